@@ -1,0 +1,90 @@
+// The one object a request becomes. Every step of the pipeline is a plain function over it.
+import type { JsonObject, ModelEntry, Usage } from './types.ts';
+
+/** A condition over a request body, written in YAML (config/doors.yaml and config/rules.yaml). */
+export type Condition =
+  | { param: string; present: boolean }
+  | { param: string; equals: JsonValueLike }
+  | { param: string; not_equals: JsonValueLike }
+  | { param: string; in: JsonValueLike[] }
+  | { param: string; not_in: JsonValueLike[] }
+  | { tool_type: { in: string[] } }
+  | { tool_type: { not_in: string[] } }
+  | { all: Condition[] }
+  | { any: Condition[] };
+type JsonValueLike = string | number | boolean | null;
+
+/** A refusal: when the condition holds, 400 with `say` (where `{value}` is the offending value). */
+export interface Refusal {
+  when: Condition;
+  say: string;
+  /** Status when it is not 400 (for example 403 for an audience rule). */
+  status?: number;
+}
+
+/** The effects of a model's named rules on one door, merged. */
+export interface ResolvedRules {
+  names: string[];
+  /** Parameters removed before the vendor sees them. */
+  drops: string[];
+  /** Forced tool choices (`required`, a named function) become `auto`. */
+  lowersForcedToolChoice: boolean;
+  /** Refused by the gateway before any vendor call. */
+  refusals: Refusal[];
+  /** Refused by the vendor itself (the gateway passes them on; the simulator imitates the vendor). */
+  vendorRefusals: Refusal[];
+}
+
+export interface Call {
+  readonly id: string;
+  /** Door name from config/doors.yaml, for example `chat`. */
+  readonly door: string;
+  readonly model: ModelEntry;
+  readonly rules: ResolvedRules;
+  /** The body as the client sent it; never changed. */
+  readonly client: JsonObject;
+  /** The body being built for the vendor. */
+  body: JsonObject;
+  stream: boolean;
+  /** Headers to add to the upstream request, beyond the route's credential. */
+  upstreamHeaders: Record<string, string>;
+  /** What a request transform did that an answer transform must undo. */
+  notes: CallNotes;
+  readonly settings: CallSettings;
+}
+
+export interface CallNotes {
+  /** The gateway asked the vendor for a usage chunk the client did not ask for: hide it. */
+  streamUsageInjected?: boolean;
+}
+
+/** Constants transforms may read (from config/limits.yaml and config/billing.yaml). */
+export interface CallSettings {
+  /** max_tokens filled in for vendor A on the chat door when the client sent none. */
+  defaultMaxTokens: number;
+  /** Date (YYYY-MM-DD, Korean) since which reasoning_effort moves to the native effort setting. */
+  effortCarriedSince: string;
+  /** The instant of the call, for date-dependent behaviour. */
+  now: Date;
+}
+
+export type RequestTransform = (call: Call) => Call;
+export type AnswerTransform = (answer: JsonObject, call: Call) => JsonObject;
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/** Turns upstream SSE events into the client's SSE frames, reading usage on the way. */
+export interface StreamTranslator {
+  /** One upstream event in; zero or more complete client frames (`data: …\n\n`) out. */
+  push(event: SseEvent): string[];
+  /** The upstream ended; the last frames for the client (for example `data: [DONE]`). */
+  end(): string[];
+  /** Usage seen so far, or an estimate from what was streamed when the vendor reported none. */
+  usage(): Usage;
+}
+
+export type StreamTranslatorFactory = (call: Call) => StreamTranslator;
+export type UsageReader = (answer: JsonObject) => Usage;

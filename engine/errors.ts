@@ -1,0 +1,94 @@
+// Errors are values: a code, a status and a message. They are created here and rendered here,
+// in the shape of the door that answers (chat-style or messages-style).
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'insufficient_credit'
+  | 'model_not_in_plan'
+  | 'model_not_found'
+  | 'not_found_error'
+  | 'conflict_error'
+  | 'request_too_large'
+  | 'key_limit_exceeded'
+  | 'upstream_error'
+  | 'api_error';
+
+export type ErrorShape = 'chat' | 'messages';
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly param?: string;
+  /** Extra fields carried in the error object (for example `suggestion`). */
+  readonly extra: Record<string, unknown>;
+  /** Headers to send with the error (for example Retry-After). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    type: ErrorType,
+    message: string,
+    opts: { param?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+    this.status = status;
+    this.type = type;
+    this.param = opts.param;
+    this.extra = opts.extra ?? {};
+    this.headers = opts.headers ?? {};
+  }
+}
+
+export const isGatewayError = (e: unknown): e is GatewayError => e instanceof GatewayError;
+
+// One constructor per row of the spec's error table, so every door says the same thing the same way.
+export const errors = {
+  invalidRequest: (message: string, param?: string) => new GatewayError(400, 'invalid_request_error', message, { param }),
+  wrongDoor: (message: string) => new GatewayError(400, 'invalid_request_error', message, { param: 'model' }),
+  authentication: (message: string) => new GatewayError(401, 'authentication_error', message),
+  forbidden: (message: string) => new GatewayError(403, 'permission_error', message),
+  insufficientCredit: (message: string) => new GatewayError(402, 'insufficient_credit', message),
+  modelNotInPlan: (message: string, suggestion?: string) =>
+    new GatewayError(403, 'model_not_in_plan', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
+  modelNotFound: (message: string, suggestion?: string) =>
+    new GatewayError(404, 'model_not_found', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
+  notFound: (message: string) => new GatewayError(404, 'not_found_error', message),
+  conflict: (message: string, extra?: Record<string, unknown>) => new GatewayError(409, 'conflict_error', message, { extra }),
+  tooLarge: (message: string) => new GatewayError(413, 'request_too_large', message),
+  keyLimit: (message: string) => new GatewayError(429, 'key_limit_exceeded', message),
+  upstream: (message: string) => new GatewayError(502, 'upstream_error', message),
+  unavailable: (message: string) => new GatewayError(503, 'api_error', message),
+};
+
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+/** The error body in the door's shape; the `type` values are the same in both shapes. */
+export function renderError(err: GatewayError, shape: ErrorShape): RenderedError {
+  if (shape === 'messages') {
+    return {
+      status: err.status,
+      headers: err.headers,
+      body: { type: 'error', error: { type: err.type, message: err.message, ...err.extra } },
+    };
+  }
+  return {
+    status: err.status,
+    headers: err.headers,
+    body: {
+      error: { type: err.type, message: err.message, code: err.type, param: err.param ?? null, ...err.extra },
+    },
+  };
+}
+
+/** Anything thrown that is not a GatewayError is our fault: 503 api_error, never a stack to the client. */
+export function toGatewayError(e: unknown): GatewayError {
+  if (isGatewayError(e)) return e;
+  return errors.unavailable('Temporary fault on the service side. Retry later.');
+}
