@@ -8,6 +8,7 @@ export type Condition =
   | { param: string; not_equals: JsonValueLike }
   | { param: string; in: JsonValueLike[] }
   | { param: string; not_in: JsonValueLike[] }
+  | { header: string; matches: string }
   | { tool_type: { in: string[] } }
   | { tool_type: { not_in: string[] } }
   | { all: Condition[] }

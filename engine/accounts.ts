@@ -1,0 +1,30 @@
+// The seam between a call and money: who is calling, may they spend this much, and what did it
+// cost. The pipeline knows only this interface; keys, quotas and the ledger sit behind it.
+import type { DoorConfig } from './config.ts';
+import type { ModelEntry } from './types.ts';
+
+export interface Caller {
+  keyId: string;
+  walletId: string;
+  keyPrefix: string;
+  audience: 'student' | 'teacher' | null;
+}
+
+/** Money held for one call. Opaque to the pipeline. */
+export interface Hold {
+  readonly callId: string;
+  readonly amountNano: bigint;
+}
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+export interface Accounts {
+  /** 401 authentication_error when the key is missing, unknown, closed, expired or of the wrong kind. */
+  authenticate(headers: Headers, door: DoorConfig): Promise<Caller>;
+  /** Quota check, plan check and reservation: 429, 403 or 402 before any vendor call. */
+  admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string): Promise<Hold>;
+  /** Charges the cost (the rest of the hold goes back) and counts it on the key's quotas. */
+  settle(caller: Caller, hold: Hold, costNano: bigint): Promise<bigint>;
+  /** Gives the whole hold back: the call failed. */
+  release(hold: Hold): Promise<void>;
+}

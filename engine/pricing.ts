@@ -1,0 +1,175 @@
+// Prices from the catalog, turned into integer nano-USD. Two questions: what is the most this call
+// can cost (the reservation), and what did it cost (the settlement from usage).
+import { koreanDate } from './clock.ts';
+import type { BillingConfig } from './config.ts';
+import type { JsonObject, JsonValue, ModelEntry, Usage } from './types.ts';
+
+const MTOK = 1_000_000n;
+
+/** USD → nano-USD. Catalog prices have at most nine decimals, so rounding here is exact. */
+export const usdToNano = (usd: number): bigint => BigInt(Math.round(usd * 1e9));
+export const nanoToUsd = (nano: bigint): number => Number(nano) / 1e9;
+
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+
+/** The cost of `tokens` at a price per 1M tokens, rounded up to the next nano. */
+export const tokenCost = (tokens: number, perMtokUsd: number): bigint =>
+  tokens <= 0 ? 0n : ceilDiv(BigInt(tokens) * usdToNano(perMtokUsd), MTOK);
+
+export interface TokenPrices {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+}
+
+/** Base prices in force at an instant: the latest scheduled change whose Korean date has come. */
+export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
+  const p = model.pricing;
+  const today = koreanDate(at);
+  const scheduled = (p.scheduled ?? []).filter((s) => s.from <= today).sort((x, y) => x.from.localeCompare(y.from)).pop();
+  const input = scheduled?.input ?? p.input ?? 0;
+  const output = scheduled?.output ?? p.output ?? 0;
+  return { input, output, cache_read: p.cache_read ?? input, cache_write: p.cache_write ?? input };
+}
+
+/**
+ * Prices for a call whose whole prompt (uncached + cache read + cache write) is `promptTokens`.
+ * A tier applies once the prompt is above its threshold; cache prices scale with the input price.
+ */
+export function pricesForPrompt(model: ModelEntry, at: Date, promptTokens: number): TokenPrices {
+  const base = pricesAt(model, at);
+  const tier = (model.pricing.tiers ?? []).filter((t) => promptTokens > t.above_input_tokens).pop();
+  if (!tier) return base;
+  const scale = base.input > 0 ? tier.input / base.input : 1;
+  return {
+    input: tier.input,
+    output: tier.output,
+    cache_read: base.cache_read * scale,
+    cache_write: base.cache_write * scale,
+  };
+}
+
+export interface PricingContext {
+  billing: BillingConfig;
+  /** Other models, for usage billed at another model's price (advisor tokens). */
+  modelById: (id: string) => ModelEntry | undefined;
+  at: Date;
+}
+
+/** What the usage costs, in nano-USD. */
+export function costOfUsage(model: ModelEntry, usage: Usage, ctx: PricingContext): bigint {
+  if (usage.vendor_cost_usd !== undefined) return usdToNano(usage.vendor_cost_usd);
+  let total = tokensCostOf(model, usage, ctx.at);
+  total += BigInt(usage.web_search_calls) * usdToNano(ctx.billing.server_tools.web_search ?? 0);
+  total += BigInt(usage.file_search_calls) * usdToNano(ctx.billing.server_tools.file_search ?? 0);
+  for (const a of usage.advisor ?? []) {
+    const advisor = ctx.modelById(a.model) ?? model;
+    const p = pricesAt(advisor, ctx.at);
+    total += tokenCost(a.input_tokens, p.input) + tokenCost(a.output_tokens, p.output);
+  }
+  if (usage.images && model.pricing.image_charge !== undefined) {
+    total += BigInt(usage.images) * usdToNano(model.pricing.image_charge);
+  }
+  if (usage.characters && model.pricing.per_mchar !== undefined) {
+    total += tokenCost(usage.characters, model.pricing.per_mchar);
+  }
+  return total;
+}
+
+function tokensCostOf(model: ModelEntry, u: Usage, at: Date): bigint {
+  const prompt = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+  const p = pricesForPrompt(model, at, prompt);
+  return (
+    tokenCost(u.input_tokens, p.input) +
+    tokenCost(u.cache_read_tokens, p.cache_read) +
+    tokenCost(u.cache_write_tokens, p.cache_write) +
+    tokenCost(u.output_tokens, p.output)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reservation: an upper bound, never below what the vendor will count.
+
+export interface TextBounds {
+  inputTokens: number;
+  outputTokens: number;
+  serverToolCalls: { web_search: number; file_search: number };
+}
+
+/**
+ * Upper bounds for a text call from the body that goes to the vendor. A token is at least one byte
+ * of text, so the body's byte length bounds the input (images count a fixed allowance instead of
+ * their base64 bytes); the context window bounds it too.
+ */
+export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig): TextBounds {
+  const { bytes, images } = measureBody(body);
+  let inputTokens = bytes + images * billing.reservation.image_input_tokens + billing.reservation.overhead_tokens;
+  if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
+  const asked = firstNumber(body, ['max_tokens', 'max_completion_tokens', 'max_output_tokens']);
+  const cap = model.max_output ?? asked ?? 0;
+  const outputTokens = asked !== undefined ? Math.min(asked, cap) : cap;
+  return { inputTokens, outputTokens, serverToolCalls: serverToolBounds(body, billing) };
+}
+
+/** The most a text call can cost. */
+export function textReservation(model: ModelEntry, body: JsonObject, ctx: PricingContext): bigint {
+  const b = textBounds(model, body, ctx.billing);
+  const p = pricesForPrompt(model, ctx.at, b.inputTokens);
+  const worstInput = Math.max(p.input, p.cache_write, p.cache_read);
+  return (
+    tokenCost(b.inputTokens, worstInput) +
+    tokenCost(b.outputTokens, p.output) +
+    BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
+    BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0)
+  );
+}
+
+function serverToolBounds(body: JsonObject, billing: BillingConfig): TextBounds['serverToolCalls'] {
+  const out = { web_search: 0, file_search: 0 };
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const t of tools) {
+    if (!t || typeof t !== 'object' || Array.isArray(t) || typeof t.type !== 'string') continue;
+    const bucket = t.type.startsWith('web_search') ? 'web_search' : t.type === 'file_search' ? 'file_search' : undefined;
+    if (!bucket) continue;
+    const maxUses = typeof t.max_uses === 'number' ? t.max_uses : billing.reservation.max_server_tool_calls;
+    out[bucket] += maxUses;
+  }
+  return out;
+}
+
+function firstNumber(body: JsonObject, keys: string[]): number | undefined {
+  for (const k of keys) if (typeof body[k] === 'number' && (body[k] as number) >= 0) return body[k] as number;
+  return undefined;
+}
+
+const INLINE_IMAGE = /^data:|^[A-Za-z0-9+/=\r\n]{2000,}$/;
+
+/** UTF-8 bytes of the body's text, with inline images counted apart. */
+export function measureBody(value: JsonValue): { bytes: number; images: number } {
+  let bytes = 0;
+  let images = 0;
+  const walk = (v: JsonValue): void => {
+    if (typeof v === 'string') {
+      if (v.length > 200 && INLINE_IMAGE.test(v.slice(0, 2000))) images++;
+      else bytes += Buffer.byteLength(v) + 2;
+    } else if (Array.isArray(v)) {
+      bytes += 2;
+      v.forEach(walk);
+    } else if (v && typeof v === 'object') {
+      bytes += 2;
+      for (const [k, child] of Object.entries(v)) {
+        bytes += Buffer.byteLength(k) + 3;
+        walk(child);
+      }
+    } else {
+      bytes += String(v).length;
+    }
+  };
+  walk(value);
+  return { bytes, images };
+}
+
+/** Nano-USD to whole credits: balances round down, usage rounds up. */
+export const creditsDown = (nano: bigint, perCredit: number) => nano / BigInt(perCredit);
+export const creditsUp = (nano: bigint, perCredit: number) => ceilDiv(nano, BigInt(perCredit));

@@ -1,0 +1,48 @@
+// The catalog and config in force. A call takes one snapshot at its start and keeps it to the end,
+// so a reload never changes a call in flight; a broken reload leaves the running snapshot serving.
+import { loadCatalog, type Catalog } from './catalog.ts';
+import { loadConfig, type GatewayConfig } from './config.ts';
+import { ConfigFileError } from './yaml-file.ts';
+
+export interface Snapshot {
+  readonly config: GatewayConfig;
+  readonly catalog: Catalog;
+  readonly version: number;
+}
+
+export interface ReloadResult {
+  ok: boolean;
+  version: number;
+  problems: string[];
+}
+
+export class Runtime {
+  private current: Snapshot;
+
+  constructor(
+    private readonly dirs: { config: string; catalog: string },
+    initial?: Snapshot,
+  ) {
+    this.current = initial ?? loadSnapshot(dirs, 1);
+  }
+
+  snapshot(): Snapshot {
+    return this.current;
+  }
+
+  /** Re-reads the YAML; swaps it in only when every file passes. */
+  reload(): ReloadResult {
+    try {
+      this.current = loadSnapshot(this.dirs, this.current.version + 1);
+      return { ok: true, version: this.current.version, problems: [] };
+    } catch (e) {
+      const problems = e instanceof ConfigFileError ? e.problems : [(e as Error).message];
+      return { ok: false, version: this.current.version, problems };
+    }
+  }
+}
+
+export function loadSnapshot(dirs: { config: string; catalog: string }, version: number): Snapshot {
+  const config = loadConfig(dirs.config);
+  return { config, catalog: loadCatalog(dirs.catalog, config), version };
+}

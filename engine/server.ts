@@ -1,0 +1,132 @@
+// The Fastify app: every door in config/doors.yaml, the catalog and balance doors, and the plugins
+// for keys and admin. Each model door runs the same chain: auth → prepare → reserve → exchange.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Accounts } from './accounts.ts';
+import type { Clock } from './clock.ts';
+import type { DoorConfig } from './config.ts';
+import { errors, GatewayError, renderError, toGatewayError, type ErrorShape } from './errors.ts';
+import { exchange, sendError, type ExchangeDeps } from './exchange.ts';
+import { modelRecord } from './model-record.ts';
+import { isOnSale } from './model-lookup.ts';
+import { reservationFor } from './reservation.ts';
+import { prepareCall, type CallerRefusal, type TransformRegistry } from './prepare.ts';
+import { costOfUsage } from './pricing.ts';
+import type { Runtime } from './runtime.ts';
+import type { JsonObject } from './types.ts';
+import type { UpstreamClient } from './upstream.ts';
+import type { VendorRoutes } from './vendor-routes.ts';
+
+export interface GatewayServices {
+  runtime: Runtime;
+  accounts: Accounts;
+  routes: VendorRoutes;
+  upstream: UpstreamClient;
+  registry: TransformRegistry;
+  clock: Clock;
+  callerRefusal?: CallerRefusal;
+  /** Credits of the caller's wallet, for GET /v1/credits. */
+  credits?: (walletId: string) => Promise<Record<string, unknown>>;
+  /** Extra route plugins (keys, admin), registered after the doors. */
+  plugins?: ((app: FastifyInstance) => Promise<void>)[];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorShape?: ErrorShape;
+  }
+}
+
+export async function buildServer(services: GatewayServices, opts: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const limits = services.runtime.snapshot().config.limits;
+  const app = Fastify({
+    bodyLimit: limits.body_limit_bytes,
+    logger: opts.logger ?? false,
+    ...opts,
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const shape = req.routeOptions.config?.errorShape ?? 'chat';
+    const gatewayError = fastifyErrorToGateway(err);
+    if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
+    sendError(reply, gatewayError, shape);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    sendError(reply, errors.notFound(`No door at ${req.method} ${req.url.split('?')[0]}.`), 'chat');
+  });
+
+  for (const door of Object.values(services.runtime.snapshot().config.doors)) {
+    if (door.body !== 'json') continue; // multipart doors arrive with the media doors
+    app.post(door.path, { config: { errorShape: door.errors } }, (req, reply) => serveModelDoor(door.name, req, reply, services));
+  }
+  app.get('/v1/models', (req, reply) => listModels(req, reply, services));
+  app.get('/v1/credits', async (req) => {
+    const caller = await services.accounts.authenticate(req.headers, anyKeyDoor);
+    if (!services.credits) throw errors.unavailable('Credits are not available.');
+    return services.credits(caller.walletId);
+  });
+  for (const plugin of services.plugins ?? []) await plugin(app);
+  return app;
+}
+
+/** GET /v1/models and /v1/credits take a bearer key like the chat door. */
+const anyKeyDoor = { key_headers: ['bearer'] } as unknown as DoorConfig;
+
+function fastifyErrorToGateway(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.tooLarge('The request body is too large.');
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+    return errors.invalidRequest(`Malformed request: ${e.message ?? 'invalid body'}.`);
+  }
+  return toGatewayError(err);
+}
+
+async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
+  const snap = s.runtime.snapshot();
+  const door = snap.config.doors[doorName];
+  const now = s.clock.now();
+  const caller = await s.accounts.authenticate(req.headers, door);
+  const body = req.body;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw errors.invalidRequest('The request body must be a JSON object.');
+  }
+  const prepared = prepareCall(snap, door, body as JsonObject, req.headers, caller, s.registry, {
+    now,
+    callerRefusal: s.callerRefusal,
+  });
+  const { call } = prepared;
+  const amount = reservationFor(door, call, snap, now);
+  const hold = door.billing === 'free' ? null : await s.accounts.admit(caller, call.model, amount, call.id);
+  const deps: ExchangeDeps = {
+    upstream: s.upstream,
+    registry: s.registry,
+    accounts: s.accounts,
+    log: req.log,
+    costOf: (c, usage) =>
+      costOfUsage(c.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
+  };
+  await exchange(
+    {
+      prepared,
+      door,
+      vendor: snap.config.vendors[call.model.vendor],
+      routes: s.routes[call.model.vendor],
+      caller,
+      hold,
+      clientHeaders: req.headers,
+      timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,
+      reply,
+    },
+    deps,
+  );
+  return reply;
+}
+
+async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
+  await s.accounts.authenticate(req.headers, anyKeyDoor);
+  const snap = s.runtime.snapshot();
+  const now = s.clock.now();
+  const data = [...snap.catalog.models.values()].filter((m) => isOnSale(m, now)).map((m) => modelRecord(m, snap.config, now));
+  return reply.send({ object: 'list', data });
+}
+
+export { renderError };
