@@ -1,0 +1,44 @@
+// `npx gateway …`: catalog review tools and the operator's wallet commands.
+import { checkCatalog, diffAgainstRef } from './catalog-cli.ts';
+
+const USAGE = `usage:
+  gateway catalog check                 validate catalog/ and config/ (exit 1 with file:line on problems)
+  gateway catalog diff <git-ref>        Markdown table of price/tier/context/sale-end/successor changes since <git-ref>
+  gateway wallet create [--credits N] [--splits-usage] [--key-slots N]
+  gateway wallet topup <wallet-id> --credits N [--vendors c,d]
+  gateway wallet show <wallet-id>
+  gateway management-key create <wallet-id> [--name NAME]
+Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).`;
+
+async function main(argv: string[]): Promise<number> {
+  const dirs = {
+    config: process.env.GATEWAY_CONFIG_DIR ?? './config',
+    catalog: process.env.GATEWAY_CATALOG_DIR ?? './catalog',
+  };
+  const [group, command, ...rest] = argv;
+  if (group === 'catalog' && command === 'check') {
+    const problems = checkCatalog(dirs);
+    for (const p of problems) console.error(p);
+    if (problems.length === 0) console.log('catalog and config are valid');
+    return problems.length ? 1 : 0;
+  }
+  if (group === 'catalog' && command === 'diff' && rest[0]) {
+    process.stdout.write(diffAgainstRef(rest[0], dirs.catalog));
+    return 0;
+  }
+  if (group === 'wallet' || group === 'management-key') {
+    // Loaded only here: the catalog commands need no database.
+    const { runWalletCommand } = await import('./wallet-cli.ts');
+    return runWalletCommand(group, command, rest);
+  }
+  console.error(USAGE);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error((e as Error).message);
+    process.exit(1);
+  },
+);
