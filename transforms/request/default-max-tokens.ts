@@ -1,0 +1,18 @@
+// Chat door → vendor A: the native format requires max_tokens. max_completion_tokens (preferred) or
+// max_tokens is carried; when the client sent neither, settings.defaultMaxTokens (8192) is filled in (lesson 13).
+import type { RequestTransform } from '../../engine/call.ts';
+import { bad, describe } from '../util/json.ts';
+
+export const defaultMaxTokens: RequestTransform = (call) => {
+  const body = call.body;
+  const pick = (name: 'max_completion_tokens' | 'max_tokens') => {
+    const v = body[name];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw bad(`${name} must be a positive integer; got ${describe(v)}.`, name);
+    return v;
+  };
+  const value = pick('max_completion_tokens') ?? pick('max_tokens') ?? call.settings.defaultMaxTokens;
+  delete body.max_completion_tokens;
+  body.max_tokens = value;
+  return call;
+};

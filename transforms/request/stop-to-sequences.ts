@@ -1,0 +1,16 @@
+// Chat door → vendor A: `stop` becomes `stop_sequences`; a single string is wrapped in an array (lesson 13).
+import type { RequestTransform } from '../../engine/call.ts';
+import { bad, describe } from '../util/json.ts';
+
+export const stopToSequences: RequestTransform = (call) => {
+  const stop = call.body.stop;
+  delete call.body.stop;
+  if (stop === undefined || stop === null) return call;
+  const list = typeof stop === 'string' ? [stop] : stop;
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
+    throw bad(`stop must be a string or an array of strings; got ${describe(stop)}.`, 'stop');
+  }
+  const sequences = list.filter((s) => s !== '');
+  if (sequences.length > 0) call.body.stop_sequences = sequences;
+  return call;
+};

@@ -1,0 +1,170 @@
+// Vendor A native SSE events → chat.completion.chunk frames, each event translated the moment it arrives
+// (push returns that event's frames; nothing waits for the end — lesson 14).
+//   message_start        → first chunk: delta {role:'assistant', content:''}; id = the vendor's message id.
+//   text                 → delta.content.
+//   tool_use             → delta.tool_calls with per-call state (lesson 5): the first delta of a call carries
+//                          index, id, type and name with empty arguments; input_json_delta pieces follow as
+//                          argument deltas under the same index. Several calls get indexes 0, 1, ….
+//   thinking             → delta.reasoning_content as it streams (the convention of vendor-A-compatible
+//                          gateways), and when the block closes one delta.thinking_blocks with the whole
+//                          block and its signature, so the client can send it back (lesson 4).
+//   redacted_thinking    → delta.thinking_blocks [{type:'redacted_thinking', data}].
+//   message_delta        → a chunk with empty delta and the mapped finish_reason.
+//   message_stop         → the usage chunk (choices: []) only when the client sent stream_options.include_usage.
+//   error                → one error frame in the chat shape ({error:{type,message,code}}), then the stream ends
+//                          (no [DONE], so no client mistakes it for a complete answer).
+//   end()                → data: [DONE].
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import { chatUsageFromNative, clientModel } from '../answer/messages-to-chat.ts';
+import { finishReasonFromStop } from '../util/finish-reason.ts';
+import { isObject, tryParse } from '../util/json.ts';
+import { dataFrame, DONE_FRAME } from '../util/sse.ts';
+import { NativeUsageTracker } from './native-usage-tracker.ts';
+
+const KEPT_ERROR_TYPES = new Set(['invalid_request_error']);
+
+interface ThinkingState {
+  thinking: string;
+  signature: string;
+}
+
+export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) => {
+  const tracker = new NativeUsageTracker(call);
+  const includeUsage = isObject(call.client.stream_options) && call.client.stream_options.include_usage === true;
+  const model = clientModel(call.client, call.model.id);
+  const created = Math.floor(call.settings.now.getTime() / 1000);
+  let id = '';
+  let started = false;
+  let ended = false;
+  let usageSent = false;
+  let nextTool = 0;
+  const toolIndex = new Map<number, number>();
+  const thinking = new Map<number, ThinkingState>();
+
+  const chunk = (delta: JsonObject, finish: string | null = null) =>
+    dataFrame({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+
+  const start = (out: string[]) => {
+    if (started) return;
+    started = true;
+    out.push(chunk({ role: 'assistant', content: '' }));
+  };
+
+  const errorFrame = (err: JsonValue | undefined): string => {
+    const e = isObject(err) ? err : {};
+    const vendorType = typeof e.type === 'string' ? e.type : '';
+    const type = KEPT_ERROR_TYPES.has(vendorType) ? vendorType : 'upstream_error';
+    const message = typeof e.message === 'string' && e.message !== '' ? e.message : 'The vendor reported an error during the stream.';
+    return dataFrame({ error: { type, message, code: type, param: null } });
+  };
+
+  const onBlockStart = (index: number, block: JsonObject, out: string[]) => {
+    switch (block.type) {
+      case 'text':
+        if (typeof block.text === 'string' && block.text !== '') out.push(chunk({ content: block.text }));
+        break;
+      case 'tool_use': {
+        const n = nextTool++;
+        toolIndex.set(index, n);
+        const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
+        out.push(chunk({ tool_calls: [{ index: n, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } }] }));
+        break;
+      }
+      case 'thinking': {
+        const text = typeof block.thinking === 'string' ? block.thinking : '';
+        thinking.set(index, { thinking: text, signature: typeof block.signature === 'string' ? block.signature : '' });
+        if (text !== '') out.push(chunk({ reasoning_content: text }));
+        break;
+      }
+      case 'redacted_thinking':
+        out.push(chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: typeof block.data === 'string' ? block.data : '' }] }));
+        break;
+    }
+  };
+
+  const onBlockDelta = (index: number, delta: JsonObject, out: string[]) => {
+    switch (delta.type) {
+      case 'text_delta':
+        if (typeof delta.text === 'string' && delta.text !== '') out.push(chunk({ content: delta.text }));
+        break;
+      case 'input_json_delta': {
+        const n = toolIndex.get(index);
+        if (n !== undefined && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
+          out.push(chunk({ tool_calls: [{ index: n, function: { arguments: delta.partial_json } }] }));
+        }
+        break;
+      }
+      case 'thinking_delta': {
+        const state = thinking.get(index);
+        if (typeof delta.thinking === 'string' && delta.thinking !== '') {
+          if (state) state.thinking += delta.thinking;
+          out.push(chunk({ reasoning_content: delta.thinking }));
+        }
+        break;
+      }
+      case 'signature_delta': {
+        const state = thinking.get(index);
+        if (state && typeof delta.signature === 'string') state.signature += delta.signature;
+        break;
+      }
+    }
+  };
+
+  return {
+    push(event: SseEvent): string[] {
+      if (ended) return [];
+      const data = tryParse(event.data);
+      if (!isObject(data)) return [];
+      const type = typeof data.type === 'string' ? data.type : event.event;
+      const ev: JsonObject = { ...data, type: type ?? '' };
+      tracker.see(ev);
+      const out: string[] = [];
+      switch (type) {
+        case 'message_start':
+          if (isObject(ev.message) && typeof ev.message.id === 'string') id = ev.message.id;
+          start(out);
+          break;
+        case 'content_block_start':
+          start(out);
+          if (isObject(ev.content_block)) onBlockStart(Number(ev.index), ev.content_block, out);
+          break;
+        case 'content_block_delta':
+          start(out);
+          if (isObject(ev.delta)) onBlockDelta(Number(ev.index), ev.delta, out);
+          break;
+        case 'content_block_stop': {
+          const state = thinking.get(Number(ev.index));
+          if (state) {
+            thinking.delete(Number(ev.index));
+            out.push(chunk({ thinking_blocks: [{ type: 'thinking', thinking: state.thinking, signature: state.signature }] }));
+          }
+          break;
+        }
+        case 'message_delta':
+          start(out);
+          if (isObject(ev.delta) && ev.delta.stop_reason !== undefined && ev.delta.stop_reason !== null) {
+            out.push(chunk({}, finishReasonFromStop(ev.delta.stop_reason)));
+          }
+          break;
+        case 'message_stop':
+          if (includeUsage && !usageSent) {
+            usageSent = true;
+            out.push(dataFrame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: chatUsageFromNative(tracker.raw()) }));
+          }
+          break;
+        case 'error':
+          ended = true;
+          out.push(errorFrame(ev.error));
+          break;
+      }
+      return out;
+    },
+    end(): string[] {
+      if (ended) return [];
+      ended = true;
+      return [DONE_FRAME];
+    },
+    usage: () => tracker.usage(),
+  };
+};

@@ -1,0 +1,47 @@
+// Reads vendor A usage off a native event stream: message_start carries the input side, each message_delta
+// carries cumulative figures that replace earlier ones. When the stream was cut before the vendor reported
+// its final figures, the output is estimated from what was streamed (chars/4), and the input from the request
+// when even message_start never arrived (lesson 3).
+import type { Call } from '../../engine/call.ts';
+import type { JsonObject, Usage } from '../../engine/types.ts';
+import { estimateTokens } from '../util/estimate.ts';
+import { isObject } from '../util/json.ts';
+import { normaliseMessagesUsage } from '../usage/messages-usage.ts';
+
+export class NativeUsageTracker {
+  private merged: JsonObject | undefined;
+  private final = false;
+  private chars = 0;
+
+  constructor(private readonly call: Call) {}
+
+  /** Feed every parsed event; returns the merged raw usage so far. */
+  see(event: JsonObject): void {
+    if (event.type === 'message_start' && isObject(event.message) && isObject(event.message.usage)) {
+      this.merged = { ...event.message.usage };
+    } else if (event.type === 'message_delta' && isObject(event.usage)) {
+      this.merged ??= {};
+      for (const [k, v] of Object.entries(event.usage)) if (v !== null && v !== undefined) this.merged[k] = v;
+      this.final = true;
+    } else if (event.type === 'content_block_delta' && isObject(event.delta)) {
+      const d = event.delta;
+      const piece = d.text ?? d.partial_json ?? d.thinking;
+      if (typeof piece === 'string') this.chars += piece.length;
+    }
+  }
+
+  /** The raw native usage object as merged so far (for the chat usage chunk). */
+  raw(): JsonObject | undefined {
+    return this.merged;
+  }
+
+  usage(): Usage {
+    const usage = normaliseMessagesUsage(this.merged);
+    if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, estimateTokens(this.chars));
+    if (!this.merged) {
+      const b = this.call.body;
+      usage.input_tokens = estimateTokens(JSON.stringify([b.system ?? null, b.messages ?? null, b.tools ?? null]).length);
+    }
+    return usage;
+  }
+}

@@ -1,0 +1,44 @@
+// Chat door, vendors B–E: every chunk's data is relayed verbatim the moment it arrives. The one exception:
+// when the gateway asked for stream usage the client did not ask for (call.notes.streamUsageInjected, set by
+// ask-stream-usage), the usage-only chunk (empty choices with usage) is hidden. Usage is read from whichever
+// chunk carries it; when none did (a cut stream), the output is estimated from the streamed text (chars/4)
+// and the input from the request.
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
+import type { JsonValue } from '../../engine/types.ts';
+import { estimateTokens } from '../util/estimate.ts';
+import { isObject, tryParse } from '../util/json.ts';
+import { eventFrame } from '../util/sse.ts';
+import { normaliseChatUsage } from '../usage/chat-usage.ts';
+
+export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) => {
+  let lastUsage: JsonValue | undefined;
+  let chars = 0;
+  return {
+    push(event: SseEvent): string[] {
+      const data = event.data.trim() === '[DONE]' ? undefined : tryParse(event.data);
+      if (isObject(data)) {
+        if (isObject(data.usage)) lastUsage = data.usage;
+        const choices = Array.isArray(data.choices) ? data.choices : [];
+        for (const c of choices) {
+          if (!isObject(c) || !isObject(c.delta)) continue;
+          const d = c.delta;
+          if (typeof d.content === 'string') chars += d.content.length;
+          if (typeof d.reasoning_content === 'string') chars += d.reasoning_content.length;
+          if (Array.isArray(d.tool_calls)) {
+            for (const tc of d.tool_calls) if (isObject(tc) && isObject(tc.function) && typeof tc.function.arguments === 'string') chars += tc.function.arguments.length;
+          }
+        }
+        if (call.notes.streamUsageInjected && Array.isArray(data.choices) && data.choices.length === 0 && isObject(data.usage)) return [];
+      }
+      return [eventFrame(event.event, event.data)];
+    },
+    end: () => [],
+    usage() {
+      if (lastUsage !== undefined) return normaliseChatUsage(lastUsage);
+      const usage = normaliseChatUsage(undefined);
+      usage.output_tokens = estimateTokens(chars);
+      usage.input_tokens = estimateTokens(JSON.stringify(call.body.messages ?? null).length);
+      return usage;
+    },
+  };
+};

@@ -1,0 +1,20 @@
+// Messages door (vendor A passthrough): events relayed verbatim (`event:` and `data:` lines) as they
+// arrive. Usage is read from message_start and the cumulative message_delta (cache reads and writes,
+// server_tool_use.web_search_requests, iterations), or estimated when the stream was cut first.
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
+import { isObject, tryParse } from '../util/json.ts';
+import { eventFrame } from '../util/sse.ts';
+import { NativeUsageTracker } from './native-usage-tracker.ts';
+
+export const relayMessages: StreamTranslatorFactory = (call: Call) => {
+  const tracker = new NativeUsageTracker(call);
+  return {
+    push(event: SseEvent): string[] {
+      const data = tryParse(event.data);
+      if (isObject(data)) tracker.see(typeof data.type === 'string' || !event.event ? data : { ...data, type: event.event });
+      return [eventFrame(event.event, event.data)];
+    },
+    end: () => [],
+    usage: () => tracker.usage(),
+  };
+};

@@ -1,0 +1,20 @@
+// Chat-completions usage (vendors B–E on the chat door; the embeddings door too) → the four buckets.
+// prompt_tokens INCLUDES prompt_tokens_details.cached_tokens (and cache_write_tokens where reported), so
+// uncached input = prompt_tokens − cached − written, never below 0 (lesson 8: no double counting).
+import type { UsageReader } from '../../engine/call.ts';
+import { emptyUsage, type JsonValue, type Usage } from '../../engine/types.ts';
+import { isObject, num } from '../util/json.ts';
+
+export function normaliseChatUsage(u: JsonValue | undefined): Usage {
+  const usage = emptyUsage();
+  if (!isObject(u)) return usage;
+  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const prompt = num(u.prompt_tokens);
+  usage.cache_read_tokens = Math.min(num(details.cached_tokens), prompt);
+  usage.cache_write_tokens = Math.min(num(details.cache_write_tokens), prompt - usage.cache_read_tokens);
+  usage.input_tokens = Math.max(0, prompt - usage.cache_read_tokens - usage.cache_write_tokens);
+  usage.output_tokens = num(u.completion_tokens);
+  return usage;
+}
+
+export const chatUsage: UsageReader = (answer) => normaliseChatUsage(answer.usage);

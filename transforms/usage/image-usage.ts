@@ -1,0 +1,12 @@
+// Image doors: the number of images returned, plus token usage where the vendor reports it
+// (input_tokens includes input_tokens_details.cached_tokens, as in the responses format).
+// Vendors that price per image (vendor D) are charged images × the catalog's image_charge by the pricing step.
+import type { UsageReader } from '../../engine/call.ts';
+import { isObject } from '../util/json.ts';
+import { normaliseResponsesUsage } from './responses-usage.ts';
+
+export const imageUsage: UsageReader = (answer) => {
+  const usage = normaliseResponsesUsage(isObject(answer.usage) ? { usage: answer.usage } : {});
+  usage.images = Array.isArray(answer.data) ? answer.data.length : 0;
+  return usage;
+};

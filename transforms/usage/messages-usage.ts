@@ -1,0 +1,51 @@
+// Vendor A usage → the four buckets (lesson 8). Vendor A's input_tokens already EXCLUDES cache tokens:
+//   input_tokens → input; cache_read_input_tokens → cache read; cache_creation_input_tokens (or, when absent,
+//   the sum of cache_creation's per-TTL counts) → cache write; output_tokens → output;
+//   server_tool_use.web_search_requests → web searches.
+// usage.iterations (server-side loops):
+//   compaction entries are NOT in the top-level figures (vendor docs) and are billed at the same model's
+//   price: added to the buckets;
+//   advisor_message entries are another model's tokens, billed at that model's price: listed in `advisor`
+//   (its cache reads and writes are counted as input, since Usage.advisor has no cache buckets — the
+//   conservative choice); message entries are already summed in the top level and ignored.
+import type { UsageReader } from '../../engine/call.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/types.ts';
+import { isObject, num } from '../util/json.ts';
+
+function cacheWrite(u: JsonObject): number {
+  if (typeof u.cache_creation_input_tokens === 'number') return num(u.cache_creation_input_tokens);
+  if (isObject(u.cache_creation)) return Object.values(u.cache_creation).reduce<number>((s, v) => s + num(v), 0);
+  return 0;
+}
+
+/** Normalise one vendor A usage object (from a message, message_start or a merged message_delta). */
+export function normaliseMessagesUsage(u: JsonValue | undefined): Usage {
+  const usage = emptyUsage();
+  if (!isObject(u)) return usage;
+  usage.input_tokens = num(u.input_tokens);
+  usage.output_tokens = num(u.output_tokens);
+  usage.cache_read_tokens = num(u.cache_read_input_tokens);
+  usage.cache_write_tokens = cacheWrite(u);
+  if (isObject(u.server_tool_use)) usage.web_search_calls = num(u.server_tool_use.web_search_requests);
+  if (Array.isArray(u.iterations)) {
+    for (const it of u.iterations) {
+      if (!isObject(it)) continue;
+      if (it.type === 'compaction') {
+        usage.input_tokens += num(it.input_tokens);
+        usage.output_tokens += num(it.output_tokens);
+        usage.cache_read_tokens += num(it.cache_read_input_tokens);
+        usage.cache_write_tokens += cacheWrite(it);
+      } else if (it.type === 'advisor_message' && typeof it.model === 'string') {
+        (usage.advisor ??= []).push({
+          model: it.model,
+          input_tokens: num(it.input_tokens) + num(it.cache_read_input_tokens) + cacheWrite(it),
+          output_tokens: num(it.output_tokens),
+        });
+      }
+    }
+  }
+  return usage;
+}
+
+export const messagesUsage: UsageReader = (answer) =>
+  normaliseMessagesUsage(isObject(answer.usage) ? answer.usage : 'input_tokens' in answer ? answer : undefined);

@@ -1,0 +1,41 @@
+// Responses-format usage (vendor B, responses door) → the four buckets plus billed tool calls.
+// input_tokens INCLUDES input_tokens_details.cached_tokens (and cache_write_tokens where reported):
+// uncached input = input − cached − written. Server tools are counted from the output items:
+//   web_search_call: one per item whose action is a search (open_page / find_in_page actions are page
+//   reads of an earlier search, not new searches); file_search_call: one per item.
+import type { UsageReader } from '../../engine/call.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/types.ts';
+import { isObject, num } from '../util/json.ts';
+
+export function countToolCalls(items: JsonValue[] | undefined): { web: number; file: number } {
+  let web = 0;
+  let file = 0;
+  for (const item of items ?? []) {
+    if (!isObject(item)) continue;
+    if (item.type === 'web_search_call') {
+      const action = isObject(item.action) ? item.action.type : undefined;
+      if (action === undefined || action === 'search') web += 1;
+    } else if (item.type === 'file_search_call') file += 1;
+  }
+  return { web, file };
+}
+
+export function normaliseResponsesUsage(response: JsonObject): Usage {
+  const usage = emptyUsage();
+  const u = response.usage;
+  if (isObject(u)) {
+    const details = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
+    const input = num(u.input_tokens);
+    usage.cache_read_tokens = Math.min(num(details.cached_tokens), input);
+    usage.cache_write_tokens = Math.min(num(details.cache_write_tokens), input - usage.cache_read_tokens);
+    usage.input_tokens = Math.max(0, input - usage.cache_read_tokens - usage.cache_write_tokens);
+    usage.output_tokens = num(u.output_tokens);
+  }
+  const calls = countToolCalls(Array.isArray(response.output) ? response.output : undefined);
+  usage.web_search_calls = calls.web;
+  usage.file_search_calls = calls.file;
+  return usage;
+}
+
+export const responsesUsage: UsageReader = (answer) =>
+  normaliseResponsesUsage(isObject(answer.response) && !('output' in answer) ? answer.response : answer);

@@ -1,0 +1,31 @@
+// Small, total helpers for reading untrusted JSON. Every malformed shape becomes a 400
+// invalid_request_error through `bad`, never a TypeError.
+import { errors } from '../../engine/errors.ts';
+import type { JsonObject, JsonValue } from '../../engine/types.ts';
+
+export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A 400 invalid_request_error naming the parameter. */
+export const bad = (message: string, param?: string) => errors.invalidRequest(message, param);
+
+export const has = (o: JsonObject, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key) && o[key] !== undefined;
+
+/** Present and not null. */
+export const given = (o: JsonObject, key: string): boolean => has(o, key) && o[key] !== null;
+
+export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** Parse JSON text, or undefined when it is not JSON. */
+export function tryParse(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+export const describe = (v: unknown): string => {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'string' ? `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'` : typeof v === 'object' ? 'an object' : String(v);
+};
