@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const tsx = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const result = spawnSync(process.execPath, [tsx, join(root, 'engine', 'cli.ts'), ...process.argv.slice(2)], {
+const result = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), join(root, 'engine', 'cli.ts'), ...process.argv.slice(2)], {
+  cwd: process.cwd(),
   stdio: 'inherit',
 });
 process.exit(result.status ?? 1);

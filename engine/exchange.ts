@@ -63,7 +63,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
         continue;
       }
       if (answer.status >= 400) {
-        await relayVendorError(answer, input);
+        await relayVendorError(answer, depth, input);
         return;
       }
       try {
@@ -229,11 +229,14 @@ function isErrorEvent(name: string | undefined, data: string): boolean {
   }
 }
 
-/** A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise. */
-async function relayVendorError(answer: UpstreamAnswer, input: ExchangeInput): Promise<void> {
+/**
+ * A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise. The depth header
+ * names the route that answered (a 400 from the second route after a 429 on the first is depth 1).
+ */
+async function relayVendorError(answer: UpstreamAnswer, depth: number, input: ExchangeInput): Promise<void> {
   const raw = await answer.body.text();
   const vendorShape: ErrorShape = input.prepared.protocol.errors ?? 'chat';
-  const reply = input.reply.header(FALLBACK_DEPTH_HEADER, '0');
+  const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth));
   if (vendorShape === input.door.errors) {
     reply.code(answer.status).header('content-type', answer.headers['content-type'] ?? 'application/json').send(raw);
     return;

@@ -1,0 +1,224 @@
+// The operator's admin API (spec/operations.md, "Admin API"), under /admin/v1, JSON,
+// `Authorization: Bearer $GATEWAY_ADMIN_TOKEN`.
+//
+//   POST /admin/v1/wallets                         {credits?, splits_usage?, key_slots?, owner_id?}
+//                                                  → 201 {id, credits, splits_usage, key_slots, owner_id}
+//   POST /admin/v1/wallets/{id}/credits            {credits, vendors?: ["c", …]} → 201 {lot_id, credits, vendors}
+//   POST /admin/v1/wallets/{id}/management-keys    {name?} → 201 {id, key}   (the full key, once)
+//   GET  /admin/v1/wallets/{id}                    → {id, credits, reserved_credits, lots:[…], key_slots, keys_active,
+//                                                     splits_usage, owner_id}
+//   POST /admin/v1/wallets/{id}/owner              {owner_id} → {id, owner_id}   (management keys made by the
+//                                                  previous owner stop working; the key service enforces it)
+//
+// No token configured: the routes are not registered, so every admin path answers the app's 404.
+// Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
+// fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { koreanDate, systemClock, type Clock } from '../clock.ts';
+import type { Db } from '../db/db.ts';
+import { errors, GatewayError, renderError, toGatewayError } from '../errors.ts';
+import type { LotBalance, Ledger } from '../ledger/ledger.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../ledger/money.ts';
+
+export interface AdminDeps {
+  ledger: Ledger;
+  /** GATEWAY_ADMIN_TOKEN; unset or empty → admin routes answer 404. */
+  adminToken?: string;
+  /** Implemented by the key service: a management key created by the wallet's current owner. */
+  createManagementKey: (walletId: string, name?: string) => Promise<{ id: string; key: string }>;
+  /** Active slot-occupying keys of a wallet; default: a defensive count over `api_keys` through `db`. */
+  countActiveKeys?: (walletId: string) => Promise<number>;
+  /** For the default countActiveKeys; default ledger.db. */
+  db?: Db;
+  /** Called after POST …/owner changed the owner (for example to close the old owner's management keys). */
+  onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<void>;
+  clock?: Clock;
+}
+
+/** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
+export const MAX_CREDITS = 9_000_000_000_000;
+
+const sha = (s: string) => createHash('sha256').update(s).digest();
+
+export function tokenMatches(given: string, expected: string): boolean {
+  return timingSafeEqual(sha(given), sha(expected));
+}
+
+/** Count of active API keys (as the slot count sees them); 0 when the keys table does not exist yet. */
+export async function countActiveKeysIn(db: Db, walletId: string, today: string): Promise<number> {
+  try {
+    const r = await db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM api_keys k
+        WHERE k.wallet_id = $1 AND k.kind = 'api' AND NOT k.is_chat_key AND k.closed_at IS NULL
+          AND (k.expires_on IS NULL OR k.expires_on >= $2::date)`,
+      [walletId, today],
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === '42703') {
+      // an older keys table without kind / is_chat_key / expires_on
+      const r = await db
+        .query<{ n: string }>('SELECT count(*)::text AS n FROM api_keys WHERE wallet_id = $1 AND closed_at IS NULL', [walletId])
+        .catch(() => null);
+      return Number(r?.rows[0]?.n ?? 0);
+    }
+    if (code === '42P01') return 0; // no api_keys table
+    throw e;
+  }
+}
+
+type Body = Record<string, unknown>;
+
+function objectBody(body: unknown, allowed: readonly string[]): Body {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) throw errors.invalidRequest(`Unknown field '${k}'; allowed: ${allowed.join(', ')}.`, k);
+  }
+  return body as Body;
+}
+
+function wholeCredits(v: unknown, field: string, { min }: { min: number }): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_CREDITS) {
+    throw errors.invalidRequest(
+      `${field} must be a whole number ${min > 0 ? 'from 1' : 'from 0'} to ${MAX_CREDITS} (credits; 1 credit = $0.000001).`,
+      field,
+    );
+  }
+  return v;
+}
+
+export const lotView = (l: LotBalance) => ({
+  id: l.id,
+  vendors: l.vendors,
+  credits: Number(nanoToCreditsFloor(l.availableNano)),
+  reserved_credits: Number(nanoToCreditsCeil(l.reservedNano)),
+  granted_credits: Number(nanoToCreditsFloor(l.grantedNano)),
+  created_at: l.createdAt.toISOString(),
+});
+
+function sendGatewayError(reply: FastifyReply, err: GatewayError) {
+  const r = renderError(err, 'chat');
+  return reply.code(r.status).headers(r.headers).send(r.body);
+}
+
+function toAdminError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.tooLarge('The request body is too large.');
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+    return errors.invalidRequest(`Malformed request: ${e.message ?? 'invalid body'}.`);
+  }
+  return toGatewayError(err);
+}
+
+export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
+  const token = deps.adminToken;
+  if (!token) return; // unset: no admin routes, every /admin path is the app's 404
+  const { ledger } = deps;
+  const clock = deps.clock ?? systemClock;
+  const countActiveKeys =
+    deps.countActiveKeys ??
+    ((walletId: string) => countActiveKeysIn(deps.db ?? ledger.db, walletId, koreanDate(clock.now())));
+
+  const requireWallet = async (id: string) => {
+    const w = await ledger.getWallet(id);
+    if (!w) throw errors.notFound(`No wallet '${id}'.`);
+    return w;
+  };
+
+  await app.register(async (scope) => {
+    scope.setErrorHandler((err, req, reply) => {
+      const g = toAdminError(err);
+      if (g.status >= 500) req.log.error({ err }, 'admin request failed');
+      return sendGatewayError(reply, g);
+    });
+
+    scope.addHook('onRequest', async (req: FastifyRequest) => {
+      const h = req.headers.authorization;
+      const m = typeof h === 'string' ? /^Bearer\s+(.+)$/i.exec(h.trim()) : null;
+      if (!m) throw errors.authentication('Send the admin token as Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.');
+      if (!tokenMatches(m[1].trim(), token)) throw errors.authentication('The admin token is not valid.');
+    });
+
+    scope.post('/admin/v1/wallets', async (req, reply) => {
+      const b = objectBody(req.body, ['credits', 'splits_usage', 'key_slots', 'owner_id']);
+      const credits = b.credits === undefined ? 0 : wholeCredits(b.credits, 'credits', { min: 0 });
+      if (b.splits_usage !== undefined && typeof b.splits_usage !== 'boolean') {
+        throw errors.invalidRequest('splits_usage must be true or false.', 'splits_usage');
+      }
+      if (b.key_slots !== undefined && (typeof b.key_slots !== 'number' || !Number.isInteger(b.key_slots) || b.key_slots < 0 || b.key_slots > 1_000_000)) {
+        throw errors.invalidRequest('key_slots must be a whole number from 0 to 1000000.', 'key_slots');
+      }
+      if (b.owner_id !== undefined && (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200)) {
+        throw errors.invalidRequest('owner_id must be a non-empty string of up to 200 characters.', 'owner_id');
+      }
+      const w = await ledger.createWallet({
+        credits,
+        splitsUsage: b.splits_usage as boolean | undefined,
+        keySlots: b.key_slots as number | undefined,
+        ownerId: b.owner_id as string | undefined,
+      });
+      return reply.code(201).send({
+        id: w.id,
+        credits: Number(nanoToCreditsFloor(w.lot?.availableNano ?? 0n)),
+        splits_usage: w.splitsUsage,
+        key_slots: w.keySlots,
+        owner_id: w.ownerId,
+      });
+    });
+
+    scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/credits', async (req, reply) => {
+      const b = objectBody(req.body, ['credits', 'vendors']);
+      if (b.credits === undefined) throw errors.invalidRequest('credits is required.', 'credits');
+      const credits = wholeCredits(b.credits, 'credits', { min: 1 });
+      let vendors: string[] | null = null;
+      if (b.vendors !== undefined && b.vendors !== null) {
+        if (!Array.isArray(b.vendors) || b.vendors.some((v) => typeof v !== 'string')) {
+          throw errors.invalidRequest('vendors must be an array of vendor letters such as ["c"].', 'vendors');
+        }
+        vendors = b.vendors as string[];
+      }
+      const lot = await ledger.topUp(req.params.id, { credits, vendors });
+      return reply.code(201).send({ lot_id: lot.id, credits: Number(nanoToCreditsFloor(lot.grantedNano)), vendors: lot.vendors });
+    });
+
+    scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/management-keys', async (req, reply) => {
+      const b = objectBody(req.body, ['name']);
+      if (b.name !== undefined && b.name !== null && (typeof b.name !== 'string' || b.name.length > 40)) {
+        throw errors.invalidRequest('name must be a string of up to 40 characters.', 'name');
+      }
+      await requireWallet(req.params.id);
+      const k = await deps.createManagementKey(req.params.id, (b.name as string | null | undefined) ?? undefined);
+      return reply.code(201).send({ id: k.id, key: k.key });
+    });
+
+    scope.get<{ Params: { id: string } }>('/admin/v1/wallets/:id', async (req) => {
+      const w = await requireWallet(req.params.id);
+      const [bal, keysActive] = await Promise.all([ledger.balance(w.id), countActiveKeys(w.id)]);
+      return {
+        id: w.id,
+        credits: Number(nanoToCreditsFloor(bal.availableNano)),
+        reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
+        lots: bal.lots.map(lotView),
+        key_slots: w.keySlots,
+        keys_active: keysActive,
+        splits_usage: w.splitsUsage,
+        owner_id: w.ownerId,
+      };
+    });
+
+    scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/owner', async (req) => {
+      const b = objectBody(req.body, ['owner_id']);
+      if (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200) {
+        throw errors.invalidRequest('owner_id is required: a non-empty string of up to 200 characters.', 'owner_id');
+      }
+      const before = await requireWallet(req.params.id);
+      const w = await ledger.setOwner(req.params.id, b.owner_id);
+      if (deps.onOwnerChanged && before.ownerId !== w.ownerId) await deps.onOwnerChanged(w.id, before.ownerId, w.ownerId);
+      return { id: w.id, owner_id: w.ownerId };
+    });
+  });
+}

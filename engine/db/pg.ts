@@ -1,0 +1,179 @@
+// The `pg` (PostgreSQL server) side of the Db seam.
+//
+// - `query` runs on any pooled connection. Without params it uses the simple protocol, so a string may
+//   hold several statements (migrations rely on that); with params it is one statement.
+// - `transaction` runs BEGIN … COMMIT on one pooled client; ROLLBACK (and the client is discarded) when
+//   fn throws. Do not call `db.query` inside fn for work that belongs to the transaction: use `tx`.
+// - `listen` uses one dedicated client for every channel; when that connection drops it reconnects with
+//   backoff and re-issues LISTEN for every channel still subscribed. Notifications sent while it was
+//   down are lost (NOTIFY is not durable), so listeners should treat them as cache hints only.
+// - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
+//   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
+import pg from 'pg';
+import type { Db, Queryable, QueryResult } from './db.ts';
+
+export interface PgDbOptions {
+  url: string;
+  /** Pool size (default 20). */
+  max?: number;
+  /** Called with connection-level errors that are recovered from (idle client dropped, listener reconnect). */
+  onError?: (err: Error) => void;
+}
+
+const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.QueryResult> }): Queryable {
+  return {
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      const r = params && params.length > 0 ? await client.query(sql, params) : await client.query(sql);
+      // A multi-statement simple query answers an array of results: keep the last one.
+      const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult;
+      return { rows: (last?.rows ?? []) as T[], rowCount: last?.rowCount ?? 0 };
+    },
+  };
+}
+
+export async function openPg(opts: PgDbOptions): Promise<Db> {
+  const onError = opts.onError ?? (() => {});
+  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 20 });
+  pool.on('error', (err) => onError(err)); // an idle client died; the pool replaces it
+  const poolQ = wrap(pool as never);
+
+  // --- LISTEN on one dedicated, self-healing client ---
+  const handlers = new Map<string, Set<(payload: string) => void>>();
+  let listener: pg.Client | null = null;
+  let connecting: Promise<pg.Client> | null = null;
+  let closed = false;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let backoff = 100;
+
+  const dispatch = (msg: pg.Notification) => {
+    const set = handlers.get(msg.channel);
+    if (!set) return;
+    for (const h of [...set]) {
+      try {
+        h(msg.payload ?? '');
+      } catch (e) {
+        onError(e as Error);
+      }
+    }
+  };
+
+  const scheduleReconnect = () => {
+    if (closed || retryTimer || handlers.size === 0) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      ensureListener().catch((e) => {
+        onError(e as Error);
+        backoff = Math.min(backoff * 2, 5000);
+        scheduleReconnect();
+      });
+    }, backoff);
+    retryTimer.unref?.();
+  };
+
+  const ensureListener = async (): Promise<pg.Client> => {
+    if (listener) return listener;
+    if (connecting) return connecting;
+    connecting = (async () => {
+      const c = new pg.Client({ connectionString: opts.url });
+      c.on('notification', dispatch);
+      const lost = (err?: Error) => {
+        if (err) onError(err);
+        if (listener === c) listener = null;
+        c.removeAllListeners('notification');
+        scheduleReconnect();
+      };
+      c.on('error', (err) => lost(err));
+      c.on('end', () => lost());
+      try {
+        await c.connect();
+        for (const ch of handlers.keys()) await c.query(`LISTEN ${quoteIdent(ch)}`);
+      } catch (e) {
+        c.removeAllListeners('end');
+        c.removeAllListeners('error');
+        c.on('error', () => {});
+        await c.end().catch(() => {});
+        throw e;
+      }
+      backoff = 100;
+      listener = c;
+      return c;
+    })();
+    try {
+      return await connecting;
+    } finally {
+      connecting = null;
+    }
+  };
+
+  const db: Db = {
+    kind: 'postgres',
+    query: (sql, params) => poolQ.query(sql, params),
+
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        try {
+          const out = await fn(wrap(client));
+          await client.query('COMMIT');
+          return out;
+        } catch (e) {
+          try {
+            await client.query('ROLLBACK');
+          } catch (re) {
+            broken = re as Error;
+          }
+          throw e;
+        }
+      } finally {
+        client.release(broken);
+      }
+    },
+
+    async listen(channel, onPayload) {
+      let set = handlers.get(channel);
+      const fresh = !set;
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(onPayload);
+      if (fresh) {
+        const c = await ensureListener();
+        // ensureListener LISTENs to every channel when it connects; LISTEN twice is harmless.
+        await c.query(`LISTEN ${quoteIdent(channel)}`);
+      } else {
+        await ensureListener();
+      }
+      return async () => {
+        const s = handlers.get(channel);
+        if (!s) return;
+        s.delete(onPayload);
+        if (s.size === 0) {
+          handlers.delete(channel);
+          if (listener) await listener.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
+        }
+      };
+    },
+
+    async notify(channel, payload) {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+
+    async close() {
+      closed = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      handlers.clear();
+      const l = listener;
+      listener = null;
+      if (l) {
+        l.removeAllListeners('end');
+        l.removeAllListeners('error');
+        l.on('error', () => {});
+        await l.end().catch(() => {});
+      }
+      await pool.end();
+    },
+  };
+  return db;
+}

@@ -1,0 +1,76 @@
+// The embedded side of the Db seam: PGlite (PostgreSQL compiled to WASM), kept at a data directory or
+// in memory.
+//
+// PGlite is one connection. Its own `transaction` holds an exclusive lock that plain `query` calls also
+// wait for, so concurrent `transaction` calls never interleave their BEGINs, and a `query` made outside
+// the transaction waits until it commits. Consequence: inside `transaction(fn)` use `tx`, never `db`
+// (a `db.query` there would wait for the transaction that waits for it).
+//
+// Types are configured to match `pg`: int8 (bigint columns, count(*)) arrives as a decimal string,
+// numeric as a string, timestamptz as Date, text[] as string[]. Without params `query` uses the simple
+// protocol (several statements allowed), as `pg` does.
+import { PGlite, types } from '@electric-sql/pglite';
+import type { Results, Transaction } from '@electric-sql/pglite';
+import type { Db, Queryable, QueryResult } from './db.ts';
+
+export interface PgliteDbOptions {
+  /** Directory for the data files; omitted or 'memory://' → in memory. */
+  dataDir?: string;
+}
+
+const parsers = {
+  [types.INT8]: (v: string) => v,
+};
+
+type Runner = Pick<PGlite, 'query' | 'exec'> | Transaction;
+
+function toResult<T>(r: Results<unknown> | undefined): QueryResult<T> {
+  if (!r) return { rows: [], rowCount: 0 };
+  const rows = (r.rows ?? []) as T[];
+  const rowCount = r.affectedRows && r.affectedRows > 0 ? r.affectedRows : (r.rowCount ?? rows.length);
+  return { rows, rowCount };
+}
+
+function wrap(runner: Runner): Queryable {
+  return {
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      if (params && params.length > 0) {
+        return toResult<T>(await runner.query<unknown>(sql, params, { parsers }));
+      }
+      const all = await runner.exec(sql, { parsers });
+      return toResult<T>(all[all.length - 1]);
+    },
+  };
+}
+
+export async function openPglite(opts: PgliteDbOptions = {}): Promise<Db> {
+  const dir = opts.dataDir && opts.dataDir !== 'memory://' ? opts.dataDir : undefined;
+  const pgl = await PGlite.create(dir, { parsers });
+  const q = wrap(pgl);
+  let closed = false;
+
+  return {
+    kind: 'pglite',
+    query: (sql, params) => q.query(sql, params),
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return pgl.transaction((tx) => fn(wrap(tx)));
+    },
+    async listen(channel, onPayload) {
+      // Quoted, so the channel name keeps its case and may hold any character (as on the pg side).
+      // (PGlite's own returned unlisten loses the quotes, so unlisten by the quoted name ourselves.)
+      const quoted = `"${channel.replace(/"/g, '""')}"`;
+      await pgl.listen(quoted, onPayload);
+      return async () => {
+        if (!closed) await pgl.unlisten(quoted, onPayload);
+      };
+    },
+    async notify(channel, payload) {
+      await pgl.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pgl.close();
+    },
+  };
+}

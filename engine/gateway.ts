@@ -1,0 +1,193 @@
+// Puts the gateway together from the environment (operations.md): database, ledger, keys, routes
+// (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
+import type { FastifyInstance } from 'fastify';
+import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { Db } from './db/db.ts';
+import { openDatabase } from './db/open.ts';
+import { errors } from './errors.ts';
+import { sendError } from './exchange.ts';
+import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
+import { createLedger, type Ledger } from './ledger/ledger.ts';
+import { nanoToCreditsFloor } from './ledger/money.ts';
+import { isOnSale } from './model-lookup.ts';
+import { missingTransforms } from './prepare.ts';
+import { firstRefusal } from './refusals.ts';
+import { Runtime } from './runtime.ts';
+import { buildServer } from './server.ts';
+import type { JsonObject, ModelEntry, VendorId } from './types.ts';
+import { UpstreamClient } from './upstream.ts';
+import { planRoutes, routesFromEnv, type VendorRoutes } from './vendor-routes.ts';
+import { createWalletAccounts } from './wallet-accounts.ts';
+import * as registry from '../transforms/index.ts';
+import type { Simulator } from '../test/simulator/index.ts';
+import { closest } from 'fastest-levenshtein';
+
+type Env = Record<string, string | undefined>;
+
+export interface GatewayOptions {
+  env?: Env;
+  clock?: Clock;
+  /** pino logger options, or false for none. */
+  logger?: boolean | { level?: string };
+  /** Run the sweeper of abandoned reservations (default true). */
+  sweeper?: boolean;
+}
+
+export interface RunningGateway {
+  app: FastifyInstance;
+  runtime: Runtime;
+  db: Db;
+  ledger: Ledger;
+  keys: KeyService;
+  routes: VendorRoutes;
+  simulator: Simulator | null;
+  simulatedVendors: VendorId[];
+  /** A first-run development wallet, when this start created one. */
+  devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
+  close(): Promise<void>;
+}
+
+export async function createGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
+  const env = opts.env ?? process.env;
+  const clock = opts.clock ?? systemClock;
+  const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
+  const missing = missingTransforms(runtime.snapshot(), registry);
+  if (missing.length) throw new Error(`unknown transforms named in config:\n${missing.join('\n')}`);
+
+  const embedded = !env.DATABASE_URL;
+  const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
+  const limits = runtime.snapshot().config.limits;
+  const ledger = createLedger(db, { clock, reservationTtlMs: limits.reservation_ttl_ms });
+  const keys = createKeyService(db, { clock });
+  await keys.ready();
+
+  const { simulated } = planRoutes(env);
+  const simulator = simulated.length ? await startBundledSimulator(runtime) : null;
+  const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
+  const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms });
+
+  const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
+  const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
+  const app = await buildServer(
+    {
+      runtime,
+      accounts,
+      routes,
+      upstream,
+      registry,
+      clock,
+      callerRefusal: (caller, door, body) => audienceRefusal(caller.audience, door.name, body),
+      credits: (walletId) => creditsOf(ledger, walletId),
+      plugins: [
+        (a) => registerKeyRoutes(a, { keys, db, clock }),
+        (a) =>
+          registerAdminRoutes(a, {
+            ledger,
+            adminToken,
+            clock,
+            createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
+            onOwnerChanged: async (walletId) => {
+              await keys.closeFormerOwnerManagementKeys(walletId);
+            },
+          }),
+        async (a) => {
+          if (adminToken) registerReloadRoute(a, runtime, adminToken);
+        },
+      ],
+    },
+    {
+      logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
+    },
+  );
+  const stopSweeper =
+    opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: (e) => app.log.error({ err: e }, 'sweep failed') });
+  const devWallet = embedded ? await createDevWalletOnFirstRun(ledger, keys, db) : null;
+
+  return {
+    app,
+    runtime,
+    db,
+    ledger,
+    keys,
+    routes,
+    simulator,
+    simulatedVendors: simulated,
+    devWallet,
+    async close() {
+      stopSweeper();
+      await app.close();
+      await upstream.close();
+      await keys.close();
+      await simulator?.close();
+      await db.close();
+    },
+  };
+}
+
+const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
+
+async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
+  const { startSimulator } = await import('../test/simulator/index.ts');
+  return startSimulator({ refuse: vendorRefusals(runtime) });
+}
+
+/** What the simulator refuses as the vendor would: the catalog's `vendor_refuses` rules. */
+export function vendorRefusals(runtime: Runtime) {
+  return ({ path, model, body }: { path: string; model: string; body: Record<string, unknown> }) => {
+    const snap = runtime.snapshot();
+    const entry = snap.catalog.models.get(model);
+    if (!entry) return null;
+    for (const name of entry.rules) {
+      const rule = snap.config.rules[name];
+      const onPath = !rule?.doors || rule.doors.some((d) => snap.config.doors[d]?.path === path);
+      if (!rule?.vendor_refuses || !onPath) continue;
+      const hit = firstRefusal(rule.vendor_refuses, { body: body as JsonObject, headers: {} });
+      if (hit) return { status: 400, message: hit.message };
+    }
+    return null;
+  };
+}
+
+function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
+  const candidates = [...runtime.snapshot().catalog.models.values()]
+    .filter((m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now))
+    .map((m) => m.id);
+  return candidates.length ? closest(model.id, candidates) : undefined;
+}
+
+/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
+async function creditsOf(ledger: Ledger, walletId: string) {
+  const b = await ledger.balance(walletId);
+  return {
+    object: 'credits',
+    wallet_id: walletId,
+    credits: Number(nanoToCreditsFloor(b.availableNano)),
+    reserved_credits: Number(nanoToCreditsFloor(b.reservedNano)),
+    lots: b.lots
+      .filter((l) => l.availableNano > 0n)
+      .map((l) => ({ id: l.id, vendors: l.vendors, credits: Number(nanoToCreditsFloor(l.availableNano)) })),
+  };
+}
+
+function registerReloadRoute(app: FastifyInstance, runtime: Runtime, token: string) {
+  app.post('/admin/v1/reload', async (req, reply) => {
+    const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
+    const result = runtime.reload();
+    if (!result.ok) req.log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
+    else req.log.info({ version: result.version }, 'catalog and config reloaded');
+    return reply.code(result.ok ? 200 : 400).send(result);
+  });
+}
+
+const DEV_CREDITS = 10_000_000; // $10
+
+async function createDevWalletOnFirstRun(ledger: Ledger, keys: KeyService, db: Db) {
+  const { rows } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM wallets');
+  if (Number(rows[0]?.n ?? 0) > 0) return null;
+  const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
+  const api = await keys.createApiKey(wallet.id, { name: 'development' });
+  const management = await keys.createManagementKey(wallet.id, 'development');
+  return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
+}

@@ -1,0 +1,136 @@
+// Per-key quotas: optional monthly and daily credit limits counted on Korean days and months.
+//
+// - The monthly limit is checked at call start against the largest amount the call may use:
+//   refused when month used + maxCost > limit.
+// - The daily limit blocks once the day's use has already reached the limit (used >= limit), so the last
+//   call, and calls sent at the same moment, may pass it; the overshoot counts as usage.
+// - Both refusals are 429 `key_limit_exceeded`; the message says which limit and when it reopens
+//   (00:00 Korean time next day / on the first of next month). The spec names no status for the daily
+//   limit; 429 with the same type keeps clients' retry logic simple.
+// - Only finished calls count: recordUsage is called once per call with the settled amount, on the Korean
+//   day and month of `finishedAt` (a video finishing after midnight counts on the next day).
+// - Usage rows are keyed by key id (lesson 12: a key's budget window never resets with its secret).
+import type { Db, Queryable } from '../db/db.ts';
+import { errors } from '../errors.ts';
+import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../clock.ts';
+import { NANO_PER_CREDIT, toBigInt, usedCredits, type AuthContext } from './types.ts';
+
+export interface KeyUsage {
+  dayNano: bigint;
+  monthNano: bigint;
+}
+
+/** The GET /v1/key answer (object `key`). */
+export interface KeyStatus {
+  object: 'key';
+  key_prefix: string;
+  audience: 'student' | 'teacher' | null;
+  expires_at: string | null;
+  usable_until: string | null;
+  month: PeriodStatus;
+  day: PeriodStatus;
+}
+
+export interface PeriodStatus {
+  limit_credits: number | null;
+  used_credits: number;
+  remaining_credits: number | null;
+  resets_at: string;
+}
+
+export interface QuotaService {
+  /** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
+  usage(keyIds: string[], now: Date, q?: Queryable): Promise<Map<string, KeyUsage>>;
+  /** Throws 429 key_limit_exceeded when the call may not start. `maxCostNano` is the call's largest amount. */
+  checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date): Promise<void>;
+  /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
+  recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
+  /** The GET /v1/key object for the calling key. */
+  keyStatus(auth: AuthContext, now: Date): Promise<KeyStatus>;
+}
+
+const credits = (nano: bigint): number => Number(nano / NANO_PER_CREDIT);
+
+export function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsAt: Date): PeriodStatus {
+  const used = usedCredits(usedNano);
+  const limit = limitNano == null ? null : credits(limitNano);
+  return {
+    limit_credits: limit,
+    used_credits: used,
+    remaining_credits: limit == null ? null : Math.max(0, limit - used),
+    resets_at: resetsAt.toISOString(),
+  };
+}
+
+export function createQuotaService(db: Db): QuotaService {
+  async function usage(keyIds: string[], now: Date, q: Queryable = db): Promise<Map<string, KeyUsage>> {
+    const out = new Map<string, KeyUsage>();
+    for (const id of keyIds) out.set(id, { dayNano: 0n, monthNano: 0n });
+    if (keyIds.length === 0) return out;
+    const res = await q.query<{ key_id: string; scope: string; used_nano: string }>(
+      `SELECT key_id, scope, used_nano::text AS used_nano FROM api_key_usage
+        WHERE key_id = ANY (string_to_array($1, ','))
+          AND ((scope = 'day' AND period = $2) OR (scope = 'month' AND period = $3))`,
+      [keyIds.join(','), koreanDate(now), koreanMonth(now)],
+    );
+    for (const r of res.rows) {
+      const u = out.get(r.key_id);
+      if (!u) continue;
+      if (r.scope === 'day') u.dayNano = toBigInt(r.used_nano);
+      else u.monthNano = toBigInt(r.used_nano);
+    }
+    return out;
+  }
+
+  async function one(keyId: string, now: Date): Promise<KeyUsage> {
+    return (await usage([keyId], now)).get(keyId)!;
+  }
+
+  return {
+    usage,
+
+    async checkQuota(auth, maxCostNano, now) {
+      if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
+      const u = await one(auth.keyId, now);
+      if (auth.monthlyLimitNano != null && u.monthNano + maxCostNano > auth.monthlyLimitNano) {
+        const limit = credits(auth.monthlyLimitNano);
+        const used = usedCredits(u.monthNano);
+        throw errors.keyLimit(
+          `This key reached its monthly limit: ${used} of ${limit} credits used this month, and this call may use up to ` +
+            `${usedCredits(maxCostNano)} credits. The limit reopens at ${nextKoreanMonthStart(now).toISOString()} ` +
+            `(00:00 Korean time on the first of next month); raising the key's monthly limit lifts it at once.`,
+        );
+      }
+      if (auth.dailyLimitNano != null && u.dayNano >= auth.dailyLimitNano) {
+        const limit = credits(auth.dailyLimitNano);
+        throw errors.keyLimit(
+          `This key reached its daily limit of ${limit} credits (${usedCredits(u.dayNano)} used today). ` +
+            `It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); raising the key's daily limit lifts it at once.`,
+        );
+      }
+    },
+
+    async recordUsage(keyId, nano, finishedAt, tx) {
+      if (nano <= 0n) return;
+      await (tx ?? db).query(
+        `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
+         VALUES ($1, 'day', $2, $4::bigint), ($1, 'month', $3, $4::bigint)
+         ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
+        [keyId, koreanDate(finishedAt), koreanMonth(finishedAt), nano.toString()],
+      );
+    },
+
+    async keyStatus(auth, now) {
+      const u = await one(auth.keyId, now);
+      return {
+        object: 'key',
+        key_prefix: auth.keyPrefix,
+        audience: auth.audience,
+        expires_at: auth.expiresAt ? auth.expiresAt.toISOString() : null,
+        usable_until: auth.expiresOn,
+        month: periodStatus(auth.monthlyLimitNano, u.monthNano, nextKoreanMonthStart(now)),
+        day: periodStatus(auth.dailyLimitNano, u.dayNano, nextKoreanMidnight(now)),
+      };
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// Shapes shared by the key store, the key doors and the quota checks.
+import type { KeyKind } from './secret.ts';
+
+export type Audience = 'student' | 'teacher';
+
+/** Who is calling: the result of authenticating a key. Plain data; safe to pass along a call. */
+export interface AuthContext {
+  keyId: string;
+  walletId: string;
+  kind: KeyKind;
+  /** Effective audience: null when the wallet does not split usage (whatever the key row says). */
+  audience: Audience | null;
+  /** `sk-svc-Ab3dE…`: never the full key. */
+  keyPrefix: string;
+  /** Monthly key limit in nano-USD (credits × 1000), or null for none. */
+  monthlyLimitNano: bigint | null;
+  /** Daily key limit in nano-USD (credits × 1000), or null for none. */
+  dailyLimitNano: bigint | null;
+  splitsUsage: boolean;
+  /** Last Korean day the key works (YYYY-MM-DD), or null. */
+  expiresOn: string | null;
+  /** 00:00 KST the day after expiresOn: the instant the key stops working; null when no expiry. */
+  expiresAt: Date | null;
+}
+
+/** One row of api_keys as the engine reads it (bigints and dates already converted). */
+export interface KeyRow {
+  id: string;
+  walletId: string;
+  kind: KeyKind;
+  secretHash: string;
+  keyPrefix: string;
+  name: string | null;
+  audience: Audience | null;
+  monthlyLimitCredits: number | null;
+  dailyLimitCredits: number | null;
+  expiresOn: string | null;
+  createdBy: string | null;
+  isChatKey: boolean;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  closedAt: Date | null;
+}
+
+/** SELECT list producing a KeyRow-able record; the table alias must be `k`. */
+export const KEY_COLUMNS = `k.id, k.wallet_id, k.kind, k.secret_hash, k.key_prefix, k.name, k.audience,
+  k.monthly_limit_credits::text AS monthly_limit_credits, k.daily_limit_credits::text AS daily_limit_credits,
+  to_char(k.expires_on, 'YYYY-MM-DD') AS expires_on, k.created_by, k.is_chat_key, k.created_at, k.last_used_at,
+  k.closed_at`;
+
+type Raw = Record<string, unknown>;
+
+const toDate = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
+const toNum = (v: unknown): number | null => (v == null ? null : Number(v));
+
+export function keyRowFrom(r: Raw): KeyRow {
+  return {
+    id: String(r.id),
+    walletId: String(r.wallet_id),
+    kind: r.kind === 'management' ? 'management' : 'api',
+    secretHash: String(r.secret_hash),
+    keyPrefix: String(r.key_prefix),
+    name: r.name == null ? null : String(r.name),
+    audience: r.audience === 'student' || r.audience === 'teacher' ? r.audience : null,
+    monthlyLimitCredits: toNum(r.monthly_limit_credits),
+    dailyLimitCredits: toNum(r.daily_limit_credits),
+    expiresOn: r.expires_on == null ? null : String(r.expires_on),
+    createdBy: r.created_by == null ? null : String(r.created_by),
+    isChatKey: r.is_chat_key === true || r.is_chat_key === 't',
+    createdAt: toDate(r.created_at) ?? new Date(0),
+    lastUsedAt: toDate(r.last_used_at),
+    closedAt: toDate(r.closed_at),
+  };
+}
+
+/** A bigint from whatever the driver returned (string, number or bigint). */
+export const toBigInt = (v: unknown): bigint => (v == null ? 0n : typeof v === 'bigint' ? v : BigInt(String(v)));
+
+/** Credits shown for a used amount: usage rounds up (operations.md, Money). */
+export const usedCredits = (nano: bigint): number => Number(nano <= 0n ? 0n : (nano + 999n) / 1000n);
+
+export const NANO_PER_CREDIT = 1000n;

@@ -1,0 +1,178 @@
+// The body-field table of POST and PATCH /v1/keys, as checks. Each failure is 400 invalid_request_error
+// naming the field (`param`).
+import { errors } from '../errors.ts';
+import type { Audience } from './types.ts';
+
+/** Names beginning with this are reserved for people's team-chat keys. */
+export const CHAT_KEY_NAME_PREFIX = '채팅 · ';
+export const MAX_NAME = 40;
+export const MAX_NAME_PREFIX = 20;
+export const MAX_COUNT = 100;
+
+const CREATE_FIELDS = ['count', 'name', 'name_prefix', 'audience', 'monthly_limit_credits', 'daily_limit_credits', 'expires_on'];
+const PATCH_FIELDS = ['name', 'audience', 'monthly_limit_credits', 'daily_limit_credits', 'expires_on'];
+
+export interface CreateInput {
+  count: number;
+  name: string | null;
+  namePrefix: string | null;
+  audience: Audience | null | undefined;
+  monthlyLimitCredits: number | null;
+  dailyLimitCredits: number | null;
+  expiresOn: string | null;
+}
+
+/** Only the fields sent: `undefined` = not sent (unchanged), `null` = clear. */
+export interface PatchInput {
+  name?: string | null;
+  audience?: Audience | null;
+  monthlyLimitCredits?: number | null;
+  dailyLimitCredits?: number | null;
+  expiresOn?: string | null;
+}
+
+const chars = (s: string) => [...s].length;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function body(raw: unknown): Record<string, unknown> {
+  if (raw === undefined || raw === null || raw === '') return {};
+  if (!isObject(raw)) throw errors.invalidRequest('The request body must be a JSON object.');
+  return raw;
+}
+
+function unknownFields(b: Record<string, unknown>, allowed: string[], door: 'create' | 'patch') {
+  for (const field of Object.keys(b)) {
+    if (allowed.includes(field)) continue;
+    if (door === 'patch' && (field === 'count' || field === 'name_prefix')) {
+      throw errors.invalidRequest(`Unknown field '${field}': it is accepted only when creating keys.`, field);
+    }
+    throw errors.invalidRequest(
+      `Unknown field '${field}'. Accepted fields: ${allowed.join(', ')}.`,
+      field,
+    );
+  }
+}
+
+function checkName(v: unknown, field: 'name' | 'name_prefix', max: number): string | null {
+  if (v === null) return null;
+  if (typeof v !== 'string') throw errors.invalidRequest(`${field} must be a string or null.`, field);
+  const n = v.normalize('NFC');
+  if (chars(n) === 0 || chars(n) > max) throw errors.invalidRequest(`${field} must be 1 to ${max} characters.`, field);
+  if (n.startsWith(CHAT_KEY_NAME_PREFIX.normalize('NFC'))) {
+    throw errors.invalidRequest(`${field} may not start with '${CHAT_KEY_NAME_PREFIX}': that prefix is reserved for team-chat keys.`, field);
+  }
+  return n;
+}
+
+function checkLimit(v: unknown, field: string): number | null {
+  if (v === null) return null;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    throw errors.invalidRequest(`${field} must be a whole number of credits (0 or more), or null for no limit.`, field);
+  }
+  return v;
+}
+
+function checkAudience(v: unknown): Audience | null {
+  if (v === null) return null;
+  if (v !== 'student' && v !== 'teacher') throw errors.invalidRequest(`audience must be 'student' or 'teacher'.`, 'audience');
+  return v;
+}
+
+/** A real calendar date YYYY-MM-DD, not before today (Korean). */
+function checkExpiresOn(v: unknown, today: string): string | null {
+  if (v === null) return null;
+  const t = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? Date.parse(`${v}T00:00:00Z`) : NaN;
+  if (typeof v !== 'string' || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v) {
+    throw errors.invalidRequest(`expires_on must be a date YYYY-MM-DD, or null for no expiry.`, 'expires_on');
+  }
+  if (v < today) {
+    throw errors.invalidRequest(
+      `expires_on ${v} is earlier than today (${today}, Korean time). To close a key now, use DELETE /v1/keys/{id}.`,
+      'expires_on',
+    );
+  }
+  return v;
+}
+
+export function checkLimits(monthly: number | null, daily: number | null) {
+  if (monthly != null && daily != null && daily > monthly) {
+    throw errors.invalidRequest(
+      `daily_limit_credits (${daily}) must not exceed monthly_limit_credits (${monthly}).`,
+      'daily_limit_credits',
+    );
+  }
+}
+
+export function checkAudienceForWallet(audience: Audience | null | undefined, splitsUsage: boolean) {
+  if (audience === 'student' && !splitsUsage) {
+    throw errors.invalidRequest(
+      `audience 'student' needs a wallet that splits usage between students and teachers; this wallet does not.`,
+      'audience',
+    );
+  }
+}
+
+export function parseCreate(raw: unknown, today: string): CreateInput {
+  const b = body(raw);
+  unknownFields(b, CREATE_FIELDS, 'create');
+  let count = 1;
+  if (b.count !== undefined) {
+    if (typeof b.count !== 'number' || !Number.isInteger(b.count) || b.count < 1 || b.count > MAX_COUNT) {
+      throw errors.invalidRequest(`count must be a whole number from 1 to ${MAX_COUNT}.`, 'count');
+    }
+    count = b.count;
+  }
+  const name = b.name === undefined ? null : checkName(b.name, 'name', MAX_NAME);
+  const namePrefix = b.name_prefix === undefined ? null : checkName(b.name_prefix, 'name_prefix', MAX_NAME_PREFIX);
+  const audience = b.audience === undefined ? undefined : checkAudience(b.audience);
+  const monthly = b.monthly_limit_credits === undefined ? null : checkLimit(b.monthly_limit_credits, 'monthly_limit_credits');
+  const daily = b.daily_limit_credits === undefined ? null : checkLimit(b.daily_limit_credits, 'daily_limit_credits');
+  checkLimits(monthly, daily);
+  const expiresOn = b.expires_on === undefined ? null : checkExpiresOn(b.expires_on, today);
+  const input: CreateInput = { count, name, namePrefix, audience, monthlyLimitCredits: monthly, dailyLimitCredits: daily, expiresOn };
+  for (const n of keyNames(input)) {
+    if (n !== null && chars(n) > MAX_NAME) {
+      throw errors.invalidRequest(
+        `The numbered names ('${n}') would exceed ${MAX_NAME} characters; use a shorter name or name_prefix (up to ${MAX_NAME_PREFIX}).`,
+        b.name_prefix !== undefined ? 'name_prefix' : 'name',
+      );
+    }
+  }
+  return input;
+}
+
+/**
+ * Names of the keys a create makes: one key takes `name` as is (falling back to name_prefix); several take
+ * `<base> 1`, `<base> 2`, … with name_prefix as the base (falling back to name). No base: no names.
+ */
+export function keyNames(input: Pick<CreateInput, 'count' | 'name' | 'namePrefix'>): (string | null)[] {
+  if (input.count === 1) return [input.name ?? input.namePrefix];
+  const base = input.namePrefix ?? input.name;
+  return Array.from({ length: input.count }, (_, i) => (base === null ? null : `${base} ${i + 1}`));
+}
+
+export function parsePatch(raw: unknown, today: string): PatchInput {
+  const b = body(raw);
+  unknownFields(b, PATCH_FIELDS, 'patch');
+  const out: PatchInput = {};
+  if (b.name !== undefined) out.name = checkName(b.name, 'name', MAX_NAME);
+  if (b.audience !== undefined) out.audience = checkAudience(b.audience);
+  if (b.monthly_limit_credits !== undefined) out.monthlyLimitCredits = checkLimit(b.monthly_limit_credits, 'monthly_limit_credits');
+  if (b.daily_limit_credits !== undefined) out.dailyLimitCredits = checkLimit(b.daily_limit_credits, 'daily_limit_credits');
+  if (b.expires_on !== undefined) out.expiresOn = checkExpiresOn(b.expires_on, today);
+  return out;
+}
+
+/** Parses `limit` (1..500, default 100) and `offset` (0 or more, default 0) of GET /v1/keys. */
+export function parseListQuery(query: unknown): { limit: number; offset: number } {
+  const q = isObject(query) ? query : {};
+  const num = (v: unknown, field: string, min: number, max: number, dflt: number) => {
+    if (v === undefined || v === '') return dflt;
+    const s = Array.isArray(v) ? v[0] : v;
+    if (typeof s !== 'string' || !/^\d+$/.test(s) || Number(s) < min || Number(s) > max) {
+      throw errors.invalidRequest(`${field} must be a whole number from ${min} to ${max}.`, field);
+    }
+    return Number(s);
+  };
+  return { limit: num(q.limit, 'limit', 1, 500, 100), offset: num(q.offset, 'offset', 0, Number.MAX_SAFE_INTEGER, 0) };
+}

@@ -1,0 +1,726 @@
+// The ledger: wallets, credit lots, reservations and the append-only journal (schema in
+// engine/db/migrations/001_ledger.sql). Money is integer nano-USD (bigint).
+//
+// Exactness. Every money move runs in one transaction that first locks the rows it touches
+// (`SELECT … FOR UPDATE`: the reservation row, then lot rows always in `seq` order, so movers do not
+// deadlock each other), decides the split in memory from the locked (current) values, then writes lots,
+// wallet totals, reservation and journal rows (writable CTEs over parameter arrays). Concurrent reserves
+// queue on the lot rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0)
+// constraints are the safety net. Round trips: reserve = BEGIN, lock, insert, apply, COMMIT; settle and
+// release = BEGIN, lock reservation, lock lots, apply, COMMIT. Deadlock/serialization failures retry.
+//
+// Why not one statement per move: a single READ COMMITTED statement that UPDATEs rows joined to a CTE
+// built from another data-modifying CTE (e.g. `UPDATE wallets … FROM r` where r is `UPDATE reservations …
+// RETURNING`) silently skips rows whose recheck (EvalPlanQual) runs under concurrent updates. A version
+// of this file did that and lost wallet updates under load (test "mixed concurrent …" catches it). Lock
+// first, then write with parameters only; a batching implementation must keep that property.
+//
+// Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
+// it): restricted lots first (a vendor C pack is spent before general credit), then unrestricted; oldest
+// first within each group. It may span several lots.
+//
+// Refusals (nothing is charged):
+//   not_in_plan          the vendor is plan-restricted (default: vendor c) and the wallet has lots but
+//                        none of them, ever, could serve it (only packs for other vendors). An empty wallet
+//                        (no lot at all) gets insufficient_credit instead: the fix there is a top-up.
+//   insufficient_credit  usable balance < amount (for vendors outside their pack this is the answer too:
+//                        a wallet with only a C pack calling a vendor B model → insufficient_credit).
+//
+// Settle(actual):
+//   actual ≤ reserved → charge actual from the reservation's lots (restricted first), release the rest.
+//   actual > reserved → the reservation was an under-estimate (a bug upstream of the ledger), but the
+//                       vendor did the work: charge the whole reservation plus the excess from the usable
+//                       lots' available balance, as far as it goes; balances never go negative. What could
+//                       not be covered is returned as `shortfallNano` (and not charged).
+//   Idempotent: a settled or released reservation is never charged again (settle/release are no-ops
+//   returning the first outcome). A reservation the sweeper expired (its process looked dead) can still
+//   be settled late: the actual is then charged from available balance as far as it goes.
+//
+// Replaceability. Callers use only the `Ledger` interface; a batching/leasing implementation (group
+// concurrent reserves of one wallet into one statement, or lease a slice of balance per process) can
+// replace `createLedger` without touching them.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { errors } from '../errors.ts';
+import { VENDORS } from '../types.ts';
+import { creditsToNano, toBigInt } from './money.ts';
+
+export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
+
+export interface ReservationLot {
+  lotId: string;
+  amountNano: bigint;
+}
+
+export interface Reservation {
+  id: string;
+  walletId: string;
+  vendor: string;
+  amountNano: bigint;
+  callId: string;
+  keyId: string | null;
+  owner: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lots: ReservationLot[];
+}
+
+export type ReserveResult =
+  | { ok: true; reservation: Reservation }
+  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
+
+export interface ReserveRequest {
+  walletId: string;
+  /** Vendor letter of the model called ('a' … 'e'). */
+  vendor: string;
+  /** The most the call can cost. */
+  amountNano: bigint;
+  callId: string;
+  keyId?: string | null;
+  /** Default: now + reservationTtlMs. */
+  expiresAt?: Date;
+}
+
+export interface SettleResult {
+  /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
+  chargedNano: bigint;
+  /** Part of `actual` the lots could not cover (not charged). 0 normally. */
+  shortfallNano: bigint;
+  /** True when the reservation was already settled or released: nothing changed. chargedNano is then the first settle's charge. */
+  alreadyFinished: boolean;
+}
+
+export interface ReleaseResult {
+  releasedNano: bigint;
+  alreadyFinished: boolean;
+}
+
+export interface LotBalance {
+  id: string;
+  walletId: string;
+  /** null: serves every vendor. */
+  vendors: string[] | null;
+  grantedNano: bigint;
+  availableNano: bigint;
+  reservedNano: bigint;
+  createdAt: Date;
+}
+
+export interface WalletBalance {
+  walletId: string;
+  availableNano: bigint;
+  reservedNano: bigint;
+  lots: LotBalance[];
+}
+
+export interface Wallet {
+  id: string;
+  ownerId: string;
+  splitsUsage: boolean;
+  keySlots: number;
+  createdAt: Date;
+}
+
+export interface JournalSum {
+  toppedUpNano: bigint;
+  reservedTotalNano: bigint;
+  chargedNano: bigint;
+  releasedNano: bigint;
+  /** Σ top_up − Σ reserve + Σ release: must equal balance().availableNano. */
+  availableNano: bigint;
+  /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
+  reservedNano: bigint;
+  /** The same per lot. */
+  lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
+}
+
+export interface CreateWalletInput {
+  id?: string;
+  /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
+  credits?: number | bigint;
+  splitsUsage?: boolean;
+  keySlots?: number;
+  /** Default: a fresh `usr_…` id. */
+  ownerId?: string;
+}
+
+export interface TopUpInput {
+  /** Exactly one of nano and credits. */
+  nano?: bigint;
+  credits?: number | bigint;
+  /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
+  vendors?: string[] | null;
+}
+
+export interface Ledger {
+  /** This process's owner id, written on its reservations. */
+  readonly owner: string;
+  /** The database the ledger writes to (for read-only views such as the admin API's key count). */
+  readonly db: Db;
+  createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
+  getWallet(walletId: string): Promise<Wallet | null>;
+  /**
+   * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
+   * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
+   */
+  setOwner(walletId: string, ownerId: string): Promise<Wallet>;
+  /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
+  topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
+  /** Throws errors.notFound when the wallet does not exist. */
+  balance(walletId: string): Promise<WalletBalance>;
+  /** Available nano the wallet can spend on this vendor. */
+  usableNano(walletId: string, vendor: string): Promise<bigint>;
+  /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
+  planAllows(walletId: string, vendor: string): Promise<boolean>;
+  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  settle(reservation: Reservation | string, actualNano: bigint): Promise<SettleResult>;
+  release(reservation: Reservation | string): Promise<ReleaseResult>;
+  /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
+  extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
+  /** Releases held reservations whose expiry passed (their process died). Returns how many. */
+  sweepExpired(now?: Date): Promise<number>;
+  /** Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError. */
+  startSweeper(opts?: { intervalMs?: number; onError?: (err: unknown) => void }): () => void;
+  /** The journal's sums, to check they add up to the balance columns. */
+  journalSum(walletId: string): Promise<JournalSum>;
+}
+
+export interface LedgerOptions {
+  clock: Clock;
+  /** Owner id written on reservations; default host:pid:random. */
+  owner?: string;
+  /** Default reservation lifetime (default 15 minutes). */
+  reservationTtlMs?: number;
+  /** Vendors whose models need credits usable for them, else not_in_plan (default ['c']). */
+  planVendors?: readonly string[];
+}
+
+/** NOTIFY channel carrying a wallet id whenever its owner changes. */
+export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
+
+export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+interface LotRow {
+  id: string;
+  seq: string;
+  vendors: string[] | null;
+  available_nano: string;
+  held_nano?: string;
+}
+
+/** Restricted lots first, then unrestricted; oldest first within each group. */
+const drawOrder = (a: LotRow, b: LotRow): number => {
+  const ra = a.vendors === null ? 1 : 0;
+  const rb = b.vendors === null ? 1 : 0;
+  if (ra !== rb) return ra - rb;
+  return Number(BigInt(a.seq) - BigInt(b.seq));
+};
+
+const RETRYABLE = new Set(['40P01', '40001']);
+
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (!code || !RETRYABLE.has(code) || attempt >= 5) throw e;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+    }
+  }
+}
+
+function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
+  if (vendors === null || vendors === undefined) return null;
+  if (!Array.isArray(vendors) || vendors.length === 0) throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
+  const out = new Set<string>();
+  for (const v of vendors) {
+    const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
+    if (!(VENDORS as readonly string[]).includes(s)) {
+      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use letters ${VENDORS.join(', ')}.`, 'vendors');
+    }
+    out.add(s);
+  }
+  return [...out].sort();
+}
+
+const walletFromRow = (r: Record<string, unknown>): Wallet => ({
+  id: r.id as string,
+  ownerId: r.owner_id as string,
+  splitsUsage: r.splits_usage as boolean,
+  keySlots: Number(r.key_slots),
+  createdAt: new Date(r.created_at as string | Date),
+});
+
+const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
+  id: r.id as string,
+  walletId: r.wallet_id as string,
+  vendors: (r.vendors as string[] | null) ?? null,
+  grantedNano: toBigInt(r.granted_nano),
+  availableNano: toBigInt(r.available_nano),
+  reservedNano: toBigInt(r.reserved_nano),
+  createdAt: new Date(r.created_at as string | Date),
+});
+
+/** One statement applying lot deltas, wallet deltas, journal rows and (optionally) a reservation state. */
+const APPLY_SQL = `
+WITH d AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(lot_id, avail_delta, reserved_delta)
+), lots AS (
+  UPDATE credit_lots l
+     SET available_nano = l.available_nano + d.avail_delta,
+         reserved_nano = l.reserved_nano + d.reserved_delta
+    FROM d WHERE l.id = d.lot_id
+  RETURNING l.id
+), w AS (
+  UPDATE wallets SET available_nano = available_nano + $4::bigint, reserved_nano = reserved_nano + $5::bigint
+   WHERE id = $6 RETURNING id
+), j AS (
+  INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
+  SELECT $6, j.lot_id, $7, j.kind, j.amount, $8::timestamptz
+    FROM unnest($9::text[], $10::text[], $11::bigint[]) AS j(lot_id, kind, amount)
+  RETURNING id
+), r AS (
+  UPDATE reservations SET state = $12, charged_nano = $13::bigint, finished_at = $8::timestamptz
+   WHERE id = $7 AND $12::text IS NOT NULL
+  RETURNING id
+)
+SELECT (SELECT count(*) FROM lots) AS lots, (SELECT count(*) FROM w) AS wallets`;
+
+/**
+ * Writes a new reservation: the reservation row, its lots, and (with the same parameters as APPLY_SQL
+ * from $13 on) nothing else. Runs after the lots were locked by the same transaction.
+ * $1 id, $2 wallet, $3 owner, $4 call, $5 key, $6 vendor, $7 amount, $8 created, $9 expires, $10 lot ids, $11 amounts.
+ */
+const INSERT_RESERVATION_SQL = `
+WITH r AS (
+  INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, 'held', $8::timestamptz, $9::timestamptz)
+  RETURNING id
+)
+INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano)
+SELECT $1, a.lot_id, a.amount FROM unnest($10::text[], $11::bigint[]) AS a(lot_id, amount)`;
+
+class Moves {
+  readonly lotDelta = new Map<string, { avail: bigint; reserved: bigint }>();
+  readonly journal: { lotId: string; kind: 'top_up' | 'reserve' | 'settle' | 'release'; amount: bigint }[] = [];
+  walletAvail = 0n;
+  walletReserved = 0n;
+
+  private bump(lotId: string, avail: bigint, reserved: bigint) {
+    const d = this.lotDelta.get(lotId) ?? { avail: 0n, reserved: 0n };
+    d.avail += avail;
+    d.reserved += reserved;
+    this.lotDelta.set(lotId, d);
+    this.walletAvail += avail;
+    this.walletReserved += reserved;
+  }
+  reserve(lotId: string, n: bigint) {
+    if (n <= 0n) return;
+    this.bump(lotId, -n, n);
+    this.journal.push({ lotId, kind: 'reserve', amount: n });
+  }
+  settle(lotId: string, n: bigint) {
+    if (n <= 0n) return;
+    this.bump(lotId, 0n, -n);
+    this.journal.push({ lotId, kind: 'settle', amount: n });
+  }
+  release(lotId: string, n: bigint) {
+    if (n <= 0n) return;
+    this.bump(lotId, n, -n);
+    this.journal.push({ lotId, kind: 'release', amount: n });
+  }
+
+  async apply(
+    tx: Queryable,
+    walletId: string,
+    reservationId: string | null,
+    at: Date,
+    state: string | null = null,
+    chargedNano: bigint | null = null,
+  ): Promise<void> {
+    const ids = [...this.lotDelta.keys()];
+    await tx.query(APPLY_SQL, [
+      ids,
+      ids.map((id) => this.lotDelta.get(id)!.avail.toString()),
+      ids.map((id) => this.lotDelta.get(id)!.reserved.toString()),
+      this.walletAvail.toString(),
+      this.walletReserved.toString(),
+      walletId,
+      reservationId,
+      at.toISOString(),
+      this.journal.map((j) => j.lotId),
+      this.journal.map((j) => j.kind),
+      this.journal.map((j) => j.amount.toString()),
+      state,
+      chargedNano === null ? null : chargedNano.toString(),
+    ]);
+  }
+}
+
+export function createLedger(db: Db, opts: LedgerOptions): Ledger {
+  const clock = opts.clock;
+  const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
+  const planVendors = new Set(opts.planVendors ?? ['c']);
+
+  const requireWallet = async (q: Queryable, walletId: string): Promise<Wallet> => {
+    const r = await q.query('SELECT * FROM wallets WHERE id = $1', [walletId]);
+    if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+    return walletFromRow(r.rows[0]);
+  };
+
+  const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
+    let nano: bigint;
+    if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');
+    if (input.nano !== undefined) {
+      if (typeof input.nano !== 'bigint') throw errors.invalidRequest('nano must be an integer.');
+      nano = input.nano;
+    } else if (input.credits !== undefined) {
+      try {
+        nano = creditsToNano(input.credits);
+      } catch {
+        throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
+      }
+    } else {
+      throw errors.invalidRequest('credits is required.', 'credits');
+    }
+    if (nano <= 0n) throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
+    const vendors = normalizeVendors(input.vendors);
+    const at = clock.now();
+    const id = newId('lot');
+    const ins = await tx.query(
+      `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at)
+       SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz FROM wallets w WHERE w.id = $2
+       RETURNING *`,
+      [id, walletId, vendors, nano.toString(), at.toISOString()],
+    );
+    if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+    const m = new Moves();
+    // The insert set the lot's own balance; only the wallet total and the journal move here.
+    m.walletAvail = nano;
+    m.journal.push({ lotId: id, kind: 'top_up', amount: nano });
+    await m.apply(tx, walletId, null, at);
+    return lotFromRow(ins.rows[0]);
+  };
+
+  const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
+
+  /** Settle, release or expire one reservation in its own transaction. */
+  const finish = (
+    id: string,
+    mode: 'settle' | 'release' | 'expire',
+    actualNano = 0n,
+    expireBefore?: Date,
+  ): Promise<SettleResult & { releasedNano: bigint; finished: boolean }> =>
+    withRetry(async () => {
+      return db.transaction(async (tx) => {
+        const rr = await tx.query<Record<string, unknown>>('SELECT * FROM reservations WHERE id = $1 FOR UPDATE', [id]);
+        if (rr.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
+        const res = rr.rows[0];
+        const state = res.state as string;
+        const walletId = res.wallet_id as string;
+        const vendor = res.vendor as string;
+        const charged = res.charged_nano === null ? 0n : toBigInt(res.charged_nano);
+        const noop = { chargedNano: charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
+        if (state === 'settled' || state === 'released') return noop;
+        if (state === 'expired' && mode !== 'settle') return noop;
+        if (mode === 'expire' && expireBefore && new Date(res.expires_at as string | Date) > expireBefore) {
+          return { ...noop, alreadyFinished: false }; // extended meanwhile
+        }
+        const held = state === 'held';
+        const reserved = held ? toBigInt(res.amount_nano) : 0n;
+        const needExtra = mode === 'settle' && actualNano > reserved;
+
+        // Lock, in seq order, the reservation's lots and (when the actual exceeds it) the usable ones.
+        const lots = (
+          await tx.query<LotRow>(
+            `SELECT l.id, l.seq::text AS seq, l.vendors, l.available_nano, COALESCE(rl.amount_nano, 0) AS held_nano
+               FROM credit_lots l
+               LEFT JOIN reservation_lots rl ON rl.lot_id = l.id AND rl.reservation_id = $1
+              WHERE l.wallet_id = $2
+                AND ((rl.lot_id IS NOT NULL AND $4::boolean)
+                  OR ($3::boolean AND (l.vendors IS NULL OR $5 = ANY(l.vendors)) AND l.available_nano > 0))
+              ORDER BY l.seq
+                FOR UPDATE OF l`,
+            [id, walletId, needExtra, held, vendor],
+          )
+        ).rows.sort(drawOrder);
+
+        const m = new Moves();
+        const at = clock.now();
+        if (mode === 'settle') {
+          let toCharge = actualNano < 0n ? 0n : actualNano;
+          // 1. from what the reservation holds
+          for (const l of lots) {
+            const h = held ? toBigInt(l.held_nano) : 0n;
+            if (h <= 0n) continue;
+            const s = toCharge < h ? toCharge : h;
+            m.settle(l.id, s);
+            m.release(l.id, h - s);
+            toCharge -= s;
+          }
+          // 2. the excess from available balance, as far as it goes
+          for (const l of lots) {
+            if (toCharge <= 0n) break;
+            const avail = toBigInt(l.available_nano);
+            const x = toCharge < avail ? toCharge : avail;
+            if (x <= 0n) continue;
+            m.reserve(l.id, x);
+            m.settle(l.id, x);
+            toCharge -= x;
+          }
+          const chargedNow = (actualNano < 0n ? 0n : actualNano) - toCharge;
+          await m.apply(tx, walletId, id, at, 'settled', chargedNow);
+          const releasedNano = m.journal.filter((j) => j.kind === 'release').reduce((a, j) => a + j.amount, 0n);
+          return { chargedNano: chargedNow, shortfallNano: toCharge, alreadyFinished: false, releasedNano, finished: true };
+        }
+        for (const l of lots) m.release(l.id, toBigInt(l.held_nano));
+        await m.apply(tx, walletId, id, at, mode === 'expire' ? 'expired' : 'released', 0n);
+        return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: reserved, finished: true };
+      });
+    });
+
+  const ledger: Ledger = {
+    owner,
+    db,
+
+    async createWallet(input = {}) {
+      const keySlots = input.keySlots ?? 100;
+      if (!Number.isSafeInteger(keySlots) || keySlots < 0) throw errors.invalidRequest('key_slots must be a non-negative whole number.', 'key_slots');
+      const id = input.id ?? newId('wal');
+      const ownerId = input.ownerId ?? newId('usr');
+      const credits = input.credits ?? 0;
+      return withRetry(() =>
+        db.transaction(async (tx) => {
+          const r = await tx.query(
+            `INSERT INTO wallets (id, owner_id, splits_usage, key_slots, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz) RETURNING *`,
+            [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
+          );
+          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0) ? await topUpIn(tx, id, { credits }) : null;
+          return { ...walletFromRow(r.rows[0]), lot };
+        }),
+      );
+    },
+
+    async getWallet(walletId) {
+      const r = await db.query('SELECT * FROM wallets WHERE id = $1', [walletId]);
+      return r.rows.length ? walletFromRow(r.rows[0]) : null;
+    },
+
+    async setOwner(walletId, ownerId) {
+      if (typeof ownerId !== 'string' || ownerId.length === 0) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
+      const r = await db.query('UPDATE wallets SET owner_id = $2 WHERE id = $1 RETURNING *', [walletId, ownerId]);
+      if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+      await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
+      return walletFromRow(r.rows[0]);
+    },
+
+    topUp(walletId, input) {
+      return withRetry(() => db.transaction((tx) => topUpIn(tx, walletId, input)));
+    },
+
+    async balance(walletId) {
+      const w = await db.query<{ available_nano: string; reserved_nano: string }>(
+        'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
+        [walletId],
+      );
+      if (w.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+      const lots = await db.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
+      return {
+        walletId,
+        availableNano: toBigInt(w.rows[0].available_nano),
+        reservedNano: toBigInt(w.rows[0].reserved_nano),
+        lots: lots.rows.map(lotFromRow),
+      };
+    },
+
+    async usableNano(walletId, vendor) {
+      const r = await db.query<{ s: string | null }>(
+        `SELECT COALESCE(sum(available_nano), 0)::text AS s FROM credit_lots
+          WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))`,
+        [walletId, vendor],
+      );
+      return toBigInt(r.rows[0]?.s ?? '0');
+    },
+
+    async planAllows(walletId, vendor) {
+      if (!planVendors.has(vendor)) return true;
+      const r = await db.query<{ any_lot: boolean; usable: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1) AS any_lot,
+                EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))) AS usable`,
+        [walletId, vendor],
+      );
+      const row = r.rows[0];
+      return !row.any_lot || row.usable;
+    },
+
+    async reserve(req) {
+      const amount = req.amountNano;
+      if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
+      const vendor = req.vendor;
+      const now = clock.now();
+      const expiresAt = req.expiresAt ?? new Date(now.getTime() + ttl);
+      return withRetry(() =>
+        db.transaction(async (tx): Promise<ReserveResult> => {
+          // Lock the usable lots with balance, in seq order (the one lock order every mover uses).
+          const lots = (
+            await tx.query<LotRow>(
+              `SELECT id, seq::text AS seq, vendors, available_nano FROM credit_lots
+                WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors)) AND available_nano > 0
+                ORDER BY seq
+                  FOR UPDATE`,
+              [req.walletId, vendor],
+            )
+          ).rows.sort(drawOrder);
+          const usable = lots.reduce((a, l) => a + toBigInt(l.available_nano), 0n);
+          if (lots.length === 0 || usable < amount) {
+            const info = await tx.query<{ wallet: boolean; any_lot: boolean; usable_lot: boolean }>(
+              `SELECT EXISTS (SELECT 1 FROM wallets WHERE id = $1) AS wallet,
+                      EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1) AS any_lot,
+                      EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))) AS usable_lot`,
+              [req.walletId, vendor],
+            );
+            const row = info.rows[0];
+            if (!row.wallet) throw errors.notFound(`No wallet '${req.walletId}'.`);
+            if (planVendors.has(vendor) && row.any_lot && !row.usable_lot) {
+              return { ok: false, reason: 'not_in_plan', availableNano: 0n };
+            }
+            if (usable < amount) return { ok: false, reason: 'insufficient_credit', availableNano: usable };
+          }
+          const m = new Moves();
+          const drawn: ReservationLot[] = [];
+          let left = amount;
+          for (const l of lots) {
+            if (left <= 0n) break;
+            const avail = toBigInt(l.available_nano);
+            const x = left < avail ? left : avail;
+            m.reserve(l.id, x);
+            drawn.push({ lotId: l.id, amountNano: x });
+            left -= x;
+          }
+          const id = newId('res');
+          await tx.query(INSERT_RESERVATION_SQL, [
+            id,
+            req.walletId,
+            owner,
+            req.callId,
+            req.keyId ?? null,
+            vendor,
+            amount.toString(),
+            now.toISOString(),
+            expiresAt.toISOString(),
+            drawn.map((d) => d.lotId),
+            drawn.map((d) => d.amountNano.toString()),
+          ]);
+          await m.apply(tx, req.walletId, id, now);
+          return {
+            ok: true,
+            reservation: {
+              id,
+              walletId: req.walletId,
+              vendor,
+              amountNano: amount,
+              callId: req.callId,
+              keyId: req.keyId ?? null,
+              owner,
+              createdAt: now,
+              expiresAt,
+              lots: drawn,
+            },
+          };
+        }),
+      );
+    },
+
+    async settle(reservation, actualNano) {
+      if (typeof actualNano !== 'bigint') throw new TypeError('actualNano must be a bigint');
+      const r = await finish(resId(reservation), 'settle', actualNano);
+      return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
+    },
+
+    async release(reservation) {
+      const r = await finish(resId(reservation), 'release');
+      return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
+    },
+
+    async extend(reservation, expiresAt) {
+      const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
+        resId(reservation),
+        expiresAt.toISOString(),
+      ]);
+      return r.rowCount > 0;
+    },
+
+    async sweepExpired(now) {
+      const at = now ?? clock.now();
+      let count = 0;
+      for (;;) {
+        const due = await db.query<{ id: string }>(
+          `SELECT id FROM reservations WHERE state = 'held' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT 200`,
+          [at.toISOString()],
+        );
+        if (due.rows.length === 0) return count;
+        let progressed = false;
+        for (const { id } of due.rows) {
+          const r = await finish(id, 'expire', 0n, at);
+          if (r.finished) {
+            count++;
+            progressed = true;
+          }
+        }
+        if (!progressed || due.rows.length < 200) return count;
+      }
+    },
+
+    startSweeper({ intervalMs = 30_000, onError = () => {} } = {}) {
+      let running = false;
+      const t = setInterval(() => {
+        if (running) return;
+        running = true;
+        ledger
+          .sweepExpired()
+          .catch(onError)
+          .finally(() => {
+            running = false;
+          });
+      }, intervalMs);
+      t.unref?.();
+      return () => clearInterval(t);
+    },
+
+    async journalSum(walletId) {
+      const r = await db.query<{ lot_id: string; kind: string; s: string }>(
+        `SELECT lot_id, kind, sum(amount_nano)::text AS s FROM ledger_journal WHERE wallet_id = $1 GROUP BY lot_id, kind`,
+        [walletId],
+      );
+      const per = new Map<string, Record<string, bigint>>();
+      const tot: Record<string, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
+      for (const row of r.rows) {
+        const v = toBigInt(row.s);
+        const p = per.get(row.lot_id) ?? { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
+        p[row.kind] += v;
+        per.set(row.lot_id, p);
+        tot[row.kind] += v;
+      }
+      return {
+        toppedUpNano: tot.top_up,
+        reservedTotalNano: tot.reserve,
+        chargedNano: tot.settle,
+        releasedNano: tot.release,
+        availableNano: tot.top_up - tot.reserve + tot.release,
+        reservedNano: tot.reserve - tot.settle - tot.release,
+        lots: [...per.entries()].map(([lotId, p]) => ({
+          lotId,
+          availableNano: p.top_up - p.reserve + p.release,
+          reservedNano: p.reserve - p.settle - p.release,
+        })),
+      };
+    },
+  };
+  return ledger;
+}

@@ -1,0 +1,55 @@
+// `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config.
+import { createGateway, type RunningGateway } from './gateway.ts';
+import { ConfigFileError } from './yaml-file.ts';
+
+async function main(): Promise<void> {
+  let gw: RunningGateway;
+  try {
+    gw = await createGateway();
+  } catch (e) {
+    if (e instanceof ConfigFileError) {
+      console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
+    } else {
+      console.error(`The gateway did not start: ${(e as Error).stack ?? e}`);
+    }
+    process.exit(1);
+  }
+  const host = process.env.HOST ?? '127.0.0.1';
+  const port = Number(process.env.PORT ?? 8080);
+  await gw.app.listen({ host, port });
+  printBanner(gw, `http://${host}:${port}`);
+
+  process.on('SIGHUP', () => {
+    const result = gw.runtime.reload();
+    if (result.ok) gw.app.log.info({ version: result.version }, 'catalog and config reloaded');
+    else gw.app.log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
+  });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    gw.app.log.info({ signal }, 'stopping: no new calls, finishing those in flight');
+    // app.close() stops accepting and waits for in-flight requests (each bounded by its call limit).
+    await gw.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+function printBanner(gw: RunningGateway, url: string): void {
+  const lines = [`gateway listening on ${url}`];
+  const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
+  if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
+  lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
+  if (gw.devWallet) {
+    lines.push(
+      'first run: created a development wallet with $10 of credits. These keys are shown once:',
+      `  API key:        ${gw.devWallet.apiKey}`,
+      `  management key: ${gw.devWallet.managementKey}`,
+    );
+  }
+  console.log(lines.join('\n'));
+}
+
+void main();

@@ -1,0 +1,80 @@
+// Accounts on keys, quotas and the ledger: the money side of every call.
+import type { Accounts, Caller, Headers, Hold } from './accounts.ts';
+import type { Clock } from './clock.ts';
+import type { DoorConfig } from './config.ts';
+import { errors } from './errors.ts';
+import { keyFromHeaders, type AuthContext, type KeyService } from './keys/index.ts';
+import type { Ledger, Reservation } from './ledger/ledger.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from './ledger/money.ts';
+import type { ModelEntry } from './types.ts';
+
+interface LedgerHold extends Hold {
+  reservation: Reservation;
+}
+
+export interface WalletAccountsDeps {
+  keys: KeyService;
+  ledger: Ledger;
+  clock: Clock;
+  /** A model of the same kind that the given vendors serve (for the 403 suggestion). */
+  suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
+}
+
+export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
+  const { keys, ledger, clock } = deps;
+  const contexts = new WeakMap<Caller, AuthContext>();
+
+  const authOf = (caller: Caller): AuthContext => {
+    const auth = contexts.get(caller);
+    if (!auth) throw errors.unavailable('The caller was not authenticated by this gateway.');
+    return auth;
+  };
+
+  async function notInPlan(walletId: string, model: ModelEntry): Promise<never> {
+    const { lots } = await ledger.balance(walletId);
+    const vendors = [...new Set(lots.flatMap((l) => l.vendors ?? []))];
+    const suggestion = deps.suggestModel(model, vendors);
+    throw errors.modelNotInPlan(
+      `Your credits cannot call vendor ${model.vendor.toUpperCase()} model '${model.id}': it needs a vendor ` +
+        `${model.vendor.toUpperCase()} pack or credits without a model restriction.` +
+        (suggestion ? ` Your credits can call '${suggestion}'.` : ''),
+      suggestion,
+    );
+  }
+
+  return {
+    async authenticate(headers: Headers, door: DoorConfig): Promise<Caller> {
+      const allowXApiKey = door.key_headers.includes('x-api-key');
+      const auth = await keys.authenticate(keyFromHeaders(headers, { allowXApiKey }), 'api', { allowXApiKey });
+      const caller: Caller = { keyId: auth.keyId, walletId: auth.walletId, keyPrefix: auth.keyPrefix, audience: auth.audience };
+      contexts.set(caller, auth);
+      return caller;
+    },
+
+    async admit(caller, model, amountNano, callId): Promise<Hold> {
+      await keys.quota.checkQuota(authOf(caller), amountNano, clock.now());
+      const result = await ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId });
+      if (result.ok) {
+        const hold: LedgerHold = { callId, amountNano, reservation: result.reservation };
+        return hold;
+      }
+      if (result.reason === 'not_in_plan') return notInPlan(caller.walletId, model);
+      throw errors.insufficientCredit(
+        `This call may cost up to ${nanoToCreditsCeil(amountNano)} credits, and ${nanoToCreditsFloor(result.availableNano)} ` +
+          `credits are available for it. Nothing was charged. Top up, or lower max_tokens to lower the reservation.`,
+      );
+    },
+
+    async settle(caller, hold, costNano) {
+      const settled = await ledger.settle((hold as LedgerHold).reservation, costNano);
+      if (!settled.alreadyFinished && settled.chargedNano > 0n) {
+        await keys.quota.recordUsage(caller.keyId, settled.chargedNano, clock.now());
+      }
+      return settled.chargedNano;
+    },
+
+    async release(hold) {
+      await ledger.release((hold as LedgerHold).reservation);
+    },
+  };
+}

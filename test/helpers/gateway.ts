@@ -1,0 +1,66 @@
+// An in-process gateway on loopback with its own simulator, so a test can inject faults per route
+// and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
+import { createGateway, vendorRefusals, type RunningGateway } from '../../engine/gateway.ts';
+import { Runtime } from '../../engine/runtime.ts';
+import { fixedClock, type Clock } from '../../engine/clock.ts';
+import { VENDORS, type VendorId } from '../../engine/types.ts';
+import { startSimulator, type Simulator } from '../simulator/index.ts';
+
+export interface TestGateway {
+  url: string;
+  gw: RunningGateway;
+  sim: Simulator;
+  walletId: string;
+  apiKey: string;
+  /** Available balance of the test wallet in nano-USD. */
+  balance(): Promise<bigint>;
+  /** What vendor `v` received on its routes, in order (route name `v0`, `v1`). */
+  received(v: VendorId): Simulator['received'];
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  credits?: number;
+  env?: Record<string, string>;
+  clock?: Clock;
+  dirs?: { config: string; catalog: string };
+  routesPerVendor?: number;
+}
+
+export const TEST_NOW = '2026-11-21T03:00:00Z';
+
+export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const dirs = opts.dirs ?? { config: 'config', catalog: 'catalog' };
+  const refusalRuntime = new Runtime(dirs);
+  const sim = await startSimulator({ refuse: vendorRefusals(refusalRuntime) });
+  const env: Record<string, string> = {
+    GATEWAY_SIMULATE: '0',
+    GATEWAY_DATA_DIR: 'memory://',
+    GATEWAY_CONFIG_DIR: dirs.config,
+    GATEWAY_CATALOG_DIR: dirs.catalog,
+    GATEWAY_ADMIN_TOKEN: 'test-admin-token',
+    ...opts.env,
+  };
+  for (const v of VENDORS) {
+    const n = opts.routesPerVendor ?? 2;
+    env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = Array.from({ length: n }, (_, i) => sim.routeUrl(`${v}${i}`)).join(',');
+    env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;
+  }
+  const gw = await createGateway({ env, clock: opts.clock ?? fixedClock(TEST_NOW), logger: false, sweeper: false });
+  const url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  const wallet = await gw.ledger.createWallet({ credits: opts.credits ?? 100_000_000 });
+  const { key } = await gw.keys.createApiKey(wallet.id, { name: 'test' });
+  return {
+    url,
+    gw,
+    sim,
+    walletId: wallet.id,
+    apiKey: key,
+    balance: async () => (await gw.ledger.balance(wallet.id)).availableNano,
+    received: (v) => sim.received.filter((r) => r.route.startsWith(v)),
+    async close() {
+      await gw.close();
+      await sim.close();
+    },
+  };
+}

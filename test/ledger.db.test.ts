@@ -1,0 +1,50 @@
+import { expect, it } from 'vitest';
+import { describeEachDatabase } from './helpers/databases.ts';
+describeEachDatabase('db seam', (getDb) => {
+  it('works', async () => {
+    const db = getDb();
+    const r = await db.query<{ n: string; v: string[] }>("select count(*) as n, array['c']::text[] as v from wallets");
+    expect(r.rows[0]).toEqual({ n: '0', v: ['c'] });
+    await db.query('insert into wallets(id, owner_id) values ($1,$2)', ['w1', 'o']);
+    const u = await db.query("update wallets set key_slots = key_slots + 1 where id = 'w1'");
+    expect(u.rowCount).toBe(1);
+    const p = await db.query<{ x: string }>('select $1::bigint + 1 as x, $2::text[] as arr', ['9007199254740993', ['a', 'c']]);
+    expect(p.rows[0]).toEqual({ x: '9007199254740994', arr: ['a', 'c'] });
+    await expect(db.transaction(async (tx) => { await tx.query("insert into wallets(id, owner_id) values ('w2','o')"); throw new Error('x'); })).rejects.toThrow('x');
+    expect((await db.query("select id from wallets")).rows.length).toBe(1);
+    const got: string[] = [];
+    const un = await db.listen('chan-x', (p) => got.push(p));
+    await db.notify('chan-x', 'hello');
+    for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(got).toEqual(['hello']);
+    await un();
+    // concurrent transactions
+    await Promise.all(Array.from({ length: 20 }, (_, i) => db.transaction(async (tx) => {
+      await tx.query('insert into wallets(id, owner_id) values ($1, $2)', [`c${i}`, 'o']);
+    })));
+    expect((await db.query<{ n: string }>("select count(*) n from wallets")).rows[0].n).toBe('21');
+  });
+});
+
+describeEachDatabase(
+  'db seam listen reconnect',
+  (getDb) => {
+    it('re-LISTENs after the listener connection is killed', async () => {
+      const db = getDb();
+      const got: string[] = [];
+      const un = await db.listen('Reconnect Channel', (p) => got.push(p));
+      const killed = await db.query(
+        `SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity
+          WHERE pid <> pg_backend_pid() AND datname = current_database() AND query ILIKE 'LISTEN%Reconnect Channel%'`,
+      );
+      expect(killed.rows).toEqual([{ k: true }]);
+      for (let i = 0; i < 100 && !got.includes('after'); i++) {
+        await db.notify('Reconnect Channel', 'after').catch(() => {});
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(got).toContain('after');
+      await un();
+    });
+  },
+  ['postgres'],
+);

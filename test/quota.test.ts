@@ -1,0 +1,235 @@
+// Per-key quotas on Korean days and months, GET /v1/key, and audience refusals.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedClock } from '../engine/clock.ts';
+import type { Db } from '../engine/db/db.ts';
+import { audienceRefusal, createKeyService, registerKeyRoutes, type AuthContext, type KeyService } from '../engine/keys/index.ts';
+import { describeEachDatabase } from './helpers/databases.ts';
+
+const C = 1000n; // nano-USD per credit
+
+let walletSeq = 0;
+async function makeWallet(db: Db, splits = false): Promise<string> {
+  const id = `w_quota_${process.pid}_${++walletSeq}_${Math.random().toString(36).slice(2, 8)}`;
+  await db.query('INSERT INTO wallets (id, owner_id, splits_usage) VALUES ($1, $2, $3)', [id, 'owner-1', splits]);
+  return id;
+}
+
+const refused = (p: Promise<unknown>) => p.then(() => undefined, (e) => e as { status: number; type: string; message: string });
+
+describeEachDatabase('key quotas', (getDb) => {
+  const clock = fixedClock('2026-12-31T03:00:00Z');
+  let db: Db;
+  let keys: KeyService;
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    db = getDb();
+    keys = createKeyService(db, { clock });
+    app = Fastify();
+    await registerKeyRoutes(app, { keys, db, clock });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await keys?.close();
+  });
+
+  async function key(opts: { monthly?: number | null; daily?: number | null; expiresOn?: string; splits?: boolean; audience?: 'student' | 'teacher' } = {}) {
+    const walletId = await makeWallet(db, opts.splits);
+    const k = await keys.createApiKey(walletId, {
+      monthlyLimitCredits: opts.monthly ?? null, dailyLimitCredits: opts.daily ?? null, expiresOn: opts.expiresOn ?? null, audience: opts.audience,
+    });
+    const auth = await keys.authenticate(k.key, 'api');
+    return { ...k, auth, walletId };
+  }
+
+  it('monthly limit: checked at call start against the call\'s largest amount', async () => {
+    const { auth } = await key({ monthly: 10 });
+    const now = new Date('2026-12-15T03:00:00Z');
+    await expect(keys.quota.checkQuota(auth, 10n * C, now)).resolves.toBeUndefined();
+    const e = await refused(keys.quota.checkQuota(auth, 10n * C + 1n, now));
+    expect(e).toMatchObject({ status: 429, type: 'key_limit_exceeded' });
+    expect(e!.message).toContain('monthly');
+    expect(e!.message).toContain('2026-12-31T15:00:00.000Z');
+    await keys.quota.recordUsage(auth.keyId, 4n * C, now);
+    await expect(keys.quota.checkQuota(auth, 6n * C, now)).resolves.toBeUndefined();
+    expect(await refused(keys.quota.checkQuota(auth, 6n * C + 1n, now))).toMatchObject({ status: 429 });
+  });
+
+  it('daily limit: blocks only once the day\'s use has reached it; the overshoot counts', async () => {
+    const { auth } = await key({ daily: 10 });
+    const now = new Date('2026-12-15T03:00:00Z');
+    await keys.quota.recordUsage(auth.keyId, 10n * C - 1n, now);
+    // Not reached yet: even a call that may cost far more passes (the daily check ignores the call's size).
+    await expect(keys.quota.checkQuota(auth, 1_000n * C, now)).resolves.toBeUndefined();
+    await keys.quota.recordUsage(auth.keyId, 5n * C, now); // overshoot
+    const e = await refused(keys.quota.checkQuota(auth, 1n, now));
+    expect(e).toMatchObject({ status: 429, type: 'key_limit_exceeded' });
+    expect(e!.message).toContain('daily limit');
+    expect(e!.message).toContain('2026-12-15T15:00:00.000Z');
+    const s = await keys.quota.keyStatus(auth, now);
+    expect(s.day).toEqual({ limit_credits: 10, used_credits: 15, remaining_credits: 0, resets_at: '2026-12-15T15:00:00.000Z' });
+  });
+
+  it('counts on the Korean day and month of the finish, across midnight, month end and year end', async () => {
+    const { auth } = await key({ monthly: 100, daily: 10 });
+    const lastSecond = new Date('2026-12-31T14:59:59Z'); // 23:59:59 KST on 31 December
+    const newYear = new Date('2026-12-31T15:00:00Z'); // 00:00 KST on 1 January 2027
+    await keys.quota.recordUsage(auth.keyId, 10n * C, lastSecond);
+    await keys.quota.recordUsage(auth.keyId, 85n * C, new Date('2026-12-01T00:00:00Z')); // 1 December KST 09:00
+    expect(await refused(keys.quota.checkQuota(auth, 1n, lastSecond))).toMatchObject({ status: 429 }); // daily reached
+    expect(await refused(keys.quota.checkQuota(auth, 6n * C, lastSecond))).toMatchObject({ status: 429 });
+    await expect(keys.quota.checkQuota(auth, 100n * C, newYear)).resolves.toBeUndefined();
+
+    let s = await keys.quota.keyStatus(auth, lastSecond);
+    expect(s.month).toEqual({ limit_credits: 100, used_credits: 95, remaining_credits: 5, resets_at: '2026-12-31T15:00:00.000Z' });
+    expect(s.day).toEqual({ limit_credits: 10, used_credits: 10, remaining_credits: 0, resets_at: '2026-12-31T15:00:00.000Z' });
+    s = await keys.quota.keyStatus(auth, newYear);
+    expect(s.month).toEqual({ limit_credits: 100, used_credits: 0, remaining_credits: 100, resets_at: '2027-01-31T15:00:00.000Z' });
+    expect(s.day).toEqual({ limit_credits: 10, used_credits: 0, remaining_credits: 10, resets_at: '2027-01-01T15:00:00.000Z' });
+
+    // A call (a video, say) that finishes after midnight counts on the next day and month.
+    await keys.quota.recordUsage(auth.keyId, 3n * C, newYear);
+    s = await keys.quota.keyStatus(auth, new Date('2027-01-01T14:59:59Z'));
+    expect(s.day.used_credits).toBe(3);
+    expect(s.month.used_credits).toBe(3);
+    // UTC month end is not Korean month end: 2027-01-31T16:00Z is already 1 February in Korea.
+    s = await keys.quota.keyStatus(auth, new Date('2027-01-31T16:00:00Z'));
+    expect(s.month.used_credits).toBe(0);
+    expect(s.month.resets_at).toBe('2027-02-28T15:00:00.000Z');
+  });
+
+  it('usage rounds up to whole credits; remaining is never below 0; null without limits', async () => {
+    const { auth } = await key();
+    const now = new Date('2026-06-10T03:00:00Z');
+    await keys.quota.recordUsage(auth.keyId, 1n, now);
+    let s = await keys.quota.keyStatus(auth, now);
+    expect(s.month).toEqual({ limit_credits: null, used_credits: 1, remaining_credits: null, resets_at: '2026-06-30T15:00:00.000Z' });
+    expect(s.day).toEqual({ limit_credits: null, used_credits: 1, remaining_credits: null, resets_at: '2026-06-10T15:00:00.000Z' });
+    await keys.quota.recordUsage(auth.keyId, 1000n, now);
+    s = await keys.quota.keyStatus(auth, now);
+    expect(s.day.used_credits).toBe(2); // 1001 nano → 2 credits
+    await expect(keys.quota.checkQuota(auth, 10n ** 15n, now)).resolves.toBeUndefined();
+  });
+
+  it('quotas belong to the key id: another key of the same wallet has its own count', async () => {
+    const a = await key({ daily: 1 });
+    const b2 = await keys.createApiKey(a.walletId, { dailyLimitCredits: 1 });
+    const bAuth = await keys.authenticate(b2.key, 'api');
+    const now = new Date('2026-06-10T03:00:00Z');
+    await keys.quota.recordUsage(a.auth.keyId, 1n * C, now);
+    expect(await refused(keys.quota.checkQuota(a.auth, 1n, now))).toMatchObject({ status: 429 });
+    await expect(keys.quota.checkQuota(bAuth, 1n, now)).resolves.toBeUndefined();
+  });
+
+  it('raising a limit lifts the block at once (PATCH reaches authentication)', async () => {
+    const walletId = await makeWallet(db);
+    const mgmt = await keys.createManagementKey(walletId);
+    const made = await app.inject({ method: 'POST', url: '/v1/keys', headers: { authorization: `Bearer ${mgmt.key}` }, payload: { monthly_limit_credits: 1 } });
+    const rec = made.json().data[0];
+    await keys.quota.recordUsage(rec.id, 1n * C, clock.now());
+    const auth1 = await keys.authenticate(rec.key, 'api');
+    expect(await refused(keys.quota.checkQuota(auth1, 1n, clock.now()))).toMatchObject({ status: 429 });
+    await app.inject({ method: 'PATCH', url: `/v1/keys/${rec.id}`, headers: { authorization: `Bearer ${mgmt.key}` }, payload: { monthly_limit_credits: 5 } });
+    const auth2 = await keys.authenticate(rec.key, 'api');
+    await expect(keys.quota.checkQuota(auth2, 1n, clock.now())).resolves.toBeUndefined();
+    const listed = await app.inject({ method: 'GET', url: `/v1/keys/${rec.id}`, headers: { authorization: `Bearer ${mgmt.key}` } });
+    expect(listed.json()).toMatchObject({ month_used_credits: 1, day_used_credits: 1, monthly_limit_credits: 5 });
+  });
+
+  describe('GET /v1/key', () => {
+    it('returns the calling key\'s status exactly', async () => {
+      const { key: secret, auth } = await key({ monthly: 100, daily: 10, expiresOn: '2027-01-15', splits: true, audience: 'teacher' });
+      await keys.quota.recordUsage(auth.keyId, 2_500n, clock.now());
+      const res = await app.inject({ method: 'GET', url: '/v1/key', headers: { authorization: `Bearer ${secret}` } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({
+        object: 'key',
+        key_prefix: secret.slice(0, 12) + '…',
+        audience: 'teacher',
+        expires_at: '2027-01-15T15:00:00.000Z',
+        usable_until: '2027-01-15',
+        month: { limit_credits: 100, used_credits: 3, remaining_credits: 97, resets_at: '2026-12-31T15:00:00.000Z' },
+        day: { limit_credits: 10, used_credits: 3, remaining_credits: 7, resets_at: '2026-12-31T15:00:00.000Z' },
+      });
+    });
+
+    it('no limits, no expiry, usage not split: nulls', async () => {
+      const { key: secret } = await key();
+      const res = await app.inject({ method: 'GET', url: '/v1/key', headers: { authorization: `Bearer ${secret}` } });
+      expect(res.json()).toMatchObject({
+        audience: null, expires_at: null, usable_until: null,
+        month: { limit_credits: null, used_credits: 0, remaining_credits: null },
+        day: { limit_credits: null, used_credits: 0, remaining_credits: null },
+      });
+    });
+
+    it('refuses a management key, a missing key and an expired key with 401', async () => {
+      const walletId = await makeWallet(db);
+      const mgmt = await keys.createManagementKey(walletId);
+      const m = await app.inject({ method: 'GET', url: '/v1/key', headers: { authorization: `Bearer ${mgmt.key}` } });
+      expect(m.statusCode).toBe(401);
+      expect(m.json().error.type).toBe('authentication_error');
+      const none = await app.inject({ method: 'GET', url: '/v1/key' });
+      expect(none.statusCode).toBe(401);
+      const { key: secret } = await key({ expiresOn: '2026-12-31' });
+      const saved = clock.now();
+      try {
+        clock.set('2026-12-31T15:00:00Z');
+        const e = await app.inject({ method: 'GET', url: '/v1/key', headers: { authorization: `Bearer ${secret}` } });
+        expect(e.statusCode).toBe(401);
+      } finally {
+        clock.set(saved);
+      }
+    });
+  });
+});
+
+describe('audienceRefusal', () => {
+  const student = 'student' as const;
+  const cases: [string, unknown][] = [
+    ['chat', { tools: [{ type: 'web_search' }] }],
+    ['chat', { web_search_options: {} }],
+    ['responses', { tools: [{ type: 'function', name: 'f' }, { type: 'web_search_preview' }] }],
+    ['responses', { tools: [{ type: 'web_search_preview_2025_03_11' }] }],
+    ['responses', { tools: [{ type: 'mcp', server_url: 'https://x' }] }],
+    ['messages', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }],
+    ['messages', { tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }] }],
+    ['messages', { mcp_servers: [{ type: 'url', url: 'https://x' }] }],
+    ['messages', { tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] }],
+  ];
+
+  it('refuses student keys web search, page reading, remote MCP and videos with 403 permission_error', () => {
+    for (const [door, body] of cases) {
+      const e = audienceRefusal(student, door, body);
+      expect(e, `${door} ${JSON.stringify(body)}`).not.toBeNull();
+      expect(e).toMatchObject({ status: 403, type: 'permission_error' });
+    }
+    expect(audienceRefusal(student, 'chat', { tools: [{ type: 'web_search' }] })!.message).toContain('web search');
+    expect(audienceRefusal(student, 'messages', { tools: [{ type: 'web_fetch_20250910' }] })!.message).toContain('web page reading');
+    expect(audienceRefusal(student, 'responses', { tools: [{ type: 'mcp' }] })!.message).toContain('remote MCP');
+    for (const door of ['videos', '/v1/videos']) {
+      const e = audienceRefusal(student, door, { model: 'video-d-1', prompt: 'x' });
+      expect(e).toMatchObject({ status: 403, type: 'permission_error' });
+      expect(e!.message).toContain('video');
+    }
+  });
+
+  it('lets teacher keys and keys without audience through, and students use ordinary tools', () => {
+    for (const [door, body] of cases) {
+      expect(audienceRefusal('teacher', door, body)).toBeNull();
+      expect(audienceRefusal(null, door, body)).toBeNull();
+    }
+    expect(audienceRefusal('teacher', 'videos', {})).toBeNull();
+    expect(audienceRefusal(student, 'chat', { tools: [{ type: 'function', function: { name: 'web_search' } }] })).toBeNull();
+    expect(audienceRefusal(student, 'messages', { tools: [{ type: 'bash_20250124', name: 'bash' }], mcp_servers: [] })).toBeNull();
+    expect(audienceRefusal(student, 'responses', { tools: [{ type: 'file_search' }] })).toBeNull();
+    expect(audienceRefusal(student, 'chat', { messages: [] })).toBeNull();
+    expect(audienceRefusal(student, 'embeddings', 'not an object')).toBeNull();
+  });
+
+  it('works from an AuthContext', () => {
+    const auth = { audience: 'student' } as AuthContext;
+    expect(audienceRefusal(auth.audience, 'images', { model: 'x' })).toBeNull();
+  });
+});
