@@ -1,14 +1,13 @@
 // Prices from the catalog, turned into integer nano-USD. Two questions: what is the most this call
 // can cost (the reservation), and what did it cost (the settlement from usage).
 import { koreanDate } from './clock.ts';
+import { usdToNano } from './ledger/money.ts';
 import type { BillingConfig } from './config.ts';
 import type { JsonObject, JsonValue, ModelEntry, Usage } from './types.ts';
 
 const MTOK = 1_000_000n;
 
-/** USD → nano-USD. Catalog prices have at most nine decimals, so rounding here is exact. */
-export const usdToNano = (usd: number): bigint => BigInt(Math.round(usd * 1e9));
-export const nanoToUsd = (nano: bigint): number => Number(nano) / 1e9;
+export { usdToNano };
 
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 
@@ -45,10 +44,13 @@ export function pricesForPrompt(model: ModelEntry, at: Date, promptTokens: numbe
   return {
     input: tier.input,
     output: tier.output,
-    cache_read: base.cache_read * scale,
-    cache_write: base.cache_write * scale,
+    cache_read: toNanoPrecision(base.cache_read * scale),
+    cache_write: toNanoPrecision(base.cache_write * scale),
   };
 }
+
+/** A scaled price may carry float noise (0.30000000000000004); prices are exact to the nano. */
+const toNanoPrecision = (usd: number) => Number(usd.toFixed(9));
 
 export interface PricingContext {
   billing: BillingConfig;
@@ -143,33 +145,43 @@ function firstNumber(body: JsonObject, keys: string[]): number | undefined {
   return undefined;
 }
 
-const INLINE_IMAGE = /^data:|^[A-Za-z0-9+/=\r\n]{2000,}$/;
+const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
 
-/** UTF-8 bytes of the body's text, with inline images counted apart. */
+/** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
+function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | null): boolean {
+  if (typeof v !== 'string') return false;
+  if (v.startsWith('data:image/')) return true;
+  return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
+}
+
+/**
+ * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the
+ * vendor tokenizes. Everything else, however it looks, counts byte for byte.
+ */
 export function measureBody(value: JsonValue): { bytes: number; images: number } {
   let bytes = 0;
   let images = 0;
-  const walk = (v: JsonValue): void => {
-    if (typeof v === 'string') {
-      if (v.length > 200 && INLINE_IMAGE.test(v.slice(0, 2000))) images++;
-      else bytes += Buffer.byteLength(v) + 2;
-    } else if (Array.isArray(v)) {
+  const walk = (v: JsonValue, parent: JsonObject | null, key: string | null): void => {
+    if (isInlineImage(v, parent, key)) images++;
+    else if (typeof v === 'string') bytes += Buffer.byteLength(v) + 2;
+    else if (Array.isArray(v)) {
       bytes += 2;
-      v.forEach(walk);
+      for (const item of v) walk(item, null, null);
     } else if (v && typeof v === 'object') {
+      // An image part (inline or by URL) costs image tokens, whatever its bytes.
+      if (typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
+        images++;
+        return;
+      }
       bytes += 2;
       for (const [k, child] of Object.entries(v)) {
         bytes += Buffer.byteLength(k) + 3;
-        walk(child);
+        walk(child, v, k);
       }
     } else {
       bytes += String(v).length;
     }
   };
-  walk(value);
+  walk(value, null, null);
   return { bytes, images };
 }
-
-/** Nano-USD to whole credits: balances round down, usage rounds up. */
-export const creditsDown = (nano: bigint, perCredit: number) => nano / BigInt(perCredit);
-export const creditsUp = (nano: bigint, perCredit: number) => ceilDiv(nano, BigInt(perCredit));

@@ -4,8 +4,9 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import type { Accounts } from './accounts.ts';
 import type { Clock } from './clock.ts';
 import type { DoorConfig } from './config.ts';
-import { errors, GatewayError, renderError, toGatewayError, type ErrorShape } from './errors.ts';
-import { exchange, sendError, type ExchangeDeps } from './exchange.ts';
+import { errors, type ErrorShape } from './errors.ts';
+import { exchange, type ExchangeDeps } from './exchange.ts';
+import { fromThrown, sendError } from './reply-error.ts';
 import { modelRecord } from './model-record.ts';
 import { isOnSale } from './model-lookup.ts';
 import { reservationFor } from './reservation.ts';
@@ -45,7 +46,7 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
   });
   app.setErrorHandler((err, req, reply) => {
     const shape = req.routeOptions.config?.errorShape ?? 'chat';
-    const gatewayError = fastifyErrorToGateway(err);
+    const gatewayError = fromThrown(err);
     if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
     sendError(reply, gatewayError, shape);
   });
@@ -69,16 +70,6 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
 
 /** GET /v1/models and /v1/credits take a bearer key like the chat door. */
 const anyKeyDoor = { key_headers: ['bearer'] } as unknown as DoorConfig;
-
-function fastifyErrorToGateway(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const e = err as { statusCode?: number; code?: string; message?: string };
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.tooLarge('The request body is too large.');
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-    return errors.invalidRequest(`Malformed request: ${e.message ?? 'invalid body'}.`);
-  }
-  return toGatewayError(err);
-}
 
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
   const snap = s.runtime.snapshot();
@@ -129,4 +120,4 @@ async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewaySe
   return reply.send({ object: 'list', data });
 }
 
-export { renderError };
+

@@ -5,8 +5,8 @@ import { koreanDate, systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../errors.ts';
 import { createLedger, type Ledger } from '../ledger/ledger.ts';
-import { nanoToCreditsCeil, nanoToCreditsFloor } from '../ledger/money.ts';
-import { countActiveKeysIn, lotView, MAX_CREDITS } from './routes.ts';
+import { nanoToCreditsFloor } from '../ledger/money.ts';
+import { countActiveKeysIn, MAX_CREDITS, walletView } from './routes.ts';
 
 export interface CliContext {
   clock?: Clock;
@@ -72,15 +72,5 @@ export async function walletShow(db: Db, walletId: string, ctx: CliContext = {})
   const ledger = ledgerFor(db, ctx);
   const w = await ledger.getWallet(walletId);
   if (!w) throw errors.notFound(`No wallet '${walletId}'.`);
-  const bal = await ledger.balance(walletId);
-  return {
-    id: w.id,
-    credits: Number(nanoToCreditsFloor(bal.availableNano)),
-    reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
-    lots: bal.lots.map(lotView),
-    key_slots: w.keySlots,
-    keys_active: await countActiveKeysIn(db, walletId, koreanDate((ctx.clock ?? systemClock).now())),
-    splits_usage: w.splitsUsage,
-    owner_id: w.ownerId,
-  };
+  return walletView(ledger, w, (id) => countActiveKeysIn(db, id, koreanDate((ctx.clock ?? systemClock).now())));
 }

@@ -14,11 +14,12 @@
 // Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
 // fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { koreanDate, systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors, GatewayError, renderError, toGatewayError } from '../errors.ts';
-import type { LotBalance, Ledger } from '../ledger/ledger.ts';
+import { errors } from '../errors.ts';
+import { fromThrown, sendError } from '../reply-error.ts';
+import type { LotBalance, Ledger, Wallet } from '../ledger/ledger.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../ledger/money.ts';
 
 export interface AdminDeps {
@@ -34,6 +35,21 @@ export interface AdminDeps {
   /** Called after POST …/owner changed the owner (for example to close the old owner's management keys). */
   onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<void>;
   clock?: Clock;
+}
+
+/** GET /admin/v1/wallets/{id} and `gateway wallet show`: one answer for both. */
+export async function walletView(ledger: Ledger, w: Wallet, countActiveKeys: (walletId: string) => Promise<number>) {
+  const [bal, keysActive] = await Promise.all([ledger.balance(w.id), countActiveKeys(w.id)]);
+  return {
+    id: w.id,
+    credits: Number(nanoToCreditsFloor(bal.availableNano)),
+    reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
+    lots: bal.lots.map(lotView),
+    key_slots: w.keySlots,
+    keys_active: keysActive,
+    splits_usage: w.splitsUsage,
+    owner_id: w.ownerId,
+  };
 }
 
 /** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
@@ -99,20 +115,6 @@ export const lotView = (l: LotBalance) => ({
   created_at: l.createdAt.toISOString(),
 });
 
-function sendGatewayError(reply: FastifyReply, err: GatewayError) {
-  const r = renderError(err, 'chat');
-  return reply.code(r.status).headers(r.headers).send(r.body);
-}
-
-function toAdminError(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const e = err as { statusCode?: number; code?: string; message?: string };
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.tooLarge('The request body is too large.');
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-    return errors.invalidRequest(`Malformed request: ${e.message ?? 'invalid body'}.`);
-  }
-  return toGatewayError(err);
-}
 
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   const token = deps.adminToken;
@@ -131,9 +133,9 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
   await app.register(async (scope) => {
     scope.setErrorHandler((err, req, reply) => {
-      const g = toAdminError(err);
+      const g = fromThrown(err);
       if (g.status >= 500) req.log.error({ err }, 'admin request failed');
-      return sendGatewayError(reply, g);
+      return sendError(reply, g);
     });
 
     scope.addHook('onRequest', async (req: FastifyRequest) => {
@@ -197,17 +199,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
     scope.get<{ Params: { id: string } }>('/admin/v1/wallets/:id', async (req) => {
       const w = await requireWallet(req.params.id);
-      const [bal, keysActive] = await Promise.all([ledger.balance(w.id), countActiveKeys(w.id)]);
-      return {
-        id: w.id,
-        credits: Number(nanoToCreditsFloor(bal.availableNano)),
-        reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
-        lots: bal.lots.map(lotView),
-        key_slots: w.keySlots,
-        keys_active: keysActive,
-        splits_usage: w.splitsUsage,
-        owner_id: w.ownerId,
-      };
+      return walletView(ledger, w, countActiveKeys);
     });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/owner', async (req) => {

@@ -6,11 +6,12 @@
 // - DELETE answers 200 `{id, object: 'api_key', deleted: true}`.
 // - The doors see normal API keys only: management keys and people's chat keys are neither listed nor
 //   counted in slots, and their ids answer 404.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { koreanDate } from '../clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors, isGatewayError, renderError, toGatewayError, type GatewayError } from '../errors.ts';
+import { errors } from '../errors.ts';
+import { fromThrown, sendError } from '../reply-error.ts';
 import { newRequestId } from './secret.ts';
 import { keyFromHeaders, type KeyService } from './service.ts';
 import { KEY_COLUMNS, keyRowFrom, type AuthContext, type KeyRow } from './types.ts';
@@ -24,10 +25,6 @@ export interface KeyRouteDeps {
   clock: Clock;
 }
 
-function send(reply: FastifyReply, err: GatewayError) {
-  const r = renderError(err, 'chat');
-  return reply.code(r.status).headers(r.headers).send(r.body);
-}
 
 /** Registers the key doors in their own encapsulated scope (own JSON parser and error handler). */
 export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): Promise<void> {
@@ -47,18 +44,9 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
     });
 
     scope.setErrorHandler((err, req, reply) => {
-      let ge: GatewayError;
-      if (isGatewayError(err)) ge = err;
-      else {
-        const status = (err as { statusCode?: number }).statusCode;
-        if (status === 413) ge = errors.tooLarge('The request body is too large.');
-        else if (status && status >= 400 && status < 500) ge = errors.invalidRequest(err instanceof Error ? err.message : 'Malformed request.');
-        else {
-          req.log.error({ err }, 'key door failed');
-          ge = toGatewayError(err);
-        }
-      }
-      return send(reply, ge);
+      const ge = fromThrown(err);
+      if (ge.status >= 500) req.log.error({ err }, 'key door failed');
+      return sendError(reply, ge);
     });
 
     const management = (headers: Record<string, string | string[] | undefined>) =>

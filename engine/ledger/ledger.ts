@@ -368,12 +368,6 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
   const planVendors = new Set(opts.planVendors ?? ['c']);
 
-  const requireWallet = async (q: Queryable, walletId: string): Promise<Wallet> => {
-    const r = await q.query('SELECT * FROM wallets WHERE id = $1', [walletId]);
-    if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-    return walletFromRow(r.rows[0]);
-  };
-
   const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
     let nano: bigint;
     if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');
