@@ -1,0 +1,198 @@
+// Route fallback over real HTTP: a failing first route (429, 500, 529, a reset connection, a stream that fails
+// before its first byte) moves the same model to the second route; both failing gives 502 with nothing charged;
+// a vendor 400 is not retried. Faults are injected per route in the simulator.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { A_VERSION, openai, parseSse, post } from './e2e.ts';
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway();
+});
+afterEach(() => t.sim.clearFaults());
+afterAll(() => t?.close());
+
+const USER = [{ role: 'user', content: 'Hello fallback' }];
+
+/** Routes that received the calls made since `n` for vendor `v`. */
+const routesSince = (v: 'a' | 'b', n: number) => t.received(v).slice(n).map((r) => r.route);
+
+describe('fallback to the next route', () => {
+  for (const [vendor, model] of [
+    ['a', 'a-top-5.5'],
+    ['b', 'b-5'],
+  ] as const) {
+    for (const status of [429, 500, 529]) {
+      it(`vendor ${vendor.toUpperCase()}: ${status} on route ${vendor}0 → answered by ${vendor}1, depth 1`, async () => {
+        const n = t.received(vendor).length;
+        t.sim.inject(`${vendor}0`, { kind: 'status', status });
+        const res = await post(t, '/v1/chat/completions', { model, messages: USER });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+        const body = (await res.json()) as any;
+        expect(body.choices[0].message.content).toBe(`Simulated reply from ${model}: Hello fallback`);
+        expect(routesSince(vendor, n)).toEqual([`${vendor}0`, `${vendor}1`]);
+      });
+    }
+
+    it(`vendor ${vendor.toUpperCase()}: a reset connection on ${vendor}0 → ${vendor}1, depth 1`, async () => {
+      const n = t.received(vendor).length;
+      t.sim.inject(`${vendor}0`, { kind: 'reset' });
+      const res = await post(t, '/v1/chat/completions', { model, messages: USER });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+      await res.json();
+      expect(routesSince(vendor, n)).toEqual([`${vendor}0`, `${vendor}1`]);
+    });
+  }
+
+  it('the SDK sees the depth header too (responses door, 503 on b0)', async () => {
+    t.sim.inject('b0', { kind: 'status', status: 503 });
+    const { data, response } = await openai(t).responses.create({ model: 'b-pro-5', input: 'hi' }).withResponse();
+    expect(response.headers.get('x-gateway-fallback-depth')).toBe('1');
+    expect(data.output_text).toBe('Simulated reply from b-pro-5: hi');
+  });
+
+  it('the messages door falls back as well (529 overloaded on a0)', async () => {
+    const n = t.received('a').length;
+    t.sim.inject('a0', { kind: 'status', status: 529 });
+    const res = await post(t, '/v1/messages', { model: 'a-top-5.5', max_tokens: 64, messages: USER }, A_VERSION);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    expect(((await res.json()) as any).type).toBe('message');
+    expect(routesSince('a', n)).toEqual(['a0', 'a1']);
+  });
+
+  it('no fault: depth 0, only the first route called', async () => {
+    const n = t.received('a').length;
+    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: USER });
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('0');
+    await res.json();
+    expect(routesSince('a', n)).toEqual(['a0']);
+  });
+});
+
+describe('every route fails', () => {
+  it.each([
+    ['a', 'a-top-5.5', 529],
+    ['b', 'b-5', 500],
+  ] as const)('vendor %s: 502 upstream_error, both routes tried, nothing charged or held', async (vendor, model, status) => {
+    const before = await t.balance();
+    const n = t.received(vendor).length;
+    t.sim.inject(`${vendor}0`, { kind: 'status', status });
+    t.sim.inject(`${vendor}1`, { kind: 'reset' });
+    const res = await post(t, '/v1/chat/completions', { model, messages: USER });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as any;
+    expect(body.error.type).toBe('upstream_error');
+    expect(routesSince(vendor, n)).toEqual([`${vendor}0`, `${vendor}1`]);
+    expect(await t.balance()).toBe(before);
+    expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
+  });
+
+  it('messages door: 502 in the messages error shape', async () => {
+    t.sim.inject('a0', { kind: 'status', status: 500 });
+    t.sim.inject('a1', { kind: 'status', status: 429 });
+    const res = await post(t, '/v1/messages', { model: 'a-top-5.5', max_tokens: 64, messages: USER }, A_VERSION);
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as any;
+    expect(body.type).toBe('error');
+    expect(body.error.type).toBe('upstream_error');
+  });
+});
+
+describe('not retried', () => {
+  it('a 400 from the vendor goes back unchanged from the first route only', async () => {
+    const before = await t.balance();
+    const n = t.received('a').length;
+    t.sim.inject('a0', { kind: 'status', status: 400 });
+    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: USER });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('0');
+    const body = (await res.json()) as any;
+    // Vendor A's messages-shape error re-shaped for the chat door, type kept.
+    expect(body.error.type).toBe('invalid_request_error');
+    expect(routesSince('a', n)).toEqual(['a0']);
+    expect(await t.balance()).toBe(before);
+  });
+
+  it('a 400 from the second route after a 429 on the first: returned as is, header names the route that answered', async () => {
+    const before = await t.balance();
+    const n = t.received('b').length;
+    t.sim.inject('b0', { kind: 'status', status: 429 });
+    // b-5 refuses max_tokens itself (catalog rule vendor-refuses-max-tokens, imitated by the simulator).
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER, max_tokens: 50 });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    expect(((await res.json()) as any).error.message).toContain('max_completion_tokens');
+    expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+    expect(await t.balance()).toBe(before);
+  });
+
+  it('a 404 from the vendor is not retried either', async () => {
+    const n = t.received('b').length;
+    t.sim.inject('b0', { kind: 'status', status: 404 });
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    expect(res.status).toBe(404);
+    await res.text();
+    expect(routesSince('b', n)).toEqual(['b0']);
+  });
+});
+
+describe('streams', () => {
+  it('a stream whose first route answers 529 falls back before the first byte (depth 1)', async () => {
+    const n = t.received('a').length;
+    t.sim.inject('a0', { kind: 'status', status: 529 });
+    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: USER, stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    const frames = parseSse(await res.text());
+    const text = frames.map((f) => f.data?.choices?.[0]?.delta?.content ?? '').join('');
+    expect(text).toBe('Simulated reply from a-top-5.5: Hello fallback');
+    expect(routesSince('a', n)).toEqual(['a0', 'a1']);
+  });
+
+  it('a stream that opens with an error event on the first route falls back (vendor A, depth 1)', async () => {
+    const n = t.received('a').length;
+    t.sim.inject('a0', { kind: 'stream-error', afterEvents: 0 });
+    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: USER, stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    const frames = parseSse(await res.text());
+    expect(frames.some((f) => f.data?.error)).toBe(false);
+    expect(frames[frames.length - 1].data).toBe('[DONE]');
+    expect(routesSince('a', n)).toEqual(['a0', 'a1']);
+  });
+
+  it('a passthrough stream reset on b0 before any byte falls back (depth 1)', async () => {
+    const n = t.received('b').length;
+    t.sim.inject('b0', { kind: 'reset' });
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER, stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    const frames = parseSse(await res.text());
+    expect(frames.map((f) => f.data?.choices?.[0]?.delta?.content ?? '').join('')).toBe('Simulated reply from b-5: Hello fallback');
+    expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+  });
+
+  it('a responses stream whose first route answers 500 falls back (depth 1)', async () => {
+    t.sim.inject('b0', { kind: 'status', status: 500 });
+    const res = await post(t, '/v1/responses', { model: 'b-5', input: 'Stream me', stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    const events = parseSse(await res.text());
+    expect(events.filter((e) => e.event === 'response.completed')).toHaveLength(1);
+  });
+
+  it('a stream that fails after bytes reached the client is not retried; the client sees an error frame', async () => {
+    const n = t.received('a').length;
+    t.sim.inject('a0', { kind: 'stream-error', afterEvents: 4 });
+    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'Cut me [[sim:long=20]]' }], stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('0');
+    const frames = parseSse(await res.text());
+    expect(frames.some((f) => f.data?.error)).toBe(true);
+    expect(routesSince('a', n)).toEqual(['a0']);
+    expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
+  });
+});
