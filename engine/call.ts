@@ -57,6 +57,8 @@ export interface Call {
 export interface CallNotes {
   /** The gateway asked the vendor for a usage chunk the client did not ask for: hide it. */
   streamUsageInjected?: boolean;
+  /** Usage known before the call (speech characters): the reservation and the charge both use it. */
+  fixedUsage?: Usage;
 }
 
 /** Constants transforms may read (from config/limits.yaml and config/billing.yaml). */

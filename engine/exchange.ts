@@ -4,7 +4,8 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Accounts, Caller, Hold } from './accounts.ts';
 import type { Call, StreamTranslator } from './call.ts';
 import type { DoorConfig, VendorConfig } from './config.ts';
-import { errors, GatewayError, renderError, type ErrorShape } from './errors.ts';
+import { errors, GatewayError, type ErrorShape } from './errors.ts';
+import { sendError } from './reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { readSse } from './sse.ts';
 import { emptyUsage, type JsonObject, type Usage } from './types.ts';
@@ -12,6 +13,8 @@ import { isRetryableStatus, RouteFailure, type UpstreamAnswer, type UpstreamClie
 import type { Route } from './vendor-routes.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
+export const CHARGED_HEADER = 'x-service-charged-nano';
+export const CHARACTERS_HEADER = 'x-service-characters';
 
 export interface ExchangeDeps {
   upstream: UpstreamClient;
@@ -31,6 +34,8 @@ export interface ExchangeInput {
   hold: Hold | null;
   clientHeaders: Record<string, string | string[] | undefined>;
   timeoutMs: number;
+  /** Longest Retry-After waited for before one more pass over the routes. */
+  retryAfterMaxMs: number;
   reply: FastifyReply;
 }
 
@@ -45,39 +50,19 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   const request = upstreamRequest(input);
   const settlement = new Settlement(input, deps);
   try {
-    for (const route of input.routes) {
-      const depth = route.index;
-      let answer: UpstreamAnswer;
-      try {
-        answer = await deps.upstream.send(route, input.vendor, request, signal);
-      } catch (e) {
-        if (e instanceof RouteFailure) {
-          deps.log.warn({ vendor: route.vendor, route: route.index, reason: e.message }, 'route failed, trying the next');
-          continue;
-        }
-        throw e;
+    let failed = 0;
+    // One pass over the routes; a second pass only when a vendor asked to be retried after a short wait.
+    for (let pass = 0; pass < 2; pass++) {
+      let retryAfterMs: number | undefined;
+      for (const route of input.routes) {
+        const outcome = await attemptRoute(route, failed, request, signal, input, deps, settlement);
+        if (outcome.done) return;
+        failed++;
+        if (outcome.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, outcome.retryAfterMs);
       }
-      if (isRetryableStatus(answer.status)) {
-        deps.log.warn({ vendor: route.vendor, route: route.index, status: answer.status }, 'route answered retryable status');
-        await answer.body.dump().catch(() => undefined);
-        continue;
-      }
-      if (answer.status >= 400) {
-        await relayVendorError(answer, depth, input);
-        return;
-      }
-      try {
-        const done = prepared.call.stream
-          ? await relayStream(answer, depth, input, deps, settlement)
-          : await relayAnswer(answer, depth, input, deps, settlement);
-        if (done) return;
-      } catch (e) {
-        if (e instanceof RouteFailure && !reply.raw.headersSent) {
-          deps.log.warn({ vendor: route.vendor, route: route.index, reason: e.message }, 'route answered badly, trying the next');
-          continue;
-        }
-        throw e;
-      }
+      if (retryAfterMs === undefined || retryAfterMs > input.retryAfterMaxMs) break;
+      deps.log.warn({ retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
+      await sleep(retryAfterMs, signal);
     }
     throw errors.upstream(
       input.routes.length === 0
@@ -96,6 +81,66 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
     await settlement.finish();
   }
 }
+
+type Attempt = { done: true } | { done: false; retryAfterMs?: number };
+
+/** One route: the answer reaches the client (done), or the route failed and the next may try. */
+async function attemptRoute(
+  route: Route,
+  depth: number,
+  request: UpstreamRequest,
+  signal: AbortSignal,
+  input: ExchangeInput,
+  deps: ExchangeDeps,
+  settlement: Settlement,
+): Promise<Attempt> {
+  const where = { vendor: route.vendor, route: route.index };
+  let answer: UpstreamAnswer;
+  try {
+    answer = await deps.upstream.send(route, input.vendor, request, signal);
+  } catch (e) {
+    if (!(e instanceof RouteFailure)) throw e;
+    deps.log.warn({ ...where, reason: e.message }, 'route failed, trying the next');
+    return { done: false };
+  }
+  if (isRetryableStatus(answer.status)) {
+    deps.log.warn({ ...where, status: answer.status }, 'route answered a retryable status');
+    await answer.body.dump().catch(() => undefined);
+    return { done: false, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
+  }
+  if (answer.status >= 400) {
+    await relayVendorError(answer, depth, input);
+    return { done: true };
+  }
+  try {
+    const relay = input.door.answer_body === 'binary' ? relayBinary : input.prepared.call.stream ? relayStream : relayAnswer;
+    return { done: await relay(answer, depth, input, deps, settlement) };
+  } catch (e) {
+    if (e instanceof RouteFailure && !input.reply.raw.headersSent) {
+      deps.log.warn({ ...where, reason: e.message }, 'route answered badly, trying the next');
+      return { done: false };
+    }
+    throw e;
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
@@ -125,18 +170,22 @@ class Settlement {
     this.usage = usage;
   }
 
-  async finish(): Promise<void> {
-    if (this.settled) return;
+  private charged = 0n;
+
+  /** Settles once; returns what was charged (0 when released or free). */
+  async finish(): Promise<bigint> {
+    if (this.settled) return this.charged;
     this.settled = true;
     const { hold, caller } = this.input;
-    if (!hold) return;
+    if (!hold) return 0n;
     try {
-      if (this.usage) await this.deps.accounts.settle(caller, hold, this.deps.costOf(this.input.prepared.call, this.usage));
+      if (this.usage) this.charged = await this.deps.accounts.settle(caller, hold, this.deps.costOf(this.input.prepared.call, this.usage));
       else await this.deps.accounts.release(hold);
     } catch (e) {
       // The sweeper releases an unsettled hold after its expiry; log loudly so it is seen.
       this.deps.log.error({ err: e, callId: hold.callId }, 'settlement failed');
     }
+    return this.charged;
   }
 }
 
@@ -160,6 +209,27 @@ async function relayAnswer(
   const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : json;
   await settlement.finish();
   input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).code(200).send(out);
+  return true;
+}
+
+/** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */
+async function relayBinary(
+  answer: UpstreamAnswer,
+  depth: number,
+  input: ExchangeInput,
+  _deps: ExchangeDeps,
+  settlement: Settlement,
+): Promise<boolean> {
+  const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
+  settlement.record(usage);
+  const charged = await settlement.finish();
+  input.reply
+    .header(FALLBACK_DEPTH_HEADER, String(depth))
+    .header('content-type', answer.headers['content-type'] ?? 'application/octet-stream')
+    .header(CHARGED_HEADER, String(charged))
+    .header(CHARACTERS_HEADER, String(usage.characters ?? 0))
+    .code(200);
+  await input.reply.send(answer.body);
   return true;
 }
 
@@ -255,7 +325,3 @@ function parseVendorError(raw: string): { type?: string; message?: string } {
   }
 }
 
-export function sendError(reply: FastifyReply, err: GatewayError, shape: ErrorShape): void {
-  const rendered = renderError(err, shape);
-  reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
-}

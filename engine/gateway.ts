@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
 import { errors } from './errors.ts';
-import { sendError } from './exchange.ts';
+import { sendError } from './reply-error.ts';
 import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './ledger/ledger.ts';
 import { nanoToCreditsFloor } from './ledger/money.ts';

@@ -12,7 +12,7 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
     case 'image':
       return usdToNano(model.pricing.image_reservation ?? 0);
     case 'characters':
-      return tokenCost(typeof body.input === 'string' ? [...body.input].length : 0, model.pricing.per_mchar ?? 0);
+      return tokenCost(call.notes.fixedUsage?.characters ?? 0, model.pricing.per_mchar ?? 0);
     case 'video':
       return 0n; // video jobs hold seconds × per-second price in their own flow
     case 'tokens':

@@ -105,6 +105,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       hold,
       clientHeaders: req.headers,
       timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,
+      retryAfterMaxMs: snap.config.limits.retry_after_max_ms,
       reply,
     },
     deps,

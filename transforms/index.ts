@@ -4,6 +4,7 @@ import { messagesToChat } from './answer/messages-to-chat.ts';
 import { askStreamUsage } from './request/ask-stream-usage.ts';
 import { carryCacheControl } from './request/carry-cache-control.ts';
 import { chatParamsToNative } from './request/chat-params-to-native.ts';
+import { countCharacters } from './request/count-characters.ts';
 import { defaultMaxTokens } from './request/default-max-tokens.ts';
 import { effortToNative } from './request/effort-to-native.ts';
 import { messagesToBlocks } from './request/messages-to-blocks.ts';
@@ -33,6 +34,7 @@ export const requestTransforms: Record<string, RequestTransform> = {
   'carry-cache-control': carryCacheControl,
   'chat-params-to-native': chatParamsToNative,
   'ask-stream-usage': askStreamUsage,
+  'count-characters': countCharacters,
 };
 
 export const answerTransforms: Record<string, AnswerTransform> = {

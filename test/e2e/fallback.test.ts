@@ -196,3 +196,28 @@ describe('streams', () => {
     expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
   });
 });
+
+describe('Retry-After', () => {
+  it('when every route answers 429 with a short Retry-After, the gateway waits and makes one more pass', async () => {
+    const n = t.received('b').length;
+    t.sim.inject('b0', { kind: 'status', status: 429, retryAfterSeconds: 1 });
+    t.sim.inject('b1', { kind: 'status', status: 429, retryAfterSeconds: 1 });
+    const started = Date.now();
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    expect(res.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('2');
+    await res.json();
+    expect(routesSince('b', n)).toEqual(['b0', 'b1', 'b0']);
+  });
+
+  it('a Retry-After longer than the configured limit is not waited for: 502 at once', async () => {
+    const n = t.received('b').length;
+    t.sim.inject('b0', { kind: 'status', status: 429, retryAfterSeconds: 60 });
+    t.sim.inject('b1', { kind: 'status', status: 429, retryAfterSeconds: 60 });
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as any).error.type).toBe('upstream_error');
+    expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+  });
+});

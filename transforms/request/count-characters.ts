@@ -1,0 +1,12 @@
+// Speech is priced per character of `input`, fixed before the call: the count is taken here, once, and
+// both the reservation and the settlement read it. Characters are Unicode code points.
+import type { RequestTransform } from '../../engine/call.ts';
+import { errors } from '../../engine/errors.ts';
+import { emptyUsage } from '../../engine/types.ts';
+
+export const countCharacters: RequestTransform = (call) => {
+  const input = call.body.input;
+  if (typeof input !== 'string') throw errors.invalidRequest('input must be a string.', 'input');
+  call.notes.fixedUsage = { ...emptyUsage(), characters: [...input].length };
+  return call;
+};
