@@ -4,7 +4,7 @@ import { createGateway, vendorRefusals, type RunningGateway } from '../../engine
 import { Runtime } from '../../engine/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/clock.ts';
 import { VENDORS, type VendorId } from '../../engine/types.ts';
-import { startSimulator, type Simulator } from '../simulator/index.ts';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../simulator/index.ts';
 
 export interface TestGateway {
   url: string;
@@ -25,6 +25,7 @@ export interface TestGatewayOptions {
   clock?: Clock;
   dirs?: { config: string; catalog: string };
   routesPerVendor?: number;
+  simulator?: SimulatorOptions;
 }
 
 export const TEST_NOW = '2026-11-21T03:00:00Z';
@@ -32,7 +33,7 @@ export const TEST_NOW = '2026-11-21T03:00:00Z';
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dirs = opts.dirs ?? { config: 'config', catalog: 'catalog' };
   const refusalRuntime = new Runtime(dirs);
-  const sim = await startSimulator({ refuse: vendorRefusals(refusalRuntime) });
+  const sim = await startSimulator({ refuse: vendorRefusals(refusalRuntime), ...opts.simulator });
   const env: Record<string, string> = {
     GATEWAY_SIMULATE: '0',
     GATEWAY_DATA_DIR: 'memory://',
