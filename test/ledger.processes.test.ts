@@ -13,7 +13,6 @@ import { openPg } from '../engine/db/pg.ts';
 import { createLedger, type Ledger } from '../engine/ledger/ledger.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
 
-const TSX = join(process.cwd(), 'node_modules/.bin/tsx');
 const CHILD = join(process.cwd(), 'test/fixtures/ledger-child.ts');
 
 interface Child {
@@ -24,7 +23,8 @@ interface Child {
 }
 
 function startChild(env: Record<string, string>): Child {
-  const proc = spawn(TSX, [CHILD], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  // One process (no tsx wrapper), so SIGKILL kills the very process that holds the reservation.
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const events: Record<string, unknown>[] = [];
   const waiters: { event: string; resolve: (e: Record<string, unknown>) => void }[] = [];
   let stderr = '';
