@@ -5,14 +5,19 @@ import type { UsageReader } from '../../engine/call.ts';
 import { emptyUsage, type JsonValue, type Usage } from '../../engine/types.ts';
 import { isObject, num } from '../util/json.ts';
 
+/** Splits a prompt count that includes cached and written tokens into the uncached and cache buckets. */
+export function splitPrompt(usage: Usage, prompt: number, cached: number, written: number): Usage {
+  usage.cache_read_tokens = Math.min(cached, prompt);
+  usage.cache_write_tokens = Math.min(written, prompt - usage.cache_read_tokens);
+  usage.input_tokens = Math.max(0, prompt - usage.cache_read_tokens - usage.cache_write_tokens);
+  return usage;
+}
+
 export function normaliseChatUsage(u: JsonValue | undefined): Usage {
   const usage = emptyUsage();
   if (!isObject(u)) return usage;
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const prompt = num(u.prompt_tokens);
-  usage.cache_read_tokens = Math.min(num(details.cached_tokens), prompt);
-  usage.cache_write_tokens = Math.min(num(details.cache_write_tokens), prompt - usage.cache_read_tokens);
-  usage.input_tokens = Math.max(0, prompt - usage.cache_read_tokens - usage.cache_write_tokens);
+  splitPrompt(usage, num(u.prompt_tokens), num(details.cached_tokens), num(details.cache_write_tokens));
   usage.output_tokens = num(u.completion_tokens);
   return usage;
 }

@@ -6,6 +6,7 @@
 import type { UsageReader } from '../../engine/call.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/types.ts';
 import { isObject, num } from '../util/json.ts';
+import { splitPrompt } from './chat-usage.ts';
 
 export function countToolCalls(items: JsonValue[] | undefined): { web: number; file: number } {
   let web = 0;
@@ -25,10 +26,7 @@ export function normaliseResponsesUsage(response: JsonObject): Usage {
   const u = response.usage;
   if (isObject(u)) {
     const details = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
-    const input = num(u.input_tokens);
-    usage.cache_read_tokens = Math.min(num(details.cached_tokens), input);
-    usage.cache_write_tokens = Math.min(num(details.cache_write_tokens), input - usage.cache_read_tokens);
-    usage.input_tokens = Math.max(0, input - usage.cache_read_tokens - usage.cache_write_tokens);
+    splitPrompt(usage, num(u.input_tokens), num(details.cached_tokens), num(details.cache_write_tokens));
     usage.output_tokens = num(u.output_tokens);
   }
   const calls = countToolCalls(Array.isArray(response.output) ? response.output : undefined);
