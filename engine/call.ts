@@ -46,12 +46,24 @@ export interface Call {
   readonly client: JsonObject;
   /** The body being built for the vendor. */
   body: JsonObject;
+  /**
+   * Files of a multipart door, by form name, sent beside `body` (which holds a descriptor under the same name).
+   * Absent on JSON doors; when present the vendor gets a multipart body.
+   */
+  readonly files?: Readonly<Record<string, UploadedFile>>;
   stream: boolean;
   /** Headers to add to the upstream request, beyond the route's credential. */
   upstreamHeaders: Record<string, string>;
   /** What a request transform did that an answer transform must undo. */
   notes: CallNotes;
   readonly settings: CallSettings;
+}
+
+/** A file from a multipart form, buffered once (at most `limits.file_limit_bytes`). */
+export interface UploadedFile {
+  filename: string;
+  contentType: string;
+  data: Buffer;
 }
 
 export interface CallNotes {

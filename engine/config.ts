@@ -24,6 +24,8 @@ export interface DoorConfig {
   name: string;
   path: string;
   body: 'json' | 'multipart' | 'json-or-multipart';
+  /** Multipart doors: the form names that are files; every other part must be a plain value. */
+  files?: string[];
   serves: { kinds: ModelKind[]; vendors: VendorId[] };
   errors: 'chat' | 'messages';
   key_headers: ('bearer' | 'x-api-key')[];

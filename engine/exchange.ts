@@ -5,6 +5,7 @@ import type { Accounts, Caller, Hold } from './accounts.ts';
 import type { Call, StreamTranslator } from './call.ts';
 import type { DoorConfig, VendorConfig } from './config.ts';
 import { errors, GatewayError, type ErrorShape } from './errors.ts';
+import { encodeMultipart } from './multipart.ts';
 import { sendError } from './reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { readSse } from './sse.ts';
@@ -148,12 +149,10 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
     const v = input.clientHeaders[name];
     if (typeof v === 'string') headers[name] = v;
   }
-  return {
-    path: input.prepared.protocol.upstream,
-    body: JSON.stringify(input.prepared.call.body),
-    contentType: 'application/json',
-    headers,
-  };
+  const { call } = input.prepared;
+  // A call that carries files (a multipart door) goes out as multipart, built once for every route.
+  const encoded = call.files ? encodeMultipart(call) : { body: JSON.stringify(call.body), contentType: 'application/json' };
+  return { path: input.prepared.protocol.upstream, ...encoded, headers };
 }
 
 /** Charges once: the usage of the answer that reached the client, or releases the hold. */

@@ -2,7 +2,7 @@
 // then the door's request chain. Pure: no I/O, so a refusal can never have charged anything.
 import { randomUUID } from 'node:crypto';
 import type { Caller } from './accounts.ts';
-import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UsageReader } from './call.ts';
+import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from './call.ts';
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from './config.ts';
 import { errors, GatewayError } from './errors.ts';
 import { resolveModel } from './model-lookup.ts';
@@ -34,7 +34,7 @@ export function prepareCall(
   headers: RequestView['headers'],
   caller: Caller,
   registry: TransformRegistry,
-  opts: { now: Date; callerRefusal?: CallerRefusal },
+  opts: { now: Date; callerRefusal?: CallerRefusal; files?: Record<string, UploadedFile> },
 ): PreparedCall {
   checkRequired(door, body, headers);
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
@@ -58,6 +58,7 @@ export function prepareCall(
     rules,
     client: body,
     body: { ...structuredClone(body), model: model.id },
+    ...(opts.files ? { files: opts.files } : {}),
     stream: body.stream === true,
     upstreamHeaders: {},
     notes: {},

@@ -1,18 +1,21 @@
 // The Fastify app: every door in config/doors.yaml, the catalog and balance doors, and the plugins
 // for keys and admin. Each model door runs the same chain: auth → prepare → reserve → exchange.
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Accounts } from './accounts.ts';
+import type { UploadedFile } from './call.ts';
 import type { Clock } from './clock.ts';
 import type { DoorConfig } from './config.ts';
 import { errors, type ErrorShape } from './errors.ts';
 import { exchange, type ExchangeDeps } from './exchange.ts';
 import { fromThrown, sendError } from './reply-error.ts';
 import { modelRecord } from './model-record.ts';
+import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from './multipart.ts';
 import { isOnSale } from './model-lookup.ts';
 import { reservationFor } from './reservation.ts';
 import { prepareCall, type CallerRefusal, type TransformRegistry } from './prepare.ts';
 import { costOfUsage } from './pricing.ts';
-import type { Runtime } from './runtime.ts';
+import type { Runtime, Snapshot } from './runtime.ts';
 import type { JsonObject } from './types.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
@@ -55,8 +58,18 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
   });
 
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
-    if (door.body !== 'json') continue; // multipart doors arrive with the media doors
-    app.post(door.path, { config: { errorShape: door.errors } }, (req, reply) => serveModelDoor(door.name, req, reply, services));
+    if (door.body === 'json') {
+      app.post(door.path, { config: { errorShape: door.errors } }, (req, reply) => serveModelDoor(door.name, req, reply, services, jsonBody));
+    } else if (door.body === 'multipart') {
+      // The multipart parser lives in its own scope, so the JSON doors never accept a form.
+      app.register(async (scope) => {
+        await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
+        scope.post(door.path, { config: { errorShape: door.errors } }, (req, reply) =>
+          serveModelDoor(door.name, req, reply, services, multipartBody),
+        );
+      });
+    }
+    // json-or-multipart doors (videos) are served by their own plugin.
   }
   app.get('/v1/models', (req, reply) => listModels(req, reply, services));
   app.get('/v1/credits', async (req) => {
@@ -71,18 +84,30 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
 /** GET /v1/models and /v1/credits take a bearer key like the chat door. */
 const anyKeyDoor = { key_headers: ['bearer'] } as unknown as DoorConfig;
 
-async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
-  const snap = s.runtime.snapshot();
-  const door = snap.config.doors[doorName];
-  const now = s.clock.now();
-  const caller = await s.accounts.authenticate(req.headers, door);
+/** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
+type BodyReader = (req: FastifyRequest, door: DoorConfig, snap: Snapshot) => Promise<{ body: JsonObject; files?: Record<string, UploadedFile> }>;
+
+const jsonBody: BodyReader = async (req) => {
   const body = req.body;
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw errors.invalidRequest('The request body must be a JSON object.');
   }
-  const prepared = prepareCall(snap, door, body as JsonObject, req.headers, caller, s.registry, {
+  return { body: body as JsonObject };
+};
+
+/** The whole form is read (files up to limits.file_limit_bytes, else 413) before any reservation. */
+const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, snap.config.limits.file_limit_bytes);
+
+async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
+  const snap = s.runtime.snapshot();
+  const door = snap.config.doors[doorName];
+  const now = s.clock.now();
+  const caller = await s.accounts.authenticate(req.headers, door);
+  const { body, files } = await readBody(req, door, snap);
+  const prepared = prepareCall(snap, door, body, req.headers, caller, s.registry, {
     now,
     callerRefusal: s.callerRefusal,
+    files,
   });
   const { call } = prepared;
   const amount = reservationFor(door, call, snap, now);
