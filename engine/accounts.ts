@@ -27,4 +27,17 @@ export interface Accounts {
   settle(caller: Caller, hold: Hold, costNano: bigint): Promise<bigint>;
   /** Gives the whole hold back: the call failed. */
   release(hold: Hold): Promise<void>;
+
+  // Long jobs (videos) outlive the request and maybe the process: their hold is kept by reference.
+  /** A durable reference to the hold, to settle or release it later from any process. */
+  holdRef(hold: Hold): string;
+  /** Keeps a held reference from being swept before `expiresAt`. False when it is no longer held. */
+  extendHold(holdRef: string, expiresAt: Date): Promise<boolean>;
+  /**
+   * Charges the cost (the rest goes back) and counts it on the quotas of the key that made the hold, on the
+   * Korean day it finishes. Idempotent: a second settle of the same reference charges nothing more.
+   */
+  settleDetached(holdRef: string, keyId: string, costNano: bigint): Promise<bigint>;
+  /** Gives the whole hold back. Idempotent. */
+  releaseDetached(holdRef: string): Promise<void>;
 }

@@ -11,7 +11,7 @@ import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService }
 import { createLedger, type Ledger } from './ledger/ledger.ts';
 import { nanoToCreditsFloor } from './ledger/money.ts';
 import { isOnSale } from './model-lookup.ts';
-import { missingTransforms } from './prepare.ts';
+import { missingTransforms, type CallerRefusal } from './prepare.ts';
 import { firstRefusal } from './refusals.ts';
 import { Runtime } from './runtime.ts';
 import { buildServer } from './server.ts';
@@ -19,6 +19,7 @@ import type { JsonObject, ModelEntry, VendorId } from './types.ts';
 import { UpstreamClient } from './upstream.ts';
 import { planRoutes, routesFromEnv, type VendorRoutes } from './vendor-routes.ts';
 import { createWalletAccounts } from './wallet-accounts.ts';
+import { createVideoService, videoPollMs, type VideoService } from './videos/index.ts';
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../test/simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
@@ -45,6 +46,8 @@ export interface RunningGateway {
   simulatedVendors: VendorId[];
   /** A first-run development wallet, when this start created one. */
   devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
+  /** Video jobs: store, files and the polling worker. */
+  videos: VideoService;
   close(): Promise<void>;
 }
 
@@ -69,6 +72,19 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 
   const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
+  const callerRefusal: CallerRefusal = (caller, door, body) => audienceRefusal(caller.audience, door.name, body);
+  const videos = createVideoService({
+    db,
+    accounts,
+    runtime,
+    routes,
+    upstream,
+    registry,
+    clock,
+    callerRefusal,
+    dataDir: env.GATEWAY_DATA_DIR ?? './data',
+    pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
+  });
   const app = await buildServer(
     {
       runtime,
@@ -77,7 +93,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       upstream,
       registry,
       clock,
-      callerRefusal: (caller, door, body) => audienceRefusal(caller.audience, door.name, body),
+      callerRefusal,
       credits: (walletId) => creditsOf(ledger, walletId),
       plugins: [
         (a) => registerKeyRoutes(a, { keys, db, clock }),
@@ -94,6 +110,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
         async (a) => {
           if (adminToken) registerReloadRoute(a, runtime, adminToken);
         },
+        (a) => videos.routes(a),
       ],
     },
     {
@@ -102,6 +119,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   );
   const stopSweeper =
     opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: (e) => app.log.error({ err: e }, 'sweep failed') });
+  videos.start(app.log);
   const devWallet = embedded ? await createDevWalletOnFirstRun(ledger, keys, db) : null;
 
   return {
@@ -114,9 +132,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     simulator,
     simulatedVendors: simulated,
     devWallet,
+    videos,
     async close() {
       stopSweeper();
       await app.close();
+      await videos.stop();
       await upstream.close();
       await keys.close();
       await simulator?.close();

@@ -61,6 +61,30 @@ export class UpstreamClient {
     }
   }
 
+  /** GET on a vendor route with the route's credential (vendor D's video job status). */
+  async get(route: Route, vendor: VendorConfig, path: string, signal: AbortSignal): Promise<UpstreamAnswer> {
+    const base = new URL(route.baseUrl);
+    const headers: Record<string, string> = {
+      ...vendor.headers,
+      accept: 'application/json',
+      [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key,
+    };
+    try {
+      const res = await this.pool(base.origin).request({
+        method: 'GET',
+        path: base.pathname.replace(/\/$/, '') + path,
+        headers,
+        signal,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);
+    }
+  }
+
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {

@@ -42,6 +42,15 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     );
   }
 
+  /** Charges once and counts the charge on the key's quotas on the Korean day the call finishes. */
+  async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint): Promise<bigint> {
+    const settled = await ledger.settle(reservation, costNano);
+    if (!settled.alreadyFinished && settled.chargedNano > 0n) {
+      await keys.quota.recordUsage(keyId, settled.chargedNano, clock.now());
+    }
+    return settled.chargedNano;
+  }
+
   return {
     async authenticate(headers: Headers, door: DoorConfig): Promise<Caller> {
       const allowXApiKey = door.key_headers.includes('x-api-key');
@@ -65,16 +74,24 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       );
     },
 
-    async settle(caller, hold, costNano) {
-      const settled = await ledger.settle((hold as LedgerHold).reservation, costNano);
-      if (!settled.alreadyFinished && settled.chargedNano > 0n) {
-        await keys.quota.recordUsage(caller.keyId, settled.chargedNano, clock.now());
-      }
-      return settled.chargedNano;
-    },
+    settle: (caller, hold, costNano) => settleAndCount((hold as LedgerHold).reservation, caller.keyId, costNano),
 
     async release(hold) {
       await ledger.release((hold as LedgerHold).reservation);
+    },
+
+    holdRef(hold) {
+      return (hold as LedgerHold).reservation.id;
+    },
+
+    async extendHold(holdRef, expiresAt) {
+      return ledger.extend(holdRef, expiresAt);
+    },
+
+    settleDetached: (holdRef, keyId, costNano) => settleAndCount(holdRef, keyId, costNano),
+
+    async releaseDetached(holdRef) {
+      await ledger.release(holdRef);
     },
   };
 }

@@ -1,0 +1,101 @@
+// Asynchronous video jobs, put together: store (database), files (disk), worker (vendor polling) and the
+// doors. engine/gateway.ts registers `routes` as a plugin, then calls start() and, on close, stop().
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import type { Accounts } from '../accounts.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/db.ts';
+import type { CallerRefusal, TransformRegistry } from '../prepare.ts';
+import type { Runtime } from '../runtime.ts';
+import type { UpstreamClient } from '../upstream.ts';
+import type { VendorRoutes } from '../vendor-routes.ts';
+import { createVideoFiles, type VideoFiles } from './files.ts';
+import { registerVideoRoutes } from './routes.ts';
+import { createVideoStore, type VideoStore } from './store.ts';
+import { VideoWorker, type WorkerLog } from './worker.ts';
+
+export const DEFAULT_VIDEO_POLL_MS = 5000;
+
+export interface VideoServiceDeps {
+  db: Db;
+  accounts: Accounts;
+  runtime: Runtime;
+  routes: VendorRoutes;
+  upstream: UpstreamClient;
+  registry: TransformRegistry;
+  clock: Clock;
+  callerRefusal?: CallerRefusal;
+  /** GATEWAY_DATA_DIR: files go to `<dir>/videos` (a temporary folder for `memory://`). */
+  dataDir: string;
+  /** GATEWAY_VIDEO_POLL_MS. */
+  pollMs?: number;
+}
+
+export interface VideoService {
+  store: VideoStore;
+  files: VideoFiles;
+  worker: VideoWorker;
+  /** The route plugin (for buildServer's `plugins`). */
+  routes(app: FastifyInstance): Promise<void>;
+  start(log?: WorkerLog): void;
+  stop(): Promise<void>;
+}
+
+/** GATEWAY_VIDEO_POLL_MS, or the default; a value that is not a positive number is refused at start. */
+export function videoPollMs(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_VIDEO_POLL_MS;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
+  return n;
+}
+
+export function createVideoService(deps: VideoServiceDeps): VideoService {
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const store = createVideoStore(deps.db);
+  const files = createVideoFiles(deps.dataDir);
+  const worker = new VideoWorker({
+    store,
+    files,
+    accounts: deps.accounts,
+    runtime: deps.runtime,
+    routes: deps.routes,
+    upstream: deps.upstream,
+    clock: deps.clock,
+    pollMs: deps.pollMs ?? DEFAULT_VIDEO_POLL_MS,
+    owner,
+  });
+  let secret: Promise<string> | null = null;
+  const urlSecret = () => {
+    secret ??= store.urlSecret().catch((e) => {
+      secret = null;
+      throw e;
+    });
+    return secret;
+  };
+  return {
+    store,
+    files,
+    worker,
+    async routes(app) {
+      registerVideoRoutes(app, {
+        runtime: deps.runtime,
+        accounts: deps.accounts,
+        registry: deps.registry,
+        clock: deps.clock,
+        callerRefusal: deps.callerRefusal,
+        store,
+        files,
+        worker,
+        owner,
+        urlSecret,
+        routes: deps.routes,
+      });
+    },
+    start: (log) => worker.start(log),
+    async stop() {
+      await worker.stop();
+      files.close();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+// POST /v1/videos parameters: checked (400 before any charge) and decomposed into what vendor D takes.
+// Pure: no I/O. The spec's table (interface.md, "Video doors") is the source of every rule here.
+import { errors } from '../errors.ts';
+import type { JsonObject, JsonValue, ModelEntry } from '../types.ts';
+
+export const MAX_PROMPT_CHARS = 32_000;
+export const MIN_SECONDS = 1;
+export const MAX_SECONDS = 15;
+export const DEFAULT_SECONDS = 4;
+
+export const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
+export const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
+
+/** The sizes the spec lists, and what each means to the vendor. */
+export const SIZES: Record<string, { resolution: string; aspect_ratio: string }> = {
+  '1280x720': { resolution: '720p', aspect_ratio: '16:9' },
+  '720x1280': { resolution: '720p', aspect_ratio: '9:16' },
+  '720x720': { resolution: '720p', aspect_ratio: '1:1' },
+  '854x480': { resolution: '480p', aspect_ratio: '16:9' },
+  '480x854': { resolution: '480p', aspect_ratio: '9:16' },
+  '480x480': { resolution: '480p', aspect_ratio: '1:1' },
+  '1920x1080': { resolution: '1080p', aspect_ratio: '16:9' },
+  '1080x1920': { resolution: '1080p', aspect_ratio: '9:16' },
+  '1080x1080': { resolution: '1080p', aspect_ratio: '1:1' },
+};
+
+/** When neither size nor resolution is sent (the spec is silent): 720p, landscape. */
+export const DEFAULT_RESOLUTION = '720p';
+export const DEFAULT_ASPECT_RATIO = '16:9';
+
+export interface VideoRequest {
+  prompt: string;
+  /** What goes to the vendor as `duration`: the client's value exactly as sent (default 4). */
+  duration: string | number;
+  /** The same as a whole number, for the reservation. */
+  seconds: number;
+  resolution: string;
+  aspectRatio: string;
+  /** `<width>x<height>` shown on the job. */
+  size: string;
+  /** https URL or data URI, passed through as given. */
+  imageUrl?: string;
+  generateAudio: boolean;
+}
+
+/** A starting image sent as a multipart file. */
+export interface ReferenceFile {
+  contentType: string;
+  data: Buffer;
+}
+
+const has = (body: JsonObject, k: string) => body[k] !== undefined && body[k] !== null;
+
+export function parseVideoRequest(body: JsonObject, model: ModelEntry, file?: ReferenceFile): VideoRequest {
+  const prompt = body.prompt;
+  if (typeof prompt !== 'string' || prompt === '') throw errors.invalidRequest('prompt is required: a non-empty string.', 'prompt');
+  const promptChars = [...prompt].length;
+  if (promptChars > MAX_PROMPT_CHARS) {
+    throw errors.invalidRequest(`prompt is ${promptChars} characters long; at most ${MAX_PROMPT_CHARS} are accepted.`, 'prompt');
+  }
+
+  const { duration, seconds } = parseSeconds(body.seconds);
+  const priced = Object.keys(model.pricing.video_per_second ?? {});
+
+  let resolution: string;
+  let aspectRatio: string;
+  let size: string;
+  if (has(body, 'size')) {
+    const s = body.size;
+    const known = typeof s === 'string' ? SIZES[s] : undefined;
+    if (!known) {
+      throw errors.invalidRequest(`size '${String(s)}' is not offered. Send one of ${Object.keys(SIZES).join(', ')}.`, 'size');
+    }
+    resolution = known.resolution;
+    aspectRatio = known.aspect_ratio;
+    size = s as string;
+  } else {
+    resolution = pick(body, 'resolution', RESOLUTIONS, priced.includes(DEFAULT_RESOLUTION) ? DEFAULT_RESOLUTION : priced[0]);
+    aspectRatio = pick(body, 'aspect_ratio', ASPECT_RATIOS, DEFAULT_ASPECT_RATIO);
+    size = sizeOf(resolution, aspectRatio);
+  }
+  if (!priced.includes(resolution)) {
+    throw errors.invalidRequest(
+      `${model.id} does not produce ${resolution} video; it produces ${priced.join(', ')}. Choose another size or resolution, ` +
+        `or a model that produces ${resolution}.`,
+      has(body, 'size') ? 'size' : 'resolution',
+    );
+  }
+
+  const imageUrl = startingImage(body, file);
+  const generateAudio = parseBool(body.generate_audio, 'generate_audio', true);
+  return { prompt, duration, seconds, resolution, aspectRatio, size, ...(imageUrl ? { imageUrl } : {}), generateAudio };
+}
+
+/** `seconds`: a string such as "4" or an integer, 1 to 15; the vendor gets it exactly as sent. */
+export function parseSeconds(v: JsonValue | undefined): { duration: string | number; seconds: number } {
+  if (v === undefined || v === null) return { duration: DEFAULT_SECONDS, seconds: DEFAULT_SECONDS };
+  let n: number | undefined;
+  if (typeof v === 'number' && Number.isInteger(v)) n = v;
+  else if (typeof v === 'string' && /^\d{1,3}$/.test(v)) n = Number(v);
+  if (n === undefined || n < MIN_SECONDS || n > MAX_SECONDS) {
+    throw errors.invalidRequest(
+      `seconds must be a whole number of seconds from ${MIN_SECONDS} to ${MAX_SECONDS}, as a string such as "4" or an integer; got ${JSON.stringify(v)}.`,
+      'seconds',
+    );
+  }
+  return { duration: v as string | number, seconds: n };
+}
+
+function pick(body: JsonObject, name: string, allowed: readonly string[], fallback: string): string {
+  if (!has(body, name)) return fallback;
+  const v = body[name];
+  if (typeof v !== 'string' || !allowed.includes(v)) {
+    throw errors.invalidRequest(`${name} '${String(v)}' is not offered. Send one of ${allowed.join(', ')}.`, name);
+  }
+  return v;
+}
+
+/** Width x height for a resolution (its short side) and an aspect ratio; even numbers, as encoders want. */
+export function sizeOf(resolution: string, aspectRatio: string): string {
+  const short = Number.parseInt(resolution, 10);
+  const [w, h] = aspectRatio.split(':').map(Number);
+  const even = (x: number) => Math.ceil(x / 2) * 2;
+  if (w === h) return `${short}x${short}`;
+  const long = even((short * Math.max(w, h)) / Math.min(w, h));
+  return w > h ? `${long}x${short}` : `${short}x${long}`;
+}
+
+function startingImage(body: JsonObject, file?: ReferenceFile): string | undefined {
+  const candidates: string[] = [];
+  if (file) candidates.push('input_reference');
+  let url: JsonValue | undefined = body.image_url ?? undefined;
+  if (url !== undefined && url !== null) candidates.push('image_url');
+  const ref = body.input_reference;
+  if (!file && ref !== undefined && ref !== null) {
+    // The vendor B SDK's JSON form: input_reference {image_url} (a file_id names an upload this service does not keep).
+    if (typeof ref === 'object' && !Array.isArray(ref) && typeof ref.image_url === 'string') url = ref.image_url;
+    else if (typeof ref === 'string') url = ref;
+    else throw errors.invalidRequest('input_reference must be an image file (multipart) or {"image_url": "https://… or data:…"}.', 'input_reference');
+    candidates.push('input_reference');
+  }
+  if (candidates.length > 1) {
+    throw errors.invalidRequest(`Send one starting image: ${candidates.join(' and ')} were both given.`, candidates[1]);
+  }
+  if (file) {
+    if (!/^image\/[\w.+-]+$/i.test(file.contentType)) {
+      throw errors.invalidRequest(`input_reference must be an image file; its content type is '${file.contentType}'.`, 'input_reference');
+    }
+    if (file.data.length === 0) throw errors.invalidRequest('input_reference is an empty file.', 'input_reference');
+    return `data:${file.contentType.toLowerCase()};base64,${file.data.toString('base64')}`;
+  }
+  if (url === undefined || url === null) return undefined;
+  if (typeof url !== 'string' || !(isHttpsUrl(url) || /^data:image\/[\w.+-]+(;[^,]*)?,/i.test(url))) {
+    throw errors.invalidRequest('image_url must be an https URL or a data URI of an image (data:image/…).', 'image_url');
+  }
+  return url;
+}
+
+function isHttpsUrl(s: string): boolean {
+  try {
+    return new URL(s).protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function parseBool(v: JsonValue | undefined, name: string, fallback: boolean): boolean {
+  if (v === undefined || v === null) return fallback;
+  if (typeof v === 'boolean') return v;
+  if (v === 'true') return true; // multipart values arrive as text
+  if (v === 'false') return false;
+  throw errors.invalidRequest(`${name} must be true or false.`, name);
+}
+
+/** What POST U/v1/videos/generations receives (operations.md, "Vendor D video API"). */
+export function vendorBody(model: string, r: VideoRequest): JsonObject {
+  return {
+    model,
+    prompt: r.prompt,
+    duration: r.duration,
+    resolution: r.resolution,
+    aspect_ratio: r.aspectRatio,
+    ...(r.imageUrl ? { image: { url: r.imageUrl } } : {}),
+    generate_audio: r.generateAudio,
+  };
+}

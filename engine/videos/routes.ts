@@ -1,0 +1,274 @@
+// The video doors: POST /v1/videos (JSON or multipart), GET /v1/videos/{id}, GET /v1/videos/{id}/content
+// (302 to a signed, short-lived /v1/videos/{id}/file address served without a key), DELETE /v1/videos/{id}
+// and GET /v1/videos. Registered in their own scope, which alone parses multipart/form-data.
+import multipart from '@fastify/multipart';
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Accounts, Caller } from '../accounts.ts';
+import type { Clock } from '../clock.ts';
+import type { DoorConfig } from '../config.ts';
+import { errors, GatewayError } from '../errors.ts';
+import { usdToNano } from '../ledger/money.ts';
+import { prepareCall, type CallerRefusal, type TransformRegistry } from '../prepare.ts';
+import type { Runtime } from '../runtime.ts';
+import type { JsonObject, JsonValue } from '../types.ts';
+import type { VendorRoutes } from '../vendor-routes.ts';
+import type { VideoFiles } from './files.ts';
+import { parseVideoRequest, vendorBody, type ReferenceFile } from './request.ts';
+import type { VideoJob, VideoStore } from './store.ts';
+import { isVisible, signFileToken, verifyFileToken, videoObject } from './view.ts';
+import type { VideoWorker } from './worker.ts';
+
+export interface VideoRoutesDeps {
+  runtime: Runtime;
+  accounts: Accounts;
+  registry: TransformRegistry;
+  clock: Clock;
+  callerRefusal?: CallerRefusal;
+  store: VideoStore;
+  files: VideoFiles;
+  worker: VideoWorker;
+  /** Lease owner id of this process (it submits the jobs it creates). */
+  owner: string;
+  urlSecret: () => Promise<string>;
+  routes: VendorRoutes;
+}
+
+/** The door name in config/doors.yaml. */
+export const VIDEO_DOOR = 'videos';
+/** How long a download address from /content stays valid. */
+export const FILE_URL_TTL_SECONDS = 300;
+/** The hold outlives the job deadline by this much, so the sweeper never takes it from a live job. */
+const HOLD_MARGIN_MS = 10 * 60_000;
+const MAX_IDEMPOTENCY_KEY = 255;
+const LIST_DEFAULT = 20;
+const LIST_MAX = 100;
+
+export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps): void {
+  app.register(async (scope) => {
+    await scope.register(multipart, { throwFileSizeLimit: false });
+    scope.post('/v1/videos', (req, reply) => create(req, deps).then((o) => reply.send(o)));
+    scope.get('/v1/videos', (req) => list(req, deps));
+    scope.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
+      const { job } = await visibleJob(req, deps);
+      return videoObject(job);
+    });
+    scope.get<{ Params: { id: string }; Querystring: { variant?: string } }>('/v1/videos/:id/content', async (req, reply) => {
+      const { job } = await visibleJob(req, deps);
+      const variant = req.query.variant;
+      if (variant !== undefined && variant !== 'video') throw errors.invalidRequest(`variant '${variant}' is not offered; only the video itself is.`, 'variant');
+      assertFile(job, deps.clock.now());
+      const exp = Math.floor(deps.clock.now().getTime() / 1000) + FILE_URL_TTL_SECONDS;
+      const token = signFileToken(await deps.urlSecret(), job.id, exp);
+      return reply.code(302).header('location', `/v1/videos/${encodeURIComponent(job.id)}/file?token=${token}`).header('cache-control', 'no-store').send();
+    });
+    scope.get<{ Params: { id: string }; Querystring: { token?: string } }>('/v1/videos/:id/file', async (req, reply) => {
+      const now = deps.clock.now();
+      const id = req.params.id;
+      if (!verifyFileToken(await deps.urlSecret(), id, req.query.token ?? '', Math.floor(now.getTime() / 1000))) {
+        throw errors.forbidden('This download address is not valid or has expired. Ask GET /v1/videos/{id}/content for a new one.');
+      }
+      const job = await deps.store.get(id);
+      if (!job || !isVisible(job, now)) throw notFound(id);
+      assertFile(job, now);
+      const file = await deps.files.open(job.fileName!);
+      if (!file) throw errors.notFound(`The file of video '${id}' is no longer stored.`);
+      return reply
+        .header('content-type', 'video/mp4')
+        .header('content-length', String(file.bytes))
+        .header('content-disposition', `attachment; filename="${job.id}.mp4"`)
+        .header('cache-control', 'private, no-store')
+        .send(file.stream);
+    });
+    scope.delete<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
+      const { job } = await visibleJob(req, deps);
+      if (job.status === 'queued' || job.status === 'in_progress') {
+        throw errors.conflict(`Video '${job.id}' is ${job.status}; it can be deleted once it is completed or failed.`);
+      }
+      const now = deps.clock.now();
+      if (job.fileName && !job.fileDeletedAt) await deps.files.remove(job.fileName);
+      await deps.store.patch(job.id, null, { deletedAt: now, ...(job.fileName && !job.fileDeletedAt ? { fileDeletedAt: now } : {}) });
+      return { id: job.id, object: 'video.deleted', deleted: true };
+    });
+  });
+}
+
+const notFound = (id: string) => errors.notFound(`No video '${id}' (unknown, deleted, past its retention, or made with another wallet).`);
+
+function assertFile(job: VideoJob, now: Date): void {
+  if (job.status !== 'completed') {
+    throw errors.notFound(`Video '${job.id}' has no content: its status is ${job.status}${job.status === 'failed' ? ` (${job.errorCode})` : ''}.`);
+  }
+  if (!job.fileName || job.fileDeletedAt || (job.expiresAt && job.expiresAt.getTime() <= now.getTime())) {
+    throw errors.notFound(`The file of video '${job.id}' was deleted.`);
+  }
+}
+
+function doorOf(deps: VideoRoutesDeps): DoorConfig {
+  const door = deps.runtime.snapshot().config.doors[VIDEO_DOOR];
+  if (!door) throw errors.notFound('The video doors are not configured.');
+  return door;
+}
+
+async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps: VideoRoutesDeps): Promise<{ caller: Caller; job: VideoJob }> {
+  const caller = await deps.accounts.authenticate(req.headers, doorOf(deps));
+  const id = req.params.id;
+  const job = await deps.store.get(id);
+  if (!job || job.walletId !== caller.walletId || !isVisible(job, deps.clock.now())) throw notFound(id);
+  return { caller, job };
+}
+
+// ---------- POST /v1/videos ----------
+
+async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Record<string, unknown>> {
+  const snap = deps.runtime.snapshot();
+  const door = doorOf(deps);
+  const now = deps.clock.now();
+  const caller = await deps.accounts.authenticate(req.headers, door);
+  const { body, file } = req.isMultipart() ? await readForm(req, snap.config.limits.file_limit_bytes) : { body: jsonBody(req.body), file: undefined };
+  const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
+  const model = call.model;
+  const video = parseVideoRequest(body, model, file);
+
+  const idempotencyKey = headerValue(req.headers['idempotency-key']);
+  if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+    throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
+  }
+  if (idempotencyKey) {
+    const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
+    if (first) return videoObject(first);
+  }
+
+  const perSecond = model.pricing.video_per_second?.[video.resolution];
+  if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
+  const amount = BigInt(video.seconds) * usdToNano(perSecond);
+  const id = `video_${randomUUID()}`;
+  const hold = await deps.accounts.admit(caller, model, amount, id);
+  const holdRef = deps.accounts.holdRef(hold);
+  try {
+    const limits = snap.config.limits;
+    await deps.accounts.extendHold(holdRef, new Date(now.getTime() + limits.video_deadline_ms + HOLD_MARGIN_MS));
+    const wall = Date.now();
+    const routesCount = Math.max(1, deps.routes[model.vendor]?.length ?? 1);
+    const { job, created } = await deps.store.insert({
+      id,
+      walletId: caller.walletId,
+      keyId: caller.keyId,
+      idempotencyKey: idempotencyKey ?? null,
+      model: model.id,
+      vendor: model.vendor,
+      seconds: String(video.duration),
+      size: video.size,
+      resolution: video.resolution,
+      holdRef,
+      holdNano: amount,
+      vendorRequest: vendorBody(model.id, video),
+      createdAt: now,
+      deadlineWall: new Date(wall + limits.video_deadline_ms),
+      nextPollAt: new Date(wall + limits.video_deadline_ms), // set again once the vendor has the job
+      leaseOwner: deps.owner,
+      leaseUntil: new Date(wall + (limits.call_timeout_ms[VIDEO_DOOR] ?? 60_000) * routesCount + 30_000),
+    });
+    if (!created) {
+      await deps.accounts.release(hold); // the same key won a race: its first job stands
+      return videoObject(job);
+    }
+    deps.worker.submitSoon(job);
+    return videoObject(job);
+  } catch (e) {
+    await deps.accounts.release(hold).catch(() => undefined);
+    throw e;
+  }
+}
+
+function jsonBody(body: unknown): JsonObject {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
+  return body as JsonObject;
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined ? undefined : s.trim();
+}
+
+/** The form's values as a JSON body; `input_reference` may be a file (at most `fileLimit` bytes, else 413). */
+async function readForm(req: FastifyRequest, fileLimit: number): Promise<{ body: JsonObject; file?: ReferenceFile }> {
+  const body: JsonObject = {};
+  let file: ReferenceFile | undefined;
+  let tooLarge: string | undefined;
+  let refused: GatewayError | undefined;
+  const mb = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`);
+  try {
+    // A value may carry an image as a data URI: room for a whole file in base64.
+    const parts = req.parts({ limits: { fileSize: fileLimit, fieldSize: Math.ceil((fileLimit * 4) / 3) + 64 * 1024, parts: 50, files: 2 } });
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        const chunks: Buffer[] = [];
+        for await (const chunk of part.file) if (!part.file.truncated) chunks.push(chunk as Buffer);
+        if (part.file.truncated) {
+          tooLarge ??= `The ${part.fieldname} file is larger than ${mb(fileLimit)}. Send a smaller image.`;
+          continue;
+        }
+        if (part.fieldname !== 'input_reference') {
+          refused ??= errors.invalidRequest(`${part.fieldname} must be sent as a form value, not as a file.`, part.fieldname);
+          continue;
+        }
+        if (file) refused ??= errors.invalidRequest('Send one input_reference file.', 'input_reference');
+        file = { contentType: part.mimetype || 'application/octet-stream', data: Buffer.concat(chunks) };
+        continue;
+      }
+      if (part.valueTruncated) {
+        tooLarge ??= `The ${part.fieldname} value is too large.`;
+        continue;
+      }
+      const value = part.value as JsonValue;
+      const nested = /^input_reference\[(\w+)\]$/.exec(part.fieldname); // the vendor B SDK's {image_url} in a form
+      if (nested) {
+        const ref = (typeof body.input_reference === 'object' && body.input_reference && !Array.isArray(body.input_reference) ? body.input_reference : {}) as JsonObject;
+        ref[nested[1]] = value;
+        body.input_reference = ref;
+      } else {
+        body[part.fieldname] = value;
+      }
+    }
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    const err = e as { statusCode?: number; message?: string };
+    if (err.statusCode === 413) throw errors.tooLarge(`The form is too large: ${err.message ?? 'too many parts'}.`);
+    throw errors.invalidRequest(`Malformed multipart/form-data body: ${err.message ?? 'unreadable'}.`);
+  }
+  if (tooLarge) throw errors.tooLarge(tooLarge);
+  if (refused) throw refused;
+  return { body, ...(file ? { file } : {}) };
+}
+
+// ---------- GET /v1/videos ----------
+
+async function list(req: FastifyRequest, deps: VideoRoutesDeps) {
+  const caller = await deps.accounts.authenticate(req.headers, doorOf(deps));
+  const q = req.query as Record<string, string | undefined>;
+  let limit = LIST_DEFAULT;
+  if (q.limit !== undefined) {
+    if (!/^\d+$/.test(q.limit) || Number(q.limit) < 1 || Number(q.limit) > LIST_MAX) {
+      throw errors.invalidRequest(`limit must be a whole number from 1 to ${LIST_MAX}.`, 'limit');
+    }
+    limit = Number(q.limit);
+  }
+  const order = q.order ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw errors.invalidRequest("order must be 'asc' or 'desc'.", 'order');
+  let afterSeq: bigint | undefined;
+  if (q.after !== undefined && q.after !== '') {
+    const after = await deps.store.get(q.after);
+    if (!after || after.walletId !== caller.walletId) throw errors.invalidRequest(`after: no video '${q.after}' in this wallet.`, 'after');
+    afterSeq = after.seq;
+  }
+  const rows = await deps.store.list(caller.walletId, { limit, afterSeq, order, now: deps.clock.now() });
+  const data = rows.slice(0, limit).map(videoObject);
+  return {
+    object: 'list',
+    data,
+    has_more: rows.length > limit,
+    first_id: data.length ? (data[0].id as string) : null,
+    last_id: data.length ? (data[data.length - 1].id as string) : null,
+  };
+}

@@ -1,0 +1,433 @@
+// The video worker: submits new jobs to vendor D over its routes (fallback on 429/5xx/reset), polls jobs at
+// the vendor every GATEWAY_VIDEO_POLL_MS, downloads finished videos into the file store, settles or releases
+// the hold exactly once, and deletes files past their expiry.
+//
+// Several processes may run it against one database: a job is worked on only by the process holding its lease
+// (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
+// release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Accounts } from '../accounts.ts';
+import type { Clock } from '../clock.ts';
+import { protocolNameFor } from '../config.ts';
+import { usdToNano } from '../ledger/money.ts';
+import type { Runtime } from '../runtime.ts';
+import type { VendorId } from '../types.ts';
+import { isRetryableStatus, RouteFailure, type UpstreamClient } from '../upstream.ts';
+import type { Route, VendorRoutes } from '../vendor-routes.ts';
+import type { VideoFiles } from './files.ts';
+import type { VideoErrorCode, VideoJob, VideoPatch, VideoStore } from './store.ts';
+
+export interface WorkerLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface VideoWorkerDeps {
+  store: VideoStore;
+  files: VideoFiles;
+  accounts: Accounts;
+  runtime: Runtime;
+  routes: VendorRoutes;
+  upstream: UpstreamClient;
+  clock: Clock;
+  /** How often due jobs are polled at the vendor (GATEWAY_VIDEO_POLL_MS). */
+  pollMs: number;
+  /** This process's lease owner id. */
+  owner: string;
+  log?: WorkerLog;
+}
+
+/** Jobs claimed per round. */
+const CLAIM_BATCH = 16;
+/** A finished video that cannot be fetched is retried this many times, then the job fails `undelivered`. */
+export const MAX_DELIVER_ATTEMPTS = 3;
+const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
+/** How long a claimed job stays ours while one status call (not a download) runs. */
+const POLL_LEASE_MS = 2 * 60_000;
+const FILE_SWEEP_EVERY_MS = 60_000;
+
+type VendorStatus = {
+  status?: unknown;
+  progress?: unknown;
+  video?: { url?: unknown; duration?: unknown };
+  error?: { code?: unknown; message?: unknown };
+  usage?: { cost_usd?: unknown };
+};
+
+interface Outcome {
+  status: 'completed' | 'failed';
+  code?: VideoErrorCode;
+  message?: string;
+  costNano: bigint;
+  usageSeconds?: number;
+  file?: { name: string; bytes: number };
+}
+
+const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export class VideoWorker {
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<void> = Promise.resolve();
+  private running = false;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private lastFileSweep = 0;
+  private log: WorkerLog;
+
+  constructor(private readonly deps: VideoWorkerDeps) {
+    this.log = deps.log ?? silent;
+  }
+
+  /** Starts the polling loop. */
+  start(log?: WorkerLog): void {
+    if (log) this.log = log;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stops the loop and waits for work in flight (submissions, polls, downloads). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.current;
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Submits a job this process just created (it holds the job's lease); runs in the background. */
+  submitSoon(job: VideoJob): void {
+    this.track(this.submit(job).catch((e) => this.log.error({ err: e, video: job.id }, 'video submission failed')));
+  }
+
+  /** One round: claim due jobs, work on each, and now and then delete expired files. */
+  async tick(): Promise<void> {
+    const wall = new Date();
+    const claimed = await this.deps.store.claim(this.deps.owner, wall, new Date(wall.getTime() + POLL_LEASE_MS), CLAIM_BATCH);
+    await Promise.all(claimed.map((job) => this.track(this.work(job).catch((e) => this.onWorkError(job, e)))));
+    if (wall.getTime() - this.lastFileSweep >= FILE_SWEEP_EVERY_MS) {
+      this.lastFileSweep = wall.getTime();
+      await this.sweepFiles();
+    }
+  }
+
+  /** Deletes delivered files whose expires_at (gateway clock) passed. Returns how many. */
+  async sweepFiles(): Promise<number> {
+    let n = 0;
+    for (;;) {
+      const due = await this.deps.store.expiredFiles(this.deps.clock.now(), 100);
+      for (const f of due) {
+        await this.deps.files.remove(f.fileName);
+        await this.deps.store.patch(f.id, null, { fileDeletedAt: this.deps.clock.now() });
+        n++;
+      }
+      if (due.length < 100) return n;
+    }
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.current = this.loop();
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  private async loop(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = true;
+    try {
+      await this.tick();
+    } catch (e) {
+      this.log.error({ err: e }, 'video worker round failed');
+    } finally {
+      this.running = false;
+      this.schedule(this.deps.pollMs);
+    }
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  private async onWorkError(job: VideoJob, e: unknown): Promise<void> {
+    this.log.error({ err: e, video: job.id }, 'video job round failed; retried at the next poll');
+    await this.deps.store
+      .patch(job.id, this.deps.owner, { leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() })
+      .catch(() => undefined);
+  }
+
+  private nextPoll(): Date {
+    return new Date(Date.now() + this.deps.pollMs);
+  }
+
+  private limits() {
+    return this.deps.runtime.snapshot().config.limits;
+  }
+
+  private vendorOf(job: VideoJob) {
+    const snap = this.deps.runtime.snapshot();
+    const vendor = job.vendor as VendorId;
+    const door = snap.config.doors.videos;
+    const protocolName = door ? protocolNameFor(door, vendor) : undefined;
+    const createPath = (protocolName && door.protocols[protocolName]?.upstream) || '/v1/videos/generations';
+    return { vendor, config: snap.config.vendors[vendor], routes: this.deps.routes[vendor] ?? [], createPath };
+  }
+
+  private timeoutMs(): number {
+    return this.limits().call_timeout_ms.videos ?? 60_000;
+  }
+
+  /** Past the deadline by the gateway clock or by wall time (a test clock may stand still). */
+  private pastDeadline(job: VideoJob): boolean {
+    const byClock = this.deps.clock.now().getTime() - job.createdAt.getTime() >= this.limits().video_deadline_ms;
+    return byClock || Date.now() >= job.deadlineWall.getTime();
+  }
+
+  private async work(job: VideoJob): Promise<void> {
+    if (job.requestId === null) {
+      // Its submitter's lease ran out before the vendor's answer was recorded: whether the vendor has the job
+      // is unknown, so it is not sent again (that could make two) and nothing is charged.
+      await this.finish(job, { status: 'failed', code: 'vendor_failed', message: 'The job was not confirmed by the vendor.', costNano: 0n });
+      return;
+    }
+    await this.poll(job);
+  }
+
+  // ---------- submission ----------
+
+  private async submit(job: VideoJob): Promise<void> {
+    const { config, routes, createPath } = this.vendorOf(job);
+    const body = JSON.stringify(job.vendorRequest ?? {});
+    let lastProblem = routes.length ? 'no route answered' : `no route is configured for vendor ${job.vendor}`;
+    for (const route of routes) {
+      const where = { video: job.id, vendor: route.vendor, route: route.index };
+      try {
+        const answer = await this.deps.upstream.send(
+          route,
+          config,
+          { path: createPath, body, contentType: 'application/json', headers: {} },
+          AbortSignal.timeout(this.timeoutMs()),
+        );
+        const text = await answer.body.text();
+        if (isRetryableStatus(answer.status)) {
+          lastProblem = `route ${route.index} answered ${answer.status}`;
+          this.log.warn({ ...where, status: answer.status }, 'video create: route answered a retryable status, trying the next');
+          continue;
+        }
+        if (answer.status < 200 || answer.status >= 300) {
+          this.log.warn({ ...where, status: answer.status }, 'video create refused by the vendor');
+          await this.finish(job, { status: 'failed', code: 'vendor_failed', message: `The vendor refused the job: ${vendorMessage(text, answer.status)}`, costNano: 0n });
+          return;
+        }
+        const requestId = parseJson<{ request_id?: unknown }>(text)?.request_id;
+        if (typeof requestId !== 'string' || requestId === '') {
+          lastProblem = `route ${route.index} answered without a request_id`;
+          this.log.warn(where, 'video create: answer without request_id, trying the next route');
+          continue;
+        }
+        const ok = await this.deps.store.patch(job.id, this.deps.owner, {
+          requestId,
+          routeIndex: route.index,
+          vendorRequest: null,
+          leaseOwner: null,
+          leaseUntil: null,
+          nextPollAt: this.nextPoll(),
+        });
+        if (!ok) this.log.warn(where, 'video create: lease lost before the vendor id was recorded');
+        return;
+      } catch (e) {
+        if (!(e instanceof RouteFailure) && !(e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))) throw e;
+        lastProblem = `route ${route.index}: ${(e as Error).message}`;
+        this.log.warn({ ...where, reason: (e as Error).message }, 'video create: route failed, trying the next');
+      }
+    }
+    await this.finish(job, {
+      status: 'failed',
+      code: 'vendor_failed',
+      message: `Vendor ${job.vendor.toUpperCase()} failed on every route (${lastProblem}).`,
+      costNano: 0n,
+    });
+  }
+
+  // ---------- polling ----------
+
+  /** Routes in the order to ask: the one that took the job first. */
+  private pollOrder(job: VideoJob, routes: Route[]): Route[] {
+    const first = routes.find((r) => r.index === job.routeIndex);
+    return first ? [first, ...routes.filter((r) => r !== first)] : routes;
+  }
+
+  private async poll(job: VideoJob): Promise<void> {
+    const { config, routes } = this.vendorOf(job);
+    let status: VendorStatus | null = null;
+    for (const route of this.pollOrder(job, routes)) {
+      const where = { video: job.id, vendor: route.vendor, route: route.index };
+      try {
+        const answer = await this.deps.upstream.get(route, config, `/v1/videos/${encodeURIComponent(job.requestId!)}`, AbortSignal.timeout(this.timeoutMs()));
+        const text = await answer.body.text();
+        if (isRetryableStatus(answer.status)) {
+          this.log.warn({ ...where, status: answer.status }, 'video status: retryable answer, trying the next route');
+          continue;
+        }
+        if (answer.status < 200 || answer.status >= 300) {
+          await this.finish(job, { status: 'failed', code: 'vendor_failed', message: `The vendor lost the job: ${vendorMessage(text, answer.status)}`, costNano: 0n });
+          return;
+        }
+        status = parseJson<VendorStatus>(text);
+        if (status) break;
+      } catch (e) {
+        if (!(e instanceof RouteFailure) && !(e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))) throw e;
+        this.log.warn({ ...where, reason: (e as Error).message }, 'video status: route failed, trying the next');
+      }
+    }
+
+    if (status?.status === 'done') return this.deliver(job, status);
+    if (status?.status === 'failed') return this.finish(job, failureOf(status));
+    if (this.pastDeadline(job)) {
+      const mins = Math.round(this.limits().video_deadline_ms / 60_000);
+      return this.finish(job, { status: 'failed', code: 'timed_out', message: `The video was not finished within ${mins} minutes.`, costNano: 0n });
+    }
+    const patch: VideoPatch = { leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() };
+    // Statuses only move forward (queued → in_progress), whatever order the vendor's answers arrive in.
+    if (status?.status === 'pending' && job.status === 'queued') Object.assign(patch, { progress: Math.max(job.progress, clampProgress(status.progress, 0)) });
+    if (status?.status === 'in_progress') {
+      Object.assign(patch, { status: 'in_progress', progress: Math.max(job.progress, clampProgress(status.progress, job.progress)) });
+    }
+    await this.deps.store.patch(job.id, this.deps.owner, patch);
+  }
+
+  // ---------- delivery ----------
+
+  private async deliver(job: VideoJob, status: VendorStatus): Promise<void> {
+    const url = typeof status.video?.url === 'string' ? status.video.url : '';
+    const costNano = costOf(status);
+    const duration = Number(status.video?.duration);
+    const usageSeconds = Number.isFinite(duration) && duration > 0 ? Math.round(duration) : Number(job.seconds);
+    // The download may take a while: keep the job ours for it.
+    await this.deps.store.patch(job.id, this.deps.owner, { leaseUntil: new Date(Date.now() + DOWNLOAD_TIMEOUT_MS + POLL_LEASE_MS) });
+    let problem: string;
+    try {
+      const file = await this.download(job, url);
+      await this.finish(job, { status: 'completed', costNano, usageSeconds, file });
+      return;
+    } catch (e) {
+      problem = (e as Error).message;
+    }
+    const attempts = job.deliverAttempts + 1;
+    this.log.warn({ video: job.id, attempt: attempts, reason: problem }, 'video download failed');
+    if (attempts >= MAX_DELIVER_ATTEMPTS) {
+      await this.finish(job, { status: 'failed', code: 'undelivered', message: `The finished video could not be fetched from the vendor (${problem}).`, costNano: 0n, usageSeconds });
+      return;
+    }
+    await this.deps.store.patch(job.id, this.deps.owner, { deliverAttempts: attempts, leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() });
+  }
+
+  private async download(job: VideoJob, url: string): Promise<{ name: string; bytes: number }> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw new Error('the vendor gave no usable video URL');
+    }
+    if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new Error(`unsupported video URL scheme ${target.protocol}`);
+    const { config, routes } = this.vendorOf(job);
+    // The vendor's credential goes only to the vendor's own hosts, never to a third-party file host.
+    const route = routes.find((r) => new URL(r.baseUrl).origin === target.origin);
+    const headers: Record<string, string> = {};
+    if (route && config) headers[config.credential.header] = config.credential.scheme ? `${config.credential.scheme} ${route.key}` : route.key;
+    const res = await fetch(target, { headers, signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow' });
+    if (res.status !== 200 || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new Error(`the video URL answered ${res.status}`);
+    }
+    const file = await this.deps.files.write(job.id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
+    if (file.bytes === 0) {
+      await this.deps.files.remove(file.name);
+      throw new Error('the video URL answered an empty file');
+    }
+    return file;
+  }
+
+  // ---------- the end of a job ----------
+
+  /** Moves the money (settle the charge, or release the hold), then writes the outcome under our lease. */
+  private async finish(job: VideoJob, o: Outcome): Promise<void> {
+    const { accounts, clock, store } = this.deps;
+    let charged = 0n;
+    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano);
+    else await accounts.releaseDetached(job.holdRef);
+    const now = clock.now();
+    const retentionMs = this.limits().video_retention_days * 86_400_000;
+    const until = new Date(now.getTime() + retentionMs);
+    const ok = await store.patch(job.id, this.deps.owner, {
+      status: o.status,
+      progress: o.status === 'completed' ? 100 : job.progress,
+      errorCode: o.code ?? null,
+      errorMessage: o.message ?? null,
+      costNano: o.costNano > 0n ? charged : 0n,
+      usageSeconds: o.usageSeconds ?? Number(job.seconds),
+      fileName: o.file?.name ?? null,
+      fileBytes: o.file ? BigInt(o.file.bytes) : null,
+      completedAt: o.status === 'completed' ? now : null,
+      expiresAt: o.status === 'completed' ? until : null,
+      finishedAt: now,
+      visibleUntil: until,
+      vendorRequest: null,
+      leaseOwner: null,
+      leaseUntil: null,
+    });
+    if (!ok) {
+      this.log.warn({ video: job.id }, 'video job finished by another process meanwhile');
+      if (o.file) await this.deps.files.remove(o.file.name).catch(() => undefined);
+      return;
+    }
+    this.log.info({ video: job.id, status: o.status, code: o.code, cost_nano: String(charged) }, 'video job finished');
+  }
+}
+
+function failureOf(s: VendorStatus): Outcome {
+  const code = typeof s.error?.code === 'string' ? s.error.code : '';
+  const message = typeof s.error?.message === 'string' ? s.error.message : '';
+  if (code === 'input_moderated') {
+    // The vendor may price a blocked input: that amount is debited and shown.
+    return { status: 'failed', code: 'moderation_blocked', message: message || 'The input was blocked by the vendor safety check.', costNano: costOf(s) };
+  }
+  if (code === 'output_moderated') {
+    return { status: 'failed', code: 'moderation_blocked', message: message || 'The generated video was filtered by the vendor safety check.', costNano: 0n };
+  }
+  return { status: 'failed', code: 'vendor_failed', message: message || `The vendor could not produce the video${code ? ` (${code})` : ''}.`, costNano: 0n };
+}
+
+function costOf(s: VendorStatus): bigint {
+  const c = s.usage?.cost_usd;
+  if (typeof c !== 'number' || !Number.isFinite(c) || c <= 0) return 0n;
+  try {
+    return usdToNano(c);
+  } catch {
+    return BigInt(Math.ceil(c * 1e9)); // finer than a nano: rounded up, as usage is
+  }
+}
+
+function clampProgress(v: unknown, fallback: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return fallback;
+  return Math.max(0, Math.min(99, Math.floor(v)));
+}
+
+function parseJson<T>(text: string): T | null {
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as T) : null;
+  } catch {
+    return null;
+  }
+}
+
+function vendorMessage(text: string, status: number): string {
+  const j = parseJson<{ error?: { message?: unknown } | string; message?: unknown }>(text);
+  const m = typeof j?.error === 'object' ? j.error?.message : (j?.error ?? j?.message);
+  return typeof m === 'string' && m ? `${status} ${m}` : `status ${status}`;
+}
