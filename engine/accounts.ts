@@ -19,8 +19,11 @@ export interface Hold {
 export type Headers = Record<string, string | string[] | undefined>;
 
 export interface Accounts {
-  /** 401 authentication_error when the key is missing, unknown, closed, expired or of the wrong kind. */
-  authenticate(headers: Headers, door: DoorConfig): Promise<Caller>;
+  /**
+   * 401 authentication_error when the key is missing, unknown, closed, expired or of the wrong kind.
+   * `keyHeaders` are where the door takes the key from (a door's `key_headers`; bearer when omitted).
+   */
+  authenticate(headers: Headers, keyHeaders?: DoorConfig['key_headers']): Promise<Caller>;
   /** Quota check, plan check and reservation: 429, 403 or 402 before any vendor call. */
   admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string): Promise<Hold>;
   /** Charges the cost (the rest of the hold goes back) and counts it on the key's quotas. */

@@ -73,16 +73,13 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
   }
   app.get('/v1/models', (req, reply) => listModels(req, reply, services));
   app.get('/v1/credits', async (req) => {
-    const caller = await services.accounts.authenticate(req.headers, anyKeyDoor);
+    const caller = await services.accounts.authenticate(req.headers);
     if (!services.credits) throw errors.unavailable('Credits are not available.');
     return services.credits(caller.walletId);
   });
   for (const plugin of services.plugins ?? []) await plugin(app);
   return app;
 }
-
-/** GET /v1/models and /v1/credits take a bearer key like the chat door. */
-const anyKeyDoor = { key_headers: ['bearer'] } as unknown as DoorConfig;
 
 /** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
 type BodyReader = (req: FastifyRequest, door: DoorConfig, snap: Snapshot) => Promise<{ body: JsonObject; files?: Record<string, UploadedFile> }>;
@@ -102,7 +99,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const snap = s.runtime.snapshot();
   const door = snap.config.doors[doorName];
   const now = s.clock.now();
-  const caller = await s.accounts.authenticate(req.headers, door);
+  const caller = await s.accounts.authenticate(req.headers, door.key_headers);
   const { body, files } = await readBody(req, door, snap);
   const prepared = prepareCall(snap, door, body, req.headers, caller, s.registry, {
     now,
@@ -139,7 +136,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
 }
 
 async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
-  await s.accounts.authenticate(req.headers, anyKeyDoor);
+  await s.accounts.authenticate(req.headers);
   const snap = s.runtime.snapshot();
   const now = s.clock.now();
   const data = [...snap.catalog.models.values()].filter((m) => isOnSale(m, now)).map((m) => modelRecord(m, snap.config, now));

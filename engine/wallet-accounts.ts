@@ -52,8 +52,8 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   }
 
   return {
-    async authenticate(headers: Headers, door: DoorConfig): Promise<Caller> {
-      const allowXApiKey = door.key_headers.includes('x-api-key');
+    async authenticate(headers: Headers, keyHeaders: DoorConfig['key_headers'] = ['bearer']): Promise<Caller> {
+      const allowXApiKey = keyHeaders.includes('x-api-key');
       const auth = await keys.authenticate(keyFromHeaders(headers, { allowXApiKey }), 'api', { allowXApiKey });
       const caller: Caller = { keyId: auth.keyId, walletId: auth.walletId, keyPrefix: auth.keyPrefix, audience: auth.audience };
       contexts.set(caller, auth);

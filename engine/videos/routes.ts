@@ -111,7 +111,7 @@ function doorOf(deps: VideoRoutesDeps): DoorConfig {
 }
 
 async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps: VideoRoutesDeps): Promise<{ caller: Caller; job: VideoJob }> {
-  const caller = await deps.accounts.authenticate(req.headers, doorOf(deps));
+  const caller = await deps.accounts.authenticate(req.headers, doorOf(deps).key_headers);
   const id = req.params.id;
   const job = await deps.store.get(id);
   if (!job || job.walletId !== caller.walletId || !isVisible(job, deps.clock.now())) throw notFound(id);
@@ -124,7 +124,7 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   const snap = deps.runtime.snapshot();
   const door = doorOf(deps);
   const now = deps.clock.now();
-  const caller = await deps.accounts.authenticate(req.headers, door);
+  const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
   const { body, file } = req.isMultipart() ? await readForm(req, snap.config.limits.file_limit_bytes) : { body: jsonBody(req.body), file: undefined };
   const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
   const model = call.model;
@@ -245,7 +245,7 @@ async function readForm(req: FastifyRequest, fileLimit: number): Promise<{ body:
 // ---------- GET /v1/videos ----------
 
 async function list(req: FastifyRequest, deps: VideoRoutesDeps) {
-  const caller = await deps.accounts.authenticate(req.headers, doorOf(deps));
+  const caller = await deps.accounts.authenticate(req.headers, doorOf(deps).key_headers);
   const q = req.query as Record<string, string | undefined>;
   let limit = LIST_DEFAULT;
   if (q.limit !== undefined) {
