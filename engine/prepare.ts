@@ -49,6 +49,9 @@ export function prepareCall(
   const protocolName = protocolNameFor(door, model.vendor);
   const protocol = protocolName ? door.protocols[protocolName] : undefined;
   if (!protocolName || !protocol) throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
+  if (body.stream === true && !protocol.stream) {
+    throw errors.invalidRequest(`stream: true is not offered on ${door.path}; the answer comes whole. Omit stream.`, 'stream');
+  }
 
   const limits = snap.config.limits;
   let call: Call = {

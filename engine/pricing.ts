@@ -11,9 +11,12 @@ export { usdToNano };
 
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 
+/** A count a vendor reported, as a whole number (rounded up; nonsense counts as 0). */
+const wholeCount = (n: number): bigint => (n > 0 && Number.isFinite(n) ? BigInt(Math.ceil(n)) : 0n);
+
 /** The cost of `tokens` at a price per 1M tokens, rounded up to the next nano. */
 export const tokenCost = (tokens: number, perMtokUsd: number): bigint =>
-  tokens <= 0 ? 0n : ceilDiv(BigInt(tokens) * usdToNano(perMtokUsd), MTOK);
+  ceilDiv(wholeCount(tokens) * usdToNano(perMtokUsd), MTOK);
 
 export interface TokenPrices {
   input: number;
@@ -63,15 +66,15 @@ export interface PricingContext {
 export function costOfUsage(model: ModelEntry, usage: Usage, ctx: PricingContext): bigint {
   if (usage.vendor_cost_usd !== undefined) return usdToNano(usage.vendor_cost_usd);
   let total = tokensCostOf(model, usage, ctx.at);
-  total += BigInt(usage.web_search_calls) * usdToNano(ctx.billing.server_tools.web_search ?? 0);
-  total += BigInt(usage.file_search_calls) * usdToNano(ctx.billing.server_tools.file_search ?? 0);
+  total += wholeCount(usage.web_search_calls) * usdToNano(ctx.billing.server_tools.web_search ?? 0);
+  total += wholeCount(usage.file_search_calls) * usdToNano(ctx.billing.server_tools.file_search ?? 0);
   for (const a of usage.advisor ?? []) {
     const advisor = ctx.modelById(a.model) ?? model;
     const p = pricesAt(advisor, ctx.at);
     total += tokenCost(a.input_tokens, p.input) + tokenCost(a.output_tokens, p.output);
   }
   if (usage.images && model.pricing.image_charge !== undefined) {
-    total += BigInt(usage.images) * usdToNano(model.pricing.image_charge);
+    total += wholeCount(usage.images) * usdToNano(model.pricing.image_charge);
   }
   if (usage.characters && model.pricing.per_mchar !== undefined) {
     total += tokenCost(usage.characters, model.pricing.per_mchar);
@@ -108,8 +111,9 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   const { bytes, images } = measureBody(body);
   let inputTokens = bytes + images * billing.reservation.image_input_tokens + billing.reservation.overhead_tokens;
   if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
-  const asked = firstNumber(body, ['max_tokens', 'max_completion_tokens', 'max_output_tokens']);
-  const cap = model.max_output ?? asked ?? 0;
+  // A model produces at most max_output (models without output, such as embeddings, have none).
+  const asked = firstCount(body, ['max_tokens', 'max_completion_tokens', 'max_output_tokens']);
+  const cap = model.max_output ?? 0;
   const outputTokens = asked !== undefined ? Math.min(asked, cap) : cap;
   return { inputTokens, outputTokens, serverToolCalls: serverToolBounds(body, billing) };
 }
@@ -140,8 +144,12 @@ function serverToolBounds(body: JsonObject, billing: BillingConfig): TextBounds[
   return out;
 }
 
-function firstNumber(body: JsonObject, keys: string[]): number | undefined {
-  for (const k of keys) if (typeof body[k] === 'number' && (body[k] as number) >= 0) return body[k] as number;
+/** The first whole, non-negative count among the keys; anything else the vendor refuses, so it bounds nothing. */
+function firstCount(body: JsonObject, keys: string[]): number | undefined {
+  for (const k of keys) {
+    const v = body[k];
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  }
   return undefined;
 }
 

@@ -43,6 +43,12 @@ describe('prices', () => {
     expect(cost).toBe(BigInt(1000 * 5000 + 200 * 25000 + 300 * 500 + 100 * 6250));
   });
 
+  it('odd counts from a vendor are rounded up, never thrown on', () => {
+    expect(costOfUsage(model('a-top-5.5'), usage({ web_search_calls: 1.5 }), ctx())).toBe(20_000_000n);
+    expect(costOfUsage(model('a-top-5.5'), usage({ output_tokens: 0.5 }), ctx())).toBe(25_000n);
+    expect(costOfUsage(model('a-top-5.5'), usage({ output_tokens: Number.NaN, input_tokens: -3 }), ctx())).toBe(0n);
+  });
+
   it('server-side tools are billed per call', () => {
     expect(costOfUsage(model('a-top-5.5'), usage({ web_search_calls: 2 }), ctx())).toBe(20_000_000n);
     expect(costOfUsage(model('b-5'), usage({ file_search_calls: 4 }), ctx())).toBe(10_000_000n);
