@@ -105,6 +105,13 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
     out.push(`${at}: cache_read price ${p.cache_read} is not below the input price ${p.input}`);
   }
   if (m.kind === 'image' && p.image_reservation === undefined) out.push(`${at}: image model without image_reservation`);
+  if (p.image_charge !== undefined && p.image_reservation !== undefined) {
+    const factor = cfg.billing.vendor_d_image_reservation_factor;
+    const expected = Math.round(p.image_charge * factor * 1e9);
+    if (Math.round(p.image_reservation * 1e9) !== expected) {
+      out.push(`${at}: image_reservation ${p.image_reservation} is not ${factor} × image_charge ${p.image_charge} (config/billing.yaml)`);
+    }
+  }
   if (m.kind === 'video' && !p.video_per_second) out.push(`${at}: video model without video_per_second`);
   if (m.kind === 'speech' && p.per_mchar === undefined) out.push(`${at}: speech model without per_mchar`);
   return out;

@@ -50,6 +50,7 @@ export interface BillingConfig {
   nano_per_credit: number;
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;
+  plan_restricted_vendors: VendorId[];
   reservation: { max_server_tool_calls: number; image_input_tokens: number; overhead_tokens: number };
 }
 

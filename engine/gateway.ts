@@ -61,7 +61,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
   const limits = runtime.snapshot().config.limits;
-  const ledger = createLedger(db, { clock, reservationTtlMs: limits.reservation_ttl_ms });
+  const ledger = createLedger(db, {
+    clock,
+    reservationTtlMs: limits.reservation_ttl_ms,
+    planVendors: runtime.snapshot().config.billing.plan_restricted_vendors,
+  });
   const keys = createKeyService(db, { clock });
   await keys.ready();
 

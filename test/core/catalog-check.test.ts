@@ -51,6 +51,11 @@ describe('catalog check', () => {
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'chat' does not serve speech models of vendor b/);
   });
 
+  it('refuses a per-image reservation that is not the billing factor times the vendor charge', () => {
+    const problems = problemsAfter('catalog/media.yaml', (t) => t.replace('image_reservation: 0.09, image_charge: 0.06', 'image_reservation: 0.08, image_charge: 0.06'));
+    expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'image-d-2': image_reservation 0\.08 is not 1\.5 × image_charge 0\.06/);
+  });
+
   it('refuses a rule name that config/rules.yaml does not define', () => {
     const problems = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('rules: [drop-sampling, lower-forced-tool-choice]', 'rules: [drop-sampling, lower-forced-toolchoice]'));
     expect(problems.join('\n')).toContain("rule 'lower-forced-toolchoice' is not defined");
