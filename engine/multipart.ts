@@ -86,10 +86,7 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, f
       }
     }
   } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    const err = e as { statusCode?: number; message?: string };
-    if (err.statusCode === 413) throw errors.tooLarge(`The form is too large: ${err.message ?? 'too many parts'}.`);
-    throw errors.invalidRequest(`Malformed multipart/form-data body: ${err.message ?? 'unreadable'}.`);
+    throw formError(e);
   }
   if (tooLarge) throw errors.tooLarge(tooLarge);
   if (misplaced) throw misplaced;
@@ -136,3 +133,11 @@ export function encodeMultipart(call: Call): { body: Buffer; contentType: string
 
 /** Names and filenames in Content-Disposition, escaped as browsers do (WHATWG multipart/form-data). */
 const escapeQuoted = (s: string) => s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+
+/** What went wrong while reading a form, as the client's error: 413 for size, else 400. */
+export function formError(e: unknown): GatewayError {
+  if (e instanceof GatewayError) return e;
+  const err = e as { statusCode?: number; message?: string };
+  if (err.statusCode === 413) return errors.tooLarge(`The form is too large: ${err.message ?? 'too many parts'}.`);
+  return errors.invalidRequest(`Malformed multipart/form-data body: ${err.message ?? 'unreadable'}.`);
+}

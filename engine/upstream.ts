@@ -37,43 +37,37 @@ export class UpstreamClient {
   constructor(private readonly opts: { connectTimeoutMs: number }) {}
 
   async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamAnswer> {
-    const base = new URL(route.baseUrl);
-    const headers: Record<string, string> = {
-      ...vendor.headers,
-      ...req.headers,
-      'content-type': req.contentType,
-      [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key,
-    };
-    try {
-      const res = await this.pool(base.origin).request({
-        method: 'POST',
-        path: base.pathname.replace(/\/$/, '') + req.path,
-        headers,
-        body: req.body,
-        signal,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
-      return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
-    } catch (e) {
-      if (signal.aborted) throw e;
-      throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);
-    }
+    return this.request(route, vendor, signal, {
+      method: 'POST',
+      path: req.path,
+      headers: { ...req.headers, 'content-type': req.contentType },
+      body: req.body,
+    });
   }
 
   /** GET on a vendor route with the route's credential (vendor D's video job status). */
   async get(route: Route, vendor: VendorConfig, path: string, signal: AbortSignal): Promise<UpstreamAnswer> {
+    return this.request(route, vendor, signal, { method: 'GET', path, headers: { accept: 'application/json' } });
+  }
+
+  private async request(
+    route: Route,
+    vendor: VendorConfig,
+    signal: AbortSignal,
+    req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
+  ): Promise<UpstreamAnswer> {
     const base = new URL(route.baseUrl);
     const headers: Record<string, string> = {
       ...vendor.headers,
-      accept: 'application/json',
+      ...req.headers,
       [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key,
     };
     try {
       const res = await this.pool(base.origin).request({
-        method: 'GET',
-        path: base.pathname.replace(/\/$/, '') + path,
+        method: req.method,
+        path: base.pathname.replace(/\/$/, '') + req.path,
         headers,
+        body: req.body,
         signal,
         headersTimeout: 0,
         bodyTimeout: 0,

@@ -9,6 +9,7 @@ import type { Clock } from '../clock.ts';
 import type { DoorConfig } from '../config.ts';
 import { errors, GatewayError } from '../errors.ts';
 import { usdToNano } from '../ledger/money.ts';
+import { formError } from '../multipart.ts';
 import { prepareCall, type CallerRefusal, type TransformRegistry } from '../prepare.ts';
 import type { Runtime } from '../runtime.ts';
 import type { JsonObject, JsonValue } from '../types.ts';
@@ -232,10 +233,7 @@ async function readForm(req: FastifyRequest, fileLimit: number): Promise<{ body:
       }
     }
   } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    const err = e as { statusCode?: number; message?: string };
-    if (err.statusCode === 413) throw errors.tooLarge(`The form is too large: ${err.message ?? 'too many parts'}.`);
-    throw errors.invalidRequest(`Malformed multipart/form-data body: ${err.message ?? 'unreadable'}.`);
+    throw formError(e);
   }
   if (tooLarge) throw errors.tooLarge(tooLarge);
   if (refused) throw refused;
