@@ -77,6 +77,17 @@ export interface RuleConfig {
   why: string;
 }
 
+/** config/videos.yaml: the video door's parameter table. */
+export interface VideoTable {
+  prompt_max_chars: number;
+  seconds: { min: number; max: number; default: number };
+  resolutions: string[];
+  aspect_ratios: string[];
+  defaults: { resolution: string; aspect_ratio: string };
+  sizes: Record<string, { resolution: string; aspect_ratio: string }>;
+  deliver_attempts: number;
+}
+
 export interface GatewayConfig {
   dir: string;
   doors: Record<string, DoorConfig>;
@@ -84,6 +95,7 @@ export interface GatewayConfig {
   billing: BillingConfig;
   limits: LimitsConfig;
   rules: Record<string, RuleConfig>;
+  videos: VideoTable;
 }
 
 type RawDoor = Omit<DoorConfig, 'name' | 'body' | 'billing' | 'answer_body' | 'requires_headers' | 'refuse'> &
@@ -103,6 +115,7 @@ export function loadConfig(dir: string): GatewayConfig {
     billing: loadYaml<BillingConfig>(file('billing'), schema('billing')).data,
     limits: loadYaml<LimitsConfig>(file('limits'), schema('limits')).data,
     rules: loadYaml<Record<string, RuleConfig>>(file('rules'), schema('rules')).data,
+    videos: loadYaml<VideoTable>(file('videos'), schema('videos')).data,
   };
   const problems = checkDoors(config, doorsFile.lineOf);
   if (problems.length) throw new ConfigFileError(problems.map((p) => `${file('doors')}:${p}`));

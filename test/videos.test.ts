@@ -5,11 +5,13 @@ import { GatewayError } from '../engine/errors.ts';
 import { createLedger } from '../engine/ledger/ledger.ts';
 import { systemClock } from '../engine/clock.ts';
 import { Runtime } from '../engine/runtime.ts';
-import { parseVideoRequest, SIZES, sizeOf, vendorBody } from '../engine/videos/request.ts';
+import { parseVideoRequest, sizeOf, vendorBody } from '../engine/videos/request.ts';
 import { createVideoStore, type NewVideoJob, type VideoStore } from '../engine/videos/store.ts';
 import { signFileToken, verifyFileToken } from '../engine/videos/view.ts';
 
-const catalog = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot().catalog;
+const snapshot = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot();
+const catalog = snapshot.catalog;
+const table = snapshot.config.videos;
 const d1 = catalog.models.get('video-d-1')!;
 const d2 = catalog.models.get('video-d-2')!;
 
@@ -25,37 +27,37 @@ function refusal(f: () => unknown): GatewayError {
 
 describe('request decomposition', () => {
   it('every listed size maps to a resolution and aspect ratio whose computed size is the size itself', () => {
-    for (const [size, { resolution, aspect_ratio }] of Object.entries(SIZES)) expect(sizeOf(resolution, aspect_ratio)).toBe(size);
+    for (const [size, { resolution, aspect_ratio }] of Object.entries(table.sizes)) expect(sizeOf(resolution, aspect_ratio)).toBe(size);
     expect(sizeOf('720p', '4:3')).toBe('960x720');
     expect(sizeOf('480p', '2:3')).toBe('480x720');
   });
 
   it('seconds: verbatim to the vendor, whole 1..15 for the hold', () => {
-    expect(parseVideoRequest({ prompt: 'p', seconds: '12' }, d1)).toMatchObject({ duration: '12', seconds: 12 });
-    expect(parseVideoRequest({ prompt: 'p', seconds: 1 }, d1)).toMatchObject({ duration: 1, seconds: 1 });
-    expect(parseVideoRequest({ prompt: 'p' }, d1)).toMatchObject({ duration: 4, seconds: 4 });
+    expect(parseVideoRequest({ prompt: 'p', seconds: '12' }, d1, table)).toMatchObject({ duration: '12', seconds: 12 });
+    expect(parseVideoRequest({ prompt: 'p', seconds: 1 }, d1, table)).toMatchObject({ duration: 1, seconds: 1 });
+    expect(parseVideoRequest({ prompt: 'p' }, d1, table)).toMatchObject({ duration: 4, seconds: 4 });
     for (const bad of ['0', '16', ' 4', '4s', -1, 1.5, false, 0]) {
-      expect(refusal(() => parseVideoRequest({ prompt: 'p', seconds: bad }, d1)).param).toBe('seconds');
+      expect(refusal(() => parseVideoRequest({ prompt: 'p', seconds: bad }, d1, table)).param).toBe('seconds');
     }
   });
 
   it('size wins over resolution and aspect_ratio; defaults are 720p 16:9', () => {
-    expect(parseVideoRequest({ prompt: 'p', size: '720x1280', resolution: '480p', aspect_ratio: '1:1' }, d1)).toMatchObject({
+    expect(parseVideoRequest({ prompt: 'p', size: '720x1280', resolution: '480p', aspect_ratio: '1:1' }, d1, table)).toMatchObject({
       resolution: '720p',
       aspectRatio: '9:16',
       size: '720x1280',
     });
-    expect(parseVideoRequest({ prompt: 'p' }, d1)).toMatchObject({ resolution: '720p', aspectRatio: '16:9', size: '1280x720' });
-    expect(parseVideoRequest({ prompt: 'p', aspect_ratio: '3:2' }, d2)).toMatchObject({ resolution: '720p', size: '1080x720' });
+    expect(parseVideoRequest({ prompt: 'p' }, d1, table)).toMatchObject({ resolution: '720p', aspectRatio: '16:9', size: '1280x720' });
+    expect(parseVideoRequest({ prompt: 'p', aspect_ratio: '3:2' }, d2, table)).toMatchObject({ resolution: '720p', size: '1080x720' });
   });
 
   it('a resolution the model does not price is refused', () => {
-    expect(refusal(() => parseVideoRequest({ prompt: 'p', size: '1080x1080' }, d1)).message).toMatch(/does not produce 1080p/);
-    expect(parseVideoRequest({ prompt: 'p', size: '1080x1080' }, d2).resolution).toBe('1080p');
+    expect(refusal(() => parseVideoRequest({ prompt: 'p', size: '1080x1080' }, d1, table)).message).toMatch(/does not produce 1080p/);
+    expect(parseVideoRequest({ prompt: 'p', size: '1080x1080' }, d2, table).resolution).toBe('1080p');
   });
 
   it('starting image: https or data URI passed as given; a file becomes a data URI; two at once are refused', () => {
-    const r = parseVideoRequest({ prompt: 'p', image_url: 'data:image/png;base64,AAAA' }, d1);
+    const r = parseVideoRequest({ prompt: 'p', image_url: 'data:image/png;base64,AAAA' }, d1, table);
     expect(vendorBody('video-d-1', r)).toEqual({
       model: 'video-d-1',
       prompt: 'p',
@@ -65,19 +67,19 @@ describe('request decomposition', () => {
       image: { url: 'data:image/png;base64,AAAA' },
       generate_audio: true,
     });
-    expect(parseVideoRequest({ prompt: 'p', input_reference: { image_url: 'https://x.test/a.png' } }, d1).imageUrl).toBe('https://x.test/a.png');
+    expect(parseVideoRequest({ prompt: 'p', input_reference: { image_url: 'https://x.test/a.png' } }, d1, table).imageUrl).toBe('https://x.test/a.png');
     const file = { contentType: 'image/jpeg', data: Buffer.from([1, 2, 3]) };
-    expect(parseVideoRequest({ prompt: 'p' }, d1, file).imageUrl).toBe('data:image/jpeg;base64,AQID');
-    expect(refusal(() => parseVideoRequest({ prompt: 'p', image_url: 'https://x.test/a.png' }, d1, file)).status).toBe(400);
-    expect(refusal(() => parseVideoRequest({ prompt: 'p', image_url: 'ftp://x.test/a.png' }, d1)).param).toBe('image_url');
-    expect(refusal(() => parseVideoRequest({ prompt: 'p' }, d1, { contentType: 'text/plain', data: Buffer.from('x') })).param).toBe('input_reference');
+    expect(parseVideoRequest({ prompt: 'p' }, d1, table, file).imageUrl).toBe('data:image/jpeg;base64,AQID');
+    expect(refusal(() => parseVideoRequest({ prompt: 'p', image_url: 'https://x.test/a.png' }, d1, table, file)).status).toBe(400);
+    expect(refusal(() => parseVideoRequest({ prompt: 'p', image_url: 'ftp://x.test/a.png' }, d1, table)).param).toBe('image_url');
+    expect(refusal(() => parseVideoRequest({ prompt: 'p' }, d1, table, { contentType: 'text/plain', data: Buffer.from('x') })).param).toBe('input_reference');
   });
 
   it('generate_audio: boolean or its form text; prompt length counted in characters', () => {
-    expect(parseVideoRequest({ prompt: 'p', generate_audio: 'false' }, d1).generateAudio).toBe(false);
-    expect(refusal(() => parseVideoRequest({ prompt: 'p', generate_audio: 'no' }, d1)).param).toBe('generate_audio');
-    expect(parseVideoRequest({ prompt: '한'.repeat(32_000) }, d1).prompt).toHaveLength(32_000);
-    expect(refusal(() => parseVideoRequest({ prompt: '😀'.repeat(32_001) }, d1)).param).toBe('prompt');
+    expect(parseVideoRequest({ prompt: 'p', generate_audio: 'false' }, d1, table).generateAudio).toBe(false);
+    expect(refusal(() => parseVideoRequest({ prompt: 'p', generate_audio: 'no' }, d1, table)).param).toBe('generate_audio');
+    expect(parseVideoRequest({ prompt: '한'.repeat(32_000) }, d1, table).prompt).toHaveLength(32_000);
+    expect(refusal(() => parseVideoRequest({ prompt: '😀'.repeat(32_001) }, d1, table)).param).toBe('prompt');
   });
 });
 

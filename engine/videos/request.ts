@@ -1,32 +1,8 @@
 // POST /v1/videos parameters: checked (400 before any charge) and decomposed into what vendor D takes.
 // Pure: no I/O. The spec's table (interface.md, "Video doors") is the source of every rule here.
 import { errors } from '../errors.ts';
+import type { VideoTable } from '../config.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../types.ts';
-
-export const MAX_PROMPT_CHARS = 32_000;
-export const MIN_SECONDS = 1;
-export const MAX_SECONDS = 15;
-export const DEFAULT_SECONDS = 4;
-
-export const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
-export const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
-
-/** The sizes the spec lists, and what each means to the vendor. */
-export const SIZES: Record<string, { resolution: string; aspect_ratio: string }> = {
-  '1280x720': { resolution: '720p', aspect_ratio: '16:9' },
-  '720x1280': { resolution: '720p', aspect_ratio: '9:16' },
-  '720x720': { resolution: '720p', aspect_ratio: '1:1' },
-  '854x480': { resolution: '480p', aspect_ratio: '16:9' },
-  '480x854': { resolution: '480p', aspect_ratio: '9:16' },
-  '480x480': { resolution: '480p', aspect_ratio: '1:1' },
-  '1920x1080': { resolution: '1080p', aspect_ratio: '16:9' },
-  '1080x1920': { resolution: '1080p', aspect_ratio: '9:16' },
-  '1080x1080': { resolution: '1080p', aspect_ratio: '1:1' },
-};
-
-/** When neither size nor resolution is sent (the spec is silent): 720p, landscape. */
-export const DEFAULT_RESOLUTION = '720p';
-export const DEFAULT_ASPECT_RATIO = '16:9';
 
 export interface VideoRequest {
   prompt: string;
@@ -51,15 +27,15 @@ export interface ReferenceFile {
 
 const has = (body: JsonObject, k: string) => body[k] !== undefined && body[k] !== null;
 
-export function parseVideoRequest(body: JsonObject, model: ModelEntry, file?: ReferenceFile): VideoRequest {
+export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: VideoTable, file?: ReferenceFile): VideoRequest {
   const prompt = body.prompt;
   if (typeof prompt !== 'string' || prompt === '') throw errors.invalidRequest('prompt is required: a non-empty string.', 'prompt');
   const promptChars = [...prompt].length;
-  if (promptChars > MAX_PROMPT_CHARS) {
-    throw errors.invalidRequest(`prompt is ${promptChars} characters long; at most ${MAX_PROMPT_CHARS} are accepted.`, 'prompt');
+  if (promptChars > table.prompt_max_chars) {
+    throw errors.invalidRequest(`prompt is ${promptChars} characters long; at most ${table.prompt_max_chars} are accepted.`, 'prompt');
   }
 
-  const { duration, seconds } = parseSeconds(body.seconds);
+  const { duration, seconds } = parseSeconds(body.seconds, table.seconds);
   const priced = Object.keys(model.pricing.video_per_second ?? {});
 
   let resolution: string;
@@ -67,16 +43,17 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, file?: Re
   let size: string;
   if (has(body, 'size')) {
     const s = body.size;
-    const known = typeof s === 'string' ? SIZES[s] : undefined;
+    const known = typeof s === 'string' ? table.sizes[s] : undefined;
     if (!known) {
-      throw errors.invalidRequest(`size '${String(s)}' is not offered. Send one of ${Object.keys(SIZES).join(', ')}.`, 'size');
+      throw errors.invalidRequest(`size '${String(s)}' is not offered. Send one of ${Object.keys(table.sizes).join(', ')}.`, 'size');
     }
     resolution = known.resolution;
     aspectRatio = known.aspect_ratio;
     size = s as string;
   } else {
-    resolution = pick(body, 'resolution', RESOLUTIONS, priced.includes(DEFAULT_RESOLUTION) ? DEFAULT_RESOLUTION : priced[0]);
-    aspectRatio = pick(body, 'aspect_ratio', ASPECT_RATIOS, DEFAULT_ASPECT_RATIO);
+    const fallback = priced.includes(table.defaults.resolution) ? table.defaults.resolution : priced[0];
+    resolution = pick(body, 'resolution', table.resolutions, fallback);
+    aspectRatio = pick(body, 'aspect_ratio', table.aspect_ratios, table.defaults.aspect_ratio);
     size = sizeOf(resolution, aspectRatio);
   }
   if (!priced.includes(resolution)) {
@@ -92,15 +69,15 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, file?: Re
   return { prompt, duration, seconds, resolution, aspectRatio, size, ...(imageUrl ? { imageUrl } : {}), generateAudio };
 }
 
-/** `seconds`: a string such as "4" or an integer, 1 to 15; the vendor gets it exactly as sent. */
-export function parseSeconds(v: JsonValue | undefined): { duration: string | number; seconds: number } {
-  if (v === undefined || v === null) return { duration: DEFAULT_SECONDS, seconds: DEFAULT_SECONDS };
+/** `seconds`: a string such as "4" or an integer in the table's range; the vendor gets it exactly as sent. */
+export function parseSeconds(v: JsonValue | undefined, range: VideoTable['seconds']): { duration: string | number; seconds: number } {
+  if (v === undefined || v === null) return { duration: range.default, seconds: range.default };
   let n: number | undefined;
   if (typeof v === 'number' && Number.isInteger(v)) n = v;
   else if (typeof v === 'string' && /^\d{1,3}$/.test(v)) n = Number(v);
-  if (n === undefined || n < MIN_SECONDS || n > MAX_SECONDS) {
+  if (n === undefined || n < range.min || n > range.max) {
     throw errors.invalidRequest(
-      `seconds must be a whole number of seconds from ${MIN_SECONDS} to ${MAX_SECONDS}, as a string such as "4" or an integer; got ${JSON.stringify(v)}.`,
+      `seconds must be a whole number of seconds from ${range.min} to ${range.max}, as a string such as "4" or an integer; got ${JSON.stringify(v)}.`,
       'seconds',
     );
   }

@@ -129,7 +129,7 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   const { body, file } = req.isMultipart() ? await readForm(req, snap.config.limits.file_limit_bytes) : { body: jsonBody(req.body), file: undefined };
   const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
   const model = call.model;
-  const video = parseVideoRequest(body, model, file);
+  const video = parseVideoRequest(body, model, snap.config.videos, file);
 
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
   if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {

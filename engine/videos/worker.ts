@@ -41,8 +41,7 @@ export interface VideoWorkerDeps {
 
 /** Jobs claimed per round. */
 const CLAIM_BATCH = 16;
-/** A finished video that cannot be fetched is retried this many times, then the job fails `undelivered`. */
-export const MAX_DELIVER_ATTEMPTS = 3;
+/** Longest wait for one download of a finished video. */
 const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 /** How long a claimed job stays ours while one status call (not a download) runs. */
 const POLL_LEASE_MS = 2 * 60_000;
@@ -319,7 +318,7 @@ export class VideoWorker {
     }
     const attempts = job.deliverAttempts + 1;
     this.log.warn({ video: job.id, attempt: attempts, reason: problem }, 'video download failed');
-    if (attempts >= MAX_DELIVER_ATTEMPTS) {
+    if (attempts >= this.deps.runtime.snapshot().config.videos.deliver_attempts) {
       await this.finish(job, { status: 'failed', code: 'undelivered', message: `The finished video could not be fetched from the vendor (${problem}).`, costNano: 0n, usageSeconds });
       return;
     }
