@@ -16,6 +16,7 @@ import { firstRefusal } from './refusals.ts';
 import { Runtime } from './runtime.ts';
 import { buildServer } from './server.ts';
 import type { JsonObject, ModelEntry, VendorId } from './types.ts';
+import type { Caller } from './accounts.ts';
 import { UpstreamClient } from './upstream.ts';
 import { planRoutes, routesFromEnv, type VendorRoutes } from './vendor-routes.ts';
 import { createWalletAccounts } from './wallet-accounts.ts';
@@ -99,6 +100,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       clock,
       callerRefusal,
       credits: (walletId) => creditsOf(ledger, walletId),
+      modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
       plugins: [
         (a) => registerKeyRoutes(a, { keys, db, clock }),
         (a) =>
@@ -178,6 +180,15 @@ function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], no
     .filter((m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now))
     .map((m) => m.id);
   return candidates.length ? closest(model.id, candidates) : undefined;
+}
+
+/** GET /v1/models lists what the key may call: no model its credits cannot pay for, no door its audience may not use. */
+async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Caller): Promise<(m: ModelEntry) => boolean> {
+  const denied = new Set<string>();
+  for (const vendor of runtime.snapshot().config.billing.plan_restricted_vendors) {
+    if (!(await ledger.planAllows(caller.walletId, vendor))) denied.add(vendor);
+  }
+  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !audienceRefusal(caller.audience, door, {}));
 }
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */

@@ -2,7 +2,7 @@
 // for keys and admin. Each model door runs the same chain: auth → prepare → reserve → exchange.
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { Accounts } from './accounts.ts';
+import type { Accounts, Caller } from './accounts.ts';
 import type { UploadedFile } from './call.ts';
 import type { Clock } from './clock.ts';
 import type { DoorConfig } from './config.ts';
@@ -16,7 +16,7 @@ import { reservationFor } from './reservation.ts';
 import { prepareCall, type CallerRefusal, type TransformRegistry } from './prepare.ts';
 import { costOfUsage } from './pricing.ts';
 import type { Runtime, Snapshot } from './runtime.ts';
-import type { JsonObject } from './types.ts';
+import type { JsonObject, ModelEntry } from './types.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
 
@@ -28,6 +28,8 @@ export interface GatewayServices {
   registry: TransformRegistry;
   clock: Clock;
   callerRefusal?: CallerRefusal;
+  /** Which models this caller may call (plan and audience), for GET /v1/models; all when absent. */
+  modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
   /** Extra route plugins (keys, admin), registered after the doors. */
@@ -136,10 +138,13 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
 }
 
 async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
-  await s.accounts.authenticate(req.headers);
+  const caller = await s.accounts.authenticate(req.headers);
+  const mayCall = s.modelsFor ? await s.modelsFor(caller) : () => true;
   const snap = s.runtime.snapshot();
   const now = s.clock.now();
-  const data = [...snap.catalog.models.values()].filter((m) => isOnSale(m, now)).map((m) => modelRecord(m, snap.config, now));
+  const data = [...snap.catalog.models.values()]
+    .filter((m) => isOnSale(m, now) && mayCall(m))
+    .map((m) => modelRecord(m, snap.config, now));
   return reply.send({ object: 'list', data });
 }
 

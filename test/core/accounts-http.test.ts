@@ -112,6 +112,23 @@ describe('plans, keys and quotas on the AI doors', () => {
     expect((await post(teacher.key)).status).toBe(200);
   });
 
+  it('GET /v1/models lists only what the key may call', async () => {
+    const ids = async (key: string) =>
+      ((await (await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data.map((m: any) => m.id);
+    const dOnly = await t.gw.keys.createApiKey(await walletWith({ credits: 1_000, vendors: ['d'] }));
+    const listed = await ids(dOnly.key);
+    expect(listed).toContain('d-4');
+    expect(listed.filter((id: string) => id.startsWith('c-') || id.startsWith('embedding-c'))).toEqual([]);
+    const everything = await ids(t.apiKey);
+    expect(everything).toContain('c-flash-3');
+    expect(everything).toContain('video-d-1');
+    const split = await walletWith({ credits: 1_000, splitsUsage: true });
+    const student = await t.gw.keys.createApiKey(split, { audience: 'student' });
+    const forStudent = await ids(student.key);
+    expect(forStudent).not.toContain('video-d-1');
+    expect(forStudent).toContain('a-top-5.5');
+  });
+
   it('GET /v1/credits answers the wallet credits', async () => {
     const walletId = await walletWith({ credits: 12_345 });
     const { key } = await t.gw.keys.createApiKey(walletId);
