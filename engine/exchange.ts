@@ -155,10 +155,41 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   return { path: input.prepared.protocol.upstream, ...encoded, headers };
 }
 
+const SETTLE_ATTEMPTS = 3;
+
+/**
+ * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged. Both are
+ * idempotent, so a passing database fault is worth a few more tries: a hold left to the sweeper is
+ * released, and the vendor's work would go uncharged.
+ */
+export async function finishHold(
+  accounts: Accounts,
+  caller: Caller,
+  hold: Hold,
+  cost: bigint | null,
+  log: Pick<FastifyBaseLogger, 'error'>,
+  backoffMs = 50,
+): Promise<bigint> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (cost === null) {
+        await accounts.release(hold);
+        return 0n;
+      }
+      return await accounts.settle(caller, hold, cost);
+    } catch (e) {
+      log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
+      if (attempt >= SETTLE_ATTEMPTS) return 0n;
+      await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
+    }
+  }
+}
+
 /** Charges once: the usage of the answer that reached the client, or releases the hold. */
 class Settlement {
   private usage: Usage | null = null;
   private settled = false;
+  private charged = 0n;
 
   constructor(
     private readonly input: ExchangeInput,
@@ -169,21 +200,14 @@ class Settlement {
     this.usage = usage;
   }
 
-  private charged = 0n;
-
   /** Settles once; returns what was charged (0 when released or free). */
   async finish(): Promise<bigint> {
     if (this.settled) return this.charged;
     this.settled = true;
     const { hold, caller } = this.input;
     if (!hold) return 0n;
-    try {
-      if (this.usage) this.charged = await this.deps.accounts.settle(caller, hold, this.deps.costOf(this.input.prepared.call, this.usage));
-      else await this.deps.accounts.release(hold);
-    } catch (e) {
-      // The sweeper releases an unsettled hold after its expiry; log loudly so it is seen.
-      this.deps.log.error({ err: e, callId: hold.callId }, 'settlement failed');
-    }
+    const cost = this.usage ? this.deps.costOf(this.input.prepared.call, this.usage) : null;
+    this.charged = await finishHold(this.deps.accounts, caller, hold, cost, this.deps.log);
     return this.charged;
   }
 }
