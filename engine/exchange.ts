@@ -47,7 +47,11 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) clientGone.abort();
   });
-  const signal = AbortSignal.any([clientGone.signal, AbortSignal.timeout(input.timeoutMs)]);
+  // A stream stops when its client leaves (the vendor stops generating; what was produced is charged).
+  // A whole answer does not: the vendor finishes and bills its work either way, so the call runs to its
+  // end and is settled from the vendor's usage, even with nobody left to read it.
+  const timeout = AbortSignal.timeout(input.timeoutMs);
+  const signal = prepared.call.stream ? AbortSignal.any([clientGone.signal, timeout]) : timeout;
   const request = upstreamRequest(input);
   const settlement = new Settlement(input, deps);
   try {

@@ -271,21 +271,23 @@ describe('a stream cut by the client', () => {
 });
 
 describe('a non-streaming call abandoned by the client', () => {
-  it('while the vendor is still working: the hold is released, nothing charged, nothing moves later', async () => {
+  it('runs to its end at the vendor and is charged once for the vendor\'s work; no hold stays', async () => {
     const before = await t.balance();
+    const n = t.received('a').length;
     t.sim.inject('a0', { kind: 'delay', ms: 400 });
     const ac = new AbortController();
-    const pending = post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'Slow one' }] }, {}, ac.signal);
+    const pending = post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'Slow one [[sim:usage input=100 output=20]]' }] }, {}, ac.signal);
     for (let i = 0; i < 50 && (await reserved(t)) === 0n; i++) await sleep(10);
     expect(await reserved(t)).toBeGreaterThan(0n);
     ac.abort();
     await pending.catch(() => undefined);
     for (let i = 0; i < 100 && (await reserved(t)) !== 0n; i++) await sleep(20);
     expect(await reserved(t)).toBe(0n);
-    expect(await t.balance()).toBe(before);
-    await sleep(500); // past the vendor's delayed answer
-    expect(await t.balance()).toBe(before);
-    expect(await reserved(t)).toBe(0n);
+    // 100 input × $5/M + 20 output × $25/M, exactly once.
+    expect(before - (await t.balance())).toBe(1_000_000n);
+    await sleep(300);
+    expect(before - (await t.balance())).toBe(1_000_000n);
+    expect(t.received('a').length - n).toBe(1);
   });
 });
 
