@@ -231,9 +231,9 @@ async function relayAnswer(
   } catch {
     throw new RouteFailure('the vendor answered with a body that is not JSON', answer.status);
   }
-  const usage = protocol.usage ? deps.registry.usageReaders[protocol.usage](json) : emptyUsage();
-  settlement.record(usage);
+  // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
   const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : json;
+  settlement.record(protocol.usage ? deps.registry.usageReaders[protocol.usage](json) : emptyUsage());
   await settlement.finish();
   input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).code(200).send(out);
   return true;
