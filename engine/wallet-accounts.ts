@@ -42,12 +42,13 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     );
   }
 
-  /** Charges once and counts the charge on the key's quotas on the Korean day the call finishes. */
+  /**
+   * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
+   * same transaction: a crash cannot leave money charged and the quota uncounted.
+   */
   async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint): Promise<bigint> {
-    const settled = await ledger.settle(reservation, costNano);
-    if (!settled.alreadyFinished && settled.chargedNano > 0n) {
-      await keys.quota.recordUsage(keyId, settled.chargedNano, clock.now());
-    }
+    const finishedAt = clock.now();
+    const settled = await ledger.settle(reservation, costNano, (tx, charged) => keys.quota.recordUsage(keyId, charged, finishedAt, tx));
     return settled.chargedNano;
   }
 

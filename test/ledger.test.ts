@@ -40,6 +40,29 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
   const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc' });
 
+  it('settle runs `alongside` in its own transaction: when it fails, nothing is charged and the hold stays', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 10 });
+    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4000n, callId: 'call-alongside' });
+    if (!r.ok) throw new Error('reserve refused');
+    await expect(l.settle(r.reservation, 1500n, async () => Promise.reject(new Error('quota write failed')))).rejects.toThrow('quota write failed');
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 6000n, reservedNano: 4000n });
+    const seen: bigint[] = [];
+    const settled = await l.settle(r.reservation, 1500n, async (tx, charged) => {
+      seen.push(charged);
+      await tx.query('SELECT 1');
+    });
+    expect(settled.chargedNano).toBe(1500n);
+    expect(seen).toEqual([1500n]);
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 8500n, reservedNano: 0n });
+    // A repeat settles nothing and does not run `alongside` again.
+    await l.settle(r.reservation, 1500n, async () => {
+      seen.push(-1n);
+    });
+    expect(seen).toEqual([1500n]);
+    await expectJournalAddsUp(l, w.id);
+  });
+
   it('creates wallets with credits, tops up, changes owner', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 50, keySlots: 7, splitsUsage: true, ownerId: 'alice' });

@@ -175,7 +175,15 @@ export interface Ledger {
   /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
   planAllows(walletId: string, vendor: string): Promise<boolean>;
   reserve(req: ReserveRequest): Promise<ReserveResult>;
-  settle(reservation: Reservation | string, actualNano: bigint): Promise<SettleResult>;
+  /**
+   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction once an
+   * amount was charged (the key's quota counter), so the charge and what it feeds commit together.
+   */
+  settle(
+    reservation: Reservation | string,
+    actualNano: bigint,
+    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
+  ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
@@ -410,6 +418,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     mode: 'settle' | 'release' | 'expire',
     actualNano = 0n,
     expireBefore?: Date,
+    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
   ): Promise<SettleResult & { releasedNano: bigint; finished: boolean }> =>
     withRetry(async () => {
       return db.transaction(async (tx) => {
@@ -470,6 +479,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
           }
           const chargedNow = (actualNano < 0n ? 0n : actualNano) - toCharge;
           await m.apply(tx, walletId, id, at, 'settled', chargedNow);
+          if (alongside && chargedNow > 0n) await alongside(tx, chargedNow);
           const releasedNano = m.journal.filter((j) => j.kind === 'release').reduce((a, j) => a + j.amount, 0n);
           return { chargedNano: chargedNow, shortfallNano: toCharge, alreadyFinished: false, releasedNano, finished: true };
         }
@@ -631,9 +641,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       );
     },
 
-    async settle(reservation, actualNano) {
+    async settle(reservation, actualNano, alongside) {
       if (typeof actualNano !== 'bigint') throw new TypeError('actualNano must be a bigint');
-      const r = await finish(resId(reservation), 'settle', actualNano);
+      const r = await finish(resId(reservation), 'settle', actualNano, undefined, alongside);
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
