@@ -1,42 +1,27 @@
 // The key-management doors (GET/POST /v1/keys, GET/PATCH/DELETE /v1/keys/{id}) against PGlite and PostgreSQL.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../engine/clock.ts';
 import type { Db, Queryable } from '../engine/db/db.ts';
 import { createKeyService, hashSecret, registerKeyRoutes, type KeyService } from '../engine/keys/index.ts';
 import { describeEachDatabase } from './helpers/databases.ts';
+import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
 
 const RECORD_FIELDS = [
   'audience', 'created_at', 'daily_limit_credits', 'day_used_credits', 'expires_at', 'id', 'key_prefix',
   'last_used_at', 'month_used_credits', 'monthly_limit_credits', 'name', 'object', 'usable_until',
 ].sort();
 
-let walletSeq = 0;
-async function makeWallet(db: Db, opts: { splits?: boolean; slots?: number; owner?: string } = {}): Promise<string> {
-  const id = `w_keys_${process.pid}_${++walletSeq}_${Math.random().toString(36).slice(2, 8)}`;
-  await db.query('INSERT INTO wallets (id, owner_id, splits_usage, key_slots) VALUES ($1, $2, $3, $4)', [
-    id, opts.owner ?? 'owner-1', opts.splits ?? false, opts.slots ?? 100,
-  ]);
-  return id;
-}
 
 describeEachDatabase('key doors', (getDb, kind) => {
   // 2026-03-10 12:00 KST
   const clock = fixedClock('2026-03-10T03:00:00Z');
+  const fixture = useKeyDoors(getDb, clock);
   let db: Db;
   let keys: KeyService;
   let app: FastifyInstance;
-
-  beforeAll(async () => {
-    db = getDb();
-    keys = createKeyService(db, { clock });
-    app = Fastify();
-    await registerKeyRoutes(app, { keys, db, clock });
-    await app.ready();
-  });
-  afterAll(async () => {
-    await app?.close();
-    await keys?.close();
+  beforeAll(() => {
+    ({ db, keys, app } = fixture);
   });
 
   async function setup(opts: { splits?: boolean; slots?: number } = {}) {

@@ -1,41 +1,29 @@
 // Per-key quotas on Korean days and months, GET /v1/key, and audience refusals.
-import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db/db.ts';
-import { audienceRefusal, createKeyService, registerKeyRoutes, type AuthContext, type KeyService } from '../engine/keys/index.ts';
+import { audienceRefusal, type AuthContext, type KeyService } from '../engine/keys/index.ts';
 import { describeEachDatabase } from './helpers/databases.ts';
+import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
 
 const C = 1000n; // nano-USD per credit
 
-let walletSeq = 0;
-async function makeWallet(db: Db, splits = false): Promise<string> {
-  const id = `w_quota_${process.pid}_${++walletSeq}_${Math.random().toString(36).slice(2, 8)}`;
-  await db.query('INSERT INTO wallets (id, owner_id, splits_usage) VALUES ($1, $2, $3)', [id, 'owner-1', splits]);
-  return id;
-}
 
 const refused = (p: Promise<unknown>) => p.then(() => undefined, (e) => e as { status: number; type: string; message: string });
 
 describeEachDatabase('key quotas', (getDb) => {
   const clock = fixedClock('2026-12-31T03:00:00Z');
+  const fixture = useKeyDoors(getDb, clock);
   let db: Db;
   let keys: KeyService;
   let app: FastifyInstance;
-  beforeAll(async () => {
-    db = getDb();
-    keys = createKeyService(db, { clock });
-    app = Fastify();
-    await registerKeyRoutes(app, { keys, db, clock });
-    await app.ready();
-  });
-  afterAll(async () => {
-    await app?.close();
-    await keys?.close();
+  beforeAll(() => {
+    ({ db, keys, app } = fixture);
   });
 
   async function key(opts: { monthly?: number | null; daily?: number | null; expiresOn?: string; splits?: boolean; audience?: 'student' | 'teacher' } = {}) {
-    const walletId = await makeWallet(db, opts.splits);
+    const walletId = await makeWallet(db, { splits: opts.splits });
     const k = await keys.createApiKey(walletId, {
       monthlyLimitCredits: opts.monthly ?? null, dailyLimitCredits: opts.daily ?? null, expiresOn: opts.expiresOn ?? null, audience: opts.audience,
     });
