@@ -1,13 +1,20 @@
 // The ledger: wallets, credit lots, reservations and the append-only journal (schema in
 // engine/db/migrations/001_ledger.sql). Money is integer nano-USD (bigint).
 //
-// Exactness. Every money move runs in one transaction that first locks the rows it touches
-// (`SELECT … FOR UPDATE`: the reservation row, then lot rows always in `seq` order, so movers do not
-// deadlock each other), decides the split in memory from the locked (current) values, then writes lots,
-// wallet totals, reservation and journal rows (writable CTEs over parameter arrays). Concurrent reserves
-// queue on the lot rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0)
-// constraints are the safety net. Round trips: reserve = BEGIN, lock, insert, apply, COMMIT; settle and
-// release = BEGIN, lock reservation, lock lots, apply, COMMIT. Deadlock/serialization failures retry.
+// Exactness. Every money move runs in a transaction that first locks the rows it touches
+// (`SELECT … FOR UPDATE`, in one statement: the wallet's live lot rows always in `seq` order, then the
+// reservation rows in id order; every mover locks in that order, so movers do not deadlock each other),
+// decides the split in memory from the locked (current) values, then writes lots, wallet totals,
+// reservation and journal rows (writable CTEs over parameter arrays). Concurrent movers queue on the lot
+// rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0) constraints are the
+// safety net. Deadlock/serialization failures retry.
+//
+// Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (per
+// wallet on PostgreSQL, one queue on PGlite): the calls that arrive while a wallet's transaction runs are
+// done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
+// applied one after another in arrival order with exactly the decisions described below, so the results
+// are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
+// `alongside`) fails alone. Across processes the row locks still serialise the batches.
 //
 // Why not one statement per move: a single READ COMMITTED statement that UPDATEs rows joined to a CTE
 // built from another data-modifying CTE (e.g. `UPDATE wallets … FROM r` where r is `UPDATE reservations …
@@ -36,15 +43,14 @@
 //   returning the first outcome). A reservation the sweeper expired (its process looked dead) can still
 //   be settled late: the actual is then charged from available balance as far as it goes.
 //
-// Replaceability. Callers use only the `Ledger` interface; a batching/leasing implementation (group
-// concurrent reserves of one wallet into one statement, or lease a slice of balance per process) can
-// replace `createLedger` without touching them.
+// Replaceability. Callers use only the `Ledger` interface.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { errors } from '../errors.ts';
 import { VENDORS } from '../types.ts';
+import { createBatcher, withRetry, type FinishOp, type FinishOutcome } from './batcher.ts';
 import { creditsToNano, toBigInt } from './money.ts';
 
 export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
@@ -203,6 +209,8 @@ export interface LedgerOptions {
   reservationTtlMs?: number;
   /** Vendors whose models need credits usable for them, else not_in_plan (default ['c']). */
   planVendors?: readonly string[];
+  /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
+  onBatch?: (size: number) => void;
 }
 
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
@@ -211,36 +219,6 @@ export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
-
-interface LotRow {
-  id: string;
-  seq: string;
-  vendors: string[] | null;
-  available_nano: string;
-  held_nano?: string;
-}
-
-/** Restricted lots first, then unrestricted; oldest first within each group. */
-const drawOrder = (a: LotRow, b: LotRow): number => {
-  const ra = a.vendors === null ? 1 : 0;
-  const rb = b.vendors === null ? 1 : 0;
-  if (ra !== rb) return ra - rb;
-  return Number(BigInt(a.seq) - BigInt(b.seq));
-};
-
-const RETRYABLE = new Set(['40P01', '40001']);
-
-async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (e) {
-      const code = (e as { code?: string }).code;
-      if (!code || !RETRYABLE.has(code) || attempt >= 5) throw e;
-      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-    }
-  }
-}
 
 function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
   if (vendors === null || vendors === undefined) return null;
@@ -274,101 +252,13 @@ const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
   createdAt: new Date(r.created_at as string | Date),
 });
 
-/** One statement applying lot deltas, wallet deltas, journal rows and (optionally) a reservation state. */
-const APPLY_SQL = `
-WITH d AS (
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(lot_id, avail_delta, reserved_delta)
-), lots AS (
-  UPDATE credit_lots l
-     SET available_nano = l.available_nano + d.avail_delta,
-         reserved_nano = l.reserved_nano + d.reserved_delta
-    FROM d WHERE l.id = d.lot_id
-  RETURNING l.id
-), w AS (
-  UPDATE wallets SET available_nano = available_nano + $4::bigint, reserved_nano = reserved_nano + $5::bigint
-   WHERE id = $6 RETURNING id
-), j AS (
-  INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
-  SELECT $6, j.lot_id, $7, j.kind, j.amount, $8::timestamptz
-    FROM unnest($9::text[], $10::text[], $11::bigint[]) AS j(lot_id, kind, amount)
-  RETURNING id
-), r AS (
-  UPDATE reservations SET state = $12, charged_nano = $13::bigint, finished_at = $8::timestamptz
-   WHERE id = $7 AND $12::text IS NOT NULL
-  RETURNING id
+/** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
+const TOP_UP_SQL = `
+WITH w AS (
+  UPDATE wallets SET available_nano = available_nano + $2::bigint WHERE id = $1 RETURNING id
 )
-SELECT (SELECT count(*) FROM lots) AS lots, (SELECT count(*) FROM w) AS wallets`;
-
-/**
- * Writes a new reservation: the reservation row, its lots, and (with the same parameters as APPLY_SQL
- * from $13 on) nothing else. Runs after the lots were locked by the same transaction.
- * $1 id, $2 wallet, $3 owner, $4 call, $5 key, $6 vendor, $7 amount, $8 created, $9 expires, $10 lot ids, $11 amounts.
- */
-const INSERT_RESERVATION_SQL = `
-WITH r AS (
-  INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, 'held', $8::timestamptz, $9::timestamptz)
-  RETURNING id
-)
-INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano)
-SELECT $1, a.lot_id, a.amount FROM unnest($10::text[], $11::bigint[]) AS a(lot_id, amount)`;
-
-class Moves {
-  readonly lotDelta = new Map<string, { avail: bigint; reserved: bigint }>();
-  readonly journal: { lotId: string; kind: 'top_up' | 'reserve' | 'settle' | 'release'; amount: bigint }[] = [];
-  walletAvail = 0n;
-  walletReserved = 0n;
-
-  private bump(lotId: string, avail: bigint, reserved: bigint) {
-    const d = this.lotDelta.get(lotId) ?? { avail: 0n, reserved: 0n };
-    d.avail += avail;
-    d.reserved += reserved;
-    this.lotDelta.set(lotId, d);
-    this.walletAvail += avail;
-    this.walletReserved += reserved;
-  }
-  reserve(lotId: string, n: bigint) {
-    if (n <= 0n) return;
-    this.bump(lotId, -n, n);
-    this.journal.push({ lotId, kind: 'reserve', amount: n });
-  }
-  settle(lotId: string, n: bigint) {
-    if (n <= 0n) return;
-    this.bump(lotId, 0n, -n);
-    this.journal.push({ lotId, kind: 'settle', amount: n });
-  }
-  release(lotId: string, n: bigint) {
-    if (n <= 0n) return;
-    this.bump(lotId, n, -n);
-    this.journal.push({ lotId, kind: 'release', amount: n });
-  }
-
-  async apply(
-    tx: Queryable,
-    walletId: string,
-    reservationId: string | null,
-    at: Date,
-    state: string | null = null,
-    chargedNano: bigint | null = null,
-  ): Promise<void> {
-    const ids = [...this.lotDelta.keys()];
-    await tx.query(APPLY_SQL, [
-      ids,
-      ids.map((id) => this.lotDelta.get(id)!.avail.toString()),
-      ids.map((id) => this.lotDelta.get(id)!.reserved.toString()),
-      this.walletAvail.toString(),
-      this.walletReserved.toString(),
-      walletId,
-      reservationId,
-      at.toISOString(),
-      this.journal.map((j) => j.lotId),
-      this.journal.map((j) => j.kind),
-      this.journal.map((j) => j.amount.toString()),
-      state,
-      chargedNano === null ? null : chargedNano.toString(),
-    ]);
-  }
-}
+INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
+VALUES ($1, $3, NULL, 'top_up', $2::bigint, $4::timestamptz)`;
 
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
@@ -402,92 +292,35 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       [id, walletId, vendors, nano.toString(), at.toISOString()],
     );
     if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-    const m = new Moves();
     // The insert set the lot's own balance; only the wallet total and the journal move here.
-    m.walletAvail = nano;
-    m.journal.push({ lotId: id, kind: 'top_up', amount: nano });
-    await m.apply(tx, walletId, null, at);
+    await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
     return lotFromRow(ins.rows[0]);
   };
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
-  /** Settle, release or expire one reservation in its own transaction. */
-  const finish = (
-    id: string,
-    mode: 'settle' | 'release' | 'expire',
-    actualNano = 0n,
-    expireBefore?: Date,
-    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
-  ): Promise<SettleResult & { releasedNano: bigint; finished: boolean }> =>
-    withRetry(async () => {
-      return db.transaction(async (tx) => {
-        const rr = await tx.query<Record<string, unknown>>('SELECT * FROM reservations WHERE id = $1 FOR UPDATE', [id]);
-        if (rr.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
-        const res = rr.rows[0];
-        const state = res.state as string;
-        const walletId = res.wallet_id as string;
-        const vendor = res.vendor as string;
-        const charged = res.charged_nano === null ? 0n : toBigInt(res.charged_nano);
-        const noop = { chargedNano: charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
-        if (state === 'settled' || state === 'released') return noop;
-        if (state === 'expired' && mode !== 'settle') return noop;
-        if (mode === 'expire' && expireBefore && new Date(res.expires_at as string | Date) > expireBefore) {
-          return { ...noop, alreadyFinished: false }; // extended meanwhile
-        }
-        const held = state === 'held';
-        const reserved = held ? toBigInt(res.amount_nano) : 0n;
-        const needExtra = mode === 'settle' && actualNano > reserved;
+  const batcher = createBatcher({ db, clock, owner, planVendors, onBatch: opts.onBatch });
 
-        // Lock, in seq order, the reservation's lots and (when the actual exceeds it) the usable ones.
-        const lots = (
-          await tx.query<LotRow>(
-            `SELECT l.id, l.seq::text AS seq, l.vendors, l.available_nano, COALESCE(rl.amount_nano, 0) AS held_nano
-               FROM credit_lots l
-               LEFT JOIN reservation_lots rl ON rl.lot_id = l.id AND rl.reservation_id = $1
-              WHERE l.wallet_id = $2
-                AND ((rl.lot_id IS NOT NULL AND $4::boolean)
-                  OR ($3::boolean AND (l.vendors IS NULL OR $5 = ANY(l.vendors)) AND l.available_nano > 0))
-              ORDER BY l.seq
-                FOR UPDATE OF l`,
-            [id, walletId, needExtra, held, vendor],
-          )
-        ).rows.sort(drawOrder);
-
-        const m = new Moves();
-        const at = clock.now();
-        if (mode === 'settle') {
-          let toCharge = actualNano < 0n ? 0n : actualNano;
-          // 1. from what the reservation holds
-          for (const l of lots) {
-            const h = held ? toBigInt(l.held_nano) : 0n;
-            if (h <= 0n) continue;
-            const s = toCharge < h ? toCharge : h;
-            m.settle(l.id, s);
-            m.release(l.id, h - s);
-            toCharge -= s;
-          }
-          // 2. the excess from available balance, as far as it goes
-          for (const l of lots) {
-            if (toCharge <= 0n) break;
-            const avail = toBigInt(l.available_nano);
-            const x = toCharge < avail ? toCharge : avail;
-            if (x <= 0n) continue;
-            m.reserve(l.id, x);
-            m.settle(l.id, x);
-            toCharge -= x;
-          }
-          const chargedNow = (actualNano < 0n ? 0n : actualNano) - toCharge;
-          await m.apply(tx, walletId, id, at, 'settled', chargedNow);
-          if (alongside && chargedNow > 0n) await alongside(tx, chargedNow);
-          const releasedNano = m.journal.filter((j) => j.kind === 'release').reduce((a, j) => a + j.amount, 0n);
-          return { chargedNano: chargedNow, shortfallNano: toCharge, alreadyFinished: false, releasedNano, finished: true };
-        }
-        for (const l of lots) m.release(l.id, toBigInt(l.held_nano));
-        await m.apply(tx, walletId, id, at, mode === 'expire' ? 'expired' : 'released', 0n);
-        return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: reserved, finished: true };
-      });
+  /**
+   * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
+   * first (the queues are per wallet); on PGlite, null (one queue; the batch looks it up).
+   * Synchronous when it can be, so the op is queued within the call (see the batcher on PGlite).
+   */
+  const walletOf = (r: Reservation | string): string | null | Promise<string> => {
+    if (typeof r !== 'string' && typeof r.walletId === 'string') return r.walletId;
+    if (batcher.embedded) return null;
+    const id = resId(r);
+    return db.query<{ wallet_id: string }>('SELECT wallet_id FROM reservations WHERE id = $1', [id]).then((q) => {
+      if (q.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
+      return q.rows[0].wallet_id;
     });
+  };
+  const finish = (reservation: Reservation | string, op: Omit<FinishOp, 'walletId' | 'id'>): Promise<FinishOutcome> => {
+    const id = resId(reservation);
+    const walletId = walletOf(reservation);
+    if (walletId instanceof Promise) return walletId.then((w) => batcher.finish({ ...op, id, walletId: w }));
+    return batcher.finish({ ...op, id, walletId });
+  };
 
   const ledger: Ledger = {
     owner,
@@ -566,89 +399,28 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     async reserve(req) {
       const amount = req.amountNano;
       if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
-      const vendor = req.vendor;
       const now = clock.now();
-      const expiresAt = req.expiresAt ?? new Date(now.getTime() + ttl);
-      return withRetry(() =>
-        db.transaction(async (tx): Promise<ReserveResult> => {
-          // Lock the usable lots with balance, in seq order (the one lock order every mover uses).
-          const lots = (
-            await tx.query<LotRow>(
-              `SELECT id, seq::text AS seq, vendors, available_nano FROM credit_lots
-                WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors)) AND available_nano > 0
-                ORDER BY seq
-                  FOR UPDATE`,
-              [req.walletId, vendor],
-            )
-          ).rows.sort(drawOrder);
-          const usable = lots.reduce((a, l) => a + toBigInt(l.available_nano), 0n);
-          if (lots.length === 0 || usable < amount) {
-            const info = await tx.query<{ wallet: boolean; any_lot: boolean; usable_lot: boolean }>(
-              `SELECT EXISTS (SELECT 1 FROM wallets WHERE id = $1) AS wallet,
-                      EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1) AS any_lot,
-                      EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))) AS usable_lot`,
-              [req.walletId, vendor],
-            );
-            const row = info.rows[0];
-            if (!row.wallet) throw errors.notFound(`No wallet '${req.walletId}'.`);
-            if (planVendors.has(vendor) && row.any_lot && !row.usable_lot) {
-              return { ok: false, reason: 'not_in_plan', availableNano: 0n };
-            }
-            if (usable < amount) return { ok: false, reason: 'insufficient_credit', availableNano: usable };
-          }
-          const m = new Moves();
-          const drawn: ReservationLot[] = [];
-          let left = amount;
-          for (const l of lots) {
-            if (left <= 0n) break;
-            const avail = toBigInt(l.available_nano);
-            const x = left < avail ? left : avail;
-            m.reserve(l.id, x);
-            drawn.push({ lotId: l.id, amountNano: x });
-            left -= x;
-          }
-          const id = newId('res');
-          await tx.query(INSERT_RESERVATION_SQL, [
-            id,
-            req.walletId,
-            owner,
-            req.callId,
-            req.keyId ?? null,
-            vendor,
-            amount.toString(),
-            now.toISOString(),
-            expiresAt.toISOString(),
-            drawn.map((d) => d.lotId),
-            drawn.map((d) => d.amountNano.toString()),
-          ]);
-          await m.apply(tx, req.walletId, id, now);
-          return {
-            ok: true,
-            reservation: {
-              id,
-              walletId: req.walletId,
-              vendor,
-              amountNano: amount,
-              callId: req.callId,
-              keyId: req.keyId ?? null,
-              owner,
-              createdAt: now,
-              expiresAt,
-              lots: drawn,
-            },
-          };
-        }),
-      );
+      return batcher.reserve({
+        kind: 'reserve',
+        id: newId('res'),
+        walletId: req.walletId,
+        vendor: req.vendor,
+        amountNano: amount,
+        callId: req.callId,
+        keyId: req.keyId ?? null,
+        createdAt: now,
+        expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
+      });
     },
 
     async settle(reservation, actualNano, alongside) {
       if (typeof actualNano !== 'bigint') throw new TypeError('actualNano must be a bigint');
-      const r = await finish(resId(reservation), 'settle', actualNano, undefined, alongside);
+      const r = await finish(reservation, { kind: 'settle', actualNano, alongside });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
     async release(reservation) {
-      const r = await finish(resId(reservation), 'release');
+      const r = await finish(reservation, { kind: 'release', actualNano: 0n });
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
     },
 
@@ -664,20 +436,17 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       const at = now ?? clock.now();
       let count = 0;
       for (;;) {
-        const due = await db.query<{ id: string }>(
-          `SELECT id FROM reservations WHERE state = 'held' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT 200`,
+        const due = await db.query<{ id: string; wallet_id: string }>(
+          `SELECT id, wallet_id FROM reservations WHERE state = 'held' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT 200`,
           [at.toISOString()],
         );
         if (due.rows.length === 0) return count;
-        let progressed = false;
-        for (const { id } of due.rows) {
-          const r = await finish(id, 'expire', 0n, at);
-          if (r.finished) {
-            count++;
-            progressed = true;
-          }
-        }
-        if (!progressed || due.rows.length < 200) return count;
+        const done = await Promise.all(
+          due.rows.map(({ id, wallet_id }) => batcher.finish({ kind: 'expire', id, walletId: wallet_id, actualNano: 0n, expireBefore: at })),
+        );
+        const finished = done.filter((r) => r.finished).length;
+        count += finished;
+        if (finished === 0 || due.rows.length < 200) return count;
       }
     },
 
