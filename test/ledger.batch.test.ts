@@ -5,23 +5,8 @@ import { fixedClock } from '../engine/clock.ts';
 import type { Db, Queryable } from '../engine/db/db.ts';
 import { createLedger, type Ledger, type Reservation } from '../engine/ledger/ledger.ts';
 import { describeEachDatabase } from './helpers/databases.ts';
+import { expectJournalAddsUp } from './helpers/ledger.ts';
 
-async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
-  const bal = await ledger.balance(walletId);
-  const sum = await ledger.journalSum(walletId);
-  expect(sum.availableNano).toBe(bal.availableNano);
-  expect(sum.reservedNano).toBe(bal.reservedNano);
-  expect(bal.availableNano).toBe(bal.lots.reduce((a, l) => a + l.availableNano, 0n));
-  expect(bal.reservedNano).toBe(bal.lots.reduce((a, l) => a + l.reservedNano, 0n));
-  for (const lot of bal.lots) {
-    expect(lot.availableNano >= 0n && lot.reservedNano >= 0n).toBe(true);
-    const j = sum.lots.find((x) => x.lotId === lot.id)!;
-    expect(j.availableNano).toBe(lot.availableNano);
-    expect(j.reservedNano).toBe(lot.reservedNano);
-  }
-  expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano);
-  return { bal, sum };
-}
 
 /** A small deterministic PRNG (mulberry32). */
 function rng(seed: number) {

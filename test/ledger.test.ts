@@ -1,26 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../engine/clock.ts';
 import type { Db } from '../engine/db/db.ts';
-import { createLedger, type Ledger } from '../engine/ledger/ledger.ts';
+import { createLedger } from '../engine/ledger/ledger.ts';
 import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from '../engine/ledger/money.ts';
 import { describeEachDatabase } from './helpers/databases.ts';
+import { expectJournalAddsUp } from './helpers/ledger.ts';
 
-async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
-  const bal = await ledger.balance(walletId);
-  const sum = await ledger.journalSum(walletId);
-  expect(sum.availableNano).toBe(bal.availableNano);
-  expect(sum.reservedNano).toBe(bal.reservedNano);
-  expect(bal.availableNano).toBe(bal.lots.reduce((a, l) => a + l.availableNano, 0n));
-  expect(bal.reservedNano).toBe(bal.lots.reduce((a, l) => a + l.reservedNano, 0n));
-  for (const lot of bal.lots) {
-    const j = sum.lots.find((x) => x.lotId === lot.id)!;
-    expect(j.availableNano).toBe(lot.availableNano);
-    expect(j.reservedNano).toBe(lot.reservedNano);
-  }
-  // money is conserved: granted = available + reserved + charged
-  expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano);
-  return { bal, sum };
-}
 
 describe('money', () => {
   it('converts exactly', () => {

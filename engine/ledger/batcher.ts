@@ -79,18 +79,8 @@ export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { ven
   return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
 };
 
-export interface ReserveOp {
-  kind: 'reserve';
-  /** Generated at submission; the same on retries. */
-  id: string;
-  walletId: string;
-  vendor: string;
-  amountNano: bigint;
-  callId: string;
-  keyId: string | null;
-  createdAt: Date;
-  expiresAt: Date;
-}
+/** A reservation to make; its id is generated at submission and stays the same on retries. */
+export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'>;
 
 export interface FinishOp {
   kind: 'settle' | 'release' | 'expire';

@@ -46,25 +46,12 @@ export interface VideoJob {
   leaseUntil: Date | null;
 }
 
-export interface NewVideoJob {
-  id: string;
-  walletId: string;
-  keyId: string;
-  idempotencyKey: string | null;
-  model: string;
-  vendor: string;
-  seconds: string;
-  size: string;
-  resolution: string;
-  holdRef: string;
-  holdNano: bigint;
-  vendorRequest: JsonObject;
-  createdAt: Date;
-  deadlineWall: Date;
-  nextPollAt: Date;
-  leaseOwner: string;
-  leaseUntil: Date;
-}
+/** What a new job starts with: the identity, the hold and the vendor request, leased to its creator. */
+export type NewVideoJob = Pick<
+  VideoJob,
+  | 'id' | 'walletId' | 'keyId' | 'idempotencyKey' | 'model' | 'vendor' | 'seconds' | 'size' | 'resolution'
+  | 'holdRef' | 'holdNano' | 'createdAt' | 'deadlineWall' | 'nextPollAt'
+> & { vendorRequest: JsonObject; leaseOwner: string; leaseUntil: Date };
 
 /** Columns a worker may write (camelCase name → column). */
 const COLUMNS = {

@@ -1,0 +1,22 @@
+// Ledger test helpers shared by the ledger test files.
+import { expect } from 'vitest';
+import type { Ledger } from '../../engine/ledger/ledger.ts';
+
+/** The journal adds up to the balance columns, wallet and lots alike, and money is conserved. */
+export async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
+  const bal = await ledger.balance(walletId);
+  const sum = await ledger.journalSum(walletId);
+  expect(sum.availableNano).toBe(bal.availableNano);
+  expect(sum.reservedNano).toBe(bal.reservedNano);
+  expect(bal.availableNano).toBe(bal.lots.reduce((a, l) => a + l.availableNano, 0n));
+  expect(bal.reservedNano).toBe(bal.lots.reduce((a, l) => a + l.reservedNano, 0n));
+  for (const lot of bal.lots) {
+    expect(lot.availableNano >= 0n && lot.reservedNano >= 0n).toBe(true);
+    const j = sum.lots.find((x) => x.lotId === lot.id)!;
+    expect(j.availableNano).toBe(lot.availableNano);
+    expect(j.reservedNano).toBe(lot.reservedNano);
+  }
+  // granted = available + reserved + charged
+  expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano);
+  return { bal, sum };
+}
