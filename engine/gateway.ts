@@ -2,27 +2,27 @@
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
-import { systemClock, type Clock } from './clock.ts';
+import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
-import { errors } from './errors.ts';
-import { sendError } from './reply-error.ts';
+import { errors } from './core/errors.ts';
+import { sendError } from './http/reply-error.ts';
 import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
-import { createLedger, type Ledger } from './ledger/ledger.ts';
-import { nanoToCreditsFloor } from './ledger/money.ts';
-import { isOnSale } from './model-lookup.ts';
-import { missingTransforms, type CallerRefusal } from './prepare.ts';
-import { firstRefusal } from './refusals.ts';
-import { Runtime } from './runtime.ts';
-import { buildServer } from './server.ts';
-import type { JsonObject, ModelEntry, VendorId } from './types.ts';
-import type { Caller } from './accounts.ts';
-import { UpstreamClient } from './upstream.ts';
-import { planRoutes, routesFromEnv, type VendorRoutes } from './vendor-routes.ts';
-import { createWalletAccounts } from './wallet-accounts.ts';
+import { createLedger, type Ledger } from './money/ledger.ts';
+import { nanoToCreditsFloor } from './core/money.ts';
+import { isOnSale } from './catalog/model-lookup.ts';
+import { missingTransforms, type CallerRefusal } from './calls/prepare.ts';
+import { firstRefusal } from './calls/refusals.ts';
+import { Runtime } from './catalog/runtime.ts';
+import { buildServer } from './calls/doors.ts';
+import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
+import type { Caller } from './money/accounts.ts';
+import { UpstreamClient } from './calls/upstream.ts';
+import { planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
+import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { createVideoService, videoPollMs, type VideoService } from './videos/index.ts';
 import * as registry from '../transforms/index.ts';
-import type { Simulator } from '../test/simulator/index.ts';
+import type { Simulator } from '../simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
 
 type Env = Record<string, string | undefined>;
@@ -154,7 +154,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
 
 async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
-  const { startSimulator } = await import('../test/simulator/index.ts');
+  const { startSimulator } = await import('../simulator/index.ts');
   return startSimulator({ refuse: vendorRefusals(runtime) });
 }
 

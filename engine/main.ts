@@ -1,6 +1,6 @@
 // `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config.
 import { createGateway, type RunningGateway } from './gateway.ts';
-import { ConfigFileError } from './yaml-file.ts';
+import { ConfigFileError } from './catalog/yaml-file.ts';
 
 async function main(): Promise<void> {
   let gw: RunningGateway;

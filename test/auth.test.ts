@@ -1,6 +1,6 @@
 // Authentication: key extraction, refusals (401), expiry at 00:00 KST, revocation across processes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/clock.ts';
+import { fixedClock } from '../engine/core/clock.ts';
 import type { Db } from '../engine/db/db.ts';
 import { openPg } from '../engine/db/pg.ts';
 import { createKeyService, keyFromHeaders, type KeyService } from '../engine/keys/index.ts';

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalog } from '../engine/catalog.ts';
-import type { ModelEntry, Pricing, VendorId } from '../engine/types.ts';
+import { loadCatalog } from '../engine/catalog/catalog.ts';
+import type { ModelEntry, Pricing, VendorId } from '../engine/core/types.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CATALOG_DIR = join(ROOT, 'catalog');

@@ -1,7 +1,7 @@
 // The key-management doors (GET/POST /v1/keys, GET/PATCH/DELETE /v1/keys/{id}) against PGlite and PostgreSQL.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/clock.ts';
+import { fixedClock } from '../engine/core/clock.ts';
 import type { Db, Queryable } from '../engine/db/db.ts';
 import { createKeyService, hashSecret, registerKeyRoutes, type KeyService } from '../engine/keys/index.ts';
 import { describeEachDatabase } from './helpers/databases.ts';

@@ -1,9 +1,9 @@
 // The batched ledger: concurrent reserves, settles and releases of a wallet share one transaction, and the
 // money stays exactly what one transaction per call gave.
 import { expect, it } from 'vitest';
-import { fixedClock } from '../engine/clock.ts';
+import { fixedClock } from '../engine/core/clock.ts';
 import type { Db, Queryable } from '../engine/db/db.ts';
-import { createLedger, type Ledger, type Reservation } from '../engine/ledger/ledger.ts';
+import { createLedger, type Ledger, type Reservation } from '../engine/money/ledger.ts';
 import { describeEachDatabase } from './helpers/databases.ts';
 import { expectJournalAddsUp } from './helpers/ledger.ts';
 

@@ -1,7 +1,7 @@
 // Per-key quotas on Korean days and months, GET /v1/key, and audience refusals.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/clock.ts';
+import { fixedClock } from '../engine/core/clock.ts';
 import type { Db } from '../engine/db/db.ts';
 import { audienceRefusal, type AuthContext, type KeyService } from '../engine/keys/index.ts';
 import { describeEachDatabase } from './helpers/databases.ts';

@@ -2,7 +2,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from './simulator/index.ts';
+import { startSimulator, type Simulator } from '../simulator/index.ts';
 
 let sim: Simulator;
 const refused: string[] = [];

@@ -1,5 +1,5 @@
 // The named transforms config/doors.yaml refers to. One file per transform; this file only names them.
-import type { AnswerTransform, RequestTransform, StreamTranslatorFactory, UsageReader } from '../engine/call.ts';
+import type { AnswerTransform, RequestTransform, StreamTranslatorFactory, UsageReader } from '../engine/core/call.ts';
 import { messagesToChat } from './answer/messages-to-chat.ts';
 import { askStreamUsage } from './request/ask-stream-usage.ts';
 import { carryCacheControl } from './request/carry-cache-control.ts';

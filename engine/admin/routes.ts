@@ -15,12 +15,12 @@
 // fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { koreanDate, systemClock, type Clock } from '../clock.ts';
+import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors } from '../errors.ts';
-import { fromThrown, sendError } from '../reply-error.ts';
-import type { LotBalance, Ledger, Wallet } from '../ledger/ledger.ts';
-import { nanoToCreditsCeil, nanoToCreditsFloor } from '../ledger/money.ts';
+import { errors } from '../core/errors.ts';
+import { fromThrown, sendError } from '../http/reply-error.ts';
+import type { LotBalance, Ledger, Wallet } from '../money/ledger.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 
 export interface AdminDeps {
   ledger: Ledger;

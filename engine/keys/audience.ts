@@ -1,7 +1,7 @@
 // Audience rules: `student` keys cannot use web search, web page reading, remote MCP or video creation.
 // A pure function over the door and the client's body, run after authentication and before any charge.
 // Refusals are 403 `permission_error` with a message naming what was refused and why.
-import { errors, type GatewayError } from '../errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import type { Audience } from './types.ts';
 
 type Reason = 'web search' | 'web page reading' | 'remote MCP';

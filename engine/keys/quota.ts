@@ -11,8 +11,8 @@
 //   day and month of `finishedAt` (a video finishing after midnight counts on the next day).
 // - Usage rows are keyed by key id (lesson 12: a key's budget window never resets with its secret).
 import type { Db, Queryable } from '../db/db.ts';
-import { errors } from '../errors.ts';
-import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../clock.ts';
+import { errors } from '../core/errors.ts';
+import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { NANO_PER_CREDIT, toBigInt, usedCredits, type AuthContext } from './types.ts';
 
 export interface KeyUsage {

@@ -1,5 +1,5 @@
 // The api_key record of the key doors (interface.md, "API key record").
-import { endOfKoreanDay } from '../clock.ts';
+import { endOfKoreanDay } from '../core/clock.ts';
 import { usedCredits, type KeyRow } from './types.ts';
 import type { KeyUsage } from './quota.ts';
 

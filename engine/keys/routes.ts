@@ -7,11 +7,11 @@
 // - The doors see normal API keys only: management keys and people's chat keys are neither listed nor
 //   counted in slots, and their ids answer 404.
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../clock.ts';
-import { koreanDate } from '../clock.ts';
+import type { Clock } from '../core/clock.ts';
+import { koreanDate } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors } from '../errors.ts';
-import { fromThrown, sendError } from '../reply-error.ts';
+import { errors } from '../core/errors.ts';
+import { fromThrown, sendError } from '../http/reply-error.ts';
 import { newRequestId } from './secret.ts';
 import { keyFromHeaders, type KeyService } from './service.ts';
 import { KEY_COLUMNS, keyRowFrom, type AuthContext, type KeyRow } from './types.ts';

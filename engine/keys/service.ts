@@ -14,8 +14,8 @@
 // all pending instants in one UPDATE every `lastUsedFlushMs` (default 5 s); close() flushes what is left.
 import { LRUCache } from 'lru-cache';
 import type { Db, Queryable } from '../db/db.ts';
-import { errors } from '../errors.ts';
-import { endOfKoreanDay, type Clock } from '../clock.ts';
+import { errors } from '../core/errors.ts';
+import { endOfKoreanDay, type Clock } from '../core/clock.ts';
 import { hashSecret, kindOfSecret, sameHash, type KeyKind } from './secret.ts';
 import { KEY_COLUMNS, NANO_PER_CREDIT, keyRowFrom, type AuthContext, type Audience, type KeyRow } from './types.ts';
 import { createQuotaService, type QuotaService } from './quota.ts';

@@ -1,7 +1,7 @@
 // SQL over api_keys and wallets, shared by the key service and the key doors. Every function takes a
 // Queryable so it can run inside a transaction.
 import type { Queryable } from '../db/db.ts';
-import { errors } from '../errors.ts';
+import { errors } from '../core/errors.ts';
 import { hashSecret, newKeyId, newSecret, shownPrefix, type KeyKind } from './secret.ts';
 import { KEY_COLUMNS, keyRowFrom, type Audience, type KeyRow } from './types.ts';
 

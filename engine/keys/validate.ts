@@ -1,6 +1,6 @@
 // The body-field table of POST and PATCH /v1/keys, as checks. Each failure is 400 invalid_request_error
 // naming the field (`param`).
-import { errors } from '../errors.ts';
+import { errors } from '../core/errors.ts';
 import type { Audience } from './types.ts';
 
 /** Names beginning with this are reserved for people's team-chat keys. */

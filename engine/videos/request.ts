@@ -1,8 +1,8 @@
 // POST /v1/videos parameters: checked (400 before any charge) and decomposed into what vendor D takes.
 // Pure: no I/O. The spec's table (interface.md, "Video doors") is the source of every rule here.
-import { errors } from '../errors.ts';
-import type { VideoTable } from '../config.ts';
-import type { JsonObject, JsonValue, ModelEntry } from '../types.ts';
+import { errors } from '../core/errors.ts';
+import type { VideoTable } from '../catalog/config.ts';
+import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 
 export interface VideoRequest {
   prompt: string;

@@ -2,8 +2,8 @@
 // and lease-checked writes. Works the same on PostgreSQL and PGlite.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/db.ts';
-import { toBigInt } from '../ledger/money.ts';
-import type { JsonObject } from '../types.ts';
+import { toBigInt } from '../core/money.ts';
+import type { JsonObject } from '../core/types.ts';
 
 export type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 export type VideoErrorCode = 'moderation_blocked' | 'vendor_failed' | 'timed_out' | 'undelivered';

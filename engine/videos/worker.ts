@@ -7,14 +7,14 @@
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Accounts } from '../accounts.ts';
-import type { Clock } from '../clock.ts';
-import { protocolNameFor } from '../config.ts';
-import { usdToNano } from '../ledger/money.ts';
-import type { Runtime } from '../runtime.ts';
-import type { VendorId } from '../types.ts';
-import { isRetryableStatus, RouteFailure, type UpstreamClient } from '../upstream.ts';
-import type { Route, VendorRoutes } from '../vendor-routes.ts';
+import type { Accounts } from '../money/accounts.ts';
+import type { Clock } from '../core/clock.ts';
+import { protocolNameFor } from '../catalog/config.ts';
+import { usdToNano } from '../core/money.ts';
+import type { Runtime } from '../catalog/runtime.ts';
+import type { VendorId } from '../core/types.ts';
+import { isRetryableStatus, RouteFailure, type UpstreamClient } from '../calls/upstream.ts';
+import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import type { VideoErrorCode, VideoJob, VideoPatch, VideoStore } from './store.ts';
 

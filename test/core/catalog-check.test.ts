@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCatalog } from '../../engine/catalog-cli.ts';
-import { loadSnapshot } from '../../engine/runtime.ts';
-import { ConfigFileError } from '../../engine/yaml-file.ts';
+import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
+import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { ConfigFileError } from '../../engine/catalog/yaml-file.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;

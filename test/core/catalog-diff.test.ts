@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { diffCatalogs, rawModels, renderDiffTable } from '../../engine/catalog-diff.ts';
+import { diffCatalogs, rawModels, renderDiffTable } from '../../engine/catalog/catalog-diff.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costOfUsage, pricesAt, pricesForPrompt, textBounds, textReservation, tokenCost } from '../../engine/pricing.ts';
-import { loadSnapshot } from '../../engine/runtime.ts';
-import { emptyUsage, type JsonObject, type Usage } from '../../engine/types.ts';
+import { costOfUsage, pricesAt, pricesForPrompt, textBounds, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { emptyUsage, type JsonObject, type Usage } from '../../engine/core/types.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const model = (id: string) => snap.catalog.models.get(id)!;
@@ -105,7 +105,7 @@ describe('reservation', () => {
 
 describe('measuring a body for the reservation', () => {
   it('counts image parts as the image allowance, by URL or inline, and long text byte for byte', async () => {
-    const { measureBody } = await import('../../engine/pricing.ts');
+    const { measureBody } = await import('../../engine/catalog/pricing.ts');
     const b64 = 'A'.repeat(50_000);
     expect(measureBody({ content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}` } }] }).images).toBe(1);
     expect(measureBody({ content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }).images).toBe(1);

@@ -7,7 +7,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { openai, post, sleep } from './e2e.ts';
 import { VideoWorker } from '../../engine/videos/worker.ts';
-import { fixedClock } from '../../engine/clock.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
 
 const STEP_MS = 60; // simulator: pending one step, in_progress two, then the outcome
 const POLL_MS = 25;

@@ -15,12 +15,10 @@
 // For tests that start other processes: `openTestPostgres()` gives a migrated fresh schema, a URL that
 // selects it (pass it to child processes), a Db on it, and `cleanup()` (closes and drops the schema).
 // `postgresAvailability` tells whether PostgreSQL answered and why not.
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { Db } from '../../engine/db/db.ts';
 import { migrate } from '../../engine/db/migrate.ts';
-import { openPg } from '../../engine/db/pg.ts';
 import { openPglite } from '../../engine/db/pglite.ts';
+import { openScratchSchema, probePostgres, urlWithSchema, type ScratchSchema } from '../../engine/db/scratch-schema.ts';
 
 // vitest is loaded only under vitest, so scripts (benchmarks, fixtures) can use openTestPostgres too.
 const vt = process.env.VITEST ? await import('vitest') : null;
@@ -35,74 +33,16 @@ export const databaseKinds: readonly DatabaseKind[] = ['pglite', 'postgres'];
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 export const REQUIRE_POSTGRES = process.env.REQUIRE_POSTGRES === '1';
 
-async function probePostgres(): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 3000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return { ok: true };
-  } catch (e) {
-    return { ok: false, reason: `PostgreSQL at ${redact(TEST_DATABASE_URL)} did not answer: ${(e as Error).message}` };
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
-
-export const postgresAvailability = await probePostgres();
+export const postgresAvailability = await probePostgres(TEST_DATABASE_URL);
 let skipNoticePrinted = false;
 
-/** A URL that selects `schema` through the connection's search_path. */
-export function urlWithSchema(url: string, schema: string): string {
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  return u.toString();
-}
-
-export interface TestPostgres {
-  /** Connection URL selecting the fresh schema. */
-  url: string;
-  schema: string;
-  /** A Db on that schema (migrated). */
-  db: Db;
-  /** Closes `db` and drops the schema. */
-  cleanup(): Promise<void>;
-}
+export { urlWithSchema };
+export type TestPostgres = ScratchSchema;
 
 /** A fresh, migrated schema on the test PostgreSQL. Throws when PostgreSQL does not answer. */
 export async function openTestPostgres(opts: { migrate?: boolean } = {}): Promise<TestPostgres> {
   if (!postgresAvailability.ok) throw new Error(postgresAvailability.reason);
-  const schema = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = urlWithSchema(TEST_DATABASE_URL, schema);
-  const db = await openPg({ url, max: 30 });
-  if (opts.migrate !== false) await migrate(db);
-  let done = false;
-  return {
-    url,
-    schema,
-    db,
-    async cleanup() {
-      if (done) return;
-      done = true;
-      await db.close().catch(() => {});
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      try {
-        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
+  return openScratchSchema(TEST_DATABASE_URL, opts);
 }
 
 /** A migrated in-memory PGlite. */

@@ -1,10 +1,10 @@
 // An in-process gateway on loopback with its own simulator, so a test can inject faults per route
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
 import { createGateway, vendorRefusals, type RunningGateway } from '../../engine/gateway.ts';
-import { Runtime } from '../../engine/runtime.ts';
-import { fixedClock, type Clock } from '../../engine/clock.ts';
-import { VENDORS, type VendorId } from '../../engine/types.ts';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../simulator/index.ts';
+import { Runtime } from '../../engine/catalog/runtime.ts';
+import { fixedClock, type Clock } from '../../engine/core/clock.ts';
+import { VENDORS, type VendorId } from '../../engine/core/types.ts';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../simulator/index.ts';
 
 export interface TestGateway {
   url: string;

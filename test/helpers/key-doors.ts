@@ -1,7 +1,7 @@
 // The key doors on a bare Fastify app over one test database, for the key and quota tests.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import type { Clock } from '../../engine/clock.ts';
+import type { Clock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService, registerKeyRoutes, type KeyService } from '../../engine/keys/index.ts';
 

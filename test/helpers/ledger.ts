@@ -1,6 +1,6 @@
 // Ledger test helpers shared by the ledger test files.
 import { expect } from 'vitest';
-import type { Ledger } from '../../engine/ledger/ledger.ts';
+import type { Ledger } from '../../engine/money/ledger.ts';
 
 /** The journal adds up to the balance columns, wallet and lots alike, and money is conserved. */
 export async function expectJournalAddsUp(ledger: Ledger, walletId: string) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../engine/types.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { answerTransforms } from '../../transforms/index.ts';
 import { makeCall } from './helpers.ts';
 

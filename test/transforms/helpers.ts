@@ -1,6 +1,6 @@
 // Builds Calls for transform tests, the way the engine does: body = structuredClone(client body).
-import type { Call, ResolvedRules, SseEvent } from '../../engine/call.ts';
-import type { JsonObject, ModelEntry } from '../../engine/types.ts';
+import type { Call, ResolvedRules, SseEvent } from '../../engine/core/call.ts';
+import type { JsonObject, ModelEntry } from '../../engine/core/types.ts';
 import { requestTransforms } from '../../transforms/index.ts';
 
 export const VENDOR_A_CHAIN = [

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../engine/errors.ts';
-import type { JsonObject } from '../../engine/types.ts';
+import { GatewayError } from '../../engine/core/errors.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { answerTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
 import { makeCall, toNative } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../engine/errors.ts';
-import type { JsonObject } from '../../engine/types.ts';
+import { GatewayError } from '../../engine/core/errors.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { countCharacters } from '../../transforms/request/count-characters.ts';
 import { makeCall, run, toNative } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../engine/types.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { streamTranslators } from '../../transforms/index.ts';
 import { framePayloads, makeCall, parseSseText } from './helpers.ts';
 

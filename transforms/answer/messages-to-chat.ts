@@ -5,8 +5,8 @@
 //   them back on the next turn) and the thinking text as reasoning_content.
 //   finish_reason: see util/finish-reason.ts. usage: prompt_tokens = input + cache read + cache write,
 //   prompt_tokens_details.cached_tokens = cache read.
-import type { AnswerTransform } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { AnswerTransform } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { finishReasonFromStop } from '../util/finish-reason.ts';
 import { isObject, num } from '../util/json.ts';
 

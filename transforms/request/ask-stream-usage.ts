@@ -1,7 +1,7 @@
 // Chat door, vendors B–E: a stream reports usage only when asked (stream_options.include_usage). The gateway
 // needs it to settle, so it asks when the client did not, and notes it so the relay hides that chunk
 // from the client (relay-hiding-injected-usage).
-import type { RequestTransform } from '../../engine/call.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
 import { isObject } from '../util/json.ts';
 
 export const askStreamUsage: RequestTransform = (call) => {

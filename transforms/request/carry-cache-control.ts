@@ -5,8 +5,8 @@
 //   shape:    {type:'ephemeral'} plus ttl only when it is a native value ('5m' or '1h'); other keys removed;
 //             an unknown type or ttl is a 400 (never silently dropped, never sent to a vendor that rejects it);
 //   not carried: cache_control set directly on a message object (spec) — removed from the turn.
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { nativeCacheControl } from '../util/cache-control.ts';
 import { isObject } from '../util/json.ts';
 

@@ -28,8 +28,8 @@
 //                           omitting them means the standard tier the native call gets anyway.
 //   thinking, top_k       native fields some chat clients send for vendor A (LiteLLM-compatible): passed on.
 //   anything else         refused, naming the parameter.
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 
 const NATIVE = new Set([

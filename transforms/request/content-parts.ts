@@ -1,6 +1,6 @@
 // Chat content parts → native content blocks (text, image, document). Shared by messages-to-blocks for
 // user, assistant and tool messages. A part of an unknown type is a 400, never passed on or dropped.
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { withCacheControl } from '../util/cache-control.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 

@@ -1,8 +1,8 @@
 // Speech is priced per character of `input`, fixed before the call: the count is taken here, once, and
 // both the reservation and the settlement read it. Characters are Unicode code points.
-import type { RequestTransform } from '../../engine/call.ts';
-import { errors } from '../../engine/errors.ts';
-import { emptyUsage } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import { errors } from '../../engine/core/errors.ts';
+import { emptyUsage } from '../../engine/core/types.ts';
 
 export const countCharacters: RequestTransform = (call) => {
   const input = call.body.input;

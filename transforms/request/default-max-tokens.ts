@@ -1,6 +1,6 @@
 // Chat door → vendor A: the native format requires max_tokens. max_completion_tokens (preferred) or
 // max_tokens is carried; when the client sent neither, settings.defaultMaxTokens (8192) is filled in (lesson 13).
-import type { RequestTransform } from '../../engine/call.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
 import { bad, describe } from '../util/json.ts';
 
 export const defaultMaxTokens: RequestTransform = (call) => {

@@ -4,9 +4,9 @@
 //   - a value the model does not accept is a 400 naming the accepted values;
 //   - before settings.effortCarriedSince (Korean date) the old behaviour applies: the field is removed.
 // The model's levels come from the catalog (call.model.effort_levels); no model id is tested here.
-import type { RequestTransform } from '../../engine/call.ts';
-import { koreanDate } from '../../engine/clock.ts';
-import type { JsonObject } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import { koreanDate } from '../../engine/core/clock.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 
 const LOWERED: Record<string, string> = { none: 'low', minimal: 'low' };

@@ -1,5 +1,5 @@
 // Shared guard: `messages` must be an array of objects with a string role (400 otherwise).
-import type { JsonObject } from '../../engine/types.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 
 export function messagesOf(body: JsonObject): JsonObject[] {

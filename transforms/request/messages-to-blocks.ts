@@ -10,8 +10,8 @@
 // - consecutive turns of the same role are merged (tool results followed by a user message share one turn,
 //   results first). cache_control on any other message object is not carried (spec).
 // Runs after system-to-field; a system message left here is an ordering error reported as 400.
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { bad, describe, isObject, tryParse } from '../util/json.ts';
 import { contentToBlocks } from './content-parts.ts';
 import { messagesOf } from './messages-array.ts';

@@ -3,8 +3,8 @@
 //   - lowersForcedToolChoice: a forced tool choice becomes `auto`. Works on both body shapes:
 //       chat-completions: 'required', {type:'function'|'custom', …} → 'auto'; allowed_tools mode 'required' → 'auto';
 //       native messages:  {type:'any'} and {type:'tool', name} → {type:'auto'}, keeping disable_parallel_tool_use.
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { isObject } from '../util/json.ts';
 
 function drop(body: JsonObject, path: string): void {

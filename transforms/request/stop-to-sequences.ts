@@ -1,5 +1,5 @@
 // Chat door → vendor A: `stop` becomes `stop_sequences`; a single string is wrapped in an array (lesson 13).
-import type { RequestTransform } from '../../engine/call.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
 import { bad, describe } from '../util/json.ts';
 
 export const stopToSequences: RequestTransform = (call) => {

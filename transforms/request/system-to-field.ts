@@ -1,8 +1,8 @@
 // Chat door → vendor A: system and developer messages move to the separate `system` field.
 // One plain string system message stays a string; otherwise the text parts become text blocks, in order,
 // each keeping its own cache_control (cache_control on the message object itself is not carried).
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { withCacheControl } from '../util/cache-control.ts';
 import { bad, describe, has, isObject } from '../util/json.ts';
 import { messagesOf } from './messages-array.ts';

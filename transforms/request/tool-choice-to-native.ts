@@ -4,8 +4,8 @@
 //   parallel_tool_calls: false → disable_parallel_tool_use: true on the choice (an `auto` choice is created
 //   when the client sent none), never dropped (lesson 13). true is the native default and needs nothing.
 // Without tools, none/auto mean nothing and are removed; a forced choice without tools is a 400.
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 
 function translate(choice: unknown): JsonObject {

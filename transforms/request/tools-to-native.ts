@@ -1,8 +1,8 @@
 // Chat door → vendor A: function tools become native tools {name, description, input_schema}.
 // `strict` is carried (the native tool has it); cache_control on the tool (or inside `function`) is carried.
 // Other tool types (custom, web search options …) have no translation here: 400 pointing to /v1/messages.
-import type { RequestTransform } from '../../engine/call.ts';
-import type { JsonObject } from '../../engine/types.ts';
+import type { RequestTransform } from '../../engine/core/call.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 
 export const toolsToNative: RequestTransform = (call) => {

@@ -14,8 +14,8 @@
 //   error                → one error frame in the chat shape ({error:{type,message,code}}), then the stream ends
 //                          (no [DONE], so no client mistakes it for a complete answer).
 //   end()                → data: [DONE].
-import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { chatUsageFromNative, clientModel } from '../answer/messages-to-chat.ts';
 import { finishReasonFromStop } from '../util/finish-reason.ts';
 import { isObject, tryParse } from '../util/json.ts';

@@ -2,8 +2,8 @@
 // carries cumulative figures that replace earlier ones. When the stream was cut before the vendor reported
 // its final figures, the output is estimated from what was streamed (chars/4), and the input from the request
 // when even message_start never arrived (lesson 3).
-import type { Call } from '../../engine/call.ts';
-import type { JsonObject, Usage } from '../../engine/types.ts';
+import type { Call } from '../../engine/core/call.ts';
+import type { JsonObject, Usage } from '../../engine/core/types.ts';
 import { estimateTokens } from '../util/estimate.ts';
 import { isObject } from '../util/json.ts';
 import { normaliseMessagesUsage } from '../usage/messages-usage.ts';

@@ -3,8 +3,8 @@
 // ask-stream-usage), the usage-only chunk (empty choices with usage) is hidden. Usage is read from whichever
 // chunk carries it; when none did (a cut stream), the output is estimated from the streamed text (chars/4)
 // and the input from the request.
-import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
-import type { JsonValue } from '../../engine/types.ts';
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
+import type { JsonValue } from '../../engine/core/types.ts';
 import { estimateTokens } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';

@@ -1,7 +1,7 @@
 // Messages door (vendor A passthrough): events relayed verbatim (`event:` and `data:` lines) as they
 // arrive. Usage is read from message_start and the cumulative message_delta (cache reads and writes,
 // server_tool_use.web_search_requests, iterations), or estimated when the stream was cut first.
-import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
 import { NativeUsageTracker } from './native-usage-tracker.ts';

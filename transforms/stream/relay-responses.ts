@@ -2,8 +2,8 @@
 // final response object (response.completed, or response.incomplete / response.failed), with web_search_call
 // and file_search_call items counted from its output; while the stream runs, finished output items
 // (response.output_item.done) are counted too, so a cut stream still bills the searches it made.
-import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/call.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { estimateTokens } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';

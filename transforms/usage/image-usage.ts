@@ -1,7 +1,7 @@
 // Image doors: the number of images returned, plus token usage where the vendor reports it
 // (input_tokens includes input_tokens_details.cached_tokens, as in the responses format).
 // Vendors that price per image (vendor D) are charged images × the catalog's image_charge by the pricing step.
-import type { UsageReader } from '../../engine/call.ts';
+import type { UsageReader } from '../../engine/core/call.ts';
 import { isObject } from '../util/json.ts';
 import { normaliseResponsesUsage } from './responses-usage.ts';
 

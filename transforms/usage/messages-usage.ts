@@ -8,8 +8,8 @@
 //   advisor_message entries are another model's tokens, billed at that model's price: listed in `advisor`
 //   (its cache reads and writes are counted as input, since Usage.advisor has no cache buckets — the
 //   conservative choice); message entries are already summed in the top level and ignored.
-import type { UsageReader } from '../../engine/call.ts';
-import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/types.ts';
+import type { UsageReader } from '../../engine/core/call.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
 import { isObject, num } from '../util/json.ts';
 
 function cacheWrite(u: JsonObject): number {

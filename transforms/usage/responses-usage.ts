@@ -3,8 +3,8 @@
 // uncached input = input − cached − written. Server tools are counted from the output items:
 //   web_search_call: one per item whose action is a search (open_page / find_in_page actions are page
 //   reads of an earlier search, not new searches); file_search_call: one per item.
-import type { UsageReader } from '../../engine/call.ts';
-import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/types.ts';
+import type { UsageReader } from '../../engine/core/call.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
 import { isObject, num } from '../util/json.ts';
 import { splitPrompt } from './chat-usage.ts';
 

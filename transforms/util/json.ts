@@ -1,7 +1,7 @@
 // Small, total helpers for reading untrusted JSON. Every malformed shape becomes a 400
 // invalid_request_error through `bad`, never a TypeError.
-import { errors } from '../../engine/errors.ts';
-import type { JsonObject, JsonValue } from '../../engine/types.ts';
+import { errors } from '../../engine/core/errors.ts';
+import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 

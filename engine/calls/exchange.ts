@@ -1,0 +1,354 @@
+// One call's trip to the vendor and back: the route loop with fallback, the answer or stream
+// translation, and settlement from usage in a `finally`, so no path leaves money held or uncharged.
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Accounts, Caller, Hold } from '../money/accounts.ts';
+import type { Call, StreamTranslator } from '../core/call.ts';
+import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
+import { errors, GatewayError, type ErrorShape } from '../core/errors.ts';
+import { encodeMultipart } from '../http/multipart.ts';
+import { sendError } from '../http/reply-error.ts';
+import type { PreparedCall, TransformRegistry } from './prepare.ts';
+import { readSse } from './sse.ts';
+import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
+import { isRetryableStatus, RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
+import type { Route } from './vendor-routes.ts';
+
+export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
+export const CHARGED_HEADER = 'x-service-charged-nano';
+export const CHARACTERS_HEADER = 'x-service-characters';
+
+export interface ExchangeDeps {
+  upstream: UpstreamClient;
+  registry: TransformRegistry;
+  accounts: Accounts;
+  log: FastifyBaseLogger;
+  /** The cost of the usage in nano-USD, at the catalog's prices. */
+  costOf: (call: Call, usage: Usage) => bigint;
+}
+
+export interface ExchangeInput {
+  prepared: PreparedCall;
+  door: DoorConfig;
+  vendor: VendorConfig;
+  routes: Route[];
+  caller: Caller;
+  hold: Hold | null;
+  clientHeaders: Record<string, string | string[] | undefined>;
+  timeoutMs: number;
+  /** Longest Retry-After waited for before one more pass over the routes. */
+  retryAfterMaxMs: number;
+  reply: FastifyReply;
+}
+
+/** Runs the call; answers the client itself (including errors after the hold was taken). */
+export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promise<void> {
+  const { reply, prepared } = input;
+  const clientGone = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) clientGone.abort();
+  });
+  // A stream stops when its client leaves (the vendor stops generating; what was produced is charged).
+  // A whole answer does not: the vendor finishes and bills its work either way, so the call runs to its
+  // end and is settled from the vendor's usage, even with nobody left to read it.
+  const timeout = AbortSignal.timeout(input.timeoutMs);
+  const signal = prepared.call.stream ? AbortSignal.any([clientGone.signal, timeout]) : timeout;
+  const request = upstreamRequest(input);
+  const settlement = new Settlement(input, deps);
+  try {
+    let failed = 0;
+    // One pass over the routes; a second pass only when a vendor asked to be retried after a short wait.
+    for (let pass = 0; pass < 2; pass++) {
+      let retryAfterMs: number | undefined;
+      for (const route of input.routes) {
+        const outcome = await attemptRoute(route, failed, request, signal, input, deps, settlement);
+        if (outcome.done) return;
+        failed++;
+        if (outcome.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, outcome.retryAfterMs);
+      }
+      if (retryAfterMs === undefined || retryAfterMs > input.retryAfterMaxMs) break;
+      deps.log.warn({ retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
+      await sleep(retryAfterMs, signal);
+    }
+    throw errors.upstream(
+      input.routes.length === 0
+        ? `No route is configured for vendor ${prepared.call.model.vendor}.`
+        : `Vendor ${prepared.call.model.vendor.toUpperCase()} failed on every route (${input.routes.length}). Retry later.`,
+    );
+  } catch (e) {
+    if (signal.aborted && !clientGone.signal.aborted && !reply.raw.headersSent) {
+      sendError(reply, errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`), input.door.errors);
+    } else if (!reply.raw.headersSent && !clientGone.signal.aborted) {
+      sendError(reply, e instanceof GatewayError ? e : errors.upstream((e as Error).message), input.door.errors);
+    } else if (!reply.raw.writableEnded) {
+      reply.raw.end();
+    }
+  } finally {
+    await settlement.finish();
+  }
+}
+
+type Attempt = { done: true } | { done: false; retryAfterMs?: number };
+
+/** One route: the answer reaches the client (done), or the route failed and the next may try. */
+async function attemptRoute(
+  route: Route,
+  depth: number,
+  request: UpstreamRequest,
+  signal: AbortSignal,
+  input: ExchangeInput,
+  deps: ExchangeDeps,
+  settlement: Settlement,
+): Promise<Attempt> {
+  const where = { vendor: route.vendor, route: route.index };
+  let answer: UpstreamAnswer;
+  try {
+    answer = await deps.upstream.send(route, input.vendor, request, signal);
+  } catch (e) {
+    if (!(e instanceof RouteFailure)) throw e;
+    deps.log.warn({ ...where, reason: e.message }, 'route failed, trying the next');
+    return { done: false };
+  }
+  if (isRetryableStatus(answer.status)) {
+    deps.log.warn({ ...where, status: answer.status }, 'route answered a retryable status');
+    await answer.body.dump().catch(() => undefined);
+    return { done: false, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
+  }
+  if (answer.status >= 400) {
+    await relayVendorError(answer, depth, input);
+    return { done: true };
+  }
+  try {
+    const relay = input.door.answer_body === 'binary' ? relayBinary : input.prepared.call.stream ? relayStream : relayAnswer;
+    return { done: await relay(answer, depth, input, deps, settlement) };
+  } catch (e) {
+    if (e instanceof RouteFailure && !input.reply.raw.headersSent) {
+      deps.log.warn({ ...where, reason: e.message }, 'route answered badly, trying the next');
+      return { done: false };
+    }
+    throw e;
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+
+function upstreamRequest(input: ExchangeInput): UpstreamRequest {
+  const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
+  for (const name of input.vendor.forward_headers) {
+    const v = input.clientHeaders[name];
+    if (typeof v === 'string') headers[name] = v;
+  }
+  const { call } = input.prepared;
+  // A call that carries files (a multipart door) goes out as multipart, built once for every route.
+  const encoded = call.files ? encodeMultipart(call) : { body: JSON.stringify(call.body), contentType: 'application/json' };
+  return { path: input.prepared.protocol.upstream, ...encoded, headers };
+}
+
+const SETTLE_ATTEMPTS = 3;
+
+/**
+ * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged. Both are
+ * idempotent, so a passing database fault is worth a few more tries: a hold left to the sweeper is
+ * released, and the vendor's work would go uncharged.
+ */
+export async function finishHold(
+  accounts: Accounts,
+  caller: Caller,
+  hold: Hold,
+  cost: bigint | null,
+  log: Pick<FastifyBaseLogger, 'error'>,
+  backoffMs = 50,
+): Promise<bigint> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (cost === null) {
+        await accounts.release(hold);
+        return 0n;
+      }
+      return await accounts.settle(caller, hold, cost);
+    } catch (e) {
+      log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
+      if (attempt >= SETTLE_ATTEMPTS) return 0n;
+      await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
+    }
+  }
+}
+
+/** Charges once: the usage of the answer that reached the client, or releases the hold. */
+class Settlement {
+  private usage: Usage | null = null;
+  private settled = false;
+  private charged = 0n;
+
+  constructor(
+    private readonly input: ExchangeInput,
+    private readonly deps: ExchangeDeps,
+  ) {}
+
+  record(usage: Usage): void {
+    this.usage = usage;
+  }
+
+  /** Settles once; returns what was charged (0 when released or free). */
+  async finish(): Promise<bigint> {
+    if (this.settled) return this.charged;
+    this.settled = true;
+    const { hold, caller } = this.input;
+    if (!hold) return 0n;
+    const cost = this.usage ? this.deps.costOf(this.input.prepared.call, this.usage) : null;
+    this.charged = await finishHold(this.deps.accounts, caller, hold, cost, this.deps.log);
+    return this.charged;
+  }
+}
+
+async function relayAnswer(
+  answer: UpstreamAnswer,
+  depth: number,
+  input: ExchangeInput,
+  deps: ExchangeDeps,
+  settlement: Settlement,
+): Promise<boolean> {
+  const { protocol, call } = input.prepared;
+  const raw = await answer.body.text();
+  let json: JsonObject;
+  try {
+    json = JSON.parse(raw) as JsonObject;
+  } catch {
+    throw new RouteFailure('the vendor answered with a body that is not JSON', answer.status);
+  }
+  // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
+  const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : json;
+  settlement.record(protocol.usage ? deps.registry.usageReaders[protocol.usage](json) : emptyUsage());
+  await settlement.finish();
+  input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).code(200).send(out);
+  return true;
+}
+
+/** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */
+async function relayBinary(
+  answer: UpstreamAnswer,
+  depth: number,
+  input: ExchangeInput,
+  _deps: ExchangeDeps,
+  settlement: Settlement,
+): Promise<boolean> {
+  const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
+  settlement.record(usage);
+  const charged = await settlement.finish();
+  input.reply
+    .header(FALLBACK_DEPTH_HEADER, String(depth))
+    .header('content-type', answer.headers['content-type'] ?? 'application/octet-stream')
+    .header(CHARGED_HEADER, String(charged))
+    .header(CHARACTERS_HEADER, String(usage.characters ?? 0))
+    .code(200);
+  await input.reply.send(answer.body);
+  return true;
+}
+
+/** Streams frames as they arrive. Falls back to the next route only while nothing reached the client. */
+async function relayStream(
+  answer: UpstreamAnswer,
+  depth: number,
+  input: ExchangeInput,
+  deps: ExchangeDeps,
+  settlement: Settlement,
+): Promise<boolean> {
+  const { protocol, call } = input.prepared;
+  const factory = protocol.stream ? deps.registry.streamTranslators[protocol.stream] : undefined;
+  if (!factory) throw errors.unavailable(`No stream translator is configured for ${input.door.path}.`);
+  const translator: StreamTranslator = factory(call);
+  const res = input.reply.raw;
+  let started = false;
+  const write = (frames: string[]) => {
+    if (frames.length === 0) return;
+    if (!started) {
+      input.reply.hijack();
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        [FALLBACK_DEPTH_HEADER]: String(depth),
+      });
+      started = true;
+    }
+    res.write(frames.join(''));
+  };
+  try {
+    for await (const event of readSse(answer.body)) {
+      if (!started && isErrorEvent(event.event, event.data)) {
+        throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
+      }
+      write(translator.push(event));
+      if (started) settlement.record(translator.usage());
+    }
+    write(translator.end());
+    if (started) settlement.record(translator.usage());
+  } catch (e) {
+    if (!started) {
+      if (e instanceof RouteFailure || !(e instanceof GatewayError)) {
+        deps.log.warn({ reason: (e as Error).message }, 'stream failed before the first byte, trying the next route');
+        return false;
+      }
+      throw e;
+    }
+    // Bytes already reached the client: charge what was produced and end the stream.
+    settlement.record(translator.usage());
+    deps.log.warn({ reason: (e as Error).message }, 'stream ended early');
+  } finally {
+    if (started && !res.writableEnded) res.end();
+  }
+  return true;
+}
+
+function isErrorEvent(name: string | undefined, data: string): boolean {
+  if (name === 'error' || name === 'response.failed') return true;
+  if (!data.startsWith('{"error"')) return false;
+  try {
+    const parsed = JSON.parse(data) as Record<string, unknown>;
+    return typeof parsed.error === 'object' && parsed.error !== null && !('choices' in parsed);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise. The depth header
+ * names the route that answered (a 400 from the second route after a 429 on the first is depth 1).
+ */
+async function relayVendorError(answer: UpstreamAnswer, depth: number, input: ExchangeInput): Promise<void> {
+  const raw = await answer.body.text();
+  const vendorShape: ErrorShape = input.prepared.protocol.errors ?? 'chat';
+  const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth));
+  if (vendorShape === input.door.errors) {
+    reply.code(answer.status).header('content-type', answer.headers['content-type'] ?? 'application/json').send(raw);
+    return;
+  }
+  const { type, message } = parseVendorError(raw);
+  const err = new GatewayError(answer.status, (type ?? 'invalid_request_error') as GatewayError['type'], message ?? raw.slice(0, 500));
+  sendError(reply, err, input.door.errors);
+}
+
+function parseVendorError(raw: string): { type?: string; message?: string } {
+  try {
+    const body = JSON.parse(raw) as { error?: { type?: string; message?: string } };
+    return { type: body.error?.type, message: body.error?.message };
+  } catch {
+    return {};
+  }
+}
+

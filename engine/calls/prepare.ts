@@ -1,0 +1,104 @@
+// Everything a call goes through before money moves: required fields, model lookup, refusals,
+// then the door's request chain. Pure: no I/O, so a refusal can never have charged anything.
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../money/accounts.ts';
+import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
+import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
+import { errors, GatewayError } from '../core/errors.ts';
+import { resolveModel } from '../catalog/model-lookup.ts';
+import { firstRefusal, type RequestView } from './refusals.ts';
+import { resolveRules } from '../catalog/rules.ts';
+import type { Snapshot } from '../catalog/runtime.ts';
+import type { JsonObject } from '../core/types.ts';
+
+export interface TransformRegistry {
+  requestTransforms: Record<string, RequestTransform>;
+  answerTransforms: Record<string, AnswerTransform>;
+  streamTranslators: Record<string, StreamTranslatorFactory>;
+  usageReaders: Record<string, UsageReader>;
+}
+
+/** A refusal that depends on who calls (for example a student key asking for web search). */
+export type CallerRefusal = (caller: Caller, door: DoorConfig, body: JsonObject) => GatewayError | null;
+
+export interface PreparedCall {
+  call: Call;
+  protocol: ProtocolConfig;
+  protocolName: string;
+}
+
+export function prepareCall(
+  snap: Snapshot,
+  door: DoorConfig,
+  body: JsonObject,
+  headers: RequestView['headers'],
+  caller: Caller,
+  registry: TransformRegistry,
+  opts: { now: Date; callerRefusal?: CallerRefusal; files?: Record<string, UploadedFile> },
+): PreparedCall {
+  checkRequired(door, body, headers);
+  const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
+  const view: RequestView = { body, headers };
+  const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
+  const rules = resolveRules(model, door.name, snap.config);
+  const refused = firstRefusal([...doorRefusals, ...rules.refusals], view);
+  if (refused) throw new GatewayError(refused.refusal.status ?? 400, 'invalid_request_error', refused.message);
+  const byCaller = opts.callerRefusal?.(caller, door, body);
+  if (byCaller) throw byCaller;
+
+  const protocolName = protocolNameFor(door, model.vendor);
+  const protocol = protocolName ? door.protocols[protocolName] : undefined;
+  if (!protocolName || !protocol) throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
+  if (body.stream === true && !protocol.stream) {
+    throw errors.invalidRequest(`stream: true is not offered on ${door.path}; the answer comes whole. Omit stream.`, 'stream');
+  }
+
+  const limits = snap.config.limits;
+  let call: Call = {
+    id: randomUUID(),
+    door: door.name,
+    model,
+    rules,
+    client: body,
+    body: { ...structuredClone(body), model: model.id },
+    ...(opts.files ? { files: opts.files } : {}),
+    stream: body.stream === true,
+    upstreamHeaders: {},
+    notes: {},
+    settings: { defaultMaxTokens: limits.default_max_tokens, effortCarriedSince: limits.effort_carried_since, now: opts.now },
+  };
+  for (const name of protocol.request) {
+    const transform = registry.requestTransforms[name];
+    if (!transform) throw errors.unavailable(`Transform '${name}' is not available.`);
+    call = transform(call);
+  }
+  return { call, protocol, protocolName };
+}
+
+function checkRequired(door: DoorConfig, body: JsonObject, headers: RequestView['headers']): void {
+  for (const field of door.requires) {
+    if (field === 'model' && door.default_model) continue;
+    const v = body[field];
+    if (v === undefined || v === null || v === '') throw errors.invalidRequest(`${field} is required.`, field);
+  }
+  for (const h of door.requires_headers) {
+    const raw = headers[h.name];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (!value || !new RegExp(h.pattern).test(value)) throw errors.invalidRequest(h.say);
+  }
+}
+
+/** Names in config/doors.yaml that no transform answers to: reported at start, not at the first call. */
+export function missingTransforms(snap: Snapshot, registry: TransformRegistry): string[] {
+  const missing: string[] = [];
+  for (const door of Object.values(snap.config.doors)) {
+    for (const [name, p] of Object.entries(door.protocols)) {
+      const where = `config/doors.yaml: ${door.name}.protocols.${name}`;
+      for (const t of p.request) if (!registry.requestTransforms[t]) missing.push(`${where}.request: '${t}'`);
+      if (p.answer && !registry.answerTransforms[p.answer]) missing.push(`${where}.answer: '${p.answer}'`);
+      if (p.stream && !registry.streamTranslators[p.stream]) missing.push(`${where}.stream: '${p.stream}'`);
+      if (p.usage && !registry.usageReaders[p.usage]) missing.push(`${where}.usage: '${p.usage}'`);
+    }
+  }
+  return missing;
+}

@@ -1,0 +1,101 @@
+// Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next is
+// the caller's business; this file only says whether an attempt may move on to another route.
+import { Pool, type Dispatcher } from 'undici';
+import type { VendorConfig } from '../catalog/config.ts';
+import type { Route } from './vendor-routes.ts';
+
+export interface UpstreamRequest {
+  path: string;
+  /** JSON body, or raw bytes with their content-type (multipart). */
+  body: string | Buffer;
+  contentType: string;
+  headers: Record<string, string>;
+}
+
+export interface UpstreamAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+/** A route failed in a way that lets the same model try the next route. */
+export class RouteFailure extends Error {
+  readonly status?: number;
+  constructor(message: string, status?: number) {
+    super(message);
+    this.name = 'RouteFailure';
+    this.status = status;
+  }
+}
+
+/** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
+export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
+
+export class UpstreamClient {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly opts: { connectTimeoutMs: number }) {}
+
+  async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamAnswer> {
+    return this.request(route, vendor, signal, {
+      method: 'POST',
+      path: req.path,
+      headers: { ...req.headers, 'content-type': req.contentType },
+      body: req.body,
+    });
+  }
+
+  /** GET on a vendor route with the route's credential (vendor D's video job status). */
+  async get(route: Route, vendor: VendorConfig, path: string, signal: AbortSignal): Promise<UpstreamAnswer> {
+    return this.request(route, vendor, signal, { method: 'GET', path, headers: { accept: 'application/json' } });
+  }
+
+  private async request(
+    route: Route,
+    vendor: VendorConfig,
+    signal: AbortSignal,
+    req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
+  ): Promise<UpstreamAnswer> {
+    const base = new URL(route.baseUrl);
+    const headers: Record<string, string> = {
+      ...vendor.headers,
+      ...req.headers,
+      [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key,
+    };
+    try {
+      const res = await this.pool(base.origin).request({
+        method: req.method,
+        path: base.pathname.replace(/\/$/, '') + req.path,
+        headers,
+        body: req.body,
+        signal,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);
+    }
+  }
+
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections: 128, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
+    this.pools.clear();
+  }
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}

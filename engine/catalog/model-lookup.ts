@@ -1,0 +1,57 @@
+// Which model a call names, and whether this door may serve it: 404 with the closest id,
+// 404 naming the successor once a model is no longer sold, 400 naming the right door.
+import { closest } from 'fastest-levenshtein';
+import type { Catalog } from './catalog.ts';
+import { startOfKoreanDay } from '../core/clock.ts';
+import type { DoorConfig, GatewayConfig } from './config.ts';
+import { errors } from '../core/errors.ts';
+import type { ModelEntry } from '../core/types.ts';
+
+export const isOnSale = (m: ModelEntry, now: Date) => !m.sale_ends || now < startOfKoreanDay(m.sale_ends);
+
+export function resolveModel(catalog: Catalog, cfg: GatewayConfig, door: DoorConfig, id: unknown, now: Date): ModelEntry {
+  if (id === undefined || id === null || id === '') throw errors.invalidRequest('model is required.', 'model');
+  if (typeof id !== 'string') throw errors.invalidRequest('model must be a string.', 'model');
+  const model = catalog.models.get(id);
+  if (!model) {
+    const suggestion = closestModel(catalog, id, now);
+    throw errors.modelNotFound(`The model '${id}' does not exist. Did you mean '${suggestion}'?`, suggestion);
+  }
+  if (!isOnSale(model, now)) {
+    throw errors.modelNotFound(
+      `The model '${id}' is no longer sold since ${model.sale_ends}. Use its successor '${model.successor}'.`,
+      model.successor ?? undefined,
+    );
+  }
+  if (!model.doors.includes(door.name)) throw errors.wrongDoor(wrongDoorMessage(model, door, cfg));
+  return model;
+}
+
+export function closestModel(catalog: Catalog, id: string, now: Date): string {
+  const onSale = [...catalog.models.values()].filter((m) => isOnSale(m, now)).map((m) => m.id);
+  return closest(id, onSale.length ? onSale : [...catalog.models.keys()]);
+}
+
+const KIND_WORDS: Record<string, string> = {
+  text: 'a text model',
+  image: 'an image model',
+  video: 'a video model',
+  speech: 'a speech model',
+  embedding: 'an embedding model',
+  moderation: 'a moderation model',
+};
+
+export function wrongDoorMessage(model: ModelEntry, door: DoorConfig, cfg: GatewayConfig): string {
+  const paths = model.doors.map((d) => `POST ${cfg.doors[d]?.path ?? d}`);
+  const use = paths.length === 1 ? paths[0] : `${paths.slice(0, -1).join(', ')} or ${paths[paths.length - 1]}`;
+  let why: string;
+  if (!door.serves.kinds.includes(model.kind)) {
+    why = `'${model.id}' is ${KIND_WORDS[model.kind]}, which ${door.path} does not serve`;
+  } else if (!door.serves.vendors.includes(model.vendor)) {
+    const served = door.serves.vendors.map((v) => v.toUpperCase()).join(', ');
+    why = `'${model.id}' is a vendor ${model.vendor.toUpperCase()} model; ${door.path} serves vendor ${served} models only`;
+  } else {
+    why = `'${model.id}' is not served on ${door.path}`;
+  }
+  return `${why}. Use ${use}.`;
+}

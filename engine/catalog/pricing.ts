@@ -1,0 +1,195 @@
+// Prices from the catalog, turned into integer nano-USD. Two questions: what is the most this call
+// can cost (the reservation), and what did it cost (the settlement from usage).
+import { koreanDate } from '../core/clock.ts';
+import { usdToNano } from '../core/money.ts';
+import type { BillingConfig } from './config.ts';
+import type { JsonObject, JsonValue, ModelEntry, Usage } from '../core/types.ts';
+
+const MTOK = 1_000_000n;
+
+export { usdToNano };
+
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+
+/** A count a vendor reported, as a whole number (rounded up; nonsense counts as 0). */
+const wholeCount = (n: number): bigint => (n > 0 && Number.isFinite(n) ? BigInt(Math.ceil(n)) : 0n);
+
+/** The cost of `tokens` at a price per 1M tokens, rounded up to the next nano. */
+export const tokenCost = (tokens: number, perMtokUsd: number): bigint =>
+  ceilDiv(wholeCount(tokens) * usdToNano(perMtokUsd), MTOK);
+
+export interface TokenPrices {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+}
+
+/** Base prices in force at an instant: the latest scheduled change whose Korean date has come. */
+export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
+  const p = model.pricing;
+  const today = koreanDate(at);
+  const scheduled = (p.scheduled ?? []).filter((s) => s.from <= today).sort((x, y) => x.from.localeCompare(y.from)).pop();
+  const input = scheduled?.input ?? p.input ?? 0;
+  const output = scheduled?.output ?? p.output ?? 0;
+  return { input, output, cache_read: p.cache_read ?? input, cache_write: p.cache_write ?? input };
+}
+
+/**
+ * Prices for a call whose whole prompt (uncached + cache read + cache write) is `promptTokens`.
+ * A tier applies once the prompt is above its threshold; cache prices scale with the input price.
+ */
+export function pricesForPrompt(model: ModelEntry, at: Date, promptTokens: number): TokenPrices {
+  const base = pricesAt(model, at);
+  const tier = (model.pricing.tiers ?? []).filter((t) => promptTokens > t.above_input_tokens).pop();
+  if (!tier) return base;
+  const scale = base.input > 0 ? tier.input / base.input : 1;
+  return {
+    input: tier.input,
+    output: tier.output,
+    cache_read: toNanoPrecision(base.cache_read * scale),
+    cache_write: toNanoPrecision(base.cache_write * scale),
+  };
+}
+
+/** A scaled price may carry float noise (0.30000000000000004); prices are exact to the nano. */
+const toNanoPrecision = (usd: number) => Number(usd.toFixed(9));
+
+export interface PricingContext {
+  billing: BillingConfig;
+  /** Other models, for usage billed at another model's price (advisor tokens). */
+  modelById: (id: string) => ModelEntry | undefined;
+  at: Date;
+}
+
+/** What the usage costs, in nano-USD. */
+export function costOfUsage(model: ModelEntry, usage: Usage, ctx: PricingContext): bigint {
+  if (usage.vendor_cost_usd !== undefined) return usdToNano(usage.vendor_cost_usd);
+  let total = tokensCostOf(model, usage, ctx.at);
+  total += wholeCount(usage.web_search_calls) * usdToNano(ctx.billing.server_tools.web_search ?? 0);
+  total += wholeCount(usage.file_search_calls) * usdToNano(ctx.billing.server_tools.file_search ?? 0);
+  for (const a of usage.advisor ?? []) {
+    const advisor = ctx.modelById(a.model) ?? model;
+    const p = pricesAt(advisor, ctx.at);
+    total += tokenCost(a.input_tokens, p.input) + tokenCost(a.output_tokens, p.output);
+  }
+  if (usage.images && model.pricing.image_charge !== undefined) {
+    total += wholeCount(usage.images) * usdToNano(model.pricing.image_charge);
+  }
+  if (usage.characters && model.pricing.per_mchar !== undefined) {
+    total += tokenCost(usage.characters, model.pricing.per_mchar);
+  }
+  return total;
+}
+
+function tokensCostOf(model: ModelEntry, u: Usage, at: Date): bigint {
+  const prompt = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+  const p = pricesForPrompt(model, at, prompt);
+  return (
+    tokenCost(u.input_tokens, p.input) +
+    tokenCost(u.cache_read_tokens, p.cache_read) +
+    tokenCost(u.cache_write_tokens, p.cache_write) +
+    tokenCost(u.output_tokens, p.output)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reservation: an upper bound, never below what the vendor will count.
+
+export interface TextBounds {
+  inputTokens: number;
+  outputTokens: number;
+  serverToolCalls: { web_search: number; file_search: number };
+}
+
+/**
+ * Upper bounds for a text call from the body that goes to the vendor. A token is at least one byte
+ * of text, so the body's byte length bounds the input (images count a fixed allowance instead of
+ * their base64 bytes); the context window bounds it too.
+ */
+export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig): TextBounds {
+  const { bytes, images } = measureBody(body);
+  let inputTokens = bytes + images * billing.reservation.image_input_tokens + billing.reservation.overhead_tokens;
+  if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
+  // A model produces at most max_output (models without output, such as embeddings, have none).
+  const asked = firstCount(body, ['max_tokens', 'max_completion_tokens', 'max_output_tokens']);
+  const cap = model.max_output ?? 0;
+  const outputTokens = asked !== undefined ? Math.min(asked, cap) : cap;
+  return { inputTokens, outputTokens, serverToolCalls: serverToolBounds(body, billing) };
+}
+
+/** The most a text call can cost. */
+export function textReservation(model: ModelEntry, body: JsonObject, ctx: PricingContext): bigint {
+  const b = textBounds(model, body, ctx.billing);
+  const p = pricesForPrompt(model, ctx.at, b.inputTokens);
+  const worstInput = Math.max(p.input, p.cache_write, p.cache_read);
+  return (
+    tokenCost(b.inputTokens, worstInput) +
+    tokenCost(b.outputTokens, p.output) +
+    BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
+    BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0)
+  );
+}
+
+function serverToolBounds(body: JsonObject, billing: BillingConfig): TextBounds['serverToolCalls'] {
+  const out = { web_search: 0, file_search: 0 };
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const t of tools) {
+    if (!t || typeof t !== 'object' || Array.isArray(t) || typeof t.type !== 'string') continue;
+    const bucket = t.type.startsWith('web_search') ? 'web_search' : t.type === 'file_search' ? 'file_search' : undefined;
+    if (!bucket) continue;
+    const maxUses = typeof t.max_uses === 'number' ? t.max_uses : billing.reservation.max_server_tool_calls;
+    out[bucket] += maxUses;
+  }
+  return out;
+}
+
+/** The first whole, non-negative count among the keys; anything else the vendor refuses, so it bounds nothing. */
+function firstCount(body: JsonObject, keys: string[]): number | undefined {
+  for (const k of keys) {
+    const v = body[k];
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  }
+  return undefined;
+}
+
+const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
+
+/** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
+function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | null): boolean {
+  if (typeof v !== 'string') return false;
+  if (v.startsWith('data:image/')) return true;
+  return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
+}
+
+/**
+ * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the
+ * vendor tokenizes. Everything else, however it looks, counts byte for byte.
+ */
+export function measureBody(value: JsonValue): { bytes: number; images: number } {
+  let bytes = 0;
+  let images = 0;
+  const walk = (v: JsonValue, parent: JsonObject | null, key: string | null): void => {
+    if (isInlineImage(v, parent, key)) images++;
+    else if (typeof v === 'string') bytes += Buffer.byteLength(v) + 2;
+    else if (Array.isArray(v)) {
+      bytes += 2;
+      for (const item of v) walk(item, null, null);
+    } else if (v && typeof v === 'object') {
+      // An image part (inline or by URL) costs image tokens, whatever its bytes.
+      if (typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
+        images++;
+        return;
+      }
+      bytes += 2;
+      for (const [k, child] of Object.entries(v)) {
+        bytes += Buffer.byteLength(k) + 3;
+        walk(child, v, k);
+      }
+    } else {
+      bytes += String(v).length;
+    }
+  };
+  walk(value, null, null);
+  return { bytes, images };
+}

@@ -1,0 +1,50 @@
+// Merges the effects of a model's named rules (config/rules.yaml) for one door.
+import type { ResolvedRules } from '../core/call.ts';
+import type { GatewayConfig } from './config.ts';
+import type { ModelEntry } from '../core/types.ts';
+
+export function resolveRules(model: ModelEntry, door: string, cfg: GatewayConfig): ResolvedRules {
+  const out: ResolvedRules = { names: [], drops: [], lowersForcedToolChoice: false, refusals: [], vendorRefusals: [] };
+  for (const name of model.rules) {
+    const rule = cfg.rules[name];
+    if (!rule || (rule.doors && !rule.doors.includes(door))) continue;
+    out.names.push(name);
+    out.drops.push(...(rule.drops ?? []));
+    out.lowersForcedToolChoice ||= rule.lowers_forced_tool_choice ?? false;
+    out.refusals.push(...(rule.refuses ?? []));
+    out.vendorRefusals.push(...(rule.vendor_refuses ?? []));
+  }
+  return out;
+}
+
+/** The `rules` field of a model record (GET /v1/models): every door's effects, by parameter name. */
+export function describeRules(model: ModelEntry, cfg: GatewayConfig) {
+  const drops = new Set<string>();
+  const refuses = new Set<string>();
+  const vendorRefuses = new Set<string>();
+  let lowers = false;
+  for (const name of model.rules) {
+    const rule = cfg.rules[name];
+    if (!rule) continue;
+    rule.drops?.forEach((p) => drops.add(p));
+    rule.refuses?.forEach((r) => paramsOf(r.when).forEach((p) => refuses.add(p)));
+    rule.vendor_refuses?.forEach((r) => paramsOf(r.when).forEach((p) => vendorRefuses.add(p)));
+    lowers ||= rule.lowers_forced_tool_choice ?? false;
+  }
+  return {
+    names: model.rules,
+    drops: [...drops],
+    lowers_forced_tool_choice: lowers,
+    refuses: [...refuses],
+    vendor_refuses: [...vendorRefuses],
+  };
+}
+
+type AnyCondition = ResolvedRules['refusals'][number]['when'];
+
+function paramsOf(c: AnyCondition): string[] {
+  if ('all' in c) return c.all.flatMap(paramsOf);
+  if ('any' in c) return c.any.flatMap(paramsOf);
+  if ('tool_type' in c) return ['tools'];
+  return 'param' in c ? [c.param] : [];
+}

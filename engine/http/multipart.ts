@@ -1,0 +1,143 @@
+// Multipart doors: the client's form read into a JSON body (values, and a small descriptor for each file)
+// plus the files kept aside as bytes; and the vendor's multipart body built again from a call.
+// A file stands in the body as `{filename, content_type, bytes}`, so `requires`, refusals and rules see it
+// like any other parameter; the bytes travel beside the body in `call.files` and are buffered once.
+import { randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Call, UploadedFile } from '../core/call.ts';
+import type { DoorConfig } from '../catalog/config.ts';
+import { errors, GatewayError } from '../core/errors.ts';
+import type { JsonObject, JsonValue } from '../core/types.ts';
+
+export interface MultipartForm {
+  body: JsonObject;
+  files: Record<string, UploadedFile>;
+}
+
+/** Form values that the JSON doors take as numbers (the refusals compare numbers). */
+const NUMBER_VALUES = new Set(['n', 'partial_images', 'output_compression']);
+
+/** Options for registering @fastify/multipart on a multipart door's scope. */
+export const MULTIPART_PLUGIN_OPTIONS = { throwFileSizeLimit: false } as const;
+
+/** Most parts and largest plain value accepted in one form; beyond them the request is too large. */
+const MAX_PARTS = 100;
+const MAX_VALUE_BYTES = 1024 * 1024;
+
+/**
+ * Reads the whole form. Each file is held up to `fileLimitBytes`; a larger one is read to the end and dropped,
+ * then answered 413 (the client sees the answer rather than a cut connection). Files under names the door does
+ * not take as files, and values under names it does, are 400 — except names the door refuses outright (for
+ * example `mask`), which reach prepareCall and get the door's own refusal whether sent as a value or a file.
+ */
+export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, fileLimitBytes: number): Promise<MultipartForm> {
+  if (!req.isMultipart()) throw errors.invalidRequest(`${door.path} takes a multipart/form-data body.`);
+  const body: JsonObject = {};
+  const files: Record<string, UploadedFile> = {};
+  const seen = new Set<string>();
+  let tooLarge: string | undefined;
+  let misplaced: GatewayError | undefined;
+  const fileNames = door.files ?? [];
+  const refusedOutright = (name: string) =>
+    door.refuse.some((r) => !r.vendors && 'present' in r.when && r.when.param === name && r.when.present);
+
+  try {
+    // The plugin is registered with throwFileSizeLimit: false (MULTIPART_PLUGIN_OPTIONS): a file past the limit
+    // is truncated and drained, not an error mid-stream.
+    const parts = req.parts({ limits: { fileSize: fileLimitBytes, fieldSize: MAX_VALUE_BYTES, parts: MAX_PARTS } });
+    for await (const part of parts) {
+      const name = part.fieldname;
+      const repeated = seen.has(name);
+      seen.add(name);
+      if (part.type === 'file') {
+        // Only a file the door takes, the first under its name, is held; every other one is read and dropped.
+        const keep = fileNames.includes(name) && !repeated && !misplaced && !tooLarge;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of part.file) {
+          size += (chunk as Buffer).length;
+          if (keep && !part.file.truncated) chunks.push(chunk as Buffer);
+        }
+        if (part.file.truncated) {
+          tooLarge ??= `The ${name} file is larger than ${formatBytes(fileLimitBytes)}. Send a smaller file.`;
+          continue;
+        }
+        if (!fileNames.includes(name) && !refusedOutright(name)) {
+          misplaced ??= errors.invalidRequest(`${name} must be sent as a form value, not as a file.`, name);
+          continue;
+        }
+        if (repeated) misplaced ??= errors.invalidRequest(`${name} was sent more than once; send one ${name}.`, name);
+        const data = Buffer.concat(chunks);
+        const contentType = part.mimetype || 'application/octet-stream';
+        const filename = part.filename || name;
+        if (keep) files[name] = { filename, contentType, data };
+        body[name] = { filename, content_type: contentType, bytes: size };
+      } else {
+        if (part.valueTruncated) {
+          tooLarge ??= `The ${name} value is larger than ${formatBytes(MAX_VALUE_BYTES)}.`;
+          continue;
+        }
+        if (fileNames.includes(name)) {
+          misplaced ??= errors.invalidRequest(`${name} must be sent as a file, not as a form value.`, name);
+          continue;
+        }
+        if (repeated) misplaced ??= errors.invalidRequest(`${name} was sent more than once; send one ${name}.`, name);
+        body[name] = formValue(name, part.value);
+      }
+    }
+  } catch (e) {
+    throw formError(e);
+  }
+  if (tooLarge) throw errors.tooLarge(tooLarge);
+  if (misplaced) throw misplaced;
+  return { body, files };
+}
+
+function formValue(name: string, raw: unknown): JsonValue {
+  if (typeof raw !== 'string') return raw as JsonValue; // a part sent as application/json arrives parsed
+  if (NUMBER_VALUES.has(name) && /^-?\d+$/.test(raw.trim())) return Number(raw.trim());
+  return raw;
+}
+
+const formatBytes = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`);
+
+/**
+ * The vendor's multipart body from the call: every body value as a form value (numbers and booleans as text,
+ * objects as JSON), and every file of `call.files` under its name with its filename and content-type. Built once
+ * per call, so each route of a fallback gets the same bytes.
+ */
+export function encodeMultipart(call: Call): { body: Buffer; contentType: string } {
+  const boundary = `----gateway${randomBytes(12).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  const files = call.files ?? {};
+  for (const [name, value] of Object.entries(call.body)) {
+    const file = files[name];
+    if (file) {
+      chunks.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${escapeQuoted(name)}"; filename="${escapeQuoted(file.filename)}"\r\n` +
+            `Content-Type: ${file.contentType.replace(/[\r\n]/g, '')}\r\n\r\n`,
+        ),
+        file.data,
+        Buffer.from('\r\n'),
+      );
+      continue;
+    }
+    if (value === null || value === undefined) continue;
+    const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeQuoted(name)}"\r\n\r\n${text}\r\n`));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** Names and filenames in Content-Disposition, escaped as browsers do (WHATWG multipart/form-data). */
+const escapeQuoted = (s: string) => s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+
+/** What went wrong while reading a form, as the client's error: 413 for size, else 400. */
+export function formError(e: unknown): GatewayError {
+  if (e instanceof GatewayError) return e;
+  const err = e as { statusCode?: number; message?: string };
+  if (err.statusCode === 413) return errors.tooLarge(`The form is too large: ${err.message ?? 'too many parts'}.`);
+  return errors.invalidRequest(`Malformed multipart/form-data body: ${err.message ?? 'unreadable'}.`);
+}

@@ -1,0 +1,46 @@
+// The seam between a call and money: who is calling, may they spend this much, and what did it
+// cost. The pipeline knows only this interface; keys, quotas and the ledger sit behind it.
+import type { DoorConfig } from '../catalog/config.ts';
+import type { ModelEntry } from '../core/types.ts';
+
+export interface Caller {
+  keyId: string;
+  walletId: string;
+  keyPrefix: string;
+  audience: 'student' | 'teacher' | null;
+}
+
+/** Money held for one call. Opaque to the pipeline. */
+export interface Hold {
+  readonly callId: string;
+  readonly amountNano: bigint;
+}
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+export interface Accounts {
+  /**
+   * 401 authentication_error when the key is missing, unknown, closed, expired or of the wrong kind.
+   * `keyHeaders` are where the door takes the key from (a door's `key_headers`; bearer when omitted).
+   */
+  authenticate(headers: Headers, keyHeaders?: DoorConfig['key_headers']): Promise<Caller>;
+  /** Quota check, plan check and reservation: 429, 403 or 402 before any vendor call. */
+  admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string): Promise<Hold>;
+  /** Charges the cost (the rest of the hold goes back) and counts it on the key's quotas. */
+  settle(caller: Caller, hold: Hold, costNano: bigint): Promise<bigint>;
+  /** Gives the whole hold back: the call failed. */
+  release(hold: Hold): Promise<void>;
+
+  // Long jobs (videos) outlive the request and maybe the process: their hold is kept by reference.
+  /** A durable reference to the hold, to settle or release it later from any process. */
+  holdRef(hold: Hold): string;
+  /** Keeps a held reference from being swept before `expiresAt`. False when it is no longer held. */
+  extendHold(holdRef: string, expiresAt: Date): Promise<boolean>;
+  /**
+   * Charges the cost (the rest goes back) and counts it on the quotas of the key that made the hold, on the
+   * Korean day it finishes. Idempotent: a second settle of the same reference charges nothing more.
+   */
+  settleDetached(holdRef: string, keyId: string, costNano: bigint): Promise<bigint>;
+  /** Gives the whole hold back. Idempotent. */
+  releaseDetached(holdRef: string): Promise<void>;
+}

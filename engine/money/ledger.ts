@@ -1,0 +1,499 @@
+// The ledger: wallets, credit lots, reservations and the append-only journal (schema in
+// engine/db/migrations/001_ledger.sql). Money is integer nano-USD (bigint).
+//
+// Exactness. Every money move runs in a transaction that first locks the rows it touches
+// (`SELECT … FOR UPDATE`, in one statement: the wallet's live lot rows always in `seq` order, then the
+// reservation rows in id order; every mover locks in that order, so movers do not deadlock each other),
+// decides the split in memory from the locked (current) values, then writes lots, wallet totals,
+// reservation and journal rows (writable CTEs over parameter arrays). Concurrent movers queue on the lot
+// rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0) constraints are the
+// safety net. Deadlock/serialization failures retry.
+//
+// Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (per
+// wallet on PostgreSQL, one queue on PGlite): the calls that arrive while a wallet's transaction runs are
+// done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
+// applied one after another in arrival order with exactly the decisions described below, so the results
+// are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
+// `alongside`) fails alone. Across processes the row locks still serialise the batches.
+//
+// Why not one statement per move: a single READ COMMITTED statement that UPDATEs rows joined to a CTE
+// built from another data-modifying CTE (e.g. `UPDATE wallets … FROM r` where r is `UPDATE reservations …
+// RETURNING`) silently skips rows whose recheck (EvalPlanQual) runs under concurrent updates. A version
+// of this file did that and lost wallet updates under load (test "mixed concurrent …" catches it). Lock
+// first, then write with parameters only; a batching implementation must keep that property.
+//
+// Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
+// it): restricted lots first (a vendor C pack is spent before general credit), then unrestricted; oldest
+// first within each group. It may span several lots.
+//
+// Refusals (nothing is charged):
+//   not_in_plan          the vendor is plan-restricted (default: vendor c) and the wallet has lots but
+//                        none of them, ever, could serve it (only packs for other vendors). An empty wallet
+//                        (no lot at all) gets insufficient_credit instead: the fix there is a top-up.
+//   insufficient_credit  usable balance < amount (for vendors outside their pack this is the answer too:
+//                        a wallet with only a C pack calling a vendor B model → insufficient_credit).
+//
+// Settle(actual):
+//   actual ≤ reserved → charge actual from the reservation's lots (restricted first), release the rest.
+//   actual > reserved → the reservation was an under-estimate (a bug upstream of the ledger), but the
+//                       vendor did the work: charge the whole reservation plus the excess from the usable
+//                       lots' available balance, as far as it goes; balances never go negative. What could
+//                       not be covered is returned as `shortfallNano` (and not charged).
+//   Idempotent: a settled or released reservation is never charged again (settle/release are no-ops
+//   returning the first outcome). A reservation the sweeper expired (its process looked dead) can still
+//   be settled late: the actual is then charged from available balance as far as it goes.
+//
+// Replaceability. Callers use only the `Ledger` interface.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../core/clock.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { errors } from '../core/errors.ts';
+import { VENDORS } from '../core/types.ts';
+import { createBatcher, withRetry, type FinishOp, type FinishOutcome } from './batcher.ts';
+import { creditsToNano, toBigInt } from '../core/money.ts';
+
+export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
+
+export interface ReservationLot {
+  lotId: string;
+  amountNano: bigint;
+}
+
+export interface Reservation {
+  id: string;
+  walletId: string;
+  vendor: string;
+  amountNano: bigint;
+  callId: string;
+  keyId: string | null;
+  owner: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lots: ReservationLot[];
+}
+
+export type ReserveResult =
+  | { ok: true; reservation: Reservation }
+  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
+
+export interface ReserveRequest {
+  walletId: string;
+  /** Vendor letter of the model called ('a' … 'e'). */
+  vendor: string;
+  /** The most the call can cost. */
+  amountNano: bigint;
+  callId: string;
+  keyId?: string | null;
+  /** Default: now + reservationTtlMs. */
+  expiresAt?: Date;
+}
+
+export interface SettleResult {
+  /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
+  chargedNano: bigint;
+  /** Part of `actual` the lots could not cover (not charged). 0 normally. */
+  shortfallNano: bigint;
+  /** True when the reservation was already settled or released: nothing changed. chargedNano is then the first settle's charge. */
+  alreadyFinished: boolean;
+}
+
+export interface ReleaseResult {
+  releasedNano: bigint;
+  alreadyFinished: boolean;
+}
+
+export interface LotBalance {
+  id: string;
+  walletId: string;
+  /** null: serves every vendor. */
+  vendors: string[] | null;
+  grantedNano: bigint;
+  availableNano: bigint;
+  reservedNano: bigint;
+  createdAt: Date;
+}
+
+export interface WalletBalance {
+  walletId: string;
+  availableNano: bigint;
+  reservedNano: bigint;
+  lots: LotBalance[];
+}
+
+export interface Wallet {
+  id: string;
+  ownerId: string;
+  splitsUsage: boolean;
+  keySlots: number;
+  createdAt: Date;
+}
+
+export interface JournalSum {
+  toppedUpNano: bigint;
+  reservedTotalNano: bigint;
+  chargedNano: bigint;
+  releasedNano: bigint;
+  /** Σ top_up − Σ reserve + Σ release: must equal balance().availableNano. */
+  availableNano: bigint;
+  /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
+  reservedNano: bigint;
+  /** The same per lot. */
+  lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
+}
+
+export interface CreateWalletInput {
+  id?: string;
+  /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
+  credits?: number | bigint;
+  splitsUsage?: boolean;
+  keySlots?: number;
+  /** Default: a fresh `usr_…` id. */
+  ownerId?: string;
+}
+
+export interface TopUpInput {
+  /** Exactly one of nano and credits. */
+  nano?: bigint;
+  credits?: number | bigint;
+  /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
+  vendors?: string[] | null;
+}
+
+export interface Ledger {
+  /** This process's owner id, written on its reservations. */
+  readonly owner: string;
+  /** The database the ledger writes to (for read-only views such as the admin API's key count). */
+  readonly db: Db;
+  createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
+  getWallet(walletId: string): Promise<Wallet | null>;
+  /**
+   * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
+   * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
+   */
+  setOwner(walletId: string, ownerId: string): Promise<Wallet>;
+  /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
+  topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
+  /** Throws errors.notFound when the wallet does not exist. */
+  balance(walletId: string): Promise<WalletBalance>;
+  /** Available nano the wallet can spend on this vendor. */
+  usableNano(walletId: string, vendor: string): Promise<bigint>;
+  /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
+  planAllows(walletId: string, vendor: string): Promise<boolean>;
+  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /**
+   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction once an
+   * amount was charged (the key's quota counter), so the charge and what it feeds commit together.
+   */
+  settle(
+    reservation: Reservation | string,
+    actualNano: bigint,
+    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
+  ): Promise<SettleResult>;
+  release(reservation: Reservation | string): Promise<ReleaseResult>;
+  /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
+  extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
+  /** Releases held reservations whose expiry passed (their process died). Returns how many. */
+  sweepExpired(now?: Date): Promise<number>;
+  /** Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError. */
+  startSweeper(opts?: { intervalMs?: number; onError?: (err: unknown) => void }): () => void;
+  /** The journal's sums, to check they add up to the balance columns. */
+  journalSum(walletId: string): Promise<JournalSum>;
+}
+
+export interface LedgerOptions {
+  clock: Clock;
+  /** Owner id written on reservations; default host:pid:random. */
+  owner?: string;
+  /** Default reservation lifetime (default 15 minutes). */
+  reservationTtlMs?: number;
+  /** Vendors whose models need credits usable for them, else not_in_plan (default ['c']). */
+  planVendors?: readonly string[];
+  /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
+  onBatch?: (size: number) => void;
+}
+
+/** NOTIFY channel carrying a wallet id whenever its owner changes. */
+export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
+
+export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
+  if (vendors === null || vendors === undefined) return null;
+  if (!Array.isArray(vendors) || vendors.length === 0) throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
+  const out = new Set<string>();
+  for (const v of vendors) {
+    const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
+    if (!(VENDORS as readonly string[]).includes(s)) {
+      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use letters ${VENDORS.join(', ')}.`, 'vendors');
+    }
+    out.add(s);
+  }
+  return [...out].sort();
+}
+
+const walletFromRow = (r: Record<string, unknown>): Wallet => ({
+  id: r.id as string,
+  ownerId: r.owner_id as string,
+  splitsUsage: r.splits_usage as boolean,
+  keySlots: Number(r.key_slots),
+  createdAt: new Date(r.created_at as string | Date),
+});
+
+const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
+  id: r.id as string,
+  walletId: r.wallet_id as string,
+  vendors: (r.vendors as string[] | null) ?? null,
+  grantedNano: toBigInt(r.granted_nano),
+  availableNano: toBigInt(r.available_nano),
+  reservedNano: toBigInt(r.reserved_nano),
+  createdAt: new Date(r.created_at as string | Date),
+});
+
+/** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
+const TOP_UP_SQL = `
+WITH w AS (
+  UPDATE wallets SET available_nano = available_nano + $2::bigint WHERE id = $1 RETURNING id
+)
+INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
+VALUES ($1, $3, NULL, 'top_up', $2::bigint, $4::timestamptz)`;
+
+export function createLedger(db: Db, opts: LedgerOptions): Ledger {
+  const clock = opts.clock;
+  const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
+  const planVendors = new Set(opts.planVendors ?? ['c']);
+
+  const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
+    let nano: bigint;
+    if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');
+    if (input.nano !== undefined) {
+      if (typeof input.nano !== 'bigint') throw errors.invalidRequest('nano must be an integer.');
+      nano = input.nano;
+    } else if (input.credits !== undefined) {
+      try {
+        nano = creditsToNano(input.credits);
+      } catch {
+        throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
+      }
+    } else {
+      throw errors.invalidRequest('credits is required.', 'credits');
+    }
+    if (nano <= 0n) throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
+    const vendors = normalizeVendors(input.vendors);
+    const at = clock.now();
+    const id = newId('lot');
+    const ins = await tx.query(
+      `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at)
+       SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz FROM wallets w WHERE w.id = $2
+       RETURNING *`,
+      [id, walletId, vendors, nano.toString(), at.toISOString()],
+    );
+    if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+    // The insert set the lot's own balance; only the wallet total and the journal move here.
+    await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
+    return lotFromRow(ins.rows[0]);
+  };
+
+  const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
+
+  const batcher = createBatcher({ db, clock, owner, planVendors, onBatch: opts.onBatch });
+
+  /**
+   * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
+   * first (the queues are per wallet); on PGlite, null (one queue; the batch looks it up).
+   * Synchronous when it can be, so the op is queued within the call (see the batcher on PGlite).
+   */
+  const walletOf = (r: Reservation | string): string | null | Promise<string> => {
+    if (typeof r !== 'string' && typeof r.walletId === 'string') return r.walletId;
+    if (batcher.embedded) return null;
+    const id = resId(r);
+    return db.query<{ wallet_id: string }>('SELECT wallet_id FROM reservations WHERE id = $1', [id]).then((q) => {
+      if (q.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
+      return q.rows[0].wallet_id;
+    });
+  };
+  const finish = (reservation: Reservation | string, op: Omit<FinishOp, 'walletId' | 'id'>): Promise<FinishOutcome> => {
+    const id = resId(reservation);
+    const walletId = walletOf(reservation);
+    if (walletId instanceof Promise) return walletId.then((w) => batcher.finish({ ...op, id, walletId: w }));
+    return batcher.finish({ ...op, id, walletId });
+  };
+
+  const ledger: Ledger = {
+    owner,
+    db,
+
+    async createWallet(input = {}) {
+      const keySlots = input.keySlots ?? 100;
+      if (!Number.isSafeInteger(keySlots) || keySlots < 0) throw errors.invalidRequest('key_slots must be a non-negative whole number.', 'key_slots');
+      const id = input.id ?? newId('wal');
+      const ownerId = input.ownerId ?? newId('usr');
+      const credits = input.credits ?? 0;
+      return withRetry(() =>
+        db.transaction(async (tx) => {
+          const r = await tx.query(
+            `INSERT INTO wallets (id, owner_id, splits_usage, key_slots, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz) RETURNING *`,
+            [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
+          );
+          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0) ? await topUpIn(tx, id, { credits }) : null;
+          return { ...walletFromRow(r.rows[0]), lot };
+        }),
+      );
+    },
+
+    async getWallet(walletId) {
+      const r = await db.query('SELECT * FROM wallets WHERE id = $1', [walletId]);
+      return r.rows.length ? walletFromRow(r.rows[0]) : null;
+    },
+
+    async setOwner(walletId, ownerId) {
+      if (typeof ownerId !== 'string' || ownerId.length === 0) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
+      const r = await db.query('UPDATE wallets SET owner_id = $2 WHERE id = $1 RETURNING *', [walletId, ownerId]);
+      if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+      await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
+      return walletFromRow(r.rows[0]);
+    },
+
+    topUp(walletId, input) {
+      return withRetry(() => db.transaction((tx) => topUpIn(tx, walletId, input)));
+    },
+
+    async balance(walletId) {
+      const w = await db.query<{ available_nano: string; reserved_nano: string }>(
+        'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
+        [walletId],
+      );
+      if (w.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+      const lots = await db.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
+      return {
+        walletId,
+        availableNano: toBigInt(w.rows[0].available_nano),
+        reservedNano: toBigInt(w.rows[0].reserved_nano),
+        lots: lots.rows.map(lotFromRow),
+      };
+    },
+
+    async usableNano(walletId, vendor) {
+      const r = await db.query<{ s: string | null }>(
+        `SELECT COALESCE(sum(available_nano), 0)::text AS s FROM credit_lots
+          WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))`,
+        [walletId, vendor],
+      );
+      return toBigInt(r.rows[0]?.s ?? '0');
+    },
+
+    async planAllows(walletId, vendor) {
+      if (!planVendors.has(vendor)) return true;
+      const r = await db.query<{ any_lot: boolean; usable: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1) AS any_lot,
+                EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))) AS usable`,
+        [walletId, vendor],
+      );
+      const row = r.rows[0];
+      return !row.any_lot || row.usable;
+    },
+
+    async reserve(req) {
+      const amount = req.amountNano;
+      if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
+      const now = clock.now();
+      return batcher.reserve({
+        kind: 'reserve',
+        id: newId('res'),
+        walletId: req.walletId,
+        vendor: req.vendor,
+        amountNano: amount,
+        callId: req.callId,
+        keyId: req.keyId ?? null,
+        createdAt: now,
+        expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
+      });
+    },
+
+    async settle(reservation, actualNano, alongside) {
+      if (typeof actualNano !== 'bigint') throw new TypeError('actualNano must be a bigint');
+      const r = await finish(reservation, { kind: 'settle', actualNano, alongside });
+      return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
+    },
+
+    async release(reservation) {
+      const r = await finish(reservation, { kind: 'release', actualNano: 0n });
+      return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
+    },
+
+    async extend(reservation, expiresAt) {
+      const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
+        resId(reservation),
+        expiresAt.toISOString(),
+      ]);
+      return r.rowCount > 0;
+    },
+
+    async sweepExpired(now) {
+      const at = now ?? clock.now();
+      let count = 0;
+      for (;;) {
+        const due = await db.query<{ id: string; wallet_id: string }>(
+          `SELECT id, wallet_id FROM reservations WHERE state = 'held' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT 200`,
+          [at.toISOString()],
+        );
+        if (due.rows.length === 0) return count;
+        const done = await Promise.all(
+          due.rows.map(({ id, wallet_id }) => batcher.finish({ kind: 'expire', id, walletId: wallet_id, actualNano: 0n, expireBefore: at })),
+        );
+        const finished = done.filter((r) => r.finished).length;
+        count += finished;
+        if (finished === 0 || due.rows.length < 200) return count;
+      }
+    },
+
+    startSweeper({ intervalMs = 30_000, onError = () => {} } = {}) {
+      let running = false;
+      const t = setInterval(() => {
+        if (running) return;
+        running = true;
+        ledger
+          .sweepExpired()
+          .catch(onError)
+          .finally(() => {
+            running = false;
+          });
+      }, intervalMs);
+      t.unref?.();
+      return () => clearInterval(t);
+    },
+
+    async journalSum(walletId) {
+      const r = await db.query<{ lot_id: string; kind: string; s: string }>(
+        `SELECT lot_id, kind, sum(amount_nano)::text AS s FROM ledger_journal WHERE wallet_id = $1 GROUP BY lot_id, kind`,
+        [walletId],
+      );
+      const per = new Map<string, Record<string, bigint>>();
+      const tot: Record<string, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
+      for (const row of r.rows) {
+        const v = toBigInt(row.s);
+        const p = per.get(row.lot_id) ?? { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
+        p[row.kind] += v;
+        per.set(row.lot_id, p);
+        tot[row.kind] += v;
+      }
+      return {
+        toppedUpNano: tot.top_up,
+        reservedTotalNano: tot.reserve,
+        chargedNano: tot.settle,
+        releasedNano: tot.release,
+        availableNano: tot.top_up - tot.reserve + tot.release,
+        reservedNano: tot.reserve - tot.settle - tot.release,
+        lots: [...per.entries()].map(([lotId, p]) => ({
+          lotId,
+          availableNano: p.top_up - p.reserve + p.release,
+          reservedNano: p.reserve - p.settle - p.release,
+        })),
+      };
+    },
+  };
+  return ledger;
+}

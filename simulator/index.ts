@@ -1,0 +1,305 @@
+// The bundled vendor simulator: imitates the wire formats of the vendors' HTTP APIs so the gateway, its tests,
+// the benchmarks and `npm start` without credentials run with no network.
+//
+// Every named route serves every path under `/r/<route>`; the bare server URL is the route `default`.
+//   POST /v1/messages                vendor A messages (JSON / SSE)
+//   POST /v1/chat/completions        chat completions (vendors B–E)
+//   POST /v1/responses               vendor B responses
+//   POST /v1/images/generations      images (JSON);  POST /v1/images/edits (multipart)
+//   POST /v1/audio/speech            speech bytes;   POST /v1/embeddings;  POST /v1/moderations
+//   POST /v1/videos/generations      vendor D video job → {request_id}
+//   GET  /v1/videos/{request_id}     job status;     GET /files/videos/{id}.mp4 (the video URL it hands out)
+//
+// Auth as the vendors check it: /v1/messages needs `x-api-key` (or `Authorization: Bearer`, which vendor A's SDK 1.x
+// sends) (401) and `anthropic-version` (400) in vendor A's error shape; every other path except the video file needs `Authorization: Bearer …` (401, vendor B's shape).
+// Any non-empty key is accepted. Usage rules and control tags: see common.ts (top comment) and
+// docs in simulator/README.md.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { defaultMessage, isObj, VendorError, type ErrorFlavor } from './common.ts';
+import { handleChat } from './chat.ts';
+import { readBody, sendError, StreamCut, type Ctx, type Job, type SimState } from './http.ts';
+import {
+  handleEmbeddings,
+  handleImageEdit,
+  handleImageGeneration,
+  handleModerations,
+  handleSpeech,
+  handleVideoCreate,
+  handleVideoFile,
+  handleVideoGet,
+  type MultipartBody,
+} from './media.ts';
+import { handleResponses } from './responses.ts';
+import { handleMessages } from './vendor-a.ts';
+
+export interface SimulatorOptions {
+  host?: string; // default 127.0.0.1
+  port?: number; // default 0 (random)
+  /** Imitates vendor-side refusals (the gateway wires this from catalog rules); return null to accept. */
+  refuse?: (req: { path: string; model: string; body: Record<string, unknown> }) => { status: number; message: string } | null;
+  videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
+  streamChunkDelayMs?: number; // delay between SSE events (default 0); real separate writes either way
+}
+export type Fault =
+  | { kind: 'status'; status: number; times?: number; retryAfterSeconds?: number } // answer this status (vendor error body in that path's format)
+  | { kind: 'reset'; times?: number } // destroy the socket without answering
+  | { kind: 'delay'; ms: number; times?: number } // wait before answering
+  | { kind: 'stream-error'; afterEvents: number; times?: number }; // streaming: send N events then an error event (vendor A: `event: error`) / abort
+export interface ReceivedRequest {
+  route: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown /* parsed JSON, or for multipart {fields, files:[{name, filename, size}]} */;
+  at: number;
+}
+export interface Simulator {
+  url: string; // http://127.0.0.1:PORT
+  routeUrl(route: string): string; // base URL U of a named route: `${url}/r/${route}`; the gateway then calls U/v1/messages etc.
+  received: ReceivedRequest[];
+  receivedOn(route: string): ReceivedRequest[];
+  inject(route: string, fault: Fault): void; // faults queue per route; each applies `times` times (default 1)
+  clearFaults(): void;
+  reset(): void; // clear received + faults + jobs
+  close(): Promise<void>;
+}
+
+export type { MultipartBody };
+
+interface QueuedFault {
+  fault: Fault;
+  left: number;
+}
+
+function splitRoute(pathname: string): { route: string; path: string } {
+  const m = /^\/r\/([^/]+)(\/.*)?$/.exec(pathname);
+  if (m) return { route: decodeURIComponent(m[1]), path: m[2] ?? '/' };
+  return { route: 'default', path: pathname };
+}
+
+const flavorOf = (path: string): ErrorFlavor => (path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'a' : 'b');
+
+async function parseBody(req: IncomingMessage, raw: Buffer): Promise<unknown> {
+  if (raw.length === 0) return undefined;
+  const type = String(req.headers['content-type'] ?? '');
+  if (type.startsWith('multipart/form-data')) {
+    try {
+      const form = await new Request('http://simulator.local/', {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: new Uint8Array(raw),
+      }).formData();
+      const out: MultipartBody = { fields: {}, files: [] };
+      for (const [name, value] of form.entries()) {
+        if (typeof value === 'string') out.fields[name] = value;
+        else out.files.push({ name, filename: (value as File).name, size: (value as File).size });
+      }
+      return out;
+    } catch {
+      return { malformed: 'multipart', size: raw.length };
+    }
+  }
+  const text = raw.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isStreaming(body: unknown): boolean {
+  return isObj(body) && body.stream === true;
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const host = opts.host ?? '127.0.0.1';
+  const received: ReceivedRequest[] = [];
+  const faults = new Map<string, QueuedFault[]>();
+  const sockets = new Set<Socket>();
+  const waits = new Set<() => void>();
+  let n = 0;
+  const state: SimState = {
+    baseUrl: '',
+    videoStepMs: opts.videoStepMs ?? 200,
+    streamChunkDelayMs: opts.streamChunkDelayMs ?? 0,
+    jobs: new Map<string, Job>(),
+    nextId: (prefix: string) => `${prefix}${prefix.endsWith('-') || prefix.endsWith('_') ? '' : '_'}${String(++n).padStart(6, '0')}`,
+    counter: () => ++n,
+  };
+
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        waits.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waits.add(done);
+    });
+
+  /** First queued fault of the route that applies to this request (stream-error only to streaming ones). */
+  function takeFault(route: string, streaming: boolean): Fault | undefined {
+    const q = faults.get(route);
+    if (!q) return undefined;
+    const i = q.findIndex((f) => f.fault.kind !== 'stream-error' || streaming);
+    if (i < 0) return undefined;
+    const f = q[i];
+    f.left -= 1;
+    if (f.left <= 0) q.splice(i, 1);
+    return f.fault;
+  }
+
+  async function dispatch(ctx: Ctx): Promise<void> {
+    const { path, method, res } = ctx;
+    if (method === 'GET') {
+      const file = /^\/files\/videos\/([^/]+)\.mp4$/.exec(path);
+      if (file) return handleVideoFile(ctx, decodeURIComponent(file[1]));
+    }
+    const flavor = flavorOf(path);
+    // Auth, as each vendor checks it.
+    const h = ctx.req.headers;
+    if (flavor === 'a') {
+      // Vendor A takes its key as `x-api-key`; it also accepts `Authorization: Bearer` (its own SDK 1.x sends that).
+      if (!h['x-api-key'] && !/^Bearer\s+\S+/i.test(String(h.authorization ?? ''))) {
+        return sendError(res, 'a', 401, 'x-api-key header is required');
+      }
+      if (!h['anthropic-version']) return sendError(res, 'a', 400, 'anthropic-version: header is required');
+    } else if (!/^Bearer\s+\S+/i.test(String(h.authorization ?? ''))) {
+      return sendError(
+        res,
+        'b',
+        401,
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+      );
+    }
+    if (method === 'GET') {
+      const video = /^\/v1\/videos\/([^/]+)$/.exec(path);
+      if (video) return handleVideoGet(ctx, decodeURIComponent(video[1]));
+      return sendError(res, flavor, 404, `Unknown path: GET ${path}`);
+    }
+    if (method !== 'POST') return sendError(res, flavor, 405, `Method ${method} not allowed on ${path}`);
+    const handler = (
+      {
+        '/v1/messages': handleMessages,
+        '/v1/chat/completions': handleChat,
+        '/v1/responses': handleResponses,
+        '/v1/images/generations': handleImageGeneration,
+        '/v1/images/edits': handleImageEdit,
+        '/v1/audio/speech': handleSpeech,
+        '/v1/embeddings': handleEmbeddings,
+        '/v1/moderations': handleModerations,
+        '/v1/videos/generations': handleVideoCreate,
+      } as Record<string, (ctx: Ctx) => void | Promise<void>>
+    )[path];
+    if (!handler) return sendError(res, flavor, 404, `Unknown path: POST ${path}`);
+    if (opts.refuse) {
+      const body = isObj(ctx.body) ? (isObj(ctx.body.fields) && Array.isArray(ctx.body.files) ? ctx.body.fields : ctx.body) : {};
+      const model = typeof body.model === 'string' ? body.model : '';
+      const refusal = opts.refuse({ path, model, body: body as Record<string, unknown> });
+      if (refusal) return sendError(res, flavor, refusal.status, refusal.message);
+    }
+    await handler(ctx);
+  }
+
+  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://simulator.local');
+    const { route, path } = splitRoute(url.pathname);
+    const method = req.method ?? 'GET';
+    const raw = await readBody(req);
+    const body = await parseBody(req, raw);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    received.push({ route, method, path, headers, body, at: Date.now() });
+    const flavor = flavorOf(path);
+    const ctx: Ctx = { route, path, method, req, res, body, state };
+    const fault = takeFault(route, isStreaming(body));
+    if (fault) {
+      switch (fault.kind) {
+        case 'status': {
+          const extra: Record<string, string> = {};
+          if (fault.retryAfterSeconds !== undefined) extra['retry-after'] = String(fault.retryAfterSeconds);
+          return sendError(res, flavor, fault.status, defaultMessage(fault.status), null, extra);
+        }
+        case 'reset':
+          req.socket.destroy();
+          return;
+        case 'delay':
+          await wait(fault.ms);
+          if (res.destroyed) return;
+          break;
+        case 'stream-error':
+          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents) };
+          break;
+      }
+    }
+    try {
+      await dispatch(ctx);
+    } catch (err) {
+      if (err instanceof StreamCut) return;
+      if (err instanceof VendorError) {
+        if (!res.headersSent) sendError(res, flavor, err.status, err.message, err.param);
+        else res.end();
+        return;
+      }
+      if (!res.headersSent) sendError(res, flavor, 500, `Simulator error: ${(err as Error).message}`);
+      else res.destroy();
+    }
+  }
+
+  const server: Server = createServer((req, res) => {
+    onRequest(req, res).catch(() => {
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500);
+        res.end();
+      } else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${hostPart}:${addr.port}`;
+  state.baseUrl = url;
+
+  return {
+    url,
+    routeUrl: (route: string) => `${url}/r/${encodeURIComponent(route)}`,
+    received,
+    receivedOn: (route: string) => received.filter((r) => r.route === route),
+    inject(route: string, fault: Fault) {
+      const q = faults.get(route) ?? [];
+      q.push({ fault, left: Math.max(1, fault.times ?? 1) });
+      faults.set(route, q);
+    },
+    clearFaults() {
+      faults.clear();
+    },
+    reset() {
+      received.length = 0;
+      faults.clear();
+      state.jobs.clear();
+    },
+    close() {
+      for (const done of [...waits]) done();
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections?.();
+      });
+    },
+  };
+}

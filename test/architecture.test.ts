@@ -1,0 +1,121 @@
+// The house rules of docs/architecture.md, checked on the real tree: rooms import only the rooms below
+// them, no file imports test/ from outside it, no import circle, no engine file over 400 lines.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+
+/** Each room and the rooms it may import (besides itself). Mirrors the table in docs/architecture.md. */
+const MAY_IMPORT: Record<string, string[]> = {
+  'engine/core': [],
+  'engine/db': ['engine/core'],
+  transforms: ['engine/core'],
+  'engine/catalog': ['engine/core', 'transforms'],
+  'engine/http': ['engine/core', 'engine/catalog'],
+  'engine/keys': ['engine/core', 'engine/db', 'engine/http'],
+  'engine/money': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys'],
+  'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'transforms'],
+  'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/calls'],
+  'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money'],
+  'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'transforms'],
+  simulator: [],
+  engine: ['*'], // engine/main.ts and engine/gateway.ts wire the rooms together
+  bench: ['*'],
+  bin: [],
+};
+/** Debts being paid off: each entry here is work still to do, never a place to add to. */
+const KNOWN_CIRCLES = ['engine/money/ledger.ts → engine/money/batcher.ts → engine/money/ledger.ts'];
+const KNOWN_LONG = ['engine/money/batcher.ts', 'engine/money/ledger.ts', 'engine/videos/worker.ts'];
+
+const PRODUCT_FOLDERS = ['engine', 'transforms', 'simulator', 'bench', 'bin'];
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const rel = join(dir, name);
+    if (statSync(join(ROOT, rel)).isDirectory()) out.push(...sourceFiles(rel));
+    else if (/\.(ts|mjs)$/.test(name)) out.push(rel);
+  }
+  return out;
+}
+
+/** Relative imports of a file, resolved to repository paths (static, dynamic and type-only alike). */
+function importsOf(file: string): string[] {
+  const src = readFileSync(join(ROOT, file), 'utf8');
+  const specs = [...src.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]);
+  return specs.map((s) => normalize(join(dirname(file), s)));
+}
+
+function roomOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] === 'engine' && parts.length > 2) return `engine/${parts[1]}`;
+  return parts[0];
+}
+
+const files = PRODUCT_FOLDERS.flatMap(sourceFiles);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+describe('the house', () => {
+  it('nothing outside test/ imports from test/', () => {
+    const offenders = [...graph].flatMap(([f, deps]) => deps.filter((d) => d.startsWith('test/')).map((d) => `${f} → ${d}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('every room imports only the rooms docs/architecture.md allows', () => {
+    const offenders: string[] = [];
+    for (const [file, deps] of graph) {
+      const room = roomOf(file);
+      const allowed = MAY_IMPORT[room];
+      if (!allowed) {
+        offenders.push(`${file}: room ${room} is not in the table`);
+        continue;
+      }
+      for (const dep of deps) {
+        const target = roomOf(dep);
+        if (target === room || allowed.includes('*') || allowed.includes(target)) continue;
+        offenders.push(`${file} (${room}) → ${dep} (${target})`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('has no import circle between files', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const circles: string[] = [];
+    const visit = (f: string, path: string[]) => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'open') {
+        circles.push([...path.slice(path.indexOf(f)), f].join(' → '));
+        return;
+      }
+      state.set(f, 'open');
+      for (const d of graph.get(f) ?? []) if (graph.has(d)) visit(d, [...path, f]);
+      state.set(f, 'done');
+    };
+    for (const f of graph.keys()) visit(f, []);
+    expect(circles.filter((c) => !KNOWN_CIRCLES.includes(c))).toEqual([]);
+  });
+
+  it('keeps every engine file at 400 lines or fewer', () => {
+    const long = files
+      .filter((f) => f.startsWith('engine/'))
+      .map((f) => ({ f, lines: readFileSync(join(ROOT, f), 'utf8').split('\n').length }))
+      .filter((x) => x.lines > 400 && !KNOWN_LONG.includes(x.f))
+      .map((x) => `${x.f}: ${x.lines}`);
+    expect(long).toEqual([]);
+  });
+
+  it('resolves every relative import to a file that exists', () => {
+    const missing = [...graph].flatMap(([f, deps]) =>
+      deps.filter((d) => {
+        try {
+          return !statSync(join(ROOT, d)).isFile();
+        } catch {
+          return true;
+        }
+      }).map((d) => `${f} → ${relative('.', d)}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
