@@ -244,7 +244,7 @@ export function handleVideoCreate(ctx: Ctx): void {
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
   if (typeof body.model !== 'string' || body.model === '') throw new VendorError(400, "Missing required parameter: 'model'.", 'model');
   if (typeof body.prompt !== 'string' || body.prompt === '') throw new VendorError(400, "Missing required parameter: 'prompt'.", 'prompt');
-  // `duration` is the client's `seconds` exactly as sent (operations.md): a number, or a string such as "4".
+  // `duration` is the client's `seconds` exactly as sent, as vendor D's API takes it: a number, or a string such as "4".
   const duration = typeof body.duration === 'string' && /^\d+$/.test(body.duration) ? Number(body.duration) : body.duration;
   if (duration !== undefined && (typeof duration !== 'number' || duration <= 0)) {
     throw new VendorError(400, "Invalid 'duration': expected a positive number of seconds.", 'duration');

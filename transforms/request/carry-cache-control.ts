@@ -1,10 +1,11 @@
 // Chat door → vendor A: prompt-caching breakpoints. The translation steps copy a part's cache_control onto
-// the block it becomes; this step makes every breakpoint the native shape and checks it (lesson 7):
+// the block it becomes; this step makes every breakpoint the native shape and checks it:
 //   carried:  system text blocks, user/assistant content blocks, tool_result blocks and their inner blocks,
 //             tool definitions, and the top level (automatic caching);
 //   shape:    {type:'ephemeral'} plus ttl only when it is a native value ('5m' or '1h'); other keys removed;
 //             an unknown type or ttl is a 400 (never silently dropped, never sent to a vendor that rejects it);
-//   not carried: cache_control set directly on a message object (spec) — removed from the turn.
+//   not carried: cache_control set directly on a message object — removed from the turn, as the
+//                door's contract says (the native format has no message-level breakpoint).
 import type { RequestTransform } from '../../engine/core/call.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
 import { nativeCacheControl } from '../util/cache-control.ts';

@@ -1,6 +1,7 @@
 // Chat door → vendor A, last step: what is left of the chat body is either a native field, a chat field this
 // step consumes, or a chat field the translation cannot carry — refused with 400 naming it and pointing to
-// /v1/messages instead of being dropped silently (lesson 13). Earlier steps have already moved messages,
+// /v1/messages instead of being dropped silently (a
+// client whose response_format or logprobs vanished would get a different answer and never know). Earlier steps have already moved messages,
 // system, tools, tool_choice, parallel_tool_calls, stop, max_(completion_)tokens and reasoning_effort.
 //
 // Decisions, parameter by parameter:

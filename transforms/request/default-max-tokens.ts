@@ -1,5 +1,6 @@
 // Chat door → vendor A: the native format requires max_tokens. max_completion_tokens (preferred) or
-// max_tokens is carried; when the client sent neither, settings.defaultMaxTokens (8192) is filled in (lesson 13).
+// max_tokens is carried; when the client sent neither, settings.defaultMaxTokens (8192) is filled in (the vendor refuses a call without it,
+// and chat clients rarely send one).
 import type { RequestTransform } from '../../engine/core/call.ts';
 import { bad, describe } from '../util/json.ts';
 

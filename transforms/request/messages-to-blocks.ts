@@ -2,13 +2,14 @@
 //
 // - user content: text parts, image_url (data: URI → base64 source, http(s) → url source), file (PDF/text).
 // - assistant: `thinking_blocks` first (thinking with its signature — also signature-only ones with empty
-//   text — and redacted_thinking with its data; lesson 4), then text, then `tool_calls` as tool_use blocks
+//   text — and redacted_thinking with its data: the vendor answers 400 to a tool turn that lost them), then text, then `tool_calls` as tool_use blocks
 //   whose arguments are parsed JSON. `reasoning_content` without thinking_blocks cannot be replayed (the vendor
 //   needs the signature) and is not sent.
 // - tool messages: tool_result blocks in a user turn; cache_control on the tool message goes on its
 //   tool_result block (the tool message *is* the tool result); parts keep their own.
 // - consecutive turns of the same role are merged (tool results followed by a user message share one turn,
-//   results first). cache_control on any other message object is not carried (spec).
+//   results first). cache_control on any other message object is not carried: the native format has no
+//   breakpoint on a whole message.
 // Runs after system-to-field; a system message left here is an ordering error reported as 400.
 import type { RequestTransform } from '../../engine/core/call.ts';
 import type { JsonObject, JsonValue } from '../../engine/core/types.ts';

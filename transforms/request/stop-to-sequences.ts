@@ -1,4 +1,5 @@
-// Chat door → vendor A: `stop` becomes `stop_sequences`; a single string is wrapped in an array (lesson 13).
+// Chat door → vendor A: `stop` becomes `stop_sequences`; a single string is wrapped in an array (the native
+// field takes only a list; a string would be a vendor 400).
 import type { RequestTransform } from '../../engine/core/call.ts';
 import { bad, describe } from '../util/json.ts';
 

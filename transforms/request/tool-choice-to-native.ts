@@ -2,7 +2,7 @@
 //   none → {type:'none'}; auto → {type:'auto'}; required → {type:'any'};
 //   {type:'function', function:{name}} → {type:'tool', name}.
 //   parallel_tool_calls: false → disable_parallel_tool_use: true on the choice (an `auto` choice is created
-//   when the client sent none), never dropped (lesson 13). true is the native default and needs nothing.
+//   when the client sent none), never dropped (a client that asked for one tool call at a time would get several). true is the native default and needs nothing.
 // Without tools, none/auto mean nothing and are removed; a forced choice without tools is a 400.
 import type { RequestTransform } from '../../engine/core/call.ts';
 import type { JsonObject } from '../../engine/core/types.ts';

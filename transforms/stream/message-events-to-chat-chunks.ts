@@ -1,13 +1,14 @@
 // Vendor A native SSE events → chat.completion.chunk frames, each event translated the moment it arrives
-// (push returns that event's frames; nothing waits for the end — lesson 14).
+// (push returns that event's frames; nothing waits for the end, so time to first token is the vendor's).
 //   message_start        → first chunk: delta {role:'assistant', content:''}; id = the vendor's message id.
 //   text                 → delta.content.
-//   tool_use             → delta.tool_calls with per-call state (lesson 5): the first delta of a call carries
+//   tool_use             → delta.tool_calls with per-call state (keyed by index, so several calls
+//                          in one answer never mix): the first delta of a call carries
 //                          index, id, type and name with empty arguments; input_json_delta pieces follow as
 //                          argument deltas under the same index. Several calls get indexes 0, 1, ….
 //   thinking             → delta.reasoning_content as it streams (the convention of vendor-A-compatible
 //                          gateways), and when the block closes one delta.thinking_blocks with the whole
-//                          block and its signature, so the client can send it back (lesson 4).
+//                          block and its signature, so the client can send it back (the vendor refuses a later tool turn without it).
 //   redacted_thinking    → delta.thinking_blocks [{type:'redacted_thinking', data}].
 //   message_delta        → a chunk with empty delta and the mapped finish_reason.
 //   message_stop         → the usage chunk (choices: []) only when the client sent stream_options.include_usage.

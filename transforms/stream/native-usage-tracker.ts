@@ -1,7 +1,8 @@
 // Reads vendor A usage off a native event stream: message_start carries the input side, each message_delta
 // carries cumulative figures that replace earlier ones. When the stream was cut before the vendor reported
 // its final figures, the output is estimated from what was streamed (chars/4), and the input from the request
-// when even message_start never arrived (lesson 3).
+// when even message_start never arrived, so a
+// broken stream is never settled at zero.
 import type { Call } from '../../engine/core/call.ts';
 import type { JsonObject, Usage } from '../../engine/core/types.ts';
 import { estimateTokens } from '../util/estimate.ts';

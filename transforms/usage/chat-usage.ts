@@ -1,6 +1,6 @@
 // Chat-completions usage (vendors B–E on the chat door; the embeddings door too) → the four buckets.
 // prompt_tokens INCLUDES prompt_tokens_details.cached_tokens (and cache_write_tokens where reported), so
-// uncached input = prompt_tokens − cached − written, never below 0 (lesson 8: no double counting).
+// uncached input = prompt_tokens − cached − written, never below 0 (so cached tokens are never billed twice).
 import type { UsageReader } from '../../engine/core/call.ts';
 import { emptyUsage, type JsonValue, type Usage } from '../../engine/core/types.ts';
 import { isObject, num } from '../util/json.ts';

@@ -1,4 +1,4 @@
-// Vendor A usage → the four buckets (lesson 8). Vendor A's input_tokens already EXCLUDES cache tokens:
+// Vendor A usage → the four buckets. Vendor A's input_tokens already EXCLUDES cache tokens:
 //   input_tokens → input; cache_read_input_tokens → cache read; cache_creation_input_tokens (or, when absent,
 //   the sum of cache_creation's per-TTL counts) → cache write; output_tokens → output;
 //   server_tool_use.web_search_requests → web searches.

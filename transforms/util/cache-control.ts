@@ -1,6 +1,7 @@
 // The one native cache_control shape: {type:'ephemeral'} with an optional ttl of '5m' or '1h'.
 // Anything else a client writes is either brought to that shape (extra keys removed) or refused,
-// so a ttl the vendor would reject is never sent (lesson 7) and a breakpoint is never dropped silently.
+// so a ttl the vendor would reject is never sent (it answers 400) and a breakpoint is never dropped silently
+// (the client would pay full input price without knowing why).
 import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { bad, isObject } from './json.ts';
 

@@ -1,5 +1,5 @@
 // Vendor A stop reasons → chat finish_reason. Every reason is listed; an unknown one becomes `stop`
-// and never leaks into the client's answer (lesson 6).
+// and never leaks into the client's answer: SDKs switch on finish_reason and break on a value they do not know.
 //
 // pause_turn: the vendor paused a long server-side tool loop. The chat door sends no server tools, so it is
 // rare here; the turn did end without a truncation, so the client sees `stop` (it may send the conversation
