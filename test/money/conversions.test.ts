@@ -1,7 +1,12 @@
 // The money conversions of engine/core/money.ts: the one int8 parser and the fixed credit unit.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NANO_PER_CREDIT, creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../../engine/core/money.ts';
 import { usedCredits } from '../../engine/keys/index.ts';
+import { loadConfig } from '../../engine/catalog/config.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
 
 describe('toBigInt, the one parser of integers read from the database', () => {
   it('reads decimal strings (how int8 arrives), bigints and safe integers exactly', () => {
@@ -48,5 +53,13 @@ describe('the credit unit', () => {
     expect(usedCredits(1n)).toBe(1);
     expect(usedCredits(1000n)).toBe(1);
     expect(usedCredits(1001n)).toBe(2);
+  });
+
+  it('is not a config key: billing.yaml has none, and its schema refuses one', () => {
+    const billing = loadConfig(join(ROOT, 'config')).billing as unknown as Record<string, unknown>;
+    expect(billing).not.toHaveProperty('nano_per_credit');
+    const schema = JSON.parse(readFileSync(join(ROOT, 'config', 'schemas', 'billing.schema.json'), 'utf8'));
+    expect(schema.properties).not.toHaveProperty('nano_per_credit');
+    expect(schema.additionalProperties).toBe(false);
   });
 });
