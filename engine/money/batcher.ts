@@ -46,30 +46,11 @@
 import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { errors, isGatewayError } from '../core/errors.ts';
-import type { Reservation, ReservationLot, ReserveResult } from './ledger.ts';
+import type { FinishOp, FinishOutcome, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
 import { toBigInt } from '../core/money.ts';
+import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 
 export const MAX_BATCH = 64;
-const MAX_RETRIES = 5;
-const RETRYABLE = new Set(['40P01', '40001']);
-
-const isRetryable = (e: unknown): boolean => {
-  const code = (e as { code?: string } | null)?.code;
-  return typeof code === 'string' && RETRYABLE.has(code);
-};
-
-const backoff = (attempt: number) => new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-
-export async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (!isRetryable(e) || attempt >= MAX_RETRIES) throw e;
-      await backoff(attempt);
-    }
-  }
-}
 
 /** Restricted lots first, then unrestricted; oldest first within each group. */
 export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { vendors: string[] | null; seq: bigint }): number => {
@@ -78,32 +59,6 @@ export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { ven
   if (ra !== rb) return ra - rb;
   return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
 };
-
-/** A reservation to make; its id is generated at submission and stays the same on retries. */
-export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'>;
-
-export interface FinishOp {
-  kind: 'settle' | 'release' | 'expire';
-  id: string;
-  /**
-   * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
-   * retry), or null: looked up inside the batch.
-   */
-  walletId: string | null;
-  actualNano: bigint;
-  /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
-  expireBefore?: Date;
-  alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>;
-}
-
-export interface FinishOutcome {
-  chargedNano: bigint;
-  shortfallNano: bigint;
-  alreadyFinished: boolean;
-  releasedNano: bigint;
-  /** This op moved the reservation out of 'held' (or settled an expired one). */
-  finished: boolean;
-}
 
 type Op = ReserveOp | FinishOp;
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
