@@ -12,7 +12,7 @@
 // Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (per
 // wallet on PostgreSQL, one queue on PGlite): the calls that arrive while a wallet's transaction runs are
 // done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
-// applied one after another in arrival order with exactly the decisions described below, so the results
+// applied one after another in arrival order with exactly the decisions of policy.ts, so the results
 // are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
 // `alongside`) fails alone. Across processes the row locks still serialise the batches.
 //
@@ -22,26 +22,9 @@
 // of this file did that and lost wallet updates under load (test "mixed concurrent …" catches it). Lock
 // first, then write with parameters only; a batching implementation must keep that property.
 //
-// Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
-// it): restricted lots first (a vendor C pack is spent before general credit), then unrestricted; oldest
-// first within each group. It may span several lots.
-//
-// Refusals (nothing is charged):
-//   not_in_plan          the vendor is plan-restricted (default: vendor c) and the wallet has lots but
-//                        none of them, ever, could serve it (only packs for other vendors). An empty wallet
-//                        (no lot at all) gets insufficient_credit instead: the fix there is a top-up.
-//   insufficient_credit  usable balance < amount (for vendors outside their pack this is the answer too:
-//                        a wallet with only a C pack calling a vendor B model → insufficient_credit).
-//
-// Settle(actual):
-//   actual ≤ reserved → charge actual from the reservation's lots (restricted first), release the rest.
-//   actual > reserved → the reservation was an under-estimate (a bug upstream of the ledger), but the
-//                       vendor did the work: charge the whole reservation plus the excess from the usable
-//                       lots' available balance, as far as it goes; balances never go negative. What could
-//                       not be covered is returned as `shortfallNano` (and not charged).
-//   Idempotent: a settled or released reservation is never charged again (settle/release are no-ops
-//   returning the first outcome). A reservation the sweeper expired (its process looked dead) can still
-//   be settled late: the actual is then charged from available balance as far as it goes.
+// Decisions. Which lots a reservation draws from and in which order, the refusals (not_in_plan,
+// insufficient_credit), how a settle above or below the hold moves money, and why finishing twice moves
+// nothing: all in policy.ts, pure, with no database.
 //
 // Replaceability. Callers use only the `Ledger` interface.
 import { randomBytes } from 'node:crypto';
@@ -52,6 +35,8 @@ import { errors } from '../core/errors.ts';
 import { VENDORS } from '../core/types.ts';
 import { creditsToNano, toBigInt } from '../core/money.ts';
 import { createBatcher } from './batcher.ts';
+import { readWalletFacts } from './batch-sql.ts';
+import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
 import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput, Wallet } from './types.ts';
 
@@ -135,7 +120,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
-  const planVendors = new Set(opts.planVendors ?? ['c']);
+  const planVendors = opts.planVendors ?? ['c'];
 
   const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
     let nano: bigint;
@@ -257,14 +242,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     async planAllows(walletId, vendor) {
-      if (!planVendors.has(vendor)) return true;
-      const r = await db.query<{ any_lot: boolean; usable: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1) AS any_lot,
-                EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))) AS usable`,
-        [walletId, vendor],
-      );
-      const row = r.rows[0];
-      return !row.any_lot || row.usable;
+      if (!planVendors.includes(vendor)) return true;
+      const facts = (await readWalletFacts(db, [{ walletId, vendor }])).get(walletId, vendor);
+      return planAllows(planVendors, vendor, facts ?? { anyLot: false, usableLot: false });
     },
 
     async reserve(req) {

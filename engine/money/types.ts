@@ -1,5 +1,5 @@
-// The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts) and the
-// rooms that call the ledger. Types only: no behaviour here.
+// The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts), the pure
+// decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
 import type { Db, Queryable } from '../db/db.ts';
 
 export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
