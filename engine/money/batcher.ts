@@ -85,8 +85,8 @@ export interface BatcherOptions {
   clock: Clock;
   /** Owner written on new reservations. */
   owner: string;
-  /** The plan-restricted vendors (not_in_plan). */
-  planVendors: readonly string[];
+  /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal: a config reload applies to the next one. */
+  planVendors: () => readonly string[];
   maxBatch?: number;
   /** Observes each batch transaction attempt (tests). */
   onBatch?: (size: number) => void;
@@ -279,9 +279,10 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     // 2b. Refusals: the wallet facts, read once for the whole batch.
     if (undecided.length > 0) {
       const facts = await readWalletFacts(tx, undecided.map((u) => u.op));
+      const planVendors = opts.planVendors();
       for (const { index, op, usableNano } of undecided) {
         try {
-          const d = book.reserveWithFacts(op, usableNano, facts.get(op.walletId, op.vendor), opts.planVendors);
+          const d = book.reserveWithFacts(op, usableNano, facts.get(op.walletId, op.vendor), planVendors);
           outcomes[index] = { ok: true, value: d.ok ? { ok: true, reservation: reservationOf(op, d.lots) } : d };
         } catch (e) {
           if (!isGatewayError(e)) throw e;

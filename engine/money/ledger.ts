@@ -63,8 +63,11 @@ export interface LedgerOptions {
   owner?: string;
   /** Default reservation lifetime (default 15 minutes). */
   reservationTtlMs?: number;
-  /** Vendors whose models need credits usable for them, else not_in_plan (default ['c']). */
-  planVendors?: readonly string[];
+  /**
+   * Vendors whose models need credits usable for them, else not_in_plan (default ['c']). Read at each
+   * use, so after a config reload admission and GET /v1/models (planAllows) follow the same list.
+   */
+  planVendors?: () => readonly string[];
   /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
   onBatch?: (size: number) => void;
 }
@@ -120,7 +123,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
-  const planVendors = opts.planVendors ?? ['c'];
+  const planVendors = opts.planVendors ?? (() => ['c']);
 
   const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
     let nano: bigint;
@@ -242,9 +245,10 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     async planAllows(walletId, vendor) {
-      if (!planVendors.includes(vendor)) return true;
+      const restricted = planVendors();
+      if (!restricted.includes(vendor)) return true;
       const facts = (await readWalletFacts(db, [{ walletId, vendor }])).get(walletId, vendor);
-      return planAllows(planVendors, vendor, facts ?? { anyLot: false, usableLot: false });
+      return planAllows(restricted, vendor, facts ?? { anyLot: false, usableLot: false });
     },
 
     async reserve(req) {
