@@ -65,7 +65,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const ledger = createLedger(db, {
     clock,
     reservationTtlMs: limits.reservation_ttl_ms,
-    planVendors: runtime.snapshot().config.billing.plan_restricted_vendors,
+    planVendors: () => runtime.snapshot().config.billing.plan_restricted_vendors,
   });
   const keys = createKeyService(db, { clock });
   await keys.ready();

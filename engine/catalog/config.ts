@@ -47,7 +47,6 @@ export interface VendorConfig {
 }
 
 export interface BillingConfig {
-  nano_per_credit: number;
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;
   plan_restricted_vendors: VendorId[];

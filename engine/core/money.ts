@@ -1,5 +1,10 @@
 // Money is integer nano-USD (1e-9 USD) everywhere inside. One credit = 1,000 nano-USD ($0.000001).
 // Credits shown to clients are whole numbers: a balance rounds down, usage rounds up.
+//
+// The credit is not configurable. Balances, reservations and quota usage are stored in nano-USD, while key
+// limits are stored in credits and every client-facing figure (balances, limits, usage, error messages) is
+// shown in credits: the rate is part of the public contract, and changing it would silently rescale every
+// key limit and every balance clients have already been told. So it is a constant here, not a config key.
 
 export const NANO_PER_CREDIT = 1000n;
 export const NANO_PER_USD = 1_000_000_000n;
@@ -44,11 +49,15 @@ function numberToPlain(n: number): string {
   return Number(n.toPrecision(15)).toFixed(12).replace(/\.?0+$/, '');
 }
 
-/** Parses an int8 value as the Db returns it (decimal string; tolerates number and bigint). */
+/**
+ * The one parser for integers read back from the database, amounts and sequence numbers alike (int8
+ * arrives as a decimal string; a bigint or a safe integer number is taken as is). Anything else is a bug upstream (a NULL column, a
+ * fraction, text that is not a number) and throws a TypeError naming the value: a money figure is never
+ * guessed, and never silently 0. Callers that allow NULL check for it first.
+ */
 export function toBigInt(v: unknown): bigint {
   if (typeof v === 'bigint') return v;
-  if (typeof v === 'number') return BigInt(v);
-  if (typeof v === 'string') return BigInt(v);
-  if (v === null || v === undefined) return 0n;
-  throw new TypeError(`not an integer: ${String(v)}`);
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
+  if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
+  throw new TypeError(`not an integer amount: ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
 }

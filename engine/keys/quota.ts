@@ -13,7 +13,8 @@
 import type { Db, Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
-import { NANO_PER_CREDIT, toBigInt, usedCredits, type AuthContext } from './types.ts';
+import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
+import { usedCredits, type AuthContext } from './types.ts';
 
 export interface KeyUsage {
   dayNano: bigint;
@@ -49,7 +50,7 @@ export interface QuotaService {
   keyStatus(auth: AuthContext, now: Date): Promise<KeyStatus>;
 }
 
-const credits = (nano: bigint): number => Number(nano / NANO_PER_CREDIT);
+const credits = (nano: bigint): number => Number(nanoToCreditsFloor(nano));
 
 export function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsAt: Date): PeriodStatus {
   const used = usedCredits(usedNano);

@@ -17,7 +17,8 @@ import type { Db, Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { endOfKoreanDay, type Clock } from '../core/clock.ts';
 import { hashSecret, kindOfSecret, sameHash, type KeyKind } from './secret.ts';
-import { KEY_COLUMNS, NANO_PER_CREDIT, keyRowFrom, type AuthContext, type Audience, type KeyRow } from './types.ts';
+import { NANO_PER_CREDIT } from '../core/money.ts';
+import { KEY_COLUMNS, keyRowFrom, type AuthContext, type Audience, type KeyRow } from './types.ts';
 import { createQuotaService, type QuotaService } from './quota.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
 

@@ -1,4 +1,5 @@
 // Shapes shared by the key store, the key doors and the quota checks.
+import { nanoToCreditsCeil } from '../core/money.ts';
 import type { KeyKind } from './secret.ts';
 
 export type Audience = 'student' | 'teacher';
@@ -73,10 +74,5 @@ export function keyRowFrom(r: Raw): KeyRow {
   };
 }
 
-/** A bigint from whatever the driver returned (string, number or bigint). */
-export const toBigInt = (v: unknown): bigint => (v == null ? 0n : typeof v === 'bigint' ? v : BigInt(String(v)));
-
-/** Credits shown for a used amount: usage rounds up (operations.md, Money). */
-export const usedCredits = (nano: bigint): number => Number(nano <= 0n ? 0n : (nano + 999n) / 1000n);
-
-export const NANO_PER_CREDIT = 1000n;
+/** Credits shown for a used amount: usage rounds up, and nothing used shows as 0 (never negative). */
+export const usedCredits = (nano: bigint): number => Number(nano <= 0n ? 0n : nanoToCreditsCeil(nano));

@@ -12,7 +12,7 @@
 // Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (per
 // wallet on PostgreSQL, one queue on PGlite): the calls that arrive while a wallet's transaction runs are
 // done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
-// applied one after another in arrival order with exactly the decisions described below, so the results
+// applied one after another in arrival order with exactly the decisions of policy.ts, so the results
 // are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
 // `alongside`) fails alone. Across processes the row locks still serialise the batches.
 //
@@ -22,26 +22,9 @@
 // of this file did that and lost wallet updates under load (test "mixed concurrent …" catches it). Lock
 // first, then write with parameters only; a batching implementation must keep that property.
 //
-// Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
-// it): restricted lots first (a vendor C pack is spent before general credit), then unrestricted; oldest
-// first within each group. It may span several lots.
-//
-// Refusals (nothing is charged):
-//   not_in_plan          the vendor is plan-restricted (default: vendor c) and the wallet has lots but
-//                        none of them, ever, could serve it (only packs for other vendors). An empty wallet
-//                        (no lot at all) gets insufficient_credit instead: the fix there is a top-up.
-//   insufficient_credit  usable balance < amount (for vendors outside their pack this is the answer too:
-//                        a wallet with only a C pack calling a vendor B model → insufficient_credit).
-//
-// Settle(actual):
-//   actual ≤ reserved → charge actual from the reservation's lots (restricted first), release the rest.
-//   actual > reserved → the reservation was an under-estimate (a bug upstream of the ledger), but the
-//                       vendor did the work: charge the whole reservation plus the excess from the usable
-//                       lots' available balance, as far as it goes; balances never go negative. What could
-//                       not be covered is returned as `shortfallNano` (and not charged).
-//   Idempotent: a settled or released reservation is never charged again (settle/release are no-ops
-//   returning the first outcome). A reservation the sweeper expired (its process looked dead) can still
-//   be settled late: the actual is then charged from available balance as far as it goes.
+// Decisions. Which lots a reservation draws from and in which order, the refusals (not_in_plan,
+// insufficient_credit), how a settle above or below the hold moves money, and why finishing twice moves
+// nothing: all in policy.ts, pure, with no database.
 //
 // Replaceability. Callers use only the `Ledger` interface.
 import { randomBytes } from 'node:crypto';
@@ -50,156 +33,29 @@ import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { VENDORS } from '../core/types.ts';
-import { createBatcher, withRetry, type FinishOp, type FinishOutcome } from './batcher.ts';
 import { creditsToNano, toBigInt } from '../core/money.ts';
+import { createBatcher } from './batcher.ts';
+import { readWalletFacts } from './batch-sql.ts';
+import { planAllows } from './policy.ts';
+import { withRetry } from './retry.ts';
+import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput, Wallet } from './types.ts';
 
-export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
-
-export interface ReservationLot {
-  lotId: string;
-  amountNano: bigint;
-}
-
-export interface Reservation {
-  id: string;
-  walletId: string;
-  vendor: string;
-  amountNano: bigint;
-  callId: string;
-  keyId: string | null;
-  owner: string;
-  createdAt: Date;
-  expiresAt: Date;
-  lots: ReservationLot[];
-}
-
-export type ReserveResult =
-  | { ok: true; reservation: Reservation }
-  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
-
-export interface ReserveRequest {
-  walletId: string;
-  /** Vendor letter of the model called ('a' … 'e'). */
-  vendor: string;
-  /** The most the call can cost. */
-  amountNano: bigint;
-  callId: string;
-  keyId?: string | null;
-  /** Default: now + reservationTtlMs. */
-  expiresAt?: Date;
-}
-
-export interface SettleResult {
-  /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
-  chargedNano: bigint;
-  /** Part of `actual` the lots could not cover (not charged). 0 normally. */
-  shortfallNano: bigint;
-  /** True when the reservation was already settled or released: nothing changed. chargedNano is then the first settle's charge. */
-  alreadyFinished: boolean;
-}
-
-export interface ReleaseResult {
-  releasedNano: bigint;
-  alreadyFinished: boolean;
-}
-
-export interface LotBalance {
-  id: string;
-  walletId: string;
-  /** null: serves every vendor. */
-  vendors: string[] | null;
-  grantedNano: bigint;
-  availableNano: bigint;
-  reservedNano: bigint;
-  createdAt: Date;
-}
-
-export interface WalletBalance {
-  walletId: string;
-  availableNano: bigint;
-  reservedNano: bigint;
-  lots: LotBalance[];
-}
-
-export interface Wallet {
-  id: string;
-  ownerId: string;
-  splitsUsage: boolean;
-  keySlots: number;
-  createdAt: Date;
-}
-
-export interface JournalSum {
-  toppedUpNano: bigint;
-  reservedTotalNano: bigint;
-  chargedNano: bigint;
-  releasedNano: bigint;
-  /** Σ top_up − Σ reserve + Σ release: must equal balance().availableNano. */
-  availableNano: bigint;
-  /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
-  reservedNano: bigint;
-  /** The same per lot. */
-  lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
-}
-
-export interface CreateWalletInput {
-  id?: string;
-  /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
-  credits?: number | bigint;
-  splitsUsage?: boolean;
-  keySlots?: number;
-  /** Default: a fresh `usr_…` id. */
-  ownerId?: string;
-}
-
-export interface TopUpInput {
-  /** Exactly one of nano and credits. */
-  nano?: bigint;
-  credits?: number | bigint;
-  /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
-  vendors?: string[] | null;
-}
-
-export interface Ledger {
-  /** This process's owner id, written on its reservations. */
-  readonly owner: string;
-  /** The database the ledger writes to (for read-only views such as the admin API's key count). */
-  readonly db: Db;
-  createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
-  getWallet(walletId: string): Promise<Wallet | null>;
-  /**
-   * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
-   * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
-   */
-  setOwner(walletId: string, ownerId: string): Promise<Wallet>;
-  /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
-  topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
-  /** Throws errors.notFound when the wallet does not exist. */
-  balance(walletId: string): Promise<WalletBalance>;
-  /** Available nano the wallet can spend on this vendor. */
-  usableNano(walletId: string, vendor: string): Promise<bigint>;
-  /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
-  planAllows(walletId: string, vendor: string): Promise<boolean>;
-  reserve(req: ReserveRequest): Promise<ReserveResult>;
-  /**
-   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction once an
-   * amount was charged (the key's quota counter), so the charge and what it feeds commit together.
-   */
-  settle(
-    reservation: Reservation | string,
-    actualNano: bigint,
-    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
-  ): Promise<SettleResult>;
-  release(reservation: Reservation | string): Promise<ReleaseResult>;
-  /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
-  extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
-  /** Releases held reservations whose expiry passed (their process died). Returns how many. */
-  sweepExpired(now?: Date): Promise<number>;
-  /** Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError. */
-  startSweeper(opts?: { intervalMs?: number; onError?: (err: unknown) => void }): () => void;
-  /** The journal's sums, to check they add up to the balance columns. */
-  journalSum(walletId: string): Promise<JournalSum>;
-}
+export type {
+  CreateWalletInput,
+  JournalSum,
+  Ledger,
+  LotBalance,
+  ReleaseResult,
+  Reservation,
+  ReservationLot,
+  ReserveRefusalReason,
+  ReserveRequest,
+  ReserveResult,
+  SettleResult,
+  TopUpInput,
+  Wallet,
+  WalletBalance,
+} from './types.ts';
 
 export interface LedgerOptions {
   clock: Clock;
@@ -207,8 +63,11 @@ export interface LedgerOptions {
   owner?: string;
   /** Default reservation lifetime (default 15 minutes). */
   reservationTtlMs?: number;
-  /** Vendors whose models need credits usable for them, else not_in_plan (default ['c']). */
-  planVendors?: readonly string[];
+  /**
+   * Vendors whose models need credits usable for them, else not_in_plan (default ['c']). Read at each
+   * use, so after a config reload admission and GET /v1/models (planAllows) follow the same list.
+   */
+  planVendors?: () => readonly string[];
   /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
   onBatch?: (size: number) => void;
 }
@@ -264,7 +123,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
-  const planVendors = new Set(opts.planVendors ?? ['c']);
+  const planVendors = opts.planVendors ?? (() => ['c']);
 
   const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
     let nano: bigint;
@@ -386,14 +245,10 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     async planAllows(walletId, vendor) {
-      if (!planVendors.has(vendor)) return true;
-      const r = await db.query<{ any_lot: boolean; usable: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1) AS any_lot,
-                EXISTS (SELECT 1 FROM credit_lots WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))) AS usable`,
-        [walletId, vendor],
-      );
-      const row = r.rows[0];
-      return !row.any_lot || row.usable;
+      const restricted = planVendors();
+      if (!restricted.includes(vendor)) return true;
+      const facts = (await readWalletFacts(db, [{ walletId, vendor }])).get(walletId, vendor);
+      return planAllows(restricted, vendor, facts ?? { anyLot: false, usableLot: false });
     },
 
     async reserve(req) {

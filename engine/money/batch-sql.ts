@@ -1,0 +1,212 @@
+// The SQL of a ledger batch: lock the rows (FOR UPDATE, in a fixed order), read the wallet facts a refusal
+// needs, and write everything the batch's decisions moved in one statement, with parameters only. The
+// decisions themselves are policy.ts's; the order of the steps is batcher.ts's.
+import type { Queryable } from '../db/db.ts';
+import { toBigInt } from '../core/money.ts';
+import type { LotState, Moves, ReservationState, ResState, WalletFacts } from './policy.ts';
+
+// Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
+// available and nothing reserved can never move again: new money arrives as new lots, so it need not be
+// locked), then the reservations the batch finishes in id order (with what they hold per lot). Every batch
+// locks in this order. The CTEs are materialized and the UNION ALL reads the first one to its end before
+// the second.
+const LOCK_SQL = `
+WITH lots AS MATERIALIZED (
+  SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano
+    FROM credit_lots l
+   WHERE l.wallet_id = ANY($1::text[]) AND (l.available_nano > 0 OR l.reserved_nano > 0)
+   ORDER BY l.seq
+     FOR UPDATE
+), res AS MATERIALIZED (
+  SELECT r.id, r.wallet_id, r.vendor, r.amount_nano, r.state, r.charged_nano, r.expires_at,
+         rl.lot_id, rl.amount_nano AS held_nano
+    FROM reservations r
+    LEFT JOIN reservation_lots rl ON rl.reservation_id = r.id
+   WHERE r.id = ANY($2::text[])
+   ORDER BY r.id
+     FOR UPDATE OF r
+)
+SELECT 'lot' AS row_kind, id, wallet_id, seq::text AS seq, vendors, available_nano, reserved_nano,
+       NULL::text AS vendor, NULL::bigint AS amount_nano, NULL::text AS state, NULL::bigint AS charged_nano,
+       NULL::timestamptz AS expires_at, NULL::text AS lot_id, NULL::bigint AS held_nano
+  FROM lots
+UNION ALL
+SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, vendor, amount_nano, state, charged_nano, expires_at, lot_id, held_nano
+  FROM res`;
+
+interface LockRow {
+  row_kind: 'lot' | 'reservation';
+  id: string;
+  wallet_id: string;
+  seq: string | null;
+  vendors: string[] | null;
+  available_nano: string | null;
+  reserved_nano: string | null;
+  vendor: string | null;
+  amount_nano: string | null;
+  state: string | null;
+  charged_nano: string | null;
+  expires_at: string | Date | null;
+  lot_id: string | null;
+  held_nano: string | null;
+}
+
+/** Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and reads them. */
+export async function lockBatch(
+  tx: Queryable,
+  walletIds: readonly string[],
+  reservationIds: readonly string[],
+): Promise<{ lots: LotState[]; reservations: Map<string, ResState> }> {
+  const rows = (await tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds])).rows;
+  const lots: LotState[] = [];
+  const reservations = new Map<string, ResState>();
+  for (const row of rows) {
+    if (row.row_kind === 'lot') {
+      lots.push({
+        id: row.id,
+        walletId: row.wallet_id,
+        seq: toBigInt(row.seq),
+        vendors: row.vendors ?? null,
+        avail: toBigInt(row.available_nano),
+        reserved: toBigInt(row.reserved_nano),
+      });
+      continue;
+    }
+    let r = reservations.get(row.id);
+    if (!r) {
+      r = {
+        id: row.id,
+        walletId: row.wallet_id,
+        vendor: row.vendor!,
+        amount: toBigInt(row.amount_nano),
+        state: row.state as ReservationState,
+        charged: row.charged_nano === null ? 0n : toBigInt(row.charged_nano),
+        expiresAt: new Date(row.expires_at!),
+        held: new Map(),
+      };
+      reservations.set(r.id, r);
+    }
+    if (row.lot_id !== null) r.held.set(row.lot_id, toBigInt(row.held_nano));
+  }
+  return { lots, reservations };
+}
+
+// For refusals only (as the one-op ledger did, read without locks): does the wallet exist, has it any lot,
+// has it any lot that could ever serve the vendor.
+const WALLET_INFO_SQL = `
+SELECT u.wallet_id, u.vendor,
+       EXISTS (SELECT 1 FROM wallets w WHERE w.id = u.wallet_id) AS wallet,
+       EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id) AS any_lot,
+       EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id AND (l.vendors IS NULL OR u.vendor = ANY(l.vendors))) AS usable_lot
+  FROM unnest($1::text[], $2::text[]) AS u(wallet_id, vendor)`;
+
+const factsKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor}`;
+
+/** The wallet facts of each (wallet, vendor) pair, read once for the whole batch; `get` answers per pair. */
+export async function readWalletFacts(
+  tx: Queryable,
+  pairs: readonly { walletId: string; vendor: string }[],
+): Promise<{ get(walletId: string, vendor: string): WalletFacts | undefined }> {
+  const unique = [...new Map(pairs.map((p) => [factsKey(p.walletId, p.vendor), p])).values()];
+  const rows = (
+    await tx.query<{ wallet_id: string; vendor: string; wallet: boolean; any_lot: boolean; usable_lot: boolean }>(WALLET_INFO_SQL, [
+      unique.map((p) => p.walletId),
+      unique.map((p) => p.vendor),
+    ])
+  ).rows;
+  const facts = new Map(rows.map((r) => [factsKey(r.wallet_id, r.vendor), { exists: r.wallet, anyLot: r.any_lot, usableLot: r.usable_lot }]));
+  return { get: (walletId, vendor) => facts.get(factsKey(walletId, vendor)) };
+}
+
+const WRITE_SQL = `
+WITH new_res AS (
+  INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
+  SELECT u.id, u.wallet_id, $1, u.call_id, u.key_id, u.vendor, u.amount, 'held', u.created_at, u.expires_at
+    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
+      AS u(id, wallet_id, call_id, key_id, vendor, amount, created_at, expires_at)
+  RETURNING id
+), new_res_lots AS (
+  INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano)
+  SELECT u.reservation_id, u.lot_id, u.amount
+    FROM unnest($10::text[], $11::text[], $12::bigint[]) AS u(reservation_id, lot_id, amount)
+  RETURNING reservation_id
+), lots AS (
+  UPDATE credit_lots l
+     SET available_nano = l.available_nano + d.avail, reserved_nano = l.reserved_nano + d.reserved
+    FROM unnest($13::text[], $14::bigint[], $15::bigint[]) AS d(id, avail, reserved)
+   WHERE l.id = d.id
+  RETURNING l.id
+), wallets_moved AS (
+  UPDATE wallets w
+     SET available_nano = w.available_nano + d.avail, reserved_nano = w.reserved_nano + d.reserved
+    FROM unnest($16::text[], $17::bigint[], $18::bigint[]) AS d(id, avail, reserved)
+   WHERE w.id = d.id
+  RETURNING w.id
+), journal AS (
+  INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
+  SELECT u.wallet_id, u.lot_id, u.reservation_id, u.kind, u.amount, u.at
+    FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[], $24::timestamptz[])
+      AS u(wallet_id, lot_id, reservation_id, kind, amount, at)
+  RETURNING id
+), finished AS (
+  UPDATE reservations r
+     SET state = d.state, charged_nano = d.charged, finished_at = d.at
+    FROM unnest($25::text[], $26::text[], $27::bigint[], $28::timestamptz[]) AS d(id, state, charged, at)
+   WHERE r.id = d.id
+  RETURNING r.id
+)
+SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new_res_lots)::int AS new_res_lots,
+       (SELECT count(*) FROM lots)::int AS lots, (SELECT count(*) FROM wallets_moved)::int AS wallets,
+       (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished`;
+
+/** Writes a batch's moves; every row count is checked. */
+export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Promise<void> {
+  const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
+  const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
+  const fin = [...moves.finished];
+  const s = (n: bigint) => n.toString();
+  const r = await tx.query<{ new_res: number; new_res_lots: number; lots: number; wallets: number; journal: number; finished: number }>(WRITE_SQL, [
+    owner,
+    moves.newRes.map((o) => o.id),
+    moves.newRes.map((o) => o.walletId),
+    moves.newRes.map((o) => o.callId),
+    moves.newRes.map((o) => o.keyId),
+    moves.newRes.map((o) => o.vendor),
+    moves.newRes.map((o) => s(o.amountNano)),
+    moves.newRes.map((o) => o.createdAt.toISOString()),
+    moves.newRes.map((o) => o.expiresAt.toISOString()),
+    moves.newResLots.map((x) => x.reservationId),
+    moves.newResLots.map((x) => x.lotId),
+    moves.newResLots.map((x) => s(x.amount)),
+    lots.map(([id]) => id),
+    lots.map(([, d]) => s(d.avail)),
+    lots.map(([, d]) => s(d.reserved)),
+    wallets.map(([id]) => id),
+    wallets.map(([, d]) => s(d.avail)),
+    wallets.map(([, d]) => s(d.reserved)),
+    moves.journal.map((j) => j.walletId),
+    moves.journal.map((j) => j.lotId),
+    moves.journal.map((j) => j.reservationId),
+    moves.journal.map((j) => j.kind),
+    moves.journal.map((j) => s(j.amount)),
+    moves.journal.map((j) => j.at.toISOString()),
+    fin.map(([id]) => id),
+    fin.map(([, f]) => f.state),
+    fin.map(([, f]) => s(f.charged)),
+    fin.map(([, f]) => f.at.toISOString()),
+  ]);
+  // Every row we meant to write was written (the lots and reservations are locked by us; a wallet row
+  // cannot disappear). A mismatch is a bug: fail the batch rather than commit a partial move.
+  const got = r.rows[0];
+  const want = {
+    new_res: moves.newRes.length,
+    new_res_lots: moves.newResLots.length,
+    lots: lots.length,
+    wallets: wallets.length,
+    journal: moves.journal.length,
+    finished: fin.length,
+  };
+  for (const k of Object.keys(want) as (keyof typeof want)[]) {
+    if (Number(got?.[k]) !== want[k]) throw new Error(`ledger batch wrote ${got?.[k]} ${k} rows, expected ${want[k]}`);
+  }
+}

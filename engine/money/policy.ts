@@ -1,0 +1,293 @@
+// The ledger's decisions, apart from the database: which lots a reservation draws from and in which
+// order, who is refused and why, how a settle or a release moves money, and what a finished reservation
+// does when it is finished again. Pure: no database, no I/O, no clock (instants come in as arguments).
+// The batcher (batcher.ts) locks the rows, builds a Book from their values, asks it, and writes the moves
+// it recorded (batch-sql.ts); the property tests in test/money/ drive a Book directly.
+//
+// Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
+// it): restricted lots first (a vendor C pack is spent before general credit), then unrestricted; oldest
+// (`seq`) first within each group. It may span several lots; it never takes more than a lot has.
+//
+// The plan rule. A plan-restricted vendor (default: vendor c) is refused with not_in_plan when the wallet
+// has lots but none of them, ever, could serve it (only packs for other vendors). An empty wallet (no lot
+// at all) gets insufficient_credit instead: the fix there is a top-up. Any other shortage, vendors
+// outside their pack included, is insufficient_credit. A refusal moves nothing.
+//
+// Settle(actual):
+//   actual ≤ held → charge actual from the reservation's lots (restricted first), release the rest.
+//   actual > held → the reservation was an under-estimate (a bug upstream of the ledger), but the vendor
+//                   did the work: charge the whole hold plus the excess from the usable lots' available
+//                   balance, as far as it goes; balances never go negative. What could not be covered is
+//                   the shortfall (not charged).
+//   Finishing is once: a settled or released reservation is never charged or released again (the repeat
+//   returns the first outcome and moves nothing). A reservation the sweeper expired (its process looked
+//   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
+import { errors } from '../core/errors.ts';
+import type { FinishOp, FinishOutcome, ReservationLot, ReserveOp, ReserveRefusalReason } from './types.ts';
+
+/** A lot as the batch locked it; the Book changes `avail` and `reserved` as it decides. */
+export interface LotState {
+  id: string;
+  walletId: string;
+  seq: bigint;
+  /** null: serves every vendor. */
+  vendors: string[] | null;
+  avail: bigint;
+  reserved: bigint;
+}
+
+export type ReservationState = 'held' | 'settled' | 'released' | 'expired';
+
+/** A reservation as the batch locked it. */
+export interface ResState {
+  id: string;
+  walletId: string;
+  vendor: string;
+  amount: bigint;
+  state: ReservationState;
+  charged: bigint;
+  expiresAt: Date;
+  /** lot id → amount the reservation holds on it */
+  held: Map<string, bigint>;
+}
+
+/** What the wallet's rows say, read for refusals only: does it exist, has it any lot, any that serves the vendor. */
+export interface WalletFacts {
+  exists: boolean;
+  anyLot: boolean;
+  usableLot: boolean;
+}
+
+/** Restricted lots first, then unrestricted; oldest first within each group. */
+export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { vendors: string[] | null; seq: bigint }): number => {
+  const ra = a.vendors === null ? 1 : 0;
+  const rb = b.vendors === null ? 1 : 0;
+  if (ra !== rb) return ra - rb;
+  return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
+};
+
+/** Whether a lot may pay for a vendor's model, whatever its balance. */
+export const lotServes = (lot: { vendors: string[] | null }, vendor: string): boolean => lot.vendors === null || lot.vendors.includes(vendor);
+
+/** The plan rule: false when the vendor is plan-restricted and the wallet has lots, none of which could ever serve it. */
+export const planAllows = (planVendors: readonly string[], vendor: string, facts: Pick<WalletFacts, 'anyLot' | 'usableLot'>): boolean =>
+  !planVendors.includes(vendor) || !facts.anyLot || facts.usableLot;
+
+/** Whether finishing a reservation in this state can still move money (else it is a no-op). */
+export const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>
+  state === 'held' || (state === 'expired' && kind === 'settle');
+
+export type JournalKind = 'reserve' | 'settle' | 'release';
+
+export interface JournalEntry {
+  walletId: string;
+  lotId: string;
+  reservationId: string;
+  kind: JournalKind;
+  amount: bigint;
+  at: Date;
+}
+
+export interface BalanceDelta {
+  avail: bigint;
+  reserved: bigint;
+}
+
+/** Everything a batch's decisions move, recorded as they are made, for one write at the end. */
+export class Moves {
+  readonly newRes: ReserveOp[] = [];
+  readonly newResLots: { reservationId: string; lotId: string; amount: bigint }[] = [];
+  readonly lotDelta = new Map<string, BalanceDelta>();
+  readonly walletDelta = new Map<string, BalanceDelta>();
+  readonly journal: JournalEntry[] = [];
+  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date }>();
+
+  /**
+   * Moves `n` on a lot: reserve takes it from available into reserved, settle takes it out of reserved
+   * (charged), release gives it back from reserved to available. A lot going negative is a bug in the
+   * decisions: it throws, and the batch writes nothing.
+   */
+  move(lot: LotState, reservationId: string, kind: JournalKind, n: bigint, at: Date): void {
+    if (n <= 0n) return;
+    const avail = kind === 'reserve' ? -n : kind === 'release' ? n : 0n;
+    const reserved = kind === 'reserve' ? n : -n;
+    lot.avail += avail;
+    lot.reserved += reserved;
+    if (lot.avail < 0n || lot.reserved < 0n) throw new Error(`ledger: lot ${lot.id} would go negative`);
+    addDelta(this.lotDelta, lot.id, avail, reserved);
+    addDelta(this.walletDelta, lot.walletId, avail, reserved);
+    this.journal.push({ walletId: lot.walletId, lotId: lot.id, reservationId, kind, amount: n, at });
+  }
+
+  get empty(): boolean {
+    return this.newRes.length === 0 && this.journal.length === 0 && this.finished.size === 0;
+  }
+}
+
+function addDelta(deltas: Map<string, BalanceDelta>, id: string, avail: bigint, reserved: bigint): void {
+  const d = deltas.get(id) ?? { avail: 0n, reserved: 0n };
+  d.avail += avail;
+  d.reserved += reserved;
+  deltas.set(id, d);
+}
+
+/** A reserve the Book could not draw: refused, or (amount 0, nothing to draw from) accepted empty. */
+export interface UndecidedReserve {
+  undecided: true;
+  /** What the usable lots had available at the reserve's turn. */
+  usableNano: bigint;
+}
+
+export type ReserveDecision =
+  | { ok: true; lots: ReservationLot[] }
+  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
+
+/**
+ * The locked lots and reservations of a batch, in memory: ops are decided one after another against it,
+ * exactly as if each ran alone, and every move is recorded in `moves`.
+ */
+export class Book {
+  readonly moves = new Moves();
+  private readonly ordered: LotState[];
+  private readonly lots: Map<string, LotState>;
+
+  constructor(
+    lots: Iterable<LotState>,
+    private readonly reservations: Map<string, ResState> = new Map(),
+  ) {
+    this.ordered = [...lots].sort(drawOrder);
+    this.lots = new Map(this.ordered.map((l) => [l.id, l]));
+  }
+
+  /** The wallet's lots that can pay this vendor now, in draw order. */
+  usableLots(walletId: string, vendor: string): LotState[] {
+    return this.ordered.filter((l) => l.walletId === walletId && l.avail > 0n && lotServes(l, vendor));
+  }
+
+  reservation(id: string): ResState | undefined {
+    return this.reservations.get(id);
+  }
+
+  /**
+   * Draws the reservation from the usable lots in draw order, or, when they cannot cover it (or there is
+   * none, for an amount of 0), leaves it undecided: the answer then needs the wallet facts (reserveWithFacts).
+   */
+  reserve(op: ReserveOp): { ok: true; lots: ReservationLot[] } | UndecidedReserve {
+    const usable = this.usableLots(op.walletId, op.vendor);
+    const total = usable.reduce((a, l) => a + l.avail, 0n);
+    if (usable.length === 0 || total < op.amountNano) return { undecided: true, usableNano: total };
+    const drawn: ReservationLot[] = [];
+    let left = op.amountNano;
+    for (const l of usable) {
+      if (left <= 0n) break;
+      const x = left < l.avail ? left : l.avail;
+      this.moves.move(l, op.id, 'reserve', x, op.createdAt);
+      drawn.push({ lotId: l.id, amountNano: x });
+      left -= x;
+    }
+    this.hold(op, drawn);
+    return { ok: true, lots: drawn };
+  }
+
+  /** The answer to an undecided reserve. Throws errors.notFound when the wallet does not exist. */
+  reserveWithFacts(op: ReserveOp, usableNano: bigint, facts: WalletFacts | undefined, planVendors: readonly string[]): ReserveDecision {
+    if (!facts || !facts.exists) throw errors.notFound(`No wallet '${op.walletId}'.`);
+    if (!planAllows(planVendors, op.vendor, facts)) return { ok: false, reason: 'not_in_plan', availableNano: 0n };
+    if (usableNano < op.amountNano) return { ok: false, reason: 'insufficient_credit', availableNano: usableNano };
+    this.hold(op, []); // amount 0 and nothing to draw from: a reservation of nothing
+    return { ok: true, lots: [] };
+  }
+
+  /**
+   * Settles, releases or expires a reservation. Throws errors.notFound when the batch did not lock it (it
+   * does not exist). `at` is the instant written on the moves.
+   */
+  finish(op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore'>, at: Date): FinishOutcome {
+    const s = this.reservations.get(op.id);
+    if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
+    const noop: FinishOutcome = { chargedNano: s.charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
+    if (!mayMoveMoney(s.state, op.kind)) return noop;
+    if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile
+    const heldLots = s.state === 'held' ? this.heldLots(s) : [];
+    if (op.kind === 'settle') return this.settle(s, heldLots, op.actualNano, at);
+    for (const { lot, h } of heldLots) this.moves.move(lot, s.id, 'release', h, at);
+    const state = op.kind === 'expire' ? 'expired' : 'released';
+    this.finishAs(s, state, 0n, at);
+    return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: s.amount, finished: true };
+  }
+
+  private settle(s: ResState, heldLots: { lot: LotState; h: bigint }[], actualNano: bigint, at: Date): FinishOutcome {
+    const actual = actualNano < 0n ? 0n : actualNano;
+    let toCharge = actual;
+    let released = 0n;
+    // 1. from what the reservation holds (restricted lots first), releasing the rest
+    for (const { lot, h } of heldLots) {
+      const x = toCharge < h ? toCharge : h;
+      this.moves.move(lot, s.id, 'settle', x, at);
+      this.moves.move(lot, s.id, 'release', h - x, at);
+      released += h - x;
+      toCharge -= x;
+    }
+    // 2. the excess from available balance, as far as it goes
+    for (const lot of toCharge > 0n ? this.usableLots(s.walletId, s.vendor) : []) {
+      if (toCharge <= 0n) break;
+      const x = toCharge < lot.avail ? toCharge : lot.avail;
+      this.moves.move(lot, s.id, 'reserve', x, at);
+      this.moves.move(lot, s.id, 'settle', x, at);
+      toCharge -= x;
+    }
+    const charged = actual - toCharge;
+    this.finishAs(s, 'settled', charged, at);
+    return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: released, finished: true };
+  }
+
+  /** What a held reservation holds, per lot, in draw order. A hold on a lot the batch did not lock is a bug. */
+  private heldLots(s: ResState): { lot: LotState; h: bigint }[] {
+    const out: { lot: LotState; h: bigint }[] = [];
+    for (const [lotId, h] of s.held) {
+      if (h <= 0n) continue;
+      const lot = this.lots.get(lotId);
+      if (!lot) throw new Error(`ledger: reservation ${s.id} holds ${h} on lot ${lotId}, which is not live`);
+      out.push({ lot, h });
+    }
+    return out.sort((a, b) => drawOrder(a.lot, b.lot));
+  }
+
+  private hold(op: ReserveOp, drawn: ReservationLot[]): void {
+    this.moves.newRes.push(op);
+    for (const d of drawn) this.moves.newResLots.push({ reservationId: op.id, lotId: d.lotId, amount: d.amountNano });
+    this.reservations.set(op.id, {
+      id: op.id,
+      walletId: op.walletId,
+      vendor: op.vendor,
+      amount: op.amountNano,
+      state: 'held',
+      charged: 0n,
+      expiresAt: op.expiresAt,
+      held: new Map(drawn.map((d) => [d.lotId, d.amountNano])),
+    });
+  }
+
+  private finishAs(s: ResState, state: ReservationState, charged: bigint, at: Date): void {
+    s.state = state;
+    s.charged = charged;
+    this.moves.finished.set(s.id, { state, charged, at });
+  }
+}
+
+/**
+ * Wallets a batch must lock before it may decide: those of the reservations it would move money on whose
+ * wallet's lots were not locked (the caller named the wrong wallet). Empty when the batch can go on.
+ */
+export function walletsMissingLocks(
+  finishes: readonly Pick<FinishOp, 'kind' | 'id'>[],
+  reservations: ReadonlyMap<string, ResState>,
+  lockedWallets: ReadonlySet<string>,
+): string[] {
+  const missing = new Set<string>();
+  for (const op of finishes) {
+    const r = reservations.get(op.id);
+    if (r && !lockedWallets.has(r.walletId) && mayMoveMoney(r.state, op.kind)) missing.add(r.walletId);
+  }
+  return [...missing];
+}

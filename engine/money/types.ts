@@ -1,0 +1,181 @@
+// The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts), the pure
+// decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
+import type { Db, Queryable } from '../db/db.ts';
+
+export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
+
+export interface ReservationLot {
+  lotId: string;
+  amountNano: bigint;
+}
+
+export interface Reservation {
+  id: string;
+  walletId: string;
+  vendor: string;
+  amountNano: bigint;
+  callId: string;
+  keyId: string | null;
+  owner: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lots: ReservationLot[];
+}
+
+export type ReserveResult =
+  | { ok: true; reservation: Reservation }
+  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
+
+export interface ReserveRequest {
+  walletId: string;
+  /** Vendor letter of the model called ('a' … 'e'). */
+  vendor: string;
+  /** The most the call can cost. */
+  amountNano: bigint;
+  callId: string;
+  keyId?: string | null;
+  /** Default: now + reservationTtlMs. */
+  expiresAt?: Date;
+}
+
+export interface SettleResult {
+  /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
+  chargedNano: bigint;
+  /** Part of `actual` the lots could not cover (not charged). 0 normally. */
+  shortfallNano: bigint;
+  /** True when the reservation was already settled or released: nothing changed. chargedNano is then the first settle's charge. */
+  alreadyFinished: boolean;
+}
+
+export interface ReleaseResult {
+  releasedNano: bigint;
+  alreadyFinished: boolean;
+}
+
+export interface LotBalance {
+  id: string;
+  walletId: string;
+  /** null: serves every vendor. */
+  vendors: string[] | null;
+  grantedNano: bigint;
+  availableNano: bigint;
+  reservedNano: bigint;
+  createdAt: Date;
+}
+
+export interface WalletBalance {
+  walletId: string;
+  availableNano: bigint;
+  reservedNano: bigint;
+  lots: LotBalance[];
+}
+
+export interface Wallet {
+  id: string;
+  ownerId: string;
+  splitsUsage: boolean;
+  keySlots: number;
+  createdAt: Date;
+}
+
+export interface JournalSum {
+  toppedUpNano: bigint;
+  reservedTotalNano: bigint;
+  chargedNano: bigint;
+  releasedNano: bigint;
+  /** Σ top_up − Σ reserve + Σ release: must equal balance().availableNano. */
+  availableNano: bigint;
+  /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
+  reservedNano: bigint;
+  /** The same per lot. */
+  lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
+}
+
+export interface CreateWalletInput {
+  id?: string;
+  /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
+  credits?: number | bigint;
+  splitsUsage?: boolean;
+  keySlots?: number;
+  /** Default: a fresh `usr_…` id. */
+  ownerId?: string;
+}
+
+export interface TopUpInput {
+  /** Exactly one of nano and credits. */
+  nano?: bigint;
+  credits?: number | bigint;
+  /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
+  vendors?: string[] | null;
+}
+
+export interface Ledger {
+  /** This process's owner id, written on its reservations. */
+  readonly owner: string;
+  /** The database the ledger writes to (for read-only views such as the admin API's key count). */
+  readonly db: Db;
+  createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
+  getWallet(walletId: string): Promise<Wallet | null>;
+  /**
+   * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
+   * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
+   */
+  setOwner(walletId: string, ownerId: string): Promise<Wallet>;
+  /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
+  topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
+  /** Throws errors.notFound when the wallet does not exist. */
+  balance(walletId: string): Promise<WalletBalance>;
+  /** Available nano the wallet can spend on this vendor. */
+  usableNano(walletId: string, vendor: string): Promise<bigint>;
+  /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
+  planAllows(walletId: string, vendor: string): Promise<boolean>;
+  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /**
+   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction once an
+   * amount was charged (the key's quota counter), so the charge and what it feeds commit together.
+   */
+  settle(
+    reservation: Reservation | string,
+    actualNano: bigint,
+    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
+  ): Promise<SettleResult>;
+  release(reservation: Reservation | string): Promise<ReleaseResult>;
+  /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
+  extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
+  /** Releases held reservations whose expiry passed (their process died). Returns how many. */
+  sweepExpired(now?: Date): Promise<number>;
+  /** Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError. */
+  startSweeper(opts?: { intervalMs?: number; onError?: (err: unknown) => void }): () => void;
+  /** The journal's sums, to check they add up to the balance columns. */
+  journalSum(walletId: string): Promise<JournalSum>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The money moves the ledger hands to the batcher.
+
+/** A reservation to make; its id is generated at submission and stays the same on retries. */
+export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'>;
+
+export interface FinishOp {
+  kind: 'settle' | 'release' | 'expire';
+  id: string;
+  /**
+   * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
+   * retry), or null: looked up inside the batch.
+   */
+  walletId: string | null;
+  actualNano: bigint;
+  /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
+  expireBefore?: Date;
+  alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>;
+}
+
+export interface FinishOutcome {
+  chargedNano: bigint;
+  shortfallNano: bigint;
+  alreadyFinished: boolean;
+  releasedNano: bigint;
+  /** This op moved the reservation out of 'held' (or settled an expired one). */
+  finished: boolean;
+}
+
