@@ -142,8 +142,9 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       l.settle(held[3], 12_000n), // 2,000 above its reservation: from available
     ];
     const out = await Promise.allSettled(calls);
-    // one batch (on PostgreSQL the reserve on the unknown wallet has that wallet's own queue)
-    expect(sizes[0]).toBe(kind === 'pglite' ? calls.length : calls.length - 1);
+    // one batch (on PostgreSQL the reserve on the unknown wallet has that wallet's own queue, whose batch of
+    // one may be recorded first)
+    expect(sizes).toContain(kind === 'pglite' ? calls.length : calls.length - 1);
     expect(out[0]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 4_000n, shortfallNano: 0n, alreadyFinished: false } });
     expect(out[1]).toMatchObject({ status: 'rejected', reason: { status: 404 } });
     expect(out[2]).toMatchObject({ status: 'rejected', reason: { message: 'quota write failed' } });
