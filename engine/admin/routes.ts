@@ -18,7 +18,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
-import { fromThrown, sendError } from '../http/reply-error.ts';
+import { installErrorHandler } from '../http/reply-error.ts';
 import type { LotBalance, Ledger, Wallet } from '../money/ledger.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 
@@ -132,11 +132,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   };
 
   await app.register(async (scope) => {
-    scope.setErrorHandler((err, req, reply) => {
-      const g = fromThrown(err);
-      if (g.status >= 500) req.log.error({ err }, 'admin request failed');
-      return sendError(reply, g);
-    });
+    installErrorHandler(scope);
 
     scope.addHook('onRequest', async (req: FastifyRequest) => {
       const h = req.headers.authorization;

@@ -1,14 +1,13 @@
-// The Fastify app: every door in config/doors.yaml, the catalog and balance doors, and the plugins
-// for keys and admin. Each model door runs the same chain: auth → prepare → reserve → exchange.
+// The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
+// Each model door runs the same chain: auth → prepare → reserve → exchange.
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts, Caller } from '../money/accounts.ts';
 import type { UploadedFile } from '../core/call.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, type ErrorShape } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { exchange, type ExchangeDeps } from './exchange.ts';
-import { fromThrown, sendError } from '../http/reply-error.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { isOnSale } from '../catalog/model-lookup.ts';
@@ -32,33 +31,10 @@ export interface GatewayServices {
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
-  /** Extra route plugins (keys, admin), registered after the doors. */
-  plugins?: ((app: FastifyInstance) => Promise<void>)[];
 }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    errorShape?: ErrorShape;
-  }
-}
-
-export async function buildServer(services: GatewayServices, opts: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const limits = services.runtime.snapshot().config.limits;
-  const app = Fastify({
-    bodyLimit: limits.body_limit_bytes,
-    logger: opts.logger ?? false,
-    ...opts,
-  });
-  app.setErrorHandler((err, req, reply) => {
-    const shape = req.routeOptions.config?.errorShape ?? 'chat';
-    const gatewayError = fromThrown(err);
-    if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
-    sendError(reply, gatewayError, shape);
-  });
-  app.setNotFoundHandler((req, reply) => {
-    sendError(reply, errors.notFound(`No door at ${req.method} ${req.url.split('?')[0]}.`), 'chat');
-  });
-
+/** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
+export function registerModelDoors(app: FastifyInstance, services: GatewayServices): void {
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
     if (door.body === 'json') {
       app.post(door.path, { config: { errorShape: door.errors } }, (req, reply) => serveModelDoor(door.name, req, reply, services, jsonBody));
@@ -79,8 +55,6 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
     if (!services.credits) throw errors.unavailable('Credits are not available.');
     return services.credits(caller.walletId);
   });
-  for (const plugin of services.plugins ?? []) await plugin(app);
-  return app;
 }
 
 /** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
