@@ -1,5 +1,5 @@
-// Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next is
-// the caller's business; this file only says whether an attempt may move on to another route.
+// Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next, and on
+// what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
 import { Pool, type Dispatcher } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
@@ -27,9 +27,6 @@ export class RouteFailure extends Error {
     this.status = status;
   }
 }
-
-/** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
-export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
