@@ -3,19 +3,19 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts, Caller } from '../money/accounts.ts';
-import type { UploadedFile } from '../core/call.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { exchange, type ExchangeDeps } from './exchange.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
+import { readJsonBody, type RequestBody } from '../http/request-body.ts';
 import { isOnSale } from '../catalog/model-lookup.ts';
 import { reservationFor } from './reservation.ts';
 import { prepareCall, type CallerRefusal, type TransformRegistry } from './prepare.ts';
 import { costOfUsage } from '../catalog/pricing.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
-import type { JsonObject, ModelEntry } from '../core/types.ts';
+import type { ModelEntry } from '../core/types.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
 
@@ -58,18 +58,12 @@ export function registerModelDoors(app: FastifyInstance, services: GatewayServic
 }
 
 /** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
-type BodyReader = (req: FastifyRequest, door: DoorConfig, snap: Snapshot) => Promise<{ body: JsonObject; files?: Record<string, UploadedFile> }>;
+type BodyReader = (req: FastifyRequest, door: DoorConfig, snap: Snapshot) => Promise<RequestBody>;
 
-const jsonBody: BodyReader = async (req) => {
-  const body = req.body;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw errors.invalidRequest('The request body must be a JSON object.');
-  }
-  return { body: body as JsonObject };
-};
+const jsonBody: BodyReader = async (req) => readJsonBody(req);
 
 /** The whole form is read (files up to limits.file_limit_bytes, else 413) before any reservation. */
-const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, snap.config.limits.file_limit_bytes);
+const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, { fileLimitBytes: snap.config.limits.file_limit_bytes });
 
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
   const snap = s.runtime.snapshot();

@@ -7,15 +7,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Accounts, Caller } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
-import { formError } from '../http/multipart.ts';
+import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
+import { readJsonBody } from '../http/request-body.ts';
 import { prepareCall, type CallerRefusal, type TransformRegistry } from '../calls/prepare.ts';
 import type { Runtime } from '../catalog/runtime.ts';
-import type { JsonObject, JsonValue } from '../core/types.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
-import { parseVideoRequest, vendorBody, type ReferenceFile } from './request.ts';
+import { parseVideoRequest, vendorBody } from './request.ts';
 import type { VideoJob, VideoStore } from './store.ts';
 import { isVisible, signFileToken, verifyFileToken, videoObject } from './view.ts';
 import type { VideoWorker } from './worker.ts';
@@ -47,7 +47,7 @@ const LIST_MAX = 100;
 
 export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps): void {
   app.register(async (scope) => {
-    await scope.register(multipart, { throwFileSizeLimit: false });
+    await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
     scope.post('/v1/videos', (req, reply) => create(req, deps).then((o) => reply.send(o)));
     scope.get('/v1/videos', (req) => list(req, deps));
     scope.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
@@ -126,7 +126,8 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   const door = doorOf(deps);
   const now = deps.clock.now();
   const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
-  const { body, file } = req.isMultipart() ? await readForm(req, snap.config.limits.file_limit_bytes) : { body: jsonBody(req.body), file: undefined };
+  const { body, files } = req.isMultipart() ? await readMultipartForm(req, door, videoForm(snap.config.limits.file_limit_bytes)) : readJsonBody(req);
+  const file = files?.input_reference;
   const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
   const model = call.model;
   const video = parseVideoRequest(body, model, snap.config.videos, file);
@@ -182,63 +183,23 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   }
 }
 
-function jsonBody(body: unknown): JsonObject {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
-  return body as JsonObject;
-}
-
 function headerValue(v: string | string[] | undefined): string | undefined {
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined ? undefined : s.trim();
 }
 
-/** The form's values as a JSON body; `input_reference` may be a file (at most `fileLimit` bytes, else 413). */
-async function readForm(req: FastifyRequest, fileLimit: number): Promise<{ body: JsonObject; file?: ReferenceFile }> {
-  const body: JsonObject = {};
-  let file: ReferenceFile | undefined;
-  let tooLarge: string | undefined;
-  let refused: GatewayError | undefined;
-  const mb = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`);
-  try {
-    // A value may carry an image as a data URI: room for a whole file in base64.
-    const parts = req.parts({ limits: { fileSize: fileLimit, fieldSize: Math.ceil((fileLimit * 4) / 3) + 64 * 1024, parts: 50, files: 2 } });
-    for await (const part of parts) {
-      if (part.type === 'file') {
-        const chunks: Buffer[] = [];
-        for await (const chunk of part.file) if (!part.file.truncated) chunks.push(chunk as Buffer);
-        if (part.file.truncated) {
-          tooLarge ??= `The ${part.fieldname} file is larger than ${mb(fileLimit)}. Send a smaller image.`;
-          continue;
-        }
-        if (part.fieldname !== 'input_reference') {
-          refused ??= errors.invalidRequest(`${part.fieldname} must be sent as a form value, not as a file.`, part.fieldname);
-          continue;
-        }
-        if (file) refused ??= errors.invalidRequest('Send one input_reference file.', 'input_reference');
-        file = { contentType: part.mimetype || 'application/octet-stream', data: Buffer.concat(chunks) };
-        continue;
-      }
-      if (part.valueTruncated) {
-        tooLarge ??= `The ${part.fieldname} value is too large.`;
-        continue;
-      }
-      const value = part.value as JsonValue;
-      const nested = /^input_reference\[(\w+)\]$/.exec(part.fieldname); // the vendor B SDK's {image_url} in a form
-      if (nested) {
-        const ref = (typeof body.input_reference === 'object' && body.input_reference && !Array.isArray(body.input_reference) ? body.input_reference : {}) as JsonObject;
-        ref[nested[1]] = value;
-        body.input_reference = ref;
-      } else {
-        body[part.fieldname] = value;
-      }
-    }
-  } catch (e) {
-    throw formError(e);
-  }
-  if (tooLarge) throw errors.tooLarge(tooLarge);
-  if (refused) throw refused;
-  return { body, ...(file ? { file } : {}) };
-}
+/**
+ * A form's values as the JSON body, `input_reference` as an image file (at most `fileLimitBytes`, else 413), a
+ * URL, or `input_reference[image_url]`. A value may carry an image as a data URI: room for a whole file in base64.
+ */
+const videoForm = (fileLimitBytes: number): FormRules => ({
+  fileLimitBytes,
+  files: ['input_reference'],
+  filesOrValues: ['input_reference'],
+  valueLimitBytes: Math.ceil((fileLimitBytes * 4) / 3) + 64 * 1024,
+  maxParts: 50,
+  maxFiles: 2,
+});
 
 // ---------- GET /v1/videos ----------
 
