@@ -4,28 +4,21 @@
 import multipart from '@fastify/multipart';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Accounts, Caller } from '../money/accounts.ts';
-import type { Clock } from '../core/clock.ts';
+import type { Caller } from '../money/accounts.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
-import { prepareCall, type CallerRefusal, type TransformRegistry } from '../calls/prepare.ts';
-import type { Runtime } from '../catalog/runtime.ts';
+import { admitCall, configuredDoor, type BodyReader, type FrontHalfDeps, type PreparedRequest } from '../calls/front-half.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
-import { parseVideoRequest, vendorBody } from './request.ts';
+import { parseVideoRequest, vendorBody, type VideoRequest } from './request.ts';
 import type { VideoJob, VideoStore } from './store.ts';
 import { isVisible, signFileToken, verifyFileToken, videoObject } from './view.ts';
 import type { VideoWorker } from './worker.ts';
 
-export interface VideoRoutesDeps {
-  runtime: Runtime;
-  accounts: Accounts;
-  registry: TransformRegistry;
-  clock: Clock;
-  callerRefusal?: CallerRefusal;
+export interface VideoRoutesDeps extends FrontHalfDeps {
   store: VideoStore;
   files: VideoFiles;
   worker: VideoWorker;
@@ -105,11 +98,7 @@ function assertFile(job: VideoJob, now: Date): void {
   }
 }
 
-function doorOf(deps: VideoRoutesDeps): DoorConfig {
-  const door = deps.runtime.snapshot().config.doors[VIDEO_DOOR];
-  if (!door) throw errors.notFound('The video doors are not configured.');
-  return door;
-}
+const doorOf = (deps: VideoRoutesDeps): DoorConfig => configuredDoor(deps.runtime.snapshot(), VIDEO_DOOR);
 
 async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps: VideoRoutesDeps): Promise<{ caller: Caller; job: VideoJob }> {
   const caller = await deps.accounts.authenticate(req.headers, doorOf(deps).key_headers);
@@ -122,30 +111,11 @@ async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps:
 // ---------- POST /v1/videos ----------
 
 async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Record<string, unknown>> {
-  const snap = deps.runtime.snapshot();
-  const door = doorOf(deps);
-  const now = deps.clock.now();
-  const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
-  const { body, files } = req.isMultipart() ? await readMultipartForm(req, door, videoForm(snap.config.limits.file_limit_bytes)) : readJsonBody(req);
-  const file = files?.input_reference;
-  const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
-  const model = call.model;
-  const video = parseVideoRequest(body, model, snap.config.videos, file);
-
-  const idempotencyKey = headerValue(req.headers['idempotency-key']);
-  if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
-    throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
-  }
-  if (idempotencyKey) {
-    const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
-    if (first) return videoObject(first);
-  }
-
-  const perSecond = model.pricing.video_per_second?.[video.resolution];
-  if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
-  const amount = BigInt(video.seconds) * usdToNano(perSecond);
-  const id = `video_${randomUUID()}`;
-  const hold = await deps.accounts.admit(caller, model, amount, id);
+  const admitted = await admitCall(req, deps, { door: VIDEO_DOOR, readBody: readVideoBody, planHold: (call) => planJob(call, req, deps) });
+  if (admitted.hold === null) return videoObject(admitted.plan.first);
+  const { snap, now, caller, prepared, plan, hold } = admitted;
+  const { model } = prepared.call;
+  const { holdId: id, amount, video, idempotencyKey } = plan;
   const holdRef = deps.accounts.holdRef(hold);
   try {
     const limits = snap.config.limits;
@@ -181,6 +151,31 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
     await deps.accounts.release(hold).catch(() => undefined);
     throw e;
   }
+}
+
+const readVideoBody: BodyReader = async (req, door, snap) =>
+  req.isMultipart() ? readMultipartForm(req, door, videoForm(snap.config.limits.file_limit_bytes)) : readJsonBody(req);
+
+type JobPlan = { amount: bigint; holdId: string; video: VideoRequest; idempotencyKey?: string } | { amount: null; first: VideoJob };
+
+/**
+ * The job's parameters (400 before any hold) and its hold, seconds × the model's price per second; nothing is
+ * held when the Idempotency-Key names a job the wallet already made (that job is the answer).
+ */
+async function planJob({ body, files, prepared, snap, caller }: PreparedRequest, req: FastifyRequest, deps: VideoRoutesDeps): Promise<JobPlan> {
+  const { model } = prepared.call;
+  const video = parseVideoRequest(body, model, snap.config.videos, files?.input_reference);
+  const idempotencyKey = headerValue(req.headers['idempotency-key']);
+  if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+    throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
+  }
+  if (idempotencyKey) {
+    const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
+    if (first) return { amount: null, first };
+  }
+  const perSecond = model.pricing.video_per_second?.[video.resolution];
+  if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
+  return { amount: BigInt(video.seconds) * usdToNano(perSecond), holdId: `video_${randomUUID()}`, video, ...(idempotencyKey ? { idempotencyKey } : {}) };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

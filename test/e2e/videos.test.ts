@@ -277,7 +277,7 @@ describe('parameters', () => {
     };
     expect((await send('nested', (f) => f.set('input_reference[image_url]', 'https://example.invalid/nested.png'))).status).toBe(200);
     expect((await send('plain', (f) => f.set('input_reference', 'https://example.invalid/plain.png'))).status).toBe(200);
-    await sleep(100);
+    for (let waited = 0; videoCreates(t).length < n + 2 && waited < 2000; waited += 20) await sleep(20); // sent in the background
     const sent = new Map(videoCreates(t).slice(n).map((r) => [(r.body as any).prompt.split(' ')[0], (r.body as any).image?.url]));
     expect(sent.get('nested')).toBe('https://example.invalid/nested.png');
     expect(sent.get('plain')).toBe('https://example.invalid/plain.png');
