@@ -28,6 +28,11 @@ export class RouteFailure extends Error {
   }
 }
 
+/** The route's key in the header the vendor reads it from (`Authorization: Bearer …`, `x-api-key: …`). */
+export function routeCredential(vendor: VendorConfig, route: Route): Record<string, string> {
+  return { [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key };
+}
+
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
 
@@ -54,11 +59,7 @@ export class UpstreamClient {
     req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
   ): Promise<UpstreamAnswer> {
     const base = new URL(route.baseUrl);
-    const headers: Record<string, string> = {
-      ...vendor.headers,
-      ...req.headers,
-      [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key,
-    };
+    const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
     try {
       const res = await this.pool(base.origin).request({
         method: req.method,

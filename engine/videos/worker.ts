@@ -13,7 +13,7 @@ import { protocolNameFor } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { VendorId } from '../core/types.ts';
 import { tryRoutes } from '../calls/route-loop.ts';
-import type { UpstreamClient } from '../calls/upstream.ts';
+import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
@@ -296,8 +296,7 @@ export class VideoWorker {
     const { config, routes } = this.vendorOf(job);
     // The vendor's credential goes only to the vendor's own hosts, never to a third-party file host.
     const route = routes.find((r) => new URL(r.baseUrl).origin === target.origin);
-    const headers: Record<string, string> = {};
-    if (route && config) headers[config.credential.header] = config.credential.scheme ? `${config.credential.scheme} ${route.key}` : route.key;
+    const headers = route && config ? routeCredential(config, route) : {};
     const res = await fetch(target, { headers, signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow' });
     if (res.status !== 200 || !res.body) {
       await res.body?.cancel().catch(() => undefined);
