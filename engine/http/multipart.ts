@@ -1,5 +1,6 @@
 // Forms (the image-edit door, the video create door): the client's form read into a JSON body (values, and a
-// small descriptor for each file) plus the files kept aside as bytes; and the vendor's multipart body built again from a call.
+// small descriptor for each file) plus the files kept aside as bytes; and the vendor's multipart body built
+// again from a call.
 // A file stands in the body as `{filename, content_type, bytes}`, so `requires`, refusals and rules see it
 // like any other parameter; the bytes travel beside the body in `call.files` and are buffered once.
 import { randomBytes } from 'node:crypto';
@@ -72,7 +73,9 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, r
       const name = nested && valuesToo.includes(nested[1]) ? nested[1] : part.fieldname;
       const kind = part.type === 'file' ? 'file' : name !== part.fieldname ? 'object' : 'value';
       const before = filled.get(name);
-      const repeated = before !== undefined && !(before === 'object' && kind === 'object' && !seenParts.has(part.fieldname));
+      // A field is filled once: by a file, by a value, or by `name[key]` values, each key once.
+      const gatheringMore = before === 'object' && kind === 'object' && !seenParts.has(part.fieldname);
+      const repeated = before !== undefined && !gatheringMore;
       filled.set(name, kind);
       seenParts.add(part.fieldname);
       const sentTwice = () => errors.invalidRequest(`${name} was sent more than once; send one ${name}.`, name);
