@@ -14,7 +14,8 @@ import { isOnSale } from './catalog/model-lookup.ts';
 import { missingTransforms, type CallerRefusal } from './calls/prepare.ts';
 import { firstRefusal } from './calls/refusals.ts';
 import { Runtime } from './catalog/runtime.ts';
-import { buildServer } from './calls/doors.ts';
+import { registerModelDoors } from './calls/doors.ts';
+import { createApp } from './http/app.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
@@ -90,39 +91,33 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
-  const app = await buildServer(
-    {
-      runtime,
-      accounts,
-      routes,
-      upstream,
-      registry,
-      clock,
-      callerRefusal,
-      credits: (walletId) => creditsOf(ledger, walletId),
-      modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
-      plugins: [
-        (a) => registerKeyRoutes(a, { keys, db, clock }),
-        (a) =>
-          registerAdminRoutes(a, {
-            ledger,
-            adminToken,
-            clock,
-            createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
-            onOwnerChanged: async (walletId) => {
-              await keys.closeFormerOwnerManagementKeys(walletId);
-            },
-          }),
-        async (a) => {
-          if (adminToken) registerReloadRoute(a, runtime, adminToken);
-        },
-        (a) => videos.routes(a),
-      ],
+  const app = createApp({
+    bodyLimit: limits.body_limit_bytes,
+    logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
+  });
+  registerModelDoors(app, {
+    runtime,
+    accounts,
+    routes,
+    upstream,
+    registry,
+    clock,
+    callerRefusal,
+    credits: (walletId) => creditsOf(ledger, walletId),
+    modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
+  });
+  await registerKeyRoutes(app, { keys, db, clock });
+  await registerAdminRoutes(app, {
+    ledger,
+    adminToken,
+    clock,
+    createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
+    onOwnerChanged: async (walletId) => {
+      await keys.closeFormerOwnerManagementKeys(walletId);
     },
-    {
-      logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
-    },
-  );
+  });
+  if (adminToken) registerReloadRoute(app, runtime, adminToken);
+  await videos.routes(app);
   const stopSweeper =
     opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: (e) => app.log.error({ err: e }, 'sweep failed') });
   videos.start(app.log);

@@ -18,7 +18,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
-import { fromThrown, sendError } from '../http/reply-error.ts';
+import { installErrorHandler } from '../http/reply-error.ts';
+import { countSlotKeys } from '../keys/store.ts';
 import type { LotBalance, Ledger, Wallet } from '../money/ledger.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 
@@ -28,7 +29,7 @@ export interface AdminDeps {
   adminToken?: string;
   /** Implemented by the key service: a management key created by the wallet's current owner. */
   createManagementKey: (walletId: string, name?: string) => Promise<{ id: string; key: string }>;
-  /** Active slot-occupying keys of a wallet; default: a defensive count over `api_keys` through `db`. */
+  /** Active slot-occupying keys of a wallet; default: countActiveKeysIn over `db`. */
   countActiveKeys?: (walletId: string) => Promise<number>;
   /** For the default countActiveKeys; default ledger.db. */
   db?: Db;
@@ -61,29 +62,11 @@ export function tokenMatches(given: string, expected: string): boolean {
   return timingSafeEqual(sha(given), sha(expected));
 }
 
-/** Count of active API keys (as the slot count sees them); 0 when the keys table does not exist yet. */
-export async function countActiveKeysIn(db: Db, walletId: string, today: string): Promise<number> {
-  try {
-    const r = await db.query<{ n: string }>(
-      `SELECT count(*)::text AS n FROM api_keys k
-        WHERE k.wallet_id = $1 AND k.kind = 'api' AND NOT k.is_chat_key AND k.closed_at IS NULL
-          AND (k.expires_on IS NULL OR k.expires_on >= $2::date)`,
-      [walletId, today],
-    );
-    return Number(r.rows[0]?.n ?? 0);
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === '42703') {
-      // an older keys table without kind / is_chat_key / expires_on
-      const r = await db
-        .query<{ n: string }>('SELECT count(*)::text AS n FROM api_keys WHERE wallet_id = $1 AND closed_at IS NULL', [walletId])
-        .catch(() => null);
-      return Number(r?.rows[0]?.n ?? 0);
-    }
-    if (code === '42P01') return 0; // no api_keys table
-    throw e;
-  }
-}
+/**
+ * Active API keys of a wallet, as its key slots count them (the key store's one definition of an active
+ * key); `today` is the Korean date. Shown by GET /admin/v1/wallets/{id} and `gateway wallet show`.
+ */
+export const countActiveKeysIn: (db: Db, walletId: string, today: string) => Promise<number> = countSlotKeys;
 
 type Body = Record<string, unknown>;
 
@@ -132,11 +115,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   };
 
   await app.register(async (scope) => {
-    scope.setErrorHandler((err, req, reply) => {
-      const g = fromThrown(err);
-      if (g.status >= 500) req.log.error({ err }, 'admin request failed');
-      return sendError(reply, g);
-    });
+    installErrorHandler(scope);
 
     scope.addHook('onRequest', async (req: FastifyRequest) => {
       const h = req.headers.authorization;

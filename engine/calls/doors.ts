@@ -1,64 +1,32 @@
-// The Fastify app: every door in config/doors.yaml, the catalog and balance doors, and the plugins
-// for keys and admin. Each model door runs the same chain: auth → prepare → reserve → exchange.
+// The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
+// Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
+// exchange with the vendor.
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { Accounts, Caller } from '../money/accounts.ts';
-import type { UploadedFile } from '../core/call.ts';
-import type { Clock } from '../core/clock.ts';
-import type { DoorConfig } from '../catalog/config.ts';
-import { errors, type ErrorShape } from '../core/errors.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../money/accounts.ts';
+import { errors } from '../core/errors.ts';
 import { exchange, type ExchangeDeps } from './exchange.ts';
-import { fromThrown, sendError } from '../http/reply-error.ts';
+import { admitCall, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
+import { readJsonBody } from '../http/request-body.ts';
 import { isOnSale } from '../catalog/model-lookup.ts';
-import { reservationFor } from './reservation.ts';
-import { prepareCall, type CallerRefusal, type TransformRegistry } from './prepare.ts';
 import { costOfUsage } from '../catalog/pricing.ts';
-import type { Runtime, Snapshot } from '../catalog/runtime.ts';
-import type { JsonObject, ModelEntry } from '../core/types.ts';
+import type { ModelEntry } from '../core/types.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
 
-export interface GatewayServices {
-  runtime: Runtime;
-  accounts: Accounts;
+export interface GatewayServices extends FrontHalfDeps {
   routes: VendorRoutes;
   upstream: UpstreamClient;
-  registry: TransformRegistry;
-  clock: Clock;
-  callerRefusal?: CallerRefusal;
   /** Which models this caller may call (plan and audience), for GET /v1/models; all when absent. */
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
-  /** Extra route plugins (keys, admin), registered after the doors. */
-  plugins?: ((app: FastifyInstance) => Promise<void>)[];
 }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    errorShape?: ErrorShape;
-  }
-}
-
-export async function buildServer(services: GatewayServices, opts: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const limits = services.runtime.snapshot().config.limits;
-  const app = Fastify({
-    bodyLimit: limits.body_limit_bytes,
-    logger: opts.logger ?? false,
-    ...opts,
-  });
-  app.setErrorHandler((err, req, reply) => {
-    const shape = req.routeOptions.config?.errorShape ?? 'chat';
-    const gatewayError = fromThrown(err);
-    if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
-    sendError(reply, gatewayError, shape);
-  });
-  app.setNotFoundHandler((req, reply) => {
-    sendError(reply, errors.notFound(`No door at ${req.method} ${req.url.split('?')[0]}.`), 'chat');
-  });
-
+/** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
+export function registerModelDoors(app: FastifyInstance, services: GatewayServices): void {
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
     if (door.body === 'json') {
       app.post(door.path, { config: { errorShape: door.errors } }, (req, reply) => serveModelDoor(door.name, req, reply, services, jsonBody));
@@ -79,38 +47,16 @@ export async function buildServer(services: GatewayServices, opts: FastifyServer
     if (!services.credits) throw errors.unavailable('Credits are not available.');
     return services.credits(caller.walletId);
   });
-  for (const plugin of services.plugins ?? []) await plugin(app);
-  return app;
 }
 
-/** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
-type BodyReader = (req: FastifyRequest, door: DoorConfig, snap: Snapshot) => Promise<{ body: JsonObject; files?: Record<string, UploadedFile> }>;
-
-const jsonBody: BodyReader = async (req) => {
-  const body = req.body;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw errors.invalidRequest('The request body must be a JSON object.');
-  }
-  return { body: body as JsonObject };
-};
+const jsonBody: BodyReader = async (req) => readJsonBody(req);
 
 /** The whole form is read (files up to limits.file_limit_bytes, else 413) before any reservation. */
-const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, snap.config.limits.file_limit_bytes);
+const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, { fileLimitBytes: snap.config.limits.file_limit_bytes });
 
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
-  const snap = s.runtime.snapshot();
-  const door = snap.config.doors[doorName];
-  const now = s.clock.now();
-  const caller = await s.accounts.authenticate(req.headers, door.key_headers);
-  const { body, files } = await readBody(req, door, snap);
-  const prepared = prepareCall(snap, door, body, req.headers, caller, s.registry, {
-    now,
-    callerRefusal: s.callerRefusal,
-    files,
-  });
+  const { snap, door, now, caller, prepared, hold } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation });
   const { call } = prepared;
-  const amount = reservationFor(door, call, snap, now);
-  const hold = door.billing === 'free' ? null : await s.accounts.admit(caller, call.model, amount, call.id);
   const deps: ExchangeDeps = {
     upstream: s.upstream,
     registry: s.registry,

@@ -1,4 +1,4 @@
-// One call's trip to the vendor and back: the route loop with fallback, the answer or stream
+// One call's trip to the vendor and back: the routes in order (route-loop.ts), the answer or stream
 // translation, and settlement from usage in a `finally`, so no path leaves money held or uncharged.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
@@ -10,7 +10,8 @@ import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { readSse } from './sse.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
-import { isRetryableStatus, RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
+import { tryRoutes, type RouteStep } from './route-loop.ts';
+import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
@@ -55,20 +56,14 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   const request = upstreamRequest(input);
   const settlement = new Settlement(input, deps);
   try {
-    let failed = 0;
-    // One pass over the routes; a second pass only when a vendor asked to be retried after a short wait.
-    for (let pass = 0; pass < 2; pass++) {
-      let retryAfterMs: number | undefined;
-      for (const route of input.routes) {
-        const outcome = await attemptRoute(route, failed, request, signal, input, deps, settlement);
-        if (outcome.done) return;
-        failed++;
-        if (outcome.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, outcome.retryAfterMs);
-      }
-      if (retryAfterMs === undefined || retryAfterMs > input.retryAfterMaxMs) break;
-      deps.log.warn({ retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
-      await sleep(retryAfterMs, signal);
-    }
+    const outcome = await tryRoutes(input.routes, {
+      send: (route, attemptSignal) => deps.upstream.send(route, input.vendor, request, attemptSignal),
+      read: (answer, _route, depth) => relay(answer, depth, input, deps, settlement),
+      log: deps.log,
+      signal,
+      retryAfterMaxMs: input.retryAfterMaxMs,
+    });
+    if (outcome.done) return;
     throw errors.upstream(
       input.routes.length === 0
         ? `No route is configured for vendor ${prepared.call.model.vendor}.`
@@ -87,65 +82,17 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   }
 }
 
-type Attempt = { done: true } | { done: false; retryAfterMs?: number };
+const DONE: RouteStep<void> = { done: true, value: undefined };
 
-/** One route: the answer reaches the client (done), or the route failed and the next may try. */
-async function attemptRoute(
-  route: Route,
-  depth: number,
-  request: UpstreamRequest,
-  signal: AbortSignal,
-  input: ExchangeInput,
-  deps: ExchangeDeps,
-  settlement: Settlement,
-): Promise<Attempt> {
-  const where = { vendor: route.vendor, route: route.index };
-  let answer: UpstreamAnswer;
-  try {
-    answer = await deps.upstream.send(route, input.vendor, request, signal);
-  } catch (e) {
-    if (!(e instanceof RouteFailure)) throw e;
-    deps.log.warn({ ...where, reason: e.message }, 'route failed, trying the next');
-    return { done: false };
-  }
-  if (isRetryableStatus(answer.status)) {
-    deps.log.warn({ ...where, status: answer.status }, 'route answered a retryable status');
-    await answer.body.dump().catch(() => undefined);
-    return { done: false, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
-  }
+/** The answer of one route, relayed to the client (done), or a reason the next route should be asked. */
+async function relay(answer: UpstreamAnswer, depth: number, input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<RouteStep<void>> {
   if (answer.status >= 400) {
     await relayVendorError(answer, depth, input);
-    return { done: true };
+    return DONE;
   }
-  try {
-    const relay = input.door.answer_body === 'binary' ? relayBinary : input.prepared.call.stream ? relayStream : relayAnswer;
-    return { done: await relay(answer, depth, input, deps, settlement) };
-  } catch (e) {
-    if (e instanceof RouteFailure && !input.reply.raw.headersSent) {
-      deps.log.warn({ ...where, reason: e.message }, 'route answered badly, trying the next');
-      return { done: false };
-    }
-    throw e;
-  }
+  if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, settlement);
+  return input.prepared.call.stream ? relayStream(answer, depth, input, deps, settlement) : relayAnswer(answer, depth, input, deps, settlement);
 }
-
-/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
@@ -222,7 +169,7 @@ async function relayAnswer(
   input: ExchangeInput,
   deps: ExchangeDeps,
   settlement: Settlement,
-): Promise<boolean> {
+): Promise<RouteStep<void>> {
   const { protocol, call } = input.prepared;
   const raw = await answer.body.text();
   let json: JsonObject;
@@ -236,17 +183,11 @@ async function relayAnswer(
   settlement.record(protocol.usage ? deps.registry.usageReaders[protocol.usage](json) : emptyUsage());
   await settlement.finish();
   input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).code(200).send(out);
-  return true;
+  return DONE;
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */
-async function relayBinary(
-  answer: UpstreamAnswer,
-  depth: number,
-  input: ExchangeInput,
-  _deps: ExchangeDeps,
-  settlement: Settlement,
-): Promise<boolean> {
+async function relayBinary(answer: UpstreamAnswer, depth: number, input: ExchangeInput, settlement: Settlement): Promise<RouteStep<void>> {
   const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
   settlement.record(usage);
   const charged = await settlement.finish();
@@ -257,7 +198,7 @@ async function relayBinary(
     .header(CHARACTERS_HEADER, String(usage.characters ?? 0))
     .code(200);
   await input.reply.send(answer.body);
-  return true;
+  return DONE;
 }
 
 /** Streams frames as they arrive. Falls back to the next route only while nothing reached the client. */
@@ -267,7 +208,7 @@ async function relayStream(
   input: ExchangeInput,
   deps: ExchangeDeps,
   settlement: Settlement,
-): Promise<boolean> {
+): Promise<RouteStep<void>> {
   const { protocol, call } = input.prepared;
   const factory = protocol.stream ? deps.registry.streamTranslators[protocol.stream] : undefined;
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${input.door.path}.`);
@@ -300,10 +241,7 @@ async function relayStream(
     if (started) settlement.record(translator.usage());
   } catch (e) {
     if (!started) {
-      if (e instanceof RouteFailure || !(e instanceof GatewayError)) {
-        deps.log.warn({ reason: (e as Error).message }, 'stream failed before the first byte, trying the next route');
-        return false;
-      }
+      if (e instanceof RouteFailure || !(e instanceof GatewayError)) return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
       throw e;
     }
     // Bytes already reached the client: charge what was produced and end the stream.
@@ -312,7 +250,7 @@ async function relayStream(
   } finally {
     if (started && !res.writableEnded) res.end();
   }
-  return true;
+  return DONE;
 }
 
 function isErrorEvent(name: string | undefined, data: string): boolean {

@@ -1,5 +1,5 @@
-// Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next is
-// the caller's business; this file only says whether an attempt may move on to another route.
+// Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next, and on
+// what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
 import { Pool, type Dispatcher } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
@@ -28,8 +28,10 @@ export class RouteFailure extends Error {
   }
 }
 
-/** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
-export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
+/** The route's key in the header the vendor reads it from (`Authorization: Bearer …`, `x-api-key: …`). */
+export function routeCredential(vendor: VendorConfig, route: Route): Record<string, string> {
+  return { [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key };
+}
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
@@ -57,11 +59,7 @@ export class UpstreamClient {
     req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
   ): Promise<UpstreamAnswer> {
     const base = new URL(route.baseUrl);
-    const headers: Record<string, string> = {
-      ...vendor.headers,
-      ...req.headers,
-      [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key,
-    };
+    const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
     try {
       const res = await this.pool(base.origin).request({
         method: req.method,

@@ -1,5 +1,6 @@
-// Multipart doors: the client's form read into a JSON body (values, and a small descriptor for each file)
-// plus the files kept aside as bytes; and the vendor's multipart body built again from a call.
+// Forms (the image-edit door, the video create door): the client's form read into a JSON body (values, and a
+// small descriptor for each file) plus the files kept aside as bytes; and the vendor's multipart body built
+// again from a call.
 // A file stands in the body as `{filename, content_type, bytes}`, so `requires`, refusals and rules see it
 // like any other parameter; the bytes travel beside the body in `call.files` and are buffered once.
 import { randomBytes } from 'node:crypto';
@@ -14,41 +15,70 @@ export interface MultipartForm {
   files: Record<string, UploadedFile>;
 }
 
+/** What one door's form may hold. Only fileLimitBytes is required; the rest has defaults for a door's form. */
+export interface FormRules {
+  /** Each file is held up to this size; a larger one is answered 413. */
+  fileLimitBytes: number;
+  /** Fields that come as files (default: the door's `files`). */
+  files?: readonly string[];
+  /**
+   * Fields among `files` that may instead come as a plain value, or as `name[key]` values gathered into an
+   * object (an image's URL instead of the image, as the vendor B SDK sends `input_reference[image_url]`).
+   */
+  filesOrValues?: readonly string[];
+  /** Largest plain value (default 1 MB); a larger one is answered 413. */
+  valueLimitBytes?: number;
+  /** Most parts in one form (default 100), and most files; beyond them the form is answered 413. */
+  maxParts?: number;
+  maxFiles?: number;
+}
+
 /** Form values that the JSON doors take as numbers (the refusals compare numbers). */
 const NUMBER_VALUES = new Set(['n', 'partial_images', 'output_compression']);
 
 /** Options for registering @fastify/multipart on a multipart door's scope. */
 export const MULTIPART_PLUGIN_OPTIONS = { throwFileSizeLimit: false } as const;
 
-/** Most parts and largest plain value accepted in one form; beyond them the request is too large. */
 const MAX_PARTS = 100;
 const MAX_VALUE_BYTES = 1024 * 1024;
 
 /**
- * Reads the whole form. Each file is held up to `fileLimitBytes`; a larger one is read to the end and dropped,
+ * Reads the whole form. Each file is held up to the file limit; a larger one is read to the end and dropped,
  * then answered 413 (the client sees the answer rather than a cut connection). Files under names the door does
- * not take as files, and values under names it does, are 400 — except names the door refuses outright (for
- * example `mask`), which reach prepareCall and get the door's own refusal whether sent as a value or a file.
+ * not take as files, values under names it takes only as files, and a field sent twice are 400 — except names
+ * the door refuses outright (for example `mask`), which reach prepareCall and get the door's own refusal
+ * whether sent as a value or a file.
  */
-export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, fileLimitBytes: number): Promise<MultipartForm> {
+export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, rules: FormRules): Promise<MultipartForm> {
   if (!req.isMultipart()) throw errors.invalidRequest(`${door.path} takes a multipart/form-data body.`);
+  const fileNames = rules.files ?? door.files ?? [];
+  const valuesToo = rules.filesOrValues ?? [];
+  const valueLimit = rules.valueLimitBytes ?? MAX_VALUE_BYTES;
   const body: JsonObject = {};
   const files: Record<string, UploadedFile> = {};
-  const seen = new Set<string>();
+  /** What filled each body field so far: a file, a plain value, or `name[key]` values. */
+  const filled = new Map<string, 'file' | 'value' | 'object'>();
+  const seenParts = new Set<string>();
   let tooLarge: string | undefined;
   let misplaced: GatewayError | undefined;
-  const fileNames = door.files ?? [];
   const refusedOutright = (name: string) =>
     door.refuse.some((r) => !r.vendors && 'present' in r.when && r.when.param === name && r.when.present);
 
   try {
     // The plugin is registered with throwFileSizeLimit: false (MULTIPART_PLUGIN_OPTIONS): a file past the limit
     // is truncated and drained, not an error mid-stream.
-    const parts = req.parts({ limits: { fileSize: fileLimitBytes, fieldSize: MAX_VALUE_BYTES, parts: MAX_PARTS } });
-    for await (const part of parts) {
-      const name = part.fieldname;
-      const repeated = seen.has(name);
-      seen.add(name);
+    const limits = { fileSize: rules.fileLimitBytes, fieldSize: valueLimit, parts: rules.maxParts ?? MAX_PARTS, files: rules.maxFiles };
+    for await (const part of req.parts({ limits })) {
+      const nested = part.type === 'field' ? /^(\w+)\[(\w+)\]$/.exec(part.fieldname) : null;
+      const name = nested && valuesToo.includes(nested[1]) ? nested[1] : part.fieldname;
+      const kind = part.type === 'file' ? 'file' : name !== part.fieldname ? 'object' : 'value';
+      const before = filled.get(name);
+      // A field is filled once: by a file, by a value, or by `name[key]` values, each key once.
+      const gatheringMore = before === 'object' && kind === 'object' && !seenParts.has(part.fieldname);
+      const repeated = before !== undefined && !gatheringMore;
+      filled.set(name, kind);
+      seenParts.add(part.fieldname);
+      const sentTwice = () => errors.invalidRequest(`${name} was sent more than once; send one ${name}.`, name);
       if (part.type === 'file') {
         // Only a file the door takes, the first under its name, is held; every other one is read and dropped.
         const keep = fileNames.includes(name) && !repeated && !misplaced && !tooLarge;
@@ -59,14 +89,14 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, f
           if (keep && !part.file.truncated) chunks.push(chunk as Buffer);
         }
         if (part.file.truncated) {
-          tooLarge ??= `The ${name} file is larger than ${formatBytes(fileLimitBytes)}. Send a smaller file.`;
+          tooLarge ??= `The ${name} file is larger than ${formatBytes(rules.fileLimitBytes)}. Send a smaller file.`;
           continue;
         }
         if (!fileNames.includes(name) && !refusedOutright(name)) {
           misplaced ??= errors.invalidRequest(`${name} must be sent as a form value, not as a file.`, name);
           continue;
         }
-        if (repeated) misplaced ??= errors.invalidRequest(`${name} was sent more than once; send one ${name}.`, name);
+        if (repeated) misplaced ??= sentTwice();
         const data = Buffer.concat(chunks);
         const contentType = part.mimetype || 'application/octet-stream';
         const filename = part.filename || name;
@@ -74,15 +104,21 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, f
         body[name] = { filename, content_type: contentType, bytes: size };
       } else {
         if (part.valueTruncated) {
-          tooLarge ??= `The ${name} value is larger than ${formatBytes(MAX_VALUE_BYTES)}.`;
+          tooLarge ??= `The ${name} value is larger than ${formatBytes(valueLimit)}.`;
           continue;
         }
-        if (fileNames.includes(name)) {
+        if (fileNames.includes(name) && !valuesToo.includes(name)) {
           misplaced ??= errors.invalidRequest(`${name} must be sent as a file, not as a form value.`, name);
           continue;
         }
-        if (repeated) misplaced ??= errors.invalidRequest(`${name} was sent more than once; send one ${name}.`, name);
-        body[name] = formValue(name, part.value);
+        if (repeated) misplaced ??= sentTwice();
+        if (nested && kind === 'object') {
+          const gathered = (before === 'object' ? body[name] : {}) as JsonObject;
+          gathered[nested[2]] = formValue(part.fieldname, part.value);
+          body[name] = gathered;
+        } else {
+          body[name] = formValue(name, part.value);
+        }
       }
     }
   } catch (e) {
@@ -135,7 +171,7 @@ export function encodeMultipart(call: Call): { body: Buffer; contentType: string
 const escapeQuoted = (s: string) => s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
 
 /** What went wrong while reading a form, as the client's error: 413 for size, else 400. */
-export function formError(e: unknown): GatewayError {
+function formError(e: unknown): GatewayError {
   if (e instanceof GatewayError) return e;
   const err = e as { statusCode?: number; message?: string };
   if (err.statusCode === 413) return errors.tooLarge(`The form is too large: ${err.message ?? 'too many parts'}.`);

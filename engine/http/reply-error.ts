@@ -1,7 +1,15 @@
 // Errors on the way out: anything thrown inside a route becomes a GatewayError, rendered in the
-// door's shape. Every route scope (doors, key doors, admin) uses these two functions.
-import type { FastifyReply } from 'fastify';
+// door's shape. installErrorHandler puts the one handler on the app and on every scope that can
+// also be mounted on a bare Fastify app (the key doors and the admin API are, in their tests).
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors, GatewayError, renderError, toGatewayError, type ErrorShape } from '../core/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The error shape of the door a route serves; routes without one answer in the chat shape. */
+    errorShape?: ErrorShape;
+  }
+}
 
 /** Fastify's own errors (bad JSON, too large) become 400/413; anything unknown becomes 503. */
 export function fromThrown(err: unknown): GatewayError {
@@ -17,4 +25,13 @@ export function fromThrown(err: unknown): GatewayError {
 export function sendError(reply: FastifyReply, err: GatewayError, shape: ErrorShape = 'chat'): FastifyReply {
   const rendered = renderError(err, shape);
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+}
+
+/** Whatever a route of this scope throws is answered in its door's error shape; a 5xx is logged. */
+export function installErrorHandler(scope: FastifyInstance): void {
+  scope.setErrorHandler((err, req, reply) => {
+    const gatewayError = fromThrown(err);
+    if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
+    return sendError(reply, gatewayError, req.routeOptions.config?.errorShape ?? 'chat');
+  });
 }

@@ -11,7 +11,7 @@ import type { Clock } from '../core/clock.ts';
 import { koreanDate } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
-import { fromThrown, sendError } from '../http/reply-error.ts';
+import { installErrorHandler } from '../http/reply-error.ts';
 import { newRequestId } from './secret.ts';
 import { keyFromHeaders, type KeyService } from './service.ts';
 import { KEY_COLUMNS, keyRowFrom, type AuthContext, type KeyRow } from './types.ts';
@@ -43,11 +43,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
       }
     });
 
-    scope.setErrorHandler((err, req, reply) => {
-      const ge = fromThrown(err);
-      if (ge.status >= 500) req.log.error({ err }, 'key door failed');
-      return sendError(reply, ge);
-    });
+    installErrorHandler(scope);
 
     const management = (headers: Record<string, string | string[] | undefined>) =>
       keys.authenticate(keyFromHeaders(headers, { allowXApiKey: false }), 'management');

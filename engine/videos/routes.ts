@@ -4,28 +4,21 @@
 import multipart from '@fastify/multipart';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Accounts, Caller } from '../money/accounts.ts';
-import type { Clock } from '../core/clock.ts';
+import type { Caller } from '../money/accounts.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
-import { formError } from '../http/multipart.ts';
-import { prepareCall, type CallerRefusal, type TransformRegistry } from '../calls/prepare.ts';
-import type { Runtime } from '../catalog/runtime.ts';
-import type { JsonObject, JsonValue } from '../core/types.ts';
+import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
+import { readJsonBody } from '../http/request-body.ts';
+import { admitCall, configuredDoor, type BodyReader, type FrontHalfDeps, type PreparedRequest } from '../calls/front-half.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
-import { parseVideoRequest, vendorBody, type ReferenceFile } from './request.ts';
+import { parseVideoRequest, vendorBody, type VideoRequest } from './request.ts';
 import type { VideoJob, VideoStore } from './store.ts';
 import { isVisible, signFileToken, verifyFileToken, videoObject } from './view.ts';
 import type { VideoWorker } from './worker.ts';
 
-export interface VideoRoutesDeps {
-  runtime: Runtime;
-  accounts: Accounts;
-  registry: TransformRegistry;
-  clock: Clock;
-  callerRefusal?: CallerRefusal;
+export interface VideoRoutesDeps extends FrontHalfDeps {
   store: VideoStore;
   files: VideoFiles;
   worker: VideoWorker;
@@ -47,7 +40,7 @@ const LIST_MAX = 100;
 
 export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps): void {
   app.register(async (scope) => {
-    await scope.register(multipart, { throwFileSizeLimit: false });
+    await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
     scope.post('/v1/videos', (req, reply) => create(req, deps).then((o) => reply.send(o)));
     scope.get('/v1/videos', (req) => list(req, deps));
     scope.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
@@ -105,11 +98,7 @@ function assertFile(job: VideoJob, now: Date): void {
   }
 }
 
-function doorOf(deps: VideoRoutesDeps): DoorConfig {
-  const door = deps.runtime.snapshot().config.doors[VIDEO_DOOR];
-  if (!door) throw errors.notFound('The video doors are not configured.');
-  return door;
-}
+const doorOf = (deps: VideoRoutesDeps): DoorConfig => configuredDoor(deps.runtime.snapshot(), VIDEO_DOOR);
 
 async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps: VideoRoutesDeps): Promise<{ caller: Caller; job: VideoJob }> {
   const caller = await deps.accounts.authenticate(req.headers, doorOf(deps).key_headers);
@@ -122,29 +111,11 @@ async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps:
 // ---------- POST /v1/videos ----------
 
 async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Record<string, unknown>> {
-  const snap = deps.runtime.snapshot();
-  const door = doorOf(deps);
-  const now = deps.clock.now();
-  const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
-  const { body, file } = req.isMultipart() ? await readForm(req, snap.config.limits.file_limit_bytes) : { body: jsonBody(req.body), file: undefined };
-  const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
-  const model = call.model;
-  const video = parseVideoRequest(body, model, snap.config.videos, file);
-
-  const idempotencyKey = headerValue(req.headers['idempotency-key']);
-  if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
-    throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
-  }
-  if (idempotencyKey) {
-    const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
-    if (first) return videoObject(first);
-  }
-
-  const perSecond = model.pricing.video_per_second?.[video.resolution];
-  if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
-  const amount = BigInt(video.seconds) * usdToNano(perSecond);
-  const id = `video_${randomUUID()}`;
-  const hold = await deps.accounts.admit(caller, model, amount, id);
+  const admitted = await admitCall(req, deps, { door: VIDEO_DOOR, readBody: readVideoBody, planHold: (call) => planJob(call, req, deps) });
+  if (admitted.hold === null) return videoObject(admitted.plan.first);
+  const { snap, now, caller, prepared, plan, hold } = admitted;
+  const { model } = prepared.call;
+  const { holdId: id, amount, video, idempotencyKey } = plan;
   const holdRef = deps.accounts.holdRef(hold);
   try {
     const limits = snap.config.limits;
@@ -182,9 +153,29 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   }
 }
 
-function jsonBody(body: unknown): JsonObject {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
-  return body as JsonObject;
+const readVideoBody: BodyReader = async (req, door, snap) =>
+  req.isMultipart() ? readMultipartForm(req, door, videoForm(snap.config.limits.file_limit_bytes)) : readJsonBody(req);
+
+type JobPlan = { amount: bigint; holdId: string; video: VideoRequest; idempotencyKey?: string } | { amount: null; first: VideoJob };
+
+/**
+ * The job's parameters (400 before any hold) and its hold, seconds × the model's price per second; nothing is
+ * held when the Idempotency-Key names a job the wallet already made (that job is the answer).
+ */
+async function planJob({ body, files, prepared, snap, caller }: PreparedRequest, req: FastifyRequest, deps: VideoRoutesDeps): Promise<JobPlan> {
+  const { model } = prepared.call;
+  const video = parseVideoRequest(body, model, snap.config.videos, files?.input_reference);
+  const idempotencyKey = headerValue(req.headers['idempotency-key']);
+  if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+    throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
+  }
+  if (idempotencyKey) {
+    const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
+    if (first) return { amount: null, first };
+  }
+  const perSecond = model.pricing.video_per_second?.[video.resolution];
+  if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
+  return { amount: BigInt(video.seconds) * usdToNano(perSecond), holdId: `video_${randomUUID()}`, video, ...(idempotencyKey ? { idempotencyKey } : {}) };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
@@ -192,53 +183,18 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return s === undefined ? undefined : s.trim();
 }
 
-/** The form's values as a JSON body; `input_reference` may be a file (at most `fileLimit` bytes, else 413). */
-async function readForm(req: FastifyRequest, fileLimit: number): Promise<{ body: JsonObject; file?: ReferenceFile }> {
-  const body: JsonObject = {};
-  let file: ReferenceFile | undefined;
-  let tooLarge: string | undefined;
-  let refused: GatewayError | undefined;
-  const mb = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`);
-  try {
-    // A value may carry an image as a data URI: room for a whole file in base64.
-    const parts = req.parts({ limits: { fileSize: fileLimit, fieldSize: Math.ceil((fileLimit * 4) / 3) + 64 * 1024, parts: 50, files: 2 } });
-    for await (const part of parts) {
-      if (part.type === 'file') {
-        const chunks: Buffer[] = [];
-        for await (const chunk of part.file) if (!part.file.truncated) chunks.push(chunk as Buffer);
-        if (part.file.truncated) {
-          tooLarge ??= `The ${part.fieldname} file is larger than ${mb(fileLimit)}. Send a smaller image.`;
-          continue;
-        }
-        if (part.fieldname !== 'input_reference') {
-          refused ??= errors.invalidRequest(`${part.fieldname} must be sent as a form value, not as a file.`, part.fieldname);
-          continue;
-        }
-        if (file) refused ??= errors.invalidRequest('Send one input_reference file.', 'input_reference');
-        file = { contentType: part.mimetype || 'application/octet-stream', data: Buffer.concat(chunks) };
-        continue;
-      }
-      if (part.valueTruncated) {
-        tooLarge ??= `The ${part.fieldname} value is too large.`;
-        continue;
-      }
-      const value = part.value as JsonValue;
-      const nested = /^input_reference\[(\w+)\]$/.exec(part.fieldname); // the vendor B SDK's {image_url} in a form
-      if (nested) {
-        const ref = (typeof body.input_reference === 'object' && body.input_reference && !Array.isArray(body.input_reference) ? body.input_reference : {}) as JsonObject;
-        ref[nested[1]] = value;
-        body.input_reference = ref;
-      } else {
-        body[part.fieldname] = value;
-      }
-    }
-  } catch (e) {
-    throw formError(e);
-  }
-  if (tooLarge) throw errors.tooLarge(tooLarge);
-  if (refused) throw refused;
-  return { body, ...(file ? { file } : {}) };
-}
+/**
+ * A form's values as the JSON body, `input_reference` as an image file (at most `fileLimitBytes`, else 413), a
+ * URL, or `input_reference[image_url]`. A value may carry an image as a data URI: room for a whole file in base64.
+ */
+const videoForm = (fileLimitBytes: number): FormRules => ({
+  fileLimitBytes,
+  files: ['input_reference'],
+  filesOrValues: ['input_reference'],
+  valueLimitBytes: Math.ceil((fileLimitBytes * 4) / 3) + 64 * 1024,
+  maxParts: 50,
+  maxFiles: 2,
+});
 
 // ---------- GET /v1/videos ----------
 

@@ -1,4 +1,4 @@
-// The video worker: submits new jobs to vendor D over its routes (fallback on 429/5xx/reset), polls jobs at
+// The video worker: submits new jobs to vendor D over its routes (engine/calls/route-loop.ts), polls jobs at
 // the vendor every GATEWAY_VIDEO_POLL_MS, downloads finished videos into the file store, settles or releases
 // the hold exactly once, and deletes files past their expiry.
 //
@@ -10,13 +10,14 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Accounts } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import { protocolNameFor } from '../catalog/config.ts';
-import { usdToNano } from '../core/money.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { VendorId } from '../core/types.ts';
-import { isRetryableStatus, RouteFailure, type UpstreamClient } from '../calls/upstream.ts';
+import { tryRoutes } from '../calls/route-loop.ts';
+import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
-import type { VideoErrorCode, VideoJob, VideoPatch, VideoStore } from './store.ts';
+import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
+import { clampProgress, costOf, failureOf, readVendorAnswer, vendorFailed, type Outcome, type VendorStatus } from './vendor-answers.ts';
 
 export interface WorkerLog {
   info(obj: object, msg?: string): void;
@@ -46,23 +47,6 @@ const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 /** How long a claimed job stays ours while one status call (not a download) runs. */
 const POLL_LEASE_MS = 2 * 60_000;
 const FILE_SWEEP_EVERY_MS = 60_000;
-
-type VendorStatus = {
-  status?: unknown;
-  progress?: unknown;
-  video?: { url?: unknown; duration?: unknown };
-  error?: { code?: unknown; message?: unknown };
-  usage?: { cost_usd?: unknown };
-};
-
-interface Outcome {
-  status: 'completed' | 'failed';
-  code?: VideoErrorCode;
-  message?: string;
-  costNano: bigint;
-  usageSeconds?: number;
-  file?: { name: string; bytes: number };
-}
 
 const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -190,7 +174,7 @@ export class VideoWorker {
     if (job.requestId === null) {
       // Its submitter's lease ran out before the vendor's answer was recorded: whether the vendor has the job
       // is unknown, so it is not sent again (that could make two) and nothing is charged.
-      await this.finish(job, { status: 'failed', code: 'vendor_failed', message: 'The job was not confirmed by the vendor.', costNano: 0n });
+      await this.finish(job, vendorFailed('The job was not confirmed by the vendor.'));
       return;
     }
     await this.poll(job);
@@ -200,56 +184,39 @@ export class VideoWorker {
 
   private async submit(job: VideoJob): Promise<void> {
     const { config, routes, createPath } = this.vendorOf(job);
-    const body = JSON.stringify(job.vendorRequest ?? {});
-    let lastProblem = routes.length ? 'no route answered' : `no route is configured for vendor ${job.vendor}`;
-    for (const route of routes) {
-      const where = { video: job.id, vendor: route.vendor, route: route.index };
-      try {
-        const answer = await this.deps.upstream.send(
-          route,
-          config,
-          { path: createPath, body, contentType: 'application/json', headers: {} },
-          AbortSignal.timeout(this.timeoutMs()),
-        );
-        const text = await answer.body.text();
-        if (isRetryableStatus(answer.status)) {
-          lastProblem = `route ${route.index} answered ${answer.status}`;
-          this.log.warn({ ...where, status: answer.status }, 'video create: route answered a retryable status, trying the next');
-          continue;
-        }
-        if (answer.status < 200 || answer.status >= 300) {
-          this.log.warn({ ...where, status: answer.status }, 'video create refused by the vendor');
-          await this.finish(job, { status: 'failed', code: 'vendor_failed', message: `The vendor refused the job: ${vendorMessage(text, answer.status)}`, costNano: 0n });
-          return;
-        }
-        const requestId = parseJson<{ request_id?: unknown }>(text)?.request_id;
-        if (typeof requestId !== 'string' || requestId === '') {
-          lastProblem = `route ${route.index} answered without a request_id`;
-          this.log.warn(where, 'video create: answer without request_id, trying the next route');
-          continue;
-        }
-        const ok = await this.deps.store.patch(job.id, this.deps.owner, {
-          requestId,
-          routeIndex: route.index,
-          vendorRequest: null,
-          leaseOwner: null,
-          leaseUntil: null,
-          nextPollAt: this.nextPoll(),
-        });
-        if (!ok) this.log.warn(where, 'video create: lease lost before the vendor id was recorded');
-        return;
-      } catch (e) {
-        if (!(e instanceof RouteFailure) && !(e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))) throw e;
-        lastProblem = `route ${route.index}: ${(e as Error).message}`;
-        this.log.warn({ ...where, reason: (e as Error).message }, 'video create: route failed, trying the next');
-      }
-    }
-    await this.finish(job, {
-      status: 'failed',
-      code: 'vendor_failed',
-      message: `Vendor ${job.vendor.toUpperCase()} failed on every route (${lastProblem}).`,
-      costNano: 0n,
+    const request = { path: createPath, body: JSON.stringify(job.vendorRequest ?? {}), contentType: 'application/json', headers: {} };
+    const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
+      ...this.routeLoop(job, 'create'),
+      send: (route, signal) => this.deps.upstream.send(route, config, request, signal),
+      read: async (answer, route) => {
+        const read = await readVendorAnswer<{ request_id?: unknown }>(answer);
+        if (!read.ok) return { done: true, value: { refused: read.message } };
+        const requestId = read.json?.request_id;
+        if (typeof requestId !== 'string' || requestId === '') return { done: false, problem: `route ${route.index} answered without a request_id` };
+        return { done: true, value: { requestId, routeIndex: route.index } };
+      },
     });
+    if (!outcome.done) {
+      const problem = outcome.lastProblem ?? `no route is configured for vendor ${job.vendor}`;
+      return this.finish(job, vendorFailed(`Vendor ${job.vendor.toUpperCase()} failed on every route (${problem}).`));
+    }
+    if ('refused' in outcome.value) {
+      this.log.warn({ video: job.id, vendor: job.vendor }, 'video create refused by the vendor');
+      return this.finish(job, vendorFailed(`The vendor refused the job: ${outcome.value.refused}`));
+    }
+    const { requestId, routeIndex } = outcome.value;
+    const patch: VideoPatch = { requestId, routeIndex, vendorRequest: null, leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() };
+    if (!(await this.deps.store.patch(job.id, this.deps.owner, patch))) {
+      this.log.warn({ video: job.id, vendor: job.vendor, route: routeIndex }, 'video create: lease lost before the vendor id was recorded');
+    }
+  }
+
+  /**
+   * The worker's calls make one pass over the routes, each attempt within the videos time limit. No second pass
+   * on Retry-After: a status call is asked again at the next poll anyway, and a create's lease covers one pass.
+   */
+  private routeLoop(job: VideoJob, step: 'create' | 'status') {
+    return { log: this.log, logContext: { video: job.id, step }, attemptTimeoutMs: this.timeoutMs() };
   }
 
   // ---------- polling ----------
@@ -262,27 +229,20 @@ export class VideoWorker {
 
   private async poll(job: VideoJob): Promise<void> {
     const { config, routes } = this.vendorOf(job);
-    let status: VendorStatus | null = null;
-    for (const route of this.pollOrder(job, routes)) {
-      const where = { video: job.id, vendor: route.vendor, route: route.index };
-      try {
-        const answer = await this.deps.upstream.get(route, config, `/v1/videos/${encodeURIComponent(job.requestId!)}`, AbortSignal.timeout(this.timeoutMs()));
-        const text = await answer.body.text();
-        if (isRetryableStatus(answer.status)) {
-          this.log.warn({ ...where, status: answer.status }, 'video status: retryable answer, trying the next route');
-          continue;
-        }
-        if (answer.status < 200 || answer.status >= 300) {
-          await this.finish(job, { status: 'failed', code: 'vendor_failed', message: `The vendor lost the job: ${vendorMessage(text, answer.status)}`, costNano: 0n });
-          return;
-        }
-        status = parseJson<VendorStatus>(text);
-        if (status) break;
-      } catch (e) {
-        if (!(e instanceof RouteFailure) && !(e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))) throw e;
-        this.log.warn({ ...where, reason: (e as Error).message }, 'video status: route failed, trying the next');
-      }
-    }
+    const path = `/v1/videos/${encodeURIComponent(job.requestId!)}`;
+    const outcome = await tryRoutes<{ lost: string } | { status: VendorStatus }>(this.pollOrder(job, routes), {
+      ...this.routeLoop(job, 'status'),
+      send: (route, signal) => this.deps.upstream.get(route, config, path, signal),
+      read: async (answer, route) => {
+        const read = await readVendorAnswer<VendorStatus>(answer);
+        if (!read.ok) return { done: true, value: { lost: read.message } };
+        const status = read.json;
+        return status ? { done: true, value: { status } } : { done: false, problem: `route ${route.index} answered a status that is not a JSON object` };
+      },
+    });
+    const answered = outcome.done ? outcome.value : null;
+    if (answered && 'lost' in answered) return this.finish(job, vendorFailed(`The vendor lost the job: ${answered.lost}`));
+    const status = answered?.status ?? null;
 
     if (status?.status === 'done') return this.deliver(job, status);
     if (status?.status === 'failed') return this.finish(job, failureOf(status));
@@ -336,8 +296,7 @@ export class VideoWorker {
     const { config, routes } = this.vendorOf(job);
     // The vendor's credential goes only to the vendor's own hosts, never to a third-party file host.
     const route = routes.find((r) => new URL(r.baseUrl).origin === target.origin);
-    const headers: Record<string, string> = {};
-    if (route && config) headers[config.credential.header] = config.credential.scheme ? `${config.credential.scheme} ${route.key}` : route.key;
+    const headers = route && config ? routeCredential(config, route) : {};
     const res = await fetch(target, { headers, signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow' });
     if (res.status !== 200 || !res.body) {
       await res.body?.cancel().catch(() => undefined);
@@ -386,47 +345,4 @@ export class VideoWorker {
     }
     this.log.info({ video: job.id, status: o.status, code: o.code, cost_nano: String(charged) }, 'video job finished');
   }
-}
-
-function failureOf(s: VendorStatus): Outcome {
-  const code = typeof s.error?.code === 'string' ? s.error.code : '';
-  const message = typeof s.error?.message === 'string' ? s.error.message : '';
-  if (code === 'input_moderated') {
-    // The vendor may price a blocked input: that amount is debited and shown.
-    return { status: 'failed', code: 'moderation_blocked', message: message || 'The input was blocked by the vendor safety check.', costNano: costOf(s) };
-  }
-  if (code === 'output_moderated') {
-    return { status: 'failed', code: 'moderation_blocked', message: message || 'The generated video was filtered by the vendor safety check.', costNano: 0n };
-  }
-  return { status: 'failed', code: 'vendor_failed', message: message || `The vendor could not produce the video${code ? ` (${code})` : ''}.`, costNano: 0n };
-}
-
-function costOf(s: VendorStatus): bigint {
-  const c = s.usage?.cost_usd;
-  if (typeof c !== 'number' || !Number.isFinite(c) || c <= 0) return 0n;
-  try {
-    return usdToNano(c);
-  } catch {
-    return BigInt(Math.ceil(c * 1e9)); // finer than a nano: rounded up, as usage is
-  }
-}
-
-function clampProgress(v: unknown, fallback: number): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return fallback;
-  return Math.max(0, Math.min(99, Math.floor(v)));
-}
-
-function parseJson<T>(text: string): T | null {
-  try {
-    const v = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as T) : null;
-  } catch {
-    return null;
-  }
-}
-
-function vendorMessage(text: string, status: number): string {
-  const j = parseJson<{ error?: { message?: unknown } | string; message?: unknown }>(text);
-  const m = typeof j?.error === 'object' ? j.error?.message : (j?.error ?? j?.message);
-  return typeof m === 'string' && m ? `${status} ${m}` : `status ${status}`;
 }

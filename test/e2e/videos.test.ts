@@ -265,6 +265,34 @@ describe('parameters', () => {
     expect(videoCreates(t).length).toBe(n);
     expect(await t.balance()).toBe(before);
   });
+
+  it('a form may name the starting image by URL, as input_reference[image_url] or input_reference; a file and a URL together are 400', async () => {
+    const n = videoCreates(t).length;
+    const send = (prompt: string, fill: (form: FormData) => void) => {
+      const form = new FormData();
+      form.set('model', 'video-d-1');
+      form.set('prompt', `${prompt} [[sim:never]]`);
+      fill(form);
+      return fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: form });
+    };
+    expect((await send('nested', (f) => f.set('input_reference[image_url]', 'https://example.invalid/nested.png'))).status).toBe(200);
+    expect((await send('plain', (f) => f.set('input_reference', 'https://example.invalid/plain.png'))).status).toBe(200);
+    for (let waited = 0; videoCreates(t).length < n + 2 && waited < 2000; waited += 20) await sleep(20); // sent in the background
+    const sent = new Map(videoCreates(t).slice(n).map((r) => [(r.body as any).prompt.split(' ')[0], (r.body as any).image?.url]));
+    expect(sent.get('nested')).toBe('https://example.invalid/nested.png');
+    expect(sent.get('plain')).toBe('https://example.invalid/plain.png');
+
+    const before = await t.balance();
+    const both = await send('both', (f) => {
+      f.set('input_reference[image_url]', 'https://example.invalid/both.png');
+      f.set('input_reference', new Blob([Buffer.from('89504e47', 'hex')], { type: 'image/png' }), 'both.png');
+    });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as any).error.param).toBe('input_reference');
+    await sleep(50);
+    expect(videoCreates(t).length).toBe(n + 2);
+    expect(await t.balance()).toBe(before);
+  });
 });
 
 describe('refusals before any charge', () => {

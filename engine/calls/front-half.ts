@@ -1,0 +1,71 @@
+// The front half of every call, a model door's or a video job's: authenticate → read the body → prepare →
+// hold the most it can cost. A call refused anywhere here has held and charged nothing.
+import type { FastifyRequest } from 'fastify';
+import type { Accounts, Caller, Hold } from '../money/accounts.ts';
+import type { Clock } from '../core/clock.ts';
+import type { DoorConfig } from '../catalog/config.ts';
+import { errors } from '../core/errors.ts';
+import type { RequestBody } from '../http/request-body.ts';
+import { prepareCall, type CallerRefusal, type PreparedCall, type TransformRegistry } from './prepare.ts';
+import { reservationFor } from './reservation.ts';
+import type { Runtime, Snapshot } from '../catalog/runtime.ts';
+
+export interface FrontHalfDeps {
+  runtime: Runtime;
+  accounts: Accounts;
+  registry: TransformRegistry;
+  clock: Clock;
+  callerRefusal?: CallerRefusal;
+}
+
+/** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
+export type BodyReader = (req: FastifyRequest, door: DoorConfig, snap: Snapshot) => Promise<RequestBody>;
+
+/** A call prepared and not yet holding money: one snapshot and one instant for all of it. */
+export interface PreparedRequest extends RequestBody {
+  snap: Snapshot;
+  door: DoorConfig;
+  now: Date;
+  caller: Caller;
+  prepared: PreparedCall;
+}
+
+/** What to hold for a prepared call: an amount under an id, or nothing at all (`amount: null`). */
+export type HoldPlan = { amount: bigint; holdId: string } | { amount: null };
+
+/** The prepared call, its plan and its hold: a hold exactly when the plan named an amount. */
+export type AdmittedCall<P extends HoldPlan> = PreparedRequest &
+  ({ plan: Extract<P, { amount: bigint }>; hold: Hold } | { plan: Extract<P, { amount: null }>; hold: null });
+
+export interface Admission<P extends HoldPlan> {
+  /** The door's name in config/doors.yaml. */
+  door: string;
+  readBody: BodyReader;
+  /** What to hold; it may refuse the call (a parameter the door checks itself) before anything is held. */
+  planHold: (call: PreparedRequest) => P | Promise<P>;
+}
+
+export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: FrontHalfDeps, admission: Admission<P>): Promise<AdmittedCall<P>> {
+  const snap = deps.runtime.snapshot();
+  const door = configuredDoor(snap, admission.door);
+  const now = deps.clock.now();
+  const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
+  const { body, files } = await admission.readBody(req, door, snap);
+  const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal, files });
+  const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
+  const plan = await admission.planHold(call);
+  const hold = plan.amount === null ? null : await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId);
+  return { ...call, plan, hold } as AdmittedCall<P>;
+}
+
+/** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
+export function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
+  if (door.billing === 'free') return { amount: null };
+  return { amount: reservationFor(door, prepared.call, snap, now), holdId: prepared.call.id };
+}
+
+export function configuredDoor(snap: Snapshot, name: string): DoorConfig {
+  const door = snap.config.doors[name];
+  if (!door) throw errors.notFound(`The ${name} door is not configured.`);
+  return door;
+}

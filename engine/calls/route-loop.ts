@@ -1,0 +1,102 @@
+// The vendor's routes, tried in order, for everything that talks to a vendor: a model door's exchange and
+// the video worker's create and status calls. What moves an attempt on to the next route is decided here
+// only: a 429 or 5xx answer, a connection that failed or was reset (RouteFailure), an attempt that ran out
+// of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
+import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
+import type { Route } from './vendor-routes.ts';
+
+/** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
+export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
+
+export interface RouteLog {
+  warn(obj: object, msg?: string): void;
+}
+
+/** What one route's answer came to: the caller's result, or why the next route should be asked. */
+export type RouteStep<T> = { done: true; value: T } | { done: false; problem: string };
+
+export interface RouteLoop<T> {
+  /** Sends the request on one route. */
+  send(route: Route, signal: AbortSignal): Promise<UpstreamAnswer>;
+  /**
+   * Reads an answer that is not retryable. `depth` counts the attempts that failed before this one. Once
+   * anything reached the client it must finish (done), never throw a RouteFailure.
+   */
+  read(answer: UpstreamAnswer, route: Route, depth: number): Promise<RouteStep<T>>;
+  log: RouteLog;
+  /** Fields every log line of the loop carries (which job it is). */
+  logContext?: object;
+  /** Ends the whole loop (a call's time limit, its client leaving): thrown on, never a route failure. */
+  signal?: AbortSignal;
+  /** The time limit of one attempt: running out of it fails that route only. */
+  attemptTimeoutMs?: number;
+  /**
+   * Longest Retry-After waited for before one more pass over the routes, when every route failed and at least
+   * one asked to be retried; without it there is one pass only.
+   */
+  retryAfterMaxMs?: number;
+}
+
+export type RoutesOutcome<T> = { done: true; value: T } | { done: false; failedAttempts: number; lastProblem?: string };
+
+type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number };
+
+export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise<RoutesOutcome<T>> {
+  let failed = 0;
+  let lastProblem: string | undefined;
+  for (let pass = 0; pass < 2; pass++) {
+    let retryAfterMs: number | undefined;
+    for (const route of routes) {
+      const attempt = await attemptRoute(route, failed, loop);
+      if (attempt.done) return attempt;
+      failed++;
+      lastProblem = attempt.problem;
+      loop.log.warn({ ...loop.logContext, vendor: route.vendor, route: route.index, reason: attempt.problem }, 'route failed, trying the next');
+      if (attempt.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, attempt.retryAfterMs);
+    }
+    if (loop.retryAfterMaxMs === undefined || retryAfterMs === undefined || retryAfterMs > loop.retryAfterMaxMs) break;
+    loop.log.warn({ ...loop.logContext, retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
+    await sleep(retryAfterMs, loop.signal);
+  }
+  return { done: false, failedAttempts: failed, lastProblem };
+}
+
+async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>): Promise<Attempt<T>> {
+  const ownTime = loop.attemptTimeoutMs === undefined ? undefined : AbortSignal.timeout(loop.attemptTimeoutMs);
+  const signals = [loop.signal, ownTime].filter((s): s is AbortSignal => s !== undefined);
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? new AbortController().signal);
+  try {
+    const answer = await loop.send(route, signal);
+    if (isRetryableStatus(answer.status)) {
+      await answer.body.dump().catch(() => undefined);
+      return { done: false, problem: `route ${route.index} answered ${answer.status}`, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
+    }
+    return await loop.read(answer, route, depth);
+  } catch (e) {
+    const outOfOwnTime = ownTime?.aborted === true && loop.signal?.aborted !== true;
+    if (e instanceof RouteFailure || outOfOwnTime) return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
+    throw e;
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+const sleep = (ms: number, signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });

@@ -1,0 +1,18 @@
+// A model door's request as the rest of the call sees it: a JSON object, and the files of a form kept
+// aside as bytes. A JSON door reads it here; a form is read by multipart.ts.
+import type { FastifyRequest } from 'fastify';
+import type { UploadedFile } from '../core/call.ts';
+import { errors } from '../core/errors.ts';
+import type { JsonObject } from '../core/types.ts';
+
+export interface RequestBody {
+  body: JsonObject;
+  files?: Record<string, UploadedFile>;
+}
+
+/** The parsed JSON body, which must be an object. */
+export function readJsonBody(req: FastifyRequest): RequestBody {
+  const body = req.body;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
+  return { body: body as JsonObject };
+}

@@ -1,0 +1,123 @@
+// The one route loop (engine/calls/route-loop.ts) on its own, with answers made up in the test: what moves
+// a call to the next route, what ends it, the depth each route sees, and the time limits.
+import { describe, expect, it } from 'vitest';
+import { parseRetryAfter, tryRoutes, type RouteLoop } from '../../engine/calls/route-loop.ts';
+import { RouteFailure, type UpstreamAnswer } from '../../engine/calls/upstream.ts';
+import type { Route } from '../../engine/calls/vendor-routes.ts';
+
+const routes: Route[] = [0, 1, 2].map((index) => ({ vendor: 'b', index, baseUrl: `http://b${index}.test`, key: 'k', simulated: true }));
+const quiet = { warn: () => undefined };
+
+function answer(status: number, body = '', headers: Record<string, string> = {}): UpstreamAnswer {
+  return { status, headers, body: { text: async () => body, dump: async () => undefined } as unknown as UpstreamAnswer['body'] };
+}
+
+/** A loop whose routes answer in turn from `script`; records which route was asked and at what depth. */
+function scripted(script: (() => Promise<UpstreamAnswer>)[], extra: Partial<RouteLoop<string>> = {}) {
+  const asked: { route: number; depth?: number }[] = [];
+  let i = 0;
+  const loop: RouteLoop<string> = {
+    send: (route) => {
+      asked.push({ route: route.index });
+      return script[i++]();
+    },
+    read: async (a, _route, depth) => {
+      asked[asked.length - 1].depth = depth;
+      const text = await a.body.text();
+      return text === 'unusable' ? { done: false, problem: 'unusable answer' } : { done: true, value: `${a.status} ${text}` };
+    },
+    log: quiet,
+    ...extra,
+  };
+  return { loop, asked };
+}
+
+describe('tryRoutes', () => {
+  it('moves on after 429, 5xx, a failed connection and an unusable answer; the answering route sees how many failed', async () => {
+    const { loop, asked } = scripted([
+      async () => answer(429),
+      async () => {
+        throw new RouteFailure('connection reset');
+      },
+      async () => answer(200, 'unusable'),
+    ]);
+    const failed = await tryRoutes(routes, loop);
+    expect(failed).toEqual({ done: false, failedAttempts: 3, lastProblem: 'unusable answer' });
+    expect(asked.map((a) => a.route)).toEqual([0, 1, 2]);
+
+    const second = scripted([async () => answer(503), async () => answer(200, 'ok')]);
+    expect(await tryRoutes(routes, second.loop)).toEqual({ done: true, value: '200 ok' });
+    expect(second.asked).toEqual([{ route: 0 }, { route: 1, depth: 1 }]);
+  });
+
+  it('a vendor 4xx is an answer, not a reason to move on', async () => {
+    const { loop, asked } = scripted([async () => answer(400, 'bad request')]);
+    expect(await tryRoutes(routes, loop)).toEqual({ done: true, value: '400 bad request' });
+    expect(asked).toHaveLength(1);
+  });
+
+  it('names the last problem with the route it happened on', async () => {
+    const { loop } = scripted([async () => answer(500), async () => answer(502), async () => answer(529)]);
+    expect(await tryRoutes(routes, loop)).toMatchObject({ done: false, lastProblem: 'route 2 answered 529' });
+  });
+
+  it('any other error ends the loop', async () => {
+    const { loop, asked } = scripted([
+      async () => {
+        throw new Error('a bug');
+      },
+    ]);
+    await expect(tryRoutes(routes, loop)).rejects.toThrow('a bug');
+    expect(asked).toHaveLength(1);
+  });
+
+  it('one more pass when every route asked for a short wait, within retryAfterMaxMs; none without it', async () => {
+    const busy = () => async () => answer(429, '', { 'retry-after': '0' });
+    const { loop, asked } = scripted([busy(), busy(), busy(), async () => answer(200, 'ok')], { retryAfterMaxMs: 10 });
+    expect(await tryRoutes(routes, loop)).toEqual({ done: true, value: '200 ok' });
+    expect(asked.map((a) => a.route)).toEqual([0, 1, 2, 0]);
+    expect(asked[3].depth).toBe(3);
+
+    const once = scripted([busy(), busy(), busy(), async () => answer(200, 'ok')]);
+    expect(await tryRoutes(routes, once.loop)).toMatchObject({ done: false, failedAttempts: 3 });
+
+    const tooLong = () => async () => answer(429, '', { 'retry-after': '60' });
+    const long = scripted([tooLong(), tooLong(), tooLong(), async () => answer(200, 'ok')], { retryAfterMaxMs: 10_000 });
+    expect(await tryRoutes(routes, long.loop)).toMatchObject({ done: false, failedAttempts: 3 });
+  });
+
+  it('an attempt that runs out of its own time fails that route only; the whole loop running out ends it', async () => {
+    const hang = (_route: Route, signal: AbortSignal) =>
+      new Promise<UpstreamAnswer>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    let calls = 0;
+    const perAttempt = await tryRoutes(routes.slice(0, 2), {
+      send: (route, signal) => (calls++ === 0 ? hang(route, signal) : Promise.resolve(answer(200, 'late but fine'))),
+      read: async (a) => ({ done: true, value: await a.body.text() }),
+      log: quiet,
+      attemptTimeoutMs: 20,
+    });
+    expect(perAttempt).toEqual({ done: true, value: 'late but fine' });
+
+    const whole = AbortSignal.timeout(20);
+    await expect(
+      tryRoutes(routes, { send: hang, read: async () => ({ done: true, value: 'never' }), log: quiet, signal: whole, attemptTimeoutMs: 1000 }),
+    ).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('no routes: nothing is sent and there is no problem to name', async () => {
+    const { loop, asked } = scripted([]);
+    expect(await tryRoutes([], loop)).toEqual({ done: false, failedAttempts: 0, lastProblem: undefined });
+    expect(asked).toHaveLength(0);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates, and nothing else', () => {
+    expect(parseRetryAfter('2')).toBe(2000);
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    const inAMinute = parseRetryAfter(new Date(Date.now() + 60_000).toUTCString())!;
+    expect(inAMinute).toBeGreaterThan(55_000);
+    expect(inAMinute).toBeLessThanOrEqual(60_000);
+  });
+});
