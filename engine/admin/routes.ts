@@ -1,4 +1,4 @@
-// The operator's admin API (spec/operations.md, "Admin API"), under /admin/v1, JSON,
+// The operator's admin API (README "Operator commands"), under /admin/v1, JSON,
 // `Authorization: Bearer $GATEWAY_ADMIN_TOKEN`.
 //
 //   POST /admin/v1/wallets                         {credits?, splits_usage?, key_slots?, owner_id?}

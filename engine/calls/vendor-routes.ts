@@ -1,4 +1,4 @@
-// Where each vendor is: the ordered routes from GATEWAY_VENDOR_<X>_URLS / _KEY (operations.md),
+// Where each vendor is: the ordered routes from GATEWAY_VENDOR_<X>_URLS / _KEY (README "Configuration"),
 // or the bundled simulator for vendors without URLs when simulation is on.
 import { VENDORS, type VendorId } from '../core/types.ts';
 

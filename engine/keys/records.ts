@@ -1,4 +1,4 @@
-// The api_key record of the key doors (interface.md, "API key record").
+// The api_key record the key doors answer with: never the full key except once, at creation.
 import { endOfKoreanDay } from '../core/clock.ts';
 import { usedCredits, type KeyRow } from './types.ts';
 import type { KeyUsage } from './quota.ts';

@@ -1,5 +1,5 @@
 // POST /v1/videos parameters: checked (400 before any charge) and decomposed into what vendor D takes.
-// Pure: no I/O. The spec's table (interface.md, "Video doors") is the source of every rule here.
+// Pure: no I/O. Its figures come from config/videos.yaml; its choices are in engine/videos/README.md.
 import { errors } from '../core/errors.ts';
 import type { VideoTable } from '../catalog/config.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
@@ -149,7 +149,7 @@ function parseBool(v: JsonValue | undefined, name: string, fallback: boolean): b
   throw errors.invalidRequest(`${name} must be true or false.`, name);
 }
 
-/** What POST U/v1/videos/generations receives (operations.md, "Vendor D video API"). */
+/** What POST U/v1/videos/generations receives (vendor D's job API, as engine/videos/README.md describes it). */
 export function vendorBody(model: string, r: VideoRequest): JsonObject {
   return {
     model,

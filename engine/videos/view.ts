@@ -1,4 +1,5 @@
-// The video object clients see (interface.md, "Video job"), and the signed short-lived download address.
+// The video object clients see, and the signed short-lived download address (a file URL that works
+// without the key, for a few minutes only).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { VideoJob } from './store.ts';
 
