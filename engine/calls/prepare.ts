@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../money/accounts.ts';
 import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import { firstRefusal, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
@@ -42,7 +42,7 @@ export function prepareCall(
   const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
   const rules = resolveRules(model, door.name, snap.config);
   const refused = firstRefusal([...doorRefusals, ...rules.refusals], view);
-  if (refused) throw new GatewayError(refused.refusal.status ?? 400, 'invalid_request_error', refused.message);
+  if (refused) throw errors.refused(refused.refusal.status ?? 400, refused.message);
   const byCaller = opts.callerRefusal?.(caller, door, body);
   if (byCaller) throw byCaller;
 

@@ -1,4 +1,5 @@
 // The one object a request becomes. Every step of the pipeline is a plain function over it.
+import type { RefusalStatus } from './errors.ts';
 import type { JsonObject, ModelEntry, Usage } from './types.ts';
 
 /** A condition over a request body, written in YAML (config/doors.yaml and config/rules.yaml). */
@@ -19,8 +20,8 @@ type JsonValueLike = string | number | boolean | null;
 export interface Refusal {
   when: Condition;
   say: string;
-  /** Status when it is not 400 (for example 403 for an audience rule). */
-  status?: number;
+  /** Status when it is not 400 (for example 403 for an audience rule); the error type follows from it. */
+  status?: RefusalStatus;
 }
 
 /** The effects of a model's named rules on one door, merged. */
