@@ -3,18 +3,13 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type GatewayConfig } from './config.ts';
-import type { ModelEntry, ModelKind, Pricing, VendorId } from '../core/types.ts';
+import type { CatalogFile, CatalogModel } from '../core/schema-types.ts';
+import type { ModelEntry, ModelKind, VendorId } from '../core/types.ts';
 import { ConfigFileError, loadYaml, type LoadedYaml } from './yaml-file.ts';
 
 export interface Catalog {
   dir: string;
   models: Map<string, ModelEntry>;
-}
-
-type RawModel = Partial<Omit<ModelEntry, 'id' | 'file' | 'line'>> & { kind: ModelKind; pricing: Pricing };
-interface RawFile {
-  vendor?: VendorId;
-  models: Record<string, RawModel>;
 }
 
 export const catalogFiles = (dir: string) =>
@@ -28,9 +23,9 @@ export function loadCatalog(dir: string, config?: GatewayConfig): Catalog {
   const problems: string[] = [];
   const models = new Map<string, ModelEntry>();
   for (const file of catalogFiles(dir)) {
-    let loaded: LoadedYaml<RawFile>;
+    let loaded: LoadedYaml<CatalogFile>;
     try {
-      loaded = loadYaml<RawFile>(file, join(dir, 'schema.json'));
+      loaded = loadYaml<CatalogFile>(file, join(dir, 'schema.json'));
     } catch (e) {
       if (e instanceof ConfigFileError) {
         problems.push(...e.problems);
@@ -58,7 +53,7 @@ export function loadCatalog(dir: string, config?: GatewayConfig): Catalog {
   return { dir, models };
 }
 
-function toEntry(id: string, vendor: VendorId, raw: RawModel, file: string, line: number, cfg: GatewayConfig): ModelEntry {
+function toEntry(id: string, vendor: VendorId, raw: CatalogModel, file: string, line: number, cfg: GatewayConfig): ModelEntry {
   return {
     id,
     vendor,
@@ -72,7 +67,7 @@ function toEntry(id: string, vendor: VendorId, raw: RawModel, file: string, line
     sale_ends: raw.sale_ends ?? null,
     successor: raw.successor ?? null,
     data_handling: raw.data_handling ?? null,
-    source: raw.source ?? 'assumed',
+    source: raw.source,
     assumed: raw.assumed ?? [],
     file,
     line,
@@ -113,6 +108,11 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
     }
   }
   if (m.kind === 'video' && !p.video_per_second) out.push(`${at}: video model without video_per_second`);
+  for (const resolution of Object.keys(p.video_per_second ?? {})) {
+    if (!cfg.videos.resolutions.includes(resolution)) {
+      out.push(`${at}: video_per_second names resolution '${resolution}', which config/videos.yaml does not list`);
+    }
+  }
   if (m.kind === 'speech' && p.per_mchar === undefined) out.push(`${at}: speech model without per_mchar`);
   return out;
 }

@@ -51,6 +51,16 @@ describe('catalog check', () => {
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'chat' does not serve speech models of vendor b/);
   });
 
+  it('refuses a model placed on a door that config/doors.yaml does not define', () => {
+    const problems = problemsAfter('catalog/media.yaml', (t) => t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [speeches]\n'));
+    expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'speeches' does not exist/);
+  });
+
+  it('refuses a video price for a resolution config/videos.yaml does not list', () => {
+    const problems = problemsAfter('config/videos.yaml', (t) => t.replace("resolutions: ['480p', '720p', '1080p']", "resolutions: ['480p', '720p']"));
+    expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'video-d-\d': video_per_second names resolution '1080p', which config\/videos\.yaml does not list/);
+  });
+
   it('refuses a per-image reservation that is not the billing factor times the vendor charge', () => {
     const problems = problemsAfter('catalog/media.yaml', (t) => t.replace('image_reservation: 0.09, image_charge: 0.06', 'image_reservation: 0.08, image_charge: 0.06'));
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'image-d-2': image_reservation 0\.08 is not 1\.5 × image_charge 0\.06/);
