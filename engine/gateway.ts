@@ -11,7 +11,7 @@ import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService }
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
-import { missingTransforms, type CallerRefusal } from './calls/prepare.ts';
+import type { CallerRefusal } from './calls/prepare.ts';
 import { firstRefusal } from './calls/refusals.ts';
 import { Runtime } from './catalog/runtime.ts';
 import { buildServer } from './calls/doors.ts';
@@ -56,8 +56,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
-  const missing = missingTransforms(runtime.snapshot(), registry);
-  if (missing.length) throw new Error(`unknown transforms named in config:\n${missing.join('\n')}`);
 
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });

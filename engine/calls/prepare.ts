@@ -87,18 +87,3 @@ function checkRequired(door: DoorConfig, body: JsonObject, headers: RequestView[
     if (!value || !new RegExp(h.pattern).test(value)) throw errors.invalidRequest(h.say);
   }
 }
-
-/** Names in config/doors.yaml that no transform answers to: reported at start, not at the first call. */
-export function missingTransforms(snap: Snapshot, registry: TransformRegistry): string[] {
-  const missing: string[] = [];
-  for (const door of Object.values(snap.config.doors)) {
-    for (const [name, p] of Object.entries(door.protocols)) {
-      const where = `config/doors.yaml: ${door.name}.protocols.${name}`;
-      for (const t of p.request) if (!registry.requestTransforms[t]) missing.push(`${where}.request: '${t}'`);
-      if (p.answer && !registry.answerTransforms[p.answer]) missing.push(`${where}.answer: '${p.answer}'`);
-      if (p.stream && !registry.streamTranslators[p.stream]) missing.push(`${where}.stream: '${p.stream}'`);
-      if (p.usage && !registry.usageReaders[p.usage]) missing.push(`${where}.usage: '${p.usage}'`);
-    }
-  }
-  return missing;
-}

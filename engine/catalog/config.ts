@@ -1,4 +1,4 @@
-// Loads config/*.yaml (doors, vendors, billing, limits, rules), each against its schema.
+// Loads config/*.yaml (doors, vendors, billing, limits, rules, videos), each against its schema.
 import { join } from 'node:path';
 import type {
   BillingFile,
@@ -14,7 +14,7 @@ import type {
   VendorYaml,
   VideosFile,
 } from '../core/schema-types.ts';
-import { ConfigFileError, loadYaml } from './yaml-file.ts';
+import { loadYaml, type Locate } from './yaml-file.ts';
 
 // The shapes are the schemas' (config/schemas/*.json, through engine/core/schema-types.ts); this file only
 // adds what loading fills in.
@@ -54,47 +54,45 @@ export interface GatewayConfig {
   videos: VideoTable;
 }
 
-export function loadConfig(dir: string): GatewayConfig {
-  const schema = (name: string) => join(dir, 'schemas', `${name}.schema.json`);
-  const file = (name: string) => join(dir, `${name}.yaml`);
-  const doorsFile = loadYaml<DoorsFile>(file('doors'), schema('doors'));
-  const vendors = loadYaml<VendorsFile>(file('vendors'), schema('vendors')).data;
+/** The config files, by the name their YAML and schema files share. */
+export const CONFIG_FILES = ['doors', 'vendors', 'billing', 'limits', 'rules', 'videos'] as const;
+export type ConfigFile = (typeof CONFIG_FILES)[number];
+
+export interface LoadedConfig {
+  config: GatewayConfig;
+  /** Where a value of a config file sits, for problems found after loading. */
+  at: Record<ConfigFile, Locate>;
+}
+
+/** Reads config/*.yaml, each against its schema; what spans files is checked by validate.ts. */
+export function readConfig(dir: string): LoadedConfig {
+  const read = <T>(name: ConfigFile) => loadYaml<T>(join(dir, `${name}.yaml`), join(dir, 'schemas', `${name}.schema.json`));
+  const doors = read<DoorsFile>('doors');
+  const vendors = read<VendorsFile>('vendors');
+  const billing = read<BillingFile>('billing');
+  const limits = read<LimitsFile>('limits');
+  const rules = read<RulesFile>('rules');
+  const videos = read<VideosFile>('videos');
   const config: GatewayConfig = {
     dir,
-    doors: Object.fromEntries(Object.entries(doorsFile.data).map(([name, raw]) => [name, withDoorDefaults(name, raw)])),
+    doors: Object.fromEntries(Object.entries(doors.data).map(([name, raw]) => [name, withDoorDefaults(name, raw)])),
     vendors: Object.fromEntries(
-      Object.entries(vendors).map(([id, v]) => [id, { headers: {}, forward_headers: [], ...v }]),
+      Object.entries(vendors.data).map(([id, v]) => [id, { headers: {}, forward_headers: [], ...v }]),
     ) as Record<VendorId, VendorConfig>,
-    billing: loadYaml<BillingFile>(file('billing'), schema('billing')).data,
-    limits: loadYaml<LimitsFile>(file('limits'), schema('limits')).data,
-    rules: loadYaml<RulesFile>(file('rules'), schema('rules')).data,
-    videos: loadYaml<VideosFile>(file('videos'), schema('videos')).data,
+    billing: billing.data,
+    limits: limits.data,
+    rules: rules.data,
+    videos: videos.data,
   };
-  const problems = checkDoors(config, doorsFile.lineOf);
-  if (problems.length) throw new ConfigFileError(problems.map((p) => `${file('doors')}:${p}`));
-  return config;
+  const at = { doors: doors.at, vendors: vendors.at, billing: billing.at, limits: limits.at, rules: rules.at, videos: videos.at };
+  return { config, at };
 }
+
+/** The config alone, each file valid against its schema (loadSnapshot checks it against the catalog too). */
+export const loadConfig = (dir: string): GatewayConfig => readConfig(dir).config;
 
 function withDoorDefaults(name: string, raw: DoorYaml): DoorConfig {
   return { ...doorDefaults(), ...raw, name };
-}
-
-/** Every protocol a door names exists, and every vendor the door serves speaks one. */
-function checkDoors(config: GatewayConfig, lineOf: (p: string[]) => number): string[] {
-  const problems: string[] = [];
-  for (const door of Object.values(config.doors)) {
-    for (const [vendor, protocol] of Object.entries(door.vendor_protocol)) {
-      if (!door.protocols[protocol]) {
-        problems.push(`${lineOf([door.name, 'vendor_protocol', vendor])}: door '${door.name}' names protocol '${protocol}', which it does not define`);
-      }
-    }
-    for (const vendor of door.serves.vendors) {
-      if (!protocolNameFor(door, vendor)) {
-        problems.push(`${lineOf([door.name, 'vendor_protocol'])}: door '${door.name}' serves vendor ${vendor} but names no protocol for it`);
-      }
-    }
-  }
-  return problems;
 }
 
 export function protocolNameFor(door: DoorConfig, vendor: VendorId): string | undefined {

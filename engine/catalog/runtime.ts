@@ -1,7 +1,8 @@
 // The catalog and config in force. A call takes one snapshot at its start and keeps it to the end,
 // so a reload never changes a call in flight; a broken reload leaves the running snapshot serving.
-import { loadCatalog, type Catalog } from './catalog.ts';
-import { loadConfig, type GatewayConfig } from './config.ts';
+import { readCatalog, type Catalog } from './catalog.ts';
+import { readConfig, type GatewayConfig } from './config.ts';
+import { snapshotProblems } from './validate.ts';
 import { ConfigFileError } from './yaml-file.ts';
 
 export interface Snapshot {
@@ -42,7 +43,11 @@ export class Runtime {
   }
 }
 
+/** Reads and checks config/ and catalog/ (start, reload and `catalog check` all come here); throws every problem found. */
 export function loadSnapshot(dirs: { config: string; catalog: string }, version: number): Snapshot {
-  const config = loadConfig(dirs.config);
-  return { config, catalog: loadCatalog(dirs.catalog, config), version };
+  const config = readConfig(dirs.config);
+  const catalog = readCatalog(dirs.catalog, config.config);
+  const problems = snapshotProblems(config, catalog);
+  if (problems.length) throw new ConfigFileError(problems);
+  return { config: config.config, catalog: catalog.catalog, version };
 }
