@@ -19,7 +19,7 @@ type Schema = {
   properties?: Record<string, Schema>;
   required?: string[];
   additionalProperties?: boolean | Schema;
-  propertyNames?: { enum?: string[] };
+  propertyNames?: Schema;
   items?: Schema;
   enum?: unknown[];
   const?: unknown;
@@ -37,6 +37,7 @@ const NAMES: Record<string, string> = {
   'doors.schema.json#/definitions/vendor': 'VendorId',
   'doors.schema.json#/definitions/kind': 'ModelKind',
   'doors.schema.json#/definitions/scalar': 'ScalarValue',
+  'doors.schema.json#/definitions/billing': 'BillingKind',
   'doors.schema.json#/definitions/condition': 'Condition',
   'doors.schema.json#/definitions/refusal': 'RefusalYaml',
   'doors.schema.json#/definitions/protocol': 'ProtocolYaml',
@@ -44,6 +45,7 @@ const NAMES: Record<string, string> = {
   'vendors.schema.json#': 'VendorsFile',
   'vendors.schema.json#/additionalProperties': 'VendorYaml',
   'billing.schema.json#': 'BillingFile',
+  'billing.schema.json#/definitions/needs': 'ChainNeeds',
   'limits.schema.json#': 'LimitsFile',
   'rules.schema.json#': 'RulesFile',
   'rules.schema.json#/additionalProperties': 'RuleYaml',
@@ -174,16 +176,18 @@ class Generator {
     const required = new Set(s.required ?? []);
     const extra = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
     const props: [string, Schema][] = Object.entries(s.properties ?? {});
-    if (s.propertyNames?.enum) {
+    const names = s.propertyNames?.$ref ? this.resolve(pointer, s.propertyNames.$ref).schema : s.propertyNames;
+    const keys = names?.enum as string[] | undefined;
+    if (keys) {
       if (!extra) throw new Error(`${pointer}: propertyNames without additionalProperties`);
-      for (const key of s.propertyNames.enum) props.push([key, extra]);
+      for (const key of keys) props.push([key, extra]);
     } else if (extra) {
       if (props.length) throw new Error(`${pointer}: both properties and additionalProperties`);
       return `Record<string, ${this.typeOf(`${pointer}/additionalProperties`, extra, indent)}>`;
     }
     if (props.length === 0) return 'Record<string, unknown>';
     const lines = props.map(([key, prop]) => {
-      const where = s.propertyNames?.enum?.includes(key) ? `${pointer}/additionalProperties` : `${pointer}/properties/${key}`;
+      const where = keys?.includes(key) ? `${pointer}/additionalProperties` : `${pointer}/properties/${key}`;
       const doc = prop.description ? docComment(prop.description, inner) : '';
       return `${doc}${inner}${propertyKey(key)}${required.has(key) ? '' : '?'}: ${this.typeOf(where, prop, inner)};`;
     });

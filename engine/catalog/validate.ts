@@ -2,7 +2,7 @@
 // the same YAML for the same reasons (each file's own schema is checked as it is read).
 import type { LoadedCatalog } from './catalog.ts';
 import type { LoadedConfig } from './config.ts';
-import { doorProblems } from './door-checks.ts';
+import { doorProblems, modelRuleProblems } from './door-checks.ts';
 import { modelProblems } from './model-checks.ts';
 
 /** Problems as `file:line: reason`; empty when config and catalog can serve together. */
@@ -11,7 +11,8 @@ export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): 
   const models = catalog.catalog.models;
   return [
     ...catalog.problems,
-    ...doorProblems(cfg, config.at.doors),
+    ...doorProblems(cfg, config.at.doors, config.at.billing),
     ...modelProblems(models, catalog.at, cfg),
+    ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, [])),
   ];
 }

@@ -11,9 +11,35 @@ export type BillingFile = {
   };
   /** Vendors whose models need credits usable for them; otherwise 403 model_not_in_plan. */
   plan_restricted_vendors: VendorId[];
+  /**
+   * What a door's chain must hold for its calls to be settled; checked against config/doors.yaml at
+   * load.
+   */
+  settlement: {
+    /** By the door's billing kind. */
+    billing: {
+      tokens?: ChainNeeds;
+      image?: ChainNeeds;
+      video?: ChainNeeds;
+      characters?: ChainNeeds;
+      free?: ChainNeeds;
+    };
+    /**
+     * By upstream path: what a protocol that streams must run for the vendor to report usage in the
+     * stream.
+     */
+    streaming: Record<string, ChainNeeds>;
+  };
 };
 
 export type VendorId = 'a' | 'b' | 'c' | 'd' | 'e';
+
+export type ChainNeeds = {
+  /** Request steps every such protocol must run. */
+  request?: string[];
+  /** Every such protocol must name a usage reader. */
+  usage_reader?: boolean;
+};
 
 /** Doors that carry a model: what they serve, refuse, and the transform chain per vendor protocol. */
 export type DoorsFile = Record<string, DoorYaml>;
@@ -38,7 +64,7 @@ export type DoorYaml = {
   }[];
   refuse?: RefusalYaml[];
   /** Default tokens. */
-  billing?: 'tokens' | 'image' | 'video' | 'characters' | 'free';
+  billing?: BillingKind;
   answer_body?: 'json' | 'binary';
   default_model?: string;
   vendor_protocol: Record<string, string>;
@@ -90,6 +116,12 @@ export type Condition = {
 };
 
 export type ScalarValue = string | number | boolean | null;
+
+/**
+ * How a door's calls are reserved and charged; what each kind needs in a chain is config/billing.yaml
+ * `settlement`.
+ */
+export type BillingKind = 'tokens' | 'image' | 'video' | 'characters' | 'free';
 
 export type ProtocolYaml = {
   upstream: string;

@@ -71,6 +71,12 @@ describe('catalog check', () => {
     expect(problems.join('\n')).toContain("rule 'lower-forced-toolchoice' is not defined");
   });
 
+  it('refuses a settlement need that names no transform', () => {
+    const problems = problemsAfter('config/billing.yaml', (t) => t.replace('request: [count-characters]', 'request: [count-chars]'));
+    const billing = readFileSync(`${tree.config}/billing.yaml`, 'utf8');
+    expect(problems).toContain(`${tree.config}/billing.yaml:${lineOf(billing, 'count-chars')}: 'count-chars' is not a request transform (transforms/index.ts)`);
+  });
+
   it('refuses a config file that fails its schema, naming file and line', () => {
     tree = tempCatalogTree();
     tree.edit('config/limits.yaml', (t) => t.replace('default_max_tokens: 8192', 'default_max_tokens: lots'));

@@ -36,6 +36,27 @@ const CASES: BrokenChain[] = [
     needle: 'carry-cache-contrl',
     reason: /door 'chat' protocol 'messages': request step 'carry-cache-contrl' is not a request transform/,
   },
+  {
+    name: 'a character-billed door without its counting step',
+    change: (t) => t.replace('request: [count-characters]', 'request: []'),
+    after: 'upstream: /v1/audio/speech',
+    needle: 'request:',
+    reason: /door 'speech' protocol 'speech' must run 'count-characters': the door bills by characters/,
+  },
+  {
+    name: 'a streaming chat-completions chain that does not ask for stream usage',
+    change: (t) => t.replace('request: [model-rules, ask-stream-usage]', 'request: [model-rules]'),
+    after: 'upstream: /v1/chat/completions',
+    needle: 'request:',
+    reason: /door 'chat' protocol 'chat-completions' streams from \/v1\/chat\/completions but does not run 'ask-stream-usage'/,
+  },
+  {
+    name: 'a model rule that would not apply on a door serving the model',
+    change: (t) => t.replace(/(upstream: \/v1\/images\/generations\n\s+request: )\[model-rules\]/, '$1[]'),
+    after: 'upstream: /v1/images/generations',
+    needle: 'request:',
+    reason: /door 'images' protocol 'images' does not run 'model-rules', so rule 'never-send-size' would not apply to image-d-1 \(.*media\.yaml:\d+\)/,
+  },
 ];
 
 describe('door chains that could not be billed', () => {
