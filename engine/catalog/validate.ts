@@ -3,6 +3,7 @@
 import type { LoadedCatalog } from './catalog.ts';
 import type { LoadedConfig } from './config.ts';
 import { doorProblems, modelRuleProblems } from './door-checks.ts';
+import { doorReferenceProblems } from './door-references.ts';
 import { modelProblems } from './model-checks.ts';
 
 /** Problems as `file:line: reason`; empty when config and catalog can serve together. */
@@ -12,6 +13,7 @@ export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): 
   return [
     ...catalog.problems,
     ...doorProblems(cfg, config.at.doors, config.at.billing),
+    ...doorReferenceProblems(config, catalog.catalog),
     ...modelProblems(models, catalog.at, cfg),
     ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, [])),
   ];

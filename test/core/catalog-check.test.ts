@@ -71,6 +71,28 @@ describe('catalog check', () => {
     expect(problems.join('\n')).toContain("rule 'lower-forced-toolchoice' is not defined");
   });
 
+  it('refuses a door name that config/doors.yaml does not define, wherever it is written', () => {
+    let problems = problemsAfter('config/limits.yaml', (t) => t.replace('  speech: 120000', '  speeches: 120000'));
+    const limits = readFileSync(`${tree.config}/limits.yaml`, 'utf8');
+    expect(problems).toContain(`${tree.config}/limits.yaml:${lineOf(limits, 'speeches')}: call_timeout_ms names door 'speeches', which config/doors.yaml does not define`);
+    expect(problems).toContain(`${tree.config}/limits.yaml:${lineOf(limits, 'call_timeout_ms')}: call_timeout_ms has no entry for door 'speech'`);
+    tree.remove();
+
+    problems = problemsAfter('config/rules.yaml', (t) => t.replace('doors: [images]', 'doors: [image]'));
+    const rules = readFileSync(`${tree.config}/rules.yaml`, 'utf8');
+    expect(problems).toContain(`${tree.config}/rules.yaml:${lineOf(rules, 'doors: [image]')}: rule 'never-send-size' names door 'image', which config/doors.yaml does not define`);
+    tree.remove();
+
+    problems = problemsAfter('catalog/media.yaml', (t) => t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [speeches]\n'));
+    const media = readFileSync(`${tree.catalog}/media.yaml`, 'utf8');
+    expect(problems).toContain(`${tree.catalog}/media.yaml:${lineOf(media, 'doors: [speeches]')}: model 'tts-1': door 'speeches' does not exist`);
+  });
+
+  it('refuses a default model the door does not serve', () => {
+    const problems = problemsAfter('config/doors.yaml', (t) => t.replace('default_model: omni-moderation-latest', 'default_model: tts-1'));
+    expect(problems.join('\n')).toMatch(/doors\.yaml:\d+: door 'moderations' defaults to 'tts-1', a model it does not serve/);
+  });
+
   it('refuses a settlement need that names no transform', () => {
     const problems = problemsAfter('config/billing.yaml', (t) => t.replace('request: [count-characters]', 'request: [count-chars]'));
     const billing = readFileSync(`${tree.config}/billing.yaml`, 'utf8');
