@@ -7,12 +7,11 @@ import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
 import { errors } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
-import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
+import { createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
-import type { CallerRefusal } from './calls/prepare.ts';
-import { firstRefusal } from './calls/refusals.ts';
+import { doorClosedTo, firstRefusal } from './calls/refusals.ts';
 import { Runtime } from './catalog/runtime.ts';
 import { buildServer } from './calls/doors.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
@@ -75,7 +74,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 
   const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
-  const callerRefusal: CallerRefusal = (caller, door, body) => audienceRefusal(caller.audience, door.name, body);
   const videos = createVideoService({
     db,
     accounts,
@@ -84,7 +82,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    callerRefusal,
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
@@ -96,7 +93,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       upstream,
       registry,
       clock,
-      callerRefusal,
       credits: (walletId) => creditsOf(ledger, walletId),
       modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
       plugins: [
@@ -186,7 +182,8 @@ async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Cal
   for (const vendor of runtime.snapshot().config.billing.plan_restricted_vendors) {
     if (!(await ledger.planAllows(caller.walletId, vendor))) denied.add(vendor);
   }
-  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !audienceRefusal(caller.audience, door, {}));
+  const config = runtime.snapshot().config;
+  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !doorClosedTo(config, door, caller));
 }
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */

@@ -13,7 +13,7 @@ import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { isOnSale } from '../catalog/model-lookup.ts';
 import { reservationFor } from './reservation.ts';
-import { prepareCall, type CallerRefusal, type TransformRegistry } from './prepare.ts';
+import { prepareCall, type TransformRegistry } from './prepare.ts';
 import { costOfUsage } from '../catalog/pricing.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
 import type { JsonObject, ModelEntry } from '../core/types.ts';
@@ -27,7 +27,6 @@ export interface GatewayServices {
   upstream: UpstreamClient;
   registry: TransformRegistry;
   clock: Clock;
-  callerRefusal?: CallerRefusal;
   /** Which models this caller may call (plan and audience), for GET /v1/models; all when absent. */
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
@@ -103,11 +102,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const now = s.clock.now();
   const caller = await s.accounts.authenticate(req.headers, door.key_headers);
   const { body, files } = await readBody(req, door, snap);
-  const prepared = prepareCall(snap, door, body, req.headers, caller, s.registry, {
-    now,
-    callerRefusal: s.callerRefusal,
-    files,
-  });
+  const prepared = prepareCall(snap, door, body, req.headers, caller, s.registry, { now, files });
   const { call } = prepared;
   const amount = reservationFor(door, call, snap, now);
   const hold = door.billing === 'free' ? null : await s.accounts.admit(caller, call.model, amount, call.id);

@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../money/accounts.ts';
 import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
-import { errors, type GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
-import { firstRefusal, type RequestView } from './refusals.ts';
+import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { JsonObject } from '../core/types.ts';
@@ -17,9 +17,6 @@ export interface TransformRegistry {
   streamTranslators: Record<string, StreamTranslatorFactory>;
   usageReaders: Record<string, UsageReader>;
 }
-
-/** A refusal that depends on who calls (for example a student key asking for web search). */
-export type CallerRefusal = (caller: Caller, door: DoorConfig, body: JsonObject) => GatewayError | null;
 
 export interface PreparedCall {
   call: Call;
@@ -34,17 +31,15 @@ export function prepareCall(
   headers: RequestView['headers'],
   caller: Caller,
   registry: TransformRegistry,
-  opts: { now: Date; callerRefusal?: CallerRefusal; files?: Record<string, UploadedFile> },
+  opts: { now: Date; files?: Record<string, UploadedFile> },
 ): PreparedCall {
   checkRequired(door, body, headers);
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
-  const view: RequestView = { body, headers };
+  const view: RequestView = { body, headers, caller };
   const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
   const rules = resolveRules(model, door.name, snap.config);
-  const refused = firstRefusal([...doorRefusals, ...rules.refusals], view);
-  if (refused) throw errors.refused(refused.refusal.status ?? 400, refused.message);
-  const byCaller = opts.callerRefusal?.(caller, door, body);
-  if (byCaller) throw byCaller;
+  const refused = refusalError([...doorRefusals, ...rules.refusals, ...callerRefusals(snap.config, door.name)], view);
+  if (refused) throw refused;
 
   const protocolName = protocolNameFor(door, model.vendor);
   const protocol = protocolName ? door.protocols[protocolName] : undefined;

@@ -1,7 +1,8 @@
-// Loads config/*.yaml (doors, vendors, billing, limits, rules, videos), each against its schema.
+// Loads config/*.yaml (doors, vendors, billing, limits, rules, videos, callers), each against its schema.
 import { join } from 'node:path';
 import type {
   BillingFile,
+  CallersFile,
   DoorsFile,
   DoorYaml,
   LimitsFile,
@@ -52,10 +53,12 @@ export interface GatewayConfig {
   limits: LimitsConfig;
   rules: RulesFile;
   videos: VideoTable;
+  /** Refusals by who calls (config/callers.yaml). */
+  callers: CallersFile;
 }
 
 /** The config files, by the name their YAML and schema files share. */
-export const CONFIG_FILES = ['doors', 'vendors', 'billing', 'limits', 'rules', 'videos'] as const;
+export const CONFIG_FILES = ['doors', 'vendors', 'billing', 'limits', 'rules', 'videos', 'callers'] as const;
 export type ConfigFile = (typeof CONFIG_FILES)[number];
 
 export interface LoadedConfig {
@@ -73,6 +76,7 @@ export function readConfig(dir: string): LoadedConfig {
   const limits = read<LimitsFile>('limits');
   const rules = read<RulesFile>('rules');
   const videos = read<VideosFile>('videos');
+  const callers = read<CallersFile>('callers');
   const config: GatewayConfig = {
     dir,
     doors: Object.fromEntries(Object.entries(doors.data).map(([name, raw]) => [name, withDoorDefaults(name, raw)])),
@@ -83,8 +87,9 @@ export function readConfig(dir: string): LoadedConfig {
     limits: limits.data,
     rules: rules.data,
     videos: videos.data,
+    callers: callers.data,
   };
-  const at = { doors: doors.at, vendors: vendors.at, billing: billing.at, limits: limits.at, rules: rules.at, videos: videos.at };
+  const at = { doors: doors.at, vendors: vendors.at, billing: billing.at, limits: limits.at, rules: rules.at, videos: videos.at, callers: callers.at };
   return { config, at };
 }
 

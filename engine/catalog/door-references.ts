@@ -18,6 +18,11 @@ export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Cat
       if (!doors[name]) problems.push(`${at.rules([rule, 'doors', i])}: rule '${rule}' names door '${name}', which config/doors.yaml does not define`);
     });
   }
+  config.callers.refuse.forEach((refusal, i) => {
+    (refusal.doors ?? []).forEach((name, j) => {
+      if (!doors[name]) problems.push(`${at.callers(['refuse', i, 'doors', j])}: caller refusal names door '${name}', which config/doors.yaml does not define`);
+    });
+  });
   for (const door of Object.values(doors)) {
     if (!door.default_model) continue;
     const model = catalog.models.get(door.default_model);

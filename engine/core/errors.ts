@@ -1,6 +1,6 @@
 // Errors are values: a code, a status and a message. They are created here and rendered here,
 // in the shape of the door that answers (chat-style or messages-style).
-import type { RefusalYaml } from './schema-types.ts';
+import type { RefusalStatus } from './schema-types.ts';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -52,10 +52,7 @@ export const isGatewayError = (e: unknown): e is GatewayError => e instanceof Ga
 const TYPE_OF_STATUS = {
   400: 'invalid_request_error',
   403: 'permission_error',
-} as const satisfies Record<RefusalStatus, ErrorType>;
-
-/** The statuses a YAML refusal may answer with (the schema's list: tsc fails here when they part). */
-type RefusalStatus = NonNullable<RefusalYaml['status']>;
+} as const satisfies Record<RefusalStatus, ErrorType>; // the schema's statuses: tsc fails here when they part
 
 // One constructor per row of the spec's error table, so every door says the same thing the same way.
 export const errors = {

@@ -1,4 +1,4 @@
-// Generated from config/schemas/billing.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
+// Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
 // Do not edit: change the schema, then run `node --import tsx engine/catalog/generate-schema-types.ts`.
 export type BillingFile = {
   nano_per_credit: number;
@@ -41,6 +41,68 @@ export type ChainNeeds = {
   usage_reader?: boolean;
 };
 
+/**
+ * Refusals that depend on who calls, checked on every door (or the doors listed) after the door's and
+ * the model's refusals.
+ */
+export type CallersFile = {
+  refuse: CallerRefusalYaml[];
+};
+
+export type CallerRefusalYaml = {
+  /** Door names of config/doors.yaml the refusal is checked on; every door when omitted. */
+  doors?: string[];
+  when: Condition;
+  say: string;
+  status: RefusalStatus;
+};
+
+export type Condition = {
+  param: string;
+  present: boolean;
+} | {
+  param: string;
+  equals: ScalarValue;
+} | {
+  param: string;
+  not_equals: ScalarValue;
+} | {
+  param: string;
+  in: ScalarValue[];
+} | {
+  param: string;
+  not_in: ScalarValue[];
+} | {
+  header: string;
+  matches: string;
+} | {
+  /**
+   * Matches a tool whose `type` is (not) in the list; entries ending in * are prefixes; `ignore_case`
+   * compares without regard to case. Tools without a type are user-defined and never match.
+   */
+  tool_type: {
+    in: string[];
+    ignore_case?: boolean;
+  } | {
+    not_in: string[];
+    ignore_case?: boolean;
+  };
+} | {
+  /** Holds when the calling key has this audience (a key of a wallet that splits usage). */
+  caller: {
+    audience: 'student' | 'teacher';
+  };
+} | {
+  all: Condition[];
+} | {
+  any: Condition[];
+};
+
+export type ScalarValue = string | number | boolean | null;
+
+/** Default 400 (invalid_request_error); 403 answers permission_error. */
+export type RefusalStatus = 400 | 403;
+
 /** Doors that carry a model: what they serve, refuse, and the transform chain per vendor protocol. */
 export type DoorsFile = Record<string, DoorYaml>;
 
@@ -76,46 +138,9 @@ export type ModelKind = 'text' | 'image' | 'video' | 'speech' | 'embedding' | 'm
 export type RefusalYaml = {
   when: Condition;
   say: string;
-  /** Default 400 (invalid_request_error); 403 answers permission_error. */
-  status?: 400 | 403;
+  status?: RefusalStatus;
   vendors?: VendorId[];
 };
-
-export type Condition = {
-  param: string;
-  present: boolean;
-} | {
-  param: string;
-  equals: ScalarValue;
-} | {
-  param: string;
-  not_equals: ScalarValue;
-} | {
-  param: string;
-  in: ScalarValue[];
-} | {
-  param: string;
-  not_in: ScalarValue[];
-} | {
-  header: string;
-  matches: string;
-} | {
-  /**
-   * Matches a tool whose `type` is (not) in the list; entries ending in * are prefixes. Tools without a
-   * type are user-defined and never match.
-   */
-  tool_type: {
-    in: string[];
-  } | {
-    not_in: string[];
-  };
-} | {
-  all: Condition[];
-} | {
-  any: Condition[];
-};
-
-export type ScalarValue = string | number | boolean | null;
 
 /**
  * How a door's calls are reserved and charged; what each kind needs in a chain is config/billing.yaml

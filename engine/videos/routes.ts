@@ -10,7 +10,7 @@ import type { DoorConfig } from '../catalog/config.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { formError } from '../http/multipart.ts';
-import { prepareCall, type CallerRefusal, type TransformRegistry } from '../calls/prepare.ts';
+import { prepareCall, type TransformRegistry } from '../calls/prepare.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
@@ -25,7 +25,6 @@ export interface VideoRoutesDeps {
   accounts: Accounts;
   registry: TransformRegistry;
   clock: Clock;
-  callerRefusal?: CallerRefusal;
   store: VideoStore;
   files: VideoFiles;
   worker: VideoWorker;
@@ -127,7 +126,7 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   const now = deps.clock.now();
   const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
   const { body, file } = req.isMultipart() ? await readForm(req, snap.config.limits.file_limit_bytes) : { body: jsonBody(req.body), file: undefined };
-  const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal });
+  const { call } = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now });
   const model = call.model;
   const video = parseVideoRequest(body, model, snap.config.videos, file);
 
