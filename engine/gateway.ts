@@ -1,6 +1,6 @@
 // Puts the gateway together from the environment (operations.md): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
@@ -12,7 +12,8 @@ import { createLedger, type Ledger } from './money/ledger.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
 import { doorClosedTo, firstRefusal } from './calls/refusals.ts';
-import { Runtime } from './catalog/runtime.ts';
+import { describeReload } from './catalog/reload-summary.ts';
+import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { buildServer } from './calls/doors.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
@@ -205,10 +206,21 @@ function registerReloadRoute(app: FastifyInstance, runtime: Runtime, token: stri
     const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
     const result = runtime.reload();
-    if (!result.ok) req.log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
-    else req.log.info({ version: result.version }, 'catalog and config reloaded');
-    return reply.code(result.ok ? 200 : 400).send(result);
+    logReload(req.log, result);
+    return reply.code(result.ok ? 200 : 400).send({ ok: result.ok, version: result.version, problems: result.problems });
   });
+}
+
+/** The reload log line, for SIGHUP and POST /admin/v1/reload alike: what changed, or why nothing did. */
+export function logReload(log: FastifyBaseLogger, result: ReloadResult): void {
+  if (!result.ok) {
+    log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
+    return;
+  }
+  const changes = result.changes!;
+  const line = `catalog and config reloaded (version ${result.version}): ${describeReload(changes)}`;
+  if (changes.needsRestart.length) log.warn({ version: result.version, changes }, line);
+  else log.info({ version: result.version, changes }, line);
 }
 
 const DEV_CREDITS = 10_000_000; // $10

@@ -2,6 +2,7 @@
 // so a reload never changes a call in flight; a broken reload leaves the running snapshot serving.
 import { readCatalog, type Catalog } from './catalog.ts';
 import { readConfig, type GatewayConfig } from './config.ts';
+import { summariseReload, type ReloadSummary } from './reload-summary.ts';
 import { snapshotProblems } from './validate.ts';
 import { ConfigFileError } from './yaml-file.ts';
 
@@ -15,6 +16,8 @@ export interface ReloadResult {
   ok: boolean;
   version: number;
   problems: string[];
+  /** What a reload that went through changed. */
+  changes?: ReloadSummary;
 }
 
 export class Runtime {
@@ -34,8 +37,10 @@ export class Runtime {
   /** Re-reads the YAML; swaps it in only when every file passes. */
   reload(): ReloadResult {
     try {
-      this.current = loadSnapshot(this.dirs, this.current.version + 1);
-      return { ok: true, version: this.current.version, problems: [] };
+      const next = loadSnapshot(this.dirs, this.current.version + 1);
+      const changes = summariseReload(this.current, next);
+      this.current = next;
+      return { ok: true, version: next.version, problems: [], changes };
     } catch (e) {
       const problems = e instanceof ConfigFileError ? e.problems : [(e as Error).message];
       return { ok: false, version: this.current.version, problems };
