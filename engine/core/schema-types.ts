@@ -225,8 +225,8 @@ export type VideosFile = {
  * One file of catalog/ (vendor-a.yaml ... vendor-e.yaml, media.yaml). Lists models, who serves them,
  * what they cost and which named rules (config/rules.yaml) apply. Unknown fields are refused
  * everywhere so a typo such as `inptu:` stops the start. Cross-file checks (rule names exist,
- * successors exist, ids unique, cache_read below input, doors serve the kind and vendor) are made by
- * engine/catalog.ts.
+ * successors exist, ids unique, cache_read below input, doors exist in config/doors.yaml and serve the
+ * kind and vendor) are made by engine/catalog/validate.ts.
  */
 export type CatalogFile = {
   /**
