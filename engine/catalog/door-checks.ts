@@ -52,13 +52,13 @@ function protocolChoiceProblems(door: DoorConfig, at: Locate): string[] {
 function stepProblems(protocol: ProtocolConfig, label: string, at: (...path: (string | number)[]) => string): string[] {
   const problems: string[] = [];
   protocol.request.forEach((step, i) => {
-    if (!registry.requestTransforms[step]) {
+    if (!Object.hasOwn(registry.requestTransforms, step)) {
       problems.push(`${at('request', i)}: ${label}: request step '${step}' is not a request transform (transforms/index.ts)`);
     }
   });
   for (const [field, { names, what }] of Object.entries(SINGLE_STEPS)) {
     const step = protocol[field as keyof typeof SINGLE_STEPS];
-    if (step !== undefined && !(step in names)) problems.push(`${at(field)}: ${label}: ${field} '${step}' is not ${what} (transforms/index.ts)`);
+    if (step !== undefined && !Object.hasOwn(names, step)) problems.push(`${at(field)}: ${label}: ${field} '${step}' is not ${what} (transforms/index.ts)`);
   }
   return problems;
 }
@@ -99,7 +99,7 @@ function settlementNameProblems(cfg: GatewayConfig, billing: Locate): string[] {
   for (const [group, table] of Object.entries(cfg.billing.settlement)) {
     for (const [key, needs] of Object.entries(table as Record<string, ChainNeeds>)) {
       (needs.request ?? []).forEach((step, i) => {
-        if (!registry.requestTransforms[step]) {
+        if (!Object.hasOwn(registry.requestTransforms, step)) {
           problems.push(`${billing(['settlement', group, key, 'request', i])}: '${step}' is not a request transform (transforms/index.ts)`);
         }
       });
@@ -117,8 +117,9 @@ export function modelRuleProblems(cfg: GatewayConfig, models: Iterable<ModelEntr
   const unapplied = new Map<string, { door: string; protocol: string; rules: Set<string>; models: string[] }>();
   for (const model of models) {
     for (const doorName of model.doors) {
+      if (!Object.hasOwn(cfg.doors, doorName)) continue; // model-checks.ts reports it
       const door = cfg.doors[doorName];
-      const protocolName = door && protocolNameFor(door, model.vendor);
+      const protocolName = protocolNameFor(door, model.vendor);
       const protocol = protocolName ? door.protocols[protocolName] : undefined;
       if (!protocol || protocol.request.includes(MODEL_RULES_STEP)) continue;
       const acting = resolveRules(model, doorName, cfg).names.filter((name) => changesBody(cfg.rules[name]));

@@ -6,21 +6,23 @@ import type { LoadedConfig } from './config.ts';
 export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Catalog): string[] {
   const problems: string[] = [];
   const doors = config.doors;
+  // Own keys only: a door called `constructor` is no door.
+  const isDoor = (name: string) => Object.hasOwn(doors, name);
   const timeouts = config.limits.call_timeout_ms;
   for (const name of Object.keys(timeouts)) {
-    if (!doors[name]) problems.push(`${at.limits(['call_timeout_ms', name])}: call_timeout_ms names door '${name}', which config/doors.yaml does not define`);
+    if (!isDoor(name)) problems.push(`${at.limits(['call_timeout_ms', name])}: call_timeout_ms names door '${name}', which config/doors.yaml does not define`);
   }
   for (const name of Object.keys(doors)) {
-    if (timeouts[name] === undefined) problems.push(`${at.limits(['call_timeout_ms'])}: call_timeout_ms has no entry for door '${name}'`);
+    if (!Object.hasOwn(timeouts, name)) problems.push(`${at.limits(['call_timeout_ms'])}: call_timeout_ms has no entry for door '${name}'`);
   }
   for (const [rule, def] of Object.entries(config.rules)) {
     (def.doors ?? []).forEach((name, i) => {
-      if (!doors[name]) problems.push(`${at.rules([rule, 'doors', i])}: rule '${rule}' names door '${name}', which config/doors.yaml does not define`);
+      if (!isDoor(name)) problems.push(`${at.rules([rule, 'doors', i])}: rule '${rule}' names door '${name}', which config/doors.yaml does not define`);
     });
   }
   config.callers.refuse.forEach((refusal, i) => {
     (refusal.doors ?? []).forEach((name, j) => {
-      if (!doors[name]) problems.push(`${at.callers(['refuse', i, 'doors', j])}: caller refusal names door '${name}', which config/doors.yaml does not define`);
+      if (!isDoor(name)) problems.push(`${at.callers(['refuse', i, 'doors', j])}: caller refusal names door '${name}', which config/doors.yaml does not define`);
     });
   });
   for (const door of Object.values(doors)) {

@@ -21,11 +21,11 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
   if (m.successor === m.id) out.push(`${at(['successor'])}: is its own successor`);
   if (m.sale_ends && !m.successor) out.push(`${at(['sale_ends'])}: has a sale-end date but no successor`);
   m.rules.forEach((rule, i) => {
-    if (!cfg.rules[rule]) out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml`);
+    if (!Object.hasOwn(cfg.rules, rule)) out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml`);
   });
   if (m.doors.length === 0) out.push(`${at([])}: no door serves ${m.kind} models of vendor ${m.vendor}`);
   m.doors.forEach((name, i) => {
-    const door = cfg.doors[name];
+    const door = Object.hasOwn(cfg.doors, name) ? cfg.doors[name] : undefined;
     if (!door) out.push(`${at(['doors', i])}: door '${name}' does not exist`);
     else if (!door.serves.kinds.includes(m.kind) || !door.serves.vendors.includes(m.vendor)) {
       out.push(`${at(['doors', i])}: door '${name}' does not serve ${m.kind} models of vendor ${m.vendor}`);

@@ -88,6 +88,14 @@ describe('catalog check', () => {
     expect(problems).toContain(`${tree.catalog}/media.yaml:${lineOf(media, 'doors: [speeches]')}: model 'tts-1': door 'speeches' does not exist`);
   });
 
+  it('takes a door or rule called constructor for an unknown name, not for a built-in', () => {
+    const problems = problemsAfter('catalog/media.yaml', (t) =>
+      t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [constructor]\n').replace('rules: [never-send-size]', 'rules: [never-send-size, constructor]'),
+    );
+    expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'constructor' does not exist/);
+    expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'image-d-1': rule 'constructor' is not defined in config\/rules\.yaml/);
+  });
+
   it('refuses a default model the door does not serve', () => {
     const problems = problemsAfter('config/doors.yaml', (t) => t.replace('default_model: omni-moderation-latest', 'default_model: tts-1'));
     expect(problems.join('\n')).toMatch(/doors\.yaml:\d+: door 'moderations' defaults to 'tts-1', a model it does not serve/);
