@@ -1,19 +1,19 @@
 // Puts the gateway together from the environment (operations.md): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
 import { errors } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
-import { audienceRefusal, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
+import { createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
-import { missingTransforms, type CallerRefusal } from './calls/prepare.ts';
-import { firstRefusal } from './calls/refusals.ts';
-import { Runtime } from './catalog/runtime.ts';
+import { doorClosedTo, firstRefusal } from './calls/refusals.ts';
+import { describeReload } from './catalog/reload-summary.ts';
+import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { createApp } from './http/app.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
@@ -57,8 +57,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
-  const missing = missingTransforms(runtime.snapshot(), registry);
-  if (missing.length) throw new Error(`unknown transforms named in config:\n${missing.join('\n')}`);
 
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
@@ -78,7 +76,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 
   const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
-  const callerRefusal: CallerRefusal = (caller, door, body) => audienceRefusal(caller.audience, door.name, body);
   const videos = createVideoService({
     db,
     accounts,
@@ -87,7 +84,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    callerRefusal,
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
@@ -102,7 +98,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    callerRefusal,
     credits: (walletId) => creditsOf(ledger, walletId),
     modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
   });
@@ -183,7 +178,8 @@ async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Cal
   for (const vendor of runtime.snapshot().config.billing.plan_restricted_vendors) {
     if (!(await ledger.planAllows(caller.walletId, vendor))) denied.add(vendor);
   }
-  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !audienceRefusal(caller.audience, door, {}));
+  const config = runtime.snapshot().config;
+  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !doorClosedTo(config, door, caller));
 }
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
@@ -205,10 +201,21 @@ function registerReloadRoute(app: FastifyInstance, runtime: Runtime, token: stri
     const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
     const result = runtime.reload();
-    if (!result.ok) req.log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
-    else req.log.info({ version: result.version }, 'catalog and config reloaded');
-    return reply.code(result.ok ? 200 : 400).send(result);
+    logReload(req.log, result);
+    return reply.code(result.ok ? 200 : 400).send({ ok: result.ok, version: result.version, problems: result.problems });
   });
+}
+
+/** The reload log line, for SIGHUP and POST /admin/v1/reload alike: what changed, or why nothing did. */
+export function logReload(log: FastifyBaseLogger, result: ReloadResult): void {
+  if (!result.ok) {
+    log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
+    return;
+  }
+  const changes = result.changes!;
+  const line = `catalog and config reloaded (version ${result.version}): ${describeReload(changes)}`;
+  if (changes.needsRestart.length) log.warn({ version: result.version, changes }, line);
+  else log.info({ version: result.version, changes }, line);
 }
 
 const DEV_CREDITS = 10_000_000; // $10

@@ -1,5 +1,5 @@
 // `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config.
-import { createGateway, type RunningGateway } from './gateway.ts';
+import { createGateway, logReload, type RunningGateway } from './gateway.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
 
 async function main(): Promise<void> {
@@ -19,11 +19,7 @@ async function main(): Promise<void> {
   await gw.app.listen({ host, port });
   printBanner(gw, `http://${host}:${port}`);
 
-  process.on('SIGHUP', () => {
-    const result = gw.runtime.reload();
-    if (result.ok) gw.app.log.info({ version: result.version }, 'catalog and config reloaded');
-    else gw.app.log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
-  });
+  process.on('SIGHUP', () => logReload(gw.app.log, gw.runtime.reload()));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

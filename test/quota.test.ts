@@ -1,9 +1,9 @@
-// Per-key quotas on Korean days and months, GET /v1/key, and audience refusals.
+// Per-key quotas on Korean days and months and GET /v1/key (audience refusals: test/core/caller-refusals.test.ts).
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../engine/core/clock.ts';
 import type { Db } from '../engine/db/db.ts';
-import { audienceRefusal, type AuthContext, type KeyService } from '../engine/keys/index.ts';
+import type { KeyService } from '../engine/keys/index.ts';
 import { describeEachDatabase } from './helpers/databases.ts';
 import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
 
@@ -170,54 +170,5 @@ describeEachDatabase('key quotas', (getDb) => {
         clock.set(saved);
       }
     });
-  });
-});
-
-describe('audienceRefusal', () => {
-  const student = 'student' as const;
-  const cases: [string, unknown][] = [
-    ['chat', { tools: [{ type: 'web_search' }] }],
-    ['chat', { web_search_options: {} }],
-    ['responses', { tools: [{ type: 'function', name: 'f' }, { type: 'web_search_preview' }] }],
-    ['responses', { tools: [{ type: 'web_search_preview_2025_03_11' }] }],
-    ['responses', { tools: [{ type: 'mcp', server_url: 'https://x' }] }],
-    ['messages', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }],
-    ['messages', { tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }] }],
-    ['messages', { mcp_servers: [{ type: 'url', url: 'https://x' }] }],
-    ['messages', { tools: [{ type: 'mcp_toolset', mcp_server_name: 'x' }] }],
-  ];
-
-  it('refuses student keys web search, page reading, remote MCP and videos with 403 permission_error', () => {
-    for (const [door, body] of cases) {
-      const e = audienceRefusal(student, door, body);
-      expect(e, `${door} ${JSON.stringify(body)}`).not.toBeNull();
-      expect(e).toMatchObject({ status: 403, type: 'permission_error' });
-    }
-    expect(audienceRefusal(student, 'chat', { tools: [{ type: 'web_search' }] })!.message).toContain('web search');
-    expect(audienceRefusal(student, 'messages', { tools: [{ type: 'web_fetch_20250910' }] })!.message).toContain('web page reading');
-    expect(audienceRefusal(student, 'responses', { tools: [{ type: 'mcp' }] })!.message).toContain('remote MCP');
-    for (const door of ['videos', '/v1/videos']) {
-      const e = audienceRefusal(student, door, { model: 'video-d-1', prompt: 'x' });
-      expect(e).toMatchObject({ status: 403, type: 'permission_error' });
-      expect(e!.message).toContain('video');
-    }
-  });
-
-  it('lets teacher keys and keys without audience through, and students use ordinary tools', () => {
-    for (const [door, body] of cases) {
-      expect(audienceRefusal('teacher', door, body)).toBeNull();
-      expect(audienceRefusal(null, door, body)).toBeNull();
-    }
-    expect(audienceRefusal('teacher', 'videos', {})).toBeNull();
-    expect(audienceRefusal(student, 'chat', { tools: [{ type: 'function', function: { name: 'web_search' } }] })).toBeNull();
-    expect(audienceRefusal(student, 'messages', { tools: [{ type: 'bash_20250124', name: 'bash' }], mcp_servers: [] })).toBeNull();
-    expect(audienceRefusal(student, 'responses', { tools: [{ type: 'file_search' }] })).toBeNull();
-    expect(audienceRefusal(student, 'chat', { messages: [] })).toBeNull();
-    expect(audienceRefusal(student, 'embeddings', 'not an object')).toBeNull();
-  });
-
-  it('works from an AuthContext', () => {
-    const auth = { audience: 'student' } as AuthContext;
-    expect(audienceRefusal(auth.audience, 'images', { model: 'x' })).toBeNull();
   });
 });

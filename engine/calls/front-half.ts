@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import type { RequestBody } from '../http/request-body.ts';
-import { prepareCall, type CallerRefusal, type PreparedCall, type TransformRegistry } from './prepare.ts';
+import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
 import { reservationFor } from './reservation.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
 
@@ -15,7 +15,6 @@ export interface FrontHalfDeps {
   accounts: Accounts;
   registry: TransformRegistry;
   clock: Clock;
-  callerRefusal?: CallerRefusal;
 }
 
 /** How a door reads its request: the JSON body, or a form's values with its files kept aside. */
@@ -51,7 +50,7 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
   const now = deps.clock.now();
   const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
   const { body, files } = await admission.readBody(req, door, snap);
-  const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, callerRefusal: deps.callerRefusal, files });
+  const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
   const plan = await admission.planHold(call);
   const hold = plan.amount === null ? null : await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId);

@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../money/accounts.ts';
 import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
-import { firstRefusal, type RequestView } from './refusals.ts';
+import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { JsonObject } from '../core/types.ts';
@@ -17,9 +17,6 @@ export interface TransformRegistry {
   streamTranslators: Record<string, StreamTranslatorFactory>;
   usageReaders: Record<string, UsageReader>;
 }
-
-/** A refusal that depends on who calls (for example a student key asking for web search). */
-export type CallerRefusal = (caller: Caller, door: DoorConfig, body: JsonObject) => GatewayError | null;
 
 export interface PreparedCall {
   call: Call;
@@ -34,17 +31,15 @@ export function prepareCall(
   headers: RequestView['headers'],
   caller: Caller,
   registry: TransformRegistry,
-  opts: { now: Date; callerRefusal?: CallerRefusal; files?: Record<string, UploadedFile> },
+  opts: { now: Date; files?: Record<string, UploadedFile> },
 ): PreparedCall {
   checkRequired(door, body, headers);
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
-  const view: RequestView = { body, headers };
+  const view: RequestView = { body, headers, caller };
   const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
   const rules = resolveRules(model, door.name, snap.config);
-  const refused = firstRefusal([...doorRefusals, ...rules.refusals], view);
-  if (refused) throw new GatewayError(refused.refusal.status ?? 400, 'invalid_request_error', refused.message);
-  const byCaller = opts.callerRefusal?.(caller, door, body);
-  if (byCaller) throw byCaller;
+  const refused = refusalError([...doorRefusals, ...rules.refusals, ...callerRefusals(snap.config, door.name)], view);
+  if (refused) throw refused;
 
   const protocolName = protocolNameFor(door, model.vendor);
   const protocol = protocolName ? door.protocols[protocolName] : undefined;
@@ -86,19 +81,4 @@ function checkRequired(door: DoorConfig, body: JsonObject, headers: RequestView[
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (!value || !new RegExp(h.pattern).test(value)) throw errors.invalidRequest(h.say);
   }
-}
-
-/** Names in config/doors.yaml that no transform answers to: reported at start, not at the first call. */
-export function missingTransforms(snap: Snapshot, registry: TransformRegistry): string[] {
-  const missing: string[] = [];
-  for (const door of Object.values(snap.config.doors)) {
-    for (const [name, p] of Object.entries(door.protocols)) {
-      const where = `config/doors.yaml: ${door.name}.protocols.${name}`;
-      for (const t of p.request) if (!registry.requestTransforms[t]) missing.push(`${where}.request: '${t}'`);
-      if (p.answer && !registry.answerTransforms[p.answer]) missing.push(`${where}.answer: '${p.answer}'`);
-      if (p.stream && !registry.streamTranslators[p.stream]) missing.push(`${where}.stream: '${p.stream}'`);
-      if (p.usage && !registry.usageReaders[p.usage]) missing.push(`${where}.usage: '${p.usage}'`);
-    }
-  }
-  return missing;
 }

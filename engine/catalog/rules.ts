@@ -3,10 +3,13 @@ import type { ResolvedRules } from '../core/call.ts';
 import type { GatewayConfig } from './config.ts';
 import type { ModelEntry } from '../core/types.ts';
 
+/** A rule by name; own keys only, so a model naming `constructor` finds no rule. */
+const ruleNamed = (cfg: GatewayConfig, name: string) => (Object.hasOwn(cfg.rules, name) ? cfg.rules[name] : undefined);
+
 export function resolveRules(model: ModelEntry, door: string, cfg: GatewayConfig): ResolvedRules {
   const out: ResolvedRules = { names: [], drops: [], lowersForcedToolChoice: false, refusals: [], vendorRefusals: [] };
   for (const name of model.rules) {
-    const rule = cfg.rules[name];
+    const rule = ruleNamed(cfg, name);
     if (!rule || (rule.doors && !rule.doors.includes(door))) continue;
     out.names.push(name);
     out.drops.push(...(rule.drops ?? []));
@@ -24,7 +27,7 @@ export function describeRules(model: ModelEntry, cfg: GatewayConfig) {
   const vendorRefuses = new Set<string>();
   let lowers = false;
   for (const name of model.rules) {
-    const rule = cfg.rules[name];
+    const rule = ruleNamed(cfg, name);
     if (!rule) continue;
     rule.drops?.forEach((p) => drops.add(p));
     rule.refuses?.forEach((r) => paramsOf(r.when).forEach((p) => refuses.add(p)));

@@ -1,7 +1,9 @@
 // The catalog and config in force. A call takes one snapshot at its start and keeps it to the end,
 // so a reload never changes a call in flight; a broken reload leaves the running snapshot serving.
-import { loadCatalog, type Catalog } from './catalog.ts';
-import { loadConfig, type GatewayConfig } from './config.ts';
+import { readCatalog, type Catalog } from './catalog.ts';
+import { readConfig, type GatewayConfig } from './config.ts';
+import { summariseReload, type ReloadSummary } from './reload-summary.ts';
+import { snapshotProblems } from './validate.ts';
 import { ConfigFileError } from './yaml-file.ts';
 
 export interface Snapshot {
@@ -14,6 +16,8 @@ export interface ReloadResult {
   ok: boolean;
   version: number;
   problems: string[];
+  /** What a reload that went through changed. */
+  changes?: ReloadSummary;
 }
 
 export class Runtime {
@@ -33,8 +37,10 @@ export class Runtime {
   /** Re-reads the YAML; swaps it in only when every file passes. */
   reload(): ReloadResult {
     try {
-      this.current = loadSnapshot(this.dirs, this.current.version + 1);
-      return { ok: true, version: this.current.version, problems: [] };
+      const next = loadSnapshot(this.dirs, this.current.version + 1);
+      const changes = summariseReload(this.current, next);
+      this.current = next;
+      return { ok: true, version: next.version, problems: [], changes };
     } catch (e) {
       const problems = e instanceof ConfigFileError ? e.problems : [(e as Error).message];
       return { ok: false, version: this.current.version, problems };
@@ -42,7 +48,11 @@ export class Runtime {
   }
 }
 
+/** Reads and checks config/ and catalog/ (start, reload and `catalog check` all come here); throws every problem found. */
 export function loadSnapshot(dirs: { config: string; catalog: string }, version: number): Snapshot {
-  const config = loadConfig(dirs.config);
-  return { config, catalog: loadCatalog(dirs.catalog, config), version };
+  const config = readConfig(dirs.config);
+  const catalog = readCatalog(dirs.catalog, config.config);
+  const problems = snapshotProblems(config, catalog);
+  if (problems.length) throw new ConfigFileError(problems);
+  return { config: config.config, catalog: catalog.catalog, version };
 }

@@ -14,11 +14,15 @@ export class ConfigFileError extends Error {
   }
 }
 
+/** Where a value sits, as `file:line`, by its path of keys from the document root. */
+export type Locate = (path: (string | number)[]) => string;
+
 export interface LoadedYaml<T> {
   file: string;
   data: T;
   /** The 1-based line of a value, by its path of keys from the document root. */
   lineOf(path: (string | number)[]): number;
+  at: Locate;
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -60,7 +64,7 @@ export function parseYaml<T>(file: string, text: string, schemaFile?: string): L
       throw new ConfigFileError((validate.errors ?? []).map((e) => describeSchemaError(file, e, lineOf)));
     }
   }
-  return { file, data, lineOf };
+  return { file, data, lineOf, at: (path) => `${file}:${lineOf(path)}` };
 }
 
 export function loadYaml<T>(file: string, schemaFile?: string): LoadedYaml<T> {

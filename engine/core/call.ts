@@ -1,27 +1,15 @@
 // The one object a request becomes. Every step of the pipeline is a plain function over it.
+import type { RefusalYaml } from './schema-types.ts';
 import type { JsonObject, ModelEntry, Usage } from './types.ts';
 
 /** A condition over a request body, written in YAML (config/doors.yaml and config/rules.yaml). */
-export type Condition =
-  | { param: string; present: boolean }
-  | { param: string; equals: JsonValueLike }
-  | { param: string; not_equals: JsonValueLike }
-  | { param: string; in: JsonValueLike[] }
-  | { param: string; not_in: JsonValueLike[] }
-  | { header: string; matches: string }
-  | { tool_type: { in: string[] } }
-  | { tool_type: { not_in: string[] } }
-  | { all: Condition[] }
-  | { any: Condition[] };
-type JsonValueLike = string | number | boolean | null;
+export type { Condition } from './schema-types.ts';
 
-/** A refusal: when the condition holds, 400 with `say` (where `{value}` is the offending value). */
-export interface Refusal {
-  when: Condition;
-  say: string;
-  /** Status when it is not 400 (for example 403 for an audience rule). */
-  status?: number;
-}
+/**
+ * A refusal: when the condition holds, `status` (default 400) with `say`, where `{value}` is the offending
+ * value; the error type follows from the status.
+ */
+export type Refusal = RefusalYaml;
 
 /** The effects of a model's named rules on one door, merged. */
 export interface ResolvedRules {

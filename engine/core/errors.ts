@@ -1,5 +1,6 @@
 // Errors are values: a code, a status and a message. They are created here and rendered here,
 // in the shape of the door that answers (chat-style or messages-style).
+import type { RefusalStatus } from './schema-types.ts';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -44,12 +45,23 @@ export class GatewayError extends Error {
 
 export const isGatewayError = (e: unknown): e is GatewayError => e instanceof GatewayError;
 
+/**
+ * The error type a status means when nothing more specific is known: a refusal written in YAML states only
+ * its status, and its type must follow (a 403 is a permission_error, never an invalid_request_error).
+ */
+const TYPE_OF_STATUS = {
+  400: 'invalid_request_error',
+  403: 'permission_error',
+} as const satisfies Record<RefusalStatus, ErrorType>; // the schema's statuses: tsc fails here when they part
+
 // One constructor per row of the spec's error table, so every door says the same thing the same way.
 export const errors = {
-  invalidRequest: (message: string, param?: string) => new GatewayError(400, 'invalid_request_error', message, { param }),
-  wrongDoor: (message: string) => new GatewayError(400, 'invalid_request_error', message, { param: 'model' }),
+  invalidRequest: (message: string, param?: string) => new GatewayError(400, TYPE_OF_STATUS[400], message, { param }),
+  wrongDoor: (message: string) => new GatewayError(400, TYPE_OF_STATUS[400], message, { param: 'model' }),
   authentication: (message: string) => new GatewayError(401, 'authentication_error', message),
-  forbidden: (message: string) => new GatewayError(403, 'permission_error', message),
+  forbidden: (message: string) => new GatewayError(403, TYPE_OF_STATUS[403], message),
+  /** A refusal from YAML (door, model rule or caller): its type follows from its status. */
+  refused: (status: RefusalStatus, message: string) => new GatewayError(status, TYPE_OF_STATUS[status], message),
   insufficientCredit: (message: string) => new GatewayError(402, 'insufficient_credit', message),
   modelNotInPlan: (message: string, suggestion?: string) =>
     new GatewayError(403, 'model_not_in_plan', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),

@@ -1,76 +1,24 @@
 // Shared shapes at module boundaries. Everything here is plain data: the catalog and config
 // YAML load into these, and the pipeline passes one `Call` through named transforms.
 
-export type VendorId = 'a' | 'b' | 'c' | 'd' | 'e';
-export const VENDORS: readonly VendorId[] = ['a', 'b', 'c', 'd', 'e'];
+import type { CatalogModel, VendorId } from './schema-types.ts';
 
-export type ModelKind = 'text' | 'image' | 'video' | 'speech' | 'embedding' | 'moderation';
+// The catalog's shapes come from catalog/schema.json (engine/core/schema-types.ts).
+export type { DataHandling, ModelKind, PriceTier, Pricing, ScheduledPrice, VendorId } from './schema-types.ts';
+export const VENDORS: readonly VendorId[] = ['a', 'b', 'c', 'd', 'e'];
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-/** Prices are USD as the catalog states them; the ledger converts to integer nano-USD. */
-export interface PriceTier {
-  above_input_tokens: number;
-  input: number;
-  output: number;
-}
-
-export interface ScheduledPrice {
-  /** Korean calendar date (YYYY-MM-DD) from which the price applies, 00:00 KST. */
-  from: string;
-  input: number;
-  output: number;
-}
-
-export interface Pricing {
-  /** USD per 1M input tokens. */
-  input?: number;
-  /** USD per 1M output tokens. */
-  output?: number;
-  cache_read?: number;
-  cache_write?: number;
-  tiers?: PriceTier[];
-  scheduled?: ScheduledPrice[];
-  /** USD held per image before the call. */
-  image_reservation?: number;
-  /** USD the vendor charges per image (vendor D). */
-  image_charge?: number;
-  /** USD per second of video, by resolution (480p, 720p, 1080p). */
-  video_per_second?: Record<string, number>;
-  /** USD per 1M characters (speech). */
-  per_mchar?: number;
-}
-
-export interface DataHandling {
-  region: string;
-  deletes_request_after_answer: boolean;
-  cache_retention: string;
-}
-
-export interface ModelEntry {
+/** A catalog model once loaded: its id, every field the YAML may omit filled in, and where it was read. */
+export type ModelEntry = Required<Omit<CatalogModel, 'effort_levels'>> & {
   id: string;
-  vendor: VendorId;
-  kind: ModelKind;
-  /** Doors that serve this model; when the YAML omits it, every door serving the kind and vendor. */
-  doors: string[];
-  context_window: number | null;
-  /** Largest output the model can produce in one call: the reservation's upper bound. */
-  max_output: number | null;
-  pricing: Pricing;
+  /** Accepted reasoning_effort values, compared with whatever string a client sends. */
   effort_levels: string[] | null;
-  /** Names of entries of config/rules.yaml. */
-  rules: string[];
-  sale_ends: string | null;
-  successor: string | null;
-  data_handling: DataHandling | null;
-  source: 'spec' | 'assumed';
-  /** Fields whose figures the spec does not state, when source is `spec`. */
-  assumed: string[];
   /** Where the entry was read, for error messages. */
   file: string;
   line: number;
-}
+};
 
 /** Normalised usage: four token buckets plus billed server-side tool calls. */
 export interface Usage {

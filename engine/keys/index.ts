@@ -5,7 +5,6 @@ export { registerKeyRoutes } from './routes.ts';
 export type { KeyRouteDeps } from './routes.ts';
 export { createQuotaService, periodStatus } from './quota.ts';
 export type { QuotaService, KeyStatus, KeyUsage, PeriodStatus } from './quota.ts';
-export { audienceRefusal } from './audience.ts';
 export type { AuthContext, Audience, KeyRow } from './types.ts';
 export { usedCredits } from './types.ts';
 export { API_KEY_PREFIX, MANAGEMENT_KEY_PREFIX, hashSecret, type KeyKind } from './secret.ts';

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Accounts } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import type { CallerRefusal, TransformRegistry } from '../calls/prepare.ts';
+import type { TransformRegistry } from '../calls/prepare.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { UpstreamClient } from '../calls/upstream.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
@@ -25,7 +25,6 @@ export interface VideoServiceDeps {
   upstream: UpstreamClient;
   registry: TransformRegistry;
   clock: Clock;
-  callerRefusal?: CallerRefusal;
   /** GATEWAY_DATA_DIR: files go to `<dir>/videos` (a temporary folder for `memory://`). */
   dataDir: string;
   /** GATEWAY_VIDEO_POLL_MS. */
@@ -83,7 +82,6 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
         accounts: deps.accounts,
         registry: deps.registry,
         clock: deps.clock,
-        callerRefusal: deps.callerRefusal,
         store,
         files,
         worker,

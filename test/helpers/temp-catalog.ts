@@ -8,6 +8,7 @@ export interface TempTree {
   config: string;
   catalog: string;
   edit(relPath: string, change: (text: string) => string): void;
+  read(relPath: string): string;
   remove(): void;
 }
 
@@ -26,6 +27,7 @@ export function tempCatalogTree(): TempTree {
       if (after === before) throw new Error(`edit of ${relPath} changed nothing`);
       writeFileSync(file, after);
     },
+    read: (relPath) => readFileSync(join(root, relPath), 'utf8'),
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }

@@ -1,0 +1,79 @@
+// What catalog/schema.json cannot see about one model: its successor exists, its rules and doors exist
+// and serve it, its tiers sit above the base price, its media prices agree with config/.
+import type { GatewayConfig } from './config.ts';
+import type { ModelEntry } from '../core/types.ts';
+
+type Locate = (path: (string | number)[]) => string;
+
+/** Problems as `file:line: model 'id': reason`; `at` places a path inside a model in its file. */
+export function modelProblems(
+  models: Map<string, ModelEntry>,
+  at: (m: ModelEntry, path: (string | number)[]) => string,
+  cfg: GatewayConfig,
+): string[] {
+  return [...models.values()].flatMap((m) => checkModel(m, models, cfg, (path) => `${at(m, path)}: model '${m.id}'`));
+}
+
+function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayConfig, at: Locate): string[] {
+  const out: string[] = [];
+  const p = m.pricing;
+  if (m.successor && !all.has(m.successor)) out.push(`${at(['successor'])}: successor '${m.successor}' does not exist`);
+  if (m.successor === m.id) out.push(`${at(['successor'])}: is its own successor`);
+  if (m.sale_ends && !m.successor) out.push(`${at(['sale_ends'])}: has a sale-end date but no successor`);
+  m.rules.forEach((rule, i) => {
+    if (!Object.hasOwn(cfg.rules, rule)) out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml`);
+  });
+  if (m.doors.length === 0) out.push(`${at([])}: no door serves ${m.kind} models of vendor ${m.vendor}`);
+  m.doors.forEach((name, i) => {
+    const door = Object.hasOwn(cfg.doors, name) ? cfg.doors[name] : undefined;
+    if (!door) out.push(`${at(['doors', i])}: door '${name}' does not exist`);
+    else if (!door.serves.kinds.includes(m.kind) || !door.serves.vendors.includes(m.vendor)) {
+      out.push(`${at(['doors', i])}: door '${name}' does not serve ${m.kind} models of vendor ${m.vendor}`);
+    }
+  });
+  if (m.kind === 'text') out.push(...checkTextPricing(m, at));
+  if (p.cache_read !== undefined && p.input !== undefined && p.cache_read >= p.input) {
+    out.push(`${at(['pricing', 'cache_read'])}: cache_read price ${p.cache_read} is not below the input price ${p.input}`);
+  }
+  if (m.kind === 'image' && p.image_reservation === undefined) out.push(`${at(['pricing'])}: image model without image_reservation`);
+  if (p.image_charge !== undefined && p.image_reservation !== undefined) {
+    const factor = cfg.billing.vendor_d_image_reservation_factor;
+    const expected = Math.round(p.image_charge * factor * 1e9);
+    if (Math.round(p.image_reservation * 1e9) !== expected) {
+      out.push(
+        `${at(['pricing', 'image_reservation'])}: image_reservation ${p.image_reservation} is not ${factor} × image_charge ${p.image_charge} (config/billing.yaml)`,
+      );
+    }
+  }
+  if (m.kind === 'video' && !p.video_per_second) out.push(`${at(['pricing'])}: video model without video_per_second`);
+  for (const resolution of Object.keys(p.video_per_second ?? {})) {
+    if (!cfg.videos.resolutions.includes(resolution)) {
+      out.push(`${at(['pricing', 'video_per_second', resolution])}: video_per_second names resolution '${resolution}', which config/videos.yaml does not list`);
+    }
+  }
+  if (m.kind === 'speech' && p.per_mchar === undefined) out.push(`${at(['pricing'])}: speech model without per_mchar`);
+  return out;
+}
+
+function checkTextPricing(m: ModelEntry, at: Locate): string[] {
+  const out: string[] = [];
+  const p = m.pricing;
+  if (p.input === undefined || p.output === undefined) out.push(`${at(['pricing'])}: text model without input and output prices`);
+  if (!m.max_output) out.push(`${at([])}: text model without max_output (the reservation needs an upper bound)`);
+  if (m.context_window && m.max_output && m.max_output > m.context_window) {
+    out.push(`${at(['max_output'])}: max_output ${m.max_output} exceeds the context window ${m.context_window}`);
+  }
+  let previous = 0;
+  (p.tiers ?? []).forEach((tier, i) => {
+    const where = at(['pricing', 'tiers', i]);
+    if (tier.above_input_tokens <= previous) out.push(`${where}: tier thresholds must rise (${tier.above_input_tokens})`);
+    if (m.context_window && tier.above_input_tokens >= m.context_window) {
+      out.push(`${where}: tier threshold ${tier.above_input_tokens} is not below the context window ${m.context_window}`);
+    }
+    if (tier.input < (p.input ?? 0) || tier.output < (p.output ?? 0)) {
+      out.push(`${where}: tier above ${tier.above_input_tokens} is priced below the base price`);
+    }
+    previous = tier.above_input_tokens;
+  });
+  return out;
+}

@@ -1,0 +1,20 @@
+// Everything checked across files, in one place, so start, reload and `npx gateway catalog check` refuse
+// the same YAML for the same reasons (each file's own schema is checked as it is read).
+import type { LoadedCatalog } from './catalog.ts';
+import type { LoadedConfig } from './config.ts';
+import { doorProblems, modelRuleProblems } from './door-checks.ts';
+import { doorReferenceProblems } from './door-references.ts';
+import { modelProblems } from './model-checks.ts';
+
+/** Problems as `file:line: reason`; empty when config and catalog can serve together. */
+export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): string[] {
+  const cfg = config.config;
+  const models = catalog.catalog.models;
+  return [
+    ...catalog.problems,
+    ...doorProblems(cfg, config.at.doors, config.at.billing),
+    ...doorReferenceProblems(config, catalog.catalog),
+    ...modelProblems(models, catalog.at, cfg),
+    ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, [])),
+  ];
+}

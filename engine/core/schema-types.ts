@@ -1,0 +1,335 @@
+// Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
+// Do not edit: change the schema, then run `node --import tsx engine/catalog/generate-schema-types.ts`.
+export type BillingFile = {
+  server_tools: Record<string, number>;
+  vendor_d_image_reservation_factor: number;
+  reservation: {
+    max_server_tool_calls: number;
+    image_input_tokens: number;
+    overhead_tokens: number;
+  };
+  /** Vendors whose models need credits usable for them; otherwise 403 model_not_in_plan. */
+  plan_restricted_vendors: VendorId[];
+  /**
+   * What a door's chain must hold for its calls to be settled; checked against config/doors.yaml at
+   * load.
+   */
+  settlement: {
+    /** By the door's billing kind. */
+    billing: {
+      tokens?: ChainNeeds;
+      image?: ChainNeeds;
+      video?: ChainNeeds;
+      characters?: ChainNeeds;
+      free?: ChainNeeds;
+    };
+    /**
+     * By upstream path: what a protocol that streams must run for the vendor to report usage in the
+     * stream.
+     */
+    streaming: Record<string, ChainNeeds>;
+  };
+};
+
+export type VendorId = 'a' | 'b' | 'c' | 'd' | 'e';
+
+export type ChainNeeds = {
+  /** Request steps every such protocol must run. */
+  request?: string[];
+  /** Every such protocol must name a usage reader. */
+  usage_reader?: boolean;
+};
+
+/**
+ * Refusals that depend on who calls, checked on every door (or the doors listed) after the door's and
+ * the model's refusals.
+ */
+export type CallersFile = {
+  refuse: CallerRefusalYaml[];
+};
+
+export type CallerRefusalYaml = {
+  /** Door names of config/doors.yaml the refusal is checked on; every door when omitted. */
+  doors?: string[];
+  when: Condition;
+  say: string;
+  status: RefusalStatus;
+};
+
+export type Condition = {
+  param: string;
+  present: boolean;
+} | {
+  param: string;
+  equals: ScalarValue;
+} | {
+  param: string;
+  not_equals: ScalarValue;
+} | {
+  param: string;
+  in: ScalarValue[];
+} | {
+  param: string;
+  not_in: ScalarValue[];
+} | {
+  header: string;
+  matches: string;
+} | {
+  /**
+   * Matches a tool whose `type` is (not) in the list; entries ending in * are prefixes; `ignore_case`
+   * compares without regard to case. Tools without a type are user-defined and never match.
+   */
+  tool_type: {
+    in: string[];
+    ignore_case?: boolean;
+  } | {
+    not_in: string[];
+    ignore_case?: boolean;
+  };
+} | {
+  /** Holds when the calling key has this audience (a key of a wallet that splits usage). */
+  caller: {
+    audience: 'student' | 'teacher';
+  };
+} | {
+  all: Condition[];
+} | {
+  any: Condition[];
+};
+
+export type ScalarValue = string | number | boolean | null;
+
+/** Default 400 (invalid_request_error); 403 answers permission_error. */
+export type RefusalStatus = 400 | 403;
+
+/** Doors that carry a model: what they serve, refuse, and the transform chain per vendor protocol. */
+export type DoorsFile = Record<string, DoorYaml>;
+
+export type DoorYaml = {
+  path: string;
+  /** Default json. */
+  body?: 'json' | 'multipart' | 'json-or-multipart';
+  /** Multipart doors: the form names that are files; every other part must be a plain value. */
+  files?: string[];
+  serves: {
+    kinds: ModelKind[];
+    vendors: VendorId[];
+  };
+  errors: 'chat' | 'messages';
+  key_headers: ('bearer' | 'x-api-key')[];
+  requires: string[];
+  requires_headers?: {
+    name: string;
+    pattern: string;
+    say: string;
+  }[];
+  refuse?: RefusalYaml[];
+  /** Default tokens. */
+  billing?: BillingKind;
+  answer_body?: 'json' | 'binary';
+  default_model?: string;
+  vendor_protocol: Record<string, string>;
+  protocols: Record<string, ProtocolYaml>;
+};
+
+export type ModelKind = 'text' | 'image' | 'video' | 'speech' | 'embedding' | 'moderation';
+
+export type RefusalYaml = {
+  when: Condition;
+  say: string;
+  status?: RefusalStatus;
+  vendors?: VendorId[];
+};
+
+/**
+ * How a door's calls are reserved and charged; what each kind needs in a chain is config/billing.yaml
+ * `settlement`.
+ */
+export type BillingKind = 'tokens' | 'image' | 'video' | 'characters' | 'free';
+
+export type ProtocolYaml = {
+  upstream: string;
+  request: string[];
+  answer?: string;
+  stream?: string;
+  usage?: string;
+  /** The vendor's error body shape on this protocol (default chat). */
+  errors?: 'chat' | 'messages';
+};
+
+export type LimitsFile = {
+  call_timeout_ms: Record<string, number>;
+  connect_timeout_ms: number;
+  body_limit_bytes: number;
+  file_limit_bytes: number;
+  default_max_tokens: number;
+  effort_carried_since: string;
+  reservation_ttl_ms: number;
+  sweep_interval_ms: number;
+  retry_after_max_ms: number;
+  video_deadline_ms: number;
+  video_retention_days: number;
+};
+
+export type RulesFile = Record<string, RuleYaml>;
+
+export type RuleYaml = {
+  doors?: string[];
+  drops?: string[];
+  lowers_forced_tool_choice?: boolean;
+  refuses?: RefusalYaml[];
+  vendor_refuses?: RefusalYaml[];
+  why: string;
+};
+
+export type VendorsFile = {
+  a: VendorYaml;
+  b: VendorYaml;
+  c: VendorYaml;
+  d: VendorYaml;
+  e: VendorYaml;
+};
+
+export type VendorYaml = {
+  name: string;
+  credential: {
+    header: string;
+    scheme?: string;
+  };
+  headers?: Record<string, string>;
+  forward_headers?: string[];
+};
+
+export type VideosFile = {
+  prompt_max_chars: number;
+  seconds: {
+    min: number;
+    max: number;
+    default: number;
+  };
+  resolutions: string[];
+  aspect_ratios: string[];
+  defaults: {
+    resolution: string;
+    aspect_ratio: string;
+  };
+  sizes: Record<string, {
+    resolution: string;
+    aspect_ratio: string;
+  }>;
+  deliver_attempts: number;
+};
+
+/**
+ * One file of catalog/ (vendor-a.yaml ... vendor-e.yaml, media.yaml). Lists models, who serves them,
+ * what they cost and which named rules (config/rules.yaml) apply. Unknown fields are refused
+ * everywhere so a typo such as `inptu:` stops the start. Cross-file checks (rule names exist,
+ * successors exist, ids unique, cache_read below input, doors exist in config/doors.yaml and serve the
+ * kind and vendor) are made by engine/catalog/validate.ts.
+ */
+export type CatalogFile = {
+  /**
+   * Vendor of every model in this file, unless a model names its own `vendor:`. Omit in files that mix
+   * vendors (media.yaml).
+   */
+  vendor?: VendorId;
+  /** Models by id. Ids use lowercase letters, digits, dots and hyphens. */
+  models: Record<string, CatalogModel>;
+};
+
+/** One model. */
+export type CatalogModel = {
+  /** Overrides the file's vendor (required when the file has none; checked by the loader). */
+  vendor?: VendorId;
+  kind: ModelKind;
+  /** Restrict the model to these doors. Omitted: every door serving this kind and vendor. */
+  doors?: string[];
+  /** Context window in tokens (text models, 16K to 1050K), or null for non-text kinds. */
+  context_window?: number | null;
+  /**
+   * Largest output in tokens one call can produce: the upper bound of the reservation. Required for text
+   * models.
+   */
+  max_output?: number | null;
+  pricing: Pricing;
+  /**
+   * Accepted reasoning_effort values, or null when the model does not accept reasoning_effort
+   * (supports_effort false).
+   */
+  effort_levels?: null | EffortLevel[];
+  /** Names of entries of config/rules.yaml (the loader checks they exist). [] when none. */
+  rules?: string[];
+  /** Korean date from which the model is no longer sold, or null. Requires a successor. */
+  sale_ends?: null | string;
+  /** Id of the model that replaces this one (must exist in the catalog), or null. */
+  successor?: null | string;
+  data_handling?: null | DataHandling;
+  /**
+   * spec: the figures come from interface.md (fields listed in `assumed` excepted); assumed: every
+   * figure was chosen by us.
+   */
+  source: 'spec' | 'assumed';
+  /** With source spec: the fields whose figures the spec does not state. */
+  assumed?: AssumedField[];
+};
+
+/** Prices in USD. Token prices are per 1M tokens. */
+export type Pricing = {
+  /** USD per 1M input tokens (uncached). */
+  input?: number;
+  /** USD per 1M output tokens. */
+  output?: number;
+  /** USD per 1M input tokens read from the prompt cache; must be below `input` (checked by the loader). */
+  cache_read?: number;
+  /** USD per 1M input tokens written to the prompt cache. */
+  cache_write?: number;
+  /** Higher prices once the call's input passes a threshold; the whole call is then priced at the tier. */
+  tiers?: PriceTier[];
+  /** Announced price changes: from the given Korean date on, these prices replace input/output. */
+  scheduled?: ScheduledPrice[];
+  /** Image models: USD held per image before the call. */
+  image_reservation?: number;
+  /** Vendor D image models: USD the vendor charges per image (debited exactly). */
+  image_charge?: number;
+  /**
+   * Video models: USD per second of output, by resolution (one of config/videos.yaml `resolutions`,
+   * checked by the loader). A resolution not listed is one the model does not produce.
+   */
+  video_per_second?: Record<string, number>;
+  /** Speech models: USD per 1M input characters. */
+  per_mchar?: number;
+};
+
+export type PriceTier = {
+  /** Input token count past which the tier applies. */
+  above_input_tokens: number;
+  /** USD per 1M input tokens in this tier. */
+  input: number;
+  /** USD per 1M output tokens in this tier. */
+  output: number;
+};
+
+export type ScheduledPrice = {
+  from: string;
+  /** USD per 1M input tokens from that date. */
+  input: number;
+  /** USD per 1M output tokens from that date. */
+  output: number;
+};
+
+export type EffortLevel = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/** Where the vendor serves the request and what it keeps. */
+export type DataHandling = {
+  /** Country where requests are handled, e.g. United States. */
+  region: string;
+  deletes_request_after_answer: boolean;
+  /** How long the vendor's automatic cache keeps data, or `undisclosed`. */
+  cache_retention: string;
+};
+
+/**
+ * A field whose figure the spec does not state: a model field, a pricing field, or tiers.input /
+ * tiers.output when only a tier's threshold is the spec's.
+ */
+export type AssumedField = 'context_window' | 'max_output' | 'effort_levels' | 'sale_ends' | 'successor' | 'data_handling' | 'doors' | 'input' | 'output' | 'cache_read' | 'cache_write' | 'tiers' | 'tiers.above_input_tokens' | 'tiers.input' | 'tiers.output' | 'scheduled' | 'image_reservation' | 'image_charge' | 'video_per_second' | 'per_mchar';
