@@ -1,4 +1,4 @@
-// Puts the gateway together from the environment (operations.md): database, ledger, keys, routes
+// Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';

@@ -1,5 +1,5 @@
 // Writes engine/core/schema-types.ts from the JSON Schemas, so each YAML shape is written down once (in its
-// schema) and the TypeScript types follow. Run `node --import tsx engine/catalog/generate-schema-types.ts`
+// schema) and the TypeScript types follow. Run `npm run schema-types`
 // after changing a schema; test/core/schema-types.test.ts fails while the committed file is stale.
 //
 // Only the schema keywords the gateway's schemas use are understood: type, properties, required,
@@ -101,7 +101,7 @@ class Generator {
     if (missing.length) throw new Error(`named schema parts not found: ${missing.join(', ')}`);
     const header = [
       '// Generated from ' + this.schemas.map((s) => s.file).join(', ') + '.',
-      '// Do not edit: change the schema, then run `node --import tsx engine/catalog/generate-schema-types.ts`.',
+      '// Do not edit: change the schema, then run `npm run schema-types`.',
       '',
     ];
     const blocks = [...this.emitted].map(([name, e]) => `${e.doc ? docComment(e.doc, '') : ''}export type ${name} = ${e.body};\n`);

@@ -1,4 +1,4 @@
-// A catalog entry as GET /v1/models shows it (operations.md, "Model record").
+// A catalog entry as GET /v1/models shows it: every figure a client needs to compute what a call costs.
 import type { GatewayConfig } from './config.ts';
 import { pricesAt } from './pricing.ts';
 import { describeRules } from './rules.ts';

@@ -30,7 +30,7 @@ export interface ReloadSummary {
  */
 const READ_AT_START: { limits: (keyof GatewayConfig['limits'])[]; billing: (keyof GatewayConfig['billing'])[]; door: (keyof DoorConfig)[] } = {
   limits: ['body_limit_bytes', 'connect_timeout_ms', 'reservation_ttl_ms', 'sweep_interval_ms'],
-  billing: ['plan_restricted_vendors'],
+  billing: [],
   door: ['path', 'body', 'errors'],
 };
 

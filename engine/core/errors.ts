@@ -54,7 +54,7 @@ const TYPE_OF_STATUS = {
   403: 'permission_error',
 } as const satisfies Record<RefusalStatus, ErrorType>; // the schema's statuses: tsc fails here when they part
 
-// One constructor per row of the spec's error table, so every door says the same thing the same way.
+// One constructor per row of the public error table (README "Errors"), so every door says the same thing the same way.
 export const errors = {
   invalidRequest: (message: string, param?: string) => new GatewayError(400, TYPE_OF_STATUS[400], message, { param }),
   wrongDoor: (message: string) => new GatewayError(400, TYPE_OF_STATUS[400], message, { param: 'model' }),

@@ -1,5 +1,5 @@
 // Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
-// Do not edit: change the schema, then run `node --import tsx engine/catalog/generate-schema-types.ts`.
+// Do not edit: change the schema, then run `npm run schema-types`.
 export type BillingFile = {
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;
@@ -265,8 +265,8 @@ export type CatalogModel = {
   successor?: null | string;
   data_handling?: null | DataHandling;
   /**
-   * spec: the figures come from interface.md (fields listed in `assumed` excepted); assumed: every
-   * figure was chosen by us.
+   * spec: the figures are stated by the published interface (fields listed in `assumed` excepted);
+   * assumed: every figure was chosen by us.
    */
   source: 'spec' | 'assumed';
   /** With source spec: the fields whose figures the spec does not state. */

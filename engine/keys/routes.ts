@@ -1,6 +1,6 @@
 // The key doors: GET /v1/key (normal key) and the five key-management doors (management key only).
 //
-// Choices where the spec says "not shown" (documented in engine/keys/README.md):
+// Choices the public contract leaves open (documented in engine/keys/README.md):
 // - Error bodies use the chat-completions shape.
 // - A fully successful create answers 201 `{object: 'list', data: [records with key], incomplete: false}`.
 // - DELETE answers 200 `{id, object: 'api_key', deleted: true}`.

@@ -39,13 +39,13 @@ describe('reload summary', () => {
       config.doors.chat.path = '/v2/chat/completions';
       config.doors.chat.refuse = [];
       delete (config.doors as Record<string, unknown>).moderations;
-      config.billing.plan_restricted_vendors = ['c', 'd'];
+      config.billing.plan_restricted_vendors = ['c', 'd']; // read at use by admission and GET /v1/models: no restart
       config.rules['drop-sampling'].drops = ['temperature'];
     });
     const s = summariseReload(shipped, after);
     expect(s.config).toEqual(['doors', 'billing', 'limits', 'rules']);
-    expect(s.needsRestart).toEqual(['limits.body_limit_bytes', 'billing.plan_restricted_vendors', 'doors.chat.path', 'doors.moderations (removed)']);
-    expect(describeReload(s)).toContain('needs a restart to apply: limits.body_limit_bytes, billing.plan_restricted_vendors, doors.chat.path');
+    expect(s.needsRestart).toEqual(['limits.body_limit_bytes', 'doors.chat.path', 'doors.moderations (removed)']);
+    expect(describeReload(s)).toContain('needs a restart to apply: limits.body_limit_bytes, doors.chat.path');
   });
 
   it('an unchanged reload says so', () => {
