@@ -44,6 +44,22 @@ describeEachDatabase('key quotas', (getDb) => {
     expect(await refused(keys.quota.checkQuota(auth, 6n * C + 1n, now))).toMatchObject({ status: 429 });
   });
 
+  it('the monthly 429 says what the call may use and that a lower max_tokens lowers it, and counts holds', async () => {
+    const { auth } = await key({ monthly: 10 });
+    const now = new Date('2026-12-15T03:00:00Z');
+    await keys.quota.recordUsage(auth.keyId, 4n * C, now);
+    const e = await refused(keys.quota.checkQuota(auth, 7n * C, now));
+    expect(e!.message).toContain('4 of 10 credits used this month');
+    expect(e!.message).toContain('may use up to 7 credits');
+    expect(e!.message).toContain('Lower max_tokens to lower what the call may use');
+    expect(e!.message).not.toContain('held');
+    const withHolds = keys.quota.monthlyLimitError(auth, 2n * C, 4n * C, 5n * C, now);
+    expect(withHolds).toMatchObject({ status: 429, type: 'key_limit_exceeded' });
+    expect(withHolds.message).toContain("5 more held by this key's calls still in progress");
+    expect(withHolds.message).toContain('Lower max_tokens');
+    expect(withHolds.message).toContain('2026-12-31T15:00:00.000Z');
+  });
+
   it('daily limit: blocks only once the day\'s use has reached it; the overshoot counts', async () => {
     const { auth } = await key({ daily: 10 });
     const now = new Date('2026-12-15T03:00:00Z');
