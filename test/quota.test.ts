@@ -1,11 +1,14 @@
 // Per-key quotas on Korean days and months and GET /v1/key (audience refusals: test/core/caller-refusals.test.ts).
 import type { FastifyInstance } from 'fastify';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../engine/core/clock.ts';
 import type { Db } from '../engine/db/db.ts';
-import type { KeyService } from '../engine/keys/index.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
+import { openPg } from '../engine/db/pg.ts';
+import { createKeyService, type AuthContext, type KeyService } from '../engine/keys/index.ts';
+import { createLedger, type Ledger, type Reservation, type ReserveResult } from '../engine/money/ledger.ts';
+import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from './helpers/databases.ts';
 import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
+import { expectJournalAddsUp } from './helpers/ledger.ts';
 
 const C = 1000n; // nano-USD per credit
 
@@ -42,6 +45,98 @@ describeEachDatabase('key quotas', (getDb) => {
     await keys.quota.recordUsage(auth.keyId, 4n * C, now);
     await expect(keys.quota.checkQuota(auth, 6n * C, now)).resolves.toBeUndefined();
     expect(await refused(keys.quota.checkQuota(auth, 6n * C + 1n, now))).toMatchObject({ status: 429 });
+  });
+
+  it('the monthly 429 says what the call may use and that a lower max_tokens lowers it, and counts holds', async () => {
+    const { auth } = await key({ monthly: 10 });
+    const now = new Date('2026-12-15T03:00:00Z');
+    await keys.quota.recordUsage(auth.keyId, 4n * C, now);
+    const e = await refused(keys.quota.checkQuota(auth, 7n * C, now));
+    expect(e!.message).toContain('4 of 10 credits used this month');
+    expect(e!.message).toContain('may use up to 7 credits');
+    expect(e!.message).toContain('Lower max_tokens to lower what the call may use');
+    expect(e!.message).not.toContain('held');
+    const withHolds = keys.quota.monthlyLimitError(auth, 2n * C, 4n * C, 5n * C, now);
+    expect(withHolds).toMatchObject({ status: 429, type: 'key_limit_exceeded' });
+    expect(withHolds.message).toContain("5 more held by this key's calls still in progress");
+    expect(withHolds.message).toContain('Lower max_tokens');
+    expect(withHolds.message).toContain('2026-12-31T15:00:00.000Z');
+  });
+
+  describe('monthly limit against calls in flight (the ledger checks it when it reserves)', () => {
+    const now = new Date('2026-12-15T03:00:00Z');
+    const HOLD = 300n * C;
+    let ledger: Ledger;
+    beforeAll(() => {
+      ledger = createLedger(db, { clock });
+    });
+
+    /** A funded wallet and a key on it limited to 3,000 credits a month. */
+    async function limitedKey() {
+      const w = await ledger.createWallet({ credits: 1_000_000 });
+      const k = await keys.createApiKey(w.id, { monthlyLimitCredits: 3000 });
+      return { walletId: w.id, auth: await keys.authenticate(k.key, 'api') };
+    }
+    const reserve = (l: Ledger, auth: AuthContext, amountNano = HOLD): Promise<ReserveResult> =>
+      l.reserve({ walletId: auth.walletId, vendor: 'b', amountNano, callId: 'call', keyId: auth.keyId, cap: keys.quota.monthlyCap(auth, now)! });
+    const held = (rs: ReserveResult[]) => rs.flatMap((r) => (r.ok ? [r.reservation] : []));
+
+    it('40 reserves sent at once: exactly the 10 that fit hold; the others are refused and hold nothing', async () => {
+      const { walletId, auth } = await limitedKey();
+      const results = await Promise.all(Array.from({ length: 40 }, () => reserve(ledger, auth)));
+      expect(held(results)).toHaveLength(10);
+      for (const r of results.filter((x) => !x.ok)) {
+        expect(r).toMatchObject({ ok: false, reason: 'key_limit', keyUsedNano: 0n, keyHeldNano: 3000n * C, availableNano: 0n });
+      }
+      expect((await ledger.balance(walletId)).reservedNano).toBe(3000n * C);
+      await expectJournalAddsUp(ledger, walletId);
+      for (const r of held(results)) await ledger.release(r);
+    });
+
+    it('a release gives its hold back to the limit; a settle counts what it charged, not what it held', async () => {
+      const { walletId, auth } = await limitedKey();
+      const first = held(await Promise.all(Array.from({ length: 10 }, () => reserve(ledger, auth))));
+      expect(first).toHaveLength(10);
+      expect(await reserve(ledger, auth, 1n)).toMatchObject({ ok: false, reason: 'key_limit' });
+
+      await ledger.release(first[0]);
+      const again = await reserve(ledger, auth);
+      expect(again.ok).toBe(true);
+
+      // Settled at 100: 100 used + 2,700 held leaves 200.
+      await ledger.settle(first[1], 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx));
+      expect(await reserve(ledger, auth, 200n * C + 1n)).toMatchObject({ ok: false, reason: 'key_limit', keyUsedNano: 100n * C, keyHeldNano: 2700n * C, availableNano: 200n * C });
+      const fits = await reserve(ledger, auth, 200n * C);
+      expect(fits.ok).toBe(true);
+
+      for (const r of [...first.slice(2), (again as { reservation: Reservation }).reservation, (fits as { reservation: Reservation }).reservation]) await ledger.release(r);
+      expect((await ledger.balance(walletId)).reservedNano).toBe(0n);
+      await expectJournalAddsUp(ledger, walletId);
+    });
+
+    it('a settle and a reserve sent together are decided in order: the reserve sees the settle', async () => {
+      const { auth } = await limitedKey();
+      const holds = held(await Promise.all(Array.from({ length: 10 }, () => reserve(ledger, auth))));
+      // Sent in the same tick (one batch where the ledger batches): settle at 100, then a reserve of 200.
+      const [, after] = await Promise.all([
+        ledger.settle(holds[0], 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx)),
+        reserve(ledger, auth, 200n * C),
+      ]);
+      expect(after.ok).toBe(true);
+      for (const r of [...holds.slice(1), (after as { reservation: Reservation }).reservation]) await ledger.release(r);
+    });
+
+    it('keys without a monthly limit carry no cap; another key of the wallet has its own', async () => {
+      const { walletId, auth } = await limitedKey();
+      const unlimited = await keys.authenticate((await keys.createApiKey(walletId, { dailyLimitCredits: 5 })).key, 'api');
+      expect(keys.quota.monthlyCap(unlimited, now)).toBeNull();
+      const mine = held(await Promise.all(Array.from({ length: 10 }, () => reserve(ledger, auth))));
+      const other = await keys.createApiKey(walletId, { monthlyLimitCredits: 300 });
+      const otherAuth = await keys.authenticate(other.key, 'api');
+      expect((await reserve(ledger, otherAuth)).ok).toBe(true);
+      expect(await reserve(ledger, otherAuth, 1n)).toMatchObject({ ok: false, reason: 'key_limit' });
+      for (const r of mine) await ledger.release(r);
+    });
   });
 
   it('daily limit: blocks only once the day\'s use has reached it; the overshoot counts', async () => {
@@ -170,5 +265,38 @@ describeEachDatabase('key quotas', (getDb) => {
         clock.set(saved);
       }
     });
+  });
+});
+describe.skipIf(!postgresAvailability.ok)('monthly limit across processes [postgres: two ledgers, two pools]', () => {
+  const clock = fixedClock('2026-12-15T03:00:00Z');
+  let pg: TestPostgres;
+  let dbB: Db;
+  let keys: KeyService;
+  let a: Ledger;
+  let b: Ledger;
+  beforeAll(async () => {
+    pg = await openTestPostgres();
+    dbB = await openPg({ url: pg.url, max: 4 });
+    keys = createKeyService(pg.db, { clock });
+    a = createLedger(pg.db, { clock, owner: 'process-a' });
+    b = createLedger(dbB, { clock, owner: 'process-b' });
+  });
+  afterAll(async () => {
+    await keys?.close();
+    await dbB?.close();
+    await pg?.cleanup();
+  });
+
+  it('40 reserves of one key spread over two ledgers: exactly the 10 that fit hold', async () => {
+    const w = await a.createWallet({ credits: 1_000_000 });
+    const auth = await keys.authenticate((await keys.createApiKey(w.id, { monthlyLimitCredits: 3000 })).key, 'api');
+    const cap = keys.quota.monthlyCap(auth, clock.now())!;
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).reserve({ walletId: w.id, vendor: 'b', amountNano: 300n * C, callId: `c${i}`, keyId: auth.keyId, cap })),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(10);
+    expect(results.filter((r) => !r.ok && r.reason === 'key_limit')).toHaveLength(30);
+    expect((await a.balance(w.id)).reservedNano).toBe(3000n * C);
+    await expectJournalAddsUp(a, w.id);
   });
 });

@@ -1,17 +1,22 @@
 // Per-key quotas: optional monthly and daily credit limits counted on Korean days and months.
 //
-// - The monthly limit is checked at call start against the largest amount the call may use:
-//   refused when month used + maxCost > limit.
+// - The monthly limit is checked at call start against the largest amount the call may use, and counts the
+//   key's calls still in flight at their largest amount too: refused when month used + held + maxCost >
+//   limit. Without the holds, calls sent at the same moment would each see the same finished use and pass
+//   the limit together. The authoritative check runs in the reservation's own transaction under a lock on
+//   the key's month row (monthlyCap, handed to the ledger's reserve), so it holds across processes;
+//   checkQuota's monthly check is a cheap early refusal on finished use alone.
 // - The daily limit blocks once the day's use has already reached the limit (used >= limit), so the last
 //   call, and calls sent at the same moment, may pass it; the overshoot counts as usage.
 // - Both refusals are 429 `key_limit_exceeded`; the message says which limit and when it reopens
-//   (00:00 Korean time next day / on the first of next month). The spec names no status for the daily
-//   limit; 429 with the same type keeps clients' retry logic simple.
-// - Only finished calls count: recordUsage is called once per call with the settled amount, on the Korean
-//   day and month of `finishedAt` (a video finishing after midnight counts on the next day).
-// - Usage rows are keyed by key id (lesson 12: a key's budget window never resets with its secret).
+//   (00:00 Korean time next day / on the first of next month). The monthly one also says that a lower
+//   max_tokens lowers what the call may use, since that largest amount is what is checked. The spec names
+//   no status for the daily limit; 429 with the same type keeps clients' retry logic simple.
+// - Only finished calls are recorded as use: recordUsage is called once per call with the settled amount,
+//   on the Korean day and month of `finishedAt` (a video finishing after midnight counts on the next day).
+// - Usage rows are keyed by key id: a key's budget window never resets with its secret.
 import type { Db, Queryable } from '../db/db.ts';
-import { errors } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { usedCredits, type AuthContext } from './types.ts';
@@ -39,11 +44,24 @@ export interface PeriodStatus {
   resets_at: string;
 }
 
+/**
+ * A key's monthly limit as the ledger checks it when it reserves: `lockUsed` locks the key's row for the
+ * Korean month and returns the month's finished use.
+ */
+export interface MonthlyCap {
+  limitNano: bigint;
+  lockUsed(tx: Queryable): Promise<bigint>;
+}
+
 export interface QuotaService {
   /** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
   usage(keyIds: string[], now: Date, q?: Queryable): Promise<Map<string, KeyUsage>>;
   /** Throws 429 key_limit_exceeded when the call may not start. `maxCostNano` is the call's largest amount. */
   checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date): Promise<void>;
+  /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
+  monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
+  /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
+  monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError;
   /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
   recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
   /** The GET /v1/key object for the calling key. */
@@ -87,20 +105,26 @@ export function createQuotaService(db: Db): QuotaService {
     return (await usage([keyId], now)).get(keyId)!;
   }
 
+  function monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError {
+    const limit = credits(auth.monthlyLimitNano ?? 0n);
+    const held = heldNano > 0n ? `, ${usedCredits(heldNano)} more held by this key's calls still in progress` : '';
+    return errors.keyLimit(
+      `This call may pass this key's monthly limit: ${usedCredits(usedNano)} of ${limit} credits used this month${held}, and ` +
+        `the call may use up to ${usedCredits(maxCostNano)} credits. Lower max_tokens to lower what the call may use. The limit reopens at ` +
+        `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the key's monthly ` +
+        `limit lifts it at once.`,
+    );
+  }
+
   return {
     usage,
+    monthlyLimitError,
 
     async checkQuota(auth, maxCostNano, now) {
       if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
       const u = await one(auth.keyId, now);
       if (auth.monthlyLimitNano != null && u.monthNano + maxCostNano > auth.monthlyLimitNano) {
-        const limit = credits(auth.monthlyLimitNano);
-        const used = usedCredits(u.monthNano);
-        throw errors.keyLimit(
-          `This key reached its monthly limit: ${used} of ${limit} credits used this month, and this call may use up to ` +
-            `${usedCredits(maxCostNano)} credits. The limit reopens at ${nextKoreanMonthStart(now).toISOString()} ` +
-            `(00:00 Korean time on the first of next month); raising the key's monthly limit lifts it at once.`,
-        );
+        throw monthlyLimitError(auth, maxCostNano, u.monthNano, 0n, now);
       }
       if (auth.dailyLimitNano != null && u.dayNano >= auth.dailyLimitNano) {
         const limit = credits(auth.dailyLimitNano);
@@ -109,6 +133,25 @@ export function createQuotaService(db: Db): QuotaService {
             `It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); raising the key's daily limit lifts it at once.`,
         );
       }
+    },
+
+    monthlyCap(auth, now) {
+      if (auth.monthlyLimitNano == null) return null;
+      const month = koreanMonth(now);
+      return {
+        limitNano: auth.monthlyLimitNano,
+        // An upsert that changes nothing: it makes the month's row if need be and locks it (a concurrent
+        // holder of the lock is waited for, and its committed value returned), in one round trip.
+        async lockUsed(tx) {
+          const r = await tx.query<{ used_nano: string }>(
+            `INSERT INTO api_key_usage (key_id, scope, period, used_nano) VALUES ($1, 'month', $2, 0)
+             ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano
+             RETURNING used_nano::text AS used_nano`,
+            [auth.keyId, month],
+          );
+          return toBigInt(r.rows[0].used_nano);
+        },
+      };
     },
 
     async recordUsage(keyId, nano, finishedAt, tx) {

@@ -18,7 +18,7 @@ WITH lots AS MATERIALIZED (
    ORDER BY l.seq
      FOR UPDATE
 ), res AS MATERIALIZED (
-  SELECT r.id, r.wallet_id, r.vendor, r.amount_nano, r.state, r.charged_nano, r.expires_at,
+  SELECT r.id, r.wallet_id, r.key_id, r.vendor, r.amount_nano, r.state, r.charged_nano, r.expires_at,
          rl.lot_id, rl.amount_nano AS held_nano
     FROM reservations r
     LEFT JOIN reservation_lots rl ON rl.reservation_id = r.id
@@ -27,11 +27,11 @@ WITH lots AS MATERIALIZED (
      FOR UPDATE OF r
 )
 SELECT 'lot' AS row_kind, id, wallet_id, seq::text AS seq, vendors, available_nano, reserved_nano,
-       NULL::text AS vendor, NULL::bigint AS amount_nano, NULL::text AS state, NULL::bigint AS charged_nano,
+       NULL::text AS key_id, NULL::text AS vendor, NULL::bigint AS amount_nano, NULL::text AS state, NULL::bigint AS charged_nano,
        NULL::timestamptz AS expires_at, NULL::text AS lot_id, NULL::bigint AS held_nano
   FROM lots
 UNION ALL
-SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, vendor, amount_nano, state, charged_nano, expires_at, lot_id, held_nano
+SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at, lot_id, held_nano
   FROM res`;
 
 interface LockRow {
@@ -42,6 +42,7 @@ interface LockRow {
   vendors: string[] | null;
   available_nano: string | null;
   reserved_nano: string | null;
+  key_id: string | null;
   vendor: string | null;
   amount_nano: string | null;
   state: string | null;
@@ -77,6 +78,7 @@ export async function lockBatch(
       r = {
         id: row.id,
         walletId: row.wallet_id,
+        keyId: row.key_id,
         vendor: row.vendor!,
         amount: toBigInt(row.amount_nano),
         state: row.state as ReservationState,
@@ -89,6 +91,23 @@ export async function lockBatch(
     if (row.lot_id !== null) r.held.set(row.lot_id, toBigInt(row.held_nano));
   }
   return { lots, reservations };
+}
+
+// What each key's held reservations hold (the partial index reservations_key_held keeps this to the
+// key's calls in flight, however many it ever made). Read after the keys' locks (KeyCap.lockUsed), so it
+// sees every hold committed by a capped reserve of these keys before this one.
+const HELD_BY_KEY_SQL = `
+SELECT key_id, sum(amount_nano)::text AS held
+  FROM reservations
+ WHERE key_id = ANY($1::text[]) AND state = 'held'
+ GROUP BY key_id`;
+
+/** What the held reservations of each key hold (0 for a key with none). */
+export async function readHeldByKey(tx: Queryable, keyIds: readonly string[]): Promise<Map<string, bigint>> {
+  const held = new Map<string, bigint>(keyIds.map((id) => [id, 0n]));
+  const rows = (await tx.query<{ key_id: string; held: string }>(HELD_BY_KEY_SQL, [keyIds])).rows;
+  for (const r of rows) held.set(r.key_id, toBigInt(r.held));
+  return held;
 }
 
 // For refusals only (as the one-op ledger did, read without locks): does the wallet exist, has it any lot,

@@ -18,6 +18,9 @@
 //      reservation_lots (`FOR UPDATE`). The locked values are current and no other transaction (of this
 //      or another process) can move them until COMMIT. A reservation of a wallet whose lots were not
 //      locked (wrong wallet id) makes the batch roll back and run again with that wallet's lots locked;
+//   1b. the keys whose cap a reserve carries, in key id order: each key's use counter locked (KeyCap.lockUsed),
+//      then what the keys' held reservations hold. A capped reserve commits its hold before the key's
+//      lock is let go, so the next one of the key, in any process, counts it;
 //   2. apply the ops one after another, in queue order, in memory against those values (a policy.ts
 //      Book): exactly the decisions the one-op-per-transaction ledger made (draw order, refusals,
 //      idempotent finish, excess charged from available as far as it goes, shortfall). Refusals read the
@@ -29,7 +32,8 @@
 //      joins the output of another data-modifying CTE; the row counts are checked;
 //   4. run the settles' `alongside` callbacks in op order on the same transaction; COMMIT; resolve.
 // Round trips per batch: BEGIN, lock, write, one per `alongside`, COMMIT (plus one when a reserve is
-// refused). Lock order is lots (seq) → reservations (id) → wallet row → whatever `alongside` touches, the
+// refused, and one per capped key plus one when reserves carry key caps). Lock order is lots (seq) →
+// reservations (id) → key counters (key id) → wallet row → whatever `alongside` touches, the
 // same for every batch in every process (the sweeper's expires are batches too; extend locks one
 // reservation row, a top-up its wallet row and a new lot), so batches do not deadlock each other; when
 // they do anyway (two `alongside` writing the same rows in different orders), the batch is retried.
@@ -48,9 +52,9 @@
 import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { isGatewayError } from '../core/errors.ts';
-import type { FinishOp, FinishOutcome, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
-import { Book, walletsMissingLocks } from './policy.ts';
-import { lockBatch, readWalletFacts, writeMoves } from './batch-sql.ts';
+import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
+import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
+import { lockBatch, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 
 export const MAX_BATCH = 64;
@@ -247,8 +251,11 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     const missing = walletsMissingLocks(finishes, reservations, walletIds);
     if (missing.length > 0) throw new MissingWallets(missing);
 
+    // 1b. The capped keys: their counters locked, their use and holds read.
+    const keys = await lockKeyCaps(tx, batch);
+
     // 2. Decide every op in order, in memory.
-    const book = new Book(lots, reservations);
+    const book = new Book(lots, reservations, keys);
     const outcomes: Outcome[] = [];
     const alongside: { pending: Pending; charged: bigint }[] = [];
     /** Reserves that need the wallet facts (refusal, or nothing to draw from) before they are final. */
@@ -260,6 +267,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           if ('undecided' in r) {
             undecided.push({ index, op: p.op, usableNano: r.usableNano });
             outcomes.push({ ok: false, error: new Error('undecided') }); // replaced in 2b
+          } else if (!r.ok) {
+            outcomes.push({ ok: true, value: r }); // over the key's cap: refused, nothing moved
           } else {
             outcomes.push({ ok: true, value: { ok: true, reservation: reservationOf(p.op, r.lots) } });
           }
@@ -301,6 +310,21 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       }
     }
     return outcomes;
+  }
+
+  /**
+   * Locks the counter of every key whose cap a reserve of the batch carries (key id order, the first
+   * reserve's cap standing for the key), then reads what each key's held reservations hold.
+   */
+  async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string, KeyStanding>> {
+    const caps = new Map<string, KeyCap>();
+    for (const { op } of batch) if (op.kind === 'reserve' && op.cap && op.keyId !== null && !caps.has(op.keyId)) caps.set(op.keyId, op.cap);
+    const keys = new Map<string, KeyStanding>();
+    if (caps.size === 0) return keys;
+    const keyIds = [...caps.keys()].sort();
+    for (const keyId of keyIds) keys.set(keyId, { usedNano: await caps.get(keyId)!.lockUsed(tx), heldNano: 0n });
+    for (const [keyId, held] of await readHeldByKey(tx, keyIds)) keys.get(keyId)!.heldNano = held;
+    return keys;
   }
 
   const reservationOf = (op: ReserveOp, lots: ReservationLot[]): Reservation => ({

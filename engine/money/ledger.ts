@@ -23,8 +23,8 @@
 // first, then write with parameters only; a batching implementation must keep that property.
 //
 // Decisions. Which lots a reservation draws from and in which order, the refusals (not_in_plan,
-// insufficient_credit), how a settle above or below the hold moves money, and why finishing twice moves
-// nothing: all in policy.ts, pure, with no database.
+// insufficient_credit, and key_limit for a reserve carrying its key's cap), how a settle above or below the
+// hold moves money, and why finishing twice moves nothing: all in policy.ts, pure, with no database.
 //
 // Replaceability. Callers use only the `Ledger` interface.
 import { randomBytes } from 'node:crypto';
@@ -43,6 +43,8 @@ import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInp
 export type {
   CreateWalletInput,
   JournalSum,
+  KeyCap,
+  KeyCapRefusal,
   Ledger,
   LotBalance,
   ReleaseResult,
@@ -254,6 +256,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     async reserve(req) {
       const amount = req.amountNano;
       if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
+      if (req.cap && !req.keyId) throw new RangeError('a key cap needs the keyId it caps');
       const now = clock.now();
       return batcher.reserve({
         kind: 'reserve',
@@ -265,6 +268,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
         keyId: req.keyId ?? null,
         createdAt: now,
         expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
+        cap: req.cap,
       });
     },
 

@@ -13,6 +13,13 @@
 // at all) gets insufficient_credit instead: the fix there is a top-up. Any other shortage, vendors
 // outside their pack included, is insufficient_credit. A refusal moves nothing.
 //
+// The key cap. A reserve may carry its key's cap (the monthly limit): it is refused with key_limit, before
+// any lot is looked at, when the key's finished use + what the key's held reservations hold + the amount
+// would pass the cap. The batch reads the use and the holds once, under the key's lock; the Book then keeps
+// them current through the batch: a reserve it accepts adds its amount to the key's holds, finishing a held
+// reservation takes its amount off them, and what a settle charges joins the key's use. So a batch decides
+// capped reserves exactly as if each ran alone after the ones before it.
+//
 // Settle(actual):
 //   actual ≤ held → charge actual from the reservation's lots (restricted first), release the rest.
 //   actual > held → the reservation was an under-estimate (a bug upstream of the ledger), but the vendor
@@ -23,7 +30,7 @@
 //   returns the first outcome and moves nothing). A reservation the sweeper expired (its process looked
 //   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
 import { errors } from '../core/errors.ts';
-import type { FinishOp, FinishOutcome, ReservationLot, ReserveOp, ReserveRefusalReason } from './types.ts';
+import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
 
 /** A lot as the batch locked it; the Book changes `avail` and `reserved` as it decides. */
 export interface LotState {
@@ -42,6 +49,8 @@ export type ReservationState = 'held' | 'settled' | 'released' | 'expired';
 export interface ResState {
   id: string;
   walletId: string;
+  /** The key that made it (null for reservations made outside a key's call). */
+  keyId: string | null;
   vendor: string;
   amount: bigint;
   state: ReservationState;
@@ -49,6 +58,23 @@ export interface ResState {
   expiresAt: Date;
   /** lot id → amount the reservation holds on it */
   held: Map<string, bigint>;
+}
+
+/** A capped key as the batch read it under its lock; the Book keeps it current as it decides. */
+export interface KeyStanding {
+  /** Finished use the cap counts. */
+  usedNano: bigint;
+  /** What the key's held reservations hold. */
+  heldNano: bigint;
+}
+
+/** The refusal of a capped reserve that does not fit, or null when it fits (or has no cap). */
+export function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standing: KeyStanding | undefined): KeyCapRefusal | null {
+  if (!op.cap || !standing) return null;
+  const counted = standing.usedNano + standing.heldNano;
+  if (counted + op.amountNano <= op.cap.limitNano) return null;
+  const left = op.cap.limitNano - counted;
+  return { ok: false, reason: 'key_limit', availableNano: left > 0n ? left : 0n, keyUsedNano: standing.usedNano, keyHeldNano: standing.heldNano };
 }
 
 /** What the wallet's rows say, read for refusals only: does it exist, has it any lot, any that serves the vendor. */
@@ -140,7 +166,7 @@ export interface UndecidedReserve {
 
 export type ReserveDecision =
   | { ok: true; lots: ReservationLot[] }
-  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
+  | { ok: false; reason: 'insufficient_credit' | 'not_in_plan'; availableNano: bigint };
 
 /**
  * The locked lots and reservations of a batch, in memory: ops are decided one after another against it,
@@ -151,9 +177,14 @@ export class Book {
   private readonly ordered: LotState[];
   private readonly lots: Map<string, LotState>;
 
+  /**
+   * `keys`: the standing of every key whose cap a reserve of the batch carries (a capped reserve of a key
+   * not in it is a bug in the batch: it throws).
+   */
   constructor(
     lots: Iterable<LotState>,
     private readonly reservations: Map<string, ResState> = new Map(),
+    private readonly keys: ReadonlyMap<string, KeyStanding> = new Map(),
   ) {
     this.ordered = [...lots].sort(drawOrder);
     this.lots = new Map(this.ordered.map((l) => [l.id, l]));
@@ -168,11 +199,22 @@ export class Book {
     return this.reservations.get(id);
   }
 
+  /** The standing of a capped reserve's key; undefined for a reserve without cap. */
+  private standingOf(op: ReserveOp): KeyStanding | undefined {
+    if (!op.cap) return undefined;
+    const standing = op.keyId === null ? undefined : this.keys.get(op.keyId);
+    if (!standing) throw new Error(`ledger: reserve ${op.id} has a key cap, but the batch did not read key ${op.keyId}`);
+    return standing;
+  }
+
   /**
-   * Draws the reservation from the usable lots in draw order, or, when they cannot cover it (or there is
-   * none, for an amount of 0), leaves it undecided: the answer then needs the wallet facts (reserveWithFacts).
+   * Refuses a capped reserve that does not fit its key's cap; else draws the reservation from the usable
+   * lots in draw order, or, when they cannot cover it (or there is none, for an amount of 0), leaves it
+   * undecided: the answer then needs the wallet facts (reserveWithFacts).
    */
-  reserve(op: ReserveOp): { ok: true; lots: ReservationLot[] } | UndecidedReserve {
+  reserve(op: ReserveOp): { ok: true; lots: ReservationLot[] } | UndecidedReserve | KeyCapRefusal {
+    const overCap = keyCapRefusal(op, this.standingOf(op));
+    if (overCap) return overCap;
     const usable = this.usableLots(op.walletId, op.vendor);
     const total = usable.reduce((a, l) => a + l.avail, 0n);
     if (usable.length === 0 || total < op.amountNano) return { undecided: true, usableNano: total };
@@ -209,6 +251,10 @@ export class Book {
     if (!mayMoveMoney(s.state, op.kind)) return noop;
     if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile
     const heldLots = s.state === 'held' ? this.heldLots(s) : [];
+    if (s.state === 'held' && s.keyId !== null) {
+      const standing = this.keys.get(s.keyId);
+      if (standing) standing.heldNano -= s.amount;
+    }
     if (op.kind === 'settle') return this.settle(s, heldLots, op.actualNano, at);
     for (const { lot, h } of heldLots) this.moves.move(lot, s.id, 'release', h, at);
     const state = op.kind === 'expire' ? 'expired' : 'released';
@@ -237,6 +283,8 @@ export class Book {
       toCharge -= x;
     }
     const charged = actual - toCharge;
+    const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
+    if (standing) standing.usedNano += charged;
     this.finishAs(s, 'settled', charged, at);
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: released, finished: true };
   }
@@ -256,9 +304,14 @@ export class Book {
   private hold(op: ReserveOp, drawn: ReservationLot[]): void {
     this.moves.newRes.push(op);
     for (const d of drawn) this.moves.newResLots.push({ reservationId: op.id, lotId: d.lotId, amount: d.amountNano });
+    if (op.keyId !== null) {
+      const standing = this.keys.get(op.keyId);
+      if (standing) standing.heldNano += op.amountNano;
+    }
     this.reservations.set(op.id, {
       id: op.id,
       walletId: op.walletId,
+      keyId: op.keyId,
       vendor: op.vendor,
       amount: op.amountNano,
       state: 'held',

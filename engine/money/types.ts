@@ -2,7 +2,7 @@
 // decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
 import type { Db, Queryable } from '../db/db.ts';
 
-export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan';
+export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan' | 'key_limit';
 
 export interface ReservationLot {
   lotId: string;
@@ -22,9 +22,38 @@ export interface Reservation {
   lots: ReservationLot[];
 }
 
+/** A reserve refused because the key's cap would be passed; nothing was held. */
+export interface KeyCapRefusal {
+  ok: false;
+  reason: 'key_limit';
+  /** What the cap still leaves for a call: limit − used − held, never below 0. */
+  availableNano: bigint;
+  /** The key's finished use the cap counts. */
+  keyUsedNano: bigint;
+  /** What the key's calls still in flight hold. */
+  keyHeldNano: bigint;
+}
+
 export type ReserveResult =
   | { ok: true; reservation: Reservation }
-  | { ok: false; reason: ReserveRefusalReason; availableNano: bigint };
+  | { ok: false; reason: 'insufficient_credit' | 'not_in_plan'; availableNano: bigint }
+  | KeyCapRefusal;
+
+/**
+ * A cap on what one key's calls may use together (its monthly limit), checked in the reservation's own
+ * transaction: the reserve is refused (`key_limit`) when the key's finished use, plus what its reservations
+ * still held hold, plus this amount would pass `limitNano`. Counting the holds is what keeps calls sent at
+ * the same moment from passing the cap together; the lock is what keeps two processes from doing so.
+ */
+export interface KeyCap {
+  limitNano: bigint;
+  /**
+   * Locks the key's use counter in the reservation's transaction and returns the finished use it counts.
+   * Every capped reserve of the key takes this lock before reading the key's holds and keeps it until its
+   * own hold is committed, so capped reserves of one key are decided one after another, in any process.
+   */
+  lockUsed(tx: Queryable): Promise<bigint>;
+}
 
 export interface ReserveRequest {
   walletId: string;
@@ -36,6 +65,8 @@ export interface ReserveRequest {
   keyId?: string | null;
   /** Default: now + reservationTtlMs. */
   expiresAt?: Date;
+  /** The calling key's cap (needs `keyId`); none: only the wallet's balance limits the reserve. */
+  cap?: KeyCap;
 }
 
 export interface SettleResult {
@@ -154,7 +185,7 @@ export interface Ledger {
 // The money moves the ledger hands to the batcher.
 
 /** A reservation to make; its id is generated at submission and stays the same on retries. */
-export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'>;
+export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'> & { cap?: KeyCap };
 
 export interface FinishOp {
   kind: 'settle' | 'release' | 'expire';

@@ -61,13 +61,22 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return caller;
     },
 
+    /**
+     * The monthly limit is checked twice: first on finished use alone (a cheap refusal), then by the ledger in
+     * the reservation's transaction, with the key's calls in flight counted and the key's month row locked, so
+     * calls sent at once (to any process) cannot pass the limit together.
+     */
     async admit(caller, model, amountNano, callId): Promise<Hold> {
-      await keys.quota.checkQuota(authOf(caller), amountNano, clock.now());
-      const result = await ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId });
+      const auth = authOf(caller);
+      const now = clock.now();
+      await keys.quota.checkQuota(auth, amountNano, now);
+      const cap = keys.quota.monthlyCap(auth, now) ?? undefined;
+      const result = await ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
       if (result.ok) {
         const hold: LedgerHold = { callId, amountNano, reservation: result.reservation };
         return hold;
       }
+      if (result.reason === 'key_limit') throw keys.quota.monthlyLimitError(auth, amountNano, result.keyUsedNano, result.keyHeldNano, now);
       if (result.reason === 'not_in_plan') return notInPlan(caller.walletId, model);
       throw errors.insufficientCredit(
         `This call may cost up to ${nanoToCreditsCeil(amountNano)} credits, and ${nanoToCreditsFloor(result.availableNano)} ` +
