@@ -12,6 +12,7 @@ import { readSse } from './sse.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
+import { Settlement } from './settlement.ts';
 import type { Route } from './vendor-routes.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
@@ -54,7 +55,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   const timeout = AbortSignal.timeout(input.timeoutMs);
   const signal = prepared.call.stream ? AbortSignal.any([clientGone.signal, timeout]) : timeout;
   const request = upstreamRequest(input);
-  const settlement = new Settlement(input, deps);
+  const settlement = new Settlement(input.caller, input.hold, { accounts: deps.accounts, log: deps.log, costOf: (usage) => deps.costOf(prepared.call, usage) });
   try {
     const outcome = await tryRoutes(input.routes, {
       send: (route, attemptSignal) => deps.upstream.send(route, input.vendor, request, attemptSignal),
@@ -104,63 +105,6 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   // A call that carries files (a multipart door) goes out as multipart, built once for every route.
   const encoded = call.files ? encodeMultipart(call) : { body: JSON.stringify(call.body), contentType: 'application/json' };
   return { path: input.prepared.protocol.upstream, ...encoded, headers };
-}
-
-const SETTLE_ATTEMPTS = 3;
-
-/**
- * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged. Both are
- * idempotent, so a passing database fault is worth a few more tries: a hold left to the sweeper is
- * released, and the vendor's work would go uncharged.
- */
-export async function finishHold(
-  accounts: Accounts,
-  caller: Caller,
-  hold: Hold,
-  cost: bigint | null,
-  log: Pick<FastifyBaseLogger, 'error'>,
-  backoffMs = 50,
-): Promise<bigint> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      if (cost === null) {
-        await accounts.release(hold);
-        return 0n;
-      }
-      return await accounts.settle(caller, hold, cost);
-    } catch (e) {
-      log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
-      if (attempt >= SETTLE_ATTEMPTS) return 0n;
-      await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
-    }
-  }
-}
-
-/** Charges once: the usage of the answer that reached the client, or releases the hold. */
-class Settlement {
-  private usage: Usage | null = null;
-  private settled = false;
-  private charged = 0n;
-
-  constructor(
-    private readonly input: ExchangeInput,
-    private readonly deps: ExchangeDeps,
-  ) {}
-
-  record(usage: Usage): void {
-    this.usage = usage;
-  }
-
-  /** Settles once; returns what was charged (0 when released or free). */
-  async finish(): Promise<bigint> {
-    if (this.settled) return this.charged;
-    this.settled = true;
-    const { hold, caller } = this.input;
-    if (!hold) return 0n;
-    const cost = this.usage ? this.deps.costOf(this.input.prepared.call, this.usage) : null;
-    this.charged = await finishHold(this.deps.accounts, caller, hold, cost, this.deps.log);
-    return this.charged;
-  }
 }
 
 async function relayAnswer(
