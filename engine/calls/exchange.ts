@@ -2,13 +2,13 @@
 // translation, and settlement from usage in a `finally`, so no path leaves money held or uncharged.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
-import type { Call, StreamTranslator } from '../core/call.ts';
+import type { Call } from '../core/call.ts';
 import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
 import { errors, GatewayError, type ErrorShape } from '../core/errors.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
-import { readSse } from './sse.ts';
+import { relayStream } from './stream-relay.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
@@ -49,17 +49,16 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) clientGone.abort();
   });
-  // A stream stops when its client leaves (the vendor stops generating; what was produced is charged).
-  // A whole answer does not: the vendor finishes and bills its work either way, so the call runs to its
-  // end and is settled from the vendor's usage, even with nobody left to read it.
-  const timeout = AbortSignal.timeout(input.timeoutMs);
-  const signal = prepared.call.stream ? AbortSignal.any([clientGone.signal, timeout]) : timeout;
+  // A client that leaves does not stop the call, a stream no more than a whole answer: the vendor finishes
+  // and bills its work either way, so the call runs to its end (within its time limit) and is settled
+  // from the vendor's usage, even with nobody left to read it. Leaving early is never cheaper than staying.
+  const signal = AbortSignal.timeout(input.timeoutMs);
   const request = upstreamRequest(input);
   const settlement = new Settlement(input.caller, input.hold, { accounts: deps.accounts, log: deps.log, costOf: (usage) => deps.costOf(prepared.call, usage) });
   try {
     const outcome = await tryRoutes(input.routes, {
       send: (route, attemptSignal) => deps.upstream.send(route, input.vendor, request, attemptSignal),
-      read: (answer, _route, depth) => relay(answer, depth, input, deps, settlement),
+      read: (answer, _route, depth) => relay(answer, depth, input, deps, settlement, clientGone.signal),
       log: deps.log,
       signal,
       retryAfterMaxMs: input.retryAfterMaxMs,
@@ -86,13 +85,23 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
 const DONE: RouteStep<void> = { done: true, value: undefined };
 
 /** The answer of one route, relayed to the client (done), or a reason the next route should be asked. */
-async function relay(answer: UpstreamAnswer, depth: number, input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<RouteStep<void>> {
+async function relay(
+  answer: UpstreamAnswer,
+  depth: number,
+  input: ExchangeInput,
+  deps: ExchangeDeps,
+  settlement: Settlement,
+  clientGone: AbortSignal,
+): Promise<RouteStep<void>> {
   if (answer.status >= 400) {
     await relayVendorError(answer, depth, input);
     return DONE;
   }
   if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, settlement);
-  return input.prepared.call.stream ? relayStream(answer, depth, input, deps, settlement) : relayAnswer(answer, depth, input, deps, settlement);
+  if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, deps, settlement);
+  const { prepared, reply, door } = input;
+  const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
+  return relayStream(answer, { prepared, doorPath: door.path, reply, clientGone, headers, registry: deps.registry, log: deps.log }, settlement);
 }
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
@@ -143,69 +152,6 @@ async function relayBinary(answer: UpstreamAnswer, depth: number, input: Exchang
     .code(200);
   await input.reply.send(answer.body);
   return DONE;
-}
-
-/** Streams frames as they arrive. Falls back to the next route only while nothing reached the client. */
-async function relayStream(
-  answer: UpstreamAnswer,
-  depth: number,
-  input: ExchangeInput,
-  deps: ExchangeDeps,
-  settlement: Settlement,
-): Promise<RouteStep<void>> {
-  const { protocol, call } = input.prepared;
-  const factory = protocol.stream ? deps.registry.streamTranslators[protocol.stream] : undefined;
-  if (!factory) throw errors.unavailable(`No stream translator is configured for ${input.door.path}.`);
-  const translator: StreamTranslator = factory(call);
-  const res = input.reply.raw;
-  let started = false;
-  const write = (frames: string[]) => {
-    if (frames.length === 0) return;
-    if (!started) {
-      input.reply.hijack();
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        [FALLBACK_DEPTH_HEADER]: String(depth),
-      });
-      started = true;
-    }
-    res.write(frames.join(''));
-  };
-  try {
-    for await (const event of readSse(answer.body)) {
-      if (!started && isErrorEvent(event.event, event.data)) {
-        throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
-      }
-      write(translator.push(event));
-      if (started) settlement.record(translator.usage());
-    }
-    write(translator.end());
-    if (started) settlement.record(translator.usage());
-  } catch (e) {
-    if (!started) {
-      if (e instanceof RouteFailure || !(e instanceof GatewayError)) return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
-      throw e;
-    }
-    // Bytes already reached the client: charge what was produced and end the stream.
-    settlement.record(translator.usage());
-    deps.log.warn({ reason: (e as Error).message }, 'stream ended early');
-  } finally {
-    if (started && !res.writableEnded) res.end();
-  }
-  return DONE;
-}
-
-function isErrorEvent(name: string | undefined, data: string): boolean {
-  if (name === 'error' || name === 'response.failed') return true;
-  if (!data.startsWith('{"error"')) return false;
-  try {
-    const parsed = JSON.parse(data) as Record<string, unknown>;
-    return typeof parsed.error === 'object' && parsed.error !== null && !('choices' in parsed);
-  } catch {
-    return false;
-  }
 }
 
 /**
