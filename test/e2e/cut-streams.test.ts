@@ -8,6 +8,7 @@
 import { OutgoingMessage, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { A_VERSION, PRICES, post, sleep } from './e2e.ts';
 
 let t: TestGateway;
@@ -161,6 +162,80 @@ describe('a client that closes the stream once the answer is complete pays the w
       spy.mockRestore();
     }
     expect(writesAfterClose).toEqual([]);
+  });
+});
+
+describe('a vendor that breaks mid-stream', () => {
+  it('with 100 KB of tools: charged at least the input estimate of the whole body, once, nothing held', async () => {
+    const body = { model: 'b-5', stream: true, tools: BIG_TOOLS, messages: [{ role: 'user', content: 'q [[sim:long=50]]' }] };
+    const calls = t.received('b').length;
+    t.sim.inject('b0', { kind: 'stream-error', afterEvents: 5 });
+    let held = 0n;
+    const charged = await chargeOf(t, async () => {
+      const before = await t.balance();
+      const res = await post(t, '/v1/chat/completions', body);
+      expect(res.status).toBe(200);
+      held = before - (await t.balance());
+      const text = await res.text();
+      expect(text).not.toContain('[DONE]');
+    });
+    // chars / 4 of the tools alone, at b-5's input price: the least a fair estimate of this body can be.
+    const toolsEstimate = nanoOf(Math.ceil(JSON.stringify(BIG_TOOLS).length / 4), PRICES['b-5'].input);
+    expect(charged).toBeGreaterThanOrEqual(toolsEstimate);
+    expect(charged).toBeLessThanOrEqual(held);
+    expect(t.received('b').length - calls, 'asked the vendor again').toBe(1);
+  });
+
+  it('an inline image counts as an image in the estimate, not as its base64 text', async () => {
+    const dataUri = `data:image/png;base64,${'A'.repeat(400_000)}`;
+    const body = {
+      model: 'b-5',
+      stream: true,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'q [[sim:long=50]]' }, { type: 'image_url', image_url: { url: dataUri } }] }],
+    };
+    t.sim.inject('b0', { kind: 'stream-error', afterEvents: 5 });
+    const charged = await chargeOf(t, async () => {
+      const res = await post(t, '/v1/chat/completions', body);
+      expect(res.status).toBe(200);
+      await res.text();
+    });
+    const B = PRICES['b-5'];
+    expect(charged).toBeGreaterThanOrEqual(nanoOf(1600, B.input));
+    expect(charged).toBeLessThan(nanoOf(dataUri.length / 4, B.input));
+  });
+
+  it('on the responses door with 100 KB of tools: the tools count as input too', async () => {
+    const tools = BIG_TOOLS.map((x) => ({ type: 'function', ...x.function }));
+    const body = { model: 'b-5', stream: true, tools, input: 'q [[sim:long=50]]' };
+    t.sim.inject('b0', { kind: 'stream-error', afterEvents: 5 });
+    const charged = await chargeOf(t, async () => {
+      const res = await post(t, '/v1/responses', body);
+      expect(res.status).toBe(200);
+      expect(await res.text()).not.toContain('response.completed');
+    });
+    expect(charged).toBeGreaterThanOrEqual(nanoOf(Math.ceil(JSON.stringify(tools).length / 4), PRICES['b-5'].input));
+  });
+});
+
+describe('reading on after the client left is bounded by the call time limit', () => {
+  let tree: TempTree;
+  let slow: TestGateway;
+  beforeAll(async () => {
+    tree = tempCatalogTree();
+    tree.edit('config/limits.yaml', (text) => text.replace(/  chat: 300000/, '  chat: 800'));
+    slow = await startTestGateway({ dirs: tree, routesPerVendor: 1, simulator: { streamChunkDelayMs: 20 } });
+  });
+  afterAll(async () => {
+    await slow?.close();
+    tree?.remove();
+  });
+
+  it('a vendor still streaming at the limit is cut there and the call settled from the estimate', async () => {
+    const body = { model: 'b-5', stream: true, tools: BIG_TOOLS, messages: [{ role: 'user', content: 'q [[sim:long=400]]' }] };
+    const started = Date.now();
+    const charged = await chargeOf(slow, () => cutAt(slow, '/v1/chat/completions', body, '"content":"word2 "').then(() => undefined));
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(charged).toBeGreaterThanOrEqual(nanoOf(Math.ceil(JSON.stringify(BIG_TOOLS).length / 4), PRICES['b-5'].input));
   });
 });
 
