@@ -1,18 +1,17 @@
 // One call's trip to the vendor and back: the routes in order (route-loop.ts), the answer or stream
-// translation, and settlement from usage in a `finally`, so no path leaves money held or uncharged.
+// translation, and the usage recorded on the call's settlement. The settlement is the door's: it settles
+// or releases the hold in one `finally` around the whole exchange, so no path leaves money held.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { Accounts, Caller, Hold } from '../money/accounts.ts';
-import type { Call } from '../core/call.ts';
 import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
 import { errors, GatewayError, type ErrorShape } from '../core/errors.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { relayStream } from './stream-relay.ts';
-import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
+import { emptyUsage, type JsonObject } from '../core/types.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
-import { Settlement } from './settlement.ts';
+import type { Settlement } from './settlement.ts';
 import type { Route } from './vendor-routes.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
@@ -22,10 +21,7 @@ export const CHARACTERS_HEADER = 'x-service-characters';
 export interface ExchangeDeps {
   upstream: UpstreamClient;
   registry: TransformRegistry;
-  accounts: Accounts;
   log: FastifyBaseLogger;
-  /** The cost of the usage in nano-USD, at the catalog's prices. */
-  costOf: (call: Call, usage: Usage) => bigint;
 }
 
 export interface ExchangeInput {
@@ -33,8 +29,6 @@ export interface ExchangeInput {
   door: DoorConfig;
   vendor: VendorConfig;
   routes: Route[];
-  caller: Caller;
-  hold: Hold | null;
   clientHeaders: Record<string, string | string[] | undefined>;
   timeoutMs: number;
   /** Longest Retry-After waited for before one more pass over the routes. */
@@ -42,8 +36,11 @@ export interface ExchangeInput {
   reply: FastifyReply;
 }
 
-/** Runs the call; answers the client itself (including errors after the hold was taken). */
-export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promise<void> {
+/**
+ * Runs the call and answers the client, recording the usage to charge on `settlement`. An error the client can
+ * still be told is thrown, for the door's error handler to answer once the door's `finally` released the hold.
+ */
+export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<void> {
   const { reply, prepared } = input;
   const clientGone = new AbortController();
   reply.raw.on('close', () => {
@@ -54,7 +51,6 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
   // from the vendor's usage, even with nobody left to read it. Leaving early is never cheaper than staying.
   const signal = AbortSignal.timeout(input.timeoutMs);
   const request = upstreamRequest(input);
-  const settlement = new Settlement(input.caller, input.hold, { accounts: deps.accounts, log: deps.log, costOf: (usage) => deps.costOf(prepared.call, usage) });
   try {
     const outcome = await tryRoutes(input.routes, {
       send: (route, attemptSignal) => deps.upstream.send(route, input.vendor, request, attemptSignal),
@@ -70,15 +66,13 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
         : `Vendor ${prepared.call.model.vendor.toUpperCase()} failed on every route (${input.routes.length}). Retry later.`,
     );
   } catch (e) {
-    if (signal.aborted && !clientGone.signal.aborted && !reply.raw.headersSent) {
-      sendError(reply, errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`), input.door.errors);
-    } else if (!reply.raw.headersSent && !clientGone.signal.aborted) {
-      sendError(reply, e instanceof GatewayError ? e : errors.upstream((e as Error).message), input.door.errors);
-    } else if (!reply.raw.writableEnded) {
-      reply.raw.end();
+    if (reply.raw.headersSent || clientGone.signal.aborted) {
+      // Nothing more can be said to this client: end what it was sent.
+      if (!reply.raw.writableEnded) reply.raw.end();
+      return;
     }
-  } finally {
-    await settlement.finish();
+    if (signal.aborted) throw errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`);
+    throw e instanceof GatewayError ? e : errors.upstream((e as Error).message);
   }
 }
 

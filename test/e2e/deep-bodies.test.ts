@@ -2,9 +2,27 @@
 // hold left for the sweeper, freezing the wallet for every key on it. JSON depth is now bounded
 // (limits.json_max_depth) before anything is held, on every door that reads JSON; and whatever fails after a
 // hold was taken releases it at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { A_VERSION, expectInvalid, post } from './e2e.ts';
+import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
+import { UpstreamClient } from '../../engine/calls/upstream.ts';
+import { A_VERSION, expectInvalid, post, sleep } from './e2e.ts';
+
+/** Makes the next multipart body built for a vendor throw, as any fault in building an upstream body would. */
+const breakNextUpstreamForm = vi.hoisted(() => ({ armed: false }));
+vi.mock(import('../../engine/http/multipart.ts'), async (original) => {
+  const real = await original();
+  return {
+    ...real,
+    encodeMultipart: (...args: Parameters<typeof real.encodeMultipart>) => {
+      if (breakNextUpstreamForm.armed) {
+        breakNextUpstreamForm.armed = false;
+        throw new RangeError('Maximum call stack size exceeded');
+      }
+      return real.encodeMultipart(...args);
+    },
+  };
+});
 
 const LIMIT = 64; // config/limits.yaml json_max_depth
 
@@ -97,5 +115,43 @@ describe('the depth limit itself', () => {
     await ok.json();
     const refused = await expectNothingMoved(() => post(t, '/v1/chat/completions', { ...base, metadata: nested(LIMIT) }));
     await expectDepthRefused(refused);
+  });
+});
+
+describe('a failure after the hold was taken releases it at once', () => {
+  it('building the vendor body throws (image edit): 5xx in the door shape, nothing held, nothing charged', async () => {
+    const before = await t.balance();
+    const fd = new FormData();
+    fd.append('model', 'image-b-1');
+    fd.append('prompt', 'add a hat');
+    fd.append('image', new Blob([new Uint8Array(Buffer.from(PNG_1X1_BASE64, 'base64'))], { type: 'image/png' }), 'in.png');
+    breakNextUpstreamForm.armed = true;
+    const res = await fetch(`${t.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: fd });
+    expect(breakNextUpstreamForm.armed, 'the vendor body was never built').toBe(false);
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    expect(((await res.json()) as any).error.type).toMatch(/upstream_error|api_error/);
+    expect(await held()).toBe(0n);
+    expect(await t.balance()).toBe(before);
+  });
+
+  it('the upstream client throws synchronously: 5xx, nothing held, nothing charged', async () => {
+    const before = await t.balance();
+    const spy = vi.spyOn(UpstreamClient.prototype, 'send').mockImplementation(() => {
+      throw new TypeError('broken client');
+    });
+    try {
+      const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }] });
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      await res.text();
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await held()).toBe(0n);
+    expect(await t.balance()).toBe(before);
+    await sleep(50);
+    const journal = await t.gw.ledger.journalSum(t.walletId);
+    expect(journal.availableNano).toBe(await t.balance());
+    expect(journal.reservedNano).toBe(0n);
   });
 });
