@@ -87,7 +87,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
-  const app = createApp({
+  const app = createApp({ jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth }, {
     bodyLimit: limits.body_limit_bytes,
     logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
   });

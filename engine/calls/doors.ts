@@ -5,7 +5,8 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
 import { errors } from '../core/errors.ts';
-import { exchange, type ExchangeDeps } from './exchange.ts';
+import { exchange, type ExchangeInput } from './exchange.ts';
+import { Settlement } from './settlement.ts';
 import { admitCall, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
@@ -56,30 +57,29 @@ const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, do
 
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
   const { snap, door, now, caller, prepared, hold } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation });
-  const { call } = prepared;
-  const deps: ExchangeDeps = {
-    upstream: s.upstream,
-    registry: s.registry,
+  // From here on money is held: whatever happens, even a fault building the vendor's request, ends in this
+  // one `finally`, which settles what the vendor's usage says or releases the hold before any error is answered.
+  const settlement = new Settlement(caller, hold, {
     accounts: s.accounts,
     log: req.log,
-    costOf: (c, usage) =>
-      costOfUsage(c.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
-  };
-  await exchange(
-    {
+    costOf: (usage) => costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
+  });
+  try {
+    const { call } = prepared;
+    const input: ExchangeInput = {
       prepared,
       door,
       vendor: snap.config.vendors[call.model.vendor],
       routes: s.routes[call.model.vendor],
-      caller,
-      hold,
       clientHeaders: req.headers,
       timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,
       retryAfterMaxMs: snap.config.limits.retry_after_max_ms,
       reply,
-    },
-    deps,
-  );
+    };
+    await exchange(input, { upstream: s.upstream, registry: s.registry, log: req.log }, settlement);
+  } finally {
+    await settlement.finish();
+  }
   return reply;
 }
 

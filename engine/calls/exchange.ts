@@ -1,17 +1,17 @@
 // One call's trip to the vendor and back: the routes in order (route-loop.ts), the answer or stream
-// translation, and settlement from usage in a `finally`, so no path leaves money held or uncharged.
+// translation, and the usage recorded on the call's settlement. The settlement is the door's: it settles
+// or releases the hold in one `finally` around the whole exchange, so no path leaves money held.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { Accounts, Caller, Hold } from '../money/accounts.ts';
-import type { Call, StreamTranslator } from '../core/call.ts';
 import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
 import { errors, GatewayError, type ErrorShape } from '../core/errors.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
-import { readSse } from './sse.ts';
-import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
+import { relayStream } from './stream-relay.ts';
+import { emptyUsage, type JsonObject } from '../core/types.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
+import type { Settlement } from './settlement.ts';
 import type { Route } from './vendor-routes.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
@@ -21,10 +21,7 @@ export const CHARACTERS_HEADER = 'x-service-characters';
 export interface ExchangeDeps {
   upstream: UpstreamClient;
   registry: TransformRegistry;
-  accounts: Accounts;
   log: FastifyBaseLogger;
-  /** The cost of the usage in nano-USD, at the catalog's prices. */
-  costOf: (call: Call, usage: Usage) => bigint;
 }
 
 export interface ExchangeInput {
@@ -32,8 +29,6 @@ export interface ExchangeInput {
   door: DoorConfig;
   vendor: VendorConfig;
   routes: Route[];
-  caller: Caller;
-  hold: Hold | null;
   clientHeaders: Record<string, string | string[] | undefined>;
   timeoutMs: number;
   /** Longest Retry-After waited for before one more pass over the routes. */
@@ -41,24 +36,25 @@ export interface ExchangeInput {
   reply: FastifyReply;
 }
 
-/** Runs the call; answers the client itself (including errors after the hold was taken). */
-export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promise<void> {
+/**
+ * Runs the call and answers the client, recording the usage to charge on `settlement`. An error the client can
+ * still be told is thrown, for the door's error handler to answer once the door's `finally` released the hold.
+ */
+export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<void> {
   const { reply, prepared } = input;
   const clientGone = new AbortController();
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) clientGone.abort();
   });
-  // A stream stops when its client leaves (the vendor stops generating; what was produced is charged).
-  // A whole answer does not: the vendor finishes and bills its work either way, so the call runs to its
-  // end and is settled from the vendor's usage, even with nobody left to read it.
-  const timeout = AbortSignal.timeout(input.timeoutMs);
-  const signal = prepared.call.stream ? AbortSignal.any([clientGone.signal, timeout]) : timeout;
+  // A client that leaves does not stop the call, a stream no more than a whole answer: the vendor finishes
+  // and bills its work either way, so the call runs to its end (within its time limit) and is settled
+  // from the vendor's usage, even with nobody left to read it. Leaving early is never cheaper than staying.
+  const signal = AbortSignal.timeout(input.timeoutMs);
   const request = upstreamRequest(input);
-  const settlement = new Settlement(input, deps);
   try {
     const outcome = await tryRoutes(input.routes, {
       send: (route, attemptSignal) => deps.upstream.send(route, input.vendor, request, attemptSignal),
-      read: (answer, _route, depth) => relay(answer, depth, input, deps, settlement),
+      read: (answer, _route, depth) => relay(answer, depth, input, deps, settlement, clientGone.signal),
       log: deps.log,
       signal,
       retryAfterMaxMs: input.retryAfterMaxMs,
@@ -70,28 +66,36 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps): Promis
         : `Vendor ${prepared.call.model.vendor.toUpperCase()} failed on every route (${input.routes.length}). Retry later.`,
     );
   } catch (e) {
-    if (signal.aborted && !clientGone.signal.aborted && !reply.raw.headersSent) {
-      sendError(reply, errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`), input.door.errors);
-    } else if (!reply.raw.headersSent && !clientGone.signal.aborted) {
-      sendError(reply, e instanceof GatewayError ? e : errors.upstream((e as Error).message), input.door.errors);
-    } else if (!reply.raw.writableEnded) {
-      reply.raw.end();
+    if (reply.raw.headersSent || clientGone.signal.aborted) {
+      // Nothing more can be said to this client: end what it was sent.
+      if (!reply.raw.writableEnded) reply.raw.end();
+      return;
     }
-  } finally {
-    await settlement.finish();
+    if (signal.aborted) throw errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`);
+    throw e instanceof GatewayError ? e : errors.upstream((e as Error).message);
   }
 }
 
 const DONE: RouteStep<void> = { done: true, value: undefined };
 
 /** The answer of one route, relayed to the client (done), or a reason the next route should be asked. */
-async function relay(answer: UpstreamAnswer, depth: number, input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<RouteStep<void>> {
+async function relay(
+  answer: UpstreamAnswer,
+  depth: number,
+  input: ExchangeInput,
+  deps: ExchangeDeps,
+  settlement: Settlement,
+  clientGone: AbortSignal,
+): Promise<RouteStep<void>> {
   if (answer.status >= 400) {
     await relayVendorError(answer, depth, input);
     return DONE;
   }
   if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, settlement);
-  return input.prepared.call.stream ? relayStream(answer, depth, input, deps, settlement) : relayAnswer(answer, depth, input, deps, settlement);
+  if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, deps, settlement);
+  const { prepared, reply, door } = input;
+  const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
+  return relayStream(answer, { prepared, doorPath: door.path, reply, clientGone, headers, registry: deps.registry, log: deps.log }, settlement);
 }
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
@@ -104,63 +108,6 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   // A call that carries files (a multipart door) goes out as multipart, built once for every route.
   const encoded = call.files ? encodeMultipart(call) : { body: JSON.stringify(call.body), contentType: 'application/json' };
   return { path: input.prepared.protocol.upstream, ...encoded, headers };
-}
-
-const SETTLE_ATTEMPTS = 3;
-
-/**
- * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged. Both are
- * idempotent, so a passing database fault is worth a few more tries: a hold left to the sweeper is
- * released, and the vendor's work would go uncharged.
- */
-export async function finishHold(
-  accounts: Accounts,
-  caller: Caller,
-  hold: Hold,
-  cost: bigint | null,
-  log: Pick<FastifyBaseLogger, 'error'>,
-  backoffMs = 50,
-): Promise<bigint> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      if (cost === null) {
-        await accounts.release(hold);
-        return 0n;
-      }
-      return await accounts.settle(caller, hold, cost);
-    } catch (e) {
-      log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
-      if (attempt >= SETTLE_ATTEMPTS) return 0n;
-      await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
-    }
-  }
-}
-
-/** Charges once: the usage of the answer that reached the client, or releases the hold. */
-class Settlement {
-  private usage: Usage | null = null;
-  private settled = false;
-  private charged = 0n;
-
-  constructor(
-    private readonly input: ExchangeInput,
-    private readonly deps: ExchangeDeps,
-  ) {}
-
-  record(usage: Usage): void {
-    this.usage = usage;
-  }
-
-  /** Settles once; returns what was charged (0 when released or free). */
-  async finish(): Promise<bigint> {
-    if (this.settled) return this.charged;
-    this.settled = true;
-    const { hold, caller } = this.input;
-    if (!hold) return 0n;
-    const cost = this.usage ? this.deps.costOf(this.input.prepared.call, this.usage) : null;
-    this.charged = await finishHold(this.deps.accounts, caller, hold, cost, this.deps.log);
-    return this.charged;
-  }
 }
 
 async function relayAnswer(
@@ -199,69 +146,6 @@ async function relayBinary(answer: UpstreamAnswer, depth: number, input: Exchang
     .code(200);
   await input.reply.send(answer.body);
   return DONE;
-}
-
-/** Streams frames as they arrive. Falls back to the next route only while nothing reached the client. */
-async function relayStream(
-  answer: UpstreamAnswer,
-  depth: number,
-  input: ExchangeInput,
-  deps: ExchangeDeps,
-  settlement: Settlement,
-): Promise<RouteStep<void>> {
-  const { protocol, call } = input.prepared;
-  const factory = protocol.stream ? deps.registry.streamTranslators[protocol.stream] : undefined;
-  if (!factory) throw errors.unavailable(`No stream translator is configured for ${input.door.path}.`);
-  const translator: StreamTranslator = factory(call);
-  const res = input.reply.raw;
-  let started = false;
-  const write = (frames: string[]) => {
-    if (frames.length === 0) return;
-    if (!started) {
-      input.reply.hijack();
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        [FALLBACK_DEPTH_HEADER]: String(depth),
-      });
-      started = true;
-    }
-    res.write(frames.join(''));
-  };
-  try {
-    for await (const event of readSse(answer.body)) {
-      if (!started && isErrorEvent(event.event, event.data)) {
-        throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
-      }
-      write(translator.push(event));
-      if (started) settlement.record(translator.usage());
-    }
-    write(translator.end());
-    if (started) settlement.record(translator.usage());
-  } catch (e) {
-    if (!started) {
-      if (e instanceof RouteFailure || !(e instanceof GatewayError)) return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
-      throw e;
-    }
-    // Bytes already reached the client: charge what was produced and end the stream.
-    settlement.record(translator.usage());
-    deps.log.warn({ reason: (e as Error).message }, 'stream ended early');
-  } finally {
-    if (started && !res.writableEnded) res.end();
-  }
-  return DONE;
-}
-
-function isErrorEvent(name: string | undefined, data: string): boolean {
-  if (name === 'error' || name === 'response.failed') return true;
-  if (!data.startsWith('{"error"')) return false;
-  try {
-    const parsed = JSON.parse(data) as Record<string, unknown>;
-    return typeof parsed.error === 'object' && parsed.error !== null && !('choices' in parsed);
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -1,10 +1,11 @@
-// The front half of every call, a model door's or a video job's: authenticate → read the body → prepare →
-// hold the most it can cost. A call refused anywhere here has held and charged nothing.
+// The front half of every call, a model door's or a video job's: authenticate → read the body (bounded in
+// depth) → prepare → hold the most it can cost. A call refused anywhere here has held and charged nothing.
 import type { FastifyRequest } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
+import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
 import { reservationFor } from './reservation.ts';
@@ -50,6 +51,9 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
   const now = deps.clock.now();
   const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
   const { body, files } = await admission.readBody(req, door, snap);
+  // A JSON body was bounded as it was parsed (engine/http/app.ts); a form's values sent as JSON parts were not.
+  const tooDeep = depthRefusal(body, snap.config.limits.json_max_depth);
+  if (tooDeep) throw tooDeep;
   const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
   const plan = await admission.planHold(call);

@@ -161,6 +161,7 @@ export type LimitsFile = {
   call_timeout_ms: Record<string, number>;
   connect_timeout_ms: number;
   body_limit_bytes: number;
+  json_max_depth: number;
   file_limit_bytes: number;
   default_max_tokens: number;
   effort_carried_since: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
-import { finishHold } from '../../engine/calls/exchange.ts';
+import { finishHold } from '../../engine/calls/settlement.ts';
 
 const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-svc-x…', audience: null };
 const hold: Hold = { callId: 'c', amountNano: 100n };

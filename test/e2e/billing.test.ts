@@ -220,7 +220,7 @@ describe('a stream cut by the client', () => {
     expect(await reserved(t)).toBe(held);
     ac.abort();
     await reader.cancel().catch(() => undefined);
-    // The gateway settles in its `finally` once it sees the client go.
+    // The gateway reads the vendor's stream on to its end and settles from the vendor's usage.
     for (let i = 0; i < 100 && (await reserved(t)) !== 0n; i++) await sleep(20);
     expect(await reserved(t)).toBe(0n);
     const charged = before - (await t.balance());
@@ -243,7 +243,7 @@ describe('a stream cut by the client', () => {
     expect(charged).toBeLessThanOrEqual(held);
   });
 
-  it('vendor B passthrough on the chat door (usage never reported): estimated, within the reservation', async () => {
+  it('vendor B passthrough on the chat door (usage comes after the cut): within the reservation', async () => {
     const { held, charged } = await cutStream('/v1/chat/completions', {
       model: 'b-5',
       stream: true,

@@ -1,11 +1,10 @@
 // Reads vendor A usage off a native event stream: message_start carries the input side, each message_delta
-// carries cumulative figures that replace earlier ones. When the stream was cut before the vendor reported
-// its final figures, the output is estimated from what was streamed (chars/4), and the input from the request
-// when even message_start never arrived, so a
-// broken stream is never settled at zero.
+// carries cumulative figures that replace earlier ones. When the vendor broke the stream before reporting its
+// final figures, the output is estimated from what was streamed (chars/4), and the input from the whole
+// request body when even message_start never arrived, so a broken stream is never settled at zero.
 import type { Call } from '../../engine/core/call.ts';
 import type { JsonObject, Usage } from '../../engine/core/types.ts';
-import { estimateTokens } from '../util/estimate.ts';
+import { estimateInputTokens, estimateTokens } from '../util/estimate.ts';
 import { isObject } from '../util/json.ts';
 import { normaliseMessagesUsage } from '../usage/messages-usage.ts';
 
@@ -39,10 +38,7 @@ export class NativeUsageTracker {
   usage(): Usage {
     const usage = normaliseMessagesUsage(this.merged);
     if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, estimateTokens(this.chars));
-    if (!this.merged) {
-      const b = this.call.body;
-      usage.input_tokens = estimateTokens(JSON.stringify([b.system ?? null, b.messages ?? null, b.tools ?? null]).length);
-    }
+    if (!this.merged) usage.input_tokens = estimateInputTokens(this.call.body);
     return usage;
   }
 }

@@ -1,6 +1,6 @@
 // Messages door (vendor A passthrough): events relayed verbatim (`event:` and `data:` lines) as they
 // arrive. Usage is read from message_start and the cumulative message_delta (cache reads and writes,
-// server_tool_use.web_search_requests, iterations), or estimated when the stream was cut first.
+// server_tool_use.web_search_requests, iterations), or estimated when the vendor broke the stream first.
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
