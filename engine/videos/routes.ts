@@ -116,8 +116,8 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
   const { snap, now, caller, prepared, plan, hold } = admitted;
   const { model } = prepared.call;
   const { holdId: id, amount, video, idempotencyKey } = plan;
-  const holdRef = deps.accounts.holdRef(hold);
   try {
+    const holdRef = deps.accounts.holdRef(hold);
     const limits = snap.config.limits;
     await deps.accounts.extendHold(holdRef, new Date(now.getTime() + limits.video_deadline_ms + HOLD_MARGIN_MS));
     const wall = Date.now();

@@ -9,7 +9,7 @@ import { openai, post, sleep } from './e2e.ts';
 import { VideoWorker } from '../../engine/videos/worker.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 
-const STEP_MS = 60; // simulator: pending one step, in_progress two, then the outcome
+const STEP_MS = 150; // simulator: pending one step, in_progress two, then the outcome
 const POLL_MS = 25;
 
 let t: TestGateway;
