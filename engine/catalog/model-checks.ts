@@ -1,6 +1,7 @@
 // What catalog/schema.json cannot see about one model: its successor exists, its rules and doors exist
 // and serve it, its tiers sit above the base price, its media prices agree with config/.
 import type { GatewayConfig } from './config.ts';
+import { didYouMean } from './nearest-name.ts';
 import type { ModelEntry } from '../core/types.ts';
 
 type Locate = (path: (string | number)[]) => string;
@@ -17,11 +18,15 @@ export function modelProblems(
 function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayConfig, at: Locate): string[] {
   const out: string[] = [];
   const p = m.pricing;
-  if (m.successor && !all.has(m.successor)) out.push(`${at(['successor'])}: successor '${m.successor}' does not exist`);
+  if (m.successor && !all.has(m.successor)) {
+    out.push(`${at(['successor'])}: successor '${m.successor}' does not exist${didYouMean(m.successor, all.keys())}`);
+  }
   if (m.successor === m.id) out.push(`${at(['successor'])}: is its own successor`);
   if (m.sale_ends && !m.successor) out.push(`${at(['sale_ends'])}: has a sale-end date but no successor`);
   m.rules.forEach((rule, i) => {
-    if (!Object.hasOwn(cfg.rules, rule)) out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml`);
+    if (!Object.hasOwn(cfg.rules, rule)) {
+      out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml${didYouMean(rule, Object.keys(cfg.rules))}`);
+    }
   });
   if (m.doors.length === 0) out.push(`${at([])}: no door serves ${m.kind} models of vendor ${m.vendor}`);
   m.doors.forEach((name, i) => {
