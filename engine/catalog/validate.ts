@@ -15,6 +15,7 @@ export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): 
     ...doorProblems(cfg, config.at.doors, config.at.billing),
     ...doorReferenceProblems(config, catalog.catalog),
     ...modelProblems(models, catalog.at, cfg),
-    ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, [])),
+    // A model is named by its `rules:` line: the list that asks for the effects the door would skip.
+    ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, ['rules'])),
   ];
 }
