@@ -24,7 +24,8 @@ const MEDIA_FIELDS: [keyof Pricing, PriceUnit][] = [
 ];
 
 type Raw = Record<string, unknown>;
-const asRecord = (v: unknown): Raw => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : {});
+/** A YAML mapping as read, or an empty one for anything else (a version read from git may hold anything). */
+export const asRecord = (v: unknown): Raw => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : {});
 const asList = (v: unknown): Raw[] => (Array.isArray(v) ? v.map(asRecord) : []);
 
 /** The prices of a `pricing` block, in a reader's order: base, tiers by threshold, scheduled by date, media. */

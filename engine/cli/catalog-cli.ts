@@ -1,12 +1,11 @@
 // `gateway catalog check [--strict]` and `gateway catalog diff <ref>`.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { basename, relative, resolve } from 'node:path';
-import { catalogFiles } from '../catalog/catalog.ts';
-import { diffCatalogs, rawModels, renderDiffTable } from '../catalog/catalog-diff.ts';
+import { parseDocument } from 'yaml';
+import { diffCatalogs, diffRules, doorsServingIn, rawModels, rawRules } from '../catalog/catalog-diff.ts';
+import { renderDiffTable } from '../catalog/diff-table.ts';
 import { formatWarning, type CatalogWarning } from '../catalog/model-warnings.ts';
 import { loadSnapshot } from '../catalog/runtime.ts';
 import { ConfigFileError } from '../catalog/yaml-file.ts';
+import { CatalogDiffError, readReviewSides, type ReviewedFiles } from './catalog-at-ref.ts';
 
 export interface CatalogDirs {
   config: string;
@@ -57,26 +56,34 @@ export function runCatalogCommand(command: string | undefined, args: string[], d
     return problems.length ? 1 : 0;
   }
   if (command === 'diff' && args.length === 1) {
-    process.stdout.write(diffAgainstRef(args[0], dirs.catalog));
-    return 0;
+    try {
+      process.stdout.write(diffAgainstRef(args[0], dirs));
+      return 0;
+    } catch (e) {
+      if (!(e instanceof CatalogDiffError)) throw e;
+      console.error(e.message);
+      return 1;
+    }
   }
   return undefined;
 }
 
 /** The Markdown table of reviewed changes between a git ref and the working tree. */
-export function diffAgainstRef(ref: string, catalogDir: string): string {
-  const dir = resolve(catalogDir);
-  const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: dir, encoding: 'utf8' }).trim();
-  const inRepo = relative(top, dir) || '.';
-  const listed = execFileSync('git', ['ls-tree', '--name-only', `${ref}:${inRepo}`], { cwd: top, encoding: 'utf8' })
-    .split('\n')
-    .filter((n) => /\.ya?ml$/.test(n));
-  const before = rawModels(
-    listed.map((name) => ({
-      name,
-      text: execFileSync('git', ['show', `${ref}:${inRepo}/${name}`], { cwd: top, encoding: 'utf8' }),
-    })),
-  );
-  const after = rawModels(catalogFiles(dir).map((f) => ({ name: basename(f), text: readFileSync(f, 'utf8') })));
-  return renderDiffTable(diffCatalogs(before, after));
+export function diffAgainstRef(ref: string, dirs: CatalogDirs): string {
+  const { before, after } = readReviewSides(ref, dirs);
+  assertYaml(`the catalog at '${ref}'`, before);
+  assertYaml('the working tree', after);
+  const models = (side: ReviewedFiles) => rawModels(side.catalog, side.doors === undefined ? undefined : doorsServingIn(side.doors));
+  const rows = diffCatalogs(models(before), models(after));
+  if (before.rules !== undefined && after.rules !== undefined) rows.push(...diffRules(rawRules(before.rules), rawRules(after.rules)));
+  return renderDiffTable(rows);
+}
+
+/** A file that is not YAML at all stops the diff with its name and line, in one sentence. */
+function assertYaml(side: string, files: ReviewedFiles): void {
+  const texts = [...files.catalog, { name: 'doors.yaml', text: files.doors ?? '' }, { name: 'rules.yaml', text: files.rules ?? '' }];
+  for (const { name, text } of texts) {
+    const error = parseDocument(text).errors[0];
+    if (error) throw new CatalogDiffError(`in ${side}, ${name} is not valid YAML: ${error.message.split('\n')[0].replace(/:$/, '')}.`);
+  }
 }

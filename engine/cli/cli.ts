@@ -4,7 +4,8 @@ import { runCatalogCommand } from './catalog-cli.ts';
 const USAGE = `usage:
   gateway catalog check [--strict]      validate catalog/ and config/ (exit 1 with file:line on problems;
                                         warnings exit 0, and with --strict a date that has come exits 1)
-  gateway catalog diff <git-ref>        Markdown table of price/tier/context/sale-end/successor changes since <git-ref>
+  gateway catalog diff <git-ref>        Markdown table of every model, price (with unit and percentage), rule and
+                                        door change since <git-ref> (docs/catalog-review.md)
   gateway wallet create [--credits N] [--splits-usage] [--key-slots N]
   gateway wallet topup <wallet-id> --credits N [--vendors c,d]
   gateway wallet show <wallet-id>
