@@ -167,6 +167,10 @@ describe('npx gateway catalog diff', () => {
     expect(run.stderr.trim().split('\n')).toEqual([
       "catalog diff: 'no-such-branch' is not a branch, tag or commit of this repository (in a shallow CI checkout, fetch the history first, e.g. actions/checkout with fetch-depth: 0).",
     ]);
+    // Not an option for git either.
+    const option = gateway(tree.root, { GATEWAY_CATALOG_DIR: tree.catalog, GATEWAY_CONFIG_DIR: tree.config }, '--output=x');
+    expect(option.status).toBe(1);
+    expect(option.stderr).toMatch(/^catalog diff: '--output=x' is not a branch, tag or commit/);
   });
 
   it('says in one sentence where to run it from, when run from a subfolder', () => {
