@@ -73,7 +73,10 @@ export function diffAgainstRef(ref: string, dirs: CatalogDirs): string {
   const { before, after } = readReviewSides(ref, dirs);
   assertYaml(`the catalog at '${ref}'`, before);
   assertYaml('the working tree', after);
-  const models = (side: ReviewedFiles) => rawModels(side.catalog, side.doors === undefined ? undefined : doorsServingIn(side.doors));
+  // Doors are resolved on both sides or on neither (config/ outside the repository has no past), or every
+  // model without a doors line would show a change.
+  const resolveDoors = before.doors !== undefined && after.doors !== undefined;
+  const models = (side: ReviewedFiles) => rawModels(side.catalog, resolveDoors ? doorsServingIn(side.doors!) : undefined);
   const rows = diffCatalogs(models(before), models(after));
   if (before.rules !== undefined && after.rules !== undefined) rows.push(...diffRules(rawRules(before.rules), rawRules(after.rules)));
   return renderDiffTable(rows);

@@ -200,6 +200,18 @@ describe('npx gateway catalog diff', () => {
     expect(run.stderr.trim()).toMatch(/^catalog diff: in the working tree, vendor-e\.yaml is not valid YAML: .* at line \d+, column \d+\.$/);
   });
 
+  it('shows no change when config/ lies outside the repository and the catalog did not change', () => {
+    tree = committedTree();
+    const outside = tempCatalogTree();
+    try {
+      const run = gateway(tree.root, { GATEWAY_CATALOG_DIR: tree.catalog, GATEWAY_CONFIG_DIR: outside.config }, 'HEAD');
+      expect(run.status).toBe(0);
+      expect(run.stdout).toBe('No price, rule, door or other model changes.\n');
+    } finally {
+      outside.remove();
+    }
+  });
+
   it('takes a catalog folder the ref did not have for an empty catalog: every model is new', () => {
     const root = mkdtempSync(join(tmpdir(), 'gw-diff-'));
     scratch.push(root);
