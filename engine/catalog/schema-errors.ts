@@ -82,7 +82,7 @@ function describe(e: ErrorObject, ctx: SchemaErrorContext, conditional: SchemaNo
     case 'enum': {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
       const hint = typeof e.data === 'string' ? didYouMean(e.data, allowed.map(String)) : '';
-      return { path, reason: `${where} must be one of ${allowed.join(', ')}${hint}` };
+      return { path, reason: `${where} ${e.message ?? 'is invalid'} (${allowed.join(', ')})${hint}` };
     }
     case 'pattern': {
       const description = e.parentSchema?.description;

@@ -30,7 +30,7 @@ describe('catalog check: the line of the field, and the name meant', () => {
 
   it('offers the value a misspelt kind most likely meant, on the kind line', () => {
     const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('kind: text', 'kind: txt'));
-    expect(problems.join('\n')).toContain(`vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'kind: txt')}: /models/a-top-5.5/kind must be one of text, image, video, speech, embedding, moderation (did you mean 'text'?)`);
+    expect(problems.join('\n')).toContain(`vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'kind: txt')}: /models/a-top-5.5/kind must be equal to one of the allowed values (text, image, video, speech, embedding, moderation) (did you mean 'text'?)`);
   });
 
   it('offers the rule a misspelt rule name most likely meant, on the rules line', () => {
