@@ -1,5 +1,6 @@
 // `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config.
 import { createGateway, logReload, type RunningGateway } from './gateway.ts';
+import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
 
 async function main(): Promise<void> {
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8080);
   await gw.app.listen({ host, port });
   printBanner(gw, `http://${host}:${port}`);
+  printCatalogWarnings(gw);
 
   process.on('SIGHUP', () => logReload(gw.app.log, gw.runtime.reload()));
   let stopping = false;
@@ -46,6 +48,13 @@ function printBanner(gw: RunningGateway, url: string): void {
     );
   }
   console.log(lines.join('\n'));
+}
+
+/** Likely mistakes do not stop the start (a sale end that has come is normal), but the operator should see them. */
+function printCatalogWarnings(gw: RunningGateway): void {
+  const warnings = gw.runtime.snapshot().warnings;
+  if (warnings.length === 0) return;
+  console.warn([`the catalog has ${warnings.length} warning(s) (npx gateway catalog check lists them too):`, ...warnings.map(formatWarning)].join('\n'));
 }
 
 void main();

@@ -2,6 +2,7 @@
 // them, and every door must have what other files keep per door (a call timeout, a default model it serves).
 import type { Catalog } from './catalog.ts';
 import type { LoadedConfig } from './config.ts';
+import { didYouMean } from './nearest-name.ts';
 
 export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Catalog): string[] {
   const problems: string[] = [];
@@ -29,7 +30,7 @@ export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Cat
     if (!door.default_model) continue;
     const model = catalog.models.get(door.default_model);
     if (!model?.doors.includes(door.name)) {
-      const why = model ? 'a model it does not serve' : 'a model the catalog does not define';
+      const why = model ? 'a model it does not serve' : `a model the catalog does not define${didYouMean(door.default_model, catalog.models.keys())}`;
       problems.push(`${at.doors([door.name, 'default_model'])}: door '${door.name}' defaults to '${door.default_model}', ${why}`);
     }
   }

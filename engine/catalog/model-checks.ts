@@ -1,6 +1,9 @@
-// What catalog/schema.json cannot see about one model: its successor exists, its rules and doors exist
-// and serve it, its tiers sit above the base price, its media prices agree with config/.
+// What catalog/schema.json cannot see about one model: its dates are days of the calendar, its successor
+// exists and can take over, its rules and doors exist and serve it, its tiers sit above the base price,
+// its media prices agree with config/.
+import { impossibleDate, modelDates } from './catalog-dates.ts';
 import type { GatewayConfig } from './config.ts';
+import { didYouMean } from './nearest-name.ts';
 import type { ModelEntry } from '../core/types.ts';
 
 type Locate = (path: (string | number)[]) => string;
@@ -17,11 +20,15 @@ export function modelProblems(
 function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayConfig, at: Locate): string[] {
   const out: string[] = [];
   const p = m.pricing;
-  if (m.successor && !all.has(m.successor)) out.push(`${at(['successor'])}: successor '${m.successor}' does not exist`);
-  if (m.successor === m.id) out.push(`${at(['successor'])}: is its own successor`);
-  if (m.sale_ends && !m.successor) out.push(`${at(['sale_ends'])}: has a sale-end date but no successor`);
+  for (const { path, label, date } of modelDates(m)) {
+    const why = impossibleDate(date);
+    if (why) out.push(`${at(path)}: ${label} '${date}' is not a calendar date (${why})`);
+  }
+  out.push(...successorProblems(m, all, at));
   m.rules.forEach((rule, i) => {
-    if (!Object.hasOwn(cfg.rules, rule)) out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml`);
+    if (!Object.hasOwn(cfg.rules, rule)) {
+      out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml${didYouMean(rule, Object.keys(cfg.rules))}`);
+    }
   });
   if (m.doors.length === 0) out.push(`${at([])}: no door serves ${m.kind} models of vendor ${m.vendor}`);
   m.doors.forEach((name, i) => {
@@ -52,6 +59,20 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
     }
   }
   if (m.kind === 'speech' && p.per_mchar === undefined) out.push(`${at(['pricing'])}: speech model without per_mchar`);
+  return out;
+}
+
+/** Callers of a model whose sale ends are pointed at its successor, which must be there to take the same calls. */
+function successorProblems(m: ModelEntry, all: Map<string, ModelEntry>, at: Locate): string[] {
+  if (!m.successor) return m.sale_ends ? [`${at(['sale_ends'])}: has a sale-end date but no successor`] : [];
+  const successor = all.get(m.successor);
+  if (m.successor === m.id) return [`${at(['successor'])}: is its own successor`];
+  if (!successor) return [`${at(['successor'])}: successor '${m.successor}' does not exist${didYouMean(m.successor, all.keys())}`];
+  const out: string[] = [];
+  if (successor.kind !== m.kind) {
+    out.push(`${at(['successor'])}: successor '${m.successor}' is ${/^[aeiou]/.test(successor.kind) ? 'an' : 'a'} ${successor.kind} model, so it cannot take the ${m.kind} calls of this one`);
+  }
+  if (!m.sale_ends) out.push(`${at(['successor'])}: names successor '${m.successor}' but no sale_ends date (a successor takes over when the sale ends)`);
   return out;
 }
 

@@ -3,13 +3,16 @@
 import { readCatalog, type Catalog } from './catalog.ts';
 import { readConfig, type GatewayConfig } from './config.ts';
 import { summariseReload, type ReloadSummary } from './reload-summary.ts';
-import { snapshotProblems } from './validate.ts';
+import type { CatalogWarning } from './model-warnings.ts';
+import { snapshotProblems, snapshotWarnings } from './validate.ts';
 import { ConfigFileError } from './yaml-file.ts';
 
 export interface Snapshot {
   readonly config: GatewayConfig;
   readonly catalog: Catalog;
   readonly version: number;
+  /** Likely mistakes found when it was loaded (a sale end that has come, a price out of range); none stops it serving. */
+  readonly warnings: readonly CatalogWarning[];
 }
 
 export interface ReloadResult {
@@ -48,11 +51,14 @@ export class Runtime {
   }
 }
 
-/** Reads and checks config/ and catalog/ (start, reload and `catalog check` all come here); throws every problem found. */
-export function loadSnapshot(dirs: { config: string; catalog: string }, version: number): Snapshot {
+/**
+ * Reads and checks config/ and catalog/ (start, reload and `catalog check` all come here); throws every
+ * problem found. Warnings are as of `now`.
+ */
+export function loadSnapshot(dirs: { config: string; catalog: string }, version: number, now = new Date()): Snapshot {
   const config = readConfig(dirs.config);
   const catalog = readCatalog(dirs.catalog, config.config);
   const problems = snapshotProblems(config, catalog);
   if (problems.length) throw new ConfigFileError(problems);
-  return { config: config.config, catalog: catalog.catalog, version };
+  return { config: config.config, catalog: catalog.catalog, version, warnings: snapshotWarnings(catalog, now) };
 }

@@ -2,8 +2,9 @@
 // `file:line: reason` so an operator can go straight to the line.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { describeSchemaErrors } from './schema-errors.ts';
 
 export class ConfigFileError extends Error {
   readonly problems: string[];
@@ -25,7 +26,8 @@ export interface LoadedYaml<T> {
   at: Locate;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// verbose: errors carry their schema and value, so a misspelt field can be matched against the valid ones.
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const compiled = new Map<string, ValidateFunction>();
 
 function validatorFor(schemaFile: string): ValidateFunction {
@@ -61,7 +63,7 @@ export function parseYaml<T>(file: string, text: string, schemaFile?: string): L
   if (schemaFile) {
     const validate = validatorFor(schemaFile);
     if (!validate(data)) {
-      throw new ConfigFileError((validate.errors ?? []).map((e) => describeSchemaError(file, e, lineOf)));
+      throw new ConfigFileError(describeSchemaErrors(validate.errors ?? [], { file, data, lineOf }));
     }
   }
   return { file, data, lineOf, at: (path) => `${file}:${lineOf(path)}` };
@@ -76,21 +78,6 @@ export function loadYaml<T>(file: string, schemaFile?: string): LoadedYaml<T> {
   }
   return parseYaml<T>(file, text, schemaFile);
 }
-
-function describeSchemaError(file: string, e: ErrorObject, lineOf: (p: (string | number)[]) => number): string {
-  const path = e.instancePath.split('/').slice(1).map(unescapePointer);
-  let reason = `${e.instancePath || '(top)'} ${e.message ?? 'is invalid'}`;
-  if (e.keyword === 'additionalProperties') {
-    const extra = (e.params as { additionalProperty: string }).additionalProperty;
-    path.push(extra);
-    reason = `unknown field '${extra}' at ${e.instancePath || '(top)'}`;
-  } else if (e.keyword === 'enum') {
-    reason += ` (${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})`;
-  }
-  return `${file}:${lineOf(path)}: ${reason}`;
-}
-
-const unescapePointer = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
 
 function lineOfPath(doc: Document, lines: LineCounter, path: (string | number)[]): number {
   let node: unknown = doc.contents;

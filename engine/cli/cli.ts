@@ -1,9 +1,11 @@
 // `npx gateway …`: catalog review tools and the operator's wallet commands.
-import { checkCatalog, diffAgainstRef } from './catalog-cli.ts';
+import { runCatalogCommand } from './catalog-cli.ts';
 
 const USAGE = `usage:
-  gateway catalog check                 validate catalog/ and config/ (exit 1 with file:line on problems)
-  gateway catalog diff <git-ref>        Markdown table of price/tier/context/sale-end/successor changes since <git-ref>
+  gateway catalog check [--strict]      validate catalog/ and config/ (exit 1 with file:line on problems;
+                                        warnings exit 0, and with --strict a date that has come exits 1)
+  gateway catalog diff <git-ref>        Markdown table of every model, price (with unit and percentage), rule and
+                                        door change since <git-ref> (docs/catalog-review.md)
   gateway wallet create [--credits N] [--splits-usage] [--key-slots N]
   gateway wallet topup <wallet-id> --credits N [--vendors c,d]
   gateway wallet show <wallet-id>
@@ -16,15 +18,9 @@ async function main(argv: string[]): Promise<number> {
     catalog: process.env.GATEWAY_CATALOG_DIR ?? './catalog',
   };
   const [group, command, ...rest] = argv;
-  if (group === 'catalog' && command === 'check') {
-    const problems = checkCatalog(dirs);
-    for (const p of problems) console.error(p);
-    if (problems.length === 0) console.log('catalog and config are valid');
-    return problems.length ? 1 : 0;
-  }
-  if (group === 'catalog' && command === 'diff' && rest[0]) {
-    process.stdout.write(diffAgainstRef(rest[0], dirs.catalog));
-    return 0;
+  if (group === 'catalog') {
+    const code = runCatalogCommand(command, rest, dirs);
+    if (code !== undefined) return code;
   }
   if (group === 'wallet' || group === 'management-key') {
     // Loaded only here: the catalog commands need no database.

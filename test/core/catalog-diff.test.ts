@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { diffCatalogs, rawModels, renderDiffTable } from '../../engine/catalog/catalog-diff.ts';
+import { diffCatalogs, rawModels } from '../../engine/catalog/catalog-diff.ts';
+import { renderDiffTable } from '../../engine/catalog/diff-table.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
@@ -23,8 +24,8 @@ describe('catalog diff', () => {
     });
     const rows = out.trim().split('\n');
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toBe('| Model | Field | Old | New | Change |');
-    expect(rows[2]).toBe('| b-pro-5.2 | pricing.input | 21 | 24 | +14.29% |');
+    expect(rows[0]).toBe('| Model | Field | Old | New | Unit | Change |');
+    expect(rows[2]).toBe('| b-pro-5.2 | pricing.input | 21 | 24 | USD per 1M tokens | +14.29% |');
   });
 
   it('reports tiers, thresholds, context windows, sale-end dates and successors', () => {
@@ -45,12 +46,12 @@ describe('catalog diff', () => {
   m2: { pricing: { input: 1, output: 1 } }
 ` }]);
     const table = renderDiffTable(diffCatalogs(before, after));
-    expect(table).toContain('| gone | (model) | present | — | removed |');
-    expect(table).toContain('| m1 | tier above 200000 input | 4 | 3 | -25% |');
-    expect(table).toContain('| m1 | context_window | 200000 | 400000 |  |');
-    expect(table).toContain('| m1 | sale_ends | — | 2026-12-01 |  |');
-    expect(table).toContain('| m1 | successor | — | m2 |  |');
-    expect(table).toContain('| m2 | (model) | — | added | new model |');
+    expect(table).toContain('| gone | (model) | present | — |  | removed |');
+    expect(table).toContain('| m1 | tier above 200000 input | 4 | 3 | USD per 1M tokens | -25% |');
+    expect(table).toContain('| m1 | context_window | 200000 | 400000 | tokens |  |');
+    expect(table).toContain('| m1 | sale_ends | — | 2026-12-01 | date (KST) |  |');
+    expect(table).toContain('| m1 | successor | — | m2 |  |  |');
+    expect(table).toContain('| m2 | (model) | — | added |  | new model |');
   });
 
   it('says so when nothing reviewed changed', () => {

@@ -1,0 +1,86 @@
+// `catalog check` points at the line of the offending field (not the model's first line), says each
+// mistake once, and offers the nearest valid name for a misspelt field, value, rule or model id.
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
+import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+
+let tree: TempTree;
+afterEach(() => tree?.remove());
+
+/** The 1-based line of the first line containing `needle` at or after the line of model `id`. */
+function lineIn(text: string, id: string, needle: string): number {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.trim() === `${id}:`);
+  const found = lines.findIndex((l, i) => i >= start && l.includes(needle));
+  if (start < 0 || found < 0) throw new Error(`'${needle}' of ${id} not found`);
+  return found + 1;
+}
+
+function problemsAfter(relPath: string, change: (t: string) => string): { problems: string[]; text: string } {
+  tree = tempCatalogTree();
+  tree.edit(relPath, change);
+  return { problems: checkCatalog(tree), text: tree.read(relPath) };
+}
+
+describe('catalog check: the line of the field, and the name meant', () => {
+  it('offers the field a misspelt field name most likely meant', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('context_window: 200000', 'contex_window: 200000'));
+    expect(problems).toContain(`${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'contex_window')}: unknown field 'contex_window' at /models/a-top-5.5 (did you mean 'context_window'?)`);
+  });
+
+  it('offers the value a misspelt kind most likely meant, on the kind line', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('kind: text', 'kind: txt'));
+    expect(problems.join('\n')).toContain(`vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'kind: txt')}: /models/a-top-5.5/kind must be equal to one of the allowed values (text, image, video, speech, embedding, moderation) (did you mean 'text'?)`);
+  });
+
+  it('offers the rule a misspelt rule name most likely meant, on the rules line', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) =>
+      t.replace('rules: [drop-sampling, lower-forced-tool-choice]', 'rules: [drop-sampling, lower-forced-toolchoice]'),
+    );
+    expect(problems).toContain(
+      `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'toolchoice')}: model 'a-top-5.5': rule 'lower-forced-toolchoice' is not defined in config/rules.yaml (did you mean 'lower-forced-tool-choice'?)`,
+    );
+  });
+
+  it('offers the model a misspelt successor or default model most likely meant', () => {
+    let { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('successor: a-small-4.5', 'successor: a-smal-4.5'));
+    expect(problems).toContain(
+      `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-small-3.5', 'successor:')}: model 'a-small-3.5': successor 'a-smal-4.5' does not exist (did you mean 'a-small-4.5'?)`,
+    );
+    tree.remove();
+
+    ({ problems, text } = problemsAfter('config/doors.yaml', (t) => t.replace('default_model: omni-moderation-latest', 'default_model: omni-moderation-lates')));
+    expect(problems.join('\n')).toContain(`doors.yaml:${text.split('\n').findIndex((l) => l.includes('omni-moderation-lates')) + 1}: door 'moderations' defaults to 'omni-moderation-lates', a model the catalog does not define (did you mean 'omni-moderation-latest'?)`);
+  });
+
+  it('offers nothing when no valid name is close', () => {
+    const { problems } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('successor: a-small-4.5', 'successor: zzz'));
+    const line = problems.find((p) => p.includes("successor 'zzz'"));
+    expect(line).toMatch(/successor 'zzz' does not exist$/);
+  });
+
+  it('puts a field required by another field on the line of the field that requires it', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('    successor: a-small-4.5\n', ''));
+    expect(problems).toEqual([
+      `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-small-3.5', 'sale_ends:')}: missing field 'successor' at /models/a-small-3.5 (A model with a sale-end date names its successor)`,
+    ]);
+  });
+
+  it('says a bad value once, on its own line, without the schema\'s echoes on the model line', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2026-13-01"'));
+    expect(problems).toEqual([
+      `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-small-3.5', 'sale_ends:')}: /models/a-small-3.5/sale_ends '2026-13-01' is not a Korean calendar date YYYY-MM-DD (the day starts 00:00 KST). Quote it in YAML.`,
+    ]);
+  });
+
+  it('says what a value of the wrong type should be, once', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) => t.replace(/(b-pro-5\.2:[\s\S]*?)successor: null/, '$1successor: 5'));
+    expect(problems).toEqual([`${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-pro-5.2', 'successor: 5')}: /models/b-pro-5.2/successor must be null or string`]);
+  });
+
+  it('names a model whose rules a door would skip by its rules line', () => {
+    const { problems } = problemsAfter('config/doors.yaml', (t) => t.replace(/(upstream: \/v1\/images\/generations\n\s+request: )\[model-rules\]/, '$1[]'));
+    const media = tree.read('catalog/media.yaml');
+    expect(problems.join('\n')).toContain(`image-d-1 (${tree.catalog}/media.yaml:${lineIn(media, 'image-d-1', 'rules:')})`);
+  });
+});
