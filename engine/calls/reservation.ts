@@ -1,8 +1,9 @@
 // The most a call can cost, by the door's billing kind: what the ledger holds before the vendor call.
 import type { Call } from '../core/call.ts';
-import type { DoorConfig } from '../catalog/config.ts';
+import { protocolNameFor, type DoorConfig } from '../catalog/config.ts';
 import { tokenCost, textReservation, usdToNano } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
+import { textBounds } from '../catalog/text-bounds.ts';
 
 export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date): bigint {
   const { model, body } = call;
@@ -15,11 +16,12 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
       return tokenCost(call.notes.fixedUsage?.characters ?? 0, model.pricing.per_mchar ?? 0);
     case 'video':
       return 0n; // video jobs hold seconds × per-second price in their own flow
-    case 'tokens':
-      return textReservation(model, body, {
-        billing: snap.config.billing,
-        modelById: (id) => snap.catalog.models.get(id),
-        at,
-      });
+    case 'tokens': {
+      const billing = snap.config.billing;
+      // The upstream path is the wire format, which decides the limits the vendor enforces.
+      const upstream = door.protocols[protocolNameFor(door, model.vendor) ?? '']?.upstream ?? '';
+      const bounds = textBounds(model, body, billing, upstream);
+      return textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
+    }
   }
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costOfUsage, pricesAt, pricesForPrompt, textBounds, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { costOfUsage, pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { measureBody, textBounds } from '../../engine/catalog/text-bounds.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../../engine/core/types.ts';
 
@@ -55,28 +56,32 @@ describe('prices', () => {
   });
 });
 
+const CHAT = '/v1/chat/completions';
+const MESSAGES = '/v1/messages';
+const RESPONSES = '/v1/responses';
+const bounds = (id: string, body: JsonObject, path: string) => textBounds(model(id), body, snap.config.billing, path);
+const reservation = (id: string, body: JsonObject, path: string) => textReservation(model(id), bounds(id, body, path), ctx());
+
 describe('reservation', () => {
   it('reserves max_tokens at the output price and the body bound at the worst input price', () => {
-    const a = model('a-top-5.5');
     const body: JsonObject = { model: 'a-top-5.5', max_tokens: 100, messages: [{ role: 'user', content: 'hello' }] };
-    const b = textBounds(a, body, snap.config.billing);
+    const b = bounds('a-top-5.5', body, MESSAGES);
     expect(b.outputTokens).toBe(100);
     expect(b.inputTokens).toBeGreaterThan(JSON.stringify(body).length);
-    expect(textReservation(a, body, ctx())).toBe(tokenCost(b.inputTokens, 6.25) + tokenCost(100, 25));
+    expect(reservation('a-top-5.5', body, MESSAGES)).toBe(tokenCost(b.inputTokens, 6.25) + tokenCost(100, 25));
   });
 
   it('without max_tokens the model maximum is reserved; the context window caps the input bound', () => {
     const d = model('d-3');
     const huge = 'x'.repeat(2_000_000);
-    const b = textBounds(d, { messages: [{ role: 'user', content: huge }] }, snap.config.billing);
+    const b = bounds('d-3', { messages: [{ role: 'user', content: huge }] }, CHAT);
     expect(b.outputTokens).toBe(d.max_output);
     expect(b.inputTokens).toBe(d.context_window);
   });
 
   it('a prompt that could pass the threshold is reserved at the tier price', () => {
-    const pro = model('b-pro-5.4');
     const body: JsonObject = { input: 'y'.repeat(400_000), max_output_tokens: 10 };
-    expect(textReservation(pro, body, ctx())).toBeGreaterThanOrEqual(tokenCost(400_000, 60) + tokenCost(10, 270));
+    expect(reservation('b-pro-5.4', body, RESPONSES)).toBeGreaterThanOrEqual(tokenCost(400_000, 60) + tokenCost(10, 270));
   });
 
   it('never reserves less than any usage the vendor can report for the body (property)', () => {
@@ -90,12 +95,13 @@ describe('reservation', () => {
         fc.double({ min: 0, max: 1, noNaN: true }),
         (id, text, maxTokens, inFrac, outFrac) => {
           const m = model(id);
+          const path = m.vendor === 'a' ? MESSAGES : CHAT;
           const body: JsonObject = { messages: [{ role: 'user', content: text }], max_tokens: maxTokens };
-          const b = textBounds(m, body, snap.config.billing);
+          const b = bounds(id, body, path);
           // Any split of the bounded input into cache buckets, any output up to the bound.
           const input = Math.floor(b.inputTokens * inFrac);
           const u = usage({ input_tokens: input, cache_write_tokens: b.inputTokens - input, output_tokens: Math.floor(b.outputTokens * outFrac) });
-          expect(costOfUsage(m, u, ctx())).toBeLessThanOrEqual(textReservation(m, body, ctx()));
+          expect(costOfUsage(m, u, ctx())).toBeLessThanOrEqual(reservation(id, body, path));
         },
       ),
       { numRuns: 300 },
@@ -103,9 +109,61 @@ describe('reservation', () => {
   });
 });
 
+describe('limits the reservation trusts', () => {
+  it('the largest output limit the wire format honours; a field it ignores lowers nothing', () => {
+    const msgs = [{ role: 'user', content: 'hi' }];
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 1, max_completion_tokens: 30_000 }, CHAT)).toMatchObject({
+      outputTokens: 30_000,
+      outputLimit: { field: 'max_completion_tokens', value: 30_000 },
+    });
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 30_000, max_completion_tokens: 1 }, CHAT).outputTokens).toBe(30_000);
+    // max_output_tokens is not a chat-completions field: the vendor would produce up to the model maximum.
+    expect(bounds('b-4.1', { messages: msgs, max_output_tokens: 1 }, CHAT).outputTokens).toBe(32_768);
+    expect(bounds('b-4.1', { input: 'hi', max_tokens: 1 }, RESPONSES).outputTokens).toBe(32_768);
+    expect(bounds('a-top-5.5', { messages: msgs, max_tokens: 5, max_completion_tokens: 9 }, MESSAGES).outputTokens).toBe(5);
+    // An upstream path with no enforced limits trusts none.
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 1 }, '/v1/elsewhere').outputTokens).toBe(32_768);
+  });
+
+  it('n multiplies the output and the server tools, up to the configured cap', () => {
+    const body = (n: number): JsonObject => ({ messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 100, n });
+    expect(bounds('b-4.1', body(3), CHAT)).toMatchObject({ outputTokens: 300, outputPerChoice: 100, choices: { count: 3, field: 'n' } });
+    expect(reservation('b-4.1', body(3), CHAT) - reservation('b-4.1', body(1), CHAT)).toBe(tokenCost(200, 8));
+    const search: JsonObject = { ...body(2), tools: [{ type: 'web_search' }] };
+    expect(bounds('b-4.1', search, CHAT).serverToolCalls.web_search).toBe(2 * snap.config.billing.reservation.max_server_tool_calls);
+    const max = snap.config.billing.reservation.max_choices;
+    expect(() => bounds('b-4.1', body(max + 1), CHAT)).toThrow(expect.objectContaining({ status: 400, param: 'n' }));
+  });
+
+  it('max_uses bounds searches only where the vendor enforces it', () => {
+    const web = (extra: JsonObject): JsonObject => ({ max_tokens: 10, messages: [{ role: 'user', content: 'q' }], tools: [{ type: 'web_search_20250305', name: 'web_search', ...extra }] });
+    const unbounded = snap.config.billing.reservation.max_server_tool_calls;
+    expect(bounds('a-top-5.5', web({ max_uses: 2 }), MESSAGES).serverToolCalls.web_search).toBe(2);
+    expect(bounds('a-top-5.5', web({ max_uses: 50 }), MESSAGES).serverToolCalls.web_search).toBe(50);
+    expect(bounds('a-top-5.5', web({ max_uses: null }), MESSAGES).serverToolCalls.web_search).toBe(unbounded);
+    expect(bounds('b-5', { input: 'q', tools: [{ type: 'web_search', max_uses: 1 }] }, RESPONSES).serverToolCalls.web_search).toBe(unbounded);
+  });
+
+  it.each([
+    [{ max_tokens: 0 }, 'max_tokens'],
+    [{ max_tokens: -3 }, 'max_tokens'],
+    [{ max_completion_tokens: 1.5 }, 'max_completion_tokens'],
+    [{ max_output_tokens: '10' }, 'max_output_tokens'],
+    [{ n: 0 }, 'n'],
+    [{ n: false }, 'n'],
+    [{ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search_20250305', name: 'web_search', max_uses: -1 }] }, 'tools[1].max_uses'],
+    [{ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 0 }] }, 'tools[0].max_uses'],
+  ])('%j is a 400 naming %s, wherever it is sent', (extra, param) => {
+    for (const path of [CHAT, MESSAGES, RESPONSES]) {
+      expect(() => bounds('a-top-5.5', { messages: [{ role: 'user', content: 'hi' }], ...(extra as JsonObject) }, path)).toThrow(
+        expect.objectContaining({ status: 400, type: 'invalid_request_error', param }),
+      );
+    }
+  });
+});
+
 describe('measuring a body for the reservation', () => {
-  it('counts image parts as the image allowance, by URL or inline, and long text byte for byte', async () => {
-    const { measureBody } = await import('../../engine/catalog/pricing.ts');
+  it('counts image parts as the image allowance, by URL or inline, and long text byte for byte', () => {
     const b64 = 'A'.repeat(50_000);
     expect(measureBody({ content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}` } }] }).images).toBe(1);
     expect(measureBody({ content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }).images).toBe(1);
