@@ -61,7 +61,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return caller;
     },
 
-    async admit(caller, model, amountNano, callId): Promise<Hold> {
+    async admit(caller, model, amountNano, callId, advice): Promise<Hold> {
       await keys.quota.checkQuota(authOf(caller), amountNano, clock.now());
       const result = await ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId });
       if (result.ok) {
@@ -71,7 +71,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       if (result.reason === 'not_in_plan') return notInPlan(caller.walletId, model);
       throw errors.insufficientCredit(
         `This call may cost up to ${nanoToCreditsCeil(amountNano)} credits, and ${nanoToCreditsFloor(result.availableNano)} ` +
-          `credits are available for it. Nothing was charged. Top up, or lower max_tokens to lower the reservation.`,
+          `credits are available for it. Nothing was charged. Top up${advice ? `, or ${advice}` : ''}.`,
       );
     },
 

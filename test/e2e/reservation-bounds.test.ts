@@ -56,7 +56,7 @@ describe('the output bound is the largest limit field the vendor may honour', ()
   it.each([
     ['max_completion_tokens', { max_tokens: 1, max_completion_tokens: 30_000 }],
     ['max_tokens', { max_tokens: 30_000, max_completion_tokens: 1 }],
-  ])('a small limit beside a large %s does not lower the hold', async (_field, limits) => {
+  ])('a small limit beside a large %s does not lower the hold, and the 402 names it', async (field, limits) => {
     const c = await walletOf(5_000);
     const sent = t.sim.received.length;
     const res = await post(c.as, '/v1/chat/completions', { model: 'b-4.1', messages: USER(LONG), ...limits });
@@ -64,6 +64,8 @@ describe('the output bound is the largest limit field the vendor may honour', ()
     expect(res.status, text).toBe(402);
     const err = JSON.parse(text);
     expect(err.error.type).toBe('insufficient_credit');
+    // The advice names the field that drives the hold, as the client sent it.
+    expect(err.error.message).toContain(`lower ${field}`);
     expect(t.sim.received.length, 'a vendor was called').toBe(sent);
     expect(await available(c)).toBe(5_000_000n);
     await expectSettledBooks(c);
@@ -77,7 +79,7 @@ describe('the output bound is the largest limit field the vendor may honour', ()
     const sent = t.sim.received.length;
     const res = await post(c.as, path, body);
     expect(res.status).toBe(402);
-    await res.json();
+    expect(((await res.json()) as any).error.message).toContain('32768 output tokens'); // b-4.1's max_output
     expect(t.sim.received.length).toBe(sent);
     expect(await available(c)).toBe(5_000_000n);
     await expectSettledBooks(c);
@@ -199,12 +201,12 @@ describe('n on the chat door multiplies the hold', () => {
   // b-4.1 at $8 per 1M output tokens: 1,000 output tokens are 8,000 credits per choice.
   const body = (n: number) => ({ model: 'b-4.1', max_completion_tokens: 1000, n, messages: USER('hi') });
 
-  it('a wallet that covers one choice is refused two; one choice is served', async () => {
+  it('a wallet that covers one choice is refused two, naming n; one choice is served', async () => {
     const c = await walletOf(12_000);
     const sent = t.sim.received.length;
     const two = await post(c.as, '/v1/chat/completions', body(2));
     expect(two.status).toBe(402);
-    await two.json();
+    expect(((await two.json()) as any).error.message).toContain('n (2)');
     expect(t.sim.received.length).toBe(sent);
     expect(await available(c)).toBe(12_000_000n);
     const one = await post(c.as, '/v1/chat/completions', body(1));
@@ -219,5 +221,32 @@ describe('n on the chat door multiplies the hold', () => {
     expect(res.status).toBe(200);
     await res.json();
     expect(t.sim.received.at(-1)?.body).toMatchObject({ n: 8 });
+  });
+});
+
+describe('the 402 advice', () => {
+  it('without any limit sent it names the limit fields the client can send', async () => {
+    const c = await walletOf(2_000);
+    const res = await post(c.as, '/v1/chat/completions', { model: 'b-6', messages: USER('hi') });
+    expect(res.status).toBe(402);
+    const message = ((await res.json()) as any).error.message as string;
+    expect(message).toContain('max_completion_tokens');
+    expect(message).toContain('128000 output tokens'); // b-6's max_output, held when no limit is sent
+  });
+
+  it('names the limit as the client sent it, though the translation renamed it for vendor A', async () => {
+    const c = await walletOf(20_000);
+    const res = await post(c.as, '/v1/chat/completions', { model: 'a-top-5.5', max_completion_tokens: 64_000, messages: USER('hi') });
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as any).error.message).toContain('lower max_completion_tokens (64000) to lower the reservation');
+  });
+
+  it('a door with no output limit to lower advises a top-up only', async () => {
+    const c = await walletOf(1);
+    const res = await post(c.as, '/v1/images/generations', { model: 'image-b-1', prompt: 'x' });
+    expect(res.status).toBe(402);
+    const message = ((await res.json()) as any).error.message as string;
+    expect(message).toMatch(/Top up\.$/);
+    expect(message).not.toContain('max_tokens');
   });
 });
