@@ -100,7 +100,8 @@ function tokensCostOf(model: ModelEntry, u: Usage, at: Date): bigint {
 /** The most a text call can cost: its bounds (text-bounds.ts) at the prices they may reach. */
 export function textReservation(model: ModelEntry, b: TextBounds, ctx: PricingContext): bigint {
   const p = pricesForPrompt(model, ctx.at, b.inputTokens);
-  const worstInput = Math.max(p.input, p.cache_write, p.cache_read);
+  // Cache reads are never above the input price (the catalog check enforces it); a cache write may be.
+  const worstInput = Math.max(p.input, p.cache_read, b.cacheWrites ? p.cache_write : 0);
   return (
     tokenCost(b.inputTokens, worstInput) +
     tokenCost(b.outputTokens, p.output) +

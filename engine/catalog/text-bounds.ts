@@ -1,6 +1,7 @@
 // What a text call's body lets the vendor do, as upper bounds the reservation prices (pricing.ts): input
-// tokens, output tokens and server-tool calls. Each bound must stay at or above what the vendor will count for
-// the body (config/billing.yaml `reservation`). A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
+// tokens, output tokens, server-tool calls, and whether the prompt cache can be written. Each bound must stay at
+// or above what the vendor will count for the body; config/billing.yaml `reservation` says why each allowance
+// is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
 // it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
 import { errors } from '../core/errors.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
@@ -12,6 +13,8 @@ export interface TextBounds {
   outputTokens: number;
   /** Server-tool calls of all choices together. */
   serverToolCalls: { web_search: number; file_search: number };
+  /** Whether the vendor may write the prompt cache for this body (the cache-write price is then held). */
+  cacheWrites: boolean;
   /** The output limit sent that sets the output bound, as the body names it; absent when none was sent. */
   outputLimit?: { field: string; value: number };
   /** Output tokens held per choice. */
@@ -33,7 +36,7 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   const honoured: HonouredLimits = r.limits[upstreamPath] ?? {};
 
   const { bytes, images } = measureBody(body);
-  let inputTokens = bytes + images * r.image_input_tokens + r.overhead_tokens;
+  let inputTokens = bytes + images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
   if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
 
   // A model produces at most max_output (models without output, such as embeddings, have none).
@@ -47,6 +50,7 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
     inputTokens,
     outputTokens: outputPerChoice * choices.count,
     serverToolCalls: { web_search: perChoiceTools.web_search * choices.count, file_search: perChoiceTools.file_search * choices.count },
+    cacheWrites: !r.cache_writes_when_marked.includes(model.vendor) || marksCache(body),
     ...(outputLimit ? { outputLimit } : {}),
     outputPerChoice,
     choices,
@@ -120,6 +124,35 @@ function serverToolBounds(body: JsonObject, usesField: string | undefined, unbou
 // ---------------------------------------------------------------------------------------------
 // Input
 
+/** Tools the body defines itself; any other typed tool is defined by the vendor, outside the body. */
+const BODY_DEFINED_TOOL_TYPES = new Set(['function', 'custom']);
+
+/** Tokens the vendor adds beyond the body's text, each only where it adds them. */
+function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
+  const r = billing.reservation;
+  let tokens = r.framing_per_call[model.vendor] + messageCount(body) * r.framing_per_message[model.vendor];
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (tools.length > 0) tokens += r.tool_prompt_tokens;
+  for (const t of tools) {
+    if (isObject(t) && typeof t.type === 'string' && !BODY_DEFINED_TOOL_TYPES.has(t.type)) tokens += r.vendor_tool_tokens;
+  }
+  return tokens;
+}
+
+/** Turns the vendor frames: messages or input items, plus the system prompt or instructions as one. */
+function messageCount(body: JsonObject): number {
+  const listed = (v: JsonValue | undefined) => (Array.isArray(v) ? v.length : typeof v === 'string' ? 1 : 0);
+  const given = (v: JsonValue | undefined) => (v === undefined || v === null || v === '' ? 0 : 1);
+  return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
+}
+
+/** Whether the body marks a prompt-cache breakpoint anywhere (a block, a tool, the system prompt or the top level). */
+function marksCache(value: JsonValue): boolean {
+  if (Array.isArray(value)) return value.some(marksCache);
+  if (!isObject(value)) return false;
+  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && v !== null) || marksCache(v));
+}
+
 const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
 
 /** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
@@ -129,12 +162,16 @@ function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | nu
   return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
 }
 
+/** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
+const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
+
 /**
  * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the vendor
- * tokenizes. Everything else, however it looks, counts byte for byte.
+ * tokenizes. Everything else, however it looks, counts byte for byte, keys and brackets included, except the
+ * top-level settings.
  */
-export function measureBody(value: JsonValue): { bytes: number; images: number } {
-  let bytes = 0;
+export function measureBody(body: JsonObject): { bytes: number; images: number } {
+  let bytes = 2;
   let images = 0;
   const walk = (v: JsonValue, parent: JsonObject | null, key: string | null): void => {
     if (isInlineImage(v, parent, key)) images++;
@@ -149,15 +186,16 @@ export function measureBody(value: JsonValue): { bytes: number; images: number }
         return;
       }
       bytes += 2;
-      for (const [k, child] of Object.entries(v)) {
-        bytes += Buffer.byteLength(k) + 3;
-        walk(child, v, k);
-      }
+      for (const [k, child] of Object.entries(v)) entry(v, k, child);
     } else {
       bytes += String(v).length;
     }
   };
-  walk(value, null, null);
+  const entry = (parent: JsonObject, k: string, child: JsonValue) => {
+    bytes += Buffer.byteLength(k) + 3;
+    walk(child, parent, k);
+  };
+  for (const [k, child] of Object.entries(body)) if (!isTopLevelSetting(k, child)) entry(body, k, child);
   return { bytes, images };
 }
 

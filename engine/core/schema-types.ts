@@ -20,8 +20,28 @@ export type BillingFile = {
     max_server_tool_calls: number;
     /** Input tokens held per image block. */
     image_input_tokens: number;
-    /** Input tokens held for what a vendor adds beyond the body's text. */
-    overhead_tokens: number;
+    /** By vendor: tokens the vendor adds once per call around the text. */
+    framing_per_call: {
+      a: number;
+      b: number;
+      c: number;
+      d: number;
+      e: number;
+    };
+    /** By vendor: tokens the vendor adds per message; system or instructions count as one. */
+    framing_per_message: {
+      a: number;
+      b: number;
+      c: number;
+      d: number;
+      e: number;
+    };
+    /** Once when the body gives tools: the vendor's tool-use system prompt. */
+    tool_prompt_tokens: number;
+    /** Per vendor-defined tool (a type other than function or custom): its definition. */
+    vendor_tool_tokens: number;
+    /** Vendors that write the prompt cache only where the body marks cache_control. */
+    cache_writes_when_marked: VendorId[];
   };
   /** Vendors whose models need credits usable for them; otherwise 403 model_not_in_plan. */
   plan_restricted_vendors: VendorId[];

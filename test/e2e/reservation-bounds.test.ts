@@ -1,5 +1,6 @@
 // The reservation against a client who tries: it must cover everything the vendor will do for the body, so a
-// call can never spend beyond the balance; a limit field it cannot trust is a 400 naming it before any charge.
+// call can never spend beyond the balance; a limit field it cannot trust is a 400 naming it before any charge;
+// and it must stay small enough that a short one-token call fits a small wallet.
 // Over loopback HTTP against an in-process gateway and its simulator; prices below are copied from
 // catalog/*.yaml, not computed by the gateway's pricing code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,6 +222,36 @@ describe('n on the chat door multiplies the hold', () => {
     expect(res.status).toBe(200);
     await res.json();
     expect(t.sim.received.at(-1)?.body).toMatchObject({ n: 8 });
+  });
+});
+
+describe('a 2,000-credit wallet makes a one-token call to each vendor’s top text model', () => {
+  // The most expensive text model on sale for the door, per vendor (catalog/*.yaml, USD per 1M tokens):
+  //   A a-top-5 15/75 (chat and messages); B b-5.5 and b-6 5/30 (chat; on responses the pro models need
+  //   at least 16 output tokens by the vendor's rule, 2,880 credits at $180, so b-6 with 16 is taken there);
+  //   C c-pro-3-preview 2/12; D d-4 3/15; E e-open-405b 3/3.
+  const cases: [string, string, Record<string, unknown>, [number, number], Record<string, string>?][] = [
+    ['/v1/chat/completions', 'a-top-5', { max_tokens: 1, messages: USER('hi there') }, [15, 75]],
+    ['/v1/messages', 'a-top-5', { max_tokens: 1, messages: USER('hi there') }, [15, 75], A_VERSION],
+    ['/v1/chat/completions', 'b-5.5', { max_completion_tokens: 1, messages: USER('hi there') }, [5, 30]],
+    ['/v1/chat/completions', 'b-6', { max_completion_tokens: 1, messages: USER('hi there') }, [5, 30]],
+    ['/v1/responses', 'b-6', { max_output_tokens: 16, input: 'hi there' }, [5, 30]],
+    ['/v1/chat/completions', 'c-pro-3-preview', { max_tokens: 1, messages: USER('hi there') }, [2, 12]],
+    ['/v1/chat/completions', 'd-4', { max_tokens: 1, messages: USER('hi there') }, [3, 15]],
+    ['/v1/chat/completions', 'e-open-405b', { max_tokens: 1, messages: USER('hi there') }, [3, 3]],
+  ];
+
+  it.each(cases)('%s %s', async (path, model, body, [inPrice, outPrice], headers) => {
+    const c = await walletOf(2_000);
+    const res = await post(c.as, path, { model, ...body }, headers ?? {});
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const u = JSON.parse(text).usage;
+    const input = u.prompt_tokens ?? u.input_tokens;
+    const output = u.completion_tokens ?? u.output_tokens;
+    expect(2_000_000n - (await available(c))).toBe(nano(input, inPrice) + nano(output, outPrice));
+    await expectChargesWithinHolds(c);
+    await expectSettledBooks(c);
   });
 });
 
