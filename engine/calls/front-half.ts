@@ -30,8 +30,11 @@ export interface PreparedRequest extends RequestBody {
   prepared: PreparedCall;
 }
 
-/** What to hold for a prepared call: an amount under an id, or nothing at all (`amount: null`). */
-export type HoldPlan = { amount: bigint; holdId: string } | { amount: null };
+/**
+ * What to hold for a prepared call: an amount under an id, or nothing at all (`amount: null`). `advice` says what
+ * the client can change to hold less, for the 402 when the balance is short.
+ */
+export type HoldPlan = { amount: bigint; holdId: string; advice?: string } | { amount: null };
 
 /** The prepared call, its plan and its hold: a hold exactly when the plan named an amount. */
 export type AdmittedCall<P extends HoldPlan> = PreparedRequest &
@@ -57,14 +60,15 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
   const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
   const plan = await admission.planHold(call);
-  const hold = plan.amount === null ? null : await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId);
+  const hold = plan.amount === null ? null : await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId, plan.advice);
   return { ...call, plan, hold } as AdmittedCall<P>;
 }
 
 /** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
 export function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
   if (door.billing === 'free') return { amount: null };
-  return { amount: reservationFor(door, prepared.call, snap, now), holdId: prepared.call.id };
+  const { amount, advice } = reservationFor(door, prepared.call, snap, now);
+  return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
 }
 
 export function configuredDoor(snap: Snapshot, name: string): DoorConfig {

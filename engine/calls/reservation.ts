@@ -1,25 +1,56 @@
-// The most a call can cost, by the door's billing kind: what the ledger holds before the vendor call.
+// The most a call can cost, by the door's billing kind: what the ledger holds before the vendor call, and
+// what the client can change to hold less (the advice of a 402).
 import type { Call } from '../core/call.ts';
-import type { DoorConfig } from '../catalog/config.ts';
+import { protocolNameFor, type BillingConfig, type DoorConfig } from '../catalog/config.ts';
 import { tokenCost, textReservation, usdToNano } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
+import { textBounds, type TextBounds } from '../catalog/text-bounds.ts';
+import type { JsonObject } from '../core/types.ts';
 
-export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date): bigint {
+export interface ReservationQuote {
+  amount: bigint;
+  /** What the client can change to lower the amount, as a clause (`lower max_tokens (4096)`); absent: only a top-up helps. */
+  advice?: string;
+}
+
+export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date): ReservationQuote {
   const { model, body } = call;
   switch (door.billing) {
     case 'free':
-      return 0n;
+      return { amount: 0n };
     case 'image':
-      return usdToNano(model.pricing.image_reservation ?? 0);
+      return { amount: usdToNano(model.pricing.image_reservation ?? 0) };
     case 'characters':
-      return tokenCost(call.notes.fixedUsage?.characters ?? 0, model.pricing.per_mchar ?? 0);
+      return { amount: tokenCost(call.notes.fixedUsage?.characters ?? 0, model.pricing.per_mchar ?? 0) };
     case 'video':
-      return 0n; // video jobs hold seconds × per-second price in their own flow
-    case 'tokens':
-      return textReservation(model, body, {
-        billing: snap.config.billing,
-        modelById: (id) => snap.catalog.models.get(id),
-        at,
-      });
+      return { amount: 0n }; // video jobs hold seconds × per-second price in their own flow
+    case 'tokens': {
+      const billing = snap.config.billing;
+      // The upstream path is the wire format, which decides the limits the vendor enforces.
+      const upstream = door.protocols[protocolNameFor(door, model.vendor) ?? '']?.upstream ?? '';
+      const bounds = textBounds(model, body, billing, upstream);
+      const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
+      const advice = adviceFor(bounds, call.client, billing.reservation.limits, upstream);
+      return { amount, ...(advice ? { advice } : {}) };
+    }
   }
+}
+
+/**
+ * How to lower a text call's hold, naming the limit as the client sent it: a translation for another vendor
+ * may have renamed it (max_completion_tokens reaches vendor A as max_tokens) or filled it in (none was sent).
+ * Nothing when the call produces no output (embeddings): only a top-up helps.
+ */
+function adviceFor(b: TextBounds, client: JsonObject, limits: BillingConfig['reservation']['limits'], upstream: string): string | undefined {
+  const choices = b.choices.field ? `${b.choices.field} (${b.choices.count})` : undefined;
+  const anyName = new Set(Object.values(limits).flatMap((l) => l.output ?? []));
+  const limit = b.outputLimit;
+  const sent = limit && [limit.field, ...anyName].find((name) => client[name] === limit.value);
+  if (limit && sent) return `lower ${sent} (${limit.value})${choices ? ` or ${choices}` : ''} to lower the reservation`;
+  if (b.outputPerChoice === 0) return undefined;
+  const names = (limits[upstream]?.output ?? []).join(' or ') || 'an output limit';
+  return (
+    `send ${names}${choices ? `, or lower ${choices},` : ''} to lower the reservation ` +
+    `(without one it covers ${b.outputPerChoice} output tokens per answer)`
+  );
 }

@@ -3,7 +3,8 @@
 import { koreanDate } from '../core/clock.ts';
 import { usdToNano } from '../core/money.ts';
 import type { BillingConfig } from './config.ts';
-import type { JsonObject, JsonValue, ModelEntry, Usage } from '../core/types.ts';
+import type { ModelEntry, Usage } from '../core/types.ts';
+import type { TextBounds } from './text-bounds.ts';
 
 const MTOK = 1_000_000n;
 
@@ -96,100 +97,15 @@ function tokensCostOf(model: ModelEntry, u: Usage, at: Date): bigint {
 // ---------------------------------------------------------------------------------------------
 // Reservation: an upper bound, never below what the vendor will count.
 
-export interface TextBounds {
-  inputTokens: number;
-  outputTokens: number;
-  serverToolCalls: { web_search: number; file_search: number };
-}
-
-/**
- * Upper bounds for a text call from the body that goes to the vendor. A token is at least one byte
- * of text, so the body's byte length bounds the input (images count a fixed allowance instead of
- * their base64 bytes); the context window bounds it too.
- */
-export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig): TextBounds {
-  const { bytes, images } = measureBody(body);
-  let inputTokens = bytes + images * billing.reservation.image_input_tokens + billing.reservation.overhead_tokens;
-  if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
-  // A model produces at most max_output (models without output, such as embeddings, have none).
-  const asked = firstCount(body, ['max_tokens', 'max_completion_tokens', 'max_output_tokens']);
-  const cap = model.max_output ?? 0;
-  const outputTokens = asked !== undefined ? Math.min(asked, cap) : cap;
-  return { inputTokens, outputTokens, serverToolCalls: serverToolBounds(body, billing) };
-}
-
-/** The most a text call can cost. */
-export function textReservation(model: ModelEntry, body: JsonObject, ctx: PricingContext): bigint {
-  const b = textBounds(model, body, ctx.billing);
+/** The most a text call can cost: its bounds (text-bounds.ts) at the prices they may reach. */
+export function textReservation(model: ModelEntry, b: TextBounds, ctx: PricingContext): bigint {
   const p = pricesForPrompt(model, ctx.at, b.inputTokens);
-  const worstInput = Math.max(p.input, p.cache_write, p.cache_read);
+  // Cache reads are never above the input price (the catalog check enforces it); a cache write may be.
+  const worstInput = Math.max(p.input, p.cache_read, b.cacheWrites ? p.cache_write : 0);
   return (
     tokenCost(b.inputTokens, worstInput) +
     tokenCost(b.outputTokens, p.output) +
     BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
     BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0)
   );
-}
-
-function serverToolBounds(body: JsonObject, billing: BillingConfig): TextBounds['serverToolCalls'] {
-  const out = { web_search: 0, file_search: 0 };
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  for (const t of tools) {
-    if (!t || typeof t !== 'object' || Array.isArray(t) || typeof t.type !== 'string') continue;
-    const bucket = t.type.startsWith('web_search') ? 'web_search' : t.type === 'file_search' ? 'file_search' : undefined;
-    if (!bucket) continue;
-    const maxUses = typeof t.max_uses === 'number' ? t.max_uses : billing.reservation.max_server_tool_calls;
-    out[bucket] += maxUses;
-  }
-  return out;
-}
-
-/** The first whole, non-negative count among the keys; anything else the vendor refuses, so it bounds nothing. */
-function firstCount(body: JsonObject, keys: string[]): number | undefined {
-  for (const k of keys) {
-    const v = body[k];
-    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
-  }
-  return undefined;
-}
-
-const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
-
-/** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
-function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | null): boolean {
-  if (typeof v !== 'string') return false;
-  if (v.startsWith('data:image/')) return true;
-  return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
-}
-
-/**
- * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the
- * vendor tokenizes. Everything else, however it looks, counts byte for byte.
- */
-export function measureBody(value: JsonValue): { bytes: number; images: number } {
-  let bytes = 0;
-  let images = 0;
-  const walk = (v: JsonValue, parent: JsonObject | null, key: string | null): void => {
-    if (isInlineImage(v, parent, key)) images++;
-    else if (typeof v === 'string') bytes += Buffer.byteLength(v) + 2;
-    else if (Array.isArray(v)) {
-      bytes += 2;
-      for (const item of v) walk(item, null, null);
-    } else if (v && typeof v === 'object') {
-      // An image part (inline or by URL) costs image tokens, whatever its bytes.
-      if (typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
-        images++;
-        return;
-      }
-      bytes += 2;
-      for (const [k, child] of Object.entries(v)) {
-        bytes += Buffer.byteLength(k) + 3;
-        walk(child, v, k);
-      }
-    } else {
-      bytes += String(v).length;
-    }
-  };
-  walk(value, null, null);
-  return { bytes, images };
 }

@@ -3,10 +3,45 @@
 export type BillingFile = {
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;
+  /** How the most a text call can cost is bounded: what the hold covers before the vendor call. */
   reservation: {
+    /** By upstream path: the limit fields that wire format enforces, the only ones that may lower the hold. */
+    limits: Record<string, {
+      /** Fields capping output tokens; the largest one sent holds. */
+      output?: string[];
+      /** The field asking for several answers, each up to the output cap. */
+      choices?: string;
+      /** The field on a server tool capping its calls. */
+      tool_uses?: string;
+    }>;
+    /** Most answers one call may ask for; more is a 400. */
+    max_choices: number;
+    /** Calls held per server tool whose calls the body does not cap. */
     max_server_tool_calls: number;
+    /** Input tokens held per image block. */
     image_input_tokens: number;
-    overhead_tokens: number;
+    /** By vendor: tokens the vendor adds once per call around the text. */
+    framing_per_call: {
+      a: number;
+      b: number;
+      c: number;
+      d: number;
+      e: number;
+    };
+    /** By vendor: tokens the vendor adds per message; system or instructions count as one. */
+    framing_per_message: {
+      a: number;
+      b: number;
+      c: number;
+      d: number;
+      e: number;
+    };
+    /** Once when the body gives tools: the vendor's tool-use system prompt. */
+    tool_prompt_tokens: number;
+    /** Per vendor-defined tool (a type other than function or custom): its definition. */
+    vendor_tool_tokens: number;
+    /** Vendors that write the prompt cache only where the body marks cache_control. */
+    cache_writes_when_marked: VendorId[];
   };
   /** Vendors whose models need credits usable for them; otherwise 403 model_not_in_plan. */
   plan_restricted_vendors: VendorId[];

@@ -24,8 +24,12 @@ export interface Accounts {
    * `keyHeaders` are where the door takes the key from (a door's `key_headers`; bearer when omitted).
    */
   authenticate(headers: Headers, keyHeaders?: DoorConfig['key_headers']): Promise<Caller>;
-  /** Quota check, plan check and reservation: 429, 403 or 402 before any vendor call. */
-  admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string): Promise<Hold>;
+  /**
+   * Quota check, plan check and reservation: 429, 403 or 402 before any vendor call. `advice` is what the
+   * client can change to hold less (`lower max_tokens (4096) to lower the reservation`), said in the 402 beside
+   * a top-up.
+   */
+  admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string, advice?: string): Promise<Hold>;
   /** Charges the cost (the rest of the hold goes back) and counts it on the key's quotas. */
   settle(caller: Caller, hold: Hold, costNano: bigint): Promise<bigint>;
   /** Gives the whole hold back: the call failed. */

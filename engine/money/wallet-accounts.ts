@@ -66,7 +66,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
      * the reservation's transaction, with the key's calls in flight counted and the key's month row locked, so
      * calls sent at once (to any process) cannot pass the limit together.
      */
-    async admit(caller, model, amountNano, callId): Promise<Hold> {
+    async admit(caller, model, amountNano, callId, advice): Promise<Hold> {
       const auth = authOf(caller);
       const now = clock.now();
       await keys.quota.checkQuota(auth, amountNano, now);
@@ -80,7 +80,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       if (result.reason === 'not_in_plan') return notInPlan(caller.walletId, model);
       throw errors.insufficientCredit(
         `This call may cost up to ${nanoToCreditsCeil(amountNano)} credits, and ${nanoToCreditsFloor(result.availableNano)} ` +
-          `credits are available for it. Nothing was charged. Top up, or lower max_tokens to lower the reservation.`,
+          `credits are available for it. Nothing was charged. Top up${advice ? `, or ${advice}` : ''}.`,
       );
     },
 

@@ -1,8 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costOfUsage, pricesAt, pricesForPrompt, textBounds, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { costOfUsage, pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { measureBody, textBounds } from '../../engine/catalog/text-bounds.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
-import { emptyUsage, type JsonObject, type Usage } from '../../engine/core/types.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
+import { prepareCall } from '../../engine/calls/prepare.ts';
+import type { Caller } from '../../engine/money/accounts.ts';
+import { answerTransforms, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import { chatTurn } from '../../simulator/chat.ts';
+import { responsesTurn } from '../../simulator/responses.ts';
+import { messagesTurn } from '../../simulator/vendor-a.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const model = (id: string) => snap.catalog.models.get(id)!;
@@ -55,28 +62,39 @@ describe('prices', () => {
   });
 });
 
+const CHAT = '/v1/chat/completions';
+const MESSAGES = '/v1/messages';
+const RESPONSES = '/v1/responses';
+const bounds = (id: string, body: JsonObject, path: string) => textBounds(model(id), body, snap.config.billing, path);
+const reservation = (id: string, body: JsonObject, path: string) => textReservation(model(id), bounds(id, body, path), ctx());
+
 describe('reservation', () => {
-  it('reserves max_tokens at the output price and the body bound at the worst input price', () => {
-    const a = model('a-top-5.5');
+  it('reserves max_tokens at the output price, the body bound at the input price, and the cache-write price only when caching is asked', () => {
     const body: JsonObject = { model: 'a-top-5.5', max_tokens: 100, messages: [{ role: 'user', content: 'hello' }] };
-    const b = textBounds(a, body, snap.config.billing);
+    const b = bounds('a-top-5.5', body, MESSAGES);
     expect(b.outputTokens).toBe(100);
-    expect(b.inputTokens).toBeGreaterThan(JSON.stringify(body).length);
-    expect(textReservation(a, body, ctx())).toBe(tokenCost(b.inputTokens, 6.25) + tokenCost(100, 25));
+    expect(b.cacheWrites).toBe(false);
+    expect(reservation('a-top-5.5', body, MESSAGES)).toBe(tokenCost(b.inputTokens, 5) + tokenCost(100, 25));
+    // A breakpoint anywhere (here the top level, the vendor's automatic caching) lets the vendor write the cache.
+    const cached: JsonObject = { ...body, cache_control: { type: 'ephemeral' } };
+    const c = bounds('a-top-5.5', cached, MESSAGES);
+    expect(c.cacheWrites).toBe(true);
+    expect(reservation('a-top-5.5', cached, MESSAGES)).toBe(tokenCost(c.inputTokens, 6.25) + tokenCost(100, 25));
+    const deep: JsonObject = { ...body, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }] };
+    expect(bounds('a-top-5.5', deep, MESSAGES).cacheWrites).toBe(true);
   });
 
   it('without max_tokens the model maximum is reserved; the context window caps the input bound', () => {
     const d = model('d-3');
     const huge = 'x'.repeat(2_000_000);
-    const b = textBounds(d, { messages: [{ role: 'user', content: huge }] }, snap.config.billing);
+    const b = bounds('d-3', { messages: [{ role: 'user', content: huge }] }, CHAT);
     expect(b.outputTokens).toBe(d.max_output);
     expect(b.inputTokens).toBe(d.context_window);
   });
 
   it('a prompt that could pass the threshold is reserved at the tier price', () => {
-    const pro = model('b-pro-5.4');
     const body: JsonObject = { input: 'y'.repeat(400_000), max_output_tokens: 10 };
-    expect(textReservation(pro, body, ctx())).toBeGreaterThanOrEqual(tokenCost(400_000, 60) + tokenCost(10, 270));
+    expect(reservation('b-pro-5.4', body, RESPONSES)).toBeGreaterThanOrEqual(tokenCost(400_000, 60) + tokenCost(10, 270));
   });
 
   it('never reserves less than any usage the vendor can report for the body (property)', () => {
@@ -86,16 +104,24 @@ describe('reservation', () => {
         fc.constantFrom(...ids),
         fc.string({ maxLength: 3000 }),
         fc.integer({ min: 1, max: 200_000 }),
+        fc.boolean(),
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.double({ min: 0, max: 1, noNaN: true }),
-        (id, text, maxTokens, inFrac, outFrac) => {
+        (id, text, maxTokens, caching, inFrac, outFrac) => {
           const m = model(id);
-          const body: JsonObject = { messages: [{ role: 'user', content: text }], max_tokens: maxTokens };
-          const b = textBounds(m, body, snap.config.billing);
-          // Any split of the bounded input into cache buckets, any output up to the bound.
+          const path = m.vendor === 'a' ? MESSAGES : CHAT;
+          const body: JsonObject = { messages: [{ role: 'user', content: text }], max_tokens: maxTokens, ...(caching ? { cache_control: { type: 'ephemeral' } } : {}) };
+          const b = bounds(id, body, path);
+          // Any split of the bounded input into the buckets the vendor may report (a cache write only when the
+          // body asks for caching, or the vendor caches by itself), any output up to the bound.
           const input = Math.floor(b.inputTokens * inFrac);
-          const u = usage({ input_tokens: input, cache_write_tokens: b.inputTokens - input, output_tokens: Math.floor(b.outputTokens * outFrac) });
-          expect(costOfUsage(m, u, ctx())).toBeLessThanOrEqual(textReservation(m, body, ctx()));
+          const rest = b.inputTokens - input;
+          const u = usage({
+            input_tokens: input,
+            ...(b.cacheWrites ? { cache_write_tokens: rest } : { cache_read_tokens: rest }),
+            output_tokens: Math.floor(b.outputTokens * outFrac),
+          });
+          expect(costOfUsage(m, u, ctx())).toBeLessThanOrEqual(reservation(id, body, path));
         },
       ),
       { numRuns: 300 },
@@ -103,9 +129,90 @@ describe('reservation', () => {
   });
 });
 
+describe('limits the reservation trusts', () => {
+  it('the largest output limit the wire format honours; a field it ignores lowers nothing', () => {
+    const msgs = [{ role: 'user', content: 'hi' }];
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 1, max_completion_tokens: 30_000 }, CHAT)).toMatchObject({
+      outputTokens: 30_000,
+      outputLimit: { field: 'max_completion_tokens', value: 30_000 },
+    });
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 30_000, max_completion_tokens: 1 }, CHAT).outputTokens).toBe(30_000);
+    // max_output_tokens is not a chat-completions field: the vendor would produce up to the model maximum.
+    expect(bounds('b-4.1', { messages: msgs, max_output_tokens: 1 }, CHAT).outputTokens).toBe(32_768);
+    expect(bounds('b-4.1', { input: 'hi', max_tokens: 1 }, RESPONSES).outputTokens).toBe(32_768);
+    expect(bounds('a-top-5.5', { messages: msgs, max_tokens: 5, max_completion_tokens: 9 }, MESSAGES).outputTokens).toBe(5);
+    // An upstream path with no enforced limits trusts none.
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 1 }, '/v1/elsewhere').outputTokens).toBe(32_768);
+  });
+
+  it('n multiplies the output and the server tools, up to the configured cap', () => {
+    const body = (n: number): JsonObject => ({ messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 100, n });
+    expect(bounds('b-4.1', body(3), CHAT)).toMatchObject({ outputTokens: 300, outputPerChoice: 100, choices: { count: 3, field: 'n' } });
+    expect(reservation('b-4.1', body(3), CHAT) - reservation('b-4.1', body(1), CHAT)).toBe(tokenCost(200, 8));
+    const search: JsonObject = { ...body(2), tools: [{ type: 'web_search' }] };
+    expect(bounds('b-4.1', search, CHAT).serverToolCalls.web_search).toBe(2 * snap.config.billing.reservation.max_server_tool_calls);
+    const max = snap.config.billing.reservation.max_choices;
+    expect(() => bounds('b-4.1', body(max + 1), CHAT)).toThrow(expect.objectContaining({ status: 400, param: 'n' }));
+  });
+
+  it('max_uses bounds searches only where the vendor enforces it', () => {
+    const web = (extra: JsonObject): JsonObject => ({ max_tokens: 10, messages: [{ role: 'user', content: 'q' }], tools: [{ type: 'web_search_20250305', name: 'web_search', ...extra }] });
+    const unbounded = snap.config.billing.reservation.max_server_tool_calls;
+    expect(bounds('a-top-5.5', web({ max_uses: 2 }), MESSAGES).serverToolCalls.web_search).toBe(2);
+    expect(bounds('a-top-5.5', web({ max_uses: 50 }), MESSAGES).serverToolCalls.web_search).toBe(50);
+    expect(bounds('a-top-5.5', web({ max_uses: null }), MESSAGES).serverToolCalls.web_search).toBe(unbounded);
+    expect(bounds('b-5', { input: 'q', tools: [{ type: 'web_search', max_uses: 1 }] }, RESPONSES).serverToolCalls.web_search).toBe(unbounded);
+  });
+
+  it.each([
+    [{ max_tokens: 0 }, 'max_tokens'],
+    [{ max_tokens: -3 }, 'max_tokens'],
+    [{ max_completion_tokens: 1.5 }, 'max_completion_tokens'],
+    [{ max_output_tokens: '10' }, 'max_output_tokens'],
+    [{ n: 0 }, 'n'],
+    [{ n: false }, 'n'],
+    [{ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search_20250305', name: 'web_search', max_uses: -1 }] }, 'tools[1].max_uses'],
+    [{ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 0 }] }, 'tools[0].max_uses'],
+  ])('%j is a 400 naming %s, wherever it is sent', (extra, param) => {
+    for (const path of [CHAT, MESSAGES, RESPONSES]) {
+      expect(() => bounds('a-top-5.5', { messages: [{ role: 'user', content: 'hi' }], ...(extra as JsonObject) }, path)).toThrow(
+        expect.objectContaining({ status: 400, type: 'invalid_request_error', param }),
+      );
+    }
+  });
+});
+
+describe('what a vendor adds to the body', () => {
+  const billing = snap.config.billing.reservation;
+  const base = (extra: JsonObject = {}): JsonObject => ({ max_tokens: 1, messages: [{ role: 'user', content: 'hi' }], ...extra });
+  const input = (id: string, body: JsonObject) => bounds(id, body, MESSAGES).inputTokens;
+
+  it('framing per call and per message, by vendor', () => {
+    expect(input('a-top-5.5', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.a + billing.framing_per_message.a);
+    const two = base({ system: 'be brief', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ho' }, { role: 'user', content: 'hi' }] });
+    expect(input('a-top-5.5', two)).toBe(measureBody(two).bytes + billing.framing_per_call.a + 4 * billing.framing_per_message.a);
+    expect(input('e-open-405b', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.e + billing.framing_per_message.e);
+  });
+
+  it('a tool prompt only when tools are given, and a definition per vendor-defined tool', () => {
+    const plain = input('a-top-5.5', base());
+    const fn = { name: 'f', input_schema: { type: 'object' } };
+    const withFn = base({ tools: [fn] });
+    expect(input('a-top-5.5', withFn) - plain).toBe(measureBody(withFn).bytes - measureBody(base()).bytes + billing.tool_prompt_tokens);
+    const withServer = base({ tools: [fn, { type: 'bash_20250124', name: 'bash' }] });
+    expect(input('a-top-5.5', withServer) - plain).toBe(measureBody(withServer).bytes - measureBody(base()).bytes + billing.tool_prompt_tokens + billing.vendor_tool_tokens);
+    expect(input('a-top-5.5', base({ tools: [] }))).toBe(plain + measureBody(base({ tools: [] })).bytes - measureBody(base()).bytes);
+  });
+
+  it('top-level settings are not prompt text: the model id, numbers and switches', () => {
+    expect(measureBody({ model: 'a-top-5.5', max_tokens: 4096, stream: true, temperature: null, messages: [] }).bytes).toBe(measureBody({ messages: [] }).bytes);
+    // Below the top level everything counts, numbers included (they are tool arguments or schema values).
+    expect(measureBody({ tools: [{ n: 12345 }] }).bytes).toBeGreaterThan(measureBody({ tools: [{}] }).bytes);
+  });
+});
+
 describe('measuring a body for the reservation', () => {
-  it('counts image parts as the image allowance, by URL or inline, and long text byte for byte', async () => {
-    const { measureBody } = await import('../../engine/catalog/pricing.ts');
+  it('counts image parts as the image allowance, by URL or inline, and long text byte for byte', () => {
     const b64 = 'A'.repeat(50_000);
     expect(measureBody({ content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}` } }] }).images).toBe(1);
     expect(measureBody({ content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }).images).toBe(1);
@@ -113,5 +220,98 @@ describe('measuring a body for the reservation', () => {
     const text = measureBody({ content: b64 });
     expect(text.images).toBe(0);
     expect(text.bytes).toBeGreaterThanOrEqual(50_000);
+  });
+});
+
+describe('the bounds cover what the vendor counts, through each door (property)', () => {
+  // Random bodies go through the door's request chain as a call does (prepareCall), then the simulator, which
+  // counts as the vendors do, counts the body the vendor gets: its input tokens never pass the input bound,
+  // and the output limit it obeys (capped by the model) never passes the output bound.
+  const registry = { requestTransforms, answerTransforms, streamTranslators, usageReaders };
+  const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-test', audience: null };
+  const text = fc.string({ unit: 'binary', minLength: 1, maxLength: 600 });
+  const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>;
+  const schema = fc.record({ type: fc.constant('object'), properties: fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.record({ type: fc.constantFrom('string', 'integer'), description: text })) });
+  const name = fc.stringMatching(/^[a-z_]{1,12}$/);
+  const PNG = 'data:image/png;base64,' + 'A'.repeat(200);
+  const limits = (fields: string[]) => fc.record(Object.fromEntries(fields.map((f) => [f, fc.integer({ min: 1, max: 200_000 })])), { requiredKeys: [] });
+
+  const chatPart = fc.oneof(fc.record({ type: fc.constant('text'), text }), fc.constant({ type: 'image_url', image_url: { url: PNG } }));
+  const chatContent = fc.oneof(text, fc.array(chatPart, { minLength: 1, maxLength: 3 }));
+  const chatTurns = fc.array(
+    fc.oneof(
+      fc.record({ role: fc.constant('user'), content: chatContent }),
+      fc.record({ role: fc.constant('assistant'), content: text }),
+      fc.tuple(name, json, text).map(([fn, args, result]) => [
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: fn, arguments: JSON.stringify({ args }) } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: result },
+      ]),
+    ),
+    { minLength: 1, maxLength: 5 },
+  ).map((turns) => turns.flat());
+  const chatTools = fc.array(fc.record({ type: fc.constant('function'), function: fc.record({ name, description: text, parameters: schema }) }), { maxLength: 3 });
+  const chatBody = (limitFields: string[]) =>
+    fc.tuple(fc.option(text, { nil: undefined }), chatTurns, chatTools, limits(limitFields)).map(([system, turns, tools, lim]) => ({
+      messages: [...(system ? [{ role: 'system', content: system }] : []), ...turns, { role: 'user', content: 'last' }],
+      ...(tools.length ? { tools } : {}),
+      ...lim,
+    }));
+
+  const block = fc.oneof(
+    fc.record({ type: fc.constant('text'), text }),
+    fc.constant({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'A'.repeat(200) } }),
+    fc.record({ type: fc.constant('document'), source: fc.record({ type: fc.constant('text'), media_type: fc.constant('text/plain'), data: text }) }),
+    fc.record({ type: fc.constant('thinking'), thinking: text, signature: text }),
+    fc.tuple(name, json).map(([n, input]) => ({ type: 'tool_use', id: 'toolu_1', name: n, input: { input } })),
+    fc.tuple(text).map(([c]) => ({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: c }] })),
+  );
+  const messagesBody = fc
+    .tuple(
+      fc.option(text, { nil: undefined }),
+      fc.array(fc.record({ role: fc.constantFrom('user', 'assistant'), content: fc.oneof(text, fc.array(block, { minLength: 1, maxLength: 3 })) }), { minLength: 1, maxLength: 5 }),
+      fc.array(fc.oneof(fc.record({ name, description: text, input_schema: schema }), fc.constant({ type: 'web_search_20250305', name: 'web_search', max_uses: 3 })), { maxLength: 3 }),
+      fc.integer({ min: 1, max: 200_000 }),
+      limits(['max_completion_tokens', 'max_output_tokens']),
+    )
+    .map(([system, messages, tools, max_tokens, lim]) => ({ ...(system ? { system } : {}), messages, ...(tools.length ? { tools } : {}), max_tokens, ...lim }));
+
+  const inputItem = fc.oneof(
+    fc.record({ role: fc.constantFrom('user', 'assistant'), content: text }),
+    fc.record({ role: fc.constant('user'), content: fc.array(fc.oneof(fc.record({ type: fc.constant('input_text'), text }), fc.constant({ type: 'input_image', image_url: PNG })), { minLength: 1, maxLength: 3 }) }),
+    fc.tuple(name, json).map(([n, args]) => ({ type: 'function_call', call_id: 'c1', name: n, arguments: JSON.stringify({ args }) })),
+    fc.record({ type: fc.constant('function_call_output'), call_id: fc.constant('c1'), output: text }),
+  );
+  const responsesBody = fc
+    .tuple(
+      fc.option(text, { nil: undefined }),
+      fc.oneof(text, fc.array(inputItem, { minLength: 1, maxLength: 5 })),
+      fc.array(fc.record({ type: fc.constant('function'), name, description: text, parameters: schema }), { maxLength: 3 }),
+      limits(['max_output_tokens', 'max_tokens']),
+    )
+    .map(([instructions, input, tools, lim]) => ({ ...(instructions ? { instructions } : {}), input, ...(tools.length ? { tools } : {}), ...lim }));
+
+  const cases: [string, string, fc.Arbitrary<JsonObject>, (b: Record<string, unknown>) => { inputTokens: number; maxTokens?: number }][] = [
+    ['chat', 'a-top-5', chatBody(['max_tokens', 'max_completion_tokens']) as fc.Arbitrary<JsonObject>, messagesTurn],
+    ['chat', 'b-4.1', chatBody(['max_tokens', 'max_completion_tokens', 'max_output_tokens']) as fc.Arbitrary<JsonObject>, chatTurn],
+    ['chat', 'c-pro-3-preview', chatBody(['max_tokens', 'max_completion_tokens']) as fc.Arbitrary<JsonObject>, chatTurn],
+    ['chat', 'd-4', chatBody(['max_tokens']) as fc.Arbitrary<JsonObject>, chatTurn],
+    ['chat', 'e-open-405b', chatBody(['max_completion_tokens']) as fc.Arbitrary<JsonObject>, chatTurn],
+    ['messages', 'a-top-5', messagesBody as fc.Arbitrary<JsonObject>, messagesTurn],
+    ['responses', 'b-6', responsesBody as fc.Arbitrary<JsonObject>, responsesTurn],
+  ];
+
+  it.each(cases)('%s door, %s', (doorName, id, bodies, count) => {
+    const door = snap.config.doors[doorName];
+    const m = model(id);
+    fc.assert(
+      fc.property(bodies, (client) => {
+        const { call, protocol } = prepareCall(snap, door, { model: id, ...client }, { 'anthropic-version': '2023-06-01' }, caller, registry, { now: NOW });
+        const b = textBounds(m, call.body, snap.config.billing, protocol.upstream);
+        const counted = count(call.body);
+        expect(counted.inputTokens).toBeLessThanOrEqual(b.inputTokens);
+        expect(Math.min(counted.maxTokens ?? Infinity, m.max_output ?? 0)).toBeLessThanOrEqual(b.outputPerChoice);
+      }),
+      { numRuns: 150 },
+    );
   });
 });

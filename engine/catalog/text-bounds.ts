@@ -1,0 +1,202 @@
+// What a text call's body lets the vendor do, as upper bounds the reservation prices (pricing.ts): input
+// tokens, output tokens, server-tool calls, and whether the prompt cache can be written. Each bound must stay at
+// or above what the vendor will count for the body; config/billing.yaml `reservation` says why each allowance
+// is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
+// it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
+import { errors } from '../core/errors.ts';
+import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
+import type { BillingConfig } from './config.ts';
+
+export interface TextBounds {
+  inputTokens: number;
+  /** Output of all choices together. */
+  outputTokens: number;
+  /** Server-tool calls of all choices together. */
+  serverToolCalls: { web_search: number; file_search: number };
+  /** Whether the vendor may write the prompt cache for this body (the cache-write price is then held). */
+  cacheWrites: boolean;
+  /** The output limit sent that sets the output bound, as the body names it; absent when none was sent. */
+  outputLimit?: { field: string; value: number };
+  /** Output tokens held per choice. */
+  outputPerChoice: number;
+  /** Answers asked for, and the field that asked (absent when one answer). */
+  choices: { count: number; field?: string };
+}
+
+type HonouredLimits = BillingConfig['reservation']['limits'][string];
+
+/**
+ * Upper bounds for a text call from the body that goes to the vendor on `upstreamPath` (the wire format, which
+ * decides the limits the vendor enforces). A token is at least one byte of text, so the body's bytes bound the
+ * input (images count a fixed allowance instead of their base64 bytes); the context window bounds it too.
+ */
+export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig, upstreamPath: string): TextBounds {
+  const r = billing.reservation;
+  checkLimitFields(body, r.limits);
+  const honoured: HonouredLimits = r.limits[upstreamPath] ?? {};
+
+  const { bytes, images } = measureBody(body);
+  let inputTokens = bytes + images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
+  if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
+
+  // A model produces at most max_output (models without output, such as embeddings, have none).
+  const cap = model.max_output ?? 0;
+  const outputLimit = largestLimit(body, honoured.output ?? []);
+  const outputPerChoice = outputLimit ? Math.min(outputLimit.value, cap) : cap;
+  const choices = choicesOf(body, honoured.choices, r.max_choices);
+  const perChoiceTools = serverToolBounds(body, honoured.tool_uses, r.max_server_tool_calls);
+
+  return {
+    inputTokens,
+    outputTokens: outputPerChoice * choices.count,
+    serverToolCalls: { web_search: perChoiceTools.web_search * choices.count, file_search: perChoiceTools.file_search * choices.count },
+    cacheWrites: !r.cache_writes_when_marked.includes(model.vendor) || marksCache(body),
+    ...(outputLimit ? { outputLimit } : {}),
+    outputPerChoice,
+    choices,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+
+/**
+ * A limit that is present must be a positive whole number; null is the same as absent (the vendor's default).
+ * 0 is refused for every limit: an output limit of 0 and n 0 ask for nothing, and vendor A refuses max_uses 0
+ * (its minimum is 1; a client that wants no searches leaves the tool out).
+ */
+function positiveCount(value: JsonValue | undefined, at: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value;
+  throw errors.invalidRequest(`${at} must be a positive whole number (1 or more); got ${shown(value)}.`, at);
+}
+
+const shown = (v: JsonValue): string =>
+  typeof v === 'string' ? `the string '${v.slice(0, 20)}'` : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : String(v);
+
+/**
+ * Every limit field any wire format enforces is checked wherever it is sent, even where this vendor ignores
+ * it: such a value is the client's mistake whichever door it meets, and the vendor would refuse it anyway.
+ */
+function checkLimitFields(body: JsonObject, limits: BillingConfig['reservation']['limits']): void {
+  const all = Object.values(limits);
+  for (const field of new Set(all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : [])]))) {
+    positiveCount(body[field], field);
+  }
+  const toolFields = new Set(all.flatMap((l) => (l.tool_uses ? [l.tool_uses] : [])));
+  if (!Array.isArray(body.tools)) return;
+  body.tools.forEach((tool, i) => {
+    if (!isObject(tool)) return;
+    for (const field of toolFields) positiveCount(tool[field], `tools[${i}].${field}`);
+  });
+}
+
+/** The largest of the output limits sent: the vendor may honour any of them, so the smaller ones bound nothing. */
+function largestLimit(body: JsonObject, fields: string[]): TextBounds['outputLimit'] {
+  let best: TextBounds['outputLimit'];
+  for (const field of fields) {
+    const value = positiveCount(body[field], field);
+    if (value !== undefined && (!best || value > best.value)) best = { field, value };
+  }
+  return best;
+}
+
+function choicesOf(body: JsonObject, field: string | undefined, max: number): TextBounds['choices'] {
+  const count = field ? positiveCount(body[field], field) : undefined;
+  if (!field || count === undefined || count === 1) return { count: 1 };
+  if (count > max) throw errors.invalidRequest(`${field} may be at most ${max}: each answer is held in full before the call. Got ${count}.`, field);
+  return { count, field };
+}
+
+function serverToolBounds(body: JsonObject, usesField: string | undefined, unbounded: number): TextBounds['serverToolCalls'] {
+  const out = { web_search: 0, file_search: 0 };
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const [i, t] of tools.entries()) {
+    if (!isObject(t) || typeof t.type !== 'string') continue;
+    const bucket = t.type.startsWith('web_search') ? 'web_search' : t.type === 'file_search' ? 'file_search' : undefined;
+    if (!bucket) continue;
+    const uses = usesField ? positiveCount(t[usesField], `tools[${i}].${usesField}`) : undefined;
+    out[bucket] += uses ?? unbounded;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input
+
+/** Tools the body defines itself; any other typed tool is defined by the vendor, outside the body. */
+const BODY_DEFINED_TOOL_TYPES = new Set(['function', 'custom']);
+
+/** Tokens the vendor adds beyond the body's text, each only where it adds them. */
+function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
+  const r = billing.reservation;
+  let tokens = r.framing_per_call[model.vendor] + messageCount(body) * r.framing_per_message[model.vendor];
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (tools.length > 0) tokens += r.tool_prompt_tokens;
+  for (const t of tools) {
+    if (isObject(t) && typeof t.type === 'string' && !BODY_DEFINED_TOOL_TYPES.has(t.type)) tokens += r.vendor_tool_tokens;
+  }
+  return tokens;
+}
+
+/** Turns the vendor frames: messages or input items, plus the system prompt or instructions as one. */
+function messageCount(body: JsonObject): number {
+  const listed = (v: JsonValue | undefined) => (Array.isArray(v) ? v.length : typeof v === 'string' ? 1 : 0);
+  const given = (v: JsonValue | undefined) => (v === undefined || v === null || v === '' ? 0 : 1);
+  return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
+}
+
+/** Whether the body marks a prompt-cache breakpoint anywhere (a block, a tool, the system prompt or the top level). */
+function marksCache(value: JsonValue): boolean {
+  if (Array.isArray(value)) return value.some(marksCache);
+  if (!isObject(value)) return false;
+  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && v !== null) || marksCache(v));
+}
+
+const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
+
+/** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
+function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | null): boolean {
+  if (typeof v !== 'string') return false;
+  if (v.startsWith('data:image/')) return true;
+  return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
+}
+
+/** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
+const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
+
+/**
+ * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the vendor
+ * tokenizes. Everything else, however it looks, counts byte for byte, keys and brackets included, except the
+ * top-level settings.
+ */
+export function measureBody(body: JsonObject): { bytes: number; images: number } {
+  let bytes = 2;
+  let images = 0;
+  const walk = (v: JsonValue, parent: JsonObject | null, key: string | null): void => {
+    if (isInlineImage(v, parent, key)) images++;
+    else if (typeof v === 'string') bytes += Buffer.byteLength(v) + 2;
+    else if (Array.isArray(v)) {
+      bytes += 2;
+      for (const item of v) walk(item, null, null);
+    } else if (v && typeof v === 'object') {
+      // An image part (inline or by URL) costs image tokens, whatever its bytes.
+      if (typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
+        images++;
+        return;
+      }
+      bytes += 2;
+      for (const [k, child] of Object.entries(v)) entry(v, k, child);
+    } else {
+      bytes += String(v).length;
+    }
+  };
+  const entry = (parent: JsonObject, k: string, child: JsonValue) => {
+    bytes += Buffer.byteLength(k) + 3;
+    walk(child, parent, k);
+  };
+  for (const [k, child] of Object.entries(body)) if (!isTopLevelSetting(k, child)) entry(body, k, child);
+  return { bytes, images };
+}
+
+const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
