@@ -73,6 +73,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       routes: s.routes[call.model.vendor],
       clientHeaders: req.headers,
       timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,
+      streamStallMs: snap.config.limits.stream_stall_ms,
       retryAfterMaxMs: snap.config.limits.retry_after_max_ms,
       reply,
     };

@@ -31,6 +31,8 @@ export interface ExchangeInput {
   routes: Route[];
   clientHeaders: Record<string, string | string[] | undefined>;
   timeoutMs: number;
+  /** How long a streaming client may leave its buffer full before it is treated as gone. */
+  streamStallMs: number;
   /** Longest Retry-After waited for before one more pass over the routes. */
   retryAfterMaxMs: number;
   reply: FastifyReply;
@@ -95,7 +97,11 @@ async function relay(
   if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, deps, settlement);
   const { prepared, reply, door } = input;
   const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
-  return relayStream(answer, { prepared, doorPath: door.path, reply, clientGone, headers, registry: deps.registry, log: deps.log }, settlement);
+  return relayStream(
+    answer,
+    { prepared, doorPath: door.path, reply, clientGone, stallMs: input.streamStallMs, headers, registry: deps.registry, log: deps.log },
+    settlement,
+  );
 }
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {

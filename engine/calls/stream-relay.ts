@@ -3,6 +3,8 @@
 // staying would have cost: once it is gone the frames are dropped (nothing is buffered for it) and only
 // the usage is kept, which the vendor reports in the stream's last events. Only a stream the vendor itself
 // breaks (reset, error event, the call's time limit) is settled from the translator's estimate.
+// A client that stays but stops reading gets back-pressure: the vendor is not read while the client's buffer
+// is full, so a stalled reader costs no memory; past `stallMs` it counts as gone, and the rule above applies.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { StreamTranslator } from '../core/call.ts';
 import { errors, GatewayError } from '../core/errors.ts';
@@ -19,6 +21,8 @@ export interface StreamRelay {
   reply: FastifyReply;
   /** Aborted once the client has closed its connection. */
   clientGone: AbortSignal;
+  /** How long the client's buffer may stay full before the client is treated as gone. */
+  stallMs: number;
   /** Headers of the client's response (which route answered). */
   headers: Record<string, string>;
   registry: TransformRegistry;
@@ -31,21 +35,21 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
   const factory = protocol.stream ? relay.registry.streamTranslators[protocol.stream] : undefined;
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${relay.doorPath}.`);
   const translator: StreamTranslator = factory(call);
-  const client = new ClientStream(relay.reply, relay.headers, relay.clientGone);
+  const client = new ClientStream(relay.reply, relay.headers, relay.clientGone, relay.stallMs, relay.log);
   let produced = false;
-  const pass = (frames: string[]) => {
+  const pass = async (frames: string[]) => {
     if (frames.length === 0) return;
     produced = true;
-    client.write(frames);
+    await client.write(frames);
   };
   try {
     for await (const event of readSse(answer.body)) {
       if (!produced && isErrorEvent(event.event, event.data)) {
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
-      pass(translator.push(event));
+      await pass(translator.push(event));
     }
-    pass(translator.end());
+    await pass(translator.end());
     if (!produced) throw new RouteFailure('the vendor stream ended without an event');
     settlement.record(translator.usage());
   } catch (e) {
@@ -64,7 +68,9 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
 
 /**
  * The client's side of the stream: opened with the first frame, written while the client is there. Frames
- * for a client that has left are dropped on the spot, so reading on costs no memory.
+ * for a client that has left are dropped on the spot, so reading on costs no memory. A write the socket
+ * cannot take yet waits for it to drain (the caller stops reading the vendor meanwhile); a client that does
+ * not drain within `stallMs` is disconnected and counts as gone.
  */
 class ClientStream {
   private opened = false;
@@ -73,6 +79,8 @@ class ClientStream {
     private readonly reply: FastifyReply,
     private readonly headers: Record<string, string>,
     private readonly gone: AbortSignal,
+    private readonly stallMs: number,
+    private readonly log: Pick<FastifyBaseLogger, 'warn'>,
   ) {}
 
   private get closed(): boolean {
@@ -80,7 +88,7 @@ class ClientStream {
     return this.gone.aborted || res.destroyed || res.writableEnded;
   }
 
-  write(frames: string[]): void {
+  async write(frames: string[]): Promise<void> {
     if (this.closed) return;
     const res = this.reply.raw;
     if (!this.opened) {
@@ -93,7 +101,28 @@ class ClientStream {
       });
       this.opened = true;
     }
-    res.write(frames.join(''));
+    if (!res.write(frames.join(''))) await this.drainedOrDropped();
+  }
+
+  private async drainedOrDropped(): Promise<void> {
+    const res = this.reply.raw;
+    const drained = await new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        res.off('drain', onDrain);
+        res.off('close', onClose);
+        resolve(ok);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(true);
+      const timer = setTimeout(() => done(false), this.stallMs);
+      res.on('drain', onDrain);
+      res.on('close', onClose);
+    });
+    if (!drained && !this.closed) {
+      this.log.warn({ stallMs: this.stallMs, buffered: res.writableLength }, 'streaming client stopped reading; disconnected');
+      res.destroy();
+    }
   }
 
   /** Ends the response; a client gone before the first frame gets nothing more, and the reply is not sent later. */

@@ -197,6 +197,12 @@ export type LimitsFile = {
   connect_timeout_ms: number;
   body_limit_bytes: number;
   json_max_depth: number;
+  /**
+   * How long a streaming client may leave the gateway's write buffer full before it is treated as gone:
+   * the vendor's stream is then read to its end and settled from its usage, and nothing more is buffered
+   * for that client.
+   */
+  stream_stall_ms: number;
   file_limit_bytes: number;
   default_max_tokens: number;
   effort_carried_since: string;

@@ -1,0 +1,124 @@
+// The stream relay against a client socket that stops taking bytes: the vendor's stream is read no further
+// than the client takes (back-pressure, so a stalled reader costs no memory), and once the client has left its
+// buffer full for `stallMs` it is disconnected and the vendor's stream is read to its end for the usage.
+import { EventEmitter } from 'node:events';
+import type { FastifyReply } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import type { Call, StreamTranslator } from '../../engine/core/call.ts';
+import { emptyUsage, type Usage } from '../../engine/core/types.ts';
+import type { PreparedCall, TransformRegistry } from '../../engine/calls/prepare.ts';
+import type { Settlement } from '../../engine/calls/settlement.ts';
+import { relayStream } from '../../engine/calls/stream-relay.ts';
+import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
+
+const EVENTS = 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A vendor stream of EVENTS frames, counting how many the relay has pulled; the last one carries the usage. */
+function vendorStream() {
+  const counter = { pulled: 0 };
+  async function* body() {
+    for (let i = 0; i < EVENTS; i++) {
+      counter.pulled++;
+      yield Buffer.from(`data: {"i":${i}${i === EVENTS - 1 ? ',"usage":true' : ''}}\n\n`);
+      await Promise.resolve();
+    }
+  }
+  return { counter, answer: { status: 200, headers: {}, body: body() } as unknown as UpstreamAnswer };
+}
+
+/** A client socket whose buffer is full after the first write; `drains` says whether it ever empties. */
+class FakeClient extends EventEmitter {
+  writes = 0;
+  writableLength = 0;
+  destroyed = false;
+  writableEnded = false;
+  headersSent = false;
+  constructor(private readonly drains: boolean) {
+    super();
+  }
+  writeHead() {
+    this.headersSent = true;
+  }
+  write(chunk: string): boolean {
+    this.writes++;
+    if (this.drains) {
+      setImmediate(() => this.emit('drain'));
+      return false;
+    }
+    this.writableLength += chunk.length;
+    return false;
+  }
+  end() {
+    this.writableEnded = true;
+  }
+  destroy() {
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
+
+function setup(drains: boolean) {
+  const raw = new FakeClient(drains);
+  const reply = { raw, hijack: () => undefined } as unknown as FastifyReply;
+  let lastUsage: Usage | undefined;
+  const settlement = { record: (u: Usage) => (lastUsage = u) } as unknown as Settlement;
+  const translator = (): StreamTranslator => {
+    let sawUsage = false;
+    return {
+      push: (e) => {
+        if (e.data.includes('"usage"')) sawUsage = true;
+        return [`data: ${e.data}\n\n`];
+      },
+      end: () => ['data: [DONE]\n\n'],
+      usage: () => ({ ...emptyUsage(), output_tokens: sawUsage ? 4242 : 1 }),
+    };
+  };
+  const registry = { streamTranslators: { test: translator } } as unknown as TransformRegistry;
+  const prepared = { call: {} as Call, protocol: { stream: 'test' }, protocolName: 'test' } as unknown as PreparedCall;
+  const gone = new AbortController();
+  raw.on('close', () => gone.abort());
+  const warnings: unknown[] = [];
+  const vendor = vendorStream();
+  const relay = (stallMs: number) =>
+    relayStream(
+      vendor.answer,
+      { prepared, doorPath: '/v1/test', reply, clientGone: gone.signal, stallMs, headers: {}, registry, log: { warn: (o: unknown) => warnings.push(o) } as never },
+      settlement,
+    );
+  return { raw, relay, vendor: vendor.counter, usage: () => lastUsage, warnings };
+}
+
+describe('stream relay and a client that stops reading', () => {
+  it('stops reading the vendor while the client buffer is full, then disconnects it and reads on for the usage', async () => {
+    const s = setup(false);
+    const running = s.relay(300);
+    await sleep(150);
+    // Stalled: one frame written, the vendor read no further than the frame in hand.
+    expect(s.raw.writes).toBe(1);
+    expect(s.vendor.pulled).toBeLessThanOrEqual(2);
+    expect(s.raw.destroyed).toBe(false);
+    await running;
+    // Past the stall limit: disconnected, nothing more written, and the vendor read to its end.
+    expect(s.raw.destroyed).toBe(true);
+    expect(s.raw.writes).toBe(1);
+    expect(s.vendor.pulled).toBe(EVENTS);
+  });
+
+  it('settles a disconnected stalled client from the usage at the end of the vendor stream', async () => {
+    const s = setup(false);
+    await s.relay(100);
+    expect(s.raw.destroyed).toBe(true);
+    expect(s.usage()?.output_tokens).toBe(4242);
+    expect(s.warnings).toHaveLength(1);
+  });
+
+  it('waits for a client that drains and sends it every frame', async () => {
+    const s = setup(true);
+    await s.relay(100);
+    expect(s.raw.destroyed).toBe(false);
+    expect(s.raw.writes).toBe(EVENTS + 1); // every event and [DONE]
+    expect(s.usage()?.output_tokens).toBe(4242);
+    expect(s.warnings).toHaveLength(0);
+  });
+});
