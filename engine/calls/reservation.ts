@@ -2,7 +2,8 @@
 // what the client can change to hold less (the advice of a 402).
 import type { Call } from '../core/call.ts';
 import { protocolNameFor, type BillingConfig, type DoorConfig } from '../catalog/config.ts';
-import { tokenCost, textReservation, usdToNano } from '../catalog/pricing.ts';
+import { imageReservation } from '../catalog/image-bounds.ts';
+import { tokenCost, textReservation } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { textBounds, type TextBounds } from '../catalog/text-bounds.ts';
 import type { JsonObject } from '../core/types.ts';
@@ -19,7 +20,7 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
     case 'free':
       return { amount: 0n };
     case 'image':
-      return { amount: usdToNano(model.pricing.image_reservation ?? 0) };
+      return { amount: imageReservation(model, body, Object.keys(call.files ?? {}).length, snap.config.billing, at) };
     case 'characters':
       return { amount: tokenCost(call.notes.fixedUsage?.characters ?? 0, model.pricing.per_mchar ?? 0) };
     case 'video':

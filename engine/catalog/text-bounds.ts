@@ -37,6 +37,9 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
 
   const { bytes, images } = measureBody(body);
   let inputTokens = bytes + images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
+  // A document the vendor fetches by URL or file id, or a page its fetch tool reads, enters the prompt at a
+  // size the body does not show: only the context window bounds it.
+  if (model.context_window && pullsContentIn(body)) inputTokens = model.context_window;
   if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
 
   // A model produces at most max_output (models without output, such as embeddings, have none).
@@ -200,3 +203,36 @@ export function measureBody(body: JsonObject): { bytes: number; images: number }
 }
 
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Whether the vendor will put content into the prompt that the body only points at: a document or file part
+ * given by URL or file id (native `document` with a url or file source, responses `input_file` with file_url or
+ * file_id, chat `file` with file_id), or a web fetch tool.
+ */
+export function pullsContentIn(value: JsonValue): boolean {
+  const stack: JsonValue[] = [value];
+  while (stack.length) {
+    const v = stack.pop()!;
+    if (Array.isArray(v)) stack.push(...v);
+    else if (isObject(v)) {
+      if (pointsAtContent(v)) return true;
+      stack.push(...Object.values(v));
+    }
+  }
+  return false;
+}
+
+function pointsAtContent(part: JsonObject): boolean {
+  const source = isObject(part.source) ? part.source : undefined;
+  const file = isObject(part.file) ? part.file : undefined;
+  switch (part.type) {
+    case 'document':
+      return source?.type === 'url' || source?.type === 'file';
+    case 'input_file':
+      return typeof part.file_url === 'string' || typeof part.file_id === 'string';
+    case 'file':
+      return typeof file?.file_id === 'string';
+    default:
+      return typeof part.type === 'string' && part.type.startsWith('web_fetch');
+  }
+}

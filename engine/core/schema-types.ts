@@ -42,6 +42,11 @@ export type BillingFile = {
     vendor_tool_tokens: number;
     /** Vendors that write the prompt cache only where the body marks cache_control. */
     cache_writes_when_marked: VendorId[];
+    /**
+     * Output tokens held for one generated image of a token-priced image model, by the quality asked;
+     * `default` when the body names none or one not listed.
+     */
+    image_output_tokens: Record<string, number>;
   };
   /** Vendors whose models need credits usable for them; otherwise 403 model_not_in_plan. */
   plan_restricted_vendors: VendorId[];

@@ -1,0 +1,21 @@
+// The most an image call can cost. A vendor D image model is charged a fixed price per image, and its hold is
+// the catalog's image_reservation. A token-priced model (vendor B) is billed for the prompt, the source images of
+// an edit and the output tokens of the quality asked: its hold is that bound or image_reservation, whichever is
+// larger, so neither a long prompt nor a high quality can make a call spend beyond the balance.
+import type { JsonObject, ModelEntry } from '../core/types.ts';
+import { usdToNano } from '../core/money.ts';
+import type { BillingConfig } from './config.ts';
+import { pricesAt, tokenCost } from './pricing.ts';
+import { measureBody } from './text-bounds.ts';
+
+export function imageReservation(model: ModelEntry, body: JsonObject, sourceImages: number, billing: BillingConfig, at: Date): bigint {
+  const floor = usdToNano(model.pricing.image_reservation ?? 0);
+  if (model.pricing.input === undefined && model.pricing.output === undefined) return floor;
+  const r = billing.reservation;
+  const inputTokens = measureBody(body).bytes + sourceImages * r.image_input_tokens;
+  const quality = typeof body.quality === 'string' ? body.quality : 'default';
+  const outputTokens = r.image_output_tokens[quality] ?? r.image_output_tokens.default;
+  const prices = pricesAt(model, at);
+  const bound = tokenCost(inputTokens, prices.input) + tokenCost(outputTokens, prices.output);
+  return bound > floor ? bound : floor;
+}
