@@ -68,6 +68,11 @@ export type BillingFile = {
      * stream.
      */
     streaming: Record<string, ChainNeeds>;
+    /**
+     * By upstream path: what every protocol calling it must run, streaming or not, for the vendor to stay
+     * within the hold.
+     */
+    upstream?: Record<string, ChainNeeds>;
   };
 };
 
