@@ -175,6 +175,8 @@ export interface Turn {
   toolChoice: string;
   /** max output tokens asked for, if any. */
   maxTokens?: number;
+  /** Most server-tool calls the request allows (max_uses, max_tool_calls); absent: as many as the tags ask. */
+  serverToolCap?: number;
   inputTokens: number;
 }
 
@@ -226,7 +228,7 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
     toolCalls: [],
     stop: 'end',
     usage: { input: 0, output: 0, cache_read: 0, cache_write: 0, reasoning: 0 },
-    webSearches: tags.webSearch,
+    webSearches: Math.min(tags.webSearch, turn.serverToolCap ?? Infinity),
   };
   const model = turn.model;
   const wantsTool =

@@ -68,6 +68,8 @@ export function responsesTurn(body: Obj): Turn {
     tools,
     toolChoice,
     maxTokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined,
+    // max_tool_calls caps the built-in tool calls of the whole response, whichever tools make them.
+    ...(typeof body.max_tool_calls === 'number' ? { serverToolCap: body.max_tool_calls } : {}),
     inputTokens: c.tokens(),
   };
 }

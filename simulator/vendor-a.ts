@@ -90,8 +90,19 @@ export function messagesTurn(body: Record<string, unknown>): Turn {
     tools,
     toolChoice,
     maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined,
+    ...webSearchCap(rawTools),
     inputTokens: c.tokens(),
   };
+}
+
+/**
+ * Vendor A caps each web search tool by its own max_uses; a tool without one searches as often as the model
+ * decides. Several capped tools allow the sum of their caps.
+ */
+function webSearchCap(tools: unknown[]): { serverToolCap?: number } {
+  const search = tools.filter((t): t is Block => isObj(t) && typeof t.type === 'string' && t.type.startsWith('web_search'));
+  if (search.length === 0 || search.some((t) => typeof t.max_uses !== 'number')) return {};
+  return { serverToolCap: search.reduce((sum, t) => sum + (t.max_uses as number), 0) };
 }
 
 function validate(body: unknown): asserts body is Record<string, unknown> {

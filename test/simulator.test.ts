@@ -196,6 +196,15 @@ describe('vendor A messages', () => {
     });
     expect(sim.receivedOn('a1')).toHaveLength(3); // recorded even when rejected
   });
+
+  it('web searches stop at max_uses when every web search tool has one, as vendor A does', async () => {
+    const ask = (tools: unknown[]) =>
+      anthropic().messages.create({ model: 'a-model', max_tokens: 50, tools: tools as never, messages: [{ role: 'user', content: 'x [[sim:web_search=5]]' }] });
+    const web = { type: 'web_search_20250305', name: 'web_search' };
+    expect((await ask([{ ...web, max_uses: 3 }])).usage.server_tool_use?.web_search_requests).toBe(3);
+    expect((await ask([{ ...web, max_uses: 1 }, { ...web, name: 'web_search_2', max_uses: 1 }])).usage.server_tool_use?.web_search_requests).toBe(2);
+    expect((await ask([{ ...web, max_uses: 1 }, web])).usage.server_tool_use?.web_search_requests).toBe(5);
+  });
 });
 
 describe('vendor B chat completions', () => {
@@ -335,6 +344,11 @@ describe('vendor B responses', () => {
     expect(inc.status).toBe('incomplete');
     expect(inc.incomplete_details?.reason).toBe('max_output_tokens');
     expect(inc.usage!.output_tokens).toBe(16);
+  });
+
+  it('web searches stop at max_tool_calls, as the responses format does', async () => {
+    const r = await openai().responses.create({ model: 'b-resp', input: 'x [[sim:web_search=5]]', tools: [{ type: 'web_search' }], max_tool_calls: 2 });
+    expect(r.output.filter((o) => o.type === 'web_search_call')).toHaveLength(2);
   });
 });
 

@@ -2,6 +2,7 @@
 import type { AnswerTransform, RequestTransform, StreamTranslatorFactory, UsageReader } from '../engine/core/call.ts';
 import { messagesToChat } from './answer/messages-to-chat.ts';
 import { askStreamUsage } from './request/ask-stream-usage.ts';
+import { capServerTools } from './request/cap-server-tools.ts';
 import { carryCacheControl } from './request/carry-cache-control.ts';
 import { chatParamsToNative } from './request/chat-params-to-native.ts';
 import { countCharacters } from './request/count-characters.ts';
@@ -35,6 +36,7 @@ export const requestTransforms: Record<string, RequestTransform> = {
   'chat-params-to-native': chatParamsToNative,
   'ask-stream-usage': askStreamUsage,
   'count-characters': countCharacters,
+  'cap-server-tools': capServerTools,
 };
 
 export const answerTransforms: Record<string, AnswerTransform> = {

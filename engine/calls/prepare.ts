@@ -49,6 +49,13 @@ export function prepareCall(
   }
 
   const limits = snap.config.limits;
+  const reservation = snap.config.billing.reservation;
+  const honoured = reservation.limits[protocol.upstream] ?? {};
+  const serverToolCap = {
+    calls: reservation.max_server_tool_calls,
+    ...(honoured.tool_uses ? { perTool: honoured.tool_uses } : {}),
+    ...(honoured.tool_calls ? { perCall: honoured.tool_calls } : {}),
+  };
   let call: Call = {
     id: randomUUID(),
     door: door.name,
@@ -60,7 +67,7 @@ export function prepareCall(
     stream: body.stream === true,
     upstreamHeaders: {},
     notes: {},
-    settings: { defaultMaxTokens: limits.default_max_tokens, effortCarriedSince: limits.effort_carried_since, now: opts.now },
+    settings: { defaultMaxTokens: limits.default_max_tokens, serverToolCap, effortCarriedSince: limits.effort_carried_since, now: opts.now },
   };
   for (const name of protocol.request) {
     const transform = registry.requestTransforms[name];

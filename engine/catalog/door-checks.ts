@@ -1,6 +1,6 @@
 // What config/doors.yaml must hold against the transforms and the settlement table (config/billing.yaml):
 // every protocol a door names exists and covers the vendors it serves, every step a chain names is a
-// transform, each chain keeps the steps its billing kind and its streaming need, and a model's rules reach
+// transform, each chain keeps the steps its billing kind, its upstream path and its streaming need, and a model's rules reach
 // every door that serves the model. A chain that breaks one of these would serve calls it cannot bill.
 import * as registry from '../../transforms/index.ts';
 import type { ChainNeeds } from '../core/schema-types.ts';
@@ -81,6 +81,11 @@ function settlementProblems(
   );
   if (needs.usage_reader && !protocol.usage) {
     problems.push(`${at()}: ${label} names no usage reader: the door bills by ${door.billing}, from the usage the vendor reports`);
+  }
+  for (const step of missingSteps(cfg.billing.settlement.upstream?.[protocol.upstream] ?? {}, protocol)) {
+    problems.push(
+      `${at('request')}: ${label} calls ${protocol.upstream} but does not run '${step}': without it the vendor could do more than the hold covers (config/billing.yaml settlement)`,
+    );
   }
   const streaming = protocol.stream ? cfg.billing.settlement.streaming[protocol.upstream] : undefined;
   for (const step of streaming ? missingSteps(streaming, protocol) : []) {

@@ -4,6 +4,7 @@
 // is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
 // it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
 import { errors } from '../core/errors.ts';
+import { serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
 
@@ -47,7 +48,7 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   const outputLimit = largestLimit(body, honoured.output ?? []);
   const outputPerChoice = outputLimit ? Math.min(outputLimit.value, cap) : cap;
   const choices = choicesOf(body, honoured.choices, r.max_choices);
-  const perChoiceTools = serverToolBounds(body, honoured.tool_uses, r.max_server_tool_calls);
+  const perChoiceTools = serverToolBounds(body, honoured, r.max_server_tool_calls, billing.server_tools);
 
   return {
     inputTokens,
@@ -83,7 +84,8 @@ const shown = (v: JsonValue): string =>
  */
 function checkLimitFields(body: JsonObject, limits: BillingConfig['reservation']['limits']): void {
   const all = Object.values(limits);
-  for (const field of new Set(all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : [])]))) {
+  const topLevel = all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : []), ...(l.tool_calls ? [l.tool_calls] : [])]);
+  for (const field of new Set(topLevel)) {
     positiveCount(body[field], field);
   }
   const toolFields = new Set(all.flatMap((l) => (l.tool_uses ? [l.tool_uses] : [])));
@@ -111,15 +113,28 @@ function choicesOf(body: JsonObject, field: string | undefined, max: number): Te
   return { count, field };
 }
 
-function serverToolBounds(body: JsonObject, usesField: string | undefined, unbounded: number): TextBounds['serverToolCalls'] {
+/**
+ * Server-tool calls per answer. Each tool is bounded by its own cap (`tool_uses`) or, uncapped, by
+ * `unbounded`; a cap on the whole call (`tool_calls`) bounds them all together and may exceed the per-tool
+ * allowance. Under one call cap the vendor may spend every call on any tool, so the dearest tools are held first.
+ */
+function serverToolBounds(body: JsonObject, honoured: HonouredLimits, unbounded: number, prices: Record<string, number>): TextBounds['serverToolCalls'] {
   const out = { web_search: 0, file_search: 0 };
+  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const [i, t] of tools.entries()) {
-    if (!isObject(t) || typeof t.type !== 'string') continue;
-    const bucket = t.type.startsWith('web_search') ? 'web_search' : t.type === 'file_search' ? 'file_search' : undefined;
-    if (!bucket) continue;
-    const uses = usesField ? positiveCount(t[usesField], `tools[${i}].${usesField}`) : undefined;
-    out[bucket] += uses ?? unbounded;
+    if (!isObject(t)) continue;
+    const kind = serverToolKind(t.type);
+    if (!kind) continue;
+    const uses = honoured.tool_uses ? positiveCount(t[honoured.tool_uses], `tools[${i}].${honoured.tool_uses}`) : undefined;
+    out[kind] += uses ?? callCap ?? unbounded;
+  }
+  if (callCap === undefined) return out;
+  let left = callCap;
+  const dearestFirst = (Object.keys(out) as ServerToolKind[]).sort((a, b) => (prices[b] ?? 0) - (prices[a] ?? 0));
+  for (const kind of dearestFirst) {
+    out[kind] = Math.min(out[kind], left);
+    left -= out[kind];
   }
   return out;
 }

@@ -65,6 +65,12 @@ export interface CallNotes {
 export interface CallSettings {
   /** max_tokens filled in for vendor A on the chat door when the client sent none. */
   defaultMaxTokens: number;
+  /**
+   * Server-tool calls the hold covers for a tool the body does not cap, and the fields that cap them on the
+   * protocol's wire format: `perTool` on each server tool, `perCall` once for the call (config/billing.yaml
+   * reservation). Either may be absent: that wire format takes no such cap.
+   */
+  serverToolCap: { calls: number; perTool?: string; perCall?: string };
   /** Date (YYYY-MM-DD, Korean) since which reasoning_effort moves to the native effort setting. */
   effortCarriedSince: string;
   /** The instant of the call, for date-dependent behaviour. */

@@ -13,10 +13,15 @@ export type BillingFile = {
       choices?: string;
       /** The field on a server tool capping its calls. */
       tool_uses?: string;
+      /** The field capping the server-tool calls of the whole call. */
+      tool_calls?: string;
     }>;
     /** Most answers one call may ask for; more is a 400. */
     max_choices: number;
-    /** Calls held per server tool whose calls the body does not cap. */
+    /**
+     * Calls held per server tool whose calls the body does not cap; written into such a body as its cap
+     * (vendor A refuses a max_uses of 0).
+     */
     max_server_tool_calls: number;
     /** Input tokens held per image block. */
     image_input_tokens: number;
@@ -68,6 +73,11 @@ export type BillingFile = {
      * stream.
      */
     streaming: Record<string, ChainNeeds>;
+    /**
+     * By upstream path: what every protocol calling it must run, streaming or not, for the vendor to stay
+     * within the hold.
+     */
+    upstream?: Record<string, ChainNeeds>;
   };
 };
 

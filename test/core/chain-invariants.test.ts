@@ -51,6 +51,13 @@ const CASES: BrokenChain[] = [
     reason: /door 'chat' protocol 'chat-completions' streams from \/v1\/chat\/completions but does not run 'ask-stream-usage'/,
   },
   {
+    name: 'a responses chain that does not cap server tools',
+    change: (t) => t.replace(/(upstream: \/v1\/responses\n\s+request: )\[cap-server-tools\]/, '$1[]'),
+    after: 'upstream: /v1/responses',
+    needle: 'request:',
+    reason: /door 'responses' protocol 'responses' calls \/v1\/responses but does not run 'cap-server-tools': without it the vendor could do more than the hold covers/,
+  },
+  {
     name: 'a model rule that would not apply on a door serving the model',
     change: (t) => t.replace(/(upstream: \/v1\/images\/generations\n\s+request: )\[model-rules\]/, '$1[]'),
     after: 'upstream: /v1/images/generations',

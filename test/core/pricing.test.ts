@@ -164,6 +164,21 @@ describe('limits the reservation trusts', () => {
     expect(bounds('b-5', { input: 'q', tools: [{ type: 'web_search', max_uses: 1 }] }, RESPONSES).serverToolCalls.web_search).toBe(unbounded);
   });
 
+  it('max_tool_calls bounds the server tools of the whole call on responses, the dearest tool held first', () => {
+    const unbounded = snap.config.billing.reservation.max_server_tool_calls;
+    const both = (extra: JsonObject): JsonObject => ({ input: 'q', tools: [{ type: 'file_search' }, { type: 'web_search' }], ...extra });
+    // Without it, each tool holds the allowance.
+    expect(bounds('b-5', both({}), RESPONSES).serverToolCalls).toEqual({ web_search: unbounded, file_search: unbounded });
+    // One cap for the call: every call may be a web search (the dearer), so all are held as such.
+    expect(bounds('b-5', both({ max_tool_calls: 3 }), RESPONSES).serverToolCalls).toEqual({ web_search: 3, file_search: 0 });
+    // Above the per-tool allowance: the cap, not the allowance, bounds what the vendor does.
+    expect(bounds('b-5', both({ max_tool_calls: 25 }), RESPONSES).serverToolCalls).toEqual({ web_search: 25, file_search: 0 });
+    expect(bounds('b-5', { input: 'q', tools: [{ type: 'file_search' }], max_tool_calls: 4 }, RESPONSES).serverToolCalls).toEqual({ web_search: 0, file_search: 4 });
+    // Not a field the messages format enforces: it lowers nothing there.
+    const web = { max_tokens: 10, messages: [{ role: 'user', content: 'q' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }], max_tool_calls: 1 };
+    expect(bounds('a-top-5.5', web, MESSAGES).serverToolCalls.web_search).toBe(unbounded);
+  });
+
   it.each([
     [{ max_tokens: 0 }, 'max_tokens'],
     [{ max_tokens: -3 }, 'max_tokens'],
@@ -173,6 +188,8 @@ describe('limits the reservation trusts', () => {
     [{ n: false }, 'n'],
     [{ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search_20250305', name: 'web_search', max_uses: -1 }] }, 'tools[1].max_uses'],
     [{ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 0 }] }, 'tools[0].max_uses'],
+    [{ max_tool_calls: 0 }, 'max_tool_calls'],
+    [{ max_tool_calls: -1 }, 'max_tool_calls'],
   ])('%j is a 400 naming %s, wherever it is sent', (extra, param) => {
     for (const path of [CHAT, MESSAGES, RESPONSES]) {
       expect(() => bounds('a-top-5.5', { messages: [{ role: 'user', content: 'hi' }], ...(extra as JsonObject) }, path)).toThrow(

@@ -7,6 +7,7 @@ export const VENDOR_A_CHAIN = [
   'system-to-field',
   'messages-to-blocks',
   'tools-to-native',
+  'cap-server-tools',
   'tool-choice-to-native',
   'stop-to-sequences',
   'default-max-tokens',
@@ -56,7 +57,7 @@ export function makeCall(client: JsonObject, opts: CallOptions = {}): Call {
     stream: client.stream === true,
     upstreamHeaders: {},
     notes: {},
-    settings: { defaultMaxTokens: 8192, effortCarriedSince: '2026-09-01', now: new Date(opts.now ?? '2026-10-01T00:00:00Z') },
+    settings: { defaultMaxTokens: 8192, serverToolCap: { calls: 10 }, effortCarriedSince: '2026-09-01', now: new Date(opts.now ?? '2026-10-01T00:00:00Z') },
   };
 }
 

@@ -1,0 +1,16 @@
+// Server tools: tools the vendor runs itself and bills per call (config/billing.yaml server_tools), as many times
+// as it decides unless the body caps them. The reservation holds their calls (engine/catalog/text-bounds.ts)
+// and the request chains cap them (transforms/request/cap-server-tools.ts); both must see the same tools, or
+// the vendor could run a tool the hold does not cover.
+import type { JsonValue } from './types.ts';
+
+export type ServerToolKind = 'web_search' | 'file_search';
+
+/** The priced kind of a tool's `type`, or undefined for a tool the vendor does not bill per call. */
+export function serverToolKind(type: JsonValue | undefined): ServerToolKind | undefined {
+  if (typeof type !== 'string') return undefined;
+  // Every version and variant of web search (web_search_20250305, web_search_preview, …) bills as a search.
+  if (type.startsWith('web_search')) return 'web_search';
+  if (type === 'file_search') return 'file_search';
+  return undefined;
+}

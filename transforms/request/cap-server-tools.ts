@@ -1,0 +1,24 @@
+// Server tools (web search, file search) run as often as the vendor decides unless the body caps them, and the
+// hold covers settings.serverToolCap.calls per uncapped tool. So the cap the hold assumes is written into the
+// body, in the field the wire format enforces: on each server tool (`perTool`, max_uses on /v1/messages) or
+// once for the call (`perCall`, max_tool_calls on /v1/responses). A cap the client sent is kept (and held as
+// sent); one that is not a positive whole number is left for the reservation to refuse by name.
+import type { RequestTransform } from '../../engine/core/call.ts';
+import { serverToolKind } from '../../engine/core/server-tools.ts';
+import type { JsonValue } from '../../engine/core/types.ts';
+import { isObject } from '../util/json.ts';
+
+const unset = (v: JsonValue | undefined) => v === undefined || v === null;
+
+export const capServerTools: RequestTransform = (call) => {
+  const { calls, perTool, perCall } = call.settings.serverToolCap;
+  const body = call.body;
+  if (!Array.isArray(body.tools)) return call;
+  const serverTools = body.tools.filter((t) => isObject(t) && serverToolKind(t.type) !== undefined);
+  if (serverTools.length === 0) return call;
+  if (perTool) {
+    for (const tool of serverTools) if (isObject(tool) && unset(tool[perTool])) tool[perTool] = calls;
+  }
+  if (perCall && unset(body[perCall])) body[perCall] = calls;
+  return call;
+};
