@@ -190,6 +190,12 @@ export type ProtocolYaml = {
   usage?: string;
   /** The vendor's error body shape on this protocol (default chat). */
   errors?: 'chat' | 'messages';
+  /**
+   * The client speaks the vendor's own protocol here, so the vendor's forward_headers
+   * (config/vendors.yaml) are passed on from the client; otherwise the gateway's own vendor headers
+   * alone are sent (default false).
+   */
+  forwards_client_headers?: boolean;
 };
 
 export type LimitsFile = {
