@@ -59,7 +59,7 @@ function checkName(v: unknown, field: 'name' | 'name_prefix', max: number): stri
   const n = v.normalize('NFC');
   if (chars(n) === 0 || chars(n) > max) throw errors.invalidRequest(`${field} must be 1 to ${max} characters.`, field);
   // Leading spaces hide the prefix from a reader, not from the check.
-  if (n.trim().startsWith(CHAT_KEY_NAME_PREFIX.normalize('NFC'))) {
+  if (n.trimStart().startsWith(CHAT_KEY_NAME_PREFIX.normalize('NFC'))) {
     throw errors.invalidRequest(`${field} may not start with '${CHAT_KEY_NAME_PREFIX}': that prefix is reserved for team-chat keys.`, field);
   }
   return n;
