@@ -16,6 +16,7 @@ import { describeReload } from './catalog/reload-summary.ts';
 import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { createApp } from './http/app.ts';
+import { serverWithTimeouts } from './http/server-timeouts.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
@@ -89,6 +90,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   const app = createApp({ jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth }, {
     bodyLimit: limits.body_limit_bytes,
+    serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
     logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
   });
   registerModelDoors(app, {

@@ -199,6 +199,13 @@ export type ProtocolYaml = {
 };
 
 export type LimitsFile = {
+  /**
+   * Longest a client may take to send a whole request, headers and body (default 120000); a body
+   * trickled in slower is cut off with 408.
+   */
+  request_timeout_ms?: number;
+  /** Longest a client may take to send a request's headers (default 10000). */
+  headers_timeout_ms?: number;
   call_timeout_ms: Record<string, number>;
   connect_timeout_ms: number;
   body_limit_bytes: number;
