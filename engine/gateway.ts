@@ -2,6 +2,7 @@
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
+import { newLocalAdminToken } from './admin/running-gateway-file.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
@@ -16,6 +17,7 @@ import { describeReload } from './catalog/reload-summary.ts';
 import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { createApp } from './http/app.ts';
+import { serverWithTimeouts } from './http/server-timeouts.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
@@ -48,6 +50,8 @@ export interface RunningGateway {
   simulatedVendors: VendorId[];
   /** A first-run development wallet, when this start created one. */
   devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
+  /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
+  localAdminToken: string | null;
   /** Video jobs: store, files and the polling worker. */
   videos: VideoService;
   close(): Promise<void>;
@@ -76,6 +80,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 
   const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
+  const dataDir = env.GATEWAY_DATA_DIR ?? './data';
+  // Only an embedded database on disk needs the operator tools to come through this process.
+  const localAdminToken = embedded && dataDir !== 'memory://' ? newLocalAdminToken() : null;
   const videos = createVideoService({
     db,
     accounts,
@@ -89,6 +96,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   const app = createApp({ jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth }, {
     bodyLimit: limits.body_limit_bytes,
+    serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
     logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
   });
   registerModelDoors(app, {
@@ -105,6 +113,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   await registerAdminRoutes(app, {
     ledger,
     adminToken,
+    localToken: localAdminToken ?? undefined,
     clock,
     createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
     onOwnerChanged: async (walletId) => {
@@ -128,6 +137,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     simulator,
     simulatedVendors: simulated,
     devWallet,
+    localAdminToken,
     videos,
     async close() {
       stopSweeper();

@@ -2,6 +2,7 @@
 import { createGateway, logReload, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
+import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 
 async function main(): Promise<void> {
   let gw: RunningGateway;
@@ -18,6 +19,8 @@ async function main(): Promise<void> {
   const host = process.env.HOST ?? '127.0.0.1';
   const port = Number(process.env.PORT ?? 8080);
   await gw.app.listen({ host, port });
+  const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
+  if (gw.localAdminToken) writeRunningGatewayFile(dataDir, { url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`, pid: process.pid, admin_token: gw.localAdminToken });
   printBanner(gw, `http://${host}:${port}`);
   printCatalogWarnings(gw);
 
@@ -29,6 +32,7 @@ async function main(): Promise<void> {
     gw.app.log.info({ signal }, 'stopping: no new calls, finishing those in flight');
     // app.close() stops accepting and waits for in-flight requests (each bounded by its call limit).
     await gw.close();
+    if (gw.localAdminToken) removeRunningGatewayFile(dataDir);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -47,6 +47,9 @@ export interface Tags {
 
 const TAG_RE = /\[\[sim:([^\]]*)\]\]/g;
 
+/** Most tool calls or web searches a tag may ask for: a prompt may not make the simulator loop without end. */
+const MAX_TAG_COUNT = 100;
+
 export function parseTags(text: string): Tags {
   const tags: Tags = {
     usage: {},
@@ -91,7 +94,7 @@ export function parseTags(text: string): Tags {
         break;
       case 'tools':
         tags.tool = true;
-        tags.tools = Math.max(1, Math.floor(num(value) ?? 1));
+        tags.tools = Math.min(MAX_TAG_COUNT, Math.max(1, Math.floor(num(value) ?? 1)));
         break;
       case 'stop':
         if (value) tags.stop = value;
@@ -100,7 +103,7 @@ export function parseTags(text: string): Tags {
         tags.thinking = true;
         break;
       case 'web_search':
-        tags.webSearch = Math.max(0, Math.floor(num(value) ?? 1));
+        tags.webSearch = Math.min(MAX_TAG_COUNT, Math.max(0, Math.floor(num(value) ?? 1)));
         break;
       case 'long':
         tags.long = Math.max(0, Math.floor(num(value) ?? 100));

@@ -43,7 +43,9 @@ export function handleImageGeneration(ctx: Ctx): void {
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
   if (typeof body.model !== 'string' || body.model === '') throw new VendorError(400, "Missing required parameter: 'model'.", 'model');
   if (typeof body.prompt !== 'string' || body.prompt === '') throw new VendorError(400, "Missing required parameter: 'prompt'.", 'prompt');
-  if (body.n !== undefined && (typeof body.n !== 'number' || body.n < 1)) throw new VendorError(400, "Invalid 'n': must be at least 1.", 'n');
+  if (body.n !== undefined && (typeof body.n !== 'number' || !Number.isInteger(body.n) || body.n < 1)) {
+    throw new VendorError(400, "Invalid 'n': expected a whole number of at least 1.", 'n');
+  }
   imageAnswer(ctx, body.prompt, body.quality, 0);
 }
 
@@ -150,6 +152,9 @@ export function vectorFor(text: string, dims: number): number[] {
   return v.map((a) => Math.fround(a / norm));
 }
 
+/** The longest vector the vendor's largest embedding model returns. */
+const MAX_DIMENSIONS = 3072;
+
 export function handleEmbeddings(ctx: Ctx): void {
   const body = ctx.body;
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
@@ -161,7 +166,10 @@ export function handleEmbeddings(ctx: Ctx): void {
   else if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => typeof x === 'string' || Array.isArray(x))) {
     inputs = raw as (string | number[])[];
   } else throw new VendorError(400, "Invalid 'input': expected a non-empty string or array.", 'input');
-  const dims = typeof body.dimensions === 'number' && body.dimensions > 0 ? Math.floor(body.dimensions) : 8;
+  const dims = body.dimensions === undefined || body.dimensions === null ? 8 : body.dimensions;
+  if (typeof dims !== 'number' || !Number.isInteger(dims) || dims < 1 || dims > MAX_DIMENSIONS) {
+    throw new VendorError(400, `Invalid 'dimensions': expected an integer from 1 to ${MAX_DIMENSIONS}.`, 'dimensions');
+  }
   let tokens = 0;
   let tagText = '';
   const data = inputs.map((inp, index) => {

@@ -10,6 +10,7 @@ import { defaultMaxTokens } from './request/default-max-tokens.ts';
 import { effortToNative } from './request/effort-to-native.ts';
 import { messagesToBlocks } from './request/messages-to-blocks.ts';
 import { modelRules } from './request/model-rules.ts';
+import { statedImageCount } from './request/stated-image-count.ts';
 import { stopToSequences } from './request/stop-to-sequences.ts';
 import { systemToField } from './request/system-to-field.ts';
 import { toolChoiceToNative } from './request/tool-choice-to-native.ts';
@@ -37,6 +38,7 @@ export const requestTransforms: Record<string, RequestTransform> = {
   'ask-stream-usage': askStreamUsage,
   'count-characters': countCharacters,
   'cap-server-tools': capServerTools,
+  'stated-image-count': statedImageCount,
 };
 
 export const answerTransforms: Record<string, AnswerTransform> = {

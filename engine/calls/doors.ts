@@ -7,7 +7,7 @@ import type { Caller } from '../money/accounts.ts';
 import { errors } from '../core/errors.ts';
 import { exchange, type ExchangeInput } from './exchange.ts';
 import { Settlement } from './settlement.ts';
-import { admitCall, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
+import { admitCall, authenticateBeforeBody, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -29,13 +29,14 @@ export interface GatewayServices extends FrontHalfDeps {
 /** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
 export function registerModelDoors(app: FastifyInstance, services: GatewayServices): void {
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
+    const onRequest = authenticateBeforeBody(services, door.name);
     if (door.body === 'json') {
-      app.post(door.path, { config: { errorShape: door.errors } }, (req, reply) => serveModelDoor(door.name, req, reply, services, jsonBody));
+      app.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) => serveModelDoor(door.name, req, reply, services, jsonBody));
     } else if (door.body === 'multipart') {
       // The multipart parser lives in its own scope, so the JSON doors never accept a form.
       app.register(async (scope) => {
         await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
-        scope.post(door.path, { config: { errorShape: door.errors } }, (req, reply) =>
+        scope.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) =>
           serveModelDoor(door.name, req, reply, services, multipartBody),
         );
       });

@@ -106,7 +106,9 @@ async function relay(
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
-  for (const name of input.vendor.forward_headers) {
+  // Only a client speaking the vendor's own protocol picks its version and betas; elsewhere the gateway does.
+  const forwarded = input.prepared.protocol.forwards_client_headers ? input.vendor.forward_headers : [];
+  for (const name of forwarded) {
     const v = input.clientHeaders[name];
     if (typeof v === 'string') headers[name] = v;
   }

@@ -1,5 +1,5 @@
-// The front half of every call, a model door's or a video job's: authenticate → read the body (bounded in
-// depth) → prepare → hold the most it can cost. A call refused anywhere here has held and charged nothing.
+// The front half of every call, a model door's or a video job's: authenticate (before the body is read, by
+// the door's onRequest hook) → read the body (bounded in depth) → prepare → hold the most it can cost. A call refused anywhere here has held and charged nothing.
 import type { FastifyRequest } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
@@ -48,11 +48,25 @@ export interface Admission<P extends HoldPlan> {
   planHold: (call: PreparedRequest) => P | Promise<P>;
 }
 
+/** Callers authenticated by a door's onRequest hook, for the handler of the same request. */
+const earlyCallers = new WeakMap<FastifyRequest, Caller>();
+
+/**
+ * A door's onRequest hook: the key is checked before a byte of the body is read, so a request without a
+ * valid key gets its 401 without the gateway reading, buffering or parsing a body of up to the body limit.
+ */
+export function authenticateBeforeBody(deps: Pick<FrontHalfDeps, 'runtime' | 'accounts'>, doorName: string) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const door = configuredDoor(deps.runtime.snapshot(), doorName);
+    earlyCallers.set(req, await deps.accounts.authenticate(req.headers, door.key_headers));
+  };
+}
+
 export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: FrontHalfDeps, admission: Admission<P>): Promise<AdmittedCall<P>> {
   const snap = deps.runtime.snapshot();
   const door = configuredDoor(snap, admission.door);
   const now = deps.clock.now();
-  const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
+  const caller = earlyCallers.get(req) ?? (await deps.accounts.authenticate(req.headers, door.key_headers));
   const { body, files } = await admission.readBody(req, door, snap);
   // A JSON body was bounded as it was parsed (engine/http/app.ts); a form's values sent as JSON parts were not.
   const tooDeep = depthRefusal(body, snap.config.limits.json_max_depth);

@@ -10,7 +10,9 @@ const USAGE = `usage:
   gateway wallet topup <wallet-id> --credits N [--vendors c,d]
   gateway wallet show <wallet-id>
   gateway management-key create <wallet-id> [--name NAME]
-Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).`;
+Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).
+On the embedded database the wallet and key commands go through the running gateway (its data folder's
+gateway.json); when it cannot be reached they write nothing and exit 1.`;
 
 async function main(argv: string[]): Promise<number> {
   const dirs = {

@@ -5,6 +5,9 @@ import { systemClock } from '../core/clock.ts';
 import { openDatabase } from '../db/open.ts';
 import { isGatewayError } from '../core/errors.ts';
 import { createKeyService } from '../keys/index.ts';
+import { existsSync } from 'node:fs';
+import { processAlive, readRunningGatewayFile, type RunningGatewayFile } from '../admin/running-gateway-file.ts';
+import { adminCallFor, GatewayUnreachable, runOnGateway, type CommandValues } from './running-gateway-client.ts';
 
 const OPTIONS = {
   credits: { type: 'string' },
@@ -17,6 +20,17 @@ const OPTIONS = {
 
 export async function runWalletCommand(group: string, command: string | undefined, argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  // PostgreSQL is shared by every process, so the command writes to it directly. The embedded database is
+  // one process's: the command goes through the gateway that holds it, or writes nothing.
+  if (!process.env.DATABASE_URL) {
+    const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
+    const running = readRunningGatewayFile(dataDir);
+    if (running && processAlive(running.pid)) return runThroughGateway(running, group, command, positionals[0], values, dataDir);
+    if (!existsSync(dataDir)) {
+      console.error(`No gateway database in ${dataDir}. Start the gateway once (npm start), or set GATEWAY_DATA_DIR to its data folder.`);
+      return 1;
+    }
+  }
   const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: process.env.GATEWAY_DATA_DIR ?? './data' });
   try {
     const out = await run(group, command, positionals[0], values, db);
@@ -27,6 +41,29 @@ export async function runWalletCommand(group: string, command: string | undefine
     return 1;
   } finally {
     await db.close();
+  }
+}
+
+async function runThroughGateway(
+  running: RunningGatewayFile,
+  group: string,
+  command: string | undefined,
+  walletId: string | undefined,
+  values: CommandValues,
+  dataDir: string,
+): Promise<number> {
+  try {
+    const out = await runOnGateway(running, adminCallFor(group, command, walletId, values));
+    console.log(JSON.stringify(out, null, 2));
+    return 0;
+  } catch (e) {
+    if (e instanceof GatewayUnreachable) {
+      console.error(
+        `A gateway (pid ${running.pid}) holds the embedded database in ${dataDir}, but ${e.message}. Nothing was written: ` +
+          `the embedded database serves one process, so run the command again once that gateway answers, or stop it first.`,
+      );
+    } else console.error((e as Error).message);
+    return 1;
   }
 }
 

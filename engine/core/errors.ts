@@ -73,6 +73,9 @@ export const errors = {
   keyLimit: (message: string) => new GatewayError(429, 'key_limit_exceeded', message),
   upstream: (message: string) => new GatewayError(502, 'upstream_error', message),
   unavailable: (message: string) => new GatewayError(503, 'api_error', message),
+  /** Text PostgreSQL will not store (a NUL byte): the client's input, so a 400 and not a fault of ours. */
+  unstorableText: () =>
+    new GatewayError(400, TYPE_OF_STATUS[400], 'The request carries text that cannot be stored (a NUL byte or an invalid character). Remove it and retry.'),
 };
 
 export interface RenderedError {
@@ -99,8 +102,22 @@ export function renderError(err: GatewayError, shape: ErrorShape): RenderedError
   };
 }
 
-/** Anything thrown that is not a GatewayError is our fault: 503 api_error, never a stack to the client. */
+// SQLSTATEs for text the database cannot represent: character_not_in_repertoire (a NUL byte or invalid
+// UTF-8) and untranslatable_character. Only a client's text reaches a query in that state.
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
+/** A database error saying a piece of text could not be stored: the client's input, not our fault. */
+export const isUnstorableText = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNSTORABLE_TEXT.has(code);
+};
+
+/**
+ * Anything thrown that is not a GatewayError is our fault, 503 api_error and never a stack to the client,
+ * except text the database refused, which is the client's and a 400.
+ */
 export function toGatewayError(e: unknown): GatewayError {
   if (isGatewayError(e)) return e;
+  if (isUnstorableText(e)) return errors.unstorableText();
   return errors.unavailable('Temporary fault on the service side. Retry later.');
 }

@@ -205,9 +205,22 @@ export type ProtocolYaml = {
   usage?: string;
   /** The vendor's error body shape on this protocol (default chat). */
   errors?: 'chat' | 'messages';
+  /**
+   * The client speaks the vendor's own protocol here, so the vendor's forward_headers
+   * (config/vendors.yaml) are passed on from the client; otherwise the gateway's own vendor headers
+   * alone are sent (default false).
+   */
+  forwards_client_headers?: boolean;
 };
 
 export type LimitsFile = {
+  /**
+   * Longest a client may take to send a whole request, headers and body (default 120000); a body
+   * trickled in slower is cut off with 408.
+   */
+  request_timeout_ms?: number;
+  /** Longest a client may take to send a request's headers (default 10000). */
+  headers_timeout_ms?: number;
   call_timeout_ms: Record<string, number>;
   connect_timeout_ms: number;
   body_limit_bytes: number;

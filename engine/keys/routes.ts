@@ -6,7 +6,7 @@
 // - DELETE answers 200 `{id, object: 'api_key', deleted: true}`.
 // - The doors see normal API keys only: management keys and people's chat keys are neither listed nor
 //   counted in slots, and their ids answer 404.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.ts';
 import { koreanDate } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
@@ -54,6 +54,13 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
       return w;
     }
 
+    // The doors with a body check the management key before reading it, so no key means no body read.
+    const managementFirst = {
+      onRequest: async (req: FastifyRequest) => {
+        await management(req.headers);
+      },
+    };
+
     const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
 
     const render = async (rows: KeyRow[], wallet: WalletInfo, now: Date) => {
@@ -87,7 +94,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
       return { object: 'list', data, total, has_more: offset + data.length < total };
     });
 
-    scope.post('/v1/keys', async (req, reply) => {
+    scope.post('/v1/keys', managementFirst, async (req, reply) => {
       const auth = await management(req.headers);
       const now = clock.now();
       const today = koreanDate(now);
@@ -181,7 +188,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
       return (await render([row], wallet, now))[0];
     });
 
-    scope.patch<{ Params: { id: string } }>('/v1/keys/:id', async (req) => {
+    scope.patch<{ Params: { id: string } }>('/v1/keys/:id', managementFirst, async (req) => {
       const auth = await management(req.headers);
       const now = clock.now();
       const today = koreanDate(now);

@@ -58,7 +58,8 @@ function checkName(v: unknown, field: 'name' | 'name_prefix', max: number): stri
   if (typeof v !== 'string') throw errors.invalidRequest(`${field} must be a string or null.`, field);
   const n = v.normalize('NFC');
   if (chars(n) === 0 || chars(n) > max) throw errors.invalidRequest(`${field} must be 1 to ${max} characters.`, field);
-  if (n.startsWith(CHAT_KEY_NAME_PREFIX.normalize('NFC'))) {
+  // Leading spaces hide the prefix from a reader, not from the check.
+  if (n.trimStart().startsWith(CHAT_KEY_NAME_PREFIX.normalize('NFC'))) {
     throw errors.invalidRequest(`${field} may not start with '${CHAT_KEY_NAME_PREFIX}': that prefix is reserved for team-chat keys.`, field);
   }
   return n;

@@ -10,7 +10,7 @@ import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
-import { admitCall, configuredDoor, type BodyReader, type FrontHalfDeps, type PreparedRequest } from '../calls/front-half.ts';
+import { admitCall, authenticateBeforeBody, configuredDoor, type BodyReader, type FrontHalfDeps, type PreparedRequest } from '../calls/front-half.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import { parseVideoRequest, vendorBody, type VideoRequest } from './request.ts';
@@ -41,7 +41,7 @@ const LIST_MAX = 100;
 export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps): void {
   app.register(async (scope) => {
     await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
-    scope.post('/v1/videos', (req, reply) => create(req, deps).then((o) => reply.send(o)));
+    scope.post('/v1/videos', { onRequest: authenticateBeforeBody(deps, VIDEO_DOOR) }, (req, reply) => create(req, deps).then((o) => reply.send(o)));
     scope.get('/v1/videos', (req) => list(req, deps));
     scope.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
       const { job } = await visibleJob(req, deps);

@@ -1,0 +1,74 @@
+// The operator commands sent to a running gateway's admin API, for when that gateway holds the embedded
+// database (engine/admin/running-gateway-file.ts says where it answers). The answers are the same JSON the
+// commands print when they write to the database themselves.
+import type { RunningGatewayFile } from '../admin/running-gateway-file.ts';
+
+export interface CommandValues {
+  credits?: string;
+  'splits-usage'?: boolean;
+  'key-slots'?: string;
+  owner?: string;
+  vendors?: string;
+  name?: string;
+}
+
+/** A command the admin API refused: its message, printed as the direct commands print theirs. */
+export class AdminRefusal extends Error {}
+
+/** Thrown when the gateway that holds the database cannot be reached: nothing was written. */
+export class GatewayUnreachable extends Error {}
+
+/** A number when the text is one, else the text itself, so the admin API names the bad field. */
+const numberOr = (v: string | undefined) => (v === undefined ? undefined : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
+
+interface AdminCall {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: Record<string, unknown>;
+}
+
+export function adminCallFor(group: string, command: string | undefined, walletId: string | undefined, values: CommandValues): AdminCall {
+  const wallet = () => {
+    if (!walletId) throw new Error(`usage: gateway ${group} ${command} <wallet-id>`);
+    return `/admin/v1/wallets/${encodeURIComponent(walletId)}`;
+  };
+  if (group === 'wallet' && command === 'create') {
+    return {
+      method: 'POST',
+      path: '/admin/v1/wallets',
+      body: { credits: numberOr(values.credits), splits_usage: values['splits-usage'], key_slots: numberOr(values['key-slots']), owner_id: values.owner },
+    };
+  }
+  if (group === 'wallet' && command === 'topup') {
+    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
+    const vendors = values.vendors?.split(',').map((v) => v.trim()).filter(Boolean);
+    return { method: 'POST', path: `${wallet()}/credits`, body: { credits: numberOr(values.credits), vendors } };
+  }
+  if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };
+  if (group === 'management-key' && command === 'create') return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
+  throw new Error(`unknown command: gateway ${group} ${command ?? ''}`);
+}
+
+export async function runOnGateway(gateway: RunningGatewayFile, call: AdminCall): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(`${gateway.url}${call.path}`, {
+      method: call.method,
+      headers: { authorization: `Bearer ${gateway.admin_token}`, ...(call.body ? { 'content-type': 'application/json' } : {}) },
+      body: call.body ? JSON.stringify(call.body) : undefined,
+      signal: AbortSignal.timeout(15_000),
+    });
+  } catch (e) {
+    throw new GatewayUnreachable(`could not reach it at ${gateway.url} (${(e as Error).message})`);
+  }
+  const text = await res.text();
+  let json: { error?: { type?: string; message?: string } } | undefined;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (res.status === 401) throw new GatewayUnreachable(`its admin API refused this start's credential (HTTP 401)`);
+  if (!res.ok) throw new AdminRefusal(json?.error ? `${json.error.type}: ${json.error.message}` : `HTTP ${res.status}: ${text.slice(0, 200)}`);
+  return json;
+}

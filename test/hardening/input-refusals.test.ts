@@ -1,0 +1,77 @@
+// Input PostgreSQL refuses (a NUL byte in text) is the client's mistake: 400 in the door's shape, never the
+// 503 of a fault on our side, and nothing charged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+let t: TestGateway;
+let managementKey: string;
+beforeAll(async () => {
+  t = await startTestGateway();
+  managementKey = (await t.gw.keys.createManagementKey(t.walletId, 'ops')).key;
+});
+afterAll(() => t.close());
+
+const NUL = '\u0000';
+const ADMIN = { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' };
+
+function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  return fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+async function expect400(res: Response) {
+  const text = await res.text();
+  expect(res.status, text).toBe(400);
+  expect(JSON.parse(text).error.type).toBe('invalid_request_error');
+}
+
+describe('NUL bytes and other text PostgreSQL refuses', () => {
+  const api = () => ({ authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' });
+  const mgmt = () => ({ authorization: `Bearer ${managementKey}`, 'content-type': 'application/json' });
+
+  it('key ids in the path of the key doors', async () => {
+    await expect400(await call('GET', '/v1/keys/k%00x', mgmt()));
+    await expect400(await call('PATCH', '/v1/keys/k%00x', mgmt(), { name: 'x' }));
+    await expect400(await call('DELETE', '/v1/keys/k%00x', mgmt()));
+  });
+
+  it('key names', async () => {
+    await expect400(await call('POST', '/v1/keys', mgmt(), { name: `a${NUL}b` }));
+    await expect400(await call('POST', '/v1/keys', mgmt(), { count: 2, name_prefix: `a${NUL}` }));
+  });
+
+  it('video ids and cursors', async () => {
+    await expect400(await call('GET', '/v1/videos/v%00x', api()));
+    await expect400(await call('GET', '/v1/videos/v%00x/content', api()));
+    await expect400(await call('DELETE', '/v1/videos/v%00x', api()));
+    await expect400(await call('GET', '/v1/videos?after=v%00x', api()));
+  });
+
+  it('video prompts, charging nothing', async () => {
+    const before = await t.balance();
+    await expect400(await call('POST', '/v1/videos', api(), { model: 'video-d-2', prompt: `a cat${NUL}` }));
+    expect(await t.balance()).toBe(before);
+  });
+
+  it('admin wallet ids, owner ids and management key names', async () => {
+    await expect400(await call('GET', '/admin/v1/wallets/w%00x', ADMIN));
+    await expect400(await call('POST', '/admin/v1/wallets/w%00x/credits', ADMIN, { credits: 1 }));
+    await expect400(await call('POST', '/admin/v1/wallets/w%00x/management-keys', ADMIN, {}));
+    await expect400(await call('POST', '/admin/v1/wallets', ADMIN, { owner_id: `o${NUL}` }));
+    await expect400(await call('POST', `/admin/v1/wallets/${t.walletId}/owner`, ADMIN, { owner_id: `o${NUL}` }));
+    await expect400(await call('POST', `/admin/v1/wallets/${t.walletId}/management-keys`, ADMIN, { name: `n${NUL}` }));
+  });
+});
+
+describe('the reserved team-chat key name prefix', () => {
+  const mgmt = () => ({ authorization: `Bearer ${managementKey}`, 'content-type': 'application/json' });
+  it('is refused behind leading spaces, on create and on rename', async () => {
+    for (const name of ['  채팅 · 민수', '\u00a0채팅 · 민수', '\t채팅 · 민수']) {
+      await expect400(await call('POST', '/v1/keys', mgmt(), { name }));
+      await expect400(await call('POST', '/v1/keys', mgmt(), { count: 2, name_prefix: name.slice(0, 8) }));
+    }
+    const made = await call('POST', '/v1/keys', mgmt(), { name: 'plain' });
+    expect(made.status).toBe(201);
+    const id = (await made.json()).data[0].id;
+    await expect400(await call('PATCH', `/v1/keys/${id}`, mgmt(), { name: ' 채팅 · 민수' }));
+  });
+});
