@@ -31,8 +31,8 @@ type Env = Record<string, string | undefined>;
 export interface GatewayOptions {
   env?: Env;
   clock?: Clock;
-  /** pino logger options, or false for none. */
-  logger?: boolean | { level?: string };
+  /** pino logger options (a `stream` to capture it), or false for none. */
+  logger?: boolean | { level?: string; stream?: { write(line: string): void } };
   /** Run the sweeper of abandoned reservations (default true). */
   sweeper?: boolean;
 }

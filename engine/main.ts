@@ -21,7 +21,10 @@ async function main(): Promise<void> {
   printBanner(gw, `http://${host}:${port}`);
   printCatalogWarnings(gw);
 
-  process.on('SIGHUP', () => logReload(gw.app.log, gw.runtime.reload()));
+  process.on('SIGHUP', () => {
+    gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
+    logReload(gw.app.log, gw.runtime.reload());
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
