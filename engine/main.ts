@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { pidFilePath } from './core/pid-file.ts';
-import { createGateway, logReload, type RunningGateway } from './gateway.ts';
+import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
 
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
 
   process.on('SIGHUP', () => {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
-    logReload(gw.app.log, gw.runtime.reload());
+    gw.reload();
   });
   const pidFile = writePidFile();
   // Calls in flight finish and settle (each bounded by its call limit), then the process exits; idle
