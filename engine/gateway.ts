@@ -18,6 +18,8 @@ import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { createApp } from './http/app.ts';
 import { serverWithTimeouts } from './http/server-timeouts.ts';
+import { GatewayMetrics } from './observe/metrics.ts';
+import { registerOpsRoutes } from './observe/routes.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
@@ -33,8 +35,8 @@ type Env = Record<string, string | undefined>;
 export interface GatewayOptions {
   env?: Env;
   clock?: Clock;
-  /** pino logger options, or false for none. */
-  logger?: boolean | { level?: string };
+  /** pino logger options (a `stream` to capture it), or false for none. */
+  logger?: boolean | { level?: string; stream?: { write(line: string): void } };
   /** Run the sweeper of abandoned reservations (default true). */
   sweeper?: boolean;
 }
@@ -54,6 +56,9 @@ export interface RunningGateway {
   localAdminToken: string | null;
   /** Video jobs: store, files and the polling worker. */
   videos: VideoService;
+  metrics: GatewayMetrics;
+  /** Re-reads catalog/ and config/ (SIGHUP, POST /admin/v1/reload): logged, and counted in the metrics. */
+  reload(): ReloadResult;
   close(): Promise<void>;
 }
 
@@ -94,11 +99,23 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
-  const app = createApp({ jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth }, {
-    bodyLimit: limits.body_limit_bytes,
-    serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
-    logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
-  });
+  const metrics = new GatewayMetrics({ db, runtime });
+  const app = createApp(
+    { jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth },
+    {
+      bodyLimit: limits.body_limit_bytes,
+      serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
+      logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
+    },
+    [(outcome) => metrics.observe(outcome)],
+  );
+  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined });
+  const reload = (log: FastifyBaseLogger) => {
+    const result = runtime.reload();
+    metrics.reloaded(result);
+    logReload(log, result);
+    return result;
+  };
   registerModelDoors(app, {
     runtime,
     accounts,
@@ -120,7 +137,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await keys.closeFormerOwnerManagementKeys(walletId);
     },
   });
-  if (adminToken) registerReloadRoute(app, runtime, adminToken);
+  if (adminToken) registerReloadRoute(app, reload, adminToken);
   await videos.routes(app);
   const stopSweeper =
     opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: (e) => app.log.error({ err: e }, 'sweep failed') });
@@ -139,6 +156,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     devWallet,
     localAdminToken,
     videos,
+    metrics,
+    reload: () => reload(app.log),
     async close() {
       stopSweeper();
       await app.close();
@@ -206,12 +225,11 @@ async function creditsOf(ledger: Ledger, walletId: string) {
   };
 }
 
-function registerReloadRoute(app: FastifyInstance, runtime: Runtime, token: string) {
+function registerReloadRoute(app: FastifyInstance, reload: (log: FastifyBaseLogger) => ReloadResult, token: string) {
   app.post('/admin/v1/reload', async (req, reply) => {
     const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
-    const result = runtime.reload();
-    logReload(req.log, result);
+    const result = reload(req.log);
     return reply.code(result.ok ? 200 : 400).send({ ok: result.ok, version: result.version, problems: result.problems });
   });
 }

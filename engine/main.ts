@@ -1,5 +1,10 @@
-// `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config.
-import { createGateway, logReload, type RunningGateway } from './gateway.ts';
+// `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config. The pid goes
+// to GATEWAY_DATA_DIR/gateway.pid, for `npx gateway reload`.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import closeWithGrace from 'close-with-grace';
+import { pidFilePath } from './core/pid-file.ts';
+import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
@@ -20,23 +25,45 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8080);
   await gw.app.listen({ host, port });
   const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
+  // The operator CLI finds a gateway that holds the embedded database through this file, and goes through it.
   if (gw.localAdminToken) writeRunningGatewayFile(dataDir, { url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`, pid: process.pid, admin_token: gw.localAdminToken });
   printBanner(gw, `http://${host}:${port}`);
   printCatalogWarnings(gw);
 
-  process.on('SIGHUP', () => logReload(gw.app.log, gw.runtime.reload()));
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    gw.app.log.info({ signal }, 'stopping: no new calls, finishing those in flight');
-    // app.close() stops accepting and waits for in-flight requests (each bounded by its call limit).
+  process.on('SIGHUP', () => {
+    gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
+    gw.reload();
+  });
+  const pidFile = writePidFile();
+  // Calls in flight finish and settle (each bounded by its call limit), then the process exits; idle
+  // keep-alive connections are closed at once (engine/http/app.ts), so they never hold it. Past the
+  // longest call limit something is stuck, and the process exits anyway.
+  const longestCallMs = Math.max(...Object.values(gw.runtime.snapshot().config.limits.call_timeout_ms));
+  // SIGHUP is skipped: it reloads (above), while close-with-grace would treat it as a stop.
+  closeWithGrace({ delay: longestCallMs + 5_000, logger: gw.app.log, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+    if (err) gw.app.log.error({ err }, 'stopping after an unexpected error');
+    else gw.app.log.info({ signal }, 'stopping: no new calls, finishing those in flight');
     await gw.close();
+    removePidFile(pidFile);
     if (gw.localAdminToken) removeRunningGatewayFile(dataDir);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  });
+}
+
+/** Only the pid, so other tools can read it without parsing. */
+function writePidFile(): string {
+  const path = pidFilePath(process.env);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${process.pid}\n`);
+  return path;
+}
+
+/** Removed only when it is still ours: a second gateway started on the same folder may have replaced it. */
+function removePidFile(path: string): void {
+  try {
+    if (Number(readFileSync(path, 'utf8').trim()) === process.pid) rmSync(path);
+  } catch {
+    // Already gone.
+  }
 }
 
 function printBanner(gw: RunningGateway, url: string): void {

@@ -18,6 +18,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'transforms'],
   'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/calls'],
   'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money'],
+  'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http'],
   'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'transforms'],
   simulator: [],
   engine: ['*'], // engine/main.ts and engine/gateway.ts wire the rooms together

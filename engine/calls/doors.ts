@@ -4,7 +4,8 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
-import { errors } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
+import { callFacts, type CallFacts } from '../http/call-facts.ts';
 import { exchange, type ExchangeInput } from './exchange.ts';
 import { Settlement } from './settlement.ts';
 import { admitCall, authenticateBeforeBody, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
@@ -13,7 +14,8 @@ import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.t
 import { readJsonBody } from '../http/request-body.ts';
 import { isOnSale } from '../catalog/model-lookup.ts';
 import { costOfUsage } from '../catalog/pricing.ts';
-import type { ModelEntry } from '../core/types.ts';
+import type { ModelEntry, Usage } from '../core/types.ts';
+import type { Snapshot } from '../catalog/runtime.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
 
@@ -57,13 +59,22 @@ const jsonBody: BodyReader = async (req) => readJsonBody(req);
 const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, { fileLimitBytes: snap.config.limits.file_limit_bytes });
 
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
-  const { snap, door, now, caller, prepared, hold } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation });
+  const facts = callFacts(req);
+  facts.door = doorName;
+  const { snap, door, now, caller, prepared, hold } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation }).catch((e: unknown) => {
+    noteRefusal(facts, e, req.body, s.runtime.snapshot());
+    facts.markSettled();
+    throw e;
+  });
+  facts.model = prepared.call.model.id;
+  facts.vendor = prepared.call.model.vendor;
+  facts.keyPrefix = caller.keyPrefix;
   // From here on money is held: whatever happens, even a fault building the vendor's request, ends in this
   // one `finally`, which settles what the vendor's usage says or releases the hold before any error is answered.
   const settlement = new Settlement(caller, hold, {
     accounts: s.accounts,
     log: req.log,
-    costOf: (usage) => costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
+    costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
   });
   try {
     const { call } = prepared;
@@ -77,12 +88,37 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       streamStallMs: snap.config.limits.stream_stall_ms,
       retryAfterMaxMs: snap.config.limits.retry_after_max_ms,
       reply,
+      facts,
     };
     await exchange(input, { upstream: s.upstream, registry: s.registry, log: req.log }, settlement);
   } finally {
-    await settlement.finish();
+    facts.chargedNano = await settlement.finish();
+    facts.markSettled();
   }
   return reply;
+}
+
+const RESERVATION_REFUSALS = new Set([402, 403, 429]);
+
+/**
+ * A call refused before anything was held: why (credits, plan or audience, quota), and which model it asked
+ * for when that is a catalog model (a name the client made up never becomes a metric label).
+ */
+function noteRefusal(facts: CallFacts, e: unknown, body: unknown, snap: Snapshot): void {
+  if (e instanceof GatewayError && RESERVATION_REFUSALS.has(e.status)) facts.refusedStatus = e.status;
+  const asked = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).model : undefined;
+  const model = typeof asked === 'string' ? snap.catalog.models.get(asked) : undefined;
+  if (model) {
+    facts.model = model.id;
+    facts.vendor = model.vendor;
+  }
+}
+
+/** Tokens in (cache reads and writes included) and out, for the call's log line; undefined so the cost is computed. */
+function noteUsage(facts: CallFacts, usage: Usage): undefined {
+  facts.tokensIn = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+  facts.tokensOut = usage.output_tokens;
+  return undefined;
 }
 
 async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {

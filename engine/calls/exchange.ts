@@ -13,6 +13,7 @@ import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import type { Settlement } from './settlement.ts';
 import type { Route } from './vendor-routes.ts';
+import type { CallFacts } from '../http/call-facts.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
 export const CHARGED_HEADER = 'x-service-charged-nano';
@@ -36,7 +37,12 @@ export interface ExchangeInput {
   /** Longest Retry-After waited for before one more pass over the routes. */
   retryAfterMaxMs: number;
   reply: FastifyReply;
+  /** Where the call's route, fallbacks and first byte are noted for its log line and the metrics. */
+  facts?: CallFacts;
 }
+
+/** A route by name (`a0`, `b1`), as logs and metrics show it: never its URL, which may carry credentials. */
+export const routeName = (route: Route) => `${route.vendor}${route.index}`;
 
 /**
  * Runs the call and answers the client, recording the usage to charge on `settlement`. An error the client can
@@ -55,8 +61,19 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
   const request = upstreamRequest(input);
   try {
     const outcome = await tryRoutes(input.routes, {
-      send: (route, attemptSignal) => deps.upstream.send(route, input.vendor, request, attemptSignal),
-      read: (answer, _route, depth) => relay(answer, depth, input, deps, settlement, clientGone.signal),
+      send: (route, attemptSignal) => {
+        input.facts?.failedRoutes.push(routeName(route));
+        return deps.upstream.send(route, input.vendor, request, attemptSignal);
+      },
+      read: async (answer, route, depth) => {
+        const step = await relay(answer, depth, input, deps, settlement, clientGone.signal);
+        if (step.done && input.facts) {
+          // The route that answered did not fail; only those tried before it did.
+          input.facts.failedRoutes.pop();
+          Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
+        }
+        return step;
+      },
       log: deps.log,
       signal,
       retryAfterMaxMs: input.retryAfterMaxMs,
@@ -99,7 +116,19 @@ async function relay(
   const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
   return relayStream(
     answer,
-    { prepared, doorPath: door.path, reply, clientGone, stallMs: input.streamStallMs, headers, registry: deps.registry, log: deps.log },
+    {
+      prepared,
+      doorPath: door.path,
+      reply,
+      clientGone,
+      stallMs: input.streamStallMs,
+      headers,
+      registry: deps.registry,
+      log: deps.log,
+      onFirstByte: () => {
+        if (input.facts) input.facts.firstByteAt = process.hrtime.bigint();
+      },
+    },
     settlement,
   );
 }

@@ -27,6 +27,8 @@ export interface StreamRelay {
   headers: Record<string, string>;
   registry: TransformRegistry;
   log: Pick<FastifyBaseLogger, 'warn'>;
+  /** Told when the first frame goes to the client (time to first byte). */
+  onFirstByte?: () => void;
 }
 
 /** Streams frames as they arrive. Falls back to the next route only while the vendor produced nothing. */
@@ -39,6 +41,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
   let produced = false;
   const pass = async (frames: string[]) => {
     if (frames.length === 0) return;
+    if (!produced) relay.onFirstByte?.();
     produced = true;
     await client.write(frames);
   };

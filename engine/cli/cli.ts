@@ -10,6 +10,8 @@ const USAGE = `usage:
   gateway wallet topup <wallet-id> --credits N [--vendors c,d]
   gateway wallet show <wallet-id>
   gateway management-key create <wallet-id> [--name NAME]
+  gateway reload [--url URL [--token T]]   reload the running gateway's catalog and config (SIGHUP to the pid in
+                                        GATEWAY_DATA_DIR/gateway.pid, or POST /admin/v1/reload at URL)
 Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).
 On the embedded database the wallet and key commands go through the running gateway (its data folder's
 gateway.json); when it cannot be reached they write nothing and exit 1.`;
@@ -24,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
     const code = runCatalogCommand(command, rest, dirs);
     if (code !== undefined) return code;
   }
+  if (group === 'reload') return (await import('./reload.ts')).runReloadCommand([command, ...rest].filter((a) => a !== undefined));
   if (group === 'wallet' || group === 'management-key') {
     // Loaded only here: the catalog commands need no database.
     const { runWalletCommand } = await import('./wallet-cli.ts');

@@ -18,4 +18,6 @@ export interface Db extends Queryable {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+  /** Connections of a server pool, for the metrics; absent for the embedded database (one in-process connection). */
+  poolUse?(): { total: number; idle: number; waiting: number };
 }

@@ -110,6 +110,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
   const db: Db = {
     kind: 'postgres',
     query: (sql, params) => poolQ.query(sql, params),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
 
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();

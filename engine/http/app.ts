@@ -1,17 +1,36 @@
 // The Fastify app every room registers its routes on: the body limit, the bound on JSON depth, the one
-// error handler, and the answer for a path no room serves.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+// error handler, the answer for a path no room serves, and what every answer shares: an `x-request-id`
+// and one log line.
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { errors } from '../core/errors.ts';
+import { installAccessLog, requestSerializer, type OutcomeObserver } from './access-log.ts';
 import { depthRefusal } from './json-depth.ts';
 import { installErrorHandler, sendError } from './reply-error.ts';
+import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
 
 export interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
 }
 
-export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}): FastifyInstance {
-  const app = Fastify({ logger: false, ...opts });
+export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
+  const logger = typeof opts.logger === 'object' && opts.logger !== null ? { ...opts.logger, serializers: { req: requestSerializer } } : opts.logger;
+  const app = Fastify({
+    logger: false,
+    ...opts,
+    ...(logger === undefined ? {} : { logger }),
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    // Our own line per request (access-log.ts) replaces Fastify's two, which log the URL with its query.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    // An idle keep-alive connection must not hold a stopping gateway open for its keep-alive timeout.
+    forceCloseConnections: 'idle',
+  });
+  // On the raw response, so a streamed answer (written past Fastify once hijacked) carries it too.
+  app.addHook('onRequest', async (req, reply) => {
+    reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
+  });
+  installAccessLog(app, observers);
   installErrorHandler(app);
   // On the root, so every route of every room gets it (the key doors parse JSON in their own scope): a
   // parsed JSON body is bounded before any handler walks it.

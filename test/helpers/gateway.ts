@@ -1,6 +1,6 @@
 // An in-process gateway on loopback with its own simulator, so a test can inject faults per route
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
-import { createGateway, vendorRefusals, type RunningGateway } from '../../engine/gateway.ts';
+import { createGateway, vendorRefusals, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
 import { VENDORS, type VendorId } from '../../engine/core/types.ts';
@@ -26,6 +26,8 @@ export interface TestGatewayOptions {
   dirs?: { config: string; catalog: string };
   routesPerVendor?: number;
   simulator?: SimulatorOptions;
+  /** pino options for the gateway's log (a `stream` captures it); none by default. */
+  logger?: GatewayOptions['logger'];
 }
 
 export const TEST_NOW = '2026-11-21T03:00:00Z';
@@ -47,7 +49,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = Array.from({ length: n }, (_, i) => sim.routeUrl(`${v}${i}`)).join(',');
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;
   }
-  const gw = await createGateway({ env, clock: opts.clock ?? fixedClock(TEST_NOW), logger: false, sweeper: false });
+  const gw = await createGateway({ env, clock: opts.clock ?? fixedClock(TEST_NOW), logger: opts.logger ?? false, sweeper: false });
   const url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   const wallet = await gw.ledger.createWallet({ credits: opts.credits ?? 100_000_000 });
   const { key } = await gw.keys.createApiKey(wallet.id, { name: 'test' });

@@ -1,0 +1,92 @@
+// One log line per request, at info, when its answer is finished: an operator searches it by request id and
+// sees, for a model call, who called which model through which route and what it cost. Never a secret: the
+// key appears by its prefix, routes by name, and the URL without its query values (`?api_key=…` and signed
+// download tokens are credentials).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { recordedCallFacts, type CallFacts } from './call-facts.ts';
+
+/** What one finished request came to, for the log line and for anyone else observing answers (metrics). */
+export interface RequestOutcome {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  /** Time until the first byte of the answer, for a streamed call; the whole duration otherwise. */
+  ttfbMs: number;
+  call?: CallFacts;
+}
+
+export type OutcomeObserver = (outcome: RequestOutcome) => void;
+
+/** The URL with every query value replaced, so a credential in the query never reaches a log. */
+export function redactedUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const keys = url
+    .slice(q + 1)
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => `${pair.split('=')[0]}=[redacted]`);
+  return `${url.slice(0, q)}?${keys.join('&')}`;
+}
+
+/** Fastify's request serializer, for every log line that carries `req`: no headers, no query values. */
+export function requestSerializer(req: { method?: string; url?: string }) {
+  return { method: req.method, url: redactedUrl(req.url ?? '') };
+}
+
+const startedAt = new WeakMap<FastifyRequest, bigint>();
+const answeredAt = new WeakMap<FastifyRequest, bigint>();
+
+export function installAccessLog(app: FastifyInstance, observers: OutcomeObserver[] = []): void {
+  app.addHook('onRequest', async (req) => {
+    startedAt.set(req, process.hrtime.bigint());
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    answeredAt.set(req, process.hrtime.bigint());
+    await recordedCallFacts(req)?.settled;
+    const outcome = outcomeOf(req, reply);
+    req.log.info(logFields(outcome), outcome.call ? 'call completed' : 'request completed');
+    for (const observe of observers) observe(outcome);
+  });
+}
+
+function outcomeOf(req: FastifyRequest, reply: FastifyReply): RequestOutcome {
+  // The answer's end, not the settlement's: a client's latency is what it waited.
+  const end = answeredAt.get(req) ?? process.hrtime.bigint();
+  const start = startedAt.get(req) ?? end;
+  const call = recordedCallFacts(req);
+  const ms = (t: bigint) => Number(t - start) / 1e6;
+  return {
+    requestId: req.id,
+    method: req.method,
+    path: redactedUrl(req.url),
+    // A hijacked (streamed) answer's status is on the raw response.
+    status: reply.raw.statusCode,
+    durationMs: ms(end),
+    ttfbMs: ms(call?.firstByteAt ?? end),
+    ...(call ? { call } : {}),
+  };
+}
+
+function logFields(o: RequestOutcome): Record<string, unknown> {
+  const fields: Record<string, unknown> = { method: o.method, path: o.path, status: o.status, durationMs: Math.round(o.durationMs) };
+  const c = o.call;
+  if (!c) return fields;
+  return {
+    ...fields,
+    door: c.door,
+    model: c.model,
+    vendor: c.vendor,
+    route: c.route,
+    fallbackDepth: c.fallbackDepth,
+    failedRoutes: c.failedRoutes.length ? c.failedRoutes : undefined,
+    tokensIn: c.tokensIn,
+    tokensOut: c.tokensOut,
+    chargedNano: c.chargedNano === undefined ? undefined : String(c.chargedNano),
+    ttfbMs: Math.round(o.ttfbMs),
+    keyPrefix: c.keyPrefix,
+    refusedStatus: c.refusedStatus,
+  };
+}

@@ -1,0 +1,52 @@
+// What one model call came to, filled in along the way by the door and the exchange (which vendor, which
+// route, how many fallbacks, the usage and the charge) and read once when the answer is finished: by the
+// call's log line and the metrics. Kept beside the request rather than threaded through every signature.
+import type { FastifyRequest } from 'fastify';
+
+export interface CallFacts {
+  door?: string;
+  model?: string;
+  vendor?: string;
+  /** The route that answered, by name (`a0`, `a1`), never its URL (which may carry credentials). */
+  route?: string;
+  /** Routes that failed before the one that answered (or all that were tried, when none did). */
+  failedRoutes: string[];
+  /** How many attempts failed before the answering one. */
+  fallbackDepth?: number;
+  tokensIn?: number;
+  tokensOut?: number;
+  /** What the wallet was charged, nano-USD. */
+  chargedNano?: bigint;
+  /** The key's public prefix, never the secret. */
+  keyPrefix?: string;
+  /** When the caller was refused before anything was held: 402 (credits), 403 (plan/audience), 429 (quota). */
+  refusedStatus?: number;
+  /** process.hrtime.bigint() when the first byte went to the client, for streams. */
+  firstByteAt?: bigint;
+  /**
+   * Resolved once the call is settled. A streamed answer ends before its charge is known, so the log line
+   * waits for this rather than for the last byte.
+   */
+  settled: Promise<void>;
+  /** The door calls it in its last `finally`, refused or settled alike. */
+  markSettled: () => void;
+}
+
+const factsOf = new WeakMap<FastifyRequest, CallFacts>();
+
+/** The request's call facts, created on first use: only model calls have them. */
+export function callFacts(req: FastifyRequest): CallFacts {
+  let facts = factsOf.get(req);
+  if (!facts) {
+    let markSettled = () => {};
+    const settled = new Promise<void>((resolve) => (markSettled = resolve));
+    facts = { failedRoutes: [], settled, markSettled };
+    factsOf.set(req, facts);
+  }
+  return facts;
+}
+
+/** The facts when the request was a model call, else undefined. */
+export function recordedCallFacts(req: FastifyRequest): CallFacts | undefined {
+  return factsOf.get(req);
+}

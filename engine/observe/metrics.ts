@@ -1,0 +1,94 @@
+// The gateway's Prometheus metrics: what each finished request came to (fed by the access log's outcome),
+// and what is read at scrape time (holds in flight, database pool, catalog version, last reload). One
+// registry per gateway, so gateways in one process (the tests) do not mix their series.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../db/db.ts';
+import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
+import type { RequestOutcome } from '../http/access-log.ts';
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export interface MetricsSources {
+  db: Db;
+  runtime: Runtime;
+}
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter;
+  private readonly duration: Histogram;
+  private readonly ttfb: Histogram;
+  private readonly fallbacks: Counter;
+  private readonly refusals: Counter;
+  private readonly charged: Counter;
+  private readonly reloads: Counter;
+  private readonly lastReload: Gauge;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: 'gateway_requests_total',
+      help: 'Answered requests by door, model, vendor and status (model and vendor empty when the request named no catalog model).',
+      labelNames: ['door', 'model', 'vendor', 'status'],
+      registers,
+    });
+    this.duration = new Histogram({ name: 'gateway_request_duration_seconds', help: 'Time until the answer ended, model calls, by door.', labelNames: ['door'], buckets: LATENCY_BUCKETS, registers });
+    this.ttfb = new Histogram({ name: 'gateway_time_to_first_byte_seconds', help: 'Time until the first byte of the answer, model calls, by door.', labelNames: ['door'], buckets: LATENCY_BUCKETS, registers });
+    this.fallbacks = new Counter({ name: 'gateway_route_failures_total', help: 'Vendor routes that failed and were fallen back from, by route name (a0, a1, …).', labelNames: ['route'], registers });
+    this.refusals = new Counter({
+      name: 'gateway_reservation_refusals_total',
+      help: 'Calls refused before anything was held, by status: 402 too few credits, 403 plan or audience, 429 quota.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.charged = new Counter({ name: 'gateway_charged_nano_usd_total', help: 'Nano-USD charged to wallets, by vendor.', labelNames: ['vendor'], registers });
+    this.reloads = new Counter({ name: 'gateway_reloads_total', help: 'Catalog and config reloads, by result (ok, refused).', labelNames: ['result'], registers });
+    this.lastReload = new Gauge({ name: 'gateway_last_reload_ok', help: '1 when the last reload was applied, 0 when it was refused (1 before any reload).', registers });
+    this.lastReload.set(1);
+    new Gauge({
+      name: 'gateway_catalog_version',
+      help: 'Version of the running catalog snapshot (1 at start, +1 per applied reload).',
+      registers,
+      collect() {
+        this.set(sources.runtime.snapshot().version);
+      },
+    });
+    new Gauge({
+      name: 'gateway_holds_in_flight',
+      help: 'Reservations currently held in the ledger (calls under way, all gateway processes).',
+      registers,
+      async collect() {
+        const { rows } = await sources.db.query<{ n: string }>("SELECT count(*)::text AS n FROM reservations WHERE state = 'held'");
+        this.set(Number(rows[0]?.n ?? 0));
+      },
+    });
+    new Gauge({
+      name: 'gateway_db_pool_connections',
+      help: 'Database connections by state (total, idle, waiting clients); the embedded database has one in-process connection.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const use = sources.db.poolUse?.() ?? { total: 1, idle: 0, waiting: 0 };
+        for (const [state, n] of Object.entries(use)) this.set({ state }, n);
+      },
+    });
+  }
+
+  /** One finished request (engine/http/access-log.ts). */
+  observe(o: RequestOutcome): void {
+    const c = o.call;
+    this.requests.inc({ door: c?.door ?? '', model: c?.model ?? '', vendor: c?.vendor ?? '', status: String(o.status) });
+    if (!c) return;
+    const door = c.door ?? '';
+    this.duration.observe({ door }, o.durationMs / 1000);
+    this.ttfb.observe({ door }, o.ttfbMs / 1000);
+    for (const route of c.failedRoutes) this.fallbacks.inc({ route });
+    if (c.refusedStatus) this.refusals.inc({ status: String(c.refusedStatus) });
+    if (c.chargedNano && c.vendor) this.charged.inc({ vendor: c.vendor }, Number(c.chargedNano));
+  }
+
+  reloaded(result: ReloadResult): void {
+    this.reloads.inc({ result: result.ok ? 'ok' : 'refused' });
+    this.lastReload.set(result.ok ? 1 : 0);
+  }
+}

@@ -1,0 +1,65 @@
+// The operator's doors: /healthz (the process serves), /readyz (the database answers and a catalog is
+// loaded: a load balancer sends calls only then) and /metrics (Prometheus text). Health and readiness are
+// open; the metrics reveal traffic and spend, so they are for loopback only, or for whoever holds
+// GATEWAY_METRICS_TOKEN when one is set.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errors } from '../core/errors.ts';
+import type { Db } from '../db/db.ts';
+import type { Runtime } from '../catalog/runtime.ts';
+import { sendError } from '../http/reply-error.ts';
+import type { GatewayMetrics } from './metrics.ts';
+
+/** Longer than a healthy database takes for `SELECT 1`, shorter than a probe's own timeout. */
+const READY_TIMEOUT_MS = 1_000;
+
+export interface OpsRoutesDeps {
+  db: Db;
+  runtime: Runtime;
+  metrics: GatewayMetrics;
+  /** When set, /metrics needs `Authorization: Bearer <token>` from anywhere; otherwise loopback only. */
+  metricsToken?: string;
+}
+
+export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_req, reply) => {
+    const problem = await readinessProblem(deps);
+    if (problem) return sendError(reply, errors.unavailable(`Not ready: ${problem}.`), 'chat');
+    return { status: 'ready', catalog_version: deps.runtime.snapshot().version };
+  });
+
+  app.get('/metrics', async (req, reply) => {
+    if (!mayReadMetrics(req, deps.metricsToken)) {
+      const why = deps.metricsToken ? 'a valid metrics token is required' : 'metrics are served to loopback only (set GATEWAY_METRICS_TOKEN to read them from elsewhere)';
+      return sendError(reply, errors.forbidden(`Not allowed: ${why}.`), 'chat');
+    }
+    const text = await deps.metrics.registry.metrics();
+    return reply.header('content-type', deps.metrics.registry.contentType).send(text);
+  });
+}
+
+async function readinessProblem({ db, runtime }: OpsRoutesDeps): Promise<string | null> {
+  if (runtime.snapshot().catalog.models.size === 0) return 'no catalog is loaded';
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('the database did not answer in time'), READY_TIMEOUT_MS)));
+  const ping = db.query('SELECT 1').then(
+    () => null,
+    () => 'the database is not reachable',
+  );
+  try {
+    return await Promise.race([ping, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+function mayReadMetrics(req: FastifyRequest, token: string | undefined): boolean {
+  if (!token) return LOOPBACK.has(req.socket.remoteAddress ?? '');
+  const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(token));
+}

@@ -1,0 +1,60 @@
+// A real `npm start`-like child process on the embedded database and the bundled simulator, for the tests of
+// signals, the PID file and the reload command.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tempCatalogTree } from '../helpers/temp-catalog.ts';
+
+export interface ChildGateway {
+  child: ChildProcess;
+  base: string;
+  dataDir: string;
+  tree: ReturnType<typeof tempCatalogTree>;
+  out: { text: string };
+  apiKey: string;
+  exited: Promise<number | null>;
+  waitFor(pattern: RegExp, ms?: number): Promise<RegExpMatchArray>;
+  remove(): void;
+}
+
+export async function startChildGateway(env: Record<string, string> = {}): Promise<ChildGateway> {
+  const tree = tempCatalogTree();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-ops-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const out = { text: '' };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
+    env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out.text += d));
+  child.stderr!.on('data', (d) => (out.text += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const waitFor = (pattern: RegExp, ms = 45_000) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const started = Date.now();
+      const tick = () => {
+        const m = out.text.match(pattern);
+        if (m) return resolve(m);
+        if (Date.now() - started > ms) return reject(new Error(`timed out waiting for ${pattern}; output:\n${out.text}`));
+        setTimeout(tick, 50);
+      };
+      tick();
+    });
+  const [, apiKey] = await waitFor(/API key:\s+(sk-svc-\S+)/);
+  return {
+    child,
+    base: `http://127.0.0.1:${port}`,
+    dataDir,
+    tree,
+    out,
+    apiKey,
+    exited,
+    waitFor,
+    remove() {
+      child.kill('SIGKILL');
+      tree.remove();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

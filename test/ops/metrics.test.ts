@@ -1,0 +1,113 @@
+// /healthz, /readyz and /metrics over real HTTP: the series a scrape shows after a chat call, a 402 and a
+// fallback; readiness that fails when the database is gone; metrics refused without the token when one is set.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { post } from '../e2e/e2e.ts';
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway();
+});
+afterAll(() => t?.close());
+
+const USER = [{ role: 'user', content: 'Hello metrics' }];
+
+/** The value of one series in Prometheus text, or undefined when absent. */
+function series(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe('health and readiness', () => {
+  it('/healthz and /readyz answer 200 while the gateway serves', async () => {
+    const health = await fetch(`${t.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', catalog_version: 1 });
+  });
+});
+
+describe('/metrics', () => {
+  it('shows requests, latency, charge, fallbacks and refusals after a chat call, a fallback and a 402', async () => {
+    const ok = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    expect(ok.status).toBe(200);
+    t.sim.inject('b0', { kind: 'status', status: 500 });
+    const fellBack = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    expect(fellBack.headers.get('x-gateway-fallback-depth')).toBe('1');
+    const poor = await t.gw.ledger.createWallet({ credits: 0 });
+    const { key } = await t.gw.keys.createApiKey(poor.id, { name: 'poor' });
+    const refused = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER }, { authorization: `Bearer ${key}` });
+    expect(refused.status).toBe(402);
+
+    const res = await fetch(`${t.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(series(text, 'gateway_requests_total', { door: 'chat', model: 'b-5', vendor: 'b', status: '200' })).toBe(2);
+    expect(series(text, 'gateway_requests_total', { door: 'chat', model: 'b-5', vendor: 'b', status: '402' })).toBe(1);
+    expect(series(text, 'gateway_route_failures_total', { route: 'b0' })).toBe(1);
+    expect(series(text, 'gateway_reservation_refusals_total', { status: '402' })).toBe(1);
+    expect(series(text, 'gateway_request_duration_seconds_count', { door: 'chat' })).toBe(3);
+    expect(series(text, 'gateway_time_to_first_byte_seconds_count', { door: 'chat' })).toBe(3);
+    const charged = series(text, 'gateway_charged_nano_usd_total', { vendor: 'b' }) ?? 0;
+    const spent = 100_000_000n * 1000n - (await t.balance());
+    expect(charged).toBe(Number(spent));
+    expect(charged).toBeGreaterThan(0);
+    expect(series(text, 'gateway_holds_in_flight')).toBe(0);
+    expect(series(text, 'gateway_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1);
+    expect(series(text, 'gateway_catalog_version')).toBe(1);
+    expect(series(text, 'gateway_last_reload_ok')).toBe(1);
+  });
+
+  it('counts reloads and shows the new catalog version', async () => {
+    const res = await fetch(`${t.url}/admin/v1/reload`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token' } });
+    expect(res.status).toBe(200);
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    expect(series(text, 'gateway_reloads_total', { result: 'ok' })).toBe(1);
+    expect(series(text, 'gateway_catalog_version')).toBe(2);
+  });
+});
+
+describe('a metrics token', () => {
+  it('when set, /metrics needs it even from loopback; health and readiness stay open', async () => {
+    const g = await startTestGateway({ env: { GATEWAY_METRICS_TOKEN: 'scrape-me' } });
+    try {
+      const without = await fetch(`${g.url}/metrics`);
+      expect(without.status).toBe(403);
+      expect(((await without.json()) as any).error.type).toBeDefined();
+      const wrong = await fetch(`${g.url}/metrics`, { headers: { authorization: 'Bearer nope' } });
+      expect(wrong.status).toBe(403);
+      const right = await fetch(`${g.url}/metrics`, { headers: { authorization: 'Bearer scrape-me' } });
+      expect(right.status).toBe(200);
+      expect(await right.text()).toContain('gateway_requests_total');
+      expect((await fetch(`${g.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${g.url}/readyz`)).status).toBe(200);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+describe('readiness without a database', () => {
+  it('/readyz is 503 in the chat error shape once the database is closed; /healthz stays 200', async () => {
+    const g = await startTestGateway();
+    try {
+      await g.gw.db.close();
+      const ready = await fetch(`${g.url}/readyz`);
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as any;
+      expect(body.error.message).toMatch(/database/);
+      expect((await fetch(`${g.url}/healthz`)).status).toBe(200);
+    } finally {
+      await g.close().catch(() => undefined);
+    }
+  });
+});
