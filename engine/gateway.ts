@@ -16,7 +16,7 @@ import { doorClosedTo, firstRefusal } from './calls/refusals.ts';
 import { describeReload } from './catalog/reload-summary.ts';
 import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { registerModelDoors } from './calls/doors.ts';
-import { createApp } from './http/app.ts';
+import { closeApp, createApp } from './http/app.ts';
 import { serverWithTimeouts } from './http/server-timeouts.ts';
 import { GatewayMetrics } from './observe/metrics.ts';
 import { registerOpsRoutes } from './observe/routes.ts';
@@ -160,7 +160,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
-      await app.close();
+      await closeApp(app);
       await videos.stop();
       await upstream.close();
       await keys.close();

@@ -43,3 +43,20 @@ export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, o
   });
   return app;
 }
+
+/** How often a stopping app closes connections that went idle since it began to stop. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * Stops the app: no new requests, those in flight finish. Fastify closes the connections idle when it
+ * begins; a keep-alive connection whose call ends later (a stream says `connection: keep-alive` itself) would
+ * stay open until the client's own timeout, so those are closed as soon as they go idle too.
+ */
+export async function closeApp(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
+}

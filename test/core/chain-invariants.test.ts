@@ -59,10 +59,10 @@ const CASES: BrokenChain[] = [
   },
   {
     name: 'a model rule that would not apply on a door serving the model',
-    change: (t) => t.replace(/(upstream: \/v1\/images\/generations\n\s+request: )\[model-rules\]/, '$1[]'),
-    after: 'upstream: /v1/images/generations',
+    change: (t) => t.replace('request: [model-rules, stated-image-count]', 'request: [stated-image-count]'),
+    after: 'images-with-count:',
     needle: 'request:',
-    reason: /door 'images' protocol 'images' does not run 'model-rules', so rule 'never-send-size' would not apply to image-d-1 \(.*media\.yaml:\d+\)/,
+    reason: /door 'images' protocol 'images-with-count' does not run 'model-rules', so rule 'never-send-size' would not apply to image-d-1 \(.*media\.yaml:\d+\)/,
   },
 ];
 

@@ -478,7 +478,7 @@ describe('deadline', () => {
   let short: TestGateway;
   beforeAll(async () => {
     tree = tempCatalogTree();
-    tree.edit('config/limits.yaml', (text) => text.replace(/video_deadline_ms: \d+/, 'video_deadline_ms: 400'));
+    tree.edit('config/limits.yaml', (text) => text.replace(/video_deadline_ms: \d+/, 'video_deadline_ms: 1000'));
     short = await startTestGateway({ dirs: tree, env: { GATEWAY_VIDEO_POLL_MS: String(POLL_MS) }, simulator: { videoStepMs: STEP_MS } });
   });
   afterAll(async () => {
