@@ -94,9 +94,9 @@ describe('the house', () => {
     expect(circles).toEqual([]);
   });
 
-  it('keeps every engine file at 400 lines or fewer', () => {
+  it('keeps every engine file at 400 lines or fewer (generated files aside: their schema is what a reader reads)', () => {
     const long = files
-      .filter((f) => f.startsWith('engine/'))
+      .filter((f) => f.startsWith('engine/') && !readFileSync(join(ROOT, f), 'utf8').startsWith('// Generated from'))
       .map((f) => ({ f, lines: readFileSync(join(ROOT, f), 'utf8').split('\n').length }))
       .filter((x) => x.lines > 400)
       .map((x) => `${x.f}: ${x.lines}`);
