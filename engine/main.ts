@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   const host = process.env.HOST ?? '127.0.0.1';
   const port = Number(process.env.PORT ?? 8080);
   await gw.app.listen({ host, port });
+  // Written before the banner, so anything that waits for the banner finds the pid file in place.
+  const pidFile = writePidFile();
   const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
   // The operator CLI finds a gateway that holds the embedded database through this file, and goes through it.
   if (gw.localAdminToken) writeRunningGatewayFile(dataDir, { url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`, pid: process.pid, admin_token: gw.localAdminToken });
@@ -34,7 +36,6 @@ async function main(): Promise<void> {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
     gw.reload();
   });
-  const pidFile = writePidFile();
   // Calls in flight finish and settle (each bounded by its call limit), then the process exits; idle
   // keep-alive connections are closed at once (engine/http/app.ts), so they never hold it. Past the
   // longest call limit something is stuck, and the process exits anyway.
