@@ -21,7 +21,8 @@ export interface ChildGateway {
 export async function startChildGateway(env: Record<string, string> = {}): Promise<ChildGateway> {
   const tree = tempCatalogTree();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-ops-'));
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  // Below Linux's ephemeral range (32768 and up), where an outgoing connection may already hold the port.
+  const port = 20000 + Math.floor(Math.random() * 12000);
   const out = { text: '' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
     env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'info', ...env },
