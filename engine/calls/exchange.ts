@@ -8,7 +8,9 @@ import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { relayStream } from './stream-relay.ts';
-import { emptyUsage, type JsonObject } from '../core/types.ts';
+import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
+import { estimateAnswerUsage } from '../../transforms/util/estimate.ts';
+import { isObject } from '../../transforms/util/json.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import type { Settlement } from './settlement.ts';
@@ -164,10 +166,18 @@ async function relayAnswer(
   }
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
   const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : json;
-  settlement.record(protocol.usage ? deps.registry.usageReaders[protocol.usage](json) : emptyUsage());
+  settlement.record(answerUsage(json, input.prepared, deps.registry));
   await settlement.finish();
   input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).code(200).send(out);
   return DONE;
+}
+
+/** The vendor's usage figure; an answer that came without one is estimated, never free. */
+function answerUsage(answer: JsonObject, prepared: PreparedCall, registry: TransformRegistry): Usage {
+  const reader = prepared.protocol.usage;
+  if (!reader) return emptyUsage();
+  if (!isObject(answer.usage)) return estimateAnswerUsage(prepared.call.body, answer);
+  return registry.usageReaders[reader](answer);
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */

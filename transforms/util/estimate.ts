@@ -1,6 +1,6 @@
-// Token estimates for when a vendor broke its stream before reporting usage: about four characters per
-// token, rounded up, so a broken stream is never settled at zero.
-import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
+// Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
+// without a usage figure): about four characters per token, rounded up, so such a call is never settled at zero.
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
 
 export const estimateTokens = (chars: number): number => (chars > 0 ? Math.ceil(chars / 4) : 0);
 
@@ -51,4 +51,28 @@ function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | nu
   if (typeof v !== 'string') return false;
   if (v.startsWith('data:image/')) return true;
   return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
+}
+
+/**
+ * The usage of a complete answer the vendor sent without a usage figure: the whole request body as input,
+ * and every string of the answer as output. The strings include a few ids and labels, so the estimate leans
+ * a little high; the vendor bills the work either way, and an answer must never be free for lacking a figure.
+ */
+export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject): Usage {
+  const usage = emptyUsage();
+  usage.input_tokens = estimateInputTokens(requestBody);
+  usage.output_tokens = estimateTokens(answerChars(answer));
+  return usage;
+}
+
+function answerChars(answer: JsonValue): number {
+  let chars = 0;
+  const pending: JsonValue[] = [answer];
+  while (pending.length > 0) {
+    const v = pending.pop()!;
+    if (typeof v === 'string') chars += v.length;
+    else if (Array.isArray(v)) pending.push(...v);
+    else if (v !== null && typeof v === 'object') pending.push(...Object.values(v));
+  }
+  return chars;
 }
