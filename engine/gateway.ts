@@ -1,5 +1,6 @@
 // Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
+import { LateSettlements } from './calls/late-settlements.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
 import { newLocalAdminToken } from './admin/running-gateway-file.ts';
@@ -116,9 +117,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     logReload(log, result);
     return result;
   };
+  const lateSettlements = new LateSettlements(app.log);
   registerModelDoors(app, {
     runtime,
     accounts,
+    lateSettlements,
     routes,
     upstream,
     registry,
@@ -161,6 +164,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     async close() {
       stopSweeper();
       await closeApp(app);
+      // Every call has ended; settles still waiting for the database get a last chance before it closes.
+      await lateSettlements.drain(LATE_SETTLE_DRAIN_MS);
       await videos.stop();
       await upstream.close();
       await keys.close();
@@ -169,6 +174,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
   };
 }
+
+const LATE_SETTLE_DRAIN_MS = 5_000;
 
 const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
 

@@ -1,6 +1,7 @@
 // The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
+import type { LateSettlements } from './late-settlements.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
@@ -26,6 +27,8 @@ export interface GatewayServices extends FrontHalfDeps {
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
+  /** Where settles the database could not take wait to be written. */
+  lateSettlements?: LateSettlements;
 }
 
 /** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
@@ -74,6 +77,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const settlement = new Settlement(caller, hold, {
     accounts: s.accounts,
     log: req.log,
+    late: s.lateSettlements,
     costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
   });
   try {

@@ -2,13 +2,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
+import type { LateSettlements } from './late-settlements.ts';
 
 const SETTLE_ATTEMPTS = 3;
 
 /**
- * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged. Both are
- * idempotent, so a passing database fault is worth a few more tries: a hold left to the sweeper is
- * released, and the vendor's work would go uncharged.
+ * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged (a settle handed
+ * to `late` counts as charged: it is written once the database answers). Both are idempotent, so a passing
+ * database fault is worth a few more tries: a hold left to the sweeper is released, and the vendor's work
+ * would go uncharged.
  */
 export async function finishHold(
   accounts: Accounts,
@@ -16,7 +18,7 @@ export async function finishHold(
   hold: Hold,
   cost: bigint | null,
   log: Pick<FastifyBaseLogger, 'error'>,
-  backoffMs = 50,
+  { late, backoffMs = 50 }: { late?: LateSettlements; backoffMs?: number } = {},
 ): Promise<bigint> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -27,7 +29,14 @@ export async function finishHold(
       return await accounts.settle(caller, hold, cost);
     } catch (e) {
       log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
-      if (attempt >= SETTLE_ATTEMPTS) return 0n;
+      if (attempt >= SETTLE_ATTEMPTS) {
+        // A release can wait for the sweeper; a charge cannot, or the answer would be free.
+        if (cost !== null && late) {
+          late.add(hold.callId, () => accounts.settle(caller, hold, cost));
+          return cost;
+        }
+        return 0n;
+      }
       await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
     }
   }
@@ -38,6 +47,8 @@ export interface SettlementDeps {
   log: Pick<FastifyBaseLogger, 'error'>;
   /** The cost of the usage in nano-USD, at the catalog's prices. */
   costOf: (usage: Usage) => bigint;
+  /** Where a settle the database could not take waits to be written. */
+  late?: LateSettlements;
 }
 
 /** Charges once: the usage of the answer the vendor produced, or releases the hold when nothing was recorded. */
@@ -62,7 +73,7 @@ export class Settlement {
     this.settled = true;
     if (!this.hold) return 0n;
     const cost = this.usage ? this.deps.costOf(this.usage) : null;
-    this.charged = await finishHold(this.deps.accounts, this.caller, this.hold, cost, this.deps.log);
+    this.charged = await finishHold(this.deps.accounts, this.caller, this.hold, cost, this.deps.log, { late: this.deps.late });
     return this.charged;
   }
 }

@@ -115,6 +115,13 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A checked-out client has no pool listener: a server shutdown (57P01) would be an uncaught 'error'
+      // event and end the process. The failing query rejects on its own; this only keeps the process up.
+      const onClientError = (err: Error) => {
+        broken = err;
+        onError(err);
+      };
+      client.on('error', onClientError);
       try {
         await client.query('BEGIN');
         try {
@@ -130,6 +137,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
           throw e;
         }
       } finally {
+        client.off('error', onClientError);
         client.release(broken);
       }
     },

@@ -1,0 +1,94 @@
+// PostgreSQL restarted under load: while it is down calls answer 503 (never an answer without a reservation),
+// the gateway process stays up, and once it is back calls pass again without restarting the gateway. A call
+// whose answer was sent while the database could not take its settle is charged once the database is back,
+// not left to the sweeper (which would release the hold and make the answer free).
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import { VENDORS } from '../../engine/core/types.ts';
+import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { TEST_NOW } from '../helpers/gateway.ts';
+import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+
+const canRun = postgresBinDir() !== null;
+let pgServer: PrivatePostgres;
+let sim: Simulator;
+let gw: RunningGateway;
+let url: string;
+let walletId: string;
+let apiKey: string;
+
+beforeAll(async () => {
+  if (!canRun) return;
+  pgServer = await startPrivatePostgres(20000 + Math.floor(Math.random() * 12000));
+  sim = await startSimulator({ streamChunkDelayMs: 5 });
+  const env: Record<string, string> = { GATEWAY_SIMULATE: '0', DATABASE_URL: pgServer.url, GATEWAY_CONFIG_DIR: 'config', GATEWAY_CATALOG_DIR: 'catalog' };
+  for (const v of VENDORS) {
+    env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
+    env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
+  }
+  gw = await createGateway({ env, clock: fixedClock(TEST_NOW), logger: false, sweeper: false });
+  url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  walletId = (await gw.ledger.createWallet({ credits: 10_000_000 })).id;
+  apiKey = (await gw.keys.createApiKey(walletId, { name: 'test' })).key;
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.close().catch(() => {});
+  await sim?.close();
+  await pgServer?.destroy();
+});
+
+function chat(words = 3, stream = false): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'b-5', stream, messages: [{ role: 'user', content: `hi [[sim:long=${words}]]` }], max_completion_tokens: 500 }),
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it.skipIf(!canRun)('answers 503 while PostgreSQL is down, recovers without a restart, and charges the answers sent meanwhile', async () => {
+  expect((await chat()).status).toBe(200);
+  const before = await gw.ledger.balance(walletId);
+
+  // Streams in flight when the database goes away: their settles fail until it is back.
+  const inFlight = Array.from({ length: 6 }, () => chat(80, true).then(async (r) => ({ status: r.status, text: await r.text() })));
+  await sleep(100);
+  await pgServer.stop();
+  const whileDown = await Promise.all(Array.from({ length: 5 }, () => chat()));
+  for (const r of whileDown) {
+    expect(r.status).toBe(503);
+    expect((await r.json()).error.type).toBeDefined();
+  }
+  const streams = await Promise.all(inFlight);
+  await sleep(500);
+  await pgServer.start();
+
+  // Without a restart of the gateway, calls pass again.
+  let recovered = false;
+  for (let i = 0; i < 100 && !recovered; i++) {
+    recovered = (await chat()).status === 200;
+    if (!recovered) await sleep(100);
+  }
+  expect(recovered, 'calls did not pass again after PostgreSQL came back').toBe(true);
+
+  // Every stream that completed was charged, late, once the database was back; nothing stays held.
+  const completed = streams.filter((s) => s.status === 200 && s.text.includes('[DONE]')).length;
+  expect(completed).toBeGreaterThan(0);
+  let after = await gw.ledger.balance(walletId);
+  for (let i = 0; i < 100 && after.reservedNano !== 0n; i++) {
+    await sleep(100);
+    after = await gw.ledger.balance(walletId);
+  }
+  expect(after.reservedNano, 'a hold stayed').toBe(0n);
+  const journal = await gw.ledger.journalSum(walletId);
+  expect(journal.availableNano).toBe(after.availableNano);
+  const settles = await gw.db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND state = 'settled'`,
+    [walletId],
+  );
+  expect(Number(settles.rows[0].n)).toBeGreaterThanOrEqual(completed + 2);
+  expect(after.availableNano < before.availableNano).toBe(true);
+}, 60_000);
