@@ -7,7 +7,7 @@ import { newLocalAdminToken } from './admin/running-gateway-file.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
-import { errors } from './core/errors.ts';
+import { errors, type ErrorShape } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
 import { createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
@@ -102,7 +102,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   const metrics = new GatewayMetrics({ db, runtime });
   const app = createApp(
-    { jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth },
+    {
+      jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
+      errorShapeFor: (path) => errorShapeOfPath(runtime, path),
+    },
     {
       bodyLimit: limits.body_limit_bytes,
       serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
@@ -176,6 +179,13 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 }
 
 const LATE_SETTLE_DRAIN_MS = 5_000;
+
+/** The error shape of the door whose path the (possibly malformed) path begins with, the longest such. */
+function errorShapeOfPath(runtime: Runtime, path: string): ErrorShape {
+  const doors = Object.values(runtime.snapshot().config.doors).filter((d) => path.startsWith(d.path));
+  doors.sort((a, b) => b.path.length - a.path.length);
+  return doors[0]?.errors ?? 'chat';
+}
 
 const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
 

@@ -6,11 +6,14 @@ import { errors } from '../core/errors.ts';
 import { installAccessLog, requestSerializer, type OutcomeObserver } from './access-log.ts';
 import { depthRefusal } from './json-depth.ts';
 import { installErrorHandler, sendError } from './reply-error.ts';
+import { clientErrorReply, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
 
 export interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
+  /** The error shape of the door at a path, for errors raised before routing; the chat shape by default. */
+  errorShapeFor?: ShapeForPath;
 }
 
 export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
@@ -25,6 +28,8 @@ export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, o
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     // An idle keep-alive connection must not hold a stopping gateway open for its keep-alive timeout.
     forceCloseConnections: 'idle',
+    frameworkErrors: frameworkErrorReply(bounds.errorShapeFor ?? (() => 'chat')),
+    clientErrorHandler: clientErrorReply,
   });
   // On the raw response, so a streamed answer (written past Fastify once hijacked) carries it too.
   app.addHook('onRequest', async (req, reply) => {

@@ -1,0 +1,40 @@
+// Errors that happen before any route is found: a URL Fastify cannot decode, and what Node's HTTP parser
+// refuses itself (headers too large, a request that timed out, bytes that are not HTTP). Clients of the
+// official SDKs read every error in a door's shape, so these answer in it too instead of Fastify's default.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errors, renderError, type ErrorShape, type GatewayError } from '../core/errors.ts';
+import { sendError } from './reply-error.ts';
+
+/** Which error shape a path's door answers in; the chat shape for paths no door serves. */
+export type ShapeForPath = (path: string) => ErrorShape;
+
+/** Fastify's `frameworkErrors`: a URL it cannot decode is the client's mistake, a 400 in the door's shape. */
+export function frameworkErrorReply(shapeFor: ShapeForPath) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    const path = (req.raw.url ?? '').split('?')[0];
+    const refusal = err.code === 'FST_ERR_BAD_URL' ? errors.invalidRequest('The request URL is not valid (a malformed percent-encoding).') : errors.invalidRequest('Malformed request.');
+    void sendError(reply, refusal, shapeFor(path));
+  };
+}
+
+function parserRefusal(code: string | undefined): GatewayError {
+  if (code === 'HPE_HEADER_OVERFLOW') return errors.headersTooLarge();
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return errors.requestTimeout();
+  return errors.invalidRequest('Malformed HTTP request.');
+}
+
+/** Fastify's `clientErrorHandler`: Node's parser refused the request before Fastify saw it. */
+export function clientErrorReply(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const refusal = parserRefusal(err.code);
+    // The path is not known here (the parser may have stopped before it): the chat shape, as for unknown paths.
+    const body = JSON.stringify(renderError(refusal, 'chat').body);
+    socket.write(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
