@@ -18,8 +18,16 @@ export interface ChildGateway {
   remove(): void;
 }
 
-export async function startChildGateway(env: Record<string, string> = {}): Promise<ChildGateway> {
+export interface ChildGatewayOptions {
+  /** Edits the child's own copy of catalog/ and config/ before it starts. */
+  prepare?: (tree: ReturnType<typeof tempCatalogTree>) => void;
+  /** The key its callers use. Without it the child must print a development key (embedded database only). */
+  apiKey?: string;
+}
+
+export async function startChildGateway(env: Record<string, string> = {}, opts: ChildGatewayOptions = {}): Promise<ChildGateway> {
   const tree = tempCatalogTree();
+  opts.prepare?.(tree);
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-ops-'));
   // Below Linux's ephemeral range (32768 and up), where an outgoing connection may already hold the port.
   const port = 20000 + Math.floor(Math.random() * 12000);
@@ -42,7 +50,8 @@ export async function startChildGateway(env: Record<string, string> = {}): Promi
       };
       tick();
     });
-  const [, apiKey] = await waitFor(/API key:\s+(sk-svc-\S+)/);
+  const apiKey = opts.apiKey ?? (await waitFor(/API key:\s+(sk-svc-\S+)/))[1];
+  if (opts.apiKey) await waitFor(/gateway listening on/);
   return {
     child,
     base: `http://127.0.0.1:${port}`,
