@@ -1,5 +1,7 @@
 // Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
+import { registerUsageRoutes } from './usage/routes.ts';
+import { startUsagePruning } from './usage/retention.ts';
 import { LateSettlements } from './calls/late-settlements.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
@@ -145,6 +147,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   if (adminToken) registerReloadRoute(app, reload, adminToken);
   await videos.routes(app);
+  registerUsageRoutes(app, { accounts, db });
+  const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
+    app.log.error({ err: e }, 'pruning usage records failed'),
+  );
   const stopSweeper =
     opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: (e) => app.log.error({ err: e }, 'sweep failed') });
   videos.start(app.log);
@@ -166,6 +172,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
+      stopPruning();
       await closeApp(app);
       // Every call has ended; settles still waiting for the database get a last chance before it closes.
       await lateSettlements.drain(LATE_SETTLE_DRAIN_MS);

@@ -1,6 +1,7 @@
 // The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
+import { writeUsageRecord } from '../usage/records.ts';
 import type { LateSettlements } from './late-settlements.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -78,6 +79,24 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
     accounts: s.accounts,
     log: req.log,
     late: s.lateSettlements,
+    recordOf: (usage) => (tx, chargedNano) =>
+      writeUsageRecord(
+        tx,
+        {
+          requestId: req.id,
+          walletId: caller.walletId,
+          keyId: caller.keyId,
+          at: s.clock.now(),
+          door: doorName,
+          model: prepared.call.model.id,
+          vendor: prepared.call.model.vendor,
+          route: facts.route ?? null,
+          fallbackDepth: facts.fallbackDepth ?? 0,
+          usage,
+          durationMs: reply.elapsedTime,
+        },
+        chargedNano,
+      ),
     costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
   });
   try {

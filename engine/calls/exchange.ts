@@ -68,12 +68,12 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
         return deps.upstream.send(route, input.vendor, request, attemptSignal);
       },
       read: async (answer, route, depth) => {
+        // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
+        if (input.facts) Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
         const step = await relay(answer, depth, input, deps, settlement, clientGone.signal);
-        if (step.done && input.facts) {
-          // The route that answered did not fail; only those tried before it did.
-          input.facts.failedRoutes.pop();
-          Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
-        }
+        // The route that answered did not fail; only those tried before it did.
+        if (step.done) input.facts?.failedRoutes.pop();
+        else if (input.facts) Object.assign(input.facts, { route: undefined, fallbackDepth: undefined });
         return step;
       },
       log: deps.log,
@@ -167,8 +167,8 @@ async function relayAnswer(
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
   const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : json;
   settlement.record(answerUsage(json, input.prepared, deps.registry));
-  await settlement.finish();
-  input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).code(200).send(out);
+  const charged = await settlement.finish();
+  input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200).send(out);
   return DONE;
 }
 

@@ -1,6 +1,6 @@
 // How a call's hold ends: settled once at the cost of the usage that was recorded, or released when none was.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Accounts, Caller, Hold } from '../money/accounts.ts';
+import type { Accounts, Caller, Hold, WithSettle } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
 import type { LateSettlements } from './late-settlements.ts';
 
@@ -18,7 +18,7 @@ export async function finishHold(
   hold: Hold,
   cost: bigint | null,
   log: Pick<FastifyBaseLogger, 'error'>,
-  { late, backoffMs = 50 }: { late?: LateSettlements; backoffMs?: number } = {},
+  { late, alsoWrite, backoffMs = 50 }: { late?: LateSettlements; alsoWrite?: WithSettle; backoffMs?: number } = {},
 ): Promise<bigint> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -26,13 +26,13 @@ export async function finishHold(
         await accounts.release(hold);
         return 0n;
       }
-      return await accounts.settle(caller, hold, cost);
+      return await accounts.settle(caller, hold, cost, alsoWrite);
     } catch (e) {
       log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
       if (attempt >= SETTLE_ATTEMPTS) {
         // A release can wait for the sweeper; a charge cannot, or the answer would be free.
         if (cost !== null && late) {
-          late.add(hold.callId, () => accounts.settle(caller, hold, cost));
+          late.add(hold.callId, () => accounts.settle(caller, hold, cost, alsoWrite));
           return cost;
         }
         return 0n;
@@ -49,6 +49,8 @@ export interface SettlementDeps {
   costOf: (usage: Usage) => bigint;
   /** Where a settle the database could not take waits to be written. */
   late?: LateSettlements;
+  /** The call's usage record, written by the settle's own transaction. */
+  recordOf?: (usage: Usage) => WithSettle;
 }
 
 /** Charges once: the usage of the answer the vendor produced, or releases the hold when nothing was recorded. */
@@ -73,7 +75,8 @@ export class Settlement {
     this.settled = true;
     if (!this.hold) return 0n;
     const cost = this.usage ? this.deps.costOf(this.usage) : null;
-    this.charged = await finishHold(this.deps.accounts, this.caller, this.hold, cost, this.deps.log, { late: this.deps.late });
+    const alsoWrite = this.usage && this.deps.recordOf ? this.deps.recordOf(this.usage) : undefined;
+    this.charged = await finishHold(this.deps.accounts, this.caller, this.hold, cost, this.deps.log, { late: this.deps.late, alsoWrite });
     return this.charged;
   }
 }

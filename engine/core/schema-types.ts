@@ -239,6 +239,8 @@ export type LimitsFile = {
   retry_after_max_ms: number;
   video_deadline_ms: number;
   video_retention_days: number;
+  /** How long per-call usage records are kept (GET /v1/generations/{id}, the dashboard). */
+  usage_record_days: number;
 };
 
 export type RulesFile = Record<string, RuleYaml>;

@@ -25,6 +25,8 @@ export interface Usage {
   /** Input tokens read at the full input price (cache reads and writes excluded). */
   input_tokens: number;
   output_tokens: number;
+  /** The part of output_tokens the vendor reports as reasoning (already priced as output), when it says. */
+  reasoning_tokens?: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
   web_search_calls: number;

@@ -2,6 +2,10 @@
 // cost. The pipeline knows only this interface; keys, quotas and the ledger sit behind it.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
+import type { Queryable } from '../db/db.ts';
+
+/** More to write in a settle's own transaction (a usage record), with what the settle charged. */
+export type WithSettle = (tx: Queryable, chargedNano: bigint) => Promise<void>;
 
 export interface Caller {
   keyId: string;
@@ -30,8 +34,11 @@ export interface Accounts {
    * a top-up.
    */
   admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string, advice?: string): Promise<Hold>;
-  /** Charges the cost (the rest of the hold goes back) and counts it on the key's quotas. */
-  settle(caller: Caller, hold: Hold, costNano: bigint): Promise<bigint>;
+  /**
+   * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `alsoWrite` runs in
+   * the same transaction, once, when the settle finishes the hold.
+   */
+  settle(caller: Caller, hold: Hold, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint>;
   /** Gives the whole hold back: the call failed. */
   release(hold: Hold): Promise<void>;
 

@@ -274,7 +274,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           }
         } else {
           const o = book.finish(p.op, at);
-          if (p.op.kind === 'settle' && p.op.alongside && o.finished && o.chargedNano > 0n) alongside.push({ pending: p, charged: o.chargedNano });
+          if (p.op.kind === 'settle' && p.op.alongside && o.finished) alongside.push({ pending: p, charged: o.chargedNano });
           outcomes.push({ ok: true, value: o });
         }
       } catch (e) {

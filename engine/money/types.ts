@@ -162,8 +162,9 @@ export interface Ledger {
   planAllows(walletId: string, vendor: string): Promise<boolean>;
   reserve(req: ReserveRequest): Promise<ReserveResult>;
   /**
-   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction once an
-   * amount was charged (the key's quota counter), so the charge and what it feeds commit together.
+   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction when this
+   * settle finishes the reservation (not on a repeat), with what it charged (zero included): the key's quota
+   * counter and the call's usage record commit together with the charge.
    */
   settle(
     reservation: Reservation | string,

@@ -1,5 +1,5 @@
 // Accounts on keys, quotas and the ledger: the money side of every call.
-import type { Accounts, Caller, Headers, Hold } from './accounts.ts';
+import type { Accounts, Caller, Headers, Hold, WithSettle } from './accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
@@ -46,9 +46,12 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
-  async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint): Promise<bigint> {
+  async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint> {
     const finishedAt = clock.now();
-    const settled = await ledger.settle(reservation, costNano, (tx, charged) => keys.quota.recordUsage(keyId, charged, finishedAt, tx));
+    const settled = await ledger.settle(reservation, costNano, async (tx, charged) => {
+      await keys.quota.recordUsage(keyId, charged, finishedAt, tx);
+      await alsoWrite?.(tx, charged);
+    });
     return settled.chargedNano;
   }
 
@@ -84,7 +87,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       );
     },
 
-    settle: (caller, hold, costNano) => settleAndCount((hold as LedgerHold).reservation, caller.keyId, costNano),
+    settle: (caller, hold, costNano, alsoWrite) => settleAndCount((hold as LedgerHold).reservation, caller.keyId, costNano, alsoWrite),
 
     async release(hold) {
       await ledger.release((hold as LedgerHold).reservation);

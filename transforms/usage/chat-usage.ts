@@ -19,6 +19,9 @@ export function normaliseChatUsage(u: JsonValue | undefined): Usage {
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   splitPrompt(usage, num(u.prompt_tokens), num(details.cached_tokens), num(details.cache_write_tokens));
   usage.output_tokens = num(u.completion_tokens);
+  if (isObject(u.completion_tokens_details) && typeof u.completion_tokens_details.reasoning_tokens === 'number') {
+    usage.reasoning_tokens = num(u.completion_tokens_details.reasoning_tokens);
+  }
   return usage;
 }
 

@@ -28,6 +28,9 @@ export function normaliseResponsesUsage(response: JsonObject): Usage {
     const details = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
     splitPrompt(usage, num(u.input_tokens), num(details.cached_tokens), num(details.cache_write_tokens));
     usage.output_tokens = num(u.output_tokens);
+    if (isObject(u.output_tokens_details) && typeof u.output_tokens_details.reasoning_tokens === 'number') {
+      usage.reasoning_tokens = num(u.output_tokens_details.reasoning_tokens);
+    }
   }
   const calls = countToolCalls(Array.isArray(response.output) ? response.output : undefined);
   usage.web_search_calls = calls.web;

@@ -1,0 +1,172 @@
+// Per-call usage records: what one settled call did and cost, written by the settle's own transaction
+// (engine/calls/settlement.ts hands `writeUsageRecord` to the ledger as the settle's `alongside`), read by
+// GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
+import type { Db, Queryable } from '../db/db.ts';
+import type { Usage } from '../core/types.ts';
+
+/** What the call knows of itself when it settles; the charge is added by the settle's transaction. */
+export interface UsageRecordDraft {
+  requestId: string;
+  walletId: string;
+  keyId: string | null;
+  at: Date;
+  door: string;
+  model: string;
+  vendor: string;
+  route: string | null;
+  fallbackDepth: number;
+  usage: Usage;
+  durationMs: number;
+}
+
+/** A record as the API and the dashboard show it: counts as numbers, the charge in nano-USD as a string. */
+export interface UsageRecordView {
+  id: string;
+  object: 'generation';
+  created_at: string;
+  key_id: string | null;
+  door: string;
+  model: string;
+  vendor: string;
+  route: string | null;
+  fallback_depth: number;
+  tokens: { input: number; cache_read: number; cache_write: number; output: number; reasoning: number | null };
+  server_tool_calls: number;
+  characters: number | null;
+  images: number | null;
+  video_seconds: number | null;
+  charged_nano: string;
+  duration_ms: number;
+}
+
+const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens,
+  cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, server_tool_calls, characters, images,
+  video_seconds, charged_nano, duration_ms`;
+
+/** Inserts the record on the settle's transaction. Every value is the gateway's own: nothing here can refuse. */
+export async function writeUsageRecord(tx: Queryable, d: UsageRecordDraft, chargedNano: bigint): Promise<void> {
+  const u = d.usage;
+  await tx.query(
+    `INSERT INTO usage_records (${COLUMNS})
+     VALUES ($1, $2, $3, $4::timestamptz, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19::bigint, $20)`,
+    [
+      d.requestId,
+      d.walletId,
+      d.keyId,
+      d.at.toISOString(),
+      d.door,
+      d.model,
+      d.vendor,
+      d.route,
+      d.fallbackDepth,
+      whole(u.input_tokens),
+      whole(u.cache_read_tokens),
+      whole(u.cache_write_tokens),
+      whole(u.output_tokens),
+      u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens),
+      whole(u.web_search_calls + u.file_search_calls),
+      u.characters === undefined ? null : whole(u.characters),
+      u.images === undefined ? null : whole(u.images),
+      u.video_seconds === undefined ? null : u.video_seconds,
+      chargedNano.toString(),
+      Math.max(0, Math.round(d.durationMs)),
+    ],
+  );
+}
+
+const whole = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+
+interface Row {
+  request_id: string;
+  key_id: string | null;
+  at: Date | string;
+  door: string;
+  model: string;
+  vendor: string;
+  route: string | null;
+  fallback_depth: number;
+  input_tokens: string;
+  cache_read_tokens: string;
+  cache_write_tokens: string;
+  output_tokens: string;
+  reasoning_tokens: string | null;
+  server_tool_calls: number;
+  characters: string | null;
+  images: number | null;
+  video_seconds: string | null;
+  charged_nano: string;
+  duration_ms: number;
+}
+
+const orNull = (v: string | number | null): number | null => (v === null ? null : Number(v));
+
+export function usageRecordView(r: Row): UsageRecordView {
+  return {
+    id: r.request_id,
+    object: 'generation',
+    created_at: new Date(r.at).toISOString(),
+    key_id: r.key_id,
+    door: r.door,
+    model: r.model,
+    vendor: r.vendor,
+    route: r.route,
+    fallback_depth: r.fallback_depth,
+    tokens: {
+      input: Number(r.input_tokens),
+      cache_read: Number(r.cache_read_tokens),
+      cache_write: Number(r.cache_write_tokens),
+      output: Number(r.output_tokens),
+      reasoning: orNull(r.reasoning_tokens),
+    },
+    server_tool_calls: r.server_tool_calls,
+    characters: orNull(r.characters),
+    images: orNull(r.images),
+    video_seconds: orNull(r.video_seconds),
+    charged_nano: r.charged_nano,
+    duration_ms: r.duration_ms,
+  };
+}
+
+/** The newest record with this request id in the wallet, or null (another wallet's ids are not found). */
+export async function findUsageRecord(db: Db, walletId: string, requestId: string): Promise<UsageRecordView | null> {
+  const r = await db.query<Row>(`SELECT ${COLUMNS} FROM usage_records WHERE wallet_id = $1 AND request_id = $2 ORDER BY seq DESC LIMIT 1`, [
+    walletId,
+    requestId,
+  ]);
+  return r.rows[0] ? usageRecordView(r.rows[0]) : null;
+}
+
+export interface UsageFilter {
+  keyId?: string;
+  model?: string;
+  /** At most this many, newest first. */
+  limit: number;
+}
+
+/** The wallet's recent records, newest first, optionally of one key or model. */
+export async function listUsageRecords(db: Db, walletId: string, f: UsageFilter): Promise<UsageRecordView[]> {
+  const r = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM usage_records
+      WHERE wallet_id = $1 AND ($2::text IS NULL OR key_id = $2) AND ($3::text IS NULL OR model = $3)
+      ORDER BY at DESC, seq DESC LIMIT $4`,
+    [walletId, f.keyId ?? null, f.model ?? null, f.limit],
+  );
+  return r.rows.map(usageRecordView);
+}
+
+/** Credits charged per Korean day and per key or model since `since`, for the dashboard's chart. */
+export async function chargedPerDay(db: Db, walletId: string, since: Date, by: 'key_id' | 'model'): Promise<{ day: string; name: string; nano: bigint }[]> {
+  const r = await db.query<{ day: string; name: string | null; nano: string }>(
+    `SELECT to_char(at AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD') AS day, ${by} AS name, sum(charged_nano)::text AS nano
+       FROM usage_records WHERE wallet_id = $1 AND at >= $2::timestamptz
+      GROUP BY 1, 2 ORDER BY 1, 2`,
+    [walletId, since.toISOString()],
+  );
+  return r.rows.map((row) => ({ day: row.day, name: row.name ?? '', nano: BigInt(row.nano) }));
+}
+
+/** Removes records older than `before`; returns how many. */
+export async function pruneUsageRecords(db: Db, before: Date): Promise<number> {
+  const r = await db.query(`DELETE FROM usage_records WHERE at < $1::timestamptz`, [before.toISOString()]);
+  return r.rowCount;
+}
