@@ -1,5 +1,6 @@
 // Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
+import { registerOpenApiRoute } from './openapi/routes.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsagePruning } from './usage/retention.ts';
 import { LateSettlements } from './calls/late-settlements.ts';
@@ -148,6 +149,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   if (adminToken) registerReloadRoute(app, reload, adminToken);
   await videos.routes(app);
   registerUsageRoutes(app, { accounts, db });
+  registerOpenApiRoute(app, runtime);
   const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
     app.log.error({ err: e }, 'pruning usage records failed'),
   );

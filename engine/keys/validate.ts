@@ -9,8 +9,24 @@ export const MAX_NAME = 40;
 export const MAX_NAME_PREFIX = 20;
 export const MAX_COUNT = 100;
 
-const CREATE_FIELDS = ['count', 'name', 'name_prefix', 'audience', 'monthly_limit_credits', 'daily_limit_credits', 'expires_on'];
-const PATCH_FIELDS = ['name', 'audience', 'monthly_limit_credits', 'daily_limit_credits', 'expires_on'];
+export const LIST_LIMIT = { min: 1, max: 500, default: 100 } as const;
+
+/**
+ * The body fields of POST and PATCH /v1/keys: which door accepts each, and its JSON Schema. The checks below
+ * enforce the same bounds (one set of constants), and GET /openapi.json publishes this table as it is.
+ */
+export const KEY_BODY_FIELDS: Record<string, { createOnly?: boolean; schema: Record<string, unknown> }> = {
+  count: { createOnly: true, schema: { type: 'integer', minimum: 1, maximum: MAX_COUNT, default: 1 } },
+  name: { schema: { type: ['string', 'null'], minLength: 1, maxLength: MAX_NAME, description: `May not start with '${CHAT_KEY_NAME_PREFIX}'.` } },
+  name_prefix: { createOnly: true, schema: { type: 'string', minLength: 1, maxLength: MAX_NAME_PREFIX } },
+  audience: { schema: { enum: ['student', 'teacher', null] } },
+  monthly_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0 } },
+  daily_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0, description: 'Not above monthly_limit_credits.' } },
+  expires_on: { schema: { type: ['string', 'null'], format: 'date', description: 'YYYY-MM-DD, not before today (Korean time).' } },
+};
+
+const CREATE_FIELDS = Object.keys(KEY_BODY_FIELDS);
+const PATCH_FIELDS = CREATE_FIELDS.filter((f) => !KEY_BODY_FIELDS[f].createOnly);
 
 export interface CreateInput {
   count: number;
@@ -175,5 +191,5 @@ export function parseListQuery(query: unknown): { limit: number; offset: number 
     }
     return Number(s);
   };
-  return { limit: num(q.limit, 'limit', 1, 500, 100), offset: num(q.offset, 'offset', 0, Number.MAX_SAFE_INTEGER, 0) };
+  return { limit: num(q.limit, 'limit', LIST_LIMIT.min, LIST_LIMIT.max, LIST_LIMIT.default), offset: num(q.offset, 'offset', 0, Number.MAX_SAFE_INTEGER, 0) };
 }
