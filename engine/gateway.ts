@@ -85,7 +85,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { simulated } = planRoutes(env);
   const simulator = simulated.length ? await startBundledSimulator(runtime) : null;
   const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
-  const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms });
+  const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections });
 
   const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;

@@ -36,7 +36,7 @@ export function routeCredential(vendor: VendorConfig, route: Route): Record<stri
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(private readonly opts: { connectTimeoutMs: number }) {}
+  constructor(private readonly opts: { connectTimeoutMs: number; connectionsPerOrigin: number }) {}
 
   async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamAnswer> {
     return this.request(route, vendor, signal, {
@@ -80,7 +80,7 @@ export class UpstreamClient {
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, { connections: 128, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 });
+      pool = new Pool(origin, { connections: this.opts.connectionsPerOrigin, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 });
       this.pools.set(origin, pool);
     }
     return pool;

@@ -223,6 +223,8 @@ export type LimitsFile = {
   headers_timeout_ms?: number;
   call_timeout_ms: Record<string, number>;
   connect_timeout_ms: number;
+  /** Most connections open at once to one vendor origin; a call past it waits for one. */
+  vendor_connections: number;
   body_limit_bytes: number;
   json_max_depth: number;
   /**
