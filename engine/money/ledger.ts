@@ -38,7 +38,8 @@ import { createBatcher } from './batcher.ts';
 import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
-import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput, Wallet } from './types.ts';
+import { lotFromRow, walletFromRow } from './wallet-rows.ts';
+import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput } from './types.ts';
 
 export type {
   CreateWalletInput,
@@ -94,24 +95,6 @@ function normalizeVendors(vendors: string[] | null | undefined): string[] | null
   }
   return [...out].sort();
 }
-
-const walletFromRow = (r: Record<string, unknown>): Wallet => ({
-  id: r.id as string,
-  ownerId: r.owner_id as string,
-  splitsUsage: r.splits_usage as boolean,
-  keySlots: Number(r.key_slots),
-  createdAt: new Date(r.created_at as string | Date),
-});
-
-const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
-  id: r.id as string,
-  walletId: r.wallet_id as string,
-  vendors: (r.vendors as string[] | null) ?? null,
-  grantedNano: toBigInt(r.granted_nano),
-  availableNano: toBigInt(r.available_nano),
-  reservedNano: toBigInt(r.reserved_nano),
-  createdAt: new Date(r.created_at as string | Date),
-});
 
 /** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
 const TOP_UP_SQL = `
