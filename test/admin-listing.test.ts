@@ -131,6 +131,8 @@ describeEachDatabase('admin listing and management keys', (getDb) => {
       [`cursor=${forged(['2026-13-45T99:00:00.000000Z', 'wal_x'])}`, 'cursor'],
       [`cursor=${forged(['2026-02-30T00:00:00.000000Z', 'wal_x'])}`, 'cursor'],
       [`cursor=${forged(['yesterday', 'wal_x'])}`, 'cursor'],
+      // A real instant in JavaScript (1 BC), but out of PostgreSQL's range: once a 503.
+      [`cursor=${forged(['0000-01-01T00:00:00.000000Z', 'wal_x'])}`, 'cursor'],
       [`cursor=${forged(['2026-05-01T00:00:00.000000Z', 'w\u0000'])}`, 'cursor'],
       [`cursor=${forged(['2026-05-01T00:00:00.000000Z', 7])}`, 'cursor'],
     ];

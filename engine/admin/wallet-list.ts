@@ -38,7 +38,8 @@ function decodeCursor(cursor: string): WalletPosition {
   const [createdAt, id] = parsed as unknown[];
   // Checked here so that no text the database would refuse as a timestamp reaches it.
   if (typeof createdAt !== 'string' || !POSITION_AT.test(createdAt) || Number.isNaN(Date.parse(createdAt))) throw bad();
-  if (new Date(Date.parse(createdAt)).toISOString().slice(0, 19) !== createdAt.slice(0, 19)) throw bad();
+  // A real calendar instant (not 30 February), from year 1: PostgreSQL has no year 0 (22008).
+  if (createdAt.startsWith('0000') || new Date(Date.parse(createdAt)).toISOString().slice(0, 19) !== createdAt.slice(0, 19)) throw bad();
   if (typeof id !== 'string' || id === '' || id.length > 200 || id.includes('\u0000')) throw bad();
   return { createdAt, id };
 }

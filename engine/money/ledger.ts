@@ -137,7 +137,16 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     );
     if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
     // The insert set the lot's own balance; only the wallet total and the journal move here.
-    await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
+    try {
+      await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
+    } catch (e) {
+      // numeric_value_out_of_range: the wallet total would pass int8. The amount asked is the cause, so
+      // it is the caller's 400; the transaction rolls back with the lot.
+      if ((e as { code?: unknown } | null)?.code === '22003') {
+        throw errors.invalidRequest('credits: this top-up would take the wallet past the largest balance it can hold.', 'credits');
+      }
+      throw e;
+    }
     return lotFromRow(ins.rows[0]);
   };
 
