@@ -25,6 +25,11 @@ export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, o
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     // An idle keep-alive connection must not hold a stopping gateway open for its keep-alive timeout.
     forceCloseConnections: 'idle',
+    // A path that does not decode (%FF, a lone surrogate) is refused before any route is found: answer it
+    // in the error shape of the 404 for an unknown path rather than in Fastify's own.
+    frameworkErrors: (err, _req, reply) => {
+      sendError(reply, errors.invalidRequest(`The request path is not valid: ${err.message}.`), 'chat');
+    },
   });
   // On the raw response, so a streamed answer (written past Fastify once hijacked) carries it too.
   app.addHook('onRequest', async (req, reply) => {
