@@ -12,7 +12,7 @@ import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
 import { errors, type ErrorShape } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
-import { createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
+import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
@@ -142,6 +142,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     localToken: localAdminToken ?? undefined,
     clock,
     createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
+    closeManagementKey: (walletId, keyId) => closeManagementKey(keys, walletId, keyId),
     onOwnerChanged: async (walletId) => {
       await keys.closeFormerOwnerManagementKeys(walletId);
     },

@@ -22,6 +22,7 @@ async function buildApp(db: Db, adminToken: string | undefined) {
       made.push({ walletId, name });
       return { id: `key_${made.length}`, key: `sk-svcm-test${made.length}` };
     },
+    closeManagementKey: async () => false,
   });
   await app.ready();
   return { app, ledger, made };
@@ -124,7 +125,7 @@ describeEachDatabase('admin API', (getDb) => {
     expect(w.owner_id).toBe('alice');
     const k = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/management-keys`, headers: auth, payload: { name: 'ops' } });
     expect(k.statusCode).toBe(201);
-    expect(k.json()).toEqual({ id: expect.any(String), key: expect.stringMatching(/^sk-svcm-/) });
+    expect(k.json()).toEqual({ id: expect.any(String), key: expect.stringMatching(/^sk-svcm-/), name: 'ops' });
     expect(made.at(-1)).toEqual({ walletId: w.id, name: 'ops' });
     const long = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/management-keys`, headers: auth, payload: { name: 'x'.repeat(41) } });
     expect(long.statusCode).toBe(400);

@@ -1,14 +1,21 @@
 // The operator's admin API (README "Operator commands"), under /admin/v1, JSON,
 // `Authorization: Bearer $GATEWAY_ADMIN_TOKEN`.
 //
-//   POST /admin/v1/wallets                         {credits?, splits_usage?, key_slots?, owner_id?}
-//                                                  → 201 {id, credits, splits_usage, key_slots, owner_id}
-//   POST /admin/v1/wallets/{id}/credits            {credits, vendors?: ["c", …]} → 201 {lot_id, credits, vendors}
-//   POST /admin/v1/wallets/{id}/management-keys    {name?} → 201 {id, key}   (the full key, once)
-//   GET  /admin/v1/wallets/{id}                    → {id, credits, reserved_credits, lots:[…], key_slots, keys_active,
-//                                                     splits_usage, owner_id}
-//   POST /admin/v1/wallets/{id}/owner              {owner_id} → {id, owner_id}   (management keys made by the
-//                                                  previous owner stop working; the key service enforces it)
+//   POST   /admin/v1/wallets                      {credits?, splits_usage?, key_slots?, owner_id?}
+//                                                 → 201 {id, credits, splits_usage, key_slots, owner_id}
+//   GET    /admin/v1/wallets?limit=N&cursor=C     → {data:[wallet view…], has_more, next_cursor}   oldest first;
+//                                                 limit 1–200 (default 50); cursor: next_cursor of the last page
+//   GET    /admin/v1/wallets/{id}                 → the wallet view: {id, credits, general_credits,
+//                                                 restricted_credits:[{vendors, credits}], reserved_credits,
+//                                                 lots:[…], key_slots, keys_active, splits_usage, owner_id, created_at}
+//   POST   /admin/v1/wallets/{id}/credits         {credits, vendors?: ["c", …]} → 201 {lot_id, credits, vendors}
+//   POST   /admin/v1/wallets/{id}/owner           {owner_id} → {id, owner_id}   (management keys made by the
+//                                                 previous owner stop working; the key service enforces it)
+//   POST   /admin/v1/wallets/{id}/management-keys {name?} → 201 {id, key, name}   (the full key, once)
+//   GET    /admin/v1/wallets/{id}/management-keys → {data:[{id, name, key_prefix, created_by, created_at,
+//                                                 last_used_at, status, closed_at, closed_reason}]}   (never a secret)
+//   DELETE /admin/v1/wallets/{id}/management-keys/{key_id} → {id, object, closed: true}   (the key stops at once;
+//                                                 DELETE as for the key doors' DELETE /v1/keys/{id})
 //
 // No token configured: the routes are not registered, so every admin path answers the app's 404.
 // Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
@@ -19,9 +26,11 @@ import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
-import { countSlotKeys } from '../keys/store.ts';
-import type { LotBalance, Ledger, Wallet } from '../money/ledger.ts';
-import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+import type { Ledger } from '../money/ledger.ts';
+import { nanoToCreditsFloor } from '../core/money.ts';
+import { countActiveKeysIn, walletView } from './wallet-view.ts';
+import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
+import { registerManagementKeyRoutes } from './management-key-routes.ts';
 
 export interface AdminDeps {
   ledger: Ledger;
@@ -31,6 +40,8 @@ export interface AdminDeps {
   localToken?: string;
   /** Implemented by the key service: a management key created by the wallet's current owner. */
   createManagementKey: (walletId: string, name?: string) => Promise<{ id: string; key: string }>;
+  /** Closes one open management key of the wallet at once (keys/management-keys.ts); false when none. */
+  closeManagementKey: (walletId: string, keyId: string) => Promise<boolean>;
   /** Active slot-occupying keys of a wallet; default: countActiveKeysIn over `db`. */
   countActiveKeys?: (walletId: string) => Promise<number>;
   /** For the default countActiveKeys; default ledger.db. */
@@ -38,21 +49,6 @@ export interface AdminDeps {
   /** Called after POST …/owner changed the owner (for example to close the old owner's management keys). */
   onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<void>;
   clock?: Clock;
-}
-
-/** GET /admin/v1/wallets/{id} and `gateway wallet show`: one answer for both. */
-export async function walletView(ledger: Ledger, w: Wallet, countActiveKeys: (walletId: string) => Promise<number>) {
-  const [bal, keysActive] = await Promise.all([ledger.balance(w.id), countActiveKeys(w.id)]);
-  return {
-    id: w.id,
-    credits: Number(nanoToCreditsFloor(bal.availableNano)),
-    reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
-    lots: bal.lots.map(lotView),
-    key_slots: w.keySlots,
-    keys_active: keysActive,
-    splits_usage: w.splitsUsage,
-    owner_id: w.ownerId,
-  };
 }
 
 /** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
@@ -63,12 +59,6 @@ const sha = (s: string) => createHash('sha256').update(s).digest();
 export function tokenMatches(given: string, expected: string): boolean {
   return timingSafeEqual(sha(given), sha(expected));
 }
-
-/**
- * Active API keys of a wallet, as its key slots count them (the key store's one definition of an active
- * key); `today` is the Korean date. Shown by GET /admin/v1/wallets/{id} and `gateway wallet show`.
- */
-export const countActiveKeysIn: (db: Db, walletId: string, today: string) => Promise<number> = countSlotKeys;
 
 type Body = Record<string, unknown>;
 
@@ -91,15 +81,8 @@ function wholeCredits(v: unknown, field: string, { min }: { min: number }): numb
   return v;
 }
 
-export const lotView = (l: LotBalance) => ({
-  id: l.id,
-  vendors: l.vendors,
-  credits: Number(nanoToCreditsFloor(l.availableNano)),
-  reserved_credits: Number(nanoToCreditsCeil(l.reservedNano)),
-  granted_credits: Number(nanoToCreditsFloor(l.grantedNano)),
-  created_at: l.createdAt.toISOString(),
-});
 
+export { countActiveKeysIn, walletView };
 
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   const tokens = [deps.adminToken, deps.localToken].filter((t): t is string => !!t);
@@ -176,9 +159,16 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         throw errors.invalidRequest('name must be a string of up to 40 characters.', 'name');
       }
       await requireWallet(req.params.id);
-      const k = await deps.createManagementKey(req.params.id, (b.name as string | null | undefined) ?? undefined);
-      return reply.code(201).send({ id: k.id, key: k.key });
+      const name = (b.name as string | null | undefined) ?? undefined;
+      const k = await deps.createManagementKey(req.params.id, name);
+      return reply.code(201).send({ id: k.id, key: k.key, name: name ?? null });
     });
+
+    scope.get('/admin/v1/wallets', async (req) =>
+      listWallets(deps.db ?? ledger.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
+    );
+
+    registerManagementKeyRoutes(scope, { db: deps.db ?? ledger.db, requireWallet, closeManagementKey: deps.closeManagementKey });
 
     scope.get<{ Params: { id: string } }>('/admin/v1/wallets/:id', async (req) => {
       const w = await requireWallet(req.params.id);

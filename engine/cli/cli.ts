@@ -6,10 +6,15 @@ const USAGE = `usage:
                                         warnings exit 0, and with --strict a date that has come exits 1)
   gateway catalog diff <git-ref>        Markdown table of every model, price (with unit and percentage), rule and
                                         door change since <git-ref> (docs/catalog-review.md)
-  gateway wallet create [--credits N] [--splits-usage] [--key-slots N]
+  gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID]
   gateway wallet topup <wallet-id> --credits N [--vendors c,d]
   gateway wallet show <wallet-id>
+  gateway wallet list [--limit N] [--cursor C]   oldest first, N from 1 to 200 (default 50); the next page:
+                                        --cursor with next_cursor of the last one
+  gateway wallet owner <wallet-id> <owner-id>    the previous owner's management keys stop working
   gateway management-key create <wallet-id> [--name NAME]
+  gateway management-key list <wallet-id>        every management key, active or closed (never the secret)
+  gateway management-key close <wallet-id> <key-id>   the key stops working at once
   gateway reload [--url URL [--token T]]   reload the running gateway's catalog and config (SIGHUP to the pid in
                                         GATEWAY_DATA_DIR/gateway.pid, or POST /admin/v1/reload at URL)
 Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).

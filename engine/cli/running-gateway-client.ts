@@ -10,6 +10,8 @@ export interface CommandValues {
   owner?: string;
   vendors?: string;
   name?: string;
+  limit?: string;
+  cursor?: string;
 }
 
 /** A command the admin API refused: its message, printed as the direct commands print theirs. */
@@ -22,14 +24,15 @@ export class GatewayUnreachable extends Error {}
 const numberOr = (v: string | undefined) => (v === undefined ? undefined : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
 
 interface AdminCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   body?: Record<string, unknown>;
 }
 
-export function adminCallFor(group: string, command: string | undefined, walletId: string | undefined, values: CommandValues): AdminCall {
-  const wallet = () => {
-    if (!walletId) throw new Error(`usage: gateway ${group} ${command} <wallet-id>`);
+export function adminCallFor(group: string, command: string | undefined, positionals: string[], values: CommandValues): AdminCall {
+  const [walletId, second] = positionals;
+  const wallet = (what = '') => {
+    if (!walletId || (what && !second)) throw new Error(`usage: gateway ${group} ${command} <wallet-id>${what}`);
     return `/admin/v1/wallets/${encodeURIComponent(walletId)}`;
   };
   if (group === 'wallet' && command === 'create') {
@@ -45,7 +48,19 @@ export function adminCallFor(group: string, command: string | undefined, walletI
     return { method: 'POST', path: `${wallet()}/credits`, body: { credits: numberOr(values.credits), vendors } };
   }
   if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };
+  if (group === 'wallet' && command === 'list') {
+    const query = new URLSearchParams();
+    if (values.limit !== undefined) query.set('limit', values.limit);
+    if (values.cursor !== undefined) query.set('cursor', values.cursor);
+    const qs = query.toString();
+    return { method: 'GET', path: `/admin/v1/wallets${qs ? `?${qs}` : ''}` };
+  }
+  if (group === 'wallet' && command === 'owner') return { method: 'POST', path: `${wallet(' <owner-id>')}/owner`, body: { owner_id: second } };
   if (group === 'management-key' && command === 'create') return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
+  if (group === 'management-key' && command === 'list') return { method: 'GET', path: `${wallet()}/management-keys` };
+  if (group === 'management-key' && command === 'close') {
+    return { method: 'DELETE', path: `${wallet(' <key-id>')}/management-keys/${encodeURIComponent(second)}` };
+  }
   throw new Error(`unknown command: gateway ${group} ${command ?? ''}`);
 }
 

@@ -1,10 +1,11 @@
-// `gateway wallet create|topup|show` and `gateway management-key create`: argv in, JSON out.
+// `gateway wallet create|topup|show|list|owner` and `gateway management-key create|list|close`: argv in,
+// JSON out (the admin API's answers).
 import { parseArgs } from 'node:util';
-import { walletCreate, walletShow, walletTopup } from './wallet-commands.ts';
+import { walletCreate, walletList, walletOwner, walletShow, walletTopup } from './wallet-commands.ts';
 import { systemClock } from '../core/clock.ts';
 import { openDatabase } from '../db/open.ts';
-import { isGatewayError } from '../core/errors.ts';
-import { createKeyService } from '../keys/index.ts';
+import { errors, isGatewayError } from '../core/errors.ts';
+import { closeManagementKey, createKeyService, listManagementKeys, type KeyService } from '../keys/index.ts';
 import { existsSync } from 'node:fs';
 import { processAlive, readRunningGatewayFile, type RunningGatewayFile } from '../admin/running-gateway-file.ts';
 import { adminCallFor, GatewayUnreachable, runOnGateway, type CommandValues } from './running-gateway-client.ts';
@@ -16,6 +17,8 @@ const OPTIONS = {
   owner: { type: 'string' },
   vendors: { type: 'string' },
   name: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
 } as const;
 
 export async function runWalletCommand(group: string, command: string | undefined, argv: string[]): Promise<number> {
@@ -25,7 +28,7 @@ export async function runWalletCommand(group: string, command: string | undefine
   if (!process.env.DATABASE_URL) {
     const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
     const running = readRunningGatewayFile(dataDir);
-    if (running && processAlive(running.pid)) return runThroughGateway(running, group, command, positionals[0], values, dataDir);
+    if (running && processAlive(running.pid)) return runThroughGateway(running, group, command, positionals, values, dataDir);
     if (!existsSync(dataDir)) {
       console.error(`No gateway database in ${dataDir}. Start the gateway once (npm start), or set GATEWAY_DATA_DIR to its data folder.`);
       return 1;
@@ -33,7 +36,7 @@ export async function runWalletCommand(group: string, command: string | undefine
   }
   const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: process.env.GATEWAY_DATA_DIR ?? './data' });
   try {
-    const out = await run(group, command, positionals[0], values, db);
+    const out = await run(group, command, positionals, values, db);
     console.log(JSON.stringify(out, null, 2));
     return 0;
   } catch (e) {
@@ -48,12 +51,12 @@ async function runThroughGateway(
   running: RunningGatewayFile,
   group: string,
   command: string | undefined,
-  walletId: string | undefined,
+  positionals: string[],
   values: CommandValues,
   dataDir: string,
 ): Promise<number> {
   try {
-    const out = await runOnGateway(running, adminCallFor(group, command, walletId, values));
+    const out = await runOnGateway(running, adminCallFor(group, command, positionals, values));
     console.log(JSON.stringify(out, null, 2));
     return 0;
   } catch (e) {
@@ -70,13 +73,23 @@ async function runThroughGateway(
 async function run(
   group: string,
   command: string | undefined,
-  walletId: string | undefined,
-  values: { credits?: string; 'splits-usage'?: boolean; 'key-slots'?: string; owner?: string; vendors?: string; name?: string },
+  positionals: string[],
+  values: CommandValues,
   db: Awaited<ReturnType<typeof openDatabase>>,
 ): Promise<unknown> {
-  const need = () => {
-    if (!walletId) throw new Error(`usage: gateway ${group} ${command} <wallet-id>`);
+  const [walletId, second] = positionals;
+  const need = (what = '') => {
+    if (!walletId || (what && !second)) throw new Error(`usage: gateway ${group} ${command} <wallet-id>${what}`);
     return walletId;
+  };
+  // The key service announces closed keys to every gateway on this PostgreSQL (NOTIFY), so they drop them at once.
+  const withKeys = async <T>(f: (keys: KeyService) => Promise<T>): Promise<T> => {
+    const keys = createKeyService(db, { clock: systemClock });
+    try {
+      return await f(keys);
+    } finally {
+      await keys.close();
+    }
   };
   if (group === 'wallet' && command === 'create') {
     return walletCreate(db, { credits: values.credits, splitsUsage: values['splits-usage'], keySlots: values['key-slots'], ownerId: values.owner });
@@ -86,13 +99,25 @@ async function run(
     return walletTopup(db, need(), { credits: values.credits, vendors: values.vendors });
   }
   if (group === 'wallet' && command === 'show') return walletShow(db, need());
+  if (group === 'wallet' && command === 'list') return walletList(db, { limit: values.limit, cursor: values.cursor });
+  if (group === 'wallet' && command === 'owner') {
+    need(' <owner-id>');
+    return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id)));
+  }
   if (group === 'management-key' && command === 'create') {
-    const keys = createKeyService(db, { clock: systemClock });
-    try {
-      return await keys.createManagementKey(need(), values.name);
-    } finally {
-      await keys.close();
+    return withKeys(async (keys) => ({ ...(await keys.createManagementKey(need(), values.name)), name: values.name ?? null }));
+  }
+  if (group === 'management-key' && command === 'list') {
+    await walletShow(db, need()); // 404 for an unknown wallet, as the admin API answers
+    return { object: 'list', data: await listManagementKeys(db, walletId) };
+  }
+  if (group === 'management-key' && command === 'close') {
+    need(' <key-id>');
+    await walletShow(db, walletId);
+    if (!(await withKeys((keys) => closeManagementKey(keys, walletId, second)))) {
+      throw errors.notFound(`No open management key '${second}' in wallet '${walletId}' (it may be closed already).`);
     }
+    return { id: second, object: 'management_key', closed: true };
   }
   throw new Error(`unknown command: gateway ${group} ${command ?? ''}`);
 }

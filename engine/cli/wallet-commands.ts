@@ -1,4 +1,4 @@
-// The operator's wallet commands behind `npx gateway wallet create|topup|show` (the CLI entry parses
+// The operator's wallet commands behind `npx gateway wallet create|topup|show|list|owner` (the CLI entry parses
 // argv and prints). Each returns the same JSON shape as the admin API answer, and throws GatewayError
 // (status 400 / 404) on bad input, so the CLI can print `err.message` and exit 1.
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
@@ -6,7 +6,9 @@ import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { createLedger, type Ledger } from '../money/ledger.ts';
 import { nanoToCreditsFloor } from '../core/money.ts';
-import { countActiveKeysIn, MAX_CREDITS, walletView } from '../admin/routes.ts';
+import { MAX_CREDITS } from '../admin/routes.ts';
+import { countActiveKeysIn, walletView } from '../admin/wallet-view.ts';
+import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
 
 export interface CliContext {
   clock?: Clock;
@@ -73,4 +75,31 @@ export async function walletShow(db: Db, walletId: string, ctx: CliContext = {})
   const w = await ledger.getWallet(walletId);
   if (!w) throw errors.notFound(`No wallet '${walletId}'.`);
   return walletView(ledger, w, (id) => countActiveKeysIn(db, id, koreanDate((ctx.clock ?? systemClock).now())));
+}
+
+/** `gateway wallet list [--limit N] [--cursor C]`: the same page as GET /admin/v1/wallets. */
+export async function walletList(db: Db, opts: { limit?: string; cursor?: string } = {}, ctx: CliContext = {}): Promise<WalletPage> {
+  return listWallets(db, parseWalletPageRequest(opts), koreanDate((ctx.clock ?? systemClock).now()));
+}
+
+/**
+ * `gateway wallet owner <wallet-id> <owner-id>`: as POST /admin/v1/wallets/{id}/owner, including closing the
+ * management keys the previous owner made (`closeFormerOwnerKeys`, the key service's).
+ */
+export async function walletOwner(
+  db: Db,
+  walletId: string,
+  ownerId: string,
+  closeFormerOwnerKeys: (walletId: string) => Promise<number>,
+  ctx: CliContext = {},
+): Promise<{ id: string; owner_id: string }> {
+  if (ownerId.trim() === '' || ownerId.length > 200) {
+    throw errors.invalidRequest('owner_id must be a non-empty string of up to 200 characters.', 'owner_id');
+  }
+  const ledger = ledgerFor(db, ctx);
+  const before = await ledger.getWallet(walletId);
+  if (!before) throw errors.notFound(`No wallet '${walletId}'.`);
+  const w = await ledger.setOwner(walletId, ownerId);
+  if (before.ownerId !== w.ownerId) await closeFormerOwnerKeys(w.id);
+  return { id: w.id, owner_id: w.ownerId };
 }

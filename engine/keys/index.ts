@@ -10,3 +10,4 @@ export { usedCredits } from './types.ts';
 export { API_KEY_PREFIX, MANAGEMENT_KEY_PREFIX, hashSecret, type KeyKind } from './secret.ts';
 export { keyRecord, type ApiKeyRecord } from './records.ts';
 export { CHAT_KEY_NAME_PREFIX } from './validate.ts';
+export { listManagementKeys, closeManagementKey, type ManagementKeyRecord } from './management-keys.ts';

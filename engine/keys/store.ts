@@ -95,3 +95,15 @@ export async function getDoorKey(q: Queryable, walletId: string, keyId: string, 
 export function walletMissing(walletId: string) {
   return errors.notFound(`No wallet with id ${walletId}.`);
 }
+
+/** countSlotKeys for several wallets in one query; a wallet without keys is absent (0). */
+export async function countSlotKeysOf(q: Queryable, walletIds: string[], today: string): Promise<Map<string, number>> {
+  if (walletIds.length === 0) return new Map();
+  const res = await q.query<{ wallet_id: string; n: string }>(
+    `SELECT k.wallet_id, count(*)::text AS n FROM api_keys k
+      WHERE k.wallet_id = ANY($1::text[]) AND ${doorKeyWhere} AND ${activeWhere('$2')}
+      GROUP BY k.wallet_id`,
+    [walletIds, today],
+  );
+  return new Map(res.rows.map((r) => [r.wallet_id, Number(r.n)]));
+}

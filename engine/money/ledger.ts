@@ -38,7 +38,8 @@ import { createBatcher } from './batcher.ts';
 import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
-import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput, Wallet } from './types.ts';
+import { lotFromRow, walletFromRow } from './wallet-rows.ts';
+import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput } from './types.ts';
 
 export type {
   CreateWalletInput,
@@ -95,24 +96,6 @@ function normalizeVendors(vendors: string[] | null | undefined): string[] | null
   return [...out].sort();
 }
 
-const walletFromRow = (r: Record<string, unknown>): Wallet => ({
-  id: r.id as string,
-  ownerId: r.owner_id as string,
-  splitsUsage: r.splits_usage as boolean,
-  keySlots: Number(r.key_slots),
-  createdAt: new Date(r.created_at as string | Date),
-});
-
-const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
-  id: r.id as string,
-  walletId: r.wallet_id as string,
-  vendors: (r.vendors as string[] | null) ?? null,
-  grantedNano: toBigInt(r.granted_nano),
-  availableNano: toBigInt(r.available_nano),
-  reservedNano: toBigInt(r.reserved_nano),
-  createdAt: new Date(r.created_at as string | Date),
-});
-
 /** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
 const TOP_UP_SQL = `
 WITH w AS (
@@ -154,7 +137,16 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     );
     if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
     // The insert set the lot's own balance; only the wallet total and the journal move here.
-    await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
+    try {
+      await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
+    } catch (e) {
+      // numeric_value_out_of_range: the wallet total would pass int8. The amount asked is the cause, so
+      // it is the caller's 400; the transaction rolls back with the lot.
+      if ((e as { code?: unknown } | null)?.code === '22003') {
+        throw errors.invalidRequest('credits: this top-up would take the wallet past the largest balance it can hold.', 'credits');
+      }
+      throw e;
+    }
     return lotFromRow(ins.rows[0]);
   };
 

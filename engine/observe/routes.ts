@@ -3,7 +3,7 @@
 // open; the metrics reveal traffic and spend, so they are for loopback only, or for whoever holds
 // GATEWAY_METRICS_TOKEN when one is set.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
 import type { Runtime } from '../catalog/runtime.ts';
@@ -31,7 +31,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
   });
 
   app.get('/metrics', async (req, reply) => {
-    if (!mayReadMetrics(req, deps.metricsToken)) {
+    if (!mayReadMetrics(req.socket.remoteAddress, req.headers.authorization, deps.metricsToken)) {
       const why = deps.metricsToken ? 'a valid metrics token is required' : 'metrics are served to loopback only (set GATEWAY_METRICS_TOKEN to read them from elsewhere)';
       return sendError(reply, errors.forbidden(`Not allowed: ${why}.`), 'chat');
     }
@@ -57,9 +57,13 @@ async function readinessProblem({ db, runtime }: OpsRoutesDeps): Promise<string 
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
-function mayReadMetrics(req: FastifyRequest, token: string | undefined): boolean {
-  if (!token) return LOOPBACK.has(req.socket.remoteAddress ?? '');
-  const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+/**
+ * Whether a scrape may read /metrics: with no token, only a loopback peer (the address the socket saw, not a
+ * forwarded header a client can write); with a token, whoever sends it, loopback included.
+ */
+export function mayReadMetrics(remoteAddress: string | undefined, authorization: string | undefined, token: string | undefined): boolean {
+  if (!token) return LOOPBACK.has(remoteAddress ?? '');
+  const given = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1] ?? '';
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(given), digest(token));
 }

@@ -75,3 +75,38 @@ describe('the reserved team-chat key name prefix', () => {
     await expect400(await call('PATCH', `/v1/keys/${id}`, mgmt(), { name: ' 채팅 · 민수' }));
   });
 });
+
+// The other data exceptions (SQLSTATE class 22) that admin or key-door input can reach. Probed: key limits
+// up to 2^53−1, expires_on 9999-12-31, offsets up to 2^53−1 and max_tokens 1e300 are stored or refused
+// before the database; a top-up that takes a wallet past int8 (22003) and a wallet cursor in year 0 (22008)
+// reached it and answered 503.
+describe('data exceptions PostgreSQL raises on client input', () => {
+  it('a top-up past the largest balance is 400 naming credits, and moves nothing (22003)', async () => {
+    const w = await t.gw.ledger.createWallet({});
+    await t.gw.ledger.topUp(w.id, { nano: 9_223_372_036_854_000_000n });
+    const before = await t.gw.ledger.balance(w.id);
+    const res = await call('POST', `/admin/v1/wallets/${w.id}/credits`, ADMIN, { credits: 1_000_000 });
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    expect(JSON.parse(text).error).toMatchObject({ type: 'invalid_request_error', param: 'credits' });
+    const after = await t.gw.ledger.balance(w.id);
+    expect(after.availableNano).toBe(before.availableNano);
+    expect(after.lots).toHaveLength(before.lots.length);
+    expect((await t.gw.ledger.journalSum(w.id)).availableNano).toBe(after.availableNano);
+    // A top-up that still fits goes through.
+    expect((await call('POST', `/admin/v1/wallets/${w.id}/credits`, ADMIN, { credits: 1 })).status).toBe(201);
+  });
+
+  it('a path that does not decode is 400 in the chat shape, not Fastify\'s own', async () => {
+    for (const path of ['/admin/v1/wallets/%FF%FE', '/admin/v1/wallets/%ED%A0%80/management-keys', '/v1/keys/%FF']) {
+      await expect400(await call('GET', path, path.startsWith('/v1') ? { authorization: `Bearer ${managementKey}` } : ADMIN));
+    }
+  });
+
+  it('a wallet cursor whose instant PostgreSQL cannot hold is 400 naming cursor (22008)', async () => {
+    const cursor = Buffer.from(JSON.stringify(['0000-01-01T00:00:00.000000Z', 'wal_x'])).toString('base64url');
+    const res = await call('GET', `/admin/v1/wallets?cursor=${cursor}`, ADMIN);
+    await expect400(res.clone());
+    expect((await res.json()).error.param).toBe('cursor');
+  });
+});

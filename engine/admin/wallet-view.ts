@@ -1,0 +1,77 @@
+// The one answer that shows a wallet: GET /admin/v1/wallets/{id}, each item of GET /admin/v1/wallets and
+// `gateway wallet show|list`. Credits shown: balances round down, reserved amounts round up.
+import type { Db } from '../db/db.ts';
+import { countSlotKeys } from '../keys/store.ts';
+import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+
+export const lotView = (l: LotBalance) => ({
+  id: l.id,
+  vendors: l.vendors,
+  credits: Number(nanoToCreditsFloor(l.availableNano)),
+  reserved_credits: Number(nanoToCreditsCeil(l.reservedNano)),
+  granted_credits: Number(nanoToCreditsFloor(l.grantedNano)),
+  created_at: l.createdAt.toISOString(),
+});
+
+export interface RestrictedCredits {
+  vendors: string[];
+  credits: number;
+}
+
+/**
+ * What the wallet can spend on any model (`general_credits`) apart from what only some vendors' models
+ * can use, one entry per set of vendors, in the order the sets sort. Each sum rounds down on its own, so
+ * the parts may add up to a credit or so less than `credits`, the rounded-down total.
+ */
+export function creditsBySpendability(lots: LotBalance[]): { general_credits: number; restricted_credits: RestrictedCredits[] } {
+  let generalNano = 0n;
+  const restricted = new Map<string, { vendors: string[]; nano: bigint }>();
+  for (const lot of lots) {
+    if (lot.vendors === null) {
+      generalNano += lot.availableNano;
+      continue;
+    }
+    const vendors = [...lot.vendors].sort();
+    const key = vendors.join(',');
+    const entry = restricted.get(key) ?? { vendors, nano: 0n };
+    entry.nano += lot.availableNano;
+    restricted.set(key, entry);
+  }
+  return {
+    general_credits: Number(nanoToCreditsFloor(generalNano)),
+    restricted_credits: [...restricted.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, e]) => ({ vendors: e.vendors, credits: Number(nanoToCreditsFloor(e.nano)) })),
+  };
+}
+
+/** The view from what was read; `keysActive` as countActiveKeysIn counts them. */
+export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number) {
+  return {
+    id: w.id,
+    credits: Number(nanoToCreditsFloor(bal.availableNano)),
+    ...creditsBySpendability(bal.lots),
+    reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
+    lots: bal.lots.map(lotView),
+    key_slots: w.keySlots,
+    keys_active: keysActive,
+    splits_usage: w.splitsUsage,
+    owner_id: w.ownerId,
+    created_at: w.createdAt.toISOString(),
+  };
+}
+
+export type WalletView = ReturnType<typeof walletViewFrom>;
+
+/** GET /admin/v1/wallets/{id} and `gateway wallet show`: one answer for both. */
+export async function walletView(ledger: Ledger, w: Wallet, countActiveKeys: (walletId: string) => Promise<number>): Promise<WalletView> {
+  const [bal, keysActive] = await Promise.all([ledger.balance(w.id), countActiveKeys(w.id)]);
+  return walletViewFrom(w, bal, keysActive);
+}
+
+/**
+ * Active API keys of a wallet, as its key slots count them (the key store's one definition of an active
+ * key); `today` is the Korean date.
+ */
+export const countActiveKeysIn: (db: Db, walletId: string, today: string) => Promise<number> = countSlotKeys;
