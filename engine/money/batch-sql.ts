@@ -169,14 +169,34 @@ WITH new_res AS (
   RETURNING id
 ), finished AS (
   UPDATE reservations r
-     SET state = d.state, charged_nano = d.charged, finished_at = d.at
-    FROM unnest($25::text[], $26::text[], $27::bigint[], $28::timestamptz[]) AS d(id, state, charged, at)
+     SET state = d.state, charged_nano = d.charged, finished_at = coalesce(d.at, r.finished_at),
+         amount_nano = coalesce(d.amount, r.amount_nano)
+    FROM unnest($25::text[], $26::text[], $27::bigint[], $28::timestamptz[], $29::bigint[]) AS d(id, state, charged, at, amount)
    WHERE r.id = d.id
   RETURNING r.id
+), held_moved AS (
+  UPDATE reservation_lots rl
+     SET amount_nano = rl.amount_nano - d.amount
+    FROM unnest($30::text[], $31::text[], $32::bigint[]) AS d(reservation_id, lot_id, amount)
+   WHERE rl.reservation_id = d.reservation_id AND rl.lot_id = d.lot_id
+  RETURNING rl.reservation_id
+), draws AS (
+  INSERT INTO reservation_draws (draw_id, reservation_id, amount_nano, at)
+  SELECT u.draw_id, u.reservation_id, u.amount, u.at
+    FROM unnest($33::text[], $34::text[], $35::bigint[], $36::timestamptz[]) AS u(draw_id, reservation_id, amount, at)
+  RETURNING draw_id
 )
 SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new_res_lots)::int AS new_res_lots,
        (SELECT count(*) FROM lots)::int AS lots, (SELECT count(*) FROM wallets_moved)::int AS wallets,
-       (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished`;
+       (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished,
+       (SELECT count(*) FROM held_moved)::int AS held_moved, (SELECT count(*) FROM draws)::int AS draws`;
+
+/** Draw ids of `drawIds` already written: a batch retried after an unclear commit must not draw them again. */
+export async function readDrawnBefore(tx: Queryable, drawIds: readonly string[]): Promise<Set<string>> {
+  if (drawIds.length === 0) return new Set();
+  const r = await tx.query<{ draw_id: string }>('SELECT draw_id FROM reservation_draws WHERE draw_id = ANY($1::text[])', [drawIds]);
+  return new Set(r.rows.map((row) => row.draw_id));
+}
 
 /** Writes a batch's moves; every row count is checked. */
 export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Promise<void> {
@@ -184,7 +204,25 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Pr
   const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
   const s = (n: bigint) => n.toString();
-  const r = await tx.query<{ new_res: number; new_res_lots: number; lots: number; wallets: number; journal: number; finished: number }>(WRITE_SQL, [
+  // Several draws of one batch may take from the same hold: one row update each, summed.
+  const held = new Map<string, { reservationId: string; lotId: string; amount: bigint }>();
+  for (const d of moves.heldDelta) {
+    const k = `${d.reservationId}\u0000${d.lotId}`;
+    const cur = held.get(k);
+    if (cur) cur.amount += d.amount;
+    else held.set(k, { ...d });
+  }
+  const heldRows = [...held.values()];
+  const r = await tx.query<{
+    new_res: number;
+    new_res_lots: number;
+    lots: number;
+    wallets: number;
+    journal: number;
+    finished: number;
+    held_moved: number;
+    draws: number;
+  }>(WRITE_SQL, [
     owner,
     moves.newRes.map((o) => o.id),
     moves.newRes.map((o) => o.walletId),
@@ -212,7 +250,15 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Pr
     fin.map(([id]) => id),
     fin.map(([, f]) => f.state),
     fin.map(([, f]) => s(f.charged)),
-    fin.map(([, f]) => f.at.toISOString()),
+    fin.map(([, f]) => (f.at ? f.at.toISOString() : null)),
+    fin.map(([, f]) => (f.amount === undefined ? null : s(f.amount))),
+    heldRows.map((h) => h.reservationId),
+    heldRows.map((h) => h.lotId),
+    heldRows.map((h) => s(h.amount)),
+    moves.draws.map((d) => d.drawId),
+    moves.draws.map((d) => d.reservationId),
+    moves.draws.map((d) => s(d.amount)),
+    moves.draws.map((d) => d.at.toISOString()),
   ]);
   // Every row we meant to write was written (the lots and reservations are locked by us; a wallet row
   // cannot disappear). A mismatch is a bug: fail the batch rather than commit a partial move.
@@ -224,6 +270,8 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Pr
     wallets: wallets.length,
     journal: moves.journal.length,
     finished: fin.length,
+    held_moved: heldRows.length,
+    draws: moves.draws.length,
   };
   for (const k of Object.keys(want) as (keyof typeof want)[]) {
     if (Number(got?.[k]) !== want[k]) throw new Error(`ledger batch wrote ${got?.[k]} ${k} rows, expected ${want[k]}`);

@@ -54,7 +54,7 @@ import type { Db, Queryable } from '../db/db.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
 import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
-import { lockBatch, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { lockBatch, readDrawnBefore, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 
 export const MAX_BATCH = 64;
@@ -177,7 +177,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           for (;;) {
             if (active.length === 0) return [];
             opts.onBatch?.(active.length);
-            const savepoint = active.some((p) => p.op.kind === 'settle' && p.op.alongside);
+            const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside);
             if (savepoint) await tx.query('SAVEPOINT ledger_batch');
             try {
               return await processBatch(tx, active, extraWallets);
@@ -253,9 +253,12 @@ export function createBatcher(opts: BatcherOptions): Batcher {
 
     // 1b. The capped keys: their counters locked, their use and holds read.
     const keys = await lockKeyCaps(tx, batch);
+    // 1c. Draws already written (a retry after an unclear commit) are not made again.
+    const drawnBefore = await readDrawnBefore(tx, finishes.flatMap((op) => (op.kind === 'draw' && op.drawId ? [op.drawId] : [])));
 
     // 2. Decide every op in order, in memory.
     const book = new Book(lots, reservations, keys);
+    for (const id of drawnBefore) book.drawnBefore.add(id);
     const outcomes: Outcome[] = [];
     const alongside: { pending: Pending; charged: bigint }[] = [];
     /** Reserves that need the wallet facts (refusal, or nothing to draw from) before they are final. */
@@ -274,7 +277,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           }
         } else {
           const o = book.finish(p.op, at);
-          if (p.op.kind === 'settle' && p.op.alongside && o.finished) alongside.push({ pending: p, charged: o.chargedNano });
+          const moved = o.finished || (p.op.kind === 'draw' && !o.alreadyFinished);
+          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside && moved) alongside.push({ pending: p, charged: o.chargedNano });
           outcomes.push({ ok: true, value: o });
         }
       } catch (e) {

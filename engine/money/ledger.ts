@@ -270,6 +270,12 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
+    async draw(reservation, amountNano, drawId, alongside) {
+      if (typeof amountNano !== 'bigint') throw new TypeError('amountNano must be a bigint');
+      const r = await finish(reservation, { kind: 'draw', actualNano: amountNano, drawId, alongside });
+      return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
+    },
+
     async release(reservation) {
       const r = await finish(reservation, { kind: 'release', actualNano: 0n });
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };

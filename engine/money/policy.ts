@@ -101,7 +101,7 @@ export const planAllows = (planVendors: readonly string[], vendor: string, facts
 
 /** Whether finishing a reservation in this state can still move money (else it is a no-op). */
 export const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>
-  state === 'held' || (state === 'expired' && kind === 'settle');
+  state === 'held' || (state === 'expired' && kind === 'settle') || kind === 'draw';
 
 export type JournalKind = 'reserve' | 'settle' | 'release';
 
@@ -126,7 +126,15 @@ export class Moves {
   readonly lotDelta = new Map<string, BalanceDelta>();
   readonly walletDelta = new Map<string, BalanceDelta>();
   readonly journal: JournalEntry[] = [];
-  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date }>();
+  /**
+   * Reservations whose row changes: finished (state, charged, at), or drawn from while held (at null; amount
+   * is what it still holds).
+   */
+  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date | null; amount?: bigint }>();
+  /** What draws took off a reservation's hold on a lot (`reservation_lots`). */
+  readonly heldDelta: { reservationId: string; lotId: string; amount: bigint }[] = [];
+  /** The draws made, by their id, so a repeated draw is recognised. */
+  readonly draws: { drawId: string; reservationId: string; amount: bigint; at: Date }[] = [];
 
   /**
    * Moves `n` on a lot: reserve takes it from available into reserved, settle takes it out of reserved
@@ -146,7 +154,7 @@ export class Moves {
   }
 
   get empty(): boolean {
-    return this.newRes.length === 0 && this.journal.length === 0 && this.finished.size === 0;
+    return this.newRes.length === 0 && this.journal.length === 0 && this.finished.size === 0 && this.draws.length === 0;
   }
 }
 
@@ -244,9 +252,10 @@ export class Book {
    * Settles, releases or expires a reservation. Throws errors.notFound when the batch did not lock it (it
    * does not exist). `at` is the instant written on the moves.
    */
-  finish(op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore'>, at: Date): FinishOutcome {
+  finish(op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore' | 'drawId'>, at: Date): FinishOutcome {
     const s = this.reservations.get(op.id);
     if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
+    if (op.kind === 'draw') return this.draw(s, op.actualNano, op.drawId, at);
     const noop: FinishOutcome = { chargedNano: s.charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
     if (!mayMoveMoney(s.state, op.kind)) return noop;
     if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile
@@ -258,7 +267,7 @@ export class Book {
     if (op.kind === 'settle') return this.settle(s, heldLots, op.actualNano, at);
     for (const { lot, h } of heldLots) this.moves.move(lot, s.id, 'release', h, at);
     const state = op.kind === 'expire' ? 'expired' : 'released';
-    this.finishAs(s, state, 0n, at);
+    this.finishAs(s, state, s.charged, at); // what draws charged stays charged
     return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: s.amount, finished: true };
   }
 
@@ -285,8 +294,47 @@ export class Book {
     const charged = actual - toCharge;
     const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (standing) standing.usedNano += charged;
-    this.finishAs(s, 'settled', charged, at);
+    this.finishAs(s, 'settled', s.charged + charged, at); // plus what draws charged before, if any
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: released, finished: true };
+  }
+
+  /** Draw ids already written (read by the batch): a repeat of one charges nothing. */
+  readonly drawnBefore = new Set<string>();
+
+  /**
+   * Charges `amountNano` out of a reservation and leaves it held with the rest: from its lots in draw order,
+   * then, past what it holds (or once it is no longer held), from available balance as far as it goes.
+   */
+  private draw(s: ResState, amountNano: bigint, drawId: string | undefined, at: Date): FinishOutcome {
+    if (!drawId) throw new Error(`ledger: a draw on ${s.id} needs a draw id`);
+    const none: FinishOutcome = { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
+    if (this.drawnBefore.has(drawId)) return none;
+    this.drawnBefore.add(drawId);
+    let toCharge = amountNano < 0n ? 0n : amountNano;
+    let fromHold = 0n;
+    for (const { lot, h } of s.state === 'held' ? this.heldLots(s) : []) {
+      if (toCharge <= 0n) break;
+      const x = toCharge < h ? toCharge : h;
+      this.moves.move(lot, s.id, 'settle', x, at);
+      s.held.set(lot.id, h - x);
+      this.moves.heldDelta.push({ reservationId: s.id, lotId: lot.id, amount: x });
+      fromHold += x;
+      toCharge -= x;
+    }
+    for (const lot of toCharge > 0n ? this.usableLots(s.walletId, s.vendor) : []) {
+      if (toCharge <= 0n) break;
+      const x = toCharge < lot.avail ? toCharge : lot.avail;
+      this.moves.move(lot, s.id, 'reserve', x, at);
+      this.moves.move(lot, s.id, 'settle', x, at);
+      toCharge -= x;
+    }
+    const charged = (amountNano < 0n ? 0n : amountNano) - toCharge;
+    s.amount -= fromHold;
+    s.charged += charged;
+    const prev = this.moves.finished.get(s.id);
+    this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
+    this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at });
+    return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
   }
 
   /** What a held reservation holds, per lot, in draw order. A hold on a lot the batch did not lock is a bug. */
@@ -324,7 +372,8 @@ export class Book {
   private finishAs(s: ResState, state: ReservationState, charged: bigint, at: Date): void {
     s.state = state;
     s.charged = charged;
-    this.moves.finished.set(s.id, { state, charged, at });
+    // A draw earlier in the batch changed what it holds: keep that amount in the one row update.
+    this.moves.finished.set(s.id, { state, charged, at, amount: this.moves.finished.get(s.id)?.amount });
   }
 }
 

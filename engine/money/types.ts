@@ -171,6 +171,17 @@ export interface Ledger {
     actualNano: bigint,
     alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
   ): Promise<SettleResult>;
+  /**
+   * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
+   * one call), once per `drawId`; past what it holds, or once it is no longer held, from available balance as
+   * far as it goes. `alongside` runs in the same transaction, with what was charged, unless it is a repeat.
+   */
+  draw(
+    reservation: Reservation | string,
+    amountNano: bigint,
+    drawId: string,
+    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
+  ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
@@ -189,8 +200,15 @@ export interface Ledger {
 export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'> & { cap?: KeyCap };
 
 export interface FinishOp {
-  kind: 'settle' | 'release' | 'expire';
+  /**
+   * draw: charges `actualNano` out of the reservation without finishing it (a process's budget lease pays
+   * one call); charged at most once per `drawId`, from what the reservation holds, then (beyond it, or
+   * when it is no longer held) from available balance as far as it goes.
+   */
+  kind: 'settle' | 'release' | 'expire' | 'draw';
   id: string;
+  /** draw: the paying call's id; a draw repeated with the same id charges nothing more. */
+  drawId?: string;
   /**
    * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
    * retry), or null: looked up inside the batch.

@@ -1,0 +1,104 @@
+// Draws: many calls charged out of one held reservation (a process's budget lease), each once, in draw
+// order, with the rest still held; past the hold, or once the hold is gone, from available balance as far as
+// it goes. The journal adds up after every step.
+import { expect, it } from 'vitest';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
+  const clock = fixedClock('2026-05-01T00:00:00Z');
+  const ledger = () => createLedger(getDb(), { clock, owner: 'lease-test' });
+
+  async function leaseOf(l: ReturnType<typeof ledger>, walletId: string, amountNano: bigint, vendor = 'b') {
+    const r = await l.reserve({ walletId, vendor, amountNano, callId: 'lease:test' });
+    if (!r.ok) throw new Error(`lease refused: ${r.reason}`);
+    return r.reservation;
+  }
+
+  it('charges each draw out of the hold and leaves the rest held; a release gives back only the rest', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 10 }); // 10,000 nano
+    const lease = await leaseOf(l, w.id, 4000n);
+    expect((await l.draw(lease, 300n, 'call-1')).chargedNano).toBe(300n);
+    expect((await l.draw(lease, 200n, 'call-2')).chargedNano).toBe(200n);
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 6000n, reservedNano: 3500n });
+    const row = await getDb().query<{ amount_nano: string; charged_nano: string; state: string }>(
+      'SELECT amount_nano, charged_nano, state FROM reservations WHERE id = $1',
+      [lease.id],
+    );
+    expect(row.rows[0]).toMatchObject({ amount_nano: '3500', charged_nano: '500', state: 'held' });
+    await expectJournalAddsUp(l, w.id);
+
+    expect((await l.release(lease)).releasedNano).toBe(3500n);
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 9500n, reservedNano: 0n });
+    const after = await getDb().query<{ charged_nano: string; state: string }>('SELECT charged_nano, state FROM reservations WHERE id = $1', [lease.id]);
+    expect(after.rows[0]).toMatchObject({ charged_nano: '500', state: 'released' });
+    await expectJournalAddsUp(l, w.id);
+  });
+
+  it('a draw repeated with the same id charges nothing and does not run its alongside again', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 10 });
+    const lease = await leaseOf(l, w.id, 4000n);
+    const seen: bigint[] = [];
+    const note = async (_tx: unknown, charged: bigint) => {
+      seen.push(charged);
+    };
+    await l.draw(lease, 700n, 'call-x', note);
+    const again = await l.draw(lease, 700n, 'call-x', note);
+    expect(again).toMatchObject({ chargedNano: 0n, alreadyFinished: true });
+    expect(seen).toEqual([700n]);
+    expect((await l.balance(w.id)).reservedNano).toBe(3300n);
+    await expectJournalAddsUp(l, w.id);
+  });
+
+  it('past the hold, the excess comes from available balance as far as it goes; after a release, all of it', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 1 }); // 1,000 nano
+    const lease = await leaseOf(l, w.id, 400n);
+    expect(await l.draw(lease, 500n, 'big')).toMatchObject({ chargedNano: 500n, shortfallNano: 0n });
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 500n, reservedNano: 0n });
+    await l.release(lease);
+    expect(await l.draw(lease, 800n, 'late')).toMatchObject({ chargedNano: 500n, shortfallNano: 300n });
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 0n, reservedNano: 0n });
+    await expectJournalAddsUp(l, w.id);
+  });
+
+  it('draws restricted lots first, as a settle does', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 10 });
+    await l.topUp(w.id, { credits: 2, vendors: ['b'] }); // 2,000 nano for vendor B only
+    const lease = await leaseOf(l, w.id, 5000n);
+    await l.draw(lease, 2500n, 'spend');
+    const bal = await l.balance(w.id);
+    const restricted = bal.lots.find((x) => x.vendors !== null)!;
+    expect(restricted.availableNano + restricted.reservedNano).toBe(0n); // spent first
+    await expectJournalAddsUp(l, w.id);
+  });
+
+  it('concurrent draws each charge once and add up', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 100 });
+    const lease = await leaseOf(l, w.id, 60_000n);
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => l.draw(lease, BigInt(100 + i), `c-${i}`)));
+    const total = results.reduce((a, r) => a + r.chargedNano, 0n);
+    const expected = Array.from({ length: 60 }, (_, i) => BigInt(100 + i)).reduce((a, b) => a + b, 0n);
+    expect(total).toBe(expected);
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 40_000n, reservedNano: 60_000n - expected });
+    await expectJournalAddsUp(l, w.id);
+  });
+
+  it('the sweeper releases what an expired lease still holds and keeps what it charged', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 10 });
+    const r = await l.reserve({ walletId: w.id, vendor: 'b', amountNano: 3000n, callId: 'lease:dead', expiresAt: new Date('2026-05-01T00:00:01Z') });
+    if (!r.ok) throw new Error('refused');
+    await l.draw(r.reservation, 1000n, 'before-death');
+    expect(await l.sweepExpired(new Date('2026-05-01T00:01:00Z'))).toBe(1);
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 9000n, reservedNano: 0n });
+    await expectJournalAddsUp(l, w.id);
+  });
+});
