@@ -1,5 +1,7 @@
 // Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
+import { gatewayLeases } from './money/lease-wiring.ts';
+import { readLeasedByLot, spendableBalance } from './money/spendable.ts';
 import { registerOpenApiRoute } from './openapi/routes.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsagePruning } from './usage/retention.ts';
@@ -87,7 +89,16 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
   const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections });
 
-  const accounts = createWalletAccounts({ keys, ledger, clock, suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()) });
+  let appLog: FastifyBaseLogger | null = null;
+  const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog);
+  await leases.listen();
+  const accounts = createWalletAccounts({
+    keys,
+    ledger,
+    clock,
+    leases: leases.deps,
+    suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
+  });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
   const dataDir = env.GATEWAY_DATA_DIR ?? './data';
   // Only an embedded database on disk needs the operator tools to come through this process.
@@ -123,6 +134,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     logReload(log, result);
     return result;
   };
+  appLog = app.log;
   const lateSettlements = new LateSettlements(app.log);
   registerModelDoors(app, {
     runtime,
@@ -179,6 +191,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await closeApp(app);
       // Every call has ended; settles still waiting for the database get a last chance before it closes.
       await lateSettlements.drain(LATE_SETTLE_DRAIN_MS);
+      await leases.book.close(LATE_SETTLE_DRAIN_MS);
       await videos.stop();
       await upstream.close();
       await keys.close();
@@ -189,6 +202,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 }
 
 const LATE_SETTLE_DRAIN_MS = 5_000;
+
+const silentLog = { warn: () => undefined, error: () => undefined };
 
 /** The error shape of the door whose path the (possibly malformed) path begins with, the longest such. */
 function errorShapeOfPath(runtime: Runtime, path: string): ErrorShape {
@@ -240,7 +255,7 @@ async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Cal
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
 async function creditsOf(ledger: Ledger, walletId: string) {
-  const b = await ledger.balance(walletId);
+  const b = spendableBalance(await ledger.balance(walletId), await readLeasedByLot(ledger.db, [walletId]));
   return {
     object: 'credits',
     wallet_id: walletId,

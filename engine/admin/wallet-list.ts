@@ -6,6 +6,7 @@ import { errors } from '../core/errors.ts';
 import { countSlotKeysOf } from '../keys/store.ts';
 import { readBalances, readWalletPage, type WalletPosition } from '../money/wallet-rows.ts';
 import { walletViewFrom, type WalletView } from './wallet-view.ts';
+import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
@@ -66,10 +67,10 @@ export async function listWallets(db: Db, req: WalletPageRequest, today: string)
   const rows = await readWalletPage(db, req.limit + 1, req.after);
   const page = rows.slice(0, req.limit);
   const ids = page.map((r) => r.wallet.id);
-  const [balances, keyCounts] = await Promise.all([readBalances(db, ids), countSlotKeysOf(db, ids, today)]);
+  const [balances, leased, keyCounts] = await Promise.all([readBalances(db, ids), readLeasedByLot(db, ids), countSlotKeysOf(db, ids, today)]);
   const data = page.flatMap((r) => {
     const bal = balances.get(r.wallet.id);
-    return bal ? [walletViewFrom(r.wallet, bal, keyCounts.get(r.wallet.id) ?? 0)] : [];
+    return bal ? [walletViewFrom(r.wallet, spendableBalance(bal, leased), keyCounts.get(r.wallet.id) ?? 0)] : [];
   });
   const hasMore = rows.length > req.limit;
   return { data, has_more: hasMore, next_cursor: hasMore ? encodeCursor(page[page.length - 1].position) : null };

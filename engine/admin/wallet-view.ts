@@ -4,6 +4,7 @@ import type { Db } from '../db/db.ts';
 import { countSlotKeys } from '../keys/store.ts';
 import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
 
 export const lotView = (l: LotBalance) => ({
   id: l.id,
@@ -66,8 +67,8 @@ export type WalletView = ReturnType<typeof walletViewFrom>;
 
 /** GET /admin/v1/wallets/{id} and `gateway wallet show`: one answer for both. */
 export async function walletView(ledger: Ledger, w: Wallet, countActiveKeys: (walletId: string) => Promise<number>): Promise<WalletView> {
-  const [bal, keysActive] = await Promise.all([ledger.balance(w.id), countActiveKeys(w.id)]);
-  return walletViewFrom(w, bal, keysActive);
+  const [bal, leased, keysActive] = await Promise.all([ledger.balance(w.id), readLeasedByLot(ledger.db, [w.id]), countActiveKeys(w.id)]);
+  return walletViewFrom(w, spendableBalance(bal, leased), keysActive);
 }
 
 /**

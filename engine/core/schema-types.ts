@@ -1,6 +1,22 @@
 // Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
 // Do not edit: change the schema, then run `npm run schema-types`.
 export type BillingFile = {
+  /**
+   * Budget leases: each process holds a slice of a wallet's balance per vendor and admits calls against
+   * it in memory, writing their charges behind the reply. Off: every call reserves and settles in the
+   * database before it is answered (exact mode).
+   */
+  leases?: {
+    enabled: boolean;
+    /** A slice covers this many seconds of the wallet's recent spend on the vendor. */
+    slice_seconds: number;
+    min_slice_credits: number;
+    /** The most of what a wallet can spend on a vendor that one lease takes. */
+    max_share: number;
+    /** A lease not renewed for this long (its process died) is released by the sweeper. */
+    ttl_ms: number;
+    idle_return_ms: number;
+  };
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;
   /** How the most a text call can cost is bounded: what the hold covers before the vendor call. */

@@ -83,6 +83,9 @@ export interface ReleaseResult {
   alreadyFinished: boolean;
 }
 
+/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
+export const LEASE_CALL_PREFIX = 'lease:';
+
 export interface LotBalance {
   id: string;
   walletId: string;

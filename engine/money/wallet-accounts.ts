@@ -5,11 +5,14 @@ import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { keyFromHeaders, type AuthContext, type KeyService } from '../keys/index.ts';
 import type { Ledger, Reservation } from './ledger.ts';
+import type { BudgetLeases, LeaseHold } from './leases.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 
 interface LedgerHold extends Hold {
-  reservation: Reservation;
+  reservation?: Reservation;
+  /** Admitted on this process's budget lease instead of its own reservation. */
+  leased?: LeaseHold;
 }
 
 export interface WalletAccountsDeps {
@@ -18,7 +21,12 @@ export interface WalletAccountsDeps {
   clock: Clock;
   /** A model of the same kind that the given vendors serve (for the 403 suggestion). */
   suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
+  /** Budget leases, when billing.yaml turns them on (read at each call). */
+  leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
 }
+
+/** How long a call refused for credit waits for other processes to give back their leases of the wallet. */
+const LEASE_RETURN_WAIT_MS = 1_000;
 
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
@@ -74,7 +82,24 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const now = clock.now();
       await keys.quota.checkQuota(auth, amountNano, now);
       const cap = keys.quota.monthlyCap(auth, now) ?? undefined;
-      const result = await ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
+      // A key with a monthly limit keeps the exact path (its calls in flight count under the key's lock);
+      // so does a video job, whose hold outlives the process by its durable reference.
+      const leases = deps.leases?.enabled() && !cap && model.kind !== 'video' ? deps.leases : undefined;
+      const leased = leases?.book.hold(caller.walletId, model.vendor, amountNano);
+      if (leased) {
+        const hold: LedgerHold = { callId, amountNano, leased };
+        return hold;
+      }
+      const reserve = () => ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
+      let result = await reserve();
+      if (!result.ok && result.reason === 'insufficient_credit' && leases) {
+        // The balance may sit in leases, this process's or another's: ask for it back, then try once more.
+        await leases.book.returnWallet(caller.walletId);
+        await leases.askOthersToReturn(caller.walletId);
+        const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
+        while (Date.now() < deadline && (await ledger.usableNano(caller.walletId, model.vendor)) < amountNano) await new Promise((r) => setTimeout(r, 50));
+        result = await reserve();
+      }
       if (result.ok) {
         const hold: LedgerHold = { callId, amountNano, reservation: result.reservation };
         return hold;
@@ -87,14 +112,26 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       );
     },
 
-    settle: (caller, hold, costNano, alsoWrite) => settleAndCount((hold as LedgerHold).reservation, caller.keyId, costNano, alsoWrite),
+    async settle(caller, hold, costNano, alsoWrite) {
+      const h = hold as LedgerHold;
+      if (!h.leased) return settleAndCount(h.reservation!, caller.keyId, costNano, alsoWrite);
+      const finishedAt = clock.now();
+      return deps.leases!.book.settle(h.leased, costNano, h.callId, async (tx, charged) => {
+        await keys.quota.recordUsage(caller.keyId, charged, finishedAt, tx);
+        await alsoWrite?.(tx, charged);
+      });
+    },
 
     async release(hold) {
-      await ledger.release((hold as LedgerHold).reservation);
+      const h = hold as LedgerHold;
+      if (h.leased) deps.leases!.book.release(h.leased);
+      else await ledger.release(h.reservation!);
     },
 
     holdRef(hold) {
-      return (hold as LedgerHold).reservation.id;
+      const h = hold as LedgerHold;
+      if (!h.reservation) throw new Error('a leased hold has no durable reference');
+      return h.reservation.id;
     },
 
     async extendHold(holdRef, expiresAt) {

@@ -1,0 +1,61 @@
+// The budget leases of one gateway process: settings read from billing.yaml at each use (a reload turns
+// them on or off for the next call), and the channel on which a process short of a wallet's money asks
+// the others to give back their leases of it.
+import type { Clock } from '../core/clock.ts';
+import { creditsToNano } from '../core/money.ts';
+import type { Db } from '../db/db.ts';
+import type { Ledger } from './types.ts';
+import { BudgetLeases, type LeaseSettings } from './leases.ts';
+import type { WalletAccountsDeps } from './wallet-accounts.ts';
+
+export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
+
+export interface LeaseConfig {
+  enabled: boolean;
+  slice_seconds: number;
+  min_slice_credits: number;
+  max_share: number;
+  ttl_ms: number;
+  idle_return_ms: number;
+}
+
+const OFF: LeaseConfig = { enabled: false, slice_seconds: 10, min_slice_credits: 100_000, max_share: 0.25, ttl_ms: 60_000, idle_return_ms: 30_000 };
+
+const settingsOf = (c: LeaseConfig): LeaseSettings => ({
+  sliceSeconds: c.slice_seconds,
+  minSliceNano: creditsToNano(c.min_slice_credits),
+  maxShare: c.max_share,
+  ttlMs: c.ttl_ms,
+  idleReturnMs: c.idle_return_ms,
+});
+
+export interface GatewayLeases {
+  deps: NonNullable<WalletAccountsDeps['leases']>;
+  book: BudgetLeases;
+  /** Starts listening for other processes' requests to give a wallet's leases back. */
+  listen(): Promise<void>;
+}
+
+export function gatewayLeases(
+  db: Db,
+  ledger: Ledger,
+  clock: Clock,
+  config: () => LeaseConfig | undefined,
+  log: () => { warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
+): GatewayLeases {
+  const book = new BudgetLeases(ledger, clock, () => settingsOf(config() ?? OFF), {
+    warn: (o, m) => log().warn(o, m),
+    error: (o, m) => log().error(o, m),
+  });
+  return {
+    book,
+    deps: {
+      book,
+      enabled: () => config()?.enabled ?? false,
+      askOthersToReturn: (walletId) => db.notify(LEASE_RETURN_CHANNEL, walletId),
+    },
+    async listen() {
+      await db.listen(LEASE_RETURN_CHANNEL, (walletId) => void book.returnWallet(walletId));
+    },
+  };
+}

@@ -1,0 +1,276 @@
+// Budget leases: a process holds a slice of a wallet's balance for a vendor (a reservation of the ledger, so
+// the slice is drawn in the same order, under the same plan rule, and swept if the process dies) and admits
+// calls against it in memory. A call's charge is decided in memory too (its cost, out of the lease) and
+// written by a draw (ledger.draw) that the reply does not wait for; draws of one wallet commit together.
+//
+// Exactness. A lease only ever admits calls its unspent, unheld part covers, so the wallet is never
+// overspent: the money is reserved in the database before any call uses it. A draw is charged once (its id is
+// the call's); one that cannot be written yet is retried until it is. What a process killed outright loses is
+// the draws not yet written (at most the last flush's), bounded and measured in the tests; its leases expire
+// and the sweeper returns their unspent part.
+//
+// Sizing. A slice is what the wallet's recent spend on that vendor in this process would use in
+// `slice_seconds`, at least `min_slice` and enough for a few calls like the one asking, and at most
+// `max_share` of what the wallet can spend on the vendor, so several processes share a small wallet; a wallet
+// too small for a slice of a few calls is not leased (its calls take the exact per-call path). A lease is
+// refilled ahead of need (a second one when less than a quarter is left), renewed while used, and returned
+// when idle, when its process stops, or when another process asks for the wallet's money back.
+import type { Clock } from '../core/clock.ts';
+import type { Queryable } from '../db/db.ts';
+import { LEASE_CALL_PREFIX, type Ledger, type Reservation } from './types.ts';
+
+export interface LeaseSettings {
+  sliceSeconds: number;
+  minSliceNano: bigint;
+  maxShare: number;
+  ttlMs: number;
+  idleReturnMs: number;
+}
+
+interface Lease {
+  reservation: Reservation;
+  walletId: string;
+  vendor: string;
+  granted: bigint;
+  /** What draws took (or will take) out of the hold, as decided in memory. */
+  spent: bigint;
+  /** What the calls admitted on it and not yet finished hold. */
+  inFlight: bigint;
+  lastUsedMs: number;
+  open: boolean;
+  /** Draws decided and not yet written. */
+  pending: Set<Promise<unknown>>;
+}
+
+export interface LeaseHold {
+  readonly lease: Lease;
+  readonly amountNano: bigint;
+}
+
+type Alongside = (tx: Queryable, chargedNano: bigint) => Promise<void>;
+type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
+
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5_000;
+/** A slice covers at least this many calls like the one that asked for it. */
+const CALLS_PER_SLICE = 8;
+/** A wallet whose share cannot hold this many such calls is not leased. */
+const MIN_CALLS_PER_SHARE = 4;
+/** After a lease was refused or taken back, no new lease for the pair this long. */
+const COOLDOWN_MS = 2_000;
+
+const pairKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor}`;
+
+export class BudgetLeases {
+  private readonly leases = new Map<string, Lease[]>();
+  private readonly acquiring = new Set<string>();
+  private readonly cooldownUntil = new Map<string, number>();
+  /** Spend per pair: nano per second, smoothed. */
+  private readonly spendRate = new Map<string, { rate: number; atMs: number }>();
+  private readonly timer: NodeJS.Timeout;
+  private stopping = false;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly clock: Clock,
+    private readonly settings: () => LeaseSettings,
+    private readonly log: Log,
+  ) {
+    this.timer = setInterval(() => void this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));
+    this.timer.unref();
+  }
+
+  /** Admits a call of `amountNano` on a lease of the pair, in memory; null when none covers it (it asks for one). */
+  hold(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
+    if (this.stopping) return null;
+    const key = pairKey(walletId, vendor);
+    for (const lease of this.leases.get(key) ?? []) {
+      if (!lease.open || free(lease) < amountNano) continue;
+      lease.inFlight += amountNano;
+      lease.lastUsedMs = this.nowMs();
+      if (free(lease) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano); // refill ahead of need
+      return { lease, amountNano };
+    }
+    this.acquire(walletId, vendor, amountNano);
+    return null;
+  }
+
+  /** The call did not happen: its hold goes back to the lease. */
+  release(h: LeaseHold): void {
+    h.lease.inFlight -= h.amountNano;
+  }
+
+  /**
+   * Charges the call's cost. Out of the lease (the normal case: a call costs at most what it held), the
+   * charge is the cost and is returned at once while the draw is written behind; past what the lease holds,
+   * the ledger decides (from available balance as far as it goes) and the answer waits for it.
+   */
+  settle(h: LeaseHold, costNano: bigint, drawId: string, alongside?: Alongside): bigint | Promise<bigint> {
+    const lease = h.lease;
+    lease.inFlight -= h.amountNano;
+    const cost = costNano < 0n ? 0n : costNano;
+    this.noteSpend(pairKey(lease.walletId, lease.vendor), cost);
+    const unspent = lease.granted - lease.spent;
+    if (cost <= unspent) {
+      lease.spent += cost;
+      this.writeDraw(lease, cost, drawId, alongside);
+      return cost;
+    }
+    lease.spent = lease.granted;
+    return this.ledger.draw(lease.reservation, cost, drawId, alongside).then((r) => r.chargedNano);
+  }
+
+  /** Draws decided and not yet written, all leases. */
+  get pendingDraws(): number {
+    let n = 0;
+    for (const list of this.leases.values()) for (const l of list) n += l.pending.size;
+    return n;
+  }
+
+  /** Waits until every draw decided so far is written (read-your-writes for this process). */
+  async flushed(): Promise<void> {
+    for (;;) {
+      const all = [...this.leases.values()].flatMap((list) => list.flatMap((l) => [...l.pending]));
+      if (all.length === 0) return;
+      await Promise.allSettled(all);
+    }
+  }
+
+  /** Gives back this process's leases of the wallet (all vendors) and leases none of it for a while. */
+  async returnWallet(walletId: string): Promise<void> {
+    const mine = [...this.leases.entries()].filter(([k]) => k.startsWith(`${walletId}\u0000`));
+    for (const [key, list] of mine) {
+      this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
+      for (const lease of list) lease.open = false;
+    }
+    await Promise.all(mine.flatMap(([, list]) => list.map((l) => this.retireWhenIdle(l))));
+  }
+
+  /** At shutdown (after the calls ended): writes every draw, gives every lease back. */
+  async close(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    const all = [...this.leases.values()].flat();
+    for (const lease of all) lease.open = false;
+    const done = Promise.all(all.map((l) => this.retireWhenIdle(l)));
+    await Promise.race([done, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    const left = this.pendingDraws;
+    if (left > 0) this.log.error({ pendingDraws: left }, 'leases closed with draws not written');
+  }
+
+  private acquire(walletId: string, vendor: string, amountNano: bigint): void {
+    const key = pairKey(walletId, vendor);
+    if (this.acquiring.has(key) || (this.cooldownUntil.get(key) ?? 0) > this.nowMs()) return;
+    this.acquiring.add(key);
+    void this.grant(key, walletId, vendor, amountNano)
+      .catch((e: unknown) => {
+        this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
+        this.log.warn({ err: e, walletId, vendor }, 'lease not granted');
+      })
+      .finally(() => this.acquiring.delete(key));
+  }
+
+  private async grant(key: string, walletId: string, vendor: string, amountNano: bigint): Promise<void> {
+    const s = this.settings();
+    const usable = await this.ledger.usableNano(walletId, vendor);
+    const share = BigInt(Math.floor(Number(usable) * s.maxShare));
+    if (share < amountNano * BigInt(MIN_CALLS_PER_SHARE)) {
+      this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
+      return; // too small to lease: the exact path serves it
+    }
+    const bySpend = BigInt(Math.ceil((this.spendRate.get(key)?.rate ?? 0) * s.sliceSeconds));
+    let slice = [s.minSliceNano, bySpend, amountNano * BigInt(CALLS_PER_SLICE)].reduce((a, b) => (a > b ? a : b));
+    if (slice > share) slice = share;
+    const now = this.clock.now();
+    const r = await this.ledger.reserve({ walletId, vendor, amountNano: slice, callId: `${LEASE_CALL_PREFIX}${this.ledger.owner}`, expiresAt: new Date(now.getTime() + s.ttlMs) });
+    if (!r.ok) {
+      this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
+      return;
+    }
+    const lease: Lease = { reservation: r.reservation, walletId, vendor, granted: slice, spent: 0n, inFlight: 0n, lastUsedMs: this.nowMs(), open: !this.stopping, pending: new Set() };
+    const list = this.leases.get(key) ?? [];
+    list.push(lease);
+    this.leases.set(key, list);
+    if (this.stopping) await this.retireWhenIdle(lease);
+  }
+
+  /** Writes a draw, retrying until it lands (a draw is charged once per id, so a retry is safe). */
+  private writeDraw(lease: Lease, cost: bigint, drawId: string, alongside?: Alongside): void {
+    const attempt = async (): Promise<void> => {
+      for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+        try {
+          await this.ledger.draw(lease.reservation, cost, drawId, alongside);
+          return;
+        } catch (e) {
+          this.log.warn({ err: e, drawId, delayMs: delay }, 'draw not written yet: retrying');
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    };
+    const p: Promise<void> = attempt().finally(() => lease.pending.delete(p));
+    lease.pending.add(p);
+  }
+
+  /** Renews the leases in use, returns the idle and the spent ones. */
+  private async tend(): Promise<void> {
+    const s = this.settings();
+    const now = this.nowMs();
+    for (const [key, list] of this.leases) {
+      for (const lease of list) {
+        const spentOut = free(lease) <= 0n || (lease.granted - lease.spent) * 8n < lease.granted;
+        if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut) && lease.inFlight === 0n) lease.open = false;
+        if (!lease.open) void this.retireWhenIdle(lease);
+        else {
+          const until = new Date(this.clock.now().getTime() + s.ttlMs);
+          this.ledger.extend(lease.reservation, until).then(
+            (held) => {
+              if (!held) lease.open = false; // swept: its calls' draws charge from available balance
+            },
+            (e: unknown) => this.log.warn({ err: e }, 'lease not renewed'),
+          );
+        }
+      }
+      if (list.length === 0) this.leases.delete(key);
+    }
+  }
+
+  private readonly retiring = new Map<Lease, Promise<void>>();
+
+  /** Once nothing is in flight on a closed lease: its draws written, the rest released, the lease forgotten. */
+  private retireWhenIdle(lease: Lease): Promise<void> {
+    if (lease.inFlight > 0n) return Promise.resolve(); // the next tend comes back to it
+    let p = this.retiring.get(lease);
+    if (!p) {
+      p = (async () => {
+        while (lease.pending.size > 0) await Promise.allSettled([...lease.pending]);
+        await this.ledger.release(lease.reservation);
+        const key = pairKey(lease.walletId, lease.vendor);
+        const list = (this.leases.get(key) ?? []).filter((l) => l !== lease);
+        if (list.length) this.leases.set(key, list);
+        else this.leases.delete(key);
+      })()
+        .catch((e: unknown) => this.log.warn({ err: e }, 'lease not returned yet'))
+        .finally(() => this.retiring.delete(lease));
+      this.retiring.set(lease, p);
+    }
+    return p;
+  }
+
+  private noteSpend(key: string, cost: bigint): void {
+    const now = this.nowMs();
+    const prev = this.spendRate.get(key);
+    if (!prev) {
+      this.spendRate.set(key, { rate: Number(cost), atMs: now });
+      return;
+    }
+    const dt = Math.max(1, now - prev.atMs) / 1000;
+    const weight = Math.min(1, dt / 10); // about ten seconds of memory
+    this.spendRate.set(key, { rate: prev.rate * (1 - weight) + (Number(cost) / dt) * weight, atMs: now });
+  }
+
+  private nowMs(): number {
+    return Date.now();
+  }
+}
+
+const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
