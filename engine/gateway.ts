@@ -1,5 +1,6 @@
 // Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
+import type { BudgetLeases } from './money/leases.ts';
 import { gatewayLeases } from './money/lease-wiring.ts';
 import { readLeasedByLot, spendableBalance } from './money/spendable.ts';
 import { registerOpenApiRoute } from './openapi/routes.ts';
@@ -65,6 +66,8 @@ export interface RunningGateway {
   metrics: GatewayMetrics;
   /** Re-reads catalog/ and config/ (SIGHUP, POST /admin/v1/reload): logged, and counted in the metrics. */
   reload(): ReloadResult;
+  /** This process's budget leases (billing.yaml `leases`). */
+  leases: BudgetLeases;
   close(): Promise<void>;
 }
 
@@ -184,6 +187,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     localAdminToken,
     videos,
     metrics,
+    leases: leases.book,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();

@@ -187,11 +187,13 @@ export class BudgetLeases {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       return;
     }
-    const lease: Lease = { reservation: r.reservation, walletId, vendor, granted: slice, spent: 0n, inFlight: 0n, lastUsedMs: this.nowMs(), open: !this.stopping, pending: new Set() };
+    // Asked back (or stopping) while it was being granted: it goes straight back.
+    const wanted = !this.stopping && (this.cooldownUntil.get(key) ?? 0) <= this.nowMs();
+    const lease: Lease = { reservation: r.reservation, walletId, vendor, granted: slice, spent: 0n, inFlight: 0n, lastUsedMs: this.nowMs(), open: wanted, pending: new Set() };
     const list = this.leases.get(key) ?? [];
     list.push(lease);
     this.leases.set(key, list);
-    if (this.stopping) await this.retireWhenIdle(lease);
+    if (!wanted) await this.retireWhenIdle(lease);
   }
 
   /** Writes a draw, retrying until it lands (a draw is charged once per id, so a retry is safe). */

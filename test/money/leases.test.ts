@@ -1,0 +1,120 @@
+// Budget leases through a real gateway (in process, both databases): calls admitted on a lease are charged
+// exactly what the exact path charges, once each, with the same usage records; the wallet views count the
+// lease as spendable; a shutdown writes every draw and gives the lease back; a monthly-limited key keeps the
+// exact path.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { creditsToNano } from '../../engine/core/money.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
+import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
+
+function leasesOn(tree: TempTree) {
+  tree.edit('config/billing.yaml', (y) => y.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true'));
+}
+
+const heldLeases = async (t: TestGateway) =>
+  (
+    await t.gw.db.query<{ n: string; held: string }>(
+      `SELECT count(*) AS n, coalesce(sum(amount_nano), 0)::text AS held FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id LIKE 'lease:%'`,
+      [t.walletId],
+    )
+  ).rows[0];
+
+describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
+  let tree: TempTree;
+  let t: TestGateway;
+  let schema: TestPostgres | undefined;
+  beforeAll(async () => {
+    tree = tempCatalogTree();
+    leasesOn(tree);
+    if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
+    const env: Record<string, string> = schema ? { DATABASE_URL: schema.url } : {};
+    t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env, credits: 10_000_000 });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await schema?.cleanup();
+    tree?.remove();
+  });
+
+  const body = (i: number) => ({ model: 'b-5', messages: [{ role: 'user', content: `call ${i} [[sim:usage input=1000 output=${100 + i}]]` }], max_completion_tokens: 2000 });
+  const costOf = (i: number) => nano(1000, PRICES['b-5'].input) + nano(100 + i, PRICES['b-5'].output);
+
+  it('charges each call its exact cost, once, whether the lease or the exact path admitted it', async () => {
+    const before = await t.balance();
+    const headers: bigint[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await post(t, '/v1/chat/completions', body(i));
+      expect(res.status).toBe(200);
+      headers.push(BigInt(res.headers.get('x-service-charged-nano')!));
+      await res.text();
+      if (i === 0) await sleep(100); // the first call asks for a lease; let it arrive
+    }
+    expect(headers).toEqual(Array.from({ length: 30 }, (_, i) => costOf(i)));
+    const leased = await heldLeases(t);
+    expect(Number(leased.n)).toBeGreaterThan(0);
+    // Most calls took no reservation of their own: the lease admitted them and their charges were draws.
+    const own = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id NOT LIKE 'lease:%'`, [t.walletId]);
+    expect(Number(own.rows[0].n)).toBeLessThanOrEqual(2);
+
+    await t.gw.leases.flushed();
+    const total = headers.reduce((a, b) => a + b, 0n);
+    const raw = await t.gw.ledger.balance(t.walletId);
+    expect(raw.availableNano + raw.reservedNano).toBe(before - total); // what left the wallet is exactly the charges
+    const records = await t.gw.db.query<{ s: string; n: string }>(
+      `SELECT coalesce(sum(charged_nano), 0)::text AS s, count(*) AS n FROM usage_records WHERE wallet_id = $1`,
+      [t.walletId],
+    );
+    expect(records.rows[0]).toMatchObject({ s: String(total), n: '30' });
+    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    const draws = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservation_draws`);
+    expect(Number(draws.rows[0].n)).toBeGreaterThanOrEqual(28);
+
+    // The wallet views count the lease's unspent hold as spendable.
+    const credits = await (await fetch(`${t.url}/v1/credits`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json();
+    expect(BigInt(credits.credits) * 1000n).toBe(((before - total) / 1000n) * 1000n);
+    expect(credits.reserved_credits).toBe(0);
+  });
+
+  it('a key with a monthly limit keeps the exact path (its calls in flight are counted under its lock)', async () => {
+    const { key } = await t.gw.keys.createApiKey(t.walletId, { name: 'capped', monthlyLimitCredits: 1_000_000 });
+    const before = await heldLeases(t);
+    const res = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body(1)),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const exact = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id NOT LIKE 'lease:%' AND key_id IS NOT NULL AND state = 'settled'`, [t.walletId]);
+    expect(Number(exact.rows[0].n)).toBeGreaterThan(0);
+    expect((await heldLeases(t)).held).toBe(before.held);
+  });
+
+  it('gives every lease back and writes every draw when the gateway closes', async () => {
+    for (let i = 0; i < 5; i++) await (await post(t, '/v1/chat/completions', body(i))).text();
+    await t.gw.leases.returnWallet(t.walletId);
+    expect((await heldLeases(t)).n).toBe('0');
+    expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
+    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+  });
+
+  // 5,000 credits: a quarter of it holds fewer than four such calls.
+  it('a wallet too small to lease is served on the exact path', async () => {
+    const small = await t.gw.ledger.createWallet({ credits: 5_000 });
+    const { key } = await t.gw.keys.createApiKey(small.id, { name: 'small' });
+    const res = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 100 }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    await sleep(100);
+    const leases = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [small.id]);
+    expect(leases.rows[0].n).toBe('0');
+    expect(creditsToNano(5_000) - (await t.gw.ledger.balance(small.id)).availableNano).toBeGreaterThan(0n);
+  });
+});
