@@ -57,7 +57,7 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
     ...(plan.burst ? { count: plan.burst } : { seconds: plan.seconds }),
   };
   const timeoutMs = ((plan.seconds ?? 0) + 120) * 1000;
-  const pids = { ...watched.pids, load: loader.pid };
+  const pids = { ...watched.pids };
   const before: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) before[name] = cpuSeconds(pid);
   const pgBefore = watched.withPostgres ? postgresCpu() : undefined;
@@ -73,6 +73,8 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
   const wall = load.seconds;
   const cpuPercent: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) cpuPercent[name] = round1(((cpuSeconds(pid) - before[name]!) / wall) * 100);
+  // The load measures itself in microseconds over exactly its window; /proc counts 10 ms ticks, too coarse for short rows.
+  cpuPercent.load = round1((load.cpuSeconds / wall) * 100);
   if (pgBefore) cpuPercent.postgres = round1((postgresCpu().secondsSince(pgBefore) / wall) * 100);
   return {
     id: rowId(plan.target, plan.what, plan.stream, plan.connections, plan.wallet),
