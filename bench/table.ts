@@ -40,7 +40,7 @@ function check(name: string, value: number | null | undefined, direction: Target
   const diff = value - limit;
   const by =
     unit === ''
-      ? `${(value / limit).toFixed(2)}x the limit`
+      ? `${(value / limit).toFixed(3)}x the limit`
       : `${diff >= 0 ? '+' : ''}${diff.toFixed(unit === 'ms' ? 3 : 1)} ${unit} ${diff >= 0 ? 'over' : 'under'} the limit`;
   return { name, value, limit, direction, unit, pass, by };
 }
@@ -144,9 +144,9 @@ export function renderMarkdown(results: BenchResults): string {
   if (slow.length) {
     const direct = slow.find((r) => r.target === 'direct');
     out.push('', `### ${slow[0]!.connections} concurrent slow streams (${meta.config.slow ? JSON.stringify(meta.config.slow) : ''})`, '');
-    out.push('| target | wall s | vs direct | TTFB p50 ms | peak RSS MB (sampled) | RSS high-water MB | errors | CPU % |', '|---|---|---|---|---|---|---|---|');
+    out.push('| target | wall s | vs direct | TTFB p50 ms | RSS before MB | peak RSS MB (sampled) | RSS high-water MB | errors | CPU % |', '|---|---|---|---|---|---|---|---|---|');
     for (const r of slow) {
-      out.push(`| ${r.target} | ${f(r.load.wallMs / 1000)} | ${f(ratio(r.load.wallMs, direct?.load.wallMs), 3)} | ${f(r.load.ttfbMs?.p50)} | ${f(r.rssMb?.peak, 0)} | ${f(r.rssMb?.hwm, 0)} | ${r.load.errors} | ${cpu(r)} |`);
+      out.push(`| ${r.target} | ${f(r.load.wallMs / 1000)} | ${f(ratio(r.load.wallMs, direct?.load.wallMs), 3)} | ${f(r.load.ttfbMs?.p50)} | ${f(r.rssMb?.start, 0)} | ${f(r.rssMb?.peak, 0)} | ${f(r.rssMb?.hwm, 0)} | ${r.load.errors} | ${cpu(r)} |`);
     }
   }
 

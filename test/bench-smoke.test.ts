@@ -116,7 +116,7 @@ describe('bench target arithmetic', () => {
         row('gateway-postgres/chat-b/plain/c1', load(0, 0.9, 1.5)),
       ],
     });
-    expect(find(checks, 'B passthrough, 32 conn, PostgreSQL: req/s vs peer')).toMatchObject({ value: 10, pass: true });
+    expect(find(checks, 'B passthrough, 32 conn, PostgreSQL: req/s vs peer')).toMatchObject({ value: 10, pass: true, by: '1.250x the limit' });
     expect(find(checks, 'B passthrough, 32 conn, PostgreSQL: req/s vs direct')).toMatchObject({ value: 0.3, pass: true });
     const p50 = find(checks, 'chat, vendor B passthrough, 1 conn: added p50');
     expect(p50.value).toBeCloseTo(0.7);
