@@ -25,8 +25,8 @@ import { startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, typ
 const QUICK = process.env.BENCH_QUICK === '1';
 const config = {
   quick: QUICK,
-  seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.4 : 5)),
-  warmupSeconds: QUICK ? 0.3 : 1,
+  seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.3 : 5)),
+  warmupSeconds: QUICK ? 0.2 : 1,
   soakSeconds: Number(process.env.BENCH_SOAK_SECONDS ?? (QUICK ? 2 : 60)),
   slowStreams: Number(process.env.BENCH_SLOW_STREAMS ?? (QUICK ? 50 : 1000)),
   slow: (QUICK ? { chunks: 10, delayMs: 50 } : { chunks: 50, delayMs: 100 }) as Slow,
@@ -96,6 +96,9 @@ async function withTarget<T extends Running>(start: () => Promise<T>, use: (t: T
     await use(t);
   } finally {
     await t.stop();
+    // The gateway logs at warn: anything it logged is worth a look beside the figures.
+    const logged = t.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    if (logged.length) notes.push(`${t.name} logged ${logged.length} warnings or errors, first: ${logged[0]!.slice(0, 300)}`);
   }
 }
 

@@ -17,6 +17,8 @@ export interface Running {
   name: string;
   url: string;
   pid: number;
+  /** What the process printed (its last 100–200 kB). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -28,7 +30,7 @@ export interface GatewayTarget extends Running {
 /** Credits per wallet: far more than any run spends, so no row measures a 402. */
 const WALLET_CREDITS = 10_000_000_000;
 
-const asRunning = (c: Child, url: string): Running => ({ name: c.name, url, pid: c.pid, stop: c.stop });
+const asRunning = (c: Child, url: string): Running => ({ name: c.name, url, pid: c.pid, output: c.output, stop: c.stop });
 
 export async function startStub(): Promise<Running> {
   const c = await startNode('stub', 'bench/stub.ts', { env: { STUB_PORT: '0' }, ready: /bench stub on (\S+)/ });
@@ -91,6 +93,7 @@ export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string,
       name: 'gateway-postgres',
       url,
       pid: child.pid,
+      output: child.output,
       hotKey,
       spreadKeys,
       async stop() {
@@ -142,6 +145,7 @@ export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWa
       name: 'gateway-pglite',
       url: started.url,
       pid: running.pid,
+      output: running.output,
       hotKey,
       spreadKeys,
       async stop() {
