@@ -1,174 +1,178 @@
-// `npm run bench`: throughput and latency of chat calls straight to the simulator versus through the
-// gateway (full billing: auth, reservation, settlement), as ratios measured in one run, plus the
-// gateway's resident memory. Everything runs on loopback; every loop is bounded in time.
+// `npm run bench`: one command, one run, every row side by side. The same calls go straight to a minimal
+// upstream stub (direct), through the peer gateway (Portkey, bench/peer) and through our gateway with full
+// billing on PostgreSQL and on PGlite; a Markdown table is printed and the rows are written as JSON (and the
+// table as Markdown) under bench/results/. Everything listens on 127.0.0.1; every loop is bounded in time.
 //
-//   BENCH_SECONDS (default 5) per measurement, BENCH_CONCURRENCY (default 32).
-//   PostgreSQL is measured too when TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) answers.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+//   BENCH_SECONDS        seconds per row (default 5)
+//   BENCH_QUICK=1        a short run of every row (smoke test)
+//   BENCH_PEER=0         skip the peer
+//   BENCH_SOAK_SECONDS   the soak (default 60)
+//   BENCH_SLOW_STREAMS   concurrent slow streams (default 1000, each 50 chunks 100 ms apart: 5 s)
+//   BENCH_DATABASE_URL / TEST_DATABASE_URL   the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
+//   BENCH_RESULTS_DIR    where the JSON and Markdown go (default bench/results)
+import { execSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
-import { systemClock } from '../engine/core/clock.ts';
-import { createKeyService } from '../engine/keys/index.ts';
-import { createLedger } from '../engine/money/ledger.ts';
-import { openScratchSchema, probePostgres } from '../engine/db/scratch-schema.ts';
+import { probePostgres } from '../engine/db/scratch-schema.ts';
+import type { LoadRequest } from './load.ts';
+import { CALL_KINDS, callRequests, slowRequests, type Slow, type TargetKind } from './calls.ts';
+import { startLoadClient, type LoadClient } from './load-client.ts';
+import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
+import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
+import { startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
 
-const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-const BODY = JSON.stringify({ model: 'b-5-mini', max_completion_tokens: 64, messages: [{ role: 'user', content: 'benchmark call' }] });
-
-interface Load {
-  requests: number;
-  errors: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-}
-
-function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: () => string; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`not ready in 60 s:\n${out}`)), 60_000);
-    const poll = setInterval(() => {
-      const m = out.match(ready);
-      if (m) {
-        clearInterval(poll);
-        clearTimeout(deadline);
-        resolve({ child, output: () => out, match: m });
-      }
-    }, 50);
-    child.on('exit', (code) => reject(new Error(`exited with ${code}:\n${out}`)));
-  });
-}
-
-async function load(url: string, path: string, key: string): Promise<Load> {
-  const pool = new Pool(url, { connections: CONCURRENCY });
-  const latencies: number[] = [];
-  let errors = 0;
-  const until = Date.now() + SECONDS * 1000;
-  const worker = async () => {
-    while (Date.now() < until) {
-      const t0 = performance.now();
-      const res = await pool.request({
-        method: 'POST',
-        path,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: BODY,
-      });
-      await res.body.text();
-      if (res.statusCode === 200) latencies.push(performance.now() - t0);
-      else errors++;
-    }
-  };
-  const started = Date.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const elapsed = (Date.now() - started) / 1000;
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { requests: latencies.length, errors, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) };
-}
-
-const rssMb = (pid: number) => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
+const QUICK = process.env.BENCH_QUICK === '1';
+const config = {
+  quick: QUICK,
+  seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.3 : 5)),
+  warmupSeconds: QUICK ? 0.2 : 1,
+  soakSeconds: Number(process.env.BENCH_SOAK_SECONDS ?? (QUICK ? 2 : 60)),
+  slowStreams: Number(process.env.BENCH_SLOW_STREAMS ?? (QUICK ? 50 : 1000)),
+  slow: (QUICK ? { chunks: 10, delayMs: 50 } : { chunks: 50, delayMs: 100 }) as Slow,
+  spreadWallets: 100,
+  connections: [1, 32],
+  peer: process.env.BENCH_PEER !== '0',
 };
+const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? 'bench/results';
 
-async function gatewayWith(simRoute: string, db: { kind: 'pglite' } | { kind: 'postgres'; url: string }) {
-  const port = 30000 + Math.floor(Math.random() * 20000);
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
-  const env: Record<string, string> = {
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    GATEWAY_SIMULATE: '0',
-    GATEWAY_VENDOR_B_URLS: simRoute,
-    GATEWAY_VENDOR_B_KEY: 'bench',
-    GATEWAY_DATA_DIR: dataDir,
-    ...(db.kind === 'postgres' ? { DATABASE_URL: db.url } : {}),
-  };
-  const started = await startProcess(['engine/main.ts'], env, /gateway listening on (\S+)/);
-  let key = started.output().match(/API key:\s+(sk-svc-\S+)/)?.[1];
-  if (db.kind === 'postgres') key = await postgresKey(db.url);
-  if (!key) throw new Error(`no API key:\n${started.output()}`);
-  return {
-    url: started.match[1],
-    key,
-    pid: started.child.pid!,
-    async stop() {
-      started.child.kill('SIGTERM');
-      await new Promise((r) => started.child.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+const rows: Row[] = [];
+const notes: string[] = [];
+let loader: LoadClient;
+
+async function record(plan: RowPlan, watched: Watched): Promise<void> {
+  const row = await measure(loader, plan, watched);
+  rows.push(row);
+  const l = row.load;
+  const rate = plan.burst ? `${(l.wallMs / 1000).toFixed(2)} s wall` : `${l.perSecond.toFixed(0)} req/s p50 ${l.latencyMs.p50.toFixed(2)} ms`;
+  console.log(`  ${row.id.padEnd(44)} ${rate}${l.errors ? `  ${l.errors} errors: ${l.errorSamples[0]}` : ''}`);
 }
 
-/** A funded wallet and a key on the benchmark's own PostgreSQL schema. */
-async function postgresKey(url: string): Promise<string> {
-  const { openPg } = await import('../engine/db/pg.ts');
-  const db = await openPg({ url });
-  try {
-    const ledger = createLedger(db, { clock: systemClock, owner: 'bench' });
-    const wallet = await ledger.createWallet({ credits: 1_000_000_000 });
-    const keys = createKeyService(db, { clock: systemClock });
-    const { key } = await keys.createApiKey(wallet.id, { name: 'bench' });
-    await keys.close();
-    return key;
-  } finally {
-    await db.close();
-  }
-}
-
-async function main() {
-  const sim = await startProcess(['simulator/main.ts'], { SIM_PORT: '0' }, /vendor simulator on (\S+)/);
-  const simUrl = sim.match[1];
-  const rows: { mode: string; load: Load; ratio: number; rss?: number }[] = [];
-  try {
-    const direct = await load(simUrl, '/r/b0/v1/chat/completions', 'direct');
-    rows.push({ mode: 'direct to vendor (simulator)', load: direct, ratio: 1 });
-
-    const targets: ({ kind: 'pglite' } | { kind: 'postgres'; url: string })[] = [{ kind: 'pglite' }];
-    let pgCleanup: (() => Promise<void>) | undefined;
-    const postgresAvailability = await probePostgres(BENCH_DATABASE_URL);
-    if (postgresAvailability.ok) {
-      const pg = await openScratchSchema(BENCH_DATABASE_URL);
-      pgCleanup = pg.cleanup;
-      targets.push({ kind: 'postgres', url: pg.url });
-    } else {
-      console.log(`PostgreSQL skipped: ${postgresAvailability.reason}`);
-    }
-    for (const target of targets) {
-      const gw = await gatewayWith(`${simUrl}/r/b0`, target);
-      try {
-        const through = await load(gw.url, '/v1/chat/completions', gw.key);
-        rows.push({ mode: `through gateway (${target.kind})`, load: through, ratio: through.perSecond / direct.perSecond, rss: rssMb(gw.pid) });
-      } finally {
-        await gw.stop();
+/** Every call kind, plain and streaming, at each connection count; then what only some targets get. */
+async function callRows(target: TargetName, kind: TargetKind, url: string, stubUrl: string, watched: Watched, keys?: string[]): Promise<void> {
+  await warmUp(target, url, CALL_KINDS.flatMap((k) => [false, true].flatMap((s) => callRequests(kind, k, s, { stubUrl, keys }))));
+  for (const connections of config.connections) {
+    for (const what of CALL_KINDS) {
+      for (const stream of [false, true]) {
+        await record({ target, what, stream, wallet: keys ? 'hot' : 'none', url, requests: callRequests(kind, what, stream, { stubUrl, keys }), connections, seconds: config.seconds }, watched);
       }
     }
-    await pgCleanup?.();
-  } finally {
-    sim.child.kill('SIGTERM');
   }
+}
 
-  const lines = [
-    `chat completions, ${CONCURRENCY} concurrent, ${SECONDS} s each, Node ${process.version}`,
-    '',
-    '| mode | req/s | p50 ms | p99 ms | errors | ratio to direct | gateway RSS MB |',
-    '|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.mode} | ${r.load.perSecond.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${r.load.errors} | ${r.ratio.toFixed(3)} | ${r.rss?.toFixed(0) ?? ''} |`,
-    ),
-  ];
-  console.log(lines.join('\n'));
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync(join('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}.md`), lines.join('\n') + '\n');
+/** Unrecorded load first, so no row pays for JIT compilation, cold caches or new connections. */
+async function warmUp(target: TargetName, url: string, requests: LoadRequest[]): Promise<void> {
+  const w = await measure(loader, { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections: 8, seconds: config.warmupSeconds }, { pids: {}, withPostgres: false });
+  if (w.load.errors) notes.push(`${target}: ${w.load.errors} errors while warming up, first: ${w.load.errorSamples[0]}`);
+}
+
+async function slowRow(target: TargetName, kind: TargetKind, url: string, stubUrl: string, watched: Watched, keys?: string[]): Promise<void> {
+  await record(
+    { target, what: 'slow-streams', stream: true, wallet: keys ? 'hot' : 'none', url, requests: slowRequests(kind, config.slow, { stubUrl, keys }), connections: config.slowStreams, burst: config.slowStreams, rssEveryMs: 100 },
+    watched,
+  );
+}
+
+async function gatewayRows(gw: GatewayTarget, stub: Running, withPostgres: boolean): Promise<void> {
+  const target = gw.name as TargetName;
+  const watched: Watched = { pids: { [target]: gw.pid, stub: stub.pid }, memoryOf: gw.pid, withPostgres };
+  await callRows(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
+  const spread = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: gw.spreadKeys });
+  await warmUp(target, gw.url, spread);
+  await record({ target, what: 'chat-b', stream: false, wallet: 'spread', url: gw.url, requests: spread, connections: 32, seconds: config.seconds }, watched);
+  await slowRow(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
+}
+
+async function soakRow(gw: GatewayTarget, stub: Running): Promise<void> {
+  const requests = CALL_KINDS.flatMap((k) => [false, true].flatMap((s) => callRequests('gateway', k, s, { stubUrl: stub.url, keys: [gw.hotKey] })));
+  const watched: Watched = { pids: { [gw.name]: gw.pid, stub: stub.pid }, memoryOf: gw.pid, withPostgres: true };
+  await record({ target: gw.name as TargetName, what: 'soak', stream: false, wallet: 'hot', url: gw.url, requests, connections: 32, seconds: config.soakSeconds, rssEveryMs: 500 }, watched);
+}
+
+async function withTarget<T extends Running>(start: () => Promise<T>, use: (t: T) => Promise<void>): Promise<void> {
+  const t = await start();
+  try {
+    await use(t);
+  } finally {
+    await t.stop();
+    // The gateway logs at warn: anything it logged is worth a look beside the figures.
+    const logged = t.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    if (logged.length) notes.push(`${t.name} logged ${logged.length} warnings or errors, first: ${logged[0]!.slice(0, 300)}`);
+  }
+}
+
+function gitCommit(): string {
+  try {
+    return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  console.log(`bench: ${config.seconds} s per row${QUICK ? ' (quick)' : ''}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}`);
+  const postgres = await probePostgres(DATABASE_URL);
+  if (!postgres.ok) notes.push(`PostgreSQL rows skipped: ${postgres.reason}`);
+  if (!config.peer) notes.push('peer skipped (BENCH_PEER=0)');
+
+  loader = startLoadClient();
+  await withTarget(startStub, async (stub) => {
+    console.log(`direct (stub ${stub.url})`);
+    const direct: Watched = { pids: { stub: stub.pid }, withPostgres: false };
+    await callRows('direct', 'direct', stub.url, stub.url, direct);
+    await slowRow('direct', 'direct', stub.url, stub.url, direct);
+
+    if (config.peer) {
+      await withTarget(startPeer, async (peer) => {
+        console.log(`peer (${peer.url})`);
+        const watched: Watched = { pids: { peer: peer.pid, stub: stub.pid }, memoryOf: peer.pid, withPostgres: false };
+        await callRows('peer', 'peer', peer.url, stub.url, watched);
+        await slowRow('peer', 'peer', peer.url, stub.url, watched);
+      });
+    }
+    if (postgres.ok) {
+      await withTarget(
+        () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, config.spreadWallets),
+        async (gw) => {
+          console.log(`gateway on PostgreSQL (${gw.url})`);
+          await gatewayRows(gw, stub, true);
+          await soakRow(gw, stub);
+        },
+      );
+    }
+    await withTarget(
+      () => startGatewayOnPglite(stub.url, config.slow, config.spreadWallets),
+      async (gw) => {
+        console.log(`gateway on PGlite (${gw.url})`);
+        await gatewayRows(gw, stub, false);
+      },
+    );
+  }).finally(() => loader.close());
+
+  const results: BenchResults = {
+    meta: {
+      startedAt: startedAt.toISOString(),
+      seconds: (Date.now() - startedAt.getTime()) / 1000,
+      node: process.version,
+      cores: cpus().length,
+      loadAverageAtEnd: loadavg()[0]!,
+      commit: gitCommit(),
+      config,
+      notes,
+    },
+    rows,
+    targets: [],
+  };
+  results.targets = targetChecks(results);
+  const markdown = renderMarkdown(results);
+  console.log('\n' + markdown);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const stem = join(RESULTS_DIR, startedAt.toISOString().replace(/[:.]/g, '-'));
+  writeFileSync(`${stem}.json`, JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(`${stem}.md`, markdown + '\n');
+  console.log(`written: ${stem}.json, ${stem}.md`);
 }
 
 main().then(

@@ -32,6 +32,8 @@ const PRODUCT_FOLDERS = ['engine', 'transforms', 'simulator', 'bench', 'bin'];
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(join(ROOT, dir))) {
+    // Installed packages are no one's code here (bench/peer installs the peer gateway into its own folder).
+    if (name === 'node_modules') continue;
     const rel = join(dir, name);
     if (statSync(join(ROOT, rel)).isDirectory()) out.push(...sourceFiles(rel));
     else if (/\.(ts|mjs)$/.test(name)) out.push(rel);

@@ -1,0 +1,94 @@
+// One measured row: the load process runs against a target while /proc says what each process of the run
+// spent in CPU and how the target's memory moved. Rows are the bench's unit of record (bench/results/*.json).
+import type { CallKind } from './calls.ts';
+import type { LoadRequest, LoadResult, LoadSpec } from './load.ts';
+import type { LoadClient } from './load-client.ts';
+import { cpuSeconds, memoryMb, postgresCpu, sampleRss } from './processes.ts';
+
+export type TargetName = 'direct' | 'peer' | 'gateway-postgres' | 'gateway-pglite';
+
+export interface Row {
+  /** `${target}/${what}/${plain|stream}/c${connections}[/spread]`: what the smoke test and the table look rows up by. */
+  id: string;
+  target: TargetName;
+  what: CallKind | 'slow-streams' | 'soak';
+  stream: boolean;
+  connections: number;
+  wallet: 'hot' | 'spread' | 'none';
+  load: LoadResult;
+  /** Percent of one core over the row's wall time, per process (postgres: every server process, whoever loads it). */
+  cpuPercent: Record<string, number>;
+  /** The target process's memory during the row: samples' first, last and peak, and its lifetime high-water mark. */
+  rssMb?: { start: number; end: number; peak: number; hwm: number; samples: number[] };
+}
+
+export const rowId = (target: TargetName, what: Row['what'], stream: boolean, connections: number, wallet: Row['wallet']) =>
+  `${target}/${what}/${stream ? 'stream' : 'plain'}/c${connections}${wallet === 'spread' ? '/spread' : ''}`;
+
+export interface Watched {
+  /** Process name → pid, read before and after each row. */
+  pids: Record<string, number>;
+  /** The process whose memory the row follows (the gateway or the peer). */
+  memoryOf?: number;
+  withPostgres: boolean;
+}
+
+export interface RowPlan {
+  target: TargetName;
+  what: Row['what'];
+  stream: boolean;
+  wallet: Row['wallet'];
+  url: string;
+  requests: LoadRequest[];
+  connections: number;
+  /** closed loop for this long, or … */
+  seconds?: number;
+  /** … this many requests at once. */
+  burst?: number;
+  rssEveryMs?: number;
+}
+
+export async function measure(loader: LoadClient, plan: RowPlan, watched: Watched): Promise<Row> {
+  const spec: LoadSpec = {
+    url: plan.url,
+    mode: plan.burst ? 'burst' : 'closed',
+    requests: plan.requests,
+    connections: plan.connections,
+    ...(plan.burst ? { count: plan.burst } : { seconds: plan.seconds }),
+  };
+  const timeoutMs = ((plan.seconds ?? 0) + 120) * 1000;
+  const pids = { ...watched.pids };
+  const before: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) before[name] = cpuSeconds(pid);
+  const pgBefore = watched.withPostgres ? postgresCpu() : undefined;
+  const rss = watched.memoryOf ? sampleRss(watched.memoryOf, plan.rssEveryMs ?? 250) : undefined;
+  let samples: number[] | undefined;
+  let load: LoadResult;
+  try {
+    load = await loader.run(spec, timeoutMs);
+  } finally {
+    samples = rss?.stop();
+  }
+  // Over the load's own window (reading a spec and writing a result around it take next to nothing).
+  const wall = load.seconds;
+  const cpuPercent: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) cpuPercent[name] = round1(((cpuSeconds(pid) - before[name]!) / wall) * 100);
+  // The load measures itself in microseconds over exactly its window; /proc counts 10 ms ticks, too coarse for short rows.
+  cpuPercent.load = round1((load.cpuSeconds / wall) * 100);
+  if (pgBefore) cpuPercent.postgres = round1((postgresCpu().secondsSince(pgBefore) / wall) * 100);
+  return {
+    id: rowId(plan.target, plan.what, plan.stream, plan.connections, plan.wallet),
+    target: plan.target,
+    what: plan.what,
+    stream: plan.stream,
+    connections: plan.connections,
+    wallet: plan.wallet,
+    load,
+    cpuPercent,
+    ...(samples && watched.memoryOf
+      ? { rssMb: { start: samples[0]!, end: samples.at(-1)!, peak: Math.max(...samples), hwm: memoryMb(watched.memoryOf).hwm, samples: plan.what === 'soak' ? samples.map(round1) : [] } }
+      : {}),
+  };
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;

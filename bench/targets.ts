@@ -1,0 +1,161 @@
+// The processes the bench loads: the stub, the peer (Portkey, installed into bench/peer on first use) and our
+// gateway as `npm start` runs it, on a PostgreSQL scratch schema or on its own embedded PGlite, each with one
+// hot wallet (all load on one key) and `spreadWallets` more wallets with a key each.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../engine/core/clock.ts';
+import { openScratchSchema } from '../engine/db/scratch-schema.ts';
+import { createKeyService } from '../engine/keys/index.ts';
+import { createLedger } from '../engine/money/ledger.ts';
+import { slowPrefix, type Slow } from './calls.ts';
+import { freePort, startNode, type Child } from './processes.ts';
+
+export interface Running {
+  name: string;
+  url: string;
+  pid: number;
+  /** What the process printed (its last 100–200 kB). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface GatewayTarget extends Running {
+  hotKey: string;
+  spreadKeys: string[];
+}
+
+/** Credits per wallet: far more than any run spends, so no row measures a 402. */
+const WALLET_CREDITS = 10_000_000_000;
+
+const asRunning = (c: Child, url: string): Running => ({ name: c.name, url, pid: c.pid, output: c.output, stop: c.stop });
+
+export async function startStub(): Promise<Running> {
+  const c = await startNode('stub', 'bench/stub.ts', { env: { STUB_PORT: '0' }, ready: /bench stub on (\S+)/ });
+  return asRunning(c, c.match[1]!);
+}
+
+const PEER_DIR = 'bench/peer';
+
+/** Installs the peer from its lock file the first time (npm registry), then starts it on loopback. */
+export async function startPeer(): Promise<Running> {
+  if (!existsSync(join(PEER_DIR, 'node_modules/@portkey-ai/gateway/build/start-server.js'))) {
+    console.log('installing the peer (npm ci --prefix bench/peer) …');
+    const npm = spawnSync('npm', ['ci', '--prefix', PEER_DIR, '--no-audit', '--no-fund'], { stdio: 'inherit', timeout: 300_000 });
+    if (npm.status !== 0) throw new Error(`npm ci --prefix ${PEER_DIR} failed (${npm.status ?? npm.signal})`);
+  }
+  const port = await freePort();
+  const c = await startNode('peer', join(PEER_DIR, 'start.mjs'), { nodeArgs: [], args: [String(port)], ready: /peer listening on (\S+)/, env: { NODE_ENV: 'production' } });
+  return asRunning(c, c.match[1]!);
+}
+
+function gatewayEnv(stubUrl: string, slow: Slow, port: number): Record<string, string> {
+  return {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    GATEWAY_SIMULATE: '0',
+    GATEWAY_VENDOR_A_URLS: stubUrl,
+    GATEWAY_VENDOR_A_KEY: 'bench',
+    GATEWAY_VENDOR_B_URLS: stubUrl,
+    GATEWAY_VENDOR_B_KEY: 'bench',
+    // The slow-stream row calls a vendor E model, whose only route is the stub's slow path.
+    GATEWAY_VENDOR_E_URLS: `${stubUrl}${slowPrefix(slow)}`,
+    GATEWAY_VENDOR_E_KEY: 'bench',
+  };
+}
+
+async function startGatewayProcess(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
+  const child = await startNode(name, 'engine/main.ts', { env, ready: /gateway listening on (\S+)/ });
+  return { child, url: child.match[1]! };
+}
+
+/** Gateway on a fresh PostgreSQL schema; wallets and keys written by this process on the same schema. */
+export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string, slow: Slow, spreadWallets: number): Promise<GatewayTarget> {
+  const scratch = await openScratchSchema(serverUrl);
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
+  try {
+    const ledger = createLedger(scratch.db, { clock: systemClock, owner: 'bench' });
+    const keys = createKeyService(scratch.db, { clock: systemClock });
+    const keyFor = async () => {
+      const wallet = await ledger.createWallet({ credits: WALLET_CREDITS });
+      return (await keys.createApiKey(wallet.id, { name: 'bench' })).key;
+    };
+    const hotKey = await keyFor();
+    const spreadKeys: string[] = [];
+    for (let i = 0; i < spreadWallets; i++) spreadKeys.push(await keyFor());
+    await keys.close();
+    const port = await freePort();
+    const { child, url } = await startGatewayProcess('gateway-postgres', { ...gatewayEnv(stubUrl, slow, port), DATABASE_URL: scratch.url, GATEWAY_DATA_DIR: dataDir });
+    return {
+      name: 'gateway-postgres',
+      url,
+      pid: child.pid,
+      output: child.output,
+      hotKey,
+      spreadKeys,
+      async stop() {
+        await child.stop();
+        await scratch.cleanup();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await scratch.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** Gateway on its embedded PGlite (in a temporary folder): wallets through its admin API, keys through the key doors. */
+export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWallets: number): Promise<GatewayTarget> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
+  const adminToken = randomBytes(24).toString('hex');
+  const port = await freePort();
+  let child: Child | undefined;
+  try {
+    const started = await startGatewayProcess('gateway-pglite', { ...gatewayEnv(stubUrl, slow, port), GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: adminToken });
+    child = started.child;
+    const post = async (path: string, bearer: string, body: unknown): Promise<Record<string, unknown>> => {
+      const res = await fetch(`${started.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const answer = (await res.json()) as Record<string, unknown>;
+      if (res.status !== 201 && res.status !== 200) throw new Error(`POST ${path} answered ${res.status}: ${JSON.stringify(answer)}`);
+      return answer;
+    };
+    const keyFor = async () => {
+      const wallet = await post('/admin/v1/wallets', adminToken, { credits: WALLET_CREDITS });
+      const management = await post(`/admin/v1/wallets/${wallet.id}/management-keys`, adminToken, { name: 'bench' });
+      const created = await post('/v1/keys', String(management.key), { name: 'bench' });
+      const key = (created.data as { key?: string }[] | undefined)?.[0]?.key ?? (created.key as string | undefined);
+      if (!key) throw new Error(`POST /v1/keys gave no key: ${JSON.stringify(created)}`);
+      return key;
+    };
+    const hotKey = await keyFor();
+    const spreadKeys: string[] = [];
+    for (let i = 0; i < spreadWallets; i++) spreadKeys.push(await keyFor());
+    const running = child;
+    return {
+      name: 'gateway-pglite',
+      url: started.url,
+      pid: running.pid,
+      output: running.output,
+      hotKey,
+      spreadKeys,
+      async stop() {
+        await running.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await child?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+}
