@@ -1,6 +1,9 @@
 // Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
 import { registerUsageRoutes } from './usage/routes.ts';
+import { registerDashboard } from './dashboard/routes.ts';
+import { createSessionStore } from './dashboard/sessions.ts';
+import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
 import { startUsagePruning } from './usage/retention.ts';
 import { LateSettlements } from './calls/late-settlements.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -146,8 +149,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
   });
   if (adminToken) registerReloadRoute(app, reload, adminToken);
+  const sessions = createSessionStore(db, clock);
+  await registerSignInLinkRoute(app, { sessions, tokens: [adminToken ?? '', localAdminToken ?? ''], publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
   registerUsageRoutes(app, { accounts, db });
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
   const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
     app.log.error({ err: e }, 'pruning usage records failed'),
   );

@@ -9,6 +9,7 @@ const USAGE = `usage:
   gateway wallet create [--credits N] [--splits-usage] [--key-slots N]
   gateway wallet topup <wallet-id> --credits N [--vendors c,d]
   gateway wallet show <wallet-id>
+  gateway wallet sign-in-link <wallet-id>   a one-time link (15 min) that signs the owner in to /dashboard
   gateway management-key create <wallet-id> [--name NAME]
   gateway reload [--url URL [--token T]]   reload the running gateway's catalog and config (SIGHUP to the pid in
                                         GATEWAY_DATA_DIR/gateway.pid, or POST /admin/v1/reload at URL)

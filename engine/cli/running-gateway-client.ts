@@ -45,6 +45,7 @@ export function adminCallFor(group: string, command: string | undefined, walletI
     return { method: 'POST', path: `${wallet()}/credits`, body: { credits: numberOr(values.credits), vendors } };
   }
   if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };
+  if (group === 'wallet' && command === 'sign-in-link') return { method: 'POST', path: `${wallet()}/sign-in-link` };
   if (group === 'management-key' && command === 'create') return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
   throw new Error(`unknown command: gateway ${group} ${command ?? ''}`);
 }

@@ -1,4 +1,4 @@
-// `gateway wallet create|topup|show` and `gateway management-key create`: argv in, JSON out.
+// `gateway wallet create|topup|show|sign-in-link` and `gateway management-key create`: argv in, JSON out.
 import { parseArgs } from 'node:util';
 import { walletCreate, walletShow, walletTopup } from './wallet-commands.ts';
 import { systemClock } from '../core/clock.ts';
@@ -86,6 +86,7 @@ async function run(
     return walletTopup(db, need(), { credits: values.credits, vendors: values.vendors });
   }
   if (group === 'wallet' && command === 'show') return walletShow(db, need());
+  if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
   if (group === 'management-key' && command === 'create') {
     const keys = createKeyService(db, { clock: systemClock });
     try {
