@@ -64,7 +64,7 @@ export function page(opts: PageOptions, nonce: string): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${opts.title} · Gateway dashboard</title>
 <style nonce="${nonce}">${TRUSTED_STYLE}</style>
 </head>
@@ -107,7 +107,8 @@ export function sendPage(reply: FastifyReply, status: number, opts: PageOptions)
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts.
+      'referrer-policy': 'same-origin',
       'content-security-policy':
         `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:; ` +
         `form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
