@@ -14,7 +14,9 @@ export function parseForm(text: string): FormBody {
 
 export function formOf(body: unknown): FormBody {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('Send the form as application/x-www-form-urlencoded.');
+  if (typeof body !== 'object' || Array.isArray(body) || Object.values(body).some((v) => typeof v !== 'string')) {
+    throw errors.invalidRequest('Send the form as application/x-www-form-urlencoded.');
+  }
   return body as FormBody;
 }
 

@@ -21,6 +21,8 @@ const TITLES: Record<number, string> = { 400: 'That did not work', 401: 'Not sig
 
 export async function registerDashboard(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   await app.register(async (scope) => {
+    // HTML forms only: any other body (JSON included) is refused with 4xx before a handler sees it.
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
       done(null, parseForm(String(raw)));
     });

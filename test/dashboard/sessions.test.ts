@@ -217,6 +217,35 @@ for (const kind of databaseKinds) {
       expect(detail).toContain(`data-nano="${charged}"`);
     });
 
+    it('bad input answers a 4xx page, never a 5xx, and changes nothing', async () => {
+      const before = await keyRows(t, t.walletId);
+      const send = (path: string, body: string, type = 'application/x-www-form-urlencoded') =>
+        fetch(`${t.url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie: owner.cookie, 'content-type': type }, body });
+      const csrf = `csrf=${encodeURIComponent(owner.csrf)}`;
+      const cases: [string, Promise<Response>][] = [
+        ['json body', send('/dashboard/keys', JSON.stringify({ csrf: owner.csrf, count: 1 }), 'application/json')],
+        ['text body', send('/dashboard/keys', 'hello', 'text/plain')],
+        ['NUL in a name', send('/dashboard/keys', `${csrf}&count=1&name=a%00b`)],
+        ['NUL in a key id', send('/dashboard/keys/a%00b/close', csrf)],
+        ['count not a number', send('/dashboard/keys', `${csrf}&count=three`)],
+        ['expiry in the past', send('/dashboard/keys', `${csrf}&count=1&expires_on=2001-01-01`)],
+        ['daily above monthly', send('/dashboard/keys', `${csrf}&count=1&monthly_limit_credits=5&daily_limit_credits=9`)],
+        ['management key name too long', send('/dashboard/management-keys', `${csrf}&name=${'x'.repeat(41)}`)],
+        ['offset not a number', owner.get('/dashboard/keys?offset=-1')],
+        ['repeated filter', owner.get('/dashboard/usage?key=a&key=b')],
+        ['unknown chart kind', owner.get('/dashboard/usage?by=vendor')],
+        ['unknown page', owner.get('/dashboard/nothing-here')],
+        ['unknown call id', owner.get('/dashboard/usage/nope')],
+      ];
+      for (const [name, pending] of cases) {
+        const res = await pending;
+        expect(res.status, name).toBeGreaterThanOrEqual(400);
+        expect(res.status, name).toBeLessThan(500);
+        expect(res.headers.get('content-type'), name).toMatch(/^text\/html/);
+      }
+      expect(await keyRows(t, t.walletId)).toEqual(before);
+    });
+
     it('sign-out ends the session (the old cookie is refused); a change of owner ends every session', async () => {
       const second = await signIn(t, t.walletId);
       const out = await second.post('/dashboard/sign-out', {});
