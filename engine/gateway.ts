@@ -5,6 +5,9 @@ import { gatewayLeases } from './money/lease-wiring.ts';
 import { readLeasedByLot, spendableBalance } from './money/spendable.ts';
 import { registerOpenApiRoute } from './openapi/routes.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
+import { registerDashboard } from './dashboard/routes.ts';
+import { createSessionStore } from './dashboard/sessions.ts';
+import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
 import { startUsagePruning } from './usage/retention.ts';
 import { LateSettlements } from './calls/late-settlements.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -163,9 +166,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
   });
   if (adminToken) registerReloadRoute(app, reload, adminToken);
+  const sessions = createSessionStore(db, clock);
+  await registerSignInLinkRoute(app, { sessions, tokens: [adminToken ?? '', localAdminToken ?? ''], publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
   registerUsageRoutes(app, { accounts, db });
   registerOpenApiRoute(app, runtime);
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
   const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
     app.log.error({ err: e }, 'pruning usage records failed'),
   );

@@ -21,7 +21,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money'],
   'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys'],
   'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http'],
-  'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'transforms'],
+  'engine/dashboard': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/usage', 'engine/admin', 'engine/videos'],
+  'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'engine/dashboard', 'transforms'],
   simulator: [],
   engine: ['*'], // engine/main.ts and engine/gateway.ts wire the rooms together
   bench: ['*'],

@@ -20,8 +20,8 @@
 // No token configured: the routes are not registered, so every admin path answers the app's 404.
 // Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
 // fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up.
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { requireAdminToken, tokenMatches } from './admin-token.ts';
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
@@ -54,11 +54,7 @@ export interface AdminDeps {
 /** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
 export const MAX_CREDITS = 9_000_000_000_000;
 
-const sha = (s: string) => createHash('sha256').update(s).digest();
-
-export function tokenMatches(given: string, expected: string): boolean {
-  return timingSafeEqual(sha(given), sha(expected));
-}
+export { tokenMatches };
 
 type Body = Record<string, unknown>;
 
@@ -102,14 +98,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   await app.register(async (scope) => {
     installErrorHandler(scope);
 
-    scope.addHook('onRequest', async (req: FastifyRequest) => {
-      const h = req.headers.authorization;
-      const m = typeof h === 'string' ? /^Bearer\s+(.+)$/i.exec(h.trim()) : null;
-      if (!m) throw errors.authentication('Send the admin token as Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.');
-      const given = m[1].trim();
-      // Every token is compared, so the time taken does not tell which one came close.
-      if (!tokens.map((t) => tokenMatches(given, t)).includes(true)) throw errors.authentication('The admin token is not valid.');
-    });
+    scope.addHook('onRequest', requireAdminToken(tokens));
 
     scope.post('/admin/v1/wallets', async (req, reply) => {
       const b = objectBody(req.body, ['credits', 'splits_usage', 'key_slots', 'owner_id']);

@@ -12,6 +12,7 @@ const USAGE = `usage:
   gateway wallet list [--limit N] [--cursor C]   oldest first, N from 1 to 200 (default 50); the next page:
                                         --cursor with next_cursor of the last one
   gateway wallet owner <wallet-id> <owner-id>    the previous owner's management keys stop working
+  gateway wallet sign-in-link <wallet-id>   a one-time link (15 min) that signs the owner in to /dashboard
   gateway management-key create <wallet-id> [--name NAME]
   gateway management-key list <wallet-id>        every management key, active or closed (never the secret)
   gateway management-key close <wallet-id> <key-id>   the key stops working at once

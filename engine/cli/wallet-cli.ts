@@ -1,5 +1,5 @@
-// `gateway wallet create|topup|show|list|owner` and `gateway management-key create|list|close`: argv in,
-// JSON out (the admin API's answers).
+// `gateway wallet create|topup|show|list|owner|sign-in-link` and `gateway management-key create|list|close`:
+// argv in, JSON out (the admin API's answers).
 import { parseArgs } from 'node:util';
 import { walletCreate, walletList, walletOwner, walletShow, walletTopup } from './wallet-commands.ts';
 import { systemClock } from '../core/clock.ts';
@@ -104,6 +104,7 @@ async function run(
     need(' <owner-id>');
     return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id)));
   }
+  if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
   if (group === 'management-key' && command === 'create') {
     return withKeys(async (keys) => ({ ...(await keys.createManagementKey(need(), values.name)), name: values.name ?? null }));
   }

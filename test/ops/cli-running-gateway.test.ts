@@ -80,6 +80,19 @@ describe('operator commands beside a running gateway on the embedded database', 
     const keys = await fetch(`http://127.0.0.1:${port}/v1/keys`, { headers: { authorization: `Bearer ${key}` } });
     expect(keys.status).toBe(200);
 
+    // A dashboard sign-in link made through the running gateway signs the owner in there.
+    const link = await cli(['wallet', 'sign-in-link', wallet.id], dataDir);
+    expect(link.code, link.stderr).toBe(0);
+    const { url } = JSON.parse(link.stdout);
+    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/dashboard/sign-in\\?token=`));
+    const signIn = await fetch(`http://127.0.0.1:${port}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${new URL(url).searchParams.get('token')}`,
+      redirect: 'manual',
+    });
+    expect(signIn.status).toBe(303);
+
     const refused = await cli(['wallet', 'topup', wallet.id, '--credits', '0'], dataDir);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/credits/);

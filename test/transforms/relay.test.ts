@@ -55,7 +55,7 @@ describe('relay-responses', () => {
     const frames = events.map((e) => t.push(e));
     expect(frames[2]).toEqual([`event: response.output_text.delta\ndata: ${events[2].data}\n\n`]);
     expect(t.end()).toEqual([]);
-    expect(t.usage()).toEqual({ input_tokens: 1000, cache_read_tokens: 2000, cache_write_tokens: 0, output_tokens: 40, web_search_calls: 1, file_search_calls: 1 });
+    expect(t.usage()).toEqual({ input_tokens: 1000, cache_read_tokens: 2000, cache_write_tokens: 0, output_tokens: 40, reasoning_tokens: 10, web_search_calls: 1, file_search_calls: 1 });
   });
 
   it('counts finished tool calls when the stream is cut before response.completed', () => {

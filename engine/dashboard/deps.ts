@@ -1,0 +1,16 @@
+// What the dashboard's pages need from the rest of the gateway; engine/gateway.ts hands it over.
+import type { Clock } from '../core/clock.ts';
+import type { Db } from '../db/db.ts';
+import type { KeyService } from '../keys/service.ts';
+import type { Ledger } from '../money/ledger.ts';
+import type { VideoStore } from '../videos/store.ts';
+import type { SessionStore } from './sessions.ts';
+
+export interface DashboardDeps {
+  db: Db;
+  ledger: Ledger;
+  keys: KeyService;
+  clock: Clock;
+  sessions: SessionStore;
+  videos: VideoStore;
+}

@@ -1,0 +1,51 @@
+// HTML forms arrive as text; the key doors' checks (keys/validate.ts) take JSON values. These turn one into
+// the other without deciding anything: a number stays text when it is not one, so the same check refuses it
+// with the same message as on the doors.
+import { errors } from '../core/errors.ts';
+
+export type FormBody = Record<string, string>;
+
+/** Parses application/x-www-form-urlencoded; the first value of a repeated field wins. */
+export function parseForm(text: string): FormBody {
+  const out: FormBody = {};
+  for (const [k, v] of new URLSearchParams(text)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+export function formOf(body: unknown): FormBody {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body) || Object.values(body).some((v) => typeof v !== 'string')) {
+    throw errors.invalidRequest('Send the form as application/x-www-form-urlencoded.');
+  }
+  return body as FormBody;
+}
+
+/** A whole number when the text is one, else the text (so the check names the field). */
+export const numberOrText = (v: string): number | string => (/^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : v);
+
+/**
+ * The fields of a form that the owner filled, as a key door body: a blank field is left out (`blank:
+ * 'omit'`, creating) or sent as null (`blank: 'null'`, changing: clearing a limit removes it).
+ */
+export function doorBody(form: FormBody, fields: { text?: string[]; numbers?: string[] }, blank: 'omit' | 'null'): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of [...(fields.text ?? []), ...(fields.numbers ?? [])]) {
+    if (!(f in form)) continue;
+    const v = form[f].trim();
+    if (v === '') {
+      if (blank === 'null') out[f] = null;
+      continue;
+    }
+    out[f] = fields.numbers?.includes(f) ? numberOrText(v) : form[f];
+  }
+  return out;
+}
+
+/** A query parameter as one short string, or undefined when absent or blank; 400 when it is not one. */
+export function queryText(query: unknown, name: string, max = 200): string | undefined {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const v = q[name];
+  if (v === undefined || v === '') return undefined;
+  if (typeof v !== 'string' || v.length > max) throw errors.invalidRequest(`${name} must be one value of up to ${max} characters.`, name);
+  return v;
+}

@@ -1,0 +1,68 @@
+// /dashboard/management-keys: the owner's keys for the key-management doors. Created here (shown once),
+// closed here; they stop by themselves when the wallet changes owner (keys/service.ts).
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../core/errors.ts';
+import { closeManagementKey, listManagementKeys } from '../keys/manage.ts';
+import type { DashboardDeps } from './deps.ts';
+import { formOf } from './form.ts';
+import { html } from './html.ts';
+import { koreanTime } from './html.ts';
+import { csrfField, sendPage } from './layout.ts';
+import { sessionOf } from './session-http.ts';
+
+const WARNING = html`<p class="notice" role="note"><strong>Never put a management key in client code</strong> (a web page, a
+mobile or desktop app, a repository): whoever holds it can create, change and close every API key of this wallet.
+Keep it on a server you control, and close it here when you no longer need it.</p>`;
+
+const MAX_NAME = 40;
+
+export function registerManagementKeysPage(scope: FastifyInstance, deps: DashboardDeps): void {
+  scope.get('/dashboard/management-keys', async (req, reply) => {
+    const s = sessionOf(req);
+    const list = await listManagementKeys(deps.db, s.walletId);
+    const closed = (req.query as Record<string, unknown>).done === 'closed';
+    return sendPage(reply, 200, {
+      title: 'Management keys',
+      signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: html`${closed ? html`<p class="ok" role="status">The management key was closed.</p>` : ''}
+${WARNING}
+<p>Management keys (<code>sk-svcm-…</code>) call only the key-management doors (<code>/v1/keys</code>); they cannot call models.</p>
+<form method="post" action="/dashboard/management-keys">${csrfField(s.csrfToken)}
+<fieldset><legend>Create a management key</legend>
+<label for="mk-name">Name (optional)</label><input id="mk-name" name="name" maxlength="${MAX_NAME}">
+<p><button type="submit">Create management key</button></p></fieldset></form>
+${
+  list.length === 0
+    ? html`<p>No open management keys.</p>`
+    : html`<table><caption>Open management keys</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+<tbody>${list.map(
+        (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code>${k.key_prefix}</code></td><td>${koreanTime(k.created_at)}</td><td>${koreanTime(k.last_used_at)}</td>
+<td><form method="post" action="/dashboard/management-keys/${encodeURIComponent(k.id)}/close">${csrfField(s.csrfToken)}<button type="submit">Close ${k.name ?? k.key_prefix}</button></form></td></tr>`,
+      )}</tbody></table>`
+}`,
+    });
+  });
+
+  scope.post('/dashboard/management-keys', async (req, reply) => {
+    const s = sessionOf(req);
+    const raw = formOf(req.body).name?.trim() ?? '';
+    if ([...raw].length > MAX_NAME) throw errors.invalidRequest(`name must be up to ${MAX_NAME} characters.`, 'name');
+    const made = await deps.keys.createManagementKey(s.walletId, raw === '' ? null : raw.normalize('NFC'));
+    return sendPage(reply, 201, {
+      title: 'Management key created',
+      signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: html`<p class="notice" role="alert">Copy the key now: this page is the only time it is shown.</p>
+${WARNING}
+<p><code class="secret" id="new-management-key" data-key-id="${made.id}">${made.key}</code>
+<button type="button" data-copy="new-management-key" hidden>Copy</button></p>
+<p><a href="/dashboard/management-keys">Back to management keys</a></p>`,
+    });
+  });
+
+  scope.post<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
+    const s = sessionOf(req);
+    await closeManagementKey(deps, s.walletId, req.params.id);
+    return reply.code(303).header('location', '/dashboard/management-keys?done=closed').send();
+  });
+}

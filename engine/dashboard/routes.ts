@@ -1,0 +1,77 @@
+// The owner's dashboard under /dashboard, served by the gateway itself as server-rendered HTML with plain
+// forms (works without JavaScript). The sign-in pages are open; every other page sits behind the session
+// guard: no session → 401, and every POST must pass the CSRF check (session-http.ts). A session opens one
+// wallet: every query below is scoped by the session's wallet, so another wallet's ids answer 404.
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../core/errors.ts';
+import { fromThrown } from '../http/reply-error.ts';
+import type { DashboardDeps } from './deps.ts';
+import { parseForm } from './form.ts';
+import { html } from './html.ts';
+import { sendPage } from './layout.ts';
+import { registerKeysPage } from './keys-page.ts';
+import { registerManagementKeysPage } from './management-keys-page.ts';
+import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
+import { registerSignInPages, registerSignOut } from './sign-in-pages.ts';
+import { registerUsagePage } from './usage-page.ts';
+import { registerVideosPage } from './videos-page.ts';
+import { registerWalletPage } from './wallet-page.ts';
+
+const TITLES: Record<number, string> = { 400: 'That did not work', 401: 'Not signed in', 403: 'Refused', 404: 'Not found', 409: 'Conflict' };
+
+export async function registerDashboard(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  await app.register(async (scope) => {
+    // HTML forms only: any other body (JSON included) is refused with 4xx before a handler sees it.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
+      done(null, parseForm(String(raw)));
+    });
+
+    // Errors are pages too, with the status of the error value; a 5xx says no more than "retry".
+    scope.setErrorHandler((err, req, reply) => {
+      const e = fromThrown(err);
+      if (e.status >= 500) req.log.error({ err }, 'dashboard request failed');
+      let signedIn;
+      try {
+        const s = sessionOf(req);
+        signedIn = { section: null, csrfToken: s.csrfToken, walletId: s.walletId };
+      } catch {
+        signedIn = undefined;
+      }
+      const hint = e.status === 401 ? html`<p>Ask your operator for a sign-in link (<code>gateway wallet sign-in-link &lt;wallet-id&gt;</code>).</p>` : '';
+      return sendPage(reply, e.status, {
+        title: TITLES[e.status] ?? (e.status >= 500 ? 'Temporarily unavailable' : 'Error'),
+        signedIn,
+        body: html`<p class="error" role="alert">${e.message}</p>${hint}`,
+      });
+    });
+
+    registerSignInPages(scope, deps.sessions);
+
+    await scope.register(async (guarded) => {
+      // The session is checked before the body is read, so a stranger cannot make the gateway parse forms.
+      guarded.addHook('onRequest', async (req) => {
+        const session = await deps.sessions.find(sessionSecretOf(req));
+        if (!session) throw errors.authentication('You are not signed in, or your session ended (sessions last 12 hours).');
+        attachSession(req, session);
+      });
+      guarded.addHook('preHandler', async (req) => {
+        if (req.method !== 'GET' && req.method !== 'HEAD') checkCsrf(req, sessionOf(req));
+      });
+      // Any other /dashboard path, signed in: a page of its own (the app's 404 is JSON).
+      guarded.route({
+        method: ['GET', 'POST'],
+        url: '/dashboard/*',
+        handler: async (req) => {
+          throw errors.notFound(`No dashboard page at ${req.url.split('?')[0]}.`);
+        },
+      });
+      registerSignOut(guarded, deps.sessions);
+      registerWalletPage(guarded, deps);
+      registerKeysPage(guarded, deps);
+      registerManagementKeysPage(guarded, deps);
+      registerUsagePage(guarded, deps);
+      registerVideosPage(guarded, deps);
+    });
+  });
+}

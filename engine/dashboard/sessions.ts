@@ -1,0 +1,116 @@
+// The owner's sign-in links and sessions, in the database (migration 006) so any process honours them.
+//
+// A link carries a random token; only its sha256 is stored. It works once, for SIGN_IN_TTL_MS, and only
+// while the wallet still has the owner it was issued to. Redeeming it opens a session: a second random
+// secret (the cookie; stored hashed) with its own CSRF token, for SESSION_TTL_MS. Every request re-reads the
+// session and the wallet's owner, so signing out, expiry and a change of owner all take effect at once.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Clock } from '../core/clock.ts';
+import type { Db } from '../db/db.ts';
+
+export const SIGN_IN_TTL_MS = 15 * 60_000;
+export const SESSION_TTL_MS = 12 * 3_600_000;
+
+/** Who is signed in: the wallet the session opens, and nothing else. */
+export interface OwnerSession {
+  walletId: string;
+  ownerId: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export interface SignInLink {
+  token: string;
+  walletId: string;
+  expiresAt: Date;
+}
+
+export interface SessionStore {
+  /** How long a session lasts, for the cookie's Max-Age. */
+  readonly sessionSeconds: number;
+  /** A one-time sign-in token for the wallet's current owner; null when there is no such wallet. */
+  issueSignIn(walletId: string): Promise<SignInLink | null>;
+  /** Spends the token and opens a session (its secret goes in the cookie); null when the token is unknown, used, expired or its owner changed. */
+  redeem(token: string): Promise<{ secret: string; session: OwnerSession } | null>;
+  /** The live session of this secret, or null. */
+  find(secret: string | undefined): Promise<OwnerSession | null>;
+  /** Ends the session (sign-out). */
+  end(secret: string): Promise<void>;
+}
+
+const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
+const newSecret = () => randomBytes(32).toString('base64url');
+
+export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: number; sessionMs?: number } = {}): SessionStore {
+  const signInMs = ttl.signInMs ?? SIGN_IN_TTL_MS;
+  const sessionMs = ttl.sessionMs ?? SESSION_TTL_MS;
+
+  /** Expired rows are useless; dropping them at each sign-in keeps both tables small without a timer. */
+  async function prune(now: Date) {
+    await db.query(`DELETE FROM dashboard_sign_in_tokens WHERE expires_at < $1::timestamptz`, [now.toISOString()]);
+    await db.query(`DELETE FROM dashboard_sessions WHERE expires_at < $1::timestamptz`, [now.toISOString()]);
+  }
+
+  return {
+    sessionSeconds: Math.floor(sessionMs / 1000),
+
+    async issueSignIn(walletId) {
+      const now = clock.now();
+      const token = newSecret();
+      const expiresAt = new Date(now.getTime() + signInMs);
+      const res = await db.query(
+        `INSERT INTO dashboard_sign_in_tokens (token_hash, wallet_id, owner_id, created_at, expires_at)
+         SELECT $1, w.id, w.owner_id, $3::timestamptz, $4::timestamptz FROM wallets w WHERE w.id = $2
+         RETURNING wallet_id`,
+        [hash(token), walletId, now.toISOString(), expiresAt.toISOString()],
+      );
+      return res.rows.length ? { token, walletId, expiresAt } : null;
+    },
+
+    async redeem(token) {
+      const now = clock.now();
+      await prune(now);
+      return db.transaction(async (tx) => {
+        // Spent in the same statement that checks it, so two tabs racing on one link open one session.
+        const spent = await tx.query<{ wallet_id: string; owner_id: string }>(
+          `UPDATE dashboard_sign_in_tokens t SET used_at = $2::timestamptz
+             FROM wallets w
+            WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2::timestamptz
+              AND w.id = t.wallet_id AND w.owner_id = t.owner_id
+            RETURNING t.wallet_id, t.owner_id`,
+          [hash(token), now.toISOString()],
+        );
+        const row = spent.rows[0];
+        if (!row) return null;
+        const secret = newSecret();
+        const session: OwnerSession = {
+          walletId: row.wallet_id,
+          ownerId: row.owner_id,
+          csrfToken: newSecret(),
+          expiresAt: new Date(now.getTime() + sessionMs),
+        };
+        await tx.query(
+          `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, csrf_token, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz)`,
+          [hash(secret), session.walletId, session.ownerId, session.csrfToken, now.toISOString(), session.expiresAt.toISOString()],
+        );
+        return { secret, session };
+      });
+    },
+
+    async find(secret) {
+      if (!secret) return null;
+      const res = await db.query<{ wallet_id: string; owner_id: string; csrf_token: string; expires_at: Date | string }>(
+        `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id
+          WHERE s.session_hash = $1 AND s.expires_at > $2::timestamptz AND w.owner_id = s.owner_id`,
+        [hash(secret), clock.now().toISOString()],
+      );
+      const r = res.rows[0];
+      return r ? { walletId: r.wallet_id, ownerId: r.owner_id, csrfToken: r.csrf_token, expiresAt: new Date(r.expires_at) } : null;
+    },
+
+    async end(secret) {
+      await db.query(`DELETE FROM dashboard_sessions WHERE session_hash = $1`, [hash(secret)]);
+    },
+  };
+}

@@ -1,0 +1,51 @@
+// The doors in and out: the link's page (a button, so a mail scanner that fetches the link does not spend
+// it), the POST that spends the token and sets the cookie, and sign-out.
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../core/errors.ts';
+import { html } from './html.ts';
+import { sendPage } from './layout.ts';
+import { formOf, queryText } from './form.ts';
+import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
+import type { SessionStore } from './sessions.ts';
+import { SIGN_IN_PATH } from './sign-in-route.ts';
+
+/** Sign-in pages: reachable without a session. */
+export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore): void {
+  scope.get(SIGN_IN_PATH, async (req, reply) => {
+    const token = queryText(req.query, 'token', 100);
+    if (!token) throw errors.invalidRequest('This address needs the sign-in link your operator gave you.');
+    return sendPage(reply, 200, {
+      title: 'Sign in',
+      body: html`<p>This one-time link opens the dashboard of your wallet in this browser.</p>
+<form method="post" action="${SIGN_IN_PATH}">
+<input type="hidden" name="token" value="${token}">
+<button type="submit">Sign in</button>
+</form>`,
+    });
+  });
+
+  scope.post(SIGN_IN_PATH, async (req, reply) => {
+    checkSameOrigin(req);
+    const token = formOf(req.body).token;
+    if (typeof token !== 'string' || token === '' || token.length > 100) throw errors.invalidRequest('The sign-in form lacks its token.');
+    const opened = await sessions.redeem(token);
+    if (!opened) {
+      throw errors.authentication(
+        'This sign-in link does not work: it was used already, it expired (links last 15 minutes), or the wallet changed owner. Ask your operator for a new one.',
+      );
+    }
+    setSessionCookie(reply, req, opened.secret, sessions.sessionSeconds);
+    return reply.code(303).header('location', '/dashboard/wallet').send();
+  });
+}
+
+/** Sign-out: a change like any other, so it runs behind the session guard and its CSRF check. */
+export function registerSignOut(scope: FastifyInstance, sessions: SessionStore): void {
+  scope.post('/dashboard/sign-out', async (req, reply) => {
+    sessionOf(req);
+    const secret = sessionSecretOf(req);
+    if (secret) await sessions.end(secret);
+    clearSessionCookie(reply, req);
+    return sendPage(reply, 200, { title: 'Signed out', body: html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>` });
+  });
+}

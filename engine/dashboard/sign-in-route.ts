@@ -1,0 +1,49 @@
+// POST /admin/v1/wallets/{id}/sign-in-link (admin token, as every admin route): a one-time link that signs
+// the wallet's current owner in to the dashboard, valid 15 minutes. `gateway wallet sign-in-link` calls it.
+//
+//   → 201 {wallet_id, url, expires_at}
+//
+// The link's origin is GATEWAY_PUBLIC_URL when set (the address owners reach the gateway at, behind a
+// proxy), else the origin this request came to. No admin token configured: the route is not registered (404).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errors } from '../core/errors.ts';
+import { installErrorHandler } from '../http/reply-error.ts';
+import { requireAdminToken } from '../admin/admin-token.ts';
+import type { SessionStore, SignInLink } from './sessions.ts';
+
+export interface SignInRouteDeps {
+  sessions: SessionStore;
+  /** The admin tokens this start accepts (GATEWAY_ADMIN_TOKEN and the local operator token). */
+  tokens: string[];
+  /** GATEWAY_PUBLIC_URL, when set. */
+  publicUrl?: string;
+}
+
+export const SIGN_IN_PATH = '/dashboard/sign-in';
+
+export function signInUrl(origin: string, link: SignInLink): string {
+  return `${origin.replace(/\/+$/, '')}${SIGN_IN_PATH}?token=${encodeURIComponent(link.token)}`;
+}
+
+export function signInLinkAnswer(origin: string, link: SignInLink) {
+  return { wallet_id: link.walletId, url: signInUrl(origin, link), expires_at: link.expiresAt.toISOString() };
+}
+
+const requestOrigin = (req: FastifyRequest) => `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`;
+
+export async function registerSignInLinkRoute(app: FastifyInstance, deps: SignInRouteDeps): Promise<void> {
+  const tokens = deps.tokens.filter((t) => t !== '');
+  if (tokens.length === 0) return;
+  await app.register(async (scope) => {
+    installErrorHandler(scope);
+    scope.addHook('onRequest', requireAdminToken(tokens));
+    scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/sign-in-link', async (req, reply) => {
+      if (req.body !== undefined && req.body !== null && (typeof req.body !== 'object' || Object.keys(req.body).length > 0)) {
+        throw errors.invalidRequest('This route takes no body fields.');
+      }
+      const link = await deps.sessions.issueSignIn(req.params.id);
+      if (!link) throw errors.notFound(`No wallet '${req.params.id}'.`);
+      return reply.code(201).send(signInLinkAnswer(deps.publicUrl || requestOrigin(req), link));
+    });
+  });
+}

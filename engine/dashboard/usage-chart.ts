@@ -1,0 +1,71 @@
+// The usage chart: credits per Korean day for the last 30 days, stacked per key or per model, as inline
+// SVG (no script, no external file), with the same figures as a table for screen readers and for copying.
+import { html, exactCredits, type Html } from './html.ts';
+
+export interface DaySeries {
+  day: string;
+  name: string;
+  nano: bigint;
+}
+
+const PALETTE = ['#3b6fd8', '#d8733b', '#2f9e6a', '#b5469b', '#c9a227', '#5b5bb0', '#d14b4b', '#3a9fb0', '#7d8c2f', '#8a5a3c'];
+const WIDTH = 760;
+const HEIGHT = 220;
+const LEFT = 70;
+const BOTTOM = 30;
+
+/** The series in first-seen order with a colour each (the palette repeats past ten). */
+function colours(points: DaySeries[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of points) if (!out.has(p.name)) out.set(p.name, PALETTE[out.size % PALETTE.length]);
+  return out;
+}
+
+export function usageChart(days: string[], points: DaySeries[], label: (name: string) => string, per: 'key' | 'model'): Html {
+  const colour = colours(points);
+  const totals = new Map<string, bigint>(days.map((d) => [d, 0n]));
+  for (const p of points) totals.set(p.day, (totals.get(p.day) ?? 0n) + p.nano);
+  const max = [...totals.values()].reduce((a, b) => (b > a ? b : a), 0n);
+  const plotH = HEIGHT - BOTTOM - 10;
+  const slot = (WIDTH - LEFT) / days.length;
+  const scale = (nano: bigint) => (max === 0n ? 0 : (Number(nano) / Number(max)) * plotH);
+
+  const bars: Html[] = [];
+  days.forEach((day, i) => {
+    let y = HEIGHT - BOTTOM;
+    for (const p of points.filter((q) => q.day === day)) {
+      const h = Math.max(scale(p.nano), p.nano > 0n ? 1 : 0);
+      y -= h;
+      bars.push(
+        html`<rect x="${(LEFT + i * slot + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(slot - 4).toFixed(1)}" height="${h.toFixed(1)}" fill="${colour.get(p.name)}" data-day="${day}" data-series="${label(p.name)}" data-nano="${p.nano.toString()}"><title>${day} · ${label(p.name)}: ${exactCredits(p.nano)} credits</title></rect>`,
+      );
+    }
+  });
+  const dayLabels = days.map((d, i) =>
+    i % 5 === 4 || i === days.length - 1
+      ? html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle" font-size="11" fill="currentColor">${d.slice(5)}</text>`
+      : '',
+  );
+  const summary = `Credits charged per Korean day, ${days[0]} to ${days[days.length - 1]}, stacked per ${per}. Highest day: ${exactCredits(max)} credits.`;
+
+  const rows = days.flatMap((day) =>
+    points
+      .filter((p) => p.day === day)
+      .map((p) => html`<tr data-day="${day}"><td>${day}</td><td>${label(p.name)}</td><td class="num" data-nano="${p.nano.toString()}">${exactCredits(p.nano)}</td></tr>`),
+  );
+
+  return html`<figure>
+<svg role="img" aria-labelledby="chart-desc" viewBox="0 0 ${WIDTH} ${HEIGHT}" class="chart" data-testid="usage-chart">
+<desc id="chart-desc">${summary}</desc>
+<line x1="${LEFT}" y1="${HEIGHT - BOTTOM}" x2="${WIDTH}" y2="${HEIGHT - BOTTOM}" stroke="currentColor" stroke-opacity=".4"/>
+<text x="${LEFT - 6}" y="16" text-anchor="end" font-size="11" fill="currentColor">${exactCredits(max)}</text>
+<text x="${LEFT - 6}" y="${HEIGHT - BOTTOM}" text-anchor="end" font-size="11" fill="currentColor">0</text>
+${bars}${dayLabels}
+</svg>
+<figcaption>${summary}
+<span class="legend">${[...colour].map(([name, c]) => html` <svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${c}"/></svg> ${label(name)}`)}</span></figcaption>
+</figure>
+<details><summary>The chart as a table</summary>
+${rows.length ? html`<table><caption>Credits per day and ${per}</caption><thead><tr><th scope="col">Day (KST)</th><th scope="col">${per === 'key' ? 'Key' : 'Model'}</th><th scope="col" class="num">Credits</th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No charges in these 30 days.</p>`}
+</details>`;
+}

@@ -1,0 +1,131 @@
+// /dashboard/usage: the chart of credits per Korean day (last 30 days, per key or per model), the recent
+// calls from the usage records, filterable by key and model, the same rows as CSV, and one call's record
+// (404 for an id this wallet never used, like GET /v1/generations/{id}).
+import type { FastifyInstance } from 'fastify';
+import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
+import { errors } from '../core/errors.ts';
+import { keyNamesById } from '../keys/manage.ts';
+import { chargedPerDay, findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
+import type { DashboardDeps } from './deps.ts';
+import { queryText } from './form.ts';
+import { exactCredits, html, koreanTime, type Html } from './html.ts';
+import { sendPage } from './layout.ts';
+import { sessionOf } from './session-http.ts';
+import { usageCsv } from './usage-csv.ts';
+import { usageChart } from './usage-chart.ts';
+
+const CHART_DAYS = 30;
+const TABLE_ROWS = 200;
+const CSV_ROWS = 10_000;
+const DAY_MS = 86_400_000;
+
+/** The last `n` Korean dates ending today, oldest first. */
+function lastKoreanDays(now: Date, n: number): string[] {
+  const today = startOfKoreanDay(koreanDate(now));
+  return Array.from({ length: n }, (_, i) => koreanDate(new Date(today.getTime() - (n - 1 - i) * DAY_MS + 12 * 3_600_000)));
+}
+
+type KeyNames = Awaited<ReturnType<typeof keyNamesById>>;
+
+export const keyLabel = (names: KeyNames, id: string | null): string => {
+  if (!id) return '(no key)';
+  const k = names.get(id);
+  return k ? (k.name ?? k.prefix) : id;
+};
+
+function filters(query: unknown) {
+  const by = queryText(query, 'by', 10) ?? 'key';
+  if (by !== 'key' && by !== 'model') throw errors.invalidRequest(`by must be 'key' or 'model'.`, 'by');
+  return { keyId: queryText(query, 'key'), model: queryText(query, 'model'), by: by as 'key' | 'model' };
+}
+
+function filterForm(f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
+  const opt = (value: string, text: string, current: string | undefined) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
+  const modelList = f.model && !models.includes(f.model) ? [...models, f.model] : models;
+  return html`<form method="get" action="/dashboard/usage"><fieldset><legend>Show</legend>
+<label for="f-by">Chart per</label><select id="f-by" name="by">${opt('key', 'key', f.by)}${opt('model', 'model', f.by)}</select>
+<label for="f-key">Calls of key</label><select id="f-key" name="key"><option value="">every key</option>${[...names].map(([id, k]) => opt(id, `${k.name ?? k.prefix}`, f.keyId))}</select>
+<label for="f-model">Calls of model</label><select id="f-model" name="model"><option value="">every model</option>${modelList.map((m) => opt(m, m, f.model))}</select>
+<p><button type="submit">Apply</button></p></fieldset></form>`;
+}
+
+function callsTable(rows: UsageRecordView[], names: KeyNames): Html {
+  if (rows.length === 0) return html`<p>No calls match.</p>`;
+  return html`<table data-testid="usage-table"><caption>Recent calls, newest first (at most ${TABLE_ROWS})</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Door</th><th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th><th scope="col" class="num">Charged (credits)</th><th scope="col">Call</th></tr></thead>
+<tbody>${rows.map(
+    (r) => html`<tr data-generation-id="${r.id}"><td>${koreanTime(r.created_at)}</td><td>${keyLabel(names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
+<td class="num">${r.tokens.input.toLocaleString('en-US')}</td><td class="num">${r.tokens.output.toLocaleString('en-US')}</td>
+<td class="num" data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</td>
+<td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">details<span class="skip"> of call ${r.id}</span></a></td></tr>`,
+  )}</tbody></table>`;
+}
+
+export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): void {
+  scope.get('/dashboard/usage', async (req, reply) => {
+    const s = sessionOf(req);
+    const f = filters(req.query);
+    const now = deps.clock.now();
+    const days = lastKoreanDays(now, CHART_DAYS);
+    const since = startOfKoreanDay(days[0]);
+    const [names, perModel, perKey, rows] = await Promise.all([
+      keyNamesById(deps.db, s.walletId),
+      chargedPerDay(deps.db, s.walletId, since, 'model'),
+      f.by === 'key' ? chargedPerDay(deps.db, s.walletId, since, 'key_id') : Promise.resolve([]),
+      listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: TABLE_ROWS }),
+    ]);
+    const models = [...new Set(perModel.map((p) => p.name))].sort();
+    const chart =
+      f.by === 'key' ? usageChart(days, perKey, (id) => keyLabel(names, id), 'key') : usageChart(days, perModel, (m) => m, 'model');
+    const csvQuery = new URLSearchParams({ ...(f.keyId ? { key: f.keyId } : {}), ...(f.model ? { model: f.model } : {}) }).toString();
+    return sendPage(reply, 200, {
+      title: 'Usage',
+      signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: html`<p>Charges are exact: one credit is 1,000 nano-USD ($0.000001), so three decimals show every nano-USD.</p>
+${filterForm(f, names, models)}
+<h2>Credits per day, last ${CHART_DAYS} Korean days</h2>
+${chart}
+<h2>Recent calls</h2>
+<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>Download these calls as CSV</a> (up to ${CSV_ROWS.toLocaleString('en-US')} rows)</p>
+${callsTable(rows, names)}`,
+    });
+  });
+
+  scope.get('/dashboard/usage.csv', async (req, reply) => {
+    const s = sessionOf(req);
+    const f = filters(req.query);
+    const [names, rows] = await Promise.all([
+      keyNamesById(deps.db, s.walletId),
+      listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS }),
+    ]);
+    return reply
+      .headers({
+        'content-type': 'text/csv; charset=utf-8',
+        'content-disposition': `attachment; filename="usage-${koreanDate(deps.clock.now())}.csv"`,
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      })
+      .send(usageCsv(rows, (id) => keyLabel(names, id)));
+  });
+
+  scope.get<{ Params: { id: string } }>('/dashboard/usage/:id', async (req, reply) => {
+    const s = sessionOf(req);
+    const r = await findUsageRecord(deps.db, s.walletId, req.params.id);
+    if (!r) throw errors.notFound(`No call with id '${req.params.id}' was made from this wallet.`);
+    const names = await keyNamesById(deps.db, s.walletId);
+    const item = (term: string, value: Html | string | number | null) => html`<dt>${term}</dt><dd>${value ?? '—'}</dd>`;
+    return sendPage(reply, 200, {
+      title: 'Call',
+      signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: html`<dl data-generation-id="${r.id}">
+${item('Request id', html`<code>${r.id}</code>`)}${item('When', koreanTime(r.created_at))}${item('Key', keyLabel(names, r.key_id))}
+${item('Model', r.model)}${item('Door', r.door)}${item('Vendor and route', `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item('Fallbacks', r.fallback_depth)}
+${item('Input tokens', r.tokens.input)}${item('Cached input tokens read', r.tokens.cache_read)}${item('Cache write tokens', r.tokens.cache_write)}
+${item('Output tokens', r.tokens.output)}${item('Reasoning tokens', r.tokens.reasoning)}${item('Server tool calls', r.server_tool_calls)}
+${item('Characters', r.characters)}${item('Images', r.images)}${item('Video seconds', r.video_seconds)}
+${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${r.charged_nano} nano-USD)`)}
+${item('Duration', `${r.duration_ms} ms`)}
+</dl><p><a href="/dashboard/usage">Back to usage</a></p>`,
+    });
+  });
+}

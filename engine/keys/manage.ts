@@ -1,0 +1,254 @@
+// What an owner may do to the wallet's keys, as one set of functions: the key-management doors
+// (routes.ts) and the owner's dashboard (engine/dashboard) both call these, so numbering, slot checks,
+// limits (a change is announced, so it lifts a 429 at once in every process) and closing behave the same
+// whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values.
+import { koreanDate, type Clock } from '../core/clock.ts';
+import type { Db } from '../db/db.ts';
+import { errors } from '../core/errors.ts';
+import { newRequestId } from './secret.ts';
+import type { KeyService } from './service.ts';
+import { KEY_COLUMNS, keyRowFrom, type KeyRow } from './types.ts';
+import { keyRecord, type ApiKeyRecord } from './records.ts';
+import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
+import { checkAudienceForWallet, checkLimits, keyNames, type CreateInput, type PatchInput } from './validate.ts';
+
+export interface KeyManagementDeps {
+  keys: KeyService;
+  db: Db;
+  clock: Clock;
+}
+
+export interface KeyList {
+  data: ApiKeyRecord[];
+  total: number;
+}
+
+/** A management key as its owner sees it: never the secret. */
+export interface ManagementKeyView {
+  id: string;
+  name: string | null;
+  key_prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
+
+export async function walletForKeys(db: Db, walletId: string): Promise<WalletInfo> {
+  const w = await getWallet(db, walletId);
+  if (!w) throw errors.authentication('The wallet of this key no longer exists.');
+  return w;
+}
+
+async function render(deps: KeyManagementDeps, rows: KeyRow[], wallet: WalletInfo, now: Date): Promise<ApiKeyRecord[]> {
+  const usage = await deps.keys.quota.usage(rows.map((r) => r.id), now);
+  return rows.map((row) =>
+    keyRecord(row, { splitsUsage: wallet.splitsUsage, usage: usage.get(row.id), lastUsedAt: deps.keys.pendingLastUsed(row.id) }),
+  );
+}
+
+/** The wallet's active API keys, newest first, with use today and this month. */
+export async function listKeys(deps: KeyManagementDeps, walletId: string, page: { limit: number; offset: number }): Promise<KeyList> {
+  const { db, clock } = deps;
+  const now = clock.now();
+  const today = koreanDate(now);
+  const wallet = await walletForKeys(db, walletId);
+  const total = await countSlotKeys(db, wallet.id, today);
+  const res = await db.query(
+    `SELECT ${KEY_COLUMNS} FROM api_keys k
+      WHERE k.wallet_id = $1 AND ${doorKeyWhere} AND ${activeWhere('$2')}
+      ORDER BY k.created_at DESC, k.seq DESC
+      LIMIT $3 OFFSET $4`,
+    [wallet.id, today, page.limit, page.offset],
+  );
+  return { data: await render(deps, res.rows.map(keyRowFrom), wallet, now), total };
+}
+
+export async function getKey(deps: KeyManagementDeps, walletId: string, id: string): Promise<ApiKeyRecord> {
+  const now = deps.clock.now();
+  const wallet = await walletForKeys(deps.db, walletId);
+  const row = await getDoorKey(deps.db, wallet.id, id, koreanDate(now));
+  if (!row) throw notFound(id);
+  return (await render(deps, [row], wallet, now))[0];
+}
+
+/**
+ * Makes `input.count` keys (numbered names from a prefix) in one transaction, all or none; each record
+ * carries its full key, shown this once. 400 when the slots cannot hold them; 409 when concurrent creates
+ * pushed the wallet past its slots (this request's keys are closed again).
+ */
+export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput): Promise<ApiKeyRecord[]> {
+  const { db, keys, clock } = deps;
+  const now = clock.now();
+  const today = koreanDate(now);
+  const wallet = await walletForKeys(db, walletId);
+  checkAudienceForWallet(input.audience, wallet.splitsUsage);
+  const audience = wallet.splitsUsage ? (input.audience ?? 'student') : null;
+
+  const active = await countSlotKeys(db, wallet.id, today);
+  if (active + input.count > wallet.keySlots) {
+    const free = Math.max(0, wallet.keySlots - active);
+    throw errors.invalidRequest(
+      `Not enough key slots: the wallet has ${free} free of ${wallet.keySlots}, and ${input.count} ` +
+        `key${input.count === 1 ? ' was' : 's were'} asked. No key was created.`,
+      'count',
+    );
+  }
+
+  // All keys of one request in one transaction: all or none (so `incomplete: true` never arises).
+  const requestId = newRequestId();
+  const made = await db.transaction(async (tx) => {
+    const out: { row: KeyRow; key: string }[] = [];
+    for (const name of keyNames(input)) {
+      out.push(
+        await insertKey(tx, {
+          walletId: wallet.id,
+          kind: 'api',
+          name,
+          audience,
+          monthlyLimitCredits: input.monthlyLimitCredits,
+          dailyLimitCredits: input.dailyLimitCredits,
+          expiresOn: input.expiresOn,
+          createRequestId: requestId,
+          createdAt: now,
+        }),
+      );
+    }
+    return out;
+  });
+
+  // Check after insert, serialised per wallet by a transaction-scoped advisory lock: a request that finds the wallet
+  // past its slots closes every key it made and answers 409. Each winner saw a count within the slots
+  // that already included every key committed before it, so the end state never exceeds the slots.
+  let lost: { ids: string[]; slots: number } | null;
+  try {
+    lost = await db.transaction(async (tx) => {
+      // A per-wallet advisory lock (not a wallets row lock, so the ledger's balance updates never wait on it).
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.key_slots.' || $1))`, [wallet.id]);
+      const w = await getWallet(tx, wallet.id);
+      const n = await countSlotKeys(tx, wallet.id, today);
+      if (w && n <= w.keySlots) return null;
+      const res = await tx.query<{ id: string }>(
+        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_race'
+          WHERE create_request_id = $1 AND closed_at IS NULL RETURNING id`,
+        [requestId, now.toISOString()],
+      );
+      const ids = res.rows.map((r) => r.id);
+      await keys.announce(ids, tx);
+      return { ids, slots: w?.keySlots ?? 0 };
+    });
+    if (lost) keys.forget(lost.ids);
+  } catch (e) {
+    // Could not verify the slots: take this request's keys back rather than risk passing them.
+    await db
+      .query(
+        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_check_failed'
+          WHERE create_request_id = $1 AND closed_at IS NULL`,
+        [requestId, now.toISOString()],
+      )
+      .catch(() => undefined);
+    throw e;
+  }
+  if (lost) {
+    throw errors.conflict(
+      `Concurrent requests pushed the wallet past its ${lost.slots} key slots; the ${made.length} ` +
+        `key${made.length === 1 ? '' : 's'} made by this request ${made.length === 1 ? 'was' : 'were'} closed. Retry the call.`,
+      { closed_key_ids: lost.ids },
+    );
+  }
+  return made.map(({ row, key }) => keyRecord(row, { splitsUsage: wallet.splitsUsage, key }));
+}
+
+/** Changes name, audience, limits or expiry; announced in the same transaction, so it holds at once everywhere. */
+export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput): Promise<ApiKeyRecord> {
+  const { db, keys, clock } = deps;
+  const now = clock.now();
+  const today = koreanDate(now);
+  const wallet = await walletForKeys(db, walletId);
+  const row = await db.transaction(async (tx) => {
+    const current = await getDoorKey(tx, wallet.id, id, today, true);
+    if (!current) throw notFound(id);
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    if (input.audience !== undefined) {
+      checkAudienceForWallet(input.audience, wallet.splitsUsage);
+      if (wallet.splitsUsage && input.audience === null) {
+        throw errors.invalidRequest(`audience must be 'student' or 'teacher' for a wallet that splits usage.`, 'audience');
+      }
+      set('audience', wallet.splitsUsage ? input.audience : null);
+    }
+    const monthly = input.monthlyLimitCredits !== undefined ? input.monthlyLimitCredits : current.monthlyLimitCredits;
+    const daily = input.dailyLimitCredits !== undefined ? input.dailyLimitCredits : current.dailyLimitCredits;
+    checkLimits(monthly, daily);
+    if (input.name !== undefined) set('name', input.name);
+    if (input.monthlyLimitCredits !== undefined) set('monthly_limit_credits', input.monthlyLimitCredits, '::bigint');
+    if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
+    if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
+    if (sets.length === 0) return current;
+    const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
+    await keys.announce([id], tx);
+    return keyRowFrom(res.rows[0]);
+  });
+  keys.forget([id]);
+  return (await render(deps, [row], wallet, now))[0];
+}
+
+/** Closes one of the wallet's active API keys at once (404 when it is not one). */
+export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id: string): Promise<void> {
+  const { db, keys, clock } = deps;
+  const now = clock.now();
+  const closed = await db.transaction(async (tx) => {
+    const res = await tx.query(
+      `UPDATE api_keys k SET closed_at = $4::timestamptz, closed_reason = 'deleted'
+        WHERE k.id = $1 AND k.wallet_id = $2 AND ${doorKeyWhere} AND ${activeWhere('$3')}
+        RETURNING k.id`,
+      [id, walletId, koreanDate(now), now.toISOString()],
+    );
+    if (res.rows.length === 0) return false;
+    await keys.announce([id], tx);
+    return true;
+  });
+  if (!closed) throw notFound(id);
+  keys.forget([id]);
+}
+
+/** The wallet's open management keys made by its current owner (the others no longer work), newest first. */
+export async function listManagementKeys(db: Db, walletId: string): Promise<ManagementKeyView[]> {
+  const res = await db.query(
+    `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN wallets w ON w.id = k.wallet_id
+      WHERE k.wallet_id = $1 AND k.kind = 'management' AND k.closed_at IS NULL AND k.created_by = w.owner_id
+      ORDER BY k.created_at DESC, k.seq DESC`,
+    [walletId],
+  );
+  return res.rows.map(keyRowFrom).map((r) => ({
+    id: r.id,
+    name: r.name,
+    key_prefix: r.keyPrefix,
+    created_at: r.createdAt.toISOString(),
+    last_used_at: r.lastUsedAt ? r.lastUsedAt.toISOString() : null,
+  }));
+}
+
+/** Closes one of the wallet's open management keys (404 when it is not one). */
+export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys' | 'db'>, walletId: string, id: string): Promise<void> {
+  const res = await deps.db.query(
+    `SELECT 1 FROM api_keys WHERE id = $1 AND wallet_id = $2 AND kind = 'management' AND closed_at IS NULL`,
+    [id, walletId],
+  );
+  if (res.rows.length === 0 || !(await deps.keys.closeKey(id, 'deleted'))) {
+    throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
+  }
+}
+
+/** Names of the wallet's keys by id, closed ones included (the usage page names past keys too). */
+export async function keyNamesById(db: Db, walletId: string): Promise<Map<string, { name: string | null; prefix: string }>> {
+  const res = await db.query<{ id: string; name: string | null; key_prefix: string }>(
+    `SELECT id, name, key_prefix FROM api_keys WHERE wallet_id = $1 AND kind = 'api'`,
+    [walletId],
+  );
+  return new Map(res.rows.map((r) => [r.id, { name: r.name, prefix: r.key_prefix }]));
+}

@@ -1,0 +1,65 @@
+// An owner's browser in miniature for the dashboard's HTTP tests: it asks the admin API for a sign-in
+// link, follows it, keeps the session cookie and reads the CSRF token from the pages' forms.
+import { expect } from 'vitest';
+import type { TestGateway } from '../helpers/gateway.ts';
+
+export const ADMIN = { authorization: 'Bearer test-admin-token' };
+
+export interface OwnerClient {
+  cookie: string;
+  /** The Set-Cookie header the sign-in answered with. */
+  setCookie: string;
+  csrf: string;
+  get(path: string): Promise<Response>;
+  /** A form POST; `csrf: false` leaves the token out, `origin` sets the Origin header. */
+  post(path: string, form: Record<string, string>, opts?: { csrf?: boolean | string; origin?: string }): Promise<Response>;
+}
+
+export async function issueLink(t: TestGateway, walletId: string): Promise<{ url: string; expires_at: string }> {
+  const res = await fetch(`${t.url}/admin/v1/wallets/${walletId}/sign-in-link`, { method: 'POST', headers: ADMIN });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return res.json();
+}
+
+/** POSTs the sign-in form of a link the way the link's page does; the raw answer. */
+export function redeem(t: TestGateway, url: string, headers: Record<string, string> = {}): Promise<Response> {
+  const token = new URL(url).searchParams.get('token') ?? '';
+  return fetch(`${t.url}/dashboard/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ token }).toString(),
+    redirect: 'manual',
+  });
+}
+
+export const csrfOf = (page: string): string => {
+  const m = /name="csrf" value="([^"]+)"/.exec(page);
+  if (!m) throw new Error('no CSRF field on the page');
+  return m[1];
+};
+
+export async function signIn(t: TestGateway, walletId: string): Promise<OwnerClient> {
+  const link = await issueLink(t, walletId);
+  const res = await redeem(t, link.url);
+  expect(res.status).toBe(303);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  const cookie = setCookie.split(';')[0];
+  const get = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie }, redirect: 'manual' });
+  const csrf = csrfOf(await (await get('/dashboard/wallet')).text());
+  return {
+    cookie,
+    setCookie,
+    csrf,
+    get,
+    post: (path, form, opts = {}) =>
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...(opts.origin ? { origin: opts.origin } : {}) },
+        body: new URLSearchParams({
+          ...form,
+          ...(opts.csrf === false ? {} : { csrf: typeof opts.csrf === 'string' ? opts.csrf : csrf }),
+        }).toString(),
+      }),
+  };
+}
