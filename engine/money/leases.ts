@@ -179,7 +179,9 @@ export class BudgetLeases {
       return; // too small to lease: the exact path serves it
     }
     const bySpend = BigInt(Math.ceil((this.spendRate.get(key)?.rate ?? 0) * s.sliceSeconds));
-    let slice = [s.minSliceNano, bySpend, amountNano * BigInt(CALLS_PER_SLICE)].reduce((a, b) => (a > b ? a : b));
+    // Calls hold their bound (often far above what they cost): a slice must also fit the holds in flight.
+    const byHolds = ((this.leases.get(key) ?? []).reduce((a, l) => a + l.inFlight, 0n) + amountNano) * 2n;
+    let slice = [s.minSliceNano, bySpend, byHolds, amountNano * BigInt(CALLS_PER_SLICE)].reduce((a, b) => (a > b ? a : b));
     if (slice > share) slice = share;
     const now = this.clock.now();
     const r = await this.ledger.reserve({ walletId, vendor, amountNano: slice, callId: `${LEASE_CALL_PREFIX}${this.ledger.owner}`, expiresAt: new Date(now.getTime() + s.ttlMs) });

@@ -6,6 +6,7 @@ import { errors } from '../core/errors.ts';
 import { keyFromHeaders, type AuthContext, type KeyService } from '../keys/index.ts';
 import type { Ledger, Reservation } from './ledger.ts';
 import type { BudgetLeases, LeaseHold } from './leases.ts';
+import { readLeasedByLot } from './spendable.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 
@@ -49,6 +50,10 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       suggestion,
     );
   }
+
+  /** Whether leases (another process's, once ours are back) still hold some of the wallet: only then is waiting worth it. */
+  const leasedElsewhere = async (walletId: string): Promise<boolean> =>
+    [...(await readLeasedByLot(ledger.db, [walletId])).values()].some((n) => n > 0n);
 
   /**
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
@@ -95,9 +100,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       if (!result.ok && result.reason === 'insufficient_credit' && leases) {
         // The balance may sit in leases, this process's or another's: ask for it back, then try once more.
         await leases.book.returnWallet(caller.walletId);
-        await leases.askOthersToReturn(caller.walletId);
-        const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
-        while (Date.now() < deadline && (await ledger.usableNano(caller.walletId, model.vendor)) < amountNano) await new Promise((r) => setTimeout(r, 50));
+        if (await leasedElsewhere(caller.walletId)) {
+          await leases.askOthersToReturn(caller.walletId);
+          const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
+          while (Date.now() < deadline && (await ledger.usableNano(caller.walletId, model.vendor)) < amountNano) await new Promise((r) => setTimeout(r, 50));
+        }
         result = await reserve();
       }
       if (result.ok) {
