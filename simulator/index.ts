@@ -309,14 +309,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   /** The outcome is final when the response closes (finished, cut or reset); once per request. */
   function recordOnClose(draft: OutcomeDraft, req: IncomingMessage, res: ServerResponse): void {
     attachDraft(res, draft);
-    let done = false;
+    // The socket's close too, for a reset before any answer; its listener goes with the request, since a
+    // kept-alive socket serves many.
+    const socket = req.socket;
     const finish = () => {
-      if (done) return;
-      done = true;
+      res.off('close', finish);
+      socket.off('close', finish);
       outcomes.push(finishDraft(draft, res));
     };
     res.once('close', finish);
-    req.socket.once('close', finish);
+    socket.once('close', finish);
   }
 
   /** Sends nothing (or only the head) for `ms`, then destroys the socket: a vendor that hangs. */
