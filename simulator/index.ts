@@ -312,7 +312,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     // The socket's close too, for a reset before any answer; its listener goes with the request, since a
     // kept-alive socket serves many.
     const socket = req.socket;
+    let done = false;
     const finish = () => {
+      if (done) return;
+      done = true;
       res.off('close', finish);
       socket.off('close', finish);
       outcomes.push(finishDraft(draft, res));
