@@ -87,7 +87,46 @@ async function leaveBeforeTheAnswer(call: ChaosCall, ctx: ChaosContext): Promise
 
 const dataFrames = (text: string) => text.split('\ndata: ').length - 1 + (text.startsWith('data: ') ? 1 : 0);
 
+/**
+ * Starts a multipart video request with a 1 MB starting image, sends half of the body and resets the socket:
+ * a client that dies mid-upload. The prompt carries the call's tag, so a vendor request would be seen.
+ */
+function leaveDuringVideoUpload(call: ChaosCall): Promise<void> {
+  const boundary = `chaos${call.tag}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nvideo-d-1\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nchaos upload [[sim:call=${call.tag}]]\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="input_reference"; filename="start.png"\r\nContent-Type: image/png\r\n\r\n`,
+  );
+  const image = Buffer.alloc(1024 * 1024, 7);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return new Promise((resolve) => {
+    const req = request(new URL('/v1/videos', call.url), {
+      method: 'POST',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${call.apiKey}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(head.length + image.length + tail.length),
+      },
+    });
+    req.on('close', () => resolve());
+    req.on('error', () => undefined);
+    req.write(head);
+    req.write(image.subarray(0, image.length / 2), () => setTimeout(() => req.socket?.resetAndDestroy(), 10));
+  });
+}
+
+/** A video job stored for an upload that never finished would be a job the client cannot have asked for. */
+async function noVideoJobs(ctx: { db: import('../../engine/db/db.ts').Db }, calls: readonly ChaosCall[]): Promise<string[]> {
+  const wallets = [...new Set(calls.map((c) => c.walletId))];
+  const r = await ctx.db.query<{ n: string }>(`SELECT count(*) AS n FROM video_jobs WHERE wallet_id = ANY($1)`, [wallets]);
+  const n = Number(r.rows[0].n);
+  return n === 0 ? [] : [`${n} video job(s) stored for uploads the client broke off`];
+}
+
 export const CLIENT_FAULTS: readonly FaultCase[] = [
+  { name: 'client leaves during a video upload', client: leaveDuringVideoUpload, check: noVideoJobs },
   {
     name: 'client leaves before the vendor answers',
     inject: (calls) => (['a0', 'b0', 'a1', 'b1'] as const).map((route) => ({ route, fault: { kind: 'delay', ms: 150, times: calls.length } as Fault })),

@@ -73,6 +73,8 @@ export interface FaultCase {
   teardown?: (ctx: Omit<ChaosContext, 'run'>) => Promise<void>;
   /** How long holds may take to end after the calls returned (a stall's time limit, say). Default 5 s. */
   settleMs?: number;
+  /** Invariants of this fault beyond the ledger's, checked after the last run: one line per problem. */
+  check?: (ctx: Omit<ChaosContext, 'run'>, calls: readonly ChaosCall[]) => Promise<string[]>;
 }
 
 export interface ChaosRow {
@@ -171,6 +173,7 @@ export async function runFault(t: TestGateway, db: Db, fc: FaultCase, runs: numb
       return p;
     },
   });
+  report.problems.push(...((await fc.check?.(base, calls)) ?? []));
   const f = report.figures;
   const tags = new Set(calls.map((c) => c.tag));
   return {

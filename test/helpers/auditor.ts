@@ -196,8 +196,7 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     const unreported = complete.some((o) => !o.usageReported);
     const cls: CallClass =
       complete.length > 0 && !unreported ? 'answered' : unreported || outcomes.some((o) => o.delivered === 'partial') ? 'estimated' : 'refused';
-    const prices = input.pricesOf(call.model);
-    const expected = complete.reduce((a, o) => a + usageCostNano(o.usage!, prices), 0n);
+    const expected = complete.reduce((a, o) => a + usageCostNano(o.usage!, input.pricesOf(call.model)), 0n);
     const audit: CallAudit = {
       tag: call.tag,
       class: cls,
