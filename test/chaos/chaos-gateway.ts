@@ -6,9 +6,11 @@ import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPost
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
+import type { ChaosTarget } from './harness.ts';
 
 export interface ChaosGateway {
   t: TestGateway;
+  target: ChaosTarget;
   db: Db;
   database: 'postgres' | 'pglite';
   close(): Promise<void>;
@@ -26,8 +28,16 @@ export async function startChaosGateway(): Promise<ChaosGateway> {
   const pg: TestPostgres | null = postgresAvailability.ok ? await openTestPostgres() : null;
   // Events a few ms apart, as a vendor's are: a client's cut lands between events, not after the last.
   const t = await startTestGateway({ dirs: tree, env: pg ? { DATABASE_URL: pg.url } : {}, simulator: { streamChunkDelayMs: 3 } });
+  const target: ChaosTarget = {
+    url: t.url,
+    sim: t.sim,
+    db: t.gw.db,
+    newWallet: async (credits) => (await t.gw.ledger.createWallet({ credits })).id,
+    newApiKey: (walletId, name) => t.gw.keys.createApiKey(walletId, { name }),
+  };
   return {
     t,
+    target,
     db: t.gw.db,
     database: pg ? 'postgres' : 'pglite',
     async close() {

@@ -4,9 +4,21 @@
 // inject into the simulator before a run, what the client does to its call, and optionally what runs beside
 // the calls (a database restart, say) with its own setup and teardown.
 import type { Db } from '../../engine/db/db.ts';
-import type { Fault } from '../../simulator/index.ts';
+import type { Fault, Simulator } from '../../simulator/index.ts';
 import { auditLedger, type AuditReport, type BucketPrices } from '../helpers/auditor.ts';
-import type { TestGateway } from '../helpers/gateway.ts';
+
+/**
+ * What the harness drives: a gateway's URL, the simulator its vendor routes point at (`a0`, `a1`, `b0`, `b1`),
+ * its database, and a way to make wallets and keys. An in-process gateway gives one (chaos-gateway.ts); a
+ * child process on the same PostgreSQL can give one too, for faults that kill or restart processes.
+ */
+export interface ChaosTarget {
+  url: string;
+  sim: Simulator;
+  db: Db;
+  newWallet(credits: number): Promise<string>;
+  newApiKey(walletId: string, name: string): Promise<{ id: string; key: string }>;
+}
 
 /** Catalog prices, USD per 1M tokens, copied by hand from catalog/vendor-a.yaml and vendor-b.yaml. */
 export const CHAOS_PRICES: Record<string, BucketPrices> = {
@@ -53,7 +65,7 @@ export interface ChaosCall {
 }
 
 export interface ChaosContext {
-  t: TestGateway;
+  t: ChaosTarget;
   db: Db;
   run: number;
 }
@@ -129,9 +141,10 @@ async function heldCount(db: Db, walletIds: readonly string[]): Promise<number> 
 let tagCounter = 0;
 
 /** Runs one fault kind `runs` times with `callsPerRun` calls in flight, then audits every call. */
-export async function runFault(t: TestGateway, db: Db, fc: FaultCase, runs: number, callsPerRun: number): Promise<ChaosResult> {
+export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, callsPerRun: number): Promise<ChaosResult> {
   const started = Date.now();
   const shapes = SHAPES.filter(fc.shapes ?? (() => true));
+  const db = t.db;
   const base = { t, db };
   await fc.setup?.(base);
   const walletIds: string[] = [];
@@ -139,12 +152,13 @@ export async function runFault(t: TestGateway, db: Db, fc: FaultCase, runs: numb
   try {
     for (let run = 0; run < runs; run++) {
       const ctx: ChaosContext = { ...base, run };
-      const wallet = await t.gw.ledger.createWallet({ credits: 100_000_000 }) // $100: no charge is capped by the balance;
+      // $100: no charge is capped by the wallet's balance.
+      const wallet = { id: await t.newWallet(100_000_000) };
       walletIds.push(wallet.id);
       const batch: ChaosCall[] = [];
       for (let i = 0; i < callsPerRun; i++) {
         const shape = shapes[(run * callsPerRun + i) % shapes.length];
-        const key = await t.gw.keys.createApiKey(wallet.id, { name: `chaos-${i}` });
+        const key = await t.newApiKey(wallet.id, `chaos-${i}`);
         const tag = `c${process.pid}-${++tagCounter}`;
         const headers: Record<string, string> = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
         if (shape.door === '/v1/messages') headers['anthropic-version'] = '2023-06-01';

@@ -27,7 +27,7 @@ export function defineChaosSuite(opts: { title: string; file: string; runs: numb
     for (const fc of opts.faults ?? [...VENDOR_FAULTS, ...CLIENT_FAULTS]) {
       const bug = KNOWN_BUGS[fc.name];
       (bug ? it.fails : it)(`${fc.name}${bug ? ` (known bug: ${bug})` : ''}`, async () => {
-        const { row, report } = await runFault(g.t, g.db, fc, runs, CALLS_PER_RUN);
+        const { row, report } = await runFault(g.target, fc, runs, CALLS_PER_RUN);
         tally.add(row);
         expect(row.calls).toBe(runs * CALLS_PER_RUN);
         if (fc.inject) expect(row.faulted, 'the fault fired in every run').toBeGreaterThanOrEqual(runs);
