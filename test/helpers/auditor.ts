@@ -188,8 +188,10 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     negativeWallets,
   };
   const audits: CallAudit[] = [];
+  const outcomesByTag = new Map<string, Outcome[]>();
+  for (const o of input.outcomes) if (o.callTag !== null) outcomesByTag.set(o.callTag, [...(outcomesByTag.get(o.callTag) ?? []), o]);
   for (const call of input.calls) {
-    const outcomes = input.outcomes.filter((o) => o.callTag === call.tag);
+    const outcomes = outcomesByTag.get(call.tag) ?? [];
     const rows = byKey.get(call.keyId) ?? [];
     const charged = rows.reduce((a, r) => a + BigInt(r.settled_nano), 0n);
     const complete = outcomes.filter((o) => o.delivered === 'complete' && o.usage !== null);
