@@ -19,6 +19,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { defaultMessage, isObj, VendorError, type ErrorFlavor } from './common.ts';
 import { handleChat } from './chat.ts';
 import { attachDraft, readBody, sendError, StreamCut, type Ctx, type Job, type SimState } from './http.ts';
+import { appliesTo, sendBrokenJson, type Fault } from './faults.ts';
 import { finishDraft, newDraft, type Outcome, type OutcomeDraft } from './outcomes.ts';
 import {
   handleEmbeddings,
@@ -42,18 +43,6 @@ export interface SimulatorOptions {
   videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
   streamChunkDelayMs?: number; // delay between SSE events (default 0); real separate writes either way
 }
-export type Fault =
-  | { kind: 'status'; status: number; times?: number; retryAfterSeconds?: number } // answer this status (vendor error body in that path's format)
-  | { kind: 'reset'; times?: number } // destroy the socket without answering
-  | { kind: 'delay'; ms: number; times?: number } // wait before answering
-  | { kind: 'stream-error'; afterEvents: number; times?: number } // streaming: send N events then an error event (vendor A: `event: error`) / abort
-  | { kind: 'reset-mid-stream'; afterEvents: number; times?: number } // streaming: N events, then the socket is destroyed (no error event)
-  | { kind: 'stall'; ms: number; headers?: boolean; afterEvents?: number; times?: number } // nothing for `ms` (after the head when `headers`, or mid-stream after N events), then the socket is destroyed
-  | { kind: 'malformed-json'; times?: number } // non-streaming: 200 application/json with a body cut inside its JSON
-  | { kind: 'malformed-sse'; afterEvents: number; times?: number } // streaming: after N events, garbage lines and a data frame of broken JSON; the stream then goes on
-  | { kind: 'usage-missing'; times?: number } // the answer carries no usage at all (JSON and streams)
-  | { kind: 'usage-inflated'; factor?: number; times?: number }; // the output token figure multiplied (default ×1000), far past any max_tokens
-export type { Outcome, UsageBuckets, Delivery } from './outcomes.ts';
 export interface ReceivedRequest {
   route: string;
   method: string;
@@ -78,6 +67,8 @@ export interface Simulator {
 }
 
 export type { MultipartBody };
+export type { Fault } from './faults.ts';
+export type { Outcome, UsageBuckets, Delivery } from './outcomes.ts';
 
 interface QueuedFault {
   fault: Fault;
@@ -124,21 +115,6 @@ function isStreaming(body: unknown): boolean {
   return isObj(body) && body.stream === true;
 }
 
-const STREAM_ONLY: ReadonlySet<Fault['kind']> = new Set(['stream-error', 'reset-mid-stream', 'malformed-sse']);
-
-/** Stream kinds (and a mid-stream stall) wait for a streaming request; malformed JSON for a plain one. */
-function appliesTo(fault: Fault, streaming: boolean): boolean {
-  if (STREAM_ONLY.has(fault.kind) || (fault.kind === 'stall' && fault.afterEvents !== undefined)) return streaming;
-  if (fault.kind === 'malformed-json') return !streaming;
-  return true;
-}
-
-/** A 200 that claims JSON and breaks off inside it, as a proxy that cut the answer would deliver. */
-function sendBrokenJson(res: ServerResponse): void {
-  const text = '{"id":"broken_sim","object":"chat.completion","type":"message","choices":[{"index":0,"message":{"role":"assistant","content":"Simulated rep';
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? '127.0.0.1';

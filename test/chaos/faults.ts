@@ -2,10 +2,11 @@
 // route (`a0`, `b0`) for about half the calls of a run, so a run mixes faulted calls, calls that fall back to
 // the second route, and clean ones. Client faults change what the client does with its call.
 import { request } from 'node:http';
+import type { Db } from '../../engine/db/db.ts';
 import type { Fault } from '../../simulator/index.ts';
 import type { ChaosCall, ChaosContext, FaultCase } from './harness.ts';
 
-/** Calls per vendor in the gateway's time limit for the text doors (a temp config: see chaos-gateway.ts). */
+/** The gateway's time limit for the text doors in the chaos suite (a temp config: see chaos-gateway.ts). */
 export const CHAOS_CALL_TIMEOUT_MS = 800;
 /** A stall outlasts the gateway's time limit. */
 const STALL_MS = CHAOS_CALL_TIMEOUT_MS + 1_200;
@@ -124,7 +125,7 @@ function leaveDuringVideoUpload(call: ChaosCall): Promise<void> {
 }
 
 /** A video job stored for an upload that never finished would be a job the client cannot have asked for. */
-async function noVideoJobs(ctx: { db: import('../../engine/db/db.ts').Db }, calls: readonly ChaosCall[]): Promise<string[]> {
+async function noVideoJobs(ctx: { db: Db }, calls: readonly ChaosCall[]): Promise<string[]> {
   const wallets = [...new Set(calls.map((c) => c.walletId))];
   const r = await ctx.db.query<{ n: string }>(`SELECT count(*) AS n FROM video_jobs WHERE wallet_id = ANY($1)`, [wallets]);
   const n = Number(r.rows[0].n);
