@@ -2,6 +2,7 @@
 // event separately and can be cut by a `stream-error` fault.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody, type ErrorFlavor } from './common.ts';
+import { rewriteUsage, type OutcomeDraft } from './outcomes.ts';
 
 export interface Job {
   id: string;
@@ -20,6 +21,21 @@ export interface SimState {
   jobs: Map<string, Job>;
   nextId(prefix: string): string;
   counter(): number;
+  /** Waits `ms`, or less when the simulator closes (a stall must not keep it open). */
+  wait(ms: number): Promise<void>;
+}
+
+/**
+ * A fault that acts on a stream once `afterEvents` events are out:
+ * - `error`: the vendor's own error frame(s), then the stream ends (the handler's `cut`);
+ * - `reset`: the socket is destroyed, no error event, no end;
+ * - `garbage`: lines no SSE parser can use and a data frame of broken JSON, then the stream goes on to its end;
+ * - `stall`: nothing more for `stallMs`, then the socket is destroyed.
+ */
+export interface StreamFault {
+  afterEvents: number;
+  mode: 'error' | 'reset' | 'garbage' | 'stall';
+  stallMs?: number;
 }
 
 export interface Ctx {
@@ -31,15 +47,28 @@ export interface Ctx {
   res: ServerResponse;
   body: unknown;
   state: SimState;
-  /** Set when a `stream-error` fault applies to this (streaming) request. */
-  streamFault?: { afterEvents: number };
+  /** Set when a stream fault applies to this (streaming) request. */
+  streamFault?: StreamFault;
+  /** The outcome record of this request (what was delivered, what it bills). */
+  draft: OutcomeDraft;
+}
+
+/** Each response's outcome draft, so `sendJson` (which sees only the response) can apply usage faults. */
+const drafts = new WeakMap<ServerResponse, OutcomeDraft>();
+export function attachDraft(res: ServerResponse, draft: OutcomeDraft): void {
+  drafts.set(res, draft);
+}
+/** Handlers tell what the answer's usage really is, before any usage fault rewrites it on the wire. */
+export function planUsage(ctx: Ctx, usage: OutcomeDraft['planned']): void {
+  ctx.draft.planned = usage ? { ...usage } : null;
 }
 
 export class StreamCut extends Error {}
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
+  const mode = drafts.get(res)?.usageMode;
+  const text = JSON.stringify(mode && status < 300 ? rewriteUsage(body, mode) : body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
@@ -109,16 +138,28 @@ export class SseWriter {
     const fault = this.ctx.streamFault;
     if (fault && this.count >= fault.afterEvents) {
       this.ctx.streamFault = undefined;
-      await this.cut(this);
-      throw new StreamCut('stream-error fault');
+      if (fault.mode === 'garbage') {
+        // Not an SSE field, a comment, and a data frame cut inside its JSON; then the stream carries on.
+        await this.raw('this is not a server-sent event\n: a comment line\ndata: {"broken": [1, 2,\n\n');
+      } else {
+        this.ctx.draft.cut = true;
+        if (fault.mode === 'error') await this.cut(this);
+        else {
+          if (fault.mode === 'stall') await this.ctx.state.wait(fault.stallMs ?? 0);
+          await this.abort();
+        }
+        throw new StreamCut(`stream fault: ${fault.mode}`);
+      }
     }
     if (this.count > 0) {
       if (this.ctx.state.streamChunkDelayMs > 0) await sleep(this.ctx.state.streamChunkDelayMs);
       else await tick();
     }
-    const payload = typeof data === 'string' ? data : JSON.stringify(data);
+    const mode = this.ctx.draft.usageMode;
+    const payload = typeof data === 'string' ? data : JSON.stringify(mode ? rewriteUsage(data, mode) : data);
     await this.raw((name ? `event: ${name}\n` : '') + `data: ${payload}\n\n`);
     this.count += 1;
+    this.ctx.draft.outcome.events = this.count;
   }
 
   end(): void {

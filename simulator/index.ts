@@ -18,7 +18,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { defaultMessage, isObj, VendorError, type ErrorFlavor } from './common.ts';
 import { handleChat } from './chat.ts';
-import { readBody, sendError, StreamCut, type Ctx, type Job, type SimState } from './http.ts';
+import { attachDraft, readBody, sendError, StreamCut, type Ctx, type Job, type SimState } from './http.ts';
+import { appliesTo, sendBrokenJson, type Fault } from './faults.ts';
+import { finishDraft, newDraft, type Outcome, type OutcomeDraft } from './outcomes.ts';
 import {
   handleEmbeddings,
   handleImageEdit,
@@ -41,11 +43,6 @@ export interface SimulatorOptions {
   videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
   streamChunkDelayMs?: number; // delay between SSE events (default 0); real separate writes either way
 }
-export type Fault =
-  | { kind: 'status'; status: number; times?: number; retryAfterSeconds?: number } // answer this status (vendor error body in that path's format)
-  | { kind: 'reset'; times?: number } // destroy the socket without answering
-  | { kind: 'delay'; ms: number; times?: number } // wait before answering
-  | { kind: 'stream-error'; afterEvents: number; times?: number }; // streaming: send N events then an error event (vendor A: `event: error`) / abort
 export interface ReceivedRequest {
   route: string;
   method: string;
@@ -59,6 +56,10 @@ export interface Simulator {
   routeUrl(route: string): string; // base URL U of a named route: `${url}/r/${route}`; the gateway then calls U/v1/messages etc.
   received: ReceivedRequest[];
   receivedOn(route: string): ReceivedRequest[];
+  /** What was delivered for each request whose response has closed (see outcomes.ts), in order of closing. */
+  outcomes: Outcome[];
+  /** Resolves once every request received so far has its outcome (or after `timeoutMs`, default 10 s, rejecting). */
+  outcomesSettled(timeoutMs?: number): Promise<void>;
   inject(route: string, fault: Fault): void; // faults queue per route; each applies `times` times (default 1)
   clearFaults(): void;
   reset(): void; // clear received + faults + jobs
@@ -66,6 +67,8 @@ export interface Simulator {
 }
 
 export type { MultipartBody };
+export type { Fault } from './faults.ts';
+export type { Outcome, UsageBuckets, Delivery } from './outcomes.ts';
 
 interface QueuedFault {
   fault: Fault;
@@ -112,6 +115,7 @@ function isStreaming(body: unknown): boolean {
   return isObj(body) && body.stream === true;
 }
 
+
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? '127.0.0.1';
   const received: ReceivedRequest[] = [];
@@ -126,7 +130,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     jobs: new Map<string, Job>(),
     nextId: (prefix: string) => `${prefix}${prefix.endsWith('-') || prefix.endsWith('_') ? '' : '_'}${String(++n).padStart(6, '0')}`,
     counter: () => ++n,
+    wait: (ms: number) => wait(ms),
   };
+
+  const outcomes: Outcome[] = [];
+  let seq = 0;
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -139,11 +147,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       waits.add(done);
     });
 
-  /** First queued fault of the route that applies to this request (stream-error only to streaming ones). */
+  /** First queued fault of the route that applies to this request (stream kinds to streaming ones only, malformed JSON to plain ones). */
   function takeFault(route: string, streaming: boolean): Fault | undefined {
     const q = faults.get(route);
     if (!q) return undefined;
-    const i = q.findIndex((f) => f.fault.kind !== 'stream-error' || streaming);
+    const i = q.findIndex((f) => appliesTo(f.fault, streaming));
     if (i < 0) return undefined;
     const f = q[i];
     f.left -= 1;
@@ -215,9 +223,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     }
     received.push({ route, method, path, headers, body, at: Date.now() });
     const flavor = flavorOf(path);
-    const ctx: Ctx = { route, path, method, req, res, body, state };
+    const draft = newDraft(++seq, route, path, body, raw.toString('utf8'), isStreaming(body));
+    recordOnClose(draft, req, res);
+    const ctx: Ctx = { route, path, method, req, res, body, state, draft };
     const fault = takeFault(route, isStreaming(body));
     if (fault) {
+      draft.outcome.fault = fault.kind;
       switch (fault.kind) {
         case 'status': {
           const extra: Record<string, string> = {};
@@ -232,7 +243,28 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
           if (res.destroyed) return;
           break;
         case 'stream-error':
-          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents) };
+          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'error' };
+          break;
+        case 'reset-mid-stream':
+          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'reset' };
+          break;
+        case 'malformed-sse':
+          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'garbage' };
+          break;
+        case 'stall':
+          if (fault.afterEvents !== undefined) {
+            ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'stall', stallMs: fault.ms };
+            break;
+          }
+          return stall(ctx, fault.ms, fault.headers === true);
+        case 'malformed-json':
+          draft.garbled = true;
+          return sendBrokenJson(res);
+        case 'usage-missing':
+          draft.usageMode = { kind: 'missing' };
+          break;
+        case 'usage-inflated':
+          draft.usageMode = { kind: 'inflated', factor: fault.factor ?? 1000 };
           break;
       }
     }
@@ -248,6 +280,37 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (!res.headersSent) sendError(res, flavor, 500, `Simulator error: ${(err as Error).message}`);
       else res.destroy();
     }
+  }
+
+  /** The outcome is final when the response closes (finished, cut or reset); once per request. */
+  function recordOnClose(draft: OutcomeDraft, req: IncomingMessage, res: ServerResponse): void {
+    attachDraft(res, draft);
+    // The socket's close too, for a reset before any answer; its listener goes with the request, since a
+    // kept-alive socket serves many.
+    const socket = req.socket;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      res.off('close', finish);
+      socket.off('close', finish);
+      outcomes.push(finishDraft(draft, res));
+    };
+    res.once('close', finish);
+    socket.once('close', finish);
+  }
+
+  /** Sends nothing (or only the head) for `ms`, then destroys the socket: a vendor that hangs. */
+  async function stall(ctx: Ctx, ms: number, headers: boolean): Promise<void> {
+    const { res } = ctx;
+    if (headers) {
+      res.writeHead(200, { 'content-type': isStreaming(ctx.body) ? 'text/event-stream; charset=utf-8' : 'application/json' });
+      res.flushHeaders();
+    }
+    ctx.draft.cut = true;
+    await wait(ms);
+    res.socket?.destroy();
+    res.destroy();
   }
 
   const server: Server = createServer((req, res) => {
@@ -280,6 +343,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     routeUrl: (route: string) => `${url}/r/${encodeURIComponent(route)}`,
     received,
     receivedOn: (route: string) => received.filter((r) => r.route === route),
+    outcomes,
+    async outcomesSettled(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (outcomes.length < received.length) {
+        if (Date.now() > deadline) throw new Error(`simulator: ${received.length - outcomes.length} request(s) still open after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
     inject(route: string, fault: Fault) {
       const q = faults.get(route) ?? [];
       q.push({ fault, left: Math.max(1, fault.times ?? 1) });
@@ -290,6 +361,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     },
     reset() {
       received.length = 0;
+      outcomes.length = 0;
       faults.clear();
       state.jobs.clear();
     },

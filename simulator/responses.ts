@@ -1,6 +1,6 @@
 // Vendor B: POST /v1/responses (JSON or named SSE events with sequence numbers).
 import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { sendJson, SseWriter, type Ctx } from './http.ts';
+import { planUsage, sendJson, SseWriter, type Ctx } from './http.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -91,6 +91,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   if (typeof body.model !== 'string' || body.model === '') throw new VendorError(400, "Missing required parameter: 'model'.", 'model');
   const turn = responsesTurn(body);
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'call_sim');
+  planUsage(ctx, p.usage);
   const id = ctx.state.nextId('resp_sim');
   const createdAt = Math.floor(Date.now() / 1000);
   const incomplete = p.stop === 'max_tokens';

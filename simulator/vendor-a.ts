@@ -1,6 +1,6 @@
 // Vendor A: POST /v1/messages in the native messages format (JSON or SSE).
 import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { sendJson, SseWriter, type Ctx } from './http.ts';
+import { planUsage, sendJson, SseWriter, type Ctx } from './http.ts';
 
 type Block = Record<string, unknown>;
 
@@ -173,6 +173,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   validate(body);
   const turn = messagesTurn(body);
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'toolu_sim');
+  planUsage(ctx, p.usage);
   const id = ctx.state.nextId('msg_sim');
   const blocks = buildBlocks(ctx, p);
   const stopReason = STOP[p.stop];

@@ -5,10 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
+let cases = 0;
 beforeAll(async () => {
   t = await startTestGateway();
 });
-afterAll(() => t?.close());
+afterAll(async () => {
+  console.log(`fuzz-doors: ${cases} cases ran`);
+  await t?.close();
+});
 
 // `asyncJobs`: accepted calls keep their hold until the job ends (videos), so only the journal is checked.
 const DOORS: { path: string; models: string[]; headers?: Record<string, string>; asyncJobs?: boolean }[] = [
@@ -63,6 +67,7 @@ describe('fuzzing the JSON doors', () => {
             body: JSON.stringify(body),
           });
           await res.arrayBuffer();
+          cases += 1;
           expect(res.status, JSON.stringify(body).slice(0, 300)).toBeLessThan(500);
         }),
         { numRuns: 60 },
@@ -96,6 +101,7 @@ describe('fuzzing the key doors', () => {
     );
     await fc.assert(
       fc.asyncProperty(keyBody, fc.string({ maxLength: 12 }), async (body, query) => {
+        cases += 3;
         const created = await fetch(`${t.url}/v1/keys`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
         expect(created.status, JSON.stringify(body)).toBeLessThan(500);
         await created.arrayBuffer();
