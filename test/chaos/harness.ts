@@ -85,6 +85,11 @@ export interface FaultCase {
   teardown?: (ctx: Omit<ChaosContext, 'run'>) => Promise<void>;
   /** How long holds may take to end after the calls returned (a stall's time limit, say). Default 5 s. */
   settleMs?: number;
+  /**
+   * For a fault that kills the gateway: how many calls may lose their charge (answered by the vendor, settled by
+   * nobody), given the calls made. Those are reported in the row, not failed; every other invariant holds.
+   */
+  lossBound?: (calls: number) => number;
   /** Invariants of this fault beyond the ledger's, checked after the last run: one line per problem. */
   check?: (ctx: Omit<ChaosContext, 'run'>, calls: readonly ChaosCall[]) => Promise<string[]>;
 }

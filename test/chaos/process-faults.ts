@@ -1,0 +1,128 @@
+// Database and process faults for the chaos suite, each with the gateway it needs:
+// - PostgreSQL restarted under load: an in-process gateway on a PostgreSQL of the test's own (restarting the
+//   shared one would break every other test), stopped and started again while a run's calls are in flight.
+//   Calls answer 503 while it is down, settles that failed are written once it is back, the gateway is not
+//   restarted.
+// - The gateway SIGKILLed under load: a child gateway process on a scratch schema of the test PostgreSQL,
+//   killed while a run's calls are in flight and started again on the same port; its holds expire (a short
+//   reservation TTL) and the new process's sweeper releases them. What the dead process had not charged is lost
+//   and reported, within a bound; nothing stays held and nothing is charged twice.
+import { systemClock } from '../../engine/core/clock.ts';
+import { VENDORS } from '../../engine/core/types.ts';
+import { createKeyService } from '../../engine/keys/service.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { startSimulator } from '../../simulator/index.ts';
+import { openTestPostgres } from '../helpers/databases.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { startPrivatePostgres } from '../helpers/private-postgres.ts';
+import { tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
+import type { FaultCase } from './harness.ts';
+import type { ChaosStarter } from './suite.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const freePort = () => 20000 + Math.floor(Math.random() * 12000);
+
+/** The text doors' time limit of the chaos suite, so a stalled call costs seconds. */
+function chaosLimits(text: string, ttlMs?: number): string {
+  let out = text
+    .replace(/  chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
+    .replace(/  messages: 300000/, `  messages: ${CHAOS_CALL_TIMEOUT_MS}`)
+    .replace(/  responses: 300000/, `  responses: ${CHAOS_CALL_TIMEOUT_MS}`);
+  if (ttlMs) out = out.replace(/^reservation_ttl_ms: \d+/m, `reservation_ttl_ms: ${ttlMs}`).replace(/^sweep_interval_ms: \d+/m, 'sweep_interval_ms: 200');
+  return out;
+}
+
+/** A suite on its own PostgreSQL, with the fault that restarts it during every run. */
+export function postgresRestartSuite(): { start: ChaosStarter; faults: FaultCase[] } {
+  let restart: ((run: number) => Promise<void>) | null = null;
+  const start: ChaosStarter = async () => {
+    const pg = await startPrivatePostgres(freePort());
+    const tree = tempCatalogTree();
+    tree.edit('config/limits.yaml', (t) => chaosLimits(t));
+    const t = await startTestGateway({ dirs: tree, env: { DATABASE_URL: pg.url }, simulator: { streamChunkDelayMs: 3 } });
+    restart = async (run) => {
+      // Stopped at a different moment each run: before the holds, while the vendor answers, while settling.
+      await sleep(5 + (run % 6) * 10);
+      await pg.stop();
+      await sleep(250);
+      await pg.start();
+    };
+    return {
+      database: 'postgres',
+      target: {
+        url: t.url,
+        sim: t.sim,
+        db: t.gw.db,
+        newWallet: async (credits) => (await t.gw.ledger.createWallet({ credits })).id,
+        newApiKey: (walletId, name) => t.gw.keys.createApiKey(walletId, { name }),
+      },
+      async close() {
+        await t.close();
+        await pg.destroy();
+        tree.remove();
+      },
+    };
+  };
+  return {
+    start,
+    faults: [{ name: 'PostgreSQL restarted under load', during: (ctx) => restart!(ctx.run), settleMs: 15_000 }],
+  };
+}
+
+/** A suite on a child gateway process, with the fault that SIGKILLs it during every run and starts another. */
+export function gatewayKillSuite(): { start: ChaosStarter; faults: FaultCase[] } {
+  let killAndRestart: ((run: number) => Promise<void>) | null = null;
+  const RESERVATION_TTL_MS = 1_500;
+  const start: ChaosStarter = async () => {
+    const schema = await openTestPostgres();
+    const sim = await startSimulator({ streamChunkDelayMs: 3 });
+    const ledger = createLedger(schema.db, { clock: systemClock });
+    const keys = createKeyService(schema.db, { clock: systemClock });
+    const port = freePort();
+    const env: Record<string, string> = { DATABASE_URL: schema.url, GATEWAY_SIMULATE: '0', LOG_LEVEL: 'error', PORT: String(port) };
+    for (const v of VENDORS) {
+      env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = [0, 1].map((i) => sim.routeUrl(`${v}${i}`)).join(',');
+      env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;
+    }
+    const launch = () =>
+      startChildGateway(env, { apiKey: 'unused', prepare: (tree) => tree.edit('config/limits.yaml', (t) => chaosLimits(t, RESERVATION_TTL_MS)) });
+    let child: ChildGateway = await launch();
+    killAndRestart = async (run) => {
+      await sleep(5 + (run % 6) * 10);
+      child.child.kill('SIGKILL');
+      await child.exited;
+      child.remove();
+      child = await launch();
+    };
+    return {
+      database: 'postgres',
+      target: {
+        url: `http://127.0.0.1:${port}`,
+        sim,
+        db: schema.db,
+        newWallet: async (credits) => (await ledger.createWallet({ credits })).id,
+        newApiKey: (walletId, name) => keys.createApiKey(walletId, { name }),
+      },
+      async close() {
+        child.remove();
+        await keys.close();
+        await sim.close();
+        await schema.cleanup();
+      },
+    };
+  };
+  return {
+    start,
+    faults: [
+      {
+        name: 'gateway SIGKILLed under load',
+        during: (ctx) => killAndRestart!(ctx.run),
+        settleMs: RESERVATION_TTL_MS + 5_000,
+        // Only calls in flight at the kill can lose their charge: at most every call of every run.
+        lossBound: (calls) => calls,
+      },
+    ],
+  };
+}
