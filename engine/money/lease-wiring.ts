@@ -2,6 +2,7 @@
 // them on or off for the next call), and the channel on which a process short of a wallet's money asks
 // the others to give back their leases of it.
 import type { Clock } from '../core/clock.ts';
+import type { BillingFile } from '../core/schema-types.ts';
 import { creditsToNano } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import type { Ledger } from './types.ts';
@@ -10,14 +11,8 @@ import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
 
-export interface LeaseConfig {
-  enabled: boolean;
-  slice_seconds: number;
-  min_slice_credits: number;
-  max_share: number;
-  ttl_ms: number;
-  idle_return_ms: number;
-}
+/** billing.yaml `leases`, as its schema types it. */
+export type LeaseConfig = NonNullable<BillingFile['leases']>;
 
 const OFF: LeaseConfig = { enabled: false, slice_seconds: 10, min_slice_credits: 100_000, max_share: 0.25, ttl_ms: 60_000, idle_return_ms: 30_000 };
 

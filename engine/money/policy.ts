@@ -284,13 +284,7 @@ export class Book {
       toCharge -= x;
     }
     // 2. the excess from available balance, as far as it goes
-    for (const lot of toCharge > 0n ? this.usableLots(s.walletId, s.vendor) : []) {
-      if (toCharge <= 0n) break;
-      const x = toCharge < lot.avail ? toCharge : lot.avail;
-      this.moves.move(lot, s.id, 'reserve', x, at);
-      this.moves.move(lot, s.id, 'settle', x, at);
-      toCharge -= x;
-    }
+    toCharge -= this.chargeFromAvailable(s, toCharge, at);
     const charged = actual - toCharge;
     const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (standing) standing.usedNano += charged;
@@ -321,13 +315,7 @@ export class Book {
       fromHold += x;
       toCharge -= x;
     }
-    for (const lot of toCharge > 0n ? this.usableLots(s.walletId, s.vendor) : []) {
-      if (toCharge <= 0n) break;
-      const x = toCharge < lot.avail ? toCharge : lot.avail;
-      this.moves.move(lot, s.id, 'reserve', x, at);
-      this.moves.move(lot, s.id, 'settle', x, at);
-      toCharge -= x;
-    }
+    toCharge -= this.chargeFromAvailable(s, toCharge, at);
     const charged = (amountNano < 0n ? 0n : amountNano) - toCharge;
     s.amount -= fromHold;
     s.charged += charged;
@@ -335,6 +323,19 @@ export class Book {
     this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
     this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at });
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
+  }
+
+  /** Charges up to `amount` from the available balance of the lots that serve the reservation's vendor; returns what it charged. */
+  private chargeFromAvailable(s: ResState, amount: bigint, at: Date): bigint {
+    let left = amount;
+    for (const lot of left > 0n ? this.usableLots(s.walletId, s.vendor) : []) {
+      if (left <= 0n) break;
+      const x = left < lot.avail ? left : lot.avail;
+      this.moves.move(lot, s.id, 'reserve', x, at);
+      this.moves.move(lot, s.id, 'settle', x, at);
+      left -= x;
+    }
+    return amount - left;
   }
 
   /** What a held reservation holds, per lot, in draw order. A hold on a lot the batch did not lock is a bug. */
