@@ -17,7 +17,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/money': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys'],
   'engine/usage': ['engine/core', 'engine/db', 'engine/http', 'engine/keys', 'engine/money'],
   'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'transforms'],
-  'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/calls'],
+  'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/calls'],
   'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money'],
   'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys'],
   'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http'],

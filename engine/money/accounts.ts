@@ -51,7 +51,7 @@ export interface Accounts {
    * Charges the cost (the rest goes back) and counts it on the quotas of the key that made the hold, on the
    * Korean day it finishes. Idempotent: a second settle of the same reference charges nothing more.
    */
-  settleDetached(holdRef: string, keyId: string, costNano: bigint): Promise<bigint>;
+  settleDetached(holdRef: string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint>;
   /** Gives the whole hold back. Idempotent. */
   releaseDetached(holdRef: string): Promise<void>;
 }

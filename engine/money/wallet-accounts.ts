@@ -145,7 +145,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return ledger.extend(holdRef, expiresAt);
     },
 
-    settleDetached: (holdRef, keyId, costNano) => settleAndCount(holdRef, keyId, costNano),
+    settleDetached: (holdRef, keyId, costNano, alsoWrite) => settleAndCount(holdRef, keyId, costNano, alsoWrite),
 
     async releaseDetached(holdRef) {
       await ledger.release(holdRef);

@@ -72,6 +72,9 @@ describe('lifecycle', () => {
     expect(job.expires_at).toBe(job.completed_at + 7 * 86_400);
     expect(before - (await t.balance())).toBe(123_000_000n);
     expect(await reserved(t)).toBe(0n);
+    // The job's usage record, by its video id, written with its settlement.
+    const record = await (await fetch(`${t.url}/v1/generations/${video.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json();
+    expect(record).toMatchObject({ id: video.id, door: 'videos', model: 'video-d-1', vendor: 'd', video_seconds: 4, charged_nano: '123000000' });
 
     // What vendor D received: one create, seconds verbatim as duration, size decomposed.
     const sent = videoCreates(t).slice(n);
