@@ -9,6 +9,7 @@ import { newRequestId } from './secret.ts';
 import type { KeyService } from './service.ts';
 import { KEY_COLUMNS, keyRowFrom, type KeyRow } from './types.ts';
 import { keyRecord, type ApiKeyRecord } from './records.ts';
+import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
 import { checkAudienceForWallet, checkLimits, keyNames, type CreateInput, type PatchInput } from './validate.ts';
 
@@ -216,32 +217,18 @@ export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id:
   keys.forget([id]);
 }
 
-/** The wallet's open management keys made by its current owner (the others no longer work), newest first. */
+/** The wallet's management keys that work (open, made by its current owner), newest first: the operator's list, active only. */
 export async function listManagementKeys(db: Db, walletId: string): Promise<ManagementKeyView[]> {
-  const res = await db.query(
-    `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN wallets w ON w.id = k.wallet_id
-      WHERE k.wallet_id = $1 AND k.kind = 'management' AND k.closed_at IS NULL AND k.created_by = w.owner_id
-      ORDER BY k.created_at DESC, k.seq DESC`,
-    [walletId],
-  );
-  return res.rows.map(keyRowFrom).map((r) => ({
-    id: r.id,
-    name: r.name,
-    key_prefix: r.keyPrefix,
-    created_at: r.createdAt.toISOString(),
-    last_used_at: r.lastUsedAt ? r.lastUsedAt.toISOString() : null,
-  }));
+  const all = await listAllManagementKeys(db, walletId);
+  return all
+    .filter((k) => k.status === 'active')
+    .reverse()
+    .map((k) => ({ id: k.id, name: k.name, key_prefix: k.key_prefix, created_at: k.created_at, last_used_at: k.last_used_at }));
 }
 
 /** Closes one of the wallet's open management keys (404 when it is not one). */
-export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys' | 'db'>, walletId: string, id: string): Promise<void> {
-  const res = await deps.db.query(
-    `SELECT 1 FROM api_keys WHERE id = $1 AND wallet_id = $2 AND kind = 'management' AND closed_at IS NULL`,
-    [id, walletId],
-  );
-  if (res.rows.length === 0 || !(await deps.keys.closeKey(id, 'deleted'))) {
-    throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
-  }
+export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys'>, walletId: string, id: string): Promise<void> {
+  if (!(await closeOpenManagementKey(deps.keys, walletId, id))) throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
 }
 
 /** Names of the wallet's keys by id, closed ones included (the usage page names past keys too). */
