@@ -16,9 +16,26 @@ export interface ChaosGateway {
   close(): Promise<void>;
 }
 
-export async function startChaosGateway(): Promise<ChaosGateway> {
+/** Asks for leases of the run's wallet for both vendors and waits until they are granted, so its calls ride them. */
+async function takeLeases(t: TestGateway, walletId: string): Promise<void> {
+  for (const vendor of ['a', 'b']) t.gw.leases.hold(walletId, vendor, 1n);
+  for (let i = 0; i < 200; i++) {
+    const r = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [walletId]);
+    if (Number(r.rows[0].n) >= 2) return;
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  throw new Error('no lease was granted for the run');
+}
+
+/** `leases`: budget leases on, returned quickly when idle, so a run's leases end before the audit. */
+export async function startChaosGateway(opts: { leases?: boolean } = {}): Promise<ChaosGateway> {
   if (!postgresAvailability.ok && REQUIRE_POSTGRES) throw new Error(postgresAvailability.reason);
   const tree: TempTree = tempCatalogTree();
+  if (opts.leases) {
+    tree.edit('config/billing.yaml', (y) =>
+      y.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true').replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150'),
+    );
+  }
   tree.edit('config/limits.yaml', (text) =>
     text
       .replace(/  chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
@@ -34,6 +51,7 @@ export async function startChaosGateway(): Promise<ChaosGateway> {
     db: t.gw.db,
     newWallet: async (credits) => (await t.gw.ledger.createWallet({ credits })).id,
     newApiKey: (walletId, name) => t.gw.keys.createApiKey(walletId, { name }),
+    beforeCalls: opts.leases ? (walletId) => takeLeases(t, walletId) : undefined,
   };
   return {
     t,

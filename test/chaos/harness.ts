@@ -18,6 +18,8 @@ export interface ChaosTarget {
   db: Db;
   newWallet(credits: number): Promise<string>;
   newApiKey(walletId: string, name: string): Promise<{ id: string; key: string }>;
+  /** Called once a run's wallet and keys exist, right before its calls (a lease-mode gateway takes its leases here). */
+  beforeCalls?(walletId: string): Promise<void>;
 }
 
 /** Catalog prices, USD per 1M tokens, copied by hand from catalog/vendor-a.yaml and vendor-b.yaml. */
@@ -105,6 +107,8 @@ export interface ChaosRow {
   createdNano: bigint;
   estimateGapNano: bigint;
   holdsLeft: number;
+  /** Calls charged through a budget lease. */
+  leased: number;
   /** Vendor requests of these calls that a fault acted on: a kind whose fault never fired proves nothing. */
   faulted: number;
   ms: number;
@@ -169,6 +173,7 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
         if (shape.door === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
         batch.push({ shape, tag, apiKey: key.key, keyId: key.id, walletId: wallet.id, url: t.url, path: shape.door, headers, body: bodyFor(shape, tag) });
       }
+      await t.beforeCalls?.(wallet.id);
       for (const { route, fault } of fc.inject?.(batch, ctx) ?? []) t.sim.inject(route, fault);
       const client = fc.client ?? ((c: ChaosCall) => readToEnd(c));
       await Promise.all([...batch.map((c) => client(c, ctx)), fc.during?.(ctx)]);
@@ -208,6 +213,7 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
       createdNano: f.createdNano,
       estimateGapNano: f.estimateGapNano,
       holdsLeft: f.holdsLeft,
+      leased: f.leased,
       faulted: t.sim.outcomes.filter((o) => o.fault !== null && o.callTag !== null && tags.has(o.callTag)).length,
       ms: Date.now() - started,
     },

@@ -5,11 +5,13 @@ import { formatUsd } from '../helpers/auditor.ts';
 import type { ChaosRow } from './harness.ts';
 
 export function chaosTable(rows: readonly ChaosRow[]): string {
-  const head = '| fault | runs | calls | answered / estimated / refused | money lost | money created | holds left | estimate gap |';
-  const rule = '|---|---:|---:|---|---:|---:|---:|---:|';
+  // The leased column only where some call rode a budget lease (the lease-mode suite).
+  const leases = rows.some((r) => r.leased > 0);
+  const head = `| fault | runs | calls | answered / estimated / refused |${leases ? ' leased |' : ''} money lost | money created | holds left | estimate gap |`;
+  const rule = `|---|---:|---:|---|${leases ? '---:|' : ''}---:|---:|---:|---:|`;
   const lines = rows.map(
     (r) =>
-      `| ${r.fault} | ${r.runs} | ${r.calls} | ${r.answered} / ${r.estimated} / ${r.refused} | ${formatUsd(r.lostNano)} | ${formatUsd(r.createdNano)} | ${r.holdsLeft} | ${formatUsd(r.estimateGapNano)} |`,
+      `| ${r.fault} | ${r.runs} | ${r.calls} | ${r.answered} / ${r.estimated} / ${r.refused} |${leases ? ` ${r.leased} |` : ''} ${formatUsd(r.lostNano)} | ${formatUsd(r.createdNano)} | ${r.holdsLeft} | ${formatUsd(r.estimateGapNano)} |`,
   );
   return [head, rule, ...lines].join('\n');
 }

@@ -72,6 +72,8 @@ export interface AuditFigures {
   estimateGapNano: bigint;
   holdsLeft: number;
   negativeWallets: number;
+  /** Calls charged through a budget lease (no reservation of their own). */
+  leased: number;
 }
 
 export interface AuditReport {
@@ -171,6 +173,30 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     if (r.key_id === null) continue;
     byKey.set(r.key_id, [...(byKey.get(r.key_id) ?? []), r]);
   }
+  // A call admitted on a budget lease has no reservation of its own: its charge is a draw on the lease, and
+  // its usage record (written in the draw's transaction) names its key and what it was charged. Those records
+  // must add up to the lease draws in the journal.
+  const recordsByKey = new Map<string, bigint>();
+  const records = await db.query<{ key_id: string; wallet_id: string; charged: string }>(
+    `SELECT key_id, wallet_id, SUM(charged_nano)::text AS charged FROM usage_records WHERE wallet_id = ANY($1) GROUP BY key_id, wallet_id`,
+    [ids],
+  );
+  const leasedCharges = new Map<string, bigint>();
+  for (const r of records.rows) {
+    if (byKey.has(r.key_id)) continue;
+    recordsByKey.set(r.key_id, BigInt(r.charged));
+    leasedCharges.set(r.wallet_id, (leasedCharges.get(r.wallet_id) ?? 0n) + BigInt(r.charged));
+  }
+  const draws = await db.query<{ wallet_id: string; drawn: string }>(
+    `SELECT r.wallet_id, SUM(j.amount_nano)::text AS drawn FROM reservations r JOIN ledger_journal j ON j.reservation_id = r.id AND j.kind = 'settle'
+      WHERE r.wallet_id = ANY($1) AND r.key_id IS NULL AND r.call_id LIKE 'lease:%' GROUP BY r.wallet_id`,
+    [ids],
+  );
+  for (const id of ids) {
+    const drawn = BigInt(draws.rows.find((d) => d.wallet_id === id)?.drawn ?? 0);
+    const recorded = leasedCharges.get(id) ?? 0n;
+    if (drawn !== recorded) problems.push(`wallet ${id}: lease draws ${usd(drawn)} ≠ the usage records of leased calls ${usd(recorded)}`);
+  }
   const available = new Map(wallets.rows.map((w) => [w.id, BigInt(w.available_nano)]));
 
   // 3 and 4: each call against what its vendor requests delivered.
@@ -186,6 +212,7 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     estimateGapNano: 0n,
     holdsLeft,
     negativeWallets,
+    leased: 0,
   };
   const audits: CallAudit[] = [];
   const outcomesByTag = new Map<string, Outcome[]>();
@@ -193,7 +220,8 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
   for (const call of input.calls) {
     const outcomes = outcomesByTag.get(call.tag) ?? [];
     const rows = byKey.get(call.keyId) ?? [];
-    const charged = rows.reduce((a, r) => a + BigInt(r.settled_nano), 0n);
+    const charged = rows.length > 0 ? rows.reduce((a, r) => a + BigInt(r.settled_nano), 0n) : (recordsByKey.get(call.keyId) ?? 0n);
+    if (rows.length === 0 && recordsByKey.has(call.keyId)) figures.leased += 1;
     const complete = outcomes.filter((o) => o.delivered === 'complete' && o.usage !== null);
     const unreported = complete.some((o) => !o.usageReported);
     const cls: CallClass =
@@ -225,8 +253,9 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     if (cls === 'estimated') {
       figures.estimatedNano += charged;
       if (unreported) figures.estimateGapNano += charged - expected;
+      // (A leased call's hold lived in its process's memory: the lease bounds it, the audit cannot.)
       const held = rows.reduce((a, r) => a + BigInt(r.amount_nano), 0n);
-      if (charged > held) problems.push(`${where}: an estimated charge ${usd(charged)} above its hold ${usd(held)}`);
+      if (rows.length > 0 && charged > held) problems.push(`${where}: an estimated charge ${usd(charged)} above its hold ${usd(held)}`);
       if (charged === 0n) {
         if (unreported) figures.lostNano += expected;
         problems.push(`${where}: the vendor's work was charged nothing${unreported ? ` (its real usage cost ${usd(expected)})` : ''}`);
