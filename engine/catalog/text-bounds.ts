@@ -222,9 +222,12 @@ const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'ob
 /**
  * Whether the vendor will put content into the prompt that the body only points at: a document or file part
  * given by URL or file id (native `document` with a url or file source, responses `input_file` with file_url or
- * file_id, chat `file` with file_id), or a web fetch tool.
+ * file_id, chat `file` with file_id), a web fetch tool, or a remote MCP server (responses `mcp` tools, the native
+ * `mcp_servers` list): the vendor lists the server's tools and feeds back its results, whose size the server's
+ * owner, often the client itself, decides.
  */
 export function pullsContentIn(value: JsonValue): boolean {
+  if (isObject(value) && Array.isArray(value.mcp_servers) && value.mcp_servers.length > 0) return true;
   const stack: JsonValue[] = [value];
   while (stack.length) {
     const v = stack.pop()!;
@@ -247,6 +250,8 @@ function pointsAtContent(part: JsonObject): boolean {
       return typeof part.file_url === 'string' || typeof part.file_id === 'string';
     case 'file':
       return typeof file?.file_id === 'string';
+    case 'mcp':
+      return true;
     default:
       return typeof part.type === 'string' && part.type.startsWith('web_fetch');
   }

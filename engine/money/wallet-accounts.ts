@@ -87,9 +87,12 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const now = clock.now();
       await keys.quota.checkQuota(auth, amountNano, now);
       const cap = keys.quota.monthlyCap(auth, now) ?? undefined;
-      // A key with a monthly limit keeps the exact path (its calls in flight count under the key's lock);
-      // so does a video job, whose hold outlives the process by its durable reference.
-      const leases = deps.leases?.enabled() && !cap && model.kind !== 'video' ? deps.leases : undefined;
+      // A key with a monthly limit keeps the exact path (its calls in flight count under the key's lock), and so
+      // does one with a daily limit: a leased call's use is counted behind its reply, so the next call of a client
+      // calling one after another would be checked against a day that does not show it yet. A video job too,
+      // whose hold outlives the process by its durable reference.
+      const limited = cap !== undefined || auth.dailyLimitNano !== null;
+      const leases = deps.leases?.enabled() && !limited && model.kind !== 'video' ? deps.leases : undefined;
       const leased = leases?.book.hold(caller.walletId, model.vendor, amountNano);
       if (leased) {
         const hold: LedgerHold = { callId, amountNano, leased };
