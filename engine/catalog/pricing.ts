@@ -2,6 +2,7 @@
 // can cost (the reservation), and what did it cost (the settlement from usage).
 import { koreanDate } from '../core/clock.ts';
 import { usdToNano } from '../core/money.ts';
+import { errors } from '../core/errors.ts';
 import type { BillingConfig } from './config.ts';
 import type { ModelEntry, Usage } from '../core/types.ts';
 import type { TextBounds } from './text-bounds.ts';
@@ -106,6 +107,25 @@ export function textReservation(model: ModelEntry, b: TextBounds, ctx: PricingCo
     tokenCost(b.inputTokens, worstInput) +
     tokenCost(b.outputTokens, p.output) +
     BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
-    BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0)
+    BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0) +
+    advisorReservation(b, ctx)
   );
+}
+
+/**
+ * Each advisor use reads the whole transcript (at most the call's input and output bounds) and writes up to its
+ * per-use cap, at the advisor model's own prices. An advisor model the catalog does not price cannot be held.
+ */
+function advisorReservation(b: TextBounds, ctx: PricingContext): bigint {
+  let total = 0n;
+  for (const a of b.advisors) {
+    const advisor = typeof a.model === 'string' ? ctx.modelById(a.model) : undefined;
+    if (!advisor) throw errors.invalidRequest(`${a.at} must name a model of the catalog: an advisor is billed at its own model's price.`, a.at);
+    const transcript = b.inputTokens + b.outputTokens;
+    const p = pricesForPrompt(advisor, ctx.at, transcript);
+    const maxOut = advisor.max_output ?? 0;
+    const out = a.outputPerUse === null ? maxOut : Math.min(a.outputPerUse, maxOut || a.outputPerUse);
+    total += BigInt(a.uses) * (tokenCost(transcript, Math.max(p.input, p.cache_read, p.cache_write)) + tokenCost(out, p.output));
+  }
+  return total;
 }

@@ -4,7 +4,7 @@
 // is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
 // it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
 import { errors } from '../core/errors.ts';
-import { serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
+import { isAdvisorTool, serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
 
@@ -22,6 +22,8 @@ export interface TextBounds {
   outputPerChoice: number;
   /** Answers asked for, and the field that asked (absent when one answer). */
   choices: { count: number; field?: string };
+  /** Advisor tools: the model each runs, its uses, and the output it may write per use (null: its model's max). */
+  advisors: { model: JsonValue | undefined; at: string; uses: number; outputPerUse: number | null }[];
 }
 
 type HonouredLimits = BillingConfig['reservation']['limits'][string];
@@ -49,6 +51,11 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   const outputPerChoice = outputLimit ? Math.min(outputLimit.value, cap) : cap;
   const choices = choicesOf(body, honoured.choices, r.max_choices);
   const perChoiceTools = serverToolBounds(body, honoured, r.max_server_tool_calls, billing.server_tools);
+  // Each search's result pages come back as input the body does not show.
+  if (perChoiceTools.web_search > 0) {
+    inputTokens += perChoiceTools.web_search * choices.count * r.search_result_tokens;
+    if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
+  }
 
   return {
     inputTokens,
@@ -58,7 +65,19 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
     ...(outputLimit ? { outputLimit } : {}),
     outputPerChoice,
     choices,
+    advisors: advisorBounds(body, honoured, r.max_server_tool_calls),
   };
+}
+
+/** Each advisor tool's uses (its own cap, else the call's, else the unbounded default) and per-use output cap. */
+function advisorBounds(body: JsonObject, honoured: HonouredLimits, unbounded: number): TextBounds['advisors'] {
+  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  return tools.flatMap((t, i) => {
+    if (!isObject(t) || !isAdvisorTool(t.type)) return [];
+    const uses = honoured.tool_uses ? positiveCount(t[honoured.tool_uses], `tools[${i}].${honoured.tool_uses}`) : undefined;
+    return [{ model: t.model, at: `tools[${i}].model`, uses: uses ?? callCap ?? unbounded, outputPerUse: positiveCount(t.max_tokens, `tools[${i}].max_tokens`) ?? null }];
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

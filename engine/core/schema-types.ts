@@ -41,6 +41,11 @@ export type BillingFile = {
     max_server_tool_calls: number;
     /** Input tokens held per image block. */
     image_input_tokens: number;
+    /**
+     * Input tokens held per web search for the result pages the vendor feeds back into the prompt (the
+     * body cannot show them).
+     */
+    search_result_tokens: number;
     /** By vendor: tokens the vendor adds once per call around the text. */
     framing_per_call: {
       a: number;

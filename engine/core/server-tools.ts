@@ -14,3 +14,9 @@ export function serverToolKind(type: JsonValue | undefined): ServerToolKind | un
   if (type === 'file_search') return 'file_search';
   return undefined;
 }
+
+/**
+ * An advisor tool: the vendor runs another model over the whole transcript at each use, billed at that model's
+ * price. Capped and held like a server tool (its uses), with each use priced as that model's pass.
+ */
+export const isAdvisorTool = (type: JsonValue | undefined): boolean => typeof type === 'string' && type.startsWith('advisor');

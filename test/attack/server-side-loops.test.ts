@@ -27,7 +27,7 @@ describe('server-side passes are held before the call', () => {
   // over the same ~2,900 input tokens is ~$0.044 before its output, and the advisor's uses are uncapped
   // (cap-server-tools writes max_uses only on web and file search). Also: an advisor model the catalog does not
   // know is priced at the executor's price (engine/catalog/pricing.ts costOfUsage, `?? model`).
-  it.fails('an advisor tool naming a dearer model: 402 on a wallet that covers only the executor', async () => {
+  it('an advisor tool naming a dearer model: 402 on a wallet that covers only the executor', async () => {
     const sent = t.sim.received.length;
     const before = await t.balance();
     const res = await post(
@@ -41,19 +41,44 @@ describe('server-side passes are held before the call', () => {
     expect(await t.balance()).toBe(before);
   });
 
-  // Web search results enter the prompt as input tokens (each search's pages, then every later pass of the
-  // server-side loop re-reads them), at a size the body does not show, like a fetched page (held at the context
-  // window since the fetched-content fix). Only the per-search fee is held: $0.0107 here for one search, where
-  // a few result pages of ~10K tokens each already pass the $0.02 balance on a-top models.
-  it.fails('a web search call: its results are held as input (402 on $0.02 for a-small-4.5 with one search)', async () => {
+  // Web search results enter the prompt as input tokens at a size the body does not show: each search the hold
+  // allows holds reservation.search_result_tokens (20,000) of input besides its $0.01 fee. On a-top-5.5 ($5 per
+  // 1M input) one search holds $0.11 with its results; the fee and the body alone were $0.0105.
+  it('a web search call: its results are held as input (402 on $0.02 for a-top-5.5 with one search)', async () => {
     const sent = t.sim.received.length;
     const res = await post(
       t,
       '/v1/messages',
-      { model: 'a-small-4.5', max_tokens: 16, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }], messages: [ask] },
+      { model: 'a-top-5.5', max_tokens: 16, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }], messages: [ask] },
       A_VERSION,
     );
     expect(res.status, await res.text()).toBe(402);
     expect(t.sim.received.length).toBe(sent);
+  });
+
+  it('an advisor naming a model the catalog does not price: 400 naming the field, nothing sent', async () => {
+    const sent = t.sim.received.length;
+    const res = await post(
+      t,
+      '/v1/messages',
+      { model: 'a-small-4.5', max_tokens: 16, tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'no-such-model' }], messages: [ask] },
+      A_VERSION,
+    );
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.message).toMatch(/tools\[0\]\.model/);
+    expect(t.sim.received.length).toBe(sent);
+  });
+
+  it('an advisor without a cap is sent capped (max_uses), and served when the wallet covers its passes', async () => {
+    const wallet = await t.gw.ledger.createWallet({ credits: 100_000_000 });
+    const { key } = await t.gw.keys.createApiKey(wallet.id, { name: 'rich' });
+    const res = await fetch(`${t.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', ...A_VERSION },
+      body: JSON.stringify({ model: 'a-small-4.5', max_tokens: 16, tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'a-top-5' }], messages: [ask] }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const last = t.sim.received[t.sim.received.length - 1].body as { tools: { max_uses?: number }[] };
+    expect(last.tools[0].max_uses).toBe(10);
   });
 });

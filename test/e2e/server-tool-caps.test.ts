@@ -50,8 +50,9 @@ const lastBody = (v: 'a' | 'b', path: string) => {
   return sent[sent.length - 1]?.body as any;
 };
 
-// 150,000 credits = $0.15: fewer than the 40 searches ($0.40) the prompt asks for.
-const WALLET = 150_000;
+// 250,000 credits = $0.25: the hold of 10 searches (fees, and the result pages held as input:
+// billing.yaml reservation.search_result_tokens), fewer than the 40 searches ($0.40) the prompt asks for.
+const WALLET = 250_000;
 const TOKENS = '[[sim:usage input=1000 output=10]]';
 const WEB_A = { type: 'web_search_20250305', name: 'web_search' };
 
@@ -159,10 +160,10 @@ describe("a client's own cap is kept and held", () => {
     await expectSettledBooks(c);
   });
 
-  it('responses max_tool_calls 20 on a wallet worth 15 searches: 402 before any vendor call', async () => {
+  it('responses max_tool_calls 30 on a wallet worth 25 searches: 402 before any vendor call', async () => {
     const c = await walletOf(WALLET);
     const sent = t.sim.received.length;
-    const res = await post(c.as, '/v1/responses', responsesBody({ max_tool_calls: 20 }));
+    const res = await post(c.as, '/v1/responses', responsesBody({ max_tool_calls: 30 }));
     expect(res.status).toBe(402);
     await res.text();
     expect(t.sim.received.length).toBe(sent);
