@@ -55,8 +55,9 @@ function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | nu
 
 /**
  * The usage of a complete answer the vendor sent without a usage figure: the whole request body as input,
- * and every string of the answer as output. The strings include a few ids and labels, so the estimate leans
- * a little high; the vendor bills the work either way, and an answer must never be free for lacking a figure.
+ * and every string of the answer but its labels (ids, model, role, stop reason) as output. It leans a little
+ * high (JSON keys count as input); the vendor bills the work either way, and an answer must never be free for
+ * lacking a figure.
  */
 export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject): Usage {
   const usage = emptyUsage();
@@ -65,6 +66,9 @@ export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject)
   return usage;
 }
 
+/** Labels every answer carries whatever the model wrote: not output the vendor bills. */
+const ANSWER_LABELS = new Set(['id', 'object', 'model', 'role', 'type', 'finish_reason', 'stop_reason', 'status', 'system_fingerprint', 'service_tier']);
+
 function answerChars(answer: JsonValue): number {
   let chars = 0;
   const pending: JsonValue[] = [answer];
@@ -72,7 +76,9 @@ function answerChars(answer: JsonValue): number {
     const v = pending.pop()!;
     if (typeof v === 'string') chars += v.length;
     else if (Array.isArray(v)) pending.push(...v);
-    else if (v !== null && typeof v === 'object') pending.push(...Object.values(v));
+    else if (v !== null && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v)) if (!ANSWER_LABELS.has(key)) pending.push(child);
+    }
   }
   return chars;
 }
