@@ -31,7 +31,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { errors } from '../core/errors.ts';
+import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
 import { VENDORS } from '../core/types.ts';
 import { creditsToNano, toBigInt } from '../core/money.ts';
 import { createBatcher } from './batcher.ts';
@@ -203,7 +203,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     async setOwner(walletId, ownerId) {
-      if (typeof ownerId !== 'string' || ownerId.length === 0) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
+      if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId)) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
       const r = await db.query('UPDATE wallets SET owner_id = $2 WHERE id = $1 RETURNING *', [walletId, ownerId]);
       if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
       await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});

@@ -34,6 +34,19 @@ describe('NUL bytes and other text PostgreSQL refuses', () => {
     await expect400(await call('DELETE', '/v1/keys/k%00x', mgmt()));
   });
 
+  it('text with an unpaired surrogate, which would be stored as U+FFFD: key names, owner ids, management key names', async () => {
+    const lone = 'x\ud800y';
+    await expect400(await call('POST', '/v1/keys', mgmt(), { name: lone }));
+    await expect400(await call('POST', '/v1/keys', mgmt(), { count: 2, name_prefix: lone }));
+    await expect400(await call('POST', '/admin/v1/wallets', ADMIN, { owner_id: lone }));
+    await expect400(await call('POST', `/admin/v1/wallets/${t.walletId}/owner`, ADMIN, { owner_id: lone }));
+    await expect400(await call('POST', `/admin/v1/wallets/${t.walletId}/management-keys`, ADMIN, { name: lone }));
+    // A pair is text: an emoji in a name is kept as sent.
+    const ok = await call('POST', `/admin/v1/wallets/${t.walletId}/management-keys`, ADMIN, { name: 'class 🦊' });
+    expect(ok.status).toBe(201);
+    expect((await ok.json()).name).toBe('class 🦊');
+  });
+
   it('key names', async () => {
     await expect400(await call('POST', '/v1/keys', mgmt(), { name: `a${NUL}b` }));
     await expect400(await call('POST', '/v1/keys', mgmt(), { count: 2, name_prefix: `a${NUL}` }));
