@@ -57,11 +57,12 @@ const CALLS_PER_SLICE = 8;
 /** A wallet whose share cannot hold this many such calls is not leased. */
 const MIN_CALLS_PER_SHARE = 4;
 /**
- * Draws decided on a lease and not yet written, at most: past it a call takes the exact path, whose reservation
- * queues behind the same wallet's writes, so a database slower than the calls slows the calls instead of
- * piling up charges in memory (the bench's 1,000 slow streams grew the process to 2.5 GB without it).
+ * Draws decided and not yet written, at most, in the whole process: past it a call takes the exact path, whose
+ * reservation queues behind its wallet's writes, so a database slower than the calls slows the calls instead of
+ * piling up charges in memory (each waiting draw keeps its call's record alive; without a bound the bench grew
+ * the process to 2.5 GB, and 100 busy wallets to 1.1 GB).
  */
-const MAX_PENDING_DRAWS = 512;
+const MAX_PENDING_DRAWS = 1_024;
 /** After a lease was refused or taken back, no new lease for the pair this long. */
 const COOLDOWN_MS = 2_000;
 
@@ -75,6 +76,8 @@ export class BudgetLeases {
   private readonly spendRate = new Map<string, { rate: number; atMs: number }>();
   private readonly timer: NodeJS.Timeout;
   private stopping = false;
+  /** Draws decided and not yet written, every lease together. */
+  private pendingTotal = 0;
 
   constructor(
     private readonly ledger: Ledger,
@@ -91,7 +94,7 @@ export class BudgetLeases {
     if (this.stopping) return null;
     const key = pairKey(walletId, vendor);
     for (const lease of this.leases.get(key) ?? []) {
-      if (!lease.open || free(lease) < amountNano || lease.pending.size >= MAX_PENDING_DRAWS) continue;
+      if (!lease.open || free(lease) < amountNano || this.pendingTotal >= MAX_PENDING_DRAWS) continue;
       lease.inFlight += amountNano;
       lease.lastUsedMs = this.nowMs();
       if (free(lease) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano); // refill ahead of need
@@ -217,8 +220,12 @@ export class BudgetLeases {
         }
       }
     };
-    const p: Promise<void> = attempt().finally(() => lease.pending.delete(p));
+    const p: Promise<void> = attempt().finally(() => {
+      lease.pending.delete(p);
+      this.pendingTotal--;
+    });
     lease.pending.add(p);
+    this.pendingTotal++;
   }
 
   /** Renews the leases in use, returns the idle and the spent ones. */
