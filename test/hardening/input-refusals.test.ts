@@ -62,6 +62,7 @@ describe('NUL bytes and other text PostgreSQL refuses', () => {
   it('video prompts, charging nothing', async () => {
     const before = await t.balance();
     await expect400(await call('POST', '/v1/videos', api(), { model: 'video-d-2', prompt: `a cat${NUL}` }));
+    await expect400(await call('POST', '/v1/videos', api(), { model: 'video-d-1', prompt: 'x\udfffy' })); // found by fuzz-hostile
     expect(await t.balance()).toBe(before);
   });
 
