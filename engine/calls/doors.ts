@@ -79,24 +79,24 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
     accounts: s.accounts,
     log: req.log,
     late: s.lateSettlements,
-    recordOf: (usage) => (tx, chargedNano) =>
-      writeUsageRecord(
-        tx,
-        {
-          requestId: req.id,
-          walletId: caller.walletId,
-          keyId: caller.keyId,
-          at: s.clock.now(),
-          door: doorName,
-          model: prepared.call.model.id,
-          vendor: prepared.call.model.vendor,
-          route: facts.route ?? null,
-          fallbackDepth: facts.fallbackDepth ?? 0,
-          usage,
-          durationMs: reply.elapsedTime,
-        },
-        chargedNano,
-      ),
+    // The record is drawn up when the call settles; the write keeps only it (a charge written behind the
+    // reply must not keep the request and reply alive).
+    recordOf: (usage) => {
+      const draft = {
+        requestId: req.id,
+        walletId: caller.walletId,
+        keyId: caller.keyId,
+        at: s.clock.now(),
+        door: doorName,
+        model: prepared.call.model.id,
+        vendor: prepared.call.model.vendor,
+        route: facts.route ?? null,
+        fallbackDepth: facts.fallbackDepth ?? 0,
+        usage,
+        durationMs: reply.elapsedTime,
+      };
+      return (tx, chargedNano) => writeUsageRecord(tx, draft, chargedNano);
+    },
     costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
   });
   try {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { waitForOutput } from '../helpers/process-output.ts';
 
 const tree = tempCatalogTree();
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-data-'));
@@ -15,18 +16,7 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function waitFor(out: { text: string }, pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = () => {
-      const m = out.text.match(pattern);
-      if (m) return resolve(m);
-      if (Date.now() - started > ms) return reject(new Error(`timed out waiting for ${pattern}; output:\n${out.text}`));
-      setTimeout(tick, 100);
-    };
-    tick();
-  });
-}
+const waitFor = waitForOutput;
 
 describe('npm start', () => {
   it('serves on the embedded default with the simulator, reloads on SIGHUP, stops on SIGTERM', async () => {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { waitForOutput } from '../helpers/process-output.ts';
 
 export interface ChildGateway {
   child: ChildProcess;
@@ -39,17 +40,7 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
   child.stdout!.on('data', (d) => (out.text += d));
   child.stderr!.on('data', (d) => (out.text += d));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const waitFor = (pattern: RegExp, ms = 45_000) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      const started = Date.now();
-      const tick = () => {
-        const m = out.text.match(pattern);
-        if (m) return resolve(m);
-        if (Date.now() - started > ms) return reject(new Error(`timed out waiting for ${pattern}; output:\n${out.text}`));
-        setTimeout(tick, 50);
-      };
-      tick();
-    });
+  const waitFor = (pattern: RegExp, ms = 45_000) => waitForOutput(out, pattern, ms);
   const apiKey = opts.apiKey ?? (await waitFor(/API key:\s+(sk-svc-\S+)/))[1];
   if (opts.apiKey) await waitFor(/gateway listening on/);
   return {

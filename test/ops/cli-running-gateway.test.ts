@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { waitForOutput } from '../helpers/process-output.ts';
 
 const tree = tempCatalogTree();
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-data-'));
@@ -34,18 +35,7 @@ function cli(args: string[], dir: string): Promise<{ code: number; stdout: strin
   });
 }
 
-function waitFor(out: { text: string }, pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = () => {
-      const m = out.text.match(pattern);
-      if (m) return resolve(m);
-      if (Date.now() - started > ms) return reject(new Error(`timed out waiting for ${pattern}; output:\n${out.text}`));
-      setTimeout(tick, 100);
-    };
-    tick();
-  });
-}
+const waitFor = waitForOutput;
 
 describe('operator commands beside a running gateway on the embedded database', () => {
   it('go through the running gateway, which sees what they write', async () => {
