@@ -1,7 +1,7 @@
 // The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
-import { writeUsageRecord } from '../usage/records.ts';
+import { usageRecordBeside } from '../usage/records.ts';
 import type { LateSettlements } from './late-settlements.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -95,7 +95,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
         usage,
         durationMs: reply.elapsedTime,
       };
-      return (tx, chargedNano) => writeUsageRecord(tx, draft, chargedNano);
+      return [usageRecordBeside(draft)];
     },
     costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
   });

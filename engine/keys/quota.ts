@@ -20,6 +20,13 @@ import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { usedCredits, type AuthContext } from './types.ts';
+import type { RowWriter, SettleRow } from '../db/beside-settle.ts';
+
+/** A finished call's use, counted on its key's day and month by the settle that charged it. */
+export interface KeyUse {
+  keyId: string;
+  finishedAt: Date;
+}
 
 export interface KeyUsage {
   dayNano: bigint;
@@ -64,6 +71,8 @@ export interface QuotaService {
   monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError;
   /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
   recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
+  /** recordUsage for many settles of a ledger batch in one statement (each row counts what its settle charged). */
+  readonly useWriter: RowWriter<KeyUse>;
   /** The GET /v1/key object for the calling key. */
   keyStatus(auth: AuthContext, now: Date): Promise<KeyStatus>;
 }
@@ -79,6 +88,35 @@ export function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsA
     remaining_credits: limit == null ? null : Math.max(0, limit - used),
     resets_at: resetsAt.toISOString(),
   };
+}
+
+/**
+ * Adds each row's charge to its key's Korean day and month, one statement for all. Summed per counter first (an
+ * upsert cannot touch one row twice) and written in key order, so two batches lock shared counters in the same order.
+ */
+async function countUses(q: Queryable, rows: readonly SettleRow<KeyUse>[]): Promise<void> {
+  const sums = new Map<string, { keyId: string; scope: 'day' | 'month'; period: string; nano: bigint }>();
+  const add = (keyId: string, scope: 'day' | 'month', period: string, nano: bigint) => {
+    const k = `${keyId}\u0000${scope}\u0000${period}`;
+    const cur = sums.get(k);
+    if (cur) cur.nano += nano;
+    else sums.set(k, { keyId, scope, period, nano });
+  };
+  for (const { item, chargedNano } of rows) {
+    if (chargedNano <= 0n) continue;
+    add(item.keyId, 'day', koreanDate(item.finishedAt), chargedNano);
+    add(item.keyId, 'month', koreanMonth(item.finishedAt), chargedNano);
+  }
+  if (sums.size === 0) return;
+  const counters = [...sums.keys()].sort().map((k) => sums.get(k)!);
+  await q.query(
+    `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
+     SELECT u.key_id, u.scope, u.period, u.nano
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS u(key_id, scope, period, nano, n)
+      ORDER BY u.n
+     ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
+    [counters.map((c) => c.keyId), counters.map((c) => c.scope), counters.map((c) => c.period), counters.map((c) => c.nano.toString())],
+  );
 }
 
 export function createQuotaService(db: Db): QuotaService {
@@ -155,14 +193,10 @@ export function createQuotaService(db: Db): QuotaService {
     },
 
     async recordUsage(keyId, nano, finishedAt, tx) {
-      if (nano <= 0n) return;
-      await (tx ?? db).query(
-        `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
-         VALUES ($1, 'day', $2, $4::bigint), ($1, 'month', $3, $4::bigint)
-         ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
-        [keyId, koreanDate(finishedAt), koreanMonth(finishedAt), nano.toString()],
-      );
+      await countUses(tx ?? db, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
     },
+
+    useWriter: { name: 'api_key_usage', writeMany: countUses },
 
     async keyStatus(auth, now) {
       const u = await one(auth.keyId, now);

@@ -2,10 +2,10 @@
 // cost. The pipeline knows only this interface; keys, quotas and the ledger sit behind it.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
-import type { Queryable } from '../db/db.ts';
+import type { BesideSettle } from './types.ts';
 
 /** More to write in a settle's own transaction (a usage record), with what the settle charged. */
-export type WithSettle = (tx: Queryable, chargedNano: bigint) => Promise<void>;
+export type WithSettle = readonly BesideSettle[];
 
 export interface Caller {
   keyId: string;

@@ -1,7 +1,8 @@
 // The ledger's money moves, batched: concurrent reserve, settle, release (and the sweeper's expire) calls
 // of one wallet are grouped into one transaction.
 //
-// Queues. One FIFO queue per wallet (the wallet of the reserve, or of the reservation being finished).
+// Queues. One FIFO queue per wallet (the wallet of the reserve, or of the reservation being finished),
+// and one for the draws of all wallets (DRAWS_QUEUE).
 // When a wallet's queue is idle, the first op starts a batch in a microtask (so the ops submitted by the
 // same synchronous code go together, and the transaction starts before any I/O is handled); while that batch's transaction runs, new ops queue; when it
 // commits, the next batch takes everything queued, up to MAX_BATCH ops. So each process has at most one
@@ -30,8 +31,10 @@
 //      their lots, lot deltas, wallet deltas, journal rows, finished reservations): each row is written
 //      by exactly one CTE, the lots and reservations updated are locked by us already, and no UPDATE
 //      joins the output of another data-modifying CTE; the row counts are checked;
-//   4. run the settles' `alongside` callbacks in op order on the same transaction; COMMIT; resolve.
-// Round trips per batch: BEGIN, lock, write, one per `alongside`, COMMIT (plus one when a reserve is
+//   4. write what the settles write beside their charge on the same transaction (settle-rows.ts: callbacks
+//      in op order, then the rows of each writer, all settles together, one statement per writer); COMMIT;
+//      resolve.
+// Round trips per batch: BEGIN, lock, write, one per `alongside` callback and one per row writer, COMMIT (plus one when a reserve is
 // refused, and one per capped key plus one when reserves carry key caps). Lock order is lots (seq) →
 // reservations (id) → key counters (key id) → wallet row → whatever `alongside` touches, the
 // same for every batch in every process (the sweeper's expires are batches too; extend locks one
@@ -40,7 +43,8 @@
 //
 // Failure of one op fails only that op:
 //   - decided in memory (no such reservation / wallet): the op rejects, it wrote nothing, the others go on;
-//   - an `alongside` that throws: the batch's writes are undone and the batch runs again without that op,
+//   - an `alongside` that throws: the batch's writes are undone and the batch runs again without that op
+//     (when a grouped row write throws, first again with each op's rows written on their own, to find it),
 //     which rejects with the callback's error (its reservation stays held and uncharged). The others are
 //     decided again from the undone state, as if the failed op had never been sent (what one transaction
 //     per op gave). Their `alongside` may thus run twice, the first run undone (a deadlock retry always
@@ -56,8 +60,18 @@ import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, Rese
 import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
 import { lockBatch, readDrawnBefore, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
+import { GroupedWriteFailed, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
+
 
 export const MAX_BATCH = 64;
+
+/**
+ * Draws (budget leases paying calls, written behind the replies) of every wallet share one queue: no call
+ * waits on them, so what counts is how many a transaction writes, and a hundred wallets each drawing a few a
+ * second would otherwise take a hundred transactions of one draw each. A batch may lock several wallets' lots
+ * (in `seq` order, as every batch does).
+ */
+const DRAWS_QUEUE = '\u0000draws';
 
 type Op = ReserveOp | FinishOp;
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
@@ -66,15 +80,6 @@ interface Pending {
   op: Op;
   resolve: (v: ReserveResult | FinishOutcome) => void;
   reject: (e: unknown) => void;
-}
-
-class AlongsideFailed extends Error {
-  constructor(
-    readonly pending: Pending,
-    readonly error: unknown,
-  ) {
-    super('alongside failed');
-  }
 }
 
 /** The batch finishes reservations of wallets whose lots it did not lock: run it again locking them too. */
@@ -125,7 +130,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
 
   function submit(walletId: string | null, op: Op): Promise<ReserveResult | FinishOutcome> {
     return new Promise((resolve, reject) => {
-      const key = embedded ? '' : (walletId ?? '');
+      const key = embedded ? '' : op.kind === 'draw' ? DRAWS_QUEUE : (walletId ?? '');
       let q = queues.get(key);
       if (!q) queues.set(key, (q = { pending: [], running: 0, waiting: false }));
       q.pending.push({ op, resolve, reject });
@@ -157,6 +162,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     let active: Pending[] | null = null;
     let attempt = 0;
     const extraWallets = new Set<string>();
+    /** After a grouped write beside settles failed: each settle's rows on their own, to find whose it was. */
+    const written = { separately: false };
     for (;;) {
       let outcomes: Outcome[];
       try {
@@ -170,7 +177,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           }
           if (!embedded) {
             opts.onBatch?.(active.length);
-            return active.length > 0 ? processBatch(tx, active, extraWallets) : [];
+            return active.length > 0 ? processBatch(tx, active, extraWallets, written.separately) : [];
           }
           // PGlite: a batch that must run again does so inside this transaction (from a savepoint), as
           // another transaction would queue behind the next batch's and the order would not hold.
@@ -180,17 +187,23 @@ export function createBatcher(opts: BatcherOptions): Batcher {
             const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside);
             if (savepoint) await tx.query('SAVEPOINT ledger_batch');
             try {
-              return await processBatch(tx, active, extraWallets);
+              return await processBatch(tx, active, extraWallets, written.separately);
             } catch (e) {
               if (e instanceof MissingWallets) {
                 // thrown before anything was written
                 for (const id of e.walletIds) extraWallets.add(id);
                 continue;
               }
-              if (!(e instanceof AlongsideFailed) || !savepoint) throw e;
+              if (e instanceof GroupedWriteFailed && savepoint && !written.separately) {
+                await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
+                written.separately = true;
+                continue;
+              }
+              if (!(e instanceof SettleWriteFailed) || !savepoint) throw e;
               await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
-              e.pending.reject(e.error);
-              active = active.filter((p) => p !== e.pending);
+              const failed = e.owner as Pending;
+              failed.reject(e.error);
+              active = active.filter((p) => p !== failed);
             }
           }
         });
@@ -200,14 +213,20 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           for (const id of e.walletIds) extraWallets.add(id);
           continue;
         }
-        if (e instanceof AlongsideFailed) {
+        if (e instanceof GroupedWriteFailed) {
+          if (isRetryable(e.error) && attempt < MAX_RETRIES) await backoff(attempt++);
+          else written.separately = true;
+          continue;
+        }
+        if (e instanceof SettleWriteFailed) {
           if (isRetryable(e.error) && attempt < MAX_RETRIES) {
             await backoff(attempt++);
             continue;
           }
           // This op alone fails; the others are decided again without it.
-          e.pending.reject(e.error);
-          active = active.filter((p) => p !== e.pending);
+          const failed = e.owner as Pending;
+          failed.reject(e.error);
+          active = active.filter((p) => p !== failed);
           if (active.length === 0) return;
           continue;
         }
@@ -228,7 +247,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     }
   }
 
-  async function processBatch(tx: Queryable, batch: Pending[], extraWallets: ReadonlySet<string>): Promise<Outcome[]> {
+  async function processBatch(tx: Queryable, batch: Pending[], extraWallets: ReadonlySet<string>, separately: boolean): Promise<Outcome[]> {
     const at = clock.now();
 
     // 1. Lock the live lots of the batch's wallets (seq order), then the reservations it finishes.
@@ -260,7 +279,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     const book = new Book(lots, reservations, keys);
     for (const id of drawnBefore) book.drawnBefore.add(id);
     const outcomes: Outcome[] = [];
-    const alongside: { pending: Pending; charged: bigint }[] = [];
+    const alongside: DueWrite<Pending>[] = [];
     /** Reserves that need the wallet facts (refusal, or nothing to draw from) before they are final. */
     const undecided: { index: number; op: ReserveOp; usableNano: bigint }[] = [];
     batch.forEach((p, index) => {
@@ -278,7 +297,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         } else {
           const o = book.finish(p.op, at);
           const moved = o.finished || (p.op.kind === 'draw' && !o.alreadyFinished);
-          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside && moved) alongside.push({ pending: p, charged: o.chargedNano });
+          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside && moved) alongside.push({ owner: p, alongside: p.op.alongside, chargedNano: o.chargedNano });
           outcomes.push({ ok: true, value: o });
         }
       } catch (e) {
@@ -304,15 +323,9 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       }
     }
 
-    // 3. Write, 4. alongside in op order (COMMIT follows).
+    // 3. Write, 4. what the settles write beside (COMMIT follows).
     if (!book.moves.empty) await writeMoves(tx, owner, book.moves);
-    for (const { pending, charged } of alongside) {
-      try {
-        await (pending.op as FinishOp).alongside!(tx, charged);
-      } catch (e) {
-        throw new AlongsideFailed(pending, e);
-      }
-    }
+    await writeBesideSettles(tx, alongside, separately);
     return outcomes;
   }
 

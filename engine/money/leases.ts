@@ -16,8 +16,7 @@
 // refilled ahead of need (a second one when less than a quarter is left), renewed while used, and returned
 // when idle, when its process stops, or when another process asks for the wallet's money back.
 import type { Clock } from '../core/clock.ts';
-import type { Queryable } from '../db/db.ts';
-import { LEASE_CALL_PREFIX, type Ledger, type Reservation } from './types.ts';
+import { LEASE_CALL_PREFIX, type Alongside, type Ledger, type Reservation } from './types.ts';
 
 export interface LeaseSettings {
   sliceSeconds: number;
@@ -47,7 +46,6 @@ export interface LeaseHold {
   readonly amountNano: bigint;
 }
 
-type Alongside = (tx: Queryable, chargedNano: bigint) => Promise<void>;
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
 const RETRY_FIRST_MS = 250;

@@ -2,6 +2,15 @@
 // decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
 import type { Db, Queryable } from '../db/db.ts';
 
+import type { BesideSettle } from '../db/beside-settle.ts';
+export type { BesideSettle, RowWriter, SettleRow } from '../db/beside-settle.ts';
+
+/**
+ * What more a settle writes in its own transaction: a callback run for this settle alone, or rows that the
+ * batch writes together with the other settles' rows of the same writer (db/beside-settle.ts).
+ */
+export type Alongside = ((tx: Queryable, chargedNano: bigint) => Promise<void>) | readonly BesideSettle[];
+
 export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan' | 'key_limit';
 
 export interface ReservationLot {
@@ -172,7 +181,7 @@ export interface Ledger {
   settle(
     reservation: Reservation | string,
     actualNano: bigint,
-    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
+    alongside?: Alongside,
   ): Promise<SettleResult>;
   /**
    * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
@@ -183,7 +192,7 @@ export interface Ledger {
     reservation: Reservation | string,
     amountNano: bigint,
     drawId: string,
-    alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>,
+    alongside?: Alongside,
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
@@ -220,7 +229,7 @@ export interface FinishOp {
   actualNano: bigint;
   /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
   expireBefore?: Date;
-  alongside?: (tx: Queryable, chargedNano: bigint) => Promise<void>;
+  alongside?: Alongside;
 }
 
 export interface FinishOutcome {

@@ -7,6 +7,7 @@ import { keyFromHeaders, type AuthContext, type KeyService } from '../keys/index
 import type { Ledger, Reservation } from './ledger.ts';
 import type { BudgetLeases, LeaseHold } from './leases.ts';
 import { readLeasedByLot } from './spendable.ts';
+import { besideSettle } from '../db/beside-settle.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 
@@ -55,16 +56,19 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const leasedElsewhere = async (walletId: string): Promise<boolean> =>
     [...(await readLeasedByLot(ledger.db, [walletId])).values()].some((n) => n > 0n);
 
+  /** The key's quota count, then what the call writes (its usage record): the rows a settle writes beside its charge. */
+  const besideCharge = (keyId: string, finishedAt: Date, alsoWrite: WithSettle = []): WithSettle => [
+    besideSettle(keys.quota.useWriter, { keyId, finishedAt }),
+    ...alsoWrite,
+  ];
+
   /**
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
   async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint> {
     const finishedAt = clock.now();
-    const settled = await ledger.settle(reservation, costNano, async (tx, charged) => {
-      await keys.quota.recordUsage(keyId, charged, finishedAt, tx);
-      await alsoWrite?.(tx, charged);
-    });
+    const settled = await ledger.settle(reservation, costNano, besideCharge(keyId, finishedAt, alsoWrite));
     return settled.chargedNano;
   }
 
@@ -126,10 +130,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const h = hold as LedgerHold;
       if (!h.leased) return settleAndCount(h.reservation!, caller.keyId, costNano, alsoWrite);
       const finishedAt = clock.now();
-      return deps.leases!.book.settle(h.leased, costNano, h.callId, async (tx, charged) => {
-        await keys.quota.recordUsage(caller.keyId, charged, finishedAt, tx);
-        await alsoWrite?.(tx, charged);
-      });
+      return deps.leases!.book.settle(h.leased, costNano, h.callId, besideCharge(caller.keyId, finishedAt, alsoWrite));
     },
 
     async release(hold) {

@@ -1,8 +1,9 @@
 // Per-call usage records: what one settled call did and cost, written by the settle's own transaction
-// (engine/calls/settlement.ts hands `writeUsageRecord` to the ledger as the settle's `alongside`), read by
+// (engine/calls/settlement.ts hands `usageRecordBeside` to the ledger beside the settle), read by
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
 import type { Db, Queryable } from '../db/db.ts';
 import type { Usage } from '../core/types.ts';
+import { besideSettle, type BesideSettle, type RowWriter, type SettleRow } from '../db/beside-settle.ts';
 
 /** What the call knows of itself when it settles; the charge is added by the settle's transaction. */
 export interface UsageRecordDraft {
@@ -43,36 +44,48 @@ const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, 
   cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, server_tool_calls, characters, images,
   video_seconds, charged_nano, duration_ms`;
 
-/** Inserts the record on the settle's transaction. Every value is the gateway's own: nothing here can refuse. */
-export async function writeUsageRecord(tx: Queryable, d: UsageRecordDraft, chargedNano: bigint): Promise<void> {
-  const u = d.usage;
+/**
+ * Inserts the records of many settles on their transaction, one statement for all. Every value is the gateway's
+ * own: nothing here can refuse.
+ */
+async function writeUsageRecords(tx: Queryable, rows: readonly SettleRow<UsageRecordDraft>[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <V>(f: (d: UsageRecordDraft, u: Usage, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.item.usage, r.chargedNano));
   await tx.query(
     `INSERT INTO usage_records (${COLUMNS})
-     VALUES ($1, $2, $3, $4::timestamptz, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19::bigint, $20)`,
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
+                          $9::int[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
+                          $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[])`,
     [
-      d.requestId,
-      d.walletId,
-      d.keyId,
-      d.at.toISOString(),
-      d.door,
-      d.model,
-      d.vendor,
-      d.route,
-      d.fallbackDepth,
-      whole(u.input_tokens),
-      whole(u.cache_read_tokens),
-      whole(u.cache_write_tokens),
-      whole(u.output_tokens),
-      u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens),
-      whole(u.web_search_calls + u.file_search_calls),
-      u.characters === undefined ? null : whole(u.characters),
-      u.images === undefined ? null : whole(u.images),
-      u.video_seconds === undefined ? null : u.video_seconds,
-      chargedNano.toString(),
-      Math.max(0, Math.round(d.durationMs)),
+      col((d) => d.requestId),
+      col((d) => d.walletId),
+      col((d) => d.keyId),
+      col((d) => d.at.toISOString()),
+      col((d) => d.door),
+      col((d) => d.model),
+      col((d) => d.vendor),
+      col((d) => d.route),
+      col((d) => d.fallbackDepth),
+      col((_, u) => whole(u.input_tokens)),
+      col((_, u) => whole(u.cache_read_tokens)),
+      col((_, u) => whole(u.cache_write_tokens)),
+      col((_, u) => whole(u.output_tokens)),
+      col((_, u) => (u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens))),
+      col((_, u) => whole(u.web_search_calls + u.file_search_calls)),
+      col((_, u) => (u.characters === undefined ? null : whole(u.characters))),
+      col((_, u) => (u.images === undefined ? null : whole(u.images))),
+      col((_, u) => (u.video_seconds === undefined ? null : String(u.video_seconds))),
+      col((_, __, charged) => charged.toString()),
+      col((d) => Math.max(0, Math.round(d.durationMs))),
     ],
   );
 }
+
+/** The usage record writer the ledger's batches call with the records of all their settles. */
+export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_records', writeMany: writeUsageRecords };
+
+/** The call's usage record, written by its settle's transaction with what the settle charged. */
+export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle => besideSettle(usageRecordWriter, draft);
 
 const whole = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
 

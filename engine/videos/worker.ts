@@ -5,7 +5,7 @@
 // Several processes may run it against one database: a job is worked on only by the process holding its lease
 // (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
-import { writeUsageRecord, type UsageRecordDraft } from '../usage/records.ts';
+import { usageRecordBeside, type UsageRecordDraft } from '../usage/records.ts';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Accounts } from '../money/accounts.ts';
@@ -335,7 +335,7 @@ export class VideoWorker {
   private async finish(job: VideoJob, o: Outcome): Promise<void> {
     const { accounts, clock, store } = this.deps;
     let charged = 0n;
-    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, (tx, nano) => writeUsageRecord(tx, this.usageRecordOf(job, o), nano));
+    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, [usageRecordBeside(this.usageRecordOf(job, o))]);
     else await accounts.releaseDetached(job.holdRef);
     const now = clock.now();
     const retentionMs = this.limits().video_retention_days * 86_400_000;

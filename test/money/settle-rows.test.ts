@@ -1,0 +1,139 @@
+// What settles write beside their charge, grouped: the settles of one ledger batch hand their rows to each
+// writer at once (one statement per writer), and a row that fails still fails only its own settle.
+import { expect, it } from 'vitest';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db, Queryable } from '../../engine/db/db.ts';
+import { createKeyService } from '../../engine/keys/index.ts';
+import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
+import { besideSettle, type RowWriter, type SettleRow } from '../../engine/db/beside-settle.ts';
+import { usageRecordBeside, type UsageRecordDraft } from '../../engine/usage/records.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+/** Counts the statements a writer is asked for, and the rows in each. */
+function counted<T>(w: RowWriter<T>): { writer: RowWriter<T>; calls: number[] } {
+  const calls: number[] = [];
+  return {
+    calls,
+    writer: {
+      name: w.name,
+      writeMany: async (tx: Queryable, rows: readonly SettleRow<T>[]) => {
+        calls.push(rows.length);
+        await w.writeMany(tx, rows);
+      },
+    },
+  };
+}
+
+const usage = { input_tokens: 100, output_tokens: 20, cache_read_tokens: 0, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 };
+
+describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
+  const clock = fixedClock('2026-05-01T00:00:00Z');
+  const finishedAt = new Date('2026-05-01T00:00:00Z');
+
+  async function setup(holds: number) {
+    const sizes: number[] = [];
+    const ledger = createLedger(getDb(), { clock, owner: 'rows-test', onBatch: (n) => sizes.push(n) });
+    const keys = createKeyService(getDb(), { clock });
+    const w = await ledger.createWallet({ credits: 1_000 });
+    const key = await keys.createApiKey(w.id, { monthlyLimitCredits: null, dailyLimitCredits: null, expiresOn: null });
+    const auth = await keys.authenticate(key.key, 'api');
+    const held: Reservation[] = [];
+    for (let i = 0; i < holds; i++) {
+      const r = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: `c-${i}` });
+      if (!r.ok) throw new Error('refused');
+      held.push(r.reservation);
+    }
+    const draft = (i: number): UsageRecordDraft => ({
+      requestId: `req-${i}`, walletId: w.id, keyId: auth.keyId, at: finishedAt, door: 'chat', model: 'm', vendor: 'b',
+      route: null, fallbackDepth: 0, usage, durationMs: 5,
+    });
+    const used = async () =>
+      (await getDb().query<{ scope: string; used_nano: string }>('SELECT scope, used_nano::text FROM api_key_usage WHERE key_id = $1 ORDER BY scope', [auth.keyId])).rows;
+    const records = async () =>
+      (await getDb().query<{ request_id: string; charged_nano: string }>('SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1 ORDER BY request_id', [w.id])).rows;
+    return { ledger, keys, walletId: w.id, keyId: auth.keyId, held, draft, used, records, sizes };
+  }
+
+  it('the settles of one batch write each writer\'s rows with one statement, each row with its own charge', async () => {
+    const s = await setup(20);
+    const quota = counted(s.keys.quota.useWriter);
+    const charges = s.held.map((_, i) => BigInt(1_000 + i));
+    s.sizes.length = 0;
+    const out = await Promise.all(
+      s.held.map((r, i) => s.ledger.settle(r, charges[i], [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(i))])),
+    );
+    expect(s.sizes).toEqual([20]);
+    expect(out.map((o) => o.chargedNano)).toEqual(charges);
+    expect(quota.calls).toEqual([20]); // one statement for twenty settles
+    const total = charges.reduce((a, b) => a + b, 0n).toString();
+    expect(await s.used()).toEqual([
+      { scope: 'day', used_nano: total },
+      { scope: 'month', used_nano: total },
+    ]);
+    const recs = await s.records();
+    expect(recs).toHaveLength(20);
+    for (const [i, c] of charges.entries()) expect(recs.find((r) => r.request_id === `req-${i}`)?.charged_nano).toBe(c.toString());
+    await expectJournalAddsUp(s.ledger, s.walletId);
+  });
+
+  it('a settle repeated in the same batch writes its rows once; a zero charge counts nothing on the key', async () => {
+    const s = await setup(2);
+    const beside = (i: number) => [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(i))];
+    await Promise.all([s.ledger.settle(s.held[0], 700n, beside(0)), s.ledger.settle(s.held[0], 700n, beside(0)), s.ledger.settle(s.held[1], 0n, beside(1))]);
+    expect(await s.used()).toEqual([
+      { scope: 'day', used_nano: '700' },
+      { scope: 'month', used_nano: '700' },
+    ]);
+    expect(await s.records()).toEqual([
+      { request_id: 'req-0', charged_nano: '700' },
+      { request_id: 'req-1', charged_nano: '0' },
+    ]);
+  });
+
+  it('a grouped write that fails on one settle\'s row fails that settle alone; the others commit with their rows, once', async () => {
+    const s = await setup(6);
+    // A writer whose statement fails in SQL (aborting the transaction) when it carries the row marked bad.
+    const tries: number[] = [];
+    const picky: RowWriter<{ bad: boolean; n: number }> = {
+      name: 'picky',
+      async writeMany(tx, rows) {
+        tries.push(rows.length);
+        if (rows.some((r) => r.item.bad)) await tx.query('SELECT 1 / 0');
+        await s.keys.quota.useWriter.writeMany(tx, rows.map((r) => ({ item: { keyId: s.keyId, finishedAt }, chargedNano: r.chargedNano })));
+      },
+    };
+    s.sizes.length = 0;
+    const out = await Promise.allSettled(
+      s.held.map((r, i) => s.ledger.settle(r, 1_000n, [besideSettle(picky, { bad: i === 3, n: i }), usageRecordBeside(s.draft(i))])),
+    );
+    expect(tries[0]).toBe(6); // grouped first
+    expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(out[3]).toMatchObject({ reason: { code: '22012' } });
+    // five settles counted once each, the failed one neither counted nor recorded nor charged
+    expect(await s.used()).toEqual([
+      { scope: 'day', used_nano: '5000' },
+      { scope: 'month', used_nano: '5000' },
+    ]);
+    expect((await s.records()).map((r) => r.request_id)).toEqual(['req-0', 'req-1', 'req-2', 'req-4', 'req-5']);
+    const row = await getDb().query<{ state: string }>('SELECT state FROM reservations WHERE id = $1', [s.held[3].id]);
+    expect(row.rows[0].state).toBe('held');
+    expect((await s.ledger.journalSum(s.walletId)).chargedNano).toBe(5_000n);
+    await expectJournalAddsUp(s.ledger, s.walletId);
+  });
+
+  it('draws (a lease paying calls) write their rows grouped too', async () => {
+    const s = await setup(1);
+    const quota = counted(s.keys.quota.useWriter);
+    const out = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => s.ledger.draw(s.held[0], 300n, `draw-${i}`, [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(i))])),
+    );
+    expect(out.every((o) => o.chargedNano === 300n)).toBe(true);
+    expect(quota.calls).toEqual([10]);
+    expect(await s.used()).toEqual([
+      { scope: 'day', used_nano: '3000' },
+      { scope: 'month', used_nano: '3000' },
+    ]);
+    expect(await s.records()).toHaveLength(10);
+  });
+});
