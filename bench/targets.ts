@@ -68,7 +68,10 @@ function gatewayEnv(stubUrl: string, slow: Slow, port: number): Record<string, s
 }
 
 async function startGatewayProcess(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
-  const child = await startNode(name, 'engine/main.ts', { env, ready: /gateway listening on (\S+)/ });
+  // As `npm start` runs it: built into one file first (bin/start.mjs).
+  // BENCH_GATEWAY_NODE_ARGS: node options for the gateway alone (bench/profile.ts passes --cpu-prof).
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = await startNode(name, 'bin/start.mjs', { env, nodeArgs, ready: /gateway listening on (\S+)/ });
   return { child, url: child.match[1]! };
 }
 

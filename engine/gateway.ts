@@ -120,7 +120,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
-  const metrics = new GatewayMetrics({ db, runtime });
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book });
   const app = createApp(
     {
       jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,

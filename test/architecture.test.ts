@@ -20,7 +20,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/calls'],
   'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money'],
   'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys'],
-  'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http'],
+  'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money'],
   'engine/dashboard': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/usage', 'engine/admin', 'engine/videos'],
   'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'engine/dashboard', 'transforms'],
   simulator: [],

@@ -16,6 +16,11 @@ export type BillingFile = {
     /** A lease not renewed for this long (its process died) is released by the sweeper. */
     ttl_ms: number;
     idle_return_ms: number;
+    /**
+     * At most this many charges decided and not yet written, per process (default 1024): what a SIGKILL
+     * can leave uncharged. Past it, calls take the exact path until the writes catch up.
+     */
+    max_pending_draws?: number;
   };
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;

@@ -3,10 +3,10 @@
 // current schema), so two processes starting at once on one PostgreSQL serialize: the second waits, then
 // sees the first one's rows and applies nothing. A failing migration rolls back the whole run.
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../core/project-path.ts';
 import type { Db } from './db.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+export const MIGRATIONS_DIR = projectPath(import.meta.url, 'engine/db/migrations');
 
 export interface Migration {
   name: string;

@@ -6,7 +6,7 @@ import type { BillingFile } from '../core/schema-types.ts';
 import { creditsToNano } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import type { Ledger } from './types.ts';
-import { BudgetLeases, type LeaseSettings } from './leases.ts';
+import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
 import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
@@ -22,6 +22,7 @@ const settingsOf = (c: LeaseConfig): LeaseSettings => ({
   maxShare: c.max_share,
   ttlMs: c.ttl_ms,
   idleReturnMs: c.idle_return_ms,
+  maxPendingDraws: c.max_pending_draws ?? DEFAULT_MAX_PENDING_DRAWS,
 });
 
 export interface GatewayLeases {
@@ -38,7 +39,14 @@ export function gatewayLeases(
   config: () => LeaseConfig | undefined,
   log: () => { warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
 ): GatewayLeases {
-  const book = new BudgetLeases(ledger, clock, () => settingsOf(config() ?? OFF), {
+  // Read on every call admitted on a lease: converted again only when a reload brought another config.
+  let last: { config: LeaseConfig; settings: LeaseSettings } | undefined;
+  const settings = (): LeaseSettings => {
+    const c = config() ?? OFF;
+    if (last?.config !== c) last = { config: c, settings: settingsOf(c) };
+    return last.settings;
+  };
+  const book = new BudgetLeases(ledger, clock, settings, {
     warn: (o, m) => log().warn(o, m),
     error: (o, m) => log().error(o, m),
   });

@@ -24,6 +24,8 @@ export interface LeaseSettings {
   maxShare: number;
   ttlMs: number;
   idleReturnMs: number;
+  /** Draws decided and not yet written, at most, in the whole process (see DEFAULT_MAX_PENDING_DRAWS). */
+  maxPendingDraws: number;
 }
 
 interface Lease {
@@ -41,6 +43,19 @@ interface Lease {
   pending: Set<Promise<unknown>>;
 }
 
+/** What this process's leases hold and owe, for /metrics. */
+export interface LeaseStats {
+  /** Leases held (open or being returned). */
+  leases: number;
+  /** Granted and not yet drawn, all leases (nano-USD). */
+  unspentNano: bigint;
+  /** Draws decided and not yet written: what a SIGKILL now would leave uncharged. */
+  pendingDraws: number;
+  /** Calls admitted on a lease, and calls that asked for one and took the exact path, since start. */
+  admitted: number;
+  missed: number;
+}
+
 export interface LeaseHold {
   readonly lease: Lease;
   readonly amountNano: bigint;
@@ -55,12 +70,13 @@ const CALLS_PER_SLICE = 8;
 /** A wallet whose share cannot hold this many such calls is not leased. */
 const MIN_CALLS_PER_SHARE = 4;
 /**
- * Draws decided and not yet written, at most, in the whole process: past it a call takes the exact path, whose
- * reservation queues behind its wallet's writes, so a database slower than the calls slows the calls instead of
- * piling up charges in memory (each waiting draw keeps its call's record alive; without a bound the bench grew
- * the process to 2.5 GB, and 100 busy wallets to 1.1 GB).
+ * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`):
+ * what a SIGKILL can leave uncharged. Past it a call takes the exact path, whose reservation queues behind the
+ * ledger's writes, so a database slower than the calls slows the calls instead of piling up charges in memory
+ * (each waiting draw keeps its call's record alive; without a bound the bench grew the process to 2.5 GB, and
+ * 100 busy wallets to 1.1 GB).
  */
-const MAX_PENDING_DRAWS = 1_024;
+export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 /** After a lease was refused or taken back, no new lease for the pair this long. */
 const COOLDOWN_MS = 2_000;
 
@@ -76,6 +92,8 @@ export class BudgetLeases {
   private stopping = false;
   /** Draws decided and not yet written, every lease together. */
   private pendingTotal = 0;
+  private admitted = 0;
+  private missed = 0;
 
   constructor(
     private readonly ledger: Ledger,
@@ -91,15 +109,29 @@ export class BudgetLeases {
   hold(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
     if (this.stopping) return null;
     const key = pairKey(walletId, vendor);
+    const backlogFull = this.pendingTotal >= this.settings().maxPendingDraws;
     for (const lease of this.leases.get(key) ?? []) {
-      if (!lease.open || free(lease) < amountNano || this.pendingTotal >= MAX_PENDING_DRAWS) continue;
+      if (!lease.open || free(lease) < amountNano || backlogFull) continue;
       lease.inFlight += amountNano;
       lease.lastUsedMs = this.nowMs();
       if (free(lease) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano); // refill ahead of need
+      this.admitted++;
       return { lease, amountNano };
     }
+    this.missed++;
     this.acquire(walletId, vendor, amountNano);
     return null;
+  }
+
+  stats(): LeaseStats {
+    const all = [...this.leases.values()].flat();
+    return {
+      leases: all.length,
+      unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
+      pendingDraws: this.pendingTotal,
+      admitted: this.admitted,
+      missed: this.missed,
+    };
   }
 
   /** The call did not happen: its hold goes back to the lease. */

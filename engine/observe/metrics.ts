@@ -5,12 +5,15 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/db.ts';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import type { RequestOutcome } from '../http/access-log.ts';
+import type { LeaseStats } from '../money/leases.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export interface MetricsSources {
   db: Db;
   runtime: Runtime;
+  /** This process's budget leases (money/leases.ts), when the gateway has them. */
+  leases?: { stats(): LeaseStats };
 }
 
 export class GatewayMetrics {
@@ -70,6 +73,41 @@ export class GatewayMetrics {
       collect() {
         const use = sources.db.poolUse?.() ?? { total: 1, idle: 0, waiting: 0 };
         for (const [state, n] of Object.entries(use)) this.set({ state }, n);
+      },
+    });
+    if (sources.leases) this.leaseGauges(sources.leases, registers);
+  }
+
+  private leaseGauges(leases: NonNullable<MetricsSources['leases']>, registers: Registry[]): void {
+    // Read at scrape time from one snapshot: the figures of one scrape belong together.
+    new Gauge({
+      name: 'gateway_lease_draws_pending',
+      help: 'Charges of calls answered on a budget lease and not yet written (this process): what a SIGKILL now would leave uncharged.',
+      registers,
+      collect() {
+        this.set(leases.stats().pendingDraws);
+      },
+    });
+    new Gauge({
+      name: 'gateway_leases',
+      help: 'Budget leases this process holds, and their unspent nano-USD (billing.yaml leases).',
+      labelNames: ['figure'],
+      registers,
+      collect() {
+        const s = leases.stats();
+        this.set({ figure: 'held' }, s.leases);
+        this.set({ figure: 'unspent_nano_usd' }, Number(s.unspentNano));
+      },
+    });
+    new Gauge({
+      name: 'gateway_lease_admissions',
+      help: 'Calls since start admitted on a budget lease (leased) or that took the exact path while leases were on (exact).',
+      labelNames: ['path'],
+      registers,
+      collect() {
+        const s = leases.stats();
+        this.set({ path: 'leased' }, s.admitted);
+        this.set({ path: 'exact' }, s.missed);
       },
     });
   }

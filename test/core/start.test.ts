@@ -1,6 +1,6 @@
 // `npm start` as an operator runs it: a real process on the embedded database and the simulator.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ describe('npm start', () => {
   it('serves on the embedded default with the simulator, reloads on SIGHUP, stops on SIGTERM', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const out = { text: '' };
-    child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
+    child = spawn(process.execPath, ['bin/start.mjs'], {
       env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -36,6 +36,9 @@ describe('npm start', () => {
       ((await (await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any).data;
     const priceOf = async (id: string) => (await models()).find((m: any) => m.id === id).pricing.input_per_mtok;
     expect(await priceOf('d-3')).toBe(3);
+    // Run from the file npm start builds: the files shipped beside the code are found (migrations ran, the version is read).
+    const described = (await (await fetch(`${base}/openapi.json`)).json()) as { info: { version: string } };
+    expect(described.info.version).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
 
     tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'));
     child.kill('SIGHUP');

@@ -9,6 +9,7 @@ import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
 import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
+import { series } from '../helpers/metrics-text.ts';
 
 function leasesOn(tree: TempTree) {
   tree.edit('config/billing.yaml', (y) => y.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true'));
@@ -76,6 +77,27 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     const credits = await (await fetch(`${t.url}/v1/credits`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json();
     expect(BigInt(credits.credits) * 1000n).toBe(((before - total) / 1000n) * 1000n);
     expect(credits.reserved_credits).toBe(0);
+  });
+
+  it('/metrics shows the calls admitted on leases, the leases held, and no draw left unwritten once flushed', async () => {
+    const scrape = async () => (await fetch(`${t.url}/metrics`)).text();
+    const admissions = (text: string) => ({
+      leased: series(text, 'gateway_lease_admissions', { path: 'leased' }) ?? 0,
+      exact: series(text, 'gateway_lease_admissions', { path: 'exact' }) ?? 0,
+    });
+    const before = admissions(await scrape());
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(t, '/v1/chat/completions', body(100 + i))));
+    for (const r of answers) expect(r.status).toBe(200);
+    await Promise.all(answers.map((r) => r.text()));
+    const text = await scrape();
+    const after = admissions(text);
+    expect(after.leased + after.exact).toBe(before.leased + before.exact + 10);
+    expect(after.leased).toBeGreaterThan(before.leased);
+    expect(series(text, 'gateway_leases', { figure: 'held' })).toBeGreaterThan(0);
+    expect(series(text, 'gateway_leases', { figure: 'unspent_nano_usd' })).toBeGreaterThan(0);
+    expect(series(text, 'gateway_lease_draws_pending')).toBeGreaterThanOrEqual(0);
+    await t.gw.leases.flushed();
+    expect(series(await scrape(), 'gateway_lease_draws_pending')).toBe(0);
   });
 
   it('a key with a monthly limit keeps the exact path (its calls in flight are counted under its lock)', async () => {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from '../e2e/e2e.ts';
+import { series } from '../helpers/metrics-text.ts';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -11,18 +12,6 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const USER = [{ role: 'user', content: 'Hello metrics' }];
-
-/** The value of one series in Prometheus text, or undefined when absent. */
-function series(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe('health and readiness', () => {
   it('/healthz and /readyz answer 200 while the gateway serves', async () => {

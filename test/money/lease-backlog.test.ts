@@ -1,0 +1,64 @@
+// The bound on charges decided and not yet written (billing.yaml `leases.max_pending_draws`): what a SIGKILL can
+// leave uncharged. Past it a call is not admitted on the lease (it takes the exact path); once the writes
+// catch up, leased calls resume. The database here is made slow by holding the draws' writes back.
+import { expect, it } from 'vitest';
+import { systemClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+const settings = (maxPendingDraws: number): LeaseSettings => ({
+  sliceSeconds: 10,
+  minSliceNano: 1_000_000n,
+  maxShare: 0.25,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws,
+});
+const quiet = { warn: () => {}, error: () => {} };
+
+describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) => {
+  it('admits no call on a lease while max_pending_draws charges wait to be written, and admits again once they are', async () => {
+    const ledger = createLedger(getDb(), { clock: systemClock, owner: 'backlog-test' });
+    const w = await ledger.createWallet({ credits: 100_000 }); // 100,000,000 nano
+    // The draws' writes wait at a gate, as they would behind a slow database.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const slow: Ledger = Object.create(ledger, {
+      draw: { value: async (...args: Parameters<Ledger['draw']>) => (await gate, ledger.draw(...args)) },
+    });
+    const book = new BudgetLeases(slow, systemClock, () => settings(3), quiet);
+    try {
+      const hold = async (): Promise<LeaseHold> => {
+        for (let i = 0; i < 200; i++) {
+          const h = book.hold(w.id, 'b', 10_000n);
+          if (h) return h;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        throw new Error('no lease was granted');
+      };
+      for (let i = 0; i < 3; i++) expect(book.settle(await hold(), 4_000n, `call-${i}`)).toBe(4_000n);
+      expect(book.stats().pendingDraws).toBe(3);
+      // The fourth call is not admitted on the lease, though the lease could pay it.
+      expect(book.hold(w.id, 'b', 10_000n)).toBeNull();
+      expect(book.stats()).toMatchObject({ pendingDraws: 3, missed: expect.any(Number) });
+
+      open();
+      await book.flushed();
+      expect(book.stats().pendingDraws).toBe(0);
+      const again = book.hold(w.id, 'b', 10_000n);
+      expect(again).not.toBeNull();
+      expect(book.settle(again!, 4_000n, 'call-3')).toBe(4_000n);
+      await book.flushed();
+    } finally {
+      open();
+      await book.close(5_000);
+    }
+    const charged = await getDb().query<{ n: string; s: string }>('SELECT count(*)::text AS n, sum(amount_nano)::text AS s FROM reservation_draws');
+    expect(charged.rows[0]).toEqual({ n: '4', s: '16000' });
+    expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 100_000_000n - 16_000n, reservedNano: 0n });
+    await expectJournalAddsUp(ledger, w.id);
+  });
+});
