@@ -45,8 +45,9 @@ const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, 
   video_seconds, charged_nano, duration_ms`;
 
 /**
- * Inserts the records of many settles on their transaction, one statement for all. Every value is the gateway's
- * own: nothing here can refuse.
+ * Inserts the records of many settles on their transaction, one statement for all. The usage figures are the
+ * vendor's word (a usage reader takes any finite number): each is clamped to what its column holds, since a value
+ * the database refused would undo the charge written in the same transaction and leave the call unpaid.
  */
 async function writeUsageRecords(tx: Queryable, rows: readonly SettleRow<UsageRecordDraft>[]): Promise<void> {
   if (rows.length === 0) return;
@@ -71,12 +72,12 @@ async function writeUsageRecords(tx: Queryable, rows: readonly SettleRow<UsageRe
       col((_, u) => whole(u.cache_write_tokens)),
       col((_, u) => whole(u.output_tokens)),
       col((_, u) => (u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens))),
-      col((_, u) => whole(u.web_search_calls + u.file_search_calls)),
+      col((_, u) => whole(u.web_search_calls + u.file_search_calls, INT_MAX)),
       col((_, u) => (u.characters === undefined ? null : whole(u.characters))),
-      col((_, u) => (u.images === undefined ? null : whole(u.images))),
+      col((_, u) => (u.images === undefined ? null : whole(u.images, INT_MAX))),
       col((_, u) => (u.video_seconds === undefined ? null : String(u.video_seconds))),
       col((_, __, charged) => charged.toString()),
-      col((d) => Math.max(0, Math.round(d.durationMs))),
+      col((d) => whole(Math.round(d.durationMs), INT_MAX)),
     ],
   );
 }
@@ -87,7 +88,10 @@ export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_rec
 /** The call's usage record, written by its settle's transaction with what the settle charged. */
 export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle => besideSettle(usageRecordWriter, draft);
 
-const whole = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+/** The `int` columns' largest value. */
+const INT_MAX = 2_147_483_647;
+/** A count as its column holds it: a whole number from 0 to `max` (bigint columns: the largest exact JavaScript integer). */
+const whole = (n: number, max = Number.MAX_SAFE_INTEGER): number => (Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), max) : 0);
 
 interface Row {
   request_id: string;
