@@ -267,7 +267,9 @@ export class BudgetLeases {
         const spentOut = free(lease) <= 0n || (lease.granted - lease.spent) * 8n < lease.granted;
         if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut) && lease.inFlight === 0n) lease.open = false;
         if (!lease.open) void this.retireWhenIdle(lease);
-        else {
+        // A closed lease is renewed too while calls admitted on it run or their draws wait to be written: it
+        // holds their money until they are charged (expired, the sweeper would return it to be spent again).
+        if (lease.open || lease.inFlight > 0n || lease.pending.size > 0) {
           const until = new Date(this.clock.now().getTime() + s.ttlMs);
           this.ledger.extend(lease.reservation, until).then(
             (held) => {
