@@ -103,6 +103,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     ledger,
     clock,
     leases: leases.deps,
+    log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
     suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
   });
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;

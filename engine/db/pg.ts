@@ -9,7 +9,6 @@
 //   down are lost (NOTIFY is not durable), so listeners should treat them as cache hints only.
 // - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.ts';
 
@@ -23,30 +22,10 @@ export interface PgDbOptions {
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-/**
- * Statements with parameters are prepared once per connection and then only executed: the ledger's batch
- * statements are long (writable CTEs over a dozen arrays), and parsing and planning them on every call was most
- * of PostgreSQL's CPU per call. Named by a hash of their text; texts past the bound (SQL built with varying
- * text) run unnamed, so a connection never keeps an unbounded number of statements.
- */
-const PREPARED_KEPT = 500;
-const preparedNames = new Map<string, string>();
-
-function preparedName(sql: string): string | undefined {
-  let name = preparedNames.get(sql);
-  if (name === undefined && preparedNames.size < PREPARED_KEPT) {
-    name = `gw_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
-    preparedNames.set(sql, name);
-  }
-  return name;
-}
-
-type PgQueryable = { query: (q: string | pg.QueryConfig, params?: unknown[]) => Promise<pg.QueryResult> };
-
-function wrap(client: PgQueryable): Queryable {
+function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.QueryResult> }): Queryable {
   return {
     async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      const r = params && params.length > 0 ? await client.query({ name: preparedName(sql), text: sql, values: params }) : await client.query(sql);
+      const r = params && params.length > 0 ? await client.query(sql, params) : await client.query(sql);
       // A multi-statement simple query answers an array of results: keep the last one.
       const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult;
       return { rows: (last?.rows ?? []) as T[], rowCount: last?.rowCount ?? 0 };

@@ -17,6 +17,7 @@
 // when idle, when its process stops, or when another process asks for the wallet's money back.
 import type { Clock } from '../core/clock.ts';
 import { LEASE_CALL_PREFIX, type Alongside, type Ledger, type Reservation } from './types.ts';
+import { chargeFirst, RowsToWrite } from './charge-first.ts';
 
 export interface LeaseSettings {
   sliceSeconds: number;
@@ -144,7 +145,7 @@ export class BudgetLeases {
    * charge is the cost and is returned at once while the draw is written behind; past what the lease holds,
    * the ledger decides (from available balance as far as it goes) and the answer waits for it.
    */
-  settle(h: LeaseHold, costNano: bigint, drawId: string, alongside?: Alongside): bigint | Promise<bigint> {
+  settle(h: LeaseHold, costNano: bigint, drawId: string, alongside?: Alongside | RowsToWrite): bigint | Promise<bigint> {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
     const cost = costNano < 0n ? 0n : costNano;
@@ -156,7 +157,7 @@ export class BudgetLeases {
       return cost;
     }
     lease.spent = lease.granted;
-    return this.ledger.draw(lease.reservation, cost, drawId, alongside).then((r) => r.chargedNano);
+    return chargeFirst(rowsOf(alongside), (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows)).then((r) => r.chargedNano);
   }
 
   /** Draws decided and not yet written, all leases. */
@@ -238,11 +239,12 @@ export class BudgetLeases {
   }
 
   /** Writes a draw, retrying until it lands (a draw is charged once per id, so a retry is safe). */
-  private writeDraw(lease: Lease, cost: bigint, drawId: string, alongside?: Alongside): void {
+  private writeDraw(lease: Lease, cost: bigint, drawId: string, alongside?: Alongside | RowsToWrite): void {
+    const rows = rowsOf(alongside);
     const attempt = async (): Promise<void> => {
       for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
         try {
-          await this.ledger.draw(lease.reservation, cost, drawId, alongside);
+          await chargeFirst(rows, (r) => this.ledger.draw(lease.reservation, cost, drawId, r));
           return;
         } catch (e) {
           this.log.warn({ err: e, drawId, delayMs: delay }, 'draw not written yet: retrying');
@@ -323,3 +325,7 @@ export class BudgetLeases {
 }
 
 const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
+
+/** Plain rows are written as they are (a refusal retried like any other failure). */
+const rowsOf = (a: Alongside | RowsToWrite | undefined): RowsToWrite =>
+  a instanceof RowsToWrite ? a : new RowsToWrite([a], { error: () => {} }, '');

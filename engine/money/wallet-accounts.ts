@@ -8,6 +8,9 @@ import type { Ledger, Reservation } from './ledger.ts';
 import type { BudgetLeases, LeaseHold } from './leases.ts';
 import { readLeasedByLot } from './spendable.ts';
 import { besideSettle } from '../db/beside-settle.ts';
+import { chargeFirst, RowsToWrite } from './charge-first.ts';
+
+const quietLog = { error: () => {} };
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 
@@ -23,6 +26,8 @@ export interface WalletAccountsDeps {
   clock: Clock;
   /** A model of the same kind that the given vendors serve (for the 403 suggestion). */
   suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
+  /** Where a charge written with fewer rows than asked is reported (charge-first.ts). */
+  log?: { error: (o: object, m: string) => void };
   /** Budget leases, when billing.yaml turns them on (read at each call). */
   leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
 }
@@ -56,11 +61,14 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const leasedElsewhere = async (walletId: string): Promise<boolean> =>
     [...(await readLeasedByLot(ledger.db, [walletId])).values()].some((n) => n > 0n);
 
-  /** The key's quota count, then what the call writes (its usage record): the rows a settle writes beside its charge. */
-  const besideCharge = (keyId: string, finishedAt: Date, alsoWrite: WithSettle = []): WithSettle => [
-    besideSettle(keys.quota.useWriter, { keyId, finishedAt }),
-    ...alsoWrite,
-  ];
+  /**
+   * The rows a settle writes beside its charge: the key's quota count, then what the call writes (its usage
+   * record); with fewer when the database refuses them for good (charge-first.ts).
+   */
+  const besideCharge = (callId: string, keyId: string, finishedAt: Date, alsoWrite: WithSettle = []): RowsToWrite => {
+    const quota = besideSettle(keys.quota.useWriter, { keyId, finishedAt });
+    return new RowsToWrite([[quota, ...alsoWrite], [quota], undefined], deps.log ?? quietLog, callId);
+  };
 
   /**
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
@@ -68,7 +76,8 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    */
   async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint> {
     const finishedAt = clock.now();
-    const settled = await ledger.settle(reservation, costNano, besideCharge(keyId, finishedAt, alsoWrite));
+    const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, alsoWrite);
+    const settled = await chargeFirst(rows, (alongside) => ledger.settle(reservation, costNano, alongside));
     return settled.chargedNano;
   }
 
@@ -130,7 +139,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const h = hold as LedgerHold;
       if (!h.leased) return settleAndCount(h.reservation!, caller.keyId, costNano, alsoWrite);
       const finishedAt = clock.now();
-      return deps.leases!.book.settle(h.leased, costNano, h.callId, besideCharge(caller.keyId, finishedAt, alsoWrite));
+      return deps.leases!.book.settle(h.leased, costNano, h.callId, besideCharge(h.callId, caller.keyId, finishedAt, alsoWrite));
     },
 
     async release(hold) {

@@ -1,0 +1,51 @@
+// A charge comes before the rows written beside it. The rows (the key's quota count, the call's usage record)
+// share the charge's transaction, so rows the database refuses for good (a value past its column's range, a
+// broken constraint) would undo the charge on every attempt, and the vendor's work would go unpaid however often
+// it is retried. Such a refusal is charged again with fewer rows (first without the usage record, then without
+// any), and said in the log at error level: a missing record is a bug to fix, a missing charge is money lost.
+import type { Alongside } from './types.ts';
+
+type Log = { error: (o: object, m: string) => void };
+
+/** SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the same rows would be refused again. */
+export function isRefusedForGood(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/**
+ * The rows a charge writes, from all of them to none. Each step is tried when the one before was refused for
+ * good; anything else (a lost connection, a deadlock) is the caller's to retry with the same rows.
+ */
+export class RowsToWrite {
+  private at = 0;
+
+  constructor(
+    private readonly steps: readonly (Alongside | undefined)[],
+    private readonly log: Log,
+    private readonly callId: string,
+  ) {}
+
+  get current(): Alongside | undefined {
+    return this.steps[this.at];
+  }
+
+  /** After `e`: true when a smaller set of rows is to be tried (the charge is then attempted again at once). */
+  fewerAfter(e: unknown): boolean {
+    if (!isRefusedForGood(e) || this.at >= this.steps.length - 1) return false;
+    this.at++;
+    this.log.error({ err: e, callId: this.callId, rowsLeft: this.at === this.steps.length - 1 ? 'none' : 'quota count' }, 'rows beside a charge were refused: charging with fewer');
+    return true;
+  }
+}
+
+/** Runs `charge` with the rows, falling back to fewer when they are refused for good. */
+export async function chargeFirst<T>(rows: RowsToWrite, charge: (alongside: Alongside | undefined) => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await charge(rows.current);
+    } catch (e) {
+      if (!rows.fewerAfter(e)) throw e;
+    }
+  }
+}
