@@ -9,28 +9,17 @@
 // reasoning_tokens 1e20 ("value out of range for type bigint"), each answered with x-service-charged-nano
 // 2,250,000, charged 0; the lease expired 60 s later with both amounts returned to the wallet.
 // The figures are the vendor's word (the chat usage reader takes any finite number), so the writer clamps them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 describe.each(['pglite', 'postgres'] as const)('usage figures past what the usage record columns hold [%s]', (kind) => {
-  let tree: TempTree;
+  const leasedGateway = useLeasedGateway(kind);
   let t: TestGateway;
-  let schema: TestPostgres | undefined;
-  beforeAll(async () => {
-    tree = tempCatalogTree();
-    tree.edit('config/billing.yaml', (y) => y.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true'));
-    if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
-    const env: Record<string, string> = schema ? { DATABASE_URL: schema.url } : {};
-    t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env, credits: 10_000_000 });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await schema?.cleanup();
-    tree?.remove();
+  beforeAll(() => {
+    t = leasedGateway();
   });
 
   const body = (i: number) => ({

@@ -5,6 +5,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { leasesOn } from '../helpers/leased-gateway.ts';
 import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
 import type { ChaosTarget } from './harness.ts';
 
@@ -33,7 +34,7 @@ export async function startChaosGateway(opts: { leases?: boolean } = {}): Promis
   const tree: TempTree = tempCatalogTree();
   if (opts.leases) {
     tree.edit('config/billing.yaml', (y) =>
-      y.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true').replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150'),
+      leasesOn(y).replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150'),
     );
   }
   tree.edit('config/limits.yaml', (text) =>

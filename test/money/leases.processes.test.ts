@@ -9,6 +9,7 @@ import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { leasesOn } from '../helpers/leased-gateway.ts';
 import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
@@ -54,8 +55,7 @@ function gateway(apiKey: string, opts: { ttlMs?: number } = {}): Promise<ChildGa
     apiKey,
     prepare: (tree) => {
       tree.edit('config/billing.yaml', (y) =>
-        y
-          .replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true')
+        leasesOn(y)
           .replace(/^  min_slice_credits: \d+/m, '  min_slice_credits: 1')
           .replace(/^  max_share: [\d.]+/m, '  max_share: 0.5')
           .replace(/^  ttl_ms: \d+/m, `  ttl_ms: ${opts.ttlMs ?? 60_000}`),

@@ -2,18 +2,13 @@
 // exactly what the exact path charges, once each, with the same usage records; the wallet views count the
 // lease as spendable; a shutdown writes every draw and gives the lease back; a monthly-limited key keeps the
 // exact path.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { creditsToNano } from '../../engine/core/money.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
 import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
 import { series } from '../helpers/metrics-text.ts';
-
-function leasesOn(tree: TempTree) {
-  tree.edit('config/billing.yaml', (y) => y.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true'));
-}
 
 const heldLeases = async (t: TestGateway) =>
   (
@@ -24,20 +19,10 @@ const heldLeases = async (t: TestGateway) =>
   ).rows[0];
 
 describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
-  let tree: TempTree;
+  const leasedGateway = useLeasedGateway(kind);
   let t: TestGateway;
-  let schema: TestPostgres | undefined;
-  beforeAll(async () => {
-    tree = tempCatalogTree();
-    leasesOn(tree);
-    if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
-    const env: Record<string, string> = schema ? { DATABASE_URL: schema.url } : {};
-    t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env, credits: 10_000_000 });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await schema?.cleanup();
-    tree?.remove();
+  beforeAll(() => {
+    t = leasedGateway();
   });
 
   const body = (i: number) => ({ model: 'b-5', messages: [{ role: 'user', content: `call ${i} [[sim:usage input=1000 output=${100 + i}]]` }], max_completion_tokens: 2000 });

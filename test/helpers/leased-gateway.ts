@@ -1,0 +1,34 @@
+// A gateway with budget leases on (billing.yaml `leases.enabled`), for the tests of the leased path.
+import { afterAll, beforeAll } from 'vitest';
+import { openTestPostgres, type TestPostgres } from './databases.ts';
+import { startTestGateway, type TestGateway } from './gateway.ts';
+import { tempCatalogTree, type TempTree } from './temp-catalog.ts';
+
+/** billing.yaml's text with leases turned on (the shipped file has them off). */
+export const leasesOn = (billingYaml: string): string => billingYaml.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true');
+
+/**
+ * An in-process gateway with leases on, on PGlite or on a fresh PostgreSQL schema, started before the suite's
+ * tests and closed after them; the returned function gives it to the tests.
+ */
+export function useLeasedGateway(kind: 'pglite' | 'postgres', credits = 10_000_000): () => TestGateway {
+  let tree: TempTree | undefined;
+  let schema: TestPostgres | undefined;
+  let t: TestGateway | undefined;
+  beforeAll(async () => {
+    tree = tempCatalogTree();
+    tree.edit('config/billing.yaml', leasesOn);
+    if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
+    const env: Record<string, string> = schema ? { DATABASE_URL: schema.url } : {};
+    t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env, credits });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await schema?.cleanup();
+    tree?.remove();
+  });
+  return () => {
+    if (!t) throw new Error('the leased gateway is not started (use it inside a test)');
+    return t;
+  };
+}
