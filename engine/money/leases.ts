@@ -48,6 +48,8 @@ interface Lease {
 export interface LeaseStats {
   /** Leases held (open or being returned). */
   leases: number;
+  /** Leases admitting calls (the others are spent, idle or asked back, and go back once their calls end). */
+  open: number;
   /** Granted and not yet drawn, all leases (nano-USD). */
   unspentNano: bigint;
   /** Draws decided and not yet written: what a SIGKILL now would leave uncharged. */
@@ -106,28 +108,38 @@ export class BudgetLeases {
     this.timer.unref();
   }
 
-  /** Admits a call of `amountNano` on a lease of the pair, in memory; null when none covers it (it asks for one). */
+  /**
+   * Admits a call of `amountNano` on a lease of the pair, in memory; null when none covers it (it asks for one,
+   * unless the backlog of unwritten charges is full: that lease could not be used either).
+   */
   hold(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
     if (this.stopping) return null;
-    const key = pairKey(walletId, vendor);
-    const backlogFull = this.pendingTotal >= this.settings().maxPendingDraws;
-    for (const lease of this.leases.get(key) ?? []) {
-      if (!lease.open || free(lease) < amountNano || backlogFull) continue;
-      lease.inFlight += amountNano;
-      lease.lastUsedMs = this.nowMs();
-      if (free(lease) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano); // refill ahead of need
-      this.admitted++;
-      return { lease, amountNano };
+    if (this.pendingTotal >= this.settings().maxPendingDraws) {
+      this.missed++;
+      return null;
     }
-    this.missed++;
-    this.acquire(walletId, vendor, amountNano);
-    return null;
+    const key = pairKey(walletId, vendor);
+    const list = this.leases.get(key) ?? [];
+    const lease = list.find((l) => l.open && free(l) >= amountNano);
+    if (!lease) {
+      this.missed++;
+      this.acquire(walletId, vendor, amountNano);
+      return null;
+    }
+    lease.inFlight += amountNano;
+    lease.lastUsedMs = this.nowMs();
+    // Refill ahead of need: one more lease when what all the pair's leases have left runs low (not one per
+    // call admitted meanwhile: each lease is money the wallet cannot spend elsewhere).
+    if (openFree(list) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano);
+    this.admitted++;
+    return { lease, amountNano };
   }
 
   stats(): LeaseStats {
     const all = [...this.leases.values()].flat();
     return {
       leases: all.length,
+      open: all.filter((l) => l.open).length,
       unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
       pendingDraws: this.pendingTotal,
       admitted: this.admitted,
@@ -154,6 +166,7 @@ export class BudgetLeases {
     if (cost <= unspent) {
       lease.spent += cost;
       this.writeDraw(lease, cost, drawId, alongside);
+      this.retireIfSpent(lease);
       return cost;
     }
     lease.spent = lease.granted;
@@ -266,8 +279,7 @@ export class BudgetLeases {
     const now = this.nowMs();
     for (const [key, list] of this.leases) {
       for (const lease of list) {
-        const spentOut = free(lease) <= 0n || (lease.granted - lease.spent) * 8n < lease.granted;
-        if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut) && lease.inFlight === 0n) lease.open = false;
+        if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut(lease)) && lease.inFlight === 0n) lease.open = false;
         if (!lease.open) void this.retireWhenIdle(lease);
         // A closed lease is renewed too while calls admitted on it run or their draws wait to be written: it
         // holds their money until they are charged (expired, the sweeper would return it to be spent again).
@@ -283,6 +295,13 @@ export class BudgetLeases {
       }
       if (list.length === 0) this.leases.delete(key);
     }
+  }
+
+  /** A spent lease goes back once its last call ends, not at the next tend: it still holds its remainder. */
+  private retireIfSpent(lease: Lease): void {
+    if (lease.inFlight > 0n || !spentOut(lease)) return;
+    lease.open = false;
+    void this.retireWhenIdle(lease);
   }
 
   private readonly retiring = new Map<Lease, Promise<void>>();
@@ -325,6 +344,9 @@ export class BudgetLeases {
 }
 
 const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
+/** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then). */
+const spentOut = (l: Lease): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted;
+const openFree = (list: readonly Lease[]): bigint => list.reduce((a, l) => (l.open && free(l) > 0n ? a + free(l) : a), 0n);
 
 /** Plain rows are written as they are (a refusal retried like any other failure). */
 const rowsOf = (a: Alongside | RowsToWrite | undefined): RowsToWrite =>

@@ -1,0 +1,84 @@
+// How many leases a process takes of one wallet for one vendor. A lease is money the wallet can no longer
+// spend elsewhere (other processes, the exact path), so a process asks for another only when what its leases
+// of the pair have left runs low, and never while its charges wait to be written (it could not use it).
+import { expect, it } from 'vitest';
+import { systemClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+const settings = (maxPendingDraws: number): LeaseSettings => ({
+  sliceSeconds: 10,
+  minSliceNano: 20_000n,
+  maxShare: 0.25,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws,
+});
+const quiet = { warn: () => {}, error: () => {} };
+const tick = (ms = 1) => new Promise((r) => setTimeout(r, ms));
+
+async function holdWhenLeased(book: BudgetLeases, walletId: string, amount: bigint): Promise<LeaseHold> {
+  for (let i = 0; i < 500; i++) {
+    const h = book.hold(walletId, 'b', amount);
+    if (h) return h;
+    await tick(5);
+  }
+  throw new Error('no lease was granted');
+}
+
+describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
+  it('refills ahead of need with one more lease, not one per call admitted while the first runs low', async () => {
+    const ledger = createLedger(getDb(), { clock: systemClock, owner: 'lease-count-test' });
+    const w = await ledger.createWallet({ credits: 10_000 }); // 10,000,000 nano
+    const book = new BudgetLeases(ledger, systemClock, () => settings(1_024), quiet);
+    let most = 0;
+    let charged = 0n;
+    try {
+      for (let i = 0; i < 400; i++) {
+        const h = await holdWhenLeased(book, w.id, 1_000n);
+        charged += await book.settle(h, 900n, `call-${i}`);
+        most = Math.max(most, book.stats().open);
+        await tick(); // lets a lease being granted arrive, as calls' I/O would
+      }
+      await book.flushed();
+      expect(most).toBeLessThanOrEqual(2);
+      // What the leases hold beyond their draws is what they have left, not most of the wallet.
+      const raw = await ledger.balance(w.id);
+      expect(raw.reservedNano).toBeLessThan(10_000_000n / 4n);
+    } finally {
+      await book.close(5_000);
+    }
+    expect(charged).toBe(400n * 900n);
+    expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 10_000_000n - charged, reservedNano: 0n });
+    await expectJournalAddsUp(ledger, w.id);
+  });
+
+  it('asks for no lease while max_pending_draws charges wait to be written', async () => {
+    const ledger = createLedger(getDb(), { clock: systemClock, owner: 'lease-count-test' });
+    const w = await ledger.createWallet({ credits: 10_000 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const slow: Ledger = Object.create(ledger, {
+      draw: { value: async (...args: Parameters<Ledger['draw']>) => (await gate, ledger.draw(...args)) },
+    });
+    const book = new BudgetLeases(slow, systemClock, () => settings(2), quiet);
+    try {
+      for (let i = 0; i < 2; i++) book.settle(await holdWhenLeased(book, w.id, 1_000n), 900n, `call-${i}`);
+      expect(book.stats()).toMatchObject({ leases: 1, pendingDraws: 2 });
+      for (let i = 0; i < 50; i++) {
+        expect(book.hold(w.id, 'b', 1_000n)).toBeNull(); // the exact path serves these
+        await tick(2);
+      }
+      expect(book.stats()).toMatchObject({ leases: 1, open: 1 });
+      const held = await getDb().query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [w.id]);
+      expect(held.rows[0]!.n).toBe('1');
+    } finally {
+      open();
+      await book.close(5_000);
+    }
+    await expectJournalAddsUp(ledger, w.id);
+  });
+});
