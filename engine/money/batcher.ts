@@ -4,9 +4,10 @@
 // Queues. One FIFO queue per wallet (the wallet of the reserve, or of the reservation being finished),
 // and one for the draws of all wallets (DRAWS_QUEUE).
 // When a wallet's queue is idle, the first op starts a batch in a microtask (so the ops submitted by the
-// same synchronous code go together, and the transaction starts before any I/O is handled); while that batch's transaction runs, new ops queue; when it
-// commits, the next batch takes everything queued, up to MAX_BATCH ops. So each process has at most one
-// transaction in flight per wallet (more would only queue on the same lot rows), and different wallets
+// same synchronous code go together, and the transaction starts before any I/O is handled); while that
+// batch's transaction runs, new ops queue; when it commits, the next batch takes everything queued, up to
+// MAX_BATCH ops (MAX_DRAW_BATCH draws). So each process has at most one transaction in flight per wallet
+// (more would only queue on the same lot rows), and different wallets
 // never wait for each other (one hot wallet does not slow the others; each busy wallet holds one pool
 // connection while its batch runs). The wallet id a finish is queued under is the caller's word (the
 // Reservation object's, or looked up from the id); the batch checks it against the locked reservation
@@ -72,6 +73,12 @@ export const MAX_BATCH = 64;
  * (in `seq` order, as every batch does).
  */
 const DRAWS_QUEUE = '\u0000draws';
+/**
+ * Most draws one transaction writes. A batch's time is mostly its round trips, each waiting its turn on an
+ * event loop busy with calls (64 draws took 32 ms under the bench's soak, 86 took 44): at 64 the writes fell
+ * behind 1,500 calls a second and the backlog sat at max_pending_draws, sending calls to the exact path.
+ */
+export const MAX_DRAW_BATCH = 256;
 
 type Op = ReserveOp | FinishOp;
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
@@ -143,7 +150,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     q.running++;
     const take = (): Pending[] => {
       q.waiting = false;
-      const batch = q.pending.splice(0, maxBatch);
+      const batch = q.pending.splice(0, key === DRAWS_QUEUE ? Math.max(maxBatch, MAX_DRAW_BATCH) : maxBatch);
       if (embedded && q.pending.length > 0) start(key, q); // more than one batch's worth: queue the next now
       return batch;
     };

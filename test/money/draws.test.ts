@@ -91,6 +91,19 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     await expectJournalAddsUp(l, w.id);
   });
 
+  it('writes up to 256 draws queued together in one transaction, past the 64 ops of a reserve or settle batch (PostgreSQL)', async () => {
+    const sizes: number[] = [];
+    const l = createLedger(getDb(), { clock, owner: 'lease-test', onBatch: (n) => sizes.push(n) });
+    const w = await l.createWallet({ credits: 1000 });
+    const lease = await leaseOf(l, w.id, 500_000n);
+    sizes.length = 0;
+    await Promise.all(Array.from({ length: 300 }, (_, i) => l.draw(lease, 100n, `q-${i}`)));
+    if (getDb().kind === 'postgres') expect(sizes).toEqual([256, 44]);
+    else expect(sizes.reduce((a, b) => a + b, 0)).toBe(300); // PGlite: one queue, batches start as ops arrive
+    expect(await l.balance(w.id)).toMatchObject({ reservedNano: 500_000n - 300n * 100n });
+    await expectJournalAddsUp(l, w.id);
+  });
+
   it('the sweeper releases what an expired lease still holds and keeps what it charged', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 });
