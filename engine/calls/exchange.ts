@@ -8,6 +8,7 @@ import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { relayStream } from './stream-relay.ts';
+import { startDeadline } from './deadline.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import { estimateAnswerUsage } from '../../transforms/util/estimate.ts';
 import { isObject } from '../../transforms/util/json.ts';
@@ -59,7 +60,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
   // A client that leaves does not stop the call, a stream no more than a whole answer: the vendor finishes
   // and bills its work either way, so the call runs to its end (within its time limit) and is settled
   // from the vendor's usage, even with nobody left to read it. Leaving early is never cheaper than staying.
-  const signal = AbortSignal.timeout(input.timeoutMs);
+  const deadline = startDeadline(input.timeoutMs);
   const request = upstreamRequest(input);
   try {
     const outcome = await tryRoutes(input.routes, {
@@ -77,7 +78,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
         return step;
       },
       log: deps.log,
-      signal,
+      signal: deadline.signal,
       retryAfterMaxMs: input.retryAfterMaxMs,
     });
     if (outcome.done) return;
@@ -92,8 +93,10 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
       if (!reply.raw.writableEnded) reply.raw.end();
       return;
     }
-    if (signal.aborted) throw errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`);
+    if (deadline.passed) throw errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`);
     throw e instanceof GatewayError ? e : errors.upstream((e as Error).message);
+  } finally {
+    deadline.end();
   }
 }
 

@@ -2,6 +2,7 @@
 // the video worker's create and status calls. What moves an attempt on to the next route is decided here
 // only: a 429 or 5xx answer, a connection that failed or was reset (RouteFailure), an attempt that ran out
 // of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
+import { startDeadline } from './deadline.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
 
@@ -62,9 +63,8 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
 }
 
 async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>): Promise<Attempt<T>> {
-  const ownTime = loop.attemptTimeoutMs === undefined ? undefined : AbortSignal.timeout(loop.attemptTimeoutMs);
-  const signals = [loop.signal, ownTime].filter((s): s is AbortSignal => s !== undefined);
-  const signal = signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? new AbortController().signal);
+  const ownTime = loop.attemptTimeoutMs === undefined ? undefined : startDeadline(loop.attemptTimeoutMs, loop.signal);
+  const signal = ownTime?.signal ?? loop.signal ?? new AbortController().signal;
   try {
     const answer = await loop.send(route, signal);
     if (isRetryableStatus(answer.status)) {
@@ -73,9 +73,11 @@ async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>):
     }
     return await loop.read(answer, route, depth);
   } catch (e) {
-    const outOfOwnTime = ownTime?.aborted === true && loop.signal?.aborted !== true;
+    const outOfOwnTime = ownTime?.passed === true && loop.signal?.aborted !== true;
     if (e instanceof RouteFailure || outOfOwnTime) return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
     throw e;
+  } finally {
+    ownTime?.end();
   }
 }
 
