@@ -23,9 +23,18 @@ export function fixedClock(start: Date | string): Clock & { set(d: Date | string
 
 const KST_OFFSET_MS = 9 * 3600 * 1000;
 
+const DAY_MS = 24 * 3600 * 1000;
+/** The last day asked for: every call prices itself by today's date, and formatting one cost 1% of the CPU. */
+let lastDay = { from: 0, to: 0, date: '' };
+
 /** The Korean calendar date (YYYY-MM-DD) of an instant. */
 export function koreanDate(at: Date): string {
-  return new Date(at.getTime() + KST_OFFSET_MS).toISOString().slice(0, 10);
+  const t = at.getTime();
+  if (t >= lastDay.from && t < lastDay.to) return lastDay.date;
+  const date = new Date(t + KST_OFFSET_MS).toISOString().slice(0, 10);
+  const from = Date.parse(`${date}T00:00:00Z`) - KST_OFFSET_MS;
+  lastDay = { from, to: from + DAY_MS, date };
+  return date;
 }
 
 /** The Korean month (YYYY-MM) of an instant. */
@@ -41,7 +50,7 @@ export function startOfKoreanDay(date: string): Date {
 
 /** The next 00:00 KST after the instant. */
 export function nextKoreanMidnight(at: Date): Date {
-  return new Date(startOfKoreanDay(koreanDate(at)).getTime() + 24 * 3600 * 1000);
+  return new Date(startOfKoreanDay(koreanDate(at)).getTime() + DAY_MS);
 }
 
 /** 00:00 KST on the first day of the next Korean month. */
@@ -53,5 +62,5 @@ export function nextKoreanMonthStart(at: Date): Date {
 
 /** 00:00 KST on the day after the given date: when a key that works through `date` stops. */
 export function endOfKoreanDay(date: string): Date {
-  return new Date(startOfKoreanDay(date).getTime() + 24 * 3600 * 1000);
+  return new Date(startOfKoreanDay(date).getTime() + DAY_MS);
 }
