@@ -10,6 +10,7 @@ import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { JsonObject } from '../core/types.ts';
+import { cloneJson } from '../../transforms/util/json.ts';
 
 export interface TransformRegistry {
   requestTransforms: Record<string, RequestTransform>;
@@ -62,7 +63,7 @@ export function prepareCall(
     model,
     rules,
     client: body,
-    body: { ...structuredClone(body), model: model.id },
+    body: { ...cloneJson(body), model: model.id },
     ...(opts.files ? { files: opts.files } : {}),
     stream: body.stream === true,
     upstreamHeaders: {},

@@ -29,3 +29,22 @@ export const describe = (v: unknown): string => {
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'string' ? `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'` : typeof v === 'object' ? 'an object' : String(v);
 };
+
+/**
+ * A deep copy of a parsed JSON body, for the chain to change without touching what the client sent. Plain
+ * objects and arrays are copied by hand (structuredClone serializes, and cost more than any transform); a
+ * value JSON cannot hold (a form's Buffer) goes through structuredClone. An own `__proto__` key stays a key.
+ */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = cloneJson((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[key] = v;
+  }
+  return out as T;
+}
