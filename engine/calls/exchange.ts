@@ -168,10 +168,13 @@ async function relayAnswer(
     throw new RouteFailure('the vendor answered with a body that is not JSON', answer.status);
   }
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
-  const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : json;
+  const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : null;
   settlement.record(answerUsage(json, input.prepared, deps.registry));
   const charged = await settlement.finish();
-  input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200).send(out);
+  const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200);
+  // Passed through, the vendor's own bytes go out: nothing to serialize again, and numbers past 2^53 stay as sent.
+  if (out === null) reply.type('application/json; charset=utf-8').send(raw);
+  else reply.send(out);
   return DONE;
 }
 

@@ -42,13 +42,13 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     GATEWAY_CONFIG_DIR: dirs.config,
     GATEWAY_CATALOG_DIR: dirs.catalog,
     GATEWAY_ADMIN_TOKEN: 'test-admin-token',
-    ...opts.env,
   };
   for (const v of VENDORS) {
     const n = opts.routesPerVendor ?? 2;
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = Array.from({ length: n }, (_, i) => sim.routeUrl(`${v}${i}`)).join(',');
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;
   }
+  Object.assign(env, opts.env); // a test may point a vendor elsewhere
   const gw = await createGateway({ env, clock: opts.clock ?? fixedClock(TEST_NOW), logger: opts.logger ?? false, sweeper: false });
   const url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   const wallet = await gw.ledger.createWallet({ credits: opts.credits ?? 100_000_000 });
