@@ -21,6 +21,11 @@ export type BillingFile = {
      * can leave uncharged. Past it, calls take the exact path until the writes catch up.
      */
     max_pending_draws?: number;
+    /**
+     * Charges wait up to this long after the last write of charges started, so that more of them share a
+     * transaction (default 50). Part of what a SIGKILL can leave uncharged.
+     */
+    flush_ms?: number;
   };
   server_tools: Record<string, number>;
   vendor_d_image_reservation_factor: number;

@@ -1,17 +1,10 @@
 // The ledger's money moves, batched: concurrent reserve, settle, release (and the sweeper's expire) calls
 // of one wallet are grouped into one transaction.
 //
-// Queues. One FIFO queue per wallet (the wallet of the reserve, or of the reservation being finished),
-// and one for the draws of all wallets (DRAWS_QUEUE).
-// When a wallet's queue is idle, the first op starts a batch in a microtask (so the ops submitted by the
-// same synchronous code go together, and the transaction starts before any I/O is handled); while that
-// batch's transaction runs, new ops queue; when it commits, the next batch takes everything queued, up to
-// MAX_BATCH ops (MAX_DRAW_BATCH draws). So each process has at most one transaction in flight per wallet
-// (more would only queue on the same lot rows), and different wallets
-// never wait for each other (one hot wallet does not slow the others; each busy wallet holds one pool
-// connection while its batch runs). The wallet id a finish is queued under is the caller's word (the
-// Reservation object's, or looked up from the id); the batch checks it against the locked reservation
-// row, so a wrong one costs a retry, never money.
+// Queues (batch-queues.ts): one per wallet, one for the draws of all wallets, one for everything on PGlite;
+// a batch takes what its queue holds when its transaction starts. The wallet id a finish is queued under is
+// the caller's word (the Reservation object's, or looked up from the id); the batch checks it against the
+// locked reservation row, so a wrong one costs a retry, never money.
 //
 // One batch = one transaction, with the exactness rules of ledger.ts (the SQL is batch-sql.ts's, the
 // decisions policy.ts's):
@@ -62,32 +55,10 @@ import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
 import { lockBatch, readDrawnBefore, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 import { GroupedWriteFailed, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
+import { batchQueues, DEFAULT_DRAW_FLUSH_MS, MAX_BATCH, type Pending } from './batch-queues.ts';
 
 
-export const MAX_BATCH = 64;
-
-/**
- * Draws (budget leases paying calls, written behind the replies) of every wallet share one queue: no call
- * waits on them, so what counts is how many a transaction writes, and a hundred wallets each drawing a few a
- * second would otherwise take a hundred transactions of one draw each. A batch may lock several wallets' lots
- * (in `seq` order, as every batch does).
- */
-const DRAWS_QUEUE = '\u0000draws';
-/**
- * Most draws one transaction writes. A batch's time is mostly its round trips, each waiting its turn on an
- * event loop busy with calls (64 draws took 32 ms under the bench's soak, 86 took 44): at 64 the writes fell
- * behind 1,500 calls a second and the backlog sat at max_pending_draws, sending calls to the exact path.
- */
-export const MAX_DRAW_BATCH = 256;
-
-type Op = ReserveOp | FinishOp;
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
-
-interface Pending {
-  op: Op;
-  resolve: (v: ReserveResult | FinishOutcome) => void;
-  reject: (e: unknown) => void;
-}
 
 /** The batch finishes reservations of wallets whose lots it did not lock: run it again locking them too. */
 class MissingWallets extends Error {
@@ -104,6 +75,8 @@ export interface BatcherOptions {
   /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal: a config reload applies to the next one. */
   planVendors: () => readonly string[];
   maxBatch?: number;
+  /** How long draws wait after the last draws batch started (DEFAULT_DRAW_FLUSH_MS); read at each wait. */
+  drawFlushMs?: () => number;
   /** Observes each batch transaction attempt (tests). */
   onBatch?: (size: number) => void;
 }
@@ -115,51 +88,10 @@ export interface Batcher {
   readonly embedded: boolean;
 }
 
-interface Queue {
-  pending: Pending[];
-  /** Batches started and not ended. */
-  running: number;
-  /** A batch was started and has not yet taken its ops. */
-  waiting: boolean;
-}
-
 export function createBatcher(opts: BatcherOptions): Batcher {
   const { db, clock, owner } = opts;
-  const maxBatch = opts.maxBatch ?? MAX_BATCH;
-  // PGlite runs one transaction at a time, behind a FIFO mutex that plain queries queue on too. There:
-  // one queue for all wallets, and a batch's transaction is requested the moment an op arrives (unless one
-  // is already waiting to start); it takes the ops queued when it starts. So an op's transaction is queued
-  // before any query issued after the call, as with one transaction per op (a balance read right after a
-  // settle sees it). PostgreSQL: one queue per wallet and one batch in flight per queue; when it ends, the
-  // next takes everything queued meanwhile.
   const embedded = db.kind === 'pglite';
-  const queues = new Map<string, Queue>();
-
-  function submit(walletId: string | null, op: Op): Promise<ReserveResult | FinishOutcome> {
-    return new Promise((resolve, reject) => {
-      const key = embedded ? '' : op.kind === 'draw' ? DRAWS_QUEUE : (walletId ?? '');
-      let q = queues.get(key);
-      if (!q) queues.set(key, (q = { pending: [], running: 0, waiting: false }));
-      q.pending.push({ op, resolve, reject });
-      if (!q.waiting && (embedded || q.running === 0)) start(key, q);
-    });
-  }
-
-  function start(key: string, q: Queue): void {
-    q.waiting = true;
-    q.running++;
-    const take = (): Pending[] => {
-      q.waiting = false;
-      const batch = q.pending.splice(0, key === DRAWS_QUEUE ? Math.max(maxBatch, MAX_DRAW_BATCH) : maxBatch);
-      if (embedded && q.pending.length > 0) start(key, q); // more than one batch's worth: queue the next now
-      return batch;
-    };
-    void runBatch(take).finally(() => {
-      q.running--;
-      if (!q.waiting && q.pending.length > 0 && (embedded || q.running === 0)) start(key, q);
-      else if (q.running === 0 && !q.waiting && q.pending.length === 0) queues.delete(key);
-    });
-  }
+  const submit = batchQueues({ embedded, maxBatch: opts.maxBatch ?? MAX_BATCH, drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS), runBatch });
 
   /**
    * Runs one batch to its end: its transaction takes the queued ops when it starts (`take`); settles every

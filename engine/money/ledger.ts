@@ -71,6 +71,8 @@ export interface LedgerOptions {
    * use, so after a config reload admission and GET /v1/models (planAllows) follow the same list.
    */
   planVendors?: () => readonly string[];
+  /** How long draws wait to be written together (billing.yaml `leases.flush_ms`); read at each wait. */
+  drawFlushMs?: () => number;
   /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
   onBatch?: (size: number) => void;
 }
@@ -152,7 +154,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
-  const batcher = createBatcher({ db, clock, owner, planVendors, onBatch: opts.onBatch });
+  const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, onBatch: opts.onBatch });
 
   /**
    * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up

@@ -104,6 +104,32 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     await expectJournalAddsUp(l, w.id);
   });
 
+  it('draws arriving within flush_ms of the last draws batch wait and share the next one; a reserve never waits for them', async () => {
+    const sizes: number[] = [];
+    const l = createLedger(getDb(), { clock, owner: 'lease-test', drawFlushMs: () => 300, onBatch: (n) => sizes.push(n) });
+    const w = await l.createWallet({ credits: 1000 });
+    const lease = await leaseOf(l, w.id, 500_000n);
+    sizes.length = 0;
+    const first = l.draw(lease, 100n, 'first'); // nothing drawn lately: written at once
+    await first;
+    const started = Date.now();
+    const later: Promise<unknown>[] = [];
+    for (let i = 0; i < 9; i++) {
+      later.push(l.draw(lease, 100n, `later-${i}`));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // A reservation asked for meanwhile is not held back by the draws' wait.
+    const reserved = await l.reserve({ walletId: w.id, vendor: 'b', amountNano: 1_000n, callId: 'exact-call' });
+    expect(reserved.ok).toBe(true);
+    expect(Date.now() - started).toBeLessThan(250);
+    await Promise.all(later);
+    // PostgreSQL: the reserve is its wallet's own batch, the draws wait for theirs. PGlite (one queue): the
+    // reserve starts a batch at once, which takes the waiting draws along.
+    expect(sizes).toEqual(getDb().kind === 'postgres' ? [1, 1, 9] : [1, 10]);
+    expect(await l.balance(w.id)).toMatchObject({ reservedNano: 500_000n - 10n * 100n + 1_000n });
+    await expectJournalAddsUp(l, w.id);
+  });
+
   it('the sweeper releases what an expired lease still holds and keeps what it charged', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 });
