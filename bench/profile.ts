@@ -1,18 +1,23 @@
-// One row under the profiler: the gateway on PostgreSQL with `--cpu-prof`, vendor B chat at 32 connections for
-// PROFILE_SECONDS (8), then the hottest functions by self time. For finding what a row's CPU goes to.
+// One row under the profiler: the gateway on PostgreSQL (PROFILE_DB=pglite: on PGlite) with `--cpu-prof`,
+// vendor B chat at 32 connections for PROFILE_SECONDS (8), then the hottest functions by self time. For
+// finding what a row's CPU goes to.
 //   node --import tsx bench/profile.ts        (GATEWAY_CONFIG_DIR picks the config, leases on or off)
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callRequests } from './calls.ts';
 import { startLoadClient } from './load-client.ts';
-import { startGatewayOnPostgres, startStub } from './targets.ts';
+import { startGatewayOnPglite, startGatewayOnPostgres, startStub } from './targets.ts';
 
 const seconds = Number(process.env.PROFILE_SECONDS ?? 8);
 const dir = mkdtempSync(join(tmpdir(), 'gw-prof-'));
 const stub = await startStub();
 process.env.BENCH_GATEWAY_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`;
-const gw = await startGatewayOnPostgres(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test', stub.url, { chunks: 10, delayMs: 10 }, 0);
+const slow = { chunks: 10, delayMs: 10 };
+const gw =
+  process.env.PROFILE_DB === 'pglite'
+    ? await startGatewayOnPglite(stub.url, slow, 0)
+    : await startGatewayOnPostgres(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test', stub.url, slow, 0);
 const load = startLoadClient();
 const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
 await load.run({ url: gw.url, mode: 'closed', requests, connections: 32, seconds: 1 }, 30_000); // warm up

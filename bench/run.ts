@@ -1,11 +1,13 @@
 // `npm run bench`: one command, one run, every row side by side. The same calls go straight to a minimal
-// upstream stub (direct), through the peer gateway (Portkey, bench/peer) and through our gateway with full
-// billing on PostgreSQL and on PGlite; a Markdown table is printed and the rows are written as JSON (and the
-// table as Markdown) under bench/results/. Everything listens on 127.0.0.1; every loop is bounded in time.
+// upstream stub (direct), through the floor (the same stack doing no gateway work, bench/floor.ts), through
+// the peer gateway (Portkey, bench/peer) and through our gateway with full billing on PostgreSQL and on
+// PGlite; a Markdown table is printed and the rows are written as JSON (and the table as Markdown) under
+// bench/results/. Everything listens on 127.0.0.1; every loop is bounded in time.
 //
 //   BENCH_SECONDS        seconds per row (default 5)
 //   BENCH_QUICK=1        a short run of every row (smoke test)
 //   BENCH_PEER=0         skip the peer
+//   BENCH_FLOOR=0        skip the floor (bench/floor.ts: fastify in, undici out, no gateway work)
 //   BENCH_SOAK_SECONDS   the soak (default 60)
 //   BENCH_SLOW_STREAMS   concurrent slow streams (default 1000, each 50 chunks 100 ms apart: 5 s)
 //   BENCH_DATABASE_URL / TEST_DATABASE_URL   the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
@@ -20,7 +22,7 @@ import { CALL_KINDS, callRequests, slowRequests, type Slow, type TargetKind } fr
 import { startLoadClient, type LoadClient } from './load-client.ts';
 import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
 import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
-import { startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
+import { startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const config = {
@@ -33,6 +35,7 @@ const config = {
   spreadWallets: 100,
   connections: [1, 32],
   peer: process.env.BENCH_PEER !== '0',
+  floor: process.env.BENCH_FLOOR !== '0',
 };
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? 'bench/results';
@@ -124,6 +127,15 @@ async function main(): Promise<void> {
     await callRows('direct', 'direct', stub.url, stub.url, direct);
     await slowRow('direct', 'direct', stub.url, stub.url, direct);
 
+    if (config.floor) {
+      await withTarget(
+        () => startFloor(stub.url),
+        async (floor) => {
+          console.log(`floor: fastify and undici, no gateway work (${floor.url})`);
+          await callRows('floor', 'direct', floor.url, stub.url, { pids: { floor: floor.pid, stub: stub.pid }, memoryOf: floor.pid, withPostgres: false });
+        },
+      );
+    }
     if (config.peer) {
       await withTarget(startPeer, async (peer) => {
         console.log(`peer (${peer.url})`);

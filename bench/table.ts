@@ -27,7 +27,7 @@ const mode = (stream: boolean) => (stream ? 'stream' : 'plain');
 
 function finder(rows: Row[]) {
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const row = (target: TargetName, what: Row['what'], stream: boolean, c: number, wallet: Row['wallet'] = target === 'direct' || target === 'peer' ? 'none' : 'hot') =>
+  const row = (target: TargetName, what: Row['what'], stream: boolean, c: number, wallet: Row['wallet'] = target.startsWith('gateway') ? 'hot' : 'none') =>
     byId.get(rowId(target, what, stream, c, wallet));
   return row;
 }

@@ -37,6 +37,12 @@ export async function startStub(): Promise<Running> {
   return asRunning(c, c.match[1]!);
 }
 
+/** The floor (bench/floor.ts): fastify in, undici out, no gateway work, forwarding to the stub. */
+export async function startFloor(stubUrl: string): Promise<Running> {
+  const c = await startNode('floor', 'bench/floor.ts', { args: [stubUrl], ready: /bench floor on (\S+)/, env: { NODE_ENV: 'production' } });
+  return asRunning(c, c.match[1]!);
+}
+
 const PEER_DIR = 'bench/peer';
 
 /** Installs the peer from its lock file the first time (npm registry), then starts it on loopback. */

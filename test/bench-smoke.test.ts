@@ -1,5 +1,5 @@
 // `npm run bench` in its short form (BENCH_QUICK=1, peer skipped) runs every row end to end against real
-// processes (stub, gateway on PostgreSQL and PGlite) and writes JSON with every row, each error-free; and the
+// processes (stub, floor, gateway on PostgreSQL and PGlite) and writes JSON with every row, each error-free; and the
 // target arithmetic says PASS and MISS the right way round.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -45,6 +45,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
     const expected = [
       ...CALL_ROWS.map((r) => `direct/${r}`),
       `direct/slow-streams/stream/c${slowN}`,
+      ...CALL_ROWS.map((r) => `floor/${r}`),
       ...gateways.flatMap((g) => [...CALL_ROWS.map((r) => `${g}/${r}`), `${g}/chat-b/plain/c32/spread`, `${g}/slow-streams/stream/c${slowN}`]),
       ...(withPostgres ? ['gateway-postgres/soak/plain/c32'] : []),
     ];
