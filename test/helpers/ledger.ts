@@ -20,3 +20,13 @@ export async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
   expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano);
   return { bal, sum };
 }
+
+/** The ledger with its draws held back until `open()`, as they would wait behind a slow database. */
+export function withDrawsHeld(ledger: Ledger): { ledger: Ledger; open: () => void } {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  const slow: Ledger = Object.create(ledger, {
+    draw: { value: async (...args: Parameters<Ledger['draw']>) => (await gate, ledger.draw(...args)) },
+  });
+  return { ledger: slow, open };
+}

@@ -4,10 +4,10 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { expectJournalAddsUp, withDrawsHeld } from '../helpers/ledger.ts';
 
 const settings = (maxPendingDraws: number): LeaseSettings => ({
   sliceSeconds: 10,
@@ -24,11 +24,7 @@ describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) =
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'backlog-test' });
     const w = await ledger.createWallet({ credits: 100_000 }); // 100,000,000 nano
     // The draws' writes wait at a gate, as they would behind a slow database.
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    const slow: Ledger = Object.create(ledger, {
-      draw: { value: async (...args: Parameters<Ledger['draw']>) => (await gate, ledger.draw(...args)) },
-    });
+    const { ledger: slow, open } = withDrawsHeld(ledger);
     const book = new BudgetLeases(slow, systemClock, () => settings(3), quiet);
     try {
       const hold = async (): Promise<LeaseHold> => {

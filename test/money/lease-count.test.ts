@@ -4,10 +4,10 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { expectJournalAddsUp, withDrawsHeld } from '../helpers/ledger.ts';
 
 const settings = (maxPendingDraws: number): LeaseSettings => ({
   sliceSeconds: 10,
@@ -59,11 +59,7 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
   it('asks for no lease while max_pending_draws charges wait to be written', async () => {
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'lease-count-test' });
     const w = await ledger.createWallet({ credits: 10_000 });
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    const slow: Ledger = Object.create(ledger, {
-      draw: { value: async (...args: Parameters<Ledger['draw']>) => (await gate, ledger.draw(...args)) },
-    });
+    const { ledger: slow, open } = withDrawsHeld(ledger);
     const book = new BudgetLeases(slow, systemClock, () => settings(2), quiet);
     try {
       for (let i = 0; i < 2; i++) book.settle(await holdWhenLeased(book, w.id, 1_000n), 900n, `call-${i}`);
