@@ -3,7 +3,8 @@
 // decisions themselves are policy.ts's; the order of the steps is batcher.ts's.
 import type { Queryable } from '../db/db.ts';
 import { toBigInt } from '../core/money.ts';
-import type { LotState, Moves, ReservationState, ResState, WalletFacts } from './policy.ts';
+import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
+import type { Moves } from './moves.ts';
 
 // Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
 // available and nothing reserved can never move again: new money arrives as new lots, so it need not be

@@ -150,6 +150,7 @@ export class BudgetLeases {
   /** The call did not happen: its hold goes back to the lease. */
   release(h: LeaseHold): void {
     h.lease.inFlight -= h.amountNano;
+    this.retireIfDone(h.lease);
   }
 
   /**
@@ -166,7 +167,7 @@ export class BudgetLeases {
     if (cost <= unspent) {
       lease.spent += cost;
       this.writeDraw(lease, cost, drawId, alongside);
-      this.retireIfSpent(lease);
+      this.retireIfDone(lease);
       return cost;
     }
     lease.spent = lease.granted;
@@ -189,14 +190,32 @@ export class BudgetLeases {
     }
   }
 
-  /** Gives back this process's leases of the wallet (all vendors) and leases none of it for a while. */
+  /**
+   * Gives back this process's leases of the wallet (all vendors) and leases none of it for a while. A lease
+   * with calls still running keeps only what they hold and its unwritten draws need, and gives the rest back
+   * now: a call the wallet can pay is waiting for it.
+   */
   async returnWallet(walletId: string): Promise<void> {
     const mine = [...this.leases.entries()].filter(([k]) => k.startsWith(`${walletId}\u0000`));
     for (const [key, list] of mine) {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       for (const lease of list) lease.open = false;
     }
-    await Promise.all(mine.flatMap(([, list]) => list.map((l) => this.retireWhenIdle(l))));
+    await Promise.all(mine.flatMap(([, list]) => list.map((l) => (l.inFlight > 0n ? this.trimToCalls(l) : this.retireWhenIdle(l)))));
+  }
+
+  /** Gives back what a closed lease holds beyond its calls in flight and its draws not yet written. */
+  private async trimToCalls(lease: Lease): Promise<void> {
+    const spare = free(lease);
+    if (spare <= 0n) return;
+    lease.granted -= spare; // at once, so a second ask does not give it back twice
+    try {
+      const { releasedNano } = await this.ledger.trim(lease.reservation, spare);
+      lease.granted += spare - releasedNano; // what the database did not give back is still held
+    } catch (e) {
+      lease.granted += spare;
+      this.log.warn({ err: e }, 'lease not trimmed');
+    }
   }
 
   /** At shutdown (after the calls ended): writes every draw, gives every lease back. */
@@ -297,9 +316,9 @@ export class BudgetLeases {
     }
   }
 
-  /** A spent lease goes back once its last call ends, not at the next tend: it still holds its remainder. */
-  private retireIfSpent(lease: Lease): void {
-    if (lease.inFlight > 0n || !spentOut(lease)) return;
+  /** A spent or closed lease goes back once its last call ends, not at the next tend: it still holds its remainder. */
+  private retireIfDone(lease: Lease): void {
+    if (lease.inFlight > 0n || (lease.open && !spentOut(lease))) return;
     lease.open = false;
     void this.retireWhenIdle(lease);
   }

@@ -278,6 +278,12 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
+    async trim(reservation, releaseNano) {
+      if (typeof releaseNano !== 'bigint') throw new TypeError('releaseNano must be a bigint');
+      const r = await finish(reservation, { kind: 'trim', actualNano: releaseNano });
+      return { releasedNano: r.releasedNano };
+    },
+
     async release(reservation) {
       const r = await finish(reservation, { kind: 'release', actualNano: 0n });
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };

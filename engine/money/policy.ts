@@ -31,19 +31,9 @@
 //   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
 import { errors } from '../core/errors.ts';
 import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
+import { Moves, type LotState, type ReservationState } from './moves.ts';
 
-/** A lot as the batch locked it; the Book changes `avail` and `reserved` as it decides. */
-export interface LotState {
-  id: string;
-  walletId: string;
-  seq: bigint;
-  /** null: serves every vendor. */
-  vendors: string[] | null;
-  avail: bigint;
-  reserved: bigint;
-}
-
-export type ReservationState = 'held' | 'settled' | 'released' | 'expired';
+export type { LotState, ReservationState };
 
 /** A reservation as the batch locked it. */
 export interface ResState {
@@ -102,68 +92,6 @@ export const planAllows = (planVendors: readonly string[], vendor: string, facts
 /** Whether finishing a reservation in this state can still move money (else it is a no-op). */
 export const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>
   state === 'held' || (state === 'expired' && kind === 'settle') || kind === 'draw';
-
-export type JournalKind = 'reserve' | 'settle' | 'release';
-
-export interface JournalEntry {
-  walletId: string;
-  lotId: string;
-  reservationId: string;
-  kind: JournalKind;
-  amount: bigint;
-  at: Date;
-}
-
-export interface BalanceDelta {
-  avail: bigint;
-  reserved: bigint;
-}
-
-/** Everything a batch's decisions move, recorded as they are made, for one write at the end. */
-export class Moves {
-  readonly newRes: ReserveOp[] = [];
-  readonly newResLots: { reservationId: string; lotId: string; amount: bigint }[] = [];
-  readonly lotDelta = new Map<string, BalanceDelta>();
-  readonly walletDelta = new Map<string, BalanceDelta>();
-  readonly journal: JournalEntry[] = [];
-  /**
-   * Reservations whose row changes: finished (state, charged, at), or drawn from while held (at null; amount
-   * is what it still holds).
-   */
-  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date | null; amount?: bigint }>();
-  /** What draws took off a reservation's hold on a lot (`reservation_lots`). */
-  readonly heldDelta: { reservationId: string; lotId: string; amount: bigint }[] = [];
-  /** The draws made, by their id, so a repeated draw is recognised. */
-  readonly draws: { drawId: string; reservationId: string; amount: bigint; at: Date }[] = [];
-
-  /**
-   * Moves `n` on a lot: reserve takes it from available into reserved, settle takes it out of reserved
-   * (charged), release gives it back from reserved to available. A lot going negative is a bug in the
-   * decisions: it throws, and the batch writes nothing.
-   */
-  move(lot: LotState, reservationId: string, kind: JournalKind, n: bigint, at: Date): void {
-    if (n <= 0n) return;
-    const avail = kind === 'reserve' ? -n : kind === 'release' ? n : 0n;
-    const reserved = kind === 'reserve' ? n : -n;
-    lot.avail += avail;
-    lot.reserved += reserved;
-    if (lot.avail < 0n || lot.reserved < 0n) throw new Error(`ledger: lot ${lot.id} would go negative`);
-    addDelta(this.lotDelta, lot.id, avail, reserved);
-    addDelta(this.walletDelta, lot.walletId, avail, reserved);
-    this.journal.push({ walletId: lot.walletId, lotId: lot.id, reservationId, kind, amount: n, at });
-  }
-
-  get empty(): boolean {
-    return this.newRes.length === 0 && this.journal.length === 0 && this.finished.size === 0 && this.draws.length === 0;
-  }
-}
-
-function addDelta(deltas: Map<string, BalanceDelta>, id: string, avail: bigint, reserved: bigint): void {
-  const d = deltas.get(id) ?? { avail: 0n, reserved: 0n };
-  d.avail += avail;
-  d.reserved += reserved;
-  deltas.set(id, d);
-}
 
 /** A reserve the Book could not draw: refused, or (amount 0, nothing to draw from) accepted empty. */
 export interface UndecidedReserve {
@@ -256,6 +184,7 @@ export class Book {
     const s = this.reservations.get(op.id);
     if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
     if (op.kind === 'draw') return this.draw(s, op.actualNano, op.drawId, at);
+    if (op.kind === 'trim') return this.trim(s, op.actualNano, at);
     const noop: FinishOutcome = { chargedNano: s.charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
     if (!mayMoveMoney(s.state, op.kind)) return noop;
     if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile
@@ -323,6 +252,31 @@ export class Book {
     this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
     this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at });
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
+  }
+
+  /**
+   * Gives back up to `amountNano` of what a held reservation holds, from its lots in reverse draw order (its
+   * calls still to be charged draw the others first); it stays held with the rest.
+   */
+  private trim(s: ResState, amountNano: bigint, at: Date): FinishOutcome {
+    const asked = s.state === 'held' && amountNano > 0n ? amountNano : 0n;
+    let left = asked;
+    for (const { lot, h } of left > 0n ? this.heldLots(s).reverse() : []) {
+      const x = left < h ? left : h;
+      this.moves.move(lot, s.id, 'release', x, at);
+      s.held.set(lot.id, h - x);
+      this.moves.heldDelta.push({ reservationId: s.id, lotId: lot.id, amount: x });
+      left -= x;
+      if (left <= 0n) break;
+    }
+    const released = asked - left;
+    if (released === 0n) return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: s.state !== 'held', releasedNano: 0n, finished: false };
+    s.amount -= released;
+    const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
+    if (standing) standing.heldNano -= released;
+    const prev = this.moves.finished.get(s.id);
+    this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
+    return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: released, finished: false };
   }
 
   /** Charges up to `amount` from the available balance of the lots that serve the reservation's vendor; returns what it charged. */

@@ -195,6 +195,8 @@ export interface Ledger {
     alongside?: Alongside,
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
+  /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
+  trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
   /** Releases held reservations whose expiry passed (their process died). Returns how many. */
@@ -216,8 +218,10 @@ export interface FinishOp {
    * draw: charges `actualNano` out of the reservation without finishing it (a process's budget lease pays
    * one call); charged at most once per `drawId`, from what the reservation holds, then (beyond it, or
    * when it is no longer held) from available balance as far as it goes.
+   * trim: gives back up to `actualNano` of what a held reservation holds, which stays held with the rest (a
+   * lease asked back while calls admitted on it still run keeps only what they and its unwritten draws need).
    */
-  kind: 'settle' | 'release' | 'expire' | 'draw';
+  kind: 'settle' | 'release' | 'expire' | 'draw' | 'trim';
   id: string;
   /** draw: the paying call's id; a draw repeated with the same id charges nothing more. */
   drawId?: string;

@@ -130,6 +130,26 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     await expectJournalAddsUp(l, w.id);
   });
 
+  it('a trim gives back part of what a lease holds and leaves it held with the rest; draws still charge from the rest', async () => {
+    const l = ledger();
+    const w = await l.createWallet({ credits: 10 }); // 10,000 nano
+    await l.topUp(w.id, { credits: 2, vendors: ['b'] }); // 2,000 nano for vendor B only, drawn first
+    const lease = await leaseOf(l, w.id, 6000n); // holds the restricted 2,000 and 4,000 unrestricted
+    expect(await l.draw(lease, 500n, 'before')).toMatchObject({ chargedNano: 500n });
+    expect(await l.trim(lease, 3000n)).toEqual({ releasedNano: 3000n }); // from the unrestricted lot, last drawn
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 9000n, reservedNano: 2500n });
+    const restricted = (await l.balance(w.id)).lots.find((x) => x.vendors !== null)!;
+    expect(restricted.reservedNano).toBe(1500n); // the restricted part stays held for the calls to come
+    await expectJournalAddsUp(l, w.id);
+    // More than it holds: all of it, and it stays held (at 0) for the draws still to be written.
+    expect(await l.trim(lease, 1_000_000n)).toEqual({ releasedNano: 2500n });
+    expect(await l.draw(lease, 700n, 'after')).toMatchObject({ chargedNano: 700n, shortfallNano: 0n }); // from available
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 12_000n - 500n - 700n, reservedNano: 0n });
+    expect((await l.release(lease)).releasedNano).toBe(0n);
+    expect(await l.trim(lease, 100n)).toEqual({ releasedNano: 0n }); // released: nothing to give back
+    await expectJournalAddsUp(l, w.id);
+  });
+
   it('the sweeper releases what an expired lease still holds and keeps what it charged', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 });

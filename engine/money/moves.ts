@@ -1,0 +1,78 @@
+// What one batch's decisions move (policy.ts decides, batch-sql.ts writes): lot and wallet deltas, journal
+// rows, new and changed reservations, and draws, recorded as they are made for one write at the end.
+import type { ReserveOp } from './types.ts';
+
+/** A lot as the batch locked it; the Book changes `avail` and `reserved` as it decides. */
+export interface LotState {
+  id: string;
+  walletId: string;
+  seq: bigint;
+  /** null: serves every vendor. */
+  vendors: string[] | null;
+  avail: bigint;
+  reserved: bigint;
+}
+
+export type ReservationState = 'held' | 'settled' | 'released' | 'expired';
+
+export type JournalKind = 'reserve' | 'settle' | 'release';
+
+export interface JournalEntry {
+  walletId: string;
+  lotId: string;
+  reservationId: string;
+  kind: JournalKind;
+  amount: bigint;
+  at: Date;
+}
+
+export interface BalanceDelta {
+  avail: bigint;
+  reserved: bigint;
+}
+
+/** Everything a batch's decisions move, recorded as they are made, for one write at the end. */
+export class Moves {
+  readonly newRes: ReserveOp[] = [];
+  readonly newResLots: { reservationId: string; lotId: string; amount: bigint }[] = [];
+  readonly lotDelta = new Map<string, BalanceDelta>();
+  readonly walletDelta = new Map<string, BalanceDelta>();
+  readonly journal: JournalEntry[] = [];
+  /**
+   * Reservations whose row changes: finished (state, charged, at), or drawn from while held (at null; amount
+   * is what it still holds).
+   */
+  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date | null; amount?: bigint }>();
+  /** What draws took off a reservation's hold on a lot (`reservation_lots`). */
+  readonly heldDelta: { reservationId: string; lotId: string; amount: bigint }[] = [];
+  /** The draws made, by their id, so a repeated draw is recognised. */
+  readonly draws: { drawId: string; reservationId: string; amount: bigint; at: Date }[] = [];
+
+  /**
+   * Moves `n` on a lot: reserve takes it from available into reserved, settle takes it out of reserved
+   * (charged), release gives it back from reserved to available. A lot going negative is a bug in the
+   * decisions: it throws, and the batch writes nothing.
+   */
+  move(lot: LotState, reservationId: string, kind: JournalKind, n: bigint, at: Date): void {
+    if (n <= 0n) return;
+    const avail = kind === 'reserve' ? -n : kind === 'release' ? n : 0n;
+    const reserved = kind === 'reserve' ? n : -n;
+    lot.avail += avail;
+    lot.reserved += reserved;
+    if (lot.avail < 0n || lot.reserved < 0n) throw new Error(`ledger: lot ${lot.id} would go negative`);
+    addDelta(this.lotDelta, lot.id, avail, reserved);
+    addDelta(this.walletDelta, lot.walletId, avail, reserved);
+    this.journal.push({ walletId: lot.walletId, lotId: lot.id, reservationId, kind, amount: n, at });
+  }
+
+  get empty(): boolean {
+    return this.newRes.length === 0 && this.journal.length === 0 && this.finished.size === 0 && this.draws.length === 0;
+  }
+}
+
+function addDelta(deltas: Map<string, BalanceDelta>, id: string, avail: bigint, reserved: bigint): void {
+  const d = deltas.get(id) ?? { avail: 0n, reserved: 0n };
+  d.avail += avail;
+  d.reserved += reserved;
+  deltas.set(id, d);
+}
