@@ -48,6 +48,11 @@ describe.each(['pglite', 'postgres'] as const)('a lease asked back while a call 
     const charged = [big, slowAnswer].map((r) => BigInt(r.headers.get('x-service-charged-nano')!));
     expect(charged[1]).toBeGreaterThan(0n);
     await t.gw.leases.flushed();
+    // With its last call ended, the lease goes back at once (not at the next renewal round, 15 s away).
+    const leaseHeld = async () =>
+      Number((await t.gw.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE call_id LIKE 'lease:%' AND state = 'held'`)).rows[0]!.n);
+    for (let i = 0; i < 40 && (await leaseHeld()) > 0; i++) await sleep(50);
+    expect(await leaseHeld()).toBe(0);
     const after = await t.gw.ledger.balance(t.walletId);
     // What left the wallet from then on is what the two answers said they cost.
     expect(before.availableNano + before.reservedNano - (after.availableNano + after.reservedNano)).toBe(charged[0]! + charged[1]!);
