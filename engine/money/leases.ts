@@ -174,13 +174,6 @@ export class BudgetLeases {
     return chargeFirst(rowsOf(alongside), (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows)).then((r) => r.chargedNano);
   }
 
-  /** Draws decided and not yet written, all leases. */
-  get pendingDraws(): number {
-    let n = 0;
-    for (const list of this.leases.values()) for (const l of list) n += l.pending.size;
-    return n;
-  }
-
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
   async flushed(): Promise<void> {
     for (;;) {
@@ -226,7 +219,7 @@ export class BudgetLeases {
     for (const lease of all) lease.open = false;
     const done = Promise.all(all.map((l) => this.retireWhenIdle(l)));
     await Promise.race([done, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-    const left = this.pendingDraws;
+    const left = this.pendingTotal;
     if (left > 0) this.log.error({ pendingDraws: left }, 'leases closed with draws not written');
   }
 

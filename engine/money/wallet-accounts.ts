@@ -9,10 +9,10 @@ import type { BudgetLeases, LeaseHold } from './leases.ts';
 import { readLeasedByLot } from './spendable.ts';
 import { besideSettle } from '../db/beside-settle.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
-
-const quietLog = { error: () => {} };
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
+
+const quietLog = { error: () => {} };
 
 interface LedgerHold extends Hold {
   reservation?: Reservation;
