@@ -60,8 +60,8 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
   // A client that leaves does not stop the call, a stream no more than a whole answer: the vendor finishes
   // and bills its work either way, so the call runs to its end (within its time limit) and is settled
   // from the vendor's usage, even with nobody left to read it. Leaving early is never cheaper than staying.
-  const deadline = startDeadline(input.timeoutMs);
   const request = upstreamRequest(input);
+  const deadline = startDeadline(input.timeoutMs); // after anything that may throw before the `finally` that ends it
   try {
     const outcome = await tryRoutes(input.routes, {
       send: (route, attemptSignal) => {
