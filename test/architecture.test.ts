@@ -1,5 +1,6 @@
 // The house rules of docs/architecture.md, checked on the real tree: rooms import only the rooms below
-// them, no file imports test/ from outside it, no import circle, no engine file over 400 lines.
+// them, no file imports test/ from outside it, no import circle, no engine file over 400 lines, no WeakMap
+// keyed by something made per call.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -106,6 +107,13 @@ describe('the house', () => {
       .filter((x) => x.lines > 400)
       .map((x) => `${x.f}: ${x.lines}`);
     expect(long).toEqual([]);
+  });
+
+  // A long-lived WeakMap keyed by something made per call keeps every entry alive through young collections
+  // (engine/http/request-slots.ts): per-request state goes on the request, a caller's context in the caller.
+  it('keys no WeakMap by a request, a reply or a caller', () => {
+    const keyed = files.filter((f) => f.startsWith('engine/') && /new WeakMap<\s*(FastifyRequest|FastifyReply|Caller)\b/.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(keyed).toEqual([]);
   });
 
   it('resolves every relative import to a file that exists', () => {

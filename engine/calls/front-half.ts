@@ -7,6 +7,7 @@ import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
+import { requestSlot } from '../http/request-slots.ts';
 import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
 import { reservationFor } from './reservation.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
@@ -49,7 +50,7 @@ export interface Admission<P extends HoldPlan> {
 }
 
 /** Callers authenticated by a door's onRequest hook, for the handler of the same request. */
-const earlyCallers = new WeakMap<FastifyRequest, Caller>();
+const earlyCallers = requestSlot<Caller>('early_caller');
 
 /**
  * A door's onRequest hook: the key is checked before a byte of the body is read, so a request without a

@@ -12,6 +12,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
+import { requestSlot } from '../http/request-slots.ts';
 import type { OwnerSession } from './sessions.ts';
 
 const SECURE_NAME = '__Host-gateway_dashboard';
@@ -90,7 +91,7 @@ export function checkCsrf(req: FastifyRequest, session: OwnerSession): void {
 }
 
 // The session each signed-in request carries, found once by the guard hook and read by the handlers.
-const sessions = new WeakMap<FastifyRequest, OwnerSession>();
+const sessions = requestSlot<OwnerSession>('owner_session');
 
 export function attachSession(req: FastifyRequest, session: OwnerSession): void {
   sessions.set(req, session);

@@ -4,6 +4,7 @@
 // download tokens are credentials).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordedCallFacts, type CallFacts } from './call-facts.ts';
+import { requestSlot } from './request-slots.ts';
 
 /** What one finished request came to, for the log line and for anyone else observing answers (metrics). */
 export interface RequestOutcome {
@@ -38,8 +39,8 @@ export function requestSerializer(req: { method?: string; url?: string }) {
 
 const LOGS_INFO = new Set(['trace', 'debug', 'info']);
 
-const startedAt = new WeakMap<FastifyRequest, bigint>();
-const answeredAt = new WeakMap<FastifyRequest, bigint>();
+const startedAt = requestSlot<bigint>('started_at');
+const answeredAt = requestSlot<bigint>('answered_at');
 
 export function installAccessLog(app: FastifyInstance, observers: OutcomeObserver[] = []): void {
   app.addHook('onRequest', async (req) => {

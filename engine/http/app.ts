@@ -9,6 +9,7 @@ import { installErrorHandler, sendError } from './reply-error.ts';
 import { clientErrorReply, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
 import { collectRoutes } from './route-list.ts';
+import { declareRequestSlots } from './request-slots.ts';
 
 export interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
@@ -33,6 +34,7 @@ export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, o
     clientErrorHandler: clientErrorReply,
   });
   collectRoutes(app);
+  declareRequestSlots(app);
   // On the raw response, so a streamed answer (written past Fastify once hijacked) carries it too.
   app.addHook('onRequest', async (req, reply) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);

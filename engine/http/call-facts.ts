@@ -2,6 +2,7 @@
 // route, how many fallbacks, the usage and the charge) and read once when the answer is finished: by the
 // call's log line and the metrics. Kept beside the request rather than threaded through every signature.
 import type { FastifyRequest } from 'fastify';
+import { requestSlot } from './request-slots.ts';
 
 export interface CallFacts {
   door?: string;
@@ -32,7 +33,7 @@ export interface CallFacts {
   markSettled: () => void;
 }
 
-const factsOf = new WeakMap<FastifyRequest, CallFacts>();
+const factsOf = requestSlot<CallFacts>('call_facts');
 
 /** The request's call facts, created on first use: only model calls have them. */
 export function callFacts(req: FastifyRequest): CallFacts {

@@ -35,12 +35,35 @@ export interface WalletAccountsDeps {
 /** How long a call refused for credit waits for other processes to give back their leases of the wallet. */
 const LEASE_RETURN_WAIT_MS = 1_000;
 
+/**
+ * A caller this gateway authenticated, carrying its key's context privately (the pipeline sees a Caller).
+ * Not a WeakMap from caller to context: a new caller per call as the key of a long-lived WeakMap kept every
+ * caller, and what it held, through young collections (engine/http/request-slots.ts says why).
+ */
+class AuthenticatedCaller implements Caller {
+  readonly keyId: string;
+  readonly walletId: string;
+  readonly keyPrefix: string;
+  readonly audience: Caller['audience'];
+  readonly #auth: AuthContext;
+
+  constructor(auth: AuthContext) {
+    this.keyId = auth.keyId;
+    this.walletId = auth.walletId;
+    this.keyPrefix = auth.keyPrefix;
+    this.audience = auth.audience;
+    this.#auth = auth;
+  }
+
+  static authOf(caller: Caller): AuthContext | undefined {
+    return #auth in caller ? (caller as AuthenticatedCaller).#auth : undefined;
+  }
+}
+
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
-  const contexts = new WeakMap<Caller, AuthContext>();
-
   const authOf = (caller: Caller): AuthContext => {
-    const auth = contexts.get(caller);
+    const auth = AuthenticatedCaller.authOf(caller);
     if (!auth) throw errors.unavailable('The caller was not authenticated by this gateway.');
     return auth;
   };
@@ -85,9 +108,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     async authenticate(headers: Headers, keyHeaders: DoorConfig['key_headers'] = ['bearer']): Promise<Caller> {
       const allowXApiKey = keyHeaders.includes('x-api-key');
       const auth = await keys.authenticate(keyFromHeaders(headers, { allowXApiKey }), 'api', { allowXApiKey });
-      const caller: Caller = { keyId: auth.keyId, walletId: auth.walletId, keyPrefix: auth.keyPrefix, audience: auth.audience };
-      contexts.set(caller, auth);
-      return caller;
+      return new AuthenticatedCaller(auth);
     },
 
     /**

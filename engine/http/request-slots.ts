@@ -1,0 +1,36 @@
+// State a room keeps for one request (its call facts, its caller, when it started), stored on the request
+// itself rather than in a WeakMap keyed by the request. V8's young-generation collector keeps a WeakMap's
+// entries alive while the map itself is old, which a module-level map always is: every request, with all it
+// referenced, survived the collections of its lifetime and beyond (about 1 MB copied per collection at 1,000
+// calls/s, 3 ms pauses, the p99). On the request object it dies with the request.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+export interface RequestSlot<T> {
+  get(req: FastifyRequest): T | undefined;
+  set(req: FastifyRequest, value: T): void;
+}
+
+const declared: string[] = [];
+
+/** A named slot on every request; `name` must be unique across the rooms. Made at module load. */
+export function requestSlot<T>(name: string): RequestSlot<T> {
+  const prop = `gateway_${name}`;
+  if (declared.includes(prop)) throw new Error(`request slot '${name}' is declared twice`);
+  declared.push(prop);
+  const slots = (req: FastifyRequest) => req as unknown as Record<string, T | null | undefined>;
+  return {
+    get: (req) => slots(req)[prop] ?? undefined,
+    set: (req, value) => {
+      slots(req)[prop] = value;
+    },
+  };
+}
+
+/**
+ * Declares every slot on the app's requests (Fastify's decorateRequest), so each request is built with them
+ * already in place and all requests keep one shape. A slot set on a request of an app that did not declare
+ * it still works; it is only slower.
+ */
+export function declareRequestSlots(app: FastifyInstance): void {
+  for (const prop of declared) if (!app.hasRequestDecorator(prop)) app.decorateRequest(prop, null);
+}
