@@ -9,6 +9,7 @@ import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import { relayStream } from './stream-relay.ts';
 import { startDeadline } from './deadline.ts';
+import { CallAbort, type CallSignal } from './call-signal.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import { estimateAnswerUsage } from '../../transforms/util/estimate.ts';
 import { isObject } from '../../transforms/util/json.ts';
@@ -53,7 +54,7 @@ export const routeName = (route: Route) => `${route.vendor}${route.index}`;
  */
 export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<void> {
   const { reply, prepared } = input;
-  const clientGone = new AbortController();
+  const clientGone = new CallAbort();
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) clientGone.abort();
   });
@@ -71,7 +72,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
         if (input.facts) Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
-        const step = await relay(answer, depth, input, deps, settlement, clientGone.signal);
+        const step = await relay(answer, depth, input, deps, settlement, clientGone);
         // The route that answered did not fail; only those tried before it did.
         if (step.done) input.facts?.failedRoutes.pop();
         else if (input.facts) Object.assign(input.facts, { route: undefined, fallbackDepth: undefined });
@@ -88,7 +89,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
         : `Vendor ${prepared.call.model.vendor.toUpperCase()} failed on every route (${input.routes.length}). Retry later.`,
     );
   } catch (e) {
-    if (reply.raw.headersSent || clientGone.signal.aborted) {
+    if (reply.raw.headersSent || clientGone.aborted) {
       // Nothing more can be said to this client: end what it was sent.
       if (!reply.raw.writableEnded) reply.raw.end();
       return;
@@ -109,7 +110,7 @@ async function relay(
   input: ExchangeInput,
   deps: ExchangeDeps,
   settlement: Settlement,
-  clientGone: AbortSignal,
+  clientGone: CallSignal,
 ): Promise<RouteStep<void>> {
   if (answer.status >= 400) {
     await relayVendorError(answer, depth, input);

@@ -3,6 +3,7 @@
 // only: a 429 or 5xx answer, a connection that failed or was reset (RouteFailure), an attempt that ran out
 // of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
 import { startDeadline } from './deadline.ts';
+import { onAbort, type CallSignal } from './call-signal.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
 
@@ -18,7 +19,7 @@ export type RouteStep<T> = { done: true; value: T } | { done: false; problem: st
 
 export interface RouteLoop<T> {
   /** Sends the request on one route. */
-  send(route: Route, signal: AbortSignal): Promise<UpstreamAnswer>;
+  send(route: Route, signal: CallSignal | undefined): Promise<UpstreamAnswer>;
   /**
    * Reads an answer that is not retryable. `depth` counts the attempts that failed before this one. Once
    * anything reached the client it must finish (done), never throw a RouteFailure.
@@ -28,7 +29,7 @@ export interface RouteLoop<T> {
   /** Fields every log line of the loop carries (which job it is). */
   logContext?: object;
   /** Ends the whole loop (a call's time limit, its client leaving): thrown on, never a route failure. */
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** The time limit of one attempt: running out of it fails that route only. */
   attemptTimeoutMs?: number;
   /**
@@ -64,7 +65,7 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
 
 async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>): Promise<Attempt<T>> {
   const ownTime = loop.attemptTimeoutMs === undefined ? undefined : startDeadline(loop.attemptTimeoutMs, loop.signal);
-  const signal = ownTime?.signal ?? loop.signal ?? new AbortController().signal;
+  const signal = ownTime?.signal ?? loop.signal;
   try {
     const answer = await loop.send(route, signal);
     if (isRetryableStatus(answer.status)) {
@@ -90,15 +91,16 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-const sleep = (ms: number, signal: AbortSignal | undefined) =>
+const sleep = (ms: number, signal: CallSignal | undefined) =>
   new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
+    const forget = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
+    const timer = setTimeout(() => {
+      forget?.();
+      resolve();
+    }, ms);
   });

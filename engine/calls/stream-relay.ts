@@ -7,6 +7,7 @@
 // is full, so a stalled reader costs no memory; past `stallMs` it counts as gone, and the rule above applies.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { StreamTranslator } from '../core/call.ts';
+import type { CallSignal } from './call-signal.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import type { RouteStep } from './route-loop.ts';
@@ -20,7 +21,7 @@ export interface StreamRelay {
   doorPath: string;
   reply: FastifyReply;
   /** Aborted once the client has closed its connection. */
-  clientGone: AbortSignal;
+  clientGone: CallSignal;
   /** How long the client's buffer may stay full before the client is treated as gone. */
   stallMs: number;
   /** Headers of the client's response (which route answered). */
@@ -81,7 +82,7 @@ class ClientStream {
   constructor(
     private readonly reply: FastifyReply,
     private readonly headers: Record<string, string>,
-    private readonly gone: AbortSignal,
+    private readonly gone: CallSignal,
     private readonly stallMs: number,
     private readonly log: Pick<FastifyBaseLogger, 'warn'>,
   ) {}

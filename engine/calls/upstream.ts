@@ -3,6 +3,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
+import type { CallSignal } from './call-signal.ts';
 
 export interface UpstreamRequest {
   path: string;
@@ -38,7 +39,7 @@ export class UpstreamClient {
 
   constructor(private readonly opts: { connectTimeoutMs: number; connectionsPerOrigin: number }) {}
 
-  async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamAnswer> {
+  async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     return this.request(route, vendor, signal, {
       method: 'POST',
       path: req.path,
@@ -48,14 +49,14 @@ export class UpstreamClient {
   }
 
   /** GET on a vendor route with the route's credential (vendor D's video job status). */
-  async get(route: Route, vendor: VendorConfig, path: string, signal: AbortSignal): Promise<UpstreamAnswer> {
+  async get(route: Route, vendor: VendorConfig, path: string, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     return this.request(route, vendor, signal, { method: 'GET', path, headers: { accept: 'application/json' } });
   }
 
   private async request(
     route: Route,
     vendor: VendorConfig,
-    signal: AbortSignal,
+    signal: CallSignal | undefined,
     req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
   ): Promise<UpstreamAnswer> {
     const base = new URL(route.baseUrl);
@@ -72,7 +73,7 @@ export class UpstreamClient {
       });
       return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
     } catch (e) {
-      if (signal.aborted) throw e;
+      if (signal?.aborted) throw e;
       throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);
     }
   }

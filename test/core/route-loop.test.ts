@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parseRetryAfter, tryRoutes, type RouteLoop } from '../../engine/calls/route-loop.ts';
 import { RouteFailure, type UpstreamAnswer } from '../../engine/calls/upstream.ts';
 import type { Route } from '../../engine/calls/vendor-routes.ts';
+import type { CallSignal } from '../../engine/calls/call-signal.ts';
+import { startDeadline } from '../../engine/calls/deadline.ts';
 
 const routes: Route[] = [0, 1, 2].map((index) => ({ vendor: 'b', index, baseUrl: `http://b${index}.test`, key: 'k', simulated: true }));
 const quiet = { warn: () => undefined };
@@ -87,8 +89,8 @@ describe('tryRoutes', () => {
   });
 
   it('an attempt that runs out of its own time fails that route only; the whole loop running out ends it', async () => {
-    const hang = (_route: Route, signal: AbortSignal) =>
-      new Promise<UpstreamAnswer>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const hang = (_route: Route, signal: CallSignal | undefined) =>
+      new Promise<UpstreamAnswer>((_resolve, reject) => signal!.once('abort', () => reject(signal!.reason)));
     let calls = 0;
     const perAttempt = await tryRoutes(routes.slice(0, 2), {
       send: (route, signal) => (calls++ === 0 ? hang(route, signal) : Promise.resolve(answer(200, 'late but fine'))),
@@ -98,7 +100,7 @@ describe('tryRoutes', () => {
     });
     expect(perAttempt).toEqual({ done: true, value: 'late but fine' });
 
-    const whole = AbortSignal.timeout(20);
+    const whole = startDeadline(20).signal;
     await expect(
       tryRoutes(routes, { send: hang, read: async () => ({ done: true, value: 'never' }), log: quiet, signal: whole, attemptTimeoutMs: 1000 }),
     ).rejects.toMatchObject({ name: 'TimeoutError' });

@@ -9,6 +9,7 @@ import { emptyUsage, type Usage } from '../../engine/core/types.ts';
 import type { PreparedCall, TransformRegistry } from '../../engine/calls/prepare.ts';
 import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
+import { CallAbort } from '../../engine/calls/call-signal.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
 
 const EVENTS = 1000;
@@ -76,14 +77,14 @@ function setup(drains: boolean) {
   };
   const registry = { streamTranslators: { test: translator } } as unknown as TransformRegistry;
   const prepared = { call: {} as Call, protocol: { stream: 'test' }, protocolName: 'test' } as unknown as PreparedCall;
-  const gone = new AbortController();
+  const gone = new CallAbort();
   raw.on('close', () => gone.abort());
   const warnings: unknown[] = [];
   const vendor = vendorStream();
   const relay = (stallMs: number) =>
     relayStream(
       vendor.answer,
-      { prepared, doorPath: '/v1/test', reply, clientGone: gone.signal, stallMs, headers: {}, registry, log: { warn: (o: unknown) => warnings.push(o) } as never },
+      { prepared, doorPath: '/v1/test', reply, clientGone: gone, stallMs, headers: {}, registry, log: { warn: (o: unknown) => warnings.push(o) } as never },
       settlement,
     );
   return { raw, relay, vendor: vendor.counter, usage: () => lastUsage, warnings };
