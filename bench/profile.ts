@@ -1,5 +1,5 @@
 // One row under the profiler: the gateway on PostgreSQL (PROFILE_DB=pglite: on PGlite) with `--cpu-prof`,
-// vendor B chat at 32 connections for PROFILE_SECONDS (8), then the hottest functions by self time. For
+// vendor B chat at PROFILE_CONNECTIONS (32) for PROFILE_SECONDS (8), then the hottest functions by self time. For
 // finding what a row's CPU goes to.
 //   node --import tsx bench/profile.ts        (GATEWAY_CONFIG_DIR picks the config, leases on or off)
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -10,9 +10,10 @@ import { startLoadClient } from './load-client.ts';
 import { startGatewayOnPglite, startGatewayOnPostgres, startStub } from './targets.ts';
 
 const seconds = Number(process.env.PROFILE_SECONDS ?? 8);
+const connections = Number(process.env.PROFILE_CONNECTIONS ?? 32);
 const dir = mkdtempSync(join(tmpdir(), 'gw-prof-'));
 const stub = await startStub();
-process.env.BENCH_GATEWAY_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`;
+process.env.BENCH_GATEWAY_NODE_ARGS = `--cpu-prof --cpu-prof-interval=${process.env.PROFILE_INTERVAL_US ?? 1000} --cpu-prof-dir=${dir}`;
 const slow = { chunks: 10, delayMs: 10 };
 const gw =
   process.env.PROFILE_DB === 'pglite'
@@ -21,8 +22,8 @@ const gw =
 const load = startLoadClient();
 const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
 await load.run({ url: gw.url, mode: 'closed', requests, connections: 32, seconds: 1 }, 30_000); // warm up
-const r = await load.run({ url: gw.url, mode: 'closed', requests, connections: 32, seconds }, (seconds + 30) * 1000);
-console.log(`${r.perSecond.toFixed(0)} req/s, ${r.errors} errors, p50 ${r.latencyMs.p50.toFixed(2)} ms`);
+const r = await load.run({ url: gw.url, mode: 'closed', requests, connections, seconds }, (seconds + 30) * 1000);
+console.log(`${r.perSecond.toFixed(0)} req/s, ${r.errors} errors, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms`);
 await load.close();
 await gw.stop();
 await stub.stop();
