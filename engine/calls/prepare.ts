@@ -5,6 +5,7 @@ import type { Caller } from '../money/accounts.ts';
 import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
+import { derivedFromText } from '../core/derived.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
@@ -78,6 +79,8 @@ export function prepareCall(
   return { call, protocol, protocolName };
 }
 
+const headerPattern = derivedFromText((source) => new RegExp(source));
+
 function checkRequired(door: DoorConfig, body: JsonObject, headers: RequestView['headers']): void {
   for (const field of door.requires) {
     if (field === 'model' && door.default_model) continue;
@@ -87,6 +90,6 @@ function checkRequired(door: DoorConfig, body: JsonObject, headers: RequestView[
   for (const h of door.requires_headers) {
     const raw = headers[h.name];
     const value = Array.isArray(raw) ? raw[0] : raw;
-    if (!value || !new RegExp(h.pattern).test(value)) throw errors.invalidRequest(h.say);
+    if (!value || !headerPattern(h.pattern).test(value)) throw errors.invalidRequest(h.say);
   }
 }

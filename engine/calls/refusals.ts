@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../catalog/config.ts';
 import type { Condition, Refusal } from '../core/call.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
+import { derivedFromText } from '../core/derived.ts';
 import type { Caller } from '../money/accounts.ts';
 
 export interface RequestView {
@@ -43,7 +44,7 @@ export function matchCondition(cond: Condition, req: RequestView): Hit | undefin
   if ('header' in cond) {
     const raw = req.headers[cond.header.toLowerCase()];
     const value = Array.isArray(raw) ? raw.join(',') : raw;
-    return value !== undefined && new RegExp(cond.matches, 'i').test(value) ? { value, at: cond.header } : undefined;
+    return value !== undefined && caselessPattern(cond.matches).test(value) ? { value, at: cond.header } : undefined;
   }
   if ('tool_type' in cond) return matchToolType(cond.tool_type, req.body);
   const value = valueAt(req.body, cond.param);
@@ -100,10 +101,13 @@ function matchToolType(rule: ToolTypeCondition, body: JsonObject): Hit | undefin
 const matchesPattern = (pattern: string, value: string) =>
   pattern.endsWith('*') ? value.startsWith(pattern.slice(0, -1)) : value === pattern;
 
+const pathSteps = derivedFromText((path) => path.split('.'));
+const caselessPattern = derivedFromText((source) => new RegExp(source, 'i'));
+
 /** A dotted path into the body; a numeric step indexes a list (`mcp_servers.0`: a non-empty list). */
 function valueAt(body: JsonObject, path: string): JsonValue | undefined {
   let node: JsonValue | undefined = body;
-  for (const key of path.split('.')) {
+  for (const key of pathSteps(path)) {
     if (Array.isArray(node) && /^\d+$/.test(key)) node = node[Number(key)];
     else if (!node || typeof node !== 'object' || Array.isArray(node)) return undefined;
     else node = node[key];

@@ -7,6 +7,7 @@ import { tokenCost, textReservation } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { textBounds, type TextBounds } from '../catalog/text-bounds.ts';
 import type { JsonObject } from '../core/types.ts';
+import { derivedFrom } from '../core/derived.ts';
 
 export interface ReservationQuote {
   amount: bigint;
@@ -37,6 +38,9 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
   }
 }
 
+/** The output limit fields of every wire format. */
+const outputLimitNames = derivedFrom((limits: BillingConfig['reservation']['limits']) => [...new Set(Object.values(limits).flatMap((l) => l.output ?? []))]);
+
 /**
  * How to lower a text call's hold, naming the limit as the client sent it: a translation for another vendor
  * may have renamed it (max_completion_tokens reaches vendor A as max_tokens) or filled it in (none was sent).
@@ -44,9 +48,8 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
  */
 function adviceFor(b: TextBounds, client: JsonObject, limits: BillingConfig['reservation']['limits'], upstream: string): string | undefined {
   const choices = b.choices.field ? `${b.choices.field} (${b.choices.count})` : undefined;
-  const anyName = new Set(Object.values(limits).flatMap((l) => l.output ?? []));
   const limit = b.outputLimit;
-  const sent = limit && [limit.field, ...anyName].find((name) => client[name] === limit.value);
+  const sent = limit && [limit.field, ...outputLimitNames(limits)].find((name) => client[name] === limit.value);
   if (limit && sent) return `lower ${sent} (${limit.value})${choices ? ` or ${choices}` : ''} to lower the reservation`;
   if (b.outputPerChoice === 0) return undefined;
   const names = (limits[upstream]?.output ?? []).join(' or ') || 'an output limit';

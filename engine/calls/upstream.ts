@@ -4,6 +4,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
 import type { CallSignal } from './call-signal.ts';
+import { derivedFromText } from '../core/derived.ts';
 
 export interface UpstreamRequest {
   path: string;
@@ -59,12 +60,12 @@ export class UpstreamClient {
     signal: CallSignal | undefined,
     req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
   ): Promise<UpstreamAnswer> {
-    const base = new URL(route.baseUrl);
+    const base = originAndPath(route.baseUrl);
     const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
     try {
       const res = await this.pool(base.origin).request({
         method: req.method,
-        path: base.pathname.replace(/\/$/, '') + req.path,
+        path: base.path + req.path,
         headers,
         body: req.body,
         signal,
@@ -92,6 +93,12 @@ export class UpstreamClient {
     this.pools.clear();
   }
 }
+
+/** A route's base URL as undici wants it: the origin to pool by, and the path to put before each request's. */
+const originAndPath = derivedFromText((baseUrl) => {
+  const url = new URL(baseUrl);
+  return { origin: url.origin, path: url.pathname.replace(/\/$/, '') };
+});
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};

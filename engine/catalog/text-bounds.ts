@@ -7,6 +7,7 @@ import { errors } from '../core/errors.ts';
 import { isAdvisorTool, serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
+import { derivedFrom } from '../core/derived.ts';
 
 export interface TextBounds {
   inputTokens: number;
@@ -102,18 +103,21 @@ const shown = (v: JsonValue): string =>
  * it: such a value is the client's mistake whichever door it meets, and the vendor would refuse it anyway.
  */
 function checkLimitFields(body: JsonObject, limits: BillingConfig['reservation']['limits']): void {
-  const all = Object.values(limits);
-  const topLevel = all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : []), ...(l.tool_calls ? [l.tool_calls] : [])]);
-  for (const field of new Set(topLevel)) {
-    positiveCount(body[field], field);
-  }
-  const toolFields = new Set(all.flatMap((l) => (l.tool_uses ? [l.tool_uses] : [])));
+  const { topLevel, toolFields } = limitFieldsOf(limits);
+  for (const field of topLevel) positiveCount(body[field], field);
   if (!Array.isArray(body.tools)) return;
   body.tools.forEach((tool, i) => {
     if (!isObject(tool)) return;
     for (const field of toolFields) positiveCount(tool[field], `tools[${i}].${field}`);
   });
 }
+
+/** Every limit field of every wire format: top-level ones, and those a tool entry carries. */
+const limitFieldsOf = derivedFrom((limits: BillingConfig['reservation']['limits']) => {
+  const all = Object.values(limits);
+  const topLevel = all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : []), ...(l.tool_calls ? [l.tool_calls] : [])]);
+  return { topLevel: [...new Set(topLevel)], toolFields: [...new Set(all.flatMap((l) => (l.tool_uses ? [l.tool_uses] : [])))] };
+});
 
 /** The largest of the output limits sent: the vendor may honour any of them, so the smaller ones bound nothing. */
 function largestLimit(body: JsonObject, fields: string[]): TextBounds['outputLimit'] {
