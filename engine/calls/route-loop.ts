@@ -93,14 +93,15 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
 
 const sleep = (ms: number, signal: CallSignal | undefined) =>
   new Promise<void>((resolve, reject) => {
-    const forget = signal
-      ? onAbort(signal, () => {
-          clearTimeout(timer);
-          reject(signal.reason);
-        })
-      : undefined;
+    let forget: (() => void) | undefined;
     const timer = setTimeout(() => {
       forget?.();
       resolve();
     }, ms);
+    if (signal) {
+      forget = onAbort(signal, () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
+    }
   });

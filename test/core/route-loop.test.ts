@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRetryAfter, tryRoutes, type RouteLoop } from '../../engine/calls/route-loop.ts';
 import { RouteFailure, type UpstreamAnswer } from '../../engine/calls/upstream.ts';
 import type { Route } from '../../engine/calls/vendor-routes.ts';
-import type { CallSignal } from '../../engine/calls/call-signal.ts';
+import { CallAbort, type CallSignal } from '../../engine/calls/call-signal.ts';
 import { startDeadline } from '../../engine/calls/deadline.ts';
 
 const routes: Route[] = [0, 1, 2].map((index) => ({ vendor: 'b', index, baseUrl: `http://b${index}.test`, key: 'k', simulated: true }));
@@ -104,6 +104,28 @@ describe('tryRoutes', () => {
     await expect(
       tryRoutes(routes, { send: hang, read: async () => ({ done: true, value: 'never' }), log: quiet, signal: whole, attemptTimeoutMs: 1000 }),
     ).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('the wait a vendor asked for ends when the loop is stopped, during it or before it began', async () => {
+    const slowDown = async () => answer(429, '', { 'retry-after': '5' });
+    const during = startDeadline(50);
+    const started = Date.now();
+    await expect(
+      tryRoutes(routes, scripted([slowDown, slowDown, slowDown], { retryAfterMaxMs: 10_000, signal: during.signal }).loop),
+    ).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    during.end();
+
+    const stop = new CallAbort();
+    const stopOnLast = async () => {
+      stop.abort(new Error('client left'));
+      return answer(429, '', { 'retry-after': '5' });
+    };
+    const before = Date.now();
+    await expect(
+      tryRoutes(routes, scripted([slowDown, slowDown, stopOnLast], { retryAfterMaxMs: 10_000, signal: stop }).loop),
+    ).rejects.toThrow('client left');
+    expect(Date.now() - before).toBeLessThan(2_000);
   });
 
   it('no routes: nothing is sent and there is no problem to name', async () => {
