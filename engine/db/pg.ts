@@ -9,7 +9,6 @@
 //   down are lost (NOTIFY is not durable), so listeners should treat them as cache hints only.
 // - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.ts';
 
@@ -23,34 +22,10 @@ export interface PgDbOptions {
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-// A statement with parameters runs as a named prepared statement: each connection parses it once, and
-// PostgreSQL keeps its plan once a generic plan serves as well as a fresh one. The ledger's batch statements
-// are large (a dozen CTEs): planning them was most of what a batch cost the server (its CPU at 1,500 calls/s
-// with leases went from 16-17% to 13.5% of a core). The name is the text's hash, so one text is one
-// statement on every connection. SQL is built from fixed pieces here, but a text made per value would
-// prepare a statement per value on every connection: past NAMED_TEXTS_MAX texts, new ones run unnamed.
-const NAMED_TEXTS_MAX = 500;
-const statementNames = new Map<string, string>();
-
-function statementName(sql: string): string | undefined {
-  let name = statementNames.get(sql);
-  if (name === undefined && statementNames.size < NAMED_TEXTS_MAX) {
-    name = `gw_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
-    statementNames.set(sql, name);
-  }
-  return name;
-}
-
-type PgQueryable = { query: (config: string | pg.QueryConfig, params?: unknown[]) => Promise<pg.QueryResult> };
-
-function wrap(client: PgQueryable): Queryable {
+function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.QueryResult> }): Queryable {
   return {
     async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      const name = params && params.length > 0 ? statementName(sql) : undefined;
-      const r =
-        params && params.length > 0
-          ? await client.query(name ? { name, text: sql, values: params } : sql, name ? undefined : params)
-          : await client.query(sql);
+      const r = params && params.length > 0 ? await client.query(sql, params) : await client.query(sql);
       // A multi-statement simple query answers an array of results: keep the last one.
       const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult;
       return { rows: (last?.rows ?? []) as T[], rowCount: last?.rowCount ?? 0 };
