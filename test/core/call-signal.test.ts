@@ -12,6 +12,8 @@ describe('CallAbort', () => {
     a.abort('second');
     expect(heard).toEqual(['first']);
     expect(a.aborted).toBe(true);
+    expect(a.reason).toBe('first');
+    expect(a.listenerCount('abort')).toBe(0);
     onAbort(a, () => heard.push('late'));
     expect(heard).toEqual(['first', 'late']);
   });
