@@ -94,7 +94,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
       if (!reply.raw.writableEnded) reply.raw.end();
       return;
     }
-    if (deadline.passed) throw errors.upstream(`The vendor did not answer within ${Math.round(input.timeoutMs / 1000)} seconds.`);
+    if (deadline.passed) throw errors.upstream(`The vendor did not answer within ${Number((input.timeoutMs / 1000).toFixed(1))} seconds.`);
     throw e instanceof GatewayError ? e : errors.upstream((e as Error).message);
   } finally {
     deadline.end();
