@@ -11,8 +11,7 @@ import { relayStream } from './stream-relay.ts';
 import { startDeadline } from './deadline.ts';
 import { CallAbort, type CallSignal } from './call-signal.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
-import { estimateAnswerUsage } from '../../transforms/util/estimate.ts';
-import { isObject } from '../../transforms/util/json.ts';
+import { estimateAnswerUsage, estimateUnreadable } from '../../transforms/util/estimate.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import type { Settlement } from './settlement.ts';
@@ -179,12 +178,11 @@ async function relayAnswer(
   return DONE;
 }
 
-/** The vendor's usage figure; an answer that came without one is estimated, never free. */
+/** The vendor's usage figure; what it left out or reported unreadably is estimated, never free. */
 function answerUsage(answer: JsonObject, prepared: PreparedCall, registry: TransformRegistry): Usage {
   const reader = prepared.protocol.usage;
   if (!reader) return emptyUsage();
-  if (!isObject(answer.usage)) return estimateAnswerUsage(prepared.call.body, answer);
-  return registry.usageReaders[reader](answer);
+  return estimateUnreadable(registry.usageReaders[reader](answer), () => estimateAnswerUsage(prepared.call.body, answer));
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { usageReaders } from '../../transforms/index.ts';
+import { emptyUsage } from '../../engine/core/types.ts';
+import { estimateAnswerUsage, estimateUnreadable, IMAGE_TOKENS_ESTIMATE } from '../../transforms/util/estimate.ts';
 
 describe('usage normalisation (input_tokens is uncached input)', () => {
   it('vendor A: input already excludes cache tokens', () => {
@@ -45,8 +47,49 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
     ).toEqual({ input_tokens: 300, cache_read_tokens: 600, cache_write_tokens: 0, output_tokens: 80, web_search_calls: 2, file_search_calls: 1 });
   });
 
-  it('never reports negative or NaN buckets for odd figures', () => {
+  it('caps a cached count at the prompt, and marks a count it cannot read as unreadable (NaN), never negative', () => {
     const u = usageReaders['chat-usage']({ usage: { prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 50 }, completion_tokens: 'x' } });
-    expect(u).toMatchObject({ input_tokens: 0, cache_read_tokens: 10, output_tokens: 0 });
+    expect(u).toMatchObject({ input_tokens: 0, cache_read_tokens: 10, output_tokens: NaN });
+    for (const bad of [-1, '10', Infinity, {}]) {
+      expect(usageReaders['messages-usage']({ usage: { input_tokens: bad, output_tokens: 5 } }).input_tokens, String(bad)).toBeNaN();
+      expect(usageReaders['responses-usage']({ usage: { input_tokens: 5, output_tokens: bad } }).output_tokens, String(bad)).toBeNaN();
+    }
+  });
+
+  it('reads a figure that is missing as unreadable, and an image answer still counts its images', () => {
+    expect(usageReaders['chat-usage']({ choices: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
+    expect(usageReaders['messages-usage']({ content: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
+    expect(usageReaders['image-usage']({ data: [{ b64_json: 'AAAA' }, { b64_json: 'AAAA' }] })).toMatchObject({ images: 2, input_tokens: NaN });
+    // The embeddings door's figure has no completion count: zero output, not unreadable.
+    expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({ input_tokens: 8, output_tokens: 0 });
+  });
+});
+
+describe('estimateUnreadable', () => {
+  const guess = { input_tokens: 700, output_tokens: 300 };
+
+  it('returns a readable figure as it is, without estimating', () => {
+    const u = { ...emptyUsage(), input_tokens: 5, output_tokens: 6 };
+    expect(estimateUnreadable(u, () => expect.unreachable('estimated a readable figure'))).toBe(u);
+  });
+
+  it('estimates the whole input when any input-side count is unreadable, and keeps a readable output', () => {
+    const u = { ...emptyUsage(), input_tokens: 5, cache_read_tokens: NaN, output_tokens: 6 };
+    expect(estimateUnreadable(u, () => guess)).toMatchObject({ input_tokens: 700, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 6 });
+  });
+
+  it('estimates an unreadable output, and leaves out any other unreadable count', () => {
+    const u = { ...emptyUsage(), input_tokens: 5, output_tokens: NaN, web_search_calls: NaN, reasoning_tokens: NaN };
+    expect(estimateUnreadable(u, () => guess)).toMatchObject({ input_tokens: 5, output_tokens: 300, web_search_calls: 0, reasoning_tokens: 0 });
+  });
+
+  it("estimates an advisor's unreadable counts as the whole call's", () => {
+    const u = { ...emptyUsage(), advisor: [{ model: 'm', input_tokens: NaN, output_tokens: 4 }] };
+    expect(estimateUnreadable(u, () => guess).advisor).toEqual([{ model: 'm', input_tokens: 700, output_tokens: 4 }]);
+  });
+
+  it('counts an image an answer returns as an image, not as its base64 text', () => {
+    const answer = { data: [{ b64_json: 'A'.repeat(400_000) }] };
+    expect(estimateAnswerUsage({ prompt: 'x' }, answer).output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
   });
 });

@@ -1,10 +1,11 @@
 // Reads vendor A usage off a native event stream: message_start carries the input side, each message_delta
 // carries cumulative figures that replace earlier ones. When the vendor broke the stream before reporting its
 // final figures, the output is estimated from what was streamed (chars/4), and the input from the whole
-// request body when even message_start never arrived, so a broken stream is never settled at zero.
+// request body when even message_start never arrived, so a broken stream is never settled at zero. A count the
+// vendor sent that cannot be read is estimated the same way.
 import type { Call } from '../../engine/core/call.ts';
 import type { JsonObject, Usage } from '../../engine/core/types.ts';
-import { estimateInputTokens, estimateTokens } from '../util/estimate.ts';
+import { estimateInputTokens, estimateTokens, estimateUnreadable } from '../util/estimate.ts';
 import { isObject } from '../util/json.ts';
 import { normaliseMessagesUsage } from '../usage/messages-usage.ts';
 
@@ -37,8 +38,8 @@ export class NativeUsageTracker {
 
   usage(): Usage {
     const usage = normaliseMessagesUsage(this.merged);
-    if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, estimateTokens(this.chars));
-    if (!this.merged) usage.input_tokens = estimateInputTokens(this.call.body);
-    return usage;
+    const streamed = estimateTokens(this.chars);
+    if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, streamed);
+    return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(this.call.body), output_tokens: streamed }));
   }
 }

@@ -1,11 +1,11 @@
 // Chat door, vendors B–E: every chunk's data is relayed verbatim the moment it arrives. The one exception:
 // when the gateway asked for stream usage the client did not ask for (call.notes.streamUsageInjected, set by
 // ask-stream-usage), the usage-only chunk (empty choices with usage) is hidden. Usage is read from whichever
-// chunk carries it; when none did (the vendor broke the stream), the output is estimated from the streamed
-// text (chars/4) and the input from the whole request body (tools and system included).
+// chunk carries it; when none did (the vendor broke the stream), or a count in it cannot be read, the output is
+// estimated from the streamed text (chars/4) and the input from the whole request body (tools and system included).
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
-import { estimateInputTokens, estimateTokens } from '../util/estimate.ts';
+import { estimateInputTokens, estimateTokens, estimateUnreadable } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
 import { normaliseChatUsage } from '../usage/chat-usage.ts';
@@ -34,11 +34,7 @@ export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) =>
     },
     end: () => [],
     usage() {
-      if (lastUsage !== undefined) return normaliseChatUsage(lastUsage);
-      const usage = normaliseChatUsage(undefined);
-      usage.output_tokens = estimateTokens(chars);
-      usage.input_tokens = estimateInputTokens(call.body);
-      return usage;
+      return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({ input_tokens: estimateInputTokens(call.body), output_tokens: estimateTokens(chars) }));
     },
   };
 };

@@ -2,10 +2,11 @@
 // final response object (response.completed, or response.incomplete / response.failed), with web_search_call
 // and file_search_call items counted from its output; while the stream runs, finished output items
 // (response.output_item.done) are counted too, so a stream the vendor broke still bills the searches it made.
-// Only counts are kept while the stream runs, never the items or text themselves.
+// Only counts are kept while the stream runs, never the items or text themselves. A usage figure missing or
+// unreadable is estimated from the streamed text and the request body.
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { estimateInputTokens, estimateTokens } from '../util/estimate.ts';
+import { estimateInputTokens, estimateTokens, estimateUnreadable } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
 import { countToolCalls, normaliseResponsesUsage } from '../usage/responses-usage.ts';
@@ -33,20 +34,13 @@ export const relayResponses: StreamTranslatorFactory = (call: Call) => {
     },
     end: () => [],
     usage() {
-      if (final && isObject(final.usage)) {
-        const usage = normaliseResponsesUsage(final);
-        if (!Array.isArray(final.output) || final.output.length === 0) {
-          usage.web_search_calls = doneCalls.web;
-          usage.file_search_calls = doneCalls.file;
-        }
-        return usage;
+      const reported = final && isObject(final.usage) ? final : {};
+      const usage = normaliseResponsesUsage(reported);
+      if (!Array.isArray(reported.output) || reported.output.length === 0) {
+        usage.web_search_calls = doneCalls.web;
+        usage.file_search_calls = doneCalls.file;
       }
-      const usage = normaliseResponsesUsage({});
-      usage.web_search_calls = doneCalls.web;
-      usage.file_search_calls = doneCalls.file;
-      usage.output_tokens = estimateTokens(chars);
-      usage.input_tokens = estimateInputTokens(call.body);
-      return usage;
+      return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(call.body), output_tokens: estimateTokens(chars) }));
     },
   };
 };

@@ -1,9 +1,12 @@
 // Chat-completions usage (vendors B–E on the chat door; the embeddings door too) → the four buckets.
 // prompt_tokens INCLUDES prompt_tokens_details.cached_tokens (and cache_write_tokens where reported), so
 // uncached input = prompt_tokens − cached − written, never below 0 (so cached tokens are never billed twice).
+// prompt_tokens is in every figure; completion_tokens is not on the embeddings door. A count that cannot be read
+// stays NaN (through the split too) for the caller to estimate.
 import type { UsageReader } from '../../engine/core/call.ts';
 import { emptyUsage, type JsonValue, type Usage } from '../../engine/core/types.ts';
-import { isObject, num } from '../util/json.ts';
+import { unreportedUsage } from '../util/estimate.ts';
+import { count, isObject, requiredCount } from '../util/json.ts';
 
 /** Splits a prompt count that includes cached and written tokens into the uncached and cache buckets. */
 export function splitPrompt(usage: Usage, prompt: number, cached: number, written: number): Usage {
@@ -14,13 +17,13 @@ export function splitPrompt(usage: Usage, prompt: number, cached: number, writte
 }
 
 export function normaliseChatUsage(u: JsonValue | undefined): Usage {
+  if (!isObject(u)) return unreportedUsage();
   const usage = emptyUsage();
-  if (!isObject(u)) return usage;
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  splitPrompt(usage, num(u.prompt_tokens), num(details.cached_tokens), num(details.cache_write_tokens));
-  usage.output_tokens = num(u.completion_tokens);
+  splitPrompt(usage, requiredCount(u.prompt_tokens), count(details.cached_tokens), count(details.cache_write_tokens));
+  usage.output_tokens = count(u.completion_tokens);
   if (isObject(u.completion_tokens_details) && typeof u.completion_tokens_details.reasoning_tokens === 'number') {
-    usage.reasoning_tokens = num(u.completion_tokens_details.reasoning_tokens);
+    usage.reasoning_tokens = count(u.completion_tokens_details.reasoning_tokens);
   }
   return usage;
 }

@@ -10,36 +10,37 @@
 //   conservative choice); message entries are already summed in the top level and ignored.
 import type { UsageReader } from '../../engine/core/call.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
-import { isObject, num } from '../util/json.ts';
+import { unreportedUsage } from '../util/estimate.ts';
+import { count, isObject, requiredCount } from '../util/json.ts';
 
 function cacheWrite(u: JsonObject): number {
-  if (typeof u.cache_creation_input_tokens === 'number') return num(u.cache_creation_input_tokens);
-  if (isObject(u.cache_creation)) return Object.values(u.cache_creation).reduce<number>((s, v) => s + num(v), 0);
+  if (u.cache_creation_input_tokens !== undefined && u.cache_creation_input_tokens !== null) return count(u.cache_creation_input_tokens);
+  if (isObject(u.cache_creation)) return Object.values(u.cache_creation).reduce<number>((s, v) => s + count(v), 0);
   return 0;
 }
 
 /** Normalise one vendor A usage object (from a message, message_start or a merged message_delta). */
 export function normaliseMessagesUsage(u: JsonValue | undefined): Usage {
+  if (!isObject(u)) return unreportedUsage();
   const usage = emptyUsage();
-  if (!isObject(u)) return usage;
-  usage.input_tokens = num(u.input_tokens);
-  usage.output_tokens = num(u.output_tokens);
-  usage.cache_read_tokens = num(u.cache_read_input_tokens);
+  usage.input_tokens = requiredCount(u.input_tokens);
+  usage.output_tokens = requiredCount(u.output_tokens);
+  usage.cache_read_tokens = count(u.cache_read_input_tokens);
   usage.cache_write_tokens = cacheWrite(u);
-  if (isObject(u.server_tool_use)) usage.web_search_calls = num(u.server_tool_use.web_search_requests);
+  if (isObject(u.server_tool_use)) usage.web_search_calls = count(u.server_tool_use.web_search_requests);
   if (Array.isArray(u.iterations)) {
     for (const it of u.iterations) {
       if (!isObject(it)) continue;
       if (it.type === 'compaction') {
-        usage.input_tokens += num(it.input_tokens);
-        usage.output_tokens += num(it.output_tokens);
-        usage.cache_read_tokens += num(it.cache_read_input_tokens);
+        usage.input_tokens += count(it.input_tokens);
+        usage.output_tokens += count(it.output_tokens);
+        usage.cache_read_tokens += count(it.cache_read_input_tokens);
         usage.cache_write_tokens += cacheWrite(it);
       } else if (it.type === 'advisor_message' && typeof it.model === 'string') {
         (usage.advisor ??= []).push({
           model: it.model,
-          input_tokens: num(it.input_tokens) + num(it.cache_read_input_tokens) + cacheWrite(it),
-          output_tokens: num(it.output_tokens),
+          input_tokens: count(it.input_tokens) + count(it.cache_read_input_tokens) + cacheWrite(it),
+          output_tokens: count(it.output_tokens),
         });
       }
     }

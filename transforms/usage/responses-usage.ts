@@ -5,7 +5,8 @@
 //   reads of an earlier search, not new searches); file_search_call: one per item.
 import type { UsageReader } from '../../engine/core/call.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
-import { isObject, num } from '../util/json.ts';
+import { unreportedUsage } from '../util/estimate.ts';
+import { count, isObject, requiredCount } from '../util/json.ts';
 import { splitPrompt } from './chat-usage.ts';
 
 export function countToolCalls(items: JsonValue[] | undefined): { web: number; file: number } {
@@ -22,14 +23,14 @@ export function countToolCalls(items: JsonValue[] | undefined): { web: number; f
 }
 
 export function normaliseResponsesUsage(response: JsonObject): Usage {
-  const usage = emptyUsage();
   const u = response.usage;
+  const usage = isObject(u) ? emptyUsage() : unreportedUsage();
   if (isObject(u)) {
     const details = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
-    splitPrompt(usage, num(u.input_tokens), num(details.cached_tokens), num(details.cache_write_tokens));
-    usage.output_tokens = num(u.output_tokens);
+    splitPrompt(usage, requiredCount(u.input_tokens), count(details.cached_tokens), count(details.cache_write_tokens));
+    usage.output_tokens = requiredCount(u.output_tokens);
     if (isObject(u.output_tokens_details) && typeof u.output_tokens_details.reasoning_tokens === 'number') {
-      usage.reasoning_tokens = num(u.output_tokens_details.reasoning_tokens);
+      usage.reasoning_tokens = count(u.output_tokens_details.reasoning_tokens);
     }
   }
   const calls = countToolCalls(Array.isArray(response.output) ? response.output : undefined);

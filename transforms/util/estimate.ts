@@ -54,31 +54,73 @@ function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | nu
 }
 
 /**
- * The usage of a complete answer the vendor sent without a usage figure: the whole request body as input,
- * and every string of the answer but its labels (ids, model, role, stop reason) as output. It leans a little
- * high (JSON keys count as input); the vendor bills the work either way, and an answer must never be free for
- * lacking a figure.
+ * The token counts of a complete answer whose usage figure cannot be read: the whole request body as input,
+ * and every string of the answer but its labels (ids, model, role, stop reason) as output, an image it returns
+ * (`b64_json`) counting IMAGE_TOKENS_ESTIMATE rather than its base64's length. It leans a little high (JSON keys
+ * count as input); the vendor bills the work either way, and an answer must never be free for lacking a figure.
  */
-export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject): Usage {
-  const usage = emptyUsage();
-  usage.input_tokens = estimateInputTokens(requestBody);
-  usage.output_tokens = estimateTokens(answerChars(answer));
-  return usage;
+export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject): TokenEstimate {
+  return { input_tokens: estimateInputTokens(requestBody), output_tokens: answerOutputTokens(answer) };
 }
 
 /** Labels every answer carries whatever the model wrote: not output the vendor bills. */
 const ANSWER_LABELS = new Set(['id', 'object', 'model', 'role', 'type', 'finish_reason', 'stop_reason', 'status', 'system_fingerprint', 'service_tier']);
 
-function answerChars(answer: JsonValue): number {
+function answerOutputTokens(answer: JsonValue): number {
   let chars = 0;
+  let images = 0;
   const pending: JsonValue[] = [answer];
   while (pending.length > 0) {
     const v = pending.pop()!;
     if (typeof v === 'string') chars += v.length;
     else if (Array.isArray(v)) pending.push(...v);
     else if (v !== null && typeof v === 'object') {
-      for (const [key, child] of Object.entries(v)) if (!ANSWER_LABELS.has(key)) pending.push(child);
+      for (const [key, child] of Object.entries(v)) {
+        if (key === 'b64_json' && typeof child === 'string') images++;
+        else if (!ANSWER_LABELS.has(key)) pending.push(child);
+      }
     }
   }
-  return chars;
+  return estimateTokens(chars) + images * IMAGE_TOKENS_ESTIMATE;
+}
+
+/** The two counts an estimate supplies: the whole body as input, the answer's text as output. */
+export type TokenEstimate = Pick<Usage, 'input_tokens' | 'output_tokens'>;
+
+/** A figure with nothing reported: both token counts unreadable, for `estimateUnreadable` to fill. */
+export function unreportedUsage(): Usage {
+  const usage = emptyUsage();
+  usage.input_tokens = NaN;
+  usage.output_tokens = NaN;
+  return usage;
+}
+
+const unreadable = (n: unknown): boolean => typeof n === 'number' && Number.isNaN(n);
+
+/**
+ * A usage figure whose counts the reader could not read (NaN, see `count`), made chargeable. An unreadable
+ * input-side count (input, cache read or write) means the prompt's split is unknown: the whole input is
+ * estimated and billed at the input price, which is never below a cache read's. An unreadable output is
+ * estimated from the answer's text, and so are an advisor's. Any other unreadable count is left out.
+ * `estimate` is called only when something is unreadable.
+ */
+export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate): Usage {
+  const advisor = usage.advisor ?? [];
+  const anyUnreadable = Object.values(usage).some(unreadable) || advisor.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens));
+  if (!anyUnreadable) return usage;
+  const guess = estimate();
+  const out: Usage = { ...usage };
+  if ([usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens].some(unreadable)) {
+    Object.assign(out, { input_tokens: guess.input_tokens, cache_read_tokens: 0, cache_write_tokens: 0 });
+  }
+  if (unreadable(out.output_tokens)) out.output_tokens = guess.output_tokens;
+  for (const [key, value] of Object.entries(out)) if (unreadable(value)) Object.assign(out, { [key]: 0 });
+  if (usage.advisor) {
+    out.advisor = advisor.map((a) => ({
+      model: a.model,
+      input_tokens: unreadable(a.input_tokens) ? guess.input_tokens : a.input_tokens,
+      output_tokens: unreadable(a.output_tokens) ? guess.output_tokens : a.output_tokens,
+    }));
+  }
+  return out;
 }

@@ -15,6 +15,16 @@ export const given = (o: JsonObject, key: string): boolean => has(o, key) && o[k
 
 export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
+/**
+ * A count in a vendor's usage figure: a finite number not below zero. Absent is zero; anything else (a negative,
+ * a string, NaN) is NaN, which `estimateUnreadable` replaces with an estimate, so a figure that cannot be read
+ * is never charged as zero or as a credit.
+ */
+export const count = (v: unknown): number => (v === undefined || v === null ? 0 : typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : NaN);
+
+/** A count every usage figure of the format carries: absent is unreadable too. */
+export const requiredCount = (v: unknown): number => (v === undefined || v === null ? NaN : count(v));
+
 /** Parse JSON text, or undefined when it is not JSON. */
 export function tryParse(text: string): JsonValue | undefined {
   try {
