@@ -75,6 +75,15 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** The pids a process started (a GATEWAY_WORKERS primary's workers). */
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** The pids of every running PostgreSQL server process (postmaster and backends). */
 export function postgresPids(): number[] {
   const pids: number[] = [];

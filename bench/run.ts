@@ -8,6 +8,7 @@
 //   BENCH_QUICK=1        a short run of every row (smoke test)
 //   BENCH_PEER=0         skip the peer
 //   BENCH_FLOOR=0        skip the floor (bench/floor.ts: fastify in, undici out, no gateway work)
+//   BENCH_WORKERS        GATEWAY_WORKERS for the extra vendor B rows on PostgreSQL (default: one per core; 1 skips them)
 //   BENCH_SOAK_SECONDS   the soak (default 60)
 //   BENCH_SLOW_STREAMS   concurrent slow streams (default 1000, each 50 chunks 100 ms apart: 5 s)
 //   BENCH_DATABASE_URL / TEST_DATABASE_URL   the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
@@ -35,6 +36,7 @@ const config = {
   spreadWallets: 100,
   connections: [1, 32],
   peer: process.env.BENCH_PEER !== '0',
+  workers: Number(process.env.BENCH_WORKERS ?? cpus().length),
   floor: process.env.BENCH_FLOOR !== '0',
 };
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -85,6 +87,18 @@ async function gatewayRows(gw: GatewayTarget, stub: Running, withPostgres: boole
   await warmUp(target, gw.url, spread);
   await record({ target, what: 'chat-b', stream: false, wallet: 'spread', url: gw.url, requests: spread, connections: 32, seconds: config.seconds }, watched);
   await slowRow(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
+}
+
+/** Vendor B passthrough through GATEWAY_WORKERS processes: what one machine's cores serve together. */
+async function workerRows(gw: GatewayTarget, stub: Running): Promise<void> {
+  const target = gw.name as TargetName;
+  const pids: Record<string, number> = { primary: gw.pid, stub: stub.pid };
+  gw.servingPids().forEach((pid, i) => (pids[`worker ${i + 1}`] = pid));
+  const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
+  await warmUp(target, gw.url, requests);
+  for (const connections of config.connections) {
+    await record({ target, what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests, connections, seconds: config.seconds }, { pids, withPostgres: true });
+  }
 }
 
 async function soakRow(gw: GatewayTarget, stub: Running): Promise<void> {
@@ -153,6 +167,15 @@ async function main(): Promise<void> {
           await soakRow(gw, stub);
         },
       );
+      if (config.workers > 1) {
+        await withTarget(
+          () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, 0, config.workers),
+          async (gw) => {
+            console.log(`gateway on PostgreSQL, GATEWAY_WORKERS=${config.workers} (${gw.url})`);
+            await workerRows(gw, stub);
+          },
+        );
+      }
     }
     await withTarget(
       () => startGatewayOnPglite(stub.url, config.slow, config.spreadWallets),

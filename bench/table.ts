@@ -52,6 +52,12 @@ export function targetChecks(results: Pick<BenchResults, 'rows'>): TargetCheck[]
   const b32 = rps(row(GW, 'chat-b', false, 32));
   checks.push(check('B passthrough, 32 conn, PostgreSQL: req/s vs peer', ratio(b32, rps(row('peer', 'chat-b', false, 32))), 'at least', 8));
   checks.push(check('B passthrough, 32 conn, PostgreSQL: req/s vs direct', ratio(b32, rps(row('direct', 'chat-b', false, 32))), 'at least', 0.2));
+  // The same call through GATEWAY_WORKERS processes (one per core unless BENCH_WORKERS says), when the run has them.
+  const workers32 = rps(row('gateway-postgres-workers', 'chat-b', false, 32));
+  if (workers32 !== undefined) {
+    checks.push(check('B passthrough, 32 conn, PostgreSQL, GATEWAY_WORKERS: req/s vs peer', ratio(workers32, rps(row('peer', 'chat-b', false, 32))), 'at least', 8));
+    checks.push(check('B passthrough, 32 conn, PostgreSQL, GATEWAY_WORKERS: req/s vs direct', ratio(workers32, rps(row('direct', 'chat-b', false, 32))), 'at least', 0.2));
+  }
   for (const what of CALL_KINDS) {
     const gw = row(GW, what, false, 1);
     const direct = row('direct', what, false, 1);

@@ -11,7 +11,7 @@ import { openScratchSchema } from '../engine/db/scratch-schema.ts';
 import { createKeyService } from '../engine/keys/index.ts';
 import { createLedger } from '../engine/money/ledger.ts';
 import { slowPrefix, type Slow } from './calls.ts';
-import { freePort, startNode, type Child } from './processes.ts';
+import { childPids, freePort, startNode, type Child } from './processes.ts';
 
 export interface Running {
   name: string;
@@ -25,6 +25,8 @@ export interface Running {
 export interface GatewayTarget extends Running {
   hotKey: string;
   spreadKeys: string[];
+  /** The processes that serve calls: the gateway itself, or its workers under GATEWAY_WORKERS. */
+  servingPids(): number[];
 }
 
 /** Credits per wallet: far more than any run spends, so no row measures a 402. */
@@ -81,8 +83,11 @@ async function startGatewayProcess(name: string, env: Record<string, string>): P
   return { child, url: child.match[1]! };
 }
 
-/** Gateway on a fresh PostgreSQL schema; wallets and keys written by this process on the same schema. */
-export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string, slow: Slow, spreadWallets: number): Promise<GatewayTarget> {
+/**
+ * Gateway on a fresh PostgreSQL schema; wallets and keys written by this process on the same schema. With
+ * `workers` above 1 it runs as GATEWAY_WORKERS processes behind one port.
+ */
+export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string, slow: Slow, spreadWallets: number, workers = 1): Promise<GatewayTarget> {
   const scratch = await openScratchSchema(serverUrl);
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   try {
@@ -97,11 +102,13 @@ export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string,
     for (let i = 0; i < spreadWallets; i++) spreadKeys.push(await keyFor());
     await keys.close();
     const port = await freePort();
-    const { child, url } = await startGatewayProcess('gateway-postgres', { ...gatewayEnv(stubUrl, slow, port), DATABASE_URL: scratch.url, GATEWAY_DATA_DIR: dataDir });
+    const name = workers > 1 ? 'gateway-postgres-workers' : 'gateway-postgres';
+    const { child, url } = await startGatewayProcess(name, { ...gatewayEnv(stubUrl, slow, port), DATABASE_URL: scratch.url, GATEWAY_DATA_DIR: dataDir, GATEWAY_WORKERS: String(workers) });
     return {
-      name: 'gateway-postgres',
+      name,
       url,
       pid: child.pid,
+      servingPids: () => (workers > 1 ? childPids(child.pid) : [child.pid]),
       output: child.output,
       hotKey,
       spreadKeys,
@@ -154,6 +161,7 @@ export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWa
       name: 'gateway-pglite',
       url: started.url,
       pid: running.pid,
+      servingPids: () => [running.pid],
       output: running.output,
       hotKey,
       spreadKeys,

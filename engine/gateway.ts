@@ -50,6 +50,8 @@ export interface GatewayOptions {
   logger?: boolean | { level?: string; stream?: { write(line: string): void } };
   /** Run the sweeper of abandoned reservations (default true). */
   sweeper?: boolean;
+  /** Told when POST /admin/v1/reload has reloaded this process, so a worker's peers reload too (GATEWAY_WORKERS). */
+  onAdminReload?: () => void;
 }
 
 export interface RunningGateway {
@@ -168,7 +170,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await keys.closeFormerOwnerManagementKeys(walletId);
     },
   });
-  if (adminToken) registerReloadRoute(app, reload, adminToken);
+  if (adminToken) registerReloadRoute(app, reload, adminToken, opts.onAdminReload);
   const sessions = createSessionStore(db, clock);
   await registerSignInLinkRoute(app, { sessions, tokens: [adminToken ?? '', localAdminToken ?? ''], publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
@@ -280,11 +282,12 @@ async function creditsOf(ledger: Ledger, walletId: string) {
   };
 }
 
-function registerReloadRoute(app: FastifyInstance, reload: (log: FastifyBaseLogger) => ReloadResult, token: string) {
+function registerReloadRoute(app: FastifyInstance, reload: (log: FastifyBaseLogger) => ReloadResult, token: string, reloaded?: () => void) {
   app.post('/admin/v1/reload', async (req, reply) => {
     const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
     const result = reload(req.log);
+    if (result.ok) reloaded?.();
     return reply.code(result.ok ? 200 : 400).send({ ok: result.ok, version: result.version, problems: result.problems });
   });
 }

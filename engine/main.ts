@@ -1,18 +1,43 @@
 // `npm start`: serves the gateway on HOST:PORT until SIGTERM; SIGHUP reloads catalog and config. The pid goes
-// to GATEWAY_DATA_DIR/gateway.pid, for `npx gateway reload`.
+// to GATEWAY_DATA_DIR/gateway.pid, for `npx gateway reload`. With GATEWAY_WORKERS above 1 this process is the
+// primary of that many gateway processes (engine/process/workers.ts), and each worker runs `serve` below.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { pidFilePath } from './core/pid-file.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
+import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
-async function main(): Promise<void> {
+function main(): void {
+  const plan = workersFromEnv(process.env);
+  if ('problem' in plan) {
+    console.error(`The gateway did not start: ${plan.problem}`);
+    process.exit(1);
+  }
+  if (plan.workers === 1 || isWorker()) {
+    void serve(isWorker() ? workerLink : null);
+    return;
+  }
+  let pidFile = '';
+  superviseWorkers(plan.workers, {
+    exec: fileURLToPath(import.meta.url),
+    ready(url) {
+      pidFile = writePidFile();
+      console.log([`gateway listening on ${url}`, `database: PostgreSQL (DATABASE_URL)`, `${plan.workers} worker processes (GATEWAY_WORKERS)`].join('\n'));
+    },
+    stopped: () => removePidFile(pidFile),
+  });
+}
+
+/** One gateway process: alone, or a worker that the primary started (`link`), which owns the pid file and the banner. */
+async function serve(link: typeof workerLink | null): Promise<void> {
   let gw: RunningGateway;
   try {
-    gw = await createGateway();
+    gw = await createGateway({ onAdminReload: link ? () => link.tell({ type: 'reloaded' }) : undefined });
   } catch (e) {
     if (e instanceof ConfigFileError) {
       console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
@@ -24,6 +49,10 @@ async function main(): Promise<void> {
   const host = process.env.HOST ?? '127.0.0.1';
   const port = Number(process.env.PORT ?? 8080);
   await gw.app.listen({ host, port });
+  if (link) {
+    serveAsWorker(gw, link, `http://${host}:${port}`);
+    return;
+  }
   // Written before the banner, so anything that waits for the banner finds the pid file in place.
   const pidFile = writePidFile();
   const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
@@ -36,17 +65,35 @@ async function main(): Promise<void> {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
     gw.reload();
   });
-  // Calls in flight finish and settle (each bounded by its call limit), then the process exits; idle
-  // keep-alive connections are closed at once (engine/http/app.ts), so they never hold it. Past the
-  // longest call limit something is stuck, and the process exits anyway.
-  const longestCallMs = Math.max(...Object.values(gw.runtime.snapshot().config.limits.call_timeout_ms));
   // SIGHUP is skipped: it reloads (above), while close-with-grace would treat it as a stop.
-  closeWithGrace({ delay: longestCallMs + 5_000, logger: gw.app.log, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  stopGracefully(gw, ['SIGHUP'], () => {
+    removePidFile(pidFile);
+    if (gw.localAdminToken) removeRunningGatewayFile(dataDir);
+  });
+}
+
+/** A worker reloads when the primary forwards a reload, and stops when the primary says so. */
+function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string): void {
+  if (process.env.GATEWAY_WORKER_INDEX === '1') printCatalogWarnings(gw);
+  link.onReload(() => gw.reload());
+  process.on('SIGHUP', () => gw.reload());
+  const { close } = stopGracefully(gw, ['SIGHUP', 'SIGTERM', 'SIGINT'], () => undefined);
+  link.onStop(close);
+  link.tell({ type: 'listening', url });
+}
+
+/**
+ * Calls in flight finish and settle (each bounded by its call limit), then the process exits; idle keep-alive
+ * connections are closed at once (engine/http/app.ts), so they never hold it. Past the longest call limit
+ * something is stuck, and the process exits anyway.
+ */
+function stopGracefully(gw: RunningGateway, skip: ('SIGHUP' | 'SIGTERM' | 'SIGINT')[], after: () => void): { close(): void } {
+  const longestCallMs = Math.max(...Object.values(gw.runtime.snapshot().config.limits.call_timeout_ms));
+  return closeWithGrace({ delay: longestCallMs + 5_000, logger: gw.app.log, skip }, async ({ signal, err }) => {
     if (err) gw.app.log.error({ err }, 'stopping after an unexpected error');
     else gw.app.log.info({ signal }, 'stopping: no new calls, finishing those in flight');
     await gw.close();
-    removePidFile(pidFile);
-    if (gw.localAdminToken) removeRunningGatewayFile(dataDir);
+    after();
   });
 }
 
@@ -89,4 +136,4 @@ function printCatalogWarnings(gw: RunningGateway): void {
   console.warn([`the catalog has ${warnings.length} warning(s) (npx gateway catalog check lists them too):`, ...warnings.map(formatWarning)].join('\n'));
 }
 
-void main();
+main();

@@ -22,7 +22,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
 
   beforeAll(async () => {
     if (!withPostgres && REQUIRE_POSTGRES) throw new Error(postgresAvailability.ok ? '' : postgresAvailability.reason);
-    const child = spawn('npm', ['run', 'bench'], { env: { ...process.env, BENCH_QUICK: '1', BENCH_PEER: '0', BENCH_RESULTS_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', 'bench'], { env: { ...process.env, BENCH_QUICK: '1', BENCH_PEER: '0', BENCH_WORKERS: '2', BENCH_RESULTS_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const code = await new Promise<number | null>((resolve) => {
@@ -47,7 +47,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       `direct/slow-streams/stream/c${slowN}`,
       ...CALL_ROWS.map((r) => `floor/${r}`),
       ...gateways.flatMap((g) => [...CALL_ROWS.map((r) => `${g}/${r}`), `${g}/chat-b/plain/c32/spread`, `${g}/slow-streams/stream/c${slowN}`]),
-      ...(withPostgres ? ['gateway-postgres/soak/plain/c32'] : []),
+      ...(withPostgres ? ['gateway-postgres/soak/plain/c32', 'gateway-postgres-workers/chat-b/plain/c1', 'gateway-postgres-workers/chat-b/plain/c32'] : []),
     ];
     expect(results.rows.map((r) => r.id).sort()).toEqual(expected.sort());
     for (const row of results.rows) {
@@ -65,7 +65,13 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
   });
 
   it('measures CPU per process and the gateways memory', () => {
-    for (const row of results.rows.filter((r) => r.target.startsWith('gateway'))) {
+    for (const row of results.rows.filter((r) => r.target === 'gateway-postgres-workers')) {
+      // Both workers served; the primary, which serves nothing, is measured beside them.
+      expect(row.cpuPercent['worker 1'], row.id).toBeGreaterThan(0);
+      expect(row.cpuPercent['worker 2'], row.id).toBeGreaterThan(0);
+      expect(row.cpuPercent.primary, row.id).toBeDefined();
+    }
+    for (const row of results.rows.filter((r) => r.target.startsWith('gateway') && r.target !== 'gateway-postgres-workers')) {
       expect(row.cpuPercent[row.target], row.id).toBeGreaterThan(0);
       expect(row.cpuPercent.load, row.id).toBeGreaterThan(0);
       expect(row.rssMb!.peak, row.id).toBeGreaterThan(20);
@@ -76,7 +82,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
   });
 
   it('checks every target, and says so in the Markdown', () => {
-    expect(results.targets.length).toBe(19);
+    expect(results.targets.length).toBe(withPostgres ? 21 : 19);
     for (const t of results.targets) {
       const needsPeer = t.name.includes('vs peer');
       const needsPostgres = /PostgreSQL|gateway-postgres|added|A translated|slow streams|soak/.test(t.name);

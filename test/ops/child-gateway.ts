@@ -24,6 +24,8 @@ export interface ChildGatewayOptions {
   prepare?: (tree: ReturnType<typeof tempCatalogTree>) => void;
   /** The key its callers use. Without it the child must print a development key (embedded database only). */
   apiKey?: string;
+  /** False for a start that is expected to fail: returns without waiting for the banner. */
+  waitForBanner?: boolean;
 }
 
 export async function startChildGateway(env: Record<string, string> = {}, opts: ChildGatewayOptions = {}): Promise<ChildGateway> {
@@ -42,7 +44,7 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const waitFor = (pattern: RegExp, ms = 45_000) => waitForOutput(out, pattern, ms);
   const apiKey = opts.apiKey ?? (await waitFor(/API key:\s+(sk-svc-\S+)/))[1];
-  if (opts.apiKey) await waitFor(/gateway listening on/);
+  if (opts.apiKey && opts.waitForBanner !== false) await waitFor(/gateway listening on/);
   return {
     child,
     base: `http://127.0.0.1:${port}`,

@@ -1,0 +1,166 @@
+// GATEWAY_WORKERS: several gateway processes on one port (node:cluster), so one machine's cores all serve
+// calls. Each worker is a whole gateway with its own budget leases and writer on the shared PostgreSQL, which
+// already keeps the money exact across processes (engine/money/leases.ts); the embedded PGlite belongs to one
+// process, so it runs one. The primary serves no calls: it starts the workers (the first alone, so migrations
+// and a configuration error happen once), prints the banner, forwards SIGHUP and admin reloads to every worker,
+// drains them all on SIGTERM or SIGINT, and replaces a worker that dies. Workers take no stop signal themselves:
+// a service manager or a terminal signals the whole group, and a worker signalled twice (by it and by the
+// primary) would exit without draining. They stop when the primary says so, or when the primary is gone.
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { planRoutes } from '../calls/vendor-routes.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** What a worker tells the primary. */
+export type WorkerMessage = { type: 'listening'; url: string } | { type: 'reloaded' };
+/** What the primary tells a worker. */
+export type PrimaryMessage = { type: 'reload' } | { type: 'stop' };
+
+const MAX_WORKERS = 256;
+/** A worker dying this often within RESTART_WINDOW_MS means something is wrong that restarting will not mend. */
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 60_000;
+
+/** How many processes serve calls, or why the setting cannot be used. */
+export function workersFromEnv(env: Env): { workers: number } | { problem: string } {
+  const raw = env.GATEWAY_WORKERS?.trim();
+  if (raw === undefined || raw === '') return { workers: 1 };
+  const workers = raw === 'auto' ? availableParallelism() : Number(raw);
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
+    return { problem: `GATEWAY_WORKERS must be a whole number from 1 to ${MAX_WORKERS}, or auto (one per core); it is '${raw}'.` };
+  }
+  if (workers === 1) return { workers };
+  if (!env.DATABASE_URL) {
+    return { problem: `GATEWAY_WORKERS=${raw} needs DATABASE_URL: the embedded database (PGlite) belongs to one process. Set DATABASE_URL to a PostgreSQL server, or run one worker.` };
+  }
+  const simulated = planRoutes(env).simulated;
+  if (simulated.length > 0) {
+    const names = simulated.map((v) => v.toUpperCase()).join(', ');
+    return { problem: `GATEWAY_WORKERS=${raw} needs real vendors: vendors ${names} would be served by the bundled simulator, which keeps its state (video jobs) in one process. Set GATEWAY_VENDOR_<X>_URLS, or run one worker.` };
+  }
+  return { workers };
+}
+
+export const isWorker = (): boolean => cluster.isWorker;
+
+/** The worker's side: tell the primary it listens or reloaded, and hear reloads from it. */
+export const workerLink = {
+  tell(message: WorkerMessage): void {
+    process.send?.(message);
+  },
+  onReload(reload: () => void): void {
+    process.on('message', (m: PrimaryMessage) => {
+      if (m?.type === 'reload') reload();
+    });
+  },
+  /** Stops when the primary says so or disconnects; the group's stop signals are left to the primary. */
+  onStop(stop: () => void): void {
+    let stopped = false;
+    const once = () => {
+      if (!stopped) stop();
+      stopped = true;
+    };
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => undefined);
+    process.on('message', (m: PrimaryMessage) => {
+      if (m?.type === 'stop') once();
+    });
+    process.once('disconnect', once);
+  },
+};
+
+export interface PrimaryHooks {
+  /** `exec`: the file the workers run (this program's entry). */
+  exec: string;
+  /** Once every worker listens: the pid file and the banner. */
+  ready(url: string): void;
+  /** Once every worker has exited after a stop. */
+  stopped(): void;
+}
+
+/** Runs the primary until its workers have stopped; the process exits with the code it should. */
+export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
+  cluster.setupPrimary({ exec: hooks.exec });
+  const live = new Map<Worker, number>(); // worker → its index, 1-based
+  const listening = new Set<Worker>();
+  const restarts: number[] = [];
+  let stopping = false;
+  let started = false;
+  let exitCode = 0;
+
+  const fork = (index: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const worker = cluster.fork({ GATEWAY_WORKER_INDEX: String(index) });
+      live.set(worker, index);
+      worker.on('message', (m: WorkerMessage) => {
+        if (m?.type === 'listening') {
+          listening.add(worker);
+          resolve(m.url);
+        }
+        else if (m?.type === 'reloaded') broadcastReload(worker);
+      });
+      worker.once('exit', (code, signal) => {
+        live.delete(worker);
+        listening.delete(worker);
+        reject(new Error(`worker ${index} exited before it listened (${signal ?? `code ${code}`})`));
+        onExit(index, code, signal);
+      });
+    });
+
+  const broadcastReload = (except?: Worker) => {
+    for (const w of live.keys()) if (w !== except) w.send({ type: 'reload' } satisfies PrimaryMessage);
+  };
+
+  /** Every worker drains and exits; then the primary exits with `code`. */
+  const stopAll = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    exitCode = code;
+    // One still starting has taken no call: it is not waited for.
+    for (const w of live.keys()) {
+      if (listening.has(w) && w.isConnected()) w.send({ type: 'stop' } satisfies PrimaryMessage);
+      else w.process.kill('SIGKILL');
+    }
+    if (live.size === 0) finish();
+  };
+
+  const finish = () => {
+    if (started) hooks.stopped();
+    process.exit(exitCode);
+  };
+
+  function onExit(index: number, code: number | null, signal: string | null): void {
+    if (stopping) {
+      if (live.size === 0) finish();
+      return;
+    }
+    if (!started) return; // the start fails as a whole (below)
+    const now = Date.now();
+    restarts.push(now);
+    while (restarts.length > 0 && restarts[0]! < now - RESTART_WINDOW_MS) restarts.shift();
+    const how = signal ?? `code ${code}`;
+    if (restarts.length > MAX_RESTARTS) {
+      console.error(`worker ${index} exited (${how}), the ${restarts.length}th in a minute: stopping the gateway.`);
+      stopAll(1);
+      return;
+    }
+    console.error(`worker ${index} exited (${how}); starting another.`);
+    fork(index).catch(() => undefined);
+  }
+
+  process.on('SIGHUP', () => broadcastReload());
+  process.on('SIGTERM', () => stopAll(0));
+  process.on('SIGINT', () => stopAll(0));
+
+  void (async () => {
+    try {
+      // The first alone: it migrates the database, and a configuration problem is reported once.
+      const url = await fork(1);
+      await Promise.all(Array.from({ length: count - 1 }, (_, i) => fork(i + 2)));
+      started = true;
+      hooks.ready(url);
+    } catch {
+      stopAll(1);
+    }
+  })();
+}

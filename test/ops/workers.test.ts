@@ -1,0 +1,188 @@
+// GATEWAY_WORKERS: several gateway processes on one port and one PostgreSQL, as an operator runs them. Calls
+// reach every worker, a reload through the admin API or SIGHUP reaches every worker, a worker that dies is
+// replaced, SIGTERM drains them all, and the settings it cannot serve are refused at the start.
+import { request } from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../engine/core/clock.ts';
+import { VENDORS } from '../../engine/core/types.ts';
+import { createKeyService } from '../../engine/keys/service.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { workersFromEnv } from '../../engine/process/workers.ts';
+import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+
+const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
+const ADMIN = 'workers-admin-token';
+
+let pgSchema: TestPostgres;
+let sim: Simulator;
+let ledger: Ledger;
+let gw: ChildGateway | undefined;
+
+beforeAll(async () => {
+  if (!canRun) return;
+  pgSchema = await openTestPostgres();
+  sim = await startSimulator();
+  ledger = createLedger(pgSchema.db, { clock: systemClock });
+}, 60_000);
+
+afterAll(async () => {
+  gw?.remove();
+  await sim?.close();
+  await pgSchema?.cleanup();
+});
+
+const vendorEnv = (): Record<string, string> => {
+  const env: Record<string, string> = { GATEWAY_SIMULATE: '0' };
+  for (const v of VENDORS) {
+    env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
+    env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
+  }
+  return env;
+};
+
+/** One request on a connection of its own, so the workers' shared port hands each to a worker in turn. */
+function onNewConnection(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+    const req = request(new URL(path, base), { method: init.method ?? 'GET', headers: init.headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/** The pids of the processes that logged a finished request for `path` after `from` characters of output. */
+function pidsServing(out: string, path: string, from: number): Set<number> {
+  const pids = new Set<number>();
+  for (const line of out.slice(from).split('\n')) {
+    if (!line.includes(`"path":"${path}`) && !line.includes(`"url":"${path}`)) continue;
+    const pid = /"pid":(\d+)/.exec(line)?.[1];
+    if (pid) pids.add(Number(pid));
+  }
+  return pids;
+}
+
+async function until(done: () => boolean, ms = 10_000): Promise<void> {
+  for (const started = Date.now(); !done(); await new Promise((r) => setTimeout(r, 100))) {
+    if (Date.now() - started > ms) throw new Error('timed out');
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('GATEWAY_WORKERS', () => {
+  it('refuses what one process must own, with the reason, before starting anything', () => {
+    expect(workersFromEnv({})).toEqual({ workers: 1 });
+    expect(workersFromEnv({ GATEWAY_WORKERS: '1' })).toEqual({ workers: 1 });
+    const urls = { DATABASE_URL: 'postgres://x', GATEWAY_VENDOR_A_URLS: 'http://127.0.0.1:1' };
+    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: '3', GATEWAY_SIMULATE: '0' })).toEqual({ workers: 3 });
+    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: 'auto', GATEWAY_SIMULATE: '0' })).toMatchObject({ workers: expect.any(Number) });
+    for (const bad of ['0', '-2', '1.5', 'two', '999']) expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: bad }), bad).toMatchObject({ problem: expect.stringContaining(`'${bad}'`) });
+    expect(workersFromEnv({ GATEWAY_WORKERS: '2' })).toMatchObject({ problem: expect.stringContaining('DATABASE_URL') });
+    // Vendors B to E would be simulated: the simulator's video jobs live in one process.
+    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: '2', GATEWAY_SIMULATE: '1' })).toMatchObject({ problem: expect.stringContaining('simulator') });
+  });
+
+  it.runIf(canRun)('a start it cannot serve exits 1 with the reason', async () => {
+    const refused = await startChildGateway({ GATEWAY_WORKERS: '2' }, { apiKey: 'unused', waitForBanner: false });
+    try {
+      expect(await refused.exited).toBe(1);
+      expect(refused.out.text).toContain('GATEWAY_WORKERS=2 needs DATABASE_URL');
+    } finally {
+      refused.remove();
+    }
+  }, 30_000);
+
+  it.runIf(canRun)('serves calls from every worker, reloads them all, replaces one that dies, and drains them all on SIGTERM', async () => {
+    const wallet = await ledger.createWallet();
+    await ledger.topUp(wallet.id, { nano: 1_000_000_000n });
+    const keys = createKeyService(pgSchema.db, { clock: systemClock });
+    const { key } = await keys.createApiKey(wallet.id, { name: 'workers' });
+    await keys.close();
+    gw = await startChildGateway({ ...vendorEnv(), DATABASE_URL: pgSchema.url, GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_WORKERS: '2' }, { apiKey: key });
+    const primary = gw.child.pid!;
+    expect(gw.out.text.match(/gateway listening on/g)).toHaveLength(1);
+    expect(gw.out.text).toContain('2 worker processes (GATEWAY_WORKERS)');
+    expect(Number(readFileSync(join(gw.dataDir, 'gateway.pid'), 'utf8'))).toBe(primary);
+
+    const auth = { authorization: `Bearer ${key}` };
+    const priceOfD3 = async () => {
+      const res = await onNewConnection(gw!.base, '/v1/models', { headers: auth });
+      return (JSON.parse(res.text) as { data: { id: string; pricing: { input_per_mtok: number } }[] }).data.find((m) => m.id === 'd-3')!.pricing.input_per_mtok;
+    };
+    const pricesSeen = async (calls: number) => {
+      const from = gw!.out.text.length;
+      const prices = new Set<number>();
+      for (let i = 0; i < calls; i++) prices.add(await priceOfD3());
+      await new Promise((r) => setTimeout(r, 300)); // the last access-log lines
+      return { prices, pids: pidsServing(gw!.out.text, '/v1/models', from) };
+    };
+
+    // Every worker serves, none of them the primary.
+    const first = await pricesSeen(8);
+    expect(first.prices).toEqual(new Set([3]));
+    expect(first.pids.size).toBe(2);
+    expect(first.pids.has(primary)).toBe(false);
+
+    // A chat call is charged and journaled as on one process.
+    const chat = await onNewConnection(gw.base, '/v1/chat/completions', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'd-3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 }),
+    });
+    expect(chat.status, chat.text).toBe(200);
+    expect(BigInt(String(chat.headers['x-service-charged-nano']))).toBeGreaterThan(0n);
+
+    // A reload through the admin API reaches the worker that did not answer it.
+    gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'));
+    const reload = await onNewConnection(gw.base, '/admin/v1/reload', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(reload.status, reload.text).toBe(200);
+    await until(() => (gw!.out.text.match(/catalog and config reloaded/g) ?? []).length >= 2);
+    const afterAdmin = await pricesSeen(8);
+    expect(afterAdmin.prices).toEqual(new Set([4]));
+    expect(afterAdmin.pids.size).toBe(2);
+
+    // SIGHUP to the pid in the pid file (what `npx gateway reload` sends) reaches every worker.
+    gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 4,', 'pricing: { input: 5,'));
+    gw.child.kill('SIGHUP');
+    await until(() => (gw!.out.text.match(/catalog and config reloaded/g) ?? []).length >= 4);
+    expect((await pricesSeen(8)).prices).toEqual(new Set([5]));
+
+    // A worker that dies is replaced, and calls keep being served by two workers.
+    const victim = [...afterAdmin.pids][0]!;
+    process.kill(victim, 'SIGKILL');
+    await gw.waitFor(/worker \d exited \(SIGKILL\); starting another/, 10_000);
+    let replaced = new Set<number>();
+    for (let i = 0; i < 50 && replaced.size < 2; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      replaced = (await pricesSeen(4)).pids;
+    }
+    expect(replaced.size).toBe(2);
+    expect(replaced.has(victim)).toBe(false);
+
+    // SIGTERM to the primary drains every worker; the pid file goes with them.
+    const workers = [...replaced];
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+    expect(workers.filter(alive)).toEqual([]);
+    expect(existsSync(join(gw.dataDir, 'gateway.pid'))).toBe(false);
+    const bal = await ledger.balance(wallet.id);
+    expect(bal.reservedNano).toBe(0n);
+    await expectJournalAddsUp(ledger, wallet.id);
+  }, 120_000);
+});
