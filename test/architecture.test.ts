@@ -23,6 +23,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys'],
   'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money'],
   'engine/dashboard': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/usage', 'engine/admin', 'engine/videos'],
+  'engine/process': ['engine/core', 'engine/calls'],
   'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'engine/dashboard', 'transforms'],
   simulator: [],
   engine: ['*'], // engine/main.ts and engine/gateway.ts wire the rooms together
