@@ -74,7 +74,8 @@ describe('estimateUnreadable', () => {
   });
 
   it('estimates the whole input when any input-side count is unreadable, and keeps a readable output', () => {
-    const u = { ...emptyUsage(), input_tokens: 5, cache_read_tokens: NaN, output_tokens: 6 };
+    // The readable cache write goes too: the estimate is the whole input, cache included.
+    const u = { ...emptyUsage(), input_tokens: 5, cache_read_tokens: NaN, cache_write_tokens: 50, output_tokens: 6 };
     expect(estimateUnreadable(u, () => guess)).toMatchObject({ input_tokens: 700, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 6 });
   });
 
