@@ -19,7 +19,7 @@ import { messageEventsToChatChunks } from './stream/message-events-to-chat-chunk
 import { relayHidingInjectedUsage } from './stream/relay-hiding-injected-usage.ts';
 import { relayMessages } from './stream/relay-messages.ts';
 import { relayResponses } from './stream/relay-responses.ts';
-import { chatUsage } from './usage/chat-usage.ts';
+import { chatUsage, embeddingsUsage } from './usage/chat-usage.ts';
 import { imageUsage } from './usage/image-usage.ts';
 import { messagesUsage } from './usage/messages-usage.ts';
 import { responsesUsage } from './usage/responses-usage.ts';
@@ -55,6 +55,7 @@ export const streamTranslators: Record<string, StreamTranslatorFactory> = {
 export const usageReaders: Record<string, UsageReader> = {
   'messages-usage': messagesUsage,
   'chat-usage': chatUsage,
+  'embeddings-usage': embeddingsUsage,
   'responses-usage': responsesUsage,
   'image-usage': imageUsage,
 };

@@ -180,6 +180,9 @@ const UNREADABLE: Record<'chat' | 'native' | 'responses', [string, object][]> = 
     ['negative counts', { prompt_tokens: -1_000_000, completion_tokens: -5, total_tokens: -1_000_005 }],
     ['counts as strings', { prompt_tokens: '600', completion_tokens: '1000', total_tokens: '1600' }],
     ['no prompt count', { completion_tokens: 1000, total_tokens: 1000 }],
+    ['no completion count', { prompt_tokens: 600, total_tokens: 600 }],
+    ['a null completion count', { prompt_tokens: 600, completion_tokens: null, total_tokens: 600 }],
+    ['an empty figure', {}],
     ['a negative cached count', { prompt_tokens: 600, completion_tokens: 1000, prompt_tokens_details: { cached_tokens: -600 } }],
   ],
   native: [

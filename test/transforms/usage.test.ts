@@ -34,7 +34,7 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
     expect(
       usageReaders['chat-usage']({ usage: { prompt_tokens: 2000, completion_tokens: 30, total_tokens: 2030, prompt_tokens_details: { cached_tokens: 1536 } } }),
     ).toEqual({ input_tokens: 464, cache_read_tokens: 1536, cache_write_tokens: 0, output_tokens: 30, web_search_calls: 0, file_search_calls: 0 });
-    expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 12, total_tokens: 12 } })).toMatchObject({ input_tokens: 12, output_tokens: 0 });
+    expect(usageReaders['embeddings-usage']({ usage: { prompt_tokens: 12, total_tokens: 12 } })).toMatchObject({ input_tokens: 12, output_tokens: 0 });
   });
 
   it('responses format: input_tokens includes cached tokens; server tools counted from output', () => {
@@ -60,8 +60,9 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
     expect(usageReaders['chat-usage']({ choices: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
     expect(usageReaders['messages-usage']({ content: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
     expect(usageReaders['image-usage']({ data: [{ b64_json: 'AAAA' }, { b64_json: 'AAAA' }] })).toMatchObject({ images: 2, input_tokens: NaN });
-    // The embeddings door's figure has no completion count: zero output, not unreadable.
-    expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({ input_tokens: 8, output_tokens: 0 });
+    // A chat figure without a completion count is unreadable; the embeddings door's never has one: zero output.
+    expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({ input_tokens: 8, output_tokens: NaN });
+    expect(usageReaders['embeddings-usage']({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({ input_tokens: 8, output_tokens: 0 });
   });
 });
 

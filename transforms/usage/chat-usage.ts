@@ -1,8 +1,9 @@
-// Chat-completions usage (vendors B–E on the chat door; the embeddings door too) → the four buckets.
+// Chat-completions usage (vendors B–E on the chat door) → the four buckets; embeddings-usage for the embeddings door.
 // prompt_tokens INCLUDES prompt_tokens_details.cached_tokens (and cache_write_tokens where reported), so
 // uncached input = prompt_tokens − cached − written, never below 0 (so cached tokens are never billed twice).
-// prompt_tokens is in every figure; completion_tokens is not on the embeddings door. A count that cannot be read
-// stays NaN (through the split too) for the caller to estimate.
+// prompt_tokens and completion_tokens are in every chat figure; the embeddings door's figure has prompt_tokens
+// alone, and nothing is generated. A count that cannot be read stays NaN (through the split too) for the caller
+// to estimate.
 import type { UsageReader } from '../../engine/core/call.ts';
 import { emptyUsage, type JsonValue, type Usage } from '../../engine/core/types.ts';
 import { unreportedUsage } from '../util/estimate.ts';
@@ -16,12 +17,12 @@ export function splitPrompt(usage: Usage, prompt: number, cached: number, writte
   return usage;
 }
 
-export function normaliseChatUsage(u: JsonValue | undefined): Usage {
+export function normaliseChatUsage(u: JsonValue | undefined, generates = true): Usage {
   if (!isObject(u)) return unreportedUsage();
   const usage = emptyUsage();
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   splitPrompt(usage, requiredCount(u.prompt_tokens), count(details.cached_tokens), count(details.cache_write_tokens));
-  usage.output_tokens = count(u.completion_tokens);
+  usage.output_tokens = generates ? requiredCount(u.completion_tokens) : count(u.completion_tokens);
   if (isObject(u.completion_tokens_details) && typeof u.completion_tokens_details.reasoning_tokens === 'number') {
     usage.reasoning_tokens = count(u.completion_tokens_details.reasoning_tokens);
   }
@@ -29,3 +30,6 @@ export function normaliseChatUsage(u: JsonValue | undefined): Usage {
 }
 
 export const chatUsage: UsageReader = (answer) => normaliseChatUsage(answer.usage);
+
+/** The embeddings door: the same figure without a completion count (an embedding generates no tokens). */
+export const embeddingsUsage: UsageReader = (answer) => normaliseChatUsage(answer.usage, false);
