@@ -3,7 +3,7 @@
 // hot wallet (all load on one key) and `spreadWallets` more wallets with a key each.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../engine/core/clock.ts';
@@ -39,9 +39,10 @@ export async function startStub(): Promise<Running> {
   return asRunning(c, c.match[1]!);
 }
 
-/** The floor (bench/floor.ts): fastify in, undici out, no gateway work, forwarding to the stub. */
+/** The floor (bench/floor.ts): fastify in, undici out, no gateway work, forwarding to the stub, with the gateway's node options. */
 export async function startFloor(stubUrl: string): Promise<Running> {
-  const c = await startNode('floor', 'bench/floor.ts', { args: [stubUrl], ready: /bench floor on (\S+)/, env: { NODE_ENV: 'production' } });
+  const nodeArgs = ['--import', 'tsx', ...startScriptNodeArgs()];
+  const c = await startNode('floor', 'bench/floor.ts', { nodeArgs, args: [stubUrl], ready: /bench floor on (\S+)/, env: { NODE_ENV: 'production' } });
   return asRunning(c, c.match[1]!);
 }
 
@@ -76,11 +77,18 @@ function gatewayEnv(stubUrl: string, slow: Slow, port: number): Record<string, s
 }
 
 async function startGatewayProcess(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
-  // As `npm start` runs it: built into one file first (bin/start.mjs).
-  // BENCH_GATEWAY_NODE_ARGS: node options for the gateway alone (bench/profile.ts passes --cpu-prof).
-  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // As `npm start` runs it: built into one file first (bin/start.mjs), with the start script's node options.
+  // BENCH_GATEWAY_NODE_ARGS: more node options for the gateway alone (bench/profile.ts passes --cpu-prof).
+  const nodeArgs = [...startScriptNodeArgs(), ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = await startNode(name, 'bin/start.mjs', { env, nodeArgs, ready: /gateway listening on (\S+)/ });
   return { child, url: child.match[1]! };
+}
+
+/** The node options of package.json's `start` script (`node <options> bin/start.mjs`). */
+export function startScriptNodeArgs(): string[] {
+  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  const words = script.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('bin/start.mjs')).filter((w) => w.startsWith('--'));
 }
 
 /**
