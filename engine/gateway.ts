@@ -20,7 +20,7 @@ import { errors, type ErrorShape } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
 import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
-import { DEFAULT_DRAW_FLUSH_MS } from './money/batch-queues.ts';
+import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './money/batch-queues.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
 import { doorClosedTo, firstRefusal } from './calls/refusals.ts';
@@ -90,6 +90,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     reservationTtlMs: limits.reservation_ttl_ms,
     planVendors: () => runtime.snapshot().config.billing.plan_restricted_vendors,
     drawFlushMs: () => runtime.snapshot().config.billing.leases?.flush_ms ?? DEFAULT_DRAW_FLUSH_MS,
+    walletQueues: () => runtime.snapshot().config.billing.ledger?.queues ?? DEFAULT_WALLET_QUEUES,
   });
   const keys = createKeyService(db, { clock });
   await keys.ready();

@@ -1,5 +1,5 @@
-// The batched ledger: concurrent reserves, settles and releases of a wallet share one transaction, and the
-// money stays exactly what one transaction per call gave.
+// The batched ledger: concurrent reserves, settles and releases share one transaction (of one wallet or of
+// the wallets sharing a queue), and the money stays exactly what one transaction per call gave.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../engine/core/clock.ts';
 import type { Db, Queryable } from '../engine/db/db.ts';
@@ -288,6 +288,63 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     await expect(l.release('res_missing')).rejects.toMatchObject({ status: 404 });
     await expectJournalAddsUp(l, w1.id);
     await expectJournalAddsUp(l, w2.id);
+  });
+
+  it('the moves of many wallets share a transaction, and each wallet adds up; a queue per wallet takes one each', async () => {
+    const run = async (queues: number) => {
+      const sizes: number[] = [];
+      const l = createLedger(getDb(), { clock, owner: `queues-${queues}`, walletQueues: () => queues, onBatch: (n) => sizes.push(n) });
+      const wallets = await Promise.all(Array.from({ length: 20 }, () => l.createWallet({ credits: 10_000 }))); // 10,000,000 nano each
+      sizes.length = 0;
+      const charged = new Map<string, bigint>();
+      await Promise.all(
+        wallets.map(async (w, i) => {
+          const res = await l.reserve({ walletId: w.id, vendor: 'b', amountNano: 4_000_000n, callId: `q${queues}-${i}` });
+          if (!res.ok) throw new Error(`refused ${res.reason}`);
+          const s = await l.settle(res.reservation, BigInt(1_000 * (i + 1)));
+          charged.set(w.id, s.chargedNano);
+        }),
+      );
+      for (const w of wallets) {
+        const { bal, sum } = await expectJournalAddsUp(l, w.id);
+        expect(sum.chargedNano).toBe(charged.get(w.id));
+        expect(bal.reservedNano).toBe(0n);
+        expect(bal.availableNano).toBe(10_000_000n - charged.get(w.id)!);
+      }
+      return sizes;
+    };
+    const shared = await run(1);
+    // 20 reserves and 20 settles of 20 wallets: the first reserve starts a transaction alone, the rest queue behind it.
+    expect(Math.max(...shared)).toBeGreaterThan(1);
+    expect(shared.length).toBeLessThan(40);
+    if (kind === 'postgres') {
+      // One queue per wallet (as before billing.yaml's ledger.queues): every move its own transaction.
+      const apart = await run(1_000_000);
+      expect(Math.max(...apart)).toBe(1);
+      expect(apart.length).toBe(40);
+    }
+  });
+
+  it('two ledgers sharing queues across overlapping wallets at once never deadlock for good, overspend or lose a move', async () => {
+    const ledgers = [createLedger(getDb(), { clock, owner: 'o1', walletQueues: () => 1 }), createLedger(getDb(), { clock, owner: 'o2', walletQueues: () => 2 })];
+    const wallets = await Promise.all(Array.from({ length: 6 }, () => fundedWallet(ledgers[0])));
+    const charged = new Map<string, bigint>(wallets.map((w) => [w, 0n]));
+    const r = rng(7);
+    await Promise.all(
+      Array.from({ length: 240 }, async (_, i) => {
+        const walletId = r.pick(wallets);
+        const res = await ledgers[i % 2].reserve({ walletId, vendor: r.pick(['a', 'b', 'c']), amountNano: BigInt(r.int(1, 3_000)), callId: `ov-${i}` });
+        if (!res.ok) return;
+        const s = await ledgers[(i + 1) % 2].settle(res.reservation, BigInt(r.int(0, 3_500)));
+        charged.set(walletId, charged.get(walletId)! + s.chargedNano);
+      }),
+    );
+    for (const w of wallets) {
+      const { bal, sum } = await expectJournalAddsUp(ledgers[0], w);
+      expect(sum.chargedNano).toBe(charged.get(w));
+      expect(bal.reservedNano).toBe(0n);
+      expect(bal.availableNano).toBe(FUNDED - charged.get(w)!);
+    }
   });
 
   it('two ledgers (two batchers, as two processes) on one wallet at once never overspend', async () => {

@@ -1,6 +1,15 @@
 // Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
 // Do not edit: change the schema, then run `npm run schema-types`.
 export type BillingFile = {
+  /** How the ledger writes money moves on PostgreSQL. */
+  ledger?: {
+    /**
+     * How many queues the wallets' reserves and settles share in each process (default 1): each queue runs
+     * one transaction at a time, holding whatever its wallets' calls queued meanwhile. More queues: more
+     * transactions at once, each holding fewer calls.
+     */
+    queues?: number;
+  };
   /**
    * Budget leases: each process holds a slice of a wallet's balance per vendor and admits calls against
    * it in memory, writing their charges behind the reply. Off: every call reserves and settles in the

@@ -1,7 +1,7 @@
 // The ledger's money moves, batched: concurrent reserve, settle, release (and the sweeper's expire) calls
-// of one wallet are grouped into one transaction.
+// are grouped into one transaction.
 //
-// Queues (batch-queues.ts): one per wallet, one for the draws of all wallets, one for everything on PGlite;
+// Queues (batch-queues.ts): a few the wallets share, one for the draws of all wallets, one for everything on PGlite;
 // a batch takes what its queue holds when its transaction starts. The wallet id a finish is queued under is
 // the caller's word (the Reservation object's, or looked up from the id); the batch checks it against the
 // locked reservation row, so a wrong one costs a retry, never money.
@@ -55,7 +55,7 @@ import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
 import { lockBatch, readDrawnBefore, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 import { GroupedWriteFailed, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
-import { batchQueues, DEFAULT_DRAW_FLUSH_MS, MAX_BATCH, type Pending } from './batch-queues.ts';
+import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Pending } from './batch-queues.ts';
 
 
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
@@ -77,6 +77,8 @@ export interface BatcherOptions {
   maxBatch?: number;
   /** How long draws wait after the last draws batch started (DEFAULT_DRAW_FLUSH_MS); read at each wait. */
   drawFlushMs?: () => number;
+  /** How many queues the wallets share on PostgreSQL (DEFAULT_WALLET_QUEUES); read at each op. */
+  walletQueues?: () => number;
   /** Observes each batch transaction attempt (tests). */
   onBatch?: (size: number) => void;
 }
@@ -91,7 +93,13 @@ export interface Batcher {
 export function createBatcher(opts: BatcherOptions): Batcher {
   const { db, clock, owner } = opts;
   const embedded = db.kind === 'pglite';
-  const submit = batchQueues({ embedded, maxBatch: opts.maxBatch ?? MAX_BATCH, drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS), runBatch });
+  const submit = batchQueues({
+    embedded,
+    maxBatch: opts.maxBatch ?? MAX_BATCH,
+    drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS),
+    walletQueues: opts.walletQueues ?? (() => DEFAULT_WALLET_QUEUES),
+    runBatch,
+  });
 
   /**
    * Runs one batch to its end: its transaction takes the queued ops when it starts (`take`); settles every

@@ -9,8 +9,8 @@
 // rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0) constraints are the
 // safety net. Deadlock/serialization failures retry.
 //
-// Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (per
-// wallet on PostgreSQL, one queue on PGlite): the calls that arrive while a wallet's transaction runs are
+// Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (queues
+// the wallets share on PostgreSQL, one on PGlite): the calls that arrive while a queue's transaction runs are
 // done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
 // applied one after another in arrival order with exactly the decisions of policy.ts, so the results
 // are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
@@ -73,6 +73,8 @@ export interface LedgerOptions {
   planVendors?: () => readonly string[];
   /** How long draws wait to be written together (billing.yaml `leases.flush_ms`); read at each wait. */
   drawFlushMs?: () => number;
+  /** How many queues the wallets' money moves share on PostgreSQL (billing.yaml `ledger.queues`); read at each move. */
+  walletQueues?: () => number;
   /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
   onBatch?: (size: number) => void;
 }
@@ -154,11 +156,11 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
-  const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, onBatch: opts.onBatch });
+  const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, walletQueues: opts.walletQueues, onBatch: opts.onBatch });
 
   /**
    * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
-   * first (the queues are per wallet); on PGlite, null (one queue; the batch looks it up).
+   * first (a wallet's moves share one queue); on PGlite, null (one queue; the batch looks it up).
    * Synchronous when it can be, so the op is queued within the call (see the batcher on PGlite).
    */
   const walletOf = (r: Reservation | string): string | null | Promise<string> => {
