@@ -6,8 +6,8 @@
 // batch in a microtask (so the ops submitted by the same synchronous code go together, and the transaction
 // starts before any I/O is handled); while that batch's transaction runs, new ops queue; when it commits, the
 // next batch takes everything queued, up to MAX_BATCH ops (MAX_DRAW_BATCH draws), of whichever wallets. So a
-// process has at most one transaction in flight per queue, and a wallet's ops wait at most for the batch
-// running in its queue. Why shared queues and not one per wallet: each transaction pays its round trips and
+// process has at most one transaction in flight per queue, and a wallet's ops wait for the batches ahead of
+// them in its queue (FIFO). Why shared queues and not one per wallet: each transaction pays its round trips and
 // a commit (a WAL flush) whatever it holds, and calls spread over many wallets took one transaction each; on
 // the 2-core bench machine, vendor B at 32 connections over 100 wallets, exact mode, went from 160 calls a
 // second (a queue per wallet, the pool exhausted by transactions) to 290 (8 queues), 570 (2) and 750 (1),
