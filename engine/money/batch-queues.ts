@@ -122,7 +122,7 @@ export function batchQueues(opts: BatchQueueOptions): (walletId: string | null, 
     void runBatch(take).finally(() => {
       q.running--;
       startWhenDue(key, q);
-      // A wallets' queue goes when idle; the draws' stays, with the time its last batch started.
+      // A wallet queue goes when idle; the draws' stays, with the time its last batch started.
       if (q.running === 0 && !q.waiting && q.pending.length === 0 && key !== DRAWS_QUEUE && !embedded) queues.delete(key);
     });
   }

@@ -1,7 +1,8 @@
 // The ledger's money moves, batched: concurrent reserve, settle, release (and the sweeper's expire) calls
 // are grouped into one transaction.
 //
-// Queues (batch-queues.ts): a few the wallets share, one for the draws of all wallets, one for everything on PGlite;
+// Queues (batch-queues.ts): the wallets share billing.yaml's ledger.queues, the draws of all wallets have one,
+// and PGlite has one for everything;
 // a batch takes what its queue holds when its transaction starts. The wallet id a finish is queued under is
 // the caller's word (the Reservation object's, or looked up from the id); the batch checks it against the
 // locked reservation row, so a wrong one costs a retry, never money.
