@@ -48,7 +48,10 @@ async function walletWithKey(nano: bigint): Promise<{ walletId: string; key: str
 }
 
 const CALL_GAP_MS = 5;
-const WRITE_ALLOWANCE_MS = 50;
+// A batch's write on a loaded machine: 50 ms was once exceeded on CI (21 lost against a bound of 20, with a
+// typecheck running beside the suite); the bound still fails by far when draws are never written or wait ten
+// flush windows (98 lost).
+const WRITE_ALLOWANCE_MS = 100;
 /** billing.yaml's `leases.flush_ms` as shipped (the tests' gateways run with it). */
 const shippedFlushMs = (): number => Number(/^ {2}flush_ms: (\d+)/m.exec(readFileSync(join(import.meta.dirname, '../../config/billing.yaml'), 'utf8'))?.[1] ?? NaN);
 
