@@ -48,10 +48,11 @@ async function walletWithKey(nano: bigint): Promise<{ walletId: string; key: str
 }
 
 const CALL_GAP_MS = 5;
-// A batch's write on a loaded machine: 50 ms was once exceeded on CI (21 lost against a bound of 20, with a
-// typecheck running beside the suite); the bound still fails by far when draws are never written or wait ten
-// flush windows (98 lost).
-const WRITE_ALLOWANCE_MS = 100;
+// A batch's write on a loaded machine. At 50 ms CI failed once (21 lost against a bound of 20); ten runs of
+// this test alone on the 2-core machine lost 0 to 27 of 50 to 100 answered, before and after the wallets'
+// queues were shared. The bound (40 here) still fails by far when draws are never written or wait ten flush
+// windows (98 lost).
+const WRITE_ALLOWANCE_MS = 150;
 /** billing.yaml's `leases.flush_ms` as shipped (the tests' gateways run with it). */
 const shippedFlushMs = (): number => Number(/^ {2}flush_ms: (\d+)/m.exec(readFileSync(join(import.meta.dirname, '../../config/billing.yaml'), 'utf8'))?.[1] ?? NaN);
 
