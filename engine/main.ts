@@ -76,6 +76,8 @@ async function serve(link: typeof workerLink | null): Promise<void> {
 function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string): void {
   if (process.env.GATEWAY_WORKER_INDEX === '1') printCatalogWarnings(gw);
   link.onReload(() => gw.reload());
+  link.onMetricsCollect(() => gw.metrics.ownMetrics());
+  gw.metrics.acrossWorkers(() => link.gatherMetrics());
   process.on('SIGHUP', () => gw.reload());
   const { close } = stopGracefully(gw, ['SIGHUP', 'SIGTERM', 'SIGINT'], () => undefined);
   link.onStop(close);

@@ -1,7 +1,12 @@
 // The gateway's Prometheus metrics: what each finished request came to (fed by the access log's outcome),
 // and what is read at scrape time (holds in flight, database pool, catalog version, last reload). One
 // registry per gateway, so gateways in one process (the tests) do not mix their series.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+//
+// Under GATEWAY_WORKERS a scrape reaches one worker, which answers for all of them (acrossWorkers): counts,
+// durations, charges, connections and leases add up; what each worker reads of the gateway as a whole is
+// taken once (holds in flight, a database count) or as the most telling worker has it (catalog version and
+// reloads: the highest; last reload ok: the lowest, so one worker that refused a reload shows).
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Db } from '../db/db.ts';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import type { RequestOutcome } from '../http/access-log.ts';
@@ -45,13 +50,19 @@ export class GatewayMetrics {
       registers,
     });
     this.charged = new Counter({ name: 'gateway_charged_nano_usd_total', help: 'Nano-USD charged to wallets, by vendor.', labelNames: ['vendor'], registers });
-    this.reloads = new Counter({ name: 'gateway_reloads_total', help: 'Catalog and config reloads, by result (ok, refused).', labelNames: ['result'], registers });
-    this.lastReload = new Gauge({ name: 'gateway_last_reload_ok', help: '1 when the last reload was applied, 0 when it was refused (1 before any reload).', registers });
+    this.reloads = new Counter({ name: 'gateway_reloads_total', help: 'Catalog and config reloads, by result (ok, refused).', labelNames: ['result'], registers, aggregator: 'max' });
+    this.lastReload = new Gauge({
+      name: 'gateway_last_reload_ok',
+      help: '1 when the last reload was applied, 0 when it was refused (1 before any reload).',
+      registers,
+      aggregator: 'min',
+    });
     this.lastReload.set(1);
     new Gauge({
       name: 'gateway_catalog_version',
       help: 'Version of the running catalog snapshot (1 at start, +1 per applied reload).',
       registers,
+      aggregator: 'max',
       collect() {
         this.set(sources.runtime.snapshot().version);
       },
@@ -60,6 +71,7 @@ export class GatewayMetrics {
       name: 'gateway_holds_in_flight',
       help: 'Reservations currently held in the ledger (calls under way, all gateway processes).',
       registers,
+      aggregator: 'first',
       async collect() {
         const { rows } = await sources.db.query<{ n: string }>("SELECT count(*)::text AS n FROM reservations WHERE state = 'held'");
         this.set(Number(rows[0]?.n ?? 0));
@@ -110,6 +122,25 @@ export class GatewayMetrics {
         this.set({ path: 'exact' }, s.missed);
       },
     });
+  }
+
+  private gatherAcrossWorkers: (() => Promise<unknown[][]>) | null = null;
+
+  /** Under GATEWAY_WORKERS: scrapes answer for every worker, as `gather` (engine/process/workers.ts) collects them. */
+  acrossWorkers(gather: () => Promise<unknown[][]>): void {
+    this.gatherAcrossWorkers = gather;
+  }
+
+  /** This process's metrics, as the primary collects them from each worker. */
+  ownMetrics(): Promise<unknown[]> {
+    return this.registry.getMetricsAsJSON();
+  }
+
+  /** The Prometheus text a scrape gets: this process's metrics, or every worker's added up. */
+  async exposition(): Promise<string> {
+    if (!this.gatherAcrossWorkers) return this.registry.metrics();
+    const perWorker = (await this.gatherAcrossWorkers()) as MetricObjectWithValues<MetricValue<string>>[][];
+    return AggregatorRegistry.aggregate(perWorker).metrics();
   }
 
   /** One finished request (engine/http/access-log.ts). */

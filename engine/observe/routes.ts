@@ -35,7 +35,14 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
       const why = deps.metricsToken ? 'a valid metrics token is required' : 'metrics are served to loopback only (set GATEWAY_METRICS_TOKEN to read them from elsewhere)';
       return sendError(reply, errors.forbidden(`Not allowed: ${why}.`), 'chat');
     }
-    const text = await deps.metrics.registry.metrics();
+    let text: string;
+    try {
+      text = await deps.metrics.exposition();
+    } catch (err) {
+      // Under GATEWAY_WORKERS a worker that does not answer fails the scrape: a partial sum would read as
+      // counters going down.
+      return sendError(reply, errors.unavailable(`Metrics unavailable: ${(err as Error).message}.`), 'chat');
+    }
     return reply.header('content-type', deps.metrics.registry.contentType).send(text);
   });
 }

@@ -3,7 +3,7 @@
 // already keeps the money exact across processes (engine/money/leases.ts); the embedded PGlite belongs to one
 // process, so it runs one. The primary serves no calls: it starts the workers (the first alone, so migrations
 // and a configuration error happen once), prints the banner, forwards SIGHUP and admin reloads to every worker,
-// drains them all on SIGTERM or SIGINT, and replaces a worker that dies. Workers take no stop signal themselves:
+// gathers every worker's metrics for the one a scrape reached, drains them all on SIGTERM or SIGINT, and replaces a worker that dies. Workers take no stop signal themselves:
 // a service manager or a terminal signals the whole group, and a worker signalled twice (by it and by the
 // primary) would exit without draining. They stop when the primary says so, or when the primary is gone.
 import cluster, { type Worker } from 'node:cluster';
@@ -12,10 +12,24 @@ import { planRoutes } from '../calls/vendor-routes.ts';
 
 type Env = Record<string, string | undefined>;
 
+/** One worker's metrics as prom-client's `getMetricsAsJSON` gives them (JSON, so they cross the IPC channel). */
+export type WorkerMetrics = unknown[];
+
 /** What a worker tells the primary. */
-export type WorkerMessage = { type: 'listening'; url: string } | { type: 'reloaded' };
+export type WorkerMessage =
+  | { type: 'listening'; url: string }
+  | { type: 'reloaded' }
+  | { type: 'metrics-wanted'; id: number } // a scrape reached this worker: every worker's metrics, please
+  | { type: 'metrics'; id: number; metrics: WorkerMetrics }; // this worker's, for the primary's collection `id`
 /** What the primary tells a worker. */
-export type PrimaryMessage = { type: 'reload' } | { type: 'stop' };
+export type PrimaryMessage =
+  | { type: 'reload' }
+  | { type: 'stop' }
+  | { type: 'collect-metrics'; id: number }
+  | { type: 'workers-metrics'; id: number; metrics: WorkerMetrics[]; missing: number };
+
+/** How long the primary waits for every worker's metrics; a scrape is answered within it. */
+const METRICS_WAIT_MS = 2_000;
 
 const MAX_WORKERS = 256;
 /** A worker dying this often within RESTART_WINDOW_MS means something is wrong that restarting will not mend. */
@@ -44,6 +58,8 @@ export function workersFromEnv(env: Env): { workers: number } | { problem: strin
 
 export const isWorker = (): boolean => cluster.isWorker;
 
+let nextMetricsRequest = 0;
+
 /** The worker's side: tell the primary it listens or reloaded, and hear reloads from it. */
 export const workerLink = {
   tell(message: WorkerMessage): void {
@@ -52,6 +68,36 @@ export const workerLink = {
   onReload(reload: () => void): void {
     process.on('message', (m: PrimaryMessage) => {
       if (m?.type === 'reload') reload();
+    });
+  },
+  /** Answers the primary's collections of every worker's metrics with this worker's. */
+  onMetricsCollect(own: () => Promise<WorkerMetrics>): void {
+    process.on('message', (m: PrimaryMessage) => {
+      if (m?.type !== 'collect-metrics') return;
+      own().then(
+        (metrics) => workerLink.tell({ type: 'metrics', id: m.id, metrics }),
+        () => undefined, // the primary counts this worker missing
+      );
+    });
+  },
+  /** Every worker's metrics, this one's included, through the primary; refused when one did not answer in time. */
+  gatherMetrics(): Promise<WorkerMetrics[]> {
+    const id = nextMetricsRequest++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => finish(new Error('the primary did not answer')), METRICS_WAIT_MS * 2);
+      const onMessage = (m: PrimaryMessage) => {
+        if (m?.type !== 'workers-metrics' || m.id !== id) return;
+        if (m.missing > 0) finish(new Error(`${m.missing} of ${m.missing + m.metrics.length} workers did not answer within ${METRICS_WAIT_MS} ms`));
+        else finish(null, m.metrics);
+      };
+      const finish = (err: Error | null, metrics?: WorkerMetrics[]) => {
+        clearTimeout(timer);
+        process.off('message', onMessage);
+        if (err) reject(err);
+        else resolve(metrics!);
+      };
+      process.on('message', onMessage);
+      workerLink.tell({ type: 'metrics-wanted', id });
     });
   },
   /** Stops when the primary says so or disconnects; the group's stop signals are left to the primary. */
@@ -98,6 +144,8 @@ export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
           resolve(m.url);
         }
         else if (m?.type === 'reloaded') broadcastReload(worker);
+        else if (m?.type === 'metrics-wanted') collectMetrics(worker, m.id);
+        else if (m?.type === 'metrics') metricsArrived(m.id, m.metrics);
       });
       worker.once('exit', (code, signal) => {
         live.delete(worker);
@@ -109,6 +157,35 @@ export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
 
   const broadcastReload = (except?: Worker) => {
     for (const w of live.keys()) if (w !== except) w.send({ type: 'reload' } satisfies PrimaryMessage);
+  };
+
+  // A scrape reaches one worker; the primary asks every serving worker for its metrics and hands that worker
+  // the lot to add up (engine/observe/metrics.ts), so /metrics answers for the whole gateway.
+  const collections = new Map<number, { metrics: WorkerMetrics[]; waiting: number; done(): void }>();
+  let nextCollection = 0;
+  const collectMetrics = (asker: Worker, askerId: number) => {
+    const id = nextCollection++;
+    const serving = [...listening].filter((w) => w.isConnected());
+    const entry = {
+      metrics: [] as WorkerMetrics[],
+      waiting: serving.length,
+      done: () => {
+        clearTimeout(timer);
+        collections.delete(id);
+        const answer: PrimaryMessage = { type: 'workers-metrics', id: askerId, metrics: entry.metrics, missing: entry.waiting };
+        if (asker.isConnected()) asker.send(answer);
+      },
+    };
+    const timer = setTimeout(entry.done, METRICS_WAIT_MS);
+    collections.set(id, entry);
+    for (const w of serving) w.send({ type: 'collect-metrics', id } satisfies PrimaryMessage);
+  };
+  const metricsArrived = (id: number, metrics: WorkerMetrics) => {
+    const entry = collections.get(id);
+    if (!entry) return; // too late: that scrape was answered without it
+    entry.metrics.push(metrics);
+    entry.waiting--;
+    if (entry.waiting === 0) entry.done();
   };
 
   /** Every worker drains and exits; then the primary exits with `code`. */

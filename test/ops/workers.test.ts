@@ -1,6 +1,7 @@
 // GATEWAY_WORKERS: several gateway processes on one port and one PostgreSQL, as an operator runs them. Calls
-// reach every worker, a reload through the admin API or SIGHUP reaches every worker, a worker that dies is
-// replaced, SIGTERM drains them all, and the settings it cannot serve are refused at the start.
+// reach every worker, a scrape of /metrics answers for all of them, a reload through the admin API or SIGHUP
+// reaches every worker, a worker that dies is replaced, SIGTERM drains them all, and the settings it cannot
+// serve are refused at the start.
 import { request } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { workersFromEnv } from '../../engine/process/workers.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { series } from '../helpers/metrics-text.ts';
 import { startChildGateway, type ChildGateway } from './child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
@@ -139,14 +141,34 @@ describe('GATEWAY_WORKERS', () => {
     expect(first.pids.size).toBe(2);
     expect(first.pids.has(primary)).toBe(false);
 
-    // A chat call is charged and journaled as on one process.
-    const chat = await onNewConnection(gw.base, '/v1/chat/completions', {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'd-3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 }),
-    });
-    expect(chat.status, chat.text).toBe(200);
-    expect(BigInt(String(chat.headers['x-service-charged-nano']))).toBeGreaterThan(0n);
+    // Chat calls are charged and journaled as on one process, whichever worker takes them.
+    const chatFrom = gw.out.text.length;
+    let charged = 0n;
+    for (let i = 0; i < 6; i++) {
+      const chat = await onNewConnection(gw.base, '/v1/chat/completions', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'd-3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 }),
+      });
+      expect(chat.status, chat.text).toBe(200);
+      expect(BigInt(String(chat.headers['x-service-charged-nano']))).toBeGreaterThan(0n);
+      charged += BigInt(String(chat.headers['x-service-charged-nano']));
+    }
+    await new Promise((r) => setTimeout(r, 300)); // the last access-log lines
+    expect(pidsServing(gw.out.text, '/v1/chat/completions', chatFrom).size).toBe(2);
+
+    // A scrape reaches one worker and answers for both: every scrape shows all six calls and their charge.
+    for (let i = 0; i < 4; i++) {
+      const scrape = await onNewConnection(gw.base, '/metrics');
+      expect(scrape.status, scrape.text).toBe(200);
+      expect(series(scrape.text, 'gateway_requests_total', { door: 'chat', model: 'd-3', vendor: 'd', status: '200' })).toBe(6);
+      expect(series(scrape.text, 'gateway_request_duration_seconds_count', { door: 'chat' })).toBe(6);
+      expect(series(scrape.text, 'gateway_charged_nano_usd_total', { vendor: 'd' })).toBe(Number(charged));
+      // Read of the whole gateway by each worker: taken once, not added up.
+      expect(series(scrape.text, 'gateway_holds_in_flight')).toBe(0);
+      expect(series(scrape.text, 'gateway_catalog_version')).toBe(1);
+      expect(series(scrape.text, 'gateway_last_reload_ok')).toBe(1);
+    }
 
     // A reload through the admin API reaches the worker that did not answer it.
     gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'));
@@ -156,6 +178,9 @@ describe('GATEWAY_WORKERS', () => {
     const afterAdmin = await pricesSeen(8);
     expect(afterAdmin.prices).toEqual(new Set([4]));
     expect(afterAdmin.pids.size).toBe(2);
+    const scrapeAfterReload = await onNewConnection(gw.base, '/metrics');
+    expect(series(scrapeAfterReload.text, 'gateway_catalog_version')).toBe(2);
+    expect(series(scrapeAfterReload.text, 'gateway_reloads_total', { result: 'ok' })).toBe(1);
 
     // SIGHUP to the pid in the pid file (what `npx gateway reload` sends) reaches every worker.
     gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 4,', 'pricing: { input: 5,'));
@@ -163,8 +188,27 @@ describe('GATEWAY_WORKERS', () => {
     await until(() => (gw!.out.text.match(/catalog and config reloaded/g) ?? []).length >= 4);
     expect((await pricesSeen(8)).prices).toEqual(new Set([5]));
 
-    // A worker that dies is replaced, and calls keep being served by two workers.
+    // A worker that does not answer fails the scrape (503) rather than showing half the counts.
     const victim = [...afterAdmin.pids][0]!;
+    process.kill(victim, 'SIGSTOP');
+    const scrapes: Promise<{ status: number; text: string }>[] = [];
+    let refused: { status: number; text: string } | undefined;
+    try {
+      for (let i = 0; i < 4 && !refused; i++) {
+        const scrape = onNewConnection(gw.base, '/metrics');
+        scrapes.push(scrape);
+        // One the stopped worker took waits for it; one the other worker took is refused within its wait.
+        const answer = await Promise.race([scrape, new Promise<undefined>((r) => setTimeout(r, 4_000))]);
+        if (answer) refused = answer;
+      }
+    } finally {
+      process.kill(victim, 'SIGCONT');
+    }
+    expect(refused?.status).toBe(503);
+    expect(refused?.text).toContain('1 of 2 workers did not answer');
+    for (const answer of await Promise.all(scrapes)) expect([200, 503]).toContain(answer.status);
+
+    // A worker that dies is replaced, and calls keep being served by two workers.
     process.kill(victim, 'SIGKILL');
     await gw.waitFor(/worker \d exited \(SIGKILL\); starting another/, 10_000);
     let replaced = new Set<number>();
