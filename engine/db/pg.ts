@@ -11,6 +11,7 @@
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.ts';
+import { withArrayLiterals } from './pg-array.ts';
 
 export interface PgDbOptions {
   url: string;
@@ -25,7 +26,7 @@ const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.QueryResult> }): Queryable {
   return {
     async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      const r = params && params.length > 0 ? await client.query(sql, params) : await client.query(sql);
+      const r = params && params.length > 0 ? await client.query(sql, withArrayLiterals(params)) : await client.query(sql);
       // A multi-statement simple query answers an array of results: keep the last one.
       const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult;
       return { rows: (last?.rows ?? []) as T[], rowCount: last?.rowCount ?? 0 };
