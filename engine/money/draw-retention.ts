@@ -1,0 +1,26 @@
+// A budget lease's draws (reservation_draws: which call drew how much out of it) exist so that a batch
+// retried after an unclear commit skips the draws it already wrote. That retry comes within seconds; after
+// it, a draw is only the per-call trail of where the money went, which the usage records also keep. So
+// draws are kept as long as the usage records (limits.usage_record_days) and pruned with them: without
+// this the table grows by one row per leased call for ever. A draw of a lease still held is kept whatever
+// its age. The journal keeps every money move regardless.
+import type { Db } from '../db/db.ts';
+
+/** Rows deleted per statement, so pruning a large backlog never holds one long transaction. */
+const PRUNE_CHUNK = 10_000;
+
+/** Removes the draws written before `before` whose lease is no longer held; returns how many. */
+export async function pruneDraws(db: Db, before: Date, chunk = PRUNE_CHUNK): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const r = await db.query(
+      `DELETE FROM reservation_draws WHERE draw_id IN (
+         SELECT d.draw_id FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id
+          WHERE d.at < $1::timestamptz AND r.state <> 'held'
+          LIMIT $2)`,
+      [before.toISOString(), chunk],
+    );
+    removed += r.rowCount;
+    if (r.rowCount < chunk) return removed;
+  }
+}
