@@ -18,16 +18,10 @@
 import type { Clock } from '../core/clock.ts';
 import { LEASE_CALL_PREFIX, type Alongside, type Ledger, type Reservation } from './types.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
+import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
 
-export interface LeaseSettings {
-  sliceSeconds: number;
-  minSliceNano: bigint;
-  maxShare: number;
-  ttlMs: number;
-  idleReturnMs: number;
-  /** Draws decided and not yet written, at most, in the whole process (see DEFAULT_MAX_PENDING_DRAWS). */
-  maxPendingDraws: number;
-}
+export type { LeaseSettings };
+
 
 interface Lease {
   reservation: Reservation;
@@ -68,10 +62,6 @@ type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string)
 
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5_000;
-/** A slice covers at least this many calls like the one that asked for it. */
-const CALLS_PER_SLICE = 8;
-/** A wallet whose share cannot hold this many such calls is not leased. */
-const MIN_CALLS_PER_SHARE = 4;
 /**
  * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`):
  * what a SIGKILL can leave uncharged. Past it a call takes the exact path, whose reservation queues behind the
@@ -80,6 +70,8 @@ const MIN_CALLS_PER_SHARE = 4;
  * 100 busy wallets to 1.1 GB).
  */
 export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
+/** Grants a call no lease covered waits for before it takes the exact path. */
+const MAX_GRANT_WAITS = 2;
 /** After a lease was refused or taken back, no new lease for the pair this long. */
 const COOLDOWN_MS = 2_000;
 
@@ -87,10 +79,12 @@ const pairKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor
 
 export class BudgetLeases {
   private readonly leases = new Map<string, Lease[]>();
-  private readonly acquiring = new Set<string>();
+  /** The pair's grant in flight, which calls no lease covers wait for. */
+  private readonly acquiring = new Map<string, Promise<void>>();
+  /** What the calls waiting on a pair's grant hold together: the grant is sized to cover them. */
+  private readonly waitingNano = new Map<string, bigint>();
   private readonly cooldownUntil = new Map<string, number>();
-  /** Spend per pair: nano per second, smoothed. */
-  private readonly spendRate = new Map<string, { rate: number; atMs: number }>();
+  private readonly spend = new SpendRates();
   private readonly timer: NodeJS.Timeout;
   private stopping = false;
   /** Draws decided and not yet written, every lease together. */
@@ -113,16 +107,36 @@ export class BudgetLeases {
    * unless the backlog of unwritten charges is full: that lease could not be used either).
    */
   hold(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
-    if (this.stopping) return null;
-    if (this.pendingTotal >= this.settings().maxPendingDraws) {
-      this.missed++;
-      return null;
-    }
+    const leased = this.holdNow(walletId, vendor, amountNano);
+    if (!leased && !this.stopping) this.missed++;
+    return leased;
+  }
+
+  /**
+   * As `hold`, but while a lease of the pair is being granted the call waits for it (a promise) rather than
+   * take the exact path: a burst on a pair with no lease yet (after a start, or once its leases went back
+   * idle) would otherwise reserve call by call while the first lease is granted. The grant is sized to cover
+   * the calls waiting on it.
+   */
+  holdOrWait(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null | Promise<LeaseHold | null> {
+    const key = pairKey(walletId, vendor);
+    const leased = this.holdNow(walletId, vendor, amountNano);
+    if (leased) return leased;
+    if (this.acquiring.has(key) && this.mayAdmit()) return this.holdAfterGrants(key, walletId, vendor, amountNano);
+    if (!this.stopping) this.missed++;
+    return null;
+  }
+
+  private mayAdmit(): boolean {
+    return !this.stopping && this.pendingTotal < this.settings().maxPendingDraws;
+  }
+
+  private holdNow(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
+    if (!this.mayAdmit()) return null;
     const key = pairKey(walletId, vendor);
     const list = this.leases.get(key) ?? [];
     const lease = list.find((l) => l.open && free(l) >= amountNano);
     if (!lease) {
-      this.missed++;
       this.acquire(walletId, vendor, amountNano);
       return null;
     }
@@ -133,6 +147,24 @@ export class BudgetLeases {
     if (openFree(list) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano);
     this.admitted++;
     return { lease, amountNano };
+  }
+
+  /** Waits for the pair's grants in flight, at most MAX_GRANT_WAITS of them, trying again after each. */
+  private async holdAfterGrants(key: string, walletId: string, vendor: string, amountNano: bigint): Promise<LeaseHold | null> {
+    this.waitingNano.set(key, (this.waitingNano.get(key) ?? 0n) + amountNano);
+    try {
+      for (let waits = 0, granting = this.acquiring.get(key); granting && waits < MAX_GRANT_WAITS; waits++, granting = this.acquiring.get(key)) {
+        await granting;
+        const leased = this.holdNow(walletId, vendor, amountNano);
+        if (leased) return leased;
+      }
+    } finally {
+      const left = (this.waitingNano.get(key) ?? 0n) - amountNano;
+      if (left > 0n) this.waitingNano.set(key, left);
+      else this.waitingNano.delete(key);
+    }
+    this.missed++;
+    return null;
   }
 
   stats(): LeaseStats {
@@ -162,7 +194,7 @@ export class BudgetLeases {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
     const cost = costNano < 0n ? 0n : costNano;
-    this.noteSpend(pairKey(lease.walletId, lease.vendor), cost);
+    this.spend.note(pairKey(lease.walletId, lease.vendor), cost, this.nowMs());
     const unspent = lease.granted - lease.spent;
     if (cost <= unspent) {
       lease.spent += cost;
@@ -226,28 +258,25 @@ export class BudgetLeases {
   private acquire(walletId: string, vendor: string, amountNano: bigint): void {
     const key = pairKey(walletId, vendor);
     if (this.acquiring.has(key) || (this.cooldownUntil.get(key) ?? 0) > this.nowMs()) return;
-    this.acquiring.add(key);
-    void this.grant(key, walletId, vendor, amountNano)
+    const granting = this.grant(key, walletId, vendor, amountNano)
       .catch((e: unknown) => {
         this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
         this.log.warn({ err: e, walletId, vendor }, 'lease not granted');
       })
       .finally(() => this.acquiring.delete(key));
+    this.acquiring.set(key, granting);
   }
 
   private async grant(key: string, walletId: string, vendor: string, amountNano: bigint): Promise<void> {
     const s = this.settings();
-    const usable = await this.ledger.usableNano(walletId, vendor);
-    const share = BigInt(Math.floor(Number(usable) * s.maxShare));
-    if (share < amountNano * BigInt(MIN_CALLS_PER_SHARE)) {
+    const usableNano = await this.ledger.usableNano(walletId, vendor);
+    const inFlight = (this.leases.get(key) ?? []).reduce((a, l) => a + l.inFlight, 0n);
+    const heldNano = inFlight + (this.waitingNano.get(key) ?? 0n);
+    const slice = sliceFor({ usableNano, amountNano, spendPerSecond: this.spend.perSecond(key), heldNano }, s);
+    if (slice === null) {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       return; // too small to lease: the exact path serves it
     }
-    const bySpend = BigInt(Math.ceil((this.spendRate.get(key)?.rate ?? 0) * s.sliceSeconds));
-    // Calls hold their bound (often far above what they cost): a slice must also fit the holds in flight.
-    const byHolds = ((this.leases.get(key) ?? []).reduce((a, l) => a + l.inFlight, 0n) + amountNano) * 2n;
-    let slice = [s.minSliceNano, bySpend, byHolds, amountNano * BigInt(CALLS_PER_SLICE)].reduce((a, b) => (a > b ? a : b));
-    if (slice > share) slice = share;
     const now = this.clock.now();
     const r = await this.ledger.reserve({ walletId, vendor, amountNano: slice, callId: `${LEASE_CALL_PREFIX}${this.ledger.owner}`, expiresAt: new Date(now.getTime() + s.ttlMs) });
     if (!r.ok) {
@@ -336,18 +365,6 @@ export class BudgetLeases {
       this.retiring.set(lease, p);
     }
     return p;
-  }
-
-  private noteSpend(key: string, cost: bigint): void {
-    const now = this.nowMs();
-    const prev = this.spendRate.get(key);
-    if (!prev) {
-      this.spendRate.set(key, { rate: Number(cost), atMs: now });
-      return;
-    }
-    const dt = Math.max(1, now - prev.atMs) / 1000;
-    const weight = Math.min(1, dt / 10); // about ten seconds of memory
-    this.spendRate.set(key, { rate: prev.rate * (1 - weight) + (Number(cost) / dt) * weight, atMs: now });
   }
 
   private nowMs(): number {

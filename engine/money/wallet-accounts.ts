@@ -127,7 +127,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       // whose hold outlives the process by its durable reference.
       const limited = cap !== undefined || auth.dailyLimitNano !== null;
       const leases = deps.leases?.enabled() && !limited && model.kind !== 'video' ? deps.leases : undefined;
-      const leased = leases?.book.hold(caller.walletId, model.vendor, amountNano);
+      const leased = await leases?.book.holdOrWait(caller.walletId, model.vendor, amountNano);
       if (leased) {
         const hold: LedgerHold = { callId, amountNano, leased };
         return hold;
