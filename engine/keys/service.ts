@@ -197,6 +197,20 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     return { row: keyRowFrom(r), splitsUsage: r.w_splits_usage === true, ownerId: String(r.w_owner_id) };
   }
 
+  // Concurrent lookups of one uncached API key (a client's burst right after it starts, or after the cache
+  // entry expired) share one query instead of taking a pooled connection each, unless an invalidation came
+  // between them: a lookup begun after one reads the key again.
+  const loading = new Map<string, { gen: number; loaded: ReturnType<typeof load> }>();
+  function loadShared(hash: string): ReturnType<typeof load> {
+    const current = loading.get(hash);
+    if (current && current.gen === generation) return current.loaded;
+    const loaded = load(hash).finally(() => {
+      if (loading.get(hash)?.loaded === loaded) loading.delete(hash);
+    });
+    loading.set(hash, { gen: generation, loaded });
+    return loaded;
+  }
+
   async function announce(keyIds: string[], q: Queryable = db): Promise<void> {
     for (const id of keyIds) invalidate(id);
     for (const id of keyIds) await q.query('SELECT pg_notify($1, $2)', [KEY_CHANNEL, id]);
@@ -255,7 +269,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
       let ownerId: string | null = null;
       if (!entry) {
         const gen = generation;
-        const loaded = await load(hash);
+        const loaded = kind === 'api' ? await loadShared(hash) : await load(hash);
         if (!loaded || !sameHash(loaded.row.secretHash, hash)) throw errors.authentication(INVALID_MESSAGE);
         entry = { row: loaded.row, splitsUsage: loaded.splitsUsage };
         ownerId = loaded.ownerId;
