@@ -66,9 +66,15 @@ async function callRows(target: TargetName, kind: TargetKind, url: string, stubU
   }
 }
 
-/** Unrecorded load first, so no row pays for JIT compilation, cold caches or new connections. */
+/**
+ * Unrecorded load first, so no row pays for JIT compilation, cold caches or new upstream connections: at the
+ * most connections any row uses, so the first 32-connection row (vendor B, the one the targets read) does
+ * not open the upstream connections a warm-up at 8 left unopened (the load generator's own connections are
+ * new in every row, for every target alike).
+ */
 async function warmUp(target: TargetName, url: string, requests: LoadRequest[]): Promise<void> {
-  const w = await measure(loader, { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections: 8, seconds: config.warmupSeconds }, { pids: {}, withPostgres: false });
+  const connections = Math.max(...config.connections);
+  const w = await measure(loader, { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections, seconds: config.warmupSeconds }, { pids: {}, withPostgres: false });
   if (w.load.errors) notes.push(`${target}: ${w.load.errors} errors while warming up, first: ${w.load.errorSamples[0]}`);
 }
 

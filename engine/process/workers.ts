@@ -3,9 +3,10 @@
 // already keeps the money exact across processes (engine/money/leases.ts); the embedded PGlite belongs to one
 // process, so it runs one. The primary serves no calls: it starts the workers (the first alone, so migrations
 // and a configuration error happen once), prints the banner, forwards SIGHUP and admin reloads to every worker,
-// gathers every worker's metrics for the one a scrape reached, drains them all on SIGTERM or SIGINT, and replaces a worker that dies. Workers take no stop signal themselves:
-// a service manager or a terminal signals the whole group, and a worker signalled twice (by it and by the
-// primary) would exit without draining. They stop when the primary says so, or when the primary is gone.
+// gathers every worker's metrics for the one a scrape reached, drains them all on SIGTERM or SIGINT, and
+// replaces a worker that dies. Workers take no stop signal themselves: a service manager or a terminal signals
+// the whole group, and a worker signalled twice (by it and by the primary) would exit without draining. They
+// stop when the primary says so, or when the primary is gone.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { planRoutes } from '../calls/vendor-routes.ts';
@@ -60,7 +61,7 @@ export const isWorker = (): boolean => cluster.isWorker;
 
 let nextMetricsRequest = 0;
 
-/** The worker's side: tell the primary it listens or reloaded, and hear reloads from it. */
+/** The worker's side: tell the primary it listens or reloaded, hear reloads and stops, and share metrics. */
 export const workerLink = {
   tell(message: WorkerMessage): void {
     process.send?.(message);
