@@ -53,9 +53,11 @@ it.skipIf(!canRun)('answers 503 while PostgreSQL is down, recovers without a res
   expect((await chat()).status).toBe(200);
   const before = await gw.ledger.balance(walletId);
 
-  // Streams in flight when the database goes away: their settles fail until it is back.
-  const inFlight = Array.from({ length: 6 }, () => chat(80, true).then(async (r) => ({ status: r.status, text: await r.text() })));
-  await sleep(100);
+  // Streams in flight when the database goes away: their settles fail until it is back. Each has its answer
+  // under way (reserved, first frames sent) before the database stops, however slowly a loaded machine
+  // admits them; 80 words at 5 ms a frame keep it streaming while the database stops.
+  const answered = await Promise.all(Array.from({ length: 6 }, () => chat(80, true)));
+  const inFlight = answered.map(async (r) => ({ status: r.status, text: await r.text() }));
   await pgServer.stop();
   const whileDown = await Promise.all(Array.from({ length: 5 }, () => chat()));
   for (const r of whileDown) {
