@@ -67,8 +67,12 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
   const snap = deps.runtime.snapshot();
   const door = configuredDoor(snap, admission.door);
   const now = deps.clock.now();
-  const caller = earlyCallers.get(req) ?? (await deps.accounts.authenticate(req.headers, door.key_headers));
+  // The key is checked before the body is read (onRequest, or here), so no body is read for a refused key, and
+  // again once it has arrived: a key closed while a slow body trickled in is refused, not served (the second
+  // check is a cache hit unless the key changed meanwhile).
+  if (!earlyCallers.get(req)) await deps.accounts.authenticate(req.headers, door.key_headers);
   const { body, files } = await admission.readBody(req, door, snap);
+  const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
   // A JSON body was bounded as it was parsed (engine/http/app.ts); a form's values sent as JSON parts were not.
   const tooDeep = depthRefusal(body, snap.config.limits.json_max_depth);
   if (tooDeep) throw tooDeep;
