@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Sends the headers at once and the body when `sendBody` resolves; the answer's status and text. */
 function slowBodyCall(key: string, body: string, sendBody: Promise<void>): Promise<{ status: number; text: string }> {
