@@ -22,7 +22,6 @@ import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
 
 export type { LeaseSettings };
 
-
 interface Lease {
   reservation: Reservation;
   walletId: string;
@@ -107,7 +106,7 @@ export class BudgetLeases {
    * unless the backlog of unwritten charges is full: that lease could not be used either).
    */
   hold(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
-    const leased = this.holdNow(walletId, vendor, amountNano);
+    const leased = this.holdNow(pairKey(walletId, vendor), walletId, vendor, amountNano);
     if (!leased && !this.stopping) this.missed++;
     return leased;
   }
@@ -120,7 +119,7 @@ export class BudgetLeases {
    */
   holdOrWait(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null | Promise<LeaseHold | null> {
     const key = pairKey(walletId, vendor);
-    const leased = this.holdNow(walletId, vendor, amountNano);
+    const leased = this.holdNow(key, walletId, vendor, amountNano);
     if (leased) return leased;
     if (this.acquiring.has(key) && this.mayAdmit()) return this.holdAfterGrants(key, walletId, vendor, amountNano);
     if (!this.stopping) this.missed++;
@@ -131,9 +130,8 @@ export class BudgetLeases {
     return !this.stopping && this.pendingTotal < this.settings().maxPendingDraws;
   }
 
-  private holdNow(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
+  private holdNow(key: string, walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
     if (!this.mayAdmit()) return null;
-    const key = pairKey(walletId, vendor);
     const list = this.leases.get(key) ?? [];
     const lease = list.find((l) => l.open && free(l) >= amountNano);
     if (!lease) {
@@ -155,7 +153,7 @@ export class BudgetLeases {
     try {
       for (let waits = 0, granting = this.acquiring.get(key); granting && waits < MAX_GRANT_WAITS; waits++, granting = this.acquiring.get(key)) {
         await granting;
-        const leased = this.holdNow(walletId, vendor, amountNano);
+        const leased = this.holdNow(key, walletId, vendor, amountNano);
         if (leased) return leased;
       }
     } finally {
