@@ -276,7 +276,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
     async draw(reservation, amountNano, drawId, alongside) {
       if (typeof amountNano !== 'bigint') throw new TypeError('amountNano must be a bigint');
-      const r = await finish(reservation, { kind: 'draw', actualNano: amountNano, drawId, alongside });
+      const r = await finish(reservation, { kind: 'draw', actualNano: amountNano, drawId, drawnAt: clock.now(), alongside });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 

@@ -226,6 +226,12 @@ export interface FinishOp {
   /** draw: the paying call's id; a draw repeated with the same id charges nothing more. */
   drawId?: string;
   /**
+   * draw: when the call drew (the moment its charge was decided), written on its draw row. The batch that
+   * writes it runs later; the row says when the call was paid, and since draws are written in the order they
+   * were drawn, it also says which calls a crash can have lost: only those drawn after the newest row.
+   */
+  drawnAt?: Date;
+  /**
    * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
    * retry), or null: looked up inside the batch.
    */

@@ -130,6 +130,27 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     await expectJournalAddsUp(l, w.id);
   });
 
+  it("a draw's row says when the call drew, not when its batch was written", async () => {
+    const moving = fixedClock('2026-05-02T00:00:00Z');
+    const l = createLedger(getDb(), { clock: moving, owner: 'lease-test', drawFlushMs: () => 200 });
+    const w = await l.createWallet({ credits: 1000 });
+    const lease = await leaseOf(l, w.id, 500_000n);
+    await l.draw(lease, 100n, 'at-first'); // written at once: the next draws wait for the flush
+    moving.set('2026-05-02T00:00:10Z');
+    const waiting = [l.draw(lease, 100n, 'at-second')];
+    moving.set('2026-05-02T00:00:20Z');
+    waiting.push(l.draw(lease, 100n, 'at-third'));
+    moving.set('2026-05-02T00:01:00Z'); // the batch that writes them runs at this time
+    await Promise.all(waiting);
+    const rows = await getDb().query<{ draw_id: string; at: Date }>(`SELECT draw_id, at FROM reservation_draws WHERE reservation_id = $1 ORDER BY at`, [lease.id]);
+    expect(rows.rows.map((r) => [r.draw_id, new Date(r.at).toISOString()])).toEqual([
+      ['at-first', '2026-05-02T00:00:00.000Z'],
+      ['at-second', '2026-05-02T00:00:10.000Z'],
+      ['at-third', '2026-05-02T00:00:20.000Z'],
+    ]);
+    await expectJournalAddsUp(l, w.id);
+  });
+
   it('a trim gives back part of what a lease holds and leaves it held with the rest; draws still charge from the rest', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 }); // 10,000 nano
