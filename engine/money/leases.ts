@@ -224,7 +224,9 @@ export class BudgetLeases {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       for (const lease of list) lease.open = false;
     }
-    await Promise.all(mine.flatMap(([, list]) => list.map((l) => (l.inFlight > 0n ? this.trimToCalls(l) : this.retireWhenIdle(l)))));
+    // What no call needs goes back at once; the rest once the calls end and their draws are written (on a
+    // loaded machine the draws' queue can run seconds behind, and the caller short of money waits for this).
+    await Promise.all(mine.flatMap(([, list]) => list.map((l) => this.trimToCalls(l).then(() => this.retireWhenIdle(l)))));
   }
 
   /** Gives back what a closed lease holds beyond its calls in flight and its draws not yet written. */
