@@ -57,8 +57,11 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) clientGone.abort();
   });
-  // A client that leaves does not stop the call, a stream no more than a whole answer: the vendor finishes
-  // and bills its work either way, so the call runs to its end (within its time limit) and is settled
+  // A client that left while its call waited to be admitted is not served: the vendor has done nothing yet,
+  // and nothing is owed (the door's `finally` gives the hold back).
+  if (reply.raw.destroyed) return;
+  // A client that leaves later does not stop the call, a stream no more than a whole answer: the vendor
+  // finishes and bills its work either way, so the call runs to its end (within its time limit) and is settled
   // from the vendor's usage, even with nobody left to read it. Leaving early is never cheaper than staying.
   const request = upstreamRequest(input);
   const deadline = startDeadline(input.timeoutMs); // after anything that may throw before the `finally` that ends it
