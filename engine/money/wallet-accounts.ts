@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { keyFromHeaders, type AuthContext, type KeyService } from '../keys/index.ts';
-import type { Ledger, Reservation } from './ledger.ts';
+import type { Ledger, Reservation, ReserveResult } from './ledger.ts';
 import type { BudgetLeases, LeaseHold } from './leases.ts';
 import { readLeasedByLot } from './spendable.ts';
 import { besideSettle } from '../db/beside-settle.ts';
@@ -34,6 +34,9 @@ export interface WalletAccountsDeps {
 
 /** How long a call refused for credit waits for other processes to give back their leases of the wallet. */
 const LEASE_RETURN_WAIT_MS = 1_000;
+/** How often a call waiting for leases to come back looks at the balance. */
+const RETURN_POLL_MS = 50;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A caller this gateway authenticated, carrying its key's context privately (the pipeline sees a Caller).
@@ -94,6 +97,32 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   };
 
   /**
+   * A reserve refused for credit while the balance may sit in leases, this process's or another's: gives back
+   * this process's, asks the others for theirs, and tries again as money comes back, until
+   * LEASE_RETURN_WAIT_MS have passed. Not once only: several calls can wait on one return, and when money
+   * enough for one comes back first, all of them try; the ones that lose that race wait for the rest.
+   */
+  async function reserveAsLeasesReturn(
+    walletId: string,
+    vendor: string,
+    amountNano: bigint,
+    reserve: () => Promise<ReserveResult>,
+    leases: NonNullable<WalletAccountsDeps['leases']>,
+  ): Promise<ReserveResult> {
+    await leases.book.returnWallet(walletId);
+    const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
+    let asked = false;
+    for (;;) {
+      const result = await reserve();
+      if (result.ok || result.reason !== 'insufficient_credit' || Date.now() >= deadline || !(await leasedElsewhere(walletId))) return result;
+      if (!asked) await leases.askOthersToReturn(walletId);
+      asked = true;
+      do await sleep(RETURN_POLL_MS);
+      while (Date.now() < deadline && (await ledger.usableNano(walletId, vendor)) < amountNano);
+    }
+  }
+
+  /**
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
@@ -134,16 +163,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       }
       const reserve = () => ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
       let result = await reserve();
-      if (!result.ok && result.reason === 'insufficient_credit' && leases) {
-        // The balance may sit in leases, this process's or another's: ask for it back, then try once more.
-        await leases.book.returnWallet(caller.walletId);
-        if (await leasedElsewhere(caller.walletId)) {
-          await leases.askOthersToReturn(caller.walletId);
-          const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
-          while (Date.now() < deadline && (await ledger.usableNano(caller.walletId, model.vendor)) < amountNano) await new Promise((r) => setTimeout(r, 50));
-        }
-        result = await reserve();
-      }
+      if (!result.ok && result.reason === 'insufficient_credit' && leases) result = await reserveAsLeasesReturn(caller.walletId, model.vendor, amountNano, reserve, leases);
       if (result.ok) {
         const hold: LedgerHold = { callId, amountNano, reservation: result.reservation };
         return hold;
