@@ -1,4 +1,4 @@
-// One log line per request, at info, when its answer is finished: an operator searches it by request id and
+// One log line per request, at info, when its answer is finished or its client has left: an operator searches it by request id and
 // sees, for a model call, who called which model through which route and what it cost. Never a secret: the
 // key appears by its prefix, routes by name, and the URL without its query values (`?api_key=…` and signed
 // download tokens are credentials).
@@ -41,22 +41,35 @@ const LOGS_INFO = new Set(['trace', 'debug', 'info']);
 
 const startedAt = requestSlot<bigint>('started_at');
 const answeredAt = requestSlot<bigint>('answered_at');
+const recorded = requestSlot<true>('outcome_recorded');
+
+/** nginx's status for a request whose client closed the connection before its answer ended. */
+export const CLIENT_CLOSED_REQUEST = 499;
 
 export function installAccessLog(app: FastifyInstance, observers: OutcomeObserver[] = []): void {
-  app.addHook('onRequest', async (req) => {
+  // Fastify's onResponse runs when an answer is finished, never for one whose client left first: without
+  // the close, those calls (charged all the same) would have no line and no place in the metrics.
+  app.addHook('onRequest', async (req, reply) => {
     startedAt.set(req, process.hrtime.bigint());
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) void record(req, reply, CLIENT_CLOSED_REQUEST);
+    });
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply) => record(req, reply));
+
+  async function record(req: FastifyRequest, reply: FastifyReply, status?: number): Promise<void> {
+    if (recorded.get(req)) return;
+    recorded.set(req, true);
     answeredAt.set(req, process.hrtime.bigint());
     await recordedCallFacts(req)?.settled;
-    const outcome = outcomeOf(req, reply);
+    const outcome = outcomeOf(req, reply, status);
     // The fields are built only when the line is written (a bench or a quiet deployment logs at warn).
     if (LOGS_INFO.has(req.log.level)) req.log.info(logFields(outcome), outcome.call ? 'call completed' : 'request completed');
     for (const observe of observers) observe(outcome);
-  });
+  }
 }
 
-function outcomeOf(req: FastifyRequest, reply: FastifyReply): RequestOutcome {
+function outcomeOf(req: FastifyRequest, reply: FastifyReply, status = reply.raw.statusCode): RequestOutcome {
   // The answer's end, not the settlement's: a client's latency is what it waited.
   const end = answeredAt.get(req) ?? process.hrtime.bigint();
   const start = startedAt.get(req) ?? end;
@@ -67,7 +80,7 @@ function outcomeOf(req: FastifyRequest, reply: FastifyReply): RequestOutcome {
     method: req.method,
     path: redactedUrl(req.url),
     // A hijacked (streamed) answer's status is on the raw response.
-    status: reply.raw.statusCode,
+    status,
     durationMs: ms(end),
     ttfbMs: ms(call?.firstByteAt ?? end),
     ...(call ? { call } : {}),

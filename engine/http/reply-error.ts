@@ -3,6 +3,7 @@
 // also be mounted on a bare Fastify app (the key doors and the admin API are, in their tests).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors, GatewayError, renderError, toGatewayError, type ErrorShape } from '../core/errors.ts';
+import { CLIENT_CLOSED_REQUEST } from './access-log.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,6 +31,12 @@ export function sendError(reply: FastifyReply, err: GatewayError, shape: ErrorSh
 /** Whatever a route of this scope throws is answered in its door's error shape; a 5xx is logged. */
 export function installErrorHandler(scope: FastifyInstance): void {
   scope.setErrorHandler((err, req, reply) => {
+    // Nobody is left to answer (an answer piped to a client that hung up fails as its source is torn down):
+    // not a failure of the gateway's, and not worth an error line for every listener who left.
+    if (reply.raw.destroyed) {
+      req.log.info({ err: { message: (err as Error).message } }, 'client left before the answer ended');
+      return reply.code(CLIENT_CLOSED_REQUEST).send();
+    }
     const gatewayError = fromThrown(err);
     if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
     return sendError(reply, gatewayError, req.routeOptions.config?.errorShape ?? 'chat');
