@@ -1,7 +1,7 @@
-// One log line per request, at info, when its answer is finished or its client has left: an operator searches it by request id and
-// sees, for a model call, who called which model through which route and what it cost. Never a secret: the
-// key appears by its prefix, routes by name, and the URL without its query values (`?api_key=…` and signed
-// download tokens are credentials).
+// One log line per request, at info, when its answer is finished or its client has left: an operator
+// searches it by request id and sees, for a model call, who called which model through which route and what
+// it cost. Never a secret: the key appears by its prefix, routes by name, and the URL without its query
+// values (`?api_key=…` and signed download tokens are credentials).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordedCallFacts, type CallFacts } from './call-facts.ts';
 import { requestSlot } from './request-slots.ts';
