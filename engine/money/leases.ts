@@ -226,7 +226,9 @@ export class BudgetLeases {
     }
     // What no call needs goes back at once; the rest once the calls end and their draws are written (on a
     // loaded machine the draws' queue can run seconds behind, and the caller short of money waits for this).
-    await Promise.all(mine.flatMap(([, list]) => list.map((l) => this.trimToCalls(l).then(() => this.retireWhenIdle(l)))));
+    // A lease with neither is released whole: one write, not a trim and then a release.
+    const returned = (l: Lease) => (l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l) : Promise.resolve()).then(() => this.retireWhenIdle(l));
+    await Promise.all(mine.flatMap(([, list]) => list.map(returned)));
   }
 
   /** Gives back what a closed lease holds beyond its calls in flight and its draws not yet written. */
