@@ -11,7 +11,8 @@ export interface Row {
   /** `${target}/${what}/${plain|stream}/c${connections}[/spread]`: what the smoke test and the table look rows up by. */
   id: string;
   target: TargetName;
-  what: CallKind | 'slow-streams' | 'soak';
+  /** slow-streams-cold: the same burst as slow-streams, run first on the target, opening the connections the second reuses. */
+  what: CallKind | 'slow-streams' | 'slow-streams-cold' | 'soak';
   stream: boolean;
   connections: number;
   wallet: 'hot' | 'spread' | 'none';

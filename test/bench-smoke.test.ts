@@ -45,8 +45,9 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
     const expected = [
       ...CALL_ROWS.map((r) => `direct/${r}`),
       `direct/slow-streams/stream/c${slowN}`,
+      `direct/slow-streams-cold/stream/c${slowN}`,
       ...CALL_ROWS.map((r) => `floor/${r}`),
-      ...gateways.flatMap((g) => [...CALL_ROWS.map((r) => `${g}/${r}`), `${g}/chat-b/plain/c32/spread`, `${g}/slow-streams/stream/c${slowN}`]),
+      ...gateways.flatMap((g) => [...CALL_ROWS.map((r) => `${g}/${r}`), `${g}/chat-b/plain/c32/spread`, `${g}/slow-streams/stream/c${slowN}`, `${g}/slow-streams-cold/stream/c${slowN}`]),
       ...(withPostgres ? ['gateway-postgres/soak/plain/c32', 'gateway-postgres-workers/chat-b/plain/c1', 'gateway-postgres-workers/chat-b/plain/c32'] : []),
     ];
     expect(results.rows.map((r) => r.id).sort()).toEqual(expected.sort());
@@ -58,7 +59,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
     }
     // The slow streams took their whole schedule (chunks × delay), and all ended.
     const slow = results.meta.config.slow as { chunks: number; delayMs: number };
-    for (const row of results.rows.filter((r) => r.what === 'slow-streams')) {
+    for (const row of results.rows.filter((r) => r.what === 'slow-streams' || r.what === 'slow-streams-cold')) {
       expect(row.load.ok, row.id).toBe(slowN);
       expect(row.load.wallMs, row.id).toBeGreaterThanOrEqual(slow.chunks * slow.delayMs * 0.9);
     }
