@@ -2,6 +2,7 @@
 // to GATEWAY_DATA_DIR/gateway.pid, for `npx gateway reload`. With GATEWAY_WORKERS above 1 this process is the
 // primary of that many gateway processes (engine/process/workers.ts), and each worker runs `serve` below.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
@@ -47,8 +48,10 @@ async function serve(link: typeof workerLink | null): Promise<void> {
     process.exit(1);
   }
   const host = process.env.HOST ?? '127.0.0.1';
-  const port = Number(process.env.PORT ?? 8080);
-  await gw.app.listen({ host, port });
+  await gw.app.listen({ host, port: Number(process.env.PORT ?? 8080) });
+  // The port bound, not the one asked for: PORT=0 takes a free one, and the banner and the operator CLI's file
+  // must name where the gateway really answers.
+  const port = (gw.app.server.address() as AddressInfo).port;
   if (link) {
     serveAsWorker(gw, link, `http://${host}:${port}`);
     return;
