@@ -1,4 +1,5 @@
 // Accounts on keys, quotas and the ledger: the money side of every call.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Accounts, Caller, Headers, Hold, WithSettle } from './accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
@@ -36,7 +37,6 @@ export interface WalletAccountsDeps {
 const LEASE_RETURN_WAIT_MS = 1_000;
 /** How often a call waiting for leases to come back looks at the balance. */
 const RETURN_POLL_MS = 50;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A caller this gateway authenticated, carrying its key's context privately (the pipeline sees a Caller).
