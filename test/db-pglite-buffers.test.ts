@@ -1,11 +1,12 @@
 // The embedded database's shared buffers (engine/db/pglite.ts): PostgreSQL's default of 128 MB is WASM memory
-// PGlite holds for the process's life, far more than the gateway's working set. A data folder is set to the
-// smaller size on its first start and runs with it from the next, keeping initdb's own settings; a size an
-// operator chose is left alone.
+// PGlite holds for the process's life, far more than the gateway's working set. A new data folder is created
+// with the smaller size (engine/db/pglite-init.ts) and keeps initdb's own settings; a folder created before
+// that runs with it from its next start; a size an operator chose is left alone.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { PGlite } from '@electric-sql/pglite';
 import { EMBEDDED_SHARED_BUFFERS, openPglite } from '../engine/db/pglite.ts';
 
 const dirs: string[] = [];
@@ -26,12 +27,19 @@ const setting = async (dir: string, name: string): Promise<string> => {
   }
 };
 
-it('runs a data folder with the smaller shared buffers from its second start, its time zone unchanged', async () => {
+it('runs a new data folder with the smaller shared buffers from its first start, its time zone unchanged', async () => {
   const dir = dataFolder();
-  expect(await setting(dir, 'shared_buffers')).toBe('128MB'); // the first start: PostgreSQL's default
+  expect(await setting(dir, 'shared_buffers')).toBe(EMBEDDED_SHARED_BUFFERS);
   expect(await setting(dir, 'shared_buffers')).toBe(EMBEDDED_SHARED_BUFFERS);
   expect(await setting(dir, 'TimeZone')).toBe('UTC');
   expect(await setting(dir, 'DateStyle')).toBe('ISO, MDY');
+}, 60_000);
+
+it('runs a folder created in the process (before the child did it) with them from its next start', async () => {
+  const dir = dataFolder();
+  await (await PGlite.create(dir)).close();
+  expect(await setting(dir, 'shared_buffers')).toBe('128MB');
+  expect(await setting(dir, 'shared_buffers')).toBe(EMBEDDED_SHARED_BUFFERS);
 }, 60_000);
 
 it('keeps a size an operator set', async () => {

@@ -12,6 +12,7 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Results, Transaction } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.ts';
+import { initialiseApart } from './pglite-init.ts';
 
 export interface PgliteDbOptions {
   /** Directory for the data files; omitted or 'memory://' → in memory. */
@@ -53,9 +54,9 @@ export const EMBEDDED_SHARED_BUFFERS = '32MB';
 const POSTGRES_DEFAULT_SHARED_BUFFERS = '128MB';
 
 /**
- * Set with ALTER SYSTEM (postgresql.auto.conf), so initdb's own settings (time zone, date style) stay. It takes
- * effect from the next start: a data folder's first start runs with PostgreSQL's default. A size an operator
- * set with ALTER SYSTEM is kept.
+ * Set with ALTER SYSTEM (postgresql.auto.conf), so initdb's own settings (time zone, date style) stay. A new
+ * folder gets it when it is created (pglite-init.ts); this sets it in a folder created before that, from its
+ * next start. A size an operator set with ALTER SYSTEM is kept.
  */
 async function smallerSharedBuffers(pgl: PGlite): Promise<void> {
   const r = await pgl.query<{ size: string }>(`SELECT current_setting('shared_buffers') AS size`);
@@ -64,6 +65,7 @@ async function smallerSharedBuffers(pgl: PGlite): Promise<void> {
 
 export async function openPglite(opts: PgliteDbOptions = {}): Promise<Db> {
   const dir = opts.dataDir && opts.dataDir !== 'memory://' ? opts.dataDir : undefined;
+  if (dir) await initialiseApart(dir, EMBEDDED_SHARED_BUFFERS);
   const pgl = await PGlite.create(dir, { parsers });
   // An in-memory database never starts again: only a data folder keeps the setting for its next start.
   if (dir) await smallerSharedBuffers(pgl);
