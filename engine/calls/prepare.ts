@@ -46,7 +46,8 @@ export function prepareCall(
   const protocolName = protocolNameFor(door, model.vendor);
   const protocol = protocolName ? door.protocols[protocolName] : undefined;
   if (!protocolName || !protocol) throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
-  if (body.stream === true && !protocol.stream) {
+  const stream = streamAsked(body.stream, opts.files !== undefined);
+  if (stream && !protocol.stream) {
     throw errors.invalidRequest(`stream: true is not offered on ${door.path}; the answer comes whole. Omit stream.`, 'stream');
   }
 
@@ -66,7 +67,7 @@ export function prepareCall(
     client: body,
     body: { ...cloneJson(body), model: model.id },
     ...(opts.files ? { files: opts.files } : {}),
-    stream: body.stream === true,
+    stream,
     upstreamHeaders: {},
     notes: {},
     settings: { defaultMaxTokens: limits.default_max_tokens, serverToolCap, effortCarriedSince: limits.effort_carried_since, now: opts.now },
@@ -92,4 +93,16 @@ function checkRequired(door: DoorConfig, body: JsonObject, headers: RequestView[
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (!value || !headerPattern(h.pattern).test(value)) throw errors.invalidRequest(h.say);
   }
+}
+
+/**
+ * Whether the body asks for a stream. Only a boolean (or null, or nothing) is taken, and a form's "true" or
+ * "false": a vendor that reads "true", 1 or "yes" as true would stream an answer that the gateway, not asked for
+ * a stream, reads as one whole body, fails to read, and cannot charge for.
+ */
+function streamAsked(value: unknown, inForm: boolean): boolean {
+  if (value === undefined || value === null || value === false) return false;
+  if (value === true) return true;
+  if (inForm && (value === 'true' || value === 'false')) return value === 'true';
+  throw errors.invalidRequest(`stream must be true or false, not ${JSON.stringify(value).slice(0, 40)}.`, 'stream');
 }
