@@ -1,9 +1,12 @@
-// A `stream` the gateway does not read as a boolean. The gateway streams only for `stream: true`; a body sending
+// Boolean fields a lax vendor may read as true where the gateway did not. First `stream`. The gateway streams only for `stream: true`; a body sending
 // "true", 1 or "yes" was passed on as it was, and a vendor that reads such values as true (lax validators do)
 // streams the answer. The gateway, not asked for a stream, reads that answer as one whole JSON body, fails, tries
 // the next route and answers 502: the vendor's work is never charged. Each such value is now refused with 400
 // naming `stream`, before any hold or vendor call. A form (multipart door) spells booleans as text: "true" asks
 // for a stream, which no form door offers, and "false" is served.
+// Then `deferred` (chat) and `background` (responses), refused when true by config/doors.yaml: "true" or 1 passed
+// those rules, and a vendor that took them would run the call past its answer, where nothing reads or charges it.
+// The rules now refuse anything but false (or null).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
@@ -94,5 +97,29 @@ describe('image edits, a form', () => {
     const res = await edit('false');
     expect(res.status, await res.clone().text()).toBe(200);
     expect(await t.balance()).toBeLessThan(before);
+  });
+});
+
+describe('deferred and background: anything but false is refused before any vendor call', () => {
+  for (const value of [true, 'true', 1]) {
+    it(`chat deferred ${JSON.stringify(value)}`, async () => {
+      await nothingSentOrCharged(async () => {
+        const body = await expectInvalid(await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, deferred: value, messages: ask }));
+        expect(body.error.message).toContain('deferred');
+      });
+    });
+    it(`responses background ${JSON.stringify(value)}`, async () => {
+      await nothingSentOrCharged(async () => {
+        const body = await expectInvalid(await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, background: value, input: 'hi' }));
+        expect(body.error.message).toContain('background');
+      });
+    });
+  }
+
+  it('false is served on both', async () => {
+    const chat = await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, deferred: false, messages: ask });
+    expect(chat.status, await chat.text()).toBe(200);
+    const responses = await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, background: false, input: 'hi' });
+    expect(responses.status, await responses.text()).toBe(200);
   });
 });
