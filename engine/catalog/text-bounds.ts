@@ -247,10 +247,12 @@ const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'ob
  * given by URL or file id (native `document` with a url or file source, responses `input_file` with file_url or
  * file_id, chat `file` with file_id), a web fetch tool, or a remote MCP server (responses `mcp` tools, the native
  * `mcp_servers` list): the vendor lists the server's tools and feeds back its results, whose size the server's
- * owner, often the client itself, decides.
+ * owner, often the client itself, decides. Also a conversation the vendor stored and replays: a responses body's
+ * `previous_response_id`, `conversation` or stored `prompt` (by id) puts all of it into the prompt.
  */
 export function pullsContentIn(value: JsonValue): boolean {
   if (isObject(value) && Array.isArray(value.mcp_servers) && value.mcp_servers.length > 0) return true;
+  if (isObject(value) && replaysStoredContent(value)) return true;
   const stack: JsonValue[] = [value];
   while (stack.length) {
     const v = stack.pop()!;
@@ -262,6 +264,10 @@ export function pullsContentIn(value: JsonValue): boolean {
   }
   return false;
 }
+
+const replaysStoredContent = (body: JsonObject): boolean =>
+  present(body.previous_response_id) || present(body.conversation) || (isObject(body.prompt) && present(body.prompt.id));
+const present = (v: JsonValue | undefined): boolean => v !== undefined && v !== null && v !== '';
 
 function pointsAtContent(part: JsonObject): boolean {
   const source = isObject(part.source) ? part.source : undefined;

@@ -70,3 +70,52 @@ describe('a remote MCP server feeds the prompt at a size the body does not show:
     expect(res.status, await res.text()).toBe(200);
   });
 });
+
+describe('a stored conversation the vendor replays enters the prompt unseen: held at the context window', () => {
+  // Found by this session's attack helper: with previous_response_id, conversation or a stored prompt by id the
+  // vendor replays what it stored (up to the whole window) as input, while the hold counted only the id's bytes.
+  const base = { model: 'b-5', max_output_tokens: 16, input: 'go on' };
+  const cases: [string, Record<string, unknown>][] = [
+    ['previous_response_id', { previous_response_id: 'resp_0123456789abcdef' }],
+    ['conversation (an id)', { conversation: 'conv_0123456789abcdef' }],
+    ['conversation (an object)', { conversation: { id: 'conv_0123456789abcdef' } }],
+    ['a stored prompt by id', { prompt: { id: 'pmpt_0123456789abcdef', version: '2' } }],
+  ];
+  for (const [name, extra] of cases) {
+    it(`${name}: 402 on a 20,000-credit wallet, nothing sent or held`, async () => {
+      const before = await t.balance();
+      const sent = t.sim.received.length;
+      await expectRefusedUnsent(await post(t, '/v1/responses', { ...base, ...extra }), 402);
+      expect(t.sim.received.length).toBe(sent);
+      expect(await t.balance()).toBe(before);
+    });
+  }
+
+  it('control: the same call without them is served on the same wallet', async () => {
+    const res = await post(t, '/v1/responses', { ...base, previous_response_id: null });
+    expect(res.status, await res.text()).toBe(200);
+  });
+});
+
+describe('several answers generated, fewer returned: refused on the chat door', () => {
+  // Found by this session's attack helper: open-weight servers (vendor E's kind) that take best_of or beam
+  // search generate that many sequences and report the tokens of the ones returned only; the hold and the
+  // charge covered one answer.
+  const ask = { model: 'e-open-8b', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
+  for (const [name, extra] of [
+    ['best_of 8', { best_of: 8 }],
+    ['use_beam_search true', { use_beam_search: true }],
+  ] as const) {
+    it(`${name}: 400 naming it, nothing sent`, async () => {
+      const sent = t.sim.received.length;
+      const body = await expectRefusedUnsent(await post(t, '/v1/chat/completions', { ...ask, ...extra }), 400);
+      expect(body.error.message).toContain(Object.keys(extra)[0]);
+      expect(t.sim.received.length).toBe(sent);
+    });
+  }
+
+  it('best_of 1 and use_beam_search false are served', async () => {
+    const res = await post(t, '/v1/chat/completions', { ...ask, best_of: 1, use_beam_search: false });
+    expect(res.status, await res.text()).toBe(200);
+  });
+});
