@@ -35,6 +35,7 @@ export function prepareCall(
   registry: TransformRegistry,
   opts: { now: Date; files?: Record<string, UploadedFile> },
 ): PreparedCall {
+  checkFieldSpelling(body);
   checkRequired(door, body, headers);
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
   const view: RequestView = { body, headers, caller };
@@ -105,4 +106,17 @@ function streamAsked(value: unknown, inForm: boolean): boolean {
   if (value === true) return true;
   if (inForm && (value === 'true' || value === 'false')) return value === 'true';
   throw errors.invalidRequest(`stream must be true or false, not ${JSON.stringify(value).slice(0, 40)}.`, 'stream');
+}
+
+/**
+ * Every vendor format spells its fields in lowercase. A field spelled otherwise (`N`, `MAX_TOKENS`, `ſtream` with
+ * a long s) is refused: the gateway reads the exact spelling only, while a vendor whose JSON decoder matches
+ * names regardless of case and compatibility form (Go's, the last key winning) would read it as `n`,
+ * `max_tokens` or `stream`, and do more than the hold covers or stream an answer the gateway cannot read.
+ */
+function checkFieldSpelling(body: JsonObject): void {
+  for (const key of Object.keys(body)) {
+    const plain = key.normalize('NFKC').toLowerCase();
+    if (plain !== key) throw errors.invalidRequest(`Field names are lowercase: send '${plain}', not '${key}'.`, key);
+  }
 }
