@@ -2,6 +2,7 @@
 import type { AnswerTransform, RequestTransform, StreamTranslatorFactory, UsageReader } from '../engine/core/call.ts';
 import { messagesToChat } from './answer/messages-to-chat.ts';
 import { askStreamUsage } from './request/ask-stream-usage.ts';
+import { capOutput } from './request/cap-output.ts';
 import { capServerTools } from './request/cap-server-tools.ts';
 import { carryCacheControl } from './request/carry-cache-control.ts';
 import { chatParamsToNative } from './request/chat-params-to-native.ts';
@@ -38,6 +39,7 @@ export const requestTransforms: Record<string, RequestTransform> = {
   'ask-stream-usage': askStreamUsage,
   'count-characters': countCharacters,
   'cap-server-tools': capServerTools,
+  'cap-output': capOutput,
   'stated-image-count': statedImageCount,
 };
 

@@ -60,6 +60,8 @@ export function prepareCall(
     ...(honoured.tool_uses ? { perTool: honoured.tool_uses } : {}),
     ...(honoured.tool_calls ? { perCall: honoured.tool_calls } : {}),
   };
+  const capField = reservation.output_cap_written?.[model.vendor];
+  const outputCap = capField ? { write: capField, fields: honoured.output ?? [] } : undefined;
   let call: Call = {
     id: randomUUID(),
     door: door.name,
@@ -71,7 +73,7 @@ export function prepareCall(
     stream,
     upstreamHeaders: {},
     notes: {},
-    settings: { defaultMaxTokens: limits.default_max_tokens, serverToolCap, effortCarriedSince: limits.effort_carried_since, now: opts.now },
+    settings: { defaultMaxTokens: limits.default_max_tokens, serverToolCap, ...(outputCap ? { outputCap } : {}), effortCarriedSince: limits.effort_carried_since, now: opts.now },
   };
   for (const name of protocol.request) {
     const transform = registry.requestTransforms[name];

@@ -23,6 +23,7 @@ export function doorProblems(cfg: GatewayConfig, doors: Locate, billing: Locate)
   const problems = settlementNameProblems(cfg, billing);
   for (const door of Object.values(cfg.doors)) {
     problems.push(...protocolChoiceProblems(door, doors));
+    problems.push(...outputCapProblems(cfg, door, doors));
     for (const [name, protocol] of Object.entries(door.protocols)) {
       const at = (...path: (string | number)[]) => doors([door.name, 'protocols', name, ...path]);
       const label = `door '${door.name}' protocol '${name}'`;
@@ -47,6 +48,23 @@ function protocolChoiceProblems(door: DoorConfig, at: Locate): string[] {
     }
   }
   return problems;
+}
+
+/** The step that writes billing.yaml `reservation.output_cap_written` into a body. */
+const OUTPUT_CAP_STEP = 'cap-output';
+
+/** A vendor whose output the chains must cap (billing.yaml) runs the step on every token-billed door serving it. */
+function outputCapProblems(cfg: GatewayConfig, door: DoorConfig, at: Locate): string[] {
+  if (door.billing !== 'tokens') return [];
+  const capped = cfg.billing.reservation.output_cap_written ?? {};
+  return door.serves.vendors.flatMap((vendor) => {
+    const name = capped[vendor] ? protocolNameFor(door, vendor) : undefined;
+    const protocol = name ? door.protocols[name] : undefined;
+    if (!protocol || protocol.request.includes(OUTPUT_CAP_STEP)) return [];
+    return [
+      `${at([door.name, 'protocols', name!, 'request'])}: door '${door.name}' protocol '${name}' serves vendor ${vendor} but does not run '${OUTPUT_CAP_STEP}': config/billing.yaml reservation.output_cap_written lists the vendor, whose servers give more output than the hold covers unless told`,
+    ];
+  });
 }
 
 function stepProblems(protocol: ProtocolConfig, label: string, at: (...path: (string | number)[]) => string): string[] {

@@ -71,6 +71,11 @@ export interface CallSettings {
    * reservation). Either may be absent: that wire format takes no such cap.
    */
   serverToolCap: { calls: number; perTool?: string; perCall?: string };
+  /**
+   * For a vendor listed in config/billing.yaml `reservation.output_cap_written`: the field written at the model's
+   * max_output when the body sends no output limit, and the protocol's output limit fields, lowered to it.
+   */
+  outputCap?: { write: string; fields: readonly string[] };
   /** Date (YYYY-MM-DD, Korean) since which reasoning_effort moves to the native effort setting. */
   effortCarriedSince: string;
   /** The instant of the call, for date-dependent behaviour. */

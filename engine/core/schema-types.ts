@@ -85,6 +85,18 @@ export type BillingFile = {
     tool_prompt_tokens: number;
     /** Per vendor-defined tool (a type other than function or custom): its definition. */
     vendor_tool_tokens: number;
+    /**
+     * By vendor: the output limit field the chains (cap-output) write at the model's max_output when the
+     * body sends none, and lower to it when the body sends more: for vendors whose servers default to, or
+     * allow, more output than the catalog's max_output.
+     */
+    output_cap_written?: {
+      a?: string;
+      b?: string;
+      c?: string;
+      d?: string;
+      e?: string;
+    };
     /** Vendors that write the prompt cache only where the body marks cache_control. */
     cache_writes_when_marked: VendorId[];
     /**

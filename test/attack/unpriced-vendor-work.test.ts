@@ -119,3 +119,31 @@ describe('several answers generated, fewer returned: refused on the chat door', 
     expect(res.status, await res.text()).toBe(200);
   });
 });
+
+describe('a vendor whose servers give more output than max_output unless told gets a limit no larger than it', () => {
+  // Found by this session's attack helper: open-weight hosts (vendor E) default to what is left of the context
+  // window when no output limit is sent, and honour one above the catalog's max_output (16,384 here); the hold
+  // covered max_output. On a wallet near its end the vendor's extra output went unpaid (seen: 300,000 credits of
+  // output, 60,002 charged). The chain (cap-output, config/billing.yaml reservation.output_cap_written) now sends
+  // a limit at most max_output.
+  const ask = { model: 'e-open-8b', messages: [{ role: 'user', content: 'hi' }] };
+  for (const [name, extra, sentAs] of [
+    ['no limit sent', {}, 16_384],
+    ['max_tokens 100,000', { max_tokens: 100_000 }, 16_384],
+    ['max_tokens 10 (kept)', { max_tokens: 10 }, 10],
+  ] as const) {
+    it(`${name}: the vendor is sent max_tokens ${sentAs}`, async () => {
+      const res = await post(t, '/v1/chat/completions', { ...ask, ...extra });
+      expect(res.status, await res.text()).toBe(200);
+      expect(t.sim.received.at(-1)?.body).toMatchObject({ max_tokens: sentAs });
+    });
+  }
+
+  it('a vendor the setting does not list is sent no limit it did not ask for', async () => {
+    const res = await post(t, '/v1/chat/completions', { model: 'b-4.1-nano', messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status, await res.text()).toBe(200);
+    const sent = t.sim.received.at(-1)?.body as Record<string, unknown>;
+    expect(sent).not.toHaveProperty('max_tokens');
+    expect(sent).not.toHaveProperty('max_completion_tokens');
+  });
+});

@@ -45,10 +45,17 @@ const CASES: BrokenChain[] = [
   },
   {
     name: 'a streaming chat-completions chain that does not ask for stream usage',
-    change: (t) => t.replace('request: [model-rules, ask-stream-usage]', 'request: [model-rules]'),
+    change: (t) => t.replace('request: [model-rules, ask-stream-usage, cap-output]', 'request: [model-rules, cap-output]'),
     after: 'upstream: /v1/chat/completions',
     needle: 'request:',
     reason: /door 'chat' protocol 'chat-completions' streams from \/v1\/chat\/completions but does not run 'ask-stream-usage'/,
+  },
+  {
+    name: 'a chain serving a vendor whose output billing.yaml caps, without the step that caps it',
+    change: (t) => t.replace('request: [model-rules, ask-stream-usage, cap-output]', 'request: [model-rules, ask-stream-usage]'),
+    after: 'upstream: /v1/chat/completions',
+    needle: 'request:',
+    reason: /door 'chat' protocol 'chat-completions' serves vendor e but does not run 'cap-output': config\/billing\.yaml reservation\.output_cap_written lists the vendor/,
   },
   {
     name: 'a responses chain that does not cap server tools',

@@ -57,8 +57,10 @@ describe('chat door with the openai SDK', () => {
         expect(got).toHaveLength(1);
         expect(got[0].path).toBe(vendor === 'a' ? '/v1/messages' : '/v1/chat/completions');
         if (vendor !== 'a') {
-          // Passthrough: the vendor received the client's body as sent.
-          expect(got[0].body).toEqual({ model, messages: [{ role: 'user', content: 'Hello there' }] });
+          // Passthrough: the vendor received the client's body as sent; vendor E with the output limit its
+          // servers need to stay within the hold (config/billing.yaml reservation.output_cap_written).
+          const limit = vendor === 'e' ? { max_tokens: 16_384 } : {};
+          expect(got[0].body).toEqual({ model, messages: [{ role: 'user', content: 'Hello there' }], ...limit });
         }
         // The vendor's own credential, never the client's key.
         expect(JSON.stringify(got[0].headers)).toContain(`vendor-${vendor}-secret`);
