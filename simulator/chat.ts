@@ -77,11 +77,18 @@ const FINISH: Record<Plan['stop'], string> = {
   pause_turn: 'stop',
 };
 
-function usageOf(p: Plan): Obj {
+/**
+ * Vendor D (its model ids start with `d-`) counts reasoning apart: `completion_tokens` is the answer's text alone,
+ * and `total_tokens` holds the reasoning too, as its public API does. The others count it inside completion_tokens.
+ */
+const countsReasoningApart = (model: unknown): boolean => typeof model === 'string' && model.startsWith('d-');
+
+function usageOf(p: Plan, model: unknown): Obj {
   const prompt = p.usage.input + p.usage.cache_read;
+  const completion = countsReasoningApart(model) ? Math.max(0, p.usage.output - p.usage.reasoning) : p.usage.output;
   return {
     prompt_tokens: prompt,
-    completion_tokens: p.usage.output,
+    completion_tokens: completion,
     total_tokens: prompt + p.usage.output,
     prompt_tokens_details: { cached_tokens: p.usage.cache_read, audio_tokens: 0 },
     completion_tokens_details: {
@@ -125,7 +132,7 @@ export async function handleChat(ctx: Ctx): Promise<void> {
         created,
         model,
         choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
-        usage: usageOf(p),
+        usage: usageOf(p, body.model),
         service_tier: 'default',
         system_fingerprint: null,
       },
@@ -181,7 +188,7 @@ export async function handleChat(ctx: Ctx): Promise<void> {
       service_tier: 'default',
       system_fingerprint: null,
       choices: [],
-      usage: usageOf(p),
+      usage: usageOf(p, body.model),
     });
   }
   await w.event(undefined, '[DONE]');

@@ -112,3 +112,18 @@ describe('usage records', () => {
     expect((await generation(id)).status).toBe(404);
   });
 });
+
+describe('reasoning counted apart from completion_tokens (vendor D)', () => {
+  // d-3-mini: $0.3 / $0.5 per 1M (catalog/vendor-d.yaml). The simulator answers as vendor D's API does:
+  // completion_tokens 100 (the text), reasoning_tokens 200, total_tokens 1,300 over a prompt of 1,000.
+  it('charges the reasoning as output, and records it', async () => {
+    const { charged, id } = await settledCall({
+      model: 'd-3-mini',
+      messages: [{ role: 'user', content: 'think [[sim:usage input=1000 output=300 reasoning=200]]' }],
+      max_tokens: 2000,
+    });
+    expect(charged).toBe(nano(1000, 0.3) + nano(300, 0.5));
+    const record = await (await generation(id)).json();
+    expect(record.tokens).toMatchObject({ input: 1000, output: 300, reasoning: 200 });
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { usageReaders } from '../../transforms/index.ts';
-import { emptyUsage } from '../../engine/core/types.ts';
+import { emptyUsage, type JsonObject } from '../../engine/core/types.ts';
 import { estimateAnswerUsage, estimateUnreadable, IMAGE_TOKENS_ESTIMATE } from '../../transforms/util/estimate.ts';
 
 describe('usage normalisation (input_tokens is uncached input)', () => {
@@ -35,6 +35,23 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
       usageReaders['chat-usage']({ usage: { prompt_tokens: 2000, completion_tokens: 30, total_tokens: 2030, prompt_tokens_details: { cached_tokens: 1536 } } }),
     ).toEqual({ input_tokens: 464, cache_read_tokens: 1536, cache_write_tokens: 0, output_tokens: 30, web_search_calls: 0, file_search_calls: 0 });
     expect(usageReaders['embeddings-usage']({ usage: { prompt_tokens: 12, total_tokens: 12 } })).toMatchObject({ input_tokens: 12, output_tokens: 0 });
+  });
+
+  // Vendor D counts reasoning apart from completion_tokens, in total_tokens only (a figure its API returned:
+  // 10,120 + 1,499 + 2,809 = 14,428). Read as completion_tokens alone, the reasoning was charged nothing.
+  it('chat format: reasoning counted apart from completion_tokens (in total_tokens only) is output too', () => {
+    const apart = usageReaders['chat-usage']({
+      usage: { prompt_tokens: 10_120, completion_tokens: 1_499, total_tokens: 14_428, prompt_tokens_details: { cached_tokens: 128 }, completion_tokens_details: { reasoning_tokens: 2_809 } },
+    });
+    expect(apart).toMatchObject({ input_tokens: 9_992, cache_read_tokens: 128, output_tokens: 4_308, reasoning_tokens: 2_809 });
+    // Reasoning inside completion_tokens (vendor B): the total adds nothing.
+    const inside = usageReaders['chat-usage']({ usage: { prompt_tokens: 100, completion_tokens: 300, total_tokens: 400, completion_tokens_details: { reasoning_tokens: 250 } } });
+    expect(inside.output_tokens).toBe(300);
+    // A total below prompt + completion, or none, or unreadable, changes nothing.
+    const totals: JsonObject[] = [{ total_tokens: 10 }, {}, { total_tokens: 'x' }];
+    for (const total of totals) {
+      expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 100, completion_tokens: 300, ...total } }).output_tokens).toBe(300);
+    }
   });
 
   it('responses format: input_tokens includes cached tokens; server tools counted from output', () => {

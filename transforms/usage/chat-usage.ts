@@ -1,7 +1,8 @@
 // Chat-completions usage (vendors B–E on the chat door) → the four buckets; embeddings-usage for the embeddings door.
 // prompt_tokens INCLUDES prompt_tokens_details.cached_tokens (and cache_write_tokens where reported), so
 // uncached input = prompt_tokens − cached − written, never below 0 (so cached tokens are never billed twice).
-// prompt_tokens and completion_tokens are in every chat figure; the embeddings door's figure has prompt_tokens
+// Generated tokens are completion_tokens, or what total_tokens holds beyond the prompt when that is more (reasoning
+// counted apart). prompt_tokens and completion_tokens are in every chat figure; the embeddings door's figure has prompt_tokens
 // alone, and nothing is generated. A count that cannot be read stays NaN (through the split too) for the caller
 // to estimate.
 import type { UsageReader } from '../../engine/core/call.ts';
@@ -23,6 +24,11 @@ export function normaliseChatUsage(u: JsonValue | undefined, generates = true): 
   const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   splitPrompt(usage, requiredCount(u.prompt_tokens), count(details.cached_tokens), count(details.cache_write_tokens));
   usage.output_tokens = generates ? requiredCount(u.completion_tokens) : count(u.completion_tokens);
+  // Vendors that count reasoning apart from completion_tokens (vendor D) put it in total_tokens only: what the
+  // total holds beyond the prompt was generated all the same. Where completion_tokens includes the reasoning,
+  // the total is prompt + completion and nothing changes.
+  const beyondPrompt = count(u.total_tokens) - requiredCount(u.prompt_tokens);
+  if (generates && beyondPrompt > usage.output_tokens) usage.output_tokens = beyondPrompt;
   if (isObject(u.completion_tokens_details) && typeof u.completion_tokens_details.reasoning_tokens === 'number') {
     usage.reasoning_tokens = count(u.completion_tokens_details.reasoning_tokens);
   }
