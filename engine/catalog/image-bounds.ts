@@ -2,7 +2,7 @@
 // the catalog's image_reservation. A token-priced model (vendor B) is billed for the prompt, the source images of
 // an edit and the output tokens of the quality asked: its hold is that bound or image_reservation, whichever is
 // larger, so neither a long prompt nor a high quality can make a call spend beyond the balance.
-import type { JsonObject, ModelEntry } from '../core/types.ts';
+import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import { usdToNano } from '../core/money.ts';
 import type { BillingConfig } from './config.ts';
 import { pricesAt, tokenCost } from './pricing.ts';
@@ -13,9 +13,19 @@ export function imageReservation(model: ModelEntry, body: JsonObject, sourceImag
   if (model.pricing.input === undefined && model.pricing.output === undefined) return floor;
   const r = billing.reservation;
   const inputTokens = measureBody(body).bytes + sourceImages * r.image_input_tokens;
-  const quality = typeof body.quality === 'string' ? body.quality : 'default';
-  const outputTokens = r.image_output_tokens[quality] ?? r.image_output_tokens.default;
+  const outputTokens = qualityOutputTokens(r.image_output_tokens, body.quality);
   const prices = pricesAt(model, at);
   const bound = tokenCost(inputTokens, prices.input) + tokenCost(outputTokens, prices.output);
   return bound > floor ? bound : floor;
+}
+
+/**
+ * The output held for the quality asked: none or `auto` is the `default` figure, a quality the table names its
+ * own. Any other value ("HIGH", "hd", a list) is held at the largest figure: a vendor that reads it as high
+ * would otherwise produce more than the hold covers.
+ */
+function qualityOutputTokens(table: BillingConfig['reservation']['image_output_tokens'], quality: JsonValue | undefined): number {
+  if (quality === undefined || quality === null || quality === 'auto') return table.default;
+  if (typeof quality === 'string' && quality !== 'default' && Object.hasOwn(table, quality)) return table[quality]!;
+  return Math.max(...Object.values(table));
 }

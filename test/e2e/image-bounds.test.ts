@@ -40,6 +40,20 @@ describe('image generation holds', () => {
     expect(r.vendorCalls).toBe(0);
   });
 
+  // Found by this session's attack helper: "HIGH" or "hd" were held as no quality at all (medium), while a
+  // vendor reading them as high produces the high output. A quality the table does not name is held as the
+  // largest figure; auto is held as none.
+  it('a quality the table does not name ("HIGH", "hd", a list) is held as high: 402 on the same wallet', async () => {
+    t = await startTestGateway({ credits: RESERVATION_CREDITS });
+    for (const quality of ['HIGH', 'hd', ['high'], 'default']) {
+      const r = await imageCall(t, { prompt: 'a lighthouse', quality });
+      expect(r.status, `${JSON.stringify(quality)}: ${r.text}`).toBe(402);
+      expect(r.vendorCalls).toBe(0);
+    }
+    const auto = await imageCall(t, { prompt: 'a lighthouse', quality: 'auto' });
+    expect(auto.status, auto.text).toBe(200);
+  });
+
   it('an ordinary call holds the published reservation and is charged exactly the vendor usage', async () => {
     t = await startTestGateway({ credits: RESERVATION_CREDITS });
     const r = await imageCall(t, { prompt: 'a lighthouse' });
