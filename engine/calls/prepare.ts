@@ -119,6 +119,7 @@ function streamAsked(value: unknown, inForm: boolean): boolean {
 function checkFieldSpelling(body: JsonObject): void {
   for (const key of Object.keys(body)) {
     const plain = key.normalize('NFKC').toLowerCase();
-    if (plain !== key) throw errors.invalidRequest(`Field names are lowercase: send '${plain}', not '${key}'.`, key);
+    const shown = (k: string) => k.slice(0, 60);
+    if (plain !== key) throw errors.invalidRequest(`Field names are lowercase: send '${shown(plain)}', not '${shown(key)}'.`, shown(key));
   }
 }
