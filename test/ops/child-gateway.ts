@@ -43,8 +43,17 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
   child.stderr!.on('data', (d) => (out.text += d));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const waitFor = (pattern: RegExp, ms = 45_000) => waitForOutput(out, pattern, ms);
-  const apiKey = opts.apiKey ?? (await waitFor(/API key:\s+(sk-svc-\S+)/))[1];
-  if (opts.apiKey && opts.waitForBanner !== false) await waitFor(/gateway listening on/);
+  let apiKey: string;
+  try {
+    apiKey = opts.apiKey ?? (await waitFor(/API key:\s+(sk-svc-\S+)/))[1]!;
+    if (opts.apiKey && opts.waitForBanner !== false) await waitFor(/gateway listening on/);
+  } catch (e) {
+    // Not handed to the test, so nothing else would stop it: it would outlive the run.
+    child.kill('SIGKILL');
+    tree.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
   return {
     child,
     base: `http://127.0.0.1:${port}`,
