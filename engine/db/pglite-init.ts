@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 /** How PGlite itself tells a folder it can open from one it must run initdb in. */
-export const isInitialised = (dir: string): boolean => existsSync(join(dir, 'PG_VERSION'));
+const isInitialised = (dir: string): boolean => existsSync(join(dir, 'PG_VERSION'));
 
 // Run by the child: argv[1] is PGlite's module file (resolved here, so the child finds the gateway's copy
 // whatever its working folder), argv[2] the folder, argv[3] a setting written into it before the gateway's

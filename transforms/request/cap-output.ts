@@ -4,16 +4,14 @@
 // a body with no output limit gets one at max_output in the field named there, and a limit above max_output is
 // lowered to it. A limit that is not a positive whole number is left for the reservation to refuse by name.
 import type { RequestTransform } from '../../engine/core/call.ts';
-import type { JsonValue } from '../../engine/core/types.ts';
-
-const unset = (v: JsonValue | undefined) => v === undefined || v === null;
+import { given } from '../util/json.ts';
 
 export const capOutput: RequestTransform = (call) => {
   const cap = call.settings.outputCap;
   const max = call.model.max_output;
   if (!cap || !max) return call;
   const body = call.body;
-  const sent = cap.fields.filter((f) => !unset(body[f]));
+  const sent = cap.fields.filter((f) => given(body, f));
   for (const field of sent) {
     const v = body[field];
     if (typeof v === 'number' && v > max) body[field] = max;
