@@ -7,7 +7,12 @@
 // streams STUB_CHUNKS chunks (default 8) with no delay.
 //
 //   node --import tsx bench/stub.ts      STUB_PORT (default 0), prints "bench stub on http://127.0.0.1:PORT"
+//
+// With STUB_TLS_CERT and STUB_TLS_KEY (PEM files) it serves https instead, HTTP/2 or HTTP/1.1 as the client
+// offers (ALPN), for bench/vendor-http2.ts.
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createSecureServer } from 'node:http2';
 
 const DEFAULT_CHUNKS = Number(process.env.STUB_CHUNKS ?? 8);
 const INPUT_TOKENS = 12;
@@ -152,17 +157,21 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   res.end(a.json);
 }
 
-const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+const serve = (req: IncomingMessage, res: ServerResponse) => {
   handle(req, res).catch((e) => {
     if (!res.headersSent) fail(res, 500, String(e));
     else res.destroy();
   });
-});
+};
+const tls = process.env.STUB_TLS_CERT && process.env.STUB_TLS_KEY ? { cert: readFileSync(process.env.STUB_TLS_CERT), key: readFileSync(process.env.STUB_TLS_KEY) } : undefined;
+// The HTTP/2 compatibility API takes the same handler (request and response with the same methods it uses).
+const server = tls ? createSecureServer({ ...tls, allowHTTP1: true }, serve as never) : createServer({ keepAliveTimeout: 60_000 }, serve);
 server.listen(Number(process.env.STUB_PORT ?? 0), '127.0.0.1', () => {
   const addr = server.address();
-  if (addr && typeof addr === 'object') console.log(`bench stub on http://127.0.0.1:${addr.port}`);
+  if (addr && typeof addr === 'object') console.log(`bench stub on ${tls ? 'https' : 'http'}://127.0.0.1:${addr.port}`);
 });
 process.on('SIGTERM', () => {
-  server.closeAllConnections();
+  if ('closeAllConnections' in server) server.closeAllConnections();
   server.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1_000).unref(); // HTTP/2 sessions do not close on their own
 });

@@ -98,7 +98,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { simulated } = planRoutes(env);
   const simulator = simulated.length ? await startBundledSimulator(runtime) : null;
   const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
-  const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections });
+  const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections, http2Streams: limits.vendor_http2_streams });
 
   let appLog: FastifyBaseLogger | null = null;
   const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog);

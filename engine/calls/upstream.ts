@@ -1,6 +1,7 @@
 // Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next, and on
 // what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
-import { Pool, type Dispatcher } from 'undici';
+import type { ConnectionOptions, TLSSocket } from 'node:tls';
+import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
 import type { CallSignal } from './call-signal.ts';
@@ -35,10 +36,22 @@ export function routeCredential(vendor: VendorConfig, route: Route): Record<stri
   return { [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key };
 }
 
+export interface UpstreamOptions {
+  connectTimeoutMs: number;
+  connectionsPerOrigin: number;
+  /** Calls at once on one HTTP/2 connection to a vendor (limits.yaml `vendor_http2_streams`). */
+  http2Streams?: number;
+  /** TLS options of connections to vendors. The gateway passes none (Node's trust store, NODE_EXTRA_CA_CERTS included). */
+  tls?: ConnectionOptions;
+}
+
+/** Calls at once on one HTTP/2 connection when limits.yaml does not say: what vendors' servers commonly allow. */
+export const DEFAULT_HTTP2_STREAMS = 100;
+
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(private readonly opts: { connectTimeoutMs: number; connectionsPerOrigin: number }) {}
+  constructor(private readonly opts: UpstreamOptions) {}
 
   async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
     return this.request(route, vendor, signal, {
@@ -62,8 +75,9 @@ export class UpstreamClient {
   ): Promise<UpstreamAnswer> {
     const base = originAndPath(route.baseUrl);
     const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
+    const http2 = vendor.http2 === true;
     try {
-      const res = await this.pool(base.origin).request({
+      const res = await this.pool(base.origin, http2).request({
         method: req.method,
         path: base.path + req.path,
         headers,
@@ -71,6 +85,10 @@ export class UpstreamClient {
         signal,
         headersTimeout: 0,
         bodyTimeout: 0,
+        // undici 7 puts a POST on an HTTP/2 connection beside others only when told it may: the body is a string
+        // or bytes, never a stream, so nothing is lost if the connection fails under it. On an HTTP/1.1
+        // connection it changes nothing (one call at a time: see multiplexingClient).
+        idempotent: http2 || undefined,
       });
       return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
     } catch (e) {
@@ -79,11 +97,21 @@ export class UpstreamClient {
     }
   }
 
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin);
+  /** One pool per origin and HTTP/2 choice: a reload that turns `http2` on or off starts new connections. */
+  private pool(origin: string, http2: boolean): Pool {
+    const key = http2 ? `${origin} h2` : origin;
+    let pool = this.pools.get(key);
     if (!pool) {
-      pool = new Pool(origin, { connections: this.opts.connectionsPerOrigin, connectTimeout: this.opts.connectTimeoutMs, keepAliveTimeout: 30_000 });
-      this.pools.set(origin, pool);
+      const { connectTimeoutMs, connectionsPerOrigin, tls } = this.opts;
+      const streams = this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS;
+      pool = new Pool(origin, {
+        connections: connectionsPerOrigin,
+        connectTimeout: connectTimeoutMs,
+        keepAliveTimeout: 30_000,
+        ...(tls ? { connect: tls } : {}),
+        ...(http2 ? { factory: multiplexingClient(streams, connectTimeoutMs, tls) } : {}),
+      });
+      this.pools.set(key, pool);
     }
     return pool;
   }
@@ -92,6 +120,30 @@ export class UpstreamClient {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }
+}
+
+/**
+ * Connections that offer HTTP/2 (ALPN, so https only). One the vendor answers in HTTP/2 carries up to `streams`
+ * calls at once; one it answers in HTTP/1.1 (or a plain http:// route) carries one at a time, as without the
+ * flag: undici 7 would otherwise pipeline the calls marked idempotent on it, and a vendor does not expect
+ * pipelined POSTs. A new connection starts at one call, so a burst before the first handshake opens more
+ * connections (as HTTP/1.1 would) rather than queueing behind one that may turn out to be HTTP/1.1.
+ */
+function multiplexingClient(streams: number, connectTimeoutMs: number, tls: ConnectionOptions | undefined) {
+  const connect = buildConnector({ ...tls, timeout: connectTimeoutMs, allowH2: true });
+  return (origin: URL, options: Client.Options): Dispatcher => {
+    const client: Client = new Client(origin, {
+      ...options,
+      connect: (o, done) =>
+        connect(o, (...connected) => {
+          // Before undici sees the socket: no call is written on it until this is set.
+          const socket = connected[1];
+          if (socket) client.pipelining = (socket as TLSSocket).alpnProtocol === 'h2' ? streams : 1;
+          done(...connected);
+        }),
+    });
+    return client;
+  };
 }
 
 /** A route's base URL as undici wants it: the origin to pool by, and the path to put before each request's. */

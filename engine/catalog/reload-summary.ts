@@ -29,7 +29,7 @@ export interface ReloadSummary {
  * the snapshot a call takes, so a reload applies it to the next call.
  */
 const READ_AT_START: { limits: (keyof GatewayConfig['limits'])[]; billing: (keyof GatewayConfig['billing'])[]; door: (keyof DoorConfig)[] } = {
-  limits: ['body_limit_bytes', 'connect_timeout_ms', 'vendor_connections', 'reservation_ttl_ms', 'sweep_interval_ms'],
+  limits: ['body_limit_bytes', 'connect_timeout_ms', 'vendor_connections', 'vendor_http2_streams', 'reservation_ttl_ms', 'sweep_interval_ms'],
   billing: [],
   door: ['path', 'body', 'errors'],
 };

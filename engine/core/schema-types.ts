@@ -277,6 +277,11 @@ export type LimitsFile = {
   connect_timeout_ms: number;
   /** Most connections open at once to one vendor origin; a call past it waits for one. */
   vendor_connections: number;
+  /**
+   * Most calls at once on one HTTP/2 connection to a vendor whose vendors.yaml entry says http2: true
+   * (default 100); past it a call takes another connection, within vendor_connections.
+   */
+  vendor_http2_streams?: number;
   body_limit_bytes: number;
   json_max_depth: number;
   /**
@@ -324,6 +329,12 @@ export type VendorYaml = {
   };
   headers?: Record<string, string>;
   forward_headers?: string[];
+  /**
+   * Offer HTTP/2 on https routes (ALPN): a connection the vendor answers in HTTP/2 carries up to
+   * limits.yaml vendor_http2_streams calls at once; one answered in HTTP/1.1, and every http:// route,
+   * carries one at a time. Default false.
+   */
+  http2?: boolean;
 };
 
 export type VideosFile = {

@@ -1,0 +1,226 @@
+// HTTP/2 to vendors (vendors.yaml `http2`): calls share a connection only when the vendor answers in HTTP/2,
+// never pipelined on an HTTP/1.1 one, and nothing changes for a vendor without the flag.
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { UpstreamClient } from '../../engine/calls/upstream.ts';
+import type { VendorConfig } from '../../engine/catalog/config.ts';
+import type { Route } from '../../engine/calls/vendor-routes.ts';
+
+const cert = readFileSync(new URL('../fixtures/tls/cert.pem', import.meta.url), 'utf8');
+const key = readFileSync(new URL('../fixtures/tls/key.pem', import.meta.url), 'utf8');
+
+const vendor = (http2?: boolean): VendorConfig => ({ name: 'Vendor B', credential: { header: 'authorization', scheme: 'Bearer' }, headers: {}, forward_headers: [], ...(http2 === undefined ? {} : { http2 }) });
+const route = (baseUrl: string): Route => ({ vendor: 'b', index: 0, baseUrl, key: 'k', simulated: false });
+
+/** What a vendor saw: each request's HTTP version and connection, and the most in flight at once on one connection. */
+interface Seen {
+  versions: string[];
+  connections: Set<unknown>;
+  mostAtOnceOnOne: number;
+}
+
+/**
+ * Answers once `hold` calls are in (or at once when hold is 1), so calls that can share a connection are all
+ * in flight together: a client that sends them one after another on one connection would never reach `hold`.
+ */
+function vendorHandler(seen: Seen, hold: number) {
+  const inFlight = new Map<unknown, number>();
+  const waiting: Array<() => void> = [];
+  return (req: { httpVersion: string; socket: unknown; stream?: { session: unknown }; on(e: 'end', f: () => void): void; resume(): void }, res: { writeHead(s: number, h: Record<string, string>): void; end(b: string): void }) => {
+    const conn = req.stream?.session ?? req.socket;
+    seen.versions.push(req.httpVersion);
+    seen.connections.add(conn);
+    const now = (inFlight.get(conn) ?? 0) + 1;
+    inFlight.set(conn, now);
+    seen.mostAtOnceOnOne = Math.max(seen.mostAtOnceOnOne, now);
+    req.resume();
+    req.on('end', () => {
+      const answer = () => {
+        inFlight.set(conn, (inFlight.get(conn) ?? 1) - 1);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      };
+      waiting.push(answer);
+      if (waiting.length >= hold) for (const a of waiting.splice(0)) a();
+      else setTimeout(() => waiting.splice(0).forEach((a) => a()), 300).unref();
+    });
+  };
+}
+
+const servers: Array<HttpServer | Http2SecureServer> = [];
+const clients: UpstreamClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  for (const s of servers.splice(0)) {
+    (s as HttpServer).closeAllConnections?.();
+    s.close();
+  }
+});
+
+async function listen(server: HttpServer | Http2SecureServer, scheme: 'http' | 'https'): Promise<string> {
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function upstream(streams = 100): UpstreamClient {
+  const c = new UpstreamClient({ connectTimeoutMs: 5_000, connectionsPerOrigin: 64, http2Streams: streams, tls: { ca: cert } });
+  clients.push(c);
+  return c;
+}
+
+async function sendMany(client: UpstreamClient, baseUrl: string, v: VendorConfig, n: number): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const answer = await client.send(route(baseUrl), v, { path: '/v1/chat/completions', body: '{"model":"b-5-mini"}', contentType: 'application/json', headers: {} }, undefined);
+      await answer.body.text();
+      return answer.status;
+    }),
+  );
+}
+
+const fresh = (): Seen => ({ versions: [], connections: new Set(), mostAtOnceOnOne: 0 });
+
+describe('HTTP/2 to a vendor', () => {
+  it('with http2: true, calls to a vendor that answers in HTTP/2 share one connection at once', async () => {
+    const seen = fresh();
+    const base = await listen(createSecureServer({ cert, key, allowHTTP1: true }, vendorHandler(seen, 1) as never), 'https');
+    const client = upstream();
+    await sendMany(client, base, vendor(true), 1); // the connection is open: later calls find it
+    const n = 20;
+    const held = fresh();
+    servers[0]!.removeAllListeners('request');
+    servers[0]!.on('request', vendorHandler(held, n) as never);
+    expect(await sendMany(client, base, vendor(true), n)).toEqual(Array(n).fill(200));
+    expect(seen.versions).toEqual(['2.0']);
+    expect(held.versions).toEqual(Array(n).fill('2.0'));
+    expect(held.connections.size).toBe(1);
+    expect(held.mostAtOnceOnOne).toBe(n);
+  });
+
+  it('never more calls at once on one connection than vendor_http2_streams', async () => {
+    const seen = fresh();
+    const base = await listen(createSecureServer({ cert, key, allowHTTP1: true }, vendorHandler(seen, 1) as never), 'https');
+    const client = upstream(4);
+    await sendMany(client, base, vendor(true), 1);
+    const held = fresh();
+    servers[0]!.removeAllListeners('request');
+    servers[0]!.on('request', vendorHandler(held, 12) as never);
+    expect(await sendMany(client, base, vendor(true), 12)).toEqual(Array(12).fill(200));
+    expect(held.mostAtOnceOnOne).toBe(4);
+    expect(held.connections.size).toBeGreaterThanOrEqual(3);
+  });
+
+  it('streams whose readers stopped do not hold up the other calls on their connection', async () => {
+    // A client that stops reading stops the gateway reading its vendor stream (back-pressure). On HTTP/2 each
+    // such stream keeps its own window's worth, not the connection's: the other calls on it go on.
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const server = createSecureServer({ cert, key }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        if (req.url !== '/endless') return void res.end('small');
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk));
+        };
+        res.on('drain', pump);
+        pump();
+      });
+    });
+    const base = await listen(server, 'https');
+    const client = upstream();
+    const send = (path: string) => client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    await (await send('/small')).body.text();
+    const stalled = await Promise.all(Array.from({ length: 30 }, () => send('/endless'))); // never read
+    await new Promise((r) => setTimeout(r, 200));
+    const others = Promise.all(Array.from({ length: 5 }, async () => (await send('/small')).body.text()));
+    const late = new Promise((r) => setTimeout(() => r('still waiting after 3 s'), 3_000).unref());
+    expect(await Promise.race([others, late])).toEqual(Array(5).fill('small'));
+    for (const s of stalled) s.body.destroy();
+  });
+
+  it('a vendor that allows fewer streams than vendor_http2_streams gets them in turn, none refused', async () => {
+    let atOnce = 0;
+    let most = 0;
+    const sessions = new Set<unknown>();
+    const server = createSecureServer({ cert, key, settings: { maxConcurrentStreams: 4 } }, (req, res) => {
+      most = Math.max(most, ++atOnce);
+      sessions.add(req.stream.session);
+      req.resume();
+      req.on('end', () =>
+        setTimeout(() => {
+          atOnce--;
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"ok":true}');
+        }, 50),
+      );
+    });
+    const base = await listen(server, 'https');
+    const client = upstream(100);
+    await sendMany(client, base, vendor(true), 1);
+    expect(await sendMany(client, base, vendor(true), 20)).toEqual(Array(20).fill(200));
+    expect(most).toBe(4);
+    expect(sessions.size).toBe(1);
+  });
+
+  it('with http2: true, a vendor that answers in HTTP/1.1 gets one call at a time per connection (never pipelined POSTs)', async () => {
+    // Each answer's headers go out at once and its body when the test says, as a stream's would: undici 7 would
+    // pipeline a call marked idempotent onto a connection whose answer has its headers, behind the rest of a
+    // stream that may run for minutes.
+    const connections = new Set<unknown>();
+    const open: Array<() => void> = [];
+    let arrived = 0;
+    const base = await listen(
+      createHttpsServer({ cert, key }, (req, res) => {
+        arrived++;
+        connections.add(req.socket);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.flushHeaders();
+        open.push(() => res.end('{"ok":true}'));
+        req.resume();
+      }),
+      'https',
+    );
+    const client = upstream();
+    const send = () => client.send(route(base), vendor(true), { path: '/v1/chat/completions', body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    const first = await Promise.all(Array.from({ length: 8 }, send)); // eight answers with headers, bodies still coming
+    const later = Array.from({ length: 8 }, send);
+    try {
+      for (let waited = 0; arrived < 16 && waited < 2_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      expect(arrived).toBe(16); // none waits behind another's answer
+      expect(connections.size).toBe(16);
+    } finally {
+      for (let ended = 0; ended < 16 && open.length + ended > 0; ) {
+        ended += open.length;
+        open.splice(0).forEach((end) => end());
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    for (const a of [...first, ...(await Promise.all(later))]) expect(await a.body.text()).toBe('{"ok":true}');
+  });
+
+  it('with http2: true on a plain http:// route (the simulator), calls go in HTTP/1.1, one per connection', async () => {
+    const seen = fresh();
+    const base = await listen(createHttpServer(vendorHandler(seen, 6)), 'http');
+    expect(await sendMany(upstream(), base, vendor(true), 6)).toEqual(Array(6).fill(200));
+    expect(seen.versions).toEqual(Array(6).fill('1.1'));
+    expect(seen.mostAtOnceOnOne).toBe(1);
+  });
+
+  it('without the flag, a vendor that offers HTTP/2 is spoken to in HTTP/1.1', async () => {
+    const seen = fresh();
+    const base = await listen(createSecureServer({ cert, key, allowHTTP1: true }, vendorHandler(seen, 6) as never), 'https');
+    for (const v of [vendor(), vendor(false)]) {
+      seen.versions.length = 0;
+      expect(await sendMany(upstream(), base, v, 6)).toEqual(Array(6).fill(200));
+      expect(seen.versions).toEqual(Array(6).fill('1.1'));
+      expect(seen.mostAtOnceOnOne).toBe(1);
+    }
+  });
+});
