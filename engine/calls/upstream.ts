@@ -1,11 +1,12 @@
 // Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next, and on
 // what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
-import type { ConnectionOptions, TLSSocket } from 'node:tls';
-import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
+import type { ConnectionOptions } from 'node:tls';
+import { Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
 import type { CallSignal } from './call-signal.ts';
 import { derivedFromText } from '../core/derived.ts';
+import { Http2Origin, NotHttp2, type AnswerBody } from './http2-origin.ts';
 
 export interface UpstreamRequest {
   path: string;
@@ -18,7 +19,7 @@ export interface UpstreamRequest {
 export interface UpstreamAnswer {
   status: number;
   headers: Record<string, string>;
-  body: Dispatcher.ResponseData['body'];
+  body: AnswerBody;
 }
 
 /** A route failed in a way that lets the same model try the next route. */
@@ -48,8 +49,14 @@ export interface UpstreamOptions {
 /** Calls at once on one HTTP/2 connection when limits.yaml does not say: what vendors' servers commonly allow. */
 export const DEFAULT_HTTP2_STREAMS = 100;
 
+/** How long an HTTP/2 connection to a vendor stays open with no call on it (as the HTTP/1.1 pools' keep-alive). */
+const IDLE_MS = 30_000;
+
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
+  private readonly http2Origins = new Map<string, Http2Origin>();
+  /** Origins of vendors marked http2 whose TLS handshake chose HTTP/1.1: served by the pools until restart. */
+  private readonly http1Only = new Set<string>();
 
   constructor(private readonly opts: UpstreamOptions) {}
 
@@ -75,9 +82,16 @@ export class UpstreamClient {
   ): Promise<UpstreamAnswer> {
     const base = originAndPath(route.baseUrl);
     const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
-    const http2 = vendor.http2 === true;
     try {
-      const res = await this.pool(base.origin, http2).request({
+      if (vendor.http2 === true && base.origin.startsWith('https:') && !this.http1Only.has(base.origin)) {
+        try {
+          return await this.http2Origin(base.origin).request({ method: req.method, path: base.path + req.path, headers, body: req.body }, signal);
+        } catch (e) {
+          if (!(e instanceof NotHttp2)) throw e;
+          this.http1Only.add(base.origin);
+        }
+      }
+      const res = await this.pool(base.origin).request({
         method: req.method,
         path: base.path + req.path,
         headers,
@@ -85,10 +99,6 @@ export class UpstreamClient {
         signal,
         headersTimeout: 0,
         bodyTimeout: 0,
-        // undici 7 puts a POST on an HTTP/2 connection beside others only when told it may: the body is a string
-        // or bytes, never a stream, so nothing is lost if the connection fails under it. On an HTTP/1.1
-        // connection it changes nothing (one call at a time: see multiplexingClient).
-        idempotent: http2 || undefined,
       });
       return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
     } catch (e) {
@@ -97,53 +107,32 @@ export class UpstreamClient {
     }
   }
 
-  /** One pool per origin and HTTP/2 choice: a reload that turns `http2` on or off starts new connections. */
-  private pool(origin: string, http2: boolean): Pool {
-    const key = http2 ? `${origin} h2` : origin;
-    let pool = this.pools.get(key);
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin);
     if (!pool) {
       const { connectTimeoutMs, connectionsPerOrigin, tls } = this.opts;
-      const streams = this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS;
-      pool = new Pool(origin, {
-        connections: connectionsPerOrigin,
-        connectTimeout: connectTimeoutMs,
-        keepAliveTimeout: 30_000,
-        ...(tls ? { connect: tls } : {}),
-        ...(http2 ? { factory: multiplexingClient(streams, connectTimeoutMs, tls) } : {}),
-      });
-      this.pools.set(key, pool);
+      pool = new Pool(origin, { connections: connectionsPerOrigin, connectTimeout: connectTimeoutMs, keepAliveTimeout: IDLE_MS, ...(tls ? { connect: tls } : {}) });
+      this.pools.set(origin, pool);
     }
     return pool;
   }
 
+  private http2Origin(origin: string): Http2Origin {
+    let h2 = this.http2Origins.get(origin);
+    if (!h2) {
+      const { connectTimeoutMs, tls } = this.opts;
+      h2 = new Http2Origin(origin, { streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS, connectTimeoutMs, idleMs: IDLE_MS, tls });
+      this.http2Origins.set(origin, h2);
+    }
+    return h2;
+  }
+
   async close(): Promise<void> {
+    for (const h2 of this.http2Origins.values()) h2.close();
+    this.http2Origins.clear();
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }
-}
-
-/**
- * Connections that offer HTTP/2 (ALPN, so https only). One the vendor answers in HTTP/2 carries up to `streams`
- * calls at once; one it answers in HTTP/1.1 (or a plain http:// route) carries one at a time, as without the
- * flag: undici 7 would otherwise pipeline the calls marked idempotent on it, and a vendor does not expect
- * pipelined POSTs. A new connection starts at one call, so a burst before the first handshake opens more
- * connections (as HTTP/1.1 would) rather than queueing behind one that may turn out to be HTTP/1.1.
- */
-function multiplexingClient(streams: number, connectTimeoutMs: number, tls: ConnectionOptions | undefined) {
-  const connect = buildConnector({ ...tls, timeout: connectTimeoutMs, allowH2: true });
-  return (origin: URL, options: Client.Options): Dispatcher => {
-    const client: Client = new Client(origin, {
-      ...options,
-      connect: (o, done) =>
-        connect(o, (...connected) => {
-          // Before undici sees the socket: no call is written on it until this is set.
-          const socket = connected[1];
-          if (socket) client.pipelining = (socket as TLSSocket).alpnProtocol === 'h2' ? streams : 1;
-          done(...connected);
-        }),
-    });
-    return client;
-  };
 }
 
 /** A route's base URL as undici wants it: the origin to pool by, and the path to put before each request's. */

@@ -279,7 +279,7 @@ export type LimitsFile = {
   vendor_connections: number;
   /**
    * Most calls at once on one HTTP/2 connection to a vendor whose vendors.yaml entry says http2: true
-   * (default 100); past it a call takes another connection, within vendor_connections.
+   * (default 100; the vendor's own limit applies when lower); past it a call takes another connection.
    */
   vendor_http2_streams?: number;
   body_limit_bytes: number;
@@ -330,9 +330,9 @@ export type VendorYaml = {
   headers?: Record<string, string>;
   forward_headers?: string[];
   /**
-   * Offer HTTP/2 on https routes (ALPN): a connection the vendor answers in HTTP/2 carries up to
-   * limits.yaml vendor_http2_streams calls at once; one answered in HTTP/1.1, and every http:// route,
-   * carries one at a time. Default false.
+   * Offer HTTP/2 on https routes (ALPN). When the vendor picks it, calls share a connection, up to
+   * limits.yaml vendor_http2_streams or the vendor's own limit; a vendor that picks HTTP/1.1, and every
+   * http:// route, gets one call per connection. Default false.
    */
   http2?: boolean;
 };

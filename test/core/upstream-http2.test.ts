@@ -4,9 +4,10 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CallAbort } from '../../engine/calls/call-signal.ts';
 import { UpstreamClient } from '../../engine/calls/upstream.ts';
 import type { VendorConfig } from '../../engine/catalog/config.ts';
 import type { Route } from '../../engine/calls/vendor-routes.ts';
@@ -145,17 +146,18 @@ describe('HTTP/2 to a vendor', () => {
     for (const s of stalled) s.body.destroy();
   });
 
-  it('a vendor that allows fewer streams than vendor_http2_streams gets them in turn, none refused', async () => {
-    let atOnce = 0;
+  it('a vendor that allows fewer streams than vendor_http2_streams: its limit per connection, more connections', async () => {
+    const atOnce = new Map<unknown, number>();
     let most = 0;
-    const sessions = new Set<unknown>();
     const server = createSecureServer({ cert, key, settings: { maxConcurrentStreams: 4 } }, (req, res) => {
-      most = Math.max(most, ++atOnce);
-      sessions.add(req.stream.session);
+      const session = req.stream.session;
+      const now = (atOnce.get(session) ?? 0) + 1;
+      atOnce.set(session, now);
+      most = Math.max(most, now);
       req.resume();
       req.on('end', () =>
         setTimeout(() => {
-          atOnce--;
+          atOnce.set(session, atOnce.get(session)! - 1);
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end('{"ok":true}');
         }, 50),
@@ -166,7 +168,110 @@ describe('HTTP/2 to a vendor', () => {
     await sendMany(client, base, vendor(true), 1);
     expect(await sendMany(client, base, vendor(true), 20)).toEqual(Array(20).fill(200));
     expect(most).toBe(4);
-    expect(sessions.size).toBe(1);
+    expect(atOnce.size).toBe(5); // 20 calls at once, 4 on each connection
+  });
+
+  it('a vendor closing its connection gracefully (GOAWAY): the calls it took finish, the next takes a new connection', async () => {
+    const open: Array<{ res: { write(s: string): void; end(s: string): void }; session: unknown }> = [];
+    const sessions = new Set<unknown>();
+    const server = createSecureServer({ cert, key }, (req, res) => {
+      sessions.add(req.stream.session);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('start;');
+        if (req.url === '/now') return void res.end('end');
+        open.push({ res, session: req.stream.session });
+      });
+    });
+    const base = await listen(server, 'https');
+    const client = upstream();
+    const send = (path: string) => client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    const calls = Array.from({ length: 5 }, async () => (await send('/held')).body.text());
+    for (let waited = 0; open.length < 5 && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    (open[0]!.session as ServerHttp2Session).goaway(constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
+    await new Promise((r) => setTimeout(r, 50));
+    for (const o of open.splice(0)) o.res.end('end');
+    expect(await Promise.all(calls)).toEqual(Array(5).fill('start;end'));
+    expect(await (await send('/now')).body.text()).toBe('start;end');
+    expect(sessions.size).toBe(2);
+  });
+
+  it('calls a vendor refuses unprocessed when it goes away are sent again on a new connection, once', async () => {
+    const answered = new Map<string, number>();
+    let refuseAbove = Infinity;
+    const pending: Array<() => void> = [];
+    const server = createSecureServer({ cert, key }, (req, res) => {
+      const { id = 0, session } = req.stream; // the session as it was: a stream of a closed one no longer names it
+      req.resume();
+      req.on('end', () => {
+        const answer = () => {
+          if (id > refuseAbove && session === firstSession) return void req.stream.close(constants.NGHTTP2_REFUSED_STREAM);
+          answered.set(req.url, (answered.get(req.url) ?? 0) + 1);
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end(`answer ${req.url}`);
+        };
+        firstSession ??= session;
+        pending.push(answer);
+      });
+    });
+    let firstSession: unknown;
+    const base = await listen(server, 'https');
+    const client = upstream();
+    const calls = Array.from({ length: 5 }, async (_, i) => (await client.send(route(base), vendor(true), { path: `/c${i}`, body: '{}', contentType: 'application/json', headers: {} }, undefined)).body.text());
+    for (let waited = 0; pending.length < 5 && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    // It took the first two streams (ids 1 and 3) and no later one.
+    refuseAbove = 3;
+    (firstSession as ServerHttp2Session).goaway(constants.NGHTTP2_NO_ERROR, 3);
+    for (const answer of pending.splice(0)) answer();
+    // The three sent again arrive on a new connection; answer them as they come.
+    for (let waited = 0; waited < 2_000 && [...answered.values()].reduce((a, b) => a + b, 0) < 5; waited += 10) {
+      for (const answer of pending.splice(0)) answer();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await Promise.all(calls)).toEqual([0, 1, 2, 3, 4].map((i) => `answer /c${i}`));
+    expect([...answered.values()]).toEqual([1, 1, 1, 1, 1]); // each answered once
+  });
+
+  it("a call's time limit, passed mid-answer, ends its stream at the vendor and not its neighbours", async () => {
+    const closed: number[] = [];
+    const server = createSecureServer({ cert, key }, (req, res) => {
+      req.stream.on('close', () => closed.push(req.stream.rstCode ?? -1));
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('start;');
+        if (req.url === '/short') res.end('end');
+      });
+    });
+    const base = await listen(server, 'https');
+    const client = upstream();
+    const limit = new CallAbort();
+    const long = await client.send(route(base), vendor(true), { path: '/long', body: '{}', contentType: 'application/json', headers: {} }, limit);
+    const reading = long.body.text();
+    limit.abort(new Error('time limit'));
+    await expect(reading).rejects.toThrow();
+    const short = await client.send(route(base), vendor(true), { path: '/short', body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    expect(await short.body.text()).toBe('start;end');
+    for (let waited = 0; closed.length < 2 && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toContain(constants.NGHTTP2_CANCEL);
+  });
+
+  it('an answer cut by the vendor (connection dropped, stream reset) reads as an error, never as a whole answer', async () => {
+    const server = createSecureServer({ cert, key }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('start;');
+        setTimeout(() => (req.url === '/reset' ? req.stream.close(constants.NGHTTP2_INTERNAL_ERROR) : req.stream.session?.destroy()), 30);
+      });
+    });
+    const base = await listen(server, 'https');
+    const client = upstream();
+    const read = async (path: string) => (await client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined)).body.text();
+    const within = <T>(p: Promise<T>) => Promise.race([p, new Promise((r) => setTimeout(() => r('no end after 2 s'), 2_000))]);
+    await expect(within(read('/reset'))).rejects.toThrow();
+    await expect(within(read('/drop'))).rejects.toThrow();
   });
 
   it('with http2: true, a vendor that answers in HTTP/1.1 gets one call at a time per connection (never pipelined POSTs)', async () => {

@@ -4,7 +4,7 @@
 // connection to the vendor.
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { constants, createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -23,6 +23,8 @@ const seen: Array<{ version: string; session: unknown; stream: boolean }> = [];
 /** Streams answer their chunks once this many streams are open at once (or after a second). */
 let holdStreamsFor = 1;
 const heldStreams: Array<() => void> = [];
+/** Once the held streams are all open, the vendor closes the connection gracefully (GOAWAY, every stream may finish). */
+let goAwayWhenHeld = false;
 
 function answer(req: Http2ServerRequest, res: Http2ServerResponse, body: { model: string; stream?: boolean }): void {
   const base = { id: 'chatcmpl-h2', created: 1_795_000_000, model: body.model };
@@ -41,8 +43,13 @@ function answer(req: Http2ServerRequest, res: Http2ServerResponse, body: { model
     res.end('data: [DONE]\n\n');
   };
   heldStreams.push(rest);
-  if (heldStreams.length >= holdStreamsFor) heldStreams.splice(0).forEach((r) => r());
-  else setTimeout(() => heldStreams.splice(0).forEach((r) => r()), 1_000).unref();
+  const release = () => heldStreams.splice(0).forEach((r) => r());
+  if (heldStreams.length < holdStreamsFor) setTimeout(release, 1_000).unref();
+  else if (!goAwayWhenHeld) release();
+  else {
+    req.stream.session?.goaway(constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
+    setTimeout(release, 100);
+  }
 }
 
 let vendor: Http2SecureServer;
@@ -74,10 +81,10 @@ afterAll(async () => {
   vendor?.close();
 });
 
-/** The wallet's balance in credits, as GET /v1/credits says it. */
-async function credits(): Promise<{ credits: bigint }> {
-  const body = (await (await fetch(`${gw.base}/v1/credits`, { headers: { authorization: `Bearer ${gw.apiKey}` } })).json()) as { credits: number };
-  return { credits: BigInt(body.credits) };
+/** The wallet's balance and what calls in flight hold, in credits, as GET /v1/credits says them. */
+async function credits(): Promise<{ credits: bigint; reserved: bigint }> {
+  const body = (await (await fetch(`${gw.base}/v1/credits`, { headers: { authorization: `Bearer ${gw.apiKey}` } })).json()) as { credits: number; reserved_credits: number };
+  return { credits: BigInt(body.credits), reserved: BigInt(body.reserved_credits) };
 }
 
 it('answers and streams over HTTP/2, charged from the usage, with concurrent streams on one connection', async () => {
@@ -112,4 +119,44 @@ it('answers and streams over HTTP/2, charged from the usage, with concurrent str
   // Each stream charged what the plain call did (the same usage), not the hold.
   const spent = (before.credits - (await credits()).credits) * NANO_PER_CREDIT;
   expect(spent).toBe(charged * BigInt(STREAMS));
+}, 60_000);
+
+it('a vendor closing its connection gracefully mid-streams: every stream finishes, charged once, nothing left held', async () => {
+  // An HTTP/2 server says GOAWAY when it restarts or retires a connection; the streams it already took may
+  // finish. (On undici 7's HTTP/2 four of these five failed as 502 and one was cut, all five worked by the vendor.)
+  const streams = 5;
+  seen.length = 0;
+  holdStreamsFor = streams;
+  goAwayWhenHeld = true;
+  const { response } = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 }).withResponse();
+  const charged = BigInt(response.headers.get('x-service-charged-nano')!);
+  seen.length = 0;
+  const before = await credits();
+  const ends = await Promise.all(
+    Array.from({ length: streams }, async () => {
+      try {
+        const stream = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500, stream: true });
+        let text = '';
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+        return text === 'over h2' ? 'whole' : `cut: ${text}`;
+      } catch (e) {
+        return 'cut: ' + (e as Error).message;
+      }
+    }),
+  );
+  goAwayWhenHeld = false;
+  expect(ends).toEqual(Array(streams).fill('whole'));
+  expect(seen).toHaveLength(streams); // none sent again: the vendor would bill the work twice
+
+  let after = await credits();
+  for (let waited = 0; after.reserved > 0n && waited < 5_000; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    after = await credits();
+  }
+  expect(after.reserved).toBe(0n);
+  expect((before.credits - after.credits) * NANO_PER_CREDIT).toBe(charged * BigInt(streams));
+
+  // The next call takes a new connection.
+  const next = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 });
+  expect(next.choices[0]!.message.content).toBe('over h2');
 }, 60_000);
