@@ -70,6 +70,10 @@ export class Http2Origin {
     // A stream the vendor refused unprocessed (its GOAWAY came first) is sent once more, on a new session.
     for (let attempt = 1; ; attempt++) {
       const s = await this.sessionWithRoom();
+      if (signal?.aborted) {
+        this.release(s); // stopped while a connection was being opened: nothing sent
+        throw signal.reason ?? new Error('the call was stopped');
+      }
       try {
         return await this.send(s, req, signal);
       } catch (e) {
@@ -130,9 +134,17 @@ export class Http2Origin {
         session.close();
       }
     });
-    // The vendor's SETTINGS say how many streams it takes; waiting for them keeps a burst within it.
+    // The vendor's SETTINGS say how many streams it takes; waiting for them keeps a burst within it. A vendor
+    // that never sends them is a connection that failed (within the connect timeout, as the handshake).
     await new Promise<void>((resolve, reject) => {
-      session.once('remoteSettings', () => resolve());
+      const timer = setTimeout(() => {
+        session.destroy();
+        reject(new Error(`no HTTP/2 settings from the vendor within ${this.opts.connectTimeoutMs} ms`));
+      }, this.opts.connectTimeoutMs);
+      session.once('remoteSettings', () => {
+        clearTimeout(timer);
+        resolve();
+      });
       session.once('error', reject);
       session.once('close', () => reject(new Error('the vendor closed the connection before its settings')));
     });

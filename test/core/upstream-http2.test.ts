@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer } from 'node:https';
 import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallAbort } from '../../engine/calls/call-signal.ts';
 import { UpstreamClient } from '../../engine/calls/upstream.ts';
@@ -272,6 +273,20 @@ describe('HTTP/2 to a vendor', () => {
     const within = <T>(p: Promise<T>) => Promise.race([p, new Promise((r) => setTimeout(() => r('no end after 2 s'), 2_000))]);
     await expect(within(read('/reset'))).rejects.toThrow();
     await expect(within(read('/drop'))).rejects.toThrow();
+  });
+
+  it('a vendor that takes the handshake but never sends its HTTP/2 settings fails the call within the connect timeout', async () => {
+    // A TLS server that picks h2 and then says nothing: no SETTINGS frame ever comes.
+    const server = createTlsServer({ cert, key, ALPNProtocols: ['h2'] }, (socket) => socket.on('data', () => {}));
+    servers.push(server as never);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new UpstreamClient({ connectTimeoutMs: 300, connectionsPerOrigin: 8, tls: { ca: cert } });
+    clients.push(client);
+    const started = Date.now();
+    await expect(client.send(route(base), vendor(true), { path: '/x', body: '{}', contentType: 'application/json', headers: {} }, undefined)).rejects.toThrow(/settings/);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('with http2: true, a vendor that answers in HTTP/1.1 gets one call at a time per connection (never pipelined POSTs)', async () => {
