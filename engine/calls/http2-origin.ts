@@ -1,25 +1,22 @@
 // HTTP/2 to one vendor origin, on Node's own http2 client: calls share a connection (a session), up to the
-// configured streams or what the vendor allows, whichever is fewer; more calls open more sessions.
+// configured streams or what the vendor allows, whichever is fewer; more calls open more sessions, up to the
+// origin's connection cap, one handshake at a time.
 //
 // Why not undici's HTTP/2 (allowH2): in undici 7 a vendor's graceful GOAWAY (a server retiring a connection,
 // every stream it took allowed to finish) ended the calls in flight on it: through the gateway, 4 of 5 open
 // streams failed as 502 and the fifth was cut, all five worked by the vendor. Node's client lets such streams
 // finish, and refuses only the ones the vendor says it never took (REFUSED_STREAM), which are safe to send
-// again on a new session.
+// again.
 //
 // Whether an origin speaks HTTP/2 is the TLS handshake's answer (ALPN). One that answers http/1.1 is
 // remembered and served by the HTTP/1.1 pool, one call per connection.
-import http2, { type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
+import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { PassThrough, type Readable } from 'node:stream';
 import { onAbort, type CallSignal } from './call-signal.ts';
+import { answerBody, http2Headers, plainHeaders, type AnswerBody } from './http2-answer.ts';
 
-/** An answer's body as the gateway reads it: undici's body and an HTTP/2 stream both are one. */
-export interface AnswerBody extends Readable {
-  text(): Promise<string>;
-  dump(): Promise<void>;
-}
+export type { AnswerBody };
 
 export interface Http2Request {
   method: 'GET' | 'POST';
@@ -37,45 +34,58 @@ export interface Http2Answer {
 export interface Http2OriginOptions {
   /** Most calls at once on one session (the vendor's own limit may be lower). */
   streams: number;
+  /** Most sessions at once (limits.yaml vendor_connections); past it a call waits for room. */
+  maxSessions: number;
   connectTimeoutMs: number;
   /** A session with no call this long is closed. */
   idleMs: number;
+  /** A session with calls on it is pinged this often; one that does not answer within `pingTimeoutMs` is dropped. */
+  pingEveryMs?: number;
+  pingTimeoutMs?: number;
   tls?: ConnectionOptions;
 }
 
 /** The origin answered the TLS handshake without HTTP/2: its calls go to the HTTP/1.1 pool. */
 export class NotHttp2 extends Error {}
 
+/** The vendor did not take the stream (REFUSED_STREAM, or its session was going away): safe to send again. */
+class Refused extends Error {}
+
 interface Session {
   session: ClientHttp2Session;
   active: number;
   /** GOAWAY received or closing: no new stream goes on it. */
   retired: boolean;
+  pinging: boolean;
 }
 
-/** Headers a request may not carry in HTTP/2 (RFC 9113 8.2.2); Node refuses them. */
-const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', 'te']);
+const stopped = (signal: CallSignal) => (signal.reason instanceof Error ? signal.reason : new Error('the call was stopped'));
 
 export class Http2Origin {
   private readonly sessions: Session[] = [];
-  private opening: Promise<Session> | null = null;
+  private opening: Promise<void> | null = null;
+  /** Calls waiting for room, woken when a slot frees or a session goes (each looks again). */
+  private waiters: Array<() => void> = [];
+  private readonly pinger: NodeJS.Timeout;
   private closed = false;
 
   constructor(
     private readonly origin: string,
     private readonly opts: Http2OriginOptions,
-  ) {}
+  ) {
+    // A session can stop answering without closing (a vendor gone silent, or one Node gave up on after a bad
+    // header block): its calls would wait for their time limits, or for ever. A ping finds it.
+    this.pinger = setInterval(() => this.pingBusySessions(), opts.pingEveryMs ?? 15_000);
+    this.pinger.unref();
+  }
 
   async request(req: Http2Request, signal: CallSignal | undefined): Promise<Http2Answer> {
-    // A stream the vendor refused unprocessed (its GOAWAY came first) is sent once more, on a new session.
+    const headers = http2Headers(req.method, req.path, req.headers, req.body);
+    // A stream the vendor refused unprocessed (its GOAWAY came first, or it was busy) is sent once more.
     for (let attempt = 1; ; attempt++) {
-      const s = await this.sessionWithRoom();
-      if (signal?.aborted) {
-        this.release(s); // stopped while a connection was being opened: nothing sent
-        throw signal.reason ?? new Error('the call was stopped');
-      }
+      const s = await this.sessionWithRoom(signal);
       try {
-        return await this.send(s, req, signal);
+        return await this.send(s, headers, req.body, signal);
       } catch (e) {
         if (attempt >= 2 || !(e instanceof Refused) || signal?.aborted) throw e;
       }
@@ -84,42 +94,67 @@ export class Http2Origin {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.pinger);
     for (const s of this.sessions.splice(0)) s.session.close();
+    this.wake();
   }
 
-  /** A session with room, its slot taken for the caller (given back when the stream closes, or by `send`). */
-  private async sessionWithRoom(): Promise<Session> {
+  /** A session with room, its slot taken for the caller (given back when its stream closes). */
+  private async sessionWithRoom(signal: CallSignal | undefined): Promise<Session> {
     for (;;) {
+      if (signal?.aborted) throw stopped(signal);
+      if (this.closed) throw new Error('the upstream client is closed');
       const s = this.sessions.find((x) => !x.retired && x.active < this.limitOf(x));
       if (s) {
         s.active++;
         return s;
       }
-      // One handshake at a time: a burst waits for it rather than opening a session per call.
-      this.opening ??= this.open().finally(() => (this.opening = null));
-      await this.opening;
+      if (!this.opening && this.sessions.length < this.opts.maxSessions) this.opening = this.open().finally(() => (this.opening = null));
+      await this.roomOrFailure(this.opening, signal);
     }
+  }
+
+  /** Waits for a slot to free or a session to open; rejects when the handshake waited for fails or the call stops. */
+  private roomOrFailure(opening: Promise<void> | null, signal: CallSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let stop = () => {};
+      const finish = (err?: unknown) => {
+        stop();
+        this.waiters = this.waiters.filter((w) => w !== wake);
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const wake = () => finish();
+      this.waiters.push(wake);
+      opening?.then(wake, finish);
+      if (signal) stop = onAbort(signal, () => finish(stopped(signal)));
+    });
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.slice()) w();
   }
 
   private release(s: Session): void {
     s.active--;
     if (s.retired && s.active === 0) s.session.close();
+    this.wake();
   }
 
   private limitOf(s: Session): number {
     const theirs = s.session.remoteSettings?.maxConcurrentStreams;
-    return Math.max(1, Math.min(this.opts.streams, theirs ?? this.opts.streams));
+    return Math.min(this.opts.streams, theirs ?? this.opts.streams); // a vendor's 0 means none for now
   }
 
-  private async open(): Promise<Session> {
-    if (this.closed) throw new Error('the upstream client is closed');
+  private async open(): Promise<void> {
     const socket = await this.handshake();
     const session = http2.connect(this.origin, { createConnection: () => socket, peerMaxConcurrentStreams: this.opts.streams });
-    const s: Session = { session, active: 0, retired: false };
+    const s: Session = { session, active: 0, retired: false, pinging: false };
     const forget = () => {
       s.retired = true;
       const i = this.sessions.indexOf(s);
       if (i >= 0) this.sessions.splice(i, 1);
+      this.wake();
     };
     // Graceful: the streams it took finish, no new one starts; the session closes once they have.
     session.on('goaway', () => {
@@ -134,9 +169,17 @@ export class Http2Origin {
         session.close();
       }
     });
-    // The vendor's SETTINGS say how many streams it takes; waiting for them keeps a burst within it. A vendor
-    // that never sends them is a connection that failed (within the connect timeout, as the handshake).
-    await new Promise<void>((resolve, reject) => {
+    await this.settingsOf(session);
+    if (this.closed) {
+      session.close();
+      throw new Error('the upstream client is closed');
+    }
+    this.sessions.push(s);
+  }
+
+  /** The vendor's SETTINGS say how many streams it takes; one that never sends them failed to connect. */
+  private settingsOf(session: ClientHttp2Session): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         session.destroy();
         reject(new Error(`no HTTP/2 settings from the vendor within ${this.opts.connectTimeoutMs} ms`));
@@ -148,8 +191,6 @@ export class Http2Origin {
       session.once('error', reject);
       session.once('close', () => reject(new Error('the vendor closed the connection before its settings')));
     });
-    this.sessions.push(s);
-    return s;
   }
 
   /** TLS with ALPN offering h2 and http/1.1: HTTP/2 only when the vendor picks it. */
@@ -172,16 +213,29 @@ export class Http2Origin {
     });
   }
 
-  private send(s: Session, req: Http2Request, signal: CallSignal | undefined): Promise<Http2Answer> {
-    const headers: Record<string, string | number> = { ':method': req.method, ':path': req.path };
-    for (const [name, value] of Object.entries(req.headers)) {
-      const lower = name.toLowerCase();
-      if (!CONNECTION_HEADERS.has(lower)) headers[lower] = value;
+  private pingBusySessions(): void {
+    const timeoutMs = this.opts.pingTimeoutMs ?? 10_000;
+    for (const s of this.sessions) {
+      if (s.active === 0 || s.pinging || s.session.destroyed) continue;
+      s.pinging = true;
+      const timer = setTimeout(() => s.session.destroy(new Error(`the vendor did not answer a ping within ${timeoutMs} ms`)), timeoutMs);
+      const answered = (err: Error | null) => {
+        clearTimeout(timer);
+        s.pinging = false;
+        if (err && !s.session.destroyed) s.session.destroy(err);
+      };
+      try {
+        if (!s.session.ping(answered)) answered(null); // too many pings in flight already: not a sign of death
+      } catch (e) {
+        answered(e as Error);
+      }
     }
-    if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
+  }
+
+  private send(s: Session, headers: ReturnType<typeof http2Headers>, body: string | Buffer | undefined, signal: CallSignal | undefined): Promise<Http2Answer> {
     let stream: ClientHttp2Stream;
     try {
-      stream = s.session.request(headers, { endStream: req.body === undefined });
+      stream = s.session.request(headers, { endStream: body === undefined });
     } catch (e) {
       // The session went away between picking it and asking (GOAWAY, closed): nothing was sent.
       s.retired = true;
@@ -189,72 +243,31 @@ export class Http2Origin {
       return Promise.reject(new Refused((e as Error).message));
     }
     stream.once('close', () => this.release(s));
-    if (req.body !== undefined) stream.end(req.body);
+    if (body !== undefined) stream.end(body);
     return new Promise((resolve, reject) => {
       // Ended at the vendor (CANCEL) and, for whoever reads the body, with an error, as undici's aborted bodies
       // do: a clean end would read as the vendor's whole answer.
       const forget = signal
         ? onAbort(signal, () => {
             stream.close(http2.constants.NGHTTP2_CANCEL);
-            stream.destroy(signal.reason instanceof Error ? signal.reason : new Error('the call was stopped'));
+            stream.destroy(stopped(signal));
           })
         : () => {};
       stream.once('close', forget);
-      stream.once('response', (h) => {
-        stream.removeListener('error', beforeAnswer); // from here the body's reader sees it (answerBody)
-        resolve({ status: Number(h[':status']), headers: plainHeaders(h), body: answerBody(stream) });
-      });
       const beforeAnswer = (e: NodeJS.ErrnoException) => {
         const refused = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
         reject(refused ? new Refused(e.message) : e);
       };
       stream.once('error', beforeAnswer);
+      stream.once('response', (h) => {
+        stream.removeListener('error', beforeAnswer); // from here the body's reader sees it (answerBody)
+        const contentLength = h['content-length'];
+        resolve({ status: Number(h[':status']), headers: plainHeaders(h), body: answerBody(stream, typeof contentLength === 'string' ? contentLength : undefined) });
+      });
       stream.once('close', () => {
-        if (signal?.aborted) reject(signal.reason ?? new Error('aborted'));
+        if (signal?.aborted) reject(stopped(signal));
         else reject(new Error(`the vendor closed the stream before answering (code ${stream.rstCode})`));
       });
     });
   }
-}
-
-/** The vendor did not take the stream (REFUSED_STREAM, or its session was going away): safe to send again. */
-class Refused extends Error {}
-
-function plainHeaders(h: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined && !k.startsWith(':')) out[k] = Array.isArray(v) ? v.join(', ') : String(v);
-  return out;
-}
-
-/**
- * The answer's body: the stream's data, with the two reads the gateway uses on an answer (all of it as text,
- * or none of it). A stream the vendor did not end (reset, or its connection dropped) errors, as undici's bodies
- * do: Node's stream ends either way, with the close code in `rstCode`, and a cut answer would read as whole.
- */
-function answerBody(stream: ClientHttp2Stream): AnswerBody {
-  const body = new PassThrough() as PassThrough & Partial<AnswerBody>;
-  const cut = () => new Error(`the vendor's answer stopped before its end (stream code ${stream.rstCode})`);
-  stream.pipe(body, { end: false });
-  stream.once('end', () => {
-    // Set before the end when the stream was closed under it; unset or NO_ERROR when the vendor ended it.
-    if (stream.rstCode === undefined || stream.rstCode === http2.constants.NGHTTP2_NO_ERROR) body.end();
-    else body.destroy(cut());
-  });
-  stream.on('error', (e) => body.destroy(e));
-  stream.once('close', () => {
-    if (!body.writableEnded && !body.destroyed) body.destroy(cut());
-  });
-  // A reader that stops early (a dump, a relay that gives up) ends the vendor's stream too.
-  body.once('close', () => {
-    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
-  });
-  body.text = async () => {
-    const parts: Buffer[] = [];
-    for await (const part of body) parts.push(part as Buffer);
-    return Buffer.concat(parts).toString('utf8');
-  };
-  body.dump = async () => {
-    body.destroy();
-  };
-  return body as AnswerBody;
 }

@@ -121,7 +121,7 @@ export class UpstreamClient {
     let h2 = this.http2Origins.get(origin);
     if (!h2) {
       const { connectTimeoutMs, tls } = this.opts;
-      h2 = new Http2Origin(origin, { streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS, connectTimeoutMs, idleMs: IDLE_MS, tls });
+      h2 = new Http2Origin(origin, { streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS, maxSessions: this.opts.connectionsPerOrigin, connectTimeoutMs, idleMs: IDLE_MS, tls });
       this.http2Origins.set(origin, h2);
     }
     return h2;

@@ -1,0 +1,157 @@
+// An HTTP/2 vendor that misbehaves (found by an attack on http2-origin.ts): no call may hang past its stop, no
+// cut answer may read as whole, no vendor error may crash the process, and one bad call may not take the
+// connection's other calls with it.
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { constants, createSecureServer, type Http2SecureServer, type SecureServerOptions, type ServerHttp2Session } from 'node:http2';
+import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+import { CallAbort } from '../../engine/calls/call-signal.ts';
+import { Http2Origin, type Http2OriginOptions } from '../../engine/calls/http2-origin.ts';
+
+const cert = readFileSync(new URL('../fixtures/tls/cert.pem', import.meta.url), 'utf8');
+const key = readFileSync(new URL('../fixtures/tls/key.pem', import.meta.url), 'utf8');
+
+const servers: Array<Http2SecureServer | Server> = [];
+const vendorSessions: ServerHttp2Session[] = [];
+const origins: Http2Origin[] = [];
+afterEach(() => {
+  for (const o of origins.splice(0)) o.close();
+  for (const s of vendorSessions.splice(0)) s.destroy();
+  for (const s of servers.splice(0)) s.close();
+});
+
+async function vendor(opts: Partial<SecureServerOptions>, handler: Parameters<typeof createSecureServer>[1]): Promise<string> {
+  const server = createSecureServer({ cert, key, ...opts }, handler);
+  server.on('session', (s) => vendorSessions.push(s));
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function origin(base: string, opts: Partial<Http2OriginOptions> = {}): Http2Origin {
+  const o = new Http2Origin(base, { streams: 100, maxSessions: 64, connectTimeoutMs: 5_000, idleMs: 30_000, tls: { ca: cert }, ...opts });
+  origins.push(o);
+  return o;
+}
+
+const post = (o: Http2Origin, path: string, signal?: CallAbort, headers: Record<string, string> = {}) =>
+  o.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: '{}' }, signal);
+
+/** 'pending' if `p` has not settled within `ms`. */
+const within = <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p.then((v) => ({ ok: v }), (e: Error) => ({ error: e.message })), new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+
+it('a vendor error on an answer nobody reads yet does not crash the process; the reader sees it later', async () => {
+  const crashes: unknown[] = [];
+  const onCrash = (e: unknown) => crashes.push(e);
+  process.on('uncaughtException', onCrash);
+  try {
+    const base = await vendor({}, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200);
+        res.write('part;');
+        setTimeout(() => req.stream.close(constants.NGHTTP2_INTERNAL_ERROR), 20);
+      });
+    });
+    const answer = await post(origin(base), '/x');
+    await new Promise((r) => setTimeout(r, 200)); // the binary door settles before it reads
+    expect(crashes).toEqual([]);
+    await expect(answer.body.text()).rejects.toThrow();
+  } finally {
+    process.removeListener('uncaughtException', onCrash);
+  }
+});
+
+it('a connection Node gave up on without closing (an oversized header block) is found by a ping; its calls fail, the next succeeds', async () => {
+  let n = 0;
+  const base = await vendor({ maxSendHeaderBlockLength: 1 << 20 } as Partial<SecureServerOptions>, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (n++ === 0) res.writeHead(200, { 'x-big': 'a'.repeat(200_000) });
+      else res.writeHead(200);
+      res.end('answer');
+    });
+  });
+  const o = origin(base, { pingEveryMs: 100, pingTimeoutMs: 300 });
+  const stuck = [post(o, '/huge'), ...Array.from({ length: 5 }, () => post(o, '/later'))];
+  const settled = await Promise.all(stuck.map((p) => within(p, 3_000)));
+  expect(settled.filter((s) => s === 'pending')).toEqual([]);
+  expect(settled.every((s) => s !== 'pending' && 'error' in s)).toBe(true);
+  const next = await post(o, '/next');
+  expect(await next.body.text()).toBe('answer');
+});
+
+it('a call stopped while its connection is still being opened rejects at once, not at the connect timeout', async () => {
+  // Accepts TCP and never speaks TLS.
+  const silent = createTcpServer(() => {});
+  servers.push(silent);
+  silent.listen(0, '127.0.0.1');
+  await once(silent, 'listening');
+  const o = origin(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`, { connectTimeoutMs: 10_000 });
+  const stops = Array.from({ length: 5 }, () => new CallAbort());
+  const calls = stops.map((s) => within(post(o, '/x', s), 2_000));
+  setTimeout(() => stops.forEach((s) => s.abort(new Error('client left'))), 100);
+  expect(await Promise.all(calls)).toEqual(Array(5).fill({ error: 'client left' }));
+});
+
+it('a vendor allowing no streams: connections stay within the cap and the calls end when stopped', async () => {
+  let connections = 0;
+  let requests = 0;
+  const base = await vendor({ settings: { maxConcurrentStreams: 0 } }, (req, res) => {
+    requests++;
+    res.end();
+  });
+  servers[0]!.on('secureConnection', () => connections++);
+  const o = origin(base, { maxSessions: 3 });
+  const stops = Array.from({ length: 20 }, () => new CallAbort());
+  const calls = stops.map((stop) => within(post(o, '/x', stop), 3_000));
+  setTimeout(() => stops.forEach((stop) => stop.abort(new Error('time limit'))), 500);
+  expect(await Promise.all(calls)).toEqual(Array(20).fill({ error: 'time limit' }));
+  expect(connections).toBeLessThanOrEqual(3);
+  expect(requests).toBe(0);
+});
+
+it('a header Node would refuse fails that call alone, not the calls sharing its connection', async () => {
+  const base = await vendor({}, (req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('slow answer'), req.url === '/slow' ? 200 : 0));
+  });
+  const o = origin(base);
+  const slow = post(o, '/slow');
+  await new Promise((r) => setTimeout(r, 50));
+  await expect(post(o, '/bad', undefined, { 'bad name': 'v' })).rejects.toThrow(/cannot be sent/);
+  await expect(post(o, '/bad', undefined, { authorization: 'Bearer k\nx-injected: 1' })).rejects.toThrow(/cannot be sent/);
+  expect(await (await slow).body.text()).toBe('slow answer');
+});
+
+it('an answer shorter than its content-length reads as cut, even when the vendor resets with NO_ERROR', async () => {
+  const base = await vendor({}, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('{"usage":{"tokens":1');
+      setTimeout(() => req.stream.close(constants.NGHTTP2_NO_ERROR), 20);
+    });
+  });
+  const answer = await post(origin(base), '/x');
+  await expect(answer.body.text()).rejects.toThrow(/20 of 100 bytes/);
+});
+
+it('closing the client while a connection is being opened leaves no connection behind', async () => {
+  const base = await vendor({ settings: { maxConcurrentStreams: 2 } }, (req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('ok'), 100));
+  });
+  const o = origin(base);
+  await (await post(o, '/warm')).body.text();
+  const calls = Array.from({ length: 6 }, () => within(post(o, '/x').then((a) => a.body.text()), 3_000));
+  await new Promise((r) => setImmediate(r));
+  o.close();
+  const settled = await Promise.all(calls);
+  expect(settled.filter((s) => s === 'pending')).toEqual([]);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(vendorSessions.filter((s) => !s.closed && !s.destroyed)).toEqual([]);
+});
