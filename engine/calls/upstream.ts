@@ -1,5 +1,6 @@
-// Sends one request to one vendor route over a keep-alive undici Pool. Which route comes next, and on
-// what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
+// Sends one request to one vendor route: over a keep-alive undici Pool (HTTP/1.1), or for a vendor marked
+// `http2` on an https route, over HTTP/2 sessions (http2-origin.ts) when the vendor picks it. Which route comes
+// next, and on what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
 import type { ConnectionOptions } from 'node:tls';
 import { Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
