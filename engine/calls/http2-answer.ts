@@ -1,5 +1,6 @@
 // What an HTTP/2 call sends and gets back, apart from the sessions it travels on (http2-origin.ts): the
-// request's headers as HTTP/2 takes them, and the answer's body as the gateway reads it.
+// request's headers as HTTP/2 takes them, and the answer's headers and body as the gateway reads them (the
+// headers' shape, and the body's two reads, are the same for the HTTP/1.1 pools).
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import { PassThrough, type Readable } from 'node:stream';
 
@@ -31,9 +32,10 @@ export function http2Headers(method: string, path: string, headers: Record<strin
   return out;
 }
 
-export function plainHeaders(h: IncomingHttpHeaders): Record<string, string> {
+/** An answer's headers, one lowercased string each (repeated ones joined), without HTTP/2's pseudo-headers. */
+export function answerHeaders(h: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined && !k.startsWith(':')) out[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  for (const [k, v] of Object.entries(h)) if (v !== undefined && !k.startsWith(':')) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
   return out;
 }
 
@@ -51,7 +53,7 @@ export function answerBody(stream: ClientHttp2Stream, contentLength: string | un
   const cut = (why: string) => new Error(`the vendor's answer stopped before its end (${why})`);
   const expected = contentLength === undefined ? undefined : Number(contentLength);
   let received = 0;
-  stream.on('data', (chunk: Buffer) => (received += chunk.length));
+  if (expected !== undefined) stream.on('data', (chunk: Buffer) => (received += chunk.length));
   stream.pipe(body, { end: false });
   stream.once('end', () => {
     // The close code is set before the end when the stream was closed under it; unset or NO_ERROR when the

@@ -14,7 +14,7 @@ import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:htt
 import { isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { onAbort, type CallSignal } from './call-signal.ts';
-import { answerBody, http2Headers, plainHeaders, type AnswerBody } from './http2-answer.ts';
+import { answerBody, answerHeaders, http2Headers, type AnswerBody } from './http2-answer.ts';
 
 export type { AnswerBody };
 
@@ -245,14 +245,9 @@ export class Http2Origin {
     stream.once('close', () => this.release(s));
     if (body !== undefined) stream.end(body);
     return new Promise((resolve, reject) => {
-      // Ended at the vendor (CANCEL) and, for whoever reads the body, with an error, as undici's aborted bodies
-      // do: a clean end would read as the vendor's whole answer.
-      const forget = signal
-        ? onAbort(signal, () => {
-            stream.close(http2.constants.NGHTTP2_CANCEL);
-            stream.destroy(stopped(signal));
-          })
-        : () => {};
+      // Ended at the vendor (CANCEL); a body being read errors on that code (answerBody), an answer not yet
+      // come rejects below.
+      const forget = signal ? onAbort(signal, () => stream.close(http2.constants.NGHTTP2_CANCEL)) : () => {};
       stream.once('close', forget);
       const beforeAnswer = (e: NodeJS.ErrnoException) => {
         const refused = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
@@ -262,7 +257,7 @@ export class Http2Origin {
       stream.once('response', (h) => {
         stream.removeListener('error', beforeAnswer); // from here the body's reader sees it (answerBody)
         const contentLength = h['content-length'];
-        resolve({ status: Number(h[':status']), headers: plainHeaders(h), body: answerBody(stream, typeof contentLength === 'string' ? contentLength : undefined) });
+        resolve({ status: Number(h[':status']), headers: answerHeaders(h), body: answerBody(stream, typeof contentLength === 'string' ? contentLength : undefined) });
       });
       stream.once('close', () => {
         if (signal?.aborted) reject(stopped(signal));

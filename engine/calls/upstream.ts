@@ -8,6 +8,7 @@ import type { Route } from './vendor-routes.ts';
 import type { CallSignal } from './call-signal.ts';
 import { derivedFromText } from '../core/derived.ts';
 import { Http2Origin, NotHttp2, type AnswerBody } from './http2-origin.ts';
+import { answerHeaders } from './http2-answer.ts';
 
 export interface UpstreamRequest {
   path: string;
@@ -101,7 +102,7 @@ export class UpstreamClient {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
+      return { status: res.statusCode, headers: answerHeaders(res.headers), body: res.body };
     } catch (e) {
       if (signal?.aborted) throw e;
       throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);
@@ -141,9 +142,3 @@ const originAndPath = derivedFromText((baseUrl) => {
   const url = new URL(baseUrl);
   return { origin: url.origin, path: url.pathname.replace(/\/$/, '') };
 });
-
-function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  return out;
-}
