@@ -67,9 +67,11 @@ export function answerBody(stream: ClientHttp2Stream, contentLength: string | un
   stream.once('close', () => {
     if (!body.writableEnded && !body.destroyed) body.destroy(cut(`stream code ${stream.rstCode}`));
   });
-  // A reader that stops early (a dump, a relay that gives up) ends the vendor's stream too.
+  // A reader that stops early (a dump, a relay that gives up) ends the vendor's stream too. Not one whose
+  // answer the vendor ended: a reset per call is what servers' rapid-reset defence counts (nghttp2 ends the
+  // connection after 1,000 in a burst, every call on it failing).
   body.once('close', () => {
-    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
+    if (!stream.destroyed && !stream.readableEnded) stream.close(http2.constants.NGHTTP2_CANCEL);
   });
   body.text = async () => {
     const parts: Buffer[] = [];

@@ -106,6 +106,29 @@ describe('HTTP/2 to a vendor', () => {
     expect(held.mostAtOnceOnOne).toBe(n);
   });
 
+  it('an answer read to its end is not reset: 2,000 calls, no connection ended by the vendor (rapid-reset defence)', async () => {
+    // Servers on nghttp2 (Node's among them) end a connection that resets streams faster than they allow
+    // (the HTTP/2 rapid-reset defence: a burst of 1,000, then 33 a second) with GOAWAY INTERNAL_ERROR, and
+    // every call in flight on it fails. A client that resets each stream after its answer (CANCEL on a stream
+    // already ended) met that after about 1,000 calls.
+    const sessions = new Set<ServerHttp2Session>();
+    const server = createSecureServer({ cert, key }, (req, res) => {
+      sessions.add(req.stream.session as ServerHttp2Session);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '11' });
+        res.end('{"ok":true}');
+      });
+    });
+    const base = await listen(server, 'https');
+    const client = upstream();
+    const statuses: number[] = [];
+    for (let round = 0; round < 20; round++) statuses.push(...(await sendMany(client, base, vendor(true), 100)));
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    expect(statuses).toHaveLength(2_000);
+    expect([...sessions].filter((s) => s.closed || s.destroyed)).toHaveLength(0);
+  });
+
   it('never more calls at once on one connection than vendor_http2_streams', async () => {
     const seen = fresh();
     const base = await listen(createSecureServer({ cert, key, allowHTTP1: true }, vendorHandler(seen, 1) as never), 'https');
