@@ -242,24 +242,29 @@ export class Http2Origin {
       this.release(s);
       return Promise.reject(new Refused((e as Error).message));
     }
-    stream.once('close', () => this.release(s));
     if (body !== undefined) stream.end(body);
     return new Promise((resolve, reject) => {
+      let answered = false;
       // Ended at the vendor (CANCEL); a body being read errors on that code (answerBody), an answer not yet
       // come rejects below.
-      const forget = signal ? onAbort(signal, () => stream.close(http2.constants.NGHTTP2_CANCEL)) : () => {};
-      stream.once('close', forget);
+      const forget = signal ? onAbort(signal, () => stream.close(http2.constants.NGHTTP2_CANCEL)) : undefined;
       const beforeAnswer = (e: NodeJS.ErrnoException) => {
         const refused = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
         reject(refused ? new Refused(e.message) : e);
       };
       stream.once('error', beforeAnswer);
       stream.once('response', (h) => {
+        answered = true;
         stream.removeListener('error', beforeAnswer); // from here the body's reader sees it (answerBody)
         const contentLength = h['content-length'];
         resolve({ status: Number(h[':status']), headers: answerHeaders(h), body: answerBody(stream, typeof contentLength === 'string' ? contentLength : undefined) });
       });
+      // One listener for every stream's end: its slot, its stop, and (only when no answer came: an Error is not
+      // free) the call's failure.
       stream.once('close', () => {
+        this.release(s);
+        forget?.();
+        if (answered) return;
         if (signal?.aborted) reject(stopped(signal));
         else reject(new Error(`the vendor closed the stream before answering (code ${stream.rstCode})`));
       });
