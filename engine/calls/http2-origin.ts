@@ -148,7 +148,8 @@ export class Http2Origin {
 
   private async open(): Promise<void> {
     const socket = await this.handshake();
-    const session = http2.connect(this.origin, { createConnection: () => socket, peerMaxConcurrentStreams: this.opts.streams });
+    // No server push: a pushed answer nobody reads stays buffered in the session until Node refuses its calls.
+    const session = http2.connect(this.origin, { createConnection: () => socket, peerMaxConcurrentStreams: this.opts.streams, settings: { enablePush: false } });
     const s: Session = { session, active: 0, retired: false, pinging: false };
     const forget = () => {
       s.retired = true;

@@ -155,3 +155,27 @@ it('closing the client while a connection is being opened leaves no connection b
   await new Promise((r) => setTimeout(r, 300));
   expect(vendorSessions.filter((s) => !s.closed && !s.destroyed)).toEqual([]);
 });
+
+it('a vendor that would push streams is told not to: no pushed answer piles up and every call is answered', async () => {
+  // Pushed streams nobody reads stay buffered in the session; past its memory limit Node refuses the calls
+  // on it (ENHANCE_YOUR_CALM). The gateway never wants them, so it says so in its SETTINGS.
+  let pushAllowed = 0;
+  const base = await vendor({}, (req, res) => {
+    if (req.stream.pushAllowed) {
+      pushAllowed++;
+      res.createPushResponse({ ':path': '/pushed' }, (err, pushed) => {
+        if (err) return;
+        pushed.on('error', () => {});
+        pushed.writeHead(200);
+        pushed.end('x'.repeat(100_000));
+      });
+    }
+    req.resume();
+    req.on('end', () => res.end('{"ok":true}'));
+  });
+  const o = origin(base);
+  const answers: string[] = [];
+  for (let i = 0; i < 200; i++) answers.push(await (await post(o, '/x')).body.text());
+  expect(answers.filter((a) => a !== '{"ok":true}')).toEqual([]);
+  expect(pushAllowed).toBe(0);
+});
