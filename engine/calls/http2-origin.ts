@@ -57,7 +57,21 @@ interface Session {
   /** GOAWAY received or closing: no new stream goes on it. */
   retired: boolean;
   pinging: boolean;
+  /** The last stream the vendor's GOAWAY says it took: later ones it never processed. */
+  goawayLast?: number;
+  /** Streams this client reset (stopped calls, answers it gave up on). */
+  resets: number;
 }
+
+/**
+ * Resets one session may send before it takes no new calls. Servers on nghttp2 end a connection that resets
+ * streams faster than they allow (the HTTP/2 rapid-reset defence: a burst of 1,000, then 33 a second) with
+ * GOAWAY INTERNAL_ERROR, which fails every call on it mid-answer. A burst of stopped calls (clients leaving)
+ * is a legitimate way to get there; retired at 500, a session stays under the burst with its calls in flight.
+ */
+const RESETS_PER_SESSION = 500;
+/** A request body is written in pieces this size, each when the stream takes more (below). */
+const BODY_PIECE = 16 * 1024;
 
 const stopped = (signal: CallSignal) => (signal.reason instanceof Error ? signal.reason : new Error('the call was stopped'));
 
@@ -149,17 +163,24 @@ export class Http2Origin {
   private async open(): Promise<void> {
     const socket = await this.handshake();
     // No server push: a pushed answer nobody reads stays buffered in the session until Node refuses its calls.
-    const session = http2.connect(this.origin, { createConnection: () => socket, peerMaxConcurrentStreams: this.opts.streams, settings: { enablePush: false } });
-    const s: Session = { session, active: 0, retired: false, pinging: false };
+    const session = http2.connect(this.origin, {
+      createConnection: () => socket,
+      peerMaxConcurrentStreams: this.opts.streams,
+      settings: { enablePush: false },
+    });
+    const s: Session = { session, active: 0, retired: false, pinging: false, resets: 0 };
     const forget = () => {
       s.retired = true;
       const i = this.sessions.indexOf(s);
       if (i >= 0) this.sessions.splice(i, 1);
       this.wake();
     };
-    // Graceful: the streams it took finish, no new one starts; the session closes once they have.
-    session.on('goaway', () => {
+    // Graceful: the streams it took finish, no new one starts; the session closes once they have. With an error
+    // code Node destroys the session at once: the streams past `lastStreamID` were never processed and are sent
+    // again (send), the others fail.
+    session.on('goaway', (_code: number, lastStreamID: number) => {
       s.retired = true;
+      s.goawayLast = lastStreamID;
       if (s.active === 0) session.close();
     });
     session.on('close', forget);
@@ -243,22 +264,39 @@ export class Http2Origin {
       this.release(s);
       return Promise.reject(new Refused((e as Error).message));
     }
-    if (body !== undefined) stream.end(body);
+    // Ends the stream at the vendor (CANCEL); a body being read errors on that code (answerBody). One the vendor
+    // already reset is only let go.
+    const giveUp = () => {
+      if (stream.destroyed) return;
+      if (stream.closed) return void stream.destroy();
+      this.countReset(s);
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+    };
+    if (body !== undefined) writeBody(stream, body);
+    // A vendor that answered before reading the whole upload (a 413, a 401) will not read the rest, and Node
+    // would wait for it: the stream would never close and its slot would stay taken. Once the answer has ended
+    // the upload is given up, after any reset of the vendor's own has been read.
+    stream.once('end', () => {
+      if (!stream.writableFinished) setImmediate(giveUp);
+    });
+    // Past the last stream a GOAWAY says the vendor took, it never processed the call: safe to send again.
+    const notTaken = () => s.goawayLast !== undefined && (stream.id === undefined || stream.id > s.goawayLast);
     return new Promise((resolve, reject) => {
       let answered = false;
-      // Ended at the vendor (CANCEL); a body being read errors on that code (answerBody), an answer not yet
-      // come rejects below.
-      const forget = signal ? onAbort(signal, () => stream.close(http2.constants.NGHTTP2_CANCEL)) : undefined;
+      const forget = signal ? onAbort(signal, giveUp) : undefined;
       const beforeAnswer = (e: NodeJS.ErrnoException) => {
-        const refused = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
+        const refused = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM || notTaken();
         reject(refused ? new Refused(e.message) : e);
       };
       stream.once('error', beforeAnswer);
       stream.once('response', (h) => {
         answered = true;
         stream.removeListener('error', beforeAnswer); // from here the body's reader sees it (answerBody)
+        const status = Number(h[':status']);
         const contentLength = h['content-length'];
-        resolve({ status: Number(h[':status']), headers: answerHeaders(h), body: answerBody(stream, typeof contentLength === 'string' ? contentLength : undefined) });
+        // 204 and 304 carry no body whatever their content-length says (RFC 9110 8.6).
+        const length = typeof contentLength === 'string' && status !== 204 && status !== 304 ? contentLength : undefined;
+        resolve({ status, headers: answerHeaders(h), body: answerBody(stream, length, () => this.countReset(s)) });
       });
       // One listener for every stream's end: its slot, its stop, and (only when no answer came: an Error is not
       // free) the call's failure.
@@ -267,8 +305,29 @@ export class Http2Origin {
         forget?.();
         if (answered) return;
         if (signal?.aborted) reject(stopped(signal));
+        else if (notTaken()) reject(new Refused(`the vendor went away before taking the stream (code ${stream.rstCode})`));
         else reject(new Error(`the vendor closed the stream before answering (code ${stream.rstCode})`));
       });
     });
   }
+
+  /** A reset this client sent on `s`; past RESETS_PER_SESSION the session takes no new calls and closes once idle. */
+  private countReset(s: Session): void {
+    if (++s.resets >= RESETS_PER_SESSION) s.retired = true;
+  }
+}
+
+/** Writes a request body as the stream takes it: written whole, all of it would count against the session's memory until sent. */
+function writeBody(stream: ClientHttp2Stream, body: string | Buffer): void {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  let at = 0;
+  const more = (): void => {
+    while (!stream.destroyed) {
+      const piece = bytes.subarray(at, at + BODY_PIECE);
+      at += piece.length;
+      if (at >= bytes.length) return void stream.end(piece);
+      if (!stream.write(piece)) return void stream.once('drain', more);
+    }
+  };
+  more();
 }

@@ -179,3 +179,134 @@ it('a vendor that would push streams is told not to: no pushed answer piles up a
   expect(answers.filter((a) => a !== '{"ok":true}')).toEqual([]);
   expect(pushAllowed).toBe(0);
 });
+
+it('uploads the vendor reads slowly do not take the calls beside them down (bodies are written as the stream takes them)', async () => {
+  // Written whole, the uploads sat in the session's memory until sent; past its cap (Node's 10 MB)
+  // every answer on the session was refused (ENHANCE_YOUR_CALM), the small calls' too.
+  const base = await vendor({}, (req, res) => {
+    if (req.url === '/small') {
+      req.resume();
+      return void req.on('end', () => res.end('small'));
+    }
+    let got = 0;
+    req.on('data', (d: Buffer) => {
+      got += d.length;
+      req.pause();
+      setTimeout(() => req.resume(), 2);
+    });
+    req.on('end', () => res.end(`got ${got}`));
+  });
+  const o = origin(base);
+  await (await post(o, '/small')).body.text();
+  const upload = Buffer.alloc(4 << 20, 'u');
+  const send = (path: string, body: string | Buffer) =>
+    within(o.request({ method: 'POST', path, headers: {}, body }, undefined).then((a) => a.body.text()), 30_000);
+  const uploads = Array.from({ length: 9 }, () => send('/up', upload));
+  await new Promise((r) => setTimeout(r, 50));
+  const smalls = Array.from({ length: 5 }, () => send('/small', '{}'));
+  expect(await Promise.all(uploads)).toEqual(Array(9).fill({ ok: `got ${4 << 20}` }));
+  expect(await Promise.all(smalls)).toEqual(Array(5).fill({ ok: 'small' }));
+});
+
+it.each(['reset', 'stop'] as const)('a vendor answering before it read the upload (then %s) gives back the stream: later calls are served', async (how) => {
+  // RFC 9113 8.1 lets a server answer early and reset with NO_ERROR (nginx and Go do); another just stops
+  // reading. Node's stream then waited for the rest of the upload for ever: no close, its slot taken for good.
+  const base = await vendor({}, (req, res) => {
+    if (req.url === '/small') {
+      req.resume();
+      return void req.on('end', () => res.end('small'));
+    }
+    let got = 0;
+    let answered = false;
+    req.on('data', (d: Buffer) => {
+      got += d.length;
+      if (answered || got < 64 * 1024) return;
+      answered = true;
+      res.writeHead(413, { 'content-type': 'application/json' });
+      if (how === 'stop') {
+        req.pause();
+        res.end('{"error":"too large"}');
+      } else res.end('{"error":"too large"}', () => req.stream.close(constants.NGHTTP2_NO_ERROR));
+    });
+  });
+  const o = origin(base, { streams: 4, maxSessions: 1 });
+  const upload = Buffer.alloc(1 << 20, 'u');
+  const early = await Promise.all(
+    Array.from({ length: 8 }, () => within(o.request({ method: 'POST', path: '/up', headers: {}, body: upload }, undefined).then(async (a) => `${a.status} ${await a.body.text()}`), 10_000)),
+  );
+  expect(early).toEqual(Array(8).fill({ ok: '413 {"error":"too large"}' }));
+  // Four slots on one connection: leaked ones would leave the next calls waiting.
+  const later = await Promise.all(Array.from({ length: 8 }, () => within(post(o, '/small').then((a) => a.body.text()), 3_000)));
+  expect(later).toEqual(Array(8).fill({ ok: 'small' }));
+});
+
+it('a GOAWAY with an error code: the calls past its last stream are sent again on a new connection, once; the others fail', async () => {
+  const seen = new Map<string, number>();
+  let first: ServerHttp2Session | undefined;
+  const held: Array<{ id: number }> = [];
+  const base = await vendor({}, (req, res) => {
+    const call = String(req.headers['x-call']);
+    seen.set(call, (seen.get(call) ?? 0) + 1);
+    req.resume();
+    const session = req.stream.session as ServerHttp2Session;
+    first ??= session;
+    if (session !== first) return void req.on('end', () => res.end(`answered ${call}`));
+    held.push({ id: req.stream.id! });
+    // Ten calls in: the vendor keeps the first five and refuses the rest, with an error, as a failing server does.
+    if (held.length === 10) {
+      const last = held.map((h) => h.id).sort((a, b) => a - b)[4]!;
+      session.goaway(constants.NGHTTP2_INTERNAL_ERROR, last);
+      setTimeout(() => session.destroy(), 50);
+    }
+  });
+  const o = origin(base);
+  const results = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => within(post(o, '/x', undefined, { 'x-call': String(i) }).then((a) => a.body.text()), 5_000)),
+  );
+  const answered = results.filter((r) => r !== 'pending' && 'ok' in r);
+  expect(results.filter((r) => r === 'pending')).toEqual([]);
+  expect(answered).toHaveLength(5);
+  for (const r of answered) {
+    const call = String((r as { ok: string }).ok).replace('answered ', '');
+    expect(seen.get(call)).toBe(2); // once on the connection that went away unprocessed, once on the new one
+  }
+  expect([...seen.values()].filter((n) => n > 2)).toEqual([]);
+});
+
+it('a burst of stopped calls does not trip the vendor\'s rapid-reset defence and take the other calls with it', async () => {
+  // Each stopped call resets its stream (CANCEL), legitimately. nghttp2 ends a connection past a burst of
+  // 1,000 resets with GOAWAY INTERNAL_ERROR: the calls in the middle of their answers on it failed.
+  const base = await vendor({}, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('start;');
+      if (req.url === '/innocent') setTimeout(() => res.end('end'), 2_000);
+    });
+  });
+  const o = origin(base);
+  const innocent = Array.from({ length: 20 }, () => within(post(o, '/innocent').then((a) => a.body.text()), 15_000));
+  await new Promise((r) => setTimeout(r, 200));
+  for (let i = 0; i < 1_200; i += 60) {
+    await Promise.all(
+      Array.from({ length: 60 }, async () => {
+        const stop = new CallAbort();
+        const answer = await post(o, '/stopped', stop);
+        stop.abort(new Error('the client left'));
+        await answer.body.text().catch(() => undefined);
+      }),
+    );
+  }
+  expect(await Promise.all(innocent)).toEqual(Array(20).fill({ ok: 'start;end' }));
+});
+
+it('a 304 with a content-length and no body reads as empty, not as cut', async () => {
+  // Its content-length is the representation's (RFC 9110 8.6); nghttp2 itself refuses one on a 204.
+  const base = await vendor({}, (req) => {
+    req.resume();
+    req.on('end', () => req.stream.respond({ ':status': 304, 'content-length': '10' }, { endStream: true }));
+  });
+  const answer = await post(origin(base), '/304');
+  expect(answer.status).toBe(304);
+  expect(await answer.body.text()).toBe('');
+});
