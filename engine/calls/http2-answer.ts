@@ -43,10 +43,14 @@ export function answerHeaders(h: IncomingHttpHeaders | Record<string, string | s
  * The answer's body: the stream's data, with the two reads the gateway uses on an answer (all of it as text,
  * or none of it). An answer the vendor did not end (reset, its connection dropped, or shorter than its
  * content-length) errors, as undici's bodies do: Node's stream ends either way, with the close code in
- * `rstCode`, and a cut answer would read as whole. `onReset` is told when a reader that stopped early has the
- * stream reset (the session counts its resets).
+ * `rstCode`, and a cut answer would read as whole. `cancel` ends the vendor's stream for a reader that stopped
+ * early (the origin's, which counts the resets a session sends).
  */
-export function answerBody(stream: ClientHttp2Stream, contentLength: string | undefined, onReset: () => void = () => {}): AnswerBody {
+export function answerBody(
+  stream: ClientHttp2Stream,
+  contentLength: string | undefined,
+  cancel: () => void = () => stream.close(http2.constants.NGHTTP2_CANCEL),
+): AnswerBody {
   const body = new PassThrough() as PassThrough & Partial<AnswerBody>;
   // Its readers see its errors; one that has not started reading yet (the binary door settles first) must not
   // take the process down with them.
@@ -72,9 +76,7 @@ export function answerBody(stream: ClientHttp2Stream, contentLength: string | un
   // answer the vendor ended: a reset per call is what servers' rapid-reset defence counts (nghttp2 ends the
   // connection after 1,000 in a burst, every call on it failing).
   body.once('close', () => {
-    if (stream.destroyed || stream.readableEnded) return;
-    onReset();
-    stream.close(http2.constants.NGHTTP2_CANCEL);
+    if (!stream.destroyed && !stream.readableEnded) cancel();
   });
   body.text = async () => {
     const parts: Buffer[] = [];

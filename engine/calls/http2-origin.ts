@@ -264,8 +264,8 @@ export class Http2Origin {
       this.release(s);
       return Promise.reject(new Refused((e as Error).message));
     }
-    // Ends the stream at the vendor (CANCEL); a body being read errors on that code (answerBody). One the vendor
-    // already reset is only let go.
+    // Ends the stream at the vendor (CANCEL), counted; a body being read errors on that code (answerBody). One the
+    // vendor already reset is only let go (no reset goes out).
     const giveUp = () => {
       if (stream.destroyed) return;
       if (stream.closed) return void stream.destroy();
@@ -296,7 +296,7 @@ export class Http2Origin {
         const contentLength = h['content-length'];
         // 204 and 304 carry no body whatever their content-length says (RFC 9110 8.6).
         const length = typeof contentLength === 'string' && status !== 204 && status !== 304 ? contentLength : undefined;
-        resolve({ status, headers: answerHeaders(h), body: answerBody(stream, length, () => this.countReset(s)) });
+        resolve({ status, headers: answerHeaders(h), body: answerBody(stream, length, giveUp) });
       });
       // One listener for every stream's end: its slot, its stop, and (only when no answer came: an Error is not
       // free) the call's failure.
