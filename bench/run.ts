@@ -13,6 +13,8 @@
 //   BENCH_SLOW_STREAMS   concurrent slow streams (default 1000, each 50 chunks 100 ms apart: 5 s)
 //   BENCH_DATABASE_URL / TEST_DATABASE_URL   the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
 //   BENCH_RESULTS_DIR    where the JSON and Markdown go (default bench/results)
+//   BENCH_LEASES=0       the gateway rows on the shipped config (exact mode) instead of budget leases on
+//   GATEWAY_CONFIG_DIR   the gateway rows on this config, as it is
 import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -23,7 +25,7 @@ import { CALL_KINDS, callRequests, slowRequests, type Slow, type TargetKind } fr
 import { startLoadClient, type LoadClient } from './load-client.ts';
 import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
 import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
-import { startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
+import { leasedConfigDir, startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const config = {
@@ -38,6 +40,12 @@ const config = {
   peer: process.env.BENCH_PEER !== '0',
   workers: Number(process.env.BENCH_WORKERS ?? cpus().length),
   floor: process.env.BENCH_FLOOR !== '0',
+  /**
+   * Which config the gateway rows run on: budget leases on (the shipped config copied with leases.enabled, the
+   * mode the issue's targets are about) unless BENCH_LEASES=0 or GATEWAY_CONFIG_DIR says otherwise. With leases
+   * on, vendor B chat runs again on the shipped config (exact mode, the default) as gateway-postgres-exact.
+   */
+  gatewayConfig: process.env.GATEWAY_CONFIG_DIR ?? (process.env.BENCH_LEASES === '0' ? 'config' : 'config, leases on'),
 };
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? 'bench/results';
@@ -103,15 +111,21 @@ async function gatewayRows(gw: GatewayTarget, stub: Running, withPostgres: boole
   await slowRow(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
 }
 
-/** Vendor B passthrough through GATEWAY_WORKERS processes: what one machine's cores serve together. */
-async function workerRows(gw: GatewayTarget, stub: Running): Promise<void> {
+/**
+ * Vendor B passthrough at each connection count on a gateway of its own: through GATEWAY_WORKERS processes
+ * (what one machine's cores serve together, each worker's CPU watched), or on the shipped config (exact mode,
+ * the default) beside the leased rows.
+ */
+async function vendorBRows(gw: GatewayTarget, stub: Running): Promise<void> {
   const target = gw.name as TargetName;
-  const pids: Record<string, number> = { primary: gw.pid, stub: stub.pid };
-  gw.servingPids().forEach((pid, i) => (pids[`worker ${i + 1}`] = pid));
+  const serving = gw.servingPids();
+  const alone = serving.length === 1 && serving[0] === gw.pid;
+  const pids: Record<string, number> = { [alone ? target : 'primary']: gw.pid, stub: stub.pid };
+  if (!alone) serving.forEach((pid, i) => (pids[`worker ${i + 1}`] = pid));
   const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
   await warmUp(target, gw.url, requests);
   for (const connections of config.connections) {
-    await record({ target, what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests, connections, seconds: config.seconds }, { pids, withPostgres: true });
+    await record({ target, what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests, connections, seconds: config.seconds }, { pids, memoryOf: alone ? gw.pid : undefined, withPostgres: true });
   }
 }
 
@@ -148,6 +162,10 @@ async function main(): Promise<void> {
   if (!postgres.ok) notes.push(`PostgreSQL rows skipped: ${postgres.reason}`);
   if (!config.peer) notes.push('peer skipped (BENCH_PEER=0)');
 
+  const leased = process.env.GATEWAY_CONFIG_DIR || process.env.BENCH_LEASES === '0' ? undefined : leasedConfigDir();
+  const configDir = process.env.GATEWAY_CONFIG_DIR ?? leased?.dir; // undefined: the gateway's default, config/
+  notes.push(`gateway rows on ${config.gatewayConfig}${leased ? '; gateway-postgres-exact: the shipped config (budget leases off, exact mode)' : ''}`);
+
   loader = startLoadClient();
   await withTarget(startStub, async (stub) => {
     console.log(`direct (stub ${stub.url})`);
@@ -174,7 +192,7 @@ async function main(): Promise<void> {
     }
     if (postgres.ok) {
       await withTarget(
-        () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, config.spreadWallets),
+        () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, config.spreadWallets, { configDir }),
         async (gw) => {
           console.log(`gateway on PostgreSQL (${gw.url})`);
           await gatewayRows(gw, stub, true);
@@ -183,22 +201,34 @@ async function main(): Promise<void> {
       );
       if (config.workers > 1) {
         await withTarget(
-          () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, 0, config.workers),
+          () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, 0, { configDir, workers: config.workers }),
           async (gw) => {
             console.log(`gateway on PostgreSQL, GATEWAY_WORKERS=${config.workers} (${gw.url})`);
-            await workerRows(gw, stub);
+            await vendorBRows(gw, stub);
+          },
+        );
+      }
+      if (leased) {
+        await withTarget(
+          () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, 0, { configDir: 'config', name: 'gateway-postgres-exact' }),
+          async (gw) => {
+            console.log(`gateway on PostgreSQL, shipped config: exact mode (${gw.url})`);
+            await vendorBRows(gw, stub);
           },
         );
       }
     }
     await withTarget(
-      () => startGatewayOnPglite(stub.url, config.slow, config.spreadWallets),
+      () => startGatewayOnPglite(stub.url, config.slow, config.spreadWallets, { configDir }),
       async (gw) => {
         console.log(`gateway on PGlite (${gw.url})`);
         await gatewayRows(gw, stub, false);
       },
     );
-  }).finally(() => loader.close());
+  }).finally(() => {
+    leased?.remove();
+    return loader.close();
+  });
 
   const results: BenchResults = {
     meta: {

@@ -3,9 +3,9 @@
 // hot wallet (all load on one key) and `spreadWallets` more wallets with a key each.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { systemClock } from '../engine/core/clock.ts';
 import { openScratchSchema } from '../engine/db/scratch-schema.ts';
 import { createKeyService } from '../engine/keys/index.ts';
@@ -60,8 +60,9 @@ export async function startPeer(): Promise<Running> {
   return asRunning(c, c.match[1]!);
 }
 
-function gatewayEnv(stubUrl: string, slow: Slow, port: number): Record<string, string> {
+function gatewayEnv(stubUrl: string, slow: Slow, port: number, opts: GatewayOptions): Record<string, string> {
   return {
+    ...(opts.configDir ? { GATEWAY_CONFIG_DIR: resolve(opts.configDir) } : {}),
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
@@ -74,6 +75,29 @@ function gatewayEnv(stubUrl: string, slow: Slow, port: number): Record<string, s
     GATEWAY_VENDOR_E_URLS: `${stubUrl}${slowPrefix(slow)}`,
     GATEWAY_VENDOR_E_KEY: 'bench',
   };
+}
+
+/** Which config a gateway target runs on, and under what name its rows go. */
+export interface GatewayOptions {
+  /** GATEWAY_CONFIG_DIR for the gateway; without it, the gateway's own default (or the bench's environment). */
+  configDir?: string;
+  /** GATEWAY_WORKERS (PostgreSQL only). */
+  workers?: number;
+  name?: string;
+}
+
+/**
+ * The shipped config/ copied into a temporary folder with budget leases on (billing.yaml `leases.enabled`),
+ * the mode the issue's targets are about. Fails if billing.yaml no longer has the switch where it was.
+ */
+export function leasedConfigDir(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-config-'));
+  cpSync('config', dir, { recursive: true });
+  const file = join(dir, 'billing.yaml');
+  const text = readFileSync(file, 'utf8');
+  if (!/^leases:\n  enabled: (true|false)$/m.test(text)) throw new Error('config/billing.yaml: no "leases:" block starting with "enabled:" to turn on');
+  writeFileSync(file, text.replace(/^leases:\n  enabled: false$/m, 'leases:\n  enabled: true'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 async function startGatewayProcess(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
@@ -95,7 +119,8 @@ export function startScriptNodeArgs(): string[] {
  * Gateway on a fresh PostgreSQL schema; wallets and keys written by this process on the same schema. With
  * `workers` above 1 it runs as GATEWAY_WORKERS processes behind one port.
  */
-export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string, slow: Slow, spreadWallets: number, workers = 1): Promise<GatewayTarget> {
+export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string, slow: Slow, spreadWallets: number, opts: GatewayOptions = {}): Promise<GatewayTarget> {
+  const workers = opts.workers ?? 1;
   const scratch = await openScratchSchema(serverUrl);
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   try {
@@ -110,8 +135,9 @@ export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string,
     for (let i = 0; i < spreadWallets; i++) spreadKeys.push(await keyFor());
     await keys.close();
     const port = await freePort();
-    const name = workers > 1 ? 'gateway-postgres-workers' : 'gateway-postgres';
-    const { child, url } = await startGatewayProcess(name, { ...gatewayEnv(stubUrl, slow, port), DATABASE_URL: scratch.url, GATEWAY_DATA_DIR: dataDir, GATEWAY_WORKERS: String(workers) });
+    const name = opts.name ?? (workers > 1 ? 'gateway-postgres-workers' : 'gateway-postgres');
+    const env = { ...gatewayEnv(stubUrl, slow, port, opts), DATABASE_URL: scratch.url, GATEWAY_DATA_DIR: dataDir, GATEWAY_WORKERS: String(workers) };
+    const { child, url } = await startGatewayProcess(name, env);
     return {
       name,
       url,
@@ -134,13 +160,14 @@ export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string,
 }
 
 /** Gateway on its embedded PGlite (in a temporary folder): wallets through its admin API, keys through the key doors. */
-export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWallets: number): Promise<GatewayTarget> {
+export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWallets: number, opts: GatewayOptions = {}): Promise<GatewayTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const adminToken = randomBytes(24).toString('hex');
   const port = await freePort();
+  const name = opts.name ?? 'gateway-pglite';
   let child: Child | undefined;
   try {
-    const started = await startGatewayProcess('gateway-pglite', { ...gatewayEnv(stubUrl, slow, port), GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: adminToken });
+    const started = await startGatewayProcess(name, { ...gatewayEnv(stubUrl, slow, port, opts), GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: adminToken });
     child = started.child;
     const post = async (path: string, bearer: string, body: unknown): Promise<Record<string, unknown>> => {
       const res = await fetch(`${started.url}${path}`, {
@@ -166,7 +193,7 @@ export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWa
     for (let i = 0; i < spreadWallets; i++) spreadKeys.push(await keyFor());
     const running = child;
     return {
-      name: 'gateway-pglite',
+      name,
       url: started.url,
       pid: running.pid,
       servingPids: () => [running.pid],
