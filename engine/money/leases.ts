@@ -16,46 +16,12 @@
 // refilled ahead of need (a second one when less than a quarter is left), renewed while used, and returned
 // when idle, when its process stops, or when another process asks for the wallet's money back.
 import type { Clock } from '../core/clock.ts';
-import { LEASE_CALL_PREFIX, type Alongside, type Ledger, type Reservation } from './types.ts';
+import { LEASE_CALL_PREFIX, type Alongside, type Ledger } from './types.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
+import { free, openFree, spentOut, type Lease, type LeaseHold, type LeaseStats } from './lease-state.ts';
 
-export type { LeaseSettings };
-
-interface Lease {
-  reservation: Reservation;
-  walletId: string;
-  vendor: string;
-  granted: bigint;
-  /** What draws took (or will take) out of the hold, as decided in memory. */
-  spent: bigint;
-  /** What the calls admitted on it and not yet finished hold. */
-  inFlight: bigint;
-  lastUsedMs: number;
-  open: boolean;
-  /** Draws decided and not yet written. */
-  pending: Set<Promise<unknown>>;
-}
-
-/** What this process's leases hold and owe, for /metrics. */
-export interface LeaseStats {
-  /** Leases held (open or being returned). */
-  leases: number;
-  /** Leases admitting calls (the others are spent, idle or asked back, and go back once their calls end). */
-  open: number;
-  /** Granted and not yet drawn, all leases (nano-USD). */
-  unspentNano: bigint;
-  /** Draws decided and not yet written: what a SIGKILL now would leave uncharged. */
-  pendingDraws: number;
-  /** Calls admitted on a lease, and calls that asked for one and took the exact path, since start. */
-  admitted: number;
-  missed: number;
-}
-
-export interface LeaseHold {
-  readonly lease: Lease;
-  readonly amountNano: bigint;
-}
+export type { LeaseHold, LeaseSettings, LeaseStats };
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
@@ -185,8 +151,8 @@ export class BudgetLeases {
 
   /**
    * Charges the call's cost. Out of the lease (the normal case: a call costs at most what it held), the
-   * charge is the cost and is returned at once while the draw is written behind; past what the lease holds,
-   * the ledger decides (from available balance as far as it goes) and the answer waits for it.
+   * charge is the cost and is returned at once while the draw is written behind; past what the lease can
+   * give, see chargePastLease (the answer waits for it).
    */
   settle(h: LeaseHold, costNano: bigint, drawId: string, alongside?: Alongside | RowsToWrite): bigint | Promise<bigint> {
     const lease = h.lease;
@@ -200,8 +166,30 @@ export class BudgetLeases {
       this.retireIfDone(lease);
       return cost;
     }
-    lease.spent = lease.granted;
-    return chargeFirst(rowsOf(alongside), (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows)).then((r) => r.chargedNano);
+    return this.chargePastLease(lease, cost, drawId, rowsOf(alongside));
+  }
+
+  /**
+   * A call that costs more than its lease can give: its own hold and what the lease holds for no other call,
+   * then the wallet's available balance as far as it goes, as exact mode charges it. The lease's other calls
+   * in flight keep what it holds for them (taking it left them charged nothing once the balance ran out). When
+   * the balance falls short, this process gives the wallet's leases back first (what their calls do not need),
+   * so that money counts as available, as it would without leases; a grant in flight is waited for, or it
+   * would land after the charge holding it. Other processes' leases are not asked: theirs until returned.
+   */
+  private async chargePastLease(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Promise<bigint> {
+    const fromLease = free(lease) > 0n ? free(lease) : 0n;
+    lease.spent += fromLease;
+    const ofWallet = (k: string) => k.startsWith(`${lease.walletId}\u0000`);
+    await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k)).map(([, granting]) => granting));
+    const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
+    if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease) await this.returnWallet(lease.walletId);
+    try {
+      const r = await chargeFirst(rows, (a) => this.ledger.draw(lease.reservation, cost, drawId, a, { holdAtMostNano: fromLease }));
+      return r.chargedNano;
+    } finally {
+      this.retireIfDone(lease);
+    }
   }
 
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
@@ -373,11 +361,6 @@ export class BudgetLeases {
     return Date.now();
   }
 }
-
-const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
-/** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then). */
-const spentOut = (l: Lease): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted;
-const openFree = (list: readonly Lease[]): bigint => list.reduce((a, l) => (l.open && free(l) > 0n ? a + free(l) : a), 0n);
 
 /** Plain rows are written as they are (a refusal retried like any other failure). */
 const rowsOf = (a: Alongside | RowsToWrite | undefined): RowsToWrite =>

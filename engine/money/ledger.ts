@@ -274,9 +274,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
-    async draw(reservation, amountNano, drawId, alongside) {
+    async draw(reservation, amountNano, drawId, alongside, opts) {
       if (typeof amountNano !== 'bigint') throw new TypeError('amountNano must be a bigint');
-      const r = await finish(reservation, { kind: 'draw', actualNano: amountNano, drawId, drawnAt: clock.now(), alongside });
+      const r = await finish(reservation, { kind: 'draw', actualNano: amountNano, drawId, drawnAt: clock.now(), alongside, holdAtMostNano: opts?.holdAtMostNano });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 

@@ -180,10 +180,10 @@ export class Book {
    * Settles, releases or expires a reservation. Throws errors.notFound when the batch did not lock it (it
    * does not exist). `at` is the instant written on the moves.
    */
-  finish(op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore' | 'drawId' | 'drawnAt'>, at: Date): FinishOutcome {
+  finish(op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>, at: Date): FinishOutcome {
     const s = this.reservations.get(op.id);
     if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
-    if (op.kind === 'draw') return this.draw(s, op.actualNano, op.drawId, at, op.drawnAt ?? at);
+    if (op.kind === 'draw') return this.draw(s, op, at);
     if (op.kind === 'trim') return this.trim(s, op.actualNano, at);
     const noop: FinishOutcome = { chargedNano: s.charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
     if (!mayMoveMoney(s.state, op.kind)) return noop;
@@ -225,19 +225,24 @@ export class Book {
   readonly drawnBefore = new Set<string>();
 
   /**
-   * Charges `amountNano` out of a reservation and leaves it held with the rest: from its lots in draw order,
-   * then, past what it holds (or once it is no longer held), from available balance as far as it goes.
+   * Charges `actualNano` out of a reservation and leaves it held with the rest: from its lots in draw order (at
+   * most `holdAtMostNano` of them), then, past that (or once it is no longer held), from available balance as
+   * far as it goes.
    */
-  private draw(s: ResState, amountNano: bigint, drawId: string | undefined, at: Date, drawnAt: Date): FinishOutcome {
+  private draw(s: ResState, op: Pick<FinishOp, 'actualNano' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>, at: Date): FinishOutcome {
+    const { drawId, actualNano: amountNano } = op;
     if (!drawId) throw new Error(`ledger: a draw on ${s.id} needs a draw id`);
     const none: FinishOutcome = { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
     if (this.drawnBefore.has(drawId)) return none;
     this.drawnBefore.add(drawId);
     let toCharge = amountNano < 0n ? 0n : amountNano;
     let fromHold = 0n;
+    const cap = op.holdAtMostNano ?? toCharge;
+    let holdLeft = cap < 0n ? 0n : cap < toCharge ? cap : toCharge;
     for (const { lot, h } of s.state === 'held' ? this.heldLots(s) : []) {
-      if (toCharge <= 0n) break;
-      const x = toCharge < h ? toCharge : h;
+      if (holdLeft <= 0n) break;
+      const x = holdLeft < h ? holdLeft : h;
+      holdLeft -= x;
       this.moves.move(lot, s.id, 'settle', x, at);
       s.held.set(lot.id, h - x);
       this.moves.heldDelta.push({ reservationId: s.id, lotId: lot.id, amount: x });
@@ -250,7 +255,7 @@ export class Book {
     s.charged += charged;
     const prev = this.moves.finished.get(s.id);
     this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
-    this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at: drawnAt });
+    this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at: op.drawnAt ?? at });
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
   }
 

@@ -187,12 +187,14 @@ export interface Ledger {
    * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
    * one call), once per `drawId`; past what it holds, or once it is no longer held, from available balance as
    * far as it goes. `alongside` runs in the same transaction, with what was charged, unless it is a repeat.
+   * `holdAtMostNano` caps what it takes of the hold (see FinishOp).
    */
   draw(
     reservation: Reservation | string,
     amountNano: bigint,
     drawId: string,
     alongside?: Alongside,
+    opts?: { holdAtMostNano?: bigint },
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
@@ -231,6 +233,11 @@ export interface FinishOp {
    * were drawn, it also says which calls a crash can have lost: only those drawn after the newest row.
    */
   drawnAt?: Date;
+  /**
+   * draw: takes at most this much of what the reservation holds, the rest of the charge from available balance
+   * (a call charged past its lease leaves the lease's other calls in flight what it holds for them).
+   */
+  holdAtMostNano?: bigint;
   /**
    * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
    * retry), or null: looked up inside the batch.
