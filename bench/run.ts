@@ -28,6 +28,8 @@ import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
 import { leasedConfigDir, startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+/** The gateway rows run on the shipped config copied with leases on, unless told to run on a config as it is. */
+const LEASED = !process.env.GATEWAY_CONFIG_DIR && process.env.BENCH_LEASES !== '0';
 const config = {
   quick: QUICK,
   seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.3 : 5)),
@@ -45,7 +47,7 @@ const config = {
    * mode the issue's targets are about) unless BENCH_LEASES=0 or GATEWAY_CONFIG_DIR says otherwise. With leases
    * on, vendor B chat runs again on the shipped config (exact mode, the default) as gateway-postgres-exact.
    */
-  gatewayConfig: process.env.GATEWAY_CONFIG_DIR ?? (process.env.BENCH_LEASES === '0' ? 'config' : 'config, leases on'),
+  gatewayConfig: process.env.GATEWAY_CONFIG_DIR ?? (LEASED ? 'config, leases on' : 'config'),
 };
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? 'bench/results';
@@ -162,7 +164,7 @@ async function main(): Promise<void> {
   if (!postgres.ok) notes.push(`PostgreSQL rows skipped: ${postgres.reason}`);
   if (!config.peer) notes.push('peer skipped (BENCH_PEER=0)');
 
-  const leased = process.env.GATEWAY_CONFIG_DIR || process.env.BENCH_LEASES === '0' ? undefined : leasedConfigDir();
+  const leased = LEASED ? leasedConfigDir() : undefined;
   const configDir = process.env.GATEWAY_CONFIG_DIR ?? leased?.dir; // undefined: the gateway's default, config/
   notes.push(`gateway rows on ${config.gatewayConfig}${leased ? '; gateway-postgres-exact: the shipped config (budget leases off, exact mode)' : ''}`);
 

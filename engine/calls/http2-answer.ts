@@ -46,11 +46,7 @@ export function answerHeaders(h: IncomingHttpHeaders | Record<string, string | s
  * `rstCode`, and a cut answer would read as whole. `cancel` ends the vendor's stream for a reader that stopped
  * early (the origin's, which counts the resets a session sends).
  */
-export function answerBody(
-  stream: ClientHttp2Stream,
-  contentLength: string | undefined,
-  cancel: () => void = () => stream.close(http2.constants.NGHTTP2_CANCEL),
-): AnswerBody {
+export function answerBody(stream: ClientHttp2Stream, contentLength: string | undefined, cancel: () => void): AnswerBody {
   const body = new PassThrough() as PassThrough & Partial<AnswerBody>;
   // Its readers see its errors; one that has not started reading yet (the binary door settles first) must not
   // take the process down with them.
