@@ -93,7 +93,11 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       expect(row.cpuPercent[row.target], row.id).toBeGreaterThan(0);
       expect(row.cpuPercent.load, row.id).toBeGreaterThan(0);
       expect(row.rssMb!.peak, row.id).toBeGreaterThan(20);
-      if (row.target === 'gateway-postgres') expect(row.cpuPercent.postgres, row.id).toBeGreaterThan(0);
+      if (row.target !== 'gateway-postgres') continue;
+      expect(row.cpuPercent.postgres, row.id).toBeDefined();
+      // With budget leases a call's charge is written behind its reply: the slow streams, ending together,
+      // have their draws written after their row, so only the other rows must show the database working.
+      if (!row.what.startsWith('slow-streams')) expect(row.cpuPercent.postgres, row.id).toBeGreaterThan(0);
     }
     const soak = results.rows.find((r) => r.what === 'soak');
     if (withPostgres) expect(soak!.rssMb!.samples.length).toBeGreaterThanOrEqual(4);
