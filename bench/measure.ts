@@ -5,7 +5,7 @@ import type { LoadRequest, LoadResult, LoadSpec } from './load.ts';
 import type { LoadClient } from './load-client.ts';
 import { cpuSeconds, memoryMb, postgresCpu, sampleRss } from './processes.ts';
 
-export type TargetName = 'direct' | 'floor' | 'peer' | 'gateway-postgres' | 'gateway-postgres-workers' | 'gateway-postgres-exact' | 'gateway-pglite';
+export type TargetName = 'direct' | 'floor' | 'peer' | 'gateway-postgres' | 'gateway-postgres-workers' | 'gateway-pglite';
 
 export interface Row {
   /** `${target}/${what}/${plain|stream}/c${connections}[/spread]`: what the smoke test and the table look rows up by. */

@@ -13,8 +13,7 @@
 //   BENCH_SLOW_STREAMS   concurrent slow streams (default 1000, each 50 chunks 100 ms apart: 5 s)
 //   BENCH_DATABASE_URL / TEST_DATABASE_URL   the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
 //   BENCH_RESULTS_DIR    where the JSON and Markdown go (default bench/results)
-//   BENCH_LEASES=0       the gateway rows on the shipped config (exact mode) instead of budget leases on
-//   GATEWAY_CONFIG_DIR   the gateway rows on this config, as it is
+//   GATEWAY_CONFIG_DIR   the gateway rows on this config instead of the shipped one
 import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -25,11 +24,9 @@ import { CALL_KINDS, callRequests, slowRequests, type Slow, type TargetKind } fr
 import { startLoadClient, type LoadClient } from './load-client.ts';
 import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
 import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
-import { leasedConfigDir, startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
+import { startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-/** The gateway rows run on the shipped config copied with leases on, unless told to run on a config as it is. */
-const LEASED = !process.env.GATEWAY_CONFIG_DIR && process.env.BENCH_LEASES !== '0';
 const config = {
   quick: QUICK,
   seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.3 : 5)),
@@ -42,12 +39,8 @@ const config = {
   peer: process.env.BENCH_PEER !== '0',
   workers: Number(process.env.BENCH_WORKERS ?? cpus().length),
   floor: process.env.BENCH_FLOOR !== '0',
-  /**
-   * Which config the gateway rows run on: budget leases on (the shipped config copied with leases.enabled, the
-   * mode the issue's targets are about) unless BENCH_LEASES=0 or GATEWAY_CONFIG_DIR says otherwise. With leases
-   * on, vendor B chat runs again on the shipped config (exact mode, the default) as gateway-postgres-exact.
-   */
-  gatewayConfig: process.env.GATEWAY_CONFIG_DIR ?? (LEASED ? 'config, leases on' : 'config'),
+  /** Which config the gateway rows run on: the shipped one (what users run), unless GATEWAY_CONFIG_DIR says otherwise. */
+  gatewayConfig: process.env.GATEWAY_CONFIG_DIR ?? 'config',
 };
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? 'bench/results';
@@ -115,8 +108,7 @@ async function gatewayRows(gw: GatewayTarget, stub: Running, withPostgres: boole
 
 /**
  * Vendor B passthrough at each connection count on a gateway of its own: through GATEWAY_WORKERS processes
- * (what one machine's cores serve together, each worker's CPU watched), or on the shipped config (exact mode,
- * the default) beside the leased rows.
+ * (what one machine's cores serve together, each worker's CPU watched).
  */
 async function vendorBRows(gw: GatewayTarget, stub: Running): Promise<void> {
   const target = gw.name as TargetName;
@@ -164,9 +156,8 @@ async function main(): Promise<void> {
   if (!postgres.ok) notes.push(`PostgreSQL rows skipped: ${postgres.reason}`);
   if (!config.peer) notes.push('peer skipped (BENCH_PEER=0)');
 
-  const leased = LEASED ? leasedConfigDir() : undefined;
-  const configDir = process.env.GATEWAY_CONFIG_DIR ?? leased?.dir; // undefined: the gateway's default, config/
-  notes.push(`gateway rows on ${config.gatewayConfig}${leased ? '; gateway-postgres-exact: the shipped config (budget leases off, exact mode)' : ''}`);
+  const configDir = process.env.GATEWAY_CONFIG_DIR; // undefined: the gateway's default, config/
+  notes.push(`gateway rows on ${config.gatewayConfig}`);
 
   loader = startLoadClient();
   await withTarget(startStub, async (stub) => {
@@ -210,15 +201,6 @@ async function main(): Promise<void> {
           },
         );
       }
-      if (leased) {
-        await withTarget(
-          () => startGatewayOnPostgres(DATABASE_URL, stub.url, config.slow, 0, { configDir: 'config', name: 'gateway-postgres-exact' }),
-          async (gw) => {
-            console.log(`gateway on PostgreSQL, shipped config: exact mode (${gw.url})`);
-            await vendorBRows(gw, stub);
-          },
-        );
-      }
     }
     await withTarget(
       () => startGatewayOnPglite(stub.url, config.slow, config.spreadWallets, { configDir }),
@@ -227,10 +209,7 @@ async function main(): Promise<void> {
         await gatewayRows(gw, stub, false);
       },
     );
-  }).finally(() => {
-    leased?.remove();
-    return loader.close();
-  });
+  }).finally(() => loader.close());
 
   const results: BenchResults = {
     meta: {

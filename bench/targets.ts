@@ -3,7 +3,7 @@
 // hot wallet (all load on one key) and `spreadWallets` more wallets with a key each.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { systemClock } from '../engine/core/clock.ts';
@@ -84,20 +84,6 @@ export interface GatewayOptions {
   /** GATEWAY_WORKERS (PostgreSQL only). */
   workers?: number;
   name?: string;
-}
-
-/**
- * The shipped config/ copied into a temporary folder with budget leases on (billing.yaml `leases.enabled`),
- * the mode the issue's targets are about. Fails if billing.yaml no longer has the switch where it was.
- */
-export function leasedConfigDir(): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-config-'));
-  cpSync('config', dir, { recursive: true });
-  const file = join(dir, 'billing.yaml');
-  const text = readFileSync(file, 'utf8');
-  if (!/^leases:\n  enabled: (true|false)$/m.test(text)) throw new Error('config/billing.yaml: no "leases:" block starting with "enabled:" to turn on');
-  writeFileSync(file, text.replace(/^leases:\n  enabled: false$/m, 'leases:\n  enabled: true'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 async function startGatewayProcess(name: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {

@@ -9,7 +9,7 @@ import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
 import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
 import { startUsagePruning } from './usage/retention.ts';
-import { LateSettlements } from './calls/late-settlements.ts';
+import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
 import { newLocalAdminToken } from './admin/running-gateway-file.ts';
@@ -101,12 +101,14 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections, http2Streams: limits.vendor_http2_streams });
 
   let appLog: FastifyBaseLogger | null = null;
-  const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog);
+  const writer = new ChargeWriter(() => appLog ?? silentLog);
+  const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog, writer);
   await leases.listen();
   const accounts = createWalletAccounts({
     keys,
     ledger,
     clock,
+    writer,
     leases: leases.deps,
     log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
     suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
@@ -126,7 +128,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
-  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book });
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer });
   const app = createApp(
     {
       jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
@@ -147,11 +149,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     return result;
   };
   appLog = app.log;
-  const lateSettlements = new LateSettlements(app.log);
   registerModelDoors(app, {
     runtime,
     accounts,
-    lateSettlements,
     routes,
     upstream,
     registry,
@@ -205,9 +205,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       stopSweeper();
       stopPruning();
       await closeApp(app);
-      // Every call has ended; settles still waiting for the database get a last chance before it closes.
-      await lateSettlements.drain(LATE_SETTLE_DRAIN_MS);
-      await leases.book.close(LATE_SETTLE_DRAIN_MS);
+      // Every call has ended; charges still waiting for the database get a last chance before it closes.
+      await writer.drain(CHARGE_DRAIN_MS);
+      await leases.book.close(CHARGE_DRAIN_MS);
       await videos.stop();
       await upstream.close();
       await keys.close();
@@ -217,7 +217,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   };
 }
 
-const LATE_SETTLE_DRAIN_MS = 5_000;
+const CHARGE_DRAIN_MS = 5_000;
 
 const silentLog = { warn: () => undefined, error: () => undefined };
 

@@ -2,15 +2,13 @@
 // processes (stub, floor, gateway on PostgreSQL and PGlite) and writes JSON with every row, each error-free; and the
 // target arithmetic says PASS and MISS the right way round.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
 import type { LoadResult } from '../bench/load.ts';
 import type { Row } from '../bench/measure.ts';
 import { soakGrowthPercent, targetChecks, type BenchResults } from '../bench/table.ts';
-import { leasedConfigDir } from '../bench/targets.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from './helpers/databases.ts';
 
 const CALL_ROWS = ['chat-b', 'chat-a', 'messages'].flatMap((what) => ['plain', 'stream'].flatMap((mode) => [1, 32].map((c) => `${what}/${mode}/c${c}`)));
@@ -54,7 +52,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       ...CALL_ROWS.map((r) => `floor/${r}`),
       ...gateways.flatMap((g) => [...CALL_ROWS.map((r) => `${g}/${r}`), `${g}/chat-b/plain/c32/spread`, `${g}/slow-streams/stream/c${slowN}`, `${g}/slow-streams-cold/stream/c${slowN}`]),
       ...(withPostgres
-        ? ['gateway-postgres/soak/plain/c32', ...['workers', 'exact'].flatMap((t) => [`gateway-postgres-${t}/chat-b/plain/c1`, `gateway-postgres-${t}/chat-b/plain/c32`])]
+        ? ['gateway-postgres/soak/plain/c32', ...['workers'].flatMap((t) => [`gateway-postgres-${t}/chat-b/plain/c1`, `gateway-postgres-${t}/chat-b/plain/c32`])]
         : []),
     ];
     expect(results.rows.map((r) => r.id).sort()).toEqual(expected.sort());
@@ -72,10 +70,9 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
     }
   });
 
-  it('runs the gateway rows with budget leases on, and vendor B on the shipped config beside them', () => {
-    expect(results.meta.config.gatewayConfig).toBe('config, leases on');
-    expect(results.meta.notes).toContain('gateway rows on config, leases on; gateway-postgres-exact: the shipped config (budget leases off, exact mode)');
-    expect(markdown).toContain('Note: gateway rows on config, leases on');
+  it('runs the gateway rows on the shipped config', () => {
+    expect(results.meta.config.gatewayConfig).toBe('config');
+    expect(markdown).toContain('Note: gateway rows on config');
   });
 
   it('measures CPU per process and the gateways memory', () => {
@@ -95,9 +92,8 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       expect(row.rssMb!.peak, row.id).toBeGreaterThan(20);
       if (row.target !== 'gateway-postgres') continue;
       expect(row.cpuPercent.postgres, row.id).toBeDefined();
-      // With budget leases a call's charge is written behind its reply: the slow streams, ending together,
-      // have their draws written after their row, so only the other rows must show the database working.
-      if (!row.what.startsWith('slow-streams')) expect(row.cpuPercent.postgres, row.id).toBeGreaterThan(0);
+      // Every answer's end waits for its charge's commit: every row shows the database working.
+      expect(row.cpuPercent.postgres, row.id).toBeGreaterThan(0);
     }
     const soak = results.rows.find((r) => r.what === 'soak');
     if (withPostgres) expect(soak!.rssMb!.samples.length).toBeGreaterThanOrEqual(4);
@@ -115,25 +111,6 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       expect(markdown.split('\n').find((l) => l.startsWith(`| ${t.name} |`))).toContain(verdict);
     }
     expect(output).toContain('### Targets');
-  });
-});
-
-describe('the config of the bench gateway rows', () => {
-  it('is the shipped config/ with budget leases turned on and nothing else changed', () => {
-    const leased = leasedConfigDir();
-    try {
-      expect(readdirSync(leased.dir).sort()).toEqual(readdirSync('config').sort());
-      for (const file of readdirSync('config').filter((f) => f.endsWith('.yaml') && f !== 'billing.yaml')) {
-        expect(readFileSync(join(leased.dir, file), 'utf8'), file).toBe(readFileSync(join('config', file), 'utf8'));
-      }
-      const shipped = parseYaml(readFileSync('config/billing.yaml', 'utf8')) as { leases: Record<string, unknown> };
-      const copy = parseYaml(readFileSync(join(leased.dir, 'billing.yaml'), 'utf8')) as { leases: Record<string, unknown> };
-      expect(copy.leases.enabled).toBe(true);
-      expect({ ...copy, leases: { ...copy.leases, enabled: shipped.leases.enabled } }).toEqual(shipped);
-    } finally {
-      leased.remove();
-    }
-    expect(existsSync(leased.dir)).toBe(false);
   });
 });
 

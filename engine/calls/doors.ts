@@ -2,14 +2,13 @@
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
 import { usageRecordBeside } from '../usage/records.ts';
-import type { LateSettlements } from './late-settlements.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import { callFacts, type CallFacts } from '../http/call-facts.ts';
 import { exchange, type ExchangeInput } from './exchange.ts';
-import { Settlement } from './settlement.ts';
+import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
 import { admitCall, authenticateBeforeBody, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
@@ -28,8 +27,6 @@ export interface GatewayServices extends FrontHalfDeps {
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
-  /** Where settles the database could not take wait to be written. */
-  lateSettlements?: LateSettlements;
 }
 
 /** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
@@ -78,7 +75,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const settlement = new Settlement(caller, hold, {
     accounts: s.accounts,
     log: req.log,
-    late: s.lateSettlements,
+    commitWaitMs: snap.config.billing.ledger?.commit_wait_ms ?? DEFAULT_COMMIT_WAIT_MS,
     // The record is drawn up when the call settles; the write keeps only it (a charge written behind the
     // reply must not keep the request and reply alive).
     recordOf: (usage) => {

@@ -1,63 +1,30 @@
 // How a call's hold ends: settled once at the cost of the usage that was recorded, or released when none was.
+// The answer's last byte waits for the charge to be committed (the door sends a body, or a stream's end
+// marker, only after `finish`), so a gateway killed outright has charged every answer a client received in
+// full. The wait is bounded: when the database does not answer within `commitWaitMs`, the answer goes out, and
+// its charge stays with the charge writer, counted as at risk until it lands.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Accounts, Caller, Hold, WithSettle } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
-import type { LateSettlements } from './late-settlements.ts';
 
-const SETTLE_ATTEMPTS = 3;
-
-/**
- * Settles the hold at `cost`, or releases it when `cost` is null; returns what was charged (a settle handed
- * to `late` counts as charged: it is written once the database answers). Both are idempotent, so a passing
- * database fault is worth a few more tries: a hold left to the sweeper is released, and the vendor's work
- * would go uncharged.
- */
-export async function finishHold(
-  accounts: Accounts,
-  caller: Caller,
-  hold: Hold,
-  cost: bigint | null,
-  log: Pick<FastifyBaseLogger, 'error'>,
-  { late, alsoWrite, backoffMs = 50 }: { late?: LateSettlements; alsoWrite?: WithSettle; backoffMs?: number } = {},
-): Promise<bigint> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      if (cost === null) {
-        await accounts.release(hold);
-        return 0n;
-      }
-      return await accounts.settle(caller, hold, cost, alsoWrite);
-    } catch (e) {
-      log.error({ err: e, callId: hold.callId, attempt }, 'settlement failed');
-      if (attempt >= SETTLE_ATTEMPTS) {
-        // A release can wait for the sweeper; a charge cannot, or the answer would be free.
-        if (cost !== null && late) {
-          late.add(hold.callId, () => accounts.settle(caller, hold, cost, alsoWrite));
-          return cost;
-        }
-        return 0n;
-      }
-      await new Promise((r) => setTimeout(r, backoffMs * 2 ** attempt));
-    }
-  }
-}
+/** billing.yaml ledger.commit_wait_ms when unset. */
+export const DEFAULT_COMMIT_WAIT_MS = 3_000;
 
 export interface SettlementDeps {
   accounts: Accounts;
   log: Pick<FastifyBaseLogger, 'error'>;
   /** The cost of the usage in nano-USD, at the catalog's prices. */
   costOf: (usage: Usage) => bigint;
-  /** Where a settle the database could not take waits to be written. */
-  late?: LateSettlements;
   /** The call's usage record, written by the settle's own transaction. */
   recordOf?: (usage: Usage) => WithSettle;
+  /** How long the answer's end waits for its charge to be committed (billing.yaml ledger.commit_wait_ms). */
+  commitWaitMs: number;
 }
 
 /** Charges once: the usage of the answer the vendor produced, or releases the hold when nothing was recorded. */
 export class Settlement {
   private usage: Usage | null = null;
-  private settled = false;
-  private charged = 0n;
+  private finished: Promise<bigint> | null = null;
 
   constructor(
     private readonly caller: Caller,
@@ -69,14 +36,35 @@ export class Settlement {
     this.usage = usage;
   }
 
-  /** Settles once; returns what was charged (0 when released or free). */
-  async finish(): Promise<bigint> {
-    if (this.settled) return this.charged;
-    this.settled = true;
-    if (!this.hold) return 0n;
-    const cost = this.usage ? this.deps.costOf(this.usage) : null;
-    const alsoWrite = this.usage && this.deps.recordOf ? this.deps.recordOf(this.usage) : undefined;
-    this.charged = await finishHold(this.deps.accounts, this.caller, this.hold, cost, this.deps.log, { late: this.deps.late, alsoWrite });
-    return this.charged;
+  /** Settles once; resolves with what was charged (0 when released or free) once it is committed, or the wait ran out. */
+  finish(): Promise<bigint> {
+    this.finished ??= this.run();
+    return this.finished;
+  }
+
+  private async run(): Promise<bigint> {
+    const { hold, usage, deps } = this;
+    if (!hold) return 0n;
+    if (!usage) {
+      // Nothing reached the client: the hold goes back. A release the database did not take is the sweeper's.
+      await deps.accounts.release(hold).catch((e: unknown) => deps.log.error({ err: e, callId: hold.callId }, 'release failed; the sweeper returns the hold'));
+      return 0n;
+    }
+    const cost = deps.costOf(usage);
+    const charge = deps.accounts.settle(this.caller, hold, cost, deps.recordOf?.(usage));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.commitWaitMs)));
+    try {
+      const charged = await Promise.race([charge.committed, waited]);
+      if (charged !== null) return charged;
+      charge.answeredFirst();
+      return cost;
+    } catch (e) {
+      // Given up by the writer (a refusal no retry mends), already logged there: nothing was charged.
+      deps.log.error({ err: e, callId: hold.callId }, 'charge not written');
+      return 0n;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

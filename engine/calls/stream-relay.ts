@@ -32,7 +32,11 @@ export interface StreamRelay {
   onFirstByte?: () => void;
 }
 
-/** Streams frames as they arrive. Falls back to the next route only while the vendor produced nothing. */
+/**
+ * Streams frames as they arrive, but the answer's end marker and what follows it: those wait until the
+ * call's charge is committed (settlement.finish), so a client that received the whole answer was charged for
+ * it. Falls back to the next route only while the vendor produced nothing.
+ */
 export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, settlement: Settlement): Promise<RouteStep<void>> {
   const { protocol, call } = relay.prepared;
   const factory = protocol.stream ? relay.registry.streamTranslators[protocol.stream] : undefined;
@@ -40,30 +44,41 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
   const translator: StreamTranslator = factory(call);
   const client = new ClientStream(relay.reply, relay.headers, relay.clientGone, relay.stallMs, relay.log);
   let produced = false;
+  /** The end marker and every frame after it, held for the charge. */
+  let held: string[] | null = null;
   const pass = async (frames: string[]) => {
     if (frames.length === 0) return;
     if (!produced) relay.onFirstByte?.();
     produced = true;
     await client.write(frames);
   };
+  const hold = (frames: string[]) => {
+    held ??= [];
+    held.push(...frames);
+  };
   try {
     for await (const event of readSse(answer.body)) {
-      if (!produced && isErrorEvent(event.event, event.data)) {
+      if (!produced && !held && isErrorEvent(event.event, event.data)) {
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
-      await pass(translator.push(event));
+      const frames = translator.push(event);
+      if (held || translator.answerEnded()) hold(frames);
+      else await pass(frames);
     }
-    await pass(translator.end());
-    if (!produced) throw new RouteFailure('the vendor stream ended without an event');
-    settlement.record(translator.usage());
+    hold(translator.end());
+    if (!produced && held!.length === 0) throw new RouteFailure('the vendor stream ended without an event');
   } catch (e) {
-    if (!produced) {
+    if (!produced && !held) {
       if (e instanceof RouteFailure || !(e instanceof GatewayError)) return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
       throw e;
     }
     // The vendor broke the stream after producing output: settle from what was produced and end the stream.
-    settlement.record(translator.usage());
     relay.log.warn({ reason: (e as Error).message }, 'stream ended early');
+  }
+  try {
+    settlement.record(translator.usage());
+    await settlement.finish();
+    if (held) await pass(held);
   } finally {
     if (produced || relay.clientGone.aborted) client.close();
   }

@@ -96,6 +96,12 @@ export interface StreamTranslator {
   push(event: SseEvent): string[];
   /** The upstream ended; the last frames for the client (for example `data: [DONE]`). */
   end(): string[];
+  /**
+   * Whether the answer's end marker (`message_stop`, `response.completed`, a relayed `data: [DONE]`) was in the
+   * frames pushed so far. From then on, and for every frame of `end()`, the relay holds the frames until the
+   * call's charge is committed: a client that received the end has been charged.
+   */
+  answerEnded(): boolean;
   /** Usage seen so far, or an estimate from what was streamed when the vendor reported none. */
   usage(): Usage;
 }

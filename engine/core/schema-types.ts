@@ -9,11 +9,17 @@ export type BillingFile = {
      * transactions at once, each holding fewer calls.
      */
     queues?: number;
+    /**
+     * How long the end of an answer (a body, a stream's end marker) waits for its charge to be committed
+     * (default 3000). Past it the answer goes out and the charge stays queued in the charge writer,
+     * counted as at risk in /metrics.
+     */
+    commit_wait_ms?: number;
   };
   /**
    * Budget leases: each process holds a slice of a wallet's balance per vendor and admits calls against
-   * it in memory, writing their charges behind the reply. Off: every call reserves and settles in the
-   * database before it is answered (exact mode).
+   * it in memory; each call's charge is written by the charge writer before its answer ends. Off: every
+   * call holds its own reservation (a hold of one call).
    */
   leases?: {
     enabled: boolean;
@@ -26,13 +32,14 @@ export type BillingFile = {
     ttl_ms: number;
     idle_return_ms: number;
     /**
-     * At most this many charges decided and not yet written, per process (default 1024): what a SIGKILL
-     * can leave uncharged. Past it, calls take the exact path until the writes catch up.
+     * At most this many charges decided and not yet written, per process (default 1024). Past it, calls
+     * hold their own reservation until the writes catch up.
      */
     max_pending_draws?: number;
     /**
      * Charges wait up to this long after the last write of charges started, so that more of them share a
-     * transaction (default 50). Part of what a SIGKILL can leave uncharged.
+     * transaction (default 0: a write starts at once when none runs, and the next takes every charge that
+     * queued meanwhile). Every millisecond here is added to the end of every answer.
      */
     flush_ms?: number;
   };

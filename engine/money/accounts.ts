@@ -3,6 +3,9 @@
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { BesideSettle } from './types.ts';
+import type { Charge } from './charge-writer.ts';
+
+export type { Charge };
 
 /** More to write in a settle's own transaction (a usage record), with what the settle charged. */
 export type WithSettle = readonly BesideSettle[];
@@ -35,10 +38,11 @@ export interface Accounts {
    */
   admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string, advice?: string): Promise<Hold>;
   /**
-   * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `alsoWrite` runs in
-   * the same transaction, once, when the settle finishes the hold.
+   * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `alsoWrite` is
+   * written in the same transaction, once. The charge is decided at once and written by the charge writer
+   * until it lands: `committed` says when (the answer's last byte waits for it). Never throws.
    */
-  settle(caller: Caller, hold: Hold, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint>;
+  settle(caller: Caller, hold: Hold, costNano: bigint, alsoWrite?: WithSettle): Charge;
   /** Gives the whole hold back: the call failed. */
   release(hold: Hold): Promise<void>;
 

@@ -19,8 +19,8 @@
 // already waiting to start); it takes the ops queued when it starts. So an op's transaction is queued before
 // any query issued after the call, as with one transaction per op (a balance read right after a settle sees it).
 //
-// Draws alone are not waited for by anyone (their calls were answered): a queue holding only draws starts
-// its next batch `drawFlushMs` after its last one started, or once a whole batch of them is queued.
+// Draws are waited for by the ends of their answers: a queue holding only draws starts its next batch
+// `drawFlushMs` (default 0) after its last one started, or once a whole batch of them is queued.
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
 export const MAX_BATCH = 64;
@@ -39,12 +39,12 @@ const DRAWS_QUEUE = '\u0000draws';
  */
 export const MAX_DRAW_BATCH = 256;
 /**
- * Draws wait up to this long after the last draws batch started (billing.yaml `leases.flush_ms`), so that
- * more of them share a transaction: on PGlite, which runs on the gateway's own thread, a batch's statements
- * cost about 10 ms of that thread whatever its size, and back-to-back batches of a dozen draws took most of
- * it. Part of what a SIGKILL can lose.
+ * Draws wait up to this long after the last draws batch started (billing.yaml `leases.flush_ms`). Default 0:
+ * every answer's end waits for its draw, so a batch starts the moment one is queued while none runs, and the
+ * next one takes everything that queued during it (group commit: one commit for all the calls that ended
+ * meanwhile, so a draw waits about one commit and throughput does not pay per call).
  */
-export const DEFAULT_DRAW_FLUSH_MS = 50;
+export const DEFAULT_DRAW_FLUSH_MS = 0;
 
 export const DEFAULT_WALLET_QUEUES = 1;
 

@@ -1,10 +1,30 @@
 // A budget lease as a process keeps it in memory (engine/money/leases.ts), and the sums its decisions read.
-import type { Reservation } from './types.ts';
+import type { KeyCap, Reservation } from './types.ts';
 
-export interface Lease {
-  reservation: Reservation;
+/**
+ * A lease of one key's monthly allowance as well as of its wallet's money: its reservation carries the key's id
+ * and cap, so what it holds counts among the key's holds wherever the cap is checked (every process's leases
+ * and holds of the key together never pass the limit), and only that key's calls are admitted on it.
+ */
+export interface LeaseKey {
+  keyId: string;
+  cap: KeyCap;
+  /** What the key's month still leaves: its limit less its finished use and what its holds hold. */
+  roomNano: () => Promise<bigint>;
+}
+
+/** What a lease is of: a wallet's money for one vendor, and for a key with a monthly limit, that key's allowance. */
+export interface LeasePair {
   walletId: string;
   vendor: string;
+  key?: LeaseKey;
+}
+
+/** The map key of a pair's leases; a key's leases are apart from its wallet's, and from its own under another limit. */
+export const pairKey = (p: LeasePair): string => `${p.walletId}\u0000${p.vendor}${p.key ? `\u0000${p.key.keyId}\u0000${p.key.cap.limitNano}` : ''}`;
+
+export interface Lease extends LeasePair {
+  reservation: Reservation;
   granted: bigint;
   /** What draws took (or will take) out of the hold, as decided in memory. */
   spent: bigint;
@@ -24,6 +44,8 @@ export interface LeaseStats {
   open: number;
   /** Granted and not yet drawn, all leases (nano-USD). */
   unspentNano: bigint;
+  /** What the calls admitted on leases and not yet finished hold (nano-USD). */
+  inFlightNano: bigint;
   /** Draws decided and not yet written: what a SIGKILL now would leave uncharged. */
   pendingDraws: number;
   /** Calls admitted on a lease, and calls that asked for one and took the exact path, since start. */

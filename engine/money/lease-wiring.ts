@@ -8,6 +8,7 @@ import type { Db } from '../db/db.ts';
 import type { Ledger } from './types.ts';
 import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
 import type { WalletAccountsDeps } from './wallet-accounts.ts';
+import type { ChargeWriter } from './charge-writer.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
 
@@ -38,6 +39,7 @@ export function gatewayLeases(
   clock: Clock,
   config: () => LeaseConfig | undefined,
   log: () => { warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
+  writer: ChargeWriter,
 ): GatewayLeases {
   // Read on every call admitted on a lease: converted again only when a reload brought another config.
   let last: { config: LeaseConfig; settings: LeaseSettings } | undefined;
@@ -46,10 +48,16 @@ export function gatewayLeases(
     if (last?.config !== c) last = { config: c, settings: settingsOf(c) };
     return last.settings;
   };
-  const book = new BudgetLeases(ledger, clock, settings, {
-    warn: (o, m) => log().warn(o, m),
-    error: (o, m) => log().error(o, m),
-  });
+  const book = new BudgetLeases(
+    ledger,
+    clock,
+    settings,
+    {
+      warn: (o, m) => log().warn(o, m),
+      error: (o, m) => log().error(o, m),
+    },
+    writer,
+  );
   return {
     book,
     deps: {

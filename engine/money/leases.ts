@@ -1,13 +1,13 @@
 // Budget leases: a process holds a slice of a wallet's balance for a vendor (a reservation of the ledger, so
 // the slice is drawn in the same order, under the same plan rule, and swept if the process dies) and admits
 // calls against it in memory. A call's charge is decided in memory too (its cost, out of the lease) and
-// written by a draw (ledger.draw) that the reply does not wait for; draws of one wallet commit together.
+// handed to the charge writer (charge-writer.ts) as a draw (ledger.draw); the answer's last byte waits for it
+// to commit (engine/calls/settlement.ts), and draws of every wallet commit together.
 //
 // Exactness. A lease only ever admits calls its unspent, unheld part covers, so the wallet is never
 // overspent: the money is reserved in the database before any call uses it. A draw is charged once (its id is
-// the call's); one that cannot be written yet is retried until it is. What a process killed outright loses is
-// the draws not yet written (at most the last flush's), bounded and measured in the tests; its leases expire
-// and the sweeper returns their unspent part.
+// the call's); one that cannot be written yet is retried until it is. A process killed outright has charged
+// every answer it gave in full; its leases expire and the sweeper returns their unspent part.
 //
 // Sizing. A slice is what the wallet's recent spend on that vendor in this process would use in
 // `slice_seconds`, at least `min_slice` and enough for a few calls like the one asking, and at most
@@ -16,21 +16,19 @@
 // refilled ahead of need (a second one when less than a quarter is left), renewed while used, and returned
 // when idle, when its process stops, or when another process asks for the wallet's money back.
 import type { Clock } from '../core/clock.ts';
-import { LEASE_CALL_PREFIX, type Alongside, type Ledger } from './types.ts';
+import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
+import { ChargeWriter, type Charge } from './charge-writer.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
-import { free, openFree, spentOut, type Lease, type LeaseHold, type LeaseStats } from './lease-state.ts';
+import { free, openFree, pairKey, spentOut, type Lease, type LeaseHold, type LeaseKey, type LeasePair, type LeaseStats } from './lease-state.ts';
 
-export type { LeaseHold, LeaseSettings, LeaseStats };
+export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
-const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 5_000;
 /**
- * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`):
- * what a SIGKILL can leave uncharged. Past it a call takes the exact path, whose reservation queues behind the
- * ledger's writes, so a database slower than the calls slows the calls instead of piling up charges in memory
+ * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`).
+ * Past it a call takes a hold of its own, whose reservation queues behind the ledger's writes, so a database slower than the calls slows the calls instead of piling up charges in memory
  * (each waiting draw keeps its call's record alive; without a bound the bench grew the process to 2.5 GB, and
  * 100 busy wallets to 1.1 GB).
  */
@@ -39,8 +37,6 @@ export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 const MAX_GRANT_WAITS = 2;
 /** After a lease was refused or taken back, no new lease for the pair this long. */
 const COOLDOWN_MS = 2_000;
-
-const pairKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor}`;
 
 export class BudgetLeases {
   private readonly leases = new Map<string, Lease[]>();
@@ -62,6 +58,7 @@ export class BudgetLeases {
     private readonly clock: Clock,
     private readonly settings: () => LeaseSettings,
     private readonly log: Log,
+    private readonly writer: ChargeWriter = new ChargeWriter(() => log),
   ) {
     this.timer = setInterval(() => void this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));
     this.timer.unref();
@@ -71,8 +68,9 @@ export class BudgetLeases {
    * Admits a call of `amountNano` on a lease of the pair, in memory; null when none covers it (it asks for one,
    * unless the backlog of unwritten charges is full: that lease could not be used either).
    */
-  hold(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
-    const leased = this.holdNow(pairKey(walletId, vendor), walletId, vendor, amountNano);
+  hold(walletId: string, vendor: string, amountNano: bigint, key?: LeaseKey): LeaseHold | null {
+    const pair: LeasePair = { walletId, vendor, key };
+    const leased = this.holdNow(pairKey(pair), pair, amountNano);
     if (!leased && !this.stopping) this.missed++;
     return leased;
   }
@@ -83,11 +81,12 @@ export class BudgetLeases {
    * idle) would otherwise reserve call by call while the first lease is granted. The grant is sized to cover
    * the calls waiting on it.
    */
-  holdOrWait(walletId: string, vendor: string, amountNano: bigint): LeaseHold | null | Promise<LeaseHold | null> {
-    const key = pairKey(walletId, vendor);
-    const leased = this.holdNow(key, walletId, vendor, amountNano);
+  holdOrWait(walletId: string, vendor: string, amountNano: bigint, leaseKey?: LeaseKey): LeaseHold | null | Promise<LeaseHold | null> {
+    const pair: LeasePair = { walletId, vendor, key: leaseKey };
+    const key = pairKey(pair);
+    const leased = this.holdNow(key, pair, amountNano);
     if (leased) return leased;
-    if (this.acquiring.has(key) && this.mayAdmit()) return this.holdAfterGrants(key, walletId, vendor, amountNano);
+    if (this.acquiring.has(key) && this.mayAdmit()) return this.holdAfterGrants(key, pair, amountNano);
     if (!this.stopping) this.missed++;
     return null;
   }
@@ -96,30 +95,30 @@ export class BudgetLeases {
     return !this.stopping && this.pendingTotal < this.settings().maxPendingDraws;
   }
 
-  private holdNow(key: string, walletId: string, vendor: string, amountNano: bigint): LeaseHold | null {
+  private holdNow(key: string, pair: LeasePair, amountNano: bigint): LeaseHold | null {
     if (!this.mayAdmit()) return null;
     const list = this.leases.get(key) ?? [];
     const lease = list.find((l) => l.open && free(l) >= amountNano);
     if (!lease) {
-      this.acquire(walletId, vendor, amountNano);
+      this.acquire(key, pair, amountNano);
       return null;
     }
     lease.inFlight += amountNano;
     lease.lastUsedMs = this.nowMs();
     // Refill ahead of need: one more lease when what all the pair's leases have left runs low (not one per
     // call admitted meanwhile: each lease is money the wallet cannot spend elsewhere).
-    if (openFree(list) * 4n < lease.granted) this.acquire(walletId, vendor, amountNano);
+    if (openFree(list) * 4n < lease.granted) this.acquire(key, pair, amountNano);
     this.admitted++;
     return { lease, amountNano };
   }
 
   /** Waits for the pair's grants in flight, at most MAX_GRANT_WAITS of them, trying again after each. */
-  private async holdAfterGrants(key: string, walletId: string, vendor: string, amountNano: bigint): Promise<LeaseHold | null> {
+  private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint): Promise<LeaseHold | null> {
     this.waitingNano.set(key, (this.waitingNano.get(key) ?? 0n) + amountNano);
     try {
       for (let waits = 0, granting = this.acquiring.get(key); granting && waits < MAX_GRANT_WAITS; waits++, granting = this.acquiring.get(key)) {
         await granting;
-        const leased = this.holdNow(key, walletId, vendor, amountNano);
+        const leased = this.holdNow(key, pair, amountNano);
         if (leased) return leased;
       }
     } finally {
@@ -137,6 +136,7 @@ export class BudgetLeases {
       leases: all.length,
       open: all.filter((l) => l.open).length,
       unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
+      inFlightNano: all.reduce((a, l) => a + l.inFlight, 0n),
       pendingDraws: this.pendingTotal,
       admitted: this.admitted,
       missed: this.missed,
@@ -150,46 +150,57 @@ export class BudgetLeases {
   }
 
   /**
-   * Charges the call's cost. Out of the lease (the normal case: a call costs at most what it held), the
-   * charge is the cost and is returned at once while the draw is written behind; past what the lease can
-   * give, see chargePastLease (the answer waits for it).
+   * Charges the call's cost: decided here, once (the lease's figures move now and never again for this call),
+   * and handed to the writer, which writes it until it lands. Out of the lease (the normal case: a call costs
+   * at most what it held) the charge is the cost; past what the lease can give, see chargePastLease.
    */
-  settle(h: LeaseHold, costNano: bigint, drawId: string, alongside?: Alongside | RowsToWrite): bigint | Promise<bigint> {
+  settle(h: LeaseHold, costNano: bigint, drawId: string, rows: RowsToWrite = noRows(drawId)): Charge {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
     const cost = costNano < 0n ? 0n : costNano;
-    this.spend.note(pairKey(lease.walletId, lease.vendor), cost, this.nowMs());
+    this.spend.note(pairKey(lease), cost, this.nowMs());
     const unspent = lease.granted - lease.spent;
-    if (cost <= unspent) {
-      lease.spent += cost;
-      this.writeDraw(lease, cost, drawId, alongside);
-      this.retireIfDone(lease);
-      return cost;
-    }
-    return this.chargePastLease(lease, cost, drawId, rowsOf(alongside));
+    const charge = cost <= unspent ? this.drawWithin(lease, cost, drawId, rows) : this.chargePastLease(lease, cost, drawId, rows);
+    this.retireIfDone(lease);
+    return charge;
+  }
+
+  private drawWithin(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Charge {
+    lease.spent += cost;
+    return this.track(lease, this.writer.submit(drawId, () => chargeFirst(rows, (r) => this.ledger.draw(lease.reservation, cost, drawId, r))));
   }
 
   /**
    * A call that costs more than its lease can give: its own hold and what the lease holds for no other call,
-   * then the wallet's available balance as far as it goes, as exact mode charges it. The lease's other calls
-   * in flight keep what it holds for them (taking it left them charged nothing once the balance ran out). When
-   * the balance falls short, this process gives the wallet's leases back first (what their calls do not need),
-   * so that money counts as available, as it would without leases; a grant in flight is waited for, or it
-   * would land after the charge holding it. Other processes' leases are not asked: theirs until returned.
+   * then the wallet's available balance as far as it goes, as a hold of one call is charged. The lease's other
+   * calls in flight keep what it holds for them (taking it left them charged nothing once the balance ran out).
+   * When the balance falls short, this process gives the wallet's leases back first (what their calls do not
+   * need), so that money counts as available, as it would without leases; a grant in flight is waited for, or
+   * it would land after the charge holding it. Other processes' leases are not asked: theirs until returned.
+   * The draw counts among the lease's pending ones from the start, so the lease is not released under it.
    */
-  private async chargePastLease(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Promise<bigint> {
+  private chargePastLease(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Charge {
     const fromLease = free(lease) > 0n ? free(lease) : 0n;
     lease.spent += fromLease;
     const ofWallet = (k: string) => k.startsWith(`${lease.walletId}\u0000`);
-    await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k)).map(([, granting]) => granting));
-    const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
-    if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease) await this.returnWallet(lease.walletId);
-    try {
-      const r = await chargeFirst(rows, (a) => this.ledger.draw(lease.reservation, cost, drawId, a, { holdAtMostNano: fromLease }));
-      return r.chargedNano;
-    } finally {
-      this.retireIfDone(lease);
-    }
+    const write = async () => {
+      await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k)).map(([, granting]) => granting));
+      const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
+      if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease) await this.returnWallet(lease.walletId);
+      return chargeFirst(rows, (a) => this.ledger.draw(lease.reservation, cost, drawId, a, { holdAtMostNano: fromLease }));
+    };
+    return this.track(lease, this.writer.submit(drawId, write));
+  }
+
+  /** A charge drawn on the lease: the lease is kept (and renewed) until it is written. */
+  private track(lease: Lease, charge: Charge): Charge {
+    lease.pending.add(charge.done);
+    this.pendingTotal++;
+    void charge.done.then(() => {
+      lease.pending.delete(charge.done);
+      this.pendingTotal--;
+    });
+    return charge;
   }
 
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
@@ -202,12 +213,13 @@ export class BudgetLeases {
   }
 
   /**
-   * Gives back this process's leases of the wallet (all vendors) and leases none of it for a while. A lease
-   * with calls still running keeps only what they hold and its unwritten draws need, and gives the rest back
-   * now: a call the wallet can pay is waiting for it.
+   * Gives back this process's leases of the wallet (all vendors; with `keyId`, only that key's allowance) and
+   * leases none of it for a while. A lease with calls still running keeps only what they hold and its unwritten
+   * draws need, and gives the rest back now: a call the wallet can pay is waiting for it.
    */
-  async returnWallet(walletId: string): Promise<void> {
-    const mine = [...this.leases.entries()].filter(([k]) => k.startsWith(`${walletId}\u0000`));
+  async returnWallet(walletId: string, keyId?: string): Promise<void> {
+    const ofKey = (list: Lease[]) => keyId === undefined || list.some((l) => l.key?.keyId === keyId);
+    const mine = [...this.leases.entries()].filter(([k, list]) => k.startsWith(`${walletId}\u0000`) && ofKey(list));
     for (const [key, list] of mine) {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       for (const lease of list) lease.open = false;
@@ -215,7 +227,9 @@ export class BudgetLeases {
     // What no call needs goes back at once; the rest once the calls end and their draws are written (on a
     // loaded machine the draws' queue can run seconds behind, and the caller short of money waits for this).
     // A lease with neither is released whole: one write, not a trim and then a release.
-    const returned = (l: Lease) => (l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l) : Promise.resolve()).then(() => this.retireWhenIdle(l));
+    // A busy lease retires in the background once its calls are charged: a charge past its lease returns the
+    // wallet's leases while it is itself one of them, and must not wait for its own write.
+    const returned = (l: Lease) => (l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l).then(() => void this.retireWhenIdle(l)) : this.retireWhenIdle(l));
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));
   }
 
@@ -245,21 +259,24 @@ export class BudgetLeases {
     if (left > 0) this.log.error({ pendingDraws: left }, 'leases closed with draws not written');
   }
 
-  private acquire(walletId: string, vendor: string, amountNano: bigint): void {
-    const key = pairKey(walletId, vendor);
+  private acquire(key: string, pair: LeasePair, amountNano: bigint): void {
     if (this.acquiring.has(key) || (this.cooldownUntil.get(key) ?? 0) > this.nowMs()) return;
-    const granting = this.grant(key, walletId, vendor, amountNano)
+    const granting = this.grant(key, pair, amountNano)
       .catch((e: unknown) => {
         this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
-        this.log.warn({ err: e, walletId, vendor }, 'lease not granted');
+        this.log.warn({ err: e, walletId: pair.walletId, vendor: pair.vendor }, 'lease not granted');
       })
       .finally(() => this.acquiring.delete(key));
     this.acquiring.set(key, granting);
   }
 
-  private async grant(key: string, walletId: string, vendor: string, amountNano: bigint): Promise<void> {
+  private async grant(key: string, pair: LeasePair, amountNano: bigint): Promise<void> {
     const s = this.settings();
-    const usableNano = await this.ledger.usableNano(walletId, vendor);
+    const { walletId, vendor, key: leaseKey } = pair;
+    const walletNano = await this.ledger.usableNano(walletId, vendor);
+    // A key's lease is sized on what its month leaves too; the reserve checks the cap again under the key's lock.
+    const roomNano = leaseKey ? await leaseKey.roomNano() : walletNano;
+    const usableNano = roomNano < walletNano ? roomNano : walletNano;
     const inFlight = (this.leases.get(key) ?? []).reduce((a, l) => a + l.inFlight, 0n);
     const heldNano = inFlight + (this.waitingNano.get(key) ?? 0n);
     const slice = sliceFor({ usableNano, amountNano, spendPerSecond: this.spend.perSecond(key), heldNano }, s);
@@ -268,40 +285,26 @@ export class BudgetLeases {
       return; // too small to lease: the exact path serves it
     }
     const now = this.clock.now();
-    const r = await this.ledger.reserve({ walletId, vendor, amountNano: slice, callId: `${LEASE_CALL_PREFIX}${this.ledger.owner}`, expiresAt: new Date(now.getTime() + s.ttlMs) });
+    const r = await this.ledger.reserve({
+      walletId,
+      vendor,
+      amountNano: slice,
+      callId: `${LEASE_CALL_PREFIX}${this.ledger.owner}`,
+      expiresAt: new Date(now.getTime() + s.ttlMs),
+      keyId: leaseKey?.keyId,
+      cap: leaseKey?.cap,
+    });
     if (!r.ok) {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       return;
     }
     // Asked back (or stopping) while it was being granted: it goes straight back.
     const wanted = !this.stopping && (this.cooldownUntil.get(key) ?? 0) <= this.nowMs();
-    const lease: Lease = { reservation: r.reservation, walletId, vendor, granted: slice, spent: 0n, inFlight: 0n, lastUsedMs: this.nowMs(), open: wanted, pending: new Set() };
+    const lease: Lease = { reservation: r.reservation, ...pair, granted: slice, spent: 0n, inFlight: 0n, lastUsedMs: this.nowMs(), open: wanted, pending: new Set() };
     const list = this.leases.get(key) ?? [];
     list.push(lease);
     this.leases.set(key, list);
     if (!wanted) await this.retireWhenIdle(lease);
-  }
-
-  /** Writes a draw, retrying until it lands (a draw is charged once per id, so a retry is safe). */
-  private writeDraw(lease: Lease, cost: bigint, drawId: string, alongside?: Alongside | RowsToWrite): void {
-    const rows = rowsOf(alongside);
-    const attempt = async (): Promise<void> => {
-      for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
-        try {
-          await chargeFirst(rows, (r) => this.ledger.draw(lease.reservation, cost, drawId, r));
-          return;
-        } catch (e) {
-          this.log.warn({ err: e, drawId, delayMs: delay }, 'draw not written yet: retrying');
-          await new Promise((r) => setTimeout(r, delay));
-        }
-      }
-    };
-    const p: Promise<void> = attempt().finally(() => {
-      lease.pending.delete(p);
-      this.pendingTotal--;
-    });
-    lease.pending.add(p);
-    this.pendingTotal++;
   }
 
   /** Renews the leases in use, returns the idle and the spent ones. */
@@ -345,7 +348,7 @@ export class BudgetLeases {
       p = (async () => {
         while (lease.pending.size > 0) await Promise.allSettled([...lease.pending]);
         await this.ledger.release(lease.reservation);
-        const key = pairKey(lease.walletId, lease.vendor);
+        const key = pairKey(lease);
         const list = (this.leases.get(key) ?? []).filter((l) => l !== lease);
         if (list.length) this.leases.set(key, list);
         else this.leases.delete(key);
@@ -362,6 +365,5 @@ export class BudgetLeases {
   }
 }
 
-/** Plain rows are written as they are (a refusal retried like any other failure). */
-const rowsOf = (a: Alongside | RowsToWrite | undefined): RowsToWrite =>
-  a instanceof RowsToWrite ? a : new RowsToWrite([a], { error: () => {} }, '');
+/** A charge written with no rows beside it (the key's count and usage record are the accounts' to add). */
+const noRows = (drawId: string) => new RowsToWrite([undefined], { error: () => {} }, drawId);

@@ -1,5 +1,11 @@
-// Retrying a ledger transaction that PostgreSQL aborted for a deadlock or a serialization failure. Both
-// say "the same work may succeed if done again": nothing was committed, so running it again is safe.
+// The ledger's one retry policy. Two kinds of failure are worth trying again, and nothing else is:
+// - a transaction PostgreSQL aborted for a deadlock or a serialization failure: nothing was committed, so the
+//   same work may succeed at once (a few quick tries);
+// - a charge the database could not take (a lost connection, a restart): the answer was or will be given, so
+//   the charge is owed and is tried until it lands, backing off to a few seconds apart (charge-writer.ts).
+// A refusal (a GatewayError: no such reservation) or a broken ledger invariant is final: trying again would
+// give the same answer.
+import { isGatewayError } from '../core/errors.ts';
 
 export const MAX_RETRIES = 5;
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
@@ -22,3 +28,17 @@ export async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
     }
   }
 }
+
+/** How a charge that did not land is tried again: doubling waits between `firstMs` and `maxMs`. */
+export interface ChargeRetry {
+  firstMs: number;
+  maxMs: number;
+}
+
+export const CHARGE_RETRY: ChargeRetry = { firstMs: 250, maxMs: 5_000 };
+
+export const nextDelayMs = (policy: ChargeRetry, lastMs: number | undefined): number =>
+  lastMs === undefined ? policy.firstMs : Math.min(lastMs * 2, policy.maxMs);
+
+/** A failure no retry can mend: the ledger refused the move, or its rows contradict themselves. */
+export const isFinal = (e: unknown): boolean => isGatewayError(e) || (e instanceof Error && e.message.startsWith('ledger: '));

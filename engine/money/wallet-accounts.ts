@@ -5,11 +5,13 @@ import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { keyFromHeaders, type AuthContext, type KeyService } from '../keys/index.ts';
-import type { Ledger, Reservation, ReserveResult } from './ledger.ts';
-import type { BudgetLeases, LeaseHold } from './leases.ts';
+import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
+import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
+import { readHeldByKey } from './batch-sql.ts';
 import { readLeasedByLot } from './spendable.ts';
 import { besideSettle } from '../db/beside-settle.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
+import type { Charge, ChargeWriter } from './charge-writer.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 
@@ -29,6 +31,8 @@ export interface WalletAccountsDeps {
   suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
   /** Where a charge written with fewer rows than asked is reported (charge-first.ts). */
   log?: { error: (o: object, m: string) => void };
+  /** The one writer of every call's charge. */
+  writer: ChargeWriter;
   /** Budget leases, when billing.yaml turns them on (read at each call). */
   leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
 }
@@ -83,6 +87,17 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     );
   }
 
+  /** A key's monthly allowance, to be leased: its room is the limit less the month's finished use and the key's holds. */
+  const keyAllowance = (keyId: string, cap: KeyCap): LeaseKey => ({
+    keyId,
+    cap,
+    async roomNano() {
+      const [use, held] = await Promise.all([keys.quota.usage([keyId], clock.now()), readHeldByKey(ledger.db, [keyId])]);
+      const room = cap.limitNano - (use.get(keyId)?.monthNano ?? 0n) - (held.get(keyId) ?? 0n);
+      return room > 0n ? room : 0n;
+    },
+  });
+
   /** Whether leases (another process's, once ours are back) still hold some of the wallet: only then is waiting worth it. */
   const leasedElsewhere = async (walletId: string): Promise<boolean> =>
     [...(await readLeasedByLot(ledger.db, [walletId])).values()].some((n) => n > 0n);
@@ -127,8 +142,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
   async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint> {
-    const finishedAt = clock.now();
-    const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, alsoWrite);
+    const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, clock.now(), alsoWrite);
     const settled = await chargeFirst(rows, (alongside) => ledger.settle(reservation, costNano, alongside));
     return settled.chargedNano;
   }
@@ -147,16 +161,18 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
      */
     async admit(caller, model, amountNano, callId, advice): Promise<Hold> {
       const auth = authOf(caller);
+      // Charges the database has not taken are answers given on credit: none more until it takes them.
+      if (deps.writer.failing) throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
       const now = clock.now();
       await keys.quota.checkQuota(auth, amountNano, now);
       const cap = keys.quota.monthlyCap(auth, now) ?? undefined;
-      // A key with a monthly limit keeps the exact path (its calls in flight count under the key's lock), and so
-      // does one with a daily limit: a leased call's use is counted behind its reply, so the next call of a client
-      // calling one after another would be checked against a day that does not show it yet. A video job too,
-      // whose hold outlives the process by its durable reference.
-      const limited = cap !== undefined || auth.dailyLimitNano !== null;
-      const leases = deps.leases?.enabled() && !limited && model.kind !== 'video' ? deps.leases : undefined;
-      const leased = await leases?.book.holdOrWait(caller.walletId, model.vendor, amountNano);
+      // A key with a monthly limit is admitted on a lease of its own allowance (a reservation carrying its key and
+      // cap, so the cap counts it in every process). A daily limit needs nothing more: a call's use is committed
+      // before its answer ends, so the next call sees it. A video job holds per call: its hold outlives the
+      // process by its durable reference.
+      const leases = deps.leases?.enabled() && model.kind !== 'video' ? deps.leases : undefined;
+      const leaseKey = cap && leases ? keyAllowance(auth.keyId, cap) : undefined;
+      const leased = await leases?.book.holdOrWait(caller.walletId, model.vendor, amountNano, leaseKey);
       if (leased) {
         const hold: LedgerHold = { callId, amountNano, leased };
         return hold;
@@ -164,6 +180,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const reserve = () => ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
       let result = await reserve();
       if (!result.ok && result.reason === 'insufficient_credit' && leases) result = await reserveAsLeasesReturn(caller.walletId, model.vendor, amountNano, reserve, leases);
+      if (!result.ok && result.reason === 'key_limit' && leaseKey) {
+        // The key's own leases may hold the allowance this call needs (a call larger than what they have left).
+        await leases!.book.returnWallet(caller.walletId, leaseKey.keyId);
+        result = await reserve();
+      }
       if (result.ok) {
         const hold: LedgerHold = { callId, amountNano, reservation: result.reservation };
         return hold;
@@ -176,11 +197,13 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       );
     },
 
-    async settle(caller, hold, costNano, alsoWrite) {
+    settle(caller, hold, costNano, alsoWrite): Charge {
       const h = hold as LedgerHold;
-      if (!h.leased) return settleAndCount(h.reservation!, caller.keyId, costNano, alsoWrite);
-      const finishedAt = clock.now();
-      return deps.leases!.book.settle(h.leased, costNano, h.callId, besideCharge(h.callId, caller.keyId, finishedAt, alsoWrite));
+      // The intent, built once: what the hold is, what it costs, which rows go beside it.
+      const rows = besideCharge(h.callId, caller.keyId, clock.now(), alsoWrite);
+      if (h.leased) return deps.leases!.book.settle(h.leased, costNano, h.callId, rows);
+      const reservation = h.reservation!;
+      return deps.writer.submit(h.callId, () => chargeFirst(rows, (alongside) => ledger.settle(reservation, costNano, alongside)));
     },
 
     async release(hold) {

@@ -11,6 +11,7 @@ import type { Db } from '../db/db.ts';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import type { RequestOutcome } from '../http/access-log.ts';
 import type { LeaseStats } from '../money/leases.ts';
+import type { ChargeStats } from '../money/charge-writer.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -19,6 +20,8 @@ export interface MetricsSources {
   runtime: Runtime;
   /** This process's budget leases (money/leases.ts), when the gateway has them. */
   leases?: { stats(): LeaseStats };
+  /** The charge writer (money/charge-writer.ts). */
+  charges?: { stats(): ChargeStats };
 }
 
 export class GatewayMetrics {
@@ -88,13 +91,47 @@ export class GatewayMetrics {
       },
     });
     if (sources.leases) this.leaseGauges(sources.leases, registers);
+    if (sources.charges) this.chargeGauges(sources.charges, registers);
+  }
+
+  private chargeGauges(charges: NonNullable<MetricsSources['charges']>, registers: Registry[]): void {
+    new Gauge({
+      name: 'gateway_charges',
+      help:
+        'Charges handed to the charge writer and not yet written (pending); of those, the ones whose answer already went out ' +
+        '(at_risk: the database did not answer within ledger.commit_wait_ms) and those whose last write failed (failing).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const s = charges.stats();
+        this.set({ state: 'pending' }, s.pending);
+        this.set({ state: 'at_risk' }, s.atRisk);
+        this.set({ state: 'failing' }, s.failing);
+      },
+    });
+    new Gauge({
+      name: 'gateway_charges_given_up',
+      help: 'Charges the ledger refused for good since start (logged at error level: a bug to look at).',
+      registers,
+      collect() {
+        this.set(charges.stats().givenUp);
+      },
+    });
+    new Gauge({
+      name: 'gateway_unpaid_vendor_work_nano_usd',
+      help: 'Vendor work since start that wallets could not pay (usage above the hold, past the balance), nano-USD.',
+      registers,
+      collect() {
+        this.set(Number(charges.stats().shortfallNano));
+      },
+    });
   }
 
   private leaseGauges(leases: NonNullable<MetricsSources['leases']>, registers: Registry[]): void {
     // Read at scrape time from one snapshot: the figures of one scrape belong together.
     new Gauge({
       name: 'gateway_lease_draws_pending',
-      help: 'Charges of calls answered on a budget lease and not yet written (this process): what a SIGKILL now would leave uncharged.',
+      help: 'Charges of calls on a budget lease decided and not yet written (this process); their answers end once they are.',
       registers,
       collect() {
         this.set(leases.stats().pendingDraws);

@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { setLeases } from '../helpers/leased-gateway.ts';
+import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const body = JSON.stringify({ model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16 });
@@ -30,14 +32,20 @@ const kinds = [{ name: 'pglite', postgres: false }, ...(postgresAvailability.ok 
 for (const { name, postgres } of kinds) describe(`a client that leaves before the vendor is called [${name}]`, () => {
   let t: TestGateway | undefined;
   let pg: TestPostgres | undefined;
+  let tree: TempTree | undefined;
   afterEach(async () => {
     await t?.close();
     await pg?.cleanup();
+    tree?.remove();
   });
 
   it('is not served to the vendor and is charged nothing', async () => {
     pg = postgres ? await openTestPostgres() : undefined;
-    t = await startTestGateway(pg ? { env: { DATABASE_URL: pg.url } } : {});
+    // A hold of one call (leases off, as for a wallet too small to lease): admission waits on the ledger.
+    tree = tempCatalogTree();
+    setLeases(tree, false);
+    const dirs = { config: tree.config, catalog: tree.catalog };
+    t = await startTestGateway(pg ? { dirs, env: { DATABASE_URL: pg.url } } : { dirs });
     const gw = t.gw;
     const served = await fetch(new URL('/v1/chat/completions', t.url), {
       method: 'POST',

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { leasesOn } from '../helpers/leased-gateway.ts';
+import { setLeases } from '../helpers/leased-gateway.ts';
 import { post } from '../e2e/e2e.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
@@ -18,7 +18,7 @@ let t: TestGateway;
 beforeAll(async () => {
   if (!canRun) return;
   tree = tempCatalogTree();
-  tree.edit('config/billing.yaml', leasesOn);
+  setLeases(tree, true);
   pg = await openTestPostgres({ migrate: false });
   t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, credits: 10_000_000, env: { DATABASE_URL: pg.url } });
 }, 60_000);

@@ -1,66 +1,66 @@
 import { describe, expect, it } from 'vitest';
 import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
-import { finishHold } from '../../engine/calls/settlement.ts';
-import { LateSettlements } from '../../engine/calls/late-settlements.ts';
+import { Settlement } from '../../engine/calls/settlement.ts';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { emptyUsage } from '../../engine/core/types.ts';
 
 const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-svc-x…', audience: null };
 const hold: Hold = { callId: 'c', amountNano: 100n };
-const quietLog = { error: () => undefined };
+const quiet = { warn: () => undefined, error: () => undefined };
+const usage = { ...emptyUsage(), output_tokens: 1 };
 
-function flakyAccounts(failures: number) {
-  const calls = { settle: 0, release: 0 };
+/** Accounts whose settles are written by a real writer, against a database that fails `failures` times, then takes `delayMs` per write. */
+function accountsOver(writer: ChargeWriter, failures: number, delayMs = 0) {
+  const calls = { writes: 0, release: 0 };
   const accounts = {
-    async settle(_c: Caller, _h: Hold, cost: bigint) {
-      calls.settle++;
-      if (calls.settle <= failures) throw new Error('connection reset');
-      return cost;
-    },
+    settle: (_c: Caller, h: Hold, cost: bigint) =>
+      writer.submit(h.callId, async () => {
+        calls.writes++;
+        if (calls.writes <= failures) throw new Error('connection reset');
+        await new Promise((r) => setTimeout(r, delayMs));
+        return { chargedNano: cost, shortfallNano: 0n };
+      }),
     async release() {
       calls.release++;
-      if (calls.release <= failures) throw new Error('connection reset');
+      throw new Error('connection reset');
     },
   } as unknown as Accounts;
   return { accounts, calls };
 }
 
-describe('finishing a hold', () => {
-  it('retries a settle that failed on a passing fault, and charges once', async () => {
-    const { accounts, calls } = flakyAccounts(2);
-    expect(await finishHold(accounts, caller, hold, 42n, quietLog, { backoffMs: 1 })).toBe(42n);
-    expect(calls.settle).toBe(3);
+const settlementOf = (accounts: Accounts, commitWaitMs: number) => new Settlement(caller, hold, { accounts, log: quiet, costOf: () => 42n, commitWaitMs });
+
+describe('a call\'s settlement', () => {
+  it('ends once its charge is committed, and says what was charged', async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+    const { accounts, calls } = accountsOver(writer, 2);
+    const s = settlementOf(accounts, 1_000);
+    s.record(usage);
+    expect(await s.finish()).toBe(42n);
+    expect(await s.finish(), 'a second finish charges nothing more').toBe(42n);
+    expect(calls.writes).toBe(3);
+    expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0 });
   });
 
-  it('hands a settle that failed three times to the late settlements, which write it once the database answers', async () => {
-    const { accounts, calls } = flakyAccounts(6);
-    const late = new LateSettlements({ warn: () => undefined, info: () => undefined, error: () => undefined }, { firstDelayMs: 1, maxDelayMs: 2 });
-    expect(await finishHold(accounts, caller, hold, 42n, quietLog, { late, backoffMs: 1 })).toBe(42n);
-    expect(calls.settle).toBe(3);
-    expect(late.size).toBe(1);
-    for (let i = 0; i < 200 && late.size > 0; i++) await new Promise((r) => setTimeout(r, 2));
-    expect(late.size).toBe(0);
-    expect(calls.settle).toBe(7); // three tries, then three more failures, then the one that landed
-    await new Promise((r) => setTimeout(r, 20));
-    expect(calls.settle, 'tried again after it landed').toBe(7);
+  it('lets the answer go after the wait when the database does not answer, the charge at risk until it lands', async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5 });
+    const { accounts, calls } = accountsOver(writer, 10);
+    const s = settlementOf(accounts, 20);
+    s.record(usage);
+    const started = Date.now();
+    expect(await s.finish()).toBe(42n);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(writer.stats()).toMatchObject({ pending: 1, atRisk: 1, failing: 1 });
+    expect(writer.failing).toBe(true);
+    for (let i = 0; i < 200 && writer.stats().pending > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0, failing: 0 });
+    expect(calls.writes).toBe(11);
   });
 
-  it('stops at shutdown and says how many settles were lost', async () => {
-    const { accounts } = flakyAccounts(1000);
-    const late = new LateSettlements({ warn: () => undefined, info: () => undefined, error: () => undefined }, { firstDelayMs: 1, maxDelayMs: 2 });
-    await finishHold(accounts, caller, hold, 42n, quietLog, { late, backoffMs: 1 });
-    expect(await late.drain(30)).toBe(1);
-    expect(late.size).toBe(0);
-  });
-
-  it('without late settlements, gives up after three tries and leaves the hold to the sweeper', async () => {
-    const { accounts, calls } = flakyAccounts(5);
-    expect(await finishHold(accounts, caller, hold, 42n, quietLog, { backoffMs: 1 })).toBe(0n);
-    expect(calls.settle).toBe(3);
-  });
-
-  it('releases when there is no cost, retrying too', async () => {
-    const { accounts, calls } = flakyAccounts(1);
-    expect(await finishHold(accounts, caller, hold, null, quietLog, { backoffMs: 1 })).toBe(0n);
-    expect(calls.release).toBe(2);
-    expect(calls.settle).toBe(0);
+  it('releases the hold when no usage was recorded; a failed release is left to the sweeper, not thrown', async () => {
+    const writer = new ChargeWriter(() => quiet);
+    const { accounts, calls } = accountsOver(writer, 0);
+    expect(await settlementOf(accounts, 1_000).finish()).toBe(0n);
+    expect(calls).toMatchObject({ release: 1, writes: 0 });
   });
 });

@@ -63,7 +63,7 @@ function setup(drains: boolean) {
   const raw = new FakeClient(drains);
   const reply = { raw, hijack: () => undefined } as unknown as FastifyReply;
   let lastUsage: Usage | undefined;
-  const settlement = { record: (u: Usage) => (lastUsage = u) } as unknown as Settlement;
+  const settlement = { record: (u: Usage) => (lastUsage = u), finish: async () => 0n } as unknown as Settlement;
   const translator = (): StreamTranslator => {
     let sawUsage = false;
     return {
@@ -72,6 +72,7 @@ function setup(drains: boolean) {
         return [`data: ${e.data}\n\n`];
       },
       end: () => ['data: [DONE]\n\n'],
+      answerEnded: () => false,
       usage: () => ({ ...emptyUsage(), output_tokens: sawUsage ? 4242 : 1 }),
     };
   };

@@ -1,5 +1,6 @@
 // An in-process gateway on loopback with its own simulator, so a test can inject faults per route
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
+import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
 import { createGateway, vendorRefusals, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
@@ -12,8 +13,10 @@ export interface TestGateway {
   sim: Simulator;
   walletId: string;
   apiKey: string;
-  /** Available balance of the test wallet in nano-USD. */
+  /** What the test wallet can spend, in nano-USD: its available balance, with what budget leases hold unspent counted back. */
   balance(): Promise<bigint>;
+  /** What the test wallet's calls in flight hold, in nano-USD: their own reservations, and what they hold of this gateway's leases. */
+  held(): Promise<bigint>;
   /** What vendor `v` received on its routes, in order (route name `v0`, `v1`). */
   received(v: VendorId): Simulator['received'];
   close(): Promise<void>;
@@ -59,7 +62,9 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     sim,
     walletId: wallet.id,
     apiKey: key,
-    balance: async () => (await gw.ledger.balance(wallet.id)).availableNano,
+    balance: async () => spendableBalance(await gw.ledger.balance(wallet.id), await readLeasedByLot(gw.ledger.db, [wallet.id])).availableNano,
+    held: async () =>
+      spendableBalance(await gw.ledger.balance(wallet.id), await readLeasedByLot(gw.ledger.db, [wallet.id])).reservedNano + gw.leases.stats().inFlightNano,
     received: (v) => sim.received.filter((r) => r.route.startsWith(v)),
     async close() {
       await gw.close();

@@ -4,8 +4,17 @@ import { openTestPostgres, type TestPostgres } from './databases.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { tempCatalogTree, type TempTree } from './temp-catalog.ts';
 
-/** billing.yaml's text with leases turned on (the shipped file has them off). */
-export const leasesOn = (billingYaml: string): string => billingYaml.replace(/^leases:\n  enabled: false/m, 'leases:\n  enabled: true');
+/** billing.yaml's text with leases turned on (as shipped), whatever the file said. */
+export const leasesOn = (billingYaml: string): string => billingYaml.replace(/^leases:\n  enabled: (true|false)/m, 'leases:\n  enabled: true');
+/** billing.yaml's text with leases off: every call holds its own reservation (a hold of one call). */
+export const leasesOff = (billingYaml: string): string => billingYaml.replace(/^leases:\n  enabled: (true|false)/m, 'leases:\n  enabled: false');
+
+/** Turns budget leases on or off in a temporary config tree (a no-op when it already says so). */
+export function setLeases(tree: TempTree, on: boolean): void {
+  const set = on ? leasesOn : leasesOff;
+  const text = tree.read('config/billing.yaml');
+  if (set(text) !== text) tree.edit('config/billing.yaml', set);
+}
 
 /**
  * An in-process gateway with leases on, on PGlite or on a fresh PostgreSQL schema, started before the suite's
@@ -17,7 +26,7 @@ export function useLeasedGateway(kind: 'pglite' | 'postgres', credits = 10_000_0
   let t: TestGateway | undefined;
   beforeAll(async () => {
     tree = tempCatalogTree();
-    tree.edit('config/billing.yaml', leasesOn);
+    setLeases(tree, true);
     if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
     const env: Record<string, string> = schema ? { DATABASE_URL: schema.url } : {};
     t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env, credits });

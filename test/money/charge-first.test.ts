@@ -65,7 +65,7 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
       }
       expect(h).not.toBeNull();
       const rows = new RowsToWrite([[besideSettle(noted, 'leased-1'), besideSettle(refused, null)], [besideSettle(noted, 'leased-1')], undefined], s.log, 'leased-1');
-      expect(book.settle(h!, 7_000n, 'leased-1', rows)).toBe(7_000n);
+      expect(await book.settle(h!, 7_000n, 'leased-1', rows).committed).toBe(7_000n);
       await book.flushed();
     } finally {
       await book.close(5_000);

@@ -39,7 +39,7 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
     try {
       for (let i = 0; i < 400; i++) {
         const h = await holdWhenLeased(book, w.id, 1_000n);
-        charged += await book.settle(h, 900n, `call-${i}`);
+        charged += await book.settle(h, 900n, `call-${i}`).committed;
         most = Math.max(most, book.stats().open);
         await tick(); // lets a lease being granted arrive, as calls' I/O would
       }

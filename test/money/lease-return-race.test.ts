@@ -2,6 +2,7 @@
 // Money enough for one call comes back first (another call's hold ends), and both leave the wait; the one that
 // loses the race to reserve it must wait for the rest, not be refused 402 while the other process's lease is
 // about to come back (found by the attack helper under load: 2 of 600 calls on a wallet covering all 600).
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { expect, it } from 'vitest';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { systemClock } from '../../engine/core/clock.ts';
@@ -42,6 +43,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
         ledger: lateReserves,
         clock: systemClock,
         suggestModel: () => undefined,
+        writer: new ChargeWriter(() => quiet),
         leases: {
           book: hereBook,
           enabled: () => true,
@@ -54,7 +56,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
       // The other process leases 120 units (8 calls) and spends one call of it.
       const first = await otherBook.holdOrWait(w.id, 'b', CALL);
       expect(first, 'the other process took no lease').not.toBeNull();
-      await otherBook.settle(first!, CALL, 'other-call');
+      await otherBook.settle(first!, CALL, 'other-call').committed;
       await otherBook.flushed();
       // Here, calls in flight hold the rest: 103 + 17 units; this process leases nothing for a while.
       await hereBook.returnWallet(w.id);

@@ -23,11 +23,11 @@ describeEachDatabase('giving a lease back while its draws wait', (getDb: () => D
     try {
       const first = await book.holdOrWait(w.id, 'b', 100_000n);
       expect(first, 'the first call was not leased').not.toBeNull();
-      await book.settle(first!, 60_000n, 'first-draw');
+      await book.settle(first!, 60_000n, 'first-draw').committed;
       await book.flushed(); // written at once, nothing having been drawn lately: the next draws wait DRAWS_WAIT_MS
       const second = await book.holdOrWait(w.id, 'b', 100_000n);
       expect(second, 'the second call was not leased').not.toBeNull();
-      await book.settle(second!, 70_000n, 'waiting-draw');
+      const waitingDraw = book.settle(second!, 70_000n, 'waiting-draw');
       const granted = (await ledger.balance(w.id)).reservedNano;
       expect(granted).toBeGreaterThan(70_000n);
       const asked = Date.now();
@@ -43,6 +43,9 @@ describeEachDatabase('giving a lease back while its draws wait', (getDb: () => D
       expect(bal.availableNano, 'the lease was not given back until its draws were written').toBe(spendable);
       expect(bal.reservedNano).toBe(getDb().kind === 'postgres' ? 70_000n : 0n);
       await returning;
+      // The busy lease goes back once its draw is written, in the background.
+      expect(await waitingDraw.committed).toBe(70_000n);
+      for (let i = 0; i < 100 && (await ledger.balance(w.id)).reservedNano > 0n; i++) await new Promise((r) => setTimeout(r, 20));
       expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 10_000_000n - 130_000n, reservedNano: 0n });
     } finally {
       await book.close(10_000);

@@ -143,6 +143,29 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     expect((await speech(b, key)).status).toBe(200);
   });
 
+  it('a monthly limit shared by two processes is never passed by their calls together, each process leasing the allowance', async () => {
+    const MAX_CALLS = 12;
+    const rich = await walletWithKey(1_000n * SPEECH_COST);
+    const keys = createKeyService(pgSchema.db, { clock: systemClock });
+    const limited = await keys.createApiKey(rich.walletId, { name: 'monthly', monthlyLimitCredits: Number((BigInt(MAX_CALLS) * SPEECH_COST) / 1000n) });
+    await keys.close();
+    const [c, d] = await Promise.all([gateway(rich.key), gateway(rich.key)]);
+    // Each process takes a lease of the key's allowance with its first call; the bursts then ride them.
+    const warm = await Promise.all([speech(c, limited.key), speech(d, limited.key)]);
+    await sleep(200);
+    const results = [...warm];
+    for (let round = 0; round < 3; round++) results.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => speech(i % 2 ? c : d, limited.key)))));
+    const ok = results.filter((r) => r.status === 200);
+    expect(results.filter((r) => r.status !== 200 && r.status !== 429)).toEqual([]);
+    expect(ok.length).toBe(MAX_CALLS);
+    const keyLeases = await pgSchema.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`, [limited.id]);
+    expect(Number(keyLeases.rows[0].n), "no lease of the key's allowance was taken: the test did not exercise them").toBeGreaterThan(0);
+    const used = await pgSchema.db.query<{ s: string }>(`SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`, [limited.id]);
+    expect(BigInt(used.rows[0].s)).toBe(BigInt(MAX_CALLS) * SPEECH_COST);
+    await settledBalance(rich.walletId);
+    await expectJournalAddsUp(ledger, rich.walletId);
+  }, 60_000);
+
   it("a wallet whose balance sits in another process's lease still serves a call it can pay", async () => {
     const fresh = await walletWithKey(40n * SPEECH_COST);
     const [c, d] = await Promise.all([gateway(fresh.key), gateway(fresh.key)]);
@@ -183,7 +206,7 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     await expectJournalAddsUp(ledger, walletId);
   }, 60_000);
 
-  it('SIGKILL under load: after restart and lease expiry nothing is held or charged twice; only calls drawn after the last written draw are lost', async () => {
+  it('SIGKILL under load: after restart and lease expiry nothing is held or charged twice, and every answered call is charged', async () => {
     const { walletId, key } = await walletWithKey(10_000n * SPEECH_COST);
     const g = await gateway(key, { ttlMs: 2_000 });
     const before = (await ledger.balance(walletId)).availableNano;
@@ -227,6 +250,8 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     const charged1 = new Set(chargedIds);
     const lost = [...answeredAt].filter(([id]) => !charged1.has(id));
     expect(lost.filter(([, at]) => at < lastDrawnAt), 'answered before the newest written draw, yet not charged').toEqual([]);
+    // The answer's bytes leave only once its charge is committed: no answered call is lost with the process.
+    expect(lost.map(([id]) => id), 'answered in full, yet not charged').toEqual([]);
     console.log(
       `SIGKILL with leases: ${answeredAt.size} answered, ${chargedIds.length} charged, ${lost.length} answered but lost with the process; ` +
         `the newest draw written was drawn ${killedAt - lastDrawnAt} ms before the kill`,

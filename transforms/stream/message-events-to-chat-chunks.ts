@@ -166,6 +166,8 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
       ended = true;
       return [DONE_FRAME];
     },
+    // The client's end marker is end()'s [DONE], which the relay always holds for the charge.
+    answerEnded: () => false,
     usage: () => tracker.usage(),
   };
 };

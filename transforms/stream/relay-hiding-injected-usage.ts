@@ -13,9 +13,11 @@ import { normaliseChatUsage } from '../usage/chat-usage.ts';
 export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) => {
   let lastUsage: JsonValue | undefined;
   let chars = 0;
+  let done = false;
   return {
     push(event: SseEvent): string[] {
-      const data = event.data.trim() === '[DONE]' ? undefined : tryParse(event.data);
+      if (event.data.trim() === '[DONE]') done = true;
+      const data = done ? undefined : tryParse(event.data);
       if (isObject(data)) {
         if (isObject(data.usage)) lastUsage = data.usage;
         const choices = Array.isArray(data.choices) ? data.choices : [];
@@ -33,6 +35,7 @@ export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) =>
       return [eventFrame(event.event, event.data)];
     },
     end: () => [],
+    answerEnded: () => done,
     usage() {
       return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({ input_tokens: estimateInputTokens(call.body), output_tokens: estimateTokens(chars) }));
     },

@@ -8,13 +8,16 @@ import { NativeUsageTracker } from './native-usage-tracker.ts';
 
 export const relayMessages: StreamTranslatorFactory = (call: Call) => {
   const tracker = new NativeUsageTracker(call);
+  let stopped = false;
   return {
     push(event: SseEvent): string[] {
       const data = tryParse(event.data);
       if (isObject(data)) tracker.see(typeof data.type === 'string' || !event.event ? data : { ...data, type: event.event });
+      if (event.event === 'message_stop' || (isObject(data) && data.type === 'message_stop')) stopped = true;
       return [eventFrame(event.event, event.data)];
     },
     end: () => [],
+    answerEnded: () => stopped,
     usage: () => tracker.usage(),
   };
 };

@@ -17,11 +17,13 @@ export const relayResponses: StreamTranslatorFactory = (call: Call) => {
   let final: JsonObject | undefined;
   const doneCalls = { web: 0, file: 0 };
   let chars = 0;
+  let ended = false;
   return {
     push(event: SseEvent): string[] {
       const data = tryParse(event.data);
       if (isObject(data)) {
         const type = typeof data.type === 'string' ? data.type : event.event;
+        if (type && FINAL.has(type)) ended = true;
         if (type && FINAL.has(type) && isObject(data.response)) final = data.response;
         else if (type === 'response.output_item.done' && isObject(data.item)) {
           const calls = countToolCalls([data.item]);
@@ -33,6 +35,7 @@ export const relayResponses: StreamTranslatorFactory = (call: Call) => {
       return [eventFrame(event.event, event.data)];
     },
     end: () => [],
+    answerEnded: () => ended,
     usage() {
       const reported = final && isObject(final.usage) ? final : {};
       const usage = normaliseResponsesUsage(reported);

@@ -1,0 +1,137 @@
+// The one writer of charges. Every call's charge is decided once, in memory (its intent: the hold, the cost,
+// the rows written beside it), and handed here; the writer writes it through the ledger, whose queues group
+// the charges waiting into one transaction (batch-queues.ts: a batch starts at once when none runs, and the
+// next takes everything that queued meanwhile, so a charge waits about one commit). A charge the database
+// could not take stays here and is tried again by the one retry policy (retry.ts) until it lands: the answer
+// it pays for was, or is about to be, given. Nothing decided is ever decided again: a retry writes the same
+// intent (the ledger recognises a draw it already wrote by its id, and a settle by its reservation's state).
+//
+// What it counts is what an operator must see: charges not yet written (what a kill now could lose), charges
+// whose answer went out before they were written (at risk: the database did not answer within the wait),
+// charges whose write keeps failing, charges given up (a refusal no retry can mend, logged at error level),
+// and vendor work a wallet could not pay (shortfall).
+import { CHARGE_RETRY, isFinal, nextDelayMs, type ChargeRetry } from './retry.ts';
+
+type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
+
+/** What one write of a charge did. */
+export interface Written {
+  chargedNano: bigint;
+  /** Vendor work the wallet could not pay (charged as far as the balance went). */
+  shortfallNano: bigint;
+}
+
+/** A charge handed to the writer. */
+export interface Charge {
+  readonly callId: string;
+  /** Resolves with what was charged once it is committed; rejects only when it was given up. */
+  readonly committed: Promise<bigint>;
+  /** Settles when the writer is done with it (written or given up); never rejects. */
+  readonly done: Promise<void>;
+  /** Its answer went out before it was written (the wait for the commit ran out): at risk until it lands. */
+  answeredFirst(): void;
+}
+
+export interface ChargeStats {
+  /** Charges handed over and not yet written. */
+  pending: number;
+  /** Of those, the ones whose answer already went out. */
+  atRisk: number;
+  /** Of those, the ones whose last attempt failed (the database is not taking writes). */
+  failing: number;
+  /** Charges given up since start (a final refusal). */
+  givenUp: number;
+  /** Vendor work wallets could not pay since start, nano-USD. */
+  shortfallNano: bigint;
+}
+
+interface Entry {
+  callId: string;
+  failing: boolean;
+  atRisk: boolean;
+  done?: Promise<void>;
+}
+
+export class ChargeWriter {
+  private readonly entries = new Set<Entry>();
+  private givenUp = 0;
+  private shortfallNano = 0n;
+  private stopping = false;
+
+  constructor(
+    private readonly log: () => Log,
+    private readonly policy: ChargeRetry = CHARGE_RETRY,
+  ) {}
+
+  /** Writes the charge now, and again after every failure that is not final, until it lands. */
+  submit(callId: string, write: () => Promise<Written>): Charge {
+    const entry: Entry = { callId, failing: false, atRisk: false };
+    this.entries.add(entry);
+    const committed = this.writeUntilLanded(entry, write).finally(() => this.entries.delete(entry));
+    const done = committed.then(
+      () => undefined,
+      () => undefined,
+    );
+    entry.done = done;
+    return {
+      callId,
+      committed,
+      done,
+      answeredFirst: () => {
+        entry.atRisk = this.entries.has(entry);
+      },
+    };
+  }
+
+  /** Whether a write is failing now: new calls are refused (503) rather than served on charges the database may never take. */
+  get failing(): boolean {
+    for (const e of this.entries) if (e.failing) return true;
+    return false;
+  }
+
+  stats(): ChargeStats {
+    let atRisk = 0;
+    let failing = 0;
+    for (const e of this.entries) {
+      if (e.atRisk) atRisk++;
+      if (e.failing) failing++;
+    }
+    return { pending: this.entries.size, atRisk, failing, givenUp: this.givenUp, shortfallNano: this.shortfallNano };
+  }
+
+  /** At shutdown: waits up to `timeoutMs` for the charges still pending; logs and returns how many were left. */
+  async drain(timeoutMs: number): Promise<number> {
+    this.stopping = true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((r) => (timer = setTimeout(r, timeoutMs)));
+    await Promise.race([Promise.allSettled([...this.entries].map((e) => e.done)), timeout]);
+    clearTimeout(timer);
+    for (const e of this.entries) this.log().error({ callId: e.callId }, 'charge lost at shutdown: the database did not take it');
+    return this.entries.size;
+  }
+
+  private async writeUntilLanded(entry: Entry, write: () => Promise<Written>): Promise<bigint> {
+    let delay: number | undefined;
+    for (;;) {
+      try {
+        const w = await write();
+        if (w.shortfallNano > 0n) {
+          this.shortfallNano += w.shortfallNano;
+          this.log().warn({ callId: entry.callId, shortfallNano: String(w.shortfallNano) }, 'vendor work the wallet could not pay');
+        }
+        return w.chargedNano;
+      } catch (e) {
+        if (isFinal(e)) {
+          this.givenUp++;
+          this.log().error({ err: e, callId: entry.callId }, 'charge given up: the ledger refused it');
+          throw e;
+        }
+        entry.failing = true;
+        delay = nextDelayMs(this.policy, delay);
+        this.log().warn({ err: e, callId: entry.callId, delayMs: delay }, 'charge not written yet: retrying');
+        // At shutdown the retries go on at their pace until drain's deadline; the process then exits.
+        await new Promise((r) => setTimeout(r, this.stopping ? Math.min(delay!, 200) : delay));
+      }
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { errors } from '../../engine/core/errors.ts';
+
+const quiet = { warn: () => undefined, error: () => undefined };
+
+describe('the charge writer', () => {
+  it('gives up a charge the ledger refused for good, logs it, and counts it', async () => {
+    const logged: string[] = [];
+    const writer = new ChargeWriter(() => ({ warn: () => undefined, error: (_o: object, m: string) => void logged.push(m) }), { firstMs: 1, maxMs: 1 });
+    let writes = 0;
+    const c = writer.submit('gone', async () => {
+      writes++;
+      throw errors.notFound("No reservation 'res_x'.");
+    });
+    await expect(c.committed).rejects.toThrow('No reservation');
+    await c.done;
+    expect(writes).toBe(1);
+    expect(writer.stats()).toMatchObject({ pending: 0, givenUp: 1 });
+    expect(logged).toContain('charge given up: the ledger refused it');
+  });
+
+  it('counts vendor work a wallet could not pay', async () => {
+    const writer = new ChargeWriter(() => quiet);
+    await writer.submit('short', async () => ({ chargedNano: 70n, shortfallNano: 30n })).committed;
+    expect(writer.stats().shortfallNano).toBe(30n);
+  });
+
+  it('says at shutdown how many charges the database never took', async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+    writer.submit('never', () => Promise.reject(new Error('connection refused')));
+    expect(await writer.drain(30)).toBe(1);
+  });
+
+  // Any sequence of failures, retries and late landings: every call is written at most once, and exactly once
+  // when the database ends up taking writes; the writer's counts come back to zero.
+  it('writes each intent once, whatever fails and whenever it lands', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.record({ failures: fc.nat(4), delayMs: fc.nat(3), final: fc.boolean() }), { minLength: 1, maxLength: 12 }), async (calls) => {
+        const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+        const landed = new Map<string, number>();
+        const charges = calls.map((c, i) => {
+          let attempts = 0;
+          return writer.submit(`call-${i}`, async () => {
+            attempts++;
+            await new Promise((r) => setTimeout(r, c.delayMs));
+            if (attempts <= c.failures) throw c.final ? errors.notFound('refused') : new Error('connection reset');
+            landed.set(`call-${i}`, (landed.get(`call-${i}`) ?? 0) + 1);
+            return { chargedNano: BigInt(i + 1), shortfallNano: 0n };
+          });
+        });
+        const outcomes = await Promise.allSettled(charges.map((c) => c.committed));
+        outcomes.forEach((o, i) => {
+          const gaveUp = calls[i].final && calls[i].failures > 0;
+          expect(o.status).toBe(gaveUp ? 'rejected' : 'fulfilled');
+          expect(landed.get(`call-${i}`) ?? 0).toBe(gaveUp ? 0 : 1);
+          if (o.status === 'fulfilled') expect(o.value).toBe(BigInt(i + 1));
+        });
+        expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0, failing: 0 });
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
