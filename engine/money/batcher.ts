@@ -10,10 +10,12 @@
 // One batch = one transaction, with the exactness rules of ledger.ts (the SQL is batch-sql.ts's, the
 // decisions policy.ts's):
 //   1. lock, in one statement: the live lots (available or reserved above 0) of the batch's wallets in
-//      `seq` order, then the reservation rows its settles/releases/expires name, in id order, with their
-//      reservation_lots (`FOR UPDATE`). The locked values are current and no other transaction (of this
-//      or another process) can move them until COMMIT. A reservation of a wallet whose lots were not
-//      locked (wrong wallet id) makes the batch roll back and run again with that wallet's lots locked;
+//      `seq` order, then the reservation rows its settles/releases/expires name, in id order
+//      (`FOR UPDATE`); then, in a second statement, what those reservations hold per lot (a joined row is
+//      not re-read after a lock wait: batch-sql.ts says why). The values read are current and no other
+//      transaction (of this or another process) can move them until COMMIT. A reservation of a wallet
+//      whose lots were not locked (wrong wallet id) makes the batch roll back and run again with that
+//      wallet's lots locked;
 //   1b. the keys whose cap a reserve carries, in key id order: each key's use counter locked (KeyCap.lockUsed),
 //      then what the keys' held reservations hold. A capped reserve commits its hold before the key's
 //      lock is let go, so the next one of the key, in any process, counts it;
@@ -29,8 +31,9 @@
 //   4. write what the settles write beside their charge on the same transaction (settle-rows.ts: callbacks
 //      in op order, then the rows of each writer, all settles together, one statement per writer); COMMIT;
 //      resolve.
-// Round trips per batch: BEGIN, lock, write, one per `alongside` callback and one per row writer, COMMIT (plus one when a reserve is
-// refused, and one per capped key plus one when reserves carry key caps). Lock order is lots (seq) →
+// Round trips per batch: BEGIN, lock (plus the holds' read when it finishes reservations), write, one per
+// `alongside` callback and one per row writer, COMMIT (plus one when a reserve is refused, and one per
+// capped key plus one when reserves carry key caps). Lock order is lots (seq) →
 // reservations (id) → key counters (key id) → wallet row → whatever `alongside` touches, the
 // same for every batch in every process (the sweeper's expires are batches too; extend locks one
 // reservation row, a top-up its wallet row and a new lot), so batches do not deadlock each other; when

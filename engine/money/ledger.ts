@@ -4,7 +4,9 @@
 // Exactness. Every money move runs in a transaction that first locks the rows it touches
 // (`SELECT … FOR UPDATE`, in one statement: the wallet's live lot rows always in `seq` order, then the
 // reservation rows in id order; every mover locks in that order, so movers do not deadlock each other),
-// decides the split in memory from the locked (current) values, then writes lots, wallet totals,
+// reads what the locked reservations hold per lot in a statement after that (a row only joined to a locked
+// one is not re-read after a lock wait: batch-sql.ts), decides the split in memory from those current
+// values, then writes lots, wallet totals,
 // reservation and journal rows (writable CTEs over parameter arrays). Concurrent movers queue on the lot
 // rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0) constraints are the
 // safety net. Deadlock/serialization failures retry.
