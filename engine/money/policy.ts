@@ -251,7 +251,7 @@ export class Book {
     }
     toCharge -= this.chargeFromAvailable(s, toCharge, at);
     const charged = (amountNano < 0n ? 0n : amountNano) - toCharge;
-    s.amount -= fromHold;
+    this.takeOffHold(s, fromHold);
     s.charged += charged;
     const prev = this.moves.finished.get(s.id);
     this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
@@ -276,7 +276,7 @@ export class Book {
     }
     const released = asked - left;
     if (released === 0n) return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: s.state !== 'held', releasedNano: 0n, finished: false };
-    s.amount -= released;
+    this.takeOffHold(s, released);
     const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (standing) standing.heldNano -= released;
     const prev = this.moves.finished.get(s.id);
@@ -295,6 +295,16 @@ export class Book {
       left -= x;
     }
     return amount - left;
+  }
+
+  /**
+   * Lowers what a reservation holds by `n` it took off its lots. Its lots holding more than its amount is a
+   * bug (or a row changed by hand): thrown here, so that this op fails alone, rather than by the database's
+   * CHECK at the batch's write, which would fail every op of the batch.
+   */
+  private takeOffHold(s: ResState, n: bigint): void {
+    if (n > s.amount) throw new Error(`ledger: reservation ${s.id} holds ${s.amount}, less than the ${n} taken off its lots`);
+    s.amount -= n;
   }
 
   /** What a held reservation holds, per lot, in draw order. A hold on a lot the batch did not lock is a bug. */
