@@ -85,8 +85,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
   const limits = runtime.snapshot().config.limits;
+  let appLog: FastifyBaseLogger | null = null;
   const ledger = createLedger(db, {
     clock,
+    log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
     reservationTtlMs: limits.reservation_ttl_ms,
     planVendors: () => runtime.snapshot().config.billing.plan_restricted_vendors,
     drawFlushMs: () => runtime.snapshot().config.billing.leases?.flush_ms ?? DEFAULT_DRAW_FLUSH_MS,
@@ -100,7 +102,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
   const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections, http2Streams: limits.vendor_http2_streams });
 
-  let appLog: FastifyBaseLogger | null = null;
   const writer = new ChargeWriter(() => appLog ?? silentLog);
   const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog, writer);
   await leases.listen();
@@ -181,8 +182,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
     app.log.error({ err: e }, 'pruning usage records failed'),
   );
-  const stopSweeper =
-    opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: (e) => app.log.error({ err: e }, 'sweep failed') });
+  const sweepFailed = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
+    app.log.error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
+  const stopSweeper = opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
   videos.start(app.log);
   const devWallet = embedded ? await createDevWalletOnFirstRun(ledger, keys, db) : null;
 

@@ -8,9 +8,17 @@ import type { Moves } from './moves.ts';
 
 // Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
 // available and nothing reserved can never move again: new money arrives as new lots, so it need not be
-// locked), then the reservations the batch finishes in id order (with what they hold per lot). Every batch
-// locks in this order. The CTEs are materialized and the UNION ALL reads the first one to its end before
-// the second.
+// locked), then the reservations the batch finishes in id order. Every batch locks in this order. The CTEs
+// are materialized and the UNION ALL reads the first one to its end before the second.
+//
+// What this statement returns is current only for the rows it locks. Under READ COMMITTED a statement that
+// waits for a row lock re-reads that row's newest version (EvalPlanQual) and re-checks its WHERE; a
+// FOR UPDATE row of a one-table scan (the lots, the reservations) thus comes back as the transaction that
+// held it committed it. Rows the statement only joined to a locked row are not re-read: they stay as its
+// snapshot, taken before the wait, saw them. So what a reservation holds per lot (reservation_lots, which a
+// draw lowers) is not read here but by HOLDS_SQL, a later statement with a fresh snapshot, once the
+// reservations are locked: every writer of a reservation's holds locks the reservation first, so nothing
+// can change them between that read and our COMMIT.
 const LOCK_SQL = `
 WITH lots AS MATERIALIZED (
   SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano
@@ -19,21 +27,22 @@ WITH lots AS MATERIALIZED (
    ORDER BY l.seq
      FOR UPDATE
 ), res AS MATERIALIZED (
-  SELECT r.id, r.wallet_id, r.key_id, r.vendor, r.amount_nano, r.state, r.charged_nano, r.expires_at,
-         rl.lot_id, rl.amount_nano AS held_nano
+  SELECT r.id, r.wallet_id, r.key_id, r.vendor, r.amount_nano, r.state, r.charged_nano, r.expires_at
     FROM reservations r
-    LEFT JOIN reservation_lots rl ON rl.reservation_id = r.id
    WHERE r.id = ANY($2::text[])
    ORDER BY r.id
-     FOR UPDATE OF r
+     FOR UPDATE
 )
 SELECT 'lot' AS row_kind, id, wallet_id, seq::text AS seq, vendors, available_nano, reserved_nano,
        NULL::text AS key_id, NULL::text AS vendor, NULL::bigint AS amount_nano, NULL::text AS state, NULL::bigint AS charged_nano,
-       NULL::timestamptz AS expires_at, NULL::text AS lot_id, NULL::bigint AS held_nano
+       NULL::timestamptz AS expires_at
   FROM lots
 UNION ALL
-SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at, lot_id, held_nano
+SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at
   FROM res`;
+
+/** What the locked reservations hold per lot, read after their lock (see LOCK_SQL). */
+const HOLDS_SQL = `SELECT reservation_id, lot_id, amount_nano FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
 
 interface LockRow {
   row_kind: 'lot' | 'reservation';
@@ -49,11 +58,12 @@ interface LockRow {
   state: string | null;
   charged_nano: string | null;
   expires_at: string | Date | null;
-  lot_id: string | null;
-  held_nano: string | null;
 }
 
-/** Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and reads them. */
+/**
+ * Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and
+ * reads them: the holds of the reservations in a second statement, once they are locked.
+ */
 export async function lockBatch(
   tx: Queryable,
   walletIds: readonly string[],
@@ -74,22 +84,21 @@ export async function lockBatch(
       });
       continue;
     }
-    let r = reservations.get(row.id);
-    if (!r) {
-      r = {
-        id: row.id,
-        walletId: row.wallet_id,
-        keyId: row.key_id,
-        vendor: row.vendor!,
-        amount: toBigInt(row.amount_nano),
-        state: row.state as ReservationState,
-        charged: row.charged_nano === null ? 0n : toBigInt(row.charged_nano),
-        expiresAt: new Date(row.expires_at!),
-        held: new Map(),
-      };
-      reservations.set(r.id, r);
-    }
-    if (row.lot_id !== null) r.held.set(row.lot_id, toBigInt(row.held_nano));
+    reservations.set(row.id, {
+      id: row.id,
+      walletId: row.wallet_id,
+      keyId: row.key_id,
+      vendor: row.vendor!,
+      amount: toBigInt(row.amount_nano),
+      state: row.state as ReservationState,
+      charged: row.charged_nano === null ? 0n : toBigInt(row.charged_nano),
+      expiresAt: new Date(row.expires_at!),
+      held: new Map(),
+    });
+  }
+  if (reservations.size > 0) {
+    const holds = await tx.query<{ reservation_id: string; lot_id: string; amount_nano: string }>(HOLDS_SQL, [[...reservations.keys()]]);
+    for (const h of holds.rows) reservations.get(h.reservation_id)!.held.set(h.lot_id, toBigInt(h.amount_nano));
   }
   return { lots, reservations };
 }

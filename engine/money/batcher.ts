@@ -10,10 +10,12 @@
 // One batch = one transaction, with the exactness rules of ledger.ts (the SQL is batch-sql.ts's, the
 // decisions policy.ts's):
 //   1. lock, in one statement: the live lots (available or reserved above 0) of the batch's wallets in
-//      `seq` order, then the reservation rows its settles/releases/expires name, in id order, with their
-//      reservation_lots (`FOR UPDATE`). The locked values are current and no other transaction (of this
-//      or another process) can move them until COMMIT. A reservation of a wallet whose lots were not
-//      locked (wrong wallet id) makes the batch roll back and run again with that wallet's lots locked;
+//      `seq` order, then the reservation rows its settles/releases/expires name, in id order
+//      (`FOR UPDATE`); then, in a second statement, what those reservations hold per lot (a joined row is
+//      not re-read after a lock wait: batch-sql.ts says why). The values read are current and no other
+//      transaction (of this or another process) can move them until COMMIT. A reservation of a wallet
+//      whose lots were not locked (wrong wallet id) makes the batch roll back and run again with that
+//      wallet's lots locked;
 //   1b. the keys whose cap a reserve carries, in key id order: each key's use counter locked (KeyCap.lockUsed),
 //      then what the keys' held reservations hold. A capped reserve commits its hold before the key's
 //      lock is let go, so the next one of the key, in any process, counts it;
@@ -29,8 +31,9 @@
 //   4. write what the settles write beside their charge on the same transaction (settle-rows.ts: callbacks
 //      in op order, then the rows of each writer, all settles together, one statement per writer); COMMIT;
 //      resolve.
-// Round trips per batch: BEGIN, lock, write, one per `alongside` callback and one per row writer, COMMIT (plus one when a reserve is
-// refused, and one per capped key plus one when reserves carry key caps). Lock order is lots (seq) →
+// Round trips per batch: BEGIN, lock (plus the holds' read when it finishes reservations), write, one per
+// `alongside` callback and one per row writer, COMMIT (plus one when a reserve is refused, and one per
+// capped key plus one when reserves carry key caps). Lock order is lots (seq) →
 // reservations (id) → key counters (key id) → wallet row → whatever `alongside` touches, the
 // same for every batch in every process (the sweeper's expires are batches too; extend locks one
 // reservation row, a top-up its wallet row and a new lot), so batches do not deadlock each other; when
@@ -38,6 +41,13 @@
 //
 // Failure of one op fails only that op:
 //   - decided in memory (no such reservation / wallet): the op rejects, it wrote nothing, the others go on;
+//   - its decision finds the rows inconsistent (a lot would go negative, a hold on a lot that is not live:
+//     a bug, or a row changed by hand): the op rejects with LedgerInvariantBroken, for the caller to log,
+//     and the batch is decided again without it (the Book may hold part of its moves). Nothing is written
+//     before the decisions end (the key counters' upsert before them changes no value and is made again),
+//     so on PGlite it runs again in the same transaction, with no savepoint to go back to; on PostgreSQL
+//     the transaction is rolled back and run again. One broken reservation must not stop the other
+//     wallets' moves, nor the sweeper's expiries, that share its batch;
 //   - an `alongside` that throws: the batch's writes are undone and the batch runs again without that op
 //     (when a grouped row write throws, first again with each op's rows written on their own, to find it),
 //     which rejects with the callback's error (its reservation stays held and uncharged). The others are
@@ -56,10 +66,37 @@ import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
 import { lockBatch, readDrawnBefore, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 import { GroupedWriteFailed, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
-import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Pending } from './batch-queues.ts';
+import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
 
 
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
+
+/**
+ * A decision found the ledger's rows inconsistent (`cause`: a lot would go negative, a hold on a lot that is
+ * not live…): the op `opId` (its reservation's id; a reserve's new one) of wallet `walletId` failed, alone.
+ * A bug or a corrupted row, never the caller's doing: log it at error level.
+ */
+export class LedgerInvariantBroken extends Error {
+  constructor(
+    readonly kind: Op['kind'],
+    readonly opId: string,
+    readonly walletId: string | null,
+    override readonly cause: unknown,
+  ) {
+    super(`ledger: ${kind} ${opId} of wallet ${walletId ?? '?'} failed on a broken invariant: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'LedgerInvariantBroken';
+  }
+}
+
+/** One op's decision broke an invariant: it fails with `error`, the batch is decided again without it. */
+class DecisionBroke extends Error {
+  constructor(
+    readonly owner: Pending,
+    readonly error: LedgerInvariantBroken,
+  ) {
+    super(error.message);
+  }
+}
 
 /** The batch finishes reservations of wallets whose lots it did not lock: run it again locking them too. */
 class MissingWallets extends Error {
@@ -142,6 +179,12 @@ export function createBatcher(opts: BatcherOptions): Batcher {
                 for (const id of e.walletIds) extraWallets.add(id);
                 continue;
               }
+              if (e instanceof DecisionBroke) {
+                // thrown before anything was written too
+                e.owner.reject(e.error);
+                active = active.filter((p) => p !== e.owner);
+                continue;
+              }
               if (e instanceof GroupedWriteFailed && savepoint && !written.separately) {
                 await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
                 written.separately = true;
@@ -159,6 +202,13 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         active ??= take(); // the transaction failed before it started (no connection): fail what it would have taken
         if (e instanceof MissingWallets) {
           for (const id of e.walletIds) extraWallets.add(id);
+          continue;
+        }
+        if (e instanceof DecisionBroke) {
+          // This op alone fails; the others are decided again without it (the transaction was rolled back).
+          e.owner.reject(e.error);
+          active = active.filter((p) => p !== e.owner);
+          if (active.length === 0) return;
           continue;
         }
         if (e instanceof GroupedWriteFailed) {
@@ -250,8 +300,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         }
       } catch (e) {
         // A refusal of this op (thrown before it moved anything). Anything else is an inconsistency that
-        // may have left part of the op's moves recorded: fail the whole batch, write nothing.
-        if (!isGatewayError(e)) throw e;
+        // may have left part of the op's moves recorded in the Book: decide the batch again without it.
+        if (!isGatewayError(e)) throw broke(p, book, e);
         outcomes.push({ ok: false, error: e });
       }
     });
@@ -265,7 +315,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           const d = book.reserveWithFacts(op, usableNano, facts.get(op.walletId, op.vendor), planVendors);
           outcomes[index] = { ok: true, value: d.ok ? { ok: true, reservation: reservationOf(op, d.lots) } : d };
         } catch (e) {
-          if (!isGatewayError(e)) throw e;
+          if (!isGatewayError(e)) throw broke(batch[index], book, e);
           outcomes[index] = { ok: false, error: e };
         }
       }
@@ -291,6 +341,10 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     for (const [keyId, held] of await readHeldByKey(tx, keyIds)) keys.get(keyId)!.heldNano = held;
     return keys;
   }
+
+  /** The failure of an op whose decision broke an invariant, naming the wallet of its reservation as locked. */
+  const broke = (p: Pending, book: Book, cause: unknown): DecisionBroke =>
+    new DecisionBroke(p, new LedgerInvariantBroken(p.op.kind, p.op.id, book.reservation(p.op.id)?.walletId ?? p.op.walletId, cause));
 
   const reservationOf = (op: ReserveOp, lots: ReservationLot[]): Reservation => ({
     id: op.id,

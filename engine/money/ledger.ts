@@ -4,7 +4,9 @@
 // Exactness. Every money move runs in a transaction that first locks the rows it touches
 // (`SELECT … FOR UPDATE`, in one statement: the wallet's live lot rows always in `seq` order, then the
 // reservation rows in id order; every mover locks in that order, so movers do not deadlock each other),
-// decides the split in memory from the locked (current) values, then writes lots, wallet totals,
+// reads what the locked reservations hold per lot in a statement after that (a row only joined to a locked
+// one is not re-read after a lock wait: batch-sql.ts), decides the split in memory from those current
+// values, then writes lots, wallet totals,
 // reservation and journal rows (writable CTEs over parameter arrays). Concurrent movers queue on the lot
 // rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0) constraints are the
 // safety net. Deadlock/serialization failures retry.
@@ -14,7 +16,8 @@
 // done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
 // applied one after another in arrival order with exactly the decisions of policy.ts, so the results
 // are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
-// `alongside`) fails alone. Across processes the row locks still serialise the batches.
+// `alongside`, a decision that finds the rows inconsistent: LedgerInvariantBroken, logged here at error
+// level) fails alone. Across processes the row locks still serialise the batches.
 //
 // Why not one statement per move: a single READ COMMITTED statement that UPDATEs rows joined to a CTE
 // built from another data-modifying CTE (e.g. `UPDATE wallets … FROM r` where r is `UPDATE reservations …
@@ -34,12 +37,15 @@ import type { Db, Queryable } from '../db/db.ts';
 import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
 import { VENDORS } from '../core/types.ts';
 import { creditsToNano, toBigInt } from '../core/money.ts';
-import { createBatcher } from './batcher.ts';
+import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
 import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
+import { sweepExpired } from './sweep.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
-import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, TopUpInput } from './types.ts';
+import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, SweepErrorHandler, TopUpInput } from './types.ts';
+
+export { LedgerInvariantBroken };
 
 export type {
   CreateWalletInput,
@@ -55,6 +61,7 @@ export type {
   ReserveRequest,
   ReserveResult,
   SettleResult,
+  SweepErrorHandler,
   TopUpInput,
   Wallet,
   WalletBalance,
@@ -77,6 +84,8 @@ export interface LedgerOptions {
   walletQueues?: () => number;
   /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
   onBatch?: (size: number) => void;
+  /** Where a move that failed on a broken invariant (LedgerInvariantBroken) is reported, at error level. */
+  log?: { error: (o: object, m: string) => void };
 }
 
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
@@ -158,6 +167,14 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
   const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, walletQueues: opts.walletQueues, onBatch: opts.onBatch });
 
+  /** A bug or a corrupted row, not the caller's doing: said in the log whoever catches it. */
+  const reportBroken = (e: unknown): never => {
+    if (e instanceof LedgerInvariantBroken) {
+      opts.log?.error({ err: e, kind: e.kind, reservationId: e.opId, walletId: e.walletId }, 'ledger: a move failed on a broken invariant');
+    }
+    throw e;
+  };
+
   /**
    * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
    * first (a wallet's moves share one queue); on PGlite, null (one queue; the batch looks it up).
@@ -175,8 +192,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const finish = (reservation: Reservation | string, op: Omit<FinishOp, 'walletId' | 'id'>): Promise<FinishOutcome> => {
     const id = resId(reservation);
     const walletId = walletOf(reservation);
-    if (walletId instanceof Promise) return walletId.then((w) => batcher.finish({ ...op, id, walletId: w }));
-    return batcher.finish({ ...op, id, walletId });
+    if (walletId instanceof Promise) return walletId.then((w) => batcher.finish({ ...op, id, walletId: w }).catch(reportBroken));
+    return batcher.finish({ ...op, id, walletId }).catch(reportBroken);
   };
 
   const ledger: Ledger = {
@@ -265,7 +282,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
         createdAt: now,
         expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
         cap: req.cap,
-      });
+      }).catch(reportBroken);
     },
 
     async settle(reservation, actualNano, alongside) {
@@ -299,32 +316,25 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return r.rowCount > 0;
     },
 
-    async sweepExpired(now) {
-      const at = now ?? clock.now();
-      let count = 0;
-      for (;;) {
-        const due = await db.query<{ id: string; wallet_id: string }>(
-          `SELECT id, wallet_id FROM reservations WHERE state = 'held' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT 200`,
-          [at.toISOString()],
-        );
-        if (due.rows.length === 0) return count;
-        const done = await Promise.all(
-          due.rows.map(({ id, wallet_id }) => batcher.finish({ kind: 'expire', id, walletId: wallet_id, actualNano: 0n, expireBefore: at })),
-        );
-        const finished = done.filter((r) => r.finished).length;
-        count += finished;
-        if (finished === 0 || due.rows.length < 200) return count;
-      }
+    async sweepExpired(now, onError) {
+      // With nowhere to report a failed expiry, the first is thrown, once the others are swept.
+      const log = opts.log;
+      const unreported: unknown[] = [];
+      const report: SweepErrorHandler =
+        onError ?? (log ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed') : (err) => void unreported.push(err));
+      const count = await sweepExpired(db, batcher.finish, now ?? clock.now(), report);
+      if (unreported.length > 0) throw unreported[0];
+      return count;
     },
 
-    startSweeper({ intervalMs = 30_000, onError = () => {} } = {}) {
+    startSweeper({ intervalMs = 30_000, onError } = {}) {
       let running = false;
       const t = setInterval(() => {
         if (running) return;
         running = true;
         ledger
-          .sweepExpired()
-          .catch(onError)
+          .sweepExpired(undefined, onError) // without onError, failed expiries go to the ledger's log
+          .catch((e) => (onError ? onError(e) : opts.log?.error({ err: e }, 'ledger sweep failed')))
           .finally(() => {
             running = false;
           });

@@ -17,7 +17,8 @@
 // any lot is looked at, when the key's finished use + what the key's held reservations hold + the amount
 // would pass the cap. The batch reads the use and the holds once, under the key's lock; the Book then keeps
 // them current through the batch: a reserve it accepts adds its amount to the key's holds, finishing a held
-// reservation takes its amount off them, and what a settle charges joins the key's use. So a batch decides
+// reservation (or trimming or drawing from it) takes that amount off them, and what a settle or a draw
+// charges joins the key's use. So a batch decides
 // capped reserves exactly as if each ran alone after the ones before it.
 //
 // Settle(actual):
@@ -251,8 +252,15 @@ export class Book {
     }
     toCharge -= this.chargeFromAvailable(s, toCharge, at);
     const charged = (amountNano < 0n ? 0n : amountNano) - toCharge;
-    s.amount -= fromHold;
+    this.takeOffHold(s, fromHold);
     s.charged += charged;
+    // What it took of the hold leaves the key's holds and, with what it charged past it, joins the key's use
+    // (as a settle's charge does): a capped reserve later in the batch counts what a fresh read would.
+    const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
+    if (standing) {
+      standing.heldNano -= fromHold;
+      standing.usedNano += charged;
+    }
     const prev = this.moves.finished.get(s.id);
     this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
     this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at: op.drawnAt ?? at });
@@ -276,7 +284,7 @@ export class Book {
     }
     const released = asked - left;
     if (released === 0n) return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: s.state !== 'held', releasedNano: 0n, finished: false };
-    s.amount -= released;
+    this.takeOffHold(s, released);
     const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (standing) standing.heldNano -= released;
     const prev = this.moves.finished.get(s.id);
@@ -295,6 +303,16 @@ export class Book {
       left -= x;
     }
     return amount - left;
+  }
+
+  /**
+   * Lowers what a reservation holds by `n` it took off its lots. Its lots holding more than its amount is a
+   * bug (or a row changed by hand): thrown here, so that this op fails alone, rather than by the database's
+   * CHECK at the batch's write, which would fail every op of the batch.
+   */
+  private takeOffHold(s: ResState, n: bigint): void {
+    if (n > s.amount) throw new Error(`ledger: reservation ${s.id} holds ${s.amount}, less than the ${n} taken off its lots`);
+    s.amount -= n;
   }
 
   /** What a held reservation holds, per lot, in draw order. A hold on a lot the batch did not lock is a bug. */

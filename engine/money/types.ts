@@ -134,6 +134,9 @@ export interface JournalSum {
   lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
 }
 
+/** A sweep's failure: of one reservation's expiry (`expire` names it), or of the sweep as a whole. */
+export type SweepErrorHandler = (err: unknown, expire?: { reservationId: string; walletId: string }) => void;
+
 export interface CreateWalletInput {
   id?: string;
   /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
@@ -201,10 +204,16 @@ export interface Ledger {
   trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
-  /** Releases held reservations whose expiry passed (their process died). Returns how many. */
-  sweepExpired(now?: Date): Promise<number>;
-  /** Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError. */
-  startSweeper(opts?: { intervalMs?: number; onError?: (err: unknown) => void }): () => void;
+  /**
+   * Releases held reservations whose expiry passed (their process died). Returns how many. One that fails to
+   * expire goes to `onError` (default: the ledger's log) and the others are still swept.
+   */
+  sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
+  /**
+   * Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError: each expiry
+   * that failed with its reservation and wallet, a sweep that failed as a whole without.
+   */
+  startSweeper(opts?: { intervalMs?: number; onError?: SweepErrorHandler }): () => void;
   /** The journal's sums, to check they add up to the balance columns. */
   journalSum(walletId: string): Promise<JournalSum>;
 }

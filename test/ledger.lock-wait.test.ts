@@ -1,0 +1,107 @@
+// A finish that waited for another transaction's draw of the same reservation decides from the hold as the
+// draw left it. Under READ COMMITTED, a statement that waits for a row lock re-reads the locked rows
+// (EvalPlanQual) but not the rows it joined to them: a batch that read what a reservation holds per lot in
+// its locking statement released money the draw had already charged (seen in production: reserved
+// 283,296,000, settled 283,296,000 and released 758,400 nano). PostgreSQL only: PGlite runs one
+// transaction at a time, so nothing ever waits there.
+import { expect, it } from 'vitest';
+import { fixedClock } from '../engine/core/clock.ts';
+import type { Db } from '../engine/db/db.ts';
+import { createLedger, type Ledger, type Reservation } from '../engine/money/ledger.ts';
+import { describeEachDatabase } from './helpers/databases.ts';
+import { expectJournalAddsUp } from './helpers/ledger.ts';
+
+describeEachDatabase(
+  'ledger lock waits',
+  (getDb: () => Db) => {
+    const clock = fixedClock('2026-05-01T00:00:00Z');
+
+    /** Until some other backend waits on a lock that `pid` holds. */
+    async function untilBlockedBy(pid: number): Promise<void> {
+      for (let i = 0; i < 500; i++) {
+        const r = await getDb().query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [pid]);
+        if (r.rows[0].n > 0) return;
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      throw new Error(`nobody waited on backend ${pid}`);
+    }
+
+    /**
+     * A draw by another ledger (another process) whose transaction has written its moves and keeps its
+     * locks until `open()`; `pid` is its backend's.
+     */
+    async function drawHeldOpen(ledger: Ledger, lease: Reservation, amountNano: bigint, drawId: string) {
+      let pid = 0;
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      const draw = ledger.draw(lease, amountNano, drawId, async (tx) => {
+        pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        holding();
+        await gate;
+      });
+      await held;
+      return { draw, pid, open };
+    }
+
+    for (const finish of ['release', 'settle'] as const) {
+      it(`a ${finish} that waited on a draw of its reservation gives back only what the draw left held`, async () => {
+        // Two ledgers: two processes, each with its own batcher and connections.
+        const here = createLedger(getDb(), { clock, owner: 'here' });
+        const other = createLedger(getDb(), { clock, owner: 'other' });
+        const w = await here.createWallet({ credits: 100 }); // one lot of 100,000 nano
+        const held: Reservation[] = [];
+        // Two holds on the one lot, so a stale release does not drive the lot's reserved balance negative:
+        // it silently gives back money the draw charged.
+        for (const callId of ['leased', 'neighbour']) {
+          const r = await here.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId });
+          if (!r.ok) throw new Error('refused');
+          held.push(r.reservation);
+        }
+        const [lease] = held;
+
+        const d = await drawHeldOpen(other, lease, 4_000n, `draw-${finish}`);
+        // The finish starts its locking statement now (its snapshot sees the hold before the draw) and waits.
+        const finished = finish === 'release' ? here.release(lease) : here.settle(lease, 1_000n);
+        await untilBlockedBy(d.pid);
+        d.open();
+        const draw = d.draw;
+
+        expect(await draw).toEqual({ chargedNano: 4_000n, shortfallNano: 0n, alreadyFinished: false });
+        if (finish === 'release') expect(await finished).toEqual({ releasedNano: 6_000n, alreadyFinished: false });
+        else expect(await finished).toEqual({ chargedNano: 1_000n, shortfallNano: 0n, alreadyFinished: false });
+
+        // The reservation's journal: what it charged and gave back is exactly what it reserved.
+        const j = await getDb().query<{ kind: string; s: string }>(
+          'SELECT kind, sum(amount_nano)::text AS s FROM ledger_journal WHERE reservation_id = $1 GROUP BY kind',
+          [lease.id],
+        );
+        const byKind = Object.fromEntries(j.rows.map((r) => [r.kind, BigInt(r.s)]));
+        const charged = finish === 'release' ? 4_000n : 5_000n;
+        expect(byKind).toEqual({ reserve: 10_000n, settle: charged, release: 10_000n - charged });
+        const { bal, sum } = await expectJournalAddsUp(here, w.id);
+        expect(sum.chargedNano).toBe(charged);
+        expect(bal.reservedNano).toBe(10_000n); // the neighbour's hold, untouched
+        expect(bal.availableNano).toBe(100_000n - charged - 10_000n);
+      });
+    }
+
+    it('a reserve that waited on a draw sees the lot as the draw left it (locked rows are re-read after the wait)', async () => {
+      const here = createLedger(getDb(), { clock, owner: 'here' });
+      const other = createLedger(getDb(), { clock, owner: 'other' });
+      const w = await here.createWallet({ credits: 100 });
+      const r = await here.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'leased' });
+      if (!r.ok) throw new Error('refused');
+      // 14,000: the whole hold, then 4,000 from the lot's available balance (90,000 before, 86,000 after).
+      const d = await drawHeldOpen(other, r.reservation, 14_000n, 'draw-past-hold');
+      const reserved = here.reserve({ walletId: w.id, vendor: 'b', amountNano: 90_000n, callId: 'late' });
+      await untilBlockedBy(d.pid);
+      d.open();
+      expect(await d.draw).toEqual({ chargedNano: 14_000n, shortfallNano: 0n, alreadyFinished: false });
+      expect(await reserved).toEqual({ ok: false, reason: 'insufficient_credit', availableNano: 86_000n });
+      await expectJournalAddsUp(here, w.id);
+    });
+  },
+  ['postgres'],
+);
