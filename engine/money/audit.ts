@@ -13,8 +13,9 @@
 // Each query is one statement, so it reads one snapshot on PostgreSQL and PGlite alike: a move committing
 // meanwhile is seen whole or not at all, and a busy ledger never fails an audit. Everything is aggregated in
 // SQL; what comes back is a count per check and a few example ids, never a key or a text the client wrote.
-// The journal is read once per audit (one sequential scan, grouped by wallet and lot); the rest reads the
-// wallets and lots once and the held reservations through their partial index.
+// The journal is read once per audit (one sequential scan, hashed by wallet and lot: migration 009 tells the
+// planner a lot has one wallet, else it sorts the journal on disk); the rest reads the wallets and lots once
+// and the held reservations through their partial index. bench/ledger-audit-cost.ts measures it.
 //
 // test/helpers/auditor.ts runs the same checks after the chaos suite's calls, limited to its wallets.
 import type { Clock } from '../core/clock.ts';
