@@ -20,6 +20,7 @@ import { errors, type ErrorShape } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
 import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
+import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './money/audit.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './money/batch-queues.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
@@ -74,6 +75,8 @@ export interface RunningGateway {
   reload(): ReloadResult;
   /** This process's budget leases (billing.yaml `leases`). */
   leases: BudgetLeases;
+  /** The periodic ledger audit (billing.yaml `ledger.audit_interval_ms`); `run()` audits now. */
+  ledgerAudit: LedgerAuditor;
   close(): Promise<void>;
 }
 
@@ -129,7 +132,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
-  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer });
+  const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
   const app = createApp(
     {
       jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
@@ -185,6 +189,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const sweepFailed = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
     app.log.error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
   const stopSweeper = opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
+  ledgerAudit.start(runtime.snapshot().config.billing.ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
   videos.start(app.log);
   const devWallet = embedded ? await createDevWalletOnFirstRun(ledger, keys, db) : null;
 
@@ -202,10 +207,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     videos,
     metrics,
     leases: leases.book,
+    ledgerAudit,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
       stopPruning();
+      const auditEnded = ledgerAudit.stop();
       await closeApp(app);
       // Every call has ended; charges still waiting for the database get a last chance before it closes.
       await writer.drain(CHARGE_DRAIN_MS);
@@ -214,6 +221,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await upstream.close();
       await keys.close();
       await simulator?.close();
+      await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
     },
   };

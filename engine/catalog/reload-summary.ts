@@ -25,14 +25,23 @@ export interface ReloadSummary {
 
 /**
  * Keys read once at start: the routes (a door's path, body kind and error shape, and which doors exist), the
- * Fastify body limit, the upstream connection pools, the ledger and its sweeper. Every other key is read from
- * the snapshot a call takes, so a reload applies it to the next call.
+ * Fastify body limit, the upstream connection pools, the ledger, its sweeper and its audit's timer. Every other
+ * key is read from the snapshot a call takes, so a reload applies it to the next call.
  */
-const READ_AT_START: { limits: (keyof GatewayConfig['limits'])[]; billing: (keyof GatewayConfig['billing'])[]; door: (keyof DoorConfig)[] } = {
+const READ_AT_START: {
+  limits: (keyof GatewayConfig['limits'])[];
+  billing: (keyof GatewayConfig['billing'])[];
+  ledger: (keyof LedgerConfig)[];
+  door: (keyof DoorConfig)[];
+} = {
   limits: ['body_limit_bytes', 'connect_timeout_ms', 'vendor_connections', 'vendor_http2_streams', 'reservation_ttl_ms', 'sweep_interval_ms'],
   billing: [],
+  // billing.ledger.queues is read at each move; only the audit's timer is set once.
+  ledger: ['audit_interval_ms'],
   door: ['path', 'body', 'errors'],
 };
+
+type LedgerConfig = NonNullable<GatewayConfig['billing']['ledger']>;
 
 export function summariseReload(before: Loaded, after: Loaded): ReloadSummary {
   const old = before.catalog.models;
@@ -58,6 +67,7 @@ function startKeysChanged(a: GatewayConfig, b: GatewayConfig): string[] {
   const out: string[] = [];
   for (const key of READ_AT_START.limits) if (!isDeepStrictEqual(a.limits[key], b.limits[key])) out.push(`limits.${key}`);
   for (const key of READ_AT_START.billing) if (!isDeepStrictEqual(a.billing[key], b.billing[key])) out.push(`billing.${key}`);
+  for (const key of READ_AT_START.ledger) if (!isDeepStrictEqual(a.billing.ledger?.[key], b.billing.ledger?.[key])) out.push(`billing.ledger.${key}`);
   for (const name of [...new Set([...Object.keys(a.doors), ...Object.keys(b.doors)])].sort()) {
     const da = a.doors[name];
     const db = b.doors[name];

@@ -1,7 +1,7 @@
 // Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
 // Do not edit: change the schema, then run `npm run schema-types`.
 export type BillingFile = {
-  /** How the ledger writes money moves on PostgreSQL. */
+  /** How the ledger writes money moves on PostgreSQL, and how often it audits itself. */
   ledger?: {
     /**
      * How many queues the wallets' reserves and settles share in each process (default 1): each queue runs
@@ -15,6 +15,12 @@ export type BillingFile = {
      * counted as at risk in /metrics.
      */
     commit_wait_ms?: number;
+    /**
+     * Each process audits the ledger this often (default 300000; 0: never): the journal against the
+     * balance columns, wallets against their lots, nothing below zero, no hold left long past its expiry.
+     * Read at start.
+     */
+    audit_interval_ms?: number;
   };
   /**
    * Budget leases: each process holds a slice of a wallet's balance per vendor and admits calls against

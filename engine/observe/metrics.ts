@@ -5,13 +5,16 @@
 // Under GATEWAY_WORKERS a scrape reaches one worker, which answers for all of them (acrossWorkers): counts,
 // durations, charges, connections and leases add up; what each worker reads of the gateway as a whole is
 // taken once (holds in flight, a database count) or as the most telling worker has it (catalog version and
-// reloads: the highest; last reload ok: the lowest, so one worker that refused a reload shows).
+// reloads: the highest; last reload ok: the lowest, so one worker that refused a reload shows). The ledger
+// audit, which every worker runs on the same database, reads as its most alarming worker: ok the lowest,
+// failures and the time of the last run the highest.
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Db } from '../db/db.ts';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import type { RequestOutcome } from '../http/access-log.ts';
 import type { LeaseStats } from '../money/leases.ts';
 import type { ChargeStats } from '../money/charge-writer.ts';
+import { LEDGER_CHECKS, type LedgerAuditRun } from '../money/audit.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -22,6 +25,8 @@ export interface MetricsSources {
   leases?: { stats(): LeaseStats };
   /** The charge writer (money/charge-writer.ts). */
   charges?: { stats(): ChargeStats };
+  /** The periodic ledger audit (money/audit.ts), when it runs. */
+  ledgerAudit?: { last(): LedgerAuditRun | null };
 }
 
 export class GatewayMetrics {
@@ -92,6 +97,7 @@ export class GatewayMetrics {
     });
     if (sources.leases) this.leaseGauges(sources.leases, registers);
     if (sources.charges) this.chargeGauges(sources.charges, registers);
+    if (sources.ledgerAudit) this.auditGauges(sources.ledgerAudit, registers);
   }
 
   private chargeGauges(charges: NonNullable<MetricsSources['charges']>, registers: Registry[]): void {
@@ -123,6 +129,49 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(Number(charges.stats().shortfallNano));
+      },
+    });
+  }
+
+  private auditGauges(audit: NonNullable<MetricsSources['ledgerAudit']>, registers: Registry[]): void {
+    // Read at scrape time. Before the first audit completes the series are absent (remove()), not 0: an
+    // unlabelled gauge reads 0 otherwise, which would say "failed"; NaN would cross the workers' JSON channel
+    // as null, which the min aggregator reads as 0 too.
+    new Gauge({
+      name: 'gateway_ledger_audit_ok',
+      help: '1 when the last ledger audit found nothing wrong, 0 when a check failed (absent before the first audit).',
+      registers,
+      aggregator: 'min',
+      collect() {
+        const last = audit.last();
+        if (last) this.set(last.ok ? 1 : 0);
+        else this.remove();
+      },
+    });
+    new Gauge({
+      name: 'gateway_ledger_audit_failures',
+      help: 'Rows the last ledger audit found breaking each check (0 when it passed).',
+      labelNames: ['check'],
+      registers,
+      aggregator: 'max',
+      collect() {
+        const last = audit.last();
+        for (const check of LEDGER_CHECKS) {
+          const n = last?.failures[check];
+          if (n === undefined) this.remove({ check });
+          else this.set({ check }, n);
+        }
+      },
+    });
+    new Gauge({
+      name: 'gateway_ledger_audit_last_run_seconds',
+      help: 'Unix time of the last ledger audit that completed (absent before the first).',
+      registers,
+      aggregator: 'max',
+      collect() {
+        const last = audit.last();
+        if (last) this.set(last.at.getTime() / 1000);
+        else this.remove();
       },
     });
   }

@@ -40,12 +40,13 @@ describe('reload summary', () => {
       config.doors.chat.refuse = [];
       delete (config.doors as Record<string, unknown>).moderations;
       config.billing.plan_restricted_vendors = ['c', 'd']; // read at use by admission and GET /v1/models: no restart
+      config.billing.ledger = { queues: 2, audit_interval_ms: 60_000 }; // queues: read at each move; the audit's timer: at start
       config.rules['drop-sampling'].drops = ['temperature'];
     });
     const s = summariseReload(shipped, after);
     expect(s.config).toEqual(['doors', 'billing', 'limits', 'rules']);
-    expect(s.needsRestart).toEqual(['limits.body_limit_bytes', 'doors.chat.path', 'doors.moderations (removed)']);
-    expect(describeReload(s)).toContain('needs a restart to apply: limits.body_limit_bytes, doors.chat.path');
+    expect(s.needsRestart).toEqual(['limits.body_limit_bytes', 'billing.ledger.audit_interval_ms', 'doors.chat.path', 'doors.moderations (removed)']);
+    expect(describeReload(s)).toContain('needs a restart to apply: limits.body_limit_bytes, billing.ledger.audit_interval_ms, doors.chat.path');
   });
 
   it('an unchanged reload says so', () => {

@@ -1,13 +1,17 @@
 // The ledger auditor of the chaos suite. After a batch of calls it reads the ledger tables directly (not the
 // ledger's own code) and the simulator's outcome records, and checks five invariants:
-//   1. the journal adds up to the balance columns, per wallet and per lot;
+//   1. the journal adds up to the balance columns, per wallet and per lot (and a held reservation's lots add
+//      up to its amount);
 //   2. no hold outlives its call (no reservation still `held`);
 //   3. every call the vendor answered is charged exactly once, at the price of the vendor's usage;
 //   4. nothing is charged for a call the vendor refused (or never answered);
 //   5. no wallet or lot went below zero.
+// 1 and 5 are the production audit's SQL (engine/money/audit.ts), limited to the audited wallets: one
+// definition of what a whole ledger is.
 // Calls are told apart by key: the harness gives each call its own API key, and a reservation carries its key.
 // A call matches its vendor requests by the `[[sim:call=ID]]` tag in its prompt (simulator/README.md).
 import type { Db } from '../../engine/db/db.ts';
+import { checkLedger, type LedgerCheck, type LedgerExample } from '../../engine/money/audit.ts';
 import type { Outcome, UsageBuckets } from '../../simulator/index.ts';
 
 /** USD per 1M tokens, per bucket (copied from the catalog by the caller, not read through the gateway). */
@@ -120,43 +124,14 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
   const problems: string[] = [];
   const ids = [...walletIds];
 
-  // 1 and 5: balances against the journal, wallets and lots, and nothing below zero.
-  const lots = await db.query<{ id: string; wallet_id: string; available_nano: string; reserved_nano: string; j_avail: string; j_res: string }>(
-    `SELECT l.id, l.wallet_id, l.available_nano, l.reserved_nano,
-            COALESCE(SUM(CASE j.kind WHEN 'top_up' THEN j.amount_nano WHEN 'reserve' THEN -j.amount_nano WHEN 'release' THEN j.amount_nano ELSE 0 END), 0) AS j_avail,
-            COALESCE(SUM(CASE j.kind WHEN 'reserve' THEN j.amount_nano WHEN 'settle' THEN -j.amount_nano WHEN 'release' THEN -j.amount_nano ELSE 0 END), 0) AS j_res
-       FROM credit_lots l LEFT JOIN ledger_journal j ON j.lot_id = l.id
-      WHERE l.wallet_id = ANY($1)
-      GROUP BY l.id, l.wallet_id, l.available_nano, l.reserved_nano`,
-    [ids],
-  );
-  const wallets = await db.query<{ id: string; available_nano: string; reserved_nano: string }>(
-    `SELECT id, available_nano, reserved_nano FROM wallets WHERE id = ANY($1)`,
-    [ids],
-  );
-  let negativeWallets = 0;
-  for (const w of wallets.rows) {
-    const mine = lots.rows.filter((l) => l.wallet_id === w.id);
-    const lotAvail = mine.reduce((a, l) => a + BigInt(l.available_nano), 0n);
-    const lotRes = mine.reduce((a, l) => a + BigInt(l.reserved_nano), 0n);
-    const jAvail = mine.reduce((a, l) => a + BigInt(l.j_avail), 0n);
-    const jRes = mine.reduce((a, l) => a + BigInt(l.j_res), 0n);
-    if (BigInt(w.available_nano) !== lotAvail || BigInt(w.reserved_nano) !== lotRes) {
-      problems.push(`wallet ${w.id}: columns available ${w.available_nano} reserved ${w.reserved_nano} ≠ its lots ${lotAvail} / ${lotRes}`);
-    }
-    if (BigInt(w.available_nano) !== jAvail || BigInt(w.reserved_nano) !== jRes) {
-      problems.push(`wallet ${w.id}: columns available ${w.available_nano} reserved ${w.reserved_nano} ≠ journal ${jAvail} / ${jRes}`);
-    }
-    if (BigInt(w.available_nano) < 0n || BigInt(w.reserved_nano) < 0n || mine.some((l) => BigInt(l.available_nano) < 0n || BigInt(l.reserved_nano) < 0n)) {
-      negativeWallets += 1;
-      problems.push(`wallet ${w.id}: below zero (available ${w.available_nano}, reserved ${w.reserved_nano})`);
-    }
+  // 1 and 5: balances against the journal, wallets and lots, and nothing below zero (every hold's expiry is
+  // left to 2, which wants none held at all).
+  const ledger = await checkLedger(db, { walletIds: ids, heldExpiredBefore: null, examples: 1_000 });
+  for (const check of Object.keys(ledger.examples) as LedgerCheck[]) {
+    for (const where of ledger.examples[check]!) problems.push(ledgerProblem(check, where));
   }
-  for (const l of lots.rows) {
-    if (BigInt(l.available_nano) !== BigInt(l.j_avail) || BigInt(l.reserved_nano) !== BigInt(l.j_res)) {
-      problems.push(`lot ${l.id}: columns ${l.available_nano} / ${l.reserved_nano} ≠ journal ${l.j_avail} / ${l.j_res}`);
-    }
-  }
+  const negativeWallets = ledger.failures.negative_balance ?? 0;
+  const wallets = await db.query<{ id: string; available_nano: string }>(`SELECT id, available_nano FROM wallets WHERE id = ANY($1)`, [ids]);
   if (wallets.rows.length !== ids.length) problems.push(`audited ${ids.length} wallets, found ${wallets.rows.length}`);
 
   // 2: holds left, and each reservation's settled money from the journal (not from its charged column).
@@ -276,6 +251,24 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     }
   }
   return { figures, problems, calls: audits };
+}
+
+/** One problem line per place a check of the ledger audit failed. */
+function ledgerProblem(check: LedgerCheck, at: LedgerExample): string {
+  switch (check) {
+    case 'wallet_journal':
+      return `wallet ${at.walletId}: balance columns ≠ journal`;
+    case 'lot_journal':
+      return `lot ${at.lotId}: balance columns ≠ journal`;
+    case 'wallet_lots':
+      return `wallet ${at.walletId}: balance columns ≠ its lots`;
+    case 'negative_balance':
+      return `wallet ${at.walletId}: below zero${at.lotId ? ` (lot ${at.lotId})` : ''}`;
+    case 'expired_hold':
+      return `reservation ${at.reservationId}: held past its expiry`;
+    case 'hold_lots':
+      return `reservation ${at.reservationId}: held amount ≠ what its lots hold`;
+  }
 }
 
 /** Throws with every broken invariant, one per line (at most `limit`), when there is any. */

@@ -1,0 +1,222 @@
+// The ledger checks itself. The journal is append-only and every move writes lots, wallet and journal in one
+// transaction (ledger.ts), so at any committed instant these hold, and a row that breaks one is a bug or a
+// hand edit that nothing else would notice until a customer did:
+//   wallet_journal    a wallet's columns = its journal: available = Σ top_up − Σ reserve + Σ release,
+//                     reserved = Σ reserve − Σ settle − Σ release
+//   lot_journal       the same per lot
+//   wallet_lots       a wallet's columns = the sums of its lots' columns
+//   negative_balance  no wallet, and no lot of it, below zero (the CHECK constraints' net, in case one is gone)
+//   expired_hold      no reservation still held past its expiry by more than a grace (the sweeper runs every
+//                     sweep_interval_ms: a hold it has not reached yet is not a failure)
+//   hold_lots         a held reservation's reservation_lots add up to its amount_nano (draws and trims keep
+//                     both in step)
+// Each query is one statement, so it reads one snapshot on PostgreSQL and PGlite alike: a move committing
+// meanwhile is seen whole or not at all, and a busy ledger never fails an audit. Everything is aggregated in
+// SQL; what comes back is a count per check and a few example ids, never a key or a text the client wrote.
+// The journal is read once per audit (one sequential scan, hashed by wallet and lot: migration 009 tells the
+// planner a lot has one wallet, else it sorts the journal on disk); the rest reads the wallets and lots once
+// and the held reservations through their partial index. bench/ledger-audit-cost.ts measures it.
+//
+// test/helpers/auditor.ts runs the same checks after the chaos suite's calls, limited to its wallets.
+import type { Clock } from '../core/clock.ts';
+import type { Queryable } from '../db/db.ts';
+
+export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'wallet_lots', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
+export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
+
+/** Where a check failed: the wallet, and the lot or reservation when the check is about one. */
+export interface LedgerExample {
+  walletId: string;
+  lotId?: string;
+  reservationId?: string;
+}
+
+export interface LedgerAudit {
+  ok: boolean;
+  /** Rows found per check run (0: it passed). */
+  failures: Partial<Record<LedgerCheck, number>>;
+  /** Up to `examples` places per failed check. */
+  examples: Partial<Record<LedgerCheck, LedgerExample[]>>;
+}
+
+export interface LedgerAuditOptions {
+  /** A held reservation that expired before this instant fails expired_hold; null leaves that check out. */
+  heldExpiredBefore: Date | null;
+  /** Only these wallets (the test auditor's); all when absent. */
+  walletIds?: readonly string[];
+  /** Example ids kept per failed check (default 5). */
+  examples?: number;
+}
+
+const AVAIL = `CASE kind WHEN 'top_up' THEN amount_nano WHEN 'reserve' THEN -amount_nano WHEN 'release' THEN amount_nano ELSE 0 END`;
+const RESERVED = `CASE kind WHEN 'reserve' THEN amount_nano WHEN 'settle' THEN -amount_nano WHEN 'release' THEN -amount_nano ELSE 0 END`;
+/** $1: the wallets audited, or null for all. */
+const inScope = (column: string) => `($1::text[] IS NULL OR ${column} = ANY($1::text[]))`;
+
+// Every query below defines `failed(check_name, wallet_id, lot_id, reservation_id)`; this keeps the count per
+// check and its first $2 rows, so a ledger broken everywhere still answers in a few rows.
+const examplesOf = (ctes: string) => `
+WITH ${ctes}
+SELECT check_name, wallet_id, lot_id, reservation_id, failures::text AS failures FROM (
+  SELECT f.*, count(*) OVER (PARTITION BY check_name) AS failures,
+         row_number() OVER (PARTITION BY check_name ORDER BY wallet_id, lot_id, reservation_id) AS n
+    FROM failed f
+) x WHERE n <= $2`;
+
+// The journal, once, per (wallet, lot): both journal checks read it. Grouping by the journal's own wallet_id
+// (not the lot's) makes a row written under the wrong wallet show on both wallets.
+const JOURNAL_SQL = examplesOf(`
+j AS MATERIALIZED (
+  SELECT wallet_id, lot_id, sum(${AVAIL}) AS avail, sum(${RESERVED}) AS reserved
+    FROM ledger_journal WHERE ${inScope('wallet_id')}
+   GROUP BY wallet_id, lot_id
+), by_wallet AS (
+  SELECT wallet_id, sum(avail) AS avail, sum(reserved) AS reserved FROM j GROUP BY wallet_id
+), by_lot AS (
+  SELECT lot_id, sum(avail) AS avail, sum(reserved) AS reserved FROM j GROUP BY lot_id
+), failed AS (
+  SELECT 'wallet_journal' AS check_name, w.id AS wallet_id, NULL::text AS lot_id, NULL::text AS reservation_id
+    FROM wallets w LEFT JOIN by_wallet s ON s.wallet_id = w.id
+   WHERE ${inScope('w.id')} AND (w.available_nano <> coalesce(s.avail, 0) OR w.reserved_nano <> coalesce(s.reserved, 0))
+  UNION ALL
+  SELECT 'lot_journal', l.wallet_id, l.id, NULL
+    FROM credit_lots l LEFT JOIN by_lot s ON s.lot_id = l.id
+   WHERE ${inScope('l.wallet_id')} AND (l.available_nano <> coalesce(s.avail, 0) OR l.reserved_nano <> coalesce(s.reserved, 0))
+)`);
+
+const BALANCES_SQL = examplesOf(`
+lots AS (
+  SELECT wallet_id, sum(available_nano) AS avail, sum(reserved_nano) AS reserved,
+         min(id) FILTER (WHERE available_nano < 0 OR reserved_nano < 0) AS negative_lot
+    FROM credit_lots WHERE ${inScope('wallet_id')}
+   GROUP BY wallet_id
+), failed AS (
+  SELECT 'wallet_lots' AS check_name, w.id AS wallet_id, NULL::text AS lot_id, NULL::text AS reservation_id
+    FROM wallets w LEFT JOIN lots l ON l.wallet_id = w.id
+   WHERE ${inScope('w.id')} AND (w.available_nano <> coalesce(l.avail, 0) OR w.reserved_nano <> coalesce(l.reserved, 0))
+  UNION ALL
+  SELECT 'negative_balance', w.id, l.negative_lot, NULL
+    FROM wallets w LEFT JOIN lots l ON l.wallet_id = w.id
+   WHERE ${inScope('w.id')} AND (w.available_nano < 0 OR w.reserved_nano < 0 OR l.negative_lot IS NOT NULL)
+)`);
+
+// $3: held past this instant fails (null: not checked). Held reservations are few (the calls in flight and
+// the leases) and indexed (reservations_held_expiry), whatever the table's size.
+const HOLDS_SQL = examplesOf(`
+failed AS (
+  SELECT 'expired_hold' AS check_name, r.wallet_id, NULL::text AS lot_id, r.id AS reservation_id
+    FROM reservations r
+   WHERE r.state = 'held' AND $3::timestamptz IS NOT NULL AND r.expires_at < $3::timestamptz AND ${inScope('r.wallet_id')}
+  UNION ALL
+  SELECT 'hold_lots', r.wallet_id, NULL, r.id
+    FROM reservations r
+   WHERE r.state = 'held' AND ${inScope('r.wallet_id')}
+     AND r.amount_nano <> coalesce((SELECT sum(rl.amount_nano) FROM reservation_lots rl WHERE rl.reservation_id = r.id), 0)
+)`);
+
+interface FailedRow {
+  check_name: LedgerCheck;
+  wallet_id: string;
+  lot_id: string | null;
+  reservation_id: string | null;
+  failures: string;
+}
+
+/** Runs every check once (three statements) and says which failed, where. A query that fails throws. */
+export async function checkLedger(db: Queryable, opts: LedgerAuditOptions): Promise<LedgerAudit> {
+  const scope = opts.walletIds ? [...opts.walletIds] : null;
+  const examples = opts.examples ?? 5;
+  const before = opts.heldExpiredBefore?.toISOString() ?? null;
+  const rows: FailedRow[] = [];
+  rows.push(...(await db.query<FailedRow>(JOURNAL_SQL, [scope, examples])).rows);
+  rows.push(...(await db.query<FailedRow>(BALANCES_SQL, [scope, examples])).rows);
+  rows.push(...(await db.query<FailedRow>(HOLDS_SQL, [scope, examples, before])).rows);
+
+  const audit: LedgerAudit = { ok: true, failures: {}, examples: {} };
+  for (const check of LEDGER_CHECKS) if (check !== 'expired_hold' || before !== null) audit.failures[check] = 0;
+  for (const r of rows) {
+    audit.ok = false;
+    audit.failures[r.check_name] = Number(r.failures);
+    const example: LedgerExample = { walletId: r.wallet_id };
+    if (r.lot_id !== null) example.lotId = r.lot_id;
+    if (r.reservation_id !== null) example.reservationId = r.reservation_id;
+    (audit.examples[r.check_name] ??= []).push(example);
+  }
+  return audit;
+}
+
+/** How many sweep intervals a hold may stay held past its expiry before the audit counts it. */
+export const HOLD_GRACE_SWEEPS = 3;
+export const DEFAULT_AUDIT_INTERVAL_MS = 300_000;
+
+export interface LedgerAuditorOptions {
+  db: Queryable;
+  clock: Clock;
+  /** A hold held this long past its expiry fails expired_hold. */
+  holdGraceMs: number;
+  /** Read at each use, so the log can be the app's once it exists. */
+  log: () => { warn(o: object, msg: string): void; error(o: object, msg: string): void };
+}
+
+/** What the last audit that completed found, for the metrics. */
+export interface LedgerAuditRun extends LedgerAudit {
+  /** When it completed (the gateway's clock). */
+  at: Date;
+  durationMs: number;
+}
+
+/** The periodic audit of one process: one run at a time; a failed check is logged at error, a failed query at warn. */
+export class LedgerAuditor {
+  private lastRun: LedgerAuditRun | null = null;
+  private running: Promise<LedgerAuditRun | null> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly opts: LedgerAuditorOptions) {}
+
+  /** The last completed audit; null before the first (or while every one so far could not run). */
+  last(): LedgerAuditRun | null {
+    return this.lastRun;
+  }
+
+  /** Audits now, or joins the audit already running; null when its queries failed (logged). Never throws. */
+  run(): Promise<LedgerAuditRun | null> {
+    this.running ??= this.runOnce().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Audits every `intervalMs` (0: never), the first one interval after the start. */
+  start(intervalMs: number): void {
+    if (intervalMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => void this.run(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** No more audits; resolves once the one running (if any) has ended, so the database can close after it. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private async runOnce(): Promise<LedgerAuditRun | null> {
+    const { db, clock, holdGraceMs, log } = this.opts;
+    const started = performance.now();
+    let audit: LedgerAudit;
+    try {
+      audit = await checkLedger(db, { heldExpiredBefore: new Date(clock.now().getTime() - holdGraceMs) });
+    } catch (err) {
+      // The ledger is not known to be wrong: the last result stands, and its time shows how old it is.
+      log().warn({ err }, 'ledger audit could not run');
+      return null;
+    }
+    const run: LedgerAuditRun = { ...audit, at: clock.now(), durationMs: Math.round(performance.now() - started) };
+    this.lastRun = run;
+    if (!run.ok) {
+      const checks = LEDGER_CHECKS.filter((c) => (run.failures[c] ?? 0) > 0);
+      log().error({ checks, failures: run.failures, examples: run.examples, durationMs: run.durationMs }, 'ledger audit failed');
+    }
+    return run;
+  }
+}
