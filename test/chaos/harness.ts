@@ -20,6 +20,10 @@ export interface ChaosTarget {
   newApiKey(walletId: string, name: string): Promise<{ id: string; key: string }>;
   /** Called once a run's wallet and keys exist, right before its calls (a lease-mode gateway takes its leases here). */
   beforeCalls?(walletId: string): Promise<void>;
+  /** Holds still `held` on these wallets; default: counted in `db` (which an embedded database's child owns). */
+  heldCount?(walletIds: readonly string[]): Promise<number>;
+  /** After the last run, before the audit: makes `db` readable (an embedded database is stopped and opened here). */
+  beforeAudit?(): Promise<void>;
 }
 
 /** Catalog prices, USD per 1M tokens, copied by hand from catalog/vendor-a.yaml and vendor-b.yaml. */
@@ -76,8 +80,8 @@ export interface FaultCase {
   name: string;
   /** The faults put on the simulator before each run, per route; cleared after the run. */
   inject?: (calls: readonly ChaosCall[], ctx: ChaosContext) => { route: string; fault: Fault }[];
-  /** What the client does with its call (default: reads the answer to its end). Never throws. */
-  client?: (call: ChaosCall, ctx: ChaosContext) => Promise<void>;
+  /** What the client does with its call, the `index`th of its run (default: reads the answer to its end). Never throws. */
+  client?: (call: ChaosCall, ctx: ChaosContext, index: number) => Promise<void>;
   /** Which shapes the runs use (default: all). */
   shapes?: (s: CallShape) => boolean;
   /** Runs beside the calls of each run (the place for database faults). */
@@ -92,8 +96,8 @@ export interface FaultCase {
    * nobody), given the calls made. Those are reported in the row, not failed; every other invariant holds.
    */
   lossBound?: (calls: number) => number;
-  /** Invariants of this fault beyond the ledger's, checked after the last run: one line per problem. */
-  check?: (ctx: Omit<ChaosContext, 'run'>, calls: readonly ChaosCall[]) => Promise<string[]>;
+  /** Invariants of this fault beyond the ledger's, checked after the last run (with the audit): one line per problem. */
+  check?: (ctx: Omit<ChaosContext, 'run'>, calls: readonly ChaosCall[], report: AuditReport) => Promise<string[]>;
 }
 
 export interface ChaosRow {
@@ -155,6 +159,7 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
   const shapes = SHAPES.filter(fc.shapes ?? (() => true));
   const db = t.db;
   const base = { t, db };
+  const held = t.heldCount ?? ((ids: readonly string[]) => heldCount(db, ids));
   await fc.setup?.(base);
   const walletIds: string[] = [];
   const calls: ChaosCall[] = [];
@@ -176,15 +181,16 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
       await t.beforeCalls?.(wallet.id);
       for (const { route, fault } of fc.inject?.(batch, ctx) ?? []) t.sim.inject(route, fault);
       const client = fc.client ?? ((c: ChaosCall) => readToEnd(c));
-      await Promise.all([...batch.map((c) => client(c, ctx)), fc.during?.(ctx)]);
+      await Promise.all([...batch.map((c, i) => client(c, ctx, i)), fc.during?.(ctx)]);
       t.sim.clearFaults();
       calls.push(...batch);
       const deadline = Date.now() + (fc.settleMs ?? 5_000);
-      while ((await heldCount(db, [wallet.id])) > 0 && Date.now() < deadline) await sleep(10);
+      while ((await held([wallet.id])) > 0 && Date.now() < deadline) await sleep(10);
     }
   } finally {
     await fc.teardown?.(base);
   }
+  await t.beforeAudit?.();
   await t.sim.outcomesSettled(15_000);
   const report = await auditLedger({
     db,
@@ -197,7 +203,7 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
       return p;
     },
   });
-  report.problems.push(...((await fc.check?.(base, calls)) ?? []));
+  report.problems.push(...((await fc.check?.(base, calls, report)) ?? []));
   const f = report.figures;
   const tags = new Set(calls.map((c) => c.tag));
   return {

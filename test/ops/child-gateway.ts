@@ -26,14 +26,23 @@ export interface ChildGatewayOptions {
   apiKey?: string;
   /** False for a start that is expected to fail: returns without waiting for the banner. */
   waitForBanner?: boolean;
+  /** Listen on this port (a gateway started again where the one before it was killed); default a random one. */
+  port?: number;
+  /**
+   * An existing data folder (the embedded database of a gateway killed before): used as it is and left in
+   * place by remove(), which deletes only a folder this start made.
+   */
+  dataDir?: string;
 }
 
 export async function startChildGateway(env: Record<string, string> = {}, opts: ChildGatewayOptions = {}): Promise<ChildGateway> {
   const tree = tempCatalogTree();
   opts.prepare?.(tree);
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-ops-'));
+  const ownDataDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-ops-'));
+  const removeDataDir = () => ownDataDir && rmSync(dataDir, { recursive: true, force: true });
   // Below Linux's ephemeral range (32768 and up), where an outgoing connection may already hold the port.
-  const port = 20000 + Math.floor(Math.random() * 12000);
+  const port = opts.port ?? 20000 + Math.floor(Math.random() * 12000);
   const out = { text: '' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
     env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'info', ...env },
@@ -51,7 +60,7 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
     // Not handed to the test, so nothing else would stop it: it would outlive the run.
     child.kill('SIGKILL');
     tree.remove();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir();
     throw e;
   }
   return {
@@ -66,7 +75,7 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
     remove() {
       child.kill('SIGKILL');
       tree.remove();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir();
     },
   };
 }
