@@ -3,6 +3,7 @@
 // covers an answer without `usage` at all and one whose counts are not counts (negative, strings, missing where
 // every answer carries them), on plain answers and on streams. The vendor here is a stub on loopback that
 // answers correctly in every way but the usage it is told to send.
+import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,7 +106,7 @@ afterAll(async () => {
 });
 
 async function chargeFor(path: string, body: object, headers: Record<string, string> = {}): Promise<bigint> {
-  const before = (await gw.ledger.balance(walletId)).availableNano;
+  const before = (await walletView(gw, walletId)).spendableNano;
   const res = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
@@ -115,11 +116,10 @@ async function chargeFor(path: string, body: object, headers: Record<string, str
   expect(res.status, text).toBe(200);
   if ((body as { stream?: boolean }).stream) expect(text, 'the stream reached the client').toContain('x'.repeat(ANSWER_TEXT.length / PIECES));
   else if (!path.startsWith('/v1/images')) expect(text).toContain(ANSWER_TEXT);
-  const after = await gw.ledger.balance(walletId);
-  expect(after.reservedNano, 'a hold stayed').toBe(0n);
-  const journal = await gw.ledger.journalSum(walletId);
-  expect(journal.availableNano).toBe(after.availableNano);
-  return before - after.availableNano;
+  const after = await walletView(gw, walletId);
+  expect(after.heldNano, 'a hold stayed').toBe(0n);
+  await expectJournalAddsUp(gw.ledger, walletId);
+  return before - after.spendableNano;
 }
 
 /** At least the work's worth, and an estimate that leans only a little high (ids and labels count as text). */

@@ -1,6 +1,18 @@
 // Ledger test helpers shared by the ledger test files.
 import { expect } from 'vitest';
 import type { Ledger } from '../../engine/money/ledger.ts';
+import type { RunningGateway } from '../../engine/gateway.ts';
+import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+
+/**
+ * A wallet as its calls see it on the shipped money path: what it can still spend (what budget leases hold
+ * unspent counts as the wallet's) and what its calls in flight hold (their own reservations, and their part of
+ * this gateway's leases).
+ */
+export async function walletView(gw: Pick<RunningGateway, 'ledger' | 'leases'>, walletId: string): Promise<{ spendableNano: bigint; heldNano: bigint }> {
+  const b = spendableBalance(await gw.ledger.balance(walletId), await readLeasedByLot(gw.ledger.db, [walletId]));
+  return { spendableNano: b.availableNano, heldNano: b.reservedNano + gw.leases.stats().inFlightNano };
+}
 
 /** The journal adds up to the balance columns, wallet and lots alike, and money is conserved. */
 export async function expectJournalAddsUp(ledger: Ledger, walletId: string) {

@@ -35,7 +35,8 @@ for (const kind of kinds) {
 
       expect(statuses.filter((s) => s >= 500), 'a call answered 5xx').toEqual([]);
       expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
-      expect(answered.size).toBeGreaterThan(CALLS / 2);
+      expect(answered.size).toBeGreaterThan(AT_ONCE);
+      expect(statuses, 'the burst did not drain the wallet').toContain(402);
       const db = t.gw.ledger.db;
       // Every answer's end waited for its charge: the records are there now, one per answered call.
       const records = await db.query<{ request_id: string; charged_nano: string }>('SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1', [t.walletId]);
@@ -50,7 +51,7 @@ for (const kind of kinds) {
       // No reservation charged or gave back more than it held on a lot.
       const past = await db.query<{ reservation_id: string; lot_id: string; left: string }>(
         `SELECT reservation_id, lot_id, sum(CASE kind WHEN 'reserve' THEN amount_nano ELSE -amount_nano END)::text AS left
-           FROM ledger_journal WHERE wallet_id = $1 GROUP BY reservation_id, lot_id
+           FROM ledger_journal WHERE wallet_id = $1 AND reservation_id IS NOT NULL GROUP BY reservation_id, lot_id
          HAVING sum(CASE kind WHEN 'reserve' THEN amount_nano ELSE -amount_nano END) < 0`,
         [t.walletId],
       );
