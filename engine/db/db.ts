@@ -18,6 +18,11 @@ export interface Db extends Queryable {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+  /**
+   * False while the server looks gone (its listening connection dropped and has not come back): what admits
+   * calls without a query asks this first. Absent for the embedded database, which is always there.
+   */
+  seemsReachable?(): boolean;
   /** Connections of a server pool, for the metrics; absent for the embedded database (one in-process connection). */
   poolUse?(): { total: number; idle: number; waiting: number };
 }

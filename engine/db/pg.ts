@@ -6,7 +6,8 @@
 //   fn throws. Do not call `db.query` inside fn for work that belongs to the transaction: use `tx`.
 // - `listen` uses one dedicated client for every channel; when that connection drops it reconnects with
 //   backoff and re-issues LISTEN for every channel still subscribed. Notifications sent while it was
-//   down are lost (NOTIFY is not durable), so listeners should treat them as cache hints only.
+//   down are lost (NOTIFY is not durable), so listeners should treat them as cache hints only. Until it is
+//   back, `seemsReachable` says no: the server's going away is seen there first, with no query of our own.
 // - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
 import pg from 'pg';
@@ -47,6 +48,8 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
   let closed = false;
   let retryTimer: NodeJS.Timeout | null = null;
   let backoff = 100;
+  /** The listening connection dropped and has not come back: the server is most likely down. */
+  let listenerLost = false;
 
   const dispatch = (msg: pg.Notification) => {
     const set = handlers.get(msg.channel);
@@ -81,6 +84,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       c.on('notification', dispatch);
       const lost = (err?: Error) => {
         if (err) onError(err);
+        if (!closed) listenerLost = true;
         if (listener === c) listener = null;
         c.removeAllListeners('notification');
         scheduleReconnect();
@@ -99,6 +103,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       }
       backoff = 100;
       listener = c;
+      listenerLost = false;
       return c;
     })();
     try {
@@ -112,6 +117,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
     kind: 'postgres',
     query: (sql, params) => poolQ.query(sql, params),
     poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    seemsReachable: () => !listenerLost,
 
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();

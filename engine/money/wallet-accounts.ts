@@ -161,8 +161,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
      */
     async admit(caller, model, amountNano, callId, advice): Promise<Hold> {
       const auth = authOf(caller);
-      // Charges the database has not taken are answers given on credit: none more until it takes them.
-      if (deps.writer.failing) throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
+      // Charges the database has not taken are answers given on credit: none more until it takes them, nor while
+      // it looks gone (a call admitted on a lease would otherwise be served with no database to charge it in).
+      if (deps.writer.failing || ledger.db.seemsReachable?.() === false) {
+        throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
+      }
       const now = clock.now();
       await keys.quota.checkQuota(auth, amountNano, now);
       const cap = keys.quota.monthlyCap(auth, now) ?? undefined;

@@ -14,6 +14,7 @@ import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import type { RequestOutcome } from '../http/access-log.ts';
 import type { LeaseStats } from '../money/leases.ts';
 import type { ChargeStats } from '../money/charge-writer.ts';
+import { LEASE_CALL_PREFIX } from '../money/types.ts';
 import { LEDGER_CHECKS, type LedgerAuditRun } from '../money/audit.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -77,11 +78,11 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'gateway_holds_in_flight',
-      help: 'Reservations currently held in the ledger (calls under way, all gateway processes).',
+      help: 'Reservations of single calls held in the ledger (calls under way that hold their own, all gateway processes); budget leases are in gateway_leases.',
       registers,
       aggregator: 'first',
       async collect() {
-        const { rows } = await sources.db.query<{ n: string }>("SELECT count(*)::text AS n FROM reservations WHERE state = 'held'");
+        const { rows } = await sources.db.query<{ n: string }>("SELECT count(*)::text AS n FROM reservations WHERE state = 'held' AND call_id NOT LIKE $1", [`${LEASE_CALL_PREFIX}%`]);
         this.set(Number(rows[0]?.n ?? 0));
       },
     });
