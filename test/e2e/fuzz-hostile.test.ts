@@ -4,6 +4,7 @@
 // call (2xx); anything else is a 4xx in the door's error shape, with nothing charged and nothing held.
 // A body that is broken as a whole (nesting past the limit, too big, not JSON) is always a 4xx.
 // Prints how many cases ran (FUZZ_RUNS sets the runs per property, default 40).
+import { walletView } from '../helpers/ledger.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
@@ -108,8 +109,8 @@ function expectShape(shape: Shape, status: number, text: string, context: string
 }
 
 async function money(walletId = t.walletId) {
-  const b = await t.gw.ledger.balance(walletId);
-  return { available: b.availableNano, reserved: b.reservedNano };
+  const w = await walletView(t.gw, walletId);
+  return { available: w.spendableNano, reserved: w.heldNano };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
