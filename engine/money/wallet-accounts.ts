@@ -6,6 +6,7 @@ import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { keyFromHeaders, type AuthContext, type KeyService } from '../keys/index.ts';
 import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
+import { LEASE_CALL_PREFIX } from './types.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import { readHeldByKey } from './batch-sql.ts';
 import { readLeasedByLot } from './spendable.ts';
@@ -111,29 +112,40 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     return new RowsToWrite([[quota, ...alsoWrite], [quota], undefined], deps.log ?? quietLog, callId);
   };
 
+  /** Whether leases (another process's, once ours are back) still hold some of the key's monthly allowance. */
+  const keyLeasedElsewhere = async (keyId: string): Promise<boolean> =>
+    (
+      await ledger.db.query(`SELECT 1 FROM reservations WHERE key_id = $1 AND state = 'held' AND call_id LIKE $2 LIMIT 1`, [
+        keyId,
+        `${LEASE_CALL_PREFIX}%`,
+      ])
+    ).rows.length > 0;
+
   /**
-   * A reserve refused for credit while the balance may sit in leases, this process's or another's: gives back
-   * this process's, asks the others for theirs, and tries again as money comes back, until
-   * LEASE_RETURN_WAIT_MS have passed. Not once only: several calls can wait on one return, and when money
-   * enough for one comes back first, all of them try; the ones that lose that race wait for the rest.
+   * A reserve refused while what it needs may sit in leases, this process's or another's: for credit (`short`
+   * 'insufficient_credit': the wallet's money), or over the key's monthly limit ('key_limit': a lease of the key's
+   * allowance holds part of the month). Gives back this process's leases, asks the others for theirs, and tries
+   * again as money or allowance comes back, until LEASE_RETURN_WAIT_MS have passed. Not once only: several calls
+   * can wait on one return, and when enough for one comes back first, all of them try; the ones that lose that
+   * race wait for the rest.
    */
   async function reserveAsLeasesReturn(
     walletId: string,
-    vendor: string,
-    amountNano: bigint,
+    short: 'insufficient_credit' | 'key_limit',
     reserve: () => Promise<ReserveResult>,
     leases: NonNullable<WalletAccountsDeps['leases']>,
+    waitFor: { keyId?: string; stillShort: () => Promise<boolean>; leasedElsewhere: () => Promise<boolean> },
   ): Promise<ReserveResult> {
-    await leases.book.returnWallet(walletId);
+    await leases.book.returnWallet(walletId, waitFor.keyId);
     const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
     let asked = false;
     for (;;) {
       const result = await reserve();
-      if (result.ok || result.reason !== 'insufficient_credit' || Date.now() >= deadline || !(await leasedElsewhere(walletId))) return result;
+      if (result.ok || result.reason !== short || Date.now() >= deadline || !(await waitFor.leasedElsewhere())) return result;
       if (!asked) await leases.askOthersToReturn(walletId);
       asked = true;
       do await sleep(RETURN_POLL_MS);
-      while (Date.now() < deadline && (await ledger.usableNano(walletId, vendor)) < amountNano);
+      while (Date.now() < deadline && (await waitFor.stillShort()));
     }
   }
 
@@ -182,11 +194,20 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       }
       const reserve = () => ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
       let result = await reserve();
-      if (!result.ok && result.reason === 'insufficient_credit' && leases) result = await reserveAsLeasesReturn(caller.walletId, model.vendor, amountNano, reserve, leases);
+      if (!result.ok && result.reason === 'insufficient_credit' && leases) {
+        result = await reserveAsLeasesReturn(caller.walletId, 'insufficient_credit', reserve, leases, {
+          stillShort: async () => (await ledger.usableNano(caller.walletId, model.vendor)) < amountNano,
+          leasedElsewhere: () => leasedElsewhere(caller.walletId),
+        });
+      }
       if (!result.ok && result.reason === 'key_limit' && leaseKey) {
-        // The key's own leases may hold the allowance this call needs (a call larger than what they have left).
-        await leases!.book.returnWallet(caller.walletId, leaseKey.keyId);
-        result = await reserve();
+        // The key's leases, this process's or another's, may hold the allowance this call needs (a call larger
+        // than what they have left): an idle lease of another process must not refuse a call the month allows.
+        result = await reserveAsLeasesReturn(caller.walletId, 'key_limit', reserve, leases!, {
+          keyId: leaseKey.keyId,
+          stillShort: async () => (await leaseKey.roomNano()) < amountNano,
+          leasedElsewhere: () => keyLeasedElsewhere(leaseKey.keyId),
+        });
       }
       if (result.ok) {
         const hold: LedgerHold = { callId, amountNano, reservation: result.reservation };
