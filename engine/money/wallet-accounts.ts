@@ -194,8 +194,10 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       }
       const reserve = () => ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
       let result = await reserve();
-      if (!result.ok && result.reason === 'insufficient_credit' && leases) {
-        result = await reserveAsLeasesReturn(caller.walletId, 'insufficient_credit', reserve, leases, {
+      // Asked back whether or not leases admit calls now: a reload that turned them off leaves the ones held
+      // (this process's until they go back idle, another process's while it still runs with them) holding money.
+      if (!result.ok && result.reason === 'insufficient_credit' && deps.leases) {
+        result = await reserveAsLeasesReturn(caller.walletId, 'insufficient_credit', reserve, deps.leases, {
           stillShort: async () => (await ledger.usableNano(caller.walletId, model.vendor)) < amountNano,
           leasedElsewhere: () => leasedElsewhere(caller.walletId),
         });
