@@ -27,7 +27,7 @@ const chat = (key: string, model: string, usage: string, maxTokens = 2000) =>
   post(t, '/v1/chat/completions', { model, messages: [{ role: 'user', content: `hi [[sim:usage ${usage}]]` }], max_completion_tokens: maxTokens }, { authorization: `Bearer ${key}` });
 
 async function settled() {
-  for (let i = 0; i < 100 && (await t.gw.ledger.balance(t.walletId)).reservedNano !== 0n; i++) await sleep(20);
+  for (let i = 0; i < 100 && (await t.held()) !== 0n; i++) await sleep(20);
 }
 
 /** The row of the keys table whose name cell is exactly `name`. */

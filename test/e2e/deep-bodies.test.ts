@@ -2,6 +2,7 @@
 // hold left for the sweeper, freezing the wallet for every key on it. JSON depth is now bounded
 // (limits.json_max_depth) before anything is held, on every door that reads JSON; and whatever fails after a
 // hold was taken releases it at once.
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
@@ -39,7 +40,7 @@ function nested(levels: number): unknown {
   return v;
 }
 
-const held = async () => (await t.gw.ledger.balance(t.walletId)).reservedNano;
+const held = async () => (await t.held());
 
 /** Sends the call and asserts: nothing held at any moment after, balance unchanged, no vendor asked. */
 async function expectNothingMoved(send: () => Promise<Response>): Promise<Response> {
@@ -150,8 +151,6 @@ describe('a failure after the hold was taken releases it at once', () => {
     expect(await held()).toBe(0n);
     expect(await t.balance()).toBe(before);
     await sleep(50);
-    const journal = await t.gw.ledger.journalSum(t.walletId);
-    expect(journal.availableNano).toBe(await t.balance());
-    expect(journal.reservedNano).toBe(0n);
+    await expectJournalAddsUp(t.gw.ledger, t.walletId);
   });
 });

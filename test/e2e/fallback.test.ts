@@ -87,7 +87,7 @@ describe('every route fails', () => {
     expect(body.error.type).toBe('upstream_error');
     expect(routesSince(vendor, n)).toEqual([`${vendor}0`, `${vendor}1`]);
     expect(await t.balance()).toBe(before);
-    expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
+    expect((await t.held())).toBe(0n);
   });
 
   it('messages door: 502 in the messages error shape', async () => {
@@ -193,7 +193,7 @@ describe('streams', () => {
     const frames = parseSse(await res.text());
     expect(frames.some((f) => f.data?.error)).toBe(true);
     expect(routesSince('a', n)).toEqual(['a0']);
-    expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
+    expect((await t.held())).toBe(0n);
   });
 });
 

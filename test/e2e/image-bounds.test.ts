@@ -2,6 +2,7 @@
 // images of an edit and the output of the quality asked. A client could otherwise send a 10 MB prompt or ask
 // for high quality and be charged only the flat per-image reservation (settling charges no more than the
 // balance covers). The published per-image reservation still stands for an ordinary call.
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from './e2e.ts';
@@ -13,7 +14,7 @@ afterEach(async () => {
 });
 
 const RESERVATION_CREDITS = 110_000; // image-b-1: $0.11 per image (catalog/media.yaml)
-const reserved = async (g: TestGateway) => (await g.gw.ledger.balance(g.walletId)).reservedNano;
+const reserved = async (g: TestGateway) => (await g.held());
 
 async function imageCall(g: TestGateway, body: Record<string, unknown>) {
   const before = await g.balance();
@@ -68,7 +69,6 @@ describe('image generation holds', () => {
     const r = await imageCall(t, { prompt: 'y'.repeat(400_000), quality: 'high' });
     expect(r.status, r.text).toBe(200);
     expect(r.charged).toBe(100_000n * 5_000n + 4160n * 30_000n);
-    const journal = await t.gw.ledger.journalSum(t.walletId);
-    expect(journal.availableNano).toBe(await t.balance());
+    await expectJournalAddsUp(t.gw.ledger, t.walletId);
   });
 });

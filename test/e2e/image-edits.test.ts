@@ -40,7 +40,7 @@ async function observe<T>(run: () => Promise<T>): Promise<{ out: T; sent: { rout
   const sent = [...t.received('b'), ...t.received('d')]
     .slice(n)
     .map((r) => ({ route: r.route, body: r.body as MultipartBody }));
-  expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
+  expect((await t.held())).toBe(0n);
   return { out, sent, nano: before - (await t.balance()) };
 }
 

@@ -2,6 +2,7 @@
 // still in flight on the key (what they hold), not only the finished ones, on both databases and across two
 // gateways sharing one PostgreSQL. Over real loopback HTTP; the simulator answers every call with all the
 // output max_completion_tokens allows, so each admitted call costs close to what it held.
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import { databaseKinds, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type DatabaseKind, type TestPostgres } from '../helpers/databases.ts';
@@ -43,7 +44,7 @@ async function burst(urls: string[], apiKey: string, n: number) {
 /** Waits until the wallet holds nothing (every admitted call settled). */
 async function settled(t: TestGateway) {
   for (let i = 0; i < 200; i++) {
-    if ((await t.gw.ledger.balance(t.walletId)).reservedNano === 0n) return;
+    if ((await t.held()) === 0n) return;
     await sleep(25);
   }
   throw new Error('holds left behind');
@@ -124,9 +125,7 @@ for (const kind of databaseKinds) {
       expect(usedNano).toBeLessThanOrEqual(BigInt(LIMIT_CREDITS) * C);
       // The wallet paid exactly what the key counted, and the journal adds up with nothing held.
       expect(before - (await t.balance())).toBe(usedNano);
-      const journal = await t.gw.ledger.journalSum(t.walletId);
-      expect(journal.availableNano).toBe(await t.balance());
-      expect(journal.reservedNano).toBe(0n);
+      await expectJournalAddsUp(t.gw.ledger, t.walletId);
     });
 
     it('the 429 says that a lower max_tokens lowers what the call may use', async () => {
@@ -168,9 +167,7 @@ for (const kind of databaseKinds) {
         const usedNano = (await g1.gw.keys.quota.usage([id], new Date(TEST_NOW))).get(id)!.monthNano;
         expect(usedNano).toBeLessThanOrEqual(BigInt(LIMIT_CREDITS) * C);
         expect(before - (await g1.balance())).toBe(usedNano);
-        const journal = await g1.gw.ledger.journalSum(g1.walletId);
-        expect(journal.availableNano).toBe(await g1.balance());
-        expect(journal.reservedNano).toBe(0n);
+        await expectJournalAddsUp(g1.gw.ledger, g1.walletId);
       });
     }
   });

@@ -24,7 +24,7 @@ async function settledCall(body: object, headers: Record<string, string> = {}, p
   const res = await post(t, path, body, headers);
   const text = await res.text();
   expect(res.status, text).toBe(200);
-  for (let i = 0; i < 100 && (await t.gw.ledger.balance(t.walletId)).reservedNano !== 0n; i++) await sleep(20);
+  for (let i = 0; i < 100 && (await t.held()) !== 0n; i++) await sleep(20);
   return { res, text, charged: before - (await t.balance()), id: res.headers.get('x-request-id')! };
 }
 

@@ -36,7 +36,7 @@ async function waitFinished(tg: TestGateway, id: string, timeoutMs = 8000): Prom
   }
 }
 
-const reserved = async (tg: TestGateway) => (await tg.gw.ledger.balance(tg.walletId)).reservedNano;
+const reserved = async (tg: TestGateway) => (await tg.held());
 const videoCreates = (tg: TestGateway) => tg.received('d').filter((r) => r.path === '/v1/videos/generations');
 
 async function create(tg: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}) {
