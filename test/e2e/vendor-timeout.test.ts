@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 it('answers 502 at the time limit, charges nothing, holds nothing, and lets go of the vendor request', async () => {
-  const before = await t.gw.ledger.balance(t.walletId);
+  const before = await t.balance();
   const started = Date.now();
   const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 50 });
   const tookMs = Date.now() - started;
@@ -51,9 +51,8 @@ it('answers 502 at the time limit, charges nothing, holds nothing, and lets go o
   expect(tookMs).toBeGreaterThanOrEqual(CALL_TIMEOUT_MS - 50);
   expect(tookMs).toBeLessThan(CALL_TIMEOUT_MS + 3_000);
 
-  const after = await t.gw.ledger.balance(t.walletId);
-  expect(after.availableNano).toBe(before.availableNano);
-  expect(after.reservedNano).toBe(0n);
+  expect(await t.balance()).toBe(before);
+  expect(await t.held()).toBe(0n);
 
   expect(asked).toBe(1);
   await expect.poll(() => closedAfterMs.length, { timeout: 3_000 }).toBe(1);
