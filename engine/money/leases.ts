@@ -28,9 +28,9 @@ type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string)
 
 /**
  * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`).
- * Past it a call takes a hold of its own, whose reservation queues behind the ledger's writes, so a database slower than the calls slows the calls instead of piling up charges in memory
- * (each waiting draw keeps its call's record alive; without a bound the bench grew the process to 2.5 GB, and
- * 100 busy wallets to 1.1 GB).
+ * Past it a call takes a hold of its own, whose reservation queues behind the ledger's writes, so a database
+ * slower than the calls slows the calls instead of piling up charges in memory (each waiting draw keeps its
+ * call's record alive; without a bound the bench grew the process to 2.5 GB, and 100 busy wallets to 1.1 GB).
  */
 export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 /** Grants a call no lease covered waits for before it takes the exact path. */
@@ -151,16 +151,16 @@ export class BudgetLeases {
 
   /**
    * Charges the call's cost: decided here, once (the lease's figures move now and never again for this call),
-   * and handed to the writer, which writes it until it lands. Out of the lease (the normal case: a call costs
-   * at most what it held) the charge is the cost; past what the lease can give, see chargePastLease.
+   * and handed to the writer, which writes it until it lands. Out of what the lease holds for no other call (the
+   * normal case: a call costs at most what it held) the charge is the cost; past it, see chargePastLease.
    */
   settle(h: LeaseHold, costNano: bigint, drawId: string, rows: RowsToWrite = noRows(drawId)): Charge {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
     const cost = costNano < 0n ? 0n : costNano;
     this.spend.note(pairKey(lease), cost, this.nowMs());
-    const unspent = lease.granted - lease.spent;
-    const charge = cost <= unspent ? this.drawWithin(lease, cost, drawId, rows) : this.chargePastLease(lease, cost, drawId, rows);
+    // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
+    const charge = cost <= free(lease) ? this.drawWithin(lease, cost, drawId, rows) : this.chargePastLease(lease, cost, drawId, rows);
     this.retireIfDone(lease);
     return charge;
   }
