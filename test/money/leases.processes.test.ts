@@ -236,7 +236,8 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     const chargedIds = records.rows.map((r) => r.request_id);
     expect(BigInt(chargedIds.length) * SPEECH_COST).toBe(charged);
     expect(new Set(chargedIds).size, 'a call charged twice').toBe(chargedIds.length);
-    expect(chargedIds.filter((id) => !answeredAt.has(id)), 'charged for a call not answered').toEqual([]);
+    // A call cut by the kill may be charged (its charge committed, its answer lost with the process) or not.
+    const cutButCharged = chargedIds.filter((id) => !answeredAt.has(id)).length;
     expect(answeredAt.size).toBeGreaterThanOrEqual(KILL_AFTER_ANSWERED);
     // Draws are written in the order calls drew, each row with the instant it drew; a call draws before its
     // answer leaves. So a call lost with the process drew after the newest row written, and its answer
@@ -253,7 +254,7 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     // The answer's bytes leave only once its charge is committed: no answered call is lost with the process.
     expect(lost.map(([id]) => id), 'answered in full, yet not charged').toEqual([]);
     console.log(
-      `SIGKILL with leases: ${answeredAt.size} answered, ${chargedIds.length} charged, ${lost.length} answered but lost with the process; ` +
+      `SIGKILL with leases: ${answeredAt.size} answered, ${chargedIds.length} charged (${cutButCharged} of them cut by the kill), ${lost.length} answered but lost with the process; ` +
         `the newest draw written was drawn ${killedAt - lastDrawnAt} ms before the kill`,
     );
     expect(again.child.exitCode).toBeNull();
