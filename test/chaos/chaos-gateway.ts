@@ -5,7 +5,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { leasesOn } from '../helpers/leased-gateway.ts';
+import { leasesOn, setLeases } from '../helpers/leased-gateway.ts';
 import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
 import type { ChaosTarget } from './harness.ts';
 
@@ -28,15 +28,16 @@ async function takeLeases(t: TestGateway, walletId: string): Promise<void> {
   throw new Error('no lease was granted for the run');
 }
 
-/** `leases`: budget leases on, returned quickly when idle, so a run's leases end before the audit. */
+/**
+ * The shipped money path: budget leases on, returned quickly when idle so a run's leases end before the audit.
+ * `leases: false`: every call holds its own reservation (as a wallet too small to lease does).
+ */
 export async function startChaosGateway(opts: { leases?: boolean } = {}): Promise<ChaosGateway> {
   if (!postgresAvailability.ok && REQUIRE_POSTGRES) throw new Error(postgresAvailability.reason);
+  const leases = opts.leases ?? true;
   const tree: TempTree = tempCatalogTree();
-  if (opts.leases) {
-    tree.edit('config/billing.yaml', (y) =>
-      leasesOn(y).replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150'),
-    );
-  }
+  if (leases) tree.edit('config/billing.yaml', (y) => leasesOn(y).replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150'));
+  else setLeases(tree, false);
   tree.edit('config/limits.yaml', (text) =>
     text
       .replace(/  chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
@@ -52,7 +53,7 @@ export async function startChaosGateway(opts: { leases?: boolean } = {}): Promis
     db: t.gw.db,
     newWallet: async (credits) => (await t.gw.ledger.createWallet({ credits })).id,
     newApiKey: (walletId, name) => t.gw.keys.createApiKey(walletId, { name }),
-    beforeCalls: opts.leases ? (walletId) => takeLeases(t, walletId) : undefined,
+    beforeCalls: leases ? (walletId) => takeLeases(t, walletId) : undefined,
   };
   return {
     t,
