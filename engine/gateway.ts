@@ -96,6 +96,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     planVendors: () => runtime.snapshot().config.billing.plan_restricted_vendors,
     drawFlushMs: () => runtime.snapshot().config.billing.leases?.flush_ms ?? DEFAULT_DRAW_FLUSH_MS,
     walletQueues: () => runtime.snapshot().config.billing.ledger?.queues ?? DEFAULT_WALLET_QUEUES,
+    flushWal: () => runtime.snapshot().config.billing.ledger?.synchronous_commit !== 'off',
   });
   const keys = createKeyService(db, { clock });
   await keys.ready();

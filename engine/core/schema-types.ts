@@ -16,6 +16,13 @@ export type BillingFile = {
      */
     commit_wait_ms?: number;
     /**
+     * Whether the ledger's money moves (reserves, charges, releases) wait for PostgreSQL to flush their
+     * commit to disk (default on). off: the answer's end waits for the commit but not the disk flush; a
+     * crash of the database server (not of the gateway) can lose the charges of its last few hundred
+     * milliseconds (3 × wal_writer_delay). Read at each batch. The embedded database is not affected.
+     */
+    synchronous_commit?: 'on' | 'off';
+    /**
      * Each process audits the ledger this often (default 300000; 0: never): the journal against the
      * balance columns, wallets against their lots, nothing below zero, no hold left long past its expiry.
      * Read at start.

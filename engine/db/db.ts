@@ -12,8 +12,12 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  /** Runs fn inside BEGIN … COMMIT on one connection; ROLLBACK when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn inside BEGIN … COMMIT on one connection; ROLLBACK when it throws. `flushWal: false`: the COMMIT
+   * returns before the server has flushed its write-ahead log to disk (`synchronous_commit = off` for this
+   * transaction): a crash of the database server can lose it, a crash of the caller cannot.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T>;
   /** Subscribes to NOTIFY on a channel; returns the unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;

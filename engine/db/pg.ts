@@ -119,7 +119,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
     poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     seemsReachable: () => !listenerLost,
 
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T> {
       const client = await pool.connect();
       let broken: Error | undefined;
       // A checked-out client has no pool listener: a server shutdown (57P01) would be an uncaught 'error'
@@ -130,7 +130,8 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       };
       client.on('error', onClientError);
       try {
-        await client.query('BEGIN');
+        // One round trip either way: the setting rides in the same simple-protocol message as BEGIN.
+        await client.query(opts?.flushWal === false ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
         try {
           const out = await fn(wrap(client));
           await client.query('COMMIT');

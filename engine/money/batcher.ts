@@ -119,6 +119,11 @@ export interface BatcherOptions {
   walletQueues?: () => number;
   /** Observes each batch transaction attempt (tests). */
   onBatch?: (size: number) => void;
+  /**
+   * Whether a batch's COMMIT waits for PostgreSQL to flush it to disk (billing.yaml `ledger.synchronous_commit`);
+   * read at each batch. Default true.
+   */
+  flushWal?: () => boolean;
 }
 
 export interface Batcher {
@@ -197,7 +202,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
               active = active.filter((p) => p !== failed);
             }
           }
-        });
+        }, { flushWal: opts.flushWal?.() ?? true });
       } catch (e) {
         active ??= take(); // the transaction failed before it started (no connection): fail what it would have taken
         if (e instanceof MissingWallets) {

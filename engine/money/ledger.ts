@@ -82,6 +82,8 @@ export interface LedgerOptions {
   drawFlushMs?: () => number;
   /** How many queues the wallets' money moves share on PostgreSQL (billing.yaml `ledger.queues`); read at each move. */
   walletQueues?: () => number;
+  /** Whether money moves' COMMITs wait for the server's disk flush (billing.yaml `ledger.synchronous_commit`); read at each batch. */
+  flushWal?: () => boolean;
   /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
   onBatch?: (size: number) => void;
   /** Where a move that failed on a broken invariant (LedgerInvariantBroken) is reported, at error level. */
@@ -165,7 +167,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
-  const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, walletQueues: opts.walletQueues, onBatch: opts.onBatch });
+  const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, walletQueues: opts.walletQueues, flushWal: opts.flushWal, onBatch: opts.onBatch });
 
   /** A bug or a corrupted row, not the caller's doing: said in the log whoever catches it. */
   const reportBroken = (e: unknown): never => {
