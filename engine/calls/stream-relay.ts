@@ -56,9 +56,11 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
     held ??= [];
     held.push(...frames);
   };
+  /** Whether the vendor produced anything for the client, sent or held: past that, no other route is asked. */
+  const producedAny = () => produced || (held !== null && held.length > 0);
   try {
     for await (const event of readSse(answer.body)) {
-      if (!produced && !held && isErrorEvent(event.event, event.data)) {
+      if (!producedAny() && isErrorEvent(event.event, event.data)) {
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
       const frames = translator.push(event);
@@ -66,9 +68,9 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
       else await pass(frames);
     }
     hold(translator.end());
-    if (!produced && held!.length === 0) throw new RouteFailure('the vendor stream ended without an event');
+    if (!producedAny()) throw new RouteFailure('the vendor stream ended without an event');
   } catch (e) {
-    if (!produced && !held) {
+    if (!producedAny()) {
       if (e instanceof RouteFailure || !(e instanceof GatewayError)) return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
       throw e;
     }
