@@ -1,6 +1,6 @@
 // An in-process gateway on loopback with its own simulator, so a test can inject faults per route
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
-import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+import { walletView } from './ledger.ts';
 import { createGateway, vendorRefusals, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
@@ -62,9 +62,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     sim,
     walletId: wallet.id,
     apiKey: key,
-    balance: async () => spendableBalance(await gw.ledger.balance(wallet.id), await readLeasedByLot(gw.ledger.db, [wallet.id])).availableNano,
-    held: async () =>
-      spendableBalance(await gw.ledger.balance(wallet.id), await readLeasedByLot(gw.ledger.db, [wallet.id])).reservedNano + gw.leases.stats().inFlightNano,
+    balance: async () => (await walletView(gw, wallet.id)).spendableNano,
+    held: async () => (await walletView(gw, wallet.id)).heldNano,
     received: (v) => sim.received.filter((r) => r.route.startsWith(v)),
     async close() {
       await gw.close();

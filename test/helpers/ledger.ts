@@ -2,16 +2,24 @@
 import { expect } from 'vitest';
 import type { Ledger } from '../../engine/money/ledger.ts';
 import type { RunningGateway } from '../../engine/gateway.ts';
-import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+import { LEASE_CALL_PREFIX } from '../../engine/money/types.ts';
 
 /**
  * A wallet as its calls see it on the shipped money path: what it can still spend (what budget leases hold
  * unspent counts as the wallet's) and what its calls in flight hold (their own reservations, and their part of
- * this gateway's leases).
+ * this gateway's leases). One statement, so one snapshot: read apart, a lease going back between the reads
+ * showed as a hold for an instant.
  */
 export async function walletView(gw: Pick<RunningGateway, 'ledger' | 'leases'>, walletId: string): Promise<{ spendableNano: bigint; heldNano: bigint }> {
-  const b = spendableBalance(await gw.ledger.balance(walletId), await readLeasedByLot(gw.ledger.db, [walletId]));
-  return { spendableNano: b.availableNano, heldNano: b.reservedNano + gw.leases.stats().inFlightNano };
+  const r = await gw.ledger.db.query<{ available: string; leased: string; own: string }>(
+    `SELECT w.available_nano::text AS available,
+            coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id LIKE $2), 0)::text AS leased,
+            coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id NOT LIKE $2), 0)::text AS own
+       FROM wallets w WHERE w.id = $1`,
+    [walletId, `${LEASE_CALL_PREFIX}%`],
+  );
+  const row = r.rows[0];
+  return { spendableNano: BigInt(row.available) + BigInt(row.leased), heldNano: BigInt(row.own) + gw.leases.stats().inFlightNano };
 }
 
 /** The journal adds up to the balance columns, wallet and lots alike, and money is conserved. */
