@@ -54,6 +54,19 @@ const TYPE_OF_STATUS = {
   403: 'permission_error',
 } as const satisfies Record<RefusalStatus, ErrorType>; // the schema's statuses: tsc fails here when they part
 
+/** A refusal lifted within this long says when (`retry-after`); one lifted later says not to retry. */
+const SOON_MS = 60_000;
+
+/**
+ * The retry headers of a refusal that waiting lifts in `liftsInMs` (null: never, a top-up or an owner must act).
+ * The official SDKs retry a 429 by default and honour both headers: a refusal retrying cannot lift must say so,
+ * or the client waits through retries that can only fail.
+ */
+function retryHeaders(liftsInMs: number | null): Record<string, string> {
+  if (liftsInMs !== null && liftsInMs <= SOON_MS) return { 'retry-after': String(Math.max(1, Math.ceil(liftsInMs / 1000))) };
+  return { 'x-should-retry': 'false' };
+}
+
 // One constructor per row of the public error table (README "Errors"), so every door says the same thing the same way.
 export const errors = {
   invalidRequest: (message: string, param?: string) => new GatewayError(400, TYPE_OF_STATUS[400], message, { param }),
@@ -62,7 +75,7 @@ export const errors = {
   forbidden: (message: string) => new GatewayError(403, TYPE_OF_STATUS[403], message),
   /** A refusal from YAML (door, model rule or caller): its type follows from its status. */
   refused: (status: RefusalStatus, message: string) => new GatewayError(status, TYPE_OF_STATUS[status], message),
-  insufficientCredit: (message: string) => new GatewayError(402, 'insufficient_credit', message),
+  insufficientCredit: (message: string) => new GatewayError(402, 'insufficient_credit', message, { headers: retryHeaders(null) }),
   modelNotInPlan: (message: string, suggestion?: string) =>
     new GatewayError(403, 'model_not_in_plan', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
   modelNotFound: (message: string, suggestion?: string) =>
@@ -72,7 +85,8 @@ export const errors = {
   tooLarge: (message: string) => new GatewayError(413, 'request_too_large', message),
   headersTooLarge: () => new GatewayError(431, 'request_too_large', 'The request headers are too large.'),
   requestTimeout: () => new GatewayError(408, 'invalid_request_error', 'The request was not received in time.'),
-  keyLimit: (message: string) => new GatewayError(429, 'key_limit_exceeded', message),
+  /** `liftsInMs`: when waiting lifts the limit (its reset, or calls in flight finishing). */
+  keyLimit: (message: string, liftsInMs: number | null) => new GatewayError(429, 'key_limit_exceeded', message, { headers: retryHeaders(liftsInMs) }),
   upstream: (message: string) => new GatewayError(502, 'upstream_error', message),
   unavailable: (message: string) => new GatewayError(503, 'api_error', message),
   /** Text PostgreSQL will not store (a NUL byte): the client's input, so a 400 and not a fault of ours. */

@@ -10,6 +10,7 @@
 //   back, `seemsReachable` says no: the server's going away is seen there first, with no query of our own.
 // - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
@@ -24,10 +25,32 @@ export interface PgDbOptions {
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+// Statements with parameters are prepared once per connection, by a name derived from their text: the server
+// then parses and plans the ledger's large statements once, not at every call. Our SQL texts are fixed strings
+// (values go in parameters), so the names are few; past MAX_PREPARED texts, a statement runs unnamed. A text
+// whose columns are a table's whole row (`SELECT *`, `RETURNING t.*`) is never prepared: a migration adding a
+// column, run by a newer process during a rolling restart, would fail it here ("cached plan must not change
+// result type") until this process restarts.
+const MAX_PREPARED = 1_000;
+const WHOLE_ROW = /(?:SELECT|RETURNING|,)\s+(?:\w+\.)?\*/i;
+const statementNames = new Map<string, string | undefined>();
+function statementName(sql: string): string | undefined {
+  if (statementNames.has(sql)) return statementNames.get(sql);
+  let name: string | undefined;
+  if (statementNames.size < MAX_PREPARED && !WHOLE_ROW.test(sql)) {
+    name = `s${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+  }
+  statementNames.set(sql, name);
+  return name;
+}
+
 function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.QueryResult> }): Queryable {
   return {
     async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      const r = params && params.length > 0 ? await client.query(sql, withArrayLiterals(params)) : await client.query(sql);
+      const r =
+        params && params.length > 0
+          ? await client.query({ name: statementName(sql), text: sql, values: withArrayLiterals(params) } as never)
+          : await client.query(sql);
       // A multi-statement simple query answers an array of results: keep the last one.
       const last = (Array.isArray(r) ? r[r.length - 1] : r) as pg.QueryResult;
       return { rows: (last?.rows ?? []) as T[], rowCount: last?.rowCount ?? 0 };

@@ -20,7 +20,7 @@ import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { usedCredits, type AuthContext } from './types.ts';
-import type { RowWriter, SettleRow } from '../db/beside-settle.ts';
+import { writeRows, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
 
 /** A finished call's use, counted on its key's day and month by the settle that charged it. */
 export interface KeyUse {
@@ -94,7 +94,7 @@ export function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsA
  * Adds each row's charge to its key's Korean day and month, one statement for all. Summed per counter first (an
  * upsert cannot touch one row twice) and written in key order, so two batches lock shared counters in the same order.
  */
-async function countUses(q: Queryable, rows: readonly SettleRow<KeyUse>[]): Promise<void> {
+function countUsesStatement(rows: readonly SettleRow<KeyUse>[]): Statement | null {
   const sums = new Map<string, { keyId: string; scope: 'day' | 'month'; period: string; nano: bigint }>();
   const add = (keyId: string, scope: 'day' | 'month', period: string, nano: bigint) => {
     const k = `${keyId}\u0000${scope}\u0000${period}`;
@@ -107,17 +107,19 @@ async function countUses(q: Queryable, rows: readonly SettleRow<KeyUse>[]): Prom
     add(item.keyId, 'day', koreanDate(item.finishedAt), chargedNano);
     add(item.keyId, 'month', koreanMonth(item.finishedAt), chargedNano);
   }
-  if (sums.size === 0) return;
+  if (sums.size === 0) return null;
   const counters = [...sums.keys()].sort().map((k) => sums.get(k)!);
-  await q.query(
-    `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
+  return {
+    sql: `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
      SELECT u.key_id, u.scope, u.period, u.nano
        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS u(key_id, scope, period, nano, n)
       ORDER BY u.n
      ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
-    [counters.map((c) => c.keyId), counters.map((c) => c.scope), counters.map((c) => c.period), counters.map((c) => c.nano.toString())],
-  );
+    params: [counters.map((c) => c.keyId), counters.map((c) => c.scope), counters.map((c) => c.period), counters.map((c) => c.nano.toString())],
+  };
 }
+
+const useWriter: RowWriter<KeyUse> = { name: 'api_key_usage', statement: countUsesStatement };
 
 export function createQuotaService(db: Db): QuotaService {
   async function usage(keyIds: string[], now: Date, q: Queryable = db): Promise<Map<string, KeyUsage>> {
@@ -151,6 +153,8 @@ export function createQuotaService(db: Db): QuotaService {
         `the call may use up to ${usedCredits(maxCostNano)} credits. Lower max_tokens to lower what the call may use. The limit reopens at ` +
         `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the key's monthly ` +
         `limit lifts it at once.`,
+      // Calls in flight give back what they hold when they finish: then a moment's wait may be enough.
+      heldNano > 0n ? 1_000 : nextKoreanMonthStart(now).getTime() - now.getTime(),
     );
   }
 
@@ -169,6 +173,7 @@ export function createQuotaService(db: Db): QuotaService {
         throw errors.keyLimit(
           `This key reached its daily limit of ${limit} credits (${usedCredits(u.dayNano)} used today). ` +
             `It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); raising the key's daily limit lifts it at once.`,
+          nextKoreanMidnight(now).getTime() - now.getTime(),
         );
       }
     },
@@ -193,10 +198,10 @@ export function createQuotaService(db: Db): QuotaService {
     },
 
     async recordUsage(keyId, nano, finishedAt, tx) {
-      await countUses(tx ?? db, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
+      await writeRows(tx ?? db, useWriter, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
     },
 
-    useWriter: { name: 'api_key_usage', writeMany: countUses },
+    useWriter,
 
     async keyStatus(auth, now) {
       const u = await one(auth.keyId, now);

@@ -5,6 +5,7 @@ import type { Queryable } from '../db/db.ts';
 import { toBigInt } from '../core/money.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 import type { Moves } from './moves.ts';
+import type { Statement } from '../db/beside-settle.ts';
 
 // Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
 // available and nothing reserved can never move again: new money arrives as new lots, so it need not be
@@ -16,7 +17,7 @@ import type { Moves } from './moves.ts';
 // FOR UPDATE row of a one-table scan (the lots, the reservations) thus comes back as the transaction that
 // held it committed it. Rows the statement only joined to a locked row are not re-read: they stay as its
 // snapshot, taken before the wait, saw them. So what a reservation holds per lot (reservation_lots, which a
-// draw lowers) is not read here but by HOLDS_SQL, a later statement with a fresh snapshot, once the
+// draw lowers) is not read here but by HOLDS_AND_DRAWS_SQL, a later statement with a fresh snapshot, once the
 // reservations are locked: every writer of a reservation's holds locks the reservation first, so nothing
 // can change them between that read and our COMMIT.
 const LOCK_SQL = `
@@ -41,8 +42,14 @@ UNION ALL
 SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at
   FROM res`;
 
-/** What the locked reservations hold per lot, read after their lock (see LOCK_SQL). */
-const HOLDS_SQL = `SELECT reservation_id, lot_id, amount_nano FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
+// What the locked reservations hold per lot, and which of the batch's draws are already written (a batch retried
+// after an unclear commit must not draw them again): one statement, issued once the reservations are locked, so
+// its snapshot sees what their lock waited for (see LOCK_SQL).
+const HOLDS_AND_DRAWS_SQL = `
+SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
+  FROM reservation_lots WHERE reservation_id = ANY($1::text[])
+UNION ALL
+SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])`;
 
 interface LockRow {
   row_kind: 'lot' | 'reservation';
@@ -62,13 +69,15 @@ interface LockRow {
 
 /**
  * Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and
- * reads them: the holds of the reservations in a second statement, once they are locked.
+ * reads them: the holds of the reservations, and which of `drawIds` were written before, in a second
+ * statement, once they are locked.
  */
 export async function lockBatch(
   tx: Queryable,
   walletIds: readonly string[],
   reservationIds: readonly string[],
-): Promise<{ lots: LotState[]; reservations: Map<string, ResState> }> {
+  drawIds: readonly string[],
+): Promise<{ lots: LotState[]; reservations: Map<string, ResState>; drawnBefore: Set<string> }> {
   const rows = (await tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds])).rows;
   const lots: LotState[] = [];
   const reservations = new Map<string, ResState>();
@@ -96,11 +105,18 @@ export async function lockBatch(
       held: new Map(),
     });
   }
+  const drawnBefore = new Set<string>();
   if (reservations.size > 0) {
-    const holds = await tx.query<{ reservation_id: string; lot_id: string; amount_nano: string }>(HOLDS_SQL, [[...reservations.keys()]]);
-    for (const h of holds.rows) reservations.get(h.reservation_id)!.held.set(h.lot_id, toBigInt(h.amount_nano));
+    const read = await tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(HOLDS_AND_DRAWS_SQL, [
+      [...reservations.keys()],
+      drawIds,
+    ]);
+    for (const h of read.rows) {
+      if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);
+      else reservations.get(h.reservation_id)!.held.set(h.lot_id, toBigInt(h.amount_nano));
+    }
   }
-  return { lots, reservations };
+  return { lots, reservations, drawnBefore };
 }
 
 // What each key's held reservations hold (the partial index reservations_key_held keeps this to the
@@ -200,16 +216,28 @@ SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new
        (SELECT count(*) FROM lots)::int AS lots, (SELECT count(*) FROM wallets_moved)::int AS wallets,
        (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished,
        (SELECT count(*) FROM held_moved)::int AS held_moved, (SELECT count(*) FROM draws)::int AS draws`;
+/** How many parameters WRITE_SQL takes. */
+const WRITE_PARAMS = 36;
 
-/** Draw ids of `drawIds` already written: a batch retried after an unclear commit must not draw them again. */
-export async function readDrawnBefore(tx: Queryable, drawIds: readonly string[]): Promise<Set<string>> {
-  if (drawIds.length === 0) return new Set();
-  const r = await tx.query<{ draw_id: string }>('SELECT draw_id FROM reservation_draws WHERE draw_id = ANY($1::text[])', [drawIds]);
-  return new Set(r.rows.map((row) => row.draw_id));
+/** `WRITE_SQL` with `beside` (statements of rows written beside settles) as CTEs of its own, parameters renumbered after its own. */
+function withBeside(beside: readonly Statement[]): { sql: string; params: unknown[] } {
+  if (beside.length === 0) return { sql: WRITE_SQL, params: [] };
+  let next = WRITE_PARAMS;
+  const params: unknown[] = [];
+  const ctes = beside.map((b, i) => {
+    const offset = next;
+    next += b.params.length;
+    params.push(...b.params);
+    return `beside_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+  });
+  return { sql: WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`), params };
 }
 
-/** Writes a batch's moves; every row count is checked. */
-export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Promise<void> {
+/**
+ * Writes a batch's moves, and in the same statement `beside` (the rows written beside its settles); every
+ * row count of the moves is checked.
+ */
+export async function writeMoves(tx: Queryable, owner: string, moves: Moves, beside: readonly Statement[] = []): Promise<void> {
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
@@ -223,6 +251,7 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Pr
     else held.set(k, { ...d });
   }
   const heldRows = [...held.values()];
+  const write = withBeside(beside);
   const r = await tx.query<{
     new_res: number;
     new_res_lots: number;
@@ -232,7 +261,7 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Pr
     finished: number;
     held_moved: number;
     draws: number;
-  }>(WRITE_SQL, [
+  }>(write.sql, [
     owner,
     moves.newRes.map((o) => o.id),
     moves.newRes.map((o) => o.walletId),
@@ -269,6 +298,7 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves): Pr
     moves.draws.map((d) => d.reservationId),
     moves.draws.map((d) => s(d.amount)),
     moves.draws.map((d) => d.at.toISOString()),
+    ...write.params,
   ]);
   // Every row we meant to write was written (the lots and reservations are locked by us; a wallet row
   // cannot disappear). A mismatch is a bug: fail the batch rather than commit a partial move.

@@ -63,9 +63,9 @@ import type { Db, Queryable } from '../db/db.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
 import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
-import { lockBatch, readDrawnBefore, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { lockBatch, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
-import { GroupedWriteFailed, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
+import { GroupedWriteFailed, groupedStatements, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
 
 
@@ -267,7 +267,9 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       for (const r of found.rows) walletIds.add(r.wallet_id);
     }
     const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
-    const { lots, reservations } = await lockBatch(tx, [...walletIds], [...new Set(finishes.map((op) => op.id))]);
+    // Draws already written (a retry after an unclear commit) are read with the holds, and not made again.
+    const drawIds = finishes.flatMap((op) => (op.kind === 'draw' && op.drawId ? [op.drawId] : []));
+    const { lots, reservations, drawnBefore } = await lockBatch(tx, [...walletIds], [...new Set(finishes.map((op) => op.id))], drawIds);
     // A reservation of a wallet whose lots we did not lock (the caller's wallet id was wrong) whose money
     // may move: run the batch again with that wallet's lots locked up front (keeps the lock order).
     const missing = walletsMissingLocks(finishes, reservations, walletIds);
@@ -275,8 +277,6 @@ export function createBatcher(opts: BatcherOptions): Batcher {
 
     // 1b. The capped keys: their counters locked, their use and holds read.
     const keys = await lockKeyCaps(tx, batch);
-    // 1c. Draws already written (a retry after an unclear commit) are not made again.
-    const drawnBefore = await readDrawnBefore(tx, finishes.flatMap((op) => (op.kind === 'draw' && op.drawId ? [op.drawId] : [])));
 
     // 2. Decide every op in order, in memory.
     const book = new Book(lots, reservations, keys);
@@ -326,8 +326,16 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       }
     }
 
-    // 3. Write, 4. what the settles write beside (COMMIT follows).
-    if (!book.moves.empty) await writeMoves(tx, owner, book.moves);
+    // 3. Write the moves with the rows beside the settles, grouped, in one statement; 4. the rest of what the
+    // settles write beside (COMMIT follows).
+    const grouped = groupedStatements(alongside, separately);
+    try {
+      if (!book.moves.empty) await writeMoves(tx, owner, book.moves, grouped);
+      else for (const s of grouped) await tx.query(s.sql, s.params);
+    } catch (e) {
+      if (grouped.length > 0) throw new GroupedWriteFailed(e);
+      throw e;
+    }
     await writeBesideSettles(tx, alongside, separately);
     return outcomes;
   }

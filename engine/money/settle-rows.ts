@@ -1,11 +1,11 @@
-// What settles write beside their charge, in the batch's transaction (batcher.ts step 4): callbacks one
-// settle at a time, in op order, then rows grouped by writer, one `writeMany` per writer in name order.
-// Grouped, a batch of 64 leased calls writes its quota counts and usage records with two statements
-// instead of 128. When a grouped write fails, the batch cannot tell whose row it was: it runs again with
-// every settle's rows written on their own, so only the settle at fault fails (what one transaction per
-// settle gave).
+// What settles write beside their charge, in the batch's transaction (batcher.ts steps 3 and 4): rows grouped
+// by writer, one statement per writer, composed into the statement that moves the batch's money; then
+// callbacks, one settle at a time, in op order. Grouped, a batch of 64 leased calls writes its money, quota
+// counts and usage records with one statement. When a grouped write fails, the batch cannot tell whose row it
+// was: it runs again with every settle's rows written on their own, so only the settle at fault fails (what one
+// transaction per settle gave).
 import type { Queryable } from '../db/db.ts';
-import type { RowWriter, SettleRow } from '../db/beside-settle.ts';
+import { writeRows, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
 import type { Alongside } from './types.ts';
 
 /** One settle whose writes are due: who asked (to fail it alone), what it writes, what it charged. */
@@ -32,40 +32,33 @@ export class GroupedWriteFailed extends Error {
   }
 }
 
-/** Writes what the due settles write. `separately`: each settle's rows on their own (after a grouped failure). */
-export async function writeBesideSettles<P>(tx: Queryable, due: readonly DueWrite<P>[], separately: boolean): Promise<void> {
-  const groups = new Map<RowWriter<unknown>, { rows: SettleRow<unknown>[]; owners: Set<P> }>();
+/** The statements of the due settles' rows, one per writer in name order (none when `separately`). */
+export function groupedStatements<P>(due: readonly DueWrite<P>[], separately: boolean): Statement[] {
+  if (separately) return [];
+  const groups = new Map<RowWriter<unknown>, SettleRow<unknown>[]>();
   for (const d of due) {
-    if (typeof d.alongside === 'function') {
-      try {
-        await d.alongside(tx, d.chargedNano);
-      } catch (e) {
-        throw new SettleWriteFailed(d.owner, e);
-      }
-      continue;
-    }
+    if (typeof d.alongside === 'function') continue;
     for (const { writer, item } of d.alongside) {
-      if (separately) {
-        try {
-          await writer.writeMany(tx, [{ item, chargedNano: d.chargedNano }]);
-        } catch (e) {
-          throw new SettleWriteFailed(d.owner, e);
-        }
-        continue;
-      }
-      let g = groups.get(writer);
-      if (!g) groups.set(writer, (g = { rows: [], owners: new Set() }));
-      g.rows.push({ item, chargedNano: d.chargedNano });
-      g.owners.add(d.owner);
+      let rows = groups.get(writer);
+      if (!rows) groups.set(writer, (rows = []));
+      rows.push({ item, chargedNano: d.chargedNano });
     }
   }
   const ordered = [...groups].sort(([a], [b]) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const [writer, { rows, owners }] of ordered) {
+  return ordered.flatMap(([writer, rows]) => writer.statement(rows) ?? []);
+}
+
+/**
+ * Writes what the due settles write that `groupedStatements` did not: callbacks, and, `separately`, each
+ * settle's rows on their own (after a grouped failure).
+ */
+export async function writeBesideSettles<P>(tx: Queryable, due: readonly DueWrite<P>[], separately: boolean): Promise<void> {
+  for (const d of due) {
     try {
-      await writer.writeMany(tx, rows);
+      if (typeof d.alongside === 'function') await d.alongside(tx, d.chargedNano);
+      else if (separately) for (const { writer, item } of d.alongside) await writeRows(tx, writer, [{ item, chargedNano: d.chargedNano }]);
     } catch (e) {
-      if (owners.size === 1) throw new SettleWriteFailed([...owners][0], e);
-      throw new GroupedWriteFailed(e);
+      throw new SettleWriteFailed(d.owner, e);
     }
   }
 }

@@ -1,9 +1,9 @@
 // Per-call usage records: what one settled call did and cost, written by the settle's own transaction
 // (engine/calls/settlement.ts hands `usageRecordBeside` to the ledger beside the settle), read by
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
-import type { Db, Queryable } from '../db/db.ts';
+import type { Db } from '../db/db.ts';
 import type { Usage } from '../core/types.ts';
-import { besideSettle, type BesideSettle, type RowWriter, type SettleRow } from '../db/beside-settle.ts';
+import { besideSettle, type BesideSettle, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
 
 /** What the call knows of itself when it settles; the charge is added by the settle's transaction. */
 export interface UsageRecordDraft {
@@ -49,15 +49,15 @@ const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, 
  * vendor's word (a usage reader takes any finite number): each is clamped to what its column holds, since a value
  * the database refused would undo the charge written in the same transaction and leave the call unpaid.
  */
-async function writeUsageRecords(tx: Queryable, rows: readonly SettleRow<UsageRecordDraft>[]): Promise<void> {
-  if (rows.length === 0) return;
+function usageRecordsStatement(rows: readonly SettleRow<UsageRecordDraft>[]): Statement | null {
+  if (rows.length === 0) return null;
   const col = <V>(f: (d: UsageRecordDraft, u: Usage, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.item.usage, r.chargedNano));
-  await tx.query(
-    `INSERT INTO usage_records (${COLUMNS})
+  return {
+    sql: `INSERT INTO usage_records (${COLUMNS})
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::int[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
                           $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[])`,
-    [
+    params: [
       col((d) => d.requestId),
       col((d) => d.walletId),
       col((d) => d.keyId),
@@ -79,11 +79,11 @@ async function writeUsageRecords(tx: Queryable, rows: readonly SettleRow<UsageRe
       col((_, __, charged) => charged.toString()),
       col((d) => whole(Math.round(d.durationMs), INT_MAX)),
     ],
-  );
+  };
 }
 
 /** The usage record writer the ledger's batches call with the records of all their settles. */
-export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_records', writeMany: writeUsageRecords };
+export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_records', statement: usageRecordsStatement };
 
 /** The call's usage record, written by its settle's transaction with what the settle charged. */
 export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle => besideSettle(usageRecordWriter, draft);

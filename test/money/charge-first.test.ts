@@ -12,11 +12,14 @@ import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 /** A writer whose statement the database refuses for good (division by zero: SQLSTATE 22012). */
-const refused: RowWriter<null> = { name: 'refused', writeMany: async (tx) => void (await tx.query('SELECT 1 / 0')) };
+const refused: RowWriter<null> = { name: 'refused', statement: () => ({ sql: "INSERT INTO charge_first_notes (call_id, charged) SELECT 'refused', 1 / 0", params: [] }) };
 /** A writer that records which call ids it wrote, in a table of the test's own. */
 const noted: RowWriter<string> = {
   name: 'noted',
-  writeMany: async (tx, rows) => void (await tx.query('INSERT INTO charge_first_notes (call_id, charged) SELECT * FROM unnest($1::text[], $2::bigint[])', [rows.map((r) => r.item), rows.map((r) => r.chargedNano.toString())])),
+  statement: (rows) => ({
+    sql: 'INSERT INTO charge_first_notes (call_id, charged) SELECT * FROM unnest($1::text[], $2::bigint[])',
+    params: [rows.map((r) => r.item), rows.map((r) => r.chargedNano.toString())],
+  }),
 };
 
 describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) => {
@@ -47,7 +50,12 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
     const s = await setup();
     const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-2' });
     if (!r.ok) throw new Error('refused');
-    const flaky: RowWriter<null> = { name: 'flaky', writeMany: async () => Promise.reject(new Error('connection lost')) };
+        const flaky: RowWriter<null> = {
+      name: 'flaky',
+      statement: () => {
+        throw new Error('connection lost');
+      },
+    };
     const rows = new RowsToWrite([[besideSettle(flaky, null)], undefined], s.log, 'exact-2');
     await expect(chargeFirst(rows, (a) => s.ledger.settle(r.reservation, 30_000n, a))).rejects.toThrow('connection lost');
     expect(s.errors).toHaveLength(0);

@@ -2,7 +2,7 @@
 // writer at once (one statement per writer), and a row that fails still fails only its own settle.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
-import type { Db, Queryable } from '../../engine/db/db.ts';
+import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
 import { besideSettle, type RowWriter, type SettleRow } from '../../engine/db/beside-settle.ts';
@@ -17,15 +17,31 @@ function counted<T>(w: RowWriter<T>): { writer: RowWriter<T>; calls: number[] } 
     calls,
     writer: {
       name: w.name,
-      writeMany: async (tx: Queryable, rows: readonly SettleRow<T>[]) => {
+      statement: (rows: readonly SettleRow<T>[]) => {
         calls.push(rows.length);
-        await w.writeMany(tx, rows);
+        return w.statement(rows);
       },
     },
   };
 }
 
 const usage = { input_tokens: 100, output_tokens: 20, cache_read_tokens: 0, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 };
+
+/** `db` with the statements of its transactions written down. */
+function recordingTransactions(db: Db): { db: Db; statements: string[] } {
+  const statements: string[] = [];
+  const spy = new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'transaction') {
+        return (fn: Parameters<Db['transaction']>[0], opts?: { flushWal?: boolean }) =>
+          target.transaction((tx) => fn({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) }), opts);
+      }
+      const v = Reflect.get(target, prop);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return { db: spy, statements };
+}
 
 describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
@@ -93,14 +109,20 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
 
   it('a grouped write that fails on one settle\'s row fails that settle alone; the others commit with their rows, once', async () => {
     const s = await setup(6);
-    // A writer whose statement fails in SQL (aborting the transaction) when it carries the row marked bad.
+    // A writer counting the key's use whose statement fails in SQL (aborting the transaction) when it carries
+    // the row marked bad: its count is divided by 0.
     const tries: number[] = [];
     const picky: RowWriter<{ bad: boolean; n: number }> = {
       name: 'picky',
-      async writeMany(tx, rows) {
+      statement(rows) {
         tries.push(rows.length);
-        if (rows.some((r) => r.item.bad)) await tx.query('SELECT 1 / 0');
-        await s.keys.quota.useWriter.writeMany(tx, rows.map((r) => ({ item: { keyId: s.keyId, finishedAt }, chargedNano: r.chargedNano })));
+        const total = rows.reduce((a, r) => a + r.chargedNano, 0n).toString();
+        return {
+          sql: `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
+                SELECT $1, u.scope, u.period, $2::bigint / $3::bigint FROM unnest($4::text[], $5::text[]) AS u(scope, period)
+                ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
+          params: [s.keyId, total, rows.some((r) => r.item.bad) ? '0' : '1', ['day', 'month'], ['2026-05-01', '2026-05']],
+        };
       },
     };
     s.sizes.length = 0;
@@ -135,5 +157,24 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
       { scope: 'month', used_nano: '3000' },
     ]);
     expect(await s.records()).toHaveLength(10);
+  });
+
+  it('a draw\'s money, quota count and usage record are one statement after the locks: three in its transaction', async () => {
+    const s = await setup(1);
+    const spied = recordingTransactions(getDb());
+    const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
+    const out = await ledger.draw(s.held[0], 400n, 'draw-one', [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(0))]);
+    expect(out.chargedNano).toBe(400n);
+    const statements = spied.statements.filter((sql) => !sql.startsWith('SAVEPOINT'));
+    expect(statements).toHaveLength(3); // lock; holds and draws written before; the write
+    expect(statements[2]).toContain('INSERT INTO ledger_journal');
+    expect(statements[2]).toContain('INSERT INTO usage_records');
+    expect(statements[2]).toContain('INSERT INTO api_key_usage');
+    expect(await s.used()).toEqual([
+      { scope: 'day', used_nano: '400' },
+      { scope: 'month', used_nano: '400' },
+    ]);
+    expect(await s.records()).toEqual([{ request_id: 'req-0', charged_nano: '400' }]);
+    await expectJournalAddsUp(s.ledger, s.walletId);
   });
 });
