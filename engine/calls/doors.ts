@@ -9,11 +9,12 @@ import { errors, GatewayError } from '../core/errors.ts';
 import { callFacts, type CallFacts } from '../http/call-facts.ts';
 import { exchange, type ExchangeInput } from './exchange.ts';
 import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
-import { admitCall, authenticateBeforeBody, doorReservation, type BodyReader, type FrontHalfDeps } from './front-half.ts';
+import { MAX_TOKENS_HEADER } from './affordable-output.ts';
+import { admitCall, authenticateBeforeBody, doorReservation, doorReservationLowered, type BodyReader, type FrontHalfDeps } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
-import { isOnSale } from '../catalog/model-lookup.ts';
+import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
 import { costOfUsage } from '../catalog/pricing.ts';
 import type { ModelEntry, Usage } from '../core/types.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
@@ -47,6 +48,7 @@ export function registerModelDoors(app: FastifyInstance, services: GatewayServic
     // json-or-multipart doors (videos) are served by their own plugin.
   }
   app.get('/v1/models', (req, reply) => listModels(req, reply, services));
+  app.get<{ Params: { id: string } }>('/v1/models/:id', (req, reply) => retrieveModel(req.params.id, req, reply, services));
   app.get('/v1/credits', async (req) => {
     const caller = await services.accounts.authenticate(req.headers);
     if (!services.credits) throw errors.unavailable('Credits are not available.');
@@ -62,11 +64,13 @@ const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, do
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
   const facts = callFacts(req);
   facts.door = doorName;
-  const { snap, door, now, caller, prepared, hold } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation }).catch((e: unknown) => {
+  const { snap, door, now, caller, prepared, hold, plan } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation, lowerHold: doorReservationLowered(s.accounts) }).catch((e: unknown) => {
     noteRefusal(facts, e, req.body, s.runtime.snapshot());
     facts.markSettled();
     throw e;
   });
+  // Set on the raw response so a stream's head carries it too.
+  if (plan.amount !== null && plan.written) reply.raw.setHeader(MAX_TOKENS_HEADER, String(plan.written.value));
   facts.model = prepared.call.model.id;
   facts.vendor = prepared.call.model.vendor;
   facts.keyPrefix = caller.keyPrefix;
@@ -139,6 +143,17 @@ function noteUsage(facts: CallFacts, usage: Usage): undefined {
   facts.tokensIn = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
   facts.tokensOut = usage.output_tokens;
   return undefined;
+}
+
+/** One model as the list shows it (the SDKs' `models.retrieve`): a model this key may not call is not found, as the list leaves it out. */
+async function retrieveModel(id: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
+  const caller = await s.accounts.authenticate(req.headers);
+  const snap = s.runtime.snapshot();
+  const now = s.clock.now();
+  const model = modelOnSale(snap.catalog, id, now);
+  const mayCall = s.modelsFor ? await s.modelsFor(caller) : () => true;
+  if (!mayCall(model)) throw errors.modelNotFound(`The model '${id}' is not available to this key. GET /v1/models lists the models it may call.`);
+  return reply.send(modelRecord(model, snap.config, now));
 }
 
 async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {

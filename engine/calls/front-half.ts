@@ -4,11 +4,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors } from '../core/errors.ts';
+import { errors, isGatewayError } from '../core/errors.ts';
 import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
+import { lowerOutputToRoom, type FittedQuote } from './affordable-output.ts';
 import { reservationFor } from './reservation.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
 
@@ -35,7 +36,7 @@ export interface PreparedRequest extends RequestBody {
  * What to hold for a prepared call: an amount under an id, or nothing at all (`amount: null`). `advice` says what
  * the client can change to hold less, for the 402 when the balance is short.
  */
-export type HoldPlan = { amount: bigint; holdId: string; advice?: string } | { amount: null };
+export type HoldPlan = { amount: bigint; holdId: string; advice?: string; written?: FittedQuote['written'] } | { amount: null };
 
 /** The prepared call, its plan and its hold: a hold exactly when the plan named an amount. */
 export type AdmittedCall<P extends HoldPlan> = PreparedRequest &
@@ -47,7 +48,12 @@ export interface Admission<P extends HoldPlan> {
   readBody: BodyReader;
   /** What to hold; it may refuse the call (a parameter the door checks itself) before anything is held. */
   planHold: (call: PreparedRequest) => P | Promise<P>;
+  /** What to hold instead when the plan's hold is refused for money (402, or 429 for a monthly limit); null: the refusal stands. */
+  lowerHold?: (call: PreparedRequest) => Promise<P | null>;
 }
+
+/** Refusals a smaller hold may avoid: the wallet's credit, the key's monthly limit. */
+const refusedForMoney = (e: unknown): boolean => isGatewayError(e) && (e.type === 'insufficient_credit' || e.type === 'key_limit_exceeded');
 
 /** Callers authenticated by a door's onRequest hook, for the handler of the same request. */
 const earlyCallers = requestSlot<Caller>('early_caller');
@@ -78,8 +84,18 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
   if (tooDeep) throw tooDeep;
   const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
-  const plan = await admission.planHold(call);
-  const hold = plan.amount === null ? null : await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId, plan.advice);
+  const admit = (p: P) => (p.amount === null ? null : deps.accounts.admit(caller, prepared.call.model, p.amount, p.holdId, p.advice));
+  let plan = await admission.planHold(call);
+  let hold: Hold | null;
+  try {
+    hold = await admit(plan);
+  } catch (e) {
+    // Asked only once refused, so a call that fits pays nothing for it.
+    const lowered = refusedForMoney(e) && admission.lowerHold ? await admission.lowerHold(call) : null;
+    if (!lowered) throw e;
+    plan = lowered;
+    hold = await admit(plan);
+  }
   return { ...call, plan, hold } as AdmittedCall<P>;
 }
 
@@ -88,6 +104,18 @@ export function doorReservation({ door, prepared, snap, now }: PreparedRequest):
   if (door.billing === 'free') return { amount: null };
   const { amount, advice } = reservationFor(door, prepared.call, snap, now);
   return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
+}
+
+/**
+ * A model door's call refused for credit or its key's monthly limit while the client left the output limit to
+ * the gateway: held again at the largest output limit the caller can hold (affordable-output.ts).
+ */
+export function doorReservationLowered(accounts: Accounts) {
+  return async ({ door, prepared, snap, now, caller }: PreparedRequest): Promise<HoldPlan | null> => {
+    const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, () => accounts.room(caller, prepared.call.model));
+    if (!lowered) return null;
+    return { amount: lowered.amount, holdId: prepared.call.id, ...(lowered.advice ? { advice: lowered.advice } : {}), written: lowered.written };
+  };
 }
 
 export function configuredDoor(snap: Snapshot, name: string): DoorConfig {

@@ -12,6 +12,13 @@ export const isOnSale = (m: ModelEntry, now: Date) => !m.sale_ends || now < star
 export function resolveModel(catalog: Catalog, cfg: GatewayConfig, door: DoorConfig, id: unknown, now: Date): ModelEntry {
   if (id === undefined || id === null || id === '') throw errors.invalidRequest('model is required.', 'model');
   if (typeof id !== 'string') throw errors.invalidRequest('model must be a string.', 'model');
+  const model = modelOnSale(catalog, id, now);
+  if (!model.doors.includes(door.name)) throw errors.wrongDoor(wrongDoorMessage(model, door, cfg));
+  return model;
+}
+
+/** The catalog model `id`, on sale at `now`; else a 404 naming the closest id, or the successor of one no longer sold. */
+export function modelOnSale(catalog: Catalog, id: string, now: Date): ModelEntry {
   const model = catalog.models.get(id);
   if (!model) {
     const suggestion = closestModel(catalog, id, now);
@@ -23,7 +30,6 @@ export function resolveModel(catalog: Catalog, cfg: GatewayConfig, door: DoorCon
       model.successor ?? undefined,
     );
   }
-  if (!model.doors.includes(door.name)) throw errors.wrongDoor(wrongDoorMessage(model, door, cfg));
   return model;
 }
 

@@ -2,13 +2,13 @@
 // error handler, the answer for a path no room serves, and what every answer shares: an `x-request-id`
 // and one log line.
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { errors } from '../core/errors.ts';
 import { installAccessLog, requestSerializer, type OutcomeObserver } from './access-log.ts';
 import { depthRefusal } from './json-depth.ts';
-import { installErrorHandler, sendError } from './reply-error.ts';
+import { installErrorHandler } from './reply-error.ts';
 import { clientErrorReply, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
 import { collectRoutes } from './route-list.ts';
+import { notFoundHandler } from './not-found.ts';
 import { declareRequestSlots } from './request-slots.ts';
 
 export interface BodyBounds {
@@ -47,9 +47,7 @@ export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, o
     const refusal = depthRefusal(req.body, bounds.jsonMaxDepth());
     if (refusal) throw refusal;
   });
-  app.setNotFoundHandler((req, reply) => {
-    sendError(reply, errors.notFound(`No door at ${req.method} ${req.url.split('?')[0]}.`), 'chat');
-  });
+  app.setNotFoundHandler(notFoundHandler(app));
   return app;
 }
 

@@ -38,6 +38,12 @@ export interface Accounts {
    */
   admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string, advice?: string): Promise<Hold>;
   /**
+   * About the most `caller` could hold now for a call to `model`: what its wallet can pay the vendor (this
+   * process's leases counted back) and what its key's monthly limit leaves. A call's own hold may still be
+   * refused: other calls run meanwhile.
+   */
+  room(caller: Caller, model: ModelEntry): Promise<bigint>;
+  /**
    * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `alsoWrite` is
    * written in the same transaction, once. The charge is decided at once and written by the charge writer
    * until it lands: `committed` says when (the answer's last byte waits for it). Never throws.

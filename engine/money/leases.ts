@@ -143,6 +143,18 @@ export class BudgetLeases {
     };
   }
 
+  /**
+   * What this process's leases of the wallet hold for no call: money a call can still be admitted on, or that
+   * goes back to the wallet when a call needs it (`keyId`: only the leases of that key's allowance).
+   */
+  unheld(walletId: string, keyId?: string): bigint {
+    let sum = 0n;
+    for (const list of this.leases.values()) {
+      for (const l of list) if (l.walletId === walletId && (keyId === undefined || l.key?.keyId === keyId) && free(l) > 0n) sum += free(l);
+    }
+    return sum;
+  }
+
   /** The call did not happen: its hold goes back to the lease. */
   release(h: LeaseHold): void {
     h.lease.inFlight -= h.amountNano;

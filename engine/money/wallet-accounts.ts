@@ -223,6 +223,18 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       );
     },
 
+    async room(caller, model) {
+      const auth = authOf(caller);
+      const book = deps.leases?.book;
+      let room = (await ledger.usableNano(caller.walletId, model.vendor)) + (book?.unheld(caller.walletId) ?? 0n);
+      const cap = keys.quota.monthlyCap(auth, clock.now());
+      if (cap) {
+        const keyRoom = (await keyAllowance(auth.keyId, cap).roomNano()) + (book?.unheld(caller.walletId, auth.keyId) ?? 0n);
+        if (keyRoom < room) room = keyRoom;
+      }
+      return room;
+    },
+
     settle(caller, hold, costNano, alsoWrite): Charge {
       const h = hold as LedgerHold;
       // The intent, built once: what the hold is, what it costs, which rows go beside it.

@@ -11,6 +11,7 @@ type Schema = Record<string, unknown>;
 
 const SUMMARIES: Record<string, string> = {
   'GET /v1/models': 'Models the calling key may call.',
+  'GET /v1/models/{id}': 'One model the calling key may call, as the list shows it.',
   'GET /v1/credits': "The calling key's wallet credit balance.",
   'GET /v1/key': 'Quota and expiry status of the calling key.',
   'GET /v1/generations/{id}': 'The usage record of one call, by the x-request-id it answered with (any key of the wallet).',

@@ -320,13 +320,13 @@ describe('402 insufficient_credit', () => {
 });
 
 describe('the reservation follows max_tokens', () => {
-  it('a wallet of $0.02: refused with the default 8192 max_tokens, served with max_tokens 100', async () => {
+  it('a wallet of $0.02: refused with max_tokens 8192 sent, served with max_tokens 100, and without one at what fits', async () => {
     const wallet = await t.gw.ledger.createWallet({ credits: 20_000 });
     const { key } = await t.gw.keys.createApiKey(wallet.id, { name: 'modest' });
     const as = { ...t, apiKey: key };
     const available = async () => (await t.gw.ledger.balance(wallet.id)).availableNano;
     const sent = t.sim.received.length;
-    const big = await post(as, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi' }] });
+    const big = await post(as, '/v1/chat/completions', { model: 'a-top-5.5', max_tokens: 8192, messages: [{ role: 'user', content: 'hi' }] });
     expect(big.status).toBe(402);
     const err = (await big.json()) as any;
     expect(err.error.type).toBe('insufficient_credit');
@@ -343,5 +343,14 @@ describe('the reservation follows max_tokens', () => {
     expect(small.status).toBe(200);
     await small.json();
     expect(20_000_000n - (await available())).toBe(nano(100, A.input) + nano(20, A.output));
+
+    // No limit sent: the contract's 8192 does not fit, so the vendor is sent the largest that does.
+    const fitted = await post(as, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi [[sim:usage input=100 output=20]]' }] });
+    expect(fitted.status).toBe(200);
+    await fitted.json();
+    const written = Number(fitted.headers.get('x-service-max-tokens'));
+    expect(written).toBeGreaterThan(100);
+    expect(written).toBeLessThan(8192);
+    expect((t.sim.received.at(-1)!.body as any).max_tokens).toBe(written);
   });
 });

@@ -257,13 +257,22 @@ describe('a 2,000-credit wallet makes a one-token call to each vendor’s top te
 });
 
 describe('the 402 advice', () => {
-  it('without any limit sent it names the limit fields the client can send', async () => {
+  it('without any limit sent the call is held at the output the wallet can pay, and the answer names it', async () => {
     const c = await walletOf(2_000);
     const res = await post(c.as, '/v1/chat/completions', { model: 'b-6', messages: USER('hi') });
+    expect(res.status).toBe(200);
+    const written = Number(res.headers.get('x-service-max-tokens'));
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThan(128_000); // b-6's max_output, held when no limit is sent and it fits
+    await res.json();
+  });
+
+  it("with the model's whole output sent as the limit it names the limit to lower", async () => {
+    const c = await walletOf(2_000);
+    const res = await post(c.as, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 128_000, messages: USER('hi') });
     expect(res.status).toBe(402);
-    const message = ((await res.json()) as any).error.message as string;
-    expect(message).toContain('max_completion_tokens');
-    expect(message).toContain('128000 output tokens'); // b-6's max_output, held when no limit is sent
+    expect(res.headers.get('x-should-retry')).toBe('false');
+    expect(((await res.json()) as any).error.message).toContain('lower max_completion_tokens (128000)');
   });
 
   it('names the limit as the client sent it, though the translation renamed it for vendor A', async () => {

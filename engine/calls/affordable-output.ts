@@ -1,0 +1,61 @@
+// A text call that sends no output limit is held for the model's whole output. When that is more than the
+// caller can hold (the wallet's money, or what the key's monthly limit leaves), the call would be refused for an
+// answer it most likely never needed: instead the vendor is sent the largest output limit that fits, the call
+// is held at it, and the answer says so (`x-service-max-tokens`). A limit the client sent is never touched: it
+// is held exactly as sent, and refused when it does not fit.
+import { protocolNameFor, type DoorConfig } from '../catalog/config.ts';
+import type { Snapshot } from '../catalog/runtime.ts';
+import type { Call } from '../core/call.ts';
+import { reservationFor, type ReservationQuote } from './reservation.ts';
+
+/** The response header naming the output limit the gateway wrote for the client. */
+export const MAX_TOKENS_HEADER = 'x-service-max-tokens';
+
+/** What to hold, and the output limit written into the vendor's body to make it fit (absent: the body as it was). */
+export interface FittedQuote extends ReservationQuote {
+  written?: { field: string; value: number };
+}
+
+/**
+ * The call's quote lowered to `room`, for a call refused for its default output: null when the client sent an
+ * output limit, or when not even one output token fits. Rewrites `call.body`'s output limit when it lowers it.
+ */
+export async function lowerOutputToRoom(door: DoorConfig, call: Call, snap: Snapshot, at: Date, room: () => Promise<bigint>): Promise<FittedQuote | null> {
+  if (door.billing !== 'tokens') return null;
+  const limits = snap.config.billing.reservation.limits;
+  const upstream = door.protocols[protocolNameFor(door, call.model.vendor) ?? '']?.upstream ?? '';
+  const outputFields = limits[upstream]?.output ?? [];
+  // The field the chain caps for this vendor (a vendor that ignores the others), else the wire format's first.
+  const capped = snap.config.billing.reservation.output_cap_written?.[call.model.vendor];
+  const field = capped && outputFields.includes(capped) ? capped : outputFields[0];
+  if (!field || clientSentOutputLimit(call, limits)) return null;
+  const available = await room();
+
+  const quoteAt = (limit: number): ReservationQuote => reservationFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
+  const most = call.model.max_output ?? 0;
+  if (most < 1 || quoteAt(1).amount > available) return null; // nothing fits: refused as asked
+  // The hold grows with the output limit: the largest that fits, by halving.
+  let fits = 1;
+  let over = most + 1;
+  while (over - fits > 1) {
+    const mid = Math.floor((fits + over) / 2);
+    if (quoteAt(mid).amount <= available) fits = mid;
+    else over = mid;
+  }
+  if (fits >= most) return null;
+  call.body = withOutputLimit(call.body, outputFields, field, fits);
+  return { ...quoteAt(fits), written: { field, value: fits } };
+}
+
+/** Whether the client's own body sets an output limit of any wire format. */
+function clientSentOutputLimit(call: Call, limits: Snapshot['config']['billing']['reservation']['limits']): boolean {
+  return Object.values(limits).some((l) => (l.output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null));
+}
+
+/** The body with `field` set to `limit` and the wire format's other output limits (written by the chain) removed. */
+function withOutputLimit(body: Call['body'], outputFields: readonly string[], field: string, limit: number): Call['body'] {
+  const out = { ...body };
+  for (const name of outputFields) delete out[name];
+  out[field] = limit;
+  return out;
+}
