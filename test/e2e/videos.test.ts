@@ -199,7 +199,8 @@ describe('parameters', () => {
     expect(b.json.size).toBe('720x720');
     const c = await create(t, { model: 'video-d-2', prompt: 'both [[sim:never]]', size: '1920x1080', resolution: '480p', aspect_ratio: '1:1' });
     expect(c.json.size).toBe('1920x1080');
-    await sleep(100);
+    // The worker sends each job on its own: wait for all three (bounded), not a fixed pause a loaded machine outlasts.
+    for (let i = 0; i < 100 && videoCreates(t).length - n < 3; i++) await sleep(50);
     const sent = new Map(videoCreates(t).slice(n).map((r) => [(r.body as any).prompt.split(' ')[0], r.body as any]));
     expect([...sent.keys()].sort()).toEqual(['both', 'portrait', 'square']);
     expect([sent.get('portrait').resolution, sent.get('portrait').aspect_ratio]).toEqual(['480p', '9:16']);
