@@ -124,6 +124,7 @@ function printBanner(gw: RunningGateway, url: string): void {
   const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
   if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
   lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
+  lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
   if (gw.devWallet) {
     lines.push(
       'first run: created a development wallet with $10 of credits. These keys are shown once:',
