@@ -10,6 +10,7 @@ import { pidFilePath } from './core/pid-file.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
+import { SettingError } from './core/setting-error.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
@@ -42,6 +43,8 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   } catch (e) {
     if (e instanceof ConfigFileError) {
       console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
+    } else if (e instanceof SettingError) {
+      console.error(`The gateway did not start: ${e.message}.`);
     } else {
       console.error(`The gateway did not start: ${(e as Error).stack ?? e}`);
     }

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Accounts } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
+import { SettingError } from '../core/setting-error.ts';
 import type { Db } from '../db/db.ts';
 import type { TransformRegistry } from '../calls/prepare.ts';
 import type { Runtime } from '../catalog/runtime.ts';
@@ -50,7 +51,7 @@ export interface VideoService {
 export function videoPollMs(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_VIDEO_POLL_MS;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
+  if (!Number.isFinite(n) || n <= 0) throw new SettingError(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
   return n;
 }
 

@@ -2,6 +2,8 @@
 // Unset or `file`: the data folder of this host. `s3://BUCKET[/PREFIX]`: an S3-compatible bucket every host
 // reaches, addressed by the standard AWS variables. A value the gateway cannot use stops the start here,
 // rather than failing every delivery later.
+import { SettingError } from '../core/setting-error.ts';
+
 type Env = Record<string, string | undefined>;
 
 export interface S3StoreSetting {
@@ -29,18 +31,18 @@ export function videoStoreFromEnv(env: Env): VideoStoreSetting {
   const raw = env[VARIABLE]?.trim() ?? '';
   if (raw === '' || raw === 'file') return { kind: 'file' };
   const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(raw);
-  if (!m) throw new Error(`${VARIABLE} must be 'file' or s3://BUCKET[/PREFIX], not '${raw}'`);
+  if (!m) throw new SettingError(`${VARIABLE} must be 'file' or s3://BUCKET[/PREFIX], not '${raw}'`);
   const bucket = m[1]!;
   if (!BUCKET.test(bucket) || bucket.includes('..')) {
-    throw new Error(`${VARIABLE}: '${bucket}' is not an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
+    throw new SettingError(`${VARIABLE}: '${bucket}' is not an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
   }
   const prefix = (m[2] ?? '').replace(/\/+$/, '');
   if (prefix.split('/').some((part, i, all) => (part === '' && all.length > 1) || part === '.' || part === '..')) {
-    throw new Error(`${VARIABLE}: the prefix '${prefix}' has an empty, '.' or '..' part`);
+    throw new SettingError(`${VARIABLE}: the prefix '${prefix}' has an empty, '.' or '..' part`);
   }
   const endpoint = endpointOf(env);
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || (endpoint ? CUSTOM_ENDPOINT_REGION : '');
-  if (!region) throw new Error(`${VARIABLE}=${raw} needs AWS_REGION (the bucket's region)`);
+  if (!region) throw new SettingError(`${VARIABLE}=${raw} needs AWS_REGION (the bucket's region)`);
   return { kind: 's3', bucket, prefix, region, ...(endpoint ? { endpoint } : {}), ...credentialsOf(env, raw) };
 }
 
@@ -51,9 +53,9 @@ function endpointOf(env: Env): string | undefined {
   try {
     url = new URL(raw);
   } catch {
-    throw new Error(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not a URL`);
+    throw new SettingError(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not an http(s) address`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SettingError(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not an http(s) address`);
   return raw;
 }
 
@@ -62,7 +64,7 @@ function credentialsOf(env: Env, raw: string): Pick<S3StoreSetting, 'credentials
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId && !secretAccessKey) return {};
   if (!accessKeyId || !secretAccessKey) {
-    throw new Error(`${VARIABLE}=${raw}: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together; only one is set`);
+    throw new SettingError(`${VARIABLE}=${raw}: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together; only one is set`);
   }
   return { credentials: { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } };
 }
