@@ -38,6 +38,7 @@ import { UpstreamClient } from './calls/upstream.ts';
 import { planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
 import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { createVideoService, videoPollMs, type VideoService } from './videos/index.ts';
+import { videoStoreFromEnv } from './videos/video-store-setting.ts';
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
@@ -84,6 +85,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
+  const videoStore = videoStoreFromEnv(env); // before anything opens: a bad value stops the start cleanly
 
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
@@ -131,6 +133,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     registry,
     clock,
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
+    fileStore: videoStore,
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });

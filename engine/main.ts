@@ -10,6 +10,7 @@ import { pidFilePath } from './core/pid-file.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
+import { SettingError } from './core/setting-error.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
@@ -42,6 +43,8 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   } catch (e) {
     if (e instanceof ConfigFileError) {
       console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
+    } else if (e instanceof SettingError) {
+      console.error(`The gateway did not start: ${e.message}.`);
     } else {
       console.error(`The gateway did not start: ${(e as Error).stack ?? e}`);
     }
@@ -124,6 +127,7 @@ function printBanner(gw: RunningGateway, url: string): void {
   const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
   if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
   lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
+  lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
   if (gw.devWallet) {
     lines.push(
       'first run: created a development wallet with $10 of credits. These keys are shown once:',

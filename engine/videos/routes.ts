@@ -1,5 +1,6 @@
 // The video doors: POST /v1/videos (JSON or multipart), GET /v1/videos/{id}, GET /v1/videos/{id}/content
-// (302 to a signed, short-lived /v1/videos/{id}/file address served without a key), DELETE /v1/videos/{id}
+// (302 to a short-lived address: the object store's presigned one, or a signed /v1/videos/{id}/file served
+// without a key when the files are on this host), DELETE /v1/videos/{id}
 // and GET /v1/videos. Registered in their own scope, which alone parses multipart/form-data.
 import multipart from '@fastify/multipart';
 import { randomUUID } from 'node:crypto';
@@ -52,6 +53,8 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
       const variant = req.query.variant;
       if (variant !== undefined && variant !== 'video') throw errors.invalidRequest(`variant '${variant}' is not offered; only the video itself is.`, 'variant');
       assertFile(job, deps.clock.now());
+      const direct = await deps.files.directUrl(job.fileName!, FILE_URL_TTL_SECONDS);
+      if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
       const exp = Math.floor(deps.clock.now().getTime() / 1000) + FILE_URL_TTL_SECONDS;
       const token = signFileToken(await deps.urlSecret(), job.id, exp);
       return reply.code(302).header('location', `/v1/videos/${encodeURIComponent(job.id)}/file?token=${token}`).header('cache-control', 'no-store').send();

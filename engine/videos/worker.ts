@@ -49,6 +49,13 @@ const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 const POLL_LEASE_MS = 2 * 60_000;
 const FILE_SWEEP_EVERY_MS = 60_000;
 
+/** The video arrived but the video store did not keep it. */
+class StoreRefused extends Error {
+  constructor(cause: unknown) {
+    super('the video store did not take the file', { cause });
+  }
+}
+
 const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export class VideoWorker {
@@ -269,18 +276,25 @@ export class VideoWorker {
     const usageSeconds = Number.isFinite(duration) && duration > 0 ? Math.round(duration) : Number(job.seconds);
     // The download may take a while: keep the job ours for it.
     await this.deps.store.patch(job.id, this.deps.owner, { leaseUntil: new Date(Date.now() + DOWNLOAD_TIMEOUT_MS + POLL_LEASE_MS) });
-    let problem: string;
+    let file: { name: string; bytes: number };
     try {
-      const file = await this.download(job, url);
-      await this.finish(job, { status: 'completed', costNano, usageSeconds, file });
-      return;
+      file = await this.download(job, url);
     } catch (e) {
-      problem = (e as Error).message;
+      return this.deliveryFailed(job, e, usageSeconds);
     }
+    // Charged only once the file is stored: a store that is down ends as `undelivered`, nothing charged.
+    await this.finish(job, { status: 'completed', costNano, usageSeconds, file });
+  }
+
+  private async deliveryFailed(job: VideoJob, e: unknown, usageSeconds: number): Promise<void> {
     const attempts = job.deliverAttempts + 1;
-    this.log.warn({ video: job.id, attempt: attempts, reason: problem }, 'video download failed');
+    const stored = e instanceof StoreRefused;
+    const reason = stored ? (e.cause as Error)?.message ?? String(e.cause) : (e as Error).message;
+    this.log.warn({ video: job.id, attempt: attempts, reason, store: stored ? this.deps.files.where : undefined }, stored ? 'video store refused a video' : 'video download failed');
     if (attempts >= this.deps.runtime.snapshot().config.videos.deliver_attempts) {
-      await this.finish(job, { status: 'failed', code: 'undelivered', message: `The finished video could not be fetched from the vendor (${problem}).`, costNano: 0n, usageSeconds });
+      // The store's own error stays in the log: the client is told what failed, not the operator's addresses.
+      const message = stored ? 'The finished video could not be stored by the gateway.' : `The finished video could not be fetched from the vendor (${reason}).`;
+      await this.finish(job, { status: 'failed', code: 'undelivered', message, costNano: 0n, usageSeconds });
       return;
     }
     await this.deps.store.patch(job.id, this.deps.owner, { deliverAttempts: attempts, leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() });
@@ -303,7 +317,12 @@ export class VideoWorker {
       await res.body?.cancel().catch(() => undefined);
       throw new Error(`the video URL answered ${res.status}`);
     }
-    const file = await this.deps.files.write(job.id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
+    let file: { name: string; bytes: number };
+    try {
+      file = await this.deps.files.write(job.id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
+    } catch (e) {
+      throw new StoreRefused(e);
+    }
     if (file.bytes === 0) {
       await this.deps.files.remove(file.name);
       throw new Error('the video URL answered an empty file');
