@@ -41,6 +41,10 @@ import { createVideoService, videoPollMs, type VideoService } from './videos/ind
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
+import { telemetryConfig } from './telemetry/config.ts';
+import type { Telemetry } from './telemetry/sdk.ts';
+import { readFileSync } from 'node:fs';
+import { projectPath } from './core/project-path.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -77,6 +81,8 @@ export interface RunningGateway {
   leases: BudgetLeases;
   /** The periodic ledger audit (billing.yaml `ledger.audit_interval_ms`); `run()` audits now. */
   ledgerAudit: LedgerAuditor;
+  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
+  telemetry: Telemetry | null;
   close(): Promise<void>;
 }
 
@@ -85,6 +91,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
 
+  const telemetry = await startTelemetryIfAsked(env);
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
   const limits = runtime.snapshot().config.limits;
@@ -132,6 +139,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     clock,
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
+    telemetry,
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
@@ -164,6 +172,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     clock,
     credits: (walletId) => creditsOf(ledger, walletId),
     modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
+    telemetry,
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
@@ -209,6 +218,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     metrics,
     leases: leases.book,
     ledgerAudit,
+    telemetry,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
@@ -224,11 +234,31 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await simulator?.close();
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
+      // The last spans go out; an unreachable collector holds up a stop no longer than a charge's last chance.
+      if (telemetry) await withinMs(telemetry.shutdown().catch(() => undefined), CHARGE_DRAIN_MS);
     },
   };
 }
 
 const CHARGE_DRAIN_MS = 5_000;
+
+const withinMs = (work: Promise<void>, ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void work.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** The SDK is loaded only when an OTLP endpoint is set (engine/telemetry/sdk.ts): off, a call pays one null check. */
+async function startTelemetryIfAsked(env: Env): Promise<Telemetry | null> {
+  const config = telemetryConfig(env);
+  if (!config) return null;
+  const { startTelemetry } = await import('./telemetry/sdk.ts');
+  const { version } = JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string };
+  return startTelemetry(config, version);
+}
 
 const silentLog = { warn: () => undefined, error: () => undefined };
 

@@ -14,6 +14,7 @@ import { createVideoFiles, type VideoFiles } from './files.ts';
 import { registerVideoRoutes } from './routes.ts';
 import { createVideoStore, type VideoStore } from './store.ts';
 import { VideoWorker, type WorkerLog } from './worker.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
 
 export const DEFAULT_VIDEO_POLL_MS = 5000;
 
@@ -29,6 +30,8 @@ export interface VideoServiceDeps {
   dataDir: string;
   /** GATEWAY_VIDEO_POLL_MS. */
   pollMs?: number;
+  /** Traces, when telemetry is on: the job's request, its submission and its settle in the client's trace. */
+  telemetry?: Telemetry | null;
 }
 
 export interface VideoService {
@@ -63,6 +66,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
     clock: deps.clock,
     pollMs: deps.pollMs ?? DEFAULT_VIDEO_POLL_MS,
     owner,
+    telemetry: deps.telemetry ?? null,
   });
   let secret: Promise<string> | null = null;
   const urlSecret = () => {
@@ -88,6 +92,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
         owner,
         urlSecret,
         routes: deps.routes,
+        telemetry: deps.telemetry ?? null,
       });
     },
     start: (log) => worker.start(log),
