@@ -220,3 +220,20 @@ describe('a video job', () => {
     expect(receiver.allText()).not.toContain('saffron-walrus-7731');
   });
 });
+
+describe('a client trace not sampled', () => {
+  it('exports nothing of the call (the default sampler follows the parent) yet still passes the trace on to the vendor', async () => {
+    const client = clientTrace();
+    const unsampled = { traceparent: `00-${client.traceId}-${client.spanId}-00` };
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'quiet' }] }, unsampled);
+    expect(res.status).toBe(200);
+    await res.json();
+    expect(t.received('b').at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${client.traceId}-[0-9a-f]{16}-00$`));
+    // A sampled call after it: once its span is in, the unsampled one would have been too.
+    const later = clientTrace();
+    await (await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'loud' }] }, later.headers)).json();
+    await callTrace(later.traceId, 'chat b-5');
+    await t.gw.telemetry!.flush();
+    expect(receiver.spans().filter((s) => s.traceId === client.traceId)).toEqual([]);
+  });
+});
