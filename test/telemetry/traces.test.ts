@@ -145,6 +145,34 @@ describe('a chat call, streamed', () => {
   });
 });
 
+describe('every door', () => {
+  const A_VERSION = { 'anthropic-version': '2023-06-01' };
+  const doors = [
+    { path: '/v1/messages', body: { model: 'a-top-5.5', max_tokens: 64, messages: [{ role: 'user', content: PROMPT }] }, span: 'chat a-top-5.5', door: 'messages', headers: A_VERSION },
+    { path: '/v1/responses', body: { model: 'b-5', input: PROMPT }, span: 'chat b-5', door: 'responses' },
+    { path: '/v1/embeddings', body: { model: 'embedding-c-2', input: [PROMPT] }, span: 'embeddings embedding-c-2', door: 'embeddings' },
+    { path: '/v1/images/generations', body: { model: 'image-b-1', prompt: PROMPT, size: '1024x1024' }, span: 'generate_content image-b-1', door: 'images' },
+    { path: '/v1/audio/speech', body: { model: 'tts-1-hd', input: PROMPT, voice: 'alloy' }, span: 'generate_content tts-1-hd', door: 'speech' },
+    { path: '/v1/moderations', body: { model: 'omni-moderation-latest', input: PROMPT }, span: 'generate_content omni-moderation-latest', door: 'moderations' },
+  ];
+  for (const d of doors) {
+    it(`${d.path}: the call's span, its attempt, and the traceparent the vendor got`, async () => {
+      const client = clientTrace();
+      const res = await post(t, d.path, d.body, { ...client.headers, ...d.headers });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const { call, children } = await callTrace(client.traceId, d.span);
+      expect(call.attributes['gateway.door']).toBe(d.door);
+      expect(call.attributes['http.response.status_code']).toBe(200);
+      const attempt = children.find((s) => s.name.startsWith('attempt'))!;
+      const model = d.body.model;
+      const vendorCall = t.sim.received.filter((r) => (r.body as { model?: string } | undefined)?.model === model).at(-1)!;
+      expect(vendorCall.headers.traceparent).toBe(`00-${client.traceId}-${attempt.spanId}-01`);
+      expect(receiver.allText()).not.toContain('saffron-walrus-7731');
+    });
+  }
+});
+
 describe('a fallback', () => {
   it('is two route-attempt spans, the first failed with its status, and the call answered at depth 1', async () => {
     const client = clientTrace();
