@@ -89,7 +89,12 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
 }
 
 /** Holds the plan's amount; the hold is the admission span of a traced call (402, 403 and 429 are its errors). */
-async function placeHold(deps: FrontHalfDeps, { caller, prepared }: PreparedRequest, plan: Extract<HoldPlan, { amount: bigint }>, trace: CallTrace | null | undefined): Promise<Hold> {
+async function placeHold(
+  deps: FrontHalfDeps,
+  { caller, prepared }: PreparedRequest,
+  plan: Extract<HoldPlan, { amount: bigint }>,
+  trace: CallTrace | null | undefined,
+): Promise<Hold> {
   const span = trace ? trace.step('admission', { [GATEWAY.heldNano]: Number(plan.amount) }) : null;
   try {
     const hold = await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId, plan.advice);

@@ -30,7 +30,8 @@ export function outputMessages(answer: JsonObject): string {
     for (const c of answer.choices) {
       if (!isObject(c)) continue;
       const m = isObject(c.message) ? c.message : {};
-      out.push({ role: 'assistant', parts: partsOf(m.content ?? m.tool_calls ?? ''), ...(typeof c.finish_reason === 'string' ? { finish_reason: c.finish_reason } : {}) });
+      const reason = typeof c.finish_reason === 'string' ? { finish_reason: c.finish_reason } : {};
+      out.push({ role: 'assistant', parts: partsOf(m.content ?? m.tool_calls ?? ''), ...reason });
     }
   } else if (answer.content !== undefined) {
     out.push({ role: 'assistant', parts: partsOf(answer.content) });
@@ -43,5 +44,8 @@ export function outputMessages(answer: JsonObject): string {
 function partsOf(content: unknown): Part[] {
   if (typeof content === 'string') return [{ type: 'text', content }];
   if (!Array.isArray(content)) return [{ type: 'unknown', content }];
-  return content.map((p) => (isObject(p) && typeof p.text === 'string' ? { type: 'text', content: p.text } : { type: isObject(p) && typeof p.type === 'string' ? p.type : 'unknown', content: p }));
+  return content.map((p) => {
+    if (isObject(p) && typeof p.text === 'string') return { type: 'text', content: p.text };
+    return { type: isObject(p) && typeof p.type === 'string' ? p.type : 'unknown', content: p };
+  });
 }
