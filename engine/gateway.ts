@@ -42,7 +42,7 @@ import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
 import { telemetryConfig } from './telemetry/config.ts';
-import type { Telemetry } from './telemetry/sdk.ts';
+import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
 import { readFileSync } from 'node:fs';
 import { projectPath } from './core/project-path.ts';
 
@@ -91,11 +91,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
 
-  const telemetry = await startTelemetryIfAsked(env);
+  let appLog: FastifyBaseLogger | null = null;
+  const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
   const limits = runtime.snapshot().config.limits;
-  let appLog: FastifyBaseLogger | null = null;
   const ledger = createLedger(db, {
     clock,
     log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
@@ -252,12 +252,12 @@ const withinMs = (work: Promise<void>, ms: number) =>
   });
 
 /** The SDK is loaded only when an OTLP endpoint is set (engine/telemetry/sdk.ts): off, a call pays one null check. */
-async function startTelemetryIfAsked(env: Env): Promise<Telemetry | null> {
+async function startTelemetryIfAsked(env: Env, log: () => TelemetryLog): Promise<Telemetry | null> {
   const config = telemetryConfig(env);
   if (!config) return null;
   const { startTelemetry } = await import('./telemetry/sdk.ts');
   const { version } = JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string };
-  return startTelemetry(config, version);
+  return startTelemetry(config, version, log);
 }
 
 const silentLog = { warn: () => undefined, error: () => undefined };

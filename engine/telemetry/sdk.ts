@@ -1,7 +1,7 @@
 // Starts the OpenTelemetry SDK when the environment asks for traces (config.ts), and only then: its packages are
 // loaded here, on demand, so a gateway with telemetry off never loads or runs them. The tracer is this
 // gateway's own, not registered globally: two gateways in one process (tests) keep their spans apart.
-import type { Attributes } from '@opentelemetry/api';
+import type { Attributes, DiagLogger } from '@opentelemetry/api';
 import { CallTrace, type CallStart, type StepSpan, type Tracing } from './call-trace.ts';
 import { JobTraces } from './job-traces.ts';
 import type { TelemetryConfig } from './config.ts';
@@ -21,12 +21,20 @@ export interface Telemetry {
 
 const INSTRUMENTATION_SCOPE = 'ai-gateway';
 
-export async function startTelemetry(config: TelemetryConfig, version: string): Promise<Telemetry> {
-  const [{ BasicTracerProvider, BatchSpanProcessor }, resources, { W3CTraceContextPropagator }] = await Promise.all([
+export interface TelemetryLog {
+  warn(obj: object, msg?: string): void;
+}
+
+export async function startTelemetry(config: TelemetryConfig, version: string, log: () => TelemetryLog): Promise<Telemetry> {
+  const [{ diag, DiagLogLevel }, { BasicTracerProvider, BatchSpanProcessor }, resources, { W3CTraceContextPropagator }] = await Promise.all([
+    import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/core'),
   ]);
+  // The SDK reports a failed export (a collector down, a wrong endpoint) and dropped spans only through its
+  // diagnostics, silent unless given a logger: the gateway's own, at warn.
+  diag.setLogger(diagnosticsTo(log), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   const exporter = await traceExporter(config);
   // The package's name and version first; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) over them.
   const resource = resources
@@ -57,4 +65,10 @@ async function traceExporter(config: TelemetryConfig) {
   }
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
   return new OTLPTraceExporter({ url: config.tracesUrl });
+}
+
+function diagnosticsTo(log: () => TelemetryLog): DiagLogger {
+  const warn = (message: string) => log().warn({ otel: message }, 'telemetry: the OpenTelemetry SDK reports a problem');
+  const ignore = () => undefined;
+  return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore };
 }
