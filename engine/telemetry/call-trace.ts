@@ -110,7 +110,10 @@ export class CallTrace {
     private readonly tracing: Tracing,
   ) {}
 
-  /** Starts the call's span, as a child of the client's span when its headers name one. */
+  /**
+   * Starts the call's span, as a child of the client's span when its headers name one. SERVER, as the conventions
+   * allow for a model call: the gateway serves the client's request, and each vendor call is a CLIENT span under it.
+   */
   static start(tracing: Tracing, start: CallStart): CallTrace {
     const parent = tracing.propagator.extract(ROOT_CONTEXT, start.headers, defaultTextMapGetter);
     const span = tracing.tracer.startSpan(
