@@ -42,6 +42,10 @@ import { videoStoreFromEnv } from './videos/video-store-setting.ts';
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
+import { telemetryConfig } from './telemetry/config.ts';
+import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
+import { readFileSync } from 'node:fs';
+import { projectPath } from './core/project-path.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -78,6 +82,8 @@ export interface RunningGateway {
   leases: BudgetLeases;
   /** The periodic ledger audit (billing.yaml `ledger.audit_interval_ms`); `run()` audits now. */
   ledgerAudit: LedgerAuditor;
+  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
+  telemetry: Telemetry | null;
   close(): Promise<void>;
 }
 
@@ -87,10 +93,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
   const videoStore = videoStoreFromEnv(env); // before anything opens: a bad value stops the start cleanly
 
+  let appLog: FastifyBaseLogger | null = null;
+  const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
   const limits = runtime.snapshot().config.limits;
-  let appLog: FastifyBaseLogger | null = null;
   const ledger = createLedger(db, {
     clock,
     log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
@@ -135,6 +142,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     fileStore: videoStore,
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
+    telemetry,
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
@@ -167,6 +175,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     clock,
     credits: (walletId) => creditsOf(ledger, walletId),
     modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
+    telemetry,
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
@@ -212,6 +221,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     metrics,
     leases: leases.book,
     ledgerAudit,
+    telemetry,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
@@ -227,11 +237,31 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await simulator?.close();
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
+      // The last spans go out; an unreachable collector holds up a stop no longer than a charge's last chance.
+      if (telemetry) await withinMs(telemetry.shutdown().catch(() => undefined), CHARGE_DRAIN_MS);
     },
   };
 }
 
 const CHARGE_DRAIN_MS = 5_000;
+
+const withinMs = (work: Promise<void>, ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void work.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** The SDK is loaded only when an OTLP endpoint is set (engine/telemetry/sdk.ts): off, a call pays one null check. */
+async function startTelemetryIfAsked(env: Env, log: () => TelemetryLog): Promise<Telemetry | null> {
+  const config = telemetryConfig(env);
+  if (!config) return null;
+  const { startTelemetry } = await import('./telemetry/sdk.ts');
+  const { version } = JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string };
+  return startTelemetry(config, version, log);
+}
 
 const silentLog = { warn: () => undefined, error: () => undefined };
 

@@ -6,6 +6,7 @@ import { startDeadline } from './deadline.ts';
 import { onAbort, type CallSignal } from './call-signal.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
+import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
 export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
@@ -18,8 +19,11 @@ export interface RouteLog {
 export type RouteStep<T> = { done: true; value: T } | { done: false; problem: string };
 
 export interface RouteLoop<T> {
-  /** Sends the request on one route. */
-  send(route: Route, signal: CallSignal | undefined): Promise<UpstreamAnswer>;
+  /**
+   * Sends the request on one route. `traceHeaders`, present when the call is traced, go to the vendor with it
+   * (`traceparent`), so the vendor's spans join the call's trace.
+   */
+  send(route: Route, signal: CallSignal | undefined, traceHeaders?: Record<string, string>): Promise<UpstreamAnswer>;
   /**
    * Reads an answer that is not retryable. `depth` counts the attempts that failed before this one. Once
    * anything reached the client it must finish (done), never throw a RouteFailure.
@@ -37,6 +41,8 @@ export interface RouteLoop<T> {
    * one asked to be retried; without it there is one pass only.
    */
   retryAfterMaxMs?: number;
+  /** The call's trace, when telemetry is on: each attempt is a span of it. */
+  trace?: CallTrace | null;
 }
 
 export type RoutesOutcome<T> = { done: true; value: T } | { done: false; failedAttempts: number; lastProblem?: string };
@@ -66,20 +72,40 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
 async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>): Promise<Attempt<T>> {
   const ownTime = loop.attemptTimeoutMs === undefined ? undefined : startDeadline(loop.attemptTimeoutMs, loop.signal);
   const signal = ownTime?.signal ?? loop.signal;
+  const span = loop.trace ? loop.trace.attempt(`${route.vendor}${route.index}`, depth) : null;
+  let status: number | undefined;
   try {
-    const answer = await loop.send(route, signal);
+    const answer = await loop.send(route, signal, span?.headers());
+    status = answer.status;
     if (isRetryableStatus(answer.status)) {
       await answer.body.dump().catch(() => undefined);
+      span?.failed(`answered ${answer.status}`, answer.status);
       return { done: false, problem: `route ${route.index} answered ${answer.status}`, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
     }
-    return await loop.read(answer, route, depth);
+    const step = await loop.read(answer, route, depth);
+    endAttempt(span, step, answer.status);
+    return step;
   } catch (e) {
     const outOfOwnTime = ownTime?.passed === true && loop.signal?.aborted !== true;
-    if (e instanceof RouteFailure || outOfOwnTime) return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
+    if (e instanceof RouteFailure || outOfOwnTime) {
+      span?.failed(outOfOwnTime ? 'timed out' : status === undefined ? 'connection failed' : 'unusable answer', status);
+      return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
+    }
+    span?.failed('call ended', status);
     throw e;
   } finally {
     ownTime?.end();
   }
+}
+
+/**
+ * An answer the caller read: used, or unusable (a body that is not JSON, a stream that failed before its first
+ * byte). The reason recorded is the gateway's own words, never the vendor's text, which may quote the prompt.
+ */
+function endAttempt<T>(span: AttemptSpan | null, step: RouteStep<T>, status: number): void {
+  if (!span) return;
+  if (step.done) span.answered(status);
+  else span.failed('unusable answer', status);
 }
 
 /** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */

@@ -24,6 +24,8 @@ export interface CallFacts {
   refusedStatus?: number;
   /** process.hrtime.bigint() when the first byte went to the client, for streams. */
   firstByteAt?: bigint;
+  /** The call's trace id, when telemetry is on: the log line joins the exported trace. */
+  traceId?: string;
   /**
    * Resolved once the call is settled. A streamed answer ends before its charge is known, so the log line
    * waits for this rather than for the last byte.

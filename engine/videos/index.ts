@@ -18,6 +18,7 @@ import type { VideoStoreSetting } from './video-store-setting.ts';
 import { registerVideoRoutes } from './routes.ts';
 import { createVideoStore, type VideoStore } from './store.ts';
 import { VideoWorker, type WorkerLog } from './worker.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
 
 export const DEFAULT_VIDEO_POLL_MS = 5000;
 
@@ -35,6 +36,8 @@ export interface VideoServiceDeps {
   fileStore: VideoStoreSetting;
   /** GATEWAY_VIDEO_POLL_MS. */
   pollMs?: number;
+  /** Traces, when telemetry is on: the job's request, its submission and its settle in the client's trace. */
+  telemetry?: Telemetry | null;
 }
 
 export interface VideoService {
@@ -74,6 +77,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
     clock: deps.clock,
     pollMs: deps.pollMs ?? DEFAULT_VIDEO_POLL_MS,
     owner,
+    telemetry: deps.telemetry ?? null,
   });
   let secret: Promise<string> | null = null;
   const urlSecret = () => {
@@ -99,6 +103,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
         owner,
         urlSecret,
         routes: deps.routes,
+        telemetry: deps.telemetry ?? null,
       });
     },
     start: (log) => worker.start(log),

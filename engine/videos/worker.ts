@@ -19,6 +19,8 @@ import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
 import { clampProgress, costOf, failureOf, readVendorAnswer, vendorFailed, type Outcome, type VendorStatus } from './vendor-answers.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
+import { endJobSettleSpan, jobSettleSpan } from './job-tracing.ts';
 
 export interface WorkerLog {
   info(obj: object, msg?: string): void;
@@ -39,6 +41,8 @@ export interface VideoWorkerDeps {
   /** This process's lease owner id. */
   owner: string;
   log?: WorkerLog;
+  /** Traces, when telemetry is on: the job's create attempts and its settle join its request's trace. */
+  telemetry?: Telemetry | null;
 }
 
 /** Jobs claimed per round. */
@@ -195,7 +199,8 @@ export class VideoWorker {
     const request = { path: createPath, body: JSON.stringify(job.vendorRequest ?? {}), contentType: 'application/json', headers: {} };
     const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
       ...this.routeLoop(job, 'create'),
-      send: (route, signal) => this.deps.upstream.send(route, config, request, signal),
+      trace: this.deps.telemetry?.jobs.of(job.id),
+      send: (route, signal, traceHeaders) => this.deps.upstream.send(route, config, traceHeaders ? { ...request, headers: traceHeaders } : request, signal),
       read: async (answer, route) => {
         const read = await readVendorAnswer<{ request_id?: unknown }>(answer);
         if (!read.ok) return { done: true, value: { refused: read.message } };
@@ -353,9 +358,11 @@ export class VideoWorker {
   /** Moves the money (settle the charge, or release the hold), then writes the outcome under our lease. */
   private async finish(job: VideoJob, o: Outcome): Promise<void> {
     const { accounts, clock, store } = this.deps;
+    const span = jobSettleSpan(this.deps.telemetry, job, o);
     let charged = 0n;
     if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, [usageRecordBeside(this.usageRecordOf(job, o))]);
     else await accounts.releaseDetached(job.holdRef);
+    endJobSettleSpan(span, charged, o);
     const now = clock.now();
     const retentionMs = this.limits().video_retention_days * 86_400_000;
     const until = new Date(now.getTime() + retentionMs);
