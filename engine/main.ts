@@ -63,6 +63,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   if (gw.localAdminToken) writeRunningGatewayFile(dataDir, { url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`, pid: process.pid, admin_token: gw.localAdminToken });
   printBanner(gw, `http://${host}:${port}`);
   printCatalogWarnings(gw);
+  printConfigWarnings(gw);
 
   process.on('SIGHUP', () => {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
@@ -77,7 +78,10 @@ async function serve(link: typeof workerLink | null): Promise<void> {
 
 /** A worker reloads when the primary forwards a reload, and stops when the primary says so. */
 function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string): void {
-  if (process.env.GATEWAY_WORKER_INDEX === '1') printCatalogWarnings(gw);
+  if (process.env.GATEWAY_WORKER_INDEX === '1') {
+    printCatalogWarnings(gw);
+    printConfigWarnings(gw);
+  }
   link.onReload(() => gw.reload());
   link.onMetricsCollect(() => gw.metrics.ownMetrics());
   gw.metrics.acrossWorkers(() => link.gatherMetrics());
@@ -132,6 +136,11 @@ function printBanner(gw: RunningGateway, url: string): void {
     );
   }
   console.log(lines.join('\n'));
+}
+
+/** A vendor without a credential fails its calls, not the start: the operator reads it here, and on /readyz. */
+function printConfigWarnings(gw: RunningGateway): void {
+  for (const warning of gw.warnings) console.warn(`warning: ${warning}`);
 }
 
 /** Likely mistakes do not stop the start (a sale end that has come is normal), but the operator should see them. */
