@@ -10,6 +10,7 @@ import { pidFilePath } from './core/pid-file.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
+import { DataFolderHeld } from './db/data-folder-lock.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
@@ -42,13 +43,24 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   } catch (e) {
     if (e instanceof ConfigFileError) {
       console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
+    } else if (e instanceof DataFolderHeld) {
+      console.error(`The gateway did not start: ${e.message}`);
     } else {
       console.error(`The gateway did not start: ${(e as Error).stack ?? e}`);
     }
     process.exit(1);
   }
   const host = process.env.HOST ?? '127.0.0.1';
-  await gw.app.listen({ host, port: Number(process.env.PORT ?? 8080) });
+  const asked = Number(process.env.PORT ?? 8080);
+  try {
+    await gw.app.listen({ host, port: asked });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    // An operator's mistake, not a fault: one line, and the database let go before the exit.
+    console.error(`The gateway did not start: port ${asked} on ${host} is already in use by another process. Stop that process, or set PORT to a free port.`);
+    await gw.close().catch(() => undefined);
+    process.exit(1);
+  }
   // The port bound, not the one asked for: PORT=0 takes a free one, and the banner and the operator CLI's file
   // must name where the gateway really answers.
   const port = (gw.app.server.address() as AddressInfo).port;
