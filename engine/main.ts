@@ -11,6 +11,7 @@ import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
 import { DataFolderHeld } from './db/data-folder-lock.ts';
+import { MigrationMismatch } from './db/migrate.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
@@ -43,7 +44,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   } catch (e) {
     if (e instanceof ConfigFileError) {
       console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
-    } else if (e instanceof DataFolderHeld) {
+    } else if (e instanceof DataFolderHeld || e instanceof MigrationMismatch) {
       console.error(`The gateway did not start: ${e.message}`);
     } else {
       console.error(`The gateway did not start: ${(e as Error).stack ?? e}`);
