@@ -14,7 +14,7 @@ let t: TestGateway;
 beforeAll(async () => {
   t = await startTestGateway({
     // Vendor A has its routes and no key; vendor B's key is one the vendor does not take.
-    env: { GATEWAY_VENDOR_A_KEY: '', GATEWAY_VENDOR_B_KEY: 'revoked-at-the-vendor' },
+    env: { GATEWAY_VENDOR_A_KEY: '', GATEWAY_VENDOR_B_KEY: 'revoked-at-the-vendor', GATEWAY_VIDEO_POLL_MS: '50' },
     simulator: { acceptKeys: ['vendor-c-secret', 'vendor-d-secret', 'vendor-e-secret'] },
     logger: {
       level: 'info',
@@ -74,5 +74,23 @@ describe('vendor credentials', () => {
     expect(t.received('c').slice(n).map((r) => r.route)).toEqual(['c0']);
     const served = await post(t, '/v1/chat/completions', { model: 'c-flash-3', messages: USER });
     expect(served.status).toBe(200);
+  });
+
+  it('a video job whose create the vendor refuses for the credential fails saying so, on one route, charged nothing', async () => {
+    const before = { creates: t.received('d').filter((r) => r.path === '/v1/videos/generations').length, balance: await t.balance() };
+    t.sim.inject('d0', { kind: 'status', status: 401 });
+    const created = await post(t, '/v1/videos', { model: 'video-d-1', prompt: 'a lighthouse', seconds: '4', size: '1280x720' });
+    expect(created.status).toBe(200);
+    const { id } = (await created.json()) as { id: string };
+    let job: { status: string; error: { code: string; message: string } | null } | undefined;
+    for (let i = 0; i < 200 && job?.status !== 'failed'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = (await (await fetch(`${t.url}/v1/videos/${id}`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json()) as typeof job;
+    }
+    expect(job?.status).toBe('failed');
+    expect(job?.error?.message).toContain("Vendor D refused the gateway's credential for it (HTTP 401)");
+    const creates = t.received('d').filter((r) => r.path === '/v1/videos/generations').slice(before.creates);
+    expect(creates.map((r) => r.route)).toEqual(['d0']);
+    expect(await t.balance()).toBe(before.balance);
   });
 });
