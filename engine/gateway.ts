@@ -35,7 +35,7 @@ import { registerOpsRoutes } from './observe/routes.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
-import { planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
+import { missingCredentials, planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
 import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { createVideoService, videoPollMs, type VideoService } from './videos/index.ts';
 import { videoStoreFromEnv } from './videos/video-store-setting.ts';
@@ -69,6 +69,8 @@ export interface RunningGateway {
   routes: VendorRoutes;
   simulator: Simulator | null;
   simulatedVendors: VendorId[];
+  /** Configuration problems that fail some calls but not the start (a vendor with routes and no credential). */
+  warnings: string[];
   /** A first-run development wallet, when this start created one. */
   devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
   /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
@@ -158,7 +160,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
     [(outcome) => metrics.observe(outcome)],
   );
-  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined });
+  const warnings = missingCredentials(env);
+  for (const warning of warnings) app.log.warn({ warning }, warning);
+  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined, warnings });
   const reload = (log: FastifyBaseLogger) => {
     const result = runtime.reload();
     metrics.reloaded(result);
@@ -215,6 +219,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     routes,
     simulator,
     simulatedVendors: simulated,
+    warnings,
     devWallet,
     localAdminToken,
     videos,

@@ -89,6 +89,11 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
       trace: input.trace,
     });
     if (outcome.done) return;
+    const refused = outcome.credentialRefused?.[0];
+    if (refused) {
+      if (input.facts) input.facts.credentialRefused = refused.route.vendor;
+      throw errors.vendorCredentialRefused(refused.route.vendor, refused.status);
+    }
     throw errors.upstream(
       input.routes.length === 0
         ? `No route is configured for vendor ${prepared.call.model.vendor}.`

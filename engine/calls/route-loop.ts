@@ -2,6 +2,8 @@
 // the video worker's create and status calls. What moves an attempt on to the next route is decided here
 // only: a 429 or 5xx answer, a connection that failed or was reset (RouteFailure), an attempt that ran out
 // of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
+// A 401 or 403 refuses the gateway's own credential, not the client's: the route failed, and so would every
+// other route sent the same credential, so those are skipped; a route with another credential is still tried.
 import { startDeadline } from './deadline.ts';
 import { onAbort, type CallSignal } from './call-signal.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
@@ -11,8 +13,12 @@ import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
 export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
 
+/** The vendor refused the credential the gateway sent it (the client's own key was never sent there). */
+export const isCredentialRefusal = (status: number) => status === 401 || status === 403;
+
 export interface RouteLog {
   warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
 }
 
 /** What one route's answer came to: the caller's result, or why the next route should be asked. */
@@ -45,20 +51,37 @@ export interface RouteLoop<T> {
   trace?: CallTrace | null;
 }
 
-export type RoutesOutcome<T> = { done: true; value: T } | { done: false; failedAttempts: number; lastProblem?: string };
+export type RoutesOutcome<T> =
+  | { done: true; value: T }
+  | {
+      done: false;
+      failedAttempts: number;
+      lastProblem?: string;
+      /** Routes whose vendor refused the gateway's credential (401/403), when any did. */
+      credentialRefused?: { route: Route; status: number }[];
+    };
 
-type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number };
+type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number; refusedStatus?: number };
 
 export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise<RoutesOutcome<T>> {
   let failed = 0;
   let lastProblem: string | undefined;
+  const refused: { route: Route; status: number }[] = [];
+  const refusedKeys = new Set<string>();
   for (let pass = 0; pass < 2; pass++) {
     let retryAfterMs: number | undefined;
     for (const route of routes) {
+      if (refusedKeys.has(route.key)) continue;
       const attempt = await attemptRoute(route, failed, loop);
       if (attempt.done) return attempt;
       failed++;
       lastProblem = attempt.problem;
+      if (attempt.refusedStatus !== undefined) {
+        refused.push({ route, status: attempt.refusedStatus });
+        refusedKeys.add(route.key);
+        logCredentialRefused(loop, route, attempt.refusedStatus);
+        continue;
+      }
       loop.log.warn({ ...loop.logContext, vendor: route.vendor, route: route.index, reason: attempt.problem }, 'route failed, trying the next');
       if (attempt.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, attempt.retryAfterMs);
     }
@@ -66,7 +89,15 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
     loop.log.warn({ ...loop.logContext, retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
     await sleep(retryAfterMs, loop.signal);
   }
-  return { done: false, failedAttempts: failed, lastProblem };
+  return { done: false, failedAttempts: failed, lastProblem, ...(refused.length ? { credentialRefused: refused } : {}) };
+}
+
+/** At error level: only the operator can fix it, and until then every call to the vendor fails. */
+function logCredentialRefused(loop: RouteLoop<unknown>, route: Route, status: number): void {
+  loop.log.error(
+    { ...loop.logContext, vendor: route.vendor, route: route.index, status },
+    `vendor ${route.vendor.toUpperCase()} refused the gateway's credential (GATEWAY_VENDOR_${route.vendor.toUpperCase()}_KEY) with ${status}; routes sent the same credential are skipped`,
+  );
 }
 
 async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>): Promise<Attempt<T>> {
@@ -77,6 +108,11 @@ async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>):
   try {
     const answer = await loop.send(route, signal, span?.headers());
     status = answer.status;
+    if (isCredentialRefusal(answer.status)) {
+      await answer.body.dump().catch(() => undefined);
+      span?.failed(`credential refused ${answer.status}`, answer.status);
+      return { done: false, problem: `route ${route.index} refused the gateway's credential (${answer.status})`, refusedStatus: answer.status };
+    }
     if (isRetryableStatus(answer.status)) {
       await answer.body.dump().catch(() => undefined);
       span?.failed(`answered ${answer.status}`, answer.status);

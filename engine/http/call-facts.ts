@@ -12,6 +12,8 @@ export interface CallFacts {
   route?: string;
   /** Routes that failed before the one that answered (or all that were tried, when none did). */
   failedRoutes: string[];
+  /** The vendor whose routes refused the gateway's own credential (401/403), when that failed the call. */
+  credentialRefused?: string;
   /** How many attempts failed before the answering one. */
   fallbackDepth?: number;
   tokensIn?: number;

@@ -14,6 +14,7 @@ import { protocolNameFor } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import { emptyUsage, type VendorId } from '../core/types.ts';
 import { tryRoutes } from '../calls/route-loop.ts';
+import { errors } from '../core/errors.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
@@ -210,6 +211,8 @@ export class VideoWorker {
       },
     });
     if (!outcome.done) {
+      const refused = outcome.credentialRefused?.[0];
+      if (refused) return this.finish(job, vendorFailed(errors.vendorCredentialRefused(refused.route.vendor, refused.status).message));
       const problem = outcome.lastProblem ?? `no route is configured for vendor ${job.vendor}`;
       return this.finish(job, vendorFailed(`Vendor ${job.vendor.toUpperCase()} failed on every route (${problem}).`));
     }
