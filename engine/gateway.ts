@@ -35,12 +35,17 @@ import { registerOpsRoutes } from './observe/routes.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
-import { planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
+import { missingCredentials, planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
 import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { createVideoService, videoPollMs, type VideoService } from './videos/index.ts';
+import { videoStoreFromEnv } from './videos/video-store-setting.ts';
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
 import { closest } from 'fastest-levenshtein';
+import { telemetryConfig } from './telemetry/config.ts';
+import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
+import { readFileSync } from 'node:fs';
+import { projectPath } from './core/project-path.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -64,6 +69,8 @@ export interface RunningGateway {
   routes: VendorRoutes;
   simulator: Simulator | null;
   simulatedVendors: VendorId[];
+  /** Configuration problems that fail some calls but not the start (a vendor with routes and no credential). */
+  warnings: string[];
   /** A first-run development wallet, when this start created one. */
   devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
   /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
@@ -77,6 +84,8 @@ export interface RunningGateway {
   leases: BudgetLeases;
   /** The periodic ledger audit (billing.yaml `ledger.audit_interval_ms`); `run()` audits now. */
   ledgerAudit: LedgerAuditor;
+  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
+  telemetry: Telemetry | null;
   close(): Promise<void>;
 }
 
@@ -84,11 +93,13 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
+  const videoStore = videoStoreFromEnv(env); // before anything opens: a bad value stops the start cleanly
 
+  let appLog: FastifyBaseLogger | null = null;
+  const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
   const limits = runtime.snapshot().config.limits;
-  let appLog: FastifyBaseLogger | null = null;
   const ledger = createLedger(db, {
     clock,
     log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
@@ -131,7 +142,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     registry,
     clock,
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
+    fileStore: videoStore,
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
+    telemetry,
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
@@ -147,7 +160,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
     [(outcome) => metrics.observe(outcome)],
   );
-  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined });
+  const warnings = missingCredentials(env);
+  for (const warning of warnings) app.log.warn({ warning }, warning);
+  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined, warnings });
   const reload = (log: FastifyBaseLogger) => {
     const result = runtime.reload();
     metrics.reloaded(result);
@@ -164,6 +179,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     clock,
     credits: (walletId) => creditsOf(ledger, walletId),
     modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
+    telemetry,
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
@@ -203,12 +219,14 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     routes,
     simulator,
     simulatedVendors: simulated,
+    warnings,
     devWallet,
     localAdminToken,
     videos,
     metrics,
     leases: leases.book,
     ledgerAudit,
+    telemetry,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
@@ -224,11 +242,31 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await simulator?.close();
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
+      // The last spans go out; an unreachable collector holds up a stop no longer than a charge's last chance.
+      if (telemetry) await withinMs(telemetry.shutdown().catch(() => undefined), CHARGE_DRAIN_MS);
     },
   };
 }
 
 const CHARGE_DRAIN_MS = 5_000;
+
+const withinMs = (work: Promise<void>, ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void work.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** The SDK is loaded only when an OTLP endpoint is set (engine/telemetry/sdk.ts): off, a call pays one null check. */
+async function startTelemetryIfAsked(env: Env, log: () => TelemetryLog): Promise<Telemetry | null> {
+  const config = telemetryConfig(env);
+  if (!config) return null;
+  const { startTelemetry } = await import('./telemetry/sdk.ts');
+  const { version } = JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string };
+  return startTelemetry(config, version, log);
+}
 
 const silentLog = { warn: () => undefined, error: () => undefined };
 

@@ -10,6 +10,9 @@ import { pidFilePath } from './core/pid-file.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
+import { SettingError } from './core/setting-error.ts';
+import { DataFolderHeld } from './db/data-folder-lock.ts';
+import { MigrationMismatch } from './db/migrate.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
@@ -42,13 +45,26 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   } catch (e) {
     if (e instanceof ConfigFileError) {
       console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
+    } else if (e instanceof SettingError) {
+      console.error(`The gateway did not start: ${e.message}.`);
+    } else if (e instanceof DataFolderHeld || e instanceof MigrationMismatch) {
+      console.error(`The gateway did not start: ${e.message}`);
     } else {
       console.error(`The gateway did not start: ${(e as Error).stack ?? e}`);
     }
     process.exit(1);
   }
   const host = process.env.HOST ?? '127.0.0.1';
-  await gw.app.listen({ host, port: Number(process.env.PORT ?? 8080) });
+  const asked = Number(process.env.PORT ?? 8080);
+  try {
+    await gw.app.listen({ host, port: asked });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    // An operator's mistake, not a fault: one line, and the database let go before the exit.
+    console.error(`The gateway did not start: port ${asked} on ${host} is already in use by another process. Stop that process, or set PORT to a free port.`);
+    await gw.close().catch(() => undefined);
+    process.exit(1);
+  }
   // The port bound, not the one asked for: PORT=0 takes a free one, and the banner and the operator CLI's file
   // must name where the gateway really answers.
   const port = (gw.app.server.address() as AddressInfo).port;
@@ -63,6 +79,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   if (gw.localAdminToken) writeRunningGatewayFile(dataDir, { url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`, pid: process.pid, admin_token: gw.localAdminToken });
   printBanner(gw, `http://${host}:${port}`);
   printCatalogWarnings(gw);
+  printConfigWarnings(gw);
 
   process.on('SIGHUP', () => {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
@@ -77,7 +94,10 @@ async function serve(link: typeof workerLink | null): Promise<void> {
 
 /** A worker reloads when the primary forwards a reload, and stops when the primary says so. */
 function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string): void {
-  if (process.env.GATEWAY_WORKER_INDEX === '1') printCatalogWarnings(gw);
+  if (process.env.GATEWAY_WORKER_INDEX === '1') {
+    printCatalogWarnings(gw);
+    printConfigWarnings(gw);
+  }
   link.onReload(() => gw.reload());
   link.onMetricsCollect(() => gw.metrics.ownMetrics());
   gw.metrics.acrossWorkers(() => link.gatherMetrics());
@@ -124,6 +144,7 @@ function printBanner(gw: RunningGateway, url: string): void {
   const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
   if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
   lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
+  lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
   if (gw.devWallet) {
     lines.push(
       'first run: created a development wallet with $10 of credits. These keys are shown once:',
@@ -132,6 +153,11 @@ function printBanner(gw: RunningGateway, url: string): void {
     );
   }
   console.log(lines.join('\n'));
+}
+
+/** A vendor without a credential fails its calls, not the start: the operator reads it here, and on /readyz. */
+function printConfigWarnings(gw: RunningGateway): void {
+  for (const warning of gw.warnings) console.warn(`warning: ${warning}`);
 }
 
 /** Likely mistakes do not stop the start (a sale end that has come is normal), but the operator should see them. */

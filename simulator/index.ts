@@ -40,6 +40,8 @@ export interface SimulatorOptions {
   port?: number; // default 0 (random)
   /** Imitates vendor-side refusals (the gateway wires this from catalog rules); return null to accept. */
   refuse?: (req: { path: string; model: string; body: Record<string, unknown> }) => { status: number; message: string } | null;
+  /** When set, only these keys are accepted (401 in the vendor's shape for any other); default: any non-empty key. */
+  acceptKeys?: string[];
   videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
   streamChunkDelayMs?: number; // delay between SSE events (default 0); real separate writes either way
 }
@@ -159,6 +161,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     return f.fault;
   }
 
+  const keyAccepted = (key: string) => !opts.acceptKeys || opts.acceptKeys.includes(key);
+  const bearerOf = (authorization: string | string[] | undefined) => /^Bearer\s+(\S+)/i.exec(String(authorization ?? ''))?.[1] ?? '';
+
   async function dispatch(ctx: Ctx): Promise<void> {
     const { path, method, res } = ctx;
     if (method === 'GET') {
@@ -174,6 +179,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         return sendError(res, 'a', 401, 'x-api-key header is required');
       }
       if (!h['anthropic-version']) return sendError(res, 'a', 400, 'anthropic-version: header is required');
+      if (!keyAccepted(String(h['x-api-key'] ?? bearerOf(h.authorization)))) return sendError(res, 'a', 401, 'invalid x-api-key');
     } else if (!/^Bearer\s+\S+/i.test(String(h.authorization ?? ''))) {
       return sendError(
         res,
@@ -181,6 +187,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         401,
         "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
       );
+    }
+    if (flavor !== 'a' && !keyAccepted(bearerOf(h.authorization))) {
+      return sendError(res, 'b', 401, 'Incorrect API key provided. You can find your API key in your account settings.');
     }
     if (method === 'GET') {
       const video = /^\/v1\/videos\/([^/]+)$/.exec(path);

@@ -20,6 +20,8 @@ import type { ModelEntry, Usage } from '../core/types.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
+import { endCallTrace, startCallTrace } from './call-tracing.ts';
 
 export interface GatewayServices extends FrontHalfDeps {
   routes: VendorRoutes;
@@ -28,6 +30,8 @@ export interface GatewayServices extends FrontHalfDeps {
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
   /** Credits of the caller's wallet, for GET /v1/credits. */
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
+  /** Traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them; null or absent: none made. */
+  telemetry?: Telemetry | null;
 }
 
 /** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
@@ -64,9 +68,12 @@ const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, do
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
   const facts = callFacts(req);
   facts.door = doorName;
-  const { snap, door, now, caller, prepared, hold, plan } = await admitCall(req, s, { door: doorName, readBody, planHold: doorReservation, lowerHold: doorReservationLowered(s.accounts) }).catch((e: unknown) => {
+  const trace = startCallTrace(s.telemetry, req, doorName, facts);
+  const admission = { door: doorName, readBody, planHold: doorReservation, lowerHold: doorReservationLowered(s.accounts), trace };
+  const { snap, door, now, caller, prepared, hold, plan } = await admitCall(req, s, admission).catch((e: unknown) => {
     noteRefusal(facts, e, req.body, s.runtime.snapshot());
     facts.markSettled();
+    endCallTrace(trace, facts, reply, e);
     throw e;
   });
   // Set on the raw response so a stream's head carries it too.
@@ -98,8 +105,10 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       };
       return [usageRecordBeside(draft)];
     },
+    trace,
     costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
   });
+  let failure: unknown;
   try {
     const { call } = prepared;
     const input: ExchangeInput = {
@@ -113,11 +122,16 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       retryAfterMaxMs: snap.config.limits.retry_after_max_ms,
       reply,
       facts,
+      trace,
     };
     await exchange(input, { upstream: s.upstream, registry: s.registry, log: req.log }, settlement);
+  } catch (e) {
+    failure = e;
+    throw e;
   } finally {
     facts.chargedNano = await settlement.finish();
     facts.markSettled();
+    endCallTrace(trace, facts, reply, failure);
   }
   return reply;
 }

@@ -17,6 +17,7 @@ import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRe
 import type { Settlement } from './settlement.ts';
 import type { Route } from './vendor-routes.ts';
 import type { CallFacts } from '../http/call-facts.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
 
 export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
 export const CHARGED_HEADER = 'x-service-charged-nano';
@@ -42,6 +43,8 @@ export interface ExchangeInput {
   reply: FastifyReply;
   /** Where the call's route, fallbacks and first byte are noted for its log line and the metrics. */
   facts?: CallFacts;
+  /** The call's trace, when telemetry is on. */
+  trace?: CallTrace | null;
 }
 
 /** A route by name (`a0`, `b1`), as logs and metrics show it: never its URL, which may carry credentials. */
@@ -67,9 +70,9 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
   const deadline = startDeadline(input.timeoutMs); // after anything that may throw before the `finally` that ends it
   try {
     const outcome = await tryRoutes(input.routes, {
-      send: (route, attemptSignal) => {
+      send: (route, attemptSignal, traceHeaders) => {
         input.facts?.failedRoutes.push(routeName(route));
-        return deps.upstream.send(route, input.vendor, request, attemptSignal);
+        return deps.upstream.send(route, input.vendor, traceHeaders ? withHeaders(request, traceHeaders) : request, attemptSignal);
       },
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
@@ -83,8 +86,14 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
       log: deps.log,
       signal: deadline.signal,
       retryAfterMaxMs: input.retryAfterMaxMs,
+      trace: input.trace,
     });
     if (outcome.done) return;
+    const refused = outcome.credentialRefused?.[0];
+    if (refused) {
+      if (input.facts) input.facts.credentialRefused = refused.route.vendor;
+      throw errors.vendorCredentialRefused(refused.route.vendor, refused.status);
+    }
     throw errors.upstream(
       input.routes.length === 0
         ? `No route is configured for vendor ${prepared.call.model.vendor}.`
@@ -135,11 +144,16 @@ async function relay(
       log: deps.log,
       onFirstByte: () => {
         if (input.facts) input.facts.firstByteAt = process.hrtime.bigint();
+        input.trace?.firstChunk();
       },
+      trace: input.trace,
     },
     settlement,
   );
 }
+
+/** The request with one attempt's trace headers added (each attempt is its own span, so its own `traceparent`). */
+const withHeaders = (request: UpstreamRequest, headers: Record<string, string>): UpstreamRequest => ({ ...request, headers: { ...request.headers, ...headers } });
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
@@ -172,6 +186,7 @@ async function relayAnswer(
   }
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
   const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : null;
+  input.trace?.answered(json);
   settlement.record(answerUsage(json, input.prepared, deps.registry));
   const charged = await settlement.finish();
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200);

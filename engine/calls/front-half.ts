@@ -12,6 +12,8 @@ import { prepareCall, type PreparedCall, type TransformRegistry } from './prepar
 import { lowerOutputToRoom, type FittedQuote } from './affordable-output.ts';
 import { reservationFor } from './reservation.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
+import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
 
 export interface FrontHalfDeps {
   runtime: Runtime;
@@ -50,6 +52,8 @@ export interface Admission<P extends HoldPlan> {
   planHold: (call: PreparedRequest) => P | Promise<P>;
   /** What to hold instead when the plan's hold is refused for money (402, or 429 for a monthly limit); null: the refusal stands. */
   lowerHold?: (call: PreparedRequest) => Promise<P | null>;
+  /** The call's trace, when telemetry is on: told what was asked, and the hold is a span of it. */
+  trace?: CallTrace | null;
 }
 
 /** Refusals a smaller hold may avoid: the wallet's credit, the key's monthly limit. */
@@ -84,7 +88,8 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
   if (tooDeep) throw tooDeep;
   const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
-  const admit = (p: P) => (p.amount === null ? null : deps.accounts.admit(caller, prepared.call.model, p.amount, p.holdId, p.advice));
+  admission.trace?.requested(traceRequest(call));
+  const admit = (p: P) => (p.amount === null ? null : placeHold(deps, call, p as Extract<HoldPlan, { amount: bigint }>, admission.trace));
   let plan = await admission.planHold(call);
   let hold: Hold | null;
   try {
@@ -97,6 +102,33 @@ export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: F
     hold = await admit(plan);
   }
   return { ...call, plan, hold } as AdmittedCall<P>;
+}
+
+/** Holds the plan's amount; the hold is the admission span of a traced call (402, 403 and 429 are its errors). */
+async function placeHold(
+  deps: FrontHalfDeps,
+  { caller, prepared }: PreparedRequest,
+  plan: Extract<HoldPlan, { amount: bigint }>,
+  trace: CallTrace | null | undefined,
+): Promise<Hold> {
+  const span = trace ? trace.step('admission', { [GATEWAY.heldNano]: Number(plan.amount) }) : null;
+  try {
+    const hold = await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId, plan.advice);
+    span?.end();
+    return hold;
+  } catch (e) {
+    span?.end(errorTypeOf(e));
+    throw e;
+  }
+}
+
+/** The client's own output limit, under whichever name its door's format gives it. */
+const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
+
+function traceRequest({ prepared, caller }: PreparedRequest) {
+  const { call } = prepared;
+  const limit = OUTPUT_LIMIT_FIELDS.map((f) => call.client[f]).find((v): v is number => typeof v === 'number');
+  return { model: call.model, stream: call.stream, maxTokens: limit, keyPrefix: caller.keyPrefix, walletId: caller.walletId, body: call.client };
 }
 
 /** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */

@@ -2,24 +2,34 @@
 // the video worker's create and status calls. What moves an attempt on to the next route is decided here
 // only: a 429 or 5xx answer, a connection that failed or was reset (RouteFailure), an attempt that ran out
 // of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
+// A 401 or 403 refuses the gateway's own credential, not the client's: the route failed, and so would every
+// other route sent the same credential, so those are skipped; a route with another credential is still tried.
 import { startDeadline } from './deadline.ts';
 import { onAbort, type CallSignal } from './call-signal.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
+import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
 export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
 
+/** The vendor refused the credential the gateway sent it (the client's own key was never sent there). */
+export const isCredentialRefusal = (status: number) => status === 401 || status === 403;
+
 export interface RouteLog {
   warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
 }
 
 /** What one route's answer came to: the caller's result, or why the next route should be asked. */
 export type RouteStep<T> = { done: true; value: T } | { done: false; problem: string };
 
 export interface RouteLoop<T> {
-  /** Sends the request on one route. */
-  send(route: Route, signal: CallSignal | undefined): Promise<UpstreamAnswer>;
+  /**
+   * Sends the request on one route. `traceHeaders`, present when the call is traced, go to the vendor with it
+   * (`traceparent`), so the vendor's spans join the call's trace.
+   */
+  send(route: Route, signal: CallSignal | undefined, traceHeaders?: Record<string, string>): Promise<UpstreamAnswer>;
   /**
    * Reads an answer that is not retryable. `depth` counts the attempts that failed before this one. Once
    * anything reached the client it must finish (done), never throw a RouteFailure.
@@ -37,22 +47,41 @@ export interface RouteLoop<T> {
    * one asked to be retried; without it there is one pass only.
    */
   retryAfterMaxMs?: number;
+  /** The call's trace, when telemetry is on: each attempt is a span of it. */
+  trace?: CallTrace | null;
 }
 
-export type RoutesOutcome<T> = { done: true; value: T } | { done: false; failedAttempts: number; lastProblem?: string };
+export type RoutesOutcome<T> =
+  | { done: true; value: T }
+  | {
+      done: false;
+      failedAttempts: number;
+      lastProblem?: string;
+      /** Routes whose vendor refused the gateway's credential (401/403), when any did. */
+      credentialRefused?: { route: Route; status: number }[];
+    };
 
-type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number };
+type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number; refusedStatus?: number };
 
 export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise<RoutesOutcome<T>> {
   let failed = 0;
   let lastProblem: string | undefined;
+  const refused: { route: Route; status: number }[] = [];
+  const refusedKeys = new Set<string>();
   for (let pass = 0; pass < 2; pass++) {
     let retryAfterMs: number | undefined;
     for (const route of routes) {
+      if (refusedKeys.has(route.key)) continue;
       const attempt = await attemptRoute(route, failed, loop);
       if (attempt.done) return attempt;
       failed++;
       lastProblem = attempt.problem;
+      if (attempt.refusedStatus !== undefined) {
+        refused.push({ route, status: attempt.refusedStatus });
+        refusedKeys.add(route.key);
+        logCredentialRefused(loop, route, attempt.refusedStatus);
+        continue;
+      }
       loop.log.warn({ ...loop.logContext, vendor: route.vendor, route: route.index, reason: attempt.problem }, 'route failed, trying the next');
       if (attempt.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, attempt.retryAfterMs);
     }
@@ -60,26 +89,59 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
     loop.log.warn({ ...loop.logContext, retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
     await sleep(retryAfterMs, loop.signal);
   }
-  return { done: false, failedAttempts: failed, lastProblem };
+  return { done: false, failedAttempts: failed, lastProblem, ...(refused.length ? { credentialRefused: refused } : {}) };
+}
+
+/** At error level: only the operator can fix it, and until then every call to the vendor fails. */
+function logCredentialRefused(loop: RouteLoop<unknown>, route: Route, status: number): void {
+  loop.log.error(
+    { ...loop.logContext, vendor: route.vendor, route: route.index, status },
+    `vendor ${route.vendor.toUpperCase()} refused the gateway's credential (GATEWAY_VENDOR_${route.vendor.toUpperCase()}_KEY) with ${status}; routes sent the same credential are skipped`,
+  );
 }
 
 async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>): Promise<Attempt<T>> {
   const ownTime = loop.attemptTimeoutMs === undefined ? undefined : startDeadline(loop.attemptTimeoutMs, loop.signal);
   const signal = ownTime?.signal ?? loop.signal;
+  const span = loop.trace ? loop.trace.attempt(`${route.vendor}${route.index}`, depth) : null;
+  let status: number | undefined;
   try {
-    const answer = await loop.send(route, signal);
+    const answer = await loop.send(route, signal, span?.headers());
+    status = answer.status;
+    if (isCredentialRefusal(answer.status)) {
+      await answer.body.dump().catch(() => undefined);
+      span?.failed(`credential refused ${answer.status}`, answer.status);
+      return { done: false, problem: `route ${route.index} refused the gateway's credential (${answer.status})`, refusedStatus: answer.status };
+    }
     if (isRetryableStatus(answer.status)) {
       await answer.body.dump().catch(() => undefined);
+      span?.failed(`answered ${answer.status}`, answer.status);
       return { done: false, problem: `route ${route.index} answered ${answer.status}`, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
     }
-    return await loop.read(answer, route, depth);
+    const step = await loop.read(answer, route, depth);
+    endAttempt(span, step, answer.status);
+    return step;
   } catch (e) {
     const outOfOwnTime = ownTime?.passed === true && loop.signal?.aborted !== true;
-    if (e instanceof RouteFailure || outOfOwnTime) return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
+    if (e instanceof RouteFailure || outOfOwnTime) {
+      span?.failed(outOfOwnTime ? 'timed out' : status === undefined ? 'connection failed' : 'unusable answer', status);
+      return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
+    }
+    span?.failed('call ended', status);
     throw e;
   } finally {
     ownTime?.end();
   }
+}
+
+/**
+ * An answer the caller read: used, or unusable (a body that is not JSON, a stream that failed before its first
+ * byte). The reason recorded is the gateway's own words, never the vendor's text, which may quote the prompt.
+ */
+function endAttempt<T>(span: AttemptSpan | null, step: RouteStep<T>, status: number): void {
+  if (!span) return;
+  if (step.done) span.answered(status);
+  else span.failed('unusable answer', status);
 }
 
 /** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */

@@ -6,6 +6,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Accounts, Caller, Hold, WithSettle } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
+import { GATEWAY } from '../telemetry/genai.ts';
 
 /** billing.yaml ledger.commit_wait_ms when unset. */
 export const DEFAULT_COMMIT_WAIT_MS = 3_000;
@@ -19,6 +21,8 @@ export interface SettlementDeps {
   recordOf?: (usage: Usage) => WithSettle;
   /** How long the answer's end waits for its charge to be committed (billing.yaml ledger.commit_wait_ms). */
   commitWaitMs: number;
+  /** The call's trace, when telemetry is on: the settle is a span of it, and the charge goes on the call's span. */
+  trace?: CallTrace | null;
 }
 
 /** Charges once: the usage of the answer the vendor produced, or releases the hold when nothing was recorded. */
@@ -38,8 +42,17 @@ export class Settlement {
 
   /** Settles once; resolves with what was charged (0 when released or free) once it is committed, or the wait ran out. */
   finish(): Promise<bigint> {
-    this.finished ??= this.run();
+    this.finished ??= this.deps.trace ? this.traced(this.deps.trace) : this.run();
     return this.finished;
+  }
+
+  private async traced(trace: CallTrace): Promise<bigint> {
+    const span = trace.step('settle', { [GATEWAY.settleOutcome]: this.hold === null ? 'free' : this.usage ? 'charge' : 'release' });
+    const charged = await this.run();
+    if (this.usage) trace.usage(this.usage);
+    trace.charged(charged);
+    span.end();
+    return charged;
   }
 
   private async run(): Promise<bigint> {

@@ -14,6 +14,7 @@ import type { RouteStep } from './route-loop.ts';
 import type { Settlement } from './settlement.ts';
 import { readSse } from './sse.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
 
 export interface StreamRelay {
   prepared: PreparedCall;
@@ -30,6 +31,8 @@ export interface StreamRelay {
   log: Pick<FastifyBaseLogger, 'warn'>;
   /** Told when the first frame goes to the client (time to first byte). */
   onFirstByte?: () => void;
+  /** The call's trace, when telemetry is on: it reads the answer's id, model and finish reasons off the events. */
+  trace?: CallTrace | null;
 }
 
 /**
@@ -63,6 +66,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
       if (!producedAny() && isErrorEvent(event.event, event.data)) {
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
+      relay.trace?.streamEvent(event.data);
       const frames = translator.push(event);
       if (held || translator.answerEnded()) hold(frames);
       else await pass(frames);

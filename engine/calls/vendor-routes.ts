@@ -40,6 +40,17 @@ export function planRoutes(env: Env): { configured: Partial<Record<VendorId, str
   return { configured, simulated: simulate ? VENDORS.filter((v) => !configured[v]) : [] };
 }
 
+/**
+ * Vendors given routes (`_URLS`) but no credential (`_KEY`): each call would reach the vendor unauthenticated
+ * and be refused there, so the operator is told at start and by /readyz rather than by the clients.
+ */
+export function missingCredentials(env: Env): string[] {
+  const { configured } = planRoutes(env);
+  return VENDORS.filter((v) => configured[v] && !env[keyVar(v)]?.trim()).map(
+    (v) => `vendor ${v.toUpperCase()} has routes (${urlsVar(v)}) but no credential (${keyVar(v)} is not set)`,
+  );
+}
+
 /** Routes for every vendor; `simulatorUrl` gives the simulator's base URL for a simulated vendor's route. */
 export function routesFromEnv(env: Env, simulatorUrl?: (vendor: VendorId) => string): VendorRoutes {
   const { configured, simulated } = planRoutes(env);

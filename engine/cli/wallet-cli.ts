@@ -34,7 +34,10 @@ export async function runWalletCommand(group: string, command: string | undefine
       return 1;
     }
   }
-  const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: process.env.GATEWAY_DATA_DIR ?? './data' });
+  // Refused (exit 1, naming the holder) when another process holds the embedded folder: a gateway still
+  // starting, or another command.
+  const role = `operator command: gateway ${group} ${command ?? ''}`.trim();
+  const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: process.env.GATEWAY_DATA_DIR ?? './data', role });
   try {
     const out = await run(group, command, positionals, values, db);
     console.log(JSON.stringify(out, null, 2));

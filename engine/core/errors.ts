@@ -88,6 +88,14 @@ export const errors = {
   /** `liftsInMs`: when waiting lifts the limit (its reset, or calls in flight finishing). */
   keyLimit: (message: string, liftsInMs: number | null) => new GatewayError(429, 'key_limit_exceeded', message, { headers: retryHeaders(liftsInMs) }),
   upstream: (message: string) => new GatewayError(502, 'upstream_error', message),
+  /** The vendor refused the gateway's own credential: the client's key was fine, and only the operator can act. */
+  vendorCredentialRefused: (vendor: string, status: number) =>
+    new GatewayError(
+      502,
+      'upstream_error',
+      `Vendor ${vendor.toUpperCase()} refused the gateway's credential for it (HTTP ${status}); your API key was accepted and nothing was charged. ` +
+        `The gateway's operator must fix the vendor credential; retrying will not help until then.`,
+    ),
   unavailable: (message: string) => new GatewayError(503, 'api_error', message),
   /** Text PostgreSQL will not store (a NUL byte): the client's input, so a 400 and not a fault of ours. */
   unstorableText: () =>

@@ -18,8 +18,13 @@ export interface Db extends Queryable {
    * transaction): a crash of the database server can lose it, a crash of the caller cannot.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T>;
-  /** Subscribes to NOTIFY on a channel; returns the unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to NOTIFY on a channel; returns the unsubscribe function. `onGap` is called each time the
+   * listening connection came back after a drop: NOTIFY is not durable, so what was sent meanwhile is lost,
+   * and a cache fed by the channel must flush or re-read itself there (never called by the embedded database,
+   * whose one in-process connection cannot drop).
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
   /**

@@ -1,23 +1,55 @@
-// Applies engine/db/migrations/*.sql in filename order, each once, recorded in `schema_migrations`.
-// Everything runs in one transaction that first takes a transaction-scoped advisory lock (keyed by the
-// current schema), so two processes starting at once on one PostgreSQL serialize: the second waits, then
-// sees the first one's rows and applies nothing. A failing migration rolls back the whole run.
+// Applies engine/db/migrations/*.sql in filename order, each once, recorded in `schema_migrations` with the
+// sha256 of the text applied. Everything runs in one transaction that first takes a transaction-scoped
+// advisory lock (keyed by the current schema), so processes starting at once on one PostgreSQL serialize: the
+// first applies, the others wait, then see its rows and apply nothing. A failing migration rolls back the run.
+//
+// A migration's identity is its whole file name, and the order is the names' sort order. An applied file that
+// was edited since stops the start naming it: the database holds what it said then, not what it says now, and
+// skipping it silently hid the difference. A database migrated before checksums were kept gets them on its
+// next start, from the files as they are then.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { projectPath } from '../core/project-path.ts';
-import type { Db } from './db.ts';
+import type { Db, Queryable } from './db.ts';
 
 export const MIGRATIONS_DIR = projectPath(import.meta.url, 'engine/db/migrations');
+
+/**
+ * Numeric prefixes that two files share from before the prefixes were checked; both names are applied in
+ * existing databases, so neither can be renamed. Any other shared prefix is refused when the files are read.
+ */
+const SHARED_PREFIXES_KEPT = new Set(['005']);
 
 export interface Migration {
   name: string;
   sql: string;
+  /** sha256 of the text, line endings made LF (a checkout that writes CRLF is the same migration). */
+  checksum: string;
 }
 
+/** The migration files do not fit the database (or each other): the start stops with this message alone. */
+export class MigrationMismatch extends Error {
+  override name = 'MigrationMismatch';
+}
+
+export const migrationChecksum = (sql: string): string => createHash('sha256').update(sql.replace(/\r\n/g, '\n')).digest('hex');
+
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  return readdirSync(dir)
+  const names = readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
-    .sort()
-    .map((name) => ({ name, sql: readFileSync(`${dir}/${name}`, 'utf8') }));
+    .sort();
+  const byPrefix = new Map<string, string>();
+  for (const name of names) {
+    const prefix = /^(\d+)_/.exec(name)?.[1];
+    if (!prefix) throw new MigrationMismatch(`migration ${name}: its name must start with a number and an underscore (e.g. 010_what_it_does.sql)`);
+    const other = byPrefix.get(prefix);
+    if (other && !SHARED_PREFIXES_KEPT.has(prefix)) throw new MigrationMismatch(`migrations ${other} and ${name} share the number ${prefix}: give the newer one the next free number`);
+    byPrefix.set(prefix, name);
+  }
+  return names.map((name) => {
+    const sql = readFileSync(`${dir}/${name}`, 'utf8');
+    return { name, sql, checksum: migrationChecksum(sql) };
+  });
 }
 
 /** Returns the names of the migrations this call applied (empty when all were applied before). */
@@ -25,13 +57,8 @@ export async function migrate(db: Db, opts: { dir?: string } = {}): Promise<stri
   const migrations = loadMigrations(opts.dir);
   return db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.migrate.' || current_schema()))`, []);
-    await tx.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         name text PRIMARY KEY,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`,
-    );
-    const done = new Set((await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    const done = await appliedMigrations(tx, migrations);
+    checkApplied(migrations, done);
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.name)) continue;
@@ -40,9 +67,46 @@ export async function migrate(db: Db, opts: { dir?: string } = {}): Promise<stri
       } catch (e) {
         throw new Error(`migration ${m.name} failed: ${(e as Error).message}`, { cause: e });
       }
-      await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [m.name]);
+      await tx.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [m.name, m.checksum]);
       applied.push(m.name);
     }
     return applied;
   });
+}
+
+/** The applied migrations and their checksums; rows from before checksums get the file's own. */
+async function appliedMigrations(tx: Queryable, migrations: Migration[]): Promise<Map<string, string | null>> {
+  await tx.query(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (
+       name text PRIMARY KEY,
+       applied_at timestamptz NOT NULL DEFAULT now()
+     );
+     ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text`,
+  );
+  const rows = (await tx.query<{ name: string; checksum: string | null }>('SELECT name, checksum FROM schema_migrations')).rows;
+  const done = new Map(rows.map((r) => [r.name, r.checksum]));
+  for (const m of migrations) {
+    if (!done.has(m.name) || done.get(m.name) !== null) continue;
+    await tx.query('UPDATE schema_migrations SET checksum = $2 WHERE name = $1 AND checksum IS NULL', [m.name, m.checksum]);
+    done.set(m.name, m.checksum);
+  }
+  return done;
+}
+
+/** Stops the start on an applied file that changed, or a new file that sorts before an applied one. */
+function checkApplied(migrations: Migration[], done: Map<string, string | null>): void {
+  for (const m of migrations) {
+    const checksum = done.get(m.name);
+    if (checksum !== undefined && checksum !== m.checksum) {
+      throw new MigrationMismatch(
+        `migration ${m.name} was changed after it was applied to this database: restore the file as it was applied, ` +
+          `and put the change in a new migration file`,
+      );
+    }
+  }
+  const lastApplied = migrations.filter((m) => done.has(m.name)).at(-1)?.name;
+  const early = lastApplied ? migrations.find((m) => !done.has(m.name) && m.name < lastApplied) : undefined;
+  if (early) {
+    throw new MigrationMismatch(`migration ${early.name} is new but sorts before ${lastApplied}, which is applied: give it a number after the last applied one`);
+  }
 }

@@ -1,9 +1,11 @@
 // Opens the database the operator chose and brings its schema up to date.
 //   url set   → PostgreSQL server through `pg` (DATABASE_URL)
 //   otherwise → PGlite kept at dataDir (GATEWAY_DATA_DIR, default ./data); 'memory://' → in memory.
-// Migrations run before it returns (safe when several processes start at once).
+// Migrations run before it returns (safe when several processes start at once). A data folder is taken for
+// this process before anything in it is read (data-folder-lock.ts): a second opener is refused, never let in.
 import { mkdirSync } from 'node:fs';
 import type { Db } from './db.ts';
+import { lockDataFolder, type DataFolderLock } from './data-folder-lock.ts';
 import { migrate } from './migrate.ts';
 import { openPg } from './pg.ts';
 import { openPglite } from './pglite.ts';
@@ -17,6 +19,8 @@ export interface OpenDatabaseOptions {
   /** pg pool size. */
   poolSize?: number;
   onError?: (err: Error) => void;
+  /** Who opens an embedded data folder (`gateway`, an operator command): named to a second opener it refuses. */
+  role?: string;
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> {
@@ -24,9 +28,7 @@ export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> 
   if (opts.url) {
     db = await openPg({ url: opts.url, max: opts.poolSize, onError: opts.onError });
   } else {
-    const dataDir = opts.dataDir ?? './data';
-    if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
-    db = await openPglite({ dataDir });
+    db = await openEmbedded(opts.dataDir ?? './data', opts.role ?? 'gateway');
   }
   if (!opts.skipMigrations) {
     try {
@@ -37,4 +39,27 @@ export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> 
     }
   }
   return db;
+}
+
+async function openEmbedded(dataDir: string, role: string): Promise<Db> {
+  if (dataDir === 'memory://') return openPglite({ dataDir });
+  mkdirSync(dataDir, { recursive: true });
+  const lock: DataFolderLock = await lockDataFolder(dataDir, role);
+  let db: Db;
+  try {
+    db = await openPglite({ dataDir });
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
+  const close = db.close.bind(db);
+  return Object.assign(db, {
+    async close() {
+      try {
+        await close();
+      } finally {
+        await lock.release();
+      }
+    },
+  });
 }

@@ -6,8 +6,9 @@
 //   fn throws. Do not call `db.query` inside fn for work that belongs to the transaction: use `tx`.
 // - `listen` uses one dedicated client for every channel; when that connection drops it reconnects with
 //   backoff and re-issues LISTEN for every channel still subscribed. Notifications sent while it was
-//   down are lost (NOTIFY is not durable), so listeners should treat them as cache hints only. Until it is
-//   back, `seemsReachable` says no: the server's going away is seen there first, with no query of our own.
+//   down are lost (NOTIFY is not durable): once the LISTENs are back, every subscriber's `onGap` runs, so a
+//   cache fed by notifications flushes itself rather than serve what it missed. Until it is back,
+//   `seemsReachable` says no: the server's going away is seen there first, with no query of our own.
 // - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
 import { createHash } from 'node:crypto';
@@ -66,6 +67,10 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
 
   // --- LISTEN on one dedicated, self-healing client ---
   const handlers = new Map<string, Set<(payload: string) => void>>();
+  /** What each subscription does when notifications may have been lost. */
+  const gapHandlers = new Map<object, () => void>();
+  /** A listening connection existed before: the next one to come up is a reconnect, with a gap behind it. */
+  let everListened = false;
   let listener: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
   let closed = false;
@@ -80,6 +85,16 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
     for (const h of [...set]) {
       try {
         h(msg.payload ?? '');
+      } catch (e) {
+        onError(e as Error);
+      }
+    }
+  };
+
+  const reportGap = () => {
+    for (const onGap of [...gapHandlers.values()]) {
+      try {
+        onGap();
       } catch (e) {
         onError(e as Error);
       }
@@ -127,6 +142,8 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       backoff = 100;
       listener = c;
       listenerLost = false;
+      if (everListened) reportGap();
+      everListened = true;
       return c;
     })();
     try {
@@ -173,11 +190,13 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       }
     },
 
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, onGap) {
       let set = handlers.get(channel);
       const fresh = !set;
       if (!set) handlers.set(channel, (set = new Set()));
       set.add(onPayload);
+      const subscription = {};
+      if (onGap) gapHandlers.set(subscription, onGap);
       if (fresh) {
         const c = await ensureListener();
         // ensureListener LISTENs to every channel when it connects; LISTEN twice is harmless.
@@ -186,6 +205,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
         await ensureListener();
       }
       return async () => {
+        gapHandlers.delete(subscription);
         const s = handlers.get(channel);
         if (!s) return;
         s.delete(onPayload);
@@ -204,6 +224,7 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       closed = true;
       if (retryTimer) clearTimeout(retryTimer);
       handlers.clear();
+      gapHandlers.clear();
       const l = listener;
       listener = null;
       if (l) {

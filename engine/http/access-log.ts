@@ -105,5 +105,6 @@ function logFields(o: RequestOutcome): Record<string, unknown> {
     ttfbMs: Math.round(o.ttfbMs),
     keyPrefix: c.keyPrefix,
     refusedStatus: c.refusedStatus,
+    traceId: c.traceId,
   };
 }

@@ -12,6 +12,8 @@ export interface CallFacts {
   route?: string;
   /** Routes that failed before the one that answered (or all that were tried, when none did). */
   failedRoutes: string[];
+  /** The vendor whose routes refused the gateway's own credential (401/403), when that failed the call. */
+  credentialRefused?: string;
   /** How many attempts failed before the answering one. */
   fallbackDepth?: number;
   tokensIn?: number;
@@ -24,6 +26,8 @@ export interface CallFacts {
   refusedStatus?: number;
   /** process.hrtime.bigint() when the first byte went to the client, for streams. */
   firstByteAt?: bigint;
+  /** The call's trace id, when telemetry is on: the log line joins the exported trace. */
+  traceId?: string;
   /**
    * Resolved once the call is settled. A streamed answer ends before its charge is known, so the log line
    * waits for this rather than for the last byte.

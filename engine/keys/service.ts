@@ -3,7 +3,8 @@
 // Lookups of normal API keys are cached in lru-cache (default 30 s) by the secret's sha256. A change to a
 // key (close, patch) invalidates the cache in the changing process at once and reaches every other process
 // through NOTIFY on channel `key_revoked` (payload: the key id, `wallet:<id>` or `*`), sent with pg_notify
-// inside the changing transaction so it is delivered exactly when the change commits. Each service LISTENs
+// inside the changing transaction so it is delivered exactly when the change commits. When the listening
+// connection drops and comes back, whatever was sent meanwhile is lost, so the whole cache is flushed. Each service LISTENs
 // on that channel from its creation until close(). A generation counter stops a lookup that raced with an
 // invalidation from putting stale data back into the cache.
 //
@@ -161,7 +162,8 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
   }
 
   let unlisten: (() => Promise<void>) | null = null;
-  const listening = db.listen(KEY_CHANNEL, (payload) => invalidate(payload)).then((stop) => {
+  // A reconnected listener may have missed closes and patches: every cached lookup goes.
+  const listening = db.listen(KEY_CHANNEL, (payload) => invalidate(payload), () => invalidate('*')).then((stop) => {
     unlisten = stop;
   });
   // Keep an unhandled rejection from crashing the process; authenticate awaits `listening` and fails with 503.

@@ -66,7 +66,9 @@ export function gatewayLeases(
       askOthersToReturn: (walletId) => db.notify(LEASE_RETURN_CHANNEL, walletId),
     },
     async listen() {
-      await db.listen(LEASE_RETURN_CHANNEL, (walletId) => void book.returnWallet(walletId));
+      // Asks lost while the listener was reconnecting cannot be told apart: every lease goes back, and calls
+      // take new ones from what the database says then.
+      await db.listen(LEASE_RETURN_CHANNEL, (walletId) => void book.returnWallet(walletId), () => void book.returnEveryWallet());
     },
   };
 }

@@ -245,6 +245,12 @@ export class BudgetLeases {
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));
   }
 
+  /** returnWallet for every wallet this process holds a lease of. */
+  async returnEveryWallet(): Promise<void> {
+    const wallets = new Set([...this.leases.values()].flatMap((list) => list.map((l) => l.walletId)));
+    await Promise.all([...wallets].map((w) => this.returnWallet(w)));
+  }
+
   /** Gives back what a closed lease holds beyond its calls in flight and its draws not yet written. */
   private async trimToCalls(lease: Lease): Promise<void> {
     const spare = free(lease);

@@ -37,6 +37,7 @@ export class GatewayMetrics {
   private readonly ttfb: Histogram;
   private readonly fallbacks: Counter;
   private readonly refusals: Counter;
+  private readonly credentialRefusals: Counter;
   private readonly charged: Counter;
   private readonly reloads: Counter;
   private readonly lastReload: Gauge;
@@ -56,6 +57,12 @@ export class GatewayMetrics {
       name: 'gateway_reservation_refusals_total',
       help: 'Calls refused before anything was held, by status: 402 too few credits, 403 plan or audience, 429 quota.',
       labelNames: ['status'],
+      registers,
+    });
+    this.credentialRefusals = new Counter({
+      name: 'gateway_vendor_credential_refusals_total',
+      help: "Calls failed because the vendor refused the gateway's own credential (401/403), by vendor: the operator must fix GATEWAY_VENDOR_<X>_KEY.",
+      labelNames: ['vendor'],
       registers,
     });
     this.charged = new Counter({ name: 'gateway_charged_nano_usd_total', help: 'Nano-USD charged to wallets, by vendor.', labelNames: ['vendor'], registers });
@@ -240,6 +247,7 @@ export class GatewayMetrics {
     this.ttfb.observe({ door }, o.ttfbMs / 1000);
     for (const route of c.failedRoutes) this.fallbacks.inc({ route });
     if (c.refusedStatus) this.refusals.inc({ status: String(c.refusedStatus) });
+    if (c.credentialRefused) this.credentialRefusals.inc({ vendor: c.credentialRefused });
     if (c.chargedNano && c.vendor) this.charged.inc({ vendor: c.vendor }, Number(c.chargedNano));
   }
 

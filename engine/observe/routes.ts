@@ -1,5 +1,6 @@
 // The operator's doors: /healthz (the process serves), /readyz (the database answers and a catalog is
-// loaded: a load balancer sends calls only then) and /metrics (Prometheus text). Health and readiness are
+// loaded: a load balancer sends calls only then; a configuration problem that fails only some calls, such as a
+// vendor without a credential, is listed in its `warnings` without taking the process out) and /metrics (Prometheus text). Health and readiness are
 // open; the metrics reveal traffic and spend, so they are for loopback only, or for whoever holds
 // GATEWAY_METRICS_TOKEN when one is set.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -19,6 +20,8 @@ export interface OpsRoutesDeps {
   metrics: GatewayMetrics;
   /** When set, /metrics needs `Authorization: Bearer <token>` from anywhere; otherwise loopback only. */
   metricsToken?: string;
+  /** Problems that do not stop calls everywhere but fail some (a vendor with no credential): /readyz names them. */
+  warnings?: readonly string[];
 }
 
 export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): void {
@@ -27,7 +30,8 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
   app.get('/readyz', async (_req, reply) => {
     const problem = await readinessProblem(deps);
     if (problem) return sendError(reply, errors.unavailable(`Not ready: ${problem}.`), 'chat');
-    return { status: 'ready', catalog_version: deps.runtime.snapshot().version };
+    const warnings = deps.warnings ?? [];
+    return { status: 'ready', catalog_version: deps.runtime.snapshot().version, ...(warnings.length ? { warnings } : {}) };
   });
 
   app.get('/metrics', async (req, reply) => {

@@ -1,63 +1,19 @@
-// Where delivered videos live: `GATEWAY_DATA_DIR/videos/<video id>.mp4`, or a temporary folder when the
-// data directory is `memory://` (removed again on close). Files are written to a temporary name and renamed,
-// so a reader never sees half a file.
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, type ReadStream } from 'node:fs';
-import { rename, stat, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { randomBytes } from 'node:crypto';
+// Where delivered videos live, as the worker and the doors see it. Two stores implement it (files-disk.ts,
+// files-s3.ts); index.ts opens the one GATEWAY_VIDEO_STORE names (video-store-setting.ts).
 import type { Readable } from 'node:stream';
 
 export interface VideoFiles {
-  readonly dir: string;
-  /** Streams `source` into the file for `id`; returns its name and size. */
+  /** Where the files go, for the start banner and logs (never a credential). */
+  readonly where: string;
+  /** Streams `source` into a new file for video `id`; returns the stored file's name and size. */
   write(id: string, source: Readable): Promise<{ name: string; bytes: number }>;
-  open(name: string): Promise<{ stream: ReadStream; bytes: number } | null>;
+  open(name: string): Promise<{ stream: Readable; bytes: number } | null>;
+  /**
+   * A short-lived address the client fetches the file from without the gateway, or null when the gateway
+   * serves its files itself (the signed /file door).
+   */
+  directUrl(name: string, ttlSeconds: number): Promise<string | null>;
   /** Deletes the file; a file already gone is fine. */
   remove(name: string): Promise<void>;
   close(): void;
-}
-
-export function createVideoFiles(dataDir: string): VideoFiles {
-  const temporary = dataDir === 'memory://';
-  const dir = temporary ? mkdtempSync(join(tmpdir(), 'gateway-videos-')) : join(dataDir, 'videos');
-  mkdirSync(dir, { recursive: true });
-  const pathOf = (name: string) => {
-    if (!/^[\w.-]+$/.test(name) || name.startsWith('.')) throw new Error(`not a video file name: ${name}`);
-    return join(dir, name);
-  };
-
-  return {
-    dir,
-    async write(id, source) {
-      const name = `${id}.mp4`;
-      const part = pathOf(`${name}.${randomBytes(4).toString('hex')}.part`);
-      try {
-        await pipeline(source, createWriteStream(part));
-        const { size } = await stat(part);
-        await rename(part, pathOf(name));
-        return { name, bytes: size };
-      } catch (e) {
-        await unlink(part).catch(() => undefined);
-        throw e;
-      }
-    },
-    async open(name) {
-      try {
-        const { size } = await stat(pathOf(name));
-        return { stream: createReadStream(pathOf(name)), bytes: size };
-      } catch {
-        return null;
-      }
-    },
-    async remove(name) {
-      await unlink(pathOf(name)).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'ENOENT') throw e;
-      });
-    },
-    close() {
-      if (temporary) rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }

@@ -1,19 +1,24 @@
-// Asynchronous video jobs, put together: store (database), files (disk), worker (vendor polling) and the
-// doors. engine/gateway.ts registers `routes` as a plugin, then calls start() and, on close, stop().
+// Asynchronous video jobs, put together: store (database), files (GATEWAY_VIDEO_STORE), worker (vendor
+// polling) and the doors. engine/gateway.ts registers `routes` as a plugin, then calls start() and, on close, stop().
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Accounts } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
+import { SettingError } from '../core/setting-error.ts';
 import type { Db } from '../db/db.ts';
 import type { TransformRegistry } from '../calls/prepare.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { UpstreamClient } from '../calls/upstream.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
-import { createVideoFiles, type VideoFiles } from './files.ts';
+import type { VideoFiles } from './files.ts';
+import { createDiskVideoFiles } from './files-disk.ts';
+import { createS3VideoFiles } from './files-s3.ts';
+import type { VideoStoreSetting } from './video-store-setting.ts';
 import { registerVideoRoutes } from './routes.ts';
 import { createVideoStore, type VideoStore } from './store.ts';
 import { VideoWorker, type WorkerLog } from './worker.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
 
 export const DEFAULT_VIDEO_POLL_MS = 5000;
 
@@ -25,10 +30,14 @@ export interface VideoServiceDeps {
   upstream: UpstreamClient;
   registry: TransformRegistry;
   clock: Clock;
-  /** GATEWAY_DATA_DIR: files go to `<dir>/videos` (a temporary folder for `memory://`). */
+  /** GATEWAY_DATA_DIR: the file store keeps videos in `<dir>/videos` (a temporary folder for `memory://`). */
   dataDir: string;
+  /** GATEWAY_VIDEO_STORE, read at start (videoStoreFromEnv). */
+  fileStore: VideoStoreSetting;
   /** GATEWAY_VIDEO_POLL_MS. */
   pollMs?: number;
+  /** Traces, when telemetry is on: the job's request, its submission and its settle in the client's trace. */
+  telemetry?: Telemetry | null;
 }
 
 export interface VideoService {
@@ -45,14 +54,19 @@ export interface VideoService {
 export function videoPollMs(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_VIDEO_POLL_MS;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
+  if (!Number.isFinite(n) || n <= 0) throw new SettingError(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
   return n;
+}
+
+/** The store GATEWAY_VIDEO_STORE chose: this host's data folder, or a bucket every host reaches. */
+export function openVideoFiles(setting: VideoStoreSetting, dataDir: string): VideoFiles {
+  return setting.kind === 's3' ? createS3VideoFiles(setting) : createDiskVideoFiles(dataDir);
 }
 
 export function createVideoService(deps: VideoServiceDeps): VideoService {
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const store = createVideoStore(deps.db);
-  const files = createVideoFiles(deps.dataDir);
+  const files = openVideoFiles(deps.fileStore, deps.dataDir);
   const worker = new VideoWorker({
     store,
     files,
@@ -63,6 +77,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
     clock: deps.clock,
     pollMs: deps.pollMs ?? DEFAULT_VIDEO_POLL_MS,
     owner,
+    telemetry: deps.telemetry ?? null,
   });
   let secret: Promise<string> | null = null;
   const urlSecret = () => {
@@ -88,6 +103,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
         owner,
         urlSecret,
         routes: deps.routes,
+        telemetry: deps.telemetry ?? null,
       });
     },
     start: (log) => worker.start(log),

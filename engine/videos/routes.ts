@@ -1,12 +1,13 @@
 // The video doors: POST /v1/videos (JSON or multipart), GET /v1/videos/{id}, GET /v1/videos/{id}/content
-// (302 to a signed, short-lived /v1/videos/{id}/file address served without a key), DELETE /v1/videos/{id}
+// (302 to a short-lived address: the object store's presigned one, or a signed /v1/videos/{id}/file served
+// without a key when the files are on this host), DELETE /v1/videos/{id}
 // and GET /v1/videos. Registered in their own scope, which alone parses multipart/form-data.
 import multipart from '@fastify/multipart';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
+import { errors, GatewayError, hasUnpairedSurrogate } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -17,6 +18,9 @@ import { parseVideoRequest, vendorBody, type VideoRequest } from './request.ts';
 import type { VideoJob, VideoStore } from './store.ts';
 import { isVisible, signFileToken, verifyFileToken, videoObject } from './view.ts';
 import type { VideoWorker } from './worker.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
+import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
 
 export interface VideoRoutesDeps extends FrontHalfDeps {
   store: VideoStore;
@@ -26,6 +30,7 @@ export interface VideoRoutesDeps extends FrontHalfDeps {
   owner: string;
   urlSecret: () => Promise<string>;
   routes: VendorRoutes;
+  telemetry?: Telemetry | null;
 }
 
 /** The door name in config/doors.yaml. */
@@ -52,6 +57,8 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
       const variant = req.query.variant;
       if (variant !== undefined && variant !== 'video') throw errors.invalidRequest(`variant '${variant}' is not offered; only the video itself is.`, 'variant');
       assertFile(job, deps.clock.now());
+      const direct = await deps.files.directUrl(job.fileName!, FILE_URL_TTL_SECONDS);
+      if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
       const exp = Math.floor(deps.clock.now().getTime() / 1000) + FILE_URL_TTL_SECONDS;
       const token = signFileToken(await deps.urlSecret(), job.id, exp);
       return reply.code(302).header('location', `/v1/videos/${encodeURIComponent(job.id)}/file?token=${token}`).header('cache-control', 'no-store').send();
@@ -110,8 +117,25 @@ async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps:
 
 // ---------- POST /v1/videos ----------
 
+/**
+ * A traced job request: its span ends with the answer (the job queued), and the job's submission and settle,
+ * later and in the background, join the same trace through `telemetry.jobs`.
+ */
 async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Record<string, unknown>> {
-  const admitted = await admitCall(req, deps, { door: VIDEO_DOOR, readBody: readVideoBody, planHold: (call) => planJob(call, req, deps) });
+  const trace = deps.telemetry ? deps.telemetry.startCall({ door: VIDEO_DOOR, requestId: req.id, headers: req.headers }) : null;
+  if (!trace) return createJob(req, deps, null);
+  try {
+    const job = await createJob(req, deps, trace);
+    trace.end({ status: 200 });
+    return job;
+  } catch (e) {
+    trace.end({ status: e instanceof GatewayError ? e.status : 500, errorType: errorTypeOf(e) });
+    throw e;
+  }
+}
+
+async function createJob(req: FastifyRequest, deps: VideoRoutesDeps, trace: CallTrace | null): Promise<Record<string, unknown>> {
+  const admitted = await admitCall(req, deps, { door: VIDEO_DOOR, readBody: readVideoBody, planHold: (call) => planJob(call, req, deps), trace });
   if (admitted.hold === null) return videoObject(admitted.plan.first);
   const { snap, now, caller, prepared, plan, hold } = admitted;
   const { model } = prepared.call;
@@ -144,6 +168,10 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
     if (!created) {
       await deps.accounts.release(hold); // the same key won a race: its first job stands
       return videoObject(job);
+    }
+    if (trace) {
+      trace.set({ [GATEWAY.videoId]: job.id });
+      deps.telemetry?.jobs.remember(job.id, trace);
     }
     deps.worker.submitSoon(job);
     return videoObject(job);

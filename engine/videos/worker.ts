@@ -14,11 +14,14 @@ import { protocolNameFor } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import { emptyUsage, type VendorId } from '../core/types.ts';
 import { tryRoutes } from '../calls/route-loop.ts';
+import { errors } from '../core/errors.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
 import { clampProgress, costOf, failureOf, readVendorAnswer, vendorFailed, type Outcome, type VendorStatus } from './vendor-answers.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
+import { endJobSettleSpan, jobSettleSpan } from './job-tracing.ts';
 
 export interface WorkerLog {
   info(obj: object, msg?: string): void;
@@ -39,6 +42,8 @@ export interface VideoWorkerDeps {
   /** This process's lease owner id. */
   owner: string;
   log?: WorkerLog;
+  /** Traces, when telemetry is on: the job's create attempts and its settle join its request's trace. */
+  telemetry?: Telemetry | null;
 }
 
 /** Jobs claimed per round. */
@@ -48,6 +53,13 @@ const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 /** How long a claimed job stays ours while one status call (not a download) runs. */
 const POLL_LEASE_MS = 2 * 60_000;
 const FILE_SWEEP_EVERY_MS = 60_000;
+
+/** The video arrived but the video store did not keep it. */
+class StoreRefused extends Error {
+  constructor(cause: unknown) {
+    super('the video store did not take the file', { cause });
+  }
+}
 
 const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -188,7 +200,8 @@ export class VideoWorker {
     const request = { path: createPath, body: JSON.stringify(job.vendorRequest ?? {}), contentType: 'application/json', headers: {} };
     const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
       ...this.routeLoop(job, 'create'),
-      send: (route, signal) => this.deps.upstream.send(route, config, request, signal),
+      trace: this.deps.telemetry?.jobs.of(job.id),
+      send: (route, signal, traceHeaders) => this.deps.upstream.send(route, config, traceHeaders ? { ...request, headers: traceHeaders } : request, signal),
       read: async (answer, route) => {
         const read = await readVendorAnswer<{ request_id?: unknown }>(answer);
         if (!read.ok) return { done: true, value: { refused: read.message } };
@@ -198,6 +211,8 @@ export class VideoWorker {
       },
     });
     if (!outcome.done) {
+      const refused = outcome.credentialRefused?.[0];
+      if (refused) return this.finish(job, vendorFailed(errors.vendorCredentialRefused(refused.route.vendor, refused.status).message));
       const problem = outcome.lastProblem ?? `no route is configured for vendor ${job.vendor}`;
       return this.finish(job, vendorFailed(`Vendor ${job.vendor.toUpperCase()} failed on every route (${problem}).`));
     }
@@ -269,18 +284,25 @@ export class VideoWorker {
     const usageSeconds = Number.isFinite(duration) && duration > 0 ? Math.round(duration) : Number(job.seconds);
     // The download may take a while: keep the job ours for it.
     await this.deps.store.patch(job.id, this.deps.owner, { leaseUntil: new Date(Date.now() + DOWNLOAD_TIMEOUT_MS + POLL_LEASE_MS) });
-    let problem: string;
+    let file: { name: string; bytes: number };
     try {
-      const file = await this.download(job, url);
-      await this.finish(job, { status: 'completed', costNano, usageSeconds, file });
-      return;
+      file = await this.download(job, url);
     } catch (e) {
-      problem = (e as Error).message;
+      return this.deliveryFailed(job, e, usageSeconds);
     }
+    // Charged only once the file is stored: a store that is down ends as `undelivered`, nothing charged.
+    await this.finish(job, { status: 'completed', costNano, usageSeconds, file });
+  }
+
+  private async deliveryFailed(job: VideoJob, e: unknown, usageSeconds: number): Promise<void> {
     const attempts = job.deliverAttempts + 1;
-    this.log.warn({ video: job.id, attempt: attempts, reason: problem }, 'video download failed');
+    const stored = e instanceof StoreRefused;
+    const reason = stored ? (e.cause as Error)?.message ?? String(e.cause) : (e as Error).message;
+    this.log.warn({ video: job.id, attempt: attempts, reason, store: stored ? this.deps.files.where : undefined }, stored ? 'video store refused a video' : 'video download failed');
     if (attempts >= this.deps.runtime.snapshot().config.videos.deliver_attempts) {
-      await this.finish(job, { status: 'failed', code: 'undelivered', message: `The finished video could not be fetched from the vendor (${problem}).`, costNano: 0n, usageSeconds });
+      // The store's own error stays in the log: the client is told what failed, not the operator's addresses.
+      const message = stored ? 'The finished video could not be stored by the gateway.' : `The finished video could not be fetched from the vendor (${reason}).`;
+      await this.finish(job, { status: 'failed', code: 'undelivered', message, costNano: 0n, usageSeconds });
       return;
     }
     await this.deps.store.patch(job.id, this.deps.owner, { deliverAttempts: attempts, leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() });
@@ -303,7 +325,12 @@ export class VideoWorker {
       await res.body?.cancel().catch(() => undefined);
       throw new Error(`the video URL answered ${res.status}`);
     }
-    const file = await this.deps.files.write(job.id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
+    let file: { name: string; bytes: number };
+    try {
+      file = await this.deps.files.write(job.id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
+    } catch (e) {
+      throw new StoreRefused(e);
+    }
     if (file.bytes === 0) {
       await this.deps.files.remove(file.name);
       throw new Error('the video URL answered an empty file');
@@ -334,9 +361,11 @@ export class VideoWorker {
   /** Moves the money (settle the charge, or release the hold), then writes the outcome under our lease. */
   private async finish(job: VideoJob, o: Outcome): Promise<void> {
     const { accounts, clock, store } = this.deps;
+    const span = jobSettleSpan(this.deps.telemetry, job, o);
     let charged = 0n;
     if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, [usageRecordBeside(this.usageRecordOf(job, o))]);
     else await accounts.releaseDetached(job.holdRef);
+    endJobSettleSpan(span, charged, o);
     const now = clock.now();
     const retentionMs = this.limits().video_retention_days * 86_400_000;
     const until = new Date(now.getTime() + retentionMs);

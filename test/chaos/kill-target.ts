@@ -73,7 +73,7 @@ function dbOpenedLater(): { db: Db; open(inner: Db): void; inner(): Db | null } 
     kind: 'pglite',
     query: (sql, params) => get().query(sql, params),
     transaction: (fn) => get().transaction(fn),
-    listen: (channel, on) => get().listen(channel, on),
+    listen: (channel, on, gap) => get().listen(channel, on, gap),
     notify: (channel, payload) => get().notify(channel, payload),
     close: async () => inner?.close(),
   };

@@ -8,7 +8,7 @@ import { CallAbort, type CallSignal } from '../../engine/calls/call-signal.ts';
 import { startDeadline } from '../../engine/calls/deadline.ts';
 
 const routes: Route[] = [0, 1, 2].map((index) => ({ vendor: 'b', index, baseUrl: `http://b${index}.test`, key: 'k', simulated: true }));
-const quiet = { warn: () => undefined };
+const quiet = { warn: () => undefined, error: () => undefined };
 
 function answer(status: number, body = '', headers: Record<string, string> = {}): UpstreamAnswer {
   return { status, headers, body: { text: async () => body, dump: async () => undefined } as unknown as UpstreamAnswer['body'] };
@@ -50,6 +50,21 @@ describe('tryRoutes', () => {
     const second = scripted([async () => answer(503), async () => answer(200, 'ok')]);
     expect(await tryRoutes(routes, second.loop)).toEqual({ done: true, value: '200 ok' });
     expect(second.asked).toEqual([{ route: 0 }, { route: 1, depth: 1 }]);
+  });
+
+  it("a 401 or 403 refuses the gateway's credential: no route sent the same one is tried, one with another is", async () => {
+    for (const status of [401, 403]) {
+      const errorsLogged: object[] = [];
+      const same = scripted([async () => answer(status, 'no')], { log: { warn: () => undefined, error: (o) => void errorsLogged.push(o) } });
+      const out = await tryRoutes(routes, same.loop);
+      expect(out).toMatchObject({ done: false, failedAttempts: 1, credentialRefused: [{ route: routes[0], status }] });
+      expect(same.asked.map((a) => a.route)).toEqual([0]);
+      expect(errorsLogged).toEqual([expect.objectContaining({ vendor: 'b', route: 0, status })]);
+    }
+    const otherKey = routes.map((r, i) => ({ ...r, key: i === 2 ? 'k2' : 'k' }));
+    const mixed = scripted([async () => answer(401), async () => answer(200, 'ok')]);
+    expect(await tryRoutes(otherKey, mixed.loop)).toEqual({ done: true, value: '200 ok' });
+    expect(mixed.asked).toEqual([{ route: 0 }, { route: 2, depth: 1 }]);
   });
 
   it('a vendor 4xx is an answer, not a reason to move on', async () => {

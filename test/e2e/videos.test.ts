@@ -384,7 +384,7 @@ describe('retrieve, delete, list', () => {
     const { json } = await create(t, { model: 'video-d-1', prompt: 'to delete [[sim:cost=0.04]]', seconds: '1', size: '854x480' });
     await waitFinished(t, json.id);
     const job = await t.gw.videos.store.get(json.id);
-    const path = `${t.gw.videos.files.dir}/${job!.fileName}`;
+    const path = `${t.gw.videos.files.where}/${job!.fileName}`;
     const { existsSync } = await import('node:fs');
     expect(existsSync(path)).toBe(true);
     const balance = await t.balance();
@@ -527,7 +527,7 @@ describe('gateway clock: quota day and retention', () => {
 
     const stored = await c.gw.videos.store.get(json.id);
     const { existsSync } = await import('node:fs');
-    const path = `${c.gw.videos.files.dir}/${stored!.fileName}`;
+    const path = `${c.gw.videos.files.where}/${stored!.fileName}`;
     expect(existsSync(path)).toBe(true);
     clock.set(new Date((job.expires_at - 1) * 1000));
     expect(await c.gw.videos.worker.sweepFiles()).toBe(0);
