@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -165,9 +165,6 @@ type JobPlan = { amount: bigint; holdId: string; video: VideoRequest; idempotenc
 async function planJob({ body, files, prepared, snap, caller }: PreparedRequest, req: FastifyRequest, deps: VideoRoutesDeps): Promise<JobPlan> {
   const { model } = prepared.call;
   const video = parseVideoRequest(body, model, snap.config.videos, files?.input_reference);
-  // The job is stored (its vendor request as jsonb), and PostgreSQL refuses a lone surrogate there: the
-  // client's text, so a 400 before anything is held rather than a fault after.
-  if (hasUnpairedSurrogate(video.prompt)) throw errors.invalidRequest('prompt contains an unpaired surrogate, which is not text.', 'prompt');
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
   if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
     throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
