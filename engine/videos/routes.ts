@@ -87,6 +87,15 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
   });
 }
 
+/**
+ * The job an Idempotency-Key made, as the key's answer; once that job is deleted or past its retention the key
+ * answers 404 as GET on the job does (the key stays spent, so a repeat never makes a second job).
+ */
+function stillVisible(first: VideoJob, now: Date): VideoJob {
+  if (isVisible(first, now)) return first;
+  throw errors.notFound(`The video this Idempotency-Key made ('${first.id}') was deleted or is past its retention; send a new Idempotency-Key for a new video.`);
+}
+
 const notFound = (id: string) => errors.notFound(`No video '${id}' (unknown, deleted, past its retention, or made with another wallet).`);
 
 function assertFile(job: VideoJob, now: Date): void {
@@ -143,7 +152,7 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
     });
     if (!created) {
       await deps.accounts.release(hold); // the same key won a race: its first job stands
-      return videoObject(job);
+      return videoObject(stillVisible(job, deps.clock.now()));
     }
     deps.worker.submitSoon(job);
     return videoObject(job);
@@ -171,7 +180,7 @@ async function planJob({ body, files, prepared, snap, caller }: PreparedRequest,
   }
   if (idempotencyKey) {
     const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
-    if (first) return { amount: null, first };
+    if (first) return { amount: null, first: stillVisible(first, deps.clock.now()) };
   }
   const perSecond = model.pricing.video_per_second?.[video.resolution];
   if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
