@@ -13,6 +13,7 @@ import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
 import { newLocalAdminToken } from './admin/running-gateway-file.ts';
+import { carriesAdminToken } from './admin/admin-token.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
@@ -31,7 +32,7 @@ import { registerModelDoors } from './calls/doors.ts';
 import { closeApp, createApp } from './http/app.ts';
 import { serverWithTimeouts } from './http/server-timeouts.ts';
 import { GatewayMetrics } from './observe/metrics.ts';
-import { registerOpsRoutes } from './observe/routes.ts';
+import { metricsAccessFrom, registerOpsRoutes } from './observe/routes.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
@@ -84,6 +85,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
+  const metricsAccess = metricsAccessFrom(env); // before anything opens: a value it does not know stops the start
 
   const embedded = !env.DATABASE_URL;
   const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
@@ -147,7 +149,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
     [(outcome) => metrics.observe(outcome)],
   );
-  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined });
+  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess });
   const reload = (log: FastifyBaseLogger) => {
     const result = runtime.reload();
     metrics.reloaded(result);
@@ -182,7 +184,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   await registerSignInLinkRoute(app, { sessions, tokens: [adminToken ?? '', localAdminToken ?? ''], publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
   registerUsageRoutes(app, { accounts, db });
-  registerOpenApiRoute(app, runtime);
+  const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
+  registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
   const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
     app.log.error({ err: e }, 'pruning usage records failed'),
