@@ -45,7 +45,7 @@ interface Row {
 
 const rows: Row[] = [];
 for (const [name, text] of Object.entries(TEXTS)) {
-  const add = (what: string, piece: string, estimate = boundTokens(piece)) =>
+  const add = (what: string, piece: string, estimate = countTextTokens(piece, 'a')) =>
     rows.push({ text: name, what, chars: piece.length, tokenizer: o200kTokens(piece), oldRule: Math.ceil(piece.length / 4), estimate });
   for (const n of LENGTHS.filter((l) => l < text.length)) add(`first ${n} chars`, text.slice(0, n));
   add('whole text', text);
@@ -78,13 +78,15 @@ describe('the token estimate against a real tokenizer', () => {
     );
   });
 
-  it('is never below the tokenizer on text made to look unlike words: random letters, base64, hex, digits, emoji', () => {
-    const alphabets = ['abcdefghijklmnopqrstuvwxyz', 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', '0123456789abcdef', '0123456789', '가나다라마바사아자차카타파하', '😀🎉🌱👍🔥'];
+  it('is never below the tokenizer on text made to look unlike words: random letters, syllables, base64, hex, digits, emoji', () => {
+    // The bound alone is calibrated on prose and counts random syllables and short random words low (about
+    // 10 to 20% under): the estimate of a vendor without a published tokenizer never goes below that tokenizer.
+    const alphabets = ['abcdefghijklmnopqrstuvwxyz', 'abc defghij klmn', 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', '0123456789abcdef', '0123456789', '가나다라마바사아자차카타파하뷁', '😀🎉🌱👍🔥'];
     fc.assert(
       fc.property(fc.constantFrom(...alphabets), fc.array(fc.nat(), { minLength: 1, maxLength: 600 }), (alphabet, picks) => {
         const chars = [...alphabet];
         const text = picks.map((i) => chars[i % chars.length]).join('');
-        expect(boundTokens(text), text.slice(0, 40)).toBeGreaterThanOrEqual(o200kTokens(text));
+        expect(countTextTokens(text, 'a'), text.slice(0, 40)).toBeGreaterThanOrEqual(o200kTokens(text));
       }),
       { numRuns: 300 },
     );
