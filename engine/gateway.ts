@@ -13,6 +13,7 @@ import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
 import { newLocalAdminToken } from './admin/running-gateway-file.ts';
+import { carriesAdminToken } from './admin/admin-token.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
@@ -31,7 +32,7 @@ import { registerModelDoors } from './calls/doors.ts';
 import { closeApp, createApp } from './http/app.ts';
 import { serverWithTimeouts } from './http/server-timeouts.ts';
 import { GatewayMetrics } from './observe/metrics.ts';
-import { registerOpsRoutes } from './observe/routes.ts';
+import { metricsAccessFrom, registerOpsRoutes } from './observe/routes.ts';
 import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
 import type { Caller } from './money/accounts.ts';
 import { UpstreamClient } from './calls/upstream.ts';
@@ -93,7 +94,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
-  const videoStore = videoStoreFromEnv(env); // before anything opens: a bad value stops the start cleanly
+  // Before anything opens: a value they do not know stops the start cleanly.
+  const videoStore = videoStoreFromEnv(env);
+  const metricsAccess = metricsAccessFrom(env);
 
   let appLog: FastifyBaseLogger | null = null;
   const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
@@ -162,7 +165,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   );
   const warnings = missingCredentials(env);
   for (const warning of warnings) app.log.warn({ warning }, warning);
-  registerOpsRoutes(app, { db, runtime, metrics, metricsToken: env.GATEWAY_METRICS_TOKEN || undefined, warnings });
+  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess, warnings });
   const reload = (log: FastifyBaseLogger) => {
     const result = runtime.reload();
     metrics.reloaded(result);
@@ -198,7 +201,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   await registerSignInLinkRoute(app, { sessions, tokens: [adminToken ?? '', localAdminToken ?? ''], publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
   registerUsageRoutes(app, { accounts, db });
-  registerOpenApiRoute(app, runtime);
+  const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
+  registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
   const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
     app.log.error({ err: e }, 'pruning usage records failed'),

@@ -2,15 +2,15 @@
 //
 // USAGE RULES (deterministic; gateway tests compute expected numbers from these):
 //
-//   input tokens  = ceil(C / 4) + 85 × I
-//                   C = characters of all request text: system / instructions, every message's text
+//   input tokens  = T(C) + 85 × I, T = a real tokenizer's count (simulator/tokens.ts: o200k_base)
+//                   C = all request text: system / instructions, every message's text
 //                       (string contents, text parts, tool_result / tool message / function_call_output
 //                       contents, tool-call arguments JSON, thinking text), plus JSON.stringify(tools)
 //                       when tools are given, plus `input` (responses, embeddings, images prompt).
 //                   I = image blocks (vendor A `image` and non-text `document`, chat `image_url`,
 //                       responses `input_image`, image-edit files).
-//   output tokens = ceil(G / 4), G = characters of everything generated: answer text, thinking text,
-//                   and tool-call arguments JSON.
+//   output tokens = T(G), G = everything generated: answer text, thinking text, and tool-call arguments
+//                   JSON. Truncation by max tokens keeps about four characters per token allowed.
 //
 //   `[[sim:usage input=N output=N cache_read=N cache_write=N reasoning=N]]` (any subset) in the last user
 //   text overrides these numbers. `input` is always the UNCACHED input bucket, so the four numbers equal the
@@ -25,6 +25,8 @@
 //       cached_tokens = cache_read, output_tokens = output, output_tokens_details.reasoning_tokens.
 //   `reasoning=N` without `output=` adds N to the computed output tokens (reasoning is part of output).
 //   An `output=` override is reported as given, even above max_tokens.
+
+import { countTokens } from './tokens.ts';
 
 export type ErrorFlavor = 'a' | 'b';
 
@@ -140,25 +142,29 @@ export function stripTags(text: string): string {
   return text.replace(TAG_RE, '').replace(/\s+/g, ' ').trim();
 }
 
-/** Accumulates request characters and image blocks. */
+/** Accumulates request text and image blocks. */
 export class Counter {
-  chars = 0;
+  private readonly pieces: string[] = [];
   images = 0;
   text(s: unknown): void {
-    if (typeof s === 'string') this.chars += s.length;
+    if (typeof s === 'string') this.pieces.push(s);
   }
   json(v: unknown): void {
-    if (v !== undefined) this.chars += JSON.stringify(v).length;
+    if (v !== undefined) this.pieces.push(JSON.stringify(v));
   }
   image(): void {
     this.images += 1;
   }
+  /** The text's tokens alone. */
+  textTokens(): number {
+    return countTokens(this.pieces.join('\n'));
+  }
   tokens(): number {
-    return Math.ceil(this.chars / 4) + 85 * this.images;
+    return this.textTokens() + 85 * this.images;
   }
 }
 
-export const tokensOf = (chars: number): number => Math.ceil(chars / 4);
+export { countTokens };
 
 /** A tool the answer may call, in a vendor-neutral form. */
 export interface ToolSpec {
@@ -263,8 +269,8 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
     p.thinking = { text: thought, signature: Buffer.from(`sim-signature:${thought}`).toString('base64') };
   }
   // Truncation by max tokens: thinking first, then text; tool calls are dropped when they do not fit.
-  let generated = (p.thinking?.text.length ?? 0) + p.text.length + p.toolCalls.reduce((n, c) => n + c.arguments.length, 0);
-  if (turn.maxTokens !== undefined && tokensOf(generated) > turn.maxTokens) {
+  let generated = countTokens((p.thinking?.text ?? '') + p.text + p.toolCalls.map((c) => c.arguments).join(''));
+  if (turn.maxTokens !== undefined && generated > turn.maxTokens) {
     let budget = Math.max(0, turn.maxTokens) * 4;
     if (p.thinking) {
       if (p.thinking.text.length > budget) p.thinking.text = p.thinking.text.slice(0, budget);
@@ -276,7 +282,7 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
     }
     p.text = p.text.slice(0, budget);
     p.stop = 'max_tokens';
-    generated = (p.thinking?.text.length ?? 0) + p.text.length;
+    generated = Math.max(0, turn.maxTokens); // a vendor that stops at the limit bills the limit
   }
   if (p.stop !== 'max_tokens' && tags.stop) {
     const s = tags.stop;
@@ -286,7 +292,7 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
   const reasoning = tags.usage.reasoning ?? 0;
   p.usage = {
     input: tags.usage.input ?? turn.inputTokens,
-    output: tags.usage.output ?? tokensOf(generated) + reasoning,
+    output: tags.usage.output ?? generated + reasoning,
     cache_read: tags.usage.cache_read ?? 0,
     cache_write: tags.usage.cache_write ?? 0,
     reasoning,

@@ -1,5 +1,5 @@
 // Vendor B (and D) media paths: images, speech, embeddings, moderations; vendor D's video job API.
-import { Counter, isObj, parseTags, tokensOf, VendorError } from './common.ts';
+import { Counter, countTokens, isObj, parseTags, VendorError } from './common.ts';
 import { sendError, sendJson, type Ctx } from './http.ts';
 
 type Obj = Record<string, unknown>;
@@ -21,7 +21,7 @@ function imageAnswer(ctx: Ctx, prompt: string, quality: unknown, inputImages: nu
   const tags = parseTags(prompt);
   const c = new Counter();
   c.text(prompt);
-  const textTokens = Math.ceil(c.chars / 4);
+  const textTokens = c.textTokens();
   const imageTokens = 85 * inputImages;
   const input = tags.usage.input ?? textTokens + imageTokens;
   const output = tags.usage.output ?? IMAGE_OUTPUT_TOKENS[typeof quality === 'string' ? quality : 'auto'] ?? 1056;
@@ -174,7 +174,7 @@ export function handleEmbeddings(ctx: Ctx): void {
   let tagText = '';
   const data = inputs.map((inp, index) => {
     const text = typeof inp === 'string' ? inp : inp.join(',');
-    tokens += typeof inp === 'string' ? tokensOf(inp.length) : inp.length;
+    tokens += typeof inp === 'string' ? countTokens(inp) : inp.length;
     tagText += ` ${text}`;
     const vec = vectorFor(text, dims);
     const embedding =

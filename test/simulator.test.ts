@@ -1,5 +1,6 @@
 // The bundled vendor simulator, exercised over real HTTP with the vendors' own SDKs.
 import Anthropic from '@anthropic-ai/sdk';
+import { countTokens } from '../simulator/tokens.ts';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../simulator/index.ts';
@@ -28,7 +29,8 @@ beforeEach(() => {
 
 const anthropic = (route = 'a1') => new Anthropic({ apiKey: 'sk-a', baseURL: sim.routeUrl(route), maxRetries: 0 });
 const openai = (route = 'b1') => new OpenAI({ apiKey: 'sk-b', baseURL: `${sim.routeUrl(route)}/v1`, maxRetries: 0 });
-const tok = (chars: number) => Math.ceil(chars / 4);
+/** The simulator's rule (simulator/tokens.ts): a real tokenizer's count of the pieces, one line each. */
+const tok = (...pieces: string[]) => countTokens(pieces.join('\n'));
 const post = (route: string, path: string, body: unknown, headers: Record<string, string> = { authorization: 'Bearer k' }) =>
   fetch(`${sim.routeUrl(route)}${path}`, {
     method: 'POST',
@@ -48,8 +50,8 @@ describe('vendor A messages', () => {
     expect(msg.id).toMatch(/^msg_/);
     expect(msg.content).toEqual([{ type: 'text', text }]);
     expect(msg.stop_reason).toBe('end_turn');
-    expect(msg.usage.input_tokens).toBe(tok('Be brief.'.length + 'Hello there'.length));
-    expect(msg.usage.output_tokens).toBe(tok(text.length));
+    expect(msg.usage.input_tokens).toBe(tok('Be brief.', 'Hello there'));
+    expect(msg.usage.output_tokens).toBe(tok(text));
     expect(msg.usage.cache_read_input_tokens).toBe(0);
     expect(msg.usage.cache_creation_input_tokens).toBe(0);
     const rec = sim.receivedOn('a1')[0];
@@ -75,7 +77,7 @@ describe('vendor A messages', () => {
         },
       ],
     });
-    expect(msg.usage.input_tokens).toBe(tok('What is this?'.length + JSON.stringify(tools).length) + 85);
+    expect(msg.usage.input_tokens).toBe(tok('What is this?', JSON.stringify(tools)) + 85);
     expect(msg.content[0].type).toBe('text'); // no tag: no tool call
   });
 
@@ -122,7 +124,7 @@ describe('vendor A messages', () => {
     const call = forced.content.find((b) => b.type === 'tool_use')!;
     expect(call).toMatchObject({ type: 'tool_use', name: 'weather', input: { city: 'sim' } });
     expect((call as { id: string }).id).toMatch(/^toolu_/);
-    expect(forced.usage.output_tokens).toBe(tok(JSON.stringify({ city: 'sim' }).length));
+    expect(forced.usage.output_tokens).toBe(tok(JSON.stringify({ city: 'sim' })));
 
     const two = await anthropic()
       .messages.stream({ model: 'a-model', max_tokens: 100, tools, messages: [{ role: 'user', content: 'Both [[sim:tools=2]]' }] })
@@ -228,8 +230,8 @@ describe('vendor B chat completions', () => {
       completion_tokens_details: { reasoning_tokens: 2 },
     });
     const plain = await openai().chat.completions.create({ model: 'b-model', messages: [{ role: 'user', content: 'abcdefgh' }] });
-    expect(plain.usage!.prompt_tokens).toBe(2);
-    expect(plain.usage!.completion_tokens).toBe(tok('Simulated reply from b-model: abcdefgh'.length));
+    expect(plain.usage!.prompt_tokens).toBe(tok('abcdefgh'));
+    expect(plain.usage!.completion_tokens).toBe(tok('Simulated reply from b-model: abcdefgh'));
     expect(sim.receivedOn('b1')[0].headers.authorization).toBe('Bearer sk-b');
   });
 
@@ -246,7 +248,7 @@ describe('vendor B chat completions', () => {
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Simulated reply from b-model: Count these words');
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
-    expect(last.usage!.completion_tokens).toBe(tok('Simulated reply from b-model: Count these words'.length));
+    expect(last.usage!.completion_tokens).toBe(tok('Simulated reply from b-model: Count these words'));
     expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
 
     const res = await post('b1', '/v1/chat/completions', { model: 'b-model', stream: true, messages: [{ role: 'user', content: 'x' }] });
@@ -309,11 +311,11 @@ describe('vendor B responses', () => {
     });
     expect(r.id).toMatch(/^resp_/);
     expect(r.output_text).toBe('Simulated reply from b-resp: Hello');
-    const input = tok('Be kind'.length + 'Hello [[sim:usage cache_read=40 reasoning=5]]'.length);
+    const input = tok('Be kind', 'Hello [[sim:usage cache_read=40 reasoning=5]]');
     expect(r.usage).toMatchObject({
       input_tokens: input + 40,
       input_tokens_details: { cached_tokens: 40 },
-      output_tokens: tok('Simulated reply from b-resp: Hello'.length) + 5,
+      output_tokens: tok('Simulated reply from b-resp: Hello') + 5,
       output_tokens_details: { reasoning_tokens: 5 },
     });
 
@@ -381,7 +383,7 @@ describe('media paths', () => {
     const emb = await openai().embeddings.create({ model: 'emb', input: ['one', 'two three'] });
     expect(emb.data).toHaveLength(2);
     expect(emb.data[0].embedding).toHaveLength(8);
-    expect(emb.usage.prompt_tokens).toBe(tok(3) + tok(9));
+    expect(emb.usage.prompt_tokens).toBe(tok('one') + tok('two three'));
     const again = await openai().embeddings.create({ model: 'emb', input: 'one', encoding_format: 'float', dimensions: 8 });
     expect(again.data[0].embedding.map((x) => Math.fround(x))).toEqual(Array.from(emb.data[0].embedding));
 

@@ -24,7 +24,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireAdminToken, tokenMatches } from './admin-token.ts';
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
 import type { Ledger } from '../money/ledger.ts';
 import { nanoToCreditsFloor } from '../core/money.ts';
@@ -109,7 +109,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       if (b.key_slots !== undefined && (typeof b.key_slots !== 'number' || !Number.isInteger(b.key_slots) || b.key_slots < 0 || b.key_slots > 1_000_000)) {
         throw errors.invalidRequest('key_slots must be a whole number from 0 to 1000000.', 'key_slots');
       }
-      if (b.owner_id !== undefined && (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200 || hasUnpairedSurrogate(b.owner_id))) {
+      if (b.owner_id !== undefined && (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200)) {
         throw errors.invalidRequest('owner_id must be a non-empty string of up to 200 characters.', 'owner_id');
       }
       const w = await ledger.createWallet({
@@ -144,7 +144,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/management-keys', async (req, reply) => {
       const b = objectBody(req.body, ['name']);
-      if (b.name !== undefined && b.name !== null && (typeof b.name !== 'string' || b.name.length > 40 || hasUnpairedSurrogate(b.name))) {
+      if (b.name !== undefined && b.name !== null && (typeof b.name !== 'string' || b.name.length > 40)) {
         throw errors.invalidRequest('name must be a string of up to 40 characters.', 'name');
       }
       await requireWallet(req.params.id);

@@ -200,7 +200,7 @@ async function relayAnswer(
 function answerUsage(answer: JsonObject, prepared: PreparedCall, registry: TransformRegistry): Usage {
   const reader = prepared.protocol.usage;
   if (!reader) return emptyUsage();
-  return estimateUnreadable(registry.usageReaders[reader](answer), () => estimateAnswerUsage(prepared.call.body, answer));
+  return estimateUnreadable(registry.usageReaders[reader](answer), () => estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor));
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */

@@ -1,9 +1,11 @@
 // The owner's sign-in links and sessions, in the database (migration 006) so any process honours them.
 //
 // A link carries a random token; only its sha256 is stored. It works once, for SIGN_IN_TTL_MS, and only
-// while the wallet still has the owner it was issued to. Redeeming it opens a session: a second random
-// secret (the cookie; stored hashed) with its own CSRF token, for SESSION_TTL_MS. Every request re-reads the
-// session and the wallet's owner, so signing out, expiry and a change of owner all take effect at once.
+// while the wallet is in the ownership generation it was issued under (migration 010): the owner id alone is
+// not enough, since an owner who comes back (X -> Y -> X) must not find X's old links and sessions working.
+// Redeeming it opens a session: a second random secret (the cookie; stored hashed) with its own CSRF token, for
+// SESSION_TTL_MS, in the link's generation. Every request re-reads the session and the wallet's generation,
+// so signing out, expiry and a change of owner all take effect at once.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
@@ -59,8 +61,8 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
       const token = newSecret();
       const expiresAt = new Date(now.getTime() + signInMs);
       const res = await db.query(
-        `INSERT INTO dashboard_sign_in_tokens (token_hash, wallet_id, owner_id, created_at, expires_at)
-         SELECT $1, w.id, w.owner_id, $3::timestamptz, $4::timestamptz FROM wallets w WHERE w.id = $2
+        `INSERT INTO dashboard_sign_in_tokens (token_hash, wallet_id, owner_id, owner_generation, created_at, expires_at)
+         SELECT $1, w.id, w.owner_id, w.owner_generation, $3::timestamptz, $4::timestamptz FROM wallets w WHERE w.id = $2
          RETURNING wallet_id`,
         [hash(token), walletId, now.toISOString(), expiresAt.toISOString()],
       );
@@ -72,12 +74,12 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
       await prune(now);
       return db.transaction(async (tx) => {
         // Spent in the same statement that checks it, so two tabs racing on one link open one session.
-        const spent = await tx.query<{ wallet_id: string; owner_id: string }>(
+        const spent = await tx.query<{ wallet_id: string; owner_id: string; owner_generation: string }>(
           `UPDATE dashboard_sign_in_tokens t SET used_at = $2::timestamptz
              FROM wallets w
             WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2::timestamptz
-              AND w.id = t.wallet_id AND w.owner_id = t.owner_id
-            RETURNING t.wallet_id, t.owner_id`,
+              AND w.id = t.wallet_id AND w.owner_id = t.owner_id AND w.owner_generation = t.owner_generation
+            RETURNING t.wallet_id, t.owner_id, t.owner_generation::text`,
           [hash(token), now.toISOString()],
         );
         const row = spent.rows[0];
@@ -90,9 +92,9 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
           expiresAt: new Date(now.getTime() + sessionMs),
         };
         await tx.query(
-          `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, csrf_token, created_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz)`,
-          [hash(secret), session.walletId, session.ownerId, session.csrfToken, now.toISOString(), session.expiresAt.toISOString()],
+          `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at)
+           VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz, $7::timestamptz)`,
+          [hash(secret), session.walletId, session.ownerId, row.owner_generation, session.csrfToken, now.toISOString(), session.expiresAt.toISOString()],
         );
         return { secret, session };
       });
@@ -102,7 +104,8 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
       if (!secret) return null;
       const res = await db.query<{ wallet_id: string; owner_id: string; csrf_token: string; expires_at: Date | string }>(
         `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id
-          WHERE s.session_hash = $1 AND s.expires_at > $2::timestamptz AND w.owner_id = s.owner_id`,
+          WHERE s.session_hash = $1 AND s.expires_at > $2::timestamptz
+            AND w.owner_id = s.owner_id AND w.owner_generation = s.owner_generation`,
         [hash(secret), clock.now().toISOString()],
       );
       const r = res.rows[0];

@@ -4,6 +4,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { installAccessLog, requestSerializer, type OutcomeObserver } from './access-log.ts';
 import { depthRefusal } from './json-depth.ts';
+import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 import { installErrorHandler } from './reply-error.ts';
 import { clientErrorReply, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
@@ -42,9 +43,9 @@ export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, o
   installAccessLog(app, observers);
   installErrorHandler(app);
   // On the root, so every route of every room gets it (the key doors parse JSON in their own scope): a
-  // parsed JSON body is bounded before any handler walks it.
+  // parsed JSON body is bounded, and its text checked to be text, before any handler walks or holds for it.
   app.addHook('preValidation', async (req) => {
-    const refusal = depthRefusal(req.body, bounds.jsonMaxDepth());
+    const refusal = depthRefusal(req.body, bounds.jsonMaxDepth()) ?? unpairedSurrogateRefusal(req.body);
     if (refusal) throw refusal;
   });
   app.setNotFoundHandler(notFoundHandler(app));

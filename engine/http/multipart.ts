@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Call, UploadedFile } from '../core/call.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors, GatewayError } from '../core/errors.ts';
+import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
 
 export interface MultipartForm {
@@ -126,6 +127,9 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, r
   }
   if (tooLarge) throw errors.tooLarge(tooLarge);
   if (misplaced) throw misplaced;
+  // A part sent as application/json arrives parsed, so a form can carry a lone surrogate as JSON does.
+  const notText = unpairedSurrogateRefusal(body);
+  if (notText) throw notText;
   return { body, files };
 }
 

@@ -1,6 +1,6 @@
 // The body-field table of POST and PATCH /v1/keys, as checks. Each failure is 400 invalid_request_error
 // naming the field (`param`).
-import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { Audience } from './types.ts';
 
 /** Names beginning with this are reserved for people's team-chat keys. */
@@ -72,7 +72,6 @@ function unknownFields(b: Record<string, unknown>, allowed: string[], door: 'cre
 function checkName(v: unknown, field: 'name' | 'name_prefix', max: number): string | null {
   if (v === null) return null;
   if (typeof v !== 'string') throw errors.invalidRequest(`${field} must be a string or null.`, field);
-  if (hasUnpairedSurrogate(v)) throw errors.invalidRequest(`${field} contains an unpaired surrogate, which is not text.`, field);
   const n = v.normalize('NFC');
   if (chars(n) === 0 || chars(n) > max) throw errors.invalidRequest(`${field} must be 1 to ${max} characters.`, field);
   // Leading spaces hide the prefix from a reader, not from the check.

@@ -227,7 +227,13 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
     async setOwner(walletId, ownerId) {
       if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId)) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
-      const r = await db.query('UPDATE wallets SET owner_id = $2 WHERE id = $1 RETURNING *', [walletId, ownerId]);
+      // A change of owner starts a new ownership generation, which ends the old owner's sessions and links
+      // (dashboard/sessions.ts); setting the same owner again changes nothing. SET reads the row as it was.
+      const r = await db.query(
+        `UPDATE wallets SET owner_id = $2, owner_generation = owner_generation + (owner_id IS DISTINCT FROM $2)::int
+          WHERE id = $1 RETURNING *`,
+        [walletId, ownerId],
+      );
       if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
       await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
       return walletFromRow(r.rows[0]);

@@ -1,11 +1,14 @@
 // The operator's doors: /healthz (the process serves), /readyz (the database answers and a catalog is
 // loaded: a load balancer sends calls only then; a configuration problem that fails only some calls, such as a
-// vendor without a credential, is listed in its `warnings` without taking the process out) and /metrics (Prometheus text). Health and readiness are
-// open; the metrics reveal traffic and spend, so they are for loopback only, or for whoever holds
-// GATEWAY_METRICS_TOKEN when one is set.
+// vendor without a credential, is listed in its `warnings` without taking the process out) and /metrics
+// (Prometheus text). Health and readiness are open; the metrics reveal traffic and spend, so they are closed
+// unless the operator opens them: to whoever holds GATEWAY_METRICS_TOKEN, or with GATEWAY_METRICS_OPEN=loopback
+// to loopback peers. Loopback is not open by default because behind a reverse proxy on the same host every
+// client's request comes from it.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
+import { SettingError } from '../core/setting-error.ts';
 import type { Db } from '../db/db.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import { sendError } from '../http/reply-error.ts';
@@ -18,10 +21,25 @@ export interface OpsRoutesDeps {
   db: Db;
   runtime: Runtime;
   metrics: GatewayMetrics;
-  /** When set, /metrics needs `Authorization: Bearer <token>` from anywhere; otherwise loopback only. */
-  metricsToken?: string;
+  /** Who may read /metrics (metricsAccessFrom reads it from the environment). */
+  metricsAccess: MetricsAccess;
   /** Problems that do not stop calls everywhere but fail some (a vendor with no credential): /readyz names them. */
   warnings?: readonly string[];
+}
+
+/** Who may read /metrics: the holder of a token, and loopback peers when the operator opened it to them. */
+export interface MetricsAccess {
+  token?: string;
+  openToLoopback: boolean;
+}
+
+/** The metrics access from GATEWAY_METRICS_TOKEN and GATEWAY_METRICS_OPEN; throws on a value it does not know. */
+export function metricsAccessFrom(env: Record<string, string | undefined>): MetricsAccess {
+  const open = env.GATEWAY_METRICS_OPEN ?? '';
+  if (open !== '' && open !== 'loopback') {
+    throw new SettingError(`GATEWAY_METRICS_OPEN must be 'loopback' or unset, not '${open}'`);
+  }
+  return { token: env.GATEWAY_METRICS_TOKEN || undefined, openToLoopback: open === 'loopback' };
 }
 
 export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): void {
@@ -35,9 +53,8 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
   });
 
   app.get('/metrics', async (req, reply) => {
-    if (!mayReadMetrics(req.socket.remoteAddress, req.headers.authorization, deps.metricsToken)) {
-      const why = deps.metricsToken ? 'a valid metrics token is required' : 'metrics are served to loopback only (set GATEWAY_METRICS_TOKEN to read them from elsewhere)';
-      return sendError(reply, errors.forbidden(`Not allowed: ${why}.`), 'chat');
+    if (!mayReadMetrics(req.socket.remoteAddress, req.headers.authorization, deps.metricsAccess)) {
+      return sendError(reply, errors.forbidden(`Not allowed: ${whyMetricsRefused(deps.metricsAccess)}.`), 'chat');
     }
     let text: string;
     try {
@@ -69,12 +86,19 @@ async function readinessProblem({ db, runtime }: OpsRoutesDeps): Promise<string 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 /**
- * Whether a scrape may read /metrics: with no token, only a loopback peer (the address the socket saw, not a
- * forwarded header a client can write); with a token, whoever sends it, loopback included.
+ * Whether a scrape may read /metrics: whoever sends the token when one is set; a loopback peer (the address the
+ * socket saw, not a forwarded header a client can write) only when the operator opened metrics to loopback.
+ * Nobody otherwise.
  */
-export function mayReadMetrics(remoteAddress: string | undefined, authorization: string | undefined, token: string | undefined): boolean {
-  if (!token) return LOOPBACK.has(remoteAddress ?? '');
+export function mayReadMetrics(remoteAddress: string | undefined, authorization: string | undefined, access: MetricsAccess): boolean {
+  if (access.openToLoopback && LOOPBACK.has(remoteAddress ?? '')) return true;
+  if (!access.token) return false;
   const given = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1] ?? '';
   const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(given), digest(token));
+  return timingSafeEqual(digest(given), digest(access.token));
+}
+
+function whyMetricsRefused(access: MetricsAccess): string {
+  if (access.token) return 'a valid metrics token is required';
+  return 'metrics are closed; the operator opens them with GATEWAY_METRICS_TOKEN, or with GATEWAY_METRICS_OPEN=loopback to loopback peers';
 }

@@ -27,7 +27,7 @@ const SUMMARIES: Record<string, string> = {
   'DELETE /v1/keys/{id}': 'Closes the key at once, irreversibly (management key).',
   'GET /healthz': 'The process is up.',
   'GET /readyz': 'The database answers and the catalog is loaded (503 otherwise).',
-  'GET /metrics': 'Prometheus metrics (loopback, or GATEWAY_METRICS_TOKEN).',
+  'GET /metrics': 'Prometheus metrics (GATEWAY_METRICS_TOKEN, or loopback peers with GATEWAY_METRICS_OPEN=loopback).',
   'GET /openapi.json': 'This description.',
 };
 
@@ -138,7 +138,8 @@ export function openApiDocument(routes: readonly RouteInfo[], doors: Record<stri
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk-svc-…).' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key, where the door accepts x-api-key.' },
         managementKey: { type: 'http', scheme: 'bearer', description: 'A management key of the wallet.' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN.' },
+        // Named only in the operator's description, which lists the admin routes.
+        ...(routes.some((r) => r.url.startsWith('/admin/')) ? { adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN.' } } : {}),
       },
       schemas: {
         ChatError: {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, GatewayError, hasUnpairedSurrogate } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -94,6 +94,15 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
   });
 }
 
+/**
+ * The job an Idempotency-Key made, as the key's answer; once that job is deleted or past its retention the key
+ * answers 404 as GET on the job does (the key stays spent, so a repeat never makes a second job).
+ */
+function stillVisible(first: VideoJob, now: Date): VideoJob {
+  if (isVisible(first, now)) return first;
+  throw errors.notFound(`The video this Idempotency-Key made ('${first.id}') was deleted or is past its retention; send a new Idempotency-Key for a new video.`);
+}
+
 const notFound = (id: string) => errors.notFound(`No video '${id}' (unknown, deleted, past its retention, or made with another wallet).`);
 
 function assertFile(job: VideoJob, now: Date): void {
@@ -167,7 +176,7 @@ async function createJob(req: FastifyRequest, deps: VideoRoutesDeps, trace: Call
     });
     if (!created) {
       await deps.accounts.release(hold); // the same key won a race: its first job stands
-      return videoObject(job);
+      return videoObject(stillVisible(job, deps.clock.now()));
     }
     if (trace) {
       trace.set({ [GATEWAY.videoId]: job.id });
@@ -193,16 +202,13 @@ type JobPlan = { amount: bigint; holdId: string; video: VideoRequest; idempotenc
 async function planJob({ body, files, prepared, snap, caller }: PreparedRequest, req: FastifyRequest, deps: VideoRoutesDeps): Promise<JobPlan> {
   const { model } = prepared.call;
   const video = parseVideoRequest(body, model, snap.config.videos, files?.input_reference);
-  // The job is stored (its vendor request as jsonb), and PostgreSQL refuses a lone surrogate there: the
-  // client's text, so a 400 before anything is held rather than a fault after.
-  if (hasUnpairedSurrogate(video.prompt)) throw errors.invalidRequest('prompt contains an unpaired surrogate, which is not text.', 'prompt');
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
   if (idempotencyKey !== undefined && (idempotencyKey === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
     throw errors.invalidRequest(`The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`);
   }
   if (idempotencyKey) {
     const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
-    if (first) return { amount: null, first };
+    if (first) return { amount: null, first: stillVisible(first, deps.clock.now()) };
   }
   const perSecond = model.pricing.video_per_second?.[video.resolution];
   if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);

@@ -1,6 +1,6 @@
 // GET /openapi.json is a valid OpenAPI 3.1 document, built from what the gateway serves: every path the public
-// interface names, every route the app registered, each door's required fields and headers from doors.yaml,
-// and the key doors' field table that the key checks enforce.
+// interface names, each door's required fields and headers from doors.yaml, and the key doors' field table that
+// the key checks enforce. Anyone gets the public doors only; the admin token gets every route the app registered.
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,11 +11,15 @@ import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let t: TestGateway;
 let doc: any;
+/** The description the operator gets, with the admin token. */
+let operatorDoc: any;
+const ADMIN = { authorization: 'Bearer test-admin-token' };
 beforeAll(async () => {
   t = await startTestGateway();
   const res = await fetch(`${t.url}/openapi.json`);
   expect(res.status).toBe(200);
   doc = await res.json();
+  operatorDoc = await (await fetch(`${t.url}/openapi.json`, { headers: ADMIN })).json();
 });
 afterAll(() => t?.close());
 
@@ -28,11 +32,25 @@ function interfacePaths(): string[] {
 }
 
 describe('the API description', () => {
-  it('validates as OpenAPI 3.1', async () => {
-    const result = await new Validator().validate(doc);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(doc.openapi).toBe('3.1.0');
+  it('validates as OpenAPI 3.1, the public and the operator’s alike', async () => {
+    for (const d of [doc, operatorDoc]) {
+      const result = await new Validator().validate(d);
+      expect(result.errors ?? []).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(d.openapi).toBe('3.1.0');
+    }
+  });
+
+  it('tells anyone, a client with its API key included, only of the public doors: no admin API, dashboard or metrics', async () => {
+    const asClient = await (await fetch(`${t.url}/openapi.json`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json();
+    const wrongToken = await (await fetch(`${t.url}/openapi.json`, { headers: { authorization: 'Bearer test-admin-tokenx' } })).json();
+    for (const d of [doc, asClient, wrongToken]) {
+      const paths = Object.keys(d.paths);
+      expect(paths.filter((p) => !p.startsWith('/v1/') && p !== '/openapi.json')).toEqual([]);
+      expect(paths).toContain('/v1/chat/completions');
+      expect(JSON.stringify(d)).not.toMatch(/\/admin\/|\/dashboard|adminToken/);
+    }
+    expect(Object.keys(operatorDoc.paths)).toEqual(expect.arrayContaining(['/admin/v1/wallets', '/dashboard/wallet', '/metrics']));
   });
 
   it('lists every path of the public interface', () => {
@@ -44,9 +62,9 @@ describe('the API description', () => {
     }
   });
 
-  it('describes every route the app registered, and nothing it does not serve', () => {
+  it('describes to the operator every route the app registered, and nothing it does not serve', () => {
     const routes = registeredRoutes(t.gw.app);
-    const described = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
+    const described = Object.entries(operatorDoc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
     const served = routes.map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
     expect(new Set(described)).toEqual(new Set(served));
   });

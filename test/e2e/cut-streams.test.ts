@@ -177,7 +177,8 @@ describe('a vendor that breaks mid-stream', () => {
       const text = await res.text();
       expect(text).not.toContain('[DONE]');
     });
-    // chars / 4 of the whole body the client sent (tools, messages, parameters), at b-5's input price.
+    // The whole body the client sent (tools, messages, parameters) counts as input, at b-5's input price: at
+    // least a quarter of its characters.
     const bodyEstimate = nanoOf(Math.ceil(JSON.stringify(body).length / 4), PRICES['b-5'].input);
     expect(charged).toBeGreaterThanOrEqual(bodyEstimate);
     expect(charged).toBeLessThanOrEqual(held);

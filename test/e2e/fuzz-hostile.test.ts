@@ -49,6 +49,10 @@ const unicodeEdge = fc.constantFrom(
   ' ',
   'x'.repeat(20_000),
 );
+/** Text holding half of a surrogate pair alone, at any place: never storable, never valid Unicode. */
+const loneSurrogateText = fc
+  .tuple(fc.string({ maxLength: 8 }), fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff', '\udc00\ud800'), fc.string({ maxLength: 8 }), fc.constantFrom('', 'https://example.com/', 'data:image/png;base64,'))
+  .map(([a, lone, b, prefix]) => `${prefix}${a}${lone}${b}`);
 const hostileNumber = fc.oneof(
   fc.integer({ min: -1_000_000, max: -1 }),
   fc.double({ noInteger: true, noNaN: true, noDefaultInfinity: true }),
@@ -79,7 +83,8 @@ const withDuplicateKey = (valid: Record<string, unknown>, key: string, value: un
 // ---------- the doors ----------
 
 type Shape = 'chat' | 'messages';
-const DOORS: { path: string; shape: Shape; headers?: Record<string, string>; body: Record<string, unknown>; asyncJob?: boolean }[] = [
+/** A door with a valid body; `stored` names its other fields whose text is kept (a video's starting image). */
+const DOORS: { path: string; shape: Shape; headers?: Record<string, string>; body: Record<string, unknown>; stored?: string[]; asyncJob?: boolean }[] = [
   { path: '/v1/chat/completions', shape: 'chat', body: { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 50 } },
   { path: '/v1/chat/completions', shape: 'chat', body: { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } },
   { path: '/v1/messages', shape: 'messages', headers: { 'anthropic-version': '2023-06-01' }, body: { model: 'a-top-5.5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } },
@@ -88,7 +93,7 @@ const DOORS: { path: string; shape: Shape; headers?: Record<string, string>; bod
   { path: '/v1/moderations', shape: 'chat', body: { model: 'omni-moderation-latest', input: 'hi' } },
   { path: '/v1/audio/speech', shape: 'chat', body: { model: 'tts-1', input: 'hi', voice: 'alloy' } },
   { path: '/v1/images/generations', shape: 'chat', body: { model: 'image-b-1', prompt: 'a cat' } },
-  { path: '/v1/videos', shape: 'chat', body: { model: 'video-d-1', prompt: 'a cat', seconds: '4' }, asyncJob: true },
+  { path: '/v1/videos', shape: 'chat', body: { model: 'video-d-1', prompt: 'a cat', seconds: '4' }, stored: ['image_url', 'input_reference', 'size', 'resolution', 'aspect_ratio'], asyncJob: true },
 ];
 
 function expectShape(shape: Shape, status: number, text: string, context: string) {
@@ -120,7 +125,7 @@ async function sendCase(
   door: { path: string; shape: Shape; headers?: Record<string, string>; asyncJob?: boolean },
   text: string | Blob,
   context: string,
-  opts: { method?: string; auth?: string } = {},
+  opts: { method?: string; auth?: string; expectParam?: string } = {},
 ): Promise<number> {
   // A video job settles in the background long after its answer: each such case gets a wallet of its own,
   // so no earlier job's money moves while this case is checked.
@@ -143,6 +148,7 @@ async function sendCase(
   if (res.status >= 400) {
     tally.refused += 1;
     expectShape(door.shape, res.status, answer, ctx);
+    if (opts.expectParam) expect(JSON.parse(answer).error.message, ctx).toContain(opts.expectParam);
     // A hold taken before a vendor's refusal ends just after the answer is sent.
     for (let i = 0; i < 100 && (await money(walletId)).reserved !== before.reserved; i++) await sleep(10);
     expect(await money(walletId), `${ctx}: a refused call moved money`).toEqual(before);
@@ -161,12 +167,28 @@ describe('hostile input at the model doors', () => {
   for (const door of DOORS) {
     const label = `${door.path} (${door.body.model})`;
     it(`${label}: one hostile field is a valid call or a 4xx in the door's shape, never charged when refused`, async () => {
-      const fields = [...Object.keys(door.body), 'stream', 'n', 'temperature', 'tools'];
+      const fields = [...Object.keys(door.body), ...(door.stored ?? []), 'stream', 'n', 'temperature', 'tools'];
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...fields), hostile, async (field, value) => {
           await sendCase(door, JSON.stringify({ ...door.body, [field]: value }), `${field}=${JSON.stringify(value)?.slice(0, 60)}`);
         }),
         { numRuns: RUNS },
+      );
+    }, 120_000);
+
+    it(`${label}: a lone surrogate anywhere in any string field is a 400 naming that field`, async () => {
+      const fields = [...Object.keys(door.body), ...(door.stored ?? []), 'user'];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...fields), loneSurrogateText, fc.boolean(), async (field, text, nested) => {
+          // Nested one level down too (`input_reference.image_url`, a message's content): the field's path is named.
+          const value = nested ? { image_url: text } : text;
+          const path = nested ? `${field}.image_url` : field;
+          const status = await sendCase(door, JSON.stringify({ ...door.body, [field]: value }), `${path} with a lone surrogate`, {
+            expectParam: path,
+          });
+          expect(status).toBe(400);
+        }),
+        { numRuns: Math.ceil(RUNS / 2) },
       );
     }, 120_000);
 
@@ -260,6 +282,35 @@ describe('hostile input at the key doors and the admin API', () => {
       }),
       { numRuns: Math.ceil(RUNS / 2) },
     );
+  }, 120_000);
+});
+
+describe('lone surrogates in the text the key doors and the admin API store', () => {
+  it('every stored string field is a 400 naming it, nothing created and no money moved', async () => {
+    const { key: management } = await t.gw.keys.createManagementKey(t.walletId);
+    const { id } = await t.gw.keys.createApiKey(t.walletId, { name: 'surrogate target' });
+    // The owner change runs on a wallet of its own: a change that went through would close the keys above.
+    const { id: ownWallet } = await t.gw.ledger.createWallet({ credits: 0 });
+    const admin = 'Bearer test-admin-token';
+    const targets = [
+      { path: '/v1/keys', method: 'POST', auth: `Bearer ${management}`, fields: ['name', 'name_prefix', 'audience', 'expires_on'] },
+      { path: `/v1/keys/${id}`, method: 'PATCH', auth: `Bearer ${management}`, fields: ['name', 'audience', 'expires_on'] },
+      { path: '/admin/v1/wallets', method: 'POST', auth: admin, fields: ['owner_id'] },
+      { path: `/admin/v1/wallets/${ownWallet}/owner`, method: 'POST', auth: admin, fields: ['owner_id'] },
+      { path: `/admin/v1/wallets/${t.walletId}/management-keys`, method: 'POST', auth: admin, fields: ['name'] },
+    ];
+    const keysBefore = await t.gw.ledger.db.query<{ n: string }>('SELECT count(*)::text AS n FROM api_keys');
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...targets), fc.nat(), loneSurrogateText, async (target, pick, text) => {
+        const field = target.fields[pick % target.fields.length];
+        const body = JSON.stringify({ [field]: text });
+        const status = await sendCase({ path: target.path, shape: 'chat' }, body, `${target.method} ${field}`, { auth: target.auth, method: target.method, expectParam: field });
+        expect(status).toBe(400);
+      }),
+      { numRuns: RUNS },
+    );
+    const keysAfter = await t.gw.ledger.db.query<{ n: string }>('SELECT count(*)::text AS n FROM api_keys');
+    expect(keysAfter.rows[0].n).toBe(keysBefore.rows[0].n);
   }, 120_000);
 });
 

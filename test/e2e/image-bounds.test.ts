@@ -6,6 +6,7 @@ import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from './e2e.ts';
+import { countTokens } from '../../simulator/tokens.ts';
 
 let t: TestGateway | undefined;
 afterEach(async () => {
@@ -59,8 +60,8 @@ describe('image generation holds', () => {
     t = await startTestGateway({ credits: RESERVATION_CREDITS });
     const r = await imageCall(t, { prompt: 'a lighthouse' });
     expect(r.status, r.text).toBe(200);
-    // simulator: ceil(12/4) = 3 input tokens at $5/M, 1,056 output tokens at $30/M
-    expect(r.charged).toBe(3n * 5_000n + 1056n * 30_000n);
+    // simulator: the prompt's tokens (a real tokenizer) at $5/M, 1,056 output tokens at $30/M
+    expect(r.charged).toBe(BigInt(countTokens('a lighthouse')) * 5_000n + 1056n * 30_000n);
     expect(await reserved(t)).toBe(0n);
   });
 
@@ -68,7 +69,7 @@ describe('image generation holds', () => {
     t = await startTestGateway({ credits: 10_000_000 });
     const r = await imageCall(t, { prompt: 'y'.repeat(400_000), quality: 'high' });
     expect(r.status, r.text).toBe(200);
-    expect(r.charged).toBe(100_000n * 5_000n + 4160n * 30_000n);
+    expect(r.charged).toBe(BigInt(countTokens('y'.repeat(400_000))) * 5_000n + 4160n * 30_000n);
     await expectJournalAddsUp(t.gw.ledger, t.walletId);
   });
 });

@@ -12,8 +12,10 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { VENDORS } from '../../engine/core/types.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
 import { A_VERSION, PRICES, nano } from './e2e.ts';
+import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
-const ANSWER_TEXT = 'x'.repeat(4000); // 1,000 tokens at four characters each
+// About a thousand tokens of prose on a real tokenizer, in PIECES equal stream deltas.
+const ANSWER_TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(96);
 const PIECES = 8;
 const IMAGE_BASE64 = 'A'.repeat(400_000); // an image's bytes: 100,000 tokens if it were text
 
@@ -114,7 +116,7 @@ async function chargeFor(path: string, body: object, headers: Record<string, str
   });
   const text = await res.text();
   expect(res.status, text).toBe(200);
-  if ((body as { stream?: boolean }).stream) expect(text, 'the stream reached the client').toContain('x'.repeat(ANSWER_TEXT.length / PIECES));
+  if ((body as { stream?: boolean }).stream) expect(text, 'the stream reached the client').toContain(ANSWER_TEXT.slice(0, ANSWER_TEXT.length / PIECES));
   else if (!path.startsWith('/v1/images')) expect(text).toContain(ANSWER_TEXT);
   const after = await walletView(gw, walletId);
   expect(after.heldNano, 'a hold stayed').toBe(0n);
@@ -122,13 +124,16 @@ async function chargeFor(path: string, body: object, headers: Record<string, str
   return before - after.spendableNano;
 }
 
-/** At least the work's worth, and an estimate that leans only a little high (ids and labels count as text). */
+/**
+ * At least the work's worth on a real tokenizer, and an estimate within 30% above it (the per-script bound of a
+ * vendor whose tokenizer is not published errs above; ids, labels and keys count as text).
+ */
 function expectNear(charged: bigint, floor: bigint) {
   expect(charged >= floor, `charged ${charged}, the work is worth at least ${floor}`).toBe(true);
-  expect(charged <= (floor * 11n) / 10n, `charged ${charged}, more than 10% over ${floor}`).toBe(true);
+  expect(charged <= (floor * 13n) / 10n, `charged ${charged}, more than 30% over ${floor}`).toBe(true);
 }
 
-const prompt = 'p'.repeat(2000); // at least 500 input tokens
+const prompt = 'Please read these notes. '.repeat(100); // about 500 input tokens
 const CALLS = {
   chat: { path: '/v1/chat/completions', model: 'b-5', body: { model: 'b-5', messages: [{ role: 'user', content: prompt }], max_completion_tokens: 2000 }, headers: {} },
   translated: { path: '/v1/chat/completions', model: 'a-top-5.5', body: { model: 'a-top-5.5', messages: [{ role: 'user', content: prompt }], max_tokens: 2000 }, headers: {} },
@@ -137,10 +142,10 @@ const CALLS = {
 } as const;
 type CallName = keyof typeof CALLS;
 
-/** What 500 input and 1,000 output tokens cost the call's model: the least an estimate may charge. */
+/** What the prompt and the answer cost the call's model on a real tokenizer: the least an estimate may charge. */
 const floorOf = (name: CallName) => {
   const p = PRICES[CALLS[name].model];
-  return nano(1000, p.output) + nano(500, p.input);
+  return nano(o200kTokens(ANSWER_TEXT), p.output) + nano(o200kTokens(prompt), p.input);
 };
 
 async function chargeWith(name: CallName, usage: unknown, stream: boolean): Promise<bigint> {

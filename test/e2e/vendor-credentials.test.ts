@@ -3,7 +3,7 @@
 // the refused credential (never the vendor's 401, which reads as the client's key being wrong), logged at
 // error level, counted in /metrics, with no fallback to routes sent the same credential. Nothing is charged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { series } from '../helpers/metrics-text.ts';
 import { A_VERSION, post } from './e2e.ts';
 
@@ -14,7 +14,7 @@ let t: TestGateway;
 beforeAll(async () => {
   t = await startTestGateway({
     // Vendor A has its routes and no key; vendor B's key is one the vendor does not take.
-    env: { GATEWAY_VENDOR_A_KEY: '', GATEWAY_VENDOR_B_KEY: 'revoked-at-the-vendor', GATEWAY_VIDEO_POLL_MS: '50' },
+    env: { GATEWAY_VENDOR_A_KEY: '', GATEWAY_VENDOR_B_KEY: 'revoked-at-the-vendor', GATEWAY_VIDEO_POLL_MS: '50', ...METRICS_OPEN_TO_LOOPBACK },
     simulator: { acceptKeys: ['vendor-c-secret', 'vendor-d-secret', 'vendor-e-secret'] },
     logger: {
       level: 'info',

@@ -370,6 +370,26 @@ describe('Idempotency-Key', () => {
   });
 });
 
+describe('Idempotency-Key of a deleted video', () => {
+  it('answers 404 as GET on the job does, and makes no new job, vendor call or hold', async () => {
+    const body = { model: 'video-d-1', prompt: 'short-lived [[sim:cost=0.01]]', seconds: '2', size: '854x480' };
+    const first = await create(t, body, { 'idempotency-key': 'deleted-key-1' });
+    await waitFinished(t, first.json.id);
+    const del = await fetch(`${t.url}/v1/videos/${first.json.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${t.apiKey}` } });
+    expect(del.status).toBe(200);
+    expect((await get(t, `/v1/videos/${first.json.id}`)).status).toBe(404);
+    const n = videoCreates(t).length;
+    const before = await t.balance();
+    const again = await create(t, body, { 'idempotency-key': 'deleted-key-1' });
+    expect(again.res.status, JSON.stringify(again.json)).toBe(404);
+    expect(again.json.error.type).toBe('not_found_error');
+    expect(again.json.error.message).toContain(first.json.id);
+    expect(videoCreates(t).length).toBe(n);
+    expect(await t.balance()).toBe(before);
+    expect(await reserved(t)).toBe(await reservedByNever());
+  });
+});
+
 /** Holds of the [[sim:never]] jobs the parameter tests left running (they finish only at the deadline). */
 async function reservedByNever(): Promise<bigint> {
   const rows = await t.gw.db.query<{ n: string }>(

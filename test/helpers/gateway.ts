@@ -35,6 +35,9 @@ export interface TestGatewayOptions {
 
 export const TEST_NOW = '2026-11-21T03:00:00Z';
 
+/** /metrics is closed by default: a test that scrapes it over loopback opens it as an operator would. */
+export const METRICS_OPEN_TO_LOOPBACK = { GATEWAY_METRICS_OPEN: 'loopback' } as const;
+
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dirs = opts.dirs ?? { config: 'config', catalog: 'catalog' };
   const refusalRuntime = new Runtime(dirs);

@@ -1,7 +1,7 @@
 // A gateway with budget leases on (billing.yaml `leases.enabled`), for the tests of the leased path.
 import { afterAll, beforeAll } from 'vitest';
 import { openTestPostgres, type TestPostgres } from './databases.ts';
-import { startTestGateway, type TestGateway } from './gateway.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from './gateway.ts';
 import { tempCatalogTree, type TempTree } from './temp-catalog.ts';
 
 /** billing.yaml's text with leases turned on (as shipped), whatever the file said. */
@@ -28,7 +28,7 @@ export function useLeasedGateway(kind: 'pglite' | 'postgres', credits = 10_000_0
     tree = tempCatalogTree();
     setLeases(tree, true);
     if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
-    const env: Record<string, string> = schema ? { DATABASE_URL: schema.url } : {};
+    const env: Record<string, string> = { ...METRICS_OPEN_TO_LOOPBACK, ...(schema ? { DATABASE_URL: schema.url } : {}) };
     t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env, credits });
   });
   afterAll(async () => {

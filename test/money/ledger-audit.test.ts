@@ -7,7 +7,7 @@ import { LEDGER_CHECKS, type LedgerCheck } from '../../engine/money/audit.ts';
 import type { Reservation } from '../../engine/money/ledger.ts';
 import { post } from '../e2e/e2e.ts';
 import { databaseKinds, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type DatabaseKind, type TestPostgres } from '../helpers/databases.ts';
-import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import { series } from '../helpers/metrics-text.ts';
 
 const MINUTE = 60_000;
@@ -33,7 +33,7 @@ function describeOn(kind: DatabaseKind, fn: (g: () => TestGateway, log: () => Re
     let t: TestGateway | undefined;
     beforeAll(async () => {
       if (kind === 'postgres') pg = await openTestPostgres({ migrate: false });
-      t = await startTestGateway({ env: pg ? { DATABASE_URL: pg.url } : {}, logger: { level: 'info', stream: { write: (l) => lines.push(JSON.parse(l)) } } });
+      t = await startTestGateway({ env: { ...METRICS_OPEN_TO_LOOPBACK, ...(pg ? { DATABASE_URL: pg.url } : {}) }, logger: { level: 'info', stream: { write: (l) => lines.push(JSON.parse(l)) } } });
     });
     afterAll(async () => {
       await t?.close();

@@ -1,13 +1,13 @@
 // /healthz, /readyz and /metrics over real HTTP: the series a scrape shows after a chat call, a 402 and a
 // fallback; readiness that fails when the database is gone; metrics refused without the token when one is set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from '../e2e/e2e.ts';
 import { series } from '../helpers/metrics-text.ts';
 
 let t: TestGateway;
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startTestGateway({ env: METRICS_OPEN_TO_LOOPBACK });
 });
 afterAll(() => t?.close());
 

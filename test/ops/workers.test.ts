@@ -117,7 +117,7 @@ describe('GATEWAY_WORKERS', () => {
     const keys = createKeyService(pgSchema.db, { clock: systemClock });
     const { key } = await keys.createApiKey(wallet.id, { name: 'workers' });
     await keys.close();
-    gw = await startChildGateway({ ...vendorEnv(), DATABASE_URL: pgSchema.url, GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_WORKERS: '2' }, { apiKey: key });
+    gw = await startChildGateway({ ...vendorEnv(), GATEWAY_METRICS_OPEN: 'loopback', DATABASE_URL: pgSchema.url, GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_WORKERS: '2' }, { apiKey: key });
     const primary = gw.child.pid!;
     expect(gw.out.text.match(/gateway listening on/g)).toHaveLength(1);
     expect(gw.out.text).toContain('2 worker processes (GATEWAY_WORKERS)');

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../engine/core/types.ts';
 import { requestTransforms, streamTranslators } from '../../transforms/index.ts';
 import { makeCall, parseSseText } from './helpers.ts';
+import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { boundTokens } from '../../transforms/util/token-bound.ts';
 
 const chatChunks = [
   '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"b-5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}',
@@ -33,10 +35,14 @@ describe('relay-hiding-injected-usage', () => {
     expect(t.push({ data: chatChunks[3] })).toEqual([`data: ${chatChunks[3]}\n\n`]);
   });
 
-  it('estimates usage from streamed text when none arrived', () => {
+  it('estimates usage from streamed text when none arrived: by the per-script bound, or exactly for vendor B', () => {
     const { t } = relay({});
     t.push({ data: chatChunks[1] });
-    expect(t.usage().output_tokens).toBe(Math.ceil('Hi there'.length / 4));
+    expect(t.usage().output_tokens).toBe(boundTokens('Hi there'));
+    expect(t.usage().output_tokens).toBeGreaterThanOrEqual(o200kTokens('Hi there'));
+    const b = streamTranslators['relay-hiding-injected-usage'](makeCall({ model: 'b-5', messages: [], stream: true }, { model: { vendor: 'b' } }));
+    b.push({ data: chatChunks[1].replace('Hi there', '안녕하세요, 여러분') });
+    expect(b.usage().output_tokens).toBe(o200kTokens('안녕하세요, 여러분'));
   });
 });
 
@@ -61,7 +67,7 @@ describe('relay-responses', () => {
   it('counts finished tool calls when the stream is cut before response.completed', () => {
     const t = streamTranslators['relay-responses'](makeCall({ model: 'b-5', input: 'q', stream: true }, { door: 'responses' }));
     events.slice(0, 3).forEach((e) => t.push(e));
-    expect(t.usage()).toMatchObject({ web_search_calls: 1, output_tokens: 2 });
+    expect(t.usage()).toMatchObject({ web_search_calls: 1, output_tokens: boundTokens('Answer') });
   });
 });
 

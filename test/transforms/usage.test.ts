@@ -109,6 +109,7 @@ describe('estimateUnreadable', () => {
 
   it('counts an image an answer returns as an image, not as its base64 text', () => {
     const answer = { data: [{ b64_json: 'A'.repeat(400_000) }] };
-    expect(estimateAnswerUsage({ prompt: 'x' }, answer).output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
+    expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'b').output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
+    expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'a').output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
   });
 });

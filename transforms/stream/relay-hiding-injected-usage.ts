@@ -2,17 +2,17 @@
 // when the gateway asked for stream usage the client did not ask for (call.notes.streamUsageInjected, set by
 // ask-stream-usage), the usage-only chunk (empty choices with usage) is hidden. Usage is read from whichever
 // chunk carries it; when none did (the vendor broke the stream), or a count in it cannot be read, the output is
-// estimated from the streamed text (chars/4) and the input from the whole request body (tools and system included).
+// estimated from the streamed text (by the vendor's tokenizer, or a bound per script) and the input from the whole request body (tools and system included).
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
-import { estimateInputTokens, estimateTokens, estimateUnreadable } from '../util/estimate.ts';
+import { estimateInputTokens, estimateUnreadable, StreamedText } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
 import { normaliseChatUsage } from '../usage/chat-usage.ts';
 
 export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) => {
   let lastUsage: JsonValue | undefined;
-  let chars = 0;
+  const streamed = new StreamedText();
   let done = false;
   return {
     push(event: SseEvent): string[] {
@@ -24,10 +24,10 @@ export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) =>
         for (const c of choices) {
           if (!isObject(c) || !isObject(c.delta)) continue;
           const d = c.delta;
-          if (typeof d.content === 'string') chars += d.content.length;
-          if (typeof d.reasoning_content === 'string') chars += d.reasoning_content.length;
+          if (typeof d.content === 'string') streamed.add(d.content);
+          if (typeof d.reasoning_content === 'string') streamed.add(d.reasoning_content);
           if (Array.isArray(d.tool_calls)) {
-            for (const tc of d.tool_calls) if (isObject(tc) && isObject(tc.function) && typeof tc.function.arguments === 'string') chars += tc.function.arguments.length;
+            for (const tc of d.tool_calls) if (isObject(tc) && isObject(tc.function) && typeof tc.function.arguments === 'string') streamed.add(tc.function.arguments);
           }
         }
         if (call.notes.streamUsageInjected && Array.isArray(data.choices) && data.choices.length === 0 && isObject(data.usage)) return [];
@@ -37,7 +37,7 @@ export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) =>
     end: () => [],
     answerEnded: () => done,
     usage() {
-      return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({ input_tokens: estimateInputTokens(call.body), output_tokens: estimateTokens(chars) }));
+      return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({ input_tokens: estimateInputTokens(call.body, call.model.vendor), output_tokens: streamed.tokens(call.model.vendor) }));
     },
   };
 };

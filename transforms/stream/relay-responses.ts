@@ -6,7 +6,7 @@
 // unreadable is estimated from the streamed text and the request body.
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { estimateInputTokens, estimateTokens, estimateUnreadable } from '../util/estimate.ts';
+import { estimateInputTokens, estimateUnreadable, StreamedText } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
 import { countToolCalls, normaliseResponsesUsage } from '../usage/responses-usage.ts';
@@ -16,7 +16,7 @@ const FINAL = new Set(['response.completed', 'response.incomplete', 'response.fa
 export const relayResponses: StreamTranslatorFactory = (call: Call) => {
   let final: JsonObject | undefined;
   const doneCalls = { web: 0, file: 0 };
-  let chars = 0;
+  const streamed = new StreamedText();
   let ended = false;
   return {
     push(event: SseEvent): string[] {
@@ -29,8 +29,8 @@ export const relayResponses: StreamTranslatorFactory = (call: Call) => {
           const calls = countToolCalls([data.item]);
           doneCalls.web += calls.web;
           doneCalls.file += calls.file;
-        } else if (type === 'response.output_text.delta' && typeof data.delta === 'string') chars += data.delta.length;
-        else if (type === 'response.function_call_arguments.delta' && typeof data.delta === 'string') chars += data.delta.length;
+        } else if (type === 'response.output_text.delta' && typeof data.delta === 'string') streamed.add(data.delta);
+        else if (type === 'response.function_call_arguments.delta' && typeof data.delta === 'string') streamed.add(data.delta);
       }
       return [eventFrame(event.event, event.data)];
     },
@@ -43,7 +43,7 @@ export const relayResponses: StreamTranslatorFactory = (call: Call) => {
         usage.web_search_calls = doneCalls.web;
         usage.file_search_calls = doneCalls.file;
       }
-      return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(call.body), output_tokens: estimateTokens(chars) }));
+      return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(call.body, call.model.vendor), output_tokens: streamed.tokens(call.model.vendor) }));
     },
   };
 };

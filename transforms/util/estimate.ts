@@ -1,8 +1,27 @@
 // Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
-// without a usage figure): about four characters per token, rounded up, so such a call is never settled at zero.
-import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
+// without a usage figure), so such a call is never settled at zero: text is counted by the vendor's own
+// tokenizer where it is published, else by a per-script bound that errs above (token-count.ts).
+import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId } from '../../engine/core/types.ts';
+import { countTextTokens } from './token-count.ts';
 
-export const estimateTokens = (chars: number): number => (chars > 0 ? Math.ceil(chars / 4) : 0);
+/** The tokens of a text the vendor produced or read. */
+export const estimateTextTokens = (text: string, vendor: VendorId | undefined): number => countTextTokens(text, vendor);
+
+/**
+ * The text a stream delivered so far, kept as the pieces that arrived: a call pays one push per piece, and
+ * joining and counting happen only when an estimate is needed.
+ */
+export class StreamedText {
+  private readonly pieces: string[] = [];
+
+  add(piece: string): void {
+    if (piece.length > 0) this.pieces.push(piece);
+  }
+
+  tokens(vendor: VendorId | undefined): number {
+    return estimateTextTokens(this.pieces.join(''), vendor);
+  }
+}
 
 /**
  * What one image costs the vendors, about: a picture of some 1.2 megapixels at 750 pixels per token. An
@@ -14,19 +33,21 @@ const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
 
 /**
  * The input tokens of the whole body the vendor received: every part of it is input the vendor bills
- * (system, instructions, tool definitions, messages, parameters), so all of its text counts, as JSON
- * characters / 4, and each image counts IMAGE_TOKENS_ESTIMATE. Walked without recursion, whatever the depth.
+ * (system, instructions, tool definitions, messages, parameters), so all of its text counts, keys included,
+ * with a token for each member and item besides, and each image counts IMAGE_TOKENS_ESTIMATE. Walked without
+ * recursion, whatever the depth.
  */
-export function estimateInputTokens(body: JsonObject): number {
-  let chars = 0;
+export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefined): number {
+  const text: string[] = [];
+  let members = 0;
   let images = 0;
   const pending: { value: JsonValue; parent: JsonObject | null; key: string | null }[] = [{ value: body, parent: null, key: null }];
   while (pending.length > 0) {
     const { value, parent, key } = pending.pop()!;
     if (isInlineImage(value, parent, key)) images++;
-    else if (typeof value === 'string') chars += value.length + 2;
+    else if (typeof value === 'string') text.push(value);
     else if (Array.isArray(value)) {
-      chars += 2 + Math.max(0, value.length - 1);
+      members += value.length;
       for (const item of value) pending.push({ value: item, parent: null, key: null });
     } else if (value !== null && typeof value === 'object') {
       if (typeof value.type === 'string' && IMAGE_PART_TYPES.has(value.type)) {
@@ -34,16 +55,17 @@ export function estimateInputTokens(body: JsonObject): number {
         continue;
       }
       const entries = Object.entries(value);
-      chars += 2 + Math.max(0, entries.length - 1);
+      members += entries.length;
       for (const [k, child] of entries) {
-        chars += k.length + 3;
+        text.push(k);
         pending.push({ value: child, parent: value, key: k });
       }
     } else {
-      chars += String(value).length;
+      text.push(String(value));
     }
   }
-  return estimateTokens(chars) + images * IMAGE_TOKENS_ESTIMATE;
+  // Pieces apart by a newline, so no two merge into a token they would not form in the vendor's prompt.
+  return estimateTextTokens(text.join('\n'), vendor) + members + images * IMAGE_TOKENS_ESTIMATE;
 }
 
 /** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
@@ -59,20 +81,20 @@ function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | nu
  * (`b64_json`) counting IMAGE_TOKENS_ESTIMATE rather than its base64's length. It leans a little high (JSON keys
  * count as input); the vendor bills the work either way, and an answer must never be free for lacking a figure.
  */
-export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject): TokenEstimate {
-  return { input_tokens: estimateInputTokens(requestBody), output_tokens: answerOutputTokens(answer) };
+export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject, vendor: VendorId | undefined): TokenEstimate {
+  return { input_tokens: estimateInputTokens(requestBody, vendor), output_tokens: answerOutputTokens(answer, vendor) };
 }
 
 /** Labels every answer carries whatever the model wrote: not output the vendor bills. */
 const ANSWER_LABELS = new Set(['id', 'object', 'model', 'role', 'type', 'finish_reason', 'stop_reason', 'status', 'system_fingerprint', 'service_tier']);
 
-function answerOutputTokens(answer: JsonValue): number {
-  let chars = 0;
+function answerOutputTokens(answer: JsonValue, vendor: VendorId | undefined): number {
+  const text: string[] = [];
   let images = 0;
   const pending: JsonValue[] = [answer];
   while (pending.length > 0) {
     const v = pending.pop()!;
-    if (typeof v === 'string') chars += v.length;
+    if (typeof v === 'string') text.push(v);
     else if (Array.isArray(v)) pending.push(...v);
     else if (v !== null && typeof v === 'object') {
       for (const [key, child] of Object.entries(v)) {
@@ -81,7 +103,7 @@ function answerOutputTokens(answer: JsonValue): number {
       }
     }
   }
-  return estimateTokens(chars) + images * IMAGE_TOKENS_ESTIMATE;
+  return estimateTextTokens(text.join('\n'), vendor) + images * IMAGE_TOKENS_ESTIMATE;
 }
 
 /** The two counts an estimate supplies: the whole body as input, the answer's text as output. */

@@ -1,0 +1,38 @@
+// Text that is not Unicode: JSON can carry half of a UTF-16 surrogate pair (`"\ud800"`) alone. PostgreSQL
+// refuses it in jsonb and stores it as U+FFFD in text, so a field kept for later (a video's starting image, a
+// key's name, an owner id) would fail after its hold or come back changed. Every body is checked once, where
+// it is read, so no door can forget a field.
+import { errors, hasUnpairedSurrogate, type GatewayError } from '../core/errors.ts';
+
+/** The path of the first string (value or key) in `value` holding an unpaired surrogate, or null. */
+export function fieldWithUnpairedSurrogate(value: unknown): string | null {
+  // An explicit stack, like the depth bound's walk: it runs before that bound is known to hold.
+  const pending: { value: unknown; path: string }[] = [{ value, path: '' }];
+  while (pending.length > 0) {
+    const { value: v, path } = pending.pop()!;
+    if (typeof v === 'string') {
+      if (hasUnpairedSurrogate(v)) return path || 'body';
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) pending.push({ value: v[i], path: `${path}[${i}]` });
+      continue;
+    }
+    const entries = Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i];
+      const childPath = path ? `${path}.${key}` : key;
+      if (hasUnpairedSurrogate(key)) return childPath;
+      pending.push({ value: child, path: childPath });
+    }
+  }
+  return null;
+}
+
+/** The 400 naming the field for a body with an unpaired surrogate, or null when all its text is text. */
+export function unpairedSurrogateRefusal(body: unknown): GatewayError | null {
+  const field = fieldWithUnpairedSurrogate(body);
+  if (field === null) return null;
+  return errors.invalidRequest(`${field} contains an unpaired UTF-16 surrogate, which is not text; send it as valid Unicode.`, field);
+}
