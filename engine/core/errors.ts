@@ -75,7 +75,9 @@ export const errors = {
   forbidden: (message: string) => new GatewayError(403, TYPE_OF_STATUS[403], message),
   /** A refusal from YAML (door, model rule or caller): its type follows from its status. */
   refused: (status: RefusalStatus, message: string) => new GatewayError(status, TYPE_OF_STATUS[status], message),
-  insufficientCredit: (message: string) => new GatewayError(402, 'insufficient_credit', message, { headers: retryHeaders(null) }),
+  /** `liftsInMs`: when waiting lifts the refusal (the wallet's own calls in flight finishing); null: only a top-up does. */
+  insufficientCredit: (message: string, liftsInMs: number | null = null) =>
+    new GatewayError(402, 'insufficient_credit', message, { headers: retryHeaders(liftsInMs) }),
   modelNotInPlan: (message: string, suggestion?: string) =>
     new GatewayError(403, 'model_not_in_plan', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
   modelNotFound: (message: string, suggestion?: string) =>

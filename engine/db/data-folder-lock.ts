@@ -2,7 +2,10 @@
 // opening the same folder writes beside the first and both corrupt what they share (an operator command
 // died with `Aborted()` there, and its top-up was lost). Whoever opens the folder holds this lock first.
 //
-// The lock is a listening Unix socket in Linux's abstract namespace, named after the folder's real path. Why
+// The lock is a listening Unix socket in Linux's abstract namespace, named after the folder's identity (device
+// and inode, so every path to it, bind mounts included, names one lock). Abstract sockets belong to a network
+// namespace: two containers with their own networks sharing one data volume do not see each other's lock, so
+// containers must not share an embedded data folder (docs/deploy.md). Why
 // that and not a lock file: Node has no flock, and a file holding a pid outlives a killed process, so it needs
 // a liveness guess (a pid the OS has since given to another process looks alive) and a stale-lock takeover
 // that two starters can both win. An abstract socket has no file: binding it is atomic, a second bind fails at
@@ -11,7 +14,7 @@
 // Elsewhere than Linux there is no abstract namespace: a file created exclusively, holding the pid, with a
 // liveness check (process.kill(pid, 0)) to take over a dead holder's file, is the fallback.
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -47,10 +50,14 @@ export async function lockDataFolder(dataDir: string, role: string): Promise<Dat
   return process.platform === 'linux' ? lockWithSocket(dataDir, me) : lockWithFile(dataDir, me);
 }
 
-/** The abstract socket name of a folder: the same for every path that reaches it (symlinks, relative paths). */
+/**
+ * The abstract socket name of a folder: the same for every path that reaches it. Named after the folder's
+ * identity on its file system (device and inode), not its path: a bind mount reaches the same folder by a path
+ * of its own, and a second process opening it there would write beside the first.
+ */
 export function lockName(dataDir: string): string {
-  const real = realpathSync(resolve(dataDir));
-  return `\0ai-gateway-data-${createHash('sha256').update(real).digest('hex').slice(0, 32)}`;
+  const { dev, ino } = statSync(realpathSync(resolve(dataDir)), { bigint: true });
+  return `\0ai-gateway-data-${createHash('sha256').update(`${dev}:${ino}`).digest('hex').slice(0, 32)}`;
 }
 
 async function lockWithSocket(dataDir: string, me: FolderHolder): Promise<DataFolderLock> {

@@ -40,6 +40,8 @@ export interface WalletAccountsDeps {
 
 /** How long a call refused for credit waits for other processes to give back their leases of the wallet. */
 const LEASE_RETURN_WAIT_MS = 1_000;
+/** When to try again a call refused while the wallet's own calls in flight hold money (retry-after). */
+const CALLS_IN_FLIGHT_LIFT_MS = 1_000;
 /** How often a call waiting for leases to come back looks at the balance. */
 const RETURN_POLL_MS = 50;
 
@@ -217,9 +219,14 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       }
       if (result.reason === 'key_limit') throw keys.quota.monthlyLimitError(auth, amountNano, result.keyUsedNano, result.keyHeldNano, now);
       if (result.reason === 'not_in_plan') return notInPlan(caller.walletId, model);
+      // Calls in flight give back what they hold beyond their cost when they finish: then a moment's wait may do.
+      const heldByCalls = (await ledger.balance(caller.walletId)).reservedNano - (deps.leases?.book.unheld(caller.walletId) ?? 0n);
       throw errors.insufficientCredit(
         `This call may cost up to ${nanoToCreditsCeil(amountNano)} credits, and ${nanoToCreditsFloor(result.availableNano)} ` +
-          `credits are available for it. Nothing was charged. Top up${advice ? `, or ${advice}` : ''}.`,
+          `credits are available for it` +
+          (heldByCalls > 0n ? ` while calls in progress hold ${nanoToCreditsCeil(heldByCalls)} more` : '') +
+          `. Nothing was charged. Top up${advice ? `, or ${advice}` : ''}.`,
+        heldByCalls > 0n ? CALLS_IN_FLIGHT_LIFT_MS : null,
       );
     },
 

@@ -136,4 +136,26 @@ describe('refusals waiting cannot lift', () => {
     expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false');
     expect(sent()).toBe(1);
   });
+
+  it('a 402 that the wallet\'s own calls in flight cause says to retry soon, and the retry is served', async () => {
+    const wallet = await t.gw.ledger.createWallet({ credits: 80_000 }); // one call of b-4.1-mini's whole output (52,429 credits) fits, two do not
+    const key = (await t.gw.keys.createApiKey(wallet.id, { name: 'burst' })).key;
+    const call = (content: string) =>
+      fetch(`${t.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'b-4.1-mini', max_completion_tokens: 32_768, messages: [{ role: 'user', content }] }),
+      });
+    // The first call holds most of the wallet while the vendor takes its time; the second does not fit beside it.
+    t.sim.inject('b0', { kind: 'delay', ms: 1_500 });
+    const first = call('first');
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await call('second');
+    expect(second.status).toBe(402);
+    expect(second.headers.get('x-should-retry')).toBeNull();
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await second.json()) as any).error.message).toContain('calls in progress hold');
+    expect((await first).status).toBe(200);
+    expect((await call('second again')).status).toBe(200);
+  });
 });
