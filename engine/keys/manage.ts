@@ -110,6 +110,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
           monthlyLimitCredits: input.monthlyLimitCredits,
           dailyLimitCredits: input.dailyLimitCredits,
           expiresOn: input.expiresOn,
+          models: input.models,
           createRequestId: requestId,
           createdAt: now,
         }),
@@ -189,6 +190,7 @@ export async function patchKey(deps: KeyManagementDeps, walletId: string, id: st
     if (input.monthlyLimitCredits !== undefined) set('monthly_limit_credits', input.monthlyLimitCredits, '::bigint');
     if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
     if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
+    if (input.models !== undefined) set('models', input.models, '::text[]');
     if (sets.length === 0) return current;
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
     await keys.announce([id], tx);

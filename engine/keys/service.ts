@@ -120,6 +120,7 @@ function toContext(row: KeyRow, splitsUsage: boolean): AuthContext {
     splitsUsage,
     expiresOn: row.expiresOn,
     expiresAt: row.expiresOn ? endOfKoreanDay(row.expiresOn) : null,
+    models: row.models,
   };
 }
 
