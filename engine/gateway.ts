@@ -187,8 +187,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     adminToken,
     localToken: localAdminToken ?? undefined,
     clock,
-    createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
-    closeManagementKey: (walletId, keyId) => closeManagementKey(keys, walletId, keyId),
+    createManagementKey: (walletId, name, actor) => keys.createManagementKey(walletId, name, actor),
+    closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
     onOwnerChanged: async (walletId) => {
       await keys.closeFormerOwnerManagementKeys(walletId);
     },
@@ -361,6 +361,6 @@ async function createDevWalletOnFirstRun(ledger: Ledger, keys: KeyService, db: D
   if (Number(rows[0]?.n ?? 0) > 0) return null;
   const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
   const api = await keys.createApiKey(wallet.id, { name: 'development' });
-  const management = await keys.createManagementKey(wallet.id, 'development');
+  const management = await keys.createManagementKey(wallet.id, 'development', { kind: 'operator', id: 'first_run', ip: null, userAgent: null });
   return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
 }

@@ -105,7 +105,7 @@ describe.runIf(canRun)('models per key across two processes [postgres]', () => {
       expect(error.type, door.path).toBe('permission_error');
       expect(error.message, door.path).toContain(LIST.join(', '));
       expect(error.message, door.path).toContain(door.refused);
-      if (door.shape === 'messages') expect(json.type).toBe('error');
+      if (door.path === '/v1/messages') expect(json.type).toBe('error');
     }
     expect(await walletCredits(b)).toBe(before);
     expect(sim.received.length).toBe(0);

@@ -10,7 +10,7 @@ import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
 import { credits, html, koreanTime, type Html } from './html.ts';
 import { csrfField, sendPage } from './layout.ts';
-import { sessionOf } from './session-http.ts';
+import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
 
@@ -103,7 +103,7 @@ ${createForm(s.csrfToken, wallet.splitsUsage, today)}
       ...modelsField(form, 'omit'),
       ...(form.name?.trim() ? { [nameField]: form.name } : {}),
     };
-    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())));
+    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
     return sendPage(reply, 201, {
       title: made.length === 1 ? 'Key created' : `${made.length} keys created`,
       signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
@@ -124,13 +124,13 @@ ${createForm(s.csrfToken, wallet.splitsUsage, today)}
       ...doorBody(form, { text: ['name', 'audience', 'expires_on'], numbers: ['monthly_limit_credits', 'daily_limit_credits'] }, 'null'),
       ...modelsField(form, 'null'),
     };
-    await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())));
+    await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));
     return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
   });
 
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
-    await closeApiKey(deps, s.walletId, req.params.id);
+    await closeApiKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/keys?done=closed').send();
   });
 }

@@ -11,6 +11,7 @@ import { KEY_COLUMNS, keyRowFrom, type KeyRow } from './types.ts';
 import { keyRecord, type ApiKeyRecord } from './records.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
+import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
 import { checkAudienceForWallet, checkLimits, keyNames, type CreateInput, type PatchInput } from './validate.ts';
 
 export interface KeyManagementDeps {
@@ -32,6 +33,17 @@ export interface ManagementKeyView {
   created_at: string;
   last_used_at: string | null;
 }
+
+/** What the audit trail keeps of a key: its settings and shown prefix, never its secret. */
+export const keyState = (row: KeyRow) => ({
+  name: row.name,
+  key_prefix: row.keyPrefix,
+  audience: row.audience,
+  monthly_limit_credits: row.monthlyLimitCredits,
+  daily_limit_credits: row.dailyLimitCredits,
+  expires_on: row.expiresOn,
+  models: row.models,
+});
 
 const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
 
@@ -78,7 +90,7 @@ export async function getKey(deps: KeyManagementDeps, walletId: string, id: stri
  * carries its full key, shown this once. 400 when the slots cannot hold them; 409 when concurrent creates
  * pushed the wallet past its slots (this request's keys are closed again).
  */
-export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput): Promise<ApiKeyRecord[]> {
+export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput, actor: Actor): Promise<ApiKeyRecord[]> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
@@ -116,6 +128,9 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
         }),
       );
     }
+    for (const { row } of out) {
+      await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.created', targetId: row.id, before: null, after: keyState(row) }, now);
+    }
     return out;
   });
 
@@ -136,6 +151,10 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
         [requestId, now.toISOString()],
       );
       const ids = res.rows.map((r) => r.id);
+      for (const id of ids) {
+        const change = { walletId: wallet.id, action: 'key.closed', targetId: id, before: { status: 'active' }, after: { status: 'closed', reason: 'slot_race' } } as const;
+        await recordAudit(tx, actor, change, now);
+      }
       await keys.announce(ids, tx);
       return { ids, slots: w?.keySlots ?? 0 };
     });
@@ -162,7 +181,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
 }
 
 /** Changes name, audience, limits or expiry; announced in the same transaction, so it holds at once everywhere. */
-export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput): Promise<ApiKeyRecord> {
+export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput, actor: Actor): Promise<ApiKeyRecord> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
@@ -193,25 +212,31 @@ export async function patchKey(deps: KeyManagementDeps, walletId: string, id: st
     if (input.models !== undefined) set('models', input.models, '::text[]');
     if (sets.length === 0) return current;
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
+    const changed = keyRowFrom(res.rows[0]);
+    const diff = changedFields(keyState(current), keyState(changed));
+    if (Object.keys(diff.after).length > 0) await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
     await keys.announce([id], tx);
-    return keyRowFrom(res.rows[0]);
+    return changed;
   });
   keys.forget([id]);
   return (await render(deps, [row], wallet, now))[0];
 }
 
 /** Closes one of the wallet's active API keys at once (404 when it is not one). */
-export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id: string): Promise<void> {
+export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id: string, actor: Actor): Promise<void> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const closed = await db.transaction(async (tx) => {
     const res = await tx.query(
       `UPDATE api_keys k SET closed_at = $4::timestamptz, closed_reason = 'deleted'
         WHERE k.id = $1 AND k.wallet_id = $2 AND ${doorKeyWhere} AND ${activeWhere('$3')}
-        RETURNING k.id`,
+        RETURNING k.name, k.key_prefix`,
       [id, walletId, koreanDate(now), now.toISOString()],
     );
     if (res.rows.length === 0) return false;
+    const { name, key_prefix } = res.rows[0] as { name: string | null; key_prefix: string };
+    const change = { walletId, action: 'key.closed', targetId: id, before: { status: 'active', name, key_prefix }, after: { status: 'closed' } } as const;
+    await recordAudit(tx, actor, change, now);
     await keys.announce([id], tx);
     return true;
   });
@@ -229,8 +254,8 @@ export async function listManagementKeys(db: Db, walletId: string): Promise<Mana
 }
 
 /** Closes one of the wallet's open management keys (404 when it is not one). */
-export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys'>, walletId: string, id: string): Promise<void> {
-  if (!(await closeOpenManagementKey(deps.keys, walletId, id))) throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
+export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys'>, walletId: string, id: string, actor: Actor): Promise<void> {
+  if (!(await closeOpenManagementKey(deps.keys, walletId, id, actor))) throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
 }
 
 /** Names of the wallet's keys by id, closed ones included (the usage page names past keys too). */

@@ -162,7 +162,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       }
       throw e;
     }
-    return lotFromRow(ins.rows[0]);
+    const lot = lotFromRow(ins.rows[0]);
+    if (input.beside) await input.beside(tx, lot);
+    return lot;
   };
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
@@ -225,12 +227,18 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return r.rows.length ? walletFromRow(r.rows[0]) : null;
     },
 
-    async setOwner(walletId, ownerId) {
+    async setOwner(walletId, ownerId, beside) {
       if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId)) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
-      const r = await db.query('UPDATE wallets SET owner_id = $2 WHERE id = $1 RETURNING *', [walletId, ownerId]);
-      if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+      const row = await db.transaction(async (tx) => {
+        // The previous owner read under the row's lock, so two changes at once each see the one before them.
+        const previous = await tx.query<{ owner_id: string }>('SELECT owner_id FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
+        if (previous.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+        const r = await tx.query('UPDATE wallets SET owner_id = $2 WHERE id = $1 RETURNING *', [walletId, ownerId]);
+        if (beside && previous.rows[0].owner_id !== ownerId) await beside(tx, previous.rows[0].owner_id);
+        return r.rows[0];
+      });
       await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
-      return walletFromRow(r.rows[0]);
+      return walletFromRow(row);
     },
 
     topUp(walletId, input) {
