@@ -16,6 +16,10 @@
 //                                                 last_used_at, status, closed_at, closed_reason}]}   (never a secret)
 //   DELETE /admin/v1/wallets/{id}/management-keys/{key_id} → {id, object, closed: true}   (the key stops at once;
 //                                                 DELETE as for the key doors' DELETE /v1/keys/{id})
+//   GET    /admin/v1/wallets/{id}/audit           ?action&since&until&limit&offset → the audit trail, as GET /v1/audit
+//
+// Top-ups, owner changes and management keys made or closed here are recorded in the audit trail, in the
+// change's own transaction, as the operator (operator-audit.ts).
 //
 // No token configured: the routes are not registered, so every admin path answers the app's 404.
 // Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
