@@ -200,8 +200,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerUsageRoutes(app, { accounts, db });
   registerOpenApiRoute(app, runtime);
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
-  const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
-    app.log.error({ err: e }, 'pruning usage records failed'),
+  const stopPruning = startUsagePruning(
+    db,
+    clock,
+    () => runtime.snapshot().config.limits.usage_record_days,
+    (e) => app.log.error({ err: e }, 'pruning usage records failed'),
+    () => runtime.snapshot().config.limits.audit_record_days,
   );
   const sweepFailed = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
     app.log.error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');

@@ -10,13 +10,24 @@ import { pruneAudit } from '../audit/query.ts';
 
 const PRUNE_EVERY_MS = 3_600_000;
 
-export function startUsagePruning(db: Db, clock: Clock, keepDays: () => number, onError: (e: unknown) => void): () => void {
+/**
+ * `auditKeepDays`: how long the audit trail is kept (`limits.audit_record_days`); never shorter than the usage
+ * records, whose calls its changes explain (a limit raised, a key closed).
+ */
+export function startUsagePruning(
+  db: Db,
+  clock: Clock,
+  keepDays: () => number,
+  onError: (e: unknown) => void,
+  auditKeepDays: () => number | undefined = () => undefined,
+): () => void {
+  const daysAgo = (days: number) => new Date(clock.now().getTime() - days * 86_400_000);
   const run = () => {
-    const before = new Date(clock.now().getTime() - keepDays() * 86_400_000);
+    const usageDays = keepDays();
+    const before = daysAgo(usageDays);
     pruneUsageRecords(db, before).catch(onError);
     pruneDraws(db, before).catch(onError);
-    // The audit trail is kept as long as the usage records it explains, never shorter.
-    pruneAudit(db, before).catch(onError);
+    pruneAudit(db, daysAgo(Math.max(usageDays, auditKeepDays() ?? usageDays))).catch(onError);
   };
   run();
   const timer = setInterval(run, PRUNE_EVERY_MS);
