@@ -22,7 +22,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/telemetry', 'transforms'],
   'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/calls', 'engine/telemetry'],
   'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/audit'],
-  'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys'],
+  'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/audit'],
   'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money'],
   'engine/dashboard': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/usage', 'engine/admin', 'engine/videos', 'engine/audit'],
   'engine/process': ['engine/core', 'engine/calls'],

@@ -143,6 +143,9 @@ describe('the audit trail', () => {
       expect(((await res.json()) as any).error.param).toBe(bad.split('=')[0]);
     }
     expect((await fetch(`${t.url}/v1/audit`, { headers: { authorization: `Bearer ${t.apiKey}` } })).status).toBe(401);
+    const described = ((await (await fetch(`${t.url}/openapi.json`)).json()) as any).paths['/v1/audit'].get;
+    expect(described.security).toEqual([{ managementKey: [] }]);
+    expect(described.parameters.map((p: any) => p.name)).toEqual(['action', 'since', 'until', 'limit', 'offset']);
   });
 
   it('the admin API: credits added and the owner changed, each once, as the operator', async () => {
