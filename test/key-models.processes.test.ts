@@ -8,12 +8,13 @@ import { VENDORS } from '../engine/core/types.ts';
 import { createKeyService } from '../engine/keys/service.ts';
 import { createLedger } from '../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../simulator/index.ts';
+import { PNG_1X1_BASE64 } from '../simulator/media.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
 import { startChildGateway, type ChildGateway } from './ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const ADMIN = 'models-admin-token';
-const LIST = ['b-5-*', 'a-small-*', 'text-embedding-3-small', 'image-d-1', 'tts-1', 'omni-moderation-latest', 'video-d-1'];
+const LIST = ['b-5-*', 'a-small-*', 'text-embedding-3-small', 'image-d-1', 'image-b-2', 'tts-1', 'omni-moderation-latest', 'video-d-1'];
 
 /** Each door with a model the list allows and one it does not. */
 const DOORS = [
@@ -109,6 +110,23 @@ describe.runIf(canRun)('models per key across two processes [postgres]', () => {
     }
     expect(await walletCredits(b)).toBe(before);
     expect(sim.received.length).toBe(0);
+  });
+
+  it('the image edits door (a form) refuses a model off the list and serves one on it', async () => {
+    const edit = (model: string) => {
+      const fd = new FormData();
+      fd.append('model', model);
+      fd.append('prompt', 'paint it blue');
+      fd.append('image', new Blob([new Uint8Array(Buffer.from(PNG_1X1_BASE64, 'base64'))], { type: 'image/png' }), 'in.png');
+      return fetch(`${b.base}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: fd });
+    };
+    const before = await walletCredits(b);
+    const refused = await edit('image-b-1');
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as any).error.type).toBe('permission_error');
+    expect(await walletCredits(b)).toBe(before);
+    const served = await edit('image-b-2');
+    expect(served.status, await served.clone().text()).toBe(200);
   });
 
   it('the models on its list are served on every door', async () => {
