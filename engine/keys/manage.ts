@@ -1,7 +1,8 @@
 // What an owner may do to the wallet's keys, as one set of functions: the key-management doors
 // (routes.ts) and the owner's dashboard (engine/dashboard) both call these, so numbering, slot checks,
 // limits (a change is announced, so it lifts a 429 at once in every process) and closing behave the same
-// whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values.
+// whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values. Each change is
+// recorded in the wallet's audit trail (engine/audit) in its own transaction, as the actor the caller names.
 import { koreanDate, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
@@ -180,7 +181,10 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
   return made.map(({ row, key }) => keyRecord(row, { splitsUsage: wallet.splitsUsage, key }));
 }
 
-/** Changes name, audience, limits or expiry; announced in the same transaction, so it holds at once everywhere. */
+/**
+ * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
+ * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did).
+ */
 export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput, actor: Actor): Promise<ApiKeyRecord> {
   const { db, keys, clock } = deps;
   const now = clock.now();
