@@ -190,8 +190,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     adminToken,
     localToken: localAdminToken ?? undefined,
     clock,
-    createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
-    closeManagementKey: (walletId, keyId) => closeManagementKey(keys, walletId, keyId),
+    createManagementKey: (walletId, name, actor) => keys.createManagementKey(walletId, name, actor),
+    closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
     onOwnerChanged: async (walletId) => {
       await keys.closeFormerOwnerManagementKeys(walletId);
     },
@@ -204,8 +204,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
-  const stopPruning = startUsagePruning(db, clock, () => runtime.snapshot().config.limits.usage_record_days, (e) =>
-    app.log.error({ err: e }, 'pruning usage records failed'),
+  const stopPruning = startUsagePruning(
+    db,
+    clock,
+    () => runtime.snapshot().config.limits.usage_record_days,
+    (e) => app.log.error({ err: e }, 'pruning usage records failed'),
+    () => runtime.snapshot().config.limits.audit_record_days,
   );
   const sweepFailed = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
     app.log.error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
@@ -365,6 +369,6 @@ async function createDevWalletOnFirstRun(ledger: Ledger, keys: KeyService, db: D
   if (Number(rows[0]?.n ?? 0) > 0) return null;
   const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
   const api = await keys.createApiKey(wallet.id, { name: 'development' });
-  const management = await keys.createManagementKey(wallet.id, 'development');
+  const management = await keys.createManagementKey(wallet.id, 'development', { kind: 'operator', id: 'first_run', ip: null, userAgent: null });
   return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
 }

@@ -37,7 +37,7 @@ describeEachDatabase('admin listing and management keys', (getDb) => {
       adminToken: TOKEN,
       clock,
       createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
-      closeManagementKey: (walletId, keyId) => closeManagementKey(keys, walletId, keyId),
+      closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
       onOwnerChanged: async (walletId) => {
         await keys.closeFormerOwnerManagementKeys(walletId);
       },

@@ -9,7 +9,7 @@ import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
 
 const RECORD_FIELDS = [
   'audience', 'created_at', 'daily_limit_credits', 'day_used_credits', 'expires_at', 'id', 'key_prefix',
-  'last_used_at', 'month_used_credits', 'monthly_limit_credits', 'name', 'object', 'usable_until',
+  'last_used_at', 'models', 'month_used_credits', 'monthly_limit_credits', 'name', 'object', 'usable_until',
 ].sort();
 
 

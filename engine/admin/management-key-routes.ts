@@ -1,6 +1,6 @@
 // The admin routes over a wallet's management keys besides creation (routes.ts lists them all): the list,
 // and closing one. They run inside the admin scope, behind its token check and error handler.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { listManagementKeys } from '../keys/management-keys.ts';
@@ -9,7 +9,8 @@ export interface ManagementKeyRouteDeps {
   db: Db;
   /** The wallet, or 404 not_found_error. */
   requireWallet: (id: string) => Promise<unknown>;
-  closeManagementKey: (walletId: string, keyId: string) => Promise<boolean>;
+  /** Closes the key as the change of the operator who made this request (the audit trail's `who`). */
+  closeManagementKey: (walletId: string, keyId: string, req: FastifyRequest) => Promise<boolean>;
 }
 
 export function registerManagementKeyRoutes(scope: FastifyInstance, deps: ManagementKeyRouteDeps): void {
@@ -21,7 +22,7 @@ export function registerManagementKeyRoutes(scope: FastifyInstance, deps: Manage
   scope.delete<{ Params: { id: string; keyId: string } }>('/admin/v1/wallets/:id/management-keys/:keyId', async (req) => {
     const { id, keyId } = req.params;
     await deps.requireWallet(id);
-    if (!(await deps.closeManagementKey(id, keyId))) {
+    if (!(await deps.closeManagementKey(id, keyId, req))) {
       throw errors.notFound(`No open management key '${keyId}' in wallet '${id}' (it may be closed already).`);
     }
     return { id: keyId, object: 'management_key', closed: true };

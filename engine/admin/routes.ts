@@ -16,6 +16,10 @@
 //                                                 last_used_at, status, closed_at, closed_reason}]}   (never a secret)
 //   DELETE /admin/v1/wallets/{id}/management-keys/{key_id} → {id, object, closed: true}   (the key stops at once;
 //                                                 DELETE as for the key doors' DELETE /v1/keys/{id})
+//   GET    /admin/v1/wallets/{id}/audit           ?action&since&until&limit&offset → the audit trail, as GET /v1/audit
+//
+// Top-ups, owner changes and management keys made or closed here are recorded in the audit trail, in the
+// change's own transaction, as the operator (operator-audit.ts).
 //
 // No token configured: the routes are not registered, so every admin path answers the app's 404.
 // Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
@@ -31,6 +35,8 @@ import { nanoToCreditsFloor } from '../core/money.ts';
 import { countActiveKeysIn, walletView } from './wallet-view.ts';
 import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
 import { registerManagementKeyRoutes } from './management-key-routes.ts';
+import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from './operator-audit.ts';
+import { recordAudit, type Actor } from '../audit/trail.ts';
 
 export interface AdminDeps {
   ledger: Ledger;
@@ -39,9 +45,9 @@ export interface AdminDeps {
   /** This start's credential for the operator tools on the same machine (running-gateway-file.ts). */
   localToken?: string;
   /** Implemented by the key service: a management key created by the wallet's current owner. */
-  createManagementKey: (walletId: string, name?: string) => Promise<{ id: string; key: string }>;
+  createManagementKey: (walletId: string, name: string | undefined, actor: Actor) => Promise<{ id: string; key: string }>;
   /** Closes one open management key of the wallet at once (keys/management-keys.ts); false when none. */
-  closeManagementKey: (walletId: string, keyId: string) => Promise<boolean>;
+  closeManagementKey: (walletId: string, keyId: string, actor: Actor) => Promise<boolean>;
   /** Active slot-occupying keys of a wallet; default: countActiveKeysIn over `db`. */
   countActiveKeys?: (walletId: string) => Promise<number>;
   /** For the default countActiveKeys; default ledger.db. */
@@ -138,7 +144,12 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         }
         vendors = b.vendors as string[];
       }
-      const lot = await ledger.topUp(req.params.id, { credits, vendors });
+      const actor = operatorActor(req, deps.localToken);
+      const lot = await ledger.topUp(req.params.id, {
+        credits,
+        vendors,
+        beside: (tx, made) => recordAudit(tx, actor, creditsAdded(req.params.id, made, credits), clock.now()),
+      });
       return reply.code(201).send({ lot_id: lot.id, credits: Number(nanoToCreditsFloor(lot.grantedNano)), vendors: lot.vendors });
     });
 
@@ -149,7 +160,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       }
       await requireWallet(req.params.id);
       const name = (b.name as string | null | undefined) ?? undefined;
-      const k = await deps.createManagementKey(req.params.id, name);
+      const k = await deps.createManagementKey(req.params.id, name, operatorActor(req, deps.localToken));
       return reply.code(201).send({ id: k.id, key: k.key, name: name ?? null });
     });
 
@@ -157,7 +168,12 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       listWallets(deps.db ?? ledger.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
     );
 
-    registerManagementKeyRoutes(scope, { db: deps.db ?? ledger.db, requireWallet, closeManagementKey: deps.closeManagementKey });
+    registerManagementKeyRoutes(scope, {
+      db: deps.db ?? ledger.db,
+      requireWallet,
+      closeManagementKey: (walletId, keyId, req) => deps.closeManagementKey(walletId, keyId, operatorActor(req, deps.localToken)),
+    });
+    registerAuditRoute(scope, { db: deps.db ?? ledger.db, requireWallet });
 
     scope.get<{ Params: { id: string } }>('/admin/v1/wallets/:id', async (req) => {
       const w = await requireWallet(req.params.id);
@@ -170,7 +186,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         throw errors.invalidRequest('owner_id is required: a non-empty string of up to 200 characters.', 'owner_id');
       }
       const before = await requireWallet(req.params.id);
-      const w = await ledger.setOwner(req.params.id, b.owner_id);
+      const actor = operatorActor(req, deps.localToken);
+      const w = await ledger.setOwner(req.params.id, b.owner_id, (tx, previous) =>
+        recordAudit(tx, actor, ownerChanged(req.params.id, previous, b.owner_id as string), clock.now()),
+      );
       if (deps.onOwnerChanged && before.ownerId !== w.ownerId) await deps.onOwnerChanged(w.id, before.ownerId, w.ownerId);
       return { id: w.id, owner_id: w.ownerId };
     });

@@ -6,6 +6,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
 import { errors, GatewayError } from '../core/errors.ts';
+import { listAllows } from '../core/model-list.ts';
 import { callFacts, type CallFacts } from '../http/call-facts.ts';
 import { exchange, type ExchangeInput } from './exchange.ts';
 import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
@@ -165,14 +166,20 @@ async function retrieveModel(id: string, req: FastifyRequest, reply: FastifyRepl
   const snap = s.runtime.snapshot();
   const now = s.clock.now();
   const model = modelOnSale(snap.catalog, id, now);
-  const mayCall = s.modelsFor ? await s.modelsFor(caller) : () => true;
+  const mayCall = await modelsOf(caller, s);
   if (!mayCall(model)) throw errors.modelNotFound(`The model '${id}' is not available to this key. GET /v1/models lists the models it may call.`);
   return reply.send(modelRecord(model, snap.config, now));
 }
 
+/** What the caller may call: its credits and audience (modelsFor), and on top its key's own list of models. */
+async function modelsOf(caller: Caller, s: GatewayServices): Promise<(model: ModelEntry) => boolean> {
+  const byWallet = s.modelsFor ? await s.modelsFor(caller) : () => true;
+  return (m) => listAllows(caller.models, m.id) && byWallet(m);
+}
+
 async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewayServices) {
   const caller = await s.accounts.authenticate(req.headers);
-  const mayCall = s.modelsFor ? await s.modelsFor(caller) : () => true;
+  const mayCall = await modelsOf(caller, s);
   const snap = s.runtime.snapshot();
   const now = s.clock.now();
   const data = [...snap.catalog.models.values()]

@@ -6,6 +6,7 @@ import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, 
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { derivedFromText } from '../core/derived.ts';
+import { listAllows } from '../core/model-list.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
@@ -38,6 +39,7 @@ export function prepareCall(
   checkFieldSpelling(body);
   checkRequired(door, body, headers);
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
+  if (!listAllows(caller.models, model.id)) throw errors.modelNotOnKeyList(model.id, caller.models ?? []);
   const view: RequestView = { body, headers, caller };
   const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
   const rules = resolveRules(model, door.name, snap.config);

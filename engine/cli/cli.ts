@@ -20,7 +20,8 @@ const USAGE = `usage:
                                         GATEWAY_DATA_DIR/gateway.pid, or POST /admin/v1/reload at URL)
 Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).
 On the embedded database the wallet and key commands go through the running gateway (its data folder's
-gateway.json); when it cannot be reached they write nothing and exit 1.`;
+gateway.json); when it cannot be reached they write nothing and exit 1. Every change a command makes is
+recorded in the wallet's audit trail as the operator 'cli'.`;
 
 async function main(argv: string[]): Promise<number> {
   const dirs = {

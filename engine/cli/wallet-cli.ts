@@ -7,6 +7,7 @@ import { openDatabase } from '../db/open.ts';
 import { errors, isGatewayError } from '../core/errors.ts';
 import { closeManagementKey, createKeyService, listManagementKeys, type KeyService } from '../keys/index.ts';
 import { existsSync } from 'node:fs';
+import { CLI_OPERATOR } from '../audit/trail.ts';
 import { processAlive, readRunningGatewayFile, type RunningGatewayFile } from '../admin/running-gateway-file.ts';
 import { adminCallFor, GatewayUnreachable, runOnGateway, type CommandValues } from './running-gateway-client.ts';
 
@@ -109,7 +110,7 @@ async function run(
   }
   if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
   if (group === 'management-key' && command === 'create') {
-    return withKeys(async (keys) => ({ ...(await keys.createManagementKey(need(), values.name)), name: values.name ?? null }));
+    return withKeys(async (keys) => ({ ...(await keys.createManagementKey(need(), values.name, CLI_OPERATOR)), name: values.name ?? null }));
   }
   if (group === 'management-key' && command === 'list') {
     await walletShow(db, need()); // 404 for an unknown wallet, as the admin API answers
@@ -118,7 +119,7 @@ async function run(
   if (group === 'management-key' && command === 'close') {
     need(' <key-id>');
     await walletShow(db, walletId);
-    if (!(await withKeys((keys) => closeManagementKey(keys, walletId, second)))) {
+    if (!(await withKeys((keys) => closeManagementKey(keys, walletId, second, CLI_OPERATOR)))) {
       throw errors.notFound(`No open management key '${second}' in wallet '${walletId}' (it may be closed already).`);
     }
     return { id: second, object: 'management_key', closed: true };

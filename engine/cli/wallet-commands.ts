@@ -8,6 +8,8 @@ import { createLedger, type Ledger } from '../money/ledger.ts';
 import { nanoToCreditsFloor } from '../core/money.ts';
 import { MAX_CREDITS } from '../admin/routes.ts';
 import { countActiveKeysIn, walletView } from '../admin/wallet-view.ts';
+import { creditsAdded, ownerChanged } from '../admin/operator-audit.ts';
+import { CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
 import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
 
 export interface CliContext {
@@ -65,7 +67,13 @@ export async function walletTopup(
           .map((v) => v.trim())
           .filter(Boolean)
       : (opts.vendors ?? null);
-  const lot = await ledgerFor(db, ctx).topUp(walletId, { credits: credits(opts.credits, 1), vendors });
+  const amount = credits(opts.credits, 1);
+  const now = () => (ctx.clock ?? systemClock).now();
+  const lot = await ledgerFor(db, ctx).topUp(walletId, {
+    credits: amount,
+    vendors,
+    beside: (tx, made) => recordAudit(tx, CLI_OPERATOR, creditsAdded(walletId, made, amount), now()),
+  });
   return { lot_id: lot.id, credits: Number(nanoToCreditsFloor(lot.grantedNano)), vendors: lot.vendors };
 }
 
@@ -99,7 +107,9 @@ export async function walletOwner(
   const ledger = ledgerFor(db, ctx);
   const before = await ledger.getWallet(walletId);
   if (!before) throw errors.notFound(`No wallet '${walletId}'.`);
-  const w = await ledger.setOwner(walletId, ownerId);
+  const w = await ledger.setOwner(walletId, ownerId, (tx, previous) =>
+    recordAudit(tx, CLI_OPERATOR, ownerChanged(walletId, previous, ownerId), (ctx.clock ?? systemClock).now()),
+  );
   if (before.ownerId !== w.ownerId) await closeFormerOwnerKeys(w.id);
   return { id: w.id, owner_id: w.ownerId };
 }

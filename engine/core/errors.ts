@@ -80,6 +80,14 @@ export const errors = {
     new GatewayError(402, 'insufficient_credit', message, { headers: retryHeaders(liftsInMs) }),
   modelNotInPlan: (message: string, suggestion?: string) =>
     new GatewayError(403, 'model_not_in_plan', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
+  /** The key's own list of models (set by its owner) does not name this one: 403 before anything is held. */
+  modelNotOnKeyList: (model: string, list: readonly string[]) =>
+    new GatewayError(
+      403,
+      'permission_error',
+      `This key may call only these models: ${list.join(', ')}. '${model}' is not one of them; the wallet's owner can change the key's models.`,
+      { param: 'model', extra: { allowed_models: [...list] } },
+    ),
   modelNotFound: (message: string, suggestion?: string) =>
     new GatewayError(404, 'model_not_found', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
   notFound: (message: string) => new GatewayError(404, 'not_found_error', message),

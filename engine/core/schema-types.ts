@@ -320,6 +320,11 @@ export type LimitsFile = {
   video_retention_days: number;
   /** How long per-call usage records are kept (GET /v1/generations/{id}, the dashboard). */
   usage_record_days: number;
+  /**
+   * How long the wallets' audit trail is kept; never shorter than usage_record_days (a smaller value
+   * keeps it as long). Absent: as long as the usage records.
+   */
+  audit_record_days?: number;
 };
 
 export type RulesFile = Record<string, RuleYaml>;

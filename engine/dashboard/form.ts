@@ -41,6 +41,17 @@ export function doorBody(form: FormBody, fields: { text?: string[]; numbers?: st
   return out;
 }
 
+/**
+ * The `models` field of a key form (ids or patterns separated by commas or spaces) as the door's list; blank is
+ * left out when creating and null (every model) when changing, as for the other fields.
+ */
+export function modelsField(form: FormBody, blank: 'omit' | 'null'): { models?: string[] | null } {
+  if (!('models' in form)) return {};
+  const list = form.models.split(/[\s,]+/).filter((m) => m !== '');
+  if (list.length > 0) return { models: list };
+  return blank === 'null' ? { models: null } : {};
+}
+
 /** A query parameter as one short string, or undefined when absent or blank; 400 when it is not one. */
 export function queryText(query: unknown, name: string, max = 200): string | undefined {
   const q = (query ?? {}) as Record<string, unknown>;

@@ -7,14 +7,16 @@ import { closeApiKey, createKeys, listKeys, patchKey, walletForKeys } from '../k
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT, parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import type { DashboardDeps } from './deps.ts';
-import { doorBody, formOf, numberOrText } from './form.ts';
+import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
 import { credits, html, koreanTime, type Html } from './html.ts';
 import { csrfField, sendPage } from './layout.ts';
-import { sessionOf } from './session-http.ts';
+import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
 
 const DONE: Record<string, string> = { changed: 'The key was changed. It holds from the next call.', closed: 'The key was closed. Calls with it are refused from now on.' };
+
+const MODELS_LABEL = 'Models it may call (ids or patterns such as b-*, separated by commas; blank for every model)';
 
 const used = (usedCredits: number, limit: number | null) => html`${credits(usedCredits)}${limit === null ? ' (no limit)' : html` of ${credits(limit)}`}`;
 
@@ -25,7 +27,7 @@ function keyRow(k: ApiKeyRecord, csrf: string, splitsUsage: boolean, today: stri
 ${splitsUsage ? html`<td>${k.audience}</td>` : ''}
 <td class="num" data-testid="month">${used(k.month_used_credits, k.monthly_limit_credits)}</td>
 <td class="num" data-testid="day">${used(k.day_used_credits, k.daily_limit_credits)}</td>
-<td>${k.usable_until ?? 'never'}</td><td>${koreanTime(k.last_used_at)}</td>
+<td>${k.usable_until ?? 'never'}</td><td data-testid="models">${k.models ? k.models.join(', ') : 'all'}</td><td>${koreanTime(k.last_used_at)}</td>
 <td>
 <details><summary>Change<span class="skip"> ${label}</span></summary>
 <form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}">${csrfField(csrf)}
@@ -34,6 +36,7 @@ ${splitsUsage ? audienceSelect(`aud-${k.id}`, k.audience) : ''}
 <label for="monthly-${k.id}">Monthly limit (credits; blank for none)</label><input id="monthly-${k.id}" name="monthly_limit_credits" inputmode="numeric" value="${k.monthly_limit_credits ?? ''}">
 <label for="daily-${k.id}">Daily limit (credits; blank for none)</label><input id="daily-${k.id}" name="daily_limit_credits" inputmode="numeric" value="${k.daily_limit_credits ?? ''}">
 <label for="expires-${k.id}">Last day it works (Korean date; blank for never)</label><input id="expires-${k.id}" name="expires_on" type="date" min="${today}" value="${k.usable_until ?? ''}">
+<label for="models-${k.id}">${MODELS_LABEL}</label><input id="models-${k.id}" name="models" value="${k.models?.join(', ') ?? ''}">
 <p><button type="submit">Save changes to ${label}</button></p>
 </form>
 <form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}/close">${csrfField(csrf)}
@@ -57,6 +60,7 @@ ${splitsUsage ? audienceSelect('new-audience', 'student') : ''}
 <label for="new-monthly">Monthly limit (credits; blank for none)</label><input id="new-monthly" name="monthly_limit_credits" inputmode="numeric">
 <label for="new-daily">Daily limit (credits; blank for none)</label><input id="new-daily" name="daily_limit_credits" inputmode="numeric">
 <label for="new-expires">Last day they work (Korean date; blank for never)</label><input id="new-expires" name="expires_on" type="date" min="${today}">
+<label for="new-models">${MODELS_LABEL}</label><input id="new-models" name="models">
 <p><button type="submit">Create</button></p>
 </fieldset></form>`;
 }
@@ -78,7 +82,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps): v
 ${createForm(s.csrfToken, wallet.splitsUsage, today)}
 <table>
 <caption>Active API keys, newest first</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th>${wallet.splitsUsage ? html`<th scope="col">Audience</th>` : ''}<th scope="col" class="num">Used this month</th><th scope="col" class="num">Used today</th><th scope="col">Works until</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th>${wallet.splitsUsage ? html`<th scope="col">Audience</th>` : ''}<th scope="col" class="num">Used this month</th><th scope="col" class="num">Used today</th><th scope="col">Works until</th><th scope="col">Models</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${data.map((k) => keyRow(k, s.csrfToken, wallet.splitsUsage, today))}</tbody>
 </table>
 <nav aria-label="Pages">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - PAGE_SIZE)}">Newer keys</a> ` : ''}${
@@ -96,9 +100,10 @@ ${createForm(s.csrfToken, wallet.splitsUsage, today)}
     const body: Record<string, unknown> = {
       ...doorBody(form, { text: ['audience', 'expires_on'], numbers: ['monthly_limit_credits', 'daily_limit_credits'] }, 'omit'),
       count,
+      ...modelsField(form, 'omit'),
       ...(form.name?.trim() ? { [nameField]: form.name } : {}),
     };
-    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())));
+    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
     return sendPage(reply, 201, {
       title: made.length === 1 ? 'Key created' : `${made.length} keys created`,
       signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
@@ -115,14 +120,17 @@ ${createForm(s.csrfToken, wallet.splitsUsage, today)}
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id', async (req, reply) => {
     const s = sessionOf(req);
     const form = formOf(req.body);
-    const body = doorBody(form, { text: ['name', 'audience', 'expires_on'], numbers: ['monthly_limit_credits', 'daily_limit_credits'] }, 'null');
-    await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())));
+    const body = {
+      ...doorBody(form, { text: ['name', 'audience', 'expires_on'], numbers: ['monthly_limit_credits', 'daily_limit_credits'] }, 'null'),
+      ...modelsField(form, 'null'),
+    };
+    await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));
     return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
   });
 
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
-    await closeApiKey(deps, s.walletId, req.params.id);
+    await closeApiKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/keys?done=closed').send();
   });
 }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { Html, html } from './html.ts';
 
-export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos';
+export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit';
 
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'wallet', label: 'Wallet', path: '/dashboard/wallet' },
@@ -12,6 +12,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'management-keys', label: 'Management keys', path: '/dashboard/management-keys' },
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'videos', label: 'Videos', path: '/dashboard/videos' },
+  { section: 'audit', label: 'Audit trail', path: '/dashboard/audit' },
 ];
 
 const STYLE = `

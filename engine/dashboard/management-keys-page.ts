@@ -8,7 +8,7 @@ import { formOf } from './form.ts';
 import { html } from './html.ts';
 import { koreanTime } from './html.ts';
 import { csrfField, sendPage } from './layout.ts';
-import { sessionOf } from './session-http.ts';
+import { ownerActor, sessionOf } from './session-http.ts';
 
 const WARNING = html`<p class="notice" role="note"><strong>Never put a management key in client code</strong> (a web page, a
 mobile or desktop app, a repository): whoever holds it can create, change and close every API key of this wallet.
@@ -48,7 +48,7 @@ ${
     const s = sessionOf(req);
     const raw = formOf(req.body).name?.trim() ?? '';
     if ([...raw].length > MAX_NAME) throw errors.invalidRequest(`name must be up to ${MAX_NAME} characters.`, 'name');
-    const made = await deps.keys.createManagementKey(s.walletId, raw === '' ? null : raw.normalize('NFC'));
+    const made = await deps.keys.createManagementKey(s.walletId, raw === '' ? null : raw.normalize('NFC'), ownerActor(req));
     return sendPage(reply, 201, {
       title: 'Management key created',
       signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
@@ -62,7 +62,7 @@ ${WARNING}
 
   scope.post<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
-    await closeManagementKey(deps, s.walletId, req.params.id);
+    await closeManagementKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/management-keys?done=closed').send();
   });
 }

@@ -9,6 +9,7 @@ import type { DashboardDeps } from './deps.ts';
 import { parseForm } from './form.ts';
 import { html } from './html.ts';
 import { sendPage } from './layout.ts';
+import { registerAuditPage } from './audit-page.ts';
 import { registerKeysPage } from './keys-page.ts';
 import { registerManagementKeysPage } from './management-keys-page.ts';
 import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
@@ -72,6 +73,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       registerManagementKeysPage(guarded, deps);
       registerUsagePage(guarded, deps);
       registerVideosPage(guarded, deps);
+      registerAuditPage(guarded, deps);
     });
   });
 }

@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { OwnerSession } from './sessions.ts';
+import { requestOrigin, type Actor } from '../audit/trail.ts';
 
 const SECURE_NAME = '__Host-gateway_dashboard';
 const PLAIN_NAME = 'gateway_dashboard';
@@ -102,4 +103,9 @@ export function sessionOf(req: FastifyRequest): OwnerSession {
   const s = sessions.get(req);
   if (!s) throw errors.authentication('Sign in with the link your operator gave you.');
   return s;
+}
+
+/** The signed-in owner who made a change, and where the browser's request came from: the audit trail's `who`. */
+export function ownerActor(req: FastifyRequest): Actor {
+  return { kind: 'owner', id: sessionOf(req).ownerId, ...requestOrigin(req) };
 }

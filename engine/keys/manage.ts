@@ -1,7 +1,8 @@
 // What an owner may do to the wallet's keys, as one set of functions: the key-management doors
 // (routes.ts) and the owner's dashboard (engine/dashboard) both call these, so numbering, slot checks,
 // limits (a change is announced, so it lifts a 429 at once in every process) and closing behave the same
-// whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values.
+// whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values. Each change is
+// recorded in the wallet's audit trail (engine/audit) in its own transaction, as the actor the caller names.
 import { koreanDate, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
@@ -11,6 +12,7 @@ import { KEY_COLUMNS, keyRowFrom, type KeyRow } from './types.ts';
 import { keyRecord, type ApiKeyRecord } from './records.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
+import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
 import { checkAudienceForWallet, checkLimits, keyNames, type CreateInput, type PatchInput } from './validate.ts';
 
 export interface KeyManagementDeps {
@@ -32,6 +34,17 @@ export interface ManagementKeyView {
   created_at: string;
   last_used_at: string | null;
 }
+
+/** What the audit trail keeps of a key: its settings and shown prefix, never its secret. */
+export const keyState = (row: KeyRow) => ({
+  name: row.name,
+  key_prefix: row.keyPrefix,
+  audience: row.audience,
+  monthly_limit_credits: row.monthlyLimitCredits,
+  daily_limit_credits: row.dailyLimitCredits,
+  expires_on: row.expiresOn,
+  models: row.models,
+});
 
 const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
 
@@ -78,7 +91,7 @@ export async function getKey(deps: KeyManagementDeps, walletId: string, id: stri
  * carries its full key, shown this once. 400 when the slots cannot hold them; 409 when concurrent creates
  * pushed the wallet past its slots (this request's keys are closed again).
  */
-export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput): Promise<ApiKeyRecord[]> {
+export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput, actor: Actor): Promise<ApiKeyRecord[]> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
@@ -110,10 +123,14 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
           monthlyLimitCredits: input.monthlyLimitCredits,
           dailyLimitCredits: input.dailyLimitCredits,
           expiresOn: input.expiresOn,
+          models: input.models,
           createRequestId: requestId,
           createdAt: now,
         }),
       );
+    }
+    for (const { row } of out) {
+      await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.created', targetId: row.id, before: null, after: keyState(row) }, now);
     }
     return out;
   });
@@ -135,6 +152,10 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
         [requestId, now.toISOString()],
       );
       const ids = res.rows.map((r) => r.id);
+      for (const id of ids) {
+        const change = { walletId: wallet.id, action: 'key.closed', targetId: id, before: { status: 'active' }, after: { status: 'closed', reason: 'slot_race' } } as const;
+        await recordAudit(tx, actor, change, now);
+      }
       await keys.announce(ids, tx);
       return { ids, slots: w?.keySlots ?? 0 };
     });
@@ -160,8 +181,11 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
   return made.map(({ row, key }) => keyRecord(row, { splitsUsage: wallet.splitsUsage, key }));
 }
 
-/** Changes name, audience, limits or expiry; announced in the same transaction, so it holds at once everywhere. */
-export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput): Promise<ApiKeyRecord> {
+/**
+ * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
+ * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did).
+ */
+export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput, actor: Actor): Promise<ApiKeyRecord> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
@@ -189,27 +213,34 @@ export async function patchKey(deps: KeyManagementDeps, walletId: string, id: st
     if (input.monthlyLimitCredits !== undefined) set('monthly_limit_credits', input.monthlyLimitCredits, '::bigint');
     if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
     if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
+    if (input.models !== undefined) set('models', input.models, '::text[]');
     if (sets.length === 0) return current;
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
+    const changed = keyRowFrom(res.rows[0]);
+    const diff = changedFields(keyState(current), keyState(changed));
+    if (Object.keys(diff.after).length > 0) await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
     await keys.announce([id], tx);
-    return keyRowFrom(res.rows[0]);
+    return changed;
   });
   keys.forget([id]);
   return (await render(deps, [row], wallet, now))[0];
 }
 
 /** Closes one of the wallet's active API keys at once (404 when it is not one). */
-export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id: string): Promise<void> {
+export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id: string, actor: Actor): Promise<void> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const closed = await db.transaction(async (tx) => {
     const res = await tx.query(
       `UPDATE api_keys k SET closed_at = $4::timestamptz, closed_reason = 'deleted'
         WHERE k.id = $1 AND k.wallet_id = $2 AND ${doorKeyWhere} AND ${activeWhere('$3')}
-        RETURNING k.id`,
+        RETURNING k.name, k.key_prefix`,
       [id, walletId, koreanDate(now), now.toISOString()],
     );
     if (res.rows.length === 0) return false;
+    const { name, key_prefix } = res.rows[0] as { name: string | null; key_prefix: string };
+    const change = { walletId, action: 'key.closed', targetId: id, before: { status: 'active', name, key_prefix }, after: { status: 'closed' } } as const;
+    await recordAudit(tx, actor, change, now);
     await keys.announce([id], tx);
     return true;
   });
@@ -227,8 +258,8 @@ export async function listManagementKeys(db: Db, walletId: string): Promise<Mana
 }
 
 /** Closes one of the wallet's open management keys (404 when it is not one). */
-export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys'>, walletId: string, id: string): Promise<void> {
-  if (!(await closeOpenManagementKey(deps.keys, walletId, id))) throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
+export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys'>, walletId: string, id: string, actor: Actor): Promise<void> {
+  if (!(await closeOpenManagementKey(deps.keys, walletId, id, actor))) throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
 }
 
 /** Names of the wallet's keys by id, closed ones included (the usage page names past keys too). */

@@ -1,6 +1,7 @@
 // A wallet's management keys as the operator sees them (admin API and `gateway management-key list|close`):
 // every key ever made, active or closed, and never its secret or the secret's hash.
 import type { Queryable } from '../db/db.ts';
+import { recordAudit, type Actor } from '../audit/trail.ts';
 import type { KeyService } from './service.ts';
 
 export interface ManagementKeyRecord {
@@ -56,16 +57,19 @@ export async function listManagementKeys(q: Queryable, walletId: string): Promis
  * Closes one open management key of this wallet at once (every process drops it: see service.ts); false
  * when the wallet has no such open key (unknown, another wallet's, a normal key, or closed before).
  */
-export async function closeManagementKey(keys: KeyService, walletId: string, keyId: string): Promise<boolean> {
+export async function closeManagementKey(keys: KeyService, walletId: string, keyId: string, actor: Actor): Promise<boolean> {
   const now = keys.clock.now();
   const closed = await keys.db.transaction(async (tx) => {
     const res = await tx.query(
       `UPDATE api_keys SET closed_at = $3::timestamptz, closed_reason = 'deleted'
         WHERE id = $1 AND wallet_id = $2 AND kind = 'management' AND closed_at IS NULL
-        RETURNING id`,
+        RETURNING name, key_prefix`,
       [keyId, walletId, now.toISOString()],
     );
     if (res.rows.length === 0) return false;
+    const { name, key_prefix } = res.rows[0] as { name: string | null; key_prefix: string };
+    const before = { status: 'active', name, key_prefix };
+    await recordAudit(tx, actor, { walletId, action: 'management_key.closed', targetId: keyId, before, after: { status: 'closed' } }, now);
     await keys.announce([keyId], tx);
     return true;
   });

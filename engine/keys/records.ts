@@ -17,6 +17,8 @@ export interface ApiKeyRecord {
   usable_until: string | null;
   created_at: string;
   last_used_at: string | null;
+  /** Model ids and `prefix*` patterns the key may call; null: every model the wallet's credits allow. */
+  models: string[] | null;
   /** Only in the creation answer. */
   key?: string;
 }
@@ -42,6 +44,7 @@ export function keyRecord(
     usable_until: row.expiresOn,
     created_at: row.createdAt.toISOString(),
     last_used_at: lastUsed ? lastUsed.toISOString() : null,
+    models: row.models,
   };
   if (opts.key !== undefined) rec.key = opts.key;
   return rec;

@@ -15,6 +15,12 @@ import { installErrorHandler } from '../http/reply-error.ts';
 import { keyFromHeaders, type KeyService } from './service.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey } from './manage.ts';
 import { parseCreate, parseListQuery, parsePatch } from './validate.ts';
+import { requestOrigin, type Actor } from '../audit/trail.ts';
+import { listAudit, parseAuditQuery } from '../audit/query.ts';
+import type { AuthContext } from './types.ts';
+
+/** The management key that made a change, and where its request came from: the audit trail's `who`. */
+const actorOf = (auth: AuthContext, req: FastifyRequest): Actor => ({ kind: 'management_key', id: auth.keyId, ...requestOrigin(req) });
 
 export interface KeyRouteDeps {
   keys: KeyService;
@@ -68,7 +74,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
     scope.post('/v1/keys', managementFirst, async (req, reply) => {
       const auth = await management(req.headers);
       const input = parseCreate(req.body, koreanDate(clock.now()));
-      const data = await createKeys(deps, auth.walletId, input);
+      const data = await createKeys(deps, auth.walletId, input, actorOf(auth, req));
       return reply.code(201).send({ object: 'list', data, incomplete: false });
     });
 
@@ -80,13 +86,19 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
     scope.patch<{ Params: { id: string } }>('/v1/keys/:id', managementFirst, async (req) => {
       const auth = await management(req.headers);
       const input = parsePatch(req.body, koreanDate(clock.now()));
-      return patchKey(deps, auth.walletId, req.params.id, input);
+      return patchKey(deps, auth.walletId, req.params.id, input, actorOf(auth, req));
     });
 
     scope.delete<{ Params: { id: string } }>('/v1/keys/:id', async (req) => {
       const auth = await management(req.headers);
-      await closeApiKey(deps, auth.walletId, req.params.id);
+      await closeApiKey(deps, auth.walletId, req.params.id, actorOf(auth, req));
       return { id: req.params.id, object: 'api_key', deleted: true };
+    });
+
+    // The wallet's audit trail, newest first: `action`, `since`, `until`, `limit`, `offset`.
+    scope.get('/v1/audit', async (req) => {
+      const auth = await management(req.headers);
+      return { object: 'list', ...(await listAudit(deps.db, auth.walletId, parseAuditQuery(req.query))) };
     });
   });
 }

@@ -22,6 +22,7 @@ import { NANO_PER_CREDIT } from '../core/money.ts';
 import { KEY_COLUMNS, keyRowFrom, type AuthContext, type Audience, type KeyRow } from './types.ts';
 import { createQuotaService, type QuotaService } from './quota.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
+import { CLI_OPERATOR, recordAudit, type Actor } from '../audit/trail.ts';
 
 export const KEY_CHANNEL = 'key_revoked';
 
@@ -60,8 +61,11 @@ export interface KeyService {
   authenticate(secret: string | undefined, kind: KeyKind, opts?: AuthenticateOptions): Promise<AuthContext>;
   /** A normal API key (first-run dev wallet, tests, operator tools). The full key is returned once. */
   createApiKey(walletId: string, opts?: CreateApiKeyOptions): Promise<{ id: string; key: string }>;
-  /** A management key made by the wallet's current owner (admin API). The full key is returned once. */
-  createManagementKey(walletId: string, name?: string | null): Promise<{ id: string; key: string }>;
+  /**
+   * A management key made by the wallet's current owner (admin API, dashboard, CLI), recorded in the audit
+   * trail as `actor`'s change (default: the operator at a command line). The full key is returned once.
+   */
+  createManagementKey(walletId: string, name?: string | null, actor?: Actor): Promise<{ id: string; key: string }>;
   /** Closes a key at once, whatever its kind; false when it was already closed or does not exist. */
   closeKey(keyId: string, reason?: string): Promise<boolean>;
   /** Closes the wallet's management keys whose creator is no longer the owner; returns how many. */
@@ -120,6 +124,7 @@ function toContext(row: KeyRow, splitsUsage: boolean): AuthContext {
     splitsUsage,
     expiresOn: row.expiresOn,
     expiresAt: row.expiresOn ? endOfKoreanDay(row.expiresOn) : null,
+    models: row.models,
   };
 }
 
@@ -316,15 +321,15 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
       return { id: row.id, key };
     },
 
-    async createManagementKey(walletId, name = null) {
+    async createManagementKey(walletId, name = null, actor = CLI_OPERATOR) {
       const wallet = await getWallet(db, walletId);
       if (!wallet) throw walletMissing(walletId);
-      const { row, key } = await insertKey(db, {
-        walletId,
-        kind: 'management',
-        name,
-        createdBy: wallet.ownerId,
-        createdAt: clock.now(),
+      const now = clock.now();
+      const { row, key } = await db.transaction(async (tx) => {
+        const made = await insertKey(tx, { walletId, kind: 'management', name, createdBy: wallet.ownerId, createdAt: now });
+        const after = { name: made.row.name, key_prefix: made.row.keyPrefix, created_by: made.row.createdBy };
+        await recordAudit(tx, actor, { walletId, action: 'management_key.created', targetId: made.row.id, before: null, after }, now);
+        return made;
       });
       return { id: row.id, key };
     },

@@ -22,6 +22,8 @@ export interface AuthContext {
   expiresOn: string | null;
   /** 00:00 KST the day after expiresOn: the instant the key stops working; null when no expiry. */
   expiresAt: Date | null;
+  /** The model ids and `prefix*` patterns the key may call; null: every model the wallet's credits allow. */
+  models: readonly string[] | null;
 }
 
 /** One row of api_keys as the engine reads it (bigints and dates already converted). */
@@ -36,6 +38,8 @@ export interface KeyRow {
   monthlyLimitCredits: number | null;
   dailyLimitCredits: number | null;
   expiresOn: string | null;
+  /** Model ids and `prefix*` patterns the key may call; null when it may call every model. */
+  models: string[] | null;
   createdBy: string | null;
   isChatKey: boolean;
   createdAt: Date;
@@ -47,7 +51,7 @@ export interface KeyRow {
 export const KEY_COLUMNS = `k.id, k.wallet_id, k.kind, k.secret_hash, k.key_prefix, k.name, k.audience,
   k.monthly_limit_credits::text AS monthly_limit_credits, k.daily_limit_credits::text AS daily_limit_credits,
   to_char(k.expires_on, 'YYYY-MM-DD') AS expires_on, k.created_by, k.is_chat_key, k.created_at, k.last_used_at,
-  k.closed_at`;
+  k.closed_at, to_jsonb(k.models) AS models`;
 
 type Raw = Record<string, unknown>;
 
@@ -66,12 +70,19 @@ export function keyRowFrom(r: Raw): KeyRow {
     monthlyLimitCredits: toNum(r.monthly_limit_credits),
     dailyLimitCredits: toNum(r.daily_limit_credits),
     expiresOn: r.expires_on == null ? null : String(r.expires_on),
+    models: modelsFrom(r.models),
     createdBy: r.created_by == null ? null : String(r.created_by),
     isChatKey: r.is_chat_key === true || r.is_chat_key === 't',
     createdAt: toDate(r.created_at) ?? new Date(0),
     lastUsedAt: toDate(r.last_used_at),
     closedAt: toDate(r.closed_at),
   };
+}
+
+/** The models column as read (jsonb array; PGlite may hand it over as text): an empty list is no list. */
+function modelsFrom(v: unknown): string[] | null {
+  const list = typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
+  return Array.isArray(list) && list.length > 0 ? list.map(String) : null;
 }
 
 /** Credits shown for a used amount: usage rounds up, and nothing used shows as 0 (never negative). */

@@ -1,6 +1,7 @@
 // The body-field table of POST and PATCH /v1/keys, as checks. Each failure is 400 invalid_request_error
 // naming the field (`param`).
 import { errors } from '../core/errors.ts';
+import { isModelEntry, MAX_KEY_MODELS } from '../core/model-list.ts';
 import type { Audience } from './types.ts';
 
 /** Names beginning with this are reserved for people's team-chat keys. */
@@ -23,6 +24,14 @@ export const KEY_BODY_FIELDS: Record<string, { createOnly?: boolean; schema: Rec
   monthly_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0 } },
   daily_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0, description: 'Not above monthly_limit_credits.' } },
   expires_on: { schema: { type: ['string', 'null'], format: 'date', description: 'YYYY-MM-DD, not before today (Korean time).' } },
+  models: {
+    schema: {
+      type: ['array', 'null'],
+      maxItems: MAX_KEY_MODELS,
+      items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}\\*?$|^\\*$' },
+      description: 'Model ids or patterns ending in * (b-* is every id starting with b-) the key may call; null or [] for every model.',
+    },
+  },
 };
 
 const CREATE_FIELDS = Object.keys(KEY_BODY_FIELDS);
@@ -36,6 +45,8 @@ export interface CreateInput {
   monthlyLimitCredits: number | null;
   dailyLimitCredits: number | null;
   expiresOn: string | null;
+  /** Null: every model the wallet's credits allow. */
+  models: string[] | null;
 }
 
 /** Only the fields sent: `undefined` = not sent (unchanged), `null` = clear. */
@@ -45,6 +56,7 @@ export interface PatchInput {
   monthlyLimitCredits?: number | null;
   dailyLimitCredits?: number | null;
   expiresOn?: string | null;
+  models?: string[] | null;
 }
 
 const chars = (s: string) => [...s].length;
@@ -111,6 +123,20 @@ function checkExpiresOn(v: unknown, today: string): string | null {
   return v;
 }
 
+/** A list of model ids and `prefix*` patterns; null or [] (every model) comes back as null. */
+function checkModels(v: unknown): string[] | null {
+  if (v === null) return null;
+  const say = (why: string) =>
+    errors.invalidRequest(`models must be a list of up to ${MAX_KEY_MODELS} model ids or patterns ending in * (such as "b-*"), or null for every model; ${why}.`, 'models');
+  if (!Array.isArray(v)) throw say('it is not a list');
+  if (v.length > MAX_KEY_MODELS) throw say(`${v.length} were sent`);
+  for (const [i, entry] of v.entries()) {
+    if (typeof entry !== 'string' || !isModelEntry(entry)) throw say(`models[${i}] (${JSON.stringify(entry)?.slice(0, 60)}) is not one`);
+  }
+  const list = [...new Set(v as string[])];
+  return list.length === 0 ? null : list;
+}
+
 export function checkLimits(monthly: number | null, daily: number | null) {
   if (monthly != null && daily != null && daily > monthly) {
     throw errors.invalidRequest(
@@ -146,7 +172,8 @@ export function parseCreate(raw: unknown, today: string): CreateInput {
   const daily = b.daily_limit_credits === undefined ? null : checkLimit(b.daily_limit_credits, 'daily_limit_credits');
   checkLimits(monthly, daily);
   const expiresOn = b.expires_on === undefined ? null : checkExpiresOn(b.expires_on, today);
-  const input: CreateInput = { count, name, namePrefix, audience, monthlyLimitCredits: monthly, dailyLimitCredits: daily, expiresOn };
+  const models = b.models === undefined ? null : checkModels(b.models);
+  const input: CreateInput = { count, name, namePrefix, audience, monthlyLimitCredits: monthly, dailyLimitCredits: daily, expiresOn, models };
   for (const n of keyNames(input)) {
     if (n !== null && chars(n) > MAX_NAME) {
       throw errors.invalidRequest(
@@ -177,6 +204,7 @@ export function parsePatch(raw: unknown, today: string): PatchInput {
   if (b.monthly_limit_credits !== undefined) out.monthlyLimitCredits = checkLimit(b.monthly_limit_credits, 'monthly_limit_credits');
   if (b.daily_limit_credits !== undefined) out.dailyLimitCredits = checkLimit(b.daily_limit_credits, 'daily_limit_credits');
   if (b.expires_on !== undefined) out.expiresOn = checkExpiresOn(b.expires_on, today);
+  if (b.models !== undefined) out.models = checkModels(b.models);
   return out;
 }
 

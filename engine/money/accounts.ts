@@ -15,6 +15,8 @@ export interface Caller {
   walletId: string;
   keyPrefix: string;
   audience: 'student' | 'teacher' | null;
+  /** The model ids and `prefix*` patterns the key may call; null or absent: every model its credits allow. */
+  models?: readonly string[] | null;
 }
 
 /** Money held for one call. Opaque to the pipeline. */

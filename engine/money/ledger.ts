@@ -162,7 +162,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       }
       throw e;
     }
-    return lotFromRow(ins.rows[0]);
+    const lot = lotFromRow(ins.rows[0]);
+    if (input.beside) await input.beside(tx, lot);
+    return lot;
   };
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
@@ -225,18 +227,24 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return r.rows.length ? walletFromRow(r.rows[0]) : null;
     },
 
-    async setOwner(walletId, ownerId) {
+    async setOwner(walletId, ownerId, beside) {
       if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId)) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
-      // A change of owner starts a new ownership generation, which ends the old owner's sessions and links
-      // (dashboard/sessions.ts); setting the same owner again changes nothing. SET reads the row as it was.
-      const r = await db.query(
-        `UPDATE wallets SET owner_id = $2, owner_generation = owner_generation + (owner_id IS DISTINCT FROM $2)::int
-          WHERE id = $1 RETURNING *`,
-        [walletId, ownerId],
-      );
-      if (r.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+      const row = await db.transaction(async (tx) => {
+        // The previous owner read under the row's lock, so two changes at once each see the one before them.
+        const previous = await tx.query<{ owner_id: string }>('SELECT owner_id FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
+        if (previous.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+        // A change of owner starts a new ownership generation, which ends the old owner's sessions and links
+        // (dashboard/sessions.ts); setting the same owner again changes nothing.
+        const r = await tx.query(
+          `UPDATE wallets SET owner_id = $2, owner_generation = owner_generation + (owner_id IS DISTINCT FROM $2)::int
+            WHERE id = $1 RETURNING *`,
+          [walletId, ownerId],
+        );
+        if (beside && previous.rows[0].owner_id !== ownerId) await beside(tx, previous.rows[0].owner_id);
+        return r.rows[0];
+      });
       await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
-      return walletFromRow(r.rows[0]);
+      return walletFromRow(row);
     },
 
     topUp(walletId, input) {

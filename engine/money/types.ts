@@ -153,6 +153,8 @@ export interface TopUpInput {
   credits?: number | bigint;
   /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
   vendors?: string[] | null;
+  /** More to write in the top-up's own transaction once the lot exists (its audit record). */
+  beside?: (tx: Queryable, lot: LotBalance) => Promise<void>;
 }
 
 export interface Ledger {
@@ -166,7 +168,8 @@ export interface Ledger {
    * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
    * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
    */
-  setOwner(walletId: string, ownerId: string): Promise<Wallet>;
+  /** `beside` runs in the change's own transaction when the owner really changes (its audit record). */
+  setOwner(walletId: string, ownerId: string, beside?: (tx: Queryable, previousOwnerId: string) => Promise<void>): Promise<Wallet>;
   /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
   topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
   /** Throws errors.notFound when the wallet does not exist. */

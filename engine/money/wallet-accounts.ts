@@ -55,6 +55,7 @@ class AuthenticatedCaller implements Caller {
   readonly walletId: string;
   readonly keyPrefix: string;
   readonly audience: Caller['audience'];
+  readonly models: Caller['models'];
   readonly #auth: AuthContext;
 
   constructor(auth: AuthContext) {
@@ -62,6 +63,7 @@ class AuthenticatedCaller implements Caller {
     this.walletId = auth.walletId;
     this.keyPrefix = auth.keyPrefix;
     this.audience = auth.audience;
+    this.models = auth.models;
     this.#auth = auth;
   }
 

@@ -6,6 +6,7 @@ import type { DoorConfig } from '../catalog/config.ts';
 import type { ErrorShape } from '../core/errors.ts';
 import type { RouteInfo } from '../http/route-list.ts';
 import { KEY_BODY_FIELDS, LIST_LIMIT } from '../keys/validate.ts';
+import { AUDIT_ACTIONS } from '../audit/trail.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -25,11 +26,21 @@ const SUMMARIES: Record<string, string> = {
   'GET /v1/keys/{id}': 'One API key record (management key).',
   'PATCH /v1/keys/{id}': 'Changes only the fields sent; null clears (management key).',
   'DELETE /v1/keys/{id}': 'Closes the key at once, irreversibly (management key).',
+  'GET /v1/audit': "The wallet's audit trail, newest first: who changed what, from where, before and after (management key).",
   'GET /healthz': 'The process is up.',
   'GET /readyz': 'The database answers and the catalog is loaded (503 otherwise).',
   'GET /metrics': 'Prometheus metrics (GATEWAY_METRICS_TOKEN, or loopback peers with GATEWAY_METRICS_OPEN=loopback).',
   'GET /openapi.json': 'This description.',
 };
+
+/** The filters of GET /v1/audit (engine/audit/query.ts checks them). */
+const AUDIT_QUERY: Schema[] = [
+  { name: 'action', in: 'query', schema: { enum: [...AUDIT_ACTIONS] } },
+  { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Entries at or after this instant.' },
+  { name: 'until', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Entries before this instant.' },
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
+  { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+];
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request (the field is named in param)',
@@ -61,7 +72,7 @@ function openApiPath(url: string): { path: string; params: string[] } {
 
 function securityFor(method: string, path: string, door: DoorConfig | undefined): Schema[] {
   if (door) return door.key_headers.map((h) => (h === 'x-api-key' ? { apiKeyHeader: [] } : { apiKey: [] }));
-  if (path.startsWith('/v1/keys')) return [{ managementKey: [] }];
+  if (path.startsWith('/v1/keys') || path === '/v1/audit') return [{ managementKey: [] }];
   if (path.startsWith('/admin/')) return [{ adminToken: [] }];
   if (path === '/v1/videos/{id}/file' || !path.startsWith('/v1/')) return [];
   if (path === '/v1/generations/{id}' || (path === '/v1/key' && method === 'GET')) return [{ apiKey: [] }, { apiKeyHeader: [] }];
@@ -103,6 +114,7 @@ function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
     parameters.push({ name: 'limit', in: 'query', schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default } });
     parameters.push({ name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } });
   }
+  if (key === 'GET /v1/audit') parameters.push(...AUDIT_QUERY);
   const op: Schema = {
     summary: door ? `Model door '${door.name}': serves ${door.serves.kinds.join(', ')} models of vendors ${door.serves.vendors.map((v) => v.toUpperCase()).join(', ')}.` : (SUMMARIES[key] ?? `${route.method} ${path}`),
     operationId: `${route.method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,

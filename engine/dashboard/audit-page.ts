@@ -1,0 +1,71 @@
+// /dashboard/audit: the wallet's audit trail, newest first, filtered by what changed and by Korean dates. Every
+// value shown (names, user agents, before and after) is the owner's or a client's text, so all of it goes
+// through the html template's escaping like the other pages.
+import type { FastifyInstance } from 'fastify';
+import { listAudit, parseAuditQuery, type AuditRecord } from '../audit/query.ts';
+import { AUDIT_ACTIONS } from '../audit/trail.ts';
+import { endOfKoreanDay } from '../core/clock.ts';
+import type { DashboardDeps } from './deps.ts';
+import { queryText } from './form.ts';
+import { html, koreanTime, type Html } from './html.ts';
+import { sendPage } from './layout.ts';
+import { sessionOf } from './session-http.ts';
+
+const PAGE_SIZE = 100;
+
+const ACTOR_LABEL: Record<string, string> = { owner: 'Owner', management_key: 'Management key', operator: 'Operator' };
+
+const values = (v: unknown): Html => (v === null || v === undefined ? html`—` : html`<code>${JSON.stringify(v)}</code>`);
+
+function entryRow(e: AuditRecord): Html {
+  const from = e.ip || e.user_agent ? html`${e.ip ?? ''}${e.user_agent ? html`<br><small>${e.user_agent}</small>` : ''}` : html`—`;
+  return html`<tr data-audit-id="${e.id}"><td>${koreanTime(e.at)}</td><td>${ACTOR_LABEL[e.actor.kind] ?? e.actor.kind}${
+    e.actor.id ? html` <code>${e.actor.id}</code>` : ''
+  }</td><td>${e.action}</td><td>${e.target_id ? html`<code>${e.target_id}</code>` : '—'}</td><td>${values(e.before)}</td><td>${values(e.after)}</td><td>${from}</td></tr>`;
+}
+
+/** The page's filter as the shared query: Korean dates become instants (from 00:00 of `from` up to the end of `to`). */
+function filterQuery(query: unknown): { action?: string; since?: string; until?: string; offset?: string } {
+  const day = (name: string) => {
+    const v = queryText(query, name, 10);
+    if (v !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(v)) return { bad: v };
+    return { day: v };
+  };
+  const from = day('from');
+  const to = day('to');
+  return {
+    action: queryText(query, 'action', 40),
+    since: from.bad ?? (from.day ? `${from.day}T00:00:00+09:00` : undefined),
+    until: to.bad ?? (to.day ? endOfKoreanDay(to.day).toISOString() : undefined),
+    offset: queryText(query, 'offset', 15),
+  };
+}
+
+export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): void {
+  scope.get('/dashboard/audit', async (req, reply) => {
+    const s = sessionOf(req);
+    const q = req.query as Record<string, string | undefined>;
+    const filter = parseAuditQuery({ ...filterQuery(req.query), limit: String(PAGE_SIZE) });
+    const { data, total, has_more } = await listAudit(deps.db, s.walletId, filter);
+    const keep = new URLSearchParams(Object.entries({ action: q.action, from: q.from, to: q.to }).filter((kv): kv is [string, string] => !!kv[1]));
+    const pageLink = (offset: number) => `/dashboard/audit?${new URLSearchParams([...keep, ['offset', String(offset)]])}`;
+    return sendPage(reply, 200, {
+      title: 'Audit trail',
+      signedIn: { section: 'audit', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: html`<p>Every change to this wallet: who made it, from where, and the values before and after. Times are Korean.</p>
+<form method="get" action="/dashboard/audit"><fieldset><legend>Filter</legend>
+<label for="audit-action">What changed</label><select id="audit-action" name="action"><option value="">Everything</option>${AUDIT_ACTIONS.map(
+        (a) => html`<option value="${a}"${filter.action === a ? html` selected` : ''}>${a}</option>`,
+      )}</select>
+<label for="audit-from">From (Korean date)</label><input id="audit-from" name="from" type="date" value="${q.from ?? ''}">
+<label for="audit-to">To (Korean date)</label><input id="audit-to" name="to" type="date" value="${q.to ?? ''}">
+<p><button type="submit">Show</button></p></fieldset></form>
+<table><caption>${total} change${total === 1 ? '' : 's'}, newest first</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">About</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">From</th></tr></thead>
+<tbody>${data.map(entryRow)}</tbody></table>
+<nav aria-label="Pages">${filter.offset > 0 ? html`<a href="${pageLink(Math.max(0, filter.offset - PAGE_SIZE))}">Newer</a> ` : ''}${
+        has_more ? html`<a href="${pageLink(filter.offset + PAGE_SIZE)}">Older</a>` : ''
+      }</nav>`,
+    });
+  });
+}
