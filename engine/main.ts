@@ -145,14 +145,28 @@ function printBanner(gw: RunningGateway, url: string): void {
   if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
   lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
-  if (gw.devWallet) {
-    lines.push(
-      'first run: created a development wallet with $10 of credits. These keys are shown once:',
-      `  API key:        ${gw.devWallet.apiKey}`,
-      `  management key: ${gw.devWallet.managementKey}`,
-    );
-  }
+  if (gw.devWallet) lines.push(...devWalletLines(gw.devWallet));
+  if (gw.noWallet) lines.push(...noWalletLines());
   console.log(lines.join('\n'));
+}
+
+function devWalletLines(w: NonNullable<RunningGateway['devWallet']>): string[] {
+  return [
+    `first run: created the development wallet ${w.walletId} with $10 of credits. These keys are shown once:`,
+    `  API key:        ${w.apiKey}`,
+    `  management key: ${w.managementKey}`,
+    `  dashboard:      npx gateway wallet sign-in-link ${w.walletId}   (prints a one-time sign-in link)`,
+  ];
+}
+
+/** PostgreSQL makes no wallet by itself (it may serve many gateways): the operator's first steps, in order. */
+function noWalletLines(): string[] {
+  return [
+    'no wallet yet. Make one with credits, then an API key for it (with this DATABASE_URL set; the key is printed once):',
+    '  npx gateway wallet create --credits 10000000      ($10; prints the wallet id)',
+    '  npx gateway key create <wallet-id>',
+    '  npx gateway wallet sign-in-link <wallet-id>       (optional: its owner signs in to /dashboard)',
+  ];
 }
 
 /** A vendor without a credential fails its calls, not the start: the operator reads it here, and on /readyz. */

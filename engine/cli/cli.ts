@@ -13,6 +13,7 @@ const USAGE = `usage:
                                         --cursor with next_cursor of the last one
   gateway wallet owner <wallet-id> <owner-id>    the previous owner's management keys stop working
   gateway wallet sign-in-link <wallet-id>   a one-time link (15 min) that signs the owner in to /dashboard
+  gateway key create <wallet-id> [--name NAME]   an API key for the wallet, printed this once
   gateway management-key create <wallet-id> [--name NAME]
   gateway management-key list <wallet-id>        every management key, active or closed (never the secret)
   gateway management-key close <wallet-id> <key-id>   the key stops working at once
@@ -33,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
     if (code !== undefined) return code;
   }
   if (group === 'reload') return (await import('./reload.ts')).runReloadCommand([command, ...rest].filter((a) => a !== undefined));
-  if (group === 'wallet' || group === 'management-key') {
+  if (group === 'wallet' || group === 'management-key' || group === 'key') {
     // Loaded only here: the catalog commands need no database.
     const { runWalletCommand } = await import('./wallet-cli.ts');
     return runWalletCommand(group, command, rest);
