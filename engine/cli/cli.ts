@@ -1,9 +1,11 @@
 // `npx gateway …`: catalog review tools and the operator's wallet commands.
 import { runCatalogCommand } from './catalog-cli.ts';
+import { catalogFolders, missingFolder } from './catalog-folders.ts';
 
 const USAGE = `usage:
-  gateway catalog check [--strict]      validate catalog/ and config/ (exit 1 with file:line on problems;
-                                        warnings exit 0, and with --strict a date that has come exits 1)
+  gateway catalog check [--strict]      validate catalog/ and config/ (exit 1 with file:line on every problem;
+                                        warnings exit 0, and with --strict a date that has come exits 1); from
+                                        any folder: those of the nearest folder above with both, else this one's
   gateway catalog diff <git-ref>        Markdown table of every model, price (with unit and percentage), rule and
                                         door change since <git-ref> (docs/catalog-review.md)
   gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID]
@@ -24,12 +26,15 @@ On the embedded database the wallet and key commands go through the running gate
 gateway.json); when it cannot be reached they write nothing and exit 1.`;
 
 async function main(argv: string[]): Promise<number> {
-  const dirs = {
-    config: process.env.GATEWAY_CONFIG_DIR ?? './config',
-    catalog: process.env.GATEWAY_CATALOG_DIR ?? './catalog',
-  };
   const [group, command, ...rest] = argv;
   if (group === 'catalog') {
+    // check finds the project from any folder; diff compares the working tree of the folder it runs in.
+    const dirs = command === 'check' ? catalogFolders(process.env) : { config: process.env.GATEWAY_CONFIG_DIR ?? './config', catalog: process.env.GATEWAY_CATALOG_DIR ?? './catalog' };
+    const missing = command === 'check' ? missingFolder(dirs) : undefined;
+    if (missing) {
+      console.error(missing);
+      return 1;
+    }
     const code = runCatalogCommand(command, rest, dirs);
     if (code !== undefined) return code;
   }
