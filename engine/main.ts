@@ -7,6 +7,8 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { pidFilePath } from './core/pid-file.ts';
+import { writeReloadReport } from './core/reload-report.ts';
+import { describeReload } from './catalog/reload-summary.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
@@ -83,7 +85,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
 
   process.on('SIGHUP', () => {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
-    gw.reload();
+    reloadAndReport(gw, process.pid);
   });
   // SIGHUP is skipped: it reloads (above), while close-with-grace would treat it as a stop.
   stopGracefully(gw, ['SIGHUP'], () => {
@@ -98,13 +100,26 @@ function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string)
     printCatalogWarnings(gw);
     printConfigWarnings(gw);
   }
-  link.onReload(() => gw.reload());
+  // Every worker reads the same files; the first one answers the operator's SIGHUP, sent to the primary.
+  link.onReload(() => (process.env.GATEWAY_WORKER_INDEX === '1' ? reloadAndReport(gw, process.ppid) : gw.reload()));
   link.onMetricsCollect(() => gw.metrics.ownMetrics());
   gw.metrics.acrossWorkers(() => link.gatherMetrics());
   process.on('SIGHUP', () => gw.reload());
   const { close } = stopGracefully(gw, ['SIGHUP', 'SIGTERM', 'SIGINT'], () => undefined);
   link.onStop(close);
   link.tell({ type: 'listening', url });
+}
+
+/** Reloads, and leaves the result where `npx gateway reload` waits for it (a signal carries no answer). */
+function reloadAndReport(gw: RunningGateway, pidInFile: number): void {
+  const startedAt = Date.now();
+  const result = gw.reload();
+  const summary = result.changes ? describeReload(result.changes) : '';
+  try {
+    writeReloadReport(process.env, { pid: pidInFile, started_at: startedAt, ok: result.ok, version: result.version, problems: result.problems, summary });
+  } catch (e) {
+    gw.app.log.warn({ err: e }, 'could not leave the reload result for npx gateway reload (the reload log line still says it)');
+  }
 }
 
 /**

@@ -20,7 +20,8 @@ const USAGE = `usage:
   gateway management-key list <wallet-id>        every management key, active or closed (never the secret)
   gateway management-key close <wallet-id> <key-id>   the key stops working at once
   gateway reload [--url URL [--token T]]   reload the running gateway's catalog and config (SIGHUP to the pid in
-                                        GATEWAY_DATA_DIR/gateway.pid, or POST /admin/v1/reload at URL)
+                                        GATEWAY_DATA_DIR/gateway.pid, or POST /admin/v1/reload at URL); waits for
+                                        the result, and exits 1 listing the problems when it was refused
 Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA_DIR (as for npm start).
 On the embedded database the wallet and key commands go through the running gateway (its data folder's
 gateway.json); when it cannot be reached they write nothing and exit 1.`;
