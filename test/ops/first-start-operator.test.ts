@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startChildGateway, type ChildGateway } from './child-gateway.ts';
 
@@ -38,10 +38,12 @@ const keyWorks = async (base: string, key: string) => (await fetch(`${base}/v1/m
 
 describe('first start on the embedded database, no GATEWAY_ADMIN_TOKEN', () => {
   let gw: ChildGateway;
-
-  it('names the development wallet and the dashboard sign-in command, which works as printed', async () => {
+  beforeAll(async () => {
     gw = await startChildGateway({ GATEWAY_ADMIN_TOKEN: '' });
     started.push(gw);
+  }, 90_000);
+
+  it('names the development wallet and the dashboard sign-in command, which works as printed', async () => {
     const walletId = (await gw.waitFor(/created the development wallet (\S+) with \$10/))[1]!;
     const command = (await gw.waitFor(/dashboard:\s+npx gateway (wallet sign-in-link \S+)/))[1]!;
     expect(command).toBe(`wallet sign-in-link ${walletId}`);
