@@ -77,7 +77,7 @@ export function readConfig(dir: string): LoadedConfig {
     } catch (e) {
       if (!(e instanceof ConfigFileError)) throw e;
       problems.push(...e.problems);
-      return null as unknown as LoadedYaml<T>;
+      return null as unknown as LoadedYaml<T>; // never read: the problems are thrown below first
     }
   };
   const doors = read<DoorsFile>('doors');

@@ -4,7 +4,8 @@
 //   → 201 {wallet_id, url, expires_at}
 //
 // The link's origin is GATEWAY_PUBLIC_URL when set (the address owners reach the gateway at, behind a
-// proxy), else the origin this request came to. No admin token configured: the route is not registered (404).
+// proxy), else the origin this request came to. No admin token configured: the route is not registered (404);
+// only this start's local credential: 404 to anyone else too (admin/admin-token.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
