@@ -90,7 +90,13 @@ function modelOfPointer(pointer: string, ids: string[]): string | undefined {
 /** Each catalog file against the schema alone: what can still be said of the catalog when config/ is broken. */
 export function catalogSchemaProblems(dir: string): string[] {
   const problems: string[] = [];
-  for (const file of catalogFiles(dir)) {
+  let files: string[];
+  try {
+    files = catalogFiles(dir);
+  } catch {
+    return []; // a folder that cannot be listed is said once the config is sound, as it always was
+  }
+  for (const file of files) {
     try {
       loadYaml<CatalogFile>(file, join(dir, 'schema.json'));
     } catch (e) {
