@@ -26,11 +26,16 @@ Environment: GATEWAY_CONFIG_DIR, GATEWAY_CATALOG_DIR, DATABASE_URL, GATEWAY_DATA
 On the embedded database the wallet and key commands go through the running gateway (its data folder's
 gateway.json); when it cannot be reached they write nothing and exit 1.`;
 
+/** check finds the project from any folder; diff compares the working tree of the folder it runs in (git's). */
+function catalogDirsFor(command: string | undefined) {
+  if (command === 'check') return catalogFolders(process.env);
+  return { config: process.env.GATEWAY_CONFIG_DIR ?? './config', catalog: process.env.GATEWAY_CATALOG_DIR ?? './catalog' };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [group, command, ...rest] = argv;
   if (group === 'catalog') {
-    // check finds the project from any folder; diff compares the working tree of the folder it runs in.
-    const dirs = command === 'check' ? catalogFolders(process.env) : { config: process.env.GATEWAY_CONFIG_DIR ?? './config', catalog: process.env.GATEWAY_CATALOG_DIR ?? './catalog' };
+    const dirs = catalogDirsFor(command);
     const missing = command === 'check' ? missingFolder(dirs) : undefined;
     if (missing) {
       console.error(missing);
