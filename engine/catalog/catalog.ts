@@ -71,13 +71,14 @@ function readCatalogFile(file: string, schema: string, problems: string[], broke
     if (!(e instanceof ConfigFileError)) throw e;
     problems.push(...e.problems);
     if (!(e instanceof SchemaFileError)) return { loaded: null, sound: () => false };
-    const models = (e as SchemaFileError<CatalogFile>).loaded.data?.models;
+    const loaded = (e as SchemaFileError<CatalogFile>).loaded;
+    const models = loaded.data?.models;
     const ids = models !== null && typeof models === 'object' ? Object.keys(models) : [];
     const failed = new Set(e.failedPaths.map((p) => modelOfPointer(p, ids)));
     // An error outside every model (the file's vendor, `models` itself) leaves no model to trust.
     const whole = failed.has(undefined);
     for (const id of ids) if (whole || failed.has(id)) broken.add(id);
-    return whole ? { loaded: null, sound: () => false } : { loaded: e.loaded as LoadedYaml<CatalogFile>, sound: (id) => !failed.has(id) };
+    return whole ? { loaded: null, sound: () => false } : { loaded, sound: (id) => !failed.has(id) };
   }
 }
 
