@@ -20,6 +20,7 @@ import { openDatabase } from './db/open.ts';
 import { errors, type ErrorShape } from './core/errors.ts';
 import { sendError } from './http/reply-error.ts';
 import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
+import { createOperatorKey } from './keys/manage.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './money/audit.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './money/batch-queues.ts';
@@ -74,6 +75,8 @@ export interface RunningGateway {
   warnings: string[];
   /** A first-run development wallet, when this start created one. */
   devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
+  /** The database has no wallet at all, and this start made none (PostgreSQL): the banner says how to make one. */
+  noWallet: boolean;
   /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
   localAdminToken: string | null;
   /** Video jobs: store, files and the polling worker. */
@@ -192,13 +195,14 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     clock,
     createManagementKey: (walletId, name, actor) => keys.createManagementKey(walletId, name, actor),
     closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
+    createApiKey: (walletId, body, actor) => createOperatorKey({ keys, db, clock }, walletId, body, actor),
     onOwnerChanged: async (walletId) => {
       await keys.closeFormerOwnerManagementKeys(walletId);
     },
   });
   if (adminToken) registerReloadRoute(app, reload, adminToken, opts.onAdminReload);
   const sessions = createSessionStore(db, clock);
-  await registerSignInLinkRoute(app, { sessions, tokens: [adminToken ?? '', localAdminToken ?? ''], publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
+  await registerSignInLinkRoute(app, { sessions, adminToken, localToken: localAdminToken ?? undefined, publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
@@ -216,7 +220,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const stopSweeper = opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
   ledgerAudit.start(runtime.snapshot().config.billing.ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
   videos.start(app.log);
-  const devWallet = embedded ? await createDevWalletOnFirstRun(ledger, keys, db) : null;
+  const firstRun = !(await anyWallet(db));
+  // A shared PostgreSQL gets no development wallet: its wallets are the operator's to make (the banner says how).
+  const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
 
   return {
     app,
@@ -229,6 +235,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     simulatedVendors: simulated,
     warnings,
     devWallet,
+    noWallet: firstRun && !devWallet,
     localAdminToken,
     videos,
     metrics,
@@ -364,9 +371,9 @@ export function logReload(log: FastifyBaseLogger, result: ReloadResult): void {
 
 const DEV_CREDITS = 10_000_000; // $10
 
-async function createDevWalletOnFirstRun(ledger: Ledger, keys: KeyService, db: Db) {
-  const { rows } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM wallets');
-  if (Number(rows[0]?.n ?? 0) > 0) return null;
+const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT 1')).rows.length > 0;
+
+async function createDevWallet(ledger: Ledger, keys: KeyService) {
   const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
   const api = await keys.createApiKey(wallet.id, { name: 'development' });
   const management = await keys.createManagementKey(wallet.id, 'development', { kind: 'operator', id: 'first_run', ip: null, userAgent: null });

@@ -7,6 +7,8 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { pidFilePath } from './core/pid-file.ts';
+import { writeReloadReport } from './core/reload-report.ts';
+import { describeReload } from './catalog/reload-summary.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
@@ -83,7 +85,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
 
   process.on('SIGHUP', () => {
     gw.app.log.info({ signal: 'SIGHUP' }, 'SIGHUP received: reloading catalog and config');
-    gw.reload();
+    reloadAndReport(gw, process.pid);
   });
   // SIGHUP is skipped: it reloads (above), while close-with-grace would treat it as a stop.
   stopGracefully(gw, ['SIGHUP'], () => {
@@ -98,13 +100,26 @@ function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string)
     printCatalogWarnings(gw);
     printConfigWarnings(gw);
   }
-  link.onReload(() => gw.reload());
+  // Every worker reads the same files; the first one answers the operator's SIGHUP, sent to the primary.
+  link.onReload(() => (process.env.GATEWAY_WORKER_INDEX === '1' ? reloadAndReport(gw, process.ppid) : gw.reload()));
   link.onMetricsCollect(() => gw.metrics.ownMetrics());
   gw.metrics.acrossWorkers(() => link.gatherMetrics());
   process.on('SIGHUP', () => gw.reload());
   const { close } = stopGracefully(gw, ['SIGHUP', 'SIGTERM', 'SIGINT'], () => undefined);
   link.onStop(close);
   link.tell({ type: 'listening', url });
+}
+
+/** Reloads, and leaves the result where `npx gateway reload` waits for it (a signal carries no answer). */
+function reloadAndReport(gw: RunningGateway, pidInFile: number): void {
+  const startedAt = Date.now();
+  const result = gw.reload();
+  const summary = result.changes ? describeReload(result.changes) : '';
+  try {
+    writeReloadReport(process.env, { pid: pidInFile, started_at: startedAt, ok: result.ok, version: result.version, problems: result.problems, summary });
+  } catch (e) {
+    gw.app.log.warn({ err: e }, 'could not leave the reload result for npx gateway reload (the reload log line still says it)');
+  }
 }
 
 /**
@@ -145,14 +160,28 @@ function printBanner(gw: RunningGateway, url: string): void {
   if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
   lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
-  if (gw.devWallet) {
-    lines.push(
-      'first run: created a development wallet with $10 of credits. These keys are shown once:',
-      `  API key:        ${gw.devWallet.apiKey}`,
-      `  management key: ${gw.devWallet.managementKey}`,
-    );
-  }
+  if (gw.devWallet) lines.push(...devWalletLines(gw.devWallet));
+  if (gw.noWallet) lines.push(...noWalletLines());
   console.log(lines.join('\n'));
+}
+
+function devWalletLines(w: NonNullable<RunningGateway['devWallet']>): string[] {
+  return [
+    `first run: created the development wallet ${w.walletId} with $10 of credits. These keys are shown once:`,
+    `  API key:        ${w.apiKey}`,
+    `  management key: ${w.managementKey}`,
+    `  dashboard:      npx gateway wallet sign-in-link ${w.walletId}   (prints a one-time sign-in link)`,
+  ];
+}
+
+/** PostgreSQL makes no wallet by itself (it may serve many gateways): the operator's first steps, in order. */
+function noWalletLines(): string[] {
+  return [
+    'no wallet yet. Make one with credits, then an API key for it (with this DATABASE_URL set; the key is printed once):',
+    '  npx gateway wallet create --credits 10000000      ($10; prints the wallet id)',
+    '  npx gateway key create <wallet-id>',
+    '  npx gateway wallet sign-in-link <wallet-id>       (optional: its owner signs in to /dashboard)',
+  ];
 }
 
 /** A vendor without a credential fails its calls, not the start: the operator reads it here, and on /readyz. */

@@ -1,6 +1,6 @@
-// The one check of the operator's admin token, shared by every admin route (the admin API here and the
+// The one check of the operator's credentials, shared by every admin route (the admin API here and the
 // dashboard's sign-in-link route): `Authorization: Bearer <token>`, compared in constant time.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { errors } from '../core/errors.ts';
 
@@ -27,11 +27,31 @@ export function carriesAdminToken(authorization: string | string[] | undefined, 
   return given !== null && anyTokenMatches(given, tokens);
 }
 
-/** An onRequest hook that answers 401 unless the request carries one of `tokens`. */
-export function requireAdminToken(tokens: readonly string[]): (req: FastifyRequest) => Promise<void> {
-  return async (req) => {
+/** What an admin route accepts: GATEWAY_ADMIN_TOKEN, and this start's credential for the operator tools. */
+export interface AdminCredentials {
+  adminToken?: string;
+  localToken?: string;
+}
+
+export const acceptedTokens = (c: AdminCredentials): string[] => [c.adminToken, c.localToken].filter((t): t is string => !!t);
+
+/**
+ * An onRequest hook that lets through only a request carrying an accepted token. With GATEWAY_ADMIN_TOKEN set
+ * the operator knows the admin API is there, so a missing or wrong token is told 401. Without it the API is
+ * only the local tools' (operations.md: "Unset: the admin routes answer 404"), so anyone else gets the app's
+ * own 404, the same answer as a path no route serves.
+ */
+export function requireAdminToken(credentials: AdminCredentials): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const tokens = acceptedTokens(credentials);
+  const announced = !!credentials.adminToken;
+  return async (req, reply) => {
     const given = bearerOf(req.headers.authorization);
+    if (given !== null && anyTokenMatches(given, tokens)) return;
+    if (!announced) {
+      reply.callNotFound();
+      return reply;
+    }
     if (given === null) throw errors.authentication('Send the admin token as Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.');
-    if (!anyTokenMatches(given, tokens)) throw errors.authentication('The admin token is not valid.');
+    throw errors.authentication('The admin token is not valid.');
   };
 }

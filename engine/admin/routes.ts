@@ -12,6 +12,8 @@
 //   POST   /admin/v1/wallets/{id}/owner           {owner_id} → {id, owner_id}   (management keys made by the
 //                                                 previous owner stop working; the key service enforces it)
 //   POST   /admin/v1/wallets/{id}/management-keys {name?} → 201 {id, key, name}   (the full key, once)
+//   POST   /admin/v1/wallets/{id}/keys            {name?, audience?, monthly_limit_credits?, …} → 201 the key
+//                                                 doors' key record with the full key, once (api-key-routes.ts)
 //   GET    /admin/v1/wallets/{id}/management-keys → {data:[{id, name, key_prefix, created_by, created_at,
 //                                                 last_used_at, status, closed_at, closed_reason}]}   (never a secret)
 //   DELETE /admin/v1/wallets/{id}/management-keys/{key_id} → {id, object, closed: true}   (the key stops at once;
@@ -21,11 +23,12 @@
 // Top-ups, owner changes and management keys made or closed here are recorded in the audit trail, in the
 // change's own transaction, as the operator (operator-audit.ts).
 //
-// No token configured: the routes are not registered, so every admin path answers the app's 404.
-// Missing or wrong token: 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
+// No token configured: the routes are not registered, so every admin path answers the app's 404. Only this
+// start's local credential (the embedded database's operator tools): anyone else gets that same 404.
+// GATEWAY_ADMIN_TOKEN set: a missing or wrong token gets 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
 // fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up.
 import type { FastifyInstance } from 'fastify';
-import { requireAdminToken, tokenMatches } from './admin-token.ts';
+import { acceptedTokens, requireAdminToken, tokenMatches } from './admin-token.ts';
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
@@ -37,6 +40,8 @@ import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
 import { registerManagementKeyRoutes } from './management-key-routes.ts';
 import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from './operator-audit.ts';
 import { recordAudit, type Actor } from '../audit/trail.ts';
+import { registerApiKeyRoute } from './api-key-routes.ts';
+import type { ApiKeyRecord } from '../keys/records.ts';
 
 export interface AdminDeps {
   ledger: Ledger;
@@ -46,6 +51,8 @@ export interface AdminDeps {
   localToken?: string;
   /** Implemented by the key service: a management key created by the wallet's current owner. */
   createManagementKey: (walletId: string, name: string | undefined, actor: Actor) => Promise<{ id: string; key: string }>;
+  /** An API key for the wallet (keys/manage.ts createOperatorKey); without it POST …/keys is not served. */
+  createApiKey?: (walletId: string, body: unknown, actor: Actor) => Promise<ApiKeyRecord>;
   /** Closes one open management key of the wallet at once (keys/management-keys.ts); false when none. */
   closeManagementKey: (walletId: string, keyId: string, actor: Actor) => Promise<boolean>;
   /** Active slot-occupying keys of a wallet; default: countActiveKeysIn over `db`. */
@@ -87,8 +94,7 @@ function wholeCredits(v: unknown, field: string, { min }: { min: number }): numb
 export { countActiveKeysIn, walletView };
 
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
-  const tokens = [deps.adminToken, deps.localToken].filter((t): t is string => !!t);
-  if (tokens.length === 0) return; // unset: no admin routes, every /admin path is the app's 404
+  if (acceptedTokens(deps).length === 0) return; // unset: no admin routes, every /admin path is the app's 404
   const { ledger } = deps;
   const clock = deps.clock ?? systemClock;
   const countActiveKeys =
@@ -104,7 +110,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   await app.register(async (scope) => {
     installErrorHandler(scope);
 
-    scope.addHook('onRequest', requireAdminToken(tokens));
+    scope.addHook('onRequest', requireAdminToken(deps));
 
     scope.post('/admin/v1/wallets', async (req, reply) => {
       const b = objectBody(req.body, ['credits', 'splits_usage', 'key_slots', 'owner_id']);
@@ -167,6 +173,8 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     scope.get('/admin/v1/wallets', async (req) =>
       listWallets(deps.db ?? ledger.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
     );
+
+    if (deps.createApiKey) registerApiKeyRoute(scope, { requireWallet, createApiKey: (walletId, body, req) => deps.createApiKey!(walletId, body, operatorActor(req, deps.localToken)) });
 
     registerManagementKeyRoutes(scope, {
       db: deps.db ?? ledger.db,

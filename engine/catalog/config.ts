@@ -15,7 +15,7 @@ import type {
   VendorYaml,
   VideosFile,
 } from '../core/schema-types.ts';
-import { loadYaml, type Locate } from './yaml-file.ts';
+import { ConfigFileError, loadYaml, type LoadedYaml, type Locate } from './yaml-file.ts';
 
 // The shapes are the schemas' (config/schemas/*.json, through engine/core/schema-types.ts); this file only
 // adds what loading fills in.
@@ -69,7 +69,17 @@ export interface LoadedConfig {
 
 /** Reads config/*.yaml, each against its schema; what spans files is checked by validate.ts. */
 export function readConfig(dir: string): LoadedConfig {
-  const read = <T>(name: ConfigFile) => loadYaml<T>(join(dir, `${name}.yaml`), join(dir, 'schemas', `${name}.schema.json`));
+  const problems: string[] = [];
+  // Every file is read before any problem is thrown, so one run names the problems of all of them.
+  const read = <T>(name: ConfigFile) => {
+    try {
+      return loadYaml<T>(join(dir, `${name}.yaml`), join(dir, 'schemas', `${name}.schema.json`));
+    } catch (e) {
+      if (!(e instanceof ConfigFileError)) throw e;
+      problems.push(...e.problems);
+      return null as unknown as LoadedYaml<T>; // never read: the problems are thrown below first
+    }
+  };
   const doors = read<DoorsFile>('doors');
   const vendors = read<VendorsFile>('vendors');
   const billing = read<BillingFile>('billing');
@@ -77,6 +87,7 @@ export function readConfig(dir: string): LoadedConfig {
   const rules = read<RulesFile>('rules');
   const videos = read<VideosFile>('videos');
   const callers = read<CallersFile>('callers');
+  if (problems.length) throw new ConfigFileError(problems);
   const config: GatewayConfig = {
     dir,
     doors: Object.fromEntries(Object.entries(doors.data).map(([name, raw]) => [name, withDoorDefaults(name, raw)])),

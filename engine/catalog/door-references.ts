@@ -4,7 +4,8 @@ import type { Catalog } from './catalog.ts';
 import type { LoadedConfig } from './config.ts';
 import { didYouMean } from './nearest-name.ts';
 
-export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Catalog): string[] {
+/** `broken`: models written but failed their schema (already a problem each), so not named again here. */
+export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Catalog, broken: ReadonlySet<string> = new Set()): string[] {
   const problems: string[] = [];
   const doors = config.doors;
   // Own keys only: a door called `constructor` is no door.
@@ -27,7 +28,7 @@ export function doorReferenceProblems({ config, at }: LoadedConfig, catalog: Cat
     });
   });
   for (const door of Object.values(doors)) {
-    if (!door.default_model) continue;
+    if (!door.default_model || broken.has(door.default_model)) continue;
     const model = catalog.models.get(door.default_model);
     if (!model?.doors.includes(door.name)) {
       const why = model ? 'a model it does not serve' : `a model the catalog does not define${didYouMean(door.default_model, catalog.models.keys())}`;

@@ -1,6 +1,7 @@
-// What is probably a mistake in a model but may be right, so it never stops a start or a reload: a
-// sale end or a scheduled price whose date has come (normal the day after; worth cleaning up), and a
-// price outside the range any vendor charges (a slipped decimal point, a price per token written per 1M).
+// What is probably a mistake in a model but may be right, so it never stops a start or a reload: a sale end
+// not yet marked `retired` or a scheduled price whose date has come (normal the day after; worth cleaning
+// up), and a price outside the range any vendor charges (a slipped decimal point, a price per token written
+// per 1M).
 import { modelDates } from './catalog-dates.ts';
 import { pricesOf, type PriceUnit } from './price-units.ts';
 import type { ModelEntry } from '../core/types.ts';
@@ -35,10 +36,11 @@ export function modelWarnings(models: Iterable<ModelEntry>, at: (m: ModelEntry, 
     const warn = (path: (string | number)[], message: string, pastDate = false) => out.push({ at: at(m, path), message: `model '${m.id}': ${message}`, pastDate });
     for (const { path, date, role } of modelDates(m)) {
       // Dates compare as text; one that names no day is refused by model-checks.ts.
-      if (date > today) continue;
+      const come = date <= today;
       if (role === 'sale-end') {
-        warn(path, `sale_ends ${date} has come: the model is no longer sold (remove it once callers have moved to '${m.successor}')`, true);
-      } else {
+        const found = saleEndWarning(m, date, come, path);
+        if (found) warn(found.path, found.message, found.pastDate);
+      } else if (come) {
         warn(path, `the scheduled price from ${date} is in force: make it the base input and output price and remove the entry`, true);
       }
     }
@@ -51,6 +53,17 @@ export function modelWarnings(models: Iterable<ModelEntry>, at: (m: ModelEntry, 
     if (m.kind === 'text') for (const { path, message } of freeOutput(m)) warn(path, message);
   }
   return out;
+}
+
+/**
+ * A sale end that has come is news once: the operator marks the model `retired: true` and keeps the entry,
+ * whose callers are then told its successor, and neither the start nor `--strict` speaks of it again. The
+ * mark may be set ahead of the date; the model is sold until then all the same (model-lookup.ts).
+ */
+function saleEndWarning(m: ModelEntry, date: string, come: boolean, path: (string | number)[]): { path: (string | number)[]; message: string; pastDate: boolean } | null {
+  if (!come || m.retired) return null;
+  const message = `sale_ends ${date} has come: the model is no longer sold (mark it \`retired: true\` to keep pointing its callers to '${m.successor}' without this warning, or remove it once they have moved)`;
+  return { path, message, pastDate: true };
 }
 
 /** A text model that charges for input but not for output: every answer would be given away. */

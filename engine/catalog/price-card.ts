@@ -17,7 +17,7 @@ export interface CardLine {
 type Raw = Record<string, unknown>;
 const present = (v: unknown) => v !== undefined && v !== null;
 
-/** vendor, kind, doors, context, every price (tiers by threshold, scheduled by date), effort, rules, sale end, data handling, source. */
+/** vendor, kind, doors, context, every price (tiers by threshold, scheduled by date), effort, rules, sale end, retired, data handling, source. */
 export function modelCard(m: Raw): CardLine[] {
   const lines: CardLine[] = [];
   const plain = (field: string, value: unknown, unit = '') => {
@@ -41,6 +41,7 @@ export function modelCard(m: Raw): CardLine[] {
   list('rules', m.rules, 'none');
   plain('sale_ends', m.sale_ends, 'date (KST)');
   plain('successor', m.successor);
+  plain('retired', m.retired);
   for (const [key, value] of Object.entries(asRecord(m.data_handling))) plain(`data_handling.${key}`, value);
   plain('source', m.source);
   list('assumed', m.assumed);

@@ -1,7 +1,7 @@
 // The catalog and config in force. A call takes one snapshot at its start and keeps it to the end,
 // so a reload never changes a call in flight; a broken reload leaves the running snapshot serving.
-import { readCatalog, type Catalog } from './catalog.ts';
-import { readConfig, type GatewayConfig } from './config.ts';
+import { catalogSchemaProblems, readCatalog, type Catalog } from './catalog.ts';
+import { readConfig, type GatewayConfig, type LoadedConfig } from './config.ts';
 import { summariseReload, type ReloadSummary } from './reload-summary.ts';
 import type { CatalogWarning } from './model-warnings.ts';
 import { snapshotProblems, snapshotWarnings } from './validate.ts';
@@ -56,7 +56,14 @@ export class Runtime {
  * problem found. Warnings are as of `now`.
  */
 export function loadSnapshot(dirs: { config: string; catalog: string }, version: number, now = new Date()): Snapshot {
-  const config = readConfig(dirs.config);
+  let config: LoadedConfig;
+  try {
+    config = readConfig(dirs.config);
+  } catch (e) {
+    // Without the config the catalog's cross-checks cannot run, but its files' own problems are listed too.
+    if (e instanceof ConfigFileError) throw new ConfigFileError([...e.problems, ...catalogSchemaProblems(dirs.catalog)]);
+    throw e;
+  }
   const catalog = readCatalog(dirs.catalog, config.config);
   const problems = snapshotProblems(config, catalog);
   if (problems.length) throw new ConfigFileError(problems);

@@ -16,7 +16,7 @@ export interface SchemaErrorContext {
 /** `file:line: reason` for each mistake ajv found (errors need ajv's `verbose` option for the best wording). */
 export function describeSchemaErrors(errors: ErrorObject[], ctx: SchemaErrorContext): string[] {
   const out = new Set<string>();
-  for (const e of withoutEchoes(errors)) {
+  for (const e of oneErrorPerValueRule(withoutEchoes(errors))) {
     const conditional = conditionalOf(e, errors);
     const { path, reason } = describe(e, ctx, conditional);
     const description = conditional?.description;
@@ -52,6 +52,31 @@ function withoutEchoes(errors: ErrorObject[]): ErrorObject[] {
   });
   return errors.filter((e) => !dropped.has(e)).map((e) => merged.get(e) ?? e);
 }
+
+/**
+ * A bad value breaks the field's own rule and, often, a conditional's stricter one of the same kind ("must be
+ * integer" and "must be integer,null" for a text model's context window; two minimums for its max output): one
+ * line says it, the conditional's, whose description says why. Rules that name another field (a missing or an
+ * unknown one) are not merged: each names a different field.
+ */
+function oneErrorPerValueRule(errors: ErrorObject[]): ErrorObject[] {
+  const kept = new Map<string, ErrorObject>();
+  const keyOf = (e: ErrorObject) => (VALUE_RULES.has(e.keyword) ? `${e.instancePath}\0${e.keyword}` : undefined);
+  for (const e of errors) {
+    const key = keyOf(e);
+    if (key === undefined) continue;
+    const first = kept.get(key);
+    if (!first || (!isConditional(first) && isConditional(e))) kept.set(key, e);
+  }
+  return errors.filter((e) => {
+    const key = keyOf(e);
+    return key === undefined || kept.get(key) === e;
+  });
+}
+
+const VALUE_RULES = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'enum', 'const', 'format', 'multipleOf']);
+
+const isConditional = (e: ErrorObject) => /\/(then|else)\//.test(e.schemaPath);
 
 /**
  * The errors of a oneOf's branches: ajv lists them just before the oneOf's own error, at or under its

@@ -16,8 +16,8 @@ export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): 
   return [
     ...catalog.problems,
     ...doorProblems(cfg, config.at.doors, config.at.billing),
-    ...doorReferenceProblems(config, catalog.catalog),
-    ...modelProblems(models, catalog.at, cfg),
+    ...doorReferenceProblems(config, catalog.catalog, catalog.broken),
+    ...modelProblems(models, catalog.at, cfg, catalog.broken),
     // A model is named by its `rules:` line: the list that asks for the effects the door would skip.
     ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, ['rules'])),
   ];

@@ -15,6 +15,21 @@ export class ConfigFileError extends Error {
   }
 }
 
+/**
+ * A file that is YAML but fails its schema. It still carries what it holds and which values failed (JSON
+ * pointers), so the parts no error touches can be checked too: one run lists every problem, not one class.
+ */
+export class SchemaFileError<T = unknown> extends ConfigFileError {
+  constructor(
+    problems: string[],
+    readonly loaded: LoadedYaml<T>,
+    readonly failedPaths: string[],
+  ) {
+    super(problems);
+    this.name = 'SchemaFileError';
+  }
+}
+
 /** Where a value sits, as `file:line`, by its path of keys from the document root. */
 export type Locate = (path: (string | number)[]) => string;
 
@@ -60,13 +75,15 @@ export function parseYaml<T>(file: string, text: string, schemaFile?: string): L
     );
   }
   const data = doc.toJS() as T;
+  const loaded: LoadedYaml<T> = { file, data, lineOf, at: (path) => `${file}:${lineOf(path)}` };
   if (schemaFile) {
     const validate = validatorFor(schemaFile);
     if (!validate(data)) {
-      throw new ConfigFileError(describeSchemaErrors(validate.errors ?? [], { file, data, lineOf }));
+      const found = validate.errors ?? [];
+      throw new SchemaFileError(describeSchemaErrors(found, { file, data, lineOf }), loaded, found.map((e) => e.instancePath));
     }
   }
-  return { file, data, lineOf, at: (path) => `${file}:${lineOf(path)}` };
+  return loaded;
 }
 
 export function loadYaml<T>(file: string, schemaFile?: string): LoadedYaml<T> {

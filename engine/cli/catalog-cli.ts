@@ -52,7 +52,8 @@ export function runCatalogCommand(command: string | undefined, args: string[], d
     const { problems, warnings } = reviewCatalog(dirs, { strict: args.includes('--strict') });
     for (const p of problems) console.error(p);
     for (const w of warnings) console.error(formatWarning(w));
-    if (problems.length === 0) console.log(`catalog and config are valid${warnings.length ? ` (${warnings.length} warning${warnings.length > 1 ? 's' : ''})` : ''}`);
+    const counted = warnings.length ? ` (${warnings.length} warning${warnings.length > 1 ? 's' : ''})` : '';
+    if (problems.length === 0) console.log(`catalog and config are valid${counted}: ${dirs.catalog}, ${dirs.config}`);
     return problems.length ? 1 : 0;
   }
   if (command === 'diff' && args.length === 1) {

@@ -1,15 +1,18 @@
 // `npx gateway reload`: makes the running gateway re-read catalog/ and config/. Either through its admin API
 // (--url and an admin token), which answers with the result, or with a SIGHUP to the pid `npm start` wrote
-// (engine/core/pid-file.ts), whose result is in the gateway's log.
+// (engine/core/pid-file.ts), whose result the gateway leaves beside it (engine/core/reload-report.ts). Either
+// way the command exits 1 and lists the problems when the reload was refused.
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pidFilePath } from '../core/pid-file.ts';
+import { readReloadReport, reloadReportPath, type ReloadReport } from '../core/reload-report.ts';
 
 type Env = Record<string, string | undefined>;
 
 export async function runReloadCommand(args: string[], env: Env = process.env): Promise<number> {
   const url = option(args, '--url');
   if (url) return reloadOverHttp(url, option(args, '--token') ?? env.GATEWAY_ADMIN_TOKEN);
-  return reloadBySignal(pidFilePath(env));
+  return reloadBySignal(pidFilePath(env), reloadReportPath(env));
 }
 
 function option(args: string[], name: string): string | undefined {
@@ -32,7 +35,7 @@ async function reloadOverHttp(url: string, token: string | undefined): Promise<n
   return 1;
 }
 
-function reloadBySignal(pidFile: string): number {
+async function reloadBySignal(pidFile: string, reportFile: string): Promise<number> {
   let text: string;
   try {
     text = readFileSync(pidFile, 'utf8');
@@ -45,6 +48,7 @@ function reloadBySignal(pidFile: string): number {
     console.error(`${pidFile} does not hold a process id.`);
     return 1;
   }
+  const sentAt = Date.now();
   try {
     process.kill(pid, 'SIGHUP');
   } catch (e) {
@@ -52,6 +56,29 @@ function reloadBySignal(pidFile: string): number {
     console.error(gone ? `The gateway of ${pidFile} (pid ${pid}) is no longer running.` : `Could not signal pid ${pid}: ${(e as Error).message}`);
     return 1;
   }
-  console.log(`sent SIGHUP to the gateway (pid ${pid}); its log says what changed, or why nothing did.`);
+  console.log(`sent SIGHUP to the gateway (pid ${pid}); waiting for its result`);
+  const report = await reportAfter(reportFile, pid, sentAt);
+  if (!report) {
+    console.error(`No result came within ${REPORT_WAIT_MS / 1000} s in ${reportFile}: the gateway's log says whether it reloaded.`);
+    return 1;
+  }
+  if (!report.ok) {
+    console.error(`reload refused; the running catalog stays:\n${report.problems.join('\n')}`);
+    return 1;
+  }
+  console.log(`reloaded: catalog version ${report.version}: ${report.summary}`);
   return 0;
+}
+
+/** Long enough for a reload on a busy machine; a gateway too old to leave a report is waited for this long. */
+const REPORT_WAIT_MS = 15_000;
+const REPORT_POLL_MS = 50;
+
+/** The first report of `pid` that began at or after the signal, or null when none came in time. */
+async function reportAfter(path: string, pid: number, sentAt: number): Promise<ReloadReport | null> {
+  for (const deadline = Date.now() + REPORT_WAIT_MS; Date.now() < deadline; await sleep(REPORT_POLL_MS)) {
+    const report = readReloadReport(path);
+    if (report && report.pid === pid && report.started_at >= sentAt) return report;
+  }
+  return null;
 }

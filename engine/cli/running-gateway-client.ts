@@ -57,6 +57,7 @@ export function adminCallFor(group: string, command: string | undefined, positio
   }
   if (group === 'wallet' && command === 'owner') return { method: 'POST', path: `${wallet(' <owner-id>')}/owner`, body: { owner_id: second } };
   if (group === 'wallet' && command === 'sign-in-link') return { method: 'POST', path: `${wallet()}/sign-in-link` };
+  if (group === 'key' && command === 'create') return { method: 'POST', path: `${wallet()}/keys`, body: { name: values.name } };
   if (group === 'management-key' && command === 'create') return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
   if (group === 'management-key' && command === 'list') return { method: 'GET', path: `${wallet()}/management-keys` };
   if (group === 'management-key' && command === 'close') {

@@ -1,4 +1,5 @@
-// `gateway wallet create|topup|show|list|owner|sign-in-link` and `gateway management-key create|list|close`:
+// `gateway wallet create|topup|show|list|owner|sign-in-link`, `gateway key create` and
+// `gateway management-key create|list|close`:
 // argv in, JSON out (the admin API's answers).
 import { parseArgs } from 'node:util';
 import { walletCreate, walletList, walletOwner, walletShow, walletTopup } from './wallet-commands.ts';
@@ -6,6 +7,7 @@ import { systemClock } from '../core/clock.ts';
 import { openDatabase } from '../db/open.ts';
 import { errors, isGatewayError } from '../core/errors.ts';
 import { closeManagementKey, createKeyService, listManagementKeys, type KeyService } from '../keys/index.ts';
+import { createOperatorKey } from '../keys/manage.ts';
 import { existsSync } from 'node:fs';
 import { CLI_OPERATOR } from '../audit/trail.ts';
 import { processAlive, readRunningGatewayFile, type RunningGatewayFile } from '../admin/running-gateway-file.ts';
@@ -109,6 +111,10 @@ async function run(
     return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id)));
   }
   if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
+  if (group === 'key' && command === 'create') {
+    await walletShow(db, need()); // 404 for an unknown wallet, as the admin API answers
+    return withKeys((keys) => createOperatorKey({ keys, db, clock: systemClock }, walletId, { name: values.name }, CLI_OPERATOR));
+  }
   if (group === 'management-key' && command === 'create') {
     return withKeys(async (keys) => ({ ...(await keys.createManagementKey(need(), values.name, CLI_OPERATOR)), name: values.name ?? null }));
   }

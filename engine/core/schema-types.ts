@@ -425,6 +425,12 @@ export type CatalogModel = {
   sale_ends?: null | string;
   /** Id of the model that replaces this one (must exist in the catalog), or null. */
   successor?: null | string;
+  /**
+   * true once sale_ends has come and the operator has seen it: the entry stays so callers of this id are
+   * pointed at the successor, and the start and `catalog check --strict` no longer warn of the date.
+   * Requires sale_ends.
+   */
+  retired?: boolean;
   data_handling?: null | DataHandling;
   /**
    * spec: the figures are stated by the published interface (fields listed in `assumed` excepted);

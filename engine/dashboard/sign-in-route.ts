@@ -4,17 +4,16 @@
 //   → 201 {wallet_id, url, expires_at}
 //
 // The link's origin is GATEWAY_PUBLIC_URL when set (the address owners reach the gateway at, behind a
-// proxy), else the origin this request came to. No admin token configured: the route is not registered (404).
+// proxy), else the origin this request came to. No admin token configured: the route is not registered (404);
+// only this start's local credential: 404 to anyone else too (admin/admin-token.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
-import { requireAdminToken } from '../admin/admin-token.ts';
+import { acceptedTokens, requireAdminToken, type AdminCredentials } from '../admin/admin-token.ts';
 import type { SessionStore, SignInLink } from './sessions.ts';
 
-export interface SignInRouteDeps {
+export interface SignInRouteDeps extends AdminCredentials {
   sessions: SessionStore;
-  /** The admin tokens this start accepts (GATEWAY_ADMIN_TOKEN and the local operator token). */
-  tokens: string[];
   /** GATEWAY_PUBLIC_URL, when set. */
   publicUrl?: string;
 }
@@ -32,11 +31,10 @@ export function signInLinkAnswer(origin: string, link: SignInLink) {
 const requestOrigin = (req: FastifyRequest) => `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`;
 
 export async function registerSignInLinkRoute(app: FastifyInstance, deps: SignInRouteDeps): Promise<void> {
-  const tokens = deps.tokens.filter((t) => t !== '');
-  if (tokens.length === 0) return;
+  if (acceptedTokens(deps).length === 0) return;
   await app.register(async (scope) => {
     installErrorHandler(scope);
-    scope.addHook('onRequest', requireAdminToken(tokens));
+    scope.addHook('onRequest', requireAdminToken(deps));
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/sign-in-link', async (req, reply) => {
       if (req.body !== undefined && req.body !== null && (typeof req.body !== 'object' || Object.keys(req.body).length > 0)) {
         throw errors.invalidRequest('This route takes no body fields.');

@@ -13,7 +13,7 @@ import { keyRecord, type ApiKeyRecord } from './records.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
 import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
-import { checkAudienceForWallet, checkLimits, keyNames, type CreateInput, type PatchInput } from './validate.ts';
+import { checkAudienceForWallet, checkLimits, keyNames, parseCreate, type CreateInput, type PatchInput } from './validate.ts';
 
 export interface KeyManagementDeps {
   keys: KeyService;
@@ -179,6 +179,18 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
     );
   }
   return made.map(({ row, key }) => keyRecord(row, { splitsUsage: wallet.splitsUsage, key }));
+}
+
+/**
+ * One API key made by the operator (`gateway key create`, POST /admin/v1/wallets/{id}/keys): the body of a key
+ * door's create without `count`, checked and limited the same way, so an operator's key is an owner's key.
+ */
+export async function createOperatorKey(deps: KeyManagementDeps, walletId: string, raw: unknown, actor: Actor): Promise<ApiKeyRecord> {
+  if (raw !== null && typeof raw === 'object' && Object.hasOwn(raw, 'count')) {
+    throw errors.invalidRequest('count is not taken here: the operator makes one key per call.', 'count');
+  }
+  const [record] = await createKeys(deps, walletId, parseCreate(raw, koreanDate(deps.clock.now())), actor);
+  return record;
 }
 
 /**

@@ -28,17 +28,22 @@ const warningsAt = (now: string, dirs = shipped) => reviewCatalog(dirs, { now: n
 
 describe('catalog check: dates that have come', () => {
   it('warns of a sale end from 00:00 KST of its day, on the sale_ends line, and refuses it only with --strict', () => {
-    expect(warningsAt('2026-10-22T14:59:59Z')).toEqual([]);
-    const warnings = warningsAt('2026-10-22T15:00:00Z');
-    const mediaYaml = 'catalog/media.yaml';
-    const vendorB = 'catalog/vendor-b.yaml';
+    expect(warningsAt('2026-11-30T14:59:59Z')).toEqual([]);
+    const warnings = warningsAt('2026-11-30T15:00:00Z');
     const text = (f: string) => readFileSync(f, 'utf8');
-    expect(warnings).toEqual([
-      `${mediaYaml}:${lineIn(text(mediaYaml), 'image-b-5', 'sale_ends:')}: warning: model 'image-b-5': sale_ends 2026-10-23 has come: the model is no longer sold (remove it once callers have moved to 'image-b-3')`,
-      `${vendorB}:${lineIn(text(vendorB), 'o-pro-1', 'sale_ends:')}: warning: model 'o-pro-1': sale_ends 2026-10-23 has come: the model is no longer sold (remove it once callers have moved to 'o-pro-3')`,
-    ]);
-    expect(checkCatalog(shipped, { now: new Date('2026-10-22T15:00:00Z') })).toEqual([]);
-    const strict = reviewCatalog(shipped, { now: new Date('2026-10-22T15:00:00Z'), strict: true });
+    const ending = [
+      ['catalog/media.yaml', 'image-b-4', 'image-b-3'],
+      ['catalog/media.yaml', 'image-b-6', 'image-b-3'],
+      ['catalog/vendor-a.yaml', 'a-small-3.5', 'a-small-4.5'],
+    ];
+    expect(warnings).toEqual(
+      ending.map(
+        ([file, id, successor]) =>
+          `${file}:${lineIn(text(file), id, 'sale_ends:')}: warning: model '${id}': sale_ends 2026-12-01 has come: the model is no longer sold (mark it \`retired: true\` to keep pointing its callers to '${successor}' without this warning, or remove it once they have moved)`,
+      ),
+    );
+    expect(checkCatalog(shipped, { now: new Date('2026-11-30T15:00:00Z') })).toEqual([]);
+    const strict = reviewCatalog(shipped, { now: new Date('2026-11-30T15:00:00Z'), strict: true });
     expect(strict.warnings).toEqual([]);
     expect(strict.problems).toEqual(warnings.map((w) => w.replace(': warning: ', ': ')));
   });
@@ -145,6 +150,8 @@ describe('npm start', () => {
         tick();
       });
       expect(out).toMatch(/the catalog has \d+ warning\(s\)/);
+      // The shipped models whose sale ended are marked retired: the start no longer speaks of them.
+      expect(out).not.toMatch(/model '(image-b-5|o-pro-1)'/);
     } finally {
       child.kill('SIGTERM');
       await exited;

@@ -1,5 +1,6 @@
 // `npx gateway reload` reaches a real running gateway: by the pid file `npm start` writes in its data folder
-// (SIGHUP, whose result is in the gateway's log), or over the admin API with --url and a token.
+// (SIGHUP, whose result the gateway leaves beside it for the command to wait for), or over the admin API with
+// --url and a token. Either way a refused reload exits 1 with the problems.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +41,7 @@ describe('npx gateway reload', () => {
     const r = await cli(['reload'], { GATEWAY_DATA_DIR: gw.dataDir });
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain(`pid ${gw.child.pid}`);
+    expect(r.out).toMatch(/reloaded: catalog version 2: .*d-3/);
     await gw.waitFor(/SIGHUP received/, 10_000);
     await gw.waitFor(/catalog and config reloaded/, 10_000);
     expect(await priceOfD3()).toBe(4);
@@ -56,6 +58,25 @@ describe('npx gateway reload', () => {
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(/reload refused[\s\S]*inptu/);
     expect(await priceOfD3()).toBe(5);
+  }, 60_000);
+
+  it('waits for the result of the SIGHUP: a refused reload exits 1 with each problem, and the catalog stays', async () => {
+    // The reload over the admin API above was refused: the YAML still has the misspelt field.
+    expect(gw.tree.read('catalog/vendor-d.yaml')).toContain('inptu: 6');
+    gw.tree.edit('config/limits.yaml', (t) => `${t}\nno_such_limit: 1\n`);
+    const refused = await cli(['reload'], { GATEWAY_DATA_DIR: gw.dataDir });
+    expect(refused.code, refused.out).toBe(1);
+    expect(refused.out).toMatch(/reload refused; the running catalog stays:\n/);
+    expect(refused.out).toMatch(/vendor-d\.yaml:\d+: .*inptu/);
+    expect(refused.out).toMatch(/limits\.yaml:\d+: .*no_such_limit/);
+    expect(await priceOfD3()).toBe(5);
+    // The next answer is its own, not the refusal left before it.
+    gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { inptu: 6,', 'pricing: { input: 6,'));
+    gw.tree.edit('config/limits.yaml', (t) => t.replace('\nno_such_limit: 1\n', ''));
+    const ok = await cli(['reload'], { GATEWAY_DATA_DIR: gw.dataDir });
+    expect(ok.code, ok.out).toBe(0);
+    expect(ok.out).toMatch(/reloaded: catalog version \d+: .*d-3/);
+    expect(await priceOfD3()).toBe(6);
   }, 60_000);
 
   it('says clearly when no gateway runs on that data folder', async () => {

@@ -3,6 +3,7 @@
 // reaches every worker, a worker that dies is replaced, SIGTERM drains them all, and the settings it cannot
 // serve are refused at the start.
 import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,14 @@ import { series } from '../helpers/metrics-text.ts';
 import { startChildGateway, type ChildGateway } from './child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
+
+/** `npx gateway reload` (the SIGHUP form) on a data folder: its exit code and everything it printed. */
+const reloadCommand = (dataDir: string) =>
+  new Promise<{ code: number; out: string }>((resolve) =>
+    execFile(process.execPath, ['--import', 'tsx', 'engine/cli/cli.ts', 'reload'], { env: { ...process.env, GATEWAY_DATA_DIR: dataDir } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+    ),
+  );
 const ADMIN = 'workers-admin-token';
 
 let pgSchema: TestPostgres;
@@ -183,9 +192,13 @@ describe('GATEWAY_WORKERS', () => {
     expect(series(scrapeAfterReload.text, 'gateway_catalog_version')).toBe(2);
     expect(series(scrapeAfterReload.text, 'gateway_reloads_total', { result: 'ok' })).toBe(1);
 
-    // SIGHUP to the pid in the pid file (what `npx gateway reload` sends) reaches every worker.
+    // `npx gateway reload` signals the pid in the pid file (the primary): every worker reloads, and the
+    // command hears the result from the first one.
     gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 4,', 'pricing: { input: 5,'));
-    gw.child.kill('SIGHUP');
+    const reloaded = await reloadCommand(gw.dataDir);
+    expect(reloaded.code, reloaded.out).toBe(0);
+    expect(reloaded.out).toContain(`sent SIGHUP to the gateway (pid ${primary})`);
+    expect(reloaded.out).toMatch(/reloaded: catalog version \d+: .*d-3/);
     await until(() => (gw!.out.text.match(/catalog and config reloaded/g) ?? []).length >= 4);
     expect((await pricesSeen(8)).prices).toEqual(new Set([5]));
 

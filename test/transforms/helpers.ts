@@ -30,6 +30,7 @@ export function model(over: Partial<ModelEntry> = {}): ModelEntry {
     rules: [],
     sale_ends: null,
     successor: null,
+    retired: false,
     data_handling: null,
     source: 'spec',
     assumed: [],
