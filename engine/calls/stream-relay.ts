@@ -110,7 +110,9 @@ class ClientStream {
 
   private get closed(): boolean {
     const res = this.reply.raw;
-    return this.gone.aborted || res.destroyed || res.writableEnded;
+    // The socket can be gone before the response object hears of it (the client's FIN read, its close event not
+    // yet run): a frame written then goes nowhere.
+    return this.gone.aborted || res.destroyed || res.writableEnded || res.socket?.destroyed === true;
   }
 
   async write(frames: string[]): Promise<void> {
