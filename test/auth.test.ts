@@ -57,7 +57,7 @@ describeEachDatabase('authentication', (getDb) => {
     const auth = await keys.authenticate(k.key, 'api');
     expect(auth).toEqual({
       keyId: k.id, walletId, kind: 'api', audience: null, keyPrefix: k.key.slice(0, 12) + '…',
-      monthlyLimitNano: 50_000n, dailyLimitNano: 5_000n, splitsUsage: false, expiresOn: null, expiresAt: null,
+      monthlyLimitNano: 50_000n, dailyLimitNano: 5_000n, splitsUsage: false, expiresOn: null, expiresAt: null, models: null,
     });
   });
 
