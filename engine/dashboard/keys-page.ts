@@ -6,6 +6,7 @@ import { koreanDate } from '../core/clock.ts';
 import { closeApiKey, createKeys, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT, parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
+import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
 import { credits, html, koreanTime, type Html } from './html.ts';
@@ -65,7 +66,7 @@ ${splitsUsage ? audienceSelect('new-audience', 'student') : ''}
 </fieldset></form>`;
 }
 
-export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps): void {
+export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   scope.get('/dashboard/keys', async (req, reply) => {
     const s = sessionOf(req);
     const { offset } = parseListQuery(req.query);
@@ -104,17 +105,8 @@ ${createForm(s.csrfToken, wallet.splitsUsage, today)}
       ...(form.name?.trim() ? { [nameField]: form.name } : {}),
     };
     const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
-    return sendPage(reply, 201, {
-      title: made.length === 1 ? 'Key created' : `${made.length} keys created`,
-      signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p class="notice" role="alert">Copy ${made.length === 1 ? 'the key' : 'the keys'} now: this page is the only time the full key is shown.</p>
-<table><caption>New keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col"><span class="skip">Copy</span></th></tr></thead>
-<tbody>${made.map(
-        (k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code class="secret" id="new-key-${i}">${k.key ?? ''}</code></td>
-<td><button type="button" data-copy="new-key-${i}" hidden>Copy<span class="skip"> key ${k.name ?? k.key_prefix}</span></button></td></tr>`,
-      )}</tbody></table>
-<p><a href="/dashboard/keys">Back to the keys</a></p>`,
-    });
+    await flash.apiKeys(req, made);
+    return reply.code(303).header('location', API_KEYS_CREATED_PATH).send();
   });
 
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id', async (req, reply) => {

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { closeManagementKey, listManagementKeys } from '../keys/manage.ts';
+import { MANAGEMENT_KEY_CREATED_PATH, MANAGEMENT_KEY_WARNING, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
@@ -10,13 +11,11 @@ import { koreanTime } from './html.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
-const WARNING = html`<p class="notice" role="note"><strong>Never put a management key in client code</strong> (a web page, a
-mobile or desktop app, a repository): whoever holds it can create, change and close every API key of this wallet.
-Keep it on a server you control, and close it here when you no longer need it.</p>`;
+const WARNING = MANAGEMENT_KEY_WARNING;
 
 const MAX_NAME = 40;
 
-export function registerManagementKeysPage(scope: FastifyInstance, deps: DashboardDeps): void {
+export function registerManagementKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   scope.get('/dashboard/management-keys', async (req, reply) => {
     const s = sessionOf(req);
     const list = await listManagementKeys(deps.db, s.walletId);
@@ -49,15 +48,8 @@ ${
     const raw = formOf(req.body).name?.trim() ?? '';
     if ([...raw].length > MAX_NAME) throw errors.invalidRequest(`name must be up to ${MAX_NAME} characters.`, 'name');
     const made = await deps.keys.createManagementKey(s.walletId, raw === '' ? null : raw.normalize('NFC'), ownerActor(req));
-    return sendPage(reply, 201, {
-      title: 'Management key created',
-      signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p class="notice" role="alert">Copy the key now: this page is the only time it is shown.</p>
-${WARNING}
-<p><code class="secret" id="new-management-key" data-key-id="${made.id}">${made.key}</code>
-<button type="button" data-copy="new-management-key" hidden>Copy</button></p>
-<p><a href="/dashboard/management-keys">Back to management keys</a></p>`,
-    });
+    await flash.managementKey(req, made);
+    return reply.code(303).header('location', MANAGEMENT_KEY_CREATED_PATH).send();
   });
 
   scope.post<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {

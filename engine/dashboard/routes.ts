@@ -10,6 +10,7 @@ import { parseForm } from './form.ts';
 import { html } from './html.ts';
 import { sendPage } from './layout.ts';
 import { registerAuditPage } from './audit-page.ts';
+import { NewKeysFlash, registerCreatedKeysPages } from './created-keys-page.ts';
 import { registerKeysPage } from './keys-page.ts';
 import { registerManagementKeysPage } from './management-keys-page.ts';
 import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
@@ -69,8 +70,11 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       });
       registerSignOut(guarded, deps.sessions);
       registerWalletPage(guarded, deps);
-      registerKeysPage(guarded, deps);
-      registerManagementKeysPage(guarded, deps);
+      // The create forms and the pages that show their new keys once share one flash.
+      const flash = new NewKeysFlash(deps);
+      registerCreatedKeysPages(guarded, flash);
+      registerKeysPage(guarded, deps, flash);
+      registerManagementKeysPage(guarded, deps, flash);
       registerUsagePage(guarded, deps);
       registerVideosPage(guarded, deps);
       registerAuditPage(guarded, deps);

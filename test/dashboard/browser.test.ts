@@ -84,6 +84,15 @@ describe('the owner dashboard in a browser', () => {
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(keys['class 1']);
     await shot('keys-created');
 
+    // A refresh of that page repeats nothing (post/redirect/get): no new keys, and the secrets are gone.
+    const count = async () => (await t.gw.db.query(`SELECT 1 FROM api_keys WHERE wallet_id = $1 AND name LIKE 'class %'`, [t.walletId])).rows.length;
+    expect(await count()).toBe(3);
+    await page.reload();
+    expect(await page.locator('h1').textContent()).toBe('Keys already shown');
+    expect(await page.content()).not.toContain(keys['class 1']);
+    expect(await count()).toBe(3);
+    await shot('keys-created-reloaded');
+
     await page.goto(`${t.url}/dashboard/keys`);
     expect(await page.content()).not.toContain(keys['class 1']); // never shown again
     for (const name of ['class 1', 'class 2', 'class 3']) expect(await keyRow(name).count()).toBe(1);

@@ -111,13 +111,13 @@ for (const kind of databaseKinds) {
       expect((await keyRows(t, t.walletId)).length).toBe(before);
       // The same form with its token and our own origin goes through.
       const ok = await owner.post('/dashboard/keys', { count: '1', name: 'csrf ok' }, { origin: t.url });
-      expect(ok.status).toBe(201);
+      expect(ok.status).toBe(303);
       expect((await keyRows(t, t.walletId)).length).toBe(before + 1);
     });
 
     it('keys: numbered names from a prefix, full keys shown once, names escaped, bad input a 400 page', async () => {
-      const res = await owner.post('/dashboard/keys', { count: '3', name: 'lab', monthly_limit_credits: '500' });
-      expect(res.status).toBe(201);
+      const res = await owner.follow(await owner.post('/dashboard/keys', { count: '3', name: 'lab', monthly_limit_credits: '500' }));
+      expect(res.status).toBe(200);
       const page = await res.text();
       const shown = [...page.matchAll(/<code class="secret" id="new-key-\d">(sk-svc-[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
       expect(shown).toHaveLength(3);
@@ -128,7 +128,10 @@ for (const kind of databaseKinds) {
       for (const key of shown) expect(list).not.toContain(key); // never again
 
       const evil = await owner.post('/dashboard/keys', { count: '1', name: '<img src=x onerror=alert(1)>' });
-      expect(evil.status).toBe(201);
+      expect(evil.status).toBe(303);
+      const evilShown = await (await owner.follow(evil)).text();
+      expect(evilShown).toContain('&lt;img src=x onerror=alert(1)&gt;');
+      expect(evilShown).not.toContain('<img src=x');
       const listed = await (await owner.get('/dashboard/keys')).text();
       expect(listed).toContain('&lt;img src=x onerror=alert(1)&gt;');
       expect(listed).not.toContain('<img src=x');
@@ -140,8 +143,33 @@ for (const kind of databaseKinds) {
       expect(tooMany.status).toBe(400);
     });
 
+    it('post/redirect/get: the new keys are shown on the page the POST leads to, once; reloading it makes none', async () => {
+      const before = (await keyRows(t, t.walletId)).length;
+      const res = await owner.post('/dashboard/keys', { count: '2', name: 'prg' });
+      expect(res.headers.get('location')).toBe('/dashboard/keys/created');
+      const first = await (await owner.follow(res)).text();
+      expect([...first.matchAll(/class="secret"/g)]).toHaveLength(2);
+      const again = await owner.get('/dashboard/keys/created');
+      expect(again.status).toBe(200);
+      const againPage = await again.text();
+      expect(againPage).not.toContain('class="secret"');
+      expect(againPage).toContain('shown once');
+      expect((await keyRows(t, t.walletId)).length).toBe(before + 2);
+      // The flash is sealed with the session's cookie secret: the table holds no key.
+      const stored = await t.gw.db.query<{ sealed: string }>(`SELECT sealed FROM dashboard_flash`);
+      const mk = await owner.post('/dashboard/management-keys', { name: 'sealed' });
+      const sealed = await t.gw.db.query<{ sealed: string }>(`SELECT sealed FROM dashboard_flash`);
+      expect(stored.rows).toEqual([]);
+      expect(sealed.rows).toHaveLength(1);
+      expect(sealed.rows[0].sealed).not.toContain('sk-svc');
+      // Another session of the same owner cannot read it.
+      const other = await signIn(t, t.walletId);
+      expect(await (await other.get('/dashboard/management-keys/created')).text()).not.toContain('sk-svcm-');
+      expect(await (await owner.follow(mk)).text()).toMatch(/sk-svcm-/);
+    });
+
     it('raising a monthly limit lifts a 429 at once; closing a key refuses it at once', async () => {
-      const made = await (await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' })).text();
+      const made = await (await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' }))).text();
       const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
       const id = /<tr data-key-id="([^"]+)">/.exec(made)![1];
       const refused = await chat(t, key);
@@ -188,8 +216,8 @@ for (const kind of databaseKinds) {
     });
 
     it('management keys: created once with a warning, closed from the page', async () => {
-      const res = await owner.post('/dashboard/management-keys', { name: 'server' });
-      expect(res.status).toBe(201);
+      const res = await owner.follow(await owner.post('/dashboard/management-keys', { name: 'server' }));
+      expect(res.status).toBe(200);
       const page = await res.text();
       expect(page).toContain('Never put a management key in client code');
       const key = /id="new-management-key" data-key-id="([^"]+)">(sk-svcm-[A-Za-z0-9]+)</.exec(page)!;
@@ -201,7 +229,7 @@ for (const kind of databaseKinds) {
     });
 
     it('usage CSV carries the exact charges; key names cannot become spreadsheet formulas', async () => {
-      const made = await (await owner.post('/dashboard/keys', { count: '1', name: '=HYPERLINK("x")' })).text();
+      const made = await (await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: '=HYPERLINK("x")' }))).text();
       const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
       const res = await chat(t, key, 300);
       expect(res.status).toBe(200);
@@ -249,7 +277,8 @@ for (const kind of databaseKinds) {
     it('sign-out ends the session (the old cookie is refused); a change of owner ends every session', async () => {
       const second = await signIn(t, t.walletId);
       const out = await second.post('/dashboard/sign-out', {});
-      expect(out.status).toBe(200);
+      expect(out.status).toBe(303);
+      expect(out.headers.get('location')).toBe('/dashboard/signed-out');
       expect(out.headers.get('set-cookie')).toMatch(/^gateway_dashboard=; Path=\/; Max-Age=0/);
       expect((await second.get('/dashboard/wallet')).status).toBe(401);
       expect((await owner.get('/dashboard/wallet')).status).toBe(200); // other sessions live on
