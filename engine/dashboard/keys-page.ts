@@ -3,9 +3,10 @@
 // calls, so a raised limit lifts a 429 at once and a closed key is refused at once, in every process.
 import type { FastifyInstance } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
-import { closeApiKey, createKeys, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
+import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT, parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
+import { closeButton, isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
@@ -40,9 +41,7 @@ ${splitsUsage ? audienceSelect(`aud-${k.id}`, k.audience) : ''}
 <label for="models-${k.id}">${MODELS_LABEL}</label><input id="models-${k.id}" name="models" value="${k.models?.join(', ') ?? ''}">
 <p><button type="submit">Save changes to ${label}</button></p>
 </form>
-<form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}/close">${csrfField(csrf)}
-<button type="submit">Close ${label}</button>
-</form>
+${closeButton(`/dashboard/keys/${encodeURIComponent(k.id)}/close`, label)}
 </details>
 </td></tr>`;
 }
@@ -120,8 +119,23 @@ ${createForm(s.csrfToken, wallet.splitsUsage, today)}
     return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
   });
 
+  scope.get<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
+    const s = sessionOf(req);
+    const k = await getKey(deps, s.walletId, req.params.id);
+    const path = `/dashboard/keys/${encodeURIComponent(k.id)}/close`;
+    return sendCloseConfirmation(reply, s, {
+      section: 'keys',
+      kindText: 'API key',
+      label: k.name ?? k.key_prefix,
+      consequence: 'every call with it is refused from then on.',
+      closePath: path,
+      backPath: '/dashboard/keys',
+    });
+  });
+
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
+    if (!isConfirmed(formOf(req.body))) return reply.code(303).header('location', `/dashboard/keys/${encodeURIComponent(req.params.id)}/close`).send();
     await closeApiKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/keys?done=closed').send();
   });

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { closeManagementKey, listManagementKeys } from '../keys/manage.ts';
+import { closeButton, isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { MANAGEMENT_KEY_CREATED_PATH, MANAGEMENT_KEY_WARNING, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
@@ -37,7 +38,7 @@ ${
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${list.map(
         (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code>${k.key_prefix}</code></td><td>${koreanTime(k.created_at)}</td><td>${koreanTime(k.last_used_at)}</td>
-<td><form method="post" action="/dashboard/management-keys/${encodeURIComponent(k.id)}/close">${csrfField(s.csrfToken)}<button type="submit">Close ${k.name ?? k.key_prefix}</button></form></td></tr>`,
+<td>${closeButton(`/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix)}</td></tr>`,
       )}</tbody></table>`
 }`,
     });
@@ -52,8 +53,25 @@ ${
     return reply.code(303).header('location', MANAGEMENT_KEY_CREATED_PATH).send();
   });
 
+  scope.get<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
+    const s = sessionOf(req);
+    const k = (await listManagementKeys(deps.db, s.walletId)).find((m) => m.id === req.params.id);
+    if (!k) throw errors.notFound(`No open management key with id '${req.params.id}' in this wallet.`);
+    return sendCloseConfirmation(reply, s, {
+      section: 'management-keys',
+      kindText: 'management key',
+      label: k.name ?? k.key_prefix,
+      consequence: 'programs that manage keys with it are refused from then on.',
+      closePath: `/dashboard/management-keys/${encodeURIComponent(k.id)}/close`,
+      backPath: '/dashboard/management-keys',
+    });
+  });
+
   scope.post<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
+    if (!isConfirmed(formOf(req.body))) {
+      return reply.code(303).header('location', `/dashboard/management-keys/${encodeURIComponent(req.params.id)}/close`).send();
+    }
     await closeManagementKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/management-keys?done=closed').send();
   });

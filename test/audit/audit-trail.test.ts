@@ -107,7 +107,7 @@ describe('the audit trail', () => {
     expect(changed.after).toEqual({ daily_limit_credits: 50 });
     expect(changed.actor).toEqual({ kind: 'owner', id: ownerId });
 
-    expect((await owner.post(`/dashboard/keys/${keyId}/close`, {})).status).toBe(303);
+    expect((await owner.post(`/dashboard/keys/${keyId}/close`, { confirm: 'yes' })).status).toBe(303);
     expect((await theEntry('key.closed', keyId)).actor.kind).toBe('owner');
 
     const mk = await owner.follow(await owner.post('/dashboard/management-keys', { name: 'dash-mk' }));
@@ -115,7 +115,7 @@ describe('the audit trail', () => {
     const mkId = /data-key-id="([^"]+)"/.exec(mkPage)![1];
     secrets.push(/id="new-management-key"[^>]*>([^<]+)</.exec(mkPage)![1]);
     expect((await theEntry('management_key.created', mkId)).actor).toEqual({ kind: 'owner', id: ownerId });
-    expect((await owner.post(`/dashboard/management-keys/${mkId}/close`, {})).status).toBe(303);
+    expect((await owner.post(`/dashboard/management-keys/${mkId}/close`, { confirm: 'yes' })).status).toBe(303);
     const mkClosed = await theEntry('management_key.closed', mkId);
     expect(mkClosed.actor.kind).toBe('owner');
     expect(mkClosed.before).toMatchObject({ status: 'active', name: 'dash-mk' });

@@ -121,6 +121,11 @@ describe('the owner dashboard in a browser', () => {
     const row = keyRow('class 2');
     await row.locator('summary').click();
     await row.getByRole('button', { name: 'Close class 2' }).click();
+    // A confirmation page comes first; nothing is closed until it is answered.
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Close class 2?');
+    expect((await chat(keys['class 2'], 'b-5', 'input=10 output=5')).status).toBe(429);
+    await shot('close-confirm');
+    await page.getByRole('button', { name: 'Yes, close class 2' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('The key was closed');
     expect(await keyRow('class 2').count()).toBe(0);
     const refused = await chat(keys['class 2'], 'b-5', 'input=10 output=5');
@@ -188,6 +193,13 @@ describe('the owner dashboard in a browser', () => {
     expect(await page.locator('td', { hasText: /^backend$/ }).count()).toBe(1);
     expect(await page.content()).not.toContain(key);
     await shot('management-keys');
+    await page.getByRole('button', { name: 'Close backend' }).click();
+    await page.getByRole('link', { name: 'No, keep it' }).click();
+    expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await page.getByRole('button', { name: 'Close backend' }).click();
+    await page.getByRole('button', { name: 'Yes, close backend' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('The management key was closed');
+    expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
   });
 
   it('lists the wallet’s video jobs with status and exact cost', async () => {

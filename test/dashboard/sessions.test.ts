@@ -183,10 +183,22 @@ for (const kind of databaseKinds) {
       expect(passed.status, await passed.clone().text()).toBe(200);
       await settled(t, t.walletId);
 
-      const closed = await owner.post(`/dashboard/keys/${id}/close`, {});
+      // The list's Close button only leads to a confirmation; a close without it changes nothing.
+      const list = await (await owner.get('/dashboard/keys')).text();
+      expect(list).toContain(`<form method="get" action="/dashboard/keys/${id}/close"><button type="submit">Close capped</button></form>`);
+      const confirmPage = await (await owner.get(`/dashboard/keys/${id}/close`)).text();
+      expect(confirmPage).toContain('is for good');
+      expect(confirmPage).toContain('name="confirm" value="yes"');
+      const unconfirmed = await owner.post(`/dashboard/keys/${id}/close`, {});
+      expect(unconfirmed.status).toBe(303);
+      expect(unconfirmed.headers.get('location')).toBe(`/dashboard/keys/${id}/close`);
+      expect((await chat(t, key)).status).toBe(200);
+      await settled(t, t.walletId);
+
+      const closed = await owner.post(`/dashboard/keys/${id}/close`, { confirm: 'yes' });
       expect(closed.status).toBe(303);
       expect((await chat(t, key)).status).toBe(401);
-      expect((await owner.post(`/dashboard/keys/${id}/close`, {})).status).toBe(404); // already closed
+      expect((await owner.post(`/dashboard/keys/${id}/close`, { confirm: 'yes' })).status).toBe(404); // already closed
     });
 
     it('another owner sees 404 for this wallet’s key ids, management key ids and generation ids', async () => {
@@ -202,8 +214,8 @@ for (const kind of databaseKinds) {
 
       expect((await stranger.get(`/dashboard/usage/${generationId}`)).status).toBe(404);
       expect((await stranger.post(`/dashboard/keys/${mine.id}`, { monthly_limit_credits: '1' })).status).toBe(404);
-      expect((await stranger.post(`/dashboard/keys/${mine.id}/close`, {})).status).toBe(404);
-      expect((await stranger.post(`/dashboard/management-keys/${mgmt.id}/close`, {})).status).toBe(404);
+      expect((await stranger.post(`/dashboard/keys/${mine.id}/close`, { confirm: 'yes' })).status).toBe(404);
+      expect((await stranger.post(`/dashboard/management-keys/${mgmt.id}/close`, { confirm: 'yes' })).status).toBe(404);
       const usage = await (await stranger.get(`/dashboard/usage?key=${mine.id}`)).text();
       expect(usage).not.toContain(generationId);
       // Nothing of ours changed.
@@ -224,7 +236,10 @@ for (const kind of databaseKinds) {
       const list = await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } });
       expect(list.status).toBe(200);
       expect(await (await owner.get('/dashboard/management-keys')).text()).toContain(`data-key-id="${key[1]}"`);
-      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, {})).status).toBe(303);
+      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, {})).headers.get('location')).toBe(`/dashboard/management-keys/${key[1]}/close`);
+      expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } })).status).toBe(200); // not closed yet
+      expect(await (await owner.get(`/dashboard/management-keys/${key[1]}/close`)).text()).toContain('Yes, close server');
+      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, { confirm: 'yes' })).status).toBe(303);
       expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } })).status).toBe(401);
     });
 
@@ -254,7 +269,8 @@ for (const kind of databaseKinds) {
         ['json body', send('/dashboard/keys', JSON.stringify({ csrf: owner.csrf, count: 1 }), 'application/json')],
         ['text body', send('/dashboard/keys', 'hello', 'text/plain')],
         ['NUL in a name', send('/dashboard/keys', `${csrf}&count=1&name=a%00b`)],
-        ['NUL in a key id', send('/dashboard/keys/a%00b/close', csrf)],
+        ['NUL in a key id', send('/dashboard/keys/a%00b/close', `${csrf}&confirm=yes`)],
+        ['NUL in a key id, to confirm', owner.get('/dashboard/keys/a%00b/close')],
         ['count not a number', send('/dashboard/keys', `${csrf}&count=three`)],
         ['expiry in the past', send('/dashboard/keys', `${csrf}&count=1&expires_on=2001-01-01`)],
         ['daily above monthly', send('/dashboard/keys', `${csrf}&count=1&monthly_limit_credits=5&daily_limit_credits=9`)],
