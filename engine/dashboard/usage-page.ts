@@ -6,6 +6,7 @@ import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { keyNamesById } from '../keys/manage.ts';
 import { chargedPerDay, findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
+import { usdOfNano } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
 import { exactCredits, html, koreanTime, type Html } from './html.ts';
@@ -56,7 +57,7 @@ function callsTable(rows: UsageRecordView[], names: KeyNames): Html {
 <tbody>${rows.map(
     (r) => html`<tr data-generation-id="${r.id}"><td>${koreanTime(r.created_at)}</td><td>${keyLabel(names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
 <td class="num">${r.tokens.input.toLocaleString('en-US')}</td><td class="num">${r.tokens.output.toLocaleString('en-US')}</td>
-<td class="num" data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</td>
+<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</span> <small class="usd">(${usdOfNano(BigInt(r.charged_nano))})</small></td>
 <td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">details<span class="skip"> of call ${r.id}</span></a></td></tr>`,
   )}</tbody></table>`;
 }
@@ -123,7 +124,7 @@ ${item('Model', r.model)}${item('Door', r.door)}${item('Vendor and route', `${r.
 ${item('Input tokens', r.tokens.input)}${item('Cached input tokens read', r.tokens.cache_read)}${item('Cache write tokens', r.tokens.cache_write)}
 ${item('Output tokens', r.tokens.output)}${item('Reasoning tokens', r.tokens.reasoning)}${item('Server tool calls', r.server_tool_calls)}
 ${item('Characters', r.characters)}${item('Images', r.images)}${item('Video seconds', r.video_seconds)}
-${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${r.charged_nano} nano-USD)`)}
+${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${usdOfNano(BigInt(r.charged_nano))}; ${r.charged_nano} nano-USD)`)}
 ${item('Duration', `${r.duration_ms} ms`)}
 </dl><p><a href="/dashboard/usage">Back to usage</a></p>`,
     });

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { isVisible } from '../videos/view.ts';
 import type { VideoJob } from '../videos/store.ts';
+import { usdOfNano } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { exactCredits, html, koreanTime } from './html.ts';
 import { sendPage } from './layout.ts';
@@ -13,8 +14,9 @@ const SHOWN = 200;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 function cost(j: VideoJob) {
-  if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${exactCredits(j.costNano)}</span>`;
-  return j.status === 'completed' || j.status === 'failed' ? '0.000' : html`<span>${exactCredits(j.holdNano)} held</span>`;
+  const usd = (nano: bigint) => html` <small class="usd">(${usdOfNano(nano)})</small>`;
+  if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${exactCredits(j.costNano)}</span>${usd(j.costNano)}`;
+  return j.status === 'completed' || j.status === 'failed' ? html`0.000${usd(0n)}` : html`<span>${exactCredits(j.holdNano)} held</span>${usd(j.holdNano)}`;
 }
 
 export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps): void {

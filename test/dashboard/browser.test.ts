@@ -102,10 +102,11 @@ describe('the owner dashboard in a browser', () => {
   it('raises a monthly limit and a call refused with 429 passes at once', async () => {
     const refused = await chat(keys['class 1'], 'b-5', 'input=100 output=50');
     expect(refused.status).toBe(429);
-    for (const name of ['class 1', 'class 3']) {
+    // Dollars and credits as the page prints them are both taken.
+    for (const [name, typed] of [['class 1', '$1'], ['class 3', '1,000,000']]) {
       const row = keyRow(name);
       await row.locator('summary').click();
-      await row.getByLabel(/^Monthly limit/).fill('1000000');
+      await row.getByLabel(/^Monthly limit/).fill(typed);
       await row.getByRole('button', { name: `Save changes to ${name}` }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toContain('The key was changed');
       expect(await keyRow(name).getByTestId('month').textContent()).toBe('0 of 1,000,000');
@@ -114,6 +115,19 @@ describe('the owner dashboard in a browser', () => {
     expect(passed.status, await passed.clone().text()).toBe(200);
     charges.push({ id: passed.headers.get('x-request-id')!, nano: BigInt(passed.headers.get('x-service-charged-nano')!), key: 'class 1', model: 'b-5' });
     await settled();
+  });
+
+  it('a refused form comes back as typed, with the reason in words; amounts show dollars beside credits', async () => {
+    const create = page.getByRole('group', { name: 'Create API keys' });
+    await create.getByLabel(/^Name/).fill('typo');
+    await create.getByLabel(/^Monthly limit/).fill('5 dollars please');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => create.getByRole('alert').textContent()).toContain('Monthly limit: "5 dollars please" is not an amount');
+    expect(await create.getByLabel(/^Name/).inputValue()).toBe('typo');
+    expect(await create.getByLabel(/^Monthly limit/).inputValue()).toBe('5 dollars please');
+    expect(await keyRow('typo').count()).toBe(0);
+    expect(await keyRow('class 1').locator('.usd').first().textContent()).toContain('of $1.00');
+    await shot('keys-refused-form');
   });
 
   it('closes a key and calls with it are refused', async () => {

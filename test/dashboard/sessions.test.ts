@@ -136,9 +136,31 @@ for (const kind of databaseKinds) {
       expect(listed).toContain('&lt;img src=x onerror=alert(1)&gt;');
       expect(listed).not.toContain('<img src=x');
 
-      const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad', monthly_limit_credits: 'lots' });
+      // A refused form comes back filled in as typed, the reason in words beside it, not API field names.
+      const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad <b>', monthly_limit_credits: 'lots' });
       expect(bad.status).toBe(400);
-      expect(await bad.text()).toContain('monthly_limit_credits must be a whole number');
+      const badPage = await bad.text();
+      expect(badPage).toContain('Monthly limit: &quot;lots&quot; is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).');
+      expect(badPage).toContain('id="new-name" name="name" maxlength="40" value="bad &lt;b&gt;"');
+      expect(badPage).toContain('name="monthly_limit_credits" value="lots"');
+      expect(badPage).not.toContain('monthly_limit_credits must');
+      const over = await owner.post('/dashboard/keys', { count: '1', monthly_limit_credits: '$5', daily_limit_credits: '6 USD' });
+      expect(over.status).toBe(400);
+      expect(await over.text()).toContain('The daily limit (6000000) must not exceed the monthly limit (5000000).');
+      // Dollars and grouped credits are taken as typed; the list shows dollars beside the credits.
+      const dollars = await owner.post('/dashboard/keys', { count: '1', name: 'dollars', monthly_limit_credits: '$5', daily_limit_credits: '1,000,000' });
+      expect(dollars.status).toBe(303);
+      const row = (await keyRows(t, t.walletId)).find((r) => r.name === 'dollars')!;
+      expect(row.monthly_limit_credits).toBe('5000000');
+      const withUsd = await (await owner.get('/dashboard/keys')).text();
+      expect(withUsd).toMatch(/<span data-testid="month">0 of 5,000,000<\/span>\s*<small class="usd">\$0\.00 of \$5\.00<\/small>/);
+      // A refused change keeps the key's form open with what was typed.
+      const refusedChange = await owner.post(`/dashboard/keys/${row.id}`, { name: 'dollars', monthly_limit_credits: '5 EUR' });
+      expect(refusedChange.status).toBe(400);
+      const changePage = await refusedChange.text();
+      expect(changePage).toContain(`id="monthly-${row.id}" name="monthly_limit_credits" value="5 EUR"`);
+      expect(changePage).toContain('<details open>');
+      expect((await keyRows(t, t.walletId)).find((r) => r.id === row.id)!.monthly_limit_credits).toBe('5000000');
       const tooMany = await owner.post('/dashboard/keys', { count: '1000', name: 'many' });
       expect(tooMany.status).toBe(400);
     });
