@@ -34,7 +34,15 @@ input, select, button { font: inherit; }
 .notice { border-left: 4px solid #c80; padding: .5rem .8rem; background: #c801; }
 .ok { border-left: 4px solid #080; padding: .5rem .8rem; background: #0801; }
 .error { border-left: 4px solid #c00; padding: .5rem .8rem; background: #c001; }
-.chart { width: 100%; max-width: 760px; height: auto; }
+/* At phone width the page never scrolls sideways: wide tables and the chart scroll inside their own box. */
+.scroll { overflow-x: auto; max-width: 100%; }
+figure { margin: 1rem 0; }
+.chart { display: block; width: 100%; min-width: 480px; max-width: 760px; height: auto; }
+fieldset { min-width: 0; }
+input, select { max-width: 100%; box-sizing: border-box; }
+main code { overflow-wrap: anywhere; }
+.usd { color: GrayText; white-space: nowrap; }
+@media (max-width: 40rem) { main { padding: .75rem .75rem 2rem; } header { padding: .5rem .75rem; } }
 .legend svg { margin-left: .6em; }
 `;
 

@@ -34,12 +34,12 @@ ${WARNING}
 ${
   list.length === 0
     ? html`<p>No open management keys.</p>`
-    : html`<table><caption>Open management keys</caption>
+    : html`<div class="scroll"><table><caption>Open management keys</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${list.map(
         (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code>${k.key_prefix}</code></td><td>${koreanTime(k.created_at)}</td><td>${koreanTime(k.last_used_at)}</td>
 <td>${closeButton(`/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix)}</td></tr>`,
-      )}</tbody></table>`
+      )}</tbody></table></div>`
 }`,
     });
   });

@@ -29,13 +29,13 @@ export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps):
       signedIn: { section: 'videos', csrfToken: s.csrfToken, walletId: s.walletId },
       body: jobs.length === 0
         ? html`<p>No video jobs made through the API.</p>`
-        : html`<table><caption>Video jobs, newest first</caption>
+        : html`<div class="scroll"><table><caption>Video jobs, newest first</caption>
 <thead><tr><th scope="col">Job</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Length and size</th><th scope="col" class="num">Cost (credits)</th><th scope="col">Created</th><th scope="col">File expires</th></tr></thead>
 <tbody>${jobs.map(
             (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td>
 <td>${j.status}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`: <code>${j.errorCode}</code>` : ''}</td>
 <td>${j.seconds} s · ${j.size}</td><td class="num">${cost(j)}</td><td>${koreanTime(iso(j.createdAt))}</td><td>${koreanTime(iso(j.expiresAt))}</td></tr>`,
-          )}</tbody></table>`,
+          )}</tbody></table></div>`,
     });
   });
 }
