@@ -238,6 +238,16 @@ describe('the owner dashboard in a browser', () => {
     expect(await row.locator('td').nth(2).textContent()).toBe('completed');
     expect(await row.locator('[data-nano]').textContent()).toBe(creditsText(123_000_000n));
     await shot('videos');
+
+    // Deleted through the API, it stays on the page as deleted (its charge stays in Usage).
+    const del = await fetch(`${t.url}/v1/videos/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${keys['class 3']}` } });
+    expect(del.status, await del.clone().text()).toBe(200);
+    await page.reload();
+    const gone = page.getByTestId('deleted-videos').locator(`tr[data-video-id="${id}"]`);
+    expect(await gone.locator('td').nth(2).textContent()).toBe('deleted');
+    expect(await gone.locator('[data-nano]').textContent()).toBe(creditsText(123_000_000n));
+    expect(await page.locator(`table:not([data-testid="deleted-videos"]) tr[data-video-id="${id}"]`).count()).toBe(0);
+    await shot('videos-deleted');
   });
 
   it('chart labels sit inside the chart, even a wide one like 198,981.960', async () => {
