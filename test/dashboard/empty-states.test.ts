@@ -29,6 +29,9 @@ describe('a new wallet’s empty pages say what to do', () => {
     const page = await text('/dashboard/wallet');
     expect(page).toContain('<span data-testid="credits">0</span> <small class="usd">($0.00)</small>');
     expect(page).toContain('no credits to spend');
+    for (const path of ['/dashboard/wallet', '/dashboard/keys', '/dashboard/usage', '/dashboard/videos', '/dashboard/audit']) {
+      expect(await text(path), path).toContain('Balance <strong data-testid="summary-usd">$0.00</strong>');
+    }
     expect(page).toContain(`npx gateway wallet topup ${walletId} --credits 5000000</code> for $5`);
     expect(page).toContain("ask them for a top-up");
   });
