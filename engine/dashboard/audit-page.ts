@@ -60,9 +60,9 @@ export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): 
 <label for="audit-from">From (Korean date)</label><input id="audit-from" name="from" type="date" value="${q.from ?? ''}">
 <label for="audit-to">To (Korean date)</label><input id="audit-to" name="to" type="date" value="${q.to ?? ''}">
 <p><button type="submit">Show</button></p></fieldset></form>
-<table><caption>${total} change${total === 1 ? '' : 's'}, newest first</caption>
+<div class="scroll"><table><caption>${total} change${total === 1 ? '' : 's'}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">About</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">From</th></tr></thead>
-<tbody>${data.map(entryRow)}</tbody></table>
+<tbody>${data.map(entryRow)}</tbody></table></div>
 <nav aria-label="Pages">${filter.offset > 0 ? html`<a href="${pageLink(Math.max(0, filter.offset - PAGE_SIZE))}">Newer</a> ` : ''}${
         has_more ? html`<a href="${pageLink(filter.offset + PAGE_SIZE)}">Older</a>` : ''
       }</nav>`,

@@ -2,6 +2,7 @@
 // the other without deciding anything: a number stays text when it is not one, so the same check refuses it
 // with the same message as on the doors.
 import { errors } from '../core/errors.ts';
+import { creditsFromText } from './amounts.ts';
 
 export type FormBody = Record<string, string>;
 
@@ -25,18 +26,20 @@ export const numberOrText = (v: string): number | string => (/^\d{1,15}$/.test(v
 
 /**
  * The fields of a form that the owner filled, as a key door body: a blank field is left out (`blank:
- * 'omit'`, creating) or sent as null (`blank: 'null'`, changing: clearing a limit removes it).
+ * 'omit'`, creating) or sent as null (`blank: 'null'`, changing: clearing a limit removes it). Amount fields
+ * (field → its label) take credits or dollars as typed (amounts.ts).
  */
-export function doorBody(form: FormBody, fields: { text?: string[]; numbers?: string[] }, blank: 'omit' | 'null'): Record<string, unknown> {
+export function doorBody(form: FormBody, fields: { text?: string[]; amounts?: Record<string, string> }, blank: 'omit' | 'null'): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of [...(fields.text ?? []), ...(fields.numbers ?? [])]) {
+  const amounts = fields.amounts ?? {};
+  for (const f of [...(fields.text ?? []), ...Object.keys(amounts)]) {
     if (!(f in form)) continue;
     const v = form[f].trim();
     if (v === '') {
       if (blank === 'null') out[f] = null;
       continue;
     }
-    out[f] = fields.numbers?.includes(f) ? numberOrText(v) : form[f];
+    out[f] = f in amounts ? creditsFromText(v, f, amounts[f]) : form[f];
   }
   return out;
 }

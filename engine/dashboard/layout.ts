@@ -3,6 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { Html, html } from './html.ts';
+import { DASHBOARD_STYLE } from './style.ts';
+import { summaryStrip } from './summary-strip.ts';
 
 export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit';
 
@@ -15,28 +17,6 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'audit', label: 'Audit trail', path: '/dashboard/audit' },
 ];
 
-const STYLE = `
-:root { color-scheme: light dark; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; line-height: 1.45; }
-body { margin: 0; }
-.skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: Canvas; padding: .5rem; }
-header { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; padding: .75rem 1.25rem; border-bottom: 1px solid #8884; }
-header nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
-header nav a[aria-current="page"] { font-weight: 700; text-decoration: none; }
-header form { margin-left: auto; }
-main { padding: 1rem 1.25rem 3rem; max-width: 72rem; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; }
-th, td { border-bottom: 1px solid #8884; padding: .3rem .6rem; text-align: left; vertical-align: top; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-fieldset { border: 1px solid #8886; margin: 1rem 0; max-width: 40rem; }
-label { display: block; margin: .4rem 0 .1rem; }
-input, select, button { font: inherit; }
-.secret { font-family: ui-monospace, monospace; word-break: break-all; background: #8882; padding: .2rem .4rem; }
-.notice { border-left: 4px solid #c80; padding: .5rem .8rem; background: #c801; }
-.ok { border-left: 4px solid #080; padding: .5rem .8rem; background: #0801; }
-.error { border-left: 4px solid #c00; padding: .5rem .8rem; background: #c001; }
-.chart { width: 100%; max-width: 760px; height: auto; }
-.legend svg { margin-left: .6em; }
-`;
 
 // Copies the text of the element a button names; falls back to selecting it where the clipboard API is absent.
 const COPY_SCRIPT = `
@@ -58,7 +38,7 @@ export interface PageOptions {
   body: Html;
 }
 
-export function page(opts: PageOptions, nonce: string): Html {
+export function page(opts: PageOptions, nonce: string, strip: Html | '' = ''): Html {
   const s = opts.signedIn;
   return html`<!doctype html>
 <html lang="en">
@@ -82,6 +62,7 @@ export function page(opts: PageOptions, nonce: string): Html {
       : ''
   }
 </header>
+${s ? strip : ''}
 <main id="main">
 <h1>${opts.title}</h1>
 ${s ? html`<p>Wallet <code>${s.walletId}</code></p>` : ''}
@@ -93,7 +74,7 @@ ${opts.body}
 }
 
 // Our own constants, not input: passed through unescaped.
-const TRUSTED_STYLE = new Html(STYLE);
+const TRUSTED_STYLE = new Html(DASHBOARD_STYLE);
 const TRUSTED_SCRIPT = new Html(COPY_SCRIPT);
 
 /** The hidden field every form of a signed-in page carries (checked on each POST). */
@@ -114,5 +95,5 @@ export function sendPage(reply: FastifyReply, status: number, opts: PageOptions)
         `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:; ` +
         `form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(opts, nonce).text);
+    .send(page(opts, nonce, summaryStrip(reply.request)).text);
 }

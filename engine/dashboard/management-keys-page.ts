@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { closeManagementKey, listManagementKeys } from '../keys/manage.ts';
+import { closeButton, isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
+import { MANAGEMENT_KEY_CREATED_PATH, MANAGEMENT_KEY_WARNING, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
@@ -10,13 +12,11 @@ import { koreanTime } from './html.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
-const WARNING = html`<p class="notice" role="note"><strong>Never put a management key in client code</strong> (a web page, a
-mobile or desktop app, a repository): whoever holds it can create, change and close every API key of this wallet.
-Keep it on a server you control, and close it here when you no longer need it.</p>`;
+const WARNING = MANAGEMENT_KEY_WARNING;
 
 const MAX_NAME = 40;
 
-export function registerManagementKeysPage(scope: FastifyInstance, deps: DashboardDeps): void {
+export function registerManagementKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   scope.get('/dashboard/management-keys', async (req, reply) => {
     const s = sessionOf(req);
     const list = await listManagementKeys(deps.db, s.walletId);
@@ -34,12 +34,12 @@ ${WARNING}
 ${
   list.length === 0
     ? html`<p>No open management keys.</p>`
-    : html`<table><caption>Open management keys</caption>
+    : html`<div class="scroll"><table><caption>Open management keys</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${list.map(
         (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code>${k.key_prefix}</code></td><td>${koreanTime(k.created_at)}</td><td>${koreanTime(k.last_used_at)}</td>
-<td><form method="post" action="/dashboard/management-keys/${encodeURIComponent(k.id)}/close">${csrfField(s.csrfToken)}<button type="submit">Close ${k.name ?? k.key_prefix}</button></form></td></tr>`,
-      )}</tbody></table>`
+<td>${closeButton(`/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix)}</td></tr>`,
+      )}</tbody></table></div>`
 }`,
     });
   });
@@ -49,19 +49,29 @@ ${
     const raw = formOf(req.body).name?.trim() ?? '';
     if ([...raw].length > MAX_NAME) throw errors.invalidRequest(`name must be up to ${MAX_NAME} characters.`, 'name');
     const made = await deps.keys.createManagementKey(s.walletId, raw === '' ? null : raw.normalize('NFC'), ownerActor(req));
-    return sendPage(reply, 201, {
-      title: 'Management key created',
-      signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p class="notice" role="alert">Copy the key now: this page is the only time it is shown.</p>
-${WARNING}
-<p><code class="secret" id="new-management-key" data-key-id="${made.id}">${made.key}</code>
-<button type="button" data-copy="new-management-key" hidden>Copy</button></p>
-<p><a href="/dashboard/management-keys">Back to management keys</a></p>`,
+    await flash.managementKey(req, made);
+    return reply.code(303).header('location', MANAGEMENT_KEY_CREATED_PATH).send();
+  });
+
+  scope.get<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
+    const s = sessionOf(req);
+    const k = (await listManagementKeys(deps.db, s.walletId)).find((m) => m.id === req.params.id);
+    if (!k) throw errors.notFound(`No open management key with id '${req.params.id}' in this wallet.`);
+    return sendCloseConfirmation(reply, s, {
+      section: 'management-keys',
+      kindText: 'management key',
+      label: k.name ?? k.key_prefix,
+      consequence: 'programs that manage keys with it are refused from then on.',
+      closePath: `/dashboard/management-keys/${encodeURIComponent(k.id)}/close`,
+      backPath: '/dashboard/management-keys',
     });
   });
 
   scope.post<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
+    if (!isConfirmed(formOf(req.body))) {
+      return reply.code(303).header('location', `/dashboard/management-keys/${encodeURIComponent(req.params.id)}/close`).send();
+    }
     await closeManagementKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/management-keys?done=closed').send();
   });

@@ -9,7 +9,9 @@ import type { DashboardDeps } from './deps.ts';
 import { parseForm } from './form.ts';
 import { html } from './html.ts';
 import { sendPage } from './layout.ts';
+import { loadWalletSummary } from './summary-strip.ts';
 import { registerAuditPage } from './audit-page.ts';
+import { NewKeysFlash, registerCreatedKeysPages } from './created-keys-page.ts';
 import { registerKeysPage } from './keys-page.ts';
 import { registerManagementKeysPage } from './management-keys-page.ts';
 import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
@@ -58,6 +60,8 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       });
       guarded.addHook('preHandler', async (req) => {
         if (req.method !== 'GET' && req.method !== 'HEAD') checkCsrf(req, sessionOf(req));
+        // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404).
+        await loadWalletSummary(req, deps.ledger, sessionOf(req).walletId).catch(() => undefined);
       });
       // Any other /dashboard path, signed in: a page of its own (the app's 404 is JSON).
       guarded.route({
@@ -69,8 +73,11 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       });
       registerSignOut(guarded, deps.sessions);
       registerWalletPage(guarded, deps);
-      registerKeysPage(guarded, deps);
-      registerManagementKeysPage(guarded, deps);
+      // The create forms and the pages that show their new keys once share one flash.
+      const flash = new NewKeysFlash(deps);
+      registerCreatedKeysPages(guarded, flash);
+      registerKeysPage(guarded, deps, flash);
+      registerManagementKeysPage(guarded, deps, flash);
       registerUsagePage(guarded, deps);
       registerVideosPage(guarded, deps);
       registerAuditPage(guarded, deps);

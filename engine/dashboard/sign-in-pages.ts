@@ -9,6 +9,8 @@ import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSes
 import type { SessionStore } from './sessions.ts';
 import { SIGN_IN_PATH } from './sign-in-route.ts';
 
+const SIGNED_OUT_PATH = '/dashboard/signed-out';
+
 /** Sign-in pages: reachable without a session. */
 export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore): void {
   scope.get(SIGN_IN_PATH, async (req, reply) => {
@@ -23,6 +25,11 @@ export function registerSignInPages(scope: FastifyInstance, sessions: SessionSto
 </form>`,
     });
   });
+
+  // Where sign-out leads (post/redirect/get): open to anyone, since the session is gone by then.
+  scope.get(SIGNED_OUT_PATH, async (_req, reply) =>
+    sendPage(reply, 200, { title: 'Signed out', body: html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>` }),
+  );
 
   scope.post(SIGN_IN_PATH, async (req, reply) => {
     checkSameOrigin(req);
@@ -46,6 +53,6 @@ export function registerSignOut(scope: FastifyInstance, sessions: SessionStore):
     const secret = sessionSecretOf(req);
     if (secret) await sessions.end(secret);
     clearSessionCookie(reply, req);
-    return sendPage(reply, 200, { title: 'Signed out', body: html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>` });
+    return reply.code(303).header('location', SIGNED_OUT_PATH).send();
   });
 }

@@ -9,10 +9,18 @@ export interface DaySeries {
 }
 
 const PALETTE = ['#3b6fd8', '#d8733b', '#2f9e6a', '#b5469b', '#c9a227', '#5b5bb0', '#d14b4b', '#3a9fb0', '#7d8c2f', '#8a5a3c'];
-const WIDTH = 760;
-const HEIGHT = 220;
-const LEFT = 70;
+// A narrower drawing with larger type than a desktop needs: the SVG scales to its box, and at phone width
+// (the box at least MIN_BOX_PX, scrolling inside it below that) 13 units still read as about 10 px.
+const WIDTH = 600;
+const HEIGHT = 240;
 const BOTTOM = 30;
+const TOP = 16;
+const FONT = 13;
+/** Width of one character of the axis labels (digits, commas, a dot) in drawing units, erring wide. */
+const CHAR_WIDTH = FONT * 0.62;
+
+/** The left margin that holds the widest axis label, so a label like 198,981.960 is never cut at the edge. */
+const leftMargin = (labels: string[]) => Math.ceil(Math.max(...labels.map((l) => l.length)) * CHAR_WIDTH) + 12;
 
 /** The series in first-seen order with a colour each (the palette repeats past ten). */
 function colours(points: DaySeries[]): Map<string, string> {
@@ -26,7 +34,9 @@ export function usageChart(days: string[], points: DaySeries[], label: (name: st
   const totals = new Map<string, bigint>(days.map((d) => [d, 0n]));
   for (const p of points) totals.set(p.day, (totals.get(p.day) ?? 0n) + p.nano);
   const max = [...totals.values()].reduce((a, b) => (b > a ? b : a), 0n);
-  const plotH = HEIGHT - BOTTOM - 10;
+  const maxLabel = exactCredits(max);
+  const LEFT = leftMargin([maxLabel, '0']);
+  const plotH = HEIGHT - BOTTOM - TOP;
   const slot = (WIDTH - LEFT) / days.length;
   const scale = (nano: bigint) => (max === 0n ? 0 : (Number(nano) / Number(max)) * plotH);
 
@@ -43,7 +53,10 @@ export function usageChart(days: string[], points: DaySeries[], label: (name: st
   });
   const dayLabels = days.map((d, i) =>
     i % 5 === 4 || i === days.length - 1
-      ? html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle" font-size="11" fill="currentColor">${d.slice(5)}</text>`
+      ? // The last day's label ends at the right edge rather than centring past it.
+        i === days.length - 1
+        ? html`<text x="${WIDTH - 1}" y="${HEIGHT - 10}" text-anchor="end" font-size="${FONT}" fill="currentColor">${d.slice(5)}</text>`
+        : html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle" font-size="${FONT}" fill="currentColor">${d.slice(5)}</text>`
       : '',
   );
   const summary = `Credits charged per Korean day, ${days[0]} to ${days[days.length - 1]}, stacked per ${per}. Highest day: ${exactCredits(max)} credits.`;
@@ -54,18 +67,18 @@ export function usageChart(days: string[], points: DaySeries[], label: (name: st
       .map((p) => html`<tr data-day="${day}"><td>${day}</td><td>${label(p.name)}</td><td class="num" data-nano="${p.nano.toString()}">${exactCredits(p.nano)}</td></tr>`),
   );
 
-  return html`<figure>
+  return html`<figure class="scroll">
 <svg role="img" aria-labelledby="chart-desc" viewBox="0 0 ${WIDTH} ${HEIGHT}" class="chart" data-testid="usage-chart">
 <desc id="chart-desc">${summary}</desc>
 <line x1="${LEFT}" y1="${HEIGHT - BOTTOM}" x2="${WIDTH}" y2="${HEIGHT - BOTTOM}" stroke="currentColor" stroke-opacity=".4"/>
-<text x="${LEFT - 6}" y="16" text-anchor="end" font-size="11" fill="currentColor">${exactCredits(max)}</text>
-<text x="${LEFT - 6}" y="${HEIGHT - BOTTOM}" text-anchor="end" font-size="11" fill="currentColor">0</text>
+<text x="${LEFT - 6}" y="${TOP + FONT / 2}" text-anchor="end" font-size="${FONT}" fill="currentColor" data-testid="axis-max">${maxLabel}</text>
+<text x="${LEFT - 6}" y="${HEIGHT - BOTTOM}" text-anchor="end" font-size="${FONT}" fill="currentColor">0</text>
 ${bars}${dayLabels}
 </svg>
 <figcaption>${summary}
 <span class="legend">${[...colour].map(([name, c]) => html` <svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${c}"/></svg> ${label(name)}`)}</span></figcaption>
 </figure>
 <details><summary>The chart as a table</summary>
-${rows.length ? html`<table><caption>Credits per day and ${per}</caption><thead><tr><th scope="col">Day (KST)</th><th scope="col">${per === 'key' ? 'Key' : 'Model'}</th><th scope="col" class="num">Credits</th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No charges in these 30 days.</p>`}
+${rows.length ? html`<div class="scroll"><table><caption>Credits per day and ${per}</caption><thead><tr><th scope="col">Day (KST)</th><th scope="col">${per === 'key' ? 'Key' : 'Model'}</th><th scope="col" class="num">Credits</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No charges in these 30 days.</p>`}
 </details>`;
 }

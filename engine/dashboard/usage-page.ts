@@ -6,6 +6,7 @@ import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { keyNamesById } from '../keys/manage.ts';
 import { chargedPerDay, findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
+import { usdOfNano } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
 import { exactCredits, html, koreanTime, type Html } from './html.ts';
@@ -49,16 +50,16 @@ function filterForm(f: ReturnType<typeof filters>, names: KeyNames, models: stri
 <p><button type="submit">Apply</button></p></fieldset></form>`;
 }
 
-function callsTable(rows: UsageRecordView[], names: KeyNames): Html {
-  if (rows.length === 0) return html`<p>No calls match.</p>`;
-  return html`<table data-testid="usage-table"><caption>Recent calls, newest first (at most ${TABLE_ROWS})</caption>
+function callsTable(rows: UsageRecordView[], names: KeyNames, filtered: boolean): Html {
+  if (rows.length === 0) return filtered ? html`<p>No calls match. Choose "every key" and "every model" to see all calls.</p>` : html`<p>No calls yet.</p>`;
+  return html`<div class="scroll"><table data-testid="usage-table"><caption>Recent calls, newest first (at most ${TABLE_ROWS})</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Door</th><th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th><th scope="col" class="num">Charged (credits)</th><th scope="col">Call</th></tr></thead>
 <tbody>${rows.map(
     (r) => html`<tr data-generation-id="${r.id}"><td>${koreanTime(r.created_at)}</td><td>${keyLabel(names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
 <td class="num">${r.tokens.input.toLocaleString('en-US')}</td><td class="num">${r.tokens.output.toLocaleString('en-US')}</td>
-<td class="num" data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</td>
+<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</span> <small class="usd">(${usdOfNano(BigInt(r.charged_nano))})</small></td>
 <td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">details<span class="skip"> of call ${r.id}</span></a></td></tr>`,
-  )}</tbody></table>`;
+  )}</tbody></table></div>`;
 }
 
 export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): void {
@@ -68,26 +69,36 @@ export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): 
     const now = deps.clock.now();
     const days = lastKoreanDays(now, CHART_DAYS);
     const since = startOfKoreanDay(days[0]);
-    const [names, perModel, perKey, rows] = await Promise.all([
+    const [names, perModel, charted, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
       chargedPerDay(deps.db, s.walletId, since, 'model'),
-      f.by === 'key' ? chargedPerDay(deps.db, s.walletId, since, 'key_id') : Promise.resolve([]),
+      // The chart shows the calls the table shows: the same key and model filter.
+      chargedPerDay(deps.db, s.walletId, since, f.by === 'key' ? 'key_id' : 'model', { keyId: f.keyId, model: f.model }),
       listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: TABLE_ROWS }),
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();
     const chart =
-      f.by === 'key' ? usageChart(days, perKey, (id) => keyLabel(names, id), 'key') : usageChart(days, perModel, (m) => m, 'model');
+      f.by === 'key' ? usageChart(days, charted, (id) => keyLabel(names, id), 'key') : usageChart(days, charted, (m) => m, 'model');
+    const filtered = f.keyId || f.model ? html`<p data-testid="chart-filter">Showing only the calls of ${f.keyId ? html`key <strong>${keyLabel(names, f.keyId)}</strong>` : ''}${
+      f.keyId && f.model ? ' and ' : ''
+    }${f.model ? html`model <strong>${f.model}</strong>` : ''}, in the chart and the table.</p>` : '';
+    const noCallsYet = perModel.length === 0 && rows.length === 0 && !f.keyId && !f.model;
     const csvQuery = new URLSearchParams({ ...(f.keyId ? { key: f.keyId } : {}), ...(f.model ? { model: f.model } : {}) }).toString();
     return sendPage(reply, 200, {
       title: 'Usage',
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`<p>Charges are exact: one credit is 1,000 nano-USD ($0.000001), so three decimals show every nano-USD.</p>
 ${filterForm(f, names, models)}
+${filtered}
 <h2>Credits per day, last ${CHART_DAYS} Korean days</h2>
-${chart}
+${
+  noCallsYet
+    ? html`<p data-testid="empty">No calls yet. Calls made with this wallet's API keys appear here within seconds, with what each one cost. <a href="/dashboard/keys">Create a key</a> and point an OpenAI or Anthropic client at this gateway with it.</p>`
+    : chart
+}
 <h2>Recent calls</h2>
 <p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>Download these calls as CSV</a> (up to ${CSV_ROWS.toLocaleString('en-US')} rows)</p>
-${callsTable(rows, names)}`,
+${callsTable(rows, names, !!(f.keyId || f.model))}`,
     });
   });
 
@@ -123,7 +134,7 @@ ${item('Model', r.model)}${item('Door', r.door)}${item('Vendor and route', `${r.
 ${item('Input tokens', r.tokens.input)}${item('Cached input tokens read', r.tokens.cache_read)}${item('Cache write tokens', r.tokens.cache_write)}
 ${item('Output tokens', r.tokens.output)}${item('Reasoning tokens', r.tokens.reasoning)}${item('Server tool calls', r.server_tool_calls)}
 ${item('Characters', r.characters)}${item('Images', r.images)}${item('Video seconds', r.video_seconds)}
-${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${r.charged_nano} nano-USD)`)}
+${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${usdOfNano(BigInt(r.charged_nano))}; ${r.charged_nano} nano-USD)`)}
 ${item('Duration', `${r.duration_ms} ms`)}
 </dl><p><a href="/dashboard/usage">Back to usage</a></p>`,
     });

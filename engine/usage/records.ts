@@ -172,12 +172,20 @@ export async function listUsageRecords(db: Db, walletId: string, f: UsageFilter)
 }
 
 /** Credits charged per Korean day and per key or model since `since`, for the dashboard's chart. */
-export async function chargedPerDay(db: Db, walletId: string, since: Date, by: 'key_id' | 'model'): Promise<{ day: string; name: string; nano: bigint }[]> {
+export async function chargedPerDay(
+  db: Db,
+  walletId: string,
+  since: Date,
+  by: 'key_id' | 'model',
+  only: { keyId?: string; model?: string } = {},
+): Promise<{ day: string; name: string; nano: bigint }[]> {
+  // Narrowed like listUsageRecords, so a chart beside a filtered table shows the same calls.
   const r = await db.query<{ day: string; name: string | null; nano: string }>(
     `SELECT to_char(at AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD') AS day, ${by} AS name, sum(charged_nano)::text AS nano
        FROM usage_records WHERE wallet_id = $1 AND at >= $2::timestamptz
+        AND ($3::text IS NULL OR key_id = $3) AND ($4::text IS NULL OR model = $4)
       GROUP BY 1, 2 ORDER BY 1, 2`,
-    [walletId, since.toISOString()],
+    [walletId, since.toISOString(), only.keyId ?? null, only.model ?? null],
   );
   return r.rows.map((row) => ({ day: row.day, name: row.name ?? '', nano: BigInt(row.nano) }));
 }

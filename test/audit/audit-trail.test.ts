@@ -91,8 +91,7 @@ describe('the audit trail', () => {
   });
 
   it('the dashboard: key and management key changes, each once, as the signed-in owner', async () => {
-    const made = await owner.post('/dashboard/keys', { count: '1', name: 'dash', models: 'tts-1, b-*' });
-    expect(made.status).toBe(201);
+    const made = await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'dash', models: 'tts-1, b-*' }));
     const page = await made.text();
     const keyId = /data-key-id="([^"]+)"/.exec(page)![1];
     secrets.push(/<code class="secret"[^>]*>([^<]+)</.exec(page)![1]);
@@ -108,15 +107,15 @@ describe('the audit trail', () => {
     expect(changed.after).toEqual({ daily_limit_credits: 50 });
     expect(changed.actor).toEqual({ kind: 'owner', id: ownerId });
 
-    expect((await owner.post(`/dashboard/keys/${keyId}/close`, {})).status).toBe(303);
+    expect((await owner.post(`/dashboard/keys/${keyId}/close`, { confirm: 'yes' })).status).toBe(303);
     expect((await theEntry('key.closed', keyId)).actor.kind).toBe('owner');
 
-    const mk = await owner.post('/dashboard/management-keys', { name: 'dash-mk' });
+    const mk = await owner.follow(await owner.post('/dashboard/management-keys', { name: 'dash-mk' }));
     const mkPage = await mk.text();
     const mkId = /data-key-id="([^"]+)"/.exec(mkPage)![1];
     secrets.push(/id="new-management-key"[^>]*>([^<]+)</.exec(mkPage)![1]);
     expect((await theEntry('management_key.created', mkId)).actor).toEqual({ kind: 'owner', id: ownerId });
-    expect((await owner.post(`/dashboard/management-keys/${mkId}/close`, {})).status).toBe(303);
+    expect((await owner.post(`/dashboard/management-keys/${mkId}/close`, { confirm: 'yes' })).status).toBe(303);
     const mkClosed = await theEntry('management_key.closed', mkId);
     expect(mkClosed.actor.kind).toBe('owner');
     expect(mkClosed.before).toMatchObject({ status: 'active', name: 'dash-mk' });

@@ -9,9 +9,12 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post, sleep } from '../e2e/e2e.ts';
 import { issueLink } from './owner-client.ts';
+import { usageChart } from '../../engine/dashboard/usage-chart.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard';
+/** The phone-width screenshots the issue asks to keep from each run. */
+const PHONE_SHOTS = 'test/artifacts/dashboard';
 
 let t: TestGateway;
 let browser: Browser;
@@ -62,6 +65,7 @@ describe('the owner dashboard in a browser', () => {
     expect(cookie).toMatchObject({ name: 'gateway_dashboard', httpOnly: true, sameSite: 'Strict', path: '/' });
     expect(await page.evaluate(() => document.cookie)).toBe(''); // scripts cannot read it
     await expect.poll(() => page.getByTestId('credits').textContent()).toBe((100_000_000 + 5_000_000).toLocaleString('en-US'));
+    expect(await page.getByTestId('summary-usd').textContent()).toBe('$105.00');
     expect(await page.locator('td', { hasText: 'vendor C only' }).count()).toBe(1);
     await shot('wallet');
   });
@@ -84,6 +88,15 @@ describe('the owner dashboard in a browser', () => {
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(keys['class 1']);
     await shot('keys-created');
 
+    // A refresh of that page repeats nothing (post/redirect/get): no new keys, and the secrets are gone.
+    const count = async () => (await t.gw.db.query(`SELECT 1 FROM api_keys WHERE wallet_id = $1 AND name LIKE 'class %'`, [t.walletId])).rows.length;
+    expect(await count()).toBe(3);
+    await page.reload();
+    expect(await page.locator('h1').textContent()).toBe('Keys already shown');
+    expect(await page.content()).not.toContain(keys['class 1']);
+    expect(await count()).toBe(3);
+    await shot('keys-created-reloaded');
+
     await page.goto(`${t.url}/dashboard/keys`);
     expect(await page.content()).not.toContain(keys['class 1']); // never shown again
     for (const name of ['class 1', 'class 2', 'class 3']) expect(await keyRow(name).count()).toBe(1);
@@ -93,10 +106,11 @@ describe('the owner dashboard in a browser', () => {
   it('raises a monthly limit and a call refused with 429 passes at once', async () => {
     const refused = await chat(keys['class 1'], 'b-5', 'input=100 output=50');
     expect(refused.status).toBe(429);
-    for (const name of ['class 1', 'class 3']) {
+    // Dollars and credits as the page prints them are both taken.
+    for (const [name, typed] of [['class 1', '$1'], ['class 3', '1,000,000']]) {
       const row = keyRow(name);
       await row.locator('summary').click();
-      await row.getByLabel(/^Monthly limit/).fill('1000000');
+      await row.getByLabel(/^Monthly limit/).fill(typed);
       await row.getByRole('button', { name: `Save changes to ${name}` }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toContain('The key was changed');
       expect(await keyRow(name).getByTestId('month').textContent()).toBe('0 of 1,000,000');
@@ -107,11 +121,29 @@ describe('the owner dashboard in a browser', () => {
     await settled();
   });
 
+  it('a refused form comes back as typed, with the reason in words; amounts show dollars beside credits', async () => {
+    const create = page.getByRole('group', { name: 'Create API keys' });
+    await create.getByLabel(/^Name/).fill('typo');
+    await create.getByLabel(/^Monthly limit/).fill('5 dollars please');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => create.getByRole('alert').textContent()).toContain('Monthly limit: "5 dollars please" is not an amount');
+    expect(await create.getByLabel(/^Name/).inputValue()).toBe('typo');
+    expect(await create.getByLabel(/^Monthly limit/).inputValue()).toBe('5 dollars please');
+    expect(await keyRow('typo').count()).toBe(0);
+    expect(await keyRow('class 1').locator('.usd').first().textContent()).toContain('of $1.00');
+    await shot('keys-refused-form');
+  });
+
   it('closes a key and calls with it are refused', async () => {
     expect((await chat(keys['class 2'], 'b-5', 'input=10 output=5')).status).toBe(429); // the key works, its limit holds
     const row = keyRow('class 2');
     await row.locator('summary').click();
     await row.getByRole('button', { name: 'Close class 2' }).click();
+    // A confirmation page comes first; nothing is closed until it is answered.
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Close class 2?');
+    expect((await chat(keys['class 2'], 'b-5', 'input=10 output=5')).status).toBe(429);
+    await shot('close-confirm');
+    await page.getByRole('button', { name: 'Yes, close class 2' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('The key was closed');
     expect(await keyRow('class 2').count()).toBe(0);
     const refused = await chat(keys['class 2'], 'b-5', 'input=10 output=5');
@@ -153,6 +185,11 @@ describe('the owner dashboard in a browser', () => {
     const a = charges.find((c) => c.model === 'a-top-5.5')!;
     const modelBars = await page.locator('svg[data-testid="usage-chart"] rect[data-series="a-top-5.5"]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-nano')));
     expect(modelBars).toEqual([a.nano.toString()]);
+    // The chart follows the key filter too: its b-5 bars are class 3's b-5 calls, not class 1's.
+    const b5 = await page.locator('svg[data-testid="usage-chart"] rect[data-series="b-5"]').evaluateAll((rs) => rs.map((r) => BigInt(r.getAttribute('data-nano')!)));
+    const class3b5 = charges.filter((c) => c.key === 'class 3' && c.model === 'b-5').reduce((s, c) => s + c.nano, 0n);
+    expect(b5.reduce((s, n) => s + n, 0n)).toBe(class3b5);
+    expect(await page.getByTestId('chart-filter').textContent()).toContain('class 3');
     await shot('usage-filtered');
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these calls as CSV' }).click()]);
@@ -179,6 +216,13 @@ describe('the owner dashboard in a browser', () => {
     expect(await page.locator('td', { hasText: /^backend$/ }).count()).toBe(1);
     expect(await page.content()).not.toContain(key);
     await shot('management-keys');
+    await page.getByRole('button', { name: 'Close backend' }).click();
+    await page.getByRole('link', { name: 'No, keep it' }).click();
+    expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await page.getByRole('button', { name: 'Close backend' }).click();
+    await page.getByRole('button', { name: 'Yes, close backend' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('The management key was closed');
+    expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
   });
 
   it('lists the wallet’s video jobs with status and exact cost', async () => {
@@ -195,6 +239,63 @@ describe('the owner dashboard in a browser', () => {
     expect(await row.locator('td').nth(2).textContent()).toBe('completed');
     expect(await row.locator('[data-nano]').textContent()).toBe(creditsText(123_000_000n));
     await shot('videos');
+
+    // Deleted through the API, it stays on the page as deleted (its charge stays in Usage).
+    const del = await fetch(`${t.url}/v1/videos/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${keys['class 3']}` } });
+    expect(del.status, await del.clone().text()).toBe(200);
+    await page.reload();
+    const gone = page.getByTestId('deleted-videos').locator(`tr[data-video-id="${id}"]`);
+    expect(await gone.locator('td').nth(2).textContent()).toBe('deleted');
+    expect(await gone.locator('[data-nano]').textContent()).toBe(creditsText(123_000_000n));
+    expect(await page.locator(`table:not([data-testid="deleted-videos"]) tr[data-video-id="${id}"]`).count()).toBe(0);
+    await shot('videos-deleted');
+  });
+
+  it('chart labels sit inside the chart, even a wide one like 198,981.960', async () => {
+    const days = Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`);
+    for (const nano of [198_981_960n, 198_981_960_000_000n]) {
+      const chart = usageChart(days, [{ day: days[29], name: 'k', nano }, { day: days[3], name: 'k', nano: 1n }], (n) => n, 'key');
+      await page.setContent(`<!doctype html><body style="margin:0;width:390px">${chart.text}</body>`);
+      const { box, texts } = await page.locator('svg[data-testid="usage-chart"]').evaluate((svg) => {
+        const vb = (svg as SVGSVGElement).viewBox.baseVal;
+        return {
+          box: { width: vb.width, height: vb.height },
+          texts: [...svg.querySelectorAll('text')].map((t) => {
+            const b = (t as SVGTextElement).getBBox();
+            return { text: t.textContent, x: b.x, right: b.x + b.width, y: b.y, bottom: b.y + b.height };
+          }),
+        };
+      });
+      expect(texts.find((t) => t.text === creditsText(nano))).toBeDefined();
+      for (const t of texts) {
+        expect(t.x, t.text!).toBeGreaterThanOrEqual(0);
+        expect(t.right, t.text!).toBeLessThanOrEqual(box.width);
+        expect(t.y, t.text!).toBeGreaterThanOrEqual(0);
+        expect(t.bottom, t.text!).toBeLessThanOrEqual(box.height);
+      }
+      // Readable at phone width: the axis label is drawn at 9 px or more.
+      const px = await page.getByTestId('axis-max').evaluate((t) => t.getBoundingClientRect().height);
+      expect(px).toBeGreaterThanOrEqual(9);
+    }
+  });
+
+  it('at 390 px wide no page is wider than the screen: tables and the chart scroll inside their box', async () => {
+    mkdirSync(PHONE_SHOTS, { recursive: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const path of ['wallet', 'keys', 'usage', 'management-keys', 'videos', 'audit']) {
+        await page.goto(`${t.url}/dashboard/${path}`);
+        await page.screenshot({ path: `${PHONE_SHOTS}/phone-${path}.png`, fullPage: true });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(390);
+        expect(await page.getByTestId('summary-usd').textContent(), path).toMatch(/^\$[\d,]+\.\d\d$/); // the balance in dollars on every page
+      }
+      // The wide tables are there, scrolling inside their box.
+      await page.goto(`${t.url}/dashboard/keys`);
+      const box = await page.locator('.scroll').first().evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      expect(box.scroll).toBeGreaterThan(box.client);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
   });
 
   it('signs out: the session is gone and the pages refuse', async () => {

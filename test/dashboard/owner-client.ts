@@ -13,6 +13,8 @@ export interface OwnerClient {
   get(path: string): Promise<Response>;
   /** A form POST; `csrf: false` leaves the token out, `origin` sets the Origin header. */
   post(path: string, form: Record<string, string>, opts?: { csrf?: boolean | string; origin?: string }): Promise<Response>;
+  /** The page a 303 leads to, as the browser would load it (post/redirect/get). */
+  follow(res: Response): Promise<Response>;
 }
 
 export async function issueLink(t: TestGateway, walletId: string): Promise<{ url: string; expires_at: string }> {
@@ -51,6 +53,10 @@ export async function signIn(t: TestGateway, walletId: string): Promise<OwnerCli
     setCookie,
     csrf,
     get,
+    follow: async (res) => {
+      expect(res.status, await res.clone().text()).toBe(303);
+      return get(res.headers.get('location')!);
+    },
     post: (path, form, opts = {}) =>
       fetch(`${t.url}${path}`, {
         method: 'POST',

@@ -111,13 +111,13 @@ for (const kind of databaseKinds) {
       expect((await keyRows(t, t.walletId)).length).toBe(before);
       // The same form with its token and our own origin goes through.
       const ok = await owner.post('/dashboard/keys', { count: '1', name: 'csrf ok' }, { origin: t.url });
-      expect(ok.status).toBe(201);
+      expect(ok.status).toBe(303);
       expect((await keyRows(t, t.walletId)).length).toBe(before + 1);
     });
 
     it('keys: numbered names from a prefix, full keys shown once, names escaped, bad input a 400 page', async () => {
-      const res = await owner.post('/dashboard/keys', { count: '3', name: 'lab', monthly_limit_credits: '500' });
-      expect(res.status).toBe(201);
+      const res = await owner.follow(await owner.post('/dashboard/keys', { count: '3', name: 'lab', monthly_limit_credits: '500' }));
+      expect(res.status).toBe(200);
       const page = await res.text();
       const shown = [...page.matchAll(/<code class="secret" id="new-key-\d">(sk-svc-[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
       expect(shown).toHaveLength(3);
@@ -128,20 +128,70 @@ for (const kind of databaseKinds) {
       for (const key of shown) expect(list).not.toContain(key); // never again
 
       const evil = await owner.post('/dashboard/keys', { count: '1', name: '<img src=x onerror=alert(1)>' });
-      expect(evil.status).toBe(201);
+      expect(evil.status).toBe(303);
+      const evilShown = await (await owner.follow(evil)).text();
+      expect(evilShown).toContain('&lt;img src=x onerror=alert(1)&gt;');
+      expect(evilShown).not.toContain('<img src=x');
       const listed = await (await owner.get('/dashboard/keys')).text();
       expect(listed).toContain('&lt;img src=x onerror=alert(1)&gt;');
       expect(listed).not.toContain('<img src=x');
 
-      const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad', monthly_limit_credits: 'lots' });
+      // A refused form comes back filled in as typed, the reason in words beside it, not API field names.
+      const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad <b>', monthly_limit_credits: 'lots' });
       expect(bad.status).toBe(400);
-      expect(await bad.text()).toContain('monthly_limit_credits must be a whole number');
+      const badPage = await bad.text();
+      expect(badPage).toContain('Monthly limit: &quot;lots&quot; is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).');
+      expect(badPage).toContain('id="new-name" name="name" maxlength="40" value="bad &lt;b&gt;"');
+      expect(badPage).toContain('name="monthly_limit_credits" value="lots"');
+      expect(badPage).not.toContain('monthly_limit_credits must');
+      const over = await owner.post('/dashboard/keys', { count: '1', monthly_limit_credits: '$5', daily_limit_credits: '6 USD' });
+      expect(over.status).toBe(400);
+      expect(await over.text()).toContain('The daily limit (6000000) must not exceed the monthly limit (5000000).');
+      // Dollars and grouped credits are taken as typed; the list shows dollars beside the credits.
+      const dollars = await owner.post('/dashboard/keys', { count: '1', name: 'dollars', monthly_limit_credits: '$5', daily_limit_credits: '1,000,000' });
+      expect(dollars.status).toBe(303);
+      const row = (await keyRows(t, t.walletId)).find((r) => r.name === 'dollars')!;
+      expect(row.monthly_limit_credits).toBe('5000000');
+      const withUsd = await (await owner.get('/dashboard/keys')).text();
+      expect(withUsd).toMatch(/<span data-testid="month">0 of 5,000,000<\/span>\s*<small class="usd">\$0\.00 of \$5\.00<\/small>/);
+      // A refused change keeps the key's form open with what was typed.
+      const refusedChange = await owner.post(`/dashboard/keys/${row.id}`, { name: 'dollars', monthly_limit_credits: '5 EUR' });
+      expect(refusedChange.status).toBe(400);
+      const changePage = await refusedChange.text();
+      expect(changePage).toContain(`id="monthly-${row.id}" name="monthly_limit_credits" value="5 EUR"`);
+      expect(changePage).toContain('<details open>');
+      expect((await keyRows(t, t.walletId)).find((r) => r.id === row.id)!.monthly_limit_credits).toBe('5000000');
       const tooMany = await owner.post('/dashboard/keys', { count: '1000', name: 'many' });
       expect(tooMany.status).toBe(400);
     });
 
+    it('post/redirect/get: the new keys are shown on the page the POST leads to, once; reloading it makes none', async () => {
+      const before = (await keyRows(t, t.walletId)).length;
+      const res = await owner.post('/dashboard/keys', { count: '2', name: 'prg' });
+      expect(res.headers.get('location')).toBe('/dashboard/keys/created');
+      const first = await (await owner.follow(res)).text();
+      expect([...first.matchAll(/class="secret"/g)]).toHaveLength(2);
+      const again = await owner.get('/dashboard/keys/created');
+      expect(again.status).toBe(200);
+      const againPage = await again.text();
+      expect(againPage).not.toContain('class="secret"');
+      expect(againPage).toContain('shown once');
+      expect((await keyRows(t, t.walletId)).length).toBe(before + 2);
+      // The flash is sealed with the session's cookie secret: the table holds no key.
+      const stored = await t.gw.db.query<{ sealed: string }>(`SELECT sealed FROM dashboard_flash`);
+      const mk = await owner.post('/dashboard/management-keys', { name: 'sealed' });
+      const sealed = await t.gw.db.query<{ sealed: string }>(`SELECT sealed FROM dashboard_flash`);
+      expect(stored.rows).toEqual([]);
+      expect(sealed.rows).toHaveLength(1);
+      expect(sealed.rows[0].sealed).not.toContain('sk-svc');
+      // Another session of the same owner cannot read it.
+      const other = await signIn(t, t.walletId);
+      expect(await (await other.get('/dashboard/management-keys/created')).text()).not.toContain('sk-svcm-');
+      expect(await (await owner.follow(mk)).text()).toMatch(/sk-svcm-/);
+    });
+
     it('raising a monthly limit lifts a 429 at once; closing a key refuses it at once', async () => {
-      const made = await (await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' })).text();
+      const made = await (await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' }))).text();
       const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
       const id = /<tr data-key-id="([^"]+)">/.exec(made)![1];
       const refused = await chat(t, key);
@@ -155,10 +205,22 @@ for (const kind of databaseKinds) {
       expect(passed.status, await passed.clone().text()).toBe(200);
       await settled(t, t.walletId);
 
-      const closed = await owner.post(`/dashboard/keys/${id}/close`, {});
+      // The list's Close button only leads to a confirmation; a close without it changes nothing.
+      const list = await (await owner.get('/dashboard/keys')).text();
+      expect(list).toContain(`<form method="get" action="/dashboard/keys/${id}/close"><button type="submit">Close capped</button></form>`);
+      const confirmPage = await (await owner.get(`/dashboard/keys/${id}/close`)).text();
+      expect(confirmPage).toContain('is for good');
+      expect(confirmPage).toContain('name="confirm" value="yes"');
+      const unconfirmed = await owner.post(`/dashboard/keys/${id}/close`, {});
+      expect(unconfirmed.status).toBe(303);
+      expect(unconfirmed.headers.get('location')).toBe(`/dashboard/keys/${id}/close`);
+      expect((await chat(t, key)).status).toBe(200);
+      await settled(t, t.walletId);
+
+      const closed = await owner.post(`/dashboard/keys/${id}/close`, { confirm: 'yes' });
       expect(closed.status).toBe(303);
       expect((await chat(t, key)).status).toBe(401);
-      expect((await owner.post(`/dashboard/keys/${id}/close`, {})).status).toBe(404); // already closed
+      expect((await owner.post(`/dashboard/keys/${id}/close`, { confirm: 'yes' })).status).toBe(404); // already closed
     });
 
     it('another owner sees 404 for this wallet’s key ids, management key ids and generation ids', async () => {
@@ -174,8 +236,8 @@ for (const kind of databaseKinds) {
 
       expect((await stranger.get(`/dashboard/usage/${generationId}`)).status).toBe(404);
       expect((await stranger.post(`/dashboard/keys/${mine.id}`, { monthly_limit_credits: '1' })).status).toBe(404);
-      expect((await stranger.post(`/dashboard/keys/${mine.id}/close`, {})).status).toBe(404);
-      expect((await stranger.post(`/dashboard/management-keys/${mgmt.id}/close`, {})).status).toBe(404);
+      expect((await stranger.post(`/dashboard/keys/${mine.id}/close`, { confirm: 'yes' })).status).toBe(404);
+      expect((await stranger.post(`/dashboard/management-keys/${mgmt.id}/close`, { confirm: 'yes' })).status).toBe(404);
       const usage = await (await stranger.get(`/dashboard/usage?key=${mine.id}`)).text();
       expect(usage).not.toContain(generationId);
       // Nothing of ours changed.
@@ -188,20 +250,23 @@ for (const kind of databaseKinds) {
     });
 
     it('management keys: created once with a warning, closed from the page', async () => {
-      const res = await owner.post('/dashboard/management-keys', { name: 'server' });
-      expect(res.status).toBe(201);
+      const res = await owner.follow(await owner.post('/dashboard/management-keys', { name: 'server' }));
+      expect(res.status).toBe(200);
       const page = await res.text();
       expect(page).toContain('Never put a management key in client code');
       const key = /id="new-management-key" data-key-id="([^"]+)">(sk-svcm-[A-Za-z0-9]+)</.exec(page)!;
       const list = await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } });
       expect(list.status).toBe(200);
       expect(await (await owner.get('/dashboard/management-keys')).text()).toContain(`data-key-id="${key[1]}"`);
-      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, {})).status).toBe(303);
+      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, {})).headers.get('location')).toBe(`/dashboard/management-keys/${key[1]}/close`);
+      expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } })).status).toBe(200); // not closed yet
+      expect(await (await owner.get(`/dashboard/management-keys/${key[1]}/close`)).text()).toContain('Yes, close server');
+      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, { confirm: 'yes' })).status).toBe(303);
       expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } })).status).toBe(401);
     });
 
     it('usage CSV carries the exact charges; key names cannot become spreadsheet formulas', async () => {
-      const made = await (await owner.post('/dashboard/keys', { count: '1', name: '=HYPERLINK("x")' })).text();
+      const made = await (await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: '=HYPERLINK("x")' }))).text();
       const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
       const res = await chat(t, key, 300);
       expect(res.status).toBe(200);
@@ -226,7 +291,8 @@ for (const kind of databaseKinds) {
         ['json body', send('/dashboard/keys', JSON.stringify({ csrf: owner.csrf, count: 1 }), 'application/json')],
         ['text body', send('/dashboard/keys', 'hello', 'text/plain')],
         ['NUL in a name', send('/dashboard/keys', `${csrf}&count=1&name=a%00b`)],
-        ['NUL in a key id', send('/dashboard/keys/a%00b/close', csrf)],
+        ['NUL in a key id', send('/dashboard/keys/a%00b/close', `${csrf}&confirm=yes`)],
+        ['NUL in a key id, to confirm', owner.get('/dashboard/keys/a%00b/close')],
         ['count not a number', send('/dashboard/keys', `${csrf}&count=three`)],
         ['expiry in the past', send('/dashboard/keys', `${csrf}&count=1&expires_on=2001-01-01`)],
         ['daily above monthly', send('/dashboard/keys', `${csrf}&count=1&monthly_limit_credits=5&daily_limit_credits=9`)],
@@ -249,7 +315,8 @@ for (const kind of databaseKinds) {
     it('sign-out ends the session (the old cookie is refused); a change of owner ends every session', async () => {
       const second = await signIn(t, t.walletId);
       const out = await second.post('/dashboard/sign-out', {});
-      expect(out.status).toBe(200);
+      expect(out.status).toBe(303);
+      expect(out.headers.get('location')).toBe('/dashboard/signed-out');
       expect(out.headers.get('set-cookie')).toMatch(/^gateway_dashboard=; Path=\/; Max-Age=0/);
       expect((await second.get('/dashboard/wallet')).status).toBe(401);
       expect((await owner.get('/dashboard/wallet')).status).toBe(200); // other sessions live on

@@ -1,0 +1,29 @@
+// Closing a key is for good, so the list's "Close" button only opens this page (a GET: nothing changes), and
+// only its form carries `confirm=yes`. A close POST without it (an old page, a stray click) is sent back here
+// rather than acted on. Plain forms, so it works without JavaScript.
+import type { FastifyReply } from 'fastify';
+import type { FormBody } from './form.ts';
+import { html, type Html } from './html.ts';
+import { csrfField, sendPage, type Section } from './layout.ts';
+import type { OwnerSession } from './sessions.ts';
+
+export const isConfirmed = (form: FormBody): boolean => form.confirm === 'yes';
+
+/** The button that leads to the confirmation page (a GET form, so it looks like the other buttons). */
+export const closeButton = (confirmPath: string, label: string): Html =>
+  html`<form method="get" action="${confirmPath}"><button type="submit">Close ${label}</button></form>`;
+
+export function sendCloseConfirmation(
+  reply: FastifyReply,
+  s: OwnerSession,
+  what: { section: Section; kindText: string; label: string; consequence: string; closePath: string; backPath: string },
+): FastifyReply {
+  return sendPage(reply, 200, {
+    title: `Close ${what.label}?`,
+    signedIn: { section: what.section, csrfToken: s.csrfToken, walletId: s.walletId },
+    body: html`<p class="notice" role="alert">Closing the ${what.kindText} <strong>${what.label}</strong> is for good: ${what.consequence} It cannot be opened again.</p>
+<form method="post" action="${what.closePath}">${csrfField(s.csrfToken)}<input type="hidden" name="confirm" value="yes">
+<p><button type="submit">Yes, close ${what.label}</button> <a href="${what.backPath}">No, keep it</a></p>
+</form>`,
+  });
+}
