@@ -173,23 +173,29 @@ describe('HTTP/2 to a vendor', () => {
   it('a vendor that allows fewer streams than vendor_http2_streams: its limit per connection, more connections', async () => {
     const atOnce = new Map<unknown, number>();
     let most = 0;
+    // Every call of a burst is answered once the whole burst has arrived, so the calls are all in flight together
+    // however slowly a loaded machine sends them (a fixed pause let early answers free streams for later calls).
+    let burst = 1;
+    const held: Array<() => void> = [];
     const server = createSecureServer({ cert, key, settings: { maxConcurrentStreams: 4 } }, (req, res) => {
       const session = req.stream.session;
       const now = (atOnce.get(session) ?? 0) + 1;
       atOnce.set(session, now);
       most = Math.max(most, now);
       req.resume();
-      req.on('end', () =>
-        setTimeout(() => {
+      req.on('end', () => {
+        held.push(() => {
           atOnce.set(session, atOnce.get(session)! - 1);
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end('{"ok":true}');
-        }, 50),
-      );
+        });
+        if (held.length === burst) for (const answer of held.splice(0)) answer();
+      });
     });
     const base = await listen(server, 'https');
     const client = upstream(100);
     await sendMany(client, base, vendor(true), 1);
+    burst = 20;
     expect(await sendMany(client, base, vendor(true), 20)).toEqual(Array(20).fill(200));
     expect(most).toBe(4);
     expect(atOnce.size).toBe(5); // 20 calls at once, 4 on each connection
