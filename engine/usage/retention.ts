@@ -1,22 +1,38 @@
 // Usage records older than `limits.usage_record_days` are removed every hour (and once at start), read at each
-// run so a reload that changes the period applies without a restart, and so are the budget leases' draws,
-// the other per-call trail (engine/money/draw-retention.ts). Several processes pruning at once delete the
-// same rows harmlessly.
+// run so a reload that changes the period applies without a restart, and so are their daily rollup and the
+// budget leases' draws, the other per-call trail (engine/money/draw-retention.ts). The same run makes the
+// coming days' partitions (record-storage.ts), and the start waits for the first of those: a record with no
+// partition to go to would fail its charge. Several processes pruning at once remove the same days harmlessly.
+import { koreanDate } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { pruneDraws } from '../money/draw-retention.ts';
-import { pruneUsageRecords } from './records.ts';
+import { pruneDailyRollup } from './daily-rollup.ts';
+import { usageRecordStorage, type PruneOutcome, type UsageRecordStorage } from './record-storage.ts';
 
-const PRUNE_EVERY_MS = 3_600_000;
+const UPKEEP_EVERY_MS = 3_600_000;
 
-export function startUsagePruning(db: Db, clock: Clock, keepDays: () => number, onError: (e: unknown) => void): () => void {
-  const run = () => {
+/** Removes the records (whole Korean days) and rollup days before `before`. */
+export async function pruneUsageRecords(db: Db, before: Date, storage?: UsageRecordStorage): Promise<PruneOutcome> {
+  const outcome = await (storage ?? (await usageRecordStorage(db))).prune(before);
+  await pruneDailyRollup(db, koreanDate(before));
+  return outcome;
+}
+
+/** Makes the coming days' room now, then keeps records hourly; resolves once the first room is made. */
+export async function startUsageRecordUpkeep(db: Db, clock: Clock, keepDays: () => number, onError: (e: unknown) => void): Promise<() => void> {
+  const storage = await usageRecordStorage(db);
+  await storage.prepare(clock.now());
+  const prune = () => {
     const before = new Date(clock.now().getTime() - keepDays() * 86_400_000);
-    pruneUsageRecords(db, before).catch(onError);
+    pruneUsageRecords(db, before, storage).catch(onError);
     pruneDraws(db, before).catch(onError);
   };
-  run();
-  const timer = setInterval(run, PRUNE_EVERY_MS);
+  prune();
+  const timer = setInterval(() => {
+    storage.prepare(clock.now()).catch(onError);
+    prune();
+  }, UPKEEP_EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);
 }
