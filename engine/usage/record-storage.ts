@@ -66,7 +66,8 @@ async function dayTables(db: Db): Promise<DayTable[]> {
     `SELECT c.relname, i.inhrelid IS NOT NULL AS attached, coalesce(i.inhdetachpending, false) AS pending
        FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'usage_records'::regclass
       WHERE c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'usage_records'::regclass)
-        AND c.relkind = 'r' AND c.relname LIKE 'usage\\_records\\_%'`,
+        AND c.relkind = 'r' AND c.relname LIKE 'usage\\_records\\_%'
+      ORDER BY c.relname`,
   );
   return r.rows.flatMap((row) => {
     const day = dayOfPartition(row.relname);
