@@ -9,8 +9,9 @@
 // their rollup the way settles do: the insert latency before and during the drop, and whether any lock request
 // was left waiting meanwhile.
 //
-//   node --import tsx bench/usage-records-scale.ts [--records 10000000] [--wallets 1000] [--samples 300]
+//   node --import tsx bench/usage-records-scale.ts [--records 10000000] [--wallets 1000] [--samples 300] [--explain]
 //
+// --explain prints the plans (EXPLAIN ANALYZE, BUFFERS) of the records' reads for one wallet before the timing.
 // PostgreSQL is BENCH_DATABASE_URL or TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); the
 // schema is dropped after. Figures go to docs/benchmarks.md by hand.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,11 +23,14 @@ import { writeRows } from '../engine/db/beside-settle.ts';
 import { openScratchSchema } from '../engine/db/scratch-schema.ts';
 import { createGateway } from '../engine/gateway.ts';
 import { dailyRollupWriter } from '../engine/usage/daily-rollup.ts';
-import { usageRecordWriter, type UsageRecordDraft } from '../engine/usage/records.ts';
+import { listUsageRecords, usageRecordWriter, type UsageRecordDraft } from '../engine/usage/records.ts';
+import { usageCsv } from '../engine/dashboard/usage-csv.ts';
 import { usageRecordStorage } from '../engine/usage/record-storage.ts';
 import { pruneUsageRecords } from '../engine/usage/retention.ts';
 
-const { values } = parseArgs({ options: { records: { type: 'string' }, wallets: { type: 'string' }, samples: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { records: { type: 'string' }, wallets: { type: 'string' }, samples: { type: 'string' }, explain: { type: 'boolean', default: false } },
+});
 const RECORDS = Number(values.records ?? 10_000_000);
 const WALLETS = Number(values.wallets ?? 1_000);
 const SAMPLES = Number(values.samples ?? 300);
@@ -45,6 +49,32 @@ function percentiles(ms: number[]) {
   const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
   return { n: s.length, p50: +at(50).toFixed(2), p95: +at(95).toFixed(2), p99: +at(99).toFixed(2), max: +s[s.length - 1].toFixed(2) };
 }
+
+/** The plans of the records' reads for one wallet: the month of the CSV, the newest 200, one id. */
+async function explainReads(month: string): Promise<void> {
+  const since = startOfKoreanDay(`${month}-01`).toISOString();
+  const until = new Date(startOfKoreanDay(`${month}-01`).getTime() + 31 * DAY_MS).toISOString();
+  const reads: [string, string, unknown[]][] = [
+    ['month', `SELECT ${LISTED} FROM usage_records WHERE wallet_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, seq DESC LIMIT 10000`, [walletId(7), since, until]],
+    ['newest 200', `SELECT ${LISTED} FROM usage_records WHERE wallet_id = $1 ORDER BY at DESC, seq DESC LIMIT 200`, [walletId(8)]],
+    ['one id', `SELECT * FROM usage_records WHERE wallet_id = $1 AND request_id = $2 ORDER BY seq DESC LIMIT 1`, [walletId(9), `req-${9 + WALLETS * 5}`]],
+  ];
+  for (const [name, sql, params] of reads) {
+    const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
+    console.log(`--- ${name}\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+  }
+  // The CSV's two halves apart: the read (driver included) and the rendering.
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const rows = await listUsageRecords(db, walletId(7 + i), { limit: 10_000, since: new Date(since), until: new Date(until) });
+    const t1 = performance.now();
+    const csv = usageCsv(rows, (id) => id ?? '');
+    console.log(`--- CSV of ${walletId(7 + i)}: ${rows.length} rows read in ${(t1 - t0).toFixed(1)} ms, ${csv.length} bytes rendered in ${(performance.now() - t1).toFixed(1)} ms`);
+  }
+}
+/** The columns the lists read (engine/usage/records.ts LIST_COLUMNS). */
+const LISTED = `request_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens, cache_read_tokens, cache_write_tokens,
+  output_tokens, reasoning_tokens, server_tool_calls, characters, images, video_seconds, charged_nano, duration_ms, trace_id`;
 
 const scratch = await openScratchSchema(DATABASE_URL);
 const { db } = scratch;
@@ -86,7 +116,8 @@ try {
             sum(input_tokens), sum(cache_read_tokens), sum(cache_write_tokens), sum(output_tokens)
        FROM usage_records GROUP BY 1, 2, 3, 4`,
   );
-  await db.query(`ANALYZE usage_records`);
+  // What the upkeep does to each closed day (record-storage.ts), done at once for the 90 days filled here.
+  await db.query(`VACUUM (ANALYZE) usage_records`);
   await db.query(`ANALYZE usage_daily`);
   const rollupS = (performance.now() - started) / 1000;
   const sizes = (
@@ -97,7 +128,10 @@ try {
               (SELECT count(*)::text FROM pg_inherits WHERE inhparent = 'usage_records'::regclass) AS partitions`,
     )
   ).rows[0];
-  log(`filled in ${fillS.toFixed(0)} s, rollup and ANALYZE in ${rollupS.toFixed(0)} s`, sizes);
+  log(`filled in ${fillS.toFixed(0)} s, rollup and VACUUM in ${rollupS.toFixed(0)} s`, sizes);
+
+  const lastMonth = koreanDate(new Date(startOfKoreanDay(`${koreanDate(now).slice(0, 7)}-01`).getTime() - DAY_MS)).slice(0, 7);
+  if (values.explain) await explainReads(lastMonth);
 
   // ---------- a gateway on the schema ----------
   const gw = await createGateway({
@@ -123,8 +157,6 @@ try {
       return { n, key, cookie };
     }),
   );
-  const lastMonth = koreanDate(new Date(startOfKoreanDay(`${koreanDate(now).slice(0, 7)}-01`).getTime() - DAY_MS)).slice(0, 7);
-
   async function timed(name: string, request: () => Promise<Response>): Promise<ReturnType<typeof percentiles> & { bytes: number }> {
     const ms: number[] = [];
     let bytes = 0;

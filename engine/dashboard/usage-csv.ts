@@ -7,7 +7,7 @@ import { exactCredits } from './html.ts';
 const HEADER = [
   'id', 'created_at', 'key_id', 'key_name', 'door', 'model', 'vendor', 'route', 'fallback_depth', 'input_tokens',
   'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'server_tool_calls', 'characters',
-  'images', 'video_seconds', 'charged_nano', 'charged_credits', 'duration_ms', 'trace_id', 'prices',
+  'images', 'video_seconds', 'charged_nano', 'charged_credits', 'duration_ms', 'trace_id',
 ];
 
 export function csvCell(v: string | number | null): string {
@@ -25,7 +25,7 @@ export function usageCsv(rows: UsageRecordView[], keyName: (id: string | null) =
         r.id, r.created_at, r.key_id, r.key_id ? keyName(r.key_id) : null, r.door, r.model, r.vendor, r.route, r.fallback_depth,
         r.tokens.input, r.tokens.cache_read, r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls,
         r.characters, r.images, r.video_seconds, r.charged_nano, exactCredits(BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms,
-        r.trace_id, r.prices ? JSON.stringify(r.prices) : null,
+        r.trace_id,
       ]
         .map(csvCell)
         .join(','),

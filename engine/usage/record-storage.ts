@@ -85,6 +85,12 @@ function dailyPartitions(db: Db): UsageRecordStorage {
         const day = koreanDate(new Date(today + i * DAY_MS + 12 * 3_600_000));
         if (!have.has(day)) await addDay(db, day);
       }
+      // Days past take no more records: vacuumed, their pages are all-visible and the lists read the covering
+      // index alone (migration 012). VACUUM waits for no insert and blocks none; once done it skips every page.
+      for (const i of [-2, -1]) {
+        const day = koreanDate(new Date(today + i * DAY_MS + 12 * 3_600_000));
+        if (have.has(day)) await db.query(`VACUUM "${partitionName(day)}"`);
+      }
     },
     async prune(before) {
       const beforeDay = koreanDate(dayStartOf(before));

@@ -36,6 +36,7 @@ export interface UsageRecordView {
 const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens,
   cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, server_tool_calls, characters, images,
   video_seconds, charged_nano, duration_ms, trace_id, prices`;
+const LIST_COLUMNS = COLUMNS.replace(', prices', '');
 
 /**
  * Inserts the records of many settles on their transaction, one statement for all. The usage figures are the
@@ -190,10 +191,14 @@ export interface UsageFilter {
 const EARLIEST = new Date('1970-01-01T00:00:00Z');
 const LATEST = new Date('9999-01-01T00:00:00Z');
 
-/** The wallet's recent records, newest first, optionally of one key or model. */
+/**
+ * The wallet's recent records, newest first, optionally of one key or model, without their prices (null here):
+ * on PostgreSQL a list is read from an index that holds every other column (migration 012), and the one-call
+ * reads (findUsageRecord) have the prices.
+ */
 export async function listUsageRecords(db: Db, walletId: string, f: UsageFilter): Promise<UsageRecordView[]> {
   const r = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM usage_records
+    `SELECT ${LIST_COLUMNS}, NULL::jsonb AS prices FROM usage_records
       WHERE wallet_id = $1 AND ($2::text IS NULL OR key_id = $2) AND ($3::text IS NULL OR model = $3)
         AND at >= $5::timestamptz AND at < $6::timestamptz
       ORDER BY at DESC, seq DESC LIMIT $4`,

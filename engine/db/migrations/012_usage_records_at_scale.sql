@@ -74,7 +74,14 @@ BEGIN
   ) PARTITION BY RANGE (at);
   ALTER SEQUENCE usage_records_seq OWNED BY usage_records.seq;
   CREATE INDEX usage_records_lookup ON usage_records (wallet_id, request_id, seq DESC);
-  CREATE INDEX usage_records_recent ON usage_records (wallet_id, at DESC);
+  -- The lists (the dashboard's newest calls, a month's CSV) read a wallet's records in time order from this
+  -- index alone: it carries every column they show (all but `prices`, which only the one-call reads need), so
+  -- a month of one wallet is a run of index pages rather than one heap page per record (a wallet's records are
+  -- spread over a day's table among every other wallet's). Closed days are vacuumed by the upkeep, so the
+  -- visibility map lets the scan skip the heap.
+  CREATE INDEX usage_records_recent ON usage_records (wallet_id, at DESC, seq DESC)
+    INCLUDE (request_id, key_id, door, model, vendor, route, fallback_depth, input_tokens, cache_read_tokens, cache_write_tokens,
+             output_tokens, reasoning_tokens, server_tool_calls, characters, images, video_seconds, charged_nano, duration_ms, trace_id);
 
   -- A partition for every Korean day that has records, and for the days around now (a process may write
   -- before its first upkeep run; the upkeep makes the rest).
