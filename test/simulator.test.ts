@@ -348,8 +348,11 @@ describe('vendor B responses', () => {
     expect(inc.usage!.output_tokens).toBe(16);
   });
 
+  /** `max_tool_calls` is a responses field the 6.x SDK's types do not list yet; the SDK sends it as given. */
+  const maxToolCalls = (n: number) => ({ max_tool_calls: n }) as {};
+
   it('web searches stop at max_tool_calls, as the responses format does', async () => {
-    const r = await openai().responses.create({ model: 'b-resp', input: 'x [[sim:web_search=5]]', tools: [{ type: 'web_search' }], max_tool_calls: 2 });
+    const r = await openai().responses.create({ model: 'b-resp', input: 'x [[sim:web_search=5]]', tools: [{ type: 'web_search' }], ...maxToolCalls(2) });
     expect(r.output.filter((o) => o.type === 'web_search_call')).toHaveLength(2);
   });
 });
