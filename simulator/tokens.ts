@@ -2,8 +2,15 @@
 // from the gateway's estimate for every vendor but B, so a test that breaks a stream measures how far the
 // estimate is from what a vendor would have billed. Long texts are counted in slices: a tokenizer's merges on
 // one enormous word (a megabyte of `x`) take far longer than a simulated vendor may, and a slice edge only
-// ever adds a token.
-import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
+// ever adds a token. The tables load at the first count: the simulator is bundled into the gateway, whose
+// memory at start should not carry them when it talks to real vendors.
+import { createRequire } from 'node:module';
+
+let o200k: ((text: string) => number) | undefined;
+const o200kTokens = (text: string): number => {
+  o200k ??= (createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as { countTokens: (text: string) => number }).countTokens;
+  return o200k(text);
+};
 
 const SLICE_CHARS = 8 * 1024;
 

@@ -3,11 +3,9 @@
 // video), fetched by clients at a presigned address, deleted by whichever process deletes or sweeps.
 import { randomBytes } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import type { VideoFiles } from './files.ts';
-import type { S3StoreSetting } from './video-store-setting.ts';
+import { s3StoreWhere, type S3StoreSetting } from './video-store-setting.ts';
 
 /** Upload part size: S3's minimum, so an upload holds little in memory. */
 const PART_BYTES = 5 * 1024 * 1024;
@@ -17,7 +15,14 @@ const PARTS_IN_FLIGHT = 2;
 const CONNECT_TIMEOUT_MS = 10_000;
 const IDLE_TIMEOUT_MS = 60_000;
 
-export function createS3VideoFiles(setting: S3StoreSetting): VideoFiles {
+export async function createS3VideoFiles(setting: S3StoreSetting): Promise<VideoFiles> {
+  // Imported here rather than at the top: the bundle `npm start` runs would hoist a top-level import into every
+  // process's start, and the SDK is about 24 MB of memory that a gateway storing videos on disk never uses.
+  const [{ DeleteObjectCommand, GetObjectCommand, S3Client }, { Upload }, { getSignedUrl }] = await Promise.all([
+    import('@aws-sdk/client-s3'),
+    import('@aws-sdk/lib-storage'),
+    import('@aws-sdk/s3-request-presigner'),
+  ]);
   const config: S3ClientConfig = {
     region: setting.region,
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: IDLE_TIMEOUT_MS },
@@ -32,7 +37,7 @@ export function createS3VideoFiles(setting: S3StoreSetting): VideoFiles {
   };
 
   return {
-    where: `s3://${Bucket}${setting.prefix ? `/${setting.prefix}` : ''}`,
+    where: s3StoreWhere(setting),
     async write(id, source) {
       // A name of its own per upload: two processes delivering one job (a lease that lapsed mid-download) each
       // remove only their own object when the other wins.

@@ -13,7 +13,7 @@ import type { UpstreamClient } from '../calls/upstream.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import { createDiskVideoFiles } from './files-disk.ts';
-import { createS3VideoFiles } from './files-s3.ts';
+import { s3VideoFilesOnDemand } from './files-s3-on-demand.ts';
 import type { VideoStoreSetting } from './video-store-setting.ts';
 import { registerVideoRoutes } from './routes.ts';
 import { createVideoStore, type VideoStore } from './store.ts';
@@ -60,7 +60,7 @@ export function videoPollMs(raw: string | undefined): number {
 
 /** The store GATEWAY_VIDEO_STORE chose: this host's data folder, or a bucket every host reaches. */
 export function openVideoFiles(setting: VideoStoreSetting, dataDir: string): VideoFiles {
-  return setting.kind === 's3' ? createS3VideoFiles(setting) : createDiskVideoFiles(dataDir);
+  return setting.kind === 's3' ? s3VideoFilesOnDemand(setting) : createDiskVideoFiles(dataDir);
 }
 
 export function createVideoService(deps: VideoServiceDeps): VideoService {

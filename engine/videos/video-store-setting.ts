@@ -68,3 +68,6 @@ function credentialsOf(env: Env, raw: string): Pick<S3StoreSetting, 'credentials
   }
   return { credentials: { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } };
 }
+
+/** The bucket and prefix as the start banner and logs name them (never a credential). */
+export const s3StoreWhere = (setting: S3StoreSetting): string => `s3://${setting.bucket}${setting.prefix ? `/${setting.prefix}` : ''}`;
