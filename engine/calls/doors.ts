@@ -11,6 +11,9 @@ import { callFacts, type CallFacts } from '../http/call-facts.ts';
 import { exchange, type ExchangeInput } from './exchange.ts';
 import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
 import { MAX_TOKENS_HEADER } from './affordable-output.ts';
+
+/** Says what a model rule changed in the request (transforms/request/model-rules.ts). */
+const ADJUSTED_HEADER = 'x-service-adjusted';
 import { admitCall, authenticateBeforeBody, doorReservation, doorReservationLowered, type BodyReader, type FrontHalfDeps } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
@@ -79,6 +82,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   });
   // Set on the raw response so a stream's head carries it too.
   if (plan.amount !== null && plan.written) reply.raw.setHeader(MAX_TOKENS_HEADER, String(plan.written.value));
+  if (prepared.call.notes.adjusted?.length) reply.raw.setHeader(ADJUSTED_HEADER, prepared.call.notes.adjusted.join(', '));
   facts.model = prepared.call.model.id;
   facts.vendor = prepared.call.model.vendor;
   facts.keyPrefix = caller.keyPrefix;

@@ -59,6 +59,8 @@ export interface CallNotes {
   streamUsageInjected?: boolean;
   /** Usage known before the call (speech characters): the reservation and the charge both use it. */
   fixedUsage?: Usage;
+  /** What model rules changed in the request (`temperature dropped`, `tool_choice=auto`): the answer's `x-service-adjusted`. */
+  adjusted?: string[];
 }
 
 /** Constants transforms may read (from config/limits.yaml and config/billing.yaml). */

@@ -57,4 +57,22 @@ describe('small doors', () => {
     expect(icon.headers.get('content-type')).toContain('image/svg+xml');
     expect(await icon.text()).toContain('<svg');
   });
+
+  it('an answer whose request a model rule changed says which change, and the vendor saw the changed request', async () => {
+    const openai = new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
+    const { response } = await openai.chat.completions
+      .create({ model: 'a-top-5.5', messages: [{ role: 'user', content: 'Say hi.' }], temperature: 0.2, tools, tool_choice: 'required' })
+      .withResponse();
+    expect(response.headers.get('x-service-adjusted')).toBe('temperature dropped, tool_choice=auto');
+    const sent = t.sim.received.at(-1)!.body as Record<string, unknown>;
+    expect(sent.temperature).toBeUndefined();
+    expect(sent.tool_choice).toEqual({ type: 'auto' });
+  });
+
+  it('an answer whose request no rule changed carries no such header', async () => {
+    const openai = new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
+    const { response } = await openai.chat.completions.create({ model: 'a-top-5.5', messages: [{ role: 'user', content: 'Say hi.' }], tool_choice: 'none', tools: [{ type: 'function', function: { name: 'f' } }] }).withResponse();
+    expect(response.headers.get('x-service-adjusted')).toBeNull();
+  });
 });

@@ -262,6 +262,13 @@ describe('model-rules', () => {
     expect(lower('none').tool_choice).toBe('none');
     expect(lower('required').temperature).toBeUndefined();
   });
+
+  it('notes what it changed, and only that', () => {
+    const notes = (body: JsonObject) => run(['model-rules'], makeCall({ model: 'b-5', messages: [], ...body } as JsonObject, { rules: { drops: ['temperature', 'top_p'], lowersForcedToolChoice: true } })).notes.adjusted;
+    expect(notes({ temperature: 0.2, tool_choice: 'required' })).toEqual(['temperature dropped', 'tool_choice=auto']);
+    expect(notes({ top_p: 0.5, tool_choice: 'auto' })).toEqual(['top_p dropped']);
+    expect(notes({ tool_choice: 'none' })).toBeUndefined();
+  });
 });
 
 describe('carry-cache-control', () => {

@@ -3,18 +3,24 @@
 //   - lowersForcedToolChoice: a forced tool choice becomes `auto`. Works on both body shapes:
 //       chat-completions: 'required', {type:'function'|'custom', …} → 'auto'; allowed_tools mode 'required' → 'auto';
 //       native messages:  {type:'any'} and {type:'tool', name} → {type:'auto'}, keeping disable_parallel_tool_use.
+// What a rule changed is noted on the call (`notes.adjusted`), and the answer says it (`x-service-adjusted`): a
+// client whose forced tool call came back as a plain answer must be able to see why.
 import type { RequestTransform } from '../../engine/core/call.ts';
 import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { isObject } from '../util/json.ts';
 
-function drop(body: JsonObject, path: string): void {
+/** Removes the parameter at `path`; whether it was there. */
+function drop(body: JsonObject, path: string): boolean {
   const keys = path.split('.');
   let at: JsonValue = body;
   for (const k of keys.slice(0, -1)) {
-    if (!isObject(at)) return;
+    if (!isObject(at)) return false;
     at = at[k];
   }
-  if (isObject(at)) delete at[keys[keys.length - 1]];
+  const last = keys[keys.length - 1];
+  if (!isObject(at) || !(last in at)) return false;
+  delete at[last];
+  return true;
 }
 
 function lowered(choice: JsonValue | undefined): JsonValue | undefined {
@@ -40,9 +46,13 @@ function lowered(choice: JsonValue | undefined): JsonValue | undefined {
 }
 
 export const modelRules: RequestTransform = (call) => {
-  for (const name of call.rules.drops) drop(call.body, name);
+  const adjusted: string[] = [];
+  for (const name of call.rules.drops) if (drop(call.body, name)) adjusted.push(`${name} dropped`);
   if (call.rules.lowersForcedToolChoice && call.body.tool_choice !== undefined) {
-    call.body.tool_choice = lowered(call.body.tool_choice) as JsonValue;
+    const choice = lowered(call.body.tool_choice) as JsonValue;
+    if (JSON.stringify(choice) !== JSON.stringify(call.body.tool_choice)) adjusted.push('tool_choice=auto');
+    call.body.tool_choice = choice;
   }
+  if (adjusted.length > 0) call.notes.adjusted = [...(call.notes.adjusted ?? []), ...adjusted];
   return call;
 };
