@@ -7,21 +7,13 @@ import { renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, stop } from 'esbuild';
+import { gatewayBuildOptions } from './build-options.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = join(root, 'dist', 'gateway.mjs');
 // Built beside and renamed into place: processes starting at once never import a half-written file.
 const building = join(root, 'dist', `.gateway-${process.pid}.mjs`);
-await build({
-  entryPoints: [join(root, 'engine', 'main.ts')],
-  bundle: true,
-  packages: 'external',
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  outfile: building,
-  logLevel: 'warning',
-});
+await build(gatewayBuildOptions(root, building));
 renameSync(building, outfile);
 stop(); // esbuild's own service process is not needed while the gateway runs
 await import(pathToFileURL(outfile).href);
