@@ -23,6 +23,7 @@ import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyServic
 import { createOperatorKey } from './keys/manage.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './money/audit.ts';
+import { databaseAuditTurn } from './money/audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './money/batch-queues.ts';
 import { nanoToCreditsFloor } from './core/money.ts';
 import { isOnSale } from './catalog/model-lookup.ts';
@@ -152,7 +153,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
     telemetry,
   });
-  const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
+  const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog, turn: databaseAuditTurn(db) });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
   const app = createApp(
     {

@@ -20,6 +20,7 @@
 // test/helpers/auditor.ts runs the same checks after the chaos suite's calls, limited to its wallets.
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
+import type { AuditTurn } from './audit-turn.ts';
 
 export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'wallet_lots', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -156,6 +157,8 @@ export interface LedgerAuditorOptions {
   holdGraceMs: number;
   /** Read at each use, so the log can be the app's once it exists. */
   log: () => { warn(o: object, msg: string): void; error(o: object, msg: string): void };
+  /** Turns shared with the other processes on the database (audit-turn.ts); without it, every tick audits. */
+  turn?: AuditTurn;
 }
 
 /** What the last audit that completed found, for the metrics. */
@@ -186,11 +189,30 @@ export class LedgerAuditor {
     return this.running;
   }
 
-  /** Audits every `intervalMs` (0: never), the first one interval after the start. */
+  /** Audits every `intervalMs` (0: never), the first one interval after the start; with turns, when its turn. */
   start(intervalMs: number): void {
     if (intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.run(), intervalMs);
+    this.timer = setInterval(() => void this.tick(intervalMs), intervalMs);
     this.timer.unref();
+  }
+
+  /** One tick of the timer: audit when it is this process's turn, else take up what the last turn found. */
+  async tick(intervalMs: number): Promise<void> {
+    const { turn, log } = this.opts;
+    if (!turn) {
+      await this.run();
+      return;
+    }
+    try {
+      if (await turn.take(intervalMs)) {
+        const run = await this.run();
+        if (run) await turn.publish(run);
+      } else {
+        this.lastRun = (await turn.latest()) ?? this.lastRun;
+      }
+    } catch (err) {
+      log().warn({ err }, 'ledger audit turn could not be read or written');
+    }
   }
 
   /** No more audits; resolves once the one running (if any) has ended, so the database can close after it. */

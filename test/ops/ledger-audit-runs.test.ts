@@ -8,6 +8,8 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import type { Db, Queryable } from '../../engine/db/db.ts';
 import { LedgerAuditor, type LedgerAuditRun } from '../../engine/money/audit.ts';
+import { databaseAuditTurn } from '../../engine/money/audit-turn.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
 import { GatewayMetrics } from '../../engine/observe/metrics.ts';
 import { sleep } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -139,5 +141,46 @@ describe("billing.yaml's ledger.audit_interval_ms", () => {
     const g = await gatewayAuditingEvery(0, []);
     await sleep(300);
     expect(g.gw.ledgerAudit.last()).toBeNull();
+  });
+});
+
+describeEachDatabase('audit turns shared by processes on one database', (getDb) => {
+  /** Counts audits: the statement of the journal checks, one per audit. */
+  function counting(db: Queryable) {
+    const counts = { audits: 0 };
+    const wrapped: Queryable = {
+      query: (sql, params) => {
+        if (sql.includes("'wallet_journal'")) counts.audits += 1;
+        return db.query(sql, params);
+      },
+    };
+    return { wrapped, counts };
+  }
+
+  it('one process audits per turn; the other shows what it found; the turn comes round again after the interval', async () => {
+    const db = getDb();
+    const clock = fixedClock('2026-11-21T03:00:00Z');
+    const interval = 2_000; // the turn falls due again after 1.8 s of the database's clock
+    const a = counting(db);
+    const b = counting(db);
+    const auditorA = new LedgerAuditor({ db: a.wrapped, clock, holdGraceMs: 1000, log: logged().log, turn: databaseAuditTurn(db) });
+    const auditorB = new LedgerAuditor({ db: b.wrapped, clock, holdGraceMs: 1000, log: logged().log, turn: databaseAuditTurn(db) });
+    await Promise.all([auditorA.tick(interval), auditorB.tick(interval)]);
+    expect(a.counts.audits + b.counts.audits).toBe(1);
+    const [auditor, other] = a.counts.audits === 1 ? [auditorA, auditorB] : [auditorB, auditorA];
+    expect(auditor.last()).toMatchObject({ ok: true });
+    await other.tick(interval); // not its turn: takes up the published result
+    expect(a.counts.audits + b.counts.audits).toBe(1);
+    expect(other.last()).toEqual(auditor.last());
+
+    // A ledger made wrong: the next turn finds it, and the process that did not audit shows the failure too.
+    await db.query(`INSERT INTO wallets (id, owner_id, reserved_nano) VALUES ('wal_turns', 'owner_turns', 5)`, []);
+    await sleep(interval);
+    await Promise.all([auditorA.tick(interval), auditorB.tick(interval)]);
+    expect(a.counts.audits + b.counts.audits).toBe(2);
+    await Promise.all([auditorA.tick(interval), auditorB.tick(interval)]);
+    expect(auditorA.last()?.ok).toBe(false);
+    expect(auditorB.last()?.ok).toBe(false);
+    expect(auditorB.last()?.at).toEqual(auditorA.last()?.at);
   });
 });
