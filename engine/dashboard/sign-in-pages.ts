@@ -1,5 +1,6 @@
 // The doors in and out: the link's page (a button, so a mail scanner that fetches the link does not spend
-// it), the POST that spends the token and sets the cookie, and sign-out.
+// it), the POST that spends the token and sets the cookie, and sign-out. With an identity provider configured
+// the sign-in page without a token offers it instead (oidc-pages.ts does the rest).
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { html } from './html.ts';
@@ -8,13 +9,17 @@ import { formOf, queryText } from './form.ts';
 import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
 import type { SessionStore } from './sessions.ts';
 import { SIGN_IN_PATH } from './sign-in-route.ts';
+import { OIDC_START_PATH } from './oidc-pages.ts';
 
 const SIGNED_OUT_PATH = '/dashboard/signed-out';
 
-/** Sign-in pages: reachable without a session. */
-export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore): void {
+/** Sign-in pages: reachable without a session. `providerName`: the identity provider's, when one is configured. */
+export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore, providerName?: string): void {
+  // A link, not a form: the page's CSP allows forms to post only to this origin, and leaving for the provider is a redirect.
+  const viaProvider = providerName ? html`<p><a class="button" href="${OIDC_START_PATH}">Sign in with ${providerName}</a></p>` : '';
   scope.get(SIGN_IN_PATH, async (req, reply) => {
     const token = queryText(req.query, 'token', 100);
+    if (!token && providerName) return sendPage(reply, 200, { title: 'Sign in', body: html`${viaProvider}` });
     if (!token) throw errors.invalidRequest('This address needs the sign-in link your operator gave you.');
     return sendPage(reply, 200, {
       title: 'Sign in',
@@ -28,7 +33,12 @@ export function registerSignInPages(scope: FastifyInstance, sessions: SessionSto
 
   // Where sign-out leads (post/redirect/get): open to anyone, since the session is gone by then.
   scope.get(SIGNED_OUT_PATH, async (_req, reply) =>
-    sendPage(reply, 200, { title: 'Signed out', body: html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>` }),
+    sendPage(reply, 200, {
+      title: 'Signed out',
+      body: providerName
+        ? html`<p>You are signed out.</p>${viaProvider}`
+        : html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>`,
+    }),
   );
 
   scope.post(SIGN_IN_PATH, async (req, reply) => {
