@@ -77,7 +77,9 @@ function isLoopback(u: URL): boolean {
 
 /** What a refusal says about a failed check, in words, with openid-client's reason for the operator. */
 function refusalOf(e: unknown): SignInRefused {
-  const reason = e instanceof Error ? e.message : String(e);
+  // openid-client says "invalid response encountered" and keeps the check that failed in its cause.
+  const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
+  const reason = e instanceof Error ? `${e.message}${cause}` : String(e);
   return new SignInRefused(`The identity provider's answer did not check out, so you were not signed in (${reason}). Start the sign-in again.`);
 }
 
