@@ -18,6 +18,7 @@ let liar: { url: string; close(): Promise<void> }; // says it is idp
 let t: TestGateway; // the school's gateway
 let t2: TestGateway; // configured with an issuer whose ID tokens come from another one
 let t3: TestGateway; // configured with an issuer whose discovery names another one
+let t4: TestGateway; // matches people by verified e-mail
 let browser: Browser;
 let walletId: string; // alice's
 let keyId: string;
@@ -25,13 +26,22 @@ let keyId: string;
 const oidcEnv = (issuer: string) => ({ GATEWAY_OIDC_ISSUER: issuer, GATEWAY_OIDC_CLIENT_ID: idp.clientId, GATEWAY_OIDC_CLIENT_SECRET: idp.clientSecret, GATEWAY_OIDC_NAME: 'Test School' });
 
 beforeAll(async () => {
-  idp = await startTestProvider({ alice: {}, bob: {}, carol: {}, dave: {}, erin: {} });
+  idp = await startTestProvider({
+    alice: {},
+    bob: {},
+    carol: {},
+    dave: {},
+    erin: {},
+    frank: { email: 'Frank@School.example', email_verified: true },
+    gina: { email: 'gina@school.example', email_verified: false },
+  });
   impostor = await startImpostor(idp.issuer, (port) => `http://localhost:${port}`);
   t = await startTestGateway({ env: oidcEnv(idp.issuer) });
   t2 = await startTestGateway({ env: oidcEnv(impostor.url) });
   liar = await startImpostor(idp.issuer, () => idp.issuer);
   t3 = await startTestGateway({ env: oidcEnv(liar.url) });
-  idp.configure([t, t2, t3].map((g) => `${g.url}/dashboard/oidc/callback`));
+  t4 = await startTestGateway({ env: { ...oidcEnv(idp.issuer), GATEWAY_OIDC_MATCH: 'email' } });
+  idp.configure([t, t2, t3, t4].map((g) => `${g.url}/dashboard/oidc/callback`));
   const w = await t.gw.ledger.createWallet({ credits: 1_000_000, ownerId: 'alice' });
   walletId = w.id;
   keyId = (await t.gw.keys.createApiKey(walletId, { name: 'lab' })).id;
@@ -40,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  for (const g of [t, t2, t3]) await g?.close();
+  for (const g of [t, t2, t3, t4]) await g?.close();
   await impostor?.close();
   await liar?.close();
   await idp?.close();
@@ -202,6 +212,24 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
     expect(await nobody.page.getByTestId('refusal').textContent()).toContain('no wallet here is owned or managed by that identity');
     expect(await hasSession(nobody.context, t)).toBe(false);
     await nobody.context.close();
+  });
+});
+
+describe('matching by e-mail (GATEWAY_OIDC_MATCH=email)', { timeout: 60_000 }, () => {
+  it('a verified address signs its owner in, whatever its case; an unverified one is refused', async () => {
+    const frankWallet = (await t4.gw.ledger.createWallet({ credits: 1_000, ownerId: 'frank@school.example' })).id;
+    await t4.gw.ledger.createWallet({ credits: 1_000, ownerId: 'gina@school.example' });
+    const frank = await newUser();
+    await signInThroughProvider(frank.page, t4, 'frank');
+    await frank.page.waitForURL(`${t4.url}/dashboard/wallet`);
+    expect(await frank.page.locator('main').textContent()).toContain(frankWallet);
+    await frank.context.close();
+
+    const gina = await newUser();
+    await signInThroughProvider(gina.page, t4, 'gina');
+    expect(await gina.page.getByTestId('refusal').textContent()).toContain('has not verified the e-mail address gina@school.example');
+    expect(await hasSession(gina.context, t4)).toBe(false);
+    await gina.context.close();
   });
 });
 
