@@ -5,6 +5,7 @@
 //   GET  /dashboard/oidc/start     → 303 to the provider (the flow's secrets go in a sealed cookie)
 //   GET  /dashboard/oidc/callback  → checks the answer; one wallet: session; several: a choice; none: refusal
 //   POST /dashboard/oidc/choose    → the chosen wallet's session
+// and, with GATEWAY_OIDC_SIGN_OUT=provider, where sign-out sends a provider session next (providerSignOut).
 //
 // Every refusal opens no session and forgets the flow, so a tampered callback cannot be retried into one.
 //
@@ -22,18 +23,31 @@ import { html } from './html.ts';
 import { sendPage } from './layout.ts';
 import { clearFlowCookie, newChoiceToken, readFlowCookie, setFlowCookie } from './oidc-flow-cookie.ts';
 import { checkSameOrigin, setSessionCookie } from './session-http.ts';
+import { OIDC_START_PATH, SIGNED_OUT_PATH } from './sign-in-pages.ts';
 
-export const OIDC_START_PATH = '/dashboard/oidc/start';
 export const OIDC_CALLBACK_PATH = '/dashboard/oidc/callback';
 const CHOOSE_PATH = '/dashboard/oidc/choose';
 const WALLET_PATH = '/dashboard/wallet';
 
 const ROLE_TEXT: Record<string, string> = { owner: 'owner', manager: 'manager (keys and usage)', viewer: 'viewer (reads only)' };
 
-/** Where the provider sends the browser back: GATEWAY_PUBLIC_URL when set (behind a proxy), else this request's origin. */
-function redirectUri(req: FastifyRequest, publicUrl: string | undefined): string {
+/** This gateway's address for the provider: GATEWAY_PUBLIC_URL when set (behind a proxy), else this request's origin. */
+function ownUrl(req: FastifyRequest, publicUrl: string | undefined, path: string): string {
   const origin = publicUrl || `${req.protocol}://${req.headers.host ?? '127.0.0.1'}`;
-  return `${origin.replace(/\/+$/, '')}${OIDC_CALLBACK_PATH}`;
+  return `${origin.replace(/\/+$/, '')}${path}`;
+}
+
+/** Where the provider sends the browser back. */
+const redirectUri = (req: FastifyRequest, publicUrl: string | undefined) => ownUrl(req, publicUrl, OIDC_CALLBACK_PATH);
+
+/**
+ * For sign-out: the provider's end-session address (coming back to the signed-out page) when the session came
+ * through the provider and the operator asked for it (GATEWAY_OIDC_SIGN_OUT=provider); null otherwise.
+ */
+export function providerSignOut(deps: DashboardDeps): ((req: FastifyRequest, via: 'link' | 'provider') => Promise<string | null>) | undefined {
+  const provider = deps.identity;
+  if (!provider) return undefined;
+  return async (req, via) => (via === 'provider' ? ((await provider.endSessionUrl(ownUrl(req, deps.publicUrl, SIGNED_OUT_PATH)))?.href ?? null) : null);
 }
 
 const sameToken = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());

@@ -16,10 +16,10 @@ import { NewKeysFlash, registerCreatedKeysPages } from './created-keys-page.ts';
 import { registerKeysPage } from './keys-page.ts';
 import { registerManagementKeysPage } from './management-keys-page.ts';
 import { registerManagersPage } from './managers-page.ts';
-import { OIDC_START_PATH, registerOidcPages } from './oidc-pages.ts';
+import { providerSignOut, registerOidcPages } from './oidc-pages.ts';
 import { checkRole } from './roles.ts';
 import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
-import { registerSignInPages, registerSignOut } from './sign-in-pages.ts';
+import { OIDC_START_PATH, registerSignInPages, registerSignOut } from './sign-in-pages.ts';
 import { registerUsagePage } from './usage-page.ts';
 import { registerVideosPage } from './videos-page.ts';
 import { registerWalletPage } from './wallet-page.ts';
@@ -78,7 +78,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
           throw errors.notFound(`No dashboard page at ${req.url.split('?')[0]}.`);
         },
       });
-      registerSignOut(guarded, deps.sessions);
+      registerSignOut(guarded, deps.sessions, providerSignOut(deps));
       registerWalletPage(guarded, deps);
       // The create forms and the pages that show their new keys once share one flash.
       const flash = new NewKeysFlash(deps);

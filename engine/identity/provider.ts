@@ -20,6 +20,8 @@ export interface ProviderSettings {
   matchBy: MatchBy;
   /** What the sign-in button calls the provider ("Sign in with …"). */
   name: string;
+  /** GATEWAY_OIDC_SIGN_OUT=provider: signing out of the dashboard also ends the provider's session, where it offers that. */
+  signOutAtProvider: boolean;
 }
 
 /** What the browser must bring back to the callback; kept in a sealed cookie between the two (oidc-flow-cookie.ts). */
@@ -60,6 +62,8 @@ export function providerSettings(env: Record<string, string | undefined>): Provi
   if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && isLoopback(issuer))) {
     throw new SettingError('GATEWAY_OIDC_ISSUER must be https (plain http only for a provider on this machine: localhost, 127.0.0.1, [::1])');
   }
+  const signOut = env.GATEWAY_OIDC_SIGN_OUT || 'gateway';
+  if (signOut !== 'gateway' && signOut !== 'provider') throw new SettingError(`GATEWAY_OIDC_SIGN_OUT must be gateway or provider; got '${signOut}'`);
   const match = env.GATEWAY_OIDC_MATCH || 'subject';
   if (match !== 'subject' && match !== 'email') throw new SettingError(`GATEWAY_OIDC_MATCH must be subject or email; got '${match}'`);
   return {
@@ -68,6 +72,7 @@ export function providerSettings(env: Record<string, string | undefined>): Provi
     clientSecret: env.GATEWAY_OIDC_CLIENT_SECRET!,
     matchBy: match,
     name: env.GATEWAY_OIDC_NAME || issuer.host,
+    signOutAtProvider: signOut === 'provider',
   };
 }
 
@@ -163,5 +168,18 @@ export class IdentityProvider {
     if (email === null) throw new SignInRefused('The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.');
     if (!verified) throw new SignInRefused(`The identity provider has not verified the e-mail address ${email}, so it cannot sign you in. Verify it with your school's account first.`);
     return { ...identity, key: email.toLowerCase() };
+  }
+
+  /**
+   * Where to send the browser after the dashboard's own sign-out, to end the provider's session too: its
+   * end_session_endpoint (RP-initiated logout), coming back to `backTo` (which the operator registers at the
+   * provider as a post-logout redirect URI). Null when the operator did not ask for it, or the provider offers
+   * no such endpoint or cannot be reached: the dashboard's sign-out stands on its own either way.
+   */
+  async endSessionUrl(backTo: string): Promise<URL | null> {
+    if (!this.settings.signOutAtProvider) return null;
+    const config = await this.config().catch(() => null);
+    if (!config?.serverMetadata().end_session_endpoint) return null;
+    return oidc.buildEndSessionUrl(config, { client_id: this.settings.clientId, post_logout_redirect_uri: backTo });
   }
 }

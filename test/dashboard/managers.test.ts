@@ -70,6 +70,9 @@ describe('settings and identities', () => {
     expect(providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'email', GATEWAY_OIDC_NAME: 'School' })).toMatchObject({ matchBy: 'email', name: 'School' });
     expect(() => providerSettings({ GATEWAY_OIDC_ISSUER: base.GATEWAY_OIDC_ISSUER })).toThrow(/missing: GATEWAY_OIDC_CLIENT_ID, GATEWAY_OIDC_CLIENT_SECRET/);
     expect(() => providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'name' })).toThrow(/subject or email/);
+    expect(providerSettings(base)?.signOutAtProvider).toBe(false);
+    expect(providerSettings({ ...base, GATEWAY_OIDC_SIGN_OUT: 'provider' })?.signOutAtProvider).toBe(true);
+    expect(() => providerSettings({ ...base, GATEWAY_OIDC_SIGN_OUT: 'yes' })).toThrow(/gateway or provider/);
     expect(() => providerSettings({ ...base, GATEWAY_OIDC_ISSUER: 'http://login.school.example' })).toThrow(/must be https/);
     expect(providerSettings({ ...base, GATEWAY_OIDC_ISSUER: 'http://localhost:9000' })?.issuer.href).toBe('http://localhost:9000/');
   });

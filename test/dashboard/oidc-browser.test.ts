@@ -18,7 +18,7 @@ let liar: { url: string; close(): Promise<void> }; // says it is idp
 let t: TestGateway; // the school's gateway
 let t2: TestGateway; // configured with an issuer whose ID tokens come from another one
 let t3: TestGateway; // configured with an issuer whose discovery names another one
-let t4: TestGateway; // matches people by verified e-mail
+let t4: TestGateway; // matches people by verified e-mail; signing out also signs out of the provider
 let browser: Browser;
 let walletId: string; // alice's
 let keyId: string;
@@ -40,8 +40,11 @@ beforeAll(async () => {
   t2 = await startTestGateway({ env: oidcEnv(impostor.url) });
   liar = await startImpostor(idp.issuer, () => idp.issuer);
   t3 = await startTestGateway({ env: oidcEnv(liar.url) });
-  t4 = await startTestGateway({ env: { ...oidcEnv(idp.issuer), GATEWAY_OIDC_MATCH: 'email' } });
-  idp.configure([t, t2, t3, t4].map((g) => `${g.url}/dashboard/oidc/callback`));
+  t4 = await startTestGateway({ env: { ...oidcEnv(idp.issuer), GATEWAY_OIDC_MATCH: 'email', GATEWAY_OIDC_SIGN_OUT: 'provider' } });
+  idp.configure(
+    [t, t2, t3, t4].map((g) => `${g.url}/dashboard/oidc/callback`),
+    [`${t4.url}/dashboard/signed-out`],
+  );
   const w = await t.gw.ledger.createWallet({ credits: 1_000_000, ownerId: 'alice' });
   walletId = w.id;
   keyId = (await t.gw.keys.createApiKey(walletId, { name: 'lab' })).id;
@@ -215,7 +218,7 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
   });
 });
 
-describe('matching by e-mail (GATEWAY_OIDC_MATCH=email)', { timeout: 60_000 }, () => {
+describe('matching by e-mail (GATEWAY_OIDC_MATCH=email), signing out at the provider too', { timeout: 60_000 }, () => {
   it('a verified address signs its owner in, whatever its case; an unverified one is refused', async () => {
     const frankWallet = (await t4.gw.ledger.createWallet({ credits: 1_000, ownerId: 'frank@school.example' })).id;
     await t4.gw.ledger.createWallet({ credits: 1_000, ownerId: 'gina@school.example' });
@@ -223,6 +226,15 @@ describe('matching by e-mail (GATEWAY_OIDC_MATCH=email)', { timeout: 60_000 }, (
     await signInThroughProvider(frank.page, t4, 'frank');
     await frank.page.waitForURL(`${t4.url}/dashboard/wallet`);
     expect(await frank.page.locator('main').textContent()).toContain(frankWallet);
+
+    // GATEWAY_OIDC_SIGN_OUT=provider: the dashboard's sign-out leads on to the provider's, and back.
+    await frank.page.getByRole('button', { name: 'Sign out' }).click();
+    await frank.page.getByRole('button', { name: 'Yes, sign me out' }).click();
+    await frank.page.waitForURL(`${t4.url}/dashboard/signed-out`);
+    expect(await hasSession(frank.context, t4)).toBe(false);
+    await frank.page.getByRole('link', { name: 'Sign in with Test School' }).click();
+    await frank.page.waitForURL((u) => u.href.startsWith(idp.issuer));
+    await frank.page.locator('input[name="login"]').waitFor(); // the provider asks again: its session ended too
     await frank.context.close();
 
     const gina = await newUser();

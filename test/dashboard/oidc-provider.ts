@@ -18,7 +18,8 @@ export interface TestProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
-  configure(redirectUris: string[]): void;
+  /** `postLogoutRedirectUris`: where the provider's own sign-out may send the browser back to. */
+  configure(redirectUris: string[], postLogoutRedirectUris?: string[]): void;
   close(): Promise<void>;
 }
 
@@ -42,13 +43,14 @@ export async function startTestProvider(users: Record<string, TestUser>): Promis
     issuer,
     clientId,
     clientSecret,
-    configure(redirectUris) {
+    configure(redirectUris, postLogoutRedirectUris = []) {
       const provider = new Provider(issuer, {
         clients: [
           {
             client_id: clientId,
             client_secret: clientSecret,
             redirect_uris: redirectUris,
+            post_logout_redirect_uris: postLogoutRedirectUris,
             grant_types: ['authorization_code'],
             response_types: ['code'],
             token_endpoint_auth_method: 'client_secret_basic',
