@@ -8,6 +8,7 @@ import { registerUsageRoutes } from './usage/routes.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
 import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
+import { IdentityProvider, providerSettings } from './identity/provider.ts';
 import { startUsagePruning } from './usage/retention.ts';
 import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -101,6 +102,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   // Before anything opens: a value they do not know stops the start cleanly.
   const videoStore = videoStoreFromEnv(env);
   const metricsAccess = metricsAccessFrom(env);
+  const oidcSettings = providerSettings(env);
 
   let appLog: FastifyBaseLogger | null = null;
   const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
@@ -208,7 +210,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
+  const identity = oidcSettings ? new IdentityProvider(oidcSettings) : undefined;
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.GATEWAY_PUBLIC_URL || undefined, identity });
   const stopPruning = startUsagePruning(
     db,
     clock,

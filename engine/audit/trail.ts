@@ -1,5 +1,6 @@
 // The audit trail of a wallet: one row per change (a key made, changed or closed; a management key made or
-// closed; the owner changed; credits added), saying who made it, from where, and the values before and after.
+// closed; the owner changed; credits added; a manager added, changed or removed), saying who made it, from
+// where, and the values before and after.
 // A row is written with the Queryable of the change's own transaction, so a change and its record commit
 // together or not at all. Values never carry a secret: ids, names and shown prefixes only.
 import { randomUUID } from 'node:crypto';
@@ -13,13 +14,19 @@ export const AUDIT_ACTIONS = [
   'management_key.closed',
   'owner.changed',
   'credits.added',
+  'manager.added',
+  'manager.changed',
+  'manager.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Who made a change: the owner signed in to the dashboard, a management key on the key doors, or the operator. */
+/**
+ * Who made a change: the owner signed in to the dashboard, a manager the owner let in (signed in through the
+ * identity provider), a management key on the key doors, or the operator.
+ */
 export interface Actor {
-  kind: 'owner' | 'management_key' | 'operator';
-  /** The owner id, the management key's id, or how the operator came (`admin_api`, `cli`). */
+  kind: 'owner' | 'manager' | 'management_key' | 'operator';
+  /** The owner id, the manager's identity, the management key's id, or how the operator came (`admin_api`, `cli`). */
   id: string | null;
   /** Where the request came from; null where there was no request (a command on the operator's machine). */
   ip: string | null;

@@ -13,7 +13,7 @@ import { sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
 
-const ACTOR_LABEL: Record<string, string> = { owner: 'Owner', management_key: 'Management key', operator: 'Operator' };
+const ACTOR_LABEL: Record<string, string> = { owner: 'Owner', manager: 'Manager', management_key: 'Management key', operator: 'Operator' };
 
 const values = (v: unknown): Html => (v === null || v === undefined ? html`—` : html`<code>${JSON.stringify(v)}</code>`);
 

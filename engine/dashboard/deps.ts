@@ -4,6 +4,7 @@ import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/service.ts';
 import type { Ledger } from '../money/ledger.ts';
 import type { VideoStore } from '../videos/store.ts';
+import type { IdentityProvider } from '../identity/provider.ts';
 import type { SessionStore } from './sessions.ts';
 
 export interface DashboardDeps {
@@ -13,4 +14,8 @@ export interface DashboardDeps {
   clock: Clock;
   sessions: SessionStore;
   videos: VideoStore;
+  /** GATEWAY_PUBLIC_URL, when set: the provider's callback address is built on it. */
+  publicUrl?: string;
+  /** The school's identity provider (GATEWAY_OIDC_*); absent: sign-in links only. */
+  identity?: IdentityProvider;
 }

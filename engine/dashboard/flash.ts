@@ -10,25 +10,33 @@ import type { Db } from '../db/db.ts';
 export const FLASH_TTL_MS = 5 * 60_000;
 
 const sessionHash = (secret: string) => createHash('sha256').update(secret).digest('hex');
-const sealKey = (secret: string) => createHash('sha256').update(`dashboard-flash\0${secret}`).digest();
+const keyOf = (material: string) => createHash('sha256').update(material).digest();
 
-function seal(secret: string, value: unknown): string {
+/**
+ * A value sealed with AES-256-GCM under a key derived from `keyMaterial`: unreadable and unforgeable without it.
+ * Also seals the identity provider's sign-in flow into its cookie (oidc-flow-cookie.ts).
+ */
+export function sealValue(keyMaterial: string, value: unknown): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealKey(secret), iv);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(keyMaterial), iv);
   const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
   return [iv, cipher.getAuthTag(), body].map((b) => b.toString('base64url')).join('.');
 }
 
-function open(secret: string, sealed: string): unknown {
+/** The value sealValue sealed under the same key material, or null when it was not (another key, or damaged). */
+export function openValue(keyMaterial: string, sealed: string): unknown {
   try {
     const [iv, tag, body] = sealed.split('.').map((p) => Buffer.from(p, 'base64url'));
-    const decipher = createDecipheriv('aes-256-gcm', sealKey(secret), iv);
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(keyMaterial), iv);
     decipher.setAuthTag(tag);
     return JSON.parse(Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8'));
   } catch {
     return null; // not ours (another secret) or damaged: as good as absent
   }
 }
+
+const seal = (secret: string, value: unknown) => sealValue(`dashboard-flash\0${secret}`, value);
+const open = (secret: string, sealed: string) => openValue(`dashboard-flash\0${secret}`, sealed);
 
 export interface FlashStore {
   /** Leaves a note for the session's next page; a newer note replaces an unread one. */

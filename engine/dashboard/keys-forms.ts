@@ -36,7 +36,8 @@ function audienceSelect(id: string, current: string | null): Html {
 ${AUDIENCE_HINT}`;
 }
 
-export function keyRow(k: ApiKeyRecord, csrf: string, splitsUsage: boolean, today: string, state?: FormState): Html {
+/** `canChange` false (a viewer): the row without its change form and close button. */
+export function keyRow(k: ApiKeyRecord, csrf: string, splitsUsage: boolean, today: string, state?: FormState, canChange = true): Html {
   const label = k.name ?? k.key_prefix;
   const v = (field: string, saved: string) => valueOf(state, k.id, field, saved);
   const refused = state?.target === k.id;
@@ -48,7 +49,7 @@ ${splitsUsage ? html`<td>${k.audience}</td>` : ''}
 <td class="num"><span data-testid="day">${credits(k.day_used_credits)}${k.daily_limit_credits === null ? ' (no limit)' : html` of ${credits(k.daily_limit_credits)}`}</span>
 <small class="usd">${usdOfCredits(k.day_used_credits)}${k.daily_limit_credits === null ? '' : html` of ${usdOfCredits(k.daily_limit_credits)}`}</small></td>
 <td>${k.usable_until ?? 'never'}</td><td data-testid="models">${k.models ? k.models.join(', ') : 'all'}</td><td>${koreanTime(k.last_used_at)}</td>
-<td>
+<td>${canChange ? html`
 <details${refused ? html` open` : ''}><summary>Change<span class="skip"> ${label}</span></summary>
 <form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}">${csrfField(csrf)}
 ${refusal(state, k.id, `error-${k.id}`)}
@@ -61,7 +62,7 @@ ${splitsUsage ? audienceSelect(`aud-${k.id}`, v('audience', k.audience ?? '')) :
 <p><button type="submit">Save changes to ${label}</button></p>
 </form>
 ${closeButton(`/dashboard/keys/${encodeURIComponent(k.id)}/close`, label)}
-</details>
+</details>` : ''}
 </td></tr>`;
 }
 

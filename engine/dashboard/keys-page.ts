@@ -14,6 +14,7 @@ import { inWords } from './form-errors.ts';
 import { html } from './html.ts';
 import { createForm, keyRow, type FormState } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
+import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
@@ -32,19 +33,21 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
     const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset });
     const done = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
     const more = offset + data.length < total;
+    // A viewer reads: no create form, no change or close buttons (roles.ts refuses them anyway).
+    const canChange = sessionMay(req, 'keys');
     return sendPage(reply, status, {
       title: 'API keys',
       signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
 <p>${total} active of ${wallet.keySlots} key slots. Use is counted in whole credits (1,000,000 credits = $1) on Korean days and months.</p>
-${createForm(s.csrfToken, wallet.splitsUsage, today, state)}
+${canChange ? createForm(s.csrfToken, wallet.splitsUsage, today, state) : ''}
 ${
   total === 0
     ? html`<p data-testid="empty">No API keys yet. Create one with the form above: it is shown once, so copy it into your program or give it to a class.</p>`
     : html`<div class="scroll"><table>
 <caption>Active API keys, newest first</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th>${wallet.splitsUsage ? html`<th scope="col">Audience</th>` : ''}<th scope="col" class="num">Used this month</th><th scope="col" class="num">Used today</th><th scope="col">Works until</th><th scope="col">Models</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-<tbody>${data.map((k) => keyRow(k, s.csrfToken, wallet.splitsUsage, today, state))}</tbody>
+<tbody>${data.map((k) => keyRow(k, s.csrfToken, wallet.splitsUsage, today, state, canChange))}</tbody>
 </table></div>`
 }
 <nav aria-label="Pages">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - PAGE_SIZE)}">Newer keys</a> ` : ''}${

@@ -5,8 +5,9 @@ import type { FastifyReply } from 'fastify';
 import { Html, html } from './html.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip } from './summary-strip.ts';
+import { permissionOf, sessionMay } from './roles.ts';
 
-export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit';
+export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers';
 
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'wallet', label: 'Wallet', path: '/dashboard/wallet' },
@@ -15,6 +16,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'videos', label: 'Videos', path: '/dashboard/videos' },
   { section: 'audit', label: 'Audit trail', path: '/dashboard/audit' },
+  { section: 'managers', label: 'Managers', path: '/dashboard/managers' },
 ];
 
 
@@ -38,7 +40,8 @@ export interface PageOptions {
   body: Html;
 }
 
-export function page(opts: PageOptions, nonce: string, strip: Html | '' = ''): Html {
+/** The page; `may` says which nav entries the session's role may open (one it would be refused is not offered). */
+export function page(opts: PageOptions, nonce: string, strip: Html | '' = '', may: (path: string) => boolean = () => true): Html {
   const s = opts.signedIn;
   return html`<!doctype html>
 <html lang="en">
@@ -55,7 +58,7 @@ export function page(opts: PageOptions, nonce: string, strip: Html | '' = ''): H
   <strong>Gateway dashboard</strong>
   ${
     s
-      ? html`<nav aria-label="Dashboard"><ul>${NAV.map(
+      ? html`<nav aria-label="Dashboard"><ul>${NAV.filter((n) => may(n.path)).map(
           (n) => html`<li><a href="${n.path}"${n.section === s.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
         )}</ul></nav>
   <form method="post" action="/dashboard/sign-out">${csrfField(s.csrfToken)}<button type="submit">Sign out</button></form>`
@@ -80,6 +83,17 @@ const TRUSTED_SCRIPT = new Html(COPY_SCRIPT);
 /** The hidden field every form of a signed-in page carries (checked on each POST). */
 export const csrfField = (token: string): Html => html`<input type="hidden" name="csrf" value="${token}">`;
 
+/** Whether the request's session may open a nav path (always, on pages without a session). */
+function mayOpen(reply: FastifyReply): (path: string) => boolean {
+  return (path) => {
+    try {
+      return sessionMay(reply.request, permissionOf('GET', path));
+    } catch {
+      return true;
+    }
+  };
+}
+
 /** Sends a page with the headers every dashboard answer carries. */
 export function sendPage(reply: FastifyReply, status: number, opts: PageOptions): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
@@ -95,5 +109,5 @@ export function sendPage(reply: FastifyReply, status: number, opts: PageOptions)
         `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:; ` +
         `form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(opts, nonce, summaryStrip(reply.request)).text);
+    .send(page(opts, nonce, summaryStrip(reply.request), mayOpen(reply)).text);
 }

@@ -10,6 +10,7 @@ import { formOf } from './form.ts';
 import { html } from './html.ts';
 import { koreanTime } from './html.ts';
 import { csrfField, sendPage } from './layout.ts';
+import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const WARNING = MANAGEMENT_KEY_WARNING;
@@ -21,16 +22,18 @@ export function registerManagementKeysPage(scope: FastifyInstance, deps: Dashboa
     const s = sessionOf(req);
     const list = await listManagementKeys(deps.db, s.walletId);
     const closed = (req.query as Record<string, unknown>).done === 'closed';
+    // Others read the list; making and closing management keys is the owner's (roles.ts).
+    const owner = sessionMay(req, 'owner');
     return sendPage(reply, 200, {
       title: 'Management keys',
       signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${closed ? html`<p class="ok" role="status">The management key was closed.</p>` : ''}
 ${WARNING}
 <p>Management keys (<code>sk-svcm-…</code>) call only the key-management doors (<code>/v1/keys</code>); they cannot call models.</p>
-<form method="post" action="/dashboard/management-keys">${csrfField(s.csrfToken)}
+${owner ? html`<form method="post" action="/dashboard/management-keys">${csrfField(s.csrfToken)}
 <fieldset><legend>Create a management key</legend>
 <label for="mk-name">Name (optional)</label><input id="mk-name" name="name" maxlength="${MAX_NAME}">
-<p><button type="submit">Create management key</button></p></fieldset></form>
+<p><button type="submit">Create management key</button></p></fieldset></form>` : ''}
 ${
   list.length === 0
     ? html`<p>No open management keys.</p>`
@@ -38,7 +41,7 @@ ${
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${list.map(
         (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code>${k.key_prefix}</code></td><td>${koreanTime(k.created_at)}</td><td>${koreanTime(k.last_used_at)}</td>
-<td>${closeButton(`/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix)}</td></tr>`,
+<td>${owner ? closeButton(`/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix) : ''}</td></tr>`,
       )}</tbody></table></div>`
 }`,
     });

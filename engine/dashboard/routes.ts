@@ -1,7 +1,8 @@
 // The owner's dashboard under /dashboard, served by the gateway itself as server-rendered HTML with plain
 // forms (works without JavaScript). The sign-in pages are open; every other page sits behind the session
-// guard: no session → 401, and every POST must pass the CSRF check (session-http.ts). A session opens one
-// wallet: every query below is scoped by the session's wallet, so another wallet's ids answer 404.
+// guard: no session → 401, a role that may not use the route → 403 (roles.ts), and every POST must pass the
+// CSRF check (session-http.ts). A session opens one wallet: every query below is scoped by the session's
+// wallet, so another wallet's ids answer 404.
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { fromThrown } from '../http/reply-error.ts';
@@ -14,8 +15,11 @@ import { registerAuditPage } from './audit-page.ts';
 import { NewKeysFlash, registerCreatedKeysPages } from './created-keys-page.ts';
 import { registerKeysPage } from './keys-page.ts';
 import { registerManagementKeysPage } from './management-keys-page.ts';
+import { registerManagersPage } from './managers-page.ts';
+import { providerSignOut, registerOidcPages } from './oidc-pages.ts';
+import { checkRole } from './roles.ts';
 import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
-import { registerSignInPages, registerSignOut } from './sign-in-pages.ts';
+import { OIDC_START_PATH, registerSignInPages, registerSignOut } from './sign-in-pages.ts';
 import { registerUsagePage } from './usage-page.ts';
 import { registerVideosPage } from './videos-page.ts';
 import { registerWalletPage } from './wallet-page.ts';
@@ -41,7 +45,8 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       } catch {
         signedIn = undefined;
       }
-      const hint = e.status === 401 ? html`<p>Ask your operator for a sign-in link (<code>gateway wallet sign-in-link &lt;wallet-id&gt;</code>).</p>` : '';
+      const viaProvider = deps.identity ? html`<p><a href="${OIDC_START_PATH}">Sign in with ${deps.identity.settings.name}</a>, or:</p>` : '';
+      const hint = e.status === 401 ? html`${viaProvider}<p>Ask your operator for a sign-in link (<code>gateway wallet sign-in-link &lt;wallet-id&gt;</code>).</p>` : '';
       return sendPage(reply, e.status, {
         title: TITLES[e.status] ?? (e.status >= 500 ? 'Temporarily unavailable' : 'Error'),
         signedIn,
@@ -49,7 +54,8 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       });
     });
 
-    registerSignInPages(scope, deps.sessions);
+    registerSignInPages(scope, deps.sessions, deps.identity?.settings.name);
+    registerOidcPages(scope, deps);
 
     await scope.register(async (guarded) => {
       // The session is checked before the body is read, so a stranger cannot make the gateway parse forms.
@@ -57,6 +63,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
         const session = await deps.sessions.find(sessionSecretOf(req));
         if (!session) throw errors.authentication('You are not signed in, or your session ended (sessions last 12 hours).');
         attachSession(req, session);
+        checkRole(req);
       });
       guarded.addHook('preHandler', async (req) => {
         if (req.method !== 'GET' && req.method !== 'HEAD') checkCsrf(req, sessionOf(req));
@@ -71,7 +78,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
           throw errors.notFound(`No dashboard page at ${req.url.split('?')[0]}.`);
         },
       });
-      registerSignOut(guarded, deps.sessions);
+      registerSignOut(guarded, deps.sessions, providerSignOut(deps));
       registerWalletPage(guarded, deps);
       // The create forms and the pages that show their new keys once share one flash.
       const flash = new NewKeysFlash(deps);
@@ -81,6 +88,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       registerUsagePage(guarded, deps);
       registerVideosPage(guarded, deps);
       registerAuditPage(guarded, deps);
+      registerManagersPage(guarded, deps);
     });
   });
 }

@@ -43,6 +43,9 @@ function cookies(req: FastifyRequest): Map<string, string> {
   return out;
 }
 
+/** A cookie the request carries, by name (the first, when repeated). */
+export const cookieValue = (req: FastifyRequest, name: string): string | undefined => cookies(req).get(name) || undefined;
+
 /** The session secret the request carries, from the cookie its kind of origin uses. */
 export function sessionSecretOf(req: FastifyRequest): string | undefined {
   return cookies(req).get(needsSecureCookie(req) ? SECURE_NAME : PLAIN_NAME) || undefined;
@@ -105,7 +108,11 @@ export function sessionOf(req: FastifyRequest): OwnerSession {
   return s;
 }
 
-/** The signed-in owner who made a change, and where the browser's request came from: the audit trail's `who`. */
+/**
+ * Who made a change through the dashboard, and where the browser's request came from: the audit trail's `who`.
+ * The owner (link or provider sign-in) by owner id; a manager by the identity the provider vouched for.
+ */
 export function ownerActor(req: FastifyRequest): Actor {
-  return { kind: 'owner', id: sessionOf(req).ownerId, ...requestOrigin(req) };
+  const s = sessionOf(req);
+  return s.isManager ? { kind: 'manager', id: s.actorId, ...requestOrigin(req) } : { kind: 'owner', id: s.ownerId, ...requestOrigin(req) };
 }

@@ -6,19 +6,31 @@
 // Redeeming it opens a session: a second random secret (the cookie; stored hashed) with its own CSRF token, for
 // SESSION_TTL_MS, in the link's generation. Every request re-reads the session and the wallet's generation,
 // so signing out, expiry and a change of owner all take effect at once.
+//
+// Sign-in through the identity provider (migration 014) opens the same kind of session without a link: for
+// the wallet's owner (role owner), or for a manager the owner added (its role, read again from
+// wallet_managers at every request, so removing a manager or changing the role holds at once).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
+import type { Role, WalletAccess } from '../identity/managers.ts';
 
 export const SIGN_IN_TTL_MS = 15 * 60_000;
 export const SESSION_TTL_MS = 12 * 3_600_000;
 
-/** Who is signed in: the wallet the session opens, and nothing else. */
+/** Who is signed in: the wallet the session opens (nothing else), as what, and who it is. */
 export interface OwnerSession {
   walletId: string;
   ownerId: string;
   csrfToken: string;
   expiresAt: Date;
+  /** What the session may do (dashboard/roles.ts): link sessions and the owner's own are 'owner'. */
+  role: Role;
+  /** Who acts, for the audit trail: the owner id, or the manager's identity. */
+  actorId: string;
+  /** True for a manager's session (its actor is a manager, even with the role owner). */
+  isManager: boolean;
+  via: 'link' | 'provider';
 }
 
 export interface SignInLink {
@@ -34,6 +46,8 @@ export interface SessionStore {
   issueSignIn(walletId: string): Promise<SignInLink | null>;
   /** Spends the token and opens a session (its secret goes in the cookie); null when the token is unknown, used, expired or its owner changed. */
   redeem(token: string): Promise<{ secret: string; session: OwnerSession } | null>;
+  /** Opens a session for an identity the provider vouched for, if it still has this access; null otherwise. */
+  openFor(access: WalletAccess, identity: string): Promise<{ secret: string; session: OwnerSession } | null>;
   /** The live session of this secret, or null. */
   find(secret: string | undefined): Promise<OwnerSession | null>;
   /** Ends the session (sign-out). */
@@ -90,26 +104,71 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
           ownerId: row.owner_id,
           csrfToken: newSecret(),
           expiresAt: new Date(now.getTime() + sessionMs),
+          role: 'owner',
+          actorId: row.owner_id,
+          isManager: false,
+          via: 'link',
         };
         await tx.query(
-          `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at)
-           VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz, $7::timestamptz)`,
+          `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at, role, actor_id, via, is_manager)
+           VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz, $7::timestamptz, 'owner', $3, 'link', false)`,
           [hash(secret), session.walletId, session.ownerId, row.owner_generation, session.csrfToken, now.toISOString(), session.expiresAt.toISOString()],
         );
         return { secret, session };
       });
     },
 
+    async openFor(access, identity) {
+      const now = clock.now();
+      await prune(now);
+      const secret = newSecret();
+      const csrfToken = newSecret();
+      const expiresAt = new Date(now.getTime() + sessionMs);
+      const isManager = !access.asOwner;
+      // The access is checked again in the statement that opens the session: a manager removed (or an owner
+      // changed) since the lookup opens nothing.
+      const res = await db.query<{ owner_id: string; role: Role }>(
+        `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at, role, actor_id, via, is_manager)
+         SELECT $1, w.id, w.owner_id, w.owner_generation, $3, $4::timestamptz, $5::timestamptz,
+                CASE WHEN $7::boolean THEN m.role ELSE 'owner' END, CASE WHEN $7::boolean THEN $6 ELSE w.owner_id END, 'provider', $7::boolean
+           FROM wallets w LEFT JOIN wallet_managers m ON m.wallet_id = w.id AND m.identity = $6
+          WHERE w.id = $2 AND w.owner_id = $8 AND (NOT $7::boolean OR m.role IS NOT NULL)
+         RETURNING owner_id, role`,
+        [hash(secret), access.walletId, csrfToken, now.toISOString(), expiresAt.toISOString(), identity, isManager, access.ownerId],
+      );
+      const row = res.rows[0];
+      if (!row) return null;
+      return {
+        secret,
+        session: { walletId: access.walletId, ownerId: row.owner_id, csrfToken, expiresAt, role: row.role, actorId: isManager ? identity : row.owner_id, isManager, via: 'provider' },
+      };
+    },
+
     async find(secret) {
       if (!secret) return null;
-      const res = await db.query<{ wallet_id: string; owner_id: string; csrf_token: string; expires_at: Date | string }>(
-        `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id
+      const res = await db.query<{ wallet_id: string; owner_id: string; csrf_token: string; expires_at: Date | string; role: Role; actor_id: string | null; is_manager: boolean; via: 'link' | 'provider' }>(
+        `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at, s.actor_id, s.is_manager, s.via,
+                CASE WHEN s.is_manager THEN m.role ELSE s.role END AS role
+           FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id
+           LEFT JOIN wallet_managers m ON s.is_manager AND m.wallet_id = s.wallet_id AND m.identity = s.actor_id
           WHERE s.session_hash = $1 AND s.expires_at > $2::timestamptz
-            AND w.owner_id = s.owner_id AND w.owner_generation = s.owner_generation`,
+            AND w.owner_id = s.owner_id AND w.owner_generation = s.owner_generation
+            AND (NOT s.is_manager OR m.role IS NOT NULL)`,
         [hash(secret), clock.now().toISOString()],
       );
       const r = res.rows[0];
-      return r ? { walletId: r.wallet_id, ownerId: r.owner_id, csrfToken: r.csrf_token, expiresAt: new Date(r.expires_at) } : null;
+      return r
+        ? {
+            walletId: r.wallet_id,
+            ownerId: r.owner_id,
+            csrfToken: r.csrf_token,
+            expiresAt: new Date(r.expires_at),
+            role: r.role,
+            actorId: r.actor_id ?? r.owner_id,
+            isManager: r.is_manager,
+            via: r.via,
+          }
+        : null;
     },
 
     async end(secret) {

@@ -1,0 +1,74 @@
+// What each role may do in the dashboard, in one table the session guard checks for every signed-in route
+// before its handler runs (and before a form body is read). Pages hide what a role cannot do, but hiding is a
+// courtesy: this check is what refuses a forged POST (403, on the dashboard's error page).
+//
+// The table is keyed by route (method and the route's pattern as registered), not by URL prefix, so a new
+// route cannot slip under an older rule by its path: a route missing here is the owner's alone until someone
+// decides otherwise (test/dashboard/roles.test.ts lists every registered route against this table).
+import type { FastifyRequest } from 'fastify';
+import { errors } from '../core/errors.ts';
+import type { Role } from '../identity/managers.ts';
+import { sessionOf } from './session-http.ts';
+
+/** `read`: every role; `keys`: API keys and their usage (manager and owner); `owner`: the owner's alone. */
+export type Permission = 'read' | 'keys' | 'owner';
+
+const ROLES_FOR: Record<Permission, readonly Role[]> = {
+  read: ['owner', 'manager', 'viewer'],
+  keys: ['owner', 'manager'],
+  owner: ['owner'],
+};
+
+export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
+  'GET /dashboard': 'read',
+  'GET /dashboard/wallet': 'read',
+  'GET /dashboard/keys': 'read',
+  'POST /dashboard/keys': 'keys',
+  'GET /dashboard/keys/created': 'keys',
+  'POST /dashboard/keys/:id': 'keys',
+  'GET /dashboard/keys/:id/close': 'keys',
+  'POST /dashboard/keys/:id/close': 'keys',
+  // Listing management keys is reading; making and closing them is the owner's (they act for the owner).
+  'GET /dashboard/management-keys': 'read',
+  'POST /dashboard/management-keys': 'owner',
+  'GET /dashboard/management-keys/created': 'owner',
+  'GET /dashboard/management-keys/:id/close': 'owner',
+  'POST /dashboard/management-keys/:id/close': 'owner',
+  // Usage, its CSV export and one call's detail only read.
+  'GET /dashboard/usage': 'read',
+  'GET /dashboard/usage.csv': 'read',
+  'GET /dashboard/usage/:id': 'read',
+  'GET /dashboard/videos': 'read',
+  'GET /dashboard/audit': 'read',
+  // Who may come in is the owner's business: the list names people, so it is not shown to others either.
+  'GET /dashboard/managers': 'owner',
+  'POST /dashboard/managers': 'owner',
+  'POST /dashboard/managers/remove': 'owner',
+  'POST /dashboard/sign-out': 'read',
+  // The signed-in 404 page.
+  'GET /dashboard/*': 'read',
+  'POST /dashboard/*': 'read',
+};
+
+/** The permission a route needs; HEAD is its GET. */
+export function permissionOf(method: string, routeUrl: string): Permission {
+  const m = method === 'HEAD' ? 'GET' : method;
+  return ROUTE_PERMISSIONS[`${m} ${routeUrl}`] ?? 'owner';
+}
+
+export const mayDo = (role: Role, permission: Permission): boolean => ROLES_FOR[permission].includes(role);
+
+/** Whether the signed-in session may do this: for pages deciding which forms and buttons to show. */
+export const sessionMay = (req: FastifyRequest, permission: Permission): boolean => mayDo(sessionOf(req).role, permission);
+
+const SAY: Record<Permission, string> = {
+  read: 'Your role cannot open this page.',
+  keys: 'Only the owner and managers of this wallet can change its keys; your role only reads.',
+  owner: "Only the wallet's owner can do this.",
+};
+
+/** 403 unless the session's role may use the route the request matched. */
+export function checkRole(req: FastifyRequest): void {
+  const permission = permissionOf(req.method, req.routeOptions.url ?? '');
+  if (!mayDo(sessionOf(req).role, permission)) throw errors.forbidden(SAY[permission]);
+}

@@ -1,0 +1,106 @@
+// Managers and the sessions sign-in through the identity provider opens, on PGlite and PostgreSQL, without a
+// browser: who may open which wallet (owner id or manager row; e-mail matching ignores case), a manager's role
+// read again at every request (changed or removed: at once), an owner change ending every session, each
+// manager change audited once with its actor and the role before and after; and the dashboard's route table
+// (roles.ts) covering every route the dashboard registers.
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { fixedClock } from '../../engine/core/clock.ts';
+import { createSessionStore } from '../../engine/dashboard/sessions.ts';
+import { registerDashboard } from '../../engine/dashboard/routes.ts';
+import { permissionOf, ROUTE_PERMISSIONS } from '../../engine/dashboard/roles.ts';
+import type { DashboardDeps } from '../../engine/dashboard/deps.ts';
+import { normalizeIdentity, removeManager, setManager, walletsFor } from '../../engine/identity/managers.ts';
+import { providerSettings } from '../../engine/identity/provider.ts';
+import type { Actor } from '../../engine/audit/trail.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { TEST_NOW } from '../helpers/gateway.ts';
+
+const clock = fixedClock(TEST_NOW);
+const OWNER: Actor = { kind: 'owner', id: 'alice', ip: '127.0.0.1', userAgent: 'test' };
+
+describeEachDatabase('managers and provider sessions', (getDb) => {
+  it('opens sessions by owner id or manager row, re-reads the role, and ends them on removal or owner change', async () => {
+    const db = getDb();
+    await db.query(`INSERT INTO wallets (id, owner_id) VALUES ('wal_m1', 'Alice@School.example'), ('wal_m2', 'bob@school.example')`);
+    const sessions = createSessionStore(db, clock);
+
+    expect(await setManager(db, 'wal_m2', 'alice@school.example', 'viewer', OWNER, clock.now())).toBe('added');
+    const access = await walletsFor(db, 'alice@school.example', 'email');
+    expect(access.map((a) => [a.walletId, a.role, a.asOwner])).toEqual([
+      ['wal_m1', 'owner', true],
+      ['wal_m2', 'viewer', false],
+    ]);
+    // Subjects compare exactly.
+    expect(await walletsFor(db, 'alice@school.example', 'subject')).toHaveLength(1);
+
+    const asOwner = (await sessions.openFor(access[0], 'alice@school.example'))!;
+    expect(asOwner.session).toMatchObject({ walletId: 'wal_m1', role: 'owner', isManager: false, actorId: 'Alice@School.example', via: 'provider' });
+    const asViewer = (await sessions.openFor(access[1], 'alice@school.example'))!;
+    expect(await sessions.find(asViewer.secret)).toMatchObject({ walletId: 'wal_m2', role: 'viewer', isManager: true, actorId: 'alice@school.example' });
+
+    expect(await setManager(db, 'wal_m2', 'alice@school.example', 'manager', OWNER, clock.now())).toBe('changed');
+    expect((await sessions.find(asViewer.secret))?.role).toBe('manager');
+    expect(await setManager(db, 'wal_m2', 'alice@school.example', 'manager', OWNER, clock.now())).toBe('unchanged');
+
+    await removeManager(db, 'wal_m2', 'alice@school.example', OWNER, clock.now());
+    expect(await sessions.find(asViewer.secret)).toBeNull();
+    expect(await sessions.openFor(access[1], 'alice@school.example')).toBeNull(); // the lookup is stale: nothing opens
+    await expect(removeManager(db, 'wal_m2', 'alice@school.example', OWNER, clock.now())).rejects.toMatchObject({ status: 404 });
+
+    await db.query(`UPDATE wallets SET owner_id = 'carol', owner_generation = owner_generation + 1 WHERE id = 'wal_m1'`);
+    expect(await sessions.find(asOwner.secret)).toBeNull();
+
+    const audit = await db.query<{ action: string; actor_kind: string; actor_id: string; target_id: string; before: unknown; after: unknown }>(
+      `SELECT action, actor_kind, actor_id, target_id, before, after FROM wallet_audit WHERE wallet_id = 'wal_m2' ORDER BY seq`,
+    );
+    expect(audit.rows).toEqual([
+      { action: 'manager.added', actor_kind: 'owner', actor_id: 'alice', target_id: 'alice@school.example', before: null, after: { identity: 'alice@school.example', role: 'viewer' } },
+      { action: 'manager.changed', actor_kind: 'owner', actor_id: 'alice', target_id: 'alice@school.example', before: { identity: 'alice@school.example', role: 'viewer' }, after: { identity: 'alice@school.example', role: 'manager' } },
+      { action: 'manager.removed', actor_kind: 'owner', actor_id: 'alice', target_id: 'alice@school.example', before: { identity: 'alice@school.example', role: 'manager' }, after: null },
+    ]);
+  });
+});
+
+describe('settings and identities', () => {
+  it('reads the provider settings: all three or none, https unless on this machine, subject or email', () => {
+    expect(providerSettings({})).toBeNull();
+    const base = { GATEWAY_OIDC_ISSUER: 'https://login.school.example/realms/s', GATEWAY_OIDC_CLIENT_ID: 'gw', GATEWAY_OIDC_CLIENT_SECRET: 's' };
+    expect(providerSettings(base)).toMatchObject({ matchBy: 'subject', name: 'login.school.example', clientId: 'gw' });
+    expect(providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'email', GATEWAY_OIDC_NAME: 'School' })).toMatchObject({ matchBy: 'email', name: 'School' });
+    expect(() => providerSettings({ GATEWAY_OIDC_ISSUER: base.GATEWAY_OIDC_ISSUER })).toThrow(/missing: GATEWAY_OIDC_CLIENT_ID, GATEWAY_OIDC_CLIENT_SECRET/);
+    expect(() => providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'name' })).toThrow(/subject or email/);
+    expect(providerSettings(base)?.signOutAtProvider).toBe(false);
+    expect(providerSettings({ ...base, GATEWAY_OIDC_SIGN_OUT: 'provider' })?.signOutAtProvider).toBe(true);
+    expect(() => providerSettings({ ...base, GATEWAY_OIDC_SIGN_OUT: 'yes' })).toThrow(/gateway or provider/);
+    expect(() => providerSettings({ ...base, GATEWAY_OIDC_ISSUER: 'http://login.school.example' })).toThrow(/must be https/);
+    expect(providerSettings({ ...base, GATEWAY_OIDC_ISSUER: 'http://localhost:9000' })?.issuer.href).toBe('http://localhost:9000/');
+  });
+
+  it('normalizes identities as they are matched', () => {
+    expect(normalizeIdentity('  Bob@School.Example ', 'email')).toBe('bob@school.example');
+    expect(normalizeIdentity('AbC-123', 'subject')).toBe('AbC-123');
+    expect(() => normalizeIdentity('bob', 'email')).toThrow(/e-mail address/);
+    expect(() => normalizeIdentity('  ', 'subject')).toThrow(/1 to 200/);
+  });
+});
+
+describe('the dashboard route table', () => {
+  it('names every signed-in route the dashboard registers; the open ones are the sign-in doors alone', async () => {
+    const app = Fastify();
+    const routes: string[] = [];
+    app.addHook('onRoute', (r) => {
+      for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url}`);
+    });
+    const deps = { db: {}, clock, identity: { settings: { name: 'School', matchBy: 'subject', clientSecret: 'x' } } } as unknown as DashboardDeps;
+    await registerDashboard(app, deps);
+    await app.ready();
+    const open = ['GET /dashboard/sign-in', 'POST /dashboard/sign-in', 'GET /dashboard/signed-out', 'GET /dashboard/oidc/start', 'GET /dashboard/oidc/callback', 'POST /dashboard/oidc/choose'];
+    const unlisted = routes.filter((r) => !(r in ROUTE_PERMISSIONS) && !open.includes(r));
+    expect(unlisted).toEqual([]);
+    expect(Object.keys(ROUTE_PERMISSIONS).filter((r) => !routes.includes(r))).toEqual([]); // no stale entries
+    expect(permissionOf('POST', '/dashboard/some-new-page')).toBe('owner'); // unknown: the owner's alone
+    expect(permissionOf('HEAD', '/dashboard/wallet')).toBe('read');
+    await app.close();
+  });
+});
