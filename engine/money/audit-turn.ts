@@ -6,16 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Queryable } from '../db/db.ts';
-import type { LedgerAuditRun } from './audit.ts';
-
-export interface AuditTurn {
-  /** Takes the turn if it is due: true for the one process that audits now. */
-  take(intervalMs: number): Promise<boolean>;
-  /** What this turn's audit found, for every process's metrics. */
-  publish(run: LedgerAuditRun): Promise<void>;
-  /** The last audit any process published; null before the first. */
-  latest(): Promise<LedgerAuditRun | null>;
-}
+import type { AuditTurn, LedgerAuditRun } from './audit.ts';
 
 /** The turn falls due after this share of the interval, so timer drift never skips a lone process's audit. */
 const DUE_AFTER_SHARE = 0.9;

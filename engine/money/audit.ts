@@ -20,7 +20,6 @@
 // test/helpers/auditor.ts runs the same checks after the chaos suite's calls, limited to its wallets.
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
-import type { AuditTurn } from './audit-turn.ts';
 
 export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'wallet_lots', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -159,6 +158,16 @@ export interface LedgerAuditorOptions {
   log: () => { warn(o: object, msg: string): void; error(o: object, msg: string): void };
   /** Turns shared with the other processes on the database (audit-turn.ts); without it, every tick audits. */
   turn?: AuditTurn;
+}
+
+/** Turns at auditing, shared by the processes on one database (audit-turn.ts). */
+export interface AuditTurn {
+  /** Takes the turn if it is due: true for the one process that audits now. */
+  take(intervalMs: number): Promise<boolean>;
+  /** What this turn's audit found, for every process's metrics. */
+  publish(run: LedgerAuditRun): Promise<void>;
+  /** The last audit any process published; null before the first. */
+  latest(): Promise<LedgerAuditRun | null>;
 }
 
 /** What the last audit that completed found, for the metrics. */
