@@ -8,7 +8,7 @@ import { registerUsageRoutes } from './usage/routes.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
 import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
-import { startUsagePruning } from './usage/retention.ts';
+import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
@@ -208,7 +208,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
-  const stopPruning = startUsagePruning(
+  const stopPruning = await startUsageRecordUpkeep(
     db,
     clock,
     () => runtime.snapshot().config.limits.usage_record_days,

@@ -5,7 +5,7 @@ import { listAudit } from '../../engine/audit/query.ts';
 import { CLI_OPERATOR, recordAudit } from '../../engine/audit/trail.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { startUsagePruning } from '../../engine/usage/retention.ts';
+import { startUsageRecordUpkeep } from '../../engine/usage/retention.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 
 const NOW = new Date('2026-11-21T03:00:00Z');
@@ -18,7 +18,7 @@ async function agesLeftAfterPruning(db: Db, ages: number[], usageDays: number, a
     await recordAudit(db, CLI_OPERATOR, { walletId, action: 'key.closed', targetId: String(age), before: null, after: null }, daysAgo(age));
   }
   const errors: unknown[] = [];
-  const stop = startUsagePruning(db, fixedClock(NOW), () => usageDays, (e) => errors.push(e), () => auditDays);
+  const stop = await startUsageRecordUpkeep(db, fixedClock(NOW), () => usageDays, (e) => errors.push(e), () => auditDays);
   stop();
   // The run's deletes are not awaited by the sweeper: wait until two reads agree.
   let last = '';
