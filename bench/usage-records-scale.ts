@@ -11,7 +11,8 @@
 //
 //   node --import tsx bench/usage-records-scale.ts [--records 10000000] [--wallets 1000] [--samples 300] [--explain]
 //
-// --explain prints the plans (EXPLAIN ANALYZE, BUFFERS) of the records' reads for one wallet before the timing.
+// --explain prints the plans (EXPLAIN ANALYZE, BUFFERS; first line and timings) of the records' reads for one
+// wallet before the timing, and the month CSV's read and rendering now against as it was before, in turns.
 // PostgreSQL is BENCH_DATABASE_URL or TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test); the
 // schema is dropped after. Figures go to docs/benchmarks.md by hand.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,7 +25,9 @@ import { openScratchSchema } from '../engine/db/scratch-schema.ts';
 import { createGateway } from '../engine/gateway.ts';
 import { dailyRollupWriter } from '../engine/usage/daily-rollup.ts';
 import { listUsageRecords, usageRecordWriter, type UsageRecordDraft } from '../engine/usage/records.ts';
-import { usageCsv } from '../engine/dashboard/usage-csv.ts';
+import { listUsageCsvRows } from '../engine/usage/csv-rows.ts';
+import { csvCell, usageCsv } from '../engine/dashboard/usage-csv.ts';
+import { exactCredits } from '../engine/dashboard/html.ts';
 import { usageRecordStorage } from '../engine/usage/record-storage.ts';
 import { pruneUsageRecords } from '../engine/usage/retention.ts';
 
@@ -61,16 +64,41 @@ async function explainReads(month: string): Promise<void> {
   ];
   for (const [name, sql, params] of reads) {
     const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
-    console.log(`--- ${name}\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+    const lines = plan.rows.map((r) => r['QUERY PLAN']);
+    // The first line and the timings; the per-partition lines (one per day) say the same thing 30 to 108 times.
+    const kept = lines.filter((l, i) => i === 0 || /Heap Fetches: [1-9]|Planning Time|Execution Time/.test(l));
+    console.log(`--- ${name}\n${kept.join('\n')}`);
   }
-  // The CSV's two halves apart: the read (driver included) and the rendering.
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    const rows = await listUsageRecords(db, walletId(7 + i), { limit: 10_000, since: new Date(since), until: new Date(until) });
-    const t1 = performance.now();
-    const csv = usageCsv(rows, (id) => id ?? '');
-    console.log(`--- CSV of ${walletId(7 + i)}: ${rows.length} rows read in ${(t1 - t0).toFixed(1)} ms, ${csv.length} bytes rendered in ${(performance.now() - t1).toFixed(1)} ms`);
+  // The CSV's read and rendering, the way it is done now (csv-rows.ts: text cells, numbers joined by the
+  // database) against the way it was (every record as its view, each cell rendered here), in turns on the same
+  // wallets so the machine's load falls on both alike.
+  const lean: number[] = [];
+  const asViews: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const wallet = walletId(7 + (i % 3));
+    const span = { limit: 10_000, since: new Date(since), until: new Date(until) };
+    let t0 = performance.now();
+    usageCsv(await listUsageCsvRows(db, wallet, span), (id) => id ?? '');
+    lean.push(performance.now() - t0);
+    t0 = performance.now();
+    csvFromViews(await listUsageRecords(db, wallet, span));
+    asViews.push(performance.now() - t0);
   }
+  console.log('--- month CSV read and rendered, ms: now', percentiles(lean), 'as record views (before)', percentiles(asViews));
+}
+
+/** The per-call CSV as it was rendered before csv-rows.ts: from each record's view, every cell here. */
+function csvFromViews(rows: Awaited<ReturnType<typeof listUsageRecords>>): string {
+  const lines = rows.map((r) =>
+    [
+      r.id, r.created_at, r.key_id, r.key_id, r.door, r.model, r.vendor, r.route, r.fallback_depth, r.tokens.input, r.tokens.cache_read,
+      r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls, r.characters, r.images, r.video_seconds, r.charged_nano,
+      exactCredits(BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
+    ]
+      .map(csvCell)
+      .join(','),
+  );
+  return `${lines.join('\r\n')}\r\n`;
 }
 /** The columns the lists read (engine/usage/records.ts LIST_COLUMNS). */
 const LISTED = `request_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens, cache_read_tokens, cache_write_tokens,

@@ -1,6 +1,6 @@
 // The recent calls as CSV (RFC 4180), and a month's summary from the daily rollup. Key names are the owner's input: a cell that a spreadsheet would read
 // as a formula (= + - @ at the start) gets a leading apostrophe, so opening the file runs nothing.
-import type { UsageRecordView } from '../usage/records.ts';
+import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
 import { exactCredits } from './html.ts';
 
@@ -17,18 +17,22 @@ export function csvCell(v: string | number | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function usageCsv(rows: UsageRecordView[], keyName: (id: string | null) => string): string {
+/**
+ * The per-call CSV. The numeric cells come rendered from the database (engine/usage/csv-rows.ts says why); the
+ * strings are escaped here, and a key's name cell is made once per key, not once per row.
+ */
+export function usageCsv(rows: readonly UsageCsvRow[], keyName: (id: string | null) => string): string {
+  const nameCells = new Map<string, string>();
+  const nameCell = (id: string): string => {
+    let cell = nameCells.get(id);
+    if (cell === undefined) nameCells.set(id, (cell = csvCell(keyName(id))));
+    return cell;
+  };
   const lines = [HEADER.join(',')];
   for (const r of rows) {
+    const key = r.key_id === null ? ',' : `${csvCell(r.key_id)},${nameCell(r.key_id)}`;
     lines.push(
-      [
-        r.id, r.created_at, r.key_id, r.key_id ? keyName(r.key_id) : null, r.door, r.model, r.vendor, r.route, r.fallback_depth,
-        r.tokens.input, r.tokens.cache_read, r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls,
-        r.characters, r.images, r.video_seconds, r.charged_nano, exactCredits(BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms,
-        r.trace_id,
-      ]
-        .map(csvCell)
-        .join(','),
+      `${csvCell(r.request_id)},${r.created_at},${key},${csvCell(r.door)},${csvCell(r.model)},${csvCell(r.vendor)},${csvCell(r.route)},${r.counts},${csvCell(r.trace_id)}`,
     );
   }
   return `${lines.join('\r\n')}\r\n`;

@@ -7,6 +7,7 @@ import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { keyNamesById } from '../keys/manage.ts';
 import { findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
+import { listUsageCsvRows } from '../usage/csv-rows.ts';
 import { chargedPerDay, rollupRows, usageTotals, type UsageTotals } from '../usage/daily-rollup.ts';
 import { usdOfNano } from './amounts.ts';
 import { callDetail } from './usage-detail.ts';
@@ -140,7 +141,7 @@ ${callsTable(rows, names, !!(f.keyId || f.model))}`,
     const span = month ? koreanMonth(month) : null;
     const [names, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
-      listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS, since: span?.since, until: span?.until }),
+      listUsageCsvRows(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS, since: span?.since, until: span?.until }),
     ]);
     return sendCsv(reply, `usage-${month ?? koreanDate(deps.clock.now())}.csv`, usageCsv(rows, (id) => keyLabel(names, id)));
   });
