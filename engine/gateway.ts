@@ -9,7 +9,7 @@ import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
 import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
 import { IdentityProvider, providerSettings } from './identity/provider.ts';
-import { startUsagePruning } from './usage/retention.ts';
+import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
@@ -212,7 +212,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   const identity = oidcSettings ? new IdentityProvider(oidcSettings) : undefined;
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.GATEWAY_PUBLIC_URL || undefined, identity });
-  const stopPruning = startUsagePruning(
+  const stopPruning = await startUsageRecordUpkeep(
     db,
     clock,
     () => runtime.snapshot().config.limits.usage_record_days,

@@ -18,7 +18,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/http': ['engine/core', 'engine/catalog'],
   'engine/keys': ['engine/core', 'engine/db', 'engine/http', 'engine/audit'],
   'engine/money': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys'],
-  'engine/usage': ['engine/core', 'engine/db', 'engine/http', 'engine/keys', 'engine/money', 'engine/audit'],
+  'engine/usage': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/audit'],
   'engine/telemetry': ['engine/core'],
   'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/telemetry', 'transforms'],
   'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/calls', 'engine/telemetry'],

@@ -19,7 +19,7 @@ import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
 import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
-import { costOfUsage } from '../catalog/pricing.ts';
+import { appliedPrices, chargeAt } from '../catalog/usage-cost.ts';
 import type { ModelEntry, Usage } from '../core/types.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { UpstreamClient } from './upstream.ts';
@@ -86,6 +86,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   facts.model = prepared.call.model.id;
   facts.vendor = prepared.call.model.vendor;
   facts.keyPrefix = caller.keyPrefix;
+  const pricing = { billing: snap.config.billing, modelById: (id: string) => snap.catalog.models.get(id), at: now };
   // From here on money is held: whatever happens, even a fault building the vendor's request, ends in this
   // one `finally`, which settles what the vendor's usage says or releases the hold before any error is answered.
   const settlement = new Settlement(caller, hold, {
@@ -107,11 +108,14 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
         fallbackDepth: facts.fallbackDepth ?? 0,
         usage,
         durationMs: reply.elapsedTime,
+        traceId: facts.traceId ?? null,
+        prices: appliedPrices(prepared.call.model, usage, pricing),
       };
-      return [usageRecordBeside(draft)];
+      return usageRecordBeside(draft);
     },
     trace,
-    costOf: (usage) => noteUsage(facts, usage) ?? costOfUsage(prepared.call.model, usage, { billing: snap.config.billing, modelById: (id) => snap.catalog.models.get(id), at: now }),
+    // The record keeps the prices this charge is computed at (the same function of the same snapshot and instant).
+    costOf: (usage) => noteUsage(facts, usage) ?? chargeAt(appliedPrices(prepared.call.model, usage, pricing), usage),
   });
   let failure: unknown;
   try {

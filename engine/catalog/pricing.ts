@@ -4,7 +4,7 @@ import { koreanDate } from '../core/clock.ts';
 import { usdToNano } from '../core/money.ts';
 import { errors } from '../core/errors.ts';
 import type { BillingConfig } from './config.ts';
-import type { ModelEntry, Usage } from '../core/types.ts';
+import type { ModelEntry } from '../core/types.ts';
 import type { TextBounds } from './text-bounds.ts';
 
 const MTOK = 1_000_000n;
@@ -14,7 +14,7 @@ export { usdToNano };
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 
 /** A count a vendor reported, as a whole number (rounded up; nonsense counts as 0). */
-const wholeCount = (n: number): bigint => (n > 0 && Number.isFinite(n) ? BigInt(Math.ceil(n)) : 0n);
+export const wholeCount = (n: number): bigint => (n > 0 && Number.isFinite(n) ? BigInt(Math.ceil(n)) : 0n);
 
 /** The cost of `tokens` at a price per 1M tokens, rounded up to the next nano. */
 export const tokenCost = (tokens: number, perMtokUsd: number): bigint =>
@@ -30,11 +30,21 @@ export interface TokenPrices {
 /** Base prices in force at an instant: the latest scheduled change whose Korean date has come. */
 export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
   const p = model.pricing;
-  const today = koreanDate(at);
-  const scheduled = (p.scheduled ?? []).filter((s) => s.from <= today).sort((x, y) => x.from.localeCompare(y.from)).pop();
+  const scheduled = scheduledPriceAt(model, at);
   const input = scheduled?.input ?? p.input ?? 0;
   const output = scheduled?.output ?? p.output ?? 0;
   return { input, output, cache_read: p.cache_read ?? input, cache_write: p.cache_write ?? input };
+}
+
+/** The scheduled price change in force at an instant (the latest whose Korean date has come), if any. */
+export function scheduledPriceAt(model: ModelEntry, at: Date): NonNullable<ModelEntry['pricing']['scheduled']>[number] | undefined {
+  const today = koreanDate(at);
+  return (model.pricing.scheduled ?? []).filter((s) => s.from <= today).sort((x, y) => x.from.localeCompare(y.from)).pop();
+}
+
+/** The price tier a prompt of `promptTokens` falls in (above its threshold), if any. */
+export function tierForPrompt(model: ModelEntry, promptTokens: number): NonNullable<ModelEntry['pricing']['tiers']>[number] | undefined {
+  return (model.pricing.tiers ?? []).filter((t) => promptTokens > t.above_input_tokens).pop();
 }
 
 /**
@@ -43,7 +53,7 @@ export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
  */
 export function pricesForPrompt(model: ModelEntry, at: Date, promptTokens: number): TokenPrices {
   const base = pricesAt(model, at);
-  const tier = (model.pricing.tiers ?? []).filter((t) => promptTokens > t.above_input_tokens).pop();
+  const tier = tierForPrompt(model, promptTokens);
   if (!tier) return base;
   const scale = base.input > 0 ? tier.input / base.input : 1;
   return {
@@ -62,37 +72,6 @@ export interface PricingContext {
   /** Other models, for usage billed at another model's price (advisor tokens). */
   modelById: (id: string) => ModelEntry | undefined;
   at: Date;
-}
-
-/** What the usage costs, in nano-USD. */
-export function costOfUsage(model: ModelEntry, usage: Usage, ctx: PricingContext): bigint {
-  if (usage.vendor_cost_usd !== undefined) return usdToNano(usage.vendor_cost_usd);
-  let total = tokensCostOf(model, usage, ctx.at);
-  total += wholeCount(usage.web_search_calls) * usdToNano(ctx.billing.server_tools.web_search ?? 0);
-  total += wholeCount(usage.file_search_calls) * usdToNano(ctx.billing.server_tools.file_search ?? 0);
-  for (const a of usage.advisor ?? []) {
-    const advisor = ctx.modelById(a.model) ?? model;
-    const p = pricesAt(advisor, ctx.at);
-    total += tokenCost(a.input_tokens, p.input) + tokenCost(a.output_tokens, p.output);
-  }
-  if (usage.images && model.pricing.image_charge !== undefined) {
-    total += wholeCount(usage.images) * usdToNano(model.pricing.image_charge);
-  }
-  if (usage.characters && model.pricing.per_mchar !== undefined) {
-    total += tokenCost(usage.characters, model.pricing.per_mchar);
-  }
-  return total;
-}
-
-function tokensCostOf(model: ModelEntry, u: Usage, at: Date): bigint {
-  const prompt = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
-  const p = pricesForPrompt(model, at, prompt);
-  return (
-    tokenCost(u.input_tokens, p.input) +
-    tokenCost(u.cache_read_tokens, p.cache_read) +
-    tokenCost(u.cache_write_tokens, p.cache_write) +
-    tokenCost(u.output_tokens, p.output)
-  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,13 @@
-// The recent calls as CSV (RFC 4180). Key names are the owner's input: a cell that a spreadsheet would read
+// The recent calls as CSV (RFC 4180), and a month's summary from the daily rollup. Key names are the owner's input: a cell that a spreadsheet would read
 // as a formula (= + - @ at the start) gets a leading apostrophe, so opening the file runs nothing.
-import type { UsageRecordView } from '../usage/records.ts';
+import type { UsageCsvRow } from '../usage/csv-rows.ts';
+import type { RollupRow } from '../usage/daily-rollup.ts';
 import { exactCredits } from './html.ts';
 
 const HEADER = [
   'id', 'created_at', 'key_id', 'key_name', 'door', 'model', 'vendor', 'route', 'fallback_depth', 'input_tokens',
   'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'server_tool_calls', 'characters',
-  'images', 'video_seconds', 'charged_nano', 'charged_credits', 'duration_ms',
+  'images', 'video_seconds', 'charged_nano', 'charged_credits', 'duration_ms', 'trace_id',
 ];
 
 export function csvCell(v: string | number | null): string {
@@ -16,18 +17,47 @@ export function csvCell(v: string | number | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function usageCsv(rows: UsageRecordView[], keyName: (id: string | null) => string): string {
+/**
+ * The per-call CSV. The numeric cells come rendered from the database (engine/usage/csv-rows.ts says why); the
+ * strings are escaped here, and a key's name cell is made once per key, not once per row.
+ */
+export function usageCsv(rows: readonly UsageCsvRow[], keyName: (id: string | null) => string): string {
+  const nameCells = new Map<string, string>();
+  const nameCell = (id: string): string => {
+    let cell = nameCells.get(id);
+    if (cell === undefined) nameCells.set(id, (cell = csvCell(keyName(id))));
+    return cell;
+  };
   const lines = [HEADER.join(',')];
   for (const r of rows) {
+    const key = r.key_id === null ? ',' : `${csvCell(r.key_id)},${nameCell(r.key_id)}`;
     lines.push(
-      [
-        r.id, r.created_at, r.key_id, r.key_id ? keyName(r.key_id) : null, r.door, r.model, r.vendor, r.route, r.fallback_depth,
-        r.tokens.input, r.tokens.cache_read, r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls,
-        r.characters, r.images, r.video_seconds, r.charged_nano, exactCredits(BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms,
-      ]
+      `${csvCell(r.request_id)},${r.created_at},${key},${csvCell(r.door)},${csvCell(r.model)},${csvCell(r.vendor)},${csvCell(r.route)},${r.counts},${csvCell(r.trace_id)}`,
+    );
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+const SUMMARY_HEADER = [
+  'day', 'key_id', 'key_name', 'model', 'calls', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens',
+  'charged_nano', 'charged_credits',
+];
+
+/** The month's summary per Korean day, key and model, from the daily rollup, with a total line last. */
+export function usageSummaryCsv(rows: RollupRow[], keyName: (id: string | null) => string): string {
+  const lines = [SUMMARY_HEADER.join(',')];
+  const credits = (nano: bigint) => exactCredits(nano).replace(/,/g, '');
+  let calls = 0;
+  let nano = 0n;
+  for (const r of rows) {
+    calls += r.calls;
+    nano += r.chargedNano;
+    lines.push(
+      [r.day, r.keyId, r.keyId ? keyName(r.keyId) : null, r.model, r.calls, r.inputTokens, r.cacheReadTokens, r.cacheWriteTokens, r.outputTokens, r.chargedNano.toString(), credits(r.chargedNano)]
         .map(csvCell)
         .join(','),
     );
   }
+  lines.push(['total', null, null, null, calls, null, null, null, null, nano.toString(), credits(nano)].map(csvCell).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -1,18 +1,22 @@
-// /dashboard/usage: the chart of credits per Korean day (last 30 days, per key or per model), the recent
-// calls from the usage records, filterable by key and model, the same rows as CSV, and one call's record
+// /dashboard/usage: the chart of credits per Korean day (last 30 days, per key or per model) and its totals,
+// both from the daily rollup, the recent calls from the usage records, filterable by key and model, the same
+// rows as CSV (optionally one Korean month), the month's summary CSV from the rollup, and one call's record
 // (404 for an id this wallet never used, like GET /v1/generations/{id}).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { keyNamesById } from '../keys/manage.ts';
-import { chargedPerDay, findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
+import { findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
+import { listUsageCsvRows } from '../usage/csv-rows.ts';
+import { chargedPerDay, rollupRows, usageTotals, type UsageTotals } from '../usage/daily-rollup.ts';
 import { usdOfNano } from './amounts.ts';
+import { callDetail } from './usage-detail.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
 import { exactCredits, html, koreanTime, type Html } from './html.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
-import { usageCsv } from './usage-csv.ts';
+import { usageCsv, usageSummaryCsv } from './usage-csv.ts';
 import { usageChart } from './usage-chart.ts';
 
 const CHART_DAYS = 30;
@@ -40,6 +44,21 @@ function filters(query: unknown) {
   return { keyId: queryText(query, 'key'), model: queryText(query, 'model'), by: by as 'key' | 'model' };
 }
 
+/** A Korean month `YYYY-MM`: its first and last day, and the instants it starts and ends. */
+export function koreanMonth(month: string): { fromDay: string; toDay: string; since: Date; until: Date } {
+  const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
+  if (!m) throw errors.invalidRequest(`month must be a month as YYYY-MM, such as 2026-11.`, 'month');
+  const year = Number(m[1]);
+  const next = m[2] === '12' ? `${year + 1}-01` : `${m[1]}-${String(Number(m[2]) + 1).padStart(2, '0')}`;
+  const since = startOfKoreanDay(`${month}-01`);
+  const until = startOfKoreanDay(`${next}-01`);
+  return { fromDay: `${month}-01`, toDay: koreanDate(new Date(until.getTime() - DAY_MS / 2)), since, until };
+}
+
+function totalsLine(t: UsageTotals): Html {
+  return html`<p data-testid="usage-totals" data-nano="${t.chargedNano.toString()}" data-calls="${t.calls}">In these days: <strong>${exactCredits(t.chargedNano)} credits</strong> over ${t.calls.toLocaleString('en-US')} calls; ${t.inputTokens.toLocaleString('en-US')} input tokens (${t.cacheReadTokens.toLocaleString('en-US')} read from cache), ${t.outputTokens.toLocaleString('en-US')} output tokens.</p>`;
+}
+
 function filterForm(f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
   const opt = (value: string, text: string, current: string | undefined) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
   const modelList = f.model && !models.includes(f.model) ? [...models, f.model] : models;
@@ -62,18 +81,29 @@ function callsTable(rows: UsageRecordView[], names: KeyNames, filtered: boolean)
   )}</tbody></table></div>`;
 }
 
+function sendCsv(reply: FastifyReply, filename: string, body: string) {
+  return reply
+    .headers({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${filename}"`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    })
+    .send(body);
+}
+
 export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard/usage', async (req, reply) => {
     const s = sessionOf(req);
     const f = filters(req.query);
     const now = deps.clock.now();
     const days = lastKoreanDays(now, CHART_DAYS);
-    const since = startOfKoreanDay(days[0]);
-    const [names, perModel, charted, rows] = await Promise.all([
+    const [names, perModel, charted, totals, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
-      chargedPerDay(deps.db, s.walletId, since, 'model'),
-      // The chart shows the calls the table shows: the same key and model filter.
-      chargedPerDay(deps.db, s.walletId, since, f.by === 'key' ? 'key_id' : 'model', { keyId: f.keyId, model: f.model }),
+      chargedPerDay(deps.db, s.walletId, days[0], 'model'),
+      // The chart and its totals show the calls the table shows: the same key and model filter.
+      chargedPerDay(deps.db, s.walletId, days[0], f.by === 'key' ? 'key_id' : 'model', { keyId: f.keyId, model: f.model }),
+      usageTotals(deps.db, s.walletId, { fromDay: days[0], toDay: days[days.length - 1], keyId: f.keyId, model: f.model }),
       listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: TABLE_ROWS }),
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();
@@ -94,10 +124,12 @@ ${filtered}
 ${
   noCallsYet
     ? html`<p data-testid="empty">No calls yet. Calls made with this wallet's API keys appear here within seconds, with what each one cost. <a href="/dashboard/keys">Create a key</a> and point an OpenAI or Anthropic client at this gateway with it.</p>`
-    : chart
+    : html`${chart}
+${totalsLine(totals)}`
 }
 <h2>Recent calls</h2>
-<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>Download these calls as CSV</a> (up to ${CSV_ROWS.toLocaleString('en-US')} rows)</p>
+<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>Download these calls as CSV</a> (up to ${CSV_ROWS.toLocaleString('en-US')} rows; add <code>month=YYYY-MM</code> for one Korean month),
+or <a href="/dashboard/usage-summary.csv?month=${koreanDate(now).slice(0, 7)}${csvQuery ? `&${csvQuery}` : ''}" download>this month's summary per day, key and model</a>.</p>
 ${callsTable(rows, names, !!(f.keyId || f.model))}`,
     });
   });
@@ -105,18 +137,25 @@ ${callsTable(rows, names, !!(f.keyId || f.model))}`,
   scope.get('/dashboard/usage.csv', async (req, reply) => {
     const s = sessionOf(req);
     const f = filters(req.query);
+    const month = queryText(req.query, 'month', 7);
+    const span = month ? koreanMonth(month) : null;
     const [names, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
-      listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS }),
+      listUsageCsvRows(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS, since: span?.since, until: span?.until }),
     ]);
-    return reply
-      .headers({
-        'content-type': 'text/csv; charset=utf-8',
-        'content-disposition': `attachment; filename="usage-${koreanDate(deps.clock.now())}.csv"`,
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-      })
-      .send(usageCsv(rows, (id) => keyLabel(names, id)));
+    return sendCsv(reply, `usage-${month ?? koreanDate(deps.clock.now())}.csv`, usageCsv(rows, (id) => keyLabel(names, id)));
+  });
+
+  scope.get('/dashboard/usage-summary.csv', async (req, reply) => {
+    const s = sessionOf(req);
+    const f = filters(req.query);
+    const month = queryText(req.query, 'month', 7) ?? koreanDate(deps.clock.now()).slice(0, 7);
+    const { fromDay, toDay } = koreanMonth(month);
+    const [names, rows] = await Promise.all([
+      keyNamesById(deps.db, s.walletId),
+      rollupRows(deps.db, s.walletId, { fromDay, toDay, keyId: f.keyId, model: f.model }),
+    ]);
+    return sendCsv(reply, `usage-summary-${month}.csv`, usageSummaryCsv(rows, (id) => keyLabel(names, id)));
   });
 
   scope.get<{ Params: { id: string } }>('/dashboard/usage/:id', async (req, reply) => {
@@ -124,19 +163,10 @@ ${callsTable(rows, names, !!(f.keyId || f.model))}`,
     const r = await findUsageRecord(deps.db, s.walletId, req.params.id);
     if (!r) throw errors.notFound(`No call with id '${req.params.id}' was made from this wallet.`);
     const names = await keyNamesById(deps.db, s.walletId);
-    const item = (term: string, value: Html | string | number | null) => html`<dt>${term}</dt><dd>${value ?? '—'}</dd>`;
     return sendPage(reply, 200, {
       title: 'Call',
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<dl data-generation-id="${r.id}">
-${item('Request id', html`<code>${r.id}</code>`)}${item('When', koreanTime(r.created_at))}${item('Key', keyLabel(names, r.key_id))}
-${item('Model', r.model)}${item('Door', r.door)}${item('Vendor and route', `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item('Fallbacks', r.fallback_depth)}
-${item('Input tokens', r.tokens.input)}${item('Cached input tokens read', r.tokens.cache_read)}${item('Cache write tokens', r.tokens.cache_write)}
-${item('Output tokens', r.tokens.output)}${item('Reasoning tokens', r.tokens.reasoning)}${item('Server tool calls', r.server_tool_calls)}
-${item('Characters', r.characters)}${item('Images', r.images)}${item('Video seconds', r.video_seconds)}
-${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${usdOfNano(BigInt(r.charged_nano))}; ${r.charged_nano} nano-USD)`)}
-${item('Duration', `${r.duration_ms} ms`)}
-</dl><p><a href="/dashboard/usage">Back to usage</a></p>`,
+      body: callDetail(r, (id) => keyLabel(names, id)),
     });
   });
 }

@@ -57,6 +57,8 @@ export async function migrate(db: Db, opts: { dir?: string } = {}): Promise<stri
   const migrations = loadMigrations(opts.dir);
   return db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.migrate.' || current_schema()))`, []);
+    // A migration may shape a table for the kind of database it runs on (013 partitions usage records on a server).
+    await tx.query(`SELECT set_config('gateway.database_kind', $1, true)`, [db.kind]);
     const done = await appliedMigrations(tx, migrations);
     checkApplied(migrations, done);
     const applied: string[] = [];

@@ -3,22 +3,12 @@
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
 import type { Db } from '../db/db.ts';
 import type { Usage } from '../core/types.ts';
+import type { UsageRecordDraft } from './draft.ts';
+import { chargeAt, type AppliedPrices } from '../catalog/usage-cost.ts';
 import { besideSettle, type BesideSettle, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
+import { dailyRollupWriter } from './daily-rollup.ts';
 
-/** What the call knows of itself when it settles; the charge is added by the settle's transaction. */
-export interface UsageRecordDraft {
-  requestId: string;
-  walletId: string;
-  keyId: string | null;
-  at: Date;
-  door: string;
-  model: string;
-  vendor: string;
-  route: string | null;
-  fallbackDepth: number;
-  usage: Usage;
-  durationMs: number;
-}
+export type { UsageRecordDraft };
 
 /** A record as the API and the dashboard show it: counts as numbers, the charge in nano-USD as a string. */
 export interface UsageRecordView {
@@ -38,11 +28,15 @@ export interface UsageRecordView {
   video_seconds: number | null;
   charged_nano: string;
   duration_ms: number;
+  trace_id: string | null;
+  /** Null for records written before prices were kept. */
+  prices: AppliedPrices | null;
 }
 
 const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens,
   cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, server_tool_calls, characters, images,
-  video_seconds, charged_nano, duration_ms`;
+  video_seconds, charged_nano, duration_ms, trace_id, prices`;
+const LIST_COLUMNS = COLUMNS.replace(', prices', '');
 
 /**
  * Inserts the records of many settles on their transaction, one statement for all. The usage figures are the
@@ -53,10 +47,13 @@ function usageRecordsStatement(rows: readonly SettleRow<UsageRecordDraft>[]): St
   if (rows.length === 0) return null;
   const col = <V>(f: (d: UsageRecordDraft, u: Usage, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.item.usage, r.chargedNano));
   return {
+    // The prices travel as JSON text and become jsonb here: a jsonb[] parameter would need each driver's array quoting of JSON.
     sql: `INSERT INTO usage_records (${COLUMNS})
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
-                          $9::int[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
-                          $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[])`,
+     SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22::jsonb
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::int[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
+                   $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[], $21::text[], $22::text[])
+            AS r(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22)`,
     params: [
       col((d) => d.requestId),
       col((d) => d.walletId),
@@ -78,6 +75,8 @@ function usageRecordsStatement(rows: readonly SettleRow<UsageRecordDraft>[]): St
       col((_, u) => (u.video_seconds === undefined ? null : String(u.video_seconds))),
       col((_, __, charged) => charged.toString()),
       col((d) => whole(Math.round(d.durationMs), INT_MAX)),
+      col((d) => d.traceId),
+      col((d) => (d.prices ? JSON.stringify(d.prices) : null)),
     ],
   };
 }
@@ -85,8 +84,11 @@ function usageRecordsStatement(rows: readonly SettleRow<UsageRecordDraft>[]): St
 /** The usage record writer the ledger's batches call with the records of all their settles. */
 export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_records', statement: usageRecordsStatement };
 
-/** The call's usage record, written by its settle's transaction with what the settle charged. */
-export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle => besideSettle(usageRecordWriter, draft);
+/**
+ * The call's usage record and its share of the daily rollup, written by its settle's transaction with what the
+ * settle charged: the rollup never disagrees with the records it sums.
+ */
+export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle[] => [besideSettle(usageRecordWriter, draft), besideSettle(dailyRollupWriter, draft)];
 
 /** The `int` columns' largest value. */
 const INT_MAX = 2_147_483_647;
@@ -113,6 +115,8 @@ interface Row {
   video_seconds: string | null;
   charged_nano: string;
   duration_ms: number;
+  trace_id: string | null;
+  prices: AppliedPrices | string | null;
 }
 
 const orNull = (v: string | number | null): number | null => (v === null ? null : Number(v));
@@ -141,7 +145,28 @@ export function usageRecordView(r: Row): UsageRecordView {
     video_seconds: orNull(r.video_seconds),
     charged_nano: r.charged_nano,
     duration_ms: r.duration_ms,
+    trace_id: r.trace_id,
+    // pg parses jsonb; PGlite too, but a driver that hands back text is read the same.
+    prices: typeof r.prices === 'string' ? (JSON.parse(r.prices) as AppliedPrices) : r.prices,
   };
+}
+
+/**
+ * The charge the record's prices give for its counts, from the record alone (null for a record written before
+ * prices were kept). It equals `charged_nano` unless the ledger charged otherwise than the cost (a settle it
+ * capped).
+ */
+export function recomputedCharge(r: UsageRecordView): bigint | null {
+  if (!r.prices) return null;
+  const t = r.tokens;
+  return chargeAt(r.prices, {
+    input_tokens: t.input,
+    cache_read_tokens: t.cache_read,
+    cache_write_tokens: t.cache_write,
+    output_tokens: t.output,
+    images: r.images,
+    characters: r.characters,
+  });
 }
 
 /** The newest record with this request id in the wallet, or null (another wallet's ids are not found). */
@@ -156,42 +181,29 @@ export async function findUsageRecord(db: Db, walletId: string, requestId: strin
 export interface UsageFilter {
   keyId?: string;
   model?: string;
+  /** Only records from this instant (inclusive) to `until` (exclusive): a month of the CSV. */
+  since?: Date;
+  until?: Date;
   /** At most this many, newest first. */
   limit: number;
 }
 
-/** The wallet's recent records, newest first, optionally of one key or model. */
+const EARLIEST = new Date('1970-01-01T00:00:00Z');
+const LATEST = new Date('9999-01-01T00:00:00Z');
+
+/**
+ * The wallet's recent records, newest first, optionally of one key or model, without their prices (null here):
+ * on PostgreSQL a list is read from an index that holds every other column (migration 013), and the one-call
+ * reads (findUsageRecord) have the prices.
+ */
 export async function listUsageRecords(db: Db, walletId: string, f: UsageFilter): Promise<UsageRecordView[]> {
   const r = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM usage_records
+    `SELECT ${LIST_COLUMNS}, NULL::jsonb AS prices FROM usage_records
       WHERE wallet_id = $1 AND ($2::text IS NULL OR key_id = $2) AND ($3::text IS NULL OR model = $3)
+        AND at >= $5::timestamptz AND at < $6::timestamptz
       ORDER BY at DESC, seq DESC LIMIT $4`,
-    [walletId, f.keyId ?? null, f.model ?? null, f.limit],
+    // Bounds always present (the widest when none is asked), so the plan prunes partitions the same way for both.
+    [walletId, f.keyId ?? null, f.model ?? null, f.limit, (f.since ?? EARLIEST).toISOString(), (f.until ?? LATEST).toISOString()],
   );
   return r.rows.map(usageRecordView);
-}
-
-/** Credits charged per Korean day and per key or model since `since`, for the dashboard's chart. */
-export async function chargedPerDay(
-  db: Db,
-  walletId: string,
-  since: Date,
-  by: 'key_id' | 'model',
-  only: { keyId?: string; model?: string } = {},
-): Promise<{ day: string; name: string; nano: bigint }[]> {
-  // Narrowed like listUsageRecords, so a chart beside a filtered table shows the same calls.
-  const r = await db.query<{ day: string; name: string | null; nano: string }>(
-    `SELECT to_char(at AT TIME ZONE 'Asia/Seoul', 'YYYY-MM-DD') AS day, ${by} AS name, sum(charged_nano)::text AS nano
-       FROM usage_records WHERE wallet_id = $1 AND at >= $2::timestamptz
-        AND ($3::text IS NULL OR key_id = $3) AND ($4::text IS NULL OR model = $4)
-      GROUP BY 1, 2 ORDER BY 1, 2`,
-    [walletId, since.toISOString(), only.keyId ?? null, only.model ?? null],
-  );
-  return r.rows.map((row) => ({ day: row.day, name: row.name ?? '', nano: BigInt(row.nano) }));
-}
-
-/** Removes records older than `before`; returns how many. */
-export async function pruneUsageRecords(db: Db, before: Date): Promise<number> {
-  const r = await db.query(`DELETE FROM usage_records WHERE at < $1::timestamptz`, [before.toISOString()]);
-  return r.rowCount;
 }

@@ -1,36 +1,53 @@
 // Usage records older than `limits.usage_record_days` are removed every hour (and once at start), read at each
-// run so a reload that changes the period applies without a restart, and so are the budget leases' draws,
-// the other per-call trail (engine/money/draw-retention.ts), and the wallets' audit trail (engine/audit). Several processes pruning at once delete the
-// same rows harmlessly.
+// run so a reload that changes the period applies without a restart, and so are their daily rollup, the
+// budget leases' draws, the other per-call trail (engine/money/draw-retention.ts), and the wallets' audit
+// trail (engine/audit). The same run makes the coming days' partitions (record-storage.ts), and the start
+// waits for the first of those: a record with no partition to go to would fail its charge. Several processes
+// pruning at once remove the same days harmlessly.
+import { koreanDate } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { pruneDraws } from '../money/draw-retention.ts';
-import { pruneUsageRecords } from './records.ts';
 import { pruneAudit } from '../audit/query.ts';
+import { pruneDailyRollup } from './daily-rollup.ts';
+import { usageRecordStorage, type PruneOutcome, type UsageRecordStorage } from './record-storage.ts';
 
-const PRUNE_EVERY_MS = 3_600_000;
+const UPKEEP_EVERY_MS = 3_600_000;
+
+/** Removes the records (whole Korean days) and rollup days before `before`. */
+export async function pruneUsageRecords(db: Db, before: Date, storage?: UsageRecordStorage): Promise<PruneOutcome> {
+  const outcome = await (storage ?? (await usageRecordStorage(db))).prune(before);
+  await pruneDailyRollup(db, koreanDate(before));
+  return outcome;
+}
 
 /**
+ * Makes the coming days' room now, then keeps records hourly; resolves once the first room is made.
  * `auditKeepDays`: how long the audit trail is kept (`limits.audit_record_days`); never shorter than the usage
  * records, whose calls its changes explain (a limit raised, a key closed).
  */
-export function startUsagePruning(
+export async function startUsageRecordUpkeep(
   db: Db,
   clock: Clock,
   keepDays: () => number,
   onError: (e: unknown) => void,
   auditKeepDays: () => number | undefined = () => undefined,
-): () => void {
+): Promise<() => void> {
+  const storage = await usageRecordStorage(db);
+  await storage.prepare(clock.now());
   const daysAgo = (days: number) => new Date(clock.now().getTime() - days * 86_400_000);
-  const run = () => {
+  const prune = () => {
     const usageDays = keepDays();
     const before = daysAgo(usageDays);
-    pruneUsageRecords(db, before).catch(onError);
+    pruneUsageRecords(db, before, storage).catch(onError);
     pruneDraws(db, before).catch(onError);
     pruneAudit(db, daysAgo(Math.max(usageDays, auditKeepDays() ?? usageDays))).catch(onError);
   };
-  run();
-  const timer = setInterval(run, PRUNE_EVERY_MS);
+  prune();
+  const timer = setInterval(() => {
+    storage.prepare(clock.now()).catch(onError);
+    prune();
+  }, UPKEEP_EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -355,6 +355,9 @@ export class VideoWorker {
       fallbackDepth: job.routeIndex ?? 0,
       usage: { ...emptyUsage(), video_seconds: o.usageSeconds ?? Number(job.seconds) },
       durationMs: now.getTime() - job.createdAt.getTime(),
+      traceId: this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null,
+      // A video is charged what the vendor stated (per second of the resolution, at its price).
+      prices: { basis: 'vendor', vendor_nano: o.costNano.toString() },
     };
   }
 
@@ -363,7 +366,7 @@ export class VideoWorker {
     const { accounts, clock, store } = this.deps;
     const span = jobSettleSpan(this.deps.telemetry, job, o);
     let charged = 0n;
-    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, [usageRecordBeside(this.usageRecordOf(job, o))]);
+    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, usageRecordBeside(this.usageRecordOf(job, o)));
     else await accounts.releaseDetached(job.holdRef);
     endJobSettleSpan(span, charged, o);
     const now = clock.now();

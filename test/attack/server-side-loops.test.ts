@@ -26,7 +26,7 @@ describe('server-side passes are held before the call', () => {
   // The hold prices only the executor (a-small-4.5 at $0.25/$1.25): about $0.0008 here, where one advisor pass
   // over the same ~2,900 input tokens is ~$0.044 before its output, and the advisor's uses are uncapped
   // (cap-server-tools writes max_uses only on web and file search). Also: an advisor model the catalog does not
-  // know is priced at the executor's price (engine/catalog/pricing.ts costOfUsage, `?? model`).
+  // know is priced at the executor's price (engine/catalog/usage-cost.ts costOfUsage, `?? model`).
   it('an advisor tool naming a dearer model: 402 on a wallet that covers only the executor', async () => {
     const sent = t.sim.received.length;
     const before = await t.balance();

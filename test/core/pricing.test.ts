@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costOfUsage, pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { costOfUsage } from '../../engine/catalog/usage-cost.ts';
 import { measureBody, textBounds } from '../../engine/catalog/text-bounds.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';

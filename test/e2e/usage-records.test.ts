@@ -2,7 +2,7 @@
 // (the request id returned to the client) shows it to any key of the wallet, and a non-streaming answer
 // carries its charge in x-service-charged-nano. The records add up to what the wallet was charged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pruneUsageRecords } from '../../engine/usage/records.ts';
+import { pruneUsageRecords } from '../../engine/usage/retention.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, PRICES, nano, post, sleep } from './e2e.ts';
 
@@ -108,7 +108,7 @@ describe('usage records', () => {
     const { id } = await settledCall({ model: 'b-5', messages: [{ role: 'user', content: 'old' }], max_completion_tokens: 50 });
     await t.gw.db.query(`UPDATE usage_records SET at = at - interval '91 days' WHERE request_id = $1`, [id]);
     const removed = await pruneUsageRecords(t.gw.db, new Date(Date.now() - 90 * 86_400_000));
-    expect(removed).toBe(1);
+    expect(removed.deletedRows).toBe(1);
     expect((await generation(id)).status).toBe(404);
   });
 });

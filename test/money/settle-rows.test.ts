@@ -7,6 +7,7 @@ import { createKeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
 import { besideSettle, type RowWriter, type SettleRow } from '../../engine/db/beside-settle.ts';
 import { usageRecordBeside, type UsageRecordDraft } from '../../engine/usage/records.ts';
+import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -48,6 +49,8 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
   const finishedAt = new Date('2026-05-01T00:00:00Z');
 
   async function setup(holds: number) {
+    // The records' day must have its partition on PostgreSQL, as the gateway's start makes it.
+    await (await usageRecordStorage(getDb())).prepare(finishedAt);
     const sizes: number[] = [];
     const ledger = createLedger(getDb(), { clock, owner: 'rows-test', onBatch: (n) => sizes.push(n) });
     const keys = createKeyService(getDb(), { clock });
@@ -62,7 +65,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     }
     const draft = (i: number): UsageRecordDraft => ({
       requestId: `req-${i}`, walletId: w.id, keyId: auth.keyId, at: finishedAt, door: 'chat', model: 'm', vendor: 'b',
-      route: null, fallbackDepth: 0, usage, durationMs: 5,
+      route: null, fallbackDepth: 0, usage, durationMs: 5, traceId: null, prices: null,
     });
     const used = async () =>
       (await getDb().query<{ scope: string; used_nano: string }>('SELECT scope, used_nano::text FROM api_key_usage WHERE key_id = $1 ORDER BY scope', [auth.keyId])).rows;
@@ -77,7 +80,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     const charges = s.held.map((_, i) => BigInt(1_000 + i));
     s.sizes.length = 0;
     const out = await Promise.all(
-      s.held.map((r, i) => s.ledger.settle(r, charges[i], [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(i))])),
+      s.held.map((r, i) => s.ledger.settle(r, charges[i], [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))])),
     );
     expect(s.sizes).toEqual([20]);
     expect(out.map((o) => o.chargedNano)).toEqual(charges);
@@ -95,7 +98,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
 
   it('a settle repeated in the same batch writes its rows once; a zero charge counts nothing on the key', async () => {
     const s = await setup(2);
-    const beside = (i: number) => [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(i))];
+    const beside = (i: number) => [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))];
     await Promise.all([s.ledger.settle(s.held[0], 700n, beside(0)), s.ledger.settle(s.held[0], 700n, beside(0)), s.ledger.settle(s.held[1], 0n, beside(1))]);
     expect(await s.used()).toEqual([
       { scope: 'day', used_nano: '700' },
@@ -127,7 +130,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     };
     s.sizes.length = 0;
     const out = await Promise.allSettled(
-      s.held.map((r, i) => s.ledger.settle(r, 1_000n, [besideSettle(picky, { bad: i === 3, n: i }), usageRecordBeside(s.draft(i))])),
+      s.held.map((r, i) => s.ledger.settle(r, 1_000n, [besideSettle(picky, { bad: i === 3, n: i }), ...usageRecordBeside(s.draft(i))])),
     );
     expect(tries[0]).toBe(6); // grouped first
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
@@ -148,7 +151,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     const s = await setup(1);
     const quota = counted(s.keys.quota.useWriter);
     const out = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => s.ledger.draw(s.held[0], 300n, `draw-${i}`, [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(i))])),
+      Array.from({ length: 10 }, (_, i) => s.ledger.draw(s.held[0], 300n, `draw-${i}`, [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))])),
     );
     expect(out.every((o) => o.chargedNano === 300n)).toBe(true);
     expect(quota.calls).toEqual([10]);
@@ -163,12 +166,13 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     const s = await setup(1);
     const spied = recordingTransactions(getDb());
     const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
-    const out = await ledger.draw(s.held[0], 400n, 'draw-one', [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), usageRecordBeside(s.draft(0))]);
+    const out = await ledger.draw(s.held[0], 400n, 'draw-one', [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(0))]);
     expect(out.chargedNano).toBe(400n);
     const statements = spied.statements.filter((sql) => !sql.startsWith('SAVEPOINT'));
     expect(statements).toHaveLength(3); // lock; holds and draws written before; the write
     expect(statements[2]).toContain('INSERT INTO ledger_journal');
     expect(statements[2]).toContain('INSERT INTO usage_records');
+    expect(statements[2]).toContain('INSERT INTO usage_daily');
     expect(statements[2]).toContain('INSERT INTO api_key_usage');
     expect(await s.used()).toEqual([
       { scope: 'day', used_nano: '400' },
