@@ -48,6 +48,8 @@ import { telemetryConfig } from './telemetry/config.ts';
 import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
 import { readFileSync } from 'node:fs';
 import { projectPath } from './core/project-path.ts';
+import { allowPrivateFrom, createAlerts, type Alerts } from './alerts/index.ts';
+import type { Accounts } from './money/accounts.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -90,6 +92,8 @@ export interface RunningGateway {
   ledgerAudit: LedgerAuditor;
   /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
   telemetry: Telemetry | null;
+  /** Threshold alerts and their webhook deliveries (engine/alerts). */
+  alerts: Alerts;
   close(): Promise<void>;
 }
 
@@ -100,6 +104,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   // Before anything opens: a value they do not know stops the start cleanly.
   const videoStore = videoStoreFromEnv(env);
   const metricsAccess = metricsAccessFrom(env);
+  const webhooksAllowPrivate = allowPrivateFrom(env);
 
   let appLog: FastifyBaseLogger | null = null;
   const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
@@ -126,7 +131,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const writer = new ChargeWriter(() => appLog ?? silentLog);
   const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog, writer);
   await leases.listen();
-  const accounts = createWalletAccounts({
+  const alerts = createAlerts({ db, clock, allowPrivate: webhooksAllowPrivate, log: () => appLog ?? silentLog });
+  const accounts = watchedForAlerts(alerts, createWalletAccounts({
     keys,
     ledger,
     clock,
@@ -134,7 +140,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     leases: leases.deps,
     log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
     suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
-  });
+  }));
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
   const dataDir = env.GATEWAY_DATA_DIR ?? './data';
   // Only an embedded database on disk needs the operator tools to come through this process.
@@ -151,6 +157,15 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     fileStore: videoStore,
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
     telemetry,
+    onFinished: (v) => {
+      if (v.costNano > 0n) alerts.watcher.charged(v.walletId, v.keyId);
+      const data = {
+        video: { id: v.id, object: 'video', model: v.model, status: v.status, seconds: v.seconds, size: v.size, error: v.errorCode ? { code: v.errorCode } : null },
+        usage: { seconds: v.usageSeconds, cost_usd: Number(v.costNano) / 1e9 },
+        key_id: v.keyId,
+      };
+      alerts.watcher.videoFinished(v.walletId, data).catch((e) => (appLog ?? silentLog).error({ err: e, video: v.id }, 'video.finished event not recorded'));
+    },
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
@@ -189,7 +204,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
-    ledger,
+    ledger: toppedUpRearms(ledger, alerts),
     adminToken,
     localToken: localAdminToken ?? undefined,
     clock,
@@ -204,6 +219,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const sessions = createSessionStore(db, clock);
   await registerSignInLinkRoute(app, { sessions, adminToken, localToken: localAdminToken ?? undefined, publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
+  await alerts.routes(app, keys);
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
@@ -220,6 +236,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const stopSweeper = opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
   ledgerAudit.start(runtime.snapshot().config.billing.ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
   videos.start(app.log);
+  alerts.start();
   const firstRun = !(await anyWallet(db));
   // A shared PostgreSQL gets no development wallet: its wallets are the operator's to make (the banner says how).
   const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
@@ -242,6 +259,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     leases: leases.book,
     ledgerAudit,
     telemetry,
+    alerts,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
@@ -252,6 +270,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await writer.drain(CHARGE_DRAIN_MS);
       await leases.book.close(CHARGE_DRAIN_MS);
       await videos.stop();
+      await alerts.stop(); // after the charges and videos: their last checks and events still go out
       await upstream.close();
       await keys.close();
       await simulator?.close();
@@ -264,6 +283,38 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 }
 
 const CHARGE_DRAIN_MS = 5_000;
+
+/**
+ * The alert watcher hears of every charge once it is committed, behind the answer (the answer's last byte waits
+ * for the commit, never for the check): the watcher folds a burst into few checks of the wallet. A video's charge
+ * is told by its finish (onFinished below), which knows the wallet.
+ */
+function watchedForAlerts(alerts: Alerts, accounts: Accounts): Accounts {
+  return {
+    ...accounts,
+    settle(caller, hold, costNano, alsoWrite) {
+      const charge = accounts.settle(caller, hold, costNano, alsoWrite);
+      charge.committed.then(
+        () => alerts.watcher.charged(caller.walletId, caller.keyId),
+        () => undefined,
+      );
+      return charge;
+    },
+  };
+}
+
+/** A top-up through this gateway (admin API, the CLI through it) re-arms at once what it lifted above its threshold. */
+function toppedUpRearms(ledger: Ledger, alerts: Alerts): Ledger {
+  return Object.create(ledger, {
+    topUp: {
+      value: async (...args: Parameters<Ledger['topUp']>) => {
+        const lot = await ledger.topUp(...args);
+        alerts.watcher.charged(args[0]);
+        return lot;
+      },
+    },
+  }) as Ledger;
+}
 
 const withinMs = (work: Promise<void>, ms: number) =>
   new Promise<void>((resolve) => {

@@ -13,6 +13,9 @@ export const AUDIT_ACTIONS = [
   'management_key.closed',
   'owner.changed',
   'credits.added',
+  'webhook.created',
+  'webhook.deleted',
+  'alerts.changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
