@@ -49,7 +49,7 @@ import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
 import { readFileSync } from 'node:fs';
 import { projectPath } from './core/project-path.ts';
 import { allowPrivateFrom, createAlerts, type Alerts } from './alerts/index.ts';
-import type { Accounts } from './money/accounts.ts';
+import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -157,15 +157,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     fileStore: videoStore,
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
     telemetry,
-    onFinished: (v) => {
-      if (v.costNano > 0n) alerts.watcher.charged(v.walletId, v.keyId);
-      const data = {
-        video: { id: v.id, object: 'video', model: v.model, status: v.status, seconds: v.seconds, size: v.size, error: v.errorCode ? { code: v.errorCode } : null },
-        usage: { seconds: v.usageSeconds, cost_usd: Number(v.costNano) / 1e9 },
-        key_id: v.keyId,
-      };
-      alerts.watcher.videoFinished(v.walletId, data).catch((e) => (appLog ?? silentLog).error({ err: e, video: v.id }, 'video.finished event not recorded'));
-    },
+    onFinished: (v) => videoFinished(alerts, v, () => appLog ?? silentLog),
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
@@ -283,38 +275,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 }
 
 const CHARGE_DRAIN_MS = 5_000;
-
-/**
- * The alert watcher hears of every charge once it is committed, behind the answer (the answer's last byte waits
- * for the commit, never for the check): the watcher folds a burst into few checks of the wallet. A video's charge
- * is told by its finish (onFinished below), which knows the wallet.
- */
-function watchedForAlerts(alerts: Alerts, accounts: Accounts): Accounts {
-  return {
-    ...accounts,
-    settle(caller, hold, costNano, alsoWrite) {
-      const charge = accounts.settle(caller, hold, costNano, alsoWrite);
-      charge.committed.then(
-        () => alerts.watcher.charged(caller.walletId, caller.keyId),
-        () => undefined,
-      );
-      return charge;
-    },
-  };
-}
-
-/** A top-up through this gateway (admin API, the CLI through it) re-arms at once what it lifted above its threshold. */
-function toppedUpRearms(ledger: Ledger, alerts: Alerts): Ledger {
-  return Object.create(ledger, {
-    topUp: {
-      value: async (...args: Parameters<Ledger['topUp']>) => {
-        const lot = await ledger.topUp(...args);
-        alerts.watcher.charged(args[0]);
-        return lot;
-      },
-    },
-  }) as Ledger;
-}
 
 const withinMs = (work: Promise<void>, ms: number) =>
   new Promise<void>((resolve) => {
