@@ -215,7 +215,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store });
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, alerts });
   const stopPruning = startUsagePruning(
     db,
     clock,

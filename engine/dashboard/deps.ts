@@ -5,6 +5,7 @@ import type { KeyService } from '../keys/service.ts';
 import type { Ledger } from '../money/ledger.ts';
 import type { VideoStore } from '../videos/store.ts';
 import type { SessionStore } from './sessions.ts';
+import type { Alerts } from '../alerts/index.ts';
 
 export interface DashboardDeps {
   db: Db;
@@ -13,4 +14,6 @@ export interface DashboardDeps {
   clock: Clock;
   sessions: SessionStore;
   videos: VideoStore;
+  /** Alert thresholds and webhooks (the webhooks page); absent: no such page. */
+  alerts?: Pick<Alerts, 'store' | 'queued'>;
 }

@@ -6,7 +6,7 @@ import { Html, html } from './html.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip } from './summary-strip.ts';
 
-export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit';
+export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'webhooks';
 
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'wallet', label: 'Wallet', path: '/dashboard/wallet' },
@@ -15,6 +15,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'videos', label: 'Videos', path: '/dashboard/videos' },
   { section: 'audit', label: 'Audit trail', path: '/dashboard/audit' },
+  { section: 'webhooks', label: 'Alerts', path: '/dashboard/webhooks' },
 ];
 
 

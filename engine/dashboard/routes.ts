@@ -19,6 +19,7 @@ import { registerSignInPages, registerSignOut } from './sign-in-pages.ts';
 import { registerUsagePage } from './usage-page.ts';
 import { registerVideosPage } from './videos-page.ts';
 import { registerWalletPage } from './wallet-page.ts';
+import { registerWebhooksPage } from './webhooks-page.ts';
 
 const TITLES: Record<number, string> = { 400: 'That did not work', 401: 'Not signed in', 403: 'Refused', 404: 'Not found', 409: 'Conflict' };
 
@@ -81,6 +82,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       registerUsagePage(guarded, deps);
       registerVideosPage(guarded, deps);
       registerAuditPage(guarded, deps);
+      registerWebhooksPage(guarded, deps);
     });
   });
 }
