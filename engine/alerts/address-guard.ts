@@ -4,7 +4,7 @@
 // inside the connection itself (undici's connect.lookup): a name that resolved to a public address when it was
 // registered and to 127.0.0.1 now (DNS rebinding) is refused, and the address connected to is the one checked.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { errors } from '../core/errors.ts';
 
 /** Resolves a host to all its addresses (node:dns lookup with `all: true`); injectable for tests. */
@@ -88,7 +88,7 @@ export interface AddressGuard {
   /** 400 naming `url` when the URL may not receive webhooks (scheme, credentials, a host that resolves privately). */
   checkUrl(raw: string): Promise<URL>;
   /** For undici's `connect.lookup`: resolves, and fails the connection when any address is refused. */
-  lookup: (hostname: string, options: { all?: boolean; family?: number }, cb: (...args: any[]) => void) => void;
+  lookup: LookupFunction;
 }
 
 export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Resolve }): AddressGuard {
@@ -120,10 +120,12 @@ export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Reso
       if (bad) throw errors.invalidRequest(`url: the host '${host}' resolves to ${bad.address}, a private, loopback or reserved address; webhooks go to public addresses only.`, 'url');
       return url;
     },
-    lookup(hostname, options, cb) {
+    lookup(hostname, options, callback) {
+      const cb = callback as (...args: unknown[]) => void; // one address, or all of them when options.all
+      const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
       resolve(hostname).then(
         (addresses) => {
-          const wanted = options.family ? addresses.filter((a) => a.family === options.family) : addresses;
+          const wanted = family ? addresses.filter((a) => a.family === family) : addresses;
           const bad = refusedAmong(wanted);
           if (bad) return cb(new AddressRefused(`${hostname} resolves to ${bad.address}, a private, loopback or reserved address`));
           if (wanted.length === 0) return cb(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));

@@ -39,14 +39,14 @@ export class DeliveryWorker {
     private readonly deps: { db: Db; guard: AddressGuard; log: () => Log },
     private readonly policy: DeliveryPolicy = DELIVERY_POLICY,
   ) {
-    // The guard's lookup runs inside each connection: the address connected to is the address checked. No
-    // keep-alive reuse across rounds matters here; the timeouts bound a receiver that accepts and never answers.
+    // The guard's lookup runs inside each connection: the address connected to is the address checked. The
+    // timeouts bound a receiver that accepts and never answers. undici follows no redirect unless asked to: a
+    // redirect cannot lead a delivery past the guard's check of the URL.
     this.agent = new Agent({
       connect: { lookup: deps.guard.lookup, timeout: policy.timeoutMs },
       headersTimeout: policy.timeoutMs,
       bodyTimeout: policy.timeoutMs,
-      maxRedirections: 0,
-    } as ConstructorParameters<typeof Agent>[0]);
+    });
   }
 
   start(): void {
@@ -132,7 +132,6 @@ export class DeliveryWorker {
       );
     });
     if (!ok) this.deps.log().warn({ delivery: c.id, attempt: c.attempts, status: outcome.statusCode, error: outcome.error, final: last }, 'webhook delivery failed');
-    else if (c.attempts > 1) this.again = true;
   }
 
   /** One signed POST, bounded by the policy's timeout; never throws. */

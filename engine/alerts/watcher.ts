@@ -53,6 +53,7 @@ export class AlertWatcher {
   private readonly policy: CheckPolicy;
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> = Promise.resolve();
+  private stopped = false;
 
   constructor(private readonly deps: WatcherDeps) {
     this.policy = deps.policy ?? CHECK_POLICY;
@@ -60,6 +61,7 @@ export class AlertWatcher {
 
   /** A charge of this wallet (by this key) committed. Never throws; the check runs behind. */
   charged(walletId: string, keyId?: string): void {
+    if (this.stopped) return; // closing: the database is about to go
     let keys = this.pending.get(walletId);
     if (!keys) this.pending.set(walletId, (keys = new Set()));
     if (keyId) keys.add(keyId);
@@ -88,6 +90,7 @@ export class AlertWatcher {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.idle();
