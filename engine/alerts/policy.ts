@@ -42,9 +42,13 @@ export interface CheckPolicy {
   sweepMs: number;
   /** key.expiring fires for a key expiring within this many days. */
   expiringWithinDays: number;
+  /** Events (with their deliveries and attempts) are kept this long for the owner to look at and replay. */
+  eventRetentionDays: number;
+  /** How often the old ones are deleted (by whichever process's sweep comes first after this much time). */
+  pruneEveryMs: number;
 }
 
-export const CHECK_POLICY: CheckPolicy = { configTtlMs: 5_000, sweepMs: 30_000, expiringWithinDays: 7 };
+export const CHECK_POLICY: CheckPolicy = { configTtlMs: 5_000, sweepMs: 30_000, expiringWithinDays: 7, eventRetentionDays: 30, pruneEveryMs: 60 * 60_000 };
 
 /** A wallet's thresholds. */
 export interface AlertSettings {

@@ -54,6 +54,7 @@ export class AlertWatcher {
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> = Promise.resolve();
   private stopped = false;
+  private lastPrune = 0;
 
   constructor(private readonly deps: WatcherDeps) {
     this.policy = deps.policy ?? CHECK_POLICY;
@@ -195,6 +196,20 @@ export class AlertWatcher {
     );
     for (const r of disarmed.rows) this.charged(r.wallet_id, r.key_id ?? undefined);
     await this.expiringKeys();
+    if (Date.now() - this.lastPrune >= this.policy.pruneEveryMs) {
+      this.lastPrune = Date.now();
+      await this.prune();
+    }
+  }
+
+  /** Deletes events older than the retention with nothing left to send (deliveries and attempts go with them). */
+  async prune(): Promise<number> {
+    const r = await this.deps.db.query(
+      `DELETE FROM webhook_events e WHERE e.created_at < $1::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state = 'pending')`,
+      [new Date(this.deps.clock.now().getTime() - this.policy.eventRetentionDays * 86_400_000).toISOString()], // the clock events are dated by
+    );
+    return r.rowCount;
   }
 
   /** key.expiring, once per key and expiry date, for keys that stop working within the policy's days. */

@@ -92,4 +92,17 @@ describe('delivery retries and replay', () => {
     const res = await fetch(`${t.url}/v1/webhooks`, { headers: { authorization: `Bearer ${t.apiKey}` } });
     expect(res.status).toBe(401);
   });
+
+  it('old events with nothing left to send are pruned, with their deliveries; one still pending is kept', async () => {
+    const db = t.gw.db;
+    await db.query(`INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ('wh_old', $1, 'https://example.com/', '{video.finished}', 'whsec_x', now())`, [t.walletId]);
+    for (const [id, state] of [['evt_old_done', 'delivered'], ['evt_old_pending', 'pending']]) {
+      await db.query(`INSERT INTO webhook_events (id, wallet_id, type, created_at, body) VALUES ($1, $2, 'video.finished', '2026-09-01T00:00:00Z', '{}')`, [id, t.walletId]);
+      await db.query(`INSERT INTO webhook_deliveries (id, event_id, webhook_id, state, next_attempt_at) VALUES ($1, $2, 'wh_old', $3, now() + interval '1 day')`, [`dlv_${id}`, id, state]);
+    }
+    expect(await t.gw.alerts.watcher.prune()).toBe(1);
+    const left = await db.query<{ id: string }>(`SELECT id FROM webhook_events WHERE id LIKE 'evt_old%'`);
+    expect(left.rows.map((r) => r.id)).toEqual(['evt_old_pending']);
+    expect((await db.query(`SELECT 1 FROM webhook_deliveries WHERE id = 'dlv_evt_old_done'`)).rows).toEqual([]);
+  });
 });
