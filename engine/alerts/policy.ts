@@ -46,9 +46,14 @@ export interface CheckPolicy {
   eventRetentionDays: number;
   /** How often the old ones are deleted (by whichever process's sweep comes first after this much time). */
   pruneEveryMs: number;
+  /**
+   * Wallets checked at once by one process: each check holds a database connection for its transaction, and the
+   * charges' own writes share the pool (20 connections by default); more wallets wait their turn.
+   */
+  concurrentChecks: number;
 }
 
-export const CHECK_POLICY: CheckPolicy = { configTtlMs: 5_000, sweepMs: 30_000, expiringWithinDays: 7, eventRetentionDays: 30, pruneEveryMs: 60 * 60_000 };
+export const CHECK_POLICY: CheckPolicy = { configTtlMs: 5_000, sweepMs: 30_000, expiringWithinDays: 7, eventRetentionDays: 30, pruneEveryMs: 60 * 60_000, concurrentChecks: 2 };
 
 /** A wallet's thresholds. */
 export interface AlertSettings {

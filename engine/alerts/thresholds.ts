@@ -27,7 +27,7 @@ export interface KeyFigures {
 export interface Threshold {
   subject: string;
   threshold: string;
-  /** Korean month or day for key limits ('' for wallet thresholds): a new period re-arms by itself. */
+  /** Korean month or day and the limit, for key limits ('' for wallet thresholds): a new one re-arms by itself. */
   period: string;
   crossed: boolean;
   type: EventType;
@@ -80,7 +80,8 @@ export function keyThresholds(s: AlertSettings, k: KeyFigures, now: Date): Thres
       out.push({
         subject: `key:${k.keyId}`,
         threshold: `${l.scope}:${pct}`,
-        period: l.period,
+        // The limit is part of the period: a new day or month, or a changed limit, re-arms without a check seeing it.
+        period: `${l.period}|${l.limit}`,
         crossed: l.used >= level,
         type: l.type,
         data: {

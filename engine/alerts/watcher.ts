@@ -11,9 +11,9 @@
 // orders the checks, so a check that read a figure before a drain cannot re-arm after the drain's check fired.
 //
 // Re-arming: a check that sees a figure back on the safe side re-arms its threshold (a top-up, or a key's limit
-// raised); a key threshold also re-arms by itself in a new Korean day or month (its period). Top-ups through this
-// gateway check at once; a periodic sweep re-checks disarmed wallets for top-ups made elsewhere (the CLI writing to
-// PostgreSQL directly) and fires key.expiring.
+// raised); a key threshold also re-arms by itself in a new Korean day or month or with a changed limit (its
+// period). Top-ups through this gateway check at once; a periodic sweep re-checks wallets topped up elsewhere since
+// a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring.
 import type { Clock } from '../core/clock.ts';
 import { koreanDate, koreanMonth } from '../core/clock.ts';
 import { toBigInt } from '../core/money.ts';
@@ -55,6 +55,8 @@ export class AlertWatcher {
   private sweeping: Promise<void> = Promise.resolve();
   private stopped = false;
   private lastPrune = 0;
+  private checking = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly deps: WatcherDeps) {
     this.policy = deps.policy ?? CHECK_POLICY;
@@ -106,12 +108,30 @@ export class AlertWatcher {
         return;
       }
       this.pending.delete(walletId);
+      await this.slot();
       try {
         await this.check(walletId, [...keys]);
       } catch (e) {
         this.deps.log().error({ err: e, walletId }, 'alert check failed');
+      } finally {
+        this.free();
       }
     }
+  }
+
+  /** One of CHECK_POLICY.concurrentChecks: a burst over many wallets never takes the pool from the charges. */
+  private async slot(): Promise<void> {
+    if (this.checking < this.policy.concurrentChecks) {
+      this.checking++;
+      return;
+    }
+    await new Promise<void>((r) => this.waiting.push(r)); // handed over by free(), still counted
+  }
+
+  private free(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.checking--;
   }
 
   private config(walletId: string): Promise<WalletConfig> {
@@ -185,16 +205,19 @@ export class AlertWatcher {
     return fired;
   }
 
-  /** Disarmed wallets and keys are looked at again (re-arms what a top-up made elsewhere lifted); keys about to expire fire. */
+  /**
+   * Wallets topped up since a threshold of theirs fired are looked at again (a top-up this process did not make:
+   * the CLI writing to PostgreSQL directly); keys about to expire fire; old events go. Key thresholds need no
+   * sweep: their period (day or month, and limit) re-arms them.
+   */
   async sweep(): Promise<void> {
-    const disarmed = await this.deps.db.query<{ wallet_id: string; key_id: string | null }>(
-      `SELECT substr(s.subject, 8) AS wallet_id, NULL AS key_id FROM alert_state s WHERE NOT s.armed AND s.subject LIKE 'wallet:%'
-       UNION
-       SELECT k.wallet_id, k.id AS key_id FROM alert_state s JOIN api_keys k ON s.subject = 'key:' || k.id
-        WHERE NOT s.armed AND s.threshold <> 'expiring' AND k.closed_at IS NULL
-       LIMIT 1000`,
+    const disarmed = await this.deps.db.query<{ wallet_id: string }>(
+      `SELECT DISTINCT substr(s.subject, 8) AS wallet_id FROM alert_state s
+        WHERE NOT s.armed AND s.subject LIKE 'wallet:%'
+          AND EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = substr(s.subject, 8) AND l.created_at >= s.fired_at)
+        LIMIT 1000`,
     );
-    for (const r of disarmed.rows) this.charged(r.wallet_id, r.key_id ?? undefined);
+    for (const r of disarmed.rows) this.charged(r.wallet_id);
     await this.expiringKeys();
     if (Date.now() - this.lastPrune >= this.policy.pruneEveryMs) {
       this.lastPrune = Date.now();

@@ -112,4 +112,16 @@ describe('balance threshold crossing', () => {
     expect(rx.received[1].json.id).not.toBe(rx.received[0].json.id);
     expect(verifySignature(secret, String(rx.received[1].headers['x-gateway-signature']), rx.received[1].body, Math.floor(Date.now() / 1000))).toBe(true);
   }, 90_000);
+
+  it('a top-up written beside the gateway (not through it): re-armed by the sweep or the drain\'s first checks, one more after the next drain', async () => {
+    await t.gw.ledger.topUp(t.walletId, { credits: CREDITS }); // the ledger itself: the gateway's top-up hook does not see it
+    await t.gw.alerts.watcher.sweep();
+    await settled();
+    expect(rx.received).toHaveLength(2);
+    for (let round = 0; round < 3 && rx.received.length < 3; round++) {
+      await Promise.all(Array.from({ length: 50 }, (_, i) => drainCall(500 + round * 50 + i)));
+      await settled();
+    }
+    expect(rx.received).toHaveLength(3);
+  }, 90_000);
 });

@@ -60,6 +60,17 @@ describe('key limit thresholds', () => {
     expect(monthly[1].json.data.used_credits).toBeGreaterThanOrEqual(100_000);
     expect(monthly[0].json.data.period).toBe('2026-11');
     expect(JSON.stringify(monthly)).not.toContain(k.key); // the key's text never
+
+    // The limit raised to 200,000 (use 128,000 = 64%): the thresholds are armed again, and 80% fires once more.
+    const raised = await api.send('PATCH', `/v1/keys/${k.id}`, { monthly_limit_credits: 200_000 });
+    expect(raised.status).toBe(200);
+    expect(await bigCall(k.key, 20)).toBe(200); // 160,000: 80%
+    await settled();
+    expect(await bigCall(k.key, 21)).toBe(200); // 192,000: still below 100%
+    await settled();
+    const after = ofType('key.monthly_limit_threshold_crossed');
+    expect(after.map((d) => d.json.data.threshold.percent)).toEqual([80, 100, 80]);
+    expect(after[2].json.data.limit_credits).toBe(200_000);
   }, 60_000);
 
   it('a daily limit passed by one call sends 80% and 100% once each', async () => {
