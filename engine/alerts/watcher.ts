@@ -14,6 +14,7 @@
 // raised); a key threshold also re-arms by itself in a new Korean day or month or with a changed limit (its
 // period). Top-ups through this gateway check at once; a periodic sweep re-checks wallets topped up elsewhere since
 // a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring.
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.ts';
 import { koreanDate, koreanMonth } from '../core/clock.ts';
 import { toBigInt } from '../core/money.ts';
@@ -49,7 +50,7 @@ RETURNING subject`;
 export class AlertWatcher {
   private readonly pending = new Map<string, Set<string>>();
   private readonly running = new Map<string, Promise<void>>();
-  private readonly configs = new Map<string, { until: number; value: Promise<WalletConfig> }>();
+  private readonly configs: LRUCache<string, Promise<WalletConfig>>;
   private readonly policy: CheckPolicy;
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> = Promise.resolve();
@@ -60,6 +61,8 @@ export class AlertWatcher {
 
   constructor(private readonly deps: WatcherDeps) {
     this.policy = deps.policy ?? CHECK_POLICY;
+    // Bounded: one entry per wallet charged lately, gone after the TTL or when 10,000 newer ones came.
+    this.configs = new LRUCache({ max: 10_000, ttl: this.policy.configTtlMs });
   }
 
   /** A charge of this wallet (by this key) committed. Never throws; the check runs behind. */
@@ -135,9 +138,8 @@ export class AlertWatcher {
   }
 
   private config(walletId: string): Promise<WalletConfig> {
-    const now = Date.now();
     const hit = this.configs.get(walletId);
-    if (hit && hit.until > now) return hit.value;
+    if (hit) return hit;
     const value = (async () => {
       const r = await this.deps.db.query<{ events: unknown }>(
         `SELECT coalesce(to_jsonb(array_agg(DISTINCT e)), '[]'::jsonb) AS events
@@ -149,7 +151,7 @@ export class AlertWatcher {
       return { settings: types.size ? await readSettings(this.deps.db, walletId) : ({} as AlertSettings), types };
     })();
     value.catch(() => this.configs.delete(walletId));
-    this.configs.set(walletId, { until: now + this.policy.configTtlMs, value });
+    this.configs.set(walletId, value);
     return value;
   }
 
