@@ -50,6 +50,8 @@ import { telemetryConfig } from './telemetry/config.ts';
 import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
 import { readFileSync } from 'node:fs';
 import { projectPath } from './core/project-path.ts';
+import { allowPrivateFrom, createAlerts, type Alerts } from './alerts/index.ts';
+import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -92,6 +94,8 @@ export interface RunningGateway {
   ledgerAudit: LedgerAuditor;
   /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
   telemetry: Telemetry | null;
+  /** Threshold alerts and their webhook deliveries (engine/alerts). */
+  alerts: Alerts;
   close(): Promise<void>;
 }
 
@@ -103,6 +107,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const videoStore = videoStoreFromEnv(env);
   const metricsAccess = metricsAccessFrom(env);
   const oidcSettings = providerSettings(env);
+  const webhooksAllowPrivate = allowPrivateFrom(env);
 
   let appLog: FastifyBaseLogger | null = null;
   const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
@@ -129,7 +134,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const writer = new ChargeWriter(() => appLog ?? silentLog);
   const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog, writer);
   await leases.listen();
-  const accounts = createWalletAccounts({
+  const alerts = createAlerts({ db, clock, allowPrivate: webhooksAllowPrivate, log: () => appLog ?? silentLog });
+  const accounts = watchedForAlerts(alerts, createWalletAccounts({
     keys,
     ledger,
     clock,
@@ -137,7 +143,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     leases: leases.deps,
     log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
     suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
-  });
+  }));
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
   const dataDir = env.GATEWAY_DATA_DIR ?? './data';
   // Only an embedded database on disk needs the operator tools to come through this process.
@@ -154,6 +160,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     fileStore: videoStore,
     pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
     telemetry,
+    onFinished: (v) => videoFinished(alerts, v, () => appLog ?? silentLog),
   });
   const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog, turn: databaseAuditTurn(db) });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
@@ -192,7 +199,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
-    ledger,
+    ledger: toppedUpRearms(ledger, alerts),
     adminToken,
     localToken: localAdminToken ?? undefined,
     clock,
@@ -207,11 +214,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const sessions = createSessionStore(db, clock);
   await registerSignInLinkRoute(app, { sessions, adminToken, localToken: localAdminToken ?? undefined, publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
   await videos.routes(app);
+  await alerts.routes(app, keys);
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   const identity = oidcSettings ? new IdentityProvider(oidcSettings) : undefined;
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.GATEWAY_PUBLIC_URL || undefined, identity });
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.GATEWAY_PUBLIC_URL || undefined, identity, alerts });
   const stopPruning = await startUsageRecordUpkeep(
     db,
     clock,
@@ -224,6 +232,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const stopSweeper = opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
   ledgerAudit.start(runtime.snapshot().config.billing.ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
   videos.start(app.log);
+  alerts.start();
   const firstRun = !(await anyWallet(db));
   // A shared PostgreSQL gets no development wallet: its wallets are the operator's to make (the banner says how).
   const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
@@ -246,6 +255,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     leases: leases.book,
     ledgerAudit,
     telemetry,
+    alerts,
     reload: () => reload(app.log),
     async close() {
       stopSweeper();
@@ -256,6 +266,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await writer.drain(CHARGE_DRAIN_MS);
       await leases.book.close(CHARGE_DRAIN_MS);
       await videos.stop();
+      await alerts.stop(); // after the charges and videos: their last checks and events still go out
       await upstream.close();
       await keys.close();
       await simulator?.close();

@@ -17,6 +17,9 @@ export const AUDIT_ACTIONS = [
   'manager.added',
   'manager.changed',
   'manager.removed',
+  'webhook.created',
+  'webhook.deleted',
+  'alerts.changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

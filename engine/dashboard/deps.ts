@@ -6,6 +6,7 @@ import type { Ledger } from '../money/ledger.ts';
 import type { VideoStore } from '../videos/store.ts';
 import type { IdentityProvider } from '../identity/provider.ts';
 import type { SessionStore } from './sessions.ts';
+import type { Alerts } from '../alerts/index.ts';
 
 export interface DashboardDeps {
   db: Db;
@@ -18,4 +19,6 @@ export interface DashboardDeps {
   publicUrl?: string;
   /** The school's identity provider (GATEWAY_OIDC_*); absent: sign-in links only. */
   identity?: IdentityProvider;
+  /** Alert thresholds and webhooks (the webhooks page); absent: no such page. */
+  alerts?: Pick<Alerts, 'store' | 'queued'>;
 }

@@ -7,7 +7,7 @@ import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip } from './summary-strip.ts';
 import { permissionOf, sessionMay } from './roles.ts';
 
-export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers';
+export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
 
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'wallet', label: 'Wallet', path: '/dashboard/wallet' },
@@ -16,6 +16,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
   { section: 'videos', label: 'Videos', path: '/dashboard/videos' },
   { section: 'audit', label: 'Audit trail', path: '/dashboard/audit' },
+  { section: 'webhooks', label: 'Alerts', path: '/dashboard/webhooks' },
   { section: 'managers', label: 'Managers', path: '/dashboard/managers' },
 ];
 

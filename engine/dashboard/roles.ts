@@ -44,6 +44,13 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /dashboard/managers': 'owner',
   'POST /dashboard/managers': 'owner',
   'POST /dashboard/managers/remove': 'owner',
+  // Alerts and webhooks: where the wallet's events go (the owner's systems) and the signing secret shown once.
+  'GET /dashboard/webhooks': 'owner',
+  'GET /dashboard/webhooks/thresholds': 'owner',
+  'POST /dashboard/webhooks': 'owner',
+  'POST /dashboard/webhooks/thresholds': 'owner',
+  'POST /dashboard/webhooks/:id/delete': 'owner',
+  'POST /dashboard/webhooks/:id/events/:event/replay': 'owner',
   'POST /dashboard/sign-out': 'read',
   // The signed-in 404 page.
   'GET /dashboard/*': 'read',

@@ -23,6 +23,7 @@ import { OIDC_START_PATH, registerSignInPages, registerSignOut } from './sign-in
 import { registerUsagePage } from './usage-page.ts';
 import { registerVideosPage } from './videos-page.ts';
 import { registerWalletPage } from './wallet-page.ts';
+import { registerWebhooksPage } from './webhooks-page.ts';
 
 const TITLES: Record<number, string> = { 400: 'That did not work', 401: 'Not signed in', 403: 'Refused', 404: 'Not found', 409: 'Conflict' };
 
@@ -89,6 +90,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       registerVideosPage(guarded, deps);
       registerAuditPage(guarded, deps);
       registerManagersPage(guarded, deps);
+      registerWebhooksPage(guarded, deps);
     });
   });
 }

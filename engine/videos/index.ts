@@ -17,7 +17,7 @@ import { s3VideoFilesOnDemand } from './files-s3-on-demand.ts';
 import type { VideoStoreSetting } from './video-store-setting.ts';
 import { registerVideoRoutes } from './routes.ts';
 import { createVideoStore, type VideoStore } from './store.ts';
-import { VideoWorker, type WorkerLog } from './worker.ts';
+import { VideoWorker, type VideoWorkerDeps, type WorkerLog } from './worker.ts';
 import type { Telemetry } from '../telemetry/sdk.ts';
 
 export const DEFAULT_VIDEO_POLL_MS = 5000;
@@ -38,6 +38,8 @@ export interface VideoServiceDeps {
   pollMs?: number;
   /** Traces, when telemetry is on: the job's request, its submission and its settle in the client's trace. */
   telemetry?: Telemetry | null;
+  /** Told once per finished job (the video.finished webhook event). */
+  onFinished?: VideoWorkerDeps['onFinished'];
 }
 
 export interface VideoService {
@@ -78,6 +80,7 @@ export function createVideoService(deps: VideoServiceDeps): VideoService {
     pollMs: deps.pollMs ?? DEFAULT_VIDEO_POLL_MS,
     owner,
     telemetry: deps.telemetry ?? null,
+    onFinished: deps.onFinished,
   });
   let secret: Promise<string> | null = null;
   const urlSecret = () => {

@@ -22,6 +22,7 @@ import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
 import { clampProgress, costOf, failureOf, readVendorAnswer, vendorFailed, type Outcome, type VendorStatus } from './vendor-answers.ts';
 import type { Telemetry } from '../telemetry/sdk.ts';
 import { endJobSettleSpan, jobSettleSpan } from './job-tracing.ts';
+import { finishedVideo, type FinishedVideo } from './finished-video.ts';
 
 export interface WorkerLog {
   info(obj: object, msg?: string): void;
@@ -44,6 +45,7 @@ export interface VideoWorkerDeps {
   log?: WorkerLog;
   /** Traces, when telemetry is on: the job's create attempts and its settle join its request's trace. */
   telemetry?: Telemetry | null;
+  onFinished?: (finished: FinishedVideo) => void; // once per job, by the process whose write finished it (video.finished)
 }
 
 /** Jobs claimed per round. */
@@ -395,5 +397,6 @@ export class VideoWorker {
       return;
     }
     this.log.info({ video: job.id, status: o.status, code: o.code, cost_nano: String(charged) }, 'video job finished');
+    this.deps.onFinished?.(finishedVideo(job, o, charged));
   }
 }

@@ -1,0 +1,57 @@
+// Events: what happened, written once with the exact body every delivery of it sends. An event is written in
+// the transaction that decided it (a threshold's conditional write), with one pending delivery per endpoint
+// subscribed to its type, so a crossing and its deliveries commit together or not at all. Events carry ids,
+// names, prefixes and amounts: never a prompt, an answer, or a key's text.
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../db/db.ts';
+
+export const EVENT_TYPES = [
+  'balance.threshold_crossed',
+  'key.monthly_limit_threshold_crossed',
+  'key.daily_limit_threshold_crossed',
+  'video.finished',
+  'key.expiring',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (v: unknown): v is EventType => typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
+
+export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+/** The body a receiver gets. */
+export interface EventBody {
+  id: string;
+  object: 'event';
+  type: EventType;
+  created: number;
+  wallet_id: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Writes the event and a delivery to each of the wallet's endpoints subscribed to its type; none subscribed:
+ * nothing is written (null). Returns the event id and how many deliveries were queued.
+ */
+export async function recordEvent(
+  q: Queryable,
+  walletId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+  at: Date,
+): Promise<{ eventId: string; deliveries: number } | null> {
+  const hooks = await q.query<{ id: string }>(`SELECT id FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL AND $2 = ANY(events)`, [walletId, type]);
+  if (hooks.rows.length === 0) return null;
+  const id = newId('evt');
+  const body: EventBody = { id, object: 'event', type, created: Math.floor(at.getTime() / 1000), wallet_id: walletId, data };
+  await q.query(`INSERT INTO webhook_events (id, wallet_id, type, created_at, body) VALUES ($1, $2, $3, $4::timestamptz, $5)`, [
+    id,
+    walletId,
+    type,
+    at.toISOString(),
+    JSON.stringify(body),
+  ]);
+  for (const h of hooks.rows) {
+    await q.query(`INSERT INTO webhook_deliveries (id, event_id, webhook_id) VALUES ($1, $2, $3)`, [newId('dlv'), id, h.id]);
+  }
+  return { eventId: id, deliveries: hooks.rows.length };
+}
