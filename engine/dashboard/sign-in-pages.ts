@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { html } from './html.ts';
+import { uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { formOf, queryText } from './form.ts';
 import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
@@ -14,33 +15,32 @@ const SIGNED_OUT_PATH = '/dashboard/signed-out';
 /** Sign-in pages: reachable without a session. */
 export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore): void {
   scope.get(SIGN_IN_PATH, async (req, reply) => {
+    const { t } = uiFor(req);
     const token = queryText(req.query, 'token', 100);
-    if (!token) throw errors.invalidRequest('This address needs the sign-in link your operator gave you.');
+    if (!token) throw errors.invalidRequest(t('signin.needs_link'));
     return sendPage(reply, 200, {
-      title: 'Sign in',
-      body: html`<p>This one-time link opens the dashboard of your wallet in this browser.</p>
+      title: t('signin.title'),
+      body: html`<p>${t('signin.intro')}</p>
 <form method="post" action="${SIGN_IN_PATH}">
 <input type="hidden" name="token" value="${token}">
-<button type="submit">Sign in</button>
+<button type="submit">${t('signin.button')}</button>
 </form>`,
     });
   });
 
   // Where sign-out leads (post/redirect/get): open to anyone, since the session is gone by then.
-  scope.get(SIGNED_OUT_PATH, async (_req, reply) =>
-    sendPage(reply, 200, { title: 'Signed out', body: html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>` }),
-  );
+  scope.get(SIGNED_OUT_PATH, async (req, reply) => {
+    const { t } = uiFor(req);
+    return sendPage(reply, 200, { title: t('signout.title'), body: html`<p>${t('signout.body')}</p>` });
+  });
 
   scope.post(SIGN_IN_PATH, async (req, reply) => {
     checkSameOrigin(req);
+    const { t } = uiFor(req);
     const token = formOf(req.body).token;
-    if (typeof token !== 'string' || token === '' || token.length > 100) throw errors.invalidRequest('The sign-in form lacks its token.');
+    if (typeof token !== 'string' || token === '' || token.length > 100) throw errors.invalidRequest(t('signin.no_token'));
     const opened = await sessions.redeem(token);
-    if (!opened) {
-      throw errors.authentication(
-        'This sign-in link does not work: it was used already, it expired (links last 15 minutes), or the wallet changed owner. Ask your operator for a new one.',
-      );
-    }
+    if (!opened) throw errors.authentication(t('signin.dead_link'));
     setSessionCookie(reply, req, opened.secret, sessions.sessionSeconds);
     return reply.code(303).header('location', '/dashboard/wallet').send();
   });

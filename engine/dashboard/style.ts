@@ -11,7 +11,8 @@ header { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center
 header nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
 header nav a { text-decoration: none; }
 header nav a[aria-current="page"] { font-weight: 700; color: var(--ink); border-bottom: 2px solid var(--accent); }
-header form { margin-left: auto; }
+header form.lang { margin-left: auto; }
+.lang button { background: transparent; color: var(--accent); border-color: var(--line); }
 .summary { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; align-items: baseline; margin: 0; padding: .5rem 1.25rem; border-bottom: 1px solid var(--line); }
 .summary small { color: var(--muted); }
 .summary a { margin-left: auto; }
