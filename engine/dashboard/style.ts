@@ -1,8 +1,9 @@
 // The dashboard's one stylesheet, ours: system fonts, calm neutral colours that follow the system's light or
 // dark scheme, roomy tables and forms; nothing loaded from elsewhere (the CSP allows only this inline sheet).
+// The font list names the Korean system fonts of Mac and Windows too, so Korean pages read well on both.
 export const DASHBOARD_STYLE = `
 :root { color-scheme: light dark; --ink: #1d2430; --muted: #5b6574; --line: #d9dee6; --panel: #f6f8fb; --accent: #2f5fb3; --bg: #fff;
-  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans KR", sans-serif; line-height: 1.5; color: var(--ink); background: var(--bg); }
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Apple SD Gothic Neo", "Malgun Gothic", "Noto Sans KR", sans-serif; line-height: 1.5; color: var(--ink); background: var(--bg); }
 @media (prefers-color-scheme: dark) { :root { --ink: #e4e8ee; --muted: #a3adbb; --line: #39414d; --panel: #1d232c; --accent: #8fb3f0; --bg: #12161c; } }
 body { margin: 0; }
 a { color: var(--accent); }

@@ -182,7 +182,7 @@ export const ko: Messages = {
   'usage.back': '사용량으로 돌아가기',
 
   'chart.bar': '{day} · {series}: {credits} 크레딧',
-  'chart.summary': '한국 날짜 기준 일별 청구 크레딧, {from} ~ {to}, {per}별 누적. 가장 많은 날: {max} 크레딧.',
+  'chart.summary': '한국 날짜 기준 일별 청구 크레딧: {from} ~ {to} 기간, {per}별 누적. 가장 많은 날: {max} 크레딧.',
   'chart.as_table': '차트를 표로 보기',
   'chart.caption': '일별·{per}별 크레딧',
   'chart.col.day': '날짜 (KST)',
