@@ -93,5 +93,8 @@ export const uiOf = (locale: Locale) => ({
 });
 export type Ui = ReturnType<typeof uiOf>;
 
+// Two locales, two bundles: built once, shared by every request.
+const UIS: Record<Locale, Ui> = { en: uiOf('en'), ko: uiOf('ko') };
+
 /** The request's texts and formats. */
-export const uiFor = (req: FastifyRequest | undefined): Ui => uiOf(localeOf(req));
+export const uiFor = (req: FastifyRequest | undefined): Ui => UIS[localeOf(req)];
