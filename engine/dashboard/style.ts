@@ -6,6 +6,8 @@ export const DASHBOARD_STYLE = `
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Apple SD Gothic Neo", "Malgun Gothic", "Noto Sans KR", sans-serif; line-height: 1.5; color: var(--ink); background: var(--bg); }
 @media (prefers-color-scheme: dark) { :root { --ink: #e4e8ee; --muted: #a3adbb; --line: #39414d; --panel: #1d232c; --accent: #8fb3f0; --bg: #12161c; } }
 body { margin: 0; }
+/* Korean breaks lines between words, not inside them (a table heading of two words must not stack syllables). */
+:lang(ko) { word-break: keep-all; }
 a { color: var(--accent); }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: var(--bg); padding: .5rem; }
 header { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center; padding: .75rem 1.25rem; border-bottom: 1px solid var(--line); background: var(--panel); }

@@ -96,7 +96,7 @@ export const ko: Messages = {
 
   'close.button': '{label} 닫기',
   'close.title': '{label}을(를) 닫을까요?',
-  'close.notice': '{kind} <strong>{label}</strong>을(를) 닫으면 되돌릴 수 없습니다. {consequence} 다시 열 수 없습니다.',
+  'close.notice': '{kind} <strong>{label}</strong>을(를) 닫으면 {consequence} 닫은 키는 다시 열 수 없습니다.',
   'close.yes': '네, {label} 닫기',
   'close.no': '아니요, 그대로 두기',
 
