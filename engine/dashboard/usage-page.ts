@@ -6,10 +6,10 @@ import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { keyNamesById } from '../keys/manage.ts';
 import { chargedPerDay, findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
-import { usdOfNano } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
-import { exactCredits, html, koreanTime, type Html } from './html.ts';
+import { html, type Html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 import { usageCsv } from './usage-csv.ts';
@@ -28,44 +28,48 @@ function lastKoreanDays(now: Date, n: number): string[] {
 
 type KeyNames = Awaited<ReturnType<typeof keyNamesById>>;
 
-export const keyLabel = (names: KeyNames, id: string | null): string => {
-  if (!id) return '(no key)';
+export const keyLabel = (ui: Ui, names: KeyNames, id: string | null): string => {
+  if (!id) return ui.t('usage.no_key');
   const k = names.get(id);
   return k ? (k.name ?? k.prefix) : id;
 };
 
-function filters(query: unknown) {
+function filters(ui: Ui, query: unknown) {
   const by = queryText(query, 'by', 10) ?? 'key';
-  if (by !== 'key' && by !== 'model') throw errors.invalidRequest(`by must be 'key' or 'model'.`, 'by');
+  if (by !== 'key' && by !== 'model') throw errors.invalidRequest(ui.t('usage.by_invalid'), 'by');
   return { keyId: queryText(query, 'key'), model: queryText(query, 'model'), by: by as 'key' | 'model' };
 }
 
-function filterForm(f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
+function filterForm(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
+  const { t } = ui;
   const opt = (value: string, text: string, current: string | undefined) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
   const modelList = f.model && !models.includes(f.model) ? [...models, f.model] : models;
-  return html`<form method="get" action="/dashboard/usage"><fieldset><legend>Show</legend>
-<label for="f-by">Chart per</label><select id="f-by" name="by">${opt('key', 'key', f.by)}${opt('model', 'model', f.by)}</select>
-<label for="f-key">Calls of key</label><select id="f-key" name="key"><option value="">every key</option>${[...names].map(([id, k]) => opt(id, `${k.name ?? k.prefix}`, f.keyId))}</select>
-<label for="f-model">Calls of model</label><select id="f-model" name="model"><option value="">every model</option>${modelList.map((m) => opt(m, m, f.model))}</select>
-<p><button type="submit">Apply</button></p></fieldset></form>`;
+  return html`<form method="get" action="/dashboard/usage"><fieldset><legend>${t('usage.show')}</legend>
+<label for="f-by">${t('usage.chart_per')}</label><select id="f-by" name="by">${opt('key', t('usage.per_key'), f.by)}${opt('model', t('usage.per_model'), f.by)}</select>
+<label for="f-key">${t('usage.calls_of_key')}</label><select id="f-key" name="key"><option value="">${t('usage.every_key')}</option>${[...names].map(([id, k]) => opt(id, `${k.name ?? k.prefix}`, f.keyId))}</select>
+<label for="f-model">${t('usage.calls_of_model')}</label><select id="f-model" name="model"><option value="">${t('usage.every_model')}</option>${modelList.map((m) => opt(m, m, f.model))}</select>
+<p><button type="submit">${t('usage.apply')}</button></p></fieldset></form>`;
 }
 
-function callsTable(rows: UsageRecordView[], names: KeyNames, filtered: boolean): Html {
-  if (rows.length === 0) return filtered ? html`<p>No calls match. Choose "every key" and "every model" to see all calls.</p>` : html`<p>No calls yet.</p>`;
-  return html`<div class="scroll"><table data-testid="usage-table"><caption>Recent calls, newest first (at most ${TABLE_ROWS})</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Door</th><th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th><th scope="col" class="num">Charged (credits)</th><th scope="col">Call</th></tr></thead>
+function callsTable(ui: Ui, rows: UsageRecordView[], names: KeyNames, filtered: boolean): Html {
+  const { t } = ui;
+  if (rows.length === 0) return filtered ? html`<p>${t('usage.no_match')}</p>` : html`<p>${t('usage.no_calls')}</p>`;
+  return html`<div class="scroll"><table data-testid="usage-table"><caption>${t('usage.caption', { n: ui.int(TABLE_ROWS) })}</caption>
+<thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('col.key')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('usage.col.door')}</th><th scope="col" class="num">${t('usage.col.input')}</th><th scope="col" class="num">${t('usage.col.output')}</th><th scope="col" class="num">${t('usage.col.charged')}</th><th scope="col">${t('usage.col.call')}</th></tr></thead>
 <tbody>${rows.map(
-    (r) => html`<tr data-generation-id="${r.id}"><td>${koreanTime(r.created_at)}</td><td>${keyLabel(names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
-<td class="num">${r.tokens.input.toLocaleString('en-US')}</td><td class="num">${r.tokens.output.toLocaleString('en-US')}</td>
-<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</span> <small class="usd">(${usdOfNano(BigInt(r.charged_nano))})</small></td>
-<td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">details<span class="skip"> of call ${r.id}</span></a></td></tr>`,
+    (r) => html`<tr data-generation-id="${r.id}"><td>${ui.time(r.created_at)}</td><td>${keyLabel(ui, names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
+<td class="num">${ui.int(r.tokens.input)}</td><td class="num">${ui.int(r.tokens.output)}</td>
+<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${ui.exact(BigInt(r.charged_nano))}</span> <small class="usd">(${ui.usd(BigInt(r.charged_nano))})</small></td>
+<td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">${t('usage.details')}<span class="skip"> ${t('usage.details_of', { id: r.id })}</span></a></td></tr>`,
   )}</tbody></table></div>`;
 }
 
 export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard/usage', async (req, reply) => {
     const s = sessionOf(req);
-    const f = filters(req.query);
+    const ui = uiFor(req);
+    const { t } = ui;
+    const f = filters(ui, req.query);
     const now = deps.clock.now();
     const days = lastKoreanDays(now, CHART_DAYS);
     const since = startOfKoreanDay(days[0]);
@@ -78,33 +82,33 @@ export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): 
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();
     const chart =
-      f.by === 'key' ? usageChart(days, charted, (id) => keyLabel(names, id), 'key') : usageChart(days, charted, (m) => m, 'model');
-    const filtered = f.keyId || f.model ? html`<p data-testid="chart-filter">Showing only the calls of ${f.keyId ? html`key <strong>${keyLabel(names, f.keyId)}</strong>` : ''}${
-      f.keyId && f.model ? ' and ' : ''
-    }${f.model ? html`model <strong>${f.model}</strong>` : ''}, in the chart and the table.</p>` : '';
+      f.by === 'key' ? usageChart(days, charted, (id) => keyLabel(ui, names, id), 'key', ui) : usageChart(days, charted, (m) => m, 'model', ui);
+    const which = [
+      ...(f.keyId ? [ui.th('usage.filter_key', { name: html`<strong>${keyLabel(ui, names, f.keyId)}</strong>` })] : []),
+      ...(f.model ? [ui.th('usage.filter_model', { name: html`<strong>${f.model}</strong>` })] : []),
+    ];
+    const what = which.length === 2 ? ui.th('usage.filter_and', { a: which[0], b: which[1] }) : which[0];
+    const filtered = what ? html`<p data-testid="chart-filter">${ui.th('usage.filtered', { what })}</p>` : '';
     const noCallsYet = perModel.length === 0 && rows.length === 0 && !f.keyId && !f.model;
     const csvQuery = new URLSearchParams({ ...(f.keyId ? { key: f.keyId } : {}), ...(f.model ? { model: f.model } : {}) }).toString();
     return sendPage(reply, 200, {
-      title: 'Usage',
+      title: t('nav.usage'),
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p>Charges are exact: one credit is 1,000 nano-USD ($0.000001), so three decimals show every nano-USD.</p>
-${filterForm(f, names, models)}
+      body: html`<p>${t('usage.intro')}</p>
+${filterForm(ui, f, names, models)}
 ${filtered}
-<h2>Credits per day, last ${CHART_DAYS} Korean days</h2>
-${
-  noCallsYet
-    ? html`<p data-testid="empty">No calls yet. Calls made with this wallet's API keys appear here within seconds, with what each one cost. <a href="/dashboard/keys">Create a key</a> and point an OpenAI or Anthropic client at this gateway with it.</p>`
-    : chart
-}
-<h2>Recent calls</h2>
-<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>Download these calls as CSV</a> (up to ${CSV_ROWS.toLocaleString('en-US')} rows)</p>
-${callsTable(rows, names, !!(f.keyId || f.model))}`,
+<h2>${t('usage.chart_heading', { n: CHART_DAYS })}</h2>
+${noCallsYet ? html`<p data-testid="empty">${ui.th('usage.empty')}</p>` : chart}
+<h2>${t('usage.recent')}</h2>
+<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>${t('usage.csv')}</a> ${t('usage.csv_rows', { n: ui.int(CSV_ROWS) })}</p>
+${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
     });
   });
 
   scope.get('/dashboard/usage.csv', async (req, reply) => {
     const s = sessionOf(req);
-    const f = filters(req.query);
+    const ui = uiFor(req);
+    const f = filters(ui, req.query);
     const [names, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
       listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS }),
@@ -116,27 +120,31 @@ ${callsTable(rows, names, !!(f.keyId || f.model))}`,
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff',
       })
-      .send(usageCsv(rows, (id) => keyLabel(names, id)));
+      .send(usageCsv(rows, (id) => keyLabel(ui, names, id)));
   });
 
   scope.get<{ Params: { id: string } }>('/dashboard/usage/:id', async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const r = await findUsageRecord(deps.db, s.walletId, req.params.id);
-    if (!r) throw errors.notFound(`No call with id '${req.params.id}' was made from this wallet.`);
+    if (!r) throw errors.notFound(t('usage.not_found', { id: req.params.id }));
     const names = await keyNamesById(deps.db, s.walletId);
-    const item = (term: string, value: Html | string | number | null) => html`<dt>${term}</dt><dd>${value ?? '—'}</dd>`;
+    const item = (term: string, value: Html | string | number | null) =>
+      html`<dt>${term}</dt><dd>${value === null ? '—' : typeof value === 'number' ? ui.num(value) : value}</dd>`;
+    const charged = BigInt(r.charged_nano);
     return sendPage(reply, 200, {
-      title: 'Call',
+      title: t('usage.call_title'),
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`<dl data-generation-id="${r.id}">
-${item('Request id', html`<code>${r.id}</code>`)}${item('When', koreanTime(r.created_at))}${item('Key', keyLabel(names, r.key_id))}
-${item('Model', r.model)}${item('Door', r.door)}${item('Vendor and route', `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item('Fallbacks', r.fallback_depth)}
-${item('Input tokens', r.tokens.input)}${item('Cached input tokens read', r.tokens.cache_read)}${item('Cache write tokens', r.tokens.cache_write)}
-${item('Output tokens', r.tokens.output)}${item('Reasoning tokens', r.tokens.reasoning)}${item('Server tool calls', r.server_tool_calls)}
-${item('Characters', r.characters)}${item('Images', r.images)}${item('Video seconds', r.video_seconds)}
-${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${usdOfNano(BigInt(r.charged_nano))}; ${r.charged_nano} nano-USD)`)}
-${item('Duration', `${r.duration_ms} ms`)}
-</dl><p><a href="/dashboard/usage">Back to usage</a></p>`,
+${item(t('usage.item.request_id'), html`<code>${r.id}</code>`)}${item(t('col.when'), ui.time(r.created_at))}${item(t('col.key'), keyLabel(ui, names, r.key_id))}
+${item(t('col.model'), r.model)}${item(t('usage.col.door'), r.door)}${item(t('usage.item.vendor_route'), `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item(t('usage.item.fallbacks'), r.fallback_depth)}
+${item(t('usage.col.input'), r.tokens.input)}${item(t('usage.item.cache_read'), r.tokens.cache_read)}${item(t('usage.item.cache_write'), r.tokens.cache_write)}
+${item(t('usage.col.output'), r.tokens.output)}${item(t('usage.item.reasoning'), r.tokens.reasoning)}${item(t('usage.item.server_tools'), r.server_tool_calls)}
+${item(t('usage.item.characters'), r.characters)}${item(t('usage.item.images'), r.images)}${item(t('usage.item.video_seconds'), r.video_seconds)}
+${item(t('usage.item.charged'), html`<span data-testid="charge" data-nano="${r.charged_nano}">${t('usage.charged_credits', { credits: ui.exact(charged) })}</span> ${t('usage.charged_rest', { usd: ui.usd(charged), nano: r.charged_nano })}`)}
+${item(t('usage.item.duration'), t('usage.duration_ms', { ms: ui.int(r.duration_ms) }))}
+</dl><p><a href="/dashboard/usage">${t('usage.back')}</a></p>`,
     });
   });
 }
