@@ -27,7 +27,7 @@ import { dailyRollupWriter } from '../engine/usage/daily-rollup.ts';
 import { listUsageRecords, usageRecordWriter, type UsageRecordDraft } from '../engine/usage/records.ts';
 import { listUsageCsvRows } from '../engine/usage/csv-rows.ts';
 import { csvCell, usageCsv } from '../engine/dashboard/usage-csv.ts';
-import { exactCredits } from '../engine/dashboard/html.ts';
+import { exactCredits } from '../engine/dashboard/format.ts';
 import { usageRecordStorage } from '../engine/usage/record-storage.ts';
 import { pruneUsageRecords } from '../engine/usage/retention.ts';
 
@@ -93,7 +93,7 @@ function csvFromViews(rows: Awaited<ReturnType<typeof listUsageRecords>>): strin
     [
       r.id, r.created_at, r.key_id, r.key_id, r.door, r.model, r.vendor, r.route, r.fallback_depth, r.tokens.input, r.tokens.cache_read,
       r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls, r.characters, r.images, r.video_seconds, r.charged_nano,
-      exactCredits(BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
+      exactCredits('en', BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
     ]
       .map(csvCell)
       .join(','),

@@ -7,21 +7,31 @@ import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import { endOfKoreanDay } from '../core/clock.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
-import { html, koreanTime, type Html } from './html.ts';
+import { html, type Html } from './html.ts';
+import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
 
-const ACTOR_LABEL: Record<string, string> = { owner: 'Owner', manager: 'Manager', management_key: 'Management key', operator: 'Operator' };
+const ACTOR_LABEL: Record<string, MessageKey> = {
+  owner: 'audit.actor.owner',
+  manager: 'audit.actor.manager',
+  management_key: 'audit.actor.management_key',
+  operator: 'audit.actor.operator',
+};
+
+/** An action in the locale's words; English keeps the action's own name, as the API and the filter use it. */
+const actionText = (ui: Ui, action: string) => ((AUDIT_ACTIONS as readonly string[]).includes(action) ? ui.t(`audit.action.${action}` as MessageKey) : action);
 
 const values = (v: unknown): Html => (v === null || v === undefined ? html`—` : html`<code>${JSON.stringify(v)}</code>`);
 
-function entryRow(e: AuditRecord): Html {
+function entryRow(ui: Ui, e: AuditRecord): Html {
   const from = e.ip || e.user_agent ? html`${e.ip ?? ''}${e.user_agent ? html`<br><small>${e.user_agent}</small>` : ''}` : html`—`;
-  return html`<tr data-audit-id="${e.id}"><td>${koreanTime(e.at)}</td><td>${ACTOR_LABEL[e.actor.kind] ?? e.actor.kind}${
+  const actor = ACTOR_LABEL[e.actor.kind];
+  return html`<tr data-audit-id="${e.id}"><td>${ui.time(e.at)}</td><td>${actor ? ui.t(actor) : e.actor.kind}${
     e.actor.id ? html` <code>${e.actor.id}</code>` : ''
-  }</td><td>${e.action}</td><td>${e.target_id ? html`<code>${e.target_id}</code>` : '—'}</td><td>${values(e.before)}</td><td>${values(e.after)}</td><td>${from}</td></tr>`;
+  }</td><td>${actionText(ui, e.action)}</td><td>${e.target_id ? html`<code>${e.target_id}</code>` : '—'}</td><td>${values(e.before)}</td><td>${values(e.after)}</td><td>${from}</td></tr>`;
 }
 
 /** The page's filter as the shared query: Korean dates become instants (from 00:00 of `from` up to the end of `to`). */
@@ -44,27 +54,29 @@ function filterQuery(query: unknown): { action?: string; since?: string; until?:
 export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard/audit', async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const q = req.query as Record<string, string | undefined>;
     const filter = parseAuditQuery({ ...filterQuery(req.query), limit: String(PAGE_SIZE) });
     const { data, total, has_more } = await listAudit(deps.db, s.walletId, filter);
     const keep = new URLSearchParams(Object.entries({ action: q.action, from: q.from, to: q.to }).filter((kv): kv is [string, string] => !!kv[1]));
     const pageLink = (offset: number) => `/dashboard/audit?${new URLSearchParams([...keep, ['offset', String(offset)]])}`;
     return sendPage(reply, 200, {
-      title: 'Audit trail',
+      title: t('nav.audit'),
       signedIn: { section: 'audit', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p>Every change to this wallet: who made it, from where, and the values before and after. Times are Korean.</p>
-<form method="get" action="/dashboard/audit"><fieldset><legend>Filter</legend>
-<label for="audit-action">What changed</label><select id="audit-action" name="action"><option value="">Everything</option>${AUDIT_ACTIONS.map(
-        (a) => html`<option value="${a}"${filter.action === a ? html` selected` : ''}>${a}</option>`,
+      body: html`<p>${t('audit.intro')}</p>
+<form method="get" action="/dashboard/audit"><fieldset><legend>${t('audit.filter')}</legend>
+<label for="audit-action">${t('audit.what_changed')}</label><select id="audit-action" name="action"><option value="">${t('audit.everything')}</option>${AUDIT_ACTIONS.map(
+        (a) => html`<option value="${a}"${filter.action === a ? html` selected` : ''}>${actionText(ui, a)}</option>`,
       )}</select>
-<label for="audit-from">From (Korean date)</label><input id="audit-from" name="from" type="date" value="${q.from ?? ''}">
-<label for="audit-to">To (Korean date)</label><input id="audit-to" name="to" type="date" value="${q.to ?? ''}">
-<p><button type="submit">Show</button></p></fieldset></form>
-<div class="scroll"><table><caption>${total} change${total === 1 ? '' : 's'}, newest first</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">About</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">From</th></tr></thead>
-<tbody>${data.map(entryRow)}</tbody></table></div>
-<nav aria-label="Pages">${filter.offset > 0 ? html`<a href="${pageLink(Math.max(0, filter.offset - PAGE_SIZE))}">Newer</a> ` : ''}${
-        has_more ? html`<a href="${pageLink(filter.offset + PAGE_SIZE)}">Older</a>` : ''
+<label for="audit-from">${t('audit.from')}</label><input id="audit-from" name="from" type="date" value="${q.from ?? ''}">
+<label for="audit-to">${t('audit.to')}</label><input id="audit-to" name="to" type="date" value="${q.to ?? ''}">
+<p><button type="submit">${t('audit.show')}</button></p></fieldset></form>
+<div class="scroll"><table><caption>${t(total === 1 ? 'audit.caption_one' : 'audit.caption_many', { n: ui.int(total) })}</caption>
+<thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('audit.col.who')}</th><th scope="col">${t('audit.col.what')}</th><th scope="col">${t('audit.col.about')}</th><th scope="col">${t('audit.col.before')}</th><th scope="col">${t('audit.col.after')}</th><th scope="col">${t('audit.col.from')}</th></tr></thead>
+<tbody>${data.map((e) => entryRow(ui, e))}</tbody></table></div>
+<nav aria-label="${t('layout.pages')}">${filter.offset > 0 ? html`<a href="${pageLink(Math.max(0, filter.offset - PAGE_SIZE))}">${t('audit.newer')}</a> ` : ''}${
+        has_more ? html`<a href="${pageLink(filter.offset + PAGE_SIZE)}">${t('audit.older')}</a>` : ''
       }</nav>`,
     });
   });

@@ -4,26 +4,28 @@
 import type { FastifyReply } from 'fastify';
 import type { FormBody } from './form.ts';
 import { html, type Html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
 import { csrfField, sendPage, type Section } from './layout.ts';
 import type { OwnerSession } from './sessions.ts';
 
 export const isConfirmed = (form: FormBody): boolean => form.confirm === 'yes';
 
 /** The button that leads to the confirmation page (a GET form, so it looks like the other buttons). */
-export const closeButton = (confirmPath: string, label: string): Html =>
-  html`<form method="get" action="${confirmPath}"><button type="submit">Close ${label}</button></form>`;
+export const closeButton = (ui: Ui, confirmPath: string, label: string): Html =>
+  html`<form method="get" action="${confirmPath}"><button type="submit">${ui.t('close.button', { label })}</button></form>`;
 
 export function sendCloseConfirmation(
   reply: FastifyReply,
   s: OwnerSession,
   what: { section: Section; kindText: string; label: string; consequence: string; closePath: string; backPath: string },
 ): FastifyReply {
+  const ui = uiFor(reply.request);
   return sendPage(reply, 200, {
-    title: `Close ${what.label}?`,
+    title: ui.t('close.title', { label: what.label }),
     signedIn: { section: what.section, csrfToken: s.csrfToken, walletId: s.walletId },
-    body: html`<p class="notice" role="alert">Closing the ${what.kindText} <strong>${what.label}</strong> is for good: ${what.consequence} It cannot be opened again.</p>
+    body: html`<p class="notice" role="alert">${ui.th('close.notice', { kind: what.kindText, label: what.label, consequence: what.consequence })}</p>
 <form method="post" action="${what.closePath}">${csrfField(s.csrfToken)}<input type="hidden" name="confirm" value="yes">
-<p><button type="submit">Yes, close ${what.label}</button> <a href="${what.backPath}">No, keep it</a></p>
+<p><button type="submit">${ui.t('close.yes', { label: what.label })}</button> <a href="${what.backPath}">${ui.t('close.no')}</a></p>
 </form>`,
   });
 }

@@ -5,6 +5,7 @@ import type { ApiKeyRecord } from '../keys/records.ts';
 import type { DashboardDeps } from './deps.ts';
 import { createFlashStore, type FlashStore } from './flash.ts';
 import { html, type Html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf, sessionSecretOf } from './session-http.ts';
 
@@ -22,9 +23,7 @@ interface NewManagementKey {
 }
 type NewKeys = NewApiKeys | NewManagementKey;
 
-export const MANAGEMENT_KEY_WARNING = html`<p class="notice" role="note"><strong>Never put a management key in client code</strong> (a web page, a
-mobile or desktop app, a repository): whoever holds it can create, change and close every API key of this wallet.
-Keep it on a server you control, and close it here when you no longer need it.</p>`;
+export const managementKeyWarning = (ui: Ui): Html => html`<p class="notice" role="note">${ui.th('mk.warning')}</p>`;
 
 /** The one place the dashboard keeps new secrets between the POST and the page that shows them. */
 export class NewKeysFlash {
@@ -50,47 +49,50 @@ export class NewKeysFlash {
   }
 }
 
-const ALREADY_SHOWN = html`<p role="status">New keys are shown once, right after they are made, and these were shown already (or
-the page was left open for more than five minutes). Nothing was created again. If a key was not copied, close it
-and create a new one.</p>`;
+const alreadyShown = (ui: Ui) => html`<p role="status">${ui.t('created.already')}</p>`;
 
-function apiKeysBody(note: NewApiKeys): Html {
-  return html`<p class="notice" role="alert">Copy ${note.keys.length === 1 ? 'the key' : 'the keys'} now: this page is the only time the full key is shown.</p>
-<div class="scroll"><table><caption>New keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col"><span class="skip">Copy</span></th></tr></thead>
+function apiKeysBody(ui: Ui, note: NewApiKeys): Html {
+  const { t } = ui;
+  return html`<p class="notice" role="alert">${t(note.keys.length === 1 ? 'created.copy_one' : 'created.copy_many')}</p>
+<div class="scroll"><table><caption>${t('created.caption')}</caption><thead><tr><th scope="col">${t('col.name')}</th><th scope="col">${t('col.key')}</th><th scope="col"><span class="skip">${t('created.copy')}</span></th></tr></thead>
 <tbody>${note.keys.map(
-    (k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code class="secret" id="new-key-${i}">${k.key}</code></td>
-<td><button type="button" data-copy="new-key-${i}" hidden>Copy<span class="skip"> key ${k.name ?? k.prefix}</span></button></td></tr>`,
+    (k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code class="secret" id="new-key-${i}">${k.key}</code></td>
+<td><button type="button" data-copy="new-key-${i}" hidden>${t('created.copy')}<span class="skip"> ${t('created.copy_key', { name: k.name ?? k.prefix })}</span></button></td></tr>`,
   )}</tbody></table></div>`;
 }
 
 export function registerCreatedKeysPages(scope: FastifyInstance, flash: NewKeysFlash): void {
   scope.get(API_KEYS_CREATED_PATH, async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const note = await flash.take(req, 'api-keys');
     const n = note?.keys.length ?? 0;
     return sendPage(reply, 200, {
-      title: !note ? 'Keys already shown' : n === 1 ? 'Key created' : `${n} keys created`,
+      title: !note ? t('created.title_already') : n === 1 ? t('created.title_one') : t('created.title_many', { n: ui.int(n) }),
       signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${note ? apiKeysBody(note) : ALREADY_SHOWN}
-<p><a href="/dashboard/keys">Back to the keys</a></p>`,
+      body: html`${note ? apiKeysBody(ui, note) : alreadyShown(ui)}
+<p><a href="/dashboard/keys">${t('created.back')}</a></p>`,
     });
   });
 
   scope.get(MANAGEMENT_KEY_CREATED_PATH, async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const note = await flash.take(req, 'management-key');
     return sendPage(reply, 200, {
-      title: note ? 'Management key created' : 'Key already shown',
+      title: note ? t('created.mk_title') : t('created.mk_title_already'),
       signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${
         note
-          ? html`<p class="notice" role="alert">Copy the key now: this page is the only time it is shown.</p>
-${MANAGEMENT_KEY_WARNING}
+          ? html`<p class="notice" role="alert">${t('created.mk_copy')}</p>
+${managementKeyWarning(ui)}
 <p><code class="secret" id="new-management-key" data-key-id="${note.id}">${note.key}</code>
-<button type="button" data-copy="new-management-key" hidden>Copy</button></p>`
-          : ALREADY_SHOWN
+<button type="button" data-copy="new-management-key" hidden>${t('created.copy')}</button></p>`
+          : alreadyShown(ui)
       }
-<p><a href="/dashboard/management-keys">Back to management keys</a></p>`,
+<p><a href="/dashboard/management-keys">${t('created.mk_back')}</a></p>`,
     });
   });
 }

@@ -1,8 +1,49 @@
-// A refused form says what was wrong in the words of the form, not of the API: the key checks
-// (keys/validate.ts) are shared with the JSON doors and name fields as `monthly_limit_credits`, and say
-// "null" where the form says "blank". This turns one into the other for the dashboard only.
+// A refused form says what was wrong in the words of the form and of the owner's language, not of the API:
+// the key checks (keys/validate.ts) are shared with the JSON doors, speak English only, name fields as
+// `monthly_limit_credits` and say "null" where the form says "blank". Each message they can give is matched
+// here and said again from the catalog; one this table does not know yet falls back to the old English
+// rewrite (and, in Korean, a Korean lead in front of it), so no refusal is ever lost.
 import type { GatewayError } from '../core/errors.ts';
+import * as format from './format.ts';
+import { saysLocale, t, type MessageKey } from './i18n.ts';
+import type { Locale } from './locale.ts';
 
+type Groups = Record<string, string>;
+
+/** The validate.ts messages, one pattern each, and the catalog text that says it in the form's words. */
+const RULES: [RegExp, MessageKey][] = [
+  [/^(?<field>\w+) must be 1 to (?<max>\d+) characters\.$/, 'formerr.length'],
+  [/^(?<field>\w+) may not start with '(?<prefix>[^']*)': that prefix is reserved for team-chat keys\.$/, 'formerr.reserved_prefix'],
+  [/^(?<field>\w+) must be a whole number of credits \(0 or more\), or null for no limit\.$/, 'formerr.whole_credits'],
+  [/^audience must be 'student' or 'teacher'\.$/, 'formerr.audience'],
+  [/^expires_on must be a date YYYY-MM-DD, or null for no expiry\.$/, 'formerr.date'],
+  [/^expires_on (?<date>\d{4}-\d{2}-\d{2}) is earlier than today \((?<today>\d{4}-\d{2}-\d{2}), Korean time\)\./, 'formerr.date_past'],
+  [/^models must be a list of up to (?<max>\d+) model ids or patterns .*?, or null for every model; (?<why>.*)\.$/, 'formerr.models'],
+  [/^daily_limit_credits \((?<daily>\d+)\) must not exceed monthly_limit_credits \((?<monthly>\d+)\)\.$/, 'formerr.daily_over_monthly'],
+  [/^audience 'student' needs a wallet that splits usage/, 'formerr.no_split'],
+  [/^count must be a whole number from 1 to (?<max>\d+)\.$/, 'formerr.count'],
+  [/^The numbered names \('(?<names>.*)'\) would exceed (?<max>\d+) characters; .*\(up to (?<prefix>\d+)\)\.$/, 'formerr.numbered_names'],
+];
+
+/** Why a models list was refused (the end of the models message). */
+const MODEL_REASONS: [RegExp, MessageKey][] = [
+  [/^it is not a list$/, 'formerr.models_not_list'],
+  [/^(?<n>\d+) were sent$/, 'formerr.models_too_many'],
+  [/^models\[\d+\] (?<entry>\(.*\)) is not one$/, 'formerr.models_entry'],
+];
+
+const FIELDS: Record<string, MessageKey> = {
+  monthly_limit_credits: 'formerr.field.monthly_limit_credits',
+  daily_limit_credits: 'formerr.field.daily_limit_credits',
+  expires_on: 'formerr.field.expires_on',
+  name: 'formerr.field.name',
+  name_prefix: 'formerr.field.name',
+  models: 'formerr.field.models',
+  audience: 'formerr.field.audience',
+  count: 'formerr.field.count',
+};
+
+// The English rewrite the table falls back to, for a message it does not know.
 const FIELD_WORDS: [RegExp, string][] = [
   [/\bmonthly_limit_credits\b/g, 'the monthly limit'],
   [/\bdaily_limit_credits\b/g, 'the daily limit'],
@@ -13,9 +54,6 @@ const FIELD_WORDS: [RegExp, string][] = [
   [/\bmodels\b(?= must)/g, 'the models'],
   [/\baudience\b(?= must|')/g, 'the audience'],
   [/\bcount\b(?= must)/g, 'how many'],
-];
-
-const NULL_WORDS: [RegExp, string][] = [
   [/, or null for no limit/g, ', or blank for no limit'],
   [/, or null for no expiry/g, ', or blank for never'],
   [/, or null for every model/g, ', or blank for every model'],
@@ -23,10 +61,39 @@ const NULL_WORDS: [RegExp, string][] = [
   [/ a list of up to/g, ' up to'],
 ];
 
-export function inWords(e: GatewayError): string {
-  let text = e.message;
-  for (const [re, words] of [...FIELD_WORDS, ...NULL_WORDS]) text = text.replace(re, words);
-  return text.charAt(0).toUpperCase() + text.slice(1);
+const capitalised = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+function englishRewrite(message: string): string {
+  let text = message;
+  for (const [re, words] of FIELD_WORDS) text = text.replace(re, words);
+  return capitalised(text);
+}
+
+function firstMatch(rules: [RegExp, MessageKey][], text: string): { key: MessageKey; groups: Groups } | null {
+  for (const [re, key] of rules) {
+    const m = re.exec(text);
+    if (m) return { key, groups: { ...m.groups } };
+  }
+  return null;
+}
+
+/** The refusal in the form's words, in the locale. */
+export function inWords(e: GatewayError, locale: Locale = 'en'): string {
+  const hit = firstMatch(RULES, e.message);
+  if (!hit) {
+    // Refusals the dashboard made itself (amounts.ts) are in the locale already.
+    if (saysLocale(locale, e.message)) return locale === 'en' ? englishRewrite(e.message) : e.message;
+    return t(locale, 'formerr.unknown', { detail: englishRewrite(e.message) });
+  }
+  const g = hit.groups;
+  const params: Record<string, string> = { ...g };
+  if (g.field) params.field = FIELDS[g.field] ? t(locale, FIELDS[g.field]) : g.field;
+  for (const d of ['date', 'today'] as const) if (g[d]) params[d] = format.koreanDay(locale, g[d]);
+  if (g.why !== undefined) {
+    const reason = firstMatch(MODEL_REASONS, g.why);
+    params.why = reason ? t(locale, reason.key, reason.groups) : g.why;
+  }
+  return capitalised(t(locale, hit.key, params));
 }
 
 /** Which field of the form the error is about, for putting the message beside it. */

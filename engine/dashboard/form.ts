@@ -3,6 +3,7 @@
 // with the same message as on the doors.
 import { errors } from '../core/errors.ts';
 import { creditsFromText } from './amounts.ts';
+import type { Locale } from './locale.ts';
 
 export type FormBody = Record<string, string>;
 
@@ -27,9 +28,14 @@ export const numberOrText = (v: string): number | string => (/^\d{1,15}$/.test(v
 /**
  * The fields of a form that the owner filled, as a key door body: a blank field is left out (`blank:
  * 'omit'`, creating) or sent as null (`blank: 'null'`, changing: clearing a limit removes it). Amount fields
- * (field → its label) take credits or dollars as typed (amounts.ts).
+ * (field → its label in the locale) take credits or dollars as typed (amounts.ts), refused in the locale's words.
  */
-export function doorBody(form: FormBody, fields: { text?: string[]; amounts?: Record<string, string> }, blank: 'omit' | 'null'): Record<string, unknown> {
+export function doorBody(
+  form: FormBody,
+  fields: { text?: string[]; amounts?: Record<string, string> },
+  blank: 'omit' | 'null',
+  locale: Locale = 'en',
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const amounts = fields.amounts ?? {};
   for (const f of [...(fields.text ?? []), ...Object.keys(amounts)]) {
@@ -39,7 +45,7 @@ export function doorBody(form: FormBody, fields: { text?: string[]; amounts?: Re
       if (blank === 'null') out[f] = null;
       continue;
     }
-    out[f] = f in amounts ? creditsFromText(v, f, amounts[f]) : form[f];
+    out[f] = f in amounts ? creditsFromText(v, f, amounts[f], locale) : form[f];
   }
   return out;
 }

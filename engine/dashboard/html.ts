@@ -26,23 +26,3 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1];
   return new Html(out);
 }
-
-/** Exact credits of a nano-USD amount (1 credit = 1,000 nano-USD): three decimals, never rounded. */
-export function exactCredits(nano: bigint): string {
-  const sign = nano < 0n ? '-' : '';
-  const abs = nano < 0n ? -nano : nano;
-  const whole = (abs / 1000n).toLocaleString('en-US');
-  const frac = (abs % 1000n).toString().padStart(3, '0');
-  return `${sign}${whole}.${frac}`;
-}
-
-/** Whole credits with thousands separators. */
-export const credits = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : n.toLocaleString('en-US'));
-
-/** An instant as the owner reads it: Korean time, to the minute (the ISO instant in a title attribute). */
-export function koreanTime(iso: string | null | undefined): Html {
-  if (!iso) return html`<span aria-label="never">—</span>`;
-  const d = new Date(iso);
-  const kst = new Date(d.getTime() + 9 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
-  return html`<time datetime="${d.toISOString()}">${kst} KST</time>`;
-}

@@ -12,6 +12,7 @@ import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
 import { inWords } from './form-errors.ts';
 import { html } from './html.ts';
+import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { createForm, keyRow, type FormState } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { sessionMay } from './roles.ts';
@@ -19,39 +20,43 @@ import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
 
-const AMOUNT_FIELDS = { monthly_limit_credits: 'Monthly limit', daily_limit_credits: 'Daily limit' };
+/** The amount fields and their labels, which name the field when a typed amount is refused. */
+const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.monthly'), daily_limit_credits: ui.t('keys.field.daily') });
 
-const DONE: Record<string, string> = { changed: 'The key was changed. It holds from the next call.', closed: 'The key was closed. Calls with it are refused from now on.' };
+const DONE: Record<string, MessageKey> = { changed: 'keys.done.changed', closed: 'keys.done.closed' };
 
 export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   /** The page, also answered (400) by a refused form, which comes back filled in with the reason. */
   async function sendKeysPage(req: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const { offset } = parseListQuery(req.query);
     const today = koreanDate(deps.clock.now());
     const wallet = await walletForKeys(deps.db, s.walletId);
     const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset });
-    const done = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
+    const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
+    const done = doneKey && t(doneKey);
     const more = offset + data.length < total;
     // A viewer reads: no create form, no change or close buttons (roles.ts refuses them anyway).
     const canChange = sessionMay(req, 'keys');
     return sendPage(reply, status, {
-      title: 'API keys',
+      title: t('nav.keys'),
       signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
-<p>${total} active of ${wallet.keySlots} key slots. Use is counted in whole credits (1,000,000 credits = $1) on Korean days and months.</p>
-${canChange ? createForm(s.csrfToken, wallet.splitsUsage, today, state) : ''}
+<p>${t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })}</p>
+${canChange ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
 ${
   total === 0
-    ? html`<p data-testid="empty">No API keys yet. Create one with the form above: it is shown once, so copy it into your program or give it to a class.</p>`
+    ? html`<p data-testid="empty">${t('keys.empty')}</p>`
     : html`<div class="scroll"><table>
-<caption>Active API keys, newest first</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th>${wallet.splitsUsage ? html`<th scope="col">Audience</th>` : ''}<th scope="col" class="num">Used this month</th><th scope="col" class="num">Used today</th><th scope="col">Works until</th><th scope="col">Models</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-<tbody>${data.map((k) => keyRow(k, s.csrfToken, wallet.splitsUsage, today, state, canChange))}</tbody>
+<caption>${t('keys.caption')}</caption>
+<thead><tr><th scope="col">${t('col.name')}</th><th scope="col">${t('col.key')}</th>${wallet.splitsUsage ? html`<th scope="col">${t('keys.col.audience')}</th>` : ''}<th scope="col" class="num">${t('keys.col.month')}</th><th scope="col" class="num">${t('keys.col.day')}</th><th scope="col">${t('keys.col.until')}</th><th scope="col">${t('keys.col.models')}</th><th scope="col">${t('col.last_used')}</th><th scope="col">${t('col.actions')}</th></tr></thead>
+<tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, state, canChange))}</tbody>
 </table></div>`
 }
-<nav aria-label="Pages">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - PAGE_SIZE)}">Newer keys</a> ` : ''}${
-        more ? html`<a href="/dashboard/keys?offset=${offset + PAGE_SIZE}">Older keys</a>` : ''
+<nav aria-label="${t('layout.pages')}">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - PAGE_SIZE)}">${t('keys.newer')}</a> ` : ''}${
+        more ? html`<a href="/dashboard/keys?offset=${offset + PAGE_SIZE}">${t('keys.older')}</a>` : ''
       }</nav>`,
     });
   }
@@ -63,7 +68,7 @@ ${
     } catch (err) {
       const e = fromThrown(err);
       if (e.status !== 400) throw err;
-      return sendKeysPage(req, reply, 400, { target, values: formOf(req.body), message: inWords(e) });
+      return sendKeysPage(req, reply, 400, { target, values: formOf(req.body), message: inWords(e, uiFor(req).locale) });
     }
   }
 
@@ -71,12 +76,13 @@ ${
 
   scope.post('/dashboard/keys', (req, reply) => orRefusedForm(req, reply, 'new', async () => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
     const form = formOf(req.body);
     const count = form.count?.trim() ? numberOrText(form.count) : 1;
     // One key takes the name as is; several take it as the prefix of their numbered names (as on the door).
     const nameField = count === 1 ? 'name' : 'name_prefix';
     const body: Record<string, unknown> = {
-      ...doorBody(form, { text: ['audience', 'expires_on'], amounts: AMOUNT_FIELDS }, 'omit'),
+      ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui.locale),
       count,
       ...modelsField(form, 'omit'),
       ...(form.name?.trim() ? { [nameField]: form.name } : {}),
@@ -88,9 +94,10 @@ ${
 
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id', (req, reply) => orRefusedForm(req, reply, req.params.id, async () => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
     const form = formOf(req.body);
     const body = {
-      ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: AMOUNT_FIELDS }, 'null'),
+      ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: amountFields(ui) }, 'null', ui.locale),
       ...modelsField(form, 'null'),
     };
     await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));
@@ -101,11 +108,12 @@ ${
     const s = sessionOf(req);
     const k = await getKey(deps, s.walletId, req.params.id);
     const path = `/dashboard/keys/${encodeURIComponent(k.id)}/close`;
+    const { t } = uiFor(req);
     return sendCloseConfirmation(reply, s, {
       section: 'keys',
-      kindText: 'API key',
+      kindText: t('keys.kind'),
       label: k.name ?? k.key_prefix,
-      consequence: 'every call with it is refused from then on.',
+      consequence: t('keys.close_consequence'),
       closePath: path,
       backPath: '/dashboard/keys',
     });

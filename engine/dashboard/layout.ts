@@ -3,32 +3,34 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { Html, html } from './html.ts';
+import { uiFor, type MessageKey, type Ui } from './i18n.ts';
+import { langSwitch } from './lang-switch.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip } from './summary-strip.ts';
 import { permissionOf, sessionMay } from './roles.ts';
 
 export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
 
-const NAV: { section: Section; label: string; path: string }[] = [
-  { section: 'wallet', label: 'Wallet', path: '/dashboard/wallet' },
-  { section: 'keys', label: 'API keys', path: '/dashboard/keys' },
-  { section: 'management-keys', label: 'Management keys', path: '/dashboard/management-keys' },
-  { section: 'usage', label: 'Usage', path: '/dashboard/usage' },
-  { section: 'videos', label: 'Videos', path: '/dashboard/videos' },
-  { section: 'audit', label: 'Audit trail', path: '/dashboard/audit' },
-  { section: 'webhooks', label: 'Alerts', path: '/dashboard/webhooks' },
-  { section: 'managers', label: 'Managers', path: '/dashboard/managers' },
+const NAV: { section: Section; label: MessageKey; path: string }[] = [
+  { section: 'wallet', label: 'nav.wallet', path: '/dashboard/wallet' },
+  { section: 'keys', label: 'nav.keys', path: '/dashboard/keys' },
+  { section: 'management-keys', label: 'nav.management_keys', path: '/dashboard/management-keys' },
+  { section: 'usage', label: 'nav.usage', path: '/dashboard/usage' },
+  { section: 'videos', label: 'nav.videos', path: '/dashboard/videos' },
+  { section: 'audit', label: 'nav.audit', path: '/dashboard/audit' },
+  { section: 'webhooks', label: 'nav.webhooks', path: '/dashboard/webhooks' },
+  { section: 'managers', label: 'nav.managers', path: '/dashboard/managers' },
 ];
 
-
 // Copies the text of the element a button names; falls back to selecting it where the clipboard API is absent.
+// The button then says the locale's "Copied", which the page carries in data-copied (the script has no texts).
 const COPY_SCRIPT = `
 document.querySelectorAll('button[data-copy]').forEach(function (b) {
   b.hidden = false;
   b.addEventListener('click', function () {
     var el = document.getElementById(b.getAttribute('data-copy'));
     var text = el.textContent;
-    var done = function () { b.textContent = 'Copied'; };
+    var done = function () { b.textContent = document.body.getAttribute('data-copied'); };
     if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, function () {});
     else { var r = document.createRange(); r.selectNodeContents(el); var s = getSelection(); s.removeAllRanges(); s.addRange(r); document.execCommand('copy'); done(); }
   });
@@ -41,35 +43,43 @@ export interface PageOptions {
   body: Html;
 }
 
-/** The page; `may` says which nav entries the session's role may open (one it would be refused is not offered). */
-export function page(opts: PageOptions, nonce: string, strip: Html | '' = '', may: (path: string) => boolean = () => true): Html {
+/** The page; `chrome.may` says which nav entries the session's role may open (one it would be refused is not offered). */
+export function page(
+  opts: PageOptions,
+  nonce: string,
+  ui: Ui,
+  chrome: { strip: Html | ''; langSwitch: Html; may?: (path: string) => boolean },
+): Html {
+  const may = chrome.may ?? (() => true);
   const s = opts.signedIn;
+  const { t } = ui;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${ui.locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
-<title>${opts.title} · Gateway dashboard</title>
+<title>${t('app.title', { title: opts.title })}</title>
 <style nonce="${nonce}">${TRUSTED_STYLE}</style>
 </head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
+<body data-copied="${t('layout.copied')}">
+<a class="skip" href="#main">${t('layout.skip')}</a>
 <header>
-  <strong>Gateway dashboard</strong>
+  <strong>${t('app.name')}</strong>
   ${
     s
-      ? html`<nav aria-label="Dashboard"><ul>${NAV.filter((n) => may(n.path)).map(
-          (n) => html`<li><a href="${n.path}"${n.section === s.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
-        )}</ul></nav>
-  <form method="post" action="/dashboard/sign-out">${csrfField(s.csrfToken)}<button type="submit">Sign out</button></form>`
+      ? html`<nav aria-label="${t('layout.nav')}"><ul>${NAV.filter((n) => may(n.path)).map(
+          (n) => html`<li><a href="${n.path}"${n.section === s.section ? html` aria-current="page"` : ''}>${t(n.label)}</a></li>`,
+        )}</ul></nav>`
       : ''
   }
+  ${chrome.langSwitch}
+  ${s ? html`<form method="post" action="/dashboard/sign-out">${csrfField(s.csrfToken)}<button type="submit">${t('layout.sign_out')}</button></form>` : ''}
 </header>
-${s ? strip : ''}
+${s ? chrome.strip : ''}
 <main id="main">
 <h1>${opts.title}</h1>
-${s ? html`<p>Wallet <code>${s.walletId}</code></p>` : ''}
+${s ? html`<p>${ui.th('layout.wallet', { wallet: html`<code>${s.walletId}</code>` })}</p>` : ''}
 ${opts.body}
 </main>
 <script nonce="${nonce}">${TRUSTED_SCRIPT}</script>
@@ -98,11 +108,15 @@ function mayOpen(reply: FastifyReply): (path: string) => boolean {
 /** Sends a page with the headers every dashboard answer carries. */
 export function sendPage(reply: FastifyReply, status: number, opts: PageOptions): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
+  const ui = uiFor(reply.request);
   return reply
     .code(status)
     .headers({
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
+      'content-language': ui.locale,
+      // The same address answers in the language the cookie or Accept-Language asks for.
+      vary: 'Accept-Language, Cookie',
       'x-content-type-options': 'nosniff',
       // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts.
       'referrer-policy': 'same-origin',
@@ -110,5 +124,5 @@ export function sendPage(reply: FastifyReply, status: number, opts: PageOptions)
         `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:; ` +
         `form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(opts, nonce, summaryStrip(reply.request), mayOpen(reply)).text);
+    .send(page(opts, nonce, ui, { strip: summaryStrip(reply.request, ui), langSwitch: langSwitch(ui, reply.request), may: mayOpen(reply) }).text);
 }

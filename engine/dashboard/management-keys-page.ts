@@ -4,44 +4,44 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { closeManagementKey, listManagementKeys } from '../keys/manage.ts';
 import { closeButton, isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
-import { MANAGEMENT_KEY_CREATED_PATH, MANAGEMENT_KEY_WARNING, type NewKeysFlash } from './created-keys-page.ts';
+import { MANAGEMENT_KEY_CREATED_PATH, managementKeyWarning, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
-import { koreanTime } from './html.ts';
+import { uiFor } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
-
-const WARNING = MANAGEMENT_KEY_WARNING;
 
 const MAX_NAME = 40;
 
 export function registerManagementKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   scope.get('/dashboard/management-keys', async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const list = await listManagementKeys(deps.db, s.walletId);
     const closed = (req.query as Record<string, unknown>).done === 'closed';
     // Others read the list; making and closing management keys is the owner's (roles.ts).
     const owner = sessionMay(req, 'owner');
     return sendPage(reply, 200, {
-      title: 'Management keys',
+      title: t('nav.management_keys'),
       signedIn: { section: 'management-keys', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${closed ? html`<p class="ok" role="status">The management key was closed.</p>` : ''}
-${WARNING}
-<p>Management keys (<code>sk-svcm-…</code>) call only the key-management doors (<code>/v1/keys</code>); they cannot call models.</p>
+      body: html`${closed ? html`<p class="ok" role="status">${t('mk.closed')}</p>` : ''}
+${managementKeyWarning(ui)}
+<p>${ui.th('mk.intro')}</p>
 ${owner ? html`<form method="post" action="/dashboard/management-keys">${csrfField(s.csrfToken)}
-<fieldset><legend>Create a management key</legend>
-<label for="mk-name">Name (optional)</label><input id="mk-name" name="name" maxlength="${MAX_NAME}">
-<p><button type="submit">Create management key</button></p></fieldset></form>` : ''}
+<fieldset><legend>${t('mk.create_legend')}</legend>
+<label for="mk-name">${t('mk.name_optional')}</label><input id="mk-name" name="name" maxlength="${MAX_NAME}">
+<p><button type="submit">${t('mk.create')}</button></p></fieldset></form>` : ''}
 ${
   list.length === 0
-    ? html`<p>No open management keys.</p>`
-    : html`<div class="scroll"><table><caption>Open management keys</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+    ? html`<p>${t('mk.none')}</p>`
+    : html`<div class="scroll"><table><caption>${t('mk.caption')}</caption>
+<thead><tr><th scope="col">${t('col.name')}</th><th scope="col">${t('col.key')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t('col.last_used')}</th><th scope="col">${t('col.actions')}</th></tr></thead>
 <tbody>${list.map(
-        (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>unnamed</em>`}</td><td><code>${k.key_prefix}</code></td><td>${koreanTime(k.created_at)}</td><td>${koreanTime(k.last_used_at)}</td>
-<td>${owner ? closeButton(`/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix) : ''}</td></tr>`,
+        (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code>${k.key_prefix}</code></td><td>${ui.time(k.created_at)}</td><td>${ui.time(k.last_used_at)}</td>
+<td>${owner ? closeButton(ui, `/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix) : ''}</td></tr>`,
       )}</tbody></table></div>`
 }`,
     });
@@ -50,7 +50,7 @@ ${
   scope.post('/dashboard/management-keys', async (req, reply) => {
     const s = sessionOf(req);
     const raw = formOf(req.body).name?.trim() ?? '';
-    if ([...raw].length > MAX_NAME) throw errors.invalidRequest(`name must be up to ${MAX_NAME} characters.`, 'name');
+    if ([...raw].length > MAX_NAME) throw errors.invalidRequest(uiFor(req).t('mk.name_too_long', { max: MAX_NAME }), 'name');
     const made = await deps.keys.createManagementKey(s.walletId, raw === '' ? null : raw.normalize('NFC'), ownerActor(req));
     await flash.managementKey(req, made);
     return reply.code(303).header('location', MANAGEMENT_KEY_CREATED_PATH).send();
@@ -58,13 +58,14 @@ ${
 
   scope.get<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
+    const { t } = uiFor(req);
     const k = (await listManagementKeys(deps.db, s.walletId)).find((m) => m.id === req.params.id);
-    if (!k) throw errors.notFound(`No open management key with id '${req.params.id}' in this wallet.`);
+    if (!k) throw errors.notFound(t('mk.not_found', { id: req.params.id }));
     return sendCloseConfirmation(reply, s, {
       section: 'management-keys',
-      kindText: 'management key',
+      kindText: t('mk.kind'),
       label: k.name ?? k.key_prefix,
-      consequence: 'programs that manage keys with it are refused from then on.',
+      consequence: t('mk.close_consequence'),
       closePath: `/dashboard/management-keys/${encodeURIComponent(k.id)}/close`,
       backPath: '/dashboard/management-keys',
     });

@@ -2,55 +2,58 @@
 // e-mail, as GATEWAY_OIDC_MATCH says), each with a role, and takes them out again. The owner's page alone
 // (roles.ts); each change is in the audit trail with the owner (or owner-role manager) as actor.
 import type { FastifyInstance } from 'fastify';
-import { listManagers, normalizeIdentity, parseRole, removeManager, ROLES, setManager } from '../identity/managers.ts';
+import { listManagers, normalizeIdentity, parseRole, removeManager, ROLES, setManager, type Role } from '../identity/managers.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
-import { html, koreanTime } from './html.ts';
+import { html } from './html.ts';
+import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const PATH = '/dashboard/managers';
 
-const ROLE_HELP = html`<ul>
-<li><strong>owner</strong>: everything the owner does, managers included.</li>
-<li><strong>manager</strong>: creates, changes and closes API keys; reads usage and exports it.</li>
-<li><strong>viewer</strong>: reads every page; changes nothing.</li>
-</ul>`;
+/** What the page calls a role; the form's option values stay the roles' own names. */
+const roleName = (ui: Ui, r: Role) => ui.t(`managers.role.${r}`);
 
-const DONE: Record<string, string> = {
-  added: 'The manager was added. They can sign in now.',
-  changed: "The manager's role was changed. It holds from their next page.",
-  unchanged: 'That manager already had this role; nothing changed.',
-  removed: 'The manager was removed. Their session ends at their next page.',
+const roleHelp = (ui: Ui) => html`<ul>${ROLES.map((r) => html`<li>${ui.th(`managers.help.${r}`, { role: roleName(ui, r) })}</li>`)}</ul>`;
+
+const DONE: Record<string, MessageKey> = {
+  added: 'managers.done.added',
+  changed: 'managers.done.changed',
+  unchanged: 'managers.done.unchanged',
+  removed: 'managers.done.removed',
 };
 
 export function registerManagersPage(scope: FastifyInstance, deps: DashboardDeps): void {
   const matchBy = deps.identity?.settings.matchBy ?? 'subject';
-  const what = matchBy === 'email' ? 'e-mail address' : 'subject (the user id your school\u2019s sign-in gives)';
+  const whatKey: MessageKey = matchBy === 'email' ? 'managers.by_email' : 'managers.by_subject';
 
   scope.get(PATH, async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
+    const what = t(whatKey);
     const list = await listManagers(deps.db, s.walletId);
-    const done = DONE[String((req.query as Record<string, unknown>).done ?? '')];
+    const doneKey = DONE[String((req.query as Record<string, unknown>).done ?? '')];
     return sendPage(reply, 200, {
-      title: 'Managers',
+      title: t('nav.managers'),
       signedIn: { section: 'managers', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
-${deps.identity ? html`<p>People sign in with ${deps.identity.settings.name}. Add them by their ${what}.</p>` : html`<p class="notice" role="note">No identity provider is configured, so managers cannot sign in yet: your operator sets <code>GATEWAY_OIDC_ISSUER</code> and its client.</p>`}
-${ROLE_HELP}
+      body: html`${doneKey ? html`<p class="ok" role="status">${t(doneKey)}</p>` : ''}
+${deps.identity ? html`<p>${t('managers.intro', { provider: deps.identity.settings.name, what })}</p>` : html`<p class="notice" role="note">${ui.th('managers.no_provider')}</p>`}
+${roleHelp(ui)}
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}
-<fieldset><legend>Add a manager or change a role</legend>
-<label for="mgr-identity">Their ${what}</label><input id="mgr-identity" name="identity" maxlength="200" required>
-<label for="mgr-role">Role</label><select id="mgr-role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === 'manager' ? html` selected` : ''}>${r}</option>`)}</select>
-<p><button type="submit">Save manager</button></p></fieldset></form>
+<fieldset><legend>${t('managers.legend')}</legend>
+<label for="mgr-identity">${t('managers.field.identity', { what })}</label><input id="mgr-identity" name="identity" maxlength="200" required>
+<label for="mgr-role">${t('managers.field.role')}</label><select id="mgr-role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === 'manager' ? html` selected` : ''}>${roleName(ui, r)}</option>`)}</select>
+<p><button type="submit">${t('managers.save')}</button></p></fieldset></form>
 ${
   list.length === 0
-    ? html`<p data-testid="empty">No managers: only you sign in to this wallet.</p>`
-    : html`<div class="scroll"><table><caption>People who may sign in besides the owner</caption>
-<thead><tr><th scope="col">Identity</th><th scope="col">Role</th><th scope="col">Added by</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
+    ? html`<p data-testid="empty">${t('managers.empty')}</p>`
+    : html`<div class="scroll"><table><caption>${t('managers.caption')}</caption>
+<thead><tr><th scope="col">${t('managers.col.identity')}</th><th scope="col">${t('managers.col.role')}</th><th scope="col">${t('managers.col.added_by')}</th><th scope="col">${t('managers.col.added')}</th><th scope="col">${t('col.actions')}</th></tr></thead>
 <tbody>${list.map(
-        (m) => html`<tr data-manager="${m.identity}"><td>${m.identity}</td><td>${m.role}</td><td>${m.addedBy}</td><td>${koreanTime(m.addedAt.toISOString())}</td>
-<td><form method="post" action="${PATH}/remove">${csrfField(s.csrfToken)}<input type="hidden" name="identity" value="${m.identity}"><button type="submit">Remove ${m.identity}</button></form></td></tr>`,
+        (m) => html`<tr data-manager="${m.identity}"><td>${m.identity}</td><td>${roleName(ui, m.role)}</td><td>${m.addedBy}</td><td>${ui.time(m.addedAt.toISOString())}</td>
+<td><form method="post" action="${PATH}/remove">${csrfField(s.csrfToken)}<input type="hidden" name="identity" value="${m.identity}"><button type="submit">${t('managers.remove', { identity: m.identity })}</button></form></td></tr>`,
       )}</tbody></table></div>`
 }`,
     });

@@ -20,6 +20,7 @@ import { SignInRefused, type Identity } from '../identity/provider.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
+import { uiFor, type MessageKey, type Params } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { clearFlowCookie, newChoiceToken, readFlowCookie, setFlowCookie } from './oidc-flow-cookie.ts';
 import { checkSameOrigin, setSessionCookie } from './session-http.ts';
@@ -29,7 +30,7 @@ export const OIDC_CALLBACK_PATH = '/dashboard/oidc/callback';
 const CHOOSE_PATH = '/dashboard/oidc/choose';
 const WALLET_PATH = '/dashboard/wallet';
 
-const ROLE_TEXT: Record<string, string> = { owner: 'owner', manager: 'manager (keys and usage)', viewer: 'viewer (reads only)' };
+const ROLE_TEXT: Record<string, MessageKey> = { owner: 'oidc.role.owner', manager: 'oidc.role.manager', viewer: 'oidc.role.viewer' };
 
 /** This gateway's address for the provider: GATEWAY_PUBLIC_URL when set (behind a proxy), else this request's origin. */
 function ownUrl(req: FastifyRequest, publicUrl: string | undefined, path: string): string {
@@ -52,14 +53,20 @@ export function providerSignOut(deps: DashboardDeps): ((req: FastifyRequest, via
 
 const sameToken = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
-function refusal(reply: FastifyReply, req: FastifyRequest, status: number, message: string) {
+/** The refusal page, its text the catalog's `message` in the request's language. */
+function refusal(reply: FastifyReply, req: FastifyRequest, status: number, message: MessageKey, params?: Params) {
   clearFlowCookie(reply, req);
+  const { t } = uiFor(req);
   return sendPage(reply, status, {
-    title: 'Not signed in',
-    body: html`<p class="error" role="alert" data-testid="refusal">${message}</p>
-<p><a href="${OIDC_START_PATH}">Start the sign-in again</a></p>`,
+    title: t('oidc.refused_title'),
+    body: html`<p class="error" role="alert" data-testid="refusal">${t(message, params)}</p>
+<p><a href="${OIDC_START_PATH}">${t('oidc.start_again')}</a></p>`,
   });
 }
+
+/** A provider's refusal: its reason in the page's language, openid-client's own words (or the address) kept as they are. */
+const providerRefusal = (reply: FastifyReply, req: FastifyRequest, status: number, e: SignInRefused, issuer: URL) =>
+  refusal(reply, req, status, `oidc.refused.${e.code}`, { detail: e.detail, issuer: issuer.href });
 
 export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): void {
   const provider = deps.identity;
@@ -70,16 +77,17 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
   /** Opens the session and sends the browser on (see the header comment for why a page and not a 303). */
   async function open(req: FastifyRequest, reply: FastifyReply, access: WalletAccess, identity: Identity, viaPage: boolean) {
     const opened = await deps.sessions.openFor(access, identity.key);
-    if (!opened) return refusal(reply, req, 403, 'Your access to this wallet ended while you were signing in. Ask its owner.');
+    if (!opened) return refusal(reply, req, 403, 'oidc.access_ended');
     req.log.info({ wallet: access.walletId, role: opened.session.role, identity: identity.key }, 'dashboard sign-in through the identity provider');
     clearFlowCookie(reply, req);
     setSessionCookie(reply, req, opened.secret, deps.sessions.sessionSeconds);
     if (!viaPage) return reply.code(303).header('location', WALLET_PATH).send();
     reply.header('refresh', `0; url=${WALLET_PATH}`);
+    const ui = uiFor(req);
     return sendPage(reply, 200, {
-      title: 'Signed in',
-      body: html`<p role="status">Signed in as <strong>${identity.key}</strong>, ${ROLE_TEXT[opened.session.role]} of wallet <code>${access.walletId}</code>.</p>
-<p><a href="${WALLET_PATH}">Continue to the wallet</a></p>`,
+      title: ui.t('oidc.signed_in_title'),
+      body: html`<p role="status">${ui.th('oidc.signed_in', { identity: identity.key, role: ui.t(ROLE_TEXT[opened.session.role]), wallet: access.walletId })}</p>
+<p><a href="${WALLET_PATH}">${ui.t('oidc.continue')}</a></p>`,
     });
   }
 
@@ -92,14 +100,14 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
     } catch (e) {
       if (!(e instanceof SignInRefused)) throw e;
       req.log.warn({ err: e }, 'identity provider sign-in could not start');
-      return refusal(reply, req, 502, e.message);
+      return providerRefusal(reply, req, 502, e, provider.settings.issuer);
     }
   });
 
   scope.get(OIDC_CALLBACK_PATH, async (req, reply) => {
     const flow = readFlowCookie(req, secret, now());
     if (!flow || flow.step !== 'provider') {
-      return refusal(reply, req, 400, 'This sign-in was not started in this browser, or it took longer than 10 minutes. Start it again.');
+      return refusal(reply, req, 400, 'oidc.not_started');
     }
     const query = req.raw.url?.split('?')[1] ?? '';
     const callbackUrl = new URL(flow.redirectUri);
@@ -110,26 +118,22 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
     } catch (e) {
       if (!(e instanceof SignInRefused)) throw e;
       req.log.warn({ err: e }, 'identity provider answer refused');
-      return refusal(reply, req, 401, e.message);
+      return providerRefusal(reply, req, 401, e, provider.settings.issuer);
     }
     const access = await walletsFor(deps.db, identity.key, provider.settings.matchBy);
     if (access.length === 0) {
-      return refusal(
-        reply,
-        req,
-        403,
-        `${provider.settings.name} signed you in as ${identity.key}, but no wallet here is owned or managed by that identity. Ask the wallet's owner to add you as a manager, or your operator to make you its owner.`,
-      );
+      return refusal(reply, req, 403, 'oidc.no_wallet', { provider: provider.settings.name, identity: identity.key });
     }
     if (access.length === 1) return open(req, reply, access[0], identity, true);
     const token = newChoiceToken();
     setFlowCookie(reply, req, secret, { step: 'choice', identity, walletIds: access.map((a) => a.walletId), token }, now());
+    const ui = uiFor(req);
     return sendPage(reply, 200, {
-      title: 'Choose a wallet',
-      body: html`<p>Signed in as <strong>${identity.key}</strong>. You may open these wallets; a session opens one.</p>
+      title: ui.t('oidc.choose_title'),
+      body: html`<p>${ui.th('oidc.choose_intro', { identity: identity.key })}</p>
 <ul class="choices">${access.map(
         (a) => html`<li><form method="post" action="${CHOOSE_PATH}"><input type="hidden" name="token" value="${token}"><input type="hidden" name="wallet" value="${a.walletId}">
-<button type="submit">Open <code>${a.walletId}</code> as ${ROLE_TEXT[a.role]}</button></form></li>`,
+<button type="submit">${ui.th('oidc.open_as', { wallet: a.walletId, role: ui.t(ROLE_TEXT[a.role]) })}</button></form></li>`,
       )}</ul>`,
     });
   });
@@ -139,11 +143,11 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
     const form = formOf(req.body);
     const flow = readFlowCookie(req, secret, now());
     if (!flow || flow.step !== 'choice' || typeof form.token !== 'string' || !sameToken(form.token, flow.token) || !flow.walletIds.includes(form.wallet ?? '')) {
-      return refusal(reply, req, 400, 'This choice is stale (more than 10 minutes old, or from another sign-in). Start the sign-in again.');
+      return refusal(reply, req, 400, 'oidc.stale_choice');
     }
     // Looked up again: a manager removed since the choice page was shown opens nothing.
     const access = (await walletsFor(deps.db, flow.identity.key, provider.settings.matchBy)).find((a) => a.walletId === form.wallet);
-    if (!access) return refusal(reply, req, 403, 'Your access to this wallet ended while you were signing in. Ask its owner.');
+    if (!access) return refusal(reply, req, 403, 'oidc.access_ended');
     return open(req, reply, access, flow.identity, false);
   });
 }

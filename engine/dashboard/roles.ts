@@ -8,6 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { Role } from '../identity/managers.ts';
+import { localeOf, t, type MessageKey } from './i18n.ts';
 import { sessionOf } from './session-http.ts';
 
 /** `read`: every role; `keys`: API keys and their usage (manager and owner); `owner`: the owner's alone. */
@@ -37,6 +38,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   // Usage, its CSV export and one call's detail only read.
   'GET /dashboard/usage': 'read',
   'GET /dashboard/usage.csv': 'read',
+  'GET /dashboard/usage-summary.csv': 'read',
   'GET /dashboard/usage/:id': 'read',
   'GET /dashboard/videos': 'read',
   'GET /dashboard/audit': 'read',
@@ -68,14 +70,11 @@ export const mayDo = (role: Role, permission: Permission): boolean => ROLES_FOR[
 /** Whether the signed-in session may do this: for pages deciding which forms and buttons to show. */
 export const sessionMay = (req: FastifyRequest, permission: Permission): boolean => mayDo(sessionOf(req).role, permission);
 
-const SAY: Record<Permission, string> = {
-  read: 'Your role cannot open this page.',
-  keys: 'Only the owner and managers of this wallet can change its keys; your role only reads.',
-  owner: "Only the wallet's owner can do this.",
-};
+/** What a refusal says, in the request's language (the catalogs' `role.refused.*`). */
+const SAY: Record<Permission, MessageKey> = { read: 'role.refused.read', keys: 'role.refused.keys', owner: 'role.refused.owner' };
 
 /** 403 unless the session's role may use the route the request matched. */
 export function checkRole(req: FastifyRequest): void {
   const permission = permissionOf(req.method, req.routeOptions.url ?? '');
-  if (!mayDo(sessionOf(req).role, permission)) throw errors.forbidden(SAY[permission]);
+  if (!mayDo(sessionOf(req).role, permission)) throw errors.forbidden(t(localeOf(req), SAY[permission]));
 }

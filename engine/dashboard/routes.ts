@@ -9,6 +9,8 @@ import { fromThrown } from '../http/reply-error.ts';
 import type { DashboardDeps } from './deps.ts';
 import { parseForm } from './form.ts';
 import { html } from './html.ts';
+import { saysLocale, uiFor, type MessageKey } from './i18n.ts';
+import { registerLangSwitch } from './lang-switch.ts';
 import { sendPage } from './layout.ts';
 import { loadWalletSummary } from './summary-strip.ts';
 import { registerAuditPage } from './audit-page.ts';
@@ -25,7 +27,7 @@ import { registerVideosPage } from './videos-page.ts';
 import { registerWalletPage } from './wallet-page.ts';
 import { registerWebhooksPage } from './webhooks-page.ts';
 
-const TITLES: Record<number, string> = { 400: 'That did not work', 401: 'Not signed in', 403: 'Refused', 404: 'Not found', 409: 'Conflict' };
+const TITLES: Record<number, MessageKey> = { 400: 'error.400', 401: 'error.401', 403: 'error.403', 404: 'error.404', 409: 'error.409' };
 
 export async function registerDashboard(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   await app.register(async (scope) => {
@@ -46,23 +48,27 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       } catch {
         signedIn = undefined;
       }
-      const viaProvider = deps.identity ? html`<p><a href="${OIDC_START_PATH}">Sign in with ${deps.identity.settings.name}</a>, or:</p>` : '';
-      const hint = e.status === 401 ? html`${viaProvider}<p>Ask your operator for a sign-in link (<code>gateway wallet sign-in-link &lt;wallet-id&gt;</code>).</p>` : '';
-      return sendPage(reply, e.status, {
-        title: TITLES[e.status] ?? (e.status >= 500 ? 'Temporarily unavailable' : 'Error'),
-        signedIn,
-        body: html`<p class="error" role="alert">${e.message}</p>${hint}`,
-      });
+      const ui = uiFor(req);
+      const viaProvider = deps.identity
+        ? html`<p>${ui.th('error.via_provider', { href: OIDC_START_PATH, provider: deps.identity.settings.name })}</p>`
+        : '';
+      const hint = e.status === 401 ? html`${viaProvider}<p>${ui.th('error.sign_in_hint')}</p>` : '';
+      const title = ui.t(TITLES[e.status] ?? (e.status >= 500 ? 'error.5xx' : 'error.other'));
+      // The dashboard's own refusals come in the page's language; one from the rest of the gateway (English
+      // only) is shown under the title in the locale's words, its English text kept as the detail.
+      const message = saysLocale(ui.locale, e.message) ? e.message : ui.t('error.detail', { message: e.message });
+      return sendPage(reply, e.status, { title, signedIn, body: html`<p class="error" role="alert">${message}</p>${hint}` });
     });
 
     registerSignInPages(scope, deps.sessions, deps.identity?.settings.name);
     registerOidcPages(scope, deps);
+    registerLangSwitch(scope);
 
     await scope.register(async (guarded) => {
       // The session is checked before the body is read, so a stranger cannot make the gateway parse forms.
       guarded.addHook('onRequest', async (req) => {
         const session = await deps.sessions.find(sessionSecretOf(req));
-        if (!session) throw errors.authentication('You are not signed in, or your session ended (sessions last 12 hours).');
+        if (!session) throw errors.authentication(uiFor(req).t('error.not_signed_in'));
         attachSession(req, session);
         checkRole(req);
       });
@@ -76,7 +82,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
         method: ['GET', 'POST'],
         url: '/dashboard/*',
         handler: async (req) => {
-          throw errors.notFound(`No dashboard page at ${req.url.split('?')[0]}.`);
+          throw errors.notFound(uiFor(req).t('error.no_page', { path: req.url.split('?')[0] }));
         },
       });
       registerSignOut(guarded, deps.sessions, providerSignOut(deps));

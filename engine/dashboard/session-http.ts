@@ -15,6 +15,7 @@ import { errors } from '../core/errors.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { OwnerSession } from './sessions.ts';
 import { requestOrigin, type Actor } from '../audit/trail.ts';
+import { localeOf, t } from './i18n.ts';
 
 const SECURE_NAME = '__Host-gateway_dashboard';
 const PLAIN_NAME = 'gateway_dashboard';
@@ -68,7 +69,7 @@ const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v
 /** 403 when the browser says the request came from another site (Origin host differs, or Sec-Fetch-Site cross-site). */
 export function checkSameOrigin(req: FastifyRequest): void {
   const site = first(req.headers['sec-fetch-site']);
-  if (site === 'cross-site' || site === 'same-site') throw errors.forbidden('This change came from another site and was refused.');
+  if (site === 'cross-site' || site === 'same-site') throw errors.forbidden(t(localeOf(req), 'error.other_site'));
   const origin = first(req.headers.origin);
   if (origin === undefined) return; // older browsers and non-browser clients; the CSRF token still guards
   let originHost: string | null;
@@ -78,7 +79,7 @@ export function checkSameOrigin(req: FastifyRequest): void {
     originHost = null;
   }
   if (originHost === null || originHost !== (req.headers.host ?? '').toLowerCase()) {
-    throw errors.forbidden('This change came from another origin and was refused.');
+    throw errors.forbidden(t(localeOf(req), 'error.other_origin'));
   }
 }
 
@@ -90,7 +91,7 @@ export function checkCsrf(req: FastifyRequest, session: OwnerSession): void {
   const body = req.body as Record<string, unknown> | undefined;
   const given = typeof body?.csrf === 'string' ? body.csrf : '';
   if (given === '' || !timingSafeEqual(sha(given), sha(session.csrfToken))) {
-    throw errors.forbidden('The form is missing its security token or it is stale. Reload the page and try again.');
+    throw errors.forbidden(t(localeOf(req), 'error.csrf'));
   }
 }
 
@@ -104,7 +105,7 @@ export function attachSession(req: FastifyRequest, session: OwnerSession): void 
 /** The request's session; the guard hook has made sure there is one (401 otherwise). */
 export function sessionOf(req: FastifyRequest): OwnerSession {
   const s = sessions.get(req);
-  if (!s) throw errors.authentication('Sign in with the link your operator gave you.');
+  if (!s) throw errors.authentication(t(localeOf(req), 'error.sign_in_first'));
   return s;
 }
 

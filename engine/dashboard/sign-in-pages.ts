@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { formOf, queryText } from './form.ts';
 import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
@@ -17,41 +18,41 @@ export const OIDC_START_PATH = '/dashboard/oidc/start';
 /** Sign-in pages: reachable without a session. `providerName`: the identity provider's, when one is configured. */
 export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore, providerName?: string): void {
   // A link, not a form: the page's CSP allows forms to post only to this origin, and leaving for the provider is a redirect.
-  const viaProvider = providerName ? html`<p><a class="button" href="${OIDC_START_PATH}">Sign in with ${providerName}</a></p>` : '';
+  const viaProvider = (ui: Ui) =>
+    providerName ? html`<p><a class="button" href="${OIDC_START_PATH}">${ui.t('oidc.sign_in_with', { provider: providerName })}</a></p>` : '';
   scope.get(SIGN_IN_PATH, async (req, reply) => {
+    const ui = uiFor(req);
+    const { t } = ui;
     const token = queryText(req.query, 'token', 100);
-    if (!token && providerName) return sendPage(reply, 200, { title: 'Sign in', body: html`${viaProvider}` });
-    if (!token) throw errors.invalidRequest('This address needs the sign-in link your operator gave you.');
+    if (!token && providerName) return sendPage(reply, 200, { title: t('signin.title'), body: html`${viaProvider(ui)}` });
+    if (!token) throw errors.invalidRequest(t('signin.needs_link'));
     return sendPage(reply, 200, {
-      title: 'Sign in',
-      body: html`<p>This one-time link opens the dashboard of your wallet in this browser.</p>
+      title: t('signin.title'),
+      body: html`<p>${t('signin.intro')}</p>
 <form method="post" action="${SIGN_IN_PATH}">
 <input type="hidden" name="token" value="${token}">
-<button type="submit">Sign in</button>
+<button type="submit">${t('signin.button')}</button>
 </form>`,
     });
   });
 
   // Where sign-out leads (post/redirect/get): open to anyone, since the session is gone by then.
-  scope.get(SIGNED_OUT_PATH, async (_req, reply) =>
-    sendPage(reply, 200, {
-      title: 'Signed out',
-      body: providerName
-        ? html`<p>You are signed out.</p>${viaProvider}`
-        : html`<p>You are signed out. To come back, ask your operator for a new sign-in link.</p>`,
-    }),
-  );
+  scope.get(SIGNED_OUT_PATH, async (req, reply) => {
+    const ui = uiFor(req);
+    const { t } = ui;
+    return sendPage(reply, 200, {
+      title: t('signout.title'),
+      body: providerName ? html`<p>${t('signout.body_provider')}</p>${viaProvider(ui)}` : html`<p>${t('signout.body')}</p>`,
+    });
+  });
 
   scope.post(SIGN_IN_PATH, async (req, reply) => {
     checkSameOrigin(req);
+    const { t } = uiFor(req);
     const token = formOf(req.body).token;
-    if (typeof token !== 'string' || token === '' || token.length > 100) throw errors.invalidRequest('The sign-in form lacks its token.');
+    if (typeof token !== 'string' || token === '' || token.length > 100) throw errors.invalidRequest(t('signin.no_token'));
     const opened = await sessions.redeem(token);
-    if (!opened) {
-      throw errors.authentication(
-        'This sign-in link does not work: it was used already, it expired (links last 15 minutes), or the wallet changed owner. Ask your operator for a new one.',
-      );
-    }
+    if (!opened) throw errors.authentication(t('signin.dead_link'));
     setSessionCookie(reply, req, opened.secret, sessions.sessionSeconds);
     return reply.code(303).header('location', '/dashboard/wallet').send();
   });
@@ -72,10 +73,11 @@ export function registerSignOut(scope: FastifyInstance, sessions: SessionStore, 
     const next = await thenTo?.(req, via);
     if (!next) return reply.code(303).header('location', SIGNED_OUT_PATH).send();
     reply.header('refresh', `0; url=${next}`);
+    const { t } = uiFor(req);
     return sendPage(reply, 200, {
-      title: 'Signed out',
-      body: html`<p role="status">You are signed out of the dashboard. Signing you out of your school account too…</p>
-<p><a href="${next}">Continue</a></p>`,
+      title: t('signout.title'),
+      body: html`<p role="status">${t('signout.at_provider')}</p>
+<p><a href="${next}">${t('signout.continue')}</a></p>`,
     });
   });
 }

@@ -1,17 +1,21 @@
 // The dashboard's one stylesheet, ours: system fonts, calm neutral colours that follow the system's light or
 // dark scheme, roomy tables and forms; nothing loaded from elsewhere (the CSP allows only this inline sheet).
+// The font list names the Korean system fonts of Mac and Windows too, so Korean pages read well on both.
 export const DASHBOARD_STYLE = `
 :root { color-scheme: light dark; --ink: #1d2430; --muted: #5b6574; --line: #d9dee6; --panel: #f6f8fb; --accent: #2f5fb3; --bg: #fff;
-  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans KR", sans-serif; line-height: 1.5; color: var(--ink); background: var(--bg); }
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Apple SD Gothic Neo", "Malgun Gothic", "Noto Sans KR", sans-serif; line-height: 1.5; color: var(--ink); background: var(--bg); }
 @media (prefers-color-scheme: dark) { :root { --ink: #e4e8ee; --muted: #a3adbb; --line: #39414d; --panel: #1d232c; --accent: #8fb3f0; --bg: #12161c; } }
 body { margin: 0; }
+/* Korean breaks lines between words, not inside them (a table heading of two words must not stack syllables). */
+:lang(ko) { word-break: keep-all; }
 a { color: var(--accent); }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: var(--bg); padding: .5rem; }
 header { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center; padding: .75rem 1.25rem; border-bottom: 1px solid var(--line); background: var(--panel); }
 header nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
 header nav a { text-decoration: none; }
 header nav a[aria-current="page"] { font-weight: 700; color: var(--ink); border-bottom: 2px solid var(--accent); }
-header form { margin-left: auto; }
+header form.lang { margin-left: auto; }
+.lang button { background: transparent; color: var(--accent); border-color: var(--line); }
 .summary { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; align-items: baseline; margin: 0; padding: .5rem 1.25rem; border-bottom: 1px solid var(--line); }
 .summary small { color: var(--muted); }
 .summary a { margin-left: auto; }

@@ -3,8 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import { requestSlot } from '../http/request-slots.ts';
 import type { Ledger } from '../money/ledger.ts';
-import { usdOfNano } from './amounts.ts';
-import { exactCredits, html, type Html } from './html.ts';
+import { html, type Html } from './html.ts';
+import type { Ui } from './i18n.ts';
 
 interface WalletSummary {
   availableNano: bigint;
@@ -18,14 +18,13 @@ export async function loadWalletSummary(req: FastifyRequest, ledger: Ledger, wal
   summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano });
 }
 
-/** Credits are whole on the wallet page; the strip rounds down the same way. */
-const wholeCredits = (nano: bigint) => exactCredits(nano - (nano % 1000n)).replace(/\.000$/, '');
-
-export function summaryStrip(req: FastifyRequest | undefined): Html | '' {
+export function summaryStrip(req: FastifyRequest | undefined, ui: Ui): Html | '' {
   const s = req && summaries.get(req);
   if (!s) return '';
-  return html`<p class="summary" data-testid="summary"><span>Balance <strong data-testid="summary-usd">${usdOfNano(s.availableNano)}</strong>
-<small>(${wholeCredits(s.availableNano)} credits)</small></span>${
-    s.reservedNano > 0n ? html`<span>Held for calls in progress ${usdOfNano(s.reservedNano)}</span>` : ''
-  }<a href="/dashboard/wallet">Wallet</a></p>`;
+  // Credits are whole on the wallet page; the strip rounds down the same way.
+  const whole = ui.int(s.availableNano / 1000n);
+  return html`<p class="summary" data-testid="summary"><span>${ui.th('summary.balance', { usd: html`<strong data-testid="summary-usd">${ui.usd(s.availableNano)}</strong>` })}
+<small>${ui.t('summary.credits', { credits: whole })}</small></span>${
+    s.reservedNano > 0n ? html`<span>${ui.t('summary.held', { usd: ui.usd(s.reservedNano) })}</span>` : ''
+  }<a href="/dashboard/wallet">${ui.t('nav.wallet')}</a></p>`;
 }

@@ -1,6 +1,8 @@
 // The usage chart: credits per Korean day for the last 30 days, stacked per key or per model, as inline
 // SVG (no script, no external file), with the same figures as a table for screen readers and for copying.
-import { html, exactCredits, type Html } from './html.ts';
+import { shortDay } from './format.ts';
+import { html, type Html } from './html.ts';
+import { uiOf, type Ui } from './i18n.ts';
 
 export interface DaySeries {
   day: string;
@@ -29,7 +31,10 @@ function colours(points: DaySeries[]): Map<string, string> {
   return out;
 }
 
-export function usageChart(days: string[], points: DaySeries[], label: (name: string) => string, per: 'key' | 'model'): Html {
+export function usageChart(days: string[], points: DaySeries[], label: (name: string) => string, per: 'key' | 'model', ui: Ui = uiOf('en')): Html {
+  const { t } = ui;
+  const exactCredits = ui.exact;
+  const perText = t(per === 'key' ? 'usage.per_key' : 'usage.per_model');
   const colour = colours(points);
   const totals = new Map<string, bigint>(days.map((d) => [d, 0n]));
   for (const p of points) totals.set(p.day, (totals.get(p.day) ?? 0n) + p.nano);
@@ -47,7 +52,7 @@ export function usageChart(days: string[], points: DaySeries[], label: (name: st
       const h = Math.max(scale(p.nano), p.nano > 0n ? 1 : 0);
       y -= h;
       bars.push(
-        html`<rect x="${(LEFT + i * slot + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(slot - 4).toFixed(1)}" height="${h.toFixed(1)}" fill="${colour.get(p.name)}" data-day="${day}" data-series="${label(p.name)}" data-nano="${p.nano.toString()}"><title>${day} · ${label(p.name)}: ${exactCredits(p.nano)} credits</title></rect>`,
+        html`<rect x="${(LEFT + i * slot + 2).toFixed(1)}" y="${y.toFixed(1)}" width="${(slot - 4).toFixed(1)}" height="${h.toFixed(1)}" fill="${colour.get(p.name)}" data-day="${day}" data-series="${label(p.name)}" data-nano="${p.nano.toString()}"><title>${t('chart.bar', { day: ui.day(day), series: label(p.name), credits: exactCredits(p.nano) })}</title></rect>`,
       );
     }
   });
@@ -55,16 +60,16 @@ export function usageChart(days: string[], points: DaySeries[], label: (name: st
     i % 5 === 4 || i === days.length - 1
       ? // The last day's label ends at the right edge rather than centring past it.
         i === days.length - 1
-        ? html`<text x="${WIDTH - 1}" y="${HEIGHT - 10}" text-anchor="end" font-size="${FONT}" fill="currentColor">${d.slice(5)}</text>`
-        : html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle" font-size="${FONT}" fill="currentColor">${d.slice(5)}</text>`
+        ? html`<text x="${WIDTH - 1}" y="${HEIGHT - 10}" text-anchor="end" font-size="${FONT}" fill="currentColor">${shortDay(ui.locale, d)}</text>`
+        : html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle" font-size="${FONT}" fill="currentColor">${shortDay(ui.locale, d)}</text>`
       : '',
   );
-  const summary = `Credits charged per Korean day, ${days[0]} to ${days[days.length - 1]}, stacked per ${per}. Highest day: ${exactCredits(max)} credits.`;
+  const summary = t('chart.summary', { from: ui.day(days[0]), to: ui.day(days[days.length - 1]), per: perText, max: exactCredits(max) });
 
   const rows = days.flatMap((day) =>
     points
       .filter((p) => p.day === day)
-      .map((p) => html`<tr data-day="${day}"><td>${day}</td><td>${label(p.name)}</td><td class="num" data-nano="${p.nano.toString()}">${exactCredits(p.nano)}</td></tr>`),
+      .map((p) => html`<tr data-day="${day}"><td>${ui.day(day)}</td><td>${label(p.name)}</td><td class="num" data-nano="${p.nano.toString()}">${exactCredits(p.nano)}</td></tr>`),
   );
 
   return html`<figure class="scroll">
@@ -78,7 +83,7 @@ ${bars}${dayLabels}
 <figcaption>${summary}
 <span class="legend">${[...colour].map(([name, c]) => html` <svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${c}"/></svg> ${label(name)}`)}</span></figcaption>
 </figure>
-<details><summary>The chart as a table</summary>
-${rows.length ? html`<div class="scroll"><table><caption>Credits per day and ${per}</caption><thead><tr><th scope="col">Day (KST)</th><th scope="col">${per === 'key' ? 'Key' : 'Model'}</th><th scope="col" class="num">Credits</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No charges in these 30 days.</p>`}
+<details><summary>${t('chart.as_table')}</summary>
+${rows.length ? html`<div class="scroll"><table><caption>${t('chart.caption', { per: perText })}</caption><thead><tr><th scope="col">${t('chart.col.day')}</th><th scope="col">${t(per === 'key' ? 'col.key' : 'col.model')}</th><th scope="col" class="num">${t('chart.col.credits')}</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>${t('chart.none', { n: days.length })}</p>`}
 </details>`;
 }

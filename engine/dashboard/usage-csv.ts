@@ -1,9 +1,12 @@
 // The recent calls as CSV (RFC 4180), and a month's summary from the daily rollup. Key names are the owner's input: a cell that a spreadsheet would read
 // as a formula (= + - @ at the start) gets a leading apostrophe, so opening the file runs nothing.
+// The file is for programs as much as for people, so it is the same in every language of the dashboard:
+// English column names, ISO instants, plain numbers without grouping (never the page's locale).
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
-import { exactCredits } from './html.ts';
+import { exactCredits } from './format.ts';
 
+// Machine-readable: stays English whatever the page's language.
 const HEADER = [
   'id', 'created_at', 'key_id', 'key_name', 'door', 'model', 'vendor', 'route', 'fallback_depth', 'input_tokens',
   'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'server_tool_calls', 'characters',
@@ -46,7 +49,7 @@ const SUMMARY_HEADER = [
 /** The month's summary per Korean day, key and model, from the daily rollup, with a total line last. */
 export function usageSummaryCsv(rows: RollupRow[], keyName: (id: string | null) => string): string {
   const lines = [SUMMARY_HEADER.join(',')];
-  const credits = (nano: bigint) => exactCredits(nano).replace(/,/g, '');
+  const credits = (nano: bigint) => exactCredits('en', nano).replace(/,/g, '');
   let calls = 0;
   let nano = 0n;
   for (const r of rows) {

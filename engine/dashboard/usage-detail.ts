@@ -3,57 +3,64 @@
 // about and that a later price change did not touch it.
 import type { AppliedPrices } from '../catalog/usage-cost.ts';
 import { recomputedCharge, type UsageRecordView } from '../usage/records.ts';
-import { usdOfNano } from './amounts.ts';
-import { exactCredits, html, koreanTime, type Html } from './html.ts';
+import { html, type Html } from './html.ts';
+import type { MessageKey, Ui } from './i18n.ts';
 
 type KeyLabel = (id: string | null) => string;
 
-const TOKEN_PRICES: [keyof AppliedPrices, string][] = [
-  ['input', 'Input'],
-  ['cache_read', 'Cached input read'],
-  ['cache_write', 'Cache write'],
-  ['output', 'Output'],
+const TOKEN_PRICES: [keyof AppliedPrices, MessageKey][] = [
+  ['input', 'usage.prices.input'],
+  ['cache_read', 'usage.prices.cache_read'],
+  ['cache_write', 'usage.prices.cache_write'],
+  ['output', 'usage.prices.output'],
 ];
 
-function basisText(p: AppliedPrices): string {
-  const scheduled = p.scheduled_from ? `, the scheduled price from ${p.scheduled_from}` : '';
-  if (p.basis === 'vendor') return 'the charge the vendor stated';
-  if (p.basis === 'tier') return `the tier above ${(p.tier_above_input_tokens ?? 0).toLocaleString('en-US')} input tokens${scheduled}`;
-  return `the base price${scheduled}`;
+function basisText(ui: Ui, p: AppliedPrices): string {
+  const scheduled = p.scheduled_from ? ui.t('usage.prices.scheduled', { from: p.scheduled_from }) : '';
+  if (p.basis === 'vendor') return ui.t('usage.prices.basis_vendor');
+  if (p.basis === 'tier') return ui.t('usage.prices.basis_tier', { tokens: ui.int(p.tier_above_input_tokens ?? 0), scheduled });
+  return ui.t('usage.prices.basis_base', { scheduled });
 }
 
 /** The prices as a list with units, and the charge they recompute for the record's counts. */
-export function pricesSection(r: UsageRecordView): Html {
+export function pricesSection(ui: Ui, r: UsageRecordView): Html {
+  const { t } = ui;
   const p = r.prices;
-  if (!p) return html`<p>This call was recorded before prices were kept with each call.</p>`;
+  if (!p) return html`<p>${t('usage.prices.none')}</p>`;
   const lines: Html[] = [];
   for (const [field, label] of TOKEN_PRICES) {
     const usd = p[field];
-    if (typeof usd === 'number') lines.push(html`<li>${label}: $${usd} per 1M tokens</li>`);
+    if (typeof usd === 'number') lines.push(html`<li>${t('usage.prices.per_mtokens', { label: t(label), usd })}</li>`);
   }
-  if (p.web_search) lines.push(html`<li>Web search: $${p.web_search.usd} per call × ${p.web_search.calls}</li>`);
-  if (p.file_search) lines.push(html`<li>File search: $${p.file_search.usd} per call × ${p.file_search.calls}</li>`);
-  for (const a of p.advisor ?? []) lines.push(html`<li>Advisor ${a.model}: $${a.input} / $${a.output} per 1M tokens × ${a.input_tokens} / ${a.output_tokens}</li>`);
-  if (p.image !== undefined) lines.push(html`<li>Image: $${p.image} each</li>`);
-  if (p.per_mchar !== undefined) lines.push(html`<li>Characters: $${p.per_mchar} per 1M</li>`);
-  if (p.vendor_nano !== undefined) lines.push(html`<li>Vendor's charge: ${p.vendor_nano} nano-USD</li>`);
-  const recomputed = recomputedCharge(r) ?? 0n;
-  return html`<div data-testid="prices" data-basis="${p.basis}"><p>Charged at ${basisText(p)}:</p><ul>${lines}</ul>
-<p>These prices give <span data-testid="recomputed" data-nano="${recomputed.toString()}">${recomputed.toString()} nano-USD</span> for this call's counts.</p></div>`;
+  if (p.web_search) lines.push(html`<li>${t('usage.prices.web_search', { usd: p.web_search.usd, calls: p.web_search.calls })}</li>`);
+  if (p.file_search) lines.push(html`<li>${t('usage.prices.file_search', { usd: p.file_search.usd, calls: p.file_search.calls })}</li>`);
+  for (const a of p.advisor ?? []) {
+    lines.push(html`<li>${t('usage.prices.advisor', { model: a.model, input: a.input, output: a.output, input_tokens: a.input_tokens, output_tokens: a.output_tokens })}</li>`);
+  }
+  if (p.image !== undefined) lines.push(html`<li>${t('usage.prices.image', { usd: p.image })}</li>`);
+  if (p.per_mchar !== undefined) lines.push(html`<li>${t('usage.prices.characters', { usd: p.per_mchar })}</li>`);
+  if (p.vendor_nano !== undefined) lines.push(html`<li>${t('usage.prices.vendor', { nano: p.vendor_nano })}</li>`);
+  const recomputed = (recomputedCharge(r) ?? 0n).toString();
+  const amount = html`<span data-testid="recomputed" data-nano="${recomputed}">${t('usage.nano_usd', { nano: recomputed })}</span>`;
+  return html`<div data-testid="prices" data-basis="${p.basis}"><p>${t('usage.prices.charged_at', { basis: basisText(ui, p) })}</p><ul>${lines}</ul>
+<p>${ui.th('usage.prices.recomputed', { amount })}</p></div>`;
 }
 
-export function callDetail(r: UsageRecordView, keyLabel: KeyLabel): Html {
-  const item = (term: string, value: Html | string | number | null) => html`<dt>${term}</dt><dd>${value ?? '—'}</dd>`;
+export function callDetail(ui: Ui, r: UsageRecordView, keyLabel: KeyLabel): Html {
+  const { t } = ui;
+  const item = (term: string, value: Html | string | number | null) =>
+    html`<dt>${term}</dt><dd>${value === null ? '—' : typeof value === 'number' ? ui.num(value) : value}</dd>`;
+  const charged = BigInt(r.charged_nano);
   return html`<dl data-generation-id="${r.id}">
-${item('Request id', html`<code>${r.id}</code>`)}${item('When', koreanTime(r.created_at))}${item('Key', keyLabel(r.key_id))}
-${item('Model', r.model)}${item('Door', r.door)}${item('Vendor and route', `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item('Fallbacks', r.fallback_depth)}
-${item('Input tokens', r.tokens.input)}${item('Cached input tokens read', r.tokens.cache_read)}${item('Cache write tokens', r.tokens.cache_write)}
-${item('Output tokens', r.tokens.output)}${item('Reasoning tokens', r.tokens.reasoning)}${item('Server tool calls', r.server_tool_calls)}
-${item('Characters', r.characters)}${item('Images', r.images)}${item('Video seconds', r.video_seconds)}
-${item('Charged', html`<span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))} credits</span> (${usdOfNano(BigInt(r.charged_nano))}; ${r.charged_nano} nano-USD)`)}
-${item('Duration', `${r.duration_ms} ms`)}${item('Trace id', r.trace_id ? html`<code data-testid="trace-id">${r.trace_id}</code>` : null)}
+${item(t('usage.item.request_id'), html`<code>${r.id}</code>`)}${item(t('col.when'), ui.time(r.created_at))}${item(t('col.key'), keyLabel(r.key_id))}
+${item(t('col.model'), r.model)}${item(t('usage.col.door'), r.door)}${item(t('usage.item.vendor_route'), `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item(t('usage.item.fallbacks'), r.fallback_depth)}
+${item(t('usage.col.input'), r.tokens.input)}${item(t('usage.item.cache_read'), r.tokens.cache_read)}${item(t('usage.item.cache_write'), r.tokens.cache_write)}
+${item(t('usage.col.output'), r.tokens.output)}${item(t('usage.item.reasoning'), r.tokens.reasoning)}${item(t('usage.item.server_tools'), r.server_tool_calls)}
+${item(t('usage.item.characters'), r.characters)}${item(t('usage.item.images'), r.images)}${item(t('usage.item.video_seconds'), r.video_seconds)}
+${item(t('usage.item.charged'), html`<span data-testid="charge" data-nano="${r.charged_nano}">${t('usage.charged_credits', { credits: ui.exact(charged) })}</span> ${t('usage.charged_rest', { usd: ui.usd(charged), nano: r.charged_nano })}`)}
+${item(t('usage.item.duration'), t('usage.duration_ms', { ms: ui.int(r.duration_ms) }))}${item(t('usage.item.trace_id'), r.trace_id ? html`<code data-testid="trace-id">${r.trace_id}</code>` : null)}
 </dl>
-<h2>Prices</h2>
-${pricesSection(r)}
-<p><a href="/dashboard/usage">Back to usage</a></p>`;
+<h2>${t('usage.prices')}</h2>
+${pricesSection(ui, r)}
+<p><a href="/dashboard/usage">${t('usage.back')}</a></p>`;
 }

@@ -9,11 +9,11 @@ import { keyNamesById } from '../keys/manage.ts';
 import { findUsageRecord, listUsageRecords, type UsageRecordView } from '../usage/records.ts';
 import { listUsageCsvRows } from '../usage/csv-rows.ts';
 import { chargedPerDay, rollupRows, usageTotals, type UsageTotals } from '../usage/daily-rollup.ts';
-import { usdOfNano } from './amounts.ts';
 import { callDetail } from './usage-detail.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
-import { exactCredits, html, koreanTime, type Html } from './html.ts';
+import { html, type Html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 import { usageCsv, usageSummaryCsv } from './usage-csv.ts';
@@ -32,22 +32,22 @@ function lastKoreanDays(now: Date, n: number): string[] {
 
 type KeyNames = Awaited<ReturnType<typeof keyNamesById>>;
 
-export const keyLabel = (names: KeyNames, id: string | null): string => {
-  if (!id) return '(no key)';
+export const keyLabel = (ui: Ui, names: KeyNames, id: string | null): string => {
+  if (!id) return ui.t('usage.no_key');
   const k = names.get(id);
   return k ? (k.name ?? k.prefix) : id;
 };
 
-function filters(query: unknown) {
+function filters(ui: Ui, query: unknown) {
   const by = queryText(query, 'by', 10) ?? 'key';
-  if (by !== 'key' && by !== 'model') throw errors.invalidRequest(`by must be 'key' or 'model'.`, 'by');
+  if (by !== 'key' && by !== 'model') throw errors.invalidRequest(ui.t('usage.by_invalid'), 'by');
   return { keyId: queryText(query, 'key'), model: queryText(query, 'model'), by: by as 'key' | 'model' };
 }
 
 /** A Korean month `YYYY-MM`: its first and last day, and the instants it starts and ends. */
-export function koreanMonth(month: string): { fromDay: string; toDay: string; since: Date; until: Date } {
+export function koreanMonth(ui: Ui, month: string): { fromDay: string; toDay: string; since: Date; until: Date } {
   const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
-  if (!m) throw errors.invalidRequest(`month must be a month as YYYY-MM, such as 2026-11.`, 'month');
+  if (!m) throw errors.invalidRequest(ui.t('usage.month_invalid'), 'month');
   const year = Number(m[1]);
   const next = m[2] === '12' ? `${year + 1}-01` : `${m[1]}-${String(Number(m[2]) + 1).padStart(2, '0')}`;
   const since = startOfKoreanDay(`${month}-01`);
@@ -55,29 +55,32 @@ export function koreanMonth(month: string): { fromDay: string; toDay: string; si
   return { fromDay: `${month}-01`, toDay: koreanDate(new Date(until.getTime() - DAY_MS / 2)), since, until };
 }
 
-function totalsLine(t: UsageTotals): Html {
-  return html`<p data-testid="usage-totals" data-nano="${t.chargedNano.toString()}" data-calls="${t.calls}">In these days: <strong>${exactCredits(t.chargedNano)} credits</strong> over ${t.calls.toLocaleString('en-US')} calls; ${t.inputTokens.toLocaleString('en-US')} input tokens (${t.cacheReadTokens.toLocaleString('en-US')} read from cache), ${t.outputTokens.toLocaleString('en-US')} output tokens.</p>`;
+function totalsLine(ui: Ui, t: UsageTotals): Html {
+  const figures = { credits: ui.exact(t.chargedNano), calls: ui.int(t.calls), input: ui.int(t.inputTokens), cached: ui.int(t.cacheReadTokens), output: ui.int(t.outputTokens) };
+  return html`<p data-testid="usage-totals" data-nano="${t.chargedNano.toString()}" data-calls="${t.calls}">${ui.th('usage.totals', figures)}</p>`;
 }
 
-function filterForm(f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
+function filterForm(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
+  const { t } = ui;
   const opt = (value: string, text: string, current: string | undefined) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
   const modelList = f.model && !models.includes(f.model) ? [...models, f.model] : models;
-  return html`<form method="get" action="/dashboard/usage"><fieldset><legend>Show</legend>
-<label for="f-by">Chart per</label><select id="f-by" name="by">${opt('key', 'key', f.by)}${opt('model', 'model', f.by)}</select>
-<label for="f-key">Calls of key</label><select id="f-key" name="key"><option value="">every key</option>${[...names].map(([id, k]) => opt(id, `${k.name ?? k.prefix}`, f.keyId))}</select>
-<label for="f-model">Calls of model</label><select id="f-model" name="model"><option value="">every model</option>${modelList.map((m) => opt(m, m, f.model))}</select>
-<p><button type="submit">Apply</button></p></fieldset></form>`;
+  return html`<form method="get" action="/dashboard/usage"><fieldset><legend>${t('usage.show')}</legend>
+<label for="f-by">${t('usage.chart_per')}</label><select id="f-by" name="by">${opt('key', t('usage.per_key'), f.by)}${opt('model', t('usage.per_model'), f.by)}</select>
+<label for="f-key">${t('usage.calls_of_key')}</label><select id="f-key" name="key"><option value="">${t('usage.every_key')}</option>${[...names].map(([id, k]) => opt(id, `${k.name ?? k.prefix}`, f.keyId))}</select>
+<label for="f-model">${t('usage.calls_of_model')}</label><select id="f-model" name="model"><option value="">${t('usage.every_model')}</option>${modelList.map((m) => opt(m, m, f.model))}</select>
+<p><button type="submit">${t('usage.apply')}</button></p></fieldset></form>`;
 }
 
-function callsTable(rows: UsageRecordView[], names: KeyNames, filtered: boolean): Html {
-  if (rows.length === 0) return filtered ? html`<p>No calls match. Choose "every key" and "every model" to see all calls.</p>` : html`<p>No calls yet.</p>`;
-  return html`<div class="scroll"><table data-testid="usage-table"><caption>Recent calls, newest first (at most ${TABLE_ROWS})</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Door</th><th scope="col" class="num">Input tokens</th><th scope="col" class="num">Output tokens</th><th scope="col" class="num">Charged (credits)</th><th scope="col">Call</th></tr></thead>
+function callsTable(ui: Ui, rows: UsageRecordView[], names: KeyNames, filtered: boolean): Html {
+  const { t } = ui;
+  if (rows.length === 0) return filtered ? html`<p>${t('usage.no_match')}</p>` : html`<p>${t('usage.no_calls')}</p>`;
+  return html`<div class="scroll"><table data-testid="usage-table"><caption>${t('usage.caption', { n: ui.int(TABLE_ROWS) })}</caption>
+<thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('col.key')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('usage.col.door')}</th><th scope="col" class="num">${t('usage.col.input')}</th><th scope="col" class="num">${t('usage.col.output')}</th><th scope="col" class="num">${t('usage.col.charged')}</th><th scope="col">${t('usage.col.call')}</th></tr></thead>
 <tbody>${rows.map(
-    (r) => html`<tr data-generation-id="${r.id}"><td>${koreanTime(r.created_at)}</td><td>${keyLabel(names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
-<td class="num">${r.tokens.input.toLocaleString('en-US')}</td><td class="num">${r.tokens.output.toLocaleString('en-US')}</td>
-<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${exactCredits(BigInt(r.charged_nano))}</span> <small class="usd">(${usdOfNano(BigInt(r.charged_nano))})</small></td>
-<td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">details<span class="skip"> of call ${r.id}</span></a></td></tr>`,
+    (r) => html`<tr data-generation-id="${r.id}"><td>${ui.time(r.created_at)}</td><td>${keyLabel(ui, names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
+<td class="num">${ui.int(r.tokens.input)}</td><td class="num">${ui.int(r.tokens.output)}</td>
+<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${ui.exact(BigInt(r.charged_nano))}</span> <small class="usd">(${ui.usd(BigInt(r.charged_nano))})</small></td>
+<td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">${t('usage.details')}<span class="skip"> ${t('usage.details_of', { id: r.id })}</span></a></td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -95,7 +98,9 @@ function sendCsv(reply: FastifyReply, filename: string, body: string) {
 export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard/usage', async (req, reply) => {
     const s = sessionOf(req);
-    const f = filters(req.query);
+    const ui = uiFor(req);
+    const { t } = ui;
+    const f = filters(ui, req.query);
     const now = deps.clock.now();
     const days = lastKoreanDays(now, CHART_DAYS);
     const [names, perModel, charted, totals, rows] = await Promise.all([
@@ -108,65 +113,72 @@ export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): 
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();
     const chart =
-      f.by === 'key' ? usageChart(days, charted, (id) => keyLabel(names, id), 'key') : usageChart(days, charted, (m) => m, 'model');
-    const filtered = f.keyId || f.model ? html`<p data-testid="chart-filter">Showing only the calls of ${f.keyId ? html`key <strong>${keyLabel(names, f.keyId)}</strong>` : ''}${
-      f.keyId && f.model ? ' and ' : ''
-    }${f.model ? html`model <strong>${f.model}</strong>` : ''}, in the chart and the table.</p>` : '';
+      f.by === 'key' ? usageChart(days, charted, (id) => keyLabel(ui, names, id), 'key', ui) : usageChart(days, charted, (m) => m, 'model', ui);
+    const which = [
+      ...(f.keyId ? [ui.th('usage.filter_key', { name: html`<strong>${keyLabel(ui, names, f.keyId)}</strong>` })] : []),
+      ...(f.model ? [ui.th('usage.filter_model', { name: html`<strong>${f.model}</strong>` })] : []),
+    ];
+    const what = which.length === 2 ? ui.th('usage.filter_and', { a: which[0], b: which[1] }) : which[0];
+    const filtered = what ? html`<p data-testid="chart-filter">${ui.th('usage.filtered', { what })}</p>` : '';
     const noCallsYet = perModel.length === 0 && rows.length === 0 && !f.keyId && !f.model;
     const csvQuery = new URLSearchParams({ ...(f.keyId ? { key: f.keyId } : {}), ...(f.model ? { model: f.model } : {}) }).toString();
     return sendPage(reply, 200, {
-      title: 'Usage',
+      title: t('nav.usage'),
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p>Charges are exact: one credit is 1,000 nano-USD ($0.000001), so three decimals show every nano-USD.</p>
-${filterForm(f, names, models)}
+      body: html`<p>${t('usage.intro')}</p>
+${filterForm(ui, f, names, models)}
 ${filtered}
-<h2>Credits per day, last ${CHART_DAYS} Korean days</h2>
+<h2>${t('usage.chart_heading', { n: CHART_DAYS })}</h2>
 ${
   noCallsYet
-    ? html`<p data-testid="empty">No calls yet. Calls made with this wallet's API keys appear here within seconds, with what each one cost. <a href="/dashboard/keys">Create a key</a> and point an OpenAI or Anthropic client at this gateway with it.</p>`
+    ? html`<p data-testid="empty">${ui.th('usage.empty')}</p>`
     : html`${chart}
-${totalsLine(totals)}`
+${totalsLine(ui, totals)}`
 }
-<h2>Recent calls</h2>
-<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>Download these calls as CSV</a> (up to ${CSV_ROWS.toLocaleString('en-US')} rows; add <code>month=YYYY-MM</code> for one Korean month),
-or <a href="/dashboard/usage-summary.csv?month=${koreanDate(now).slice(0, 7)}${csvQuery ? `&${csvQuery}` : ''}" download>this month's summary per day, key and model</a>.</p>
-${callsTable(rows, names, !!(f.keyId || f.model))}`,
+<h2>${t('usage.recent')}</h2>
+<p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>${t('usage.csv')}</a> ${ui.th('usage.csv_rows_month', { n: ui.int(CSV_ROWS) })}
+<a href="/dashboard/usage-summary.csv?month=${koreanDate(now).slice(0, 7)}${csvQuery ? `&${csvQuery}` : ''}" download>${t('usage.summary_csv')}</a>.</p>
+${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
     });
   });
 
   scope.get('/dashboard/usage.csv', async (req, reply) => {
     const s = sessionOf(req);
-    const f = filters(req.query);
+    const ui = uiFor(req);
+    const f = filters(ui, req.query);
     const month = queryText(req.query, 'month', 7);
-    const span = month ? koreanMonth(month) : null;
+    const span = month ? koreanMonth(ui, month) : null;
     const [names, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
       listUsageCsvRows(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS, since: span?.since, until: span?.until }),
     ]);
-    return sendCsv(reply, `usage-${month ?? koreanDate(deps.clock.now())}.csv`, usageCsv(rows, (id) => keyLabel(names, id)));
+    return sendCsv(reply, `usage-${month ?? koreanDate(deps.clock.now())}.csv`, usageCsv(rows, (id) => keyLabel(ui, names, id)));
   });
 
   scope.get('/dashboard/usage-summary.csv', async (req, reply) => {
     const s = sessionOf(req);
-    const f = filters(req.query);
+    const ui = uiFor(req);
+    const f = filters(ui, req.query);
     const month = queryText(req.query, 'month', 7) ?? koreanDate(deps.clock.now()).slice(0, 7);
-    const { fromDay, toDay } = koreanMonth(month);
+    const { fromDay, toDay } = koreanMonth(ui, month);
     const [names, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
       rollupRows(deps.db, s.walletId, { fromDay, toDay, keyId: f.keyId, model: f.model }),
     ]);
-    return sendCsv(reply, `usage-summary-${month}.csv`, usageSummaryCsv(rows, (id) => keyLabel(names, id)));
+    return sendCsv(reply, `usage-summary-${month}.csv`, usageSummaryCsv(rows, (id) => keyLabel(ui, names, id)));
   });
 
   scope.get<{ Params: { id: string } }>('/dashboard/usage/:id', async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const r = await findUsageRecord(deps.db, s.walletId, req.params.id);
-    if (!r) throw errors.notFound(`No call with id '${req.params.id}' was made from this wallet.`);
+    if (!r) throw errors.notFound(t('usage.not_found', { id: req.params.id }));
     const names = await keyNamesById(deps.db, s.walletId);
     return sendPage(reply, 200, {
-      title: 'Call',
+      title: t('usage.call_title'),
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: callDetail(r, (id) => keyLabel(names, id)),
+      body: callDetail(ui, r, (id) => keyLabel(ui, names, id)),
     });
   });
 }

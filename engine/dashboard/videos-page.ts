@@ -3,9 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import { isVisible } from '../videos/view.ts';
 import type { VideoJob } from '../videos/store.ts';
-import { usdOfNano } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
-import { exactCredits, html, koreanTime } from './html.ts';
+import { html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 
@@ -13,11 +13,18 @@ const SHOWN = 200;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-function cost(j: VideoJob) {
-  const usd = (nano: bigint) => html` <small class="usd">(${usdOfNano(nano)})</small>`;
-  if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${exactCredits(j.costNano)}</span>${usd(j.costNano)}`;
-  return j.status === 'completed' || j.status === 'failed' ? html`0.000${usd(0n)}` : html`<span>${exactCredits(j.holdNano)} held</span>${usd(j.holdNano)}`;
+const usdOf = (ui: Ui, nano: bigint) => html` <small class="usd">(${ui.usd(nano)})</small>`;
+
+function cost(ui: Ui, j: VideoJob) {
+  if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>${usdOf(ui, j.costNano)}`;
+  return j.status === 'completed' || j.status === 'failed'
+    ? html`${ui.exact(0n)}${usdOf(ui, 0n)}`
+    : html`<span>${ui.t('videos.held', { credits: ui.exact(j.holdNano) })}</span>${usdOf(ui, j.holdNano)}`;
 }
+
+/** A job's status in the locale's words (the API's word when it is one this page does not know). */
+const statusText = (ui: Ui, status: string) =>
+  status === 'queued' || status === 'in_progress' || status === 'completed' || status === 'failed' || status === 'deleted' ? ui.t(`videos.status.${status}`) : status;
 
 /**
  * Jobs the owner deleted through DELETE /v1/videos/{id}. The API no longer answers for them, but their charge
@@ -35,30 +42,33 @@ async function deletedJobs(deps: DashboardDeps, walletId: string) {
 export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard/videos', async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const now = deps.clock.now();
     const [listed, deleted] = await Promise.all([deps.videos.list(s.walletId, { limit: SHOWN, order: 'desc', now }), deletedJobs(deps, s.walletId)]);
     const jobs = listed.filter((j) => isVisible(j, now)).slice(0, SHOWN);
-    const usd = (nano: bigint) => html` <small class="usd">(${usdOfNano(nano)})</small>`;
+    const head = (last: 'videos.col.deleted' | 'videos.col.expires') => html`<thead><tr><th scope="col">${t('videos.col.job')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th></tr></thead>`;
+    const length = (seconds: string | number, size: string) => t('videos.length', { seconds: ui.num(Number(seconds)), size });
     const deletedTable = deleted.length === 0
       ? ''
-      : html`<h2>Deleted</h2><div class="scroll"><table data-testid="deleted-videos"><caption>Video jobs deleted through the API, newest first; their charges stay in Usage</caption>
-<thead><tr><th scope="col">Job</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Length and size</th><th scope="col" class="num">Cost (credits)</th><th scope="col">Created</th><th scope="col">Deleted</th></tr></thead>
+      : html`<h2>${t('videos.deleted_heading')}</h2><div class="scroll"><table data-testid="deleted-videos"><caption>${t('videos.deleted_caption')}</caption>
+${head('videos.col.deleted')}
 <tbody>${deleted.map(
-          (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td><td>deleted</td><td>${j.seconds} s · ${j.size}</td>
-<td class="num">${j.cost_nano === null ? '0.000' : html`<span data-nano="${j.cost_nano}">${exactCredits(BigInt(j.cost_nano))}</span>${usd(BigInt(j.cost_nano))}`}</td>
-<td>${koreanTime(new Date(j.created_at).toISOString())}</td><td>${koreanTime(new Date(j.deleted_at).toISOString())}</td></tr>`,
+          (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
+<td class="num">${j.cost_nano === null ? ui.exact(0n) : html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>${usdOf(ui, BigInt(j.cost_nano))}`}</td>
+<td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td></tr>`,
         )}</tbody></table></div>`;
     return sendPage(reply, 200, {
-      title: 'Videos',
+      title: t('nav.videos'),
       signedIn: { section: 'videos', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${jobs.length === 0
-        ? html`<p data-testid="empty">No video jobs yet. Videos are made through the API (<code>POST /v1/videos</code>) with a teacher key; each job appears here with its status and cost.</p>`
-        : html`<div class="scroll"><table><caption>Video jobs, newest first</caption>
-<thead><tr><th scope="col">Job</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Length and size</th><th scope="col" class="num">Cost (credits)</th><th scope="col">Created</th><th scope="col">File expires</th></tr></thead>
+        ? html`<p data-testid="empty">${ui.th('videos.empty')}</p>`
+        : html`<div class="scroll"><table><caption>${t('videos.caption')}</caption>
+${head('videos.col.expires')}
 <tbody>${jobs.map(
             (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td>
-<td>${j.status}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`: <code>${j.errorCode}</code>` : ''}</td>
-<td>${j.seconds} s · ${j.size}</td><td class="num">${cost(j)}</td><td>${koreanTime(iso(j.createdAt))}</td><td>${koreanTime(iso(j.expiresAt))}</td></tr>`,
+<td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`: <code>${j.errorCode}</code>` : ''}</td>
+<td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td></tr>`,
           )}</tbody></table></div>`}
 ${deletedTable}`,
     });

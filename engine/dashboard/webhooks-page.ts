@@ -7,19 +7,20 @@ import { createWebhook, deleteWebhook, EVENT_TYPES, listDeliveries, listWebhooks
 import type { DashboardDeps } from './deps.ts';
 import { createFlashStore } from './flash.ts';
 import { formOf, type FormBody } from './form.ts';
-import { html, koreanTime } from './html.ts';
+import { html } from './html.ts';
+import { uiFor, type MessageKey } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf, sessionSecretOf } from './session-http.ts';
 
 const PATH = '/dashboard/webhooks';
 const SETTING_FIELDS = ['balance_percent_of_last_top_up', 'balance_credits', 'key_monthly_limit_percent', 'key_daily_limit_percent'] as const;
-const LABELS: Record<(typeof SETTING_FIELDS)[number], string> = {
-  balance_percent_of_last_top_up: 'Balance: percent of the last top-up',
-  balance_credits: 'Balance: credits',
-  key_monthly_limit_percent: "Keys: percent of the monthly limit",
-  key_daily_limit_percent: "Keys: percent of the daily limit",
+const LABELS: Record<(typeof SETTING_FIELDS)[number], MessageKey> = {
+  balance_percent_of_last_top_up: 'wh.label.balance_percent',
+  balance_credits: 'wh.label.balance_credits',
+  key_monthly_limit_percent: 'wh.label.key_monthly',
+  key_daily_limit_percent: 'wh.label.key_daily',
 };
-const DONE: Record<string, string> = { saved: 'The thresholds were saved.', deleted: 'The webhook was deleted.', replayed: 'The event was queued to be sent again.' };
+const DONE: Record<string, MessageKey> = { saved: 'wh.done.saved', deleted: 'wh.done.deleted', replayed: 'wh.done.replayed' };
 
 /** The form's number lists (`20, 5`) as the door's JSON lists; text that is not a number is left for the check to refuse. */
 function settingsBody(form: FormBody): Record<string, unknown> {
@@ -43,38 +44,39 @@ export function registerWebhooksPage(scope: FastifyInstance, deps: DashboardDeps
 
   scope.get(PATH, async (req, reply) => {
     const s = sessionOf(req);
+    const ui = uiFor(req);
+    const { t } = ui;
     const settings = settingsView(await readSettings(deps.db, s.walletId));
     const hooks = await listWebhooks(deps.db, s.walletId);
     const deliveries = await Promise.all(hooks.map((h) => listDeliveries(deps.db, s.walletId, h.id, 10)));
     const made = await takeSecret(req);
     const done = DONE[String((req.query as Record<string, unknown>).done ?? '')];
     return sendPage(reply, 200, {
-      title: 'Alerts and webhooks',
+      title: t('wh.title'),
       signedIn: { section: 'webhooks', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
-${made ? html`<section class="notice" role="note"><h2>Signing secret of webhook ${made.id}</h2><p>Shown once. Keep it on the server that receives the webhooks; it verifies each delivery's <code>x-gateway-signature</code>.</p><p><code id="wh-secret">${made.secret}</code></p></section>` : ''}
-<p>Alerts fire once when a threshold is crossed, and again only after a top-up (balance) or a limit reset or raise (keys) lifts it back.
-Lists are whole numbers separated by commas; an empty list turns that alert off.</p>
+      body: html`${done ? html`<p class="ok" role="status">${t(done)}</p>` : ''}
+${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', { id: made.id ?? '' })}</h2><p>${ui.th('wh.secret_note')}</p><p><code id="wh-secret">${made.secret}</code></p></section>` : ''}
+<p>${t('wh.intro')}</p>
 <form method="post" action="${PATH}/thresholds">${csrfField(s.csrfToken)}
-<fieldset><legend>Thresholds</legend>${SETTING_FIELDS.map(
-        (f) => html`<label for="th-${f}">${LABELS[f]}</label><input id="th-${f}" name="${f}" value="${settings[f].join(', ')}">`,
+<fieldset><legend>${t('wh.thresholds')}</legend>${SETTING_FIELDS.map(
+        (f) => html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${settings[f].join(', ')}">`,
       )}
-<p><button type="submit">Save thresholds</button></p></fieldset></form>
+<p><button type="submit">${t('wh.save')}</button></p></fieldset></form>
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}
-<fieldset><legend>Add a webhook</legend>
-<label for="wh-url">URL (https)</label><input id="wh-url" name="url" type="url" required maxlength="2000">
-${EVENT_TYPES.map((t) => html`<label><input type="checkbox" name="event:${t}" checked> <code>${t}</code></label>`)}
-<p><button type="submit">Add webhook</button></p></fieldset></form>
-${hooks.length === 0 ? html`<p>No webhooks.</p>` : hooks.map(
+<fieldset><legend>${t('wh.add')}</legend>
+<label for="wh-url">${t('wh.url')}</label><input id="wh-url" name="url" type="url" required maxlength="2000">
+${EVENT_TYPES.map((e) => html`<label><input type="checkbox" name="event:${e}" checked> <code>${e}</code></label>`)}
+<p><button type="submit">${t('wh.add_button')}</button></p></fieldset></form>
+${hooks.length === 0 ? html`<p>${t('wh.none')}</p>` : hooks.map(
         (h, i) => html`<section data-webhook-id="${h.id}"><h2><code>${h.url}</code></h2>
-<p>Events: ${h.events.map((e) => html`<code>${e}</code> `)} · added ${koreanTime(h.created_at)}</p>
-<form method="post" action="${PATH}/${encodeURIComponent(h.id)}/delete">${csrfField(s.csrfToken)}<button type="submit">Delete this webhook</button></form>
-${deliveries[i].length === 0 ? html`<p>No deliveries yet.</p>` : html`<div class="scroll"><table><caption>Recent deliveries</caption>
-<thead><tr><th scope="col">Event</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Actions</th></tr></thead>
+<p>${t('wh.events')} ${h.events.map((e) => html`<code>${e}</code> `)} · ${t('wh.added')} ${ui.time(h.created_at)}</p>
+<form method="post" action="${PATH}/${encodeURIComponent(h.id)}/delete">${csrfField(s.csrfToken)}<button type="submit">${t('wh.delete')}</button></form>
+${deliveries[i].length === 0 ? html`<p>${t('wh.no_deliveries')}</p>` : html`<div class="scroll"><table><caption>${t('wh.recent')}</caption>
+<thead><tr><th scope="col">${t('wh.col.event')}</th><th scope="col">${t('wh.col.state')}</th><th scope="col">${t('wh.col.attempts')}</th><th scope="col">${t('wh.col.actions')}</th></tr></thead>
 <tbody>${deliveries[i].map(
             (d) => html`<tr><td><code>${d.event_type}</code><br><small>${d.event_id}</small></td><td>${d.state}</td>
-<td>${d.attempts.map((a) => html`${a.n}: ${a.status_code ?? a.error ?? '—'} (${a.duration_ms} ms) ${koreanTime(a.at)}<br>`)}</td>
-<td><form method="post" action="${PATH}/${encodeURIComponent(h.id)}/events/${encodeURIComponent(d.event_id)}/replay">${csrfField(s.csrfToken)}<button type="submit">Replay</button></form></td></tr>`,
+<td>${d.attempts.map((a) => html`${a.n}: ${a.status_code ?? a.error ?? '—'} (${ui.int(a.duration_ms)} ms) ${ui.time(a.at)}<br>`)}</td>
+<td><form method="post" action="${PATH}/${encodeURIComponent(h.id)}/events/${encodeURIComponent(d.event_id)}/replay">${csrfField(s.csrfToken)}<button type="submit">${t('wh.replay')}</button></form></td></tr>`,
           )}</tbody></table></div>`}</section>`,
       )}`,
     });

@@ -39,9 +39,22 @@ export interface Identity {
   key: string;
 }
 
-/** The provider's answer did not check out, or names nobody: no session. The message is for the person signing in. */
+/** Why a sign-in was refused; the dashboard says each in the page's language (its catalogs' `oidc.refused.*`). */
+export type RefusalCode = 'unreachable' | 'answer' | 'no_id_token' | 'no_email' | 'email_unverified';
+
+/**
+ * The provider's answer did not check out, or names nobody: no session. The message is English, for the log;
+ * the person signing in is told by `code`, with `detail` (openid-client's reason, or the address) kept as is.
+ */
 export class SignInRefused extends Error {
   override name = 'SignInRefused';
+  constructor(
+    readonly code: RefusalCode,
+    message: string,
+    readonly detail = '',
+  ) {
+    super(message);
+  }
 }
 
 const NAMES = ['GATEWAY_OIDC_ISSUER', 'GATEWAY_OIDC_CLIENT_ID', 'GATEWAY_OIDC_CLIENT_SECRET'] as const;
@@ -85,7 +98,7 @@ function refusalOf(e: unknown): SignInRefused {
   // openid-client says "invalid response encountered" and keeps the check that failed in its cause.
   const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
   const reason = e instanceof Error ? `${e.message}${cause}` : String(e);
-  return new SignInRefused(`The identity provider's answer did not check out, so you were not signed in (${reason}). Start the sign-in again.`);
+  return new SignInRefused('answer', `The identity provider's answer did not check out, so you were not signed in (${reason}). Start the sign-in again.`, reason);
 }
 
 export class IdentityProvider {
@@ -116,7 +129,8 @@ export class IdentityProvider {
     try {
       config = await this.config();
     } catch (e) {
-      throw new SignInRefused(`The identity provider could not be reached or did not describe itself as ${this.settings.issuer.href} (${(e as Error).message}). Try again later, or tell your operator.`);
+      const reason = (e as Error).message;
+      throw new SignInRefused('unreachable', `The identity provider could not be reached or did not describe itself as ${this.settings.issuer.href} (${reason}). Try again later, or tell your operator.`, reason);
     }
     const secrets: FlowSecrets = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
     const url = oidc.buildAuthorizationUrl(config, {
@@ -152,7 +166,7 @@ export class IdentityProvider {
       throw refusalOf(e);
     }
     const claims = tokens.claims();
-    if (!claims) throw new SignInRefused('The identity provider did not say who you are (no ID token). Tell your operator.');
+    if (!claims) throw new SignInRefused('no_id_token', 'The identity provider did not say who you are (no ID token). Tell your operator.');
     let email = typeof claims.email === 'string' ? claims.email : null;
     let verified = claims.email_verified === true;
     if (this.settings.matchBy === 'email' && email === null) {
@@ -165,8 +179,8 @@ export class IdentityProvider {
     }
     const identity = { issuer: claims.iss, subject: claims.sub, email };
     if (this.settings.matchBy === 'subject') return { ...identity, key: claims.sub };
-    if (email === null) throw new SignInRefused('The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.');
-    if (!verified) throw new SignInRefused(`The identity provider has not verified the e-mail address ${email}, so it cannot sign you in. Verify it with your school's account first.`);
+    if (email === null) throw new SignInRefused('no_email', 'The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.');
+    if (!verified) throw new SignInRefused('email_unverified', `The identity provider has not verified the e-mail address ${email}, so it cannot sign you in. Verify it with your school's account first.`, email);
     return { ...identity, key: email.toLowerCase() };
   }
 

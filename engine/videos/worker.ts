@@ -5,14 +5,15 @@
 // Several processes may run it against one database: a job is worked on only by the process holding its lease
 // (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
-import { usageRecordBeside, type UsageRecordDraft } from '../usage/records.ts';
+import { usageRecordBeside } from '../usage/records.ts';
+import { jobUsageRecord } from './job-record.ts';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Accounts } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import { protocolNameFor } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
-import { emptyUsage, type VendorId } from '../core/types.ts';
+import type { VendorId } from '../core/types.ts';
 import { tryRoutes } from '../calls/route-loop.ts';
 import { errors } from '../core/errors.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
@@ -342,33 +343,12 @@ export class VideoWorker {
 
   // ---------- the end of a job ----------
 
-  /** The job's usage record, looked up by the video id (GET /v1/generations/{video id}). */
-  private usageRecordOf(job: VideoJob, o: Outcome): UsageRecordDraft {
-    const now = this.deps.clock.now();
-    return {
-      requestId: job.id,
-      walletId: job.walletId,
-      keyId: job.keyId,
-      at: now,
-      door: 'videos',
-      model: job.model,
-      vendor: job.vendor,
-      route: job.routeIndex === null ? null : `${job.vendor}${job.routeIndex}`,
-      fallbackDepth: job.routeIndex ?? 0,
-      usage: { ...emptyUsage(), video_seconds: o.usageSeconds ?? Number(job.seconds) },
-      durationMs: now.getTime() - job.createdAt.getTime(),
-      traceId: this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null,
-      // A video is charged what the vendor stated (per second of the resolution, at its price).
-      prices: { basis: 'vendor', vendor_nano: o.costNano.toString() },
-    };
-  }
-
   /** Moves the money (settle the charge, or release the hold), then writes the outcome under our lease. */
   private async finish(job: VideoJob, o: Outcome): Promise<void> {
     const { accounts, clock, store } = this.deps;
     const span = jobSettleSpan(this.deps.telemetry, job, o);
     let charged = 0n;
-    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, usageRecordBeside(this.usageRecordOf(job, o)));
+    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, usageRecordBeside(jobUsageRecord(job, o, this.deps.clock.now(), this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null)));
     else await accounts.releaseDetached(job.holdRef);
     endJobSettleSpan(span, charged, o);
     const now = clock.now();

@@ -95,7 +95,7 @@ describe('the dashboard route table', () => {
     const deps = { db: {}, clock, identity: { settings: { name: 'School', matchBy: 'subject', clientSecret: 'x' } } } as unknown as DashboardDeps;
     await registerDashboard(app, deps);
     await app.ready();
-    const open = ['GET /dashboard/sign-in', 'POST /dashboard/sign-in', 'GET /dashboard/signed-out', 'GET /dashboard/oidc/start', 'GET /dashboard/oidc/callback', 'POST /dashboard/oidc/choose'];
+    const open = ['GET /dashboard/sign-in', 'POST /dashboard/sign-in', 'GET /dashboard/signed-out', 'GET /dashboard/oidc/start', 'GET /dashboard/oidc/callback', 'POST /dashboard/oidc/choose', 'POST /dashboard/lang'];
     const unlisted = routes.filter((r) => !(r in ROUTE_PERMISSIONS) && !open.includes(r));
     expect(unlisted).toEqual([]);
     expect(Object.keys(ROUTE_PERMISSIONS).filter((r) => !routes.includes(r))).toEqual([]); // no stale entries

@@ -6,7 +6,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { writeRows } from '../../engine/db/beside-settle.ts';
 import { csvCell, usageCsv } from '../../engine/dashboard/usage-csv.ts';
-import { exactCredits } from '../../engine/dashboard/html.ts';
+import { exactCredits } from '../../engine/dashboard/format.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { listUsageCsvRows } from '../../engine/usage/csv-rows.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
@@ -23,7 +23,7 @@ function csvFromViews(rows: UsageRecordView[], keyName: (id: string | null) => s
     const cells = [
       r.id, r.created_at, r.key_id, r.key_id ? keyName(r.key_id) : null, r.door, r.model, r.vendor, r.route, r.fallback_depth,
       r.tokens.input, r.tokens.cache_read, r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls,
-      r.characters, r.images, r.video_seconds, r.charged_nano, exactCredits(BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
+      r.characters, r.images, r.video_seconds, r.charged_nano, exactCredits('en', BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
     ];
     lines.push(cells.map(csvCell).join(','));
   }

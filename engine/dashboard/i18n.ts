@@ -1,0 +1,100 @@
+// Which language a dashboard answer speaks, and its texts. The wallet owners are Korean schools, so the
+// dashboard speaks Korean and English: the `lang` cookie (set by the switch on every page, lang-switch.ts)
+// wins, then the browser's Accept-Language, and English when it names neither.
+import type { FastifyRequest } from 'fastify';
+import { Html, escapeHtml } from './html.ts';
+import { en } from './messages/en.ts';
+import { ko } from './messages/ko.ts';
+import type { MessageKey, Messages } from './messages/types.ts';
+import * as format from './format.ts';
+import { isLocale, type Locale } from './locale.ts';
+
+export type { MessageKey } from './messages/types.ts';
+export type { Locale } from './locale.ts';
+
+const CATALOGS: Record<Locale, Messages> = { en, ko };
+
+export const LANG_COOKIE = 'lang';
+
+/** The first of our locales the header names, by its q-weights (ties keep the header's order); null when none. */
+export function fromAcceptLanguage(header: string | undefined): Locale | null {
+  if (!header) return null;
+  const ranges = header
+    .split(',')
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find((m) => m !== null);
+      return { lang: tag.trim().toLowerCase().split('-')[0], q: q ? Number(q[1]) : 1, i };
+    })
+    .filter((r) => r.q > 0 && Number.isFinite(r.q))
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  return ranges.map((r) => r.lang).find(isLocale) ?? null;
+}
+
+function langCookie(req: FastifyRequest): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === LANG_COOKIE) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+/** The request's locale: the switch's cookie, else Accept-Language, else English. */
+export function localeOf(req: FastifyRequest | undefined): Locale {
+  if (!req) return 'en';
+  const chosen = langCookie(req);
+  if (isLocale(chosen)) return chosen;
+  const h = req.headers['accept-language'];
+  return fromAcceptLanguage(Array.isArray(h) ? h.join(',') : h) ?? 'en';
+}
+
+export type Params = Record<string, string | number | bigint | Html | null | undefined>;
+
+function fill(text: string, params: Params | undefined, render: (v: Params[string]) => string): string {
+  if (!params) return text;
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? render(params[name]) : whole));
+}
+
+/** A text of the locale's catalog with its `{name}` parameters filled in, as plain text (the html template escapes it). */
+export function t(locale: Locale, key: MessageKey, params?: Params): string {
+  return fill(CATALOGS[locale][key], params, (v) => (v instanceof Html ? v.text : String(v ?? '')));
+}
+
+/**
+ * A catalog text that carries our own markup (<strong>, <code>, <a>), as Html: the text is trusted (it is
+ * ours), every parameter is escaped unless it is Html already.
+ */
+export function th(locale: Locale, key: MessageKey, params?: Params): Html {
+  return new Html(fill(CATALOGS[locale][key], params, (v) => (v instanceof Html ? v.text : escapeHtml(String(v ?? '')))));
+}
+
+/**
+ * Whether a message is in the locale already. The gateway's own messages (API errors, the key checks) are
+ * English only, so in Korean a message with Hangul in it was written from the Korean catalog.
+ */
+export const saysLocale = (locale: Locale, text: string): boolean => locale === 'en' || /[\uAC00-\uD7A3]/.test(text);
+
+/** Texts and formats bound to one locale: what a page builds itself with. */
+export const uiOf = (locale: Locale) => ({
+  locale,
+  t: (key: MessageKey, params?: Params) => t(locale, key, params),
+  th: (key: MessageKey, params?: Params) => th(locale, key, params),
+  /** Whole credits, grouped ('—' for none). */
+  credits: (n: number | null | undefined) => format.wholeCredits(locale, n),
+  /** Exact credits of nano-USD: three decimals. */
+  exact: (nano: bigint) => format.exactCredits(locale, nano),
+  usd: (nano: bigint) => format.usdOfNano(locale, nano),
+  usdOfCredits: (credits: number) => format.usdOfCredits(locale, credits),
+  int: (n: number | bigint) => format.integer(locale, n),
+  num: (n: number) => format.decimal(locale, n),
+  /** An instant in Korean time labelled KST; a dash for never. */
+  time: (iso: string | null | undefined): Html => (iso ? format.time(locale, iso) : new Html(`<span aria-label="${escapeHtml(t(locale, 'never'))}">—</span>`)),
+  day: (day: string) => format.koreanDay(locale, day),
+});
+export type Ui = ReturnType<typeof uiOf>;
+
+// Two locales, two bundles: built once, shared by every request.
+const UIS: Record<Locale, Ui> = { en: uiOf('en'), ko: uiOf('ko') };
+
+/** The request's texts and formats. */
+export const uiFor = (req: FastifyRequest | undefined): Ui => UIS[localeOf(req)];

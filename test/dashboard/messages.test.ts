@@ -1,0 +1,105 @@
+// The dashboard's two catalogs and what reads them: Korean has exactly the English keys, no empty text and
+// the same parameters; t() fills parameters in, th() escapes them; the locale comes from the cookie, then
+// Accept-Language, then English; amounts and times are written for the locale; refusals speak it.
+import { describe, expect, it } from 'vitest';
+import type { FastifyRequest } from 'fastify';
+import { en } from '../../engine/dashboard/messages/en.ts';
+import { ko } from '../../engine/dashboard/messages/ko.ts';
+import { fromAcceptLanguage, localeOf, t, th, uiOf } from '../../engine/dashboard/i18n.ts';
+import { html } from '../../engine/dashboard/html.ts';
+import { creditsFromText } from '../../engine/dashboard/amounts.ts';
+import { inWords } from '../../engine/dashboard/form-errors.ts';
+import { errors } from '../../engine/core/errors.ts';
+
+const params = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+const HANGUL = /[\uAC00-\uD7A3]/;
+
+describe('the catalogs', () => {
+  it('ko has exactly the keys en has, and no text is empty', () => {
+    expect(Object.keys(ko).sort()).toEqual(Object.keys(en).sort());
+    for (const [key, text] of [...Object.entries(en), ...Object.entries(ko)]) expect(text.trim(), key).not.toBe('');
+  });
+
+  it('each Korean text takes the same parameters as its English one', () => {
+    for (const key of Object.keys(en) as (keyof typeof en)[]) expect(params(ko[key]), key).toEqual(params(en[key]));
+  });
+
+  it('Korean texts are Korean: all but names, codes and the language names have Hangul', () => {
+    // Only parameters, punctuation, codes and the languages' own names.
+    const sameByDesign = new Set(['lang.en', 'time.suffix', 'keys.field.amount', 'keys.used_of', 'amount.error', 'usage.filter_and', 'usage.charged_rest']);
+    const notKorean = Object.entries(ko).filter(([k, v]) => !HANGUL.test(v) && !sameByDesign.has(k)).map(([k]) => k);
+    expect(notKorean).toEqual([]);
+  });
+});
+
+describe('t and th', () => {
+  it('t fills parameters in, leaves unknown ones, and keeps text plain', () => {
+    expect(t('en', 'keys.used_of', { used: '0', limit: '1,000,000' })).toBe('0 of 1,000,000');
+    expect(t('ko', 'created.title_many', { n: 3 })).toBe('키 3개를 만들었습니다');
+    expect(t('en', 'close.title', { label: '<b>x</b>' })).toBe('Close <b>x</b>?'); // the html template escapes it later
+    expect(t('en', 'close.title')).toBe('Close {label}?');
+  });
+
+  it('th keeps the catalog’s markup and escapes parameters unless they are Html', () => {
+    expect(th('en', 'close.notice', { kind: 'API key', label: '<img src=x>', consequence: 'gone.' }).text).toBe(
+      'Closing the API key <strong>&lt;img src=x&gt;</strong> is for good: gone. It cannot be opened again.',
+    );
+    expect(th('ko', 'summary.balance', { usd: html`<strong>${'US$1.00'}</strong>` }).text).toBe('잔액 <strong>US$1.00</strong>');
+  });
+});
+
+describe('the locale', () => {
+  const req = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+  it('Accept-Language picks ko or en by weight; neither is English', () => {
+    expect(fromAcceptLanguage('ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7')).toBe('ko');
+    expect(fromAcceptLanguage('en-US,en;q=0.9,ko;q=0.8')).toBe('en');
+    expect(fromAcceptLanguage('ja;q=1, ko;q=0.5, en;q=0.6')).toBe('en');
+    expect(fromAcceptLanguage('fr-FR,de')).toBe(null);
+    expect(localeOf(req({ 'accept-language': 'fr' }))).toBe('en');
+    expect(localeOf(req({}))).toBe('en');
+  });
+  it('the lang cookie wins over Accept-Language; a bad one is ignored', () => {
+    expect(localeOf(req({ 'accept-language': 'ko-KR', cookie: 'gateway_dashboard=abc; lang=en' }))).toBe('en');
+    expect(localeOf(req({ 'accept-language': 'en-US', cookie: 'lang=ko' }))).toBe('ko');
+    expect(localeOf(req({ 'accept-language': 'ko', cookie: 'lang=fr' }))).toBe('ko');
+  });
+});
+
+describe('formats', () => {
+  const [enUi, koUi] = [uiOf('en'), uiOf('ko')];
+  it('money: the same exact credits, dollars as each locale writes USD', () => {
+    expect(enUi.usd(105_000_000_000n)).toBe('$105.00');
+    expect(koUi.usd(105_000_000_000n)).toBe('US$105.00');
+    expect(koUi.usd(123n)).toBe('US$0.000000123');
+    expect(koUi.exact(198_981_960n)).toBe('198,981.960');
+    expect(koUi.credits(1_000_000)).toBe('1,000,000');
+  });
+  it('times in Korean time with the KST label; Korean writes dates the Korean way', () => {
+    expect(enUi.time('2026-11-27T13:26:00Z').text).toContain('>2026-11-27 22:26 KST</time>');
+    expect(koUi.time('2026-11-27T13:26:00Z').text).toContain('>2026. 11. 27. 22:26 KST</time>');
+    expect(koUi.time('2026-12-31T15:30:00Z').text).toContain('>2027. 01. 01. 00:30 KST</time>'); // the Korean day, not UTC's
+    expect(koUi.day('2026-12-31')).toBe('2026. 12. 31.');
+    expect(enUi.day('2026-12-31')).toBe('2026-12-31');
+  });
+});
+
+describe('forms in Korean', () => {
+  const read = (text: string) => creditsFromText(text, 'monthly_limit_credits', '월 한도', 'ko');
+  it('amounts parse the same in either locale, with the Korean words too', () => {
+    for (const [text, credits] of [['$5', 5_000_000], ['5 USD', 5_000_000], ['1,000,000', 1_000_000], ['1,000,000 크레딧', 1_000_000], ['5달러', 5_000_000]] as const) {
+      expect(read(text), text).toBe(credits);
+    }
+    expect(() => read('많이')).toThrow('월 한도: "많이"은(는) 금액이 아닙니다.');
+  });
+  it('the key checks’ refusals in Korean form words', () => {
+    const e = errors.invalidRequest('daily_limit_credits (9) must not exceed monthly_limit_credits (5).', 'daily_limit_credits');
+    expect(inWords(e, 'ko')).toBe('일 한도(9)는 월 한도(5)보다 클 수 없습니다.');
+    expect(inWords(e, 'en')).toBe('The daily limit (9) must not exceed the monthly limit (5).');
+    const past = errors.invalidRequest('expires_on 2020-01-01 is earlier than today (2026-11-27, Korean time). To close a key now, use DELETE /v1/keys/{id}.', 'expires_on');
+    expect(inWords(past, 'ko')).toBe('마지막 사용일 2020. 1. 1.은(는) 오늘(2026. 11. 27., 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.');
+    expect(inWords(past, 'en')).toBe('The last day 2020-01-01 is earlier than today (2026-11-27, Korean time). To stop a key now, close it.');
+    const models = errors.invalidRequest('models must be a list of up to 50 model ids or patterns ending in * (such as "b-*"), or null for every model; models[0] ("b c") is not one.', 'models');
+    expect(inWords(models, 'ko')).toContain('항목 ("b c")은(는) 올바르지 않습니다');
+    expect(inWords(errors.invalidRequest('Something new.', 'x'), 'ko')).toBe('입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): Something new.');
+  });
+});
