@@ -1,6 +1,7 @@
 // The alert doors, for a management key of the wallet (like /v1/keys): webhook endpoints, their deliveries and
 // replay, and the wallet's alert thresholds. The interface names no webhook doors, so these are this gateway's
 // own (docs/api.md "Webhooks and alerts"). Error bodies use the chat-completions shape, as the key doors do.
+import { parseJsonOrEmpty } from '../http/json-or-empty.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
@@ -17,16 +18,7 @@ export interface AlertRouteDeps extends StoreDeps {
 
 export async function registerAlertRoutes(app: FastifyInstance, deps: AlertRouteDeps): Promise<void> {
   await app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-      const text = String(raw);
-      if (text.trim() === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(text));
-      } catch {
-        done(errors.invalidRequest('The request body is not valid JSON.'), undefined);
-      }
-    });
+    parseJsonOrEmpty(scope);
     installErrorHandler(scope);
 
     const management = async (req: FastifyRequest) => {

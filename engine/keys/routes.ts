@@ -6,11 +6,11 @@
 // - DELETE answers 200 `{id, object: 'api_key', deleted: true}`.
 // - The doors see normal API keys only: management keys and people's chat keys are neither listed nor
 //   counted in slots, and their ids answer 404.
+import { parseJsonOrEmpty } from '../http/json-or-empty.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.ts';
 import { koreanDate } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
 import { keyFromHeaders, type KeyService } from './service.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey } from './manage.ts';
@@ -34,17 +34,7 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
   await app.register(async (scope) => {
     const { keys, clock } = deps;
 
-    // Empty bodies are fine (DELETE with a JSON content type); malformed JSON is 400 in the chat shape.
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
-      const text = String(raw);
-      if (text.trim() === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(text));
-      } catch {
-        done(errors.invalidRequest('The request body is not valid JSON.'), undefined);
-      }
-    });
+    parseJsonOrEmpty(scope);
 
     installErrorHandler(scope);
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { verifySignature } from '../../engine/alerts/signature.ts';
-import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
+import { alertsSettled, doors, startReceiver, type Receiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;
@@ -19,14 +19,7 @@ const drainCall = (i: number) =>
     messages: [{ role: 'user', content: `drain ${i} [[sim:usage output=10000]]` }], // 10,000 × $1.6/M = 16,000 credits
   }).then(async (r) => (await r.text(), r.status));
 
-/** Everything charged has been checked, and every queued delivery sent. */
-async function settled() {
-  await sleep(100);
-  await t.gw.alerts.watcher.idle();
-  await t.gw.alerts.worker.settled();
-  await sleep(300);
-  await t.gw.alerts.worker.settled();
-}
+const settled = () => alertsSettled(t);
 
 beforeAll(async () => {
   rx = await startReceiver();

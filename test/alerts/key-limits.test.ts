@@ -3,7 +3,7 @@
 // by one call sends both events, once. A key expiring within 7 days sends key.expiring once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
+import { alertsSettled, doors, startReceiver, type Receiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;
@@ -17,13 +17,7 @@ const bigCall = (key: string, i: number) =>
     body: JSON.stringify({ model: 'b-4.1-mini', max_tokens: 10, messages: [{ role: 'user', content: `call ${i} [[sim:usage output=20000]]` }] }),
   }).then(async (r) => (await r.text(), r.status));
 
-async function settled() {
-  await sleep(100);
-  await t.gw.alerts.watcher.idle();
-  await t.gw.alerts.worker.settled();
-  await sleep(300);
-  await t.gw.alerts.worker.settled();
-}
+const settled = () => alertsSettled(t);
 
 const ofType = (type: string) => rx.received.filter((d) => d.json.type === type);
 
