@@ -92,7 +92,9 @@ describe('the dashboard route table', () => {
     app.addHook('onRoute', (r) => {
       for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push(`${m} ${r.url}`);
     });
-    const deps = { db: {}, clock, identity: { settings: { name: 'School', matchBy: 'subject', clientSecret: 'x' } } } as unknown as DashboardDeps;
+    // Every optional page on: the provider's sign-in and the alerts page (registered only with their services).
+    const alerts = { store: {}, queued: () => undefined };
+    const deps = { db: {}, clock, identity: { settings: { name: 'School', matchBy: 'subject', clientSecret: 'x' } }, alerts } as unknown as DashboardDeps;
     await registerDashboard(app, deps);
     await app.ready();
     const open = ['GET /dashboard/sign-in', 'POST /dashboard/sign-in', 'GET /dashboard/signed-out', 'GET /dashboard/oidc/start', 'GET /dashboard/oidc/callback', 'POST /dashboard/oidc/choose', 'POST /dashboard/lang'];
