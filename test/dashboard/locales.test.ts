@@ -65,7 +65,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await page.locator('td', { hasText: '공급사 C 전용' }).count()).toBe(1);
     const added = await page.locator('table time').first().textContent();
     expect(added).toMatch(KO_TIME);
-    expect(await page.getByRole('navigation', { name: '대시보드' }).getByRole('link').allTextContents()).toEqual(['지갑', 'API 키', '관리 키', '사용량', '동영상', '변경 기록', '관리자']);
+    expect(await page.getByRole('navigation', { name: '대시보드' }).getByRole('link').allTextContents()).toEqual(['지갑', 'API 키', '관리 키', '사용량', '동영상', '변경 기록', '알림', '관리자']);
     expect(await page.getByRole('button', { name: '로그아웃' }).count()).toBe(1);
     await shot('wallet');
 
