@@ -22,6 +22,7 @@ const V4_REFUSED: [string, number][] = [
   ['172.16.0.0', 12], // private
   ['192.0.0.0', 24], // IETF protocol assignments
   ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated)
   ['192.168.0.0', 16], // private
   ['198.18.0.0', 15], // benchmarking
   ['198.51.100.0', 24], // documentation
@@ -63,11 +64,13 @@ function v6Refused(ip: string): boolean {
   if (zeroTo(6)) return true; // ::a.b.c.d IPv4-compatible (deprecated): never a public destination
   if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0) return v4Refused(embeddedV4(g)); // NAT64
   if (g[0] === 0x2002) return v4Refused(`${g[1] >> 8}.${g[1] & 255}.${g[2] >> 8}.${g[2] & 255}`); // 6to4
-  if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
-  if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-  if ((g[0] & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
-  if ((g[0] & 0xff00) === 0xff00) return true; // ff00::/8 multicast
-  if (g[0] === 0x2001 && g[1] === 0x0db8) return true; // documentation
+  // Everything else outside global unicast (2000::/3) is refused: unique-local fc00::/7, link-local fe80::/10,
+  // multicast ff00::/8, the IPv4-translated ::ffff:0:0:0/96, local NAT64 64:ff9b:1::/48, discard 100::/64, SRv6
+  // 5f00::/16, and whatever is assigned later: an address must be shown public, not merely not known private.
+  if ((g[0] & 0xe000) !== 0x2000) return true;
+  if (g[0] === 0x2001 && g[1] < 0x0200) return true; // 2001::/23 IETF protocol assignments: Teredo, ORCHID, benchmarking
+  if (g[0] === 0x2001 && g[1] === 0x0db8) return true; // 2001:db8::/32 documentation
+  if (g[0] === 0x3fff && g[1] < 0x1000) return true; // 3fff::/20 documentation
   return false;
 }
 
