@@ -92,8 +92,10 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       expect(row.rssMb!.peak, row.id).toBeGreaterThan(20);
       if (row.target !== 'gateway-postgres') continue;
       expect(row.cpuPercent.postgres, row.id).toBeDefined();
-      // Every answer's end waits for its charge's commit: every row shows the database working.
-      expect(row.cpuPercent.postgres, row.id).toBeGreaterThan(0);
+      // Every answer's end waits for its charge's commit: every timed row shows the database working. The quick
+      // run's stream bursts (50 calls in half a second, their charges in a few grouped commits) can spend less than
+      // one clock tick of PostgreSQL's CPU, which /proc then reads as 0.
+      if (!row.what.startsWith('slow-streams')) expect(row.cpuPercent.postgres, row.id).toBeGreaterThan(0);
     }
     const soak = results.rows.find((r) => r.what === 'soak');
     if (withPostgres) expect(soak!.rssMb!.samples.length).toBeGreaterThanOrEqual(4);
