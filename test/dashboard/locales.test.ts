@@ -135,9 +135,19 @@ describe('the dashboard in Korean and English', () => {
     expect(await page.locator('td', { hasText: '키 생성' }).count()).toBeGreaterThan(0);
     await shot('audit');
 
+    // Alerts and webhooks, and one call's prices, in Korean.
+    await page.goto(`${t.url}/dashboard/webhooks`);
+    expect(await h1(page)).toBe('알림과 웹훅');
+    expect(await page.getByRole('button', { name: '기준 저장' }).count()).toBe(1);
+    expect(await page.getByText('등록된 웹훅이 없습니다.').count()).toBe(1);
+    await page.goto(`${t.url}/dashboard/usage/${res.headers.get('x-request-id')}`);
+    expect(await page.locator('h2').allTextContents()).toContain('적용된 가격');
+    expect(await page.getByTestId('prices').textContent()).toContain('토큰 100만 개당');
+    await shot('call-prices');
+
     // Korean words are longer on the screen than English ones: at phone width still no page scrolls sideways.
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const path of ['wallet', 'keys', 'management-keys', 'usage', 'videos', 'audit']) {
+    for (const path of ['wallet', 'keys', 'management-keys', 'usage', 'videos', 'audit', 'webhooks']) {
       await page.goto(`${t.url}/dashboard/${path}`);
       expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(390);
     }
