@@ -21,6 +21,7 @@ import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } fro
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { usedCredits, type AuthContext } from './types.ts';
 import { writeRows, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
+import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
 
 /** A finished call's use, counted on its key's day and month by the settle that charged it. */
 export interface KeyUse {
@@ -28,10 +29,7 @@ export interface KeyUse {
   finishedAt: Date;
 }
 
-export interface KeyUsage {
-  dayNano: bigint;
-  monthNano: bigint;
-}
+export type { KeyUsage };
 
 /** The GET /v1/key answer (object `key`). */
 export interface KeyStatus {
@@ -63,8 +61,15 @@ export interface MonthlyCap {
 export interface QuotaService {
   /** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
   usage(keyIds: string[], now: Date, q?: Queryable): Promise<Map<string, KeyUsage>>;
-  /** Throws 429 key_limit_exceeded when the call may not start. `maxCostNano` is the call's largest amount. */
+  /**
+   * Throws 429 key_limit_exceeded when the call may not start. `maxCostNano` is the call's largest amount. Reads
+   * the key's use from this process's figure (use-cache.ts), kept by `noteUse`.
+   */
   checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date): Promise<void>;
+  /** Taken when a call's charge is handed over, for `noteUse`. */
+  useToken(keyId: string): UseToken;
+  /** A charge of the key committed: its use counts in this process's next checks without a read. */
+  noteUse(keyId: string, chargedNano: bigint, finishedAt: Date, token: UseToken): void;
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
   monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
   /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
@@ -145,6 +150,8 @@ export function createQuotaService(db: Db): QuotaService {
     return (await usage([keyId], now)).get(keyId)!;
   }
 
+  const uses = new KeyUseCache({ read: one });
+
   function monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError {
     const limit = credits(auth.monthlyLimitNano ?? 0n);
     const held = heldNano > 0n ? `, ${usedCredits(heldNano)} more held by this key's calls still in progress` : '';
@@ -164,7 +171,7 @@ export function createQuotaService(db: Db): QuotaService {
 
     async checkQuota(auth, maxCostNano, now) {
       if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
-      const u = await one(auth.keyId, now);
+      const u = await uses.get(auth.keyId, now);
       if (auth.monthlyLimitNano != null && u.monthNano + maxCostNano > auth.monthlyLimitNano) {
         throw monthlyLimitError(auth, maxCostNano, u.monthNano, 0n, now);
       }
@@ -197,8 +204,12 @@ export function createQuotaService(db: Db): QuotaService {
       };
     },
 
+    useToken: (keyId) => uses.token(keyId),
+    noteUse: (keyId, chargedNano, finishedAt, token) => uses.note(keyId, chargedNano, finishedAt, token),
+
     async recordUsage(keyId, nano, finishedAt, tx) {
       await writeRows(tx ?? db, useWriter, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
+      uses.forget(keyId);
     },
 
     useWriter,

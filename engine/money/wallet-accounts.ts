@@ -158,8 +158,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
   async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint> {
-    const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, clock.now(), alsoWrite);
+    const finishedAt = clock.now();
+    const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, alsoWrite);
+    const use = keys.quota.useToken(keyId);
     const settled = await chargeFirst(rows, (alongside) => ledger.settle(reservation, costNano, alongside));
+    keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
     return settled.chargedNano;
   }
 
@@ -247,10 +250,18 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     settle(caller, hold, costNano, alsoWrite): Charge {
       const h = hold as LedgerHold;
       // The intent, built once: what the hold is, what it costs, which rows go beside it.
-      const rows = besideCharge(h.callId, caller.keyId, clock.now(), alsoWrite);
-      if (h.leased) return deps.leases!.book.settle(h.leased, costNano, h.callId, rows);
-      const reservation = h.reservation!;
-      return deps.writer.submit(h.callId, () => chargeFirst(rows, (alongside) => ledger.settle(reservation, costNano, alongside)));
+      const finishedAt = clock.now();
+      const rows = besideCharge(h.callId, caller.keyId, finishedAt, alsoWrite);
+      const use = keys.quota.useToken(caller.keyId);
+      const charge = h.leased
+        ? deps.leases!.book.settle(h.leased, costNano, h.callId, rows)
+        : deps.writer.submit(h.callId, () => chargeFirst(rows, (alongside) => ledger.settle(h.reservation!, costNano, alongside)));
+      // Before the answer's end (which waits on the same commit): the key's next call sees this use.
+      charge.committed.then(
+        (charged) => keys.quota.noteUse(caller.keyId, charged, finishedAt, use),
+        () => undefined,
+      );
+      return charge;
     },
 
     async release(hold) {
