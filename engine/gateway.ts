@@ -350,7 +350,9 @@ async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Cal
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
 async function creditsOf(ledger: Ledger, walletId: string) {
-  const b = spendableBalance(await ledger.balance(walletId), await readLeasedByLot(ledger.db, [walletId]));
+  // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
+  const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(ledger.db, [walletId])]);
+  const b = spendableBalance(balance, leased);
   return {
     object: 'credits',
     wallet_id: walletId,
