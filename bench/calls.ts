@@ -28,7 +28,12 @@ export const slowPrefix = (s: Slow) => `/s/${s.chunks}/${s.delayMs}`;
 const json = { 'content-type': 'application/json' };
 
 /** Requests for one call kind; one per key (the load cycles through them), a single one where keys do not apply. */
-export function callRequests(target: TargetKind, kind: CallKind, stream: boolean, opts: { stubUrl: string; keys?: string[] }): LoadRequest[] {
+export function callRequests(
+  target: TargetKind,
+  kind: CallKind,
+  stream: boolean,
+  opts: { stubUrl: string; keys?: string[] },
+): LoadRequest[] {
   const keys = opts.keys?.length ? opts.keys : ['bench'];
   return keys.map((key) => callRequest(target, kind, stream, key, opts.stubUrl));
 }
@@ -37,7 +42,13 @@ function callRequest(target: TargetKind, kind: CallKind, stream: boolean, key: s
   const streamFields = stream ? { stream: true } : {};
   if (kind === 'chat-b') {
     // The gateway asks vendor B for the usage chunk itself; sent direct, the call asks for it as the gateway would.
-    const body = { model: MODEL.b, max_completion_tokens: 64, messages: MESSAGES, ...streamFields, ...(stream && target === 'direct' ? { stream_options: { include_usage: true } } : {}) };
+    const body = {
+      model: MODEL.b,
+      max_completion_tokens: 64,
+      messages: MESSAGES,
+      ...streamFields,
+      ...(stream && target === 'direct' ? { stream_options: { include_usage: true } } : {}),
+    };
     return {
       path: '/v1/chat/completions',
       headers: { ...json, authorization: `Bearer ${key}`, ...(target === 'peer' ? peerHeaders('openai', stubUrl) : {}) },
@@ -49,7 +60,10 @@ function callRequest(target: TargetKind, kind: CallKind, stream: boolean, key: s
     const body = { model: MODEL.a, max_tokens: 64, messages: MESSAGES, ...streamFields };
     return {
       path: '/v1/chat/completions',
-      headers: { ...json, ...(target === 'peer' ? { 'x-api-key': key, ...peerHeaders('anthropic', stubUrl) } : { authorization: `Bearer ${key}` }) },
+      headers: {
+        ...json,
+        ...(target === 'peer' ? { 'x-api-key': key, ...peerHeaders('anthropic', stubUrl) } : { authorization: `Bearer ${key}` }),
+      },
       body: JSON.stringify(body),
       ...(stream ? { endsWith: '[DONE]' } : {}),
     };
@@ -58,7 +72,12 @@ function callRequest(target: TargetKind, kind: CallKind, stream: boolean, key: s
   const body = { model: MODEL.a, max_tokens: 64, messages: MESSAGES, ...streamFields };
   return {
     path: '/v1/messages',
-    headers: { ...json, 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION, ...(target === 'peer' ? peerHeaders('anthropic', stubUrl) : {}) },
+    headers: {
+      ...json,
+      'x-api-key': key,
+      'anthropic-version': ANTHROPIC_VERSION,
+      ...(target === 'peer' ? peerHeaders('anthropic', stubUrl) : {}),
+    },
     body: JSON.stringify(body),
     ...(stream ? { endsWith: 'message_stop' } : {}),
   };
@@ -67,10 +86,20 @@ function callRequest(target: TargetKind, kind: CallKind, stream: boolean, key: s
 /** Streams that each take chunks × delay: through the gateway a vendor E model whose route is the stub's slow path. */
 export function slowRequests(target: TargetKind, slow: Slow, opts: { stubUrl: string; keys?: string[] }): LoadRequest[] {
   const keys = opts.keys?.length ? opts.keys : ['bench'];
-  const body = JSON.stringify({ model: MODEL.slow, max_tokens: 256, messages: MESSAGES, stream: true, ...(target === 'direct' ? { stream_options: { include_usage: true } } : {}) });
+  const body = JSON.stringify({
+    model: MODEL.slow,
+    max_tokens: 256,
+    messages: MESSAGES,
+    stream: true,
+    ...(target === 'direct' ? { stream_options: { include_usage: true } } : {}),
+  });
   return keys.map((key) => ({
     path: target === 'direct' ? `${slowPrefix(slow)}/v1/chat/completions` : '/v1/chat/completions',
-    headers: { ...json, authorization: `Bearer ${key}`, ...(target === 'peer' ? peerHeaders('openai', `${opts.stubUrl}${slowPrefix(slow)}`) : {}) },
+    headers: {
+      ...json,
+      authorization: `Bearer ${key}`,
+      ...(target === 'peer' ? peerHeaders('openai', `${opts.stubUrl}${slowPrefix(slow)}`) : {}),
+    },
     body,
     endsWith: '[DONE]',
   }));

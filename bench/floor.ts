@@ -29,6 +29,10 @@ app.post('/*', async (req, reply) => {
 
 const url = await app.listen({ host: '127.0.0.1', port: Number(process.env.FLOOR_PORT ?? 0) });
 console.log(`bench floor on ${url}`);
-const stop = () => void app.close().then(() => upstream.close()).then(() => process.exit(0));
+const stop = () =>
+  void app
+    .close()
+    .then(() => upstream.close())
+    .then(() => process.exit(0));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

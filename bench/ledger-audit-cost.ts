@@ -14,7 +14,9 @@ import { openPglite } from '../engine/db/pglite.ts';
 import { openScratchSchema } from '../engine/db/scratch-schema.ts';
 import { checkLedger } from '../engine/money/audit.ts';
 
-const { values } = parseArgs({ options: { rows: { type: 'string' }, db: { type: 'string', default: 'postgres' }, explain: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { rows: { type: 'string' }, db: { type: 'string', default: 'postgres' }, explain: { type: 'boolean', default: false } },
+});
 const kind = values.db === 'pglite' ? 'pglite' : 'postgres';
 const rows = Number(values.rows ?? (kind === 'pglite' ? 1_000_000 : 5_000_000));
 
@@ -32,10 +34,10 @@ async function fill(db: Db): Promise<void> {
     `INSERT INTO credit_lots (id, wallet_id, granted_nano, available_nano) SELECT 'l' || i, 'w' || ((i + 1) / 2), $2::bigint, $3::bigint FROM generate_series(1, $1::int) i`,
     [lots, GRANT.toString(), left],
   );
-  await db.query(`INSERT INTO ledger_journal (wallet_id, lot_id, kind, amount_nano) SELECT 'w' || ((i + 1) / 2), 'l' || i, 'top_up', $2::bigint FROM generate_series(1, $1::int) i`, [
-    lots,
-    GRANT.toString(),
-  ]);
+  await db.query(
+    `INSERT INTO ledger_journal (wallet_id, lot_id, kind, amount_nano) SELECT 'w' || ((i + 1) / 2), 'l' || i, 'top_up', $2::bigint FROM generate_series(1, $1::int) i`,
+    [lots, GRANT.toString()],
+  );
   // One call after another on every lot: reserve 1,000, settle 400, release 600.
   await db.query(
     `INSERT INTO ledger_journal (wallet_id, lot_id, kind, amount_nano)
@@ -50,7 +52,10 @@ async function fill(db: Db): Promise<void> {
      SELECT 'r' || i, 'w' || ((i + 1) / 2), 'bench', 'c' || i, 'b', 1000, now() + interval '15 minutes' FROM generate_series(1, $1::int) i`,
     [held],
   );
-  await db.query(`INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano) SELECT 'r' || i, 'l' || i, 1000 FROM generate_series(1, $1::int) i`, [held]);
+  await db.query(
+    `INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano) SELECT 'r' || i, 'l' || i, 1000 FROM generate_series(1, $1::int) i`,
+    [held],
+  );
   await db.query(
     `INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano) SELECT 'w' || ((i + 1) / 2), 'l' || i, 'r' || i, 'reserve', 1000 FROM generate_series(1, $1::int) i`,
     [held],
@@ -76,21 +81,29 @@ function timed(db: Queryable, took: number[]): Queryable {
   } as Queryable;
 }
 
-const scratch = kind === 'postgres' ? await openScratchSchema(process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test') : null;
+const scratch =
+  kind === 'postgres' ? await openScratchSchema(process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test') : null;
 const db: Db = scratch?.db ?? (await openPglite());
 try {
   if (!scratch) await migrate(db);
   const t0 = performance.now();
   await fill(db);
   const count = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger_journal');
-  const size = kind === 'postgres' ? (await db.query<{ s: string }>(`SELECT pg_size_pretty(pg_total_relation_size('ledger_journal')) AS s`)).rows[0].s : 'n/a';
-  console.log(`${kind}: ${count.rows[0].n} journal rows (${size}), ${wallets} wallets, ${lots} lots, ${held} held; filled in ${Math.round(performance.now() - t0)} ms`);
+  const size =
+    kind === 'postgres'
+      ? (await db.query<{ s: string }>(`SELECT pg_size_pretty(pg_total_relation_size('ledger_journal')) AS s`)).rows[0].s
+      : 'n/a';
+  console.log(
+    `${kind}: ${count.rows[0].n} journal rows (${size}), ${wallets} wallets, ${lots} lots, ${held} held; filled in ${Math.round(performance.now() - t0)} ms`,
+  );
   for (let i = 1; i <= 3; i++) {
     const took: number[] = [];
     const t = performance.now();
     const audit = await checkLedger(timed(db, took), { heldExpiredBefore: new Date(Date.now() - 180_000) });
     const ms = (n: number) => `${Math.round(n)} ms`;
-    console.log(`audit ${i}: ${ms(performance.now() - t)} (journal ${ms(took[0])}, balances ${ms(took[1])}, holds ${ms(took[2])}); ok ${audit.ok}`);
+    console.log(
+      `audit ${i}: ${ms(performance.now() - t)} (journal ${ms(took[0])}, balances ${ms(took[1])}, holds ${ms(took[2])}); ok ${audit.ok}`,
+    );
   }
   if (values.explain) {
     const explained: Queryable = {

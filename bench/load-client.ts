@@ -43,7 +43,7 @@ export function startLoadClient(): LoadClient {
           if ('failed' in answer) reject(new Error(`load failed: ${answer.failed}`));
           else resolve(answer);
         };
-        child.stdin!.write(JSON.stringify(spec) + '\n');
+        child.stdin!.write(`${JSON.stringify(spec)}\n`);
       });
     },
     async close() {

@@ -52,7 +52,13 @@ const quantiles = (xs: number[]): Quantiles => {
 };
 
 async function run(spec: LoadSpec): Promise<LoadResult> {
-  const pool = new Pool(spec.url, { connections: spec.connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  const pool = new Pool(spec.url, {
+    connections: spec.connections,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+  });
   const latencies: number[] = [];
   const ttfbs: number[] = [];
   const errorSamples: string[] = [];
@@ -127,7 +133,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       if (!line.trim()) continue;
       queue = queue.then(async () => {
         const result = await run(JSON.parse(line) as LoadSpec).catch((e: Error) => ({ failed: e.stack ?? String(e) }));
-        process.stdout.write(JSON.stringify(result) + '\n');
+        process.stdout.write(`${JSON.stringify(result)}\n`);
       });
     }
   });

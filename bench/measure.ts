@@ -87,7 +87,15 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
     load,
     cpuPercent,
     ...(samples && watched.memoryOf
-      ? { rssMb: { start: samples[0]!, end: samples.at(-1)!, peak: Math.max(...samples), hwm: memoryMb(watched.memoryOf).hwm, samples: plan.what === 'soak' ? samples.map(round1) : [] } }
+      ? {
+          rssMb: {
+            start: samples[0]!,
+            end: samples.at(-1)!,
+            peak: Math.max(...samples),
+            hwm: memoryMb(watched.memoryOf).hwm,
+            samples: plan.what === 'soak' ? samples.map(round1) : [],
+          },
+        }
       : {}),
   };
 }

@@ -23,7 +23,9 @@ const load = startLoadClient();
 const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
 await load.run({ url: gw.url, mode: 'closed', requests, connections: 32, seconds: 1 }, 30_000); // warm up
 const r = await load.run({ url: gw.url, mode: 'closed', requests, connections, seconds }, (seconds + 30) * 1000);
-console.log(`${r.perSecond.toFixed(0)} req/s, ${r.errors} errors, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms`);
+console.log(
+  `${r.perSecond.toFixed(0)} req/s, ${r.errors} errors, p50 ${r.latencyMs.p50.toFixed(2)} ms, p99 ${r.latencyMs.p99.toFixed(2)} ms`,
+);
 await load.close();
 await gw.stop();
 await stub.stop();
@@ -46,5 +48,6 @@ for (const n of prof.nodes) {
   const key = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}`;
   byFn.set(key, (byFn.get(key) ?? 0) + (self.get(n.id) ?? 0));
 }
-for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 40))) console.log(`${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 40)))
+  console.log(`${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 console.log(`profile: ${join(dir, file)}`);

@@ -24,7 +24,15 @@ import { CALL_KINDS, callRequests, slowRequests, type Slow, type TargetKind } fr
 import { startLoadClient, type LoadClient } from './load-client.ts';
 import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
 import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
-import { startFloor, startGatewayOnPglite, startGatewayOnPostgres, startPeer, startStub, type GatewayTarget, type Running } from './targets.ts';
+import {
+  startFloor,
+  startGatewayOnPglite,
+  startGatewayOnPostgres,
+  startPeer,
+  startStub,
+  type GatewayTarget,
+  type Running,
+} from './targets.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const config = {
@@ -53,17 +61,42 @@ async function record(plan: RowPlan, watched: Watched): Promise<void> {
   const row = await measure(loader, plan, watched);
   rows.push(row);
   const l = row.load;
-  const rate = plan.burst ? `${(l.wallMs / 1000).toFixed(2)} s wall` : `${l.perSecond.toFixed(0)} req/s p50 ${l.latencyMs.p50.toFixed(2)} ms`;
+  const rate = plan.burst
+    ? `${(l.wallMs / 1000).toFixed(2)} s wall`
+    : `${l.perSecond.toFixed(0)} req/s p50 ${l.latencyMs.p50.toFixed(2)} ms`;
   console.log(`  ${row.id.padEnd(44)} ${rate}${l.errors ? `  ${l.errors} errors: ${l.errorSamples[0]}` : ''}`);
 }
 
 /** Every call kind, plain and streaming, at each connection count; then what only some targets get. */
-async function callRows(target: TargetName, kind: TargetKind, url: string, stubUrl: string, watched: Watched, keys?: string[]): Promise<void> {
-  await warmUp(target, url, CALL_KINDS.flatMap((k) => [false, true].flatMap((s) => callRequests(kind, k, s, { stubUrl, keys }))));
+async function callRows(
+  target: TargetName,
+  kind: TargetKind,
+  url: string,
+  stubUrl: string,
+  watched: Watched,
+  keys?: string[],
+): Promise<void> {
+  await warmUp(
+    target,
+    url,
+    CALL_KINDS.flatMap((k) => [false, true].flatMap((s) => callRequests(kind, k, s, { stubUrl, keys }))),
+  );
   for (const connections of config.connections) {
     for (const what of CALL_KINDS) {
       for (const stream of [false, true]) {
-        await record({ target, what, stream, wallet: keys ? 'hot' : 'none', url, requests: callRequests(kind, what, stream, { stubUrl, keys }), connections, seconds: config.seconds }, watched);
+        await record(
+          {
+            target,
+            what,
+            stream,
+            wallet: keys ? 'hot' : 'none',
+            url,
+            requests: callRequests(kind, what, stream, { stubUrl, keys }),
+            connections,
+            seconds: config.seconds,
+          },
+          watched,
+        );
       }
     }
   }
@@ -77,7 +110,11 @@ async function callRows(target: TargetName, kind: TargetKind, url: string, stubU
  */
 async function warmUp(target: TargetName, url: string, requests: LoadRequest[]): Promise<void> {
   const connections = Math.max(...config.connections);
-  const w = await measure(loader, { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections, seconds: config.warmupSeconds }, { pids: {}, withPostgres: false });
+  const w = await measure(
+    loader,
+    { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections, seconds: config.warmupSeconds },
+    { pids: {}, withPostgres: false },
+  );
   if (w.load.errors) notes.push(`${target}: ${w.load.errors} errors while warming up, first: ${w.load.errorSamples[0]}`);
 }
 
@@ -87,10 +124,27 @@ async function warmUp(target: TargetName, url: string, requests: LoadRequest[]):
  * every other row (new upstream connections, a path not yet compiled); the second, the row the target reads,
  * measures streaming itself. The load generator's own connections are new in both, for every target alike.
  */
-async function slowRow(target: TargetName, kind: TargetKind, url: string, stubUrl: string, watched: Watched, keys?: string[]): Promise<void> {
+async function slowRow(
+  target: TargetName,
+  kind: TargetKind,
+  url: string,
+  stubUrl: string,
+  watched: Watched,
+  keys?: string[],
+): Promise<void> {
   for (const what of ['slow-streams-cold', 'slow-streams'] as const) {
     await record(
-      { target, what, stream: true, wallet: keys ? 'hot' : 'none', url, requests: slowRequests(kind, config.slow, { stubUrl, keys }), connections: config.slowStreams, burst: config.slowStreams, rssEveryMs: 100 },
+      {
+        target,
+        what,
+        stream: true,
+        wallet: keys ? 'hot' : 'none',
+        url,
+        requests: slowRequests(kind, config.slow, { stubUrl, keys }),
+        connections: config.slowStreams,
+        burst: config.slowStreams,
+        rssEveryMs: 100,
+      },
       watched,
     );
   }
@@ -102,7 +156,10 @@ async function gatewayRows(gw: GatewayTarget, stub: Running, withPostgres: boole
   await callRows(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
   const spread = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: gw.spreadKeys });
   await warmUp(target, gw.url, spread);
-  await record({ target, what: 'chat-b', stream: false, wallet: 'spread', url: gw.url, requests: spread, connections: 32, seconds: config.seconds }, watched);
+  await record(
+    { target, what: 'chat-b', stream: false, wallet: 'spread', url: gw.url, requests: spread, connections: 32, seconds: config.seconds },
+    watched,
+  );
   await slowRow(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
 }
 
@@ -119,14 +176,32 @@ async function vendorBRows(gw: GatewayTarget, stub: Running): Promise<void> {
   const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
   await warmUp(target, gw.url, requests);
   for (const connections of config.connections) {
-    await record({ target, what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests, connections, seconds: config.seconds }, { pids, memoryOf: alone ? gw.pid : undefined, withPostgres: true });
+    await record(
+      { target, what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests, connections, seconds: config.seconds },
+      { pids, memoryOf: alone ? gw.pid : undefined, withPostgres: true },
+    );
   }
 }
 
 async function soakRow(gw: GatewayTarget, stub: Running): Promise<void> {
-  const requests = CALL_KINDS.flatMap((k) => [false, true].flatMap((s) => callRequests('gateway', k, s, { stubUrl: stub.url, keys: [gw.hotKey] })));
+  const requests = CALL_KINDS.flatMap((k) =>
+    [false, true].flatMap((s) => callRequests('gateway', k, s, { stubUrl: stub.url, keys: [gw.hotKey] })),
+  );
   const watched: Watched = { pids: { [gw.name]: gw.pid, stub: stub.pid }, memoryOf: gw.pid, withPostgres: true };
-  await record({ target: gw.name as TargetName, what: 'soak', stream: false, wallet: 'hot', url: gw.url, requests, connections: 32, seconds: config.soakSeconds, rssEveryMs: 500 }, watched);
+  await record(
+    {
+      target: gw.name as TargetName,
+      what: 'soak',
+      stream: false,
+      wallet: 'hot',
+      url: gw.url,
+      requests,
+      connections: 32,
+      seconds: config.soakSeconds,
+      rssEveryMs: 500,
+    },
+    watched,
+  );
 }
 
 async function withTarget<T extends Running>(start: () => Promise<T>, use: (t: T) => Promise<void>): Promise<void> {
@@ -136,7 +211,10 @@ async function withTarget<T extends Running>(start: () => Promise<T>, use: (t: T
   } finally {
     await t.stop();
     // The gateway logs at warn: anything it logged is worth a look beside the figures.
-    const logged = t.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    const logged = t
+      .output()
+      .split('\n')
+      .filter((l) => /"level":(40|50|60)/.test(l));
     if (logged.length) notes.push(`${t.name} logged ${logged.length} warnings or errors, first: ${logged[0]!.slice(0, 300)}`);
   }
 }
@@ -151,7 +229,9 @@ function gitCommit(): string {
 
 async function main(): Promise<void> {
   const startedAt = new Date();
-  console.log(`bench: ${config.seconds} s per row${QUICK ? ' (quick)' : ''}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}`);
+  console.log(
+    `bench: ${config.seconds} s per row${QUICK ? ' (quick)' : ''}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}`,
+  );
   const postgres = await probePostgres(DATABASE_URL);
   if (!postgres.ok) notes.push(`PostgreSQL rows skipped: ${postgres.reason}`);
   if (!config.peer) notes.push('peer skipped (BENCH_PEER=0)');
@@ -171,7 +251,11 @@ async function main(): Promise<void> {
         () => startFloor(stub.url),
         async (floor) => {
           console.log(`floor: fastify and undici, no gateway work (${floor.url})`);
-          await callRows('floor', 'direct', floor.url, stub.url, { pids: { floor: floor.pid, stub: stub.pid }, memoryOf: floor.pid, withPostgres: false });
+          await callRows('floor', 'direct', floor.url, stub.url, {
+            pids: { floor: floor.pid, stub: stub.pid },
+            memoryOf: floor.pid,
+            withPostgres: false,
+          });
         },
       );
     }
@@ -227,11 +311,11 @@ async function main(): Promise<void> {
   };
   results.targets = targetChecks(results);
   const markdown = renderMarkdown(results);
-  console.log('\n' + markdown);
+  console.log(`\n${markdown}`);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stem = join(RESULTS_DIR, startedAt.toISOString().replace(/[:.]/g, '-'));
-  writeFileSync(`${stem}.json`, JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(`${stem}.md`, markdown + '\n');
+  writeFileSync(`${stem}.json`, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(`${stem}.md`, `${markdown}\n`);
   console.log(`written: ${stem}.json, ${stem}.md`);
 }
 

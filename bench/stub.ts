@@ -29,7 +29,8 @@ type Shape = 'chat' | 'messages';
 function parsePath(url: string): { shape: Shape; chunking: Chunking } | undefined {
   const m = /^(?:\/s\/(\d+)\/(\d+))?\/v1\/(chat\/completions|messages)(?:\?|$)/.exec(url);
   if (!m) return undefined;
-  const chunking = m[1] === undefined ? { chunks: DEFAULT_CHUNKS, delayMs: 0 } : { chunks: Math.max(1, Number(m[1])), delayMs: Number(m[2]) };
+  const chunking =
+    m[1] === undefined ? { chunks: DEFAULT_CHUNKS, delayMs: 0 } : { chunks: Math.max(1, Number(m[1])), delayMs: Number(m[2]) };
   return { shape: m[3] === 'messages' ? 'messages' : 'chat', chunking };
 }
 
@@ -89,17 +90,31 @@ function messagesAnswer(model: string, chunks: number): Answer {
     stop_sequence: null,
     usage: { input_tokens: INPUT_TOKENS, output_tokens: chunks },
   });
-  const start = { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: INPUT_TOKENS, output_tokens: 1 } };
+  const start = {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: INPUT_TOKENS, output_tokens: 1 },
+  };
   return {
     json,
     head: [
       sse({ type: 'message_start', message: start }, 'message_start'),
       sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
     ],
-    pieces: Array.from({ length: chunks }, () => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: WORD } }, 'content_block_delta')),
+    pieces: Array.from({ length: chunks }, () =>
+      sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: WORD } }, 'content_block_delta'),
+    ),
     tail: [
       sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-      sse({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: chunks } }, 'message_delta'),
+      sse(
+        { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: chunks } },
+        'message_delta',
+      ),
       sse({ type: 'message_stop' }, 'message_stop'),
     ],
   };
@@ -163,7 +178,10 @@ const serve = (req: IncomingMessage, res: ServerResponse) => {
     else res.destroy();
   });
 };
-const tls = process.env.STUB_TLS_CERT && process.env.STUB_TLS_KEY ? { cert: readFileSync(process.env.STUB_TLS_CERT), key: readFileSync(process.env.STUB_TLS_KEY) } : undefined;
+const tls =
+  process.env.STUB_TLS_CERT && process.env.STUB_TLS_KEY
+    ? { cert: readFileSync(process.env.STUB_TLS_CERT), key: readFileSync(process.env.STUB_TLS_KEY) }
+    : undefined;
 // The HTTP/2 compatibility API takes the same handler (request and response with the same methods it uses).
 const server = tls ? createSecureServer({ ...tls, allowHTTP1: true }, serve as never) : createServer({ keepAliveTimeout: 60_000 }, serve);
 server.listen(Number(process.env.STUB_PORT ?? 0), '127.0.0.1', () => {

@@ -5,7 +5,16 @@ import type { Row, TargetName } from './measure.ts';
 import { rowId } from './measure.ts';
 
 export interface BenchResults {
-  meta: { startedAt: string; seconds: number; node: string; cores: number; loadAverageAtEnd: number; commit: string; config: Record<string, unknown>; notes: string[] };
+  meta: {
+    startedAt: string;
+    seconds: number;
+    node: string;
+    cores: number;
+    loadAverageAtEnd: number;
+    commit: string;
+    config: Record<string, unknown>;
+    notes: string[];
+  };
   rows: Row[];
   targets: TargetCheck[];
 }
@@ -26,15 +35,27 @@ const GW = 'gateway-postgres' as const;
 
 function finder(rows: Row[]) {
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const row = (target: TargetName, what: Row['what'], stream: boolean, c: number, wallet: Row['wallet'] = target.startsWith('gateway') ? 'hot' : 'none') =>
-    byId.get(rowId(target, what, stream, c, wallet));
+  const row = (
+    target: TargetName,
+    what: Row['what'],
+    stream: boolean,
+    c: number,
+    wallet: Row['wallet'] = target.startsWith('gateway') ? 'hot' : 'none',
+  ) => byId.get(rowId(target, what, stream, c, wallet));
   return row;
 }
 
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || !b ? null : a / b);
 
-function check(name: string, value: number | null | undefined, direction: TargetCheck['direction'], limit: number, unit: TargetCheck['unit'] = ''): TargetCheck {
-  if (value === null || value === undefined || Number.isNaN(value)) return { name, value: null, limit, direction, unit, pass: null, by: 'not measured' };
+function check(
+  name: string,
+  value: number | null | undefined,
+  direction: TargetCheck['direction'],
+  limit: number,
+  unit: TargetCheck['unit'] = '',
+): TargetCheck {
+  if (value === null || value === undefined || Number.isNaN(value))
+    return { name, value: null, limit, direction, unit, pass: null, by: 'not measured' };
   const pass = direction === 'at least' ? value >= limit : value <= limit;
   const diff = value - limit;
   const by =
@@ -49,7 +70,7 @@ function check(name: string, value: number | null | undefined, direction: Target
  * calls answered. Undefined when the row is missing, had errors, answered nothing, or did not watch the process.
  */
 export function cpuMsPerCall(r: Row | undefined, process: string): number | undefined {
-  if (!r || r.load.errors !== 0 || !r.load.ok) return undefined;
+  if (r?.load.errors !== 0 || !r.load.ok) return undefined;
   const pct = r.cpuPercent[process];
   return pct === undefined ? undefined : ((pct / 100) * r.load.seconds * 1000) / r.load.ok;
 }
@@ -73,9 +94,20 @@ export function targetChecks(results: Pick<BenchResults, 'rows'>): TargetCheck[]
 
   // 2. CPU per answered call over the same rows: each process against the one it is compared with.
   const gwCpu = cpuMsPerCall(gw32, GW);
-  checks.push(check("vendor B c32, PostgreSQL: gateway CPU per call vs floor's ≤ 2×", ratio(gwCpu, cpuMsPerCall(floor32, 'floor')), 'at most', 2));
-  checks.push(check("vendor B c32, PostgreSQL: gateway CPU per call vs peer's ≤ 0.25×", ratio(gwCpu, cpuMsPerCall(peer32, 'peer')), 'at most', 0.25));
-  checks.push(check("vendor B c32, PostgreSQL: PostgreSQL CPU per call vs gateway's ≤ 0.1×", ratio(cpuMsPerCall(gw32, 'postgres'), gwCpu), 'at most', 0.1));
+  checks.push(
+    check("vendor B c32, PostgreSQL: gateway CPU per call vs floor's ≤ 2×", ratio(gwCpu, cpuMsPerCall(floor32, 'floor')), 'at most', 2),
+  );
+  checks.push(
+    check("vendor B c32, PostgreSQL: gateway CPU per call vs peer's ≤ 0.25×", ratio(gwCpu, cpuMsPerCall(peer32, 'peer')), 'at most', 0.25),
+  );
+  checks.push(
+    check(
+      "vendor B c32, PostgreSQL: PostgreSQL CPU per call vs gateway's ≤ 0.1×",
+      ratio(cpuMsPerCall(gw32, 'postgres'), gwCpu),
+      'at most',
+      0.1,
+    ),
+  );
 
   // 3. Latency at one connection: what the gateway adds to direct against what the peer adds. A peer that adds
   // nothing (or less than nothing, noise) leaves no ratio to take: not measured.
@@ -98,18 +130,34 @@ export function targetChecks(results: Pick<BenchResults, 'rows'>): TargetCheck[]
     gwStream1?.load.ttfbMs && floorStream1?.load.ttfbMs && gwStream1.load.errors === 0 && floorStream1.load.errors === 0
       ? gwStream1.load.ttfbMs.p50 - floorStream1.load.ttfbMs.p50
       : null;
-  checks.push(check("vendor B stream c1, PostgreSQL: TTFB p50 minus the floor's TTFB p50 (raw TTFB) ≤ 0.3 ms", ttfbOverFloor, 'at most', 0.3, 'ms'));
+  checks.push(
+    check("vendor B stream c1, PostgreSQL: TTFB p50 minus the floor's TTFB p50 (raw TTFB) ≤ 0.3 ms", ttfbOverFloor, 'at most', 0.3, 'ms'),
+  );
 
   // 4. The slow streams' second burst (the first opens the connections; `slow-streams-cold`).
   const slowN = results.rows.find((r) => r.what === 'slow-streams')?.connections ?? 0;
   const slowGw = row(GW, 'slow-streams', true, slowN);
   const slowDirect = row('direct', 'slow-streams', true, slowN);
   const slowOk = slowGw && slowGw.load.errors === 0 ? slowGw : undefined;
-  checks.push(check(`${slowN} concurrent slow streams, PostgreSQL: wall time vs direct ≤ 1.2×`, ratio(slowOk?.load.wallMs, slowDirect?.load.wallMs), 'at most', 1.2));
+  checks.push(
+    check(
+      `${slowN} concurrent slow streams, PostgreSQL: wall time vs direct ≤ 1.2×`,
+      ratio(slowOk?.load.wallMs, slowDirect?.load.wallMs),
+      'at most',
+      1.2,
+    ),
+  );
   checks.push(check(`${slowN} concurrent slow streams, PostgreSQL: gateway peak RSS ≤ 250 MB`, slowOk?.rssMb?.peak, 'at most', 250, 'MB'));
 
   // 5. The embedded database against PostgreSQL.
-  checks.push(check('vendor B c32: PGlite req/s vs PostgreSQL ≥ 0.5×', ratio(rps(row('gateway-pglite', 'chat-b', false, 32)), rps(gw32)), 'at least', 0.5));
+  checks.push(
+    check(
+      'vendor B c32: PGlite req/s vs PostgreSQL ≥ 0.5×',
+      ratio(rps(row('gateway-pglite', 'chat-b', false, 32)), rps(gw32)),
+      'at least',
+      0.5,
+    ),
+  );
   return checks;
 }
 
@@ -134,13 +182,20 @@ export function renderMarkdown(results: BenchResults): string {
   const { rows, meta } = results;
   const row = finder(rows);
   const out: string[] = [];
-  out.push(`## npm run bench, ${meta.startedAt} (commit ${meta.commit}, Node ${meta.node}, ${meta.cores} cores, load average at end ${meta.loadAverageAtEnd.toFixed(2)})`);
+  out.push(
+    `## npm run bench, ${meta.startedAt} (commit ${meta.commit}, Node ${meta.node}, ${meta.cores} cores, load average at end ${meta.loadAverageAtEnd.toFixed(2)})`,
+  );
   out.push('');
-  out.push(`${meta.config.seconds} s per row; full billing (auth, reservation, settlement) on every gateway call; CPU is % of one core per process over the row.`);
+  out.push(
+    `${meta.config.seconds} s per row; full billing (auth, reservation, settlement) on every gateway call; CPU is % of one core per process over the row.`,
+  );
   for (const n of meta.notes) out.push(`Note: ${n}`);
 
   out.push('', '### 1 connection: latency (ms)', '');
-  out.push('| call | target | p50 | p99 | added p50 | added p99 | TTFB p50 | added TTFB p50 | errors | CPU % |', '|---|---|---|---|---|---|---|---|---|---|');
+  out.push(
+    '| call | target | p50 | p99 | added p50 | added p99 | TTFB p50 | added TTFB p50 | errors | CPU % |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
   for (const what of CALL_KINDS) {
     for (const stream of [false, true]) {
       const direct = row('direct', what, stream, 1);
@@ -157,7 +212,10 @@ export function renderMarkdown(results: BenchResults): string {
   }
 
   out.push('', '### 32 connections: throughput', '');
-  out.push('| call | target | req/s | vs direct | vs floor | vs peer | p50 ms | p99 ms | errors | CPU % |', '|---|---|---|---|---|---|---|---|---|---|');
+  out.push(
+    '| call | target | req/s | vs direct | vs floor | vs peer | p50 ms | p99 ms | errors | CPU % |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
   for (const what of CALL_KINDS) {
     for (const stream of [false, true]) {
       const direct = row('direct', what, stream, 32)?.load.perSecond;
@@ -194,25 +252,37 @@ export function renderMarkdown(results: BenchResults): string {
   if (slow.length) {
     const direct = (what: Row['what']) => slow.find((r) => r.target === 'direct' && r.what === what);
     out.push('', `### ${slow[0]!.connections} concurrent slow streams (${meta.config.slow ? JSON.stringify(meta.config.slow) : ''})`, '');
-    out.push('Each target gets the same burst twice: the first opens every connection (to the vendor too), the second is the row the target reads.', '');
-    out.push('| target | burst | wall s | vs direct (same burst) | TTFB p50 ms | RSS before MB | peak RSS MB (sampled) | RSS high-water MB | errors | CPU % |', '|---|---|---|---|---|---|---|---|---|---|');
+    out.push(
+      'Each target gets the same burst twice: the first opens every connection (to the vendor too), the second is the row the target reads.',
+      '',
+    );
+    out.push(
+      '| target | burst | wall s | vs direct (same burst) | TTFB p50 ms | RSS before MB | peak RSS MB (sampled) | RSS high-water MB | errors | CPU % |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+    );
     for (const r of slow) {
       const burst = r.what === 'slow-streams-cold' ? 'first' : 'second';
-      out.push(`| ${r.target} | ${burst} | ${f(r.load.wallMs / 1000)} | ${f(ratio(r.load.wallMs, direct(r.what)?.load.wallMs), 3)} | ${f(r.load.ttfbMs?.p50)} | ${f(r.rssMb?.start, 0)} | ${f(r.rssMb?.peak, 0)} | ${f(r.rssMb?.hwm, 0)} | ${r.load.errors} | ${cpu(r)} |`);
+      out.push(
+        `| ${r.target} | ${burst} | ${f(r.load.wallMs / 1000)} | ${f(ratio(r.load.wallMs, direct(r.what)?.load.wallMs), 3)} | ${f(r.load.ttfbMs?.p50)} | ${f(r.rssMb?.start, 0)} | ${f(r.rssMb?.peak, 0)} | ${f(r.rssMb?.hwm, 0)} | ${r.load.errors} | ${cpu(r)} |`,
+      );
     }
   }
 
   for (const soak of rows.filter((r) => r.what === 'soak')) {
     out.push('', `### Soak: ${soak.target}, all six calls mixed, 32 connections, ${f(soak.load.seconds, 0)} s`, '');
     out.push('| req/s | errors | RSS start MB | RSS end MB | peak MB | growth % | CPU % |', '|---|---|---|---|---|---|---|');
-    out.push(`| ${soak.load.perSecond.toFixed(0)} | ${soak.load.errors} | ${f(soak.rssMb?.start, 0)} | ${f(soak.rssMb?.end, 0)} | ${f(soak.rssMb?.peak, 0)} | ${f(soakGrowthPercent(soak), 1)} | ${cpu(soak)} |`);
+    out.push(
+      `| ${soak.load.perSecond.toFixed(0)} | ${soak.load.errors} | ${f(soak.rssMb?.start, 0)} | ${f(soak.rssMb?.end, 0)} | ${f(soak.rssMb?.peak, 0)} | ${f(soakGrowthPercent(soak), 1)} | ${cpu(soak)} |`,
+    );
   }
 
   out.push('', '### Targets', '');
   out.push('| target | value | limit | result |', '|---|---|---|---|');
   for (const c of results.targets) {
     const verdict = c.pass === null ? 'NOT MEASURED' : c.pass ? 'PASS' : 'MISS';
-    out.push(`| ${c.name} | ${c.value === null ? '–' : `${f(c.value, c.unit === '' ? 3 : 2)}${c.unit ? ' ' + c.unit : ''}`} | ${c.direction} ${c.limit}${c.unit ? ' ' + c.unit : ''} | ${verdict}: ${c.by} |`);
+    out.push(
+      `| ${c.name} | ${c.value === null ? '–' : `${f(c.value, c.unit === '' ? 3 : 2)}${c.unit ? ` ${c.unit}` : ''}`} | ${c.direction} ${c.limit}${c.unit ? ` ${c.unit}` : ''} | ${verdict}: ${c.by} |`,
+    );
   }
   return out.join('\n');
 }

@@ -42,7 +42,12 @@ export async function startStub(): Promise<Running> {
 /** The floor (bench/floor.ts): fastify in, undici out, no gateway work, forwarding to the stub, with the gateway's node options. */
 export async function startFloor(stubUrl: string): Promise<Running> {
   const nodeArgs = ['--import', 'tsx', ...startScriptNodeArgs()];
-  const c = await startNode('floor', 'bench/floor.ts', { nodeArgs, args: [stubUrl], ready: /bench floor on (\S+)/, env: { NODE_ENV: 'production' } });
+  const c = await startNode('floor', 'bench/floor.ts', {
+    nodeArgs,
+    args: [stubUrl],
+    ready: /bench floor on (\S+)/,
+    env: { NODE_ENV: 'production' },
+  });
   return asRunning(c, c.match[1]!);
 }
 
@@ -56,7 +61,12 @@ export async function startPeer(): Promise<Running> {
     if (npm.status !== 0) throw new Error(`npm ci --prefix ${PEER_DIR} failed (${npm.status ?? npm.signal})`);
   }
   const port = await freePort();
-  const c = await startNode('peer', join(PEER_DIR, 'start.mjs'), { nodeArgs: [], args: [String(port)], ready: /peer listening on (\S+)/, env: { NODE_ENV: 'production' } });
+  const c = await startNode('peer', join(PEER_DIR, 'start.mjs'), {
+    nodeArgs: [],
+    args: [String(port)],
+    ready: /peer listening on (\S+)/,
+    env: { NODE_ENV: 'production' },
+  });
   return asRunning(c, c.match[1]!);
 }
 
@@ -105,7 +115,13 @@ export function startScriptNodeArgs(): string[] {
  * Gateway on a fresh PostgreSQL schema; wallets and keys written by this process on the same schema. With
  * `workers` above 1 it runs as GATEWAY_WORKERS processes behind one port.
  */
-export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string, slow: Slow, spreadWallets: number, opts: GatewayOptions = {}): Promise<GatewayTarget> {
+export async function startGatewayOnPostgres(
+  serverUrl: string,
+  stubUrl: string,
+  slow: Slow,
+  spreadWallets: number,
+  opts: GatewayOptions = {},
+): Promise<GatewayTarget> {
   const workers = opts.workers ?? 1;
   const scratch = await openScratchSchema(serverUrl);
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
@@ -122,7 +138,12 @@ export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string,
     await keys.close();
     const port = await freePort();
     const name = opts.name ?? (workers > 1 ? 'gateway-postgres-workers' : 'gateway-postgres');
-    const env = { ...gatewayEnv(stubUrl, slow, port, opts), DATABASE_URL: scratch.url, GATEWAY_DATA_DIR: dataDir, GATEWAY_WORKERS: String(workers) };
+    const env = {
+      ...gatewayEnv(stubUrl, slow, port, opts),
+      DATABASE_URL: scratch.url,
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_WORKERS: String(workers),
+    };
     const { child, url } = await startGatewayProcess(name, env);
     return {
       name,
@@ -146,14 +167,23 @@ export async function startGatewayOnPostgres(serverUrl: string, stubUrl: string,
 }
 
 /** Gateway on its embedded PGlite (in a temporary folder): wallets through its admin API, keys through the key doors. */
-export async function startGatewayOnPglite(stubUrl: string, slow: Slow, spreadWallets: number, opts: GatewayOptions = {}): Promise<GatewayTarget> {
+export async function startGatewayOnPglite(
+  stubUrl: string,
+  slow: Slow,
+  spreadWallets: number,
+  opts: GatewayOptions = {},
+): Promise<GatewayTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const adminToken = randomBytes(24).toString('hex');
   const port = await freePort();
   const name = opts.name ?? 'gateway-pglite';
   let child: Child | undefined;
   try {
-    const started = await startGatewayProcess(name, { ...gatewayEnv(stubUrl, slow, port, opts), GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: adminToken });
+    const started = await startGatewayProcess(name, {
+      ...gatewayEnv(stubUrl, slow, port, opts),
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_TOKEN: adminToken,
+    });
     child = started.child;
     const post = async (path: string, bearer: string, body: unknown): Promise<Record<string, unknown>> => {
       const res = await fetch(`${started.url}${path}`, {

@@ -32,7 +32,12 @@ import { usageRecordStorage } from '../engine/usage/record-storage.ts';
 import { pruneUsageRecords } from '../engine/usage/retention.ts';
 
 const { values } = parseArgs({
-  options: { records: { type: 'string' }, wallets: { type: 'string' }, samples: { type: 'string' }, explain: { type: 'boolean', default: false } },
+  options: {
+    records: { type: 'string' },
+    wallets: { type: 'string' },
+    samples: { type: 'string' },
+    explain: { type: 'boolean', default: false },
+  },
 });
 const RECORDS = Number(values.records ?? 10_000_000);
 const WALLETS = Number(values.wallets ?? 1_000);
@@ -58,9 +63,17 @@ async function explainReads(month: string): Promise<void> {
   const since = startOfKoreanDay(`${month}-01`).toISOString();
   const until = new Date(startOfKoreanDay(`${month}-01`).getTime() + 31 * DAY_MS).toISOString();
   const reads: [string, string, unknown[]][] = [
-    ['month', `SELECT ${LISTED} FROM usage_records WHERE wallet_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, seq DESC LIMIT 10000`, [walletId(7), since, until]],
+    [
+      'month',
+      `SELECT ${LISTED} FROM usage_records WHERE wallet_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, seq DESC LIMIT 10000`,
+      [walletId(7), since, until],
+    ],
     ['newest 200', `SELECT ${LISTED} FROM usage_records WHERE wallet_id = $1 ORDER BY at DESC, seq DESC LIMIT 200`, [walletId(8)]],
-    ['one id', `SELECT * FROM usage_records WHERE wallet_id = $1 AND request_id = $2 ORDER BY seq DESC LIMIT 1`, [walletId(9), `req-${9 + WALLETS * 5}`]],
+    [
+      'one id',
+      `SELECT * FROM usage_records WHERE wallet_id = $1 AND request_id = $2 ORDER BY seq DESC LIMIT 1`,
+      [walletId(9), `req-${9 + WALLETS * 5}`],
+    ],
   ];
   for (const [name, sql, params] of reads) {
     const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
@@ -91,9 +104,28 @@ async function explainReads(month: string): Promise<void> {
 function csvFromViews(rows: Awaited<ReturnType<typeof listUsageRecords>>): string {
   const lines = rows.map((r) =>
     [
-      r.id, r.created_at, r.key_id, r.key_id, r.door, r.model, r.vendor, r.route, r.fallback_depth, r.tokens.input, r.tokens.cache_read,
-      r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls, r.characters, r.images, r.video_seconds, r.charged_nano,
-      exactCredits('en', BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
+      r.id,
+      r.created_at,
+      r.key_id,
+      r.key_id,
+      r.door,
+      r.model,
+      r.vendor,
+      r.route,
+      r.fallback_depth,
+      r.tokens.input,
+      r.tokens.cache_read,
+      r.tokens.cache_write,
+      r.tokens.output,
+      r.tokens.reasoning,
+      r.server_tool_calls,
+      r.characters,
+      r.images,
+      r.video_seconds,
+      r.charged_nano,
+      exactCredits('en', BigInt(r.charged_nano)).replace(/,/g, ''),
+      r.duration_ms,
+      r.trace_id,
     ]
       .map(csvCell)
       .join(','),
@@ -117,7 +149,10 @@ try {
 
   // ---------- fill ----------
   let started = performance.now();
-  await db.query(`INSERT INTO wallets (id, owner_id) SELECT 'bw' || lpad(g::text, 4, '0'), 'bench-owner-' || g FROM generate_series(0, $1::int - 1) g`, [WALLETS]);
+  await db.query(
+    `INSERT INTO wallets (id, owner_id) SELECT 'bw' || lpad(g::text, 4, '0'), 'bench-owner-' || g FROM generate_series(0, $1::int - 1) g`,
+    [WALLETS],
+  );
   const spanMs = DAYS * DAY_MS;
   for (let from = 1; from <= RECORDS; from += CHUNK) {
     const to = Math.min(RECORDS, from + CHUNK - 1);
@@ -173,7 +208,10 @@ try {
   const callers = await Promise.all(
     sampled.map(async (n) => {
       const { key } = await gw.keys.createApiKey(walletId(n), { name: `bench ${n}` });
-      const link = await fetch(`${base}/admin/v1/wallets/${walletId(n)}/sign-in-link`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      const link = await fetch(`${base}/admin/v1/wallets/${walletId(n)}/sign-in-link`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       const token = new URL((await link.json()).url).searchParams.get('token') ?? '';
       const signIn = await fetch(`${base}/dashboard/sign-in`, {
         method: 'POST',
@@ -203,10 +241,18 @@ try {
   }
   const anyCaller = () => callers[pick(callers.length)];
   const results: Record<string, unknown> = {};
-  results.usagePage = await timed('dashboard usage page', () => fetch(`${base}/dashboard/usage`, { headers: { cookie: anyCaller().cookie } }));
-  results.usagePageByModel = await timed('dashboard usage page, chart per model', () => fetch(`${base}/dashboard/usage?by=model`, { headers: { cookie: anyCaller().cookie } }));
-  results.monthCsv = await timed(`per-call CSV of ${lastMonth}`, () => fetch(`${base}/dashboard/usage.csv?month=${lastMonth}`, { headers: { cookie: anyCaller().cookie } }));
-  results.summaryCsv = await timed(`summary CSV of ${lastMonth}`, () => fetch(`${base}/dashboard/usage-summary.csv?month=${lastMonth}`, { headers: { cookie: anyCaller().cookie } }));
+  results.usagePage = await timed('dashboard usage page', () =>
+    fetch(`${base}/dashboard/usage`, { headers: { cookie: anyCaller().cookie } }),
+  );
+  results.usagePageByModel = await timed('dashboard usage page, chart per model', () =>
+    fetch(`${base}/dashboard/usage?by=model`, { headers: { cookie: anyCaller().cookie } }),
+  );
+  results.monthCsv = await timed(`per-call CSV of ${lastMonth}`, () =>
+    fetch(`${base}/dashboard/usage.csv?month=${lastMonth}`, { headers: { cookie: anyCaller().cookie } }),
+  );
+  results.summaryCsv = await timed(`summary CSV of ${lastMonth}`, () =>
+    fetch(`${base}/dashboard/usage-summary.csv?month=${lastMonth}`, { headers: { cookie: anyCaller().cookie } }),
+  );
   const perWallet = Math.floor(RECORDS / WALLETS);
   results.generation = await timed('GET /v1/generations/{id}', () => {
     const c = anyCaller();
@@ -222,9 +268,26 @@ try {
     while (writing) {
       const i = seq++;
       const draft: UsageRecordDraft = {
-        requestId: `live-${i}`, walletId: walletId(i % WALLETS), keyId: null, at: new Date(), door: 'chat', model: 'b-5', vendor: 'b', route: 'b0',
-        fallbackDepth: 0, durationMs: 10, traceId: null, prices: { basis: 'base', input: 1.25, output: 10, cache_read: 0.125, cache_write: 1.25 },
-        usage: { input_tokens: 100, output_tokens: 20, cache_read_tokens: 0, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 },
+        requestId: `live-${i}`,
+        walletId: walletId(i % WALLETS),
+        keyId: null,
+        at: new Date(),
+        door: 'chat',
+        model: 'b-5',
+        vendor: 'b',
+        route: 'b0',
+        fallbackDepth: 0,
+        durationMs: 10,
+        traceId: null,
+        prices: { basis: 'base', input: 1.25, output: 10, cache_read: 0.125, cache_write: 1.25 },
+        usage: {
+          input_tokens: 100,
+          output_tokens: 20,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+          web_search_calls: 0,
+          file_search_calls: 0,
+        },
       };
       const rows = [{ item: draft, chargedNano: 325n }];
       const t0 = performance.now();
@@ -237,10 +300,15 @@ try {
   };
   const writers = Array.from({ length: 4 }, writer);
   await new Promise((r) => setTimeout(r, 5_000));
-  const oldest = (await db.query<{ relname: string }>(`SELECT min(c.relname) AS relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_records'::regclass`)).rows[0].relname;
+  const oldest = (
+    await db.query<{ relname: string }>(
+      `SELECT min(c.relname) AS relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_records'::regclass`,
+    )
+  ).rows[0].relname;
   const oldestDay = `${oldest.slice(14, 18)}-${oldest.slice(18, 20)}-${oldest.slice(20, 22)}`;
   const before = new Date(startOfKoreanDay(oldestDay).getTime() + 2 * DAY_MS);
-  const droppedRows = (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM usage_records WHERE at < $1`, [before.toISOString()])).rows[0].n;
+  const droppedRows = (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM usage_records WHERE at < $1`, [before.toISOString()]))
+    .rows[0].n;
   let waitingMax = 0;
   let sampling = true;
   const sampler = (async () => {
@@ -272,7 +340,13 @@ try {
     lockRequestsLeftWaiting: waitingMax,
   };
   log('retention', results.retention);
-  console.log(JSON.stringify({ records: RECORDS, wallets: WALLETS, samples: SAMPLES, fillS: +fillS.toFixed(0), rollupS: +rollupS.toFixed(0), sizes, ...results }, null, 2));
+  console.log(
+    JSON.stringify(
+      { records: RECORDS, wallets: WALLETS, samples: SAMPLES, fillS: +fillS.toFixed(0), rollupS: +rollupS.toFixed(0), sizes, ...results },
+      null,
+      2,
+    ),
+  );
 } finally {
   await closeGateway?.();
   await scratch.cleanup();

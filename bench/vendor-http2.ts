@@ -31,7 +31,10 @@ const stub = await startStub();
 const port = new URL(stub.url).port;
 const load = startLoadClient();
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const lines: string[] = ['| vendor E over https | burst | wall s | peak RSS MB | gateway CPU % of a core | connections to the vendor |', '|---|---|---:|---:|---:|---:|'];
+const lines: string[] = [
+  '| vendor E over https | burst | wall s | peak RSS MB | gateway CPU % of a core | connections to the vendor |',
+  '|---|---|---:|---:|---:|---:|',
+];
 const plain: string[] = ['| vendor B chat over https, 32 connections | req/s | p50 ms | gateway CPU µs per call |', '|---|---:|---:|---:|'];
 try {
   for (const http2 of process.env.HTTP2_ORDER === 'on-first' ? [true, false] : [false, true]) {
@@ -44,16 +47,38 @@ try {
     try {
       const requests = slowRequests('gateway', slow, { stubUrl: stub.url, keys: [gw.hotKey] });
       for (const burst of ['cold', 'warm']) {
-        const row = await measure(load, { target: 'gateway-postgres', what: 'slow-streams', stream: true, wallet: 'hot', url: gw.url, requests, connections: streams, burst: streams, rssEveryMs: 100 }, { pids: { gateway: gw.pid }, memoryOf: gw.pid, withPostgres: false });
+        const row = await measure(
+          load,
+          {
+            target: 'gateway-postgres',
+            what: 'slow-streams',
+            stream: true,
+            wallet: 'hot',
+            url: gw.url,
+            requests,
+            connections: streams,
+            burst: streams,
+            rssEveryMs: 100,
+          },
+          { pids: { gateway: gw.pid }, memoryOf: gw.pid, withPostgres: false },
+        );
         const ok = row.load.errors === 0 ? '' : ` (${row.load.errors} errors)`;
-        lines.push(`| http2: ${http2} | ${burst} | ${(row.load.wallMs / 1000).toFixed(2)}${ok} | ${row.rssMb?.peak.toFixed(0)} | ${row.cpuPercent.gateway?.toFixed(0)} | ${connectionsTo(gw.pid, port)} |`);
+        lines.push(
+          `| http2: ${http2} | ${burst} | ${(row.load.wallMs / 1000).toFixed(2)}${ok} | ${row.rssMb?.peak.toFixed(0)} | ${row.cpuPercent.gateway?.toFixed(0)} | ${connectionsTo(gw.pid, port)} |`,
+        );
       }
       const chat = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
       await load.run({ url: gw.url, mode: 'closed', requests: chat, connections: 32, seconds: 1 }, 60_000);
-      const row = await measure(load, { target: 'gateway-postgres', what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests: chat, connections: 32, seconds }, { pids: { gateway: gw.pid }, memoryOf: gw.pid, withPostgres: false });
+      const row = await measure(
+        load,
+        { target: 'gateway-postgres', what: 'chat-b', stream: false, wallet: 'hot', url: gw.url, requests: chat, connections: 32, seconds },
+        { pids: { gateway: gw.pid }, memoryOf: gw.pid, withPostgres: false },
+      );
       const perCallUs = ((row.cpuPercent.gateway ?? 0) / 100 / row.load.perSecond) * 1e6;
       const ok = row.load.errors === 0 ? '' : ` (${row.load.errors} errors)`;
-      plain.push(`| http2: ${http2} | ${row.load.perSecond.toFixed(0)}${ok} | ${row.load.latencyMs.p50.toFixed(2)} | ${perCallUs.toFixed(0)} |`);
+      plain.push(
+        `| http2: ${http2} | ${row.load.perSecond.toFixed(0)}${ok} | ${row.load.latencyMs.p50.toFixed(2)} | ${perCallUs.toFixed(0)} |`,
+      );
     } finally {
       await gw.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -41,7 +41,15 @@ export function toppedUpRearms(ledger: Ledger, alerts: Alerts): Ledger {
 export function videoFinished(alerts: Alerts, v: FinishedVideo, log: () => { error: (o: object, m: string) => void }): void {
   if (v.costNano > 0n) alerts.watcher.charged(v.walletId, v.keyId);
   const data = {
-    video: { id: v.id, object: 'video', model: v.model, status: v.status, seconds: v.seconds, size: v.size, error: v.errorCode ? { code: v.errorCode } : null },
+    video: {
+      id: v.id,
+      object: 'video',
+      model: v.model,
+      status: v.status,
+      seconds: v.seconds,
+      size: v.size,
+      error: v.errorCode ? { code: v.errorCode } : null,
+    },
     usage: { seconds: v.usageSeconds, cost_usd: Number(v.costNano) / 1e9 },
     key_id: v.keyId,
   };

@@ -129,21 +129,35 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { simulated } = planRoutes(env);
   const simulator = simulated.length ? await startBundledSimulator(runtime) : null;
   const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
-  const upstream = new UpstreamClient({ connectTimeoutMs: limits.connect_timeout_ms, connectionsPerOrigin: limits.vendor_connections, http2Streams: limits.vendor_http2_streams });
+  const upstream = new UpstreamClient({
+    connectTimeoutMs: limits.connect_timeout_ms,
+    connectionsPerOrigin: limits.vendor_connections,
+    http2Streams: limits.vendor_http2_streams,
+  });
 
   const writer = new ChargeWriter(() => appLog ?? silentLog);
-  const leases = gatewayLeases(db, ledger, clock, () => runtime.snapshot().config.billing.leases, () => appLog ?? silentLog, writer);
-  await leases.listen();
-  const alerts = createAlerts({ db, clock, allowPrivate: webhooksAllowPrivate, log: () => appLog ?? silentLog });
-  const accounts = watchedForAlerts(alerts, createWalletAccounts({
-    keys,
+  const leases = gatewayLeases(
+    db,
     ledger,
     clock,
+    () => runtime.snapshot().config.billing.leases,
+    () => appLog ?? silentLog,
     writer,
-    leases: leases.deps,
-    log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
-    suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
-  }));
+  );
+  await leases.listen();
+  const alerts = createAlerts({ db, clock, allowPrivate: webhooksAllowPrivate, log: () => appLog ?? silentLog });
+  const accounts = watchedForAlerts(
+    alerts,
+    createWalletAccounts({
+      keys,
+      ledger,
+      clock,
+      writer,
+      leases: leases.deps,
+      log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
+      suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
+    }),
+  );
   const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
   const dataDir = env.GATEWAY_DATA_DIR ?? './data';
   // Only an embedded database on disk needs the operator tools to come through this process.
@@ -162,7 +176,13 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     telemetry,
     onFinished: (v) => videoFinished(alerts, v, () => appLog ?? silentLog),
   });
-  const ledgerAudit = new LedgerAuditor({ db, clock, holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms, log: () => appLog ?? silentLog, turn: databaseAuditTurn(db) });
+  const ledgerAudit = new LedgerAuditor({
+    db,
+    clock,
+    holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms,
+    log: () => appLog ?? silentLog,
+    turn: databaseAuditTurn(db),
+  });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
   const app = createApp(
     {
@@ -172,7 +192,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     {
       bodyLimit: limits.body_limit_bytes,
       serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
-      logger: opts.logger === false ? false : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
+      logger:
+        opts.logger === false
+          ? false
+          : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
     },
     [(outcome) => metrics.observe(outcome)],
   );
@@ -212,14 +235,29 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   if (adminToken) registerReloadRoute(app, reload, adminToken, opts.onAdminReload);
   const sessions = createSessionStore(db, clock);
-  await registerSignInLinkRoute(app, { sessions, adminToken, localToken: localAdminToken ?? undefined, publicUrl: env.GATEWAY_PUBLIC_URL || undefined });
+  await registerSignInLinkRoute(app, {
+    sessions,
+    adminToken,
+    localToken: localAdminToken ?? undefined,
+    publicUrl: env.GATEWAY_PUBLIC_URL || undefined,
+  });
   await videos.routes(app);
   await alerts.routes(app, keys);
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
   const identity = oidcSettings ? new IdentityProvider(oidcSettings) : undefined;
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.GATEWAY_PUBLIC_URL || undefined, identity, alerts });
+  await registerDashboard(app, {
+    db,
+    ledger,
+    keys,
+    clock,
+    sessions,
+    videos: videos.store,
+    publicUrl: env.GATEWAY_PUBLIC_URL || undefined,
+    identity,
+    alerts,
+  });
   const stopPruning = await startUsageRecordUpkeep(
     db,
     clock,
@@ -229,7 +267,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   );
   const sweepFailed = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
     app.log.error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
-  const stopSweeper = opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
+  const stopSweeper =
+    opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
   ledgerAudit.start(runtime.snapshot().config.billing.ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
   videos.start(app.log);
   alerts.start();
@@ -273,7 +312,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
       // The last spans go out; an unreachable collector holds up a stop no longer than a charge's last chance.
-      if (telemetry) await withinMs(telemetry.shutdown().catch(() => undefined), CHARGE_DRAIN_MS);
+      if (telemetry)
+        await withinMs(
+          telemetry.shutdown().catch(() => undefined),
+          CHARGE_DRAIN_MS,
+        );
     },
   };
 }
@@ -393,6 +436,11 @@ const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT
 async function createDevWallet(ledger: Ledger, keys: KeyService) {
   const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
   const api = await keys.createApiKey(wallet.id, { name: 'development' });
-  const management = await keys.createManagementKey(wallet.id, 'development', { kind: 'operator', id: 'first_run', ip: null, userAgent: null });
+  const management = await keys.createManagementKey(wallet.id, 'development', {
+    kind: 'operator',
+    id: 'first_run',
+    ip: null,
+    userAgent: null,
+  });
   return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
 }

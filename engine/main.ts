@@ -33,7 +33,11 @@ function main(): void {
     exec: fileURLToPath(import.meta.url),
     ready(url) {
       pidFile = writePidFile();
-      console.log([`gateway listening on ${url}`, `database: PostgreSQL (DATABASE_URL)`, `${plan.workers} worker processes (GATEWAY_WORKERS)`].join('\n'));
+      console.log(
+        [`gateway listening on ${url}`, `database: PostgreSQL (DATABASE_URL)`, `${plan.workers} worker processes (GATEWAY_WORKERS)`].join(
+          '\n',
+        ),
+      );
     },
     stopped: () => removePidFile(pidFile),
   });
@@ -63,7 +67,9 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
     // An operator's mistake, not a fault: one line, and the database let go before the exit.
-    console.error(`The gateway did not start: port ${asked} on ${host} is already in use by another process. Stop that process, or set PORT to a free port.`);
+    console.error(
+      `The gateway did not start: port ${asked} on ${host} is already in use by another process. Stop that process, or set PORT to a free port.`,
+    );
     await gw.close().catch(() => undefined);
     process.exit(1);
   }
@@ -78,7 +84,12 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   const pidFile = writePidFile();
   const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
   // The operator CLI finds a gateway that holds the embedded database through this file, and goes through it.
-  if (gw.localAdminToken) writeRunningGatewayFile(dataDir, { url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`, pid: process.pid, admin_token: gw.localAdminToken });
+  if (gw.localAdminToken)
+    writeRunningGatewayFile(dataDir, {
+      url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`,
+      pid: process.pid,
+      admin_token: gw.localAdminToken,
+    });
   printBanner(gw, `http://${host}:${port}`);
   printCatalogWarnings(gw);
   printConfigWarnings(gw);
@@ -116,7 +127,14 @@ function reloadAndReport(gw: RunningGateway, pidInFile: number): void {
   const result = gw.reload();
   const summary = result.changes ? describeReload(result.changes) : '';
   try {
-    writeReloadReport(process.env, { pid: pidInFile, started_at: startedAt, ok: result.ok, version: result.version, problems: result.problems, summary });
+    writeReloadReport(process.env, {
+      pid: pidInFile,
+      started_at: startedAt,
+      ok: result.ok,
+      version: result.version,
+      problems: result.problems,
+      summary,
+    });
   } catch (e) {
     gw.app.log.warn({ err: e }, 'could not leave the reload result for npx gateway reload (the reload log line still says it)');
   }
@@ -157,8 +175,11 @@ function removePidFile(path: string): void {
 function printBanner(gw: RunningGateway, url: string): void {
   const lines = [`gateway listening on ${url}`];
   const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
-  if (sim) lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
-  lines.push(`database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`);
+  if (sim)
+    lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
+  lines.push(
+    `database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`,
+  );
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
   if (gw.devWallet) lines.push(...devWalletLines(gw.devWallet));
   if (gw.noWallet) lines.push(...noWalletLines());
@@ -193,7 +214,11 @@ function printConfigWarnings(gw: RunningGateway): void {
 function printCatalogWarnings(gw: RunningGateway): void {
   const warnings = gw.runtime.snapshot().warnings;
   if (warnings.length === 0) return;
-  console.warn([`the catalog has ${warnings.length} warning(s) (npx gateway catalog check lists them too):`, ...warnings.map(formatWarning)].join('\n'));
+  console.warn(
+    [`the catalog has ${warnings.length} warning(s) (npx gateway catalog check lists them too):`, ...warnings.map(formatWarning)].join(
+      '\n',
+    ),
+  );
 }
 
 main();

@@ -215,15 +215,7 @@ export function argumentsFor(schema: unknown): string {
     const t = s.properties?.[name]?.type;
     const type = Array.isArray(t) ? t[0] : t;
     out[name] =
-      type === 'number' || type === 'integer'
-        ? 1
-        : type === 'boolean'
-          ? true
-          : type === 'array'
-            ? []
-            : type === 'object'
-              ? {}
-              : 'sim';
+      type === 'number' || type === 'integer' ? 1 : type === 'boolean' ? true : type === 'array' ? [] : type === 'object' ? {} : 'sim';
   }
   return JSON.stringify(out);
 }
@@ -241,10 +233,7 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
   };
   const model = turn.model;
   const wantsTool =
-    turn.toolResult === undefined &&
-    turn.tools.length > 0 &&
-    turn.toolChoice !== 'none' &&
-    (tags.tool || turn.toolChoice !== 'auto');
+    turn.toolResult === undefined && turn.tools.length > 0 && turn.toolChoice !== 'none' && (tags.tool || turn.toolChoice !== 'auto');
   if (wantsTool) {
     const forced = turn.toolChoice !== 'auto' && turn.toolChoice !== 'required' ? turn.toolChoice : undefined;
     const first = turn.tools.find((t) => t.name === forced) ?? turn.tools[0];
@@ -262,7 +251,7 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
   if (tags.long > 0 && p.toolCalls.length === 0) {
     const words: string[] = [];
     for (let i = 1; i <= tags.long; i++) words.push(`word${i}`);
-    p.text += ' ' + words.join(' ');
+    p.text += ` ${words.join(' ')}`;
   }
   if (tags.thinking) {
     const thought = `Simulated thinking about: ${stripTags(turn.userText).slice(0, 40)}`;

@@ -25,7 +25,8 @@ export function appliesTo(fault: Fault, streaming: boolean): boolean {
 
 /** A 200 that claims JSON and breaks off inside it, as a proxy that cut the answer would deliver. */
 export function sendBrokenJson(res: ServerResponse): void {
-  const text = '{"id":"broken_sim","object":"chat.completion","type":"message","choices":[{"index":0,"message":{"role":"assistant","content":"Simulated rep';
+  const text =
+    '{"id":"broken_sim","object":"chat.completion","type":"message","choices":[{"index":0,"message":{"role":"assistant","content":"Simulated rep';
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

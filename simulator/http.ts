@@ -157,7 +157,7 @@ export class SseWriter {
     }
     const mode = this.ctx.draft.usageMode;
     const payload = typeof data === 'string' ? data : JSON.stringify(mode ? rewriteUsage(data, mode) : data);
-    await this.raw((name ? `event: ${name}\n` : '') + `data: ${payload}\n\n`);
+    await this.raw(`${name ? `event: ${name}\n` : ''}data: ${payload}\n\n`);
     this.count += 1;
     this.ctx.draft.outcome.events = this.count;
   }

@@ -117,7 +117,6 @@ function isStreaming(body: unknown): boolean {
   return isObj(body) && body.stream === true;
 }
 
-
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? '127.0.0.1';
   const received: ReceivedRequest[] = [];
@@ -356,7 +355,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     async outcomesSettled(timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (outcomes.length < received.length) {
-        if (Date.now() > deadline) throw new Error(`simulator: ${received.length - outcomes.length} request(s) still open after ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`simulator: ${received.length - outcomes.length} request(s) still open after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 5));
       }
     },

@@ -5,8 +5,7 @@ import { sendError, sendJson, type Ctx } from './http.ts';
 type Obj = Record<string, unknown>;
 
 /** A valid 1×1 PNG. */
-export const PNG_1X1_BASE64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+export const PNG_1X1_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 /** Output tokens an image reports, by quality (vendor B reports usage per image). */
 const IMAGE_OUTPUT_TOKENS: Record<string, number> = { low: 272, medium: 1056, high: 4160, auto: 1056 };
@@ -177,8 +176,7 @@ export function handleEmbeddings(ctx: Ctx): void {
     tokens += typeof inp === 'string' ? countTokens(inp) : inp.length;
     tagText += ` ${text}`;
     const vec = vectorFor(text, dims);
-    const embedding =
-      body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vec).buffer).toString('base64') : vec;
+    const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vec).buffer).toString('base64') : vec;
     return { object: 'embedding', index, embedding };
   });
   const override = parseTags(tagText).usage.input;
@@ -234,7 +232,10 @@ export function handleModerations(ctx: Ctx): void {
     results = (raw as string[]).map((s) => moderationResult(s, ['text']));
   } else if (Array.isArray(raw) && raw.length > 0 && raw.every(isObj)) {
     const parts = raw as Obj[];
-    const text = parts.filter((p) => p.type === 'text').map((p) => String(p.text ?? '')).join('\n');
+    const text = parts
+      .filter((p) => p.type === 'text')
+      .map((p) => String(p.text ?? ''))
+      .join('\n');
     const types = [...new Set(parts.map((p) => (p.type === 'image_url' ? 'image' : 'text')))];
     results = [moderationResult(text, types)];
   } else throw new VendorError(400, "Invalid 'input': expected a string, an array of strings, or an array of parts.", 'input');

@@ -68,7 +68,10 @@ export function callTagOf(rawBody: string): string | null {
 }
 
 export function newDraft(seq: number, route: string, path: string, body: unknown, raw: string, streaming: boolean): OutcomeDraft {
-  const model = typeof body === 'object' && body !== null && typeof (body as { model?: unknown }).model === 'string' ? (body as { model: string }).model : null;
+  const model =
+    typeof body === 'object' && body !== null && typeof (body as { model?: unknown }).model === 'string'
+      ? (body as { model: string }).model
+      : null;
   return {
     outcome: {
       seq,

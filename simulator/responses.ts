@@ -108,9 +108,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   }
   if (p.text !== '' || p.toolCalls.length === 0) {
     const part =
-      p.stop === 'refusal'
-        ? { type: 'refusal', refusal: p.text }
-        : { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
+      p.stop === 'refusal' ? { type: 'refusal', refusal: p.text } : { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
     output.push({
       type: 'message',
       id: ctx.state.nextId('msg_sim'),

@@ -57,7 +57,10 @@ export function messagesTurn(body: Record<string, unknown>): Turn {
   if (rawTools.length > 0) c.json(rawTools);
   // Client tools: those with an input_schema (server tools such as web_search have a versioned type).
   const tools: ToolSpec[] = rawTools
-    .filter((t): t is Block => isObj(t) && typeof t.name === 'string' && (t.input_schema !== undefined || t.type === 'custom' || t.type === undefined))
+    .filter(
+      (t): t is Block =>
+        isObj(t) && typeof t.name === 'string' && (t.input_schema !== undefined || t.type === 'custom' || t.type === undefined),
+    )
     .map((t) => ({ name: t.name as string, schema: t.input_schema }));
   let userText = '';
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -197,7 +197,7 @@ describeEachDatabase('admin listing and management keys', (getDb) => {
     expect(listed.json.data[0]).toMatchObject({
       object: 'management_key',
       name: 'ops',
-      key_prefix: made.json.key.slice(0, 12) + '…',
+      key_prefix: `${made.json.key.slice(0, 12)}…`,
       created_by: 'alice',
       status: 'active',
       closed_at: null,

@@ -48,13 +48,23 @@ describeEachDatabase('admin API', (getDb) => {
   });
 
   it('creates a wallet, tops up, shows it', async () => {
-    const c = await app.inject({ method: 'POST', url: '/admin/v1/wallets', headers: auth, payload: { credits: 5000, splits_usage: true, key_slots: 3 } });
+    const c = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/wallets',
+      headers: auth,
+      payload: { credits: 5000, splits_usage: true, key_slots: 3 },
+    });
     expect(c.statusCode).toBe(201);
     const w = c.json();
     expect(w).toMatchObject({ credits: 5000, splits_usage: true, key_slots: 3 });
     expect(typeof w.id).toBe('string');
 
-    const t = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/credits`, headers: auth, payload: { credits: 700, vendors: ['c'] } });
+    const t = await app.inject({
+      method: 'POST',
+      url: `/admin/v1/wallets/${w.id}/credits`,
+      headers: auth,
+      payload: { credits: 700, vendors: ['c'] },
+    });
     expect(t.statusCode).toBe(201);
     expect(t.json()).toMatchObject({ credits: 700, vendors: ['c'] });
     expect(typeof t.json().lot_id).toBe('string');
@@ -93,7 +103,13 @@ describeEachDatabase('admin API', (getDb) => {
       expect(body.error.message.length).toBeGreaterThan(5);
     }
     const w = (await app.inject({ method: 'POST', url: '/admin/v1/wallets', headers: auth, payload: {} })).json();
-    for (const payload of [{}, { credits: 0 }, { credits: 10, vendors: ['z'] }, { credits: 10, vendors: 'c' }, { credits: 10, vendors: [] }]) {
+    for (const payload of [
+      {},
+      { credits: 0 },
+      { credits: 10, vendors: ['z'] },
+      { credits: 10, vendors: 'c' },
+      { credits: 10, vendors: [] },
+    ]) {
       const res = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/credits`, headers: auth, payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
     }
@@ -123,11 +139,21 @@ describeEachDatabase('admin API', (getDb) => {
   it('creates management keys through the key service and changes the owner', async () => {
     const w = (await app.inject({ method: 'POST', url: '/admin/v1/wallets', headers: auth, payload: { owner_id: 'alice' } })).json();
     expect(w.owner_id).toBe('alice');
-    const k = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/management-keys`, headers: auth, payload: { name: 'ops' } });
+    const k = await app.inject({
+      method: 'POST',
+      url: `/admin/v1/wallets/${w.id}/management-keys`,
+      headers: auth,
+      payload: { name: 'ops' },
+    });
     expect(k.statusCode).toBe(201);
     expect(k.json()).toEqual({ id: expect.any(String), key: expect.stringMatching(/^sk-svcm-/), name: 'ops' });
     expect(made.at(-1)).toEqual({ walletId: w.id, name: 'ops' });
-    const long = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/management-keys`, headers: auth, payload: { name: 'x'.repeat(41) } });
+    const long = await app.inject({
+      method: 'POST',
+      url: `/admin/v1/wallets/${w.id}/management-keys`,
+      headers: auth,
+      payload: { name: 'x'.repeat(41) },
+    });
     expect(long.statusCode).toBe(400);
 
     const seen: string[] = [];

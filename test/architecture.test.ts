@@ -21,14 +21,47 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/usage': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/audit'],
   'engine/telemetry': ['engine/core'],
   'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/telemetry', 'transforms'],
-  'engine/videos': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/calls', 'engine/telemetry'],
+  'engine/videos': [
+    'engine/core',
+    'engine/db',
+    'engine/catalog',
+    'engine/http',
+    'engine/money',
+    'engine/usage',
+    'engine/calls',
+    'engine/telemetry',
+  ],
   'engine/alerts': ['engine/core', 'engine/db', 'engine/http', 'engine/keys', 'engine/audit'],
   'engine/admin': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/audit'],
   'engine/openapi': ['engine/core', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/audit'],
   'engine/observe': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/money'],
-  'engine/dashboard': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/usage', 'engine/admin', 'engine/videos', 'engine/audit', 'engine/identity', 'engine/alerts'],
+  'engine/dashboard': [
+    'engine/core',
+    'engine/db',
+    'engine/catalog',
+    'engine/http',
+    'engine/keys',
+    'engine/money',
+    'engine/usage',
+    'engine/admin',
+    'engine/videos',
+    'engine/audit',
+    'engine/identity',
+    'engine/alerts',
+  ],
   'engine/process': ['engine/core', 'engine/calls'],
-  'engine/cli': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/money', 'engine/admin', 'engine/calls', 'engine/dashboard', 'engine/audit', 'transforms'],
+  'engine/cli': [
+    'engine/core',
+    'engine/db',
+    'engine/catalog',
+    'engine/keys',
+    'engine/money',
+    'engine/admin',
+    'engine/calls',
+    'engine/dashboard',
+    'engine/audit',
+    'transforms',
+  ],
   simulator: [],
   engine: ['*'], // engine/main.ts and engine/gateway.ts wire the rooms together
   bench: ['*'],
@@ -117,19 +150,23 @@ describe('the house', () => {
   // A long-lived WeakMap keyed by something made per call keeps every entry alive through young collections
   // (engine/http/request-slots.ts): per-request state goes on the request, a caller's context in the caller.
   it('keys no WeakMap by a request, a reply or a caller', () => {
-    const keyed = files.filter((f) => f.startsWith('engine/') && /new WeakMap<\s*(FastifyRequest|FastifyReply|Caller)\b/.test(readFileSync(join(ROOT, f), 'utf8')));
+    const keyed = files.filter(
+      (f) => f.startsWith('engine/') && /new WeakMap<\s*(FastifyRequest|FastifyReply|Caller)\b/.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
     expect(keyed).toEqual([]);
   });
 
   it('resolves every relative import to a file that exists', () => {
     const missing = [...graph].flatMap(([f, deps]) =>
-      deps.filter((d) => {
-        try {
-          return !statSync(join(ROOT, d)).isFile();
-        } catch {
-          return true;
-        }
-      }).map((d) => `${f} → ${relative('.', d)}`),
+      deps
+        .filter((d) => {
+          try {
+            return !statSync(join(ROOT, d)).isFile();
+          } catch {
+            return true;
+          }
+        })
+        .map((d) => `${f} → ${relative('.', d)}`),
     );
     expect(missing).toEqual([]);
   });

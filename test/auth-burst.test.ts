@@ -11,7 +11,7 @@ const KEY_LOOKUP = /WHERE k\.secret_hash = \$1/;
 /** `db` with its key lookups counted, and held back while `gate` is set. */
 function watchedDb(db: Db) {
   const w = { lookups: 0, gate: null as Promise<void> | null };
-  const query = async <T,>(sql: string, params?: unknown[]) => {
+  const query = async <T>(sql: string, params?: unknown[]) => {
     if (!KEY_LOOKUP.test(sql)) return db.query<T>(sql, params);
     w.lookups++;
     const gate = w.gate;
@@ -22,10 +22,18 @@ function watchedDb(db: Db) {
   return { db: { ...db, query } as Db, w };
 }
 
-const refused = (p: Promise<unknown>) => p.then(() => undefined, (e) => e as { status: number; message: string });
+const refused = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e) => e as { status: number; message: string },
+  );
 
 /** A key service over the watched database, with one key of a new wallet. */
-async function withOneKey(getDb: () => Db, walletId: string, use: (keys: KeyService, key: { id: string; key: string }, w: ReturnType<typeof watchedDb>['w']) => Promise<void>) {
+async function withOneKey(
+  getDb: () => Db,
+  walletId: string,
+  use: (keys: KeyService, key: { id: string; key: string }, w: ReturnType<typeof watchedDb>['w']) => Promise<void>,
+) {
   const { db, w } = watchedDb(getDb());
   const keys = createKeyService(db, { clock: systemClock });
   try {

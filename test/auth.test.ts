@@ -9,7 +9,11 @@ import { describeEachDatabase, openTestPostgres, postgresAvailability, type Test
 let walletSeq = 0;
 async function makeWallet(db: Db, opts: { splits?: boolean; owner?: string } = {}): Promise<string> {
   const id = `w_auth_${process.pid}_${++walletSeq}_${Math.random().toString(36).slice(2, 8)}`;
-  await db.query('INSERT INTO wallets (id, owner_id, splits_usage) VALUES ($1, $2, $3)', [id, opts.owner ?? 'owner-1', opts.splits ?? false]);
+  await db.query('INSERT INTO wallets (id, owner_id, splits_usage) VALUES ($1, $2, $3)', [
+    id,
+    opts.owner ?? 'owner-1',
+    opts.splits ?? false,
+  ]);
   return id;
 }
 
@@ -23,7 +27,11 @@ async function within<T>(ms: number, probe: () => Promise<T | undefined>): Promi
   }
 }
 
-const refused = (p: Promise<unknown>) => p.then(() => undefined, (e) => e as { status: number; type: string; message: string });
+const refused = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e) => e as { status: number; type: string; message: string },
+  );
 
 describe('keyFromHeaders', () => {
   it('reads a bearer key, and x-api-key only where allowed', () => {
@@ -56,8 +64,17 @@ describeEachDatabase('authentication', (getDb) => {
     const k = await keys.createApiKey(walletId, { name: 'n', monthlyLimitCredits: 50, dailyLimitCredits: 5 });
     const auth = await keys.authenticate(k.key, 'api');
     expect(auth).toEqual({
-      keyId: k.id, walletId, kind: 'api', audience: null, keyPrefix: k.key.slice(0, 12) + '…',
-      monthlyLimitNano: 50_000n, dailyLimitNano: 5_000n, splitsUsage: false, expiresOn: null, expiresAt: null, models: null,
+      keyId: k.id,
+      walletId,
+      kind: 'api',
+      audience: null,
+      keyPrefix: `${k.key.slice(0, 12)}…`,
+      monthlyLimitNano: 50_000n,
+      dailyLimitNano: 5_000n,
+      splitsUsage: false,
+      expiresOn: null,
+      expiresAt: null,
+      models: null,
     });
   });
 
@@ -70,7 +87,7 @@ describeEachDatabase('authentication', (getDb) => {
     expect(missingX!.message).toContain('x-api-key');
     const missingM = await refused(keys.authenticate('', 'management'));
     expect(missingM!.message).toContain('<MANAGEMENT_KEY>');
-    for (const s of ['sk-svc-' + 'a'.repeat(43), 'sk-svcm-' + 'b'.repeat(43), 'hello', 'sk-svc-']) {
+    for (const s of [`sk-svc-${'a'.repeat(43)}`, `sk-svcm-${'b'.repeat(43)}`, 'hello', 'sk-svc-']) {
       const kind = s.startsWith('sk-svcm-') ? 'management' : 'api';
       expect(await refused(keys.authenticate(s, kind))).toMatchObject({ status: 401, type: 'authentication_error' });
     }
@@ -141,7 +158,7 @@ describeEachDatabase('authentication', (getDb) => {
     await within(1000, async () => ((await keys.authenticate(k.key, 'api')).monthlyLimitNano === 3000n ? true : undefined));
   });
 
-  it('audience is the key\'s only when the wallet splits usage', async () => {
+  it("audience is the key's only when the wallet splits usage", async () => {
     const school = await makeWallet(db, { splits: true });
     const s = await keys.createApiKey(school, { audience: 'student' });
     expect((await keys.authenticate(s.key, 'api')).audience).toBe('student');

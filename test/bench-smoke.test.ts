@@ -11,7 +11,9 @@ import type { Row } from '../bench/measure.ts';
 import { cpuMsPerCall, soakGrowthPercent, targetChecks, type BenchResults } from '../bench/table.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from './helpers/databases.ts';
 
-const CALL_ROWS = ['chat-b', 'chat-a', 'messages'].flatMap((what) => ['plain', 'stream'].flatMap((mode) => [1, 32].map((c) => `${what}/${mode}/c${c}`)));
+const CALL_ROWS = ['chat-b', 'chat-a', 'messages'].flatMap((what) =>
+  ['plain', 'stream'].flatMap((mode) => [1, 32].map((c) => `${what}/${mode}/c${c}`)),
+);
 
 describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
@@ -50,9 +52,17 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
       `direct/slow-streams/stream/c${slowN}`,
       `direct/slow-streams-cold/stream/c${slowN}`,
       ...CALL_ROWS.map((r) => `floor/${r}`),
-      ...gateways.flatMap((g) => [...CALL_ROWS.map((r) => `${g}/${r}`), `${g}/chat-b/plain/c32/spread`, `${g}/slow-streams/stream/c${slowN}`, `${g}/slow-streams-cold/stream/c${slowN}`]),
+      ...gateways.flatMap((g) => [
+        ...CALL_ROWS.map((r) => `${g}/${r}`),
+        `${g}/chat-b/plain/c32/spread`,
+        `${g}/slow-streams/stream/c${slowN}`,
+        `${g}/slow-streams-cold/stream/c${slowN}`,
+      ]),
       ...(withPostgres
-        ? ['gateway-postgres/soak/plain/c32', ...['workers'].flatMap((t) => [`gateway-postgres-${t}/chat-b/plain/c1`, `gateway-postgres-${t}/chat-b/plain/c32`])]
+        ? [
+            'gateway-postgres/soak/plain/c32',
+            ...['workers'].flatMap((t) => [`gateway-postgres-${t}/chat-b/plain/c1`, `gateway-postgres-${t}/chat-b/plain/c32`]),
+          ]
         : []),
     ];
     expect(results.rows.map((r) => r.id).sort()).toEqual(expected.sort());
@@ -134,7 +144,17 @@ describe('bench target arithmetic', () => {
   });
   const row = (id: string, l: LoadResult, extra: Partial<Row> = {}): Row => {
     const [target, what, mode, c, spread] = id.split('/');
-    return { id, target, what, stream: mode === 'stream', connections: Number(c!.slice(1)), wallet: spread ? 'spread' : target!.startsWith('gateway') ? 'hot' : 'none', load: l, cpuPercent: {}, ...extra } as Row;
+    return {
+      id,
+      target,
+      what,
+      stream: mode === 'stream',
+      connections: Number(c!.slice(1)),
+      wallet: spread ? 'spread' : target!.startsWith('gateway') ? 'hot' : 'none',
+      load: l,
+      cpuPercent: {},
+      ...extra,
+    } as Row;
   };
   const find = (checks: ReturnType<typeof targetChecks>, name: string) => checks.find((c) => c.name === name)!;
 
@@ -160,11 +180,28 @@ describe('bench target arithmetic', () => {
    * One run's rows, every target's inputs present, each within its limit unless told otherwise. CPU per call
    * = % of a core × seconds / answered: a 1-second row at 2,000 req/s and 80 % CPU spends 0.4 ms a call.
    */
-  const runRows = (o: { gw32?: number; gwCpu?: number; pgCpu?: number; floorCpu?: number; peerCpu?: number; gw1?: [number, number]; gwTtfb?: number; slowWall?: number; slowRss?: number; pglite32?: number } = {}) => [
+  const runRows = (
+    o: {
+      gw32?: number;
+      gwCpu?: number;
+      pgCpu?: number;
+      floorCpu?: number;
+      peerCpu?: number;
+      gw1?: [number, number];
+      gwTtfb?: number;
+      slowWall?: number;
+      slowRss?: number;
+      pglite32?: number;
+    } = {},
+  ) => [
     row('direct/chat-b/plain/c32', load(10_000)),
     cpu(row('floor/chat-b/plain/c32', load(4_000)), { floor: o.floorCpu ?? 100, stub: 30 }),
     cpu(row('peer/chat-b/plain/c32', load(500)), { peer: o.peerCpu ?? 100, stub: 5 }),
-    cpu(row('gateway-postgres/chat-b/plain/c32', load(o.gw32 ?? 2_000)), { 'gateway-postgres': o.gwCpu ?? 80, postgres: o.pgCpu ?? 5, stub: 20 }),
+    cpu(row('gateway-postgres/chat-b/plain/c32', load(o.gw32 ?? 2_000)), {
+      'gateway-postgres': o.gwCpu ?? 80,
+      postgres: o.pgCpu ?? 5,
+      stub: 20,
+    }),
     row('gateway-pglite/chat-b/plain/c32', load(o.pglite32 ?? 1_200)),
     row('direct/chat-b/plain/c1', load(0, 0.2, 0.5)),
     row('peer/chat-b/plain/c1', load(0, 1.2, 4.5)),
@@ -202,7 +239,9 @@ describe('bench target arithmetic', () => {
   });
 
   it('misses each target past its limit, ratios and CPU per call both ways', () => {
-    const checks = targetChecks({ rows: runRows({ gw32: 1_000, gwCpu: 90, pgCpu: 20, gw1: [0.6, 3.0], gwTtfb: 0.85, slowWall: 6_500, slowRss: 260, pglite32: 400 }) });
+    const checks = targetChecks({
+      rows: runRows({ gw32: 1_000, gwCpu: 90, pgCpu: 20, gw1: [0.6, 3.0], gwTtfb: 0.85, slowWall: 6_500, slowRss: 260, pglite32: 400 }),
+    });
     expect(find(checks, T.peer)).toMatchObject({ value: 2, pass: false });
     expect(find(checks, T.floor)).toMatchObject({ value: 0.25, pass: false, by: '0.500x the limit' });
     // Gateway 90 % over 1,000 calls: 0.9 ms a call, 3.6× the floor's 0.25 ms and 0.45 of the peer's 2 ms;
@@ -227,7 +266,8 @@ describe('bench target arithmetic', () => {
   it('leaves a target not measured when its inputs are missing: no peer, no PostgreSQL, no process CPU', () => {
     const noPeer = targetChecks({ rows: runRows().filter((r) => r.target !== 'peer') });
     for (const name of [T.peer, T.cpuPeer, T.p50, T.p99]) expect(find(noPeer, name).pass, name).toBeNull();
-    for (const name of [T.floor, T.cpuFloor, T.cpuPostgres, T.ttfb, T.slowWall, T.slowRss, T.pglite]) expect(typeof find(noPeer, name).pass, name).toBe('boolean');
+    for (const name of [T.floor, T.cpuFloor, T.cpuPostgres, T.ttfb, T.slowWall, T.slowRss, T.pglite])
+      expect(typeof find(noPeer, name).pass, name).toBe('boolean');
     const noPostgres = targetChecks({ rows: runRows().filter((r) => r.target !== 'gateway-postgres') });
     expect(noPostgres).toHaveLength(11);
     for (const c of noPostgres) expect(c.pass, c.name).toBeNull();

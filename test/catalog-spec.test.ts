@@ -33,8 +33,24 @@ interface TextFact {
 
 /** "POST /v1/responses": responses-door-only models, price per 1M input / output, context. */
 const RESPONSES_ONLY: TextFact[] = [
-  { id: 'b-pro-5.5', vendor: 'b', input: 30, output: 180, context_window: 1_050_000, tiers: [{ above_input_tokens: 272_000, input: 60, output: 270 }], doors: ['responses'] },
-  { id: 'b-pro-5.4', vendor: 'b', input: 30, output: 180, context_window: 1_050_000, tiers: [{ above_input_tokens: 272_000, input: 60, output: 270 }], doors: ['responses'] },
+  {
+    id: 'b-pro-5.5',
+    vendor: 'b',
+    input: 30,
+    output: 180,
+    context_window: 1_050_000,
+    tiers: [{ above_input_tokens: 272_000, input: 60, output: 270 }],
+    doors: ['responses'],
+  },
+  {
+    id: 'b-pro-5.4',
+    vendor: 'b',
+    input: 30,
+    output: 180,
+    context_window: 1_050_000,
+    tiers: [{ above_input_tokens: 272_000, input: 60, output: 270 }],
+    doors: ['responses'],
+  },
   { id: 'b-pro-5.2', vendor: 'b', input: 21, output: 168, context_window: 400_000, doors: ['responses'] },
   { id: 'b-pro-5', vendor: 'b', input: 15, output: 120, context_window: 400_000, doors: ['responses'] },
   { id: 'o-pro-3', vendor: 'b', input: 20, output: 80, context_window: 200_000, doors: ['responses'] },
@@ -136,14 +152,7 @@ describe('catalog files against catalog/schema.json', () => {
   });
 
   it('has the six expected files', () => {
-    expect(catalogFiles()).toEqual([
-      'media.yaml',
-      'vendor-a.yaml',
-      'vendor-b.yaml',
-      'vendor-c.yaml',
-      'vendor-d.yaml',
-      'vendor-e.yaml',
-    ]);
+    expect(catalogFiles()).toEqual(['media.yaml', 'vendor-a.yaml', 'vendor-b.yaml', 'vendor-c.yaml', 'vendor-d.yaml', 'vendor-e.yaml']);
   });
 
   it.each(catalogFiles())('%s passes the schema', (file) => {
@@ -318,9 +327,7 @@ describe('catalog against interface.md', () => {
       expect(m.vendor).toBe('b');
       expect(m.kind).toBe('moderation');
       const p: Pricing = m.pricing;
-      expect([p.input ?? 0, p.output ?? 0, p.cache_read ?? 0, p.per_mchar ?? 0, p.image_reservation ?? 0]).toEqual([
-        0, 0, 0, 0, 0,
-      ]);
+      expect([p.input ?? 0, p.output ?? 0, p.cache_read ?? 0, p.per_mchar ?? 0, p.image_reservation ?? 0]).toEqual([0, 0, 0, 0, 0]);
     });
   });
 
@@ -335,7 +342,11 @@ describe('catalog against interface.md', () => {
     });
 
     it('no other vendor carries a data-handling note', () => {
-      expect(all().filter((m) => m.vendor !== 'e' && m.data_handling !== null).map((m) => m.id)).toEqual([]);
+      expect(
+        all()
+          .filter((m) => m.vendor !== 'e' && m.data_handling !== null)
+          .map((m) => m.id),
+      ).toEqual([]);
     });
   });
 
@@ -485,11 +496,7 @@ describe('catalog against interface.md', () => {
 
     it('two other newest vendor B models accept low..xhigh and take tools only on the responses door', () => {
       const ids = text('b')
-        .filter(
-          (m) =>
-            JSON.stringify(m.effort_levels) === JSON.stringify(['low', 'medium', 'high', 'xhigh']) &&
-            m.doors.includes('chat'),
-        )
+        .filter((m) => JSON.stringify(m.effort_levels) === JSON.stringify(['low', 'medium', 'high', 'xhigh']) && m.doors.includes('chat'))
         .map((m) => m.id)
         .sort();
       expect(ids).toHaveLength(2);

@@ -17,7 +17,26 @@ afterAll(() => pgSchema?.cleanup());
 const tricky = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme' }),
-  fc.constantFrom('', ' ', 'NULL', 'null', '"', '\\', '{', '}', ',', 'a,b', '{1,2}', ' x ', '\n', '\t', '\u0001', 'é€😀', '\u2028', '"NULL"'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'NULL',
+    'null',
+    '"',
+    '\\',
+    '{',
+    '}',
+    ',',
+    'a,b',
+    '{1,2}',
+    ' x ',
+    '\n',
+    '\t',
+    '\u0001',
+    'é€😀',
+    '\u2028',
+    '"NULL"',
+  ),
   fc.uuid(),
 );
 
@@ -45,7 +64,9 @@ describe('array parameters', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.option(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), { nil: null }), { maxLength: 12 }),
-        fc.array(fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }), { maxLength: 6 }),
+        fc.array(fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }), {
+          maxLength: 6,
+        }),
         async (amounts, times) => {
           const r = await pgSchema.db.query<{ amounts: string[]; times: Date[] }>(
             'SELECT $1::bigint[]::text[] AS amounts, $2::timestamptz[] AS times',

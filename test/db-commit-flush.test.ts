@@ -14,11 +14,15 @@ describe.skipIf(!canRun)('a transaction that does not wait for the disk flush [p
   it('runs with synchronous_commit off inside, leaves the connection as it was, and commits', async () => {
     const db = pgSchema.db;
     await db.query('CREATE TABLE flush_probe (n int)');
-    const setting = async (q: { query: typeof db.query }) => (await q.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`)).rows[0].s;
-    const inside = await db.transaction(async (tx) => {
-      await tx.query('INSERT INTO flush_probe VALUES (1)');
-      return setting(tx);
-    }, { flushWal: false });
+    const setting = async (q: { query: typeof db.query }) =>
+      (await q.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`)).rows[0].s;
+    const inside = await db.transaction(
+      async (tx) => {
+        await tx.query('INSERT INTO flush_probe VALUES (1)');
+        return setting(tx);
+      },
+      { flushWal: false },
+    );
     expect(inside).toBe('off');
     expect(await db.transaction((tx) => setting(tx))).toBe('on');
     expect(await setting(db)).toBe('on');

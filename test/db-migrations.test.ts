@@ -17,7 +17,10 @@ async function fresh(): Promise<{ db: Db; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-migrations-'));
   cpSync(MIGRATIONS_DIR, dir, { recursive: true });
   const db = await openPglite();
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => db.close());
+  cleanups.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    () => db.close(),
+  );
   return { db, dir };
 }
 
@@ -58,7 +61,9 @@ describe('migration checksums', () => {
     writeFileSync(join(dir, '900_later.sql'), 'CREATE TABLE later_one (x int);');
     expect(await migrate(db, { dir })).toEqual(['900_later.sql']);
     writeFileSync(join(dir, '004_b_sneaked_in.sql'), 'CREATE TABLE early_one (x int);');
-    await expect(migrate(db, { dir })).rejects.toThrow('migrations 004_b_sneaked_in.sql and 004_reservations_key_held.sql share the number 004');
+    await expect(migrate(db, { dir })).rejects.toThrow(
+      'migrations 004_b_sneaked_in.sql and 004_reservations_key_held.sql share the number 004',
+    );
     rmSync(join(dir, '004_b_sneaked_in.sql'));
     writeFileSync(join(dir, '850_early.sql'), 'CREATE TABLE early_one (x int);');
     await expect(migrate(db, { dir })).rejects.toThrow(/migration 850_early\.sql is new but sorts before 900_later\.sql/);

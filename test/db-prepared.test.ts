@@ -37,7 +37,9 @@ describe.runIf(canRun)('prepared statements', () => {
     await other.query('ALTER TABLE rolling ADD COLUMN b text');
     await other.end();
     expect(await read()).toEqual({ id: 1, a: 'x', b: null });
-    const prepared = await schema.db.transaction(async (tx) => (await tx.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows);
+    const prepared = await schema.db.transaction(
+      async (tx) => (await tx.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows,
+    );
     expect(prepared.map((r) => r.statement)).not.toContain('SELECT * FROM rolling WHERE id = $1');
   });
 });

@@ -18,8 +18,19 @@ const LIST = ['b-5-*', 'a-small-*', 'text-embedding-3-small', 'image-d-1', 'imag
 
 /** Each door with a model the list allows and one it does not. */
 const DOORS = [
-  { path: '/v1/chat/completions', allowed: 'b-5-mini', refused: 'b-6', body: { messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16 } },
-  { path: '/v1/messages', allowed: 'a-small-4.5', refused: 'a-top-5.5', body: { max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, shape: 'messages' },
+  {
+    path: '/v1/chat/completions',
+    allowed: 'b-5-mini',
+    refused: 'b-6',
+    body: { messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16 },
+  },
+  {
+    path: '/v1/messages',
+    allowed: 'a-small-4.5',
+    refused: 'a-top-5.5',
+    body: { max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+    shape: 'messages',
+  },
   { path: '/v1/responses', allowed: 'b-5-nano', refused: 'b-pro-5', body: { input: 'hi', max_output_tokens: 16 } },
   { path: '/v1/embeddings', allowed: 'text-embedding-3-small', refused: 'text-embedding-3-large', body: { input: 'hi' } },
   { path: '/v1/images/generations', allowed: 'image-d-1', refused: 'image-b-1', body: { prompt: 'a cat' } },
@@ -45,12 +56,18 @@ function gateway(apiKey: string): Promise<ChildGateway> {
   return startChildGateway(env, { apiKey });
 }
 
-const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' });
+const headers = (key: string) => ({
+  authorization: `Bearer ${key}`,
+  'content-type': 'application/json',
+  'anthropic-version': '2023-06-01',
+});
 const send = (g: ChildGateway, method: string, path: string, key: string, body?: unknown) =>
   fetch(`${g.base}${path}`, { method, headers: headers(key), body: body === undefined ? undefined : JSON.stringify(body) });
-const call = (g: ChildGateway, key: string, door: (typeof DOORS)[number], model: string) => send(g, 'POST', door.path, key, { model, ...door.body });
+const call = (g: ChildGateway, key: string, door: (typeof DOORS)[number], model: string) =>
+  send(g, 'POST', door.path, key, { model, ...door.body });
 const walletCredits = async (g: ChildGateway) =>
-  ((await (await fetch(`${g.base}/admin/v1/wallets/${walletId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as any).credits;
+  ((await (await fetch(`${g.base}/admin/v1/wallets/${walletId}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as any)
+    .credits;
 const listedIds = async (g: ChildGateway, key: string) =>
   (((await (await send(g, 'GET', '/v1/models', key)).json()) as any).data as { id: string }[]).map((m) => m.id).sort();
 

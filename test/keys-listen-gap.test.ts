@@ -88,9 +88,23 @@ describe.skipIf(!postgresAvailability.ok)('a LISTEN reconnect gives the budget l
     const holderDb = await openPg({ url: withAppName(pgServer.url, appName), max: 4 });
     const quiet = { warn: () => undefined, error: () => undefined };
     // Idle leases go back after 10 minutes here: only the reconnect can make this one go back within the test.
-    const config: LeaseConfig = { enabled: true, slice_seconds: 10, min_slice_credits: 1_000, max_share: 0.5, ttl_ms: 600_000, idle_return_ms: 600_000 };
+    const config: LeaseConfig = {
+      enabled: true,
+      slice_seconds: 10,
+      min_slice_credits: 1_000,
+      max_share: 0.5,
+      ttl_ms: 600_000,
+      idle_return_ms: 600_000,
+    };
     const ledger = createLedger(holderDb, { clock: systemClock, owner: 'listen-gap-leases' });
-    const leases = gatewayLeases(holderDb, ledger, systemClock, () => config, () => quiet, new ChargeWriter(() => quiet));
+    const leases = gatewayLeases(
+      holderDb,
+      ledger,
+      systemClock,
+      () => config,
+      () => quiet,
+      new ChargeWriter(() => quiet),
+    );
     try {
       await leases.listen();
       const w = await ledger.createWallet({ credits: 10_000 });

@@ -8,10 +8,21 @@ import { describeEachDatabase } from './helpers/databases.ts';
 import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
 
 const RECORD_FIELDS = [
-  'audience', 'created_at', 'daily_limit_credits', 'day_used_credits', 'expires_at', 'id', 'key_prefix',
-  'last_used_at', 'models', 'month_used_credits', 'monthly_limit_credits', 'name', 'object', 'usable_until',
+  'audience',
+  'created_at',
+  'daily_limit_credits',
+  'day_used_credits',
+  'expires_at',
+  'id',
+  'key_prefix',
+  'last_used_at',
+  'models',
+  'month_used_credits',
+  'monthly_limit_credits',
+  'name',
+  'object',
+  'usable_until',
 ].sort();
-
 
 describeEachDatabase('key doors', (getDb, kind) => {
   // 2026-03-10 12:00 KST
@@ -41,10 +52,12 @@ describeEachDatabase('key doors', (getDb, kind) => {
 
   const activeCount = async (walletId: string) =>
     Number(
-      (await db.query<{ n: string }>(
-        `SELECT count(*) AS n FROM api_keys WHERE wallet_id = $1 AND kind = 'api' AND NOT is_chat_key AND closed_at IS NULL`,
-        [walletId],
-      )).rows[0].n,
+      (
+        await db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM api_keys WHERE wallet_id = $1 AND kind = 'api' AND NOT is_chat_key AND closed_at IS NULL`,
+          [walletId],
+        )
+      ).rows[0].n,
     );
 
   describe('authentication', () => {
@@ -56,7 +69,13 @@ describeEachDatabase('key doors', (getDb, kind) => {
       expect(missing.json().error.type).toBe('authentication_error');
       expect(missing.json().error.message).toContain('Authorization: Bearer');
       for (const key of [normal.key, 'sk-svcm-nope', 'garbage']) {
-        for (const [method, url] of [['GET', '/v1/keys'], ['POST', '/v1/keys'], ['GET', '/v1/keys/x'], ['PATCH', '/v1/keys/x'], ['DELETE', '/v1/keys/x']] as const) {
+        for (const [method, url] of [
+          ['GET', '/v1/keys'],
+          ['POST', '/v1/keys'],
+          ['GET', '/v1/keys/x'],
+          ['PATCH', '/v1/keys/x'],
+          ['DELETE', '/v1/keys/x'],
+        ] as const) {
           const r = await call(method, url, method === 'POST' || method === 'PATCH' ? {} : undefined, key);
           expect(r.status, `${method} ${url} with ${key.slice(0, 8)}`).toBe(401);
           expect(r.body.error).toMatchObject({ type: 'authentication_error', code: 'authentication_error' });
@@ -69,14 +88,22 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const r = await call('POST', '/v1/keys', { monthly_limit: 5 });
       expect(r.status).toBe(400);
       expect(r.body).toEqual({
-        error: { type: 'invalid_request_error', code: 'invalid_request_error', param: 'monthly_limit', message: expect.stringContaining('monthly_limit') },
+        error: {
+          type: 'invalid_request_error',
+          code: 'invalid_request_error',
+          param: 'monthly_limit',
+          message: expect.stringContaining('monthly_limit'),
+        },
       });
     });
 
     it('refuses malformed JSON with 400', async () => {
       const { mgmt } = await setup();
       const res = await app.inject({
-        method: 'POST', url: '/v1/keys', headers: { authorization: `Bearer ${mgmt.key}`, 'content-type': 'application/json' }, payload: '{"count":',
+        method: 'POST',
+        url: '/v1/keys',
+        headers: { authorization: `Bearer ${mgmt.key}`, 'content-type': 'application/json' },
+        payload: '{"count":',
       });
       expect(res.statusCode).toBe(400);
       expect(res.json().error.type).toBe('invalid_request_error');
@@ -93,13 +120,21 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const rec = r.body.data[0];
       expect(Object.keys(rec).sort()).toEqual([...RECORD_FIELDS, 'key'].sort());
       expect(rec).toMatchObject({
-        object: 'api_key', name: 'lab laptop', audience: null, monthly_limit_credits: null, month_used_credits: 0,
-        daily_limit_credits: null, day_used_credits: 0, expires_at: null, usable_until: null,
-        created_at: '2026-03-10T03:00:00.000Z', last_used_at: null,
+        object: 'api_key',
+        name: 'lab laptop',
+        audience: null,
+        monthly_limit_credits: null,
+        month_used_credits: 0,
+        daily_limit_credits: null,
+        day_used_credits: 0,
+        expires_at: null,
+        usable_until: null,
+        created_at: '2026-03-10T03:00:00.000Z',
+        last_used_at: null,
       });
       expect(rec.id).toMatch(/^key_/);
       expect(rec.key).toMatch(/^sk-svc-[0-9A-Za-z]{32,}$/);
-      expect(rec.key_prefix).toBe(rec.key.slice(0, 12) + '…');
+      expect(rec.key_prefix).toBe(`${rec.key.slice(0, 12)}…`);
 
       const auth = await keys.authenticate(rec.key, 'api');
       expect(auth).toMatchObject({ keyId: rec.id, walletId, kind: 'api' });
@@ -147,14 +182,25 @@ describeEachDatabase('key doors', (getDb, kind) => {
     it('checks count, name, name_prefix and unknown fields', async () => {
       const { walletId, call } = await setup();
       const bad: [unknown, string][] = [
-        [{ count: 0 }, 'count'], [{ count: 101 }, 'count'], [{ count: 1.5 }, 'count'], [{ count: '2' }, 'count'],
-        [{ name: 'x'.repeat(41) }, 'name'], [{ name: '' }, 'name'], [{ name: 7 }, 'name'],
+        [{ count: 0 }, 'count'],
+        [{ count: 101 }, 'count'],
+        [{ count: 1.5 }, 'count'],
+        [{ count: '2' }, 'count'],
+        [{ name: 'x'.repeat(41) }, 'name'],
+        [{ name: '' }, 'name'],
+        [{ name: 7 }, 'name'],
         [{ name_prefix: 'x'.repeat(21) }, 'name_prefix'],
-        [{ name: '채팅 · 민수' }, 'name'], [{ name_prefix: '채팅 · ' }, 'name_prefix'],
-        [{ monthly_limit: 10 }, 'monthly_limit'], [{ expires_at: '2026-04-01' }, 'expires_at'], [{ key: 'x' }, 'key'],
-        [{ audience: 'parent' }, 'audience'], [{ monthly_limit_credits: -1 }, 'monthly_limit_credits'],
-        [{ monthly_limit_credits: 1.5 }, 'monthly_limit_credits'], [{ daily_limit_credits: '5' }, 'daily_limit_credits'],
-        [{ expires_on: '2026-02-30' }, 'expires_on'], [{ expires_on: '10/03/2026' }, 'expires_on'],
+        [{ name: '채팅 · 민수' }, 'name'],
+        [{ name_prefix: '채팅 · ' }, 'name_prefix'],
+        [{ monthly_limit: 10 }, 'monthly_limit'],
+        [{ expires_at: '2026-04-01' }, 'expires_at'],
+        [{ key: 'x' }, 'key'],
+        [{ audience: 'parent' }, 'audience'],
+        [{ monthly_limit_credits: -1 }, 'monthly_limit_credits'],
+        [{ monthly_limit_credits: 1.5 }, 'monthly_limit_credits'],
+        [{ daily_limit_credits: '5' }, 'daily_limit_credits'],
+        [{ expires_on: '2026-02-30' }, 'expires_on'],
+        [{ expires_on: '10/03/2026' }, 'expires_on'],
         [{ count: 2, name: 'x'.repeat(40) }, 'name'],
       ];
       for (const [body, param] of bad) {
@@ -173,7 +219,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const hundred = await big.call('POST', '/v1/keys', { count: 100, name_prefix: 'p'.repeat(20) });
       expect(hundred.status).toBe(201);
       expect(hundred.body.data).toHaveLength(100);
-      expect(hundred.body.data[99].name).toBe('p'.repeat(20) + ' 100');
+      expect(hundred.body.data[99].name).toBe(`${'p'.repeat(20)} 100`);
     });
 
     it('audience: student needs a wallet that splits usage', async () => {
@@ -249,7 +295,10 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const results = await Promise.all(Array.from({ length: 12 }, () => call('POST', '/v1/keys', { count: 4, name_prefix: 'r' })));
       const statuses = results.map((r) => r.status);
       if (process.env.KEYS_DEBUG) console.log(kind, statuses.join(','));
-      expect(statuses.every((s) => s === 201 || s === 409 || s === 400), statuses.join(',')).toBe(true);
+      expect(
+        statuses.every((s) => s === 201 || s === 409 || s === 400),
+        statuses.join(','),
+      ).toBe(true);
       const active = await activeCount(walletId);
       expect(active).toBeLessThanOrEqual(slots);
       const won = results.filter((r) => r.status === 201).flatMap((r) => r.body.data as { id: string; key: string }[]);
@@ -258,7 +307,12 @@ describeEachDatabase('key doors', (getDb, kind) => {
         expect(r.body.error.type).toBe('conflict_error');
         expect(r.body.error.message).toContain('closed');
         for (const id of r.body.error.closed_key_ids) {
-          const row = (await db.query<{ closed_at: Date | null; closed_reason: string }>(`SELECT closed_at, closed_reason FROM api_keys WHERE id = $1`, [id])).rows[0];
+          const row = (
+            await db.query<{ closed_at: Date | null; closed_reason: string }>(
+              `SELECT closed_at, closed_reason FROM api_keys WHERE id = $1`,
+              [id],
+            )
+          ).rows[0];
           expect(row.closed_at).not.toBeNull();
           expect(row.closed_reason).toBe('slot_race');
         }
@@ -266,10 +320,11 @@ describeEachDatabase('key doors', (getDb, kind) => {
       }
       // Keys of winners work; closed keys of losers do not.
       for (const k of won) await expect(keys.authenticate(k.key, 'api')).resolves.toMatchObject({ keyId: k.id });
-      if (kind === 'postgres') expect(statuses.filter((s) => s === 409).length + statuses.filter((s) => s === 400).length).toBeGreaterThan(0);
+      if (kind === 'postgres')
+        expect(statuses.filter((s) => s === 409).length + statuses.filter((s) => s === 400).length).toBeGreaterThan(0);
     });
 
-    it('a forced race (every request passes the slot pre-check before any insert) closes the losers\' keys with 409', async () => {
+    it("a forced race (every request passes the slot pre-check before any insert) closes the losers' keys with 409", async () => {
       // All requests wait at the unlocked pre-check until every one has reached it, so all see free slots.
       const n = 6;
       let waiting = 0;
@@ -303,7 +358,10 @@ describeEachDatabase('key doors', (getDb, kind) => {
           ),
         );
         const statuses = results.map((r) => r.statusCode);
-        expect(statuses.every((s) => s === 201 || s === 409), statuses.join(',')).toBe(true);
+        expect(
+          statuses.every((s) => s === 201 || s === 409),
+          statuses.join(','),
+        ).toBe(true);
         expect(statuses.filter((s) => s === 409).length).toBeGreaterThanOrEqual(4); // 6 × 2 keys for 5 slots: at most 2 winners
         const winners = statuses.filter((s) => s === 201).length;
         expect(await activeCount(walletId)).toBe(winners * 2);
@@ -369,7 +427,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
   });
 
   describe('get, patch, delete', () => {
-    it('answers 404 for another wallet\'s key, a closed key, a chat key, a management key and an unknown id', async () => {
+    it("answers 404 for another wallet's key, a closed key, a chat key, a management key and an unknown id", async () => {
       const mine = await setup();
       const other = await setup();
       const theirs = (await other.call('POST', '/v1/keys', {})).body.data[0].id;
@@ -377,7 +435,11 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const closed = (await mine.call('POST', '/v1/keys', {})).body.data[0].id;
       expect((await mine.call('DELETE', `/v1/keys/${closed}`)).status).toBe(200);
       for (const id of [theirs, chat.id, closed, mine.mgmt.id, 'key_nope']) {
-        for (const [method, body] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+        for (const [method, body] of [
+          ['GET', undefined],
+          ['PATCH', { name: 'x' }],
+          ['DELETE', undefined],
+        ] as const) {
           const r = await mine.call(method, `/v1/keys/${id}`, body);
           expect(r.status, `${method} ${id}`).toBe(404);
           expect(r.body.error.type).toBe('not_found_error');
@@ -389,12 +451,27 @@ describeEachDatabase('key doors', (getDb, kind) => {
 
     it('PATCH changes only the fields sent; null clears', async () => {
       const { call } = await setup();
-      const rec = (await call('POST', '/v1/keys', { name: 'a', monthly_limit_credits: 100, daily_limit_credits: 10, expires_on: '2026-04-01' })).body.data[0];
+      const rec = (
+        await call('POST', '/v1/keys', { name: 'a', monthly_limit_credits: 100, daily_limit_credits: 10, expires_on: '2026-04-01' })
+      ).body.data[0];
       let r = await call('PATCH', `/v1/keys/${rec.id}`, { monthly_limit_credits: 200 });
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ name: 'a', monthly_limit_credits: 200, daily_limit_credits: 10, usable_until: '2026-04-01', object: 'api_key', id: rec.id });
+      expect(r.body).toMatchObject({
+        name: 'a',
+        monthly_limit_credits: 200,
+        daily_limit_credits: 10,
+        usable_until: '2026-04-01',
+        object: 'api_key',
+        id: rec.id,
+      });
       r = await call('PATCH', `/v1/keys/${rec.id}`, { daily_limit_credits: null, expires_on: null, name: null });
-      expect(r.body).toMatchObject({ name: null, monthly_limit_credits: 200, daily_limit_credits: null, usable_until: null, expires_at: null });
+      expect(r.body).toMatchObject({
+        name: null,
+        monthly_limit_credits: 200,
+        daily_limit_credits: null,
+        usable_until: null,
+        expires_at: null,
+      });
       r = await call('PATCH', `/v1/keys/${rec.id}`, {});
       expect(r.status).toBe(200);
       expect(r.body.monthly_limit_credits).toBe(200);
@@ -408,9 +485,15 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const { call } = await setup();
       const rec = (await call('POST', '/v1/keys', { monthly_limit_credits: 100 })).body.data[0];
       const bad: [unknown, string][] = [
-        [{ daily_limit_credits: 101 }, 'daily_limit_credits'], [{ count: 2 }, 'count'], [{ name_prefix: 'x' }, 'name_prefix'],
-        [{ monthly_limit: 1 }, 'monthly_limit'], [{ expires_at: null }, 'expires_at'], [{ expires_on: '2026-03-09' }, 'expires_on'],
-        [{ name: '채팅 · 민수' }, 'name'], [{ name: 'x'.repeat(41) }, 'name'], [{ audience: 'student' }, 'audience'],
+        [{ daily_limit_credits: 101 }, 'daily_limit_credits'],
+        [{ count: 2 }, 'count'],
+        [{ name_prefix: 'x' }, 'name_prefix'],
+        [{ monthly_limit: 1 }, 'monthly_limit'],
+        [{ expires_at: null }, 'expires_at'],
+        [{ expires_on: '2026-03-09' }, 'expires_on'],
+        [{ name: '채팅 · 민수' }, 'name'],
+        [{ name: 'x'.repeat(41) }, 'name'],
+        [{ audience: 'student' }, 'audience'],
       ];
       for (const [body, param] of bad) {
         const r = await call('PATCH', `/v1/keys/${rec.id}`, body);
@@ -459,7 +542,9 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const { mgmt, call } = await setup();
       const rec = (await call('POST', '/v1/keys', {})).body.data[0];
       const res = await app.inject({
-        method: 'DELETE', url: `/v1/keys/${rec.id}`, headers: { authorization: `Bearer ${mgmt.key}`, 'content-type': 'application/json' },
+        method: 'DELETE',
+        url: `/v1/keys/${rec.id}`,
+        headers: { authorization: `Bearer ${mgmt.key}`, 'content-type': 'application/json' },
       });
       expect(res.statusCode).toBe(200);
     });
@@ -527,7 +612,12 @@ describeEachDatabase('key doors', (getDb, kind) => {
         const mgmt = await k2.createManagementKey(walletId);
         fail = true;
         for (const method of ['GET', 'POST'] as const) {
-          const res = await app2.inject({ method, url: '/v1/keys', headers: { authorization: `Bearer ${mgmt.key}` }, ...(method === 'POST' ? { payload: {} } : {}) });
+          const res = await app2.inject({
+            method,
+            url: '/v1/keys',
+            headers: { authorization: `Bearer ${mgmt.key}` },
+            ...(method === 'POST' ? { payload: {} } : {}),
+          });
           expect(res.statusCode).toBe(503);
           expect(res.json().error.type).toBe('api_error');
           expect(res.body).not.toContain('connection reset');

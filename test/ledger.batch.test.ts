@@ -7,7 +7,6 @@ import { createLedger, type Ledger, type Reservation } from '../engine/money/led
 import { describeEachDatabase } from './helpers/databases.ts';
 import { expectJournalAddsUp } from './helpers/ledger.ts';
 
-
 /** A small deterministic PRNG (mulberry32). */
 function rng(seed: number) {
   let a = seed >>> 0;
@@ -18,7 +17,11 @@ function rng(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)), pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)] };
+  return {
+    next,
+    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)],
+  };
 }
 
 /** A wallet with four lots: unrestricted 100,000 + 30,000, a vendor-c pack 20,000, a vendor-a pack 15,000. */
@@ -47,6 +50,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     const plan = Array.from({ length: 200 }, () => ({
       vendor: r.pick(['a', 'b', 'c']),
       amount: BigInt(r.int(0, 4_000)),
+      // biome-ignore lint/suspicious/noThenProperty: a plain record of the plan, never awaited
       then: r.pick(['settle', 'settle', 'release', 'over', 'twice'] as const),
       actual: BigInt(r.int(0, 4_000)),
     }));
@@ -193,7 +197,10 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     expect(out[1]).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
     expect(out[2]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 3_000n } });
     expect(ran.slice(-2)).toEqual(['first', 'third']);
-    const row = await getDb().query<{ state: string; charged_nano: string | null }>('SELECT state, charged_nano FROM reservations WHERE id = $1', [rs[1].id]);
+    const row = await getDb().query<{ state: string; charged_nano: string | null }>(
+      'SELECT state, charged_nano FROM reservations WHERE id = $1',
+      [rs[1].id],
+    );
     expect(row.rows[0]).toEqual({ state: 'held', charged_nano: null });
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 50_000n - 15_000n + 4_000n + 2_000n, reservedNano: 5_000n });
     expect((await l.journalSum(w.id)).chargedNano).toBe(4_000n);
@@ -208,7 +215,12 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     for (let k = 0; k < 2; k++) {
       const r = rng(7);
       for (let i = 0; i < 30; i++) {
-        const res = await l.reserve({ walletId: wallets[k], vendor: r.pick(['a', 'b', 'c']), amountNano: BigInt(r.int(1, 6_000)), callId: `pre-${i}` });
+        const res = await l.reserve({
+          walletId: wallets[k],
+          vendor: r.pick(['a', 'b', 'c']),
+          amountNano: BigInt(r.int(1, 6_000)),
+          callId: `pre-${i}`,
+        });
         if (!res.ok) throw new Error('refused');
         pre[k].push(res.reservation);
       }
@@ -222,7 +234,8 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     const steps: Step[] = Array.from({ length: 150 }, (): Step => {
       const x = r.next();
       if (x < 0.45) return { kind: 'reserve', vendor: r.pick(['a', 'b', 'c', 'd']), amount: BigInt(r.int(0, 9_000)) };
-      if (x < 0.75) return { kind: 'settle', i: r.int(0, 29), actual: BigInt(r.int(0, 9_000)), alongside: r.pick([undefined, 'ok', 'ok', 'throw']) };
+      if (x < 0.75)
+        return { kind: 'settle', i: r.int(0, 29), actual: BigInt(r.int(0, 9_000)), alongside: r.pick([undefined, 'ok', 'ok', 'throw']) };
       if (x < 0.95) return { kind: 'release', i: r.int(0, 29) };
       return { kind: 'settle-forged', i: r.int(0, 29) };
     });
@@ -231,9 +244,9 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     const call = (k: number, s: Step): Promise<unknown> => {
       switch (s.kind) {
         case 'reserve':
-          return l.reserve({ walletId: wallets[k], vendor: s.vendor, amountNano: s.amount, callId: 'x' }).then((res) =>
-            res.ok ? { ok: true, lots: res.reservation.lots.map((d) => [idx[k].get(d.lotId), d.amountNano]) } : res,
-          );
+          return l
+            .reserve({ walletId: wallets[k], vendor: s.vendor, amountNano: s.amount, callId: 'x' })
+            .then((res) => (res.ok ? { ok: true, lots: res.reservation.lots.map((d) => [idx[k].get(d.lotId), d.amountNano]) } : res));
         case 'settle':
           return l.settle(
             pre[k][s.i],
@@ -255,7 +268,9 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       }
     };
     const norm = (o: PromiseSettledResult<unknown>) =>
-      o.status === 'fulfilled' ? o.value : { error: (o.reason as { status?: number; message: string }).status ?? (o.reason as Error).message };
+      o.status === 'fulfilled'
+        ? o.value
+        : { error: (o.reason as { status?: number; message: string }).status ?? (o.reason as Error).message };
     // wallet 0: one call at a time
     const serial: PromiseSettledResult<unknown>[] = [];
     for (const s of steps) serial.push((await Promise.allSettled([call(0, s)]))[0]);
@@ -326,14 +341,22 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
   });
 
   it('two ledgers sharing queues across overlapping wallets at once never deadlock for good, overspend or lose a move', async () => {
-    const ledgers = [createLedger(getDb(), { clock, owner: 'o1', walletQueues: () => 1 }), createLedger(getDb(), { clock, owner: 'o2', walletQueues: () => 2 })];
+    const ledgers = [
+      createLedger(getDb(), { clock, owner: 'o1', walletQueues: () => 1 }),
+      createLedger(getDb(), { clock, owner: 'o2', walletQueues: () => 2 }),
+    ];
     const wallets = await Promise.all(Array.from({ length: 6 }, () => fundedWallet(ledgers[0])));
     const charged = new Map<string, bigint>(wallets.map((w) => [w, 0n]));
     const r = rng(7);
     await Promise.all(
       Array.from({ length: 240 }, async (_, i) => {
         const walletId = r.pick(wallets);
-        const res = await ledgers[i % 2].reserve({ walletId, vendor: r.pick(['a', 'b', 'c']), amountNano: BigInt(r.int(1, 3_000)), callId: `ov-${i}` });
+        const res = await ledgers[i % 2].reserve({
+          walletId,
+          vendor: r.pick(['a', 'b', 'c']),
+          amountNano: BigInt(r.int(1, 3_000)),
+          callId: `ov-${i}`,
+        });
         if (!res.ok) return;
         const s = await ledgers[(i + 1) % 2].settle(res.reservation, BigInt(r.int(0, 3_500)));
         charged.set(walletId, charged.get(walletId)! + s.chargedNano);

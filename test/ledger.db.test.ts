@@ -10,8 +10,13 @@ describeEachDatabase('db seam', (getDb) => {
     expect(u.rowCount).toBe(1);
     const p = await db.query<{ x: string }>('select $1::bigint + 1 as x, $2::text[] as arr', ['9007199254740993', ['a', 'c']]);
     expect(p.rows[0]).toEqual({ x: '9007199254740994', arr: ['a', 'c'] });
-    await expect(db.transaction(async (tx) => { await tx.query("insert into wallets(id, owner_id) values ('w2','o')"); throw new Error('x'); })).rejects.toThrow('x');
-    expect((await db.query("select id from wallets")).rows.length).toBe(1);
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query("insert into wallets(id, owner_id) values ('w2','o')");
+        throw new Error('x');
+      }),
+    ).rejects.toThrow('x');
+    expect((await db.query('select id from wallets')).rows.length).toBe(1);
     const got: string[] = [];
     const un = await db.listen('chan-x', (p) => got.push(p));
     await db.notify('chan-x', 'hello');
@@ -19,10 +24,14 @@ describeEachDatabase('db seam', (getDb) => {
     expect(got).toEqual(['hello']);
     await un();
     // concurrent transactions
-    await Promise.all(Array.from({ length: 20 }, (_, i) => db.transaction(async (tx) => {
-      await tx.query('insert into wallets(id, owner_id) values ($1, $2)', [`c${i}`, 'o']);
-    })));
-    expect((await db.query<{ n: string }>("select count(*) n from wallets")).rows[0].n).toBe('21');
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        db.transaction(async (tx) => {
+          await tx.query('insert into wallets(id, owner_id) values ($1, $2)', [`c${i}`, 'o']);
+        }),
+      ),
+    );
+    expect((await db.query<{ n: string }>('select count(*) n from wallets')).rows[0].n).toBe('21');
   });
 });
 
@@ -33,7 +42,11 @@ describeEachDatabase(
       const db = getDb();
       const got: string[] = [];
       let gaps = 0;
-      const un = await db.listen('Reconnect Channel', (p) => got.push(p), () => gaps++);
+      const un = await db.listen(
+        'Reconnect Channel',
+        (p) => got.push(p),
+        () => gaps++,
+      );
       expect(gaps).toBe(0);
       const killed = await db.query(
         `SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity

@@ -28,18 +28,32 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     const spent = await reserve(l, r.walletId, 'a', 1_000n); // the restricted lot is drawn first: all of it
     expect(spent.lots).toEqual([{ lotId: lot.id, amountNano: 1_000n }]);
     await l.settle(spent, 1_000n);
-    await getDb().query('INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano) VALUES ($1, $2, $3::bigint)', [r.id, lot.id, amount.toString()]);
+    await getDb().query('INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano) VALUES ($1, $2, $3::bigint)', [
+      r.id,
+      lot.id,
+      amount.toString(),
+    ]);
   }
   const brokenBy = (r: Reservation, kind: string, cause: string) => ({
     status: 'rejected',
-    reason: expect.objectContaining({ constructor: LedgerInvariantBroken, kind, opId: r.id, walletId: r.walletId, cause: expect.objectContaining({ message: expect.stringContaining(cause) }) }),
+    reason: expect.objectContaining({
+      constructor: LedgerInvariantBroken,
+      kind,
+      opId: r.id,
+      walletId: r.walletId,
+      cause: expect.objectContaining({ message: expect.stringContaining(cause) }),
+    }),
   });
 
   it('a move that breaks an invariant fails alone; the other moves of its batch, of its wallet and others, commit', async () => {
     const sizes: number[] = [];
     const { entries, log } = logged();
     const l = createLedger(getDb(), { clock: fixedClock('2026-05-01T00:00:00Z'), owner: 'inv', log, onBatch: (n) => sizes.push(n) });
-    const [w1, w2, w3] = [await l.createWallet({ credits: 10 }), await l.createWallet({ credits: 10 }), await l.createWallet({ credits: 10 })];
+    const [w1, w2, w3] = [
+      await l.createWallet({ credits: 10 }),
+      await l.createWallet({ credits: 10 }),
+      await l.createWallet({ credits: 10 }),
+    ];
     const inflated = await reserve(l, w1.id, 'b', 2_000n);
     await inflateHold(inflated, 50_000n); // a release would take 52,000 off a lot that has 2,000 reserved
     const deadHeld = await reserve(l, w3.id, 'b', 2_000n);
@@ -71,7 +85,10 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     expect(await l.balance(w2.id)).toMatchObject({ availableNano: 10_000n - 1_000n - 4_000n, reservedNano: 4_000n });
     await expectJournalAddsUp(l, w2.id);
     // The broken reservations moved nothing: still held, uncharged.
-    const rows = await getDb().query<{ id: string; state: string }>('SELECT id, state FROM reservations WHERE id = ANY($1::text[]) ORDER BY id', [[inflated.id, deadHeld.id]]);
+    const rows = await getDb().query<{ id: string; state: string }>(
+      'SELECT id, state FROM reservations WHERE id = ANY($1::text[]) ORDER BY id',
+      [[inflated.id, deadHeld.id]],
+    );
     expect(rows.rows.map((r) => r.state)).toEqual(['held', 'held']);
 
     // Draws share a batch too. The lot of the inflated hold now has 3,000 reserved (2,000 + new-1's 1,000), so a

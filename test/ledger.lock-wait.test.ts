@@ -19,7 +19,10 @@ describeEachDatabase(
     /** Until some other backend waits on a lock that `pid` holds. */
     async function untilBlockedBy(pid: number): Promise<void> {
       for (let i = 0; i < 500; i++) {
-        const r = await getDb().query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [pid]);
+        const r = await getDb().query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))',
+          [pid],
+        );
         if (r.rows[0].n > 0) return;
         await new Promise((res) => setTimeout(res, 10));
       }

@@ -44,7 +44,7 @@ function startChild(env: Record<string, string>): Child {
   return {
     proc,
     exited,
-    send: (line) => proc.stdin.write(line + '\n'),
+    send: (line) => proc.stdin.write(`${line}\n`),
     next: (event) =>
       new Promise((resolve, reject) => {
         const i = events.findIndex((e) => e.event === event);
@@ -65,7 +65,8 @@ async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
 }
 
 const pgOk = postgresAvailability.ok || REQUIRE_POSTGRES;
-if (!postgresAvailability.ok && !REQUIRE_POSTGRES) console.warn(`[ledger.processes] skipping PostgreSQL part: ${postgresAvailability.reason}`);
+if (!postgresAvailability.ok && !REQUIRE_POSTGRES)
+  console.warn(`[ledger.processes] skipping PostgreSQL part: ${postgresAvailability.reason}`);
 
 describe.skipIf(!pgOk)('ledger across processes [postgres]', () => {
   let pg: TestPostgres | undefined;
@@ -156,7 +157,14 @@ describe('ledger after a crash [pglite data dir]', () => {
       let ledger = createLedger(db, { clock: systemClock });
       const w = await ledger.createWallet({ credits: 10 });
       await db.close();
-      const child = startChild({ GATEWAY_DATA_DIR: dir, DATABASE_URL: '', WALLET_ID: w.id, MODE: 'crash', AMOUNT_NANO: '4000', TTL_MS: '30000' });
+      const child = startChild({
+        GATEWAY_DATA_DIR: dir,
+        DATABASE_URL: '',
+        WALLET_ID: w.id,
+        MODE: 'crash',
+        AMOUNT_NANO: '4000',
+        TTL_MS: '30000',
+      });
       const r = await child.next('reserved');
       expect(r.ok).toBe(true);
       child.proc.kill('SIGKILL');

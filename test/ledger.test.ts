@@ -6,7 +6,6 @@ import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from 
 import { describeEachDatabase } from './helpers/databases.ts';
 import { expectJournalAddsUp } from './helpers/ledger.ts';
 
-
 describe('money', () => {
   it('converts exactly', () => {
     expect(creditsToNano(5)).toBe(5000n);
@@ -30,7 +29,9 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     const w = await l.createWallet({ credits: 10 });
     const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4000n, callId: 'call-alongside' });
     if (!r.ok) throw new Error('reserve refused');
-    await expect(l.settle(r.reservation, 1500n, async () => Promise.reject(new Error('quota write failed')))).rejects.toThrow('quota write failed');
+    await expect(l.settle(r.reservation, 1500n, async () => Promise.reject(new Error('quota write failed')))).rejects.toThrow(
+      'quota write failed',
+    );
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 6000n, reservedNano: 4000n });
     const seen: bigint[] = [];
     const settled = await l.settle(r.reservation, 1500n, async (tx, charged) => {
@@ -212,12 +213,18 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     const r3 = await l.reserve({ walletId: w3.id, vendor: 'a', amountNano: 1_000n, callId: 'a' });
     if (!r3.ok) throw new Error('refused');
     await l.settle(r3.reservation, 1_000n);
-    expect(await l.reserve({ walletId: w3.id, vendor: 'c', amountNano: 1n, callId: 'c' })).toMatchObject({ ok: false, reason: 'insufficient_credit' });
+    expect(await l.reserve({ walletId: w3.id, vendor: 'c', amountNano: 1n, callId: 'c' })).toMatchObject({
+      ok: false,
+      reason: 'insufficient_credit',
+    });
     expect(await l.planAllows(w3.id, 'c')).toBe(true);
 
     // an empty wallet: insufficient_credit (top up), not not_in_plan
     const w4 = await l.createWallet();
-    expect(await l.reserve({ walletId: w4.id, vendor: 'c', amountNano: 1n, callId: 'c' })).toMatchObject({ ok: false, reason: 'insufficient_credit' });
+    expect(await l.reserve({ walletId: w4.id, vendor: 'c', amountNano: 1n, callId: 'c' })).toMatchObject({
+      ok: false,
+      reason: 'insufficient_credit',
+    });
     await expect(l.reserve({ walletId: 'missing', vendor: 'a', amountNano: 1n, callId: 'c' })).rejects.toMatchObject({ status: 404 });
   });
 

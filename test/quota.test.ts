@@ -12,8 +12,11 @@ import { expectJournalAddsUp } from './helpers/ledger.ts';
 
 const C = 1000n; // nano-USD per credit
 
-
-const refused = (p: Promise<unknown>) => p.then(() => undefined, (e) => e as { status: number; type: string; message: string });
+const refused = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e) => e as { status: number; type: string; message: string },
+  );
 
 describeEachDatabase('key quotas', (getDb) => {
   const clock = fixedClock('2026-12-31T03:00:00Z');
@@ -25,16 +28,21 @@ describeEachDatabase('key quotas', (getDb) => {
     ({ db, keys, app } = fixture);
   });
 
-  async function key(opts: { monthly?: number | null; daily?: number | null; expiresOn?: string; splits?: boolean; audience?: 'student' | 'teacher' } = {}) {
+  async function key(
+    opts: { monthly?: number | null; daily?: number | null; expiresOn?: string; splits?: boolean; audience?: 'student' | 'teacher' } = {},
+  ) {
     const walletId = await makeWallet(db, { splits: opts.splits });
     const k = await keys.createApiKey(walletId, {
-      monthlyLimitCredits: opts.monthly ?? null, dailyLimitCredits: opts.daily ?? null, expiresOn: opts.expiresOn ?? null, audience: opts.audience,
+      monthlyLimitCredits: opts.monthly ?? null,
+      dailyLimitCredits: opts.daily ?? null,
+      expiresOn: opts.expiresOn ?? null,
+      audience: opts.audience,
     });
     const auth = await keys.authenticate(k.key, 'api');
     return { ...k, auth, walletId };
   }
 
-  it('monthly limit: checked at call start against the call\'s largest amount', async () => {
+  it("monthly limit: checked at call start against the call's largest amount", async () => {
     const { auth } = await key({ monthly: 10 });
     const now = new Date('2026-12-15T03:00:00Z');
     await expect(keys.quota.checkQuota(auth, 10n * C, now)).resolves.toBeUndefined();
@@ -78,7 +86,14 @@ describeEachDatabase('key quotas', (getDb) => {
       return { walletId: w.id, auth: await keys.authenticate(k.key, 'api') };
     }
     const reserve = (l: Ledger, auth: AuthContext, amountNano = HOLD): Promise<ReserveResult> =>
-      l.reserve({ walletId: auth.walletId, vendor: 'b', amountNano, callId: 'call', keyId: auth.keyId, cap: keys.quota.monthlyCap(auth, now)! });
+      l.reserve({
+        walletId: auth.walletId,
+        vendor: 'b',
+        amountNano,
+        callId: 'call',
+        keyId: auth.keyId,
+        cap: keys.quota.monthlyCap(auth, now)!,
+      });
     const held = (rs: ReserveResult[]) => rs.flatMap((r) => (r.ok ? [r.reservation] : []));
 
     it('40 reserves sent at once: exactly the 10 that fit hold; the others are refused and hold nothing', async () => {
@@ -105,11 +120,22 @@ describeEachDatabase('key quotas', (getDb) => {
 
       // Settled at 100: 100 used + 2,700 held leaves 200.
       await ledger.settle(first[1], 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx));
-      expect(await reserve(ledger, auth, 200n * C + 1n)).toMatchObject({ ok: false, reason: 'key_limit', keyUsedNano: 100n * C, keyHeldNano: 2700n * C, availableNano: 200n * C });
+      expect(await reserve(ledger, auth, 200n * C + 1n)).toMatchObject({
+        ok: false,
+        reason: 'key_limit',
+        keyUsedNano: 100n * C,
+        keyHeldNano: 2700n * C,
+        availableNano: 200n * C,
+      });
       const fits = await reserve(ledger, auth, 200n * C);
       expect(fits.ok).toBe(true);
 
-      for (const r of [...first.slice(2), (again as { reservation: Reservation }).reservation, (fits as { reservation: Reservation }).reservation]) await ledger.release(r);
+      for (const r of [
+        ...first.slice(2),
+        (again as { reservation: Reservation }).reservation,
+        (fits as { reservation: Reservation }).reservation,
+      ])
+        await ledger.release(r);
       expect((await ledger.balance(walletId)).reservedNano).toBe(0n);
       await expectJournalAddsUp(ledger, walletId);
     });
@@ -139,7 +165,7 @@ describeEachDatabase('key quotas', (getDb) => {
     });
   });
 
-  it('daily limit: blocks only once the day\'s use has reached it; the overshoot counts', async () => {
+  it("daily limit: blocks only once the day's use has reached it; the overshoot counts", async () => {
     const { auth } = await key({ daily: 10 });
     const now = new Date('2026-12-15T03:00:00Z');
     await keys.quota.recordUsage(auth.keyId, 10n * C - 1n, now);
@@ -208,12 +234,22 @@ describeEachDatabase('key quotas', (getDb) => {
   it('raising a limit lifts the block at once (PATCH reaches authentication)', async () => {
     const walletId = await makeWallet(db);
     const mgmt = await keys.createManagementKey(walletId);
-    const made = await app.inject({ method: 'POST', url: '/v1/keys', headers: { authorization: `Bearer ${mgmt.key}` }, payload: { monthly_limit_credits: 1 } });
+    const made = await app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: { authorization: `Bearer ${mgmt.key}` },
+      payload: { monthly_limit_credits: 1 },
+    });
     const rec = made.json().data[0];
     await keys.quota.recordUsage(rec.id, 1n * C, clock.now());
     const auth1 = await keys.authenticate(rec.key, 'api');
     expect(await refused(keys.quota.checkQuota(auth1, 1n, clock.now()))).toMatchObject({ status: 429 });
-    await app.inject({ method: 'PATCH', url: `/v1/keys/${rec.id}`, headers: { authorization: `Bearer ${mgmt.key}` }, payload: { monthly_limit_credits: 5 } });
+    await app.inject({
+      method: 'PATCH',
+      url: `/v1/keys/${rec.id}`,
+      headers: { authorization: `Bearer ${mgmt.key}` },
+      payload: { monthly_limit_credits: 5 },
+    });
     const auth2 = await keys.authenticate(rec.key, 'api');
     await expect(keys.quota.checkQuota(auth2, 1n, clock.now())).resolves.toBeUndefined();
     const listed = await app.inject({ method: 'GET', url: `/v1/keys/${rec.id}`, headers: { authorization: `Bearer ${mgmt.key}` } });
@@ -221,14 +257,14 @@ describeEachDatabase('key quotas', (getDb) => {
   });
 
   describe('GET /v1/key', () => {
-    it('returns the calling key\'s status exactly', async () => {
+    it("returns the calling key's status exactly", async () => {
       const { key: secret, auth } = await key({ monthly: 100, daily: 10, expiresOn: '2027-01-15', splits: true, audience: 'teacher' });
       await keys.quota.recordUsage(auth.keyId, 2_500n, clock.now());
       const res = await app.inject({ method: 'GET', url: '/v1/key', headers: { authorization: `Bearer ${secret}` } });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({
         object: 'key',
-        key_prefix: secret.slice(0, 12) + '…',
+        key_prefix: `${secret.slice(0, 12)}…`,
         audience: 'teacher',
         expires_at: '2027-01-15T15:00:00.000Z',
         usable_until: '2027-01-15',
@@ -241,7 +277,9 @@ describeEachDatabase('key quotas', (getDb) => {
       const { key: secret } = await key();
       const res = await app.inject({ method: 'GET', url: '/v1/key', headers: { authorization: `Bearer ${secret}` } });
       expect(res.json()).toMatchObject({
-        audience: null, expires_at: null, usable_until: null,
+        audience: null,
+        expires_at: null,
+        usable_until: null,
         month: { limit_credits: null, used_credits: 0, remaining_credits: null },
         day: { limit_credits: null, used_credits: 0, remaining_credits: null },
       });
@@ -292,7 +330,9 @@ describe.skipIf(!postgresAvailability.ok)('monthly limit across processes [postg
     const auth = await keys.authenticate((await keys.createApiKey(w.id, { monthlyLimitCredits: 3000 })).key, 'api');
     const cap = keys.quota.monthlyCap(auth, clock.now())!;
     const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).reserve({ walletId: w.id, vendor: 'b', amountNano: 300n * C, callId: `c${i}`, keyId: auth.keyId, cap })),
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? a : b).reserve({ walletId: w.id, vendor: 'b', amountNano: 300n * C, callId: `c${i}`, keyId: auth.keyId, cap }),
+      ),
     );
     expect(results.filter((r) => r.ok)).toHaveLength(10);
     expect(results.filter((r) => !r.ok && r.reason === 'key_limit')).toHaveLength(30);

@@ -95,7 +95,12 @@ describe('vendor A messages', () => {
     expect(types.filter((t) => t === 'content_block_delta').length).toBeGreaterThan(3);
     expect(types.slice(-4)).toEqual(['content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
     expect(msg.content[0]).toEqual({ type: 'text', text: 'Simulated reply from a-model: Stream please', citations: undefined });
-    expect(msg.usage).toMatchObject({ input_tokens: 300000, output_tokens: 50, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 });
+    expect(msg.usage).toMatchObject({
+      input_tokens: 300000,
+      output_tokens: 50,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 20,
+    });
 
     const raw = await post(
       'a1',
@@ -148,7 +153,11 @@ describe('vendor A messages', () => {
 
   it('thinking, web search, stop reasons and max_tokens truncation', async () => {
     const t = await anthropic()
-      .messages.stream({ model: 'a-model', max_tokens: 500, messages: [{ role: 'user', content: 'Think [[sim:thinking]] [[sim:web_search=2]]' }] })
+      .messages.stream({
+        model: 'a-model',
+        max_tokens: 500,
+        messages: [{ role: 'user', content: 'Think [[sim:thinking]] [[sim:web_search=2]]' }],
+      })
       .finalMessage();
     expect(t.content[0]).toMatchObject({ type: 'thinking' });
     expect((t.content[0] as { signature: string }).signature.length).toBeGreaterThan(10);
@@ -201,10 +210,22 @@ describe('vendor A messages', () => {
 
   it('web searches stop at max_uses when every web search tool has one, as vendor A does', async () => {
     const ask = (tools: unknown[]) =>
-      anthropic().messages.create({ model: 'a-model', max_tokens: 50, tools: tools as never, messages: [{ role: 'user', content: 'x [[sim:web_search=5]]' }] });
+      anthropic().messages.create({
+        model: 'a-model',
+        max_tokens: 50,
+        tools: tools as never,
+        messages: [{ role: 'user', content: 'x [[sim:web_search=5]]' }],
+      });
     const web = { type: 'web_search_20250305', name: 'web_search' };
     expect((await ask([{ ...web, max_uses: 3 }])).usage.server_tool_use?.web_search_requests).toBe(3);
-    expect((await ask([{ ...web, max_uses: 1 }, { ...web, name: 'web_search_2', max_uses: 1 }])).usage.server_tool_use?.web_search_requests).toBe(2);
+    expect(
+      (
+        await ask([
+          { ...web, max_uses: 1 },
+          { ...web, name: 'web_search_2', max_uses: 1 },
+        ])
+      ).usage.server_tool_use?.web_search_requests,
+    ).toBe(2);
     expect((await ask([{ ...web, max_uses: 1 }, web])).usage.server_tool_use?.web_search_requests).toBe(5);
   });
 });
@@ -261,11 +282,18 @@ describe('vendor B chat completions', () => {
   it('streams two parallel tool calls and honours max_completion_tokens', async () => {
     const tools = [
       { type: 'function' as const, function: { name: 'a', parameters: { type: 'object', properties: {} } } },
-      { type: 'function' as const, function: { name: 'b', parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } } },
+      {
+        type: 'function' as const,
+        function: { name: 'b', parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
+      },
     ];
     const none = await openai().chat.completions.create({ model: 'b-model', tools, messages: [{ role: 'user', content: 'no tag' }] });
     expect(none.choices[0].message.tool_calls).toBeUndefined();
-    const stream = openai().chat.completions.stream({ model: 'b-model', tools, messages: [{ role: 'user', content: 'go [[sim:tools=2]]' }] });
+    const stream = openai().chat.completions.stream({
+      model: 'b-model',
+      tools,
+      messages: [{ role: 'user', content: 'go [[sim:tools=2]]' }],
+    });
     const final = await stream.finalChatCompletion();
     const calls = final.choices[0].message.tool_calls!;
     expect(final.choices[0].finish_reason).toBe('tool_calls');
@@ -328,7 +356,14 @@ describe('vendor B responses', () => {
     }
     expect(types.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
     expect(types).toContain('response.output_text.delta');
-    const order = ['response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed'];
+    const order = [
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ];
     const at = order.map((t) => types.lastIndexOf(t));
     expect(at).toEqual([...at].sort((a, b) => a - b));
     expect(types.at(-1)).toBe('response.completed');
@@ -349,10 +384,15 @@ describe('vendor B responses', () => {
   });
 
   /** `max_tool_calls` is a responses field the 6.x SDK's types do not list yet; the SDK sends it as given. */
-  const maxToolCalls = (n: number) => ({ max_tool_calls: n }) as {};
+  const maxToolCalls = (n: number) => ({ max_tool_calls: n }) as object;
 
   it('web searches stop at max_tool_calls, as the responses format does', async () => {
-    const r = await openai().responses.create({ model: 'b-resp', input: 'x [[sim:web_search=5]]', tools: [{ type: 'web_search' }], ...maxToolCalls(2) });
+    const r = await openai().responses.create({
+      model: 'b-resp',
+      input: 'x [[sim:web_search=5]]',
+      tools: [{ type: 'web_search' }],
+      ...maxToolCalls(2),
+    });
     expect(r.output.filter((o) => o.type === 'web_search_call')).toHaveLength(2);
   });
 });
@@ -397,7 +437,14 @@ describe('media paths', () => {
 
 describe('vendor D video jobs', () => {
   const create = async (prompt: string, duration = 5) => {
-    const res = await post('d1', '/v1/videos/generations', { model: 'video-d-1', prompt, duration, resolution: '720p', aspect_ratio: '16:9', generate_audio: false });
+    const res = await post('d1', '/v1/videos/generations', {
+      model: 'video-d-1',
+      prompt,
+      duration,
+      resolution: '720p',
+      aspect_ratio: '16:9',
+      generate_audio: false,
+    });
     expect(res.status).toBe(200);
     return ((await res.json()) as { request_id: string }).request_id;
   };
@@ -424,7 +471,11 @@ describe('vendor D video jobs', () => {
     expect(done.usage.cost_usd).toBeCloseTo(0.05);
     const file = await fetch(done.video.url);
     expect(file.headers.get('content-type')).toBe('video/mp4');
-    expect(Buffer.from(await file.arrayBuffer()).subarray(4, 8).toString()).toBe('ftyp');
+    expect(
+      Buffer.from(await file.arrayBuffer())
+        .subarray(4, 8)
+        .toString(),
+    ).toBe('ftyp');
     expect(sim.receivedOn('d1').some((r) => r.path.startsWith('/files/videos/'))).toBe(true);
   });
 
@@ -463,7 +514,9 @@ describe('faults, auth and refusals', () => {
     sim.inject('a1', { kind: 'status', status: 529, times: 2 });
     const req = { model: 'a-model', max_tokens: 10, messages: [{ role: 'user' as const, content: 'x' }] };
     for (let i = 0; i < 2; i++) {
-      const e = await anthropic().messages.create(req).catch((err: unknown) => err);
+      const e = await anthropic()
+        .messages.create(req)
+        .catch((err: unknown) => err);
       expect((e as { status: number }).status).toBe(529);
       expect((e as { error: unknown }).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
     }

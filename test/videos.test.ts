@@ -67,12 +67,16 @@ describe('request decomposition', () => {
       image: { url: 'data:image/png;base64,AAAA' },
       generate_audio: true,
     });
-    expect(parseVideoRequest({ prompt: 'p', input_reference: { image_url: 'https://x.test/a.png' } }, d1, table).imageUrl).toBe('https://x.test/a.png');
+    expect(parseVideoRequest({ prompt: 'p', input_reference: { image_url: 'https://x.test/a.png' } }, d1, table).imageUrl).toBe(
+      'https://x.test/a.png',
+    );
     const file = { contentType: 'image/jpeg', data: Buffer.from([1, 2, 3]) };
     expect(parseVideoRequest({ prompt: 'p' }, d1, table, file).imageUrl).toBe('data:image/jpeg;base64,AQID');
     expect(refusal(() => parseVideoRequest({ prompt: 'p', image_url: 'https://x.test/a.png' }, d1, table, file)).status).toBe(400);
     expect(refusal(() => parseVideoRequest({ prompt: 'p', image_url: 'ftp://x.test/a.png' }, d1, table)).param).toBe('image_url');
-    expect(refusal(() => parseVideoRequest({ prompt: 'p' }, d1, table, { contentType: 'text/plain', data: Buffer.from('x') })).param).toBe('input_reference');
+    expect(refusal(() => parseVideoRequest({ prompt: 'p' }, d1, table, { contentType: 'text/plain', data: Buffer.from('x') })).param).toBe(
+      'input_reference',
+    );
   });
 
   it('generate_audio: boolean or its form text; prompt length counted in characters', () => {

@@ -90,7 +90,6 @@ function wholeCredits(v: unknown, field: string, { min }: { min: number }): numb
   return v;
 }
 
-
 export { countActiveKeysIn, walletView };
 
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
@@ -98,8 +97,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   const { ledger } = deps;
   const clock = deps.clock ?? systemClock;
   const countActiveKeys =
-    deps.countActiveKeys ??
-    ((walletId: string) => countActiveKeysIn(deps.db ?? ledger.db, walletId, koreanDate(clock.now())));
+    deps.countActiveKeys ?? ((walletId: string) => countActiveKeysIn(deps.db ?? ledger.db, walletId, koreanDate(clock.now())));
 
   const requireWallet = async (id: string) => {
     const w = await ledger.getWallet(id);
@@ -118,7 +116,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       if (b.splits_usage !== undefined && typeof b.splits_usage !== 'boolean') {
         throw errors.invalidRequest('splits_usage must be true or false.', 'splits_usage');
       }
-      if (b.key_slots !== undefined && (typeof b.key_slots !== 'number' || !Number.isInteger(b.key_slots) || b.key_slots < 0 || b.key_slots > 1_000_000)) {
+      if (
+        b.key_slots !== undefined &&
+        (typeof b.key_slots !== 'number' || !Number.isInteger(b.key_slots) || b.key_slots < 0 || b.key_slots > 1_000_000)
+      ) {
         throw errors.invalidRequest('key_slots must be a whole number from 0 to 1000000.', 'key_slots');
       }
       if (b.owner_id !== undefined && (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200)) {
@@ -174,7 +175,11 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       listWallets(deps.db ?? ledger.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
     );
 
-    if (deps.createApiKey) registerApiKeyRoute(scope, { requireWallet, createApiKey: (walletId, body, req) => deps.createApiKey!(walletId, body, operatorActor(req, deps.localToken)) });
+    if (deps.createApiKey)
+      registerApiKeyRoute(scope, {
+        requireWallet,
+        createApiKey: (walletId, body, req) => deps.createApiKey!(walletId, body, operatorActor(req, deps.localToken)),
+      });
 
     registerManagementKeyRoutes(scope, {
       db: deps.db ?? ledger.db,

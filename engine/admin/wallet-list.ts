@@ -27,7 +27,8 @@ const POSITION_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 export const encodeCursor = (p: WalletPosition): string => Buffer.from(JSON.stringify([p.createdAt, p.id]), 'utf8').toString('base64url');
 
 function decodeCursor(cursor: string): WalletPosition {
-  const bad = () => errors.invalidRequest('cursor is not one this API gave out; pass next_cursor from the previous page as it is.', 'cursor');
+  const bad = () =>
+    errors.invalidRequest('cursor is not one this API gave out; pass next_cursor from the previous page as it is.', 'cursor');
   if (!/^[A-Za-z0-9_-]{1,1000}$/.test(cursor)) throw bad();
   let parsed: unknown;
   try {
@@ -67,7 +68,11 @@ export async function listWallets(db: Db, req: WalletPageRequest, today: string)
   const rows = await readWalletPage(db, req.limit + 1, req.after);
   const page = rows.slice(0, req.limit);
   const ids = page.map((r) => r.wallet.id);
-  const [balances, leased, keyCounts] = await Promise.all([readBalances(db, ids), readLeasedByLot(db, ids), countSlotKeysOf(db, ids, today)]);
+  const [balances, leased, keyCounts] = await Promise.all([
+    readBalances(db, ids),
+    readLeasedByLot(db, ids),
+    countSlotKeysOf(db, ids, today),
+  ]);
   const data = page.flatMap((r) => {
     const bal = balances.get(r.wallet.id);
     return bal ? [walletViewFrom(r.wallet, spendableBalance(bal, leased), keyCounts.get(r.wallet.id) ?? 0)] : [];

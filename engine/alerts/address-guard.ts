@@ -44,7 +44,7 @@ function v6Groups(ip: string): number[] {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
     const n = v4ToInt(dotted[1]);
-    text = text.slice(0, -dotted[1].length) + `${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+    text = `${text.slice(0, -dotted[1].length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
   }
   const [head, tail] = text.split('::');
   const parse = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
@@ -107,7 +107,8 @@ export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Reso
         throw errors.invalidRequest('url must be an absolute http or https URL.', 'url');
       }
       if (url.protocol !== 'https:' && url.protocol !== 'http:') throw errors.invalidRequest('url must use https (or http).', 'url');
-      if (url.username || url.password) throw errors.invalidRequest('url must not carry a user name or password; the signature authenticates deliveries.', 'url');
+      if (url.username || url.password)
+        throw errors.invalidRequest('url must not carry a user name or password; the signature authenticates deliveries.', 'url');
       if (raw.length > 2000) throw errors.invalidRequest('url must be at most 2000 characters.', 'url');
       const host = url.hostname.replace(/^\[|\]$/g, '');
       let addresses: LookupAddress[];
@@ -120,7 +121,11 @@ export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Reso
         }
       }
       const bad = refusedAmong(addresses);
-      if (bad) throw errors.invalidRequest(`url: the host '${host}' resolves to ${bad.address}, a private, loopback or reserved address; webhooks go to public addresses only.`, 'url');
+      if (bad)
+        throw errors.invalidRequest(
+          `url: the host '${host}' resolves to ${bad.address}, a private, loopback or reserved address; webhooks go to public addresses only.`,
+          'url',
+        );
       return url;
     },
     lookup(hostname, options, callback) {

@@ -80,6 +80,11 @@ export async function replayEvent(q: Queryable, walletId: string, webhookId: str
   );
   if (prior.rows.length === 0) throw errors.notFound(`No event '${eventId}' was sent to webhook '${webhookId}'.`);
   const id = newId('dlv');
-  await q.query(`INSERT INTO webhook_deliveries (id, event_id, webhook_id, replay_of) VALUES ($1, $2, $3, $4)`, [id, eventId, webhookId, prior.rows[0].id]);
+  await q.query(`INSERT INTO webhook_deliveries (id, event_id, webhook_id, replay_of) VALUES ($1, $2, $3, $4)`, [
+    id,
+    eventId,
+    webhookId,
+    prior.rows[0].id,
+  ]);
   return id;
 }

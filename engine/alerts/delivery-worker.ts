@@ -131,7 +131,13 @@ export class DeliveryWorker {
         [c.id, ok ? 'delivered' : last ? 'failed' : 'pending', retryDelayMs(this.policy, c.attempts) / 1000],
       );
     });
-    if (!ok) this.deps.log().warn({ delivery: c.id, attempt: c.attempts, status: outcome.statusCode, error: outcome.error, final: last }, 'webhook delivery failed');
+    if (!ok)
+      this.deps
+        .log()
+        .warn(
+          { delivery: c.id, attempt: c.attempts, status: outcome.statusCode, error: outcome.error, final: last },
+          'webhook delivery failed',
+        );
   }
 
   /** One signed POST, bounded by the policy's timeout; never throws. */
@@ -169,7 +175,10 @@ export class DeliveryWorker {
       return done({ statusCode: res.statusCode, error: null, excerpt: excerpt.slice(0, this.policy.excerptChars) || null });
     } catch (e) {
       const err = e as Error & { cause?: Error; code?: string };
-      const reason = err.cause?.name === 'AddressRefused' || err.name === 'AddressRefused' ? `refused: ${(err.cause ?? err).message}` : (err.cause?.message ?? err.message ?? String(e));
+      const reason =
+        err.cause?.name === 'AddressRefused' || err.name === 'AddressRefused'
+          ? `refused: ${(err.cause ?? err).message}`
+          : (err.cause?.message ?? err.message ?? String(e));
       return done({ statusCode: null, error: reason.slice(0, this.policy.excerptChars), excerpt: null });
     }
   }

@@ -39,7 +39,10 @@ export async function recordEvent(
   data: Record<string, unknown>,
   at: Date,
 ): Promise<{ eventId: string; deliveries: number } | null> {
-  const hooks = await q.query<{ id: string }>(`SELECT id FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL AND $2 = ANY(events)`, [walletId, type]);
+  const hooks = await q.query<{ id: string }>(`SELECT id FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL AND $2 = ANY(events)`, [
+    walletId,
+    type,
+  ]);
   if (hooks.rows.length === 0) return null;
   const id = newId('evt');
   const body: EventBody = { id, object: 'event', type, created: Math.floor(at.getTime() / 1000), wallet_id: walletId, data };

@@ -15,7 +15,17 @@ import { AlertWatcher } from './watcher.ts';
 
 export { EVENT_TYPES, type EventType } from './events.ts';
 export { verifySignature, SIGNATURE_HEADER } from './signature.ts';
-export { createWebhook, deleteWebhook, listWebhooks, parseSettings, readSettings, settingsView, writeSettings, type StoreDeps, type WebhookView } from './store.ts';
+export {
+  createWebhook,
+  deleteWebhook,
+  listWebhooks,
+  parseSettings,
+  readSettings,
+  settingsView,
+  writeSettings,
+  type StoreDeps,
+  type WebhookView,
+} from './store.ts';
 export { listDeliveries, replayEvent, type DeliveryView } from './deliveries.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
@@ -41,7 +51,14 @@ export function allowPrivateFrom(env: Record<string, string | undefined>): boole
   throw new SettingError(`${ALLOW_PRIVATE_SETTING} must be 1 or 0, not '${raw}'`);
 }
 
-export function createAlerts(opts: { db: Db; clock: Clock; allowPrivate: boolean; log: () => Log; resolve?: Resolve; policy?: DeliveryPolicy }): Alerts {
+export function createAlerts(opts: {
+  db: Db;
+  clock: Clock;
+  allowPrivate: boolean;
+  log: () => Log;
+  resolve?: Resolve;
+  policy?: DeliveryPolicy;
+}): Alerts {
   const guard = createAddressGuard({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   const worker = new DeliveryWorker({ db: opts.db, guard, log: opts.log }, opts.policy ?? DELIVERY_POLICY);
   const queued = () => worker.kick();

@@ -53,7 +53,14 @@ export interface CheckPolicy {
   concurrentChecks: number;
 }
 
-export const CHECK_POLICY: CheckPolicy = { configTtlMs: 5_000, sweepMs: 30_000, expiringWithinDays: 7, eventRetentionDays: 30, pruneEveryMs: 60 * 60_000, concurrentChecks: 2 };
+export const CHECK_POLICY: CheckPolicy = {
+  configTtlMs: 5_000,
+  sweepMs: 30_000,
+  expiringWithinDays: 7,
+  eventRetentionDays: 30,
+  pruneEveryMs: 60 * 60_000,
+  concurrentChecks: 2,
+};
 
 /** A wallet's thresholds. */
 export interface AlertSettings {
@@ -66,7 +73,12 @@ export interface AlertSettings {
   keyDailyPercents: number[];
 }
 
-export const DEFAULT_SETTINGS: AlertSettings = { balancePercents: [20, 5], balanceCredits: [], keyMonthlyPercents: [80, 100], keyDailyPercents: [80, 100] };
+export const DEFAULT_SETTINGS: AlertSettings = {
+  balancePercents: [20, 5],
+  balanceCredits: [],
+  keyMonthlyPercents: [80, 100],
+  keyDailyPercents: [80, 100],
+};
 
 /** Bounds on settings, so one wallet cannot make a check do unbounded work. */
 export const SETTINGS_LIMITS = { perList: 10, maxPercent: 1000 } as const;

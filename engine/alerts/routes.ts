@@ -8,7 +8,16 @@ import { installErrorHandler } from '../http/reply-error.ts';
 import { keyFromHeaders, type KeyService } from '../keys/index.ts';
 import { requestOrigin, type Actor } from '../audit/trail.ts';
 import { listDeliveries, replayEvent } from './deliveries.ts';
-import { createWebhook, deleteWebhook, listWebhooks, parseSettings, readSettings, settingsView, writeSettings, type StoreDeps } from './store.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  listWebhooks,
+  parseSettings,
+  readSettings,
+  settingsView,
+  writeSettings,
+  type StoreDeps,
+} from './store.ts';
 
 export interface AlertRouteDeps extends StoreDeps {
   keys: KeyService;
@@ -48,7 +57,8 @@ export async function registerAlertRoutes(app: FastifyInstance, deps: AlertRoute
     scope.get<{ Params: { id: string }; Querystring: { limit?: string } }>('/v1/webhooks/:id/deliveries', async (req) => {
       const { walletId } = await management(req);
       const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw errors.invalidRequest('limit must be a whole number from 1 to 200.', 'limit');
+      if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+        throw errors.invalidRequest('limit must be a whole number from 1 to 200.', 'limit');
       return { object: 'list', data: await listDeliveries(deps.db, walletId, req.params.id, limit) };
     });
 

@@ -11,7 +11,8 @@ export function signatureOf(secret: string, unixSeconds: number, body: string): 
   return createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
 }
 
-export const signatureHeader = (secret: string, unixSeconds: number, body: string) => `t=${unixSeconds},v1=${signatureOf(secret, unixSeconds, body)}`;
+export const signatureHeader = (secret: string, unixSeconds: number, body: string) =>
+  `t=${unixSeconds},v1=${signatureOf(secret, unixSeconds, body)}`;
 
 /** What a receiver does (docs/api.md shows the same): true when a v1 signature matches and t is within tolerance. */
 export function verifySignature(secret: string, header: string, body: string, nowSeconds: number, toleranceSeconds = 300): boolean {

@@ -42,17 +42,25 @@ export function parseSettings(body: unknown, current: AlertSettings): AlertSetti
     if (field === 'object') continue;
     if (!(field in FIELDS)) throw errors.invalidRequest(`Unknown field '${field}'; send ${Object.keys(FIELDS).join(', ')}.`, field);
     const percent = field !== 'balance_credits';
-    if (!Array.isArray(value) || value.length > SETTINGS_LIMITS.perList) throw errors.invalidRequest(`${field} must be a list of up to ${SETTINGS_LIMITS.perList} numbers.`, field);
+    if (!Array.isArray(value) || value.length > SETTINGS_LIMITS.perList)
+      throw errors.invalidRequest(`${field} must be a list of up to ${SETTINGS_LIMITS.perList} numbers.`, field);
     for (const v of value) {
-      const ok = percent ? typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= SETTINGS_LIMITS.maxPercent : typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
-      if (!ok) throw errors.invalidRequest(`${field}: ${JSON.stringify(v)} is not ${percent ? `a whole percent from 1 to ${SETTINGS_LIMITS.maxPercent}` : 'a positive whole number of credits'}.`, field);
+      const ok = percent
+        ? typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= SETTINGS_LIMITS.maxPercent
+        : typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+      if (!ok)
+        throw errors.invalidRequest(
+          `${field}: ${JSON.stringify(v)} is not ${percent ? `a whole percent from 1 to ${SETTINGS_LIMITS.maxPercent}` : 'a positive whole number of credits'}.`,
+          field,
+        );
     }
     out[FIELDS[field as keyof typeof FIELDS]] = [...new Set(value as number[])].sort((a, b) => b - a);
   }
   return out;
 }
 
-const numbers = (v: unknown): number[] => (Array.isArray(v) ? v : typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : []).map(Number);
+const numbers = (v: unknown): number[] =>
+  (Array.isArray(v) ? v : typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : []).map(Number);
 
 export async function readSettings(q: Queryable, walletId: string): Promise<AlertSettings> {
   const r = await q.query<Record<string, unknown>>(
@@ -89,7 +97,8 @@ export async function writeSettings(deps: StoreDeps, walletId: string, next: Ale
       [walletId, next.balancePercents, next.balanceCredits, next.keyMonthlyPercents, next.keyDailyPercents, at.toISOString()],
     );
     const diff = changedFields(before as unknown as Record<string, unknown>, settingsView(next) as unknown as Record<string, unknown>);
-    if (Object.keys(diff.after).length > 0) await recordAudit(tx, actor, { walletId, action: 'alerts.changed', targetId: null, ...diff }, at);
+    if (Object.keys(diff.after).length > 0)
+      await recordAudit(tx, actor, { walletId, action: 'alerts.changed', targetId: null, ...diff }, at);
   });
   deps.changed(walletId);
   return next;
@@ -113,17 +122,20 @@ const webhookView = (r: Record<string, unknown>): WebhookView => ({
   created_at: new Date(r.created_at as string).toISOString(),
 });
 
-const numbersOrText = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : []);
+const numbersOrText = (v: unknown): string[] =>
+  Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : [];
 
 /** At most this many open endpoints per wallet: each crossing sends to each. */
 export const MAX_WEBHOOKS = 10;
 
 export async function createWebhook(deps: StoreDeps, walletId: string, body: unknown, actor: Actor): Promise<WebhookView> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('Send a JSON object with url and events.');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw errors.invalidRequest('Send a JSON object with url and events.');
   const { url, events, ...rest } = body as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
   if (unknown) throw errors.invalidRequest(`Unknown field '${unknown}'; send url and events.`, unknown);
-  if (typeof url !== 'string' || url.trim() === '') throw errors.invalidRequest('url is required: the https address deliveries are posted to.', 'url');
+  if (typeof url !== 'string' || url.trim() === '')
+    throw errors.invalidRequest('url is required: the https address deliveries are posted to.', 'url');
   const list = events === undefined ? [...EVENT_TYPES] : events;
   if (!Array.isArray(list) || list.length === 0 || !list.every(isEventType)) {
     throw errors.invalidRequest(`events must be a non-empty list of: ${EVENT_TYPES.join(', ')}.`, 'events');
@@ -135,14 +147,22 @@ export async function createWebhook(deps: StoreDeps, walletId: string, body: unk
   const row = await deps.db.transaction(async (tx) => {
     // Counted under a lock of the wallet's alert lock key, so two creations at once cannot both pass the limit.
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`gateway.webhooks.${walletId}`]);
-    const open = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL`, [walletId]);
-    if (Number(open.rows[0].n) >= MAX_WEBHOOKS) throw errors.invalidRequest(`A wallet has at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
+    const open = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL`, [
+      walletId,
+    ]);
+    if (Number(open.rows[0].n) >= MAX_WEBHOOKS)
+      throw errors.invalidRequest(`A wallet has at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
     const r = await tx.query<Record<string, unknown>>(
       `INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4::text[], $5, $6::timestamptz) RETURNING *`,
       [id, walletId, checked.href, [...new Set(list)], secret, at.toISOString()],
     );
     const view = webhookView(r.rows[0]);
-    await recordAudit(tx, actor, { walletId, action: 'webhook.created', targetId: id, before: null, after: { url: view.url, events: view.events } }, at);
+    await recordAudit(
+      tx,
+      actor,
+      { walletId, action: 'webhook.created', targetId: id, before: null, after: { url: view.url, events: view.events } },
+      at,
+    );
     return view;
   });
   deps.changed(walletId);
@@ -150,7 +170,10 @@ export async function createWebhook(deps: StoreDeps, walletId: string, body: unk
 }
 
 export async function listWebhooks(db: Queryable, walletId: string): Promise<WebhookView[]> {
-  const r = await db.query<Record<string, unknown>>(`SELECT * FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id`, [walletId]);
+  const r = await db.query<Record<string, unknown>>(
+    `SELECT * FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id`,
+    [walletId],
+  );
   return r.rows.map(webhookView);
 }
 
@@ -165,7 +188,12 @@ export async function deleteWebhook(deps: StoreDeps, walletId: string, id: strin
     // What was still waiting for it is not sent: the owner removed the address.
     await tx.query(`UPDATE webhook_deliveries SET state = 'failed' WHERE webhook_id = $1 AND state = 'pending'`, [id]);
     const view = webhookView(r.rows[0]);
-    await recordAudit(tx, actor, { walletId, action: 'webhook.deleted', targetId: id, before: { url: view.url, events: view.events }, after: null }, at);
+    await recordAudit(
+      tx,
+      actor,
+      { walletId, action: 'webhook.deleted', targetId: id, before: { url: view.url, events: view.events }, after: null },
+      at,
+    );
   });
   deps.changed(walletId);
 }

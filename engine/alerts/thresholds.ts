@@ -50,7 +50,11 @@ export function walletThresholds(s: AlertSettings, f: WalletFigures): Threshold[
         period: '',
         crossed: f.balanceNano <= level,
         type: 'balance.threshold_crossed',
-        data: { threshold: { percent_of_last_top_up: pct, credits: credits(level) }, last_top_up_credits: credits(f.lastTopUpNano), ...balance },
+        data: {
+          threshold: { percent_of_last_top_up: pct, credits: credits(level) },
+          last_top_up_credits: credits(f.lastTopUpNano),
+          ...balance,
+        },
       });
     }
   }
@@ -70,8 +74,24 @@ export function walletThresholds(s: AlertSettings, f: WalletFigures): Threshold[
 export function keyThresholds(s: AlertSettings, k: KeyFigures, now: Date): Threshold[] {
   const out: Threshold[] = [];
   const limits = [
-    { scope: 'month', limit: k.monthlyLimitCredits, used: k.monthUsedNano, pcts: s.keyMonthlyPercents, period: koreanMonth(now), resets: nextKoreanMonthStart(now), type: 'key.monthly_limit_threshold_crossed' },
-    { scope: 'day', limit: k.dailyLimitCredits, used: k.dayUsedNano, pcts: s.keyDailyPercents, period: koreanDate(now), resets: nextKoreanMidnight(now), type: 'key.daily_limit_threshold_crossed' },
+    {
+      scope: 'month',
+      limit: k.monthlyLimitCredits,
+      used: k.monthUsedNano,
+      pcts: s.keyMonthlyPercents,
+      period: koreanMonth(now),
+      resets: nextKoreanMonthStart(now),
+      type: 'key.monthly_limit_threshold_crossed',
+    },
+    {
+      scope: 'day',
+      limit: k.dailyLimitCredits,
+      used: k.dayUsedNano,
+      pcts: s.keyDailyPercents,
+      period: koreanDate(now),
+      resets: nextKoreanMidnight(now),
+      type: 'key.daily_limit_threshold_crossed',
+    },
   ] as const;
   for (const l of limits) {
     if (l.limit === null || l.limit <= 0) continue;

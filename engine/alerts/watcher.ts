@@ -167,7 +167,8 @@ export class AlertWatcher {
       const thresholds: Threshold[] = [];
       if (wants('balance.threshold_crossed')) thresholds.push(...walletThresholds(settings, await walletFigures(tx, walletId)));
       if (keysWanted) {
-        for (const k of await keyFigures(tx, walletId, keyIds, now)) thresholds.push(...keyThresholds(settings, k, now).filter((t) => wants(t.type)));
+        for (const k of await keyFigures(tx, walletId, keyIds, now))
+          thresholds.push(...keyThresholds(settings, k, now).filter((t) => wants(t.type)));
       }
       return this.apply(tx, walletId, thresholds, now);
     });
@@ -255,7 +256,11 @@ export class AlertWatcher {
       fired += await this.deps.db.transaction(async (tx) => {
         const won = await tx.query(FIRE_SQL, [`key:${k.id}`, 'expiring', k.expires_on, now.toISOString()]);
         if (won.rows.length === 0) return 0;
-        const data = { key: { id: k.id, name: k.name, key_prefix: k.key_prefix }, usable_until: k.expires_on, expires_at: expiresAt.toISOString() };
+        const data = {
+          key: { id: k.id, name: k.name, key_prefix: k.key_prefix },
+          usable_until: k.expires_on,
+          expires_at: expiresAt.toISOString(),
+        };
         await recordEvent(tx, k.wallet_id, 'key.expiring', data, now);
         return 1;
       });

@@ -38,13 +38,15 @@ function one(query: Record<string, unknown>, name: string): string | undefined {
 function instant(v: string | undefined, name: string): Date | undefined {
   if (v === undefined) return undefined;
   const t = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(t)) throw errors.invalidRequest(`${name} must be an ISO 8601 instant or date (2026-11-21 or 2026-11-21T09:00:00+09:00).`, name);
+  if (Number.isNaN(t))
+    throw errors.invalidRequest(`${name} must be an ISO 8601 instant or date (2026-11-21 or 2026-11-21T09:00:00+09:00).`, name);
   return new Date(t);
 }
 
 function whole(v: string | undefined, name: string, min: number, max: number, dflt: number): number {
   if (v === undefined) return dflt;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw errors.invalidRequest(`${name} must be a whole number from ${min} to ${max}.`, name);
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+    throw errors.invalidRequest(`${name} must be a whole number from ${min} to ${max}.`, name);
   return Number(v);
 }
 
@@ -68,7 +70,11 @@ const iso = (v: unknown) => (v instanceof Date ? v : new Date(String(v))).toISOS
 const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : (v ?? null));
 
 /** The wallet's entries matching the filter, newest first, with how many match in all. */
-export async function listAudit(q: Queryable, walletId: string, f: AuditFilter): Promise<{ data: AuditRecord[]; total: number; has_more: boolean }> {
+export async function listAudit(
+  q: Queryable,
+  walletId: string,
+  f: AuditFilter,
+): Promise<{ data: AuditRecord[]; total: number; has_more: boolean }> {
   const where = `wallet_id = $1 AND ($2::text IS NULL OR action = $2) AND ($3::timestamptz IS NULL OR at >= $3::timestamptz)
     AND ($4::timestamptz IS NULL OR at < $4::timestamptz)`;
   const params = [walletId, f.action ?? null, f.since?.toISOString() ?? null, f.until?.toISOString() ?? null];

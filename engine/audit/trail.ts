@@ -49,7 +49,10 @@ export interface AuditChange {
 }
 
 /** Where a request came from, for an Actor. The user agent is cut to a length a log line can hold. */
-export function requestOrigin(req: { ip: string; headers: Record<string, string | string[] | undefined> }): Pick<Actor, 'ip' | 'userAgent'> {
+export function requestOrigin(req: {
+  ip: string;
+  headers: Record<string, string | string[] | undefined>;
+}): Pick<Actor, 'ip' | 'userAgent'> {
   const ua = req.headers['user-agent'];
   const userAgent = Array.isArray(ua) ? ua[0] : ua;
   return { ip: req.ip || null, userAgent: userAgent ? userAgent.slice(0, 300) : null };
@@ -76,7 +79,10 @@ export async function recordAudit(q: Queryable, actor: Actor, change: AuditChang
 }
 
 /** Only the fields whose values differ, as `before` and `after` of a change. */
-export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): { before: Record<string, unknown>; after: Record<string, unknown> } {
+export function changedFields(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): { before: Record<string, unknown>; after: Record<string, unknown> } {
   const out = { before: {} as Record<string, unknown>, after: {} as Record<string, unknown> };
   for (const field of Object.keys(after)) {
     if (JSON.stringify(before[field] ?? null) === JSON.stringify(after[field] ?? null)) continue;

@@ -20,7 +20,13 @@ export interface FittedQuote extends ReservationQuote {
  * The call's quote lowered to `room`, for a call refused for its default output: null when the client sent an
  * output limit, or when not even one output token fits. Rewrites `call.body`'s output limit when it lowers it.
  */
-export async function lowerOutputToRoom(door: DoorConfig, call: Call, snap: Snapshot, at: Date, room: () => Promise<bigint>): Promise<FittedQuote | null> {
+export async function lowerOutputToRoom(
+  door: DoorConfig,
+  call: Call,
+  snap: Snapshot,
+  at: Date,
+  room: () => Promise<bigint>,
+): Promise<FittedQuote | null> {
   if (door.billing !== 'tokens') return null;
   const limits = snap.config.billing.reservation.limits;
   const upstream = door.protocols[protocolNameFor(door, call.model.vendor) ?? '']?.upstream ?? '';
@@ -31,7 +37,8 @@ export async function lowerOutputToRoom(door: DoorConfig, call: Call, snap: Snap
   if (!field || clientSentOutputLimit(call, limits)) return null;
   const available = await room();
 
-  const quoteAt = (limit: number): ReservationQuote => reservationFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
+  const quoteAt = (limit: number): ReservationQuote =>
+    reservationFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
   const most = call.model.max_output ?? 0;
   if (most < 1 || quoteAt(1).amount > available) return null; // nothing fits: refused as asked
   // The hold grows with the output limit: the largest that fits, by halving.

@@ -9,7 +9,12 @@ import { errorTypeOf } from '../telemetry/genai.ts';
 import { GatewayError } from '../core/errors.ts';
 
 /** The call's trace, or null with telemetry off (one check, nothing made). Its id goes on the call's log line. */
-export function startCallTrace(telemetry: Telemetry | null | undefined, req: FastifyRequest, door: string, facts: CallFacts): CallTrace | null {
+export function startCallTrace(
+  telemetry: Telemetry | null | undefined,
+  req: FastifyRequest,
+  door: string,
+  facts: CallFacts,
+): CallTrace | null {
   if (!telemetry) return null;
   const trace = telemetry.startCall({ door, requestId: req.id, headers: req.headers });
   facts.traceId = trace.traceId;

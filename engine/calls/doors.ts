@@ -14,7 +14,14 @@ import { MAX_TOKENS_HEADER } from './affordable-output.ts';
 
 /** Says what a model rule changed in the request (transforms/request/model-rules.ts). */
 const ADJUSTED_HEADER = 'x-service-adjusted';
-import { admitCall, authenticateBeforeBody, doorReservation, doorReservationLowered, type BodyReader, type FrontHalfDeps } from './front-half.ts';
+import {
+  admitCall,
+  authenticateBeforeBody,
+  doorReservation,
+  doorReservationLowered,
+  type BodyReader,
+  type FrontHalfDeps,
+} from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -43,7 +50,9 @@ export function registerModelDoors(app: FastifyInstance, services: GatewayServic
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
     const onRequest = authenticateBeforeBody(services, door.name);
     if (door.body === 'json') {
-      app.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) => serveModelDoor(door.name, req, reply, services, jsonBody));
+      app.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) =>
+        serveModelDoor(door.name, req, reply, services, jsonBody),
+      );
     } else if (door.body === 'multipart') {
       // The multipart parser lives in its own scope, so the JSON doors never accept a form.
       app.register(async (scope) => {
@@ -67,7 +76,8 @@ export function registerModelDoors(app: FastifyInstance, services: GatewayServic
 const jsonBody: BodyReader = async (req) => readJsonBody(req);
 
 /** The whole form is read (files up to limits.file_limit_bytes, else 413) before any reservation. */
-const multipartBody: BodyReader = (req, door, snap) => readMultipartForm(req, door, { fileLimitBytes: snap.config.limits.file_limit_bytes });
+const multipartBody: BodyReader = (req, door, snap) =>
+  readMultipartForm(req, door, { fileLimitBytes: snap.config.limits.file_limit_bytes });
 
 async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
   const facts = callFacts(req);
@@ -175,7 +185,8 @@ async function retrieveModel(id: string, req: FastifyRequest, reply: FastifyRepl
   const now = s.clock.now();
   const model = modelOnSale(snap.catalog, id, now);
   const mayCall = await modelsOf(caller, s);
-  if (!mayCall(model)) throw errors.modelNotFound(`The model '${id}' is not available to this key. GET /v1/models lists the models it may call.`);
+  if (!mayCall(model))
+    throw errors.modelNotFound(`The model '${id}' is not available to this key. GET /v1/models lists the models it may call.`);
   return reply.send(modelRecord(model, snap.config, now));
 }
 
@@ -190,10 +201,6 @@ async function listModels(req: FastifyRequest, reply: FastifyReply, s: GatewaySe
   const mayCall = await modelsOf(caller, s);
   const snap = s.runtime.snapshot();
   const now = s.clock.now();
-  const data = [...snap.catalog.models.values()]
-    .filter((m) => isOnSale(m, now) && mayCall(m))
-    .map((m) => modelRecord(m, snap.config, now));
+  const data = [...snap.catalog.models.values()].filter((m) => isOnSale(m, now) && mayCall(m)).map((m) => modelRecord(m, snap.config, now));
   return reply.send({ object: 'list', data });
 }
-
-

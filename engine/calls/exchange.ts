@@ -153,7 +153,10 @@ async function relay(
 }
 
 /** The request with one attempt's trace headers added (each attempt is its own span, so its own `traceparent`). */
-const withHeaders = (request: UpstreamRequest, headers: Record<string, string>): UpstreamRequest => ({ ...request, headers: { ...request.headers, ...headers } });
+const withHeaders = (request: UpstreamRequest, headers: Record<string, string>): UpstreamRequest => ({
+  ...request,
+  headers: { ...request.headers, ...headers },
+});
 
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
@@ -200,7 +203,9 @@ async function relayAnswer(
 function answerUsage(answer: JsonObject, prepared: PreparedCall, registry: TransformRegistry): Usage {
   const reader = prepared.protocol.usage;
   if (!reader) return emptyUsage();
-  return estimateUnreadable(registry.usageReaders[reader](answer), () => estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor));
+  return estimateUnreadable(registry.usageReaders[reader](answer), () =>
+    estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor),
+  );
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */
@@ -227,7 +232,10 @@ async function relayVendorError(answer: UpstreamAnswer, depth: number, input: Ex
   const vendorShape: ErrorShape = input.prepared.protocol.errors ?? 'chat';
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth));
   if (vendorShape === input.door.errors) {
-    reply.code(answer.status).header('content-type', answer.headers['content-type'] ?? 'application/json').send(raw);
+    reply
+      .code(answer.status)
+      .header('content-type', answer.headers['content-type'] ?? 'application/json')
+      .send(raw);
     return;
   }
   const { type, message } = parseVendorError(raw);
@@ -243,4 +251,3 @@ function parseVendorError(raw: string): { type?: string; message?: string } {
     return {};
   }
 }
-

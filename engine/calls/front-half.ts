@@ -73,7 +73,11 @@ export function authenticateBeforeBody(deps: Pick<FrontHalfDeps, 'runtime' | 'ac
   };
 }
 
-export async function admitCall<P extends HoldPlan>(req: FastifyRequest, deps: FrontHalfDeps, admission: Admission<P>): Promise<AdmittedCall<P>> {
+export async function admitCall<P extends HoldPlan>(
+  req: FastifyRequest,
+  deps: FrontHalfDeps,
+  admission: Admission<P>,
+): Promise<AdmittedCall<P>> {
   const snap = deps.runtime.snapshot();
   const door = configuredDoor(snap, admission.door);
   const now = deps.clock.now();
@@ -128,7 +132,14 @@ const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_
 function traceRequest({ prepared, caller }: PreparedRequest) {
   const { call } = prepared;
   const limit = OUTPUT_LIMIT_FIELDS.map((f) => call.client[f]).find((v): v is number => typeof v === 'number');
-  return { model: call.model, stream: call.stream, maxTokens: limit, keyPrefix: caller.keyPrefix, walletId: caller.walletId, body: call.client };
+  return {
+    model: call.model,
+    stream: call.stream,
+    maxTokens: limit,
+    keyPrefix: caller.keyPrefix,
+    walletId: caller.walletId,
+    body: call.client,
+  };
 }
 
 /** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
@@ -146,7 +157,12 @@ export function doorReservationLowered(accounts: Accounts) {
   return async ({ door, prepared, snap, now, caller }: PreparedRequest): Promise<HoldPlan | null> => {
     const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, () => accounts.room(caller, prepared.call.model));
     if (!lowered) return null;
-    return { amount: lowered.amount, holdId: prepared.call.id, ...(lowered.advice ? { advice: lowered.advice } : {}), written: lowered.written };
+    return {
+      amount: lowered.amount,
+      holdId: prepared.call.id,
+      ...(lowered.advice ? { advice: lowered.advice } : {}),
+      written: lowered.written,
+    };
   };
 }
 

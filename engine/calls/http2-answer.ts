@@ -20,12 +20,18 @@ const UNSAFE_VALUE = /[\r\n\0]/;
  * token or a value with a line break is refused here, for this call alone: Node would destroy the whole
  * session (every call on it) for a bad name, and pass a line break on to the vendor.
  */
-export function http2Headers(method: string, path: string, headers: Record<string, string>, body: string | Buffer | undefined): OutgoingHttpHeaders {
+export function http2Headers(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | Buffer | undefined,
+): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = { ':method': method, ':path': path };
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     if (CONNECTION_HEADERS.has(lower)) continue;
-    if (!TOKEN.test(lower) || UNSAFE_VALUE.test(value)) throw new Error(`the header ${JSON.stringify(name.slice(0, 40))} cannot be sent to the vendor`);
+    if (!TOKEN.test(lower) || UNSAFE_VALUE.test(value))
+      throw new Error(`the header ${JSON.stringify(name.slice(0, 40))} cannot be sent to the vendor`);
     out[lower] = value;
   }
   if (body !== undefined) out['content-length'] = Buffer.byteLength(body);
@@ -35,7 +41,8 @@ export function http2Headers(method: string, path: string, headers: Record<strin
 /** An answer's headers, one lowercased string each (repeated ones joined), without HTTP/2's pseudo-headers. */
 export function answerHeaders(h: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined && !k.startsWith(':')) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  for (const [k, v] of Object.entries(h))
+    if (v !== undefined && !k.startsWith(':')) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
   return out;
 }
 

@@ -220,8 +220,17 @@ export class Http2Origin {
     const url = new URL(this.origin);
     const host = url.hostname.replace(/^\[|\]$/g, ''); // an IPv6 literal without its brackets
     return new Promise((resolve, reject) => {
-      const socket = tlsConnect({ ...this.opts.tls, host, port: Number(url.port || 443), servername: isIP(host) ? undefined : host, ALPNProtocols: ['h2', 'http/1.1'] });
-      const timer = setTimeout(() => socket.destroy(new Error(`connect timeout after ${this.opts.connectTimeoutMs} ms`)), this.opts.connectTimeoutMs);
+      const socket = tlsConnect({
+        ...this.opts.tls,
+        host,
+        port: Number(url.port || 443),
+        servername: isIP(host) ? undefined : host,
+        ALPNProtocols: ['h2', 'http/1.1'],
+      });
+      const timer = setTimeout(
+        () => socket.destroy(new Error(`connect timeout after ${this.opts.connectTimeoutMs} ms`)),
+        this.opts.connectTimeoutMs,
+      );
       socket.once('secureConnect', () => {
         clearTimeout(timer);
         if (socket.alpnProtocol === 'h2') return resolve(socket);
@@ -254,7 +263,12 @@ export class Http2Origin {
     }
   }
 
-  private send(s: Session, headers: ReturnType<typeof http2Headers>, body: string | Buffer | undefined, signal: CallSignal | undefined): Promise<Http2Answer> {
+  private send(
+    s: Session,
+    headers: ReturnType<typeof http2Headers>,
+    body: string | Buffer | undefined,
+    signal: CallSignal | undefined,
+  ): Promise<Http2Answer> {
     let stream: ClientHttp2Stream;
     try {
       stream = s.session.request(headers, { endStream: body === undefined });

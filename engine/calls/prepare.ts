@@ -75,7 +75,13 @@ export function prepareCall(
     stream,
     upstreamHeaders: {},
     notes: {},
-    settings: { defaultMaxTokens: limits.default_max_tokens, serverToolCap, ...(outputCap ? { outputCap } : {}), effortCarriedSince: limits.effort_carried_since, now: opts.now },
+    settings: {
+      defaultMaxTokens: limits.default_max_tokens,
+      serverToolCap,
+      ...(outputCap ? { outputCap } : {}),
+      effortCarriedSince: limits.effort_carried_since,
+      now: opts.now,
+    },
   };
   for (const name of protocol.request) {
     const transform = registry.requestTransforms[name];

@@ -39,14 +39,21 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
 }
 
 /** The output limit fields of every wire format. */
-const outputLimitNames = derivedFrom((limits: BillingConfig['reservation']['limits']) => [...new Set(Object.values(limits).flatMap((l) => l.output ?? []))]);
+const outputLimitNames = derivedFrom((limits: BillingConfig['reservation']['limits']) => [
+  ...new Set(Object.values(limits).flatMap((l) => l.output ?? [])),
+]);
 
 /**
  * How to lower a text call's hold, naming the limit as the client sent it: a translation for another vendor
  * may have renamed it (max_completion_tokens reaches vendor A as max_tokens) or filled it in (none was sent).
  * Nothing when the call produces no output (embeddings): only a top-up helps.
  */
-function adviceFor(b: TextBounds, client: JsonObject, limits: BillingConfig['reservation']['limits'], upstream: string): string | undefined {
+function adviceFor(
+  b: TextBounds,
+  client: JsonObject,
+  limits: BillingConfig['reservation']['limits'],
+  upstream: string,
+): string | undefined {
   const choices = b.choices.field ? `${b.choices.field} (${b.choices.count})` : undefined;
   const limit = b.outputLimit;
   const sent = limit && [limit.field, ...outputLimitNames(limits)].find((name) => client[name] === limit.value);

@@ -82,7 +82,10 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
         logCredentialRefused(loop, route, attempt.refusedStatus);
         continue;
       }
-      loop.log.warn({ ...loop.logContext, vendor: route.vendor, route: route.index, reason: attempt.problem }, 'route failed, trying the next');
+      loop.log.warn(
+        { ...loop.logContext, vendor: route.vendor, route: route.index, reason: attempt.problem },
+        'route failed, trying the next',
+      );
       if (attempt.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, attempt.retryAfterMs);
     }
     if (loop.retryAfterMaxMs === undefined || retryAfterMs === undefined || retryAfterMs > loop.retryAfterMaxMs) break;
@@ -111,12 +114,20 @@ async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>):
     if (isCredentialRefusal(answer.status)) {
       await answer.body.dump().catch(() => undefined);
       span?.failed(`credential refused ${answer.status}`, answer.status);
-      return { done: false, problem: `route ${route.index} refused the gateway's credential (${answer.status})`, refusedStatus: answer.status };
+      return {
+        done: false,
+        problem: `route ${route.index} refused the gateway's credential (${answer.status})`,
+        refusedStatus: answer.status,
+      };
     }
     if (isRetryableStatus(answer.status)) {
       await answer.body.dump().catch(() => undefined);
       span?.failed(`answered ${answer.status}`, answer.status);
-      return { done: false, problem: `route ${route.index} answered ${answer.status}`, retryAfterMs: parseRetryAfter(answer.headers['retry-after']) };
+      return {
+        done: false,
+        problem: `route ${route.index} answered ${answer.status}`,
+        retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
+      };
     }
     const step = await loop.read(answer, route, depth);
     endAttempt(span, step, answer.status);

@@ -60,7 +60,9 @@ export class Settlement {
     if (!hold) return 0n;
     if (!usage) {
       // Nothing reached the client: the hold goes back. A release the database did not take is the sweeper's.
-      await deps.accounts.release(hold).catch((e: unknown) => deps.log.error({ err: e, callId: hold.callId }, 'release failed; the sweeper returns the hold'));
+      await deps.accounts
+        .release(hold)
+        .catch((e: unknown) => deps.log.error({ err: e, callId: hold.callId }, 'release failed; the sweeper returns the hold'));
       return 0n;
     }
     const cost = deps.costOf(usage);

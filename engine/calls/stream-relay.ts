@@ -75,7 +75,8 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
     if (!producedAny()) throw new RouteFailure('the vendor stream ended without an event');
   } catch (e) {
     if (!producedAny()) {
-      if (e instanceof RouteFailure || !(e instanceof GatewayError)) return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
+      if (e instanceof RouteFailure || !(e instanceof GatewayError))
+        return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
       throw e;
     }
     // The vendor broke the stream after producing output: settle from what was produced and end the stream.

@@ -87,7 +87,10 @@ export class UpstreamClient {
     try {
       if (vendor.http2 === true && base.origin.startsWith('https:') && !this.http1Only.has(base.origin)) {
         try {
-          return await this.http2Origin(base.origin).request({ method: req.method, path: base.path + req.path, headers, body: req.body }, signal);
+          return await this.http2Origin(base.origin).request(
+            { method: req.method, path: base.path + req.path, headers, body: req.body },
+            signal,
+          );
         } catch (e) {
           if (!(e instanceof NotHttp2)) throw e;
           this.http1Only.add(base.origin);
@@ -113,7 +116,12 @@ export class UpstreamClient {
     let pool = this.pools.get(origin);
     if (!pool) {
       const { connectTimeoutMs, connectionsPerOrigin, tls } = this.opts;
-      pool = new Pool(origin, { connections: connectionsPerOrigin, connectTimeout: connectTimeoutMs, keepAliveTimeout: IDLE_MS, ...(tls ? { connect: tls } : {}) });
+      pool = new Pool(origin, {
+        connections: connectionsPerOrigin,
+        connectTimeout: connectTimeoutMs,
+        keepAliveTimeout: IDLE_MS,
+        ...(tls ? { connect: tls } : {}),
+      });
       this.pools.set(origin, pool);
     }
     return pool;
@@ -123,7 +131,13 @@ export class UpstreamClient {
     let h2 = this.http2Origins.get(origin);
     if (!h2) {
       const { connectTimeoutMs, tls } = this.opts;
-      h2 = new Http2Origin(origin, { streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS, maxSessions: this.opts.connectionsPerOrigin, connectTimeoutMs, idleMs: IDLE_MS, tls });
+      h2 = new Http2Origin(origin, {
+        streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS,
+        maxSessions: this.opts.connectionsPerOrigin,
+        connectTimeoutMs,
+        idleMs: IDLE_MS,
+        tls,
+      });
       this.http2Origins.set(origin, h2);
     }
     return h2;

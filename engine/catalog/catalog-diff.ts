@@ -22,7 +22,6 @@ export interface DiffRow {
 /** The doors a model without a `doors:` line is on, by its kind and vendor. */
 export type DoorsServing = (kind: string, vendor: string) => string[];
 
-
 /** Models of one catalog, from file texts, each with its file's vendor and (given `serving`) its doors filled in. */
 export function rawModels(files: { name: string; text: string }[], serving?: DoorsServing): RawModels {
   const out: RawModels = new Map();
@@ -31,7 +30,8 @@ export function rawModels(files: { name: string; text: string }[], serving?: Doo
     for (const [id, value] of Object.entries(asRecord(doc.models))) {
       const m = { ...asRecord(value) };
       m.vendor ??= doc.vendor;
-      if (m.doors === undefined && serving && typeof m.kind === 'string' && typeof m.vendor === 'string') m.doors = serving(m.kind, m.vendor);
+      if (m.doors === undefined && serving && typeof m.kind === 'string' && typeof m.vendor === 'string')
+        m.doors = serving(m.kind, m.vendor);
       out.set(id, m);
     }
   }
@@ -45,7 +45,9 @@ export function doorsServingIn(doorsYaml: string): DoorsServing {
     doors
       .filter(([, door]) => {
         const serves = asRecord(asRecord(door).serves);
-        return Array.isArray(serves.kinds) && serves.kinds.includes(kind) && Array.isArray(serves.vendors) && serves.vendors.includes(vendor);
+        return (
+          Array.isArray(serves.kinds) && serves.kinds.includes(kind) && Array.isArray(serves.vendors) && serves.vendors.includes(vendor)
+        );
       })
       .map(([name]) => name);
 }
@@ -63,7 +65,13 @@ export function diffRules(before: Map<string, Raw>, after: Map<string, Raw>): Di
   return diffAll(before, after, ruleCard, (name) => `rule ${name}`, 'rule');
 }
 
-function diffAll(before: Map<string, Raw>, after: Map<string, Raw>, card: (r: Raw) => CardLine[], subject: (id: string) => string, noun: string): DiffRow[] {
+function diffAll(
+  before: Map<string, Raw>,
+  after: Map<string, Raw>,
+  card: (r: Raw) => CardLine[],
+  subject: (id: string) => string,
+  noun: string,
+): DiffRow[] {
   const rows: DiffRow[] = [];
   for (const id of [...new Set([...before.keys(), ...after.keys()])].sort()) {
     const a = before.get(id);
@@ -71,7 +79,14 @@ function diffAll(before: Map<string, Raw>, after: Map<string, Raw>, card: (r: Ra
     const name = subject(id);
     if (!a || !b) {
       const added = !a;
-      rows.push({ model: name, field: `(${noun})`, old: added ? '—' : 'present', new: added ? 'added' : '—', unit: '', change: added ? `new ${noun}` : 'removed' });
+      rows.push({
+        model: name,
+        field: `(${noun})`,
+        old: added ? '—' : 'present',
+        new: added ? 'added' : '—',
+        unit: '',
+        change: added ? `new ${noun}` : 'removed',
+      });
       for (const line of card((b ?? a)!)) {
         const value = showValue(line.value);
         rows.push({ model: name, field: line.field, old: added ? '—' : value, new: added ? value : '—', unit: line.unit, change: '' });

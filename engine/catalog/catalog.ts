@@ -64,7 +64,12 @@ export function readCatalog(dir: string, cfg: GatewayConfig): LoadedCatalog {
  * One catalog file against the schema. A file whose errors all sit inside some models still gives the others,
  * so their own checks run in the same pass; `broken` gets the ids left out. Null when nothing can be read.
  */
-function readCatalogFile(file: string, schema: string, problems: string[], broken: Set<string>): { loaded: LoadedYaml<CatalogFile> | null; sound: (id: string) => boolean } {
+function readCatalogFile(
+  file: string,
+  schema: string,
+  problems: string[],
+  broken: Set<string>,
+): { loaded: LoadedYaml<CatalogFile> | null; sound: (id: string) => boolean } {
   try {
     return { loaded: loadYaml<CatalogFile>(file, schema), sound: () => true };
   } catch (e) {
@@ -84,7 +89,10 @@ function readCatalogFile(file: string, schema: string, problems: string[], broke
 
 /** The model id a JSON pointer such as `/models/b-6/pricing/input` sits in, or undefined when in none. */
 function modelOfPointer(pointer: string, ids: string[]): string | undefined {
-  const [root, id] = pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const [root, id] = pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   return root === 'models' && id !== undefined && ids.includes(id) ? id : undefined;
 }
 

@@ -91,16 +91,25 @@ export function readConfig(dir: string): LoadedConfig {
   const config: GatewayConfig = {
     dir,
     doors: Object.fromEntries(Object.entries(doors.data).map(([name, raw]) => [name, withDoorDefaults(name, raw)])),
-    vendors: Object.fromEntries(
-      Object.entries(vendors.data).map(([id, v]) => [id, { headers: {}, forward_headers: [], ...v }]),
-    ) as Record<VendorId, VendorConfig>,
+    vendors: Object.fromEntries(Object.entries(vendors.data).map(([id, v]) => [id, { headers: {}, forward_headers: [], ...v }])) as Record<
+      VendorId,
+      VendorConfig
+    >,
     billing: billing.data,
     limits: limits.data,
     rules: rules.data,
     videos: videos.data,
     callers: callers.data,
   };
-  const at = { doors: doors.at, vendors: vendors.at, billing: billing.at, limits: limits.at, rules: rules.at, videos: videos.at, callers: callers.at };
+  const at = {
+    doors: doors.at,
+    vendors: vendors.at,
+    billing: billing.at,
+    limits: limits.at,
+    rules: rules.at,
+    videos: videos.at,
+    callers: callers.at,
+  };
   return { config, at };
 }
 

@@ -5,7 +5,7 @@ export function renderDiffTable(rows: DiffRow[]): string {
   if (rows.length === 0) return 'No price, rule, door or other model changes.\n';
   const lines = ['| Model | Field | Old | New | Unit | Change |', '|---|---|---|---|---|---|'];
   for (const r of rows) lines.push(`| ${[r.model, r.field, r.old, r.new, r.unit, r.change].map(cell).join(' | ')} |`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** A rule's message may hold a `|` or a line break, either of which would split the table. */

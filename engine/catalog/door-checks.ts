@@ -39,7 +39,9 @@ function protocolChoiceProblems(door: DoorConfig, at: Locate): string[] {
   const problems: string[] = [];
   for (const [vendor, protocol] of Object.entries(door.vendor_protocol)) {
     if (!door.protocols[protocol]) {
-      problems.push(`${at([door.name, 'vendor_protocol', vendor])}: door '${door.name}' names protocol '${protocol}', which it does not define`);
+      problems.push(
+        `${at([door.name, 'vendor_protocol', vendor])}: door '${door.name}' names protocol '${protocol}', which it does not define`,
+      );
     }
   }
   for (const vendor of door.serves.vendors) {
@@ -76,7 +78,8 @@ function stepProblems(protocol: ProtocolConfig, label: string, at: (...path: (st
   });
   for (const [field, { names, what }] of Object.entries(SINGLE_STEPS)) {
     const step = protocol[field as keyof typeof SINGLE_STEPS];
-    if (step !== undefined && !Object.hasOwn(names, step)) problems.push(`${at(field)}: ${label}: ${field} '${step}' is not ${what} (transforms/index.ts)`);
+    if (step !== undefined && !Object.hasOwn(names, step))
+      problems.push(`${at(field)}: ${label}: ${field} '${step}' is not ${what} (transforms/index.ts)`);
   }
   return problems;
 }
@@ -92,7 +95,9 @@ function settlementProblems(
 ): string[] {
   const needs = cfg.billing.settlement.billing[door.billing];
   if (!needs) {
-    return [`${doors([door.name, 'billing'])}: door '${door.name}' bills by ${door.billing}, which config/billing.yaml settlement.billing does not list`];
+    return [
+      `${doors([door.name, 'billing'])}: door '${door.name}' bills by ${door.billing}, which config/billing.yaml settlement.billing does not list`,
+    ];
   }
   const problems = missingSteps(needs, protocol).map(
     (step) => `${at('request')}: ${label} must run '${step}': the door bills by ${door.billing} (config/billing.yaml settlement)`,
@@ -136,7 +141,12 @@ function settlementNameProblems(cfg: GatewayConfig, billing: Locate): string[] {
  * `model-rules`: every door serving the model, on the protocol its vendor speaks there, must run it.
  * `modelAt` places a model in its catalog file.
  */
-export function modelRuleProblems(cfg: GatewayConfig, models: Iterable<ModelEntry>, doors: Locate, modelAt: (m: ModelEntry) => string): string[] {
+export function modelRuleProblems(
+  cfg: GatewayConfig,
+  models: Iterable<ModelEntry>,
+  doors: Locate,
+  modelAt: (m: ModelEntry) => string,
+): string[] {
   const unapplied = new Map<string, { door: string; protocol: string; rules: Set<string>; models: string[] }>();
   for (const model of models) {
     for (const doorName of model.doors) {

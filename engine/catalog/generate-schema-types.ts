@@ -100,7 +100,7 @@ class Generator {
     const missing = Object.keys(NAMES).filter((p) => ![...this.emitted.values()].some((e) => e.from.split(' = ').includes(p)));
     if (missing.length) throw new Error(`named schema parts not found: ${missing.join(', ')}`);
     const header = [
-      '// Generated from ' + this.schemas.map((s) => s.file).join(', ') + '.',
+      `// Generated from ${this.schemas.map((s) => s.file).join(', ')}.`,
       '// Do not edit: change the schema, then run `npm run schema-types`.',
       '',
     ];
@@ -113,7 +113,7 @@ class Generator {
     const name = NAMES[pointer];
     if (!name) return this.typeOf(pointer, schema, indent, true);
     const seen = this.emitted.get(name);
-    if (seen && seen.from.split(' = ').includes(pointer)) return name;
+    if (seen?.from.split(' = ').includes(pointer)) return name;
     // Reserve the name first: a schema may refer to itself (conditions nest).
     if (!seen) this.emitted.set(name, { body: '', from: pointer });
     const body = this.typeOf(pointer, schema, '', true);
@@ -175,7 +175,7 @@ class Generator {
   }
 
   private object(pointer: string, s: Schema, indent: string): string {
-    const inner = indent + '  ';
+    const inner = `${indent}  `;
     const required = new Set(s.required ?? []);
     const extra = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
     const props: [string, Schema][] = Object.entries(s.properties ?? {});

@@ -56,7 +56,9 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
   if (m.kind === 'video' && !p.video_per_second) out.push(`${at(['pricing'])}: video model without video_per_second`);
   for (const resolution of Object.keys(p.video_per_second ?? {})) {
     if (!cfg.videos.resolutions.includes(resolution)) {
-      out.push(`${at(['pricing', 'video_per_second', resolution])}: video_per_second names resolution '${resolution}', which config/videos.yaml does not list`);
+      out.push(
+        `${at(['pricing', 'video_per_second', resolution])}: video_per_second names resolution '${resolution}', which config/videos.yaml does not list`,
+      );
     }
   }
   if (m.kind === 'speech' && p.per_mchar === undefined) out.push(`${at(['pricing'])}: speech model without per_mchar`);
@@ -69,12 +71,16 @@ function successorProblems(m: ModelEntry, all: Map<string, ModelEntry>, at: Loca
   const successor = all.get(m.successor);
   if (m.successor === m.id) return [`${at(['successor'])}: is its own successor`];
   // One written but failed its schema has that problem listed already, and its kind cannot be trusted.
-  if (!successor && !broken.has(m.successor)) return [`${at(['successor'])}: successor '${m.successor}' does not exist${didYouMean(m.successor, all.keys())}`];
+  if (!successor && !broken.has(m.successor))
+    return [`${at(['successor'])}: successor '${m.successor}' does not exist${didYouMean(m.successor, all.keys())}`];
   const out: string[] = [];
   if (successor && successor.kind !== m.kind) {
-    out.push(`${at(['successor'])}: successor '${m.successor}' is ${/^[aeiou]/.test(successor.kind) ? 'an' : 'a'} ${successor.kind} model, so it cannot take the ${m.kind} calls of this one`);
+    out.push(
+      `${at(['successor'])}: successor '${m.successor}' is ${/^[aeiou]/.test(successor.kind) ? 'an' : 'a'} ${successor.kind} model, so it cannot take the ${m.kind} calls of this one`,
+    );
   }
-  if (!m.sale_ends) out.push(`${at(['successor'])}: names successor '${m.successor}' but no sale_ends date (a successor takes over when the sale ends)`);
+  if (!m.sale_ends)
+    out.push(`${at(['successor'])}: names successor '${m.successor}' but no sale_ends date (a successor takes over when the sale ends)`);
   return out;
 }
 

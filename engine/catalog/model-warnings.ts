@@ -30,10 +30,15 @@ const SANE_MAX_USD: Record<PriceUnit, number> = {
 };
 
 /** Warnings as of the Korean date `today` (YYYY-MM-DD); `at` places a path inside a model in its file. */
-export function modelWarnings(models: Iterable<ModelEntry>, at: (m: ModelEntry, path: (string | number)[]) => string, today: string): CatalogWarning[] {
+export function modelWarnings(
+  models: Iterable<ModelEntry>,
+  at: (m: ModelEntry, path: (string | number)[]) => string,
+  today: string,
+): CatalogWarning[] {
   const out: CatalogWarning[] = [];
   for (const m of models) {
-    const warn = (path: (string | number)[], message: string, pastDate = false) => out.push({ at: at(m, path), message: `model '${m.id}': ${message}`, pastDate });
+    const warn = (path: (string | number)[], message: string, pastDate = false) =>
+      out.push({ at: at(m, path), message: `model '${m.id}': ${message}`, pastDate });
     for (const { path, date, role } of modelDates(m)) {
       // Dates compare as text; one that names no day is refused by model-checks.ts.
       const come = date <= today;
@@ -60,7 +65,12 @@ export function modelWarnings(models: Iterable<ModelEntry>, at: (m: ModelEntry, 
  * whose callers are then told its successor, and neither the start nor `--strict` speaks of it again. The
  * mark may be set ahead of the date; the model is sold until then all the same (model-lookup.ts).
  */
-function saleEndWarning(m: ModelEntry, date: string, come: boolean, path: (string | number)[]): { path: (string | number)[]; message: string; pastDate: boolean } | null {
+function saleEndWarning(
+  m: ModelEntry,
+  date: string,
+  come: boolean,
+  path: (string | number)[],
+): { path: (string | number)[]; message: string; pastDate: boolean } | null {
   if (!come || m.retired) return null;
   const message = `sale_ends ${date} has come: the model is no longer sold (mark it \`retired: true\` to keep pointing its callers to '${m.successor}' without this warning, or remove it once they have moved)`;
   return { path, message, pastDate: true };
@@ -71,10 +81,23 @@ function freeOutput(m: ModelEntry): { path: (string | number)[]; message: string
   const p = m.pricing;
   const pairs: { path: (string | number)[]; what: string; input?: number; output?: number }[] = [
     { path: ['pricing', 'output'], what: 'pricing.output', input: p.input, output: p.output },
-    ...(p.tiers ?? []).map((t, i) => ({ path: ['pricing', 'tiers', i, 'output'], what: `tier above ${t.above_input_tokens} output`, input: t.input, output: t.output })),
-    ...(p.scheduled ?? []).map((s, i) => ({ path: ['pricing', 'scheduled', i, 'output'], what: `scheduled from ${s.from} output`, input: s.input, output: s.output })),
+    ...(p.tiers ?? []).map((t, i) => ({
+      path: ['pricing', 'tiers', i, 'output'],
+      what: `tier above ${t.above_input_tokens} output`,
+      input: t.input,
+      output: t.output,
+    })),
+    ...(p.scheduled ?? []).map((s, i) => ({
+      path: ['pricing', 'scheduled', i, 'output'],
+      what: `scheduled from ${s.from} output`,
+      input: s.input,
+      output: s.output,
+    })),
   ];
   return pairs
     .filter(({ input, output }) => (input ?? 0) > 0 && output !== undefined && output <= 0)
-    .map(({ path, what, input }) => ({ path, message: `${what} is $0 per 1M tokens while input costs $${input}: every answer would be free` }));
+    .map(({ path, what, input }) => ({
+      path,
+      message: `${what} is $0 per 1M tokens while input costs $${input}: every answer would be free`,
+    }));
 }

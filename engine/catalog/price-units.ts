@@ -51,7 +51,12 @@ export function pricesOf(pricing: unknown): PriceEntry[] {
     if (p[field] !== undefined) out.push({ path: ['pricing', field], label: `pricing.${field}`, usd: p[field], unit });
   }
   for (const [resolution, usd] of Object.entries(asRecord(p.video_per_second))) {
-    out.push({ path: ['pricing', 'video_per_second', resolution], label: `pricing.video_per_second.${resolution}`, usd, unit: 'per second' });
+    out.push({
+      path: ['pricing', 'video_per_second', resolution],
+      label: `pricing.video_per_second.${resolution}`,
+      usd,
+      unit: 'per second',
+    });
   }
   return out;
 }

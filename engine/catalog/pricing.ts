@@ -17,8 +17,7 @@ const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 export const wholeCount = (n: number): bigint => (n > 0 && Number.isFinite(n) ? BigInt(Math.ceil(n)) : 0n);
 
 /** The cost of `tokens` at a price per 1M tokens, rounded up to the next nano. */
-export const tokenCost = (tokens: number, perMtokUsd: number): bigint =>
-  ceilDiv(wholeCount(tokens) * usdToNano(perMtokUsd), MTOK);
+export const tokenCost = (tokens: number, perMtokUsd: number): bigint => ceilDiv(wholeCount(tokens) * usdToNano(perMtokUsd), MTOK);
 
 export interface TokenPrices {
   input: number;
@@ -39,7 +38,10 @@ export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
 /** The scheduled price change in force at an instant (the latest whose Korean date has come), if any. */
 export function scheduledPriceAt(model: ModelEntry, at: Date): NonNullable<ModelEntry['pricing']['scheduled']>[number] | undefined {
   const today = koreanDate(at);
-  return (model.pricing.scheduled ?? []).filter((s) => s.from <= today).sort((x, y) => x.from.localeCompare(y.from)).pop();
+  return (model.pricing.scheduled ?? [])
+    .filter((s) => s.from <= today)
+    .sort((x, y) => x.from.localeCompare(y.from))
+    .pop();
 }
 
 /** The price tier a prompt of `promptTokens` falls in (above its threshold), if any. */
@@ -99,7 +101,8 @@ function advisorReservation(b: TextBounds, ctx: PricingContext): bigint {
   let total = 0n;
   for (const a of b.advisors) {
     const advisor = typeof a.model === 'string' ? ctx.modelById(a.model) : undefined;
-    if (!advisor) throw errors.invalidRequest(`${a.at} must name a model of the catalog: an advisor is billed at its own model's price.`, a.at);
+    if (!advisor)
+      throw errors.invalidRequest(`${a.at} must name a model of the catalog: an advisor is billed at its own model's price.`, a.at);
     const transcript = b.inputTokens + b.outputTokens;
     const p = pricesForPrompt(advisor, ctx.at, transcript);
     const maxOut = advisor.max_output ?? 0;

@@ -34,7 +34,14 @@ const READ_AT_START: {
   ledger: (keyof LedgerConfig)[];
   door: (keyof DoorConfig)[];
 } = {
-  limits: ['body_limit_bytes', 'connect_timeout_ms', 'vendor_connections', 'vendor_http2_streams', 'reservation_ttl_ms', 'sweep_interval_ms'],
+  limits: [
+    'body_limit_bytes',
+    'connect_timeout_ms',
+    'vendor_connections',
+    'vendor_http2_streams',
+    'reservation_ttl_ms',
+    'sweep_interval_ms',
+  ],
   billing: [],
   // billing.ledger.queues is read at each move; only the audit's timer is set once.
   ledger: ['audit_interval_ms'],
@@ -67,7 +74,8 @@ function startKeysChanged(a: GatewayConfig, b: GatewayConfig): string[] {
   const out: string[] = [];
   for (const key of READ_AT_START.limits) if (!isDeepStrictEqual(a.limits[key], b.limits[key])) out.push(`limits.${key}`);
   for (const key of READ_AT_START.billing) if (!isDeepStrictEqual(a.billing[key], b.billing[key])) out.push(`billing.${key}`);
-  for (const key of READ_AT_START.ledger) if (!isDeepStrictEqual(a.billing.ledger?.[key], b.billing.ledger?.[key])) out.push(`billing.ledger.${key}`);
+  for (const key of READ_AT_START.ledger)
+    if (!isDeepStrictEqual(a.billing.ledger?.[key], b.billing.ledger?.[key])) out.push(`billing.ledger.${key}`);
   for (const name of [...new Set([...Object.keys(a.doors), ...Object.keys(b.doors)])].sort()) {
     const da = a.doors[name];
     const db = b.doors[name];

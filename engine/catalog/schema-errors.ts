@@ -74,7 +74,20 @@ function oneErrorPerValueRule(errors: ErrorObject[]): ErrorObject[] {
   });
 }
 
-const VALUE_RULES = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'enum', 'const', 'format', 'multipleOf']);
+const VALUE_RULES = new Set([
+  'type',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'enum',
+  'const',
+  'format',
+  'multipleOf',
+]);
 
 const isConditional = (e: ErrorObject) => /\/(then|else)\//.test(e.schemaPath);
 

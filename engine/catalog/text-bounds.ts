@@ -77,7 +77,14 @@ function advisorBounds(body: JsonObject, honoured: HonouredLimits, unbounded: nu
   return tools.flatMap((t, i) => {
     if (!isObject(t) || !isAdvisorTool(t.type)) return [];
     const uses = honoured.tool_uses ? positiveCount(t[honoured.tool_uses], `tools[${i}].${honoured.tool_uses}`) : undefined;
-    return [{ model: t.model, at: `tools[${i}].model`, uses: uses ?? callCap ?? unbounded, outputPerUse: positiveCount(t.max_tokens, `tools[${i}].max_tokens`) ?? null }];
+    return [
+      {
+        model: t.model,
+        at: `tools[${i}].model`,
+        uses: uses ?? callCap ?? unbounded,
+        outputPerUse: positiveCount(t.max_tokens, `tools[${i}].max_tokens`) ?? null,
+      },
+    ];
   });
 }
 
@@ -96,7 +103,13 @@ function positiveCount(value: JsonValue | undefined, at: string): number | undef
 }
 
 const shown = (v: JsonValue): string =>
-  typeof v === 'string' ? `the string '${v.slice(0, 20)}'` : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : String(v);
+  typeof v === 'string'
+    ? `the string '${v.slice(0, 20)}'`
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'object'
+        ? 'an object'
+        : String(v);
 
 /**
  * Every limit field any wire format enforces is checked wherever it is sent, even where this vendor ignores
@@ -132,7 +145,8 @@ function largestLimit(body: JsonObject, fields: string[]): TextBounds['outputLim
 function choicesOf(body: JsonObject, field: string | undefined, max: number): TextBounds['choices'] {
   const count = field ? positiveCount(body[field], field) : undefined;
   if (!field || count === undefined || count === 1) return { count: 1 };
-  if (count > max) throw errors.invalidRequest(`${field} may be at most ${max}: each answer is held in full before the call. Got ${count}.`, field);
+  if (count > max)
+    throw errors.invalidRequest(`${field} may be at most ${max}: each answer is held in full before the call. Got ${count}.`, field);
   return { count, field };
 }
 
@@ -141,7 +155,12 @@ function choicesOf(body: JsonObject, field: string | undefined, max: number): Te
  * `unbounded`; a cap on the whole call (`tool_calls`) bounds them all together and may exceed the per-tool
  * allowance. Under one call cap the vendor may spend every call on any tool, so the dearest tools are held first.
  */
-function serverToolBounds(body: JsonObject, honoured: HonouredLimits, unbounded: number, prices: Record<string, number>): TextBounds['serverToolCalls'] {
+function serverToolBounds(
+  body: JsonObject,
+  honoured: HonouredLimits,
+  unbounded: number,
+  prices: Record<string, number>,
+): TextBounds['serverToolCalls'] {
   const out = { web_search: 0, file_search: 0 };
   const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
   const tools = Array.isArray(body.tools) ? body.tools : [];

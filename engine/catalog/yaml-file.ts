@@ -70,9 +70,7 @@ export function parseYaml<T>(file: string, text: string, schemaFile?: string): L
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const lineOf = (path: (string | number)[]) => lineOfPath(doc, lines, path);
   if (doc.errors.length > 0) {
-    throw new ConfigFileError(
-      doc.errors.map((e) => `${file}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`),
-    );
+    throw new ConfigFileError(doc.errors.map((e) => `${file}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`));
   }
   const data = doc.toJS() as T;
   const loaded: LoadedYaml<T> = { file, data, lineOf, at: (path) => `${file}:${lineOf(path)}` };
@@ -80,7 +78,11 @@ export function parseYaml<T>(file: string, text: string, schemaFile?: string): L
     const validate = validatorFor(schemaFile);
     if (!validate(data)) {
       const found = validate.errors ?? [];
-      throw new SchemaFileError(describeSchemaErrors(found, { file, data, lineOf }), loaded, found.map((e) => e.instancePath));
+      throw new SchemaFileError(
+        describeSchemaErrors(found, { file, data, lineOf }),
+        loaded,
+        found.map((e) => e.instancePath),
+      );
     }
   }
   return loaded;

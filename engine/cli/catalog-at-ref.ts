@@ -68,7 +68,8 @@ function git(cwd: string, args: string[]): string | undefined {
   try {
     return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CatalogDiffError('git was not found on the PATH, and the diff reads the catalog of a git ref.');
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CatalogDiffError('git was not found on the PATH, and the diff reads the catalog of a git ref.');
     return undefined;
   }
 }

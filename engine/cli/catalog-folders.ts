@@ -14,8 +14,12 @@ const holdsBoth = (dir: string) => existsSync(join(dir, 'catalog', 'schema.json'
 
 /** A folder named by a variable that is not there: one sentence, rather than every file it would hold. */
 export function missingFolder(dirs: CatalogDirs): string | undefined {
-  for (const [name, dir] of [['catalog', dirs.catalog], ['config', dirs.config]] as const) {
-    if (!isFolder(dir)) return `catalog check: there is no ${name} folder at ${resolve(dir)}: set GATEWAY_${name.toUpperCase()}_DIR to it, or unset it to check the project's own.`;
+  for (const [name, dir] of [
+    ['catalog', dirs.catalog],
+    ['config', dirs.config],
+  ] as const) {
+    if (!isFolder(dir))
+      return `catalog check: there is no ${name} folder at ${resolve(dir)}: set GATEWAY_${name.toUpperCase()}_DIR to it, or unset it to check the project's own.`;
   }
   return undefined;
 }

@@ -26,12 +26,21 @@ async function reloadOverHttp(url: string, token: string | undefined): Promise<n
     return 2;
   }
   const res = await fetch(new URL('/admin/v1/reload', url), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
-  const body = (await res.json().catch(() => ({}))) as { ok?: boolean; version?: string; problems?: string[]; error?: { message?: string } };
+  const body = (await res.json().catch(() => ({}))) as {
+    ok?: boolean;
+    version?: string;
+    problems?: string[];
+    error?: { message?: string };
+  };
   if (res.ok && body.ok) {
     console.log(`reloaded: catalog version ${body.version}`);
     return 0;
   }
-  console.error(body.problems?.length ? `reload refused; the running catalog stays:\n${body.problems.join('\n')}` : `reload failed (${res.status}): ${body.error?.message ?? ''}`);
+  console.error(
+    body.problems?.length
+      ? `reload refused; the running catalog stays:\n${body.problems.join('\n')}`
+      : `reload failed (${res.status}): ${body.error?.message ?? ''}`,
+  );
   return 1;
 }
 
@@ -40,7 +49,9 @@ async function reloadBySignal(pidFile: string, reportFile: string): Promise<numb
   try {
     text = readFileSync(pidFile, 'utf8');
   } catch {
-    console.error(`No running gateway found: ${pidFile} does not exist. Start it with npm start (same GATEWAY_DATA_DIR), or use --url with an admin token.`);
+    console.error(
+      `No running gateway found: ${pidFile} does not exist. Start it with npm start (same GATEWAY_DATA_DIR), or use --url with an admin token.`,
+    );
     return 1;
   }
   const pid = Number(text.trim());
@@ -53,7 +64,9 @@ async function reloadBySignal(pidFile: string, reportFile: string): Promise<numb
     process.kill(pid, 'SIGHUP');
   } catch (e) {
     const gone = (e as NodeJS.ErrnoException).code === 'ESRCH';
-    console.error(gone ? `The gateway of ${pidFile} (pid ${pid}) is no longer running.` : `Could not signal pid ${pid}: ${(e as Error).message}`);
+    console.error(
+      gone ? `The gateway of ${pidFile} (pid ${pid}) is no longer running.` : `Could not signal pid ${pid}: ${(e as Error).message}`,
+    );
     return 1;
   }
   console.log(`sent SIGHUP to the gateway (pid ${pid}); waiting for its result`);

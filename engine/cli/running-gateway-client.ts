@@ -39,12 +39,20 @@ export function adminCallFor(group: string, command: string | undefined, positio
     return {
       method: 'POST',
       path: '/admin/v1/wallets',
-      body: { credits: numberOr(values.credits), splits_usage: values['splits-usage'], key_slots: numberOr(values['key-slots']), owner_id: values.owner },
+      body: {
+        credits: numberOr(values.credits),
+        splits_usage: values['splits-usage'],
+        key_slots: numberOr(values['key-slots']),
+        owner_id: values.owner,
+      },
     };
   }
   if (group === 'wallet' && command === 'topup') {
     if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
-    const vendors = values.vendors?.split(',').map((v) => v.trim()).filter(Boolean);
+    const vendors = values.vendors
+      ?.split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
     return { method: 'POST', path: `${wallet()}/credits`, body: { credits: numberOr(values.credits), vendors } };
   }
   if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };
@@ -55,10 +63,12 @@ export function adminCallFor(group: string, command: string | undefined, positio
     const qs = query.toString();
     return { method: 'GET', path: `/admin/v1/wallets${qs ? `?${qs}` : ''}` };
   }
-  if (group === 'wallet' && command === 'owner') return { method: 'POST', path: `${wallet(' <owner-id>')}/owner`, body: { owner_id: second } };
+  if (group === 'wallet' && command === 'owner')
+    return { method: 'POST', path: `${wallet(' <owner-id>')}/owner`, body: { owner_id: second } };
   if (group === 'wallet' && command === 'sign-in-link') return { method: 'POST', path: `${wallet()}/sign-in-link` };
   if (group === 'key' && command === 'create') return { method: 'POST', path: `${wallet()}/keys`, body: { name: values.name } };
-  if (group === 'management-key' && command === 'create') return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
+  if (group === 'management-key' && command === 'create')
+    return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
   if (group === 'management-key' && command === 'list') return { method: 'GET', path: `${wallet()}/management-keys` };
   if (group === 'management-key' && command === 'close') {
     return { method: 'DELETE', path: `${wallet(' <key-id>')}/management-keys/${encodeURIComponent(second)}` };
@@ -86,6 +96,7 @@ export async function runOnGateway(gateway: RunningGatewayFile, call: AdminCall)
     json = undefined;
   }
   if (res.status === 401) throw new GatewayUnreachable(`its admin API refused this start's credential (HTTP 401)`);
-  if (!res.ok) throw new AdminRefusal(json?.error ? `${json.error.type}: ${json.error.message}` : `HTTP ${res.status}: ${text.slice(0, 200)}`);
+  if (!res.ok)
+    throw new AdminRefusal(json?.error ? `${json.error.type}: ${json.error.message}` : `HTTP ${res.status}: ${text.slice(0, 200)}`);
   return json;
 }

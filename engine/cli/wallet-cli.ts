@@ -98,7 +98,12 @@ async function run(
     }
   };
   if (group === 'wallet' && command === 'create') {
-    return walletCreate(db, { credits: values.credits, splitsUsage: values['splits-usage'], keySlots: values['key-slots'], ownerId: values.owner });
+    return walletCreate(db, {
+      credits: values.credits,
+      splitsUsage: values['splits-usage'],
+      keySlots: values['key-slots'],
+      ownerId: values.owner,
+    });
   }
   if (group === 'wallet' && command === 'topup') {
     if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
@@ -116,7 +121,10 @@ async function run(
     return withKeys((keys) => createOperatorKey({ keys, db, clock: systemClock }, walletId, { name: values.name }, CLI_OPERATOR));
   }
   if (group === 'management-key' && command === 'create') {
-    return withKeys(async (keys) => ({ ...(await keys.createManagementKey(need(), values.name, CLI_OPERATOR)), name: values.name ?? null }));
+    return withKeys(async (keys) => ({
+      ...(await keys.createManagementKey(need(), values.name, CLI_OPERATOR)),
+      name: values.name ?? null,
+    }));
   }
   if (group === 'management-key' && command === 'list') {
     await walletShow(db, need()); // 404 for an unknown wallet, as the admin API answers

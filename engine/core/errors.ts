@@ -96,7 +96,8 @@ export const errors = {
   headersTooLarge: () => new GatewayError(431, 'request_too_large', 'The request headers are too large.'),
   requestTimeout: () => new GatewayError(408, 'invalid_request_error', 'The request was not received in time.'),
   /** `liftsInMs`: when waiting lifts the limit (its reset, or calls in flight finishing). */
-  keyLimit: (message: string, liftsInMs: number | null) => new GatewayError(429, 'key_limit_exceeded', message, { headers: retryHeaders(liftsInMs) }),
+  keyLimit: (message: string, liftsInMs: number | null) =>
+    new GatewayError(429, 'key_limit_exceeded', message, { headers: retryHeaders(liftsInMs) }),
   upstream: (message: string) => new GatewayError(502, 'upstream_error', message),
   /** The vendor refused the gateway's own credential: the client's key was fine, and only the operator can act. */
   vendorCredentialRefused: (vendor: string, status: number) =>
@@ -109,7 +110,11 @@ export const errors = {
   unavailable: (message: string) => new GatewayError(503, 'api_error', message),
   /** Text PostgreSQL will not store (a NUL byte): the client's input, so a 400 and not a fault of ours. */
   unstorableText: () =>
-    new GatewayError(400, TYPE_OF_STATUS[400], 'The request carries text that cannot be stored (a NUL byte or an invalid character). Remove it and retry.'),
+    new GatewayError(
+      400,
+      TYPE_OF_STATUS[400],
+      'The request carries text that cannot be stored (a NUL byte or an invalid character). Remove it and retry.',
+    ),
 };
 
 export interface RenderedError {
@@ -144,7 +149,8 @@ const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
  * Text with an unpaired UTF-16 surrogate (JSON can carry `\ud800` alone): not Unicode, so it would be stored as
  * U+FFFD, a different name than the one sent. Fields that are stored refuse it by name.
  */
-export const hasUnpairedSurrogate = (s: string): boolean => /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+export const hasUnpairedSurrogate = (s: string): boolean =>
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 
 /** A database error saying a piece of text could not be stored: the client's input, not our fault. */
 export const isUnstorableText = (e: unknown): boolean => {

@@ -60,7 +60,9 @@ function numberToPlain(n: number): string {
   // toPrecision(15) drops binary noise (0.1+0.2), then strip exponent form.
   const s = Number(n.toPrecision(15)).toString();
   if (!/e/i.test(s)) return s;
-  return Number(n.toPrecision(15)).toFixed(12).replace(/\.?0+$/, '');
+  return Number(n.toPrecision(15))
+    .toFixed(12)
+    .replace(/\.?0+$/, '');
 }
 
 /**

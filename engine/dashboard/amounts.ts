@@ -25,7 +25,8 @@ const CREDITS = /^([\d,]+)\s*(?:credits?|크레딧)?$/i;
  */
 export function creditsFromText(text: string, field: string, label: string, locale: Locale = 'en'): number {
   const s = text.trim().replace(/\s+/g, ' ');
-  const refuse = (why: Parameters<typeof t>[1]) => errors.invalidRequest(t(locale, 'amount.error', { label, why: t(locale, why, { text }) }), field);
+  const refuse = (why: Parameters<typeof t>[1]) =>
+    errors.invalidRequest(t(locale, 'amount.error', { label, why: t(locale, why, { text }) }), field);
   const dollars = DOLLARS.map((re) => re.exec(s)).find((m) => m !== null);
   if (dollars) {
     const [whole, frac = ''] = dollars[1].split('.');
@@ -45,7 +46,8 @@ export function creditsFromText(text: string, field: string, label: string, loca
 }
 
 /** Credits as shown on a page, their dollars beside them. */
-export const creditsWithUsd = (ui: Ui, credits: number): Html => html`${ui.int(credits)} <small class="usd">(${ui.usdOfCredits(credits)})</small>`;
+export const creditsWithUsd = (ui: Ui, credits: number): Html =>
+  html`${ui.int(credits)} <small class="usd">(${ui.usdOfCredits(credits)})</small>`;
 
 /** Exact credits of a nano-USD amount (three decimals), their dollars beside them. */
 export const nanoWithUsd = (ui: Ui, nano: bigint): Html => html`${ui.exact(nano)} <small class="usd">(${ui.usd(nano)})</small>`;

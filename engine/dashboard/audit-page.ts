@@ -22,7 +22,8 @@ const ACTOR_LABEL: Record<string, MessageKey> = {
 };
 
 /** An action in the locale's words; English keeps the action's own name, as the API and the filter use it. */
-const actionText = (ui: Ui, action: string) => ((AUDIT_ACTIONS as readonly string[]).includes(action) ? ui.t(`audit.action.${action}` as MessageKey) : action);
+const actionText = (ui: Ui, action: string) =>
+  (AUDIT_ACTIONS as readonly string[]).includes(action) ? ui.t(`audit.action.${action}` as MessageKey) : action;
 
 const values = (v: unknown): Html => (v === null || v === undefined ? html`—` : html`<code>${JSON.stringify(v)}</code>`);
 
@@ -59,7 +60,9 @@ export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): 
     const q = req.query as Record<string, string | undefined>;
     const filter = parseAuditQuery({ ...filterQuery(req.query), limit: String(PAGE_SIZE) });
     const { data, total, has_more } = await listAudit(deps.db, s.walletId, filter);
-    const keep = new URLSearchParams(Object.entries({ action: q.action, from: q.from, to: q.to }).filter((kv): kv is [string, string] => !!kv[1]));
+    const keep = new URLSearchParams(
+      Object.entries({ action: q.action, from: q.from, to: q.to }).filter((kv): kv is [string, string] => !!kv[1]),
+    );
     const pageLink = (offset: number) => `/dashboard/audit?${new URLSearchParams([...keep, ['offset', String(offset)]])}`;
     return sendPage(reply, 200, {
       title: t('nav.audit'),

@@ -56,7 +56,10 @@ function apiKeysBody(ui: Ui, note: NewApiKeys): Html {
   return html`<p class="notice" role="alert">${t(note.keys.length === 1 ? 'created.copy_one' : 'created.copy_many')}</p>
 <div class="scroll"><table><caption>${t('created.caption')}</caption><thead><tr><th scope="col">${t('col.name')}</th><th scope="col">${t('col.key')}</th><th scope="col"><span class="skip">${t('created.copy')}</span></th></tr></thead>
 <tbody>${note.keys.map(
-    (k, i) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code class="secret" id="new-key-${i}">${k.key}</code></td>
+    (
+      k,
+      i,
+    ) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code class="secret" id="new-key-${i}">${k.key}</code></td>
 <td><button type="button" data-copy="new-key-${i}" hidden>${t('created.copy')}<span class="skip"> ${t('created.copy_key', { name: k.name ?? k.prefix })}</span></button></td></tr>`,
   )}</tbody></table></div>`;
 }

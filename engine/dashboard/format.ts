@@ -19,8 +19,16 @@ function cached<T extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, 
 const numbers = (l: Locale, digits: number) =>
   cached(`n:${l}:${digits}`, () => new Intl.NumberFormat(intlTag(l), { minimumFractionDigits: digits, maximumFractionDigits: digits }));
 const dollars = (l: Locale, maxDigits: number) =>
-  cached(`usd:${l}:${maxDigits}`, () =>
-    new Intl.NumberFormat(intlTag(l), { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: maxDigits, roundingMode: 'halfExpand' } as Intl.NumberFormatOptions),
+  cached(
+    `usd:${l}:${maxDigits}`,
+    () =>
+      new Intl.NumberFormat(intlTag(l), {
+        style: 'currency',
+        currency: 'USD',
+        minimumFractionDigits: 2,
+        maximumFractionDigits: maxDigits,
+        roundingMode: 'halfExpand',
+      } as Intl.NumberFormatOptions),
   );
 
 /** Intl formats a decimal string exactly (Intl.NumberFormat v3); the lib types here know only numbers. */
@@ -36,7 +44,8 @@ function decimalOf(nano: bigint, unit: bigint, digits: number): string {
 export const integer = (l: Locale, n: number | bigint): string => numbers(l, 0).format(n);
 
 /** A count that may have a fraction (video seconds), grouped, as many decimals as it has (up to six). */
-export const decimal = (l: Locale, n: number): string => cached(`dec:${l}`, () => new Intl.NumberFormat(intlTag(l), { maximumFractionDigits: 6 })).format(n);
+export const decimal = (l: Locale, n: number): string =>
+  cached(`dec:${l}`, () => new Intl.NumberFormat(intlTag(l), { maximumFractionDigits: 6 })).format(n);
 
 /** Whole credits with the locale's grouping; a dash for none. */
 export const wholeCredits = (l: Locale, n: number | null | undefined): string => (n === null || n === undefined ? '—' : integer(l, n));
@@ -57,10 +66,18 @@ export function usdOfNano(l: Locale, nano: bigint): string {
 export const usdOfCredits = (l: Locale, credits: number): string => usdOfNano(l, BigInt(credits) * 1000n);
 
 const seoul = (l: Locale) =>
-  cached(`t:${l}`, () =>
-    new Intl.DateTimeFormat(l === 'ko' ? 'ko-KR' : 'en-CA', {
-      timeZone: 'Asia/Seoul', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
-    }),
+  cached(
+    `t:${l}`,
+    () =>
+      new Intl.DateTimeFormat(l === 'ko' ? 'ko-KR' : 'en-CA', {
+        timeZone: 'Asia/Seoul',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }),
   );
 
 /** An instant in Korean time to the minute, labelled KST, with the ISO instant in the datetime attribute. */
@@ -69,19 +86,31 @@ export function time(l: Locale, iso: string): Html {
   let text: string;
   if (l === 'ko') text = seoul(l).format(d);
   else {
-    const p = Object.fromEntries(seoul(l).formatToParts(d).map((x) => [x.type, x.value]));
+    const p = Object.fromEntries(
+      seoul(l)
+        .formatToParts(d)
+        .map((x) => [x.type, x.value]),
+    );
     text = `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
   }
   return html`<time datetime="${d.toISOString()}">${text} KST</time>`;
 }
 
 const calendar = (l: Locale, short: boolean) =>
-  cached(`d:${l}:${short}`, () =>
-    new Intl.DateTimeFormat(intlTag(l), short ? { timeZone: 'UTC', month: 'numeric', day: 'numeric' } : { timeZone: 'UTC', year: 'numeric', month: 'numeric', day: 'numeric' }),
+  cached(
+    `d:${l}:${short}`,
+    () =>
+      new Intl.DateTimeFormat(
+        intlTag(l),
+        short
+          ? { timeZone: 'UTC', month: 'numeric', day: 'numeric' }
+          : { timeZone: 'UTC', year: 'numeric', month: 'numeric', day: 'numeric' },
+      ),
   );
 
 /** A Korean calendar day (YYYY-MM-DD) as the locale writes dates: English keeps the ISO form. */
 export const koreanDay = (l: Locale, day: string): string => (l === 'en' ? day : calendar(l, false).format(new Date(`${day}T12:00:00Z`)));
 
 /** The day as a chart's axis label: month and day only. */
-export const shortDay = (l: Locale, day: string): string => (l === 'en' ? day.slice(5) : calendar(l, true).format(new Date(`${day}T12:00:00Z`)));
+export const shortDay = (l: Locale, day: string): string =>
+  l === 'en' ? day.slice(5) : calendar(l, true).format(new Date(`${day}T12:00:00Z`));

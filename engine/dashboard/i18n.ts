@@ -88,7 +88,8 @@ export const uiOf = (locale: Locale) => ({
   int: (n: number | bigint) => format.integer(locale, n),
   num: (n: number) => format.decimal(locale, n),
   /** An instant in Korean time labelled KST; a dash for never. */
-  time: (iso: string | null | undefined): Html => (iso ? format.time(locale, iso) : new Html(`<span aria-label="${escapeHtml(t(locale, 'never'))}">—</span>`)),
+  time: (iso: string | null | undefined): Html =>
+    iso ? format.time(locale, iso) : new Html(`<span aria-label="${escapeHtml(t(locale, 'never'))}">—</span>`),
   day: (day: string) => format.koreanDay(locale, day),
 });
 export type Ui = ReturnType<typeof uiOf>;

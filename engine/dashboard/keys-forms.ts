@@ -17,7 +17,7 @@ export interface FormState {
 }
 
 /** The value a field shows: what was typed when this form was refused, else the saved one. */
-const valueOf = (state: FormState | undefined, target: string, field: string, saved: string) =>
+const shownValue = (state: FormState | undefined, target: string, field: string, saved: string) =>
   state && state.target === target ? (state.values[field] ?? '') : saved;
 
 const refusal = (state: FormState | undefined, target: string, id: string) =>
@@ -29,7 +29,8 @@ const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =
 // What config/callers.yaml, as shipped, refuses to student keys; said beside the field that sets it. The
 // option values stay the API's words (student, teacher); only what they show is the locale's.
 function audienceSelect(ui: Ui, id: string, current: string | null): Html {
-  const opt = (v: 'student' | 'teacher') => html`<option value="${v}"${current === v ? html` selected` : ''}>${ui.t(`audience.${v}`)}</option>`;
+  const opt = (v: 'student' | 'teacher') =>
+    html`<option value="${v}"${current === v ? html` selected` : ''}>${ui.t(`audience.${v}`)}</option>`;
   return html`<label for="${id}">${ui.t('keys.field.audience')}</label><select id="${id}" name="audience" aria-describedby="audience-hint">${opt('student')}${opt('teacher')}</select>
 <small id="audience-hint">${ui.th('keys.audience_hint')}</small>`;
 }
@@ -44,10 +45,18 @@ function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; 
 }
 
 /** `canChange` false (a viewer): the row without its change form and close button. */
-export function keyRow(ui: Ui, k: ApiKeyRecord, csrf: string, splitsUsage: boolean, today: string, state?: FormState, canChange = true): Html {
+export function keyRow(
+  ui: Ui,
+  k: ApiKeyRecord,
+  csrf: string,
+  splitsUsage: boolean,
+  today: string,
+  state?: FormState,
+  canChange = true,
+): Html {
   const { t } = ui;
   const label = k.name ?? k.key_prefix;
-  const v = (field: string, saved: string) => valueOf(state, k.id, field, saved);
+  const v = (field: string, saved: string) => shownValue(state, k.id, field, saved);
   const refused = state?.target === k.id;
   const month = usedOf(ui, k.month_used_credits, k.monthly_limit_credits);
   const day = usedOf(ui, k.day_used_credits, k.daily_limit_credits);
@@ -59,7 +68,9 @@ ${splitsUsage ? html`<td>${k.audience === 'student' || k.audience === 'teacher' 
 <td class="num"><span data-testid="day">${day.credits}</span>
 <small class="usd">${day.usd}</small></td>
 <td>${k.usable_until ? ui.day(k.usable_until) : t('never')}</td><td data-testid="models">${k.models ? k.models.join(', ') : t('keys.all_models')}</td><td>${ui.time(k.last_used_at)}</td>
-<td>${canChange ? html`
+<td>${
+    canChange
+      ? html`
 <details${refused ? html` open` : ''}><summary>${t('keys.change')}<span class="skip"> ${label}</span></summary>
 <form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}">${csrfField(csrf)}
 ${refusal(state, k.id, `error-${k.id}`)}
@@ -72,13 +83,15 @@ ${splitsUsage ? audienceSelect(ui, `aud-${k.id}`, v('audience', k.audience ?? ''
 <p><button type="submit">${t('keys.save', { label })}</button></p>
 </form>
 ${closeButton(ui, `/dashboard/keys/${encodeURIComponent(k.id)}/close`, label)}
-</details>` : ''}
+</details>`
+      : ''
+  }
 </td></tr>`;
 }
 
 export function createForm(ui: Ui, csrf: string, splitsUsage: boolean, today: string, state?: FormState): Html {
   const { t } = ui;
-  const v = (field: string, fallback = '') => valueOf(state, 'new', field, fallback);
+  const v = (field: string, fallback = '') => shownValue(state, 'new', field, fallback);
   return html`<form method="post" action="/dashboard/keys">${csrfField(csrf)}
 <fieldset><legend>${t('keys.create_legend')}</legend>
 ${refusal(state, 'new', 'error-new')}

@@ -74,35 +74,39 @@ ${
 
   scope.get('/dashboard/keys', (req, reply) => sendKeysPage(req, reply, 200));
 
-  scope.post('/dashboard/keys', (req, reply) => orRefusedForm(req, reply, 'new', async () => {
-    const s = sessionOf(req);
-    const ui = uiFor(req);
-    const form = formOf(req.body);
-    const count = form.count?.trim() ? numberOrText(form.count) : 1;
-    // One key takes the name as is; several take it as the prefix of their numbered names (as on the door).
-    const nameField = count === 1 ? 'name' : 'name_prefix';
-    const body: Record<string, unknown> = {
-      ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui.locale),
-      count,
-      ...modelsField(form, 'omit'),
-      ...(form.name?.trim() ? { [nameField]: form.name } : {}),
-    };
-    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
-    await flash.apiKeys(req, made);
-    return reply.code(303).header('location', API_KEYS_CREATED_PATH).send();
-  }));
+  scope.post('/dashboard/keys', (req, reply) =>
+    orRefusedForm(req, reply, 'new', async () => {
+      const s = sessionOf(req);
+      const ui = uiFor(req);
+      const form = formOf(req.body);
+      const count = form.count?.trim() ? numberOrText(form.count) : 1;
+      // One key takes the name as is; several take it as the prefix of their numbered names (as on the door).
+      const nameField = count === 1 ? 'name' : 'name_prefix';
+      const body: Record<string, unknown> = {
+        ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui.locale),
+        count,
+        ...modelsField(form, 'omit'),
+        ...(form.name?.trim() ? { [nameField]: form.name } : {}),
+      };
+      const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
+      await flash.apiKeys(req, made);
+      return reply.code(303).header('location', API_KEYS_CREATED_PATH).send();
+    }),
+  );
 
-  scope.post<{ Params: { id: string } }>('/dashboard/keys/:id', (req, reply) => orRefusedForm(req, reply, req.params.id, async () => {
-    const s = sessionOf(req);
-    const ui = uiFor(req);
-    const form = formOf(req.body);
-    const body = {
-      ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: amountFields(ui) }, 'null', ui.locale),
-      ...modelsField(form, 'null'),
-    };
-    await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));
-    return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
-  }));
+  scope.post<{ Params: { id: string } }>('/dashboard/keys/:id', (req, reply) =>
+    orRefusedForm(req, reply, req.params.id, async () => {
+      const s = sessionOf(req);
+      const ui = uiFor(req);
+      const form = formOf(req.body);
+      const body = {
+        ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: amountFields(ui) }, 'null', ui.locale),
+        ...modelsField(form, 'null'),
+      };
+      await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));
+      return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
+    }),
+  );
 
   scope.get<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
@@ -121,7 +125,11 @@ ${
 
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
-    if (!isConfirmed(formOf(req.body))) return reply.code(303).header('location', `/dashboard/keys/${encodeURIComponent(req.params.id)}/close`).send();
+    if (!isConfirmed(formOf(req.body)))
+      return reply
+        .code(303)
+        .header('location', `/dashboard/keys/${encodeURIComponent(req.params.id)}/close`)
+        .send();
     await closeApiKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/keys?done=closed').send();
   });

@@ -24,7 +24,7 @@ function backOf(req: FastifyRequest): string {
 
 /** Only a path of our own dashboard, so the form cannot be made to redirect elsewhere. */
 function safeBack(back: string | undefined): string {
-  if (!back || !back.startsWith('/dashboard') || back.startsWith('//')) return '/dashboard';
+  if (!back?.startsWith('/dashboard') || back.startsWith('//')) return '/dashboard';
   const u = new URL(back, 'http://dashboard.invalid');
   return u.host === 'dashboard.invalid' && u.pathname.startsWith('/dashboard') ? `${u.pathname}${u.search}` : '/dashboard';
 }

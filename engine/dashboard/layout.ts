@@ -124,5 +124,8 @@ export function sendPage(reply: FastifyReply, status: number, opts: PageOptions)
         `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self' data:; ` +
         `form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(opts, nonce, ui, { strip: summaryStrip(reply.request, ui), langSwitch: langSwitch(ui, reply.request), may: mayOpen(reply) }).text);
+    .send(
+      page(opts, nonce, ui, { strip: summaryStrip(reply.request, ui), langSwitch: langSwitch(ui, reply.request), may: mayOpen(reply) })
+        .text,
+    );
 }

@@ -30,17 +30,23 @@ export function registerManagementKeysPage(scope: FastifyInstance, deps: Dashboa
       body: html`${closed ? html`<p class="ok" role="status">${t('mk.closed')}</p>` : ''}
 ${managementKeyWarning(ui)}
 <p>${ui.th('mk.intro')}</p>
-${owner ? html`<form method="post" action="/dashboard/management-keys">${csrfField(s.csrfToken)}
+${
+  owner
+    ? html`<form method="post" action="/dashboard/management-keys">${csrfField(s.csrfToken)}
 <fieldset><legend>${t('mk.create_legend')}</legend>
 <label for="mk-name">${t('mk.name_optional')}</label><input id="mk-name" name="name" maxlength="${MAX_NAME}">
-<p><button type="submit">${t('mk.create')}</button></p></fieldset></form>` : ''}
+<p><button type="submit">${t('mk.create')}</button></p></fieldset></form>`
+    : ''
+}
 ${
   list.length === 0
     ? html`<p>${t('mk.none')}</p>`
     : html`<div class="scroll"><table><caption>${t('mk.caption')}</caption>
 <thead><tr><th scope="col">${t('col.name')}</th><th scope="col">${t('col.key')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t('col.last_used')}</th><th scope="col">${t('col.actions')}</th></tr></thead>
 <tbody>${list.map(
-        (k) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code>${k.key_prefix}</code></td><td>${ui.time(k.created_at)}</td><td>${ui.time(k.last_used_at)}</td>
+        (
+          k,
+        ) => html`<tr data-key-id="${k.id}"><td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code>${k.key_prefix}</code></td><td>${ui.time(k.created_at)}</td><td>${ui.time(k.last_used_at)}</td>
 <td>${owner ? closeButton(ui, `/dashboard/management-keys/${encodeURIComponent(k.id)}/close`, k.name ?? k.key_prefix) : ''}</td></tr>`,
       )}</tbody></table></div>`
 }`,
@@ -74,7 +80,10 @@ ${
   scope.post<{ Params: { id: string } }>('/dashboard/management-keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);
     if (!isConfirmed(formOf(req.body))) {
-      return reply.code(303).header('location', `/dashboard/management-keys/${encodeURIComponent(req.params.id)}/close`).send();
+      return reply
+        .code(303)
+        .header('location', `/dashboard/management-keys/${encodeURIComponent(req.params.id)}/close`)
+        .send();
     }
     await closeManagementKey(deps, s.walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', '/dashboard/management-keys?done=closed').send();

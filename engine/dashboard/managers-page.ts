@@ -52,7 +52,9 @@ ${
     : html`<div class="scroll"><table><caption>${t('managers.caption')}</caption>
 <thead><tr><th scope="col">${t('managers.col.identity')}</th><th scope="col">${t('managers.col.role')}</th><th scope="col">${t('managers.col.added_by')}</th><th scope="col">${t('managers.col.added')}</th><th scope="col">${t('col.actions')}</th></tr></thead>
 <tbody>${list.map(
-        (m) => html`<tr data-manager="${m.identity}"><td>${m.identity}</td><td>${roleName(ui, m.role)}</td><td>${m.addedBy}</td><td>${ui.time(m.addedAt.toISOString())}</td>
+        (
+          m,
+        ) => html`<tr data-manager="${m.identity}"><td>${m.identity}</td><td>${roleName(ui, m.role)}</td><td>${m.addedBy}</td><td>${ui.time(m.addedAt.toISOString())}</td>
 <td><form method="post" action="${PATH}/remove">${csrfField(s.csrfToken)}<input type="hidden" name="identity" value="${m.identity}"><button type="submit">${t('managers.remove', { identity: m.identity })}</button></form></td></tr>`,
       )}</tbody></table></div>`
 }`,

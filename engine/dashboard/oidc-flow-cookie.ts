@@ -51,7 +51,10 @@ export function openFlow(clientSecret: string, sealed: string, nowMs: number): F
 export function setFlowCookie(reply: FastifyReply, req: FastifyRequest, clientSecret: string, flow: Flow, nowMs: number): void {
   const secure = needsSecureCookie(req);
   const value = sealFlow(clientSecret, flow, nowMs + FLOW_TTL_MS);
-  reply.header('set-cookie', `${cookieName(req)}=${value}; Path=/; Max-Age=${FLOW_TTL_MS / 1000}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+  reply.header(
+    'set-cookie',
+    `${cookieName(req)}=${value}; Path=/; Max-Age=${FLOW_TTL_MS / 1000}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+  );
 }
 
 export function readFlowCookie(req: FastifyRequest, clientSecret: string, nowMs: number): Flow | null {

@@ -45,13 +45,17 @@ const redirectUri = (req: FastifyRequest, publicUrl: string | undefined) => ownU
  * For sign-out: the provider's end-session address (coming back to the signed-out page) when the session came
  * through the provider and the operator asked for it (GATEWAY_OIDC_SIGN_OUT=provider); null otherwise.
  */
-export function providerSignOut(deps: DashboardDeps): ((req: FastifyRequest, via: 'link' | 'provider') => Promise<string | null>) | undefined {
+export function providerSignOut(
+  deps: DashboardDeps,
+): ((req: FastifyRequest, via: 'link' | 'provider') => Promise<string | null>) | undefined {
   const provider = deps.identity;
   if (!provider) return undefined;
-  return async (req, via) => (via === 'provider' ? ((await provider.endSessionUrl(ownUrl(req, deps.publicUrl, SIGNED_OUT_PATH)))?.href ?? null) : null);
+  return async (req, via) =>
+    via === 'provider' ? ((await provider.endSessionUrl(ownUrl(req, deps.publicUrl, SIGNED_OUT_PATH)))?.href ?? null) : null;
 }
 
-const sameToken = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+const sameToken = (a: string, b: string) =>
+  timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
 /** The refusal page, its text the catalog's `message` in the request's language. */
 function refusal(reply: FastifyReply, req: FastifyRequest, status: number, message: MessageKey, params?: Params) {
@@ -78,7 +82,10 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
   async function open(req: FastifyRequest, reply: FastifyReply, access: WalletAccess, identity: Identity, viaPage: boolean) {
     const opened = await deps.sessions.openFor(access, identity.key);
     if (!opened) return refusal(reply, req, 403, 'oidc.access_ended');
-    req.log.info({ wallet: access.walletId, role: opened.session.role, identity: identity.key }, 'dashboard sign-in through the identity provider');
+    req.log.info(
+      { wallet: access.walletId, role: opened.session.role, identity: identity.key },
+      'dashboard sign-in through the identity provider',
+    );
     clearFlowCookie(reply, req);
     setSessionCookie(reply, req, opened.secret, deps.sessions.sessionSeconds);
     if (!viaPage) return reply.code(303).header('location', WALLET_PATH).send();
@@ -106,7 +113,7 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
 
   scope.get(OIDC_CALLBACK_PATH, async (req, reply) => {
     const flow = readFlowCookie(req, secret, now());
-    if (!flow || flow.step !== 'provider') {
+    if (flow?.step !== 'provider') {
       return refusal(reply, req, 400, 'oidc.not_started');
     }
     const query = req.raw.url?.split('?')[1] ?? '';
@@ -132,7 +139,9 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
       title: ui.t('oidc.choose_title'),
       body: html`<p>${ui.th('oidc.choose_intro', { identity: identity.key })}</p>
 <ul class="choices">${access.map(
-        (a) => html`<li><form method="post" action="${CHOOSE_PATH}"><input type="hidden" name="token" value="${token}"><input type="hidden" name="wallet" value="${a.walletId}">
+        (
+          a,
+        ) => html`<li><form method="post" action="${CHOOSE_PATH}"><input type="hidden" name="token" value="${token}"><input type="hidden" name="wallet" value="${a.walletId}">
 <button type="submit">${ui.th('oidc.open_as', { wallet: a.walletId, role: ui.t(ROLE_TEXT[a.role]) })}</button></form></li>`,
       )}</ul>`,
     });
@@ -142,7 +151,12 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
     checkSameOrigin(req);
     const form = formOf(req.body);
     const flow = readFlowCookie(req, secret, now());
-    if (!flow || flow.step !== 'choice' || typeof form.token !== 'string' || !sameToken(form.token, flow.token) || !flow.walletIds.includes(form.wallet ?? '')) {
+    if (
+      flow?.step !== 'choice' ||
+      typeof form.token !== 'string' ||
+      !sameToken(form.token, flow.token) ||
+      !flow.walletIds.includes(form.wallet ?? '')
+    ) {
       return refusal(reply, req, 400, 'oidc.stale_choice');
     }
     // Looked up again: a manager removed since the choice page was shown opens nothing.

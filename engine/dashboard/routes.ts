@@ -41,7 +41,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     scope.setErrorHandler((err, req, reply) => {
       const e = fromThrown(err);
       if (e.status >= 500) req.log.error({ err }, 'dashboard request failed');
-      let signedIn;
+      let signedIn: { section: null; csrfToken: string; walletId: string } | undefined;
       try {
         const s = sessionOf(req);
         signedIn = { section: null, csrfToken: s.csrfToken, walletId: s.walletId };

@@ -112,7 +112,15 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
         await tx.query(
           `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at, role, actor_id, via, is_manager)
            VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz, $7::timestamptz, 'owner', $3, 'link', false)`,
-          [hash(secret), session.walletId, session.ownerId, row.owner_generation, session.csrfToken, now.toISOString(), session.expiresAt.toISOString()],
+          [
+            hash(secret),
+            session.walletId,
+            session.ownerId,
+            row.owner_generation,
+            session.csrfToken,
+            now.toISOString(),
+            session.expiresAt.toISOString(),
+          ],
         );
         return { secret, session };
       });
@@ -140,13 +148,31 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
       if (!row) return null;
       return {
         secret,
-        session: { walletId: access.walletId, ownerId: row.owner_id, csrfToken, expiresAt, role: row.role, actorId: isManager ? identity : row.owner_id, isManager, via: 'provider' },
+        session: {
+          walletId: access.walletId,
+          ownerId: row.owner_id,
+          csrfToken,
+          expiresAt,
+          role: row.role,
+          actorId: isManager ? identity : row.owner_id,
+          isManager,
+          via: 'provider',
+        },
       };
     },
 
     async find(secret) {
       if (!secret) return null;
-      const res = await db.query<{ wallet_id: string; owner_id: string; csrf_token: string; expires_at: Date | string; role: Role; actor_id: string | null; is_manager: boolean; via: 'link' | 'provider' }>(
+      const res = await db.query<{
+        wallet_id: string;
+        owner_id: string;
+        csrf_token: string;
+        expires_at: Date | string;
+        role: Role;
+        actor_id: string | null;
+        is_manager: boolean;
+        via: 'link' | 'provider';
+      }>(
         `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at, s.actor_id, s.is_manager, s.via,
                 CASE WHEN s.is_manager THEN m.role ELSE s.role END AS role
            FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id

@@ -19,7 +19,9 @@ export const OIDC_START_PATH = '/dashboard/oidc/start';
 export function registerSignInPages(scope: FastifyInstance, sessions: SessionStore, providerName?: string): void {
   // A link, not a form: the page's CSP allows forms to post only to this origin, and leaving for the provider is a redirect.
   const viaProvider = (ui: Ui) =>
-    providerName ? html`<p><a class="button" href="${OIDC_START_PATH}">${ui.t('oidc.sign_in_with', { provider: providerName })}</a></p>` : '';
+    providerName
+      ? html`<p><a class="button" href="${OIDC_START_PATH}">${ui.t('oidc.sign_in_with', { provider: providerName })}</a></p>`
+      : '';
   scope.get(SIGN_IN_PATH, async (req, reply) => {
     const ui = uiFor(req);
     const { t } = ui;
@@ -64,7 +66,11 @@ export function registerSignInPages(scope: FastifyInstance, sessions: SessionSto
  * That one is reached by a page's Refresh, not a 303: the pages' CSP allows forms to lead only to this origin,
  * and the browser holds a form's redirects to it too.
  */
-export function registerSignOut(scope: FastifyInstance, sessions: SessionStore, thenTo?: (req: FastifyRequest, via: 'link' | 'provider') => Promise<string | null>): void {
+export function registerSignOut(
+  scope: FastifyInstance,
+  sessions: SessionStore,
+  thenTo?: (req: FastifyRequest, via: 'link' | 'provider') => Promise<string | null>,
+): void {
   scope.post('/dashboard/sign-out', async (req, reply) => {
     const { via } = sessionOf(req);
     const secret = sessionSecretOf(req);

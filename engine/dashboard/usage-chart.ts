@@ -31,7 +31,13 @@ function colours(points: DaySeries[]): Map<string, string> {
   return out;
 }
 
-export function usageChart(days: string[], points: DaySeries[], label: (name: string) => string, per: 'key' | 'model', ui: Ui = uiOf('en')): Html {
+export function usageChart(
+  days: string[],
+  points: DaySeries[],
+  label: (name: string) => string,
+  per: 'key' | 'model',
+  ui: Ui = uiOf('en'),
+): Html {
   const { t } = ui;
   const exactCredits = ui.exact;
   const perText = t(per === 'key' ? 'usage.per_key' : 'usage.per_model');
@@ -69,7 +75,10 @@ export function usageChart(days: string[], points: DaySeries[], label: (name: st
   const rows = days.flatMap((day) =>
     points
       .filter((p) => p.day === day)
-      .map((p) => html`<tr data-day="${day}"><td>${ui.day(day)}</td><td>${label(p.name)}</td><td class="num" data-nano="${p.nano.toString()}">${exactCredits(p.nano)}</td></tr>`),
+      .map(
+        (p) =>
+          html`<tr data-day="${day}"><td>${ui.day(day)}</td><td>${label(p.name)}</td><td class="num" data-nano="${p.nano.toString()}">${exactCredits(p.nano)}</td></tr>`,
+      ),
   );
 
   return html`<figure class="scroll">

@@ -8,9 +8,28 @@ import { exactCredits } from './format.ts';
 
 // Machine-readable: stays English whatever the page's language.
 const HEADER = [
-  'id', 'created_at', 'key_id', 'key_name', 'door', 'model', 'vendor', 'route', 'fallback_depth', 'input_tokens',
-  'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'server_tool_calls', 'characters',
-  'images', 'video_seconds', 'charged_nano', 'charged_credits', 'duration_ms', 'trace_id',
+  'id',
+  'created_at',
+  'key_id',
+  'key_name',
+  'door',
+  'model',
+  'vendor',
+  'route',
+  'fallback_depth',
+  'input_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'server_tool_calls',
+  'characters',
+  'images',
+  'video_seconds',
+  'charged_nano',
+  'charged_credits',
+  'duration_ms',
+  'trace_id',
 ];
 
 export function csvCell(v: string | number | null): string {
@@ -42,8 +61,17 @@ export function usageCsv(rows: readonly UsageCsvRow[], keyName: (id: string | nu
 }
 
 const SUMMARY_HEADER = [
-  'day', 'key_id', 'key_name', 'model', 'calls', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens',
-  'charged_nano', 'charged_credits',
+  'day',
+  'key_id',
+  'key_name',
+  'model',
+  'calls',
+  'input_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'charged_nano',
+  'charged_credits',
 ];
 
 /** The month's summary per Korean day, key and model, from the daily rollup, with a total line last. */
@@ -56,7 +84,19 @@ export function usageSummaryCsv(rows: RollupRow[], keyName: (id: string | null) 
     calls += r.calls;
     nano += r.chargedNano;
     lines.push(
-      [r.day, r.keyId, r.keyId ? keyName(r.keyId) : null, r.model, r.calls, r.inputTokens, r.cacheReadTokens, r.cacheWriteTokens, r.outputTokens, r.chargedNano.toString(), credits(r.chargedNano)]
+      [
+        r.day,
+        r.keyId,
+        r.keyId ? keyName(r.keyId) : null,
+        r.model,
+        r.calls,
+        r.inputTokens,
+        r.cacheReadTokens,
+        r.cacheWriteTokens,
+        r.outputTokens,
+        r.chargedNano.toString(),
+        credits(r.chargedNano),
+      ]
         .map(csvCell)
         .join(','),
     );

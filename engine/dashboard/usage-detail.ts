@@ -35,7 +35,9 @@ export function pricesSection(ui: Ui, r: UsageRecordView): Html {
   if (p.web_search) lines.push(html`<li>${t('usage.prices.web_search', { usd: p.web_search.usd, calls: p.web_search.calls })}</li>`);
   if (p.file_search) lines.push(html`<li>${t('usage.prices.file_search', { usd: p.file_search.usd, calls: p.file_search.calls })}</li>`);
   for (const a of p.advisor ?? []) {
-    lines.push(html`<li>${t('usage.prices.advisor', { model: a.model, input: a.input, output: a.output, input_tokens: a.input_tokens, output_tokens: a.output_tokens })}</li>`);
+    lines.push(
+      html`<li>${t('usage.prices.advisor', { model: a.model, input: a.input, output: a.output, input_tokens: a.input_tokens, output_tokens: a.output_tokens })}</li>`,
+    );
   }
   if (p.image !== undefined) lines.push(html`<li>${t('usage.prices.image', { usd: p.image })}</li>`);
   if (p.per_mchar !== undefined) lines.push(html`<li>${t('usage.prices.characters', { usd: p.per_mchar })}</li>`);

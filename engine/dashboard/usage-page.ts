@@ -56,13 +56,20 @@ export function koreanMonth(ui: Ui, month: string): { fromDay: string; toDay: st
 }
 
 function totalsLine(ui: Ui, t: UsageTotals): Html {
-  const figures = { credits: ui.exact(t.chargedNano), calls: ui.int(t.calls), input: ui.int(t.inputTokens), cached: ui.int(t.cacheReadTokens), output: ui.int(t.outputTokens) };
+  const figures = {
+    credits: ui.exact(t.chargedNano),
+    calls: ui.int(t.calls),
+    input: ui.int(t.inputTokens),
+    cached: ui.int(t.cacheReadTokens),
+    output: ui.int(t.outputTokens),
+  };
   return html`<p data-testid="usage-totals" data-nano="${t.chargedNano.toString()}" data-calls="${t.calls}">${ui.th('usage.totals', figures)}</p>`;
 }
 
 function filterForm(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
   const { t } = ui;
-  const opt = (value: string, text: string, current: string | undefined) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
+  const opt = (value: string, text: string, current: string | undefined) =>
+    html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
   const modelList = f.model && !models.includes(f.model) ? [...models, f.model] : models;
   return html`<form method="get" action="/dashboard/usage"><fieldset><legend>${t('usage.show')}</legend>
 <label for="f-by">${t('usage.chart_per')}</label><select id="f-by" name="by">${opt('key', t('usage.per_key'), f.by)}${opt('model', t('usage.per_model'), f.by)}</select>
@@ -77,7 +84,9 @@ function callsTable(ui: Ui, rows: UsageRecordView[], names: KeyNames, filtered: 
   return html`<div class="scroll"><table data-testid="usage-table"><caption>${t('usage.caption', { n: ui.int(TABLE_ROWS) })}</caption>
 <thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('col.key')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('usage.col.door')}</th><th scope="col" class="num">${t('usage.col.input')}</th><th scope="col" class="num">${t('usage.col.output')}</th><th scope="col" class="num">${t('usage.col.charged')}</th><th scope="col">${t('usage.col.call')}</th></tr></thead>
 <tbody>${rows.map(
-    (r) => html`<tr data-generation-id="${r.id}"><td>${ui.time(r.created_at)}</td><td>${keyLabel(ui, names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
+    (
+      r,
+    ) => html`<tr data-generation-id="${r.id}"><td>${ui.time(r.created_at)}</td><td>${keyLabel(ui, names, r.key_id)}</td><td>${r.model}</td><td>${r.door}</td>
 <td class="num">${ui.int(r.tokens.input)}</td><td class="num">${ui.int(r.tokens.output)}</td>
 <td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${ui.exact(BigInt(r.charged_nano))}</span> <small class="usd">(${ui.usd(BigInt(r.charged_nano))})</small></td>
 <td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">${t('usage.details')}<span class="skip"> ${t('usage.details_of', { id: r.id })}</span></a></td></tr>`,
@@ -113,7 +122,9 @@ export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): 
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();
     const chart =
-      f.by === 'key' ? usageChart(days, charted, (id) => keyLabel(ui, names, id), 'key', ui) : usageChart(days, charted, (m) => m, 'model', ui);
+      f.by === 'key'
+        ? usageChart(days, charted, (id) => keyLabel(ui, names, id), 'key', ui)
+        : usageChart(days, charted, (m) => m, 'model', ui);
     const which = [
       ...(f.keyId ? [ui.th('usage.filter_key', { name: html`<strong>${keyLabel(ui, names, f.keyId)}</strong>` })] : []),
       ...(f.model ? [ui.th('usage.filter_model', { name: html`<strong>${f.model}</strong>` })] : []),
@@ -152,7 +163,11 @@ ${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
       keyNamesById(deps.db, s.walletId),
       listUsageCsvRows(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS, since: span?.since, until: span?.until }),
     ]);
-    return sendCsv(reply, `usage-${month ?? koreanDate(deps.clock.now())}.csv`, usageCsv(rows, (id) => keyLabel(ui, names, id)));
+    return sendCsv(
+      reply,
+      `usage-${month ?? koreanDate(deps.clock.now())}.csv`,
+      usageCsv(rows, (id) => keyLabel(ui, names, id)),
+    );
   });
 
   scope.get('/dashboard/usage-summary.csv', async (req, reply) => {
@@ -165,7 +180,11 @@ ${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
       keyNamesById(deps.db, s.walletId),
       rollupRows(deps.db, s.walletId, { fromDay, toDay, keyId: f.keyId, model: f.model }),
     ]);
-    return sendCsv(reply, `usage-summary-${month}.csv`, usageSummaryCsv(rows, (id) => keyLabel(ui, names, id)));
+    return sendCsv(
+      reply,
+      `usage-summary-${month}.csv`,
+      usageSummaryCsv(rows, (id) => keyLabel(ui, names, id)),
+    );
   });
 
   scope.get<{ Params: { id: string } }>('/dashboard/usage/:id', async (req, reply) => {

@@ -24,14 +24,24 @@ function cost(ui: Ui, j: VideoJob) {
 
 /** A job's status in the locale's words (the API's word when it is one this page does not know). */
 const statusText = (ui: Ui, status: string) =>
-  status === 'queued' || status === 'in_progress' || status === 'completed' || status === 'failed' || status === 'deleted' ? ui.t(`videos.status.${status}`) : status;
+  status === 'queued' || status === 'in_progress' || status === 'completed' || status === 'failed' || status === 'deleted'
+    ? ui.t(`videos.status.${status}`)
+    : status;
 
 /**
  * Jobs the owner deleted through DELETE /v1/videos/{id}. The API no longer answers for them, but their charge
  * stays in Usage, so the page lists them as deleted rather than letting a charged job vanish.
  */
 async function deletedJobs(deps: DashboardDeps, walletId: string) {
-  const res = await deps.db.query<{ id: string; model: string; seconds: string; size: string; cost_nano: string | null; created_at: Date | string; deleted_at: Date | string }>(
+  const res = await deps.db.query<{
+    id: string;
+    model: string;
+    seconds: string;
+    size: string;
+    cost_nano: string | null;
+    created_at: Date | string;
+    deleted_at: Date | string;
+  }>(
     `SELECT id, model, seconds::text, size, cost_nano::text, created_at, deleted_at FROM video_jobs
       WHERE wallet_id = $1 AND deleted_at IS NOT NULL ORDER BY seq DESC LIMIT $2`,
     [walletId, SHOWN],
@@ -45,31 +55,40 @@ export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps):
     const ui = uiFor(req);
     const { t } = ui;
     const now = deps.clock.now();
-    const [listed, deleted] = await Promise.all([deps.videos.list(s.walletId, { limit: SHOWN, order: 'desc', now }), deletedJobs(deps, s.walletId)]);
+    const [listed, deleted] = await Promise.all([
+      deps.videos.list(s.walletId, { limit: SHOWN, order: 'desc', now }),
+      deletedJobs(deps, s.walletId),
+    ]);
     const jobs = listed.filter((j) => isVisible(j, now)).slice(0, SHOWN);
-    const head = (last: 'videos.col.deleted' | 'videos.col.expires') => html`<thead><tr><th scope="col">${t('videos.col.job')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th></tr></thead>`;
+    const head = (last: 'videos.col.deleted' | 'videos.col.expires') =>
+      html`<thead><tr><th scope="col">${t('videos.col.job')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th></tr></thead>`;
     const length = (seconds: string | number, size: string) => t('videos.length', { seconds: ui.num(Number(seconds)), size });
-    const deletedTable = deleted.length === 0
-      ? ''
-      : html`<h2>${t('videos.deleted_heading')}</h2><div class="scroll"><table data-testid="deleted-videos"><caption>${t('videos.deleted_caption')}</caption>
+    const deletedTable =
+      deleted.length === 0
+        ? ''
+        : html`<h2>${t('videos.deleted_heading')}</h2><div class="scroll"><table data-testid="deleted-videos"><caption>${t('videos.deleted_caption')}</caption>
 ${head('videos.col.deleted')}
 <tbody>${deleted.map(
-          (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
+            (
+              j,
+            ) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
 <td class="num">${j.cost_nano === null ? ui.exact(0n) : html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>${usdOf(ui, BigInt(j.cost_nano))}`}</td>
 <td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td></tr>`,
-        )}</tbody></table></div>`;
+          )}</tbody></table></div>`;
     return sendPage(reply, 200, {
       title: t('nav.videos'),
       signedIn: { section: 'videos', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${jobs.length === 0
-        ? html`<p data-testid="empty">${ui.th('videos.empty')}</p>`
-        : html`<div class="scroll"><table><caption>${t('videos.caption')}</caption>
+      body: html`${
+        jobs.length === 0
+          ? html`<p data-testid="empty">${ui.th('videos.empty')}</p>`
+          : html`<div class="scroll"><table><caption>${t('videos.caption')}</caption>
 ${head('videos.col.expires')}
 <tbody>${jobs.map(
-            (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td>
+              (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td>
 <td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`: <code>${j.errorCode}</code>` : ''}</td>
 <td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td></tr>`,
-          )}</tbody></table></div>`}
+            )}</tbody></table></div>`
+      }
 ${deletedTable}`,
     });
   });

@@ -12,7 +12,9 @@ import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 
 const vendorsText = (ui: Ui, vendors: string[] | null) =>
-  vendors === null || vendors.length === 0 ? ui.t('wallet.any_model') : ui.t('wallet.vendor_only', { vendors: vendors.map((v) => v.toUpperCase()).join(', ') });
+  vendors === null || vendors.length === 0
+    ? ui.t('wallet.any_model')
+    : ui.t('wallet.vendor_only', { vendors: vendors.map((v) => v.toUpperCase()).join(', ') });
 
 export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard', async (_req, reply) => reply.code(303).header('location', '/dashboard/wallet').send());
@@ -43,7 +45,8 @@ ${
 <caption>${t('wallet.lots_caption')}</caption>
 <thead><tr><th scope="col">${t('wallet.col.lot')}</th><th scope="col">${t('wallet.col.usable_for')}</th><th scope="col" class="num">${t('wallet.col.left')}</th><th scope="col" class="num">${t('wallet.col.reserved')}</th><th scope="col" class="num">${t('wallet.col.granted')}</th><th scope="col">${t('wallet.col.added')}</th></tr></thead>
 <tbody>${view.lots.map(
-        (l) => html`<tr><td><code>${l.id}</code></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits)}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits)}</td><td class="num">${creditsWithUsd(ui, l.granted_credits)}</td><td>${ui.time(l.created_at)}</td></tr>`,
+        (l) =>
+          html`<tr><td><code>${l.id}</code></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits)}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits)}</td><td class="num">${creditsWithUsd(ui, l.granted_credits)}</td><td>${ui.time(l.created_at)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`,

@@ -3,7 +3,18 @@
 // endpoint's signing secret is shown once: the POST leaves it in the session's sealed flash and redirects here
 // (post/redirect/get), so a refresh shows it no more. Recent deliveries list each attempt; replay re-sends.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createWebhook, deleteWebhook, EVENT_TYPES, listDeliveries, listWebhooks, parseSettings, readSettings, replayEvent, settingsView, writeSettings } from '../alerts/index.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  EVENT_TYPES,
+  listDeliveries,
+  listWebhooks,
+  parseSettings,
+  readSettings,
+  replayEvent,
+  settingsView,
+  writeSettings,
+} from '../alerts/index.ts';
 import type { DashboardDeps } from './deps.ts';
 import { createFlashStore } from './flash.ts';
 import { formOf, type FormBody } from './form.ts';
@@ -13,7 +24,12 @@ import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf, sessionSecretOf } from './session-http.ts';
 
 const PATH = '/dashboard/webhooks';
-const SETTING_FIELDS = ['balance_percent_of_last_top_up', 'balance_credits', 'key_monthly_limit_percent', 'key_daily_limit_percent'] as const;
+const SETTING_FIELDS = [
+  'balance_percent_of_last_top_up',
+  'balance_credits',
+  'key_monthly_limit_percent',
+  'key_daily_limit_percent',
+] as const;
 const LABELS: Record<(typeof SETTING_FIELDS)[number], MessageKey> = {
   balance_percent_of_last_top_up: 'wh.label.balance_percent',
   balance_credits: 'wh.label.balance_credits',
@@ -27,7 +43,10 @@ function settingsBody(form: FormBody): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of SETTING_FIELDS) {
     if (!(f in form)) continue;
-    out[f] = form[f].split(/[\s,]+/).filter(Boolean).map((v) => (/^\d{1,15}$/.test(v) ? Number(v) : v));
+    out[f] = form[f]
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((v) => (/^\d{1,15}$/.test(v) ? Number(v) : v));
   }
   return out;
 }
@@ -67,22 +86,30 @@ ${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', {
 <label for="wh-url">${t('wh.url')}</label><input id="wh-url" name="url" type="url" required maxlength="2000">
 ${EVENT_TYPES.map((e) => html`<label><input type="checkbox" name="event:${e}" checked> <code>${e}</code></label>`)}
 <p><button type="submit">${t('wh.add_button')}</button></p></fieldset></form>
-${hooks.length === 0 ? html`<p>${t('wh.none')}</p>` : hooks.map(
+${
+  hooks.length === 0
+    ? html`<p>${t('wh.none')}</p>`
+    : hooks.map(
         (h, i) => html`<section data-webhook-id="${h.id}"><h2><code>${h.url}</code></h2>
 <p>${t('wh.events')} ${h.events.map((e) => html`<code>${e}</code> `)} · ${t('wh.added')} ${ui.time(h.created_at)}</p>
 <form method="post" action="${PATH}/${encodeURIComponent(h.id)}/delete">${csrfField(s.csrfToken)}<button type="submit">${t('wh.delete')}</button></form>
-${deliveries[i].length === 0 ? html`<p>${t('wh.no_deliveries')}</p>` : html`<div class="scroll"><table><caption>${t('wh.recent')}</caption>
+${
+  deliveries[i].length === 0
+    ? html`<p>${t('wh.no_deliveries')}</p>`
+    : html`<div class="scroll"><table><caption>${t('wh.recent')}</caption>
 <thead><tr><th scope="col">${t('wh.col.event')}</th><th scope="col">${t('wh.col.state')}</th><th scope="col">${t('wh.col.attempts')}</th><th scope="col">${t('wh.col.actions')}</th></tr></thead>
 <tbody>${deliveries[i].map(
-            (d) => html`<tr><td><code>${d.event_type}</code><br><small>${d.event_id}</small></td><td>${d.state}</td>
+        (d) => html`<tr><td><code>${d.event_type}</code><br><small>${d.event_id}</small></td><td>${d.state}</td>
 <td>${d.attempts.map((a) => html`${a.n}: ${a.status_code ?? a.error ?? '—'} (${ui.int(a.duration_ms)} ms) ${ui.time(a.at)}<br>`)}</td>
 <td><form method="post" action="${PATH}/${encodeURIComponent(h.id)}/events/${encodeURIComponent(d.event_id)}/replay">${csrfField(s.csrfToken)}<button type="submit">${t('wh.replay')}</button></form></td></tr>`,
-          )}</tbody></table></div>`}</section>`,
-      )}`,
+      )}</tbody></table></div>`
+}</section>`,
+      )
+}`,
     });
   });
 
-  scope.post(PATH + '/thresholds', async (req, reply) => {
+  scope.post(`${PATH}/thresholds`, async (req, reply) => {
     const s = sessionOf(req);
     const next = parseSettings(settingsBody(formOf(req.body)), await readSettings(deps.db, s.walletId));
     await writeSettings(alerts.store, s.walletId, next, ownerActor(req));
@@ -99,17 +126,17 @@ ${deliveries[i].length === 0 ? html`<p>${t('wh.no_deliveries')}</p>` : html`<div
     return reply.code(303).header('location', PATH).send();
   });
 
-  scope.post<{ Params: { id: string } }>(PATH + '/:id/delete', async (req, reply) => {
+  scope.post<{ Params: { id: string } }>(`${PATH}/:id/delete`, async (req, reply) => {
     await deleteWebhook(alerts.store, sessionOf(req).walletId, req.params.id, ownerActor(req));
     return reply.code(303).header('location', `${PATH}?done=deleted`).send();
   });
 
-  scope.post<{ Params: { id: string; event: string } }>(PATH + '/:id/events/:event/replay', async (req, reply) => {
+  scope.post<{ Params: { id: string; event: string } }>(`${PATH}/:id/events/:event/replay`, async (req, reply) => {
     await replayEvent(deps.db, sessionOf(req).walletId, req.params.id, req.params.event);
     alerts.queued();
     return reply.code(303).header('location', `${PATH}?done=replayed`).send();
   });
 
   // A GET of an action's address (a bookmarked form target) goes back to the page rather than a 404.
-  scope.get(PATH + '/thresholds', async (_req, reply) => reply.code(303).header('location', PATH).send());
+  scope.get(`${PATH}/thresholds`, async (_req, reply) => reply.code(303).header('location', PATH).send());
 }

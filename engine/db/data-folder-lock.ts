@@ -26,7 +26,10 @@ export interface FolderHolder {
 
 /** Another live process holds the folder: the message says which and what to do instead. */
 export class DataFolderHeld extends Error {
-  constructor(readonly dataDir: string, readonly holder: FolderHolder | null) {
+  constructor(
+    readonly dataDir: string,
+    readonly holder: FolderHolder | null,
+  ) {
     const who = holder ? `process ${holder.pid} (${holder.role})` : 'another process';
     super(
       `the embedded database in ${dataDir} is in use by ${who}: one embedded data folder serves one process. ` +

@@ -41,9 +41,11 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   const byPrefix = new Map<string, string>();
   for (const name of names) {
     const prefix = /^(\d+)_/.exec(name)?.[1];
-    if (!prefix) throw new MigrationMismatch(`migration ${name}: its name must start with a number and an underscore (e.g. 010_what_it_does.sql)`);
+    if (!prefix)
+      throw new MigrationMismatch(`migration ${name}: its name must start with a number and an underscore (e.g. 010_what_it_does.sql)`);
     const other = byPrefix.get(prefix);
-    if (other && !SHARED_PREFIXES_KEPT.has(prefix)) throw new MigrationMismatch(`migrations ${other} and ${name} share the number ${prefix}: give the newer one the next free number`);
+    if (other && !SHARED_PREFIXES_KEPT.has(prefix))
+      throw new MigrationMismatch(`migrations ${other} and ${name} share the number ${prefix}: give the newer one the next free number`);
     byPrefix.set(prefix, name);
   }
   return names.map((name) => {
@@ -109,6 +111,8 @@ function checkApplied(migrations: Migration[], done: Map<string, string | null>)
   const lastApplied = migrations.filter((m) => done.has(m.name)).at(-1)?.name;
   const early = lastApplied ? migrations.find((m) => !done.has(m.name) && m.name < lastApplied) : undefined;
   if (early) {
-    throw new MigrationMismatch(`migration ${early.name} is new but sorts before ${lastApplied}, which is applied: give it a number after the last applied one`);
+    throw new MigrationMismatch(
+      `migration ${early.name} is new but sorts before ${lastApplied}, which is applied: give it a number after the last applied one`,
+    );
   }
 }

@@ -20,7 +20,8 @@ export interface BodyBounds {
 }
 
 export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
-  const logger = typeof opts.logger === 'object' && opts.logger !== null ? { ...opts.logger, serializers: { req: requestSerializer } } : opts.logger;
+  const logger =
+    typeof opts.logger === 'object' && opts.logger !== null ? { ...opts.logger, serializers: { req: requestSerializer } } : opts.logger;
   const app = Fastify({
     logger: false,
     ...opts,

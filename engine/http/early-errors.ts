@@ -14,7 +14,10 @@ export type ShapeForPath = (path: string) => ErrorShape;
 export function frameworkErrorReply(shapeFor: ShapeForPath) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
     const path = (req.raw.url ?? '').split('?')[0];
-    const refusal = err.code === 'FST_ERR_BAD_URL' ? errors.invalidRequest('The request URL is not valid (a malformed percent-encoding).') : errors.invalidRequest('Malformed request.');
+    const refusal =
+      err.code === 'FST_ERR_BAD_URL'
+        ? errors.invalidRequest('The request URL is not valid (a malformed percent-encoding).')
+        : errors.invalidRequest('Malformed request.');
     void sendError(reply, refusal, shapeFor(path));
   };
 }

@@ -19,9 +19,12 @@ export function notFoundHandler(app: FastifyInstance) {
   return (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split('?')[0];
     if (req.method === 'GET' && path === '/') return home(req, reply);
-    if (req.method === 'GET' && path === '/favicon.ico') return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(ICON);
+    if (req.method === 'GET' && path === '/favicon.ico')
+      return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(ICON);
     const meant = withV1Fixed(app, req.method, path);
-    const hint = meant ? ` Did you mean ${req.method} ${meant}? ${meant.length > path.length ? 'An OpenAI client\'s base URL ends in /v1' : 'The base URL has /v1 twice'}.` : '';
+    const hint = meant
+      ? ` Did you mean ${req.method} ${meant}? ${meant.length > path.length ? "An OpenAI client's base URL ends in /v1" : 'The base URL has /v1 twice'}.`
+      : '';
     return sendError(reply, errors.notFound(`No door at ${req.method} ${path}.${hint}`), 'chat');
   };
 }
@@ -40,4 +43,5 @@ function withV1Fixed(app: FastifyInstance, method: string, path: string): string
 }
 
 /** Fastify's `/v1/videos/:id` as a pattern matching `/v1/videos/abc`. */
-const routePattern = (url: string): RegExp => new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`);
+const routePattern = (url: string): RegExp =>
+  new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`);

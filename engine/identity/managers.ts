@@ -35,16 +35,19 @@ const MAX_IDENTITY = 200;
 /** The identity as rows hold it: an e-mail in lower case, a subject as given; 400 naming the field otherwise. */
 export function normalizeIdentity(raw: string, matchBy: MatchBy): string {
   const v = raw.trim().normalize('NFC');
-  if (v === '' || [...v].length > MAX_IDENTITY) throw errors.invalidRequest(`identity must be 1 to ${MAX_IDENTITY} characters.`, 'identity');
+  if (v === '' || [...v].length > MAX_IDENTITY)
+    throw errors.invalidRequest(`identity must be 1 to ${MAX_IDENTITY} characters.`, 'identity');
   if (matchBy === 'email') {
-    if (!/^[^\s@]+@[^\s@]+$/.test(v)) throw errors.invalidRequest('identity must be an e-mail address (this gateway signs people in by e-mail).', 'identity');
+    if (!/^[^\s@]+@[^\s@]+$/.test(v))
+      throw errors.invalidRequest('identity must be an e-mail address (this gateway signs people in by e-mail).', 'identity');
     return v.toLowerCase();
   }
   return v;
 }
 
 export function parseRole(raw: unknown): Role {
-  if (typeof raw !== 'string' || !(ROLES as readonly string[]).includes(raw)) throw errors.invalidRequest(`role must be one of ${ROLES.join(', ')}.`, 'role');
+  if (typeof raw !== 'string' || !(ROLES as readonly string[]).includes(raw))
+    throw errors.invalidRequest(`role must be one of ${ROLES.join(', ')}.`, 'role');
   return raw as Role;
 }
 
@@ -57,9 +60,19 @@ export async function listManagers(db: Db, walletId: string): Promise<Manager[]>
 }
 
 /** Adds the identity with the role, or changes its role; what happened, for the page to say. */
-export async function setManager(db: Db, walletId: string, identity: string, role: Role, actor: Actor, now: Date): Promise<'added' | 'changed' | 'unchanged'> {
+export async function setManager(
+  db: Db,
+  walletId: string,
+  identity: string,
+  role: Role,
+  actor: Actor,
+  now: Date,
+): Promise<'added' | 'changed' | 'unchanged'> {
   return db.transaction(async (tx) => {
-    const before = await tx.query<{ role: Role }>(`SELECT role FROM wallet_managers WHERE wallet_id = $1 AND identity = $2 FOR UPDATE`, [walletId, identity]);
+    const before = await tx.query<{ role: Role }>(`SELECT role FROM wallet_managers WHERE wallet_id = $1 AND identity = $2 FOR UPDATE`, [
+      walletId,
+      identity,
+    ]);
     const was = before.rows[0]?.role;
     if (was === role) return 'unchanged';
     if (was === undefined) {
@@ -89,10 +102,18 @@ export async function setManager(db: Db, walletId: string, identity: string, rol
 /** Removes the identity's access; its sessions end at their next request (sessions.ts re-reads the row). 404 when absent. */
 export async function removeManager(db: Db, walletId: string, identity: string, actor: Actor, now: Date): Promise<void> {
   await db.transaction(async (tx) => {
-    const gone = await tx.query<{ role: Role }>(`DELETE FROM wallet_managers WHERE wallet_id = $1 AND identity = $2 RETURNING role`, [walletId, identity]);
+    const gone = await tx.query<{ role: Role }>(`DELETE FROM wallet_managers WHERE wallet_id = $1 AND identity = $2 RETURNING role`, [
+      walletId,
+      identity,
+    ]);
     const row = gone.rows[0];
     if (!row) throw errors.notFound(`No manager '${identity}' in this wallet.`);
-    await recordAudit(tx, actor, { walletId, action: 'manager.removed', targetId: identity, before: { identity, role: row.role }, after: null }, now);
+    await recordAudit(
+      tx,
+      actor,
+      { walletId, action: 'manager.removed', targetId: identity, before: { identity, role: row.role }, after: null },
+      now,
+    );
   });
 }
 

@@ -64,19 +64,26 @@ export function providerSettings(env: Record<string, string | undefined>): Provi
   const set = NAMES.filter((n) => (env[n] ?? '') !== '');
   if (set.length === 0) return null;
   if (set.length < NAMES.length) {
-    throw new SettingError(`sign-in with an identity provider needs ${NAMES.join(', ')}; missing: ${NAMES.filter((n) => !set.includes(n)).join(', ')}`);
+    throw new SettingError(
+      `sign-in with an identity provider needs ${NAMES.join(', ')}; missing: ${NAMES.filter((n) => !set.includes(n)).join(', ')}`,
+    );
   }
   let issuer: URL;
   try {
     issuer = new URL(env.GATEWAY_OIDC_ISSUER!);
   } catch {
-    throw new SettingError(`GATEWAY_OIDC_ISSUER must be a URL (the provider's issuer, e.g. https://login.example.edu/realms/school); got '${env.GATEWAY_OIDC_ISSUER}'`);
+    throw new SettingError(
+      `GATEWAY_OIDC_ISSUER must be a URL (the provider's issuer, e.g. https://login.example.edu/realms/school); got '${env.GATEWAY_OIDC_ISSUER}'`,
+    );
   }
   if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && isLoopback(issuer))) {
-    throw new SettingError('GATEWAY_OIDC_ISSUER must be https (plain http only for a provider on this machine: localhost, 127.0.0.1, [::1])');
+    throw new SettingError(
+      'GATEWAY_OIDC_ISSUER must be https (plain http only for a provider on this machine: localhost, 127.0.0.1, [::1])',
+    );
   }
   const signOut = env.GATEWAY_OIDC_SIGN_OUT || 'gateway';
-  if (signOut !== 'gateway' && signOut !== 'provider') throw new SettingError(`GATEWAY_OIDC_SIGN_OUT must be gateway or provider; got '${signOut}'`);
+  if (signOut !== 'gateway' && signOut !== 'provider')
+    throw new SettingError(`GATEWAY_OIDC_SIGN_OUT must be gateway or provider; got '${signOut}'`);
   const match = env.GATEWAY_OIDC_MATCH || 'subject';
   if (match !== 'subject' && match !== 'email') throw new SettingError(`GATEWAY_OIDC_MATCH must be subject or email; got '${match}'`);
   return {
@@ -98,7 +105,11 @@ function refusalOf(e: unknown): SignInRefused {
   // openid-client says "invalid response encountered" and keeps the check that failed in its cause.
   const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
   const reason = e instanceof Error ? `${e.message}${cause}` : String(e);
-  return new SignInRefused('answer', `The identity provider's answer did not check out, so you were not signed in (${reason}). Start the sign-in again.`, reason);
+  return new SignInRefused(
+    'answer',
+    `The identity provider's answer did not check out, so you were not signed in (${reason}). Start the sign-in again.`,
+    reason,
+  );
 }
 
 export class IdentityProvider {
@@ -115,10 +126,12 @@ export class IdentityProvider {
     if (!this.configuration) {
       const { issuer, clientId, clientSecret } = this.settings;
       const insecure = issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
-      this.configuration = oidc.discovery(issuer, clientId, undefined, oidc.ClientSecretBasic(clientSecret), insecure).catch((e: unknown) => {
-        this.configuration = null;
-        throw e;
-      });
+      this.configuration = oidc
+        .discovery(issuer, clientId, undefined, oidc.ClientSecretBasic(clientSecret), insecure)
+        .catch((e: unknown) => {
+          this.configuration = null;
+          throw e;
+        });
     }
     return this.configuration;
   }
@@ -130,7 +143,11 @@ export class IdentityProvider {
       config = await this.config();
     } catch (e) {
       const reason = (e as Error).message;
-      throw new SignInRefused('unreachable', `The identity provider could not be reached or did not describe itself as ${this.settings.issuer.href} (${reason}). Try again later, or tell your operator.`, reason);
+      throw new SignInRefused(
+        'unreachable',
+        `The identity provider could not be reached or did not describe itself as ${this.settings.issuer.href} (${reason}). Try again later, or tell your operator.`,
+        reason,
+      );
     }
     const secrets: FlowSecrets = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
     const url = oidc.buildAuthorizationUrl(config, {
@@ -154,7 +171,7 @@ export class IdentityProvider {
     const config = await this.config().catch((e: unknown) => {
       throw refusalOf(e);
     });
-    let tokens;
+    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
       tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
         expectedState: secrets.state,
@@ -179,8 +196,17 @@ export class IdentityProvider {
     }
     const identity = { issuer: claims.iss, subject: claims.sub, email };
     if (this.settings.matchBy === 'subject') return { ...identity, key: claims.sub };
-    if (email === null) throw new SignInRefused('no_email', 'The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.');
-    if (!verified) throw new SignInRefused('email_unverified', `The identity provider has not verified the e-mail address ${email}, so it cannot sign you in. Verify it with your school's account first.`, email);
+    if (email === null)
+      throw new SignInRefused(
+        'no_email',
+        'The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.',
+      );
+    if (!verified)
+      throw new SignInRefused(
+        'email_unverified',
+        `The identity provider has not verified the e-mail address ${email}, so it cannot sign you in. Verify it with your school's account first.`,
+        email,
+      );
     return { ...identity, key: email.toLowerCase() };
   }
 

@@ -55,7 +55,10 @@ export async function walletForKeys(db: Db, walletId: string): Promise<WalletInf
 }
 
 async function render(deps: KeyManagementDeps, rows: KeyRow[], wallet: WalletInfo, now: Date): Promise<ApiKeyRecord[]> {
-  const usage = await deps.keys.quota.usage(rows.map((r) => r.id), now);
+  const usage = await deps.keys.quota.usage(
+    rows.map((r) => r.id),
+    now,
+  );
   return rows.map((row) =>
     keyRecord(row, { splitsUsage: wallet.splitsUsage, usage: usage.get(row.id), lastUsedAt: deps.keys.pendingLastUsed(row.id) }),
   );
@@ -130,7 +133,12 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
       );
     }
     for (const { row } of out) {
-      await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.created', targetId: row.id, before: null, after: keyState(row) }, now);
+      await recordAudit(
+        tx,
+        actor,
+        { walletId: wallet.id, action: 'key.created', targetId: row.id, before: null, after: keyState(row) },
+        now,
+      );
     }
     return out;
   });
@@ -153,7 +161,13 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
       );
       const ids = res.rows.map((r) => r.id);
       for (const id of ids) {
-        const change = { walletId: wallet.id, action: 'key.closed', targetId: id, before: { status: 'active' }, after: { status: 'closed', reason: 'slot_race' } } as const;
+        const change = {
+          walletId: wallet.id,
+          action: 'key.closed',
+          targetId: id,
+          before: { status: 'active' },
+          after: { status: 'closed', reason: 'slot_race' },
+        } as const;
         await recordAudit(tx, actor, change, now);
       }
       await keys.announce(ids, tx);
@@ -197,7 +211,13 @@ export async function createOperatorKey(deps: KeyManagementDeps, walletId: strin
  * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
  * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did).
  */
-export async function patchKey(deps: KeyManagementDeps, walletId: string, id: string, input: PatchInput, actor: Actor): Promise<ApiKeyRecord> {
+export async function patchKey(
+  deps: KeyManagementDeps,
+  walletId: string,
+  id: string,
+  input: PatchInput,
+  actor: Actor,
+): Promise<ApiKeyRecord> {
   const { db, keys, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
@@ -230,7 +250,8 @@ export async function patchKey(deps: KeyManagementDeps, walletId: string, id: st
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
     const changed = keyRowFrom(res.rows[0]);
     const diff = changedFields(keyState(current), keyState(changed));
-    if (Object.keys(diff.after).length > 0) await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
+    if (Object.keys(diff.after).length > 0)
+      await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
     await keys.announce([id], tx);
     return changed;
   });
@@ -251,7 +272,13 @@ export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id:
     );
     if (res.rows.length === 0) return false;
     const { name, key_prefix } = res.rows[0] as { name: string | null; key_prefix: string };
-    const change = { walletId, action: 'key.closed', targetId: id, before: { status: 'active', name, key_prefix }, after: { status: 'closed' } } as const;
+    const change = {
+      walletId,
+      action: 'key.closed',
+      targetId: id,
+      before: { status: 'active', name, key_prefix },
+      after: { status: 'closed' },
+    } as const;
     await recordAudit(tx, actor, change, now);
     await keys.announce([id], tx);
     return true;
@@ -271,7 +298,8 @@ export async function listManagementKeys(db: Db, walletId: string): Promise<Mana
 
 /** Closes one of the wallet's open management keys (404 when it is not one). */
 export async function closeManagementKey(deps: Pick<KeyManagementDeps, 'keys'>, walletId: string, id: string, actor: Actor): Promise<void> {
-  if (!(await closeOpenManagementKey(deps.keys, walletId, id, actor))) throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
+  if (!(await closeOpenManagementKey(deps.keys, walletId, id, actor)))
+    throw errors.notFound(`No open management key with id '${id}' in this wallet.`);
 }
 
 /** Names of the wallet's keys by id, closed ones included (the usage page names past keys too). */

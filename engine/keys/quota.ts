@@ -120,7 +120,12 @@ function countUsesStatement(rows: readonly SettleRow<KeyUse>[]): Statement | nul
        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS u(key_id, scope, period, nano, n)
       ORDER BY u.n
      ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
-    params: [counters.map((c) => c.keyId), counters.map((c) => c.scope), counters.map((c) => c.period), counters.map((c) => c.nano.toString())],
+    params: [
+      counters.map((c) => c.keyId),
+      counters.map((c) => c.scope),
+      counters.map((c) => c.period),
+      counters.map((c) => c.nano.toString()),
+    ],
   };
 }
 

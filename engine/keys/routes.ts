@@ -28,7 +28,6 @@ export interface KeyRouteDeps {
   clock: Clock;
 }
 
-
 /** Registers the key doors in their own encapsulated scope (own JSON parser and error handler). */
 export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): Promise<void> {
   await app.register(async (scope) => {

@@ -44,11 +44,11 @@ export function newSecret(kind: KeyKind): string {
 }
 
 export function newKeyId(): string {
-  return 'key_' + randomBase62(24);
+  return `key_${randomBase62(24)}`;
 }
 
 export function newRequestId(): string {
-  return 'kreq_' + randomBase62(20);
+  return `kreq_${randomBase62(20)}`;
 }
 
 export function hashSecret(secret: string): string {
@@ -57,7 +57,7 @@ export function hashSecret(secret: string): string {
 
 /** `sk-svc-Ab3dE…`: never the full key. */
 export function shownPrefix(secret: string): string {
-  return secret.slice(0, SHOWN_PREFIX_CHARS) + '…';
+  return `${secret.slice(0, SHOWN_PREFIX_CHARS)}…`;
 }
 
 /** Constant-time comparison of two hex digests. */

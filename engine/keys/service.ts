@@ -134,7 +134,7 @@ export function keyFromHeaders(
   opts: { allowXApiKey: boolean },
 ): string | undefined {
   const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  const auth = first(headers['authorization'] ?? headers['Authorization']);
+  const auth = first(headers.authorization ?? headers.Authorization);
   if (typeof auth === 'string') {
     const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(auth);
     if (m) return m[1];
@@ -168,9 +168,15 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
 
   let unlisten: (() => Promise<void>) | null = null;
   // A reconnected listener may have missed closes and patches: every cached lookup goes.
-  const listening = db.listen(KEY_CHANNEL, (payload) => invalidate(payload), () => invalidate('*')).then((stop) => {
-    unlisten = stop;
-  });
+  const listening = db
+    .listen(
+      KEY_CHANNEL,
+      (payload) => invalidate(payload),
+      () => invalidate('*'),
+    )
+    .then((stop) => {
+      unlisten = stop;
+    });
   // Keep an unhandled rejection from crashing the process; authenticate awaits `listening` and fails with 503.
   listening.catch(() => undefined);
 

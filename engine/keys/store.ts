@@ -31,8 +31,7 @@ export interface NewKey {
  * A key is active when it is not closed and its expiry day (Korean) has not passed: `$n` is today's
  * Korean date. Expired keys are closed by time without a write; they are neither listed nor counted.
  */
-export const activeWhere = (todayParam: string) =>
-  `k.closed_at IS NULL AND (k.expires_on IS NULL OR k.expires_on >= ${todayParam}::date)`;
+export const activeWhere = (todayParam: string) => `k.closed_at IS NULL AND (k.expires_on IS NULL OR k.expires_on >= ${todayParam}::date)`;
 
 /** Keys the key doors see and the slots count: normal API keys that are not people's chat keys. */
 export const doorKeyWhere = `k.kind = 'api' AND NOT k.is_chat_key`;

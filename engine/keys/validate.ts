@@ -18,7 +18,9 @@ export const LIST_LIMIT = { min: 1, max: 500, default: 100 } as const;
  */
 export const KEY_BODY_FIELDS: Record<string, { createOnly?: boolean; schema: Record<string, unknown> }> = {
   count: { createOnly: true, schema: { type: 'integer', minimum: 1, maximum: MAX_COUNT, default: 1 } },
-  name: { schema: { type: ['string', 'null'], minLength: 1, maxLength: MAX_NAME, description: `May not start with '${CHAT_KEY_NAME_PREFIX}'.` } },
+  name: {
+    schema: { type: ['string', 'null'], minLength: 1, maxLength: MAX_NAME, description: `May not start with '${CHAT_KEY_NAME_PREFIX}'.` },
+  },
   name_prefix: { createOnly: true, schema: { type: 'string', minLength: 1, maxLength: MAX_NAME_PREFIX } },
   audience: { schema: { enum: ['student', 'teacher', null] } },
   monthly_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0 } },
@@ -74,10 +76,7 @@ function unknownFields(b: Record<string, unknown>, allowed: string[], door: 'cre
     if (door === 'patch' && (field === 'count' || field === 'name_prefix')) {
       throw errors.invalidRequest(`Unknown field '${field}': it is accepted only when creating keys.`, field);
     }
-    throw errors.invalidRequest(
-      `Unknown field '${field}'. Accepted fields: ${allowed.join(', ')}.`,
-      field,
-    );
+    throw errors.invalidRequest(`Unknown field '${field}'. Accepted fields: ${allowed.join(', ')}.`, field);
   }
 }
 
@@ -88,7 +87,10 @@ function checkName(v: unknown, field: 'name' | 'name_prefix', max: number): stri
   if (chars(n) === 0 || chars(n) > max) throw errors.invalidRequest(`${field} must be 1 to ${max} characters.`, field);
   // Leading spaces hide the prefix from a reader, not from the check.
   if (n.trimStart().startsWith(CHAT_KEY_NAME_PREFIX.normalize('NFC'))) {
-    throw errors.invalidRequest(`${field} may not start with '${CHAT_KEY_NAME_PREFIX}': that prefix is reserved for team-chat keys.`, field);
+    throw errors.invalidRequest(
+      `${field} may not start with '${CHAT_KEY_NAME_PREFIX}': that prefix is reserved for team-chat keys.`,
+      field,
+    );
   }
   return n;
 }
@@ -127,7 +129,10 @@ function checkExpiresOn(v: unknown, today: string): string | null {
 function checkModels(v: unknown): string[] | null {
   if (v === null) return null;
   const say = (why: string) =>
-    errors.invalidRequest(`models must be a list of up to ${MAX_KEY_MODELS} model ids or patterns ending in * (such as "b-*"), or null for every model; ${why}.`, 'models');
+    errors.invalidRequest(
+      `models must be a list of up to ${MAX_KEY_MODELS} model ids or patterns ending in * (such as "b-*"), or null for every model; ${why}.`,
+      'models',
+    );
   if (!Array.isArray(v)) throw say('it is not a list');
   if (v.length > MAX_KEY_MODELS) throw say(`${v.length} were sent`);
   for (const [i, entry] of v.entries()) {
@@ -173,7 +178,16 @@ export function parseCreate(raw: unknown, today: string): CreateInput {
   checkLimits(monthly, daily);
   const expiresOn = b.expires_on === undefined ? null : checkExpiresOn(b.expires_on, today);
   const models = b.models === undefined ? null : checkModels(b.models);
-  const input: CreateInput = { count, name, namePrefix, audience, monthlyLimitCredits: monthly, dailyLimitCredits: daily, expiresOn, models };
+  const input: CreateInput = {
+    count,
+    name,
+    namePrefix,
+    audience,
+    monthlyLimitCredits: monthly,
+    dailyLimitCredits: daily,
+    expiresOn,
+    models,
+  };
   for (const n of keyNames(input)) {
     if (n !== null && chars(n) > MAX_NAME) {
       throw errors.invalidRequest(
@@ -219,5 +233,8 @@ export function parseListQuery(query: unknown): { limit: number; offset: number 
     }
     return Number(s);
   };
-  return { limit: num(q.limit, 'limit', LIST_LIMIT.min, LIST_LIMIT.max, LIST_LIMIT.default), offset: num(q.offset, 'offset', 0, Number.MAX_SAFE_INTEGER, 0) };
+  return {
+    limit: num(q.limit, 'limit', LIST_LIMIT.min, LIST_LIMIT.max, LIST_LIMIT.default),
+    offset: num(q.offset, 'offset', 0, Number.MAX_SAFE_INTEGER, 0),
+  };
 }

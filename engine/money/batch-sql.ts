@@ -107,10 +107,10 @@ export async function lockBatch(
   }
   const drawnBefore = new Set<string>();
   if (reservations.size > 0) {
-    const read = await tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(HOLDS_AND_DRAWS_SQL, [
-      [...reservations.keys()],
-      drawIds,
-    ]);
+    const read = await tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(
+      HOLDS_AND_DRAWS_SQL,
+      [[...reservations.keys()], drawIds],
+    );
     for (const h of read.rows) {
       if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);
       else reservations.get(h.reservation_id)!.held.set(h.lot_id, toBigInt(h.amount_nano));
@@ -159,7 +159,9 @@ export async function readWalletFacts(
       unique.map((p) => p.vendor),
     ])
   ).rows;
-  const facts = new Map(rows.map((r) => [factsKey(r.wallet_id, r.vendor), { exists: r.wallet, anyLot: r.any_lot, usableLot: r.usable_lot }]));
+  const facts = new Map(
+    rows.map((r) => [factsKey(r.wallet_id, r.vendor), { exists: r.wallet, anyLot: r.any_lot, usableLot: r.usable_lot }]),
+  );
   return { get: (walletId, vendor) => facts.get(factsKey(walletId, vendor)) };
 }
 

@@ -68,7 +68,6 @@ import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
 import { GroupedWriteFailed, groupedStatements, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
 
-
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
 
 /**
@@ -83,7 +82,9 @@ export class LedgerInvariantBroken extends Error {
     readonly walletId: string | null,
     override readonly cause: unknown,
   ) {
-    super(`ledger: ${kind} ${opId} of wallet ${walletId ?? '?'} failed on a broken invariant: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(
+      `ledger: ${kind} ${opId} of wallet ${walletId ?? '?'} failed on a broken invariant: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
     this.name = 'LedgerInvariantBroken';
   }
 }
@@ -157,52 +158,55 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     for (;;) {
       let outcomes: Outcome[];
       try {
-        outcomes = await db.transaction(async (tx) => {
-          if (active === null) {
-            // PGlite works on this thread, mostly in microtasks: without a pause here a batch would start
-            // and end before the event loop read the next request, one op per transaction. So let the
-            // pending I/O run first (holding our place: later queries queue behind this transaction).
-            if (embedded) await new Promise((r) => setImmediate(r));
-            active = take();
-          }
-          if (!embedded) {
-            opts.onBatch?.(active.length);
-            return active.length > 0 ? processBatch(tx, active, extraWallets, written.separately) : [];
-          }
-          // PGlite: a batch that must run again does so inside this transaction (from a savepoint), as
-          // another transaction would queue behind the next batch's and the order would not hold.
-          for (;;) {
-            if (active.length === 0) return [];
-            opts.onBatch?.(active.length);
-            const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside);
-            if (savepoint) await tx.query('SAVEPOINT ledger_batch');
-            try {
-              return await processBatch(tx, active, extraWallets, written.separately);
-            } catch (e) {
-              if (e instanceof MissingWallets) {
-                // thrown before anything was written
-                for (const id of e.walletIds) extraWallets.add(id);
-                continue;
-              }
-              if (e instanceof DecisionBroke) {
-                // thrown before anything was written too
-                e.owner.reject(e.error);
-                active = active.filter((p) => p !== e.owner);
-                continue;
-              }
-              if (e instanceof GroupedWriteFailed && savepoint && !written.separately) {
-                await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
-                written.separately = true;
-                continue;
-              }
-              if (!(e instanceof SettleWriteFailed) || !savepoint) throw e;
-              await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
-              const failed = e.owner as Pending;
-              failed.reject(e.error);
-              active = active.filter((p) => p !== failed);
+        outcomes = await db.transaction(
+          async (tx) => {
+            if (active === null) {
+              // PGlite works on this thread, mostly in microtasks: without a pause here a batch would start
+              // and end before the event loop read the next request, one op per transaction. So let the
+              // pending I/O run first (holding our place: later queries queue behind this transaction).
+              if (embedded) await new Promise((r) => setImmediate(r));
+              active = take();
             }
-          }
-        }, { flushWal: opts.flushWal?.() ?? true });
+            if (!embedded) {
+              opts.onBatch?.(active.length);
+              return active.length > 0 ? processBatch(tx, active, extraWallets, written.separately) : [];
+            }
+            // PGlite: a batch that must run again does so inside this transaction (from a savepoint), as
+            // another transaction would queue behind the next batch's and the order would not hold.
+            for (;;) {
+              if (active.length === 0) return [];
+              opts.onBatch?.(active.length);
+              const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside);
+              if (savepoint) await tx.query('SAVEPOINT ledger_batch');
+              try {
+                return await processBatch(tx, active, extraWallets, written.separately);
+              } catch (e) {
+                if (e instanceof MissingWallets) {
+                  // thrown before anything was written
+                  for (const id of e.walletIds) extraWallets.add(id);
+                  continue;
+                }
+                if (e instanceof DecisionBroke) {
+                  // thrown before anything was written too
+                  e.owner.reject(e.error);
+                  active = active.filter((p) => p !== e.owner);
+                  continue;
+                }
+                if (e instanceof GroupedWriteFailed && savepoint && !written.separately) {
+                  await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
+                  written.separately = true;
+                  continue;
+                }
+                if (!(e instanceof SettleWriteFailed) || !savepoint) throw e;
+                await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
+                const failed = e.owner as Pending;
+                failed.reject(e.error);
+                active = active.filter((p) => p !== failed);
+              }
+            }
+          },
+          { flushWal: opts.flushWal?.() ?? true },
+        );
       } catch (e) {
         active ??= take(); // the transaction failed before it started (no connection): fail what it would have taken
         if (e instanceof MissingWallets) {
@@ -263,7 +267,9 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     if (unknown.length > 0) {
       // Finishes called with a bare reservation id: their wallets (a reservation's wallet never changes,
       // so a plain read is enough; the lock below checks the rows).
-      const found = await tx.query<{ wallet_id: string }>('SELECT DISTINCT wallet_id FROM reservations WHERE id = ANY($1::text[])', [unknown]);
+      const found = await tx.query<{ wallet_id: string }>('SELECT DISTINCT wallet_id FROM reservations WHERE id = ANY($1::text[])', [
+        unknown,
+      ]);
       for (const r of found.rows) walletIds.add(r.wallet_id);
     }
     const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
@@ -300,7 +306,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         } else {
           const o = book.finish(p.op, at);
           const moved = o.finished || (p.op.kind === 'draw' && !o.alreadyFinished);
-          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside && moved) alongside.push({ owner: p, alongside: p.op.alongside, chargedNano: o.chargedNano });
+          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside && moved)
+            alongside.push({ owner: p, alongside: p.op.alongside, chargedNano: o.chargedNano });
           outcomes.push({ ok: true, value: o });
         }
       } catch (e) {
@@ -313,7 +320,10 @@ export function createBatcher(opts: BatcherOptions): Batcher {
 
     // 2b. Refusals: the wallet facts, read once for the whole batch.
     if (undecided.length > 0) {
-      const facts = await readWalletFacts(tx, undecided.map((u) => u.op));
+      const facts = await readWalletFacts(
+        tx,
+        undecided.map((u) => u.op),
+      );
       const planVendors = opts.planVendors();
       for (const { index, op, usableNano } of undecided) {
         try {

@@ -34,7 +34,10 @@ export class RowsToWrite {
   fewerAfter(e: unknown): boolean {
     if (!isRefusedForGood(e) || this.at >= this.steps.length - 1) return false;
     this.at++;
-    this.log.error({ err: e, callId: this.callId, rowsLeft: this.at === this.steps.length - 1 ? 'none' : 'quota count' }, 'rows beside a charge were refused: charging with fewer');
+    this.log.error(
+      { err: e, callId: this.callId, rowsLeft: this.at === this.steps.length - 1 ? 'none' : 'quota count' },
+      'rows beside a charge were refused: charging with fewer',
+    );
     return true;
   }
 }

@@ -21,7 +21,8 @@ export interface LeasePair {
 }
 
 /** The map key of a pair's leases; a key's leases are apart from its wallet's, and from its own under another limit. */
-export const pairKey = (p: LeasePair): string => `${p.walletId}\u0000${p.vendor}${p.key ? `\u0000${p.key.keyId}\u0000${p.key.cap.limitNano}` : ''}`;
+export const pairKey = (p: LeasePair): string =>
+  `${p.walletId}\u0000${p.vendor}${p.key ? `\u0000${p.key.keyId}\u0000${p.key.cap.limitNano}` : ''}`;
 
 export interface Lease extends LeasePair {
   reservation: Reservation;

@@ -15,7 +15,14 @@ export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
 /** billing.yaml `leases`, as its schema types it. */
 export type LeaseConfig = NonNullable<BillingFile['leases']>;
 
-const OFF: LeaseConfig = { enabled: false, slice_seconds: 10, min_slice_credits: 100_000, max_share: 0.25, ttl_ms: 60_000, idle_return_ms: 30_000 };
+const OFF: LeaseConfig = {
+  enabled: false,
+  slice_seconds: 10,
+  min_slice_credits: 100_000,
+  max_share: 0.25,
+  ttl_ms: 60_000,
+  idle_return_ms: 30_000,
+};
 
 const settingsOf = (c: LeaseConfig): LeaseSettings => ({
   sliceSeconds: c.slice_seconds,
@@ -68,7 +75,11 @@ export function gatewayLeases(
     async listen() {
       // Asks lost while the listener was reconnecting cannot be told apart: every lease goes back, and calls
       // take new ones from what the database says then.
-      await db.listen(LEASE_RETURN_CHANNEL, (walletId) => void book.returnWallet(walletId), () => void book.returnEveryWallet());
+      await db.listen(
+        LEASE_RETURN_CHANNEL,
+        (walletId) => void book.returnWallet(walletId),
+        () => void book.returnEveryWallet(),
+      );
     },
   };
 }

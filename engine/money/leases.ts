@@ -20,7 +20,17 @@ import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
 import { ChargeWriter, type Charge } from './charge-writer.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
-import { free, openFree, pairKey, spentOut, type Lease, type LeaseHold, type LeaseKey, type LeasePair, type LeaseStats } from './lease-state.ts';
+import {
+  free,
+  openFree,
+  pairKey,
+  spentOut,
+  type Lease,
+  type LeaseHold,
+  type LeaseKey,
+  type LeasePair,
+  type LeaseStats,
+} from './lease-state.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
 
@@ -116,7 +126,11 @@ export class BudgetLeases {
   private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint): Promise<LeaseHold | null> {
     this.waitingNano.set(key, (this.waitingNano.get(key) ?? 0n) + amountNano);
     try {
-      for (let waits = 0, granting = this.acquiring.get(key); granting && waits < MAX_GRANT_WAITS; waits++, granting = this.acquiring.get(key)) {
+      for (
+        let waits = 0, granting = this.acquiring.get(key);
+        granting && waits < MAX_GRANT_WAITS;
+        waits++, granting = this.acquiring.get(key)
+      ) {
         await granting;
         const leased = this.holdNow(key, pair, amountNano);
         if (leased) return leased;
@@ -179,7 +193,10 @@ export class BudgetLeases {
 
   private drawWithin(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Charge {
     lease.spent += cost;
-    return this.track(lease, this.writer.submit(drawId, () => chargeFirst(rows, (r) => this.ledger.draw(lease.reservation, cost, drawId, r))));
+    return this.track(
+      lease,
+      this.writer.submit(drawId, () => chargeFirst(rows, (r) => this.ledger.draw(lease.reservation, cost, drawId, r))),
+    );
   }
 
   /**
@@ -198,7 +215,8 @@ export class BudgetLeases {
     const write = async () => {
       await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k)).map(([, granting]) => granting));
       const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
-      if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease) await this.returnWallet(lease.walletId);
+      if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease)
+        await this.returnWallet(lease.walletId);
       return chargeFirst(rows, (a) => this.ledger.draw(lease.reservation, cost, drawId, a, { holdAtMostNano: fromLease }));
     };
     return this.track(lease, this.writer.submit(drawId, write));
@@ -241,7 +259,8 @@ export class BudgetLeases {
     // A lease with neither is released whole: one write, not a trim and then a release.
     // A busy lease retires in the background once its calls are charged: a charge past its lease returns the
     // wallet's leases while it is itself one of them, and must not wait for its own write.
-    const returned = (l: Lease) => (l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l).then(() => void this.retireWhenIdle(l)) : this.retireWhenIdle(l));
+    const returned = (l: Lease) =>
+      l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l).then(() => void this.retireWhenIdle(l)) : this.retireWhenIdle(l);
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));
   }
 
@@ -318,7 +337,16 @@ export class BudgetLeases {
     }
     // Asked back (or stopping) while it was being granted: it goes straight back.
     const wanted = !this.stopping && (this.cooldownUntil.get(key) ?? 0) <= this.nowMs();
-    const lease: Lease = { reservation: r.reservation, ...pair, granted: slice, spent: 0n, inFlight: 0n, lastUsedMs: this.nowMs(), open: wanted, pending: new Set() };
+    const lease: Lease = {
+      reservation: r.reservation,
+      ...pair,
+      granted: slice,
+      spent: 0n,
+      inFlight: 0n,
+      lastUsedMs: this.nowMs(),
+      open: wanted,
+      pending: new Set(),
+    };
     const list = this.leases.get(key) ?? [];
     list.push(lease);
     this.leases.set(key, list);

@@ -99,7 +99,8 @@ const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`
 
 function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
   if (vendors === null || vendors === undefined) return null;
-  if (!Array.isArray(vendors) || vendors.length === 0) throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
+  if (!Array.isArray(vendors) || vendors.length === 0)
+    throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
   const out = new Set<string>();
   for (const v of vendors) {
     const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
@@ -169,7 +170,16 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
-  const batcher = createBatcher({ db, clock, owner, planVendors, drawFlushMs: opts.drawFlushMs, walletQueues: opts.walletQueues, flushWal: opts.flushWal, onBatch: opts.onBatch });
+  const batcher = createBatcher({
+    db,
+    clock,
+    owner,
+    planVendors,
+    drawFlushMs: opts.drawFlushMs,
+    walletQueues: opts.walletQueues,
+    flushWal: opts.flushWal,
+    onBatch: opts.onBatch,
+  });
 
   /** A bug or a corrupted row, not the caller's doing: said in the log whoever catches it. */
   const reportBroken = (e: unknown): never => {
@@ -206,7 +216,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
     async createWallet(input = {}) {
       const keySlots = input.keySlots ?? 100;
-      if (!Number.isSafeInteger(keySlots) || keySlots < 0) throw errors.invalidRequest('key_slots must be a non-negative whole number.', 'key_slots');
+      if (!Number.isSafeInteger(keySlots) || keySlots < 0)
+        throw errors.invalidRequest('key_slots must be a non-negative whole number.', 'key_slots');
       const id = input.id ?? newId('wal');
       const ownerId = input.ownerId ?? newId('usr');
       const credits = input.credits ?? 0;
@@ -228,7 +239,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     async setOwner(walletId, ownerId, beside) {
-      if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId)) throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
+      if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId))
+        throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
       const row = await db.transaction(async (tx) => {
         // The previous owner read under the row's lock, so two changes at once each see the one before them.
         const previous = await tx.query<{ owner_id: string }>('SELECT owner_id FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
@@ -287,18 +299,20 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
       if (req.cap && !req.keyId) throw new RangeError('a key cap needs the keyId it caps');
       const now = clock.now();
-      return batcher.reserve({
-        kind: 'reserve',
-        id: newId('res'),
-        walletId: req.walletId,
-        vendor: req.vendor,
-        amountNano: amount,
-        callId: req.callId,
-        keyId: req.keyId ?? null,
-        createdAt: now,
-        expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
-        cap: req.cap,
-      }).catch(reportBroken);
+      return batcher
+        .reserve({
+          kind: 'reserve',
+          id: newId('res'),
+          walletId: req.walletId,
+          vendor: req.vendor,
+          amountNano: amount,
+          callId: req.callId,
+          keyId: req.keyId ?? null,
+          createdAt: now,
+          expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
+          cap: req.cap,
+        })
+        .catch(reportBroken);
     },
 
     async settle(reservation, actualNano, alongside) {
@@ -309,7 +323,14 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
     async draw(reservation, amountNano, drawId, alongside, opts) {
       if (typeof amountNano !== 'bigint') throw new TypeError('amountNano must be a bigint');
-      const r = await finish(reservation, { kind: 'draw', actualNano: amountNano, drawId, drawnAt: clock.now(), alongside, holdAtMostNano: opts?.holdAtMostNano });
+      const r = await finish(reservation, {
+        kind: 'draw',
+        actualNano: amountNano,
+        drawId,
+        drawnAt: clock.now(),
+        alongside,
+        holdAtMostNano: opts?.holdAtMostNano,
+      });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
@@ -337,7 +358,10 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       const log = opts.log;
       const unreported: unknown[] = [];
       const report: SweepErrorHandler =
-        onError ?? (log ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed') : (err) => void unreported.push(err));
+        onError ??
+        (log
+          ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed')
+          : (err) => void unreported.push(err));
       const count = await sweepExpired(db, batcher.finish, now ?? clock.now(), report);
       if (unreported.length > 0) throw unreported[0];
       return count;

@@ -65,7 +65,13 @@ export function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standin
   const counted = standing.usedNano + standing.heldNano;
   if (counted + op.amountNano <= op.cap.limitNano) return null;
   const left = op.cap.limitNano - counted;
-  return { ok: false, reason: 'key_limit', availableNano: left > 0n ? left : 0n, keyUsedNano: standing.usedNano, keyHeldNano: standing.heldNano };
+  return {
+    ok: false,
+    reason: 'key_limit',
+    availableNano: left > 0n ? left : 0n,
+    keyUsedNano: standing.usedNano,
+    keyHeldNano: standing.heldNano,
+  };
 }
 
 /** What the wallet's rows say, read for refusals only: does it exist, has it any lot, any that serves the vendor. */
@@ -84,7 +90,8 @@ export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { ven
 };
 
 /** Whether a lot may pay for a vendor's model, whatever its balance. */
-export const lotServes = (lot: { vendors: string[] | null }, vendor: string): boolean => lot.vendors === null || lot.vendors.includes(vendor);
+export const lotServes = (lot: { vendors: string[] | null }, vendor: string): boolean =>
+  lot.vendors === null || lot.vendors.includes(vendor);
 
 /** The plan rule: false when the vendor is plan-restricted and the wallet has lots, none of which could ever serve it. */
 export const planAllows = (planVendors: readonly string[], vendor: string, facts: Pick<WalletFacts, 'anyLot' | 'usableLot'>): boolean =>
@@ -170,7 +177,7 @@ export class Book {
 
   /** The answer to an undecided reserve. Throws errors.notFound when the wallet does not exist. */
   reserveWithFacts(op: ReserveOp, usableNano: bigint, facts: WalletFacts | undefined, planVendors: readonly string[]): ReserveDecision {
-    if (!facts || !facts.exists) throw errors.notFound(`No wallet '${op.walletId}'.`);
+    if (!facts?.exists) throw errors.notFound(`No wallet '${op.walletId}'.`);
     if (!planAllows(planVendors, op.vendor, facts)) return { ok: false, reason: 'not_in_plan', availableNano: 0n };
     if (usableNano < op.amountNano) return { ok: false, reason: 'insufficient_credit', availableNano: usableNano };
     this.hold(op, []); // amount 0 and nothing to draw from: a reservation of nothing
@@ -181,7 +188,10 @@ export class Book {
    * Settles, releases or expires a reservation. Throws errors.notFound when the batch did not lock it (it
    * does not exist). `at` is the instant written on the moves.
    */
-  finish(op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>, at: Date): FinishOutcome {
+  finish(
+    op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>,
+    at: Date,
+  ): FinishOutcome {
     const s = this.reservations.get(op.id);
     if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
     if (op.kind === 'draw') return this.draw(s, op, at);
@@ -283,7 +293,8 @@ export class Book {
       if (left <= 0n) break;
     }
     const released = asked - left;
-    if (released === 0n) return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: s.state !== 'held', releasedNano: 0n, finished: false };
+    if (released === 0n)
+      return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: s.state !== 'held', releasedNano: 0n, finished: false };
     this.takeOffHold(s, released);
     const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (standing) standing.heldNano -= released;

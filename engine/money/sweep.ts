@@ -9,7 +9,12 @@ import type { FinishOp, FinishOutcome, SweepErrorHandler } from './types.ts';
 const PAGE = 200;
 
 /** Expires what is due at `at`; returns how many it expired. Throws only when the reservations cannot be read. */
-export async function sweepExpired(db: Db, finish: (op: FinishOp) => Promise<FinishOutcome>, at: Date, report: SweepErrorHandler): Promise<number> {
+export async function sweepExpired(
+  db: Db,
+  finish: (op: FinishOp) => Promise<FinishOutcome>,
+  at: Date,
+  report: SweepErrorHandler,
+): Promise<number> {
   const failed: string[] = [];
   let count = 0;
   for (;;) {
@@ -20,7 +25,9 @@ export async function sweepExpired(db: Db, finish: (op: FinishOp) => Promise<Fin
       [at.toISOString(), failed],
     );
     if (due.rows.length === 0) return count;
-    const done = await Promise.allSettled(due.rows.map(({ id, wallet_id }) => finish({ kind: 'expire', id, walletId: wallet_id, actualNano: 0n, expireBefore: at })));
+    const done = await Promise.allSettled(
+      due.rows.map(({ id, wallet_id }) => finish({ kind: 'expire', id, walletId: wallet_id, actualNano: 0n, expireBefore: at })),
+    );
     let finished = 0;
     done.forEach((d, i) => {
       if (d.status === 'fulfilled') {

@@ -184,11 +184,7 @@ export interface Ledger {
    * settle finishes the reservation (not on a repeat), with what it charged (zero included): the key's quota
    * counter and the call's usage record commit together with the charge.
    */
-  settle(
-    reservation: Reservation | string,
-    actualNano: bigint,
-    alongside?: Alongside,
-  ): Promise<SettleResult>;
+  settle(reservation: Reservation | string, actualNano: bigint, alongside?: Alongside): Promise<SettleResult>;
   /**
    * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
    * one call), once per `drawId`; past what it holds, or once it is no longer held, from available balance as
@@ -269,4 +265,3 @@ export interface FinishOutcome {
   /** This op moved the reservation out of 'held' (or settled an expired one). */
   finished: boolean;
 }
-

@@ -157,7 +157,12 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
-  async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint> {
+  async function settleAndCount(
+    reservation: Reservation | string,
+    keyId: string,
+    costNano: bigint,
+    alsoWrite?: WithSettle,
+  ): Promise<bigint> {
     const finishedAt = clock.now();
     const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, alsoWrite);
     const use = keys.quota.useToken(keyId);
@@ -199,7 +204,8 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
         const hold: LedgerHold = { callId, amountNano, leased };
         return hold;
       }
-      const reserve = () => ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
+      const reserve = () =>
+        ledger.reserve({ walletId: caller.walletId, vendor: model.vendor, amountNano, callId, keyId: caller.keyId, cap });
       let result = await reserve();
       // Asked back whether or not leases admit calls now: a reload that turned them off leaves the ones held
       // (this process's until they go back idle, another process's while it still runs with them) holding money.

@@ -50,9 +50,26 @@ export class GatewayMetrics {
       labelNames: ['door', 'model', 'vendor', 'status'],
       registers,
     });
-    this.duration = new Histogram({ name: 'gateway_request_duration_seconds', help: 'Time until the answer ended, model calls, by door.', labelNames: ['door'], buckets: LATENCY_BUCKETS, registers });
-    this.ttfb = new Histogram({ name: 'gateway_time_to_first_byte_seconds', help: 'Time until the first byte of the answer, model calls, by door.', labelNames: ['door'], buckets: LATENCY_BUCKETS, registers });
-    this.fallbacks = new Counter({ name: 'gateway_route_failures_total', help: 'Vendor routes that failed and were fallen back from, by route name (a0, a1, …).', labelNames: ['route'], registers });
+    this.duration = new Histogram({
+      name: 'gateway_request_duration_seconds',
+      help: 'Time until the answer ended, model calls, by door.',
+      labelNames: ['door'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.ttfb = new Histogram({
+      name: 'gateway_time_to_first_byte_seconds',
+      help: 'Time until the first byte of the answer, model calls, by door.',
+      labelNames: ['door'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.fallbacks = new Counter({
+      name: 'gateway_route_failures_total',
+      help: 'Vendor routes that failed and were fallen back from, by route name (a0, a1, …).',
+      labelNames: ['route'],
+      registers,
+    });
     this.refusals = new Counter({
       name: 'gateway_reservation_refusals_total',
       help: 'Calls refused before anything was held, by status: 402 too few credits, 403 plan or audience, 429 quota.',
@@ -65,8 +82,19 @@ export class GatewayMetrics {
       labelNames: ['vendor'],
       registers,
     });
-    this.charged = new Counter({ name: 'gateway_charged_nano_usd_total', help: 'Nano-USD charged to wallets, by vendor.', labelNames: ['vendor'], registers });
-    this.reloads = new Counter({ name: 'gateway_reloads_total', help: 'Catalog and config reloads, by result (ok, refused).', labelNames: ['result'], registers, aggregator: 'max' });
+    this.charged = new Counter({
+      name: 'gateway_charged_nano_usd_total',
+      help: 'Nano-USD charged to wallets, by vendor.',
+      labelNames: ['vendor'],
+      registers,
+    });
+    this.reloads = new Counter({
+      name: 'gateway_reloads_total',
+      help: 'Catalog and config reloads, by result (ok, refused).',
+      labelNames: ['result'],
+      registers,
+      aggregator: 'max',
+    });
     this.lastReload = new Gauge({
       name: 'gateway_last_reload_ok',
       help: '1 when the last reload was applied, 0 when it was refused (1 before any reload).',
@@ -89,7 +117,10 @@ export class GatewayMetrics {
       registers,
       aggregator: 'first',
       async collect() {
-        const { rows } = await sources.db.query<{ n: string }>("SELECT count(*)::text AS n FROM reservations WHERE state = 'held' AND call_id NOT LIKE $1", [`${LEASE_CALL_PREFIX}%`]);
+        const { rows } = await sources.db.query<{ n: string }>(
+          "SELECT count(*)::text AS n FROM reservations WHERE state = 'held' AND call_id NOT LIKE $1",
+          [`${LEASE_CALL_PREFIX}%`],
+        );
         this.set(Number(rows[0]?.n ?? 0));
       },
     });

@@ -71,7 +71,9 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
 async function readinessProblem({ db, runtime }: OpsRoutesDeps): Promise<string | null> {
   if (runtime.snapshot().catalog.models.size === 0) return 'no catalog is loaded';
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('the database did not answer in time'), READY_TIMEOUT_MS)));
+  const timeout = new Promise<string>(
+    (resolve) => (timer = setTimeout(() => resolve('the database did not answer in time'), READY_TIMEOUT_MS)),
+  );
   const ping = db.query('SELECT 1').then(
     () => null,
     () => 'the database is not reachable',

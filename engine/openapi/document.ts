@@ -87,7 +87,10 @@ function doorRequestBody(door: DoorConfig): Schema {
     schema: {
       type: 'object',
       required: door.requires,
-      properties: { ...properties, ...Object.fromEntries(files.map((f) => [f, { type: 'string', contentMediaType: 'application/octet-stream' }])) },
+      properties: {
+        ...properties,
+        ...Object.fromEntries(files.map((f) => [f, { type: 'string', contentMediaType: 'application/octet-stream' }])),
+      },
     },
   };
   const content: Schema = {};
@@ -99,8 +102,12 @@ function doorRequestBody(door: DoorConfig): Schema {
 function keyBody(createOnlyToo: boolean): Schema {
   const fields = Object.entries(KEY_BODY_FIELDS).filter(([, f]) => createOnlyToo || !f.createOnly);
   return {
-    required: createOnlyToo ? false : true,
-    content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: Object.fromEntries(fields.map(([n, f]) => [n, f.schema])) } } },
+    required: !createOnlyToo,
+    content: {
+      'application/json': {
+        schema: { type: 'object', additionalProperties: false, properties: Object.fromEntries(fields.map(([n, f]) => [n, f.schema])) },
+      },
+    },
   };
 }
 
@@ -109,19 +116,28 @@ function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
   const shape: ErrorShape = door?.errors ?? route.errorShape ?? 'chat';
   const key = `${route.method} ${path}`;
   const parameters: Schema[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-  for (const h of door?.requires_headers ?? []) parameters.push({ name: h.name, in: 'header', required: true, schema: { type: 'string', pattern: h.pattern } });
+  for (const h of door?.requires_headers ?? [])
+    parameters.push({ name: h.name, in: 'header', required: true, schema: { type: 'string', pattern: h.pattern } });
   if (key === 'GET /v1/keys') {
-    parameters.push({ name: 'limit', in: 'query', schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default } });
+    parameters.push({
+      name: 'limit',
+      in: 'query',
+      schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default },
+    });
     parameters.push({ name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } });
   }
   if (key === 'GET /v1/audit') parameters.push(...AUDIT_QUERY);
   const op: Schema = {
-    summary: door ? `Model door '${door.name}': serves ${door.serves.kinds.join(', ')} models of vendors ${door.serves.vendors.map((v) => v.toUpperCase()).join(', ')}.` : (SUMMARIES[key] ?? `${route.method} ${path}`),
+    summary: door
+      ? `Model door '${door.name}': serves ${door.serves.kinds.join(', ')} models of vendors ${door.serves.vendors.map((v) => v.toUpperCase()).join(', ')}.`
+      : (SUMMARIES[key] ?? `${route.method} ${path}`),
     operationId: `${route.method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: securityFor(route.method, path, door),
     responses: {
       '200': { description: 'Success' },
-      ...Object.fromEntries([400, 401, 402, 403, 404, 413, 429, 502, 503].filter((s) => door || s !== 402).map((s) => [String(s), errorResponse(s, shape)])),
+      ...Object.fromEntries(
+        [400, 401, 402, 403, 404, 413, 429, 502, 503].filter((s) => door || s !== 402).map((s) => [String(s), errorResponse(s, shape)]),
+      ),
     },
   };
   if (parameters.length) op.parameters = parameters;
@@ -142,7 +158,11 @@ export function openApiDocument(routes: readonly RouteInfo[], doors: Record<stri
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'AI gateway', version, description: 'One base URL and one key scheme in front of five model vendors, paid from prepaid credits.' },
+    info: {
+      title: 'AI gateway',
+      version,
+      description: 'One base URL and one key scheme in front of five model vendors, paid from prepaid credits.',
+    },
     servers: [{ url: '/' }],
     paths,
     components: {
@@ -151,13 +171,21 @@ export function openApiDocument(routes: readonly RouteInfo[], doors: Record<stri
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key, where the door accepts x-api-key.' },
         managementKey: { type: 'http', scheme: 'bearer', description: 'A management key of the wallet.' },
         // Named only in the operator's description, which lists the admin routes.
-        ...(routes.some((r) => r.url.startsWith('/admin/')) ? { adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN.' } } : {}),
+        ...(routes.some((r) => r.url.startsWith('/admin/'))
+          ? { adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN.' } }
+          : {}),
       },
       schemas: {
         ChatError: {
           type: 'object',
           required: ['error'],
-          properties: { error: { type: 'object', required: ['type', 'message'], properties: { ...ERROR_FIELDS, code: { type: 'string' }, param: { type: ['string', 'null'] } } } },
+          properties: {
+            error: {
+              type: 'object',
+              required: ['type', 'message'],
+              properties: { ...ERROR_FIELDS, code: { type: 'string' }, param: { type: ['string', 'null'] } },
+            },
+          },
         },
         MessagesError: {
           type: 'object',

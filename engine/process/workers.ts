@@ -47,12 +47,16 @@ export function workersFromEnv(env: Env): { workers: number } | { problem: strin
   }
   if (workers === 1) return { workers };
   if (!env.DATABASE_URL) {
-    return { problem: `GATEWAY_WORKERS=${raw} needs DATABASE_URL: the embedded database (PGlite) belongs to one process. Set DATABASE_URL to a PostgreSQL server, or run one worker.` };
+    return {
+      problem: `GATEWAY_WORKERS=${raw} needs DATABASE_URL: the embedded database (PGlite) belongs to one process. Set DATABASE_URL to a PostgreSQL server, or run one worker.`,
+    };
   }
   const simulated = planRoutes(env).simulated;
   if (simulated.length > 0) {
     const names = simulated.map((v) => v.toUpperCase()).join(', ');
-    return { problem: `GATEWAY_WORKERS=${raw} needs real vendors: vendors ${names} would be served by the bundled simulator, which keeps its state (video jobs) in one process. Set GATEWAY_VENDOR_<X>_URLS, or run one worker.` };
+    return {
+      problem: `GATEWAY_WORKERS=${raw} needs real vendors: vendors ${names} would be served by the bundled simulator, which keeps its state (video jobs) in one process. Set GATEWAY_VENDOR_<X>_URLS, or run one worker.`,
+    };
   }
   return { workers };
 }
@@ -88,7 +92,8 @@ export const workerLink = {
       const timer = setTimeout(() => finish(new Error('the primary did not answer')), METRICS_WAIT_MS * 2);
       const onMessage = (m: PrimaryMessage) => {
         if (m?.type !== 'workers-metrics' || m.id !== id) return;
-        if (m.missing > 0) finish(new Error(`${m.missing} of ${m.missing + m.metrics.length} workers did not answer within ${METRICS_WAIT_MS} ms`));
+        if (m.missing > 0)
+          finish(new Error(`${m.missing} of ${m.missing + m.metrics.length} workers did not answer within ${METRICS_WAIT_MS} ms`));
         else finish(null, m.metrics);
       };
       const finish = (err: Error | null, metrics?: WorkerMetrics[]) => {
@@ -143,8 +148,7 @@ export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
         if (m?.type === 'listening') {
           listening.add(worker);
           resolve(m.url);
-        }
-        else if (m?.type === 'reloaded') broadcastReload(worker);
+        } else if (m?.type === 'reloaded') broadcastReload(worker);
         else if (m?.type === 'metrics-wanted') collectMetrics(worker, m.id);
         else if (m?.type === 'metrics') metricsArrived(m.id, m.metrics);
       });

@@ -39,7 +39,8 @@ function finishReasonsOf(json: JsonObject, inner: JsonObject): string[] {
 
 /** The facts of one SSE data line, when it is JSON worth reading; the cheap test first, since most frames carry text. */
 export function gatherEventFacts(facts: AnswerFacts, data: string): AnswerFacts {
-  const mayTell = facts.id === undefined || data.includes('"finish_reason":"') || data.includes('"stop_reason":"') || data.includes('"status":"');
+  const mayTell =
+    facts.id === undefined || data.includes('"finish_reason":"') || data.includes('"stop_reason":"') || data.includes('"status":"');
   if (!mayTell || !data.startsWith('{')) return facts;
   try {
     const json = JSON.parse(data) as unknown;

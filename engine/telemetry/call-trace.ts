@@ -211,4 +211,3 @@ function failSpan(span: Span, errorType: string): void {
   span.setAttribute(ERROR_TYPE, errorType);
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
-

@@ -15,7 +15,8 @@ export function inputMessages(body: JsonObject): string {
   if (system !== undefined) out.push({ role: 'system', parts: partsOf(system) });
   const turns = body.messages ?? body.input;
   if (Array.isArray(turns)) {
-    for (const t of turns) if (isObject(t)) out.push({ role: typeof t.role === 'string' ? t.role : 'user', parts: partsOf(t.content ?? t) });
+    for (const t of turns)
+      if (isObject(t)) out.push({ role: typeof t.role === 'string' ? t.role : 'user', parts: partsOf(t.content ?? t) });
   } else if (turns !== undefined) {
     out.push({ role: 'user', parts: partsOf(turns) });
   }

@@ -26,12 +26,14 @@ export interface TelemetryLog {
 }
 
 export async function startTelemetry(config: TelemetryConfig, version: string, log: () => TelemetryLog): Promise<Telemetry> {
-  const [{ diag, DiagLogLevel }, { BasicTracerProvider, BatchSpanProcessor }, resources, { W3CTraceContextPropagator }] = await Promise.all([
-    import('@opentelemetry/api'),
-    import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/core'),
-  ]);
+  const [{ diag, DiagLogLevel }, { BasicTracerProvider, BatchSpanProcessor }, resources, { W3CTraceContextPropagator }] = await Promise.all(
+    [
+      import('@opentelemetry/api'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/core'),
+    ],
+  );
   // The SDK reports a failed export (a collector down, a wrong endpoint) and dropped spans only through its
   // diagnostics, silent unless given a logger: the gateway's own, at warn.
   diag.setLogger(diagnosticsTo(log), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });

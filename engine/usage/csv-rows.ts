@@ -36,8 +36,19 @@ const CREDITS = `CASE WHEN charged_nano < 0 THEN '''-' ELSE '' END || (abs(charg
 const CHARGED = `CASE WHEN charged_nano < 0 THEN '''' ELSE '' END || charged_nano::text`;
 
 const COUNTS = [
-  'fallback_depth::text', 'input_tokens::text', 'cache_read_tokens::text', 'cache_write_tokens::text', 'output_tokens::text',
-  n('reasoning_tokens'), 'server_tool_calls::text', n('characters'), n('images'), n('video_seconds'), CHARGED, CREDITS, 'duration_ms::text',
+  'fallback_depth::text',
+  'input_tokens::text',
+  'cache_read_tokens::text',
+  'cache_write_tokens::text',
+  'output_tokens::text',
+  n('reasoning_tokens'),
+  'server_tool_calls::text',
+  n('characters'),
+  n('images'),
+  n('video_seconds'),
+  CHARGED,
+  CREDITS,
+  'duration_ms::text',
 ].join(` || ',' || `);
 
 /** The wallet's records for the CSV, newest first; the same rows, filter and order as listUsageRecords. */

@@ -131,7 +131,17 @@ export interface RollupRow {
 
 /** The rollup's rows over Korean days, oldest first, for the summary CSV. */
 export async function rollupRows(db: Db, walletId: string, f: RollupFilter): Promise<RollupRow[]> {
-  const r = await db.query<{ day: string; key_id: string; model: string; calls: string; nano: string; i: string; cr: string; cw: string; o: string }>(
+  const r = await db.query<{
+    day: string;
+    key_id: string;
+    model: string;
+    calls: string;
+    nano: string;
+    i: string;
+    cr: string;
+    cw: string;
+    o: string;
+  }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, key_id, model, calls::text AS calls, charged_nano::text AS nano,
             input_tokens::text AS i, cache_read_tokens::text AS cr, cache_write_tokens::text AS cw, output_tokens::text AS o
        FROM usage_daily

@@ -129,6 +129,8 @@ async function addDay(db: Db, day: string): Promise<void> {
     );
     if (exists.rowCount > 0) return;
     await tx.query(`CREATE TABLE IF NOT EXISTS "${name}" (LIKE usage_records INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
-    await tx.query(`ALTER TABLE usage_records ATTACH PARTITION "${name}" FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}')`);
+    await tx.query(
+      `ALTER TABLE usage_records ATTACH PARTITION "${name}" FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}')`,
+    );
   });
 }

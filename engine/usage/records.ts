@@ -88,7 +88,10 @@ export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_rec
  * The call's usage record and its share of the daily rollup, written by its settle's transaction with what the
  * settle charged: the rollup never disagrees with the records it sums.
  */
-export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle[] => [besideSettle(usageRecordWriter, draft), besideSettle(dailyRollupWriter, draft)];
+export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle[] => [
+  besideSettle(usageRecordWriter, draft),
+  besideSettle(dailyRollupWriter, draft),
+];
 
 /** The `int` columns' largest value. */
 const INT_MAX = 2_147_483_647;

@@ -15,7 +15,8 @@ export function registerUsageRoutes(app: FastifyInstance, deps: UsageRouteDeps):
   app.get<{ Params: { id: string } }>('/v1/generations/:id', { config: { errorShape: 'chat' } }, async (req) => {
     const caller = await deps.accounts.authenticate(req.headers, ['bearer', 'x-api-key']);
     const record = await findUsageRecord(deps.db, caller.walletId, req.params.id);
-    if (!record) throw errors.notFound(`No call with id '${req.params.id}' was made from this wallet (records are kept 90 days by default).`);
+    if (!record)
+      throw errors.notFound(`No call with id '${req.params.id}' was made from this wallet (records are kept 90 days by default).`);
     return record;
   });
 }

@@ -54,7 +54,13 @@ export async function createS3VideoFiles(setting: S3StoreSetting): Promise<Video
       const upload = new Upload({
         client,
         // Kept on the object, so the presigned download carries them on every S3-compatible server.
-        params: { Bucket, Key: keyOf(name), Body: counted, ContentType: 'video/mp4', ContentDisposition: `attachment; filename="${id}.mp4"` },
+        params: {
+          Bucket,
+          Key: keyOf(name),
+          Body: counted,
+          ContentType: 'video/mp4',
+          ContentDisposition: `attachment; filename="${id}.mp4"`,
+        },
         partSize: PART_BYTES,
         queueSize: PARTS_IN_FLIGHT,
       });

@@ -56,7 +56,8 @@ export interface VideoService {
 export function videoPollMs(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_VIDEO_POLL_MS;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new SettingError(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new SettingError(`GATEWAY_VIDEO_POLL_MS must be a positive number of milliseconds, not '${raw}'`);
   return n;
 }
 

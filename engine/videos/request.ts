@@ -113,7 +113,11 @@ function startingImage(body: JsonObject, file?: ReferenceFile): string | undefin
     // The vendor B SDK's JSON form: input_reference {image_url} (a file_id names an upload this service does not keep).
     if (typeof ref === 'object' && !Array.isArray(ref) && typeof ref.image_url === 'string') url = ref.image_url;
     else if (typeof ref === 'string') url = ref;
-    else throw errors.invalidRequest('input_reference must be an image file (multipart) or {"image_url": "https://… or data:…"}.', 'input_reference');
+    else
+      throw errors.invalidRequest(
+        'input_reference must be an image file (multipart) or {"image_url": "https://… or data:…"}.',
+        'input_reference',
+      );
     candidates.push('input_reference');
   }
   if (candidates.length > 1) {

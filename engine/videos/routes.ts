@@ -11,7 +11,14 @@ import { errors, GatewayError } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
-import { admitCall, authenticateBeforeBody, configuredDoor, type BodyReader, type FrontHalfDeps, type PreparedRequest } from '../calls/front-half.ts';
+import {
+  admitCall,
+  authenticateBeforeBody,
+  configuredDoor,
+  type BodyReader,
+  type FrontHalfDeps,
+  type PreparedRequest,
+} from '../calls/front-half.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { VideoFiles } from './files.ts';
 import { parseVideoRequest, vendorBody, type VideoRequest } from './request.ts';
@@ -46,7 +53,9 @@ const LIST_MAX = 100;
 export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps): void {
   app.register(async (scope) => {
     await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
-    scope.post('/v1/videos', { onRequest: authenticateBeforeBody(deps, VIDEO_DOOR) }, (req, reply) => create(req, deps).then((o) => reply.send(o)));
+    scope.post('/v1/videos', { onRequest: authenticateBeforeBody(deps, VIDEO_DOOR) }, (req, reply) =>
+      create(req, deps).then((o) => reply.send(o)),
+    );
     scope.get('/v1/videos', (req) => list(req, deps));
     scope.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
       const { job } = await visibleJob(req, deps);
@@ -55,13 +64,18 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
     scope.get<{ Params: { id: string }; Querystring: { variant?: string } }>('/v1/videos/:id/content', async (req, reply) => {
       const { job } = await visibleJob(req, deps);
       const variant = req.query.variant;
-      if (variant !== undefined && variant !== 'video') throw errors.invalidRequest(`variant '${variant}' is not offered; only the video itself is.`, 'variant');
+      if (variant !== undefined && variant !== 'video')
+        throw errors.invalidRequest(`variant '${variant}' is not offered; only the video itself is.`, 'variant');
       assertFile(job, deps.clock.now());
       const direct = await deps.files.directUrl(job.fileName!, FILE_URL_TTL_SECONDS);
       if (direct) return reply.code(302).header('location', direct).header('cache-control', 'no-store').send();
       const exp = Math.floor(deps.clock.now().getTime() / 1000) + FILE_URL_TTL_SECONDS;
       const token = signFileToken(await deps.urlSecret(), job.id, exp);
-      return reply.code(302).header('location', `/v1/videos/${encodeURIComponent(job.id)}/file?token=${token}`).header('cache-control', 'no-store').send();
+      return reply
+        .code(302)
+        .header('location', `/v1/videos/${encodeURIComponent(job.id)}/file?token=${token}`)
+        .header('cache-control', 'no-store')
+        .send();
     });
     scope.get<{ Params: { id: string }; Querystring: { token?: string } }>('/v1/videos/:id/file', async (req, reply) => {
       const now = deps.clock.now();
@@ -100,14 +114,18 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
  */
 function stillVisible(first: VideoJob, now: Date): VideoJob {
   if (isVisible(first, now)) return first;
-  throw errors.notFound(`The video this Idempotency-Key made ('${first.id}') was deleted or is past its retention; send a new Idempotency-Key for a new video.`);
+  throw errors.notFound(
+    `The video this Idempotency-Key made ('${first.id}') was deleted or is past its retention; send a new Idempotency-Key for a new video.`,
+  );
 }
 
 const notFound = (id: string) => errors.notFound(`No video '${id}' (unknown, deleted, past its retention, or made with another wallet).`);
 
 function assertFile(job: VideoJob, now: Date): void {
   if (job.status !== 'completed') {
-    throw errors.notFound(`Video '${job.id}' has no content: its status is ${job.status}${job.status === 'failed' ? ` (${job.errorCode})` : ''}.`);
+    throw errors.notFound(
+      `Video '${job.id}' has no content: its status is ${job.status}${job.status === 'failed' ? ` (${job.errorCode})` : ''}.`,
+    );
   }
   if (!job.fileName || job.fileDeletedAt || (job.expiresAt && job.expiresAt.getTime() <= now.getTime())) {
     throw errors.notFound(`The file of video '${job.id}' was deleted.`);
@@ -116,7 +134,10 @@ function assertFile(job: VideoJob, now: Date): void {
 
 const doorOf = (deps: VideoRoutesDeps): DoorConfig => configuredDoor(deps.runtime.snapshot(), VIDEO_DOOR);
 
-async function visibleJob(req: FastifyRequest<{ Params: { id: string } }>, deps: VideoRoutesDeps): Promise<{ caller: Caller; job: VideoJob }> {
+async function visibleJob(
+  req: FastifyRequest<{ Params: { id: string } }>,
+  deps: VideoRoutesDeps,
+): Promise<{ caller: Caller; job: VideoJob }> {
   const caller = await deps.accounts.authenticate(req.headers, doorOf(deps).key_headers);
   const id = req.params.id;
   const job = await deps.store.get(id);
@@ -144,7 +165,12 @@ async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Recor
 }
 
 async function createJob(req: FastifyRequest, deps: VideoRoutesDeps, trace: CallTrace | null): Promise<Record<string, unknown>> {
-  const admitted = await admitCall(req, deps, { door: VIDEO_DOOR, readBody: readVideoBody, planHold: (call) => planJob(call, req, deps), trace });
+  const admitted = await admitCall(req, deps, {
+    door: VIDEO_DOOR,
+    readBody: readVideoBody,
+    planHold: (call) => planJob(call, req, deps),
+    trace,
+  });
   if (admitted.hold === null) return videoObject(admitted.plan.first);
   const { snap, now, caller, prepared, plan, hold } = admitted;
   const { model } = prepared.call;
@@ -199,7 +225,11 @@ type JobPlan = { amount: bigint; holdId: string; video: VideoRequest; idempotenc
  * The job's parameters (400 before any hold) and its hold, seconds × the model's price per second; nothing is
  * held when the Idempotency-Key names a job the wallet already made (that job is the answer).
  */
-async function planJob({ body, files, prepared, snap, caller }: PreparedRequest, req: FastifyRequest, deps: VideoRoutesDeps): Promise<JobPlan> {
+async function planJob(
+  { body, files, prepared, snap, caller }: PreparedRequest,
+  req: FastifyRequest,
+  deps: VideoRoutesDeps,
+): Promise<JobPlan> {
   const { model } = prepared.call;
   const video = parseVideoRequest(body, model, snap.config.videos, files?.input_reference);
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
@@ -212,7 +242,12 @@ async function planJob({ body, files, prepared, snap, caller }: PreparedRequest,
   }
   const perSecond = model.pricing.video_per_second?.[video.resolution];
   if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
-  return { amount: BigInt(video.seconds) * usdToNano(perSecond), holdId: `video_${randomUUID()}`, video, ...(idempotencyKey ? { idempotencyKey } : {}) };
+  return {
+    amount: BigInt(video.seconds) * usdToNano(perSecond),
+    holdId: `video_${randomUUID()}`,
+    video,
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+  };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

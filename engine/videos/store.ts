@@ -49,8 +49,20 @@ export interface VideoJob {
 /** What a new job starts with: the identity, the hold and the vendor request, leased to its creator. */
 export type NewVideoJob = Pick<
   VideoJob,
-  | 'id' | 'walletId' | 'keyId' | 'idempotencyKey' | 'model' | 'vendor' | 'seconds' | 'size' | 'resolution'
-  | 'holdRef' | 'holdNano' | 'createdAt' | 'deadlineWall' | 'nextPollAt'
+  | 'id'
+  | 'walletId'
+  | 'keyId'
+  | 'idempotencyKey'
+  | 'model'
+  | 'vendor'
+  | 'seconds'
+  | 'size'
+  | 'resolution'
+  | 'holdRef'
+  | 'holdNano'
+  | 'createdAt'
+  | 'deadlineWall'
+  | 'nextPollAt'
 > & { vendorRequest: JsonObject; leaseOwner: string; leaseUntil: Date };
 
 /** Columns a worker may write (camelCase name → column). */
@@ -82,7 +94,8 @@ export type VideoPatch = Partial<Pick<VideoJob, keyof typeof COLUMNS>>;
 
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
 const bigOrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : toBigInt(v));
-const json = (v: unknown): JsonObject | null => (v === null || v === undefined ? null : typeof v === 'string' ? JSON.parse(v) : (v as JsonObject));
+const json = (v: unknown): JsonObject | null =>
+  v === null || v === undefined ? null : typeof v === 'string' ? JSON.parse(v) : (v as JsonObject);
 
 function fromRow(r: Record<string, unknown>): VideoJob {
   return {
@@ -163,15 +176,49 @@ export function createVideoStore(db: Db): VideoStore {
   return {
     async insert(j) {
       const cols = [
-        'id', 'wallet_id', 'key_id', 'idempotency_key', 'model', 'vendor', 'seconds', 'size', 'resolution', 'status',
-        'hold_ref', 'hold_nano', 'vendor_request', 'created_at', 'deadline_wall', 'next_poll_at', 'lease_owner', 'lease_until',
+        'id',
+        'wallet_id',
+        'key_id',
+        'idempotency_key',
+        'model',
+        'vendor',
+        'seconds',
+        'size',
+        'resolution',
+        'status',
+        'hold_ref',
+        'hold_nano',
+        'vendor_request',
+        'created_at',
+        'deadline_wall',
+        'next_poll_at',
+        'lease_owner',
+        'lease_until',
       ];
       const values = [
-        j.id, j.walletId, j.keyId, j.idempotencyKey, j.model, j.vendor, j.seconds, j.size, j.resolution, 'queued',
-        j.holdRef, j.holdNano, j.vendorRequest, j.createdAt, j.deadlineWall, j.nextPollAt, j.leaseOwner, j.leaseUntil,
+        j.id,
+        j.walletId,
+        j.keyId,
+        j.idempotencyKey,
+        j.model,
+        j.vendor,
+        j.seconds,
+        j.size,
+        j.resolution,
+        'queued',
+        j.holdRef,
+        j.holdNano,
+        j.vendorRequest,
+        j.createdAt,
+        j.deadlineWall,
+        j.nextPollAt,
+        j.leaseOwner,
+        j.leaseUntil,
       ].map(param);
       const casts: Record<string, string> = { hold_nano: '::bigint', vendor_request: '::jsonb' };
-      const placeholders = cols.map((c, i) => `$${i + 1}${casts[c] ?? (c.endsWith('_at') || c.endsWith('_wall') || c.endsWith('_until') ? '::timestamptz' : '')}`);
+      const placeholders = cols.map(
+        (c, i) => `$${i + 1}${casts[c] ?? (c.endsWith('_at') || c.endsWith('_wall') || c.endsWith('_until') ? '::timestamptz' : '')}`,
+      );
       const res = await db.query(
         `INSERT INTO video_jobs (${cols.join(', ')}) VALUES (${placeholders.join(', ')})
          ON CONFLICT (wallet_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -236,7 +283,13 @@ export function createVideoStore(db: Db): VideoStore {
         if (!col || v === undefined) continue;
         params.push(param(v));
         const cast =
-          col === 'vendor_request' ? '::jsonb' : col.endsWith('_nano') || col === 'file_bytes' ? '::bigint' : /_at$|_until$/.test(col) ? '::timestamptz' : '';
+          col === 'vendor_request'
+            ? '::jsonb'
+            : col.endsWith('_nano') || col === 'file_bytes'
+              ? '::bigint'
+              : /_at$|_until$/.test(col)
+                ? '::timestamptz'
+                : '';
         sets.push(`${col} = $${params.length}${cast}`);
       }
       if (sets.length === 0) return true;
@@ -260,7 +313,9 @@ export function createVideoStore(db: Db): VideoStore {
     },
 
     async urlSecret() {
-      await db.query(`INSERT INTO video_settings (id, url_secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [randomBytes(32).toString('hex')]);
+      await db.query(`INSERT INTO video_settings (id, url_secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [
+        randomBytes(32).toString('hex'),
+      ]);
       const res = await db.query<{ url_secret: string }>(`SELECT url_secret FROM video_settings WHERE id = 1`);
       return res.rows[0].url_secret;
     },

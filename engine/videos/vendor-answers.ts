@@ -41,10 +41,20 @@ export function failureOf(s: VendorStatus): Outcome {
   const message = typeof s.error?.message === 'string' ? s.error.message : '';
   if (code === 'input_moderated') {
     // The vendor may price a blocked input: that amount is debited and shown.
-    return { status: 'failed', code: 'moderation_blocked', message: message || 'The input was blocked by the vendor safety check.', costNano: costOf(s) };
+    return {
+      status: 'failed',
+      code: 'moderation_blocked',
+      message: message || 'The input was blocked by the vendor safety check.',
+      costNano: costOf(s),
+    };
   }
   if (code === 'output_moderated') {
-    return { status: 'failed', code: 'moderation_blocked', message: message || 'The generated video was filtered by the vendor safety check.', costNano: 0n };
+    return {
+      status: 'failed',
+      code: 'moderation_blocked',
+      message: message || 'The generated video was filtered by the vendor safety check.',
+      costNano: 0n,
+    };
   }
   return vendorFailed(message || `The vendor could not produce the video${code ? ` (${code})` : ''}.`);
 }

@@ -37,7 +37,7 @@ export function videoStoreFromEnv(env: Env): VideoStoreSetting {
     throw new SettingError(`${VARIABLE}: '${bucket}' is not an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
   }
   const prefix = (m[2] ?? '').replace(/\/+$/, '');
-  if (prefix.split('/').some((part, i, all) => (part === '' && all.length > 1) || part === '.' || part === '..')) {
+  if (prefix.split('/').some((part, _i, all) => (part === '' && all.length > 1) || part === '.' || part === '..')) {
     throw new SettingError(`${VARIABLE}: the prefix '${prefix}' has an empty, '.' or '..' part`);
   }
   const endpoint = endpointOf(env);
@@ -55,7 +55,8 @@ function endpointOf(env: Env): string | undefined {
   } catch {
     throw new SettingError(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SettingError(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not an http(s) address`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new SettingError(`${VARIABLE}: AWS_ENDPOINT_URL_S3 '${raw}' is not an http(s) address`);
   return raw;
 }
 

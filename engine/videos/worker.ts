@@ -204,12 +204,14 @@ export class VideoWorker {
     const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
       ...this.routeLoop(job, 'create'),
       trace: this.deps.telemetry?.jobs.of(job.id),
-      send: (route, signal, traceHeaders) => this.deps.upstream.send(route, config, traceHeaders ? { ...request, headers: traceHeaders } : request, signal),
+      send: (route, signal, traceHeaders) =>
+        this.deps.upstream.send(route, config, traceHeaders ? { ...request, headers: traceHeaders } : request, signal),
       read: async (answer, route) => {
         const read = await readVendorAnswer<{ request_id?: unknown }>(answer);
         if (!read.ok) return { done: true, value: { refused: read.message } };
         const requestId = read.json?.request_id;
-        if (typeof requestId !== 'string' || requestId === '') return { done: false, problem: `route ${route.index} answered without a request_id` };
+        if (typeof requestId !== 'string' || requestId === '')
+          return { done: false, problem: `route ${route.index} answered without a request_id` };
         return { done: true, value: { requestId, routeIndex: route.index } };
       },
     });
@@ -224,7 +226,14 @@ export class VideoWorker {
       return this.finish(job, vendorFailed(`The vendor refused the job: ${outcome.value.refused}`));
     }
     const { requestId, routeIndex } = outcome.value;
-    const patch: VideoPatch = { requestId, routeIndex, vendorRequest: null, leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() };
+    const patch: VideoPatch = {
+      requestId,
+      routeIndex,
+      vendorRequest: null,
+      leaseOwner: null,
+      leaseUntil: null,
+      nextPollAt: this.nextPoll(),
+    };
     if (!(await this.deps.store.patch(job.id, this.deps.owner, patch))) {
       this.log.warn({ video: job.id, vendor: job.vendor, route: routeIndex }, 'video create: lease lost before the vendor id was recorded');
     }
@@ -256,7 +265,9 @@ export class VideoWorker {
         const read = await readVendorAnswer<VendorStatus>(answer);
         if (!read.ok) return { done: true, value: { lost: read.message } };
         const status = read.json;
-        return status ? { done: true, value: { status } } : { done: false, problem: `route ${route.index} answered a status that is not a JSON object` };
+        return status
+          ? { done: true, value: { status } }
+          : { done: false, problem: `route ${route.index} answered a status that is not a JSON object` };
       },
     });
     const answered = outcome.done ? outcome.value : null;
@@ -267,11 +278,17 @@ export class VideoWorker {
     if (status?.status === 'failed') return this.finish(job, failureOf(status));
     if (this.pastDeadline(job)) {
       const mins = Math.round(this.limits().video_deadline_ms / 60_000);
-      return this.finish(job, { status: 'failed', code: 'timed_out', message: `The video was not finished within ${mins} minutes.`, costNano: 0n });
+      return this.finish(job, {
+        status: 'failed',
+        code: 'timed_out',
+        message: `The video was not finished within ${mins} minutes.`,
+        costNano: 0n,
+      });
     }
     const patch: VideoPatch = { leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() };
     // Statuses only move forward (queued → in_progress), whatever order the vendor's answers arrive in.
-    if (status?.status === 'pending' && job.status === 'queued') Object.assign(patch, { progress: Math.max(job.progress, clampProgress(status.progress, 0)) });
+    if (status?.status === 'pending' && job.status === 'queued')
+      Object.assign(patch, { progress: Math.max(job.progress, clampProgress(status.progress, 0)) });
     if (status?.status === 'in_progress') {
       Object.assign(patch, { status: 'in_progress', progress: Math.max(job.progress, clampProgress(status.progress, job.progress)) });
     }
@@ -300,15 +317,25 @@ export class VideoWorker {
   private async deliveryFailed(job: VideoJob, e: unknown, usageSeconds: number): Promise<void> {
     const attempts = job.deliverAttempts + 1;
     const stored = e instanceof StoreRefused;
-    const reason = stored ? (e.cause as Error)?.message ?? String(e.cause) : (e as Error).message;
-    this.log.warn({ video: job.id, attempt: attempts, reason, store: stored ? this.deps.files.where : undefined }, stored ? 'video store refused a video' : 'video download failed');
+    const reason = stored ? ((e.cause as Error)?.message ?? String(e.cause)) : (e as Error).message;
+    this.log.warn(
+      { video: job.id, attempt: attempts, reason, store: stored ? this.deps.files.where : undefined },
+      stored ? 'video store refused a video' : 'video download failed',
+    );
     if (attempts >= this.deps.runtime.snapshot().config.videos.deliver_attempts) {
       // The store's own error stays in the log: the client is told what failed, not the operator's addresses.
-      const message = stored ? 'The finished video could not be stored by the gateway.' : `The finished video could not be fetched from the vendor (${reason}).`;
+      const message = stored
+        ? 'The finished video could not be stored by the gateway.'
+        : `The finished video could not be fetched from the vendor (${reason}).`;
       await this.finish(job, { status: 'failed', code: 'undelivered', message, costNano: 0n, usageSeconds });
       return;
     }
-    await this.deps.store.patch(job.id, this.deps.owner, { deliverAttempts: attempts, leaseOwner: null, leaseUntil: null, nextPollAt: this.nextPoll() });
+    await this.deps.store.patch(job.id, this.deps.owner, {
+      deliverAttempts: attempts,
+      leaseOwner: null,
+      leaseUntil: null,
+      nextPollAt: this.nextPoll(),
+    });
   }
 
   private async download(job: VideoJob, url: string): Promise<{ name: string; bytes: number }> {
@@ -348,7 +375,13 @@ export class VideoWorker {
     const { accounts, clock, store } = this.deps;
     const span = jobSettleSpan(this.deps.telemetry, job, o);
     let charged = 0n;
-    if (o.costNano > 0n) charged = await accounts.settleDetached(job.holdRef, job.keyId, o.costNano, usageRecordBeside(jobUsageRecord(job, o, this.deps.clock.now(), this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null)));
+    if (o.costNano > 0n)
+      charged = await accounts.settleDetached(
+        job.holdRef,
+        job.keyId,
+        o.costNano,
+        usageRecordBeside(jobUsageRecord(job, o, this.deps.clock.now(), this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null)),
+      );
     else await accounts.releaseDetached(job.holdRef);
     endJobSettleSpan(span, charged, o);
     const now = clock.now();

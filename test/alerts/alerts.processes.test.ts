@@ -28,7 +28,13 @@ let apiKey: string;
 let managementKey: string;
 
 function gateway(): Promise<ChildGateway> {
-  const env: Record<string, string> = { DATABASE_URL: pgSchema.url, GATEWAY_SIMULATE: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_WEBHOOKS_ALLOW_PRIVATE: '1' };
+  const env: Record<string, string> = {
+    DATABASE_URL: pgSchema.url,
+    GATEWAY_SIMULATE: '0',
+    LOG_LEVEL: 'warn',
+    GATEWAY_ADMIN_TOKEN: ADMIN,
+    GATEWAY_WEBHOOKS_ALLOW_PRIVATE: '1',
+  };
   for (const v of VENDORS) {
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
@@ -40,7 +46,11 @@ const drain = (g: ChildGateway, i: number) =>
   fetch(`${g.base}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'b-4.1-mini', max_tokens: 10_000, messages: [{ role: 'user', content: `drain ${i} [[sim:usage output=10000]]` }] }),
+    body: JSON.stringify({
+      model: 'b-4.1-mini',
+      max_tokens: 10_000,
+      messages: [{ role: 'user', content: `drain ${i} [[sim:usage output=10000]]` }],
+    }),
   }).then(async (r) => (await r.text(), r.status));
 
 /** 50 calls at once, every other one to each process. */
@@ -116,11 +126,10 @@ describe.runIf(canRun)('a threshold crossed by two processes together [postgres]
   it('two watchers racing on one wallet below its threshold: one event, however many checks', async () => {
     const ledger = createLedger(pgSchema.db, { clock: systemClock });
     const w = (await ledger.createWallet({ credits: 1_000 })).id;
-    await pgSchema.db.query(`INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ($1, $2, $3, '{balance.threshold_crossed}', 'whsec_x', now())`, [
-      `wh_${w}`,
-      w,
-      rx.url,
-    ]);
+    await pgSchema.db.query(
+      `INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ($1, $2, $3, '{balance.threshold_crossed}', 'whsec_x', now())`,
+      [`wh_${w}`, w, rx.url],
+    );
     // 1,000 credits is at or below 1,000,000 credits from the start: every check sees it crossed.
     await pgSchema.db.query(
       `INSERT INTO alert_settings (wallet_id, balance_percents, balance_credits, key_monthly_percents, key_daily_percents, updated_at) VALUES ($1, '{}', '{1000000}', '{}', '{}', now())`,
@@ -131,7 +140,9 @@ describe.runIf(canRun)('a threshold crossed by two processes together [postgres]
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? one : two).check(w, [])));
     const rows = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE wallet_id = $1`, [w]);
     expect(Number(rows.rows[0].n)).toBe(1);
-    const queued = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`, [`wh_${w}`]);
+    const queued = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`, [
+      `wh_${w}`,
+    ]);
     expect(Number(queued.rows[0].n)).toBe(1);
   }, 30_000);
 });

@@ -77,7 +77,7 @@ describe('balance threshold crossing', () => {
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(verifySignature(secret, header, d.body, Math.floor(Date.now() / 1000))).toBe(true);
     expect(verifySignature('whsec_wrong', header, d.body, Math.floor(Date.now() / 1000))).toBe(false);
-    expect(verifySignature(secret, header, d.body + ' ', Math.floor(Date.now() / 1000))).toBe(false);
+    expect(verifySignature(secret, header, `${d.body} `, Math.floor(Date.now() / 1000))).toBe(false);
   }, 60_000);
 
   it('more calls while below fire nothing more', async () => {
@@ -103,10 +103,12 @@ describe('balance threshold crossing', () => {
     expect(rx.received).toHaveLength(2);
     expect(rx.received[1].json.type).toBe('balance.threshold_crossed');
     expect(rx.received[1].json.id).not.toBe(rx.received[0].json.id);
-    expect(verifySignature(secret, String(rx.received[1].headers['x-gateway-signature']), rx.received[1].body, Math.floor(Date.now() / 1000))).toBe(true);
+    expect(
+      verifySignature(secret, String(rx.received[1].headers['x-gateway-signature']), rx.received[1].body, Math.floor(Date.now() / 1000)),
+    ).toBe(true);
   }, 90_000);
 
-  it('a top-up written beside the gateway (not through it): re-armed by the sweep or the drain\'s first checks, one more after the next drain', async () => {
+  it("a top-up written beside the gateway (not through it): re-armed by the sweep or the drain's first checks, one more after the next drain", async () => {
     await t.gw.ledger.topUp(t.walletId, { credits: CREDITS }); // the ledger itself: the gateway's top-up hook does not see it
     await t.gw.alerts.watcher.sweep();
     await settled();

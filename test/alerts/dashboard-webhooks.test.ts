@@ -30,7 +30,14 @@ describe('/dashboard/webhooks', () => {
     const text = await page.text();
     expect(text).toContain('value="20, 5"'); // the defaults
 
-    const saved = await owner.follow(await owner.post('/dashboard/webhooks/thresholds', { balance_percent_of_last_top_up: '', balance_credits: '999000', key_monthly_limit_percent: '80, 100', key_daily_limit_percent: '' }));
+    const saved = await owner.follow(
+      await owner.post('/dashboard/webhooks/thresholds', {
+        balance_percent_of_last_top_up: '',
+        balance_credits: '999000',
+        key_monthly_limit_percent: '80, 100',
+        key_daily_limit_percent: '',
+      }),
+    );
     expect(await saved.text()).toContain('The thresholds were saved.');
     const bad = await owner.post('/dashboard/webhooks/thresholds', { balance_credits: 'lots' });
     expect(bad.status).toBe(400);
@@ -43,11 +50,17 @@ describe('/dashboard/webhooks', () => {
     expect(again).not.toContain(secret!);
     expect(again).toContain(rx.url);
 
-    const res = await post(t, '/v1/chat/completions', { model: 'b-4.1-mini', max_tokens: 2000, messages: [{ role: 'user', content: 'x [[sim:usage output=2000]]' }] });
+    const res = await post(t, '/v1/chat/completions', {
+      model: 'b-4.1-mini',
+      max_tokens: 2000,
+      messages: [{ role: 'user', content: 'x [[sim:usage output=2000]]' }],
+    });
     expect(res.status).toBe(200);
     await res.text();
     await rx.waitFor(1);
-    expect(verifySignature(secret!, String(rx.received[0].headers['x-gateway-signature']), rx.received[0].body, Math.floor(Date.now() / 1000))).toBe(true);
+    expect(
+      verifySignature(secret!, String(rx.received[0].headers['x-gateway-signature']), rx.received[0].body, Math.floor(Date.now() / 1000)),
+    ).toBe(true);
     await sleep(200);
     const listed = await (await owner.get('/dashboard/webhooks')).text();
     expect(listed).toContain('balance.threshold_crossed');

@@ -14,7 +14,11 @@ const bigCall = (key: string, i: number) =>
   fetch(`${t.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'b-4.1-mini', max_tokens: 10, messages: [{ role: 'user', content: `call ${i} [[sim:usage output=20000]]` }] }),
+    body: JSON.stringify({
+      model: 'b-4.1-mini',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: `call ${i} [[sim:usage output=20000]]` }],
+    }),
   }).then(async (r) => (await r.text(), r.status));
 
 const settled = () => alertsSettled(t);
@@ -26,7 +30,10 @@ beforeAll(async () => {
   t = await startTestGateway({ credits: 10_000_000, env: { GATEWAY_WEBHOOKS_ALLOW_PRIVATE: '1' } });
   const { key } = await t.gw.keys.createManagementKey(t.walletId, 'ops');
   api = doors(t.url, key);
-  const made = await api.createWebhook({ url: rx.url, events: ['key.monthly_limit_threshold_crossed', 'key.daily_limit_threshold_crossed', 'key.expiring'] });
+  const made = await api.createWebhook({
+    url: rx.url,
+    events: ['key.monthly_limit_threshold_crossed', 'key.daily_limit_threshold_crossed', 'key.expiring'],
+  });
   expect(made.status).toBe(201);
 }, 60_000);
 

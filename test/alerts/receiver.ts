@@ -80,7 +80,9 @@ export function doors(base: string, managementKey: string) {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Everything charged has been checked for crossings, and every queued delivery sent. */
-export async function alertsSettled(t: { gw: { alerts: { watcher: { idle(): Promise<void> }; worker: { settled(): Promise<void> } } } }): Promise<void> {
+export async function alertsSettled(t: {
+  gw: { alerts: { watcher: { idle(): Promise<void> }; worker: { settled(): Promise<void> } } };
+}): Promise<void> {
   await sleep(100);
   await t.gw.alerts.watcher.idle();
   await t.gw.alerts.worker.settled();

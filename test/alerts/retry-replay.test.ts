@@ -32,7 +32,11 @@ describe('delivery retries and replay', () => {
     expect((await api.setAlerts({ balance_percent_of_last_top_up: [], balance_credits: [999_000] })).status).toBe(200);
     rx.answers.push(500);
 
-    const res = await post(t, '/v1/chat/completions', { model: 'b-4.1-mini', max_tokens: 2000, messages: [{ role: 'user', content: 'x [[sim:usage output=2000]]' }] });
+    const res = await post(t, '/v1/chat/completions', {
+      model: 'b-4.1-mini',
+      max_tokens: 2000,
+      messages: [{ role: 'user', content: 'x [[sim:usage output=2000]]' }],
+    });
     expect(res.status).toBe(200);
     await res.text();
 
@@ -63,7 +67,9 @@ describe('delivery retries and replay', () => {
     const again = rx.received[2];
     expect(again.json.id).toBe(eventId);
     expect(again.body).toBe(rx.received[0].body);
-    expect(verifySignature(made.json.secret, String(again.headers['x-gateway-signature']), again.body, Math.floor(Date.now() / 1000))).toBe(true);
+    expect(verifySignature(made.json.secret, String(again.headers['x-gateway-signature']), again.body, Math.floor(Date.now() / 1000))).toBe(
+      true,
+    );
     await t.gw.alerts.worker.settled();
     const after = await api.deliveries(hook.id);
     expect(after.json.data).toHaveLength(2);
@@ -95,10 +101,22 @@ describe('delivery retries and replay', () => {
 
   it('old events with nothing left to send are pruned, with their deliveries; one still pending is kept', async () => {
     const db = t.gw.db;
-    await db.query(`INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ('wh_old', $1, 'https://example.com/', '{video.finished}', 'whsec_x', now())`, [t.walletId]);
-    for (const [id, state] of [['evt_old_done', 'delivered'], ['evt_old_pending', 'pending']]) {
-      await db.query(`INSERT INTO webhook_events (id, wallet_id, type, created_at, body) VALUES ($1, $2, 'video.finished', '2026-09-01T00:00:00Z', '{}')`, [id, t.walletId]);
-      await db.query(`INSERT INTO webhook_deliveries (id, event_id, webhook_id, state, next_attempt_at) VALUES ($1, $2, 'wh_old', $3, now() + interval '1 day')`, [`dlv_${id}`, id, state]);
+    await db.query(
+      `INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ('wh_old', $1, 'https://example.com/', '{video.finished}', 'whsec_x', now())`,
+      [t.walletId],
+    );
+    for (const [id, state] of [
+      ['evt_old_done', 'delivered'],
+      ['evt_old_pending', 'pending'],
+    ]) {
+      await db.query(
+        `INSERT INTO webhook_events (id, wallet_id, type, created_at, body) VALUES ($1, $2, 'video.finished', '2026-09-01T00:00:00Z', '{}')`,
+        [id, t.walletId],
+      );
+      await db.query(
+        `INSERT INTO webhook_deliveries (id, event_id, webhook_id, state, next_attempt_at) VALUES ($1, $2, 'wh_old', $3, now() + interval '1 day')`,
+        [`dlv_${id}`, id, state],
+      );
     }
     expect(await t.gw.alerts.watcher.prune()).toBe(1);
     const left = await db.query<{ id: string }>(`SELECT id FROM webhook_events WHERE id LIKE 'evt_old%'`);

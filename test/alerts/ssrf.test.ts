@@ -12,14 +12,54 @@ import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
 
 describe('isRefusedAddress', () => {
   it.each([
-    '127.0.0.1', '127.5.5.5', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.127.255.255',
-    '0.0.0.0', '224.0.0.1', '239.255.255.250', '255.255.255.255', '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1',
-    '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '2002:7f00:1::',
+    '127.0.0.1',
+    '127.5.5.5',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '100.127.255.255',
+    '0.0.0.0',
+    '224.0.0.1',
+    '239.255.255.250',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::',
     // Found by the attack run: reserved ranges that embed or route to IPv4, and other non-global IPv6.
-    '::ffff:0:7f00:1', '::ffff:0:a00:1', '64:ff9b:1::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:10::1', '2001:20::1',
-    '3fff::1', '5f00::1', '100::1', '192.88.99.1',
+    '::ffff:0:7f00:1',
+    '::ffff:0:a00:1',
+    '64:ff9b:1::1',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '2001:10::1',
+    '2001:20::1',
+    '3fff::1',
+    '5f00::1',
+    '100::1',
+    '192.88.99.1',
   ])('refuses %s', (ip) => expect(isRefusedAddress(ip)).toBe(true));
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '2a00:1450:4001:81b::200e', '64:ff9b::808:808', '2002:808:808::1'])('allows %s', (ip) => expect(isRefusedAddress(ip)).toBe(false));
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '2a00:1450:4001:81b::200e',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('allows %s', (ip) => expect(isRefusedAddress(ip)).toBe(false));
 });
 
 describe('a name that resolved publicly when registered and privately when delivered (DNS rebinding)', () => {
@@ -60,8 +100,18 @@ describe('without GATEWAY_WEBHOOKS_ALLOW_PRIVATE', () => {
   });
 
   it.each([
-    'http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://[::1]:9/', 'http://169.254.169.254/latest/meta-data', 'http://10.0.0.5/',
-    'http://100.64.1.1/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'ftp://example.com/', 'file:///etc/passwd', 'not a url',
+    'http://127.0.0.1:9/hook',
+    'http://localhost:9/hook',
+    'http://[::1]:9/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://10.0.0.5/',
+    'http://100.64.1.1/',
+    'http://[fd00::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://0.0.0.0/',
+    'ftp://example.com/',
+    'file:///etc/passwd',
+    'not a url',
   ])('refuses %s at registration (400 naming url)', async (url) => {
     const res = await api.createWebhook({ url, events: ['balance.threshold_crossed'] });
     expect(res.status).toBe(400);
@@ -70,13 +120,17 @@ describe('without GATEWAY_WEBHOOKS_ALLOW_PRIVATE', () => {
 
   it('refuses at delivery a stored endpoint whose name resolves to 127.0.0.1, and records the attempt', async () => {
     // As if `localhost` had resolved publicly when it was registered: the row is written as registration would.
-    await t.gw.db.query(`INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ('wh_rebind', $1, $2, '{balance.threshold_crossed}', 'whsec_x', now())`, [
-      t.walletId,
-      `http://localhost:${rx.port}/hook`,
-    ]);
+    await t.gw.db.query(
+      `INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ('wh_rebind', $1, $2, '{balance.threshold_crossed}', 'whsec_x', now())`,
+      [t.walletId, `http://localhost:${rx.port}/hook`],
+    );
     t.gw.alerts.watcher.forget(t.walletId);
     expect((await api.setAlerts({ balance_credits: [999_500], balance_percent_of_last_top_up: [] })).status).toBe(200);
-    const res = await post(t, '/v1/chat/completions', { model: 'b-4.1-mini', max_tokens: 2000, messages: [{ role: 'user', content: 'x [[sim:usage output=2000]]' }] });
+    const res = await post(t, '/v1/chat/completions', {
+      model: 'b-4.1-mini',
+      max_tokens: 2000,
+      messages: [{ role: 'user', content: 'x [[sim:usage output=2000]]' }],
+    });
     expect(res.status).toBe(200);
     await res.text();
     let d: any;

@@ -27,67 +27,77 @@ function callAndLeave(t: TestGateway, leaveAfterMs: number): Promise<void> {
   });
 }
 
-const kinds = [{ name: 'pglite', postgres: false }, ...(postgresAvailability.ok || REQUIRE_POSTGRES ? [{ name: 'postgres', postgres: true }] : [])];
+const kinds = [
+  { name: 'pglite', postgres: false },
+  ...(postgresAvailability.ok || REQUIRE_POSTGRES ? [{ name: 'postgres', postgres: true }] : []),
+];
 
-for (const { name, postgres } of kinds) describe(`a client that leaves before the vendor is called [${name}]`, () => {
-  let t: TestGateway | undefined;
-  let pg: TestPostgres | undefined;
-  let tree: TempTree | undefined;
-  afterEach(async () => {
-    await t?.close();
-    await pg?.cleanup();
-    tree?.remove();
+for (const { name, postgres } of kinds)
+  describe(`a client that leaves before the vendor is called [${name}]`, () => {
+    let t: TestGateway | undefined;
+    let pg: TestPostgres | undefined;
+    let tree: TempTree | undefined;
+    afterEach(async () => {
+      await t?.close();
+      await pg?.cleanup();
+      tree?.remove();
+    });
+
+    it('is not served to the vendor and is charged nothing', async () => {
+      pg = postgres ? await openTestPostgres() : undefined;
+      // A hold of one call (leases off, as for a wallet too small to lease): admission waits on the ledger.
+      tree = tempCatalogTree();
+      setLeases(tree, false);
+      const dirs = { config: tree.config, catalog: tree.catalog };
+      t = await startTestGateway(pg ? { dirs, env: { DATABASE_URL: pg.url } } : { dirs });
+      const gw = t.gw;
+      const served = await fetch(new URL('/v1/chat/completions', t.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+        body,
+      });
+      expect(served.status).toBe(200); // the key is known now: the next call waits only on its hold
+      await served.arrayBuffer();
+      const before = await gw.ledger.balance(t.walletId);
+      const receivedBefore = t.received('b').length;
+      // Holds wait while the wallet's lots are locked, as behind a long ledger batch.
+      let unlock!: () => void;
+      const unlocked = new Promise<void>((r) => (unlock = r));
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((r) => (locked = r));
+      const blocker = gw.ledger.db.transaction(async (tx) => {
+        await tx.query('SELECT id FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [t!.walletId]);
+        locked();
+        await unlocked;
+      });
+      await lockTaken;
+      const left = Promise.all(Array.from({ length: 3 }, () => callAndLeave(t!, 200)));
+      await left;
+      await sleep(50);
+      unlock();
+      await blocker;
+      // The holds are taken once the lots are free, then given back: the clients are gone.
+      let bal = await gw.ledger.balance(t.walletId);
+      for (let i = 0; i < 100 && (bal.reservedNano !== 0n || (await heldCount(t)) > 0); i++) {
+        await sleep(20);
+        bal = await gw.ledger.balance(t.walletId);
+      }
+      await sleep(200); // a vendor call made anyway would have arrived by now
+      expect(t.received('b').length - receivedBefore, 'the vendor was called for a client that had left').toBe(0);
+      expect(bal).toMatchObject({ availableNano: before.availableNano, reservedNano: 0n });
+      const holds = await gw.ledger.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'released'`,
+        [t.walletId],
+      );
+      expect(holds.rows[0].n, 'the calls never reached their hold: the test did not exercise the case').toBe(3);
+      await expectJournalAddsUp(gw.ledger, t.walletId);
+    }, 30_000);
   });
 
-  it('is not served to the vendor and is charged nothing', async () => {
-    pg = postgres ? await openTestPostgres() : undefined;
-    // A hold of one call (leases off, as for a wallet too small to lease): admission waits on the ledger.
-    tree = tempCatalogTree();
-    setLeases(tree, false);
-    const dirs = { config: tree.config, catalog: tree.catalog };
-    t = await startTestGateway(pg ? { dirs, env: { DATABASE_URL: pg.url } } : { dirs });
-    const gw = t.gw;
-    const served = await fetch(new URL('/v1/chat/completions', t.url), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
-      body,
-    });
-    expect(served.status).toBe(200); // the key is known now: the next call waits only on its hold
-    await served.arrayBuffer();
-    const before = await gw.ledger.balance(t.walletId);
-    const receivedBefore = t.received('b').length;
-    // Holds wait while the wallet's lots are locked, as behind a long ledger batch.
-    let unlock!: () => void;
-    const unlocked = new Promise<void>((r) => (unlock = r));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((r) => (locked = r));
-    const blocker = gw.ledger.db.transaction(async (tx) => {
-      await tx.query('SELECT id FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [t!.walletId]);
-      locked();
-      await unlocked;
-    });
-    await lockTaken;
-    const left = Promise.all(Array.from({ length: 3 }, () => callAndLeave(t!, 200)));
-    await left;
-    await sleep(50);
-    unlock();
-    await blocker;
-    // The holds are taken once the lots are free, then given back: the clients are gone.
-    let bal = await gw.ledger.balance(t.walletId);
-    for (let i = 0; i < 100 && (bal.reservedNano !== 0n || (await heldCount(t)) > 0); i++) {
-      await sleep(20);
-      bal = await gw.ledger.balance(t.walletId);
-    }
-    await sleep(200); // a vendor call made anyway would have arrived by now
-    expect(t.received('b').length - receivedBefore, 'the vendor was called for a client that had left').toBe(0);
-    expect(bal).toMatchObject({ availableNano: before.availableNano, reservedNano: 0n });
-    const holds = await gw.ledger.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'released'`, [t.walletId]);
-    expect(holds.rows[0].n, 'the calls never reached their hold: the test did not exercise the case').toBe(3);
-    await expectJournalAddsUp(gw.ledger, t.walletId);
-  }, 30_000);
-});
-
 async function heldCount(t: TestGateway): Promise<number> {
-  const r = await t.gw.ledger.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [t.walletId]);
+  const r = await t.gw.ledger.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`,
+    [t.walletId],
+  );
   return r.rows[0].n;
 }

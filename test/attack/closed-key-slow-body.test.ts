@@ -16,15 +16,19 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Sends the headers at once and the body when `sendBody` resolves; the answer's status and text. */
 function slowBodyCall(key: string, body: string, sendBody: Promise<void>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL('/v1/chat/completions', t.url), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      new URL('/v1/chat/completions', t.url),
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.flushHeaders();
     void sendBody.then(() => req.end(body));

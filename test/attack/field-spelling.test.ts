@@ -42,7 +42,10 @@ describe('a field spelled in another case or form is refused, naming the spellin
   }
 
   it('messages, in its own shape: Max_Tokens', async () => {
-    const body = await refusedUnsent(post(t, '/v1/messages', { model: 'a-small-4.5', max_tokens: 16, Max_Tokens: 4096, messages: ask.messages }, A_VERSION), 'messages');
+    const body = await refusedUnsent(
+      post(t, '/v1/messages', { model: 'a-small-4.5', max_tokens: 16, Max_Tokens: 4096, messages: ask.messages }, A_VERSION),
+      'messages',
+    );
     expect(body.error.message).toContain("send 'max_tokens'");
   });
 

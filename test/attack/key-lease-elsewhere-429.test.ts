@@ -17,7 +17,14 @@ import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const M = 1_000_000n; // nano
-const settings = (): LeaseSettings => ({ sliceSeconds: 10, minSliceNano: 1_000n, maxShare: 0.5, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 });
+const settings = (): LeaseSettings => ({
+  sliceSeconds: 10,
+  minSliceNano: 1_000n,
+  maxShare: 0.5,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws: 1_024,
+});
 const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const model = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot().catalog.models.get('b-6')!;
@@ -60,7 +67,9 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
       const first = await otherAccounts.admit(otherCaller, model, 100n * M, 'other-call');
       await otherAccounts.settle(otherCaller, first, 10n * M).committed;
       await otherBook.flushed();
-      const leased = await getDb().query<{ n: string }>(`SELECT coalesce(sum(amount_nano), 0)::text AS n FROM reservations WHERE call_id LIKE 'lease:%' AND state = 'held'`);
+      const leased = await getDb().query<{ n: string }>(
+        `SELECT coalesce(sum(amount_nano), 0)::text AS n FROM reservations WHERE call_id LIKE 'lease:%' AND state = 'held'`,
+      );
       expect(BigInt(leased.rows[0]!.n)).toBe(490n * M);
 
       // Here: a call of 600 M. The month leaves 990 M (limit 1,000 M, 10 M used); no call is in progress.

@@ -33,7 +33,9 @@ describe('a stream value that is not a boolean is refused before any vendor call
   for (const value of ['true', 1, 'yes', {}]) {
     it(`chat, vendor B: stream ${JSON.stringify(value)}`, async () => {
       await nothingSentOrCharged(async () => {
-        const body = await expectInvalid(await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, stream: value, messages: ask }));
+        const body = await expectInvalid(
+          await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, stream: value, messages: ask }),
+        );
         expect(body.error.param).toBe('stream');
         expect(body.error.message).toContain('stream must be true or false');
       });
@@ -104,13 +106,17 @@ describe('deferred and background: anything but false is refused before any vend
   for (const value of [true, 'true', 1]) {
     it(`chat deferred ${JSON.stringify(value)}`, async () => {
       await nothingSentOrCharged(async () => {
-        const body = await expectInvalid(await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, deferred: value, messages: ask }));
+        const body = await expectInvalid(
+          await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, deferred: value, messages: ask }),
+        );
         expect(body.error.message).toContain('deferred');
       });
     });
     it(`responses background ${JSON.stringify(value)}`, async () => {
       await nothingSentOrCharged(async () => {
-        const body = await expectInvalid(await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, background: value, input: 'hi' }));
+        const body = await expectInvalid(
+          await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, background: value, input: 'hi' }),
+        );
         expect(body.error.message).toContain('background');
       });
     });

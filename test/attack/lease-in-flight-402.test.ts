@@ -50,7 +50,10 @@ describe.each(['pglite', 'postgres'] as const)('a lease asked back while a call 
     await t.gw.leases.flushed();
     // With its last call ended, the lease goes back at once (not at the next renewal round, 15 s away).
     const leaseHeld = async () =>
-      Number((await t.gw.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE call_id LIKE 'lease:%' AND state = 'held'`)).rows[0]!.n);
+      Number(
+        (await t.gw.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE call_id LIKE 'lease:%' AND state = 'held'`))
+          .rows[0]!.n,
+      );
     for (let i = 0; i < 40 && (await leaseHeld()) > 0; i++) await sleep(50);
     expect(await leaseHeld()).toBe(0);
     const after = await t.gw.ledger.balance(t.walletId);

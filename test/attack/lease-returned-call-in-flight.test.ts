@@ -19,7 +19,14 @@ import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const TTL_MS = 400;
-const settings: LeaseSettings = { sliceSeconds: 10, minSliceNano: 1_000_000n, maxShare: 0.25, ttlMs: TTL_MS, idleReturnMs: 30_000, maxPendingDraws: 1_024 };
+const settings: LeaseSettings = {
+  sliceSeconds: 10,
+  minSliceNano: 1_000_000n,
+  maxShare: 0.25,
+  ttlMs: TTL_MS,
+  idleReturnMs: 30_000,
+  maxPendingDraws: 1_024,
+};
 const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,7 +51,9 @@ describeEachDatabase('a lease given back while a call on it runs', (getDb: () =>
         await sleep(TTL_MS / 2);
         await ledger.sweepExpired();
       }
-      const lease = await db.query<{ state: string }>(`SELECT state FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [w.id]);
+      const lease = await db.query<{ state: string }>(`SELECT state FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [
+        w.id,
+      ]);
       expect(lease.rows.map((r) => r.state)).toEqual(['held']);
       // Everything the wallet can still spend is spent by other calls (the exact path).
       const usable = await ledger.usableNano(w.id, 'b');

@@ -16,7 +16,11 @@ describe.each(['pglite', 'postgres'] as const)('leases turned off by a reload wh
     tree = tempCatalogTree();
     setLeases(tree, true);
     if (kind === 'postgres') schema = await openTestPostgres({ migrate: false });
-    t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, env: schema ? { DATABASE_URL: schema.url } : {}, credits: 1_000_000 });
+    t = await startTestGateway({
+      dirs: { config: tree.config, catalog: tree.catalog },
+      env: schema ? { DATABASE_URL: schema.url } : {},
+      credits: 1_000_000,
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -28,7 +32,11 @@ describe.each(['pglite', 'postgres'] as const)('leases turned off by a reload wh
     fetch(`${t.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'b-6', max_completion_tokens: maxTokens, messages: [{ role: 'user', content: 'hi [[sim:usage input=10 output=10]]' }] }),
+      body: JSON.stringify({
+        model: 'b-6',
+        max_completion_tokens: maxTokens,
+        messages: [{ role: 'user', content: 'hi [[sim:usage input=10 output=10]]' }],
+      }),
     });
 
   it('serves a call the wallet can pay right after the reload', async () => {

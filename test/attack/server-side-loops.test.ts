@@ -61,7 +61,12 @@ describe('server-side passes are held before the call', () => {
     const res = await post(
       t,
       '/v1/messages',
-      { model: 'a-small-4.5', max_tokens: 16, tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'no-such-model' }], messages: [ask] },
+      {
+        model: 'a-small-4.5',
+        max_tokens: 16,
+        tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'no-such-model' }],
+        messages: [ask],
+      },
       A_VERSION,
     );
     expect(res.status).toBe(400);
@@ -75,7 +80,12 @@ describe('server-side passes are held before the call', () => {
     const res = await fetch(`${t.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json', ...A_VERSION },
-      body: JSON.stringify({ model: 'a-small-4.5', max_tokens: 16, tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'a-top-5' }], messages: [ask] }),
+      body: JSON.stringify({
+        model: 'a-small-4.5',
+        max_tokens: 16,
+        tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'a-top-5' }],
+        messages: [ask],
+      }),
     });
     expect(res.status, await res.text()).toBe(200);
     const last = t.sim.received[t.sim.received.length - 1].body as { tools: { max_uses?: number }[] };

@@ -25,10 +25,15 @@ describe('options the vendor bills above the catalog price are refused on /v1/me
   it('the context-1m beta header: 400 naming it, nothing sent, nothing charged', async () => {
     const before = await t.balance();
     const sent = t.sim.received.length;
-    const res = await post(t, '/v1/messages', { model: 'a-top-5', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] }, {
-      ...A_VERSION,
-      'anthropic-beta': 'prompt-caching-2024-07-31,context-1m-2025-08-07',
-    });
+    const res = await post(
+      t,
+      '/v1/messages',
+      { model: 'a-top-5', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] },
+      {
+        ...A_VERSION,
+        'anthropic-beta': 'prompt-caching-2024-07-31,context-1m-2025-08-07',
+      },
+    );
     const body = await expectRefusedUnsent(res, 400);
     expect(body.type).toBe('error');
     expect(body.error.message).toMatch(/context-1m/);
@@ -39,11 +44,21 @@ describe('options the vendor bills above the catalog price are refused on /v1/me
   // US-only inference is billed at a multiplier of the list price (1.1x) that the catalog has no figure for.
   it('inference_geo other than global: 400 naming it, nothing sent; global is served', async () => {
     const sent = t.sim.received.length;
-    const us = await post(t, '/v1/messages', { model: 'a-top-5', max_tokens: 1, inference_geo: 'us', messages: [{ role: 'user', content: 'hi' }] }, A_VERSION);
+    const us = await post(
+      t,
+      '/v1/messages',
+      { model: 'a-top-5', max_tokens: 1, inference_geo: 'us', messages: [{ role: 'user', content: 'hi' }] },
+      A_VERSION,
+    );
     const body = await expectRefusedUnsent(us, 400);
     expect(body.error.message).toMatch(/inference_geo/);
     expect(t.sim.received.length).toBe(sent);
-    const global = await post(t, '/v1/messages', { model: 'a-top-5', max_tokens: 1, inference_geo: 'global', messages: [{ role: 'user', content: 'hi' }] }, A_VERSION);
+    const global = await post(
+      t,
+      '/v1/messages',
+      { model: 'a-top-5', max_tokens: 1, inference_geo: 'global', messages: [{ role: 'user', content: 'hi' }] },
+      A_VERSION,
+    );
     expect(global.status, await global.text()).toBe(200);
   });
 });
@@ -52,8 +67,28 @@ describe('a remote MCP server feeds the prompt at a size the body does not show:
   // Before the fix these were served on $0.02: the hold counted the body's bytes, while the vendor bills the
   // server's tool list and every tool result (sized by whoever runs the server) as input.
   const cases: [string, string, Record<string, unknown>, Record<string, string>][] = [
-    ['responses: an mcp tool', '/v1/responses', { model: 'b-5', max_output_tokens: 16, input: 'use the tool', tools: [{ type: 'mcp', server_label: 'x', server_url: 'https://mcp.example.com/mcp', require_approval: 'never' }] }, {}],
-    ['messages: the mcp_servers connector', '/v1/messages', { model: 'a-top-5', max_tokens: 1, mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'x' }], messages: [{ role: 'user', content: 'use the tool' }] }, { ...A_VERSION, 'anthropic-beta': 'mcp-client-2025-04-04' }],
+    [
+      'responses: an mcp tool',
+      '/v1/responses',
+      {
+        model: 'b-5',
+        max_output_tokens: 16,
+        input: 'use the tool',
+        tools: [{ type: 'mcp', server_label: 'x', server_url: 'https://mcp.example.com/mcp', require_approval: 'never' }],
+      },
+      {},
+    ],
+    [
+      'messages: the mcp_servers connector',
+      '/v1/messages',
+      {
+        model: 'a-top-5',
+        max_tokens: 1,
+        mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'x' }],
+        messages: [{ role: 'user', content: 'use the tool' }],
+      },
+      { ...A_VERSION, 'anthropic-beta': 'mcp-client-2025-04-04' },
+    ],
   ];
   for (const [name, path, body, headers] of cases) {
     it(`${name}: 402 on a 20,000-credit wallet, nothing sent or held`, async () => {
@@ -66,7 +101,12 @@ describe('a remote MCP server feeds the prompt at a size the body does not show:
   }
 
   it('an empty mcp_servers list pulls nothing in and is served', async () => {
-    const res = await post(t, '/v1/messages', { model: 'a-top-5', max_tokens: 1, mcp_servers: [], messages: [{ role: 'user', content: 'hi' }] }, A_VERSION);
+    const res = await post(
+      t,
+      '/v1/messages',
+      { model: 'a-top-5', max_tokens: 1, mcp_servers: [], messages: [{ role: 'user', content: 'hi' }] },
+      A_VERSION,
+    );
     expect(res.status, await res.text()).toBe(200);
   });
 });

@@ -35,7 +35,8 @@ describe.each(['pglite', 'postgres'] as const)('usage figures past what the usag
     let total = 0n;
     for (let i = 0; i < 6; i++) {
       // The daily-limited key keeps the exact path; the dev key's calls are admitted on a lease.
-      const res = i === 5 ? await post({ ...t, apiKey: dailyKey }, '/v1/chat/completions', body(i)) : await post(t, '/v1/chat/completions', body(i));
+      const res =
+        i === 5 ? await post({ ...t, apiKey: dailyKey }, '/v1/chat/completions', body(i)) : await post(t, '/v1/chat/completions', body(i));
       expect(res.status).toBe(200);
       await res.text();
       expect(BigInt(res.headers.get('x-service-charged-nano')!)).toBe(COST);
@@ -52,9 +53,10 @@ describe.each(['pglite', 'postgres'] as const)('usage figures past what the usag
       [t.walletId],
     );
     expect(records.rows[0]).toEqual({ n: '6', s: String(total), r: String(Number.MAX_SAFE_INTEGER) });
-    const held = await t.gw.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id NOT LIKE 'lease:%'`, [
-      t.walletId,
-    ]);
+    const held = await t.gw.db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id NOT LIKE 'lease:%'`,
+      [t.walletId],
+    );
     expect(held.rows[0].n).toBe('0');
     await expectJournalAddsUp(t.gw.ledger, t.walletId);
   });

@@ -17,15 +17,28 @@ const daysAgo = (n: number) => new Date(NOW.getTime() - n * 86_400_000);
  * runs beside the audit's, takes its time), so wait until the trail reads `expected`, then a while more, and
  * return what is there: a sweeper that deleted more would show it.
  */
-async function expectAgesLeftAfterPruning(db: Db, ages: number[], usageDays: number, auditDays: number | undefined, expected: number[]): Promise<void> {
+async function expectAgesLeftAfterPruning(
+  db: Db,
+  ages: number[],
+  usageDays: number,
+  auditDays: number | undefined,
+  expected: number[],
+): Promise<void> {
   const walletId = `w_retention_${Math.random().toString(36).slice(2, 8)}`;
   for (const age of ages) {
     await recordAudit(db, CLI_OPERATOR, { walletId, action: 'key.closed', targetId: String(age), before: null, after: null }, daysAgo(age));
   }
   const errors: unknown[] = [];
-  const stop = await startUsageRecordUpkeep(db, fixedClock(NOW), () => usageDays, (e) => errors.push(e), () => auditDays);
+  const stop = await startUsageRecordUpkeep(
+    db,
+    fixedClock(NOW),
+    () => usageDays,
+    (e) => errors.push(e),
+    () => auditDays,
+  );
   stop();
-  const left = async () => (await listAudit(db, walletId, { limit: 10, offset: 0 })).data.map((e) => Number(e.target_id)).sort((a, b) => a - b);
+  const left = async () =>
+    (await listAudit(db, walletId, { limit: 10, offset: 0 })).data.map((e) => Number(e.target_id)).sort((a, b) => a - b);
   await vi.waitFor(async () => expect(await left()).toEqual(expected), { timeout: 10_000, interval: 40 });
   await new Promise((r) => setTimeout(r, 300));
   expect(errors).toEqual([]);

@@ -55,7 +55,10 @@ describeEachDatabase('ledger auditor', (getDb) => {
     expect(COST).toBe(525_000n);
     const answered = await call((id) => ledger.settle(id, COST));
     const refused = await call((id) => ledger.release(id));
-    const report = await audit([answered, refused], [outcome(answered.tag, {}), outcome(refused.tag, { delivered: 'none', refused: true, status: 529, usage: null })]);
+    const report = await audit(
+      [answered, refused],
+      [outcome(answered.tag, {}), outcome(refused.tag, { delivered: 'none', refused: true, status: 529, usage: null })],
+    );
     expect(report.problems).toEqual([]);
     expect(report.figures).toMatchObject({ answered: 1, refused: 1, lostNano: 0n, createdNano: 0n, holdsLeft: 0 });
   });
@@ -67,7 +70,12 @@ describeEachDatabase('ledger auditor', (getDb) => {
     const held = await call(async () => undefined);
     const report = await audit(
       [short, over, refused, held],
-      [outcome(short.tag, {}), outcome(over.tag, {}), outcome(refused.tag, { delivered: 'none', refused: true, status: 500, usage: null }), outcome(held.tag, { delivered: 'none', refused: true, status: null, usage: null })],
+      [
+        outcome(short.tag, {}),
+        outcome(over.tag, {}),
+        outcome(refused.tag, { delivered: 'none', refused: true, status: 500, usage: null }),
+        outcome(held.tag, { delivered: 'none', refused: true, status: null, usage: null }),
+      ],
     );
     expect(report.figures.lostNano).toBe(1000n);
     expect(report.figures.createdNano).toBe(12n);
@@ -81,7 +89,10 @@ describeEachDatabase('ledger auditor', (getDb) => {
   it('an answer without usage charged nothing is lost money; an estimate is measured against the real usage', async () => {
     const free = await call((id) => ledger.release(id));
     const estimated = await call((id) => ledger.settle(id, COST + 300n));
-    const report = await audit([free, estimated], [outcome(free.tag, { usageReported: false }), outcome(estimated.tag, { usageReported: false })]);
+    const report = await audit(
+      [free, estimated],
+      [outcome(free.tag, { usageReported: false }), outcome(estimated.tag, { usageReported: false })],
+    );
     expect(report.figures).toMatchObject({ estimated: 2, lostNano: COST, estimateGapNano: 300n - COST, createdNano: 0n });
     expect(report.problems).toHaveLength(1);
     expect(report.problems[0]).toMatch(/charged nothing/);

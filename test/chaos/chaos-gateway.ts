@@ -21,7 +21,9 @@ export interface ChaosGateway {
 async function takeLeases(t: TestGateway, walletId: string): Promise<void> {
   for (const vendor of ['a', 'b']) t.gw.leases.hold(walletId, vendor, 1n);
   for (let i = 0; i < 200; i++) {
-    const r = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [walletId]);
+    const r = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [
+      walletId,
+    ]);
     if (Number(r.rows[0].n) >= 2) return;
     await new Promise((res) => setTimeout(res, 5));
   }
@@ -36,13 +38,13 @@ export async function startChaosGateway(opts: { leases?: boolean } = {}): Promis
   if (!postgresAvailability.ok && REQUIRE_POSTGRES) throw new Error(postgresAvailability.reason);
   const leases = opts.leases ?? true;
   const tree: TempTree = tempCatalogTree();
-  if (leases) tree.edit('config/billing.yaml', (y) => leasesOn(y).replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150'));
+  if (leases) tree.edit('config/billing.yaml', (y) => leasesOn(y).replace(/^ {2}idle_return_ms: \d+/m, '  idle_return_ms: 150'));
   else setLeases(tree, false);
   tree.edit('config/limits.yaml', (text) =>
     text
-      .replace(/  chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
-      .replace(/  messages: 300000/, `  messages: ${CHAOS_CALL_TIMEOUT_MS}`)
-      .replace(/  responses: 300000/, `  responses: ${CHAOS_CALL_TIMEOUT_MS}`),
+      .replace(/ {2}chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
+      .replace(/ {2}messages: 300000/, `  messages: ${CHAOS_CALL_TIMEOUT_MS}`)
+      .replace(/ {2}responses: 300000/, `  responses: ${CHAOS_CALL_TIMEOUT_MS}`),
   );
   const pg: TestPostgres | null = postgresAvailability.ok ? await openTestPostgres() : null;
   // Events a few ms apart, as a vendor's are: a client's cut lands between events, not after the last.

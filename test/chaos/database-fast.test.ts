@@ -2,4 +2,9 @@
 import { postgresRestartSuite } from './process-faults.ts';
 import { defineChaosSuite } from './suite.ts';
 
-defineChaosSuite({ title: 'Chaos, database, fast', file: 'chaos-database-fast.md', runs: Number(process.env.CHAOS_FAST_RUNS ?? 2), ...postgresRestartSuite() });
+defineChaosSuite({
+  title: 'Chaos, database, fast',
+  file: 'chaos-database-fast.md',
+  runs: Number(process.env.CHAOS_FAST_RUNS ?? 2),
+  ...postgresRestartSuite(),
+});

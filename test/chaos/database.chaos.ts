@@ -2,4 +2,9 @@
 import { postgresRestartSuite } from './process-faults.ts';
 import { defineChaosSuite } from './suite.ts';
 
-defineChaosSuite({ title: 'Chaos, database', file: 'chaos-database.md', runs: Number(process.env.CHAOS_RUNS ?? 100), ...postgresRestartSuite() });
+defineChaosSuite({
+  title: 'Chaos, database',
+  file: 'chaos-database.md',
+  runs: Number(process.env.CHAOS_RUNS ?? 100),
+  ...postgresRestartSuite(),
+});

@@ -136,7 +136,8 @@ export const CLIENT_FAULTS: readonly FaultCase[] = [
   { name: 'client leaves during a video upload', client: leaveDuringVideoUpload, check: noVideoJobs },
   {
     name: 'client leaves before the vendor answers',
-    inject: (calls) => (['a0', 'b0', 'a1', 'b1'] as const).map((route) => ({ route, fault: { kind: 'delay', ms: 150, times: calls.length } as Fault })),
+    inject: (calls) =>
+      (['a0', 'b0', 'a1', 'b1'] as const).map((route) => ({ route, fault: { kind: 'delay', ms: 150, times: calls.length } as Fault })),
     client: leaveBeforeTheAnswer,
   },
   { name: 'client leaves mid-stream', shapes: streaming, client: (c) => callAndCut(c, (t) => dataFrames(t) >= 3) },

@@ -50,11 +50,32 @@ export const SHAPES: readonly CallShape[] = [
   { name: 'chat b-5', door: '/v1/chat/completions', model: 'b-5', vendor: 'b', stream: false },
   { name: 'chat b-5 stream', door: '/v1/chat/completions', model: 'b-5', vendor: 'b', stream: true, lastContent: '"finish_reason":"' },
   { name: 'chat a-top (translated)', door: '/v1/chat/completions', model: 'a-top-5.5', vendor: 'a', stream: false },
-  { name: 'chat a-top stream (translated)', door: '/v1/chat/completions', model: 'a-top-5.5', vendor: 'a', stream: true, lastContent: '"finish_reason":"' },
+  {
+    name: 'chat a-top stream (translated)',
+    door: '/v1/chat/completions',
+    model: 'a-top-5.5',
+    vendor: 'a',
+    stream: true,
+    lastContent: '"finish_reason":"',
+  },
   { name: 'messages a-top', door: '/v1/messages', model: 'a-top-5.5', vendor: 'a', stream: false },
-  { name: 'messages a-top stream', door: '/v1/messages', model: 'a-top-5.5', vendor: 'a', stream: true, lastContent: '"type":"content_block_stop"' },
+  {
+    name: 'messages a-top stream',
+    door: '/v1/messages',
+    model: 'a-top-5.5',
+    vendor: 'a',
+    stream: true,
+    lastContent: '"type":"content_block_stop"',
+  },
   { name: 'responses b-5', door: '/v1/responses', model: 'b-5', vendor: 'b', stream: false },
-  { name: 'responses b-5 stream', door: '/v1/responses', model: 'b-5', vendor: 'b', stream: true, lastContent: 'event: response.output_text.done' },
+  {
+    name: 'responses b-5 stream',
+    door: '/v1/responses',
+    model: 'b-5',
+    vendor: 'b',
+    stream: true,
+    lastContent: 'event: response.output_text.done',
+  },
 ];
 
 /** One call about to be made: its shape, its own key and its tag. */
@@ -147,7 +168,9 @@ export async function readToEnd(call: ChaosCall): Promise<void> {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function heldCount(db: Db, walletIds: readonly string[]): Promise<number> {
-  const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = ANY($1) AND state = 'held'`, [[...walletIds]]);
+  const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = ANY($1) AND state = 'held'`, [
+    [...walletIds],
+  ]);
   return Number(r.rows[0].n);
 }
 
@@ -176,7 +199,17 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
         const tag = `c${process.pid}-${++tagCounter}`;
         const headers: Record<string, string> = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
         if (shape.door === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
-        batch.push({ shape, tag, apiKey: key.key, keyId: key.id, walletId: wallet.id, url: t.url, path: shape.door, headers, body: bodyFor(shape, tag) });
+        batch.push({
+          shape,
+          tag,
+          apiKey: key.key,
+          keyId: key.id,
+          walletId: wallet.id,
+          url: t.url,
+          path: shape.door,
+          headers,
+          body: bodyFor(shape, tag),
+        });
       }
       await t.beforeCalls?.(wallet.id);
       for (const { route, fault } of fc.inject?.(batch, ctx) ?? []) t.sim.inject(route, fault);

@@ -43,7 +43,11 @@ const END_MARKER: Record<ChaosCall['path'], string> = {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Whether `text` holds `marker` as a whole line (its newline arrived too). */
-const hasLine = (text: string, marker: string) => text.split(/\r?\n/).slice(0, -1).some((l) => l === marker);
+const hasLine = (text: string, marker: string) =>
+  text
+    .split(/\r?\n/)
+    .slice(0, -1)
+    .some((l) => l === marker);
 
 /** When a run kills: `delayMs` after the first call, or after the `afterFull`-th answer (of `kind`) received in full. */
 interface KillPlan {
@@ -162,7 +166,9 @@ export function killChargedFault(k: () => KillTarget, database: KillDatabase, le
       full++;
       if (a.class !== 'answered') {
         wrong++;
-        problems.push(`${what}: received in full, but the simulator saw no complete answer with usage (${a.class}: ${a.deliveries.join(', ')})`);
+        problems.push(
+          `${what}: received in full, but the simulator saw no complete answer with usage (${a.class}: ${a.deliveries.join(', ')})`,
+        );
         rows.push(row(`vendor ${a.class}`));
       } else if (!rec) {
         uncharged++;
@@ -170,7 +176,9 @@ export function killChargedFault(k: () => KillTarget, database: KillDatabase, le
         rows.push(row('no charge'));
       } else if (rec.charged !== a.expectedNano || a.chargedNano !== a.expectedNano) {
         wrong++;
-        problems.push(`${what}: received in full, record charged ${formatUsd(rec.charged)}, journal ${formatUsd(a.chargedNano)}, catalog price ${formatUsd(a.expectedNano)}`);
+        problems.push(
+          `${what}: received in full, record charged ${formatUsd(rec.charged)}, journal ${formatUsd(a.chargedNano)}, catalog price ${formatUsd(a.expectedNano)}`,
+        );
         rows.push(row('charged wrong'));
       }
     }
@@ -231,7 +239,11 @@ export function defineKillChargedSuites(database: KillDatabase, variant: { fast:
 }
 
 /** One suite's gateway (a child on the database, leases on or off) and its one fault kind. */
-function killChargedSuite(database: KillDatabase, leases: boolean, table: string): Pick<ChaosSuiteOptions, 'start' | 'faults' | 'callsPerRun' | 'msPerRun'> {
+function killChargedSuite(
+  database: KillDatabase,
+  leases: boolean,
+  table: string,
+): Pick<ChaosSuiteOptions, 'start' | 'faults' | 'callsPerRun' | 'msPerRun'> {
   let k: KillTarget | null = null;
   return {
     start: async () => {

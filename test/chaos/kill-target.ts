@@ -38,17 +38,19 @@ export const LEASE_TTL_MS = 4_000;
  * here, and a short limit would cut slow streams on a loaded machine, an outcome the kill did not cause.
  */
 export function limitsFor(text: string): string {
-  return text.replace(/^reservation_ttl_ms: \d+/m, `reservation_ttl_ms: ${RESERVATION_TTL_MS}`).replace(/^sweep_interval_ms: \d+/m, 'sweep_interval_ms: 200');
+  return text
+    .replace(/^reservation_ttl_ms: \d+/m, `reservation_ttl_ms: ${RESERVATION_TTL_MS}`)
+    .replace(/^sweep_interval_ms: \d+/m, 'sweep_interval_ms: 200');
 }
 
 /** billing.yaml with leases on or off whatever the shipped default is, and the test's shorter lease times. */
 export function billingFor(text: string, leases: boolean): string {
-  if (!/^leases:\n  enabled: (true|false)/m.test(text)) throw new Error('billing.yaml: no `leases: enabled:` to set');
-  const out = text.replace(/^leases:\n  enabled: (true|false)/m, `leases:\n  enabled: ${leases}`);
+  if (!/^leases:\n {2}enabled: (true|false)/m.test(text)) throw new Error('billing.yaml: no `leases: enabled:` to set');
+  const out = text.replace(/^leases:\n {2}enabled: (true|false)/m, `leases:\n  enabled: ${leases}`);
   if (!leases) return out;
   // idle_return_ms: a run's leases go back soon after its calls, so the wait for its holds to end is short
   // (the shipped 30 s would keep them until the next kill, and every run would wait out its settle time).
-  return out.replace(/^  ttl_ms: \d+/m, `  ttl_ms: ${LEASE_TTL_MS}`).replace(/^  idle_return_ms: \d+/m, '  idle_return_ms: 150');
+  return out.replace(/^ {2}ttl_ms: \d+/m, `  ttl_ms: ${LEASE_TTL_MS}`).replace(/^ {2}idle_return_ms: \d+/m, '  idle_return_ms: 150');
 }
 
 export interface KillTarget {
@@ -147,7 +149,8 @@ export async function startKillTarget(database: KillDatabase, opts: { leases: bo
       ? undefined
       : async (walletIds) => {
           let n = 0;
-          for (const id of walletIds) n += (await admin<{ reserved_credits: number }>('GET', `/admin/v1/wallets/${id}`)).reserved_credits > 0 ? 1 : 0;
+          for (const id of walletIds)
+            n += (await admin<{ reserved_credits: number }>('GET', `/admin/v1/wallets/${id}`)).reserved_credits > 0 ? 1 : 0;
           return n;
         },
     async beforeAudit() {

@@ -2,4 +2,9 @@
 import { gatewayKillSuite } from './process-faults.ts';
 import { defineChaosSuite } from './suite.ts';
 
-defineChaosSuite({ title: 'Chaos, process, fast', file: 'chaos-process-fast.md', runs: Number(process.env.CHAOS_FAST_RUNS ?? 2), ...gatewayKillSuite() });
+defineChaosSuite({
+  title: 'Chaos, process, fast',
+  file: 'chaos-process-fast.md',
+  runs: Number(process.env.CHAOS_FAST_RUNS ?? 2),
+  ...gatewayKillSuite(),
+});

@@ -27,10 +27,13 @@ const freePort = () => 20000 + Math.floor(Math.random() * 12000);
 /** The text doors' time limit of the chaos suite, so a stalled call costs seconds. */
 function chaosLimits(text: string, ttlMs?: number): string {
   let out = text
-    .replace(/  chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
-    .replace(/  messages: 300000/, `  messages: ${CHAOS_CALL_TIMEOUT_MS}`)
-    .replace(/  responses: 300000/, `  responses: ${CHAOS_CALL_TIMEOUT_MS}`);
-  if (ttlMs) out = out.replace(/^reservation_ttl_ms: \d+/m, `reservation_ttl_ms: ${ttlMs}`).replace(/^sweep_interval_ms: \d+/m, 'sweep_interval_ms: 200');
+    .replace(/ {2}chat: 300000/, `  chat: ${CHAOS_CALL_TIMEOUT_MS}`)
+    .replace(/ {2}messages: 300000/, `  messages: ${CHAOS_CALL_TIMEOUT_MS}`)
+    .replace(/ {2}responses: 300000/, `  responses: ${CHAOS_CALL_TIMEOUT_MS}`);
+  if (ttlMs)
+    out = out
+      .replace(/^reservation_ttl_ms: \d+/m, `reservation_ttl_ms: ${ttlMs}`)
+      .replace(/^sweep_interval_ms: \d+/m, 'sweep_interval_ms: 200');
   return out;
 }
 
@@ -87,7 +90,10 @@ export function gatewayKillSuite(): { start: ChaosStarter; faults: FaultCase[] }
       env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;
     }
     const launch = () =>
-      startChildGateway(env, { apiKey: 'unused', prepare: (tree) => tree.edit('config/limits.yaml', (t) => chaosLimits(t, RESERVATION_TTL_MS)) });
+      startChildGateway(env, {
+        apiKey: 'unused',
+        prepare: (tree) => tree.edit('config/limits.yaml', (t) => chaosLimits(t, RESERVATION_TTL_MS)),
+      });
     let child: ChildGateway = await launch();
     killAndRestart = async (run) => {
       await sleep(5 + (run % 6) * 10);

@@ -106,7 +106,11 @@ describe('fault kinds', () => {
 
   it('malformed-sse: garbage and a broken data frame, then the stream goes on to its usage', async () => {
     sim.inject('f6', { kind: 'malformed-sse', afterEvents: 2 });
-    const res = await chat('f6', { stream: true, stream_options: { include_usage: true }, ...user('x [[sim:call=t8]] [[sim:usage output=7]]') });
+    const res = await chat('f6', {
+      stream: true,
+      stream_options: { include_usage: true },
+      ...user('x [[sim:call=t8]] [[sim:usage output=7]]'),
+    });
     const text = await res.text();
     expect(text).toContain('data: {"broken": [1, 2,\n\n');
     expect(text).toContain('"completion_tokens":7');

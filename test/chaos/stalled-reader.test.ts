@@ -56,7 +56,10 @@ describe('a stalled reader', () => {
     const baseline = rssKb(pid);
 
     let opened = false;
-    const req = chat({ model: 'b-5', stream: true, messages: [{ role: 'user', content: 'big [[sim:long=1000000]]' }] }, () => (opened = true));
+    const req = chat(
+      { model: 'b-5', stream: true, messages: [{ role: 'user', content: 'big [[sim:long=1000000]]' }] },
+      () => (opened = true),
+    );
     for (let i = 0; i < 200 && !opened; i++) await sleep(20);
     expect(opened, 'the stream opened').toBe(true);
     const samples: number[] = [];
@@ -66,7 +69,9 @@ describe('a stalled reader', () => {
     }
     const growthMb = (Math.max(...samples) - baseline) / 1024;
     const lateGrowthMb = (samples[samples.length - 1] - samples[3]) / 1024;
-    console.log(`stalled reader: RSS baseline ${(baseline / 1024).toFixed(1)} MB, max ${(Math.max(...samples) / 1024).toFixed(1)} MB over 4 s`);
+    console.log(
+      `stalled reader: RSS baseline ${(baseline / 1024).toFixed(1)} MB, max ${(Math.max(...samples) / 1024).toFixed(1)} MB over 4 s`,
+    );
     req.destroy();
     // The simulator writes this stream at ~17 MB/s to a client that reads (measured on this machine), so a
     // gateway that buffered for the stalled client would grow by ~70 MB in the 4 s window, more with string

@@ -47,25 +47,32 @@ export function defineChaosSuite(opts: ChaosSuiteOptions): void {
       const bug = KNOWN_BUGS[fc.name];
       const sometimes = KNOWN_INTERMITTENT_BUGS[fc.name];
       const mark = bug ? ` (known bug: ${bug})` : sometimes ? ` (known intermittent bug: ${sometimes.why})` : '';
-      (bug ? it.fails : it)(`${fc.name}${mark}`, async () => {
-        const { row, report } = await runFault(g.target, fc, runs, callsPerRun);
-        tally.add(row);
-        expect(row.calls).toBe(runs * callsPerRun);
-        if (fc.inject) expect(row.faulted, 'the fault fired in every run').toBeGreaterThanOrEqual(runs);
-        else if (!fc.client && !fc.during) expect(row.answered, 'a clean run answers every call').toBe(row.calls);
-        // A process killed outright takes the charges it had not written with it: reported, bounded, not a fault.
-        if (fc.lossBound) {
-          const lost = report.problems.filter((p) => LOSS.test(p));
-          expect(lost.length, `${fc.name}: more calls lost than its bound`).toBeLessThanOrEqual(fc.lossBound(runs * callsPerRun));
-          report.problems = report.problems.filter((p) => !LOSS.test(p));
-        }
-        if (sometimes) {
-          const known = report.problems.filter((p) => sometimes.problems.test(p));
-          if (known.length) console.warn(`${fc.name}: ${known.length} problem(s) of a known intermittent bug, not failed:\n${known.map((p) => `  - ${p}`).join('\n')}`);
-          report.problems = report.problems.filter((p) => !sometimes.problems.test(p));
-        }
-        assertClean(report, fc.name);
-      }, 60_000 + runs * (opts.msPerRun ?? 5_000));
+      (bug ? it.fails : it)(
+        `${fc.name}${mark}`,
+        async () => {
+          const { row, report } = await runFault(g.target, fc, runs, callsPerRun);
+          tally.add(row);
+          expect(row.calls).toBe(runs * callsPerRun);
+          if (fc.inject) expect(row.faulted, 'the fault fired in every run').toBeGreaterThanOrEqual(runs);
+          else if (!fc.client && !fc.during) expect(row.answered, 'a clean run answers every call').toBe(row.calls);
+          // A process killed outright takes the charges it had not written with it: reported, bounded, not a fault.
+          if (fc.lossBound) {
+            const lost = report.problems.filter((p) => LOSS.test(p));
+            expect(lost.length, `${fc.name}: more calls lost than its bound`).toBeLessThanOrEqual(fc.lossBound(runs * callsPerRun));
+            report.problems = report.problems.filter((p) => !LOSS.test(p));
+          }
+          if (sometimes) {
+            const known = report.problems.filter((p) => sometimes.problems.test(p));
+            if (known.length)
+              console.warn(
+                `${fc.name}: ${known.length} problem(s) of a known intermittent bug, not failed:\n${known.map((p) => `  - ${p}`).join('\n')}`,
+              );
+            report.problems = report.problems.filter((p) => !sometimes.problems.test(p));
+          }
+          assertClean(report, fc.name);
+        },
+        60_000 + runs * (opts.msPerRun ?? 5_000),
+      );
     }
   });
 }

@@ -87,7 +87,11 @@ describe('plans, keys and quotas on the AI doors', () => {
     const refused = await chat(key, { model: 'a-top-5.5', max_tokens: 64000 });
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as any).error.type).toBe('key_limit_exceeded');
-    const ok = await chat(key, { model: 'a-top-5.5', max_tokens: 20, messages: [{ role: 'user', content: '[[sim:usage input=100 output=10]]' }] });
+    const ok = await chat(key, {
+      model: 'a-top-5.5',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: '[[sim:usage input=100 output=10]]' }],
+    });
     expect(ok.status).toBe(200);
     const status = (await (await fetch(`${t.url}/v1/key`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
     // 100 × $5/M + 10 × $25/M = $0.00075 = 750 credits.
@@ -114,7 +118,9 @@ describe('plans, keys and quotas on the AI doors', () => {
 
   it('GET /v1/models lists only what the key may call', async () => {
     const ids = async (key: string) =>
-      ((await (await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data.map((m: any) => m.id);
+      ((await (await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data.map(
+        (m: any) => m.id,
+      );
     const dOnly = await t.gw.keys.createApiKey(await walletWith({ credits: 1_000, vendors: ['d'] }));
     const listed = await ids(dOnly.key);
     expect(listed).toContain('d-4');

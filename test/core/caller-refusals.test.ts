@@ -16,7 +16,11 @@ const shipped = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1).config
 /** The caller refusals of a door (by name or path) for a key of this audience, as prepareCall runs them. */
 function audienceRefusal(audience: Audience | null, door: string, body: unknown): GatewayError | null {
   const name = Object.values(shipped.doors).find((d) => d.path === door)?.name ?? door;
-  const view = { body: (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as JsonObject, headers: {}, caller: { audience } };
+  const view = {
+    body: (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as JsonObject,
+    headers: {},
+    caller: { audience },
+  };
   return refusalError(callerRefusals(shipped, name), view) ?? null;
 }
 
@@ -103,22 +107,39 @@ describe('caller refusals through the doors', () => {
   it('answer 403 permission_error with the sentences the coded rules said, in each door shape, before any charge', async () => {
     const wallet = (await t.gw.keys.authenticate(student, 'api')).walletId;
     const before = (await t.gw.ledger.balance(wallet)).availableNano;
-    const search = await post(student, '/v1/chat/completions', { ...chat, tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search' }] });
+    const search = await post(student, '/v1/chat/completions', {
+      ...chat,
+      tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search' }],
+    });
     expect(search.status).toBe(403);
     expect(search.body.error).toMatchObject({
       type: 'permission_error',
-      message: "Student keys cannot use web search (tools[1].type 'web_search'). Remove it from the request, or use a key whose audience is teacher.",
+      message:
+        "Student keys cannot use web search (tools[1].type 'web_search'). Remove it from the request, or use a key whose audience is teacher.",
     });
     const options = await post(student, '/v1/chat/completions', { ...chat, web_search_options: {} });
-    expect(options.body.error.message).toBe('Student keys cannot use web search (web_search_options). Remove it from the request, or use a key whose audience is teacher.');
-    const mcp = await post(student, '/v1/messages', { model: 'a-top-5.5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], mcp_servers: [{ type: 'url', url: 'https://x' }] });
+    expect(options.body.error.message).toBe(
+      'Student keys cannot use web search (web_search_options). Remove it from the request, or use a key whose audience is teacher.',
+    );
+    const mcp = await post(student, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+      mcp_servers: [{ type: 'url', url: 'https://x' }],
+    });
     expect(mcp.status).toBe(403);
     expect(mcp.body).toEqual({
       type: 'error',
-      error: { type: 'permission_error', message: 'Student keys cannot use remote MCP (mcp_servers). Remove it from the request, or use a key whose audience is teacher.' },
+      error: {
+        type: 'permission_error',
+        message: 'Student keys cannot use remote MCP (mcp_servers). Remove it from the request, or use a key whose audience is teacher.',
+      },
     });
     const video = await post(student, '/v1/videos', { model: 'video-d-1', prompt: 'x' });
-    expect([video.status, video.body.error.message]).toEqual([403, 'Student keys cannot create videos. Use a key whose audience is teacher.']);
+    expect([video.status, video.body.error.message]).toEqual([
+      403,
+      'Student keys cannot create videos. Use a key whose audience is teacher.',
+    ]);
     expect((await t.gw.ledger.balance(wallet)).availableNano).toBe(before);
   });
 
@@ -127,7 +148,16 @@ describe('caller refusals through the doors', () => {
     expect(shouted.status).toBe(403);
     expect(shouted.body.error.message).toContain("web search (tools[0].type 'Web_Search_Preview')");
     expect((await post(teacher, '/v1/responses', { model: 'b-5', input: 'x', tools: [{ type: 'web_search' }] })).status).toBe(200);
-    expect((await post(student, '/v1/messages', { model: 'a-top-5.5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], mcp_servers: [] })).status).toBe(200);
+    expect(
+      (
+        await post(student, '/v1/messages', {
+          model: 'a-top-5.5',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+          mcp_servers: [],
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('GET /v1/models and the doors follow config/callers.yaml, reload included', async () => {
@@ -145,15 +175,25 @@ describe('caller refusals through the doors', () => {
     expect(now).not.toContain('tts-1');
     expect(await listed(teacher)).toContain('tts-1');
     const speech = await post(student, '/v1/audio/speech', { model: 'tts-1', input: 'hello', voice: 'alloy' });
-    expect([speech.status, speech.body.error.type, speech.body.error.message]).toEqual([403, 'permission_error', 'Student keys cannot make speech.']);
+    expect([speech.status, speech.body.error.type, speech.body.error.message]).toEqual([
+      403,
+      'permission_error',
+      'Student keys cannot make speech.',
+    ]);
   });
 
   it('a caller refusal naming a door doors.yaml does not define is refused at load, with file and line', () => {
     const bad = tempCatalogTree();
     try {
       bad.edit('config/callers.yaml', (text) => text.replace('- doors: [videos]', '- doors: [video]'));
-      const line = bad.read('config/callers.yaml').split('\n').findIndex((l) => l.includes('doors: [video]')) + 1;
-      expect(checkCatalog(bad)).toContain(`${bad.config}/callers.yaml:${line}: caller refusal names door 'video', which config/doors.yaml does not define`);
+      const line =
+        bad
+          .read('config/callers.yaml')
+          .split('\n')
+          .findIndex((l) => l.includes('doors: [video]')) + 1;
+      expect(checkCatalog(bad)).toContain(
+        `${bad.config}/callers.yaml:${line}: caller refusal names door 'video', which config/doors.yaml does not define`,
+      );
     } finally {
       bad.remove();
     }

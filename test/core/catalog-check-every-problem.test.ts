@@ -18,7 +18,7 @@ const problemsOf = (t: TempTree) => checkCatalog(t).map((p) => p.replace(`${t.ro
 describe('catalog check: every problem in one run', () => {
   it('a model that fails the schema hides neither the other models of its file nor those of other files', () => {
     tree = tempCatalogTree();
-    tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/(  o-3:\n(?:    .*\n)*?    context_window:) 200000/, '$1 "big"'));
+    tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/( {2}o-3:\n(?: {4}.*\n)*? {4}context_window:) 200000/, '$1 "big"'));
     tree.edit('catalog/vendor-b.yaml', (t) => t.replace('successor: o-pro-3', 'successor: o-pro-9'));
     tree.edit('catalog/vendor-a.yaml', (t) => t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2026-02-30"'));
     const problems = problemsOf(tree);
@@ -34,7 +34,7 @@ describe('catalog check: every problem in one run', () => {
 
   it('a successor that is written but fails the schema is its own problem, not a missing model', () => {
     tree = tempCatalogTree();
-    tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/(  o-pro-3:\n(?:    .*\n)*?    max_output:) \d+/, '$1 -5'));
+    tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/( {2}o-pro-3:\n(?: {4}.*\n)*? {4}max_output:) \d+/, '$1 -5'));
     const problems = problemsOf(tree);
     expect(problems).toEqual([expect.stringMatching(/^catalog\/vendor-b\.yaml:L: \/models\/o-pro-3\/max_output must be >= 1/)]);
   });
@@ -61,7 +61,11 @@ describe('`npx gateway catalog check` from any folder', () => {
     const base = { ...process.env };
     delete base.GATEWAY_CATALOG_DIR;
     delete base.GATEWAY_CONFIG_DIR;
-    return spawnSync(process.execPath, [join(process.cwd(), 'bin/gateway.mjs'), 'catalog', 'check'], { cwd, env: { ...base, ...env }, encoding: 'utf8' });
+    return spawnSync(process.execPath, [join(process.cwd(), 'bin/gateway.mjs'), 'catalog', 'check'], {
+      cwd,
+      env: { ...base, ...env },
+      encoding: 'utf8',
+    });
   };
 
   it('in a subfolder of a project, checks that project', () => {
@@ -89,6 +93,8 @@ describe('`npx gateway catalog check` from any folder', () => {
   it('a folder named by a variable that is not there is one sentence', () => {
     const run = gateway(process.cwd(), { GATEWAY_CONFIG_DIR: '/no/such/config' });
     expect(run.status).toBe(1);
-    expect(run.stderr.trim()).toBe('catalog check: there is no config folder at /no/such/config: set GATEWAY_CONFIG_DIR to it, or unset it to check the project\'s own.');
+    expect(run.stderr.trim()).toBe(
+      "catalog check: there is no config folder at /no/such/config: set GATEWAY_CONFIG_DIR to it, or unset it to check the project's own.",
+    );
   });
 });

@@ -25,12 +25,16 @@ function problemsAfter(relPath: string, change: (t: string) => string): { proble
 describe('catalog check: the line of the field, and the name meant', () => {
   it('offers the field a misspelt field name most likely meant', () => {
     const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('context_window: 200000', 'contex_window: 200000'));
-    expect(problems).toContain(`${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'contex_window')}: unknown field 'contex_window' at /models/a-top-5.5 (did you mean 'context_window'?)`);
+    expect(problems).toContain(
+      `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'contex_window')}: unknown field 'contex_window' at /models/a-top-5.5 (did you mean 'context_window'?)`,
+    );
   });
 
   it('offers the value a misspelt kind most likely meant, on the kind line', () => {
     const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('kind: text', 'kind: txt'));
-    expect(problems.join('\n')).toContain(`vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'kind: txt')}: /models/a-top-5.5/kind must be equal to one of the allowed values (text, image, video, speech, embedding, moderation) (did you mean 'text'?)`);
+    expect(problems.join('\n')).toContain(
+      `vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'kind: txt')}: /models/a-top-5.5/kind must be equal to one of the allowed values (text, image, video, speech, embedding, moderation) (did you mean 'text'?)`,
+    );
   });
 
   it('offers the rule a misspelt rule name most likely meant, on the rules line', () => {
@@ -49,8 +53,12 @@ describe('catalog check: the line of the field, and the name meant', () => {
     );
     tree.remove();
 
-    ({ problems, text } = problemsAfter('config/doors.yaml', (t) => t.replace('default_model: omni-moderation-latest', 'default_model: omni-moderation-lates')));
-    expect(problems.join('\n')).toContain(`doors.yaml:${text.split('\n').findIndex((l) => l.includes('omni-moderation-lates')) + 1}: door 'moderations' defaults to 'omni-moderation-lates', a model the catalog does not define (did you mean 'omni-moderation-latest'?)`);
+    ({ problems, text } = problemsAfter('config/doors.yaml', (t) =>
+      t.replace('default_model: omni-moderation-latest', 'default_model: omni-moderation-lates'),
+    ));
+    expect(problems.join('\n')).toContain(
+      `doors.yaml:${text.split('\n').findIndex((l) => l.includes('omni-moderation-lates')) + 1}: door 'moderations' defaults to 'omni-moderation-lates', a model the catalog does not define (did you mean 'omni-moderation-latest'?)`,
+    );
   });
 
   it('offers nothing when no valid name is close', () => {
@@ -66,20 +74,28 @@ describe('catalog check: the line of the field, and the name meant', () => {
     ]);
   });
 
-  it('says a bad value once, on its own line, without the schema\'s echoes on the model line', () => {
-    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2026-13-01"'));
+  it("says a bad value once, on its own line, without the schema's echoes on the model line", () => {
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) =>
+      t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2026-13-01"'),
+    );
     expect(problems).toEqual([
       `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-small-3.5', 'sale_ends:')}: /models/a-small-3.5/sale_ends '2026-13-01' is not a Korean calendar date YYYY-MM-DD (the day starts 00:00 KST). Quote it in YAML.`,
     ]);
   });
 
   it('says what a value of the wrong type should be, once', () => {
-    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) => t.replace(/(b-pro-5\.2:[\s\S]*?)successor: null/, '$1successor: 5'));
-    expect(problems).toEqual([`${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-pro-5.2', 'successor: 5')}: /models/b-pro-5.2/successor must be null or string`]);
+    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) =>
+      t.replace(/(b-pro-5\.2:[\s\S]*?)successor: null/, '$1successor: 5'),
+    );
+    expect(problems).toEqual([
+      `${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-pro-5.2', 'successor: 5')}: /models/b-pro-5.2/successor must be null or string`,
+    ]);
   });
 
   it('names a model whose rules a door would skip by its rules line', () => {
-    const { problems } = problemsAfter('config/doors.yaml', (t) => t.replace('request: [model-rules, stated-image-count]', 'request: [stated-image-count]'));
+    const { problems } = problemsAfter('config/doors.yaml', (t) =>
+      t.replace('request: [model-rules, stated-image-count]', 'request: [stated-image-count]'),
+    );
     const media = tree.read('catalog/media.yaml');
     expect(problems.join('\n')).toContain(`image-d-1 (${tree.catalog}/media.yaml:${lineIn(media, 'image-d-1', 'rules:')})`);
   });

@@ -27,7 +27,9 @@ function problemsAfter(relPath: string, change: (t: string) => string): { proble
 describe('catalog check: dates no calendar has', () => {
   it('refuses a sale end on 30 February, on its line, where JavaScript would read 2 March', () => {
     expect(new Date('2027-02-30T00:00:00Z').toISOString().slice(0, 10)).toBe('2027-03-02');
-    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2027-02-30"'));
+    const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) =>
+      t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2027-02-30"'),
+    );
     expect(problems).toEqual([
       `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-small-3.5', 'sale_ends:')}: model 'a-small-3.5': sale_ends '2027-02-30' is not a calendar date (February 2027 has 28 days)`,
     ]);
@@ -53,7 +55,9 @@ describe('catalog check: successors that could not take over', () => {
   });
 
   it('refuses a successor on a model without a sale end', () => {
-    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) => t.replace(/(b-pro-5\.2:[\s\S]*?)successor: null/, '$1successor: o-pro-3'));
+    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) =>
+      t.replace(/(b-pro-5\.2:[\s\S]*?)successor: null/, '$1successor: o-pro-3'),
+    );
     expect(problems).toEqual([
       `${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-pro-5.2', 'successor:')}: model 'b-pro-5.2': names successor 'o-pro-3' but no sale_ends date (a successor takes over when the sale ends)`,
     ]);

@@ -54,7 +54,8 @@ describe('catalog check: dates that have come', () => {
     const text = readFileSync(vendorC, 'utf8');
     expect(warnings).toEqual(
       ['c-flash-3', 'c-flash-2.5', 'c-flash-lite-2.5'].map(
-        (id) => `${vendorC}:${lineIn(text, id, 'scheduled:')}: warning: model '${id}': the scheduled price from 2027-01-01 is in force: make it the base input and output price and remove the entry`,
+        (id) =>
+          `${vendorC}:${lineIn(text, id, 'scheduled:')}: warning: model '${id}': the scheduled price from 2027-01-01 is in force: make it the base input and output price and remove the entry`,
       ),
     );
     expect(warningsAt('2026-12-31T23:59:59+09:00').filter((w) => w.includes('scheduled'))).toEqual([]);
@@ -105,23 +106,40 @@ describe('catalog check: prices outside the sane range', () => {
     expect(warningsAt(before)).toEqual([]);
   });
 
-  it('warns of a token price above $1,000 per 1M tokens, a tier\'s included', () => {
+  it("warns of a token price above $1,000 per 1M tokens, a tier's included", () => {
     const { warnings, text } = warningsAfter('catalog/vendor-b.yaml', (t) =>
-      t.replace('pricing: { input: 21, output: 168 }', 'pricing: { input: 21, output: 1680 }').replace('tiers: [{ above_input_tokens: 272000, input: 60, output: 270 }]', 'tiers: [{ above_input_tokens: 272000, input: 60, output: 2700 }]'),
+      t
+        .replace('pricing: { input: 21, output: 168 }', 'pricing: { input: 21, output: 1680 }')
+        .replace(
+          'tiers: [{ above_input_tokens: 272000, input: 60, output: 270 }]',
+          'tiers: [{ above_input_tokens: 272000, input: 60, output: 2700 }]',
+        ),
     );
-    expect(warnings).toContain(`${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-pro-5.2', 'output: 1680')}: warning: model 'b-pro-5.2': pricing.output is $1680 per 1M tokens, above the sane $1000: check the figure and its unit`);
-    expect(warnings.join('\n')).toMatch(/vendor-b\.yaml:\d+: warning: model 'b-pro-5\.\d': tier above 272000 output is \$2700 per 1M tokens, above the sane \$1000/);
+    expect(warnings).toContain(
+      `${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-pro-5.2', 'output: 1680')}: warning: model 'b-pro-5.2': pricing.output is $1680 per 1M tokens, above the sane $1000: check the figure and its unit`,
+    );
+    expect(warnings.join('\n')).toMatch(
+      /vendor-b\.yaml:\d+: warning: model 'b-pro-5\.\d': tier above 272000 output is \$2700 per 1M tokens, above the sane \$1000/,
+    );
     expect(warnings).toHaveLength(2);
   });
 
   it('warns of a per-image price out of range, by its own unit', () => {
-    const { warnings, text } = warningsAfter('catalog/media.yaml', (t) => t.replace('pricing: { input: 2, output: 8, image_reservation: 0.075 }', 'pricing: { input: 2, output: 8, image_reservation: 75 }'));
-    expect(warnings).toEqual([`${tree.catalog}/media.yaml:${lineIn(text, 'image-b-6', 'image_reservation: 75')}: warning: model 'image-b-6': pricing.image_reservation is $75 per image, above the sane $10: check the figure and its unit`]);
+    const { warnings, text } = warningsAfter('catalog/media.yaml', (t) =>
+      t.replace('pricing: { input: 2, output: 8, image_reservation: 0.075 }', 'pricing: { input: 2, output: 8, image_reservation: 75 }'),
+    );
+    expect(warnings).toEqual([
+      `${tree.catalog}/media.yaml:${lineIn(text, 'image-b-6', 'image_reservation: 75')}: warning: model 'image-b-6': pricing.image_reservation is $75 per image, above the sane $10: check the figure and its unit`,
+    ]);
   });
 
   it('warns of a text model whose output is free while its input is not', () => {
-    const { warnings, text } = warningsAfter('catalog/vendor-a.yaml', (t) => t.replace('pricing: { input: 5, output: 25,', 'pricing: { input: 5, output: 0,'));
-    expect(warnings).toEqual([`${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'output: 0')}: warning: model 'a-top-5.5': pricing.output is $0 per 1M tokens while input costs $5: every answer would be free`]);
+    const { warnings, text } = warningsAfter('catalog/vendor-a.yaml', (t) =>
+      t.replace('pricing: { input: 5, output: 25,', 'pricing: { input: 5, output: 0,'),
+    );
+    expect(warnings).toEqual([
+      `${tree.catalog}/vendor-a.yaml:${lineIn(text, 'a-top-5.5', 'output: 0')}: warning: model 'a-top-5.5': pricing.output is $0 per 1M tokens while input costs $5: every answer would be free`,
+    ]);
   });
 });
 
@@ -132,7 +150,14 @@ describe('npm start', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-data-'));
     const port = 20000 + Math.floor(Math.random() * 20000);
     const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
-      env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: dataDir,
+        GATEWAY_CONFIG_DIR: tree.config,
+        GATEWAY_CATALOG_DIR: tree.catalog,
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -23,7 +23,9 @@ describe('catalog check', () => {
   });
 
   it('refuses a misspelt field with its file and line', () => {
-    const problems = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('pricing: { input: 5, output: 25,', 'pricing: { inptu: 5, output: 25,'));
+    const problems = problemsAfter('catalog/vendor-a.yaml', (t) =>
+      t.replace('pricing: { input: 5, output: 25,', 'pricing: { inptu: 5, output: 25,'),
+    );
     const text = readFileSync(`${tree.catalog}/vendor-a.yaml`, 'utf8');
     expect(problems.join('\n')).toContain(`vendor-a.yaml:${lineOf(text, 'inptu')}: unknown field 'inptu'`);
   });
@@ -41,56 +43,81 @@ describe('catalog check', () => {
 
   it('refuses a tier priced below its base', () => {
     const problems = problemsAfter('catalog/vendor-b.yaml', (t) =>
-      t.replace('tiers: [{ above_input_tokens: 272000, input: 60, output: 270 }]', 'tiers: [{ above_input_tokens: 272000, input: 20, output: 270 }]'),
+      t.replace(
+        'tiers: [{ above_input_tokens: 272000, input: 60, output: 270 }]',
+        'tiers: [{ above_input_tokens: 272000, input: 20, output: 270 }]',
+      ),
     );
     expect(problems.join('\n')).toMatch(/vendor-b\.yaml:\d+: model 'b-pro-5\.\d': tier above 272000 is priced below the base price/);
   });
 
   it('refuses a model placed on a door that does not serve its kind', () => {
-    const problems = problemsAfter('catalog/media.yaml', (t) => t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [chat]\n'));
+    const problems = problemsAfter('catalog/media.yaml', (t) =>
+      t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [chat]\n'),
+    );
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'chat' does not serve speech models of vendor b/);
   });
 
   it('refuses a model placed on a door that config/doors.yaml does not define', () => {
-    const problems = problemsAfter('catalog/media.yaml', (t) => t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [speeches]\n'));
+    const problems = problemsAfter('catalog/media.yaml', (t) =>
+      t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [speeches]\n'),
+    );
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'speeches' does not exist/);
   });
 
   it('refuses a video price for a resolution config/videos.yaml does not list', () => {
-    const problems = problemsAfter('config/videos.yaml', (t) => t.replace("resolutions: ['480p', '720p', '1080p']", "resolutions: ['480p', '720p']"));
-    expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'video-d-\d': video_per_second names resolution '1080p', which config\/videos\.yaml does not list/);
+    const problems = problemsAfter('config/videos.yaml', (t) =>
+      t.replace("resolutions: ['480p', '720p', '1080p']", "resolutions: ['480p', '720p']"),
+    );
+    expect(problems.join('\n')).toMatch(
+      /media\.yaml:\d+: model 'video-d-\d': video_per_second names resolution '1080p', which config\/videos\.yaml does not list/,
+    );
   });
 
   it('refuses a per-image reservation that is not the billing factor times the vendor charge', () => {
-    const problems = problemsAfter('catalog/media.yaml', (t) => t.replace('image_reservation: 0.09, image_charge: 0.06', 'image_reservation: 0.08, image_charge: 0.06'));
+    const problems = problemsAfter('catalog/media.yaml', (t) =>
+      t.replace('image_reservation: 0.09, image_charge: 0.06', 'image_reservation: 0.08, image_charge: 0.06'),
+    );
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'image-d-2': image_reservation 0\.08 is not 1\.5 × image_charge 0\.06/);
   });
 
   it('refuses a rule name that config/rules.yaml does not define', () => {
-    const problems = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('rules: [drop-sampling, lower-forced-tool-choice]', 'rules: [drop-sampling, lower-forced-toolchoice]'));
+    const problems = problemsAfter('catalog/vendor-a.yaml', (t) =>
+      t.replace('rules: [drop-sampling, lower-forced-tool-choice]', 'rules: [drop-sampling, lower-forced-toolchoice]'),
+    );
     expect(problems.join('\n')).toContain("rule 'lower-forced-toolchoice' is not defined");
   });
 
   it('refuses a door name that config/doors.yaml does not define, wherever it is written', () => {
     let problems = problemsAfter('config/limits.yaml', (t) => t.replace('  speech: 120000', '  speeches: 120000'));
     const limits = readFileSync(`${tree.config}/limits.yaml`, 'utf8');
-    expect(problems).toContain(`${tree.config}/limits.yaml:${lineOf(limits, 'speeches')}: call_timeout_ms names door 'speeches', which config/doors.yaml does not define`);
-    expect(problems).toContain(`${tree.config}/limits.yaml:${lineOf(limits, 'call_timeout_ms')}: call_timeout_ms has no entry for door 'speech'`);
+    expect(problems).toContain(
+      `${tree.config}/limits.yaml:${lineOf(limits, 'speeches')}: call_timeout_ms names door 'speeches', which config/doors.yaml does not define`,
+    );
+    expect(problems).toContain(
+      `${tree.config}/limits.yaml:${lineOf(limits, 'call_timeout_ms')}: call_timeout_ms has no entry for door 'speech'`,
+    );
     tree.remove();
 
     problems = problemsAfter('config/rules.yaml', (t) => t.replace('doors: [images]', 'doors: [image]'));
     const rules = readFileSync(`${tree.config}/rules.yaml`, 'utf8');
-    expect(problems).toContain(`${tree.config}/rules.yaml:${lineOf(rules, 'doors: [image]')}: rule 'never-send-size' names door 'image', which config/doors.yaml does not define`);
+    expect(problems).toContain(
+      `${tree.config}/rules.yaml:${lineOf(rules, 'doors: [image]')}: rule 'never-send-size' names door 'image', which config/doors.yaml does not define`,
+    );
     tree.remove();
 
     problems = problemsAfter('catalog/media.yaml', (t) => t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [speeches]\n'));
     const media = readFileSync(`${tree.catalog}/media.yaml`, 'utf8');
-    expect(problems).toContain(`${tree.catalog}/media.yaml:${lineOf(media, 'doors: [speeches]')}: model 'tts-1': door 'speeches' does not exist`);
+    expect(problems).toContain(
+      `${tree.catalog}/media.yaml:${lineOf(media, 'doors: [speeches]')}: model 'tts-1': door 'speeches' does not exist`,
+    );
   });
 
   it('takes a door or rule called constructor for an unknown name, not for a built-in', () => {
     const problems = problemsAfter('catalog/media.yaml', (t) =>
-      t.replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [constructor]\n').replace('rules: [never-send-size]', 'rules: [never-send-size, constructor]'),
+      t
+        .replace(/(tts-1:\n(?:.*\n)*?\s+kind: speech\n)/, '$1    doors: [constructor]\n')
+        .replace('rules: [never-send-size]', 'rules: [never-send-size, constructor]'),
     );
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'tts-1': door 'constructor' does not exist/);
     expect(problems.join('\n')).toMatch(/media\.yaml:\d+: model 'image-d-1': rule 'constructor' is not defined in config\/rules\.yaml/);
@@ -104,7 +131,9 @@ describe('catalog check', () => {
   it('refuses a settlement need that names no transform', () => {
     const problems = problemsAfter('config/billing.yaml', (t) => t.replace('request: [count-characters]', 'request: [count-chars]'));
     const billing = readFileSync(`${tree.config}/billing.yaml`, 'utf8');
-    expect(problems).toContain(`${tree.config}/billing.yaml:${lineOf(billing, 'count-chars')}: 'count-chars' is not a request transform (transforms/index.ts)`);
+    expect(problems).toContain(
+      `${tree.config}/billing.yaml:${lineOf(billing, 'count-chars')}: 'count-chars' is not a request transform (transforms/index.ts)`,
+    );
   });
 
   it('refuses a config file that fails its schema, naming file and line', () => {

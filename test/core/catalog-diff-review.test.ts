@@ -24,7 +24,11 @@ messages: { serves: { kinds: [text], vendors: [a] } }
 speech: { serves: { kinds: [speech], vendors: [b] } }
 `;
 const catalog = (text: string) => rawModels([{ name: 'x.yaml', text }], doorsServingIn(DOORS));
-const table = (before: string, after: string) => renderDiffTable(diffCatalogs(catalog(before), catalog(after))).trim().split('\n').slice(2);
+const table = (before: string, after: string) =>
+  renderDiffTable(diffCatalogs(catalog(before), catalog(after)))
+    .trim()
+    .split('\n')
+    .slice(2);
 
 const TEXT_MODEL = `vendor: a
 models:
@@ -42,8 +46,13 @@ models:
 `;
 
 describe('catalog diff: whole cards', () => {
-  it('prints a new model\'s whole card: kind, doors, context, every price with its unit, tiers, scheduled prices, effort, rules, data handling', () => {
-    expect(table('models:\n  other: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n', `${TEXT_MODEL}  other: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n`)).toEqual([
+  it("prints a new model's whole card: kind, doors, context, every price with its unit, tiers, scheduled prices, effort, rules, data handling", () => {
+    expect(
+      table(
+        'models:\n  other: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n',
+        `${TEXT_MODEL}  other: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n`,
+      ),
+    ).toEqual([
       '| m1 | (model) | — | added |  | new model |',
       '| m1 | vendor | — | a |  |  |',
       '| m1 | kind | — | text |  |  |',
@@ -67,7 +76,12 @@ describe('catalog diff: whole cards', () => {
   });
 
   it('prints what a removed model was', () => {
-    expect(table('models:\n  tts: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n  keep: { vendor: b, kind: speech, pricing: { per_mchar: 1 }, source: spec }\n', 'models:\n  keep: { vendor: b, kind: speech, pricing: { per_mchar: 1 }, source: spec }\n')).toEqual([
+    expect(
+      table(
+        'models:\n  tts: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n  keep: { vendor: b, kind: speech, pricing: { per_mchar: 1 }, source: spec }\n',
+        'models:\n  keep: { vendor: b, kind: speech, pricing: { per_mchar: 1 }, source: spec }\n',
+      ),
+    ).toEqual([
       '| tts | (model) | present | — |  | removed |',
       '| tts | vendor | b | — |  |  |',
       '| tts | kind | speech | — |  |  |',
@@ -96,13 +110,20 @@ describe('catalog diff: every field is a row', () => {
 
   it('a door config/doors.yaml adds to a kind and vendor moves every model without a doors line', () => {
     const before = rawModels([{ name: 'x.yaml', text: TEXT_MODEL }], doorsServingIn(DOORS));
-    const after = rawModels([{ name: 'x.yaml', text: TEXT_MODEL }], doorsServingIn(`${DOORS}responses: { serves: { kinds: [text], vendors: [a] } }\n`));
-    expect(renderDiffTable(diffCatalogs(before, after))).toContain('| m1 | doors | chat, messages | chat, messages, responses |  | added responses |');
+    const after = rawModels(
+      [{ name: 'x.yaml', text: TEXT_MODEL }],
+      doorsServingIn(`${DOORS}responses: { serves: { kinds: [text], vendors: [a] } }\n`),
+    );
+    expect(renderDiffTable(diffCatalogs(before, after))).toContain(
+      '| m1 | doors | chat, messages | chat, messages, responses |  | added responses |',
+    );
   });
 
   it('matches tiers by threshold and scheduled prices by date, with the unit and percentage of each price', () => {
-    const after = TEXT_MODEL.replace('tiers: [{ above_input_tokens: 200000, input: 4, output: 12 }]', 'tiers: [{ above_input_tokens: 100000, input: 3, output: 10 }, { above_input_tokens: 200000, input: 5, output: 12 }]')
-      .replace('scheduled: [{ from: "2027-01-01", input: 3, output: 9 }]', 'scheduled: [{ from: "2027-01-01", input: 3, output: 9.9 }]');
+    const after = TEXT_MODEL.replace(
+      'tiers: [{ above_input_tokens: 200000, input: 4, output: 12 }]',
+      'tiers: [{ above_input_tokens: 100000, input: 3, output: 10 }, { above_input_tokens: 200000, input: 5, output: 12 }]',
+    ).replace('scheduled: [{ from: "2027-01-01", input: 3, output: 9 }]', 'scheduled: [{ from: "2027-01-01", input: 3, output: 9.9 }]');
     expect(table(TEXT_MODEL, after)).toEqual([
       '| m1 | tier above 100000 input | — | 3 | USD per 1M tokens | new price |',
       '| m1 | tier above 100000 output | — | 10 | USD per 1M tokens | new price |',
@@ -112,8 +133,12 @@ describe('catalog diff: every field is a row', () => {
   });
 
   it('gives per-image, per-second and per-character prices their unit and percentage', () => {
-    const before = 'models:\n  i: { vendor: b, kind: image, pricing: { image_reservation: 0.1 }, source: spec }\n  v: { vendor: b, kind: video, pricing: { video_per_second: { 720p: 0.2 } }, source: spec }\n  s: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n';
-    const after = before.replace('image_reservation: 0.1', 'image_reservation: 0.12').replace('720p: 0.2', '720p: 0.15').replace('per_mchar: 15', 'per_mchar: 30');
+    const before =
+      'models:\n  i: { vendor: b, kind: image, pricing: { image_reservation: 0.1 }, source: spec }\n  v: { vendor: b, kind: video, pricing: { video_per_second: { 720p: 0.2 } }, source: spec }\n  s: { vendor: b, kind: speech, pricing: { per_mchar: 15 }, source: spec }\n';
+    const after = before
+      .replace('image_reservation: 0.1', 'image_reservation: 0.12')
+      .replace('720p: 0.2', '720p: 0.15')
+      .replace('per_mchar: 15', 'per_mchar: 30');
     expect(table(before, after)).toEqual([
       '| i | pricing.image_reservation | 0.1 | 0.12 | USD per image | +20% |',
       '| s | pricing.per_mchar | 15 | 30 | USD per 1M characters | +100% |',
@@ -134,9 +159,17 @@ describe('catalog diff: every field is a row', () => {
 });
 
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 const gateway = (cwd: string, env: Record<string, string>, ...args: string[]) =>
-  spawnSync(process.execPath, [`${process.cwd()}/bin/gateway.mjs`, 'catalog', 'diff', ...args], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
+  spawnSync(process.execPath, [`${process.cwd()}/bin/gateway.mjs`, 'catalog', 'diff', ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
 
 function committedTree(): TempTree {
   const t = tempCatalogTree();
@@ -147,7 +180,7 @@ function committedTree(): TempTree {
 }
 
 describe('npx gateway catalog diff', () => {
-  it('shows a commit that only changes a model\'s rules and a rule of config/rules.yaml', () => {
+  it("shows a commit that only changes a model's rules and a rule of config/rules.yaml", () => {
     tree = committedTree();
     tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/(b-pro-5\.2:[\s\S]*?rules: )\[vendor-refuses-temperature\]/, '$1[]'));
     tree.edit('config/rules.yaml', (t) => t.replace('drops: [size]', 'drops: [size, quality]'));
@@ -178,18 +211,30 @@ describe('npx gateway catalog diff', () => {
     const env = { ...process.env };
     delete env.GATEWAY_CATALOG_DIR;
     delete env.GATEWAY_CONFIG_DIR;
-    const run = spawnSync(process.execPath, [`${process.cwd()}/bin/gateway.mjs`, 'catalog', 'diff', 'HEAD'], { cwd: tree.catalog, env, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [`${process.cwd()}/bin/gateway.mjs`, 'catalog', 'diff', 'HEAD'], {
+      cwd: tree.catalog,
+      env,
+      encoding: 'utf8',
+    });
     expect(run.status).toBe(1);
     const lines = run.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^catalog diff: there is no catalog folder at .*\/catalog\/catalog: run it from .+, the repository root, or set GATEWAY_CATALOG_DIR\.$/);
+    expect(lines[0]).toMatch(
+      /^catalog diff: there is no catalog folder at .*\/catalog\/catalog: run it from .+, the repository root, or set GATEWAY_CATALOG_DIR\.$/,
+    );
   });
 
   it('says in one sentence that the folder is not in a git repository', () => {
     tree = tempCatalogTree();
-    const run = gateway(tree.root, { GATEWAY_CATALOG_DIR: tree.catalog, GATEWAY_CONFIG_DIR: tree.config, GIT_CEILING_DIRECTORIES: tree.root }, 'HEAD');
+    const run = gateway(
+      tree.root,
+      { GATEWAY_CATALOG_DIR: tree.catalog, GATEWAY_CONFIG_DIR: tree.config, GIT_CEILING_DIRECTORIES: tree.root },
+      'HEAD',
+    );
     expect(run.status).toBe(1);
-    expect(run.stderr.trim()).toBe(`catalog diff: ${tree.catalog} is not inside a git repository, so there is no 'HEAD' to compare it with.`);
+    expect(run.stderr.trim()).toBe(
+      `catalog diff: ${tree.catalog} is not inside a git repository, so there is no 'HEAD' to compare it with.`,
+    );
   });
 
   it('names the file and line of YAML it cannot read', () => {
@@ -197,7 +242,9 @@ describe('npx gateway catalog diff', () => {
     tree.edit('catalog/vendor-e.yaml', (t) => `${t}  broken: [unclosed\n`);
     const run = gateway(tree.root, { GATEWAY_CATALOG_DIR: tree.catalog, GATEWAY_CONFIG_DIR: tree.config }, 'HEAD');
     expect(run.status).toBe(1);
-    expect(run.stderr.trim()).toMatch(/^catalog diff: in the working tree, vendor-e\.yaml is not valid YAML: .* at line \d+, column \d+\.$/);
+    expect(run.stderr.trim()).toMatch(
+      /^catalog diff: in the working tree, vendor-e\.yaml is not valid YAML: .* at line \d+, column \d+\.$/,
+    );
   });
 
   it('shows no change when config/ lies outside the repository and the catalog did not change', () => {
@@ -224,6 +271,6 @@ describe('npx gateway catalog diff', () => {
     expect(run.stdout).toMatch(/^No price/);
     execFileSync('cp', [join(tree.catalog, 'vendor-e.yaml'), join(root, 'catalog')]);
     const added = gateway(root, { GATEWAY_CATALOG_DIR: join(root, 'catalog'), GATEWAY_CONFIG_DIR: tree.config }, 'HEAD');
-    expect(added.stdout).toMatch(/\| e-\S+ \| \(model\) \| — \| added \|  \| new model \|/);
+    expect(added.stdout).toMatch(/\| e-\S+ \| \(model\) \| — \| added \| {2}\| new model \|/);
   });
 });

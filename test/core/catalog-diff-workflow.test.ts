@@ -40,6 +40,7 @@ describe('the catalog review workflow', () => {
     expect(step((s) => s.uses?.startsWith('actions/setup-node@') ?? false).with?.['node-version']).toBe(20);
     const order = steps.map((s) => s.run ?? s.uses ?? '');
     const diff = step((s) => s.run?.includes('npx gateway catalog diff') ?? false);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, as the workflow file writes it
     expect(diff.env?.BASE_SHA).toBe('${{ github.event.pull_request.base.sha }}');
     expect(diff.run).toContain('npx gateway catalog diff "$BASE_SHA" > catalog-review.md');
     expect(order.findIndex((r) => r.trim() === 'npm ci')).toBeLessThan(order.indexOf(diff.run!));
@@ -49,7 +50,9 @@ describe('the catalog review workflow', () => {
   it('posts one comment with the table, then updates it instead of adding another', async () => {
     const post = step((s) => s.uses?.startsWith('actions/github-script@') ?? false);
     const script = post.with!.script as string;
-    const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<void>;
+    const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (
+      ...args: string[]
+    ) => (...a: unknown[]) => Promise<void>;
     const run = new AsyncFunction('github', 'context', 'require', script);
 
     const comments: { id: number; body: string; user: { type: string } }[] = [{ id: 1, body: 'looks good', user: { type: 'User' } }];
@@ -71,7 +74,8 @@ describe('the catalog review workflow', () => {
       },
     };
     const context = { repo: { owner: 'o', repo: 'r' }, payload: { pull_request: { number: 7 } } };
-    let table = '| Model | Field | Old | New | Unit | Change |\n|---|---|---|---|---|---|\n| m | pricing.input | 1 | 2 | USD per 1M tokens | +100% |\n';
+    let table =
+      '| Model | Field | Old | New | Unit | Change |\n|---|---|---|---|---|---|\n| m | pricing.input | 1 | 2 | USD per 1M tokens | +100% |\n';
     const fakeRequire = (name: string) => {
       expect(name).toBe('fs');
       return { readFileSync: () => table };

@@ -29,22 +29,32 @@ describe('catalog diff', () => {
   });
 
   it('reports tiers, thresholds, context windows, sale-end dates and successors', () => {
-    const before = rawModels([{ name: 'x.yaml', text: `models:
+    const before = rawModels([
+      {
+        name: 'x.yaml',
+        text: `models:
   m1:
     context_window: 200000
     pricing: { input: 2, output: 8, tiers: [{ above_input_tokens: 200000, input: 4, output: 12 }] }
     sale_ends: null
     successor: null
   gone: { pricing: { input: 1, output: 1 } }
-` }]);
-    const after = rawModels([{ name: 'x.yaml', text: `models:
+`,
+      },
+    ]);
+    const after = rawModels([
+      {
+        name: 'x.yaml',
+        text: `models:
   m1:
     context_window: 400000
     pricing: { input: 2, output: 8, tiers: [{ above_input_tokens: 200000, input: 3, output: 12 }] }
     sale_ends: "2026-12-01"
     successor: m2
   m2: { pricing: { input: 1, output: 1 } }
-` }]);
+`,
+      },
+    ]);
     const table = renderDiffTable(diffCatalogs(before, after));
     expect(table).toContain('| gone | (model) | present | — |  | removed |');
     expect(table).toContain('| m1 | tier above 200000 input | 4 | 3 | USD per 1M tokens | -25% |');

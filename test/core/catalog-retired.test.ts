@@ -27,14 +27,17 @@ describe('retired models', () => {
   it('the shipped catalog passes --strict with no warning, and its retired models still point callers to the successor', () => {
     expect(reviewCatalog(shipped, { now, strict: true })).toEqual({ problems: [], warnings: [] });
     const snapshot = new Runtime(shipped).snapshot();
-    for (const [id, successor] of [['o-pro-1', 'o-pro-3'], ['image-b-5', 'image-b-3']]) {
+    for (const [id, successor] of [
+      ['o-pro-1', 'o-pro-3'],
+      ['image-b-5', 'image-b-3'],
+    ]) {
       expect(snapshot.catalog.models.get(id)).toMatchObject({ retired: true, sale_ends: '2026-10-23', successor });
     }
   });
 
   it('unmarked, a sale end that has come is a warning that says how to mark it, and a --strict problem', () => {
     tree = tempCatalogTree();
-    tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/(  o-pro-1:\n(?:    .*\n)*?)    retired: true.*\n/, '$1'));
+    tree.edit('catalog/vendor-b.yaml', (t) => t.replace(/( {2}o-pro-1:\n(?: {4}.*\n)*?) {4}retired: true.*\n/, '$1'));
     const line = lineIn(tree.read('catalog/vendor-b.yaml'), 'o-pro-1', 'sale_ends:');
     const warning = `${tree.catalog}/vendor-b.yaml:${line}: warning: model 'o-pro-1': sale_ends 2026-10-23 has come: the model is no longer sold (mark it \`retired: true\` to keep pointing its callers to 'o-pro-3' without this warning, or remove it once they have moved)`;
     expect(reviewCatalog(tree, { now }).warnings.map(formatWarning)).toEqual([warning]);
@@ -46,7 +49,9 @@ describe('retired models', () => {
     tree.edit('catalog/vendor-a.yaml', (t) => t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2026-12-01"\n    retired: true'));
     const snapshot = new Runtime(tree).snapshot();
     expect(modelOnSale(snapshot.catalog, 'a-small-3.5', now).id).toBe('a-small-3.5');
-    expect(() => modelOnSale(snapshot.catalog, 'a-small-3.5', new Date('2026-12-01T00:00:00+09:00'))).toThrow(/Use its successor 'a-small-4\.5'/);
+    expect(() => modelOnSale(snapshot.catalog, 'a-small-3.5', new Date('2026-12-01T00:00:00+09:00'))).toThrow(
+      /Use its successor 'a-small-4\.5'/,
+    );
     const after = new Date('2026-12-02T00:00:00+09:00');
     expect(reviewCatalog(tree, { now: after, strict: true }).problems.join('\n')).not.toContain('a-small-3.5');
     expect(reviewCatalog(tree, { now }).warnings).toEqual([]);
@@ -54,16 +59,24 @@ describe('retired models', () => {
 
   it('retired without a sale-end date is refused, on the sale_ends line', () => {
     tree = tempCatalogTree();
-    tree.edit('catalog/vendor-e.yaml', (t) => t.replace(/(    successor: null\n)/, '$1    retired: true\n'));
-    const line = tree.read('catalog/vendor-e.yaml').split('\n').findIndex((l) => l.includes('sale_ends: null')) + 1;
+    tree.edit('catalog/vendor-e.yaml', (t) => t.replace(/( {4}successor: null\n)/, '$1    retired: true\n'));
+    const line =
+      tree
+        .read('catalog/vendor-e.yaml')
+        .split('\n')
+        .findIndex((l) => l.includes('sale_ends: null')) + 1;
     expect(checkCatalog(tree, { now })).toEqual([
-      expect.stringMatching(new RegExp(`^${tree.catalog}/vendor-e\\.yaml:${line}: /models/[^/]+/sale_ends must be string \\(A retired model keeps the sale-end date it was sold until\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^${tree.catalog}/vendor-e\\.yaml:${line}: /models/[^/]+/sale_ends must be string \\(A retired model keeps the sale-end date it was sold until\\)$`,
+        ),
+      ),
     ]);
   });
 
   it('a retired model is refused to callers exactly as before: its successor is named', () => {
     const snapshot = new Runtime(shipped).snapshot();
     expect(() => modelOnSale(snapshot.catalog, 'o-pro-1', now)).toThrow(/no longer sold since 2026-10-23\. Use its successor 'o-pro-3'/);
-    expect(readFileSync('catalog/vendor-b.yaml', 'utf8')).toMatch(/  o-pro-1:\n(?:    .*\n)*?    retired: true/);
+    expect(readFileSync('catalog/vendor-b.yaml', 'utf8')).toMatch(/ {2}o-pro-1:\n(?: {4}.*\n)*? {4}retired: true/);
   });
 });

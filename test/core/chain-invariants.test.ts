@@ -55,21 +55,24 @@ const CASES: BrokenChain[] = [
     change: (t) => t.replace('request: [model-rules, ask-stream-usage, cap-output]', 'request: [model-rules, ask-stream-usage]'),
     after: 'upstream: /v1/chat/completions',
     needle: 'request:',
-    reason: /door 'chat' protocol 'chat-completions' serves vendor e but does not run 'cap-output': config\/billing\.yaml reservation\.output_cap_written lists the vendor/,
+    reason:
+      /door 'chat' protocol 'chat-completions' serves vendor e but does not run 'cap-output': config\/billing\.yaml reservation\.output_cap_written lists the vendor/,
   },
   {
     name: 'a responses chain that does not cap server tools',
     change: (t) => t.replace(/(upstream: \/v1\/responses\n\s+request: )\[cap-server-tools\]/, '$1[]'),
     after: 'upstream: /v1/responses',
     needle: 'request:',
-    reason: /door 'responses' protocol 'responses' calls \/v1\/responses but does not run 'cap-server-tools': without it the vendor could do more than the hold covers/,
+    reason:
+      /door 'responses' protocol 'responses' calls \/v1\/responses but does not run 'cap-server-tools': without it the vendor could do more than the hold covers/,
   },
   {
     name: 'a model rule that would not apply on a door serving the model',
     change: (t) => t.replace('request: [model-rules, stated-image-count]', 'request: [stated-image-count]'),
     after: 'images-with-count:',
     needle: 'request:',
-    reason: /door 'images' protocol 'images-with-count' does not run 'model-rules', so rule 'never-send-size' would not apply to image-d-1 \(.*media\.yaml:\d+\)/,
+    reason:
+      /door 'images' protocol 'images-with-count' does not run 'model-rules', so rule 'never-send-size' would not apply to image-d-1 \(.*media\.yaml:\d+\)/,
   },
 ];
 

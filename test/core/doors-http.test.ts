@@ -27,7 +27,11 @@ describe('GET /v1/models', () => {
       endpoint: '/v1/responses',
       supports_effort: true,
       context_window: 1050000,
-      pricing: { input_per_mtok: 30, output_per_mtok: 180, tiers: [{ above_input_tokens: 272000, input_per_mtok: 60, output_per_mtok: 270 }] },
+      pricing: {
+        input_per_mtok: 30,
+        output_per_mtok: 180,
+        tiers: [{ above_input_tokens: 272000, input_per_mtok: 60, output_per_mtok: 270 }],
+      },
       sale_ends: null,
       successor: null,
       data_handling: null,

@@ -13,8 +13,7 @@ afterAll(async () => {
   tree?.remove();
 });
 
-const reload = () =>
-  fetch(`${t.url}/admin/v1/reload`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token' } });
+const reload = () => fetch(`${t.url}/admin/v1/reload`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token' } });
 
 // 1000 uncached input tokens and 100 output tokens, as the simulator reports them.
 const USAGE_TAG = '[[sim:usage input=1000 output=100]]';
@@ -38,9 +37,7 @@ describe('hot reload', () => {
     const cost = (input: number, output: number) => BigInt(Math.round((1000 * input + 100 * output) * 1000));
     expect(await chargedFor('d-3')).toBe(cost(d3.input_per_mtok, d3.output_per_mtok));
 
-    tree.edit('catalog/vendor-d.yaml', (text) =>
-      text.replace(/(d-3:\n(?:.*\n)*?\s+pricing:[^\n]*?input: )[\d.]+/, '$1 7'),
-    );
+    tree.edit('catalog/vendor-d.yaml', (text) => text.replace(/(d-3:\n(?:.*\n)*?\s+pricing:[^\n]*?input: )[\d.]+/, '$1 7'));
     const ok = await reload();
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ ok: true });

@@ -2,7 +2,14 @@
 // last day it was asked for, so the answers must not depend on what was asked before.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { endOfKoreanDay, koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart, startOfKoreanDay } from '../../engine/core/clock.ts';
+import {
+  endOfKoreanDay,
+  koreanDate,
+  koreanMonth,
+  nextKoreanMidnight,
+  nextKoreanMonthStart,
+  startOfKoreanDay,
+} from '../../engine/core/clock.ts';
 
 const uncached = (at: Date) => new Date(at.getTime() + 9 * 3600 * 1000).toISOString().slice(0, 10);
 

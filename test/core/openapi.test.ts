@@ -64,7 +64,9 @@ describe('the API description', () => {
 
   it('describes to the operator every route the app registered, and nothing it does not serve', () => {
     const routes = registeredRoutes(t.gw.app);
-    const described = Object.entries(operatorDoc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
+    const described = Object.entries(operatorDoc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     const served = routes.map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
     expect(new Set(described)).toEqual(new Set(served));
   });
@@ -96,10 +98,16 @@ describe('the API description', () => {
     const tree = tempCatalogTree();
     const g = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog } });
     try {
-      tree.edit('config/doors.yaml', (y) => y.replace(/(embeddings:\n(?:.*\n)*?  requires: )\[model, input\]/, '$1[model, input, dimensions]'));
+      tree.edit('config/doors.yaml', (y) =>
+        y.replace(/(embeddings:\n(?:.*\n)*? {2}requires: )\[model, input\]/, '$1[model, input, dimensions]'),
+      );
       expect(g.gw.reload().ok).toBe(true);
       const after = await (await fetch(`${g.url}/openapi.json`)).json();
-      expect(after.paths['/v1/embeddings'].post.requestBody.content['application/json'].schema.required).toEqual(['model', 'input', 'dimensions']);
+      expect(after.paths['/v1/embeddings'].post.requestBody.content['application/json'].schema.required).toEqual([
+        'model',
+        'input',
+        'dimensions',
+      ]);
     } finally {
       await g.close();
       tree.remove();

@@ -81,7 +81,10 @@ describe('reservation', () => {
     const c = bounds('a-top-5.5', cached, MESSAGES);
     expect(c.cacheWrites).toBe(true);
     expect(reservation('a-top-5.5', cached, MESSAGES)).toBe(tokenCost(c.inputTokens, 6.25) + tokenCost(100, 25));
-    const deep: JsonObject = { ...body, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }] };
+    const deep: JsonObject = {
+      ...body,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }],
+    };
     expect(bounds('a-top-5.5', deep, MESSAGES).cacheWrites).toBe(true);
   });
 
@@ -111,7 +114,11 @@ describe('reservation', () => {
         (id, text, maxTokens, caching, inFrac, outFrac) => {
           const m = model(id);
           const path = m.vendor === 'a' ? MESSAGES : CHAT;
-          const body: JsonObject = { messages: [{ role: 'user', content: text }], max_tokens: maxTokens, ...(caching ? { cache_control: { type: 'ephemeral' } } : {}) };
+          const body: JsonObject = {
+            messages: [{ role: 'user', content: text }],
+            max_tokens: maxTokens,
+            ...(caching ? { cache_control: { type: 'ephemeral' } } : {}),
+          };
           const b = bounds(id, body, path);
           // Any split of the bounded input into the buckets the vendor may report (a cache write only when the
           // body asks for caching, or the vendor caches by itself), any output up to the bound.
@@ -157,12 +164,18 @@ describe('limits the reservation trusts', () => {
   });
 
   it('max_uses bounds searches only where the vendor enforces it', () => {
-    const web = (extra: JsonObject): JsonObject => ({ max_tokens: 10, messages: [{ role: 'user', content: 'q' }], tools: [{ type: 'web_search_20250305', name: 'web_search', ...extra }] });
+    const web = (extra: JsonObject): JsonObject => ({
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'q' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search', ...extra }],
+    });
     const unbounded = snap.config.billing.reservation.max_server_tool_calls;
     expect(bounds('a-top-5.5', web({ max_uses: 2 }), MESSAGES).serverToolCalls.web_search).toBe(2);
     expect(bounds('a-top-5.5', web({ max_uses: 50 }), MESSAGES).serverToolCalls.web_search).toBe(50);
     expect(bounds('a-top-5.5', web({ max_uses: null }), MESSAGES).serverToolCalls.web_search).toBe(unbounded);
-    expect(bounds('b-5', { input: 'q', tools: [{ type: 'web_search', max_uses: 1 }] }, RESPONSES).serverToolCalls.web_search).toBe(unbounded);
+    expect(bounds('b-5', { input: 'q', tools: [{ type: 'web_search', max_uses: 1 }] }, RESPONSES).serverToolCalls.web_search).toBe(
+      unbounded,
+    );
   });
 
   it('max_tool_calls bounds the server tools of the whole call on responses, the dearest tool held first', () => {
@@ -174,9 +187,17 @@ describe('limits the reservation trusts', () => {
     expect(bounds('b-5', both({ max_tool_calls: 3 }), RESPONSES).serverToolCalls).toEqual({ web_search: 3, file_search: 0 });
     // Above the per-tool allowance: the cap, not the allowance, bounds what the vendor does.
     expect(bounds('b-5', both({ max_tool_calls: 25 }), RESPONSES).serverToolCalls).toEqual({ web_search: 25, file_search: 0 });
-    expect(bounds('b-5', { input: 'q', tools: [{ type: 'file_search' }], max_tool_calls: 4 }, RESPONSES).serverToolCalls).toEqual({ web_search: 0, file_search: 4 });
+    expect(bounds('b-5', { input: 'q', tools: [{ type: 'file_search' }], max_tool_calls: 4 }, RESPONSES).serverToolCalls).toEqual({
+      web_search: 0,
+      file_search: 4,
+    });
     // Not a field the messages format enforces: it lowers nothing there.
-    const web = { max_tokens: 10, messages: [{ role: 'user', content: 'q' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }], max_tool_calls: 1 };
+    const web = {
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'q' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      max_tool_calls: 1,
+    };
     expect(bounds('a-top-5.5', web, MESSAGES).serverToolCalls.web_search).toBe(unbounded);
   });
 
@@ -187,7 +208,15 @@ describe('limits the reservation trusts', () => {
     [{ max_output_tokens: '10' }, 'max_output_tokens'],
     [{ n: 0 }, 'n'],
     [{ n: false }, 'n'],
-    [{ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'web_search_20250305', name: 'web_search', max_uses: -1 }] }, 'tools[1].max_uses'],
+    [
+      {
+        tools: [
+          { type: 'function', function: { name: 'f' } },
+          { type: 'web_search_20250305', name: 'web_search', max_uses: -1 },
+        ],
+      },
+      'tools[1].max_uses',
+    ],
     [{ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 0 }] }, 'tools[0].max_uses'],
     [{ max_tool_calls: 0 }, 'max_tool_calls'],
     [{ max_tool_calls: -1 }, 'max_tool_calls'],
@@ -207,7 +236,14 @@ describe('what a vendor adds to the body', () => {
 
   it('framing per call and per message, by vendor', () => {
     expect(input('a-top-5.5', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.a + billing.framing_per_message.a);
-    const two = base({ system: 'be brief', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ho' }, { role: 'user', content: 'hi' }] });
+    const two = base({
+      system: 'be brief',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'ho' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect(input('a-top-5.5', two)).toBe(measureBody(two).bytes + billing.framing_per_call.a + 4 * billing.framing_per_message.a);
     expect(input('e-open-405b', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.e + billing.framing_per_message.e);
   });
@@ -218,12 +254,16 @@ describe('what a vendor adds to the body', () => {
     const withFn = base({ tools: [fn] });
     expect(input('a-top-5.5', withFn) - plain).toBe(measureBody(withFn).bytes - measureBody(base()).bytes + billing.tool_prompt_tokens);
     const withServer = base({ tools: [fn, { type: 'bash_20250124', name: 'bash' }] });
-    expect(input('a-top-5.5', withServer) - plain).toBe(measureBody(withServer).bytes - measureBody(base()).bytes + billing.tool_prompt_tokens + billing.vendor_tool_tokens);
+    expect(input('a-top-5.5', withServer) - plain).toBe(
+      measureBody(withServer).bytes - measureBody(base()).bytes + billing.tool_prompt_tokens + billing.vendor_tool_tokens,
+    );
     expect(input('a-top-5.5', base({ tools: [] }))).toBe(plain + measureBody(base({ tools: [] })).bytes - measureBody(base()).bytes);
   });
 
   it('top-level settings are not prompt text: the model id, numbers and switches', () => {
-    expect(measureBody({ model: 'a-top-5.5', max_tokens: 4096, stream: true, temperature: null, messages: [] }).bytes).toBe(measureBody({ messages: [] }).bytes);
+    expect(measureBody({ model: 'a-top-5.5', max_tokens: 4096, stream: true, temperature: null, messages: [] }).bytes).toBe(
+      measureBody({ messages: [] }).bytes,
+    );
     // Below the top level everything counts, numbers included (they are tool arguments or schema values).
     expect(measureBody({ tools: [{ n: 12345 }] }).bytes).toBeGreaterThan(measureBody({ tools: [{}] }).bytes);
   });
@@ -249,25 +289,41 @@ describe('the bounds cover what the vendor counts, through each door (property)'
   const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-test', audience: null };
   const text = fc.string({ unit: 'binary', minLength: 1, maxLength: 600 });
   const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>;
-  const schema = fc.record({ type: fc.constant('object'), properties: fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.record({ type: fc.constantFrom('string', 'integer'), description: text })) });
+  const schema = fc.record({
+    type: fc.constant('object'),
+    properties: fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 8 }),
+      fc.record({ type: fc.constantFrom('string', 'integer'), description: text }),
+    ),
+  });
   const name = fc.stringMatching(/^[a-z_]{1,12}$/);
-  const PNG = 'data:image/png;base64,' + 'A'.repeat(200);
-  const limits = (fields: string[]) => fc.record(Object.fromEntries(fields.map((f) => [f, fc.integer({ min: 1, max: 200_000 })])), { requiredKeys: [] });
+  const PNG = `data:image/png;base64,${'A'.repeat(200)}`;
+  const limits = (fields: string[]) =>
+    fc.record(Object.fromEntries(fields.map((f) => [f, fc.integer({ min: 1, max: 200_000 })])), { requiredKeys: [] });
 
   const chatPart = fc.oneof(fc.record({ type: fc.constant('text'), text }), fc.constant({ type: 'image_url', image_url: { url: PNG } }));
   const chatContent = fc.oneof(text, fc.array(chatPart, { minLength: 1, maxLength: 3 }));
-  const chatTurns = fc.array(
-    fc.oneof(
-      fc.record({ role: fc.constant('user'), content: chatContent }),
-      fc.record({ role: fc.constant('assistant'), content: text }),
-      fc.tuple(name, json, text).map(([fn, args, result]) => [
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: fn, arguments: JSON.stringify({ args }) } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: result },
-      ]),
-    ),
-    { minLength: 1, maxLength: 5 },
-  ).map((turns) => turns.flat());
-  const chatTools = fc.array(fc.record({ type: fc.constant('function'), function: fc.record({ name, description: text, parameters: schema }) }), { maxLength: 3 });
+  const chatTurns = fc
+    .array(
+      fc.oneof(
+        fc.record({ role: fc.constant('user'), content: chatContent }),
+        fc.record({ role: fc.constant('assistant'), content: text }),
+        fc.tuple(name, json, text).map(([fn, args, result]) => [
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: fn, arguments: JSON.stringify({ args }) } }],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: result },
+        ]),
+      ),
+      { minLength: 1, maxLength: 5 },
+    )
+    .map((turns) => turns.flat());
+  const chatTools = fc.array(
+    fc.record({ type: fc.constant('function'), function: fc.record({ name, description: text, parameters: schema }) }),
+    { maxLength: 3 },
+  );
   const chatBody = (limitFields: string[]) =>
     fc.tuple(fc.option(text, { nil: undefined }), chatTurns, chatTools, limits(limitFields)).map(([system, turns, tools, lim]) => ({
       messages: [...(system ? [{ role: 'system', content: system }] : []), ...turns, { role: 'user', content: 'last' }],
@@ -278,7 +334,10 @@ describe('the bounds cover what the vendor counts, through each door (property)'
   const block = fc.oneof(
     fc.record({ type: fc.constant('text'), text }),
     fc.constant({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'A'.repeat(200) } }),
-    fc.record({ type: fc.constant('document'), source: fc.record({ type: fc.constant('text'), media_type: fc.constant('text/plain'), data: text }) }),
+    fc.record({
+      type: fc.constant('document'),
+      source: fc.record({ type: fc.constant('text'), media_type: fc.constant('text/plain'), data: text }),
+    }),
     fc.record({ type: fc.constant('thinking'), thinking: text, signature: text }),
     fc.tuple(name, json).map(([n, input]) => ({ type: 'tool_use', id: 'toolu_1', name: n, input: { input } })),
     fc.tuple(text).map(([c]) => ({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: c }] })),
@@ -286,16 +345,37 @@ describe('the bounds cover what the vendor counts, through each door (property)'
   const messagesBody = fc
     .tuple(
       fc.option(text, { nil: undefined }),
-      fc.array(fc.record({ role: fc.constantFrom('user', 'assistant'), content: fc.oneof(text, fc.array(block, { minLength: 1, maxLength: 3 })) }), { minLength: 1, maxLength: 5 }),
-      fc.array(fc.oneof(fc.record({ name, description: text, input_schema: schema }), fc.constant({ type: 'web_search_20250305', name: 'web_search', max_uses: 3 })), { maxLength: 3 }),
+      fc.array(
+        fc.record({ role: fc.constantFrom('user', 'assistant'), content: fc.oneof(text, fc.array(block, { minLength: 1, maxLength: 3 })) }),
+        { minLength: 1, maxLength: 5 },
+      ),
+      fc.array(
+        fc.oneof(
+          fc.record({ name, description: text, input_schema: schema }),
+          fc.constant({ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }),
+        ),
+        { maxLength: 3 },
+      ),
       fc.integer({ min: 1, max: 200_000 }),
       limits(['max_completion_tokens', 'max_output_tokens']),
     )
-    .map(([system, messages, tools, max_tokens, lim]) => ({ ...(system ? { system } : {}), messages, ...(tools.length ? { tools } : {}), max_tokens, ...lim }));
+    .map(([system, messages, tools, max_tokens, lim]) => ({
+      ...(system ? { system } : {}),
+      messages,
+      ...(tools.length ? { tools } : {}),
+      max_tokens,
+      ...lim,
+    }));
 
   const inputItem = fc.oneof(
     fc.record({ role: fc.constantFrom('user', 'assistant'), content: text }),
-    fc.record({ role: fc.constant('user'), content: fc.array(fc.oneof(fc.record({ type: fc.constant('input_text'), text }), fc.constant({ type: 'input_image', image_url: PNG })), { minLength: 1, maxLength: 3 }) }),
+    fc.record({
+      role: fc.constant('user'),
+      content: fc.array(
+        fc.oneof(fc.record({ type: fc.constant('input_text'), text }), fc.constant({ type: 'input_image', image_url: PNG })),
+        { minLength: 1, maxLength: 3 },
+      ),
+    }),
     fc.tuple(name, json).map(([n, args]) => ({ type: 'function_call', call_id: 'c1', name: n, arguments: JSON.stringify({ args }) })),
     fc.record({ type: fc.constant('function_call_output'), call_id: fc.constant('c1'), output: text }),
   );
@@ -306,7 +386,12 @@ describe('the bounds cover what the vendor counts, through each door (property)'
       fc.array(fc.record({ type: fc.constant('function'), name, description: text, parameters: schema }), { maxLength: 3 }),
       limits(['max_output_tokens', 'max_tokens']),
     )
-    .map(([instructions, input, tools, lim]) => ({ ...(instructions ? { instructions } : {}), input, ...(tools.length ? { tools } : {}), ...lim }));
+    .map(([instructions, input, tools, lim]) => ({
+      ...(instructions ? { instructions } : {}),
+      input,
+      ...(tools.length ? { tools } : {}),
+      ...lim,
+    }));
 
   const cases: [string, string, fc.Arbitrary<JsonObject>, (b: Record<string, unknown>) => { inputTokens: number; maxTokens?: number }][] = [
     ['chat', 'a-top-5', chatBody(['max_tokens', 'max_completion_tokens']) as fc.Arbitrary<JsonObject>, messagesTurn],
@@ -323,7 +408,15 @@ describe('the bounds cover what the vendor counts, through each door (property)'
     const m = model(id);
     fc.assert(
       fc.property(bodies, (client) => {
-        const { call, protocol } = prepareCall(snap, door, { model: id, ...client }, { 'anthropic-version': '2023-06-01' }, caller, registry, { now: NOW });
+        const { call, protocol } = prepareCall(
+          snap,
+          door,
+          { model: id, ...client },
+          { 'anthropic-version': '2023-06-01' },
+          caller,
+          registry,
+          { now: NOW },
+        );
         const b = textBounds(m, call.body, snap.config.billing, protocol.upstream);
         const counted = count(call.body);
         expect(counted.inputTokens).toBeLessThanOrEqual(b.inputTokens);

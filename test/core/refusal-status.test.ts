@@ -14,8 +14,8 @@ beforeAll(async () => {
     `${indent}- when: { param: odd_field, present: true }\n${indent}  say: "odd_field is not accepted."\n`;
   tree.edit('config/doors.yaml', (text) =>
     text
-      .replace(/(chat:\n(?:.*\n)*?  refuse:\n)/, `$1${extra('    ')}`)
-      .replace(/(messages:\n  path: \/v1\/messages\n(?:.*\n)*?  refuse:\n)/, `$1${extra('    ')}`),
+      .replace(/(chat:\n(?:.*\n)*? {2}refuse:\n)/, `$1${extra('    ')}`)
+      .replace(/(messages:\n {2}path: \/v1\/messages\n(?:.*\n)*? {2}refuse:\n)/, `$1${extra('    ')}`),
   );
   t = await startTestGateway({ dirs: tree });
 });
@@ -41,7 +41,11 @@ describe('refusal status and type', () => {
     const before = await t.balance();
     const forbidden = await post('/v1/chat/completions', { ...chatBody, forbidden_field: 1 });
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body.error).toMatchObject({ type: 'permission_error', code: 'permission_error', message: 'forbidden_field is not yours to send.' });
+    expect(forbidden.body.error).toMatchObject({
+      type: 'permission_error',
+      code: 'permission_error',
+      message: 'forbidden_field is not yours to send.',
+    });
     const odd = await post('/v1/chat/completions', { ...chatBody, odd_field: 1 });
     expect(odd.status).toBe(400);
     expect(odd.body.error.type).toBe('invalid_request_error');
@@ -60,9 +64,17 @@ describe('refusal status and type', () => {
   it('a refusal status with no error type of its own is refused at load, with file and line', () => {
     const bad = tempCatalogTree();
     try {
-      bad.edit('config/doors.yaml', (text) => text.replace(/(chat:\n(?:.*\n)*?  refuse:\n)/, '$1    - when: { param: x, present: true }\n      status: 418\n      say: "no"\n'));
-      const line = bad.read('config/doors.yaml').split('\n').findIndex((l) => l.includes('status: 418')) + 1;
-      expect(checkCatalog(bad).join('\n')).toContain(`doors.yaml:${line}: /chat/refuse/0/status must be equal to one of the allowed values (400, 403)`);
+      bad.edit('config/doors.yaml', (text) =>
+        text.replace(/(chat:\n(?:.*\n)*? {2}refuse:\n)/, '$1    - when: { param: x, present: true }\n      status: 418\n      say: "no"\n'),
+      );
+      const line =
+        bad
+          .read('config/doors.yaml')
+          .split('\n')
+          .findIndex((l) => l.includes('status: 418')) + 1;
+      expect(checkCatalog(bad).join('\n')).toContain(
+        `doors.yaml:${line}: /chat/refuse/0/status must be equal to one of the allowed values (400, 403)`,
+      );
     } finally {
       bad.remove();
     }

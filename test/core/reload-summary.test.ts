@@ -9,7 +9,10 @@ const shipped = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 
 /** A deep copy of the shipped snapshot, changed by `edit`. */
 function changed(edit: (s: { config: Snapshot['config']; catalog: Snapshot['catalog'] }) => void) {
-  const copy = { config: structuredClone(shipped.config), catalog: { dir: shipped.catalog.dir, models: structuredClone(shipped.catalog.models) } };
+  const copy = {
+    config: structuredClone(shipped.config),
+    catalog: { dir: shipped.catalog.dir, models: structuredClone(shipped.catalog.models) },
+  };
   edit(copy);
   return copy;
 }
@@ -28,7 +31,14 @@ describe('reload summary', () => {
       m.get('c-flash-3')!.line += 10; // moved in its file: no change
     });
     const s = summariseReload(shipped, after);
-    expect(s).toMatchObject({ added: ['x-new-1'], removed: ['a-small-3.5'], repriced: ['d-3'], changed: ['b-5'], config: [], needsRestart: [] });
+    expect(s).toMatchObject({
+      added: ['x-new-1'],
+      removed: ['a-small-3.5'],
+      repriced: ['d-3'],
+      changed: ['b-5'],
+      config: [],
+      needsRestart: [],
+    });
     expect(describeReload(s)).toBe('models added: x-new-1; models removed: a-small-3.5; models repriced: d-3; models changed: b-5');
   });
 
@@ -45,12 +55,22 @@ describe('reload summary', () => {
     });
     const s = summariseReload(shipped, after);
     expect(s.config).toEqual(['doors', 'billing', 'limits', 'rules']);
-    expect(s.needsRestart).toEqual(['limits.body_limit_bytes', 'billing.ledger.audit_interval_ms', 'doors.chat.path', 'doors.moderations (removed)']);
-    expect(describeReload(s)).toContain('needs a restart to apply: limits.body_limit_bytes, billing.ledger.audit_interval_ms, doors.chat.path');
+    expect(s.needsRestart).toEqual([
+      'limits.body_limit_bytes',
+      'billing.ledger.audit_interval_ms',
+      'doors.chat.path',
+      'doors.moderations (removed)',
+    ]);
+    expect(describeReload(s)).toContain(
+      'needs a restart to apply: limits.body_limit_bytes, billing.ledger.audit_interval_ms, doors.chat.path',
+    );
   });
 
   it('an unchanged reload says so', () => {
-    const s = summariseReload(shipped, changed(() => undefined));
+    const s = summariseReload(
+      shipped,
+      changed(() => undefined),
+    );
     expect(describeReload(s)).toBe('no change');
   });
 
@@ -63,12 +83,20 @@ describe('reload summary', () => {
     expect(result.changes).toMatchObject({ repriced: ['d-3'], config: ['limits'], needsRestart: ['limits.connect_timeout_ms'] });
 
     const lines: [string, unknown, string][] = [];
-    const log = { info: (o: unknown, m: string) => lines.push(['info', o, m]), warn: (o: unknown, m: string) => lines.push(['warn', o, m]), error: (o: unknown, m: string) => lines.push(['error', o, m]) };
+    const log = {
+      info: (o: unknown, m: string) => lines.push(['info', o, m]),
+      warn: (o: unknown, m: string) => lines.push(['warn', o, m]),
+      error: (o: unknown, m: string) => lines.push(['error', o, m]),
+    };
     logReload(log as never, result);
     logReload(log as never, runtime.reload());
     logReload(log as never, { ok: false, version: 2, problems: ['x.yaml:1: broken'] });
     expect(lines).toEqual([
-      ['warn', { version: 2, changes: result.changes }, 'catalog and config reloaded (version 2): models repriced: d-3; config changed: limits; needs a restart to apply: limits.connect_timeout_ms'],
+      [
+        'warn',
+        { version: 2, changes: result.changes },
+        'catalog and config reloaded (version 2): models repriced: d-3; config changed: limits; needs a restart to apply: limits.connect_timeout_ms',
+      ],
       ['info', expect.anything(), 'catalog and config reloaded (version 3): no change'],
       ['error', { problems: ['x.yaml:1: broken'] }, 'reload refused; the running catalog stays'],
     ]);

@@ -55,7 +55,9 @@ describe('tryRoutes', () => {
   it("a 401 or 403 refuses the gateway's credential: no route sent the same one is tried, one with another is", async () => {
     for (const status of [401, 403]) {
       const errorsLogged: object[] = [];
-      const same = scripted([async () => answer(status, 'no')], { log: { warn: () => undefined, error: (o) => void errorsLogged.push(o) } });
+      const same = scripted([async () => answer(status, 'no')], {
+        log: { warn: () => undefined, error: (o) => void errorsLogged.push(o) },
+      });
       const out = await tryRoutes(routes, same.loop);
       expect(out).toMatchObject({ done: false, failedAttempts: 1, credentialRefused: [{ route: routes[0], status }] });
       expect(same.asked.map((a) => a.route)).toEqual([0]);
@@ -117,7 +119,13 @@ describe('tryRoutes', () => {
 
     const whole = startDeadline(20).signal;
     await expect(
-      tryRoutes(routes, { send: hang, read: async () => ({ done: true, value: 'never' }), log: quiet, signal: whole, attemptTimeoutMs: 1000 }),
+      tryRoutes(routes, {
+        send: hang,
+        read: async () => ({ done: true, value: 'never' }),
+        log: quiet,
+        signal: whole,
+        attemptTimeoutMs: 1000,
+      }),
     ).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 

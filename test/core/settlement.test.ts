@@ -28,9 +28,10 @@ function accountsOver(writer: ChargeWriter, failures: number, delayMs = 0) {
   return { accounts, calls };
 }
 
-const settlementOf = (accounts: Accounts, commitWaitMs: number) => new Settlement(caller, hold, { accounts, log: quiet, costOf: () => 42n, commitWaitMs });
+const settlementOf = (accounts: Accounts, commitWaitMs: number) =>
+  new Settlement(caller, hold, { accounts, log: quiet, costOf: () => 42n, commitWaitMs });
 
-describe('a call\'s settlement', () => {
+describe("a call's settlement", () => {
   it('ends once its charge is committed, and says what was charged', async () => {
     const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
     const { accounts, calls } = accountsOver(writer, 2);

@@ -23,7 +23,14 @@ describe('npm start', () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const out = { text: '' };
     child = spawn(process.execPath, ['bin/start.mjs'], {
-      env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        GATEWAY_DATA_DIR: dataDir,
+        GATEWAY_CONFIG_DIR: tree.config,
+        GATEWAY_CATALOG_DIR: tree.catalog,
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d) => (out.text += d));
@@ -40,7 +47,9 @@ describe('npm start', () => {
     const described = (await (await fetch(`${base}/openapi.json`)).json()) as { info: { version: string } };
     expect(described.info.version).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
 
-    tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'));
+    tree.edit('catalog/vendor-d.yaml', (t) =>
+      t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'),
+    );
     child.kill('SIGHUP');
     await waitFor(out, /catalog and config reloaded/, 10_000);
     expect(await priceOf('d-3')).toBe(4);

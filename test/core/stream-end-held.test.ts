@@ -73,7 +73,16 @@ async function relay(frames: string[], commitMs: number) {
   };
   const step = await relayStream(
     answerOf(frames),
-    { prepared, doorPath: '/v1/test', reply, clientGone: new CallAbort(), stallMs: 1_000, headers: {}, registry, log: { warn: () => undefined } as never },
+    {
+      prepared,
+      doorPath: '/v1/test',
+      reply,
+      clientGone: new CallAbort(),
+      stallMs: 1_000,
+      headers: {},
+      registry,
+      log: { warn: () => undefined } as never,
+    },
     settlement,
   );
   return { step, timeline, client };

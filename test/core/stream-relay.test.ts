@@ -85,7 +85,16 @@ function setup(drains: boolean) {
   const relay = (stallMs: number) =>
     relayStream(
       vendor.answer,
-      { prepared, doorPath: '/v1/test', reply, clientGone: gone, stallMs, headers: {}, registry, log: { warn: (o: unknown) => warnings.push(o) } as never },
+      {
+        prepared,
+        doorPath: '/v1/test',
+        reply,
+        clientGone: gone,
+        stallMs,
+        headers: {},
+        registry,
+        log: { warn: (o: unknown) => warnings.push(o) } as never,
+      },
       settlement,
     );
   return { raw, relay, vendor: vendor.counter, usage: () => lastUsage, warnings };

@@ -41,7 +41,13 @@ const post = (o: Http2Origin, path: string, signal?: CallAbort, headers: Record<
 
 /** 'pending' if `p` has not settled within `ms`. */
 const within = <T>(p: Promise<T>, ms: number) =>
-  Promise.race([p.then((v) => ({ ok: v }), (e: Error) => ({ error: e.message })), new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+  Promise.race([
+    p.then(
+      (v) => ({ ok: v }),
+      (e: Error) => ({ error: e.message }),
+    ),
+    new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms)),
+  ]);
 
 it('a vendor error on an answer nobody reads yet does not crash the process; the reader sees it later', async () => {
   const crashes: unknown[] = [];
@@ -100,7 +106,7 @@ it('a call stopped while its connection is still being opened rejects at once, n
 it('a vendor allowing no streams: connections stay within the cap and the calls end when stopped', async () => {
   let connections = 0;
   let requests = 0;
-  const base = await vendor({ settings: { maxConcurrentStreams: 0 } }, (req, res) => {
+  const base = await vendor({ settings: { maxConcurrentStreams: 0 } }, (_req, res) => {
     requests++;
     res.end();
   });
@@ -147,7 +153,12 @@ it('closing the client while a connection is being opened leaves no connection b
   });
   const o = origin(base);
   await (await post(o, '/warm')).body.text();
-  const calls = Array.from({ length: 6 }, () => within(post(o, '/x').then((a) => a.body.text()), 3_000));
+  const calls = Array.from({ length: 6 }, () =>
+    within(
+      post(o, '/x').then((a) => a.body.text()),
+      3_000,
+    ),
+  );
   await new Promise((r) => setImmediate(r));
   o.close();
   const settled = await Promise.all(calls);
@@ -200,7 +211,10 @@ it('uploads the vendor reads slowly do not take the calls beside them down (bodi
   await (await post(o, '/small')).body.text();
   const upload = Buffer.alloc(4 << 20, 'u');
   const send = (path: string, body: string | Buffer) =>
-    within(o.request({ method: 'POST', path, headers: {}, body }, undefined).then((a) => a.body.text()), 30_000);
+    within(
+      o.request({ method: 'POST', path, headers: {}, body }, undefined).then((a) => a.body.text()),
+      30_000,
+    );
   const uploads = Array.from({ length: 9 }, () => send('/up', upload));
   await new Promise((r) => setTimeout(r, 50));
   const smalls = Array.from({ length: 5 }, () => send('/small', '{}'));
@@ -208,37 +222,54 @@ it('uploads the vendor reads slowly do not take the calls beside them down (bodi
   expect(await Promise.all(smalls)).toEqual(Array(5).fill({ ok: 'small' }));
 });
 
-it.each(['reset', 'stop'] as const)('a vendor answering before it read the upload (then %s) gives back the stream: later calls are served', async (how) => {
-  // RFC 9113 8.1 lets a server answer early and reset with NO_ERROR (nginx and Go do); another just stops
-  // reading. Node's stream then waited for the rest of the upload for ever: no close, its slot taken for good.
-  const base = await vendor({}, (req, res) => {
-    if (req.url === '/small') {
-      req.resume();
-      return void req.on('end', () => res.end('small'));
-    }
-    let got = 0;
-    let answered = false;
-    req.on('data', (d: Buffer) => {
-      got += d.length;
-      if (answered || got < 64 * 1024) return;
-      answered = true;
-      res.writeHead(413, { 'content-type': 'application/json' });
-      if (how === 'stop') {
-        req.pause();
-        res.end('{"error":"too large"}');
-      } else res.end('{"error":"too large"}', () => req.stream.close(constants.NGHTTP2_NO_ERROR));
+it.each(['reset', 'stop'] as const)(
+  'a vendor answering before it read the upload (then %s) gives back the stream: later calls are served',
+  async (how) => {
+    // RFC 9113 8.1 lets a server answer early and reset with NO_ERROR (nginx and Go do); another just stops
+    // reading. Node's stream then waited for the rest of the upload for ever: no close, its slot taken for good.
+    const base = await vendor({}, (req, res) => {
+      if (req.url === '/small') {
+        req.resume();
+        return void req.on('end', () => res.end('small'));
+      }
+      let got = 0;
+      let answered = false;
+      req.on('data', (d: Buffer) => {
+        got += d.length;
+        if (answered || got < 64 * 1024) return;
+        answered = true;
+        res.writeHead(413, { 'content-type': 'application/json' });
+        if (how === 'stop') {
+          req.pause();
+          res.end('{"error":"too large"}');
+        } else res.end('{"error":"too large"}', () => req.stream.close(constants.NGHTTP2_NO_ERROR));
+      });
     });
-  });
-  const o = origin(base, { streams: 4, maxSessions: 1 });
-  const upload = Buffer.alloc(1 << 20, 'u');
-  const early = await Promise.all(
-    Array.from({ length: 8 }, () => within(o.request({ method: 'POST', path: '/up', headers: {}, body: upload }, undefined).then(async (a) => `${a.status} ${await a.body.text()}`), 10_000)),
-  );
-  expect(early).toEqual(Array(8).fill({ ok: '413 {"error":"too large"}' }));
-  // Four slots on one connection: leaked ones would leave the next calls waiting.
-  const later = await Promise.all(Array.from({ length: 8 }, () => within(post(o, '/small').then((a) => a.body.text()), 3_000)));
-  expect(later).toEqual(Array(8).fill({ ok: 'small' }));
-});
+    const o = origin(base, { streams: 4, maxSessions: 1 });
+    const upload = Buffer.alloc(1 << 20, 'u');
+    const early = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        within(
+          o
+            .request({ method: 'POST', path: '/up', headers: {}, body: upload }, undefined)
+            .then(async (a) => `${a.status} ${await a.body.text()}`),
+          10_000,
+        ),
+      ),
+    );
+    expect(early).toEqual(Array(8).fill({ ok: '413 {"error":"too large"}' }));
+    // Four slots on one connection: leaked ones would leave the next calls waiting.
+    const later = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        within(
+          post(o, '/small').then((a) => a.body.text()),
+          3_000,
+        ),
+      ),
+    );
+    expect(later).toEqual(Array(8).fill({ ok: 'small' }));
+  },
+);
 
 it('a GOAWAY with an error code: the calls past its last stream are sent again on a new connection, once; the others fail', async () => {
   const seen = new Map<string, number>();
@@ -261,7 +292,12 @@ it('a GOAWAY with an error code: the calls past its last stream are sent again o
   });
   const o = origin(base);
   const results = await Promise.all(
-    Array.from({ length: 10 }, (_, i) => within(post(o, '/x', undefined, { 'x-call': String(i) }).then((a) => a.body.text()), 5_000)),
+    Array.from({ length: 10 }, (_, i) =>
+      within(
+        post(o, '/x', undefined, { 'x-call': String(i) }).then((a) => a.body.text()),
+        5_000,
+      ),
+    ),
   );
   const answered = results.filter((r) => r !== 'pending' && 'ok' in r);
   expect(results.filter((r) => r === 'pending')).toEqual([]);
@@ -273,7 +309,7 @@ it('a GOAWAY with an error code: the calls past its last stream are sent again o
   expect([...seen.values()].filter((n) => n > 2)).toEqual([]);
 });
 
-it('a burst of stopped calls does not trip the vendor\'s rapid-reset defence and take the other calls with it', async () => {
+it("a burst of stopped calls does not trip the vendor's rapid-reset defence and take the other calls with it", async () => {
   // Each stopped call resets its stream (CANCEL), legitimately. nghttp2 ends a connection past a burst of
   // 1,000 resets with GOAWAY INTERNAL_ERROR: the calls in the middle of their answers on it failed.
   const base = await vendor({}, (req, res) => {
@@ -285,7 +321,12 @@ it('a burst of stopped calls does not trip the vendor\'s rapid-reset defence and
     });
   });
   const o = origin(base);
-  const innocent = Array.from({ length: 20 }, () => within(post(o, '/innocent').then((a) => a.body.text()), 15_000));
+  const innocent = Array.from({ length: 20 }, () =>
+    within(
+      post(o, '/innocent').then((a) => a.body.text()),
+      15_000,
+    ),
+  );
   await new Promise((r) => setTimeout(r, 200));
   for (let i = 0; i < 1_200; i += 60) {
     await Promise.all(

@@ -16,7 +16,13 @@ import type { Route } from '../../engine/calls/vendor-routes.ts';
 const cert = readFileSync(new URL('../fixtures/tls/cert.pem', import.meta.url), 'utf8');
 const key = readFileSync(new URL('../fixtures/tls/key.pem', import.meta.url), 'utf8');
 
-const vendor = (http2?: boolean): VendorConfig => ({ name: 'Vendor B', credential: { header: 'authorization', scheme: 'Bearer' }, headers: {}, forward_headers: [], ...(http2 === undefined ? {} : { http2 }) });
+const vendor = (http2?: boolean): VendorConfig => ({
+  name: 'Vendor B',
+  credential: { header: 'authorization', scheme: 'Bearer' },
+  headers: {},
+  forward_headers: [],
+  ...(http2 === undefined ? {} : { http2 }),
+});
 const route = (baseUrl: string): Route => ({ vendor: 'b', index: 0, baseUrl, key: 'k', simulated: false });
 
 /** What a vendor saw: each request's HTTP version and connection, and the most in flight at once on one connection. */
@@ -33,7 +39,10 @@ interface Seen {
 function vendorHandler(seen: Seen, hold: number) {
   const inFlight = new Map<unknown, number>();
   const waiting: Array<() => void> = [];
-  return (req: { httpVersion: string; socket: unknown; stream?: { session: unknown }; on(e: 'end', f: () => void): void; resume(): void }, res: { writeHead(s: number, h: Record<string, string>): void; end(b: string): void }) => {
+  return (
+    req: { httpVersion: string; socket: unknown; stream?: { session: unknown }; on(e: 'end', f: () => void): void; resume(): void },
+    res: { writeHead(s: number, h: Record<string, string>): void; end(b: string): void },
+  ) => {
     const conn = req.stream?.session ?? req.socket;
     seen.versions.push(req.httpVersion);
     seen.connections.add(conn);
@@ -80,7 +89,12 @@ function upstream(streams = 100): UpstreamClient {
 async function sendMany(client: UpstreamClient, baseUrl: string, v: VendorConfig, n: number): Promise<number[]> {
   return Promise.all(
     Array.from({ length: n }, async () => {
-      const answer = await client.send(route(baseUrl), v, { path: '/v1/chat/completions', body: '{"model":"b-5-mini"}', contentType: 'application/json', headers: {} }, undefined);
+      const answer = await client.send(
+        route(baseUrl),
+        v,
+        { path: '/v1/chat/completions', body: '{"model":"b-5-mini"}', contentType: 'application/json', headers: {} },
+        undefined,
+      );
       await answer.body.text();
       return answer.status;
     }),
@@ -160,7 +174,8 @@ describe('HTTP/2 to a vendor', () => {
     });
     const base = await listen(server, 'https');
     const client = upstream();
-    const send = (path: string) => client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    const send = (path: string) =>
+      client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined);
     await (await send('/small')).body.text();
     const stalled = await Promise.all(Array.from({ length: 30 }, () => send('/endless'))); // never read
     await new Promise((r) => setTimeout(r, 200));
@@ -216,7 +231,8 @@ describe('HTTP/2 to a vendor', () => {
     });
     const base = await listen(server, 'https');
     const client = upstream();
-    const send = (path: string) => client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    const send = (path: string) =>
+      client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined);
     const calls = Array.from({ length: 5 }, async () => (await send('/held')).body.text());
     for (let waited = 0; open.length < 5 && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     (open[0]!.session as ServerHttp2Session).goaway(constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
@@ -248,7 +264,16 @@ describe('HTTP/2 to a vendor', () => {
     let firstSession: unknown;
     const base = await listen(server, 'https');
     const client = upstream();
-    const calls = Array.from({ length: 5 }, async (_, i) => (await client.send(route(base), vendor(true), { path: `/c${i}`, body: '{}', contentType: 'application/json', headers: {} }, undefined)).body.text());
+    const calls = Array.from({ length: 5 }, async (_, i) =>
+      (
+        await client.send(
+          route(base),
+          vendor(true),
+          { path: `/c${i}`, body: '{}', contentType: 'application/json', headers: {} },
+          undefined,
+        )
+      ).body.text(),
+    );
     for (let waited = 0; pending.length < 5 && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     // It took the first two streams (ids 1 and 3) and no later one.
     refuseAbove = 3;
@@ -277,11 +302,21 @@ describe('HTTP/2 to a vendor', () => {
     const base = await listen(server, 'https');
     const client = upstream();
     const limit = new CallAbort();
-    const long = await client.send(route(base), vendor(true), { path: '/long', body: '{}', contentType: 'application/json', headers: {} }, limit);
+    const long = await client.send(
+      route(base),
+      vendor(true),
+      { path: '/long', body: '{}', contentType: 'application/json', headers: {} },
+      limit,
+    );
     const reading = long.body.text();
     limit.abort(new Error('time limit'));
     await expect(reading).rejects.toThrow();
-    const short = await client.send(route(base), vendor(true), { path: '/short', body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    const short = await client.send(
+      route(base),
+      vendor(true),
+      { path: '/short', body: '{}', contentType: 'application/json', headers: {} },
+      undefined,
+    );
     expect(await short.body.text()).toBe('start;end');
     for (let waited = 0; closed.length < 2 && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     expect(closed).toContain(constants.NGHTTP2_CANCEL);
@@ -298,7 +333,10 @@ describe('HTTP/2 to a vendor', () => {
     });
     const base = await listen(server, 'https');
     const client = upstream();
-    const read = async (path: string) => (await client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined)).body.text();
+    const read = async (path: string) =>
+      (
+        await client.send(route(base), vendor(true), { path, body: '{}', contentType: 'application/json', headers: {} }, undefined)
+      ).body.text();
     const within = <T>(p: Promise<T>) => Promise.race([p, new Promise((r) => setTimeout(() => r('no end after 2 s'), 2_000))]);
     await expect(within(read('/reset'))).rejects.toThrow();
     await expect(within(read('/drop'))).rejects.toThrow();
@@ -314,7 +352,9 @@ describe('HTTP/2 to a vendor', () => {
     const client = new UpstreamClient({ connectTimeoutMs: 300, connectionsPerOrigin: 8, tls: { ca: cert } });
     clients.push(client);
     const started = Date.now();
-    await expect(client.send(route(base), vendor(true), { path: '/x', body: '{}', contentType: 'application/json', headers: {} }, undefined)).rejects.toThrow(/settings/);
+    await expect(
+      client.send(route(base), vendor(true), { path: '/x', body: '{}', contentType: 'application/json', headers: {} }, undefined),
+    ).rejects.toThrow(/settings/);
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
@@ -337,7 +377,13 @@ describe('HTTP/2 to a vendor', () => {
       'https',
     );
     const client = upstream();
-    const send = () => client.send(route(base), vendor(true), { path: '/v1/chat/completions', body: '{}', contentType: 'application/json', headers: {} }, undefined);
+    const send = () =>
+      client.send(
+        route(base),
+        vendor(true),
+        { path: '/v1/chat/completions', body: '{}', contentType: 'application/json', headers: {} },
+        undefined,
+      );
     const first = await Promise.all(Array.from({ length: 8 }, send)); // eight answers with headers, bodies still coming
     const later = Array.from({ length: 8 }, send);
     try {

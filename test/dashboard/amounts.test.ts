@@ -44,12 +44,14 @@ describe('amounts typed in a form', () => {
 
 describe('the key checks in the form’s words', () => {
   it('names fields by their labels and says blank for null', () => {
-    expect(inWords(errors.invalidRequest('daily_limit_credits (9) must not exceed monthly_limit_credits (5).', 'daily_limit_credits'))).toBe(
-      'The daily limit (9) must not exceed the monthly limit (5).',
-    );
+    expect(
+      inWords(errors.invalidRequest('daily_limit_credits (9) must not exceed monthly_limit_credits (5).', 'daily_limit_credits')),
+    ).toBe('The daily limit (9) must not exceed the monthly limit (5).');
     expect(inWords(errors.invalidRequest('expires_on must be a date YYYY-MM-DD, or null for no expiry.', 'expires_on'))).toBe(
       'The last day must be a date YYYY-MM-DD, or blank for never.',
     );
-    expect(inWords(errors.invalidRequest('count must be a whole number from 1 to 100.', 'count'))).toBe('How many must be a whole number from 1 to 100.');
+    expect(inWords(errors.invalidRequest('count must be a whole number from 1 to 100.', 'count'))).toBe(
+      'How many must be a whole number from 1 to 100.',
+    );
   });
 });

@@ -27,14 +27,20 @@ const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, f
 const creditsText = (nano: bigint) => `${(nano / 1000n).toLocaleString('en-US')}.${(nano % 1000n).toString().padStart(3, '0')}`;
 
 const chat = (key: string, model: string, usage: string, maxTokens = 2000) =>
-  post(t, '/v1/chat/completions', { model, messages: [{ role: 'user', content: `hi [[sim:usage ${usage}]]` }], max_completion_tokens: maxTokens }, { authorization: `Bearer ${key}` });
+  post(
+    t,
+    '/v1/chat/completions',
+    { model, messages: [{ role: 'user', content: `hi [[sim:usage ${usage}]]` }], max_completion_tokens: maxTokens },
+    { authorization: `Bearer ${key}` },
+  );
 
 async function settled() {
   for (let i = 0; i < 100 && (await t.held()) !== 0n; i++) await sleep(20);
 }
 
 /** The row of the keys table whose name cell is exactly `name`. */
-const keyRow = (name: string) => page.locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: new RegExp(`^${name}$`) }) });
+const keyRow = (name: string) =>
+  page.locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: new RegExp(`^${name}$`) }) });
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -89,7 +95,8 @@ describe('the owner dashboard in a browser', () => {
     await shot('keys-created');
 
     // A refresh of that page repeats nothing (post/redirect/get): no new keys, and the secrets are gone.
-    const count = async () => (await t.gw.db.query(`SELECT 1 FROM api_keys WHERE wallet_id = $1 AND name LIKE 'class %'`, [t.walletId])).rows.length;
+    const count = async () =>
+      (await t.gw.db.query(`SELECT 1 FROM api_keys WHERE wallet_id = $1 AND name LIKE 'class %'`, [t.walletId])).rows.length;
     expect(await count()).toBe(3);
     await page.reload();
     expect(await page.locator('h1').textContent()).toBe('Keys already shown');
@@ -107,7 +114,10 @@ describe('the owner dashboard in a browser', () => {
     const refused = await chat(keys['class 1'], 'b-5', 'input=100 output=50');
     expect(refused.status).toBe(429);
     // Dollars and credits as the page prints them are both taken.
-    for (const [name, typed] of [['class 1', '$1'], ['class 3', '1,000,000']]) {
+    for (const [name, typed] of [
+      ['class 1', '$1'],
+      ['class 3', '1,000,000'],
+    ]) {
       const row = keyRow(name);
       await row.locator('summary').click();
       await row.getByLabel(/^Monthly limit/).fill(typed);
@@ -117,7 +127,12 @@ describe('the owner dashboard in a browser', () => {
     }
     const passed = await chat(keys['class 1'], 'b-5', 'input=1000 output=300');
     expect(passed.status, await passed.clone().text()).toBe(200);
-    charges.push({ id: passed.headers.get('x-request-id')!, nano: BigInt(passed.headers.get('x-service-charged-nano')!), key: 'class 1', model: 'b-5' });
+    charges.push({
+      id: passed.headers.get('x-request-id')!,
+      nano: BigInt(passed.headers.get('x-service-charged-nano')!),
+      key: 'class 1',
+      model: 'b-5',
+    });
     await settled();
   });
 
@@ -169,8 +184,13 @@ describe('the owner dashboard in a browser', () => {
       expect(await row.locator('td').nth(2).textContent()).toBe(c.model);
     }
     // The chart's bars, per key, add up to every charge the records hold.
-    const records = await t.gw.db.query<{ total: string }>(`SELECT sum(charged_nano)::text AS total FROM usage_records WHERE wallet_id = $1`, [t.walletId]);
-    const bars = await page.locator('svg[data-testid="usage-chart"] rect').evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-series'), r.getAttribute('data-nano')]));
+    const records = await t.gw.db.query<{ total: string }>(
+      `SELECT sum(charged_nano)::text AS total FROM usage_records WHERE wallet_id = $1`,
+      [t.walletId],
+    );
+    const bars = await page
+      .locator('svg[data-testid="usage-chart"] rect')
+      .evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-series'), r.getAttribute('data-nano')]));
     expect(bars.reduce((s, [, n]) => s + BigInt(n!), 0n)).toBe(BigInt(records.rows[0].total));
     const class3 = charges.filter((c) => c.key === 'class 3').reduce((s, c) => s + c.nano, 0n);
     expect(bars.filter(([s]) => s === 'class 3').reduce((s, [, n]) => s + BigInt(n!), 0n)).toBe(class3);
@@ -181,21 +201,45 @@ describe('the owner dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/by=model/);
     const shown = await page.locator('tr[data-generation-id]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-generation-id')));
-    expect(shown.sort()).toEqual(charges.filter((c) => c.key === 'class 3').map((c) => c.id).sort());
+    expect(shown.sort()).toEqual(
+      charges
+        .filter((c) => c.key === 'class 3')
+        .map((c) => c.id)
+        .sort(),
+    );
     const a = charges.find((c) => c.model === 'a-top-5.5')!;
-    const modelBars = await page.locator('svg[data-testid="usage-chart"] rect[data-series="a-top-5.5"]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-nano')));
+    const modelBars = await page
+      .locator('svg[data-testid="usage-chart"] rect[data-series="a-top-5.5"]')
+      .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-nano')));
     expect(modelBars).toEqual([a.nano.toString()]);
     // The chart follows the key filter too: its b-5 bars are class 3's b-5 calls, not class 1's.
-    const b5 = await page.locator('svg[data-testid="usage-chart"] rect[data-series="b-5"]').evaluateAll((rs) => rs.map((r) => BigInt(r.getAttribute('data-nano')!)));
+    const b5 = await page
+      .locator('svg[data-testid="usage-chart"] rect[data-series="b-5"]')
+      .evaluateAll((rs) => rs.map((r) => BigInt(r.getAttribute('data-nano')!)));
     const class3b5 = charges.filter((c) => c.key === 'class 3' && c.model === 'b-5').reduce((s, c) => s + c.nano, 0n);
     expect(b5.reduce((s, n) => s + n, 0n)).toBe(class3b5);
     expect(await page.getByTestId('chart-filter').textContent()).toContain('class 3');
     await shot('usage-filtered');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download these calls as CSV' }).click()]);
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download these calls as CSV' }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     expect(csv[0]).toContain('charged_nano');
-    expect(csv.slice(1).map((l) => l.split(',')[0]).sort()).toEqual(charges.filter((c) => c.key === 'class 3').map((c) => c.id).sort());
+    expect(
+      csv
+        .slice(1)
+        .map((l) => l.split(',')[0])
+        .sort(),
+    ).toEqual(
+      charges
+        .filter((c) => c.key === 'class 3')
+        .map((c) => c.id)
+        .sort(),
+    );
     for (const l of csv.slice(1)) expect(l).toContain(`,${charges.find((c) => l.startsWith(c.id))!.nano},`);
 
     await page.locator(`a[href="/dashboard/usage/${a.id}"]`).click();
@@ -226,7 +270,12 @@ describe('the owner dashboard in a browser', () => {
   });
 
   it('lists the wallet’s video jobs with status and exact cost', async () => {
-    const res = await post(t, '/v1/videos', { model: 'video-d-1', prompt: 'a lighthouse [[sim:cost=0.123]]', seconds: '4', size: '1280x720' }, { authorization: `Bearer ${keys['class 3']}` });
+    const res = await post(
+      t,
+      '/v1/videos',
+      { model: 'video-d-1', prompt: 'a lighthouse [[sim:cost=0.123]]', seconds: '4', size: '1280x720' },
+      { authorization: `Bearer ${keys['class 3']}` },
+    );
     expect(res.status, await res.clone().text()).toBe(200);
     const { id } = await res.json();
     for (let i = 0; i < 200; i++) {
@@ -254,7 +303,15 @@ describe('the owner dashboard in a browser', () => {
   it('chart labels sit inside the chart, even a wide one like 198,981.960', async () => {
     const days = Array.from({ length: 30 }, (_, i) => `2026-11-${String(i + 1).padStart(2, '0')}`);
     for (const nano of [198_981_960n, 198_981_960_000_000n]) {
-      const chart = usageChart(days, [{ day: days[29], name: 'k', nano }, { day: days[3], name: 'k', nano: 1n }], (n) => n, 'key');
+      const chart = usageChart(
+        days,
+        [
+          { day: days[29], name: 'k', nano },
+          { day: days[3], name: 'k', nano: 1n },
+        ],
+        (n) => n,
+        'key',
+      );
       await page.setContent(`<!doctype html><body style="margin:0;width:390px">${chart.text}</body>`);
       const { box, texts } = await page.locator('svg[data-testid="usage-chart"]').evaluate((svg) => {
         const vb = (svg as SVGSVGElement).viewBox.baseVal;
@@ -291,7 +348,10 @@ describe('the owner dashboard in a browser', () => {
       }
       // The wide tables are there, scrolling inside their box.
       await page.goto(`${t.url}/dashboard/keys`);
-      const box = await page.locator('.scroll').first().evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      const box = await page
+        .locator('.scroll')
+        .first()
+        .evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
       expect(box.scroll).toBeGreaterThan(box.client);
     } finally {
       await page.setViewportSize({ width: 1280, height: 720 });

@@ -33,7 +33,7 @@ describe('a new wallet’s empty pages say what to do', () => {
       expect(await text(path), path).toContain('Balance <strong data-testid="summary-usd">$0.00</strong>');
     }
     expect(page).toContain(`npx gateway wallet topup ${walletId} --credits 5000000</code> for $5`);
-    expect(page).toContain("ask them for a top-up");
+    expect(page).toContain('ask them for a top-up');
   });
 
   it('no keys: create one with the form on the page; the audience field says what a student key may not do', async () => {

@@ -65,7 +65,16 @@ describe('the dashboard in Korean and English', () => {
     expect(await page.locator('td', { hasText: '공급사 C 전용' }).count()).toBe(1);
     const added = await page.locator('table time').first().textContent();
     expect(added).toMatch(KO_TIME);
-    expect(await page.getByRole('navigation', { name: '대시보드' }).getByRole('link').allTextContents()).toEqual(['지갑', 'API 키', '관리 키', '사용량', '동영상', '변경 기록', '알림', '관리자']);
+    expect(await page.getByRole('navigation', { name: '대시보드' }).getByRole('link').allTextContents()).toEqual([
+      '지갑',
+      'API 키',
+      '관리 키',
+      '사용량',
+      '동영상',
+      '변경 기록',
+      '알림',
+      '관리자',
+    ]);
     expect(await page.getByRole('button', { name: '로그아웃' }).count()).toBe(1);
     await shot('wallet');
 
@@ -76,7 +85,9 @@ describe('the dashboard in Korean and English', () => {
     await create.getByLabel(/^이름/).fill('수학반');
     await create.getByLabel(/^월 한도/).fill('많이');
     await create.getByRole('button', { name: '만들기' }).click();
-    await expect.poll(() => create.getByRole('alert').textContent()).toBe('월 한도: "많이"은(는) 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.');
+    await expect
+      .poll(() => create.getByRole('alert').textContent())
+      .toBe('월 한도: "많이"은(는) 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.');
     await create.getByLabel(/^월 한도/).fill('5달러');
     await create.getByRole('button', { name: '만들기' }).click();
     await expect.poll(() => h1(page)).toBe('키를 만들었습니다');
@@ -91,7 +102,12 @@ describe('the dashboard in Korean and English', () => {
     await shot('keys');
 
     // Usage: a call made with the key, its time in KST the Korean way, its charge exact.
-    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi [[sim:usage input=1234 output=321]]' }], max_completion_tokens: 2000 }, { authorization: `Bearer ${key}` });
+    const res = await post(
+      t,
+      '/v1/chat/completions',
+      { model: 'b-5', messages: [{ role: 'user', content: 'hi [[sim:usage input=1234 output=321]]' }], max_completion_tokens: 2000 },
+      { authorization: `Bearer ${key}` },
+    );
     expect(res.status, await res.clone().text()).toBe(200);
     const nano = BigInt(res.headers.get('x-service-charged-nano')!);
     await settled();
@@ -171,7 +187,10 @@ describe('the dashboard in Korean and English', () => {
     expect(await page.getByTestId('summary-usd').textContent()).toMatch(/^\$[\d,]+\.\d\d$/);
     expect(await page.getByRole('button', { name: '한국어' }).getAttribute('lang')).toBe('ko');
     await shot('wallet');
-    for (const [path, title] of [['keys', 'API keys'], ['usage', 'Usage']]) {
+    for (const [path, title] of [
+      ['keys', 'API keys'],
+      ['usage', 'Usage'],
+    ]) {
       await page.goto(`${t.url}/dashboard/${path}`);
       expect(await h1(page)).toBe(title);
       await shot(path);
@@ -204,7 +223,12 @@ describe('the dashboard in Korean and English', () => {
 // for the pages that only name it; one that cannot be reached is refused in Korean, its technical reason kept.
 describe('the provider sign-in and the managers page in Korean', () => {
   let g: TestGateway;
-  const provider = { GATEWAY_OIDC_ISSUER: 'http://127.0.0.1:9/', GATEWAY_OIDC_CLIENT_ID: 'gw', GATEWAY_OIDC_CLIENT_SECRET: 'secret', GATEWAY_OIDC_NAME: '한빛고' };
+  const provider = {
+    GATEWAY_OIDC_ISSUER: 'http://127.0.0.1:9/',
+    GATEWAY_OIDC_CLIENT_ID: 'gw',
+    GATEWAY_OIDC_CLIENT_SECRET: 'secret',
+    GATEWAY_OIDC_NAME: '한빛고',
+  };
   beforeAll(async () => {
     g = await startTestGateway({ env: provider });
   });

@@ -35,9 +35,20 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
     expect(await walletsFor(db, 'alice@school.example', 'subject')).toHaveLength(1);
 
     const asOwner = (await sessions.openFor(access[0], 'alice@school.example'))!;
-    expect(asOwner.session).toMatchObject({ walletId: 'wal_m1', role: 'owner', isManager: false, actorId: 'Alice@School.example', via: 'provider' });
+    expect(asOwner.session).toMatchObject({
+      walletId: 'wal_m1',
+      role: 'owner',
+      isManager: false,
+      actorId: 'Alice@School.example',
+      via: 'provider',
+    });
     const asViewer = (await sessions.openFor(access[1], 'alice@school.example'))!;
-    expect(await sessions.find(asViewer.secret)).toMatchObject({ walletId: 'wal_m2', role: 'viewer', isManager: true, actorId: 'alice@school.example' });
+    expect(await sessions.find(asViewer.secret)).toMatchObject({
+      walletId: 'wal_m2',
+      role: 'viewer',
+      isManager: true,
+      actorId: 'alice@school.example',
+    });
 
     expect(await setManager(db, 'wal_m2', 'alice@school.example', 'manager', OWNER, clock.now())).toBe('changed');
     expect((await sessions.find(asViewer.secret))?.role).toBe('manager');
@@ -51,13 +62,39 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
     await db.query(`UPDATE wallets SET owner_id = 'carol', owner_generation = owner_generation + 1 WHERE id = 'wal_m1'`);
     expect(await sessions.find(asOwner.secret)).toBeNull();
 
-    const audit = await db.query<{ action: string; actor_kind: string; actor_id: string; target_id: string; before: unknown; after: unknown }>(
-      `SELECT action, actor_kind, actor_id, target_id, before, after FROM wallet_audit WHERE wallet_id = 'wal_m2' ORDER BY seq`,
-    );
+    const audit = await db.query<{
+      action: string;
+      actor_kind: string;
+      actor_id: string;
+      target_id: string;
+      before: unknown;
+      after: unknown;
+    }>(`SELECT action, actor_kind, actor_id, target_id, before, after FROM wallet_audit WHERE wallet_id = 'wal_m2' ORDER BY seq`);
     expect(audit.rows).toEqual([
-      { action: 'manager.added', actor_kind: 'owner', actor_id: 'alice', target_id: 'alice@school.example', before: null, after: { identity: 'alice@school.example', role: 'viewer' } },
-      { action: 'manager.changed', actor_kind: 'owner', actor_id: 'alice', target_id: 'alice@school.example', before: { identity: 'alice@school.example', role: 'viewer' }, after: { identity: 'alice@school.example', role: 'manager' } },
-      { action: 'manager.removed', actor_kind: 'owner', actor_id: 'alice', target_id: 'alice@school.example', before: { identity: 'alice@school.example', role: 'manager' }, after: null },
+      {
+        action: 'manager.added',
+        actor_kind: 'owner',
+        actor_id: 'alice',
+        target_id: 'alice@school.example',
+        before: null,
+        after: { identity: 'alice@school.example', role: 'viewer' },
+      },
+      {
+        action: 'manager.changed',
+        actor_kind: 'owner',
+        actor_id: 'alice',
+        target_id: 'alice@school.example',
+        before: { identity: 'alice@school.example', role: 'viewer' },
+        after: { identity: 'alice@school.example', role: 'manager' },
+      },
+      {
+        action: 'manager.removed',
+        actor_kind: 'owner',
+        actor_id: 'alice',
+        target_id: 'alice@school.example',
+        before: { identity: 'alice@school.example', role: 'manager' },
+        after: null,
+      },
     ]);
   });
 });
@@ -65,10 +102,19 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
 describe('settings and identities', () => {
   it('reads the provider settings: all three or none, https unless on this machine, subject or email', () => {
     expect(providerSettings({})).toBeNull();
-    const base = { GATEWAY_OIDC_ISSUER: 'https://login.school.example/realms/s', GATEWAY_OIDC_CLIENT_ID: 'gw', GATEWAY_OIDC_CLIENT_SECRET: 's' };
+    const base = {
+      GATEWAY_OIDC_ISSUER: 'https://login.school.example/realms/s',
+      GATEWAY_OIDC_CLIENT_ID: 'gw',
+      GATEWAY_OIDC_CLIENT_SECRET: 's',
+    };
     expect(providerSettings(base)).toMatchObject({ matchBy: 'subject', name: 'login.school.example', clientId: 'gw' });
-    expect(providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'email', GATEWAY_OIDC_NAME: 'School' })).toMatchObject({ matchBy: 'email', name: 'School' });
-    expect(() => providerSettings({ GATEWAY_OIDC_ISSUER: base.GATEWAY_OIDC_ISSUER })).toThrow(/missing: GATEWAY_OIDC_CLIENT_ID, GATEWAY_OIDC_CLIENT_SECRET/);
+    expect(providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'email', GATEWAY_OIDC_NAME: 'School' })).toMatchObject({
+      matchBy: 'email',
+      name: 'School',
+    });
+    expect(() => providerSettings({ GATEWAY_OIDC_ISSUER: base.GATEWAY_OIDC_ISSUER })).toThrow(
+      /missing: GATEWAY_OIDC_CLIENT_ID, GATEWAY_OIDC_CLIENT_SECRET/,
+    );
     expect(() => providerSettings({ ...base, GATEWAY_OIDC_MATCH: 'name' })).toThrow(/subject or email/);
     expect(providerSettings(base)?.signOutAtProvider).toBe(false);
     expect(providerSettings({ ...base, GATEWAY_OIDC_SIGN_OUT: 'provider' })?.signOutAtProvider).toBe(true);
@@ -94,10 +140,23 @@ describe('the dashboard route table', () => {
     });
     // Every optional page on: the provider's sign-in and the alerts page (registered only with their services).
     const alerts = { store: {}, queued: () => undefined };
-    const deps = { db: {}, clock, identity: { settings: { name: 'School', matchBy: 'subject', clientSecret: 'x' } }, alerts } as unknown as DashboardDeps;
+    const deps = {
+      db: {},
+      clock,
+      identity: { settings: { name: 'School', matchBy: 'subject', clientSecret: 'x' } },
+      alerts,
+    } as unknown as DashboardDeps;
     await registerDashboard(app, deps);
     await app.ready();
-    const open = ['GET /dashboard/sign-in', 'POST /dashboard/sign-in', 'GET /dashboard/signed-out', 'GET /dashboard/oidc/start', 'GET /dashboard/oidc/callback', 'POST /dashboard/oidc/choose', 'POST /dashboard/lang'];
+    const open = [
+      'GET /dashboard/sign-in',
+      'POST /dashboard/sign-in',
+      'GET /dashboard/signed-out',
+      'GET /dashboard/oidc/start',
+      'GET /dashboard/oidc/callback',
+      'POST /dashboard/oidc/choose',
+      'POST /dashboard/lang',
+    ];
     const unlisted = routes.filter((r) => !(r in ROUTE_PERMISSIONS) && !open.includes(r));
     expect(unlisted).toEqual([]);
     expect(Object.keys(ROUTE_PERMISSIONS).filter((r) => !routes.includes(r))).toEqual([]); // no stale entries

@@ -26,8 +26,19 @@ describe('the catalogs', () => {
 
   it('Korean texts are Korean: all but names, codes and the language names have Hangul', () => {
     // Only parameters, punctuation, codes and the languages' own names.
-    const sameByDesign = new Set(['lang.en', 'time.suffix', 'keys.field.amount', 'keys.used_of', 'amount.error', 'usage.filter_and', 'usage.charged_rest', 'usage.nano_usd']);
-    const notKorean = Object.entries(ko).filter(([k, v]) => !HANGUL.test(v) && !sameByDesign.has(k)).map(([k]) => k);
+    const sameByDesign = new Set([
+      'lang.en',
+      'time.suffix',
+      'keys.field.amount',
+      'keys.used_of',
+      'amount.error',
+      'usage.filter_and',
+      'usage.charged_rest',
+      'usage.nano_usd',
+    ]);
+    const notKorean = Object.entries(ko)
+      .filter(([k, v]) => !HANGUL.test(v) && !sameByDesign.has(k))
+      .map(([k]) => k);
     expect(notKorean).toEqual([]);
   });
 });
@@ -86,7 +97,13 @@ describe('formats', () => {
 describe('forms in Korean', () => {
   const read = (text: string) => creditsFromText(text, 'monthly_limit_credits', '월 한도', 'ko');
   it('amounts parse the same in either locale, with the Korean words too', () => {
-    for (const [text, credits] of [['$5', 5_000_000], ['5 USD', 5_000_000], ['1,000,000', 1_000_000], ['1,000,000 크레딧', 1_000_000], ['5달러', 5_000_000]] as const) {
+    for (const [text, credits] of [
+      ['$5', 5_000_000],
+      ['5 USD', 5_000_000],
+      ['1,000,000', 1_000_000],
+      ['1,000,000 크레딧', 1_000_000],
+      ['5달러', 5_000_000],
+    ] as const) {
       expect(read(text), text).toBe(credits);
     }
     expect(() => read('많이')).toThrow('월 한도: "많이"은(는) 금액이 아닙니다.');
@@ -95,11 +112,23 @@ describe('forms in Korean', () => {
     const e = errors.invalidRequest('daily_limit_credits (9) must not exceed monthly_limit_credits (5).', 'daily_limit_credits');
     expect(inWords(e, 'ko')).toBe('일 한도(9)는 월 한도(5)보다 클 수 없습니다.');
     expect(inWords(e, 'en')).toBe('The daily limit (9) must not exceed the monthly limit (5).');
-    const past = errors.invalidRequest('expires_on 2020-01-01 is earlier than today (2026-11-27, Korean time). To close a key now, use DELETE /v1/keys/{id}.', 'expires_on');
-    expect(inWords(past, 'ko')).toBe('마지막 사용일 2020. 1. 1.은(는) 오늘(2026. 11. 27., 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.');
-    expect(inWords(past, 'en')).toBe('The last day 2020-01-01 is earlier than today (2026-11-27, Korean time). To stop a key now, close it.');
-    const models = errors.invalidRequest('models must be a list of up to 50 model ids or patterns ending in * (such as "b-*"), or null for every model; models[0] ("b c") is not one.', 'models');
+    const past = errors.invalidRequest(
+      'expires_on 2020-01-01 is earlier than today (2026-11-27, Korean time). To close a key now, use DELETE /v1/keys/{id}.',
+      'expires_on',
+    );
+    expect(inWords(past, 'ko')).toBe(
+      '마지막 사용일 2020. 1. 1.은(는) 오늘(2026. 11. 27., 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
+    );
+    expect(inWords(past, 'en')).toBe(
+      'The last day 2020-01-01 is earlier than today (2026-11-27, Korean time). To stop a key now, close it.',
+    );
+    const models = errors.invalidRequest(
+      'models must be a list of up to 50 model ids or patterns ending in * (such as "b-*"), or null for every model; models[0] ("b c") is not one.',
+      'models',
+    );
     expect(inWords(models, 'ko')).toContain('항목 ("b c")은(는) 올바르지 않습니다');
-    expect(inWords(errors.invalidRequest('Something new.', 'x'), 'ko')).toBe('입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): Something new.');
+    expect(inWords(errors.invalidRequest('Something new.', 'x'), 'ko')).toBe(
+      '입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): Something new.',
+    );
   });
 });

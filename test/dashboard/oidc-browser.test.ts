@@ -23,7 +23,12 @@ let browser: Browser;
 let walletId: string; // alice's
 let keyId: string;
 
-const oidcEnv = (issuer: string) => ({ GATEWAY_OIDC_ISSUER: issuer, GATEWAY_OIDC_CLIENT_ID: idp.clientId, GATEWAY_OIDC_CLIENT_SECRET: idp.clientSecret, GATEWAY_OIDC_NAME: 'Test School' });
+const oidcEnv = (issuer: string) => ({
+  GATEWAY_OIDC_ISSUER: issuer,
+  GATEWAY_OIDC_CLIENT_ID: idp.clientId,
+  GATEWAY_OIDC_CLIENT_SECRET: idp.clientSecret,
+  GATEWAY_OIDC_NAME: 'Test School',
+});
 
 beforeAll(async () => {
   idp = await startTestProvider({
@@ -117,7 +122,11 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
     await signInThroughProvider(page, t, 'alice');
     await page.waitForURL(`${t.url}/dashboard/wallet`);
     await page.getByRole('link', { name: 'Managers' }).click();
-    for (const [who, role] of [['bob', 'manager'], ['carol', 'viewer'], ['erin', 'viewer']]) {
+    for (const [who, role] of [
+      ['bob', 'manager'],
+      ['carol', 'viewer'],
+      ['erin', 'viewer'],
+    ]) {
       await page.getByLabel(/^Their subject/).fill(who);
       await page.getByLabel('Role').selectOption(role);
       await page.getByRole('button', { name: 'Save manager' }).click();
@@ -159,10 +168,18 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
     expect(await page.getByRole('group', { name: 'Create API keys' }).count()).toBe(0);
     expect(await page.getByRole('link', { name: 'Managers' }).count()).toBe(0);
     const csrf = await csrfOf(page);
-    const forged = await page.request.post(`${t.url}/dashboard/keys/${keyId}/close`, { form: { csrf, confirm: 'yes' }, headers: { origin: t.url }, maxRedirects: 0 });
+    const forged = await page.request.post(`${t.url}/dashboard/keys/${keyId}/close`, {
+      form: { csrf, confirm: 'yes' },
+      headers: { origin: t.url },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
     expect(await forged.text()).toContain('<title>Refused');
-    const create = await page.request.post(`${t.url}/dashboard/keys`, { form: { csrf, name: 'sneaky' }, headers: { origin: t.url }, maxRedirects: 0 });
+    const create = await page.request.post(`${t.url}/dashboard/keys`, {
+      form: { csrf, name: 'sneaky' },
+      headers: { origin: t.url },
+      maxRedirects: 0,
+    });
     expect(create.status()).toBe(403);
     const closed = await t.gw.db.query<{ closed_at: unknown }>(`SELECT closed_at FROM api_keys WHERE id = $1`, [keyId]);
     expect(closed.rows[0].closed_at).toBeNull();
@@ -186,16 +203,23 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
     expect(made.rows).toEqual([{ actor_kind: 'manager', actor_id: 'bob' }]);
 
     const csrf = await csrfOf(page);
-    const forged = await page.request.post(`${t.url}/dashboard/managers`, { form: { csrf, identity: 'mallory', role: 'owner' }, headers: { origin: t.url }, maxRedirects: 0 });
+    const forged = await page.request.post(`${t.url}/dashboard/managers`, {
+      form: { csrf, identity: 'mallory', role: 'owner' },
+      headers: { origin: t.url },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
-    expect(await forged.text()).toContain("Only the wallet&#39;s owner can do this.");
+    expect(await forged.text()).toContain('Only the wallet&#39;s owner can do this.');
     expect((await page.request.get(`${t.url}/dashboard/managers`, { maxRedirects: 0 })).status()).toBe(403);
     expect((await t.gw.db.query(`SELECT 1 FROM wallet_managers WHERE identity = 'mallory'`)).rows).toHaveLength(0);
 
     // Removed by the owner: the manager's session ends at its next page.
     await t.gw.db.query(`DELETE FROM wallet_managers WHERE wallet_id = $1 AND identity = 'bob'`, [walletId]);
     expect(await hasSession(context, t)).toBe(false);
-    await t.gw.db.query(`INSERT INTO wallet_managers (wallet_id, identity, role, added_by, added_at) VALUES ($1, 'bob', 'manager', 'alice', now())`, [walletId]);
+    await t.gw.db.query(
+      `INSERT INTO wallet_managers (wallet_id, identity, role, added_by, added_at) VALUES ($1, 'bob', 'manager', 'alice', now())`,
+      [walletId],
+    );
     await context.close();
   });
 
@@ -284,7 +308,11 @@ describe('answers that do not check out open no session', { timeout: 60_000 }, (
     const flow = openFlow(idp.clientSecret, cookie.value, now);
     expect(flow?.step).toBe('provider');
     if (flow?.step !== 'provider') return;
-    const other = sealFlow(idp.clientSecret, { ...flow, secrets: { ...flow.secrets, nonce: 'a-nonce-this-code-was-not-issued-for' } }, now + 60_000);
+    const other = sealFlow(
+      idp.clientSecret,
+      { ...flow, secrets: { ...flow.secrets, nonce: 'a-nonce-this-code-was-not-issued-for' } },
+      now + 60_000,
+    );
     await context.addCookies([{ ...cookie, value: other }]);
     const res = await page.goto(url);
     expect(res!.status()).toBe(401);
@@ -318,7 +346,10 @@ describe('answers that do not check out open no session', { timeout: 60_000 }, (
   it('a provider whose discovery names another issuer is refused before the browser leaves', async () => {
     const { context, page } = await newUser();
     await page.goto(`${t3.url}/dashboard/sign-in`);
-    const res = await Promise.all([page.waitForResponse(`${t3.url}/dashboard/oidc/start`), page.getByRole('link', { name: 'Sign in with Test School' }).click()]);
+    const res = await Promise.all([
+      page.waitForResponse(`${t3.url}/dashboard/oidc/start`),
+      page.getByRole('link', { name: 'Sign in with Test School' }).click(),
+    ]);
     expect(res[0].status()).toBe(502);
     expect(await page.getByTestId('refusal').textContent()).toContain('did not describe itself as');
     expect(await hasSession(context, t3)).toBe(false);

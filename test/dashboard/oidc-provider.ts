@@ -74,7 +74,10 @@ export async function startTestProvider(users: Record<string, TestUser>): Promis
 }
 
 /** A stand-in issuer at another address: discovery answers the real provider's metadata with `issuer` set as given. */
-export async function startImpostor(realIssuer: string, claimedIssuer: (port: number) => string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startImpostor(
+  realIssuer: string,
+  claimedIssuer: (port: number) => string,
+): Promise<{ url: string; close(): Promise<void> }> {
   let claimed = '';
   const server = createServer(async (req, res) => {
     const meta = (await (await fetch(`${realIssuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;

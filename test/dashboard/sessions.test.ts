@@ -10,17 +10,24 @@ import { post, sleep } from '../e2e/e2e.ts';
 import { ADMIN, issueLink, redeem, signIn, type OwnerClient } from './owner-client.ts';
 
 const chat = (t: TestGateway, key: string, maxTokens = 2000) =>
-  post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi [[sim:usage input=100 output=50]]' }], max_completion_tokens: maxTokens }, { authorization: `Bearer ${key}` });
+  post(
+    t,
+    '/v1/chat/completions',
+    { model: 'b-5', messages: [{ role: 'user', content: 'hi [[sim:usage input=100 output=50]]' }], max_completion_tokens: maxTokens },
+    { authorization: `Bearer ${key}` },
+  );
 
 async function settled(t: TestGateway, walletId: string) {
   for (let i = 0; i < 100 && (await t.gw.ledger.balance(walletId)).reservedNano !== 0n; i++) await sleep(20);
 }
 
 const keyRows = async (t: TestGateway, walletId: string) =>
-  (await t.gw.db.query<{ id: string; name: string | null; monthly_limit_credits: string | null; closed_at: Date | null }>(
-    `SELECT id, name, monthly_limit_credits::text, closed_at FROM api_keys WHERE wallet_id = $1 AND kind = 'api' ORDER BY seq`,
-    [walletId],
-  )).rows;
+  (
+    await t.gw.db.query<{ id: string; name: string | null; monthly_limit_credits: string | null; closed_at: Date | null }>(
+      `SELECT id, name, monthly_limit_credits::text, closed_at FROM api_keys WHERE wallet_id = $1 AND kind = 'api' ORDER BY seq`,
+      [walletId],
+    )
+  ).rows;
 
 for (const kind of databaseKinds) {
   const skip = kind === 'postgres' && !postgresAvailability.ok && !REQUIRE_POSTGRES;
@@ -55,12 +62,24 @@ for (const kind of databaseKinds) {
     });
 
     it('nothing works without a session; a link works once, gives an HttpOnly SameSite=Strict cookie, and its page alone spends nothing', async () => {
-      for (const path of ['/dashboard', '/dashboard/wallet', '/dashboard/keys', '/dashboard/usage', '/dashboard/usage.csv', '/dashboard/videos', '/dashboard/management-keys']) {
+      for (const path of [
+        '/dashboard',
+        '/dashboard/wallet',
+        '/dashboard/keys',
+        '/dashboard/usage',
+        '/dashboard/usage.csv',
+        '/dashboard/videos',
+        '/dashboard/management-keys',
+      ]) {
         const res = await fetch(`${t.url}${path}`, { redirect: 'manual' });
         expect(res.status, path).toBe(401);
         expect(res.headers.get('content-type')).toMatch(/^text\/html/);
       }
-      const noSession = await fetch(`${t.url}/dashboard/keys`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'count=1' });
+      const noSession = await fetch(`${t.url}/dashboard/keys`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'count=1',
+      });
       expect(noSession.status).toBe(401);
 
       const link = await issueLink(t, t.walletId);
@@ -98,7 +117,9 @@ for (const kind of databaseKinds) {
         payload: `token=${token}`,
       });
       expect(res.statusCode).toBe(303);
-      expect(String(res.headers['set-cookie'])).toMatch(/^__Host-gateway_dashboard=[^;]+; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+      expect(String(res.headers['set-cookie'])).toMatch(
+        /^__Host-gateway_dashboard=[^;]+; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/,
+      );
     });
 
     it('a change without the CSRF token, with a stale one, or from another origin is refused and changes nothing', async () => {
@@ -140,7 +161,9 @@ for (const kind of databaseKinds) {
       const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad <b>', monthly_limit_credits: 'lots' });
       expect(bad.status).toBe(400);
       const badPage = await bad.text();
-      expect(badPage).toContain('Monthly limit: &quot;lots&quot; is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).');
+      expect(badPage).toContain(
+        'Monthly limit: &quot;lots&quot; is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).',
+      );
       expect(badPage).toContain('id="new-name" name="name" maxlength="40" value="bad &lt;b&gt;"');
       expect(badPage).toContain('name="monthly_limit_credits" value="lots"');
       expect(badPage).not.toContain('monthly_limit_credits must');
@@ -148,7 +171,12 @@ for (const kind of databaseKinds) {
       expect(over.status).toBe(400);
       expect(await over.text()).toContain('The daily limit (6000000) must not exceed the monthly limit (5000000).');
       // Dollars and grouped credits are taken as typed; the list shows dollars beside the credits.
-      const dollars = await owner.post('/dashboard/keys', { count: '1', name: 'dollars', monthly_limit_credits: '$5', daily_limit_credits: '1,000,000' });
+      const dollars = await owner.post('/dashboard/keys', {
+        count: '1',
+        name: 'dollars',
+        monthly_limit_credits: '$5',
+        daily_limit_credits: '1,000,000',
+      });
       expect(dollars.status).toBe(303);
       const row = (await keyRows(t, t.walletId)).find((r) => r.name === 'dollars')!;
       expect(row.monthly_limit_credits).toBe('5000000');
@@ -191,14 +219,21 @@ for (const kind of databaseKinds) {
     });
 
     it('raising a monthly limit lifts a 429 at once; closing a key refuses it at once', async () => {
-      const made = await (await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' }))).text();
+      const made = await (
+        await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' }))
+      ).text();
       const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
       const id = /<tr data-key-id="([^"]+)">/.exec(made)![1];
       const refused = await chat(t, key);
       expect(refused.status).toBe(429);
       expect((await refused.json()).error.type).toBe('key_limit_exceeded');
 
-      const raised = await owner.post(`/dashboard/keys/${id}`, { name: 'capped', monthly_limit_credits: '100000', daily_limit_credits: '', expires_on: '' });
+      const raised = await owner.post(`/dashboard/keys/${id}`, {
+        name: 'capped',
+        monthly_limit_credits: '100000',
+        daily_limit_credits: '',
+        expires_on: '',
+      });
       expect(raised.status).toBe(303);
       expect((await keyRows(t, t.walletId)).find((r) => r.id === id)?.monthly_limit_credits).toBe('100000');
       const passed = await chat(t, key);
@@ -258,7 +293,9 @@ for (const kind of databaseKinds) {
       const list = await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } });
       expect(list.status).toBe(200);
       expect(await (await owner.get('/dashboard/management-keys')).text()).toContain(`data-key-id="${key[1]}"`);
-      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, {})).headers.get('location')).toBe(`/dashboard/management-keys/${key[1]}/close`);
+      expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, {})).headers.get('location')).toBe(
+        `/dashboard/management-keys/${key[1]}/close`,
+      );
       expect((await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${key[2]}` } })).status).toBe(200); // not closed yet
       expect(await (await owner.get(`/dashboard/management-keys/${key[1]}/close`)).text()).toContain('Yes, close server');
       expect((await owner.post(`/dashboard/management-keys/${key[1]}/close`, { confirm: 'yes' })).status).toBe(303);

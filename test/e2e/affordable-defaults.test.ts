@@ -81,23 +81,27 @@ describe('a default call', () => {
         const written = Number(header);
         expect(written).toBeGreaterThanOrEqual(1);
         expect(written).toBeLessThan(model.max_output!);
-        const field = vendor === 'a' || vendor === 'e' ? 'max_tokens' : door === 'responses' ? 'max_output_tokens' : 'max_completion_tokens';
+        const field =
+          vendor === 'a' || vendor === 'e' ? 'max_tokens' : door === 'responses' ? 'max_output_tokens' : 'max_completion_tokens';
         expect(body[field]).toBe(written);
-        for (const other of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'].filter((f) => f !== field)) expect(body[other]).toBeUndefined();
+        for (const other of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'].filter((f) => f !== field))
+          expect(body[other]).toBeUndefined();
       });
     }
   }
 
-  it('the Anthropic SDK on vendor A\'s dearest model with the limit it always sends: held as sent, nothing written', async () => {
+  it("the Anthropic SDK on vendor A's dearest model with the limit it always sends: held as sent, nothing written", async () => {
     const { model } = dearest('a');
     const client = new Anthropic({ apiKey: limited, baseURL: t.url, maxRetries: 0 });
-    const { response } = await client.messages.create({ model: model.id, max_tokens: 1024, messages: [{ role: 'user', content: 'Say hi.' }] }).withResponse();
+    const { response } = await client.messages
+      .create({ model: model.id, max_tokens: 1024, messages: [{ role: 'user', content: 'Say hi.' }] })
+      .withResponse();
     expect(response.status).toBe(200);
     expect(response.headers.get('x-service-max-tokens')).toBeNull();
     expect(lastVendorBody().max_tokens).toBe(1024);
   });
 
-  it('streams too: the header is on the stream\'s head', async () => {
+  it("streams too: the header is on the stream's head", async () => {
     const { model } = dearest('b');
     const res = await fetch(`${t.url}/v1/responses`, {
       method: 'POST',
@@ -112,7 +116,9 @@ describe('a default call', () => {
   it('vendor A on the chat door keeps 8192 when it fits, and says nothing', async () => {
     const { model } = dearest('a');
     const openai = new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
-    const { response } = await openai.chat.completions.create({ model: model.id, messages: [{ role: 'user', content: 'Say hi.' }] }).withResponse();
+    const { response } = await openai.chat.completions
+      .create({ model: model.id, messages: [{ role: 'user', content: 'Say hi.' }] })
+      .withResponse();
     expect(response.headers.get('x-service-max-tokens')).toBeNull();
     expect(lastVendorBody().max_tokens).toBe(8192);
   });
@@ -122,7 +128,9 @@ describe('refusals waiting cannot lift', () => {
   it('a limit the client sent is held as sent: 429 past the monthly limit, and the SDK does not retry it', async () => {
     const { model } = dearest('b');
     const { client, sent } = countingOpenAI(limited);
-    const err = await client.responses.create({ model: model.id, input: 'Say hi.', max_output_tokens: model.max_output! }).catch((e: unknown) => e);
+    const err = await client.responses
+      .create({ model: model.id, input: 'Say hi.', max_output_tokens: model.max_output! })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
     expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false');
@@ -131,13 +139,15 @@ describe('refusals waiting cannot lift', () => {
 
   it('a wallet that cannot pay even one output token: 402, and the SDK does not retry it', async () => {
     const { client, sent } = countingOpenAI(poor);
-    const err = await client.chat.completions.create({ model: 'b-4.1-mini', messages: [{ role: 'user', content: 'Say hi.' }] }).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create({ model: 'b-4.1-mini', messages: [{ role: 'user', content: 'Say hi.' }] })
+      .catch((e: unknown) => e);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
     expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false');
     expect(sent()).toBe(1);
   });
 
-  it('a 402 that the wallet\'s own calls in flight cause says to retry soon, and the retry is served', async () => {
+  it("a 402 that the wallet's own calls in flight cause says to retry soon, and the retry is served", async () => {
     const wallet = await t.gw.ledger.createWallet({ credits: 80_000 }); // one call of b-4.1-mini's whole output (52,429 credits) fits, two do not
     const key = (await t.gw.keys.createApiKey(wallet.id, { name: 'burst' })).key;
     const call = (content: string) =>

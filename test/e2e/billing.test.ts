@@ -21,7 +21,9 @@ afterAll(() => t?.close());
 
 /** What the wallet's calls in flight hold (their own reservations and their part of this gateway's budget leases). */
 const reserved = async (g: { walletId: string }) =>
-  g.walletId === t.walletId ? t.held() : spendableBalance(await t.gw.ledger.balance(g.walletId), await readLeasedByLot(t.gw.ledger.db, [g.walletId])).reservedNano;
+  g.walletId === t.walletId
+    ? t.held()
+    : spendableBalance(await t.gw.ledger.balance(g.walletId), await readLeasedByLot(t.gw.ledger.db, [g.walletId])).reservedNano;
 
 /** Runs `call`, then asserts it was charged exactly `expected`, once, and that nothing stays held. */
 async function expectCharged(expected: bigint, call: () => Promise<void>) {
@@ -47,7 +49,12 @@ describe('exact charges from the catalog', () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as any;
       // What the client is told matches what it paid for: prompt = all three input buckets.
-      expect(body.usage).toMatchObject({ prompt_tokens: 1400, completion_tokens: 200, total_tokens: 1600, prompt_tokens_details: { cached_tokens: 300 } });
+      expect(body.usage).toMatchObject({
+        prompt_tokens: 1400,
+        completion_tokens: 200,
+        total_tokens: 1600,
+        prompt_tokens_details: { cached_tokens: 300 },
+      });
     });
   });
 
@@ -67,7 +74,12 @@ describe('exact charges from the catalog', () => {
       const final = await anthropic(t)
         .messages.stream({ model: 'a-top-5.5', max_tokens: 1024, messages: [{ role: 'user', content: `Cache me ${A_TAG}` }] })
         .finalMessage();
-      expect(final.usage).toMatchObject({ input_tokens: 1000, output_tokens: 200, cache_read_input_tokens: 300, cache_creation_input_tokens: 100 });
+      expect(final.usage).toMatchObject({
+        input_tokens: 1000,
+        output_tokens: 200,
+        cache_read_input_tokens: 300,
+        cache_creation_input_tokens: 100,
+      });
     });
   });
 
@@ -87,7 +99,11 @@ describe('exact charges from the catalog', () => {
 
   it('vendor B streamed without include_usage: the gateway still reads the hidden usage chunk', async () => {
     await expectCharged(B_COST, async () => {
-      const res = await post(t, '/v1/chat/completions', { model: 'b-5', stream: true, messages: [{ role: 'user', content: `Cached ${B_TAG}` }] });
+      const res = await post(t, '/v1/chat/completions', {
+        model: 'b-5',
+        stream: true,
+        messages: [{ role: 'user', content: `Cached ${B_TAG}` }],
+      });
       const frames = parseSse(await res.text());
       expect(frames.some((f) => f.data?.usage)).toBe(false);
     });
@@ -176,15 +192,32 @@ describe('concurrent calls', () => {
     const calls: Promise<void>[] = [];
     for (let i = 0; i < 3; i++) {
       calls.push(
-        post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: `a${i} [[sim:usage input=500 output=50]]` }] }).then(async (r) => {
+        post(t, '/v1/chat/completions', {
+          model: 'a-top-5.5',
+          messages: [{ role: 'user', content: `a${i} [[sim:usage input=500 output=50]]` }],
+        }).then(async (r) => {
           expect(r.status).toBe(200);
           await r.text();
         }),
-        post(t, '/v1/chat/completions', { model: 'b-5', stream: true, messages: [{ role: 'user', content: `b${i} [[sim:usage input=800 output=40]]` }] }).then(async (r) => {
+        post(t, '/v1/chat/completions', {
+          model: 'b-5',
+          stream: true,
+          messages: [{ role: 'user', content: `b${i} [[sim:usage input=800 output=40]]` }],
+        }).then(async (r) => {
           expect(r.status).toBe(200);
           await r.text();
         }),
-        post(t, '/v1/messages', { model: 'a-top-5.5', max_tokens: 500, stream: true, messages: [{ role: 'user', content: `m${i} [[sim:usage input=500 output=50]]` }] }, A_VERSION).then(async (r) => {
+        post(
+          t,
+          '/v1/messages',
+          {
+            model: 'a-top-5.5',
+            max_tokens: 500,
+            stream: true,
+            messages: [{ role: 'user', content: `m${i} [[sim:usage input=500 output=50]]` }],
+          },
+          A_VERSION,
+        ).then(async (r) => {
           expect(r.status).toBe(200);
           await r.text();
         }),
@@ -270,12 +303,18 @@ describe('a stream cut by the client', () => {
 });
 
 describe('a non-streaming call abandoned by the client', () => {
-  it('runs to its end at the vendor and is charged once for the vendor\'s work; no hold stays', async () => {
+  it("runs to its end at the vendor and is charged once for the vendor's work; no hold stays", async () => {
     const before = await t.balance();
     const n = t.received('a').length;
     t.sim.inject('a0', { kind: 'delay', ms: 400 });
     const ac = new AbortController();
-    const pending = post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'Slow one [[sim:usage input=100 output=20]]' }] }, {}, ac.signal);
+    const pending = post(
+      t,
+      '/v1/chat/completions',
+      { model: 'a-top-5.5', messages: [{ role: 'user', content: 'Slow one [[sim:usage input=100 output=20]]' }] },
+      {},
+      ac.signal,
+    );
     for (let i = 0; i < 50 && (await reserved(t)) === 0n; i++) await sleep(10);
     expect(await reserved(t)).toBeGreaterThan(0n);
     ac.abort();
@@ -326,7 +365,11 @@ describe('the reservation follows max_tokens', () => {
     const as = { ...t, apiKey: key };
     const available = async () => (await t.gw.ledger.balance(wallet.id)).availableNano;
     const sent = t.sim.received.length;
-    const big = await post(as, '/v1/chat/completions', { model: 'a-top-5.5', max_tokens: 8192, messages: [{ role: 'user', content: 'hi' }] });
+    const big = await post(as, '/v1/chat/completions', {
+      model: 'a-top-5.5',
+      max_tokens: 8192,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(big.status).toBe(402);
     const err = (await big.json()) as any;
     expect(err.error.type).toBe('insufficient_credit');
@@ -345,7 +388,10 @@ describe('the reservation follows max_tokens', () => {
     expect(20_000_000n - (await available())).toBe(nano(100, A.input) + nano(20, A.output));
 
     // No limit sent: the contract's 8192 does not fit, so the vendor is sent the largest that does.
-    const fitted = await post(as, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi [[sim:usage input=100 output=20]]' }] });
+    const fitted = await post(as, '/v1/chat/completions', {
+      model: 'a-top-5.5',
+      messages: [{ role: 'user', content: 'hi [[sim:usage input=100 output=20]]' }],
+    });
     expect(fitted.status).toBe(200);
     await fitted.json();
     const written = Number(fitted.headers.get('x-service-max-tokens'));

@@ -13,7 +13,11 @@ afterAll(() => t?.close());
 const USER = { role: 'user', content: 'Hello' };
 const TOOL = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 
 /** Sends a chat body; returns the body vendor A received (exactly one request) and the client's answer. */
@@ -31,7 +35,11 @@ async function sentToA(body: Record<string, unknown>): Promise<{ sent: any; answ
 describe('chat → native request translation (what vendor A received)', () => {
   it('a minimal call: 8192 max_tokens filled in, content as native blocks, nothing else added', async () => {
     const { sent } = await sentToA({ model: 'a-top-5.5', messages: [USER] });
-    expect(sent).toEqual({ model: 'a-top-5.5', max_tokens: 8192, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }] });
+    expect(sent).toEqual({
+      model: 'a-top-5.5',
+      max_tokens: 8192,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+    });
   });
 
   it('system message moved to the separate system field', async () => {
@@ -80,9 +88,7 @@ describe('chat → native request translation (what vendor A received)', () => {
 
   it('tools → native tools with input_schema', async () => {
     const { sent } = await sentToA({ model: 'a-top-5.5', messages: [USER], tools: [TOOL] });
-    expect(sent.tools).toEqual([
-      { name: 'get_weather', description: 'Weather for a city', input_schema: TOOL.function.parameters },
-    ]);
+    expect(sent.tools).toEqual([{ name: 'get_weather', description: 'Weather for a city', input_schema: TOOL.function.parameters }]);
   });
 
   it('forced tool choice lowered to auto on a lower-forced-tool-choice model (a-top-5.5)', async () => {
@@ -121,10 +127,22 @@ describe('chat → native request translation (what vendor A received)', () => {
     const bare = await sentToA({ model: 'a-high-4.8', messages: [USER], tools: [TOOL], parallel_tool_calls: false });
     expect(bare.sent.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
     expect(bare.sent).not.toHaveProperty('parallel_tool_calls');
-    const forced = await sentToA({ model: 'a-high-4.8', messages: [USER], tools: [TOOL], tool_choice: 'required', parallel_tool_calls: false });
+    const forced = await sentToA({
+      model: 'a-high-4.8',
+      messages: [USER],
+      tools: [TOOL],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
     expect(forced.sent.tool_choice).toEqual({ type: 'any', disable_parallel_tool_use: true });
     // Lowered on a-top-5.5, the flag survives.
-    const lowered = await sentToA({ model: 'a-top-5.5', messages: [USER], tools: [TOOL], tool_choice: 'required', parallel_tool_calls: false });
+    const lowered = await sentToA({
+      model: 'a-top-5.5',
+      messages: [USER],
+      tools: [TOOL],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
     expect(lowered.sent.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
   });
 
@@ -206,7 +224,15 @@ describe('more of the translation, end to end', () => {
   it('an http image_url becomes a native url image block', async () => {
     const { sent } = await sentToA({
       model: 'a-top-5.5',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Look' },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+          ],
+        },
+      ],
     });
     expect(sent.messages[0].content[1]).toEqual({ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } });
   });
@@ -218,7 +244,11 @@ describe('more of the translation, end to end', () => {
   });
 
   it('thinking blocks come back with their signature and are replayed before the tool call on the next turn', async () => {
-    const first = await sentToA({ model: 'a-high-4.8', tools: [TOOL], messages: [{ role: 'user', content: 'Think, then call [[sim:thinking]] [[sim:tool]]' }] });
+    const first = await sentToA({
+      model: 'a-high-4.8',
+      tools: [TOOL],
+      messages: [{ role: 'user', content: 'Think, then call [[sim:thinking]] [[sim:tool]]' }],
+    });
     const message = first.answer.choices[0].message;
     expect(message.thinking_blocks).toEqual([{ type: 'thinking', thinking: expect.any(String), signature: expect.stringMatching(/\S/) }]);
     const call = message.tool_calls[0];
@@ -238,7 +268,12 @@ describe('more of the translation, end to end', () => {
   });
 
   it('two streamed tool calls keep separate indexes', async () => {
-    const { answer } = await sentToA({ model: 'a-high-4.8', stream: true, tools: [TOOL], messages: [{ role: 'user', content: 'Two calls [[sim:tools=2]]' }] });
+    const { answer } = await sentToA({
+      model: 'a-high-4.8',
+      stream: true,
+      tools: [TOOL],
+      messages: [{ role: 'user', content: 'Two calls [[sim:tools=2]]' }],
+    });
     const calls: Record<number, { id?: string; args: string }> = {};
     for (const f of answer) {
       for (const tc of f.data?.choices?.[0]?.delta?.tool_calls ?? []) {
@@ -279,7 +314,11 @@ describe('vendor A stop reasons → chat finish_reason', () => {
   }
 
   it('a real max_tokens cut gives length with the text truncated to the budget', async () => {
-    const { answer } = await sentToA({ model: 'a-top-5.5', max_tokens: 3, messages: [{ role: 'user', content: 'Tell me a long story [[sim:long=50]]' }] });
+    const { answer } = await sentToA({
+      model: 'a-top-5.5',
+      max_tokens: 3,
+      messages: [{ role: 'user', content: 'Tell me a long story [[sim:long=50]]' }],
+    });
     expect(answer.choices[0].finish_reason).toBe('length');
     expect(answer.choices[0].message.content).toHaveLength(12);
     expect(answer.usage.completion_tokens).toBe(3);

@@ -34,9 +34,30 @@ function deliveredText(sse: string): string {
 }
 
 const CASES = [
-  { name: 'vendor A, messages door', path: '/v1/messages', route: 'a0', model: 'a-top-5.5' as const, headers: A_VERSION, body: { max_tokens: 4000 } },
-  { name: 'vendor A, chat door (translated)', path: '/v1/chat/completions', route: 'a0', model: 'a-top-5.5' as const, headers: {}, body: { max_tokens: 4000 } },
-  { name: 'vendor B, chat door', path: '/v1/chat/completions', route: 'b0', model: 'b-5' as const, headers: {}, body: { max_completion_tokens: 4000 } },
+  {
+    name: 'vendor A, messages door',
+    path: '/v1/messages',
+    route: 'a0',
+    model: 'a-top-5.5' as const,
+    headers: A_VERSION,
+    body: { max_tokens: 4000 },
+  },
+  {
+    name: 'vendor A, chat door (translated)',
+    path: '/v1/chat/completions',
+    route: 'a0',
+    model: 'a-top-5.5' as const,
+    headers: {},
+    body: { max_tokens: 4000 },
+  },
+  {
+    name: 'vendor B, chat door',
+    path: '/v1/chat/completions',
+    route: 'b0',
+    model: 'b-5' as const,
+    headers: {},
+    body: { max_completion_tokens: 4000 },
+  },
 ];
 
 describe('a Korean answer cut mid-stream by the vendor', () => {
@@ -45,7 +66,12 @@ describe('a Korean answer cut mid-stream by the vendor', () => {
       it(`${c.name}, cut after ${afterEvents} events: charged at least the tokenizer's count of what was delivered`, async () => {
         t.sim.inject(c.route, { kind: 'stream-error', afterEvents });
         const before = await t.balance();
-        const res = await post(t, c.path, { model: c.model, stream: true, messages: [{ role: 'user', content: KOREAN }], ...c.body }, c.headers);
+        const res = await post(
+          t,
+          c.path,
+          { model: c.model, stream: true, messages: [{ role: 'user', content: KOREAN }], ...c.body },
+          c.headers,
+        );
         expect(res.status).toBe(200);
         const sse = await res.text();
         expect(sse).not.toContain('[DONE]');

@@ -77,7 +77,11 @@ function cutAt(g: TestGateway, path: string, body: object, marker: string, heade
 /** 100 KB of function definitions: input the vendor counts and bills. */
 const BIG_TOOLS = Array.from({ length: 50 }, (_, i) => ({
   type: 'function',
-  function: { name: `tool_${i}`, description: `Tool ${i}: ${'d'.repeat(1900)}`, parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+  function: {
+    name: `tool_${i}`,
+    description: `Tool ${i}: ${'d'.repeat(1900)}`,
+    parameters: { type: 'object', properties: { q: { type: 'string' } } },
+  },
 }));
 
 describe('a client that closes the stream once the answer is complete pays the whole call', () => {
@@ -190,7 +194,15 @@ describe('a vendor that breaks mid-stream', () => {
     const body = {
       model: 'b-5',
       stream: true,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'q [[sim:long=50]]' }, { type: 'image_url', image_url: { url: dataUri } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'q [[sim:long=50]]' },
+            { type: 'image_url', image_url: { url: dataUri } },
+          ],
+        },
+      ],
     };
     t.sim.inject('b0', { kind: 'stream-error', afterEvents: 5 });
     const charged = await chargeOf(t, async () => {
@@ -221,7 +233,7 @@ describe('reading on after the client left is bounded by the call time limit', (
   let slow: TestGateway;
   beforeAll(async () => {
     tree = tempCatalogTree();
-    tree.edit('config/limits.yaml', (text) => text.replace(/  chat: 300000/, '  chat: 800'));
+    tree.edit('config/limits.yaml', (text) => text.replace(/ {2}chat: 300000/, '  chat: 800'));
     slow = await startTestGateway({ dirs: tree, routesPerVendor: 1, simulator: { streamChunkDelayMs: 20 } });
   });
   afterAll(async () => {

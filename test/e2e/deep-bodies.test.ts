@@ -40,7 +40,7 @@ function nested(levels: number): unknown {
   return v;
 }
 
-const held = async () => (await t.held());
+const held = async () => await t.held();
 
 /** Sends the call and asserts: nothing held at any moment after, balance unchanged, no vendor asked. */
 async function expectNothingMoved(send: () => Promise<Response>): Promise<Response> {
@@ -62,7 +62,13 @@ describe('a body nested 2,500 levels deep is refused with 400 before anything is
   const deep = nested(2500);
   const doors: [string, string, Record<string, unknown>, Record<string, string>, 'chat' | 'messages'][] = [
     ['chat', '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }] }, {}, 'chat'],
-    ['messages', '/v1/messages', { model: 'a-top-5.5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }, A_VERSION, 'messages'],
+    [
+      'messages',
+      '/v1/messages',
+      { model: 'a-top-5.5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] },
+      A_VERSION,
+      'messages',
+    ],
     ['responses', '/v1/responses', { model: 'b-5', input: 'hi' }, {}, 'chat'],
     ['embeddings', '/v1/embeddings', { model: 'embedding-c-2', input: 'hi' }, {}, 'chat'],
     ['video create', '/v1/videos', { model: 'video-d-1', prompt: 'a cat' }, {}, 'chat'],
@@ -77,7 +83,9 @@ describe('a body nested 2,500 levels deep is refused with 400 before anything is
   it('a deep array is refused like a deep object', async () => {
     let v: unknown = 1;
     for (let i = 0; i < 2500; i++) v = [v];
-    const res = await expectNothingMoved(() => post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], metadata: v }));
+    const res = await expectNothingMoved(() =>
+      post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], metadata: v }),
+    );
     await expectDepthRefused(res);
   });
 
@@ -85,9 +93,17 @@ describe('a body nested 2,500 levels deep is refused with 400 before anything is
     const boundary = 'deepform';
     const part = (name: string, type: string | null, value: string) =>
       `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n${type ? `Content-Type: ${type}\r\n` : ''}\r\n${value}\r\n`;
-    const form = part('model', null, 'video-d-1') + part('prompt', null, 'a cat') + part('metadata', 'application/json', JSON.stringify(deep)) + `--${boundary}--\r\n`;
+    const form =
+      part('model', null, 'video-d-1') +
+      part('prompt', null, 'a cat') +
+      part('metadata', 'application/json', JSON.stringify(deep)) +
+      `--${boundary}--\r\n`;
     const res = await expectNothingMoved(() =>
-      fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: form }),
+      fetch(`${t.url}/v1/videos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: form,
+      }),
     );
     await expectDepthRefused(res);
   });

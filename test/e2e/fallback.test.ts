@@ -15,7 +15,11 @@ afterAll(() => t?.close());
 const USER = [{ role: 'user', content: 'Hello fallback' }];
 
 /** Routes that received the calls made since `n` for vendor `v`. */
-const routesSince = (v: 'a' | 'b', n: number) => t.received(v).slice(n).map((r) => r.route);
+const routesSince = (v: 'a' | 'b', n: number) =>
+  t
+    .received(v)
+    .slice(n)
+    .map((r) => r.route);
 
 describe('fallback to the next route', () => {
   for (const [vendor, model] of [
@@ -87,7 +91,7 @@ describe('every route fails', () => {
     expect(body.error.type).toBe('upstream_error');
     expect(routesSince(vendor, n)).toEqual([`${vendor}0`, `${vendor}1`]);
     expect(await t.balance()).toBe(before);
-    expect((await t.held())).toBe(0n);
+    expect(await t.held()).toBe(0n);
   });
 
   it('messages door: 502 in the messages error shape', async () => {
@@ -187,13 +191,17 @@ describe('streams', () => {
   it('a stream that fails after bytes reached the client is not retried; the client sees an error frame', async () => {
     const n = t.received('a').length;
     t.sim.inject('a0', { kind: 'stream-error', afterEvents: 4 });
-    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', messages: [{ role: 'user', content: 'Cut me [[sim:long=20]]' }], stream: true });
+    const res = await post(t, '/v1/chat/completions', {
+      model: 'a-top-5.5',
+      messages: [{ role: 'user', content: 'Cut me [[sim:long=20]]' }],
+      stream: true,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-gateway-fallback-depth')).toBe('0');
     const frames = parseSse(await res.text());
     expect(frames.some((f) => f.data?.error)).toBe(true);
     expect(routesSince('a', n)).toEqual(['a0']);
-    expect((await t.held())).toBe(0n);
+    expect(await t.held()).toBe(0n);
   });
 });
 

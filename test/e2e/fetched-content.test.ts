@@ -13,11 +13,69 @@ afterAll(() => t?.close());
 
 const PDF = 'https://example.com/300-pages.pdf';
 const cases: [string, string, Record<string, unknown>, Record<string, string>][] = [
-  ['messages: a document by URL', '/v1/messages', { model: 'a-top-5', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: PDF } }, { type: 'text', text: 'summarise' }] }] }, A_VERSION],
-  ['messages: a document by file id', '/v1/messages', { model: 'a-top-5', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }] }, A_VERSION],
-  ['messages: the web fetch tool', '/v1/messages', { model: 'a-top-5', max_tokens: 1, tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }], messages: [{ role: 'user', content: 'read it' }] }, A_VERSION],
-  ['responses: an input file by URL', '/v1/responses', { model: 'b-5', max_output_tokens: 16, input: [{ role: 'user', content: [{ type: 'input_file', file_url: PDF }, { type: 'input_text', text: 'summarise' }] }] }, {}],
-  ['chat: a file by id', '/v1/chat/completions', { model: 'b-5', max_completion_tokens: 1, messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file_1' } }] }] }, {}],
+  [
+    'messages: a document by URL',
+    '/v1/messages',
+    {
+      model: 'a-top-5',
+      max_tokens: 1,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'url', url: PDF } },
+            { type: 'text', text: 'summarise' },
+          ],
+        },
+      ],
+    },
+    A_VERSION,
+  ],
+  [
+    'messages: a document by file id',
+    '/v1/messages',
+    {
+      model: 'a-top-5',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }],
+    },
+    A_VERSION,
+  ],
+  [
+    'messages: the web fetch tool',
+    '/v1/messages',
+    {
+      model: 'a-top-5',
+      max_tokens: 1,
+      tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }],
+      messages: [{ role: 'user', content: 'read it' }],
+    },
+    A_VERSION,
+  ],
+  [
+    'responses: an input file by URL',
+    '/v1/responses',
+    {
+      model: 'b-5',
+      max_output_tokens: 16,
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', file_url: PDF },
+            { type: 'input_text', text: 'summarise' },
+          ],
+        },
+      ],
+    },
+    {},
+  ],
+  [
+    'chat: a file by id',
+    '/v1/chat/completions',
+    { model: 'b-5', max_completion_tokens: 1, messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file_1' } }] }] },
+    {},
+  ],
 ];
 
 describe('content the vendor fetches is held at the context window', () => {
@@ -33,7 +91,12 @@ describe('content the vendor fetches is held at the context window', () => {
   }
 
   it('the same call with the text inline is served', async () => {
-    const res = await post(t, '/v1/messages', { model: 'a-top-5', max_tokens: 1, messages: [{ role: 'user', content: 'summarise this' }] }, A_VERSION);
+    const res = await post(
+      t,
+      '/v1/messages',
+      { model: 'a-top-5', max_tokens: 1, messages: [{ role: 'user', content: 'summarise this' }] },
+      A_VERSION,
+    );
     expect(res.status, await res.text()).toBe(200);
   });
 });

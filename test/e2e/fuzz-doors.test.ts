@@ -106,7 +106,9 @@ describe('fuzzing the key doors', () => {
         const patched = await fetch(`${t.url}/v1/keys/${id}`, { method: 'PATCH', headers: auth, body: JSON.stringify(body) });
         expect(patched.status, JSON.stringify(body)).toBeLessThan(500);
         await patched.arrayBuffer();
-        const listed = await fetch(`${t.url}/v1/keys?limit=${encodeURIComponent(query)}&offset=${encodeURIComponent(query)}`, { headers: auth });
+        const listed = await fetch(`${t.url}/v1/keys?limit=${encodeURIComponent(query)}&offset=${encodeURIComponent(query)}`, {
+          headers: auth,
+        });
         expect(listed.status, query).toBeLessThan(500);
         await listed.arrayBuffer();
       }),

@@ -51,22 +51,35 @@ const unicodeEdge = fc.constantFrom(
 );
 /** Text holding half of a surrogate pair alone, at any place: never storable, never valid Unicode. */
 const loneSurrogateText = fc
-  .tuple(fc.string({ maxLength: 8 }), fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff', '\udc00\ud800'), fc.string({ maxLength: 8 }), fc.constantFrom('', 'https://example.com/', 'data:image/png;base64,'))
+  .tuple(
+    fc.string({ maxLength: 8 }),
+    fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff', '\udc00\ud800'),
+    fc.string({ maxLength: 8 }),
+    fc.constantFrom('', 'https://example.com/', 'data:image/png;base64,'),
+  )
   .map(([a, lone, b, prefix]) => `${prefix}${a}${lone}${b}`);
 const hostileNumber = fc.oneof(
   fc.integer({ min: -1_000_000, max: -1 }),
   fc.double({ noInteger: true, noNaN: true, noDefaultInfinity: true }),
   fc.constantFrom(-0, 0.5, 1e308, -1e308, 2 ** 53 + 1, 2 ** 63, Number.MAX_SAFE_INTEGER, 1e21),
 );
-const wrongType = fc.oneof(fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }), fc.string({ maxLength: 10 }));
+const wrongType = fc.oneof(
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }),
+  fc.string({ maxLength: 10 }),
+);
 const hostile = fc.oneof(unicodeEdge, hostileNumber, wrongType, fc.constantFrom('1e3', '0x10', '-1', '1.5', 'NaN', 'Infinity'));
 
 /** Raw bodies broken as a whole: never valid, always a 4xx. */
 function brokenBody(valid: object): fc.Arbitrary<{ what: string; text: string }> {
   const json = JSON.stringify(valid);
   return fc.oneof(
-    fc.integer({ min: 65, max: 3000 }).map((depth) => ({ what: `nested ${depth} deep`, text: json.slice(0, -1) + `,"extra":${'['.repeat(depth)}${']'.repeat(depth)}}` })),
-    fc.constant({ what: 'oversized', text: json.slice(0, -1) + `,"pad":"${'p'.repeat(BODY_LIMIT + 10)}"}` }),
+    fc
+      .integer({ min: 65, max: 3000 })
+      .map((depth) => ({ what: `nested ${depth} deep`, text: `${json.slice(0, -1)},"extra":${'['.repeat(depth)}${']'.repeat(depth)}}` })),
+    fc.constant({ what: 'oversized', text: `${json.slice(0, -1)},"pad":"${'p'.repeat(BODY_LIMIT + 10)}"}` }),
     fc.integer({ min: 1, max: json.length - 1 }).map((n) => ({ what: `cut at ${n}`, text: json.slice(0, n) })),
     fc.constant({ what: 'raw NUL in the JSON text', text: json.replace('{', '{\u0000') }),
     fc.constant({ what: 'not an object', text: JSON.stringify([valid]) }),
@@ -84,16 +97,42 @@ const withDuplicateKey = (valid: Record<string, unknown>, key: string, value: un
 
 type Shape = 'chat' | 'messages';
 /** A door with a valid body; `stored` names its other fields whose text is kept (a video's starting image). */
-const DOORS: { path: string; shape: Shape; headers?: Record<string, string>; body: Record<string, unknown>; stored?: string[]; asyncJob?: boolean }[] = [
-  { path: '/v1/chat/completions', shape: 'chat', body: { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 50 } },
-  { path: '/v1/chat/completions', shape: 'chat', body: { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 } },
-  { path: '/v1/messages', shape: 'messages', headers: { 'anthropic-version': '2023-06-01' }, body: { model: 'a-top-5.5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } },
+const DOORS: {
+  path: string;
+  shape: Shape;
+  headers?: Record<string, string>;
+  body: Record<string, unknown>;
+  stored?: string[];
+  asyncJob?: boolean;
+}[] = [
+  {
+    path: '/v1/chat/completions',
+    shape: 'chat',
+    body: { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 50 },
+  },
+  {
+    path: '/v1/chat/completions',
+    shape: 'chat',
+    body: { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 },
+  },
+  {
+    path: '/v1/messages',
+    shape: 'messages',
+    headers: { 'anthropic-version': '2023-06-01' },
+    body: { model: 'a-top-5.5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
+  },
   { path: '/v1/responses', shape: 'chat', body: { model: 'b-5', input: 'hi', max_output_tokens: 50 } },
   { path: '/v1/embeddings', shape: 'chat', body: { model: 'text-embedding-3-small', input: 'hi' } },
   { path: '/v1/moderations', shape: 'chat', body: { model: 'omni-moderation-latest', input: 'hi' } },
   { path: '/v1/audio/speech', shape: 'chat', body: { model: 'tts-1', input: 'hi', voice: 'alloy' } },
   { path: '/v1/images/generations', shape: 'chat', body: { model: 'image-b-1', prompt: 'a cat' } },
-  { path: '/v1/videos', shape: 'chat', body: { model: 'video-d-1', prompt: 'a cat', seconds: '4' }, stored: ['image_url', 'input_reference', 'size', 'resolution', 'aspect_ratio'], asyncJob: true },
+  {
+    path: '/v1/videos',
+    shape: 'chat',
+    body: { model: 'video-d-1', prompt: 'a cat', seconds: '4' },
+    stored: ['image_url', 'input_reference', 'size', 'resolution', 'aspect_ratio'],
+    asyncJob: true,
+  },
 ];
 
 function expectShape(shape: Shape, status: number, text: string, context: string) {
@@ -194,7 +233,7 @@ describe('hostile input at the model doors', () => {
 
     it(`${label}: bytes that are not UTF-8 in a string are a valid call or a 4xx in the door's shape`, async () => {
       const json = JSON.stringify(door.body);
-      const bytes = new Blob([json.slice(0, -1) + ',"user":"', new Uint8Array([0xff, 0xfe, 0xc0, 0x80]), '"}']);
+      const bytes = new Blob([`${json.slice(0, -1)},"user":"`, new Uint8Array([0xff, 0xfe, 0xc0, 0x80]), '"}']);
       await sendCase(door, bytes, 'invalid UTF-8');
     });
 
@@ -220,9 +259,17 @@ describe('hostile input at the model doors', () => {
 });
 
 describe('hostile input at the key doors and the admin API', () => {
-  const keyFields = { count: 1, name: 'fuzz', name_prefix: 'p', audience: 'student', monthly_limit_credits: 10, daily_limit_credits: 5, expires_on: '2030-01-01' };
+  const keyFields = {
+    count: 1,
+    name: 'fuzz',
+    name_prefix: 'p',
+    audience: 'student',
+    monthly_limit_credits: 10,
+    daily_limit_credits: 5,
+    expires_on: '2030-01-01',
+  };
 
-  it('POST /v1/keys and PATCH /v1/keys/:id: one hostile field is a valid change or a 4xx in the door\'s shape', async () => {
+  it("POST /v1/keys and PATCH /v1/keys/:id: one hostile field is a valid change or a 4xx in the door's shape", async () => {
     const { key: management } = await t.gw.keys.createManagementKey(t.walletId);
     const { id } = await t.gw.keys.createApiKey(t.walletId, { name: 'fuzz target' });
     const auth = `Bearer ${management}`;
@@ -243,7 +290,7 @@ describe('hostile input at the key doors and the admin API', () => {
     );
   }, 120_000);
 
-  it('the admin API: a hostile field is a valid change or a 4xx in the door\'s shape; broken bodies are a 4xx', async () => {
+  it("the admin API: a hostile field is a valid change or a 4xx in the door's shape; broken bodies are a 4xx", async () => {
     const auth = 'Bearer test-admin-token';
     const targets = [
       { path: '/admin/v1/wallets', body: { credits: 10, splits_usage: false, key_slots: 5, owner_id: 'o' } },
@@ -304,7 +351,11 @@ describe('lone surrogates in the text the key doors and the admin API store', ()
       fc.asyncProperty(fc.constantFrom(...targets), fc.nat(), loneSurrogateText, async (target, pick, text) => {
         const field = target.fields[pick % target.fields.length];
         const body = JSON.stringify({ [field]: text });
-        const status = await sendCase({ path: target.path, shape: 'chat' }, body, `${target.method} ${field}`, { auth: target.auth, method: target.method, expectParam: field });
+        const status = await sendCase({ path: target.path, shape: 'chat' }, body, `${target.method} ${field}`, {
+          auth: target.auth,
+          method: target.method,
+          expectParam: field,
+        });
         expect(status).toBe(400);
       }),
       { numRuns: RUNS },

@@ -30,7 +30,14 @@ function answer(req: Http2ServerRequest, res: Http2ServerResponse, body: { model
   const base = { id: 'chatcmpl-h2', created: 1_795_000_000, model: body.model };
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'over h2' }, finish_reason: 'stop' }], usage: USAGE }));
+    res.end(
+      JSON.stringify({
+        ...base,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'over h2' }, finish_reason: 'stop' }],
+        usage: USAGE,
+      }),
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -70,7 +77,13 @@ beforeAll(async () => {
   await once(vendor, 'listening');
   const url = `https://127.0.0.1:${(vendor.address() as AddressInfo).port}/v1`;
   gw = await startChildGateway(
-    { GATEWAY_SIMULATE: '1', GATEWAY_VENDOR_B_URLS: url, GATEWAY_VENDOR_B_KEY: 'vendor-b-key', NODE_EXTRA_CA_CERTS: certPath, LOG_LEVEL: 'warn' },
+    {
+      GATEWAY_SIMULATE: '1',
+      GATEWAY_VENDOR_B_URLS: url,
+      GATEWAY_VENDOR_B_KEY: 'vendor-b-key',
+      NODE_EXTRA_CA_CERTS: certPath,
+      LOG_LEVEL: 'warn',
+    },
     { prepare: (tree) => tree.edit('config/vendors.yaml', (y) => y.replace(/^b:\n/m, 'b:\n  http2: true\n')) },
   );
   openai = new OpenAI({ apiKey: gw.apiKey, baseURL: `${gw.base}/v1`, maxRetries: 0 });
@@ -94,12 +107,17 @@ async function settled(): Promise<{ credits: bigint; reserved: bigint }> {
 
 /** The wallet's balance and what calls in flight hold, in credits, as GET /v1/credits says them. */
 async function credits(): Promise<{ credits: bigint; reserved: bigint }> {
-  const body = (await (await fetch(`${gw.base}/v1/credits`, { headers: { authorization: `Bearer ${gw.apiKey}` } })).json()) as { credits: number; reserved_credits: number };
+  const body = (await (await fetch(`${gw.base}/v1/credits`, { headers: { authorization: `Bearer ${gw.apiKey}` } })).json()) as {
+    credits: number;
+    reserved_credits: number;
+  };
   return { credits: BigInt(body.credits), reserved: BigInt(body.reserved_credits) };
 }
 
 it('answers and streams over HTTP/2, charged from the usage, with concurrent streams on one connection', async () => {
-  const { data, response } = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 }).withResponse();
+  const { data, response } = await openai.chat.completions
+    .create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 })
+    .withResponse();
   expect(data.choices[0]!.message.content).toBe('over h2');
   const charged = BigInt(response.headers.get('x-service-charged-nano')!);
   expect(charged).toBeGreaterThan(0n);
@@ -108,7 +126,13 @@ it('answers and streams over HTTP/2, charged from the usage, with concurrent str
   holdStreamsFor = STREAMS;
   const texts = await Promise.all(
     Array.from({ length: STREAMS }, async () => {
-      const stream = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500, stream: true, stream_options: { include_usage: true } });
+      const stream = await openai.chat.completions.create({
+        model: 'b-5-mini',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_completion_tokens: 500,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = '';
       let usage: unknown;
       for await (const chunk of stream) {
@@ -140,19 +164,26 @@ it('a vendor closing its connection gracefully mid-streams: every stream finishe
   seen.length = 0;
   holdStreamsFor = streams;
   goAwayWhenHeld = true;
-  const { response } = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 }).withResponse();
+  const { response } = await openai.chat.completions
+    .create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 })
+    .withResponse();
   const charged = BigInt(response.headers.get('x-service-charged-nano')!);
   seen.length = 0;
   const before = await credits();
   const ends = await Promise.all(
     Array.from({ length: streams }, async () => {
       try {
-        const stream = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500, stream: true });
+        const stream = await openai.chat.completions.create({
+          model: 'b-5-mini',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_completion_tokens: 500,
+          stream: true,
+        });
         let text = '';
         for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
         return text === 'over h2' ? 'whole' : `cut: ${text}`;
       } catch (e) {
-        return 'cut: ' + (e as Error).message;
+        return `cut: ${(e as Error).message}`;
       }
     }),
   );
@@ -164,6 +195,10 @@ it('a vendor closing its connection gracefully mid-streams: every stream finishe
   expect((before.credits - after.credits) * NANO_PER_CREDIT).toBe(charged * BigInt(streams));
 
   // The next call takes a new connection.
-  const next = await openai.chat.completions.create({ model: 'b-5-mini', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 500 });
+  const next = await openai.chat.completions.create({
+    model: 'b-5-mini',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_completion_tokens: 500,
+  });
   expect(next.choices[0]!.message.content).toBe('over h2');
 }, 60_000);

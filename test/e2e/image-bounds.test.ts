@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 const RESERVATION_CREDITS = 110_000; // image-b-1: $0.11 per image (catalog/media.yaml)
-const reserved = async (g: TestGateway) => (await g.held());
+const reserved = async (g: TestGateway) => await g.held();
 
 async function imageCall(g: TestGateway, body: Record<string, unknown>) {
   const before = await g.balance();

@@ -37,10 +37,8 @@ async function observe<T>(run: () => Promise<T>): Promise<{ out: T; sent: { rout
   const n = t.received('b').length + t.received('d').length;
   const out = await run();
   if (out instanceof Response) await out.clone().arrayBuffer();
-  const sent = [...t.received('b'), ...t.received('d')]
-    .slice(n)
-    .map((r) => ({ route: r.route, body: r.body as MultipartBody }));
-  expect((await t.held())).toBe(0n);
+  const sent = [...t.received('b'), ...t.received('d')].slice(n).map((r) => ({ route: r.route, body: r.body as MultipartBody }));
+  expect(await t.held()).toBe(0n);
   return { out, sent, nano: before - (await t.balance()) };
 }
 
@@ -77,9 +75,11 @@ describe('image edits', () => {
   });
 
   it('an image above 4 MB: 413 request_too_large in the chat shape, nothing sent, nothing charged', async () => {
-    const { out: res, sent, nano } = await observe(() =>
-      form({ model: 'image-b-1', prompt: 'x' }, [['image', Buffer.alloc(5 * MB, 1), 'huge.png']]),
-    );
+    const {
+      out: res,
+      sent,
+      nano,
+    } = await observe(() => form({ model: 'image-b-1', prompt: 'x' }, [['image', Buffer.alloc(5 * MB, 1), 'huge.png']]));
     expect(res.status).toBe(413);
     const body = (await res.json()) as any;
     expect(body.error).toMatchObject({ type: 'request_too_large', code: 'request_too_large' });
@@ -91,7 +91,11 @@ describe('image edits', () => {
   it('a mask is refused with 400 before any vendor call, as a value or as a file', async () => {
     for (const send of [
       () => form({ model: 'image-b-1', prompt: 'x', mask: 'anything' }, [['image', PNG, 'in.png']]),
-      () => form({ model: 'image-b-1', prompt: 'x' }, [['image', PNG, 'in.png'], ['mask', PNG, 'mask.png']]),
+      () =>
+        form({ model: 'image-b-1', prompt: 'x' }, [
+          ['image', PNG, 'in.png'],
+          ['mask', PNG, 'mask.png'],
+        ]),
     ]) {
       const { out: res, sent, nano } = await observe(send);
       const body = await expectInvalid(res);
@@ -111,7 +115,11 @@ describe('image edits', () => {
   it('429 on the first route: depth 1 via the second, the file re-sent whole, charged once', async () => {
     const image = Buffer.alloc(300_000, 3);
     t.sim.inject('b0', { kind: 'status', status: 429 });
-    const { out: res, sent, nano } = await observe(() =>
+    const {
+      out: res,
+      sent,
+      nano,
+    } = await observe(() =>
       form({ model: 'image-b-1', prompt: 'a boat [[sim:usage input=100 output=200]]' }, [['image', image, 'boat.png']]),
     );
     expect(res.status).toBe(200);
@@ -134,9 +142,17 @@ describe('image edits', () => {
 
   it('values sent as files and the image sent as a value are 400', async () => {
     for (const send of [
-      () => form({ model: 'image-b-1' }, [['image', PNG, 'in.png'], ['prompt', Buffer.from('x'), 'prompt.txt']]),
+      () =>
+        form({ model: 'image-b-1' }, [
+          ['image', PNG, 'in.png'],
+          ['prompt', Buffer.from('x'), 'prompt.txt'],
+        ]),
       () => form({ model: 'image-b-1', prompt: 'x', image: PNG_1X1_BASE64 }),
-      () => form({ model: 'image-b-1', prompt: 'x' }, [['image', PNG, 'a.png'], ['image', PNG, 'b.png']]),
+      () =>
+        form({ model: 'image-b-1', prompt: 'x' }, [
+          ['image', PNG, 'a.png'],
+          ['image', PNG, 'b.png'],
+        ]),
     ]) {
       const { out: res, sent } = await observe(send);
       await expectInvalid(res);

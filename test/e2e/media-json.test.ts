@@ -21,7 +21,9 @@ async function charged(run: () => Promise<Response>): Promise<{ res: Response; n
 describe('images', () => {
   it('vendor D: size is never sent, the vendor charge per image is debited exactly', async () => {
     const n = t.received('d').length;
-    const { res, nano } = await charged(() => post(t, '/v1/images/generations', { model: 'image-d-2', prompt: 'a cat', size: '1024x1024' }));
+    const { res, nano } = await charged(() =>
+      post(t, '/v1/images/generations', { model: 'image-d-2', prompt: 'a cat', size: '1024x1024' }),
+    );
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(typeof body.data[0].b64_json).toBe('string');
@@ -33,7 +35,9 @@ describe('images', () => {
 
   it('vendor B: token usage at the image model prices; size passed through', async () => {
     const n = t.received('b').length;
-    const { res, nano } = await charged(() => post(t, '/v1/images/generations', { model: 'image-b-1', prompt: 'a dog', size: '1024x1024' }));
+    const { res, nano } = await charged(() =>
+      post(t, '/v1/images/generations', { model: 'image-b-1', prompt: 'a dog', size: '1024x1024' }),
+    );
     expect(res.status).toBe(200);
     const sent = t.received('b').slice(n)[0];
     expect(sent.body).toMatchObject({ size: '1024x1024' });

@@ -31,7 +31,11 @@ afterAll(async () => {
 
 it('sends the vendor answer byte for byte, and charges its usage', async () => {
   const before = await t.balance();
-  const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 200 });
+  const res = await post(t, '/v1/chat/completions', {
+    model: 'b-5',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_completion_tokens: 200,
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   expect(await res.text()).toBe(ANSWER);

@@ -5,7 +5,14 @@
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { databaseKinds, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type DatabaseKind, type TestPostgres } from '../helpers/databases.ts';
+import {
+  databaseKinds,
+  openTestPostgres,
+  postgresAvailability,
+  REQUIRE_POSTGRES,
+  type DatabaseKind,
+  type TestPostgres,
+} from '../helpers/databases.ts';
 import { sleep } from './e2e.ts';
 
 const C = 1000n; // nano-USD per credit

@@ -22,7 +22,7 @@ async function refused(path: string, body: unknown, headers: Record<string, stri
   const answer = await expectInvalid(res, shape);
   expect(t.sim.received.length, 'a vendor was called').toBe(sent);
   expect(await t.balance()).toBe(before);
-  expect((await t.held())).toBe(0n);
+  expect(await t.held()).toBe(0n);
   return answer;
 }
 
@@ -184,7 +184,7 @@ describe('vendor-side refusals pass through', () => {
     expect(got[0].route).toBe('b0');
     expect((got[0].body as any).max_tokens).toBe(100); // not renamed
     expect(await t.balance()).toBe(before);
-    expect((await t.held())).toBe(0n);
+    expect(await t.held()).toBe(0n);
   });
 
   it('temperature 0.5 to b-5 on the responses door: the vendor refuses, passed through once', async () => {

@@ -139,8 +139,14 @@ describe('chat door with the openai SDK', () => {
         const sent = t.received(vendor)[n].body as any;
         if (vendor === 'a') {
           // The tool_use id and the tool_result that answers it, in native blocks.
-          expect(sent.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: call.id, name: 'get_weather', input: { city: 'sim' } }] });
-          expect(sent.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Sunny, 21 degrees' }] });
+          expect(sent.messages[1]).toEqual({
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: call.id, name: 'get_weather', input: { city: 'sim' } }],
+          });
+          expect(sent.messages[2]).toEqual({
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Sunny, 21 degrees' }],
+          });
         } else {
           expect(sent.messages[2]).toEqual({ role: 'tool', tool_call_id: call.id, content: 'Sunny, 21 degrees' });
         }
@@ -217,7 +223,10 @@ describe('messages door with the native SDK', () => {
     expect(msg.type).toBe('message');
     expect(msg.role).toBe('assistant');
     expect(msg.stop_reason).toBe('end_turn');
-    const text = msg.content.filter((b) => b.type === 'text').map((b) => (b as Anthropic.TextBlock).text).join('');
+    const text = msg.content
+      .filter((b) => b.type === 'text')
+      .map((b) => (b as Anthropic.TextBlock).text)
+      .join('');
     expect(text).toBe('Simulated reply from a-top-5.5: Hello native');
     expect(msg.usage.input_tokens).toBeGreaterThan(0);
     const got = t.received('a').slice(n);
@@ -273,7 +282,11 @@ describe('messages door with the native SDK', () => {
 
   it('tool round trip', async () => {
     const tools: Anthropic.Tool[] = [
-      { name: 'lookup', description: 'Look it up', input_schema: { type: 'object', properties: { term: { type: 'string' } }, required: ['term'] } },
+      {
+        name: 'lookup',
+        description: 'Look it up',
+        input_schema: { type: 'object', properties: { term: { type: 'string' } }, required: ['term'] },
+      },
     ];
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Look up gateways [[sim:tool]]' }];
     const first = await an.messages.create({ model: 'a-high-4.8', max_tokens: 512, tools, messages });

@@ -72,7 +72,14 @@ describe('small doors', () => {
 
   it('an answer whose request no rule changed carries no such header', async () => {
     const openai = new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
-    const { response } = await openai.chat.completions.create({ model: 'a-top-5.5', messages: [{ role: 'user', content: 'Say hi.' }], tool_choice: 'none', tools: [{ type: 'function', function: { name: 'f' } }] }).withResponse();
+    const { response } = await openai.chat.completions
+      .create({
+        model: 'a-top-5.5',
+        messages: [{ role: 'user', content: 'Say hi.' }],
+        tool_choice: 'none',
+        tools: [{ type: 'function', function: { name: 'f' } }],
+      })
+      .withResponse();
     expect(response.headers.get('x-service-adjusted')).toBeNull();
   });
 });

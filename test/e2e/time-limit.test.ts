@@ -9,7 +9,7 @@ let tree: TempTree;
 let t: TestGateway;
 beforeAll(async () => {
   tree = tempCatalogTree();
-  tree.edit('config/limits.yaml', (text) => text.replace(/  chat: 300000/, '  chat: 700'));
+  tree.edit('config/limits.yaml', (text) => text.replace(/ {2}chat: 300000/, '  chat: 700'));
   t = await startTestGateway({ dirs: tree, routesPerVendor: 1, simulator: { streamChunkDelayMs: 20 } });
 });
 afterAll(async () => {
@@ -28,7 +28,7 @@ describe('per-call time limit', () => {
     expect(((await res.json()) as any).error.type).toBe('upstream_error');
     expect(took).toBeLessThan(2500);
     expect(await t.balance()).toBe(before);
-    expect((await t.held())).toBe(0n);
+    expect(await t.held()).toBe(0n);
   });
 
   it('a stream that outlives the limit is ended and charged for what was produced', async () => {
@@ -46,6 +46,6 @@ describe('per-call time limit', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     await new Promise((r) => setTimeout(r, 200));
     expect(await t.balance()).toBeLessThan(before);
-    expect((await t.held())).toBe(0n);
+    expect(await t.held()).toBe(0n);
   });
 });

@@ -25,14 +25,37 @@ let vendorUsage: unknown;
 function plainAnswer(path: string, model: string): object {
   const usage = vendorUsage === undefined ? {} : { usage: vendorUsage };
   if (path.endsWith('/v1/messages')) {
-    return { id: 'msg_1', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: ANSWER_TEXT }], stop_reason: 'end_turn', ...usage };
+    return {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: ANSWER_TEXT }],
+      stop_reason: 'end_turn',
+      ...usage,
+    };
   }
   if (path.endsWith('/v1/images/generations')) return { created: 1, data: [{ b64_json: IMAGE_BASE64 }], ...usage };
   if (path.endsWith('/v1/responses')) {
-    const output = [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: ANSWER_TEXT, annotations: [] }] }];
+    const output = [
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: ANSWER_TEXT, annotations: [] }],
+      },
+    ];
     return { id: 'resp_1', object: 'response', status: 'completed', model, output, ...usage };
   }
-  return { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: ANSWER_TEXT }, finish_reason: 'stop' }], ...usage };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: ANSWER_TEXT }, finish_reason: 'stop' }],
+    ...usage,
+  };
 }
 
 /** The same answer as the vendor's event stream, its text in PIECES deltas and the usage where each format carries it. */
@@ -44,7 +67,21 @@ function streamFrames(path: string, model: string): string[] {
   if (path.endsWith('/v1/messages')) {
     const { output_tokens: out, ...start } = usage;
     return [
-      frame({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model, content: [], stop_reason: null, usage: { ...start, output_tokens: 1 } } }, 'message_start'),
+      frame(
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model,
+            content: [],
+            stop_reason: null,
+            usage: { ...start, output_tokens: 1 },
+          },
+        },
+        'message_start',
+      ),
       frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
       ...pieces(() => frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, 'content_block_delta')),
       frame({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
@@ -55,7 +92,10 @@ function streamFrames(path: string, model: string): string[] {
   if (path.endsWith('/v1/responses')) {
     return [
       ...pieces(() => frame({ type: 'response.output_text.delta', delta: piece }, 'response.output_text.delta')),
-      frame({ type: 'response.completed', response: { id: 'resp_1', status: 'completed', model, output: [], usage } }, 'response.completed'),
+      frame(
+        { type: 'response.completed', response: { id: 'resp_1', status: 'completed', model, output: [], usage } },
+        'response.completed',
+      ),
     ];
   }
   const chunk = (rest: object) => frame({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model, ...rest });
@@ -92,7 +132,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
   const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
-  const env: Record<string, string> = { GATEWAY_SIMULATE: '0', GATEWAY_DATA_DIR: 'memory://', GATEWAY_CONFIG_DIR: 'config', GATEWAY_CATALOG_DIR: 'catalog' };
+  const env: Record<string, string> = {
+    GATEWAY_SIMULATE: '0',
+    GATEWAY_DATA_DIR: 'memory://',
+    GATEWAY_CONFIG_DIR: 'config',
+    GATEWAY_CATALOG_DIR: 'catalog',
+  };
   for (const v of VENDORS) {
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = vendorUrl;
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
@@ -116,7 +161,8 @@ async function chargeFor(path: string, body: object, headers: Record<string, str
   });
   const text = await res.text();
   expect(res.status, text).toBe(200);
-  if ((body as { stream?: boolean }).stream) expect(text, 'the stream reached the client').toContain(ANSWER_TEXT.slice(0, ANSWER_TEXT.length / PIECES));
+  if ((body as { stream?: boolean }).stream)
+    expect(text, 'the stream reached the client').toContain(ANSWER_TEXT.slice(0, ANSWER_TEXT.length / PIECES));
   else if (!path.startsWith('/v1/images')) expect(text).toContain(ANSWER_TEXT);
   const after = await walletView(gw, walletId);
   expect(after.heldNano, 'a hold stayed').toBe(0n);
@@ -135,9 +181,24 @@ function expectNear(charged: bigint, floor: bigint) {
 
 const prompt = 'Please read these notes. '.repeat(100); // about 500 input tokens
 const CALLS = {
-  chat: { path: '/v1/chat/completions', model: 'b-5', body: { model: 'b-5', messages: [{ role: 'user', content: prompt }], max_completion_tokens: 2000 }, headers: {} },
-  translated: { path: '/v1/chat/completions', model: 'a-top-5.5', body: { model: 'a-top-5.5', messages: [{ role: 'user', content: prompt }], max_tokens: 2000 }, headers: {} },
-  messages: { path: '/v1/messages', model: 'a-top-5.5', body: { model: 'a-top-5.5', max_tokens: 2000, messages: [{ role: 'user', content: prompt }] }, headers: A_VERSION },
+  chat: {
+    path: '/v1/chat/completions',
+    model: 'b-5',
+    body: { model: 'b-5', messages: [{ role: 'user', content: prompt }], max_completion_tokens: 2000 },
+    headers: {},
+  },
+  translated: {
+    path: '/v1/chat/completions',
+    model: 'a-top-5.5',
+    body: { model: 'a-top-5.5', messages: [{ role: 'user', content: prompt }], max_tokens: 2000 },
+    headers: {},
+  },
+  messages: {
+    path: '/v1/messages',
+    model: 'a-top-5.5',
+    body: { model: 'a-top-5.5', max_tokens: 2000, messages: [{ role: 'user', content: prompt }] },
+    headers: A_VERSION,
+  },
   responses: { path: '/v1/responses', model: 'b-5', body: { model: 'b-5', input: prompt, max_output_tokens: 2000 }, headers: {} },
 } as const;
 type CallName = keyof typeof CALLS;
@@ -201,7 +262,12 @@ const UNREADABLE: Record<'chat' | 'native' | 'responses', [string, object][]> = 
   ],
 };
 
-const FORMAT_OF: Record<CallName, keyof typeof UNREADABLE> = { chat: 'chat', translated: 'native', messages: 'native', responses: 'responses' };
+const FORMAT_OF: Record<CallName, keyof typeof UNREADABLE> = {
+  chat: 'chat',
+  translated: 'native',
+  messages: 'native',
+  responses: 'responses',
+};
 
 describe('an answer whose usage cannot be read is charged an estimate, never less', () => {
   for (const name of Object.keys(CALLS) as CallName[]) {

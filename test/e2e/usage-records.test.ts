@@ -72,7 +72,11 @@ describe('usage records', () => {
 
   it('a fallback is recorded with the route that answered and its depth', async () => {
     t.sim.inject('a0', { kind: 'status', status: 529 });
-    const { id } = await settledCall({ model: 'a-top-5.5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }, A_VERSION, '/v1/messages');
+    const { id } = await settledCall(
+      { model: 'a-top-5.5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] },
+      A_VERSION,
+      '/v1/messages',
+    );
     const record = await (await generation(id)).json();
     expect(record).toMatchObject({ door: 'messages', vendor: 'a', route: 'a1', fallback_depth: 1 });
   });
@@ -93,14 +97,23 @@ describe('usage records', () => {
 
   it('a request id the client reuses finds its newest call', async () => {
     const headers = { 'x-request-id': 'client-chosen-id-1' };
-    await settledCall({ model: 'b-5', messages: [{ role: 'user', content: 'one [[sim:usage input=10 output=10]]' }], max_completion_tokens: 50 }, headers);
-    await settledCall({ model: 'b-5', messages: [{ role: 'user', content: 'two [[sim:usage input=20 output=20]]' }], max_completion_tokens: 50 }, headers);
+    await settledCall(
+      { model: 'b-5', messages: [{ role: 'user', content: 'one [[sim:usage input=10 output=10]]' }], max_completion_tokens: 50 },
+      headers,
+    );
+    await settledCall(
+      { model: 'b-5', messages: [{ role: 'user', content: 'two [[sim:usage input=20 output=20]]' }], max_completion_tokens: 50 },
+      headers,
+    );
     const record = await (await generation('client-chosen-id-1')).json();
     expect(record.tokens).toMatchObject({ input: 20, output: 20 });
   });
 
   it('the records add up to everything the wallet was charged', async () => {
-    const sum = await t.gw.db.query<{ s: string }>(`SELECT coalesce(sum(charged_nano), 0)::text AS s FROM usage_records WHERE wallet_id = $1`, [t.walletId]);
+    const sum = await t.gw.db.query<{ s: string }>(
+      `SELECT coalesce(sum(charged_nano), 0)::text AS s FROM usage_records WHERE wallet_id = $1`,
+      [t.walletId],
+    );
     expect(BigInt(sum.rows[0].s)).toBe(startBalance - (await t.balance()));
   });
 

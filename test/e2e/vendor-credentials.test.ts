@@ -14,7 +14,12 @@ let t: TestGateway;
 beforeAll(async () => {
   t = await startTestGateway({
     // Vendor A has its routes and no key; vendor B's key is one the vendor does not take.
-    env: { GATEWAY_VENDOR_A_KEY: '', GATEWAY_VENDOR_B_KEY: 'revoked-at-the-vendor', GATEWAY_VIDEO_POLL_MS: '50', ...METRICS_OPEN_TO_LOOPBACK },
+    env: {
+      GATEWAY_VENDOR_A_KEY: '',
+      GATEWAY_VENDOR_B_KEY: 'revoked-at-the-vendor',
+      GATEWAY_VIDEO_POLL_MS: '50',
+      ...METRICS_OPEN_TO_LOOPBACK,
+    },
     simulator: { acceptKeys: ['vendor-c-secret', 'vendor-d-secret', 'vendor-e-secret'] },
     logger: {
       level: 'info',
@@ -47,7 +52,12 @@ describe('vendor credentials', () => {
     ['b', 'b-5', '/v1/chat/completions'],
   ] as const) {
     it(`vendor ${vendor.toUpperCase()} refusing the gateway's credential: 502 upstream_error, no fallback, logged, counted, not charged`, async () => {
-      const before = { received: t.received(vendor).length, balance: await t.balance(), counted: await metric(vendor), logged: errorLines.length };
+      const before = {
+        received: t.received(vendor).length,
+        balance: await t.balance(),
+        counted: await metric(vendor),
+        logged: errorLines.length,
+      };
       const body = door === '/v1/messages' ? { model, max_tokens: 64, messages: USER } : { model, messages: USER };
       const res = await post(t, door, body, A_VERSION);
       expect(res.status).toBe(502);
@@ -56,7 +66,12 @@ describe('vendor credentials', () => {
       expect(json.error.message).toContain(`Vendor ${vendor.toUpperCase()} refused the gateway's credential`);
       expect(json.error.message).toContain('your API key was accepted');
       // Route 1 is sent the same credential: not asked.
-      expect(t.received(vendor).slice(before.received).map((r) => r.route)).toEqual([`${vendor}0`]);
+      expect(
+        t
+          .received(vendor)
+          .slice(before.received)
+          .map((r) => r.route),
+      ).toEqual([`${vendor}0`]);
       expect(await t.balance()).toBe(before.balance);
       expect(await metric(vendor)).toBe(before.counted + 1);
       expect(errorLines.slice(before.logged)).toContainEqual(
@@ -71,7 +86,12 @@ describe('vendor credentials', () => {
     const refused = await post(t, '/v1/chat/completions', { model: 'c-flash-3', messages: USER });
     expect(refused.status).toBe(502);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('(HTTP 403)');
-    expect(t.received('c').slice(n).map((r) => r.route)).toEqual(['c0']);
+    expect(
+      t
+        .received('c')
+        .slice(n)
+        .map((r) => r.route),
+    ).toEqual(['c0']);
     const served = await post(t, '/v1/chat/completions', { model: 'c-flash-3', messages: USER });
     expect(served.status).toBe(200);
   });
@@ -89,7 +109,10 @@ describe('vendor credentials', () => {
     }
     expect(job?.status).toBe('failed');
     expect(job?.error?.message).toContain("Vendor D refused the gateway's credential for it (HTTP 401)");
-    const creates = t.received('d').filter((r) => r.path === '/v1/videos/generations').slice(before.creates);
+    const creates = t
+      .received('d')
+      .filter((r) => r.path === '/v1/videos/generations')
+      .slice(before.creates);
     expect(creates.map((r) => r.route)).toEqual(['d0']);
     expect(await t.balance()).toBe(before.balance);
   });

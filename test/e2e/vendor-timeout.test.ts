@@ -40,7 +40,11 @@ afterAll(async () => {
 it('answers 502 at the time limit, charges nothing, holds nothing, and lets go of the vendor request', async () => {
   const before = await t.balance();
   const started = Date.now();
-  const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 50 });
+  const res = await post(t, '/v1/chat/completions', {
+    model: 'b-5',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_completion_tokens: 50,
+  });
   const tookMs = Date.now() - started;
 
   expect(res.status).toBe(502);

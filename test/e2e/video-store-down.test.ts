@@ -30,7 +30,12 @@ describe('a video store that is down', () => {
     const attempts = t.gw.runtime.snapshot().config.videos.deliver_attempts;
     expect(attempts).toBeGreaterThan(1);
     const before = await t.balance();
-    const res = await post(t, '/v1/videos', { model: 'video-d-2', prompt: 'a lighthouse [[sim:cost=0.70]]', seconds: '5', size: '1280x720' });
+    const res = await post(t, '/v1/videos', {
+      model: 'video-d-2',
+      prompt: 'a lighthouse [[sim:cost=0.70]]',
+      seconds: '5',
+      size: '1280x720',
+    });
     expect(res.status).toBe(200);
     const { id } = (await res.json()) as { id: string };
     let job: any;
@@ -46,7 +51,10 @@ describe('a video store that is down', () => {
     const refusals = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'video store refused a video' && l.video === id);
     expect(refusals.map((l) => l.attempt)).toEqual(Array.from({ length: attempts }, (_, i) => i + 1));
     expect(refusals[0].store).toBe('s3://gateway-videos/down');
-    const content = await fetch(`${t.url}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${t.apiKey}` }, redirect: 'manual' });
+    const content = await fetch(`${t.url}/v1/videos/${id}/content`, {
+      headers: { authorization: `Bearer ${t.apiKey}` },
+      redirect: 'manual',
+    });
     expect(content.status).toBe(404);
   }, 45_000);
 });

@@ -36,7 +36,7 @@ async function waitFinished(tg: TestGateway, id: string, timeoutMs = 8000): Prom
   }
 }
 
-const reserved = async (tg: TestGateway) => (await tg.held());
+const reserved = async (tg: TestGateway) => await tg.held();
 const videoCreates = (tg: TestGateway) => tg.received('d').filter((r) => r.path === '/v1/videos/generations');
 
 async function create(tg: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -50,7 +50,12 @@ describe('lifecycle', () => {
     const client = openai(t);
     const before = await t.balance();
     const n = videoCreates(t).length;
-    const video = await client.videos.create({ model: 'video-d-1', prompt: 'a lighthouse at dawn [[sim:cost=0.123]]', seconds: '4', size: '1280x720' });
+    const video = await client.videos.create({
+      model: 'video-d-1',
+      prompt: 'a lighthouse at dawn [[sim:cost=0.123]]',
+      seconds: '4',
+      size: '1280x720',
+    });
     expect(video.id).toMatch(/^video_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(video).toMatchObject({ object: 'video', model: 'video-d-1', status: 'queued', progress: 0, seconds: '4', size: '1280x720' });
     expect(video).toMatchObject({ completed_at: null, expires_at: null, error: null });
@@ -74,7 +79,14 @@ describe('lifecycle', () => {
     expect(await reserved(t)).toBe(0n);
     // The job's usage record, by its video id, written with its settlement.
     const record = await (await fetch(`${t.url}/v1/generations/${video.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json();
-    expect(record).toMatchObject({ id: video.id, door: 'videos', model: 'video-d-1', vendor: 'd', video_seconds: 4, charged_nano: '123000000' });
+    expect(record).toMatchObject({
+      id: video.id,
+      door: 'videos',
+      model: 'video-d-1',
+      vendor: 'd',
+      video_seconds: 4,
+      charged_nano: '123000000',
+    });
 
     // What vendor D received: one create, seconds verbatim as duration, size decomposed.
     const sent = videoCreates(t).slice(n);
@@ -106,7 +118,7 @@ describe('lifecycle', () => {
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toBe('video/mp4');
     expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(0);
-    const forged = await fetch(`${t.url}${location.replace(/\.[\w-]+$/, '.' + 'A'.repeat(43))}`);
+    const forged = await fetch(`${t.url}${location.replace(/\.[\w-]+$/, `.${'A'.repeat(43)}`)}`);
     expect(forged.status).toBe(403);
     const otherId = await fetch(`${t.url}${location.replace(json.id, 'video_00000000-0000-4000-8000-000000000000')}`);
     expect(otherId.status).toBe(403);
@@ -158,7 +170,12 @@ describe('failures and their billing', () => {
     const { job } = await waitFinished(t, json.id);
     expect(job.status).toBe('completed');
     expect(job.usage.cost_usd).toBe(0.2);
-    expect(t.sim.receivedOn('d1').slice(n0).some((r) => r.path === '/v1/videos/generations')).toBe(true);
+    expect(
+      t.sim
+        .receivedOn('d1')
+        .slice(n0)
+        .some((r) => r.path === '/v1/videos/generations'),
+    ).toBe(true);
   });
 });
 
@@ -171,7 +188,11 @@ describe('parameters', () => {
     const b = await create(t, { model: 'video-d-1', prompt: 'str [[sim:never]]', seconds: '15', size: '854x480' });
     expect(b.json.seconds).toBe('15');
     await sleep(100);
-    const sent = new Map(videoCreates(t).slice(n).map((r) => [(r.body as any).prompt.split(' ')[0], (r.body as any).duration]));
+    const sent = new Map(
+      videoCreates(t)
+        .slice(n)
+        .map((r) => [(r.body as any).prompt.split(' ')[0], (r.body as any).duration]),
+    );
     expect(sent.get('int')).toBe(8);
     expect(sent.get('str')).toBe('15');
     expect(await reserved(t)).toBe((8n + 15n) * 50_000_000n);
@@ -197,11 +218,21 @@ describe('parameters', () => {
     expect(a.json.size).toBe('480x854');
     const b = await create(t, { model: 'video-d-2', prompt: 'square [[sim:never]]', resolution: '720p', aspect_ratio: '1:1' });
     expect(b.json.size).toBe('720x720');
-    const c = await create(t, { model: 'video-d-2', prompt: 'both [[sim:never]]', size: '1920x1080', resolution: '480p', aspect_ratio: '1:1' });
+    const c = await create(t, {
+      model: 'video-d-2',
+      prompt: 'both [[sim:never]]',
+      size: '1920x1080',
+      resolution: '480p',
+      aspect_ratio: '1:1',
+    });
     expect(c.json.size).toBe('1920x1080');
     // The worker sends each job on its own: wait for all three (bounded), not a fixed pause a loaded machine outlasts.
     for (let i = 0; i < 100 && videoCreates(t).length - n < 3; i++) await sleep(50);
-    const sent = new Map(videoCreates(t).slice(n).map((r) => [(r.body as any).prompt.split(' ')[0], r.body as any]));
+    const sent = new Map(
+      videoCreates(t)
+        .slice(n)
+        .map((r) => [(r.body as any).prompt.split(' ')[0], r.body as any]),
+    );
     expect([...sent.keys()].sort()).toEqual(['both', 'portrait', 'square']);
     expect([sent.get('portrait').resolution, sent.get('portrait').aspect_ratio]).toEqual(['480p', '9:16']);
     expect([sent.get('square').resolution, sent.get('square').aspect_ratio]).toEqual(['720p', '1:1']);
@@ -229,7 +260,12 @@ describe('parameters', () => {
 
   it('image_url (https) passes through as image.url unfetched; http is refused; generate_audio false is sent', async () => {
     const n = videoCreates(t).length;
-    const { res } = await create(t, { model: 'video-d-1', prompt: 'from an image [[sim:never]]', image_url: 'https://example.invalid/start.png', generate_audio: false });
+    const { res } = await create(t, {
+      model: 'video-d-1',
+      prompt: 'from an image [[sim:never]]',
+      image_url: 'https://example.invalid/start.png',
+      generate_audio: false,
+    });
     expect(res.status).toBe(200);
     await sleep(100);
     const sent = videoCreates(t).slice(n)[0].body as any;
@@ -282,7 +318,11 @@ describe('parameters', () => {
     expect((await send('nested', (f) => f.set('input_reference[image_url]', 'https://example.invalid/nested.png'))).status).toBe(200);
     expect((await send('plain', (f) => f.set('input_reference', 'https://example.invalid/plain.png'))).status).toBe(200);
     for (let waited = 0; videoCreates(t).length < n + 2 && waited < 2000; waited += 20) await sleep(20); // sent in the background
-    const sent = new Map(videoCreates(t).slice(n).map((r) => [(r.body as any).prompt.split(' ')[0], (r.body as any).image?.url]));
+    const sent = new Map(
+      videoCreates(t)
+        .slice(n)
+        .map((r) => [(r.body as any).prompt.split(' ')[0], (r.body as any).image?.url]),
+    );
     expect(sent.get('nested')).toBe('https://example.invalid/nested.png');
     expect(sent.get('plain')).toBe('https://example.invalid/plain.png');
 
@@ -326,7 +366,11 @@ describe('refusals before any charge', () => {
   });
 
   it('no key → 401', async () => {
-    const res = await fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"video-d-1","prompt":"x"}' });
+    const res = await fetch(`${t.url}/v1/videos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"video-d-1","prompt":"x"}',
+    });
     expect(res.status).toBe(401);
   });
 

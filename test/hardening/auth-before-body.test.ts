@@ -36,7 +36,12 @@ describe('authentication comes before the body', () => {
     ['/v1/videos', 'application/json'],
   ] as const) {
     it(`${path} answers 401 to a wrong key without reading the body`, async () => {
-      const res = await answerToUnfinishedBody(path, { authorization: 'Bearer sk-wrong', 'x-api-key': 'sk-wrong', 'content-type': type, 'anthropic-version': '2023-06-01' });
+      const res = await answerToUnfinishedBody(path, {
+        authorization: 'Bearer sk-wrong',
+        'x-api-key': 'sk-wrong',
+        'content-type': type,
+        'anthropic-version': '2023-06-01',
+      });
       expect(res.status, res.body).toBe(401);
     });
   }

@@ -111,7 +111,7 @@ describe('data exceptions PostgreSQL raises on client input', () => {
     expect((await call('POST', `/admin/v1/wallets/${w.id}/credits`, ADMIN, { credits: 1 })).status).toBe(201);
   });
 
-  it('a path that does not decode is 400 in the chat shape, not Fastify\'s own', async () => {
+  it("a path that does not decode is 400 in the chat shape, not Fastify's own", async () => {
     for (const path of ['/admin/v1/wallets/%FF%FE', '/admin/v1/wallets/%ED%A0%80/management-keys', '/v1/keys/%FF']) {
       await expect400(await call('GET', path, path.startsWith('/v1') ? { authorization: `Bearer ${managementKey}` } : ADMIN));
     }

@@ -13,7 +13,7 @@ describe('fieldWithUnpairedSurrogate', () => {
   it('names the first field holding a lone half, by its path; pairs are text', () => {
     expect(fieldWithUnpairedSurrogate({ a: 'ok 🦊', b: [{ c: 'x' }, { d: 'y\udfff' }] })).toBe('b[1].d');
     expect(fieldWithUnpairedSurrogate({ input_reference: { image_url: LONE_HIGH } })).toBe('input_reference.image_url');
-    expect(fieldWithUnpairedSurrogate({ ['k\ud800']: 1 })).toBe('k\ud800');
+    expect(fieldWithUnpairedSurrogate({ 'k\ud800': 1 })).toBe('k\ud800');
     expect(fieldWithUnpairedSurrogate('\udc00\ud800')).toBe('body'); // the wrong order is not a pair
     expect(fieldWithUnpairedSurrogate({ a: '👩‍👩‍👧‍👦', b: [1, null, true], c: '\ud83e\udd8a' })).toBeNull();
   });
@@ -50,14 +50,20 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await run();
       expect(await t.balance()).toBe(before);
       expect(await t.held()).toBe(0n);
-      const jobs = await t.gw.ledger.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM video_jobs WHERE wallet_id = $1`, [t.walletId]);
+      const jobs = await t.gw.ledger.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM video_jobs WHERE wallet_id = $1`, [
+        t.walletId,
+      ]);
       expect(jobs.rows[0].n).toBe('0');
     }
 
     it("a video's image_url, https or data URI, is a 400 naming it, before any hold", async () => {
       await expectNothingMoved(async () => {
         for (const image_url of [LONE_HIGH, LONE_LOW_DATA_URI]) {
-          const res = await fetch(`${t.url}/v1/videos`, { method: 'POST', headers: headers(), body: JSON.stringify({ model: 'video-d-1', prompt: 'a cat', image_url }) });
+          const res = await fetch(`${t.url}/v1/videos`, {
+            method: 'POST',
+            headers: headers(),
+            body: JSON.stringify({ model: 'video-d-1', prompt: 'a cat', image_url }),
+          });
           await expectRefused(res, 'image_url');
         }
       });
@@ -76,7 +82,10 @@ for (const kind of ['pglite', 'postgres'] as const) {
         const part = (name: string, value: string, type?: string) =>
           `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n${type ? `Content-Type: ${type}\r\n` : ''}\r\n${value}\r\n`;
         const formText =
-          part('model', 'video-d-1') + part('prompt', 'a cat') + part('input_reference[image_url]', JSON.stringify(LONE_LOW_DATA_URI), 'application/json') + `--${boundary}--\r\n`;
+          part('model', 'video-d-1') +
+          part('prompt', 'a cat') +
+          part('input_reference[image_url]', JSON.stringify(LONE_LOW_DATA_URI), 'application/json') +
+          `--${boundary}--\r\n`;
         const multipart = await fetch(`${t.url}/v1/videos`, {
           method: 'POST',
           headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
@@ -87,7 +96,11 @@ for (const kind of ['pglite', 'postgres'] as const) {
     });
 
     it('any other stored text (a video prompt, a key name) and text sent on (a message) alike, in the door’s shape', async () => {
-      const prompt = await fetch(`${t.url}/v1/videos`, { method: 'POST', headers: headers(), body: JSON.stringify({ model: 'video-d-1', prompt: 'x\udfffy' }) });
+      const prompt = await fetch(`${t.url}/v1/videos`, {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ model: 'video-d-1', prompt: 'x\udfffy' }),
+      });
       await expectRefused(prompt, 'prompt');
       const messages = await fetch(`${t.url}/v1/messages`, {
         method: 'POST',
@@ -105,7 +118,11 @@ for (const kind of ['pglite', 'postgres'] as const) {
     });
 
     it('a pair is text: a video whose image URL carries an emoji is queued', async () => {
-      const res = await fetch(`${t.url}/v1/videos`, { method: 'POST', headers: headers(), body: JSON.stringify({ model: 'video-d-1', prompt: 'a 🦊', image_url: 'https://example.com/🦊.png' }) });
+      const res = await fetch(`${t.url}/v1/videos`, {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ model: 'video-d-1', prompt: 'a 🦊', image_url: 'https://example.com/🦊.png' }),
+      });
       expect(res.status, await res.clone().text()).toBe(200);
       expect((await res.json()).status).toBe('queued');
     });

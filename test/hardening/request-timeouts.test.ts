@@ -9,7 +9,9 @@ let t: TestGateway;
 let tree: TempTree;
 beforeAll(async () => {
   tree = tempCatalogTree();
-  tree.edit('config/limits.yaml', (s) => s.replace(/request_timeout_ms: \d+/, 'request_timeout_ms: 2000').replace(/headers_timeout_ms: \d+/, 'headers_timeout_ms: 1000'));
+  tree.edit('config/limits.yaml', (s) =>
+    s.replace(/request_timeout_ms: \d+/, 'request_timeout_ms: 2000').replace(/headers_timeout_ms: \d+/, 'headers_timeout_ms: 1000'),
+  );
   t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog } });
 });
 afterAll(async () => {

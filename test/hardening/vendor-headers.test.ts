@@ -15,7 +15,10 @@ const chat = { model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi' }] }
 describe('vendor A headers', () => {
   it('the chat door sends its own anthropic-version and never the client beta header', async () => {
     t.sim.reset();
-    const res = await post(t, '/v1/chat/completions', chat, { 'anthropic-beta': 'fallbacks-2026-01-01', 'anthropic-version': '1999-01-01' });
+    const res = await post(t, '/v1/chat/completions', chat, {
+      'anthropic-beta': 'fallbacks-2026-01-01',
+      'anthropic-version': '1999-01-01',
+    });
     expect(res.status, await res.text()).toBe(200);
     const [seen] = t.received('a');
     expect(seen.headers['anthropic-beta']).toBeUndefined();

@@ -131,7 +131,9 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     for (const where of ledger.examples[check]!) problems.push(ledgerProblem(check, where));
   }
   const negativeWallets = ledger.failures.negative_balance ?? 0;
-  const wallets = await db.query<{ id: string; available_nano: string }>(`SELECT id, available_nano FROM wallets WHERE id = ANY($1)`, [ids]);
+  const wallets = await db.query<{ id: string; available_nano: string }>(`SELECT id, available_nano FROM wallets WHERE id = ANY($1)`, [
+    ids,
+  ]);
   if (wallets.rows.length !== ids.length) problems.push(`audited ${ids.length} wallets, found ${wallets.rows.length}`);
 
   // 2: holds left, and each reservation's settled money from the journal (not from its charged column).
@@ -200,7 +202,11 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     const complete = outcomes.filter((o) => o.delivered === 'complete' && o.usage !== null);
     const unreported = complete.some((o) => !o.usageReported);
     const cls: CallClass =
-      complete.length > 0 && !unreported ? 'answered' : unreported || outcomes.some((o) => o.delivered === 'partial') ? 'estimated' : 'refused';
+      complete.length > 0 && !unreported
+        ? 'answered'
+        : unreported || outcomes.some((o) => o.delivered === 'partial')
+          ? 'estimated'
+          : 'refused';
     const expected = complete.reduce((a, o) => a + usageCostNano(o.usage!, input.pricesOf(call.model)), 0n);
     const audit: CallAudit = {
       tag: call.tag,
@@ -212,7 +218,9 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
         amountNano: BigInt(r.amount_nano),
         chargedNano: r.charged_nano === null ? null : BigInt(r.charged_nano),
       })),
-      deliveries: outcomes.map((o) => `${o.route}:${o.fault ?? 'ok'}:${o.delivered}${o.usageReported ? '' : o.delivered === 'complete' ? '(no usage)' : ''}`),
+      deliveries: outcomes.map(
+        (o) => `${o.route}:${o.fault ?? 'ok'}:${o.delivered}${o.usageReported ? '' : o.delivered === 'complete' ? '(no usage)' : ''}`,
+      ),
     };
     audits.push(audit);
     figures[cls] += 1;

@@ -82,9 +82,11 @@ export function describeEachDatabase(
           skipNoticePrinted = true;
           console.warn(`[databases] skipping PostgreSQL suites: ${postgresAvailability.reason}`);
         }
-        describe.skip(name, () => fn(() => {
-          throw new Error('skipped');
-        }, kind));
+        describe.skip(name, () =>
+          fn(() => {
+            throw new Error('skipped');
+          }, kind),
+        );
       }
       continue;
     }

@@ -5,9 +5,11 @@ import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from './
 import { tempCatalogTree, type TempTree } from './temp-catalog.ts';
 
 /** billing.yaml's text with leases turned on (as shipped), whatever the file said. */
-export const leasesOn = (billingYaml: string): string => billingYaml.replace(/^leases:\n  enabled: (true|false)/m, 'leases:\n  enabled: true');
+export const leasesOn = (billingYaml: string): string =>
+  billingYaml.replace(/^leases:\n {2}enabled: (true|false)/m, 'leases:\n  enabled: true');
 /** billing.yaml's text with leases off: every call holds its own reservation (a hold of one call). */
-export const leasesOff = (billingYaml: string): string => billingYaml.replace(/^leases:\n  enabled: (true|false)/m, 'leases:\n  enabled: false');
+export const leasesOff = (billingYaml: string): string =>
+  billingYaml.replace(/^leases:\n {2}enabled: (true|false)/m, 'leases:\n  enabled: false');
 
 /** Turns budget leases on or off in a temporary config tree (a no-op when it already says so). */
 export function setLeases(tree: TempTree, on: boolean): void {

@@ -10,7 +10,10 @@ import { LEASE_CALL_PREFIX } from '../../engine/money/types.ts';
  * this gateway's leases). One statement, so one snapshot: read apart, a lease going back between the reads
  * showed as a hold for an instant.
  */
-export async function walletView(gw: Pick<RunningGateway, 'ledger' | 'leases'>, walletId: string): Promise<{ spendableNano: bigint; heldNano: bigint }> {
+export async function walletView(
+  gw: Pick<RunningGateway, 'ledger' | 'leases'>,
+  walletId: string,
+): Promise<{ spendableNano: bigint; heldNano: bigint }> {
   const r = await gw.ledger.db.query<{ available: string; leased: string; own: string }>(
     `SELECT w.available_nano::text AS available,
             coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id LIKE $2), 0)::text AS leased,

@@ -33,18 +33,24 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-type OtlpValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: OtlpValue[] } };
+type OtlpValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values?: OtlpValue[] };
+};
 type OtlpAttribute = { key: string; value: OtlpValue };
 
-const valueOf = (v: OtlpValue): AttributeValue => {
+const attributeValue = (v: OtlpValue): AttributeValue => {
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.doubleValue !== undefined) return v.doubleValue;
   if (v.boolValue !== undefined) return v.boolValue;
-  if (v.arrayValue) return (v.arrayValue.values ?? []).map(valueOf);
+  if (v.arrayValue) return (v.arrayValue.values ?? []).map(attributeValue);
   return null;
 };
-const attributesOf = (list: OtlpAttribute[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, valueOf(a.value)]));
+const attributesOf = (list: OtlpAttribute[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, attributeValue(a.value)]));
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const exports: OtlpReceiver['exports'] = [];
@@ -76,7 +82,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       for (;;) {
         const found = pick(spans);
         if (found !== undefined) return found;
-        if (Date.now() > until) throw new Error(`the receiver did not get the spans looked for within ${ms} ms (it has ${spans.length}: ${spans.map((s) => s.name).join(', ')})`);
+        if (Date.now() > until)
+          throw new Error(
+            `the receiver did not get the spans looked for within ${ms} ms (it has ${spans.length}: ${spans.map((s) => s.name).join(', ')})`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },
@@ -84,7 +93,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
-function flatten(body: { resourceSpans?: { resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] }): ReceivedSpan[] {
+function flatten(body: {
+  resourceSpans?: { resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[];
+}): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of body.resourceSpans ?? []) {
     const resource = attributesOf(rs.resource?.attributes);
@@ -97,7 +108,10 @@ function flatten(body: { resourceSpans?: { resource?: { attributes?: OtlpAttribu
           name: String(s.name),
           kind: Number(s.kind),
           attributes: attributesOf(s.attributes as OtlpAttribute[]),
-          events: ((s.events as { name: string; attributes?: OtlpAttribute[] }[]) ?? []).map((e) => ({ name: e.name, attributes: attributesOf(e.attributes) })),
+          events: ((s.events as { name: string; attributes?: OtlpAttribute[] }[]) ?? []).map((e) => ({
+            name: e.name,
+            attributes: attributesOf(e.attributes),
+          })),
           statusCode: Number((s.status as { code?: number } | undefined)?.code ?? 0),
           resource,
         });

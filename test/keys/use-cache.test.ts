@@ -37,7 +37,7 @@ function counters() {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-describe('a key\'s use, kept in memory', () => {
+describe("a key's use, kept in memory", () => {
   it('reads once, then counts the charges of this process without reading', async () => {
     const c = counters();
     const cache = new KeyUseCache({ read: c.read, ttlMs: 60_000 });
@@ -71,7 +71,7 @@ describe('a key\'s use, kept in memory', () => {
     expect(await cache.get('k', now)).toEqual({ dayNano: 10n, monthNano: 10n });
   });
 
-  it('a read never lowers the figure, and shows other processes\' use', async () => {
+  it("a read never lowers the figure, and shows other processes' use", async () => {
     const c = counters();
     const cache = new KeyUseCache({ read: c.read, ttlMs: 0 });
     await cache.get('k', now);
@@ -92,7 +92,10 @@ describe('a key\'s use, kept in memory', () => {
 
   it('a new Korean day is read before it is answered; the month carries over', async () => {
     const c = counters();
-    const cache = new KeyUseCache({ read: async (k, at) => ({ ...(await c.read(k, at)), dayNano: at === nextDay ? 0n : c.db.dayNano }), ttlMs: 60_000 });
+    const cache = new KeyUseCache({
+      read: async (k, at) => ({ ...(await c.read(k, at)), dayNano: at === nextDay ? 0n : c.db.dayNano }),
+      ttlMs: 60_000,
+    });
     c.commit(9n);
     await cache.get('k', now);
     expect(await cache.get('k', nextDay)).toEqual({ dayNano: 0n, monthNano: 9n });

@@ -33,17 +33,29 @@ for (const kind of kinds) {
       };
       for (let start = 0; start < CALLS; start += AT_ONCE) await Promise.all(Array.from({ length: AT_ONCE }, (_, j) => call(start + j)));
 
-      expect(statuses.filter((s) => s >= 500), 'a call answered 5xx').toEqual([]);
+      expect(
+        statuses.filter((s) => s >= 500),
+        'a call answered 5xx',
+      ).toEqual([]);
       expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
       expect(answered.size).toBeGreaterThan(AT_ONCE);
       expect(statuses, 'the burst did not drain the wallet').toContain(402);
       const db = t.gw.ledger.db;
       // Every answer's end waited for its charge: the records are there now, one per answered call.
-      const records = await db.query<{ request_id: string; charged_nano: string }>('SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1', [t.walletId]);
+      const records = await db.query<{ request_id: string; charged_nano: string }>(
+        'SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1',
+        [t.walletId],
+      );
       const ids = records.rows.map((r) => r.request_id);
       expect(new Set(ids).size, 'a call charged twice').toBe(ids.length);
-      expect(ids.filter((id) => !answered.has(id)), 'charged for a call not answered').toEqual([]);
-      expect([...answered.keys()].filter((id) => !ids.includes(id)), 'answered and not charged').toEqual([]);
+      expect(
+        ids.filter((id) => !answered.has(id)),
+        'charged for a call not answered',
+      ).toEqual([]);
+      expect(
+        [...answered.keys()].filter((id) => !ids.includes(id)),
+        'answered and not charged',
+      ).toEqual([]);
       for (const r of records.rows) expect(BigInt(r.charged_nano), r.request_id).toBe(answered.get(r.request_id));
       // What the records say was charged is what the journal charged.
       const journal = await t.gw.ledger.journalSum(t.walletId);

@@ -12,7 +12,10 @@ import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 /** A writer whose statement the database refuses for good (division by zero: SQLSTATE 22012). */
-const refused: RowWriter<null> = { name: 'refused', statement: () => ({ sql: "INSERT INTO charge_first_notes (call_id, charged) SELECT 'refused', 1 / 0", params: [] }) };
+const refused: RowWriter<null> = {
+  name: 'refused',
+  statement: () => ({ sql: "INSERT INTO charge_first_notes (call_id, charged) SELECT 'refused', 1 / 0", params: [] }),
+};
 /** A writer that records which call ids it wrote, in a table of the test's own. */
 const noted: RowWriter<string> = {
   name: 'noted',
@@ -29,7 +32,9 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
     const w = await ledger.createWallet({ credits: 100_000 });
     const errors: object[] = [];
     const log = { error: (o: object) => void errors.push(o) };
-    const notes = async () => (await getDb().query<{ call_id: string; charged: string }>('SELECT call_id, charged::text FROM charge_first_notes ORDER BY call_id')).rows;
+    const notes = async () =>
+      (await getDb().query<{ call_id: string; charged: string }>('SELECT call_id, charged::text FROM charge_first_notes ORDER BY call_id'))
+        .rows;
     return { ledger, walletId: w.id, errors, log, notes };
   };
 
@@ -37,7 +42,11 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
     const s = await setup();
     const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-1' });
     if (!r.ok) throw new Error('refused');
-    const rows = new RowsToWrite([[besideSettle(noted, 'exact-1'), besideSettle(refused, null)], [besideSettle(noted, 'exact-1')], undefined], s.log, 'exact-1');
+    const rows = new RowsToWrite(
+      [[besideSettle(noted, 'exact-1'), besideSettle(refused, null)], [besideSettle(noted, 'exact-1')], undefined],
+      s.log,
+      'exact-1',
+    );
     const out = await chargeFirst(rows, (a) => s.ledger.settle(r.reservation, 30_000n, a));
     expect(out.chargedNano).toBe(30_000n);
     expect(await s.notes()).toContainEqual({ call_id: 'exact-1', charged: '30000' }); // the rows that could be written were
@@ -50,7 +59,7 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
     const s = await setup();
     const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-2' });
     if (!r.ok) throw new Error('refused');
-        const flaky: RowWriter<null> = {
+    const flaky: RowWriter<null> = {
       name: 'flaky',
       statement: () => {
         throw new Error('connection lost');
@@ -64,7 +73,12 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
 
   it('a call admitted on a lease whose rows are refused for good is charged all the same, behind the reply', async () => {
     const s = await setup();
-    const book = new BudgetLeases(s.ledger, systemClock, () => ({ sliceSeconds: 10, minSliceNano: 1_000_000n, maxShare: 0.25, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 }), { warn: () => {}, error: () => {} });
+    const book = new BudgetLeases(
+      s.ledger,
+      systemClock,
+      () => ({ sliceSeconds: 10, minSliceNano: 1_000_000n, maxShare: 0.25, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 }),
+      { warn: () => {}, error: () => {} },
+    );
     try {
       let h: LeaseHold | null = null;
       for (let i = 0; i < 200 && !h; i++) {
@@ -72,7 +86,11 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
         if (!h) await new Promise((r) => setTimeout(r, 10));
       }
       expect(h).not.toBeNull();
-      const rows = new RowsToWrite([[besideSettle(noted, 'leased-1'), besideSettle(refused, null)], [besideSettle(noted, 'leased-1')], undefined], s.log, 'leased-1');
+      const rows = new RowsToWrite(
+        [[besideSettle(noted, 'leased-1'), besideSettle(refused, null)], [besideSettle(noted, 'leased-1')], undefined],
+        s.log,
+        'leased-1',
+      );
       expect(await book.settle(h!, 7_000n, 'leased-1', rows).committed).toBe(7_000n);
       await book.flushed();
     } finally {

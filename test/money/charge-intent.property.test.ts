@@ -12,7 +12,14 @@ import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const UNIT = 1_000_000n;
-const settings = (): LeaseSettings => ({ sliceSeconds: 10, minSliceNano: 100n * UNIT, maxShare: 0.5, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 });
+const settings = (): LeaseSettings => ({
+  sliceSeconds: 10,
+  minSliceNano: 100n * UNIT,
+  maxShare: 0.5,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws: 1_024,
+});
 const quiet = { warn: () => {}, error: () => {} };
 
 interface CallPlan {
@@ -53,7 +60,15 @@ describe('the charge intent on a lease', () => {
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.record({ holdUnits: fc.integer({ min: 1, max: 20 }), costUnits: fc.integer({ min: 0, max: 60 }), failures: fc.nat(3), delayMs: fc.nat(4) }), { minLength: 1, maxLength: 10 }),
+          fc.array(
+            fc.record({
+              holdUnits: fc.integer({ min: 1, max: 20 }),
+              costUnits: fc.integer({ min: 0, max: 60 }),
+              failures: fc.nat(3),
+              delayMs: fc.nat(4),
+            }),
+            { minLength: 1, maxLength: 10 },
+          ),
           fc.integer({ min: 50, max: 400 }),
           async (calls, walletUnits) => {
             const base = createLedger(db, { clock: systemClock, owner: 'intent-test' });
@@ -61,7 +76,13 @@ describe('the charge intent on a lease', () => {
             await base.topUp(w.id, { nano: BigInt(walletUnits) * UNIT });
             const plans = new Map(calls.map((c, i) => [`call-${w.id}-${i}`, c]));
             const landed = new Map<string, number>();
-            const book = new BudgetLeases(flakyDraws(base, plans, landed), systemClock, settings, quiet, new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 }));
+            const book = new BudgetLeases(
+              flakyDraws(base, plans, landed),
+              systemClock,
+              settings,
+              quiet,
+              new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 }),
+            );
             try {
               const holds: { id: string; h: LeaseHold; plan: CallPlan }[] = [];
               for (const [id, plan] of plans) {

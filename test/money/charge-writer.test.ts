@@ -8,7 +8,10 @@ const quiet = { warn: () => undefined, error: () => undefined };
 describe('the charge writer', () => {
   it('gives up a charge the ledger refused for good, logs it, and counts it', async () => {
     const logged: string[] = [];
-    const writer = new ChargeWriter(() => ({ warn: () => undefined, error: (_o: object, m: string) => void logged.push(m) }), { firstMs: 1, maxMs: 1 });
+    const writer = new ChargeWriter(() => ({ warn: () => undefined, error: (_o: object, m: string) => void logged.push(m) }), {
+      firstMs: 1,
+      maxMs: 1,
+    });
     let writes = 0;
     const c = writer.submit('gone', async () => {
       writes++;
@@ -37,28 +40,31 @@ describe('the charge writer', () => {
   // when the database ends up taking writes; the writer's counts come back to zero.
   it('writes each intent once, whatever fails and whenever it lands', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ failures: fc.nat(4), delayMs: fc.nat(3), final: fc.boolean() }), { minLength: 1, maxLength: 12 }), async (calls) => {
-        const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
-        const landed = new Map<string, number>();
-        const charges = calls.map((c, i) => {
-          let attempts = 0;
-          return writer.submit(`call-${i}`, async () => {
-            attempts++;
-            await new Promise((r) => setTimeout(r, c.delayMs));
-            if (attempts <= c.failures) throw c.final ? errors.notFound('refused') : new Error('connection reset');
-            landed.set(`call-${i}`, (landed.get(`call-${i}`) ?? 0) + 1);
-            return { chargedNano: BigInt(i + 1), shortfallNano: 0n };
+      fc.asyncProperty(
+        fc.array(fc.record({ failures: fc.nat(4), delayMs: fc.nat(3), final: fc.boolean() }), { minLength: 1, maxLength: 12 }),
+        async (calls) => {
+          const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+          const landed = new Map<string, number>();
+          const charges = calls.map((c, i) => {
+            let attempts = 0;
+            return writer.submit(`call-${i}`, async () => {
+              attempts++;
+              await new Promise((r) => setTimeout(r, c.delayMs));
+              if (attempts <= c.failures) throw c.final ? errors.notFound('refused') : new Error('connection reset');
+              landed.set(`call-${i}`, (landed.get(`call-${i}`) ?? 0) + 1);
+              return { chargedNano: BigInt(i + 1), shortfallNano: 0n };
+            });
           });
-        });
-        const outcomes = await Promise.allSettled(charges.map((c) => c.committed));
-        outcomes.forEach((o, i) => {
-          const gaveUp = calls[i].final && calls[i].failures > 0;
-          expect(o.status).toBe(gaveUp ? 'rejected' : 'fulfilled');
-          expect(landed.get(`call-${i}`) ?? 0).toBe(gaveUp ? 0 : 1);
-          if (o.status === 'fulfilled') expect(o.value).toBe(BigInt(i + 1));
-        });
-        expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0, failing: 0 });
-      }),
+          const outcomes = await Promise.allSettled(charges.map((c) => c.committed));
+          outcomes.forEach((o, i) => {
+            const gaveUp = calls[i].final && calls[i].failures > 0;
+            expect(o.status).toBe(gaveUp ? 'rejected' : 'fulfilled');
+            expect(landed.get(`call-${i}`) ?? 0).toBe(gaveUp ? 0 : 1);
+            if (o.status === 'fulfilled') expect(o.value).toBe(BigInt(i + 1));
+          });
+          expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0, failing: 0 });
+        },
+      ),
       { numRuns: 60 },
     );
   });

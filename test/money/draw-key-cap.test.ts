@@ -19,7 +19,13 @@ const scenarioArb = fc.record({
   holds: fc.array(fc.bigInt({ min: 0n, max: 3_000n }), { minLength: 1, maxLength: 3 }),
   /** The drawn reservation was released before (a draw then charges from available only). */
   released: fc.boolean(),
-  draws: fc.array(fc.record({ amount: fc.bigInt({ min: 0n, max: 4_000n }), holdAtMost: fc.option(fc.bigInt({ min: 0n, max: 4_000n }), { nil: undefined }) }), { minLength: 1, maxLength: 3 }),
+  draws: fc.array(
+    fc.record({
+      amount: fc.bigInt({ min: 0n, max: 4_000n }),
+      holdAtMost: fc.option(fc.bigInt({ min: 0n, max: 4_000n }), { nil: undefined }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
   usedNano: fc.bigInt({ min: 0n, max: 6_000n }),
   limitNano: fc.bigInt({ min: 0n, max: 15_000n }),
   reserve: fc.bigInt({ min: 0n, max: 5_000n }),
@@ -36,11 +42,28 @@ const standingRead = (res: Map<string, ResState>, usedNano: bigint): KeyStanding
 
 /** The rows as they are before the batch: lots, and the key's reservations made (and maybe one released) earlier. */
 function before(sc: Scenario): { lots: LotState[]; res: Map<string, ResState> } | null {
-  const lots: LotState[] = sc.lots.map((l, i) => ({ id: `lot${i}`, walletId: 'w', seq: BigInt(i), vendors: l.restricted ? ['b'] : null, avail: l.avail, reserved: 0n }));
+  const lots: LotState[] = sc.lots.map((l, i) => ({
+    id: `lot${i}`,
+    walletId: 'w',
+    seq: BigInt(i),
+    vendors: l.restricted ? ['b'] : null,
+    avail: l.avail,
+    reserved: 0n,
+  }));
   const res = new Map<string, ResState>();
   const book = new Book(lots, res);
   for (const [i, amount] of sc.holds.entries()) {
-    const r = book.reserve({ kind: 'reserve', id: `res${i}`, walletId: 'w', vendor: 'b', amountNano: amount, callId: `c${i}`, keyId: KEY, createdAt: T0, expiresAt: T0 });
+    const r = book.reserve({
+      kind: 'reserve',
+      id: `res${i}`,
+      walletId: 'w',
+      vendor: 'b',
+      amountNano: amount,
+      callId: `c${i}`,
+      keyId: KEY,
+      createdAt: T0,
+      expiresAt: T0,
+    });
     if (!('ok' in r) || !r.ok) return null; // the lots cannot cover it: nothing to draw on
   }
   if (sc.released) book.finish({ kind: 'release', id: 'res0', actualNano: 0n }, T0);
@@ -53,7 +76,18 @@ function decide(book: Book, sc: Scenario, step: number | 'reserve') {
     return book.finish({ kind: 'draw', id: 'res0', actualNano: d.amount, drawId: `d${step}`, holdAtMostNano: d.holdAtMost }, T0);
   }
   const cap: KeyCap = { limitNano: sc.limitNano, lockUsed: async () => 0n };
-  const op: ReserveOp = { kind: 'reserve', id: 'capped', walletId: 'w', vendor: 'b', amountNano: sc.reserve, callId: 'capped', keyId: KEY, createdAt: T0, expiresAt: T0, cap };
+  const op: ReserveOp = {
+    kind: 'reserve',
+    id: 'capped',
+    walletId: 'w',
+    vendor: 'b',
+    amountNano: sc.reserve,
+    callId: 'capped',
+    keyId: KEY,
+    createdAt: T0,
+    expiresAt: T0,
+    cap,
+  };
   const r = book.reserve(op);
   return 'undecided' in r ? book.reserveWithFacts(op, r.usableNano, FACTS, []) : r;
 }
@@ -99,11 +133,28 @@ describe('a draw and a capped reserve of the same key in one batch (policy)', ()
     const standing: KeyStanding = { usedNano: 2_000n, heldNano: 0n };
     const book = new Book(lots, res, new Map([[KEY, standing]]));
     const cap: KeyCap = { limitNano: 10_000n, lockUsed: async () => 0n };
-    const op = (id: string, amountNano: bigint): ReserveOp => ({ kind: 'reserve', id, walletId: 'w', vendor: 'b', amountNano, callId: id, keyId: KEY, createdAt: T0, expiresAt: T0, cap });
+    const op = (id: string, amountNano: bigint): ReserveOp => ({
+      kind: 'reserve',
+      id,
+      walletId: 'w',
+      vendor: 'b',
+      amountNano,
+      callId: id,
+      keyId: KEY,
+      createdAt: T0,
+      expiresAt: T0,
+      cap,
+    });
     expect(book.reserve(op('lease', 6_000n))).toMatchObject({ ok: true });
     expect(book.finish({ kind: 'draw', id: 'lease', actualNano: 4_000n, drawId: 'd' }, T0)).toMatchObject({ chargedNano: 4_000n });
     expect(standing).toEqual({ usedNano: 6_000n, heldNano: 2_000n });
     expect(book.reserve(op('next', 2_000n))).toMatchObject({ ok: true });
-    expect(book.reserve(op('more', 1n))).toEqual({ ok: false, reason: 'key_limit', availableNano: 0n, keyUsedNano: 6_000n, keyHeldNano: 4_000n });
+    expect(book.reserve(op('more', 1n))).toEqual({
+      ok: false,
+      reason: 'key_limit',
+      availableNano: 0n,
+      keyUsedNano: 6_000n,
+      keyHeldNano: 4_000n,
+    });
   });
 });

@@ -11,7 +11,10 @@ const T0 = new Date('2026-05-01T00:00:00Z');
 const scenarioArb = fc.record({
   lots: fc.array(fc.record({ restricted: fc.boolean(), avail: fc.bigInt({ min: 0n, max: 5_000n }) }), { minLength: 1, maxLength: 5 }),
   lease: fc.bigInt({ min: 0n, max: 8_000n }),
-  draws: fc.array(fc.record({ id: fc.integer({ min: 0, max: 12 }), amount: fc.bigInt({ min: -50n, max: 3_000n }) }), { minLength: 1, maxLength: 30 }),
+  draws: fc.array(fc.record({ id: fc.integer({ min: 0, max: 12 }), amount: fc.bigInt({ min: -50n, max: 3_000n }) }), {
+    minLength: 1,
+    maxLength: 30,
+  }),
   release: fc.boolean(),
 });
 
@@ -19,10 +22,27 @@ describe('draws on a lease (policy)', () => {
   it('charge from the hold, then from available as far as it goes; once per id; money conserved', () => {
     fc.assert(
       fc.property(scenarioArb, (sc) => {
-        const lots: LotState[] = sc.lots.map((l, i) => ({ id: `lot${i}`, walletId: 'w', seq: BigInt(i), vendors: l.restricted ? ['b'] : null, avail: l.avail, reserved: 0n }));
+        const lots: LotState[] = sc.lots.map((l, i) => ({
+          id: `lot${i}`,
+          walletId: 'w',
+          seq: BigInt(i),
+          vendors: l.restricted ? ['b'] : null,
+          avail: l.avail,
+          reserved: 0n,
+        }));
         const total = lots.reduce((a, l) => a + l.avail, 0n);
         const book = new Book(lots);
-        const reserved = book.reserve({ kind: 'reserve', id: 'lease', walletId: 'w', vendor: 'b', amountNano: sc.lease, callId: 'lease:p', keyId: null, createdAt: T0, expiresAt: T0 });
+        const reserved = book.reserve({
+          kind: 'reserve',
+          id: 'lease',
+          walletId: 'w',
+          vendor: 'b',
+          amountNano: sc.lease,
+          callId: 'lease:p',
+          keyId: null,
+          createdAt: T0,
+          expiresAt: T0,
+        });
         if (!('ok' in reserved) || !reserved.ok) return; // the lots cannot cover the lease: nothing to draw on
         let held = sc.lease;
         let charged = 0n;

@@ -32,7 +32,8 @@ describeEachDatabase('draw retention', (getDb: () => Db) => {
     await ledger.draw(recent, 1_000n, 'recent-1');
     await ledger.release(recent);
 
-    const draws = async () => (await getDb().query<{ draw_id: string }>('SELECT draw_id FROM reservation_draws ORDER BY draw_id')).rows.map((r) => r.draw_id);
+    const draws = async () =>
+      (await getDb().query<{ draw_id: string }>('SELECT draw_id FROM reservation_draws ORDER BY draw_id')).rows.map((r) => r.draw_id);
     const balance = await ledger.balance(w.id);
     expect(await draws()).toEqual(['old-1', 'old-2', 'old-3', 'old-held', 'recent-1']);
 

@@ -34,7 +34,10 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
 
     expect((await l.release(lease)).releasedNano).toBe(3500n);
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 9500n, reservedNano: 0n });
-    const after = await getDb().query<{ charged_nano: string; state: string }>('SELECT charged_nano, state FROM reservations WHERE id = $1', [lease.id]);
+    const after = await getDb().query<{ charged_nano: string; state: string }>(
+      'SELECT charged_nano, state FROM reservations WHERE id = $1',
+      [lease.id],
+    );
     expect(after.rows[0]).toMatchObject({ charged_nano: '500', state: 'released' });
     await expectJournalAddsUp(l, w.id);
   });
@@ -142,7 +145,10 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     waiting.push(l.draw(lease, 100n, 'at-third'));
     moving.set('2026-05-02T00:01:00Z'); // the batch that writes them runs at this time
     await Promise.all(waiting);
-    const rows = await getDb().query<{ draw_id: string; at: Date }>(`SELECT draw_id, at FROM reservation_draws WHERE reservation_id = $1 ORDER BY at`, [lease.id]);
+    const rows = await getDb().query<{ draw_id: string; at: Date }>(
+      `SELECT draw_id, at FROM reservation_draws WHERE reservation_id = $1 ORDER BY at`,
+      [lease.id],
+    );
     expect(rows.rows.map((r) => [r.draw_id, new Date(r.at).toISOString()])).toEqual([
       ['at-first', '2026-05-02T00:00:00.000Z'],
       ['at-second', '2026-05-02T00:00:10.000Z'],
@@ -174,7 +180,13 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
   it('the sweeper releases what an expired lease still holds and keeps what it charged', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 });
-    const r = await l.reserve({ walletId: w.id, vendor: 'b', amountNano: 3000n, callId: 'lease:dead', expiresAt: new Date('2026-05-01T00:00:01Z') });
+    const r = await l.reserve({
+      walletId: w.id,
+      vendor: 'b',
+      amountNano: 3000n,
+      callId: 'lease:dead',
+      expiresAt: new Date('2026-05-01T00:00:01Z'),
+    });
     if (!r.ok) throw new Error('refused');
     await l.draw(r.reservation, 1000n, 'before-death');
     expect(await l.sweepExpired(new Date('2026-05-01T00:01:00Z'))).toBe(1);

@@ -54,7 +54,9 @@ describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) =
       open();
       await book.close(5_000);
     }
-    const charged = await getDb().query<{ n: string; s: string }>('SELECT count(*)::text AS n, sum(amount_nano)::text AS s FROM reservation_draws');
+    const charged = await getDb().query<{ n: string; s: string }>(
+      'SELECT count(*)::text AS n, sum(amount_nano)::text AS s FROM reservation_draws',
+    );
     expect(charged.rows[0]).toEqual({ n: '4', s: '16000' });
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 100_000_000n - 16_000n, reservedNano: 0n });
     await expectJournalAddsUp(ledger, w.id);

@@ -69,7 +69,10 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
         await tick(2);
       }
       expect(book.stats()).toMatchObject({ leases: 1, open: 1 });
-      const held = await getDb().query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [w.id]);
+      const held = await getDb().query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`,
+        [w.id],
+      );
       expect(held.rows[0]!.n).toBe('1');
     } finally {
       open();

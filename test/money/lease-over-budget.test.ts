@@ -11,7 +11,14 @@ import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const UNIT = 1_000_000n;
-const settings = (): LeaseSettings => ({ sliceSeconds: 10, minSliceNano: 200n * UNIT, maxShare: 0.5, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 });
+const settings = (): LeaseSettings => ({
+  sliceSeconds: 10,
+  minSliceNano: 200n * UNIT,
+  maxShare: 0.5,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws: 1_024,
+});
 const quiet = { warn: () => {}, error: () => {} };
 
 describeEachDatabase('a call charged past its hold on a shared lease', (getDb: () => Db) => {

@@ -16,7 +16,14 @@ import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const UNIT = 1_000_000n;
 const CALL = 15n * UNIT;
-const settings = (): LeaseSettings => ({ sliceSeconds: 10, minSliceNano: 1_000n, maxShare: 0.5, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 });
+const settings = (): LeaseSettings => ({
+  sliceSeconds: 10,
+  minSliceNano: 1_000n,
+  maxShare: 0.5,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws: 1_024,
+});
 const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const speechModel = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot().catalog.models.get('tts-1')!;
@@ -37,7 +44,9 @@ describeEachDatabase('calls waiting together for another process to give a lease
       await here.topUp(w.id, { nano: 16n * CALL }); // 240 units
       const { key } = await keys.createApiKey(w.id, { name: 'race' });
       let asks = 0;
-      const lateReserves = Object.create(here, { reserve: { value: async (...a: Parameters<typeof here.reserve>) => (await sleep(RESERVE_LATE_MS), here.reserve(...a)) } });
+      const lateReserves = Object.create(here, {
+        reserve: { value: async (...a: Parameters<typeof here.reserve>) => (await sleep(RESERVE_LATE_MS), here.reserve(...a)) },
+      });
       const accounts = createWalletAccounts({
         keys,
         ledger: lateReserves,

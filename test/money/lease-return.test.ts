@@ -10,7 +10,14 @@ import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
-const settings: LeaseSettings = { sliceSeconds: 10, minSliceNano: 1_000_000n, maxShare: 0.5, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 };
+const settings: LeaseSettings = {
+  sliceSeconds: 10,
+  minSliceNano: 1_000_000n,
+  maxShare: 0.5,
+  ttlMs: 60_000,
+  idleReturnMs: 30_000,
+  maxPendingDraws: 1_024,
+};
 const quiet = { warn: () => {}, error: () => {} };
 const DRAWS_WAIT_MS = 3_000;
 

@@ -63,9 +63,9 @@ function gateway(apiKey: string, opts: { ttlMs?: number } = {}): Promise<ChildGa
     prepare: (tree) => {
       tree.edit('config/billing.yaml', (y) =>
         leasesOn(y)
-          .replace(/^  min_slice_credits: \d+/m, '  min_slice_credits: 1')
-          .replace(/^  max_share: [\d.]+/m, '  max_share: 0.5')
-          .replace(/^  ttl_ms: \d+/m, `  ttl_ms: ${opts.ttlMs ?? 60_000}`),
+          .replace(/^ {2}min_slice_credits: \d+/m, '  min_slice_credits: 1')
+          .replace(/^ {2}max_share: [\d.]+/m, '  max_share: 0.5')
+          .replace(/^ {2}ttl_ms: \d+/m, `  ttl_ms: ${opts.ttlMs ?? 60_000}`),
       );
       tree.edit('config/limits.yaml', (t) => {
         const swept = t.replace(/^sweep_interval_ms: \d+/m, 'sweep_interval_ms: 200');
@@ -114,7 +114,10 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     // One call on each process first: each asks for a lease, which the burst then rides.
     const warm = await Promise.all([speech(a, key), speech(b, key)]);
     for (let i = 0; i < 40; i++) {
-      const held = await pgSchema.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [walletId]);
+      const held = await pgSchema.db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`,
+        [walletId],
+      );
       if (Number(held.rows[0].n) > 0) break;
       await sleep(25);
     }
@@ -124,7 +127,10 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     expect(results.filter((r) => r.status !== 200 && r.status !== 402)).toEqual([]);
     expect(ok.length).toBe(20);
     for (const r of ok) expect(r.charged).toBe(String(SPEECH_COST));
-    const leases = await pgSchema.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [walletId]);
+    const leases = await pgSchema.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`,
+      [walletId],
+    );
     expect(Number(leases.rows[0].n), 'no lease was taken: the test did not exercise them').toBeGreaterThan(0);
     // Both processes write their draws and give their leases back on request.
     await Promise.all([a, b].map((g) => fetch(`${g.base}/healthz`)));
@@ -147,20 +153,30 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     const MAX_CALLS = 12;
     const rich = await walletWithKey(1_000n * SPEECH_COST);
     const keys = createKeyService(pgSchema.db, { clock: systemClock });
-    const limited = await keys.createApiKey(rich.walletId, { name: 'monthly', monthlyLimitCredits: Number((BigInt(MAX_CALLS) * SPEECH_COST) / 1000n) });
+    const limited = await keys.createApiKey(rich.walletId, {
+      name: 'monthly',
+      monthlyLimitCredits: Number((BigInt(MAX_CALLS) * SPEECH_COST) / 1000n),
+    });
     await keys.close();
     const [c, d] = await Promise.all([gateway(rich.key), gateway(rich.key)]);
     // Each process takes a lease of the key's allowance with its first call; the bursts then ride them.
     const warm = await Promise.all([speech(c, limited.key), speech(d, limited.key)]);
     await sleep(200);
     const results = [...warm];
-    for (let round = 0; round < 3; round++) results.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => speech(i % 2 ? c : d, limited.key)))));
+    for (let round = 0; round < 3; round++)
+      results.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => speech(i % 2 ? c : d, limited.key)))));
     const ok = results.filter((r) => r.status === 200);
     expect(results.filter((r) => r.status !== 200 && r.status !== 429)).toEqual([]);
     expect(ok.length).toBe(MAX_CALLS);
-    const keyLeases = await pgSchema.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`, [limited.id]);
+    const keyLeases = await pgSchema.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`,
+      [limited.id],
+    );
     expect(Number(keyLeases.rows[0].n), "no lease of the key's allowance was taken: the test did not exercise them").toBeGreaterThan(0);
-    const used = await pgSchema.db.query<{ s: string }>(`SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`, [limited.id]);
+    const used = await pgSchema.db.query<{ s: string }>(
+      `SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`,
+      [limited.id],
+    );
     expect(BigInt(used.rows[0].s)).toBe(BigInt(MAX_CALLS) * SPEECH_COST);
     await settledBalance(rich.walletId);
     await expectJournalAddsUp(ledger, rich.walletId);
@@ -232,7 +248,9 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     const charged = before - bal.availableNano;
     expect(charged % SPEECH_COST).toBe(0n);
     // A call is charged exactly when its usage record is written (same transaction): which calls were charged.
-    const records = await pgSchema.db.query<{ request_id: string }>(`SELECT request_id FROM usage_records WHERE wallet_id = $1`, [walletId]);
+    const records = await pgSchema.db.query<{ request_id: string }>(`SELECT request_id FROM usage_records WHERE wallet_id = $1`, [
+      walletId,
+    ]);
     const chargedIds = records.rows.map((r) => r.request_id);
     expect(BigInt(chargedIds.length) * SPEECH_COST).toBe(charged);
     expect(new Set(chargedIds).size, 'a call charged twice').toBe(chargedIds.length);
@@ -250,9 +268,15 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     const lastDrawnAt = new Date(newest.rows[0].last!).getTime();
     const charged1 = new Set(chargedIds);
     const lost = [...answeredAt].filter(([id]) => !charged1.has(id));
-    expect(lost.filter(([, at]) => at < lastDrawnAt), 'answered before the newest written draw, yet not charged').toEqual([]);
+    expect(
+      lost.filter(([, at]) => at < lastDrawnAt),
+      'answered before the newest written draw, yet not charged',
+    ).toEqual([]);
     // The answer's bytes leave only once its charge is committed: no answered call is lost with the process.
-    expect(lost.map(([id]) => id), 'answered in full, yet not charged').toEqual([]);
+    expect(
+      lost.map(([id]) => id),
+      'answered in full, yet not charged',
+    ).toEqual([]);
     console.log(
       `SIGKILL with leases: ${answeredAt.size} answered, ${chargedIds.length} charged (${cutButCharged} of them cut by the kill), ${lost.length} answered but lost with the process; ` +
         `the newest draw written was drawn ${killedAt - lastDrawnAt} ms before the kill`,

@@ -25,7 +25,11 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     t = leasedGateway();
   });
 
-  const body = (i: number) => ({ model: 'b-5', messages: [{ role: 'user', content: `call ${i} [[sim:usage input=1000 output=${100 + i}]]` }], max_completion_tokens: 2000 });
+  const body = (i: number) => ({
+    model: 'b-5',
+    messages: [{ role: 'user', content: `call ${i} [[sim:usage input=1000 output=${100 + i}]]` }],
+    max_completion_tokens: 2000,
+  });
   const costOf = (i: number) => nano(1000, PRICES['b-5'].input) + nano(100 + i, PRICES['b-5'].output);
 
   it('charges each call its exact cost, once, whether the lease or the exact path admitted it', async () => {
@@ -42,7 +46,10 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     const leased = await heldLeases(t);
     expect(Number(leased.n)).toBeGreaterThan(0);
     // Most calls took no reservation of their own: the lease admitted them and their charges were draws.
-    const own = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id NOT LIKE 'lease:%'`, [t.walletId]);
+    const own = await t.gw.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id NOT LIKE 'lease:%'`,
+      [t.walletId],
+    );
     expect(Number(own.rows[0].n)).toBeLessThanOrEqual(2);
 
     await t.gw.leases.flushed();
@@ -85,7 +92,7 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     expect(series(await scrape(), 'gateway_lease_draws_pending')).toBe(0);
   });
 
-  it("a key with a monthly limit is admitted on a lease of its own allowance, which its cap counts", async () => {
+  it('a key with a monthly limit is admitted on a lease of its own allowance, which its cap counts', async () => {
     const { id, key } = await t.gw.keys.createApiKey(t.walletId, { name: 'capped', monthlyLimitCredits: 1_000_000 });
     const call = async () => {
       const res = await fetch(`${t.url}/v1/chat/completions`, {
@@ -98,16 +105,28 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     };
     await call();
     for (let i = 0; i < 50; i++) {
-      const granted = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%' AND state = 'held'`, [id]);
+      const granted = await t.gw.db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%' AND state = 'held'`,
+        [id],
+      );
       if (Number(granted.rows[0].n) > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     for (let i = 0; i < 3; i++) await call();
-    const keyLeases = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`, [id]);
+    const keyLeases = await t.gw.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`,
+      [id],
+    );
     expect(Number(keyLeases.rows[0].n), 'no lease of the key was taken').toBeGreaterThan(0);
     // The key's own lease holds at most its month's allowance, and what its calls used counts on the key.
-    const held = await t.gw.db.query<{ s: string }>(`SELECT coalesce(sum(amount_nano), 0)::text AS s FROM reservations WHERE key_id = $1 AND state = 'held'`, [id]);
-    const used = await t.gw.db.query<{ s: string }>(`SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`, [id]);
+    const held = await t.gw.db.query<{ s: string }>(
+      `SELECT coalesce(sum(amount_nano), 0)::text AS s FROM reservations WHERE key_id = $1 AND state = 'held'`,
+      [id],
+    );
+    const used = await t.gw.db.query<{ s: string }>(
+      `SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`,
+      [id],
+    );
     expect(BigInt(used.rows[0].s)).toBeGreaterThan(0n);
     expect(BigInt(held.rows[0].s) + BigInt(used.rows[0].s)).toBeLessThanOrEqual(1_000_000n * 1000n);
   });
@@ -132,7 +151,10 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     expect(res.status).toBe(200);
     await res.text();
     await sleep(100);
-    const leases = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [small.id]);
+    const leases = await t.gw.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`,
+      [small.id],
+    );
     expect(leases.rows[0].n).toBe('0');
     expect(creditsToNano(5_000) - (await t.gw.ledger.balance(small.id)).availableNano).toBeGreaterThan(0n);
   });

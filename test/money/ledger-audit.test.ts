@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEDGER_CHECKS, type LedgerCheck } from '../../engine/money/audit.ts';
 import type { Reservation } from '../../engine/money/ledger.ts';
 import { post } from '../e2e/e2e.ts';
-import { databaseKinds, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type DatabaseKind, type TestPostgres } from '../helpers/databases.ts';
+import {
+  databaseKinds,
+  openTestPostgres,
+  postgresAvailability,
+  REQUIRE_POSTGRES,
+  type DatabaseKind,
+  type TestPostgres,
+} from '../helpers/databases.ts';
 import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import { series } from '../helpers/metrics-text.ts';
 
@@ -24,7 +31,13 @@ function describeOn(kind: DatabaseKind, fn: (g: () => TestGateway, log: () => Re
           throw new Error(postgresAvailability.ok ? 'PostgreSQL answered' : postgresAvailability.reason);
         });
       });
-    } else describe.skip(name, () => fn(() => undefined as never, () => []));
+    } else
+      describe.skip(name, () =>
+        fn(
+          () => undefined as never,
+          () => [],
+        ),
+      );
     return;
   }
   describe(name, () => {
@@ -33,13 +46,19 @@ function describeOn(kind: DatabaseKind, fn: (g: () => TestGateway, log: () => Re
     let t: TestGateway | undefined;
     beforeAll(async () => {
       if (kind === 'postgres') pg = await openTestPostgres({ migrate: false });
-      t = await startTestGateway({ env: { ...METRICS_OPEN_TO_LOOPBACK, ...(pg ? { DATABASE_URL: pg.url } : {}) }, logger: { level: 'info', stream: { write: (l) => lines.push(JSON.parse(l)) } } });
+      t = await startTestGateway({
+        env: { ...METRICS_OPEN_TO_LOOPBACK, ...(pg ? { DATABASE_URL: pg.url } : {}) },
+        logger: { level: 'info', stream: { write: (l) => lines.push(JSON.parse(l)) } },
+      });
     });
     afterAll(async () => {
       await t?.close();
       await pg?.cleanup();
     });
-    fn(() => t!, () => lines);
+    fn(
+      () => t!,
+      () => lines,
+    );
   });
 }
 
@@ -55,7 +74,12 @@ for (const kind of databaseKinds) {
       const wallet = await ledger.createWallet({ credits: 5_000_000 });
       await ledger.topUp(wallet.id, { credits: 1_000_000, vendors: ['b'] });
       const { key } = await keys.createApiKey(wallet.id, { name: 'audited' });
-      const res = await post(g(), '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'Hello audit' }] }, { authorization: `Bearer ${key}` });
+      const res = await post(
+        g(),
+        '/v1/chat/completions',
+        { model: 'b-5', messages: [{ role: 'user', content: 'Hello audit' }] },
+        { authorization: `Bearer ${key}` },
+      );
       expect(res.status).toBe(200);
       await res.text();
       const reserve = async (amount = 1_000_000n, expiresAt?: Date): Promise<Reservation> => {
@@ -82,9 +106,17 @@ for (const kind of databaseKinds) {
       expect(run).not.toBeNull();
       const text = await scrape();
       const failures = Object.fromEntries(LEDGER_CHECKS.map((check) => [check, series(text, 'gateway_ledger_audit_failures', { check })]));
-      const errors = log().slice(before).filter((l) => l.msg === 'ledger audit failed');
+      const errors = log()
+        .slice(before)
+        .filter((l) => l.msg === 'ledger audit failed');
       expect(errors.length).toBeLessThanOrEqual(1);
-      return { run: run!, ok: series(text, 'gateway_ledger_audit_ok'), lastRun: series(text, 'gateway_ledger_audit_last_run_seconds'), failures, error: errors[0] };
+      return {
+        run: run!,
+        ok: series(text, 'gateway_ledger_audit_ok'),
+        lastRun: series(text, 'gateway_ledger_audit_last_run_seconds'),
+        failures,
+        error: errors[0],
+      };
     }
 
     /** The audit failed exactly `failed` (rows per check), said so on /metrics, and logged it at error level. */
@@ -115,7 +147,13 @@ for (const kind of databaseKinds) {
     it('a ledger moved every way passes, a hold within the grace after its expiry included', async () => {
       const w = await movedWallet();
       const { ledger } = g().gw;
-      const late = await ledger.reserve({ walletId: w.walletId, vendor: 'b', amountNano: 1000n, callId: 'late', expiresAt: new Date(now - GRACE_MS + MINUTE) });
+      const late = await ledger.reserve({
+        walletId: w.walletId,
+        vendor: 'b',
+        amountNano: 1000n,
+        callId: 'late',
+        expiresAt: new Date(now - GRACE_MS + MINUTE),
+      });
       expect(late.ok).toBe(true);
       const a = await audit();
       expect(a.run).toMatchObject({ ok: true, examples: {} });
@@ -148,7 +186,10 @@ for (const kind of databaseKinds) {
       );
       expect(gone.rows).toHaveLength(1);
       const examples = await expectFailed({ wallet_journal: 1, lot_journal: 1 }, w.key);
-      expect(examples).toEqual({ wallet_journal: [{ walletId: w.walletId }], lot_journal: [{ walletId: w.walletId, lotId: gone.rows[0].lot_id }] });
+      expect(examples).toEqual({
+        wallet_journal: [{ walletId: w.walletId }],
+        lot_journal: [{ walletId: w.walletId, lotId: gone.rows[0].lot_id }],
+      });
     });
 
     it('a lot overspent below zero (its CHECK dropped, journal and columns in step) fails negative_balance alone', async () => {
@@ -160,17 +201,15 @@ for (const kind of databaseKinds) {
       // the columns moved alike) but without the lock that keeps it within the balance: everything adds up,
       // only the sign is wrong.
       const lotId = w.inFlight.lots[0].lotId;
-      const over = (await db.query<{ v: string }>('SELECT (available_nano + 5)::text AS v FROM credit_lots WHERE id = $1', [lotId])).rows[0].v;
+      const over = (await db.query<{ v: string }>('SELECT (available_nano + 5)::text AS v FROM credit_lots WHERE id = $1', [lotId])).rows[0]
+        .v;
       await db.query('UPDATE credit_lots SET available_nano = available_nano - $2::bigint WHERE id = $1', [lotId, over]);
       await db.query('UPDATE wallets SET available_nano = available_nano - $2::bigint WHERE id = $1', [w.walletId, over]);
       for (const kind of ['reserve', 'settle']) {
-        await db.query(`INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at) VALUES ($1, $2, $3, $4, $5::bigint, now())`, [
-          w.walletId,
-          lotId,
-          w.settled.id,
-          kind,
-          over,
-        ]);
+        await db.query(
+          `INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at) VALUES ($1, $2, $3, $4, $5::bigint, now())`,
+          [w.walletId, lotId, w.settled.id, kind, over],
+        );
       }
       const examples = await expectFailed({ negative_balance: 1 }, w.key);
       expect(examples).toEqual({ negative_balance: [{ walletId: w.walletId, lotId }] });
@@ -178,13 +217,19 @@ for (const kind of databaseKinds) {
 
     it('a hold still held longer than the grace after its expiry fails expired_hold', async () => {
       const w = await movedWallet();
-      const r = await g().gw.ledger.reserve({ walletId: w.walletId, vendor: 'b', amountNano: 1000n, callId: 'stuck', expiresAt: new Date(now - GRACE_MS - MINUTE) });
+      const r = await g().gw.ledger.reserve({
+        walletId: w.walletId,
+        vendor: 'b',
+        amountNano: 1000n,
+        callId: 'stuck',
+        expiresAt: new Date(now - GRACE_MS - MINUTE),
+      });
       if (!r.ok) throw new Error('reserve refused');
       const examples = await expectFailed({ expired_hold: 1 }, w.key);
       expect(examples).toEqual({ expired_hold: [{ walletId: w.walletId, reservationId: r.reservation.id }] });
     });
 
-    it("a held reservation whose lots do not add up to its amount fails hold_lots", async () => {
+    it('a held reservation whose lots do not add up to its amount fails hold_lots', async () => {
       const w = await movedWallet();
       await g().gw.db.query('UPDATE reservation_lots SET amount_nano = amount_nano - 1 WHERE reservation_id = $1', [w.lease.id]);
       const examples = await expectFailed({ hold_lots: 1 }, w.key);

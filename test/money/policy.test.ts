@@ -34,10 +34,28 @@ const lotArb: fc.Arbitrary<LotInit> = fc.record({
   avail: fc.bigInt({ min: 0n, max: 5_000n }),
 });
 /** Mostly amounts a lot or two can cover, sometimes more than a wallet has. */
-const amountArb = fc.oneof({ weight: 3, arbitrary: fc.bigInt({ min: 0n, max: 1_500n }) }, { weight: 1, arbitrary: fc.bigInt({ min: 0n, max: 12_000n }) });
+const amountArb = fc.oneof(
+  { weight: 3, arbitrary: fc.bigInt({ min: 0n, max: 1_500n }) },
+  { weight: 1, arbitrary: fc.bigInt({ min: 0n, max: 12_000n }) },
+);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('reserve' as const), walletId: fc.constantFrom(...WALLETS), vendor: fc.constantFrom(...VENDORS), amount: amountArb }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('settle' as const), pick: fc.nat(), actual: fc.oneof(amountArb, fc.bigInt({ min: -100n, max: -1n })) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('reserve' as const),
+      walletId: fc.constantFrom(...WALLETS),
+      vendor: fc.constantFrom(...VENDORS),
+      amount: amountArb,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('settle' as const),
+      pick: fc.nat(),
+      actual: fc.oneof(amountArb, fc.bigInt({ min: -100n, max: -1n })),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat(), actual: fc.constant(0n) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const), pick: fc.nat(), extended: fc.boolean() }) },
 );
@@ -87,7 +105,14 @@ const copyRes = (r: ResState): ResState => ({ ...r, held: new Map(r.held) });
 
 function run(s: Scenario, check: (v: StepView) => void): { lots: LotState[]; book: Book; initial: Map<string, bigint> } {
   // seq follows creation order; the Book gets the lots shuffled (reversed), as it must order them itself.
-  const lots: LotState[] = s.lots.map((l, i) => ({ id: `lot${i}`, walletId: l.walletId, seq: BigInt(i + 1), vendors: l.vendors, avail: l.avail, reserved: 0n }));
+  const lots: LotState[] = s.lots.map((l, i) => ({
+    id: `lot${i}`,
+    walletId: l.walletId,
+    seq: BigInt(i + 1),
+    vendors: l.vendors,
+    avail: l.avail,
+    reserved: 0n,
+  }));
   const initial = new Map(lots.map((l) => [l.id, l.avail]));
   const book = new Book([...lots].reverse());
   const made: string[] = [];
@@ -96,7 +121,17 @@ function run(s: Scenario, check: (v: StepView) => void): { lots: LotState[]; boo
     const view: StepView = { step, lots, book, made, before: snapshot(lots), journalBefore: book.moves.journal.length };
     const at = new Date(T0.getTime() + i * 1000);
     if (step.kind === 'reserve') {
-      const op: ReserveOp = { kind: 'reserve', id: `res${i}`, walletId: step.walletId, vendor: step.vendor, amountNano: step.amount, callId: `call${i}`, keyId: null, createdAt: at, expiresAt: EXPIRES };
+      const op: ReserveOp = {
+        kind: 'reserve',
+        id: `res${i}`,
+        walletId: step.walletId,
+        vendor: step.vendor,
+        amountNano: step.amount,
+        callId: `call${i}`,
+        keyId: null,
+        createdAt: at,
+        expiresAt: EXPIRES,
+      };
       const drawn = book.reserve(op);
       const own = lots.filter((l) => l.walletId === op.walletId);
       const facts = { exists: true, anyLot: own.length > 0, usableLot: own.some((l) => serves(l, op.vendor)) };
@@ -118,7 +153,11 @@ function run(s: Scenario, check: (v: StepView) => void): { lots: LotState[]; boo
   return { lots, book, initial };
 }
 
-const forAllSteps = (check: (v: StepView) => void) => fc.assert(fc.property(scenarioArb, (s) => void run(s, check)), RUNS);
+const forAllSteps = (check: (v: StepView) => void) =>
+  fc.assert(
+    fc.property(scenarioArb, (s) => void run(s, check)),
+    RUNS,
+  );
 
 /** Nothing moved: same balances, no new journal rows. */
 function expectNothingMoved(v: StepView) {
@@ -208,7 +247,11 @@ describe('ledger policy (pure, no database)', () => {
       expect(v.reserved.ok).toBe(!notInPlan && usable >= v.op.amountNano);
       if (v.reserved.ok) return;
       expectNothingMoved(v);
-      expect(v.reserved).toEqual(notInPlan ? { ok: false, reason: 'not_in_plan', availableNano: 0n } : { ok: false, reason: 'insufficient_credit', availableNano: usable });
+      expect(v.reserved).toEqual(
+        notInPlan
+          ? { ok: false, reason: 'not_in_plan', availableNano: 0n }
+          : { ok: false, reason: 'insufficient_credit', availableNano: usable },
+      );
     });
   });
 
@@ -220,7 +263,13 @@ describe('ledger policy (pure, no database)', () => {
       const held = t.state === 'held' ? sum([...t.held.values()]) : 0n;
       const cover = held + usableBefore(v, t.walletId, t.vendor);
       const charged = min(actual, cover);
-      expect(v.finished).toEqual({ chargedNano: charged, shortfallNano: actual - charged, alreadyFinished: false, releasedNano: held - min(actual, held), finished: true });
+      expect(v.finished).toEqual({
+        chargedNano: charged,
+        shortfallNano: actual - charged,
+        alreadyFinished: false,
+        releasedNano: held - min(actual, held),
+        finished: true,
+      });
       // The wallet's lots lost exactly the charge (available + reserved), and hold nothing for it any more.
       const own = v.lots.filter((l) => l.walletId === t.walletId);
       const total = (get: (id: string) => { avail: bigint; reserved: bigint }) => sum(own.map((l) => get(l.id).avail + get(l.id).reserved));
@@ -254,7 +303,13 @@ describe('ledger policy (pure, no database)', () => {
       const expiredBefore = v.target.state === 'expired' && v.step.kind !== 'settle';
       if (!settledBefore && !expiredBefore) return;
       expect(first).toBeDefined();
-      expect(v.finished).toEqual({ chargedNano: v.target.charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false });
+      expect(v.finished).toEqual({
+        chargedNano: v.target.charged,
+        shortfallNano: 0n,
+        alreadyFinished: true,
+        releasedNano: 0n,
+        finished: false,
+      });
       expect(v.finished.chargedNano).toBe(first!.chargedNano);
       expectNothingMoved(v);
     });

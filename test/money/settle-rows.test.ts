@@ -26,7 +26,14 @@ function counted<T>(w: RowWriter<T>): { writer: RowWriter<T>; calls: number[] } 
   };
 }
 
-const usage = { input_tokens: 100, output_tokens: 20, cache_read_tokens: 0, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 };
+const usage = {
+  input_tokens: 100,
+  output_tokens: 20,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  web_search_calls: 0,
+  file_search_calls: 0,
+};
 
 /** `db` with the statements of its transactions written down. */
 function recordingTransactions(db: Db): { db: Db; statements: string[] } {
@@ -64,23 +71,46 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
       held.push(r.reservation);
     }
     const draft = (i: number): UsageRecordDraft => ({
-      requestId: `req-${i}`, walletId: w.id, keyId: auth.keyId, at: finishedAt, door: 'chat', model: 'm', vendor: 'b',
-      route: null, fallbackDepth: 0, usage, durationMs: 5, traceId: null, prices: null,
+      requestId: `req-${i}`,
+      walletId: w.id,
+      keyId: auth.keyId,
+      at: finishedAt,
+      door: 'chat',
+      model: 'm',
+      vendor: 'b',
+      route: null,
+      fallbackDepth: 0,
+      usage,
+      durationMs: 5,
+      traceId: null,
+      prices: null,
     });
     const used = async () =>
-      (await getDb().query<{ scope: string; used_nano: string }>('SELECT scope, used_nano::text FROM api_key_usage WHERE key_id = $1 ORDER BY scope', [auth.keyId])).rows;
+      (
+        await getDb().query<{ scope: string; used_nano: string }>(
+          'SELECT scope, used_nano::text FROM api_key_usage WHERE key_id = $1 ORDER BY scope',
+          [auth.keyId],
+        )
+      ).rows;
     const records = async () =>
-      (await getDb().query<{ request_id: string; charged_nano: string }>('SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1 ORDER BY request_id', [w.id])).rows;
+      (
+        await getDb().query<{ request_id: string; charged_nano: string }>(
+          'SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1 ORDER BY request_id',
+          [w.id],
+        )
+      ).rows;
     return { ledger, keys, walletId: w.id, keyId: auth.keyId, held, draft, used, records, sizes };
   }
 
-  it('the settles of one batch write each writer\'s rows with one statement, each row with its own charge', async () => {
+  it("the settles of one batch write each writer's rows with one statement, each row with its own charge", async () => {
     const s = await setup(20);
     const quota = counted(s.keys.quota.useWriter);
     const charges = s.held.map((_, i) => BigInt(1_000 + i));
     s.sizes.length = 0;
     const out = await Promise.all(
-      s.held.map((r, i) => s.ledger.settle(r, charges[i], [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))])),
+      s.held.map((r, i) =>
+        s.ledger.settle(r, charges[i], [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))]),
+      ),
     );
     expect(s.sizes).toEqual([20]);
     expect(out.map((o) => o.chargedNano)).toEqual(charges);
@@ -99,7 +129,11 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
   it('a settle repeated in the same batch writes its rows once; a zero charge counts nothing on the key', async () => {
     const s = await setup(2);
     const beside = (i: number) => [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))];
-    await Promise.all([s.ledger.settle(s.held[0], 700n, beside(0)), s.ledger.settle(s.held[0], 700n, beside(0)), s.ledger.settle(s.held[1], 0n, beside(1))]);
+    await Promise.all([
+      s.ledger.settle(s.held[0], 700n, beside(0)),
+      s.ledger.settle(s.held[0], 700n, beside(0)),
+      s.ledger.settle(s.held[1], 0n, beside(1)),
+    ]);
     expect(await s.used()).toEqual([
       { scope: 'day', used_nano: '700' },
       { scope: 'month', used_nano: '700' },
@@ -110,7 +144,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     ]);
   });
 
-  it('a grouped write that fails on one settle\'s row fails that settle alone; the others commit with their rows, once', async () => {
+  it("a grouped write that fails on one settle's row fails that settle alone; the others commit with their rows, once", async () => {
     const s = await setup(6);
     // A writer counting the key's use whose statement fails in SQL (aborting the transaction) when it carries
     // the row marked bad: its count is divided by 0.
@@ -151,7 +185,12 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     const s = await setup(1);
     const quota = counted(s.keys.quota.useWriter);
     const out = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => s.ledger.draw(s.held[0], 300n, `draw-${i}`, [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))])),
+      Array.from({ length: 10 }, (_, i) =>
+        s.ledger.draw(s.held[0], 300n, `draw-${i}`, [
+          besideSettle(quota.writer, { keyId: s.keyId, finishedAt }),
+          ...usageRecordBeside(s.draft(i)),
+        ]),
+      ),
     );
     expect(out.every((o) => o.chargedNano === 300n)).toBe(true);
     expect(quota.calls).toEqual([10]);
@@ -162,11 +201,14 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     expect(await s.records()).toHaveLength(10);
   });
 
-  it('a draw\'s money, quota count and usage record are one statement after the locks: three in its transaction', async () => {
+  it("a draw's money, quota count and usage record are one statement after the locks: three in its transaction", async () => {
     const s = await setup(1);
     const spied = recordingTransactions(getDb());
     const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
-    const out = await ledger.draw(s.held[0], 400n, 'draw-one', [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(0))]);
+    const out = await ledger.draw(s.held[0], 400n, 'draw-one', [
+      besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }),
+      ...usageRecordBeside(s.draft(0)),
+    ]);
     expect(out.chargedNano).toBe(400n);
     const statements = spied.statements.filter((sql) => !sql.startsWith('SAVEPOINT'));
     expect(statements).toHaveLength(3); // lock; holds and draws written before; the write

@@ -45,7 +45,15 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
   const port = opts.port ?? 20000 + Math.floor(Math.random() * 12000);
   const out = { text: '' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
-    env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog, LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_CONFIG_DIR: tree.config,
+      GATEWAY_CATALOG_DIR: tree.catalog,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d) => (out.text += d));

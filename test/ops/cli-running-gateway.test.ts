@@ -21,7 +21,11 @@ afterAll(() => {
 });
 
 const baseEnv = () => {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), GATEWAY_CONFIG_DIR: tree.config, GATEWAY_CATALOG_DIR: tree.catalog };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    GATEWAY_CONFIG_DIR: tree.config,
+    GATEWAY_CATALOG_DIR: tree.catalog,
+  };
   delete env.DATABASE_URL;
   delete env.GATEWAY_ADMIN_TOKEN;
   return env;
@@ -29,8 +33,11 @@ const baseEnv = () => {
 
 function cli(args: string[], dir: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'engine/cli/cli.ts', ...args], { env: { ...baseEnv(), GATEWAY_DATA_DIR: dir } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'engine/cli/cli.ts', ...args],
+      { env: { ...baseEnv(), GATEWAY_DATA_DIR: dir } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -95,7 +102,9 @@ describe('operator commands beside a running gateway on the embedded database', 
   it('refuse and write nothing when the gateway holding the database cannot be reached', async () => {
     mkdirSync(otherDir, { recursive: true });
     // A live process (this test) holds the folder, answering nowhere.
-    writeFileSync(join(otherDir, 'gateway.json'), JSON.stringify({ url: 'http://127.0.0.1:9', pid: process.pid, admin_token: 'x' }), { mode: 0o600 });
+    writeFileSync(join(otherDir, 'gateway.json'), JSON.stringify({ url: 'http://127.0.0.1:9', pid: process.pid, admin_token: 'x' }), {
+      mode: 0o600,
+    });
     const before = readdirSync(otherDir);
     const res = await cli(['wallet', 'create', '--credits', '5'], otherDir);
     expect(res.code).toBe(1);

@@ -34,10 +34,19 @@ it('a speech client leaving before its audio arrives is logged at info and charg
   await sleep(1_500);
   expect(t.received('b').length, 'the vendor was not called: the test did not exercise the case').toBeGreaterThan(0);
   const mine = lines.filter((l) => l.requestId === 'left-before-audio');
-  expect(mine.filter((l) => (l.level as number) >= 50), JSON.stringify(mine)).toEqual([]);
-  expect(mine.some((l) => /client left/.test(String(l.msg))), JSON.stringify(mine)).toBe(true);
+  expect(
+    mine.filter((l) => (l.level as number) >= 50),
+    JSON.stringify(mine),
+  ).toEqual([]);
+  expect(
+    mine.some((l) => /client left/.test(String(l.msg))),
+    JSON.stringify(mine),
+  ).toBe(true);
   // The call's line is still written, with the status that says the client closed the request.
-  expect(mine.find((l) => l.msg === 'call completed'), JSON.stringify(mine)).toMatchObject({ status: 499, chargedNano: '15000000' });
+  expect(
+    mine.find((l) => l.msg === 'call completed'),
+    JSON.stringify(mine),
+  ).toMatchObject({ status: 499, chargedNano: '15000000' });
   // The vendor was called and answered: the audio's fixed price is charged (leaving is never cheaper).
   expect(before - (await t.balance())).toBe(15_000_000n);
 });
@@ -46,13 +55,17 @@ it('a streaming client leaving mid-stream still leaves its call line, with 499 a
   const before = await t.balance();
   const body = JSON.stringify({ model: 'b-5', messages: [{ role: 'user', content: 'a long answer please' }], stream: true });
   await new Promise<void>((resolve, reject) => {
-    const req = request(new URL('/v1/chat/completions', t.url), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', 'x-request-id': 'left-mid-stream' },
-    }, (res) => {
-      res.once('data', () => res.destroy()); // the first frame, then gone
-      res.on('close', () => resolve());
-    });
+    const req = request(
+      new URL('/v1/chat/completions', t.url),
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', 'x-request-id': 'left-mid-stream' },
+      },
+      (res) => {
+        res.once('data', () => res.destroy()); // the first frame, then gone
+        res.on('close', () => resolve());
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

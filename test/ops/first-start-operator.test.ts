@@ -34,7 +34,8 @@ afterAll(async () => {
 });
 
 /** Whether an API key is taken by the gateway's model doors. */
-const keyWorks = async (base: string, key: string) => (await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status === 200;
+const keyWorks = async (base: string, key: string) =>
+  (await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status === 200;
 
 describe('first start on the embedded database, no GATEWAY_ADMIN_TOKEN', () => {
   let gw: ChildGateway;
@@ -49,7 +50,10 @@ describe('first start on the embedded database, no GATEWAY_ADMIN_TOKEN', () => {
     expect(command).toBe(`wallet sign-in-link ${walletId}`);
     const link = await cli(command.split(' '), { GATEWAY_DATA_DIR: gw.dataDir });
     expect(link.code, link.stderr).toBe(0);
-    expect(JSON.parse(link.stdout)).toMatchObject({ wallet_id: walletId, url: expect.stringContaining(`${gw.base}/dashboard/sign-in?token=`) });
+    expect(JSON.parse(link.stdout)).toMatchObject({
+      wallet_id: walletId,
+      url: expect.stringContaining(`${gw.base}/dashboard/sign-in?token=`),
+    });
   }, 90_000);
 
   it('answers 404 on every admin route, as for a path nothing serves, unless this start’s own credential comes', async () => {

@@ -32,7 +32,10 @@ function fakeDb() {
 
 function logged() {
   const lines: { level: 'warn' | 'error'; o: any; msg: string }[] = [];
-  const log = { warn: (o: object, msg: string) => lines.push({ level: 'warn', o, msg }), error: (o: object, msg: string) => lines.push({ level: 'error', o, msg }) };
+  const log = {
+    warn: (o: object, msg: string) => lines.push({ level: 'warn', o, msg }),
+    error: (o: object, msg: string) => lines.push({ level: 'error', o, msg }),
+  };
   return { lines, log: () => log };
 }
 
@@ -84,12 +87,20 @@ describe('the ledger auditor', () => {
 describe('the audit gauges across workers', () => {
   const runtime = new Runtime({ config: 'config', catalog: 'catalog' });
   const db = { query: async () => ({ rows: [{ n: '0' }], rowCount: 1 }) } as unknown as Db;
-  const run = (ok: boolean, at: string, failures: Record<string, number>): LedgerAuditRun => ({ ok, failures, examples: {}, at: new Date(at), durationMs: 1 });
+  const run = (ok: boolean, at: string, failures: Record<string, number>): LedgerAuditRun => ({
+    ok,
+    failures,
+    examples: {},
+    at: new Date(at),
+    durationMs: 1,
+  });
   const worker = (last: LedgerAuditRun | null) => new GatewayMetrics({ db, runtime, ledgerAudit: { last: () => last } });
 
   /** What a scrape reaching the first worker answers, every worker's metrics having crossed the JSON channel. */
   async function scrape(workers: GatewayMetrics[]): Promise<string> {
-    const own = await Promise.all(workers.map(async (w) => JSON.parse(JSON.stringify(await w.ownMetrics())) as MetricObjectWithValues<MetricValue<string>>[]));
+    const own = await Promise.all(
+      workers.map(async (w) => JSON.parse(JSON.stringify(await w.ownMetrics())) as MetricObjectWithValues<MetricValue<string>>[]),
+    );
     return AggregatorRegistry.aggregate(own).metrics();
   }
 
@@ -123,7 +134,10 @@ describe("billing.yaml's ledger.audit_interval_ms", () => {
   async function gatewayAuditingEvery(ms: number, lines: Record<string, any>[]) {
     tree = tempCatalogTree();
     tree.edit('config/billing.yaml', (text) => text.replace('audit_interval_ms: 300000', `audit_interval_ms: ${ms}`));
-    t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog }, logger: { level: 'info', stream: { write: (l) => lines.push(JSON.parse(l)) } } });
+    t = await startTestGateway({
+      dirs: { config: tree.config, catalog: tree.catalog },
+      logger: { level: 'info', stream: { write: (l) => lines.push(JSON.parse(l)) } },
+    });
     return t;
   }
 
@@ -133,7 +147,11 @@ describe("billing.yaml's ledger.audit_interval_ms", () => {
     await g.gw.db.query('UPDATE wallets SET reserved_nano = reserved_nano + 1 WHERE id = $1', [g.walletId]);
     for (let i = 0; i < 100 && !lines.some((l) => l.msg === 'ledger audit failed'); i++) await sleep(20);
     const line = lines.find((l) => l.msg === 'ledger audit failed');
-    expect(line).toMatchObject({ level: 50, checks: ['wallet_journal', 'wallet_lots'], examples: { wallet_journal: [{ walletId: g.walletId }] } });
+    expect(line).toMatchObject({
+      level: 50,
+      checks: ['wallet_journal', 'wallet_lots'],
+      examples: { wallet_journal: [{ walletId: g.walletId }] },
+    });
     expect(g.gw.ledgerAudit.last()?.ok).toBe(false);
   });
 

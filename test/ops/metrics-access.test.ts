@@ -48,8 +48,11 @@ describe('mayReadMetrics', () => {
   });
 
   it('a GATEWAY_METRICS_OPEN it does not know stops the start', async () => {
-    for (const value of ['1', 'true', 'all', 'Loopback']) expect(() => metricsAccessFrom({ GATEWAY_METRICS_OPEN: value }), value).toThrow(/GATEWAY_METRICS_OPEN/);
-    await expect(createGateway({ env: { GATEWAY_DATA_DIR: 'memory://', GATEWAY_METRICS_OPEN: 'yes' }, logger: false })).rejects.toThrow(/GATEWAY_METRICS_OPEN/);
+    for (const value of ['1', 'true', 'all', 'Loopback'])
+      expect(() => metricsAccessFrom({ GATEWAY_METRICS_OPEN: value }), value).toThrow(/GATEWAY_METRICS_OPEN/);
+    await expect(createGateway({ env: { GATEWAY_DATA_DIR: 'memory://', GATEWAY_METRICS_OPEN: 'yes' }, logger: false })).rejects.toThrow(
+      /GATEWAY_METRICS_OPEN/,
+    );
   });
 });
 
@@ -67,7 +70,9 @@ describe.each([
   let remoteServer: Server | undefined;
   let remoteBase: string | undefined;
   beforeAll(async () => {
-    t = await startTestGateway({ env: { ...(token ? { GATEWAY_METRICS_TOKEN: token } : {}), ...(open ? { GATEWAY_METRICS_OPEN: open } : {}) } });
+    t = await startTestGateway({
+      env: { ...(token ? { GATEWAY_METRICS_TOKEN: token } : {}), ...(open ? { GATEWAY_METRICS_OPEN: open } : {}) },
+    });
     await t.gw.app.ready();
     if (ownAddress) {
       // The real app behind a second listener on the machine's own address: the peer a request shows
@@ -89,7 +94,12 @@ describe.each([
     const refused = await t.gw.app.inject({ method: 'GET', url: '/metrics', remoteAddress: REMOTE });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().error).toMatchObject({ type: 'permission_error', message: expect.stringMatching(/metrics/i) });
-    const sent = await t.gw.app.inject({ method: 'GET', url: '/metrics', remoteAddress: REMOTE, headers: { authorization: 'Bearer scrape-secret' } });
+    const sent = await t.gw.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      remoteAddress: REMOTE,
+      headers: { authorization: 'Bearer scrape-secret' },
+    });
     expect(sent.statusCode).toBe(token ? 200 : 403);
     if (token) expect(sent.body).toContain('gateway_requests_total');
     // Health and readiness stay open to the same peer.

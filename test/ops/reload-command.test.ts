@@ -17,7 +17,9 @@ afterAll(() => gw?.remove());
 
 async function cli(args: string[], env: Record<string, string>) {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'engine/cli/cli.ts', ...args], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'engine/cli/cli.ts', ...args], {
+      env: { ...process.env, ...env },
+    });
     return { code: 0, out: stdout + stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -37,7 +39,9 @@ describe('npx gateway reload', () => {
 
   it('signals the pid of the pid file: the gateway logs the SIGHUP and reloads', async () => {
     expect(await priceOfD3()).toBe(3);
-    gw.tree.edit('catalog/vendor-d.yaml', (t) => t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'));
+    gw.tree.edit('catalog/vendor-d.yaml', (t) =>
+      t.replace('pricing: { input: 3, output: 15, cache_read: 0.75 }', 'pricing: { input: 4, output: 15, cache_read: 0.75 }'),
+    );
     const r = await cli(['reload'], { GATEWAY_DATA_DIR: gw.dataDir });
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain(`pid ${gw.child.pid}`);

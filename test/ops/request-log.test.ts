@@ -41,7 +41,9 @@ describe('x-request-id', () => {
 
   it('generates one when the client sends none, or one that is too long or not printable', async () => {
     const none = await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${t.apiKey}` } });
-    const tooLong = await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${t.apiKey}`, 'x-request-id': 'x'.repeat(129) } });
+    const tooLong = await fetch(`${t.url}/v1/models`, {
+      headers: { authorization: `Bearer ${t.apiKey}`, 'x-request-id': 'x'.repeat(129) },
+    });
     const spaced = await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${t.apiKey}`, 'x-request-id': 'a b' } });
     const ids = [none, tooLong, spaced].map((r) => r.headers.get('x-request-id'));
     for (const id of ids) expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -52,7 +54,11 @@ describe('x-request-id', () => {
     const notFound = await fetch(`${t.url}/nowhere`, { headers: { 'x-request-id': 'r-404' } });
     expect(notFound.status).toBe(404);
     expect(notFound.headers.get('x-request-id')).toBe('r-404');
-    const unauth = await fetch(`${t.url}/v1/chat/completions`, { method: 'POST', headers: { 'x-request-id': 'r-401', 'content-type': 'application/json' }, body: '{}' });
+    const unauth = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-request-id': 'r-401', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(unauth.status).toBe(401);
     expect(unauth.headers.get('x-request-id')).toBe('r-401');
     const bad = await post(t, '/v1/chat/completions', { model: 'b-5' }, { 'x-request-id': 'r-400' });
@@ -105,7 +111,12 @@ describe('the call log line', () => {
   });
 
   it('a refused call names the refusal and the model it asked for', async () => {
-    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER, max_tokens: 100_000_000 }, { 'x-request-id': 'r-refused' });
+    const res = await post(
+      t,
+      '/v1/chat/completions',
+      { model: 'b-5', messages: USER, max_tokens: 100_000_000 },
+      { 'x-request-id': 'r-refused' },
+    );
     const line = await lineOf('r-refused');
     expect(line.status).toBe(res.status);
     expect(line.model).toBe('b-5');
@@ -121,6 +132,6 @@ describe('the call log line', () => {
     expect(all).not.toContain(t.apiKey);
     expect(all).not.toContain('signed-secret-token');
     expect(all).not.toMatch(/vendor-[a-e]-secret/);
-    expect(all).not.toContain('127.0.0.1:' + new URL(t.sim.routeUrl('a0')).port);
+    expect(all).not.toContain(`127.0.0.1:${new URL(t.sim.routeUrl('a0')).port}`);
   });
 });

@@ -13,8 +13,16 @@ describe('answer facts', () => {
       model: 'b-5-2026',
       finishReasons: ['length'],
     });
-    expect(gatherFacts(noFacts(), { id: 'msg_1', type: 'message', model: 'a-top', stop_reason: 'tool_use' })).toEqual({ id: 'msg_1', model: 'a-top', finishReasons: ['tool_use'] });
-    expect(gatherFacts(noFacts(), { id: 'resp_1', object: 'response', model: 'b-pro', status: 'incomplete' })).toEqual({ id: 'resp_1', model: 'b-pro', finishReasons: ['incomplete'] });
+    expect(gatherFacts(noFacts(), { id: 'msg_1', type: 'message', model: 'a-top', stop_reason: 'tool_use' })).toEqual({
+      id: 'msg_1',
+      model: 'a-top',
+      finishReasons: ['tool_use'],
+    });
+    expect(gatherFacts(noFacts(), { id: 'resp_1', object: 'response', model: 'b-pro', status: 'incomplete' })).toEqual({
+      id: 'resp_1',
+      model: 'b-pro',
+      finishReasons: ['incomplete'],
+    });
   });
 
   it('reads streams: the id from the opening event, the reason from the one that ends it, never a null reason', () => {
@@ -48,14 +56,26 @@ describe('captured content', () => {
       inputMessages({
         system: 'Be brief.',
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:…' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: 'data:…' } },
+            ],
+          },
           { role: 'assistant', content: 'A cat.' },
         ],
       }),
     );
     expect(input).toEqual([
       { role: 'system', parts: [{ type: 'text', content: 'Be brief.' }] },
-      { role: 'user', parts: [{ type: 'text', content: 'What is this?' }, { type: 'image_url', content: { type: 'image_url', image_url: { url: 'data:…' } } }] },
+      {
+        role: 'user',
+        parts: [
+          { type: 'text', content: 'What is this?' },
+          { type: 'image_url', content: { type: 'image_url', image_url: { url: 'data:…' } } },
+        ],
+      },
       { role: 'assistant', parts: [{ type: 'text', content: 'A cat.' }] },
     ]);
     expect(JSON.parse(inputMessages({ input: 'hello' }))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'hello' }] }]);
@@ -65,6 +85,8 @@ describe('captured content', () => {
     expect(JSON.parse(outputMessages({ choices: [{ message: { role: 'assistant', content: 'Yes.' }, finish_reason: 'stop' }] }))).toEqual([
       { role: 'assistant', parts: [{ type: 'text', content: 'Yes.' }], finish_reason: 'stop' },
     ]);
-    expect(JSON.parse(outputMessages({ content: [{ type: 'text', text: 'No.' }] }))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'No.' }] }]);
+    expect(JSON.parse(outputMessages({ content: [{ type: 'text', text: 'No.' }] }))).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'No.' }] },
+    ]);
   });
 });

@@ -23,7 +23,12 @@ describe('an unreachable collector', () => {
     process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '1000';
     const warnings: { obj: object; msg?: string }[] = [];
     const log = { warn: (obj: object, msg?: string) => warnings.push({ obj, msg }) };
-    const config = { tracesUrl: `http://127.0.0.1:${await closedPort()}/v1/traces`, protocol: 'http/json' as const, serviceName: 'test', captureContent: false };
+    const config = {
+      tracesUrl: `http://127.0.0.1:${await closedPort()}/v1/traces`,
+      protocol: 'http/json' as const,
+      serviceName: 'test',
+      captureContent: false,
+    };
     telemetry = await startTelemetry(config, '0.0.0', () => log);
     telemetry.startCall({ door: 'chat', requestId: 'r1', headers: {} }).end({ status: 200 });
     const until = Date.now() + 15_000;

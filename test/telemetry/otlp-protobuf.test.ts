@@ -19,7 +19,10 @@ afterAll(async () => {
 
 describe('http/protobuf by default', () => {
   it('posts protobuf to the traces endpoint', async () => {
-    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'the cobalt-heron-4410 riddle' }] });
+    const res = await post(t, '/v1/chat/completions', {
+      model: 'b-5',
+      messages: [{ role: 'user', content: 'the cobalt-heron-4410 riddle' }],
+    });
     expect(res.status).toBe(200);
     await res.json();
     await receiver.waitFor(() => {

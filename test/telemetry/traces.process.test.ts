@@ -40,7 +40,11 @@ describe('a gateway process configured by OTEL_* variables', () => {
 
     const call = await receiver.waitFor((spans) => spans.find((s) => s.name === 'chat b-5'), 2_500);
     expect(receiver.exports.every((e) => e.path === '/v1/traces' && e.contentType.startsWith('application/json'))).toBe(true);
-    expect(call.resource).toMatchObject({ 'service.name': 'district-gateway', 'deployment.environment.name': 'staging', 'school.district': 'north' });
+    expect(call.resource).toMatchObject({
+      'service.name': 'district-gateway',
+      'deployment.environment.name': 'staging',
+      'school.district': 'north',
+    });
     const input = JSON.parse(String(call.attributes['gen_ai.input.messages']));
     expect(input).toEqual([{ role: 'user', parts: [{ type: 'text', content: PROMPT }] }]);
     const output = JSON.parse(String(call.attributes['gen_ai.output.messages']));

@@ -62,7 +62,12 @@ const named = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.nam
 describe('a chat call, not streamed', () => {
   it('continues the client trace with the GenAI attributes, the exact tokens and the charge, and the vendor gets traceparent', async () => {
     const client = clientTrace();
-    const res = await post(t, '/v1/chat/completions', { model: 'b-5', max_completion_tokens: 200, messages: [{ role: 'user', content: PROMPT }] }, { ...client.headers, 'x-request-id': 'req-trace-1' });
+    const res = await post(
+      t,
+      '/v1/chat/completions',
+      { model: 'b-5', max_completion_tokens: 200, messages: [{ role: 'user', content: PROMPT }] },
+      { ...client.headers, 'x-request-id': 'req-trace-1' },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('req-trace-1');
     const body = (await res.json()) as any;
@@ -93,7 +98,9 @@ describe('a chat call, not streamed', () => {
     });
     // The simulator's own record of what it reported (its input bucket leaves cache tokens out, as the gateway's does).
     const outcome = t.sim.outcomes.filter((o) => o.route === 'b0').at(-1)!;
-    expect(call.attributes['gen_ai.usage.input_tokens']).toBe(outcome.usage!.input + outcome.usage!.cache_read + outcome.usage!.cache_write);
+    expect(call.attributes['gen_ai.usage.input_tokens']).toBe(
+      outcome.usage!.input + outcome.usage!.cache_read + outcome.usage!.cache_write,
+    );
     expect(call.attributes['gen_ai.usage.output_tokens']).toBe(outcome.usage!.output);
     const prefix = String(call.attributes['gateway.key_prefix']);
     expect(t.apiKey.startsWith(prefix.replace(/…$/, ''))).toBe(true);
@@ -121,7 +128,12 @@ describe('a chat call, not streamed', () => {
 describe('a chat call, streamed', () => {
   it('records the time to first chunk, the finish reason and the tokens the vendor streamed', async () => {
     const client = clientTrace();
-    const res = await post(t, '/v1/chat/completions', { model: 'a-top-5.5', stream: true, messages: [{ role: 'user', content: PROMPT }] }, client.headers);
+    const res = await post(
+      t,
+      '/v1/chat/completions',
+      { model: 'a-top-5.5', stream: true, messages: [{ role: 'user', content: PROMPT }] },
+      client.headers,
+    );
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain('data: [DONE]');
@@ -148,12 +160,33 @@ describe('a chat call, streamed', () => {
 describe('every door', () => {
   const A_VERSION = { 'anthropic-version': '2023-06-01' };
   const doors = [
-    { path: '/v1/messages', body: { model: 'a-top-5.5', max_tokens: 64, messages: [{ role: 'user', content: PROMPT }] }, span: 'chat a-top-5.5', door: 'messages', headers: A_VERSION },
+    {
+      path: '/v1/messages',
+      body: { model: 'a-top-5.5', max_tokens: 64, messages: [{ role: 'user', content: PROMPT }] },
+      span: 'chat a-top-5.5',
+      door: 'messages',
+      headers: A_VERSION,
+    },
     { path: '/v1/responses', body: { model: 'b-5', input: PROMPT }, span: 'chat b-5', door: 'responses' },
     { path: '/v1/embeddings', body: { model: 'embedding-c-2', input: [PROMPT] }, span: 'embeddings embedding-c-2', door: 'embeddings' },
-    { path: '/v1/images/generations', body: { model: 'image-b-1', prompt: PROMPT, size: '1024x1024' }, span: 'generate_content image-b-1', door: 'images' },
-    { path: '/v1/audio/speech', body: { model: 'tts-1-hd', input: PROMPT, voice: 'alloy' }, span: 'generate_content tts-1-hd', door: 'speech' },
-    { path: '/v1/moderations', body: { model: 'omni-moderation-latest', input: PROMPT }, span: 'generate_content omni-moderation-latest', door: 'moderations' },
+    {
+      path: '/v1/images/generations',
+      body: { model: 'image-b-1', prompt: PROMPT, size: '1024x1024' },
+      span: 'generate_content image-b-1',
+      door: 'images',
+    },
+    {
+      path: '/v1/audio/speech',
+      body: { model: 'tts-1-hd', input: PROMPT, voice: 'alloy' },
+      span: 'generate_content tts-1-hd',
+      door: 'speech',
+    },
+    {
+      path: '/v1/moderations',
+      body: { model: 'omni-moderation-latest', input: PROMPT },
+      span: 'generate_content omni-moderation-latest',
+      door: 'moderations',
+    },
   ];
   for (const d of doors) {
     it(`${d.path}: the call's span, its attempt, and the traceparent the vendor got`, async () => {
@@ -184,13 +217,27 @@ describe('a fallback', () => {
 
     const { call, children } = await callTrace(client.traceId, 'chat b-5');
     const [first, second] = [named(children, 'attempt b0')[0], named(children, 'attempt b1')[0]];
-    expect(first.attributes).toMatchObject({ 'http.response.status_code': 503, 'gateway.retry_reason': 'answered 503', 'error.type': '503', 'gateway.attempt': 0 });
+    expect(first.attributes).toMatchObject({
+      'http.response.status_code': 503,
+      'gateway.retry_reason': 'answered 503',
+      'error.type': '503',
+      'gateway.attempt': 0,
+    });
     expect(first.statusCode).toBe(ERROR);
     expect(second.attributes).toMatchObject({ 'http.response.status_code': 200, 'gateway.attempt': 1 });
     expect(second.statusCode).not.toBe(ERROR);
     expect(call.attributes).toMatchObject({ 'gateway.route': 'b1', 'gateway.fallback_depth': 1 });
     // Each attempt's own span is the parent the vendor's route was given.
-    const [onB0, onB1] = [t.received('b').filter((r) => r.route === 'b0').at(-1)!, t.received('b').filter((r) => r.route === 'b1').at(-1)!];
+    const [onB0, onB1] = [
+      t
+        .received('b')
+        .filter((r) => r.route === 'b0')
+        .at(-1)!,
+      t
+        .received('b')
+        .filter((r) => r.route === 'b1')
+        .at(-1)!,
+    ];
     expect(onB0.headers.traceparent).toBe(`00-${client.traceId}-${first.spanId}-01`);
     expect(onB1.headers.traceparent).toBe(`00-${client.traceId}-${second.spanId}-01`);
   });
@@ -209,7 +256,11 @@ describe('a refused call', () => {
     });
     expect(res.status).toBe(402);
     const { call, children } = await callTrace(client.traceId, 'chat b-5');
-    expect(call.attributes).toMatchObject({ 'error.type': 'insufficient_credit', 'http.response.status_code': 402, 'gateway.wallet_id': poor.id });
+    expect(call.attributes).toMatchObject({
+      'error.type': 'insufficient_credit',
+      'http.response.status_code': 402,
+      'gateway.wallet_id': poor.id,
+    });
     expect(call.statusCode).toBe(ERROR);
     expect(children.map((s) => s.name)).toEqual(['admission']);
     expect(children[0].attributes['error.type']).toBe('insufficient_credit');
@@ -222,11 +273,18 @@ describe('a refused call', () => {
 describe('a video job', () => {
   it('its request, its create attempt (traceparent to the vendor) and its settle with the charge are one trace', async () => {
     const client = clientTrace();
-    const res = await post(t, '/v1/videos', { model: 'video-d-1', prompt: `${PROMPT} [[sim:cost=0.123]]`, seconds: '4', size: '1280x720' }, client.headers);
+    const res = await post(
+      t,
+      '/v1/videos',
+      { model: 'video-d-1', prompt: `${PROMPT} [[sim:cost=0.123]]`, seconds: '4', size: '1280x720' },
+      client.headers,
+    );
     expect(res.status).toBe(200);
     const video = (await res.json()) as any;
     for (let i = 0; ; i++) {
-      const job = (await (await fetch(`${t.url}/v1/videos/${video.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json()) as any;
+      const job = (await (
+        await fetch(`${t.url}/v1/videos/${video.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } })
+      ).json()) as any;
       if (job.status === 'completed') break;
       if (i > 400) throw new Error(`video still ${job.status}`);
       await sleep(20);
@@ -239,11 +297,24 @@ describe('a video job', () => {
     });
     expect(call.name).toBe('generate_content video-d-1');
     expect(call.parentSpanId).toBe(client.spanId);
-    expect(call.attributes).toMatchObject({ 'gen_ai.operation.name': 'generate_content', 'gen_ai.request.model': 'video-d-1', 'gateway.video.id': video.id, 'gateway.door': 'videos' });
+    expect(call.attributes).toMatchObject({
+      'gen_ai.operation.name': 'generate_content',
+      'gen_ai.request.model': 'video-d-1',
+      'gateway.video.id': video.id,
+      'gateway.door': 'videos',
+    });
     expect(children.map((s) => s.name).sort()).toEqual(['admission', 'attempt d0', 'settle']);
     const settle = named(children, 'settle')[0];
-    expect(settle.attributes).toMatchObject({ 'gateway.charge.nano_usd': 123_000_000, 'gen_ai.usage.cost.amount': 0.123, 'gateway.video.status': 'completed', 'gateway.video.seconds': 4 });
-    const create = t.received('d').filter((r) => r.path === '/v1/videos/generations').at(-1)!;
+    expect(settle.attributes).toMatchObject({
+      'gateway.charge.nano_usd': 123_000_000,
+      'gen_ai.usage.cost.amount': 0.123,
+      'gateway.video.status': 'completed',
+      'gateway.video.seconds': 4,
+    });
+    const create = t
+      .received('d')
+      .filter((r) => r.path === '/v1/videos/generations')
+      .at(-1)!;
     expect(create.headers.traceparent).toBe(`00-${client.traceId}-${named(children, 'attempt d0')[0].spanId}-01`);
     expect(receiver.allText()).not.toContain('saffron-walrus-7731');
   });

@@ -61,7 +61,14 @@ describe('messages-to-chat', () => {
   });
 
   it('joins several text blocks', () => {
-    const out = toChat(native({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }));
+    const out = toChat(
+      native({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+    );
     expect(((out.choices as JsonObject[])[0].message as JsonObject).content).toBe('ab');
   });
 

@@ -34,7 +34,12 @@ describe('cap-server-tools', () => {
   });
 
   it('nothing changes without a server tool, or on a wire format that takes no cap', () => {
-    const functions: JsonObject = { tools: [{ type: 'function', name: 'f' }, { type: 'mcp', server_label: 's' }] };
+    const functions: JsonObject = {
+      tools: [
+        { type: 'function', name: 'f' },
+        { type: 'mcp', server_label: 's' },
+      ],
+    };
     expect(capped(functions, RESPONSES)).toEqual(functions);
     expect(capped({ input: 'hi' }, RESPONSES)).toEqual({ input: 'hi' });
     expect(capped({ tools: [web] }, { calls: 10 })).toEqual({ tools: [web] });

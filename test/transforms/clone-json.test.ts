@@ -6,9 +6,11 @@ import { cloneJson } from '../../transforms/util/json.ts';
 
 describe('cloneJson', () => {
   it('equals structuredClone for any JSON value', () => {
-    fc.assert(fc.property(fc.jsonValue(), (v) => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
         expect(cloneJson(v)).toStrictEqual(structuredClone(v));
-      }));
+      }),
+    );
   });
 
   it('shares no object or array with the original', () => {
@@ -17,7 +19,12 @@ describe('cloneJson', () => {
     copy.messages[0]!.content[0]!.text = 'changed';
     copy.messages.push({ role: 'assistant', content: [] });
     copy.meta.a.b = 2;
-    expect(body).toEqual({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [], meta: { a: { b: 1 } } });
+    expect(body).toEqual({
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      tools: [],
+      meta: { a: { b: 1 } },
+    });
   });
 
   it('keeps an own __proto__ key as a key', () => {

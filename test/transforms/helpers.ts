@@ -58,7 +58,12 @@ export function makeCall(client: JsonObject, opts: CallOptions = {}): Call {
     stream: client.stream === true,
     upstreamHeaders: {},
     notes: {},
-    settings: { defaultMaxTokens: 8192, serverToolCap: { calls: 10 }, effortCarriedSince: '2026-09-01', now: new Date(opts.now ?? '2026-10-01T00:00:00Z') },
+    settings: {
+      defaultMaxTokens: 8192,
+      serverToolCap: { calls: 10 },
+      effortCarriedSince: '2026-09-01',
+      now: new Date(opts.now ?? '2026-10-01T00:00:00Z'),
+    },
   };
 }
 

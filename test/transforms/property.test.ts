@@ -8,7 +8,16 @@ import { makeCall, toNative } from './helpers.ts';
 const json = fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<unknown>;
 const part = fc.oneof(
   json,
-  fc.record({ type: fc.constantFrom('text', 'image_url', 'file', 'refusal', 'weird'), text: json, image_url: json, file: json, cache_control: json }, { requiredKeys: ['type'] }),
+  fc.record(
+    {
+      type: fc.constantFrom('text', 'image_url', 'file', 'refusal', 'weird'),
+      text: json,
+      image_url: json,
+      file: json,
+      cache_control: json,
+    },
+    { requiredKeys: ['type'] },
+  ),
 );
 const message = fc.record(
   {
@@ -39,14 +48,29 @@ const chatBody = fc.record(
 );
 
 // Well-formed chat bodies, so the output property is checked on many successful translations.
-const cc = fc.option(fc.constantFrom({ type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' }, { type: 'ephemeral', ttl: '5m', extra: 1 }), { nil: undefined });
-const textPart = fc.record({ type: fc.constant('text'), text: fc.string({ minLength: 1 }), cache_control: cc }, { requiredKeys: ['type', 'text'] });
+const cc = fc.option(fc.constantFrom({ type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' }, { type: 'ephemeral', ttl: '5m', extra: 1 }), {
+  nil: undefined,
+});
+const textPart = fc.record(
+  { type: fc.constant('text'), text: fc.string({ minLength: 1 }), cache_control: cc },
+  { requiredKeys: ['type', 'text'] },
+);
 const goodBody = fc.record(
   {
     messages: fc.array(
       fc.oneof(
-        fc.record({ role: fc.constantFrom('system', 'developer'), content: fc.oneof(fc.string({ minLength: 1 }), fc.array(textPart, { minLength: 1, maxLength: 2 })) }),
-        fc.record({ role: fc.constantFrom('user', 'assistant'), content: fc.oneof(fc.string({ minLength: 1 }), fc.array(textPart, { minLength: 1, maxLength: 2 })), cache_control: cc }, { requiredKeys: ['role', 'content'] }),
+        fc.record({
+          role: fc.constantFrom('system', 'developer'),
+          content: fc.oneof(fc.string({ minLength: 1 }), fc.array(textPart, { minLength: 1, maxLength: 2 })),
+        }),
+        fc.record(
+          {
+            role: fc.constantFrom('user', 'assistant'),
+            content: fc.oneof(fc.string({ minLength: 1 }), fc.array(textPart, { minLength: 1, maxLength: 2 })),
+            cache_control: cc,
+          },
+          { requiredKeys: ['role', 'content'] },
+        ),
       ),
       { minLength: 1, maxLength: 5 },
     ),
@@ -56,7 +80,9 @@ const goodBody = fc.record(
     reasoning_effort: fc.constantFrom('none', 'low', 'medium', 'high', 'max'),
     parallel_tool_calls: fc.boolean(),
     tool_choice: fc.constantFrom('auto', 'none', 'required'),
-    tools: fc.constant([{ type: 'function', function: { name: 'f', parameters: { type: 'object' } }, cache_control: { type: 'ephemeral' } }]),
+    tools: fc.constant([
+      { type: 'function', function: { name: 'f', parameters: { type: 'object' } }, cache_control: { type: 'ephemeral' } },
+    ]),
     n: fc.constant(1),
     user: fc.string(),
     cache_control: cc,
@@ -87,7 +113,8 @@ describe('properties', () => {
     fc.assert(
       fc.property(goodBody, (body) => {
         const out = toNative(body as unknown as JsonObject);
-        for (const k of ['stop', 'parallel_tool_calls', 'reasoning_effort', 'max_completion_tokens', 'n', 'user']) expect(out).not.toHaveProperty(k);
+        for (const k of ['stop', 'parallel_tool_calls', 'reasoning_effort', 'max_completion_tokens', 'n', 'user'])
+          expect(out).not.toHaveProperty(k);
         expect(typeof out.max_tokens).toBe('number');
         const text = JSON.stringify(out);
         for (const m of text.matchAll(/"cache_control":(\{[^}]*\})/g)) {
@@ -101,8 +128,15 @@ describe('properties', () => {
   it('stream translators and usage readers never throw on arbitrary events and answers', () => {
     const events = fc.array(
       fc.record({
-        event: fc.option(fc.constantFrom('message_start', 'content_block_start', 'content_block_delta', 'message_delta', 'error', 'response.completed'), { nil: undefined }),
-        data: fc.oneof(fc.string(), json.map((v) => JSON.stringify(v) ?? 'null'), fc.constant('[DONE]')),
+        event: fc.option(
+          fc.constantFrom('message_start', 'content_block_start', 'content_block_delta', 'message_delta', 'error', 'response.completed'),
+          { nil: undefined },
+        ),
+        data: fc.oneof(
+          fc.string(),
+          json.map((v) => JSON.stringify(v) ?? 'null'),
+          fc.constant('[DONE]'),
+        ),
       }),
       { maxLength: 10 },
     );
@@ -113,7 +147,8 @@ describe('properties', () => {
           for (const e of evs) t.push(e.event ? { event: e.event, data: e.data } : { data: e.data });
           t.end();
           const u = t.usage();
-          for (const v of [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens]) expect(Number.isFinite(v) && v >= 0).toBe(true);
+          for (const v of [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens])
+            expect(Number.isFinite(v) && v >= 0).toBe(true);
         }
         const obj = (typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? answer : { value: answer }) as JsonObject;
         for (const read of Object.values(usageReaders)) read(obj);

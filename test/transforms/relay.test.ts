@@ -40,7 +40,9 @@ describe('relay-hiding-injected-usage', () => {
     t.push({ data: chatChunks[1] });
     expect(t.usage().output_tokens).toBe(boundTokens('Hi there'));
     expect(t.usage().output_tokens).toBeGreaterThanOrEqual(o200kTokens('Hi there'));
-    const b = streamTranslators['relay-hiding-injected-usage'](makeCall({ model: 'b-5', messages: [], stream: true }, { model: { vendor: 'b' } }));
+    const b = streamTranslators['relay-hiding-injected-usage'](
+      makeCall({ model: 'b-5', messages: [], stream: true }, { model: { vendor: 'b' } }),
+    );
     b.push({ data: chatChunks[1].replace('Hi there', '안녕하세요, 여러분') });
     expect(b.usage().output_tokens).toBe(o200kTokens('안녕하세요, 여러분'));
   });
@@ -61,7 +63,15 @@ describe('relay-responses', () => {
     const frames = events.map((e) => t.push(e));
     expect(frames[2]).toEqual([`event: response.output_text.delta\ndata: ${events[2].data}\n\n`]);
     expect(t.end()).toEqual([]);
-    expect(t.usage()).toEqual({ input_tokens: 1000, cache_read_tokens: 2000, cache_write_tokens: 0, output_tokens: 40, reasoning_tokens: 10, web_search_calls: 1, file_search_calls: 1 });
+    expect(t.usage()).toEqual({
+      input_tokens: 1000,
+      cache_read_tokens: 2000,
+      cache_write_tokens: 0,
+      output_tokens: 40,
+      reasoning_tokens: 10,
+      web_search_calls: 1,
+      file_search_calls: 1,
+    });
   });
 
   it('counts finished tool calls when the stream is cut before response.completed', () => {
@@ -84,6 +94,13 @@ describe('relay-messages', () => {
     const t = streamTranslators['relay-messages'](makeCall({ model: 'a', max_tokens: 10, messages: [] }, { door: 'messages' }));
     const frames = events.map((e) => t.push(e));
     expect(frames[1]).toEqual([`event: content_block_delta\ndata: ${events[1].data}\n\n`]);
-    expect(t.usage()).toEqual({ input_tokens: 10, cache_write_tokens: 300, cache_read_tokens: 0, output_tokens: 55, web_search_calls: 2, file_search_calls: 0 });
+    expect(t.usage()).toEqual({
+      input_tokens: 10,
+      cache_write_tokens: 300,
+      cache_read_tokens: 0,
+      output_tokens: 55,
+      web_search_calls: 2,
+      file_search_calls: 0,
+    });
   });
 });

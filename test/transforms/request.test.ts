@@ -43,7 +43,9 @@ describe('system-to-field', () => {
   });
 
   it('does not carry cache_control set on the system message object', () => {
-    const body = toNative({ messages: [{ role: 'system', content: [{ type: 'text', text: 'S' }], cache_control: { type: 'ephemeral' } }, user('hi')] });
+    const body = toNative({
+      messages: [{ role: 'system', content: [{ type: 'text', text: 'S' }], cache_control: { type: 'ephemeral' } }, user('hi')],
+    });
     expect(body.system).toEqual([{ type: 'text', text: 'S' }]);
   });
 
@@ -72,12 +74,20 @@ describe('messages-to-blocks', () => {
   });
 
   it('refuses images of a type the vendor does not read and non-http URLs', () => {
-    rejects(() => toNative({ messages: [user([{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,AAAA' } }])] }), 'messages', /image\/bmp/);
+    rejects(
+      () => toNative({ messages: [user([{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,AAAA' } }])] }),
+      'messages',
+      /image\/bmp/,
+    );
     rejects(() => toNative({ messages: [user([{ type: 'image_url', image_url: { url: 'ftp://x/y.png' } }])] }), 'messages');
   });
 
   it('refuses a content part of unknown type', () => {
-    rejects(() => toNative({ messages: [user([{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }])] }), 'messages', /input_audio/);
+    rejects(
+      () => toNative({ messages: [user([{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }])] }),
+      'messages',
+      /input_audio/,
+    );
     rejects(() => toNative({ messages: [user([{ type: 'hologram' }])] }), 'messages');
   });
 
@@ -102,7 +112,12 @@ describe('messages-to-blocks', () => {
         { role: 'tool', tool_call_id: 'toolu_2', content: [{ type: 'text', text: '21C' }] },
         user('Thanks'),
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } },
+        },
+      ],
     });
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Weather in Seoul and Busan?' }] },
@@ -130,8 +145,20 @@ describe('messages-to-blocks', () => {
   it('merges consecutive turns of the same role', () => {
     const body = toNative({ messages: [user('a'), user('b'), { role: 'assistant', content: 'c' }, { role: 'assistant', content: 'd' }] });
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'c' }, { type: 'text', text: 'd' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'c' },
+          { type: 'text', text: 'd' },
+        ],
+      },
     ]);
   });
 
@@ -142,7 +169,9 @@ describe('messages-to-blocks', () => {
   });
 
   it('treats empty tool arguments as an empty input object', () => {
-    const body = toNative({ messages: [user('x'), { role: 'assistant', tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '' } }] }] });
+    const body = toNative({
+      messages: [user('x'), { role: 'assistant', tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '' } }] }],
+    });
     expect((body.messages as JsonObject[])[1].content).toEqual([{ type: 'tool_use', id: 't', name: 'f', input: {} }]);
   });
 });
@@ -159,7 +188,12 @@ describe('tools-to-native and tool-choice-to-native', () => {
   it('translates function tools to input_schema, carrying cache_control', () => {
     const body = toNative({ messages: [user('x')], tools });
     expect(body.tools).toEqual([
-      { name: 'lookup', description: 'Find a thing', input_schema: { type: 'object', properties: { q: { type: 'string' } } }, cache_control: { type: 'ephemeral' } },
+      {
+        name: 'lookup',
+        description: 'Find a thing',
+        input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+        cache_control: { type: 'ephemeral' },
+      },
     ]);
   });
 
@@ -167,13 +201,19 @@ describe('tools-to-native and tool-choice-to-native', () => {
     ['none', { type: 'none' }],
     ['auto', { type: 'auto' }],
     ['required', { type: 'any' }],
-    [{ type: 'function', function: { name: 'lookup' } }, { type: 'tool', name: 'lookup' }],
+    [
+      { type: 'function', function: { name: 'lookup' } },
+      { type: 'tool', name: 'lookup' },
+    ],
   ])('maps tool_choice %j', (choice, expected) => {
     expect(toNative({ messages: [user('x')], tools, tool_choice: choice as JsonObject }).tool_choice).toEqual(expected);
   });
 
   it('carries parallel_tool_calls: false as disable_parallel_tool_use, never dropping it', () => {
-    expect(toNative({ messages: [user('x')], tools, parallel_tool_calls: false }).tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+    expect(toNative({ messages: [user('x')], tools, parallel_tool_calls: false }).tool_choice).toEqual({
+      type: 'auto',
+      disable_parallel_tool_use: true,
+    });
     expect(toNative({ messages: [user('x')], tools, tool_choice: 'required', parallel_tool_calls: false }).tool_choice).toEqual({
       type: 'any',
       disable_parallel_tool_use: true,
@@ -231,7 +271,9 @@ describe('effort-to-native', () => {
   it('drops the field before the date it started being carried', () => {
     const body = toNative({ messages: [user('x')], reasoning_effort: 'high' }, { now: '2026-08-31T14:59:59Z' });
     expect(body.output_config).toBeUndefined();
-    expect(toNative({ messages: [user('x')], reasoning_effort: 'high' }, { now: '2026-08-31T15:00:00Z' }).output_config).toEqual({ effort: 'high' });
+    expect(toNative({ messages: [user('x')], reasoning_effort: 'high' }, { now: '2026-08-31T15:00:00Z' }).output_config).toEqual({
+      effort: 'high',
+    });
   });
 });
 
@@ -247,7 +289,12 @@ describe('model-rules', () => {
     const tools = [{ type: 'function', function: { name: 'f' } }];
     const opts = { rules: { lowersForcedToolChoice: true } };
     expect(toNative({ messages: [user('x')], tools, tool_choice: 'required' }, opts).tool_choice).toEqual({ type: 'auto' });
-    expect(toNative({ messages: [user('x')], tools, tool_choice: { type: 'function', function: { name: 'f' } }, parallel_tool_calls: false }, opts).tool_choice).toEqual({
+    expect(
+      toNative(
+        { messages: [user('x')], tools, tool_choice: { type: 'function', function: { name: 'f' } }, parallel_tool_calls: false },
+        opts,
+      ).tool_choice,
+    ).toEqual({
       type: 'auto',
       disable_parallel_tool_use: true,
     });
@@ -256,7 +303,12 @@ describe('model-rules', () => {
 
   it('works on chat-completions bodies for vendors B–E', () => {
     const lower = (tool_choice: unknown) =>
-      run(['model-rules'], makeCall({ model: 'b-5', messages: [], temperature: 0.2, tool_choice } as JsonObject, { rules: { drops: ['temperature'], lowersForcedToolChoice: true } })).body;
+      run(
+        ['model-rules'],
+        makeCall({ model: 'b-5', messages: [], temperature: 0.2, tool_choice } as JsonObject, {
+          rules: { drops: ['temperature'], lowersForcedToolChoice: true },
+        }),
+      ).body;
     expect(lower('required').tool_choice).toBe('auto');
     expect(lower({ type: 'function', function: { name: 'f' } }).tool_choice).toBe('auto');
     expect(lower('none').tool_choice).toBe('none');
@@ -264,7 +316,13 @@ describe('model-rules', () => {
   });
 
   it('notes what it changed, and only that', () => {
-    const notes = (body: JsonObject) => run(['model-rules'], makeCall({ model: 'b-5', messages: [], ...body } as JsonObject, { rules: { drops: ['temperature', 'top_p'], lowersForcedToolChoice: true } })).notes.adjusted;
+    const notes = (body: JsonObject) =>
+      run(
+        ['model-rules'],
+        makeCall({ model: 'b-5', messages: [], ...body } as JsonObject, {
+          rules: { drops: ['temperature', 'top_p'], lowersForcedToolChoice: true },
+        }),
+      ).notes.adjusted;
     expect(notes({ temperature: 0.2, tool_choice: 'required' })).toEqual(['temperature dropped', 'tool_choice=auto']);
     expect(notes({ top_p: 0.5, tool_choice: 'auto' })).toEqual(['top_p dropped']);
     expect(notes({ tool_choice: 'none' })).toBeUndefined();
@@ -279,7 +337,11 @@ describe('carry-cache-control', () => {
       messages: [
         { role: 'system', content: [{ type: 'text', text: 'sys', cache_control: cc }] },
         user([{ type: 'text', text: 'u', cache_control: cc }]),
-        { role: 'assistant', content: [{ type: 'text', text: 'a', cache_control: cc }], tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'a', cache_control: cc }],
+          tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 't1', content: [{ type: 'text', text: 'r', cache_control: cc }] },
         { role: 'tool', tool_call_id: 't1', content: 'r2', cache_control: cc },
       ],
@@ -302,9 +364,15 @@ describe('carry-cache-control', () => {
   });
 
   it('keeps ttl only in the native shape and refuses ttl values the vendor rejects', () => {
-    const withTtl = toNative({ messages: [user([{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '1h', scope: 'x' } }])] });
+    const withTtl = toNative({
+      messages: [user([{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '1h', scope: 'x' } }])],
+    });
     expect(((withTtl.messages as JsonObject[])[0].content as JsonObject[])[0].cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
-    rejects(() => toNative({ messages: [user([{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '24h' } }])] }), 'cache_control', /5m|1h/);
+    rejects(
+      () => toNative({ messages: [user([{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '24h' } }])] }),
+      'cache_control',
+      /5m|1h/,
+    );
     rejects(() => toNative({ messages: [user('x')], cache_control: { type: 'persistent' } }), 'cache_control');
   });
 });
@@ -352,7 +420,11 @@ describe('chat-params-to-native', () => {
 
   it('maps response_format json_schema to native structured outputs and refuses json_object', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
-    const body = toNative({ messages: [user('x')], reasoning_effort: 'low', response_format: { type: 'json_schema', json_schema: { name: 'r', schema, strict: true } } });
+    const body = toNative({
+      messages: [user('x')],
+      reasoning_effort: 'low',
+      response_format: { type: 'json_schema', json_schema: { name: 'r', schema, strict: true } },
+    });
     expect(body.output_config).toEqual({ effort: 'low', format: { type: 'json_schema', schema } });
     rejects(() => toNative({ messages: [user('x')], response_format: { type: 'json_object' } }), 'response_format', /json_schema/);
   });
@@ -367,7 +439,10 @@ describe('chat-params-to-native', () => {
   });
 
   it('passes native thinking through', () => {
-    expect(toNative({ messages: [user('x')], thinking: { type: 'enabled', budget_tokens: 2000 } }).thinking).toEqual({ type: 'enabled', budget_tokens: 2000 });
+    expect(toNative({ messages: [user('x')], thinking: { type: 'enabled', budget_tokens: 2000 } }).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 2000,
+    });
   });
 });
 
@@ -379,7 +454,10 @@ describe('ask-stream-usage', () => {
   });
 
   it('leaves a client that asked, and a non-stream call, alone', () => {
-    const asked = run(['ask-stream-usage'], makeCall({ model: 'b-5', messages: [], stream: true, stream_options: { include_usage: true } }));
+    const asked = run(
+      ['ask-stream-usage'],
+      makeCall({ model: 'b-5', messages: [], stream: true, stream_options: { include_usage: true } }),
+    );
     expect(asked.notes.streamUsageInjected).toBeUndefined();
     const plain = run(['ask-stream-usage'], makeCall({ model: 'b-5', messages: [] }));
     expect(plain.body.stream_options).toBeUndefined();

@@ -19,7 +19,8 @@ describe('message-events-to-chat-chunks', () => {
     expect(perEvent[0]).toHaveLength(1);
     recorded.forEach((e, i) => {
       const d = JSON.parse(e.data);
-      if (d.type === 'content_block_delta' && (d.delta.text || d.delta.partial_json || d.delta.thinking)) expect(perEvent[i]).toHaveLength(1);
+      if (d.type === 'content_block_delta' && (d.delta.text || d.delta.partial_json || d.delta.thinking))
+        expect(perEvent[i]).toHaveLength(1);
     });
     expect(perEvent[types.indexOf('message_delta')]).toHaveLength(1);
     expect(t.end()).toEqual(['data: [DONE]\n\n']);
@@ -36,20 +37,47 @@ describe('message-events-to-chat-chunks', () => {
     }
     const deltas = chunks.map((c) => (c.choices as JsonObject[])[0].delta as JsonObject);
     expect(deltas[0]).toEqual({ role: 'assistant', content: '' });
-    expect(deltas.filter((d) => d.content).map((d) => d.content).join('')).toBe('Let me check both cities.');
-    expect(deltas.filter((d) => d.reasoning_content).map((d) => d.reasoning_content).join('')).toBe('Need weather for two cities.');
+    expect(
+      deltas
+        .filter((d) => d.content)
+        .map((d) => d.content)
+        .join(''),
+    ).toBe('Let me check both cities.');
+    expect(
+      deltas
+        .filter((d) => d.reasoning_content)
+        .map((d) => d.reasoning_content)
+        .join(''),
+    ).toBe('Need weather for two cities.');
     expect(deltas.find((d) => d.thinking_blocks)?.thinking_blocks).toEqual([
       { type: 'thinking', thinking: 'Need weather for two cities.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' },
     ]);
 
     const toolDeltas = deltas.flatMap((d) => (d.tool_calls as JsonObject[] | undefined) ?? []);
-    expect(toolDeltas[0]).toEqual({ index: 0, id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(toolDeltas[0]).toEqual({
+      index: 0,
+      id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '' },
+    });
     const byIndex = (i: number) => toolDeltas.filter((d) => d.index === i);
-    expect(byIndex(0).map((d) => (d.function as JsonObject).arguments).join('')).toBe('{"location": "Seoul"}');
+    expect(
+      byIndex(0)
+        .map((d) => (d.function as JsonObject).arguments)
+        .join(''),
+    ).toBe('{"location": "Seoul"}');
     expect(byIndex(1)[0]).toMatchObject({ id: 'toolu_01SBgyXq9kDZbEkHRqLqTGk3', function: { name: 'get_weather' } });
-    expect(byIndex(1).map((d) => (d.function as JsonObject).arguments).join('')).toBe('{"location": "Busan"}');
+    expect(
+      byIndex(1)
+        .map((d) => (d.function as JsonObject).arguments)
+        .join(''),
+    ).toBe('{"location": "Busan"}');
     // only the first delta of a call carries id and name
-    expect(byIndex(1).slice(1).every((d) => d.id === undefined && (d.function as JsonObject).name === undefined)).toBe(true);
+    expect(
+      byIndex(1)
+        .slice(1)
+        .every((d) => d.id === undefined && (d.function as JsonObject).name === undefined),
+    ).toBe(true);
 
     const finishes = chunks.map((c) => (c.choices as JsonObject[])[0].finish_reason).filter((f) => f !== null);
     expect(finishes).toEqual(['tool_calls']);
@@ -61,18 +89,33 @@ describe('message-events-to-chat-chunks', () => {
     const frames = recorded.flatMap((e) => t.push(e));
     const last = framePayloads(frames).at(-1)!;
     expect(last.choices).toEqual([]);
-    expect(last.usage).toEqual({ prompt_tokens: 2272, completion_tokens: 89, total_tokens: 2361, prompt_tokens_details: { cached_tokens: 1800 } });
+    expect(last.usage).toEqual({
+      prompt_tokens: 2272,
+      completion_tokens: 89,
+      total_tokens: 2361,
+      prompt_tokens_details: { cached_tokens: 1800 },
+    });
   });
 
   it('reads normalised usage from message_start and message_delta', () => {
     const t = translator();
     recorded.forEach((e) => t.push(e));
-    expect(t.usage()).toEqual({ input_tokens: 472, output_tokens: 89, cache_read_tokens: 1800, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 });
+    expect(t.usage()).toEqual({
+      input_tokens: 472,
+      output_tokens: 89,
+      cache_read_tokens: 1800,
+      cache_write_tokens: 0,
+      web_search_calls: 0,
+      file_search_calls: 0,
+    });
   });
 
   it('estimates output from streamed text when the stream is cut before the final usage', () => {
     const t = translator();
-    const cut = recorded.slice(0, recorded.findIndex((e) => e.data.includes('"index":2')));
+    const cut = recorded.slice(
+      0,
+      recorded.findIndex((e) => e.data.includes('"index":2')),
+    );
     cut.forEach((e) => t.push(e));
     const usage = t.usage();
     expect(usage.input_tokens).toBe(472);
@@ -82,7 +125,9 @@ describe('message-events-to-chat-chunks', () => {
   });
 
   it('estimates input from the request when even message_start never came', () => {
-    const t = streamTranslators['message-events-to-chat-chunks'](makeCall({ model: 'a', messages: [{ role: 'user', content: 'x'.repeat(400) }] }));
+    const t = streamTranslators['message-events-to-chat-chunks'](
+      makeCall({ model: 'a', messages: [{ role: 'user', content: 'x'.repeat(400) }] }),
+    );
     expect(t.usage().input_tokens).toBeGreaterThanOrEqual(o200kTokens('x'.repeat(400)));
   });
 
@@ -90,7 +135,9 @@ describe('message-events-to-chat-chunks', () => {
     const t = translator();
     t.push(recorded[0]);
     const frames = t.push({ event: 'error', data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' });
-    expect(framePayloads(frames)).toEqual([{ error: { type: 'upstream_error', message: 'Overloaded', code: 'upstream_error', param: null } }]);
+    expect(framePayloads(frames)).toEqual([
+      { error: { type: 'upstream_error', message: 'Overloaded', code: 'upstream_error', param: null } },
+    ]);
     expect(t.push(recorded[5])).toEqual([]);
     expect(t.end()).toEqual([]);
   });

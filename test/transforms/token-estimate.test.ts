@@ -59,7 +59,9 @@ describe('the token estimate against a real tokenizer', () => {
   it('prints the table: never below the tokenizer, at most 30% above from 250 characters', () => {
     const line = (r: Row) =>
       `| ${r.text} | ${r.what} | ${r.chars} | ${r.tokenizer} | ${r.oldRule} (${pct(r.oldRule, r.tokenizer)}) | ${r.estimate} (${pct(r.estimate, r.tokenizer)}) |`;
-    console.log(['| text | piece | chars | o200k tokens | old chars/4 | estimate |', '|---|---|---|---|---|---|', ...rows.map(line)].join('\n'));
+    console.log(
+      ['| text | piece | chars | o200k tokens | old chars/4 | estimate |', '|---|---|---|---|---|---|', ...rows.map(line)].join('\n'),
+    );
     for (const r of rows) {
       const ctx = `${r.text}, ${r.what}: estimate ${r.estimate}, tokenizer ${r.tokenizer}`;
       expect(r.estimate, ctx).toBeGreaterThanOrEqual(r.tokenizer);
@@ -81,7 +83,15 @@ describe('the token estimate against a real tokenizer', () => {
   it('is never below the tokenizer on text made to look unlike words: random letters, syllables, base64, hex, digits, emoji', () => {
     // The bound alone is calibrated on prose and counts random syllables and short random words low (about
     // 10 to 20% under): the estimate of a vendor without a published tokenizer never goes below that tokenizer.
-    const alphabets = ['abcdefghijklmnopqrstuvwxyz', 'abc defghij klmn', 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', '0123456789abcdef', '0123456789', '가나다라마바사아자차카타파하뷁', '😀🎉🌱👍🔥'];
+    const alphabets = [
+      'abcdefghijklmnopqrstuvwxyz',
+      'abc defghij klmn',
+      'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/',
+      '0123456789abcdef',
+      '0123456789',
+      '가나다라마바사아자차카타파하뷁',
+      '😀🎉🌱👍🔥',
+    ];
     fc.assert(
       fc.property(fc.constantFrom(...alphabets), fc.array(fc.nat(), { minLength: 1, maxLength: 600 }), (alphabet, picks) => {
         const chars = [...alphabet];

@@ -21,9 +21,28 @@ function csvFromViews(rows: UsageRecordView[], keyName: (id: string | null) => s
   ];
   for (const r of rows) {
     const cells = [
-      r.id, r.created_at, r.key_id, r.key_id ? keyName(r.key_id) : null, r.door, r.model, r.vendor, r.route, r.fallback_depth,
-      r.tokens.input, r.tokens.cache_read, r.tokens.cache_write, r.tokens.output, r.tokens.reasoning, r.server_tool_calls,
-      r.characters, r.images, r.video_seconds, r.charged_nano, exactCredits('en', BigInt(r.charged_nano)).replace(/,/g, ''), r.duration_ms, r.trace_id,
+      r.id,
+      r.created_at,
+      r.key_id,
+      r.key_id ? keyName(r.key_id) : null,
+      r.door,
+      r.model,
+      r.vendor,
+      r.route,
+      r.fallback_depth,
+      r.tokens.input,
+      r.tokens.cache_read,
+      r.tokens.cache_write,
+      r.tokens.output,
+      r.tokens.reasoning,
+      r.server_tool_calls,
+      r.characters,
+      r.images,
+      r.video_seconds,
+      r.charged_nano,
+      exactCredits('en', BigInt(r.charged_nano)).replace(/,/g, ''),
+      r.duration_ms,
+      r.trace_id,
     ];
     lines.push(cells.map(csvCell).join(','));
   }
@@ -37,20 +56,51 @@ describeEachDatabase('the per-call CSV', (getDb) => {
     await (await usageRecordStorage(db)).prepare(at);
     const wallet = await createLedger(db, { clock: fixedClock(new Date(TEST_NOW)), owner: 'csv' }).createWallet({ credits: 10 });
     const base = { walletId: wallet.id, door: 'chat', vendor: 'b', fallbackDepth: 0, durationMs: 12, prices: null };
-    const usage = { input_tokens: 100, output_tokens: 7, cache_read_tokens: 3, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 };
+    const usage = {
+      input_tokens: 100,
+      output_tokens: 7,
+      cache_read_tokens: 3,
+      cache_write_tokens: 0,
+      web_search_calls: 0,
+      file_search_calls: 0,
+    };
     const drafts: [UsageRecordDraft, bigint][] = [
       [{ ...base, requestId: 'plain', keyId: 'k-plain', at, model: 'b-5', route: 'b0', traceId: 'abc', usage }, 1_234_567n],
       [{ ...base, requestId: 'no-key', keyId: null, at: new Date(at.getTime() + 1), model: 'b-5', route: null, traceId: null, usage }, 0n],
       [
         {
-          ...base, requestId: '=cmd|"x",y', keyId: 'k-formula', at: new Date(at.getTime() + 2), model: 'm,"q"', route: '-r', traceId: null,
+          ...base,
+          requestId: '=cmd|"x",y',
+          keyId: 'k-formula',
+          at: new Date(at.getTime() + 2),
+          model: 'm,"q"',
+          route: '-r',
+          traceId: null,
           usage: { ...usage, reasoning_tokens: 40, characters: 9000, images: 2, video_seconds: 2.5, web_search_calls: 3 },
         },
         999n,
       ],
-      [{ ...base, requestId: 'big', keyId: 'k-plain', at: new Date(at.getTime() + 3), model: 'b-5', route: 'b0', traceId: null, usage: { ...usage, input_tokens: 2 ** 40 } }, 98_765_432_109n],
+      [
+        {
+          ...base,
+          requestId: 'big',
+          keyId: 'k-plain',
+          at: new Date(at.getTime() + 3),
+          model: 'b-5',
+          route: 'b0',
+          traceId: null,
+          usage: { ...usage, input_tokens: 2 ** 40 },
+        },
+        98_765_432_109n,
+      ],
     ];
-    await db.transaction((tx) => writeRows(tx, usageRecordWriter, drafts.map(([item, chargedNano]) => ({ item, chargedNano }))));
+    await db.transaction((tx) =>
+      writeRows(
+        tx,
+        usageRecordWriter,
+        drafts.map(([item, chargedNano]) => ({ item, chargedNano })),
+      ),
+    );
     const names: Record<string, string> = { 'k-plain': 'plain key', 'k-formula': '=HYPERLINK("evil")' };
     const keyName = (id: string | null) => (id ? (names[id] ?? id) : '');
     const filter = { limit: 100 };

@@ -39,7 +39,11 @@ function expectRecomputes(r: UsageRecordView, charged: bigint) {
   expect(recomputedCharge(r)).toBe(charged);
 }
 
-const baseCall = { model: 'b-5', messages: [{ role: 'user', content: 'hello [[sim:usage input=1000 cache_read=200 output=300]]' }], max_completion_tokens: 2000 };
+const baseCall = {
+  model: 'b-5',
+  messages: [{ role: 'user', content: 'hello [[sim:usage input=1000 cache_read=200 output=300]]' }],
+  max_completion_tokens: 2000,
+};
 
 describe('prices on usage records', () => {
   let first: { id: string; charged: bigint };
@@ -54,7 +58,10 @@ describe('prices on usage records', () => {
   });
 
   it('a call above the tier threshold: the tier and its prices, and they give the charge', async () => {
-    const { id, charged } = await chargedCall('/v1/responses', { model: 'b-pro-5.4', input: 'Huge prompt [[sim:usage input=300000 output=10]]' });
+    const { id, charged } = await chargedCall('/v1/responses', {
+      model: 'b-pro-5.4',
+      input: 'Huge prompt [[sim:usage input=300000 output=10]]',
+    });
     const P = PRICES['b-pro-5.4'];
     expect(charged).toBe(nano(300_000, P.tier.input) + nano(10, P.tier.output));
     const r = await record(id);
@@ -64,7 +71,9 @@ describe('prices on usage records', () => {
 
   it('after a price change by reload: new calls at the new prices, the earlier record unchanged', async () => {
     const before = await record(first.id);
-    tree.edit('catalog/vendor-b.yaml', (y) => y.replace('pricing: { input: 1.25, output: 10, cache_read: 0.125 }', 'pricing: { input: 2.5, output: 20, cache_read: 0.25 }'));
+    tree.edit('catalog/vendor-b.yaml', (y) =>
+      y.replace('pricing: { input: 1.25, output: 10, cache_read: 0.125 }', 'pricing: { input: 2.5, output: 20, cache_read: 0.25 }'),
+    );
     const reload = await fetch(`${t.url}/admin/v1/reload`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token' } });
     expect(reload.status).toBe(200);
 

@@ -24,9 +24,26 @@ import { post, sleep } from '../e2e/e2e.ts';
 const onPostgres = postgresAvailability.ok ? describe : describe.skip;
 
 const draft = (walletId: string, at: string, i: number): UsageRecordDraft => ({
-  requestId: `r-${at}-${i}`, walletId, keyId: i % 2 ? 'k1' : null, at: new Date(at), door: 'chat', model: i % 3 ? 'b-5' : 'a-5',
-  vendor: 'b', route: 'b0', fallbackDepth: 0, durationMs: 3, traceId: null, prices: null,
-  usage: { input_tokens: 100 + i, output_tokens: 10 * i, cache_read_tokens: i, cache_write_tokens: 0, web_search_calls: 0, file_search_calls: 0 },
+  requestId: `r-${at}-${i}`,
+  walletId,
+  keyId: i % 2 ? 'k1' : null,
+  at: new Date(at),
+  door: 'chat',
+  model: i % 3 ? 'b-5' : 'a-5',
+  vendor: 'b',
+  route: 'b0',
+  fallbackDepth: 0,
+  durationMs: 3,
+  traceId: null,
+  prices: null,
+  usage: {
+    input_tokens: 100 + i,
+    output_tokens: 10 * i,
+    cache_read_tokens: i,
+    cache_write_tokens: 0,
+    web_search_calls: 0,
+    file_search_calls: 0,
+  },
 });
 
 async function writeRecords(db: Db, drafts: UsageRecordDraft[]) {
@@ -81,11 +98,13 @@ onPostgres('usage records on PostgreSQL: one partition per Korean day', () => {
     // 07-31 is the empty day made behind the first prepare.
     expect(outcome).toEqual({ deletedRows: 0, droppedPartitions: ['usage_records_20260731', 'usage_records_20260801'] });
     expect(await count(pg.db, `SELECT count(*) AS n FROM pg_class WHERE relname = 'usage_records_20260801'`)).toBe(0);
-    expect(await count(pg.db, `SELECT count(*) AS n FROM pg_class WHERE relname IN ('usage_records_20260802', 'usage_records_20260803')`)).toBe(2);
+    expect(
+      await count(pg.db, `SELECT count(*) AS n FROM pg_class WHERE relname IN ('usage_records_20260802', 'usage_records_20260803')`),
+    ).toBe(2);
     expect(await count(pg.db, `SELECT count(*) AS n FROM usage_records WHERE wallet_id = $1`, [wallet.id])).toBe(3);
     const { records, rollup } = await rollupAndRecords(pg.db, wallet.id);
     expect(rollup).toEqual(records); // the rollup's pruned days went with them
-    expect(rollup.every((r) => String(r.day) >= "2026-08-02")).toBe(true);
+    expect(rollup.every((r) => String(r.day) >= '2026-08-02')).toBe(true);
 
     // Pruning again finds nothing more; the day tables made ahead stay.
     expect((await pruneUsageRecords(pg.db, new Date('2026-08-01T20:00:00Z'), storage)).droppedPartitions).toEqual([]);
@@ -99,7 +118,12 @@ onPostgres('usage records on PostgreSQL: one partition per Korean day', () => {
       `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
         WHERE i.inhparent = 'usage_records'::regclass AND c.relname >= 'usage_records_20270309' AND c.relname <= 'usage_records_20270330' ORDER BY 1`,
     );
-    expect(days.rows.map((r) => r.relname)).toEqual(Array.from({ length: 16 }, (_, i) => `usage_records_${koreanDate(new Date(Date.parse('2027-03-09T03:00:00Z') + i * 86_400_000)).replace(/-/g, '')}`));
+    expect(days.rows.map((r) => r.relname)).toEqual(
+      Array.from(
+        { length: 16 },
+        (_, i) => `usage_records_${koreanDate(new Date(Date.parse('2027-03-09T03:00:00Z') + i * 86_400_000)).replace(/-/g, '')}`,
+      ),
+    );
   });
 });
 
@@ -110,7 +134,10 @@ onPostgres('migration 013 on PostgreSQL: existing records move into the partitio
     pg = await openTestPostgres({ migrate: false });
     before = mkdtempSync(join(tmpdir(), 'gw-migrations-'));
     // Every migration before 013, so the records below are written to the table as it was.
-    cpSync(MIGRATIONS_DIR, before, { recursive: true, filter: (src) => !/\/(\d+)_[^/]*\.sql$/.test(src) || Number(/\/(\d+)_[^/]*\.sql$/.exec(src)![1]) < 13 });
+    cpSync(MIGRATIONS_DIR, before, {
+      recursive: true,
+      filter: (src) => !/\/(\d+)_[^/]*\.sql$/.test(src) || Number(/\/(\d+)_[^/]*\.sql$/.exec(src)![1]) < 13,
+    });
   });
   afterAll(async () => {
     await pg?.cleanup();
@@ -127,14 +154,18 @@ onPostgres('migration 013 on PostgreSQL: existing records move into the partitio
          FROM generate_series(1, 50) AS g`,
       [wallet.id],
     );
-    const newestOld3 = (await pg.db.query<{ seq: string }>(`SELECT max(seq)::text AS seq FROM usage_records WHERE request_id = 'old-3'`)).rows[0].seq;
+    const newestOld3 = (await pg.db.query<{ seq: string }>(`SELECT max(seq)::text AS seq FROM usage_records WHERE request_id = 'old-3'`))
+      .rows[0].seq;
 
     // 013 comes first; later migrations (other features) may follow it.
     expect((await migrate(pg.db))[0]).toBe('013_usage_records_at_scale.sql');
     expect(await count(pg.db, `SELECT count(*) AS n FROM pg_partitioned_table WHERE partrelid = 'usage_records'::regclass`)).toBe(1);
     expect(await count(pg.db, `SELECT count(*) AS n FROM usage_records WHERE wallet_id = $1`, [wallet.id])).toBe(50);
     expect(await count(pg.db, `SELECT count(*) AS n FROM ONLY usage_records`)).toBe(0);
-    const found = await pg.db.query<{ seq: string }>(`SELECT seq::text FROM usage_records WHERE wallet_id = $1 AND request_id = 'old-3' ORDER BY seq DESC LIMIT 1`, [wallet.id]);
+    const found = await pg.db.query<{ seq: string }>(
+      `SELECT seq::text FROM usage_records WHERE wallet_id = $1 AND request_id = 'old-3' ORDER BY seq DESC LIMIT 1`,
+      [wallet.id],
+    );
     expect(found.rows[0].seq).toBe(newestOld3);
     const { records, rollup } = await rollupAndRecords(pg.db, wallet.id);
     expect(rollup).toEqual(records);
@@ -168,7 +199,11 @@ for (const kind of databaseKinds) {
         post(
           t,
           '/v1/chat/completions',
-          { model: i % 2 ? 'b-5' : 'b-5-mini', messages: [{ role: 'user', content: `n${i} [[sim:usage input=${100 + i} cache_read=${i} output=${20 + i}]]` }], max_completion_tokens: 200 },
+          {
+            model: i % 2 ? 'b-5' : 'b-5-mini',
+            messages: [{ role: 'user', content: `n${i} [[sim:usage input=${100 + i} cache_read=${i} output=${20 + i}]]` }],
+            max_completion_tokens: 200,
+          },
           i % 3 ? {} : { authorization: `Bearer ${second}` },
         ).then(async (r) => {
           expect(r.status).toBe(200);
@@ -185,13 +220,18 @@ for (const kind of databaseKinds) {
 
     it('the dashboard chart, its totals and the summary CSV read the rollup; the per-call CSV reads the records', async () => {
       const owner = await signIn(t, t.walletId);
-      const charged = (await t.gw.db.query<{ s: string }>(`SELECT sum(charged_nano)::text AS s FROM usage_records WHERE wallet_id = $1`, [t.walletId])).rows[0].s;
+      const charged = (
+        await t.gw.db.query<{ s: string }>(`SELECT sum(charged_nano)::text AS s FROM usage_records WHERE wallet_id = $1`, [t.walletId])
+      ).rows[0].s;
       const totalsOf = (page: string) => /data-testid="usage-totals" data-nano="(\d+)" data-calls="(\d+)"/.exec(page)!.slice(1);
       expect(totalsOf(await (await owner.get('/dashboard/usage')).text())).toEqual([charged, '40']);
 
       // A mark only the rollup carries shows where each figure comes from.
-      await t.gw.db.query(`UPDATE usage_daily SET charged_nano = charged_nano + 1000000, calls = calls + 1 WHERE wallet_id = $1 AND model = 'b-5'
-        AND key_id = (SELECT min(key_id) FROM usage_daily WHERE wallet_id = $1 AND model = 'b-5')`, [t.walletId]);
+      await t.gw.db.query(
+        `UPDATE usage_daily SET charged_nano = charged_nano + 1000000, calls = calls + 1 WHERE wallet_id = $1 AND model = 'b-5'
+        AND key_id = (SELECT min(key_id) FROM usage_daily WHERE wallet_id = $1 AND model = 'b-5')`,
+        [t.walletId],
+      );
       const marked = (BigInt(charged) + 1_000_000n).toString();
       const page = await (await owner.get('/dashboard/usage?by=model')).text();
       expect(totalsOf(page)).toEqual([marked, '41']);

@@ -21,7 +21,12 @@ afterAll(async () => {
 });
 
 async function recordOf(t: TestGateway, headers: Record<string, string> = {}) {
-  const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: [{ role: 'user', content: 'hi [[sim:usage input=10 output=5]]' }], max_completion_tokens: 50 }, headers);
+  const res = await post(
+    t,
+    '/v1/chat/completions',
+    { model: 'b-5', messages: [{ role: 'user', content: 'hi [[sim:usage input=10 output=5]]' }], max_completion_tokens: 50 },
+    headers,
+  );
   expect(res.status).toBe(200);
   await res.json();
   for (let i = 0; i < 100 && (await t.held()) !== 0n; i++) await sleep(20);

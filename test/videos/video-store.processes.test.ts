@@ -27,7 +27,13 @@ const children: ChildGateway[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function gateway(): Promise<ChildGateway> {
-  const env: Record<string, string> = { DATABASE_URL: pgSchema.url, GATEWAY_SIMULATE: '0', GATEWAY_VIDEO_POLL_MS: '100', LOG_LEVEL: 'warn', ...s3.env(PREFIX) };
+  const env: Record<string, string> = {
+    DATABASE_URL: pgSchema.url,
+    GATEWAY_SIMULATE: '0',
+    GATEWAY_VIDEO_POLL_MS: '100',
+    LOG_LEVEL: 'warn',
+    ...s3.env(PREFIX),
+  };
   for (const v of VENDORS) {
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
@@ -36,10 +42,16 @@ function gateway(): Promise<ChildGateway> {
 }
 
 const call = (g: ChildGateway, path: string, init: RequestInit = {}) =>
-  fetch(`${g.base}${path}`, { ...init, headers: { authorization: `Bearer ${apiKey}`, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
+  fetch(`${g.base}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${apiKey}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+  });
 
 async function createVideo(g: ChildGateway, prompt: string): Promise<string> {
-  const res = await call(g, '/v1/videos', { method: 'POST', body: JSON.stringify({ model: 'video-d-1', prompt, seconds: '2', size: '854x480' }) });
+  const res = await call(g, '/v1/videos', {
+    method: 'POST',
+    body: JSON.stringify({ model: 'video-d-1', prompt, seconds: '2', size: '854x480' }),
+  });
   const body = (await res.json()) as { id: string };
   expect(res.status, JSON.stringify(body)).toBe(200);
   return body.id;
@@ -95,14 +107,18 @@ describe.skipIf(!canRun)('videos across processes with data folders of their own
     // The content door sends the client to the bucket, not to the process that stored the file.
     const redirect = await call(b, `/v1/videos/${kept}/content`, { redirect: 'manual' });
     expect(redirect.status).toBe(302);
-    expect(redirect.headers.get('location')).toMatch(new RegExp(`^${s3.endpoint}/${s3.bucket}/${keys[0]!.replace(/\./g, '\\.')}\\?.*X-Amz-Expires=300`));
+    expect(redirect.headers.get('location')).toMatch(
+      new RegExp(`^${s3.endpoint}/${s3.bucket}/${keys[0]!.replace(/\./g, '\\.')}\\?.*X-Amz-Expires=300`),
+    );
     const expected = fakeMp4();
     for (const g of [b, a]) expect(await download(g, kept)).toEqual({ status: 200, bytes: expected });
 
     // The retention sweep of b's first round.
     for (const until = Date.now() + 20_000; Date.now() < until && (await s3.exists(keys[2]!)); ) await sleep(100);
     expect(await s3.exists(keys[2]!)).toBe(false);
-    const swept = await pgSchema.db.query<{ file_deleted_at: Date | null }>('SELECT file_deleted_at FROM video_jobs WHERE id = $1', [expiring]);
+    const swept = await pgSchema.db.query<{ file_deleted_at: Date | null }>('SELECT file_deleted_at FROM video_jobs WHERE id = $1', [
+      expiring,
+    ]);
     expect(swept.rows[0]!.file_deleted_at).not.toBeNull();
     expect((await call(b, `/v1/videos/${expiring}/content`)).status).toBe(404);
 

@@ -26,7 +26,12 @@ describe('GATEWAY_VIDEO_STORE at start', () => {
       endpoint: 'http://127.0.0.1:9000',
       credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
     });
-    expect(videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos', AWS_REGION: 'eu-west-1' })).toEqual({ kind: 's3', bucket: 'videos', prefix: '', region: 'eu-west-1' });
+    expect(videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos', AWS_REGION: 'eu-west-1' })).toEqual({
+      kind: 's3',
+      bucket: 'videos',
+      prefix: '',
+      region: 'eu-west-1',
+    });
   });
 
   it.each([
@@ -41,12 +46,18 @@ describe('GATEWAY_VIDEO_STORE at start', () => {
 
   it('an S3 store without a region (real AWS), a half credential or an endpoint that is not a URL is refused', () => {
     expect(() => videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos' })).toThrow(/GATEWAY_VIDEO_STORE=s3:\/\/videos needs AWS_REGION/);
-    expect(() => videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos', AWS_REGION: 'x', AWS_ACCESS_KEY_ID: 'id' })).toThrow(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together/);
-    expect(() => videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos', AWS_ENDPOINT_URL_S3: 'minio:9000' })).toThrow(/AWS_ENDPOINT_URL_S3 'minio:9000' is not an http\(s\) address/);
+    expect(() => videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos', AWS_REGION: 'x', AWS_ACCESS_KEY_ID: 'id' })).toThrow(
+      /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together/,
+    );
+    expect(() => videoStoreFromEnv({ GATEWAY_VIDEO_STORE: 's3://videos', AWS_ENDPOINT_URL_S3: 'minio:9000' })).toThrow(
+      /AWS_ENDPOINT_URL_S3 'minio:9000' is not an http\(s\) address/,
+    );
   });
 
   it('createGateway refuses a bad value before it opens anything', async () => {
-    await expect(createGateway({ env: { GATEWAY_VIDEO_STORE: 'disk', GATEWAY_DATA_DIR: 'memory://' }, logger: false })).rejects.toThrow(/GATEWAY_VIDEO_STORE/);
+    await expect(createGateway({ env: { GATEWAY_VIDEO_STORE: 'disk', GATEWAY_DATA_DIR: 'memory://' }, logger: false })).rejects.toThrow(
+      /GATEWAY_VIDEO_STORE/,
+    );
   });
 
   it('npm start with a bad value exits non-zero with one sentence naming the variable, no stack', async () => {
@@ -59,7 +70,11 @@ describe('GATEWAY_VIDEO_STORE at start', () => {
     child.stderr!.on('data', (d) => (out.text += d));
     const code = await new Promise<number | null>((r) => child.once('exit', r));
     expect(code).not.toBe(0);
-    await waitForOutput(out, /The gateway did not start: GATEWAY_VIDEO_STORE must be 'file' or s3:\/\/BUCKET\[\/PREFIX\], not 'bucket-name'\.\n/, 1000);
+    await waitForOutput(
+      out,
+      /The gateway did not start: GATEWAY_VIDEO_STORE must be 'file' or s3:\/\/BUCKET\[\/PREFIX\], not 'bucket-name'\.\n/,
+      1000,
+    );
     expect(out.text).not.toMatch(/^\s+at /m); // a sentence for the operator, not a stack
   }, 30_000);
 });

@@ -42,7 +42,11 @@ export const messagesToChat: AnswerTransform = (answer, call) => {
         function: { name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) },
       });
     } else if (b.type === 'thinking') {
-      thinking.push({ type: 'thinking', thinking: typeof b.thinking === 'string' ? b.thinking : '', signature: typeof b.signature === 'string' ? b.signature : '' });
+      thinking.push({
+        type: 'thinking',
+        thinking: typeof b.thinking === 'string' ? b.thinking : '',
+        signature: typeof b.signature === 'string' ? b.signature : '',
+      });
       if (typeof b.thinking === 'string' && b.thinking !== '') reasoning.push(b.thinking);
     } else if (b.type === 'redacted_thinking') {
       thinking.push({ type: 'redacted_thinking', data: typeof b.data === 'string' ? b.data : '' });

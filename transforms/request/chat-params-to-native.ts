@@ -34,8 +34,21 @@ import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { bad, describe, isObject } from '../util/json.ts';
 
 const NATIVE = new Set([
-  'model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences',
-  'tools', 'tool_choice', 'metadata', 'output_config', 'thinking', 'cache_control',
+  'model',
+  'messages',
+  'system',
+  'max_tokens',
+  'stream',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'tools',
+  'tool_choice',
+  'metadata',
+  'output_config',
+  'thinking',
+  'cache_control',
 ]);
 
 const USE_MESSAGES = 'It cannot be carried to vendor A models on /v1/chat/completions; use /v1/messages for native parameters.';
@@ -48,9 +61,11 @@ const isNull = (v: JsonValue | undefined) => v === undefined || v === null;
 
 type Rule = (value: JsonValue, body: JsonObject, param: string) => void;
 
-const removedWhen = (ok: (v: JsonValue) => boolean, why: string): Rule => (v, _body, param) => {
-  if (!ok(v)) refuse(param, v, why);
-};
+const removedWhen =
+  (ok: (v: JsonValue) => boolean, why: string): Rule =>
+  (v, _body, param) => {
+    if (!ok(v)) refuse(param, v, why);
+  };
 
 const RULES: Record<string, Rule> = {
   stream_options: () => undefined,
@@ -66,7 +81,10 @@ const RULES: Record<string, Rule> = {
   frequency_penalty: removedWhen((v) => v === null || v === 0, 'there is no frequency penalty in the native format.'),
   presence_penalty: removedWhen((v) => v === null || v === 0, 'there is no presence penalty in the native format.'),
   seed: removedWhen((v) => v === null, 'there is no seed in the native format.'),
-  logit_bias: removedWhen((v) => v === null || (isObject(v) && Object.keys(v).length === 0), 'there is no logit bias in the native format.'),
+  logit_bias: removedWhen(
+    (v) => v === null || (isObject(v) && Object.keys(v).length === 0),
+    'there is no logit bias in the native format.',
+  ),
   store: removedWhen((v) => v === null || v === false, 'stored completions are not offered.'),
   modalities: removedWhen(
     (v) => v === null || (Array.isArray(v) && v.every((m) => m === 'text')),
@@ -79,7 +97,10 @@ const RULES: Record<string, Rule> = {
   web_search_options: removedWhen((v) => v === null, 'web search is offered on /v1/messages as the web_search tool.'),
   functions: removedWhen((v) => v === null, 'the deprecated functions field is not translated; send tools.'),
   function_call: removedWhen((v) => v === null, 'the deprecated function_call field is not translated; send tool_choice.'),
-  prompt_cache_retention: removedWhen((v) => v === null || v === 'in_memory', "extended retention is set per breakpoint with cache_control {type:'ephemeral', ttl:'1h'}."),
+  prompt_cache_retention: removedWhen(
+    (v) => v === null || v === 'in_memory',
+    "extended retention is set per breakpoint with cache_control {type:'ephemeral', ttl:'1h'}.",
+  ),
   prompt_cache_options: removedWhen((v) => v === null, "caching is set per part with cache_control {type:'ephemeral'}."),
   response_format: (v, body) => {
     if (v === null || (isObject(v) && v.type === 'text')) return;
@@ -90,13 +111,22 @@ const RULES: Record<string, Rule> = {
       body.output_config = { ...config, format: { type: 'json_schema', schema } };
       return;
     }
-    refuse('response_format', v, "only {type:'json_schema'} (mapped to native structured outputs) and {type:'text'} are translated; send json_schema with a schema instead of json_object.");
+    refuse(
+      'response_format',
+      v,
+      "only {type:'json_schema'} (mapped to native structured outputs) and {type:'text'} are translated; send json_schema with a schema instead of json_object.",
+    );
   },
 };
 
 export const chatParamsToNative: RequestTransform = (call) => {
   const body = call.body;
-  const user = typeof body.user === 'string' && body.user !== '' ? body.user : typeof body.safety_identifier === 'string' && body.safety_identifier !== '' ? body.safety_identifier : undefined;
+  const user =
+    typeof body.user === 'string' && body.user !== ''
+      ? body.user
+      : typeof body.safety_identifier === 'string' && body.safety_identifier !== ''
+        ? body.safety_identifier
+        : undefined;
   if (!isNull(body.user) && typeof body.user !== 'string') throw bad('user must be a string.', 'user');
   for (const key of Object.keys(body)) {
     if (NATIVE.has(key) && key !== 'metadata') continue;

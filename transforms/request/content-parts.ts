@@ -20,10 +20,14 @@ function imageBlock(part: JsonObject, where: string): JsonObject {
   if (typeof url !== 'string' || url === '') throw bad(`${where}.image_url.url must be a data: URI or an http(s) URL.`, 'messages');
   if (url.startsWith('data:')) {
     const parsed = parseDataUri(url);
-    if (!parsed || !parsed.base64) throw bad(`${where}.image_url is a data: URI that is not base64 (expected data:image/png;base64,...).`, 'messages');
+    if (!parsed?.base64)
+      throw bad(`${where}.image_url is a data: URI that is not base64 (expected data:image/png;base64,...).`, 'messages');
     const mediaType = parsed.mediaType === 'image/jpg' ? 'image/jpeg' : parsed.mediaType;
     if (!IMAGE_TYPES.has(mediaType)) {
-      throw bad(`${where}.image_url has media type '${parsed.mediaType}'; vendor A accepts image/jpeg, image/png, image/gif and image/webp.`, 'messages');
+      throw bad(
+        `${where}.image_url has media type '${parsed.mediaType}'; vendor A accepts image/jpeg, image/png, image/gif and image/webp.`,
+        'messages',
+      );
     }
     return withCacheControl({ type: 'image', source: { type: 'base64', media_type: mediaType, data: parsed.data } }, part);
   }
@@ -35,7 +39,10 @@ function documentBlock(part: JsonObject, where: string): JsonObject {
   const file = part.file;
   if (!isObject(file)) throw bad(`${where}.file must be an object with file_data.`, 'messages');
   if (typeof file.file_data !== 'string') {
-    throw bad(`${where}: files are carried to vendor A models only as inline file_data (a data: URI); file_id is not. Use /v1/messages for the native document block.`, 'messages');
+    throw bad(
+      `${where}: files are carried to vendor A models only as inline file_data (a data: URI); file_id is not. Use /v1/messages for the native document block.`,
+      'messages',
+    );
   }
   const parsed = parseDataUri(file.file_data);
   if (parsed?.base64 && parsed.mediaType === 'application/pdf') {
@@ -60,16 +67,23 @@ const ALLOWED: Record<PartRole, Set<string>> = {
 export function contentToBlocks(content: JsonValue | undefined, role: PartRole, where: string): JsonObject[] {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) throw bad(`${where}.content must be a string or an array of content parts; got ${describe(content)}.`, 'messages');
+  if (!Array.isArray(content))
+    throw bad(`${where}.content must be a string or an array of content parts; got ${describe(content)}.`, 'messages');
   const blocks: JsonObject[] = [];
   content.forEach((part, j) => {
     const at = `${where}.content[${j}]`;
     if (!isObject(part) || typeof part.type !== 'string') throw bad(`${at} must be a content part object with a type.`, 'messages');
     if (part.prompt_cache_breakpoint !== undefined && part.prompt_cache_breakpoint !== null) {
-      throw bad(`${at}.prompt_cache_breakpoint is not translated for vendor A models; mark the part with cache_control {"type":"ephemeral"} instead.`, 'messages');
+      throw bad(
+        `${at}.prompt_cache_breakpoint is not translated for vendor A models; mark the part with cache_control {"type":"ephemeral"} instead.`,
+        'messages',
+      );
     }
     if (!ALLOWED[role].has(part.type)) {
-      throw bad(`${at} has type '${part.type}', which is not accepted in a ${role} message for vendor A models on /v1/chat/completions. Use /v1/messages for native content blocks.`, 'messages');
+      throw bad(
+        `${at} has type '${part.type}', which is not accepted in a ${role} message for vendor A models on /v1/chat/completions. Use /v1/messages for native content blocks.`,
+        'messages',
+      );
     }
     switch (part.type) {
       case 'text':

@@ -63,7 +63,8 @@ function toolUseBlocks(value: JsonValue | undefined, where: string): JsonObject[
 }
 
 function toolResult(m: JsonObject, where: string): JsonObject {
-  if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '') throw bad(`${where}.tool_call_id must be a non-empty string.`, 'messages');
+  if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '')
+    throw bad(`${where}.tool_call_id must be a non-empty string.`, 'messages');
   const block: JsonObject = { type: 'tool_result', tool_use_id: m.tool_call_id };
   if (typeof m.content === 'string') block.content = m.content;
   else {
@@ -108,7 +109,10 @@ export const messagesToBlocks: RequestTransform = (call) => {
         push('user', [toolResult(m, where)]);
         break;
       default:
-        throw bad(`${where}.role ${describe(m.role)} is not accepted for vendor A models; use user, assistant, tool, system or developer.`, 'messages');
+        throw bad(
+          `${where}.role ${describe(m.role)} is not accepted for vendor A models; use user, assistant, tool, system or developer.`,
+          'messages',
+        );
     }
   });
   call.body.messages = turns as unknown as JsonValue;

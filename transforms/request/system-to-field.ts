@@ -11,7 +11,11 @@ const SYSTEM_ROLES = new Set(['system', 'developer']);
 
 function systemBlocks(content: JsonValue | undefined, i: number): JsonObject[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) throw bad(`messages[${i}].content of a system message must be a string or an array of text parts; got ${describe(content)}.`, 'messages');
+  if (!Array.isArray(content))
+    throw bad(
+      `messages[${i}].content of a system message must be a string or an array of text parts; got ${describe(content)}.`,
+      'messages',
+    );
   const blocks: JsonObject[] = [];
   content.forEach((part, j) => {
     if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') {
@@ -25,7 +29,10 @@ function systemBlocks(content: JsonValue | undefined, i: number): JsonObject[] {
 export const systemToField: RequestTransform = (call) => {
   const messages = messagesOf(call.body);
   if (has(call.body, 'system')) {
-    throw bad("A top-level 'system' field is not a chat-completions parameter. Send a message with role 'system', or use /v1/messages for the native format.", 'system');
+    throw bad(
+      "A top-level 'system' field is not a chat-completions parameter. Send a message with role 'system', or use /v1/messages for the native format.",
+      'system',
+    );
   }
   const rest: JsonObject[] = [];
   const system: JsonValue[][] = [];

@@ -26,7 +26,8 @@ function translate(choice: unknown): JsonObject {
 export const toolChoiceToNative: RequestTransform = (call) => {
   const body = call.body;
   const parallel = body.parallel_tool_calls;
-  if (parallel !== undefined && parallel !== null && typeof parallel !== 'boolean') throw bad('parallel_tool_calls must be a boolean.', 'parallel_tool_calls');
+  if (parallel !== undefined && parallel !== null && typeof parallel !== 'boolean')
+    throw bad('parallel_tool_calls must be a boolean.', 'parallel_tool_calls');
   const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
   const raw = body.tool_choice;
   delete body.parallel_tool_calls;

@@ -21,10 +21,14 @@ export const toolsToNative: RequestTransform = (call) => {
     const at = `tools[${i}]`;
     if (!isObject(t)) throw bad(`${at} must be an object {type:'function', function:{…}}.`, 'tools');
     if (t.type !== 'function') {
-      throw bad(`${at} has type ${describe(t.type)}; only function tools are translated for vendor A models. Use /v1/messages for native tools.`, 'tools');
+      throw bad(
+        `${at} has type ${describe(t.type)}; only function tools are translated for vendor A models. Use /v1/messages for native tools.`,
+        'tools',
+      );
     }
     const fn = t.function;
-    if (!isObject(fn) || typeof fn.name !== 'string' || fn.name === '') throw bad(`${at}.function.name must be a non-empty string.`, 'tools');
+    if (!isObject(fn) || typeof fn.name !== 'string' || fn.name === '')
+      throw bad(`${at}.function.name must be a non-empty string.`, 'tools');
     const schema = fn.parameters ?? { type: 'object', properties: {} };
     if (!isObject(schema)) throw bad(`${at}.function.parameters must be a JSON Schema object.`, 'tools');
     const native: JsonObject = { name: fn.name, input_schema: schema };

@@ -44,7 +44,13 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
   const thinking = new Map<number, ThinkingState>();
 
   const chunk = (delta: JsonObject, finish: string | null = null) =>
-    dataFrame({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    dataFrame({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
 
   const start = (out: string[]) => {
     if (started) return;
@@ -69,7 +75,13 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
         const n = nextTool++;
         toolIndex.set(index, n);
         const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
-        out.push(chunk({ tool_calls: [{ index: n, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } }] }));
+        out.push(
+          chunk({
+            tool_calls: [
+              { index: n, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } },
+            ],
+          }),
+        );
         break;
       }
       case 'thinking': {
@@ -151,7 +163,9 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
         case 'message_stop':
           if (includeUsage && !usageSent) {
             usageSent = true;
-            out.push(dataFrame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: chatUsageFromNative(tracker.raw()) }));
+            out.push(
+              dataFrame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: chatUsageFromNative(tracker.raw()) }),
+            );
           }
           break;
         case 'error':

@@ -27,7 +27,8 @@ export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) =>
           if (typeof d.content === 'string') streamed.add(d.content);
           if (typeof d.reasoning_content === 'string') streamed.add(d.reasoning_content);
           if (Array.isArray(d.tool_calls)) {
-            for (const tc of d.tool_calls) if (isObject(tc) && isObject(tc.function) && typeof tc.function.arguments === 'string') streamed.add(tc.function.arguments);
+            for (const tc of d.tool_calls)
+              if (isObject(tc) && isObject(tc.function) && typeof tc.function.arguments === 'string') streamed.add(tc.function.arguments);
           }
         }
         if (call.notes.streamUsageInjected && Array.isArray(data.choices) && data.choices.length === 0 && isObject(data.usage)) return [];
@@ -37,7 +38,10 @@ export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) =>
     end: () => [],
     answerEnded: () => done,
     usage() {
-      return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({ input_tokens: estimateInputTokens(call.body, call.model.vendor), output_tokens: streamed.tokens(call.model.vendor) }));
+      return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({
+        input_tokens: estimateInputTokens(call.body, call.model.vendor),
+        output_tokens: streamed.tokens(call.model.vendor),
+      }));
     },
   };
 };

@@ -43,7 +43,10 @@ export const relayResponses: StreamTranslatorFactory = (call: Call) => {
         usage.web_search_calls = doneCalls.web;
         usage.file_search_calls = doneCalls.file;
       }
-      return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(call.body, call.model.vendor), output_tokens: streamed.tokens(call.model.vendor) }));
+      return estimateUnreadable(usage, () => ({
+        input_tokens: estimateInputTokens(call.body, call.model.vendor),
+        output_tokens: streamed.tokens(call.model.vendor),
+      }));
     },
   };
 };

@@ -86,7 +86,18 @@ export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject,
 }
 
 /** Labels every answer carries whatever the model wrote: not output the vendor bills. */
-const ANSWER_LABELS = new Set(['id', 'object', 'model', 'role', 'type', 'finish_reason', 'stop_reason', 'status', 'system_fingerprint', 'service_tier']);
+const ANSWER_LABELS = new Set([
+  'id',
+  'object',
+  'model',
+  'role',
+  'type',
+  'finish_reason',
+  'stop_reason',
+  'status',
+  'system_fingerprint',
+  'service_tier',
+]);
 
 function answerOutputTokens(answer: JsonValue, vendor: VendorId | undefined): number {
   const text: string[] = [];
@@ -128,7 +139,8 @@ const unreadable = (n: unknown): boolean => typeof n === 'number' && Number.isNa
  */
 export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate): Usage {
   const advisor = usage.advisor ?? [];
-  const anyUnreadable = Object.values(usage).some(unreadable) || advisor.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens));
+  const anyUnreadable =
+    Object.values(usage).some(unreadable) || advisor.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens));
   if (!anyUnreadable) return usage;
   const guess = estimate();
   const out: Usage = { ...usage };

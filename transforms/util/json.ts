@@ -8,7 +8,7 @@ export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' &
 /** A 400 invalid_request_error naming the parameter. */
 export const bad = (message: string, param?: string) => errors.invalidRequest(message, param);
 
-export const has = (o: JsonObject, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key) && o[key] !== undefined;
+export const has = (o: JsonObject, key: string): boolean => Object.hasOwn(o, key) && o[key] !== undefined;
 
 /** Present and not null. */
 export const given = (o: JsonObject, key: string): boolean => has(o, key) && o[key] !== null;
@@ -20,7 +20,8 @@ export const num = (v: unknown): number => (typeof v === 'number' && Number.isFi
  * a string, NaN) is NaN, which `estimateUnreadable` replaces with an estimate, so a figure that cannot be read
  * is never charged as zero or as a credit.
  */
-export const count = (v: unknown): number => (v === undefined || v === null ? 0 : typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : NaN);
+export const count = (v: unknown): number =>
+  v === undefined || v === null ? 0 : typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : NaN;
 
 /** A count every usage figure of the format carries: absent is unreadable too. */
 export const requiredCount = (v: unknown): number => (v === undefined || v === null ? NaN : count(v));

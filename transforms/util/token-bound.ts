@@ -60,7 +60,21 @@ const isDigit = (cp: number) => cp >= 0x30 && cp <= 0x39;
 
 /** The counts of one text. */
 export function countScripts(text: string): ScriptCounts {
-  const c: ScriptCounts = { hangul: 0, cjk: 0, latin: 0, latinRuns: 0, latinPastWord: 0, innerCapitals: 0, letterDigitSwitches: 0, digitGroups: 0, spaces: 0, newlines: 0, punctuation: 0, astral: 0, other: 0 };
+  const c: ScriptCounts = {
+    hangul: 0,
+    cjk: 0,
+    latin: 0,
+    latinRuns: 0,
+    latinPastWord: 0,
+    innerCapitals: 0,
+    letterDigitSwitches: 0,
+    digitGroups: 0,
+    spaces: 0,
+    newlines: 0,
+    punctuation: 0,
+    astral: 0,
+    other: 0,
+  };
   let run: Run = null;
   let runLength = 0;
   let previousCapital = false;

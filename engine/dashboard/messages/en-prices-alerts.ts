@@ -31,8 +31,10 @@ export const enPricesAndAlerts = {
   'wh.done.deleted': 'The webhook was deleted.',
   'wh.done.replayed': 'The event was queued to be sent again.',
   'wh.secret_heading': 'Signing secret of webhook {id}',
-  'wh.secret_note': "Shown once. Keep it on the server that receives the webhooks; it verifies each delivery's <code>x-gateway-signature</code>.",
-  'wh.intro': 'Alerts fire once when a threshold is crossed, and again only after a top-up (balance) or a limit reset or raise (keys) lifts it back. Lists are whole numbers separated by commas; an empty list turns that alert off.',
+  'wh.secret_note':
+    "Shown once. Keep it on the server that receives the webhooks; it verifies each delivery's <code>x-gateway-signature</code>.",
+  'wh.intro':
+    'Alerts fire once when a threshold is crossed, and again only after a top-up (balance) or a limit reset or raise (keys) lifts it back. Lists are whole numbers separated by commas; an empty list turns that alert off.',
   'wh.thresholds': 'Thresholds',
   'wh.save': 'Save thresholds',
   'wh.add': 'Add a webhook',

@@ -37,15 +37,16 @@ export const en = {
   'col.last_used': 'Last used',
   'col.actions': 'Actions',
   'col.when': 'When',
-  'unnamed': 'unnamed',
-  'never': 'never',
+  unnamed: 'unnamed',
+  never: 'never',
 
   'time.suffix': 'KST',
 
   'wallet.spendable': 'Credits you can spend',
   'wallet.reserved': 'Reserved by calls in progress',
   'wallet.keys_value': '{active} active of {slots} slots',
-  'wallet.credit_note': "One credit is $0.000001: 1,000,000 credits are $1. Credits restricted to a vendor pay only for that vendor's models.",
+  'wallet.credit_note':
+    "One credit is $0.000001: 1,000,000 credits are $1. Credits restricted to a vendor pay only for that vendor's models.",
   'wallet.empty':
     "This wallet has no credits to spend, so calls are refused (402). Credits are added by your gateway's operator: ask them for a top-up (they run {command} for $5, or use the admin API).",
   'wallet.lots': 'Credit lots',
@@ -89,7 +90,8 @@ export const en = {
   'keys.field.last_day_many': 'Last day they work (Korean date; blank for never)',
   'keys.field.models': 'Models it may call (ids or patterns such as b-*, separated by commas; blank for every model)',
   'keys.field.audience': 'Audience',
-  'keys.audience_hint': 'A <strong>student</strong> key cannot search the web, read web pages, reach remote MCP servers or\nmake videos; a <strong>teacher</strong> key can.',
+  'keys.audience_hint':
+    'A <strong>student</strong> key cannot search the web, read web pages, reach remote MCP servers or\nmake videos; a <strong>teacher</strong> key can.',
   'keys.create_legend': 'Create API keys',
   'keys.create': 'Create',
   'keys.kind': 'API key',
@@ -122,7 +124,8 @@ export const en = {
   'mk.warning':
     '<strong>Never put a management key in client code</strong> (a web page, a\nmobile or desktop app, a repository): whoever holds it can create, change and close every API key of this wallet.\nKeep it on a server you control, and close it here when you no longer need it.',
   'mk.closed': 'The management key was closed.',
-  'mk.intro': 'Management keys (<code>sk-svcm-…</code>) call only the key-management doors (<code>/v1/keys</code>); they cannot call models.',
+  'mk.intro':
+    'Management keys (<code>sk-svcm-…</code>) call only the key-management doors (<code>/v1/keys</code>); they cannot call models.',
   'mk.create_legend': 'Create a management key',
   'mk.name_optional': 'Name (optional)',
   'mk.create': 'Create management key',
@@ -184,7 +187,8 @@ export const en = {
   'usage.duration_ms': '{ms} ms',
   'usage.back': 'Back to usage',
   'usage.month_invalid': 'month must be a month as YYYY-MM, such as 2026-11.',
-  'usage.totals': 'In these days: <strong>{credits} credits</strong> over {calls} calls; {input} input tokens ({cached} read from cache), {output} output tokens.',
+  'usage.totals':
+    'In these days: <strong>{credits} credits</strong> over {calls} calls; {input} input tokens ({cached} read from cache), {output} output tokens.',
   'usage.csv_rows_month': '(up to {n} rows; add <code>month=YYYY-MM</code> for one Korean month), or',
   'usage.summary_csv': "this month's summary per day, key and model",
 
@@ -268,10 +272,12 @@ export const en = {
   'oidc.access_ended': 'Your access to this wallet ended while you were signing in. Ask its owner.',
   'oidc.no_wallet':
     "{provider} signed you in as {identity}, but no wallet here is owned or managed by that identity. Ask the wallet's owner to add you as a manager, or your operator to make you its owner.",
-  'oidc.refused.unreachable': 'The identity provider could not be reached or did not describe itself as {issuer} ({detail}). Try again later, or tell your operator.',
+  'oidc.refused.unreachable':
+    'The identity provider could not be reached or did not describe itself as {issuer} ({detail}). Try again later, or tell your operator.',
   'oidc.refused.answer': "The identity provider's answer did not check out, so you were not signed in ({detail}). Start the sign-in again.",
   'oidc.refused.no_id_token': 'The identity provider did not say who you are (no ID token). Tell your operator.',
-  'oidc.refused.no_email': 'The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.',
+  'oidc.refused.no_email':
+    'The identity provider did not give your e-mail address, which this gateway signs people in by. Tell your operator.',
   'oidc.refused.email_unverified':
     "The identity provider has not verified the e-mail address {detail}, so it cannot sign you in. Verify it with your school's account first.",
   'oidc.signed_in_title': 'Signed in',

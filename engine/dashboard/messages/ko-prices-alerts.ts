@@ -34,7 +34,8 @@ export const koPricesAndAlerts: Record<keyof typeof enPricesAndAlerts, string> =
   'wh.done.replayed': '이벤트를 다시 보내도록 대기열에 넣었습니다.',
   'wh.secret_heading': '웹훅 {id}의 서명 비밀값',
   'wh.secret_note': '한 번만 표시됩니다. 웹훅을 받는 서버에 보관하세요. 각 전달의 <code>x-gateway-signature</code>를 검증하는 데 씁니다.',
-  'wh.intro': '알림은 기준을 넘을 때 한 번 보내지고, 충전(잔액)이나 한도 초기화·상향(키)으로 다시 기준 위로 올라간 뒤에만 다시 보내집니다. 목록은 쉼표로 구분한 정수이며, 비워 두면 그 알림은 꺼집니다.',
+  'wh.intro':
+    '알림은 기준을 넘을 때 한 번 보내지고, 충전(잔액)이나 한도 초기화·상향(키)으로 다시 기준 위로 올라간 뒤에만 다시 보내집니다. 목록은 쉼표로 구분한 정수이며, 비워 두면 그 알림은 꺼집니다.',
   'wh.thresholds': '기준',
   'wh.save': '기준 저장',
   'wh.add': '웹훅 추가',

@@ -38,8 +38,8 @@ export const ko: Messages = {
   'col.last_used': '마지막 사용',
   'col.actions': '작업',
   'col.when': '시각',
-  'unnamed': '이름 없음',
-  'never': '없음',
+  unnamed: '이름 없음',
+  never: '없음',
 
   'time.suffix': 'KST',
 
@@ -50,7 +50,8 @@ export const ko: Messages = {
   'wallet.empty':
     '이 지갑에는 사용할 수 있는 크레딧이 없어서 호출이 거부됩니다(402). 크레딧은 게이트웨이 운영자가 충전합니다. 운영자에게 충전을 요청하세요(운영자는 $5를 충전할 때 {command} 명령을 실행하거나 관리 API를 사용합니다).',
   'wallet.lots': '크레딧 묶음',
-  'wallet.no_lots': '아직 크레딧이 없습니다. 게이트웨이 운영자에게 이 지갑에 크레딧을 충전해 달라고 요청하세요. 충전된 크레딧은 여기에 묶음으로 표시됩니다.',
+  'wallet.no_lots':
+    '아직 크레딧이 없습니다. 게이트웨이 운영자에게 이 지갑에 크레딧을 충전해 달라고 요청하세요. 충전된 크레딧은 여기에 묶음으로 표시됩니다.',
   'wallet.lots_caption': '크레딧 묶음 (오래된 순)',
   'wallet.col.lot': '묶음',
   'wallet.col.usable_for': '사용 범위',
@@ -64,7 +65,8 @@ export const ko: Messages = {
 
   'keys.done.changed': '키를 변경했습니다. 다음 호출부터 적용됩니다.',
   'keys.done.closed': '키를 닫았습니다. 이제부터 이 키로 하는 호출은 거부됩니다.',
-  'keys.intro': '키 슬롯 {slots}개 중 {active}개 사용 중. 사용량은 한국 시간 기준 일·월 단위로, 크레딧 정수로 집계됩니다(1,000,000크레딧 = $1).',
+  'keys.intro':
+    '키 슬롯 {slots}개 중 {active}개 사용 중. 사용량은 한국 시간 기준 일·월 단위로, 크레딧 정수로 집계됩니다(1,000,000크레딧 = $1).',
   'keys.empty': '아직 API 키가 없습니다. 위 양식으로 만드세요. 키는 한 번만 표시되니 프로그램에 바로 복사하거나 학급에 나눠 주세요.',
   'keys.caption': '사용 중인 API 키 (최신 순)',
   'keys.col.audience': '대상',
@@ -90,7 +92,8 @@ export const ko: Messages = {
   'keys.field.last_day_many': '마지막 사용일 (한국 날짜, 비워 두면 기한 없음)',
   'keys.field.models': '호출할 수 있는 모델 (모델 ID 또는 b-* 같은 패턴을 쉼표로 구분, 비워 두면 모든 모델)',
   'keys.field.audience': '대상',
-  'keys.audience_hint': '<strong>학생</strong> 키는 웹 검색, 웹 페이지 읽기, 원격 MCP 서버 연결,\n동영상 생성을 할 수 없습니다. <strong>교사</strong> 키는 할 수 있습니다.',
+  'keys.audience_hint':
+    '<strong>학생</strong> 키는 웹 검색, 웹 페이지 읽기, 원격 MCP 서버 연결,\n동영상 생성을 할 수 없습니다. <strong>교사</strong> 키는 할 수 있습니다.',
   'keys.create_legend': 'API 키 만들기',
   'keys.create': '만들기',
   'keys.kind': 'API 키',
@@ -185,7 +188,8 @@ export const ko: Messages = {
   'usage.duration_ms': '{ms}밀리초',
   'usage.back': '사용량으로 돌아가기',
   'usage.month_invalid': 'month는 2026-11처럼 YYYY-MM 형식의 월이어야 합니다.',
-  'usage.totals': '이 기간: 호출 {calls}건에 <strong>{credits} 크레딧</strong>, 입력 토큰 {input}개(캐시에서 읽은 {cached}개 포함), 출력 토큰 {output}개.',
+  'usage.totals':
+    '이 기간: 호출 {calls}건에 <strong>{credits} 크레딧</strong>, 입력 토큰 {input}개(캐시에서 읽은 {cached}개 포함), 출력 토큰 {output}개.',
   'usage.csv_rows_month': '(최대 {n}행, 한국 시간으로 한 달만 받으려면 <code>month=YYYY-MM</code>을 붙이세요) 또는',
   'usage.summary_csv': '이번 달의 일별·키별·모델별 요약',
 
@@ -273,8 +277,10 @@ export const ko: Messages = {
     'ID 공급자에 연결할 수 없거나, 공급자 정보가 설정된 주소 {issuer}와(과) 맞지 않습니다({detail}). 잠시 후 다시 시도하거나 운영자에게 알리세요.',
   'oidc.refused.answer': 'ID 공급자의 응답을 확인하지 못해 로그인하지 않았습니다({detail}). 로그인을 다시 시작하세요.',
   'oidc.refused.no_id_token': 'ID 공급자가 사용자 정보를 알려 주지 않았습니다(ID 토큰 없음). 운영자에게 알리세요.',
-  'oidc.refused.no_email': 'ID 공급자가 이메일 주소를 알려 주지 않았습니다. 이 게이트웨이는 이메일 주소로 로그인합니다. 운영자에게 알리세요.',
-  'oidc.refused.email_unverified': 'ID 공급자가 이메일 주소({detail})를 인증하지 않아 로그인할 수 없습니다. 먼저 학교 계정에서 이메일을 인증하세요.',
+  'oidc.refused.no_email':
+    'ID 공급자가 이메일 주소를 알려 주지 않았습니다. 이 게이트웨이는 이메일 주소로 로그인합니다. 운영자에게 알리세요.',
+  'oidc.refused.email_unverified':
+    'ID 공급자가 이메일 주소({detail})를 인증하지 않아 로그인할 수 없습니다. 먼저 학교 계정에서 이메일을 인증하세요.',
   'oidc.signed_in_title': '로그인됨',
   'oidc.signed_in': '<strong>{identity}</strong> 계정으로 로그인했습니다. 지갑 <code>{wallet}</code>의 {role}입니다.',
   'oidc.continue': '지갑으로 이동',
@@ -352,7 +358,8 @@ export const ko: Messages = {
   'formerr.audience': "대상은 'student'(학생) 또는 'teacher'(교사)여야 합니다.",
   'formerr.date': '마지막 사용일은 YYYY-MM-DD 형식의 날짜여야 합니다. 기한이 없으면 비워 두세요.',
   'formerr.date_past': '마지막 사용일 {date}은(는) 오늘({today}, 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
-  'formerr.models': '모델에는 모델 ID 또는 *로 끝나는 패턴(예: "b-*")을 최대 {max}개까지 입력할 수 있습니다. 모든 모델을 허용하려면 비워 두세요. ({why})',
+  'formerr.models':
+    '모델에는 모델 ID 또는 *로 끝나는 패턴(예: "b-*")을 최대 {max}개까지 입력할 수 있습니다. 모든 모델을 허용하려면 비워 두세요. ({why})',
   'formerr.models_not_list': '목록이 아닙니다',
   'formerr.models_too_many': '{n}개를 입력했습니다',
   'formerr.models_entry': '항목 {entry}은(는) 올바르지 않습니다',
