@@ -2,8 +2,12 @@
 // (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
 import type { BudgetLeases } from './money/leases.ts';
 import { gatewayLeases } from './money/lease-wiring.ts';
-import { readLeasedByLot, spendableBalance } from './money/spendable.ts';
+import { creditsOf } from './money/spendable.ts';
 import { registerOpenApiRoute } from './openapi/routes.ts';
+import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
+import { vendorRefusals } from './calls/vendor-refusals.ts';
+import { logReload, registerReloadRoute } from './admin/reload-route.ts';
+import { anyWallet, createDevWallet } from './admin/first-run-wallet.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
@@ -12,32 +16,26 @@ import { IdentityProvider, providerSettings } from './identity/provider.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { ChargeWriter } from './money/charge-writer.ts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { registerAdminRoutes, tokenMatches } from './admin/routes.ts';
+import { registerAdminRoutes } from './admin/routes.ts';
 import { newLocalAdminToken } from './admin/running-gateway-file.ts';
 import { carriesAdminToken } from './admin/admin-token.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
-import { errors, type ErrorShape } from './core/errors.ts';
-import { sendError } from './http/reply-error.ts';
+import type { ErrorShape } from './core/errors.ts';
 import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
 import { createOperatorKey } from './keys/manage.ts';
 import { createLedger, type Ledger } from './money/ledger.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './money/audit.ts';
 import { databaseAuditTurn } from './money/audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './money/batch-queues.ts';
-import { nanoToCreditsFloor } from './core/money.ts';
-import { isOnSale } from './catalog/model-lookup.ts';
-import { doorClosedTo, firstRefusal } from './calls/refusals.ts';
-import { describeReload } from './catalog/reload-summary.ts';
 import { Runtime, type ReloadResult } from './catalog/runtime.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { closeApp, createApp } from './http/app.ts';
 import { serverWithTimeouts } from './http/server-timeouts.ts';
 import { GatewayMetrics } from './observe/metrics.ts';
 import { metricsAccessFrom, registerOpsRoutes } from './observe/routes.ts';
-import type { JsonObject, ModelEntry, VendorId } from './core/types.ts';
-import type { Caller } from './money/accounts.ts';
+import type { VendorId } from './core/types.ts';
 import { UpstreamClient } from './calls/upstream.ts';
 import { missingCredentials, planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
 import { createWalletAccounts } from './money/wallet-accounts.ts';
@@ -45,7 +43,6 @@ import { createVideoService, videoPollMs, type VideoService } from './videos/ind
 import { videoStoreFromEnv } from './videos/video-store-setting.ts';
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
-import { closest } from 'fastest-levenshtein';
 import { telemetryConfig } from './telemetry/config.ts';
 import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
 import { readFileSync } from 'node:fs';
@@ -355,92 +352,4 @@ const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'header
 async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
   const { startSimulator } = await import('../simulator/index.ts');
   return startSimulator({ refuse: vendorRefusals(runtime) });
-}
-
-/** What the simulator refuses as the vendor would: the catalog's `vendor_refuses` rules. */
-export function vendorRefusals(runtime: Runtime) {
-  return ({ path, model, body }: { path: string; model: string; body: Record<string, unknown> }) => {
-    const snap = runtime.snapshot();
-    const entry = snap.catalog.models.get(model);
-    if (!entry) return null;
-    for (const name of entry.rules) {
-      const rule = snap.config.rules[name];
-      const onPath = !rule?.doors || rule.doors.some((d) => snap.config.doors[d]?.path === path);
-      if (!rule?.vendor_refuses || !onPath) continue;
-      const hit = firstRefusal(rule.vendor_refuses, { body: body as JsonObject, headers: {} });
-      if (hit) return { status: 400, message: hit.message };
-    }
-    return null;
-  };
-}
-
-function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
-  const candidates = [...runtime.snapshot().catalog.models.values()]
-    .filter((m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now))
-    .map((m) => m.id);
-  return candidates.length ? closest(model.id, candidates) : undefined;
-}
-
-/** GET /v1/models lists what the key may call: no model its credits cannot pay for, no door its audience may not use. */
-async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Caller): Promise<(m: ModelEntry) => boolean> {
-  const denied = new Set<string>();
-  for (const vendor of runtime.snapshot().config.billing.plan_restricted_vendors) {
-    if (!(await ledger.planAllows(caller.walletId, vendor))) denied.add(vendor);
-  }
-  const config = runtime.snapshot().config;
-  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !doorClosedTo(config, door, caller));
-}
-
-/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
-async function creditsOf(ledger: Ledger, walletId: string) {
-  // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
-  const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(ledger.db, [walletId])]);
-  const b = spendableBalance(balance, leased);
-  return {
-    object: 'credits',
-    wallet_id: walletId,
-    credits: Number(nanoToCreditsFloor(b.availableNano)),
-    reserved_credits: Number(nanoToCreditsFloor(b.reservedNano)),
-    lots: b.lots
-      .filter((l) => l.availableNano > 0n)
-      .map((l) => ({ id: l.id, vendors: l.vendors, credits: Number(nanoToCreditsFloor(l.availableNano)) })),
-  };
-}
-
-function registerReloadRoute(app: FastifyInstance, reload: (log: FastifyBaseLogger) => ReloadResult, token: string, reloaded?: () => void) {
-  app.post('/admin/v1/reload', async (req, reply) => {
-    const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
-    const result = reload(req.log);
-    if (result.ok) reloaded?.();
-    return reply.code(result.ok ? 200 : 400).send({ ok: result.ok, version: result.version, problems: result.problems });
-  });
-}
-
-/** The reload log line, for SIGHUP and POST /admin/v1/reload alike: what changed, or why nothing did. */
-export function logReload(log: FastifyBaseLogger, result: ReloadResult): void {
-  if (!result.ok) {
-    log.error({ problems: result.problems }, 'reload refused; the running catalog stays');
-    return;
-  }
-  const changes = result.changes!;
-  const line = `catalog and config reloaded (version ${result.version}): ${describeReload(changes)}`;
-  if (changes.needsRestart.length) log.warn({ version: result.version, changes }, line);
-  else log.info({ version: result.version, changes }, line);
-}
-
-const DEV_CREDITS = 10_000_000; // $10
-
-const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT 1')).rows.length > 0;
-
-async function createDevWallet(ledger: Ledger, keys: KeyService) {
-  const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
-  const api = await keys.createApiKey(wallet.id, { name: 'development' });
-  const management = await keys.createManagementKey(wallet.id, 'development', {
-    kind: 'operator',
-    id: 'first_run',
-    ip: null,
-    userAgent: null,
-  });
-  return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
 }

@@ -64,3 +64,20 @@ export const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
 /** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then). */
 export const spentOut = (l: Lease): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted;
 export const openFree = (list: readonly Lease[]): bigint => list.reduce((a, l) => (l.open && free(l) > 0n ? a + free(l) : a), 0n);
+
+/** What a process's leases hold, for /metrics (LeaseStats without the process's counters). */
+export function leaseSums(all: readonly Lease[]): Pick<LeaseStats, 'leases' | 'open' | 'unspentNano' | 'inFlightNano'> {
+  return {
+    leases: all.length,
+    open: all.filter((l) => l.open).length,
+    unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
+    inFlightNano: all.reduce((a, l) => a + l.inFlight, 0n),
+  };
+}
+
+/** What the leases of the wallet (`keyId`: of that key's allowance only) hold for no call. */
+export function unheldOf(all: readonly Lease[], walletId: string, keyId?: string): bigint {
+  let sum = 0n;
+  for (const l of all) if (l.walletId === walletId && (keyId === undefined || l.key?.keyId === keyId) && free(l) > 0n) sum += free(l);
+  return sum;
+}

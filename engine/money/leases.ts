@@ -20,17 +20,8 @@ import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
 import { ChargeWriter, type Charge } from './charge-writer.ts';
 import { chargeFirst, RowsToWrite } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
-import {
-  free,
-  openFree,
-  pairKey,
-  spentOut,
-  type Lease,
-  type LeaseHold,
-  type LeaseKey,
-  type LeasePair,
-  type LeaseStats,
-} from './lease-state.ts';
+import { free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
+import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
 
@@ -145,12 +136,8 @@ export class BudgetLeases {
   }
 
   stats(): LeaseStats {
-    const all = [...this.leases.values()].flat();
     return {
-      leases: all.length,
-      open: all.filter((l) => l.open).length,
-      unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
-      inFlightNano: all.reduce((a, l) => a + l.inFlight, 0n),
+      ...leaseSums([...this.leases.values()].flat()),
       pendingDraws: this.pendingTotal,
       admitted: this.admitted,
       missed: this.missed,
@@ -162,11 +149,7 @@ export class BudgetLeases {
    * goes back to the wallet when a call needs it (`keyId`: only the leases of that key's allowance).
    */
   unheld(walletId: string, keyId?: string): bigint {
-    let sum = 0n;
-    for (const list of this.leases.values()) {
-      for (const l of list) if (l.walletId === walletId && (keyId === undefined || l.key?.keyId === keyId) && free(l) > 0n) sum += free(l);
-    }
-    return sum;
+    return unheldOf([...this.leases.values()].flat(), walletId, keyId);
   }
 
   /** The call did not happen: its hold goes back to the lease. */

@@ -33,17 +33,17 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
-import type { Db, Queryable } from '../db/db.ts';
+import type { Db } from '../db/db.ts';
 import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
-import { VENDORS } from '../core/types.ts';
-import { creditsToNano, toBigInt } from '../core/money.ts';
+import { toBigInt } from '../core/money.ts';
 import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
 import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
+import { newId, topUpIn } from './top-up.ts';
 import { sweepExpired } from './sweep.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
-import type { FinishOp, FinishOutcome, Ledger, LotBalance, Reservation, SweepErrorHandler, TopUpInput } from './types.ts';
+import type { FinishOp, FinishOutcome, Ledger, Reservation, SweepErrorHandler } from './types.ts';
 
 export { LedgerInvariantBroken };
 
@@ -95,78 +95,11 @@ export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
 export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 
-const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
-
-function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
-  if (vendors === null || vendors === undefined) return null;
-  if (!Array.isArray(vendors) || vendors.length === 0)
-    throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
-  const out = new Set<string>();
-  for (const v of vendors) {
-    const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
-    if (!(VENDORS as readonly string[]).includes(s)) {
-      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use letters ${VENDORS.join(', ')}.`, 'vendors');
-    }
-    out.add(s);
-  }
-  return [...out].sort();
-}
-
-/** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
-const TOP_UP_SQL = `
-WITH w AS (
-  UPDATE wallets SET available_nano = available_nano + $2::bigint WHERE id = $1 RETURNING id
-)
-INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
-VALUES ($1, $3, NULL, 'top_up', $2::bigint, $4::timestamptz)`;
-
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
   const planVendors = opts.planVendors ?? (() => ['c']);
-
-  const topUpIn = async (tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> => {
-    let nano: bigint;
-    if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');
-    if (input.nano !== undefined) {
-      if (typeof input.nano !== 'bigint') throw errors.invalidRequest('nano must be an integer.');
-      nano = input.nano;
-    } else if (input.credits !== undefined) {
-      try {
-        nano = creditsToNano(input.credits);
-      } catch {
-        throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
-      }
-    } else {
-      throw errors.invalidRequest('credits is required.', 'credits');
-    }
-    if (nano <= 0n) throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
-    const vendors = normalizeVendors(input.vendors);
-    const at = clock.now();
-    const id = newId('lot');
-    const ins = await tx.query(
-      `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at)
-       SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz FROM wallets w WHERE w.id = $2
-       RETURNING *`,
-      [id, walletId, vendors, nano.toString(), at.toISOString()],
-    );
-    if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-    // The insert set the lot's own balance; only the wallet total and the journal move here.
-    try {
-      await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
-    } catch (e) {
-      // numeric_value_out_of_range: the wallet total would pass int8. The amount asked is the cause, so
-      // it is the caller's 400; the transaction rolls back with the lot.
-      if ((e as { code?: unknown } | null)?.code === '22003') {
-        throw errors.invalidRequest('credits: this top-up would take the wallet past the largest balance it can hold.', 'credits');
-      }
-      throw e;
-    }
-    const lot = lotFromRow(ins.rows[0]);
-    if (input.beside) await input.beside(tx, lot);
-    return lot;
-  };
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
@@ -227,7 +160,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
             `INSERT INTO wallets (id, owner_id, splits_usage, key_slots, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz) RETURNING *`,
             [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
           );
-          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0) ? await topUpIn(tx, id, { credits }) : null;
+          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0) ? await topUpIn(clock, tx, id, { credits }) : null;
           return { ...walletFromRow(r.rows[0]), lot };
         }),
       );
@@ -260,7 +193,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     topUp(walletId, input) {
-      return withRetry(() => db.transaction((tx) => topUpIn(tx, walletId, input)));
+      return withRetry(() => db.transaction((tx) => topUpIn(clock, tx, walletId, input)));
     },
 
     async balance(walletId) {

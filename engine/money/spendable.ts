@@ -2,8 +2,8 @@
 // (engine/money/leases.ts) is still the wallet's to spend, so the views count a lease's unspent hold as
 // available, not as reserved. The journal and `Ledger.balance` keep the raw columns.
 import type { Queryable } from '../db/db.ts';
-import { toBigInt } from '../core/money.ts';
-import { LEASE_CALL_PREFIX, type WalletBalance } from './types.ts';
+import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
+import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
 
 /** Per wallet, per lot: what held leases hold on it. */
 export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
@@ -27,4 +27,20 @@ export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<st
     return leased === 0n ? l : { ...l, availableNano: l.availableNano + leased, reservedNano: l.reservedNano - leased };
   });
   return { ...bal, availableNano: bal.availableNano + moved, reservedNano: bal.reservedNano - moved, lots };
+}
+
+/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
+export async function creditsOf(ledger: Ledger, walletId: string) {
+  // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
+  const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(ledger.db, [walletId])]);
+  const b = spendableBalance(balance, leased);
+  return {
+    object: 'credits',
+    wallet_id: walletId,
+    credits: Number(nanoToCreditsFloor(b.availableNano)),
+    reserved_credits: Number(nanoToCreditsFloor(b.reservedNano)),
+    lots: b.lots
+      .filter((l) => l.availableNano > 0n)
+      .map((l) => ({ id: l.id, vendors: l.vendors, credits: Number(nanoToCreditsFloor(l.availableNano)) })),
+  };
 }

@@ -7,8 +7,7 @@
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
 import { usageRecordBeside } from '../usage/records.ts';
 import { jobUsageRecord } from './job-record.ts';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { DOWNLOAD_TIMEOUT_MS, downloadVideo, StoreRefused } from './download.ts';
 import type { Accounts } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import { protocolNameFor } from '../catalog/config.ts';
@@ -51,18 +50,9 @@ export interface VideoWorkerDeps {
 
 /** Jobs claimed per round. */
 const CLAIM_BATCH = 16;
-/** Longest wait for one download of a finished video. */
-const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 /** How long a claimed job stays ours while one status call (not a download) runs. */
 const POLL_LEASE_MS = 2 * 60_000;
 const FILE_SWEEP_EVERY_MS = 60_000;
-
-/** The video arrived but the video store did not keep it. */
-class StoreRefused extends Error {
-  constructor(cause: unknown) {
-    super('the video store did not take the file', { cause });
-  }
-}
 
 const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -338,34 +328,14 @@ export class VideoWorker {
     });
   }
 
-  private async download(job: VideoJob, url: string): Promise<{ name: string; bytes: number }> {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      throw new Error('the vendor gave no usable video URL');
-    }
-    if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new Error(`unsupported video URL scheme ${target.protocol}`);
+  private download(job: VideoJob, url: string): Promise<{ name: string; bytes: number }> {
     const { config, routes } = this.vendorOf(job);
     // The vendor's credential goes only to the vendor's own hosts, never to a third-party file host.
-    const route = routes.find((r) => new URL(r.baseUrl).origin === target.origin);
-    const headers = route && config ? routeCredential(config, route) : {};
-    const res = await fetch(target, { headers, signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow' });
-    if (res.status !== 200 || !res.body) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new Error(`the video URL answered ${res.status}`);
-    }
-    let file: { name: string; bytes: number };
-    try {
-      file = await this.deps.files.write(job.id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>));
-    } catch (e) {
-      throw new StoreRefused(e);
-    }
-    if (file.bytes === 0) {
-      await this.deps.files.remove(file.name);
-      throw new Error('the video URL answered an empty file');
-    }
-    return file;
+    const credentialFor = (origin: string) => {
+      const route = routes.find((r) => new URL(r.baseUrl).origin === origin);
+      return route && config ? routeCredential(config, route) : {};
+    };
+    return downloadVideo(this.deps.files, job.id, url, credentialFor);
   }
 
   // ---------- the end of a job ----------

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeReload, summariseReload } from '../../engine/catalog/reload-summary.ts';
 import { loadSnapshot, Runtime, type Snapshot } from '../../engine/catalog/runtime.ts';
-import { logReload } from '../../engine/gateway.ts';
+import { logReload } from '../../engine/admin/reload-route.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 
 const shipped = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);

@@ -1,7 +1,8 @@
 // An in-process gateway on loopback with its own simulator, so a test can inject faults per route
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
 import { walletView } from './ledger.ts';
-import { createGateway, vendorRefusals, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
+import { createGateway, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
+import { vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
 import { VENDORS, type VendorId } from '../../engine/core/types.ts';

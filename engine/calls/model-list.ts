@@ -1,0 +1,27 @@
+// Which models a caller is shown: GET /v1/models lists what the key may call, and a refusal names the closest
+// model the caller's credits can pay for.
+import { closest } from 'fastest-levenshtein';
+import { isOnSale } from '../catalog/model-lookup.ts';
+import type { Runtime } from '../catalog/runtime.ts';
+import type { ModelEntry } from '../core/types.ts';
+import type { Caller } from '../money/accounts.ts';
+import type { Ledger } from '../money/types.ts';
+import { doorClosedTo } from './refusals.ts';
+
+/** The model of the same kind, on sale, of a vendor the caller may pay, whose id is closest to `model`'s. */
+export function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
+  const candidates = [...runtime.snapshot().catalog.models.values()]
+    .filter((m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now))
+    .map((m) => m.id);
+  return candidates.length ? closest(model.id, candidates) : undefined;
+}
+
+/** GET /v1/models lists what the key may call: no model its credits cannot pay for, no door its audience may not use. */
+export async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, caller: Caller): Promise<(m: ModelEntry) => boolean> {
+  const denied = new Set<string>();
+  for (const vendor of runtime.snapshot().config.billing.plan_restricted_vendors) {
+    if (!(await ledger.planAllows(caller.walletId, vendor))) denied.add(vendor);
+  }
+  const config = runtime.snapshot().config;
+  return (m) => !denied.has(m.vendor) && m.doors.some((door) => !doorClosedTo(config, door, caller));
+}

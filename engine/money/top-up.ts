@@ -1,0 +1,78 @@
+// Money in: a top-up adds a credit lot to a wallet (its vendors, if restricted), the wallet's total and the
+// journal's `top_up` row, in the caller's transaction.
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../core/clock.ts';
+import type { Queryable } from '../db/db.ts';
+import { errors } from '../core/errors.ts';
+import { VENDORS } from '../core/types.ts';
+import { creditsToNano } from '../core/money.ts';
+import { lotFromRow } from './wallet-rows.ts';
+import type { LotBalance, TopUpInput } from './types.ts';
+
+export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
+  if (vendors === null || vendors === undefined) return null;
+  if (!Array.isArray(vendors) || vendors.length === 0)
+    throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
+  const out = new Set<string>();
+  for (const v of vendors) {
+    const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
+    if (!(VENDORS as readonly string[]).includes(s)) {
+      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use letters ${VENDORS.join(', ')}.`, 'vendors');
+    }
+    out.add(s);
+  }
+  return [...out].sort();
+}
+
+/** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
+const TOP_UP_SQL = `
+WITH w AS (
+  UPDATE wallets SET available_nano = available_nano + $2::bigint WHERE id = $1 RETURNING id
+)
+INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
+VALUES ($1, $3, NULL, 'top_up', $2::bigint, $4::timestamptz)`;
+
+/** Adds a lot to the wallet: the lot row, the wallet total and the journal row, in the caller's transaction. */
+export async function topUpIn(clock: Clock, tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> {
+  let nano: bigint;
+  if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');
+  if (input.nano !== undefined) {
+    if (typeof input.nano !== 'bigint') throw errors.invalidRequest('nano must be an integer.');
+    nano = input.nano;
+  } else if (input.credits !== undefined) {
+    try {
+      nano = creditsToNano(input.credits);
+    } catch {
+      throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
+    }
+  } else {
+    throw errors.invalidRequest('credits is required.', 'credits');
+  }
+  if (nano <= 0n) throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
+  const vendors = normalizeVendors(input.vendors);
+  const at = clock.now();
+  const id = newId('lot');
+  const ins = await tx.query(
+    `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at)
+     SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz FROM wallets w WHERE w.id = $2
+     RETURNING *`,
+    [id, walletId, vendors, nano.toString(), at.toISOString()],
+  );
+  if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+  // The insert set the lot's own balance; only the wallet total and the journal move here.
+  try {
+    await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
+  } catch (e) {
+    // numeric_value_out_of_range: the wallet total would pass int8. The amount asked is the cause, so
+    // it is the caller's 400; the transaction rolls back with the lot.
+    if ((e as { code?: unknown } | null)?.code === '22003') {
+      throw errors.invalidRequest('credits: this top-up would take the wallet past the largest balance it can hold.', 'credits');
+    }
+    throw e;
+  }
+  const lot = lotFromRow(ins.rows[0]);
+  if (input.beside) await input.beside(tx, lot);
+  return lot;
+}
