@@ -62,8 +62,9 @@ export interface QuotaService {
   /** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
   usage(keyIds: string[], now: Date, q?: Queryable): Promise<Map<string, KeyUsage>>;
   /**
-   * Throws 429 key_limit_exceeded when the call may not start. `maxCostNano` is the call's largest amount. Reads
-   * the key's use from this process's figure (use-cache.ts), kept by `noteUse`.
+   * Throws 429 key_limit_exceeded when the call may not start. `maxCostNano` is the call's largest amount. A key
+   * with a daily limit reads its use; a key with only a monthly limit reads this process's figure (use-cache.ts),
+   * kept by `noteUse`.
    */
   checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date): Promise<void>;
   /** Taken when a call's charge is handed over, for `noteUse`. */
@@ -176,7 +177,10 @@ export function createQuotaService(db: Db): QuotaService {
 
     async checkQuota(auth, maxCostNano, now) {
       if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
-      const u = await uses.get(auth.keyId, now);
+      // A daily limit is read from the database: a call sent after another process's answer showed the day used
+      // up must see it. The monthly check alone is an early refusal (the key's leases and holds are what keep
+      // the month), so this process's figure does.
+      const u = auth.dailyLimitNano != null ? await one(auth.keyId, now) : await uses.get(auth.keyId, now);
       if (auth.monthlyLimitNano != null && u.monthNano + maxCostNano > auth.monthlyLimitNano) {
         throw monthlyLimitError(auth, maxCostNano, u.monthNano, 0n, now);
       }

@@ -3,14 +3,15 @@
 //
 // The figure is the key's counters as last read, plus what this process's charges of the key added since.
 // Other processes' use shows at the next read, which a check starts in the background once the figure is
-// `ttlMs` old: a daily limit shared by several processes may be passed by what the others charged meanwhile,
-// as calls sent at the same moment may pass it anyway. The monthly limit does not rest on this figure (the
-// key's leases and holds are checked against its counter under a lock); its check here is an early refusal.
+// `ttlMs` old. So the figure serves checks that may be late by what other processes charged meanwhile: the
+// monthly limit's early refusal (the key's leases and holds are checked against its counter under a lock). A
+// daily limit must see another process's charge as soon as its answer was given, and is read each call
+// (quota.ts).
 //
 // A key's use only grows within a period, so a read never lowers the figure (a read that started before one
-// of our charges committed may not include it). A charge of ours whose commit raced with a read (admitted
+// of our charges committed may not include it). A charge of ours whose commit raced with a read (handed over
 // before the read ended, committed after it) may or may not be in what was read: it is not added, so it is
-// never counted twice, and the next read counts it.
+// never counted twice, and the key's next check waits for a read that starts after it.
 import { LRUCache } from 'lru-cache';
 import { koreanDate, koreanMonth } from '../core/clock.ts';
 
@@ -43,6 +44,8 @@ export class KeyUseCache {
   private readonly figures: LRUCache<string, Figure>;
   /** Reads in flight, one per key. */
   private readonly reading = new Map<string, Promise<void>>();
+  /** Keys with a charge committed that the figure may lack: their next check reads first. */
+  private readonly behind = new Set<string>();
   private reads = 0;
   /** Counts `forget` calls: a read that started before one is not kept. */
   private forgets = 0;
@@ -57,6 +60,10 @@ export class KeyUseCache {
   async get(keyId: string, now: Date): Promise<KeyUsage> {
     const day = koreanDate(now);
     const month = koreanMonth(now);
+    if (this.behind.delete(keyId)) {
+      await this.reading.get(keyId)?.catch(() => undefined); // it may have started before the charge committed
+      await this.refresh(keyId, now);
+    }
     let f = this.figures.get(keyId);
     if (!f || f.day !== day || f.month !== month) {
       await this.refresh(keyId, now);
@@ -76,7 +83,11 @@ export class KeyUseCache {
   /** A charge of the key committed: added to the figure when the figure's read did not race with it. */
   note(keyId: string, chargedNano: bigint, finishedAt: Date, token: UseToken): void {
     const f = this.figures.get(keyId);
-    if (!f || f.read !== token || chargedNano <= 0n) return;
+    if (!f || chargedNano <= 0n) return;
+    if (f.read !== token) {
+      this.behind.add(keyId);
+      return;
+    }
     if (f.day === koreanDate(finishedAt)) f.dayNano += chargedNano;
     if (f.month === koreanMonth(finishedAt)) f.monthNano += chargedNano;
   }
