@@ -10,6 +10,11 @@
 // was left waiting meanwhile.
 //
 //   node --import tsx bench/usage-records-scale.ts [--records 10000000] [--wallets 1000] [--samples 300] [--explain]
+//                                                  [--keep] [--reuse <schema>]
+//
+// --keep leaves the filled schema (its name is printed) so a later run can be timed on a quieter machine without
+// filling again: --reuse <schema> skips the fill (same --records and --wallets, within the month of the fill).
+// The retention step drops two more days on every run.
 //
 // --explain prints the plans (EXPLAIN ANALYZE, BUFFERS; first line and timings) of the records' reads for one
 // wallet before the timing, and the month CSV's read and rendering now against as it was before, in turns.
@@ -21,7 +26,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { koreanDate, startOfKoreanDay } from '../engine/core/clock.ts';
 import { writeRows } from '../engine/db/beside-settle.ts';
-import { openScratchSchema } from '../engine/db/scratch-schema.ts';
+import { openScratchSchema, urlWithSchema } from '../engine/db/scratch-schema.ts';
+import { openPg } from '../engine/db/pg.ts';
+import type { Db } from '../engine/db/db.ts';
 import { createGateway } from '../engine/gateway.ts';
 import { dailyRollupWriter } from '../engine/usage/daily-rollup.ts';
 import { listUsageRecords, usageRecordWriter, type UsageRecordDraft } from '../engine/usage/records.ts';
@@ -37,6 +44,8 @@ const { values } = parseArgs({
     wallets: { type: 'string' },
     samples: { type: 'string' },
     explain: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    reuse: { type: 'string' },
   },
 });
 const RECORDS = Number(values.records ?? 10_000_000);
@@ -132,23 +141,8 @@ function csvFromViews(rows: Awaited<ReturnType<typeof listUsageRecords>>): strin
   );
   return `${lines.join('\r\n')}\r\n`;
 }
-/** The columns the lists read (engine/usage/records.ts LIST_COLUMNS). */
-const LISTED = `request_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens, cache_read_tokens, cache_write_tokens,
-  output_tokens, reasoning_tokens, server_tool_calls, characters, images, video_seconds, charged_nano, duration_ms, trace_id`;
-
-const scratch = await openScratchSchema(DATABASE_URL);
-const { db } = scratch;
-const dataDir = mkdtempSync(join(tmpdir(), 'gw-usage-scale-'));
-let closeGateway: (() => Promise<void>) | null = null;
-try {
-  const now = new Date();
-  const storage = await usageRecordStorage(db);
-  if (storage.kind !== 'daily-partitions') throw new Error('expected the partitioned table on PostgreSQL');
-  for (let t = now.getTime() - (DAYS + 2) * DAY_MS; t < now.getTime(); t += 14 * DAY_MS) await storage.prepare(new Date(t));
-  await storage.prepare(now);
-
-  // ---------- fill ----------
-  let started = performance.now();
+/** Wallets, and RECORDS usage records spread over the DAYS before `now`. */
+async function fill(now: Date): Promise<void> {
   await db.query(
     `INSERT INTO wallets (id, owner_id) SELECT 'bw' || lpad(g::text, 4, '0'), 'bench-owner-' || g FROM generate_series(0, $1::int - 1) g`,
     [WALLETS],
@@ -171,8 +165,10 @@ try {
     );
     log(`records ${to.toLocaleString('en-US')} / ${RECORDS.toLocaleString('en-US')}`);
   }
-  const fillS = (performance.now() - started) / 1000;
-  started = performance.now();
+}
+
+/** The daily rollup summed from the records, and what the upkeep does to each closed day. */
+async function rollUp(): Promise<void> {
   await db.query(
     `INSERT INTO usage_daily
      SELECT (at AT TIME ZONE 'Asia/Seoul')::date, wallet_id, coalesce(key_id, ''), model, count(*), sum(charged_nano)::bigint,
@@ -182,6 +178,37 @@ try {
   // What the upkeep does to each closed day (record-storage.ts), done at once for the 90 days filled here.
   await db.query(`VACUUM (ANALYZE) usage_records`);
   await db.query(`ANALYZE usage_daily`);
+}
+
+/** A schema filled by an earlier run with --keep. */
+async function reusedSchema(schema: string): Promise<{ url: string; schema: string; db: Db; cleanup(): Promise<void> }> {
+  const url = urlWithSchema(DATABASE_URL, schema);
+  const db = await openPg({ url, max: 30 });
+  return { url, schema, db, cleanup: () => db.close() };
+}
+
+/** The columns the lists read (engine/usage/records.ts LIST_COLUMNS). */
+const LISTED = `request_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens, cache_read_tokens, cache_write_tokens,
+  output_tokens, reasoning_tokens, server_tool_calls, characters, images, video_seconds, charged_nano, duration_ms, trace_id`;
+
+const scratch = values.reuse ? await reusedSchema(values.reuse) : await openScratchSchema(DATABASE_URL);
+const { db } = scratch;
+if (values.keep || values.reuse) log(`schema ${scratch.schema} (kept after the run)`);
+const dataDir = mkdtempSync(join(tmpdir(), 'gw-usage-scale-'));
+let closeGateway: (() => Promise<void>) | null = null;
+try {
+  const now = new Date();
+  const storage = await usageRecordStorage(db);
+  if (storage.kind !== 'daily-partitions') throw new Error('expected the partitioned table on PostgreSQL');
+  for (let t = now.getTime() - (DAYS + 2) * DAY_MS; t < now.getTime(); t += 14 * DAY_MS) await storage.prepare(new Date(t));
+  await storage.prepare(now);
+
+  // ---------- fill ----------
+  let started = performance.now();
+  if (!values.reuse) await fill(now);
+  const fillS = (performance.now() - started) / 1000;
+  started = performance.now();
+  if (!values.reuse) await rollUp();
   const rollupS = (performance.now() - started) / 1000;
   const sizes = (
     await db.query<{ heap: string; indexes: string; rollup_rows: string; partitions: string }>(
@@ -349,6 +376,7 @@ try {
   );
 } finally {
   await closeGateway?.();
-  await scratch.cleanup();
+  if (values.keep || values.reuse) await db.close();
+  else await scratch.cleanup();
   rmSync(dataDir, { recursive: true, force: true });
 }
