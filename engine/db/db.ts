@@ -32,6 +32,11 @@ export interface Db extends Queryable {
    * calls without a query asks this first. Absent for the embedded database, which is always there.
    */
   seemsReachable?(): boolean;
+  /**
+   * As `seemsReachable`, but while the server looks gone it tries the listening connection again first, waiting
+   * at most `waitMs` for it: the first calls after a restart of the server pass rather than being refused.
+   */
+  reachable?(waitMs: number): Promise<boolean>;
   /** Connections of a server pool, for the metrics; absent for the embedded database (one in-process connection). */
   poolUse?(): { total: number; idle: number; waiting: number };
 }

@@ -179,6 +179,25 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
       return !listenerLost;
     },
 
+    async reachable(waitMs) {
+      if (!listenerLost) return true;
+      nudgeReconnect();
+      const attempt = connecting;
+      if (attempt) {
+        let timer: NodeJS.Timeout | undefined;
+        const waited = new Promise<void>((r) => (timer = setTimeout(r, waitMs)));
+        await Promise.race([
+          attempt.then(
+            () => undefined,
+            () => undefined,
+          ),
+          waited,
+        ]);
+        clearTimeout(timer);
+      }
+      return !listenerLost;
+    },
+
     async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T> {
       const client = await pool.connect();
       let broken: Error | undefined;

@@ -44,6 +44,8 @@ const LEASE_RETURN_WAIT_MS = 1_000;
 const CALLS_IN_FLIGHT_LIFT_MS = 1_000;
 /** How often a call waiting for leases to come back looks at the balance. */
 const RETURN_POLL_MS = 50;
+/** How long a call waits for a lost database connection to come back before it is refused (503). */
+const REACHABLE_WAIT_MS = 250;
 
 /**
  * A caller this gateway authenticated, carrying its key's context privately (the pipeline sees a Caller).
@@ -187,7 +189,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const auth = authOf(caller);
       // Charges the database has not taken are answers given on credit: none more until it takes them, nor while
       // it looks gone (a call admitted on a lease would otherwise be served with no database to charge it in).
-      if (deps.writer.failing || ledger.db.seemsReachable?.() === false) {
+      if (deps.writer.failing || (await ledger.db.reachable?.(REACHABLE_WAIT_MS)) === false) {
         throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
       }
       const now = clock.now();
