@@ -270,7 +270,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
     async trim(reservation, releaseNano) {
       if (typeof releaseNano !== 'bigint') throw new TypeError('releaseNano must be a bigint');
-      const r = await finish(reservation, { kind: 'trim', actualNano: releaseNano });
+      const r = await finish(reservation, { kind: 'trim', actualNano: 0n, releaseNano });
       return { releasedNano: r.releasedNano };
     },
 

@@ -229,7 +229,7 @@ export interface FinishOp {
    * draw: charges `actualNano` out of the reservation without finishing it (a process's budget lease pays
    * one call); charged at most once per `drawId`, from what the reservation holds, then (beyond it, or
    * when it is no longer held) from available balance as far as it goes.
-   * trim: gives back up to `actualNano` of what a held reservation holds, which stays held with the rest (a
+   * trim: gives back up to `releaseNano` of what a held reservation holds, which stays held with the rest (a
    * lease asked back while calls admitted on it still run keeps only what they and its unwritten draws need).
    */
   kind: 'settle' | 'release' | 'expire' | 'draw' | 'trim';
@@ -252,7 +252,10 @@ export interface FinishOp {
    * retry), or null: looked up inside the batch.
    */
   walletId: string | null;
+  /** settle, draw: the amount to charge. 0 for the other kinds (a trim's amount is `releaseNano`). */
   actualNano: bigint;
+  /** trim: the most to give back of what the reservation holds. */
+  releaseNano?: bigint;
   /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
   expireBefore?: Date;
   /** settle, draw: the charge rows (or charge callback) written in the charge's transaction. */
