@@ -80,7 +80,7 @@ export interface ReserveRequest {
 }
 
 export interface SettleResult {
-  /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
+  /** What this settle charged (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
   chargedNano: bigint;
   /** Part of `actual` the lots could not cover (not charged). 0 normally. */
   shortfallNano: bigint;
