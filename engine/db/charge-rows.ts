@@ -45,7 +45,7 @@ export interface ChargeRow {
 /** The charge rows one charge writes (its key's quota count, its usage record and rollup). */
 export type ChargeRows = readonly ChargeRow[];
 
-/** A charge row for `writer`, typed where it is made and erased to travel beside rows of other writers. */
+/** A charge row for `writer`, typed where it is made and erased to travel in one list with rows of other writers. */
 export function chargeRow<T>(writer: ChargeRowWriter<T>, item: T): ChargeRow {
   return { writer: writer as unknown as ChargeRowWriter<unknown>, item };
 }
