@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { koreanDate, startOfKoreanDay } from '../engine/core/clock.ts';
-import { writeRows } from '../engine/db/beside-settle.ts';
+import { writeChargeRows } from '../engine/db/charge-rows.ts';
 import { openScratchSchema, urlWithSchema } from '../engine/db/scratch-schema.ts';
 import { openPg } from '../engine/db/pg.ts';
 import type { Db } from '../engine/db/db.ts';
@@ -319,8 +319,8 @@ try {
       const rows = [{ item: draft, chargedNano: 325n }];
       const t0 = performance.now();
       await db.transaction(async (tx) => {
-        await writeRows(tx, usageRecordWriter, rows);
-        await writeRows(tx, dailyRollupWriter, rows);
+        await writeChargeRows(tx, usageRecordWriter, rows);
+        await writeChargeRows(tx, dailyRollupWriter, rows);
       });
       writerLatencies.push({ at: t0, ms: performance.now() - t0 });
     }

@@ -156,7 +156,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     expect(out[4]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
     expect(out[5]).toMatchObject({ status: 'rejected', reason: { status: 404 } });
     expect(out[6]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 12_000n, shortfallNano: 0n, alreadyFinished: false } });
-    // the successful alongside ran (its first run may have been rolled back with the failed op's batch)
+    // the successful charge callback ran (its first run may have been rolled back with the failed op's batch)
     expect(seen.at(-1)).toBe(4_000n);
     // held[1] is still held and uncharged; the new reservation holds 50,000
     const bal = await l.balance(w.id);
@@ -170,7 +170,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     await expectJournalAddsUp(l, w.id);
   });
 
-  it('a settle whose alongside fails in SQL (aborting the transaction) leaves that reservation held and uncharged; the rest of the batch commits', async () => {
+  it('a settle whose charge callback fails in SQL (aborting the transaction) leaves that reservation held and uncharged; the rest of the batch commits', async () => {
     const { l, sizes } = batchLedger();
     const w = await l.createWallet({ credits: 50 });
     const rs: Reservation[] = [];
@@ -227,7 +227,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     }
     type Step =
       | { kind: 'reserve'; vendor: string; amount: bigint }
-      | { kind: 'settle'; i: number; actual: bigint; alongside?: 'ok' | 'throw' }
+      | { kind: 'settle'; i: number; actual: bigint; callback?: 'ok' | 'throw' }
       | { kind: 'release'; i: number }
       | { kind: 'settle-forged'; i: number };
     const r = rng(99);
@@ -235,7 +235,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       const x = r.next();
       if (x < 0.45) return { kind: 'reserve', vendor: r.pick(['a', 'b', 'c', 'd']), amount: BigInt(r.int(0, 9_000)) };
       if (x < 0.75)
-        return { kind: 'settle', i: r.int(0, 29), actual: BigInt(r.int(0, 9_000)), alongside: r.pick([undefined, 'ok', 'ok', 'throw']) };
+        return { kind: 'settle', i: r.int(0, 29), actual: BigInt(r.int(0, 9_000)), callback: r.pick([undefined, 'ok', 'ok', 'throw']) };
       if (x < 0.95) return { kind: 'release', i: r.int(0, 29) };
       return { kind: 'settle-forged', i: r.int(0, 29) };
     });
@@ -251,11 +251,11 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
           return l.settle(
             pre[k][s.i],
             s.actual,
-            s.alongside === 'ok'
+            s.callback === 'ok'
               ? async (tx) => {
                   await tx.query('SELECT 1');
                 }
-              : s.alongside === 'throw'
+              : s.callback === 'throw'
                 ? async () => {
                     throw new Error('nope');
                   }

@@ -24,10 +24,10 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
   const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc' });
 
-  it('settle runs `alongside` in its own transaction: when it fails, nothing is charged and the hold stays', async () => {
+  it('settle runs its charge callback in its own transaction: when it fails, nothing is charged and the hold stays', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 });
-    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4000n, callId: 'call-alongside' });
+    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4000n, callId: 'call-callback' });
     if (!r.ok) throw new Error('reserve refused');
     await expect(l.settle(r.reservation, 1500n, async () => Promise.reject(new Error('quota write failed')))).rejects.toThrow(
       'quota write failed',
@@ -41,7 +41,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     expect(settled.chargedNano).toBe(1500n);
     expect(seen).toEqual([1500n]);
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 8500n, reservedNano: 0n });
-    // A repeat settles nothing and does not run `alongside` again.
+    // A repeat settles nothing and does not run the charge callback again.
     await l.settle(r.reservation, 1500n, async () => {
       seen.push(-1n);
     });

@@ -1,7 +1,7 @@
 // The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
-import { usageRecordBeside } from '../usage/records.ts';
+import { usageRecordRows } from '../usage/records.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../money/accounts.ts';
@@ -105,7 +105,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
     commitWaitMs: snap.config.billing.ledger?.commit_wait_ms ?? DEFAULT_COMMIT_WAIT_MS,
     // The record is drawn up when the call settles; the write keeps only it (a charge written behind the
     // reply must not keep the request and reply alive).
-    recordOf: (usage) => {
+    chargeRowsOf: (usage) => {
       const draft = {
         requestId: req.id,
         walletId: caller.walletId,
@@ -121,7 +121,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
         traceId: facts.traceId ?? null,
         prices: appliedPrices(prepared.call.model, usage, pricing),
       };
-      return usageRecordBeside(draft);
+      return usageRecordRows(draft);
     },
     trace,
     // The record keeps the prices this charge is computed at (the same function of the same snapshot and instant).

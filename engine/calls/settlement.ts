@@ -4,7 +4,7 @@
 // full. The wait is bounded: when the database does not answer within `commitWaitMs`, the answer goes out, and
 // its charge stays with the charge writer, counted as at risk until it lands.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Accounts, Caller, Hold, WithSettle } from '../money/accounts.ts';
+import type { Accounts, Caller, ChargeRows, Hold } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { GATEWAY } from '../telemetry/genai.ts';
@@ -17,8 +17,8 @@ export interface SettlementDeps {
   log: Pick<FastifyBaseLogger, 'error'>;
   /** The cost of the usage in nano-USD, at the catalog's prices. */
   costOf: (usage: Usage) => bigint;
-  /** The call's usage record, written by the settle's own transaction. */
-  recordOf?: (usage: Usage) => WithSettle;
+  /** The call's charge rows (its usage record), written by the settle's own transaction. */
+  chargeRowsOf?: (usage: Usage) => ChargeRows;
   /** How long the answer's end waits for its charge to be committed (billing.yaml ledger.commit_wait_ms). */
   commitWaitMs: number;
   /** The call's trace, when telemetry is on: the settle is a span of it, and the charge goes on the call's span. */
@@ -66,7 +66,7 @@ export class Settlement {
       return 0n;
     }
     const cost = deps.costOf(usage);
-    const charge = deps.accounts.settle(this.caller, hold, cost, deps.recordOf?.(usage));
+    const charge = deps.accounts.settle(this.caller, hold, cost, deps.chargeRowsOf?.(usage));
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.commitWaitMs)));
     try {

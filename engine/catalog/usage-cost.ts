@@ -25,7 +25,7 @@ export interface AdvisorPrice {
  * The prices a call was charged at, USD as the catalog writes them (per 1M tokens, per image, per 1M
  * characters, per call). Only what applied is present, to keep a record small. `basis`: `base` (the base or
  * scheduled price), `tier` (the tier above `tier_above_input_tokens`), or `vendor` (the vendor stated its
- * charge, `vendor_nano`, and that was debited).
+ * charge, `vendor_nano`, and that was charged).
  */
 export interface AppliedPrices {
   basis: 'base' | 'tier' | 'vendor';

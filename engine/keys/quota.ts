@@ -20,7 +20,7 @@ import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { usedCredits, type AuthContext } from './types.ts';
-import { writeRows, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
+import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
 import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
 
 /** A finished call's use, counted on its key's day and month by the settle that charged it. */
@@ -78,7 +78,7 @@ export interface QuotaService {
   /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
   recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
   /** recordUsage for many settles of a ledger batch in one statement (each row counts what its settle charged). */
-  readonly useWriter: RowWriter<KeyUse>;
+  readonly useWriter: ChargeRowWriter<KeyUse>;
   /** The GET /v1/key object for the calling key. */
   keyStatus(auth: AuthContext, now: Date): Promise<KeyStatus>;
 }
@@ -100,7 +100,7 @@ export function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsA
  * Adds each row's charge to its key's Korean day and month, one statement for all. Summed per counter first (an
  * upsert cannot touch one row twice) and written in key order, so two batches lock shared counters in the same order.
  */
-function countUsesStatement(rows: readonly SettleRow<KeyUse>[]): Statement | null {
+function countUsesStatement(rows: readonly ChargedItem<KeyUse>[]): Statement | null {
   const sums = new Map<string, { keyId: string; scope: 'day' | 'month'; period: string; nano: bigint }>();
   const add = (keyId: string, scope: 'day' | 'month', period: string, nano: bigint) => {
     const k = `${keyId}\u0000${scope}\u0000${period}`;
@@ -130,7 +130,7 @@ function countUsesStatement(rows: readonly SettleRow<KeyUse>[]): Statement | nul
   };
 }
 
-const useWriter: RowWriter<KeyUse> = { name: 'api_key_usage', statement: countUsesStatement };
+const useWriter: ChargeRowWriter<KeyUse> = { name: 'api_key_usage', statement: countUsesStatement };
 
 export function createQuotaService(db: Db): QuotaService {
   async function usage(keyIds: string[], now: Date, q: Queryable = db): Promise<Map<string, KeyUsage>> {
@@ -217,7 +217,7 @@ export function createQuotaService(db: Db): QuotaService {
     noteUse: (keyId, chargedNano, finishedAt, token) => uses.note(keyId, chargedNano, finishedAt, token),
 
     async recordUsage(keyId, nano, finishedAt, tx) {
-      await writeRows(tx ?? db, useWriter, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
+      await writeChargeRows(tx ?? db, useWriter, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
       uses.forget(keyId);
     },
 

@@ -2,13 +2,10 @@
 // cost. The pipeline knows only this interface; keys, quotas and the ledger sit behind it.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
-import type { BesideSettle } from './types.ts';
+import type { ChargeRows } from './types.ts';
 import type { Charge } from './charge-writer.ts';
 
-export type { Charge };
-
-/** More to write in a settle's own transaction (a usage record), with what the settle charged. */
-export type WithSettle = readonly BesideSettle[];
+export type { Charge, ChargeRows };
 
 export interface Caller {
   keyId: string;
@@ -46,11 +43,12 @@ export interface Accounts {
    */
   room(caller: Caller, model: ModelEntry): Promise<bigint>;
   /**
-   * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `alsoWrite` is
-   * written in the same transaction, once. The charge is decided at once and written by the charge writer
-   * until it lands: `committed` says when (the answer's last byte waits for it). Never throws.
+   * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `rows` (the call's
+   * charge rows: its usage record) are written in the same transaction, once. The charge is decided at once
+   * and written by the charge writer until it lands: `committed` says when (the answer's last byte waits for
+   * it). Never throws.
    */
-  settle(caller: Caller, hold: Hold, costNano: bigint, alsoWrite?: WithSettle): Charge;
+  settle(caller: Caller, hold: Hold, costNano: bigint, rows?: ChargeRows): Charge;
   /** Gives the whole hold back: the call failed. */
   release(hold: Hold): Promise<void>;
 
@@ -63,7 +61,7 @@ export interface Accounts {
    * Charges the cost (the rest goes back) and counts it on the quotas of the key that made the hold, on the
    * Korean day it finishes. Idempotent: a second settle of the same reference charges nothing more.
    */
-  settleDetached(holdRef: string, keyId: string, costNano: bigint, alsoWrite?: WithSettle): Promise<bigint>;
+  settleDetached(holdRef: string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint>;
   /** Gives the whole hold back. Idempotent. */
   releaseDetached(holdRef: string): Promise<void>;
 }

@@ -5,7 +5,7 @@ import type { Queryable } from '../db/db.ts';
 import { toBigInt } from '../core/money.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 import type { Moves } from './moves.ts';
-import type { Statement } from '../db/beside-settle.ts';
+import type { Statement } from '../db/charge-rows.ts';
 
 // Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
 // available and nothing reserved can never move again: new money arrives as new lots, so it need not be
@@ -221,25 +221,25 @@ SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new
 /** How many parameters WRITE_SQL takes. */
 const WRITE_PARAMS = 36;
 
-/** `WRITE_SQL` with `beside` (statements of rows written beside settles) as CTEs of its own, parameters renumbered after its own. */
-function withBeside(beside: readonly Statement[]): { sql: string; params: unknown[] } {
-  if (beside.length === 0) return { sql: WRITE_SQL, params: [] };
+/** `WRITE_SQL` with `chargeRows` (the statements of the charges' charge rows) as CTEs of its own, parameters renumbered after its own. */
+function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
+  if (chargeRows.length === 0) return { sql: WRITE_SQL, params: [] };
   let next = WRITE_PARAMS;
   const params: unknown[] = [];
-  const ctes = beside.map((b, i) => {
+  const ctes = chargeRows.map((b, i) => {
     const offset = next;
     next += b.params.length;
     params.push(...b.params);
-    return `beside_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    return `charge_rows_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
   });
   return { sql: WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`), params };
 }
 
 /**
- * Writes a batch's moves, and in the same statement `beside` (the rows written beside its settles); every
+ * Writes a batch's moves, and in the same statement `chargeRows` (the statements of its charges' rows); every
  * row count of the moves is checked.
  */
-export async function writeMoves(tx: Queryable, owner: string, moves: Moves, beside: readonly Statement[] = []): Promise<void> {
+export async function writeMoves(tx: Queryable, owner: string, moves: Moves, chargeRows: readonly Statement[] = []): Promise<void> {
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
@@ -253,7 +253,7 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves, bes
     else held.set(k, { ...d });
   }
   const heldRows = [...held.values()];
-  const write = withBeside(beside);
+  const write = withChargeRows(chargeRows);
   const r = await tx.query<{
     new_res: number;
     new_res_lots: number;

@@ -28,16 +28,16 @@
 //      their lots, lot deltas, wallet deltas, journal rows, finished reservations): each row is written
 //      by exactly one CTE, the lots and reservations updated are locked by us already, and no UPDATE
 //      joins the output of another data-modifying CTE; the row counts are checked;
-//   4. write what the settles write beside their charge on the same transaction (settle-rows.ts: callbacks
-//      in op order, then the rows of each writer, all settles together, one statement per writer); COMMIT;
-//      resolve.
-// Round trips per batch: BEGIN, lock (plus the holds' read when it finishes reservations), write, one per
-// `alongside` callback and one per row writer, COMMIT (plus one when a reserve is refused, and one per
+//   4. write the charges' charge rows on the same transaction (batch-charge-rows.ts: the rows of each writer,
+//      all charges together, one statement per writer composed into step 3's; then charge callbacks in op
+//      order); COMMIT; resolve.
+// Round trips per batch: BEGIN, lock (plus the holds' read when it finishes reservations), write (the charge rows
+// ride in it), one per charge callback, COMMIT (plus one when a reserve is refused, and one per
 // capped key plus one when reserves carry key caps). Lock order is lots (seq) →
-// reservations (id) → key counters (key id) → wallet row → whatever `alongside` touches, the
+// reservations (id) → key counters (key id) → wallet row → whatever the charge rows touch, the
 // same for every batch in every process (the sweeper's expires are batches too; extend locks one
 // reservation row, a top-up its wallet row and a new lot), so batches do not deadlock each other; when
-// they do anyway (two `alongside` writing the same rows in different orders), the batch is retried.
+// they do anyway (two charge callbacks writing the same rows in different orders), the batch is retried.
 //
 // Failure of one op fails only that op:
 //   - decided in memory (no such reservation / wallet): the op rejects, it wrote nothing, the others go on;
@@ -48,11 +48,11 @@
 //     so on PGlite it runs again in the same transaction, with no savepoint to go back to; on PostgreSQL
 //     the transaction is rolled back and run again. One broken reservation must not stop the other
 //     wallets' moves, nor the sweeper's expiries, that share its batch;
-//   - an `alongside` that throws: the batch's writes are undone and the batch runs again without that op
+//   - charge rows that throw: the batch's writes are undone and the batch runs again without that op
 //     (when a grouped row write throws, first again with each op's rows written on their own, to find it),
-//     which rejects with the callback's error (its reservation stays held and uncharged). The others are
+//     which rejects with the rows' error (its reservation stays held and uncharged). The others are
 //     decided again from the undone state, as if the failed op had never been sent (what one transaction
-//     per op gave). Their `alongside` may thus run twice, the first run undone (a deadlock retry always
+//     per op gave). Their charge rows may thus be written twice, the first run undone (a deadlock retry always
 //     could). On PostgreSQL the transaction is rolled back and run again (the wallet's next batch waits
 //     for it); on PGlite it goes back to a savepoint taken at the batch's start, inside the same
 //     transaction (another transaction would queue behind the next batch's). No savepoint round trip on
@@ -65,7 +65,13 @@ import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, Rese
 import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
 import { lockBatch, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
-import { GroupedWriteFailed, groupedStatements, SettleWriteFailed, writeBesideSettles, type DueWrite } from './settle-rows.ts';
+import {
+  GroupedChargeRowsFailed,
+  groupedStatements,
+  ChargeRowsFailed,
+  writeUngroupedChargeRows,
+  type DueChargeRows,
+} from './batch-charge-rows.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
 
 type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
@@ -153,7 +159,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     let active: Pending[] | null = null;
     let attempt = 0;
     const extraWallets = new Set<string>();
-    /** After a grouped write beside settles failed: each settle's rows on their own, to find whose it was. */
+    /** After a grouped write of charge rows failed: each charge's rows on their own, to find whose they were. */
     const written = { separately: false };
     for (;;) {
       let outcomes: Outcome[];
@@ -176,7 +182,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
             for (;;) {
               if (active.length === 0) return [];
               opts.onBatch?.(active.length);
-              const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside);
+              const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.rows);
               if (savepoint) await tx.query('SAVEPOINT ledger_batch');
               try {
                 return await processBatch(tx, active, extraWallets, written.separately);
@@ -192,12 +198,12 @@ export function createBatcher(opts: BatcherOptions): Batcher {
                   active = active.filter((p) => p !== e.owner);
                   continue;
                 }
-                if (e instanceof GroupedWriteFailed && savepoint && !written.separately) {
+                if (e instanceof GroupedChargeRowsFailed && savepoint && !written.separately) {
                   await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
                   written.separately = true;
                   continue;
                 }
-                if (!(e instanceof SettleWriteFailed) || !savepoint) throw e;
+                if (!(e instanceof ChargeRowsFailed) || !savepoint) throw e;
                 await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
                 const failed = e.owner as Pending;
                 failed.reject(e.error);
@@ -220,12 +226,12 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           if (active.length === 0) return;
           continue;
         }
-        if (e instanceof GroupedWriteFailed) {
+        if (e instanceof GroupedChargeRowsFailed) {
           if (isRetryable(e.error) && attempt < MAX_RETRIES) await backoff(attempt++);
           else written.separately = true;
           continue;
         }
-        if (e instanceof SettleWriteFailed) {
+        if (e instanceof ChargeRowsFailed) {
           if (isRetryable(e.error) && attempt < MAX_RETRIES) {
             await backoff(attempt++);
             continue;
@@ -288,7 +294,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     const book = new Book(lots, reservations, keys);
     for (const id of drawnBefore) book.drawnBefore.add(id);
     const outcomes: Outcome[] = [];
-    const alongside: DueWrite<Pending>[] = [];
+    const due: DueChargeRows<Pending>[] = [];
     /** Reserves that need the wallet facts (refusal, or nothing to draw from) before they are final. */
     const undecided: { index: number; op: ReserveOp; usableNano: bigint }[] = [];
     batch.forEach((p, index) => {
@@ -306,8 +312,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         } else {
           const o = book.finish(p.op, at);
           const moved = o.finished || (p.op.kind === 'draw' && !o.alreadyFinished);
-          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.alongside && moved)
-            alongside.push({ owner: p, alongside: p.op.alongside, chargedNano: o.chargedNano });
+          if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.rows && moved)
+            due.push({ owner: p, rows: p.op.rows, chargedNano: o.chargedNano });
           outcomes.push({ ok: true, value: o });
         }
       } catch (e) {
@@ -336,17 +342,17 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       }
     }
 
-    // 3. Write the moves with the rows beside the settles, grouped, in one statement; 4. the rest of what the
-    // settles write beside (COMMIT follows).
-    const grouped = groupedStatements(alongside, separately);
+    // 3. Write the moves with the charge rows, grouped, in one statement; 4. the rest of the charge rows (charge
+    // callbacks; COMMIT follows).
+    const grouped = groupedStatements(due, separately);
     try {
       if (!book.moves.empty) await writeMoves(tx, owner, book.moves, grouped);
       else for (const s of grouped) await tx.query(s.sql, s.params);
     } catch (e) {
-      if (grouped.length > 0) throw new GroupedWriteFailed(e);
+      if (grouped.length > 0) throw new GroupedChargeRowsFailed(e);
       throw e;
     }
-    await writeBesideSettles(tx, alongside, separately);
+    await writeUngroupedChargeRows(tx, due, separately);
     return outcomes;
   }
 

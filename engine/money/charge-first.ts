@@ -1,9 +1,9 @@
-// A charge comes before the rows written beside it. The rows (the key's quota count, the call's usage record)
-// share the charge's transaction, so rows the database refuses for good (a value past its column's range, a
+// A charge comes before its charge rows. The rows (the key's quota count, the call's usage record) share the
+// charge's transaction, so rows the database refuses for good (a value past its column's range, a
 // broken constraint) would undo the charge on every attempt, and the vendor's work would go unpaid however often
 // it is retried. Such a refusal is charged again with fewer rows (first without the usage record, then without
 // any), and said in the log at error level: a missing record is a bug to fix, a missing charge is money lost.
-import type { Alongside } from './types.ts';
+import type { ChargeRows } from './types.ts';
 
 type Log = { error: (o: object, m: string) => void };
 
@@ -14,19 +14,20 @@ export function isRefusedForGood(e: unknown): boolean {
 }
 
 /**
- * The rows a charge writes, from all of them to none. Each step is tried when the one before was refused for
- * good; anything else (a lost connection, a deadlock) is the caller's to retry with the same rows.
+ * The ladder of charge rows a charge writes, from all of them to none (undefined). Each step is tried when the
+ * one before was refused for good; anything else (a lost connection, a deadlock) is the caller's to retry with
+ * the same rows.
  */
-export class RowsToWrite {
+export class ChargeRowLadder {
   private at = 0;
 
   constructor(
-    private readonly steps: readonly (Alongside | undefined)[],
+    private readonly steps: readonly (ChargeRows | undefined)[],
     private readonly log: Log,
     private readonly callId: string,
   ) {}
 
-  get current(): Alongside | undefined {
+  get current(): ChargeRows | undefined {
     return this.steps[this.at];
   }
 
@@ -42,13 +43,13 @@ export class RowsToWrite {
   }
 }
 
-/** Runs `charge` with the rows, falling back to fewer when they are refused for good. */
-export async function chargeFirst<T>(rows: RowsToWrite, charge: (alongside: Alongside | undefined) => Promise<T>): Promise<T> {
+/** Runs `charge` with the ladder's rows, stepping down to fewer when they are refused for good. */
+export async function chargeFirst<T>(ladder: ChargeRowLadder, charge: (rows: ChargeRows | undefined) => Promise<T>): Promise<T> {
   for (;;) {
     try {
-      return await charge(rows.current);
+      return await charge(ladder.current);
     } catch (e) {
-      if (!rows.fewerAfter(e)) throw e;
+      if (!ladder.fewerAfter(e)) throw e;
     }
   }
 }

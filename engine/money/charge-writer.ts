@@ -1,5 +1,5 @@
 // The one writer of charges. Every call's charge is decided once, in memory (its intent: the hold, the cost,
-// the rows written beside it), and handed here; the writer writes it through the ledger, whose queues group
+// its charge rows), and handed here; the writer writes it through the ledger, whose queues group
 // the charges waiting into one transaction (batch-queues.ts: a batch starts at once when none runs, and the
 // next takes everything that queued meanwhile, so a charge waits about one commit). A charge the database
 // could not take stays here and is tried again by the one retry policy (retry.ts) until it lands: the answer

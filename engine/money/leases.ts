@@ -18,7 +18,7 @@
 import type { Clock } from '../core/clock.ts';
 import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
 import { ChargeWriter, type Charge } from './charge-writer.ts';
-import { chargeFirst, RowsToWrite } from './charge-first.ts';
+import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
 import { free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
@@ -163,22 +163,22 @@ export class BudgetLeases {
    * and handed to the writer, which writes it until it lands. Out of what the lease holds for no other call (the
    * normal case: a call costs at most what it held) the charge is the cost; past it, see chargePastLease.
    */
-  settle(h: LeaseHold, costNano: bigint, drawId: string, rows: RowsToWrite = noRows(drawId)): Charge {
+  settle(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
     const cost = costNano < 0n ? 0n : costNano;
     this.spend.note(pairKey(lease), cost, this.nowMs());
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
-    const charge = cost <= free(lease) ? this.drawWithin(lease, cost, drawId, rows) : this.chargePastLease(lease, cost, drawId, rows);
+    const charge = cost <= free(lease) ? this.drawWithin(lease, cost, drawId, ladder) : this.chargePastLease(lease, cost, drawId, ladder);
     this.retireIfDone(lease);
     return charge;
   }
 
-  private drawWithin(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Charge {
+  private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     lease.spent += cost;
     return this.track(
       lease,
-      this.writer.submit(drawId, () => chargeFirst(rows, (r) => this.ledger.draw(lease.reservation, cost, drawId, r))),
+      this.writer.submit(drawId, () => chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows))),
     );
   }
 
@@ -191,7 +191,7 @@ export class BudgetLeases {
    * it would land after the charge holding it. Other processes' leases are not asked: theirs until returned.
    * The draw counts among the lease's pending ones from the start, so the lease is not released under it.
    */
-  private chargePastLease(lease: Lease, cost: bigint, drawId: string, rows: RowsToWrite): Charge {
+  private chargePastLease(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     const fromLease = free(lease) > 0n ? free(lease) : 0n;
     lease.spent += fromLease;
     const ofWallet = (k: string) => k.startsWith(`${lease.walletId}\u0000`);
@@ -200,7 +200,7 @@ export class BudgetLeases {
       const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
       if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease)
         await this.returnWallet(lease.walletId);
-      return chargeFirst(rows, (a) => this.ledger.draw(lease.reservation, cost, drawId, a, { holdAtMostNano: fromLease }));
+      return chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano: fromLease }));
     };
     return this.track(lease, this.writer.submit(drawId, write));
   }
@@ -394,5 +394,5 @@ export class BudgetLeases {
   }
 }
 
-/** A charge written with no rows beside it (the key's count and usage record are the accounts' to add). */
-const noRows = (drawId: string) => new RowsToWrite([undefined], { error: () => {} }, drawId);
+/** A charge written with no charge rows (the key's count and usage record are the accounts' to add). */
+const noChargeRows = (drawId: string) => new ChargeRowLadder([undefined], { error: () => {} }, drawId);

@@ -13,10 +13,11 @@
 //
 // Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (queues
 // the wallets share on PostgreSQL, one on PGlite): the calls that arrive while a queue's transaction runs are
-// done together in the next one (BEGIN, lock, one write statement, the settles' `alongside`, COMMIT),
+// done together in the next one (BEGIN, lock, one write statement with the charge rows, any
+// charge callbacks, COMMIT),
 // applied one after another in arrival order with exactly the decisions of policy.ts, so the results
-// are those of running them one at a time. A failing call (unknown reservation or wallet, throwing
-// `alongside`, a decision that finds the rows inconsistent: LedgerInvariantBroken, logged here at error
+// are those of running them one at a time. A failing call (unknown reservation or wallet, charge rows
+// that throw, a decision that finds the rows inconsistent: LedgerInvariantBroken, logged here at error
 // level) fails alone. Across processes the row locks still serialise the batches.
 //
 // Why not one statement per move: a single READ COMMITTED statement that UPDATEs rows joined to a CTE
@@ -248,20 +249,20 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
         .catch(reportBroken);
     },
 
-    async settle(reservation, actualNano, alongside) {
+    async settle(reservation, actualNano, rows) {
       if (typeof actualNano !== 'bigint') throw new TypeError('actualNano must be a bigint');
-      const r = await finish(reservation, { kind: 'settle', actualNano, alongside });
+      const r = await finish(reservation, { kind: 'settle', actualNano, rows });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },
 
-    async draw(reservation, amountNano, drawId, alongside, opts) {
+    async draw(reservation, amountNano, drawId, rows, opts) {
       if (typeof amountNano !== 'bigint') throw new TypeError('amountNano must be a bigint');
       const r = await finish(reservation, {
         kind: 'draw',
         actualNano: amountNano,
         drawId,
         drawnAt: clock.now(),
-        alongside,
+        rows,
         holdAtMostNano: opts?.holdAtMostNano,
       });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
@@ -269,7 +270,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
     async trim(reservation, releaseNano) {
       if (typeof releaseNano !== 'bigint') throw new TypeError('releaseNano must be a bigint');
-      const r = await finish(reservation, { kind: 'trim', actualNano: releaseNano });
+      const r = await finish(reservation, { kind: 'trim', actualNano: 0n, releaseNano });
       return { releasedNano: r.releasedNano };
     },
 

@@ -189,13 +189,13 @@ export class Book {
    * does not exist). `at` is the instant written on the moves.
    */
   finish(
-    op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>,
+    op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'releaseNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>,
     at: Date,
   ): FinishOutcome {
     const s = this.reservations.get(op.id);
     if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
     if (op.kind === 'draw') return this.draw(s, op, at);
-    if (op.kind === 'trim') return this.trim(s, op.actualNano, at);
+    if (op.kind === 'trim') return this.trim(s, op.releaseNano ?? 0n, at);
     const noop: FinishOutcome = { chargedNano: s.charged, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
     if (!mayMoveMoney(s.state, op.kind)) return noop;
     if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile

@@ -2,14 +2,15 @@
 // decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
 import type { Db, Queryable } from '../db/db.ts';
 
-import type { BesideSettle } from '../db/beside-settle.ts';
-export type { BesideSettle, RowWriter, SettleRow } from '../db/beside-settle.ts';
+import type { ChargeRows } from '../db/charge-rows.ts';
+export type { ChargedItem, ChargeRow, ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
 
 /**
- * What more a settle writes in its own transaction: a callback run for this settle alone, or rows that the
- * batch writes together with the other settles' rows of the same writer (db/beside-settle.ts).
+ * A charge callback: what a charge writes in its own transaction given as code run for this charge alone,
+ * where charge rows (db/charge-rows.ts) are written together with the batch's other charges' rows of the same
+ * writer. Its second argument is what the charge charged.
  */
-export type Alongside = ((tx: Queryable, chargedNano: bigint) => Promise<void>) | readonly BesideSettle[];
+export type ChargeCallback = (tx: Queryable, chargedNano: bigint) => Promise<void>;
 
 export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan' | 'key_limit';
 
@@ -79,7 +80,7 @@ export interface ReserveRequest {
 }
 
 export interface SettleResult {
-  /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
+  /** What this settle charged (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
   chargedNano: bigint;
   /** Part of `actual` the lots could not cover (not charged). 0 normally. */
   shortfallNano: bigint;
@@ -180,22 +181,22 @@ export interface Ledger {
   planAllows(walletId: string, vendor: string): Promise<boolean>;
   reserve(req: ReserveRequest): Promise<ReserveResult>;
   /**
-   * Charges `actualNano` and releases the rest. `alongside` runs inside the same transaction when this
-   * settle finishes the reservation (not on a repeat), with what it charged (zero included): the key's quota
-   * counter and the call's usage record commit together with the charge.
+   * Charges `actualNano` and releases the rest. `rows` (charge rows, or a charge callback) are written inside
+   * the same transaction when this settle finishes the reservation (not on a repeat), with what it charged
+   * (zero included): the key's quota counter and the call's usage record commit together with the charge.
    */
-  settle(reservation: Reservation | string, actualNano: bigint, alongside?: Alongside): Promise<SettleResult>;
+  settle(reservation: Reservation | string, actualNano: bigint, rows?: ChargeRows | ChargeCallback): Promise<SettleResult>;
   /**
    * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
    * one call), once per `drawId`; past what it holds, or once it is no longer held, from available balance as
-   * far as it goes. `alongside` runs in the same transaction, with what was charged, unless it is a repeat.
+   * far as it goes. `rows` are written in the same transaction, with what was charged, unless it is a repeat.
    * `holdAtMostNano` caps what it takes of the hold (see FinishOp).
    */
   draw(
     reservation: Reservation | string,
     amountNano: bigint,
     drawId: string,
-    alongside?: Alongside,
+    rows?: ChargeRows | ChargeCallback,
     opts?: { holdAtMostNano?: bigint },
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
@@ -228,7 +229,7 @@ export interface FinishOp {
    * draw: charges `actualNano` out of the reservation without finishing it (a process's budget lease pays
    * one call); charged at most once per `drawId`, from what the reservation holds, then (beyond it, or
    * when it is no longer held) from available balance as far as it goes.
-   * trim: gives back up to `actualNano` of what a held reservation holds, which stays held with the rest (a
+   * trim: gives back up to `releaseNano` of what a held reservation holds, which stays held with the rest (a
    * lease asked back while calls admitted on it still run keeps only what they and its unwritten draws need).
    */
   kind: 'settle' | 'release' | 'expire' | 'draw' | 'trim';
@@ -251,10 +252,14 @@ export interface FinishOp {
    * retry), or null: looked up inside the batch.
    */
   walletId: string | null;
+  /** settle, draw: the amount to charge. 0 for the other kinds (a trim's amount is `releaseNano`). */
   actualNano: bigint;
+  /** trim: the most to give back of what the reservation holds. */
+  releaseNano?: bigint;
   /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
   expireBefore?: Date;
-  alongside?: Alongside;
+  /** settle, draw: the charge rows (or charge callback) written in the charge's transaction. */
+  rows?: ChargeRows | ChargeCallback;
 }
 
 export interface FinishOutcome {

@@ -1,6 +1,6 @@
 // Accounts on keys, quotas and the ledger: the money side of every call.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Accounts, Caller, Headers, Hold, WithSettle } from './accounts.ts';
+import type { Accounts, Caller, ChargeRows, Headers, Hold } from './accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
@@ -10,8 +10,8 @@ import { LEASE_CALL_PREFIX } from './types.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import { readHeldByKey } from './batch-sql.ts';
 import { readLeasedByLot } from './spendable.ts';
-import { besideSettle } from '../db/beside-settle.ts';
-import { chargeFirst, RowsToWrite } from './charge-first.ts';
+import { chargeRow } from '../db/charge-rows.ts';
+import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
 import type { Charge, ChargeWriter } from './charge-writer.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
@@ -110,12 +110,12 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     [...(await readLeasedByLot(ledger.db, [walletId])).values()].some((n) => n > 0n);
 
   /**
-   * The rows a settle writes beside its charge: the key's quota count, then what the call writes (its usage
-   * record); with fewer when the database refuses them for good (charge-first.ts).
+   * The charge rows a settle writes: the key's quota count, then the call's own (its usage record); with fewer
+   * when the database refuses them for good (charge-first.ts).
    */
-  const besideCharge = (callId: string, keyId: string, finishedAt: Date, alsoWrite: WithSettle = []): RowsToWrite => {
-    const quota = besideSettle(keys.quota.useWriter, { keyId, finishedAt });
-    return new RowsToWrite([[quota, ...alsoWrite], [quota], undefined], deps.log ?? quietLog, callId);
+  const chargeRowLadder = (callId: string, keyId: string, finishedAt: Date, rows: ChargeRows = []): ChargeRowLadder => {
+    const quota = chargeRow(keys.quota.useWriter, { keyId, finishedAt });
+    return new ChargeRowLadder([[quota, ...rows], [quota], undefined], deps.log ?? quietLog, callId);
   };
 
   /** Whether leases (another process's, once ours are back) still hold some of the key's monthly allowance. */
@@ -159,16 +159,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
-  async function settleAndCount(
-    reservation: Reservation | string,
-    keyId: string,
-    costNano: bigint,
-    alsoWrite?: WithSettle,
-  ): Promise<bigint> {
+  async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint> {
     const finishedAt = clock.now();
-    const rows = besideCharge(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, alsoWrite);
+    const ladder = chargeRowLadder(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, rows);
     const use = keys.quota.useToken(keyId);
-    const settled = await chargeFirst(rows, (alongside) => ledger.settle(reservation, costNano, alongside));
+    const settled = await chargeFirst(ladder, (chargeRows) => ledger.settle(reservation, costNano, chargeRows));
     keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
     return settled.chargedNano;
   }
@@ -255,15 +250,15 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return room;
     },
 
-    settle(caller, hold, costNano, alsoWrite): Charge {
+    settle(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;
-      // The intent, built once: what the hold is, what it costs, which rows go beside it.
+      // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
-      const rows = besideCharge(h.callId, caller.keyId, finishedAt, alsoWrite);
+      const ladder = chargeRowLadder(h.callId, caller.keyId, finishedAt, rows);
       const use = keys.quota.useToken(caller.keyId);
       const charge = h.leased
-        ? deps.leases!.book.settle(h.leased, costNano, h.callId, rows)
-        : deps.writer.submit(h.callId, () => chargeFirst(rows, (alongside) => ledger.settle(h.reservation!, costNano, alongside)));
+        ? deps.leases!.book.settle(h.leased, costNano, h.callId, ladder)
+        : deps.writer.submit(h.callId, () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)));
       // Before the answer's end (which waits on the same commit): the key's next call sees this use.
       charge.committed.then(
         (charged) => keys.quota.noteUse(caller.keyId, charged, finishedAt, use),
@@ -288,7 +283,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return ledger.extend(holdRef, expiresAt);
     },
 
-    settleDetached: (holdRef, keyId, costNano, alsoWrite) => settleAndCount(holdRef, keyId, costNano, alsoWrite),
+    settleDetached: (holdRef, keyId, costNano, rows) => settleAndCount(holdRef, keyId, costNano, rows),
 
     async releaseDetached(holdRef) {
       await ledger.release(holdRef);

@@ -1,10 +1,10 @@
 // The daily rollup of the usage records: per Korean day, wallet, key and model, the calls, the charge and the
-// tokens. It is written beside each record, by the same settle statement (a second RowWriter, composed as
+// tokens. It is written with each record, by the same settle statement (a second ChargeRowWriter, composed as
 // another CTE), so it always equals the records it sums; the dashboard's chart, its totals and the summary CSV
 // read it instead of summing millions of records.
 import { koreanDate } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import type { RowWriter, SettleRow, Statement } from '../db/beside-settle.ts';
+import type { ChargeRowWriter, ChargedItem, Statement } from '../db/charge-rows.ts';
 import type { UsageRecordDraft } from './draft.ts';
 
 /** A record without a key is rolled up under '' (a key column of the primary key cannot be null). */
@@ -15,7 +15,7 @@ const NO_KEY = '';
  * in key order so concurrent batches take row locks in the same order. Token sums are numeric: the vendor's
  * counts are clamped per record, but their sum over a day must never overflow and undo the charge.
  */
-function dailyRollupStatement(rows: readonly SettleRow<UsageRecordDraft>[]): Statement | null {
+function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): Statement | null {
   if (rows.length === 0) return null;
   const col = <V>(f: (d: UsageRecordDraft, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.chargedNano));
   const count = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), Number.MAX_SAFE_INTEGER) : 0);
@@ -48,7 +48,7 @@ function dailyRollupStatement(rows: readonly SettleRow<UsageRecordDraft>[]): Sta
 }
 
 /** Named after the table: writers are composed in name order, after `usage_records` (every process alike). */
-export const dailyRollupWriter: RowWriter<UsageRecordDraft> = { name: 'usage_records_daily', statement: dailyRollupStatement };
+export const dailyRollupWriter: ChargeRowWriter<UsageRecordDraft> = { name: 'usage_records_daily', statement: dailyRollupStatement };
 
 export interface DayTotal {
   day: string;

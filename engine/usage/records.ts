@@ -1,11 +1,11 @@
 // Per-call usage records: what one settled call did and cost, written by the settle's own transaction
-// (engine/calls/settlement.ts hands `usageRecordBeside` to the ledger beside the settle), read by
+// (engine/calls/settlement.ts hands `usageRecordRows` to the ledger as the settle's charge rows), read by
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
 import type { Db } from '../db/db.ts';
 import type { Usage } from '../core/types.ts';
 import type { UsageRecordDraft } from './draft.ts';
 import { chargeAt, type AppliedPrices } from '../catalog/usage-cost.ts';
-import { besideSettle, type BesideSettle, type RowWriter, type SettleRow, type Statement } from '../db/beside-settle.ts';
+import { chargeRow, type ChargedItem, type ChargeRow, type ChargeRowWriter, type Statement } from '../db/charge-rows.ts';
 import { dailyRollupWriter } from './daily-rollup.ts';
 
 export type { UsageRecordDraft };
@@ -43,7 +43,7 @@ const LIST_COLUMNS = COLUMNS.replace(', prices', '');
  * vendor's word (a usage reader takes any finite number): each is clamped to what its column holds, since a value
  * the database refused would undo the charge written in the same transaction and leave the call unpaid.
  */
-function usageRecordsStatement(rows: readonly SettleRow<UsageRecordDraft>[]): Statement | null {
+function usageRecordsStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): Statement | null {
   if (rows.length === 0) return null;
   const col = <V>(f: (d: UsageRecordDraft, u: Usage, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.item.usage, r.chargedNano));
   return {
@@ -82,15 +82,15 @@ function usageRecordsStatement(rows: readonly SettleRow<UsageRecordDraft>[]): St
 }
 
 /** The usage record writer the ledger's batches call with the records of all their settles. */
-export const usageRecordWriter: RowWriter<UsageRecordDraft> = { name: 'usage_records', statement: usageRecordsStatement };
+export const usageRecordWriter: ChargeRowWriter<UsageRecordDraft> = { name: 'usage_records', statement: usageRecordsStatement };
 
 /**
  * The call's usage record and its share of the daily rollup, written by its settle's transaction with what the
  * settle charged: the rollup never disagrees with the records it sums.
  */
-export const usageRecordBeside = (draft: UsageRecordDraft): BesideSettle[] => [
-  besideSettle(usageRecordWriter, draft),
-  besideSettle(dailyRollupWriter, draft),
+export const usageRecordRows = (draft: UsageRecordDraft): ChargeRow[] => [
+  chargeRow(usageRecordWriter, draft),
+  chargeRow(dailyRollupWriter, draft),
 ];
 
 /** The `int` columns' largest value. */

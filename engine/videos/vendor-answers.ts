@@ -40,7 +40,7 @@ export function failureOf(s: VendorStatus): Outcome {
   const code = typeof s.error?.code === 'string' ? s.error.code : '';
   const message = typeof s.error?.message === 'string' ? s.error.message : '';
   if (code === 'input_moderated') {
-    // The vendor may price a blocked input: that amount is debited and shown.
+    // The vendor may price a blocked input: that amount is charged and shown.
     return {
       status: 'failed',
       code: 'moderation_blocked',

@@ -5,7 +5,7 @@
 // Several processes may run it against one database: a job is worked on only by the process holding its lease
 // (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
-import { usageRecordBeside } from '../usage/records.ts';
+import { usageRecordRows } from '../usage/records.ts';
 import { jobUsageRecord } from './job-record.ts';
 import { DOWNLOAD_TIMEOUT_MS, downloadVideo, StoreRefused } from './download.ts';
 import type { Accounts } from '../money/accounts.ts';
@@ -350,7 +350,7 @@ export class VideoWorker {
         job.holdRef,
         job.keyId,
         o.costNano,
-        usageRecordBeside(jobUsageRecord(job, o, this.deps.clock.now(), this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null)),
+        usageRecordRows(jobUsageRecord(job, o, this.deps.clock.now(), this.deps.telemetry?.jobs.of(job.id)?.traceId ?? null)),
       );
     else await accounts.releaseDetached(job.holdRef);
     endJobSettleSpan(span, charged, o);

@@ -103,7 +103,7 @@ it.skipIf(!canRun)(
     expect(journal.availableNano).toBe(bal.availableNano);
     expect(journal.reservedNano).toBe(0n);
 
-    // Charged at most once, released at most once: each reservation's settle rows add up to the one charge it
+    // Charged at most once, released at most once: each reservation's journal settle rows add up to the one charge it
     // records, and its release rows never give back more than it held.
     const finishes = await pgSchema.db.query<{ id: string; charged: string | null; reserved: string; settled: string; released: string }>(
       `SELECT r.id, r.charged_nano AS charged,
@@ -116,7 +116,7 @@ it.skipIf(!canRun)(
     );
     expect(finishes.rows.length).toBe(CALLS);
     for (const f of finishes.rows) {
-      expect(BigInt(f.settled), `reservation ${f.id}: settle rows differ from its charge`).toBe(BigInt(f.charged ?? 0));
+      expect(BigInt(f.settled), `reservation ${f.id}: journal settle rows differ from its charge`).toBe(BigInt(f.charged ?? 0));
       expect(BigInt(f.released) <= BigInt(f.reserved), `reservation ${f.id} released more than it held`).toBe(true);
     }
     const states = await pgSchema.db.query<{ state: string; n: string }>(

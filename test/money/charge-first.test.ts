@@ -1,23 +1,23 @@
-// A charge comes before the rows written beside it: rows the database refuses for good would undo the charge on
+// A charge comes before its charge rows: rows the database refuses for good would undo the charge on
 // every attempt (the call unpaid however often it is retried), so the charge is written again with fewer rows,
 // and the refusal logged. Other failures are not a reason to drop rows.
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { besideSettle, type RowWriter } from '../../engine/db/beside-settle.ts';
+import { chargeRow, type ChargeRowWriter } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { chargeFirst, RowsToWrite } from '../../engine/money/charge-first.ts';
+import { chargeFirst, ChargeRowLadder } from '../../engine/money/charge-first.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { BudgetLeases, type LeaseHold } from '../../engine/money/leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 /** A writer whose statement the database refuses for good (division by zero: SQLSTATE 22012). */
-const refused: RowWriter<null> = {
+const refused: ChargeRowWriter<null> = {
   name: 'refused',
   statement: () => ({ sql: "INSERT INTO charge_first_notes (call_id, charged) SELECT 'refused', 1 / 0", params: [] }),
 };
 /** A writer that records which call ids it wrote, in a table of the test's own. */
-const noted: RowWriter<string> = {
+const noted: ChargeRowWriter<string> = {
   name: 'noted',
   statement: (rows) => ({
     sql: 'INSERT INTO charge_first_notes (call_id, charged) SELECT * FROM unnest($1::text[], $2::bigint[])',
@@ -25,7 +25,7 @@ const noted: RowWriter<string> = {
   }),
 };
 
-describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) => {
+describeEachDatabase('charge first, charge rows second', (getDb: () => Db) => {
   const setup = async () => {
     await getDb().query('CREATE TABLE IF NOT EXISTS charge_first_notes (call_id text, charged bigint)');
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'charge-first-test' });
@@ -42,8 +42,8 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
     const s = await setup();
     const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-1' });
     if (!r.ok) throw new Error('refused');
-    const rows = new RowsToWrite(
-      [[besideSettle(noted, 'exact-1'), besideSettle(refused, null)], [besideSettle(noted, 'exact-1')], undefined],
+    const rows = new ChargeRowLadder(
+      [[chargeRow(noted, 'exact-1'), chargeRow(refused, null)], [chargeRow(noted, 'exact-1')], undefined],
       s.log,
       'exact-1',
     );
@@ -59,13 +59,13 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
     const s = await setup();
     const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-2' });
     if (!r.ok) throw new Error('refused');
-    const flaky: RowWriter<null> = {
+    const flaky: ChargeRowWriter<null> = {
       name: 'flaky',
       statement: () => {
         throw new Error('connection lost');
       },
     };
-    const rows = new RowsToWrite([[besideSettle(flaky, null)], undefined], s.log, 'exact-2');
+    const rows = new ChargeRowLadder([[chargeRow(flaky, null)], undefined], s.log, 'exact-2');
     await expect(chargeFirst(rows, (a) => s.ledger.settle(r.reservation, 30_000n, a))).rejects.toThrow('connection lost');
     expect(s.errors).toHaveLength(0);
     expect((await s.ledger.balance(s.walletId)).reservedNano).toBe(50_000n);
@@ -86,8 +86,8 @@ describeEachDatabase('charge first, rows beside it second', (getDb: () => Db) =>
         if (!h) await new Promise((r) => setTimeout(r, 10));
       }
       expect(h).not.toBeNull();
-      const rows = new RowsToWrite(
-        [[besideSettle(noted, 'leased-1'), besideSettle(refused, null)], [besideSettle(noted, 'leased-1')], undefined],
+      const rows = new ChargeRowLadder(
+        [[chargeRow(noted, 'leased-1'), chargeRow(refused, null)], [chargeRow(noted, 'leased-1')], undefined],
         s.log,
         'leased-1',
       );

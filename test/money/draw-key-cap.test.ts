@@ -3,7 +3,7 @@
 // (finished use, what its held reservations hold); a draw moves what it takes of the hold into the key's use,
 // so the Book must keep that standing current, as it does for settles and trims. The one-per-batch run reads
 // the standing afresh before the reserve, as the batcher would: the use plus what the draws charged (their
-// rows beside the charge count it on the key), and the amounts the key's reservations still hold.
+// charge rows count it on the key), and the amounts the key's reservations still hold.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Book, type KeyStanding, type LotState, type ResState } from '../../engine/money/policy.ts';

@@ -42,7 +42,7 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     await expectJournalAddsUp(l, w.id);
   });
 
-  it('a draw repeated with the same id charges nothing and does not run its alongside again', async () => {
+  it('a draw repeated with the same id charges nothing and does not run its charge callback again', async () => {
     const l = ledger();
     const w = await l.createWallet({ credits: 10 });
     const lease = await leaseOf(l, w.id, 4000n);

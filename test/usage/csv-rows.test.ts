@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { writeRows } from '../../engine/db/beside-settle.ts';
+import { writeChargeRows } from '../../engine/db/charge-rows.ts';
 import { csvCell, usageCsv } from '../../engine/dashboard/usage-csv.ts';
 import { exactCredits } from '../../engine/dashboard/format.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
@@ -95,7 +95,7 @@ describeEachDatabase('the per-call CSV', (getDb) => {
       ],
     ];
     await db.transaction((tx) =>
-      writeRows(
+      writeChargeRows(
         tx,
         usageRecordWriter,
         drafts.map(([item, chargedNano]) => ({ item, chargedNano })),

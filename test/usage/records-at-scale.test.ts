@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock, koreanDate } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { MIGRATIONS_DIR, migrate } from '../../engine/db/migrate.ts';
-import { writeRows } from '../../engine/db/beside-settle.ts';
+import { writeChargeRows } from '../../engine/db/charge-rows.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { usageRecordWriter, type UsageRecordDraft } from '../../engine/usage/records.ts';
 import { dailyRollupWriter } from '../../engine/usage/daily-rollup.ts';
@@ -49,8 +49,8 @@ const draft = (walletId: string, at: string, i: number): UsageRecordDraft => ({
 async function writeRecords(db: Db, drafts: UsageRecordDraft[]) {
   const rows = drafts.map((item, i) => ({ item, chargedNano: BigInt(1000 + i) }));
   await db.transaction(async (tx) => {
-    await writeRows(tx, usageRecordWriter, rows);
-    await writeRows(tx, dailyRollupWriter, rows);
+    await writeChargeRows(tx, usageRecordWriter, rows);
+    await writeChargeRows(tx, dailyRollupWriter, rows);
   });
 }
 

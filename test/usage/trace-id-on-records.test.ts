@@ -20,7 +20,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function recordOf(t: TestGateway, headers: Record<string, string> = {}) {
+async function recordOfCall(t: TestGateway, headers: Record<string, string> = {}) {
   const res = await post(
     t,
     '/v1/chat/completions',
@@ -38,11 +38,11 @@ async function recordOf(t: TestGateway, headers: Record<string, string> = {}) {
 describe('trace id on usage records', () => {
   it('telemetry on: the record carries the trace the client began', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const record = await recordOf(traced, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    const record = await recordOfCall(traced, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
     expect(record.trace_id).toBe(traceId);
   });
 
   it('telemetry off: null', async () => {
-    expect((await recordOf(plain)).trace_id).toBeNull();
+    expect((await recordOfCall(plain)).trace_id).toBeNull();
   });
 });

@@ -1,24 +1,24 @@
-// What settles write beside their charge, grouped: the settles of one ledger batch hand their rows to each
-// writer at once (one statement per writer), and a row that fails still fails only its own settle.
+// Charge rows, grouped: the settles of one ledger batch hand their charge rows to each writer at once (one
+// statement per writer), and a row that fails still fails only its own settle.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
-import { besideSettle, type RowWriter, type SettleRow } from '../../engine/db/beside-settle.ts';
-import { usageRecordBeside, type UsageRecordDraft } from '../../engine/usage/records.ts';
+import { chargeRow, type ChargeRowWriter, type ChargedItem } from '../../engine/db/charge-rows.ts';
+import { usageRecordRows, type UsageRecordDraft } from '../../engine/usage/records.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 /** Counts the statements a writer is asked for, and the rows in each. */
-function counted<T>(w: RowWriter<T>): { writer: RowWriter<T>; calls: number[] } {
+function counted<T>(w: ChargeRowWriter<T>): { writer: ChargeRowWriter<T>; calls: number[] } {
   const calls: number[] = [];
   return {
     calls,
     writer: {
       name: w.name,
-      statement: (rows: readonly SettleRow<T>[]) => {
+      statement: (rows: readonly ChargedItem<T>[]) => {
         calls.push(rows.length);
         return w.statement(rows);
       },
@@ -51,7 +51,7 @@ function recordingTransactions(db: Db): { db: Db; statements: string[] } {
   return { db: spy, statements };
 }
 
-describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
+describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
   const finishedAt = new Date('2026-05-01T00:00:00Z');
 
@@ -109,7 +109,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     s.sizes.length = 0;
     const out = await Promise.all(
       s.held.map((r, i) =>
-        s.ledger.settle(r, charges[i], [besideSettle(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))]),
+        s.ledger.settle(r, charges[i], [chargeRow(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))]),
       ),
     );
     expect(s.sizes).toEqual([20]);
@@ -128,11 +128,11 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
 
   it('a settle repeated in the same batch writes its rows once; a zero charge counts nothing on the key', async () => {
     const s = await setup(2);
-    const beside = (i: number) => [besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordBeside(s.draft(i))];
+    const rowsOf = (i: number) => [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))];
     await Promise.all([
-      s.ledger.settle(s.held[0], 700n, beside(0)),
-      s.ledger.settle(s.held[0], 700n, beside(0)),
-      s.ledger.settle(s.held[1], 0n, beside(1)),
+      s.ledger.settle(s.held[0], 700n, rowsOf(0)),
+      s.ledger.settle(s.held[0], 700n, rowsOf(0)),
+      s.ledger.settle(s.held[1], 0n, rowsOf(1)),
     ]);
     expect(await s.used()).toEqual([
       { scope: 'day', used_nano: '700' },
@@ -149,7 +149,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     // A writer counting the key's use whose statement fails in SQL (aborting the transaction) when it carries
     // the row marked bad: its count is divided by 0.
     const tries: number[] = [];
-    const picky: RowWriter<{ bad: boolean; n: number }> = {
+    const picky: ChargeRowWriter<{ bad: boolean; n: number }> = {
       name: 'picky',
       statement(rows) {
         tries.push(rows.length);
@@ -164,7 +164,7 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     };
     s.sizes.length = 0;
     const out = await Promise.allSettled(
-      s.held.map((r, i) => s.ledger.settle(r, 1_000n, [besideSettle(picky, { bad: i === 3, n: i }), ...usageRecordBeside(s.draft(i))])),
+      s.held.map((r, i) => s.ledger.settle(r, 1_000n, [chargeRow(picky, { bad: i === 3, n: i }), ...usageRecordRows(s.draft(i))])),
     );
     expect(tries[0]).toBe(6); // grouped first
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
@@ -187,8 +187,8 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     const out = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         s.ledger.draw(s.held[0], 300n, `draw-${i}`, [
-          besideSettle(quota.writer, { keyId: s.keyId, finishedAt }),
-          ...usageRecordBeside(s.draft(i)),
+          chargeRow(quota.writer, { keyId: s.keyId, finishedAt }),
+          ...usageRecordRows(s.draft(i)),
         ]),
       ),
     );
@@ -206,8 +206,8 @@ describeEachDatabase('rows written beside settles', (getDb: () => Db) => {
     const spied = recordingTransactions(getDb());
     const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
     const out = await ledger.draw(s.held[0], 400n, 'draw-one', [
-      besideSettle(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }),
-      ...usageRecordBeside(s.draft(0)),
+      chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }),
+      ...usageRecordRows(s.draft(0)),
     ]);
     expect(out.chargedNano).toBe(400n);
     const statements = spied.statements.filter((sql) => !sql.startsWith('SAVEPOINT'));

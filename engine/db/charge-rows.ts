@@ -1,0 +1,51 @@
+// Charge rows: rows written in a charge's own transaction, with what it charged (docs/glossary.md): the key's
+// quota count (keys/), the call's usage record and its daily rollup (usage/). The rooms that own those tables
+// say how their rows are written (a `ChargeRowWriter` each); the ledger (money/batch-charge-rows.ts) groups the
+// charge rows of all the charges of one batch, and writes them in the statement that moves the money, so a
+// batch's quota counts and usage records cost no round trip of their own.
+import type { Queryable } from './db.ts';
+
+/** A charge row's item as its writer receives it, with what that row's charge charged. */
+export interface ChargedItem<T> {
+  item: T;
+  chargedNano: bigint;
+}
+
+/**
+ * One data-modifying SQL statement with its parameters ($1…$n), fit to run alone or as a CTE of a larger
+ * statement (whose parameters are renumbered: `$` followed by digits may appear nowhere else in `sql`).
+ */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Writes one table's charge rows, in their charges' transaction, all of a batch's rows at once: `statement`
+ * says how (null: nothing to write). Writers are composed in `name` order, so every process touches their
+ * tables in the same order.
+ */
+export interface ChargeRowWriter<T> {
+  readonly name: string;
+  statement(rows: readonly ChargedItem<T>[]): Statement | null;
+}
+
+/** Runs a writer's statement for `rows` on its own. */
+export async function writeChargeRows<T>(tx: Queryable, writer: ChargeRowWriter<T>, rows: readonly ChargedItem<T>[]): Promise<void> {
+  const s = writer.statement(rows);
+  if (s) await tx.query(s.sql, s.params);
+}
+
+/** One charge row: an item for a writer, its type erased so the rows of several writers travel in one list (made by `chargeRow`). */
+export interface ChargeRow {
+  readonly writer: ChargeRowWriter<unknown>;
+  readonly item: unknown;
+}
+
+/** The charge rows one charge writes (its key's quota count, its usage record and rollup). */
+export type ChargeRows = readonly ChargeRow[];
+
+/** A charge row for `writer`, typed where it is made and erased to travel in one list with rows of other writers. */
+export function chargeRow<T>(writer: ChargeRowWriter<T>, item: T): ChargeRow {
+  return { writer: writer as unknown as ChargeRowWriter<unknown>, item };
+}

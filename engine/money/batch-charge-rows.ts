@@ -1,0 +1,64 @@
+// A batch's charge rows, written in its transaction (batcher.ts steps 3 and 4): rows grouped by writer, one
+// statement per writer, composed into the statement that moves the batch's money; then charge callbacks, one
+// charge at a time, in op order. Grouped, a batch of 64 leased calls writes its money, quota counts and usage
+// records with one statement. When a grouped write fails, the batch cannot tell whose row it was: it runs again
+// with every charge's rows written on their own, so only the charge at fault fails (what one transaction per
+// charge gave).
+import type { Queryable } from '../db/db.ts';
+import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
+import type { ChargeCallback, ChargeRows } from './types.ts';
+
+/** One charge whose rows are due: who asked (to fail it alone), what it writes, what it charged. */
+export interface DueChargeRows<P> {
+  owner: P;
+  rows: ChargeRows | ChargeCallback;
+  chargedNano: bigint;
+}
+
+/** The rows of one charge failed: that charge fails, the batch runs again without it. */
+export class ChargeRowsFailed<P> extends Error {
+  constructor(
+    readonly owner: P,
+    readonly error: unknown,
+  ) {
+    super("a charge's rows failed");
+  }
+}
+
+/** A grouped write failed: the batch runs again writing each charge's rows on their own. */
+export class GroupedChargeRowsFailed extends Error {
+  constructor(readonly error: unknown) {
+    super('a grouped write of charge rows failed');
+  }
+}
+
+/** The statements of the due charges' rows, one per writer in name order (none when `separately`). */
+export function groupedStatements<P>(due: readonly DueChargeRows<P>[], separately: boolean): Statement[] {
+  if (separately) return [];
+  const groups = new Map<ChargeRowWriter<unknown>, ChargedItem<unknown>[]>();
+  for (const d of due) {
+    if (typeof d.rows === 'function') continue;
+    for (const { writer, item } of d.rows) {
+      let items = groups.get(writer);
+      if (!items) groups.set(writer, (items = []));
+      items.push({ item, chargedNano: d.chargedNano });
+    }
+  }
+  const ordered = [...groups].sort(([a], [b]) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return ordered.flatMap(([writer, items]) => writer.statement(items) ?? []);
+}
+
+/**
+ * Writes what the due charges write that `groupedStatements` did not: charge callbacks, and, `separately`,
+ * each charge's rows on their own (after a grouped failure).
+ */
+export async function writeUngroupedChargeRows<P>(tx: Queryable, due: readonly DueChargeRows<P>[], separately: boolean): Promise<void> {
+  for (const d of due) {
+    try {
+      if (typeof d.rows === 'function') await d.rows(tx, d.chargedNano);
+      else if (separately) for (const { writer, item } of d.rows) await writeChargeRows(tx, writer, [{ item, chargedNano: d.chargedNano }]);
+    } catch (e) {
+      throw new ChargeRowsFailed(d.owner, e);
+    }
+  }
+}
