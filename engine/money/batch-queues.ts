@@ -8,10 +8,8 @@
 // next batch takes everything queued, up to MAX_BATCH ops (MAX_DRAW_BATCH draws), of whichever wallets. So a
 // process has at most one transaction in flight per queue, and a wallet's ops wait for the batches ahead of
 // them in its queue (FIFO). Why shared queues and not one per wallet: each transaction pays its round trips and
-// a commit (a WAL flush) whatever it holds, and calls spread over many wallets took one transaction each; on
-// the 2-core bench machine, vendor B at 32 connections over 100 wallets, exact mode, went from 160 calls a
-// second (a queue per wallet, the pool exhausted by transactions) to 290 (8 queues), 570 (2) and 750 (1),
-// against about 900 on one hot wallet. A batch locks its wallets' lots in one statement in `seq` order, as
+// a commit (a WAL flush) whatever it holds, and calls spread over many wallets took one transaction each, which
+// exhausted the pool (docs/benchmarks.md, "Queues the wallets share"). A batch locks its wallets' lots in one statement in `seq` order, as
 // the draws' and PGlite's batches always have, so batches of different wallets cannot deadlock.
 //
 // PGlite runs one transaction at a time, behind a FIFO mutex that plain queries queue on too. There: one
@@ -34,8 +32,8 @@ export const MAX_BATCH = 64;
 const DRAWS_QUEUE = '\u0000draws';
 /**
  * Most draws one transaction writes. A batch's time is mostly its round trips, each waiting its turn on an
- * event loop busy with calls (64 draws took 32 ms under the bench's soak, 86 took 44): at 64 the writes fell
- * behind 1,500 calls a second and the backlog sat at max_pending_draws, sending calls to the exact path.
+ * event loop busy with calls, so a batch must take many draws for the writes to keep up with the calls (at 64
+ * they fell behind under the bench's soak: docs/benchmarks.md, "Queues the wallets share").
  */
 export const MAX_DRAW_BATCH = 256;
 /**

@@ -31,7 +31,7 @@ type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string)
  * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`).
  * Past it a call takes a hold of its own, whose reservation queues behind the ledger's writes, so a database
  * slower than the calls slows the calls instead of piling up charges in memory (each waiting draw keeps its
- * call's record alive; without a bound the bench grew the process to 2.5 GB, and 100 busy wallets to 1.1 GB).
+ * call's record alive, and without a bound the bench's process grew by gigabytes: docs/benchmarks.md).
  */
 export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 /** Grants a call no lease covered waits for before it takes the exact path. */
