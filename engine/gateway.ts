@@ -148,6 +148,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     createWalletAccounts({
       keys,
       ledger,
+      db,
       clock,
       writer,
       leases: leases.deps,
@@ -213,13 +214,14 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    credits: (walletId) => creditsOf(ledger, walletId),
+    credits: (walletId) => creditsOf(db, ledger, walletId),
     modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
     telemetry,
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),
+    db,
     adminToken,
     localToken: localAdminToken ?? undefined,
     clock,
