@@ -42,6 +42,8 @@ import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from '.
 import { recordAudit, type Actor } from '../audit/trail.ts';
 import { registerApiKeyRoute } from './api-key-routes.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
+import { closeManagementKey, type KeyService } from '../keys/index.ts';
+import { createOperatorKey } from '../keys/manage.ts';
 
 export interface AdminDeps {
   ledger: Ledger;
@@ -62,6 +64,21 @@ export interface AdminDeps {
   /** Called after POST …/owner changed the owner (for example to close the old owner's management keys). */
   onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<void>;
   clock?: Clock;
+}
+
+type KeyActions = Pick<AdminDeps, 'createManagementKey' | 'closeManagementKey' | 'createApiKey' | 'onOwnerChanged'>;
+
+/** The admin API's key actions done by the gateway's key service (tests may give their own). */
+export function keyActionsOf(keys: KeyService, db: Db, clock: Clock): KeyActions {
+  return {
+    createManagementKey: (walletId, name, actor) => keys.createManagementKey(walletId, name, actor),
+    closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
+    createApiKey: (walletId, body, actor) => createOperatorKey({ keys, db, clock }, walletId, body, actor),
+    // The former owner's management keys close with the change of owner.
+    onOwnerChanged: async (walletId) => {
+      await keys.closeFormerOwnerManagementKeys(walletId);
+    },
+  };
 }
 
 /** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
