@@ -1,37 +1,32 @@
 // Puts the gateway together from its environment (engine/gateway-env.ts, README "Configuration"): database,
 // money, keys, routes (or the bundled simulator), the Fastify app and every room's routes. It only wires: each
 // feature lives in its room. `npm start` and the end-to-end tests both use it.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import * as registry from '../transforms/index.ts';
 import type { Simulator } from '../simulator/index.ts';
-import { type Env, type GatewayEnv, gatewayEnvFrom } from './gateway-env.ts';
-import { systemClock, type Clock } from './core/clock.ts';
-import type { VendorId } from './core/types.ts';
-import type { Db } from './db/db.ts';
+import { gatewayEnvFrom } from './gateway-env.ts';
+import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
+import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
-import { Runtime, type ReloadResult } from './catalog/runtime.ts';
-import { closeApp, createGatewayApp, loggerOptions, type LoggerChoice } from './http/app.ts';
-import { createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
-import type { Ledger } from './money/ledger.ts';
-import type { BudgetLeases } from './money/leases.ts';
-import type { LedgerAuditor } from './money/audit.ts';
+import { Runtime } from './catalog/runtime.ts';
+import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
+import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
 import { creditsOf } from './money/spendable.ts';
 import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
-import type { Telemetry } from './telemetry/sdk.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
 import { UpstreamClient } from './calls/upstream.ts';
-import { missingCredentials, routesFor, type VendorRoutes } from './calls/vendor-routes.ts';
+import { missingCredentials, routesFor } from './calls/vendor-routes.ts';
 import { vendorRefusals } from './calls/vendor-refusals.ts';
-import { createVideoService, type VideoService } from './videos/index.ts';
-import { createAlerts, type Alerts } from './alerts/index.ts';
+import { createVideoService } from './videos/index.ts';
+import { createAlerts } from './alerts/index.ts';
 import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
 import { carriesAdminToken } from './admin/admin-token.ts';
-import { type DevWallet, firstRunWallet } from './admin/first-run-wallet.ts';
+import { firstRunWallet } from './admin/first-run-wallet.ts';
 import { registerReloadRoute, reloader } from './admin/reload-route.ts';
 import { keyActionsOf, registerAdminRoutes } from './admin/routes.ts';
 import { newLocalAdminToken } from './admin/running-gateway-file.ts';
@@ -43,53 +38,7 @@ import { GatewayMetrics } from './observe/metrics.ts';
 import { registerOpsRoutes } from './observe/routes.ts';
 import { registerOpenApiRoute } from './openapi/routes.ts';
 
-export interface GatewayOptions {
-  /** The environment to start from (default process.env), read once by gatewayEnvFrom. */
-  env?: Env;
-  clock?: Clock;
-  /** pino logger options (a `stream` to capture it), or false for none. */
-  logger?: LoggerChoice;
-  /** Run the sweeper of abandoned reservations (default true). */
-  sweeper?: boolean;
-  /** Told when POST /admin/v1/reload has reloaded this process, so a worker's peers reload too (GATEWAY_WORKERS). */
-  onAdminReload?: () => void;
-}
-
-export interface RunningGateway {
-  app: FastifyInstance;
-  /** The start settings this gateway was made from. */
-  env: GatewayEnv;
-  runtime: Runtime;
-  /** The database, for tests and the operator's tools. */
-  db: Db;
-  ledger: Ledger;
-  keys: KeyService;
-  routes: VendorRoutes;
-  simulator: Simulator | null;
-  simulatedVendors: VendorId[];
-  /** Configuration problems that fail some calls but not the start (a vendor with routes and no credential). */
-  warnings: string[];
-  /** A first-run development wallet, when this start created one. */
-  devWallet: DevWallet | null;
-  /** The database has no wallet at all, and this start made none (PostgreSQL): the banner says how to make one. */
-  noWallet: boolean;
-  /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
-  localAdminToken: string | null;
-  /** Video jobs: store, files and the polling worker. */
-  videos: VideoService;
-  metrics: GatewayMetrics;
-  /** Re-reads catalog/ and config/ (SIGHUP, POST /admin/v1/reload): logged, and counted in the metrics. */
-  reload(): ReloadResult;
-  /** This process's budget leases (billing.yaml `leases`). */
-  leases: BudgetLeases;
-  /** The periodic ledger audit (billing.yaml `ledger.audit_interval_ms`); `run()` audits now. */
-  ledgerAudit: LedgerAuditor;
-  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
-  telemetry: Telemetry | null;
-  /** Threshold alerts and their webhook deliveries (engine/alerts). */
-  alerts: Alerts;
-  close(): Promise<void>;
-}
+export type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 
 export async function createGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
   // Before anything opens: a value the gateway cannot use stops the start cleanly.
