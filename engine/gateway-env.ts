@@ -1,7 +1,7 @@
 // The environment the gateway starts from (README "Configuration", operations.md), read once into typed
 // values: each variable parsed here with its default, or by the parser of the room that owns it. A value the
 // gateway cannot use stops the start here with a SettingError naming the variable, before anything opens.
-import { SettingError } from './core/setting-error.ts';
+import { isHttpAddress, SettingError } from './core/setting-error.ts';
 import { type VendorSettings, vendorSettingsFrom } from './calls/vendor-routes.ts';
 import { type MetricsAccess, metricsAccessFrom } from './observe/routes.ts';
 import { type ProviderSettings, providerSettings } from './identity/provider.ts';
@@ -56,7 +56,7 @@ export function gatewayEnvFrom(env: Env): GatewayEnv {
   const logLevel = env.LOG_LEVEL ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new SettingError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${logLevel}'`);
   const publicUrl = env.GATEWAY_PUBLIC_URL || undefined;
-  if (publicUrl !== undefined && !isHttpUrl(publicUrl)) {
+  if (publicUrl !== undefined && !isHttpAddress(publicUrl)) {
     throw new SettingError(`GATEWAY_PUBLIC_URL must be an http(s) address such as https://gateway.example.edu, not '${publicUrl}'`);
   }
   return {
@@ -86,13 +86,4 @@ function portOf(raw: string | undefined): number {
     throw new SettingError(`PORT must be a whole number from 0 to 65535 (0 takes a free port), not '${raw}'`);
   }
   return port;
-}
-
-function isHttpUrl(raw: string): boolean {
-  try {
-    const url = new URL(raw);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,6 @@
 // Where each vendor is: the ordered routes from GATEWAY_VENDOR_<X>_URLS / _KEY (README "Configuration"),
 // or the bundled simulator for vendors without URLs when simulation is on.
-import { SettingError } from '../core/setting-error.ts';
+import { isHttpAddress, SettingError } from '../core/setting-error.ts';
 import { VENDORS, type VendorId } from '../core/types.ts';
 
 export interface Route {
@@ -65,15 +65,6 @@ export function vendorSettingsFrom(env: Env): VendorSettings {
   }
   const keys = Object.fromEntries(VENDORS.map((v) => [v, env[keyVar(v)] ?? ''])) as Record<VendorId, string>;
   return { urls: configured, keys, simulated };
-}
-
-function isHttpAddress(raw: string): boolean {
-  try {
-    const url = new URL(raw);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 /**
