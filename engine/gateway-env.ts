@@ -2,6 +2,7 @@
 // values: each variable parsed here with its default, or by the parser of the room that owns it. A value the
 // gateway cannot use stops the start here with a SettingError naming the variable, before anything opens.
 import { isHttpAddress, SettingError } from './core/setting-error.ts';
+import { redactUrl } from './db/scratch-schema.ts';
 import { type VendorSettings, vendorSettingsFrom } from './calls/vendor-routes.ts';
 import { type MetricsAccess, metricsAccessFrom } from './observe/routes.ts';
 import { type ProviderSettings, providerSettings } from './identity/provider.ts';
@@ -62,7 +63,7 @@ export function gatewayEnvFrom(env: Env): GatewayEnv {
   return {
     host: env.HOST ?? '127.0.0.1',
     port: portOf(env.PORT),
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrlOf(env.DATABASE_URL || undefined),
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     configDir: env.GATEWAY_CONFIG_DIR ?? './config',
     catalogDir: env.GATEWAY_CATALOG_DIR ?? './catalog',
@@ -78,6 +79,23 @@ export function gatewayEnvFrom(env: Env): GatewayEnv {
     telemetry: telemetryConfig(env),
     workerIndex: env.GATEWAY_WORKER_INDEX ? Number(env.GATEWAY_WORKER_INDEX) : null,
   };
+}
+
+/** What `pg` can connect to: a postgres(ql):// or socket: URL, or a socket folder's path. The password never shows. */
+function databaseUrlOf(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.startsWith('/')) return raw;
+  let protocol = '';
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    // not a URL: refused below
+  }
+  if (!['postgres:', 'postgresql:', 'socket:'].includes(protocol)) {
+    throw new SettingError(
+      `DATABASE_URL must be a PostgreSQL address such as postgres://user:password@host:5432/gateway, not '${redactUrl(raw)}'`,
+    );
+  }
+  return raw;
 }
 
 function portOf(raw: string | undefined): number {

@@ -47,8 +47,21 @@ describe('gatewayEnvFrom', () => {
     expect(env.vendors.simulated).toEqual([]);
   });
 
+  it('takes the forms pg connects to, and never shows a password it refuses', () => {
+    for (const url of [
+      'postgres://u:p@127.0.0.1:5432/gw',
+      'postgresql://127.0.0.1/gw',
+      'socket:/var/run/postgresql?db=gw',
+      '/var/run/postgresql',
+    ]) {
+      expect(gatewayEnvFrom({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    }
+    expect(() => gatewayEnvFrom({ DATABASE_URL: 'mysql://u:secret@db/gw' })).toThrow(/^(?!.*secret)/);
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://u:secret@db/gw' }, 'DATABASE_URL'],
     [{ PORT: '70000' }, 'PORT'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
     [{ GATEWAY_PUBLIC_URL: 'gw.example.com' }, 'GATEWAY_PUBLIC_URL'],
