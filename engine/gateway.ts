@@ -1,164 +1,90 @@
-// Puts the gateway together from the environment (README "Configuration"): database, ledger, keys, routes
-// (or the bundled simulator), the Fastify app. `npm start` and the end-to-end tests both use it.
-import type { BudgetLeases } from './money/leases.ts';
-import { gatewayLeases } from './money/lease-wiring.ts';
+// Puts the gateway together from its environment (engine/gateway-env.ts, README "Configuration"): database,
+// money, keys, routes (or the bundled simulator), the Fastify app and every room's routes. It only wires: each
+// feature lives in its room. `npm start` and the end-to-end tests both use it.
+import type { FastifyBaseLogger } from 'fastify';
+import * as registry from '../transforms/index.ts';
+import type { Simulator } from '../simulator/index.ts';
+import { gatewayEnvFrom } from './gateway-env.ts';
+import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
+import { systemClock } from './core/clock.ts';
+import { openDatabase } from './db/open.ts';
+import { Runtime } from './catalog/runtime.ts';
+import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
+import { createKeyService, registerKeyRoutes } from './keys/index.ts';
+import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
 import { creditsOf } from './money/spendable.ts';
-import { registerOpenApiRoute } from './openapi/routes.ts';
-import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
-import { vendorRefusals } from './calls/vendor-refusals.ts';
-import { logReload, registerReloadRoute } from './admin/reload-route.ts';
-import { anyWallet, createDevWallet } from './admin/first-run-wallet.ts';
+import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
+import { startUsageRecordUpkeep } from './usage/retention.ts';
+import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
+import { registerModelDoors } from './calls/doors.ts';
+import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
+import { UpstreamClient } from './calls/upstream.ts';
+import { missingCredentials, routesFor } from './calls/vendor-routes.ts';
+import { vendorRefusals } from './calls/vendor-refusals.ts';
+import { createVideoService } from './videos/index.ts';
+import { createAlerts } from './alerts/index.ts';
+import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
+import { carriesAdminToken } from './admin/admin-token.ts';
+import { firstRunWallet } from './admin/first-run-wallet.ts';
+import { registerReloadRoute, reloader } from './admin/reload-route.ts';
+import { keyActionsOf, registerAdminRoutes } from './admin/routes.ts';
+import { newLocalAdminToken } from './admin/running-gateway-file.ts';
+import { IdentityProvider } from './identity/provider.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
 import { registerSignInLinkRoute } from './dashboard/sign-in-route.ts';
-import { IdentityProvider, providerSettings } from './identity/provider.ts';
-import { startUsageRecordUpkeep } from './usage/retention.ts';
-import { ChargeWriter } from './money/charge-writer.ts';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { registerAdminRoutes } from './admin/routes.ts';
-import { newLocalAdminToken } from './admin/running-gateway-file.ts';
-import { carriesAdminToken } from './admin/admin-token.ts';
-import { systemClock, type Clock } from './core/clock.ts';
-import type { Db } from './db/db.ts';
-import { openDatabase } from './db/open.ts';
-import type { ErrorShape } from './core/errors.ts';
-import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from './keys/index.ts';
-import { createOperatorKey } from './keys/manage.ts';
-import { createLedger, type Ledger } from './money/ledger.ts';
-import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './money/audit.ts';
-import { databaseAuditTurn } from './money/audit-turn.ts';
-import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './money/batch-queues.ts';
-import { Runtime, type ReloadResult } from './catalog/runtime.ts';
-import { registerModelDoors } from './calls/doors.ts';
-import { closeApp, createApp } from './http/app.ts';
-import { serverWithTimeouts } from './http/server-timeouts.ts';
 import { GatewayMetrics } from './observe/metrics.ts';
-import { metricsAccessFrom, registerOpsRoutes } from './observe/routes.ts';
-import type { VendorId } from './core/types.ts';
-import { UpstreamClient } from './calls/upstream.ts';
-import { missingCredentials, planRoutes, routesFromEnv, type VendorRoutes } from './calls/vendor-routes.ts';
-import { createWalletAccounts } from './money/wallet-accounts.ts';
-import { createVideoService, videoPollMs, type VideoService } from './videos/index.ts';
-import { videoStoreFromEnv } from './videos/video-store-setting.ts';
-import * as registry from '../transforms/index.ts';
-import type { Simulator } from '../simulator/index.ts';
-import { telemetryConfig } from './telemetry/config.ts';
-import type { Telemetry, TelemetryLog } from './telemetry/sdk.ts';
-import { readFileSync } from 'node:fs';
-import { projectPath } from './core/project-path.ts';
-import { allowPrivateFrom, createAlerts, type Alerts } from './alerts/index.ts';
-import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
+import { registerOpsRoutes } from './observe/routes.ts';
+import { registerOpenApiRoute } from './openapi/routes.ts';
 
-type Env = Record<string, string | undefined>;
-
-export interface GatewayOptions {
-  env?: Env;
-  clock?: Clock;
-  /** pino logger options (a `stream` to capture it), or false for none. */
-  logger?: boolean | { level?: string; stream?: { write(line: string): void } };
-  /** Run the sweeper of abandoned reservations (default true). */
-  sweeper?: boolean;
-  /** Told when POST /admin/v1/reload has reloaded this process, so a worker's peers reload too (GATEWAY_WORKERS). */
-  onAdminReload?: () => void;
-}
-
-export interface RunningGateway {
-  app: FastifyInstance;
-  runtime: Runtime;
-  db: Db;
-  ledger: Ledger;
-  keys: KeyService;
-  routes: VendorRoutes;
-  simulator: Simulator | null;
-  simulatedVendors: VendorId[];
-  /** Configuration problems that fail some calls but not the start (a vendor with routes and no credential). */
-  warnings: string[];
-  /** A first-run development wallet, when this start created one. */
-  devWallet: { walletId: string; apiKey: string; managementKey: string } | null;
-  /** The database has no wallet at all, and this start made none (PostgreSQL): the banner says how to make one. */
-  noWallet: boolean;
-  /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
-  localAdminToken: string | null;
-  /** Video jobs: store, files and the polling worker. */
-  videos: VideoService;
-  metrics: GatewayMetrics;
-  /** Re-reads catalog/ and config/ (SIGHUP, POST /admin/v1/reload): logged, and counted in the metrics. */
-  reload(): ReloadResult;
-  /** This process's budget leases (billing.yaml `leases`). */
-  leases: BudgetLeases;
-  /** The periodic ledger audit (billing.yaml `ledger.audit_interval_ms`); `run()` audits now. */
-  ledgerAudit: LedgerAuditor;
-  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set; null otherwise. */
-  telemetry: Telemetry | null;
-  /** Threshold alerts and their webhook deliveries (engine/alerts). */
-  alerts: Alerts;
-  close(): Promise<void>;
-}
+export type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 
 export async function createGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
-  const env = opts.env ?? process.env;
+  // Before anything opens: a value the gateway cannot use stops the start cleanly.
+  const env = gatewayEnvFrom(opts.env ?? process.env);
   const clock = opts.clock ?? systemClock;
-  const runtime = new Runtime({ config: env.GATEWAY_CONFIG_DIR ?? './config', catalog: env.GATEWAY_CATALOG_DIR ?? './catalog' });
-  // Before anything opens: a value they do not know stops the start cleanly.
-  const videoStore = videoStoreFromEnv(env);
-  const metricsAccess = metricsAccessFrom(env);
-  const oidcSettings = providerSettings(env);
-  const webhooksAllowPrivate = allowPrivateFrom(env);
-
+  const runtime = new Runtime({ config: env.configDir, catalog: env.catalogDir });
   let appLog: FastifyBaseLogger | null = null;
-  const telemetry = await startTelemetryIfAsked(env, () => appLog ?? silentLog);
-  const embedded = !env.DATABASE_URL;
-  const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.GATEWAY_DATA_DIR ?? './data' });
+  const log = () => appLog ?? silentLog;
+  const telemetry = await startTelemetryIfAsked(env.telemetry, log);
+  const embedded = !env.databaseUrl;
+  const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
   const limits = runtime.snapshot().config.limits;
-  const ledger = createLedger(db, {
-    clock,
-    log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
-    reservationTtlMs: limits.reservation_ttl_ms,
-    planVendors: () => runtime.snapshot().config.billing.plan_restricted_vendors,
-    drawFlushMs: () => runtime.snapshot().config.billing.leases?.flush_ms ?? DEFAULT_DRAW_FLUSH_MS,
-    walletQueues: () => runtime.snapshot().config.billing.ledger?.queues ?? DEFAULT_WALLET_QUEUES,
-    flushWal: () => runtime.snapshot().config.billing.ledger?.synchronous_commit !== 'off',
-  });
+  const money = gatewayMoney(db, runtime, clock, log);
+  const { ledger, writer, leases } = money;
   const keys = createKeyService(db, { clock });
   await keys.ready();
 
-  const { simulated } = planRoutes(env);
-  const simulator = simulated.length ? await startBundledSimulator(runtime) : null;
-  const routes = routesFromEnv(env, simulator ? (v) => simulator.routeUrl(v) : undefined);
+  const simulator = env.vendors.simulated.length ? await startBundledSimulator(runtime) : null;
+  const routes = routesFor(env.vendors, simulator ? (v) => simulator.routeUrl(v) : undefined);
   const upstream = new UpstreamClient({
     connectTimeoutMs: limits.connect_timeout_ms,
     connectionsPerOrigin: limits.vendor_connections,
     http2Streams: limits.vendor_http2_streams,
   });
-
-  const writer = new ChargeWriter(() => appLog ?? silentLog);
-  const leases = gatewayLeases(
-    db,
-    ledger,
-    clock,
-    () => runtime.snapshot().config.billing.leases,
-    () => appLog ?? silentLog,
-    writer,
-  );
   await leases.listen();
-  const alerts = createAlerts({ db, clock, allowPrivate: webhooksAllowPrivate, log: () => appLog ?? silentLog });
+  const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
+  const suggest = (m: Parameters<typeof suggestModel>[1], vendors: string[]) => suggestModel(runtime, m, vendors, clock.now());
   const accounts = watchedForAlerts(
     alerts,
     createWalletAccounts({
       keys,
       ledger,
+      db,
       clock,
       writer,
       leases: leases.deps,
-      log: { error: (o, m) => (appLog ?? silentLog).error(o, m) },
-      suggestModel: (m, vendors) => suggestModel(runtime, m, vendors, clock.now()),
+      log: { error: (o, m) => log().error(o, m) },
+      suggestModel: suggest,
     }),
   );
-  const adminToken = env.GATEWAY_ADMIN_TOKEN || undefined;
-  const dataDir = env.GATEWAY_DATA_DIR ?? './data';
+  const { adminToken, publicUrl, dataDir } = env;
   // Only an embedded database on disk needs the operator tools to come through this process.
   const localAdminToken = embedded && dataDir !== 'memory://' ? newLocalAdminToken() : null;
+  const localToken = localAdminToken ?? undefined;
+  const onFinished = (v: Parameters<typeof videoFinished>[1]) => videoFinished(alerts, v, log);
+  const { videoStore: fileStore, videoPollMs: pollMs } = env;
   const videos = createVideoService({
     db,
     accounts,
@@ -167,44 +93,18 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    dataDir: env.GATEWAY_DATA_DIR ?? './data',
-    fileStore: videoStore,
-    pollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
+    dataDir,
+    fileStore,
+    pollMs,
     telemetry,
-    onFinished: (v) => videoFinished(alerts, v, () => appLog ?? silentLog),
+    onFinished,
   });
-  const ledgerAudit = new LedgerAuditor({
-    db,
-    clock,
-    holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms,
-    log: () => appLog ?? silentLog,
-    turn: databaseAuditTurn(db),
-  });
-  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit });
-  const app = createApp(
-    {
-      jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
-      errorShapeFor: (path) => errorShapeOfPath(runtime, path),
-    },
-    {
-      bodyLimit: limits.body_limit_bytes,
-      serverFactory: serverWithTimeouts({ requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms }),
-      logger:
-        opts.logger === false
-          ? false
-          : { level: env.LOG_LEVEL ?? 'info', redact: REDACT, ...(typeof opts.logger === 'object' ? opts.logger : {}) },
-    },
-    [(outcome) => metrics.observe(outcome)],
-  );
-  const warnings = missingCredentials(env);
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit: money.audit });
+  const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
+  const warnings = missingCredentials(env.vendors);
   for (const warning of warnings) app.log.warn({ warning }, warning);
-  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess, warnings });
-  const reload = (log: FastifyBaseLogger) => {
-    const result = runtime.reload();
-    metrics.reloaded(result);
-    logReload(log, result);
-    return result;
-  };
+  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
+  const reload = reloader(runtime, (result) => metrics.reloaded(result));
   appLog = app.log;
   registerModelDoors(app, {
     runtime,
@@ -213,94 +113,67 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    credits: (walletId) => creditsOf(ledger, walletId),
-    modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
     telemetry,
+    credits: (walletId) => creditsOf(db, ledger, walletId),
+    modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
   });
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),
+    db,
     adminToken,
-    localToken: localAdminToken ?? undefined,
+    localToken,
     clock,
-    createManagementKey: (walletId, name, actor) => keys.createManagementKey(walletId, name, actor),
-    closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
-    createApiKey: (walletId, body, actor) => createOperatorKey({ keys, db, clock }, walletId, body, actor),
-    onOwnerChanged: async (walletId) => {
-      await keys.closeFormerOwnerManagementKeys(walletId);
-    },
+    ...keyActionsOf(keys, db, clock),
   });
   if (adminToken) registerReloadRoute(app, reload, adminToken, opts.onAdminReload);
   const sessions = createSessionStore(db, clock);
-  await registerSignInLinkRoute(app, {
-    sessions,
-    adminToken,
-    localToken: localAdminToken ?? undefined,
-    publicUrl: env.GATEWAY_PUBLIC_URL || undefined,
-  });
+  await registerSignInLinkRoute(app, { sessions, adminToken, localToken, publicUrl });
   await videos.routes(app);
   await alerts.routes(app, keys);
   registerUsageRoutes(app, { accounts, db });
   const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
   registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
-  const identity = oidcSettings ? new IdentityProvider(oidcSettings) : undefined;
-  await registerDashboard(app, {
-    db,
-    ledger,
-    keys,
-    clock,
-    sessions,
-    videos: videos.store,
-    publicUrl: env.GATEWAY_PUBLIC_URL || undefined,
-    identity,
-    alerts,
-  });
+  const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl, identity, alerts });
+  const snapshotLimits = () => runtime.snapshot().config.limits;
   const stopPruning = await startUsageRecordUpkeep(
     db,
     clock,
-    () => runtime.snapshot().config.limits.usage_record_days,
+    () => snapshotLimits().usage_record_days,
     (e) => app.log.error({ err: e }, 'pruning usage records failed'),
-    () => runtime.snapshot().config.limits.audit_record_days,
+    () => snapshotLimits().audit_record_days,
   );
-  const sweepFailed = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
-    app.log.error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
-  const stopSweeper =
-    opts.sweeper === false ? () => undefined : ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError: sweepFailed });
-  ledgerAudit.start(runtime.snapshot().config.billing.ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
+  money.start(opts.sweeper !== false);
   videos.start(app.log);
   alerts.start();
-  const firstRun = !(await anyWallet(db));
-  // A shared PostgreSQL gets no development wallet: its wallets are the operator's to make (the banner says how).
-  const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
+  const firstRun = await firstRunWallet(db, ledger, keys, embedded);
 
   return {
     app,
+    env,
     runtime,
     db,
     ledger,
     keys,
     routes,
     simulator,
-    simulatedVendors: simulated,
     warnings,
-    devWallet,
-    noWallet: firstRun && !devWallet,
     localAdminToken,
     videos,
     metrics,
-    leases: leases.book,
-    ledgerAudit,
     telemetry,
     alerts,
+    ...firstRun,
+    simulatedVendors: env.vendors.simulated,
+    leases: leases.book,
+    ledgerAudit: money.audit,
     reload: () => reload(app.log),
     async close() {
-      stopSweeper();
       stopPruning();
-      const auditEnded = ledgerAudit.stop();
+      const auditEnded = money.stopTimers();
       await closeApp(app);
-      // Every call has ended; charges still waiting for the database get a last chance before it closes.
-      await writer.drain(CHARGE_DRAIN_MS);
-      await leases.book.close(CHARGE_DRAIN_MS);
+      await money.drain(); // every call has ended; charges still waiting for the database get a last chance
       await videos.stop();
       await alerts.stop(); // after the charges and videos: their last checks and events still go out
       await upstream.close();
@@ -308,46 +181,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await simulator?.close();
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
-      // The last spans go out; an unreachable collector holds up a stop no longer than a charge's last chance.
-      if (telemetry)
-        await withinMs(
-          telemetry.shutdown().catch(() => undefined),
-          CHARGE_DRAIN_MS,
-        );
+      await stopTelemetry(telemetry, CHARGE_DRAIN_MS); // the last spans, held up no longer than a charge's last chance
     },
   };
 }
 
-const CHARGE_DRAIN_MS = 5_000;
-
-const withinMs = (work: Promise<void>, ms: number) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void work.finally(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-
-/** The SDK is loaded only when an OTLP endpoint is set (engine/telemetry/sdk.ts): off, a call pays one null check. */
-async function startTelemetryIfAsked(env: Env, log: () => TelemetryLog): Promise<Telemetry | null> {
-  const config = telemetryConfig(env);
-  if (!config) return null;
-  const { startTelemetry } = await import('./telemetry/sdk.ts');
-  const { version } = JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string };
-  return startTelemetry(config, version, log);
-}
-
 const silentLog = { warn: () => undefined, error: () => undefined };
-
-/** The error shape of the door whose path the (possibly malformed) path begins with, the longest such. */
-function errorShapeOfPath(runtime: Runtime, path: string): ErrorShape {
-  const doors = Object.values(runtime.snapshot().config.doors).filter((d) => path.startsWith(d.path));
-  doors.sort((a, b) => b.path.length - a.path.length);
-  return doors[0]?.errors ?? 'chat';
-}
-
-const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
 
 async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
   const { startSimulator } = await import('../simulator/index.ts');

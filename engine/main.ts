@@ -16,6 +16,7 @@ import { SettingError } from './core/setting-error.ts';
 import { DataFolderHeld } from './db/data-folder-lock.ts';
 import { MigrationMismatch } from './db/migrate.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
+import { firstRunBannerLines } from './admin/first-run-wallet.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
 function main(): void {
@@ -60,8 +61,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
     }
     process.exit(1);
   }
-  const host = process.env.HOST ?? '127.0.0.1';
-  const asked = Number(process.env.PORT ?? 8080);
+  const { host, port: asked, dataDir } = gw.env;
   try {
     await gw.app.listen({ host, port: asked });
   } catch (e) {
@@ -82,7 +82,6 @@ async function serve(link: typeof workerLink | null): Promise<void> {
   }
   // Written before the banner, so anything that waits for the banner finds the pid file in place.
   const pidFile = writePidFile();
-  const dataDir = process.env.GATEWAY_DATA_DIR ?? './data';
   // The operator CLI finds a gateway that holds the embedded database through this file, and goes through it.
   if (gw.localAdminToken)
     writeRunningGatewayFile(dataDir, {
@@ -107,12 +106,13 @@ async function serve(link: typeof workerLink | null): Promise<void> {
 
 /** A worker reloads when the primary forwards a reload, and stops when the primary says so. */
 function serveAsWorker(gw: RunningGateway, link: typeof workerLink, url: string): void {
-  if (process.env.GATEWAY_WORKER_INDEX === '1') {
+  const first = gw.env.workerIndex === 1;
+  if (first) {
     printCatalogWarnings(gw);
     printConfigWarnings(gw);
   }
   // Every worker reads the same files; the first one answers the operator's SIGHUP, sent to the primary.
-  link.onReload(() => (process.env.GATEWAY_WORKER_INDEX === '1' ? reloadAndReport(gw, process.ppid) : gw.reload()));
+  link.onReload(() => (first ? reloadAndReport(gw, process.ppid) : gw.reload()));
   link.onMetricsCollect(() => gw.metrics.ownMetrics());
   gw.metrics.acrossWorkers(() => link.gatherMetrics());
   process.on('SIGHUP', () => gw.reload());
@@ -177,32 +177,10 @@ function printBanner(gw: RunningGateway, url: string): void {
   const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
   if (sim)
     lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
-  lines.push(
-    `database: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${process.env.GATEWAY_DATA_DIR ?? './data'}`}`,
-  );
+  lines.push(`database: ${gw.env.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${gw.env.dataDir}`}`);
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
-  if (gw.devWallet) lines.push(...devWalletLines(gw.devWallet));
-  if (gw.noWallet) lines.push(...noWalletLines());
+  lines.push(...firstRunBannerLines(gw));
   console.log(lines.join('\n'));
-}
-
-function devWalletLines(w: NonNullable<RunningGateway['devWallet']>): string[] {
-  return [
-    `first run: created the development wallet ${w.walletId} with $10 of credits. These keys are shown once:`,
-    `  API key:        ${w.apiKey}`,
-    `  management key: ${w.managementKey}`,
-    `  dashboard:      npx gateway wallet sign-in-link ${w.walletId}   (prints a one-time sign-in link)`,
-  ];
-}
-
-/** PostgreSQL makes no wallet by itself (it may serve many gateways): the operator's first steps, in order. */
-function noWalletLines(): string[] {
-  return [
-    'no wallet yet. Make one with credits, then an API key for it (with this DATABASE_URL set; the key is printed once):',
-    '  npx gateway wallet create --credits 10000000      ($10; prints the wallet id)',
-    '  npx gateway key create <wallet-id>',
-    '  npx gateway wallet sign-in-link <wallet-id>       (optional: its owner signs in to /dashboard)',
-  ];
 }
 
 /** A vendor without a credential fails its calls, not the start: the operator reads it here, and on /readyz. */

@@ -34,6 +34,7 @@ describeEachDatabase('admin listing and management keys', (getDb) => {
     await registerKeyRoutes(app, { keys, db, clock });
     await registerAdminRoutes(app, {
       ledger,
+      db,
       adminToken: TOKEN,
       clock,
       createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),

@@ -16,6 +16,7 @@ async function buildApp(db: Db, adminToken: string | undefined) {
   const app = Fastify();
   await registerAdminRoutes(app, {
     ledger,
+    db,
     adminToken,
     clock,
     createManagementKey: async (walletId, name) => {

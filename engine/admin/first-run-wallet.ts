@@ -1,5 +1,5 @@
 // The first start on the embedded database, on an empty data folder: a wallet of development credits and its
-// keys, printed once so a new operator can call the gateway at once (README "Start").
+// keys, printed once so a new operator can call the gateway at once (README "Start"), and the banner's lines for it.
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Ledger } from '../money/types.ts';
@@ -18,4 +18,42 @@ export async function createDevWallet(ledger: Ledger, keys: KeyService) {
     userAgent: null,
   });
   return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
+}
+
+export type DevWallet = Awaited<ReturnType<typeof createDevWallet>>;
+
+/**
+ * What a start finds on its database: an embedded one with no wallet gets the development wallet; a shared
+ * PostgreSQL gets none (its wallets are the operator's to make), and `noWallet` has the banner say how.
+ */
+export async function firstRunWallet(
+  db: Db,
+  ledger: Ledger,
+  keys: KeyService,
+  embedded: boolean,
+): Promise<{ devWallet: DevWallet | null; noWallet: boolean }> {
+  const firstRun = !(await anyWallet(db));
+  const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
+  return { devWallet, noWallet: firstRun && !devWallet };
+}
+
+/** The banner's lines for what firstRunWallet found: the development wallet's keys (shown once), or the first steps. */
+export function firstRunBannerLines(found: { devWallet: DevWallet | null; noWallet: boolean }): string[] {
+  const w = found.devWallet;
+  if (w) {
+    return [
+      `first run: created the development wallet ${w.walletId} with $10 of credits. These keys are shown once:`,
+      `  API key:        ${w.apiKey}`,
+      `  management key: ${w.managementKey}`,
+      `  dashboard:      npx gateway wallet sign-in-link ${w.walletId}   (prints a one-time sign-in link)`,
+    ];
+  }
+  if (!found.noWallet) return [];
+  // PostgreSQL makes no wallet by itself (it may serve many gateways): the operator's first steps, in order.
+  return [
+    'no wallet yet. Make one with credits, then an API key for it (with this DATABASE_URL set; the key is printed once):',
+    '  npx gateway wallet create --credits 10000000      ($10; prints the wallet id)',
+    '  npx gateway key create <wallet-id>',
+    '  npx gateway wallet sign-in-link <wallet-id>       (optional: its owner signs in to /dashboard)',
+  ];
 }

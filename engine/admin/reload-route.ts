@@ -4,7 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { sendError } from '../http/reply-error.ts';
 import { describeReload } from '../catalog/reload-summary.ts';
-import type { ReloadResult } from '../catalog/runtime.ts';
+import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import { tokenMatches } from './routes.ts';
 
 export function registerReloadRoute(
@@ -23,6 +23,16 @@ export function registerReloadRoute(
 }
 
 /** The reload log line, for SIGHUP and POST /admin/v1/reload alike: what changed, or why nothing did. */
+/** A reload of `runtime` that `counted` hears of (the metrics) and that is logged to the log it is given. */
+export function reloader(runtime: Runtime, counted: (result: ReloadResult) => void): (log: FastifyBaseLogger) => ReloadResult {
+  return (log) => {
+    const result = runtime.reload();
+    counted(result);
+    logReload(log, result);
+    return result;
+  };
+}
+
 export function logReload(log: FastifyBaseLogger, result: ReloadResult): void {
   if (!result.ok) {
     log.error({ problems: result.problems }, 'reload refused; the running catalog stays');

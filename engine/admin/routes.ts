@@ -42,6 +42,8 @@ import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from '.
 import { recordAudit, type Actor } from '../audit/trail.ts';
 import { registerApiKeyRoute } from './api-key-routes.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
+import { closeManagementKey, type KeyService } from '../keys/index.ts';
+import { createOperatorKey } from '../keys/manage.ts';
 
 export interface AdminDeps {
   ledger: Ledger;
@@ -57,11 +59,26 @@ export interface AdminDeps {
   closeManagementKey: (walletId: string, keyId: string, actor: Actor) => Promise<boolean>;
   /** Active slot-occupying keys of a wallet; default: countActiveKeysIn over `db`. */
   countActiveKeys?: (walletId: string) => Promise<number>;
-  /** For the default countActiveKeys; default ledger.db. */
-  db?: Db;
+  /** The ledger's database: the wallet views, listings and the audit trail read it. */
+  db: Db;
   /** Called after POST …/owner changed the owner (for example to close the old owner's management keys). */
   onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<void>;
   clock?: Clock;
+}
+
+type KeyActions = Pick<AdminDeps, 'createManagementKey' | 'closeManagementKey' | 'createApiKey' | 'onOwnerChanged'>;
+
+/** The admin API's key actions done by the gateway's key service (tests may give their own). */
+export function keyActionsOf(keys: KeyService, db: Db, clock: Clock): KeyActions {
+  return {
+    createManagementKey: (walletId, name, actor) => keys.createManagementKey(walletId, name, actor),
+    closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
+    createApiKey: (walletId, body, actor) => createOperatorKey({ keys, db, clock }, walletId, body, actor),
+    // The former owner's management keys close with the change of owner.
+    onOwnerChanged: async (walletId) => {
+      await keys.closeFormerOwnerManagementKeys(walletId);
+    },
+  };
 }
 
 /** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
@@ -96,8 +113,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   if (acceptedTokens(deps).length === 0) return; // unset: no admin routes, every /admin path is the app's 404
   const { ledger } = deps;
   const clock = deps.clock ?? systemClock;
-  const countActiveKeys =
-    deps.countActiveKeys ?? ((walletId: string) => countActiveKeysIn(deps.db ?? ledger.db, walletId, koreanDate(clock.now())));
+  const countActiveKeys = deps.countActiveKeys ?? ((walletId: string) => countActiveKeysIn(deps.db, walletId, koreanDate(clock.now())));
 
   const requireWallet = async (id: string) => {
     const w = await ledger.getWallet(id);
@@ -172,7 +188,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     });
 
     scope.get('/admin/v1/wallets', async (req) =>
-      listWallets(deps.db ?? ledger.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
+      listWallets(deps.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
     );
 
     if (deps.createApiKey)
@@ -182,15 +198,15 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       });
 
     registerManagementKeyRoutes(scope, {
-      db: deps.db ?? ledger.db,
+      db: deps.db,
       requireWallet,
       closeManagementKey: (walletId, keyId, req) => deps.closeManagementKey(walletId, keyId, operatorActor(req, deps.localToken)),
     });
-    registerAuditRoute(scope, { db: deps.db ?? ledger.db, requireWallet });
+    registerAuditRoute(scope, { db: deps.db, requireWallet });
 
     scope.get<{ Params: { id: string } }>('/admin/v1/wallets/:id', async (req) => {
       const w = await requireWallet(req.params.id);
-      return walletView(ledger, w, countActiveKeys);
+      return walletView(deps.db, ledger, w, countActiveKeys);
     });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/owner', async (req) => {

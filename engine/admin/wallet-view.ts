@@ -66,8 +66,13 @@ export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number
 export type WalletView = ReturnType<typeof walletViewFrom>;
 
 /** GET /admin/v1/wallets/{id} and `gateway wallet show`: one answer for both. */
-export async function walletView(ledger: Ledger, w: Wallet, countActiveKeys: (walletId: string) => Promise<number>): Promise<WalletView> {
-  const [bal, leased, keysActive] = await Promise.all([ledger.balance(w.id), readLeasedByLot(ledger.db, [w.id]), countActiveKeys(w.id)]);
+export async function walletView(
+  db: Db,
+  ledger: Ledger,
+  w: Wallet,
+  countActiveKeys: (walletId: string) => Promise<number>,
+): Promise<WalletView> {
+  const [bal, leased, keysActive] = await Promise.all([ledger.balance(w.id), readLeasedByLot(db, [w.id]), countActiveKeys(w.id)]);
   return walletViewFrom(w, spendableBalance(bal, leased), keysActive);
 }
 

@@ -82,7 +82,7 @@ export async function walletShow(db: Db, walletId: string, ctx: CliContext = {})
   const ledger = ledgerFor(db, ctx);
   const w = await ledger.getWallet(walletId);
   if (!w) throw errors.notFound(`No wallet '${walletId}'.`);
-  return walletView(ledger, w, (id) => countActiveKeysIn(db, id, koreanDate((ctx.clock ?? systemClock).now())));
+  return walletView(db, ledger, w, (id) => countActiveKeysIn(db, id, koreanDate((ctx.clock ?? systemClock).now())));
 }
 
 /** `gateway wallet list [--limit N] [--cursor C]`: the same page as GET /admin/v1/wallets. */

@@ -3,3 +3,13 @@
 export class SettingError extends Error {
   override name = 'SettingError';
 }
+
+/** Whether a setting that names a web address does: an absolute http: or https: URL. */
+export function isHttpAddress(raw: string): boolean {
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

@@ -6,17 +6,31 @@ import { installAccessLog, requestSerializer, type OutcomeObserver } from './acc
 import { depthRefusal } from './json-depth.ts';
 import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 import { installErrorHandler } from './reply-error.ts';
-import { clientErrorReply, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
+import { clientErrorReply, errorShapeOfPath, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
 import { collectRoutes } from './route-list.ts';
 import { notFoundHandler } from './not-found.ts';
 import { declareRequestSlots } from './request-slots.ts';
+import { serverWithTimeouts } from './server-timeouts.ts';
+import type { Runtime } from '../catalog/runtime.ts';
 
 export interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
   /** The error shape of the door at a path, for errors raised before routing; the chat shape by default. */
   errorShapeFor?: ShapeForPath;
+}
+
+/** Key material never reaches the log, whatever logs a request's headers. */
+const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
+
+/** What a caller may ask of the log: pino options (a `stream` to capture it), or false for none. */
+export type LoggerChoice = boolean | { level?: string; stream?: { write(line: string): void } };
+
+/** The app's pino options: LOG_LEVEL's level and the redaction list, then the caller's own; false, no log. */
+export function loggerOptions(level: string, choice: LoggerChoice | undefined): FastifyServerOptions['logger'] {
+  if (choice === false) return false;
+  return { level, redact: REDACT, ...(typeof choice === 'object' ? choice : {}) };
 }
 
 export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
@@ -61,6 +75,17 @@ const IDLE_SWEEP_MS = 100;
  * begins; a keep-alive connection whose call ends later (a stream says `connection: keep-alive` itself) would
  * stay open until the client's own timeout, so those are closed as soon as they go idle too.
  */
+/** The app as the gateway runs it: limits.yaml's body limit, timeouts and JSON depth, each door's error shape. */
+export function createGatewayApp(runtime: Runtime, logger: FastifyServerOptions['logger'], observers: OutcomeObserver[]): FastifyInstance {
+  const limits = runtime.snapshot().config.limits;
+  const bounds = {
+    jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
+    errorShapeFor: (path: string) => errorShapeOfPath(runtime, path),
+  };
+  const timeouts = { requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms };
+  return createApp(bounds, { bodyLimit: limits.body_limit_bytes, serverFactory: serverWithTimeouts(timeouts), logger }, observers);
+}
+
 export async function closeApp(app: FastifyInstance): Promise<void> {
   const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
   try {

@@ -5,10 +5,18 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, renderError, type ErrorShape, type GatewayError } from '../core/errors.ts';
+import type { Runtime } from '../catalog/runtime.ts';
 import { sendError } from './reply-error.ts';
 
 /** Which error shape a path's door answers in; the chat shape for paths no door serves. */
 export type ShapeForPath = (path: string) => ErrorShape;
+
+/** The error shape of the door whose path the (possibly malformed) path begins with, the longest such. */
+export function errorShapeOfPath(runtime: Runtime, path: string): ErrorShape {
+  const doors = Object.values(runtime.snapshot().config.doors).filter((d) => path.startsWith(d.path));
+  doors.sort((a, b) => b.path.length - a.path.length);
+  return doors[0]?.errors ?? 'chat';
+}
 
 /** Fastify's `frameworkErrors`: a URL it cannot decode is the client's mistake, a 400 in the door's shape. */
 export function frameworkErrorReply(shapeFor: ShapeForPath) {

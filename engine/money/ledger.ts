@@ -146,7 +146,6 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
 
   const ledger: Ledger = {
     owner,
-    db,
 
     async createWallet(input = {}) {
       const keySlots = input.keySlots ?? 100;

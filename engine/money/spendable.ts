@@ -30,9 +30,9 @@ export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<st
 }
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
-export async function creditsOf(ledger: Ledger, walletId: string) {
+export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string) {
   // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
-  const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(ledger.db, [walletId])]);
+  const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(db, [walletId])]);
   const b = spendableBalance(balance, leased);
   return {
     object: 'credits',

@@ -1,6 +1,6 @@
 // The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts), the pure
 // decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
-import type { Db, Queryable } from '../db/db.ts';
+import type { Queryable } from '../db/db.ts';
 
 import type { ChargeRows } from '../db/charge-rows.ts';
 export type { ChargedItem, ChargeRow, ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
@@ -161,8 +161,6 @@ export interface TopUpInput {
 export interface Ledger {
   /** This process's owner id, written on its reservations. */
   readonly owner: string;
-  /** The database the ledger writes to (for read-only views such as the admin API's key count). */
-  readonly db: Db;
   createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
   getWallet(walletId: string): Promise<Wallet | null>;
   /**

@@ -11,6 +11,7 @@ import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import { readHeldByKey } from './batch-sql.ts';
 import { readLeasedByLot } from './spendable.ts';
 import { chargeRow } from '../db/charge-rows.ts';
+import type { Db } from '../db/db.ts';
 import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
 import type { Charge, ChargeWriter } from './charge-writer.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
@@ -27,6 +28,8 @@ interface LedgerHold extends Hold {
 export interface WalletAccountsDeps {
   keys: KeyService;
   ledger: Ledger;
+  /** The ledger's database: the lease and hold views read it, and admit asks whether it seems reachable. */
+  db: Db;
   clock: Clock;
   /** A model of the same kind that the given vendors serve (for the 403 suggestion). */
   suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
@@ -99,7 +102,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     keyId,
     cap,
     async roomNano() {
-      const [use, held] = await Promise.all([keys.quota.usage([keyId], clock.now()), readHeldByKey(ledger.db, [keyId])]);
+      const [use, held] = await Promise.all([keys.quota.usage([keyId], clock.now()), readHeldByKey(deps.db, [keyId])]);
       const room = cap.limitNano - (use.get(keyId)?.monthNano ?? 0n) - (held.get(keyId) ?? 0n);
       return room > 0n ? room : 0n;
     },
@@ -107,7 +110,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
 
   /** Whether leases (another process's, once ours are back) still hold some of the wallet: only then is waiting worth it. */
   const leasedElsewhere = async (walletId: string): Promise<boolean> =>
-    [...(await readLeasedByLot(ledger.db, [walletId])).values()].some((n) => n > 0n);
+    [...(await readLeasedByLot(deps.db, [walletId])).values()].some((n) => n > 0n);
 
   /**
    * The charge rows a settle writes: the key's quota count, then the call's own (its usage record); with fewer
@@ -121,7 +124,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   /** Whether leases (another process's, once ours are back) still hold some of the key's monthly allowance. */
   const keyLeasedElsewhere = async (keyId: string): Promise<boolean> =>
     (
-      await ledger.db.query(`SELECT 1 FROM reservations WHERE key_id = $1 AND state = 'held' AND call_id LIKE $2 LIMIT 1`, [
+      await deps.db.query(`SELECT 1 FROM reservations WHERE key_id = $1 AND state = 'held' AND call_id LIKE $2 LIMIT 1`, [
         keyId,
         `${LEASE_CALL_PREFIX}%`,
       ])
@@ -184,7 +187,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const auth = authOf(caller);
       // Charges the database has not taken are answers given on credit: none more until it takes them, nor while
       // it looks gone (a call admitted on a lease would otherwise be served with no database to charge it in).
-      if (deps.writer.failing || (await ledger.db.reachable?.(REACHABLE_WAIT_MS)) === false) {
+      if (deps.writer.failing || (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false) {
         throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
       }
       const now = clock.now();

@@ -65,7 +65,7 @@ for (const { name, postgres } of kinds)
       const unlocked = new Promise<void>((r) => (unlock = r));
       let locked!: () => void;
       const lockTaken = new Promise<void>((r) => (locked = r));
-      const blocker = gw.ledger.db.transaction(async (tx) => {
+      const blocker = gw.db.transaction(async (tx) => {
         await tx.query('SELECT id FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [t!.walletId]);
         locked();
         await unlocked;
@@ -85,7 +85,7 @@ for (const { name, postgres } of kinds)
       await sleep(200); // a vendor call made anyway would have arrived by now
       expect(t.received('b').length - receivedBefore, 'the vendor was called for a client that had left').toBe(0);
       expect(bal).toMatchObject({ availableNano: before.availableNano, reservedNano: 0n });
-      const holds = await gw.ledger.db.query<{ n: number }>(
+      const holds = await gw.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'released'`,
         [t.walletId],
       );
@@ -95,9 +95,8 @@ for (const { name, postgres } of kinds)
   });
 
 async function heldCount(t: TestGateway): Promise<number> {
-  const r = await t.gw.ledger.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`,
-    [t.walletId],
-  );
+  const r = await t.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [
+    t.walletId,
+  ]);
   return r.rows[0].n;
 }

@@ -45,6 +45,7 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
         createWalletAccounts({
           keys,
           ledger,
+          db: getDb(),
           clock: systemClock,
           suggestModel: () => undefined,
           writer: new ChargeWriter(() => quiet),

@@ -23,7 +23,7 @@ afterAll(() => t?.close());
 const reserved = async (g: { walletId: string }) =>
   g.walletId === t.walletId
     ? t.held()
-    : spendableBalance(await t.gw.ledger.balance(g.walletId), await readLeasedByLot(t.gw.ledger.db, [g.walletId])).reservedNano;
+    : spendableBalance(await t.gw.ledger.balance(g.walletId), await readLeasedByLot(t.gw.db, [g.walletId])).reservedNano;
 
 /** Runs `call`, then asserts it was charged exactly `expected`, once, and that nothing stays held. */
 async function expectCharged(expected: bigint, call: () => Promise<void>) {

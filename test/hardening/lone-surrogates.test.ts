@@ -50,9 +50,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       await run();
       expect(await t.balance()).toBe(before);
       expect(await t.held()).toBe(0n);
-      const jobs = await t.gw.ledger.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM video_jobs WHERE wallet_id = $1`, [
-        t.walletId,
-      ]);
+      const jobs = await t.gw.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM video_jobs WHERE wallet_id = $1`, [t.walletId]);
       expect(jobs.rows[0].n).toBe('0');
     }
 

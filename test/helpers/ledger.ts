@@ -11,10 +11,10 @@ import { LEASE_CALL_PREFIX } from '../../engine/money/types.ts';
  * showed as a hold for an instant.
  */
 export async function walletView(
-  gw: Pick<RunningGateway, 'ledger' | 'leases'>,
+  gw: Pick<RunningGateway, 'db' | 'leases'>,
   walletId: string,
 ): Promise<{ spendableNano: bigint; heldNano: bigint }> {
-  const r = await gw.ledger.db.query<{ available: string; leased: string; own: string }>(
+  const r = await gw.db.query<{ available: string; leased: string; own: string }>(
     `SELECT w.available_nano::text AS available,
             coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id LIKE $2), 0)::text AS leased,
             coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id NOT LIKE $2), 0)::text AS own

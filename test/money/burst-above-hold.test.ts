@@ -40,7 +40,7 @@ for (const kind of kinds) {
       expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
       expect(answered.size).toBeGreaterThan(AT_ONCE);
       expect(statuses, 'the burst did not drain the wallet').toContain(402);
-      const db = t.gw.ledger.db;
+      const db = t.gw.db;
       // Every answer's end waited for its charge: the records are there now, one per answered call.
       const records = await db.query<{ request_id: string; charged_nano: string }>(
         'SELECT request_id, charged_nano::text FROM usage_records WHERE wallet_id = $1',

@@ -50,6 +50,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
       const accounts = createWalletAccounts({
         keys,
         ledger: lateReserves,
+        db: getDb(),
         clock: systemClock,
         suggestModel: () => undefined,
         writer: new ChargeWriter(() => quiet),

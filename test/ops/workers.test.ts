@@ -258,9 +258,9 @@ describe('GATEWAY_WORKERS', () => {
       expect(workers.filter(alive)).toEqual([]);
       expect(existsSync(join(gw.dataDir, 'gateway.pid'))).toBe(false);
       // The drained workers gave their leases back; the one killed outright left its lease to expire and be swept.
-      const bal = spendableBalance(await ledger.balance(wallet.id), await readLeasedByLot(ledger.db, [wallet.id]));
+      const bal = spendableBalance(await ledger.balance(wallet.id), await readLeasedByLot(pgSchema.db, [wallet.id]));
       expect(bal.reservedNano, 'a call left a hold').toBe(0n);
-      const leases = await ledger.db.query<{ n: number }>(
+      const leases = await pgSchema.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`,
         [wallet.id],
       );

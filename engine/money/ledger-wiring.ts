@@ -1,0 +1,76 @@
+// The money side of one gateway process put together from billing.yaml and limits.yaml: the ledger, the
+// charge writer, the budget leases, the sweeper of abandoned reservations and the periodic ledger audit.
+import type { Clock } from '../core/clock.ts';
+import type { Db } from '../db/db.ts';
+import type { Runtime } from '../catalog/runtime.ts';
+import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
+import { databaseAuditTurn } from './audit-turn.ts';
+import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
+import { ChargeWriter } from './charge-writer.ts';
+import { createLedger } from './ledger.ts';
+import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
+import type { Ledger } from './types.ts';
+
+/** How long charges still waiting for the database, and leases' last draws, get at a stop before it closes. */
+export const CHARGE_DRAIN_MS = 5_000;
+
+type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
+
+export interface GatewayMoney {
+  ledger: Ledger;
+  writer: ChargeWriter;
+  leases: GatewayLeases;
+  /** The periodic audit of the ledger's invariants (billing.yaml `ledger.audit_interval_ms`). */
+  audit: LedgerAuditor;
+  /** Starts the audit's timer, and the sweeper unless `sweeper` is false (tests that move time by hand). */
+  start(sweeper: boolean): void;
+  /** Stops the timers; resolves once an audit still reading has ended (await it before the database closes). */
+  stopTimers(): Promise<void>;
+  /** Once every call has ended: the charges waiting for the database and the leases get their last chance. */
+  drain(): Promise<void>;
+}
+
+/** `log` is read at each use, so it can be the app's once the app exists. */
+export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => Log): GatewayMoney {
+  const limits = runtime.snapshot().config.limits;
+  const billing = () => runtime.snapshot().config.billing;
+  const ledger = createLedger(db, {
+    clock,
+    log: { error: (o, m) => log().error(o, m) },
+    reservationTtlMs: limits.reservation_ttl_ms,
+    planVendors: () => billing().plan_restricted_vendors,
+    drawFlushMs: () => billing().leases?.flush_ms ?? DEFAULT_DRAW_FLUSH_MS,
+    walletQueues: () => billing().ledger?.queues ?? DEFAULT_WALLET_QUEUES,
+    flushWal: () => billing().ledger?.synchronous_commit !== 'off',
+  });
+  const writer = new ChargeWriter(log);
+  const leases = gatewayLeases(db, ledger, clock, () => billing().leases, log, writer);
+  const audit = new LedgerAuditor({
+    db,
+    clock,
+    holdGraceMs: HOLD_GRACE_SWEEPS * limits.sweep_interval_ms,
+    log,
+    turn: databaseAuditTurn(db),
+  });
+  let stopSweeper: () => void = () => undefined;
+  return {
+    ledger,
+    writer,
+    leases,
+    audit,
+    start(sweeper) {
+      const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
+        log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
+      if (sweeper) stopSweeper = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+      audit.start(billing().ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
+    },
+    stopTimers() {
+      stopSweeper();
+      return audit.stop();
+    },
+    async drain() {
+      await writer.drain(CHARGE_DRAIN_MS);
+      await leases.book.close(CHARGE_DRAIN_MS);
+    },
+  };
+}
