@@ -156,6 +156,20 @@ describe('the house', () => {
     expect(keyed).toEqual([]);
   });
 
+  // The tests mirror the rooms (docs/architecture.md): test/<room>/ for one room's code; the other folders are
+  // kinds of test that cross the rooms, or what the tests share.
+  it('keeps each test in the folder of its room, or of its kind', () => {
+    const rooms = readdirSync(join(ROOT, 'engine')).filter((n) => statSync(join(ROOT, 'engine', n)).isDirectory());
+    const beside = ['transforms', 'simulator', 'bench'];
+    const kinds = ['e2e', 'chaos', 'attack', 'hardening', 'ops', 'helpers', 'fixtures', 'types'];
+    const strays = readdirSync(join(ROOT, 'test')).filter((n) =>
+      statSync(join(ROOT, 'test', n)).isDirectory()
+        ? ![...rooms, ...beside, ...kinds].includes(n) && n !== 'artifacts'
+        : !/^architecture(-[a-z]+)?\.test\.ts$/.test(n),
+    );
+    expect(strays).toEqual([]);
+  });
+
   it('resolves every relative import to a file that exists', () => {
     const missing = [...graph].flatMap(([f, deps]) =>
       deps
