@@ -43,7 +43,7 @@ import { recordAudit, type Actor } from '../audit/trail.ts';
 import { registerApiKeyRoute } from './api-key-routes.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 
-export interface AdminDeps {
+interface AdminDeps {
   ledger: Ledger;
   /** GATEWAY_ADMIN_TOKEN; unset or empty (and no localToken) → admin routes answer 404. */
   adminToken?: string;

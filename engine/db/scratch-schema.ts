@@ -31,7 +31,7 @@ export async function probePostgres(url: string): Promise<{ ok: true } | { ok: f
   }
 }
 
-export const redactUrl = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+const redactUrl = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 
 /** A URL that selects `schema` through the connection's search_path. */
 export function urlWithSchema(url: string, schema: string): string {

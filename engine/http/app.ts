@@ -12,7 +12,7 @@ import { collectRoutes } from './route-list.ts';
 import { notFoundHandler } from './not-found.ts';
 import { declareRequestSlots } from './request-slots.ts';
 
-export interface BodyBounds {
+interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
   /** The error shape of the door at a path, for errors raised before routing; the chat shape by default. */

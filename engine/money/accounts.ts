@@ -5,8 +5,6 @@ import type { ModelEntry } from '../core/types.ts';
 import type { BesideSettle } from './types.ts';
 import type { Charge } from './charge-writer.ts';
 
-export type { Charge };
-
 /** More to write in a settle's own transaction (a usage record), with what the settle charged. */
 export type WithSettle = readonly BesideSettle[];
 

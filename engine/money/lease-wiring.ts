@@ -33,7 +33,7 @@ const settingsOf = (c: LeaseConfig): LeaseSettings => ({
   maxPendingDraws: c.max_pending_draws ?? DEFAULT_MAX_PENDING_DRAWS,
 });
 
-export interface GatewayLeases {
+interface GatewayLeases {
   deps: NonNullable<WalletAccountsDeps['leases']>;
   book: BudgetLeases;
   /** Starts listening for other processes' requests to give a wallet's leases back. */

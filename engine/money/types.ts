@@ -3,15 +3,13 @@
 import type { Db, Queryable } from '../db/db.ts';
 
 import type { BesideSettle } from '../db/beside-settle.ts';
-export type { BesideSettle, RowWriter, SettleRow } from '../db/beside-settle.ts';
+export type { BesideSettle } from '../db/beside-settle.ts';
 
 /**
  * What more a settle writes in its own transaction: a callback run for this settle alone, or rows that the
  * batch writes together with the other settles' rows of the same writer (db/beside-settle.ts).
  */
 export type Alongside = ((tx: Queryable, chargedNano: bigint) => Promise<void>) | readonly BesideSettle[];
-
-export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan' | 'key_limit';
 
 export interface ReservationLot {
   lotId: string;
@@ -64,7 +62,7 @@ export interface KeyCap {
   lockUsed(tx: Queryable): Promise<bigint>;
 }
 
-export interface ReserveRequest {
+interface ReserveRequest {
   walletId: string;
   /** Vendor letter of the model called ('a' … 'e'). */
   vendor: string;
@@ -78,7 +76,7 @@ export interface ReserveRequest {
   cap?: KeyCap;
 }
 
-export interface SettleResult {
+interface SettleResult {
   /** What was debited by this settle (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
   chargedNano: bigint;
   /** Part of `actual` the lots could not cover (not charged). 0 normally. */
@@ -87,7 +85,7 @@ export interface SettleResult {
   alreadyFinished: boolean;
 }
 
-export interface ReleaseResult {
+interface ReleaseResult {
   releasedNano: bigint;
   alreadyFinished: boolean;
 }
@@ -121,7 +119,7 @@ export interface Wallet {
   createdAt: Date;
 }
 
-export interface JournalSum {
+interface JournalSum {
   toppedUpNano: bigint;
   reservedTotalNano: bigint;
   chargedNano: bigint;
@@ -137,7 +135,7 @@ export interface JournalSum {
 /** A sweep's failure: of one reservation's expiry (`expire` names it), or of the sweep as a whole. */
 export type SweepErrorHandler = (err: unknown, expire?: { reservationId: string; walletId: string }) => void;
 
-export interface CreateWalletInput {
+interface CreateWalletInput {
   id?: string;
   /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
   credits?: number | bigint;

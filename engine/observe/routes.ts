@@ -17,7 +17,7 @@ import type { GatewayMetrics } from './metrics.ts';
 /** Longer than a healthy database takes for `SELECT 1`, shorter than a probe's own timeout. */
 const READY_TIMEOUT_MS = 1_000;
 
-export interface OpsRoutesDeps {
+interface OpsRoutesDeps {
   db: Db;
   runtime: Runtime;
   metrics: GatewayMetrics;
@@ -28,7 +28,7 @@ export interface OpsRoutesDeps {
 }
 
 /** Who may read /metrics: the holder of a token, and loopback peers when the operator opened it to them. */
-export interface MetricsAccess {
+interface MetricsAccess {
   token?: string;
   openToLoopback: boolean;
 }
