@@ -170,6 +170,23 @@ describe('the house', () => {
     expect(strays).toEqual([]);
   });
 
+  // A test moved or renamed leaves no comment or page naming its old path.
+  it('names only test files that exist, in the code and the docs', () => {
+    const texts = [...files, ...sourceFiles('test'), 'README.md', ...readdirSync(join(ROOT, 'docs')).map((n) => `docs/${n}`)];
+    for (const room of readdirSync(join(ROOT, 'engine'))) {
+      if (statSync(join(ROOT, 'engine', room)).isDirectory() && readdirSync(join(ROOT, 'engine', room)).includes('README.md'))
+        texts.push(`engine/${room}/README.md`);
+    }
+    texts.push('bench/README.md', 'simulator/README.md');
+    const missing = texts.flatMap((f) =>
+      [...readFileSync(join(ROOT, f), 'utf8').matchAll(/\btest\/[\w./-]+\.(?:ts|mjs)\b/g)]
+        .map((m) => m[0])
+        .filter((p) => !statSync(join(ROOT, p), { throwIfNoEntry: false })?.isFile())
+        .map((p) => `${f} → ${p}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
   it('resolves every relative import to a file that exists', () => {
     const missing = [...graph].flatMap(([f, deps]) =>
       deps

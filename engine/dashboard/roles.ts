@@ -4,7 +4,7 @@
 //
 // The table is keyed by route (method and the route's pattern as registered), not by URL prefix, so a new
 // route cannot slip under an older rule by its path: a route missing here is the owner's alone until someone
-// decides otherwise (test/dashboard/roles.test.ts lists every registered route against this table).
+// decides otherwise (test/dashboard/managers.test.ts lists every registered route against this table).
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { Role } from '../identity/managers.ts';
