@@ -138,7 +138,7 @@ export function parseTags(text: string): Tags {
   return tags;
 }
 
-export function stripTags(text: string): string {
+function stripTags(text: string): string {
   return text.replace(TAG_RE, '').replace(/\s+/g, ' ').trim();
 }
 
@@ -189,7 +189,7 @@ export interface Turn {
   inputTokens: number;
 }
 
-export interface ToolCallPlan {
+interface ToolCallPlan {
   id: string;
   name: string;
   arguments: string;
@@ -206,7 +206,7 @@ export interface Plan {
   webSearches: number;
 }
 
-export function argumentsFor(schema: unknown): string {
+function argumentsFor(schema: unknown): string {
   const s = (schema ?? {}) as { required?: unknown; properties?: Record<string, { type?: unknown }> };
   const required = Array.isArray(s.required) ? (s.required as unknown[]).filter((x) => typeof x === 'string') : [];
   if (required.length === 0) return JSON.stringify({ q: 'sim' });

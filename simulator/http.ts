@@ -32,7 +32,7 @@ export interface SimState {
  * - `garbage`: lines no SSE parser can use and a data frame of broken JSON, then the stream goes on to its end;
  * - `stall`: nothing more for `stallMs`, then the socket is destroyed.
  */
-export interface StreamFault {
+interface StreamFault {
   afterEvents: number;
   mode: 'error' | 'reset' | 'garbage' | 'stall';
   stallMs?: number;

@@ -72,7 +72,7 @@ const AUDIO_TYPES: Record<string, string> = {
   pcm: 'audio/pcm',
 };
 
-export function fakeAudio(format: string, chars: number): Buffer {
+function fakeAudio(format: string, chars: number): Buffer {
   const frames = Math.max(1, Math.ceil(chars / 50));
   switch (format) {
     case 'wav': {
@@ -135,7 +135,7 @@ function fnv(s: string): number {
 }
 
 /** A deterministic unit vector for a text. */
-export function vectorFor(text: string, dims: number): number[] {
+function vectorFor(text: string, dims: number): number[] {
   let x = fnv(text) || 1;
   const v: number[] = [];
   for (let i = 0; i < dims; i++) {
@@ -313,7 +313,7 @@ export function handleVideoGet(ctx: Ctx, id: string): void {
   });
 }
 
-export function videoUrl(baseUrl: string, route: string, id: string): string {
+function videoUrl(baseUrl: string, route: string, id: string): string {
   return `${baseUrl}/r/${encodeURIComponent(route)}/files/videos/${id}.mp4`;
 }
 

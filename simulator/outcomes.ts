@@ -59,11 +59,11 @@ export interface OutcomeDraft {
   usageMode: UsageMode | null;
 }
 
-export type UsageMode = { kind: 'missing' } | { kind: 'inflated'; factor: number };
+type UsageMode = { kind: 'missing' } | { kind: 'inflated'; factor: number };
 
 const CALL_TAG = /\[\[sim:call=([A-Za-z0-9_.:-]{1,128})\]\]/;
 
-export function callTagOf(rawBody: string): string | null {
+function callTagOf(rawBody: string): string | null {
   return CALL_TAG.exec(rawBody)?.[1] ?? null;
 }
 

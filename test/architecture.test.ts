@@ -156,6 +156,37 @@ describe('the house', () => {
     expect(keyed).toEqual([]);
   });
 
+  // The tests mirror the rooms (docs/architecture.md): test/<room>/ for one room's code; the other folders are
+  // kinds of test that cross the rooms, or what the tests share.
+  it('keeps each test in the folder of its room, or of its kind', () => {
+    const rooms = readdirSync(join(ROOT, 'engine')).filter((n) => statSync(join(ROOT, 'engine', n)).isDirectory());
+    const beside = ['transforms', 'simulator', 'bench'];
+    const kinds = ['e2e', 'chaos', 'attack', 'hardening', 'ops', 'helpers', 'fixtures', 'types'];
+    const strays = readdirSync(join(ROOT, 'test')).filter((n) =>
+      statSync(join(ROOT, 'test', n)).isDirectory()
+        ? ![...rooms, ...beside, ...kinds].includes(n) && n !== 'artifacts'
+        : !/^architecture(-[a-z]+)?\.test\.ts$/.test(n),
+    );
+    expect(strays).toEqual([]);
+  });
+
+  // A test moved or renamed leaves no comment or page naming its old path.
+  it('names only test files that exist, in the code and the docs', () => {
+    const texts = [...files, ...sourceFiles('test'), 'README.md', ...readdirSync(join(ROOT, 'docs')).map((n) => `docs/${n}`)];
+    for (const room of readdirSync(join(ROOT, 'engine'))) {
+      if (statSync(join(ROOT, 'engine', room)).isDirectory() && readdirSync(join(ROOT, 'engine', room)).includes('README.md'))
+        texts.push(`engine/${room}/README.md`);
+    }
+    texts.push('bench/README.md', 'simulator/README.md');
+    const missing = texts.flatMap((f) =>
+      [...readFileSync(join(ROOT, f), 'utf8').matchAll(/\btest\/[\w./-]+\.(?:ts|mjs)\b/g)]
+        .map((m) => m[0])
+        .filter((p) => !statSync(join(ROOT, p), { throwIfNoEntry: false })?.isFile())
+        .map((p) => `${f} → ${p}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
   it('resolves every relative import to a file that exists', () => {
     const missing = [...graph].flatMap(([f, deps]) =>
       deps

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../keys/records.ts';
 
-export interface ApiKeyRouteDeps {
+interface ApiKeyRouteDeps {
   /** The wallet, or 404 not_found_error. */
   requireWallet: (id: string) => Promise<unknown>;
   /** keys/manage.ts createOperatorKey over this gateway's key service. */

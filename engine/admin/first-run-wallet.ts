@@ -6,9 +6,9 @@ import type { Ledger } from '../money/types.ts';
 
 const DEV_CREDITS = 10_000_000; // $10
 
-export const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT 1')).rows.length > 0;
+const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT 1')).rows.length > 0;
 
-export async function createDevWallet(ledger: Ledger, keys: KeyService) {
+async function createDevWallet(ledger: Ledger, keys: KeyService) {
   const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
   const api = await keys.createApiKey(wallet.id, { name: 'development' });
   const management = await keys.createManagementKey(wallet.id, 'development', {

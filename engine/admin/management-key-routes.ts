@@ -5,7 +5,7 @@ import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { listManagementKeys } from '../keys/management-keys.ts';
 
-export interface ManagementKeyRouteDeps {
+interface ManagementKeyRouteDeps {
   db: Db;
   /** The wallet, or 404 not_found_error. */
   requireWallet: (id: string) => Promise<unknown>;

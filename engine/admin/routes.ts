@@ -45,7 +45,7 @@ import type { ApiKeyRecord } from '../keys/records.ts';
 import { closeManagementKey, type KeyService } from '../keys/index.ts';
 import { createOperatorKey } from '../keys/manage.ts';
 
-export interface AdminDeps {
+interface AdminDeps {
   ledger: Ledger;
   /** GATEWAY_ADMIN_TOKEN; unset or empty (and no localToken) → admin routes answer 404. */
   adminToken?: string;

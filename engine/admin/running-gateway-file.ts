@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const RUNNING_GATEWAY_FILE = 'gateway.json';
+const RUNNING_GATEWAY_FILE = 'gateway.json';
 
 export interface RunningGatewayFile {
   /** Where the admin API answers, e.g. http://127.0.0.1:8080. */

@@ -8,10 +8,10 @@ import { readBalances, readWalletPage, type WalletPosition } from '../money/wall
 import { walletViewFrom, type WalletView } from './wallet-view.ts';
 import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
 
-export const DEFAULT_PAGE = 50;
-export const MAX_PAGE = 200;
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
 
-export interface WalletPageRequest {
+interface WalletPageRequest {
   limit: number;
   after: WalletPosition | null;
 }
@@ -24,7 +24,7 @@ export interface WalletPage {
 
 const POSITION_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-export const encodeCursor = (p: WalletPosition): string => Buffer.from(JSON.stringify([p.createdAt, p.id]), 'utf8').toString('base64url');
+const encodeCursor = (p: WalletPosition): string => Buffer.from(JSON.stringify([p.createdAt, p.id]), 'utf8').toString('base64url');
 
 function decodeCursor(cursor: string): WalletPosition {
   const bad = () =>

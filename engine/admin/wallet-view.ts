@@ -6,7 +6,7 @@ import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
 
-export const lotView = (l: LotBalance) => ({
+const lotView = (l: LotBalance) => ({
   id: l.id,
   vendors: l.vendors,
   credits: Number(nanoToCreditsFloor(l.availableNano)),
@@ -15,7 +15,7 @@ export const lotView = (l: LotBalance) => ({
   created_at: l.createdAt.toISOString(),
 });
 
-export interface RestrictedCredits {
+interface RestrictedCredits {
   vendors: string[];
   credits: number;
 }
@@ -25,7 +25,7 @@ export interface RestrictedCredits {
  * can use, one entry per set of vendors, in the order the sets sort. Each sum rounds down on its own, so
  * the parts may add up to a credit or so less than `credits`, the rounded-down total.
  */
-export function creditsBySpendability(lots: LotBalance[]): { general_credits: number; restricted_credits: RestrictedCredits[] } {
+function creditsBySpendability(lots: LotBalance[]): { general_credits: number; restricted_credits: RestrictedCredits[] } {
   let generalNano = 0n;
   const restricted = new Map<string, { vendors: string[]; nano: bigint }>();
   for (const lot of lots) {

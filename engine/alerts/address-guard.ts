@@ -10,7 +10,7 @@ import { errors } from '../core/errors.ts';
 /** Resolves a host to all its addresses (node:dns lookup with `all: true`); injectable for tests. */
 export type Resolve = (host: string) => Promise<LookupAddress[]>;
 
-export const systemResolve: Resolve = (host) =>
+const systemResolve: Resolve = (host) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
 
 const V4_REFUSED: [string, number][] = [
@@ -82,7 +82,7 @@ export function isRefusedAddress(ip: string): boolean {
   return true; // not an address at all: never connect to it
 }
 
-export class AddressRefused extends Error {
+class AddressRefused extends Error {
   override name = 'AddressRefused';
 }
 

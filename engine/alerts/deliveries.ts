@@ -4,7 +4,7 @@ import { errors } from '../core/errors.ts';
 import type { Queryable } from '../db/db.ts';
 import { newId } from './events.ts';
 
-export interface AttemptView {
+interface AttemptView {
   n: number;
   at: string;
   status_code: number | null;
@@ -13,7 +13,7 @@ export interface AttemptView {
   duration_ms: number;
 }
 
-export interface DeliveryView {
+interface DeliveryView {
   object: 'webhook_delivery';
   id: string;
   event_id: string;

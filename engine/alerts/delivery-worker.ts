@@ -21,7 +21,7 @@ interface Claimed {
   event_id: string;
 }
 
-export interface AttemptOutcome {
+interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   excerpt: string | null;

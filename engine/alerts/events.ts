@@ -19,7 +19,7 @@ export const isEventType = (v: unknown): v is EventType => typeof v === 'string'
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
 /** The body a receiver gets. */
-export interface EventBody {
+interface EventBody {
   id: string;
   object: 'event';
   type: EventType;

@@ -13,20 +13,9 @@ import { registerAlertRoutes } from './routes.ts';
 import type { StoreDeps } from './store.ts';
 import { AlertWatcher } from './watcher.ts';
 
-export { EVENT_TYPES, type EventType } from './events.ts';
-export { verifySignature, SIGNATURE_HEADER } from './signature.ts';
-export {
-  createWebhook,
-  deleteWebhook,
-  listWebhooks,
-  parseSettings,
-  readSettings,
-  settingsView,
-  writeSettings,
-  type StoreDeps,
-  type WebhookView,
-} from './store.ts';
-export { listDeliveries, replayEvent, type DeliveryView } from './deliveries.ts';
+export { EVENT_TYPES } from './events.ts';
+export { createWebhook, deleteWebhook, listWebhooks, parseSettings, readSettings, settingsView, writeSettings } from './store.ts';
+export { listDeliveries, replayEvent } from './deliveries.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 

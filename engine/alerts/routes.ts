@@ -19,7 +19,7 @@ import {
   type StoreDeps,
 } from './store.ts';
 
-export interface AlertRouteDeps extends StoreDeps {
+interface AlertRouteDeps extends StoreDeps {
   keys: KeyService;
   /** A delivery was queued here (a replay): send it now rather than at the next round. */
   queued: () => void;

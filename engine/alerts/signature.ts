@@ -7,7 +7,7 @@ export const SIGNATURE_HEADER = 'x-gateway-signature';
 
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
-export function signatureOf(secret: string, unixSeconds: number, body: string): string {
+function signatureOf(secret: string, unixSeconds: number, body: string): string {
   return createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
 }
 

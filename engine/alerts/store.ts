@@ -11,7 +11,7 @@ import { DEFAULT_SETTINGS, SETTINGS_LIMITS, type AlertSettings } from './policy.
 import { newWebhookSecret } from './signature.ts';
 
 /** The settings as the doors show them (snake_case). */
-export interface SettingsView {
+interface SettingsView {
   object: 'alert_settings';
   balance_percent_of_last_top_up: number[];
   balance_credits: number[];
@@ -105,7 +105,7 @@ export async function writeSettings(deps: StoreDeps, walletId: string, next: Ale
 }
 
 /** A webhook endpoint as the doors show it: never its secret, except `secret` once in the creation answer. */
-export interface WebhookView {
+interface WebhookView {
   object: 'webhook';
   id: string;
   url: string;
@@ -126,7 +126,7 @@ const numbersOrText = (v: unknown): string[] =>
   Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : [];
 
 /** At most this many open endpoints per wallet: each crossing sends to each. */
-export const MAX_WEBHOOKS = 10;
+const MAX_WEBHOOKS = 10;
 
 export async function createWebhook(deps: StoreDeps, walletId: string, body: unknown, actor: Actor): Promise<WebhookView> {
   if (body === null || typeof body !== 'object' || Array.isArray(body))

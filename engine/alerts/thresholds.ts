@@ -6,7 +6,7 @@ import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } fro
 import type { EventType } from './events.ts';
 import type { AlertSettings } from './policy.ts';
 
-export interface WalletFigures {
+interface WalletFigures {
   walletId: string;
   /** What the wallet has not spent: available plus held (calls in flight and leases give back what they do not charge). */
   balanceNano: bigint;
@@ -14,7 +14,7 @@ export interface WalletFigures {
   lastTopUpNano: bigint | null;
 }
 
-export interface KeyFigures {
+interface KeyFigures {
   keyId: string;
   name: string | null;
   keyPrefix: string;

@@ -31,7 +31,7 @@ interface WalletConfig {
   types: Set<string>;
 }
 
-export interface WatcherDeps {
+interface WatcherDeps {
   db: Db;
   clock: Clock;
   log: () => Log;

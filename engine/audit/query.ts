@@ -5,7 +5,7 @@ import { errors } from '../core/errors.ts';
 import type { Queryable } from '../db/db.ts';
 import { AUDIT_ACTIONS, type AuditAction } from './trail.ts';
 
-export interface AuditFilter {
+interface AuditFilter {
   action?: AuditAction;
   since?: Date;
   until?: Date;

@@ -4,7 +4,7 @@
 // collection (2,000 of each in a heap taken under load), and 1.5% of the gateway's CPU.
 import { CallAbort, onAbort, type CallSignal } from './call-signal.ts';
 
-export interface Deadline {
+interface Deadline {
   readonly signal: CallSignal;
   /** The time ran out (as opposed to `parent` aborting). */
   readonly passed: boolean;

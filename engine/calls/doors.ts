@@ -34,7 +34,7 @@ import type { VendorRoutes } from './vendor-routes.ts';
 import type { Telemetry } from '../telemetry/sdk.ts';
 import { endCallTrace, startCallTrace } from './call-tracing.ts';
 
-export interface GatewayServices extends FrontHalfDeps {
+interface GatewayServices extends FrontHalfDeps {
   routes: VendorRoutes;
   upstream: UpstreamClient;
   /** Which models this caller may call (plan and audience), for GET /v1/models; all when absent. */

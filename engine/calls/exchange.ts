@@ -19,11 +19,11 @@ import type { Route } from './vendor-routes.ts';
 import type { CallFacts } from '../http/call-facts.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 
-export const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
-export const CHARGED_HEADER = 'x-service-charged-nano';
-export const CHARACTERS_HEADER = 'x-service-characters';
+const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
+const CHARGED_HEADER = 'x-service-charged-nano';
+const CHARACTERS_HEADER = 'x-service-characters';
 
-export interface ExchangeDeps {
+interface ExchangeDeps {
   upstream: UpstreamClient;
   registry: TransformRegistry;
   log: FastifyBaseLogger;
@@ -48,7 +48,7 @@ export interface ExchangeInput {
 }
 
 /** A route by name (`a0`, `b1`), as logs and metrics show it: never its URL, which may carry credentials. */
-export const routeName = (route: Route) => `${route.vendor}${route.index}`;
+const routeName = (route: Route) => `${route.vendor}${route.index}`;
 
 /**
  * Runs the call and answers the client, recording the usage to charge on `settlement`. An error the client can

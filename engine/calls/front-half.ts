@@ -38,13 +38,13 @@ export interface PreparedRequest extends RequestBody {
  * What to hold for a prepared call: an amount under an id, or nothing at all (`amount: null`). `advice` says what
  * the client can change to hold less, for the 402 when the balance is short.
  */
-export type HoldPlan = { amount: bigint; holdId: string; advice?: string; written?: FittedQuote['written'] } | { amount: null };
+type HoldPlan = { amount: bigint; holdId: string; advice?: string; written?: FittedQuote['written'] } | { amount: null };
 
 /** The prepared call, its plan and its hold: a hold exactly when the plan named an amount. */
-export type AdmittedCall<P extends HoldPlan> = PreparedRequest &
+type AdmittedCall<P extends HoldPlan> = PreparedRequest &
   ({ plan: Extract<P, { amount: bigint }>; hold: Hold } | { plan: Extract<P, { amount: null }>; hold: null });
 
-export interface Admission<P extends HoldPlan> {
+interface Admission<P extends HoldPlan> {
   /** The door's name in config/doors.yaml. */
   door: string;
   readBody: BodyReader;

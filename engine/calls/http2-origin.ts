@@ -18,14 +18,14 @@ import { answerBody, answerHeaders, http2Headers, type AnswerBody } from './http
 
 export type { AnswerBody };
 
-export interface Http2Request {
+interface Http2Request {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
   body?: string | Buffer;
 }
 
-export interface Http2Answer {
+interface Http2Answer {
   status: number;
   headers: Record<string, string>;
   body: AnswerBody;

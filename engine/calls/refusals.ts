@@ -21,7 +21,7 @@ interface Hit {
 }
 
 /** What made the condition hold, or undefined when it does not. */
-export function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
+function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
   if ('all' in cond) {
     let last: Hit | undefined;
     for (const c of cond.all) {

@@ -11,12 +11,12 @@ import type { Route } from './vendor-routes.ts';
 import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
-export const isRetryableStatus = (status: number) => status === 429 || status >= 500;
+const isRetryableStatus = (status: number) => status === 429 || status >= 500;
 
 /** The vendor refused the credential the gateway sent it (the client's own key was never sent there). */
-export const isCredentialRefusal = (status: number) => status === 401 || status === 403;
+const isCredentialRefusal = (status: number) => status === 401 || status === 403;
 
-export interface RouteLog {
+interface RouteLog {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
 }
@@ -51,7 +51,7 @@ export interface RouteLoop<T> {
   trace?: CallTrace | null;
 }
 
-export type RoutesOutcome<T> =
+type RoutesOutcome<T> =
   | { done: true; value: T }
   | {
       done: false;

@@ -12,7 +12,7 @@ import { GATEWAY } from '../telemetry/genai.ts';
 /** billing.yaml ledger.commit_wait_ms when unset. */
 export const DEFAULT_COMMIT_WAIT_MS = 3_000;
 
-export interface SettlementDeps {
+interface SettlementDeps {
   accounts: Accounts;
   log: Pick<FastifyBaseLogger, 'error'>;
   /** The cost of the usage in nano-USD, at the catalog's prices. */

@@ -21,6 +21,3 @@ export async function* readSse(body: AsyncIterable<Buffer | string>): AsyncGener
   parser.reset({ consume: true });
   while (ready.length) yield ready.shift()!;
 }
-
-/** One SSE frame, keeping the event name when the protocol uses them (messages, responses). */
-export const sseFrame = (e: SseEvent): string => (e.event ? `event: ${e.event}\ndata: ${e.data}\n\n` : `data: ${e.data}\n\n`);

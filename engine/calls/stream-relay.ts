@@ -16,7 +16,7 @@ import { readSse } from './sse.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 
-export interface StreamRelay {
+interface StreamRelay {
   prepared: PreparedCall;
   /** The door's path, for the message when no translator is configured. */
   doorPath: string;

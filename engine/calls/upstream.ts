@@ -39,7 +39,7 @@ export function routeCredential(vendor: VendorConfig, route: Route): Record<stri
   return { [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key };
 }
 
-export interface UpstreamOptions {
+interface UpstreamOptions {
   connectTimeoutMs: number;
   connectionsPerOrigin: number;
   /** Calls at once on one HTTP/2 connection to a vendor (limits.yaml `vendor_http2_streams`). */
@@ -49,7 +49,7 @@ export interface UpstreamOptions {
 }
 
 /** Calls at once on one HTTP/2 connection when limits.yaml does not say: what vendors' servers commonly allow. */
-export const DEFAULT_HTTP2_STREAMS = 100;
+const DEFAULT_HTTP2_STREAMS = 100;
 
 /** How long an HTTP/2 connection to a vendor stays open with no call on it (as the HTTP/1.1 pools' keep-alive). */
 const IDLE_MS = 30_000;

@@ -14,13 +14,6 @@ export interface Route {
 
 export type VendorRoutes = Record<VendorId, Route[]>;
 
-export interface RoutePlan {
-  routes: VendorRoutes;
-  simulated: VendorId[];
-  /** Whether the simulator must run at all. */
-  needsSimulator: boolean;
-}
-
 type Env = Record<string, string | undefined>;
 
 const urlsVar = (v: VendorId) => `GATEWAY_VENDOR_${v.toUpperCase()}_URLS`;

@@ -2,7 +2,7 @@
 // shape only: `2027-02-30` passes it, and JavaScript reads it as 2 March, a day nobody wrote.
 import type { ModelEntry } from '../core/types.ts';
 
-export interface ModelDate {
+interface ModelDate {
   /** Where the date sits inside the model. */
   path: (string | number)[];
   /** The field: `sale_ends`, `pricing.scheduled[0].from`. */

@@ -7,7 +7,7 @@ import { modelCard, ruleCard, showValue, type CardLine } from './price-card.ts';
 import { asRecord } from './price-units.ts';
 
 type Raw = Record<string, unknown>;
-export type RawModels = Map<string, Raw>;
+type RawModels = Map<string, Raw>;
 
 export interface DiffRow {
   /** A model id, or `rule <name>` for a rule of config/rules.yaml. */
@@ -20,7 +20,7 @@ export interface DiffRow {
 }
 
 /** The doors a model without a `doors:` line is on, by its kind and vendor. */
-export type DoorsServing = (kind: string, vendor: string) => string[];
+type DoorsServing = (kind: string, vendor: string) => string[];
 
 /** Models of one catalog, from file texts, each with its file's vendor and (given `serving`) its doors filled in. */
 export function rawModels(files: { name: string; text: string }[], serving?: DoorsServing): RawModels {

@@ -147,7 +147,7 @@ function toEntry(id: string, vendor: VendorId, raw: CatalogModel, file: string, 
   };
 }
 
-export const doorsServing = (cfg: GatewayConfig, kind: ModelKind, vendor: VendorId) =>
+const doorsServing = (cfg: GatewayConfig, kind: ModelKind, vendor: VendorId) =>
   Object.values(cfg.doors)
     .filter((d) => d.serves.kinds.includes(kind) && d.serves.vendors.includes(vendor))
     .map((d) => d.name);

@@ -7,7 +7,6 @@ import type {
   DoorYaml,
   LimitsFile,
   ProtocolYaml,
-  RefusalYaml,
   RulesFile,
   RuleYaml,
   VendorId,
@@ -20,10 +19,7 @@ import { ConfigFileError, loadYaml, type LoadedYaml, type Locate } from './yaml-
 // The shapes are the schemas' (config/schemas/*.json, through engine/core/schema-types.ts); this file only
 // adds what loading fills in.
 
-/** A door refusal; `vendors` narrows it to models of those vendors. */
-export type RefusalConfig = RefusalYaml;
 export type ProtocolConfig = ProtocolYaml;
-export type DoorBilling = NonNullable<DoorYaml['billing']>;
 
 type Defaulted = 'body' | 'billing' | 'answer_body' | 'requires_headers' | 'refuse';
 
@@ -40,7 +36,7 @@ const doorDefaults = (): Required<Pick<DoorYaml, Defaulted>> => ({
 export type DoorConfig = Omit<DoorYaml, Defaulted> & Required<Pick<DoorYaml, Defaulted>> & { name: string };
 export type VendorConfig = VendorYaml & Required<Pick<VendorYaml, 'headers' | 'forward_headers'>>;
 export type BillingConfig = BillingFile;
-export type LimitsConfig = LimitsFile;
+type LimitsConfig = LimitsFile;
 export type RuleConfig = RuleYaml;
 /** config/videos.yaml: the video door's parameter table. */
 export type VideoTable = VideosFile;

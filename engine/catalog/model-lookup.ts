@@ -33,7 +33,7 @@ export function modelOnSale(catalog: Catalog, id: string, now: Date): ModelEntry
   return model;
 }
 
-export function closestModel(catalog: Catalog, id: string, now: Date): string {
+function closestModel(catalog: Catalog, id: string, now: Date): string {
   const onSale = [...catalog.models.values()].filter((m) => isOnSale(m, now)).map((m) => m.id);
   return closest(id, onSale.length ? onSale : [...catalog.models.keys()]);
 }
@@ -47,7 +47,7 @@ const KIND_WORDS: Record<string, string> = {
   moderation: 'a moderation model',
 };
 
-export function wrongDoorMessage(model: ModelEntry, door: DoorConfig, cfg: GatewayConfig): string {
+function wrongDoorMessage(model: ModelEntry, door: DoorConfig, cfg: GatewayConfig): string {
   const paths = model.doors.map((d) => `POST ${cfg.doors[d]?.path ?? d}`);
   const use = paths.length === 1 ? paths[0] : `${paths.slice(0, -1).join(', ')} or ${paths[paths.length - 1]}`;
   let why: string;

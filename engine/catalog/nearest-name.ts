@@ -4,7 +4,7 @@
 import { closest, distance } from 'fastest-levenshtein';
 
 /** The candidate nearest to `name`, when it is a plausible misspelling of it. */
-export function nearestName(name: string, candidates: Iterable<string>): string | undefined {
+function nearestName(name: string, candidates: Iterable<string>): string | undefined {
   const pool = [...candidates].filter((c) => c !== name);
   if (pool.length === 0) return undefined;
   const best = closest(name, pool);

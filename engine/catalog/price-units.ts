@@ -6,7 +6,7 @@ import type { Pricing } from '../core/types.ts';
 
 export type PriceUnit = 'per 1M tokens' | 'per image' | 'per second' | 'per 1M characters';
 
-export interface PriceEntry {
+interface PriceEntry {
   /** Where the price sits inside the model (`pricing`, `tiers`, 0, `input`). */
   path: (string | number)[];
   /** Its name for a reader, stable across versions: `pricing.input`, `tier above 200000 output`. */

@@ -9,8 +9,6 @@ import type { TextBounds } from './text-bounds.ts';
 
 const MTOK = 1_000_000n;
 
-export { usdToNano };
-
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 
 /** A count a vendor reported, as a whole number (rounded up; nonsense counts as 0). */
@@ -19,7 +17,7 @@ export const wholeCount = (n: number): bigint => (n > 0 && Number.isFinite(n) ? 
 /** The cost of `tokens` at a price per 1M tokens, rounded up to the next nano. */
 export const tokenCost = (tokens: number, perMtokUsd: number): bigint => ceilDiv(wholeCount(tokens) * usdToNano(perMtokUsd), MTOK);
 
-export interface TokenPrices {
+interface TokenPrices {
   input: number;
   output: number;
   cache_read: number;

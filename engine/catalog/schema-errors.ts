@@ -7,7 +7,7 @@ import { didYouMean } from './nearest-name.ts';
 type Path = (string | number)[];
 type SchemaNode = Record<string, unknown>;
 
-export interface SchemaErrorContext {
+interface SchemaErrorContext {
   file: string;
   data: unknown;
   lineOf(path: Path): number;

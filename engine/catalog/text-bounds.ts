@@ -269,7 +269,7 @@ const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'ob
  * owner, often the client itself, decides. Also a conversation the vendor stored and replays: a responses body's
  * `previous_response_id`, `conversation` or stored `prompt` (by id) puts all of it into the prompt.
  */
-export function pullsContentIn(value: JsonValue): boolean {
+function pullsContentIn(value: JsonValue): boolean {
   if (isObject(value) && Array.isArray(value.mcp_servers) && value.mcp_servers.length > 0) return true;
   if (isObject(value) && replaysStoredContent(value)) return true;
   const stack: JsonValue[] = [value];

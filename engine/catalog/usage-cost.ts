@@ -7,13 +7,13 @@ import type { ModelEntry, Usage } from '../core/types.ts';
 import { pricesAt, pricesForPrompt, scheduledPriceAt, tierForPrompt, tokenCost, wholeCount, type PricingContext } from './pricing.ts';
 
 /** A server tool's price (USD per call) and how many calls it charged. */
-export interface ToolPrice {
+interface ToolPrice {
   calls: number;
   usd: number;
 }
 
 /** Tokens billed at another model's own prices (advisor tools): the counts travel with their prices. */
-export interface AdvisorPrice {
+interface AdvisorPrice {
   model: string;
   input_tokens: number;
   output_tokens: number;
@@ -45,7 +45,7 @@ export interface AppliedPrices {
 }
 
 /** The counts a charge multiplies, as the usage record's columns hold them. */
-export interface ChargedCounts {
+interface ChargedCounts {
   input_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;

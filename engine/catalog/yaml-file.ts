@@ -1,7 +1,7 @@
 // Reads one YAML file, checks it against its JSON Schema, and reports problems as
 // `file:line: reason` so an operator can go straight to the line.
 import { readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { describeSchemaErrors } from './schema-errors.ts';
@@ -65,7 +65,7 @@ function addSiblingSchemas(dir: string): void {
 }
 
 /** Parses YAML text; throws ConfigFileError with file:line for syntax or schema problems. */
-export function parseYaml<T>(file: string, text: string, schemaFile?: string): LoadedYaml<T> {
+function parseYaml<T>(file: string, text: string, schemaFile?: string): LoadedYaml<T> {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const lineOf = (path: (string | number)[]) => lineOfPath(doc, lines, path);
@@ -119,5 +119,3 @@ function lineOfPath(doc: Document, lines: LineCounter, path: (string | number)[]
   }
   return line;
 }
-
-export const fileLabel = (file: string) => basename(file);

@@ -13,7 +13,7 @@ export class CatalogDiffError extends Error {
   }
 }
 
-export interface YamlText {
+interface YamlText {
   name: string;
   text: string;
 }
@@ -27,7 +27,7 @@ export interface ReviewedFiles {
   rules?: string;
 }
 
-export interface ReviewSides {
+interface ReviewSides {
   before: ReviewedFiles;
   after: ReviewedFiles;
 }

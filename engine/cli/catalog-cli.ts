@@ -12,14 +12,14 @@ export interface CatalogDirs {
   catalog: string;
 }
 
-export interface CheckOptions {
+interface CheckOptions {
   /** Dates that have come (sale ends, scheduled prices) are problems, not warnings. */
   strict?: boolean;
   /** The instant dates are compared with. */
   now?: Date;
 }
 
-export interface CatalogReview {
+interface CatalogReview {
   /** `file:line: reason`: the catalog would not start. */
   problems: string[];
   /** Likely mistakes that do not stop a start (none while there are problems: those come first). */
@@ -70,7 +70,7 @@ export function runCatalogCommand(command: string | undefined, args: string[], d
 }
 
 /** The Markdown table of reviewed changes between a git ref and the working tree. */
-export function diffAgainstRef(ref: string, dirs: CatalogDirs): string {
+function diffAgainstRef(ref: string, dirs: CatalogDirs): string {
   const { before, after } = readReviewSides(ref, dirs);
   assertYaml(`the catalog at '${ref}'`, before);
   assertYaml('the working tree', after);

@@ -15,7 +15,7 @@ export interface CommandValues {
 }
 
 /** A command the admin API refused: its message, printed as the direct commands print theirs. */
-export class AdminRefusal extends Error {}
+class AdminRefusal extends Error {}
 
 /** Thrown when the gateway that holds the database cannot be reached: nothing was written. */
 export class GatewayUnreachable extends Error {}

@@ -12,7 +12,7 @@ import { creditsAdded, ownerChanged } from '../admin/operator-audit.ts';
 import { CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
 import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
 
-export interface CliContext {
+interface CliContext {
   clock?: Clock;
   /** Reuse a ledger (tests); default: one on `db`. */
   ledger?: Ledger;

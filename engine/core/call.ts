@@ -54,7 +54,7 @@ export interface UploadedFile {
   data: Buffer;
 }
 
-export interface CallNotes {
+interface CallNotes {
   /** The gateway asked the vendor for a usage chunk the client did not ask for: hide it. */
   streamUsageInjected?: boolean;
   /** Usage known before the call (speech characters): the reservation and the charge both use it. */
@@ -64,7 +64,7 @@ export interface CallNotes {
 }
 
 /** Constants transforms may read (from config/limits.yaml and config/billing.yaml). */
-export interface CallSettings {
+interface CallSettings {
   /** max_tokens filled in for vendor A on the chat door when the client sent none. */
   defaultMaxTokens: number;
   /**

@@ -2,7 +2,7 @@
 // in the shape of the door that answers (chat-style or messages-style).
 import type { RefusalStatus } from './schema-types.ts';
 
-export type ErrorType =
+type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'permission_error'
@@ -117,7 +117,7 @@ export const errors = {
     ),
 };
 
-export interface RenderedError {
+interface RenderedError {
   status: number;
   headers: Record<string, string>;
   body: Record<string, unknown>;
@@ -153,7 +153,7 @@ export const hasUnpairedSurrogate = (s: string): boolean =>
   /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 
 /** A database error saying a piece of text could not be stored: the client's input, not our fault. */
-export const isUnstorableText = (e: unknown): boolean => {
+const isUnstorableText = (e: unknown): boolean => {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' && UNSTORABLE_TEXT.has(code);
 };

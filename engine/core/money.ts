@@ -7,7 +7,7 @@
 // key limit and every balance clients have already been told. So it is a constant here, not a config key.
 
 export const NANO_PER_CREDIT = 1000n;
-export const NANO_PER_USD = 1_000_000_000n;
+const NANO_PER_USD = 1_000_000_000n;
 
 /** Whole credits → nano. Throws on fractions, negatives and non-numbers. */
 export function creditsToNano(credits: number | bigint): bigint {

@@ -2,7 +2,7 @@
 // operators often only know npm's pid, and a SIGHUP to npm kills npm and leaves node running unreloaded.
 import { isAbsolute, join, resolve } from 'node:path';
 
-export const PID_FILE_NAME = 'gateway.pid';
+const PID_FILE_NAME = 'gateway.pid';
 
 /** GATEWAY_DATA_DIR/gateway.pid; for an in-memory database (no folder), gateway.pid in the working folder. */
 export function pidFilePath(env: Record<string, string | undefined>): string {

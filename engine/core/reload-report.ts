@@ -6,7 +6,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pidFilePath } from './pid-file.ts';
 
-export const RELOAD_REPORT_NAME = 'gateway.reload.json';
+const RELOAD_REPORT_NAME = 'gateway.reload.json';
 
 export interface ReloadReport {
   /** The pid in the pid file: the process a SIGHUP goes to (the primary, when there are workers). */

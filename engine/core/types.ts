@@ -4,7 +4,7 @@
 import type { CatalogModel, VendorId } from './schema-types.ts';
 
 // The catalog's shapes come from catalog/schema.json (engine/core/schema-types.ts).
-export type { DataHandling, ModelKind, PriceTier, Pricing, ScheduledPrice, VendorId } from './schema-types.ts';
+export type { ModelKind, Pricing, VendorId } from './schema-types.ts';
 export const VENDORS: readonly VendorId[] = ['a', 'b', 'c', 'd', 'e'];
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

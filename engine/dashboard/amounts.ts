@@ -48,6 +48,3 @@ export function creditsFromText(text: string, field: string, label: string, loca
 /** Credits as shown on a page, their dollars beside them. */
 export const creditsWithUsd = (ui: Ui, credits: number): Html =>
   html`${ui.int(credits)} <small class="usd">(${ui.usdOfCredits(credits)})</small>`;
-
-/** Exact credits of a nano-USD amount (three decimals), their dollars beside them. */
-export const nanoWithUsd = (ui: Ui, nano: bigint): Html => html`${ui.exact(nano)} <small class="usd">(${ui.usd(nano)})</small>`;

@@ -7,7 +7,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 
 /** Long enough to follow a redirect on a slow phone; short, since the note may hold new keys. */
-export const FLASH_TTL_MS = 5 * 60_000;
+const FLASH_TTL_MS = 5 * 60_000;
 
 const sessionHash = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const keyOf = (material: string) => createHash('sha256').update(material).digest();

@@ -95,6 +95,3 @@ export function inWords(e: GatewayError, locale: Locale = 'en'): string {
   }
   return capitalised(t(locale, hit.key, params));
 }
-
-/** Which field of the form the error is about, for putting the message beside it. */
-export const fieldOf = (e: GatewayError): string | undefined => (e.param === 'name_prefix' ? 'name' : e.param);

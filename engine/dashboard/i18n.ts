@@ -10,7 +10,6 @@ import * as format from './format.ts';
 import { isLocale, type Locale } from './locale.ts';
 
 export type { MessageKey } from './messages/types.ts';
-export type { Locale } from './locale.ts';
 
 const CATALOGS: Record<Locale, Messages> = { en, ko };
 

@@ -10,7 +10,7 @@ import { isLocale, type Locale } from './locale.ts';
 import { formOf } from './form.ts';
 import { checkSameOrigin, needsSecureCookie } from './session-http.ts';
 
-export const LANG_PATH = '/dashboard/lang';
+const LANG_PATH = '/dashboard/lang';
 const YEAR_SECONDS = 365 * 86_400;
 
 /**

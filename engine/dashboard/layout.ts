@@ -36,7 +36,7 @@ document.querySelectorAll('button[data-copy]').forEach(function (b) {
   });
 });`;
 
-export interface PageOptions {
+interface PageOptions {
   title: string;
   /** The signed-in owner's section and CSRF token; absent on the sign-in pages. */
   signedIn?: { section: Section | null; csrfToken: string; walletId: string };
@@ -44,7 +44,7 @@ export interface PageOptions {
 }
 
 /** The page; `chrome.may` says which nav entries the session's role may open (one it would be refused is not offered). */
-export function page(
+function page(
   opts: PageOptions,
   nonce: string,
   ui: Ui,

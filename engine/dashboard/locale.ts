@@ -1,6 +1,6 @@
 // The dashboard's two languages. Its own small file so the texts (i18n.ts) and the formats (format.ts) can
 // both name a locale without importing each other.
-export const LOCALES = ['en', 'ko'] as const;
+const LOCALES = ['en', 'ko'] as const;
 export type Locale = (typeof LOCALES)[number];
 
 export const isLocale = (v: unknown): v is Locale => v === 'en' || v === 'ko';

@@ -13,24 +13,24 @@ import { openValue, sealValue } from './flash.ts';
 import { cookieValue, needsSecureCookie } from './session-http.ts';
 
 /** Long enough to type a password and answer a second factor; short, since it opens a sign-in. */
-export const FLOW_TTL_MS = 10 * 60_000;
+const FLOW_TTL_MS = 10 * 60_000;
 
 /** After the redirect, before the callback. */
-export interface AwaitingProvider {
+interface AwaitingProvider {
   step: 'provider';
   secrets: FlowSecrets;
   redirectUri: string;
 }
 
 /** After the callback, when the identity may open several wallets: the choice page's form carries `token`. */
-export interface AwaitingChoice {
+interface AwaitingChoice {
   step: 'choice';
   identity: Identity;
   walletIds: string[];
   token: string;
 }
 
-export type Flow = AwaitingProvider | AwaitingChoice;
+type Flow = AwaitingProvider | AwaitingChoice;
 
 const cookieName = (req: FastifyRequest) => (needsSecureCookie(req) ? '__Host-gateway_oidc' : 'gateway_oidc');
 const keyMaterial = (clientSecret: string) => `dashboard-oidc-flow\0${clientSecret}`;

@@ -26,7 +26,7 @@ import { clearFlowCookie, newChoiceToken, readFlowCookie, setFlowCookie } from '
 import { checkSameOrigin, setSessionCookie } from './session-http.ts';
 import { OIDC_START_PATH, SIGNED_OUT_PATH } from './sign-in-pages.ts';
 
-export const OIDC_CALLBACK_PATH = '/dashboard/oidc/callback';
+const OIDC_CALLBACK_PATH = '/dashboard/oidc/callback';
 const CHOOSE_PATH = '/dashboard/oidc/choose';
 const WALLET_PATH = '/dashboard/wallet';
 

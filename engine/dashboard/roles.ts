@@ -4,7 +4,7 @@
 //
 // The table is keyed by route (method and the route's pattern as registered), not by URL prefix, so a new
 // route cannot slip under an older rule by its path: a route missing here is the owner's alone until someone
-// decides otherwise (test/dashboard/roles.test.ts lists every registered route against this table).
+// decides otherwise (test/dashboard/managers.test.ts lists every registered route against this table).
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { Role } from '../identity/managers.ts';
@@ -12,7 +12,7 @@ import { localeOf, t, type MessageKey } from './i18n.ts';
 import { sessionOf } from './session-http.ts';
 
 /** `read`: every role; `keys`: API keys and their usage (manager and owner); `owner`: the owner's alone. */
-export type Permission = 'read' | 'keys' | 'owner';
+type Permission = 'read' | 'keys' | 'owner';
 
 const ROLES_FOR: Record<Permission, readonly Role[]> = {
   read: ['owner', 'manager', 'viewer'],
@@ -65,7 +65,7 @@ export function permissionOf(method: string, routeUrl: string): Permission {
   return ROUTE_PERMISSIONS[`${m} ${routeUrl}`] ?? 'owner';
 }
 
-export const mayDo = (role: Role, permission: Permission): boolean => ROLES_FOR[permission].includes(role);
+const mayDo = (role: Role, permission: Permission): boolean => ROLES_FOR[permission].includes(role);
 
 /** Whether the signed-in session may do this: for pages deciding which forms and buttons to show. */
 export const sessionMay = (req: FastifyRequest, permission: Permission): boolean => mayDo(sessionOf(req).role, permission);

@@ -15,8 +15,8 @@ import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { Role, WalletAccess } from '../identity/managers.ts';
 
-export const SIGN_IN_TTL_MS = 15 * 60_000;
-export const SESSION_TTL_MS = 12 * 3_600_000;
+const SIGN_IN_TTL_MS = 15 * 60_000;
+const SESSION_TTL_MS = 12 * 3_600_000;
 
 /** Who is signed in: the wallet the session opens (nothing else), as what, and who it is. */
 export interface OwnerSession {

@@ -12,7 +12,7 @@ import { installErrorHandler } from '../http/reply-error.ts';
 import { acceptedTokens, requireAdminToken, type AdminCredentials } from '../admin/admin-token.ts';
 import type { SessionStore, SignInLink } from './sessions.ts';
 
-export interface SignInRouteDeps extends AdminCredentials {
+interface SignInRouteDeps extends AdminCredentials {
   sessions: SessionStore;
   /** GATEWAY_PUBLIC_URL, when set. */
   publicUrl?: string;
@@ -20,7 +20,7 @@ export interface SignInRouteDeps extends AdminCredentials {
 
 export const SIGN_IN_PATH = '/dashboard/sign-in';
 
-export function signInUrl(origin: string, link: SignInLink): string {
+function signInUrl(origin: string, link: SignInLink): string {
   return `${origin.replace(/\/+$/, '')}${SIGN_IN_PATH}?token=${encodeURIComponent(link.token)}`;
 }
 

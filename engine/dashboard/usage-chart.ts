@@ -4,7 +4,7 @@ import { shortDay } from './format.ts';
 import { html, type Html } from './html.ts';
 import { uiOf, type Ui } from './i18n.ts';
 
-export interface DaySeries {
+interface DaySeries {
   day: string;
   name: string;
   nano: bigint;

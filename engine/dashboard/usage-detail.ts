@@ -23,7 +23,7 @@ function basisText(ui: Ui, p: AppliedPrices): string {
 }
 
 /** The prices as a list with units, and the charge they recompute for the record's counts. */
-export function pricesSection(ui: Ui, r: UsageRecordView): Html {
+function pricesSection(ui: Ui, r: UsageRecordView): Html {
   const { t } = ui;
   const p = r.prices;
   if (!p) return html`<p>${t('usage.prices.none')}</p>`;

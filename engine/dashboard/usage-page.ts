@@ -32,7 +32,7 @@ function lastKoreanDays(now: Date, n: number): string[] {
 
 type KeyNames = Awaited<ReturnType<typeof keyNamesById>>;
 
-export const keyLabel = (ui: Ui, names: KeyNames, id: string | null): string => {
+const keyLabel = (ui: Ui, names: KeyNames, id: string | null): string => {
   if (!id) return ui.t('usage.no_key');
   const k = names.get(id);
   return k ? (k.name ?? k.prefix) : id;
@@ -45,7 +45,7 @@ function filters(ui: Ui, query: unknown) {
 }
 
 /** A Korean month `YYYY-MM`: its first and last day, and the instants it starts and ends. */
-export function koreanMonth(ui: Ui, month: string): { fromDay: string; toDay: string; since: Date; until: Date } {
+function koreanMonth(ui: Ui, month: string): { fromDay: string; toDay: string; since: Date; until: Date } {
   const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
   if (!m) throw errors.invalidRequest(ui.t('usage.month_invalid'), 'month');
   const year = Number(m[1]);

@@ -18,7 +18,7 @@ import { readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'nod
 import { createConnection, createServer, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 
-export interface FolderHolder {
+interface FolderHolder {
   pid: number;
   /** What holds it: `gateway`, or the operator command's name. */
   role: string;

@@ -20,7 +20,7 @@ export const MIGRATIONS_DIR = projectPath(import.meta.url, 'engine/db/migrations
  */
 const SHARED_PREFIXES_KEPT = new Set(['005']);
 
-export interface Migration {
+interface Migration {
   name: string;
   sql: string;
   /** sha256 of the text, line endings made LF (a checkout that writes CRLF is the same migration). */

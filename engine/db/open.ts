@@ -10,7 +10,7 @@ import { migrate } from './migrate.ts';
 import { openPg } from './pg.ts';
 import { openPglite } from './pglite.ts';
 
-export interface OpenDatabaseOptions {
+interface OpenDatabaseOptions {
   url?: string;
   /** PGlite data directory; default ./data. 'memory://' keeps it in memory. */
   dataDir?: string;

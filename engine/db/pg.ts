@@ -16,7 +16,7 @@ import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
 
-export interface PgDbOptions {
+interface PgDbOptions {
   url: string;
   /** Pool size (default 20). */
   max?: number;

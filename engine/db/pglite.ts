@@ -14,7 +14,7 @@ import type { Results, Transaction } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.ts';
 import { initialiseApart } from './pglite-init.ts';
 
-export interface PgliteDbOptions {
+interface PgliteDbOptions {
   /** Directory for the data files; omitted or 'memory://' → in memory. */
   dataDir?: string;
 }

@@ -21,7 +21,7 @@ export interface RequestOutcome {
 export type OutcomeObserver = (outcome: RequestOutcome) => void;
 
 /** The URL with every query value replaced, so a credential in the query never reaches a log. */
-export function redactedUrl(url: string): string {
+function redactedUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
   const keys = url

@@ -14,7 +14,7 @@ import { declareRequestSlots } from './request-slots.ts';
 import { serverWithTimeouts } from './server-timeouts.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 
-export interface BodyBounds {
+interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
   /** The error shape of the door at a path, for errors raised before routing; the chat shape by default. */
@@ -33,7 +33,7 @@ export function loggerOptions(level: string, choice: LoggerChoice | undefined): 
   return { level, redact: REDACT, ...(typeof choice === 'object' ? choice : {}) };
 }
 
-export function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
+function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
   const logger =
     typeof opts.logger === 'object' && opts.logger !== null ? { ...opts.logger, serializers: { req: requestSerializer } } : opts.logger;
   const app = Fastify({

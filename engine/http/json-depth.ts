@@ -4,7 +4,7 @@
 import { errors, type GatewayError } from '../core/errors.ts';
 
 /** Whether `value` nests objects and arrays more than `max` levels deep (the value itself is level 1). */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
+function nestsDeeperThan(value: unknown, max: number): boolean {
   // Walked with an explicit stack: a recursive walk is exactly what a deep body breaks.
   const pending: { value: unknown; level: number }[] = [{ value, level: 1 }];
   while (pending.length > 0) {

@@ -11,7 +11,7 @@ import { errors, GatewayError } from '../core/errors.ts';
 import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
 
-export interface MultipartForm {
+interface MultipartForm {
   body: JsonObject;
   files: Record<string, UploadedFile>;
 }

@@ -8,7 +8,7 @@ const MAX_CLIENT_ID_LENGTH = 128;
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
 /** The client's id when it is sane, else undefined. */
-export function saneClientRequestId(value: string | string[] | undefined): string | undefined {
+function saneClientRequestId(value: string | string[] | undefined): string | undefined {
   if (typeof value !== 'string') return undefined;
   return value.length <= MAX_CLIENT_ID_LENGTH && PRINTABLE.test(value) ? value : undefined;
 }

@@ -5,7 +5,7 @@
 // calls/s, 3 ms pauses, the p99). On the request object it dies with the request.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-export interface RequestSlot<T> {
+interface RequestSlot<T> {
   get(req: FastifyRequest): T | undefined;
   set(req: FastifyRequest, value: T): void;
 }

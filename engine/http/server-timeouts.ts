@@ -3,15 +3,15 @@
 // would let a request overstay a short bound by that much, so the check runs every second.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
-export interface RequestTimeouts {
+interface RequestTimeouts {
   /** The whole request, headers and body (limits.request_timeout_ms). */
   requestTimeoutMs?: number;
   /** The headers alone (limits.headers_timeout_ms). */
   headersTimeoutMs?: number;
 }
 
-export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const CHECK_EVERY_MS = 1000;
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

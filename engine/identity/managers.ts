@@ -13,7 +13,7 @@ import type { MatchBy } from './provider.ts';
 export const ROLES = ['owner', 'manager', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-export interface Manager {
+interface Manager {
   identity: string;
   role: Role;
   addedBy: string;

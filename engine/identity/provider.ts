@@ -40,7 +40,7 @@ export interface Identity {
 }
 
 /** Why a sign-in was refused; the dashboard says each in the page's language (its catalogs' `oidc.refused.*`). */
-export type RefusalCode = 'unreachable' | 'answer' | 'no_id_token' | 'no_email' | 'email_unverified';
+type RefusalCode = 'unreachable' | 'answer' | 'no_id_token' | 'no_email' | 'email_unverified';
 
 /**
  * The provider's answer did not check out, or names nobody: no session. The message is English, for the log;

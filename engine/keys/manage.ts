@@ -15,19 +15,19 @@ import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insert
 import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
 import { checkAudienceForWallet, checkLimits, keyNames, parseCreate, type CreateInput, type PatchInput } from './validate.ts';
 
-export interface KeyManagementDeps {
+interface KeyManagementDeps {
   keys: KeyService;
   db: Db;
   clock: Clock;
 }
 
-export interface KeyList {
+interface KeyList {
   data: ApiKeyRecord[];
   total: number;
 }
 
 /** A management key as its owner sees it: never the secret. */
-export interface ManagementKeyView {
+interface ManagementKeyView {
   id: string;
   name: string | null;
   key_prefix: string;
@@ -36,7 +36,7 @@ export interface ManagementKeyView {
 }
 
 /** What the audit trail keeps of a key: its settings and shown prefix, never its secret. */
-export const keyState = (row: KeyRow) => ({
+const keyState = (row: KeyRow) => ({
   name: row.name,
   key_prefix: row.keyPrefix,
   audience: row.audience,

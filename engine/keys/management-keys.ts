@@ -4,7 +4,7 @@ import type { Queryable } from '../db/db.ts';
 import { recordAudit, type Actor } from '../audit/trail.ts';
 import type { KeyService } from './service.ts';
 
-export interface ManagementKeyRecord {
+interface ManagementKeyRecord {
   object: 'management_key';
   id: string;
   name: string | null;

@@ -24,7 +24,7 @@ import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement
 import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
 
 /** A finished call's use, counted on its key's day and month by the settle that charged it. */
-export interface KeyUse {
+interface KeyUse {
   keyId: string;
   finishedAt: Date;
 }
@@ -32,7 +32,7 @@ export interface KeyUse {
 export type { KeyUsage };
 
 /** The GET /v1/key answer (object `key`). */
-export interface KeyStatus {
+interface KeyStatus {
   object: 'key';
   key_prefix: string;
   audience: 'student' | 'teacher' | null;
@@ -42,7 +42,7 @@ export interface KeyStatus {
   day: PeriodStatus;
 }
 
-export interface PeriodStatus {
+interface PeriodStatus {
   limit_credits: number | null;
   used_credits: number;
   remaining_credits: number | null;
@@ -53,7 +53,7 @@ export interface PeriodStatus {
  * A key's monthly limit as the ledger checks it when it reserves: `lockUsed` locks the key's row for the
  * Korean month and returns the month's finished use.
  */
-export interface MonthlyCap {
+interface MonthlyCap {
   limitNano: bigint;
   lockUsed(tx: Queryable): Promise<bigint>;
 }
@@ -85,7 +85,7 @@ export interface QuotaService {
 
 const credits = (nano: bigint): number => Number(nanoToCreditsFloor(nano));
 
-export function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsAt: Date): PeriodStatus {
+function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsAt: Date): PeriodStatus {
   const used = usedCredits(usedNano);
   const limit = limitNano == null ? null : credits(limitNano);
   return {

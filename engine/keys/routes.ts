@@ -22,7 +22,7 @@ import type { AuthContext } from './types.ts';
 /** The management key that made a change, and where its request came from: the audit trail's `who`. */
 const actorOf = (auth: AuthContext, req: FastifyRequest): Actor => ({ kind: 'management_key', id: auth.keyId, ...requestOrigin(req) });
 
-export interface KeyRouteDeps {
+interface KeyRouteDeps {
   keys: KeyService;
   db: Db;
   clock: Clock;

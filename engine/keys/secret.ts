@@ -5,18 +5,18 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 export type KeyKind = 'api' | 'management';
 
 /** Normal API keys start with this prefix. */
-export const API_KEY_PREFIX = 'sk-svc-';
+const API_KEY_PREFIX = 'sk-svc-';
 /** Management keys start with this prefix. */
-export const MANAGEMENT_KEY_PREFIX = 'sk-svcm-';
+const MANAGEMENT_KEY_PREFIX = 'sk-svcm-';
 /** Random base62 characters after the prefix: 43 characters are about 256 bits. */
-export const SECRET_LENGTH = 43;
+const SECRET_LENGTH = 43;
 /** How many leading characters of the key the `key_prefix` field shows (then an ellipsis). */
-export const SHOWN_PREFIX_CHARS = 12;
+const SHOWN_PREFIX_CHARS = 12;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** Uniform random base62 text (rejection sampling: no modulo bias). */
-export function randomBase62(length: number): string {
+function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
     const bytes = randomBytes(length * 2);
@@ -28,7 +28,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export function prefixFor(kind: KeyKind): string {
+function prefixFor(kind: KeyKind): string {
   return kind === 'management' ? MANAGEMENT_KEY_PREFIX : API_KEY_PREFIX;
 }
 

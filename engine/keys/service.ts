@@ -24,9 +24,9 @@ import { createQuotaService, type QuotaService } from './quota.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
 import { CLI_OPERATOR, recordAudit, type Actor } from '../audit/trail.ts';
 
-export const KEY_CHANNEL = 'key_revoked';
+const KEY_CHANNEL = 'key_revoked';
 
-export interface KeyServiceOptions {
+interface KeyServiceOptions {
   clock: Clock;
   /** How long a normal key's lookup is cached (ms). Default 30 000. */
   cacheTtlMs?: number;
@@ -36,7 +36,7 @@ export interface KeyServiceOptions {
   lastUsedFlushMs?: number;
 }
 
-export interface CreateApiKeyOptions {
+interface CreateApiKeyOptions {
   name?: string | null;
   audience?: Audience | null;
   monthlyLimitCredits?: number | null;
@@ -46,7 +46,7 @@ export interface CreateApiKeyOptions {
   isChatKey?: boolean;
 }
 
-export interface AuthenticateOptions {
+interface AuthenticateOptions {
   /** The door also takes `x-api-key` (the messages door): the 401 guidance names both headers. */
   allowXApiKey?: boolean;
 }

@@ -12,7 +12,7 @@ export interface WalletInfo {
   keySlots: number;
 }
 
-export interface NewKey {
+interface NewKey {
   walletId: string;
   kind: KeyKind;
   name?: string | null;

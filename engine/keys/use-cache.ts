@@ -31,7 +31,7 @@ interface Figure extends KeyUsage {
 /** When a charge was admitted, as `note` compares it: the read its key's figure came from. */
 export type UseToken = number;
 
-export interface KeyUseCacheOptions {
+interface KeyUseCacheOptions {
   /** Reads a key's counters for the Korean day and month of `now`. */
   read: (keyId: string, now: Date) => Promise<KeyUsage>;
   /** How old a figure may be before a check reads it again in the background. Default 1 000 ms. */

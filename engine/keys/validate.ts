@@ -5,9 +5,9 @@ import { isModelEntry, MAX_KEY_MODELS } from '../core/model-list.ts';
 import type { Audience } from './types.ts';
 
 /** Names beginning with this are reserved for people's team-chat keys. */
-export const CHAT_KEY_NAME_PREFIX = '채팅 · ';
-export const MAX_NAME = 40;
-export const MAX_NAME_PREFIX = 20;
+const CHAT_KEY_NAME_PREFIX = '채팅 · ';
+const MAX_NAME = 40;
+const MAX_NAME_PREFIX = 20;
 export const MAX_COUNT = 100;
 
 export const LIST_LIMIT = { min: 1, max: 500, default: 100 } as const;

@@ -5,7 +5,7 @@ import type { ModelEntry } from '../core/types.ts';
 import type { ChargeRows } from './types.ts';
 import type { Charge } from './charge-writer.ts';
 
-export type { Charge, ChargeRows };
+export type { ChargeRows };
 
 export interface Caller {
   keyId: string;

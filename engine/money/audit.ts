@@ -31,7 +31,7 @@ export interface LedgerExample {
   reservationId?: string;
 }
 
-export interface LedgerAudit {
+interface LedgerAudit {
   ok: boolean;
   /** Rows found per check run (0: it passed). */
   failures: Partial<Record<LedgerCheck, number>>;
@@ -39,7 +39,7 @@ export interface LedgerAudit {
   examples: Partial<Record<LedgerCheck, LedgerExample[]>>;
 }
 
-export interface LedgerAuditOptions {
+interface LedgerAuditOptions {
   /** A held reservation that expired before this instant fails expired_hold; null leaves that check out. */
   heldExpiredBefore: Date | null;
   /** Only these wallets (the test auditor's); all when absent. */
@@ -149,7 +149,7 @@ export async function checkLedger(db: Queryable, opts: LedgerAuditOptions): Prom
 export const HOLD_GRACE_SWEEPS = 3;
 export const DEFAULT_AUDIT_INTERVAL_MS = 300_000;
 
-export interface LedgerAuditorOptions {
+interface LedgerAuditorOptions {
   db: Queryable;
   clock: Clock;
   /** A hold held this long past its expiry fails expired_hold. */

@@ -35,7 +35,7 @@ const DRAWS_QUEUE = '\u0000draws';
  * event loop busy with calls, so a batch must take many draws for the writes to keep up with the calls (at 64
  * they fell behind under the bench's soak: docs/benchmarks.md, "Queues the wallets share").
  */
-export const MAX_DRAW_BATCH = 256;
+const MAX_DRAW_BATCH = 256;
 /**
  * Draws wait up to this long after the last draws batch started (billing.yaml `leases.flush_ms`). Default 0:
  * every answer's end waits for its draw, so a batch starts the moment one is queued while none runs, and the
@@ -47,7 +47,7 @@ export const DEFAULT_DRAW_FLUSH_MS = 0;
 export const DEFAULT_WALLET_QUEUES = 1;
 
 /** The queue a wallet's ops go to on PostgreSQL: always the same one for a wallet while `queues` stays. */
-export function walletQueueOf(walletId: string | null, queues: number): string {
+function walletQueueOf(walletId: string | null, queues: number): string {
   if (walletId === null) return '';
   let h = 0;
   for (let i = 0; i < walletId.length; i++) h = (Math.imul(h, 31) + walletId.charCodeAt(i)) | 0;
@@ -75,7 +75,7 @@ interface Queue {
   timer?: NodeJS.Timeout;
 }
 
-export interface BatchQueueOptions {
+interface BatchQueueOptions {
   embedded: boolean;
   maxBatch: number;
   drawFlushMs: () => number;

@@ -112,7 +112,7 @@ class MissingWallets extends Error {
   }
 }
 
-export interface BatcherOptions {
+interface BatcherOptions {
   db: Db;
   clock: Clock;
   /** Owner written on new reservations. */
@@ -133,7 +133,7 @@ export interface BatcherOptions {
   flushWal?: () => boolean;
 }
 
-export interface Batcher {
+interface Batcher {
   reserve(op: ReserveOp): Promise<ReserveResult>;
   finish(op: FinishOp): Promise<FinishOutcome>;
   /** PGlite: one queue for all wallets, so a finish needs no wallet id. */

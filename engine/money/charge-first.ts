@@ -8,7 +8,7 @@ import type { ChargeRows } from './types.ts';
 type Log = { error: (o: object, m: string) => void };
 
 /** SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the same rows would be refused again. */
-export function isRefusedForGood(e: unknown): boolean {
+function isRefusedForGood(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }

@@ -15,7 +15,7 @@ import { CHARGE_RETRY, isFinal, nextDelayMs, type ChargeRetry } from './retry.ts
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
 /** What one write of a charge did. */
-export interface Written {
+interface Written {
   chargedNano: bigint;
   /** Vendor work the wallet could not pay (charged as far as the balance went). */
   shortfallNano: bigint;

@@ -17,7 +17,7 @@ const CALLS_PER_SLICE = 8;
 /** A wallet whose share cannot hold this many such calls is not leased. */
 const MIN_CALLS_PER_SHARE = 4;
 
-export interface SliceAsk {
+interface SliceAsk {
   /** What the wallet can spend on the vendor now. */
   usableNano: bigint;
   /** The call that asked for the lease. */

@@ -16,7 +16,7 @@ export const CHARGE_DRAIN_MS = 5_000;
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
-export interface GatewayMoney {
+interface GatewayMoney {
   ledger: Ledger;
   writer: ChargeWriter;
   leases: GatewayLeases;

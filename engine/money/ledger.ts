@@ -48,27 +48,9 @@ import type { FinishOp, FinishOutcome, Ledger, Reservation, SweepErrorHandler } 
 
 export { LedgerInvariantBroken };
 
-export type {
-  CreateWalletInput,
-  JournalSum,
-  KeyCap,
-  KeyCapRefusal,
-  Ledger,
-  LotBalance,
-  ReleaseResult,
-  Reservation,
-  ReservationLot,
-  ReserveRefusalReason,
-  ReserveRequest,
-  ReserveResult,
-  SettleResult,
-  SweepErrorHandler,
-  TopUpInput,
-  Wallet,
-  WalletBalance,
-} from './types.ts';
+export type { KeyCap, Ledger, LotBalance, Reservation, ReserveResult, Wallet, WalletBalance } from './types.ts';
 
-export interface LedgerOptions {
+interface LedgerOptions {
   clock: Clock;
   /** Owner id written on reservations; default host:pid:random. */
   owner?: string;
@@ -94,7 +76,7 @@ export interface LedgerOptions {
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
 export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
-export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
+const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;

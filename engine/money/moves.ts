@@ -15,9 +15,9 @@ export interface LotState {
 
 export type ReservationState = 'held' | 'settled' | 'released' | 'expired';
 
-export type JournalKind = 'reserve' | 'settle' | 'release';
+type JournalKind = 'reserve' | 'settle' | 'release';
 
-export interface JournalEntry {
+interface JournalEntry {
   walletId: string;
   lotId: string;
   reservationId: string;
@@ -26,7 +26,7 @@ export interface JournalEntry {
   at: Date;
 }
 
-export interface BalanceDelta {
+interface BalanceDelta {
   avail: bigint;
   reserved: bigint;
 }

@@ -60,7 +60,7 @@ export interface KeyStanding {
 }
 
 /** The refusal of a capped reserve that does not fit, or null when it fits (or has no cap). */
-export function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standing: KeyStanding | undefined): KeyCapRefusal | null {
+function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standing: KeyStanding | undefined): KeyCapRefusal | null {
   if (!op.cap || !standing) return null;
   const counted = standing.usedNano + standing.heldNano;
   if (counted + op.amountNano <= op.cap.limitNano) return null;
@@ -82,7 +82,7 @@ export interface WalletFacts {
 }
 
 /** Restricted lots first, then unrestricted; oldest first within each group. */
-export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { vendors: string[] | null; seq: bigint }): number => {
+const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { vendors: string[] | null; seq: bigint }): number => {
   const ra = a.vendors === null ? 1 : 0;
   const rb = b.vendors === null ? 1 : 0;
   if (ra !== rb) return ra - rb;
@@ -90,25 +90,24 @@ export const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { ven
 };
 
 /** Whether a lot may pay for a vendor's model, whatever its balance. */
-export const lotServes = (lot: { vendors: string[] | null }, vendor: string): boolean =>
-  lot.vendors === null || lot.vendors.includes(vendor);
+const lotServes = (lot: { vendors: string[] | null }, vendor: string): boolean => lot.vendors === null || lot.vendors.includes(vendor);
 
 /** The plan rule: false when the vendor is plan-restricted and the wallet has lots, none of which could ever serve it. */
 export const planAllows = (planVendors: readonly string[], vendor: string, facts: Pick<WalletFacts, 'anyLot' | 'usableLot'>): boolean =>
   !planVendors.includes(vendor) || !facts.anyLot || facts.usableLot;
 
 /** Whether finishing a reservation in this state can still move money (else it is a no-op). */
-export const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>
+const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>
   state === 'held' || (state === 'expired' && kind === 'settle') || kind === 'draw';
 
 /** A reserve the Book could not draw: refused, or (amount 0, nothing to draw from) accepted empty. */
-export interface UndecidedReserve {
+interface UndecidedReserve {
   undecided: true;
   /** What the usable lots had available at the reserve's turn. */
   usableNano: bigint;
 }
 
-export type ReserveDecision =
+type ReserveDecision =
   | { ok: true; lots: ReservationLot[] }
   | { ok: false; reason: 'insufficient_credit' | 'not_in_plan'; availableNano: bigint };
 

@@ -3,7 +3,7 @@
 import type { Queryable } from '../db/db.ts';
 
 import type { ChargeRows } from '../db/charge-rows.ts';
-export type { ChargedItem, ChargeRow, ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
+export type { ChargeRows } from '../db/charge-rows.ts';
 
 /**
  * A charge callback: what a charge writes in its own transaction given as code run for this charge alone,
@@ -11,8 +11,6 @@ export type { ChargedItem, ChargeRow, ChargeRows, ChargeRowWriter } from '../db/
  * writer. Its second argument is what the charge charged.
  */
 export type ChargeCallback = (tx: Queryable, chargedNano: bigint) => Promise<void>;
-
-export type ReserveRefusalReason = 'insufficient_credit' | 'not_in_plan' | 'key_limit';
 
 export interface ReservationLot {
   lotId: string;
@@ -65,7 +63,7 @@ export interface KeyCap {
   lockUsed(tx: Queryable): Promise<bigint>;
 }
 
-export interface ReserveRequest {
+interface ReserveRequest {
   walletId: string;
   /** Vendor letter of the model called ('a' … 'e'). */
   vendor: string;
@@ -79,7 +77,7 @@ export interface ReserveRequest {
   cap?: KeyCap;
 }
 
-export interface SettleResult {
+interface SettleResult {
   /** What this settle charged (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
   chargedNano: bigint;
   /** Part of `actual` the lots could not cover (not charged). 0 normally. */
@@ -88,7 +86,7 @@ export interface SettleResult {
   alreadyFinished: boolean;
 }
 
-export interface ReleaseResult {
+interface ReleaseResult {
   releasedNano: bigint;
   alreadyFinished: boolean;
 }
@@ -122,7 +120,7 @@ export interface Wallet {
   createdAt: Date;
 }
 
-export interface JournalSum {
+interface JournalSum {
   toppedUpNano: bigint;
   reservedTotalNano: bigint;
   chargedNano: bigint;
@@ -138,7 +136,7 @@ export interface JournalSum {
 /** A sweep's failure: of one reservation's expiry (`expire` names it), or of the sweep as a whole. */
 export type SweepErrorHandler = (err: unknown, expire?: { reservationId: string; walletId: string }) => void;
 
-export interface CreateWalletInput {
+interface CreateWalletInput {
   id?: string;
   /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
   credits?: number | bigint;

@@ -32,7 +32,7 @@ export interface WalletPosition {
   id: string;
 }
 
-export interface WalletPageRow {
+interface WalletPageRow {
   wallet: Wallet;
   position: WalletPosition;
 }

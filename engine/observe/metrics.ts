@@ -19,7 +19,7 @@ import { LEDGER_CHECKS, type LedgerAuditRun } from '../money/audit.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
-export interface MetricsSources {
+interface MetricsSources {
   db: Db;
   runtime: Runtime;
   /** This process's budget leases (money/leases.ts), when the gateway has them. */

@@ -17,7 +17,7 @@ import type { GatewayMetrics } from './metrics.ts';
 /** Longer than a healthy database takes for `SELECT 1`, shorter than a probe's own timeout. */
 const READY_TIMEOUT_MS = 1_000;
 
-export interface OpsRoutesDeps {
+interface OpsRoutesDeps {
   db: Db;
   runtime: Runtime;
   metrics: GatewayMetrics;

@@ -10,14 +10,14 @@ import { openApiDocument } from './document.ts';
 
 const VERSION = (JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string }).version;
 
-export interface OpenApiRouteDeps {
+interface OpenApiRouteDeps {
   runtime: Runtime;
   /** Whether the request carries the operator's admin token (then every route is described). */
   fromOperator: (req: FastifyRequest) => boolean;
 }
 
 /** The doors API clients call: everything under /v1/, and this description. */
-export const isPublicRoute = (route: RouteInfo): boolean => route.url.startsWith('/v1/') || route.url === '/openapi.json';
+const isPublicRoute = (route: RouteInfo): boolean => route.url.startsWith('/v1/') || route.url === '/openapi.json';
 
 export function registerOpenApiRoute(app: FastifyInstance, deps: OpenApiRouteDeps): void {
   // Built at each request from the routes and the doors of the current snapshot, so a reload shows at once.

@@ -14,16 +14,16 @@ import { planRoutes } from '../calls/vendor-routes.ts';
 type Env = Record<string, string | undefined>;
 
 /** One worker's metrics as prom-client's `getMetricsAsJSON` gives them (JSON, so they cross the IPC channel). */
-export type WorkerMetrics = unknown[];
+type WorkerMetrics = unknown[];
 
 /** What a worker tells the primary. */
-export type WorkerMessage =
+type WorkerMessage =
   | { type: 'listening'; url: string }
   | { type: 'reloaded' }
   | { type: 'metrics-wanted'; id: number } // a scrape reached this worker: every worker's metrics, please
   | { type: 'metrics'; id: number; metrics: WorkerMetrics }; // this worker's, for the primary's collection `id`
 /** What the primary tells a worker. */
-export type PrimaryMessage =
+type PrimaryMessage =
   | { type: 'reload' }
   | { type: 'stop' }
   | { type: 'collect-metrics'; id: number }
@@ -121,7 +121,7 @@ export const workerLink = {
   },
 };
 
-export interface PrimaryHooks {
+interface PrimaryHooks {
   /** `exec`: the file the workers run (this program's entry). */
   exec: string;
   /** Once every worker listens: the pid file and the banner. */

@@ -27,7 +27,7 @@ export interface Tracing {
   captureContent: boolean;
 }
 
-export type IncomingHeaders = Record<string, string | string[] | undefined>;
+type IncomingHeaders = Record<string, string | string[] | undefined>;
 
 export interface CallStart {
   door: string;
@@ -37,7 +37,7 @@ export interface CallStart {
 }
 
 /** What the call asked for, once it is prepared. */
-export interface CallRequest {
+interface CallRequest {
   model: ModelEntry;
   stream: boolean;
   maxTokens?: number;
@@ -47,7 +47,7 @@ export interface CallRequest {
   body?: JsonObject;
 }
 
-export interface CallEnd {
+interface CallEnd {
   status: number;
   errorType?: string;
   /** The route that answered (`a0`), and how many attempts failed before it. */

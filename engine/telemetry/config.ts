@@ -5,7 +5,7 @@
 
 type Env = Record<string, string | undefined>;
 
-export type OtlpProtocol = 'http/protobuf' | 'http/json';
+type OtlpProtocol = 'http/protobuf' | 'http/json';
 
 export interface TelemetryConfig {
   /** Where spans are POSTed: the traces endpoint as given, or the base endpoint with `/v1/traces`. */

@@ -50,7 +50,7 @@ function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): S
 /** Named after the table: writers are composed in name order, after `usage_records` (every process alike). */
 export const dailyRollupWriter: ChargeRowWriter<UsageRecordDraft> = { name: 'usage_records_daily', statement: dailyRollupStatement };
 
-export interface DayTotal {
+interface DayTotal {
   day: string;
   /** The key id ('' for calls without a key) or the model. */
   name: string;
@@ -87,7 +87,7 @@ export interface UsageTotals {
   outputTokens: bigint;
 }
 
-export interface RollupFilter {
+interface RollupFilter {
   /** Korean days, both inclusive. */
   fromDay: string;
   toDay: string;

@@ -24,7 +24,7 @@ export interface UsageRecordStorage {
 }
 
 /** Days made ahead: records are written at the clock's now, and a sweeper stopped this long is noticed first. */
-export const DAYS_AHEAD = 14;
+const DAYS_AHEAD = 14;
 const DAY_MS = 86_400_000;
 const PARTITION = /^usage_records_(\d{4})(\d{2})(\d{2})$/;
 

@@ -124,7 +124,7 @@ interface Row {
 
 const orNull = (v: string | number | null): number | null => (v === null ? null : Number(v));
 
-export function usageRecordView(r: Row): UsageRecordView {
+function usageRecordView(r: Row): UsageRecordView {
   return {
     id: r.request_id,
     object: 'generation',

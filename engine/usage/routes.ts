@@ -6,7 +6,7 @@ import type { Db } from '../db/db.ts';
 import type { Accounts } from '../money/accounts.ts';
 import { findUsageRecord } from './records.ts';
 
-export interface UsageRouteDeps {
+interface UsageRouteDeps {
   accounts: Accounts;
   db: Db;
 }

@@ -20,9 +20,9 @@ import { createVideoStore, type VideoStore } from './store.ts';
 import { VideoWorker, type VideoWorkerDeps, type WorkerLog } from './worker.ts';
 import type { Telemetry } from '../telemetry/sdk.ts';
 
-export const DEFAULT_VIDEO_POLL_MS = 5000;
+const DEFAULT_VIDEO_POLL_MS = 5000;
 
-export interface VideoServiceDeps {
+interface VideoServiceDeps {
   db: Db;
   accounts: Accounts;
   runtime: Runtime;

@@ -20,7 +20,7 @@ export interface VideoRequest {
 }
 
 /** A starting image sent as a multipart file. */
-export interface ReferenceFile {
+interface ReferenceFile {
   contentType: string;
   data: Buffer;
 }
@@ -70,7 +70,7 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: Vi
 }
 
 /** `seconds`: a string such as "4" or an integer in the table's range; the vendor gets it exactly as sent. */
-export function parseSeconds(v: JsonValue | undefined, range: VideoTable['seconds']): { duration: string | number; seconds: number } {
+function parseSeconds(v: JsonValue | undefined, range: VideoTable['seconds']): { duration: string | number; seconds: number } {
   if (v === undefined || v === null) return { duration: range.default, seconds: range.default };
   let n: number | undefined;
   if (typeof v === 'number' && Number.isInteger(v)) n = v;

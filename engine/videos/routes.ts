@@ -29,7 +29,7 @@ import type { Telemetry } from '../telemetry/sdk.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
 
-export interface VideoRoutesDeps extends FrontHalfDeps {
+interface VideoRoutesDeps extends FrontHalfDeps {
   store: VideoStore;
   files: VideoFiles;
   worker: VideoWorker;
@@ -41,9 +41,9 @@ export interface VideoRoutesDeps extends FrontHalfDeps {
 }
 
 /** The door name in config/doors.yaml. */
-export const VIDEO_DOOR = 'videos';
+const VIDEO_DOOR = 'videos';
 /** How long a download address from /content stays valid. */
-export const FILE_URL_TTL_SECONDS = 300;
+const FILE_URL_TTL_SECONDS = 300;
 /** The hold outlives the job deadline by this much, so the sweeper never takes it from a live job. */
 const HOLD_MARGIN_MS = 10 * 60_000;
 const MAX_IDEMPOTENCY_KEY = 255;

@@ -5,7 +5,7 @@ import type { Db } from '../db/db.ts';
 import { toBigInt } from '../core/money.ts';
 import type { JsonObject } from '../core/types.ts';
 
-export type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
+type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 export type VideoErrorCode = 'moderation_blocked' | 'vendor_failed' | 'timed_out' | 'undelivered';
 
 export interface VideoJob {
@@ -144,7 +144,7 @@ function param(v: unknown): unknown {
   return v;
 }
 
-export interface ListOptions {
+interface ListOptions {
   limit: number;
   /** Only jobs after this one in the list's order. */
   afterSeq?: bigint;

@@ -6,7 +6,7 @@ import type { VideoJob } from './store.ts';
 const unix = (d: Date | null) => (d === null ? null : Math.floor(d.getTime() / 1000));
 
 /** USD from nano-USD, exact for every amount a vendor states to the nano. */
-export const nanoToUsd = (n: bigint) => Number(n) / 1e9;
+const nanoToUsd = (n: bigint) => Number(n) / 1e9;
 
 export function videoObject(job: VideoJob): Record<string, unknown> {
   const finished = job.status === 'completed' || job.status === 'failed';

@@ -55,7 +55,7 @@ function documentBlock(part: JsonObject, where: string): JsonObject {
   throw bad(`${where}.file.file_data must be a data:application/pdf;base64 or data:text/plain;base64 URI for vendor A models.`, 'messages');
 }
 
-export type PartRole = 'user' | 'assistant' | 'tool';
+type PartRole = 'user' | 'assistant' | 'tool';
 
 const ALLOWED: Record<PartRole, Set<string>> = {
   user: new Set(['text', 'image_url', 'file']),

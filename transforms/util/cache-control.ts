@@ -5,7 +5,7 @@
 import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { bad, isObject } from './json.ts';
 
-export const NATIVE_TTLS = ['5m', '1h'] as const;
+const NATIVE_TTLS = ['5m', '1h'] as const;
 
 export function nativeCacheControl(cc: JsonValue | undefined, where: string): JsonObject | undefined {
   if (cc === undefined || cc === null) return undefined;

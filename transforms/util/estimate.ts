@@ -5,7 +5,7 @@ import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId 
 import { countTextTokens } from './token-count.ts';
 
 /** The tokens of a text the vendor produced or read. */
-export const estimateTextTokens = (text: string, vendor: VendorId | undefined): number => countTextTokens(text, vendor);
+const estimateTextTokens = (text: string, vendor: VendorId | undefined): number => countTextTokens(text, vendor);
 
 /**
  * The text a stream delivered so far, kept as the pieces that arrived: a call pays one push per piece, and
@@ -118,7 +118,7 @@ function answerOutputTokens(answer: JsonValue, vendor: VendorId | undefined): nu
 }
 
 /** The two counts an estimate supplies: the whole body as input, the answer's text as output. */
-export type TokenEstimate = Pick<Usage, 'input_tokens' | 'output_tokens'>;
+type TokenEstimate = Pick<Usage, 'input_tokens' | 'output_tokens'>;
 
 /** A figure with nothing reported: both token counts unreadable, for `estimateUnreadable` to fill. */
 export function unreportedUsage(): Usage {

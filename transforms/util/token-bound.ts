@@ -8,7 +8,7 @@
 // underestimated: letters of a run past its twelfth, capitals inside a run, letters and digits run together.
 
 /** What the bound counts in a text. */
-export interface ScriptCounts {
+interface ScriptCounts {
   hangul: number;
   /** Han ideographs, kana and compatibility ideographs. */
   cjk: number;
@@ -33,7 +33,7 @@ export interface ScriptCounts {
 }
 
 /** Tokens per counted unit, and a constant per text; chosen so no calibration text is ever underestimated. */
-export const SCRIPT_WEIGHTS: Readonly<ScriptCounts> & { perText: number } = {
+const SCRIPT_WEIGHTS: Readonly<ScriptCounts> & { perText: number } = {
   hangul: 0.87,
   cjk: 1.6,
   latin: 0.1,
@@ -59,7 +59,7 @@ const isLatin = (cp: number) => (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp 
 const isDigit = (cp: number) => cp >= 0x30 && cp <= 0x39;
 
 /** The counts of one text. */
-export function countScripts(text: string): ScriptCounts {
+function countScripts(text: string): ScriptCounts {
   const c: ScriptCounts = {
     hangul: 0,
     cjk: 0,
@@ -112,7 +112,7 @@ export function countScripts(text: string): ScriptCounts {
 }
 
 /** The bound for counts: never below what the calibration tokenizer counts, on every calibration text. */
-export function tokensFromCounts(c: ScriptCounts, w: typeof SCRIPT_WEIGHTS = SCRIPT_WEIGHTS): number {
+function tokensFromCounts(c: ScriptCounts, w: typeof SCRIPT_WEIGHTS = SCRIPT_WEIGHTS): number {
   let sum = 0;
   for (const key of Object.keys(c) as (keyof ScriptCounts)[]) sum += c[key] * w[key];
   return sum === 0 ? 0 : Math.ceil(sum) + w.perText;

@@ -1,11 +1,11 @@
 // The batched ledger: concurrent reserves, settles and releases share one transaction (of one wallet or of
 // the wallets sharing a queue), and the money stays exactly what one transaction per call gave.
 import { expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db, Queryable } from '../engine/db/db.ts';
-import { createLedger, type Ledger, type Reservation } from '../engine/money/ledger.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
-import { expectJournalAddsUp } from './helpers/ledger.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db, Queryable } from '../../engine/db/db.ts';
+import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 /** A small deterministic PRNG (mulberry32). */
 function rng(seed: number) {

@@ -5,11 +5,11 @@
 // 283,296,000, settled 283,296,000 and released 758,400 nano). PostgreSQL only: PGlite runs one
 // transaction at a time, so nothing ever waits there.
 import { expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db } from '../engine/db/db.ts';
-import { createLedger, type Ledger, type Reservation } from '../engine/money/ledger.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
-import { expectJournalAddsUp } from './helpers/ledger.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 describeEachDatabase(
   'ledger lock waits',

@@ -1,14 +1,14 @@
-// Per-key quotas on Korean days and months and GET /v1/key (audience refusals: test/core/caller-refusals.test.ts).
+// Per-key quotas on Korean days and months and GET /v1/key (audience refusals: test/calls/caller-refusals.test.ts).
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db } from '../engine/db/db.ts';
-import { openPg } from '../engine/db/pg.ts';
-import { createKeyService, type AuthContext, type KeyService } from '../engine/keys/index.ts';
-import { createLedger, type Ledger, type Reservation, type ReserveResult } from '../engine/money/ledger.ts';
-import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from './helpers/databases.ts';
-import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
-import { expectJournalAddsUp } from './helpers/ledger.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { openPg } from '../../engine/db/pg.ts';
+import { createKeyService, type AuthContext, type KeyService } from '../../engine/keys/index.ts';
+import { createLedger, type Ledger, type Reservation, type ReserveResult } from '../../engine/money/ledger.ts';
+import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
+import { makeWallet, useKeyDoors } from '../helpers/key-doors.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const C = 1000n; // nano-USD per credit
 

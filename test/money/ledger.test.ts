@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db } from '../engine/db/db.ts';
-import { createLedger } from '../engine/money/ledger.ts';
-import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from '../engine/core/money.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
-import { expectJournalAddsUp } from './helpers/ledger.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from '../../engine/core/money.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 describe('money', () => {
   it('converts exactly', () => {

@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalog } from '../engine/catalog/catalog.ts';
-import type { ModelEntry, Pricing, VendorId } from '../engine/core/types.ts';
+import { loadCatalog } from '../../engine/catalog/catalog.ts';
+import type { ModelEntry, Pricing, VendorId } from '../../engine/core/types.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CATALOG_DIR = join(ROOT, 'catalog');
 const RULES_FILE = join(ROOT, 'config', 'rules.yaml');
 
@@ -172,7 +172,7 @@ describe('catalog files against catalog/schema.json', () => {
     expect(validate.errors?.some((e) => e.keyword === 'additionalProperties')).toBe(true);
   });
 
-  // An unknown door is the loader's to refuse (config/doors.yaml is the one list of doors): test/core/catalog-check.test.ts.
+  // An unknown door is the loader's to refuse (config/doors.yaml is the one list of doors): test/catalog/catalog-check.test.ts.
   it('refuses an unknown model field, vendor or kind', () => {
     for (const patch of [{ contxt_window: 1 }, { vendor: 'f' }, { kind: 'audio' }]) {
       const doc = minimal();

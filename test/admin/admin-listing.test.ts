@@ -4,11 +4,11 @@
 // (the key doors refuse a closed key on its very next call), and the name echoed on creation.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerAdminRoutes } from '../engine/admin/routes.ts';
-import { fixedClock } from '../engine/core/clock.ts';
-import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from '../engine/keys/index.ts';
-import { createLedger, type Ledger } from '../engine/money/ledger.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
+import { registerAdminRoutes } from '../../engine/admin/routes.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from '../../engine/keys/index.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
 
 const TOKEN = 'listing-admin-token';
 const auth = { authorization: `Bearer ${TOKEN}` };

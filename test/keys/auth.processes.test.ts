@@ -4,10 +4,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../engine/core/clock.ts';
-import { createKeyService, type KeyService } from '../engine/keys/index.ts';
-import { createLedger } from '../engine/money/ledger.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
+import { systemClock } from '../../engine/core/clock.ts';
+import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const available = postgresAvailability.ok || REQUIRE_POSTGRES;
 if (!postgresAvailability.ok && !REQUIRE_POSTGRES) console.log(`skipping revocation across processes: ${postgresAvailability.reason}`);

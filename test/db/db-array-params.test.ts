@@ -2,8 +2,8 @@
 // exactly what was sent, whether it went as our literal or through `pg`'s own encoder.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arrayLiteral } from '../engine/db/pg-array.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
+import { arrayLiteral } from '../../engine/db/pg-array.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let pgSchema: TestPostgres;

@@ -1,11 +1,11 @@
 // The key-management doors (GET/POST /v1/keys, GET/PATCH/DELETE /v1/keys/{id}) against PGlite and PostgreSQL.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db, Queryable } from '../engine/db/db.ts';
-import { createKeyService, hashSecret, registerKeyRoutes, type KeyService } from '../engine/keys/index.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
-import { makeWallet, useKeyDoors } from './helpers/key-doors.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db, Queryable } from '../../engine/db/db.ts';
+import { createKeyService, hashSecret, registerKeyRoutes, type KeyService } from '../../engine/keys/index.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { makeWallet, useKeyDoors } from '../helpers/key-doors.ts';
 
 const RECORD_FIELDS = [
   'audience',

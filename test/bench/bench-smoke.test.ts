@@ -6,10 +6,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoadResult } from '../bench/load.ts';
-import type { Row } from '../bench/measure.ts';
-import { cpuMsPerCall, soakGrowthPercent, targetChecks, type BenchResults } from '../bench/table.ts';
-import { postgresAvailability, REQUIRE_POSTGRES } from './helpers/databases.ts';
+import type { LoadResult } from '../../bench/load.ts';
+import type { Row } from '../../bench/measure.ts';
+import { cpuMsPerCall, soakGrowthPercent, targetChecks, type BenchResults } from '../../bench/table.ts';
+import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 
 const CALL_ROWS = ['chat-b', 'chat-a', 'messages'].flatMap((what) =>
   ['plain', 'stream'].flatMap((mode) => [1, 32].map((c) => `${what}/${mode}/c${c}`)),

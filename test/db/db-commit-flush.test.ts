@@ -1,7 +1,7 @@
 // billing.yaml ledger.synchronous_commit: a money move's transaction may ask PostgreSQL not to wait for the disk
 // flush of its COMMIT; that setting holds for that transaction alone, and the transaction commits as any other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let pgSchema: TestPostgres;

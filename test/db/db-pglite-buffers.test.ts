@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
-import { EMBEDDED_SHARED_BUFFERS, openPglite } from '../engine/db/pglite.ts';
+import { EMBEDDED_SHARED_BUFFERS, openPglite } from '../../engine/db/pglite.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

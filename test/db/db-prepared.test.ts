@@ -2,7 +2,7 @@
 // reading a table's whole row, which a column added by a newer process's migration would otherwise break.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let schema: TestPostgres;

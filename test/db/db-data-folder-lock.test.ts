@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataFolderHeld, lockDataFolder, lockName } from '../engine/db/data-folder-lock.ts';
+import { DataFolderHeld, lockDataFolder, lockName } from '../../engine/db/data-folder-lock.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'gw-lock-'));
 const folder = join(root, 'data');

@@ -1,10 +1,10 @@
 // Concurrent lookups of one uncached key share one query (engine/keys/service.ts), and a lookup begun after
 // the key was closed never takes the answer of one begun before.
 import { expect, it } from 'vitest';
-import { systemClock } from '../engine/core/clock.ts';
-import type { Db } from '../engine/db/db.ts';
-import { createKeyService, type KeyService } from '../engine/keys/index.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
+import { systemClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
 
 const KEY_LOOKUP = /WHERE k\.secret_hash = \$1/;
 

@@ -1,10 +1,10 @@
 // Authentication: key extraction, refusals (401), expiry at 00:00 KST, revocation across processes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db } from '../engine/db/db.ts';
-import { openPg } from '../engine/db/pg.ts';
-import { createKeyService, keyFromHeaders, type KeyService } from '../engine/keys/index.ts';
-import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from './helpers/databases.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { openPg } from '../../engine/db/pg.ts';
+import { createKeyService, keyFromHeaders, type KeyService } from '../../engine/keys/index.ts';
+import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 
 let walletSeq = 0;
 async function makeWallet(db: Db, opts: { splits?: boolean; owner?: string } = {}): Promise<string> {

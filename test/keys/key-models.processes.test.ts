@@ -2,15 +2,15 @@
 // process's key doors, is what the other process enforces on every model door (403 permission_error naming
 // the list, nothing held) and lists in GET /v1/models; the key record and the model list agree.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../engine/core/clock.ts';
-import { listAllows } from '../engine/core/model-list.ts';
-import { VENDORS } from '../engine/core/types.ts';
-import { createKeyService } from '../engine/keys/service.ts';
-import { createLedger } from '../engine/money/ledger.ts';
-import { startSimulator, type Simulator } from '../simulator/index.ts';
-import { PNG_1X1_BASE64 } from '../simulator/media.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from './ops/child-gateway.ts';
+import { systemClock } from '../../engine/core/clock.ts';
+import { listAllows } from '../../engine/core/model-list.ts';
+import { VENDORS } from '../../engine/core/types.ts';
+import { createKeyService } from '../../engine/keys/service.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const ADMIN = 'models-admin-token';

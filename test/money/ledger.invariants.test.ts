@@ -3,11 +3,11 @@
 // by the ledger. The other wallets' moves of its batch commit, and the sweeper still releases every other
 // expired hold. The rows are corrupted here with SQL, as nothing in the ledger can make them so.
 import { expect, it } from 'vitest';
-import { fixedClock } from '../engine/core/clock.ts';
-import type { Db } from '../engine/db/db.ts';
-import { createLedger, LedgerInvariantBroken, type Ledger, type Reservation } from '../engine/money/ledger.ts';
-import { describeEachDatabase } from './helpers/databases.ts';
-import { expectJournalAddsUp } from './helpers/ledger.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger, LedgerInvariantBroken, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 describeEachDatabase('ledger invariants', (getDb: () => Db) => {
   const logged = () => {

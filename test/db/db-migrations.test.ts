@@ -4,9 +4,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Db } from '../engine/db/db.ts';
-import { loadMigrations, migrate, migrationChecksum, MIGRATIONS_DIR } from '../engine/db/migrate.ts';
-import { openPglite } from '../engine/db/pglite.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { loadMigrations, migrate, migrationChecksum, MIGRATIONS_DIR } from '../../engine/db/migrate.ts';
+import { openPglite } from '../../engine/db/pglite.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../engine/core/clock.ts';
-import { loadMigrations, migrate } from '../engine/db/migrate.ts';
-import { openDatabase } from '../engine/db/open.ts';
-import { openPg } from '../engine/db/pg.ts';
-import { createLedger, type Ledger } from '../engine/money/ledger.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from './helpers/databases.ts';
+import { systemClock } from '../../engine/core/clock.ts';
+import { loadMigrations, migrate } from '../../engine/db/migrate.ts';
+import { openDatabase } from '../../engine/db/open.ts';
+import { openPg } from '../../engine/db/pg.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const CHILD = join(process.cwd(), 'test/fixtures/ledger-child.ts');
 
