@@ -165,61 +165,153 @@ export async function readWalletFacts(
   return { get: (walletId, vendor) => facts.get(factsKey(walletId, vendor)) };
 }
 
+// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then each CTE's arrays in the
+// order of WRITE_COLUMNS (the CTEs' order in the statement), each column one array of its declared type, read
+// off that CTE's rows. The numbers and the parameter list are both made from the table, so a column added
+// to one CTE renumbers those after it in the SQL and in the parameters alike.
+type ArrayType = 'text[]' | 'bigint[]' | 'timestamptz[]';
+interface Column<R> {
+  name: string;
+  type: ArrayType;
+  value: (row: R) => string | null;
+}
+const columns = <R>(...cols: [name: string, type: ArrayType, value: (row: R) => string | null][]): Column<R>[] =>
+  cols.map(([name, type, value]) => ({ name, type, value }));
+
+type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
+type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint }];
+type HeldRow = { reservationId: string; lotId: string; amount: bigint };
+const s = (n: bigint) => n.toString();
+
+const WRITE_COLUMNS = {
+  newRes: columns<Moves['newRes'][number]>(
+    ['id', 'text[]', (o) => o.id],
+    ['wallet_id', 'text[]', (o) => o.walletId],
+    ['call_id', 'text[]', (o) => o.callId],
+    ['key_id', 'text[]', (o) => o.keyId],
+    ['vendor', 'text[]', (o) => o.vendor],
+    ['amount', 'bigint[]', (o) => s(o.amountNano)],
+    ['created_at', 'timestamptz[]', (o) => o.createdAt.toISOString()],
+    ['expires_at', 'timestamptz[]', (o) => o.expiresAt.toISOString()],
+  ),
+  newResLots: columns<Moves['newResLots'][number]>(
+    ['reservation_id', 'text[]', (x) => x.reservationId],
+    ['lot_id', 'text[]', (x) => x.lotId],
+    ['amount', 'bigint[]', (x) => s(x.amount)],
+  ),
+  lots: columns<Delta>(
+    ['id', 'text[]', ([id]) => id],
+    ['avail', 'bigint[]', ([, d]) => s(d.avail)],
+    ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
+  ),
+  wallets: columns<Delta>(
+    ['id', 'text[]', ([id]) => id],
+    ['avail', 'bigint[]', ([, d]) => s(d.avail)],
+    ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
+  ),
+  journal: columns<Moves['journal'][number]>(
+    ['wallet_id', 'text[]', (j) => j.walletId],
+    ['lot_id', 'text[]', (j) => j.lotId],
+    ['reservation_id', 'text[]', (j) => j.reservationId],
+    ['kind', 'text[]', (j) => j.kind],
+    ['amount', 'bigint[]', (j) => s(j.amount)],
+    ['at', 'timestamptz[]', (j) => j.at.toISOString()],
+  ),
+  finished: columns<Finished>(
+    ['id', 'text[]', ([id]) => id],
+    ['state', 'text[]', ([, f]) => f.state],
+    ['charged', 'bigint[]', ([, f]) => s(f.charged)],
+    ['at', 'timestamptz[]', ([, f]) => (f.at ? f.at.toISOString() : null)],
+    ['amount', 'bigint[]', ([, f]) => (f.amount === undefined ? null : s(f.amount))],
+  ),
+  held: columns<HeldRow>(
+    ['reservation_id', 'text[]', (h) => h.reservationId],
+    ['lot_id', 'text[]', (h) => h.lotId],
+    ['amount', 'bigint[]', (h) => s(h.amount)],
+  ),
+  draws: columns<Moves['draws'][number]>(
+    ['draw_id', 'text[]', (d) => d.drawId],
+    ['reservation_id', 'text[]', (d) => d.reservationId],
+    ['amount', 'bigint[]', (d) => s(d.amount)],
+    ['at', 'timestamptz[]', (d) => d.at.toISOString()],
+  ),
+};
+type WriteRows = { [K in keyof typeof WRITE_COLUMNS]: readonly ((typeof WRITE_COLUMNS)[K] extends Column<infer R>[] ? R : never)[] };
+
+/** Each CTE's `$n::type` list and alias column names, numbered from $2 in WRITE_COLUMNS order ($1: the owner). */
+const U = (() => {
+  let n = 1;
+  const out = {} as Record<keyof typeof WRITE_COLUMNS, { params: string; names: string }>;
+  for (const [cte, cols] of Object.entries(WRITE_COLUMNS) as [keyof typeof WRITE_COLUMNS, Column<never>[]][]) {
+    out[cte] = { params: cols.map((c) => `$${++n}::${c.type}`).join(', '), names: cols.map((c) => c.name).join(', ') };
+  }
+  return out;
+})();
+
+/** WRITE_SQL's parameters for `rows`, in the order U numbered them. */
+function writeParams(owner: string, rows: WriteRows): unknown[] {
+  const params: unknown[] = [owner];
+  for (const [cte, cols] of Object.entries(WRITE_COLUMNS) as [keyof WriteRows, Column<unknown>[]][]) {
+    for (const c of cols) params.push(rows[cte].map(c.value));
+  }
+  return params;
+}
+
 const WRITE_SQL = `
 WITH new_res AS (
   INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
   SELECT u.id, u.wallet_id, $1, u.call_id, u.key_id, u.vendor, u.amount, 'held', u.created_at, u.expires_at
-    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
-      AS u(id, wallet_id, call_id, key_id, vendor, amount, created_at, expires_at)
+    FROM unnest(${U.newRes.params})
+      AS u(${U.newRes.names})
   RETURNING id
 ), new_res_lots AS (
   INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano)
   SELECT u.reservation_id, u.lot_id, u.amount
-    FROM unnest($10::text[], $11::text[], $12::bigint[]) AS u(reservation_id, lot_id, amount)
+    FROM unnest(${U.newResLots.params}) AS u(${U.newResLots.names})
   RETURNING reservation_id
 ), lots AS (
   UPDATE credit_lots l
      SET available_nano = l.available_nano + d.avail, reserved_nano = l.reserved_nano + d.reserved
-    FROM unnest($13::text[], $14::bigint[], $15::bigint[]) AS d(id, avail, reserved)
+    FROM unnest(${U.lots.params}) AS d(${U.lots.names})
    WHERE l.id = d.id
   RETURNING l.id
 ), wallets_moved AS (
   UPDATE wallets w
      SET available_nano = w.available_nano + d.avail, reserved_nano = w.reserved_nano + d.reserved
-    FROM unnest($16::text[], $17::bigint[], $18::bigint[]) AS d(id, avail, reserved)
+    FROM unnest(${U.wallets.params}) AS d(${U.wallets.names})
    WHERE w.id = d.id
   RETURNING w.id
 ), journal AS (
   INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
   SELECT u.wallet_id, u.lot_id, u.reservation_id, u.kind, u.amount, u.at
-    FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[], $24::timestamptz[])
-      AS u(wallet_id, lot_id, reservation_id, kind, amount, at)
+    FROM unnest(${U.journal.params})
+      AS u(${U.journal.names})
   RETURNING id
 ), finished AS (
   UPDATE reservations r
      SET state = d.state, charged_nano = d.charged, finished_at = coalesce(d.at, r.finished_at),
          amount_nano = coalesce(d.amount, r.amount_nano)
-    FROM unnest($25::text[], $26::text[], $27::bigint[], $28::timestamptz[], $29::bigint[]) AS d(id, state, charged, at, amount)
+    FROM unnest(${U.finished.params}) AS d(${U.finished.names})
    WHERE r.id = d.id
   RETURNING r.id
 ), held_moved AS (
   UPDATE reservation_lots rl
      SET amount_nano = rl.amount_nano - d.amount
-    FROM unnest($30::text[], $31::text[], $32::bigint[]) AS d(reservation_id, lot_id, amount)
+    FROM unnest(${U.held.params}) AS d(${U.held.names})
    WHERE rl.reservation_id = d.reservation_id AND rl.lot_id = d.lot_id
   RETURNING rl.reservation_id
 ), draws AS (
   INSERT INTO reservation_draws (draw_id, reservation_id, amount_nano, at)
   SELECT u.draw_id, u.reservation_id, u.amount, u.at
-    FROM unnest($33::text[], $34::text[], $35::bigint[], $36::timestamptz[]) AS u(draw_id, reservation_id, amount, at)
+    FROM unnest(${U.draws.params}) AS u(${U.draws.names})
   RETURNING draw_id
 )
 SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new_res_lots)::int AS new_res_lots,
        (SELECT count(*) FROM lots)::int AS lots, (SELECT count(*) FROM wallets_moved)::int AS wallets,
        (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished,
        (SELECT count(*) FROM held_moved)::int AS held_moved, (SELECT count(*) FROM draws)::int AS draws`;
-/** How many parameters WRITE_SQL takes. */
-const WRITE_PARAMS = 36;
+/** How many parameters WRITE_SQL takes: the owner and one array per column. */
+const WRITE_PARAMS = 1 + Object.values(WRITE_COLUMNS).reduce((n, cols) => n + cols.length, 0);
 
 /** `WRITE_SQL` with `chargeRows` (the statements of the charges' charge rows) as CTEs of its own, parameters renumbered after its own. */
 function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
@@ -243,7 +335,6 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves, cha
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
-  const s = (n: bigint) => n.toString();
   // Several draws of one batch may take from the same hold: one row update each, summed.
   const held = new Map<string, { reservationId: string; lotId: string; amount: bigint }>();
   for (const d of moves.heldDelta) {
@@ -264,42 +355,16 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves, cha
     held_moved: number;
     draws: number;
   }>(write.sql, [
-    owner,
-    moves.newRes.map((o) => o.id),
-    moves.newRes.map((o) => o.walletId),
-    moves.newRes.map((o) => o.callId),
-    moves.newRes.map((o) => o.keyId),
-    moves.newRes.map((o) => o.vendor),
-    moves.newRes.map((o) => s(o.amountNano)),
-    moves.newRes.map((o) => o.createdAt.toISOString()),
-    moves.newRes.map((o) => o.expiresAt.toISOString()),
-    moves.newResLots.map((x) => x.reservationId),
-    moves.newResLots.map((x) => x.lotId),
-    moves.newResLots.map((x) => s(x.amount)),
-    lots.map(([id]) => id),
-    lots.map(([, d]) => s(d.avail)),
-    lots.map(([, d]) => s(d.reserved)),
-    wallets.map(([id]) => id),
-    wallets.map(([, d]) => s(d.avail)),
-    wallets.map(([, d]) => s(d.reserved)),
-    moves.journal.map((j) => j.walletId),
-    moves.journal.map((j) => j.lotId),
-    moves.journal.map((j) => j.reservationId),
-    moves.journal.map((j) => j.kind),
-    moves.journal.map((j) => s(j.amount)),
-    moves.journal.map((j) => j.at.toISOString()),
-    fin.map(([id]) => id),
-    fin.map(([, f]) => f.state),
-    fin.map(([, f]) => s(f.charged)),
-    fin.map(([, f]) => (f.at ? f.at.toISOString() : null)),
-    fin.map(([, f]) => (f.amount === undefined ? null : s(f.amount))),
-    heldRows.map((h) => h.reservationId),
-    heldRows.map((h) => h.lotId),
-    heldRows.map((h) => s(h.amount)),
-    moves.draws.map((d) => d.drawId),
-    moves.draws.map((d) => d.reservationId),
-    moves.draws.map((d) => s(d.amount)),
-    moves.draws.map((d) => d.at.toISOString()),
+    ...writeParams(owner, {
+      newRes: moves.newRes,
+      newResLots: moves.newResLots,
+      lots,
+      wallets,
+      journal: moves.journal,
+      finished: fin,
+      held: heldRows,
+      draws: moves.draws,
+    }),
     ...write.params,
   ]);
   // Every row we meant to write was written (the lots and reservations are locked by us; a wallet row

@@ -1,0 +1,96 @@
+// The batch's write statement (batch-sql.ts): its parameters are numbered from one column table, so every
+// `$n` of the statement has its parameter, an array of the type its cast declares, and the arrays of one
+// `unnest` have one length. Checked on the statements real batches send, on both databases.
+import { expect, it } from 'vitest';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+/** `db` with the write statements (`WITH new_res AS`) of its transactions and their parameters written down. */
+function recordingWrites(db: Db): { db: Db; writes: { sql: string; params: unknown[] }[] } {
+  const writes: { sql: string; params: unknown[] }[] = [];
+  const spy = new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'transaction') {
+        return (fn: Parameters<Db['transaction']>[0], opts?: { flushWal?: boolean }) =>
+          target.transaction(
+            (tx) =>
+              fn({
+                query: (sql, params) => {
+                  if (sql.includes('WITH new_res AS (')) writes.push({ sql, params: params ?? [] });
+                  return tx.query(sql, params);
+                },
+              }),
+            opts,
+          );
+      }
+      const v = Reflect.get(target, prop);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return { db: spy, writes };
+}
+
+const FITS: Record<string, (v: unknown) => boolean> = {
+  text: (v) => typeof v === 'string',
+  bigint: (v) => typeof v === 'string' && /^-?\d+$/.test(v),
+  timestamptz: (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v)),
+};
+
+/** Checks one write statement against its parameters; returns how many rows each `unnest` carried. */
+function checkWrite({ sql, params }: { sql: string; params: unknown[] }): number[] {
+  const used = new Set<number>();
+  for (const [, n, type] of sql.matchAll(/\$(\d+)(?:::(\w+)\[\])?/g)) {
+    const i = Number(n);
+    used.add(i);
+    expect(i, `$${n}`).toBeLessThanOrEqual(params.length);
+    const p = params[i - 1];
+    if (type === undefined) {
+      expect(typeof p, `$${n}`).toBe('string'); // the owner
+      continue;
+    }
+    expect(FITS[type], `$${n}::${type}[]`).toBeDefined();
+    expect(Array.isArray(p), `$${n}::${type}[]`).toBe(true);
+    for (const v of p as unknown[]) if (v !== null) expect(FITS[type](v), `$${n}::${type}[] holds ${String(v)}`).toBe(true);
+  }
+  expect([...used].sort((a, b) => a - b)).toEqual(params.map((_, i) => i + 1));
+  const counts: number[] = [];
+  for (const [, list] of sql.matchAll(/unnest\(([^)]*)\)/g)) {
+    const lengths = [...list.matchAll(/\$(\d+)/g)].map(([, n]) => (params[Number(n) - 1] as unknown[]).length);
+    expect(new Set(lengths).size, `unnest(${list})`).toBe(1);
+    counts.push(lengths[0]);
+  }
+  expect(counts).toHaveLength(8);
+  return counts;
+}
+
+describeEachDatabase('the batch write statement', (getDb: () => Db) => {
+  const clock = fixedClock('2026-05-01T00:00:00Z');
+
+  it('every $n has a parameter of its declared array type, one length per unnest, and the batch writes', async () => {
+    const { db, writes } = recordingWrites(getDb());
+    const l = createLedger(db, { clock, owner: 'batch-sql-test' });
+    const w = await l.createWallet({ credits: 10 });
+    const [a, b] = await Promise.all([
+      l.reserve({ walletId: w.id, vendor: 'b', amountNano: 4000n, callId: 'a' }),
+      l.reserve({ walletId: w.id, vendor: 'b', amountNano: 1000n, callId: 'b' }),
+    ]);
+    if (!a.ok || !b.ok) throw new Error('refused');
+    expect((await l.draw(a.reservation, 300n, 'draw-1')).chargedNano).toBe(300n);
+    await Promise.all([l.settle(b.reservation, 700n), l.release(a.reservation)]);
+    expect(await l.balance(w.id)).toMatchObject({ availableNano: 9000n, reservedNano: 0n });
+    await expectJournalAddsUp(l, w.id);
+
+    expect(writes.length).toBeGreaterThanOrEqual(3);
+    const carried = writes.map(checkWrite);
+    // Every CTE carried rows in some batch: reserves (new_res, new_res_lots, lots, wallets, journal), the
+    // draw (finished, held_moved, draws).
+    for (let cte = 0; cte < 8; cte++)
+      expect(
+        carried.some((c) => c[cte] > 0),
+        `unnest ${cte}`,
+      ).toBe(true);
+  });
+});
