@@ -15,23 +15,6 @@ export interface DueChargeRows<P> {
   chargedNano: bigint;
 }
 
-/** The rows of one charge failed: that charge fails, the batch runs again without it. */
-export class ChargeRowsFailed<P> extends Error {
-  constructor(
-    readonly owner: P,
-    readonly error: unknown,
-  ) {
-    super("a charge's rows failed");
-  }
-}
-
-/** A grouped write failed: the batch runs again writing each charge's rows on their own. */
-export class GroupedChargeRowsFailed extends Error {
-  constructor(readonly error: unknown) {
-    super('a grouped write of charge rows failed');
-  }
-}
-
 /** The statements of the due charges' rows, one per writer in name order (none when `separately`). */
 export function groupedStatements<P>(due: readonly DueChargeRows<P>[], separately: boolean): Statement[] {
   if (separately) return [];
@@ -50,15 +33,21 @@ export function groupedStatements<P>(due: readonly DueChargeRows<P>[], separatel
 
 /**
  * Writes what the due charges write that `groupedStatements` did not: charge callbacks, and, `separately`,
- * each charge's rows on their own (after a grouped failure).
+ * each charge's rows on their own (after a grouped failure). Stops at the first charge whose rows throw and
+ * returns it, with the error (the batch runs again without it); null when all were written.
  */
-export async function writeUngroupedChargeRows<P>(tx: Queryable, due: readonly DueChargeRows<P>[], separately: boolean): Promise<void> {
+export async function writeUngroupedChargeRows<P>(
+  tx: Queryable,
+  due: readonly DueChargeRows<P>[],
+  separately: boolean,
+): Promise<{ owner: P; error: unknown } | null> {
   for (const d of due) {
     try {
       if (typeof d.rows === 'function') await d.rows(tx, d.chargedNano);
       else if (separately) for (const { writer, item } of d.rows) await writeChargeRows(tx, writer, [{ item, chargedNano: d.chargedNano }]);
     } catch (e) {
-      throw new ChargeRowsFailed(d.owner, e);
+      return { owner: d.owner, error: e };
     }
   }
+  return null;
 }

@@ -14,8 +14,8 @@
 //      (`FOR UPDATE`); then, in a second statement, what those reservations hold per lot (a joined row is
 //      not re-read after a lock wait: batch-sql.ts says why). The values read are current and no other
 //      transaction (of this or another process) can move them until COMMIT. A reservation of a wallet
-//      whose lots were not locked (wrong wallet id) makes the batch roll back and run again with that
-//      wallet's lots locked;
+//      whose lots were not locked (wrong wallet id) makes the batch run again with that wallet's lots
+//      locked (a `lock-more-wallets` verdict, below);
 //   1b. the keys whose cap a reserve carries, in key id order: each key's use counter locked (KeyCap.lockUsed),
 //      then what the keys' held reservations hold. A capped reserve commits its hold before the key's
 //      lock is let go, so the next one of the key, in any process, counts it;
@@ -57,7 +57,15 @@
 //     for it); on PGlite it goes back to a savepoint taken at the batch's start, inside the same
 //     transaction (another transaction would queue behind the next batch's). No savepoint round trip on
 //     PostgreSQL's hot path.
-//   - a deadlock/serialization failure anywhere: the whole batch is retried (up to MAX_RETRIES).
+//   - a deadlock/serialization failure anywhere: the whole batch is retried (up to MAX_RETRIES); so are
+//     charge rows that failed on such an error, on PostgreSQL, before their op is failed.
+//
+// Each run of a batch (processBatch) ends in a verdict (batch-verdict.ts), never a thrown one: `done`,
+// `lock-more-wallets`, `drop-op` (a broken decision), `rows-failed` (grouped, or one op's). runBatch is one
+// loop over them: a verdict other than `done` is undone by a RunAgain chosen once by the database's kind
+// (PostgreSQL: throw out of the transaction, rolled back, and act on the verdict outside it; PGlite: back
+// to the savepoint when the run wrote charge rows, and act on it inside the same transaction), then the
+// batch runs again. Only real failures (deadlocks, lost connections, bugs) are thrown.
 import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { isGatewayError } from '../core/errors.ts';
@@ -65,16 +73,9 @@ import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, Rese
 import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
 import { lockBatch, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
-import {
-  GroupedChargeRowsFailed,
-  groupedStatements,
-  ChargeRowsFailed,
-  writeUngroupedChargeRows,
-  type DueChargeRows,
-} from './batch-charge-rows.ts';
+import { groupedStatements, writeUngroupedChargeRows, type DueChargeRows } from './batch-charge-rows.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
-
-type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
+import { runAgainFor, RunAgainOutside, type Outcome, type Verdict } from './batch-verdict.ts';
 
 /**
  * A decision found the ledger's rows inconsistent (`cause`: a lot would go negative, a hold on a lot that is
@@ -92,23 +93,6 @@ export class LedgerInvariantBroken extends Error {
       `ledger: ${kind} ${opId} of wallet ${walletId ?? '?'} failed on a broken invariant: ${cause instanceof Error ? cause.message : String(cause)}`,
     );
     this.name = 'LedgerInvariantBroken';
-  }
-}
-
-/** One op's decision broke an invariant: it fails with `error`, the batch is decided again without it. */
-class DecisionBroke extends Error {
-  constructor(
-    readonly owner: Pending,
-    readonly error: LedgerInvariantBroken,
-  ) {
-    super(error.message);
-  }
-}
-
-/** The batch finishes reservations of wallets whose lots it did not lock: run it again locking them too. */
-class MissingWallets extends Error {
-  constructor(readonly walletIds: string[]) {
-    super('reservations of other wallets');
   }
 }
 
@@ -151,16 +135,30 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     runBatch,
   });
 
+  const runAgain = runAgainFor(db.kind);
+
   /**
    * Runs one batch to its end: its transaction takes the queued ops when it starts (`take`); settles every
-   * op's promise; never throws.
+   * op's promise; never throws. One loop over the runs' verdicts: a verdict other than `done` is undone
+   * (runAgain) and acted on, inside the transaction (PGlite) or after rolling it back (PostgreSQL), and the
+   * batch runs again; outside, charge rows that failed on a retryable error are first retried as they were.
    */
   async function runBatch(take: () => Pending[]): Promise<void> {
     let active: Pending[] | null = null;
     let attempt = 0;
     const extraWallets = new Set<string>();
     /** After a grouped write of charge rows failed: each charge's rows on their own, to find whose they were. */
-    const written = { separately: false };
+    let separately = false;
+    /** Acts on a verdict that runs the batch again: what it runs again with. */
+    const rerunAfter = (v: Exclude<Verdict, { kind: 'done' }>): void => {
+      if (v.kind === 'lock-more-wallets') for (const id of v.walletIds) extraWallets.add(id);
+      else if (v.kind === 'rows-failed' && v.grouped) separately = true;
+      else {
+        // This op alone fails; the others are decided again without it, from the undone state.
+        v.owner.reject(v.error);
+        active = active!.filter((p) => p !== v.owner);
+      }
+    };
     for (;;) {
       let outcomes: Outcome[];
       try {
@@ -173,73 +171,27 @@ export function createBatcher(opts: BatcherOptions): Batcher {
               if (embedded) await new Promise((r) => setImmediate(r));
               active = take();
             }
-            if (!embedded) {
-              opts.onBatch?.(active.length);
-              return active.length > 0 ? processBatch(tx, active, extraWallets, written.separately) : [];
-            }
-            // PGlite: a batch that must run again does so inside this transaction (from a savepoint), as
-            // another transaction would queue behind the next batch's and the order would not hold.
             for (;;) {
-              if (active.length === 0) return [];
-              opts.onBatch?.(active.length);
-              const savepoint = active.some((p) => (p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.rows);
-              if (savepoint) await tx.query('SAVEPOINT ledger_batch');
-              try {
-                return await processBatch(tx, active, extraWallets, written.separately);
-              } catch (e) {
-                if (e instanceof MissingWallets) {
-                  // thrown before anything was written
-                  for (const id of e.walletIds) extraWallets.add(id);
-                  continue;
-                }
-                if (e instanceof DecisionBroke) {
-                  // thrown before anything was written too
-                  e.owner.reject(e.error);
-                  active = active.filter((p) => p !== e.owner);
-                  continue;
-                }
-                if (e instanceof GroupedChargeRowsFailed && savepoint && !written.separately) {
-                  await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
-                  written.separately = true;
-                  continue;
-                }
-                if (!(e instanceof ChargeRowsFailed) || !savepoint) throw e;
-                await tx.query('ROLLBACK TO SAVEPOINT ledger_batch');
-                const failed = e.owner as Pending;
-                failed.reject(e.error);
-                active = active.filter((p) => p !== failed);
+              if (active.length === 0) {
+                if (!embedded) opts.onBatch?.(0); // PostgreSQL counts an empty take as an attempt
+                return [];
               }
+              opts.onBatch?.(active.length);
+              const marked = await runAgain.begin(tx, active);
+              const v = await processBatch(tx, active, extraWallets, separately);
+              if (v.kind === 'done') return v.outcomes;
+              await runAgain.undo(tx, marked, v); // PostgreSQL: throws RunAgainOutside, rolling back
+              rerunAfter(v);
             }
           },
           { flushWal: opts.flushWal?.() ?? true },
         );
       } catch (e) {
         active ??= take(); // the transaction failed before it started (no connection): fail what it would have taken
-        if (e instanceof MissingWallets) {
-          for (const id of e.walletIds) extraWallets.add(id);
-          continue;
-        }
-        if (e instanceof DecisionBroke) {
-          // This op alone fails; the others are decided again without it (the transaction was rolled back).
-          e.owner.reject(e.error);
-          active = active.filter((p) => p !== e.owner);
-          if (active.length === 0) return;
-          continue;
-        }
-        if (e instanceof GroupedChargeRowsFailed) {
-          if (isRetryable(e.error) && attempt < MAX_RETRIES) await backoff(attempt++);
-          else written.separately = true;
-          continue;
-        }
-        if (e instanceof ChargeRowsFailed) {
-          if (isRetryable(e.error) && attempt < MAX_RETRIES) {
-            await backoff(attempt++);
-            continue;
-          }
-          // This op alone fails; the others are decided again without it.
-          const failed = e.owner as Pending;
-          failed.reject(e.error);
-          active = active.filter((p) => p !== failed);
+        if (e instanceof RunAgainOutside) {
+          const v = e.verdict;
+          if (v.kind === 'rows-failed' && isRetryable(v.error) && attempt < MAX_RETRIES) await backoff(attempt++);
+          else rerunAfter(v);
           if (active.length === 0) return;
           continue;
         }
@@ -250,8 +202,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         for (const p of active) p.reject(e);
         return;
       }
-      const done = active!;
-      done.forEach((p, i) => {
+      active!.forEach((p, i) => {
         const o = outcomes[i];
         if (o.ok) p.resolve(o.value);
         else p.reject(o.error);
@@ -260,7 +211,8 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     }
   }
 
-  async function processBatch(tx: Queryable, batch: Pending[], extraWallets: ReadonlySet<string>, separately: boolean): Promise<Outcome[]> {
+  /** One run of a batch in transaction `tx`: its verdict. Throws only on a real failure (a deadlock, a bug…). */
+  async function processBatch(tx: Queryable, batch: Pending[], extraWallets: ReadonlySet<string>, separately: boolean): Promise<Verdict> {
     const at = clock.now();
 
     // 1. Lock the live lots of the batch's wallets (seq order), then the reservations it finishes.
@@ -285,7 +237,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     // A reservation of a wallet whose lots we did not lock (the caller's wallet id was wrong) whose money
     // may move: run the batch again with that wallet's lots locked up front (keeps the lock order).
     const missing = walletsMissingLocks(finishes, reservations, walletIds);
-    if (missing.length > 0) throw new MissingWallets(missing);
+    if (missing.length > 0) return { kind: 'lock-more-wallets', walletIds: missing };
 
     // 1b. The capped keys: their counters locked, their use and holds read.
     const keys = await lockKeyCaps(tx, batch);
@@ -297,7 +249,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     const due: DueChargeRows<Pending>[] = [];
     /** Reserves that need the wallet facts (refusal, or nothing to draw from) before they are final. */
     const undecided: { index: number; op: ReserveOp; usableNano: bigint }[] = [];
-    batch.forEach((p, index) => {
+    for (const [index, p] of batch.entries()) {
       try {
         if (p.op.kind === 'reserve') {
           const r = book.reserve(p.op);
@@ -319,10 +271,10 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       } catch (e) {
         // A refusal of this op (thrown before it moved anything). Anything else is an inconsistency that
         // may have left part of the op's moves recorded in the Book: decide the batch again without it.
-        if (!isGatewayError(e)) throw broke(p, book, e);
+        if (!isGatewayError(e)) return broke(p, book, e);
         outcomes.push({ ok: false, error: e });
       }
-    });
+    }
 
     // 2b. Refusals: the wallet facts, read once for the whole batch.
     if (undecided.length > 0) {
@@ -336,7 +288,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           const d = book.reserveWithFacts(op, usableNano, facts.get(op.walletId, op.vendor), planVendors);
           outcomes[index] = { ok: true, value: d.ok ? { ok: true, reservation: reservationOf(op, d.lots) } : d };
         } catch (e) {
-          if (!isGatewayError(e)) throw broke(batch[index], book, e);
+          if (!isGatewayError(e)) return broke(batch[index], book, e);
           outcomes[index] = { ok: false, error: e };
         }
       }
@@ -349,11 +301,12 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       if (!book.moves.empty) await writeMoves(tx, owner, book.moves, grouped);
       else for (const s of grouped) await tx.query(s.sql, s.params);
     } catch (e) {
-      if (grouped.length > 0) throw new GroupedChargeRowsFailed(e);
+      if (grouped.length > 0) return { kind: 'rows-failed', grouped: true, error: e };
       throw e;
     }
-    await writeUngroupedChargeRows(tx, due, separately);
-    return outcomes;
+    const failed = await writeUngroupedChargeRows(tx, due, separately);
+    if (failed) return { kind: 'rows-failed', grouped: false, owner: failed.owner, error: failed.error };
+    return { kind: 'done', outcomes };
   }
 
   /**
@@ -372,8 +325,11 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   }
 
   /** The failure of an op whose decision broke an invariant, naming the wallet of its reservation as locked. */
-  const broke = (p: Pending, book: Book, cause: unknown): DecisionBroke =>
-    new DecisionBroke(p, new LedgerInvariantBroken(p.op.kind, p.op.id, book.reservation(p.op.id)?.walletId ?? p.op.walletId, cause));
+  const broke = (p: Pending, book: Book, cause: unknown): Verdict => ({
+    kind: 'drop-op',
+    owner: p,
+    error: new LedgerInvariantBroken(p.op.kind, p.op.id, book.reservation(p.op.id)?.walletId ?? p.op.walletId, cause),
+  });
 
   const reservationOf = (op: ReserveOp, lots: ReservationLot[]): Reservation => ({
     id: op.id,
