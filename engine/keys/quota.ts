@@ -67,6 +67,8 @@ export interface QuotaService {
    * kept by `noteUse`.
    */
   checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date): Promise<void>;
+  /** Whether the key's check reads this process's figure (a monthly limit and no daily one): only its charges are noted. */
+  readsFigure(auth: AuthContext): boolean;
   /** Taken when a call's charge is handed over, for `noteUse`. */
   useToken(keyId: string): UseToken;
   /** A charge of the key committed: its use counts in this process's next checks without a read. */
@@ -157,6 +159,7 @@ export function createQuotaService(db: Db): QuotaService {
   }
 
   const uses = new KeyUseCache({ read: one });
+  const readsFigure = (auth: AuthContext) => auth.monthlyLimitNano != null && auth.dailyLimitNano == null;
 
   function monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError {
     const limit = credits(auth.monthlyLimitNano ?? 0n);
@@ -180,7 +183,7 @@ export function createQuotaService(db: Db): QuotaService {
       // A daily limit is read from the database: a call sent after another process's answer showed the day used
       // up must see it. The monthly check alone is an early refusal (the key's leases and holds are what keep
       // the month), so this process's figure does.
-      const u = auth.dailyLimitNano != null ? await one(auth.keyId, now) : await uses.get(auth.keyId, now);
+      const u = readsFigure(auth) ? await uses.get(auth.keyId, now) : await one(auth.keyId, now);
       if (auth.monthlyLimitNano != null && u.monthNano + maxCostNano > auth.monthlyLimitNano) {
         throw monthlyLimitError(auth, maxCostNano, u.monthNano, 0n, now);
       }
@@ -213,6 +216,7 @@ export function createQuotaService(db: Db): QuotaService {
       };
     },
 
+    readsFigure,
     useToken: (keyId) => uses.token(keyId),
     noteUse: (keyId, chargedNano, finishedAt, token) => uses.note(keyId, chargedNano, finishedAt, token),
 

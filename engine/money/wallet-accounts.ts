@@ -187,7 +187,9 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const auth = authOf(caller);
       // Charges the database has not taken are answers given on credit: none more until it takes them, nor while
       // it looks gone (a call admitted on a lease would otherwise be served with no database to charge it in).
-      if (deps.writer.failing || (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false) {
+      // The synchronous check first: a call waits (for a reconnect) only when the database already looks gone.
+      const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
+      if (deps.writer.failing || gone) {
         throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
       }
       const now = clock.now();
@@ -258,10 +260,12 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
       const ladder = chargeRowLadder(h.callId, caller.keyId, finishedAt, rows);
-      const use = keys.quota.useToken(caller.keyId);
+      // Only a key whose check reads this process's figure has its charge noted there.
+      const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased
         ? deps.leases!.book.settle(h.leased, costNano, h.callId, ladder)
         : deps.writer.submit(h.callId, () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)));
+      if (use === null) return charge;
       // Before the answer's end (which waits on the same commit): the key's next call sees this use.
       charge.committed.then(
         (charged) => keys.quota.noteUse(caller.keyId, charged, finishedAt, use),
