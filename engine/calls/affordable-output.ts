@@ -3,7 +3,8 @@
 // answer it most likely never needed: instead the vendor is sent the largest output limit that fits, the call
 // is held at it, and the answer says so (`x-service-max-tokens`). A limit the client sent is never touched: it
 // is held exactly as sent, and refused when it does not fit.
-import { protocolNameFor, type DoorConfig } from '../catalog/config.ts';
+import type { DoorConfig } from '../catalog/config.ts';
+import { everyFormatsLimits, honouredLimits } from '../catalog/wire-format.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { Call } from '../core/call.ts';
 import { reservationFor, type ReservationQuote } from './reservation.ts';
@@ -28,13 +29,11 @@ export async function lowerOutputToRoom(
   room: () => Promise<bigint>,
 ): Promise<FittedQuote | null> {
   if (door.billing !== 'tokens') return null;
-  const limits = snap.config.billing.reservation.limits;
-  const upstream = door.protocols[protocolNameFor(door, call.model.vendor) ?? '']?.upstream ?? '';
-  const outputFields = limits[upstream]?.output ?? [];
+  const outputFields = honouredLimits(door, call.model.vendor).output ?? [];
   // The field the chain caps for this vendor (a vendor that ignores the others), else the wire format's first.
   const capped = snap.config.billing.reservation.output_cap_written?.[call.model.vendor];
   const field = capped && outputFields.includes(capped) ? capped : outputFields[0];
-  if (!field || clientSentOutputLimit(call, limits)) return null;
+  if (!field || clientSentOutputLimit(call)) return null;
   const available = await room();
 
   const quoteAt = (limit: number): ReservationQuote =>
@@ -55,8 +54,8 @@ export async function lowerOutputToRoom(
 }
 
 /** Whether the client's own body sets an output limit of any wire format. */
-function clientSentOutputLimit(call: Call, limits: Snapshot['config']['billing']['reservation']['limits']): boolean {
-  return Object.values(limits).some((l) => (l.output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null));
+function clientSentOutputLimit(call: Call): boolean {
+  return everyFormatsLimits().some((l) => (l.output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null));
 }
 
 /** The body with `field` set to `limit` and the wire format's other output limits (written by the chain) removed. */

@@ -3,7 +3,7 @@
 // or releases the hold in one `finally` around the whole exchange, so no path leaves money held.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
-import { errors, GatewayError, type ErrorShape } from '../core/errors.ts';
+import { errors, GatewayError, vendorErrorType } from '../core/errors.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
@@ -12,6 +12,7 @@ import { startDeadline } from './deadline.ts';
 import { CallAbort, type CallSignal } from './call-signal.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import { estimateAnswerUsage, estimateUnreadable } from '../../transforms/util/estimate.ts';
+import { tryParse } from '../../transforms/util/json.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import type { Settlement } from './settlement.ts';
@@ -224,30 +225,22 @@ async function relayBinary(answer: UpstreamAnswer, depth: number, input: Exchang
 }
 
 /**
- * A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise. The depth header
+ * A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise, its type one the
+ * client contract names (the wire format maps the others). The depth header
  * names the route that answered (a 400 from the second route after a 429 on the first is depth 1).
  */
 async function relayVendorError(answer: UpstreamAnswer, depth: number, input: ExchangeInput): Promise<void> {
   const raw = await answer.body.text();
-  const vendorShape: ErrorShape = input.prepared.protocol.errors ?? 'chat';
+  const vendorErrors = input.prepared.wire.errors;
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth));
-  if (vendorShape === input.door.errors) {
+  if (vendorErrors.shape === input.door.errors) {
     reply
       .code(answer.status)
       .header('content-type', answer.headers['content-type'] ?? 'application/json')
       .send(raw);
     return;
   }
-  const { type, message } = parseVendorError(raw);
-  const err = new GatewayError(answer.status, (type ?? 'invalid_request_error') as GatewayError['type'], message ?? raw.slice(0, 500));
+  const { type, message } = vendorErrors.read(tryParse(raw));
+  const err = new GatewayError(answer.status, vendorErrorType(type, vendorErrors.types, answer.status), message ?? raw.slice(0, 500));
   sendError(reply, err, input.door.errors);
-}
-
-function parseVendorError(raw: string): { type?: string; message?: string } {
-  try {
-    const body = JSON.parse(raw) as { error?: { type?: string; message?: string } };
-    return { type: body.error?.type, message: body.error?.message };
-  } catch {
-    return {};
-  }
 }

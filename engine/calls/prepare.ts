@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../money/accounts.ts';
 import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
 import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
+import { wireName } from '../catalog/wire-format.ts';
+import type { Protocol } from '../core/protocol.ts';
 import { errors } from '../core/errors.ts';
 import { derivedFromText } from '../core/derived.ts';
 import { listAllows } from '../core/model-list.ts';
@@ -15,6 +17,7 @@ import type { JsonObject } from '../core/types.ts';
 import { cloneJson } from '../../transforms/util/json.ts';
 
 export interface TransformRegistry {
+  protocols: Record<string, Protocol>;
   requestTransforms: Record<string, RequestTransform>;
   answerTransforms: Record<string, AnswerTransform>;
   streamTranslators: Record<string, StreamTranslatorFactory>;
@@ -23,8 +26,11 @@ export interface TransformRegistry {
 
 export interface PreparedCall {
   call: Call;
+  /** The door's chain to the vendor (config/doors.yaml `protocols`), and its name there. */
   protocol: ProtocolConfig;
   protocolName: string;
+  /** The vendor's wire format that chain reaches (transforms/protocols/). */
+  wire: Protocol;
 }
 
 export function prepareCall(
@@ -48,7 +54,9 @@ export function prepareCall(
 
   const protocolName = protocolNameFor(door, model.vendor);
   const protocol = protocolName ? door.protocols[protocolName] : undefined;
-  if (!protocolName || !protocol) throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
+  const wire = protocolName && protocol ? registry.protocols[wireName(protocolName, protocol)] : undefined;
+  if (!protocolName || !protocol || !wire)
+    throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
   const stream = streamAsked(body.stream, opts.files !== undefined);
   if (stream && !protocol.stream) {
     throw errors.invalidRequest(`stream: true is not offered on ${door.path}; the answer comes whole. Omit stream.`, 'stream');
@@ -56,7 +64,7 @@ export function prepareCall(
 
   const limits = snap.config.limits;
   const reservation = snap.config.billing.reservation;
-  const honoured = reservation.limits[protocol.upstream] ?? {};
+  const honoured = wire.limits;
   const serverToolCap = {
     calls: reservation.max_server_tool_calls,
     ...(honoured.tool_uses ? { perTool: honoured.tool_uses } : {}),
@@ -88,7 +96,7 @@ export function prepareCall(
     if (!transform) throw errors.unavailable(`Transform '${name}' is not available.`);
     call = transform(call);
   }
-  return { call, protocol, protocolName };
+  return { call, protocol, protocolName, wire };
 }
 
 const headerPattern = derivedFromText((source) => new RegExp(source));

@@ -1,13 +1,15 @@
 // The most a call can cost, by the door's billing kind: what the ledger holds before the vendor call, and
 // what the client can change to hold less (the advice of a 402).
 import type { Call } from '../core/call.ts';
-import { protocolNameFor, type BillingConfig, type DoorConfig } from '../catalog/config.ts';
+import type { DoorConfig } from '../catalog/config.ts';
 import { imageReservation } from '../catalog/image-bounds.ts';
 import { tokenCost, textReservation } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { textBounds, type TextBounds } from '../catalog/text-bounds.ts';
 import type { JsonObject } from '../core/types.ts';
 import { derivedFrom } from '../core/derived.ts';
+import type { HonouredLimits } from '../core/protocol.ts';
+import { everyFormatsLimits, honouredLimits } from '../catalog/wire-format.ts';
 
 export interface ReservationQuote {
   amount: bigint;
@@ -28,38 +30,31 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
       return { amount: 0n }; // video jobs hold seconds × per-second price in their own flow
     case 'tokens': {
       const billing = snap.config.billing;
-      // The upstream path is the wire format, which decides the limits the vendor enforces.
-      const upstream = door.protocols[protocolNameFor(door, model.vendor) ?? '']?.upstream ?? '';
-      const bounds = textBounds(model, body, billing, upstream);
+      // The vendor's wire format decides the limits it enforces.
+      const honoured = honouredLimits(door, model.vendor);
+      const bounds = textBounds(model, body, billing, honoured);
       const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
-      const advice = adviceFor(bounds, call.client, billing.reservation.limits, upstream);
+      const advice = adviceFor(bounds, call.client, honoured);
       return { amount, ...(advice ? { advice } : {}) };
     }
   }
 }
 
 /** The output limit fields of every wire format. */
-const outputLimitNames = derivedFrom((limits: BillingConfig['reservation']['limits']) => [
-  ...new Set(Object.values(limits).flatMap((l) => l.output ?? [])),
-]);
+const outputLimitNames = derivedFrom((limits: HonouredLimits[]) => [...new Set(limits.flatMap((l) => l.output ?? []))]);
 
 /**
  * How to lower a text call's hold, naming the limit as the client sent it: a translation for another vendor
  * may have renamed it (max_completion_tokens reaches vendor A as max_tokens) or filled it in (none was sent).
  * Nothing when the call produces no output (embeddings): only a top-up helps.
  */
-function adviceFor(
-  b: TextBounds,
-  client: JsonObject,
-  limits: BillingConfig['reservation']['limits'],
-  upstream: string,
-): string | undefined {
+function adviceFor(b: TextBounds, client: JsonObject, honoured: HonouredLimits): string | undefined {
   const choices = b.choices.field ? `${b.choices.field} (${b.choices.count})` : undefined;
   const limit = b.outputLimit;
-  const sent = limit && [limit.field, ...outputLimitNames(limits)].find((name) => client[name] === limit.value);
+  const sent = limit && [limit.field, ...outputLimitNames(everyFormatsLimits())].find((name) => client[name] === limit.value);
   if (limit && sent) return `lower ${sent} (${limit.value})${choices ? ` or ${choices}` : ''} to lower the reservation`;
   if (b.outputPerChoice === 0) return undefined;
-  const names = (limits[upstream]?.output ?? []).join(' or ') || 'an output limit';
+  const names = (honoured.output ?? []).join(' or ') || 'an output limit';
   return (
     `send ${names}${choices ? `, or lower ${choices},` : ''} to lower the reservation ` +
     `(without one it covers ${b.outputPerChoice} output tokens per answer)`

@@ -45,6 +45,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
   const factory = protocol.stream ? relay.registry.streamTranslators[protocol.stream] : undefined;
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${relay.doorPath}.`);
   const translator: StreamTranslator = factory(call);
+  const isStreamError = relay.prepared.wire.isStreamError ?? (() => false);
   const client = new ClientStream(relay.reply, relay.headers, relay.clientGone, relay.stallMs, relay.log);
   let produced = false;
   /** The end marker and every frame after it, held for the charge. */
@@ -63,7 +64,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
   const producedAny = () => produced || (held !== null && held.length > 0);
   try {
     for await (const event of readSse(answer.body)) {
-      if (!producedAny() && isErrorEvent(event.event, event.data)) {
+      if (!producedAny() && isStreamError(event)) {
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
       relay.trace?.streamEvent(event.data);
@@ -157,16 +158,5 @@ class ClientStream {
   close(): void {
     if (!this.opened) this.reply.hijack();
     if (!this.reply.raw.writableEnded) this.reply.raw.end();
-  }
-}
-
-function isErrorEvent(name: string | undefined, data: string): boolean {
-  if (name === 'error' || name === 'response.failed') return true;
-  if (!data.startsWith('{"error"')) return false;
-  try {
-    const parsed = JSON.parse(data) as Record<string, unknown>;
-    return typeof parsed.error === 'object' && parsed.error !== null && !('choices' in parsed);
-  } catch {
-    return false;
   }
 }

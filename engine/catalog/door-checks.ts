@@ -1,13 +1,15 @@
-// What config/doors.yaml must hold against the transforms and the settlement table (config/billing.yaml):
-// every protocol a door names exists and covers the vendors it serves, every step a chain names is a
-// transform, each chain keeps the steps its billing kind, its upstream path and its streaming need, and a model's rules reach
-// every door that serves the model. A chain that breaks one of these would serve calls it cannot bill.
+// What config/doors.yaml must hold against the transforms, the wire formats (transforms/protocols/) and the
+// settlement table (config/billing.yaml): every protocol a door names exists, is a wire format and covers the
+// vendors it serves, every step a chain names is a transform, each chain keeps the steps its billing kind and
+// its wire format need (streaming or not), and a model's rules reach every door that serves the model. A chain that breaks one of these would serve calls it cannot bill.
 import * as registry from '../../transforms/index.ts';
 import type { ChainNeeds } from '../core/schema-types.ts';
 import type { ModelEntry } from '../core/types.ts';
 import { protocolNameFor, type DoorConfig, type GatewayConfig, type ProtocolConfig, type RuleConfig } from './config.ts';
 import { resolveRules } from './rules.ts';
 import type { Locate } from './yaml-file.ts';
+import { wireName } from './wire-format.ts';
+import type { ChainNeed, Protocol } from '../core/protocol.ts';
 
 /** The transform that applies a model's rule effects (drops, lowered tool choices) to the body. */
 const MODEL_RULES_STEP = 'model-rules';
@@ -29,6 +31,12 @@ export function doorProblems(cfg: GatewayConfig, doors: Locate, billing: Locate)
       const label = `door '${door.name}' protocol '${name}'`;
       problems.push(...stepProblems(protocol, label, at));
       problems.push(...settlementProblems(cfg, door, protocol, label, at, doors));
+      const wire = wireName(name, protocol);
+      if (Object.hasOwn(registry.protocols, wire)) problems.push(...wireProblems(wire, registry.protocols[wire]!, protocol, label, at));
+      else
+        problems.push(
+          `${at(...(protocol.speaks ? ['speaks'] : []))}: ${label}: '${wire}' is not a wire format (transforms/protocols/index.ts)`,
+        );
     }
   }
   return problems;
@@ -84,7 +92,7 @@ function stepProblems(protocol: ProtocolConfig, label: string, at: (...path: (st
   return problems;
 }
 
-/** What the door's billing kind and the protocol's streaming need of the chain (config/billing.yaml settlement). */
+/** What the door's billing kind needs of the chain (config/billing.yaml settlement). */
 function settlementProblems(
   cfg: GatewayConfig,
   door: DoorConfig,
@@ -105,21 +113,27 @@ function settlementProblems(
   if (needs.usage_reader && !protocol.usage) {
     problems.push(`${at()}: ${label} names no usage reader: the door bills by ${door.billing}, from the usage the vendor reports`);
   }
-  for (const step of missingSteps(cfg.billing.settlement.upstream?.[protocol.upstream] ?? {}, protocol)) {
-    problems.push(
-      `${at('request')}: ${label} calls ${protocol.upstream} but does not run '${step}': without it the vendor could do more than the hold covers (config/billing.yaml settlement)`,
-    );
-  }
-  const streaming = protocol.stream ? cfg.billing.settlement.streaming[protocol.upstream] : undefined;
-  for (const step of streaming ? missingSteps(streaming, protocol) : []) {
-    problems.push(
-      `${at('request')}: ${label} streams from ${protocol.upstream} but does not run '${step}': the vendor reports usage in a stream only when asked, so the call could not be settled (config/billing.yaml settlement)`,
-    );
-  }
   return problems;
 }
 
-const missingSteps = (needs: ChainNeeds, protocol: ProtocolConfig) => (needs.request ?? []).filter((s) => !protocol.request.includes(s));
+/** What the chain's wire format needs of every chain to it, and of one that streams (transforms/protocols/). */
+function wireProblems(
+  format: string,
+  wire: Protocol,
+  protocol: ProtocolConfig,
+  label: string,
+  at: (...path: string[]) => string,
+): string[] {
+  const needs = [wire.needs, protocol.stream ? wire.streamNeeds : undefined].filter((n): n is ChainNeed => n !== undefined);
+  return needs.flatMap((need) =>
+    missingSteps(need, protocol).map(
+      (step) => `${at('request')}: ${label} reaches '${format}' but does not run '${step}': ${need.why} (transforms/protocols/)`,
+    ),
+  );
+}
+
+const missingSteps = (needs: ChainNeeds | ChainNeed, protocol: ProtocolConfig) =>
+  (needs.request ?? []).filter((s) => !protocol.request.includes(s));
 
 /** A step the settlement table requires must be a transform, or no chain could ever satisfy it. */
 function settlementNameProblems(cfg: GatewayConfig, billing: Locate): string[] {

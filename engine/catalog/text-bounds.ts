@@ -8,6 +8,8 @@ import { isAdvisorTool, serverToolKind, type ServerToolKind } from '../core/serv
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
 import { derivedFrom } from '../core/derived.ts';
+import type { HonouredLimits } from '../core/protocol.ts';
+import { everyFormatsLimits } from './wire-format.ts';
 
 export interface TextBounds {
   inputTokens: number;
@@ -27,17 +29,14 @@ export interface TextBounds {
   advisors: { model: JsonValue | undefined; at: string; uses: number; outputPerUse: number | null }[];
 }
 
-type HonouredLimits = BillingConfig['reservation']['limits'][string];
-
 /**
- * Upper bounds for a text call from the body that goes to the vendor on `upstreamPath` (the wire format, which
- * decides the limits the vendor enforces). A token is at least one byte of text, so the body's bytes bound the
+ * Upper bounds for a text call from the body that goes to the vendor, whose wire format honours `honoured`
+ * (transforms/protocols/). A token is at least one byte of text, so the body's bytes bound the
  * input (images count a fixed allowance instead of their base64 bytes); the context window bounds it too.
  */
-export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig, upstreamPath: string): TextBounds {
+export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig, honoured: HonouredLimits): TextBounds {
   const r = billing.reservation;
-  checkLimitFields(body, r.limits);
-  const honoured: HonouredLimits = r.limits[upstreamPath] ?? {};
+  checkLimitFields(body);
 
   const { bytes, images } = measureBody(body);
   let inputTokens = bytes + images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
@@ -115,8 +114,8 @@ const shown = (v: JsonValue): string =>
  * Every limit field any wire format enforces is checked wherever it is sent, even where this vendor ignores
  * it: such a value is the client's mistake whichever door it meets, and the vendor would refuse it anyway.
  */
-function checkLimitFields(body: JsonObject, limits: BillingConfig['reservation']['limits']): void {
-  const { topLevel, toolFields } = limitFieldsOf(limits);
+function checkLimitFields(body: JsonObject): void {
+  const { topLevel, toolFields } = limitFieldsOf(everyFormatsLimits());
   for (const field of topLevel) positiveCount(body[field], field);
   if (!Array.isArray(body.tools)) return;
   body.tools.forEach((tool, i) => {
@@ -126,8 +125,7 @@ function checkLimitFields(body: JsonObject, limits: BillingConfig['reservation']
 }
 
 /** Every limit field of every wire format: top-level ones, and those a tool entry carries. */
-const limitFieldsOf = derivedFrom((limits: BillingConfig['reservation']['limits']) => {
-  const all = Object.values(limits);
+const limitFieldsOf = derivedFrom((all: HonouredLimits[]) => {
   const topLevel = all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : []), ...(l.tool_calls ? [l.tool_calls] : [])]);
   return { topLevel: [...new Set(topLevel)], toolFields: [...new Set(all.flatMap((l) => (l.tool_uses ? [l.tool_uses] : [])))] };
 });

@@ -2,19 +2,25 @@
 // in the shape of the door that answers (chat-style or messages-style).
 import type { RefusalStatus } from './schema-types.ts';
 
-type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'insufficient_credit'
-  | 'model_not_in_plan'
-  | 'model_not_found'
-  | 'not_found_error'
-  | 'conflict_error'
-  | 'request_too_large'
-  | 'key_limit_exceeded'
-  | 'upstream_error'
-  | 'api_error';
+/** Every error type the client contract names (README "Errors"): a vendor's other types are mapped to these. */
+const ERROR_TYPES = [
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'insufficient_credit',
+  'model_not_in_plan',
+  'model_not_found',
+  'not_found_error',
+  'conflict_error',
+  'request_too_large',
+  'key_limit_exceeded',
+  'upstream_error',
+  'api_error',
+] as const;
+
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+const isErrorType = (s: string): s is ErrorType => (ERROR_TYPES as readonly string[]).includes(s);
 
 export type ErrorShape = 'chat' | 'messages';
 
@@ -53,6 +59,27 @@ const TYPE_OF_STATUS = {
   400: 'invalid_request_error',
   403: 'permission_error',
 } as const satisfies Record<RefusalStatus, ErrorType>; // the schema's statuses: tsc fails here when they part
+
+/** What a vendor's status means when its body names no type the contract knows or its protocol maps. */
+const TYPE_OF_VENDOR_STATUS: Readonly<Record<number, ErrorType>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+};
+
+/**
+ * The contract's type for a vendor's error: its own type when the contract knows it, else what its protocol maps
+ * it to (transforms/protocols), else what its status means. Never the vendor's unknown word, which a client's
+ * SDK could not match.
+ */
+export function vendorErrorType(type: string | undefined, mapped: Readonly<Record<string, ErrorType>>, status: number): ErrorType {
+  if (type !== undefined && isErrorType(type)) return type;
+  if (type !== undefined && Object.hasOwn(mapped, type)) return mapped[type] as ErrorType;
+  return TYPE_OF_VENDOR_STATUS[status] ?? (status >= 500 ? 'upstream_error' : 'invalid_request_error');
+}
 
 /** A refusal lifted within this long says when (`retry-after`); one lifted later says not to retry. */
 const SOON_MS = 60_000;

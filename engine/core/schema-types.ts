@@ -60,17 +60,6 @@ export type BillingFile = {
   vendor_d_image_reservation_factor: number;
   /** How the most a text call can cost is bounded: what the hold covers before the vendor call. */
   reservation: {
-    /** By upstream path: the limit fields that wire format enforces, the only ones that may lower the hold. */
-    limits: Record<string, {
-      /** Fields capping output tokens; the largest one sent holds. */
-      output?: string[];
-      /** The field asking for several answers, each up to the output cap. */
-      choices?: string;
-      /** The field on a server tool capping its calls. */
-      tool_uses?: string;
-      /** The field capping the server-tool calls of the whole call. */
-      tool_calls?: string;
-    }>;
     /** Most answers one call may ask for; more is a 400. */
     max_choices: number;
     /**
@@ -140,16 +129,6 @@ export type BillingFile = {
       characters?: ChainNeeds;
       free?: ChainNeeds;
     };
-    /**
-     * By upstream path: what a protocol that streams must run for the vendor to report usage in the
-     * stream.
-     */
-    streaming: Record<string, ChainNeeds>;
-    /**
-     * By upstream path: what every protocol calling it must run, streaming or not, for the vendor to stay
-     * within the hold.
-     */
-    upstream?: Record<string, ChainNeeds>;
   };
 };
 
@@ -270,13 +249,16 @@ export type RefusalYaml = {
 export type BillingKind = 'tokens' | 'image' | 'video' | 'characters' | 'free';
 
 export type ProtocolYaml = {
+  /**
+   * The vendor wire format this chain reaches (transforms/protocols/index.ts), when the entry's own name
+   * is not one: a door with two chains to one format.
+   */
+  speaks?: string;
   upstream: string;
   request: string[];
   answer?: string;
   stream?: string;
   usage?: string;
-  /** The vendor's error body shape on this protocol (default chat). */
-  errors?: 'chat' | 'messages';
   /**
    * The client speaks the vendor's own protocol here, so the vendor's forward_headers
    * (config/vendors.yaml) are passed on from the client; otherwise the gateway's own vendor headers

@@ -1,6 +1,7 @@
 // A stream's end marker waits for the call's charge: every frame before it reaches the client as it arrives,
 // the marker (and anything after it) only once the charge is committed. A vendor stream that ends with nothing
 // for the client is still a failed route, asked of the next one, marker held or not.
+import { chatErrors } from '../../transforms/protocols/vendor-errors.ts';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -64,7 +65,12 @@ async function relay(frames: string[], commitMs: number) {
     };
   };
   const registry = { streamTranslators: { test: translator } } as unknown as TransformRegistry;
-  const prepared = { call: {} as Call, protocol: { stream: 'test' }, protocolName: 'test' } as unknown as PreparedCall;
+  const prepared = {
+    call: {} as Call,
+    protocol: { stream: 'test' },
+    protocolName: 'test',
+    wire: { errors: chatErrors, limits: {} },
+  } as unknown as PreparedCall;
   const reply = { raw: client, hijack: () => undefined } as unknown as FastifyReply;
   const origWrite = client.write.bind(client);
   client.write = (chunk: string) => {

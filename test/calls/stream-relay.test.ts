@@ -1,6 +1,7 @@
 // The stream relay against a client socket that stops taking bytes: the vendor's stream is read no further
 // than the client takes (back-pressure, so a stalled reader costs no memory), and once the client has left its
 // buffer full for `stallMs` it is disconnected and the vendor's stream is read to its end for the usage.
+import { chatErrors } from '../../transforms/protocols/vendor-errors.ts';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -77,7 +78,12 @@ function setup(drains: boolean) {
     };
   };
   const registry = { streamTranslators: { test: translator } } as unknown as TransformRegistry;
-  const prepared = { call: {} as Call, protocol: { stream: 'test' }, protocolName: 'test' } as unknown as PreparedCall;
+  const prepared = {
+    call: {} as Call,
+    protocol: { stream: 'test' },
+    protocolName: 'test',
+    wire: { errors: chatErrors, limits: {} },
+  } as unknown as PreparedCall;
   const gone = new CallAbort();
   raw.on('close', () => gone.abort());
   const warnings: unknown[] = [];

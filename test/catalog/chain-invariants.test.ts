@@ -37,6 +37,13 @@ const CASES: BrokenChain[] = [
     reason: /door 'chat' protocol 'messages': request step 'carry-cache-contrl' is not a request transform/,
   },
   {
+    name: 'a chain to a wire format no file declares',
+    change: (t) => t.replace('      speaks: images', '      speaks: imagez'),
+    after: 'images-with-count:',
+    needle: 'speaks: imagez',
+    reason: /door 'images' protocol 'images-with-count': 'imagez' is not a wire format \(transforms\/protocols\/index\.ts\)/,
+  },
+  {
     name: 'a character-billed door without its counting step',
     change: (t) => t.replace('request: [count-characters]', 'request: []'),
     after: 'upstream: /v1/audio/speech',
@@ -48,7 +55,8 @@ const CASES: BrokenChain[] = [
     change: (t) => t.replace('request: [model-rules, ask-stream-usage, cap-output]', 'request: [model-rules, cap-output]'),
     after: 'upstream: /v1/chat/completions',
     needle: 'request:',
-    reason: /door 'chat' protocol 'chat-completions' streams from \/v1\/chat\/completions but does not run 'ask-stream-usage'/,
+    reason:
+      /door 'chat' protocol 'chat-completions' reaches 'chat-completions' but does not run 'ask-stream-usage': the vendor reports usage in a stream only when the request asks for it/,
   },
   {
     name: 'a chain serving a vendor whose output billing.yaml caps, without the step that caps it',
@@ -64,7 +72,7 @@ const CASES: BrokenChain[] = [
     after: 'upstream: /v1/responses',
     needle: 'request:',
     reason:
-      /door 'responses' protocol 'responses' calls \/v1\/responses but does not run 'cap-server-tools': without it the vendor could do more than the hold covers/,
+      /door 'responses' protocol 'responses' reaches 'responses' but does not run 'cap-server-tools': the vendor runs server tools as often as it decides/,
   },
   {
     name: 'a model rule that would not apply on a door serving the model',

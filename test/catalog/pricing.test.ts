@@ -7,7 +7,8 @@ import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
 import { prepareCall } from '../../engine/calls/prepare.ts';
 import type { Caller } from '../../engine/money/accounts.ts';
-import { answerTransforms, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import { answerTransforms, protocols, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import type { HonouredLimits } from '../../engine/core/protocol.ts';
 import { chatTurn } from '../../simulator/chat.ts';
 import { responsesTurn } from '../../simulator/responses.ts';
 import { messagesTurn } from '../../simulator/vendor-a.ts';
@@ -63,11 +64,13 @@ describe('prices', () => {
   });
 });
 
-const CHAT = '/v1/chat/completions';
-const MESSAGES = '/v1/messages';
-const RESPONSES = '/v1/responses';
-const bounds = (id: string, body: JsonObject, path: string) => textBounds(model(id), body, snap.config.billing, path);
-const reservation = (id: string, body: JsonObject, path: string) => textReservation(model(id), bounds(id, body, path), ctx());
+// The limit fields each wire format's vendors honour (transforms/protocols/).
+const CHAT = protocols['chat-completions']!.limits;
+const MESSAGES = protocols.messages!.limits;
+const RESPONSES = protocols.responses!.limits;
+const bounds = (id: string, body: JsonObject, honoured: HonouredLimits) => textBounds(model(id), body, snap.config.billing, honoured);
+const reservation = (id: string, body: JsonObject, honoured: HonouredLimits) =>
+  textReservation(model(id), bounds(id, body, honoured), ctx());
 
 describe('reservation', () => {
   it('reserves max_tokens at the output price, the body bound at the input price, and the cache-write price only when caching is asked', () => {
@@ -149,8 +152,8 @@ describe('limits the reservation trusts', () => {
     expect(bounds('b-4.1', { messages: msgs, max_output_tokens: 1 }, CHAT).outputTokens).toBe(32_768);
     expect(bounds('b-4.1', { input: 'hi', max_tokens: 1 }, RESPONSES).outputTokens).toBe(32_768);
     expect(bounds('a-top-5.5', { messages: msgs, max_tokens: 5, max_completion_tokens: 9 }, MESSAGES).outputTokens).toBe(5);
-    // An upstream path with no enforced limits trusts none.
-    expect(bounds('b-4.1', { messages: msgs, max_tokens: 1 }, '/v1/elsewhere').outputTokens).toBe(32_768);
+    // A wire format whose vendors honour no limit field trusts none.
+    expect(bounds('b-4.1', { messages: msgs, max_tokens: 1 }, protocols.embeddings!.limits).outputTokens).toBe(32_768);
   });
 
   it('n multiplies the output and the server tools, up to the configured cap', () => {
@@ -285,7 +288,7 @@ describe('the bounds cover what the vendor counts, through each door (property)'
   // Random bodies go through the door's request chain as a call does (prepareCall), then the simulator, which
   // counts as the vendors do, counts the body the vendor gets: its input tokens never pass the input bound,
   // and the output limit it obeys (capped by the model) never passes the output bound.
-  const registry = { requestTransforms, answerTransforms, streamTranslators, usageReaders };
+  const registry = { protocols, requestTransforms, answerTransforms, streamTranslators, usageReaders };
   const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-test', audience: null };
   const text = fc.string({ unit: 'binary', minLength: 1, maxLength: 600 });
   const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>;
@@ -408,16 +411,10 @@ describe('the bounds cover what the vendor counts, through each door (property)'
     const m = model(id);
     fc.assert(
       fc.property(bodies, (client) => {
-        const { call, protocol } = prepareCall(
-          snap,
-          door,
-          { model: id, ...client },
-          { 'anthropic-version': '2023-06-01' },
-          caller,
-          registry,
-          { now: NOW },
-        );
-        const b = textBounds(m, call.body, snap.config.billing, protocol.upstream);
+        const { call, wire } = prepareCall(snap, door, { model: id, ...client }, { 'anthropic-version': '2023-06-01' }, caller, registry, {
+          now: NOW,
+        });
+        const b = textBounds(m, call.body, snap.config.billing, wire.limits);
         const counted = count(call.body);
         expect(counted.inputTokens).toBeLessThanOrEqual(b.inputTokens);
         expect(Math.min(counted.maxTokens ?? Infinity, m.max_output ?? 0)).toBeLessThanOrEqual(b.outputPerChoice);

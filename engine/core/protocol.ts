@@ -1,0 +1,47 @@
+// A vendor wire format as the engine needs to know it, declared once per format in transforms/protocols/<name>.ts.
+// The engine asks these questions of whichever format a call's vendor speaks and never names a format itself:
+// adding a format is a new file there and the doors.yaml chains that reach it, with no engine edit.
+import type { SseEvent } from './call.ts';
+import type { ErrorType } from './errors.ts';
+
+/**
+ * The body fields a format's vendors honour as caps on their work: the only ones that may lower the hold below
+ * the model's maximum (a field the vendor ignores would let a client hold little and get much).
+ *   output     fields capping output tokens; the largest one sent is held
+ *   choices    the field asking for several answers, each up to the output cap
+ *   tool_uses  the field on a server tool capping its calls
+ *   tool_calls the field capping the server-tool calls of the whole call
+ */
+export interface HonouredLimits {
+  output?: string[];
+  choices?: string;
+  tool_uses?: string;
+  tool_calls?: string;
+}
+
+/** How a format's vendors write an error body. */
+export interface VendorErrors {
+  /** The body's shape: a door answering in the same shape is sent the vendor's own bytes (config/doors.yaml `errors`). */
+  shape: string;
+  /** The vendor's error type and message, as far as its body says them. */
+  read(body: unknown): { type?: string; message?: string };
+  /** The vendor's types the client contract does not name, each mapped to one it does; others follow the status. */
+  types: Readonly<Record<string, ErrorType>>;
+}
+
+/** Request steps a chain must run (config/doors.yaml), named with the reason the catalog check gives. */
+export interface ChainNeed {
+  request: string[];
+  why: string;
+}
+
+export interface Protocol {
+  errors: VendorErrors;
+  /** Whether an event of this format's stream is the vendor reporting a failure; absent for formats that never stream. */
+  isStreamError?(event: SseEvent): boolean;
+  limits: HonouredLimits;
+  /** What every chain calling this format must run so the vendor stays within the hold. */
+  needs?: ChainNeed;
+  /** What a chain that streams from this format must run so the vendor reports usage in the stream. */
+  streamNeeds?: ChainNeed;
+}

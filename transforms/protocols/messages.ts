@@ -1,0 +1,15 @@
+// Vendor A's native messages format (/v1/messages), reached from the messages door as it is and from the chat
+// door through the translation chain in config/doors.yaml.
+import type { Protocol } from '../../engine/core/protocol.ts';
+import { eventObject, messagesErrors } from './vendor-errors.ts';
+
+export const messages: Protocol = {
+  errors: messagesErrors,
+  // `event: error` carries `{type: 'error', error: {…}}`; a relay that drops the event name still shows the type.
+  isStreamError: (event) => event.event === 'error' || eventObject(event)?.type === 'error',
+  limits: { output: ['max_tokens'], tool_uses: 'max_uses' },
+  needs: {
+    request: ['cap-server-tools'],
+    why: 'the vendor runs server tools as often as it decides unless the body caps them',
+  },
+};

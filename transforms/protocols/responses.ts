@@ -1,0 +1,15 @@
+// Vendor B's responses format (/v1/responses).
+import type { Protocol } from '../../engine/core/protocol.ts';
+import { chatErrors, eventObject } from './vendor-errors.ts';
+
+const FAILURES = new Set(['error', 'response.failed']);
+
+export const responses: Protocol = {
+  errors: chatErrors,
+  isStreamError: (event) => FAILURES.has(event.event ?? '') || FAILURES.has(String(eventObject(event)?.type ?? '')),
+  limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls' },
+  needs: {
+    request: ['cap-server-tools'],
+    why: 'the vendor runs server tools as often as it decides unless the body caps them',
+  },
+};
