@@ -1,0 +1,136 @@
+// A wire format added from a test folder, with no edit to engine/: its unit and steps are registered
+// (toy-protocol/generate-content.ts), doors.yaml names it for vendor D on the chat door, and a chat client on the
+// official SDK is served by a vendor speaking only that format: the body translated, the answer translated
+// back, the usage charged, the format's limit field lowering the hold, and its errors in the door's shape with
+// the types its unit maps.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Runtime } from '../../engine/catalog/runtime.ts';
+import { protocols } from '../../transforms/index.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { CHAT_DOOR_TO_TOY, registerGenerateContent } from './toy-protocol/generate-content.ts';
+
+interface ToyVendor {
+  url: string;
+  bodies: { path: string; body: Record<string, unknown> }[];
+  /** The next answer's status and body, once; otherwise a candidate echoing the last turn. */
+  next?: { status: number; body: unknown };
+  server: Server;
+}
+
+async function startToyVendor(): Promise<ToyVendor> {
+  const vendor: ToyVendor = { url: '', bodies: [], server: createServer() };
+  vendor.server.on('request', async (req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+    vendor.bodies.push({ path: req.url ?? '', body });
+    const scripted = vendor.next;
+    vendor.next = undefined;
+    const contents = body.contents as { parts: { text: string }[] }[];
+    const answer = scripted ?? {
+      status: 200,
+      body: {
+        candidates: [{ content: { role: 'model', parts: [{ text: `echo: ${contents.at(-1)?.parts[0]?.text}` }] } }],
+        usage_metadata: { prompt_token_count: 10, candidates_token_count: 20 },
+      },
+    };
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((r) => vendor.server.listen(0, '127.0.0.1', r));
+  vendor.url = `http://127.0.0.1:${(vendor.server.address() as AddressInfo).port}`;
+  return vendor;
+}
+
+// d-4 (catalog/vendor-d.yaml): $3 input and $15 output per 1M tokens; 64,000 output tokens at most.
+const D4_NANO = (input: number, output: number) => BigInt(input * 3_000 + output * 15_000);
+
+let tree: TempTree;
+let toy: ToyVendor;
+let t: TestGateway;
+const client = () => new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
+
+beforeAll(async () => {
+  registerGenerateContent();
+  tree = tempCatalogTree();
+  tree.edit('config/doors.yaml', (text) => text.replace(CHAT_DOOR_TO_TOY.from, CHAT_DOOR_TO_TOY.to));
+  toy = await startToyVendor();
+  // 200,000 credits: $0.20, less than d-4's whole output ($0.96), more than a call capped at 1,000 tokens.
+  t = await startTestGateway({
+    dirs: { config: tree.config, catalog: tree.catalog },
+    credits: 200_000,
+    env: { GATEWAY_VENDOR_D_URLS: toy.url },
+  });
+});
+
+afterAll(async () => {
+  await t?.close();
+  await new Promise((r) => toy?.server.close(r));
+  tree?.remove();
+});
+
+describe('a wire format added from a test folder', () => {
+  it('the catalog check knows the format only once it is registered', () => {
+    const dirs = { config: tree.config, catalog: tree.catalog };
+    const unit = protocols['generate-content'];
+    delete protocols['generate-content'];
+    try {
+      expect(() => new Runtime(dirs)).toThrow(/door 'chat' protocol 'generate-content': 'generate-content' is not a wire format/);
+    } finally {
+      protocols['generate-content'] = unit!;
+    }
+    expect(new Runtime(dirs).snapshot().config.doors.chat?.vendor_protocol.d).toBe('generate-content');
+  });
+
+  it('serves a chat client: the body goes out in the format, the answer comes back as chat, the usage is charged', async () => {
+    const before = await t.balance();
+    const answer = await client().chat.completions.create({
+      model: 'd-4',
+      messages: [{ role: 'user', content: 'hello toy' }],
+      max_tokens: 1000,
+    });
+    expect(answer.choices[0]?.message.content).toBe('echo: hello toy');
+    expect(answer.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 20 });
+
+    const sent = toy.bodies.at(-1)!;
+    expect(sent.path).toBe('/v1beta/generate');
+    expect(sent.body).toEqual({ model: 'd-4', contents: [{ role: 'user', parts: [{ text: 'hello toy' }] }], max_output_token_count: 1000 });
+    expect(before - (await t.balance())).toBe(D4_NANO(10, 20));
+    expect(await t.held()).toBe(0n);
+  });
+
+  it("holds by the format's own limit field: without max_tokens the whole output would not fit, so the gateway writes one", async () => {
+    const res = await client()
+      .chat.completions.create({ model: 'd-4', messages: [{ role: 'user', content: 'no limit' }] })
+      .withResponse();
+    const written = Number(res.response.headers.get('x-service-max-tokens'));
+    expect(written).toBeGreaterThan(1000);
+    expect(written).toBeLessThan(64_000);
+    expect(toy.bodies.at(-1)!.body.max_output_token_count).toBe(written);
+  });
+
+  it("maps the vendor's error types the contract does not name, and reshapes its errors for the door", async () => {
+    toy.next = { status: 404, body: { error: { code: 404, status: 'NOT_FOUND', message: 'model d-4 is not served here' } } };
+    const notFound = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'd-4', messages: [{ role: 'user', content: 'x' }], max_tokens: 10 }),
+    });
+    expect(notFound.status).toBe(404);
+    expect((await notFound.json()).error).toMatchObject({ type: 'model_not_found', message: 'model d-4 is not served here' });
+
+    toy.next = { status: 400, body: { error: { code: 400, status: 'SOMETHING_NEW', message: 'odd request' } } };
+    const unknown = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'd-4', messages: [{ role: 'user', content: 'x' }], max_tokens: 10 }),
+    });
+    expect(unknown.status).toBe(400);
+    // A type the contract does not know and the unit does not map follows the status: never the vendor's word.
+    expect((await unknown.json()).error).toMatchObject({ type: 'invalid_request_error', message: 'odd request' });
+    expect(await t.held()).toBe(0n);
+  });
+});
