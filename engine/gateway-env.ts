@@ -77,7 +77,7 @@ export function gatewayEnvFrom(env: Env): GatewayEnv {
     oidc: providerSettings(env),
     webhooksAllowPrivate: allowPrivateFrom(env),
     telemetry: telemetryConfig(env),
-    workerIndex: env.GATEWAY_WORKER_INDEX ? Number(env.GATEWAY_WORKER_INDEX) : null,
+    workerIndex: workerIndexOf(env.GATEWAY_WORKER_INDEX),
   };
 }
 
@@ -104,4 +104,12 @@ function portOf(raw: string | undefined): number {
     throw new SettingError(`PORT must be a whole number from 0 to 65535 (0 takes a free port), not '${raw}'`);
   }
   return port;
+}
+
+/** Set by the GATEWAY_WORKERS primary for each worker: a worker's number, or unset in a process of its own. */
+function workerIndexOf(raw: string | undefined): number | null {
+  if (raw === undefined || raw === '') return null;
+  const index = Number(raw);
+  if (!Number.isInteger(index) || index < 0) throw new SettingError(`GATEWAY_WORKER_INDEX must be a whole number, not '${raw}'`);
+  return index;
 }

@@ -3,6 +3,8 @@
 // no SDK at all). Everything else the SDK reads itself from the process environment: OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_TRACES_SAMPLER and _ARG, OTEL_BSP_*, OTEL_EXPORTER_OTLP_HEADERS and _TIMEOUT.
 
+import { SettingError } from '../core/setting-error.ts';
+
 type Env = Record<string, string | undefined>;
 
 type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -26,7 +28,9 @@ export function telemetryConfig(env: Env): TelemetryConfig | null {
   if (!tracesUrl) return null;
   return {
     tracesUrl,
-    protocol: protocolOf(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL),
+    protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+      ? protocolOf(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL')
+      : protocolOf(env.OTEL_EXPORTER_OTLP_PROTOCOL, 'OTEL_EXPORTER_OTLP_PROTOCOL'),
     serviceName: env.OTEL_SERVICE_NAME?.trim() || DEFAULT_SERVICE_NAME,
     captureContent: env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase() === 'true',
   };
@@ -41,8 +45,8 @@ function tracesUrlOf(env: Env): string | null {
   return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
-function protocolOf(raw: string | undefined): OtlpProtocol {
+function protocolOf(raw: string | undefined, variable: string): OtlpProtocol {
   const value = raw?.trim() || 'http/protobuf';
   if (value === 'http/protobuf' || value === 'http/json') return value;
-  throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not '${value}' (grpc is not offered)`);
+  throw new SettingError(`${variable} must be http/protobuf or http/json, not '${value}' (grpc is not offered)`);
 }
