@@ -1,13 +1,12 @@
 // A stream's end marker waits for the call's charge: every frame before it reaches the client as it arrives,
 // the marker (and anything after it) only once the charge is committed. A vendor stream that ends with nothing
 // for the client is still a failed route, asked of the next one, marker held or not.
-import { chatErrors } from '../../transforms/protocols/vendor-errors.ts';
+import { preparedStream } from '../helpers/prepared-stream.ts';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { Call, SseEvent, StreamTranslator } from '../../engine/core/call.ts';
+import type { SseEvent, StreamTranslator } from '../../engine/core/call.ts';
 import { emptyUsage } from '../../engine/core/types.ts';
-import type { PreparedCall, TransformRegistry } from '../../engine/calls/prepare.ts';
 import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
 import { CallAbort } from '../../engine/calls/call-signal.ts';
@@ -64,13 +63,7 @@ async function relay(frames: string[], commitMs: number) {
       usage: () => emptyUsage(),
     };
   };
-  const registry = { streamTranslators: { test: translator } } as unknown as TransformRegistry;
-  const prepared = {
-    call: {} as Call,
-    protocol: { stream: 'test' },
-    protocolName: 'test',
-    wire: { errors: chatErrors, limits: {} },
-  } as unknown as PreparedCall;
+  const { registry, prepared } = preparedStream(translator);
   const reply = { raw: client, hijack: () => undefined } as unknown as FastifyReply;
   const origWrite = client.write.bind(client);
   client.write = (chunk: string) => {

@@ -1,13 +1,12 @@
 // The stream relay against a client socket that stops taking bytes: the vendor's stream is read no further
 // than the client takes (back-pressure, so a stalled reader costs no memory), and once the client has left its
 // buffer full for `stallMs` it is disconnected and the vendor's stream is read to its end for the usage.
-import { chatErrors } from '../../transforms/protocols/vendor-errors.ts';
+import { preparedStream } from '../helpers/prepared-stream.ts';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { Call, StreamTranslator } from '../../engine/core/call.ts';
+import type { StreamTranslator } from '../../engine/core/call.ts';
 import { emptyUsage, type Usage } from '../../engine/core/types.ts';
-import type { PreparedCall, TransformRegistry } from '../../engine/calls/prepare.ts';
 import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
 import { CallAbort } from '../../engine/calls/call-signal.ts';
@@ -77,13 +76,7 @@ function setup(drains: boolean) {
       usage: () => ({ ...emptyUsage(), output_tokens: sawUsage ? 4242 : 1 }),
     };
   };
-  const registry = { streamTranslators: { test: translator } } as unknown as TransformRegistry;
-  const prepared = {
-    call: {} as Call,
-    protocol: { stream: 'test' },
-    protocolName: 'test',
-    wire: { errors: chatErrors, limits: {} },
-  } as unknown as PreparedCall;
+  const { registry, prepared } = preparedStream(translator);
   const gone = new CallAbort();
   raw.on('close', () => gone.abort());
   const warnings: unknown[] = [];

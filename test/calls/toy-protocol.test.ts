@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { protocols } from '../../transforms/index.ts';
+import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { CHAT_DOOR_TO_TOY, registerGenerateContent } from './toy-protocol/generate-content.ts';
@@ -51,6 +52,7 @@ const D4_NANO = (input: number, output: number) => BigInt(input * 3_000 + output
 let tree: TempTree;
 let toy: ToyVendor;
 let t: TestGateway;
+const SMALL_CALL = { model: 'd-4', messages: [{ role: 'user', content: 'x' }], max_tokens: 10 };
 const client = () => new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
 
 beforeAll(async () => {
@@ -114,20 +116,12 @@ describe('a wire format added from a test folder', () => {
 
   it("maps the vendor's error types the contract does not name, and reshapes its errors for the door", async () => {
     toy.next = { status: 404, body: { error: { code: 404, status: 'NOT_FOUND', message: 'model d-4 is not served here' } } };
-    const notFound = await fetch(`${t.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'd-4', messages: [{ role: 'user', content: 'x' }], max_tokens: 10 }),
-    });
+    const notFound = await post(t, '/v1/chat/completions', SMALL_CALL);
     expect(notFound.status).toBe(404);
     expect((await notFound.json()).error).toMatchObject({ type: 'model_not_found', message: 'model d-4 is not served here' });
 
     toy.next = { status: 400, body: { error: { code: 400, status: 'SOMETHING_NEW', message: 'odd request' } } };
-    const unknown = await fetch(`${t.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'd-4', messages: [{ role: 'user', content: 'x' }], max_tokens: 10 }),
-    });
+    const unknown = await post(t, '/v1/chat/completions', SMALL_CALL);
     expect(unknown.status).toBe(400);
     // A type the contract does not know and the unit does not map follows the status: never the vendor's word.
     expect((await unknown.json()).error).toMatchObject({ type: 'invalid_request_error', message: 'odd request' });
