@@ -4,6 +4,8 @@
 import { isHttpAddress, SettingError } from './core/setting-error.ts';
 import { redactUrl } from './db/scratch-schema.ts';
 import { type VendorSettings, vendorSettingsFrom } from './calls/vendor-routes.ts';
+import type { VendorId } from './core/types.ts';
+import { yamlDirsFrom } from './catalog/config.ts';
 import { type MetricsAccess, metricsAccessFrom } from './observe/routes.ts';
 import { type ProviderSettings, providerSettings } from './identity/provider.ts';
 import { allowPrivateFrom } from './alerts/index.ts';
@@ -31,7 +33,7 @@ export interface GatewayEnv {
   publicUrl: string | undefined;
   /** LOG_LEVEL (default info). */
   logLevel: string;
-  /** GATEWAY_VENDOR_<X>_URLS and _KEY, GATEWAY_SIMULATE (calls/vendor-routes.ts). */
+  /** GATEWAY_VENDOR_<X>_URLS and _KEY for each vendor of config/vendors.yaml, GATEWAY_SIMULATE (calls/vendor-routes.ts). */
   vendors: VendorSettings;
   /** GATEWAY_VIDEO_STORE and the AWS_* variables of a bucket (videos/video-store-setting.ts). */
   videoStore: VideoStoreSetting;
@@ -52,8 +54,11 @@ export interface GatewayEnv {
 /** pino's levels: anything else would fail deep inside the logger. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** Every start setting, parsed and checked; throws a SettingError naming the first variable it cannot use. */
-export function gatewayEnvFrom(env: Env): GatewayEnv {
+/**
+ * Every start setting, parsed and checked; throws a SettingError naming the first variable it cannot use.
+ * `vendors` are config/vendors.yaml's ids, the vendors whose GATEWAY_VENDOR_<X>_URLS and _KEY are read.
+ */
+export function gatewayEnvFrom(env: Env, vendors: readonly VendorId[]): GatewayEnv {
   const logLevel = env.LOG_LEVEL ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new SettingError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${logLevel}'`);
   const publicUrl = env.GATEWAY_PUBLIC_URL || undefined;
@@ -65,12 +70,12 @@ export function gatewayEnvFrom(env: Env): GatewayEnv {
     port: portOf(env.PORT),
     databaseUrl: databaseUrlOf(env.DATABASE_URL || undefined),
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
-    configDir: env.GATEWAY_CONFIG_DIR ?? './config',
-    catalogDir: env.GATEWAY_CATALOG_DIR ?? './catalog',
+    configDir: yamlDirsFrom(env).config,
+    catalogDir: yamlDirsFrom(env).catalog,
     adminToken: env.GATEWAY_ADMIN_TOKEN || undefined,
     publicUrl,
     logLevel,
-    vendors: vendorSettingsFrom(env),
+    vendors: vendorSettingsFrom(env, vendors),
     videoStore: videoStoreFromEnv(env),
     videoPollMs: videoPollMs(env.GATEWAY_VIDEO_POLL_MS),
     metricsAccess: metricsAccessFrom(env),

@@ -9,6 +9,7 @@ import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
 import { Runtime } from './catalog/runtime.ts';
+import { vendorIdsOf, yamlDirsFrom } from './catalog/config.ts';
 import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
 import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
@@ -41,10 +42,12 @@ import { registerOpenApiRoute } from './openapi/routes.ts';
 export type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 
 export async function createGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
-  // Before anything opens: a value the gateway cannot use stops the start cleanly.
-  const env = gatewayEnvFrom(opts.env ?? process.env);
+  // Before anything opens: YAML or a value the gateway cannot use stops the start cleanly. The YAML comes
+  // first: the vendors whose GATEWAY_VENDOR_<X>_* settings are read are config/vendors.yaml's keys.
+  const vars = opts.env ?? process.env;
+  const runtime = new Runtime(yamlDirsFrom(vars));
+  const env = gatewayEnvFrom(vars, vendorIdsOf(runtime.snapshot().config));
   const clock = opts.clock ?? systemClock;
-  const runtime = new Runtime({ config: env.configDir, catalog: env.catalogDir });
   let appLog: FastifyBaseLogger | null = null;
   const log = () => appLog ?? silentLog;
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);

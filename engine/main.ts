@@ -12,6 +12,7 @@ import { describeReload } from './catalog/reload-summary.ts';
 import { createGateway, type RunningGateway } from './gateway.ts';
 import { formatWarning } from './catalog/model-warnings.ts';
 import { ConfigFileError } from './catalog/yaml-file.ts';
+import { vendorIdsIn, yamlDirsFrom } from './catalog/config.ts';
 import { SettingError } from './core/setting-error.ts';
 import { DataFolderHeld } from './db/data-folder-lock.ts';
 import { MigrationMismatch } from './db/migrate.ts';
@@ -20,7 +21,7 @@ import { firstRunBannerLines } from './admin/first-run-wallet.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
 function main(): void {
-  const plan = workersFromEnv(process.env);
+  const plan = workersFromEnv(process.env, configVendorIds);
   if ('problem' in plan) {
     console.error(`The gateway did not start: ${plan.problem}`);
     process.exit(1);
@@ -42,6 +43,17 @@ function main(): void {
     },
     stopped: () => removePidFile(pidFile),
   });
+}
+
+/** config/vendors.yaml's vendor ids, for the primary's check of GATEWAY_WORKERS; YAML it cannot read stops the start. */
+function configVendorIds(): string[] {
+  try {
+    return vendorIdsIn(yamlDirsFrom(process.env).config);
+  } catch (e) {
+    if (!(e instanceof ConfigFileError)) throw e;
+    console.error(`The gateway did not start: the YAML has problems.\n${e.problems.join('\n')}`);
+    process.exit(1);
+  }
 }
 
 /** One gateway process: alone, or a worker that the primary started (`link`), which owns the pid file and the banner. */

@@ -163,7 +163,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       let vendors: string[] | null = null;
       if (b.vendors !== undefined && b.vendors !== null) {
         if (!Array.isArray(b.vendors) || b.vendors.some((v) => typeof v !== 'string')) {
-          throw errors.invalidRequest('vendors must be an array of vendor letters such as ["c"].', 'vendors');
+          throw errors.invalidRequest('vendors must be an array of vendor ids such as ["c"].', 'vendors');
         }
         vendors = b.vendors as string[];
       }

@@ -134,7 +134,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       prepared,
       door,
       vendor: snap.config.vendors[call.model.vendor],
-      routes: s.routes[call.model.vendor],
+      routes: s.routes[call.model.vendor] ?? [],
       clientHeaders: req.headers,
       timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,
       streamStallMs: snap.config.limits.stream_stall_ms,

@@ -1,7 +1,7 @@
 // Where each vendor is: the ordered routes from GATEWAY_VENDOR_<X>_URLS / _KEY (README "Configuration"),
 // or the bundled simulator for vendors without URLs when simulation is on.
 import { isHttpAddress, SettingError } from '../core/setting-error.ts';
-import { VENDORS, type VendorId } from '../core/types.ts';
+import type { VendorId } from '../core/types.ts';
 
 export interface Route {
   vendor: VendorId;
@@ -12,17 +12,25 @@ export interface Route {
   simulated: boolean;
 }
 
-export type VendorRoutes = Record<VendorId, Route[]>;
+/** Routes by vendor; a vendor without an entry (one a reload added to config/vendors.yaml) has none. */
+export type VendorRoutes = Partial<Record<VendorId, Route[]>>;
 
 type Env = Record<string, string | undefined>;
 
 const urlsVar = (v: VendorId) => `GATEWAY_VENDOR_${v.toUpperCase()}_URLS`;
 const keyVar = (v: VendorId) => `GATEWAY_VENDOR_${v.toUpperCase()}_KEY`;
+const URLS_VAR = /^GATEWAY_VENDOR_(.+)_URLS$/;
 
-/** Which vendors the simulator must serve: GATEWAY_SIMULATE, defaulting to 1 when no _URLS is set at all. */
-export function planRoutes(env: Env): { configured: Partial<Record<VendorId, string[]>>; simulated: VendorId[] } {
+/**
+ * Which vendors the simulator must serve: GATEWAY_SIMULATE, defaulting to 1 when no vendor's _URLS is set at
+ * all. `vendors` are config/vendors.yaml's ids: the variables read are theirs.
+ */
+export function planRoutes(
+  env: Env,
+  vendors: readonly VendorId[],
+): { configured: Partial<Record<VendorId, string[]>>; simulated: VendorId[] } {
   const configured: Partial<Record<VendorId, string[]>> = {};
-  for (const v of VENDORS) {
+  for (const v of vendors) {
     const urls = (env[urlsVar(v)] ?? '')
       .split(',')
       .map((u) => u.trim().replace(/\/+$/, ''))
@@ -31,49 +39,66 @@ export function planRoutes(env: Env): { configured: Partial<Record<VendorId, str
   }
   const anyConfigured = Object.keys(configured).length > 0;
   const simulate = env.GATEWAY_SIMULATE !== undefined ? env.GATEWAY_SIMULATE === '1' : !anyConfigured;
-  return { configured, simulated: simulate ? VENDORS.filter((v) => !configured[v]) : [] };
+  return { configured, simulated: simulate ? vendors.filter((v) => !configured[v]) : [] };
 }
 
 /** The vendors' settings as the start read them: routes, credentials, and which vendors are simulated. */
 export interface VendorSettings {
+  /** The vendors, config/vendors.yaml's keys as the start read them. */
+  vendors: readonly VendorId[];
   /** GATEWAY_VENDOR_<X>_URLS, in order, for the vendors that have any. */
   urls: Partial<Record<VendorId, string[]>>;
   /** GATEWAY_VENDOR_<X>_KEY, '' when unset. */
   keys: Record<VendorId, string>;
   /** The vendors the bundled simulator serves (GATEWAY_SIMULATE). */
   simulated: VendorId[];
+  /** GATEWAY_VENDOR_<X>_URLS variables set for no vendor of config/vendors.yaml: not used, and said at start. */
+  ignored: string[];
 }
 
-/** Read once at start; a route that is no http(s) address, or a GATEWAY_SIMULATE other than 0 or 1, stops it. */
-export function vendorSettingsFrom(env: Env): VendorSettings {
+/**
+ * Read once at start, for `vendors` (config/vendors.yaml's ids); a route that is no http(s) address, or a
+ * GATEWAY_SIMULATE other than 0 or 1, stops it.
+ */
+export function vendorSettingsFrom(env: Env, vendors: readonly VendorId[]): VendorSettings {
   const simulate = env.GATEWAY_SIMULATE;
   if (simulate !== undefined && simulate !== '' && simulate !== '0' && simulate !== '1') {
     throw new SettingError(`GATEWAY_SIMULATE must be 1 or 0, not '${simulate}'`);
   }
-  const { configured, simulated } = planRoutes(env);
+  const { configured, simulated } = planRoutes(env, vendors);
   for (const [v, urls] of Object.entries(configured) as [VendorId, string[]][]) {
     for (const url of urls) {
       if (!isHttpAddress(url)) throw new SettingError(`${urlsVar(v)}: '${url}' is not an http(s) address`);
     }
   }
-  const keys = Object.fromEntries(VENDORS.map((v) => [v, env[keyVar(v)] ?? ''])) as Record<VendorId, string>;
-  return { urls: configured, keys, simulated };
+  const keys = Object.fromEntries(vendors.map((v) => [v, env[keyVar(v)] ?? ''])) as Record<VendorId, string>;
+  const known = new Set(vendors.map(urlsVar));
+  const ignored = Object.keys(env)
+    .filter((name) => URLS_VAR.test(name) && !known.has(name) && env[name]?.trim())
+    .sort();
+  return { vendors: [...vendors], urls: configured, keys, simulated, ignored };
 }
 
 /**
  * Vendors given routes (`_URLS`) but no credential (`_KEY`): each call would reach the vendor unauthenticated
- * and be refused there, so the operator is told at start and by /readyz rather than by the clients.
+ * and be refused there, so the operator is told at start and by /readyz rather than by the clients. So is a
+ * `_URLS` variable of a vendor config/vendors.yaml does not have (a misspelt or removed vendor).
  */
 export function missingCredentials(settings: VendorSettings): string[] {
-  return VENDORS.filter((v) => settings.urls[v] && !settings.keys[v].trim()).map(
-    (v) => `vendor ${v.toUpperCase()} has routes (${urlsVar(v)}) but no credential (${keyVar(v)} is not set)`,
-  );
+  const unkeyed = settings.vendors
+    .filter((v) => settings.urls[v] && !settings.keys[v].trim())
+    .map((v) => `vendor ${v.toUpperCase()} has routes (${urlsVar(v)}) but no credential (${keyVar(v)} is not set)`);
+  const unknown = settings.ignored.map((name) => {
+    const id = URLS_VAR.exec(name)![1].toLowerCase();
+    return `${name} is set but config/vendors.yaml has no vendor '${id}': its routes are not used`;
+  });
+  return [...unkeyed, ...unknown];
 }
 
 /** Routes for every vendor; `simulatorUrl` gives the simulator's base URL for a simulated vendor's route. */
 export function routesFor(settings: VendorSettings, simulatorUrl?: (vendor: VendorId) => string): VendorRoutes {
-  const routes = {} as VendorRoutes;
-  for (const v of VENDORS) {
+  const routes: VendorRoutes = {};
+  for (const v of settings.vendors) {
     const key = settings.keys[v];
     const urls = settings.urls[v];
     if (urls) {

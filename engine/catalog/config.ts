@@ -87,10 +87,7 @@ export function readConfig(dir: string): LoadedConfig {
   const config: GatewayConfig = {
     dir,
     doors: Object.fromEntries(Object.entries(doors.data).map(([name, raw]) => [name, withDoorDefaults(name, raw)])),
-    vendors: Object.fromEntries(Object.entries(vendors.data).map(([id, v]) => [id, { headers: {}, forward_headers: [], ...v }])) as Record<
-      VendorId,
-      VendorConfig
-    >,
+    vendors: Object.fromEntries(Object.entries(vendors.data).map(([id, v]) => [id, { headers: {}, forward_headers: [], ...v }])),
     billing: billing.data,
     limits: limits.data,
     rules: rules.data,
@@ -115,6 +112,19 @@ export const loadConfig = (dir: string): GatewayConfig => readConfig(dir).config
 function withDoorDefaults(name: string, raw: DoorYaml): DoorConfig {
   return { ...doorDefaults(), ...raw, name };
 }
+
+/** GATEWAY_CONFIG_DIR (default ./config) and GATEWAY_CATALOG_DIR (default ./catalog): where the YAML is. */
+export const yamlDirsFrom = (env: Record<string, string | undefined>) => ({
+  config: env.GATEWAY_CONFIG_DIR ?? './config',
+  catalog: env.GATEWAY_CATALOG_DIR ?? './catalog',
+});
+
+/** The vendors: config/vendors.yaml's keys, the one list of them. */
+export const vendorIdsOf = (cfg: Pick<GatewayConfig, 'vendors'>): VendorId[] => Object.keys(cfg.vendors);
+
+/** The vendor ids of the config folder `dir` (its vendors.yaml, checked against its schema). */
+export const vendorIdsIn = (dir: string): VendorId[] =>
+  Object.keys(loadYaml<VendorsFile>(join(dir, 'vendors.yaml'), join(dir, 'schemas', 'vendors.schema.json')).data);
 
 export function protocolNameFor(door: DoorConfig, vendor: VendorId): string | undefined {
   return door.vendor_protocol[vendor] ?? door.vendor_protocol['*'];

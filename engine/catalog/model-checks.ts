@@ -4,6 +4,7 @@
 import { impossibleDate, modelDates } from './catalog-dates.ts';
 import type { GatewayConfig } from './config.ts';
 import { didYouMean } from './nearest-name.ts';
+import { unknownVendor } from './vendor-references.ts';
 import type { ModelEntry } from '../core/types.ts';
 
 type Locate = (path: (string | number)[]) => string;
@@ -31,7 +32,10 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
       out.push(`${at(['rules', i])}: rule '${rule}' is not defined in config/rules.yaml${didYouMean(rule, Object.keys(cfg.rules))}`);
     }
   });
-  if (m.doors.length === 0) out.push(`${at([])}: no door serves ${m.kind} models of vendor ${m.vendor}`);
+  const unknown = unknownVendor(cfg.vendors)(m.vendor);
+  // No door serves a vendor that is not one, so only this is said of it.
+  if (unknown) out.push(`${at(['vendor'])}: names vendor '${m.vendor}', ${unknown}`);
+  else if (m.doors.length === 0) out.push(`${at([])}: no door serves ${m.kind} models of vendor ${m.vendor}`);
   m.doors.forEach((name, i) => {
     const door = Object.hasOwn(cfg.doors, name) ? cfg.doors[name] : undefined;
     if (!door) out.push(`${at(['doors', i])}: door '${name}' does not exist`);

@@ -25,6 +25,7 @@ export interface ReloadSummary {
 
 /**
  * Keys read once at start: the routes (a door's path, body kind and error shape, and which doors exist), the
+ * vendors whose GATEWAY_VENDOR_<X>_* routes are read (config/vendors.yaml's keys), the
  * Fastify body limit, the upstream connection pools, the ledger, its sweeper and its audit's timer. Every other
  * key is read from the snapshot a call takes, so a reload applies it to the next call.
  */
@@ -82,6 +83,8 @@ function startKeysChanged(a: GatewayConfig, b: GatewayConfig): string[] {
     if (!da || !db) out.push(`doors.${name} (${da ? 'removed' : 'added'})`);
     else for (const key of READ_AT_START.door) if (!isDeepStrictEqual(da[key], db[key])) out.push(`doors.${name}.${key}`);
   }
+  // A vendor's routes (GATEWAY_VENDOR_<X>_URLS, _KEY) are read at start: one added since has none until then.
+  for (const id of Object.keys(b.vendors).filter((v) => !Object.hasOwn(a.vendors, v))) out.push(`vendors.${id} (added)`);
   return out;
 }
 

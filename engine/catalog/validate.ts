@@ -7,6 +7,7 @@ import type { LoadedConfig } from './config.ts';
 import { doorProblems, modelRuleProblems } from './door-checks.ts';
 import { doorReferenceProblems } from './door-references.ts';
 import { modelProblems } from './model-checks.ts';
+import { vendorReferenceProblems } from './vendor-references.ts';
 import { modelWarnings, type CatalogWarning } from './model-warnings.ts';
 
 /** Problems as `file:line: reason`; empty when config and catalog can serve together. */
@@ -17,6 +18,7 @@ export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): 
     ...catalog.problems,
     ...doorProblems(cfg, config.at.doors, config.at.billing),
     ...doorReferenceProblems(config, catalog.catalog, catalog.broken),
+    ...vendorReferenceProblems(config),
     ...modelProblems(models, catalog.at, cfg, catalog.broken),
     // A model is named by its `rules:` line: the list that asks for the effects the door would skip.
     ...modelRuleProblems(cfg, models.values(), config.at.doors, (m) => catalog.at(m, ['rules'])),

@@ -74,22 +74,16 @@ export type BillingFile = {
      * body cannot show them).
      */
     search_result_tokens: number;
-    /** By vendor: tokens the vendor adds once per call around the text. */
-    framing_per_call: {
-      a: number;
-      b: number;
-      c: number;
-      d: number;
-      e: number;
-    };
-    /** By vendor: tokens the vendor adds per message; system or instructions count as one. */
-    framing_per_message: {
-      a: number;
-      b: number;
-      c: number;
-      d: number;
-      e: number;
-    };
+    /**
+     * By vendor: tokens the vendor adds once per call around the text. Every vendor of config/vendors.yaml
+     * has an entry (checked at load).
+     */
+    framing_per_call: Record<string, number>;
+    /**
+     * By vendor: tokens the vendor adds per message; system or instructions count as one. Every vendor of
+     * config/vendors.yaml has an entry (checked at load).
+     */
+    framing_per_message: Record<string, number>;
     /** Once when the body gives tools: the vendor's tool-use system prompt. */
     tool_prompt_tokens: number;
     /** Per vendor-defined tool (a type other than function or custom): its definition. */
@@ -99,13 +93,7 @@ export type BillingFile = {
      * body sends none, and lower to it when the body sends more: for vendors whose servers default to, or
      * allow, more output than the catalog's max_output.
      */
-    output_cap_written?: {
-      a?: string;
-      b?: string;
-      c?: string;
-      d?: string;
-      e?: string;
-    };
+    output_cap_written?: Record<string, string>;
     /** Vendors that write the prompt cache only where the body marks cache_control. */
     cache_writes_when_marked: VendorId[];
     /**
@@ -132,7 +120,11 @@ export type BillingFile = {
   };
 };
 
-export type VendorId = 'a' | 'b' | 'c' | 'd' | 'e';
+/**
+ * A vendor id: a key of config/vendors.yaml (checked by the loader against that file, the one list of
+ * vendors). Lowercase letters and digits, so GATEWAY_VENDOR_<ID>_URLS can name it.
+ */
+export type VendorId = string;
 
 export type ChainNeeds = {
   /** Request steps every such protocol must run. */
@@ -320,13 +312,11 @@ export type RuleYaml = {
   why: string;
 };
 
-export type VendorsFile = {
-  a: VendorYaml;
-  b: VendorYaml;
-  c: VendorYaml;
-  d: VendorYaml;
-  e: VendorYaml;
-};
+/**
+ * The vendors, by id: the one list of them. Every vendor named elsewhere in config/ and catalog/ is a
+ * key here (checked at load); GATEWAY_VENDOR_<ID>_URLS and _KEY give its routes.
+ */
+export type VendorsFile = Record<string, VendorYaml>;
 
 export type VendorYaml = {
   name: string;

@@ -1,11 +1,11 @@
 // Shared shapes at module boundaries. Everything here is plain data: the catalog and config
 // YAML load into these, and the pipeline passes one `Call` through named transforms.
 
-import type { CatalogModel, VendorId } from './schema-types.ts';
+import type { CatalogModel } from './schema-types.ts';
 
 // The catalog's shapes come from catalog/schema.json (engine/core/schema-types.ts).
+// A vendor id is a key of config/vendors.yaml, the one list of vendors (the loader checks every other name).
 export type { ModelKind, Pricing, VendorId } from './schema-types.ts';
-export const VENDORS: readonly VendorId[] = ['a', 'b', 'c', 'd', 'e'];
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

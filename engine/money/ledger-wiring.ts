@@ -3,6 +3,7 @@
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { Runtime } from '../catalog/runtime.ts';
+import { vendorIdsOf } from '../catalog/config.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
@@ -39,6 +40,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     log: { error: (o, m) => log().error(o, m) },
     reservationTtlMs: limits.reservation_ttl_ms,
     planVendors: () => billing().plan_restricted_vendors,
+    vendors: () => vendorIdsOf(runtime.snapshot().config),
     drawFlushMs: () => billing().leases?.flush_ms ?? DEFAULT_DRAW_FLUSH_MS,
     walletQueues: () => billing().ledger?.queues ?? DEFAULT_WALLET_QUEUES,
     flushWal: () => billing().ledger?.synchronous_commit !== 'off',

@@ -42,6 +42,7 @@ import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
 import { newId, topUpIn } from './top-up.ts';
+import { vendorIdsIn, yamlDirsFrom } from '../catalog/config.ts';
 import { sweepExpired } from './sweep.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
 import type { FinishOp, FinishOutcome, Ledger, Reservation, SweepErrorHandler } from './types.ts';
@@ -61,6 +62,11 @@ interface LedgerOptions {
    * use, so after a config reload admission and GET /v1/models (planAllows) follow the same list.
    */
   planVendors?: () => readonly string[];
+  /**
+   * The vendors a top-up's `vendors` may name: config/vendors.yaml's keys, read at each restricted top-up so a
+   * reload is followed. Default: those of GATEWAY_CONFIG_DIR (./config), read once (the CLI, tests).
+   */
+  vendors?: () => readonly string[];
   /** How long draws wait to be written together (billing.yaml `leases.flush_ms`); read at each wait. */
   drawFlushMs?: () => number;
   /** How many queues the wallets' money moves share on PostgreSQL (billing.yaml `ledger.queues`); read at each move. */
@@ -83,6 +89,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
   const planVendors = opts.planVendors ?? (() => ['c']);
+  let configVendors: readonly string[] | undefined;
+  const vendors = opts.vendors ?? (() => (configVendors ??= vendorIdsIn(yamlDirsFrom(process.env).config)));
 
   const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
 
@@ -142,7 +150,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
             `INSERT INTO wallets (id, owner_id, splits_usage, key_slots, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz) RETURNING *`,
             [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
           );
-          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0) ? await topUpIn(clock, tx, id, { credits }) : null;
+          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0)
+            ? await topUpIn(clock, tx, id, { credits }, vendors)
+            : null;
           return { ...walletFromRow(r.rows[0]), lot };
         }),
       );
@@ -175,7 +185,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     topUp(walletId, input) {
-      return withRetry(() => db.transaction((tx) => topUpIn(clock, tx, walletId, input)));
+      return withRetry(() => db.transaction((tx) => topUpIn(clock, tx, walletId, input, vendors)));
     },
 
     async balance(walletId) {

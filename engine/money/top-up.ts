@@ -4,22 +4,23 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
-import { VENDORS } from '../core/types.ts';
 import { creditsToNano } from '../core/money.ts';
 import { lotFromRow } from './wallet-rows.ts';
 import type { LotBalance, TopUpInput } from './types.ts';
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
-function normalizeVendors(vendors: string[] | null | undefined): string[] | null {
+/** A top-up's vendors, each one of `known` (config/vendors.yaml's keys); null when the lot serves every vendor. */
+function normalizeVendors(vendors: string[] | null | undefined, known: () => readonly string[]): string[] | null {
   if (vendors === null || vendors === undefined) return null;
   if (!Array.isArray(vendors) || vendors.length === 0)
-    throw errors.invalidRequest('vendors must be a non-empty array of vendor letters, or omitted.', 'vendors');
+    throw errors.invalidRequest('vendors must be a non-empty array of vendor ids, or omitted.', 'vendors');
+  const ids = known();
   const out = new Set<string>();
   for (const v of vendors) {
     const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
-    if (!(VENDORS as readonly string[]).includes(s)) {
-      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use letters ${VENDORS.join(', ')}.`, 'vendors');
+    if (!ids.includes(s)) {
+      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use ${ids.join(', ')}.`, 'vendors');
     }
     out.add(s);
   }
@@ -34,8 +35,17 @@ WITH w AS (
 INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
 VALUES ($1, $3, NULL, 'top_up', $2::bigint, $4::timestamptz)`;
 
-/** Adds a lot to the wallet: the lot row, the wallet total and the journal row, in the caller's transaction. */
-export async function topUpIn(clock: Clock, tx: Queryable, walletId: string, input: TopUpInput): Promise<LotBalance> {
+/**
+ * Adds a lot to the wallet: the lot row, the wallet total and the journal row, in the caller's transaction.
+ * `vendors` gives the vendor ids a restricted lot may name (config/vendors.yaml's keys).
+ */
+export async function topUpIn(
+  clock: Clock,
+  tx: Queryable,
+  walletId: string,
+  input: TopUpInput,
+  vendors: () => readonly string[],
+): Promise<LotBalance> {
   let nano: bigint;
   if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');
   if (input.nano !== undefined) {
@@ -51,14 +61,14 @@ export async function topUpIn(clock: Clock, tx: Queryable, walletId: string, inp
     throw errors.invalidRequest('credits is required.', 'credits');
   }
   if (nano <= 0n) throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
-  const vendors = normalizeVendors(input.vendors);
+  const lotVendors = normalizeVendors(input.vendors, vendors);
   const at = clock.now();
   const id = newId('lot');
   const ins = await tx.query(
     `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at)
      SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz FROM wallets w WHERE w.id = $2
      RETURNING *`,
-    [id, walletId, vendors, nano.toString(), at.toISOString()],
+    [id, walletId, lotVendors, nano.toString(), at.toISOString()],
   );
   if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
   // The insert set the lot's own balance; only the wallet total and the journal move here.

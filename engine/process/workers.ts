@@ -37,8 +37,11 @@ const MAX_WORKERS = 256;
 const MAX_RESTARTS = 5;
 const RESTART_WINDOW_MS = 60_000;
 
-/** How many processes serve calls, or why the setting cannot be used. */
-export function workersFromEnv(env: Env): { workers: number } | { problem: string } {
+/**
+ * How many processes serve calls, or why the setting cannot be used. `vendors` gives config/vendors.yaml's ids,
+ * read only when several workers are asked for (none may need the bundled simulator).
+ */
+export function workersFromEnv(env: Env, vendors: () => readonly string[]): { workers: number } | { problem: string } {
   const raw = env.GATEWAY_WORKERS?.trim();
   if (raw === undefined || raw === '') return { workers: 1 };
   const workers = raw === 'auto' ? availableParallelism() : Number(raw);
@@ -51,7 +54,7 @@ export function workersFromEnv(env: Env): { workers: number } | { problem: strin
       problem: `GATEWAY_WORKERS=${raw} needs DATABASE_URL: the embedded database (PGlite) belongs to one process. Set DATABASE_URL to a PostgreSQL server, or run one worker.`,
     };
   }
-  const simulated = planRoutes(env).simulated;
+  const simulated = planRoutes(env, vendors()).simulated;
   if (simulated.length > 0) {
     const names = simulated.map((v) => v.toUpperCase()).join(', ');
     return {

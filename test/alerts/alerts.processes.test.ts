@@ -4,7 +4,7 @@
 // drain through both: exactly one more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { verifySignature } from '../../engine/alerts/signature.ts';

@@ -172,9 +172,10 @@ describe('catalog files against catalog/schema.json', () => {
     expect(validate.errors?.some((e) => e.keyword === 'additionalProperties')).toBe(true);
   });
 
-  // An unknown door is the loader's to refuse (config/doors.yaml is the one list of doors): test/catalog/catalog-check.test.ts.
-  it('refuses an unknown model field, vendor or kind', () => {
-    for (const patch of [{ contxt_window: 1 }, { vendor: 'f' }, { kind: 'audio' }]) {
+  // An unknown door or vendor is the loader's to refuse (config/doors.yaml and config/vendors.yaml are the one
+  // lists of them): test/catalog/catalog-check.test.ts, test/catalog/vendor-references.test.ts.
+  it('refuses an unknown model field or kind, and a vendor id that is no lowercase id', () => {
+    for (const patch of [{ contxt_window: 1 }, { vendor: 'F' }, { vendor: 'vendor-f' }, { kind: 'audio' }]) {
       const doc = minimal();
       Object.assign(doc.models['x-1'], patch);
       expect(validate(doc), JSON.stringify(patch)).toBe(false);

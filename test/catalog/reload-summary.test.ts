@@ -52,14 +52,17 @@ describe('reload summary', () => {
       config.billing.plan_restricted_vendors = ['c', 'd']; // read at use by admission and GET /v1/models: no restart
       config.billing.ledger = { queues: 2, audit_interval_ms: 60_000 }; // queues: read at each move; the audit's timer: at start
       config.rules['drop-sampling'].drops = ['temperature'];
+      config.vendors.f = { ...config.vendors.b, name: 'Vendor F' }; // its routes are read at start
+      config.vendors.a.http2 = true; // read at each new connection: no restart
     });
     const s = summariseReload(shipped, after);
-    expect(s.config).toEqual(['doors', 'billing', 'limits', 'rules']);
+    expect(s.config).toEqual(['doors', 'vendors', 'billing', 'limits', 'rules']);
     expect(s.needsRestart).toEqual([
       'limits.body_limit_bytes',
       'billing.ledger.audit_interval_ms',
       'doors.chat.path',
       'doors.moderations (removed)',
+      'vendors.f (added)',
     ]);
     expect(describeReload(s)).toContain(
       'needs a restart to apply: limits.body_limit_bytes, billing.ledger.audit_interval_ms, doors.chat.path',

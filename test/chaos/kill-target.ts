@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openDatabase } from '../../engine/db/open.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';

@@ -8,7 +8,7 @@
 //   reservation TTL) and the new process's sweeper releases them. What the dead process had not charged is lost
 //   and reported, within a bound; nothing stays held and nothing is charged twice.
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { startSimulator } from '../../simulator/index.ts';

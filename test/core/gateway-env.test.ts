@@ -3,10 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { gatewayEnvFrom } from '../../engine/gateway-env.ts';
 import { SettingError } from '../../engine/core/setting-error.ts';
+import { missingCredentials, routesFor } from '../../engine/calls/vendor-routes.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 
 describe('gatewayEnvFrom', () => {
   it('gives each variable its documented default', () => {
-    const env = gatewayEnvFrom({});
+    const env = gatewayEnvFrom({}, VENDORS);
     expect(env).toMatchObject({
       host: '127.0.0.1',
       port: 8080,
@@ -29,17 +31,20 @@ describe('gatewayEnvFrom', () => {
   });
 
   it('reads what is set, empty meaning unset where it always did', () => {
-    const env = gatewayEnvFrom({
-      PORT: '0',
-      HOST: '0.0.0.0',
-      DATABASE_URL: '',
-      GATEWAY_ADMIN_TOKEN: '',
-      GATEWAY_PUBLIC_URL: 'https://gw.example.com/',
-      GATEWAY_VENDOR_B_URLS: 'http://127.0.0.1:9/, http://127.0.0.1:10',
-      GATEWAY_VENDOR_B_KEY: 'k',
-      GATEWAY_SIMULATE: '0',
-      LOG_LEVEL: 'warn',
-    });
+    const env = gatewayEnvFrom(
+      {
+        PORT: '0',
+        HOST: '0.0.0.0',
+        DATABASE_URL: '',
+        GATEWAY_ADMIN_TOKEN: '',
+        GATEWAY_PUBLIC_URL: 'https://gw.example.com/',
+        GATEWAY_VENDOR_B_URLS: 'http://127.0.0.1:9/, http://127.0.0.1:10',
+        GATEWAY_VENDOR_B_KEY: 'k',
+        GATEWAY_SIMULATE: '0',
+        LOG_LEVEL: 'warn',
+      },
+      VENDORS,
+    );
     expect(env).toMatchObject({ port: 0, host: '0.0.0.0', databaseUrl: undefined, adminToken: undefined, logLevel: 'warn' });
     expect(env.publicUrl).toBe('https://gw.example.com/');
     expect(env.vendors.urls.b).toEqual(['http://127.0.0.1:9', 'http://127.0.0.1:10']);
@@ -54,9 +59,9 @@ describe('gatewayEnvFrom', () => {
       'socket:/var/run/postgresql?db=gw',
       '/var/run/postgresql',
     ]) {
-      expect(gatewayEnvFrom({ DATABASE_URL: url }).databaseUrl).toBe(url);
+      expect(gatewayEnvFrom({ DATABASE_URL: url }, VENDORS).databaseUrl).toBe(url);
     }
-    expect(() => gatewayEnvFrom({ DATABASE_URL: 'mysql://u:secret@db/gw' })).toThrow(/^(?!.*secret)/);
+    expect(() => gatewayEnvFrom({ DATABASE_URL: 'mysql://u:secret@db/gw' }, VENDORS)).toThrow(/^(?!.*secret)/);
   });
 
   it.each([
@@ -73,7 +78,30 @@ describe('gatewayEnvFrom', () => {
     [{ GATEWAY_WEBHOOKS_ALLOW_PRIVATE: 'maybe' }, 'GATEWAY_WEBHOOKS_ALLOW_PRIVATE'],
     [{ GATEWAY_OIDC_ISSUER: 'https://login.example.edu' }, 'GATEWAY_OIDC_CLIENT_ID'],
   ])('stops on %o, naming %s', (env, name) => {
-    expect(() => gatewayEnvFrom(env)).toThrow(SettingError);
-    expect(() => gatewayEnvFrom(env)).toThrow(name);
+    expect(() => gatewayEnvFrom(env, VENDORS)).toThrow(SettingError);
+    expect(() => gatewayEnvFrom(env, VENDORS)).toThrow(name);
+  });
+  it("reads the routes of config/vendors.yaml's vendors, whatever their ids", () => {
+    const env = gatewayEnvFrom({ GATEWAY_VENDOR_F_URLS: 'http://127.0.0.1:9', GATEWAY_VENDOR_F_KEY: 'kf', GATEWAY_SIMULATE: '1' }, [
+      ...VENDORS,
+      'f',
+    ]);
+    expect(env.vendors.urls.f).toEqual(['http://127.0.0.1:9']);
+    expect(env.vendors.simulated).toEqual(VENDORS);
+    const routes = routesFor(env.vendors, (v) => `http://sim/r/${v}`);
+    expect(routes.f).toEqual([{ vendor: 'f', index: 0, baseUrl: 'http://127.0.0.1:9', key: 'kf', simulated: false }]);
+    expect(routes.a?.[0]).toMatchObject({ baseUrl: 'http://sim/r/a', simulated: true });
+    expect(() => gatewayEnvFrom({ GATEWAY_VENDOR_F_URLS: 'ftp://vendor' }, ['f'])).toThrow('GATEWAY_VENDOR_F_URLS');
+  });
+
+  it('leaves the routes of a vendor config/vendors.yaml lacks unused, and says so', () => {
+    const env = gatewayEnvFrom({ GATEWAY_VENDOR_Z_URLS: 'ftp://not-even-read', GATEWAY_VENDOR_A_URLS: 'http://127.0.0.1:9' }, VENDORS);
+    expect(env.vendors.urls).toEqual({ a: ['http://127.0.0.1:9'] });
+    expect(env.vendors.ignored).toEqual(['GATEWAY_VENDOR_Z_URLS']);
+    expect(routesFor(env.vendors).z).toBeUndefined();
+    expect(missingCredentials(env.vendors)).toEqual([
+      'vendor A has routes (GATEWAY_VENDOR_A_URLS) but no credential (GATEWAY_VENDOR_A_KEY is not set)',
+      "GATEWAY_VENDOR_Z_URLS is set but config/vendors.yaml has no vendor 'z': its routes are not used",
+    ]);
   });
 });

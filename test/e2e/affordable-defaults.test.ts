@@ -6,8 +6,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isOnSale } from '../../engine/catalog/model-lookup.ts';
-import type { ModelEntry } from '../../engine/core/types.ts';
-import { VENDORS, type VendorId } from '../../engine/core/types.ts';
+import type { ModelEntry, VendorId } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;

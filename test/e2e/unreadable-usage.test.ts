@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
 import { A_VERSION, PRICES, nano } from './e2e.ts';
 import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';

@@ -6,7 +6,7 @@ import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';

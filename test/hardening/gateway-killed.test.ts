@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, REQUIRE_POSTGRES, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';

@@ -5,7 +5,8 @@ import { createGateway, type GatewayOptions, type RunningGateway } from '../../e
 import { vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
-import { VENDORS, type VendorId } from '../../engine/core/types.ts';
+import type { VendorId } from '../../engine/core/types.ts';
+import { vendorIdsOf } from '../../engine/catalog/config.ts';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../simulator/index.ts';
 
 export interface TestGateway {
@@ -50,7 +51,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     GATEWAY_CATALOG_DIR: dirs.catalog,
     GATEWAY_ADMIN_TOKEN: 'test-admin-token',
   };
-  for (const v of VENDORS) {
+  // Every vendor of the config folder's vendors.yaml, so a test's own vendors get routes too.
+  for (const v of vendorIdsOf(refusalRuntime.snapshot().config)) {
     const n = opts.routesPerVendor ?? 2;
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = Array.from({ length: n }, (_, i) => sim.routeUrl(`${v}${i}`)).join(',');
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;

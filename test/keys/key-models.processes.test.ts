@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { listAllows } from '../../engine/core/model-list.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';

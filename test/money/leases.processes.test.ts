@@ -3,7 +3,7 @@
 // SIGKILL the restarted gateway leaves nothing held and nothing charged twice, with what was lost measured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { workersFromEnv } from '../../engine/process/workers.ts';
@@ -102,16 +102,21 @@ const alive = (pid: number): boolean => {
 
 describe('GATEWAY_WORKERS', () => {
   it('refuses what one process must own, with the reason, before starting anything', () => {
-    expect(workersFromEnv({})).toEqual({ workers: 1 });
-    expect(workersFromEnv({ GATEWAY_WORKERS: '1' })).toEqual({ workers: 1 });
+    expect(workersFromEnv({}, () => VENDORS)).toEqual({ workers: 1 });
+    expect(workersFromEnv({ GATEWAY_WORKERS: '1' }, () => VENDORS)).toEqual({ workers: 1 });
     const urls = { DATABASE_URL: 'postgres://x', GATEWAY_VENDOR_A_URLS: 'http://127.0.0.1:1' };
-    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: '3', GATEWAY_SIMULATE: '0' })).toEqual({ workers: 3 });
-    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: 'auto', GATEWAY_SIMULATE: '0' })).toMatchObject({ workers: expect.any(Number) });
+    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: '3', GATEWAY_SIMULATE: '0' }, () => VENDORS)).toEqual({ workers: 3 });
+    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: 'auto', GATEWAY_SIMULATE: '0' }, () => VENDORS)).toMatchObject({
+      workers: expect.any(Number),
+    });
     for (const bad of ['0', '-2', '1.5', 'two', '999'])
-      expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: bad }), bad).toMatchObject({ problem: expect.stringContaining(`'${bad}'`) });
-    expect(workersFromEnv({ GATEWAY_WORKERS: '2' })).toMatchObject({ problem: expect.stringContaining('DATABASE_URL') });
+      expect(
+        workersFromEnv({ ...urls, GATEWAY_WORKERS: bad }, () => VENDORS),
+        bad,
+      ).toMatchObject({ problem: expect.stringContaining(`'${bad}'`) });
+    expect(workersFromEnv({ GATEWAY_WORKERS: '2' }, () => VENDORS)).toMatchObject({ problem: expect.stringContaining('DATABASE_URL') });
     // Vendors B to E would be simulated: the simulator's video jobs live in one process.
-    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: '2', GATEWAY_SIMULATE: '1' })).toMatchObject({
+    expect(workersFromEnv({ ...urls, GATEWAY_WORKERS: '2', GATEWAY_SIMULATE: '1' }, () => VENDORS)).toMatchObject({
       problem: expect.stringContaining('simulator'),
     });
   });

@@ -5,7 +5,7 @@
 // held the file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../../engine/core/types.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { fakeMp4 } from '../../simulator/media.ts';
