@@ -3,8 +3,8 @@
 // feature lives in its room. `npm start` and the end-to-end tests both use it.
 import type { FastifyBaseLogger } from 'fastify';
 import * as registry from '../transforms/index.ts';
-import type { Simulator } from '../simulator/index.ts';
 import { gatewayEnvFrom } from './gateway-env.ts';
+import { openVendorSide } from './vendor-wiring.ts';
 import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
@@ -19,9 +19,6 @@ import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
 import { registerModelDoors } from './calls/doors.ts';
 import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
-import { UpstreamClient } from './calls/upstream.ts';
-import { missingCredentials, routesFor } from './calls/vendor-routes.ts';
-import { vendorRefusals } from './calls/vendor-refusals.ts';
 import { createVideoService } from './videos/index.ts';
 import { createAlerts } from './alerts/index.ts';
 import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
@@ -50,19 +47,13 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
-  const limits = runtime.snapshot().config.limits;
   const money = gatewayMoney(db, runtime, clock, log);
   const { ledger, writer, leases } = money;
   const keys = createKeyService(db, { clock });
   await keys.ready();
 
-  const simulator = env.vendors.simulated.length ? await startBundledSimulator(runtime) : null;
-  const routes = routesFor(env.vendors, simulator ? (v) => simulator.routeUrl(v) : undefined);
-  const upstream = new UpstreamClient({
-    connectTimeoutMs: limits.connect_timeout_ms,
-    connectionsPerOrigin: limits.vendor_connections,
-    http2Streams: limits.vendor_http2_streams,
-  });
+  const vendors = await openVendorSide(env.vendors, runtime);
+  const { routes, upstream, simulator, warnings } = vendors;
   await leases.listen();
   const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
   const suggest = (m: Parameters<typeof suggestModel>[1], vendors: string[]) => suggestModel(runtime, m, vendors, clock.now());
@@ -101,7 +92,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   });
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit: money.audit });
   const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
-  const warnings = missingCredentials(env.vendors);
   for (const warning of warnings) app.log.warn({ warning }, warning);
   registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
@@ -176,9 +166,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await money.drain(); // every call has ended; charges still waiting for the database get a last chance
       await videos.stop();
       await alerts.stop(); // after the charges and videos: their last checks and events still go out
-      await upstream.close();
+      await vendors.close();
       await keys.close();
-      await simulator?.close();
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
       await stopTelemetry(telemetry, CHARGE_DRAIN_MS); // the last spans, held up no longer than a charge's last chance
@@ -187,8 +176,3 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 }
 
 const silentLog = { warn: () => undefined, error: () => undefined };
-
-async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
-  const { startSimulator } = await import('../simulator/index.ts');
-  return startSimulator({ refuse: vendorRefusals(runtime) });
-}
