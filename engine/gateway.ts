@@ -13,12 +13,11 @@ import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
 import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
 import { creditsOf } from './money/spendable.ts';
-import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
 import { registerModelDoors } from './calls/doors.ts';
-import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
+import { modelSuggester, modelsCallerMayCall } from './calls/model-list.ts';
 import { createVideoService } from './videos/index.ts';
 import { createAlerts } from './alerts/index.ts';
 import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
@@ -56,20 +55,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { routes, upstream, simulator, warnings } = vendors;
   await leases.listen();
   const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
-  const suggest = (m: Parameters<typeof suggestModel>[1], vendors: string[]) => suggestModel(runtime, m, vendors, clock.now());
-  const accounts = watchedForAlerts(
-    alerts,
-    createWalletAccounts({
-      keys,
-      ledger,
-      db,
-      clock,
-      writer,
-      leases: leases.deps,
-      log: { error: (o, m) => log().error(o, m) },
-      suggestModel: suggest,
-    }),
-  );
+  const accounts = watchedForAlerts(alerts, money.accounts(keys, modelSuggester(runtime, clock)));
   const { adminToken, publicUrl, dataDir } = env;
   // Only an embedded database on disk needs the operator tools to come through this process.
   const localAdminToken = embedded && dataDir !== 'memory://' ? newLocalAdminToken() : null;
