@@ -21,11 +21,11 @@ import { modelSuggester, modelsCallerMayCall } from './calls/model-list.ts';
 import { createVideoService } from './videos/index.ts';
 import { createAlerts } from './alerts/index.ts';
 import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
-import { carriesAdminToken } from './admin/admin-token.ts';
+import { isFromOperator } from './admin/admin-token.ts';
 import { firstRunWallet } from './admin/first-run-wallet.ts';
 import { registerReloadRoute, reloader } from './admin/reload-route.ts';
 import { keyActionsOf, registerAdminRoutes } from './admin/routes.ts';
-import { newLocalAdminToken } from './admin/running-gateway-file.ts';
+import { localAdminTokenFor } from './admin/running-gateway-file.ts';
 import { IdentityProvider } from './identity/provider.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
@@ -56,10 +56,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   await leases.listen();
   const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
   const accounts = watchedForAlerts(alerts, money.accounts(keys, modelSuggester(runtime, clock)));
-  const { adminToken, publicUrl, dataDir } = env;
-  // Only an embedded database on disk needs the operator tools to come through this process.
-  const localAdminToken = embedded && dataDir !== 'memory://' ? newLocalAdminToken() : null;
-  const localToken = localAdminToken ?? undefined;
+  const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
+  const credentials = { adminToken: env.adminToken, localToken: localAdminToken ?? undefined };
   const onFinished = (v: Parameters<typeof videoFinished>[1]) => videoFinished(alerts, v, log);
   const { videoStore: fileStore, videoPollMs: pollMs } = env;
   const videos = createVideoService({
@@ -70,7 +68,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     upstream,
     registry,
     clock,
-    dataDir,
+    dataDir: env.dataDir,
     fileStore,
     pollMs,
     telemetry,
@@ -97,21 +95,19 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),
     db,
-    adminToken,
-    localToken,
     clock,
+    ...credentials,
     ...keyActionsOf(keys, db, clock),
   });
-  if (adminToken) registerReloadRoute(app, reload, adminToken, opts.onAdminReload);
+  if (env.adminToken) registerReloadRoute(app, reload, env.adminToken, opts.onAdminReload);
   const sessions = createSessionStore(db, clock);
-  await registerSignInLinkRoute(app, { sessions, adminToken, localToken, publicUrl });
+  await registerSignInLinkRoute(app, { sessions, publicUrl: env.publicUrl, ...credentials });
   await videos.routes(app);
   await alerts.routes(app, keys);
   registerUsageRoutes(app, { accounts, db });
-  const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
-  registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
+  registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl, identity, alerts });
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.publicUrl, identity, alerts });
   const snapshotLimits = () => runtime.snapshot().config.limits;
   const stopPruning = await startUsageRecordUpkeep(
     db,
