@@ -108,14 +108,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.publicUrl, identity, alerts });
-  const snapshotLimits = () => runtime.snapshot().config.limits;
-  const stopPruning = await startUsageRecordUpkeep(
-    db,
-    clock,
-    () => snapshotLimits().usage_record_days,
-    (e) => app.log.error({ err: e }, 'pruning usage records failed'),
-    () => snapshotLimits().audit_record_days,
-  );
+  const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
   money.start(opts.sweeper !== false);
   videos.start(app.log);
   alerts.start();
