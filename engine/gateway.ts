@@ -2,9 +2,9 @@
 // money, keys, routes (or the bundled simulator), the Fastify app and every room's routes. It only wires: each
 // feature lives in its room. `npm start` and the end-to-end tests both use it.
 import type { FastifyBaseLogger } from 'fastify';
-import * as registry from '../transforms/index.ts';
 import { gatewayEnvFrom } from './gateway-env.ts';
 import { openVendorSide } from './vendor-wiring.ts';
+import { callServing } from './call-wiring.ts';
 import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
@@ -12,15 +12,11 @@ import { Runtime } from './catalog/runtime.ts';
 import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
 import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
-import { creditsOf } from './money/spendable.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
-import { registerModelDoors } from './calls/doors.ts';
-import { modelSuggester, modelsCallerMayCall } from './calls/model-list.ts';
-import { createVideoService } from './videos/index.ts';
 import { createAlerts } from './alerts/index.ts';
-import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
+import { toppedUpRearms } from './alert-wiring.ts';
 import { isFromOperator } from './admin/admin-token.ts';
 import { firstRunWallet } from './admin/first-run-wallet.ts';
 import { registerReloadRoute, reloader } from './admin/reload-route.ts';
@@ -47,50 +43,25 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
   const money = gatewayMoney(db, runtime, clock, log);
-  const { ledger, writer, leases } = money;
+  const { ledger, leases } = money;
   const keys = createKeyService(db, { clock });
   await keys.ready();
 
   const vendors = await openVendorSide(env.vendors, runtime);
-  const { routes, upstream, simulator, warnings } = vendors;
+  const { routes, simulator, warnings } = vendors;
   await leases.listen();
   const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
-  const accounts = watchedForAlerts(alerts, money.accounts(keys, modelSuggester(runtime, clock)));
+  const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
+  const { accounts, videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
   const credentials = { adminToken: env.adminToken, localToken: localAdminToken ?? undefined };
-  const onFinished = (v: Parameters<typeof videoFinished>[1]) => videoFinished(alerts, v, log);
-  const { videoStore: fileStore, videoPollMs: pollMs } = env;
-  const videos = createVideoService({
-    db,
-    accounts,
-    runtime,
-    routes,
-    upstream,
-    registry,
-    clock,
-    dataDir: env.dataDir,
-    fileStore,
-    pollMs,
-    telemetry,
-    onFinished,
-  });
-  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit: money.audit });
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
   const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
   for (const warning of warnings) app.log.warn({ warning }, warning);
   registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
   appLog = app.log;
-  registerModelDoors(app, {
-    runtime,
-    accounts,
-    routes,
-    upstream,
-    registry,
-    clock,
-    telemetry,
-    credits: (walletId) => creditsOf(db, ledger, walletId),
-    modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
-  });
+  calls.registerDoors(app);
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),

@@ -7,7 +7,7 @@ import { UpstreamClient } from './calls/upstream.ts';
 import { missingCredentials, routesFor, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
 import { vendorRefusals } from './calls/vendor-refusals.ts';
 
-interface VendorSide {
+export interface VendorSide {
   /** The bundled simulator, when some vendor is simulated (GATEWAY_SIMULATE). */
   simulator: Simulator | null;
   routes: VendorRoutes;

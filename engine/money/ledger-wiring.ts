@@ -20,7 +20,7 @@ export const CHARGE_DRAIN_MS = 5_000;
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
-interface GatewayMoney {
+export interface GatewayMoney {
   ledger: Ledger;
   writer: ChargeWriter;
   leases: GatewayLeases;
