@@ -1,7 +1,6 @@
 // Puts the gateway together from its environment (engine/gateway-env.ts, README "Configuration"): database,
 // money, keys, routes (or the bundled simulator), the Fastify app and every room's routes. It only wires: each
 // feature lives in its room. `npm start` and the end-to-end tests both use it.
-import type { FastifyBaseLogger } from 'fastify';
 import { gatewayEnvFrom } from './gateway-env.ts';
 import { openVendorSide } from './vendor-wiring.ts';
 import { callServing } from './call-wiring.ts';
@@ -9,7 +8,7 @@ import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
 import { Runtime } from './catalog/runtime.ts';
-import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
+import { closeApp, createGatewayApp, loggerOptions, logOnceAppMade } from './http/app.ts';
 import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
@@ -37,8 +36,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const env = gatewayEnvFrom(opts.env ?? process.env);
   const clock = opts.clock ?? systemClock;
   const runtime = new Runtime({ config: env.configDir, catalog: env.catalogDir });
-  let appLog: FastifyBaseLogger | null = null;
-  const log = () => appLog ?? silentLog;
+  const { log, appMade } = logOnceAppMade();
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
@@ -60,7 +58,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   for (const warning of warnings) app.log.warn({ warning }, warning);
   registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
-  appLog = app.log;
+  appMade(app.log);
   calls.registerDoors(app);
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
@@ -120,5 +118,3 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     },
   };
 }
-
-const silentLog = { warn: () => undefined, error: () => undefined };
