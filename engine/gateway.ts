@@ -1,6 +1,7 @@
 // Puts the gateway together from its environment (engine/gateway-env.ts, README "Configuration"): database,
-// money, keys, routes (or the bundled simulator), the Fastify app and every room's routes. It only wires: each
-// feature lives in its room. `npm start` and the end-to-end tests both use it.
+// money, keys, the vendors' side (vendor-wiring.ts) and what serves calls over it (call-wiring.ts), the Fastify
+// app and every room's routes, then closes them in reverse. It only wires: each feature lives in its room.
+// `npm start` and the end-to-end tests both use it.
 import { gatewayEnvFrom } from './gateway-env.ts';
 import { openVendorSide } from './vendor-wiring.ts';
 import { callServing } from './call-wiring.ts';
@@ -44,7 +45,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { ledger, leases } = money;
   const keys = createKeyService(db, { clock });
   await keys.ready();
-
   const vendors = await openVendorSide(env.vendors, runtime);
   const { routes, simulator, warnings } = vendors;
   await leases.listen();
@@ -53,6 +53,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { accounts, videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
   const credentials = { adminToken: env.adminToken, localToken: localAdminToken ?? undefined };
+
+  // The app comes after the money (its metrics read the leases, the charge writer and the ledger audit), and its
+  // routes keep their order: GET /openapi.json lists them as they were registered.
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
   const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
   for (const warning of warnings) app.log.warn({ warning }, warning);
@@ -77,6 +80,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
   await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.publicUrl, identity, alerts });
+
+  // Timers and workers start once every route is in place.
   const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
   money.start(opts.sweeper !== false);
   videos.start(app.log);
