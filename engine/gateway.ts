@@ -1,36 +1,28 @@
 // Puts the gateway together from its environment (engine/gateway-env.ts, README "Configuration"): database,
-// money, keys, routes (or the bundled simulator), the Fastify app and every room's routes. It only wires: each
-// feature lives in its room. `npm start` and the end-to-end tests both use it.
-import type { FastifyBaseLogger } from 'fastify';
-import * as registry from '../transforms/index.ts';
-import type { Simulator } from '../simulator/index.ts';
+// money, keys, the vendors' side (vendor-wiring.ts) and what serves calls over it (call-wiring.ts), the Fastify
+// app and every room's routes, then closes them in reverse. It only wires: each feature lives in its room.
+// `npm start` and the end-to-end tests both use it.
 import { gatewayEnvFrom } from './gateway-env.ts';
+import { openVendorSide } from './vendor-wiring.ts';
+import { callServing } from './call-wiring.ts';
 import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
 import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
 import { Runtime } from './catalog/runtime.ts';
 import { vendorIdsOf, yamlDirsFrom } from './catalog/config.ts';
-import { closeApp, createGatewayApp, loggerOptions } from './http/app.ts';
+import { closeApp, createGatewayApp, loggerOptions, logOnceAppMade } from './http/app.ts';
 import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
-import { creditsOf } from './money/spendable.ts';
-import { createWalletAccounts } from './money/wallet-accounts.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
-import { registerModelDoors } from './calls/doors.ts';
-import { modelsCallerMayCall, suggestModel } from './calls/model-list.ts';
-import { UpstreamClient } from './calls/upstream.ts';
-import { missingCredentials, routesFor } from './calls/vendor-routes.ts';
-import { vendorRefusals } from './calls/vendor-refusals.ts';
-import { createVideoService } from './videos/index.ts';
 import { createAlerts } from './alerts/index.ts';
-import { toppedUpRearms, videoFinished, watchedForAlerts } from './alert-wiring.ts';
-import { carriesAdminToken } from './admin/admin-token.ts';
+import { toppedUpRearms } from './alert-wiring.ts';
+import { isFromOperator } from './admin/admin-token.ts';
 import { firstRunWallet } from './admin/first-run-wallet.ts';
 import { registerReloadRoute, reloader } from './admin/reload-route.ts';
 import { keyActionsOf, registerAdminRoutes } from './admin/routes.ts';
-import { newLocalAdminToken } from './admin/running-gateway-file.ts';
+import { localAdminTokenFor } from './admin/running-gateway-file.ts';
 import { IdentityProvider } from './identity/provider.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { createSessionStore } from './dashboard/sessions.ts';
@@ -48,105 +40,52 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const runtime = new Runtime(yamlDirsFrom(vars));
   const env = gatewayEnvFrom(vars, vendorIdsOf(runtime.snapshot().config));
   const clock = opts.clock ?? systemClock;
-  let appLog: FastifyBaseLogger | null = null;
-  const log = () => appLog ?? silentLog;
+  const { log, appMade } = logOnceAppMade();
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
-  const limits = runtime.snapshot().config.limits;
   const money = gatewayMoney(db, runtime, clock, log);
-  const { ledger, writer, leases } = money;
+  const { ledger, leases } = money;
   const keys = createKeyService(db, { clock });
   await keys.ready();
-
-  const simulator = env.vendors.simulated.length ? await startBundledSimulator(runtime) : null;
-  const routes = routesFor(env.vendors, simulator ? (v) => simulator.routeUrl(v) : undefined);
-  const upstream = new UpstreamClient({
-    connectTimeoutMs: limits.connect_timeout_ms,
-    connectionsPerOrigin: limits.vendor_connections,
-    http2Streams: limits.vendor_http2_streams,
-  });
+  const vendors = await openVendorSide(env.vendors, runtime);
+  const { routes, simulator, warnings } = vendors;
   await leases.listen();
   const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
-  const suggest = (m: Parameters<typeof suggestModel>[1], vendors: string[]) => suggestModel(runtime, m, vendors, clock.now());
-  const accounts = watchedForAlerts(
-    alerts,
-    createWalletAccounts({
-      keys,
-      ledger,
-      db,
-      clock,
-      writer,
-      leases: leases.deps,
-      log: { error: (o, m) => log().error(o, m) },
-      suggestModel: suggest,
-    }),
-  );
-  const { adminToken, publicUrl, dataDir } = env;
-  // Only an embedded database on disk needs the operator tools to come through this process.
-  const localAdminToken = embedded && dataDir !== 'memory://' ? newLocalAdminToken() : null;
-  const localToken = localAdminToken ?? undefined;
-  const onFinished = (v: Parameters<typeof videoFinished>[1]) => videoFinished(alerts, v, log);
-  const { videoStore: fileStore, videoPollMs: pollMs } = env;
-  const videos = createVideoService({
-    db,
-    accounts,
-    runtime,
-    routes,
-    upstream,
-    registry,
-    clock,
-    dataDir,
-    fileStore,
-    pollMs,
-    telemetry,
-    onFinished,
-  });
-  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: writer, ledgerAudit: money.audit });
+  const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
+  const { accounts, videos } = calls;
+  const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
+  const credentials = { adminToken: env.adminToken, localToken: localAdminToken ?? undefined };
+
+  // The app comes after the money (its metrics read the leases, the charge writer and the ledger audit), and its
+  // routes keep their order: GET /openapi.json lists them as they were registered.
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
   const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
-  const warnings = missingCredentials(env.vendors);
   for (const warning of warnings) app.log.warn({ warning }, warning);
   registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
-  appLog = app.log;
-  registerModelDoors(app, {
-    runtime,
-    accounts,
-    routes,
-    upstream,
-    registry,
-    clock,
-    telemetry,
-    credits: (walletId) => creditsOf(db, ledger, walletId),
-    modelsFor: (caller) => modelsCallerMayCall(ledger, runtime, caller),
-  });
+  appMade(app.log);
+  calls.registerDoors(app);
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),
     db,
-    adminToken,
-    localToken,
     clock,
+    ...credentials,
     ...keyActionsOf(keys, db, clock),
   });
-  if (adminToken) registerReloadRoute(app, reload, adminToken, opts.onAdminReload);
+  if (env.adminToken) registerReloadRoute(app, reload, env.adminToken, opts.onAdminReload);
   const sessions = createSessionStore(db, clock);
-  await registerSignInLinkRoute(app, { sessions, adminToken, localToken, publicUrl });
+  await registerSignInLinkRoute(app, { sessions, publicUrl: env.publicUrl, ...credentials });
   await videos.routes(app);
   await alerts.routes(app, keys);
   registerUsageRoutes(app, { accounts, db });
-  const adminTokens = [adminToken ?? '', localAdminToken ?? ''];
-  registerOpenApiRoute(app, { runtime, fromOperator: (req) => carriesAdminToken(req.headers.authorization, adminTokens) });
+  registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl, identity, alerts });
-  const snapshotLimits = () => runtime.snapshot().config.limits;
-  const stopPruning = await startUsageRecordUpkeep(
-    db,
-    clock,
-    () => snapshotLimits().usage_record_days,
-    (e) => app.log.error({ err: e }, 'pruning usage records failed'),
-    () => snapshotLimits().audit_record_days,
-  );
+  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.publicUrl, identity, alerts });
+
+  // Timers and workers start once every route is in place.
+  const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
   money.start(opts.sweeper !== false);
   videos.start(app.log);
   alerts.start();
@@ -179,19 +118,11 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
       await money.drain(); // every call has ended; charges still waiting for the database get a last chance
       await videos.stop();
       await alerts.stop(); // after the charges and videos: their last checks and events still go out
-      await upstream.close();
+      await vendors.close();
       await keys.close();
-      await simulator?.close();
       await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
       await db.close();
       await stopTelemetry(telemetry, CHARGE_DRAIN_MS); // the last spans, held up no longer than a charge's last chance
     },
   };
-}
-
-const silentLog = { warn: () => undefined, error: () => undefined };
-
-async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
-  const { startSimulator } = await import('../simulator/index.ts');
-  return startSimulator({ refuse: vendorRefusals(runtime) });
 }

@@ -63,7 +63,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     'transforms',
   ],
   simulator: [],
-  engine: ['*'], // engine/main.ts and engine/gateway.ts wire the rooms together
+  engine: ['*'], // the top level of engine/ (main.ts, gateway.ts and its *-wiring.ts files) wires the rooms together
   bench: ['*'],
   bin: [],
 };

@@ -21,8 +21,8 @@ function anyTokenMatches(given: string, tokens: readonly string[]): boolean {
   return tokens.map((t) => t !== '' && tokenMatches(given, t)).includes(true);
 }
 
-/** Whether an Authorization header carries one of `tokens` (for answers that say more to the operator). */
-export function carriesAdminToken(authorization: string | string[] | undefined, tokens: readonly string[]): boolean {
+/** Whether an Authorization header carries one of `tokens`. */
+function carriesAdminToken(authorization: string | string[] | undefined, tokens: readonly string[]): boolean {
   const given = bearerOf(authorization);
   return given !== null && anyTokenMatches(given, tokens);
 }
@@ -34,6 +34,12 @@ export interface AdminCredentials {
 }
 
 export const acceptedTokens = (c: AdminCredentials): string[] => [c.adminToken, c.localToken].filter((t): t is string => !!t);
+
+/** Whether a request carries an accepted token: for answers that say more to the operator (GET /openapi.json). */
+export function isFromOperator(credentials: AdminCredentials): (req: FastifyRequest) => boolean {
+  const tokens = acceptedTokens(credentials);
+  return (req) => carriesAdminToken(req.headers.authorization, tokens);
+}
 
 /**
  * An onRequest hook that lets through only a request carrying an accepted token. With GATEWAY_ADMIN_TOKEN set

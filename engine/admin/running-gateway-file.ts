@@ -16,8 +16,13 @@ export interface RunningGatewayFile {
   admin_token: string;
 }
 
-/** A fresh admin credential for one start. */
-export const newLocalAdminToken = (): string => `gwl-${randomBytes(24).toString('base64url')}`;
+/**
+ * A fresh admin credential for this start, or null: only a gateway on the embedded database in a folder on disk
+ * writes this file, so only its operator tools need to come through its admin API.
+ */
+export function localAdminTokenFor(embedded: boolean, dataDir: string): string | null {
+  return embedded && dataDir !== 'memory://' ? `gwl-${randomBytes(24).toString('base64url')}` : null;
+}
 
 export function writeRunningGatewayFile(dataDir: string, info: RunningGatewayFile): void {
   const path = join(dataDir, RUNNING_GATEWAY_FILE);

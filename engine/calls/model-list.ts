@@ -3,13 +3,14 @@
 import { closest } from 'fastest-levenshtein';
 import { isOnSale } from '../catalog/model-lookup.ts';
 import type { Runtime } from '../catalog/runtime.ts';
+import type { Clock } from '../core/clock.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { Caller } from '../money/accounts.ts';
 import type { Ledger } from '../money/types.ts';
 import { doorClosedTo } from './refusals.ts';
 
 /** The model of the same kind, on sale, of a vendor the caller may pay, whose id is closest to `model`'s. */
-export function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
+function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
   const candidates = [...runtime.snapshot().catalog.models.values()]
     .filter((m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now))
     .map((m) => m.id);
@@ -24,4 +25,9 @@ export async function modelsCallerMayCall(ledger: Ledger, runtime: Runtime, call
   }
   const config = runtime.snapshot().config;
   return (m) => !denied.has(m.vendor) && m.doors.some((door) => !doorClosedTo(config, door, caller));
+}
+
+/** suggestModel on the running catalog at the clock's time, as the wallet accounts ask it for a 403's suggestion. */
+export function modelSuggester(runtime: Runtime, clock: Clock): (model: ModelEntry, vendors: string[]) => string | undefined {
+  return (model, vendors) => suggestModel(runtime, model, vendors, clock.now());
 }

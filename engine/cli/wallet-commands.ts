@@ -4,6 +4,7 @@
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
+import { vendorIdsIn, yamlDirsFrom } from '../catalog/config.ts';
 import { createLedger, type Ledger } from '../money/ledger.ts';
 import { nanoToCreditsFloor } from '../core/money.ts';
 import { MAX_CREDITS } from '../admin/routes.ts';
@@ -18,7 +19,10 @@ interface CliContext {
   ledger?: Ledger;
 }
 
-const ledgerFor = (db: Db, ctx: CliContext) => ctx.ledger ?? createLedger(db, { clock: ctx.clock ?? systemClock, owner: 'cli' });
+/** The operator's ledger: a restricted top-up may name the vendors of the config folder the CLI runs with. */
+const ledgerFor = (db: Db, ctx: CliContext) =>
+  ctx.ledger ??
+  createLedger(db, { clock: ctx.clock ?? systemClock, owner: 'cli', vendors: () => vendorIdsIn(yamlDirsFrom(process.env).config) });
 
 function credits(v: number | string | undefined, min: number): number {
   const n = typeof v === 'string' ? Number(v) : v;

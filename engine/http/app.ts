@@ -1,7 +1,7 @@
 // The Fastify app every room registers its routes on: the body limit, the bound on JSON depth, the one
 // error handler, the answer for a path no room serves, and what every answer shares: an `x-request-id`
 // and one log line.
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { installAccessLog, requestSerializer, type OutcomeObserver } from './access-log.ts';
 import { depthRefusal } from './json-depth.ts';
 import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
@@ -31,6 +31,24 @@ export type LoggerChoice = boolean | { level?: string; stream?: { write(line: st
 export function loggerOptions(level: string, choice: LoggerChoice | undefined): FastifyServerOptions['logger'] {
   if (choice === false) return false;
   return { level, redact: REDACT, ...(typeof choice === 'object' ? choice : {}) };
+}
+
+type WarnAndError = Pick<FastifyBaseLogger, 'warn' | 'error'>;
+
+/**
+ * The app's log for the parts made before the app (telemetry, money, alerts): they read `log()` at each use,
+ * which is silent until `appMade` hands over the app's own log. They cannot wait for the app: its metrics
+ * observe the money they make.
+ */
+export function logOnceAppMade(): { log: () => WarnAndError; appMade(log: FastifyBaseLogger): void } {
+  const silent: WarnAndError = { warn: () => undefined, error: () => undefined };
+  let appLog: FastifyBaseLogger | null = null;
+  return {
+    log: () => appLog ?? silent,
+    appMade(log) {
+      appLog = log;
+    },
+  };
 }
 
 function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {

@@ -1,9 +1,12 @@
 // The money side of one gateway process put together from billing.yaml and limits.yaml: the ledger, the
-// charge writer, the budget leases, the sweeper of abandoned reservations and the periodic ledger audit.
+// charge writer, the budget leases, the sweeper of abandoned reservations, the periodic ledger audit, and the
+// wallet accounts that calls see over them.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import { vendorIdsOf } from '../catalog/config.ts';
+import type { KeyService } from '../keys/index.ts';
+import type { Accounts } from './accounts.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
@@ -11,18 +14,21 @@ import { ChargeWriter } from './charge-writer.ts';
 import { createLedger } from './ledger.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import type { Ledger } from './types.ts';
+import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
 
 /** How long charges still waiting for the database, and leases' last draws, get at a stop before it closes. */
 export const CHARGE_DRAIN_MS = 5_000;
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
-interface GatewayMoney {
+export interface GatewayMoney {
   ledger: Ledger;
   writer: ChargeWriter;
   leases: GatewayLeases;
   /** The periodic audit of the ledger's invariants (billing.yaml `ledger.audit_interval_ms`). */
   audit: LedgerAuditor;
+  /** The accounts every call is admitted and charged through, over `keys` and this ledger, writer and leases. */
+  accounts(keys: KeyService, suggestModel: WalletAccountsDeps['suggestModel']): Accounts;
   /** Starts the audit's timer, and the sweeper unless `sweeper` is false (tests that move time by hand). */
   start(sweeper: boolean): void;
   /** Stops the timers; resolves once an audit still reading has ended (await it before the database closes). */
@@ -60,6 +66,17 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     writer,
     leases,
     audit,
+    accounts: (keys, suggestModel) =>
+      createWalletAccounts({
+        keys,
+        ledger,
+        db,
+        clock,
+        writer,
+        leases: leases.deps,
+        log: { error: (o, m) => log().error(o, m) },
+        suggestModel,
+      }),
     start(sweeper) {
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');

@@ -41,8 +41,7 @@ import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
 import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
-import { newId, topUpIn } from './top-up.ts';
-import { vendorIdsIn, yamlDirsFrom } from '../catalog/config.ts';
+import { ANY_VENDOR, type KnownVendors, newId, topUpIn } from './top-up.ts';
 import { sweepExpired } from './sweep.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
 import type { FinishOp, FinishOutcome, Ledger, Reservation, SweepErrorHandler } from './types.ts';
@@ -64,9 +63,9 @@ interface LedgerOptions {
   planVendors?: () => readonly string[];
   /**
    * The vendors a top-up's `vendors` may name: config/vendors.yaml's keys, read at each restricted top-up so a
-   * reload is followed. Default: those of GATEWAY_CONFIG_DIR (./config), read once (the CLI, tests).
+   * reload is followed. Without it (tests, the bench) any vendor id is taken (top-up.ts ANY_VENDOR).
    */
-  vendors?: () => readonly string[];
+  vendors?: KnownVendors;
   /** How long draws wait to be written together (billing.yaml `leases.flush_ms`); read at each wait. */
   drawFlushMs?: () => number;
   /** How many queues the wallets' money moves share on PostgreSQL (billing.yaml `ledger.queues`); read at each move. */
@@ -84,15 +83,39 @@ export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
 const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 
+const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
+
+/** A bug or a corrupted row, not the caller's doing: said in the log whoever catches it. */
+const brokenReporter =
+  (log: LedgerOptions['log']) =>
+  (e: unknown): never => {
+    if (e instanceof LedgerInvariantBroken) {
+      log?.error({ err: e, kind: e.kind, reservationId: e.opId, walletId: e.walletId }, 'ledger: a move failed on a broken invariant');
+    }
+    throw e;
+  };
+
+/**
+ * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
+ * first (a wallet's moves share one queue); on PGlite, null (one queue; the batch looks it up).
+ * Synchronous when it can be, so the op is queued within the call (see the batcher on PGlite).
+ */
+function walletOf(r: Reservation | string, embedded: boolean, db: Db): string | null | Promise<string> {
+  if (typeof r !== 'string' && typeof r.walletId === 'string') return r.walletId;
+  if (embedded) return null;
+  const id = resId(r);
+  return db.query<{ wallet_id: string }>('SELECT wallet_id FROM reservations WHERE id = $1', [id]).then((q) => {
+    if (q.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
+    return q.rows[0].wallet_id;
+  });
+}
+
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
   const planVendors = opts.planVendors ?? (() => ['c']);
-  let configVendors: readonly string[] | undefined;
-  const vendors = opts.vendors ?? (() => (configVendors ??= vendorIdsIn(yamlDirsFrom(process.env).config)));
-
-  const resId = (r: Reservation | string) => (typeof r === 'string' ? r : r.id);
+  const vendors = opts.vendors ?? ANY_VENDOR;
 
   const batcher = createBatcher({
     db,
@@ -105,31 +128,11 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     onBatch: opts.onBatch,
   });
 
-  /** A bug or a corrupted row, not the caller's doing: said in the log whoever catches it. */
-  const reportBroken = (e: unknown): never => {
-    if (e instanceof LedgerInvariantBroken) {
-      opts.log?.error({ err: e, kind: e.kind, reservationId: e.opId, walletId: e.walletId }, 'ledger: a move failed on a broken invariant');
-    }
-    throw e;
-  };
+  const reportBroken = brokenReporter(opts.log);
 
-  /**
-   * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
-   * first (a wallet's moves share one queue); on PGlite, null (one queue; the batch looks it up).
-   * Synchronous when it can be, so the op is queued within the call (see the batcher on PGlite).
-   */
-  const walletOf = (r: Reservation | string): string | null | Promise<string> => {
-    if (typeof r !== 'string' && typeof r.walletId === 'string') return r.walletId;
-    if (batcher.embedded) return null;
-    const id = resId(r);
-    return db.query<{ wallet_id: string }>('SELECT wallet_id FROM reservations WHERE id = $1', [id]).then((q) => {
-      if (q.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
-      return q.rows[0].wallet_id;
-    });
-  };
   const finish = (reservation: Reservation | string, op: Omit<FinishOp, 'walletId' | 'id'>): Promise<FinishOutcome> => {
     const id = resId(reservation);
-    const walletId = walletOf(reservation);
+    const walletId = walletOf(reservation, batcher.embedded, db);
     if (walletId instanceof Promise) return walletId.then((w) => batcher.finish({ ...op, id, walletId: w }).catch(reportBroken));
     return batcher.finish({ ...op, id, walletId }).catch(reportBroken);
   };

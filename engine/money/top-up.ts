@@ -10,8 +10,14 @@ import type { LotBalance, TopUpInput } from './types.ts';
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
+/** The vendors a restricted lot may name: config/vendors.yaml's keys, or a pattern of ids where none are given. */
+export type KnownVendors = () => readonly string[] | RegExp;
+
+/** Where no vendor list is given (tests, the bench): any id a vendors.yaml key could be. */
+export const ANY_VENDOR: KnownVendors = () => /^[a-z][a-z0-9]*$/;
+
 /** A top-up's vendors, each one of `known` (config/vendors.yaml's keys); null when the lot serves every vendor. */
-function normalizeVendors(vendors: string[] | null | undefined, known: () => readonly string[]): string[] | null {
+function normalizeVendors(vendors: string[] | null | undefined, known: KnownVendors): string[] | null {
   if (vendors === null || vendors === undefined) return null;
   if (!Array.isArray(vendors) || vendors.length === 0)
     throw errors.invalidRequest('vendors must be a non-empty array of vendor ids, or omitted.', 'vendors');
@@ -19,8 +25,9 @@ function normalizeVendors(vendors: string[] | null | undefined, known: () => rea
   const out = new Set<string>();
   for (const v of vendors) {
     const s = typeof v === 'string' ? v.trim().toLowerCase() : '';
-    if (!ids.includes(s)) {
-      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; use ${ids.join(', ')}.`, 'vendors');
+    if (ids instanceof RegExp ? !ids.test(s) : !ids.includes(s)) {
+      const use = ids instanceof RegExp ? 'vendor ids are lowercase letters and digits' : `use ${ids.join(', ')}`;
+      throw errors.invalidRequest(`vendors: '${String(v)}' is not a vendor; ${use}.`, 'vendors');
     }
     out.add(s);
   }
@@ -44,7 +51,7 @@ export async function topUpIn(
   tx: Queryable,
   walletId: string,
   input: TopUpInput,
-  vendors: () => readonly string[],
+  vendors: KnownVendors,
 ): Promise<LotBalance> {
   let nano: bigint;
   if (input.nano !== undefined && input.credits !== undefined) throw errors.invalidRequest('Send credits or nano, not both.');

@@ -7,6 +7,7 @@
 import { koreanDate } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
+import type { LimitsFile } from '../core/schema-types.ts';
 import { pruneDraws } from '../money/draw-retention.ts';
 import { pruneAudit } from '../audit/query.ts';
 import { pruneDailyRollup } from './daily-rollup.ts';
@@ -21,27 +22,30 @@ export async function pruneUsageRecords(db: Db, before: Date, storage?: UsageRec
   return outcome;
 }
 
+/** The two periods of limits.yaml the upkeep keeps to, read from the running snapshot at each run. */
+type KeepDays = Pick<LimitsFile, 'usage_record_days' | 'audit_record_days'>;
+
 /**
  * Makes the coming days' room now, then keeps records hourly; resolves once the first room is made.
- * `auditKeepDays`: how long the audit trail is kept (`limits.audit_record_days`); never shorter than the usage
- * records, whose calls its changes explain (a limit raised, a key closed).
+ * The audit trail is kept `audit_record_days`, never shorter than the usage records, whose calls its changes
+ * explain (a limit raised, a key closed).
  */
 export async function startUsageRecordUpkeep(
   db: Db,
   clock: Clock,
-  keepDays: () => number,
-  onError: (e: unknown) => void,
-  auditKeepDays: () => number | undefined = () => undefined,
+  limits: () => KeepDays,
+  log: { error: (o: object, m: string) => void },
 ): Promise<() => void> {
   const storage = await usageRecordStorage(db);
   await storage.prepare(clock.now());
+  const onError = (err: unknown) => log.error({ err }, 'pruning usage records failed');
   const daysAgo = (days: number) => new Date(clock.now().getTime() - days * 86_400_000);
   const prune = () => {
-    const usageDays = keepDays();
+    const { usage_record_days: usageDays, audit_record_days: auditDays } = limits();
     const before = daysAgo(usageDays);
     pruneUsageRecords(db, before, storage).catch(onError);
     pruneDraws(db, before).catch(onError);
-    pruneAudit(db, daysAgo(Math.max(usageDays, auditKeepDays() ?? usageDays))).catch(onError);
+    pruneAudit(db, daysAgo(Math.max(usageDays, auditDays ?? usageDays))).catch(onError);
   };
   prune();
   const timer = setInterval(() => {

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { VENDORS } from '../helpers/vendors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletCreate, walletShow, walletTopup } from '../../engine/cli/wallet-commands.ts';
 import { registerAdminRoutes } from '../../engine/admin/routes.ts';
@@ -11,7 +12,7 @@ const TOKEN = 'admin-secret-token';
 const clock = fixedClock('2026-05-01T00:00:00Z');
 
 async function buildApp(db: Db, adminToken: string | undefined) {
-  const ledger = createLedger(db, { clock });
+  const ledger = createLedger(db, { clock, vendors: () => VENDORS });
   const made: { walletId: string; name?: string }[] = [];
   const app = Fastify();
   await registerAdminRoutes(app, {

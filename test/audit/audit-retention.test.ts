@@ -29,13 +29,8 @@ async function expectAgesLeftAfterPruning(
     await recordAudit(db, CLI_OPERATOR, { walletId, action: 'key.closed', targetId: String(age), before: null, after: null }, daysAgo(age));
   }
   const errors: unknown[] = [];
-  const stop = await startUsageRecordUpkeep(
-    db,
-    fixedClock(NOW),
-    () => usageDays,
-    (e) => errors.push(e),
-    () => auditDays,
-  );
+  const limits = () => ({ usage_record_days: usageDays, audit_record_days: auditDays });
+  const stop = await startUsageRecordUpkeep(db, fixedClock(NOW), limits, { error: (o) => errors.push(o) });
   stop();
   const left = async () =>
     (await listAudit(db, walletId, { limit: 10, offset: 0 })).data.map((e) => Number(e.target_id)).sort((a, b) => a - b);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { VENDORS } from '../helpers/vendors.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
@@ -22,7 +23,7 @@ describe('money', () => {
 
 describeEachDatabase('ledger', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
-  const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc' });
+  const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc', vendors: () => VENDORS });
 
   it('settle runs its charge callback in its own transaction: when it fails, nothing is charged and the hold stays', async () => {
     const l = ledger();

@@ -1,0 +1,46 @@
+// The vendors' side of one gateway: where each vendor's calls go (GatewayEnv's vendor settings, or the bundled
+// simulator for a simulated vendor) and the upstream client's connections to them. Wiring at the top level of
+// engine/ because the simulator is a folder beside engine/ that no room may import.
+import type { Simulator } from '../simulator/index.ts';
+import type { Runtime } from './catalog/runtime.ts';
+import { UpstreamClient } from './calls/upstream.ts';
+import { missingCredentials, routesFor, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
+import { vendorRefusals } from './calls/vendor-refusals.ts';
+
+export interface VendorSide {
+  /** The bundled simulator, when some vendor is simulated (GATEWAY_SIMULATE). */
+  simulator: Simulator | null;
+  routes: VendorRoutes;
+  upstream: UpstreamClient;
+  /** Vendors given routes but no credential: some calls fail, the start does not (logged, and shown by /readyz). */
+  warnings: string[];
+  /** Once no call is left: the connections to the vendors, then the simulator. */
+  close(): Promise<void>;
+}
+
+export async function openVendorSide(vendors: VendorSettings, runtime: Runtime): Promise<VendorSide> {
+  const simulator = vendors.simulated.length ? await startBundledSimulator(runtime) : null;
+  // The pools are sized once from limits.yaml: these three limits need a restart (docs/architecture.md).
+  const limits = runtime.snapshot().config.limits;
+  const upstream = new UpstreamClient({
+    connectTimeoutMs: limits.connect_timeout_ms,
+    connectionsPerOrigin: limits.vendor_connections,
+    http2Streams: limits.vendor_http2_streams,
+  });
+  return {
+    simulator,
+    routes: routesFor(vendors, simulator ? (v) => simulator.routeUrl(v) : undefined),
+    upstream,
+    warnings: missingCredentials(vendors),
+    async close() {
+      await upstream.close();
+      await simulator?.close();
+    },
+  };
+}
+
+/** Loaded only when asked for, so a gateway with real vendors never loads the simulator's code. */
+async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
+  const { startSimulator } = await import('../simulator/index.ts');
+  return startSimulator({ refuse: vendorRefusals(runtime) });
+}
