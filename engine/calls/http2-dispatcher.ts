@@ -32,7 +32,12 @@ export class Http2Dispatcher extends Dispatcher {
 
   override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (this.http1Only) return this.http1.dispatch(opts, handler);
-    void this.send(opts, handler as Handler);
+    // Every failure of the call reaches the handler; one thrown by the handler itself must not go unhandled.
+    this.send(opts, handler as Handler).catch((e: Error) => {
+      try {
+        handler.onError?.(e);
+      } catch {}
+    });
     return true;
   }
 
