@@ -44,7 +44,6 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/dashboard/usage-csv.ts: csvCell',
     'engine/videos/index.ts: openVideoFiles',
     'engine/videos/store.ts: NewVideoJob',
-    'engine/calls/http2-origin.ts: Http2OriginOptions',
     'engine/money/lease-wiring.ts: LeaseConfig',
     // A webhook receiver's side of the signature: the tests' receivers check every delivery with it.
     'engine/alerts/signature.ts: verifySignature',

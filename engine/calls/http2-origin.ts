@@ -2,14 +2,11 @@
 // configured streams or what the vendor allows, whichever is fewer; more calls open more sessions, up to the
 // origin's connection cap, one handshake at a time.
 //
-// Why not undici's HTTP/2 (allowH2): in undici 7 a vendor's graceful GOAWAY (a server retiring a connection,
-// every stream it took allowed to finish) ended the calls in flight on it: through the gateway, 4 of 5 open
-// streams failed as 502 and the fifth was cut, all five worked by the vendor. Node's client lets such streams
-// finish, and refuses only the ones the vendor says it never took (REFUSED_STREAM), which are safe to send
-// again.
+// The upstream client reaches it through undici's Dispatcher interface (http2-dispatcher.ts, which also says
+// why undici's own HTTP/2 is not used): this file is the sessions, and the streams' rules.
 //
-// Whether an origin speaks HTTP/2 is the TLS handshake's answer (ALPN). One that answers http/1.1 is
-// remembered and served by the HTTP/1.1 pool, one call per connection.
+// Whether an origin speaks HTTP/2 is the TLS handshake's answer (ALPN). One that answers http/1.1 fails its
+// call with NotHttp2; the dispatcher remembers it and serves it by the HTTP/1.1 pool, one call per connection.
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';

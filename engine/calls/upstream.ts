@@ -1,14 +1,16 @@
-// Sends one request to one vendor route: over a keep-alive undici Pool (HTTP/1.1), or for a vendor marked
-// `http2` on an https route, over HTTP/2 sessions (http2-origin.ts) when the vendor picks it. Which route comes
-// next, and on what, is route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
+// Sends one request to one vendor route, one way: undici's `request` on the origin's dispatcher, a keep-alive
+// undici Pool (HTTP/1.1), or for a vendor marked `http2` on an https route, HTTP/2 sessions behind the same
+// interface (http2-dispatcher.ts) when the vendor picks it. Which route comes next, and on what, is
+// route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
 import type { ConnectionOptions } from 'node:tls';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import type { Route } from './vendor-routes.ts';
 import type { CallSignal } from './call-signal.ts';
 import { derivedFromText } from '../core/derived.ts';
-import { Http2Origin, NotHttp2, type AnswerBody } from './http2-origin.ts';
+import type { AnswerBody } from './http2-origin.ts';
 import { answerHeaders } from './http2-answer.ts';
+import { Http2Dispatcher } from './http2-dispatcher.ts';
 
 export interface UpstreamRequest {
   path: string;
@@ -56,9 +58,8 @@ const IDLE_MS = 30_000;
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
-  private readonly http2Origins = new Map<string, Http2Origin>();
-  /** Origins of vendors marked http2 whose TLS handshake chose HTTP/1.1: served by the pools until restart. */
-  private readonly http1Only = new Set<string>();
+  /** Origins of vendors marked http2; one whose TLS handshake chose HTTP/1.1 passes its calls to the pool. */
+  private readonly http2 = new Map<string, Http2Dispatcher>();
 
   constructor(private readonly opts: UpstreamOptions) {}
 
@@ -84,19 +85,10 @@ export class UpstreamClient {
   ): Promise<UpstreamAnswer> {
     const base = originAndPath(route.baseUrl);
     const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
+    const http2 = vendor.http2 === true && base.origin.startsWith('https:');
+    const dispatcher: Dispatcher = http2 ? this.http2Dispatcher(base.origin) : this.pool(base.origin);
     try {
-      if (vendor.http2 === true && base.origin.startsWith('https:') && !this.http1Only.has(base.origin)) {
-        try {
-          return await this.http2Origin(base.origin).request(
-            { method: req.method, path: base.path + req.path, headers, body: req.body },
-            signal,
-          );
-        } catch (e) {
-          if (!(e instanceof NotHttp2)) throw e;
-          this.http1Only.add(base.origin);
-        }
-      }
-      const res = await this.pool(base.origin).request({
+      const res = await dispatcher.request({
         method: req.method,
         path: base.path + req.path,
         headers,
@@ -127,25 +119,20 @@ export class UpstreamClient {
     return pool;
   }
 
-  private http2Origin(origin: string): Http2Origin {
-    let h2 = this.http2Origins.get(origin);
+  private http2Dispatcher(origin: string): Http2Dispatcher {
+    let h2 = this.http2.get(origin);
     if (!h2) {
       const { connectTimeoutMs, tls } = this.opts;
-      h2 = new Http2Origin(origin, {
-        streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS,
-        maxSessions: this.opts.connectionsPerOrigin,
-        connectTimeoutMs,
-        idleMs: IDLE_MS,
-        tls,
-      });
-      this.http2Origins.set(origin, h2);
+      const options = { streams: this.opts.http2Streams ?? DEFAULT_HTTP2_STREAMS, maxSessions: this.opts.connectionsPerOrigin };
+      h2 = new Http2Dispatcher(origin, { ...options, connectTimeoutMs, idleMs: IDLE_MS, tls }, this.pool(origin));
+      this.http2.set(origin, h2);
     }
     return h2;
   }
 
   async close(): Promise<void> {
-    for (const h2 of this.http2Origins.values()) h2.close();
-    this.http2Origins.clear();
+    for (const h2 of this.http2.values()) await h2.close();
+    this.http2.clear();
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }

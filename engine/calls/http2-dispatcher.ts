@@ -1,0 +1,115 @@
+// Node's HTTP/2 client (http2-origin.ts) behind undici's Dispatcher interface, so the upstream client sends
+// every call one way (undici's `request` on a dispatcher) whatever the vendor speaks: an HTTP/1.1 Pool, or this.
+// An origin whose TLS handshake picks HTTP/1.1 is handed, from then on, to the pool it was given.
+//
+// Why not undici's own HTTP/2 (a Pool with allowH2): measured on undici 7.30.2, a vendor's graceful GOAWAY
+// (NO_ERROR, every stream taken) failed all five calls in flight on the connection with UND_ERR_SOCKET, all
+// five worked by the vendor; it shares a connection among POSTs only when told they are idempotent with
+// pipelining on, which the HTTP/1.1 fallback would then pipeline too; its pings have no time limit (a silent
+// vendor's calls hang); a REFUSED_STREAM reaches the caller unretried; and an answer shorter than its
+// content-length reads as whole. test/calls/upstream-http2-hostile.test.ts runs its suite against both and
+// records undici's failures (`it.fails`), so an undici upgrade that changes them shows.
+import { Dispatcher } from 'undici';
+import { CallAbort } from './call-signal.ts';
+import { Http2Origin, NotHttp2, type Http2OriginOptions } from './http2-origin.ts';
+
+/** The callbacks undici's own `request` gives a dispatcher (its RequestHandler). */
+type Handler = Required<Pick<Dispatcher.DispatchHandler, 'onConnect' | 'onHeaders' | 'onData' | 'onComplete' | 'onError'>>;
+
+export class Http2Dispatcher extends Dispatcher {
+  private readonly origin: Http2Origin;
+  /** The TLS handshake chose HTTP/1.1: every call goes to `http1`, until restart. */
+  private http1Only = false;
+
+  constructor(
+    origin: string,
+    opts: Http2OriginOptions,
+    private readonly http1: Dispatcher,
+  ) {
+    super();
+    this.origin = new Http2Origin(origin, opts);
+  }
+
+  override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    if (this.http1Only) return this.http1.dispatch(opts, handler);
+    // Every failure of the call reaches the handler; one thrown by the handler itself must not go unhandled.
+    this.send(opts, handler as Handler).catch((e: Error) => {
+      try {
+        handler.onError?.(e);
+      } catch {}
+    });
+    return true;
+  }
+
+  private async send(opts: Dispatcher.DispatchOptions, handler: Handler): Promise<void> {
+    // undici's abort: the caller's signal, or a reader that stopped early. Before the answer it stops the call;
+    // after, it ends the vendor's stream (the body's reader stopping is answerBody's cancel).
+    const stop = new CallAbort();
+    let body: Awaited<ReturnType<Http2Origin['request']>>['body'] | undefined;
+    let done = false;
+    const fail = (err: Error) => {
+      if (done) return;
+      done = true;
+      handler.onError(err);
+    };
+    handler.onConnect((err?: Error) => {
+      const reason = err ?? new Error('the call was stopped');
+      stop.abort(reason);
+      body?.destroy();
+      fail(reason);
+    });
+    if (stop.aborted) return;
+    let answer: Awaited<ReturnType<Http2Origin['request']>>;
+    try {
+      answer = await this.origin.request(
+        {
+          method: opts.method as 'GET' | 'POST',
+          path: opts.path,
+          headers: (opts.headers ?? {}) as Record<string, string>,
+          body: opts.body as string | Buffer | undefined,
+        },
+        stop,
+      );
+    } catch (e) {
+      if (e instanceof NotHttp2 && !stop.aborted) {
+        this.http1Only = true;
+        return void this.http1.dispatch(opts, handler);
+      }
+      return fail(e as Error);
+    }
+    if (done) return void answer.body.destroy();
+    body = answer.body;
+    const raw: string[] = [];
+    for (const [name, value] of Object.entries(answer.headers)) raw.push(name, value);
+    const resume = () => body?.resume();
+    handler.onHeaders(answer.status, raw as unknown as Buffer[], resume, '');
+    body.on('data', (chunk: Buffer) => {
+      if (!done && handler.onData(chunk) === false) body?.pause();
+    });
+    body.once('end', () => {
+      if (done) return;
+      done = true;
+      handler.onComplete([]);
+    });
+    body.once('error', fail);
+  }
+
+  override close(): Promise<void>;
+  override close(callback: () => void): void;
+  override close(callback?: () => void): Promise<void> | void {
+    this.origin.close();
+    if (callback) return void queueMicrotask(callback);
+    return Promise.resolve();
+  }
+
+  override destroy(): Promise<void>;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(callback: () => void): void;
+  override destroy(err: Error | null, callback: () => void): void;
+  override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
+    this.origin.close();
+    const callback = typeof a === 'function' ? a : b;
+    if (callback) return void queueMicrotask(callback);
+    return Promise.resolve();
+  }
+}
