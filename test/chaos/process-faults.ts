@@ -4,8 +4,8 @@
 //   Calls answer 503 while it is down, settles that failed are written once it is back, the gateway is not
 //   restarted.
 // - The gateway SIGKILLed under load: a child gateway process on a scratch schema of the test PostgreSQL,
-//   killed while a run's calls are in flight and started again on the same port; its holds expire (a short
-//   reservation TTL) and the new process's sweeper releases them. What the dead process had not charged is lost
+//   killed while a run's calls are in flight and started again on the same port; its holds and leases expire
+//   (short TTLs) and the new process's sweeper releases them. What the dead process had not charged is lost
 //   and reported, within a bound; nothing stays held and nothing is charged twice.
 import { systemClock } from '../../engine/core/clock.ts';
 import { VENDORS } from '../helpers/vendors.ts';
@@ -20,6 +20,7 @@ import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
 import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
 import type { FaultCase } from './harness.ts';
 import type { ChaosStarter } from './suite.ts';
+import { billingFor, LEASE_TTL_MS } from './kill-target.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const freePort = () => 20000 + Math.floor(Math.random() * 12000);
@@ -92,7 +93,11 @@ export function gatewayKillSuite(): { start: ChaosStarter; faults: FaultCase[] }
     const launch = () =>
       startChildGateway(env, {
         apiKey: 'unused',
-        prepare: (tree) => tree.edit('config/limits.yaml', (t) => chaosLimits(t, RESERVATION_TTL_MS)),
+        prepare: (tree) => {
+          tree.edit('config/limits.yaml', (t) => chaosLimits(t, RESERVATION_TTL_MS));
+          // The shipped leases: a killed process's leases are holds until their TTL, shortened as for kill-charged.
+          tree.edit('config/billing.yaml', (t) => billingFor(t, true));
+        },
       });
     let child: ChildGateway = await launch();
     killAndRestart = async (run) => {
@@ -125,7 +130,7 @@ export function gatewayKillSuite(): { start: ChaosStarter; faults: FaultCase[] }
       {
         name: 'gateway SIGKILLed under load',
         during: (ctx) => killAndRestart!(ctx.run),
-        settleMs: RESERVATION_TTL_MS + 5_000,
+        settleMs: Math.max(RESERVATION_TTL_MS, LEASE_TTL_MS) + 5_000,
         // Only calls in flight at the kill can lose their charge: at most every call of every run.
         lossBound: (calls) => calls,
       },
