@@ -4,7 +4,7 @@ import type { Db } from '../db/db.ts';
 import { countSlotKeys } from '../keys/store.ts';
 import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
-import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
+import { spendableOf } from '../money/spendable.ts';
 
 const lotView = (l: LotBalance) => ({
   id: l.id,
@@ -72,8 +72,8 @@ export async function walletView(
   w: Wallet,
   countActiveKeys: (walletId: string) => Promise<number>,
 ): Promise<WalletView> {
-  const [bal, leased, keysActive] = await Promise.all([ledger.balance(w.id), readLeasedByLot(db, [w.id]), countActiveKeys(w.id)]);
-  return walletViewFrom(w, spendableBalance(bal, leased), keysActive);
+  const [bal, keysActive] = await Promise.all([spendableOf(db, ledger, w.id), countActiveKeys(w.id)]);
+  return walletViewFrom(w, bal, keysActive);
 }
 
 /**

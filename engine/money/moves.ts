@@ -1,5 +1,6 @@
 // What one batch's decisions move (policy.ts decides, batch-sql.ts writes): lot and wallet deltas, journal
 // rows, new and changed reservations, and draws, recorded as they are made for one write at the end.
+import { assertMoney } from './invariants.ts';
 import type { ReserveOp } from './types.ts';
 
 /** A lot as the batch locked it; the Book changes `avail` and `reserved` as it decides. */
@@ -59,7 +60,7 @@ export class Moves {
     const reserved = kind === 'reserve' ? n : -n;
     lot.avail += avail;
     lot.reserved += reserved;
-    if (lot.avail < 0n || lot.reserved < 0n) throw new Error(`ledger: lot ${lot.id} would go negative`);
+    assertMoney(lot.avail >= 0n && lot.reserved >= 0n, () => `ledger: lot ${lot.id} would go negative`);
     addDelta(this.lotDelta, lot.id, avail, reserved);
     addDelta(this.walletDelta, lot.walletId, avail, reserved);
     this.journal.push({ walletId: lot.walletId, lotId: lot.id, reservationId, kind, amount: n, at });
