@@ -2,7 +2,7 @@
 // A broken one is a bug or a row changed by hand, never a client's doing: the move that would break it throws
 // this before anything is written, so it fails alone and the money stays as it was.
 
-class MoneyInvariantBroken extends Error {
+export class MoneyInvariantBroken extends Error {
   override name = 'MoneyInvariantBroken';
 }
 
