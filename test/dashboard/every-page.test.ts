@@ -233,6 +233,27 @@ function englishLeftOn(text: string): string[] {
   return [...found, ...keys, ...braces, ...particles];
 }
 
+describe('the audit trail in words', () => {
+  it('says each change as a sentence and each actor in words, in Korean and in English', async () => {
+    for (const [locale, lines] of [
+      ['ko-KR', ['월 한도 300 → 30,000 크레딧', '운영자 (명령줄)', '충전량 5,000,000 크레딧', '사용 범위 공급사 C 전용', '역할 조회자 → 관리자', '상태 사용 중 → 닫힘']],
+      ['en-US', ['Monthly limit 300 → 30,000 credits', 'Operator (command line)', 'Added 5,000,000 credits', 'Role viewer → manager', 'Status open → closed']],
+    ] as const) {
+      const context = await browser.newContext({ locale });
+      const page = await context.newPage();
+      await page.goto((await issueLink(t, t.walletId)).url);
+      await page.locator('main button[type="submit"]').click();
+      await page.waitForURL(`${t.url}/dashboard/wallet`);
+      await page.goto(`${t.url}/dashboard/audit`);
+      const cells = await page.locator('tbody td').evaluateAll((tds) => tds.flatMap((td) => td.innerHTML.split('<br>')));
+      const said = cells.map((c) => c.replace(/<[^>]+>/g, '').trim());
+      for (const line of lines) expect(said, line).toContain(line);
+      expect(said.join('\n')).not.toContain('{');
+      await context.close();
+    }
+  });
+});
+
 describe('every dashboard page in both languages, on a desktop and a phone', () => {
   for (const locale of ['ko-KR', 'en-US']) {
     for (const viewport of [

@@ -44,7 +44,7 @@ export const enWords = {
   'audit.field.reason': 'Why',
   'audit.field.created_by': 'Owner then',
   'audit.field.owner_id': 'Owner',
-  'audit.field.credits': 'Credits',
+  'audit.field.credits': 'Added',
   'audit.field.vendors': 'Usable for',
   'audit.field.identity': 'Account',
   'audit.field.role': 'Role',

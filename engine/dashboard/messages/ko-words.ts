@@ -46,7 +46,7 @@ export const koWords: Record<keyof typeof enWords, string> = {
   'audit.field.reason': '이유',
   'audit.field.created_by': '만든 때 소유자',
   'audit.field.owner_id': '소유자',
-  'audit.field.credits': '크레딧',
+  'audit.field.credits': '충전량',
   'audit.field.vendors': '사용 범위',
   'audit.field.identity': '계정',
   'audit.field.role': '역할',
