@@ -236,8 +236,27 @@ function englishLeftOn(text: string): string[] {
 describe('the audit trail in words', () => {
   it('says each change as a sentence and each actor in words, in Korean and in English', async () => {
     for (const [locale, lines] of [
-      ['ko-KR', ['월 한도 300 → 30,000 크레딧', '운영자 (명령줄)', '충전량 5,000,000 크레딧', '사용 범위 공급사 C 전용', '역할 조회자 → 관리자', '상태 사용 중 → 닫힘']],
-      ['en-US', ['Monthly limit 300 → 30,000 credits', 'Operator (command line)', 'Added 5,000,000 credits', 'Role viewer → manager', 'Status open → closed']],
+      [
+        'ko-KR',
+        [
+          '월 한도 300 → 30,000 크레딧',
+          '운영자 (명령줄)',
+          '충전량 5,000,000 크레딧',
+          '사용 범위 공급사 C 전용',
+          '역할 조회자 → 관리자',
+          '상태 사용 중 → 닫힘',
+        ],
+      ],
+      [
+        'en-US',
+        [
+          'Monthly limit 300 → 30,000 credits',
+          'Operator (command line)',
+          'Added 5,000,000 credits',
+          'Role viewer → manager',
+          'Status open → closed',
+        ],
+      ],
     ] as const) {
       const context = await browser.newContext({ locale });
       const page = await context.newPage();
@@ -263,13 +282,8 @@ describe('every dashboard page in both languages, on a desktop and a phone', () 
       it(`${locale} at ${viewport.width}×${viewport.height}: readable columns, nothing wider than the screen${locale === 'ko-KR' ? ', no English names' : ''}`, async () => {
         const context = await browser.newContext({ locale, viewport });
         const page = await context.newPage();
-        await page.goto((await issueLink(t, t.walletId)).url);
-        await page.screenshot({ path: `${SHOTS}/${locale}-${viewport.width}-sign-in.png`, fullPage: true });
-        await page.locator('main button[type="submit"]').click();
-        await page.waitForURL(`${t.url}/dashboard/wallet`);
         const problems: string[] = [];
-        for (const [name, path] of pages()) {
-          await page.goto(`${t.url}${path}`);
+        const check = async (name: string) => {
           await page.screenshot({ path: `${SHOTS}/${locale}-${viewport.width}-${name}.png`, fullPage: true });
           const m = await measure(page);
           if (m.scrollWidth > viewport.width) problems.push(`${name}: the page is ${m.scrollWidth} px wide`);
@@ -278,6 +292,14 @@ describe('every dashboard page in both languages, on a desktop and a phone', () 
             if (c.broken) problems.push(`${name}: column "${c.column}" breaks "${c.broken}" across lines`);
           }
           if (locale === 'ko-KR') for (const left of englishLeftOn(m.text)) problems.push(`${name}: "${left}" on a Korean page`);
+        };
+        await page.goto((await issueLink(t, t.walletId)).url);
+        await check('sign-in');
+        await page.locator('main button[type="submit"]').click();
+        await page.waitForURL(`${t.url}/dashboard/wallet`);
+        for (const [name, path] of pages()) {
+          await page.goto(`${t.url}${path}`);
+          await check(name);
         }
         expect([...new Set(problems)]).toEqual([]);
         await context.close();
