@@ -86,8 +86,8 @@ export const uiOf = (locale: Locale) => ({
   locale,
   t: (key: MessageKey, params?: Params) => t(locale, key, params),
   th: (key: MessageKey, params?: Params) => th(locale, key, params),
-  /** A name of the gateway's (a door, a webhook event or delivery state) in the locale's words; unknown, as it is. */
-  word: (kind: 'door' | 'wh.event' | 'wh.state', name: string): string =>
+  /** A name of the gateway's (a door, a webhook event or delivery state, a video's failure) in the locale's words; unknown, as it is. */
+  word: (kind: 'door' | 'wh.event' | 'wh.state' | 'videos.error', name: string): string =>
     `${kind}.${name}` in en ? t(locale, `${kind}.${name}` as MessageKey) : name,
   /** Whole credits, grouped ('—' for none). */
   credits: (n: number | null | undefined) => format.wholeCredits(locale, n),

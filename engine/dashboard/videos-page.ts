@@ -86,7 +86,7 @@ ${head('videos.col.deleted')}
 ${head('videos.col.expires')}
 <tbody>${jobs.map(
               (j) => html`<tr data-video-id="${j.id}"><td>${j.model}</td>
-<td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`: <code>${j.errorCode}</code>` : ''}</td>
+<td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`<br><small>${ui.locale === 'en' ? html`<code>${j.errorCode}</code>` : ui.word('videos.error', j.errorCode)}</small>` : ''}</td>
 <td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td><td><code>${j.id}</code></td></tr>`,
             )}</tbody></table></div>`
       }

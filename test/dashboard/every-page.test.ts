@@ -28,6 +28,10 @@ const ENGLISH_NAMES = [
   ...Object.keys(parse(readFileSync('config/doors.yaml', 'utf8'))),
   ...EVENT_TYPES,
   ...AUDIT_ACTIONS,
+  'moderation_blocked',
+  'vendor_failed',
+  'timed_out',
+  'undelivered',
   'pending',
   'delivered',
   'failed',
@@ -106,6 +110,15 @@ async function keysAndCalls() {
     },
   );
   expect(video.status, await video.clone().text()).toBe(200);
+  const refused = await post(
+    t,
+    '/v1/videos',
+    { model: 'video-d-1', prompt: 'a storm [[sim:output_moderated]]', seconds: '4', size: '1280x720' },
+    {
+      authorization: `Bearer ${t.apiKey}`,
+    },
+  );
+  expect(refused.status, await refused.clone().text()).toBe(200);
   for (const name of ['backend', 'old server']) expect((await owner.post('/dashboard/management-keys', { name })).status).toBe(303);
   const mkId = await idIn('/dashboard/management-keys', /action="\/dashboard\/management-keys\/([^"/]+)\/close"/);
   at.closeManagementKey = `/dashboard/management-keys/${mkId}/close`;

@@ -1,6 +1,7 @@
-// English words for the gateway's own names shown on the pages (doors, webhook events and delivery states, how
-// the operator came) and for the audit trail's changes written as sentences (audit-change.ts). English keeps
-// the API's own names where a developer meets them in payloads (events, doors); Korean says them in words.
+// English words for the gateway's own names shown on the pages (doors, webhook events and delivery states, why
+// a video failed, how the operator came) and for the audit trail's changes written as sentences
+// (audit-change.ts). English keeps the API's own names where a developer meets them in payloads (events, doors,
+// error codes); Korean says them in words.
 export const enWords = {
   'door.chat': 'chat',
   'door.messages': 'messages',
@@ -20,6 +21,10 @@ export const enWords = {
   'wh.state.pending': 'pending',
   'wh.state.delivered': 'delivered',
   'wh.state.failed': 'failed',
+  'videos.error.moderation_blocked': 'moderation_blocked',
+  'videos.error.vendor_failed': 'vendor_failed',
+  'videos.error.timed_out': 'timed_out',
+  'videos.error.undelivered': 'undelivered',
 
   'audit.actor.operator_via': 'Operator ({via})',
   'audit.operator.cli': 'command line',

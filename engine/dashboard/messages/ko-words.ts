@@ -22,6 +22,10 @@ export const koWords: Record<keyof typeof enWords, string> = {
   'wh.state.pending': '보내는 중',
   'wh.state.delivered': '전달됨',
   'wh.state.failed': '실패',
+  'videos.error.moderation_blocked': '공급사의 콘텐츠 정책으로 거부됨',
+  'videos.error.vendor_failed': '공급사에서 실패함',
+  'videos.error.timed_out': '제한 시간 안에 끝나지 않음',
+  'videos.error.undelivered': '파일을 저장하지 못함',
 
   'audit.actor.operator_via': '운영자 ({via})',
   'audit.operator.cli': '명령줄',
