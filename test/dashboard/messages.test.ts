@@ -1,7 +1,11 @@
 // The dashboard's two catalogs and what reads them: Korean has exactly the English keys, no empty text and
 // the same parameters; t() fills parameters in, th() escapes them; the locale comes from the cookie, then
 // Accept-Language, then English; amounts and times are written for the locale; refusals speak it.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../engine/alerts/index.ts';
+import { AUDIT_ACTIONS } from '../../engine/audit/trail.ts';
 import type { FastifyRequest } from 'fastify';
 import { en } from '../../engine/dashboard/messages/en.ts';
 import { ko } from '../../engine/dashboard/messages/ko.ts';
@@ -43,6 +47,17 @@ describe('the catalogs', () => {
       .filter(([k, v]) => !HANGUL.test(v) && !sameByDesign.has(k))
       .map(([k]) => k);
     expect(notKorean).toEqual([]);
+  });
+});
+
+describe('the gateway’s own names', () => {
+  it('every door, webhook event and audit action has its words, so a Korean page never falls back to the name', () => {
+    const names = [
+      ...Object.keys(parse(readFileSync('config/doors.yaml', 'utf8'))).map((d) => `door.${d}`),
+      ...EVENT_TYPES.map((e) => `wh.event.${e}`),
+      ...AUDIT_ACTIONS.map((a) => `audit.action.${a}`),
+    ];
+    expect(names.filter((k) => !(k in ko) || !HANGUL.test((ko as Record<string, string>)[k]))).toEqual([]);
   });
 });
 
