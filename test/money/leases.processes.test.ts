@@ -3,7 +3,7 @@
 // SIGKILL the restarted gateway leaves nothing held and nothing charged twice, with what was lost measured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
+import { vendorsAtSimulator } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
@@ -53,11 +53,13 @@ const CALL_GAP_MS = 5;
 const KILL_AFTER_ANSWERED = 40;
 
 function gateway(apiKey: string, opts: { ttlMs?: number } = {}): Promise<ChildGateway> {
-  const env: Record<string, string> = { DATABASE_URL: pgSchema.url, GATEWAY_SIMULATE: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: ADMIN };
-  for (const v of VENDORS) {
-    env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
-    env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
-  }
+  const env: Record<string, string> = {
+    DATABASE_URL: pgSchema.url,
+    GATEWAY_SIMULATE: '0',
+    LOG_LEVEL: 'warn',
+    GATEWAY_ADMIN_TOKEN: ADMIN,
+    ...vendorsAtSimulator(sim),
+  };
   return startChildGateway(env, {
     apiKey,
     prepare: (tree) => {

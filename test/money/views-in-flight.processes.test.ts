@@ -10,7 +10,7 @@ import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { VENDORS } from '../helpers/vendors.ts';
+import { vendorsAtSimulator } from '../helpers/vendors.ts';
 import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
@@ -38,11 +38,13 @@ afterAll(async () => {
 
 /** A gateway process on the shipped config (budget leases on), its vendors at the simulator. */
 function gateway(apiKey: string): Promise<ChildGateway> {
-  const env: Record<string, string> = { DATABASE_URL: pg.url, GATEWAY_SIMULATE: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: ADMIN };
-  for (const v of VENDORS) {
-    env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
-    env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
-  }
+  const env: Record<string, string> = {
+    DATABASE_URL: pg.url,
+    GATEWAY_SIMULATE: '0',
+    LOG_LEVEL: 'warn',
+    GATEWAY_ADMIN_TOKEN: ADMIN,
+    ...vendorsAtSimulator(sim),
+  };
   return startChildGateway(env, { apiKey }).then((c) => (children.push(c), c));
 }
 
