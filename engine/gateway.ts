@@ -62,7 +62,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
   const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
   for (const warning of warnings) app.log.warn({ warning }, warning);
-  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
+  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings, vendors: vendors.summary });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
   appMade(app.log);
   calls.registerDoors(app);

@@ -4,7 +4,7 @@
 import type { Simulator } from '../simulator/index.ts';
 import type { Runtime } from './catalog/runtime.ts';
 import { UpstreamClient } from './calls/upstream.ts';
-import { missingCredentials, routesFor, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
+import { routeSummary, routesFor, vendorWarnings, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
 import { vendorRefusals } from './calls/vendor-refusals.ts';
 
 export interface VendorSide {
@@ -12,8 +12,10 @@ export interface VendorSide {
   simulator: Simulator | null;
   routes: VendorRoutes;
   upstream: UpstreamClient;
-  /** Vendors given routes but no credential: some calls fail, the start does not (logged, and shown by /readyz). */
+  /** Vendors given routes but no credential, or neither routes nor the simulator: some calls fail, the start does not (logged, and shown by /readyz). */
   warnings: string[];
+  /** Per vendor, its number of routes and whether the simulator serves it, as /readyz shows them. */
+  summary: ReturnType<typeof routeSummary>;
   /** Once no call is left: the connections to the vendors, then the simulator. */
   close(): Promise<void>;
 }
@@ -27,11 +29,13 @@ export async function openVendorSide(vendors: VendorSettings, runtime: Runtime):
     connectionsPerOrigin: limits.vendor_connections,
     http2Streams: limits.vendor_http2_streams,
   });
+  const routes = routesFor(vendors, simulator ? (v) => simulator.routeUrl(v) : undefined);
   return {
     simulator,
-    routes: routesFor(vendors, simulator ? (v) => simulator.routeUrl(v) : undefined),
+    routes,
     upstream,
-    warnings: missingCredentials(vendors),
+    warnings: vendorWarnings(vendors),
+    summary: routeSummary(routes),
     async close() {
       await upstream.close();
       await simulator?.close();
