@@ -13,6 +13,11 @@ export interface RequestBody {
 /** The parsed JSON body, which must be an object. */
 export function readJsonBody(req: FastifyRequest): RequestBody {
   const body = req.body;
+  if (typeof body === 'string' || !/^application\/([\w.+-]+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
+    // Fastify reads text/plain as a string, and a body sent without a content type reaches here empty.
+    const sent = req.headers['content-type'] ? `this one was ${req.headers['content-type']}` : 'this one had no content-type';
+    throw errors.invalidRequest(`The request body must be a JSON object, sent with content-type: application/json (${sent}).`);
+  }
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
   return { body: body as JsonObject };
 }
