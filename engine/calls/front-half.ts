@@ -183,7 +183,10 @@ function shortestAnswerRefused(refusal: GatewayError, { neededNano, availableNan
     refusal.type,
     `Not even the shortest answer fits: this call needs at least ${nanoToCreditsCeil(neededNano)} credits (its input and one ` +
       `output token), and ${left} ${nanoToCreditsFloor(availableNano < 0n ? 0n : availableNano)} credits for it. ` +
-      `No output limit would make it fit: ${remedy}, or send a shorter input. Nothing was charged.`,
+      `No output limit would make it fit: ${remedy}, or send a shorter input.` +
+      // The refusal said to retry soon when calls in flight hold the rest: what they give back may be enough.
+      (refusal.headers['retry-after'] ? ' Calls in progress hold more of it: a retry in a moment may fit.' : '') +
+      ' Nothing was charged.',
     { headers: refusal.headers },
   );
 }

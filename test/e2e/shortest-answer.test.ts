@@ -45,6 +45,23 @@ describe('a limit too small for the shortest answer', () => {
     }
   });
 
+  it("while the wallet's own calls in flight hold the rest, it also says a retry in a moment may fit", async () => {
+    const wallet = await t.gw.ledger.createWallet({ credits: 80_000 });
+    const { key } = await t.gw.keys.createApiKey(wallet.id, { name: 'burst' });
+    // The first call holds b-4.1-mini's whole output (52,429 credits) while the vendor takes its time; the second's
+    // input alone (about 72 KB, some 29,000 credits) does not fit in the 27,571 left beside it.
+    t.sim.inject('b0', { kind: 'delay', ms: 1_500 });
+    const first = call(key, { model: 'b-4.1-mini', max_completion_tokens: 32_768, messages: [{ role: 'user', content: 'first' }] });
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await call(key, { model: 'b-4.1-mini', messages: [{ role: 'user', content: 'hello '.repeat(12_000) }] });
+    expect(second.status).toBe(402);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const message = await messageOf(second);
+    expect(message).toContain('Not even the shortest answer fits');
+    expect(message).toContain('a retry in a moment may fit');
+    expect((await first).status).toBe(200);
+  });
+
   it('a limit the client sent that is too large, where a smaller one fits, is still named in the 402', async () => {
     const wallet = await t.gw.ledger.createWallet({ credits: 1_000 });
     const { key } = await t.gw.keys.createApiKey(wallet.id, { name: 'small' });
