@@ -48,6 +48,10 @@ describe('errors that name their limits', () => {
       expect(body.error.message).toContain(type);
       if (path === '/v1/messages') expect(body.type).toBe('error');
     }
+    // The videos door also takes a form, and says so.
+    const video = await send('/v1/videos', JSON.stringify({ model: 'video-d-1', prompt: 'a cat' }), 'text/plain');
+    expect(video.status).toBe(400);
+    expect(((await video.json()) as { error: { message: string } }).error.message).toContain('application/json (or multipart/form-data)');
   });
 
   it('1,200,000 words to b-4.1-mini are a 400 before anything is held: balance unchanged, vendor not called', async () => {
