@@ -259,11 +259,12 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     // A call cut by the kill may be charged (its charge committed, its answer lost with the process) or not.
     const cutButCharged = chargedIds.filter((id) => !answeredAt.has(id)).length;
     expect(answeredAt.size).toBeGreaterThanOrEqual(KILL_AFTER_ANSWERED);
-    // Draws are written in the order calls drew, each row with the instant it drew; a call draws before its
-    // answer leaves. So a call lost with the process drew after the newest row written, and its answer
-    // arrived after that instant. A lost call answered before it would mean draws skipped or reordered.
+    // A draw is one row, its usage record (which carries the draw's id), written in the order calls were charged,
+    // each with the instant its charge was decided; a call is charged before its answer leaves. So a call lost with
+    // the process was charged after the newest record written, and its answer arrived after that instant. A lost
+    // call answered before it would mean draws skipped or reordered.
     const newest = await pgSchema.db.query<{ n: number; last: Date | string | null }>(
-      `SELECT count(*)::int AS n, max(d.at) AS last FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id WHERE r.wallet_id = $1`,
+      `SELECT count(*)::int AS n, max(at) AS last FROM usage_records WHERE wallet_id = $1 AND transfer_id IS NOT NULL`,
       [walletId],
     );
     expect(newest.rows[0].n, 'no draw was written before the kill: the test did not exercise leases').toBeGreaterThan(0);
