@@ -15,6 +15,7 @@ import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { JsonObject } from '../core/types.ts';
 import { cloneJson } from '../../transforms/util/json.ts';
+import { checkModelFields } from './model-fields.ts';
 
 export interface TransformRegistry {
   protocols: Record<string, Protocol>;
@@ -96,6 +97,7 @@ export function prepareCall(
     if (!transform) throw errors.unavailable(`Transform '${name}' is not available.`);
     call = transform(call);
   }
+  checkModelFields(wire.modelFields, call, caller, snap.catalog, opts.now);
   return { call, protocol, protocolName, wire };
 }
 
