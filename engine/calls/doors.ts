@@ -17,8 +17,8 @@ const ADJUSTED_HEADER = 'x-service-adjusted';
 import {
   admitCall,
   authenticateBeforeBody,
-  doorReservation,
   doorReservationLowered,
+  doorReservationWithinDay,
   type BodyReader,
   type FrontHalfDeps,
 } from './front-half.ts';
@@ -83,7 +83,13 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const facts = callFacts(req);
   facts.door = doorName;
   const trace = startCallTrace(s.telemetry, req, doorName, facts);
-  const admission = { door: doorName, readBody, planHold: doorReservation, lowerHold: doorReservationLowered(s.accounts), trace };
+  const admission = {
+    door: doorName,
+    readBody,
+    planHold: doorReservationWithinDay(s.accounts),
+    lowerHold: doorReservationLowered(s.accounts),
+    trace,
+  };
   const { snap, door, now, caller, prepared, hold, plan } = await admitCall(req, s, admission).catch((e: unknown) => {
     noteRefusal(facts, e, req.body, s.runtime.snapshot());
     facts.markSettled();

@@ -143,10 +143,26 @@ function traceRequest({ prepared, caller }: PreparedRequest) {
 }
 
 /** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
-export function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
+function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
   if (door.billing === 'free') return { amount: null };
   const { amount, advice } = reservationFor(door, prepared.call, snap, now);
   return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
+}
+
+/**
+ * A model door's hold with its default output fitted to what the key's day has left. The daily limit refuses a
+ * call only once the day is used up, so a call that leaves the output limit to the gateway would otherwise be
+ * held, and may be charged, for the model's whole output far past the day. A limit the client sent is held as sent.
+ */
+export function doorReservationWithinDay(accounts: Accounts) {
+  const lowered = doorReservationLowered(accounts);
+  return async (call: PreparedRequest): Promise<HoldPlan> => {
+    const plan = doorReservation(call);
+    if (plan.amount === null || call.door.billing !== 'tokens') return plan;
+    const dayLeft = await accounts.dayLeft(call.caller);
+    if (dayLeft === null || plan.amount <= dayLeft) return plan;
+    return (await lowered(call)) ?? plan;
+  };
 }
 
 /**

@@ -88,3 +88,44 @@ describe('file search chunks are held (issue 39)', () => {
     }
   });
 });
+
+describe("the lowered default output fits what the key's day has left (issue 39)", () => {
+  // b-6: $5 / $30 per 1M tokens, 128,000 output tokens at most: $3.84 of output held for a call without a limit.
+  const chat = (k: Key, extra: Record<string, unknown> = {}) =>
+    post(k, '/v1/chat/completions', { model: 'b-6', messages: [{ role: 'user', content: 'Say a lot. [[sim:long=3000]]' }], ...extra });
+
+  it("the issue's repro: a key with only a 1,000-credit day calls b-6 without an output limit", async () => {
+    const k = await keyWith({ dailyLimitCredits: 1000 });
+    const res = await chat(k);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const written = Number(res.headers.get('x-service-max-tokens'));
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThan(200); // 1,000 credits buy about 33 output tokens at $30 per 1M, less the prompt
+    const sent = t
+      .received('b')
+      .filter((r) => r.path === '/v1/chat/completions')
+      .at(-1)?.body as any;
+    expect(sent.max_completion_tokens ?? sent.max_tokens).toBe(written);
+    await res.json();
+    expect((await keyStatus(k)).day.used_credits).toBeLessThanOrEqual(1000);
+  });
+
+  it('a limit the client sent is held as sent: the daily limit blocks only once the day is used up', async () => {
+    const k = await keyWith({ dailyLimitCredits: 1000 });
+    const res = await chat(k, { max_completion_tokens: 100 });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-max-tokens')).toBeNull();
+    await res.json();
+    expect((await keyStatus(k)).day.used_credits).toBeGreaterThan(1000);
+    const again = await chat(k, { max_completion_tokens: 100 });
+    expect(again.status).toBe(429);
+  });
+
+  it('a key without a daily limit, or with room for the whole output, is held for the whole output as before', async () => {
+    const k = await keyWith({ dailyLimitCredits: 10_000_000 });
+    const res = await chat(k);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-max-tokens')).toBeNull();
+    await res.json();
+  });
+});
