@@ -129,3 +129,59 @@ describe("the lowered default output fits what the key's day has left (issue 39)
     await res.json();
   });
 });
+
+describe('usage reported above the hold (issue 39)', () => {
+  const metric = async (name: string, vendor: string): Promise<number> => {
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{vendor="${vendor}"}`));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  };
+
+  it("the issue's repro: four calls at once, each far above its hold, on a 300,000-credit month", async () => {
+    const k = await keyWith({ monthlyLimitCredits: 300_000 });
+    const callsBefore = await metric('gateway_usage_above_hold_total', 'b');
+    const nanoBefore = await metric('gateway_usage_above_hold_nano_usd_total', 'b');
+    // Held at about 3,500 credits each (100 output tokens of b-6); reported at 5,333 output tokens: 160,000 credits.
+    const body = {
+      model: 'b-6',
+      max_completion_tokens: 100,
+      messages: [{ role: 'user', content: 'hi [[sim:usage input=10 output=5333]]' }],
+    };
+    const answers = await Promise.all(Array.from({ length: 4 }, () => post(k, '/v1/chat/completions', body)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    await Promise.all(answers.map((r) => r.json()));
+
+    // What was decided (docs/api.md): the usage is charged as far as the wallet goes and counts on the key's month
+    // in full, so the key is refused from then on until the month reopens or the limit is raised.
+    const used = (await keyStatus(k)).month.used_credits;
+    expect(used).toBeGreaterThan(600_000);
+    const next = await post(k, '/v1/chat/completions', body);
+    expect(next.status).toBe(429);
+    expect(((await next.json()) as any).error.type).toBe('key_limit_exceeded');
+
+    // And the operator sees it: four calls of vendor B above their holds, by about what they passed them.
+    let calls = 0;
+    for (let i = 0; i < 40 && calls < callsBefore + 4; i++) {
+      calls = await metric('gateway_usage_above_hold_total', 'b');
+      if (calls < callsBefore + 4) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(calls - callsBefore).toBe(4);
+    const passedBy = (await metric('gateway_usage_above_hold_nano_usd_total', 'b')) - nanoBefore;
+    expect(passedBy).toBeGreaterThan(4 * 150_000_000);
+    expect(passedBy).toBeLessThan(used * 1000);
+  });
+
+  it('a call within its hold is not counted', async () => {
+    const k = await keyWith({});
+    const before = await metric('gateway_usage_above_hold_total', 'b');
+    const res = await post(k, '/v1/chat/completions', {
+      model: 'b-6',
+      max_completion_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(res.status).toBe(200);
+    await res.json();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await metric('gateway_usage_above_hold_total', 'b')).toBe(before);
+  });
+});
