@@ -52,9 +52,14 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   const choices = choicesOf(body, honoured.choices, r.max_choices);
   const perChoiceTools = serverToolBounds(body, honoured, r.max_server_tool_calls, billing.server_tools);
   // Each search's result pages, and each file search's chunks, come back as input the body does not show.
-  const fileSearchResults = fileSearchResultsPerCall(body, honoured, r.file_search_results);
-  const resultTokens =
-    perChoiceTools.web_search * r.search_result_tokens + perChoiceTools.file_search * fileSearchResults * r.file_search_chunk_tokens;
+  // Per call of each tool the body sends (0 for a kind it does not).
+  const sends = (kind: ServerToolKind) =>
+    Array.isArray(body.tools) && body.tools.some((t) => isObject(t) && serverToolKind(t.type) === kind);
+  const perCall = {
+    web_search: sends('web_search') ? r.search_result_tokens : 0,
+    file_search: fileSearchResultsPerCall(body, honoured, r.file_search_results) * r.file_search_chunk_tokens,
+  };
+  const resultTokens = resultTokensOf(perChoiceTools, perCall, honoured.tool_calls !== undefined && body[honoured.tool_calls] != null);
   if (resultTokens > 0) {
     inputTokens += resultTokens * choices.count;
     if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
@@ -88,6 +93,18 @@ function advisorBounds(body: JsonObject, honoured: HonouredLimits, unbounded: nu
       },
     ];
   });
+}
+
+/**
+ * Input the server tools' results add per answer. Under one cap for the whole call the vendor may spend every call
+ * on the tool whose results are largest, whichever the fees held first (serverToolBounds), so each call is held
+ * at the largest results of the tools sent.
+ */
+function resultTokensOf(calls: TextBounds['serverToolCalls'], perCall: Record<ServerToolKind, number>, shared: boolean): number {
+  const kinds = Object.keys(perCall) as ServerToolKind[];
+  if (!shared) return kinds.reduce((sum, k) => sum + calls[k] * perCall[k], 0);
+  const total = kinds.reduce((sum, k) => sum + calls[k], 0);
+  return total * Math.max(...kinds.map((k) => perCall[k]));
 }
 
 /**
