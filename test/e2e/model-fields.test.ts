@@ -168,6 +168,28 @@ describe('every declared model field holds to the key list (issue 39)', () => {
     expect(ok.status, await ok.text()).toBe(200);
   });
 
+  it('a model field spelled otherwise in a tool (Model, MODEL, a full-width m) is a 400 naming it, nothing sent', async () => {
+    const key = await keyFor(['a-mid-*']);
+    const sentBefore = t.sim.received.length;
+    for (const spelled of ['Model', 'MODEL', '\uff4dodel']) {
+      const res = await fetch(`${t.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', ...A_VERSION },
+        body: JSON.stringify({
+          model: 'a-mid-5.1',
+          max_tokens: 16,
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ type: 'advisor_20260301', name: 'advisor', model: 'a-mid-4.5', [spelled]: 'a-top-5.5', max_uses: 1 }],
+        }),
+      });
+      const body = (await res.json()) as any;
+      expect(res.status, spelled).toBe(400);
+      expect(body.error.message).toContain(spelled);
+    }
+    expect(t.sim.received.length).toBe(sentBefore);
+    expect(await t.held()).toBe(0n);
+  });
+
   it('an advisor naming another vendor’s model, or a model the catalog lacks, is refused before anything is held', async () => {
     const key = await keyFor(['a-*', 'b-*']);
     const sentBefore = t.sim.received.length;
