@@ -54,7 +54,7 @@ export async function lowerOutputToRoom(
 }
 
 /** Whether the client's own body sets an output limit of any wire format. */
-function clientSentOutputLimit(call: Call): boolean {
+export function clientSentOutputLimit(call: Call): boolean {
   return everyFormatsLimits().some((l) => (l.output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null));
 }
 

@@ -86,7 +86,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const admission = {
     door: doorName,
     readBody,
-    planHold: doorReservationWithinDay(s.accounts),
+    planHold: doorReservationWithinDay(s.accounts, s.clock),
     lowerHold: doorReservationLowered(s.accounts),
     trace,
   };

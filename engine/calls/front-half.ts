@@ -9,7 +9,9 @@ import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
-import { lowerOutputToRoom, type FittedQuote } from './affordable-output.ts';
+import { clientSentOutputLimit, lowerOutputToRoom, type FittedQuote } from './affordable-output.ts';
+import { nextKoreanMidnight } from '../core/clock.ts';
+import { nanoToCreditsFloor } from '../core/money.ts';
 import { reservationFor } from './reservation.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
@@ -152,16 +154,25 @@ function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPl
 /**
  * A model door's hold with its default output fitted to what the key's day has left. The daily limit refuses a
  * call only once the day is used up, so a call that leaves the output limit to the gateway would otherwise be
- * held, and may be charged, for the model's whole output far past the day. A limit the client sent is held as sent.
+ * held, and may be charged, for the model's whole output far past the day. A limit the client sent is held as
+ * sent; a default that cannot fit even one output token is refused as the month's would be (429).
  */
-export function doorReservationWithinDay(accounts: Accounts) {
+export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
   const lowered = doorReservationLowered(accounts);
   return async (call: PreparedRequest): Promise<HoldPlan> => {
     const plan = doorReservation(call);
     if (plan.amount === null || call.door.billing !== 'tokens') return plan;
     const dayLeft = await accounts.dayLeft(call.caller);
-    if (dayLeft === null || plan.amount <= dayLeft) return plan;
-    return (await lowered(call)) ?? plan;
+    if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.prepared.call)) return plan;
+    const fitted = await lowered(call);
+    if (fitted) return fitted;
+    const now = clock.now();
+    throw errors.keyLimit(
+      `What this key's daily limit leaves today (${nanoToCreditsFloor(dayLeft)} credits) does not cover this call with even one ` +
+        `output token. Send a shorter prompt, or wait until ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
+        `raising the key's daily limit lifts it at once.`,
+      nextKoreanMidnight(now).getTime() - now.getTime(),
+    );
   };
 }
 

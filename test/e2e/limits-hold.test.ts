@@ -121,6 +121,19 @@ describe("the lowered default output fits what the key's day has left (issue 39)
     expect(again.status).toBe(429);
   });
 
+  it('a default that cannot fit even one output token in what the day has left is refused, nothing sent', async () => {
+    // 2,000 bytes of prompt hold about 2,000 input tokens of b-6, 10,000 credits: more than the whole day.
+    const k = await keyWith({ dailyLimitCredits: 1000 });
+    const sent = t.sim.received.length;
+    const res = await chat(k, { messages: [{ role: 'user', content: `${'x'.repeat(2000)} [[sim:long=3000]]` }] });
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(429);
+    expect(body.error.type).toBe('key_limit_exceeded');
+    expect(body.error.message).toContain('daily limit');
+    expect(t.sim.received.length).toBe(sent);
+    expect((await keyStatus(k)).day.used_credits).toBe(0);
+  });
+
   it('a key without a daily limit, or with room for the whole output, is held for the whole output as before', async () => {
     const k = await keyWith({ dailyLimitCredits: 10_000_000 });
     const res = await chat(k);

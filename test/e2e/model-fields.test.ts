@@ -190,6 +190,19 @@ describe('every declared model field holds to the key list (issue 39)', () => {
     expect(await t.held()).toBe(0n);
   });
 
+  it('a list of fallback models on the chat door is refused before the vendor sees it', async () => {
+    const key = await keyFor(['e-open-70b']);
+    const sentBefore = t.sim.received.length;
+    const res = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'e-open-70b', models: ['e-open-405b'], max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.message).toContain('models');
+    expect(t.sim.received.length).toBe(sentBefore);
+  });
+
   it('an advisor naming another vendor’s model, or a model the catalog lacks, is refused before anything is held', async () => {
     const key = await keyFor(['a-*', 'b-*']);
     const sentBefore = t.sim.received.length;
