@@ -40,7 +40,12 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
         source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
       })),
     ]);
-    const base = fc.record({ model: fc.constantFrom(...A), max_tokens: fc.integer({ min: 1, max: 64_000 }), content });
+    const base = fc.record({
+      model: fc.constantFrom(...A),
+      max_tokens: fc.integer({ min: 1, max: 64_000 }),
+      content,
+      thinking: fc.boolean(),
+    });
     const tools: fc.Arbitrary<object[]>[] = [
       fc.constant([]),
       fc.array(fc.record({ type: fc.constant('web_search_20250305'), name: fc.constant('web_search'), max_uses: limit(30) }), {
@@ -63,6 +68,8 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
       fc.tuple(base, toolSet).map(([b, t]) => ({
         model: b.model,
         max_tokens: b.max_tokens,
+        // Reasoning: a thinking budget below the output limit, as the vendor requires.
+        ...(b.thinking && b.max_tokens > 1024 ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
         messages: [{ role: 'user', content: b.content }],
         ...(t.length ? { tools: t.map(clean) } : {}),
       })),
@@ -107,17 +114,21 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
       .record({
         model: fc.constantFrom(...textModels('chat', vendor)),
         text: words,
+        cache: fc.boolean(),
         images: fc.nat({ max: 3 }),
         max_completion_tokens: limit(100_000),
         n: vendor === 'a' ? fc.constant(undefined) : limit(4),
         reasoning_effort: opt(fc.constantFrom('low', 'high')),
       })
-      .map(({ text, images, ...b }) => ({
+      .map(({ text, images, cache, ...b }) => ({
         ...clean(b),
         messages: [
           {
             role: 'user',
-            content: [{ type: 'text', text }, ...Array.from({ length: images }, () => ({ type: 'image_url', image_url: { url: IMAGE } }))],
+            content: [
+              { type: 'text', text, ...(cache ? { cache_control: { type: 'ephemeral' } } : {}) },
+              ...Array.from({ length: images }, () => ({ type: 'image_url', image_url: { url: IMAGE } })),
+            ],
           },
         ],
       })),
@@ -162,7 +173,7 @@ describe("the hold covers the simulator's largest usage, per door and tool (prop
         }
         served++;
       }),
-      { numRuns: 60 },
+      { numRuns: 150 },
     );
     expect(served).toBeGreaterThan(0);
   });
