@@ -70,6 +70,7 @@ describe('file search chunks are held (issue 39)', () => {
     const k = await keyWith({});
     const res = await fileSearch(k);
     expect(res.status, await res.text()).toBe(200);
+    expect(R.file_search_results).toBeGreaterThan(0);
     expect(lastResponsesBody().tools[0].max_num_results).toBe(R.file_search_results);
   });
 
