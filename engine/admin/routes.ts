@@ -141,11 +141,14 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       if (b.owner_id !== undefined && (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200)) {
         throw errors.invalidRequest('owner_id must be a non-empty string of up to 200 characters.', 'owner_id');
       }
+      const actor = operatorActor(req, deps.localToken);
       const w = await ledger.createWallet({
         credits,
         splitsUsage: b.splits_usage as boolean | undefined,
         keySlots: b.key_slots as number | undefined,
         ownerId: b.owner_id as string | undefined,
+        // The first credits are a money change like any top-up: in the trail, written with the wallet.
+        beside: (tx, made) => recordAudit(tx, actor, creditsAdded(made.walletId, made, credits), clock.now()),
       });
       return reply.code(201).send({
         id: w.id,

@@ -42,11 +42,13 @@ export async function walletCreate(
   if (keySlots !== undefined && (!Number.isInteger(keySlots) || keySlots < 0 || keySlots > 1_000_000)) {
     throw errors.invalidRequest('--key-slots must be a whole number from 0 to 1000000.', 'key_slots');
   }
+  const amount = opts.credits === undefined ? 0 : credits(opts.credits, 0);
   const w = await ledgerFor(db, ctx).createWallet({
-    credits: opts.credits === undefined ? 0 : credits(opts.credits, 0),
+    credits: amount,
     splitsUsage: opts.splitsUsage ?? false,
     keySlots,
     ownerId: opts.ownerId,
+    beside: (tx, made) => recordAudit(tx, CLI_OPERATOR, creditsAdded(made.walletId, made, amount), (ctx.clock ?? systemClock).now()),
   });
   return {
     id: w.id,

@@ -155,7 +155,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
             [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
           );
           const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0)
-            ? await topUpIn(clock, tx, id, { credits }, vendors)
+            ? await topUpIn(clock, tx, id, { credits, beside: input.beside }, vendors)
             : null;
           return { ...walletFromRow(r.rows[0]), lot };
         }),

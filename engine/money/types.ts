@@ -144,6 +144,8 @@ interface CreateWalletInput {
   keySlots?: number;
   /** Default: a fresh `usr_…` id. */
   ownerId?: string;
+  /** More to write in the creation's own transaction once the first lot exists (its audit record). */
+  beside?: TopUpInput['beside'];
 }
 
 export interface TopUpInput {
