@@ -82,6 +82,7 @@ import {
 } from './batch-charge-rows.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
 import { runAgainFor, RunAgainOutside, type Outcome, type Verdict } from './batch-verdict.ts';
+import { assertMoney } from './invariants.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -157,6 +158,12 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     const extraWallets = new Set<string>();
     /** After a grouped write of charge rows failed: each charge's rows on their own, to find whose they were. */
     let separately = false;
+    // Each run again drops an op, locks more wallets, turns to separate rows once or retries a deadlock: a batch
+    // of n ops runs at most 2n + 2 MAX_RETRIES + 3 times. Past that the verdicts contradict each other (a bug).
+    let runs = 0;
+    let taken = 0;
+    const run = () =>
+      assertMoney(++runs <= 2 * taken + 2 * MAX_RETRIES + 3, () => `ledger: a batch of ${taken} ops ran ${runs} times without an end`);
     /** Acts on a verdict that runs the batch again: what it runs again with. */
     const rerunAfter = (v: Exclude<Verdict, { kind: 'done' }>): void => {
       if (v.kind === 'lock-more-wallets') for (const id of v.walletIds) extraWallets.add(id);
@@ -167,7 +174,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
         active = active!.filter((p) => p !== v.owner);
       }
     };
-    for (;;) {
+    for (; ; run()) {
       let outcomes: Outcome[];
       try {
         outcomes = await db.transaction(
@@ -178,8 +185,9 @@ export function createBatcher(opts: BatcherOptions): Batcher {
               // pending I/O run first (holding our place: later queries queue behind this transaction).
               if (embedded) await new Promise((r) => setImmediate(r));
               active = take();
+              taken = active.length;
             }
-            for (;;) {
+            for (; ; run()) {
               if (active.length === 0) {
                 if (!embedded) opts.onBatch?.(0); // PostgreSQL counts an empty take as an attempt
                 return [];

@@ -22,7 +22,7 @@ export class ChargeRowLadder {
   private at = 0;
 
   constructor(
-    private readonly steps: readonly (ChargeRows | undefined)[],
+    readonly steps: readonly (ChargeRows | undefined)[],
     private readonly log: Log,
     private readonly callId: string,
   ) {}
@@ -45,11 +45,13 @@ export class ChargeRowLadder {
 
 /** Runs `charge` with the ladder's rows, stepping down to fewer when they are refused for good. */
 export async function chargeFirst<T>(ladder: ChargeRowLadder, charge: (rows: ChargeRows | undefined) => Promise<T>): Promise<T> {
-  for (;;) {
+  // Each try steps down the ladder or ends it: one try per step, the last with no rows.
+  for (let step = 1; step < ladder.steps.length; step++) {
     try {
       return await charge(ladder.current);
     } catch (e) {
       if (!ladder.fewerAfter(e)) throw e;
     }
   }
+  return charge(ladder.current);
 }

@@ -8,11 +8,13 @@ import type { Db } from '../db/db.ts';
 
 /** Rows deleted per statement, so pruning a large backlog never holds one long transaction. */
 const PRUNE_CHUNK = 10_000;
+const MAX_CHUNKS = 1_000;
 
 /** Removes the draws written before `before` whose lease is no longer held; returns how many. */
 export async function pruneDraws(db: Db, before: Date, chunk = PRUNE_CHUNK): Promise<number> {
   let removed = 0;
-  for (;;) {
+  // At most MAX_CHUNKS statements a run; a larger backlog is pruned by the runs after it.
+  for (let i = 0; i < MAX_CHUNKS; i++) {
     const r = await db.query(
       `DELETE FROM reservation_draws WHERE draw_id IN (
          SELECT d.draw_id FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id
@@ -23,4 +25,5 @@ export async function pruneDraws(db: Db, before: Date, chunk = PRUNE_CHUNK): Pro
     removed += r.rowCount;
     if (r.rowCount < chunk) return removed;
   }
+  return removed;
 }

@@ -215,8 +215,9 @@ export class BudgetLeases {
 
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
   async flushed(): Promise<void> {
-    for (;;) {
-      const all = [...this.leases.values()].flatMap((list) => list.flatMap((l) => [...l.pending]));
+    // Draws decided while it waits are waited for too, a few rounds at most: calls that never stop never flush.
+    for (let round = 0; round < 16; round++) {
+      const all = this.all().flatMap((l) => [...l.pending]);
       if (all.length === 0) return;
       await Promise.allSettled(all);
     }

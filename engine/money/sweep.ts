@@ -7,6 +7,8 @@ import type { Db } from '../db/db.ts';
 import type { FinishOp, FinishOutcome, SweepErrorHandler } from './types.ts';
 
 const PAGE = 200;
+/** Pages one pass sweeps at most: 100,000 holds. */
+const MAX_PAGES = 500;
 
 /** Expires what is due at `at`; returns how many it expired. Throws only when the reservations cannot be read. */
 export async function sweepExpired(
@@ -17,7 +19,8 @@ export async function sweepExpired(
 ): Promise<number> {
   const failed: string[] = [];
   let count = 0;
-  for (;;) {
+  // A pass sweeps at most MAX_PAGES pages; what is left (a backlog after a long outage) waits for the next pass.
+  for (let page = 0; page < MAX_PAGES; page++) {
     const due = await db.query<{ id: string; wallet_id: string }>(
       `SELECT id, wallet_id FROM reservations
         WHERE state = 'held' AND expires_at <= $1::timestamptz AND NOT (id = ANY($2::text[]))
@@ -43,4 +46,5 @@ export async function sweepExpired(
     const progressed = finished > 0 || done.some((d) => d.status === 'rejected');
     if (!progressed || due.rows.length < PAGE) return count;
   }
+  return count;
 }
