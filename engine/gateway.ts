@@ -82,7 +82,19 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerUsageRoutes(app, { accounts, db });
   registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.publicUrl, identity, alerts });
+  const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
+  await registerDashboard(app, {
+    db,
+    ledger,
+    keys,
+    clock,
+    sessions,
+    videos: videos.store,
+    publicUrl: env.publicUrl,
+    identity,
+    alerts,
+    displayCurrency,
+  });
 
   // Timers and workers start once every route is in place.
   const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);

@@ -31,8 +31,8 @@ export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps):
       signedIn: { section: 'wallet', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`
 <dl>
-  <dt>${t('wallet.spendable')}</dt><dd><span data-testid="credits">${ui.credits(view.credits)}</span> <small class="usd">(${ui.usdOfCredits(view.credits)})</small></dd>
-  <dt>${t('wallet.reserved')}</dt><dd><span data-testid="reserved-credits">${ui.credits(view.reserved_credits)}</span> <small class="usd">(${ui.usdOfCredits(view.reserved_credits)})</small></dd>
+  <dt>${t('wallet.spendable')}</dt><dd><strong data-testid="money">${ui.moneyOfCredits(view.credits)}</strong> <small>${ui.th('summary.credits', { credits: html`<span data-testid="credits">${ui.credits(view.credits)}</span>` })}</small></dd>
+  <dt>${t('wallet.reserved')}</dt><dd>${ui.moneyOfCredits(view.reserved_credits)} <small>${ui.th('summary.credits', { credits: html`<span data-testid="reserved-credits">${ui.credits(view.reserved_credits)}</span>` })}</small></dd>
   <dt>${t('nav.keys')}</dt><dd>${t('wallet.keys_value', { active: ui.int(view.keys_active), slots: ui.int(view.key_slots) })}</dd>
 </dl>
 <p>${t('wallet.credit_note')}</p>

@@ -342,6 +342,7 @@ export const en = {
   'amount.not_dollars': '"{text}" is not an amount of dollars (write $5, $0.50 or 1,000 USD).',
   'amount.decimals': '"{text}" has more than six decimals; one credit ($0.000001) is the smallest amount.',
   'amount.too_large': '"{text}" is too large.',
+  'amount.not_display_units': '"{text}" is not a whole amount of {code} (write ₩50,000 or 50,000원).',
   'amount.not_amount': '"{text}" is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).',
 
   'formerr.field.monthly_limit_credits': 'the monthly limit',

@@ -343,6 +343,7 @@ export const ko: Messages = {
   'amount.not_dollars': '"{text}"은(는) 달러 금액이 아닙니다($5, $0.50, 1,000 USD처럼 입력하세요).',
   'amount.decimals': '"{text}"은(는) 소수점 아래가 여섯 자리를 넘습니다. 가장 작은 금액은 1크레딧($0.000001)입니다.',
   'amount.too_large': '"{text}"은(는) 너무 큽니다.',
+  'amount.not_display_units': '"{text}"은(는) {code} 정수 금액이 아닙니다(₩50,000 또는 50,000원처럼 입력하세요).',
   'amount.not_amount': '"{text}"은(는) 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
 
   'formerr.field.monthly_limit_credits': '월 한도',
