@@ -67,10 +67,13 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   appMade(app.log);
   calls.registerDoors(app);
   await registerKeyRoutes(app, { keys, db, clock });
+  // billing.yaml's display currency in force: read per answer and page, so a reload changes the next one.
+  const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),
     db,
     clock,
+    displayCurrency,
     ...credentials,
     ...keyActionsOf(keys, db, clock),
   });
@@ -82,7 +85,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerUsageRoutes(app, { accounts, db });
   registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
-  const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
   await registerDashboard(app, {
     db,
     ledger,

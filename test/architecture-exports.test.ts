@@ -41,7 +41,6 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/db/migrate.ts: loadMigrations',
     'engine/usage/records.ts: usageRecordWriter',
     'engine/usage/retention.ts: pruneUsageRecords',
-    'engine/dashboard/usage-csv.ts: csvCell',
     'engine/videos/index.ts: openVideoFiles',
     'engine/videos/store.ts: NewVideoJob',
     'engine/money/lease-wiring.ts: LeaseConfig',

@@ -98,6 +98,42 @@ export function nanoToDisplayUnits(nano: bigint, currency: DisplayCurrency): big
   return nano < 0n ? -units : units;
 }
 
+const unitFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * Whole units of the display currency as a language writes them ("₩70,000"); an amount under half a unit
+ * but not zero reads "<₩1", so a call that cost something never reads as free.
+ */
+export function displayUnitsText(nano: bigint, currency: DisplayCurrency, languageTag = 'en-US'): string {
+  const key = `${languageTag}:${currency.code}`;
+  let f = unitFormats.get(key);
+  if (!f)
+    unitFormats.set(
+      key,
+      (f = new Intl.NumberFormat(languageTag, { style: 'currency', currency: currency.code, maximumFractionDigits: 0 })),
+    );
+  const units = nanoToDisplayUnits(nano, currency);
+  // Intl formats a decimal string exactly; the lib types know only numbers.
+  const text = (n: bigint) => f.format(n.toString() as unknown as number);
+  return units === 0n && nano !== 0n ? `<${text(1n)}` : text(units);
+}
+
+/** Dollars of nano-USD for the operator's tools: cents from a cent up (half up), every digit below one. */
+function dollarsText(nano: bigint): string {
+  const abs = nano < 0n ? -nano : nano;
+  const sign = nano < 0n ? '-' : '';
+  if (abs !== 0n && abs < 10_000_000n) return `${sign}$0.${abs.toString().padStart(9, '0').replace(/0+$/, '')}`;
+  const cents = (abs + 5_000_000n) / 10_000_000n;
+  return `${sign}$${(cents / 100n).toLocaleString('en-US')}.${(cents % 100n).toString().padStart(2, '0')}`;
+}
+
+/**
+ * Money as the operator's tools show it beside credits (the admin API's and the CLI's answers, the CSV
+ * downloads, the webhook payloads): "₩70,000 · $50.00" with a display currency, "$50.00" without.
+ */
+export const moneyText = (nano: bigint, currency: DisplayCurrency | null): string =>
+  currency ? `${displayUnitsText(nano, currency)} · ${dollarsText(nano)}` : dollarsText(nano);
+
 /** Why a typed amount was refused; the caller words it (the dashboard in the owner's language). */
 type AmountRefusal = 'not_amount' | 'not_dollars' | 'decimals' | 'too_large' | 'not_display_units';
 

@@ -5,7 +5,7 @@
 // amounts go to Intl as exact decimal strings.
 import { html, type Html } from './html.ts';
 import { intlTag, type Locale } from './locale.ts';
-import { nanoToDisplayUnits, type DisplayCurrency } from '../core/money.ts';
+import { displayUnitsText, type DisplayCurrency } from '../core/money.ts';
 
 const NANO_PER_CENT = 10_000_000n;
 
@@ -66,22 +66,12 @@ export function usdOfNano(l: Locale, nano: bigint): string {
 
 export const usdOfCredits = (l: Locale, credits: number): string => usdOfNano(l, BigInt(credits) * 1000n);
 
-const wholeUnits = (l: Locale, code: string) =>
-  cached(`cur:${l}:${code}`, () => new Intl.NumberFormat(intlTag(l), { style: 'currency', currency: code, maximumFractionDigits: 0 }));
-
 /**
  * Money as the operator shows it: whole units of the display currency first, with the dollars beside
- * ("₩70,000 · $50.00"); dollars alone without one. An amount under half a unit but not zero reads "<₩1".
+ * ("₩70,000 · $50.00"); dollars alone without one.
  */
-export function money(l: Locale, currency: DisplayCurrency | null, nano: bigint): string {
-  if (!currency) return usdOfNano(l, nano);
-  const units = nanoToDisplayUnits(nano, currency);
-  const shown =
-    units === 0n && nano !== 0n
-      ? `<${formatDecimal(wholeUnits(l, currency.code), '1')}`
-      : formatDecimal(wholeUnits(l, currency.code), units.toString());
-  return `${shown} · ${usdOfNano(l, nano)}`;
-}
+export const money = (l: Locale, currency: DisplayCurrency | null, nano: bigint): string =>
+  currency ? `${displayUnitsText(nano, currency, intlTag(l))} · ${usdOfNano(l, nano)}` : usdOfNano(l, nano);
 
 const seoul = (l: Locale) =>
   cached(

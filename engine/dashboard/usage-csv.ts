@@ -5,6 +5,7 @@
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
 import { exactCredits } from './format.ts';
+import { csvCell } from '../http/csv-cell.ts';
 
 // Machine-readable: stays English whatever the page's language.
 const HEADER = [
@@ -31,13 +32,6 @@ const HEADER = [
   'duration_ms',
   'trace_id',
 ];
-
-export function csvCell(v: string | number | null): string {
-  if (v === null) return '';
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 /**
  * The per-call CSV. The numeric cells come rendered from the database (engine/usage/csv-rows.ts says why); the

@@ -25,7 +25,8 @@ export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps):
     const { t } = ui;
     const w = await deps.ledger.getWallet(s.walletId);
     if (!w) throw errors.notFound(t('wallet.gone'));
-    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, koreanDate(deps.clock.now())));
+    const today = koreanDate(deps.clock.now());
+    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, today), { today, currency: ui.currency });
     return sendPage(reply, 200, {
       title: t('nav.wallet'),
       signedIn: { section: 'wallet', csrfToken: s.csrfToken, walletId: s.walletId },

@@ -246,6 +246,7 @@ export const en = {
   'audit.action.management_key.created': 'management_key.created',
   'audit.action.management_key.closed': 'management_key.closed',
   'audit.action.owner.changed': 'owner.changed',
+  'audit.action.wallet.renamed': 'wallet.renamed',
   'audit.action.credits.added': 'credits.added',
   'audit.action.manager.added': 'manager.added',
   'audit.action.manager.changed': 'manager.changed',

@@ -247,6 +247,7 @@ export const ko: Messages = {
   'audit.action.management_key.created': '관리 키 생성',
   'audit.action.management_key.closed': '관리 키 닫기',
   'audit.action.owner.changed': '소유자 변경',
+  'audit.action.wallet.renamed': '지갑 이름 변경',
   'audit.action.credits.added': '크레딧 충전',
   'audit.action.manager.added': '관리자 추가',
   'audit.action.manager.changed': '관리자 역할 변경',
