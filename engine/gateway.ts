@@ -51,7 +51,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const vendors = await openVendorSide(env.vendors, runtime);
   const { routes, simulator, warnings } = vendors;
   await leases.listen();
-  const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
+  // billing.yaml's display currency in force: read per answer, page and event, so a reload changes the next one.
+  const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
+  const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log, currency: displayCurrency });
   const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
   const { accounts, videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
@@ -67,8 +69,6 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   appMade(app.log);
   calls.registerDoors(app);
   await registerKeyRoutes(app, { keys, db, clock });
-  // billing.yaml's display currency in force: read per answer and page, so a reload changes the next one.
-  const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
   await registerAdminRoutes(app, {
     ledger: toppedUpRearms(ledger, alerts),
     db,

@@ -9,14 +9,19 @@ import type { Ui } from './i18n.ts';
 interface WalletSummary {
   availableNano: bigint;
   reservedNano: bigint;
+  /** The operator's name for the wallet (a school's name), shown in every page's header; null when unnamed. */
+  name: string | null;
 }
 
 const summaries = requestSlot<WalletSummary>('dashboard_wallet_summary');
 
 export async function loadWalletSummary(req: FastifyRequest, ledger: Ledger, walletId: string): Promise<void> {
-  const b = await ledger.balance(walletId);
-  summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano });
+  const [b, w] = await Promise.all([ledger.balance(walletId), ledger.getWallet(walletId)]);
+  summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano, name: w?.name ?? null });
 }
+
+/** The signed-in wallet's name as the guard read it for this request; null when unnamed or not read. */
+export const walletNameFor = (req: FastifyRequest | undefined): string | null => (req && summaries.get(req)?.name) ?? null;
 
 export function summaryStrip(req: FastifyRequest | undefined, ui: Ui): Html | '' {
   const s = req && summaries.get(req);

@@ -17,7 +17,7 @@ const walletPage = async () => (await owner.get('/dashboard/wallet')).text();
 beforeAll(async () => {
   tree = tempCatalogTree();
   t = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog } });
-  ({ id: walletId } = await t.gw.ledger.createWallet({ credits: 50_000_000, ownerId: 'school' }));
+  ({ id: walletId } = await t.gw.ledger.createWallet({ credits: 50_000_000, ownerId: 'school', name: '서울한빛중학교' }));
   owner = await signIn(t, walletId);
 });
 afterAll(async () => {
@@ -31,6 +31,14 @@ describe('display_currency KRW at 1,400 a dollar', () => {
     expect(page).toContain('<strong data-testid="money">₩70,000 · $50.00</strong>');
     expect(page).toContain('(<span data-testid="credits">50,000,000</span> credits)');
     expect(page).toContain('Balance <strong data-testid="summary-usd">₩70,000 · $50.00</strong>');
+  });
+
+  it("every page's header names the wallet as the operator named it, its id beside", async () => {
+    for (const path of ['/dashboard/wallet', '/dashboard/keys', '/dashboard/audit']) {
+      expect(await (await owner.get(path)).text(), path).toContain(
+        `<p data-testid="wallet-header">Wallet <strong data-testid="wallet-name">서울한빛중학교</strong> <code>${walletId}</code></p>`,
+      );
+    }
   });
 
   it('a key limit typed in won is kept in credits, and refused in words when it is not whole won', async () => {
