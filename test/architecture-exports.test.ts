@@ -62,6 +62,7 @@ const TEST_SEAMS: Record<string, string[]> = {
   // Pure decisions tested case by case, where a round trip through a gateway could not reach every case.
   units: [
     'engine/alerts/address-guard.ts: isRefusedAddress',
+    'engine/alerts/events.ts: withMoney',
     'engine/calls/route-loop.ts: RouteLoop',
     'engine/calls/route-loop.ts: parseRetryAfter',
     'engine/catalog/usage-cost.ts: costOfUsage',
