@@ -183,7 +183,7 @@ ${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
     return sendCsv(
       reply,
       `usage-summary-${month}.csv`,
-      usageSummaryCsv(rows, (id) => keyLabel(ui, names, id)),
+      usageSummaryCsv(rows, (id) => keyLabel(ui, names, id), ui.currency),
     );
   });
 
