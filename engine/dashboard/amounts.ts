@@ -30,7 +30,8 @@ export function creditsFromText(
 ): number {
   const read = creditsOfAmount(text, currency);
   if ('credits' in read) return Number(read.credits);
-  const why = t(locale, `amount.${read.refused}`, { text, code: currency?.code ?? '' });
+  const key = read.refused === 'not_amount' && currency ? 'amount.not_amount_won' : (`amount.${read.refused}` as const);
+  const why = t(locale, key, { text, code: currency?.code ?? '' });
   throw errors.invalidRequest(t(locale, 'amount.error', { label, why }), field);
 }
 

@@ -24,7 +24,7 @@ const refusal = (state: FormState | undefined, target: string, id: string) =>
   state && state.target === target ? html`<p class="error" role="alert" id="${id}">${state.message}</p>` : '';
 
 const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
-  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t('keys.field.amount_hint') });
+  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
 
 // What config/callers.yaml, as shipped, refuses to student keys; said beside the field that sets it. The
 // option values stay the API's words (student, teacher); only what they show is the locale's.

@@ -31,6 +31,9 @@ describe('display_currency KRW at 1,400 a dollar', () => {
     expect(page).toContain('<strong data-testid="money">₩70,000 · $50.00</strong>');
     expect(page).toContain('(<span data-testid="credits">50,000,000</span> credits)');
     expect(page).toContain('Balance <strong data-testid="summary-usd">₩70,000 · $50.00</strong>');
+    expect(page).toContain('Won are shown at the operator’s rate of ₩1,400 to the dollar');
+    const keys = await (await owner.get('/dashboard/keys')).text();
+    expect(keys).toContain('won such as ₩50,000, credits such as 500,000, or dollars such as $5');
   });
 
   it("every page's header names the wallet as the operator named it, its id beside", async () => {
@@ -52,6 +55,8 @@ describe('display_currency KRW at 1,400 a dollar', () => {
     const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad', monthly_limit_credits: '₩7.5' });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('Monthly limit: &quot;₩7.5&quot; is not a whole amount of KRW');
+    const lots = await owner.post('/dashboard/keys', { count: '1', name: 'bad', monthly_limit_credits: 'lots' });
+    expect(await lots.text()).toContain('Write won (such as ₩50,000), credits (such as 500,000) or dollars');
   });
 
   it('follows a reload: another rate on the next page, dollars alone once removed, a bad code refused', async () => {

@@ -162,7 +162,7 @@ for (const kind of databaseKinds) {
       expect(bad.status).toBe(400);
       const badPage = await bad.text();
       expect(badPage).toContain(
-        'Monthly limit: &quot;lots&quot; is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).',
+        'Monthly limit: &quot;lots&quot; is not an amount. Write won (such as ₩50,000), credits (such as 500,000) or dollars (such as $5 or 5 USD).',
       );
       expect(badPage).toContain('id="new-name" name="name" maxlength="40" value="bad &lt;b&gt;"');
       expect(badPage).toContain('name="monthly_limit_credits" value="lots"');

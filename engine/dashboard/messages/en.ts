@@ -47,6 +47,7 @@ export const en = {
   'wallet.keys_value': '{active} active of {slots} slots',
   'wallet.credit_note':
     "One credit is $0.000001: 1,000,000 credits are $1. Credits restricted to a vendor pay only for that vendor's models.",
+  'wallet.rate_note': 'Won are shown at the operator’s rate of {rate} to the dollar; the balance itself is kept in dollars and credits.',
   'wallet.empty':
     "This wallet has no credits to spend, so calls are refused (402). Credits are added by your gateway's operator: ask them for a top-up (they run {command} for $5, or use the admin API).",
   'wallet.lots': 'Credit lots',
@@ -86,6 +87,7 @@ export const en = {
   'keys.field.daily': 'Daily limit',
   'keys.field.amount': '{label} ({hint})',
   'keys.field.amount_hint': 'credits such as 500,000, or dollars such as $5 or 5 USD; blank for none',
+  'keys.field.amount_hint_won': 'won such as ₩50,000, credits such as 500,000, or dollars such as $5; blank for none',
   'keys.field.last_day_one': 'Last day it works (Korean date; blank for never)',
   'keys.field.last_day_many': 'Last day they work (Korean date; blank for never)',
   'keys.field.models': 'Models it may call (ids or patterns such as b-*, separated by commas; blank for every model)',
@@ -346,6 +348,8 @@ export const en = {
   'amount.not_display_units': '"{text}" is not a whole amount of {code} (write ₩50,000 or 50,000원).',
   'amount.not_amount': '"{text}" is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).',
 
+  'amount.not_amount_won':
+    '"{text}" is not an amount. Write won (such as ₩50,000), credits (such as 500,000) or dollars (such as $5 or 5 USD).',
   'formerr.field.monthly_limit_credits': 'the monthly limit',
   'formerr.field.daily_limit_credits': 'the daily limit',
   'formerr.field.expires_on': 'the last day',

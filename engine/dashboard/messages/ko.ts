@@ -47,6 +47,7 @@ export const ko: Messages = {
   'wallet.reserved': '진행 중인 호출에 예약된 크레딧',
   'wallet.keys_value': '슬롯 {slots}개 중 {active}개 사용 중',
   'wallet.credit_note': '1크레딧은 $0.000001이며, 1,000,000크레딧이 $1입니다. 특정 공급사 전용 크레딧은 그 공급사의 모델에만 쓰입니다.',
+  'wallet.rate_note': '원화 금액은 운영자가 정한 1달러당 {rate} 기준으로 표시되며, 잔액 자체는 달러와 크레딧으로 관리됩니다.',
   'wallet.empty':
     '이 지갑에는 사용할 수 있는 크레딧이 없어서 호출이 거부됩니다(402). 크레딧은 게이트웨이 운영자가 충전합니다. 운영자에게 충전을 요청하세요(운영자는 $5를 충전할 때 {command} 명령을 실행하거나 관리 API를 사용합니다).',
   'wallet.lots': '크레딧 묶음',
@@ -88,6 +89,7 @@ export const ko: Messages = {
   'keys.field.daily': '일 한도',
   'keys.field.amount': '{label} ({hint})',
   'keys.field.amount_hint': '500,000 같은 크레딧 또는 $5, 5 USD 같은 달러 금액. 비워 두면 한도 없음',
+  'keys.field.amount_hint_won': '₩50,000 같은 원화, 500,000 같은 크레딧 또는 $5 같은 달러 금액. 비워 두면 한도 없음',
   'keys.field.last_day_one': '마지막 사용일 (한국 날짜, 비워 두면 기한 없음)',
   'keys.field.last_day_many': '마지막 사용일 (한국 날짜, 비워 두면 기한 없음)',
   'keys.field.models': '호출할 수 있는 모델 (모델 ID 또는 b-* 같은 패턴을 쉼표로 구분, 비워 두면 모든 모델)',
@@ -347,6 +349,7 @@ export const ko: Messages = {
   'amount.not_display_units': '"{text}"은(는) {code} 정수 금액이 아닙니다(₩50,000 또는 50,000원처럼 입력하세요).',
   'amount.not_amount': '"{text}"은(는) 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
 
+  'amount.not_amount_won': '"{text}"은(는) 금액이 아닙니다. 원화(예: ₩50,000), 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
   'formerr.field.monthly_limit_credits': '월 한도',
   'formerr.field.daily_limit_credits': '일 한도',
   'formerr.field.expires_on': '마지막 사용일',
