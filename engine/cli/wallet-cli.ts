@@ -43,7 +43,7 @@ function printAnswer(out: unknown): void {
   else
     console.error(
       `Closed ${closed.length} management key${closed.length === 1 ? '' : 's'} the previous owner made: ` +
-        `${closed.map((k) => `${k.id} (${k.name ?? 'unnamed'}, ${k.key_prefix}…)`).join(', ')}. ` +
+        `${closed.map((k) => `${k.id} (${k.name ?? 'unnamed'}, ${k.key_prefix})`).join(', ')}. ` +
         'The new owner makes new ones (npx gateway management-key create).',
     );
 }
