@@ -68,8 +68,8 @@ interface AdminDeps {
   countActiveKeys?: (walletId: string) => Promise<number>;
   /** The ledger's database: the wallet views, listings and the audit trail read it. */
   db: Db;
-  /** Called after POST …/owner changed the owner: closes the old owner's management keys and says which. */
-  onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<ClosedManagementKey[]>;
+  /** Called after POST …/owner changed the owner: closes the old owner's management keys (audited as `actor`'s) and says which. */
+  onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string, actor: Actor) => Promise<ClosedManagementKey[]>;
   clock?: Clock;
   /** billing.yaml's display_currency in force (answers show money in it, amounts may be typed in it). */
   displayCurrency?: () => DisplayCurrency | null;
@@ -84,7 +84,7 @@ export function keyActionsOf(keys: KeyService, db: Db, clock: Clock): KeyActions
     closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
     createApiKey: (walletId, body, actor) => createOperatorKey({ keys, db, clock }, walletId, body, actor),
     // The former owner's management keys close with the change of owner.
-    onOwnerChanged: (walletId) => keys.closeFormerOwnerManagementKeys(walletId),
+    onOwnerChanged: (walletId, _previous, _owner, actor) => keys.closeFormerOwnerManagementKeys(walletId, actor),
   };
 }
 
@@ -170,7 +170,8 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       const w = await ledger.setOwner(req.params.id, b.owner_id, (tx, previous) =>
         recordAudit(tx, actor, ownerChanged(req.params.id, previous, b.owner_id as string), clock.now()),
       );
-      const closed = deps.onOwnerChanged && before.ownerId !== w.ownerId ? await deps.onOwnerChanged(w.id, before.ownerId, w.ownerId) : [];
+      const closed =
+        deps.onOwnerChanged && before.ownerId !== w.ownerId ? await deps.onOwnerChanged(w.id, before.ownerId, w.ownerId, actor) : [];
       return { id: w.id, owner_id: w.ownerId, closed_management_keys: closed };
     });
   });

@@ -139,7 +139,7 @@ async function run(
   }
   if (group === 'wallet' && command === 'owner') {
     need(' <owner-id>');
-    return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id)));
+    return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id, CLI_OPERATOR)));
   }
   if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
   if (group === 'key' && command === 'create') {

@@ -76,7 +76,7 @@ export interface KeyService {
   /** Closes a key at once, whatever its kind; false when it was already closed or does not exist. */
   closeKey(keyId: string, reason?: string): Promise<boolean>;
   /** Closes the wallet's management keys whose creator is no longer the owner, and says which (never a secret). */
-  closeFormerOwnerManagementKeys(walletId: string): Promise<ClosedManagementKey[]>;
+  closeFormerOwnerManagementKeys(walletId: string, actor?: Actor): Promise<ClosedManagementKey[]>;
   /**
    * Drops cached lookups of these keys here at once and, through pg_notify on `q` (delivered when q's
    * transaction commits), in every other process.
@@ -250,7 +250,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     return done;
   }
 
-  async function closeFormerOwnerManagementKeys(walletId: string): Promise<ClosedManagementKey[]> {
+  async function closeFormerOwnerManagementKeys(walletId: string, actor?: Actor): Promise<ClosedManagementKey[]> {
     const now = clock.now();
     const closed = await db.transaction(async (tx) => {
       const res = await tx.query<ClosedManagementKey>(
@@ -265,7 +265,16 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
         res.rows.map((r) => r.id),
         tx,
       );
-      return res.rows.map((r) => ({ id: r.id, name: r.name ?? null, key_prefix: r.key_prefix }));
+      const closed = res.rows.map((r) => ({ id: r.id, name: r.name ?? null, key_prefix: r.key_prefix }));
+      // Closed by whoever changed the owner, recorded as they are when closed one by one, with the reason.
+      if (actor) {
+        for (const k of closed) {
+          const before = { status: 'active', name: k.name, key_prefix: k.key_prefix };
+          const after = { status: 'closed', reason: 'owner_changed' };
+          await recordAudit(tx, actor, { walletId, action: 'management_key.closed', targetId: k.id, before, after }, now);
+        }
+      }
+      return closed;
     });
     for (const k of closed) invalidate(k.id);
     return closed;

@@ -141,6 +141,16 @@ describe('wallet names and the district overview', () => {
       closed_management_keys: [{ id: mk.json.id, name: 'ops', key_prefix: expect.stringMatching(/^sk-svcm-/) }],
     });
     expect(changed.text).not.toContain(mk.json.key);
+    // And the audit trail says who closed it and why, beside the owner change.
+    const audit = await admin('GET', `/admin/v1/wallets/${quiet}/audit?action=management_key.closed`);
+    expect(audit.json.data).toEqual([
+      expect.objectContaining({
+        target_id: mk.json.id,
+        actor: { kind: 'operator', id: 'admin_api' },
+        before: expect.objectContaining({ status: 'active', name: 'ops' }),
+        after: { status: 'closed', reason: 'owner_changed' },
+      }),
+    ]);
     const keys = await fetch(`${t.url}/v1/keys`, { headers: { authorization: `Bearer ${mk.json.key}` } });
     expect(keys.status).toBe(401);
   });
