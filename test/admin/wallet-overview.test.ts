@@ -129,6 +129,10 @@ describe('wallet names and the district overview', () => {
       new RegExp(`^${hanbit},서울한빛중학교,70000,50\\.000000,50000000,1960,1\\.400000,1400000,1,100,2026-11-30T15:10:00\\.000Z,`),
     );
     expect((await admin('GET', '/admin/v1/wallets?format=xml')).status).toBe(400);
+    // A name a spreadsheet would run as a formula is written as text.
+    const formula = (await admin('POST', '/admin/v1/wallets', { name: '=HYPERLINK("http://x.test","a, b")' })).json.id;
+    const again = await (await fetch(`${t.url}/admin/v1/wallets?format=csv`, { headers: ADMIN })).text();
+    expect(again).toContain(`${formula},"'=HYPERLINK(""http://x.test"",""a, b"")",0,0.000000,0,`);
   });
 
   it('an owner change answers the management keys it closed', async () => {
