@@ -19,6 +19,11 @@ export interface Row {
   load: LoadResult;
   /** Percent of one core over the row's wall time, per process (postgres: every server process, whoever loads it). */
   cpuPercent: Record<string, number>;
+  /**
+   * Rows PostgreSQL wrote (inserted + updated + deleted, pg_stat_database) from the row's start until its
+   * background work was written too; only on the rows that ask for it (RowPlan.countRows).
+   */
+  dbRowsWritten?: number;
   /** The target process's memory during the row: samples' first, last and peak, and its lifetime high-water mark. */
   rssMb?: { start: number; end: number; peak: number; hwm: number; samples: number[] };
 }
@@ -32,6 +37,8 @@ export interface Watched {
   /** The process whose memory the row follows (the gateway or the peer). */
   memoryOf?: number;
   withPostgres: boolean;
+  /** The database's rows written so far (pg_stat_database), for the rows that count them. */
+  rowsWritten?: () => Promise<number>;
 }
 
 export interface RowPlan {
@@ -47,6 +54,8 @@ export interface RowPlan {
   /** … this many requests at once. */
   burst?: number;
   rssEveryMs?: number;
+  /** Count the rows the database wrote for this row's calls, background work included (slow: waits for the stats). */
+  countRows?: boolean;
 }
 
 export async function measure(loader: LoadClient, plan: RowPlan, watched: Watched): Promise<Row> {
@@ -61,6 +70,7 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
   const pids = { ...watched.pids };
   const before: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) before[name] = cpuSeconds(pid);
+  const rowsBefore = plan.countRows && watched.rowsWritten ? await watched.rowsWritten() : undefined;
   const pgBefore = watched.withPostgres ? postgresCpu() : undefined;
   const rss = watched.memoryOf ? sampleRss(watched.memoryOf, plan.rssEveryMs ?? 250) : undefined;
   let samples: number[] | undefined;
@@ -77,7 +87,10 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
   // The load measures itself in microseconds over exactly its window; /proc counts 10 ms ticks, too coarse for short rows.
   cpuPercent.load = round1((load.cpuSeconds / wall) * 100);
   if (pgBefore) cpuPercent.postgres = round1((postgresCpu().secondsSince(pgBefore) / wall) * 100);
+  const dbRowsWritten =
+    rowsBefore === undefined || !watched.rowsWritten ? undefined : (await settledCount(watched.rowsWritten)) - rowsBefore;
   return {
+    ...(dbRowsWritten === undefined ? {} : { dbRowsWritten }),
     id: rowId(plan.target, plan.what, plan.stream, plan.connections, plan.wallet),
     target: plan.target,
     what: plan.what,
@@ -98,6 +111,22 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
         }
       : {}),
   };
+}
+
+/**
+ * The count once the gateway's background writes and PostgreSQL's statistics have caught up: a backend reports
+ * its counts at most once a second while busy and within ten seconds once idle, so the count is read until it
+ * stays the same for two seconds (at most 15).
+ */
+async function settledCount(read: () => Promise<number>): Promise<number> {
+  let last = await read();
+  for (let waited = 0, still = 0; waited < 15_000 && still < 2; waited += 1_000) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const now = await read();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return last;
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;

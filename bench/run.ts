@@ -94,6 +94,7 @@ async function callRows(
             requests: callRequests(kind, what, stream, { stubUrl, keys }),
             connections,
             seconds: config.seconds,
+            countRows: target === 'gateway-postgres' && what === 'chat-b' && !stream && connections === 32,
           },
           watched,
         );
@@ -152,7 +153,7 @@ async function slowRow(
 
 async function gatewayRows(gw: GatewayTarget, stub: Running, withPostgres: boolean): Promise<void> {
   const target = gw.name as TargetName;
-  const watched: Watched = { pids: { [target]: gw.pid, stub: stub.pid }, memoryOf: gw.pid, withPostgres };
+  const watched: Watched = { pids: { [target]: gw.pid, stub: stub.pid }, memoryOf: gw.pid, withPostgres, rowsWritten: gw.rowsWritten };
   await callRows(target, 'gateway', gw.url, stub.url, watched, [gw.hotKey]);
   const spread = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: gw.spreadKeys });
   await warmUp(target, gw.url, spread);

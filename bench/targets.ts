@@ -27,6 +27,8 @@ export interface GatewayTarget extends Running {
   spreadKeys: string[];
   /** The processes that serve calls: the gateway itself, or its workers under GATEWAY_WORKERS. */
   servingPids(): number[];
+  /** Rows the database has written so far (PostgreSQL's pg_stat_database; absent on PGlite). */
+  rowsWritten?: () => Promise<number>;
 }
 
 /** Credits per wallet: far more than any run spends, so no row measures a 402. */
@@ -153,6 +155,12 @@ export async function startGatewayOnPostgres(
       output: child.output,
       hotKey,
       spreadKeys,
+      rowsWritten: async () => {
+        const r = await scratch.db.query<{ n: string }>(
+          `SELECT (tup_inserted + tup_updated + tup_deleted)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+        );
+        return Number(r.rows[0]?.n ?? 0);
+      },
       async stop() {
         await child.stop();
         await scratch.cleanup();

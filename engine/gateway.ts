@@ -10,7 +10,8 @@ import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
 import { Runtime } from './catalog/runtime.ts';
 import { vendorIdsOf, yamlDirsFrom } from './catalog/config.ts';
-import { closeApp, createGatewayApp, loggerOptions, logOnceAppMade } from './http/app.ts';
+import { closeApp, createGatewayApp } from './http/app.ts';
+import { gatewayLogger } from './http/logger.ts';
 import { createKeyService, registerKeyRoutes } from './keys/index.ts';
 import { CHARGE_DRAIN_MS, gatewayMoney } from './money/ledger-wiring.ts';
 import { registerUsageRoutes } from './usage/routes.ts';
@@ -40,7 +41,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const runtime = new Runtime(yamlDirsFrom(vars));
   const env = gatewayEnvFrom(vars, vendorIdsOf(runtime.snapshot().config));
   const clock = opts.clock ?? systemClock;
-  const { log, appMade } = logOnceAppMade();
+  // The one log, made before anything that writes to it; the app is handed it below.
+  const logger = gatewayLogger(env.logLevel, opts.logger);
+  const log = () => logger;
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
@@ -62,11 +65,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   // The app comes after the money (its metrics read the leases, the charge writer and the ledger audit), and its
   // routes keep their order: GET /openapi.json lists them as they were registered.
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
-  const app = createGatewayApp(runtime, loggerOptions(env.logLevel, opts.logger), [(outcome) => metrics.observe(outcome)]);
+  const app = createGatewayApp(runtime, logger, [(outcome) => metrics.observe(outcome)]);
   for (const warning of warnings) app.log.warn({ warning }, warning);
-  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings });
+  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings, vendors: vendors.summary });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
-  appMade(app.log);
   calls.registerDoors(app);
   await registerKeyRoutes(app, { keys, db, clock });
   await registerAdminRoutes(app, {

@@ -18,6 +18,7 @@ import { DataFolderHeld } from './db/data-folder-lock.ts';
 import { MigrationMismatch } from './db/migrate.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { firstRunBannerLines } from './admin/first-run-wallet.ts';
+import { vendorBannerLines } from './calls/vendor-routes.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
 function main(): void {
@@ -186,9 +187,7 @@ function removePidFile(path: string): void {
 
 function printBanner(gw: RunningGateway, url: string): void {
   const lines = [`gateway listening on ${url}`];
-  const sim = gw.simulatedVendors.map((v) => v.toUpperCase()).join(', ');
-  if (sim)
-    lines.push(`vendors ${sim} are served by the bundled simulator (${gw.simulator?.url}); set GATEWAY_VENDOR_<X>_URLS for real vendors`);
+  lines.push(...vendorBannerLines(gw.env.vendors, gw.simulator?.url));
   lines.push(`database: ${gw.env.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${gw.env.dataDir}`}`);
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
   lines.push(...firstRunBannerLines(gw));

@@ -7,7 +7,7 @@ import type { Clock } from './core/clock.ts';
 import type { VendorId } from './core/types.ts';
 import type { Db } from './db/db.ts';
 import type { ReloadResult, Runtime } from './catalog/runtime.ts';
-import type { LoggerChoice } from './http/app.ts';
+import type { LoggerChoice } from './http/logger.ts';
 import type { KeyService } from './keys/index.ts';
 import type { Ledger } from './money/ledger.ts';
 import type { BudgetLeases } from './money/leases.ts';

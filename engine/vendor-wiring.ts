@@ -4,16 +4,18 @@
 import type { Simulator } from '../simulator/index.ts';
 import type { Runtime } from './catalog/runtime.ts';
 import { UpstreamClient } from './calls/upstream.ts';
-import { missingCredentials, routesFor, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
-import { vendorRefusals } from './calls/vendor-refusals.ts';
+import { routeSummary, routesFor, vendorWarnings, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
+import { contextWindows, vendorRefusals } from './calls/vendor-refusals.ts';
 
 export interface VendorSide {
   /** The bundled simulator, when some vendor is simulated (GATEWAY_SIMULATE). */
   simulator: Simulator | null;
   routes: VendorRoutes;
   upstream: UpstreamClient;
-  /** Vendors given routes but no credential: some calls fail, the start does not (logged, and shown by /readyz). */
+  /** Vendors given routes but no credential, or neither routes nor the simulator: some calls fail, the start does not (logged, and shown by /readyz). */
   warnings: string[];
+  /** Per vendor, its number of routes and whether the simulator serves it, as /readyz shows them. */
+  summary: ReturnType<typeof routeSummary>;
   /** Once no call is left: the connections to the vendors, then the simulator. */
   close(): Promise<void>;
 }
@@ -27,11 +29,13 @@ export async function openVendorSide(vendors: VendorSettings, runtime: Runtime):
     connectionsPerOrigin: limits.vendor_connections,
     http2Streams: limits.vendor_http2_streams,
   });
+  const routes = routesFor(vendors, simulator ? (v) => simulator.routeUrl(v) : undefined);
   return {
     simulator,
-    routes: routesFor(vendors, simulator ? (v) => simulator.routeUrl(v) : undefined),
+    routes,
     upstream,
-    warnings: missingCredentials(vendors),
+    warnings: vendorWarnings(vendors),
+    summary: routeSummary(routes),
     async close() {
       await upstream.close();
       await simulator?.close();
@@ -42,5 +46,5 @@ export async function openVendorSide(vendors: VendorSettings, runtime: Runtime):
 /** Loaded only when asked for, so a gateway with real vendors never loads the simulator's code. */
 async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
   const { startSimulator } = await import('../simulator/index.ts');
-  return startSimulator({ refuse: vendorRefusals(runtime) });
+  return startSimulator({ refuse: vendorRefusals(runtime), contextWindow: contextWindows(runtime) });
 }

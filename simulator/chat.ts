@@ -1,6 +1,6 @@
 // Vendors B to E: POST /v1/chat/completions (JSON or SSE chunks ending in `data: [DONE]`).
 import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { planUsage, sendJson, SseWriter, type Ctx } from './http.ts';
+import { planUsage, refuseBeyondContext, sendJson, SseWriter, type Ctx } from './http.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -107,6 +107,7 @@ export async function handleChat(ctx: Ctx): Promise<void> {
   if (!Array.isArray(body.messages)) throw new VendorError(400, "Missing required parameter: 'messages'.", 'messages');
   if (body.messages.length === 0) throw new VendorError(400, "Invalid 'messages': empty array.", 'messages');
   const turn = chatTurn(body);
+  refuseBeyondContext(ctx, turn, 'b');
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'call_sim');
   planUsage(ctx, p.usage);
   const id = ctx.state.nextId('chatcmpl-sim');

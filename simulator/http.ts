@@ -1,7 +1,7 @@
 // HTTP plumbing of the simulator: the per-request context, JSON answers, and an SSE writer that writes each
 // event separately and can be cut by a `stream-error` fault.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorBody, type ErrorFlavor } from './common.ts';
+import { errorBody, VendorError, type ErrorFlavor, type Turn } from './common.ts';
 import { rewriteUsage, type OutcomeDraft } from './outcomes.ts';
 
 export interface Job {
@@ -23,6 +23,8 @@ export interface SimState {
   counter(): number;
   /** Waits `ms`, or less when the simulator closes (a stall must not keep it open). */
   wait(ms: number): Promise<void>;
+  /** A model's context window in tokens (null or absent: none), to refuse longer input as the vendor does. */
+  contextWindow?: (model: string) => number | null | undefined;
 }
 
 /**
@@ -59,6 +61,22 @@ export function attachDraft(res: ServerResponse, draft: OutcomeDraft): void {
   drafts.set(res, draft);
 }
 /** Handlers tell what the answer's usage really is, before any usage fault rewrites it on the wire. */
+/**
+ * Input past the model's context window is refused as each vendor refuses it (400, its own words), counted as the
+ * simulator counts it (simulator/common.ts), so a prompt a real vendor would not take is never answered or billed.
+ */
+export function refuseBeyondContext(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): void {
+  const window = ctx.state.contextWindow?.(turn.model);
+  if (!window || turn.inputTokens <= window) return;
+  throw new VendorError(
+    400,
+    flavor === 'a'
+      ? `prompt is too long: ${turn.inputTokens} tokens > ${window} maximum`
+      : `This model's maximum context length is ${window} tokens. However, your messages resulted in ${turn.inputTokens} tokens. Please reduce the length of the messages.`,
+    flavor === 'a' ? null : 'messages',
+  );
+}
+
 export function planUsage(ctx: Ctx, usage: OutcomeDraft['planned']): void {
   ctx.draft.planned = usage ? { ...usage } : null;
 }

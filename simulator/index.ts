@@ -40,6 +40,8 @@ export interface SimulatorOptions {
   port?: number; // default 0 (random)
   /** Imitates vendor-side refusals (the gateway wires this from catalog rules); return null to accept. */
   refuse?: (req: { path: string; model: string; body: Record<string, unknown> }) => { status: number; message: string } | null;
+  /** A model's context window in tokens: longer input is refused with 400 as the vendor refuses it; absent, nothing is. */
+  contextWindow?: (model: string) => number | null | undefined;
   /** When set, only these keys are accepted (401 in the vendor's shape for any other); default: any non-empty key. */
   acceptKeys?: string[];
   videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
@@ -132,6 +134,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     nextId: (prefix: string) => `${prefix}${prefix.endsWith('-') || prefix.endsWith('_') ? '' : '_'}${String(++n).padStart(6, '0')}`,
     counter: () => ++n,
     wait: (ms: number) => wait(ms),
+    contextWindow: opts.contextWindow,
   };
 
   const outcomes: Outcome[] = [];

@@ -1,6 +1,6 @@
 // Vendor B: POST /v1/responses (JSON or named SSE events with sequence numbers).
 import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { planUsage, sendJson, SseWriter, type Ctx } from './http.ts';
+import { planUsage, refuseBeyondContext, sendJson, SseWriter, type Ctx } from './http.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -90,6 +90,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
   if (typeof body.model !== 'string' || body.model === '') throw new VendorError(400, "Missing required parameter: 'model'.", 'model');
   const turn = responsesTurn(body);
+  refuseBeyondContext(ctx, turn, 'b');
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'call_sim');
   planUsage(ctx, p.usage);
   const id = ctx.state.nextId('resp_sim');

@@ -1,6 +1,6 @@
 // Vendor A: POST /v1/messages in the native messages format (JSON or SSE).
 import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { planUsage, sendJson, SseWriter, type Ctx } from './http.ts';
+import { planUsage, refuseBeyondContext, sendJson, SseWriter, type Ctx } from './http.ts';
 
 type Block = Record<string, unknown>;
 
@@ -175,6 +175,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   const body = ctx.body;
   validate(body);
   const turn = messagesTurn(body);
+  refuseBeyondContext(ctx, turn, 'a');
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'toolu_sim');
   planUsage(ctx, p.usage);
   const id = ctx.state.nextId('msg_sim');

@@ -6,7 +6,7 @@ import { countSlotKeys } from '../keys/store.ts';
 import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.ts';
 import { moneyText, nanoToCreditsCeil, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
 import { readWalletUse, type WalletUse } from './wallet-overview.ts';
-import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
+import { spendableOf } from '../money/spendable.ts';
 
 const lotView = (l: LotBalance) => ({
   id: l.id,
@@ -80,13 +80,12 @@ export async function walletView(
   countActiveKeys: (walletId: string) => Promise<number>,
   at: { today: string; currency: DisplayCurrency | null },
 ): Promise<WalletView> {
-  const [bal, leased, keysActive, use] = await Promise.all([
-    ledger.balance(w.id),
-    readLeasedByLot(db, [w.id]),
+  const [bal, keysActive, use] = await Promise.all([
+    spendableOf(db, ledger, w.id),
     countActiveKeys(w.id),
     readWalletUse(db, [w.id], at.today),
   ]);
-  return walletViewFrom(w, spendableBalance(bal, leased), keysActive, use.get(w.id)!, at.currency);
+  return walletViewFrom(w, bal, keysActive, use.get(w.id)!, at.currency);
 }
 
 /**

@@ -17,9 +17,15 @@ export interface FittedQuote extends ReservationQuote {
   written?: { field: string; value: number };
 }
 
+/** Not even the shortest answer (one output token) fits what the caller can hold: what it needs, and what there is. */
+export interface NothingFits {
+  nothingFits: { neededNano: bigint; availableNano: bigint };
+}
+
 /**
  * The call's quote lowered to `room`, for a call refused for its default output: null when the client sent an
- * output limit, or when not even one output token fits. Rewrites `call.body`'s output limit when it lowers it.
+ * output limit that is not the trouble, `nothingFits` when not even one output token fits (then no output limit
+ * helps, sent or not). Rewrites `call.body`'s output limit when it lowers it.
  */
 export async function lowerOutputToRoom(
   door: DoorConfig,
@@ -27,19 +33,21 @@ export async function lowerOutputToRoom(
   snap: Snapshot,
   at: Date,
   room: () => Promise<bigint>,
-): Promise<FittedQuote | null> {
+): Promise<FittedQuote | NothingFits | null> {
   if (door.billing !== 'tokens') return null;
   const outputFields = honouredLimits(door, call.model.vendor).output ?? [];
   // The field the chain caps for this vendor (a vendor that ignores the others), else the wire format's first.
   const capped = snap.config.billing.reservation.output_cap_written?.[call.model.vendor];
   const field = capped && outputFields.includes(capped) ? capped : outputFields[0];
-  if (!field || clientSentOutputLimit(call)) return null;
+  const most = call.model.max_output ?? 0;
+  if (!field || most < 1) return null;
   const available = await room();
 
   const quoteAt = (limit: number): ReservationQuote =>
     reservationFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
-  const most = call.model.max_output ?? 0;
-  if (most < 1 || quoteAt(1).amount > available) return null; // nothing fits: refused as asked
+  const smallest = quoteAt(1).amount;
+  if (smallest > available) return { nothingFits: { neededNano: smallest, availableNano: available } };
+  if (clientSentOutputLimit(call)) return null; // a limit the client sent is held as sent: its refusal stands
   // The hold grows with the output limit: the largest that fits, by halving.
   let fits = 1;
   let over = most + 1;

@@ -16,7 +16,7 @@ import { tryParse } from '../../transforms/util/json.ts';
 import { tryRoutes, type RouteStep } from './route-loop.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import type { Settlement } from './settlement.ts';
-import type { Route } from './vendor-routes.ts';
+import { type Route, urlsVar } from './vendor-routes.ts';
 import type { CallFacts } from '../http/call-facts.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 
@@ -97,7 +97,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
     }
     throw errors.upstream(
       input.routes.length === 0
-        ? `No route is configured for vendor ${prepared.call.model.vendor}.`
+        ? noRouteMessage(prepared.call.model.vendor)
         : `Vendor ${prepared.call.model.vendor.toUpperCase()} failed on every route (${input.routes.length}). Retry later.`,
     );
   } catch (e) {
@@ -111,6 +111,15 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
   } finally {
     deadline.end();
   }
+}
+
+/**
+ * A vendor with no route: neither its GATEWAY_VENDOR_<X>_URLS nor the bundled simulator (off once some vendor's
+ * URLs are set). The client is told it is the operator's setting, and which one, rather than to retry.
+ */
+function noRouteMessage(vendor: string): string {
+  const v = vendor.toUpperCase();
+  return `No route is configured for vendor ${v}: the gateway's operator must set ${urlsVar(vendor)} and restart (the bundled simulator is off for vendor ${v}).`;
 }
 
 const DONE: RouteStep<void> = { done: true, value: undefined };

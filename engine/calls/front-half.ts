@@ -4,13 +4,15 @@ import type { FastifyRequest } from 'fastify';
 import type { Accounts, Caller, Hold } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import { errors, isGatewayError } from '../core/errors.ts';
+import { errors, GatewayError, isGatewayError } from '../core/errors.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
-import { lowerOutputToRoom, type FittedQuote } from './affordable-output.ts';
+import { lowerOutputToRoom, type FittedQuote, type NothingFits } from './affordable-output.ts';
 import { reservationFor } from './reservation.ts';
+import { refuseInputPastContext } from './context-window.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
@@ -50,8 +52,8 @@ interface Admission<P extends HoldPlan> {
   readBody: BodyReader;
   /** What to hold; it may refuse the call (a parameter the door checks itself) before anything is held. */
   planHold: (call: PreparedRequest) => P | Promise<P>;
-  /** What to hold instead when the plan's hold is refused for money (402, or 429 for a monthly limit); null: the refusal stands. */
-  lowerHold?: (call: PreparedRequest) => Promise<P | null>;
+  /** What to hold instead when the plan's hold is refused for money (`refusal`: 402, or 429 for a monthly limit); null: the refusal stands. */
+  lowerHold?: (call: PreparedRequest, refusal: GatewayError) => Promise<P | null>;
   /** The call's trace, when telemetry is on: told what was asked, and the hold is a span of it. */
   trace?: CallTrace | null;
 }
@@ -100,7 +102,7 @@ export async function admitCall<P extends HoldPlan>(
     hold = await admit(plan);
   } catch (e) {
     // Asked only once refused, so a call that fits pays nothing for it.
-    const lowered = refusedForMoney(e) && admission.lowerHold ? await admission.lowerHold(call) : null;
+    const lowered = refusedForMoney(e) && admission.lowerHold ? await admission.lowerHold(call, e as GatewayError) : null;
     if (!lowered) throw e;
     plan = lowered;
     hold = await admit(plan);
@@ -145,6 +147,7 @@ function traceRequest({ prepared, caller }: PreparedRequest) {
 /** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
 export function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
   if (door.billing === 'free') return { amount: null };
+  refuseInputPastContext(door, prepared.call, snap);
   const { amount, advice } = reservationFor(door, prepared.call, snap, now);
   return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
 }
@@ -154,9 +157,10 @@ export function doorReservation({ door, prepared, snap, now }: PreparedRequest):
  * the gateway: held again at the largest output limit the caller can hold (affordable-output.ts).
  */
 export function doorReservationLowered(accounts: Accounts) {
-  return async ({ door, prepared, snap, now, caller }: PreparedRequest): Promise<HoldPlan | null> => {
+  return async ({ door, prepared, snap, now, caller }: PreparedRequest, refusal: GatewayError): Promise<HoldPlan | null> => {
     const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, () => accounts.room(caller, prepared.call.model));
     if (!lowered) return null;
+    if ('nothingFits' in lowered) throw shortestAnswerRefused(refusal, lowered.nothingFits);
     return {
       amount: lowered.amount,
       holdId: prepared.call.id,
@@ -164,6 +168,27 @@ export function doorReservationLowered(accounts: Accounts) {
       written: lowered.written,
     };
   };
+}
+
+/**
+ * The refusal, said again for a call whose shortest answer does not fit: an output limit would not help, so the
+ * client is not told to lower (or send) one, but what the call needs at least and what is left.
+ */
+function shortestAnswerRefused(refusal: GatewayError, { neededNano, availableNano }: NothingFits['nothingFits']): GatewayError {
+  const keyLimit = refusal.type === 'key_limit_exceeded';
+  const left = keyLimit ? "this key's monthly limit leaves" : 'the wallet has';
+  const remedy = keyLimit ? "raise the key's monthly limit (it reopens next month)" : 'top up';
+  return new GatewayError(
+    refusal.status,
+    refusal.type,
+    `Not even the shortest answer fits: this call needs at least ${nanoToCreditsCeil(neededNano)} credits (its input and one ` +
+      `output token), and ${left} ${nanoToCreditsFloor(availableNano < 0n ? 0n : availableNano)} credits for it. ` +
+      `No output limit would make it fit: ${remedy}, or send a shorter input.` +
+      // The refusal said to retry soon when calls in flight hold the rest: what they give back may be enough.
+      (refusal.headers['retry-after'] ? ' Calls in progress hold more of it: a retry in a moment may fit.' : '') +
+      ' Nothing was charged.',
+    { headers: refusal.headers },
+  );
 }
 
 export function configuredDoor(snap: Snapshot, name: string): DoorConfig {

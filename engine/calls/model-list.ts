@@ -1,7 +1,7 @@
 // Which models a caller is shown: GET /v1/models lists what the key may call, and a refusal names the closest
 // model the caller's credits can pay for.
-import { closest } from 'fastest-levenshtein';
 import { isOnSale } from '../catalog/model-lookup.ts';
+import { suggestLike } from '../catalog/model-suggestion.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ModelEntry } from '../core/types.ts';
@@ -9,12 +9,12 @@ import type { Caller } from '../money/accounts.ts';
 import type { Ledger } from '../money/types.ts';
 import { doorClosedTo } from './refusals.ts';
 
-/** The model of the same kind, on sale, of a vendor the caller may pay, whose id is closest to `model`'s. */
+/** The model of the same kind, on sale, of a vendor the caller may pay, most like `model` (catalog/model-suggestion.ts). */
 function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
-  const candidates = [...runtime.snapshot().catalog.models.values()]
-    .filter((m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now))
-    .map((m) => m.id);
-  return candidates.length ? closest(model.id, candidates) : undefined;
+  const candidates = [...runtime.snapshot().catalog.models.values()].filter(
+    (m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now),
+  );
+  return suggestLike(model, candidates)?.id;
 }
 
 /** GET /v1/models lists what the key may call: no model its credits cannot pay for, no door its audience may not use. */

@@ -20,3 +20,8 @@ export function vendorRefusals(runtime: Runtime) {
     return null;
   };
 }
+
+/** Each model's context window, from the running catalog: the simulator refuses longer input as the vendor does. */
+export function contextWindows(runtime: Runtime) {
+  return (model: string) => runtime.snapshot().catalog.models.get(model)?.context_window;
+}

@@ -17,7 +17,8 @@ export type VendorRoutes = Partial<Record<VendorId, Route[]>>;
 
 type Env = Record<string, string | undefined>;
 
-const urlsVar = (v: VendorId) => `GATEWAY_VENDOR_${v.toUpperCase()}_URLS`;
+/** The variable that gives vendor `v` its routes: named by the start's warnings and by the 502 of a vendor without any. */
+export const urlsVar = (v: VendorId) => `GATEWAY_VENDOR_${v.toUpperCase()}_URLS`;
 const keyVar = (v: VendorId) => `GATEWAY_VENDOR_${v.toUpperCase()}_KEY`;
 const URLS_VAR = /^GATEWAY_VENDOR_(.+)_URLS$/;
 
@@ -80,11 +81,12 @@ export function vendorSettingsFrom(env: Env, vendors: readonly VendorId[]): Vend
 }
 
 /**
- * Vendors given routes (`_URLS`) but no credential (`_KEY`): each call would reach the vendor unauthenticated
- * and be refused there, so the operator is told at start and by /readyz rather than by the clients. So is a
- * `_URLS` variable of a vendor config/vendors.yaml does not have (a misspelt or removed vendor).
+ * What the operator is told at start and by /readyz rather than by the clients: vendors given routes (`_URLS`)
+ * but no credential (`_KEY`), whose calls would reach the vendor unauthenticated and be refused there; a `_URLS`
+ * variable of a vendor config/vendors.yaml does not have (a misspelt or removed vendor); and vendors with neither
+ * routes nor the simulator, whose calls answer 502 (setting one vendor's URLs turns the simulator off by default).
  */
-export function missingCredentials(settings: VendorSettings): string[] {
+export function vendorWarnings(settings: VendorSettings): string[] {
   const unkeyed = settings.vendors
     .filter((v) => settings.urls[v] && !settings.keys[v].trim())
     .map((v) => `vendor ${v.toUpperCase()} has routes (${urlsVar(v)}) but no credential (${keyVar(v)} is not set)`);
@@ -92,7 +94,53 @@ export function missingCredentials(settings: VendorSettings): string[] {
     const id = URLS_VAR.exec(name)![1].toLowerCase();
     return `${name} is set but config/vendors.yaml has no vendor '${id}': its routes are not used`;
   });
-  return [...unkeyed, ...unknown];
+  const unrouted = unroutedVendors(settings);
+  const many = unrouted.length > 1;
+  const unserved = unrouted.length
+    ? [
+        `${vendorList(unrouted)} no routes and the bundled simulator is off (GATEWAY_SIMULATE; 0 by default once any ` +
+          `GATEWAY_VENDOR_<X>_URLS is set): calls to ${many ? 'their' : 'its'} models answer 502 until ` +
+          `${unrouted.map(urlsVar).join(', ')} ${many ? 'are' : 'is'} set, or GATEWAY_SIMULATE=1`,
+      ]
+    : [];
+  return [...unkeyed, ...unknown, ...unserved];
+}
+
+/** Vendors with no `_URLS` that the simulator does not serve either. */
+function unroutedVendors(settings: VendorSettings): VendorId[] {
+  return settings.vendors.filter((v) => !settings.urls[v] && !settings.simulated.includes(v));
+}
+
+/** "vendor A has" or "vendors A, C have": the start of a sentence about some vendors. */
+const vendorList = (vs: readonly VendorId[]) =>
+  `vendor${vs.length > 1 ? 's' : ''} ${vs.map((v) => v.toUpperCase()).join(', ')} ${vs.length > 1 ? 'have' : 'has'}`;
+
+/**
+ * The start banner's lines about the vendors: which have routes of their own, which the bundled simulator serves
+ * (at `simulatorUrl`), and which have neither; so an operator who set some vendors' URLs sees what became of the rest.
+ */
+export function vendorBannerLines(settings: VendorSettings, simulatorUrl: string | undefined): string[] {
+  const lines: string[] = [];
+  const routed = settings.vendors.filter((v) => settings.urls[v]);
+  if (routed.length) {
+    const counts = routed.map((v) => `${v.toUpperCase()} (${settings.urls[v]!.length})`).join(', ');
+    lines.push(`vendors with routes of their own (GATEWAY_VENDOR_<X>_URLS): ${counts}`);
+  }
+  if (settings.simulated.length && simulatorUrl) {
+    lines.push(
+      `${vendorList(settings.simulated)} no routes and ${settings.simulated.length > 1 ? 'are' : 'is'} served by the bundled simulator (${simulatorUrl}); set GATEWAY_VENDOR_<X>_URLS for real vendors`,
+    );
+  }
+  const unrouted = unroutedVendors(settings);
+  if (unrouted.length) lines.push(`${vendorList(unrouted)} no routes and no simulator: calls to them answer 502 (warning below)`);
+  return lines;
+}
+
+/** Per vendor, how many routes it has and whether they are the simulator's: /readyz shows it. */
+export function routeSummary(routes: VendorRoutes): Record<VendorId, { routes: number; simulated: boolean }> {
+  return Object.fromEntries(
+    Object.entries(routes).map(([v, rs]) => [v, { routes: rs?.length ?? 0, simulated: Boolean(rs?.some((r) => r.simulated)) }]),
+  );
 }
 
 /** Routes for every vendor; `simulatorUrl` gives the simulator's base URL for a simulated vendor's route. */

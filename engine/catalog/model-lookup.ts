@@ -1,10 +1,10 @@
 // Which model a call names, and whether this door may serve it: 404 with the closest id,
 // 404 naming the successor once a model is no longer sold, 400 naming the right door.
-import { closest } from 'fastest-levenshtein';
 import type { Catalog } from './catalog.ts';
 import { startOfKoreanDay } from '../core/clock.ts';
 import type { DoorConfig, GatewayConfig } from './config.ts';
 import { errors } from '../core/errors.ts';
+import { suggestForId } from './model-suggestion.ts';
 import type { ModelEntry } from '../core/types.ts';
 
 export const isOnSale = (m: ModelEntry, now: Date) => !m.sale_ends || now < startOfKoreanDay(m.sale_ends);
@@ -12,16 +12,19 @@ export const isOnSale = (m: ModelEntry, now: Date) => !m.sale_ends || now < star
 export function resolveModel(catalog: Catalog, cfg: GatewayConfig, door: DoorConfig, id: unknown, now: Date): ModelEntry {
   if (id === undefined || id === null || id === '') throw errors.invalidRequest('model is required.', 'model');
   if (typeof id !== 'string') throw errors.invalidRequest('model must be a string.', 'model');
-  const model = modelOnSale(catalog, id, now);
+  const model = modelOnSale(catalog, id, now, door);
   if (!model.doors.includes(door.name)) throw errors.wrongDoor(wrongDoorMessage(model, door, cfg));
   return model;
 }
 
-/** The catalog model `id`, on sale at `now`; else a 404 naming the closest id, or the successor of one no longer sold. */
-export function modelOnSale(catalog: Catalog, id: string, now: Date): ModelEntry {
+/**
+ * The catalog model `id`, on sale at `now`; else a 404 naming the model most like it (one the door, when given,
+ * serves), or the successor of one no longer sold.
+ */
+export function modelOnSale(catalog: Catalog, id: string, now: Date, door?: DoorConfig): ModelEntry {
   const model = catalog.models.get(id);
   if (!model) {
-    const suggestion = closestModel(catalog, id, now);
+    const suggestion = closestModel(catalog, id, now, door);
     throw errors.modelNotFound(`The model '${id}' does not exist. Did you mean '${suggestion}'?`, suggestion);
   }
   if (!isOnSale(model, now)) {
@@ -33,9 +36,11 @@ export function modelOnSale(catalog: Catalog, id: string, now: Date): ModelEntry
   return model;
 }
 
-function closestModel(catalog: Catalog, id: string, now: Date): string {
-  const onSale = [...catalog.models.values()].filter((m) => isOnSale(m, now)).map((m) => m.id);
-  return closest(id, onSale.length ? onSale : [...catalog.models.keys()]);
+function closestModel(catalog: Catalog, id: string, now: Date, door: DoorConfig | undefined): string {
+  const all = [...catalog.models.values()];
+  const onSale = all.filter((m) => isOnSale(m, now));
+  const served = door ? onSale.filter((m) => m.doors.includes(door.name)) : onSale;
+  return (suggestForId(id, served.length ? served : onSale.length ? onSale : all) ?? all[0]).id;
 }
 
 const KIND_WORDS: Record<string, string> = {

@@ -346,6 +346,15 @@ export type VendorYaml = {
    * http:// route, gets one call per connection. Default false.
    */
   http2?: boolean;
+  /**
+   * The vendor's tokenizer never puts two whitespace-separated words in one token (true of o200k_base,
+   * cl100k_base and SentencePiece split at whitespace), so a prompt's words are a lower bound on its
+   * input tokens: a prompt with more words than the model's context window is refused with 400 before
+   * anything is held. Leave it out while the vendor's tokenizer is not known: the vendor's own refusal
+   * then stands (the bundled simulator refuses input past the context window as the vendor does).
+   * Default false.
+   */
+  tokens_at_least_words?: boolean;
 };
 
 export type VideosFile = {

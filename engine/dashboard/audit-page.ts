@@ -10,6 +10,7 @@ import { queryText } from './form.ts';
 import { html, type Html } from './html.ts';
 import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
+import { changeText } from './audit-change.ts';
 import { sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
@@ -25,14 +26,27 @@ const ACTOR_LABEL: Record<string, MessageKey> = {
 const actionText = (ui: Ui, action: string) =>
   (AUDIT_ACTIONS as readonly string[]).includes(action) ? ui.t(`audit.action.${action}` as MessageKey) : action;
 
-const values = (v: unknown): Html => (v === null || v === undefined ? html`—` : html`<code>${JSON.stringify(v)}</code>`);
+const OPERATOR_VIA: Record<string, MessageKey> = {
+  cli: 'audit.operator.cli',
+  admin_api: 'audit.operator.admin_api',
+  first_run: 'audit.operator.first_run',
+};
+
+/** Who, in words: the operator by how it came (the command line, its API), the others by their kind and id. */
+function actorText(ui: Ui, actor: AuditRecord['actor']): Html {
+  const via = actor.kind === 'operator' && actor.id ? OPERATOR_VIA[actor.id] : undefined;
+  if (via) return html`${ui.t('audit.actor.operator_via', { via: ui.t(via) })}`;
+  const kind = ACTOR_LABEL[actor.kind];
+  return html`${kind ? ui.t(kind) : actor.kind}${actor.id ? html`<br><small><code>${actor.id}</code></small>` : ''}`;
+}
 
 function entryRow(ui: Ui, e: AuditRecord): Html {
-  const from = e.ip || e.user_agent ? html`${e.ip ?? ''}${e.user_agent ? html`<br><small>${e.user_agent}</small>` : ''}` : html`—`;
-  const actor = ACTOR_LABEL[e.actor.kind];
-  return html`<tr data-audit-id="${e.id}"><td>${ui.time(e.at)}</td><td>${actor ? ui.t(actor) : e.actor.kind}${
-    e.actor.id ? html` <code>${e.actor.id}</code>` : ''
-  }</td><td>${actionText(ui, e.action)}</td><td>${e.target_id ? html`<code>${e.target_id}</code>` : '—'}</td><td>${values(e.before)}</td><td>${values(e.after)}</td><td>${from}</td></tr>`;
+  const from = e.ip || e.user_agent ? html`${e.ip ?? ''}${e.user_agent ? html`<small class="wrap">${e.user_agent}</small>` : ''}` : html`—`;
+  // What changed comes first, with the key, lot or person it is about in its cell: a phone shows it without
+  // scrolling, and there is one column fewer to scroll to.
+  return html`<tr data-audit-id="${e.id}"><td>${ui.time(e.at)}</td><td>${actionText(ui, e.action)}${
+    e.target_id ? html`<br><small><code>${e.target_id}</code></small>` : ''
+  }</td><td>${changeText(ui, e)}</td><td>${actorText(ui, e.actor)}</td><td>${from}</td></tr>`;
 }
 
 /** The page's filter as the shared query: Korean dates become instants (from 00:00 of `from` up to the end of `to`). */
@@ -76,7 +90,7 @@ export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): 
 <label for="audit-to">${t('audit.to')}</label><input id="audit-to" name="to" type="date" value="${q.to ?? ''}">
 <p><button type="submit">${t('audit.show')}</button></p></fieldset></form>
 <div class="scroll"><table><caption>${t(total === 1 ? 'audit.caption_one' : 'audit.caption_many', { n: ui.int(total) })}</caption>
-<thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('audit.col.who')}</th><th scope="col">${t('audit.col.what')}</th><th scope="col">${t('audit.col.about')}</th><th scope="col">${t('audit.col.before')}</th><th scope="col">${t('audit.col.after')}</th><th scope="col">${t('audit.col.from')}</th></tr></thead>
+<thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('audit.col.what')}</th><th scope="col">${t('audit.col.change')}</th><th scope="col">${t('audit.col.who')}</th><th scope="col">${t('audit.col.from')}</th></tr></thead>
 <tbody>${data.map((e) => entryRow(ui, e))}</tbody></table></div>
 <nav aria-label="${t('layout.pages')}">${filter.offset > 0 ? html`<a href="${pageLink(Math.max(0, filter.offset - PAGE_SIZE))}">${t('audit.newer')}</a> ` : ''}${
         has_more ? html`<a href="${pageLink(filter.offset + PAGE_SIZE)}">${t('audit.older')}</a>` : ''

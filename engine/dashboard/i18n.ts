@@ -10,6 +10,7 @@ import * as format from './format.ts';
 import { isLocale, type Locale } from './locale.ts';
 import type { DisplayCurrency } from '../core/money.ts';
 import { requestSlot } from '../http/request-slots.ts';
+import { PARAM_WITH_PARTICLE, particleFor } from './particles.ts';
 
 export type { MessageKey } from './messages/types.ts';
 
@@ -53,8 +54,15 @@ export type Params = Record<string, string | number | bigint | Html | null | und
 
 function fill(text: string, params: Params | undefined, render: (v: Params[string]) => string): string {
   if (!params) return text;
-  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? render(params[name]) : whole));
+  // One pass, so a value is never read as a parameter; a Korean particle after one is settled from its value.
+  return text.replace(PARAM_WITH_PARTICLE, (whole, name: string, between: string | undefined, pair: string | undefined) => {
+    if (!(name in params)) return whole;
+    const value = render(params[name]);
+    return pair === undefined ? value : `${value}${between}${particleFor(plain(params[name]), pair)}`;
+  });
 }
+
+const plain = (v: Params[string]): string => (v instanceof Html ? v.text : String(v ?? ''));
 
 /** A text of the locale's catalog with its `{name}` parameters filled in, as plain text (the html template escapes it). */
 export function t(locale: Locale, key: MessageKey, params?: Params): string {
@@ -81,6 +89,9 @@ export const uiOf = (locale: Locale, currency: DisplayCurrency | null = null) =>
   currency,
   t: (key: MessageKey, params?: Params) => t(locale, key, params),
   th: (key: MessageKey, params?: Params) => th(locale, key, params),
+  /** A name of the gateway's (a door, a webhook event or delivery state, a video's failure) in the locale's words; unknown, as it is. */
+  word: (kind: 'door' | 'wh.event' | 'wh.state' | 'videos.error', name: string): string =>
+    `${kind}.${name}` in en ? t(locale, `${kind}.${name}` as MessageKey) : name,
   /** Whole credits, grouped ('—' for none). */
   credits: (n: number | null | undefined) => format.wholeCredits(locale, n),
   /** Exact credits of nano-USD: three decimals. */

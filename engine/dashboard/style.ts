@@ -38,8 +38,13 @@ small { color: var(--muted); }
 .notice { border-color: #c80; background: #cc88001a; }
 .ok { border-color: #2a8a4a; background: #2a8a4a1a; }
 .error { border-color: #c33; background: #cc33331a; }
-/* At phone width the page never scrolls sideways: wide tables and the chart scroll inside their own box. */
+/* At phone width the page never scrolls sideways: wide tables and the chart scroll inside their own box. A table
+   keeps readable columns: each as wide as its cells' words on one line, never a key prefix or a date squeezed
+   into a column of letters; a long text (a sentence, a user agent, a change form) wraps inside a box of its own. */
 .scroll { overflow-x: auto; max-width: 100%; }
+.scroll > table { width: max-content; }
+td code, td .secret { overflow-wrap: normal; word-break: normal; }
+td .wrap, td details { display: block; max-width: 22rem; white-space: normal; } td small.wrap { max-width: 14rem; }
 figure { margin: 1rem 0; }
 .chart { display: block; width: 100%; min-width: 480px; max-width: 760px; height: auto; }
 main code { overflow-wrap: anywhere; }

@@ -2,7 +2,9 @@
 // owner's unit) with the credits beside. Read once per request by the guard (routes.ts) so no page can forget it.
 import type { FastifyRequest } from 'fastify';
 import { requestSlot } from '../http/request-slots.ts';
+import type { Queryable } from '../db/db.ts';
 import type { Ledger } from '../money/ledger.ts';
+import { spendableOf } from '../money/spendable.ts';
 import { html, type Html } from './html.ts';
 import type { Ui } from './i18n.ts';
 
@@ -15,8 +17,9 @@ interface WalletSummary {
 
 const summaries = requestSlot<WalletSummary>('dashboard_wallet_summary');
 
-export async function loadWalletSummary(req: FastifyRequest, ledger: Ledger, walletId: string): Promise<void> {
-  const [b, w] = await Promise.all([ledger.balance(walletId), ledger.getWallet(walletId)]);
+/** The same figures as the wallet page, GET /v1/credits and the admin view: a lease's unused part is not held. */
+export async function loadWalletSummary(req: FastifyRequest, db: Queryable, ledger: Ledger, walletId: string): Promise<void> {
+  const [b, w] = await Promise.all([spendableOf(db, ledger, walletId), ledger.getWallet(walletId)]);
   summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano, name: w?.name ?? null });
 }
 

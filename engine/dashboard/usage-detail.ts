@@ -55,7 +55,7 @@ export function callDetail(ui: Ui, r: UsageRecordView, keyLabel: KeyLabel): Html
   const charged = BigInt(r.charged_nano);
   return html`<dl data-generation-id="${r.id}">
 ${item(t('usage.item.request_id'), html`<code>${r.id}</code>`)}${item(t('col.when'), ui.time(r.created_at))}${item(t('col.key'), keyLabel(r.key_id))}
-${item(t('col.model'), r.model)}${item(t('usage.col.door'), r.door)}${item(t('usage.item.vendor_route'), `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item(t('usage.item.fallbacks'), r.fallback_depth)}
+${item(t('col.model'), r.model)}${item(t('usage.col.door'), ui.word('door', r.door))}${item(t('usage.item.vendor_route'), `${r.vendor.toUpperCase()} · ${r.route ?? '—'}`)}${item(t('usage.item.fallbacks'), r.fallback_depth)}
 ${item(t('usage.col.input'), r.tokens.input)}${item(t('usage.item.cache_read'), r.tokens.cache_read)}${item(t('usage.item.cache_write'), r.tokens.cache_write)}
 ${item(t('usage.col.output'), r.tokens.output)}${item(t('usage.item.reasoning'), r.tokens.reasoning)}${item(t('usage.item.server_tools'), r.server_tool_calls)}
 ${item(t('usage.item.characters'), r.characters)}${item(t('usage.item.images'), r.images)}${item(t('usage.item.video_seconds'), r.video_seconds)}

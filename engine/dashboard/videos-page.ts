@@ -49,6 +49,7 @@ async function deletedJobs(deps: DashboardDeps, walletId: string) {
   return res.rows;
 }
 
+// The job's id, long and rarely read, comes last: a phone shows the model, status and length without scrolling.
 export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard/videos', async (req, reply) => {
     const s = sessionOf(req);
@@ -61,7 +62,7 @@ export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps):
     ]);
     const jobs = listed.filter((j) => isVisible(j, now)).slice(0, SHOWN);
     const head = (last: 'videos.col.deleted' | 'videos.col.expires') =>
-      html`<thead><tr><th scope="col">${t('videos.col.job')}</th><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th></tr></thead>`;
+      html`<thead><tr><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th><th scope="col">${t('videos.col.job')}</th></tr></thead>`;
     const length = (seconds: string | number, size: string) => t('videos.length', { seconds: ui.num(Number(seconds)), size });
     const deletedTable =
       deleted.length === 0
@@ -71,9 +72,9 @@ ${head('videos.col.deleted')}
 <tbody>${deleted.map(
             (
               j,
-            ) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
+            ) => html`<tr data-video-id="${j.id}"><td>${j.model}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
 <td class="num">${j.cost_nano === null ? ui.exact(0n) : html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>${usdOf(ui, BigInt(j.cost_nano))}`}</td>
-<td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td></tr>`,
+<td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td><td><code>${j.id}</code></td></tr>`,
           )}</tbody></table></div>`;
     return sendPage(reply, 200, {
       title: t('nav.videos'),
@@ -84,9 +85,9 @@ ${head('videos.col.deleted')}
           : html`<div class="scroll"><table><caption>${t('videos.caption')}</caption>
 ${head('videos.col.expires')}
 <tbody>${jobs.map(
-              (j) => html`<tr data-video-id="${j.id}"><td><code>${j.id}</code></td><td>${j.model}</td>
-<td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`: <code>${j.errorCode}</code>` : ''}</td>
-<td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td></tr>`,
+              (j) => html`<tr data-video-id="${j.id}"><td>${j.model}</td>
+<td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`<br><small>${ui.locale === 'en' ? html`<code>${j.errorCode}</code>` : ui.word('videos.error', j.errorCode)}</small>` : ''}</td>
+<td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td><td><code>${j.id}</code></td></tr>`,
             )}</tbody></table></div>`
       }
 ${deletedTable}`,

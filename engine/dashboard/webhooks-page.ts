@@ -19,8 +19,8 @@ import type { DashboardDeps } from './deps.ts';
 import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
 import { createFlashStore } from './flash.ts';
 import { formOf, type FormBody } from './form.ts';
-import { html } from './html.ts';
-import { uiFor, type MessageKey } from './i18n.ts';
+import { html, type Html } from './html.ts';
+import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf, sessionSecretOf } from './session-http.ts';
 
@@ -37,6 +37,10 @@ const LABELS: Record<(typeof SETTING_FIELDS)[number], MessageKey> = {
   key_monthly_limit_percent: 'wh.label.key_monthly',
   key_daily_limit_percent: 'wh.label.key_daily',
 };
+/** An event as a label: English keeps the API's name as code (what a receiver reads); Korean says it in words. */
+const eventLabel = (ui: Ui, event: string): Html =>
+  ui.locale === 'en' ? html`<code>${event}</code>` : html`${ui.word('wh.event', event)}`;
+
 const DONE: Record<string, MessageKey> = { saved: 'wh.done.saved', deleted: 'wh.done.deleted', replayed: 'wh.done.replayed' };
 
 /**
@@ -94,14 +98,14 @@ ${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', {
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}
 <fieldset><legend>${t('wh.add')}</legend>
 <label for="wh-url">${t('wh.url')}</label><input id="wh-url" name="url" type="url" required maxlength="2000">
-${EVENT_TYPES.map((e) => html`<label><input type="checkbox" name="event:${e}" checked> <code>${e}</code></label>`)}
+${EVENT_TYPES.map((e) => html`<label><input type="checkbox" name="event:${e}" checked> ${eventLabel(ui, e)}</label>`)}
 <p><button type="submit">${t('wh.add_button')}</button></p></fieldset></form>
 ${
   hooks.length === 0
     ? html`<p>${t('wh.none')}</p>`
     : hooks.map(
         (h, i) => html`<section data-webhook-id="${h.id}"><h2><code>${h.url}</code></h2>
-<p>${t('wh.events')} ${h.events.map((e) => html`<code>${e}</code> `)} · ${t('wh.added')} ${ui.time(h.created_at)}</p>
+<p>${t('wh.events')} ${h.events.map((e, j) => html`${j > 0 ? ', ' : ''}${eventLabel(ui, e)}`)} · ${t('wh.added')} ${ui.time(h.created_at)}</p>
 <form method="post" action="${PATH}/${encodeURIComponent(h.id)}/delete">${csrfField(s.csrfToken)}<button type="submit">${t('wh.delete')}</button></form>
 ${
   deliveries[i].length === 0
@@ -109,7 +113,9 @@ ${
     : html`<div class="scroll"><table><caption>${t('wh.recent')}</caption>
 <thead><tr><th scope="col">${t('wh.col.event')}</th><th scope="col">${t('wh.col.state')}</th><th scope="col">${t('wh.col.attempts')}</th><th scope="col">${t('wh.col.actions')}</th></tr></thead>
 <tbody>${deliveries[i].map(
-        (d) => html`<tr><td><code>${d.event_type}</code><br><small>${d.event_id}</small></td><td>${d.state}</td>
+        (
+          d,
+        ) => html`<tr><td>${eventLabel(ui, d.event_type)}<br><small><code>${d.event_id}</code></small></td><td>${ui.word('wh.state', d.state)}</td>
 <td>${d.attempts.map((a) => html`${a.n}: ${a.status_code ?? a.error ?? '—'} (${ui.int(a.duration_ms)} ms) ${ui.time(a.at)}<br>`)}</td>
 <td><form method="post" action="${PATH}/${encodeURIComponent(h.id)}/events/${encodeURIComponent(d.event_id)}/replay">${csrfField(s.csrfToken)}<button type="submit">${t('wh.replay')}</button></form></td></tr>`,
       )}</tbody></table></div>`

@@ -9,6 +9,8 @@ import type { Queryable } from './db.ts';
 export interface ChargedItem<T> {
   item: T;
   chargedNano: bigint;
+  /** The id of the charge that writes the row (a draw's id, or the settled reservation's); absent outside the ledger. */
+  transferId?: string;
 }
 
 /**
@@ -28,6 +30,12 @@ export interface Statement {
 export interface ChargeRowWriter<T> {
   readonly name: string;
   statement(rows: readonly ChargedItem<T>[]): Statement | null;
+  /**
+   * A writer whose row records its charge's id durably says how to find it again: a SELECT of `transfer_id`
+   * among the ids `$ids` (text[]) written since `$since` (timestamptz). A draw whose rows include such a row
+   * needs no row of its own to be recognised when it is written again (money/batch-sql.ts).
+   */
+  readonly transfersRecorded?: (ids: string, since: string) => string;
 }
 
 /** Runs a writer's statement for `rows` on its own. */

@@ -1,8 +1,8 @@
 // The Fastify app every room registers its routes on: the body limit, the bound on JSON depth, the one
 // error handler, the answer for a path no room serves, and what every answer shares: an `x-request-id`
-// and one log line.
+// and one log line, written to the process's one log (logger.ts), which the app is handed.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { installAccessLog, requestSerializer, type OutcomeObserver } from './access-log.ts';
+import { installAccessLog, type OutcomeObserver } from './access-log.ts';
 import { depthRefusal } from './json-depth.ts';
 import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 import { installErrorHandler } from './reply-error.ts';
@@ -21,43 +21,10 @@ interface BodyBounds {
   errorShapeFor?: ShapeForPath;
 }
 
-/** Key material never reaches the log, whatever logs a request's headers. */
-const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'];
-
-/** What a caller may ask of the log: pino options (a `stream` to capture it), or false for none. */
-export type LoggerChoice = boolean | { level?: string; stream?: { write(line: string): void } };
-
-/** The app's pino options: LOG_LEVEL's level and the redaction list, then the caller's own; false, no log. */
-export function loggerOptions(level: string, choice: LoggerChoice | undefined): FastifyServerOptions['logger'] {
-  if (choice === false) return false;
-  return { level, redact: REDACT, ...(typeof choice === 'object' ? choice : {}) };
-}
-
-type WarnAndError = Pick<FastifyBaseLogger, 'warn' | 'error'>;
-
-/**
- * The app's log for the parts made before the app (telemetry, money, alerts): they read `log()` at each use,
- * which is silent until `appMade` hands over the app's own log. They cannot wait for the app: its metrics
- * observe the money they make.
- */
-export function logOnceAppMade(): { log: () => WarnAndError; appMade(log: FastifyBaseLogger): void } {
-  const silent: WarnAndError = { warn: () => undefined, error: () => undefined };
-  let appLog: FastifyBaseLogger | null = null;
-  return {
-    log: () => appLog ?? silent,
-    appMade(log) {
-      appLog = log;
-    },
-  };
-}
-
 function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
-  const logger =
-    typeof opts.logger === 'object' && opts.logger !== null ? { ...opts.logger, serializers: { req: requestSerializer } } : opts.logger;
   const app = Fastify({
     logger: false,
     ...opts,
-    ...(logger === undefined ? {} : { logger }),
     genReqId: requestIdFor,
     requestIdHeader: false,
     // Our own line per request (access-log.ts) replaces Fastify's two, which log the URL with its query.
@@ -94,14 +61,15 @@ const IDLE_SWEEP_MS = 100;
  * stay open until the client's own timeout, so those are closed as soon as they go idle too.
  */
 /** The app as the gateway runs it: limits.yaml's body limit, timeouts and JSON depth, each door's error shape. */
-export function createGatewayApp(runtime: Runtime, logger: FastifyServerOptions['logger'], observers: OutcomeObserver[]): FastifyInstance {
+export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, observers: OutcomeObserver[]): FastifyInstance {
   const limits = runtime.snapshot().config.limits;
   const bounds = {
     jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
     errorShapeFor: (path: string) => errorShapeOfPath(runtime, path),
   };
   const timeouts = { requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms };
-  return createApp(bounds, { bodyLimit: limits.body_limit_bytes, serverFactory: serverWithTimeouts(timeouts), logger }, observers);
+  const options = { bodyLimit: limits.body_limit_bytes, serverFactory: serverWithTimeouts(timeouts), loggerInstance: logger };
+  return createApp(bounds, options, observers);
 }
 
 export async function closeApp(app: FastifyInstance): Promise<void> {

@@ -1,7 +1,7 @@
 // Errors on the way out: anything thrown inside a route becomes a GatewayError, rendered in the
 // door's shape. installErrorHandler puts the one handler on the app and on every scope that can
 // also be mounted on a bare Fastify app (the key doors and the admin API are, in their tests).
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, GatewayError, renderError, toGatewayError, type ErrorShape } from '../core/errors.ts';
 import { CLIENT_CLOSED_REQUEST } from './access-log.ts';
 
@@ -23,6 +23,27 @@ export function fromThrown(err: unknown): GatewayError {
   return toGatewayError(err);
 }
 
+/**
+ * Fastify's refusals of a body, said with what the client can change: a body past the limit names the limit and
+ * the operator's setting for it, and a content type no parser of the route takes names the one it does.
+ */
+function bodyRefusal(err: unknown, req: FastifyRequest): GatewayError | null {
+  const e = err as { statusCode?: number; code?: string };
+  if (e.statusCode === 413 || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = req.routeOptions.bodyLimit;
+    return errors.tooLarge(
+      `The request body is too large: this gateway takes at most ${limit.toLocaleString('en-US')} bytes ` +
+        `(${(limit / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} MiB), set by body_limit_bytes in config/limits.yaml.`,
+    );
+  }
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' && req.server.hasContentTypeParser('application/json')) {
+    return errors.invalidRequest(
+      `The request body must be JSON, sent with content-type: application/json (this one was ${req.headers['content-type'] || 'not said'}).`,
+    );
+  }
+  return null;
+}
+
 export function sendError(reply: FastifyReply, err: GatewayError, shape: ErrorShape = 'chat'): FastifyReply {
   const rendered = renderError(err, shape);
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
@@ -37,7 +58,7 @@ export function installErrorHandler(scope: FastifyInstance): void {
       req.log.info({ err: { message: (err as Error).message } }, 'client left before the answer ended');
       return reply.code(CLIENT_CLOSED_REQUEST).send();
     }
-    const gatewayError = fromThrown(err);
+    const gatewayError = bodyRefusal(err, req) ?? fromThrown(err);
     if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
     return sendError(reply, gatewayError, req.routeOptions.config?.errorShape ?? 'chat');
   });

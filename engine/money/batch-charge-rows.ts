@@ -13,6 +13,22 @@ export interface DueChargeRows<P> {
   owner: P;
   rows: ChargeRows | ChargeCallback;
   chargedNano: bigint;
+  /** The charge's id: its draw id, or its reservation's. */
+  transferId: string;
+}
+
+/** Whether a charge's rows record its id (a usage record does), so that it needs no draw row to be recognised. */
+export const rowsRecordTransfer = (rows: ChargeRows | ChargeCallback | undefined): boolean =>
+  Array.isArray(rows) && rows.some((r) => r.writer.transfersRecorded !== undefined);
+
+/** The queries that find charges already written by the rows of `ops` (one per writer that records its ids). */
+export function recordedTransferQueries(
+  ops: readonly { rows?: ChargeRows | ChargeCallback }[],
+): ((ids: string, since: string) => string)[] {
+  const found = new Set<(ids: string, since: string) => string>();
+  for (const op of ops)
+    if (Array.isArray(op.rows)) for (const r of op.rows) if (r.writer.transfersRecorded) found.add(r.writer.transfersRecorded);
+  return [...found];
 }
 
 /** The statements of the due charges' rows, one per writer in name order (none when `separately`). */
@@ -24,7 +40,7 @@ export function groupedStatements<P>(due: readonly DueChargeRows<P>[], separatel
     for (const { writer, item } of d.rows) {
       let items = groups.get(writer);
       if (!items) groups.set(writer, (items = []));
-      items.push({ item, chargedNano: d.chargedNano });
+      items.push({ item, chargedNano: d.chargedNano, transferId: d.transferId });
     }
   }
   const ordered = [...groups].sort(([a], [b]) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -44,7 +60,9 @@ export async function writeUngroupedChargeRows<P>(
   for (const d of due) {
     try {
       if (typeof d.rows === 'function') await d.rows(tx, d.chargedNano);
-      else if (separately) for (const { writer, item } of d.rows) await writeChargeRows(tx, writer, [{ item, chargedNano: d.chargedNano }]);
+      else if (separately)
+        for (const { writer, item } of d.rows)
+          await writeChargeRows(tx, writer, [{ item, chargedNano: d.chargedNano, transferId: d.transferId }]);
     } catch (e) {
       return { owner: d.owner, error: e };
     }

@@ -12,14 +12,10 @@ import type { Statement } from '../db/charge-rows.ts';
 // locked), then the reservations the batch finishes in id order. Every batch locks in this order. The CTEs
 // are materialized and the UNION ALL reads the first one to its end before the second.
 //
-// What this statement returns is current only for the rows it locks. Under READ COMMITTED a statement that
-// waits for a row lock re-reads that row's newest version (EvalPlanQual) and re-checks its WHERE; a
-// FOR UPDATE row of a one-table scan (the lots, the reservations) thus comes back as the transaction that
-// held it committed it. Rows the statement only joined to a locked row are not re-read: they stay as its
-// snapshot, taken before the wait, saw them. So what a reservation holds per lot (reservation_lots, which a
-// draw lowers) is not read here but by HOLDS_AND_DRAWS_SQL, a later statement with a fresh snapshot, once the
-// reservations are locked: every writer of a reservation's holds locks the reservation first, so nothing
-// can change them between that read and our COMMIT.
+// What this statement returns is current only for the rows it locks: under READ COMMITTED a row waited for is
+// re-read (EvalPlanQual), but rows only joined to it keep the snapshot taken before the wait. So what a reservation
+// holds per lot (reservation_lots, which a draw lowers) is read by a later statement (holdsAndDrawsSql) once the
+// reservations are locked; every writer of a reservation's holds locks the reservation first.
 const LOCK_SQL = `
 WITH lots AS MATERIALIZED (
   SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano
@@ -43,13 +39,23 @@ SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amo
   FROM res`;
 
 // What the locked reservations hold per lot, and which of the batch's draws are already written (a batch retried
-// after an unclear commit must not draw them again): one statement, issued once the reservations are locked, so
-// its snapshot sees what their lock waited for (see LOCK_SQL).
-const HOLDS_AND_DRAWS_SQL = `
+// after an unclear commit must not draw them again): by a draw row, or by a charge row that records the draw's id
+// (its usage record: `recorded`, each a SELECT of transfer_id, $2 the ids and $3 the earliest instant such a row
+// can have). One statement, issued once the reservations are locked, so its snapshot sees what their lock waited
+// for (see LOCK_SQL).
+const holdsAndDrawsSql = (recorded: readonly ((ids: string, since: string) => string)[]) => `
 SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
   FROM reservation_lots WHERE reservation_id = ANY($1::text[])
 UNION ALL
-SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])`;
+SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])${recorded
+  .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3')}) r`)
+  .join('')}`;
+
+/** Charge rows that record a draw's id, and the earliest instant one of this batch's can have been written. */
+export interface RecordedDraws {
+  queries: readonly ((ids: string, since: string) => string)[];
+  since: Date;
+}
 
 interface LockRow {
   row_kind: 'lot' | 'reservation';
@@ -77,6 +83,7 @@ export async function lockBatch(
   walletIds: readonly string[],
   reservationIds: readonly string[],
   drawIds: readonly string[],
+  recorded: RecordedDraws = { queries: [], since: new Date(0) },
 ): Promise<{ lots: LotState[]; reservations: Map<string, ResState>; drawnBefore: Set<string> }> {
   const rows = (await tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds])).rows;
   const lots: LotState[] = [];
@@ -107,9 +114,10 @@ export async function lockBatch(
   }
   const drawnBefore = new Set<string>();
   if (reservations.size > 0) {
+    const queries = drawIds.length > 0 ? recorded.queries : [];
     const read = await tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(
-      HOLDS_AND_DRAWS_SQL,
-      [[...reservations.keys()], drawIds],
+      holdsAndDrawsSql(queries),
+      queries.length > 0 ? [[...reservations.keys()], drawIds, recorded.since.toISOString()] : [[...reservations.keys()], drawIds],
     );
     for (const h of read.rows) {
       if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);
@@ -165,10 +173,8 @@ export async function readWalletFacts(
   return { get: (walletId, vendor) => facts.get(factsKey(walletId, vendor)) };
 }
 
-// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then each CTE's arrays in the
-// order of WRITE_COLUMNS (the CTEs' order in the statement), each column one array of its declared type, read
-// off that CTE's rows. The numbers and the parameter list are both made from the table, so a column added
-// to one CTE renumbers those after it in the SQL and in the parameters alike.
+// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then each CTE's columns in order,
+// one array each; the SQL's numbers and the parameter list are both made from it, so they cannot disagree.
 type ArrayType = 'text[]' | 'bigint[]' | 'timestamptz[]';
 interface Column<R> {
   name: string;
@@ -331,7 +337,15 @@ function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params
  * Writes a batch's moves, and in the same statement `chargeRows` (the statements of its charges' rows); every
  * row count of the moves is checked.
  */
-export async function writeMoves(tx: Queryable, owner: string, moves: Moves, chargeRows: readonly Statement[] = []): Promise<void> {
+export async function writeMoves(
+  tx: Queryable,
+  owner: string,
+  moves: Moves,
+  chargeRows: readonly Statement[] = [],
+  recordedDraws: ReadonlySet<string> = new Set(),
+): Promise<void> {
+  // A draw whose usage record carries its id is recognised by that record: no draw row of its own.
+  const draws = moves.draws.filter((d) => !recordedDraws.has(d.drawId));
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
@@ -363,7 +377,7 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves, cha
       journal: moves.journal,
       finished: fin,
       held: heldRows,
-      draws: moves.draws,
+      draws,
     }),
     ...write.params,
   ]);
@@ -378,7 +392,7 @@ export async function writeMoves(tx: Queryable, owner: string, moves: Moves, cha
     journal: moves.journal.length,
     finished: fin.length,
     held_moved: heldRows.length,
-    draws: moves.draws.length,
+    draws: draws.length,
   };
   for (const k of Object.keys(want) as (keyof typeof want)[]) {
     if (Number(got?.[k]) !== want[k]) throw new Error(`ledger batch wrote ${got?.[k]} ${k} rows, expected ${want[k]}`);

@@ -71,11 +71,19 @@ import type { Db, Queryable } from '../db/db.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
 import { Book, walletsMissingLocks, type KeyStanding } from './policy.ts';
-import { lockBatch, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { lockBatch, readHeldByKey, readWalletFacts, type RecordedDraws, writeMoves } from './batch-sql.ts';
 import { MAX_RETRIES, backoff, isRetryable } from './retry.ts';
-import { groupedStatements, writeUngroupedChargeRows, type DueChargeRows } from './batch-charge-rows.ts';
+import {
+  type DueChargeRows,
+  groupedStatements,
+  recordedTransferQueries,
+  rowsRecordTransfer,
+  writeUngroupedChargeRows,
+} from './batch-charge-rows.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Op, type Pending } from './batch-queues.ts';
 import { runAgainFor, RunAgainOutside, type Outcome, type Verdict } from './batch-verdict.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * A decision found the ledger's rows inconsistent (`cause`: a lot would go negative, a hold on a lot that is
@@ -232,8 +240,14 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     }
     const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
     // Draws already written (a retry after an unclear commit) are read with the holds, and not made again.
-    const drawIds = finishes.flatMap((op) => (op.kind === 'draw' && op.drawId ? [op.drawId] : []));
-    const { lots, reservations, drawnBefore } = await lockBatch(tx, [...walletIds], [...new Set(finishes.map((op) => op.id))], drawIds);
+    const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId);
+    const { lots, reservations, drawnBefore } = await lockBatch(
+      tx,
+      [...walletIds],
+      [...new Set(finishes.map((op) => op.id))],
+      draws.map((op) => op.drawId!),
+      recordedDrawsOf(draws),
+    );
     // A reservation of a wallet whose lots we did not lock (the caller's wallet id was wrong) whose money
     // may move: run the batch again with that wallet's lots locked up front (keeps the lock order).
     const missing = walletsMissingLocks(finishes, reservations, walletIds);
@@ -265,7 +279,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           const o = book.finish(p.op, at);
           const moved = o.finished || (p.op.kind === 'draw' && !o.alreadyFinished);
           if ((p.op.kind === 'settle' || p.op.kind === 'draw') && p.op.rows && moved)
-            due.push({ owner: p, rows: p.op.rows, chargedNano: o.chargedNano });
+            due.push({ owner: p, rows: p.op.rows, chargedNano: o.chargedNano, transferId: p.op.drawId ?? p.op.id });
           outcomes.push({ ok: true, value: o });
         }
       } catch (e) {
@@ -297,8 +311,9 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     // 3. Write the moves with the charge rows, grouped, in one statement; 4. the rest of the charge rows (charge
     // callbacks; COMMIT follows).
     const grouped = groupedStatements(due, separately);
+    const recorded = new Set(due.flatMap((d) => (d.owner.op.kind === 'draw' && rowsRecordTransfer(d.rows) ? [d.transferId] : [])));
     try {
-      if (!book.moves.empty) await writeMoves(tx, owner, book.moves, grouped);
+      if (!book.moves.empty) await writeMoves(tx, owner, book.moves, grouped, recorded);
       else for (const s of grouped) await tx.query(s.sql, s.params);
     } catch (e) {
       if (grouped.length > 0) return { kind: 'rows-failed', grouped: true, error: e };
@@ -307,6 +322,16 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     const failed = await writeUngroupedChargeRows(tx, due, separately);
     if (failed) return { kind: 'rows-failed', grouped: false, owner: failed.owner, error: failed.error };
     return { kind: 'done', outcomes };
+  }
+
+  /**
+   * How the batch's draws already written are found besides their draw rows: the queries of the charge rows that
+   * record a draw's id, since a day before the earliest draw (a record's instant is its call's end, decided before
+   * its first write; a charge is not retried for a day).
+   */
+  function recordedDrawsOf(draws: readonly FinishOp[]): RecordedDraws {
+    const earliest = draws.reduce((t, op) => Math.min(t, (op.drawnAt ?? clock.now()).getTime()), clock.now().getTime());
+    return { queries: recordedTransferQueries(draws), since: new Date(earliest - DAY_MS) };
   }
 
   /**

@@ -1,25 +1,13 @@
-// Budget leases: a process holds a slice of a wallet's balance for a vendor (a reservation of the ledger, so
-// the slice is drawn in the same order, under the same plan rule, and swept if the process dies) and admits
-// calls against it in memory. A call's charge is decided in memory too (its cost, out of the lease) and
-// handed to the charge writer (charge-writer.ts) as a draw (ledger.draw); the answer's last byte waits for it
-// to commit (engine/calls/settlement.ts), and draws of every wallet commit together.
-//
-// Exactness. A lease only ever admits calls its unspent, unheld part covers, so the wallet is never
-// overspent: the money is reserved in the database before any call uses it. A draw is charged once (its id is
-// the call's); one that cannot be written yet is retried until it is. A process killed outright has charged
-// every answer it gave in full; its leases expire and the sweeper returns their unspent part.
-//
-// Sizing. A slice is what the wallet's recent spend on that vendor in this process would use in
-// `slice_seconds`, at least `min_slice` and enough for a few calls like the one asking, and at most
-// `max_share` of what the wallet can spend on the vendor, so several processes share a small wallet; a wallet
-// too small for a slice of a few calls is not leased (its calls take the exact per-call path). A lease is
-// refilled ahead of need (a second one when less than a quarter is left), renewed while used, and returned
-// when idle, when its process stops, or when another process asks for the wallet's money back.
+// Budget leases: a process holds a slice of a wallet's balance for a vendor as one reservation (a pending
+// transfer) and admits calls against it in memory; each call's charge is a draw posted against it. Why they are
+// exact, how they are sized and how they go back: docs/money.md, "Leases".
 import type { Clock } from '../core/clock.ts';
 import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
 import { ChargeWriter, type Charge } from './charge-writer.ts';
 import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
+import { InFlightTeller } from './in-flight.ts';
+import { assertMoney } from './invariants.ts';
 import { free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
 
@@ -48,6 +36,7 @@ export class BudgetLeases {
   private readonly cooldownUntil = new Map<string, number>();
   private readonly spend = new SpendRates();
   private readonly timer: NodeJS.Timeout;
+  private readonly teller: InFlightTeller;
   private stopping = false;
   /** Draws decided and not yet written, every lease together. */
   private pendingTotal = 0;
@@ -63,6 +52,12 @@ export class BudgetLeases {
   ) {
     this.timer = setInterval(() => void this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));
     this.timer.unref();
+    this.teller = new InFlightTeller(ledger, () => this.all(), log);
+  }
+
+  /** Every lease this process holds, open or going back. */
+  all(): Lease[] {
+    return [...this.leases.values()].flat();
   }
 
   /**
@@ -105,6 +100,7 @@ export class BudgetLeases {
       return null;
     }
     lease.inFlight += amountNano;
+    assertMoney(free(lease) >= 0n, () => `lease ${lease.reservation.id} admitted past its grant`);
     lease.lastUsedMs = this.nowMs();
     // Refill ahead of need: one more lease when what all the pair's leases have left runs low (not one per
     // call admitted meanwhile: each lease is money the wallet cannot spend elsewhere).
@@ -137,7 +133,7 @@ export class BudgetLeases {
 
   stats(): LeaseStats {
     return {
-      ...leaseSums([...this.leases.values()].flat()),
+      ...leaseSums(this.all()),
       pendingDraws: this.pendingTotal,
       admitted: this.admitted,
       missed: this.missed,
@@ -149,7 +145,7 @@ export class BudgetLeases {
    * goes back to the wallet when a call needs it (`keyId`: only the leases of that key's allowance).
    */
   unheld(walletId: string, keyId?: string): bigint {
-    return unheldOf([...this.leases.values()].flat(), walletId, keyId);
+    return unheldOf(this.all(), walletId, keyId);
   }
 
   /** The call did not happen: its hold goes back to the lease. */
@@ -176,6 +172,7 @@ export class BudgetLeases {
 
   private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     lease.spent += cost;
+    assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
     return this.track(
       lease,
       this.writer.submit(drawId, () => chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows))),
@@ -271,7 +268,8 @@ export class BudgetLeases {
   async close(timeoutMs: number): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    const all = [...this.leases.values()].flat();
+    this.teller.stop();
+    const all = this.all();
     for (const lease of all) lease.open = false;
     const done = Promise.all(all.map((l) => this.retireWhenIdle(l)));
     await Promise.race([done, new Promise((r) => setTimeout(r, timeoutMs).unref())]);

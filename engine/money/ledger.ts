@@ -44,6 +44,7 @@ import { withRetry } from './retry.ts';
 import { ANY_VENDOR, type KnownVendors, newId, topUpIn } from './top-up.ts';
 import { sweepExpired } from './sweep.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
+import { extendHold, noteInFlight } from './hold-rows.ts';
 import type { FinishOp, FinishOutcome, Ledger, Reservation, SweepErrorHandler } from './types.ts';
 
 export { LedgerInvariantBroken };
@@ -274,13 +275,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
     },
 
-    async extend(reservation, expiresAt) {
-      const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
-        resId(reservation),
-        expiresAt.toISOString(),
-      ]);
-      return r.rowCount > 0;
-    },
+    extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
+    noteInFlight: (leases) => noteInFlight(db, leases),
 
     async sweepExpired(now, onError) {
       // With nowhere to report a failed expiry, the first is thrown, once the others are swept.

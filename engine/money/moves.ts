@@ -1,5 +1,6 @@
 // What one batch's decisions move (policy.ts decides, batch-sql.ts writes): lot and wallet deltas, journal
 // rows, new and changed reservations, and draws, recorded as they are made for one write at the end.
+import { assertMoney } from './invariants.ts';
 import type { ReserveOp } from './types.ts';
 
 /** A lot as the batch locked it; the Book changes `avail` and `reserved` as it decides. */
@@ -38,6 +39,7 @@ export class Moves {
   readonly lotDelta = new Map<string, BalanceDelta>();
   readonly walletDelta = new Map<string, BalanceDelta>();
   readonly journal: JournalEntry[] = [];
+  private readonly journalIndex = new Map<string, JournalEntry>();
   /**
    * Reservations whose row changes: finished (state, charged, at), or drawn from while held (at null; amount
    * is what it still holds).
@@ -59,10 +61,19 @@ export class Moves {
     const reserved = kind === 'reserve' ? n : -n;
     lot.avail += avail;
     lot.reserved += reserved;
-    if (lot.avail < 0n || lot.reserved < 0n) throw new Error(`ledger: lot ${lot.id} would go negative`);
+    assertMoney(lot.avail >= 0n && lot.reserved >= 0n, () => `ledger: lot ${lot.id} would go negative`);
     addDelta(this.lotDelta, lot.id, avail, reserved);
     addDelta(this.walletDelta, lot.walletId, avail, reserved);
-    this.journal.push({ walletId: lot.walletId, lotId: lot.id, reservationId, kind, amount: n, at });
+    // One journal row per lot, reservation and kind per batch: a lease's draws of one commit are one row, not
+    // one each (the journal's sums, which the audit and the balances rest on, are the same either way).
+    const key = `${lot.id}\u0000${reservationId}\u0000${kind}`;
+    const same = this.journalIndex.get(key);
+    if (same) same.amount += n;
+    else {
+      const entry = { walletId: lot.walletId, lotId: lot.id, reservationId, kind, amount: n, at };
+      this.journal.push(entry);
+      this.journalIndex.set(key, entry);
+    }
   }
 
   get empty(): boolean {

@@ -32,6 +32,7 @@
 //   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
 import { errors } from '../core/errors.ts';
 import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
+import { assertMoney } from './invariants.ts';
 import { Moves, type LotState, type ReservationState } from './moves.ts';
 
 export type { LotState, ReservationState };
@@ -223,8 +224,14 @@ export class Book {
       toCharge -= x;
     }
     // 2. the excess from available balance, as far as it goes
+    const fromHold = actual - toCharge;
     toCharge -= this.chargeFromAvailable(s, toCharge, at);
     const charged = actual - toCharge;
+    // A post takes at most its pending hold; what it charges above it came from available balance as far as it went.
+    assertMoney(
+      fromHold <= s.amount && charged <= actual,
+      () => `ledger: settle of ${s.id} charged ${charged} (${fromHold} of its hold ${s.amount})`,
+    );
     const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (standing) standing.usedNano += charged;
     this.finishAs(s, 'settled', s.charged + charged, at); // plus what draws charged before, if any
@@ -321,19 +328,22 @@ export class Book {
    * CHECK at the batch's write, which would fail every op of the batch.
    */
   private takeOffHold(s: ResState, n: bigint): void {
-    if (n > s.amount) throw new Error(`ledger: reservation ${s.id} holds ${s.amount}, less than the ${n} taken off its lots`);
+    assertMoney(n <= s.amount, () => `ledger: reservation ${s.id} holds ${s.amount}, less than the ${n} taken off its lots`);
     s.amount -= n;
   }
 
   /** What a held reservation holds, per lot, in draw order. A hold on a lot the batch did not lock is a bug. */
   private heldLots(s: ResState): { lot: LotState; h: bigint }[] {
     const out: { lot: LotState; h: bigint }[] = [];
+    let sum = 0n;
     for (const [lotId, h] of s.held) {
       if (h <= 0n) continue;
       const lot = this.lots.get(lotId);
-      if (!lot) throw new Error(`ledger: reservation ${s.id} holds ${h} on lot ${lotId}, which is not live`);
+      assertMoney(lot !== undefined, () => `ledger: reservation ${s.id} holds ${h} on lot ${lotId}, which is not live`);
       out.push({ lot, h });
+      sum += h;
     }
+    assertMoney(sum === s.amount, () => `ledger: reservation ${s.id} holds ${s.amount}, its lots ${sum}`);
     return out.sort((a, b) => drawOrder(a.lot, b.lot));
   }
 

@@ -6,6 +6,7 @@
 // A refusal (a GatewayError: no such reservation) or a broken ledger invariant is final: trying again would
 // give the same answer.
 import { isGatewayError } from '../core/errors.ts';
+import { MoneyInvariantBroken } from './invariants.ts';
 
 export const MAX_RETRIES = 5;
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
@@ -41,4 +42,5 @@ export const nextDelayMs = (policy: ChargeRetry, lastMs: number | undefined): nu
   lastMs === undefined ? policy.firstMs : Math.min(lastMs * 2, policy.maxMs);
 
 /** A failure no retry can mend: the ledger refused the move, or its rows contradict themselves. */
-export const isFinal = (e: unknown): boolean => isGatewayError(e) || (e instanceof Error && e.message.startsWith('ledger: '));
+export const isFinal = (e: unknown): boolean =>
+  isGatewayError(e) || e instanceof MoneyInvariantBroken || (e instanceof Error && e.message.startsWith('ledger: '));

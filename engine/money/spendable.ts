@@ -1,24 +1,43 @@
-// What a wallet can spend, as its owner and operator see it: money a process holds as a budget lease
-// (engine/money/leases.ts) is still the wallet's to spend, so the views count a lease's unspent hold as
-// available, not as reserved. The journal and `Ledger.balance` keep the raw columns.
+// What a wallet can spend and what calls in flight hold, as every view shows it (GET /v1/credits, the admin view,
+// the CLI, the dashboard and its strip). A budget lease is one reservation for many calls: what its calls hold
+// (`in_flight_nano`, told by its process: in-flight.ts) is held; the rest is still the wallet's to spend, so it
+// is counted as available, not as reserved. The journal and `Ledger.balance` keep the raw columns.
+import { nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
-import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
 
-/** Per wallet, per lot: what held leases hold on it. */
-export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
-  if (walletIds.length === 0) return new Map();
-  const r = await db.query<{ lot_id: string; held: string }>(
-    `SELECT rl.lot_id, sum(rl.amount_nano)::text AS held
-       FROM reservations r JOIN reservation_lots rl ON rl.reservation_id = r.id
-      WHERE r.wallet_id = ANY($1::text[]) AND r.state = 'held' AND r.call_id LIKE $2
-      GROUP BY rl.lot_id`,
-    [walletIds, `${LEASE_CALL_PREFIX}%`],
-  );
-  return new Map(r.rows.map((row) => [row.lot_id, toBigInt(row.held)]));
+interface LeaseLotRow {
+  reservation_id: string;
+  lot_id: string;
+  held: string;
+  in_flight: string;
 }
 
-/** The balance with every lease's hold counted as available again. */
+/** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in seq order). */
+export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
+  if (walletIds.length === 0) return new Map();
+  const r = await db.query<LeaseLotRow>(
+    `SELECT r.id AS reservation_id, rl.lot_id, rl.amount_nano::text AS held, r.in_flight_nano::text AS in_flight
+       FROM reservations r
+       JOIN reservation_lots rl ON rl.reservation_id = r.id
+       JOIN credit_lots l ON l.id = rl.lot_id
+      WHERE r.wallet_id = ANY($1::text[]) AND r.state = 'held' AND r.call_id LIKE $2 AND rl.amount_nano > 0
+      ORDER BY r.id, l.seq`,
+    [walletIds, `${LEASE_CALL_PREFIX}%`],
+  );
+  const unheld = new Map<string, bigint>();
+  const callsLeft = new Map<string, bigint>();
+  for (const row of r.rows) {
+    const held = toBigInt(row.held);
+    const calls = callsLeft.get(row.reservation_id) ?? toBigInt(row.in_flight);
+    const ofCalls = calls < held ? calls : held;
+    callsLeft.set(row.reservation_id, calls - ofCalls);
+    unheld.set(row.lot_id, (unheld.get(row.lot_id) ?? 0n) + held - ofCalls);
+  }
+  return unheld;
+}
+
+/** The balance with what leases hold for no call counted as available again. */
 export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<string, bigint>): WalletBalance {
   let moved = 0n;
   const lots = bal.lots.map((l) => {
@@ -29,16 +48,21 @@ export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<st
   return { ...bal, availableNano: bal.availableNano + moved, reservedNano: bal.reservedNano - moved, lots };
 }
 
-/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
-export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string) {
+/** The wallet as every view shows it: one read of the balance and of its leases, at once. */
+export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>, walletId: string): Promise<WalletBalance> {
   // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
   const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(db, [walletId])]);
-  const b = spendableBalance(balance, leased);
+  return spendableBalance(balance, leased);
+}
+
+/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
+export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string) {
+  const b = await spendableOf(db, ledger, walletId);
   return {
     object: 'credits',
     wallet_id: walletId,
     credits: Number(nanoToCreditsFloor(b.availableNano)),
-    reserved_credits: Number(nanoToCreditsFloor(b.reservedNano)),
+    reserved_credits: Number(nanoToCreditsCeil(b.reservedNano)),
     lots: b.lots
       .filter((l) => l.availableNano > 0n)
       .map((l) => ({ id: l.id, vendors: l.vendors, credits: Number(nanoToCreditsFloor(l.availableNano)) })),

@@ -205,6 +205,12 @@ export interface Ledger {
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
   /**
+   * Says what the calls admitted on each budget lease hold now (`reservations.in_flight_nano`), in one
+   * statement, so every process's views can tell the lease's money a call holds from the rest. A lease no
+   * longer held is left as it is.
+   */
+  noteInFlight(leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void>;
+  /**
    * Releases held reservations whose expiry passed (their process died). Returns how many. One that fails to
    * expire goes to `onError` (default: the ledger's log) and the others are still swept.
    */

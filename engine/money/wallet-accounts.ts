@@ -9,7 +9,7 @@ import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
 import { LEASE_CALL_PREFIX } from './types.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import { readHeldByKey } from './batch-sql.ts';
-import { readLeasedByLot } from './spendable.ts';
+import { readLeasedByLot, spendableOf } from './spendable.ts';
 import { chargeRow } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
 import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
@@ -233,7 +233,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       if (result.reason === 'key_limit') throw keys.quota.monthlyLimitError(auth, amountNano, result.keyUsedNano, result.keyHeldNano, now);
       if (result.reason === 'not_in_plan') return notInPlan(caller.walletId, model);
       // Calls in flight give back what they hold beyond their cost when they finish: then a moment's wait may do.
-      const heldByCalls = (await ledger.balance(caller.walletId)).reservedNano - (deps.leases?.book.unheld(caller.walletId) ?? 0n);
+      const heldByCalls = (await spendableOf(deps.db, ledger, caller.walletId)).reservedNano;
       throw errors.insufficientCredit(
         `This call may cost up to ${nanoToCreditsCeil(amountNano)} credits, and ${nanoToCreditsFloor(result.availableNano)} ` +
           `credits are available for it` +

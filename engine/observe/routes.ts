@@ -25,6 +25,8 @@ interface OpsRoutesDeps {
   metricsAccess: MetricsAccess;
   /** Problems that do not stop calls everywhere but fail some (a vendor with no credential): /readyz names them. */
   warnings?: readonly string[];
+  /** Per vendor, its number of routes and whether the bundled simulator serves it: /readyz shows it, so an operator sees which vendors have none. */
+  vendors?: Readonly<Record<string, { routes: number; simulated: boolean }>>;
 }
 
 /** Who may read /metrics: the holder of a token, and loopback peers when the operator opened it to them. */
@@ -49,7 +51,12 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
     const problem = await readinessProblem(deps);
     if (problem) return sendError(reply, errors.unavailable(`Not ready: ${problem}.`), 'chat');
     const warnings = deps.warnings ?? [];
-    return { status: 'ready', catalog_version: deps.runtime.snapshot().version, ...(warnings.length ? { warnings } : {}) };
+    return {
+      status: 'ready',
+      catalog_version: deps.runtime.snapshot().version,
+      ...(deps.vendors ? { vendors: deps.vendors } : {}),
+      ...(warnings.length ? { warnings } : {}),
+    };
   });
 
   app.get('/metrics', async (req, reply) => {

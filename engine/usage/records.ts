@@ -35,8 +35,8 @@ export interface UsageRecordView {
 
 const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens,
   cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, server_tool_calls, characters, images,
-  video_seconds, charged_nano, duration_ms, trace_id, prices`;
-const LIST_COLUMNS = COLUMNS.replace(', prices', '');
+  video_seconds, charged_nano, duration_ms, trace_id, prices, transfer_id`;
+const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id', '');
 
 /**
  * Inserts the records of many settles on their transaction, one statement for all. The usage figures are the
@@ -49,11 +49,11 @@ function usageRecordsStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): 
   return {
     // The prices travel as JSON text and become jsonb here: a jsonb[] parameter would need each driver's array quoting of JSON.
     sql: `INSERT INTO usage_records (${COLUMNS})
-     SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22::jsonb
+     SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22::jsonb, c23
        FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
                    $9::int[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
-                   $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[], $21::text[], $22::text[])
-            AS r(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22)`,
+                   $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[], $21::text[], $22::text[], $23::text[])
+            AS r(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23)`,
     params: [
       col((d) => d.requestId),
       col((d) => d.walletId),
@@ -77,12 +77,19 @@ function usageRecordsStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): 
       col((d) => whole(Math.round(d.durationMs), INT_MAX)),
       col((d) => d.traceId),
       col((d) => (d.prices ? JSON.stringify(d.prices) : null)),
+      rows.map((r) => r.transferId ?? null),
     ],
   };
 }
 
 /** The usage record writer the ledger's batches call with the records of all their settles. */
-export const usageRecordWriter: ChargeRowWriter<UsageRecordDraft> = { name: 'usage_records', statement: usageRecordsStatement };
+export const usageRecordWriter: ChargeRowWriter<UsageRecordDraft> = {
+  name: 'usage_records',
+  statement: usageRecordsStatement,
+  // A record is written with its charge: its charge's id recognises the charge when it is written again.
+  transfersRecorded: (ids, since) =>
+    `SELECT transfer_id FROM usage_records WHERE transfer_id = ANY(${ids}::text[]) AND at >= ${since}::timestamptz`,
+};
 
 /**
  * The call's usage record and its share of the daily rollup, written by its settle's transaction with what the

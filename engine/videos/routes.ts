@@ -217,7 +217,9 @@ async function createJob(req: FastifyRequest, deps: VideoRoutesDeps, trace: Call
 }
 
 const readVideoBody: BodyReader = async (req, door, snap) =>
-  req.isMultipart() ? readMultipartForm(req, door, videoForm(snap.config.limits.file_limit_bytes)) : readJsonBody(req);
+  req.isMultipart()
+    ? readMultipartForm(req, door, videoForm(snap.config.limits.file_limit_bytes))
+    : readJsonBody(req, 'multipart/form-data');
 
 type JobPlan = { amount: bigint; holdId: string; video: VideoRequest; idempotencyKey?: string } | { amount: null; first: VideoJob };
 

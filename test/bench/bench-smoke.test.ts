@@ -112,8 +112,8 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
   });
 
   it('checks every target, and says so in the Markdown', () => {
-    // The eleven, whatever the run had: a target without its inputs is there, not measured.
-    expect(results.targets.length).toBe(11);
+    // The twelve, whatever the run had: a target without its inputs is there, not measured.
+    expect(results.targets.length).toBe(12);
     for (const t of results.targets) {
       // Every target reads the gateway on PostgreSQL (the PGlite one as its denominator), and says so.
       const needsPeer = /\bpeer\b/.test(t.name);
@@ -164,13 +164,14 @@ describe('bench target arithmetic', () => {
     floor: 'vendor B c32, PostgreSQL: req/s vs floor ≥ 0.5×',
     cpuFloor: "vendor B c32, PostgreSQL: gateway CPU per call vs floor's ≤ 2×",
     cpuPeer: "vendor B c32, PostgreSQL: gateway CPU per call vs peer's ≤ 0.25×",
-    cpuPostgres: "vendor B c32, PostgreSQL: PostgreSQL CPU per call vs gateway's ≤ 0.1×",
-    p50: "vendor B c1, PostgreSQL: added p50 vs peer's added p50 ≤ 0.3×",
+    cpuPostgres: "vendor B c32, PostgreSQL: PostgreSQL CPU per call vs gateway's ≤ 0.15×",
+    p50: "vendor B c1, PostgreSQL: added p50 vs peer's added p50 ≤ 1×",
     p99: "vendor B c1, PostgreSQL: added p99 vs peer's added p99 ≤ 0.5×",
     ttfb: "vendor B stream c1, PostgreSQL: TTFB p50 minus the floor's TTFB p50 (raw TTFB) ≤ 0.3 ms",
     slowWall: '1000 concurrent slow streams, PostgreSQL: wall time vs direct ≤ 1.2×',
     slowRss: '1000 concurrent slow streams, PostgreSQL: gateway peak RSS ≤ 250 MB',
-    pglite: 'vendor B c32: PGlite req/s vs PostgreSQL ≥ 0.5×',
+    pglite: 'vendor B c32: PGlite req/s vs PostgreSQL ≥ 0.6×',
+    rows: 'vendor B c32, PostgreSQL: rows written per answered call ≤ 1.5',
   };
   const stream = (ttfbP50: number): LoadResult => ({ ...load(0, ttfbP50 + 1, ttfbP50 + 2), ttfbMs: { p50: ttfbP50, p99: ttfbP50 + 1 } });
   const slow = (wallMs: number): LoadResult => ({ ...load(0), ok: 1000, wallMs });
@@ -192,12 +193,13 @@ describe('bench target arithmetic', () => {
       slowWall?: number;
       slowRss?: number;
       pglite32?: number;
+      rowsPerCall?: number;
     } = {},
   ) => [
     row('direct/chat-b/plain/c32', load(10_000)),
     cpu(row('floor/chat-b/plain/c32', load(4_000)), { floor: o.floorCpu ?? 100, stub: 30 }),
     cpu(row('peer/chat-b/plain/c32', load(500)), { peer: o.peerCpu ?? 100, stub: 5 }),
-    cpu(row('gateway-postgres/chat-b/plain/c32', load(o.gw32 ?? 2_000)), {
+    cpu(row('gateway-postgres/chat-b/plain/c32', load(o.gw32 ?? 2_000), { dbRowsWritten: (o.gw32 ?? 2_000) * (o.rowsPerCall ?? 1.2) }), {
       'gateway-postgres': o.gwCpu ?? 80,
       postgres: o.pgCpu ?? 5,
       stub: 20,
@@ -236,11 +238,23 @@ describe('bench target arithmetic', () => {
     expect(find(checks, T.slowWall).pass).toBe(true);
     expect(find(checks, T.slowRss)).toMatchObject({ value: 180, pass: true });
     expect(find(checks, T.pglite)).toMatchObject({ value: 0.6, pass: true });
+    expect(find(checks, T.rows).value).toBeCloseTo(1.2);
+    expect(find(checks, T.rows).pass).toBe(true);
   });
 
   it('misses each target past its limit, ratios and CPU per call both ways', () => {
     const checks = targetChecks({
-      rows: runRows({ gw32: 1_000, gwCpu: 90, pgCpu: 20, gw1: [0.6, 3.0], gwTtfb: 0.85, slowWall: 6_500, slowRss: 260, pglite32: 400 }),
+      rows: runRows({
+        gw32: 1_000,
+        gwCpu: 90,
+        pgCpu: 20,
+        gw1: [1.5, 3.0],
+        gwTtfb: 0.85,
+        slowWall: 6_500,
+        slowRss: 260,
+        pglite32: 400,
+        rowsPerCall: 3.6,
+      }),
     });
     expect(find(checks, T.peer)).toMatchObject({ value: 2, pass: false });
     expect(find(checks, T.floor)).toMatchObject({ value: 0.25, pass: false, by: '0.500x the limit' });
@@ -252,7 +266,7 @@ describe('bench target arithmetic', () => {
     expect(find(checks, T.cpuPeer).pass).toBe(false);
     expect(find(checks, T.cpuPostgres).value).toBeCloseTo(0.2 / 0.9);
     expect(find(checks, T.cpuPostgres).pass).toBe(false);
-    expect(find(checks, T.p50).value).toBeCloseTo(0.4);
+    expect(find(checks, T.p50).value).toBeCloseTo(1.3);
     expect(find(checks, T.p50).pass).toBe(false);
     expect(find(checks, T.p99).value).toBeCloseTo(0.625);
     expect(find(checks, T.p99).pass).toBe(false);
@@ -261,15 +275,17 @@ describe('bench target arithmetic', () => {
     expect(find(checks, T.slowWall).pass).toBe(false);
     expect(find(checks, T.slowRss)).toMatchObject({ value: 260, pass: false, by: '+10.0 MB over the limit' });
     expect(find(checks, T.pglite)).toMatchObject({ value: 0.4, pass: false });
+    expect(find(checks, T.rows).value).toBeCloseTo(3.6);
+    expect(find(checks, T.rows).pass).toBe(false);
   });
 
   it('leaves a target not measured when its inputs are missing: no peer, no PostgreSQL, no process CPU', () => {
     const noPeer = targetChecks({ rows: runRows().filter((r) => r.target !== 'peer') });
     for (const name of [T.peer, T.cpuPeer, T.p50, T.p99]) expect(find(noPeer, name).pass, name).toBeNull();
-    for (const name of [T.floor, T.cpuFloor, T.cpuPostgres, T.ttfb, T.slowWall, T.slowRss, T.pglite])
+    for (const name of [T.floor, T.cpuFloor, T.cpuPostgres, T.ttfb, T.slowWall, T.slowRss, T.pglite, T.rows])
       expect(typeof find(noPeer, name).pass, name).toBe('boolean');
     const noPostgres = targetChecks({ rows: runRows().filter((r) => r.target !== 'gateway-postgres') });
-    expect(noPostgres).toHaveLength(11);
+    expect(noPostgres).toHaveLength(12);
     for (const c of noPostgres) expect(c.pass, c.name).toBeNull();
     expect(find(noPostgres, T.pglite).by).toBe('not measured');
     // A gateway row that did not watch PostgreSQL leaves that one target without its input.

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { gatewayEnvFrom } from '../../engine/gateway-env.ts';
 import { SettingError } from '../../engine/core/setting-error.ts';
-import { missingCredentials, routesFor } from '../../engine/calls/vendor-routes.ts';
+import { routesFor, vendorBannerLines, vendorWarnings } from '../../engine/calls/vendor-routes.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 
 describe('gatewayEnvFrom', () => {
@@ -99,9 +99,32 @@ describe('gatewayEnvFrom', () => {
     expect(env.vendors.urls).toEqual({ a: ['http://127.0.0.1:9'] });
     expect(env.vendors.ignored).toEqual(['GATEWAY_VENDOR_Z_URLS']);
     expect(routesFor(env.vendors).z).toBeUndefined();
-    expect(missingCredentials(env.vendors)).toEqual([
+    expect(vendorWarnings(env.vendors).slice(0, 2)).toEqual([
       'vendor A has routes (GATEWAY_VENDOR_A_URLS) but no credential (GATEWAY_VENDOR_A_KEY is not set)',
       "GATEWAY_VENDOR_Z_URLS is set but config/vendors.yaml has no vendor 'z': its routes are not used",
+    ]);
+  });
+
+  it('names the vendors left with neither routes nor the simulator, and the variables that would give them routes', () => {
+    const only = gatewayEnvFrom({ GATEWAY_VENDOR_B_URLS: 'http://127.0.0.1:9', GATEWAY_VENDOR_B_KEY: 'kb' }, VENDORS);
+    expect(vendorWarnings(only.vendors)).toEqual([
+      'vendors A, C, D, E have no routes and the bundled simulator is off (GATEWAY_SIMULATE; 0 by default once any ' +
+        'GATEWAY_VENDOR_<X>_URLS is set): calls to their models answer 502 until GATEWAY_VENDOR_A_URLS, ' +
+        'GATEWAY_VENDOR_C_URLS, GATEWAY_VENDOR_D_URLS, GATEWAY_VENDOR_E_URLS are set, or GATEWAY_SIMULATE=1',
+    ]);
+    expect(vendorBannerLines(only.vendors, undefined)).toEqual([
+      'vendors with routes of their own (GATEWAY_VENDOR_<X>_URLS): B (1)',
+      'vendors A, C, D, E have no routes and no simulator: calls to them answer 502 (warning below)',
+    ]);
+    // The simulator turned on serves the same vendors, and the banner says so instead.
+    const simulated = gatewayEnvFrom(
+      { GATEWAY_VENDOR_B_URLS: 'http://127.0.0.1:9,http://127.0.0.1:10', GATEWAY_VENDOR_B_KEY: 'kb', GATEWAY_SIMULATE: '1' },
+      VENDORS,
+    );
+    expect(vendorWarnings(simulated.vendors)).toEqual([]);
+    expect(vendorBannerLines(simulated.vendors, 'http://127.0.0.1:7')).toEqual([
+      'vendors with routes of their own (GATEWAY_VENDOR_<X>_URLS): B (2)',
+      'vendors A, C, D, E have no routes and are served by the bundled simulator (http://127.0.0.1:7); set GATEWAY_VENDOR_<X>_URLS for real vendors',
     ]);
   });
 });

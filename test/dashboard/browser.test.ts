@@ -285,7 +285,7 @@ describe('the owner dashboard in a browser', () => {
     }
     await page.getByRole('link', { name: 'Videos' }).click();
     const row = page.locator(`tr[data-video-id="${id}"]`);
-    expect(await row.locator('td').nth(2).textContent()).toBe('completed');
+    expect(await row.locator('td').nth(1).textContent()).toBe('completed');
     expect(await row.locator('[data-nano]').textContent()).toBe(creditsText(123_000_000n));
     await shot('videos');
 
@@ -294,7 +294,7 @@ describe('the owner dashboard in a browser', () => {
     expect(del.status, await del.clone().text()).toBe(200);
     await page.reload();
     const gone = page.getByTestId('deleted-videos').locator(`tr[data-video-id="${id}"]`);
-    expect(await gone.locator('td').nth(2).textContent()).toBe('deleted');
+    expect(await gone.locator('td').nth(1).textContent()).toBe('deleted');
     expect(await gone.locator('[data-nano]').textContent()).toBe(creditsText(123_000_000n));
     expect(await page.locator(`table:not([data-testid="deleted-videos"]) tr[data-video-id="${id}"]`).count()).toBe(0);
     await shot('videos-deleted');

@@ -68,7 +68,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await page.getByRole('navigation', { name: '대시보드' }).getByRole('link').allTextContents()).toEqual([
       '지갑',
       'API 키',
-      '관리 키',
+      '관리용 키',
       '사용량',
       '동영상',
       '변경 기록',
@@ -87,7 +87,7 @@ describe('the dashboard in Korean and English', () => {
     await create.getByRole('button', { name: '만들기' }).click();
     await expect
       .poll(() => create.getByRole('alert').textContent())
-      .toBe('월 한도: "많이"은(는) 금액이 아닙니다. 원화(예: ₩50,000), 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.');
+      .toBe('월 한도: "많이"는 금액이 아닙니다. 원화(예: ₩50,000), 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.');
     await create.getByLabel(/^월 한도/).fill('5달러');
     await create.getByRole('button', { name: '만들기' }).click();
     await expect.poll(() => h1(page)).toBe('키를 만들었습니다');

@@ -1,7 +1,11 @@
 // The dashboard's two catalogs and what reads them: Korean has exactly the English keys, no empty text and
 // the same parameters; t() fills parameters in, th() escapes them; the locale comes from the cookie, then
 // Accept-Language, then English; amounts and times are written for the locale; refusals speak it.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../engine/alerts/index.ts';
+import { AUDIT_ACTIONS } from '../../engine/audit/trail.ts';
 import type { FastifyRequest } from 'fastify';
 import { en } from '../../engine/dashboard/messages/en.ts';
 import { ko } from '../../engine/dashboard/messages/ko.ts';
@@ -35,11 +39,61 @@ describe('the catalogs', () => {
       'usage.filter_and',
       'usage.charged_rest',
       'usage.nano_usd',
+      'audit.change',
+      'audit.set',
+      'audit.with_unit',
     ]);
     const notKorean = Object.entries(ko)
       .filter(([k, v]) => !HANGUL.test(v) && !sameByDesign.has(k))
       .map(([k]) => k);
     expect(notKorean).toEqual([]);
+  });
+});
+
+describe('the gateway’s own names', () => {
+  it('every door, webhook event and audit action has its words, so a Korean page never falls back to the name', () => {
+    const names = [
+      ...Object.keys(parse(readFileSync('config/doors.yaml', 'utf8'))).map((d) => `door.${d}`),
+      ...EVENT_TYPES.map((e) => `wh.event.${e}`),
+      ...AUDIT_ACTIONS.map((a) => `audit.action.${a}`),
+    ];
+    expect(names.filter((k) => !(k in ko) || !HANGUL.test((ko as Record<string, string>)[k]))).toEqual([]);
+  });
+});
+
+describe('Korean particles', () => {
+  it('are chosen from the word, never written as 을(를)', () => {
+    const fallback = Object.entries(ko).filter(([, v]) => /\((을|를|은|는|이|가|과|와|으)\)/.test(v));
+    expect(fallback.map(([k]) => k)).toEqual([]);
+    // The issue's own example: "class 3-2 3" ends in 삼, a final consonant.
+    expect(t('ko', 'close.title', { label: 'class 3-2 3' })).toBe('class 3-2 3을 닫을까요?');
+    for (const [label, title] of [
+      ['class 3-2 2', 'class 3-2 2를 닫을까요?'],
+      ['수학반', '수학반을 닫을까요?'],
+      ['과학', '과학을 닫을까요?'],
+      ['국어', '국어를 닫을까요?'],
+      ['lab', 'lab을 닫을까요?'],
+      ['backend', 'backend를 닫을까요?'],
+      ['sk-svc-Ab12C…', 'sk-svc-Ab12C…를 닫을까요?'],
+      ['sk-svc-Ab12M…', 'sk-svc-Ab12M…을 닫을까요?'],
+    ]) {
+      expect(t('ko', 'close.title', { label }), label).toBe(title);
+    }
+    // Through our own markup and closing quotes, and each pair: 은/는, 과/와, 으로/로 (ㄹ takes 로).
+    expect(th('ko', 'close.notice', { kind: 'API 키', label: '7반', consequence: '끝.' }).text).toContain('<strong>7반</strong>을 닫으면');
+    expect(t('ko', 'amount.too_large', { text: '1조' })).toBe('"1조"는 너무 큽니다.');
+    expect(t('ko', 'oidc.refused.unreachable', { issuer: 'https://sso.hanbit.kr', detail: 'x' })).toContain('https://sso.hanbit.kr와 맞지');
+    expect(t('ko', 'oidc.refused.unreachable', { issuer: '한빛고 계정', detail: 'x' })).toContain('한빛고 계정과 맞지');
+    const prefix = (p: string) => t('ko', 'formerr.reserved_prefix', { field: '이름', prefix: p });
+    expect(prefix('팀')).toContain("'팀'으로 시작할");
+    expect(prefix('서울')).toContain("'서울'로 시작할");
+    expect(prefix('mail')).toContain("'mail'로 시작할");
+    expect(prefix('chat-')).toContain("'chat-'으로 시작할"); // 챗
+    expect(prefix('이름')).toContain('이름은');
+  });
+
+  it('a value that looks like a parameter or a particle is never filled in', () => {
+    expect(t('ko', 'close.title', { label: '{label}{을/를}' })).toBe('{label}{을/를}을 닫을까요?');
   });
 });
 
@@ -114,7 +168,8 @@ describe('forms in Korean', () => {
     ] as const) {
       expect(read(text), text).toBe(credits);
     }
-    expect(() => read('많이')).toThrow('월 한도: "많이"은(는) 금액이 아닙니다.');
+    expect(() => read('많이')).toThrow('월 한도: "많이"는 금액이 아닙니다.');
+    expect(() => read('삼천')).toThrow('월 한도: "삼천"은 금액이 아닙니다.');
   });
   it('the key checks’ refusals in Korean form words', () => {
     const e = errors.invalidRequest('daily_limit_credits (9) must not exceed monthly_limit_credits (5).', 'daily_limit_credits');
@@ -125,7 +180,7 @@ describe('forms in Korean', () => {
       'expires_on',
     );
     expect(inWords(past, 'ko')).toBe(
-      '마지막 사용일 2020. 1. 1.은(는) 오늘(2026. 11. 27., 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
+      '마지막 사용일 2020. 1. 1.은 오늘(2026. 11. 27., 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
     );
     expect(inWords(past, 'en')).toBe(
       'The last day 2020-01-01 is earlier than today (2026-11-27, Korean time). To stop a key now, close it.',
@@ -134,7 +189,7 @@ describe('forms in Korean', () => {
       'models must be a list of up to 50 model ids or patterns ending in * (such as "b-*"), or null for every model; models[0] ("b c") is not one.',
       'models',
     );
-    expect(inWords(models, 'ko')).toContain('항목 ("b c")은(는) 올바르지 않습니다');
+    expect(inWords(models, 'ko')).toContain('항목 ("b c")는 올바르지 않습니다');
     expect(inWords(errors.invalidRequest('Something new.', 'x'), 'ko')).toBe(
       '입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): Something new.',
     );

@@ -139,12 +139,21 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
     await page.goto(`${t.url}/dashboard/audit?action=manager.added`);
     const added = page.locator('tbody tr');
     expect(await added.count()).toBe(3);
-    for (const text of await added.allTextContents()) expect(text).toContain('Owner alice');
+    // Who: the actor's kind in words over its id; the change: a line per field, not the stored JSON.
+    for (const row of await added.all()) {
+      expect(await row.locator('td').nth(3).textContent()).toMatch(/^Owner/);
+      expect(await row.locator('td').nth(3).locator('code').textContent()).toBe('alice');
+    }
     await page.goto(`${t.url}/dashboard/audit?action=manager.removed`);
     expect(await page.locator('tbody tr').count()).toBe(1);
-    const removed = await page.locator('tbody tr').textContent();
-    expect(removed).toContain('Owner alice');
-    expect(removed).toContain('"identity":"erin"');
+    const removed = page.locator('tbody tr td');
+    expect(await removed.nth(3).locator('code').textContent()).toBe('alice');
+    expect(
+      await removed
+        .nth(2)
+        .locator('.wrap')
+        .evaluate((el) => el.innerHTML),
+    ).toMatch(/^Account erin<br>Role (manager|viewer)$/);
     const rows = await t.gw.db.query<{ action: string; actor_kind: string; actor_id: string; before: unknown; after: unknown }>(
       `SELECT action, actor_kind, actor_id, before, after FROM wallet_audit WHERE wallet_id = $1 AND action LIKE 'manager.%' ORDER BY seq`,
       [walletId],

@@ -1,6 +1,7 @@
 // `gateway wallet sign-in-link` on PostgreSQL writes the link to the shared database itself; a gateway
 // (another process's database connection) honours it, once: sessions and links live in the database.
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -14,6 +15,16 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
       { env: { ...(process.env as Record<string, string>), ...env } },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+  });
+}
+
+/** A port nothing listens on: bound once by the system, then let go. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
   });
 }
 
@@ -38,8 +49,33 @@ describe.skipIf(!postgresAvailability.ok && !REQUIRE_POSTGRES)('gateway wallet s
     expect((await redeem(t, link.url)).status).toBe(303);
     expect((await redeem(t, link.url)).status).toBe(401);
 
-    const missing = await cli(['wallet', 'sign-in-link', 'wal_missing'], { DATABASE_URL: pg.url });
+    const missing = await cli(['wallet', 'sign-in-link', 'wal_missing'], {
+      DATABASE_URL: pg.url,
+      GATEWAY_PUBLIC_URL: 'https://gw.example.com',
+    });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/No wallet 'wal_missing'/);
+  }, 60_000);
+
+  it('without GATEWAY_PUBLIC_URL, links to the gateway answering at HOST:PORT, and to nothing when none answers there', async () => {
+    const port = new URL(t.url).port;
+    const found = await cli(['wallet', 'sign-in-link', t.walletId], {
+      DATABASE_URL: pg.url,
+      GATEWAY_PUBLIC_URL: '',
+      HOST: '127.0.0.1',
+      PORT: port,
+    });
+    expect(found.code, found.stderr).toBe(0);
+    const link = JSON.parse(found.stdout);
+    expect(link.url.startsWith(`http://127.0.0.1:${port}/dashboard/sign-in?token=`)).toBe(true);
+    expect((await redeem(t, link.url)).status).toBe(303);
+
+    // Issue 40: on PostgreSQL with nothing listening at the default origin, no link is printed (nor made).
+    const free = await freePort();
+    const nowhere = await cli(['wallet', 'sign-in-link', t.walletId], { DATABASE_URL: pg.url, GATEWAY_PUBLIC_URL: '', PORT: String(free) });
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stdout).toBe('');
+    expect(nowhere.stderr).toContain(`no gateway answers at http://127.0.0.1:${free}`);
+    expect(nowhere.stderr).toContain('Set GATEWAY_PUBLIC_URL');
   }, 60_000);
 });

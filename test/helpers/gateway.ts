@@ -2,7 +2,7 @@
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
 import { walletView } from './ledger.ts';
 import { createGateway, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
-import { vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
+import { contextWindows, vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
 import type { VendorId } from '../../engine/core/types.ts';
@@ -43,7 +43,11 @@ export const METRICS_OPEN_TO_LOOPBACK = { GATEWAY_METRICS_OPEN: 'loopback' } as 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dirs = opts.dirs ?? { config: 'config', catalog: 'catalog' };
   const refusalRuntime = new Runtime(dirs);
-  const sim = await startSimulator({ refuse: vendorRefusals(refusalRuntime), ...opts.simulator });
+  const sim = await startSimulator({
+    refuse: vendorRefusals(refusalRuntime),
+    contextWindow: contextWindows(refusalRuntime),
+    ...opts.simulator,
+  });
   const env: Record<string, string> = {
     GATEWAY_SIMULATE: '0',
     GATEWAY_DATA_DIR: 'memory://',

@@ -223,4 +223,25 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     expect(await s.records()).toEqual([{ request_id: 'req-0', charged_nano: '400' }]);
     await expectJournalAddsUp(s.ledger, s.walletId);
   });
+
+  it("a draw's usage record is its charge's one row: it carries the draw's id, and a draw written again with it charges nothing", async () => {
+    const s = await setup(1);
+    const rows = [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(0))];
+    expect(await s.ledger.draw(s.held[0], 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 400n, alreadyFinished: false });
+    // The retry after an unclear commit: the same draw with the same rows.
+    expect(await s.ledger.draw(s.held[0], 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 0n, alreadyFinished: true });
+    const rowsOf = async (sql: string) => (await getDb().query<{ n: string }>(sql, ['draw-recorded'])).rows[0]?.n;
+    expect(await rowsOf('SELECT count(*)::text AS n FROM usage_records WHERE transfer_id = $1')).toBe('1');
+    expect(await rowsOf('SELECT count(*)::text AS n FROM reservation_draws WHERE draw_id = $1')).toBe('0');
+    expect(await s.used()).toEqual([
+      { scope: 'day', used_nano: '400' },
+      { scope: 'month', used_nano: '400' },
+    ]);
+    // A draw whose rows keep no record of it (its usage record refused for good) writes a draw row, and is known by it.
+    const quotaOnly = [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt })];
+    expect(await s.ledger.draw(s.held[0], 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 100n });
+    expect(await s.ledger.draw(s.held[0], 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 0n });
+    expect((await getDb().query('SELECT 1 FROM reservation_draws WHERE draw_id = $1', ['draw-unrecorded'])).rows).toHaveLength(1);
+    await expectJournalAddsUp(s.ledger, s.walletId);
+  });
 });

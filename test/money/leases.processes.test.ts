@@ -3,7 +3,7 @@
 // SIGKILL the restarted gateway leaves nothing held and nothing charged twice, with what was lost measured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
+import { vendorsAtSimulator } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
@@ -53,11 +53,13 @@ const CALL_GAP_MS = 5;
 const KILL_AFTER_ANSWERED = 40;
 
 function gateway(apiKey: string, opts: { ttlMs?: number } = {}): Promise<ChildGateway> {
-  const env: Record<string, string> = { DATABASE_URL: pgSchema.url, GATEWAY_SIMULATE: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: ADMIN };
-  for (const v of VENDORS) {
-    env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
-    env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = 'secret';
-  }
+  const env: Record<string, string> = {
+    DATABASE_URL: pgSchema.url,
+    GATEWAY_SIMULATE: '0',
+    LOG_LEVEL: 'warn',
+    GATEWAY_ADMIN_TOKEN: ADMIN,
+    ...vendorsAtSimulator(sim),
+  };
   return startChildGateway(env, {
     apiKey,
     prepare: (tree) => {
@@ -257,11 +259,12 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     // A call cut by the kill may be charged (its charge committed, its answer lost with the process) or not.
     const cutButCharged = chargedIds.filter((id) => !answeredAt.has(id)).length;
     expect(answeredAt.size).toBeGreaterThanOrEqual(KILL_AFTER_ANSWERED);
-    // Draws are written in the order calls drew, each row with the instant it drew; a call draws before its
-    // answer leaves. So a call lost with the process drew after the newest row written, and its answer
-    // arrived after that instant. A lost call answered before it would mean draws skipped or reordered.
+    // A draw is one row, its usage record (which carries the draw's id), written in the order calls were charged,
+    // each with the instant its charge was decided; a call is charged before its answer leaves. So a call lost with
+    // the process was charged after the newest record written, and its answer arrived after that instant. A lost
+    // call answered before it would mean draws skipped or reordered.
     const newest = await pgSchema.db.query<{ n: number; last: Date | string | null }>(
-      `SELECT count(*)::int AS n, max(d.at) AS last FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id WHERE r.wallet_id = $1`,
+      `SELECT count(*)::int AS n, max(at) AS last FROM usage_records WHERE wallet_id = $1 AND transfer_id IS NOT NULL`,
       [walletId],
     );
     expect(newest.rows[0].n, 'no draw was written before the kill: the test did not exercise leases').toBeGreaterThan(0);

@@ -55,7 +55,8 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
       await l.createWallet({ credits: 10 }),
     ];
     const inflated = await reserve(l, w1.id, 'b', 2_000n);
-    await inflateHold(inflated, 50_000n); // a release would take 52,000 off a lot that has 2,000 reserved
+    // Its lots now hold 52,000 for a reservation of 2,000: caught before any lot is moved (the hold_lots invariant).
+    await inflateHold(inflated, 50_000n);
     const deadHeld = await reserve(l, w3.id, 'b', 2_000n);
     await holdOnDeadLot(l, deadHeld, 500n);
     const [h2, d2] = [await reserve(l, w2.id, 'b', 3_000n), await reserve(l, w2.id, 'b', 2_000n)];
@@ -71,7 +72,7 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
       l.release(d2),
     ]);
     expect(sizes[0]).toBe(6);
-    expect(out[0]).toMatchObject(brokenBy(inflated, 'release', 'would go negative'));
+    expect(out[0]).toMatchObject(brokenBy(inflated, 'release', 'holds 2000, its lots 52000'));
     expect(out[1]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 1_000n, alreadyFinished: false } });
     expect(out[2]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
     expect(out[3]).toMatchObject(brokenBy(deadHeld, 'settle', 'which is not live'));
@@ -91,13 +92,12 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     );
     expect(rows.rows.map((r) => r.state)).toEqual(['held', 'held']);
 
-    // Draws share a batch too. The lot of the inflated hold now has 3,000 reserved (2,000 + new-1's 1,000), so a
-    // draw of 3,000 fits the lot but not the reservation, which holds 2,000: its row would go negative (the
-    // database's CHECK would have failed the whole batch at its write).
+    // Draws share a batch too: a draw on the inflated hold fails on the same invariant, alone (the database's
+    // CHECK would have failed the whole batch at its write).
     const h2b = await reserve(l, w2.id, 'b', 1_000n);
     entries.length = 0;
     const draws = await Promise.allSettled([l.draw(inflated, 3_000n, 'draw-broken'), l.draw(h2b, 600n, 'draw-fine')]);
-    expect(draws[0]).toMatchObject(brokenBy(inflated, 'draw', 'less than the 3000 taken off its lots'));
+    expect(draws[0]).toMatchObject(brokenBy(inflated, 'draw', 'holds 2000, its lots 52000'));
     expect(draws[1]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 600n, shortfallNano: 0n } });
     expect(entries.map((e) => e.o.reservationId)).toEqual([inflated.id]);
     await expectJournalAddsUp(l, w2.id);

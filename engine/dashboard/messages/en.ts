@@ -3,9 +3,11 @@
 // fills in. Values with markup (<strong>, <code>, <a>) are ours, not input: they are used through th(),
 // which escapes the parameters and keeps the markup.
 import { enPricesAndAlerts } from './en-prices-alerts.ts';
+import { enWords } from './en-words.ts';
 
 export const en = {
   ...enPricesAndAlerts,
+  ...enWords,
   'app.name': 'Gateway dashboard',
   'app.title': '{title} · Gateway dashboard',
   'layout.skip': 'Skip to content',
@@ -236,9 +238,6 @@ export const en = {
   'audit.caption_many': '{n} changes, newest first',
   'audit.col.who': 'Who',
   'audit.col.what': 'What',
-  'audit.col.about': 'About',
-  'audit.col.before': 'Before',
-  'audit.col.after': 'After',
   'audit.col.from': 'From',
   'audit.newer': 'Newer',
   'audit.older': 'Older',

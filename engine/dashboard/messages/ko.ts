@@ -1,12 +1,16 @@
 // Every text the dashboard shows, in Korean, for the schools' IT admins who own the wallets. Typed by the
 // English catalog: a key missing here, or one English does not have, does not compile. Product words stay
-// as the admins meet them elsewhere (API, MCP, CSV, nano-USD); amounts and dates come formatted (format.ts).
+// as the admins meet them elsewhere (API, MCP, CSV); the gateway's own names (doors, events, states, units)
+// are said in words (ko-words.ts); amounts and dates come formatted (format.ts). A particle after a
+// parameter is written as its pair, `{label}{을/를}`, and chosen from the word (particles.ts).
 import type { Messages } from './types.ts';
 
 import { koPricesAndAlerts } from './ko-prices-alerts.ts';
+import { koWords } from './ko-words.ts';
 
 export const ko: Messages = {
   ...koPricesAndAlerts,
+  ...koWords,
   'app.name': '게이트웨이 대시보드',
   'app.title': '{title} · 게이트웨이 대시보드',
   'layout.skip': '본문으로 건너뛰기',
@@ -21,7 +25,7 @@ export const ko: Messages = {
 
   'nav.wallet': '지갑',
   'nav.keys': 'API 키',
-  'nav.management_keys': '관리 키',
+  'nav.management_keys': '관리용 키',
   'nav.usage': '사용량',
   'nav.videos': '동영상',
   'nav.audit': '변경 기록',
@@ -49,7 +53,7 @@ export const ko: Messages = {
   'wallet.credit_note': '1크레딧은 $0.000001이며, 1,000,000크레딧이 $1입니다. 특정 공급사 전용 크레딧은 그 공급사의 모델에만 쓰입니다.',
   'wallet.rate_note': '원화 금액은 운영자가 정한 1달러당 {rate} 기준으로 표시되며, 잔액 자체는 달러와 크레딧으로 관리됩니다.',
   'wallet.empty':
-    '이 지갑에는 사용할 수 있는 크레딧이 없어서 호출이 거부됩니다(402). 크레딧은 게이트웨이 운영자가 충전합니다. 운영자에게 충전을 요청하세요(운영자는 $5를 충전할 때 {command} 명령을 실행하거나 관리 API를 사용합니다).',
+    '이 지갑에는 사용할 수 있는 크레딧이 없어서 호출이 거부됩니다(402). 크레딧은 게이트웨이 운영자가 충전합니다. 운영자에게 충전을 요청하세요(운영자는 $5를 충전할 때 {command} 명령을 실행하거나 운영자 API를 사용합니다).',
   'wallet.lots': '크레딧 묶음',
   'wallet.no_lots':
     '아직 크레딧이 없습니다. 게이트웨이 운영자에게 이 지갑에 크레딧을 충전해 달라고 요청하세요. 충전된 크레딧은 여기에 묶음으로 표시됩니다.',
@@ -104,8 +108,8 @@ export const ko: Messages = {
   'audience.teacher': '교사',
 
   'close.button': '{label} 닫기',
-  'close.title': '{label}을(를) 닫을까요?',
-  'close.notice': '{kind} <strong>{label}</strong>을(를) 닫으면 {consequence} 닫은 키는 다시 열 수 없습니다.',
+  'close.title': '{label}{을/를} 닫을까요?',
+  'close.notice': '{kind} <strong>{label}</strong>{을/를} 닫으면 {consequence} 닫은 키는 다시 열 수 없습니다.',
   'close.yes': '네, {label} 닫기',
   'close.no': '아니요, 그대로 두기',
 
@@ -120,23 +124,24 @@ export const ko: Messages = {
   'created.title_one': '키를 만들었습니다',
   'created.title_many': '키 {n}개를 만들었습니다',
   'created.back': '키 목록으로 돌아가기',
-  'created.mk_title': '관리 키를 만들었습니다',
+  'created.mk_title': '관리용 키를 만들었습니다',
   'created.mk_title_already': '이미 표시된 키',
   'created.mk_copy': '지금 키를 복사하세요. 이 키는 이 페이지에서만 한 번 표시됩니다.',
-  'created.mk_back': '관리 키 목록으로 돌아가기',
+  'created.mk_back': '관리용 키 목록으로 돌아가기',
 
   'mk.warning':
-    '<strong>관리 키를 클라이언트 코드에 절대 넣지 마세요</strong>(웹 페이지, 모바일·데스크톱 앱, 저장소 등).\n이 키를 가진 사람은 이 지갑의 모든 API 키를 만들고, 바꾸고, 닫을 수 있습니다.\n직접 관리하는 서버에만 두고, 더 이상 필요 없으면 여기에서 닫으세요.',
-  'mk.closed': '관리 키를 닫았습니다.',
-  'mk.intro': '관리 키(<code>sk-svcm-…</code>)는 키 관리 엔드포인트(<code>/v1/keys</code>)만 호출할 수 있으며, 모델은 호출할 수 없습니다.',
-  'mk.create_legend': '관리 키 만들기',
+    '<strong>관리용 키를 클라이언트 코드에 절대 넣지 마세요</strong>(웹 페이지, 모바일·데스크톱 앱, 저장소 등).\n이 키를 가진 사람은 이 지갑의 모든 API 키를 만들고, 바꾸고, 닫을 수 있습니다.\n직접 관리하는 서버에만 두고, 더 이상 필요 없으면 여기에서 닫으세요.',
+  'mk.closed': '관리용 키를 닫았습니다.',
+  'mk.intro':
+    '관리용 키(<code>sk-svcm-…</code>)는 키 관리 엔드포인트(<code>/v1/keys</code>)만 호출할 수 있으며, 모델은 호출할 수 없습니다.',
+  'mk.create_legend': '관리용 키 만들기',
   'mk.name_optional': '이름 (선택)',
-  'mk.create': '관리 키 만들기',
-  'mk.none': '열려 있는 관리 키가 없습니다.',
-  'mk.caption': '열려 있는 관리 키',
+  'mk.create': '관리용 키 만들기',
+  'mk.none': '열려 있는 관리용 키가 없습니다.',
+  'mk.caption': '열려 있는 관리용 키',
   'mk.name_too_long': '이름은 {max}자 이하여야 합니다.',
-  'mk.not_found': "이 지갑에 ID가 '{id}'인 열린 관리 키가 없습니다.",
-  'mk.kind': '관리 키',
+  'mk.not_found': "이 지갑에 ID가 '{id}'인 열린 관리용 키가 없습니다.",
+  'mk.kind': '관리용 키',
   'mk.close_consequence': '이후 이 키로 키를 관리하는 프로그램은 거부됩니다.',
 
   'usage.no_key': '(키 없음)',
@@ -153,7 +158,7 @@ export const ko: Messages = {
   'usage.no_match': '조건에 맞는 호출이 없습니다. 모든 호출을 보려면 "모든 키"와 "모든 모델"을 선택하세요.',
   'usage.no_calls': '아직 호출이 없습니다.',
   'usage.caption': '최근 호출 (최신 순, 최대 {n}건)',
-  'usage.col.door': '엔드포인트',
+  'usage.col.door': '호출 종류',
   'usage.col.input': '입력 토큰',
   'usage.col.output': '출력 토큰',
   'usage.col.charged': '청구 (크레딧)',
@@ -164,7 +169,8 @@ export const ko: Messages = {
   'usage.filter_key': '키 {name}',
   'usage.filter_model': '모델 {name}',
   'usage.filter_and': '{a}, {b}',
-  'usage.intro': '청구액은 정확합니다. 1크레딧은 1,000 nano-USD($0.000001)이므로 소수점 셋째 자리까지 모든 nano-USD를 보여 줍니다.',
+  'usage.intro':
+    '청구액은 정확합니다. 1크레딧은 1,000나노달러(US$0.000001, 나노달러는 10억분의 1달러)이므로 소수점 셋째 자리까지 모든 나노달러를 보여 줍니다.',
   'usage.chart_heading': '일별 크레딧 (최근 {n}일, 한국 날짜 기준)',
   'usage.empty':
     '아직 호출이 없습니다. 이 지갑의 API 키로 한 호출은 몇 초 안에 비용과 함께 여기에 표시됩니다. <a href="/dashboard/keys">키를 만들고</a> OpenAI 또는 Anthropic 클라이언트가 그 키로 이 게이트웨이를 사용하도록 설정하세요.',
@@ -186,7 +192,7 @@ export const ko: Messages = {
   'usage.item.charged': '청구액',
   'usage.item.duration': '소요 시간',
   'usage.charged_credits': '{credits} 크레딧',
-  'usage.charged_rest': '({usd}, {nano} nano-USD)',
+  'usage.charged_rest': '({usd}, {nano}나노달러)',
   'usage.duration_ms': '{ms}밀리초',
   'usage.back': '사용량으로 돌아가기',
   'usage.month_invalid': 'month는 2026-11처럼 YYYY-MM 형식의 월이어야 합니다.',
@@ -224,7 +230,7 @@ export const ko: Messages = {
 
   'audit.actor.owner': '지갑 소유자',
   'audit.actor.manager': '관리자',
-  'audit.actor.management_key': '관리 키',
+  'audit.actor.management_key': '관리용 키',
   'audit.actor.operator': '운영자',
   'audit.intro': '이 지갑의 모든 변경 사항입니다. 누가, 어디에서 바꿨는지와 변경 전후 값을 보여 줍니다. 시각은 한국 시간입니다.',
   'audit.filter': '필터',
@@ -237,17 +243,14 @@ export const ko: Messages = {
   'audit.caption_many': '변경 {n}건 (최신 순)',
   'audit.col.who': '변경한 사람',
   'audit.col.what': '변경 내용',
-  'audit.col.about': '대상',
-  'audit.col.before': '변경 전',
-  'audit.col.after': '변경 후',
   'audit.col.from': '접속 위치',
   'audit.newer': '최신',
   'audit.older': '이전',
   'audit.action.key.created': '키 생성',
   'audit.action.key.changed': '키 변경',
   'audit.action.key.closed': '키 닫기',
-  'audit.action.management_key.created': '관리 키 생성',
-  'audit.action.management_key.closed': '관리 키 닫기',
+  'audit.action.management_key.created': '관리용 키 생성',
+  'audit.action.management_key.closed': '관리용 키 닫기',
   'audit.action.owner.changed': '소유자 변경',
   'audit.action.wallet.renamed': '지갑 이름 변경',
   'audit.action.credits.added': '크레딧 충전',
@@ -277,7 +280,7 @@ export const ko: Messages = {
   'oidc.no_wallet':
     '{provider}에서 {identity} 계정으로 로그인했지만, 이 계정이 소유하거나 관리하는 지갑이 없습니다. 지갑 소유자에게 관리자로 추가해 달라고 하거나, 운영자에게 소유자로 지정해 달라고 요청하세요.',
   'oidc.refused.unreachable':
-    'ID 공급자에 연결할 수 없거나, 공급자 정보가 설정된 주소 {issuer}와(과) 맞지 않습니다({detail}). 잠시 후 다시 시도하거나 운영자에게 알리세요.',
+    'ID 공급자에 연결할 수 없거나, 공급자 정보가 설정된 주소 {issuer}{과/와} 맞지 않습니다({detail}). 잠시 후 다시 시도하거나 운영자에게 알리세요.',
   'oidc.refused.answer': 'ID 공급자의 응답을 확인하지 못해 로그인하지 않았습니다({detail}). 로그인을 다시 시작하세요.',
   'oidc.refused.no_id_token': 'ID 공급자가 사용자 정보를 알려 주지 않았습니다(ID 토큰 없음). 운영자에게 알리세요.',
   'oidc.refused.no_email':
@@ -310,7 +313,7 @@ export const ko: Messages = {
   'managers.done.removed': '관리자를 삭제했습니다. 다음 페이지를 열 때 세션이 끝납니다.',
   'managers.by_email': '이메일 주소',
   'managers.by_subject': 'subject(학교 로그인 시스템의 사용자 ID)',
-  'managers.intro': '관리자는 {provider} 계정으로 로그인합니다. 추가할 사람의 {what}을(를) 입력하세요.',
+  'managers.intro': '관리자는 {provider} 계정으로 로그인합니다. 추가할 사람의 {what}{을/를} 입력하세요.',
   'managers.no_provider':
     'ID 공급자가 설정되지 않아 관리자가 아직 로그인할 수 없습니다. 운영자가 <code>GATEWAY_OIDC_ISSUER</code>와 클라이언트를 설정해야 합니다.',
   'managers.legend': '관리자 추가 또는 역할 변경',
@@ -343,13 +346,12 @@ export const ko: Messages = {
   'error.detail': '자세한 내용(영문): {message}',
 
   'amount.error': '{label}: {why}',
-  'amount.not_dollars': '"{text}"은(는) 달러 금액이 아닙니다($5, $0.50, 1,000 USD처럼 입력하세요).',
-  'amount.decimals': '"{text}"은(는) 소수점 아래가 여섯 자리를 넘습니다. 가장 작은 금액은 1크레딧($0.000001)입니다.',
-  'amount.too_large': '"{text}"은(는) 너무 큽니다.',
-  'amount.not_display_units': '"{text}"은(는) {code} 정수 금액이 아닙니다(₩50,000 또는 50,000원처럼 입력하세요).',
-  'amount.not_amount': '"{text}"은(는) 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
-
-  'amount.not_amount_won': '"{text}"은(는) 금액이 아닙니다. 원화(예: ₩50,000), 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
+  'amount.not_dollars': '"{text}"{은/는} 달러 금액이 아닙니다($5, $0.50, 1,000 USD처럼 입력하세요).',
+  'amount.decimals': '"{text}"{은/는} 소수점 아래가 여섯 자리를 넘습니다. 가장 작은 금액은 1크레딧($0.000001)입니다.',
+  'amount.too_large': '"{text}"{은/는} 너무 큽니다.',
+  'amount.not_display_units': '"{text}"{은/는} {code} 정수 금액이 아닙니다(₩50,000 또는 50,000원처럼 입력하세요).',
+  'amount.not_amount': '"{text}"{은/는} 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
+  'amount.not_amount_won': '"{text}"{은/는} 금액이 아닙니다. 원화(예: ₩50,000), 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.',
   'formerr.field.monthly_limit_credits': '월 한도',
   'formerr.field.daily_limit_credits': '일 한도',
   'formerr.field.expires_on': '마지막 사용일',
@@ -357,19 +359,19 @@ export const ko: Messages = {
   'formerr.field.models': '모델',
   'formerr.field.audience': '대상',
   'formerr.field.count': '개수',
-  'formerr.length': '{field}은(는) 1자 이상 {max}자 이하여야 합니다.',
-  'formerr.reserved_prefix': "{field}은(는) '{prefix}'(으)로 시작할 수 없습니다. 이 접두사는 팀 채팅 키 전용입니다.",
-  'formerr.whole_credits': '{field}은(는) 0 이상의 정수 크레딧이어야 합니다. 한도가 없으면 비워 두세요.',
-  'formerr.audience': "대상은 'student'(학생) 또는 'teacher'(교사)여야 합니다.",
+  'formerr.length': '{field}{은/는} 1자 이상 {max}자 이하여야 합니다.',
+  'formerr.reserved_prefix': "{field}{은/는} '{prefix}'{으로/로} 시작할 수 없습니다. 이 접두사는 팀 채팅 키 전용입니다.",
+  'formerr.whole_credits': '{field}{은/는} 0 이상의 정수 크레딧이어야 합니다. 한도가 없으면 비워 두세요.',
+  'formerr.audience': '대상은 학생 또는 교사여야 합니다.',
   'formerr.date': '마지막 사용일은 YYYY-MM-DD 형식의 날짜여야 합니다. 기한이 없으면 비워 두세요.',
-  'formerr.date_past': '마지막 사용일 {date}은(는) 오늘({today}, 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
+  'formerr.date_past': '마지막 사용일 {date}{은/는} 오늘({today}, 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
   'formerr.models':
     '모델에는 모델 ID 또는 *로 끝나는 패턴(예: "b-*")을 최대 {max}개까지 입력할 수 있습니다. 모든 모델을 허용하려면 비워 두세요. ({why})',
   'formerr.models_not_list': '목록이 아닙니다',
   'formerr.models_too_many': '{n}개를 입력했습니다',
-  'formerr.models_entry': '항목 {entry}은(는) 올바르지 않습니다',
+  'formerr.models_entry': '항목 {entry}{은/는} 올바르지 않습니다',
   'formerr.daily_over_monthly': '일 한도({daily})는 월 한도({monthly})보다 클 수 없습니다.',
-  'formerr.no_split': "대상 'student'(학생)는 학생과 교사의 사용량을 나누는 지갑에서만 쓸 수 있습니다. 이 지갑은 나누지 않습니다.",
+  'formerr.no_split': '학생 대상 키는 학생과 교사의 사용량을 나누는 지갑에서만 만들 수 있습니다. 이 지갑은 나누지 않습니다.',
   'formerr.count': '개수는 1부터 {max}까지의 정수여야 합니다.',
   'formerr.numbered_names': "번호를 붙인 이름('{names}')이 {max}자를 넘습니다. 더 짧은 이름({prefix}자 이하)을 쓰세요.",
   'formerr.unknown': '입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): {detail}',

@@ -1,0 +1,59 @@
+// A prompt longer than the model's context window is refused before anything is held: a vendor refuses it
+// anyway, and the hold (capped at the window) would otherwise tie up the wallet for nothing. The count must
+// never exceed what the vendor counts, or a call it would take is refused: so it is a lower bound, the prompt's
+// words, and only for vendors whose tokenizer is known never to put two whitespace-separated words in one token
+// (config/vendors.yaml `tokens_at_least_words`). For the others the vendor's own 400 stands.
+import type { DoorConfig } from '../catalog/config.ts';
+import type { Snapshot } from '../catalog/runtime.ts';
+import type { Call } from '../core/call.ts';
+import { errors } from '../core/errors.ts';
+import type { JsonValue } from '../core/types.ts';
+
+/** Where the wire formats carry the prompt's text: messages, the system prompt, instructions, responses input. */
+const PROMPT_FIELDS = ['messages', 'system', 'instructions', 'input'];
+/** Keys whose string values are text the model reads (a part's `text`, a message's `content`, a tool's `output`). */
+const TEXT_KEYS = new Set([...PROMPT_FIELDS, 'content', 'text', 'output']);
+
+/** Throws a 400 when the call's prompt holds more words than its model's context window has tokens. */
+export function refuseInputPastContext(door: DoorConfig, call: Call, snap: Snapshot): void {
+  const window = call.model.context_window;
+  if (door.billing !== 'tokens' || !window || !snap.config.vendors[call.model.vendor]?.tokens_at_least_words) return;
+  let words = 0;
+  for (const field of PROMPT_FIELDS) words += promptWords(call.body[field], field);
+  if (words <= window) return;
+  const n = (x: number) => x.toLocaleString('en-US');
+  throw errors.invalidRequest(
+    `The input is longer than the context window of ${call.model.id}: it has at least ${n(words)} tokens (one per word) ` +
+      `and the model takes at most ${n(window)}. Shorten it, or use a model with a larger context window. Nothing was held or charged.`,
+  );
+}
+
+/** The words of every text the model reads under `value`; strings under other keys (roles, types, ids, data) are not counted. */
+function promptWords(value: JsonValue | undefined, key: string): number {
+  if (typeof value === 'string') return TEXT_KEYS.has(key) ? wordsIn(value) : 0;
+  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + promptWords(item, key), 0);
+  if (value && typeof value === 'object') return Object.entries(value).reduce((sum, [k, v]) => sum + promptWords(v, k), 0);
+  return 0;
+}
+
+const OTHER_SPACE = /\s/;
+const OTHER_LETTER = /\p{L}/u;
+
+/**
+ * Whitespace-separated words holding a letter. Such tokenizers split text into pieces that each hold at most one
+ * unbroken run of letters, so every such word is at least one token; a word of symbols alone may share one.
+ */
+function wordsIn(text: string): number {
+  let words = 0;
+  let lettered = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || (c >= 9 && c <= 13) || (c > 127 && OTHER_SPACE.test(text[i]))) {
+      if (lettered) words++;
+      lettered = false;
+    } else if (!lettered && ((c | 32) >= 97 && (c | 32) <= 122 ? true : c > 127 && OTHER_LETTER.test(text[i]))) {
+      lettered = true;
+    }
+  }
+  return lettered ? words + 1 : words;
+}

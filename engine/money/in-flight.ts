@@ -1,0 +1,52 @@
+// What the calls admitted on this process's budget leases hold, told to the database a few times a second, so
+// that `reserved_credits` on any process is what calls in flight hold (spendable.ts reads it back). Only leases
+// whose figure changed are written, all in one statement; one write runs at a time, and a failed one is simply
+// tried again at the next tick with the figures of then: the value is a view, not money.
+import type { Lease } from './lease-state.ts';
+import type { Ledger } from './types.ts';
+
+/** How often the figures are written: a hold is seen by every process within this plus one write. */
+const IN_FLIGHT_TELL_MS = 250;
+
+type Log = { warn: (o: object, m: string) => void };
+
+export class InFlightTeller {
+  private readonly told = new WeakMap<Lease, bigint>();
+  private readonly timer: NodeJS.Timeout;
+  private writing: Promise<void> | null = null;
+
+  constructor(
+    private readonly ledger: Pick<Ledger, 'noteInFlight'>,
+    private readonly leases: () => readonly Lease[],
+    private readonly log: Log,
+    everyMs: number = IN_FLIGHT_TELL_MS,
+  ) {
+    this.timer = setInterval(() => void this.tell(), everyMs);
+    this.timer.unref();
+  }
+
+  /** Writes the figures that changed since they were last written; resolves once they are. */
+  tell(): Promise<void> {
+    if (this.writing) return this.writing;
+    const changed = this.leases().filter((l) => this.told.get(l) !== l.inFlight);
+    if (changed.length === 0) return Promise.resolve();
+    const figures = changed.map((l) => ({ lease: l, inFlightNano: l.inFlight }));
+    const rows = figures.map((f) => ({ reservationId: f.lease.reservation.id, inFlightNano: f.inFlightNano }));
+    this.writing = Promise.resolve()
+      .then(() => this.ledger.noteInFlight(rows))
+      .then(
+        () => {
+          for (const f of figures) this.told.set(f.lease, f.inFlightNano);
+        },
+        (e: unknown) => this.log.warn({ err: e }, 'in-flight figures of leases not written; trying again'),
+      )
+      .finally(() => {
+        this.writing = null;
+      });
+    return this.writing;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

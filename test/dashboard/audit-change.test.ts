@@ -1,0 +1,57 @@
+// An audit entry's change as the dashboard says it: a line per field in the page's words, the unit said once
+// across an arrow, a key made listing only what was set, a field both sides share said once, and a field the
+// page has no words for still shown by its name, so nothing recorded is hidden.
+import { describe, expect, it } from 'vitest';
+import { changeText } from '../../engine/dashboard/audit-change.ts';
+import { uiOf } from '../../engine/dashboard/i18n.ts';
+
+const [ko, en] = [uiOf('ko'), uiOf('en')];
+const lines = (ui: typeof ko, before: unknown, after: unknown) =>
+  changeText(ui, { before, after })
+    .text.replace(/^<span class="wrap">|<\/span>$/g, '')
+    .split('<br>');
+
+describe('an audit change in words', () => {
+  it('a limit changed: the field, old → new, the unit once; none for no limit', () => {
+    expect(lines(ko, { monthly_limit_credits: 300 }, { monthly_limit_credits: 30 })).toEqual(['월 한도 300 → 30 크레딧']);
+    expect(lines(en, { monthly_limit_credits: 300 }, { monthly_limit_credits: 30 })).toEqual(['Monthly limit 300 → 30 credits']);
+    expect(lines(ko, { daily_limit_credits: null }, { daily_limit_credits: 1_000_000 })).toEqual(['일 한도 없음 → 1,000,000 크레딧']);
+    expect(lines(ko, { expires_on: '2026-12-31' }, { expires_on: null })).toEqual(['마지막 사용일 2026. 12. 31. → 없음']);
+  });
+
+  it('a key made lists what was set, in the page’s order, leaving out the defaults', () => {
+    const made = {
+      models: null,
+      name: '수학반',
+      audience: 'student',
+      key_prefix: 'sk-svc-Ab12…',
+      expires_on: null,
+      monthly_limit_credits: 300,
+    };
+    expect(lines(ko, null, made)).toEqual(['이름 수학반', '키 sk-svc-Ab12…', '대상 학생', '월 한도 300 크레딧']);
+  });
+
+  it('stored words in words; what both sides share said once; lists and percents', () => {
+    expect(lines(ko, { identity: 'erin', role: 'viewer' }, { identity: 'erin', role: 'manager' })).toEqual([
+      '계정 erin',
+      '역할 조회자 → 관리자',
+    ]);
+    expect(lines(ko, { status: 'active', name: 'class 2' }, { status: 'closed', reason: 'slot_race' })).toEqual([
+      '이름 class 2',
+      '상태 사용 중 → 닫힘',
+      '이유 빈 키 슬롯 없음',
+    ]);
+    expect(lines(ko, null, { credits: 5_000_000, vendors: ['c'] })).toEqual(['충전량 5,000,000 크레딧', '사용 범위 공급사 C 전용']);
+    expect(lines(ko, null, { url: 'https://x.example/hook', events: ['video.finished'] })).toEqual([
+      '주소 https://x.example/hook',
+      '이벤트 동영상 작업이 끝남',
+    ]);
+    expect(lines(ko, { balance_credits: [] }, { balance_credits: [999_000] })).toEqual(['잔액: 크레딧 꺼짐 → 999,000 크레딧']);
+    expect(lines(ko, { key_daily_limit_percent: [80] }, { key_daily_limit_percent: [] })).toEqual(['키: 일 한도의 퍼센트 80% → 꺼짐']);
+  });
+
+  it('a field the page does not know keeps its name; nothing at all is a dash', () => {
+    expect(lines(ko, null, { colour: 'blue' })).toEqual(['colour blue']);
+    expect(changeText(ko, { before: null, after: null }).text).toBe('—');
+  });
+});
