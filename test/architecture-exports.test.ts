@@ -53,11 +53,10 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/catalog/generate-schema-types.ts: SCHEMA_TYPES_FILE',
     'engine/catalog/generate-schema-types.ts: generateSchemaTypes',
     // The simulator's answers built without HTTP, to price them against the catalog (test/catalog/pricing).
-    'simulator/chat.ts: chatTurn',
-    'simulator/responses.ts: responsesTurn',
-    'simulator/vendor-a.ts: messagesTurn',
     'simulator/media.ts: PNG_1X1_BASE64',
     'simulator/media.ts: fakeMp4',
+    // The most a simulated vendor may bill for a body, against the hold (test/calls/hold-covers-largest-usage).
+    'simulator/largest-usage.ts: largestUsage',
   ],
   // Pure decisions tested case by case, where a round trip through a gateway could not reach every case.
   units: [

@@ -3,20 +3,22 @@
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Ledger } from '../money/types.ts';
+import { recordAudit, type Actor } from '../audit/trail.ts';
+import { creditsAdded } from './operator-audit.ts';
 
 const DEV_CREDITS = 10_000_000; // $10
 
 const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT 1')).rows.length > 0;
 
+const FIRST_RUN: Actor = { kind: 'operator', id: 'first_run', ip: null, userAgent: null };
+
 async function createDevWallet(ledger: Ledger, keys: KeyService) {
-  const wallet = await ledger.createWallet({ credits: DEV_CREDITS });
-  const api = await keys.createApiKey(wallet.id, { name: 'development' });
-  const management = await keys.createManagementKey(wallet.id, 'development', {
-    kind: 'operator',
-    id: 'first_run',
-    ip: null,
-    userAgent: null,
+  const wallet = await ledger.createWallet({
+    credits: DEV_CREDITS,
+    beside: (tx, made) => recordAudit(tx, FIRST_RUN, creditsAdded(made.walletId, made, DEV_CREDITS), new Date()),
   });
+  const api = await keys.createApiKey(wallet.id, { name: 'development' });
+  const management = await keys.createManagementKey(wallet.id, 'development', FIRST_RUN);
   return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
 }
 

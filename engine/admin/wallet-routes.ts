@@ -7,7 +7,8 @@ import { moneyText, nanoToCreditsFloor, type DisplayCurrency } from '../core/mon
 import type { Db } from '../db/db.ts';
 import type { Ledger, Wallet } from '../money/ledger.ts';
 import { objectBody, wholeCredits } from './body.ts';
-import { operatorActor } from './operator-audit.ts';
+import { creditsAdded, operatorActor } from './operator-audit.ts';
+import { recordAudit } from '../audit/trail.ts';
 import { walletsCsv } from './wallet-csv.ts';
 import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
 import { renameWallet, walletNameOf } from './wallet-names.ts';
@@ -47,12 +48,15 @@ export function registerWalletRoutes(scope: FastifyInstance, deps: WalletRouteDe
     const b = objectBody(req.body, ['credits', 'splits_usage', 'key_slots', 'owner_id', 'name']);
     const credits = b.credits === undefined ? 0 : wholeCredits(b.credits, 'credits', { min: 0 }, currency());
     checkCreateFields(b);
+    const actor = operatorActor(req, deps.localToken);
     const w = await ledger.createWallet({
       credits,
       splitsUsage: b.splits_usage as boolean | undefined,
       keySlots: b.key_slots as number | undefined,
       ownerId: b.owner_id as string | undefined,
       name: walletNameOf(b.name),
+      // The first credits are a money change like any top-up: in the trail, written with the wallet.
+      beside: (tx, made) => recordAudit(tx, actor, creditsAdded(made.walletId, made, credits), clock.now()),
     });
     const nano = w.lot?.availableNano ?? 0n;
     return reply.code(201).send({

@@ -1,6 +1,6 @@
 // A text call that sends no output limit is held for the model's whole output. When that is more than the
-// caller can hold (the wallet's money, or what the key's monthly limit leaves), the call would be refused for an
-// answer it most likely never needed: instead the vendor is sent the largest output limit that fits, the call
+// caller can hold (the wallet's money, or what the key's monthly or daily limit leaves), the call would be refused,
+// or held and charged far past the key's day, for an answer it most likely never needed: instead the vendor is sent the largest output limit that fits, the call
 // is held at it, and the answer says so (`x-service-max-tokens`). A limit the client sent is never touched: it
 // is held exactly as sent, and refused when it does not fit.
 import type { DoorConfig } from '../catalog/config.ts';
@@ -62,7 +62,7 @@ export async function lowerOutputToRoom(
 }
 
 /** Whether the client's own body sets an output limit of any wire format. */
-function clientSentOutputLimit(call: Call): boolean {
+export function clientSentOutputLimit(call: Call): boolean {
   return everyFormatsLimits().some((l) => (l.output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null));
 }
 

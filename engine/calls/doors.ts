@@ -4,7 +4,7 @@
 import { usageRecordRows } from '../usage/records.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../money/accounts.ts';
+import type { Caller, Hold } from '../money/accounts.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
 import { callFacts, type CallFacts } from '../http/call-facts.ts';
@@ -17,8 +17,8 @@ const ADJUSTED_HEADER = 'x-service-adjusted';
 import {
   admitCall,
   authenticateBeforeBody,
-  doorReservation,
   doorReservationLowered,
+  doorReservationWithinDay,
   type BodyReader,
   type FrontHalfDeps,
 } from './front-half.ts';
@@ -83,7 +83,13 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const facts = callFacts(req);
   facts.door = doorName;
   const trace = startCallTrace(s.telemetry, req, doorName, facts);
-  const admission = { door: doorName, readBody, planHold: doorReservation, lowerHold: doorReservationLowered(s.accounts), trace };
+  const admission = {
+    door: doorName,
+    readBody,
+    planHold: doorReservationWithinDay(s.accounts, s.clock),
+    lowerHold: doorReservationLowered(s.accounts),
+    trace,
+  };
   const { snap, door, now, caller, prepared, hold, plan } = await admitCall(req, s, admission).catch((e: unknown) => {
     noteRefusal(facts, e, req.body, s.runtime.snapshot());
     facts.markSettled();
@@ -125,7 +131,8 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
     },
     trace,
     // The record keeps the prices this charge is computed at (the same function of the same snapshot and instant).
-    costOf: (usage) => noteUsage(facts, usage) ?? chargeAt(appliedPrices(prepared.call.model, usage, pricing), usage),
+    costOf: (usage) =>
+      noteAboveHold(facts, hold, noteUsage(facts, usage) ?? chargeAt(appliedPrices(prepared.call.model, usage, pricing), usage)),
   });
   let failure: unknown;
   try {
@@ -176,6 +183,16 @@ function noteUsage(facts: CallFacts, usage: Usage): undefined {
   facts.tokensIn = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
   facts.tokensOut = usage.output_tokens;
   return undefined;
+}
+
+/**
+ * A cost above the call's hold: the vendor reported more than the body let it do (or the bounds missed a way).
+ * Charged as far as the wallet goes and counted on the key's limits all the same (docs/api.md); the metrics
+ * count such calls per vendor so an operator sees which vendor, or which bound, to look at.
+ */
+function noteAboveHold(facts: CallFacts, hold: Hold | null, cost: bigint): bigint {
+  if (hold && cost > hold.amountNano) facts.aboveHoldNano = cost - hold.amountNano;
+  return cost;
 }
 
 /** One model as the list shows it (the SDKs' `models.retrieve`): a model this key may not call is not found, as the list leaves it out. */

@@ -10,7 +10,8 @@ import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
-import { lowerOutputToRoom, type FittedQuote, type NothingFits } from './affordable-output.ts';
+import { clientSentOutputLimit, lowerOutputToRoom, type FittedQuote, type NothingFits } from './affordable-output.ts';
+import { nextKoreanMidnight } from '../core/clock.ts';
 import { reservationFor } from './reservation.ts';
 import { refuseInputPastContext } from './context-window.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
@@ -145,11 +146,36 @@ function traceRequest({ prepared, caller }: PreparedRequest) {
 }
 
 /** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
-export function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
+function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
   if (door.billing === 'free') return { amount: null };
   refuseInputPastContext(door, prepared.call, snap);
   const { amount, advice } = reservationFor(door, prepared.call, snap, now);
   return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
+}
+
+/**
+ * A model door's hold with its default output fitted to what the key's day has left. The daily limit refuses a
+ * call only once the day is used up, so a call that leaves the output limit to the gateway would otherwise be
+ * held, and may be charged, for the model's whole output far past the day. A limit the client sent is held as
+ * sent; a default that cannot fit even one output token is refused as the month's would be (429).
+ */
+export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
+  return async (call: PreparedRequest): Promise<HoldPlan> => {
+    const plan = doorReservation(call);
+    if (plan.amount === null || call.door.billing !== 'tokens') return plan;
+    const dayLeft = await accounts.dayLeft(call.caller);
+    if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.prepared.call)) return plan;
+    const { door, prepared, snap, now: at, caller } = call;
+    const lowered = await lowerOutputToRoom(door, prepared.call, snap, at, () => accounts.room(caller, prepared.call.model));
+    if (lowered && !('nothingFits' in lowered)) return loweredPlan(lowered, prepared.call.id);
+    const now = clock.now();
+    throw errors.keyLimit(
+      `What this key's daily limit leaves today (${nanoToCreditsFloor(dayLeft)} credits) does not cover this call with even one ` +
+        `output token. Send a shorter prompt, or wait until ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
+        `raising the key's daily limit lifts it at once.`,
+      nextKoreanMidnight(now).getTime() - now.getTime(),
+    );
+  };
 }
 
 /**
@@ -161,14 +187,17 @@ export function doorReservationLowered(accounts: Accounts) {
     const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, () => accounts.room(caller, prepared.call.model));
     if (!lowered) return null;
     if ('nothingFits' in lowered) throw shortestAnswerRefused(refusal, lowered.nothingFits);
-    return {
-      amount: lowered.amount,
-      holdId: prepared.call.id,
-      ...(lowered.advice ? { advice: lowered.advice } : {}),
-      written: lowered.written,
-    };
+    return loweredPlan(lowered, prepared.call.id);
   };
 }
+
+/** The hold of a call whose output limit the gateway lowered to fit. */
+const loweredPlan = (lowered: FittedQuote, holdId: string): HoldPlan => ({
+  amount: lowered.amount,
+  holdId,
+  ...(lowered.advice ? { advice: lowered.advice } : {}),
+  written: lowered.written,
+});
 
 /**
  * The refusal, said again for a call whose shortest answer does not fit: an output limit would not help, so the

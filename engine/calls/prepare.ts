@@ -15,6 +15,7 @@ import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { JsonObject } from '../core/types.ts';
 import { cloneJson } from '../../transforms/util/json.ts';
+import { checkModelFields } from './model-fields.ts';
 
 export interface TransformRegistry {
   protocols: Record<string, Protocol>;
@@ -69,6 +70,7 @@ export function prepareCall(
     calls: reservation.max_server_tool_calls,
     ...(honoured.tool_uses ? { perTool: honoured.tool_uses } : {}),
     ...(honoured.tool_calls ? { perCall: honoured.tool_calls } : {}),
+    ...(honoured.tool_results ? { results: { field: honoured.tool_results, count: reservation.file_search_results } } : {}),
   };
   const capField = reservation.output_cap_written?.[model.vendor];
   const outputCap = capField ? { write: capField, fields: honoured.output ?? [] } : undefined;
@@ -96,6 +98,7 @@ export function prepareCall(
     if (!transform) throw errors.unavailable(`Transform '${name}' is not available.`);
     call = transform(call);
   }
+  checkModelFields(wire.modelFields, call, caller, snap.catalog, opts.now);
   return { call, protocol, protocolName, wire };
 }
 

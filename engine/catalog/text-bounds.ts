@@ -51,9 +51,17 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   const outputPerChoice = outputLimit ? Math.min(outputLimit.value, cap) : cap;
   const choices = choicesOf(body, honoured.choices, r.max_choices);
   const perChoiceTools = serverToolBounds(body, honoured, r.max_server_tool_calls, billing.server_tools);
-  // Each search's result pages come back as input the body does not show.
-  if (perChoiceTools.web_search > 0) {
-    inputTokens += perChoiceTools.web_search * choices.count * r.search_result_tokens;
+  // Each search's result pages, and each file search's chunks, come back as input the body does not show.
+  // Per call of each tool the body sends (0 for a kind it does not).
+  const sends = (kind: ServerToolKind) =>
+    Array.isArray(body.tools) && body.tools.some((t) => isObject(t) && serverToolKind(t.type) === kind);
+  const perCall = {
+    web_search: sends('web_search') ? r.search_result_tokens : 0,
+    file_search: fileSearchResultsPerCall(body, honoured, r.file_search_results) * r.file_search_chunk_tokens,
+  };
+  const resultTokens = resultTokensOf(perChoiceTools, perCall, honoured.tool_calls !== undefined && body[honoured.tool_calls] != null);
+  if (resultTokens > 0) {
+    inputTokens += resultTokens * choices.count;
     if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
   }
 
@@ -85,6 +93,34 @@ function advisorBounds(body: JsonObject, honoured: HonouredLimits, unbounded: nu
       },
     ];
   });
+}
+
+/**
+ * Input the server tools' results add per answer. Under one cap for the whole call the vendor may spend every call
+ * on the tool whose results are largest, whichever the fees held first (serverToolBounds), so each call is held
+ * at the largest results of the tools sent.
+ */
+function resultTokensOf(calls: TextBounds['serverToolCalls'], perCall: Record<ServerToolKind, number>, shared: boolean): number {
+  const kinds = Object.keys(perCall) as ServerToolKind[];
+  if (!shared) return kinds.reduce((sum, k) => sum + calls[k] * perCall[k], 0);
+  const total = kinds.reduce((sum, k) => sum + calls[k], 0);
+  return total * Math.max(...kinds.map((k) => perCall[k]));
+}
+
+/**
+ * The most chunks one file search call may feed back: the largest result cap of the body's file search tools (a
+ * tool without one is sent `written`, by cap-server-tools). A format without such a field holds `written` too.
+ */
+function fileSearchResultsPerCall(body: JsonObject, honoured: HonouredLimits, written: number): number {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  let most = 0;
+  for (const [i, t] of tools.entries()) {
+    if (!isObject(t) || serverToolKind(t.type) !== 'file_search') continue;
+    const field = honoured.tool_results;
+    const cap = field ? positiveCount(t[field], `tools[${i}].${field}`) : undefined;
+    most = Math.max(most, cap ?? written);
+  }
+  return most;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,7 +163,8 @@ function checkLimitFields(body: JsonObject): void {
 /** Every limit field of every wire format: top-level ones, and those a tool entry carries. */
 const limitFieldsOf = derivedFrom((all: HonouredLimits[]) => {
   const topLevel = all.flatMap((l) => [...(l.output ?? []), ...(l.choices ? [l.choices] : []), ...(l.tool_calls ? [l.tool_calls] : [])]);
-  return { topLevel: [...new Set(topLevel)], toolFields: [...new Set(all.flatMap((l) => (l.tool_uses ? [l.tool_uses] : [])))] };
+  const toolFields = all.flatMap((l) => [...(l.tool_uses ? [l.tool_uses] : []), ...(l.tool_results ? [l.tool_results] : [])]);
+  return { topLevel: [...new Set(topLevel)], toolFields: [...new Set(toolFields)] };
 });
 
 /** The largest of the output limits sent: the vendor may honour any of them, so the smaller ones bound nothing. */

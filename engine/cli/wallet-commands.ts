@@ -58,12 +58,14 @@ export async function walletCreate(
   if (keySlots !== undefined && (!Number.isInteger(keySlots) || keySlots < 0 || keySlots > 1_000_000)) {
     throw errors.invalidRequest('--key-slots must be a whole number from 0 to 1000000.', 'key_slots');
   }
+  const amount = opts.credits === undefined ? 0 : credits(opts.credits, 0, ctx);
   const w = await ledgerFor(db, ctx).createWallet({
-    credits: opts.credits === undefined ? 0 : credits(opts.credits, 0, ctx),
+    credits: amount,
     splitsUsage: opts.splitsUsage ?? false,
     keySlots,
     ownerId: opts.ownerId,
     name: walletNameOf(opts.name),
+    beside: (tx, made) => recordAudit(tx, CLI_OPERATOR, creditsAdded(made.walletId, made, amount), (ctx.clock ?? systemClock).now()),
   });
   const nano = w.lot?.availableNano ?? 0n;
   return {

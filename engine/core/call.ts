@@ -72,7 +72,7 @@ interface CallSettings {
    * protocol's wire format: `perTool` on each server tool, `perCall` once for the call (config/billing.yaml
    * reservation). Either may be absent: that wire format takes no such cap.
    */
-  serverToolCap: { calls: number; perTool?: string; perCall?: string };
+  serverToolCap: { calls: number; perTool?: string; perCall?: string; results?: { field: string; count: number } };
   /**
    * For a vendor listed in config/billing.yaml `reservation.output_cap_written`: the field written at the model's
    * max_output when the body sends no output limit, and the protocol's output limit fields, lowered to it.

@@ -108,15 +108,16 @@ export const errors = {
   modelNotInPlan: (message: string, suggestion?: string) =>
     new GatewayError(403, 'model_not_in_plan', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
   /** The key's own list of models (set by its owner) does not name this one: 403 before anything is held. */
-  modelNotOnKeyList: (model: string, list: readonly string[]) =>
+  /** `at`: the field naming the model (`model`, or another a wire format declares, such as `tools[0].model`). */
+  modelNotOnKeyList: (model: string, list: readonly string[], at = 'model') =>
     new GatewayError(
       403,
       'permission_error',
-      `This key may call only these models: ${list.join(', ')}. '${model}' is not one of them; the wallet's owner can change the key's models.`,
-      { param: 'model', extra: { allowed_models: [...list] } },
+      `This key may call only these models: ${list.join(', ')}. '${model}'${at === 'model' ? '' : ` (${at})`} is not one of them; the wallet's owner can change the key's models.`,
+      { param: at, extra: { allowed_models: [...list] } },
     ),
-  modelNotFound: (message: string, suggestion?: string) =>
-    new GatewayError(404, 'model_not_found', message, { param: 'model', extra: suggestion ? { suggestion } : {} }),
+  modelNotFound: (message: string, suggestion?: string, at = 'model') =>
+    new GatewayError(404, 'model_not_found', message, { param: at, extra: suggestion ? { suggestion } : {} }),
   notFound: (message: string) => new GatewayError(404, 'not_found_error', message),
   conflict: (message: string, extra?: Record<string, unknown>) => new GatewayError(409, 'conflict_error', message, { extra }),
   tooLarge: (message: string) => new GatewayError(413, 'request_too_large', message),

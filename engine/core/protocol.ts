@@ -11,12 +11,25 @@ import type { ErrorType } from './errors.ts';
  *   choices    the field asking for several answers, each up to the output cap
  *   tool_uses  the field on a server tool capping its calls
  *   tool_calls the field capping the server-tool calls of the whole call
+ *   tool_results the field on a file search tool capping the results (chunks) each of its calls feeds back as input
  */
 export interface HonouredLimits {
   output?: string[];
   choices?: string;
   tool_uses?: string;
   tool_calls?: string;
+  tool_results?: string;
+}
+
+/**
+ * A body field naming a model the vendor runs and bills: `field` at the top level, or `field` of each entry of the
+ * list `in` (vendor A's advisor tool names the model it runs in `tools[].model`). Every such field is checked
+ * against the caller as the call's own `model` is, before anything is held: one the format leaves undeclared
+ * would let a key call a model its owner never allowed.
+ */
+export interface ModelField {
+  field: string;
+  in?: string;
 }
 
 /** How a format's vendors write an error body. */
@@ -40,6 +53,8 @@ export interface Protocol {
   /** Whether an event of this format's stream is the vendor reporting a failure; absent for formats that never stream. */
   isStreamError?(event: SseEvent): boolean;
   limits: HonouredLimits;
+  /** Every field of this format's bodies that names a model (`model` first). */
+  modelFields: ModelField[];
   /** What every chain calling this format must run so the vendor stays within the hold. */
   needs?: ChainNeed;
   /** What a chain that streams from this format must run so the vendor reports usage in the stream. */

@@ -89,6 +89,13 @@ export type BillingFile = {
      */
     search_result_tokens: number;
     /**
+     * Input tokens held per chunk a file search feeds back (the largest chunk a vector store may be cut
+     * into).
+     */
+    file_search_chunk_tokens: number;
+    /** Chunks per file search call written into a file search tool that does not cap them, and held. */
+    file_search_results: number;
+    /**
      * By vendor: tokens the vendor adds once per call around the text. Every vendor of config/vendors.yaml
      * has an entry (checked at load).
      */

@@ -20,6 +20,8 @@ export interface CallFacts {
   tokensOut?: number;
   /** What the wallet was charged, nano-USD. */
   chargedNano?: bigint;
+  /** How far the cost of the usage the vendor reported passed the call's hold, nano-USD: its bounds did not hold. */
+  aboveHoldNano?: bigint;
   /** The key's public prefix, never the secret. */
   keyPrefix?: string;
   /** When the caller was refused before anything was held: 402 (credits), 403 (plan/audience), 429 (quota). */

@@ -73,6 +73,8 @@ export interface QuotaService {
   useToken(keyId: string): UseToken;
   /** A charge of the key committed: its use counts in this process's next checks without a read. */
   noteUse(keyId: string, chargedNano: bigint, finishedAt: Date, token: UseToken): void;
+  /** What the key's daily limit leaves of the Korean day of `now` (0 once used up), or null when the key has none. */
+  dayLeftNano(auth: AuthContext, now: Date): Promise<bigint | null>;
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
   monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
   /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
@@ -195,6 +197,12 @@ export function createQuotaService(db: Db): QuotaService {
           nextKoreanMidnight(now).getTime() - now.getTime(),
         );
       }
+    },
+
+    async dayLeftNano(auth, now) {
+      if (auth.dailyLimitNano == null) return null;
+      const left = auth.dailyLimitNano - (await one(auth.keyId, now)).dayNano;
+      return left > 0n ? left : 0n;
     },
 
     monthlyCap(auth, now) {

@@ -38,10 +38,12 @@ export interface Accounts {
   admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string, advice?: string): Promise<Hold>;
   /**
    * About the most `caller` could hold now for a call to `model`: what its wallet can pay the vendor (this
-   * process's leases counted back) and what its key's monthly limit leaves. A call's own hold may still be
-   * refused: other calls run meanwhile.
+   * process's leases counted back) and what its key's monthly and daily limits leave. A call's own hold may still
+   * be refused: other calls run meanwhile.
    */
   room(caller: Caller, model: ModelEntry): Promise<bigint>;
+  /** What the caller's key's daily limit leaves of today, or null when the key has none (no read then). */
+  dayLeft(caller: Caller): Promise<bigint | null>;
   /**
    * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `rows` (the call's
    * charge rows: its usage record) are written in the same transaction, once. The charge is decided at once

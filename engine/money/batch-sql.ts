@@ -52,10 +52,7 @@ SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($
   .join('')}`;
 
 /** Charge rows that record a draw's id, and the earliest instant one of this batch's can have been written. */
-export interface RecordedDraws {
-  queries: readonly ((ids: string, since: string) => string)[];
-  since: Date;
-}
+export type RecordedDraws = { queries: readonly ((ids: string, since: string) => string)[]; since: Date };
 
 interface LockRow {
   row_kind: 'lot' | 'reservation';

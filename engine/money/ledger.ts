@@ -156,7 +156,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
           );
           if (input.name != null) r = await tx.query('UPDATE wallets SET name = $2 WHERE id = $1 RETURNING *', [id, input.name]);
           const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0)
-            ? await topUpIn(clock, tx, id, { credits }, vendors)
+            ? await topUpIn(clock, tx, id, { credits, beside: input.beside }, vendors)
             : null;
           return { ...walletFromRow(r.rows[0]), lot };
         }),

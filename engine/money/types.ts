@@ -148,6 +148,8 @@ interface CreateWalletInput {
   ownerId?: string;
   /** The operator's name for the wallet; default: unnamed. */
   name?: string | null;
+  /** More to write in the creation's own transaction once the first lot exists (its audit record). */
+  beside?: TopUpInput['beside'];
 }
 
 export interface TopUpInput {

@@ -252,8 +252,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
         const keyRoom = (await keyAllowance(auth.keyId, cap).roomNano()) + (book?.unheld(caller.walletId, auth.keyId) ?? 0n);
         if (keyRoom < room) room = keyRoom;
       }
-      return room;
+      const dayLeft = await keys.quota.dayLeftNano(auth, clock.now());
+      return dayLeft !== null && dayLeft < room ? dayLeft : room;
     },
+
+    dayLeft: (caller) => keys.quota.dayLeftNano(authOf(caller), clock.now()),
 
     settle(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;

@@ -39,6 +39,8 @@ export class GatewayMetrics {
   private readonly refusals: Counter;
   private readonly credentialRefusals: Counter;
   private readonly charged: Counter;
+  private readonly aboveHold: Counter;
+  private readonly aboveHoldNano: Counter;
   private readonly reloads: Counter;
   private readonly lastReload: Gauge;
 
@@ -85,6 +87,18 @@ export class GatewayMetrics {
     this.charged = new Counter({
       name: 'gateway_charged_nano_usd_total',
       help: 'Nano-USD charged to wallets, by vendor.',
+      labelNames: ['vendor'],
+      registers,
+    });
+    this.aboveHold = new Counter({
+      name: 'gateway_usage_above_hold_total',
+      help: "Calls whose reported usage cost more than their hold, by vendor: the vendor reported more than the body's bounds allow.",
+      labelNames: ['vendor'],
+      registers,
+    });
+    this.aboveHoldNano = new Counter({
+      name: 'gateway_usage_above_hold_nano_usd_total',
+      help: 'Nano-USD by which reported usage passed the calls’ holds, by vendor (charged as far as each wallet went).',
       labelNames: ['vendor'],
       registers,
     });
@@ -280,6 +294,10 @@ export class GatewayMetrics {
     if (c.refusedStatus) this.refusals.inc({ status: String(c.refusedStatus) });
     if (c.credentialRefused) this.credentialRefusals.inc({ vendor: c.credentialRefused });
     if (c.chargedNano && c.vendor) this.charged.inc({ vendor: c.vendor }, Number(c.chargedNano));
+    if (c.aboveHoldNano && c.vendor) {
+      this.aboveHold.inc({ vendor: c.vendor });
+      this.aboveHoldNano.inc({ vendor: c.vendor }, Number(c.aboveHoldNano));
+    }
   }
 
   reloaded(result: ReloadResult): void {

@@ -56,7 +56,8 @@ describe('server-side passes are held before the call', () => {
     expect(t.sim.received.length).toBe(sent);
   });
 
-  it('an advisor naming a model the catalog does not price: 400 naming the field, nothing sent', async () => {
+  // Checked as the call's own model is (engine/calls/model-fields.ts): 404 model_not_found, with the nearest id.
+  it('an advisor naming a model the catalog does not have: 404 naming the field, nothing sent', async () => {
     const sent = t.sim.received.length;
     const res = await post(
       t,
@@ -69,8 +70,10 @@ describe('server-side passes are held before the call', () => {
       },
       A_VERSION,
     );
-    expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toMatch(/tools\[0\]\.model/);
+    expect(res.status).toBe(404);
+    const body = await res.json();
+    expect(body.error.type).toBe('model_not_found');
+    expect(body.error.message).toMatch(/tools\[0\]\.model/);
     expect(t.sim.received.length).toBe(sent);
   });
 

@@ -10,7 +10,7 @@ export function preparedStream(translator: StreamTranslatorFactory): { registry:
     call: {} as Call,
     protocol: { stream: 'test' },
     protocolName: 'test',
-    wire: { errors: chatErrors, limits: {} },
+    wire: { errors: chatErrors, limits: {}, modelFields: [{ field: 'model' }] },
   } as unknown as PreparedCall;
   return { registry, prepared };
 }

@@ -11,6 +11,7 @@ export const chatCompletions: Protocol = {
     return data !== undefined && isErrorObject(data.error) && !('choices' in data);
   },
   limits: { output: ['max_completion_tokens', 'max_tokens'], choices: 'n' },
+  modelFields: [{ field: 'model' }],
   streamNeeds: {
     request: ['ask-stream-usage'],
     why: 'the vendor reports usage in a stream only when the request asks for it',

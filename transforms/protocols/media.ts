@@ -3,7 +3,7 @@
 import type { Protocol } from '../../engine/core/protocol.ts';
 import { chatErrors } from './vendor-errors.ts';
 
-const wholeAnswer = (): Protocol => ({ errors: chatErrors, limits: {} });
+const wholeAnswer = (): Protocol => ({ errors: chatErrors, limits: {}, modelFields: [{ field: 'model' }] });
 
 export const images = wholeAnswer();
 export const embeddings = wholeAnswer();

@@ -8,6 +8,8 @@ export const messages: Protocol = {
   // `event: error` carries `{type: 'error', error: {…}}`; a relay that drops the event name still shows the type.
   isStreamError: (event) => event.event === 'error' || eventObject(event)?.type === 'error',
   limits: { output: ['max_tokens'], tool_uses: 'max_uses' },
+  // The advisor tool runs the model it names over the whole transcript.
+  modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
     request: ['cap-server-tools'],
     why: 'the vendor runs server tools as often as it decides unless the body caps them',

@@ -7,7 +7,9 @@ const FAILURES = new Set(['error', 'response.failed']);
 export const responses: Protocol = {
   errors: chatErrors,
   isStreamError: (event) => FAILURES.has(event.event ?? '') || FAILURES.has(String(eventObject(event)?.type ?? '')),
-  limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls' },
+  limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls', tool_results: 'max_num_results' },
+  // Hosted tools may run a model of their own (image_generation's `model`).
+  modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
     request: ['cap-server-tools'],
     why: 'the vendor runs server tools as often as it decides unless the body caps them',

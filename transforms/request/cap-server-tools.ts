@@ -2,7 +2,8 @@
 // hold covers settings.serverToolCap.calls per uncapped tool. So the cap the hold assumes is written into the
 // body, in the field the wire format enforces: on each server tool (`perTool`, max_uses on /v1/messages) or
 // once for the call (`perCall`, max_tool_calls on /v1/responses). A cap the client sent is kept (and held as
-// sent); one that is not a positive whole number is left for the reservation to refuse by name.
+// sent); one that is not a positive whole number is left for the reservation to refuse by name. A file search
+// tool's results per call (`results`, max_num_results on /v1/responses) are capped the same way.
 import type { RequestTransform } from '../../engine/core/call.ts';
 import { isAdvisorTool, serverToolKind } from '../../engine/core/server-tools.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
@@ -11,7 +12,7 @@ import { isObject } from '../util/json.ts';
 const unset = (v: JsonValue | undefined) => v === undefined || v === null;
 
 export const capServerTools: RequestTransform = (call) => {
-  const { calls, perTool, perCall } = call.settings.serverToolCap;
+  const { calls, perTool, perCall, results } = call.settings.serverToolCap;
   const body = call.body;
   if (!Array.isArray(body.tools)) return call;
   const serverTools = body.tools.filter((t) => isObject(t) && serverToolKind(t.type) !== undefined);
@@ -21,6 +22,12 @@ export const capServerTools: RequestTransform = (call) => {
     for (const tool of [...serverTools, ...advisors]) if (isObject(tool) && unset(tool[perTool])) tool[perTool] = calls;
   }
   if (serverTools.length === 0) return call;
+  // Each file search feeds back up to this many chunks as input: the hold covers the count written.
+  if (results) {
+    for (const tool of serverTools) {
+      if (isObject(tool) && serverToolKind(tool.type) === 'file_search' && unset(tool[results.field])) tool[results.field] = results.count;
+    }
+  }
   if (perCall && unset(body[perCall])) body[perCall] = calls;
   return call;
 };

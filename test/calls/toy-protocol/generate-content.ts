@@ -23,6 +23,7 @@ export const generateContent: Protocol = {
     types: { NOT_FOUND: 'model_not_found', INVALID_ARGUMENT: 'invalid_request_error' },
   },
   limits: { output: ['max_output_token_count'] },
+  modelFields: [{ field: 'model' }],
 };
 
 /** A chat-completions body as this format asks: turns of parts, the output limit under its own name. */

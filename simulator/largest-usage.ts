@@ -1,0 +1,117 @@
+// The most a simulated vendor may bill for a request body: every way it can bill beyond the visible text taken to
+// its end. Output up to the limit sent (or the model's most), every answer asked for, every server-tool call the
+// body leaves it (the vendor's own caps: max_uses per tool on /v1/messages, max_tool_calls on /v1/responses),
+// each search's result pages and each file search's chunks fed back as input, each advisor use reading the whole
+// transcript and writing its own output, and a prompt the vendor may write to its cache (vendor A bills the
+// write above the input price, at a breakpoint the body marks). Several candidates when the vendor chooses how to spend one cap (searches or file
+// searches). The hold property test (test/calls/hold-covers-largest-usage.property.test.ts) checks that the
+// gateway holds at least the cost of each.
+import { chatTurn } from './chat.ts';
+import { isObj } from './common.ts';
+import { responsesTurn } from './responses.ts';
+import { messagesTurn } from './vendor-a.ts';
+
+/** What the simulated vendors put into the prompt for one search: result pages of a few thousand tokens each. */
+const SEARCH_PAGE_TOKENS = 20_000;
+/** The largest chunk a vector store may be cut into, and how many a file search returns unless told. */
+const FILE_CHUNK_TOKENS = 4096;
+const FILE_RESULTS_DEFAULT = 20;
+
+/** What the vendor knows of its own model. */
+interface VendorModel {
+  max_output?: number | null;
+  context_window?: number | null;
+}
+
+interface BilledUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_write_tokens: number;
+  web_search_calls: number;
+  file_search_calls: number;
+  advisor: { model: string; input_tokens: number; output_tokens: number }[];
+}
+
+type Obj = Record<string, unknown>;
+
+const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+
+/** The largest bills of the vendor behind `path` for `body`; Infinity in a count: the body leaves it unbounded. */
+export function largestUsage(path: string, body: Obj, modelOf: (id: string) => VendorModel | undefined): BilledUsage[] {
+  const model = modelOf(String(body.model)) ?? {};
+  const tools = (Array.isArray(body.tools) ? body.tools : []).filter(isObj);
+  const outputCap = (limit: number | undefined) => Math.min(limit ?? Infinity, model.max_output ?? Infinity);
+  const window = (tokens: number) => Math.min(tokens, model.context_window ?? Infinity);
+  if (path === '/v1/messages') {
+    const turn = messagesTurn(body);
+    const output = outputCap(turn.maxTokens);
+    const searches = tools.filter((t) => String(t.type).startsWith('web_search')).reduce((n, t) => n + (count(t.max_uses) ?? Infinity), 0);
+    const input = window(turn.inputTokens + searches * SEARCH_PAGE_TOKENS);
+    const advisor = tools
+      .filter((t) => String(t.type).startsWith('advisor'))
+      .flatMap((t) => {
+        const uses = count(t.max_uses) ?? Infinity;
+        const out = Math.min(count(t.max_tokens) ?? Infinity, modelOf(String(t.model))?.max_output ?? Infinity);
+        return uses === 0 ? [] : [{ model: String(t.model), input_tokens: uses * (input + output), output_tokens: uses * out }];
+      });
+    // Vendor A writes its cache only at a breakpoint the body marks: then the whole prompt may be written, at the
+    // cache-write price.
+    const cached = JSON.stringify(body).includes('"cache_control":{');
+    return [
+      {
+        input_tokens: cached ? 0 : input,
+        cache_write_tokens: cached ? input : 0,
+        output_tokens: output,
+        web_search_calls: searches,
+        file_search_calls: 0,
+        advisor,
+      },
+    ];
+  }
+  if (path === '/v1/chat/completions') {
+    const turn = chatTurn(body);
+    const answers = count(body.n) ?? 1;
+    const limit = count(body.max_completion_tokens) ?? count(body.max_tokens);
+    return [{ ...none(), input_tokens: window(turn.inputTokens), output_tokens: answers * outputCap(limit) }];
+  }
+  if (path === '/v1/responses') return responsesUsage(body, tools, outputCap, window);
+  return [];
+}
+
+function responsesUsage(body: Obj, tools: Obj[], outputCap: (n?: number) => number, window: (n: number) => number): BilledUsage[] {
+  const turn = responsesTurn(body);
+  const output = outputCap(turn.maxTokens);
+  const web = tools.filter((t) => String(t.type).startsWith('web_search'));
+  const files = tools.filter((t) => t.type === 'file_search');
+  if (web.length === 0 && files.length === 0) return [{ ...none(), input_tokens: window(turn.inputTokens), output_tokens: output }];
+  // One cap for the call's built-in tools: the vendor may spend every call on either kind.
+  const calls = turn.serverToolCap ?? Infinity;
+  const chunks = Math.max(...files.map((t) => count(t.max_num_results) ?? FILE_RESULTS_DEFAULT), 0);
+  const out: BilledUsage[] = [];
+  if (web.length > 0) {
+    out.push({
+      ...none(),
+      input_tokens: window(turn.inputTokens + calls * SEARCH_PAGE_TOKENS),
+      output_tokens: output,
+      web_search_calls: calls,
+    });
+  }
+  if (files.length > 0) {
+    out.push({
+      ...none(),
+      input_tokens: window(turn.inputTokens + calls * chunks * FILE_CHUNK_TOKENS),
+      output_tokens: output,
+      file_search_calls: calls,
+    });
+  }
+  return out;
+}
+
+const none = (): BilledUsage => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_write_tokens: 0,
+  web_search_calls: 0,
+  file_search_calls: 0,
+  advisor: [],
+});

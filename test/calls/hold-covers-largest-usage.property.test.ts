@@ -1,0 +1,180 @@
+// For each door and each way a call can make the vendor bill beyond its visible text (server tools, file search
+// with its max_num_results, advisors, reasoning, images in the input, cache writes, several answers), the most
+// the simulated vendor may bill for a generated body (simulator/largest-usage.ts, on the body the vendor gets
+// after the door's chain) costs no more than the call's hold (issue 39). Pure: prepareCall, the reservation and
+// the cost of usage, no database.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { prepareCall } from '../../engine/calls/prepare.ts';
+import { reservationFor } from '../../engine/calls/reservation.ts';
+import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { costOfUsage } from '../../engine/catalog/usage-cost.ts';
+import { isGatewayError } from '../../engine/core/errors.ts';
+import type { JsonObject } from '../../engine/core/types.ts';
+import type { Caller } from '../../engine/money/accounts.ts';
+import { largestUsage } from '../../simulator/largest-usage.ts';
+import { answerTransforms, protocols, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+
+const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
+const NOW = new Date('2026-11-21T03:00:00Z');
+const registry = { protocols, requestTransforms, answerTransforms, streamTranslators, usageReaders };
+const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-test', audience: null };
+const pricing = { billing: snap.config.billing, modelById: (id: string) => snap.catalog.models.get(id), at: NOW };
+
+const textModels = (door: string, vendor: string) =>
+  [...snap.catalog.models.values()].filter((m) => m.vendor === vendor && m.doors.includes(door) && !m.sale_ends).map((m) => m.id);
+
+const words = fc.string({ minLength: 1, maxLength: 400 });
+const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+const limit = (most: number) => opt(fc.integer({ min: 1, max: most }));
+const IMAGE = 'data:image/png;base64,iVBORw0KGgo=';
+
+/** Generated bodies per door and tool, as a client sends them. */
+function bodies(door: string): fc.Arbitrary<JsonObject>[] {
+  const A = textModels('messages', 'a');
+  if (door === 'messages') {
+    const content = fc.tuple(words, fc.nat({ max: 3 }), fc.boolean()).map(([t, images, cache]) => [
+      { type: 'text', text: t, ...(cache ? { cache_control: { type: 'ephemeral' } } : {}) },
+      ...Array.from({ length: images }, () => ({
+        type: 'image',
+        source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
+      })),
+    ]);
+    const base = fc.record({
+      model: fc.constantFrom(...A),
+      max_tokens: fc.integer({ min: 1, max: 64_000 }),
+      content,
+      thinking: fc.boolean(),
+    });
+    const tools: fc.Arbitrary<object[]>[] = [
+      fc.constant([]),
+      fc.array(fc.record({ type: fc.constant('web_search_20250305'), name: fc.constant('web_search'), max_uses: limit(30) }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      fc.array(
+        fc.record({
+          type: fc.constant('advisor_20260301'),
+          name: fc.constant('advisor'),
+          model: fc.constantFrom(...A),
+          max_uses: limit(5),
+          max_tokens: limit(8000),
+        }),
+        { minLength: 1, maxLength: 2 },
+      ),
+      fc.constant([{ name: 'f', description: 'x', input_schema: { type: 'object', properties: {} } }]),
+    ];
+    return tools.map((toolSet) =>
+      fc.tuple(base, toolSet).map(([b, t]) => ({
+        model: b.model,
+        max_tokens: b.max_tokens,
+        // Reasoning: a thinking budget below the output limit, as the vendor requires.
+        ...(b.thinking && b.max_tokens > 1024 ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
+        messages: [{ role: 'user', content: b.content }],
+        ...(t.length ? { tools: t.map(clean) } : {}),
+      })),
+    );
+  }
+  if (door === 'responses') {
+    const B = textModels('responses', 'b');
+    const input = fc.tuple(words, fc.nat({ max: 3 })).map(([t, images]) => [
+      {
+        role: 'user',
+        content: [{ type: 'input_text', text: t }, ...Array.from({ length: images }, () => ({ type: 'input_image', image_url: IMAGE }))],
+      },
+    ]);
+    const base = fc.record({
+      model: fc.constantFrom(...B),
+      input,
+      max_output_tokens: limit(100_000),
+      max_tool_calls: limit(20),
+      reasoning: opt(fc.constantFrom('low', 'high')),
+    });
+    const tools: fc.Arbitrary<object[]>[] = [
+      fc.constant([]),
+      fc.constant([{ type: 'web_search' }]),
+      fc.array(fc.record({ type: fc.constant('file_search'), vector_store_ids: fc.constant(['vs_1']), max_num_results: limit(50) }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      fc
+        .tuple(limit(50))
+        .map(([n]) => [{ type: 'web_search' }, { type: 'file_search', vector_store_ids: ['vs_1'], ...(n ? { max_num_results: n } : {}) }]),
+    ];
+    return tools.map((toolSet) =>
+      fc.tuple(base, toolSet).map(([b, t]) => {
+        const { reasoning, ...rest } = clean(b);
+        return { ...rest, ...(reasoning ? { reasoning: { effort: reasoning } } : {}), ...(t.length ? { tools: t.map(clean) } : {}) };
+      }),
+    );
+  }
+  // The chat door: every vendor, several answers where the format takes them, images, reasoning effort.
+  return ['a', 'b', 'c', 'd', 'e'].map((vendor) =>
+    fc
+      .record({
+        model: fc.constantFrom(...textModels('chat', vendor)),
+        text: words,
+        cache: fc.boolean(),
+        images: fc.nat({ max: 3 }),
+        max_completion_tokens: limit(100_000),
+        n: vendor === 'a' ? fc.constant(undefined) : limit(4),
+        reasoning_effort: opt(fc.constantFrom('low', 'high')),
+      })
+      .map(({ text, images, cache, ...b }) => ({
+        ...clean(b),
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text, ...(cache ? { cache_control: { type: 'ephemeral' } } : {}) },
+              ...Array.from({ length: images }, () => ({ type: 'image_url', image_url: { url: IMAGE } })),
+            ],
+          },
+        ],
+      })),
+  );
+}
+
+/** The object without its undefined entries, as JSON would carry it. */
+const clean = (o: object): JsonObject => JSON.parse(JSON.stringify(o)) as JsonObject;
+
+const UPSTREAM: Record<string, string> = {
+  messages: '/v1/messages',
+  'chat-completions': '/v1/chat/completions',
+  responses: '/v1/responses',
+};
+
+describe("the hold covers the simulator's largest usage, per door and tool (property, issue 39)", () => {
+  const cases = ['messages', 'responses', 'chat'].flatMap((door) => bodies(door).map((arb, i) => [door, i, arb] as const));
+
+  it.each(cases)('%s door, tool set %i', (doorName, _i, arb) => {
+    const door = snap.config.doors[doorName];
+    let served = 0;
+    fc.assert(
+      fc.property(arb, (client) => {
+        let prepared: ReturnType<typeof prepareCall>;
+        try {
+          prepared = prepareCall(snap, door, client, { 'anthropic-version': '2023-06-01' }, caller, registry, { now: NOW });
+        } catch (e) {
+          // A body the door or the model's rules refuse before anything is held: nothing to bill.
+          if (isGatewayError(e) && e.status === 400) return;
+          throw e;
+        }
+        const { call, protocolName } = prepared;
+        const hold = reservationFor(door, call, snap, NOW).amount;
+        const bills = largestUsage(UPSTREAM[protocolName], call.body, (id) => snap.catalog.models.get(id));
+        expect(bills.length).toBeGreaterThan(0);
+        for (const bill of bills) {
+          const counts = [bill.input_tokens, bill.output_tokens, bill.cache_write_tokens, bill.web_search_calls, bill.file_search_calls];
+          const all = [...counts, ...bill.advisor.flatMap((a) => [a.input_tokens, a.output_tokens])];
+          expect(all.every(Number.isFinite), `the body leaves the vendor unbounded: ${JSON.stringify(bill)}`).toBe(true);
+          const cost = costOfUsage(call.model, { ...bill, cache_read_tokens: 0 }, pricing);
+          expect(cost, JSON.stringify({ body: call.body, bill })).toBeLessThanOrEqual(hold);
+        }
+        served++;
+      }),
+      { numRuns: 150 },
+    );
+    expect(served).toBeGreaterThan(0);
+  });
+});
