@@ -54,7 +54,9 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const vendors = await openVendorSide(env.vendors, runtime);
   const { routes, simulator, warnings } = vendors;
   await leases.listen();
-  const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log });
+  // billing.yaml's display currency in force: read per answer, page and event, so a reload changes the next one.
+  const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
+  const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log, currency: displayCurrency });
   const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
   const { accounts, videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
@@ -73,6 +75,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     ledger: toppedUpRearms(ledger, alerts),
     db,
     clock,
+    displayCurrency,
     ...credentials,
     ...keyActionsOf(keys, db, clock),
   });
@@ -84,7 +87,18 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   registerUsageRoutes(app, { accounts, db });
   registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
   const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
-  await registerDashboard(app, { db, ledger, keys, clock, sessions, videos: videos.store, publicUrl: env.publicUrl, identity, alerts });
+  await registerDashboard(app, {
+    db,
+    ledger,
+    keys,
+    clock,
+    sessions,
+    videos: videos.store,
+    publicUrl: env.publicUrl,
+    identity,
+    alerts,
+    displayCurrency,
+  });
 
   // Timers and workers start once every route is in place.
   const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);

@@ -41,7 +41,6 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/db/migrate.ts: loadMigrations',
     'engine/usage/records.ts: usageRecordWriter',
     'engine/usage/retention.ts: pruneUsageRecords',
-    'engine/dashboard/usage-csv.ts: csvCell',
     'engine/videos/index.ts: openVideoFiles',
     'engine/videos/store.ts: NewVideoJob',
     'engine/money/lease-wiring.ts: LeaseConfig',
@@ -62,6 +61,7 @@ const TEST_SEAMS: Record<string, string[]> = {
   // Pure decisions tested case by case, where a round trip through a gateway could not reach every case.
   units: [
     'engine/alerts/address-guard.ts: isRefusedAddress',
+    'engine/alerts/events.ts: withMoney',
     'engine/calls/route-loop.ts: RouteLoop',
     'engine/calls/route-loop.ts: parseRetryAfter',
     'engine/catalog/usage-cost.ts: costOfUsage',

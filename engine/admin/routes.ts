@@ -1,16 +1,20 @@
 // The operator's admin API (README "Operator commands"), under /admin/v1, JSON,
 // `Authorization: Bearer $GATEWAY_ADMIN_TOKEN`.
 //
-//   POST   /admin/v1/wallets                      {credits?, splits_usage?, key_slots?, owner_id?}
-//                                                 → 201 {id, credits, splits_usage, key_slots, owner_id}
-//   GET    /admin/v1/wallets?limit=N&cursor=C     → {data:[wallet view…], has_more, next_cursor}   oldest first;
-//                                                 limit 1–200 (default 50); cursor: next_cursor of the last page
-//   GET    /admin/v1/wallets/{id}                 → the wallet view: {id, credits, general_credits,
+//   POST   /admin/v1/wallets                      {credits?, splits_usage?, key_slots?, owner_id?, name?}
+//                                                 → 201 {id, name, credits, money, splits_usage, key_slots, owner_id}
+//   GET    /admin/v1/wallets?limit=N&cursor=C&sort=S&format=csv → {data:[wallet view…], has_more, next_cursor}
+//                                                 oldest first, or by `sort` (wallet-list.ts); limit 1–200 (default
+//                                                 50); cursor: next_cursor of the last page; format=csv: every wallet
+//   GET    /admin/v1/wallets/{id}                 → the wallet view: {id, name, credits, money, general_credits,
 //                                                 restricted_credits:[{vendors, credits}], reserved_credits,
-//                                                 lots:[…], key_slots, keys_active, splits_usage, owner_id, created_at}
-//   POST   /admin/v1/wallets/{id}/credits         {credits, vendors?: ["c", …]} → 201 {lot_id, credits, vendors}
-//   POST   /admin/v1/wallets/{id}/owner           {owner_id} → {id, owner_id}   (management keys made by the
-//                                                 previous owner stop working; the key service enforces it)
+//                                                 lots:[…], key_slots, keys_active, splits_usage, owner_id, created_at,
+//                                                 month_spent_credits, month_spent_money, last_call_at}
+//   PATCH  /admin/v1/wallets/{id}                 {name} → the wallet view   (null: no name; audited)
+//   POST   /admin/v1/wallets/{id}/credits         {credits, vendors?: ["c", …]} → 201 {lot_id, credits, money, vendors}
+//   POST   /admin/v1/wallets/{id}/owner           {owner_id} → {id, owner_id, closed_management_keys:[{id, name,
+//                                                 key_prefix}]}   (the management keys the change closed: those
+//                                                 made by an earlier owner)
 //   POST   /admin/v1/wallets/{id}/management-keys {name?} → 201 {id, key, name}   (the full key, once)
 //   POST   /admin/v1/wallets/{id}/keys            {name?, audience?, monthly_limit_credits?, …} → 201 the key
 //                                                 doors' key record with the full key, once (api-key-routes.ts)
@@ -26,7 +30,8 @@
 // No token configured: the routes are not registered, so every admin path answers the app's 404. Only this
 // start's local credential (the embedded database's operator tools): anyone else gets that same 404.
 // GATEWAY_ADMIN_TOKEN set: a missing or wrong token gets 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
-// fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up.
+// fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up. `credits`
+// in a body is a whole number of credits, or text read as a person types it ("$5", "₩7,000", "5,000,000").
 import type { FastifyInstance } from 'fastify';
 import { acceptedTokens, requireAdminToken, tokenMatches } from './admin-token.ts';
 import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
@@ -34,15 +39,17 @@ import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
 import type { Ledger } from '../money/ledger.ts';
-import { nanoToCreditsFloor } from '../core/money.ts';
+import { moneyText, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
+import { objectBody, wholeCredits } from './body.ts';
+import { registerWalletRoutes } from './wallet-routes.ts';
 import { countActiveKeysIn, walletView } from './wallet-view.ts';
-import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
 import { registerManagementKeyRoutes } from './management-key-routes.ts';
 import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from './operator-audit.ts';
 import { recordAudit, type Actor } from '../audit/trail.ts';
 import { registerApiKeyRoute } from './api-key-routes.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { closeManagementKey, type KeyService } from '../keys/index.ts';
+import type { ClosedManagementKey } from '../keys/service.ts';
 import { createOperatorKey } from '../keys/manage.ts';
 
 interface AdminDeps {
@@ -61,9 +68,11 @@ interface AdminDeps {
   countActiveKeys?: (walletId: string) => Promise<number>;
   /** The ledger's database: the wallet views, listings and the audit trail read it. */
   db: Db;
-  /** Called after POST …/owner changed the owner (for example to close the old owner's management keys). */
-  onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string) => Promise<void>;
+  /** Called after POST …/owner changed the owner: closes the old owner's management keys (audited as `actor`'s) and says which. */
+  onOwnerChanged?: (walletId: string, previousOwnerId: string, ownerId: string, actor: Actor) => Promise<ClosedManagementKey[]>;
   clock?: Clock;
+  /** billing.yaml's display_currency in force (answers show money in it, amounts may be typed in it). */
+  displayCurrency?: () => DisplayCurrency | null;
 }
 
 type KeyActions = Pick<AdminDeps, 'createManagementKey' | 'closeManagementKey' | 'createApiKey' | 'onOwnerChanged'>;
@@ -75,37 +84,11 @@ export function keyActionsOf(keys: KeyService, db: Db, clock: Clock): KeyActions
     closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
     createApiKey: (walletId, body, actor) => createOperatorKey({ keys, db, clock }, walletId, body, actor),
     // The former owner's management keys close with the change of owner.
-    onOwnerChanged: async (walletId) => {
-      await keys.closeFormerOwnerManagementKeys(walletId);
-    },
+    onOwnerChanged: (walletId, _previous, _owner, actor) => keys.closeFormerOwnerManagementKeys(walletId, actor),
   };
 }
 
-/** The largest credit amount one call accepts (keeps nano inside int8 with room to spare). */
-export const MAX_CREDITS = 9_000_000_000_000;
-
 export { tokenMatches };
-
-type Body = Record<string, unknown>;
-
-function objectBody(body: unknown, allowed: readonly string[]): Body {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw errors.invalidRequest('The request body must be a JSON object.');
-  for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) throw errors.invalidRequest(`Unknown field '${k}'; allowed: ${allowed.join(', ')}.`, k);
-  }
-  return body as Body;
-}
-
-function wholeCredits(v: unknown, field: string, { min }: { min: number }): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_CREDITS) {
-    throw errors.invalidRequest(
-      `${field} must be a whole number ${min > 0 ? 'from 1' : 'from 0'} to ${MAX_CREDITS} (credits; 1 credit = $0.000001).`,
-      field,
-    );
-  }
-  return v;
-}
 
 export { countActiveKeysIn, walletView };
 
@@ -113,6 +96,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
   if (acceptedTokens(deps).length === 0) return; // unset: no admin routes, every /admin path is the app's 404
   const { ledger } = deps;
   const clock = deps.clock ?? systemClock;
+  const currency = () => deps.displayCurrency?.() ?? null;
   const countActiveKeys = deps.countActiveKeys ?? ((walletId: string) => countActiveKeysIn(deps.db, walletId, koreanDate(clock.now())));
 
   const requireWallet = async (id: string) => {
@@ -125,44 +109,12 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     installErrorHandler(scope);
 
     scope.addHook('onRequest', requireAdminToken(deps));
-
-    scope.post('/admin/v1/wallets', async (req, reply) => {
-      const b = objectBody(req.body, ['credits', 'splits_usage', 'key_slots', 'owner_id']);
-      const credits = b.credits === undefined ? 0 : wholeCredits(b.credits, 'credits', { min: 0 });
-      if (b.splits_usage !== undefined && typeof b.splits_usage !== 'boolean') {
-        throw errors.invalidRequest('splits_usage must be true or false.', 'splits_usage');
-      }
-      if (
-        b.key_slots !== undefined &&
-        (typeof b.key_slots !== 'number' || !Number.isInteger(b.key_slots) || b.key_slots < 0 || b.key_slots > 1_000_000)
-      ) {
-        throw errors.invalidRequest('key_slots must be a whole number from 0 to 1000000.', 'key_slots');
-      }
-      if (b.owner_id !== undefined && (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200)) {
-        throw errors.invalidRequest('owner_id must be a non-empty string of up to 200 characters.', 'owner_id');
-      }
-      const actor = operatorActor(req, deps.localToken);
-      const w = await ledger.createWallet({
-        credits,
-        splitsUsage: b.splits_usage as boolean | undefined,
-        keySlots: b.key_slots as number | undefined,
-        ownerId: b.owner_id as string | undefined,
-        // The first credits are a money change like any top-up: in the trail, written with the wallet.
-        beside: (tx, made) => recordAudit(tx, actor, creditsAdded(made.walletId, made, credits), clock.now()),
-      });
-      return reply.code(201).send({
-        id: w.id,
-        credits: Number(nanoToCreditsFloor(w.lot?.availableNano ?? 0n)),
-        splits_usage: w.splitsUsage,
-        key_slots: w.keySlots,
-        owner_id: w.ownerId,
-      });
-    });
+    registerWalletRoutes(scope, { ...deps, clock, currency, requireWallet, countActiveKeys });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/credits', async (req, reply) => {
       const b = objectBody(req.body, ['credits', 'vendors']);
       if (b.credits === undefined) throw errors.invalidRequest('credits is required.', 'credits');
-      const credits = wholeCredits(b.credits, 'credits', { min: 1 });
+      const credits = wholeCredits(b.credits, 'credits', { min: 1 }, currency());
       let vendors: string[] | null = null;
       if (b.vendors !== undefined && b.vendors !== null) {
         if (!Array.isArray(b.vendors) || b.vendors.some((v) => typeof v !== 'string')) {
@@ -176,7 +128,12 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         vendors,
         beside: (tx, made) => recordAudit(tx, actor, creditsAdded(req.params.id, made, credits), clock.now()),
       });
-      return reply.code(201).send({ lot_id: lot.id, credits: Number(nanoToCreditsFloor(lot.grantedNano)), vendors: lot.vendors });
+      return reply.code(201).send({
+        lot_id: lot.id,
+        credits: Number(nanoToCreditsFloor(lot.grantedNano)),
+        money: moneyText(lot.grantedNano, currency()),
+        vendors: lot.vendors,
+      });
     });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/management-keys', async (req, reply) => {
@@ -189,10 +146,6 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       const k = await deps.createManagementKey(req.params.id, name, operatorActor(req, deps.localToken));
       return reply.code(201).send({ id: k.id, key: k.key, name: name ?? null });
     });
-
-    scope.get('/admin/v1/wallets', async (req) =>
-      listWallets(deps.db, parseWalletPageRequest(req.query as Record<string, unknown>), koreanDate(clock.now())),
-    );
 
     if (deps.createApiKey)
       registerApiKeyRoute(scope, {
@@ -207,11 +160,6 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     });
     registerAuditRoute(scope, { db: deps.db, requireWallet });
 
-    scope.get<{ Params: { id: string } }>('/admin/v1/wallets/:id', async (req) => {
-      const w = await requireWallet(req.params.id);
-      return walletView(deps.db, ledger, w, countActiveKeys);
-    });
-
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/owner', async (req) => {
       const b = objectBody(req.body, ['owner_id']);
       if (typeof b.owner_id !== 'string' || b.owner_id.trim() === '' || b.owner_id.length > 200) {
@@ -222,8 +170,9 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       const w = await ledger.setOwner(req.params.id, b.owner_id, (tx, previous) =>
         recordAudit(tx, actor, ownerChanged(req.params.id, previous, b.owner_id as string), clock.now()),
       );
-      if (deps.onOwnerChanged && before.ownerId !== w.ownerId) await deps.onOwnerChanged(w.id, before.ownerId, w.ownerId);
-      return { id: w.id, owner_id: w.ownerId };
+      const closed =
+        deps.onOwnerChanged && before.ownerId !== w.ownerId ? await deps.onOwnerChanged(w.id, before.ownerId, w.ownerId, actor) : [];
+      return { id: w.id, owner_id: w.ownerId, closed_management_keys: closed };
     });
   });
 }

@@ -1,9 +1,11 @@
 // The one answer that shows a wallet: GET /admin/v1/wallets/{id}, each item of GET /admin/v1/wallets and
-// `gateway wallet show|list`. Credits shown: balances round down, reserved amounts round up.
+// `gateway wallet show|list`. Credits shown: balances round down, reserved and spent amounts round up. The
+// `*_money` fields say the same amounts as billing.yaml's display currency and dollars ("₩70,000 · $50.00").
 import type { Db } from '../db/db.ts';
 import { countSlotKeys } from '../keys/store.ts';
 import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.ts';
-import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+import { moneyText, nanoToCreditsCeil, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
+import { readWalletUse, type WalletUse } from './wallet-overview.ts';
 import { spendableOf } from '../money/spendable.ts';
 
 const lotView = (l: LotBalance) => ({
@@ -48,10 +50,12 @@ function creditsBySpendability(lots: LotBalance[]): { general_credits: number; r
 }
 
 /** The view from what was read; `keysActive` as countActiveKeysIn counts them. */
-export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number) {
+export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number, use: WalletUse, currency: DisplayCurrency | null) {
   return {
     id: w.id,
+    name: w.name,
     credits: Number(nanoToCreditsFloor(bal.availableNano)),
+    money: moneyText(bal.availableNano, currency),
     ...creditsBySpendability(bal.lots),
     reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
     lots: bal.lots.map(lotView),
@@ -60,6 +64,9 @@ export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number
     splits_usage: w.splitsUsage,
     owner_id: w.ownerId,
     created_at: w.createdAt.toISOString(),
+    month_spent_credits: Number(nanoToCreditsCeil(use.monthSpentNano)),
+    month_spent_money: moneyText(use.monthSpentNano, currency),
+    last_call_at: use.lastCallAt,
   };
 }
 
@@ -71,9 +78,14 @@ export async function walletView(
   ledger: Ledger,
   w: Wallet,
   countActiveKeys: (walletId: string) => Promise<number>,
+  at: { today: string; currency: DisplayCurrency | null },
 ): Promise<WalletView> {
-  const [bal, keysActive] = await Promise.all([spendableOf(db, ledger, w.id), countActiveKeys(w.id)]);
-  return walletViewFrom(w, bal, keysActive);
+  const [bal, keysActive, use] = await Promise.all([
+    spendableOf(db, ledger, w.id),
+    countActiveKeys(w.id),
+    readWalletUse(db, [w.id], at.today),
+  ]);
+  return walletViewFrom(w, bal, keysActive, use.get(w.id)!, at.currency);
 }
 
 /**

@@ -2,6 +2,7 @@
 // the transaction that decided it (a threshold's conditional write), with one pending delivery per endpoint
 // subscribed to its type, so a crossing and its deliveries commit together or not at all. Events carry ids,
 // names, prefixes and amounts: never a prompt, an answer, or a key's text.
+import { moneyText, NANO_PER_CREDIT, type DisplayCurrency } from '../core/money.ts';
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/db.ts';
 
@@ -15,6 +16,23 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export const isEventType = (v: unknown): v is EventType => typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
+
+/**
+ * The payload with each amount of credits said in money beside it, as billing.yaml's display currency shows
+ * it (`balance_credits` → `balance_money: "₩70,000 · $50.00"`, `credits` → `money`), at every depth; as it
+ * was without a display currency. The credits stay the figures a program reads.
+ */
+export function withMoney(data: Record<string, unknown>, currency: DisplayCurrency | null): Record<string, unknown> {
+  if (!currency) return data;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) {
+    out[k] = v !== null && typeof v === 'object' && !Array.isArray(v) ? withMoney(v as Record<string, unknown>, currency) : v;
+    const m = /^(.*?)_?credits$/.exec(k);
+    if (m && typeof v === 'number' && Number.isSafeInteger(v))
+      out[m[1] ? `${m[1]}_money` : 'money'] = moneyText(BigInt(v) * NANO_PER_CREDIT, currency);
+  }
+  return out;
+}
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
@@ -38,6 +56,7 @@ export async function recordEvent(
   type: EventType,
   data: Record<string, unknown>,
   at: Date,
+  currency: DisplayCurrency | null = null,
 ): Promise<{ eventId: string; deliveries: number } | null> {
   const hooks = await q.query<{ id: string }>(`SELECT id FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL AND $2 = ANY(events)`, [
     walletId,
@@ -45,7 +64,14 @@ export async function recordEvent(
   ]);
   if (hooks.rows.length === 0) return null;
   const id = newId('evt');
-  const body: EventBody = { id, object: 'event', type, created: Math.floor(at.getTime() / 1000), wallet_id: walletId, data };
+  const body: EventBody = {
+    id,
+    object: 'event',
+    type,
+    created: Math.floor(at.getTime() / 1000),
+    wallet_id: walletId,
+    data: withMoney(data, currency),
+  };
   await q.query(`INSERT INTO webhook_events (id, wallet_id, type, created_at, body) VALUES ($1, $2, $3, $4::timestamptz, $5)`, [
     id,
     walletId,

@@ -1,6 +1,7 @@
 // Alerts before money runs out, put together: the address guard (GATEWAY_WEBHOOKS_ALLOW_PRIVATE), the
 // watcher that detects crossings, the delivery worker, and the doors. engine/gateway.ts wires the watcher
 // to committed charges, top-ups and finished videos, registers the doors, and starts and stops the workers.
+import type { DisplayCurrency } from '../core/money.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.ts';
 import { SettingError } from '../core/setting-error.ts';
@@ -47,11 +48,13 @@ export function createAlerts(opts: {
   log: () => Log;
   resolve?: Resolve;
   policy?: DeliveryPolicy;
+  /** billing.yaml's display currency in force, for the webhook payloads. */
+  currency?: () => DisplayCurrency | null;
 }): Alerts {
   const guard = createAddressGuard({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   const worker = new DeliveryWorker({ db: opts.db, guard, log: opts.log }, opts.policy ?? DELIVERY_POLICY);
   const queued = () => worker.kick();
-  const watcher = new AlertWatcher({ db: opts.db, clock: opts.clock, log: opts.log, queued });
+  const watcher = new AlertWatcher({ db: opts.db, clock: opts.clock, log: opts.log, queued, currency: opts.currency });
   const store: StoreDeps = { db: opts.db, clock: opts.clock, guard, changed: (walletId) => watcher.forget(walletId) };
   return {
     watcher,

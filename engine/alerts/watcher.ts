@@ -14,6 +14,7 @@
 // raised); a key threshold also re-arms by itself in a new Korean day or month or with a changed limit (its
 // period). Top-ups through this gateway check at once; a periodic sweep re-checks wallets topped up elsewhere since
 // a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring.
+import type { DisplayCurrency } from '../core/money.ts';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.ts';
 import { koreanDate, koreanMonth } from '../core/clock.ts';
@@ -38,6 +39,8 @@ interface WatcherDeps {
   /** Deliveries were queued: the delivery worker of this process looks now rather than at its next round. */
   queued: () => void;
   policy?: CheckPolicy;
+  /** billing.yaml's display currency in force: payloads say their credits in it too (events.ts withMoney). */
+  currency?: () => DisplayCurrency | null;
 }
 
 /** Fires a threshold unless it fired already in this period: the conditional write only one process wins. */
@@ -56,6 +59,7 @@ export class AlertWatcher {
   private sweeping: Promise<void> = Promise.resolve();
   private stopped = false;
   private lastPrune = 0;
+  private readonly currency = (): DisplayCurrency | null => this.deps.currency?.() ?? null;
   private checking = 0;
   private readonly waiting: (() => void)[] = [];
 
@@ -195,7 +199,7 @@ export class AlertWatcher {
       if (s && !s.armed && s.period === t.period) continue; // fired already: nothing to write
       const won = await tx.query(FIRE_SQL, [t.subject, t.threshold, t.period, now.toISOString()]);
       if (won.rows.length === 0) continue;
-      await recordEvent(tx, walletId, t.type, t.data, now);
+      await recordEvent(tx, walletId, t.type, t.data, now, this.currency());
       fired++;
     }
     if (rearm.length > 0) {
@@ -261,7 +265,7 @@ export class AlertWatcher {
           usable_until: k.expires_on,
           expires_at: expiresAt.toISOString(),
         };
-        await recordEvent(tx, k.wallet_id, 'key.expiring', data, now);
+        await recordEvent(tx, k.wallet_id, 'key.expiring', data, now, this.currency());
         return 1;
       });
     }
@@ -271,7 +275,9 @@ export class AlertWatcher {
   /** video.finished: one event per job, written by the process that finished it (the job's own conditional update). */
   async videoFinished(walletId: string, data: Record<string, unknown>): Promise<void> {
     if (!(await this.config(walletId)).types.has('video.finished')) return;
-    const queued = await this.deps.db.transaction((tx) => recordEvent(tx, walletId, 'video.finished', data, this.deps.clock.now()));
+    const queued = await this.deps.db.transaction((tx) =>
+      recordEvent(tx, walletId, 'video.finished', data, this.deps.clock.now(), this.currency()),
+    );
     if (queued) this.deps.queued();
   }
 }

@@ -8,12 +8,17 @@ const USAGE = `usage:
                                         any folder: those of the nearest folder above with both, else this one's
   gateway catalog diff <git-ref>        Markdown table of every model, price (with unit and percentage), rule and
                                         door change since <git-ref> (docs/catalog-review.md)
-  gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID]
-  gateway wallet topup <wallet-id> --credits N [--vendors c,d]
+  gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID] [--name NAME]
+  gateway wallet rename <wallet-id> --name NAME   a school's name for the wallet ('' for none)
+  gateway wallet topup <wallet-id> --credits N [--vendors c,d]   N: credits, dollars ('$5') or, with
+                                        billing.yaml's display_currency, won ('₩7000')
   gateway wallet show <wallet-id>
-  gateway wallet list [--limit N] [--cursor C]   oldest first, N from 1 to 200 (default 50); the next page:
-                                        --cursor with next_cursor of the last one
-  gateway wallet owner <wallet-id> <owner-id>    the previous owner's management keys stop working
+  gateway wallet list [--limit N] [--cursor C] [--sort S] [--csv]   the overview: name, balance, this
+                                        month's spend, active keys, last call; oldest first, or --sort name,
+                                        credits, month_spent, last_call_at, keys_active (--sort=-month_spent: largest
+                                        first); N from 1 to 200 (default 50); the next page: --cursor with
+                                        next_cursor of the last one; --csv: every wallet as CSV
+  gateway wallet owner <wallet-id> <owner-id>    closes the management keys earlier owners made, and says which
   gateway wallet sign-in-link <wallet-id>   a one-time link (15 min) that signs the owner in to /dashboard
   gateway key create <wallet-id> [--name NAME]   an API key for the wallet, printed this once
   gateway management-key create <wallet-id> [--name NAME]

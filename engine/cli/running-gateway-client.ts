@@ -12,6 +12,8 @@ export interface CommandValues {
   name?: string;
   limit?: string;
   cursor?: string;
+  sort?: string;
+  csv?: boolean;
 }
 
 /** A command the admin API refused: its message, printed as the direct commands print theirs. */
@@ -24,7 +26,7 @@ export class GatewayUnreachable extends Error {}
 const numberOr = (v: string | undefined) => (v === undefined ? undefined : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
 
 interface AdminCall {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   body?: Record<string, unknown>;
 }
@@ -44,8 +46,13 @@ export function adminCallFor(group: string, command: string | undefined, positio
         splits_usage: values['splits-usage'],
         key_slots: numberOr(values['key-slots']),
         owner_id: values.owner,
+        name: values.name,
       },
     };
+  }
+  if (group === 'wallet' && command === 'rename') {
+    if (values.name === undefined) throw new Error('usage: gateway wallet rename <wallet-id> --name NAME');
+    return { method: 'PATCH', path: wallet(), body: { name: values.name === '' ? null : values.name } };
   }
   if (group === 'wallet' && command === 'topup') {
     if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
@@ -53,6 +60,7 @@ export function adminCallFor(group: string, command: string | undefined, positio
       ?.split(',')
       .map((v) => v.trim())
       .filter(Boolean);
+    // The text as typed: the gateway reads '$5' or '₩7000' with the display currency it has in force.
     return { method: 'POST', path: `${wallet()}/credits`, body: { credits: numberOr(values.credits), vendors } };
   }
   if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };
@@ -60,6 +68,8 @@ export function adminCallFor(group: string, command: string | undefined, positio
     const query = new URLSearchParams();
     if (values.limit !== undefined) query.set('limit', values.limit);
     if (values.cursor !== undefined) query.set('cursor', values.cursor);
+    if (values.sort !== undefined) query.set('sort', values.sort);
+    if (values.csv) query.set('format', 'csv');
     const qs = query.toString();
     return { method: 'GET', path: `/admin/v1/wallets${qs ? `?${qs}` : ''}` };
   }
@@ -89,6 +99,7 @@ export async function runOnGateway(gateway: RunningGatewayFile, call: AdminCall)
     throw new GatewayUnreachable(`could not reach it at ${gateway.url} (${(e as Error).message})`);
   }
   const text = await res.text();
+  if (res.ok && (res.headers.get('content-type') ?? '').startsWith('text/csv')) return text;
   let json: { error?: { type?: string; message?: string } } | undefined;
   try {
     json = JSON.parse(text);

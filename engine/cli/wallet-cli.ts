@@ -1,8 +1,8 @@
-// `gateway wallet create|topup|show|list|owner|sign-in-link`, `gateway key create` and
+// `gateway wallet create|rename|topup|show|list|owner|sign-in-link`, `gateway key create` and
 // `gateway management-key create|list|close`:
-// argv in, JSON out (the admin API's answers).
+// argv in, JSON out (the admin API's answers; `wallet list --csv` prints the CSV file as it is).
 import { parseArgs } from 'node:util';
-import { walletCreate, walletList, walletOwner, walletShow, walletTopup } from './wallet-commands.ts';
+import { walletCreate, walletList, walletOwner, walletRename, walletShow, walletTopup } from './wallet-commands.ts';
 import { systemClock } from '../core/clock.ts';
 import { openDatabase } from '../db/open.ts';
 import { errors, isGatewayError } from '../core/errors.ts';
@@ -22,7 +22,31 @@ const OPTIONS = {
   name: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  sort: { type: 'string' },
+  csv: { type: 'boolean' },
 } as const;
+
+/**
+ * Prints a command's answer: JSON, a CSV file as it is, and after an owner change a sentence on stderr saying
+ * which management keys it closed, so the operator who made them is not left wondering why theirs stopped.
+ */
+function printAnswer(out: unknown): void {
+  if (typeof out === 'string') {
+    process.stdout.write(out);
+    return;
+  }
+  console.log(JSON.stringify(out, null, 2));
+  const closed = (out as { closed_management_keys?: { id: string; name: string | null; key_prefix: string }[] } | null)
+    ?.closed_management_keys;
+  if (!closed) return;
+  if (closed.length === 0) console.error('No management key was closed: the previous owner had made none that were open.');
+  else
+    console.error(
+      `Closed ${closed.length} management key${closed.length === 1 ? '' : 's'} the previous owner made: ` +
+        `${closed.map((k) => `${k.id} (${k.name ?? 'unnamed'}, ${k.key_prefix})`).join(', ')}. ` +
+        'The new owner makes new ones (npx gateway management-key create).',
+    );
+}
 
 export async function runWalletCommand(group: string, command: string | undefined, argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
@@ -42,8 +66,7 @@ export async function runWalletCommand(group: string, command: string | undefine
   const role = `operator command: gateway ${group} ${command ?? ''}`.trim();
   const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: process.env.GATEWAY_DATA_DIR ?? './data', role });
   try {
-    const out = await run(group, command, positionals, values, db);
-    console.log(JSON.stringify(out, null, 2));
+    printAnswer(await run(group, command, positionals, values, db));
     return 0;
   } catch (e) {
     console.error(isGatewayError(e) ? `${e.type}: ${e.message}` : (e as Error).message);
@@ -62,8 +85,7 @@ async function runThroughGateway(
   dataDir: string,
 ): Promise<number> {
   try {
-    const out = await runOnGateway(running, adminCallFor(group, command, positionals, values));
-    console.log(JSON.stringify(out, null, 2));
+    printAnswer(await runOnGateway(running, adminCallFor(group, command, positionals, values)));
     return 0;
   } catch (e) {
     if (e instanceof GatewayUnreachable) {
@@ -103,17 +125,21 @@ async function run(
       splitsUsage: values['splits-usage'],
       keySlots: values['key-slots'],
       ownerId: values.owner,
+      name: values.name,
     });
   }
+  if (group === 'wallet' && command === 'rename') return walletRename(db, need(), values.name);
   if (group === 'wallet' && command === 'topup') {
     if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
     return walletTopup(db, need(), { credits: values.credits, vendors: values.vendors });
   }
   if (group === 'wallet' && command === 'show') return walletShow(db, need());
-  if (group === 'wallet' && command === 'list') return walletList(db, { limit: values.limit, cursor: values.cursor });
+  if (group === 'wallet' && command === 'list') {
+    return walletList(db, { limit: values.limit, cursor: values.cursor, sort: values.sort, csv: values.csv });
+  }
   if (group === 'wallet' && command === 'owner') {
     need(' <owner-id>');
-    return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id)));
+    return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id, CLI_OPERATOR)));
   }
   if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
   if (group === 'key' && command === 'create') {

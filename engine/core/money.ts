@@ -77,3 +77,110 @@ export function toBigInt(v: unknown): bigint {
   if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
   throw new TypeError(`not an integer amount: ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
 }
+
+/**
+ * The operator's display currency (billing.yaml `display_currency`): how many of its units a dollar buys.
+ * A display and input conversion only: the ledger stays nano-USD, and figures in it are shown in whole units.
+ */
+export interface DisplayCurrency {
+  /** ISO 4217 code, such as KRW. */
+  code: string;
+  /** Units per US dollar, such as 1400. */
+  per_usd: number;
+}
+
+const NANO_SQUARED = NANO_PER_USD * NANO_PER_USD;
+
+/** Whole units of the display currency for a nano-USD amount, rounded half away from zero. */
+export function nanoToDisplayUnits(nano: bigint, currency: DisplayCurrency): bigint {
+  const scaled = (nano < 0n ? -nano : nano) * usdToNano(currency.per_usd);
+  const units = (scaled + NANO_SQUARED / 2n) / NANO_SQUARED;
+  return nano < 0n ? -units : units;
+}
+
+const unitFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * Whole units of the display currency as a language writes them ("₩70,000"); an amount under half a unit
+ * but not zero reads "<₩1", so a call that cost something never reads as free.
+ */
+export function displayUnitsText(nano: bigint, currency: DisplayCurrency, languageTag = 'en-US'): string {
+  const key = `${languageTag}:${currency.code}`;
+  let f = unitFormats.get(key);
+  if (!f)
+    unitFormats.set(
+      key,
+      (f = new Intl.NumberFormat(languageTag, { style: 'currency', currency: currency.code, maximumFractionDigits: 0 })),
+    );
+  const units = nanoToDisplayUnits(nano, currency);
+  // Intl formats a decimal string exactly; the lib types know only numbers.
+  const text = (n: bigint) => f.format(n.toString() as unknown as number);
+  return units === 0n && nano !== 0n ? `<${text(1n)}` : text(units);
+}
+
+/** Dollars of nano-USD for the operator's tools: cents from a cent up (half up), every digit below one. */
+function dollarsText(nano: bigint): string {
+  const abs = nano < 0n ? -nano : nano;
+  const sign = nano < 0n ? '-' : '';
+  if (abs !== 0n && abs < 10_000_000n) return `${sign}$0.${abs.toString().padStart(9, '0').replace(/0+$/, '')}`;
+  const cents = (abs + 5_000_000n) / 10_000_000n;
+  return `${sign}$${(cents / 100n).toLocaleString('en-US')}.${(cents % 100n).toString().padStart(2, '0')}`;
+}
+
+/**
+ * Money as the operator's tools show it beside credits (the admin API's and the CLI's answers, the CSV
+ * downloads, the webhook payloads): "₩70,000 · $50.00" with a display currency, "$50.00" without.
+ */
+export const moneyText = (nano: bigint, currency: DisplayCurrency | null): string =>
+  currency ? `${displayUnitsText(nano, currency)} · ${dollarsText(nano)}` : dollarsText(nano);
+
+/** Why a typed amount was refused; the caller words it (the dashboard in the owner's language). */
+type AmountRefusal = 'not_amount' | 'not_dollars' | 'decimals' | 'too_large' | 'not_display_units';
+
+// Grouped with commas ("1,000,000") or plain digits.
+const GROUPED = /^\d{1,3}(?:,\d{3})+$|^\d+$/;
+const DOLLARS = [/^(?:US)?\$\s*([\d,]+(?:\.\d*)?)$/i, /^([\d,]+(?:\.\d*)?)\s*(?:\$|USD|dollars?|달러)$/i];
+const CREDITS = /^([\d,]+)\s*(?:credits?|크레딧)?$/i;
+// Signs a display currency is written with beside its code: won as ₩ (or the full-width ￦) and 원.
+const DISPLAY_SIGNS: Record<string, string[]> = { KRW: ['₩', '￦', '원'] };
+/** The largest amount of credits one input may name (keeps nano inside int8 with room to spare). */
+const MAX_INPUT_CREDITS = 9_000_000_000_000n;
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function displayPattern(currency: DisplayCurrency): RegExp[] {
+  const signs = [currency.code, ...(DISPLAY_SIGNS[currency.code] ?? [])].map(escapeRe).join('|');
+  return [new RegExp(`^(?:${signs})\\s*([\\d,]+(?:\\.\\d*)?)$`, 'i'), new RegExp(`^([\\d,]+(?:\\.\\d*)?)\\s*(?:${signs})$`, 'i')];
+}
+
+/**
+ * The one reader of an amount a person types (the dashboard's forms, the CLI, the admin API's text amounts):
+ * credits ("500000", "1,000,000", "1,000,000 credits", "1,000,000 크레딧"), dollars ("$5", "5 USD",
+ * "US$0.50", "5달러"), or, with a display currency, whole units of it ("₩50,000", "7000원", "KRW 7000").
+ * Answers whole credits; an amount in the display currency rounds down to the credit, so a top-up never
+ * grants more than the won it names.
+ */
+export function creditsOfAmount(text: string, currency: DisplayCurrency | null): { credits: bigint } | { refused: AmountRefusal } {
+  const s = text.trim().replace(/\s+/g, ' ');
+  const bounded = (credits: bigint) => (credits > MAX_INPUT_CREDITS ? { refused: 'too_large' as const } : { credits });
+  const units = currency
+    ? displayPattern(currency)
+        .map((re) => re.exec(s))
+        .find((m) => m !== null)
+    : null;
+  if (units && currency) {
+    if (!GROUPED.test(units[1])) return { refused: 'not_display_units' };
+    const nano = (BigInt(units[1].replace(/,/g, '')) * NANO_SQUARED) / usdToNano(currency.per_usd);
+    return bounded(nano / NANO_PER_CREDIT);
+  }
+  const dollars = DOLLARS.map((re) => re.exec(s)).find((m) => m !== null);
+  if (dollars) {
+    const [whole, frac = ''] = dollars[1].split('.');
+    if (!GROUPED.test(whole)) return { refused: 'not_dollars' };
+    if (frac.length > 6) return { refused: 'decimals' };
+    return bounded(BigInt(whole.replace(/,/g, '')) * 1_000_000n + BigInt(frac.padEnd(6, '0')));
+  }
+  const plain = CREDITS.exec(s);
+  if (plain && GROUPED.test(plain[1])) return bounded(BigInt(plain[1].replace(/,/g, '')));
+  return { refused: 'not_amount' };
+}

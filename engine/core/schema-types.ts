@@ -1,6 +1,20 @@
 // Generated from config/schemas/billing.schema.json, config/schemas/callers.schema.json, config/schemas/doors.schema.json, config/schemas/limits.schema.json, config/schemas/rules.schema.json, config/schemas/vendors.schema.json, config/schemas/videos.schema.json, catalog/schema.json.
 // Do not edit: change the schema, then run `npm run schema-types`.
 export type BillingFile = {
+  /**
+   * The currency the dashboard, the operator tools, the CSV downloads and the webhook payloads show
+   * money in first, in whole units, with the dollars and credits beside; amounts may be typed in it too.
+   * A display and input conversion only: the ledger stays nano-USD. Absent: dollars and credits only.
+   */
+  display_currency?: {
+    /** ISO 4217 code of the currency (KRW: South Korean won, written ₩ or 원). */
+    code: 'KRW';
+    /**
+     * Units of the currency one US dollar is shown as (1400: $1 = ₩1,400). A rate the operator keeps
+     * current by hand and reloads; it changes no amount in the ledger.
+     */
+    per_usd: number;
+  };
   /** How the ledger writes money moves on PostgreSQL, and how often it audits itself. */
   ledger?: {
     /**

@@ -39,6 +39,7 @@ const WORD: Record<string, MessageKey> = {
   active: 'audit.value.active',
   closed: 'audit.value.closed',
   slot_race: 'audit.value.slot_race',
+  owner_changed: 'audit.value.owner_changed',
   student: 'audience.student',
   teacher: 'audience.teacher',
   owner: 'managers.role.owner',

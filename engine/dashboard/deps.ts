@@ -7,6 +7,7 @@ import type { VideoStore } from '../videos/store.ts';
 import type { IdentityProvider } from '../identity/provider.ts';
 import type { SessionStore } from './sessions.ts';
 import type { Alerts } from '../alerts/index.ts';
+import type { DisplayCurrency } from '../core/money.ts';
 
 export interface DashboardDeps {
   db: Db;
@@ -21,4 +22,6 @@ export interface DashboardDeps {
   identity?: IdentityProvider;
   /** Alert thresholds and webhooks (the webhooks page); absent: no such page. */
   alerts?: Pick<Alerts, 'store' | 'queued'>;
+  /** billing.yaml's display_currency in force (read per request, so a reload changes the next page); absent: dollars. */
+  displayCurrency?: () => DisplayCurrency | null;
 }

@@ -3,7 +3,7 @@
 // with the same message as on the doors.
 import { errors } from '../core/errors.ts';
 import { creditsFromText } from './amounts.ts';
-import type { Locale } from './locale.ts';
+import type { Ui } from './i18n.ts';
 
 export type FormBody = Record<string, string>;
 
@@ -34,7 +34,7 @@ export function doorBody(
   form: FormBody,
   fields: { text?: string[]; amounts?: Record<string, string> },
   blank: 'omit' | 'null',
-  locale: Locale = 'en',
+  ui: Pick<Ui, 'locale' | 'currency'> = { locale: 'en', currency: null },
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const amounts = fields.amounts ?? {};
@@ -45,7 +45,7 @@ export function doorBody(
       if (blank === 'null') out[f] = null;
       continue;
     }
-    out[f] = f in amounts ? creditsFromText(v, f, amounts[f], locale) : form[f];
+    out[f] = f in amounts ? creditsFromText(v, f, amounts[f], ui.locale, ui.currency) : form[f];
   }
   return out;
 }

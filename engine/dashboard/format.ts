@@ -5,6 +5,7 @@
 // amounts go to Intl as exact decimal strings.
 import { html, type Html } from './html.ts';
 import { intlTag, type Locale } from './locale.ts';
+import { displayUnitsText, type DisplayCurrency } from '../core/money.ts';
 
 const NANO_PER_CENT = 10_000_000n;
 
@@ -64,6 +65,13 @@ export function usdOfNano(l: Locale, nano: bigint): string {
 }
 
 export const usdOfCredits = (l: Locale, credits: number): string => usdOfNano(l, BigInt(credits) * 1000n);
+
+/**
+ * Money as the operator shows it: whole units of the display currency first, with the dollars beside
+ * ("₩70,000 · $50.00"); dollars alone without one.
+ */
+export const money = (l: Locale, currency: DisplayCurrency | null, nano: bigint): string =>
+  currency ? `${displayUnitsText(nano, currency, intlTag(l))} · ${usdOfNano(l, nano)}` : usdOfNano(l, nano);
 
 const seoul = (l: Locale) =>
   cached(

@@ -8,6 +8,8 @@ import { ko } from './messages/ko.ts';
 import type { MessageKey, Messages } from './messages/types.ts';
 import * as format from './format.ts';
 import { isLocale, type Locale } from './locale.ts';
+import type { DisplayCurrency } from '../core/money.ts';
+import { requestSlot } from '../http/request-slots.ts';
 import { PARAM_WITH_PARTICLE, particleFor } from './particles.ts';
 
 export type { MessageKey } from './messages/types.ts';
@@ -81,9 +83,10 @@ export function th(locale: Locale, key: MessageKey, params?: Params): Html {
  */
 export const saysLocale = (locale: Locale, text: string): boolean => locale === 'en' || /[\uAC00-\uD7A3]/.test(text);
 
-/** Texts and formats bound to one locale: what a page builds itself with. */
-export const uiOf = (locale: Locale) => ({
+/** Texts and formats bound to one locale and the operator's display currency: what a page builds itself with. */
+export const uiOf = (locale: Locale, currency: DisplayCurrency | null = null) => ({
   locale,
+  currency,
   t: (key: MessageKey, params?: Params) => t(locale, key, params),
   th: (key: MessageKey, params?: Params) => th(locale, key, params),
   /** A name of the gateway's (a door, a webhook event or delivery state, a video's failure) in the locale's words; unknown, as it is. */
@@ -93,8 +96,9 @@ export const uiOf = (locale: Locale) => ({
   credits: (n: number | null | undefined) => format.wholeCredits(locale, n),
   /** Exact credits of nano-USD: three decimals. */
   exact: (nano: bigint) => format.exactCredits(locale, nano),
-  usd: (nano: bigint) => format.usdOfNano(locale, nano),
-  usdOfCredits: (credits: number) => format.usdOfCredits(locale, credits),
+  /** Money of nano-USD: the display currency first with the dollars beside, or the dollars alone. */
+  money: (nano: bigint) => format.money(locale, currency, nano),
+  moneyOfCredits: (credits: number) => format.money(locale, currency, BigInt(credits) * 1000n),
   int: (n: number | bigint) => format.integer(locale, n),
   num: (n: number) => format.decimal(locale, n),
   /** An instant in Korean time labelled KST; a dash for never. */
@@ -104,8 +108,23 @@ export const uiOf = (locale: Locale) => ({
 });
 export type Ui = ReturnType<typeof uiOf>;
 
-// Two locales, two bundles: built once, shared by every request.
+// Two locales, two bundles per display currency in force: built once, shared by every request.
 const UIS: Record<Locale, Ui> = { en: uiOf('en'), ko: uiOf('ko') };
+const withCurrency = new Map<string, Ui>();
+
+/** The display currency of the config in force for this request, set by the dashboard before any page. */
+export const requestCurrency = requestSlot<DisplayCurrency | null>('dashboard_display_currency');
 
 /** The request's texts and formats. */
-export const uiFor = (req: FastifyRequest | undefined): Ui => UIS[localeOf(req)];
+export function uiFor(req: FastifyRequest | undefined): Ui {
+  const locale = localeOf(req);
+  const currency = req ? requestCurrency.get(req) : undefined;
+  if (!currency) return UIS[locale];
+  const key = `${locale}:${currency.code}:${currency.per_usd}`;
+  let ui = withCurrency.get(key);
+  if (!ui) {
+    if (withCurrency.size > 16) withCurrency.clear(); // a rate changed by reloads: keep only recent ones
+    withCurrency.set(key, (ui = uiOf(locale, currency)));
+  }
+  return ui;
+}

@@ -24,7 +24,7 @@ const refusal = (state: FormState | undefined, target: string, id: string) =>
   state && state.target === target ? html`<p class="error" role="alert" id="${id}">${state.message}</p>` : '';
 
 const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
-  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t('keys.field.amount_hint') });
+  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
 
 // What config/callers.yaml, as shipped, refuses to student keys; said beside the field that sets it. The
 // option values stay the API's words (student, teacher); only what they show is the locale's.
@@ -37,10 +37,10 @@ function audienceSelect(ui: Ui, id: string, current: string | null): Html {
 
 /** Used credits, and the limit beside them when there is one ("0 of 1,000,000", or "0 (no limit)"). */
 function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; usd: string } {
-  if (limit === null) return { credits: ui.t('keys.no_limit', { used: ui.credits(used) }), usd: ui.usdOfCredits(used) };
+  if (limit === null) return { credits: ui.t('keys.no_limit', { used: ui.credits(used) }), usd: ui.moneyOfCredits(used) };
   return {
     credits: ui.t('keys.used_of', { used: ui.credits(used), limit: ui.credits(limit) }),
-    usd: ui.t('keys.used_of', { used: ui.usdOfCredits(used), limit: ui.usdOfCredits(limit) }),
+    usd: ui.t('keys.used_of', { used: ui.moneyOfCredits(used), limit: ui.moneyOfCredits(limit) }),
   };
 }
 

@@ -83,7 +83,7 @@ ${
       // One key takes the name as is; several take it as the prefix of their numbered names (as on the door).
       const nameField = count === 1 ? 'name' : 'name_prefix';
       const body: Record<string, unknown> = {
-        ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui.locale),
+        ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui),
         count,
         ...modelsField(form, 'omit'),
         ...(form.name?.trim() ? { [nameField]: form.name } : {}),
@@ -100,7 +100,7 @@ ${
       const ui = uiFor(req);
       const form = formOf(req.body);
       const body = {
-        ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: amountFields(ui) }, 'null', ui.locale),
+        ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: amountFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),
       };
       await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));

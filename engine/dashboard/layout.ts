@@ -6,7 +6,7 @@ import { Html, html } from './html.ts';
 import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { langSwitch } from './lang-switch.ts';
 import { DASHBOARD_STYLE } from './style.ts';
-import { summaryStrip } from './summary-strip.ts';
+import { summaryStrip, walletNameFor } from './summary-strip.ts';
 import { permissionOf, sessionMay } from './roles.ts';
 
 export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
@@ -48,7 +48,7 @@ function page(
   opts: PageOptions,
   nonce: string,
   ui: Ui,
-  chrome: { strip: Html | ''; langSwitch: Html; may?: (path: string) => boolean },
+  chrome: { strip: Html | ''; langSwitch: Html; may?: (path: string) => boolean; walletName?: string | null },
 ): Html {
   const may = chrome.may ?? (() => true);
   const s = opts.signedIn;
@@ -79,7 +79,7 @@ function page(
 ${s ? chrome.strip : ''}
 <main id="main">
 <h1>${opts.title}</h1>
-${s ? html`<p>${ui.th('layout.wallet', { wallet: html`<code>${s.walletId}</code>` })}</p>` : ''}
+${s ? html`<p data-testid="wallet-header">${ui.th('layout.wallet', { wallet: chrome.walletName ? html`<strong data-testid="wallet-name">${chrome.walletName}</strong> <code>${s.walletId}</code>` : html`<code>${s.walletId}</code>` })}</p>` : ''}
 ${opts.body}
 </main>
 <script nonce="${nonce}">${TRUSTED_SCRIPT}</script>
@@ -125,7 +125,11 @@ export function sendPage(reply: FastifyReply, status: number, opts: PageOptions)
         `form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     })
     .send(
-      page(opts, nonce, ui, { strip: summaryStrip(reply.request, ui), langSwitch: langSwitch(ui, reply.request), may: mayOpen(reply) })
-        .text,
+      page(opts, nonce, ui, {
+        strip: summaryStrip(reply.request, ui),
+        langSwitch: langSwitch(ui, reply.request),
+        may: mayOpen(reply),
+        walletName: walletNameFor(reply.request),
+      }).text,
     );
 }

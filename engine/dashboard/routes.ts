@@ -9,7 +9,7 @@ import { fromThrown } from '../http/reply-error.ts';
 import type { DashboardDeps } from './deps.ts';
 import { parseForm } from './form.ts';
 import { html } from './html.ts';
-import { saysLocale, uiFor, type MessageKey } from './i18n.ts';
+import { requestCurrency, saysLocale, uiFor, type MessageKey } from './i18n.ts';
 import { registerLangSwitch } from './lang-switch.ts';
 import { sendPage } from './layout.ts';
 import { loadWalletSummary } from './summary-strip.ts';
@@ -36,6 +36,10 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
       done(null, parseForm(String(raw)));
     });
+
+    // Every page, the sign-in pages and errors included, shows money in the display currency in force.
+    const displayCurrency = deps.displayCurrency;
+    if (displayCurrency) scope.addHook('onRequest', async (req) => requestCurrency.set(req, displayCurrency()));
 
     // Errors are pages too, with the status of the error value; a 5xx says no more than "retry".
     scope.setErrorHandler((err, req, reply) => {

@@ -11,23 +11,28 @@ import type { Ui } from './i18n.ts';
 interface WalletSummary {
   availableNano: bigint;
   reservedNano: bigint;
+  /** The operator's name for the wallet (a school's name), shown in every page's header; null when unnamed. */
+  name: string | null;
 }
 
 const summaries = requestSlot<WalletSummary>('dashboard_wallet_summary');
 
 /** The same figures as the wallet page, GET /v1/credits and the admin view: a lease's unused part is not held. */
 export async function loadWalletSummary(req: FastifyRequest, db: Queryable, ledger: Ledger, walletId: string): Promise<void> {
-  const b = await spendableOf(db, ledger, walletId);
-  summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano });
+  const [b, w] = await Promise.all([spendableOf(db, ledger, walletId), ledger.getWallet(walletId)]);
+  summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano, name: w?.name ?? null });
 }
+
+/** The signed-in wallet's name as the guard read it for this request; null when unnamed or not read. */
+export const walletNameFor = (req: FastifyRequest | undefined): string | null => (req && summaries.get(req)?.name) ?? null;
 
 export function summaryStrip(req: FastifyRequest | undefined, ui: Ui): Html | '' {
   const s = req && summaries.get(req);
   if (!s) return '';
   // Credits are whole on the wallet page; the strip rounds down the same way.
   const whole = ui.int(s.availableNano / 1000n);
-  return html`<p class="summary" data-testid="summary"><span>${ui.th('summary.balance', { usd: html`<strong data-testid="summary-usd">${ui.usd(s.availableNano)}</strong>` })}
+  return html`<p class="summary" data-testid="summary"><span>${ui.th('summary.balance', { usd: html`<strong data-testid="summary-usd">${ui.money(s.availableNano)}</strong>` })}
 <small>${ui.t('summary.credits', { credits: whole })}</small></span>${
-    s.reservedNano > 0n ? html`<span>${ui.t('summary.held', { usd: ui.usd(s.reservedNano) })}</span>` : ''
+    s.reservedNano > 0n ? html`<span>${ui.t('summary.held', { usd: ui.money(s.reservedNano) })}</span>` : ''
   }<a href="/dashboard/wallet">${ui.t('nav.wallet')}</a></p>`;
 }

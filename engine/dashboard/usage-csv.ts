@@ -5,6 +5,8 @@
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
 import { exactCredits } from './format.ts';
+import { csvCell } from '../http/csv-cell.ts';
+import { nanoToDisplayUnits, type DisplayCurrency } from '../core/money.ts';
 
 // Machine-readable: stays English whatever the page's language.
 const HEADER = [
@@ -31,13 +33,6 @@ const HEADER = [
   'duration_ms',
   'trace_id',
 ];
-
-export function csvCell(v: string | number | null): string {
-  if (v === null) return '';
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 /**
  * The per-call CSV. The numeric cells come rendered from the database (engine/usage/csv-rows.ts says why); the
@@ -74,10 +69,24 @@ const SUMMARY_HEADER = [
   'charged_credits',
 ];
 
-/** The month's summary per Korean day, key and model, from the daily rollup, with a total line last. */
-export function usageSummaryCsv(rows: RollupRow[], keyName: (id: string | null) => string): string {
-  const lines = [SUMMARY_HEADER.join(',')];
+/** Exact dollars of nano-USD, nine decimals, no grouping. */
+const dollars = (nano: bigint) => `${nano / 1_000_000_000n}.${(nano % 1_000_000_000n).toString().padStart(9, '0')}`;
+
+/**
+ * The month's summary per Korean day, key and model, from the daily rollup, with a total line last. The
+ * charge is in nano-USD and credits, then in dollars and, with billing.yaml's display currency, its whole
+ * units (`charged_krw`, each line rounded on its own): columns added at the end, so programs reading the
+ * earlier ones by position read what they did.
+ */
+export function usageSummaryCsv(
+  rows: RollupRow[],
+  keyName: (id: string | null) => string,
+  currency: DisplayCurrency | null = null,
+): string {
+  const header = [...SUMMARY_HEADER, 'charged_usd', ...(currency ? [`charged_${currency.code.toLowerCase()}`] : [])];
+  const lines = [header.join(',')];
   const credits = (nano: bigint) => exactCredits('en', nano).replace(/,/g, '');
+  const money = (nano: bigint) => [dollars(nano), ...(currency ? [nanoToDisplayUnits(nano, currency).toString()] : [])];
   let calls = 0;
   let nano = 0n;
   for (const r of rows) {
@@ -96,11 +105,14 @@ export function usageSummaryCsv(rows: RollupRow[], keyName: (id: string | null) 
         r.outputTokens,
         r.chargedNano.toString(),
         credits(r.chargedNano),
+        ...money(r.chargedNano),
       ]
         .map(csvCell)
         .join(','),
     );
   }
-  lines.push(['total', null, null, null, calls, null, null, null, null, nano.toString(), credits(nano)].map(csvCell).join(','));
+  lines.push(
+    ['total', null, null, null, calls, null, null, null, null, nano.toString(), credits(nano), ...money(nano)].map(csvCell).join(','),
+  );
   return `${lines.join('\r\n')}\r\n`;
 }

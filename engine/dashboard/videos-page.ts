@@ -13,7 +13,7 @@ const SHOWN = 200;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-const usdOf = (ui: Ui, nano: bigint) => html` <small class="usd">(${ui.usd(nano)})</small>`;
+const usdOf = (ui: Ui, nano: bigint) => html` <small class="usd">(${ui.money(nano)})</small>`;
 
 function cost(ui: Ui, j: VideoJob) {
   if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>${usdOf(ui, j.costNano)}`;

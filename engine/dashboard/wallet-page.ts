@@ -10,6 +10,10 @@ import { html } from './html.ts';
 import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
+import { displayUnitsText } from '../core/money.ts';
+import { intlTag } from './locale.ts';
+
+const NANO_PER_USD = 1_000_000_000n;
 
 const vendorsText = (ui: Ui, vendors: string[] | null) =>
   vendors === null || vendors.length === 0
@@ -25,17 +29,18 @@ export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps):
     const { t } = ui;
     const w = await deps.ledger.getWallet(s.walletId);
     if (!w) throw errors.notFound(t('wallet.gone'));
-    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, koreanDate(deps.clock.now())));
+    const today = koreanDate(deps.clock.now());
+    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, today), { today, currency: ui.currency });
     return sendPage(reply, 200, {
       title: t('nav.wallet'),
       signedIn: { section: 'wallet', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`
 <dl>
-  <dt>${t('wallet.spendable')}</dt><dd><span data-testid="credits">${ui.credits(view.credits)}</span> <small class="usd">(${ui.usdOfCredits(view.credits)})</small></dd>
-  <dt>${t('wallet.reserved')}</dt><dd><span data-testid="reserved-credits">${ui.credits(view.reserved_credits)}</span> <small class="usd">(${ui.usdOfCredits(view.reserved_credits)})</small></dd>
+  <dt>${t('wallet.spendable')}</dt><dd><strong data-testid="money">${ui.moneyOfCredits(view.credits)}</strong> <small>${ui.th('summary.credits', { credits: html`<span data-testid="credits">${ui.credits(view.credits)}</span>` })}</small></dd>
+  <dt>${t('wallet.reserved')}</dt><dd>${ui.moneyOfCredits(view.reserved_credits)} <small>${ui.th('summary.credits', { credits: html`<span data-testid="reserved-credits">${ui.credits(view.reserved_credits)}</span>` })}</small></dd>
   <dt>${t('nav.keys')}</dt><dd>${t('wallet.keys_value', { active: ui.int(view.keys_active), slots: ui.int(view.key_slots) })}</dd>
 </dl>
-<p>${t('wallet.credit_note')}</p>
+<p>${t('wallet.credit_note')}${ui.currency ? html` ${t('wallet.rate_note', { rate: displayUnitsText(NANO_PER_USD, ui.currency, intlTag(ui.locale)) })}` : ''}</p>
 ${view.credits === 0 ? html`<p class="notice" role="note" data-testid="empty">${ui.th('wallet.empty', { command: html`<code>npx gateway wallet topup ${s.walletId} --credits 5000000</code>` })}</p>` : ''}
 <h2>${t('wallet.lots')}</h2>
 ${

@@ -16,6 +16,7 @@ import {
   writeSettings,
 } from '../alerts/index.ts';
 import type { DashboardDeps } from './deps.ts';
+import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
 import { createFlashStore } from './flash.ts';
 import { formOf, type FormBody } from './form.ts';
 import { html, type Html } from './html.ts';
@@ -42,15 +43,24 @@ const eventLabel = (ui: Ui, event: string): Html =>
 
 const DONE: Record<string, MessageKey> = { saved: 'wh.done.saved', deleted: 'wh.done.deleted', replayed: 'wh.done.replayed' };
 
-/** The form's number lists (`20, 5`) as the door's JSON lists; text that is not a number is left for the check to refuse. */
-function settingsBody(form: FormBody): Record<string, unknown> {
+/**
+ * The form's number lists (`20, 5`) as the door's JSON lists; text that is not a number is left for the check
+ * to refuse. Balance thresholds may be typed as amounts too (`₩50,000, $5`, read by core/money.ts's one
+ * reader), so there a comma between groups of three digits belongs to the number, not the list.
+ */
+function settingsBody(form: FormBody, currency: DisplayCurrency | null): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of SETTING_FIELDS) {
     if (!(f in form)) continue;
+    const amounts = f === 'balance_credits';
     out[f] = form[f]
-      .split(/[\s,]+/)
+      .split(amounts ? /\s+|,\s*(?!\d{3}(?:\D|$))/ : /[\s,]+/)
       .filter(Boolean)
-      .map((v) => (/^\d{1,15}$/.test(v) ? Number(v) : v));
+      .map((v) => {
+        if (/^\d{1,15}$/.test(v)) return Number(v);
+        const read = amounts ? creditsOfAmount(v, currency) : null;
+        return read && 'credits' in read ? Number(read.credits) : v;
+      });
   }
   return out;
 }
@@ -117,7 +127,7 @@ ${
 
   scope.post(`${PATH}/thresholds`, async (req, reply) => {
     const s = sessionOf(req);
-    const next = parseSettings(settingsBody(formOf(req.body)), await readSettings(deps.db, s.walletId));
+    const next = parseSettings(settingsBody(formOf(req.body), uiFor(req).currency), await readSettings(deps.db, s.walletId));
     await writeSettings(alerts.store, s.walletId, next, ownerActor(req));
     return reply.code(303).header('location', `${PATH}?done=saved`).send();
   });

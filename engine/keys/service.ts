@@ -51,6 +51,13 @@ interface AuthenticateOptions {
   allowXApiKey?: boolean;
 }
 
+/** A management key an owner change closed, as the operator is told of it. */
+export interface ClosedManagementKey {
+  id: string;
+  name: string | null;
+  key_prefix: string;
+}
+
 export interface KeyService {
   readonly db: Db;
   readonly clock: Clock;
@@ -68,8 +75,8 @@ export interface KeyService {
   createManagementKey(walletId: string, name?: string | null, actor?: Actor): Promise<{ id: string; key: string }>;
   /** Closes a key at once, whatever its kind; false when it was already closed or does not exist. */
   closeKey(keyId: string, reason?: string): Promise<boolean>;
-  /** Closes the wallet's management keys whose creator is no longer the owner; returns how many. */
-  closeFormerOwnerManagementKeys(walletId: string): Promise<number>;
+  /** Closes the wallet's management keys whose creator is no longer the owner, and says which (never a secret). */
+  closeFormerOwnerManagementKeys(walletId: string, actor?: Actor): Promise<ClosedManagementKey[]>;
   /**
    * Drops cached lookups of these keys here at once and, through pg_notify on `q` (delivered when q's
    * transaction commits), in every other process.
@@ -243,23 +250,34 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     return done;
   }
 
-  async function closeFormerOwnerManagementKeys(walletId: string): Promise<number> {
+  async function closeFormerOwnerManagementKeys(walletId: string, actor?: Actor): Promise<ClosedManagementKey[]> {
     const now = clock.now();
-    const ids = await db.transaction(async (tx) => {
-      const res = await tx.query<{ id: string }>(
+    const closed = await db.transaction(async (tx) => {
+      const res = await tx.query<ClosedManagementKey>(
         `UPDATE api_keys k SET closed_at = $2::timestamptz, closed_reason = 'owner_changed'
            FROM wallets w
           WHERE w.id = k.wallet_id AND k.wallet_id = $1 AND k.kind = 'management' AND k.closed_at IS NULL
             AND k.created_by IS DISTINCT FROM w.owner_id
-          RETURNING k.id`,
+          RETURNING k.id, k.name, k.key_prefix`,
         [walletId, now.toISOString()],
       );
-      const ids = res.rows.map((r) => r.id);
-      await announce(ids, tx);
-      return ids;
+      await announce(
+        res.rows.map((r) => r.id),
+        tx,
+      );
+      const closed = res.rows.map((r) => ({ id: r.id, name: r.name ?? null, key_prefix: r.key_prefix }));
+      // Closed by whoever changed the owner, recorded as they are when closed one by one, with the reason.
+      if (actor) {
+        for (const k of closed) {
+          const before = { status: 'active', name: k.name, key_prefix: k.key_prefix };
+          const after = { status: 'closed', reason: 'owner_changed' };
+          await recordAudit(tx, actor, { walletId, action: 'management_key.closed', targetId: k.id, before, after }, now);
+        }
+      }
+      return closed;
     });
-    for (const id of ids) invalidate(id);
-    return ids.length;
+    for (const k of closed) invalidate(k.id);
+    return closed;
   }
 
   return {

@@ -150,10 +150,11 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       const credits = input.credits ?? 0;
       return withRetry(() =>
         db.transaction(async (tx) => {
-          const r = await tx.query(
+          let r = await tx.query(
             `INSERT INTO wallets (id, owner_id, splits_usage, key_slots, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz) RETURNING *`,
             [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
           );
+          if (input.name != null) r = await tx.query('UPDATE wallets SET name = $2 WHERE id = $1 RETURNING *', [id, input.name]);
           const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0)
             ? await topUpIn(clock, tx, id, { credits, beside: input.beside }, vendors)
             : null;

@@ -114,6 +114,8 @@ export interface WalletBalance {
 
 export interface Wallet {
   id: string;
+  /** The operator's name for it (a school's name); null when unnamed. */
+  name: string | null;
   ownerId: string;
   splitsUsage: boolean;
   keySlots: number;
@@ -144,6 +146,8 @@ interface CreateWalletInput {
   keySlots?: number;
   /** Default: a fresh `usr_…` id. */
   ownerId?: string;
+  /** The operator's name for the wallet; default: unnamed. */
+  name?: string | null;
   /** More to write in the creation's own transaction once the first lot exists (its audit record). */
   beside?: TopUpInput['beside'];
 }

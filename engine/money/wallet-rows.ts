@@ -6,6 +6,7 @@ import type { LotBalance, Wallet, WalletBalance } from './types.ts';
 
 export const walletFromRow = (r: Record<string, unknown>): Wallet => ({
   id: r.id as string,
+  name: (r.name as string | null | undefined) ?? null,
   ownerId: r.owner_id as string,
   splitsUsage: r.splits_usage as boolean,
   keySlots: Number(r.key_slots),

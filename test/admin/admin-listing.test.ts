@@ -39,9 +39,7 @@ describeEachDatabase('admin listing and management keys', (getDb) => {
       clock,
       createManagementKey: (walletId, name) => keys.createManagementKey(walletId, name),
       closeManagementKey: (walletId, keyId, actor) => closeManagementKey(keys, walletId, keyId, actor),
-      onOwnerChanged: async (walletId) => {
-        await keys.closeFormerOwnerManagementKeys(walletId);
-      },
+      onOwnerChanged: (walletId) => keys.closeFormerOwnerManagementKeys(walletId),
     });
     base = await app.listen({ host: '127.0.0.1', port: 0 });
   });

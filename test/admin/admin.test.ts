@@ -90,7 +90,12 @@ describeEachDatabase('admin API', (getDb) => {
     const cases: [string, unknown, string | null][] = [
       ['/admin/v1/wallets', { credits: -1 }, 'credits'],
       ['/admin/v1/wallets', { credits: 1.5 }, 'credits'],
-      ['/admin/v1/wallets', { credits: '10' }, 'credits'],
+      ['/admin/v1/wallets', { credits: 'ten' }, 'credits'],
+      // Won are read only where billing.yaml sets a display currency (none here).
+      ['/admin/v1/wallets', { credits: '₩7000' }, 'credits'],
+      ['/admin/v1/wallets', { name: '' }, 'name'],
+      ['/admin/v1/wallets', { name: 'a\nb' }, 'name'],
+      ['/admin/v1/wallets', { name: 'x'.repeat(101) }, 'name'],
       ['/admin/v1/wallets', { key_slots: 'many' }, 'key_slots'],
       ['/admin/v1/wallets', { splits_usage: 'yes' }, 'splits_usage'],
       ['/admin/v1/wallets', { bogus: 1 }, 'bogus'],
@@ -162,7 +167,7 @@ describeEachDatabase('admin API', (getDb) => {
     const unlisten = await getDb().listen(WALLET_CHANGED_CHANNEL, (p) => seen.push(p));
     const o = await app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/owner`, headers: auth, payload: { owner_id: 'bob' } });
     expect(o.statusCode).toBe(200);
-    expect(o.json()).toEqual({ id: w.id, owner_id: 'bob' });
+    expect(o.json()).toEqual({ id: w.id, owner_id: 'bob', closed_management_keys: [] });
     expect((await ledger.getWallet(w.id))?.ownerId).toBe('bob');
     for (let i = 0; i < 50 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(seen).toContain(w.id);

@@ -70,8 +70,11 @@ describe('balance threshold crossing', () => {
     expect(d.json.type).toBe('balance.threshold_crossed');
     expect(d.json.wallet_id).toBe(t.walletId);
     expect(d.json.id).toMatch(/^evt_/);
-    expect(d.json.data.threshold).toEqual({ percent_of_last_top_up: 50, credits: 500_000 });
+    // The shipped billing.yaml shows money in won (1,400 a dollar): each amount of credits has its money beside it.
+    expect(d.json.data.threshold).toEqual({ percent_of_last_top_up: 50, credits: 500_000, money: '₩700 · $0.50' });
     expect(d.json.data.balance_credits).toBeLessThanOrEqual(500_000);
+    expect(d.json.data.balance_money).toMatch(/^₩[\d,]+ · \$0\.\d\d$/);
+    expect(d.json.data.last_top_up_money).toBe('₩1,400 · $1.00');
     expect(JSON.stringify(d.json)).not.toContain('drain'); // no prompt text in events
     const header = String(d.headers['x-gateway-signature']);
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);

@@ -41,6 +41,15 @@ describe('/dashboard/webhooks', () => {
     expect(await saved.text()).toContain('The thresholds were saved.');
     const bad = await owner.post('/dashboard/webhooks/thresholds', { balance_credits: 'lots' });
     expect(bad.status).toBe(400);
+    // Balance thresholds typed as money (the shipped display currency is won): the groups' commas stay in each number.
+    const typed = await owner.post('/dashboard/webhooks/thresholds', { balance_credits: '₩14,000, $5,1,000,000 7000원' });
+    expect(typed.status, await typed.clone().text()).toBe(303);
+    const stored = await t.gw.db.query<{ c: string[] }>('SELECT balance_credits::text[] AS c FROM alert_settings WHERE wallet_id = $1', [
+      t.walletId,
+    ]);
+    expect(stored.rows[0].c.map(Number).sort((a, b) => a - b)).toEqual([1_000_000, 5_000_000, 10_000_000]); // $5 and 7000원 are one threshold
+    // Back to the one threshold the rest of this test crosses.
+    expect((await owner.post('/dashboard/webhooks/thresholds', { balance_credits: '999000' })).status).toBe(303);
 
     const added = await owner.post('/dashboard/webhooks', { url: rx.url, 'event:balance.threshold_crossed': 'on' });
     const shown = await (await owner.follow(added)).text();

@@ -71,7 +71,7 @@ describe('the owner dashboard in a browser', () => {
     expect(cookie).toMatchObject({ name: 'gateway_dashboard', httpOnly: true, sameSite: 'Strict', path: '/' });
     expect(await page.evaluate(() => document.cookie)).toBe(''); // scripts cannot read it
     await expect.poll(() => page.getByTestId('credits').textContent()).toBe((100_000_000 + 5_000_000).toLocaleString('en-US'));
-    expect(await page.getByTestId('summary-usd').textContent()).toBe('$105.00');
+    expect(await page.getByTestId('summary-usd').textContent()).toBe('₩147,000 · $105.00');
     expect(await page.locator('td', { hasText: 'vendor C only' }).count()).toBe(1);
     await shot('wallet');
   });
@@ -145,7 +145,7 @@ describe('the owner dashboard in a browser', () => {
     expect(await create.getByLabel(/^Name/).inputValue()).toBe('typo');
     expect(await create.getByLabel(/^Monthly limit/).inputValue()).toBe('5 dollars please');
     expect(await keyRow('typo').count()).toBe(0);
-    expect(await keyRow('class 1').locator('.usd').first().textContent()).toContain('of $1.00');
+    expect(await keyRow('class 1').locator('.usd').first().textContent()).toContain('of ₩1,400 · $1.00');
     await shot('keys-refused-form');
   });
 
@@ -344,7 +344,7 @@ describe('the owner dashboard in a browser', () => {
         await page.goto(`${t.url}/dashboard/${path}`);
         await page.screenshot({ path: `${PHONE_SHOTS}/phone-${path}.png`, fullPage: true });
         expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(390);
-        expect(await page.getByTestId('summary-usd').textContent(), path).toMatch(/^\$[\d,]+\.\d\d$/); // the balance in dollars on every page
+        expect(await page.getByTestId('summary-usd').textContent(), path).toMatch(/^₩[\d,]+ · \$[\d,]+\.\d\d$/); // the balance in won and dollars on every page
       }
       // The wide tables are there, scrolling inside their box.
       await page.goto(`${t.url}/dashboard/keys`);

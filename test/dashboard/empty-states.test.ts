@@ -27,10 +27,11 @@ const text = async (path: string) => {
 describe('a new wallet’s empty pages say what to do', () => {
   it('no credits: how to get some, in dollars too', async () => {
     const page = await text('/dashboard/wallet');
-    expect(page).toContain('<span data-testid="credits">0</span> <small class="usd">($0.00)</small>');
+    // The shipped billing.yaml shows won first (display_currency KRW at 1,400 a dollar).
+    expect(page).toContain('<strong data-testid="money">₩0 · $0.00</strong> <small>(<span data-testid="credits">0</span> credits)</small>');
     expect(page).toContain('no credits to spend');
     for (const path of ['/dashboard/wallet', '/dashboard/keys', '/dashboard/usage', '/dashboard/videos', '/dashboard/audit']) {
-      expect(await text(path), path).toContain('Balance <strong data-testid="summary-usd">$0.00</strong>');
+      expect(await text(path), path).toContain('Balance <strong data-testid="summary-usd">₩0 · $0.00</strong>');
     }
     expect(page).toContain(`npx gateway wallet topup ${walletId} --credits 5000000</code> for $5`);
     expect(page).toContain('ask them for a top-up');

@@ -60,7 +60,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await h1(page)).toBe('지갑');
     expect(await page.locator('dt').first().textContent()).toBe('사용할 수 있는 크레딧');
     expect(await page.getByTestId('credits').textContent()).toBe('105,000,000');
-    expect(await page.getByTestId('summary-usd').textContent()).toBe('US$105.00');
+    expect(await page.getByTestId('summary-usd').textContent()).toBe('₩147,000 · US$105.00');
     expect(await page.getByTestId('summary').textContent()).toContain('잔액');
     expect(await page.locator('td', { hasText: '공급사 C 전용' }).count()).toBe(1);
     const added = await page.locator('table time').first().textContent();
@@ -87,7 +87,7 @@ describe('the dashboard in Korean and English', () => {
     await create.getByRole('button', { name: '만들기' }).click();
     await expect
       .poll(() => create.getByRole('alert').textContent())
-      .toBe('월 한도: "많이"는 금액이 아닙니다. 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.');
+      .toBe('월 한도: "많이"는 금액이 아닙니다. 원화(예: ₩50,000), 크레딧(예: 500,000) 또는 달러(예: $5, 5 USD)로 입력하세요.');
     await create.getByLabel(/^월 한도/).fill('5달러');
     await create.getByRole('button', { name: '만들기' }).click();
     await expect.poll(() => h1(page)).toBe('키를 만들었습니다');
@@ -97,7 +97,7 @@ describe('the dashboard in Korean and English', () => {
     await page.getByRole('link', { name: '키 목록으로 돌아가기' }).click();
     const row = page.locator('tbody tr', { hasText: '수학반' });
     expect(await row.getByTestId('month').textContent()).toBe('0 / 5,000,000');
-    expect(await row.locator('.usd').first().textContent()).toBe('US$0.00 / US$5.00');
+    expect(await row.locator('.usd').first().textContent()).toBe('₩0 · US$0.00 / ₩7,000 · US$5.00');
     expect(await page.locator('caption').first().textContent()).toBe('사용 중인 API 키 (최신 순)');
     await shot('keys');
 
@@ -118,7 +118,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await call.locator('time').textContent()).toMatch(KO_TIME);
     expect(await call.locator('td').nth(1).textContent()).toBe('수학반');
     expect(await call.getByTestId('charge').getAttribute('data-nano')).toBe(nano.toString());
-    expect(await call.locator('.usd').textContent()).toMatch(/^\(US\$[\d.,]+\)$/);
+    expect(await call.locator('.usd').textContent()).toMatch(/^\((?:<₩1|₩[\d,]+) · US\$[\d.,]+\)$/);
     expect(await page.locator('svg[data-testid="usage-chart"] desc').textContent()).toContain('한국 날짜 기준 일별 청구 크레딧');
     expect(await page.getByRole('link', { name: '이 호출들을 CSV로 내려받기' }).count()).toBe(1);
     await shot('usage');
@@ -136,7 +136,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await call.locator('time').textContent()).toMatch(EN_TIME);
     await page.getByRole('link', { name: 'Wallet', exact: true }).first().click();
     expect(await h1(page)).toBe('Wallet');
-    expect(await page.getByTestId('summary-usd').textContent()).toMatch(/^\$[\d,]+\.\d\d$/);
+    expect(await page.getByTestId('summary-usd').textContent()).toMatch(/^₩[\d,]+ · \$[\d,]+\.\d\d$/);
     await page.goto(`${t.url}/dashboard/keys`);
     expect(await h1(page)).toBe('API keys');
     expect(await page.locator('tbody tr', { hasText: '수학반' }).getByTestId('month').textContent()).toMatch(/^[1-9][\d,]* of 5,000,000$/);
@@ -184,7 +184,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await h1(page)).toBe('Wallet');
     expect(await page.locator('dt').first().textContent()).toBe('Credits you can spend');
     expect(await page.locator('table time').first().textContent()).toMatch(EN_TIME);
-    expect(await page.getByTestId('summary-usd').textContent()).toMatch(/^\$[\d,]+\.\d\d$/);
+    expect(await page.getByTestId('summary-usd').textContent()).toMatch(/^₩[\d,]+ · \$[\d,]+\.\d\d$/);
     expect(await page.getByRole('button', { name: '한국어' }).getAttribute('lang')).toBe('ko');
     await shot('wallet');
     for (const [path, title] of [

@@ -162,7 +162,7 @@ for (const kind of databaseKinds) {
       expect(bad.status).toBe(400);
       const badPage = await bad.text();
       expect(badPage).toContain(
-        'Monthly limit: &quot;lots&quot; is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).',
+        'Monthly limit: &quot;lots&quot; is not an amount. Write won (such as ₩50,000), credits (such as 500,000) or dollars (such as $5 or 5 USD).',
       );
       expect(badPage).toContain('id="new-name" name="name" maxlength="40" value="bad &lt;b&gt;"');
       expect(badPage).toContain('name="monthly_limit_credits" value="lots"');
@@ -181,7 +181,9 @@ for (const kind of databaseKinds) {
       const row = (await keyRows(t, t.walletId)).find((r) => r.name === 'dollars')!;
       expect(row.monthly_limit_credits).toBe('5000000');
       const withUsd = await (await owner.get('/dashboard/keys')).text();
-      expect(withUsd).toMatch(/<span data-testid="month">0 of 5,000,000<\/span>\s*<small class="usd">\$0\.00 of \$5\.00<\/small>/);
+      expect(withUsd).toMatch(
+        /<span data-testid="month">0 of 5,000,000<\/span>\s*<small class="usd">₩0 · \$0\.00 of ₩7,000 · \$5\.00<\/small>/,
+      );
       // A refused change keeps the key's form open with what was typed.
       const refusedChange = await owner.post(`/dashboard/keys/${row.id}`, { name: 'dollars', monthly_limit_credits: '5 EUR' });
       expect(refusedChange.status).toBe(400);

@@ -342,7 +342,8 @@ describe('lone surrogates in the text the key doors and the admin API store', ()
     const targets = [
       { path: '/v1/keys', method: 'POST', auth: `Bearer ${management}`, fields: ['name', 'name_prefix', 'audience', 'expires_on'] },
       { path: `/v1/keys/${id}`, method: 'PATCH', auth: `Bearer ${management}`, fields: ['name', 'audience', 'expires_on'] },
-      { path: '/admin/v1/wallets', method: 'POST', auth: admin, fields: ['owner_id'] },
+      { path: '/admin/v1/wallets', method: 'POST', auth: admin, fields: ['owner_id', 'name'] },
+      { path: `/admin/v1/wallets/${ownWallet}`, method: 'PATCH', auth: admin, fields: ['name'] },
       { path: `/admin/v1/wallets/${ownWallet}/owner`, method: 'POST', auth: admin, fields: ['owner_id'] },
       { path: `/admin/v1/wallets/${t.walletId}/management-keys`, method: 'POST', auth: admin, fields: ['name'] },
     ];

@@ -581,7 +581,9 @@ describeEachDatabase('key doors', (getDb, kind) => {
     it('closeFormerOwnerManagementKeys closes them without waiting for a call', async () => {
       const { walletId, mgmt } = await setup();
       await db.query(`UPDATE wallets SET owner_id = 'owner-9' WHERE id = $1`, [walletId]);
-      expect(await keys.closeFormerOwnerManagementKeys(walletId)).toBe(1);
+      const closed = await keys.closeFormerOwnerManagementKeys(walletId);
+      expect(closed).toEqual([{ id: mgmt.id, name: 'ops', key_prefix: expect.stringMatching(/^sk-svcm-/) }]);
+      expect(await keys.closeFormerOwnerManagementKeys(walletId)).toEqual([]); // says only what it closed itself
       const row = (await db.query<{ closed_reason: string }>('SELECT closed_reason FROM api_keys WHERE id = $1', [mgmt.id])).rows[0];
       expect(row.closed_reason).toBe('owner_changed');
     });

@@ -48,6 +48,49 @@ async function listAll(env: Record<string, string>): Promise<{ ids: string[]; pa
   return { ids, pages };
 }
 
+/**
+ * Won and names as the shipped billing.yaml has them (display_currency KRW at 1,400): a top-up typed in
+ * dollars or won, a named wallet in the overview, sorted and as CSV, and a rename.
+ */
+async function wonAndNames(env: Record<string, string>) {
+  const made = await cli(['wallet', 'create', '--name', '서울한빛중학교', '--credits', '₩70,000'], env);
+  expect(made.code, made.stderr).toBe(0);
+  expect(made.json).toMatchObject({ name: '서울한빛중학교', credits: 50_000_000, money: '₩70,000 · $50.00' });
+  const id = made.json.id;
+  const dollars = await cli(['wallet', 'topup', id, '--credits', '$5'], env);
+  expect(dollars.code, dollars.stderr).toBe(0);
+  expect(dollars.json).toMatchObject({ credits: 5_000_000, money: '₩7,000 · $5.00' });
+  const won = await cli(['wallet', 'topup', id, '--credits', '₩7000'], env);
+  expect(won.code, won.stderr).toBe(0);
+  expect(won.json).toMatchObject({ credits: 5_000_000, money: '₩7,000 · $5.00' });
+  const bad = await cli(['wallet', 'topup', id, '--credits', '₩7.5'], env);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toMatch(/credits must be .* or an amount as text such as '\$5', '₩7,000'/);
+  const shown = await cli(['wallet', 'show', id], env);
+  expect(shown.json).toMatchObject({
+    name: '서울한빛중학교',
+    credits: 60_000_000,
+    money: '₩84,000 · $60.00',
+    month_spent_credits: 0,
+    last_call_at: null,
+  });
+
+  const sorted = await cli(['wallet', 'list', '--sort=-credits', '--limit', '1'], env);
+  expect(sorted.code, sorted.stderr).toBe(0);
+  expect(sorted.json.data.map((v: { id: string; name: string }) => [v.id, v.name])).toEqual([[id, '서울한빛중학교']]);
+  const csv = await cli(['wallet', 'list', '--csv', '--sort', 'name'], env);
+  expect(csv.code, csv.stderr).toBe(0);
+  const lines = csv.stdout.trim().split('\r\n');
+  expect(lines[0]).toBe(
+    'id,name,balance_krw,balance_usd,balance_credits,month_spent_krw,month_spent_usd,month_spent_credits,keys_active,key_slots,last_call_at,owner_id,created_at',
+  );
+  expect(lines[1]).toMatch(new RegExp(`^${id},서울한빛중학교,84000,60\\.000000,60000000,0,0\\.000000,0,0,100,,`));
+
+  const renamed = await cli(['wallet', 'rename', id, '--name', '서울한빛중'], env);
+  expect(renamed.code, renamed.stderr).toBe(0);
+  expect(renamed.json.name).toBe('서울한빛중');
+}
+
 /** The commands every way of running them must get right; `keyWorks` asks the gateway about a management key. */
 async function exerciseCommands(env: Record<string, string>, keyWorks: (key: string) => Promise<boolean>) {
   const made: string[] = [];
@@ -66,6 +109,7 @@ async function exerciseCommands(env: Record<string, string>, keyWorks: (key: str
   expect(topup.code, topup.stderr).toBe(0);
   const shown = await cli(['wallet', 'show', w], env);
   expect(shown.json).toMatchObject({ credits: 15, general_credits: 10, restricted_credits: [{ vendors: ['c'], credits: 5 }] });
+  await wonAndNames(env);
 
   const mk = await cli(['management-key', 'create', w, '--name', 'ops'], env);
   expect(mk.code, mk.stderr).toBe(0);
@@ -93,7 +137,17 @@ async function exerciseCommands(env: Record<string, string>, keyWorks: (key: str
 
   const owner = await cli(['wallet', 'owner', w, 'bob'], env);
   expect(owner.code, owner.stderr).toBe(0);
-  expect(owner.json).toEqual({ id: w, owner_id: 'bob' });
+  // It says which management keys it closed: the one still open, never its secret.
+  expect(owner.json).toEqual({
+    id: w,
+    owner_id: 'bob',
+    closed_management_keys: [{ id: second.json.id, name: null, key_prefix: expect.stringMatching(/^sk-svcm-/) }],
+  });
+  expect(second.json.key.startsWith(owner.json.closed_management_keys[0].key_prefix.replace(/…$/, ''))).toBe(true);
+  expect(owner.stderr).toContain(`Closed 1 management key the previous owner made: ${second.json.id} (unnamed,`);
+  expect(owner.stdout).not.toContain(second.json.key);
+  const sameOwner = await cli(['wallet', 'owner', w, 'bob'], env);
+  expect(sameOwner.json.closed_management_keys).toEqual([]);
   expect(await keyWorks(second.json.key)).toBe(false);
   const afterOwner = await cli(['management-key', 'list', w], env);
   expect(afterOwner.json.data.map((k: { status: string }) => k.status)).toEqual(['closed', 'closed']);

@@ -242,6 +242,13 @@ for (const kind of databaseKinds) {
       const summary = await (await owner.get(`/dashboard/usage-summary.csv?month=${month}`)).text();
       const total = summary.trim().split('\r\n').pop()!.split(',');
       expect([total[0], total[4], total[9]]).toEqual(['total', '41', marked]);
+      // Dollars and whole won (the shipped display currency, 1,400 a dollar) after the credits.
+      expect(summary.split('\r\n')[0]).toMatch(/,charged_nano,charged_credits,charged_usd,charged_krw$/);
+      const nano = BigInt(marked);
+      expect(total.slice(11)).toEqual([
+        `${nano / 1_000_000_000n}.${(nano % 1_000_000_000n).toString().padStart(9, '0')}`,
+        ((nano * 1400n + 500_000_000n) / 1_000_000_000n).toString(),
+      ]);
 
       const perCall = (await (await owner.get(`/dashboard/usage.csv?month=${month}`)).text()).trim().split('\r\n');
       expect(perCall).toHaveLength(41); // the header and the forty records

@@ -58,6 +58,7 @@ export const enWords = {
   'audit.value.active': 'open',
   'audit.value.closed': 'closed',
   'audit.value.slot_race': 'no free key slot',
+  'audit.value.owner_changed': 'the owner changed',
   'audit.value.no_limit': 'none',
   'audit.value.no_end': 'none',
   'audit.value.off': 'off',

@@ -49,6 +49,7 @@ export const en = {
   'wallet.keys_value': '{active} active of {slots} slots',
   'wallet.credit_note':
     "One credit is $0.000001: 1,000,000 credits are $1. Credits restricted to a vendor pay only for that vendor's models.",
+  'wallet.rate_note': 'Won are shown at the operator’s rate of {rate} to the dollar; the balance itself is kept in dollars and credits.',
   'wallet.empty':
     "This wallet has no credits to spend, so calls are refused (402). Credits are added by your gateway's operator: ask them for a top-up (they run {command} for $5, or use the admin API).",
   'wallet.lots': 'Credit lots',
@@ -88,6 +89,7 @@ export const en = {
   'keys.field.daily': 'Daily limit',
   'keys.field.amount': '{label} ({hint})',
   'keys.field.amount_hint': 'credits such as 500,000, or dollars such as $5 or 5 USD; blank for none',
+  'keys.field.amount_hint_won': 'won such as ₩50,000, credits such as 500,000, or dollars such as $5; blank for none',
   'keys.field.last_day_one': 'Last day it works (Korean date; blank for never)',
   'keys.field.last_day_many': 'Last day they work (Korean date; blank for never)',
   'keys.field.models': 'Models it may call (ids or patterns such as b-*, separated by commas; blank for every model)',
@@ -245,6 +247,7 @@ export const en = {
   'audit.action.management_key.created': 'management_key.created',
   'audit.action.management_key.closed': 'management_key.closed',
   'audit.action.owner.changed': 'owner.changed',
+  'audit.action.wallet.renamed': 'wallet.renamed',
   'audit.action.credits.added': 'credits.added',
   'audit.action.manager.added': 'manager.added',
   'audit.action.manager.changed': 'manager.changed',
@@ -341,8 +344,11 @@ export const en = {
   'amount.not_dollars': '"{text}" is not an amount of dollars (write $5, $0.50 or 1,000 USD).',
   'amount.decimals': '"{text}" has more than six decimals; one credit ($0.000001) is the smallest amount.',
   'amount.too_large': '"{text}" is too large.',
+  'amount.not_display_units': '"{text}" is not a whole amount of {code} (write ₩50,000 or 50,000원).',
   'amount.not_amount': '"{text}" is not an amount. Write credits (such as 500,000) or dollars (such as $5 or 5 USD).',
 
+  'amount.not_amount_won':
+    '"{text}" is not an amount. Write won (such as ₩50,000), credits (such as 500,000) or dollars (such as $5 or 5 USD).',
   'formerr.field.monthly_limit_credits': 'the monthly limit',
   'formerr.field.daily_limit_credits': 'the daily limit',
   'formerr.field.expires_on': 'the last day',

@@ -59,6 +59,7 @@ export const koWords: Record<keyof typeof enWords, string> = {
   'audit.value.active': '사용 중',
   'audit.value.closed': '닫힘',
   'audit.value.slot_race': '빈 키 슬롯 없음',
+  'audit.value.owner_changed': '소유자 변경',
   'audit.value.no_limit': '없음',
   'audit.value.no_end': '없음',
   'audit.value.off': '꺼짐',
