@@ -52,27 +52,11 @@ function namedModels(body: JsonObject, fields: readonly ModelField[]): { value: 
     const entries = body[list];
     if (!Array.isArray(entries)) continue;
     entries.forEach((entry, i) => {
-      if (!isObject(entry)) return;
-      checkSpelling(entry, field, `${list}[${i}]`);
+      if (!isObject(entry)) return; // a spelling other than the field's was refused with the client's body (prepare.ts)
       if (entry[field] !== undefined) found.push({ value: entry[field], at: `${list}[${i}].${field}` });
     });
   }
   return found;
-}
-
-/**
- * A key that a vendor's decoder matching names regardless of case and compatibility form would read as `field`
- * (`Model`, `MODEL`), refused like such a top-level field (prepare.ts): the check reads the exact spelling only.
- */
-function checkSpelling(entry: JsonObject, field: string, at: string): void {
-  for (const key of Object.keys(entry)) {
-    if (key !== field && key.normalize('NFKC').toLowerCase() === field) {
-      throw errors.invalidRequest(
-        `Field names are lowercase: send '${at}.${field}', not '${at}.${key.slice(0, 60)}'.`,
-        `${at}.${key.slice(0, 60)}`,
-      );
-    }
-  }
 }
 
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);

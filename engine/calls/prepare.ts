@@ -13,7 +13,7 @@ import { resolveModel } from '../catalog/model-lookup.ts';
 import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
-import type { JsonObject } from '../core/types.ts';
+import type { JsonObject, JsonValue } from '../core/types.ts';
 import { cloneJson } from '../../transforms/util/json.ts';
 import { checkModelFields } from './model-fields.ts';
 
@@ -138,10 +138,36 @@ function streamAsked(value: unknown, inForm: boolean): boolean {
 const PLAIN_NAME = /^[a-z0-9_]*$/;
 
 function checkFieldSpelling(body: JsonObject): void {
-  for (const key of Object.keys(body)) {
+  checkNames(body, '');
+  for (const [part, at] of vendorNamedParts(body)) checkNames(part, at);
+}
+
+function checkNames(part: JsonObject, at: string): void {
+  for (const key of Object.keys(part)) {
     if (PLAIN_NAME.test(key)) continue; // folds to itself: no need to normalise every call's names
     const plain = key.normalize('NFKC').toLowerCase();
-    const shown = (k: string) => k.slice(0, 60);
+    const shown = (k: string) => `${at}${k.slice(0, 60)}`;
     if (plain !== key) throw errors.invalidRequest(`Field names are lowercase: send '${shown(plain)}', not '${shown(key)}'.`, shown(key));
   }
+}
+
+/**
+ * The parts of a body whose field names the vendor's format defines and where bounds are read (a tool's
+ * `max_uses`, a block's `cache_control`): each tool, each message or input item and its content blocks, each
+ * system block. Not the objects a client names itself (a function's parameter schema, a tool call's arguments).
+ */
+function vendorNamedParts(body: JsonObject): [JsonObject, string][] {
+  const parts: [JsonObject, string][] = [];
+  const each = (v: JsonValue | undefined, at: string, inner?: (o: JsonObject, at: string) => void) => {
+    if (!Array.isArray(v)) return;
+    v.forEach((x, i) => {
+      if (typeof x !== 'object' || x === null || Array.isArray(x)) return;
+      parts.push([x, `${at}[${i}].`]);
+      inner?.(x, `${at}[${i}]`);
+    });
+  };
+  each(body.tools, 'tools');
+  each(body.system, 'system');
+  for (const list of ['messages', 'input'] as const) each(body[list], list, (item, at) => each(item.content, `${at}.content`));
+  return parts;
 }

@@ -302,7 +302,8 @@ const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'ob
  * file_id, chat `file` with file_id), a web fetch tool, or a remote MCP server (responses `mcp` tools, the native
  * `mcp_servers` list): the vendor lists the server's tools and feeds back its results, whose size the server's
  * owner, often the client itself, decides. Also a conversation the vendor stored and replays: a responses body's
- * `previous_response_id`, `conversation` or stored `prompt` (by id) puts all of it into the prompt.
+ * `previous_response_id`, `conversation` or stored `prompt` (by id), or an input `item_reference`, puts all of it
+ * into the prompt.
  */
 function pullsContentIn(value: JsonValue): boolean {
   if (isObject(value) && Array.isArray(value.mcp_servers) && value.mcp_servers.length > 0) return true;
@@ -334,6 +335,7 @@ function pointsAtContent(part: JsonObject): boolean {
     case 'file':
       return typeof file?.file_id === 'string';
     case 'mcp':
+    case 'item_reference': // an item the vendor stored, replayed whole into the prompt
       return true;
     default:
       return typeof part.type === 'string' && part.type.startsWith('web_fetch');

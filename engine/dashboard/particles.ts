@@ -27,9 +27,11 @@ function letterName(c: string): Ending {
   return c === 'm' || c === 'n' ? 'consonant' : 'vowel';
 }
 
-/** A Latin word read as Korean writes it: "lab" 랩, "book" 북, "long" 롱, "mail" 메일; "class" 클래스, "teacher" 티처. */
+/** A Latin word read as Korean writes it: "lab" 랩, "book" 북, "long" 롱, "mail" 메일; "class" 클래스, "teacher" 티처, "test" 테스트. */
 function latinWord(word: string): Ending {
   if (/(l|le)$/.test(word)) return 'rieul';
+  // A t after another consonant is written 트 ("development" 디벨롭먼트, "test" 테스트): it ends in a vowel.
+  if (/[^aeiou]t$/.test(word)) return 'vowel';
   return /([bkmnpt]|ng|ck)$/.test(word) ? 'consonant' : 'vowel';
 }
 

@@ -74,6 +74,10 @@ describe('Korean particles', () => {
       ['국어', '국어를 닫을까요?'],
       ['lab', 'lab을 닫을까요?'],
       ['backend', 'backend를 닫을까요?'],
+      // The first start's key: 디벨롭먼트 ends in a vowel, as "test" (테스트) does; "cat" (캣) does not.
+      ['development', 'development를 닫을까요?'],
+      ['test', 'test를 닫을까요?'],
+      ['cat', 'cat을 닫을까요?'],
       ['sk-svc-Ab12C…', 'sk-svc-Ab12C…를 닫을까요?'],
       ['sk-svc-Ab12M…', 'sk-svc-Ab12M…을 닫을까요?'],
     ]) {
