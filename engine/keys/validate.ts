@@ -154,7 +154,8 @@ export function checkLimits(monthly: number | null, daily: number | null) {
 export function checkAudienceForWallet(audience: Audience | null | undefined, splitsUsage: boolean) {
   if (audience === 'student' && !splitsUsage) {
     throw errors.invalidRequest(
-      `audience 'student' needs a wallet that splits usage between students and teachers; this wallet does not.`,
+      `audience 'student' needs a wallet that splits usage between students and teachers; this wallet does not. ` +
+        `Its operator makes such a wallet with \`npx gateway wallet create --splits-usage\` (splits_usage: true in the admin API).`,
       'audience',
     );
   }

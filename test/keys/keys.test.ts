@@ -227,6 +227,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const r = await plain.call('POST', '/v1/keys', { audience: 'student' });
       expect(r.status).toBe(400);
       expect(r.body.error).toMatchObject({ type: 'invalid_request_error', param: 'audience' });
+      expect(r.body.error.message, 'says how to get such a wallet').toContain('wallet create --splits-usage');
       const teacher = await plain.call('POST', '/v1/keys', { audience: 'teacher' });
       expect(teacher.status).toBe(201);
       expect(teacher.body.data[0].audience).toBeNull();
