@@ -12,3 +12,13 @@ export function waitForOutput(out: { text: string }, pattern: RegExp, ms: number
     tick();
   });
 }
+
+/** Whether a process with this pid still runs (signal 0 checks without signalling). */
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};

@@ -6,16 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { waitForOutput } from '../helpers/process-output.ts';
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { alive, waitForOutput } from '../helpers/process-output.ts';
 
 /** The processes below `pid`: npm's script shell, if any, and what it started. */
 function descendants(pid: number): number[] {

@@ -17,6 +17,7 @@ import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { series } from '../helpers/metrics-text.ts';
+import { alive } from '../helpers/process-output.ts';
 import { startChildGateway, type ChildGateway } from './child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
@@ -90,15 +91,6 @@ async function until(done: () => boolean, ms = 10_000): Promise<void> {
     if (Date.now() - started > ms) throw new Error('timed out');
   }
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('GATEWAY_WORKERS', () => {
   it('refuses what one process must own, with the reason, before starting anything', () => {
