@@ -46,6 +46,12 @@ export class InFlightTeller {
     return this.writing;
   }
 
+  /** Resolves once the figures of now are written: a write already running may carry older ones. */
+  async written(): Promise<void> {
+    if (this.writing) await this.writing;
+    await this.tell();
+  }
+
   stop(): void {
     clearInterval(this.timer);
   }

@@ -218,9 +218,10 @@ export class BudgetLeases {
     // Draws decided while it waits are waited for too, a few rounds at most: calls that never stop never flush.
     for (let round = 0; round < 16; round++) {
       const all = this.all().flatMap((l) => [...l.pending]);
-      if (all.length === 0) return;
+      if (all.length === 0) break;
       await Promise.allSettled(all);
     }
+    await this.teller.written(); // and every view then shows what the calls still running hold
   }
 
   /**
