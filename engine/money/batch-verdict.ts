@@ -32,7 +32,7 @@ export class RunAgainOutside extends Error {
  * run whose verdict is not `done`, either undoes the run and returns (the batch runs again inside this
  * transaction) or throws RunAgainOutside (the transaction is rolled back, the batch runs again in a new one).
  */
-interface RunAgain {
+export interface RunAgain {
   begin(tx: Queryable, batch: readonly Pending[]): Promise<boolean>;
   undo(tx: Queryable, marked: boolean, verdict: Exclude<Verdict, { kind: 'done' }>): Promise<void>;
 }

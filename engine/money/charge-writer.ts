@@ -2,8 +2,8 @@
 // its charge rows), and handed here; the writer writes it through the ledger, whose queues group
 // the charges waiting into one transaction (batch-queues.ts: a batch starts at once when none runs, and the
 // next takes everything that queued meanwhile, so a charge waits about one commit). A charge the database
-// could not take stays here and is tried again by the one retry policy (retry.ts) until it lands: the answer
-// it pays for was, or is about to be, given. Nothing decided is ever decided again: a retry writes the same
+// could not take stays here and is tried again by the one retry policy (retry.ts) until it lands, for a day at
+// most: the answer it pays for was, or is about to be, given. Nothing decided is ever decided again: a retry writes the same
 // intent (the ledger recognises a draw it already wrote by its id, and a settle by its reservation's state).
 //
 // What it counts is what an operator must see: charges not yet written (what a kill now could lose), charges
@@ -63,7 +63,7 @@ export class ChargeWriter {
     private readonly policy: ChargeRetry = CHARGE_RETRY,
   ) {}
 
-  /** Writes the charge now, and again after every failure that is not final, until it lands. */
+  /** Writes the charge now, and again after every failure that is not final, until it lands or the tries run out. */
   submit(callId: string, write: () => Promise<Written>): Charge {
     const entry: Entry = { callId, failing: false, atRisk: false };
     this.entries.add(entry);
@@ -112,7 +112,7 @@ export class ChargeWriter {
 
   private async writeUntilLanded(entry: Entry, write: () => Promise<Written>): Promise<bigint> {
     let delay: number | undefined;
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       try {
         const w = await write();
         if (w.shortfallNano > 0n) {
@@ -121,9 +121,10 @@ export class ChargeWriter {
         }
         return w.chargedNano;
       } catch (e) {
-        if (isFinal(e)) {
+        if (isFinal(e) || attempt >= this.policy.attempts) {
           this.givenUp++;
-          this.log().error({ err: e, callId: entry.callId }, 'charge given up: the ledger refused it');
+          const why = isFinal(e) ? 'the ledger refused it' : 'the database did not take it within its tries';
+          this.log().error({ err: e, callId: entry.callId }, `charge given up: ${why}`);
           throw e;
         }
         entry.failing = true;

@@ -18,12 +18,13 @@ type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string)
 /**
  * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`).
  * Past it a call takes a hold of its own, whose reservation queues behind the ledger's writes, so a database
- * slower than the calls slows the calls instead of piling up charges in memory (each waiting draw keeps its
- * call's record alive, and without a bound the bench's process grew by gigabytes: docs/benchmarks.md).
+ * slower than the calls slows the calls instead of piling up charges (and their records) in memory.
  */
 export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 /** Grants a call no lease covered waits for before it takes the exact path. */
 const MAX_GRANT_WAITS = 2;
+/** Rounds of waiting for draws decided meanwhile: calls that never stop never flush, nor retire their lease. */
+const MAX_DRAIN_ROUNDS = 16;
 /** After a lease was refused or taken back, no new lease for the pair this long. */
 const COOLDOWN_MS = 2_000;
 
@@ -215,8 +216,8 @@ export class BudgetLeases {
 
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
   async flushed(): Promise<void> {
-    // Draws decided while it waits are waited for too, a few rounds at most: calls that never stop never flush.
-    for (let round = 0; round < 16; round++) {
+    // Draws decided while it waits are waited for too, a few rounds at most.
+    for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
       const all = this.all().flatMap((l) => [...l.pending]);
       if (all.length === 0) break;
       await Promise.allSettled(all);
@@ -375,7 +376,8 @@ export class BudgetLeases {
     let p = this.retiring.get(lease);
     if (!p) {
       p = (async () => {
-        while (lease.pending.size > 0) await Promise.allSettled([...lease.pending]);
+        for (let round = 0; round < MAX_DRAIN_ROUNDS && lease.pending.size > 0; round++) await Promise.allSettled([...lease.pending]);
+        if (lease.pending.size > 0) return; // its draws are still being written: the next tend comes back to it
         await this.ledger.release(lease.reservation);
         const key = pairKey(lease);
         const list = (this.leases.get(key) ?? []).filter((l) => l !== lease);
@@ -389,9 +391,7 @@ export class BudgetLeases {
     return p;
   }
 
-  private nowMs(): number {
-    return Date.now();
-  }
+  private readonly nowMs = (): number => Date.now();
 }
 
 /** A charge written with no charge rows (the key's count and usage record are the accounts' to add). */

@@ -35,17 +35,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
-import { toBigInt } from '../core/money.ts';
+import { errors } from '../core/errors.ts';
 import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
-import { readWalletFacts } from './batch-sql.ts';
-import { planAllows } from './policy.ts';
-import { withRetry } from './retry.ts';
-import { ANY_VENDOR, type KnownVendors, newId, topUpIn } from './top-up.ts';
-import { sweepExpired } from './sweep.ts';
-import { lotFromRow, walletFromRow } from './wallet-rows.ts';
 import { extendHold, noteInFlight } from './hold-rows.ts';
-import type { FinishOp, FinishOutcome, Ledger, Reservation, SweepErrorHandler } from './types.ts';
+import { journalSum } from './journal-sum.ts';
+import { walletMethods } from './ledger-wallets.ts';
+import { sweeperMethods } from './sweep.ts';
+import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
+import type { FinishOp, FinishOutcome, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
 
 export { LedgerInvariantBroken };
 
@@ -79,8 +76,7 @@ interface LedgerOptions {
   log?: { error: (o: object, m: string) => void };
 }
 
-/** NOTIFY channel carrying a wallet id whenever its owner changes. */
-export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
+export { WALLET_CHANGED_CHANNEL } from './ledger-wallets.ts';
 
 const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 
@@ -111,6 +107,25 @@ function walletOf(r: Reservation | string, embedded: boolean, db: Db): string | 
   });
 }
 
+/** A hold as the batcher takes it: a new reservation id, its expiry from the ledger's lifetime unless given. */
+function reserveOp(req: ReserveRequest, now: Date, ttlMs: number): ReserveOp {
+  const amount = req.amountNano;
+  if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
+  if (req.cap && !req.keyId) throw new RangeError('a key cap needs the keyId it caps');
+  return {
+    kind: 'reserve',
+    id: newId('res'),
+    walletId: req.walletId,
+    vendor: req.vendor,
+    amountNano: amount,
+    callId: req.callId,
+    keyId: req.keyId ?? null,
+    createdAt: now,
+    expiresAt: req.expiresAt ?? new Date(now.getTime() + ttlMs),
+    cap: req.cap,
+  };
+}
+
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -118,16 +133,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const planVendors = opts.planVendors ?? (() => ['c']);
   const vendors = opts.vendors ?? ANY_VENDOR;
 
-  const batcher = createBatcher({
-    db,
-    clock,
-    owner,
-    planVendors,
-    drawFlushMs: opts.drawFlushMs,
-    walletQueues: opts.walletQueues,
-    flushWal: opts.flushWal,
-    onBatch: opts.onBatch,
-  });
+  // The batcher reads the queue, flush and commit settings from the same options, at each use.
+  const batcher = createBatcher({ ...opts, db, clock, owner, planVendors });
 
   const reportBroken = brokenReporter(opts.log);
 
@@ -138,111 +145,13 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     return batcher.finish({ ...op, id, walletId }).catch(reportBroken);
   };
 
-  const ledger: Ledger = {
+  return {
     owner,
 
-    async createWallet(input = {}) {
-      const keySlots = input.keySlots ?? 100;
-      if (!Number.isSafeInteger(keySlots) || keySlots < 0)
-        throw errors.invalidRequest('key_slots must be a non-negative whole number.', 'key_slots');
-      const id = input.id ?? newId('wal');
-      const ownerId = input.ownerId ?? newId('usr');
-      const credits = input.credits ?? 0;
-      return withRetry(() =>
-        db.transaction(async (tx) => {
-          let r = await tx.query(
-            `INSERT INTO wallets (id, owner_id, splits_usage, key_slots, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz) RETURNING *`,
-            [id, ownerId, input.splitsUsage ?? false, keySlots, clock.now().toISOString()],
-          );
-          if (input.name != null) r = await tx.query('UPDATE wallets SET name = $2 WHERE id = $1 RETURNING *', [id, input.name]);
-          const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0)
-            ? await topUpIn(clock, tx, id, { credits, beside: input.beside }, vendors)
-            : null;
-          return { ...walletFromRow(r.rows[0]), lot };
-        }),
-      );
-    },
-
-    async getWallet(walletId) {
-      const r = await db.query('SELECT * FROM wallets WHERE id = $1', [walletId]);
-      return r.rows.length ? walletFromRow(r.rows[0]) : null;
-    },
-
-    async setOwner(walletId, ownerId, beside) {
-      if (typeof ownerId !== 'string' || ownerId.length === 0 || hasUnpairedSurrogate(ownerId))
-        throw errors.invalidRequest('owner_id must be a non-empty string.', 'owner_id');
-      const row = await db.transaction(async (tx) => {
-        // The previous owner read under the row's lock, so two changes at once each see the one before them.
-        const previous = await tx.query<{ owner_id: string }>('SELECT owner_id FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
-        if (previous.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-        // A change of owner starts a new ownership generation, which ends the old owner's sessions and links
-        // (dashboard/sessions.ts); setting the same owner again changes nothing.
-        const r = await tx.query(
-          `UPDATE wallets SET owner_id = $2, owner_generation = owner_generation + (owner_id IS DISTINCT FROM $2)::int
-            WHERE id = $1 RETURNING *`,
-          [walletId, ownerId],
-        );
-        if (beside && previous.rows[0].owner_id !== ownerId) await beside(tx, previous.rows[0].owner_id);
-        return r.rows[0];
-      });
-      await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
-      return walletFromRow(row);
-    },
-
-    topUp(walletId, input) {
-      return withRetry(() => db.transaction((tx) => topUpIn(clock, tx, walletId, input, vendors)));
-    },
-
-    async balance(walletId) {
-      const w = await db.query<{ available_nano: string; reserved_nano: string }>(
-        'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
-        [walletId],
-      );
-      if (w.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-      const lots = await db.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
-      return {
-        walletId,
-        availableNano: toBigInt(w.rows[0].available_nano),
-        reservedNano: toBigInt(w.rows[0].reserved_nano),
-        lots: lots.rows.map(lotFromRow),
-      };
-    },
-
-    async usableNano(walletId, vendor) {
-      const r = await db.query<{ s: string | null }>(
-        `SELECT COALESCE(sum(available_nano), 0)::text AS s FROM credit_lots
-          WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))`,
-        [walletId, vendor],
-      );
-      return toBigInt(r.rows[0]?.s ?? '0');
-    },
-
-    async planAllows(walletId, vendor) {
-      const restricted = planVendors();
-      if (!restricted.includes(vendor)) return true;
-      const facts = (await readWalletFacts(db, [{ walletId, vendor }])).get(walletId, vendor);
-      return planAllows(restricted, vendor, facts ?? { anyLot: false, usableLot: false });
-    },
+    ...walletMethods(db, clock, vendors, planVendors),
 
     async reserve(req) {
-      const amount = req.amountNano;
-      if (typeof amount !== 'bigint' || amount < 0n) throw new RangeError('amountNano must be a non-negative bigint');
-      if (req.cap && !req.keyId) throw new RangeError('a key cap needs the keyId it caps');
-      const now = clock.now();
-      return batcher
-        .reserve({
-          kind: 'reserve',
-          id: newId('res'),
-          walletId: req.walletId,
-          vendor: req.vendor,
-          amountNano: amount,
-          callId: req.callId,
-          keyId: req.keyId ?? null,
-          createdAt: now,
-          expiresAt: req.expiresAt ?? new Date(now.getTime() + ttl),
-          cap: req.cap,
-        })
-        .catch(reportBroken);
+      return batcher.reserve(reserveOp(req, clock.now(), ttl)).catch(reportBroken);
     },
 
     async settle(reservation, actualNano, rows) {
@@ -278,64 +187,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
-    async sweepExpired(now, onError) {
-      // With nowhere to report a failed expiry, the first is thrown, once the others are swept.
-      const log = opts.log;
-      const unreported: unknown[] = [];
-      const report: SweepErrorHandler =
-        onError ??
-        (log
-          ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed')
-          : (err) => void unreported.push(err));
-      const count = await sweepExpired(db, batcher.finish, now ?? clock.now(), report);
-      if (unreported.length > 0) throw unreported[0];
-      return count;
-    },
-
-    startSweeper({ intervalMs = 30_000, onError } = {}) {
-      let running = false;
-      const t = setInterval(() => {
-        if (running) return;
-        running = true;
-        ledger
-          .sweepExpired(undefined, onError) // without onError, failed expiries go to the ledger's log
-          .catch((e) => (onError ? onError(e) : opts.log?.error({ err: e }, 'ledger sweep failed')))
-          .finally(() => {
-            running = false;
-          });
-      }, intervalMs);
-      t.unref?.();
-      return () => clearInterval(t);
-    },
-
-    async journalSum(walletId) {
-      const r = await db.query<{ lot_id: string; kind: string; s: string }>(
-        `SELECT lot_id, kind, sum(amount_nano)::text AS s FROM ledger_journal WHERE wallet_id = $1 GROUP BY lot_id, kind`,
-        [walletId],
-      );
-      const per = new Map<string, Record<string, bigint>>();
-      const tot: Record<string, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
-      for (const row of r.rows) {
-        const v = toBigInt(row.s);
-        const p = per.get(row.lot_id) ?? { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
-        p[row.kind] += v;
-        per.set(row.lot_id, p);
-        tot[row.kind] += v;
-      }
-      return {
-        toppedUpNano: tot.top_up,
-        reservedTotalNano: tot.reserve,
-        chargedNano: tot.settle,
-        releasedNano: tot.release,
-        availableNano: tot.top_up - tot.reserve + tot.release,
-        reservedNano: tot.reserve - tot.settle - tot.release,
-        lots: [...per.entries()].map(([lotId, p]) => ({
-          lotId,
-          availableNano: p.top_up - p.reserve + p.release,
-          reservedNano: p.reserve - p.settle - p.release,
-        })),
-      };
-    },
+    ...sweeperMethods(db, batcher.finish, clock, opts.log),
+    journalSum: (walletId) => journalSum(db, walletId),
   };
-  return ledger;
 }

@@ -2,7 +2,8 @@
 // - a transaction PostgreSQL aborted for a deadlock or a serialization failure: nothing was committed, so the
 //   same work may succeed at once (a few quick tries);
 // - a charge the database could not take (a lost connection, a restart): the answer was or will be given, so
-//   the charge is owed and is tried until it lands, backing off to a few seconds apart (charge-writer.ts).
+//   the charge is owed and is tried until it lands, backing off to a few seconds apart, for a day at most
+//   (charge-writer.ts).
 // A refusal (a GatewayError: no such reservation) or a broken ledger invariant is final: trying again would
 // give the same answer.
 import { isGatewayError } from '../core/errors.ts';
@@ -30,13 +31,18 @@ export async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** How a charge that did not land is tried again: doubling waits between `firstMs` and `maxMs`. */
+/**
+ * How a charge that did not land is tried again: doubling waits between `firstMs` and `maxMs`, `attempts` at most.
+ * Past them it is given up and logged at error level; meanwhile the process admits no call (admission.ts).
+ */
 export interface ChargeRetry {
   firstMs: number;
   maxMs: number;
+  attempts: number;
 }
 
-export const CHARGE_RETRY: ChargeRetry = { firstMs: 250, maxMs: 5_000 };
+/** A day of tries at the ceiling's pace: an outage longer than that is an operator's to mend, from the log. */
+export const CHARGE_RETRY: ChargeRetry = { firstMs: 250, maxMs: 5_000, attempts: 17_280 };
 
 export const nextDelayMs = (policy: ChargeRetry, lastMs: number | undefined): number =>
   lastMs === undefined ? policy.firstMs : Math.min(lastMs * 2, policy.maxMs);

@@ -3,8 +3,9 @@
 // fails (a broken invariant of that reservation, say) is reported with its reservation and wallet and left
 // out of the rest of the pass, and the others, of every wallet, are still released. A pass that stopped at
 // the first failure would leave every wallet's expired holds held, sweep after sweep.
+import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import type { FinishOp, FinishOutcome, SweepErrorHandler } from './types.ts';
+import type { FinishOp, FinishOutcome, Ledger, SweepErrorHandler } from './types.ts';
 
 const PAGE = 200;
 /** Pages one pass sweeps at most: 100,000 holds. */
@@ -47,4 +48,46 @@ export async function sweepExpired(
     if (!progressed || due.rows.length < PAGE) return count;
   }
   return count;
+}
+
+type Log = { error: (o: object, m: string) => void };
+
+/** The ledger's sweeper: one pass on demand, and the timer that runs one at a time. */
+export function sweeperMethods(
+  db: Db,
+  finish: (op: FinishOp) => Promise<FinishOutcome>,
+  clock: Clock,
+  log: Log | undefined,
+): Pick<Ledger, 'sweepExpired' | 'startSweeper'> {
+  const methods: Pick<Ledger, 'sweepExpired' | 'startSweeper'> = {
+    async sweepExpired(now, onError) {
+      // With nowhere to report a failed expiry, the first is thrown, once the others are swept.
+      const unreported: unknown[] = [];
+      const report: SweepErrorHandler =
+        onError ??
+        (log
+          ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed')
+          : (err) => void unreported.push(err));
+      const count = await sweepExpired(db, finish, now ?? clock.now(), report);
+      if (unreported.length > 0) throw unreported[0];
+      return count;
+    },
+
+    startSweeper({ intervalMs = 30_000, onError } = {}) {
+      let running = false;
+      const t = setInterval(() => {
+        if (running) return;
+        running = true;
+        methods
+          .sweepExpired(undefined, onError) // without onError, failed expiries go to the ledger's log
+          .catch((e) => (onError ? onError(e) : log?.error({ err: e }, 'ledger sweep failed')))
+          .finally(() => {
+            running = false;
+          });
+      }, intervalMs);
+      t.unref?.();
+      return () => clearInterval(t);
+    },
+  };
+  return methods;
 }

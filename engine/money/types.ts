@@ -63,7 +63,7 @@ export interface KeyCap {
   lockUsed(tx: Queryable): Promise<bigint>;
 }
 
-interface ReserveRequest {
+export interface ReserveRequest {
   walletId: string;
   /** Vendor letter of the model called ('a' … 'e'). */
   vendor: string;
@@ -122,7 +122,7 @@ export interface Wallet {
   createdAt: Date;
 }
 
-interface JournalSum {
+export interface JournalSum {
   toppedUpNano: bigint;
   reservedTotalNano: bigint;
   chargedNano: bigint;

@@ -33,7 +33,7 @@ const settlementOf = (accounts: Accounts, commitWaitMs: number) =>
 
 describe("a call's settlement", () => {
   it('ends once its charge is committed, and says what was charged', async () => {
-    const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+    const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2, attempts: 100 });
     const { accounts, calls } = accountsOver(writer, 2);
     const s = settlementOf(accounts, 1_000);
     s.record(usage);
@@ -44,7 +44,7 @@ describe("a call's settlement", () => {
   });
 
   it('lets the answer go after the wait when the database does not answer, the charge at risk until it lands', async () => {
-    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5 });
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5, attempts: 100 });
     const { accounts, calls } = accountsOver(writer, 10);
     const s = settlementOf(accounts, 20);
     s.record(usage);

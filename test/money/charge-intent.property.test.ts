@@ -81,7 +81,7 @@ describe('the charge intent on a lease', () => {
               systemClock,
               settings,
               quiet,
-              new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 }),
+              new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2, attempts: 100 }),
             );
             try {
               const holds: { id: string; h: LeaseHold; plan: CallPlan }[] = [];

@@ -11,6 +11,7 @@ describe('the charge writer', () => {
     const writer = new ChargeWriter(() => ({ warn: () => undefined, error: (_o: object, m: string) => void logged.push(m) }), {
       firstMs: 1,
       maxMs: 1,
+      attempts: 100,
     });
     let writes = 0;
     const c = writer.submit('gone', async () => {
@@ -24,6 +25,21 @@ describe('the charge writer', () => {
     expect(logged).toContain('charge given up: the ledger refused it');
   });
 
+  it('gives up a charge whose writes keep failing once its tries run out, and logs it', async () => {
+    const logged: string[] = [];
+    const log = { warn: () => undefined, error: (_o: object, m: string) => void logged.push(m) };
+    const writer = new ChargeWriter(() => log, { firstMs: 1, maxMs: 1, attempts: 3 });
+    let writes = 0;
+    const c = writer.submit('down', async () => {
+      writes++;
+      throw new Error('connection refused');
+    });
+    await expect(c.committed).rejects.toThrow('connection refused');
+    expect(writes).toBe(3);
+    expect(writer.stats()).toMatchObject({ pending: 0, failing: 0, givenUp: 1 });
+    expect(logged).toContain('charge given up: the database did not take it within its tries');
+  });
+
   it('counts vendor work a wallet could not pay', async () => {
     const writer = new ChargeWriter(() => quiet);
     await writer.submit('short', async () => ({ chargedNano: 70n, shortfallNano: 30n })).committed;
@@ -31,7 +47,7 @@ describe('the charge writer', () => {
   });
 
   it('says at shutdown how many charges the database never took', async () => {
-    const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+    const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2, attempts: 100 });
     writer.submit('never', () => Promise.reject(new Error('connection refused')));
     expect(await writer.drain(30)).toBe(1);
   });
@@ -43,7 +59,7 @@ describe('the charge writer', () => {
       fc.asyncProperty(
         fc.array(fc.record({ failures: fc.nat(4), delayMs: fc.nat(3), final: fc.boolean() }), { minLength: 1, maxLength: 12 }),
         async (calls) => {
-          const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2 });
+          const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2, attempts: 100 });
           const landed = new Map<string, number>();
           const charges = calls.map((c, i) => {
             let attempts = 0;

@@ -1,0 +1,198 @@
+// Admitting a call: the checks before anything is held (the database taking writes, the key's quotas), then a
+// hold on a budget lease or a reservation of its own, and the refusal in words a client can act on.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../core/clock.ts';
+import { errors } from '../core/errors.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+import type { ModelEntry } from '../core/types.ts';
+import type { Db } from '../db/db.ts';
+import type { AuthContext, KeyService } from '../keys/index.ts';
+import type { Caller, Hold } from './accounts.ts';
+import { readHeldByKey } from './batch-sql.ts';
+import type { ChargeWriter } from './charge-writer.ts';
+import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
+import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
+import { readLeasedByLot, spendableOf } from './spendable.ts';
+import { LEASE_CALL_PREFIX } from './types.ts';
+
+/** How long a call refused for credit waits for other processes to give back their leases of the wallet. */
+const LEASE_RETURN_WAIT_MS = 1_000;
+/** When to try again a call refused while the wallet's own calls in flight hold money (retry-after). */
+const CALLS_IN_FLIGHT_LIFT_MS = 1_000;
+/** How often a call waiting for leases to come back looks at the balance. */
+const RETURN_POLL_MS = 50;
+/** How long a call waits for a lost database connection to come back before it is refused (503). */
+const REACHABLE_WAIT_MS = 250;
+
+export interface LedgerHold extends Hold {
+  reservation?: Reservation;
+  /** Admitted on this process's budget lease instead of its own reservation. */
+  leased?: LeaseHold;
+}
+
+/** What a call asks to be admitted for. */
+export interface Admission {
+  auth: AuthContext;
+  caller: Caller;
+  model: ModelEntry;
+  amountNano: bigint;
+  callId: string;
+  /** What else the client could do, said in the refusal for credit. */
+  advice?: string;
+}
+
+export interface WalletAccountsDeps {
+  keys: KeyService;
+  ledger: Ledger;
+  /** The ledger's database: the lease and hold views read it, and admit asks whether it seems reachable. */
+  db: Db;
+  clock: Clock;
+  /** A model of the same kind that the given vendors serve (for the 403 suggestion). */
+  suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
+  /** Where a charge written with fewer rows than asked is reported (charge-first.ts). */
+  log?: { error: (o: object, m: string) => void };
+  /** The one writer of every call's charge. */
+  writer: ChargeWriter;
+  /** Budget leases, when billing.yaml turns them on (read at each call). */
+  leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
+}
+
+type Leases = NonNullable<WalletAccountsDeps['leases']>;
+
+/**
+ * The monthly limit is checked twice: first on finished use alone (a cheap refusal), then by the ledger in the
+ * reservation's transaction, with the key's calls in flight counted and the key's month row locked, so calls
+ * sent at once (to any process) cannot pass the limit together.
+ */
+export async function admit(deps: WalletAccountsDeps, a: Admission): Promise<LedgerHold> {
+  await refuseWhileChargesWait(deps);
+  const now = deps.clock.now();
+  await deps.keys.quota.checkQuota(a.auth, a.amountNano, now);
+  const cap = deps.keys.quota.monthlyCap(a.auth, now) ?? undefined;
+  // A key with a monthly limit is admitted on a lease of its own allowance (a reservation carrying its key and
+  // cap, so the cap counts it in every process). A daily limit needs nothing more: a call's use is committed
+  // before its answer ends, so the next call sees it. A video job holds per call: its hold outlives the process
+  // by its durable reference.
+  const leases = deps.leases?.enabled() && a.model.kind !== 'video' ? deps.leases : undefined;
+  const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
+  const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
+  if (leased) return { callId: a.callId, amountNano: a.amountNano, leased };
+  const result = await reserveOwn(deps, a, cap, leaseKey);
+  if (result.ok) return { callId: a.callId, amountNano: a.amountNano, reservation: result.reservation };
+  if (result.reason === 'key_limit')
+    throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now);
+  if (result.reason === 'not_in_plan') return notInPlan(deps, a.caller.walletId, a.model);
+  throw await creditRefusal(deps, a, result.availableNano);
+}
+
+/**
+ * Charges the database has not taken are answers given on credit: none more until it takes them, nor while it
+ * looks gone (a call admitted on a lease would otherwise be served with no database to charge it in). The
+ * synchronous check first: a call waits (for a reconnect) only when the database already looks gone.
+ */
+async function refuseWhileChargesWait(deps: WalletAccountsDeps): Promise<void> {
+  const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
+  if (deps.writer.failing || gone) {
+    throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
+  }
+}
+
+/** A reservation of the call's own; when refused while leases may hold what it needs, tried again as they return. */
+async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | undefined, leaseKey: LeaseKey | undefined) {
+  const { walletId } = a.caller;
+  const reserve = () =>
+    deps.ledger.reserve({ walletId, vendor: a.model.vendor, amountNano: a.amountNano, callId: a.callId, keyId: a.caller.keyId, cap });
+  let result = await reserve();
+  // Asked back whether or not leases admit calls now: a reload that turned them off leaves the ones held (this
+  // process's until they go back idle, another process's while it still runs with them) holding money.
+  if (!result.ok && result.reason === 'insufficient_credit' && deps.leases) {
+    result = await reserveAsLeasesReturn(walletId, 'insufficient_credit', reserve, deps.leases, {
+      stillShort: async () => (await deps.ledger.usableNano(walletId, a.model.vendor)) < a.amountNano,
+      leasedElsewhere: async () => [...(await readLeasedByLot(deps.db, [walletId])).values()].some((n) => n > 0n),
+    });
+  }
+  if (!result.ok && result.reason === 'key_limit' && leaseKey && deps.leases) {
+    // The key's leases, this process's or another's, may hold the allowance this call needs (a call larger than
+    // what they have left): an idle lease of another process must not refuse a call the month allows.
+    result = await reserveAsLeasesReturn(walletId, 'key_limit', reserve, deps.leases, {
+      keyId: leaseKey.keyId,
+      stillShort: async () => (await leaseKey.roomNano()) < a.amountNano,
+      leasedElsewhere: () => keyLeasedElsewhere(deps, leaseKey.keyId),
+    });
+  }
+  return result;
+}
+
+/**
+ * A reserve refused while what it needs may sit in leases, this process's or another's: for credit (`short`
+ * 'insufficient_credit': the wallet's money), or over the key's monthly limit ('key_limit': a lease of the key's
+ * allowance holds part of the month). Gives back this process's leases, asks the others for theirs, and tries
+ * again as money or allowance comes back, until LEASE_RETURN_WAIT_MS have passed. Not once only: several calls
+ * can wait on one return, and when enough for one comes back first, all of them try; the ones that lose that
+ * race wait for the rest.
+ */
+async function reserveAsLeasesReturn(
+  walletId: string,
+  short: 'insufficient_credit' | 'key_limit',
+  reserve: () => Promise<ReserveResult>,
+  leases: Leases,
+  waitFor: { keyId?: string; stillShort: () => Promise<boolean>; leasedElsewhere: () => Promise<boolean> },
+): Promise<ReserveResult> {
+  await leases.book.returnWallet(walletId, waitFor.keyId);
+  const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
+  let asked = false;
+  // Every round waits a poll at least, so the deadline allows this many; the last answer stands after them.
+  for (let round = 0; round < LEASE_RETURN_WAIT_MS / RETURN_POLL_MS; round++) {
+    const result = await reserve();
+    if (result.ok || result.reason !== short || Date.now() >= deadline || !(await waitFor.leasedElsewhere())) return result;
+    if (!asked) await leases.askOthersToReturn(walletId);
+    asked = true;
+    do await sleep(RETURN_POLL_MS);
+    while (Date.now() < deadline && (await waitFor.stillShort()));
+  }
+  return reserve();
+}
+
+/** A key's monthly allowance, to be leased: its room is the limit less the month's finished use and the key's holds. */
+export const keyAllowance = (deps: WalletAccountsDeps, keyId: string, cap: KeyCap): LeaseKey => ({
+  keyId,
+  cap,
+  async roomNano() {
+    const [use, held] = await Promise.all([deps.keys.quota.usage([keyId], deps.clock.now()), readHeldByKey(deps.db, [keyId])]);
+    const room = cap.limitNano - (use.get(keyId)?.monthNano ?? 0n) - (held.get(keyId) ?? 0n);
+    return room > 0n ? room : 0n;
+  },
+});
+
+/** Whether leases (another process's, once ours are back) still hold some of the key's monthly allowance. */
+async function keyLeasedElsewhere(deps: WalletAccountsDeps, keyId: string): Promise<boolean> {
+  const r = await deps.db.query(`SELECT 1 FROM reservations WHERE key_id = $1 AND state = 'held' AND call_id LIKE $2 LIMIT 1`, [
+    keyId,
+    `${LEASE_CALL_PREFIX}%`,
+  ]);
+  return r.rows.length > 0;
+}
+
+async function notInPlan(deps: WalletAccountsDeps, walletId: string, model: ModelEntry): Promise<never> {
+  const { lots } = await deps.ledger.balance(walletId);
+  const vendors = [...new Set(lots.flatMap((l) => l.vendors ?? []))];
+  const suggestion = deps.suggestModel(model, vendors);
+  throw errors.modelNotInPlan(
+    `Your credits cannot call vendor ${model.vendor.toUpperCase()} model '${model.id}': it needs a vendor ` +
+      `${model.vendor.toUpperCase()} pack or credits without a model restriction.` +
+      (suggestion ? ` Your credits can call '${suggestion}'.` : ''),
+    suggestion,
+  );
+}
+
+/** Calls in flight give back what they hold beyond their cost when they finish: then a moment's wait may do. */
+async function creditRefusal(deps: WalletAccountsDeps, a: Admission, availableNano: bigint) {
+  const heldByCalls = (await spendableOf(deps.db, deps.ledger, a.caller.walletId)).reservedNano;
+  return errors.insufficientCredit(
+    `This call may cost up to ${nanoToCreditsCeil(a.amountNano)} credits, and ${nanoToCreditsFloor(availableNano)} ` +
+      `credits are available for it` +
+      (heldByCalls > 0n ? ` while calls in progress hold ${nanoToCreditsCeil(heldByCalls)} more` : '') +
+      `. Nothing was charged. Top up${a.advice ? `, or ${a.advice}` : ''}.`,
+    heldByCalls > 0n ? CALLS_IN_FLIGHT_LIFT_MS : null,
+  );
+}
