@@ -5,7 +5,19 @@
 import { gatewayEnvFrom } from './gateway-env.ts';
 import { openVendorSide } from './vendor-wiring.ts';
 import { callServing } from './call-wiring.ts';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayEnv } from './gateway-env.ts';
 import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
+import type { VendorSide } from './vendor-wiring.ts';
+import type { Clock } from './core/clock.ts';
+import type { DisplayCurrency } from './core/money.ts';
+import type { Db } from './db/db.ts';
+import type { KeyService } from './keys/index.ts';
+import type { Ledger } from './money/ledger.ts';
+import type { Alerts } from './alerts/index.ts';
+import type { GatewayMoney } from './money/ledger-wiring.ts';
+import type { VideoService } from './videos/index.ts';
+import type { Telemetry } from './telemetry/sdk.ts';
 import { systemClock } from './core/clock.ts';
 import { openDatabase } from './db/open.ts';
 import { Runtime } from './catalog/runtime.ts';
@@ -58,46 +70,29 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
   const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log, currency: displayCurrency });
   const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
-  const { accounts, videos } = calls;
+  const { videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
-  const credentials = { adminToken: env.adminToken, localToken: localAdminToken ?? undefined };
 
   // The app comes after the money (its metrics read the leases, the charge writer and the ledger audit), and its
   // routes keep their order: GET /openapi.json lists them as they were registered.
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
   const app = createGatewayApp(runtime, logger, [(outcome) => metrics.observe(outcome)]);
-  for (const warning of warnings) app.log.warn({ warning }, warning);
-  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings, vendors: vendors.summary });
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
-  calls.registerDoors(app);
-  await registerKeyRoutes(app, { keys, db, clock });
-  await registerAdminRoutes(app, {
-    ledger: toppedUpRearms(ledger, alerts),
+  await registerRoutes(app, {
     db,
+    runtime,
     clock,
-    displayCurrency,
-    ...credentials,
-    ...keyActionsOf(keys, db, clock),
-  });
-  if (env.adminToken) registerReloadRoute(app, reload, env.adminToken, opts.onAdminReload);
-  const sessions = createSessionStore(db, clock);
-  await registerSignInLinkRoute(app, { sessions, publicUrl: env.publicUrl, ...credentials });
-  await videos.routes(app);
-  await alerts.routes(app, keys);
-  registerUsageRoutes(app, { accounts, db });
-  registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
-  const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
-  await registerDashboard(app, {
-    db,
-    ledger,
+    env,
     keys,
-    clock,
-    sessions,
-    videos: videos.store,
-    publicUrl: env.publicUrl,
-    identity,
+    ledger,
     alerts,
+    vendors,
+    calls,
+    metrics,
+    reload,
     displayCurrency,
+    localAdminToken,
+    onAdminReload: opts.onAdminReload,
   });
 
   // Timers and workers start once every route is in place.
@@ -127,18 +122,91 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     leases: leases.book,
     ledgerAudit: money.audit,
     reload: () => reload(app.log),
-    async close() {
-      stopPruning();
-      const auditEnded = money.stopTimers();
-      await closeApp(app);
-      await money.drain(); // every call has ended; charges still waiting for the database get a last chance
-      await videos.stop();
-      await alerts.stop(); // after the charges and videos: their last checks and events still go out
-      await vendors.close();
-      await keys.close();
-      await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
-      await db.close();
-      await stopTelemetry(telemetry, CHARGE_DRAIN_MS); // the last spans, held up no longer than a charge's last chance
-    },
+    close: () => closeInReverse({ stopPruning, money, app, videos, alerts, vendors, keys, db, telemetry }),
   };
+}
+
+/** What the rooms' routes are registered with. */
+interface RouteWiring {
+  db: Db;
+  runtime: Runtime;
+  clock: Clock;
+  env: GatewayEnv;
+  keys: KeyService;
+  ledger: Ledger;
+  alerts: Alerts;
+  vendors: VendorSide;
+  calls: ReturnType<typeof callServing>;
+  metrics: GatewayMetrics;
+  reload: ReturnType<typeof reloader>;
+  displayCurrency: () => DisplayCurrency | null;
+  localAdminToken: string | null;
+  onAdminReload?: () => void;
+}
+
+/** Every room's routes, in the order GET /openapi.json lists them. */
+async function registerRoutes(app: FastifyInstance, w: RouteWiring): Promise<void> {
+  const { db, runtime, clock, env, keys, ledger, alerts, vendors, calls, metrics, displayCurrency } = w;
+  const { warnings } = vendors;
+  const credentials = { adminToken: env.adminToken, localToken: w.localAdminToken ?? undefined };
+  for (const warning of warnings) app.log.warn({ warning }, warning);
+  registerOpsRoutes(app, { db, runtime, metrics, metricsAccess: env.metricsAccess, warnings, vendors: vendors.summary });
+  calls.registerDoors(app);
+  await registerKeyRoutes(app, { keys, db, clock });
+  await registerAdminRoutes(app, {
+    ledger: toppedUpRearms(ledger, alerts),
+    db,
+    clock,
+    displayCurrency,
+    ...credentials,
+    ...keyActionsOf(keys, db, clock),
+  });
+  if (env.adminToken) registerReloadRoute(app, w.reload, env.adminToken, w.onAdminReload);
+  const sessions = createSessionStore(db, clock);
+  await registerSignInLinkRoute(app, { sessions, publicUrl: env.publicUrl, ...credentials });
+  await calls.videos.routes(app);
+  await alerts.routes(app, keys);
+  registerUsageRoutes(app, { accounts: calls.accounts, db });
+  registerOpenApiRoute(app, { runtime, fromOperator: isFromOperator(credentials) });
+  const identity = env.oidc ? new IdentityProvider(env.oidc) : undefined;
+  await registerDashboard(app, {
+    db,
+    ledger,
+    keys,
+    clock,
+    sessions,
+    videos: calls.videos.store,
+    publicUrl: env.publicUrl,
+    identity,
+    alerts,
+    displayCurrency,
+  });
+}
+
+/** What createGateway opened that its close ends. */
+interface Closing {
+  stopPruning: () => void;
+  money: GatewayMoney;
+  app: FastifyInstance;
+  videos: VideoService;
+  alerts: Alerts;
+  vendors: VendorSide;
+  keys: KeyService;
+  db: Db;
+  telemetry: Telemetry | null;
+}
+
+/** Closes the gateway in the reverse of its opening, each part once nothing that uses it is left. */
+async function closeInReverse({ stopPruning, money, app, videos, alerts, vendors, keys, db, telemetry }: Closing): Promise<void> {
+  stopPruning();
+  const auditEnded = money.stopTimers();
+  await closeApp(app);
+  await money.drain(); // every call has ended; charges still waiting for the database get a last chance
+  await videos.stop();
+  await alerts.stop(); // after the charges and videos: their last checks and events still go out
+  await vendors.close();
+  await keys.close();
+  await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
+  await db.close();
+  await stopTelemetry(telemetry, CHARGE_DRAIN_MS); // the last spans, held up no longer than a charge's last chance
 }

@@ -5,6 +5,7 @@
 // either marks it delivered or schedules the next try by DELIVERY_POLICY's backoff until the attempts run out.
 // Times come from the database's now(): one clock for every process, independent of the engine's clock.
 import { Agent, request } from 'undici';
+import { JobRunner } from '../core/job-runner.ts';
 import type { Db } from '../db/db.ts';
 import { literalRefused, type AddressGuard } from './address-guard.ts';
 import { DELIVERY_POLICY, retryDelayMs, type DeliveryPolicy } from './policy.ts';
@@ -30,10 +31,7 @@ interface AttemptOutcome {
 
 export class DeliveryWorker {
   private readonly agent: Agent;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
+  private readonly runner: JobRunner;
 
   constructor(
     private readonly deps: { db: Db; guard: AddressGuard; log: () => Log },
@@ -47,58 +45,36 @@ export class DeliveryWorker {
       headersTimeout: policy.timeoutMs,
       bodyTimeout: policy.timeoutMs,
     });
+    this.runner = new JobRunner({
+      round: (limit) => this.round(limit),
+      batch: policy.batch,
+      intervalMs: policy.pollMs,
+      log: deps.log,
+      failure: 'webhook delivery round failed',
+    });
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.runner.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.runner.stop();
     await this.agent.close().catch(() => undefined);
   }
 
   /** Deliveries were queued by this process: look now. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+    this.runner.kick();
   }
 
   /** Resolves once a round that is running (or asked for) has finished (tests). */
   async settled(): Promise<void> {
-    while (this.running) await this.running;
+    await this.runner.settled();
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.loop().finally(() => {
-        this.running = null;
-        this.schedule(this.again ? 0 : this.policy.pollMs);
-        this.again = false;
-      });
-    }, ms);
-    this.timer.unref();
-  }
-
-  private async loop(): Promise<void> {
-    try {
-      // A full batch means more may be due: keep going in this round.
-      while (!this.stopped && (await this.round()) >= this.policy.batch);
-    } catch (e) {
-      this.deps.log().error({ err: e }, 'webhook delivery round failed');
-    }
-  }
-
-  /** Claims and sends one batch of due deliveries; returns how many were claimed. */
-  async round(): Promise<number> {
+  /** Claims and sends at most `limit` due deliveries; returns how many were claimed. */
+  async round(limit: number): Promise<number> {
     const leaseSeconds = Math.ceil((this.policy.timeoutMs * 2) / 1000) + 5;
     const claimed = await this.deps.db.query<Claimed>(
       `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), attempts = d.attempts + 1
@@ -108,7 +84,7 @@ export class DeliveryWorker {
                         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
           AND w.id = d.webhook_id AND e.id = d.event_id
       RETURNING d.id, d.attempts, w.url, w.secret, e.body, e.id AS event_id`,
-      [this.policy.batch, leaseSeconds],
+      [limit, leaseSeconds],
     );
     await Promise.all(claimed.rows.map((c) => this.deliver(c)));
     return claimed.rows.length;

@@ -57,6 +57,87 @@ export interface SessionStore {
 const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const newSecret = () => randomBytes(32).toString('base64url');
 
+/**
+ * Spends a sign-in token and opens its session, in one transaction; null when the token is unknown, used,
+ * expired or from an earlier ownership of the wallet.
+ */
+function spendLink(db: Db, token: string, now: Date, sessionMs: number): Promise<{ secret: string; session: OwnerSession } | null> {
+  return db.transaction(async (tx) => {
+    // Spent in the same statement that checks it, so two tabs racing on one link open one session.
+    const spent = await tx.query<{ wallet_id: string; owner_id: string; owner_generation: string }>(
+      `UPDATE dashboard_sign_in_tokens t SET used_at = $2::timestamptz
+         FROM wallets w
+        WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2::timestamptz
+          AND w.id = t.wallet_id AND w.owner_id = t.owner_id AND w.owner_generation = t.owner_generation
+        RETURNING t.wallet_id, t.owner_id, t.owner_generation::text`,
+      [hash(token), now.toISOString()],
+    );
+    const row = spent.rows[0];
+    if (!row) return null;
+    const secret = newSecret();
+    const session: OwnerSession = {
+      walletId: row.wallet_id,
+      ownerId: row.owner_id,
+      csrfToken: newSecret(),
+      expiresAt: new Date(now.getTime() + sessionMs),
+      role: 'owner',
+      actorId: row.owner_id,
+      isManager: false,
+      via: 'link',
+    };
+    await tx.query(
+      `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at, role, actor_id, via, is_manager)
+       VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz, $7::timestamptz, 'owner', $3, 'link', false)`,
+      [
+        hash(secret),
+        session.walletId,
+        session.ownerId,
+        row.owner_generation,
+        session.csrfToken,
+        now.toISOString(),
+        session.expiresAt.toISOString(),
+      ],
+    );
+    return { secret, session };
+  });
+}
+
+/** The session of this secret while it lasts, its wallet's owner is unchanged and, for a manager, the role holds. */
+async function liveSession(db: Db, secret: string, now: Date): Promise<OwnerSession | null> {
+  const res = await db.query<{
+    wallet_id: string;
+    owner_id: string;
+    csrf_token: string;
+    expires_at: Date | string;
+    role: Role;
+    actor_id: string | null;
+    is_manager: boolean;
+    via: 'link' | 'provider';
+  }>(
+    `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at, s.actor_id, s.is_manager, s.via,
+            CASE WHEN s.is_manager THEN m.role ELSE s.role END AS role
+       FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id
+       LEFT JOIN wallet_managers m ON s.is_manager AND m.wallet_id = s.wallet_id AND m.identity = s.actor_id
+      WHERE s.session_hash = $1 AND s.expires_at > $2::timestamptz
+        AND w.owner_id = s.owner_id AND w.owner_generation = s.owner_generation
+        AND (NOT s.is_manager OR m.role IS NOT NULL)`,
+    [hash(secret), now.toISOString()],
+  );
+  const r = res.rows[0];
+  return r
+    ? {
+        walletId: r.wallet_id,
+        ownerId: r.owner_id,
+        csrfToken: r.csrf_token,
+        expiresAt: new Date(r.expires_at),
+        role: r.role,
+        actorId: r.actor_id ?? r.owner_id,
+        isManager: r.is_manager,
+        via: r.via,
+      }
+    : null;
+}
+
 export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: number; sessionMs?: number } = {}): SessionStore {
   const signInMs = ttl.signInMs ?? SIGN_IN_TTL_MS;
   const sessionMs = ttl.sessionMs ?? SESSION_TTL_MS;
@@ -86,44 +167,7 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
     async redeem(token) {
       const now = clock.now();
       await prune(now);
-      return db.transaction(async (tx) => {
-        // Spent in the same statement that checks it, so two tabs racing on one link open one session.
-        const spent = await tx.query<{ wallet_id: string; owner_id: string; owner_generation: string }>(
-          `UPDATE dashboard_sign_in_tokens t SET used_at = $2::timestamptz
-             FROM wallets w
-            WHERE t.token_hash = $1 AND t.used_at IS NULL AND t.expires_at > $2::timestamptz
-              AND w.id = t.wallet_id AND w.owner_id = t.owner_id AND w.owner_generation = t.owner_generation
-            RETURNING t.wallet_id, t.owner_id, t.owner_generation::text`,
-          [hash(token), now.toISOString()],
-        );
-        const row = spent.rows[0];
-        if (!row) return null;
-        const secret = newSecret();
-        const session: OwnerSession = {
-          walletId: row.wallet_id,
-          ownerId: row.owner_id,
-          csrfToken: newSecret(),
-          expiresAt: new Date(now.getTime() + sessionMs),
-          role: 'owner',
-          actorId: row.owner_id,
-          isManager: false,
-          via: 'link',
-        };
-        await tx.query(
-          `INSERT INTO dashboard_sessions (session_hash, wallet_id, owner_id, owner_generation, csrf_token, created_at, expires_at, role, actor_id, via, is_manager)
-           VALUES ($1, $2, $3, $4::bigint, $5, $6::timestamptz, $7::timestamptz, 'owner', $3, 'link', false)`,
-          [
-            hash(secret),
-            session.walletId,
-            session.ownerId,
-            row.owner_generation,
-            session.csrfToken,
-            now.toISOString(),
-            session.expiresAt.toISOString(),
-          ],
-        );
-        return { secret, session };
-      });
+      return spendLink(db, token, now, sessionMs);
     },
 
     async openFor(access, identity) {
@@ -163,38 +207,7 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
 
     async find(secret) {
       if (!secret) return null;
-      const res = await db.query<{
-        wallet_id: string;
-        owner_id: string;
-        csrf_token: string;
-        expires_at: Date | string;
-        role: Role;
-        actor_id: string | null;
-        is_manager: boolean;
-        via: 'link' | 'provider';
-      }>(
-        `SELECT s.wallet_id, s.owner_id, s.csrf_token, s.expires_at, s.actor_id, s.is_manager, s.via,
-                CASE WHEN s.is_manager THEN m.role ELSE s.role END AS role
-           FROM dashboard_sessions s JOIN wallets w ON w.id = s.wallet_id
-           LEFT JOIN wallet_managers m ON s.is_manager AND m.wallet_id = s.wallet_id AND m.identity = s.actor_id
-          WHERE s.session_hash = $1 AND s.expires_at > $2::timestamptz
-            AND w.owner_id = s.owner_id AND w.owner_generation = s.owner_generation
-            AND (NOT s.is_manager OR m.role IS NOT NULL)`,
-        [hash(secret), clock.now().toISOString()],
-      );
-      const r = res.rows[0];
-      return r
-        ? {
-            walletId: r.wallet_id,
-            ownerId: r.owner_id,
-            csrfToken: r.csrf_token,
-            expiresAt: new Date(r.expires_at),
-            role: r.role,
-            actorId: r.actor_id ?? r.owner_id,
-            isManager: r.is_manager,
-            via: r.via,
-          }
-        : null;
+      return liveSession(db, secret, clock.now());
     },
 
     async end(secret) {

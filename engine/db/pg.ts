@@ -59,221 +59,246 @@ function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.Q
   };
 }
 
-export async function openPg(opts: PgDbOptions): Promise<Db> {
-  const onError = opts.onError ?? (() => {});
-  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 20 });
-  pool.on('error', (err) => onError(err)); // an idle client died; the pool replaces it
-  const poolQ = wrap(pool as never);
-
-  // --- LISTEN on one dedicated, self-healing client ---
-  const handlers = new Map<string, Set<(payload: string) => void>>();
+/**
+ * The one dedicated, self-healing client every LISTEN rides on. It connects at the first subscription; when
+ * it drops it reconnects with backoff and LISTENs again to every channel still subscribed.
+ */
+class PgListener {
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   /** What each subscription does when notifications may have been lost. */
-  const gapHandlers = new Map<object, () => void>();
+  private readonly gapHandlers = new Map<object, () => void>();
   /** A listening connection existed before: the next one to come up is a reconnect, with a gap behind it. */
-  let everListened = false;
-  let listener: pg.Client | null = null;
-  let connecting: Promise<pg.Client> | null = null;
-  let closed = false;
-  let retryTimer: NodeJS.Timeout | null = null;
-  let backoff = 100;
+  private everListened = false;
+  private listener: pg.Client | null = null;
+  private connecting: Promise<pg.Client> | null = null;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private backoff = 100;
+  private lastNudgeMs = 0;
   /** The listening connection dropped and has not come back: the server is most likely down. */
-  let listenerLost = false;
+  private lost = false;
 
-  const dispatch = (msg: pg.Notification) => {
-    const set = handlers.get(msg.channel);
+  constructor(
+    private readonly url: string,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  seemsReachable(): boolean {
+    if (this.lost) this.nudgeReconnect();
+    return !this.lost;
+  }
+
+  async reachable(waitMs: number): Promise<boolean> {
+    if (!this.lost) return true;
+    this.nudgeReconnect();
+    const attempt = this.connecting;
+    if (attempt) {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((r) => (timer = setTimeout(r, waitMs)));
+      await Promise.race([
+        attempt.then(
+          () => undefined,
+          () => undefined,
+        ),
+        waited,
+      ]);
+      clearTimeout(timer);
+    }
+    return !this.lost;
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>> {
+    let set = this.handlers.get(channel);
+    const fresh = !set;
+    if (!set) this.handlers.set(channel, (set = new Set()));
+    set.add(onPayload);
+    const subscription = {};
+    if (onGap) this.gapHandlers.set(subscription, onGap);
+    if (fresh) {
+      const c = await this.ensureListener();
+      // ensureListener LISTENs to every channel when it connects; LISTEN twice is harmless.
+      await c.query(`LISTEN ${quoteIdent(channel)}`);
+    } else {
+      await this.ensureListener();
+    }
+    return async () => {
+      this.gapHandlers.delete(subscription);
+      const s = this.handlers.get(channel);
+      if (!s) return;
+      s.delete(onPayload);
+      if (s.size === 0) {
+        this.handlers.delete(channel);
+        if (this.listener) await this.listener.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.handlers.clear();
+    this.gapHandlers.clear();
+    const l = this.listener;
+    this.listener = null;
+    if (l) await endQuietly(l);
+  }
+
+  private dispatch(msg: pg.Notification): void {
+    const set = this.handlers.get(msg.channel);
     if (!set) return;
     for (const h of [...set]) {
       try {
         h(msg.payload ?? '');
       } catch (e) {
-        onError(e as Error);
+        this.onError(e as Error);
       }
     }
-  };
+  }
 
-  const reportGap = () => {
-    for (const onGap of [...gapHandlers.values()]) {
+  private reportGap(): void {
+    for (const onGap of [...this.gapHandlers.values()]) {
       try {
         onGap();
       } catch (e) {
-        onError(e as Error);
+        this.onError(e as Error);
       }
     }
-  };
+  }
 
-  const scheduleReconnect = () => {
-    if (closed || retryTimer || handlers.size === 0) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      ensureListener().catch((e) => {
-        onError(e as Error);
-        backoff = Math.min(backoff * 2, 5000);
-        scheduleReconnect();
+  private scheduleReconnect(): void {
+    if (this.closed || this.retryTimer || this.handlers.size === 0) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.ensureListener().catch((e) => {
+        this.onError(e as Error);
+        this.backoff = Math.min(this.backoff * 2, 5000);
+        this.scheduleReconnect();
       });
-    }, backoff);
-    retryTimer.unref?.();
-  };
+    }, this.backoff);
+    this.retryTimer.unref?.();
+  }
 
   /**
    * Asked while the listener is lost (a call being admitted): try to reconnect now rather than at the end of the
    * backoff, at most every 100 ms, so calls pass again as soon as the server is back, not up to 5 s later.
    */
-  let lastNudgeMs = 0;
-  const nudgeReconnect = () => {
+  private nudgeReconnect(): void {
     const now = Date.now();
-    if (closed || connecting || handlers.size === 0 || now - lastNudgeMs < 100) return;
-    lastNudgeMs = now;
-    if (retryTimer) clearTimeout(retryTimer);
-    retryTimer = null;
-    ensureListener().catch((e) => {
-      onError(e as Error);
-      scheduleReconnect();
+    if (this.closed || this.connecting || this.handlers.size === 0 || now - this.lastNudgeMs < 100) return;
+    this.lastNudgeMs = now;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.ensureListener().catch((e) => {
+      this.onError(e as Error);
+      this.scheduleReconnect();
     });
-  };
+  }
 
-  const ensureListener = async (): Promise<pg.Client> => {
-    if (listener) return listener;
-    if (connecting) return connecting;
-    connecting = (async () => {
-      const c = new pg.Client({ connectionString: opts.url });
-      c.on('notification', dispatch);
-      const lost = (err?: Error) => {
-        if (err) onError(err);
-        if (!closed) listenerLost = true;
-        if (listener === c) listener = null;
-        c.removeAllListeners('notification');
-        scheduleReconnect();
-      };
-      c.on('error', (err) => lost(err));
-      c.on('end', () => lost());
-      try {
-        await c.connect();
-        for (const ch of handlers.keys()) await c.query(`LISTEN ${quoteIdent(ch)}`);
-      } catch (e) {
-        c.removeAllListeners('end');
-        c.removeAllListeners('error');
-        c.on('error', () => {});
-        await c.end().catch(() => {});
-        throw e;
-      }
-      backoff = 100;
-      listener = c;
-      listenerLost = false;
-      if (everListened) reportGap();
-      everListened = true;
-      return c;
-    })();
+  private async ensureListener(): Promise<pg.Client> {
+    if (this.listener) return this.listener;
+    if (this.connecting) return this.connecting;
+    this.connecting = this.connect();
     try {
-      return await connecting;
+      return await this.connecting;
     } finally {
-      connecting = null;
+      this.connecting = null;
     }
-  };
+  }
 
-  const db: Db = {
+  private async connect(): Promise<pg.Client> {
+    const c = new pg.Client({ connectionString: this.url });
+    const dispatch = (msg: pg.Notification) => this.dispatch(msg);
+    c.on('notification', dispatch);
+    const lost = (err?: Error) => {
+      if (err) this.onError(err);
+      if (!this.closed) this.lost = true;
+      if (this.listener === c) this.listener = null;
+      c.removeAllListeners('notification');
+      this.scheduleReconnect();
+    };
+    c.on('error', (err) => lost(err));
+    c.on('end', () => lost());
+    try {
+      await c.connect();
+      for (const ch of this.handlers.keys()) await c.query(`LISTEN ${quoteIdent(ch)}`);
+    } catch (e) {
+      await endQuietly(c);
+      throw e;
+    }
+    this.backoff = 100;
+    this.listener = c;
+    this.lost = false;
+    if (this.everListened) this.reportGap();
+    this.everListened = true;
+    return c;
+  }
+}
+
+/** Ends a client whose end or errors no longer matter to anyone. */
+async function endQuietly(c: pg.Client): Promise<void> {
+  c.removeAllListeners('end');
+  c.removeAllListeners('error');
+  c.on('error', () => {});
+  await c.end().catch(() => {});
+}
+
+/** BEGIN … COMMIT on one pooled client; ROLLBACK, and the client discarded if that failed too, when fn throws. */
+async function pgTransaction<T>(
+  pool: pg.Pool,
+  onError: (err: Error) => void,
+  fn: (tx: Queryable) => Promise<T>,
+  opts?: { flushWal?: boolean },
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  // A checked-out client has no pool listener: a server shutdown (57P01) would be an uncaught 'error'
+  // event and end the process. The failing query rejects on its own; this only keeps the process up.
+  const onClientError = (err: Error) => {
+    broken = err;
+    onError(err);
+  };
+  client.on('error', onClientError);
+  try {
+    // One round trip either way: the setting rides in the same simple-protocol message as BEGIN.
+    await client.query(opts?.flushWal === false ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
+    try {
+      const out = await fn(wrap(client));
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (re) {
+        broken = re as Error;
+      }
+      throw e;
+    }
+  } finally {
+    client.off('error', onClientError);
+    client.release(broken);
+  }
+}
+
+export async function openPg(opts: PgDbOptions): Promise<Db> {
+  const onError = opts.onError ?? (() => {});
+  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 20 });
+  pool.on('error', (err) => onError(err)); // an idle client died; the pool replaces it
+  const poolQ = wrap(pool as never);
+  const listener = new PgListener(opts.url, onError);
+  return {
     kind: 'postgres',
     query: (sql, params) => poolQ.query(sql, params),
     poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    seemsReachable: () => {
-      if (listenerLost) nudgeReconnect();
-      return !listenerLost;
-    },
-
-    async reachable(waitMs) {
-      if (!listenerLost) return true;
-      nudgeReconnect();
-      const attempt = connecting;
-      if (attempt) {
-        let timer: NodeJS.Timeout | undefined;
-        const waited = new Promise<void>((r) => (timer = setTimeout(r, waitMs)));
-        await Promise.race([
-          attempt.then(
-            () => undefined,
-            () => undefined,
-          ),
-          waited,
-        ]);
-        clearTimeout(timer);
-      }
-      return !listenerLost;
-    },
-
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T> {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      // A checked-out client has no pool listener: a server shutdown (57P01) would be an uncaught 'error'
-      // event and end the process. The failing query rejects on its own; this only keeps the process up.
-      const onClientError = (err: Error) => {
-        broken = err;
-        onError(err);
-      };
-      client.on('error', onClientError);
-      try {
-        // One round trip either way: the setting rides in the same simple-protocol message as BEGIN.
-        await client.query(opts?.flushWal === false ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
-        try {
-          const out = await fn(wrap(client));
-          await client.query('COMMIT');
-          return out;
-        } catch (e) {
-          try {
-            await client.query('ROLLBACK');
-          } catch (re) {
-            broken = re as Error;
-          }
-          throw e;
-        }
-      } finally {
-        client.off('error', onClientError);
-        client.release(broken);
-      }
-    },
-
-    async listen(channel, onPayload, onGap) {
-      let set = handlers.get(channel);
-      const fresh = !set;
-      if (!set) handlers.set(channel, (set = new Set()));
-      set.add(onPayload);
-      const subscription = {};
-      if (onGap) gapHandlers.set(subscription, onGap);
-      if (fresh) {
-        const c = await ensureListener();
-        // ensureListener LISTENs to every channel when it connects; LISTEN twice is harmless.
-        await c.query(`LISTEN ${quoteIdent(channel)}`);
-      } else {
-        await ensureListener();
-      }
-      return async () => {
-        gapHandlers.delete(subscription);
-        const s = handlers.get(channel);
-        if (!s) return;
-        s.delete(onPayload);
-        if (s.size === 0) {
-          handlers.delete(channel);
-          if (listener) await listener.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
-        }
-      };
-    },
-
+    seemsReachable: () => listener.seemsReachable(),
+    reachable: (waitMs) => listener.reachable(waitMs),
+    transaction: (fn, txOpts) => pgTransaction(pool, onError, fn, txOpts),
+    listen: (channel, onPayload, onGap) => listener.listen(channel, onPayload, onGap),
     async notify(channel, payload) {
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
-
     async close() {
-      closed = true;
-      if (retryTimer) clearTimeout(retryTimer);
-      handlers.clear();
-      gapHandlers.clear();
-      const l = listener;
-      listener = null;
-      if (l) {
-        l.removeAllListeners('end');
-        l.removeAllListeners('error');
-        l.on('error', () => {});
-        await l.end().catch(() => {});
-      }
+      await listener.close();
       await pool.end();
     },
   };
-  return db;
 }

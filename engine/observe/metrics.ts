@@ -116,6 +116,14 @@ export class GatewayMetrics {
       aggregator: 'min',
     });
     this.lastReload.set(1);
+    this.scrapeTimeGauges(sources, registers);
+    if (sources.leases) this.leaseGauges(sources.leases, registers);
+    if (sources.charges) this.chargeGauges(sources.charges, registers);
+    if (sources.ledgerAudit) this.auditGauges(sources.ledgerAudit, registers);
+  }
+
+  /** The gateway's state read at each scrape: the catalog version, single calls' holds, the database pool. */
+  private scrapeTimeGauges(sources: MetricsSources, registers: Registry[]): void {
     new Gauge({
       name: 'gateway_catalog_version',
       help: 'Version of the running catalog snapshot (1 at start, +1 per applied reload).',
@@ -148,9 +156,6 @@ export class GatewayMetrics {
         for (const [state, n] of Object.entries(use)) this.set({ state }, n);
       },
     });
-    if (sources.leases) this.leaseGauges(sources.leases, registers);
-    if (sources.charges) this.chargeGauges(sources.charges, registers);
-    if (sources.ledgerAudit) this.auditGauges(sources.ledgerAudit, registers);
   }
 
   private chargeGauges(charges: NonNullable<MetricsSources['charges']>, registers: Registry[]): void {

@@ -133,6 +133,41 @@ interface PrimaryHooks {
   stopped(): void;
 }
 
+/**
+ * A scrape reaches one worker; the primary asks every serving worker for its metrics and hands that worker
+ * the lot to add up (engine/observe/metrics.ts), so /metrics answers for the whole gateway.
+ */
+class MetricsCollections {
+  private readonly open = new Map<number, { metrics: WorkerMetrics[]; waiting: number; done(): void }>();
+  private next = 0;
+
+  /** Asks each of `serving` for its metrics; `asker` gets them when all came, or at METRICS_WAIT_MS with those that did. */
+  start(asker: Worker, askerId: number, serving: Worker[]): void {
+    const id = this.next++;
+    const entry = {
+      metrics: [] as WorkerMetrics[],
+      waiting: serving.length,
+      done: () => {
+        clearTimeout(timer);
+        this.open.delete(id);
+        const answer: PrimaryMessage = { type: 'workers-metrics', id: askerId, metrics: entry.metrics, missing: entry.waiting };
+        if (asker.isConnected()) asker.send(answer);
+      },
+    };
+    const timer = setTimeout(entry.done, METRICS_WAIT_MS);
+    this.open.set(id, entry);
+    for (const w of serving) w.send({ type: 'collect-metrics', id } satisfies PrimaryMessage);
+  }
+
+  arrived(id: number, metrics: WorkerMetrics): void {
+    const entry = this.open.get(id);
+    if (!entry) return; // too late: that scrape was answered without it
+    entry.metrics.push(metrics);
+    entry.waiting--;
+    if (entry.waiting === 0) entry.done();
+  }
+}
+
 /** Runs the primary until its workers have stopped; the process exits with the code it should. */
 export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
   cluster.setupPrimary({ exec: hooks.exec });
@@ -142,6 +177,7 @@ export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
   let stopping = false;
   let started = false;
   let exitCode = 0;
+  const collections = new MetricsCollections();
 
   const fork = (index: number): Promise<string> =>
     new Promise((resolve, reject) => {
@@ -152,8 +188,8 @@ export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
           listening.add(worker);
           resolve(m.url);
         } else if (m?.type === 'reloaded') broadcastReload(worker);
-        else if (m?.type === 'metrics-wanted') collectMetrics(worker, m.id);
-        else if (m?.type === 'metrics') metricsArrived(m.id, m.metrics);
+        else if (m?.type === 'metrics-wanted') collections.start(worker, m.id, serving());
+        else if (m?.type === 'metrics') collections.arrived(m.id, m.metrics);
       });
       worker.once('exit', (code, signal) => {
         live.delete(worker);
@@ -163,37 +199,9 @@ export function superviseWorkers(count: number, hooks: PrimaryHooks): void {
       });
     });
 
+  const serving = () => [...listening].filter((w) => w.isConnected());
   const broadcastReload = (except?: Worker) => {
     for (const w of live.keys()) if (w !== except) w.send({ type: 'reload' } satisfies PrimaryMessage);
-  };
-
-  // A scrape reaches one worker; the primary asks every serving worker for its metrics and hands that worker
-  // the lot to add up (engine/observe/metrics.ts), so /metrics answers for the whole gateway.
-  const collections = new Map<number, { metrics: WorkerMetrics[]; waiting: number; done(): void }>();
-  let nextCollection = 0;
-  const collectMetrics = (asker: Worker, askerId: number) => {
-    const id = nextCollection++;
-    const serving = [...listening].filter((w) => w.isConnected());
-    const entry = {
-      metrics: [] as WorkerMetrics[],
-      waiting: serving.length,
-      done: () => {
-        clearTimeout(timer);
-        collections.delete(id);
-        const answer: PrimaryMessage = { type: 'workers-metrics', id: askerId, metrics: entry.metrics, missing: entry.waiting };
-        if (asker.isConnected()) asker.send(answer);
-      },
-    };
-    const timer = setTimeout(entry.done, METRICS_WAIT_MS);
-    collections.set(id, entry);
-    for (const w of serving) w.send({ type: 'collect-metrics', id } satisfies PrimaryMessage);
-  };
-  const metricsArrived = (id: number, metrics: WorkerMetrics) => {
-    const entry = collections.get(id);
-    if (!entry) return; // too late: that scrape was answered without it
-    entry.metrics.push(metrics);
-    entry.waiting--;
-    if (entry.waiting === 0) entry.done();
   };
 
   /** Every worker drains and exits; then the primary exits with `code`. */

@@ -172,60 +172,94 @@ export interface VideoStore {
   urlSecret(): Promise<string>;
 }
 
+/** Inserts a new job, queued; no row when the wallet already used its idempotency key. */
+async function insertNewJob(db: Db, j: NewVideoJob): Promise<Record<string, unknown> | undefined> {
+  const cols = [
+    'id',
+    'wallet_id',
+    'key_id',
+    'idempotency_key',
+    'model',
+    'vendor',
+    'seconds',
+    'size',
+    'resolution',
+    'status',
+    'hold_ref',
+    'hold_nano',
+    'vendor_request',
+    'created_at',
+    'deadline_wall',
+    'next_poll_at',
+    'lease_owner',
+    'lease_until',
+  ];
+  const values = [
+    j.id,
+    j.walletId,
+    j.keyId,
+    j.idempotencyKey,
+    j.model,
+    j.vendor,
+    j.seconds,
+    j.size,
+    j.resolution,
+    'queued',
+    j.holdRef,
+    j.holdNano,
+    j.vendorRequest,
+    j.createdAt,
+    j.deadlineWall,
+    j.nextPollAt,
+    j.leaseOwner,
+    j.leaseUntil,
+  ].map(param);
+  const casts: Record<string, string> = { hold_nano: '::bigint', vendor_request: '::jsonb' };
+  const placeholders = cols.map(
+    (c, i) => `$${i + 1}${casts[c] ?? (c.endsWith('_at') || c.endsWith('_wall') || c.endsWith('_until') ? '::timestamptz' : '')}`,
+  );
+  const res = await db.query(
+    `INSERT INTO video_jobs (${cols.join(', ')}) VALUES (${placeholders.join(', ')})
+     ON CONFLICT (wallet_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     RETURNING *`,
+    values,
+  );
+  return res.rows[0];
+}
+
+/** Writes a patch, only while `owner` holds the lease (null: no lease condition); false when no row was written. */
+async function patchJob(db: Db, id: string, owner: string | null, p: VideoPatch): Promise<boolean> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [k, v] of Object.entries(p)) {
+    const col = COLUMNS[k as keyof typeof COLUMNS];
+    if (!col || v === undefined) continue;
+    params.push(param(v));
+    const cast =
+      col === 'vendor_request'
+        ? '::jsonb'
+        : col.endsWith('_nano') || col === 'file_bytes'
+          ? '::bigint'
+          : /_at$|_until$/.test(col)
+            ? '::timestamptz'
+            : '';
+    sets.push(`${col} = $${params.length}${cast}`);
+  }
+  if (sets.length === 0) return true;
+  let where = 'id = $1';
+  if (owner !== null) {
+    params.push(owner);
+    where += ` AND lease_owner = $${params.length}`;
+  }
+  const res = await db.query(`UPDATE video_jobs SET ${sets.join(', ')} WHERE ${where} RETURNING id`, params);
+  return res.rowCount > 0;
+}
+
 export function createVideoStore(db: Db): VideoStore {
   return {
     async insert(j) {
-      const cols = [
-        'id',
-        'wallet_id',
-        'key_id',
-        'idempotency_key',
-        'model',
-        'vendor',
-        'seconds',
-        'size',
-        'resolution',
-        'status',
-        'hold_ref',
-        'hold_nano',
-        'vendor_request',
-        'created_at',
-        'deadline_wall',
-        'next_poll_at',
-        'lease_owner',
-        'lease_until',
-      ];
-      const values = [
-        j.id,
-        j.walletId,
-        j.keyId,
-        j.idempotencyKey,
-        j.model,
-        j.vendor,
-        j.seconds,
-        j.size,
-        j.resolution,
-        'queued',
-        j.holdRef,
-        j.holdNano,
-        j.vendorRequest,
-        j.createdAt,
-        j.deadlineWall,
-        j.nextPollAt,
-        j.leaseOwner,
-        j.leaseUntil,
-      ].map(param);
-      const casts: Record<string, string> = { hold_nano: '::bigint', vendor_request: '::jsonb' };
-      const placeholders = cols.map(
-        (c, i) => `$${i + 1}${casts[c] ?? (c.endsWith('_at') || c.endsWith('_wall') || c.endsWith('_until') ? '::timestamptz' : '')}`,
-      );
-      const res = await db.query(
-        `INSERT INTO video_jobs (${cols.join(', ')}) VALUES (${placeholders.join(', ')})
-         ON CONFLICT (wallet_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING *`,
-        values,
-      );
-      if (res.rows[0]) return { job: fromRow(res.rows[0]), created: true };
+      const row = await insertNewJob(db, j);
+      if (row) return { job: fromRow(row), created: true };
       const first = j.idempotencyKey ? await this.byIdempotencyKey(j.walletId, j.idempotencyKey) : null;
       if (!first) throw new Error(`video job ${j.id} was neither inserted nor found by its idempotency key`);
       return { job: first, created: false };
@@ -275,32 +309,7 @@ export function createVideoStore(db: Db): VideoStore {
       return res.rows.map(fromRow);
     },
 
-    async patch(id, owner, p) {
-      const sets: string[] = [];
-      const params: unknown[] = [id];
-      for (const [k, v] of Object.entries(p)) {
-        const col = COLUMNS[k as keyof typeof COLUMNS];
-        if (!col || v === undefined) continue;
-        params.push(param(v));
-        const cast =
-          col === 'vendor_request'
-            ? '::jsonb'
-            : col.endsWith('_nano') || col === 'file_bytes'
-              ? '::bigint'
-              : /_at$|_until$/.test(col)
-                ? '::timestamptz'
-                : '';
-        sets.push(`${col} = $${params.length}${cast}`);
-      }
-      if (sets.length === 0) return true;
-      let where = 'id = $1';
-      if (owner !== null) {
-        params.push(owner);
-        where += ` AND lease_owner = $${params.length}`;
-      }
-      const res = await db.query(`UPDATE video_jobs SET ${sets.join(', ')} WHERE ${where} RETURNING id`, params);
-      return res.rowCount > 0;
-    },
+    patch: (id, owner, p) => patchJob(db, id, owner, p),
 
     async expiredFiles(now, limit) {
       const res = await db.query<{ id: string; file_name: string }>(

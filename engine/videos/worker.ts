@@ -5,6 +5,7 @@
 // Several processes may run it against one database: a job is worked on only by the process holding its lease
 // (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
+import { JobRunner } from '../core/job-runner.ts';
 import { usageRecordRows } from '../usage/records.ts';
 import { jobUsageRecord } from './job-record.ts';
 import { DOWNLOAD_TIMEOUT_MS, downloadVideo, StoreRefused } from './download.ts';
@@ -48,7 +49,7 @@ export interface VideoWorkerDeps {
   onFinished?: (finished: FinishedVideo) => void; // once per job, by the process whose write finished it (video.finished)
 }
 
-/** Jobs claimed per round. */
+/** Jobs claimed per round; a round that claims this many is followed by another at once. */
 const CLAIM_BATCH = 16;
 /** How long a claimed job stays ours while one status call (not a download) runs. */
 const POLL_LEASE_MS = 2 * 60_000;
@@ -57,31 +58,31 @@ const FILE_SWEEP_EVERY_MS = 60_000;
 const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export class VideoWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<void> = Promise.resolve();
-  private running = false;
-  private stopped = false;
+  private readonly runner: JobRunner;
   private readonly inFlight = new Set<Promise<unknown>>();
   private lastFileSweep = 0;
   private log: WorkerLog;
 
   constructor(private readonly deps: VideoWorkerDeps) {
     this.log = deps.log ?? silent;
+    this.runner = new JobRunner({
+      round: (limit) => this.round(limit),
+      batch: CLAIM_BATCH,
+      intervalMs: deps.pollMs,
+      log: () => this.log,
+      failure: 'video worker round failed',
+    });
   }
 
   /** Starts the polling loop. */
   start(log?: WorkerLog): void {
     if (log) this.log = log;
-    this.stopped = false;
-    this.schedule(0);
+    this.runner.start();
   }
 
   /** Stops the loop and waits for work in flight (submissions, polls, downloads). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.current;
+    await this.runner.stop();
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
@@ -90,15 +91,16 @@ export class VideoWorker {
     this.track(this.submit(job).catch((e) => this.log.error({ err: e, video: job.id }, 'video submission failed')));
   }
 
-  /** One round: claim due jobs, work on each, and now and then delete expired files. */
-  async tick(): Promise<void> {
+  /** One round: claims at most `limit` due jobs, works on each, and now and then deletes expired files. */
+  private async round(limit: number): Promise<number> {
     const wall = new Date();
-    const claimed = await this.deps.store.claim(this.deps.owner, wall, new Date(wall.getTime() + POLL_LEASE_MS), CLAIM_BATCH);
+    const claimed = await this.deps.store.claim(this.deps.owner, wall, new Date(wall.getTime() + POLL_LEASE_MS), limit);
     await Promise.all(claimed.map((job) => this.track(this.work(job).catch((e) => this.onWorkError(job, e)))));
     if (wall.getTime() - this.lastFileSweep >= FILE_SWEEP_EVERY_MS) {
       this.lastFileSweep = wall.getTime();
       await this.sweepFiles();
     }
+    return claimed.length;
   }
 
   /** Deletes delivered files whose expires_at (gateway clock) passed. Returns how many. */
@@ -112,27 +114,6 @@ export class VideoWorker {
         n++;
       }
       if (due.length < 100) return n;
-    }
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.current = this.loop();
-    }, ms);
-    this.timer.unref?.();
-  }
-
-  private async loop(): Promise<void> {
-    if (this.running || this.stopped) return;
-    this.running = true;
-    try {
-      await this.tick();
-    } catch (e) {
-      this.log.error({ err: e }, 'video worker round failed');
-    } finally {
-      this.running = false;
-      this.schedule(this.deps.pollMs);
     }
   }
 

@@ -30,6 +30,81 @@ interface ThinkingState {
   signature: string;
 }
 
+/** The blocks open in one answer: each tool call's chat index, and each thinking block's text so far. */
+interface OpenBlocks {
+  nextTool: number;
+  toolIndex: Map<number, number>;
+  thinking: Map<number, ThinkingState>;
+}
+
+function errorFrame(err: JsonValue | undefined): string {
+  const e = isObject(err) ? err : {};
+  const vendorType = typeof e.type === 'string' ? e.type : '';
+  const type = KEPT_ERROR_TYPES.has(vendorType) ? vendorType : 'upstream_error';
+  const message = typeof e.message === 'string' && e.message !== '' ? e.message : 'The vendor reported an error during the stream.';
+  return dataFrame({ error: { type, message, code: type, param: null } });
+}
+
+/** The chunk delta a content_block_start sends, if any; a tool call or a thinking block is opened in `open`. */
+function deltaOnBlockStart(index: number, block: JsonObject, open: OpenBlocks): JsonObject | null {
+  switch (block.type) {
+    case 'text':
+      return typeof block.text === 'string' && block.text !== '' ? { content: block.text } : null;
+    case 'tool_use': {
+      const n = open.nextTool++;
+      open.toolIndex.set(index, n);
+      const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
+      return {
+        tool_calls: [
+          { index: n, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } },
+        ],
+      };
+    }
+    case 'thinking': {
+      const text = typeof block.thinking === 'string' ? block.thinking : '';
+      open.thinking.set(index, { thinking: text, signature: typeof block.signature === 'string' ? block.signature : '' });
+      return text !== '' ? { reasoning_content: text } : null;
+    }
+    case 'redacted_thinking':
+      return { thinking_blocks: [{ type: 'redacted_thinking', data: typeof block.data === 'string' ? block.data : '' }] };
+  }
+  return null;
+}
+
+/** The chunk delta a content_block_delta sends, if any; a thinking block's text and signature grow in `open`. */
+function deltaOnBlockDelta(index: number, delta: JsonObject, open: OpenBlocks): JsonObject | null {
+  switch (delta.type) {
+    case 'text_delta':
+      return typeof delta.text === 'string' && delta.text !== '' ? { content: delta.text } : null;
+    case 'input_json_delta': {
+      const n = open.toolIndex.get(index);
+      return n !== undefined && typeof delta.partial_json === 'string' && delta.partial_json !== ''
+        ? { tool_calls: [{ index: n, function: { arguments: delta.partial_json } }] }
+        : null;
+    }
+    case 'thinking_delta': {
+      if (typeof delta.thinking !== 'string' || delta.thinking === '') return null;
+      const state = open.thinking.get(index);
+      if (state) state.thinking += delta.thinking;
+      return { reasoning_content: delta.thinking };
+    }
+    case 'signature_delta': {
+      const state = open.thinking.get(index);
+      if (state && typeof delta.signature === 'string') state.signature += delta.signature;
+      return null;
+    }
+  }
+  return null;
+}
+
+/** A thinking block closing sends it whole with its signature, so the client can send it back. */
+function deltaOnBlockStop(index: number, open: OpenBlocks): JsonObject | null {
+  const state = open.thinking.get(index);
+  if (!state) return null;
+  open.thinking.delete(index);
+  return { thinking_blocks: [{ type: 'thinking', thinking: state.thinking, signature: state.signature }] };
+}
+
 export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) => {
   const tracker = new NativeUsageTracker(call);
   const includeUsage = isObject(call.client.stream_options) && call.client.stream_options.include_usage === true;
@@ -39,9 +114,7 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
   let started = false;
   let ended = false;
   let usageSent = false;
-  let nextTool = 0;
-  const toolIndex = new Map<number, number>();
-  const thinking = new Map<number, ThinkingState>();
+  const open: OpenBlocks = { nextTool: 0, toolIndex: new Map(), thinking: new Map() };
 
   const chunk = (delta: JsonObject, finish: string | null = null) =>
     dataFrame({
@@ -58,70 +131,8 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
     out.push(chunk({ role: 'assistant', content: '' }));
   };
 
-  const errorFrame = (err: JsonValue | undefined): string => {
-    const e = isObject(err) ? err : {};
-    const vendorType = typeof e.type === 'string' ? e.type : '';
-    const type = KEPT_ERROR_TYPES.has(vendorType) ? vendorType : 'upstream_error';
-    const message = typeof e.message === 'string' && e.message !== '' ? e.message : 'The vendor reported an error during the stream.';
-    return dataFrame({ error: { type, message, code: type, param: null } });
-  };
-
-  const onBlockStart = (index: number, block: JsonObject, out: string[]) => {
-    switch (block.type) {
-      case 'text':
-        if (typeof block.text === 'string' && block.text !== '') out.push(chunk({ content: block.text }));
-        break;
-      case 'tool_use': {
-        const n = nextTool++;
-        toolIndex.set(index, n);
-        const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
-        out.push(
-          chunk({
-            tool_calls: [
-              { index: n, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } },
-            ],
-          }),
-        );
-        break;
-      }
-      case 'thinking': {
-        const text = typeof block.thinking === 'string' ? block.thinking : '';
-        thinking.set(index, { thinking: text, signature: typeof block.signature === 'string' ? block.signature : '' });
-        if (text !== '') out.push(chunk({ reasoning_content: text }));
-        break;
-      }
-      case 'redacted_thinking':
-        out.push(chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: typeof block.data === 'string' ? block.data : '' }] }));
-        break;
-    }
-  };
-
-  const onBlockDelta = (index: number, delta: JsonObject, out: string[]) => {
-    switch (delta.type) {
-      case 'text_delta':
-        if (typeof delta.text === 'string' && delta.text !== '') out.push(chunk({ content: delta.text }));
-        break;
-      case 'input_json_delta': {
-        const n = toolIndex.get(index);
-        if (n !== undefined && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
-          out.push(chunk({ tool_calls: [{ index: n, function: { arguments: delta.partial_json } }] }));
-        }
-        break;
-      }
-      case 'thinking_delta': {
-        const state = thinking.get(index);
-        if (typeof delta.thinking === 'string' && delta.thinking !== '') {
-          if (state) state.thinking += delta.thinking;
-          out.push(chunk({ reasoning_content: delta.thinking }));
-        }
-        break;
-      }
-      case 'signature_delta': {
-        const state = thinking.get(index);
-        if (state && typeof delta.signature === 'string') state.signature += delta.signature;
-        break;
-      }
-    }
+  const send = (out: string[], delta: JsonObject | null) => {
+    if (delta) out.push(chunk(delta));
   };
 
   return {
@@ -140,20 +151,15 @@ export const messageEventsToChatChunks: StreamTranslatorFactory = (call: Call) =
           break;
         case 'content_block_start':
           start(out);
-          if (isObject(ev.content_block)) onBlockStart(Number(ev.index), ev.content_block, out);
+          if (isObject(ev.content_block)) send(out, deltaOnBlockStart(Number(ev.index), ev.content_block, open));
           break;
         case 'content_block_delta':
           start(out);
-          if (isObject(ev.delta)) onBlockDelta(Number(ev.index), ev.delta, out);
+          if (isObject(ev.delta)) send(out, deltaOnBlockDelta(Number(ev.index), ev.delta, open));
           break;
-        case 'content_block_stop': {
-          const state = thinking.get(Number(ev.index));
-          if (state) {
-            thinking.delete(Number(ev.index));
-            out.push(chunk({ thinking_blocks: [{ type: 'thinking', thinking: state.thinking, signature: state.signature }] }));
-          }
+        case 'content_block_stop':
+          send(out, deltaOnBlockStop(Number(ev.index), open));
           break;
-        }
         case 'message_delta':
           start(out);
           if (isObject(ev.delta) && ev.delta.stop_reason !== undefined && ev.delta.stop_reason !== null) {
