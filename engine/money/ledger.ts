@@ -55,7 +55,7 @@ interface LedgerOptions {
   /** Default reservation lifetime (default 15 minutes). */
   reservationTtlMs?: number;
   /**
-   * Vendors whose models need credits usable for them, else not_in_plan (default ['c']). Read at each
+   * Vendors whose models need credits usable for them, else not_in_plan (default none: billing.yaml names them). Read at each
    * use, so after a config reload admission and GET /v1/models (planAllows) follow the same list.
    */
   planVendors?: () => readonly string[];
@@ -130,7 +130,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const ttl = opts.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
-  const planVendors = opts.planVendors ?? (() => ['c']);
+  const planVendors = opts.planVendors ?? (() => []);
   const vendors = opts.vendors ?? ANY_VENDOR;
 
   // The batcher reads the queue, flush and commit settings from the same options, at each use.

@@ -23,7 +23,7 @@ describe('money', () => {
 
 describeEachDatabase('ledger', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
-  const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc', vendors: () => VENDORS });
+  const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc', vendors: () => VENDORS, planVendors: () => ['c'] });
 
   it('settle runs its charge callback in its own transaction: when it fails, nothing is charged and the hold stays', async () => {
     const l = ledger();
