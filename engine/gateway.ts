@@ -2,6 +2,8 @@
 // money, keys, the vendors' side (vendor-wiring.ts) and what serves calls over it (call-wiring.ts), the Fastify
 // app and every room's routes, then closes them in reverse. It only wires: each feature lives in its room.
 // `npm start` and the end-to-end tests both use it.
+import { join } from 'node:path';
+import { usageRowWriters } from './usage/records.ts';
 import { gatewayEnvFrom } from './gateway-env.ts';
 import { openVendorSide } from './vendor-wiring.ts';
 import { callServing } from './call-wiring.ts';
@@ -59,7 +61,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
-  const money = gatewayMoney(db, runtime, clock, log);
+  // Charges the database has not taken are kept on this host's disk until it does (none kept with nothing on disk).
+  const money = gatewayMoney(db, runtime, clock, log, env.dataDir === 'memory://' ? null : join(env.dataDir, 'charges'));
   const { ledger, leases } = money;
   const keys = createKeyService(db, { clock });
   await keys.ready();
@@ -97,7 +100,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 
   // Timers and workers start once every route is in place.
   const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
-  money.start(opts.sweeper !== false);
+  money.start(opts.sweeper !== false, [keys.quota.useWriter, ...usageRowWriters]);
   videos.start(app.log);
   alerts.start();
   const firstRun = await firstRunWallet(db, ledger, keys, embedded);

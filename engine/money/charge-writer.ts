@@ -10,6 +10,7 @@
 // whose answer went out before they were written (at risk: the database did not answer within the wait),
 // charges whose write keeps failing, charges given up (a refusal no retry can mend, logged at error level),
 // and vendor work a wallet could not pay (shortfall).
+import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { CHARGE_RETRY, isFinal, nextDelayMs, type ChargeRetry } from './retry.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
@@ -50,6 +51,10 @@ interface Entry {
   failing: boolean;
   atRisk: boolean;
   done?: Promise<void>;
+  /** What the charge is, for the spool: asked only when it is kept. */
+  intent?: () => ChargeIntent;
+  /** Kept in the spool: the next process writes it if this one cannot. */
+  kept: boolean;
 }
 
 export class ChargeWriter {
@@ -61,13 +66,26 @@ export class ChargeWriter {
   constructor(
     private readonly log: () => Log,
     private readonly policy: ChargeRetry = CHARGE_RETRY,
+    private readonly spool: ChargeSpool | null = null,
   ) {}
 
-  /** Writes the charge now, and again after every failure that is not final, until it lands or the tries run out. */
-  submit(callId: string, write: () => Promise<Written>): Charge {
-    const entry: Entry = { callId, failing: false, atRisk: false };
+  /**
+   * Writes the charge now, and again after every failure that is not final, until it lands or the tries run out.
+   * With its `intent`, a charge at risk or failing is also kept in the spool until it lands.
+   */
+  submit(callId: string, write: () => Promise<Written>, intent?: () => ChargeIntent): Charge {
+    const entry: Entry = { callId, failing: false, atRisk: false, intent, kept: false };
     this.entries.add(entry);
-    const committed = this.writeUntilLanded(entry, write).finally(() => this.entries.delete(entry));
+    const committed = this.writeUntilLanded(entry, write).then(
+      (charged) => {
+        this.forget(entry, true);
+        return charged;
+      },
+      (e: unknown) => {
+        this.forget(entry, isFinal(e));
+        throw e;
+      },
+    );
     const done = committed.then(
       () => undefined,
       () => undefined,
@@ -79,6 +97,7 @@ export class ChargeWriter {
       done,
       answeredFirst: () => {
         entry.atRisk = this.entries.has(entry);
+        if (entry.atRisk) this.keep(entry);
       },
     };
   }
@@ -106,8 +125,29 @@ export class ChargeWriter {
     const timeout = new Promise((r) => (timer = setTimeout(r, timeoutMs)));
     await Promise.race([Promise.allSettled([...this.entries].map((e) => e.done)), timeout]);
     clearTimeout(timer);
-    for (const e of this.entries) this.log().error({ callId: e.callId }, 'charge lost at shutdown: the database did not take it');
+    for (const e of this.entries) {
+      this.keep(e);
+      if (e.kept) this.log().warn({ callId: e.callId }, 'charge not written at shutdown: kept for the next start');
+      else this.log().error({ callId: e.callId }, 'charge lost at shutdown: the database did not take it');
+    }
     return this.entries.size;
+  }
+
+  /** Keeps the entry's intent in the spool, once; a spool that cannot write is said in the log, never thrown. */
+  private keep(entry: Entry): void {
+    if (entry.kept || !entry.intent || !this.spool) return;
+    try {
+      this.spool.keep(entry.intent());
+      entry.kept = true;
+    } catch (e) {
+      this.log().error({ err: e, callId: entry.callId }, 'charge not kept on disk: only memory holds it');
+    }
+  }
+
+  /** The entry is done with: a kept intent is marked landed (a refusal would be refused again after a restart). */
+  private forget(entry: Entry, landed: boolean): void {
+    this.entries.delete(entry);
+    if (entry.kept && landed) this.spool!.landed(entry.callId);
   }
 
   private async writeUntilLanded(entry: Entry, write: () => Promise<Written>): Promise<bigint> {
@@ -128,6 +168,7 @@ export class ChargeWriter {
           throw e;
         }
         entry.failing = true;
+        this.keep(entry);
         delay = nextDelayMs(this.policy, delay);
         this.log().warn({ err: e, callId: entry.callId, delayMs: delay }, 'charge not written yet: retrying');
         // At shutdown the retries go on at their pace until drain's deadline; the process then exits.

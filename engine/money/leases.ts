@@ -6,6 +6,7 @@ import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
 import { ChargeWriter, type Charge } from './charge-writer.ts';
 import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
 import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
+import { drawIntent } from './charge-spool.ts';
 import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
@@ -103,8 +104,7 @@ export class BudgetLeases {
     lease.inFlight += amountNano;
     assertMoney(free(lease) >= 0n, () => `lease ${lease.reservation.id} admitted past its grant`);
     lease.lastUsedMs = this.nowMs();
-    // Refill ahead of need: one more lease when what all the pair's leases have left runs low (not one per
-    // call admitted meanwhile: each lease is money the wallet cannot spend elsewhere).
+    // Refill ahead of need: one more lease when the pair's leases run low (not one per call: each is money held).
     if (openFree(list) * 4n < lease.granted) this.acquire(key, pair, amountNano);
     this.admitted++;
     return { lease, amountNano };
@@ -174,10 +174,9 @@ export class BudgetLeases {
   private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     lease.spent += cost;
     assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
-    return this.track(
-      lease,
-      this.writer.submit(drawId, () => chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows))),
-    );
+    const write = () => chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows));
+    const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current);
+    return this.track(lease, this.writer.submit(drawId, write, intent));
   }
 
   /**
@@ -200,7 +199,8 @@ export class BudgetLeases {
         await this.returnWallet(lease.walletId);
       return chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano: fromLease }));
     };
-    return this.track(lease, this.writer.submit(drawId, write));
+    const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current, fromLease);
+    return this.track(lease, this.writer.submit(drawId, write, intent));
   }
 
   /** A charge drawn on the lease: the lease is kept (and renewed) until it is written. */

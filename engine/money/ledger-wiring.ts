@@ -10,8 +10,11 @@ import type { Accounts } from './accounts.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
+import type { ChargeRowWriter } from '../db/charge-rows.ts';
+import { type ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { ChargeWriter } from './charge-writer.ts';
 import { createLedger } from './ledger.ts';
+import { CHARGE_RETRY, isFinal } from './retry.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import type { Ledger } from './types.ts';
 import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
@@ -29,16 +32,26 @@ export interface GatewayMoney {
   audit: LedgerAuditor;
   /** The accounts every call is admitted and charged through, over `keys` and this ledger, writer and leases. */
   accounts(keys: KeyService, suggestModel: WalletAccountsDeps['suggestModel']): Accounts;
-  /** Starts the audit's timer, and the sweeper unless `sweeper` is false (tests that move time by hand). */
-  start(sweeper: boolean): void;
+  /**
+   * Starts the audit's timer, the sweeper unless `sweeper` is false (tests that move time by hand), and the writing
+   * of charges a dead process left in the spool, whose charge rows are written by `rowWriters`.
+   */
+  start(sweeper: boolean, rowWriters: readonly ChargeRowWriter<unknown>[]): void;
   /** Stops the timers; resolves once an audit still reading has ended (await it before the database closes). */
   stopTimers(): Promise<void>;
   /** Once every call has ended: the charges waiting for the database and the leases get their last chance. */
   drain(): Promise<void>;
 }
 
-/** `log` is read at each use, so it can be the app's once the app exists. */
-export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => Log): GatewayMoney {
+/** How often, and how many times, the charges a dead process left are tried while the database does not take them. */
+const REPLAY_EVERY_MS = 5_000;
+const REPLAY_TRIES = 720;
+
+/**
+ * `log` is read at each use, so it can be the app's once the app exists. `spoolDir`: where charges the database
+ * has not taken are kept on disk (GATEWAY_DATA_DIR/charges), or null to keep them in memory only.
+ */
+export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => Log, spoolDir: string | null): GatewayMoney {
   const limits = runtime.snapshot().config.limits;
   const billing = () => runtime.snapshot().config.billing;
   const ledger = createLedger(db, {
@@ -51,7 +64,8 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     walletQueues: () => billing().ledger?.queues ?? DEFAULT_WALLET_QUEUES,
     flushWal: () => billing().ledger?.synchronous_commit !== 'off',
   });
-  const writer = new ChargeWriter(log);
+  const spool = spoolDir === null ? null : new ChargeSpool(spoolDir, ledger.owner);
+  const writer = new ChargeWriter(log, CHARGE_RETRY, spool);
   const leases = gatewayLeases(db, ledger, clock, () => billing().leases, log, writer);
   const audit = new LedgerAuditor({
     db,
@@ -77,11 +91,12 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
         log: { error: (o, m) => log().error(o, m) },
         suggestModel,
       }),
-    start(sweeper) {
+    start(sweeper, rowWriters) {
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
       if (sweeper) stopSweeper = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
       audit.start(billing().ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
+      if (spool) void replayLeftCharges(spool, ledger, rowWriters, log);
     },
     stopTimers() {
       stopSweeper();
@@ -92,4 +107,30 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
       await leases.book.close(CHARGE_DRAIN_MS);
     },
   };
+}
+
+/**
+ * Writes the charges dead processes left in the spool, again every REPLAY_EVERY_MS while the database does not take
+ * them. Each is keyed by its id, so one already written moves nothing; one refused for good is said in the log.
+ */
+async function replayLeftCharges(spool: ChargeSpool, ledger: Ledger, rowWriters: readonly ChargeRowWriter<unknown>[], log: () => Log) {
+  const writeAgain = async (i: ChargeIntent) => {
+    try {
+      if (i.kind === 'settle') await ledger.settle(i.reservationId, i.costNano, i.rows);
+      else await ledger.draw(i.reservationId, i.costNano, i.drawId ?? i.callId, i.rows, { holdAtMostNano: i.holdAtMostNano });
+    } catch (e) {
+      if (!isFinal(e)) throw e;
+      log().error({ err: e, callId: i.callId }, 'a charge left by a stopped process was refused');
+    }
+  };
+  for (let t = 0; t < REPLAY_TRIES; t++) {
+    try {
+      const n = await spool.replay(rowWriters, writeAgain);
+      if (n > 0) log().warn({ charges: n }, 'charges left by a stopped process written');
+      return;
+    } catch (e) {
+      log().warn({ err: e }, 'charges left by a stopped process not written yet: trying again');
+      await new Promise((r) => setTimeout(r, REPLAY_EVERY_MS).unref());
+    }
+  }
 }

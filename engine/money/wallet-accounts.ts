@@ -103,7 +103,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased
         ? deps.leases!.book.settle(h.leased, costNano, h.callId, ladder)
-        : deps.writer.submit(h.callId, () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)));
+        : deps.writer.submit(
+            h.callId,
+            () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)),
+            () => ({ callId: h.callId, kind: 'settle', reservationId: h.reservation!.id, costNano, rows: ladder.current }),
+          );
       if (use === null) return charge;
       // Before the answer's end (which waits on the same commit): the key's next call sees this use.
       charge.committed.then(

@@ -100,6 +100,12 @@ export const usageRecordRows = (draft: UsageRecordDraft): ChargeRow[] => [
   chargeRow(dailyRollupWriter, draft),
 ];
 
+/** The writers of those rows, by which a charge kept on disk is written again (money/charge-spool.ts). */
+export const usageRowWriters: readonly ChargeRowWriter<unknown>[] = [
+  usageRecordWriter,
+  dailyRollupWriter,
+] as readonly ChargeRowWriter<unknown>[];
+
 /** The `int` columns' largest value. */
 const INT_MAX = 2_147_483_647;
 /** A count as its column holds it: a whole number from 0 to `max` (bigint columns: the largest exact JavaScript integer). */

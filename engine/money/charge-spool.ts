@@ -1,0 +1,157 @@
+// Charges the database has not taken, kept on this host's disk until it does. The charge writer keeps a charge's
+// intent here only when the charge is at risk (its answer went out before the commit) or its write failed, so the
+// hot path writes nothing; a process killed with such a charge in memory would otherwise have answered for free.
+// The next process on the same data folder writes what a dead one left (replaySpooled). Every charge is keyed by
+// its id (a settle by its reservation's, a draw by its call's), so a charge written twice moves money once.
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { ChargeRowWriter, ChargeRows } from '../db/charge-rows.ts';
+
+/** What a charge is, written so that another process can write it again. */
+export interface ChargeIntent {
+  callId: string;
+  kind: 'settle' | 'draw';
+  /** The reservation the charge posts against: the call's own hold, or its lease. */
+  reservationId: string;
+  costNano: bigint;
+  /** A draw's id (its call's); a settle is known by its reservation's. */
+  drawId?: string;
+  holdAtMostNano?: bigint;
+  rows?: ChargeRows;
+}
+
+/** A draw on a lease as the spool keeps it: the next process writes it against the same lease. */
+export const drawIntent = (
+  reservationId: string,
+  costNano: bigint,
+  drawId: string,
+  rows: ChargeRows | undefined,
+  holdAtMostNano?: bigint,
+): ChargeIntent => ({ callId: drawId, kind: 'draw', reservationId, costNano, drawId, holdAtMostNano, rows });
+
+/** Lines one spool file is read for at most: far above what a day of retries can leave. */
+const MAX_LINES = 1_000_000;
+
+/** One process's spool file: `<dir>/<host>~<pid>~<random>.jsonl`, so the next process can tell whose it was. */
+export class ChargeSpool {
+  private fd: number | null = null;
+  private waiting = 0;
+  private readonly file: string;
+
+  constructor(
+    private readonly dir: string,
+    owner: string,
+  ) {
+    this.file = join(dir, `${owner.replaceAll(':', '~').replace(/[^\w.~-]/g, '_')}.jsonl`);
+  }
+
+  /** Keeps the intent on disk (written and flushed) before returning. */
+  keep(intent: ChargeIntent): void {
+    if (this.fd === null) {
+      mkdirSync(this.dir, { recursive: true });
+      this.fd = openSync(this.file, 'a');
+    }
+    writeSync(this.fd, `${encodeIntent(intent)}\n`);
+    fsyncSync(this.fd);
+    this.waiting++;
+  }
+
+  /** The kept charge landed (or was refused for good): once none waits, the file goes. */
+  landed(callId: string): void {
+    if (this.fd === null) return;
+    this.waiting--;
+    if (this.waiting > 0) {
+      writeSync(this.fd, `${JSON.stringify({ landed: callId })}\n`);
+      return;
+    }
+    closeSync(this.fd);
+    this.fd = null;
+    rmSync(this.file, { force: true });
+  }
+
+  /** Writes again the charges that dead processes left in the folder; resolves with how many it wrote. */
+  async replay(writers: readonly ChargeRowWriter<unknown>[], write: (intent: ChargeIntent) => Promise<void>): Promise<number> {
+    let files: string[];
+    try {
+      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && join(this.dir, f) !== this.file && !ownerAlive(f));
+    } catch {
+      return 0; // no spool folder: nothing was ever kept
+    }
+    const byName = new Map(writers.map((w) => [w.name, w]));
+    let written = 0;
+    for (const f of files) {
+      const path = join(this.dir, f);
+      for (const intent of waitingIn(readFileSync(path, 'utf8'), byName)) {
+        await write(intent); // a failure leaves the file for the next try; the ones already written are no-ops then
+        written++;
+      }
+      rmSync(path, { force: true });
+    }
+    return written;
+  }
+}
+
+/** Whether the process that wrote the file runs on this host still (signal 0 asks without touching it). */
+function ownerAlive(file: string): boolean {
+  const [host, pid] = file.split('~');
+  if (host !== hostname().replace(/[^\w.~-]/g, '_') || !/^\d+$/.test(pid ?? '')) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return Number(pid) !== process.pid; // our own pid on another file: a container's earlier life
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The intents of a spool file that no later line says landed, in the order they were kept. */
+function waitingIn(text: string, writers: ReadonlyMap<string, ChargeRowWriter<unknown>>): ChargeIntent[] {
+  const intents = new Map<string, ChargeIntent>();
+  const lines = text.split('\n', MAX_LINES);
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line, revive);
+    } catch {
+      continue; // a line cut by the kill: its charge was not yet kept
+    }
+    const landed = (parsed as { landed?: unknown }).landed;
+    if (typeof landed === 'string') intents.delete(landed);
+    else {
+      const intent = decodeIntent(parsed as EncodedIntent, writers);
+      intents.set(intent.callId, intent);
+    }
+  }
+  return [...intents.values()];
+}
+
+type EncodedIntent = Omit<ChargeIntent, 'rows'> & { rows?: { writer: string; item: unknown }[] };
+
+function encodeIntent(intent: ChargeIntent): string {
+  const encoded: EncodedIntent = { ...intent, rows: intent.rows?.map((r) => ({ writer: r.writer.name, item: r.item })) };
+  return JSON.stringify(encoded, function (this: Record<string, unknown>, key: string, value: unknown) {
+    const raw = this[key];
+    if (typeof raw === 'bigint') return { $bigint: raw.toString() };
+    if (raw instanceof Date) return { $date: raw.toISOString() };
+    return value;
+  });
+}
+
+function decodeIntent(e: EncodedIntent, writers: ReadonlyMap<string, ChargeRowWriter<unknown>>): ChargeIntent {
+  // A row whose writer this version does not have is left out: the charge matters more than its record.
+  const rows = e.rows?.flatMap((r) => {
+    const writer = writers.get(r.writer);
+    return writer ? [{ writer, item: r.item }] : [];
+  });
+  return { ...e, rows };
+}
+
+function revive(_key: string, value: unknown): unknown {
+  if (value !== null && typeof value === 'object') {
+    const v = value as { $bigint?: unknown; $date?: unknown };
+    if (typeof v.$bigint === 'string' && Object.keys(v).length === 1) return BigInt(v.$bigint);
+    if (typeof v.$date === 'string' && Object.keys(v).length === 1) return new Date(v.$date);
+  }
+  return value;
+}
