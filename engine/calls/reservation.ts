@@ -33,7 +33,7 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
       const billing = snap.config.billing;
       // The vendor's wire format decides the limits it enforces.
       const honoured = honouredLimits(door, model.vendor);
-      const bounds = textBounds(model, body, billing, honoured);
+      const bounds = textBounds(model, body, billing, honoured, { maxOutputOf: (id) => snap.catalog.models.get(id)?.max_output });
       refuseLimitPastMaxOutput(bounds, call);
       const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
       const advice = adviceFor(bounds, call.client, honoured);

@@ -79,12 +79,15 @@ export interface PricingContext {
 
 /** The most a text call can cost: its bounds (text-bounds.ts) at the prices they may reach. */
 export function textReservation(model: ModelEntry, b: TextBounds, ctx: PricingContext): bigint {
-  const p = pricesForPrompt(model, ctx.at, b.inputTokens);
+  // A loop's later passes and any summarising passes are billed as the call's own input and output: the usage
+  // the vendor reports sums them, and the settle prices the tier of that sum.
+  const passInput = b.passes.inputTokens + b.passes.summaryInputTokens;
+  const p = pricesForPrompt(model, ctx.at, b.inputTokens + passInput);
   // Cache reads are never above the input price (the catalog check enforces it); a cache write may be.
   const worstInput = Math.max(p.input, p.cache_read, b.cacheWrites ? p.cache_write : 0);
   return (
-    tokenCost(b.inputTokens, worstInput) +
-    tokenCost(b.outputTokens, p.output) +
+    tokenCost(b.inputTokens + passInput, worstInput) +
+    tokenCost(b.outputTokens + b.passes.summaryOutputTokens, p.output) +
     BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
     BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0) +
     advisorReservation(b, ctx)

@@ -1,5 +1,6 @@
 // For each door and each way a call can make the vendor bill beyond its visible text (server tools, file search
-// with its max_num_results, advisors, reasoning, images in the input, cache writes, several answers), the most
+// with its max_num_results, advisors, page fetches, the passes of a server-side loop, compaction, reasoning,
+// images in the input, cache writes, several answers), the most
 // the simulated vendor may bill for a generated body (simulator/largest-usage.ts, on the body the vendor gets
 // after the door's chain) costs no more than the call's hold (issue 39). Pure: prepareCall, the reservation and
 // the cost of usage, no database.
@@ -63,11 +64,24 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
         { minLength: 1, maxLength: 2 },
       ),
       fc.constant([{ name: 'f', description: 'x', input_schema: { type: 'object', properties: {} } }]),
+      // A page fetch: each use may fill the context window, and is followed by another pass.
+      fc.array(fc.record({ type: fc.constant('web_fetch_20250910'), name: fc.constant('web_fetch'), max_uses: limit(5) }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      // Searches and an advisor in one loop.
+      fc.tuple(limit(10), limit(3), fc.constantFrom(...A)).map(([searches, uses, model]) => [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: searches },
+        { type: 'advisor_20260301', name: 'advisor', model, max_uses: uses },
+      ]),
     ];
+    // Compaction: the vendor may summarise the prompt before each pass, at the model's prices.
+    const compaction = fc.boolean();
     return tools.map((toolSet) =>
-      fc.tuple(base, toolSet).map(([b, t]) => ({
+      fc.tuple(base, toolSet, compaction).map(([b, t, compact]) => ({
         model: b.model,
         max_tokens: b.max_tokens,
+        ...(compact ? { context_management: { edits: [{ type: 'compact_20260112' }] } } : {}),
         // Reasoning: a thinking budget below the output limit, as the vendor requires.
         ...(b.thinking && b.max_tokens > 1024 ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
         messages: [{ role: 'user', content: b.content }],

@@ -1,12 +1,13 @@
 // The gaps a second attack on issue 39 found in how a key's limits hold: a foreign output field kept the daily
-// lowering of the default away, and an output limit above the model's maximum was taken. Over loopback HTTP
-// against an in-process gateway and its simulator.
+// lowering of the default away, an output limit above the model's maximum was taken, a server-side tool loop was
+// held for one pass and a compaction for none. Over loopback HTTP against an in-process gateway and its
+// simulator; the simulator's `[[sim:usage …]]` tag stands for what a vendor would bill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startTestGateway({ env: { ...METRICS_OPEN_TO_LOOPBACK } });
 });
 afterAll(() => t?.close());
 
@@ -94,5 +95,125 @@ describe("an output limit above the model's maximum output is a 400 naming it, b
       body: JSON.stringify({ model: 'b-6', max_completion_tokens: 200_000, messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(chat.status).toBe(400);
+  });
+});
+
+/** Calls of `vendor` whose reported usage went above their hold, from /metrics. */
+async function aboveHold(vendor: string): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`gateway_usage_above_hold_total{vendor="${vendor}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('a server-side tool loop is held for every pass it may run', () => {
+  // Three searches are four passes: each reads the prompt again with the result pages so far (20,000 tokens a
+  // search, reservation.search_result_tokens), about 120,000 input tokens in all ($0.60 on a-top-5.5). The hold
+  // used to count the pages once (60,000 tokens).
+  const searching = (k: Key) =>
+    post(k, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 16,
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+      messages: [{ role: 'user', content: 'look it up [[sim:web_search=3]] [[sim:usage input=120000 output=16]]' }],
+    });
+
+  it('a wallet that covers one pass but not four is refused before the vendor is called', async () => {
+    const k = await keyWith({ credits: 500_000 }); // $0.50
+    const sent = t.sim.received.length;
+    const res = await searching(k);
+    expect(res.status, await res.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+    expect(await dayUsed(k)).toBe(0);
+  });
+
+  it("the four passes' bill stays within the hold", async () => {
+    const k = await keyWith();
+    const before = await aboveHold('a');
+    const res = await searching(k);
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.json();
+    expect(await aboveHold('a')).toBe(before);
+    expect(await dayUsed(k)).toBeGreaterThanOrEqual(630_000); // 120,000 × $5 + 3 × $0.01, in credits
+  });
+});
+
+describe('a compaction edit is held for the summarising passes it may run', () => {
+  const compacting = (k: Key) =>
+    post(k, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 16,
+      context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 1 } }] },
+      messages: [{ role: 'user', content: 'carry on' }],
+    });
+
+  it('a wallet that covers the answer but not a summary of the model’s whole output is refused, nothing sent', async () => {
+    const k = await keyWith({ credits: 100_000 }); // $0.10: the answer alone holds about $0.02
+    const sent = t.sim.received.length;
+    const res = await compacting(k);
+    expect(res.status, await res.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+  });
+
+  it('the compaction the vendor runs is charged, within the hold', async () => {
+    const k = await keyWith();
+    const before = await aboveHold('a');
+    const res = await compacting(k);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.usage.iterations?.[0]?.type).toBe('compaction');
+    expect(await aboveHold('a')).toBe(before);
+  });
+});
+
+describe('an inline PDF is held as the vendor bills it: per page, not by its bytes', () => {
+  // Sixty bare pages in under 2 KB: the vendor bills each page's text and image (the simulator 3,000 tokens a
+  // page), 180,000 tokens, $0.90 on a-top-5.5. The hold counted the base64 bytes, about $0.02.
+  const pdf = Buffer.from(`%PDF-1.4\n${'1 0 obj <</Type /Page>> endobj\n'.repeat(60)}%%EOF\n`).toString('base64');
+  const withPdf = (k: Key) =>
+    post(k, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 16,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+            { type: 'text', text: 'summarise' },
+          ],
+        },
+      ],
+    });
+
+  it('a wallet that covers its bytes but not its pages is refused before the vendor is called', async () => {
+    const k = await keyWith({ credits: 500_000 });
+    const sent = t.sim.received.length;
+    const res = await withPdf(k);
+    expect(res.status, await res.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+  });
+
+  it('on every door the pages billed stay within the hold', async () => {
+    const k = await keyWith();
+    const before = { a: await aboveHold('a'), b: await aboveHold('b') };
+    const a = await withPdf(k);
+    expect(a.status, await a.clone().text()).toBe(200);
+    expect(((await a.json()) as any).usage.input_tokens).toBeGreaterThanOrEqual(180_000);
+    const b = await post(k, '/v1/responses', {
+      model: 'b-6',
+      max_output_tokens: 16,
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` },
+            { type: 'input_text', text: 'summarise' },
+          ],
+        },
+      ],
+    });
+    expect(b.status, await b.clone().text()).toBe(200);
+    expect(((await b.json()) as any).usage.input_tokens).toBeGreaterThanOrEqual(180_000);
+    expect(await aboveHold('a')).toBe(before.a);
+    expect(await aboveHold('b')).toBe(before.b);
   });
 });
