@@ -9,7 +9,7 @@
 import { chatTurn } from './chat.ts';
 import { isObj } from './common.ts';
 import { responsesTurn } from './responses.ts';
-import { compactionAsked, messagesTurn } from './vendor-a.ts';
+import { cachesForAnHour, compactionAsked, messagesTurn } from './vendor-a.ts';
 
 /** What the simulated vendors put into the prompt for one search: result pages of a few thousand tokens each. */
 const SEARCH_PAGE_TOKENS = 20_000;
@@ -27,6 +27,8 @@ interface BilledUsage {
   input_tokens: number;
   output_tokens: number;
   cache_write_tokens: number;
+  /** The part of cache_write_tokens written to be kept an hour (a breakpoint with `ttl: '1h'`). */
+  cache_write_1h_tokens: number;
   web_search_calls: number;
   file_search_calls: number;
   advisor: { model: string; input_tokens: number; output_tokens: number }[];
@@ -76,6 +78,7 @@ export function largestUsage(path: string, body: Obj, modelOf: (id: string) => V
       {
         input_tokens: cached ? 0 : allInput,
         cache_write_tokens: cached ? allInput : 0,
+        cache_write_1h_tokens: cached && cachesForAnHour(body) ? allInput : 0,
         output_tokens: output + compaction.output,
         web_search_calls: searches,
         file_search_calls: 0,
@@ -119,6 +122,7 @@ const none = (): BilledUsage => ({
   input_tokens: 0,
   output_tokens: 0,
   cache_write_tokens: 0,
+  cache_write_1h_tokens: 0,
   web_search_calls: 0,
   file_search_calls: 0,
   advisor: [],

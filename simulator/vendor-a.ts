@@ -153,8 +153,22 @@ const STOP: Record<Plan['stop'], string> = {
   pause_turn: 'pause_turn',
 };
 
-function usageOf(p: Plan, outputTokens: number, withInput = true, compaction?: Record<string, number>): Record<string, unknown> {
+/** Whether any cache breakpoint of the body asks for a write kept an hour: then the vendor writes it so, at its price. */
+export function cachesForAnHour(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(cachesForAnHour);
+  if (!isObj(value)) return false;
+  if (isObj(value.cache_control) && value.cache_control.ttl === '1h') return true;
+  return Object.values(value).some(cachesForAnHour);
+}
+
+interface UsageExtras {
+  compaction?: Record<string, number>;
+  hour?: boolean;
+}
+
+function usageOf(p: Plan, outputTokens: number, withInput = true, extras: UsageExtras = {}): Record<string, unknown> {
   const u: Record<string, unknown> = {};
+  const { compaction, hour } = extras;
   if (compaction && withInput) {
     u.iterations = [
       { type: 'compaction', ...compaction },
@@ -165,7 +179,9 @@ function usageOf(p: Plan, outputTokens: number, withInput = true, compaction?: R
     u.input_tokens = p.usage.input;
     u.cache_creation_input_tokens = p.usage.cache_write;
     u.cache_read_input_tokens = p.usage.cache_read;
-    u.cache_creation = { ephemeral_5m_input_tokens: p.usage.cache_write, ephemeral_1h_input_tokens: 0 };
+    u.cache_creation = hour
+      ? { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: p.usage.cache_write }
+      : { ephemeral_5m_input_tokens: p.usage.cache_write, ephemeral_1h_input_tokens: 0 };
   }
   u.output_tokens = outputTokens;
   if (p.webSearches > 0) u.server_tool_use = { web_search_requests: p.webSearches };
@@ -206,7 +222,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   refuseBeyondContext(ctx, turn, 'a');
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'toolu_sim');
   planUsage(ctx, p.usage);
-  const compaction = compactionPass(body, turn, ctx.state.maxOutput?.(turn.model));
+  const extras = { compaction: compactionPass(body, turn, ctx.state.maxOutput?.(turn.model)), hour: cachesForAnHour(body) };
   const id = ctx.state.nextId('msg_sim');
   const blocks = buildBlocks(ctx, p);
   const stopReason = STOP[p.stop];
@@ -229,7 +245,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
         content: blocks,
         stop_reason: stopReason,
         stop_sequence: stopSequence,
-        usage: usageOf(p, p.usage.output, true, compaction),
+        usage: usageOf(p, p.usage.output, true, extras),
       },
       { 'request-id': requestId },
     );
@@ -255,7 +271,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: usageOf(p, 1),
+      usage: usageOf(p, 1, true, { hour: extras.hour }),
     },
   });
   // The vendor sends one `ping` right after the first content_block_start.
@@ -314,7 +330,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   await w.event('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: stopReason, stop_sequence: stopSequence },
-    usage: usageOf(p, p.usage.output, true, compaction),
+    usage: usageOf(p, p.usage.output, true, extras),
   });
   await w.event('message_stop', { type: 'message_stop' });
   w.end();

@@ -20,6 +20,8 @@ export interface TextBounds {
   serverToolCalls: { web_search: number; file_search: number };
   /** Whether the vendor may write the prompt cache for this body (the cache-write price is then held). */
   cacheWrites: boolean;
+  /** Whether the body asks for a write kept an hour (`ttl: '1h'` on a breakpoint): its dearer price is then held. */
+  cacheWritesHour: boolean;
   /** The output limit sent that sets the output bound, as the body names it; absent when none was sent. */
   outputLimit?: { field: string; value: number };
   /** Output tokens held per choice. */
@@ -116,6 +118,7 @@ export function textBounds(
     outputTokens: outputPerChoice * choices.count,
     serverToolCalls: { web_search: perChoiceTools.web_search * choices.count, file_search: perChoiceTools.file_search * choices.count },
     cacheWrites: !r.cache_writes_when_marked.includes(model.vendor) || marksCache(body),
+    cacheWritesHour: marksCache(body, (mark) => isObject(mark) && mark.ttl === '1h'),
     ...(outputLimit ? { outputLimit } : {}),
     outputPerChoice,
     choices,
@@ -288,11 +291,11 @@ function messageCount(body: JsonObject): number {
   return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
 }
 
-/** Whether the body marks a prompt-cache breakpoint anywhere (a block, a tool, the system prompt or the top level). */
-function marksCache(value: JsonValue): boolean {
-  if (Array.isArray(value)) return value.some(marksCache);
+/** Whether the body marks a prompt-cache breakpoint (`which` of them) anywhere: a block, a tool, the system prompt or the top level. */
+function marksCache(value: JsonValue, which: (mark: JsonValue) => boolean = (mark) => mark !== null): boolean {
+  if (Array.isArray(value)) return value.some((v) => marksCache(v, which));
   if (!isObject(value)) return false;
-  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && v !== null) || marksCache(v));
+  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && which(v)) || marksCache(v, which));
 }
 
 const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);

@@ -34,8 +34,10 @@ const IMAGE = 'data:image/png;base64,iVBORw0KGgo=';
 function bodies(door: string): fc.Arbitrary<JsonObject>[] {
   const A = textModels('messages', 'a');
   if (door === 'messages') {
-    const content = fc.tuple(words, fc.nat({ max: 3 }), fc.boolean()).map(([t, images, cache]) => [
-      { type: 'text', text: t, ...(cache ? { cache_control: { type: 'ephemeral' } } : {}) },
+    // A cache breakpoint kept the default 5 minutes, or an hour at its own price.
+    const cacheMark = fc.constantFrom<JsonObject | undefined>(undefined, { type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' });
+    const content = fc.tuple(words, fc.nat({ max: 3 }), cacheMark).map(([t, images, cache]) => [
+      { type: 'text', text: t, ...(cache ? { cache_control: cache } : {}) },
       ...Array.from({ length: images }, () => ({
         type: 'image',
         source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },

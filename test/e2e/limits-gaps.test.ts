@@ -217,3 +217,41 @@ describe('an inline PDF is held as the vendor bills it: per page, not by its byt
     expect(await aboveHold('b')).toBe(before.b);
   });
 });
+
+describe('a cache write kept an hour is charged, and held, at its own price', () => {
+  // a-top-5.5: input $5, a 5-minute cache write $6.25, a 1-hour one $10 per 1M tokens (catalog/vendor-a.yaml).
+  const nano = (tokens: number, perMtok: number) => BigInt(Math.ceil((tokens * perMtok * 1e9) / 1e6));
+  const cached = (k: Key, text: string, ttl?: string) =>
+    post(k, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 16,
+      system: [{ type: 'text', text, cache_control: { type: 'ephemeral', ...(ttl ? { ttl } : {}) } }],
+      messages: [{ role: 'user', content: 'go [[sim:usage input=10 cache_write=100000 output=5]]' }],
+    });
+
+  it('charged at the 1-hour price, and the record says so', async () => {
+    const k = await keyWith();
+    const res = await cached(k, 'context', '1h');
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.json();
+    expect(BigInt(res.headers.get('x-service-charged-nano') ?? '0')).toBe(nano(10, 5) + nano(100_000, 10) + nano(5, 25));
+    const id = res.headers.get('x-request-id');
+    const record = (await (await fetch(`${t.url}/v1/generations/${id}`, { headers: { authorization: `Bearer ${k.key}` } })).json()) as any;
+    expect(record.prices.cache_write_1h).toEqual({ tokens: 100_000, usd: 10 });
+    const fiveMinutes = await cached(k, 'context');
+    await fiveMinutes.json();
+    expect(BigInt(fiveMinutes.headers.get('x-service-charged-nano') ?? '0')).toBe(nano(10, 5) + nano(100_000, 6.25) + nano(5, 25));
+  });
+
+  it('held at the 1-hour price: a wallet that covers the 5-minute write of the prompt is refused, nothing sent', async () => {
+    // About 100,000 bytes of prompt: held $0.63 at the 5-minute price, $1.00 at the 1-hour one.
+    const k = await keyWith({ credits: 800_000 });
+    const sent = t.sim.received.length;
+    const res = await cached(k, 'lorem '.repeat(16_700), '1h');
+    expect(res.status, await res.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+    const fiveMinutes = await cached(k, 'lorem '.repeat(16_700));
+    expect(fiveMinutes.status, await fiveMinutes.clone().text()).toBe(200);
+    await fiveMinutes.json();
+  });
+});
