@@ -1,6 +1,6 @@
 // For each door and each way a call can make the vendor bill beyond its visible text (server tools, file search
 // with its max_num_results, advisors, page fetches, the passes of a server-side loop, compaction, reasoning,
-// images in the input, cache writes, several answers), the most
+// images and inline PDFs in the input, cache writes kept 5 minutes or an hour, several answers), the most
 // the simulated vendor may bill for a generated body (simulator/largest-usage.ts, on the body the vendor gets
 // after the door's chain) costs no more than the call's hold (issue 39). Pure: prepareCall, the reservation and
 // the cost of usage, no database.
@@ -29,6 +29,9 @@ const words = fc.string({ minLength: 1, maxLength: 400 });
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 const limit = (most: number) => opt(fc.integer({ min: 1, max: most }));
 const IMAGE = 'data:image/png;base64,iVBORw0KGgo=';
+/** An inline PDF of bare pages: a few bytes each, billed per page (simulator PDF_PAGE_TOKENS). */
+const pdf = (pages: number) => Buffer.from(`%PDF-1.4\n${'1 0 obj <</Type /Page>> endobj\n'.repeat(pages)}%%EOF\n`).toString('base64');
+const pdfPages = opt(fc.integer({ min: 1, max: 100 }));
 
 /** Generated bodies per door and tool, as a client sends them. */
 function bodies(door: string): fc.Arbitrary<JsonObject>[] {
@@ -36,12 +39,13 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
   if (door === 'messages') {
     // A cache breakpoint kept the default 5 minutes, or an hour at its own price.
     const cacheMark = fc.constantFrom<JsonObject | undefined>(undefined, { type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' });
-    const content = fc.tuple(words, fc.nat({ max: 3 }), cacheMark).map(([t, images, cache]) => [
+    const content = fc.tuple(words, fc.nat({ max: 3 }), cacheMark, pdfPages).map(([t, images, cache, pages]) => [
       { type: 'text', text: t, ...(cache ? { cache_control: cache } : {}) },
       ...Array.from({ length: images }, () => ({
         type: 'image',
         source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
       })),
+      ...(pages ? [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf(pages) } }] : []),
     ]);
     const base = fc.record({
       model: fc.constantFrom(...A),
@@ -93,10 +97,14 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
   }
   if (door === 'responses') {
     const B = textModels('responses', 'b');
-    const input = fc.tuple(words, fc.nat({ max: 3 })).map(([t, images]) => [
+    const input = fc.tuple(words, fc.nat({ max: 3 }), pdfPages).map(([t, images, pages]) => [
       {
         role: 'user',
-        content: [{ type: 'input_text', text: t }, ...Array.from({ length: images }, () => ({ type: 'input_image', image_url: IMAGE }))],
+        content: [
+          { type: 'input_text', text: t },
+          ...Array.from({ length: images }, () => ({ type: 'input_image', image_url: IMAGE })),
+          ...(pages ? [{ type: 'input_file', filename: 'f.pdf', file_data: `data:application/pdf;base64,${pdf(pages)}` }] : []),
+        ],
       },
     ]);
     const base = fc.record({
