@@ -80,6 +80,18 @@ describe("an output limit above the model's maximum output is a 400 naming it, b
     expect(await dayUsed(k)).toBe(0);
   });
 
+  it("the chat door's default for vendor A (8192) never asks more than the model writes", async () => {
+    const k = await keyWith();
+    const res = await post(k, '/v1/chat/completions', { model: 'a-small-3.5', messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.json();
+    const sent = t
+      .received('a')
+      .filter((r) => r.path === '/v1/messages')
+      .at(-1)?.body as any;
+    expect(sent.max_tokens).toBe(4096); // a-small-3.5's max_output
+  });
+
   it('the simulator refuses it too, as the vendor does', async () => {
     const res = await fetch(`${t.sim.routeUrl('a0')}/v1/messages`, {
       method: 'POST',
