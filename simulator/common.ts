@@ -146,8 +146,8 @@ function stripTags(text: string): string {
 
 /** Accumulates request text and image blocks. */
 /** What one PDF page bills at most (its text and its image), and the most pages a request may carry. */
-export const PDF_PAGE_TOKENS = 3000;
-export const PDF_MAX_PAGES = 100;
+const PDF_PAGE_TOKENS = 3000;
+const PDF_MAX_PAGES = 100;
 
 export class Counter {
   private readonly pieces: string[] = [];

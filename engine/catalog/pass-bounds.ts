@@ -7,7 +7,7 @@ import type { JsonObject, JsonValue } from '../core/types.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
 
 /** What one tool call may add to the prompt of the passes after it, and how many such calls the body allows. */
-export interface LoopStep {
+interface LoopStep {
   tokens: number;
   calls: number;
 }

@@ -35,7 +35,7 @@ export interface TextBounds {
 }
 
 /** What the bounds may ask of the catalog: another model's most output (an advisor's, whose advice enters the prompt). */
-export interface BoundsContext {
+interface BoundsContext {
   maxOutputOf?: (id: string) => number | null | undefined;
 }
 
