@@ -5,7 +5,7 @@ import type { Simulator } from '../simulator/index.ts';
 import type { Runtime } from './catalog/runtime.ts';
 import { UpstreamClient } from './calls/upstream.ts';
 import { routeSummary, routesFor, vendorWarnings, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
-import { contextWindows, vendorRefusals } from './calls/vendor-refusals.ts';
+import { contextWindows, maxOutputs, vendorRefusals } from './calls/vendor-refusals.ts';
 
 export interface VendorSide {
   /** The bundled simulator, when some vendor is simulated (GATEWAY_SIMULATE). */
@@ -46,5 +46,5 @@ export async function openVendorSide(vendors: VendorSettings, runtime: Runtime):
 /** Loaded only when asked for, so a gateway with real vendors never loads the simulator's code. */
 async function startBundledSimulator(runtime: Runtime): Promise<Simulator> {
   const { startSimulator } = await import('../simulator/index.ts');
-  return startSimulator({ refuse: vendorRefusals(runtime), contextWindow: contextWindows(runtime) });
+  return startSimulator({ refuse: vendorRefusals(runtime), contextWindow: contextWindows(runtime), maxOutput: maxOutputs(runtime) });
 }

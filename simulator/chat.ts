@@ -24,6 +24,7 @@ export function chatTurn(body: Obj): Turn {
         if (!isObj(part)) continue;
         if (part.type === 'text') c.text(part.text);
         else if (part.type === 'image_url') c.image();
+        else if (part.type === 'file' && isObj(part.file)) c.pdf(part.file.file_data);
       }
     }
     if (Array.isArray(m.tool_calls)) {

@@ -2,13 +2,15 @@
 //
 // USAGE RULES (deterministic; gateway tests compute expected numbers from these):
 //
-//   input tokens  = T(C) + 85 × I, T = a real tokenizer's count (simulator/tokens.ts: o200k_base)
+//   input tokens  = T(C) + 85 × I + 3000 × P, T = a real tokenizer's count (simulator/tokens.ts: o200k_base)
 //                   C = all request text: system / instructions, every message's text
 //                       (string contents, text parts, tool_result / tool message / function_call_output
 //                       contents, tool-call arguments JSON, thinking text), plus JSON.stringify(tools)
 //                       when tools are given, plus `input` (responses, embeddings, images prompt).
 //                   I = image blocks (vendor A `image` and non-text `document`, chat `image_url`,
 //                       responses `input_image`, image-edit files).
+//                   P = pages of inline PDFs (vendor A base64 `document` of application/pdf, responses
+//                       `input_file` file_data, chat `file` file_data): each `/Type /Page` object; over 100 is a 400.
 //   output tokens = T(G), G = everything generated: answer text, thinking text, and tool-call arguments
 //                   JSON. Truncation by max tokens keeps about four characters per token allowed.
 //
@@ -143,6 +145,10 @@ function stripTags(text: string): string {
 }
 
 /** Accumulates request text and image blocks. */
+/** What one PDF page bills at most (its text and its image), and the most pages a request may carry. */
+const PDF_PAGE_TOKENS = 3000;
+const PDF_MAX_PAGES = 100;
+
 export class Counter {
   private readonly pieces: string[] = [];
   images = 0;
@@ -155,12 +161,25 @@ export class Counter {
   image(): void {
     this.images += 1;
   }
+  pageTokens = 0;
+  /**
+   * An inline PDF (base64, bare or as a data URI), billed per page as the vendors bill it: each page's text and
+   * an image of the page, PDF_PAGE_TOKENS at most. More than PDF_MAX_PAGES pages is refused, as the vendors do.
+   */
+  pdf(data: unknown): void {
+    if (typeof data !== 'string') return;
+    const raw = Buffer.from(data.replace(/^data:[^,]*,/, ''), 'base64').toString('latin1');
+    const pages = Math.max(1, (raw.match(/\/Type\s*\/Page(?![A-Za-z])/g) ?? []).length);
+    if (pages > PDF_MAX_PAGES)
+      throw new VendorError(400, `A maximum of ${PDF_MAX_PAGES} PDF pages may be provided; this one has ${pages}.`);
+    this.pageTokens += pages * PDF_PAGE_TOKENS;
+  }
   /** The text's tokens alone. */
   textTokens(): number {
     return countTokens(this.pieces.join('\n'));
   }
   tokens(): number {
-    return this.textTokens() + 85 * this.images;
+    return this.textTokens() + 85 * this.images + this.pageTokens;
   }
 }
 

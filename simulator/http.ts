@@ -25,6 +25,8 @@ export interface SimState {
   wait(ms: number): Promise<void>;
   /** A model's context window in tokens (null or absent: none), to refuse longer input as the vendor does. */
   contextWindow?: (model: string) => number | null | undefined;
+  /** The most output a model writes (null or absent: no bound), to refuse a larger output limit as the vendor does. */
+  maxOutput?: (model: string) => number | null | undefined;
 }
 
 /**
@@ -66,6 +68,7 @@ export function attachDraft(res: ServerResponse, draft: OutcomeDraft): void {
  * simulator counts it (simulator/common.ts), so a prompt a real vendor would not take is never answered or billed.
  */
 export function refuseBeyondContext(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): void {
+  refuseOutputPastMax(ctx, turn, flavor);
   const window = ctx.state.contextWindow?.(turn.model);
   if (!window || turn.inputTokens <= window) return;
   throw new VendorError(
@@ -74,6 +77,19 @@ export function refuseBeyondContext(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): 
       ? `prompt is too long: ${turn.inputTokens} tokens > ${window} maximum`
       : `This model's maximum context length is ${window} tokens. However, your messages resulted in ${turn.inputTokens} tokens. Please reduce the length of the messages.`,
     flavor === 'a' ? null : 'messages',
+  );
+}
+
+/** An output limit above what the model can write is refused, as the vendors refuse it (never silently lowered). */
+function refuseOutputPastMax(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): void {
+  const most = ctx.state.maxOutput?.(turn.model);
+  if (!most || turn.maxTokens === undefined || turn.maxTokens <= most) return;
+  throw new VendorError(
+    400,
+    flavor === 'a'
+      ? `max_tokens: ${turn.maxTokens} > ${most}, which is the maximum allowed number of output tokens for ${turn.model}`
+      : `max_tokens is too large: ${turn.maxTokens}. This model supports at most ${most} completion tokens, whereas you provided ${turn.maxTokens}.`,
+    flavor === 'a' ? null : 'max_tokens',
   );
 }
 

@@ -42,6 +42,8 @@ export interface SimulatorOptions {
   refuse?: (req: { path: string; model: string; body: Record<string, unknown> }) => { status: number; message: string } | null;
   /** A model's context window in tokens: longer input is refused with 400 as the vendor refuses it; absent, nothing is. */
   contextWindow?: (model: string) => number | null | undefined;
+  /** A model's most output in tokens: a larger output limit is refused with 400 as the vendor refuses it; absent, none is. */
+  maxOutput?: (model: string) => number | null | undefined;
   /** When set, only these keys are accepted (401 in the vendor's shape for any other); default: any non-empty key. */
   acceptKeys?: string[];
   videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
@@ -135,6 +137,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     counter: () => ++n,
     wait: (ms: number) => wait(ms),
     contextWindow: opts.contextWindow,
+    maxOutput: opts.maxOutput,
   };
 
   const outcomes: Outcome[] = [];

@@ -9,7 +9,7 @@
 import { chatTurn } from './chat.ts';
 import { isObj } from './common.ts';
 import { responsesTurn } from './responses.ts';
-import { messagesTurn } from './vendor-a.ts';
+import { cachesForAnHour, compactionAsked, messagesTurn } from './vendor-a.ts';
 
 /** What the simulated vendors put into the prompt for one search: result pages of a few thousand tokens each. */
 const SEARCH_PAGE_TOKENS = 20_000;
@@ -27,6 +27,8 @@ interface BilledUsage {
   input_tokens: number;
   output_tokens: number;
   cache_write_tokens: number;
+  /** The part of cache_write_tokens written to be kept an hour (a breakpoint with `ttl: '1h'`). */
+  cache_write_1h_tokens: number;
   web_search_calls: number;
   file_search_calls: number;
   advisor: { model: string; input_tokens: number; output_tokens: number }[];
@@ -47,21 +49,37 @@ export function largestUsage(path: string, body: Obj, modelOf: (id: string) => V
     const output = outputCap(turn.maxTokens);
     const searches = tools.filter((t) => String(t.type).startsWith('web_search')).reduce((n, t) => n + (count(t.max_uses) ?? Infinity), 0);
     const input = window(turn.inputTokens + searches * SEARCH_PAGE_TOKENS);
-    const advisor = tools
-      .filter((t) => String(t.type).startsWith('advisor'))
-      .flatMap((t) => {
-        const uses = count(t.max_uses) ?? Infinity;
-        const out = Math.min(count(t.max_tokens) ?? Infinity, modelOf(String(t.model))?.max_output ?? Infinity);
-        return uses === 0 ? [] : [{ model: String(t.model), input_tokens: uses * (input + output), output_tokens: uses * out }];
-      });
+    const advisorTools = tools.filter((t) => String(t.type).startsWith('advisor'));
+    const advisorOut = (t: Obj) => Math.min(count(t.max_tokens) ?? Infinity, modelOf(String(t.model))?.max_output ?? Infinity);
+    const advisor = advisorTools.flatMap((t) => {
+      const uses = count(t.max_uses) ?? Infinity;
+      return [{ model: String(t.model), input_tokens: uses * (input + output), output_tokens: uses * advisorOut(t) }];
+    });
+    // Each tool call is followed by another pass over the prompt, its results so far and the output so far.
+    const steps: Step[] = [
+      { calls: searches, tokens: SEARCH_PAGE_TOKENS },
+      ...advisorTools.map((t) => ({ calls: count(t.max_uses) ?? Infinity, tokens: advisorOut(t) })),
+      ...tools
+        .filter((t) => String(t.type).startsWith('web_fetch'))
+        .map((t) => ({ calls: count(t.max_uses) ?? Infinity, tokens: model.context_window ?? Infinity })),
+    ];
+    const loop = loopPasses(turn.inputTokens, output, steps, window);
+    // A compaction edit may summarise the prompt before every pass, at the model's own prices.
+    const compacts = compactionAsked(body);
+    const passInput = input + loop.input;
+    const compaction = compacts
+      ? { input: passInput, output: (loop.passes + 1) * (model.max_output ?? Infinity) }
+      : { input: 0, output: 0 };
     // Vendor A writes its cache only at a breakpoint the body marks: then the whole prompt may be written, at the
     // cache-write price.
     const cached = JSON.stringify(body).includes('"cache_control":{');
+    const allInput = passInput + compaction.input;
     return [
       {
-        input_tokens: cached ? 0 : input,
-        cache_write_tokens: cached ? input : 0,
-        output_tokens: output,
+        input_tokens: cached ? 0 : allInput,
+        cache_write_tokens: cached ? allInput : 0,
+        cache_write_1h_tokens: cached && cachesForAnHour(body) ? allInput : 0,
+        output_tokens: output + compaction.output,
         web_search_calls: searches,
         file_search_calls: 0,
         advisor,
@@ -88,21 +106,14 @@ function responsesUsage(body: Obj, tools: Obj[], outputCap: (n?: number) => numb
   const calls = turn.serverToolCap ?? Infinity;
   const chunks = Math.max(...files.map((t) => count(t.max_num_results) ?? FILE_RESULTS_DEFAULT), 0);
   const out: BilledUsage[] = [];
+  // Every call spent on one kind, each followed by another pass over the prompt, the results and the output so far.
+  const passesOf = (step: number) =>
+    window(turn.inputTokens + calls * step) + loopPasses(turn.inputTokens, output, [{ calls, tokens: step }], window).input;
   if (web.length > 0) {
-    out.push({
-      ...none(),
-      input_tokens: window(turn.inputTokens + calls * SEARCH_PAGE_TOKENS),
-      output_tokens: output,
-      web_search_calls: calls,
-    });
+    out.push({ ...none(), input_tokens: passesOf(SEARCH_PAGE_TOKENS), output_tokens: output, web_search_calls: calls });
   }
   if (files.length > 0) {
-    out.push({
-      ...none(),
-      input_tokens: window(turn.inputTokens + calls * chunks * FILE_CHUNK_TOKENS),
-      output_tokens: output,
-      file_search_calls: calls,
-    });
+    out.push({ ...none(), input_tokens: passesOf(chunks * FILE_CHUNK_TOKENS), output_tokens: output, file_search_calls: calls });
   }
   return out;
 }
@@ -111,7 +122,32 @@ const none = (): BilledUsage => ({
   input_tokens: 0,
   output_tokens: 0,
   cache_write_tokens: 0,
+  cache_write_1h_tokens: 0,
   web_search_calls: 0,
   file_search_calls: 0,
   advisor: [],
 });
+
+interface Step {
+  calls: number;
+  tokens: number;
+}
+
+/**
+ * The passes after the first of a server-side loop, the largest steps first: pass j reads the prompt, the results
+ * of the j calls before it and the output so far, at most the window. Infinity when a step's calls are unbounded.
+ */
+function loopPasses(prompt: number, output: number, steps: Step[], window: (n: number) => number): { input: number; passes: number } {
+  let input = 0;
+  let passes = 0;
+  let read = prompt + output;
+  for (const step of [...steps].filter((s) => s.calls > 0).sort((a, b) => b.tokens - a.tokens)) {
+    if (!Number.isFinite(step.calls)) return { input: Infinity, passes: Infinity };
+    for (let j = 0; j < step.calls; j++) {
+      read += step.tokens;
+      input += window(read);
+    }
+    passes += step.calls;
+  }
+  return { input, passes };
+}

@@ -20,6 +20,7 @@ function countParts(c: Counter, content: unknown): void {
     if (!isObj(p)) continue;
     if (p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') c.text(p.text);
     else if (p.type === 'input_image') c.image();
+    else if (p.type === 'input_file') c.pdf(p.file_data);
   }
 }
 

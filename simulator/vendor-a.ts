@@ -20,6 +20,7 @@ function countContent(c: Counter, content: unknown): void {
         const src = isObj(b.source) ? b.source : {};
         if (src.type === 'text') c.text(src.data);
         else if (src.type === 'content') countContent(c, src.content);
+        else if (src.type === 'base64' && src.media_type === 'application/pdf') c.pdf(src.data);
         else c.image();
         break;
       }
@@ -108,6 +109,27 @@ function webSearchCap(tools: unknown[]): { serverToolCap?: number } {
   return { serverToolCap: search.reduce((sum, t) => sum + (t.max_uses as number), 0) };
 }
 
+/** Whether a messages body asks for compaction (`context_management.edits` holding a `compact_…` edit). */
+export function compactionAsked(body: Record<string, unknown>): { trigger: number } | undefined {
+  const cm = isObj(body.context_management) ? body.context_management : undefined;
+  const edit = Array.isArray(cm?.edits) ? cm.edits.find((e) => isObj(e) && String(e.type).startsWith('compact')) : undefined;
+  if (!isObj(edit)) return undefined;
+  const trigger = isObj(edit.trigger) && typeof edit.trigger.value === 'number' ? edit.trigger.value : 150_000;
+  return { trigger };
+}
+
+/**
+ * A compaction the vendor runs before answering once the prompt reaches the edit's trigger: a pass of its own
+ * over the prompt, writing a summary. Reported in usage.iterations only (not in the top-level figures), and
+ * billed at the model's prices.
+ */
+function compactionPass(body: Record<string, unknown>, turn: Turn, maxOutput: number | null | undefined) {
+  const asked = compactionAsked(body);
+  if (!asked || turn.inputTokens < asked.trigger) return undefined;
+  const summary = Math.min(maxOutput ?? Number.POSITIVE_INFINITY, Math.max(1, Math.ceil(turn.inputTokens / 10)));
+  return { input_tokens: turn.inputTokens, output_tokens: summary };
+}
+
 function validate(body: unknown): asserts body is Record<string, unknown> {
   if (!isObj(body)) throw new VendorError(400, 'The request body is not valid JSON.');
   if (typeof body.model !== 'string' || body.model === '') throw new VendorError(400, 'model: Field required');
@@ -131,13 +153,35 @@ const STOP: Record<Plan['stop'], string> = {
   pause_turn: 'pause_turn',
 };
 
-function usageOf(p: Plan, outputTokens: number, withInput = true): Record<string, unknown> {
+/** Whether any cache breakpoint of the body asks for a write kept an hour: then the vendor writes it so, at its price. */
+export function cachesForAnHour(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(cachesForAnHour);
+  if (!isObj(value)) return false;
+  if (isObj(value.cache_control) && value.cache_control.ttl === '1h') return true;
+  return Object.values(value).some(cachesForAnHour);
+}
+
+interface UsageExtras {
+  compaction?: Record<string, number>;
+  hour?: boolean;
+}
+
+function usageOf(p: Plan, outputTokens: number, withInput = true, extras: UsageExtras = {}): Record<string, unknown> {
   const u: Record<string, unknown> = {};
+  const { compaction, hour } = extras;
+  if (compaction && withInput) {
+    u.iterations = [
+      { type: 'compaction', ...compaction },
+      { type: 'message', input_tokens: p.usage.input, output_tokens: outputTokens },
+    ];
+  }
   if (withInput) {
     u.input_tokens = p.usage.input;
     u.cache_creation_input_tokens = p.usage.cache_write;
     u.cache_read_input_tokens = p.usage.cache_read;
-    u.cache_creation = { ephemeral_5m_input_tokens: p.usage.cache_write, ephemeral_1h_input_tokens: 0 };
+    u.cache_creation = hour
+      ? { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: p.usage.cache_write }
+      : { ephemeral_5m_input_tokens: p.usage.cache_write, ephemeral_1h_input_tokens: 0 };
   }
   u.output_tokens = outputTokens;
   if (p.webSearches > 0) u.server_tool_use = { web_search_requests: p.webSearches };
@@ -178,6 +222,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   refuseBeyondContext(ctx, turn, 'a');
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'toolu_sim');
   planUsage(ctx, p.usage);
+  const extras = { compaction: compactionPass(body, turn, ctx.state.maxOutput?.(turn.model)), hour: cachesForAnHour(body) };
   const id = ctx.state.nextId('msg_sim');
   const blocks = buildBlocks(ctx, p);
   const stopReason = STOP[p.stop];
@@ -200,7 +245,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
         content: blocks,
         stop_reason: stopReason,
         stop_sequence: stopSequence,
-        usage: usageOf(p, p.usage.output),
+        usage: usageOf(p, p.usage.output, true, extras),
       },
       { 'request-id': requestId },
     );
@@ -226,7 +271,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: usageOf(p, 1),
+      usage: usageOf(p, 1, true, { hour: extras.hour }),
     },
   });
   // The vendor sends one `ping` right after the first content_block_start.
@@ -285,7 +330,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   await w.event('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: stopReason, stop_sequence: stopSequence },
-    usage: usageOf(p, p.usage.output),
+    usage: usageOf(p, p.usage.output, true, extras),
   });
   await w.event('message_stop', { type: 'message_stop' });
   w.end();

@@ -4,7 +4,7 @@
 // is held at it, and the answer says so (`x-service-max-tokens`). A limit the client sent is never touched: it
 // is held exactly as sent, and refused when it does not fit.
 import type { DoorConfig } from '../catalog/config.ts';
-import { everyFormatsLimits, honouredLimits } from '../catalog/wire-format.ts';
+import { clientLimits, honouredLimits } from '../catalog/wire-format.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { Call } from '../core/call.ts';
 import { reservationFor, type ReservationQuote } from './reservation.ts';
@@ -47,7 +47,7 @@ export async function lowerOutputToRoom(
     reservationFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
   const smallest = quoteAt(1).amount;
   if (smallest > available) return { nothingFits: { neededNano: smallest, availableNano: available } };
-  if (clientSentOutputLimit(call)) return null; // a limit the client sent is held as sent: its refusal stands
+  if (clientSentOutputLimit(door, call)) return null; // a limit the client sent is held as sent: its refusal stands
   // The hold grows with the output limit: the largest that fits, by halving.
   let fits = 1;
   let over = most + 1;
@@ -61,9 +61,12 @@ export async function lowerOutputToRoom(
   return { ...quoteAt(fits), written: { field, value: fits } };
 }
 
-/** Whether the client's own body sets an output limit of any wire format. */
-export function clientSentOutputLimit(call: Call): boolean {
-  return everyFormatsLimits().some((l) => (l.output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null));
+/**
+ * Whether the client's own body sets an output limit of its door's format. Another format's field (a chat client's
+ * `max_output_tokens`) limits nothing this door sends, so it must not keep the gateway from lowering the default.
+ */
+export function clientSentOutputLimit(door: DoorConfig, call: Call): boolean {
+  return (clientLimits(door).output ?? []).some((name) => call.client[name] !== undefined && call.client[name] !== null);
 }
 
 /** The body with `field` set to `limit` and the wire format's other output limits (written by the chain) removed. */

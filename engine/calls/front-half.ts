@@ -164,7 +164,7 @@ export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
     const plan = doorReservation(call);
     if (plan.amount === null || call.door.billing !== 'tokens') return plan;
     const dayLeft = await accounts.dayLeft(call.caller);
-    if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.prepared.call)) return plan;
+    if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.door, call.prepared.call)) return plan;
     const { door, prepared, snap, now: at, caller } = call;
     const lowered = await lowerOutputToRoom(door, prepared.call, snap, at, () => accounts.room(caller, prepared.call.model));
     if (lowered && !('nothingFits' in lowered)) return loweredPlan(lowered, prepared.call.id);

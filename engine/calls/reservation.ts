@@ -1,6 +1,7 @@
 // The most a call can cost, by the door's billing kind: what the ledger holds before the vendor call, and
 // what the client can change to hold less (the advice of a 402).
 import type { Call } from '../core/call.ts';
+import { errors } from '../core/errors.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { imageReservation } from '../catalog/image-bounds.ts';
 import { tokenCost, textReservation } from '../catalog/pricing.ts';
@@ -32,12 +33,29 @@ export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at:
       const billing = snap.config.billing;
       // The vendor's wire format decides the limits it enforces.
       const honoured = honouredLimits(door, model.vendor);
-      const bounds = textBounds(model, body, billing, honoured);
+      const bounds = textBounds(model, body, billing, honoured, { maxOutputOf: (id) => snap.catalog.models.get(id)?.max_output });
+      refuseLimitPastMaxOutput(bounds, call);
       const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
       const advice = adviceFor(bounds, call.client, honoured);
       return { amount, ...(advice ? { advice } : {}) };
     }
   }
+}
+
+/**
+ * An output limit above the model's maximum output is the client's mistake, which the vendor refuses too: a 400
+ * naming the field as the client sent it and the maximum, before anything is held. (A chain that lowers such a
+ * limit for a vendor that would honour it, cap-output, has already lowered it here.)
+ */
+function refuseLimitPastMaxOutput(b: TextBounds, call: Call): void {
+  const most = call.model.max_output;
+  const limit = b.outputLimit;
+  if (!most || !limit || limit.value <= most) return;
+  const sent = [limit.field, ...outputLimitNames(everyFormatsLimits())].find((name) => call.client[name] === limit.value) ?? limit.field;
+  throw errors.invalidRequest(
+    `${sent} is ${limit.value}, above the most ${call.model.id} can write (${most} output tokens). Send ${sent} of at most ${most}, or omit it.`,
+    sent,
+  );
 }
 
 /** The output limit fields of every wire format. */

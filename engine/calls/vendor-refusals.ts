@@ -25,3 +25,16 @@ export function vendorRefusals(runtime: Runtime) {
 export function contextWindows(runtime: Runtime) {
   return (model: string) => runtime.snapshot().catalog.models.get(model)?.context_window;
 }
+
+/**
+ * Each model's most output, from the running catalog: the simulator refuses a larger output limit as the vendor
+ * does. Not for the vendors whose hosts honour a larger limit (config/billing.yaml `reservation.output_cap_written`).
+ */
+export function maxOutputs(runtime: Runtime) {
+  return (model: string) => {
+    const snap = runtime.snapshot();
+    const entry = snap.catalog.models.get(model);
+    if (!entry || snap.config.billing.reservation.output_cap_written?.[entry.vendor]) return undefined;
+    return entry.max_output;
+  };
+}

@@ -23,6 +23,8 @@ export function modelRecord(m: ModelEntry, cfg: GatewayConfig, now: Date) {
       output_per_mtok: current?.output ?? null,
       cache_read_per_mtok: p.cache_read ?? null,
       cache_write_per_mtok: p.cache_write ?? null,
+      // A write kept an hour (`ttl: "1h"`) costs more where the vendor prices it apart.
+      cache_write_1h_per_mtok: p.cache_write_1h ?? null,
       tiers: (p.tiers ?? []).map((t) => ({
         above_input_tokens: t.above_input_tokens,
         input_per_mtok: t.input,

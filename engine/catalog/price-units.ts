@@ -16,7 +16,7 @@ interface PriceEntry {
   unit: PriceUnit;
 }
 
-const TOKEN_FIELDS: (keyof Pricing)[] = ['input', 'output', 'cache_read', 'cache_write'];
+const TOKEN_FIELDS: (keyof Pricing)[] = ['input', 'output', 'cache_read', 'cache_write', 'cache_write_1h'];
 const MEDIA_FIELDS: [keyof Pricing, PriceUnit][] = [
   ['image_reservation', 'per image'],
   ['image_charge', 'per image'],

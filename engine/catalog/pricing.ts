@@ -22,6 +22,8 @@ interface TokenPrices {
   output: number;
   cache_read: number;
   cache_write: number;
+  /** A cache write kept an hour (`ttl: 1h`), where the catalog prices it apart; else the cache-write price. */
+  cache_write_1h: number;
 }
 
 /** Base prices in force at an instant: the latest scheduled change whose Korean date has come. */
@@ -30,7 +32,8 @@ export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
   const scheduled = scheduledPriceAt(model, at);
   const input = scheduled?.input ?? p.input ?? 0;
   const output = scheduled?.output ?? p.output ?? 0;
-  return { input, output, cache_read: p.cache_read ?? input, cache_write: p.cache_write ?? input };
+  const cacheWrite = p.cache_write ?? input;
+  return { input, output, cache_read: p.cache_read ?? input, cache_write: cacheWrite, cache_write_1h: p.cache_write_1h ?? cacheWrite };
 }
 
 /** The scheduled price change in force at an instant (the latest whose Korean date has come), if any. */
@@ -61,6 +64,7 @@ export function pricesForPrompt(model: ModelEntry, at: Date, promptTokens: numbe
     output: tier.output,
     cache_read: toNanoPrecision(base.cache_read * scale),
     cache_write: toNanoPrecision(base.cache_write * scale),
+    cache_write_1h: toNanoPrecision(base.cache_write_1h * scale),
   };
 }
 
@@ -79,12 +83,16 @@ export interface PricingContext {
 
 /** The most a text call can cost: its bounds (text-bounds.ts) at the prices they may reach. */
 export function textReservation(model: ModelEntry, b: TextBounds, ctx: PricingContext): bigint {
-  const p = pricesForPrompt(model, ctx.at, b.inputTokens);
+  // A loop's later passes and any summarising passes are billed as the call's own input and output: the usage
+  // the vendor reports sums them, and the settle prices the tier of that sum.
+  const passInput = b.passes.inputTokens + b.passes.summaryInputTokens;
+  const p = pricesForPrompt(model, ctx.at, b.inputTokens + passInput);
   // Cache reads are never above the input price (the catalog check enforces it); a cache write may be.
-  const worstInput = Math.max(p.input, p.cache_read, b.cacheWrites ? p.cache_write : 0);
+  const cacheWrite = b.cacheWrites ? Math.max(p.cache_write, b.cacheWritesHour ? p.cache_write_1h : 0) : 0;
+  const worstInput = Math.max(p.input, p.cache_read, cacheWrite);
   return (
-    tokenCost(b.inputTokens, worstInput) +
-    tokenCost(b.outputTokens, p.output) +
+    tokenCost(b.inputTokens + passInput, worstInput) +
+    tokenCost(b.outputTokens + b.passes.summaryOutputTokens, p.output) +
     BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
     BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0) +
     advisorReservation(b, ctx)

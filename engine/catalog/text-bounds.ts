@@ -4,7 +4,8 @@
 // is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
 // it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
 import { errors } from '../core/errors.ts';
-import { isAdvisorTool, serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
+import { isAdvisorTool, isFetchTool, serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
+import { asksCompaction, loopSteps, passBounds, type PassBounds } from './pass-bounds.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
 import { derivedFrom } from '../core/derived.ts';
@@ -19,6 +20,8 @@ export interface TextBounds {
   serverToolCalls: { web_search: number; file_search: number };
   /** Whether the vendor may write the prompt cache for this body (the cache-write price is then held). */
   cacheWrites: boolean;
+  /** Whether the body asks for a write kept an hour (`ttl: '1h'` on a breakpoint): its dearer price is then held. */
+  cacheWritesHour: boolean;
   /** The output limit sent that sets the output bound, as the body names it; absent when none was sent. */
   outputLimit?: { field: string; value: number };
   /** Output tokens held per choice. */
@@ -27,6 +30,13 @@ export interface TextBounds {
   choices: { count: number; field?: string };
   /** Advisor tools: the model each runs, its uses, and the output it may write per use (null: its model's max). */
   advisors: { model: JsonValue | undefined; at: string; uses: number; outputPerUse: number | null }[];
+  /** The passes of a server-side tool loop after the first, and any summarising passes, of all choices together. */
+  passes: PassBounds;
+}
+
+/** What the bounds may ask of the catalog: another model's most output (an advisor's, whose advice enters the prompt). */
+interface BoundsContext {
+  maxOutputOf?: (id: string) => number | null | undefined;
 }
 
 /**
@@ -34,7 +44,13 @@ export interface TextBounds {
  * (transforms/protocols/). A token is at least one byte of text, so the body's bytes bound the
  * input (images count a fixed allowance instead of their base64 bytes); the context window bounds it too.
  */
-export function textBounds(model: ModelEntry, body: JsonObject, billing: BillingConfig, honoured: HonouredLimits): TextBounds {
+export function textBounds(
+  model: ModelEntry,
+  body: JsonObject,
+  billing: BillingConfig,
+  honoured: HonouredLimits,
+  ctx: BoundsContext = {},
+): TextBounds {
   const r = billing.reservation;
   checkLimitFields(body);
 
@@ -44,6 +60,7 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
   // size the body does not show: only the context window bounds it.
   if (model.context_window && pullsContentIn(body)) inputTokens = model.context_window;
   if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
+  const promptTokens = inputTokens;
 
   // A model produces at most max_output (models without output, such as embeddings, have none).
   const cap = model.max_output ?? 0;
@@ -65,15 +82,48 @@ export function textBounds(model: ModelEntry, body: JsonObject, billing: Billing
     if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
   }
 
+  const advisors = advisorBounds(body, honoured, r.max_server_tool_calls);
+  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
+  const fetchUses = (Array.isArray(body.tools) ? body.tools : []).flatMap((t, i) => {
+    if (!isObject(t) || !isFetchTool(t.type)) return [];
+    const at = `tools[${i}].${honoured.tool_uses}`;
+    return [(honoured.tool_uses ? positiveCount(t[honoured.tool_uses], at) : undefined) ?? r.max_server_tool_calls];
+  });
+  const steps = loopSteps({
+    calls: perChoiceTools,
+    perCall,
+    shared: callCap !== undefined,
+    advisors: advisors.map((a) => ({
+      calls: a.uses,
+      tokens: a.outputPerUse ?? (typeof a.model === 'string' ? ctx.maxOutputOf?.(a.model) : null),
+    })),
+    fetchUses,
+    window: model.context_window ?? 0,
+  });
+  const loop = passBounds(promptTokens, outputPerChoice, steps, {
+    window: model.context_window,
+    callCap,
+    firstPass: inputTokens / choices.count,
+    compacts: asksCompaction(body, honoured),
+    summaryOutput: cap,
+  });
+  const passes = {
+    inputTokens: loop.inputTokens * choices.count,
+    summaryInputTokens: loop.summaryInputTokens * choices.count,
+    summaryOutputTokens: loop.summaryOutputTokens * choices.count,
+  };
+
   return {
     inputTokens,
     outputTokens: outputPerChoice * choices.count,
     serverToolCalls: { web_search: perChoiceTools.web_search * choices.count, file_search: perChoiceTools.file_search * choices.count },
     cacheWrites: !r.cache_writes_when_marked.includes(model.vendor) || marksCache(body),
+    cacheWritesHour: marksCache(body, (mark) => isObject(mark) && mark.ttl === '1h'),
     ...(outputLimit ? { outputLimit } : {}),
     outputPerChoice,
     choices,
-    advisors: advisorBounds(body, honoured, r.max_server_tool_calls),
+    advisors,
+    passes,
   };
 }
 
@@ -241,11 +291,11 @@ function messageCount(body: JsonObject): number {
   return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
 }
 
-/** Whether the body marks a prompt-cache breakpoint anywhere (a block, a tool, the system prompt or the top level). */
-function marksCache(value: JsonValue): boolean {
-  if (Array.isArray(value)) return value.some(marksCache);
+/** Whether the body marks a prompt-cache breakpoint (`which` of them) anywhere: a block, a tool, the system prompt or the top level. */
+function marksCache(value: JsonValue, which: (mark: JsonValue) => boolean = (mark) => mark !== null): boolean {
+  if (Array.isArray(value)) return value.some((v) => marksCache(v, which));
   if (!isObject(value)) return false;
-  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && v !== null) || marksCache(v));
+  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && which(v)) || marksCache(v, which));
 }
 
 const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
@@ -297,9 +347,9 @@ export function measureBody(body: JsonObject): { bytes: number; images: number }
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Whether the vendor will put content into the prompt that the body only points at: a document or file part
- * given by URL or file id (native `document` with a url or file source, responses `input_file` with file_url or
- * file_id, chat `file` with file_id), a web fetch tool, or a remote MCP server (responses `mcp` tools, the native
+ * Whether the vendor will put content into the prompt that the body only points at, or bills past its bytes: a
+ * document or file part given by URL or file id (native `document` with a url or file source, responses
+ * `input_file` with file_url or file_id, chat `file` with file_id) or inline (a base64 PDF, billed per page), a web fetch tool, or a remote MCP server (responses `mcp` tools, the native
  * `mcp_servers` list): the vendor lists the server's tools and feeds back its results, whose size the server's
  * owner, often the client itself, decides. Also a conversation the vendor stored and replays: a responses body's
  * `previous_response_id`, `conversation` or stored `prompt` (by id), or an input `item_reference`, puts all of it
@@ -328,12 +378,14 @@ function pointsAtContent(part: JsonObject): boolean {
   const source = isObject(part.source) ? part.source : undefined;
   const file = isObject(part.file) ? part.file : undefined;
   switch (part.type) {
+    // A document or file given inline is billed per page, not by its bytes (each page's text and an image of it),
+    // and a few kilobytes can hold a hundred pages: only the context window bounds it too.
     case 'document':
-      return source?.type === 'url' || source?.type === 'file';
+      return source?.type === 'url' || source?.type === 'file' || (source?.type === 'base64' && source.media_type !== 'text/plain');
     case 'input_file':
-      return typeof part.file_url === 'string' || typeof part.file_id === 'string';
+      return typeof part.file_url === 'string' || typeof part.file_id === 'string' || typeof part.file_data === 'string';
     case 'file':
-      return typeof file?.file_id === 'string';
+      return typeof file?.file_id === 'string' || typeof file?.file_data === 'string';
     case 'mcp':
     case 'item_reference': // an item the vendor stored, replayed whole into the prompt
       return true;

@@ -36,6 +36,8 @@ export interface AppliedPrices {
   output?: number;
   cache_read?: number;
   cache_write?: number;
+  /** Cache writes kept an hour: how many of the record's cache-write tokens they were, and their price. */
+  cache_write_1h?: { tokens: number; usd: number };
   web_search?: ToolPrice;
   file_search?: ToolPrice;
   advisor?: AdvisorPrice[];
@@ -70,6 +72,8 @@ export function appliedPrices(model: ModelEntry, usage: Usage, ctx: PricingConte
     cache_read: p.cache_read,
     cache_write: p.cache_write,
   };
+  const hour = Number(wholeCount(Math.min(usage.cache_write_1h_tokens ?? 0, usage.cache_write_tokens)));
+  if (hour > 0) out.cache_write_1h = { tokens: hour, usd: p.cache_write_1h };
   const webSearch = Number(wholeCount(usage.web_search_calls));
   if (webSearch > 0) out.web_search = { calls: webSearch, usd: ctx.billing.server_tools.web_search ?? 0 };
   const fileSearch = Number(wholeCount(usage.file_search_calls));
@@ -91,13 +95,19 @@ export function chargeAt(prices: AppliedPrices, counts: ChargedCounts): bigint {
   let total =
     tokenCost(counts.input_tokens, prices.input ?? 0) +
     tokenCost(counts.cache_read_tokens, prices.cache_read ?? 0) +
-    tokenCost(counts.cache_write_tokens, prices.cache_write ?? 0) +
+    cacheWriteCost(counts.cache_write_tokens, prices) +
     tokenCost(counts.output_tokens, prices.output ?? 0);
   for (const tool of [prices.web_search, prices.file_search]) if (tool) total += wholeCount(tool.calls) * usdToNano(tool.usd);
   for (const a of prices.advisor ?? []) total += tokenCost(a.input_tokens, a.input) + tokenCost(a.output_tokens, a.output);
   if (prices.image !== undefined && counts.images) total += wholeCount(counts.images) * usdToNano(prices.image);
   if (prices.per_mchar !== undefined && counts.characters) total += tokenCost(counts.characters, prices.per_mchar);
   return total;
+}
+
+/** Cache writes: those kept an hour at their own price, the rest at the cache-write price. */
+function cacheWriteCost(tokens: number, prices: AppliedPrices): bigint {
+  const hour = Math.min(prices.cache_write_1h?.tokens ?? 0, tokens);
+  return tokenCost(tokens - hour, prices.cache_write ?? 0) + (hour > 0 ? tokenCost(hour, prices.cache_write_1h?.usd ?? 0) : 0n);
 }
 
 /** What the usage costs, in nano-USD. */

@@ -18,6 +18,16 @@ function wireOf(door: DoorConfig, vendor: VendorId): Protocol | undefined {
 /** The limit fields `vendor`'s format honours on `door`: none when it names no format. */
 export const honouredLimits = (door: DoorConfig, vendor: VendorId): HonouredLimits => wireOf(door, vendor)?.limits ?? {};
 
+/**
+ * The limit fields of the format the door's clients speak: the one its chains reach for any vendor (`'*'`). A chat
+ * client's `max_output_tokens` is another format's field: sent to the chat door it limits nothing the client asked for.
+ */
+export function clientLimits(door: DoorConfig): HonouredLimits {
+  const name = door.vendor_protocol['*'];
+  const chain = name ? door.protocols[name] : undefined;
+  return (name && chain ? protocols[wireName(name, chain)]?.limits : undefined) ?? {};
+}
+
 let known: { count: number; limits: HonouredLimits[] } = { count: -1, limits: [] };
 
 /** Every format's limit fields, for the checks that hold wherever a field is sent. */

@@ -12,6 +12,8 @@ import type { ErrorType } from './errors.ts';
  *   tool_uses  the field on a server tool capping its calls
  *   tool_calls the field capping the server-tool calls of the whole call
  *   tool_results the field on a file search tool capping the results (chunks) each of its calls feeds back as input
+ *   compaction where a body asks the vendor to compact its context: entries of `field`.`list` whose type starts with
+ *              `type_prefix` make it run summarising passes, billed at the model's prices (held, not a cap)
  */
 export interface HonouredLimits {
   output?: string[];
@@ -19,6 +21,7 @@ export interface HonouredLimits {
   tool_uses?: string;
   tool_calls?: string;
   tool_results?: string;
+  compaction?: { field: string; list: string; type_prefix: string };
 }
 
 /**

@@ -451,8 +451,13 @@ export type Pricing = {
   output?: number;
   /** USD per 1M input tokens read from the prompt cache; must be below `input` (checked by the loader). */
   cache_read?: number;
-  /** USD per 1M input tokens written to the prompt cache. */
+  /** USD per 1M input tokens written to the prompt cache (kept the default time, 5 minutes). */
   cache_write?: number;
+  /**
+   * USD per 1M input tokens written to the prompt cache to be kept 1 hour (`ttl: 1h`); absent:
+   * cache_write.
+   */
+  cache_write_1h?: number;
   /** Higher prices once the call's input passes a threshold; the whole call is then priced at the tier. */
   tiers?: PriceTier[];
   /** Announced price changes: from the given Korean date on, these prices replace input/output. */

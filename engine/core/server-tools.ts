@@ -20,3 +20,9 @@ export function serverToolKind(type: JsonValue | undefined): ServerToolKind | un
  * price. Capped and held like a server tool (its uses), with each use priced as that model's pass.
  */
 export const isAdvisorTool = (type: JsonValue | undefined): boolean => typeof type === 'string' && type.startsWith('advisor');
+
+/**
+ * A page fetch tool: the vendor reads a page of any size into the prompt at each use, as often as it decides unless
+ * capped. Capped like a server tool (its uses); each use may fill the context window.
+ */
+export const isFetchTool = (type: JsonValue | undefined): boolean => typeof type === 'string' && type.startsWith('web_fetch');

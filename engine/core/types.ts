@@ -29,6 +29,8 @@ export interface Usage {
   reasoning_tokens?: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /** The part of cache_write_tokens written to be kept an hour (`ttl: 1h`), billed at its own price. */
+  cache_write_1h_tokens?: number;
   web_search_calls: number;
   file_search_calls: number;
   /** Tokens of another model (advisor tool) billed at that model's own price. */

@@ -1,5 +1,6 @@
 // For each door and each way a call can make the vendor bill beyond its visible text (server tools, file search
-// with its max_num_results, advisors, reasoning, images in the input, cache writes, several answers), the most
+// with its max_num_results, advisors, page fetches, the passes of a server-side loop, compaction, reasoning,
+// images and inline PDFs in the input, cache writes kept 5 minutes or an hour, several answers), the most
 // the simulated vendor may bill for a generated body (simulator/largest-usage.ts, on the body the vendor gets
 // after the door's chain) costs no more than the call's hold (issue 39). Pure: prepareCall, the reservation and
 // the cost of usage, no database.
@@ -28,17 +29,23 @@ const words = fc.string({ minLength: 1, maxLength: 400 });
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 const limit = (most: number) => opt(fc.integer({ min: 1, max: most }));
 const IMAGE = 'data:image/png;base64,iVBORw0KGgo=';
+/** An inline PDF of bare pages: a few bytes each, billed per page (simulator PDF_PAGE_TOKENS). */
+const pdf = (pages: number) => Buffer.from(`%PDF-1.4\n${'1 0 obj <</Type /Page>> endobj\n'.repeat(pages)}%%EOF\n`).toString('base64');
+const pdfPages = opt(fc.integer({ min: 1, max: 100 }));
 
 /** Generated bodies per door and tool, as a client sends them. */
 function bodies(door: string): fc.Arbitrary<JsonObject>[] {
   const A = textModels('messages', 'a');
   if (door === 'messages') {
-    const content = fc.tuple(words, fc.nat({ max: 3 }), fc.boolean()).map(([t, images, cache]) => [
-      { type: 'text', text: t, ...(cache ? { cache_control: { type: 'ephemeral' } } : {}) },
+    // A cache breakpoint kept the default 5 minutes, or an hour at its own price.
+    const cacheMark = fc.constantFrom<JsonObject | undefined>(undefined, { type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' });
+    const content = fc.tuple(words, fc.nat({ max: 3 }), cacheMark, pdfPages).map(([t, images, cache, pages]) => [
+      { type: 'text', text: t, ...(cache ? { cache_control: cache } : {}) },
       ...Array.from({ length: images }, () => ({
         type: 'image',
         source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
       })),
+      ...(pages ? [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf(pages) } }] : []),
     ]);
     const base = fc.record({
       model: fc.constantFrom(...A),
@@ -63,11 +70,24 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
         { minLength: 1, maxLength: 2 },
       ),
       fc.constant([{ name: 'f', description: 'x', input_schema: { type: 'object', properties: {} } }]),
+      // A page fetch: each use may fill the context window, and is followed by another pass.
+      fc.array(fc.record({ type: fc.constant('web_fetch_20250910'), name: fc.constant('web_fetch'), max_uses: limit(5) }), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      // Searches and an advisor in one loop.
+      fc.tuple(limit(10), limit(3), fc.constantFrom(...A)).map(([searches, uses, model]) => [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: searches },
+        { type: 'advisor_20260301', name: 'advisor', model, max_uses: uses },
+      ]),
     ];
+    // Compaction: the vendor may summarise the prompt before each pass, at the model's prices.
+    const compaction = fc.boolean();
     return tools.map((toolSet) =>
-      fc.tuple(base, toolSet).map(([b, t]) => ({
+      fc.tuple(base, toolSet, compaction).map(([b, t, compact]) => ({
         model: b.model,
         max_tokens: b.max_tokens,
+        ...(compact ? { context_management: { edits: [{ type: 'compact_20260112' }] } } : {}),
         // Reasoning: a thinking budget below the output limit, as the vendor requires.
         ...(b.thinking && b.max_tokens > 1024 ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
         messages: [{ role: 'user', content: b.content }],
@@ -77,10 +97,14 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
   }
   if (door === 'responses') {
     const B = textModels('responses', 'b');
-    const input = fc.tuple(words, fc.nat({ max: 3 })).map(([t, images]) => [
+    const input = fc.tuple(words, fc.nat({ max: 3 }), pdfPages).map(([t, images, pages]) => [
       {
         role: 'user',
-        content: [{ type: 'input_text', text: t }, ...Array.from({ length: images }, () => ({ type: 'input_image', image_url: IMAGE }))],
+        content: [
+          { type: 'input_text', text: t },
+          ...Array.from({ length: images }, () => ({ type: 'input_image', image_url: IMAGE })),
+          ...(pages ? [{ type: 'input_file', filename: 'f.pdf', file_data: `data:application/pdf;base64,${pdf(pages)}` }] : []),
+        ],
       },
     ]);
     const base = fc.record({
@@ -153,15 +177,16 @@ describe("the hold covers the simulator's largest usage, per door and tool (prop
     fc.assert(
       fc.property(arb, (client) => {
         let prepared: ReturnType<typeof prepareCall>;
+        let hold: bigint;
         try {
           prepared = prepareCall(snap, door, client, { 'anthropic-version': '2023-06-01' }, caller, registry, { now: NOW });
+          hold = reservationFor(door, prepared.call, snap, NOW).amount;
         } catch (e) {
-          // A body the door or the model's rules refuse before anything is held: nothing to bill.
+          // A body the door, the model's rules or the reservation refuse before anything is held: nothing to bill.
           if (isGatewayError(e) && e.status === 400) return;
           throw e;
         }
         const { call, protocolName } = prepared;
-        const hold = reservationFor(door, call, snap, NOW).amount;
         const bills = largestUsage(UPSTREAM[protocolName], call.body, (id) => snap.catalog.models.get(id));
         expect(bills.length).toBeGreaterThan(0);
         for (const bill of bills) {

@@ -50,9 +50,10 @@ const lastBody = (v: 'a' | 'b', path: string) => {
   return sent[sent.length - 1]?.body as any;
 };
 
-// 250,000 credits = $0.25: the hold of 10 searches (fees, and the result pages held as input:
-// billing.yaml reservation.search_result_tokens), fewer than the 40 searches ($0.40) the prompt asks for.
-const WALLET = 250_000;
+// 500,000 credits = $0.50: the hold of 10 searches (fees, and the result pages held as input:
+// billing.yaml reservation.search_result_tokens, read again by each pass of the loop after a search), fewer
+// than the 40 searches the prompt asks for, and less than the hold of 20 (messages) or 30 (responses).
+const WALLET = 500_000;
 const TOKENS = '[[sim:usage input=1000 output=10]]';
 const WEB_A = { type: 'web_search_20250305', name: 'web_search' };
 
@@ -138,7 +139,7 @@ describe("a client's own cap is kept and held", () => {
     await expectSettledBooks(c);
   });
 
-  it('messages max_uses 20 on a wallet worth 15 searches: 402 before any vendor call', async () => {
+  it('messages max_uses 20 on a wallet that cannot hold them: 402 before any vendor call', async () => {
     const c = await walletOf(WALLET);
     const sent = t.sim.received.length;
     const res = await post(c.as, '/v1/messages', messagesBody({ ...WEB_A, max_uses: 20 }), A_VERSION);
@@ -160,7 +161,7 @@ describe("a client's own cap is kept and held", () => {
     await expectSettledBooks(c);
   });
 
-  it('responses max_tool_calls 30 on a wallet worth 25 searches: 402 before any vendor call', async () => {
+  it('responses max_tool_calls 30 on a wallet that cannot hold them: 402 before any vendor call', async () => {
     const c = await walletOf(WALLET);
     const sent = t.sim.received.length;
     const res = await post(c.as, '/v1/responses', responsesBody({ max_tool_calls: 30 }));

@@ -2,7 +2,7 @@
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
 import { walletView } from './ledger.ts';
 import { createGateway, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
-import { contextWindows, vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
+import { contextWindows, maxOutputs, vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock, type Clock } from '../../engine/core/clock.ts';
 import type { VendorId } from '../../engine/core/types.ts';
@@ -46,6 +46,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const sim = await startSimulator({
     refuse: vendorRefusals(refusalRuntime),
     contextWindow: contextWindows(refusalRuntime),
+    maxOutput: maxOutputs(refusalRuntime),
     ...opts.simulator,
   });
   const env: Record<string, string> = {

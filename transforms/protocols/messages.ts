@@ -7,7 +7,12 @@ export const messages: Protocol = {
   errors: messagesErrors,
   // `event: error` carries `{type: 'error', error: {…}}`; a relay that drops the event name still shows the type.
   isStreamError: (event) => event.event === 'error' || eventObject(event)?.type === 'error',
-  limits: { output: ['max_tokens'], tool_uses: 'max_uses' },
+  limits: {
+    output: ['max_tokens'],
+    tool_uses: 'max_uses',
+    // `context_management.edits: [{type: 'compact_…'}]` summarises the transcript in passes of its own.
+    compaction: { field: 'context_management', list: 'edits', type_prefix: 'compact' },
+  },
   // The advisor tool runs the model it names over the whole transcript.
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {

@@ -1,11 +1,11 @@
-// Server tools (web search, file search) and advisors run as often as the vendor decides unless the body caps them, and the
+// Server tools (web search, file search), advisors and page fetches run as often as the vendor decides unless the body caps them, and the
 // hold covers settings.serverToolCap.calls per uncapped tool. So the cap the hold assumes is written into the
 // body, in the field the wire format enforces: on each server tool (`perTool`, max_uses on /v1/messages) or
 // once for the call (`perCall`, max_tool_calls on /v1/responses). A cap the client sent is kept (and held as
 // sent); one that is not a positive whole number is left for the reservation to refuse by name. A file search
 // tool's results per call (`results`, max_num_results on /v1/responses) are capped the same way.
 import type { RequestTransform } from '../../engine/core/call.ts';
-import { isAdvisorTool, serverToolKind } from '../../engine/core/server-tools.ts';
+import { isAdvisorTool, isFetchTool, serverToolKind } from '../../engine/core/server-tools.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
 import { isObject } from '../util/json.ts';
 
@@ -16,7 +16,8 @@ export const capServerTools: RequestTransform = (call) => {
   const body = call.body;
   if (!Array.isArray(body.tools)) return call;
   const serverTools = body.tools.filter((t) => isObject(t) && serverToolKind(t.type) !== undefined);
-  const advisors = body.tools.filter((t) => isObject(t) && isAdvisorTool(t.type));
+  // Advisors and page fetches loop as server tools do, each use a pass over the whole prompt.
+  const advisors = body.tools.filter((t) => isObject(t) && (isAdvisorTool(t.type) || isFetchTool(t.type)));
   if (serverTools.length === 0 && advisors.length === 0) return call;
   if (perTool) {
     for (const tool of [...serverTools, ...advisors]) if (isObject(tool) && unset(tool[perTool])) tool[perTool] = calls;

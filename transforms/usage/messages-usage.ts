@@ -27,6 +27,9 @@ export function normaliseMessagesUsage(u: JsonValue | undefined): Usage {
   usage.output_tokens = requiredCount(u.output_tokens);
   usage.cache_read_tokens = count(u.cache_read_input_tokens);
   usage.cache_write_tokens = cacheWrite(u);
+  // Writes kept an hour are billed at their own price; the per-TTL breakdown says how many there were.
+  const hour = isObject(u.cache_creation) ? count(u.cache_creation.ephemeral_1h_input_tokens) : 0;
+  if (hour > 0) usage.cache_write_1h_tokens = Math.min(hour, usage.cache_write_tokens);
   if (isObject(u.server_tool_use)) usage.web_search_calls = count(u.server_tool_use.web_search_requests);
   if (Array.isArray(u.iterations)) {
     for (const it of u.iterations) {

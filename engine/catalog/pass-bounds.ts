@@ -1,0 +1,88 @@
+// A server-side tool loop: the vendor samples once, runs a tool (a search, a file search, a page fetch, an
+// advisor), feeds its result back and samples again, up to once per tool call the body allows. Every pass is
+// billed for the whole prompt it reads: the input, the results so far and the output so far. And where the
+// body asks the vendor to compact its context (vendor A's compaction edit), each pass may be preceded by a
+// summarising pass over that prompt, billed at the same model's prices. These are the bounds of both.
+import type { JsonObject, JsonValue } from '../core/types.ts';
+import type { HonouredLimits } from '../core/protocol.ts';
+
+/** What one tool call may add to the prompt of the passes after it, and how many such calls the body allows. */
+interface LoopStep {
+  tokens: number;
+  calls: number;
+}
+
+export interface PassBounds {
+  /** Input of the passes after the first (the first is the call's own input bound). */
+  inputTokens: number;
+  /** Summarising passes (compaction): their input and output, 0 when the body asks for none. */
+  summaryInputTokens: number;
+  summaryOutputTokens: number;
+}
+
+/**
+ * The passes a loop may run, per answer: pass j reads at most `base` + the j largest steps + the output so far,
+ * never more than the context window. Closed form per group of equal steps, so a cap of a billion calls costs
+ * no more to bound than one (and is held, and refused, for what it allows).
+ */
+export function passBounds(
+  base: number,
+  output: number,
+  steps: LoopStep[],
+  opts: { window: number | null | undefined; callCap?: number; firstPass: number; compacts: boolean; summaryOutput: number },
+): PassBounds {
+  const window = opts.window ?? Number.POSITIVE_INFINITY;
+  let left = opts.callCap ?? Number.POSITIVE_INFINITY;
+  let prefix = base + output;
+  let input = 0;
+  let passes = 0;
+  for (const step of [...steps].sort((a, b) => b.tokens - a.tokens)) {
+    const calls = Math.min(step.calls, left);
+    left -= calls;
+    passes += calls;
+    // Passes i = 1..calls of this group read prefix + i × step, each at most the window.
+    const room = step.tokens > 0 ? Math.floor((window - prefix) / step.tokens) : prefix <= window ? calls : 0;
+    const below = Math.max(0, Math.min(calls, room));
+    input += below * prefix + (step.tokens * below * (below + 1)) / 2 + (calls - below) * window;
+    prefix += calls * step.tokens;
+  }
+  if (!opts.compacts) return { inputTokens: input, summaryInputTokens: 0, summaryOutputTokens: 0 };
+  return { inputTokens: input, summaryInputTokens: opts.firstPass + input, summaryOutputTokens: (passes + 1) * opts.summaryOutput };
+}
+
+/**
+ * What each tool call of a loop may add to the prompt of the passes after it: a search's result pages, a file
+ * search's chunks, an advisor's advice (its output cap, else its model's most, else the window), a fetched page
+ * (the window). Under one cap for the whole call (`shared`) the vendor may spend every call on the tool whose
+ * results are largest.
+ */
+export function loopSteps(s: {
+  calls: { web_search: number; file_search: number };
+  perCall: { web_search: number; file_search: number };
+  shared: boolean;
+  advisors: { calls: number; tokens: number | null | undefined }[];
+  fetchUses: number[];
+  window: number;
+}): LoopStep[] {
+  const largest = Math.max(s.perCall.web_search, s.perCall.file_search);
+  const steps: LoopStep[] = s.shared
+    ? [{ calls: s.calls.web_search + s.calls.file_search, tokens: largest }]
+    : [
+        { calls: s.calls.web_search, tokens: s.perCall.web_search },
+        { calls: s.calls.file_search, tokens: s.perCall.file_search },
+      ];
+  for (const a of s.advisors) steps.push({ calls: a.calls, tokens: a.tokens ?? s.window });
+  for (const uses of s.fetchUses) steps.push({ calls: uses, tokens: s.window });
+  return steps.filter((step) => step.calls > 0);
+}
+
+/** Whether the body asks the vendor to compact its context: an entry of the format's declared list of the declared type. */
+export function asksCompaction(body: JsonObject, honoured: HonouredLimits): boolean {
+  const c = honoured.compaction;
+  if (!c) return false;
+  const holder = body[c.field];
+  const list: JsonValue | undefined = isObject(holder) ? holder[c.list] : undefined;
+  return Array.isArray(list) && list.some((e) => isObject(e) && typeof e.type === 'string' && e.type.startsWith(c.type_prefix));
+}
+
+const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
