@@ -31,7 +31,7 @@ export interface LedgerHold extends Hold {
 }
 
 /** What a call asks to be admitted for. */
-export interface Admission {
+interface Admission {
   auth: AuthContext;
   caller: Caller;
   model: ModelEntry;

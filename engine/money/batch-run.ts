@@ -59,7 +59,7 @@ export interface RunContext {
 }
 
 /** How the batch runs again after a verdict: more wallets locked, or each charge's rows written on their own. */
-export interface RunShape {
+interface RunShape {
   extraWallets: ReadonlySet<string>;
   separately: boolean;
 }

@@ -8,11 +8,8 @@ import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
 import { type KnownVendors, newId, topUpIn } from './top-up.ts';
-import type { Ledger } from './types.ts';
+import { type Ledger, WALLET_CHANGED_CHANNEL } from './types.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
-
-/** NOTIFY channel carrying a wallet id whenever its owner changes. */
-export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
 type WalletMethods = Pick<Ledger, 'createWallet' | 'getWallet' | 'setOwner' | 'topUp' | 'balance' | 'usableNano' | 'planAllows'>;
 

@@ -76,7 +76,7 @@ interface LedgerOptions {
   log?: { error: (o: object, m: string) => void };
 }
 
-export { WALLET_CHANGED_CHANNEL } from './ledger-wallets.ts';
+export { WALLET_CHANGED_CHANNEL } from './types.ts';
 
 const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 

@@ -12,7 +12,7 @@ const PAGE = 200;
 const MAX_PAGES = 500;
 
 /** Expires what is due at `at`; returns how many it expired. Throws only when the reservations cannot be read. */
-export async function sweepExpired(
+async function sweepExpired(
   db: Db,
   finish: (op: FinishOp) => Promise<FinishOutcome>,
   at: Date,

@@ -92,6 +92,9 @@ interface ReleaseResult {
 }
 
 /** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
+/** NOTIFY channel carrying a wallet id whenever its owner changes. */
+export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
+
 export const LEASE_CALL_PREFIX = 'lease:';
 
 export interface LotBalance {
