@@ -190,7 +190,7 @@ function printBanner(gw: RunningGateway, url: string): void {
   lines.push(...vendorBannerLines(gw.env.vendors, gw.simulator?.url));
   lines.push(`database: ${gw.env.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${gw.env.dataDir}`}`);
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
-  lines.push(...firstRunBannerLines(gw));
+  lines.push(...firstRunBannerLines(gw, gw.runtime.snapshot().config.billing.display_currency ?? null));
   console.log(lines.join('\n'));
 }
 

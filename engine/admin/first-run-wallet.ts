@@ -5,8 +5,9 @@ import type { KeyService } from '../keys/index.ts';
 import type { Ledger } from '../money/types.ts';
 import { recordAudit, type Actor } from '../audit/trail.ts';
 import { creditsAdded } from './operator-audit.ts';
+import { creditsToNano, type DisplayCurrency, moneyText } from '../core/money.ts';
 
-const DEV_CREDITS = 10_000_000; // $10
+const DEV_CREDITS = 10_000_000;
 
 const anyWallet = async (db: Db) => (await db.query('SELECT 1 FROM wallets LIMIT 1')).rows.length > 0;
 
@@ -40,11 +41,12 @@ export async function firstRunWallet(
 }
 
 /** The banner's lines for what firstRunWallet found: the development wallet's keys (shown once), or the first steps. */
-export function firstRunBannerLines(found: { devWallet: DevWallet | null; noWallet: boolean }): string[] {
+export function firstRunBannerLines(found: { devWallet: DevWallet | null; noWallet: boolean }, currency: DisplayCurrency | null): string[] {
   const w = found.devWallet;
+  const worth = moneyText(creditsToNano(DEV_CREDITS), currency);
   if (w) {
     return [
-      `first run: created the development wallet ${w.walletId} with $10 of credits. These keys are shown once:`,
+      `first run: created the development wallet ${w.walletId} with ${DEV_CREDITS.toLocaleString('en-US')} credits (${worth}). These keys are shown once:`,
       `  API key:        ${w.apiKey}`,
       `  management key: ${w.managementKey}`,
       `  dashboard:      npx gateway wallet sign-in-link ${w.walletId}   (prints a one-time sign-in link)`,
@@ -54,7 +56,7 @@ export function firstRunBannerLines(found: { devWallet: DevWallet | null; noWall
   // PostgreSQL makes no wallet by itself (it may serve many gateways): the operator's first steps, in order.
   return [
     'no wallet yet. Make one with credits, then an API key for it (with this DATABASE_URL set; the key is printed once):',
-    '  npx gateway wallet create --credits 10000000      ($10; prints the wallet id)',
+    `  npx gateway wallet create --credits ${DEV_CREDITS}      (${worth}; prints the wallet id)`,
     '  npx gateway key create <wallet-id>',
     '  npx gateway wallet sign-in-link <wallet-id>       (optional: its owner signs in to /dashboard)',
   ];

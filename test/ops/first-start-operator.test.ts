@@ -45,7 +45,7 @@ describe('first start on the embedded database, no GATEWAY_ADMIN_TOKEN', () => {
   }, 90_000);
 
   it('names the development wallet and the dashboard sign-in command, which works as printed', async () => {
-    const walletId = (await gw.waitFor(/created the development wallet (\S+) with \$10/))[1]!;
+    const walletId = (await gw.waitFor(/created the development wallet (\S+) with 10,000,000 credits \(₩14,000 · \$10\.00\)/))[1]!;
     const command = (await gw.waitFor(/dashboard:\s+npx gateway (wallet sign-in-link \S+)/))[1]!;
     expect(command).toBe(`wallet sign-in-link ${walletId}`);
     const link = await cli(command.split(' '), { GATEWAY_DATA_DIR: gw.dataDir });
