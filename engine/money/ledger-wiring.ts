@@ -12,12 +12,16 @@ import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
 import { ChargeWriter } from './charge-writer.ts';
 import { createLedger } from './ledger.ts';
+import { startLotExpiry } from './lot-expiry.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import type { Ledger } from './types.ts';
 import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
 
 /** How long charges still waiting for the database, and leases' last draws, get at a stop before it closes. */
 export const CHARGE_DRAIN_MS = 5_000;
+
+/** The expiry pass's longest interval: a lot's remainder leaves the balance within a minute of its expiry. */
+const LOT_EXPIRY_MAX_INTERVAL_MS = 30_000;
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
@@ -80,7 +84,21 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     start(sweeper) {
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
-      if (sweeper) stopSweeper = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+      if (sweeper) {
+        const sweep = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+        // Lots past their expiry leave the balance within a minute on every process, however slow the sweeper is set.
+        const expiry = startLotExpiry({
+          db,
+          owner: ledger.owner,
+          clock,
+          intervalMs: Math.min(limits.sweep_interval_ms, LOT_EXPIRY_MAX_INTERVAL_MS),
+          report: (err, lotId) => log().error({ err, lotId }, 'lot expiry failed'),
+        });
+        stopSweeper = () => {
+          sweep();
+          expiry();
+        };
+      }
       audit.start(billing().ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
     },
     stopTimers() {
