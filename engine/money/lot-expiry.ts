@@ -92,8 +92,8 @@ async function expireLotIn(tx: Queryable, owner: string, lotId: string, at: Date
     walletId: lot.walletId,
     action: 'credits.expired' as const,
     targetId: lotId,
-    before: { credits: Number(nanoToCreditsFloor(expiredNano)) },
-    after: { credits: 0, expired_credits: Number(nanoToCreditsFloor(expiredNano)), expires_at: lot.expiresAt!.toISOString() },
+    before: null,
+    after: { expired_credits: Number(nanoToCreditsFloor(expiredNano)), expires_at: lot.expiresAt!.toISOString() },
   };
   await recordAudit(tx, EXPIRY_ACTOR, change, at);
   return { walletId: lot.walletId, lotId, expiredNano, voidedNano };

@@ -138,10 +138,19 @@ for (const kind of databaseKinds) {
       expect(sum.expiredNano).toBe(expiries[0].expiredNano);
       expect((await checkLedger(db, { walletIds: [w.id], heldExpiredBefore: null })).ok).toBe(true);
 
-      const trail = (await (await fetch(`${g().url}/admin/v1/wallets/${w.id}/audit?action=credits.expired`, { headers: ADMIN })).json()) as any;
+      const trail = (await (
+        await fetch(`${g().url}/admin/v1/wallets/${w.id}/audit?action=credits.expired`, { headers: ADMIN })
+      ).json()) as any;
       expect(trail.data).toHaveLength(1);
-      expect(trail.data[0]).toMatchObject({ action: 'credits.expired', actor: { kind: 'system', id: 'expiry' }, target_id: made.soon.lot_id });
-      expect(trail.data[0].after).toMatchObject({ credits: 0, expires_at: expiresAt.toISOString() });
+      expect(trail.data[0]).toMatchObject({
+        action: 'credits.expired',
+        actor: { kind: 'system', id: 'expiry' },
+        target_id: made.soon.lot_id,
+      });
+      expect(trail.data[0].after).toEqual({
+        expired_credits: Number(expiries[0].expiredNano / 1000n),
+        expires_at: expiresAt.toISOString(),
+      });
 
       const view = (await (await fetch(`${g().url}/admin/v1/wallets/${w.id}`, { headers: ADMIN })).json()) as any;
       const shown = view.lots.find((l: any) => l.id === made.soon.lot_id);
