@@ -161,6 +161,10 @@ export class Book {
     for (const l of usable) {
       if (left <= 0n) break;
       const x = left < l.avail ? left : l.avail;
+      assertMoney(
+        !lotExpired(l, this.now),
+        () => `ledger: reserve ${op.id} would hold on lot ${l.id}, expired at ${l.expiresAt?.toISOString()}`,
+      );
       this.moves.move(l, op.id, 'reserve', x, op.createdAt);
       drawn.push(l.expiresAt ? { lotId: l.id, amountNano: x, expiresAt: l.expiresAt } : { lotId: l.id, amountNano: x });
       left -= x;
