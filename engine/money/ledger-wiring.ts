@@ -33,8 +33,11 @@ export interface GatewayMoney {
   audit: LedgerAuditor;
   /** The accounts every call is admitted and charged through, over `keys` and this ledger, writer and leases. */
   accounts(keys: KeyService, suggestModel: WalletAccountsDeps['suggestModel']): Accounts;
-  /** Starts the audit's timer, and the sweeper unless `sweeper` is false (tests that move time by hand). */
-  start(sweeper: boolean): void;
+  /**
+   * Starts the audit's timer, and the sweeper and the expiry pass unless `sweeper` is false (tests that move time
+   * by hand); `expired` hears of each wallet a lot of which this process expired.
+   */
+  start(sweeper: boolean, expired?: (walletId: string) => void): void;
   /** Stops the timers; resolves once an audit still reading has ended (await it before the database closes). */
   stopTimers(): Promise<void>;
   /** Once every call has ended: the charges waiting for the database and the leases get their last chance. */
@@ -81,7 +84,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
         log: { error: (o, m) => log().error(o, m) },
         suggestModel,
       }),
-    start(sweeper) {
+    start(sweeper, expired) {
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
       if (sweeper) {
@@ -93,6 +96,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
           clock,
           intervalMs: Math.min(limits.sweep_interval_ms, LOT_EXPIRY_MAX_INTERVAL_MS),
           report: (err, lotId) => log().error({ err, lotId }, 'lot expiry failed'),
+          expired: (e) => expired?.(e.walletId),
         });
         stopSweeper = () => {
           sweep();

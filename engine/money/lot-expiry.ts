@@ -151,13 +151,26 @@ export async function expireDueLots(db: Db, owner: string, at: Date, report: Rep
   return done;
 }
 
+interface LotExpiryTimer {
+  db: Db;
+  owner: string;
+  clock: Clock;
+  intervalMs: number;
+  report: Report;
+  /** Told of each expiry this process moved (the alerts check the wallet's balance thresholds again). */
+  expired?: (e: LotExpiry) => void;
+}
+
 /** Runs expireDueLots every `intervalMs` on `clock`'s time (one pass at a time); returns stop(). */
-export function startLotExpiry(opts: { db: Db; owner: string; clock: Clock; intervalMs: number; report: Report }): () => void {
+export function startLotExpiry(opts: LotExpiryTimer): () => void {
   let running = false;
   const t = setInterval(() => {
     if (running) return;
     running = true;
     expireDueLots(opts.db, opts.owner, opts.clock.now(), opts.report)
+      .then((done) => {
+        for (const e of done) opts.expired?.(e);
+      })
       .catch((e: unknown) => opts.report(e, '*'))
       .finally(() => {
         running = false;

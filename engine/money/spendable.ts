@@ -14,7 +14,7 @@ interface LeaseLotRow {
   in_flight: string;
 }
 
-/** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in seq order). */
+/** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in draw order, lot-order.ts). */
 export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
   if (walletIds.length === 0) return new Map();
   const r = await db.query<LeaseLotRow>(
@@ -23,7 +23,7 @@ export async function readLeasedByLot(db: Queryable, walletIds: readonly string[
        JOIN reservation_lots rl ON rl.reservation_id = r.id
        JOIN credit_lots l ON l.id = rl.lot_id
       WHERE r.wallet_id = ANY($1::text[]) AND r.state = 'held' AND r.call_id LIKE $2 AND rl.amount_nano > 0
-      ORDER BY r.id, l.seq`,
+      ORDER BY r.id, l.expires_at NULLS LAST, (l.vendors IS NULL), l.seq`,
     [walletIds, `${LEASE_CALL_PREFIX}%`],
   );
   const unheld = new Map<string, bigint>();
