@@ -60,7 +60,7 @@ export function callServing(parts: CallParts): CallServing {
     registerDoors(app) {
       registerModelDoors(app, {
         ...callDeps,
-        credits: (walletId) => creditsOf(db, money.ledger, walletId),
+        credits: (walletId) => creditsOf(db, money.ledger, walletId, clock.now()),
         modelsFor: (caller) => modelsCallerMayCall(money.ledger, runtime, caller),
       });
     },

@@ -100,7 +100,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
 
   // Timers and workers start once every route is in place.
   const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
-  money.start(opts.sweeper !== false, [keys.quota.useWriter, ...usageRowWriters]);
+  // A lot's expiry lowers the balance as a charge does: its wallet's balance thresholds are checked again.
+  money.start(opts.sweeper !== false, [keys.quota.useWriter, ...usageRowWriters], (walletId) => alerts.watcher.charged(walletId));
   videos.start(app.log);
   alerts.start();
   const firstRun = await firstRunWallet(db, ledger, keys, embedded);

@@ -17,7 +17,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   'engine/catalog': ['engine/core', 'transforms'],
   'engine/http': ['engine/core', 'engine/catalog'],
   'engine/keys': ['engine/core', 'engine/db', 'engine/http', 'engine/audit'],
-  'engine/money': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys'],
+  'engine/money': ['engine/core', 'engine/db', 'engine/catalog', 'engine/keys', 'engine/audit'],
   'engine/usage': ['engine/core', 'engine/db', 'engine/catalog', 'engine/http', 'engine/keys', 'engine/money', 'engine/audit'],
   'engine/telemetry': ['engine/core'],
   'engine/calls': ['engine/core', 'engine/catalog', 'engine/http', 'engine/money', 'engine/usage', 'engine/telemetry', 'transforms'],

@@ -15,12 +15,17 @@ export function operatorActor(req: FastifyRequest, localToken: string | undefine
 }
 
 /** The audit change of a top-up: the lot made and what it holds. */
-export const creditsAdded = (walletId: string, lot: { id: string; vendors: string[] | null }, credits: number): AuditChange => ({
+export const creditsAdded = (
+  walletId: string,
+  lot: { id: string; vendors: string[] | null; expiresAt?: Date | null },
+  credits: number,
+): AuditChange => ({
   walletId,
   action: 'credits.added',
   targetId: lot.id,
   before: null,
-  after: { credits, vendors: lot.vendors },
+  // A lot that expires says when; one that does not keeps the record as it was.
+  after: lot.expiresAt ? { credits, vendors: lot.vendors, expires_at: lot.expiresAt.toISOString() } : { credits, vendors: lot.vendors },
 });
 
 export const ownerChanged = (walletId: string, previousOwnerId: string, ownerId: string): AuditChange => ({

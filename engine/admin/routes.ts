@@ -41,6 +41,7 @@ import { installErrorHandler } from '../http/reply-error.ts';
 import type { Ledger } from '../money/ledger.ts';
 import { moneyText, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
 import { objectBody, wholeCredits } from './body.ts';
+import { expiresAtFrom } from '../money/top-up.ts';
 import { registerWalletRoutes } from './wallet-routes.ts';
 import { countActiveKeysIn, walletView } from './wallet-view.ts';
 import { registerManagementKeyRoutes } from './management-key-routes.ts';
@@ -112,9 +113,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     registerWalletRoutes(scope, { ...deps, clock, currency, requireWallet, countActiveKeys });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/credits', async (req, reply) => {
-      const b = objectBody(req.body, ['credits', 'vendors']);
+      const b = objectBody(req.body, ['credits', 'vendors', 'expires_at']);
       if (b.credits === undefined) throw errors.invalidRequest('credits is required.', 'credits');
       const credits = wholeCredits(b.credits, 'credits', { min: 1 }, currency());
+      const expiresAt = expiresAtFrom(b.expires_at);
       let vendors: string[] | null = null;
       if (b.vendors !== undefined && b.vendors !== null) {
         if (!Array.isArray(b.vendors) || b.vendors.some((v) => typeof v !== 'string')) {
@@ -126,6 +128,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       const lot = await ledger.topUp(req.params.id, {
         credits,
         vendors,
+        expiresAt,
         beside: (tx, made) => recordAudit(tx, actor, creditsAdded(req.params.id, made, credits), clock.now()),
       });
       return reply.code(201).send({
@@ -133,6 +136,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         credits: Number(nanoToCreditsFloor(lot.grantedNano)),
         money: moneyText(lot.grantedNano, currency()),
         vendors: lot.vendors,
+        expires_at: lot.expiresAt?.toISOString() ?? null,
       });
     });
 

@@ -92,7 +92,7 @@ export function parseWalletPageRequest(query: { limit?: unknown; cursor?: unknow
 }
 
 /** The views of these wallets, in their order: a few queries whatever their number. */
-async function viewsOf(db: Db, wallets: Wallet[], today: string, currency: DisplayCurrency | null): Promise<WalletView[]> {
+async function viewsOf(db: Db, wallets: Wallet[], today: string, currency: DisplayCurrency | null, now?: Date): Promise<WalletView[]> {
   const ids = wallets.map((w) => w.id);
   const [balances, leased, keyCounts, use] = await Promise.all([
     readBalances(db, ids),
@@ -102,7 +102,7 @@ async function viewsOf(db: Db, wallets: Wallet[], today: string, currency: Displ
   ]);
   return wallets.flatMap((w) => {
     const bal = balances.get(w.id);
-    return bal ? [walletViewFrom(w, spendableBalance(bal, leased), keyCounts.get(w.id) ?? 0, use.get(w.id)!, currency)] : [];
+    return bal ? [walletViewFrom(w, spendableBalance(bal, leased, now), keyCounts.get(w.id) ?? 0, use.get(w.id)!, currency)] : [];
   });
 }
 

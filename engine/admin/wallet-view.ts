@@ -15,6 +15,8 @@ const lotView = (l: LotBalance) => ({
   reserved_credits: Number(nanoToCreditsCeil(l.reservedNano)),
   granted_credits: Number(nanoToCreditsFloor(l.grantedNano)),
   created_at: l.createdAt.toISOString(),
+  expires_at: l.expiresAt?.toISOString() ?? null,
+  expired_credits: Number(nanoToCreditsFloor(l.expiredNano)),
 });
 
 interface RestrictedCredits {
@@ -78,10 +80,10 @@ export async function walletView(
   ledger: Ledger,
   w: Wallet,
   countActiveKeys: (walletId: string) => Promise<number>,
-  at: { today: string; currency: DisplayCurrency | null },
+  at: { today: string; currency: DisplayCurrency | null; now?: Date },
 ): Promise<WalletView> {
   const [bal, keysActive, use] = await Promise.all([
-    spendableOf(db, ledger, w.id),
+    spendableOf(db, ledger, w.id, at.now),
     countActiveKeys(w.id),
     readWalletUse(db, [w.id], at.today),
   ]);

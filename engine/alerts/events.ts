@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'key.daily_limit_threshold_crossed',
   'video.finished',
   'key.expiring',
+  'credits.expiring',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

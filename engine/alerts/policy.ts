@@ -71,6 +71,8 @@ export interface AlertSettings {
   /** Percentages of each key's monthly / daily limit: fires when the period's use reaches it. */
   keyMonthlyPercents: number[];
   keyDailyPercents: number[];
+  /** credits.expiring goes out this many days before a lot's expiry (once per lot). */
+  creditsExpiringDays: number;
 }
 
 export const DEFAULT_SETTINGS: AlertSettings = {
@@ -78,10 +80,11 @@ export const DEFAULT_SETTINGS: AlertSettings = {
   balanceCredits: [],
   keyMonthlyPercents: [80, 100],
   keyDailyPercents: [80, 100],
+  creditsExpiringDays: 14,
 };
 
 /** Bounds on settings, so one wallet cannot make a check do unbounded work. */
-export const SETTINGS_LIMITS = { perList: 10, maxPercent: 1000 } as const;
+export const SETTINGS_LIMITS = { perList: 10, maxPercent: 1000, maxExpiringDays: 365 } as const;
 
 /** Allowing private addresses for webhooks (tests with a loopback receiver, a private network the operator trusts). */
 export const ALLOW_PRIVATE_SETTING = 'GATEWAY_WEBHOOKS_ALLOW_PRIVATE';

@@ -17,6 +17,7 @@ interface SettingsView {
   balance_credits: number[];
   key_monthly_limit_percent: number[];
   key_daily_limit_percent: number[];
+  credits_expiring_days: number;
 }
 
 export const settingsView = (s: AlertSettings): SettingsView => ({
@@ -25,6 +26,7 @@ export const settingsView = (s: AlertSettings): SettingsView => ({
   balance_credits: s.balanceCredits,
   key_monthly_limit_percent: s.keyMonthlyPercents,
   key_daily_limit_percent: s.keyDailyPercents,
+  credits_expiring_days: s.creditsExpiringDays,
 });
 
 const FIELDS = {
@@ -40,7 +42,12 @@ export function parseSettings(body: unknown, current: AlertSettings): AlertSetti
   const out: AlertSettings = { ...current };
   for (const [field, value] of Object.entries(body)) {
     if (field === 'object') continue;
-    if (!(field in FIELDS)) throw errors.invalidRequest(`Unknown field '${field}'; send ${Object.keys(FIELDS).join(', ')}.`, field);
+    if (field === 'credits_expiring_days') {
+      out.creditsExpiringDays = expiringDays(value);
+      continue;
+    }
+    if (!(field in FIELDS))
+      throw errors.invalidRequest(`Unknown field '${field}'; send ${[...Object.keys(FIELDS), 'credits_expiring_days'].join(', ')}.`, field);
     const percent = field !== 'balance_credits';
     if (!Array.isArray(value) || value.length > SETTINGS_LIMITS.perList)
       throw errors.invalidRequest(`${field} must be a list of up to ${SETTINGS_LIMITS.perList} numbers.`, field);
@@ -59,12 +66,24 @@ export function parseSettings(body: unknown, current: AlertSettings): AlertSetti
   return out;
 }
 
+/** Days before a lot's expiry: a whole number from 1 to 365 (a form's one-number list is taken as that number). */
+function expiringDays(value: unknown): number {
+  const v = Array.isArray(value) && value.length === 1 ? value[0] : value;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > SETTINGS_LIMITS.maxExpiringDays)
+    throw errors.invalidRequest(
+      `credits_expiring_days must be a whole number of days from 1 to ${SETTINGS_LIMITS.maxExpiringDays}.`,
+      'credits_expiring_days',
+    );
+  return v;
+}
+
 const numbers = (v: unknown): number[] =>
   (Array.isArray(v) ? v : typeof v === 'string' ? v.replace(/[{}]/g, '').split(',').filter(Boolean) : []).map(Number);
 
 export async function readSettings(q: Queryable, walletId: string): Promise<AlertSettings> {
   const r = await q.query<Record<string, unknown>>(
-    `SELECT balance_percents, balance_credits::text[] AS balance_credits, key_monthly_percents, key_daily_percents FROM alert_settings WHERE wallet_id = $1`,
+    `SELECT balance_percents, balance_credits::text[] AS balance_credits, key_monthly_percents, key_daily_percents, credits_expiring_days
+       FROM alert_settings WHERE wallet_id = $1`,
     [walletId],
   );
   const row = r.rows[0];
@@ -74,6 +93,7 @@ export async function readSettings(q: Queryable, walletId: string): Promise<Aler
     balanceCredits: numbers(row.balance_credits),
     keyMonthlyPercents: numbers(row.key_monthly_percents),
     keyDailyPercents: numbers(row.key_daily_percents),
+    creditsExpiringDays: row.credits_expiring_days == null ? DEFAULT_SETTINGS.creditsExpiringDays : Number(row.credits_expiring_days),
   };
 }
 
@@ -90,11 +110,20 @@ export async function writeSettings(deps: StoreDeps, walletId: string, next: Ale
   await deps.db.transaction(async (tx) => {
     const before = settingsView(await readSettings(tx, walletId));
     await tx.query(
-      `INSERT INTO alert_settings (wallet_id, balance_percents, balance_credits, key_monthly_percents, key_daily_percents, updated_at)
-       VALUES ($1, $2::int[], $3::bigint[], $4::int[], $5::int[], $6::timestamptz)
+      `INSERT INTO alert_settings (wallet_id, balance_percents, balance_credits, key_monthly_percents, key_daily_percents, updated_at, credits_expiring_days)
+       VALUES ($1, $2::int[], $3::bigint[], $4::int[], $5::int[], $6::timestamptz, $7::int)
        ON CONFLICT (wallet_id) DO UPDATE SET balance_percents = EXCLUDED.balance_percents, balance_credits = EXCLUDED.balance_credits,
-         key_monthly_percents = EXCLUDED.key_monthly_percents, key_daily_percents = EXCLUDED.key_daily_percents, updated_at = EXCLUDED.updated_at`,
-      [walletId, next.balancePercents, next.balanceCredits, next.keyMonthlyPercents, next.keyDailyPercents, at.toISOString()],
+         key_monthly_percents = EXCLUDED.key_monthly_percents, key_daily_percents = EXCLUDED.key_daily_percents, updated_at = EXCLUDED.updated_at,
+         credits_expiring_days = EXCLUDED.credits_expiring_days`,
+      [
+        walletId,
+        next.balancePercents,
+        next.balanceCredits,
+        next.keyMonthlyPercents,
+        next.keyDailyPercents,
+        at.toISOString(),
+        next.creditsExpiringDays,
+      ],
     );
     const diff = changedFields(before as unknown as Record<string, unknown>, settingsView(next) as unknown as Record<string, unknown>);
     if (Object.keys(diff.after).length > 0)

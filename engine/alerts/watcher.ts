@@ -13,7 +13,7 @@
 // Re-arming: a check that sees a figure back on the safe side re-arms its threshold (a top-up, or a key's limit
 // raised); a key threshold also re-arms by itself in a new Korean day or month or with a changed limit (its
 // period). Top-ups through this gateway check at once; a periodic sweep re-checks wallets topped up elsewhere since
-// a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring.
+// a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring and credits.expiring.
 import type { DisplayCurrency } from '../core/money.ts';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.ts';
@@ -23,6 +23,7 @@ import type { Db, Queryable } from '../db/db.ts';
 import { recordEvent, type EventType } from './events.ts';
 import { CHECK_POLICY, type AlertSettings, type CheckPolicy } from './policy.ts';
 import { readSettings } from './store.ts';
+import { fireExpiringLots } from './expiring-lots.ts';
 import { keyThresholds, walletThresholds, type Threshold } from './thresholds.ts';
 
 type Log = { error: (o: object, m: string) => void };
@@ -226,6 +227,7 @@ export class AlertWatcher {
     );
     for (const r of disarmed.rows) this.charged(r.wallet_id);
     await this.expiringKeys();
+    if ((await fireExpiringLots(this.deps.db, this.deps.clock.now(), this.currency())) > 0) this.deps.queued();
     if (Date.now() - this.lastPrune >= this.policy.pruneEveryMs) {
       this.lastPrune = Date.now();
       await this.prune();

@@ -15,6 +15,7 @@ export const AUDIT_ACTIONS = [
   'owner.changed',
   'wallet.renamed',
   'credits.added',
+  'credits.expired',
   'manager.added',
   'manager.changed',
   'manager.removed',
@@ -26,10 +27,10 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /**
  * Who made a change: the owner signed in to the dashboard, a manager the owner let in (signed in through the
- * identity provider), a management key on the key doors, or the operator.
+ * identity provider), a management key on the key doors, the operator, or the gateway itself (a lot's expiry).
  */
 export interface Actor {
-  kind: 'owner' | 'manager' | 'management_key' | 'operator';
+  kind: 'owner' | 'manager' | 'management_key' | 'operator' | 'system';
   /** The owner id, the manager's identity, the management key's id, or how the operator came (`admin_api`, `cli`). */
   id: string | null;
   /** Where the request came from; null where there was no request (a command on the operator's machine). */

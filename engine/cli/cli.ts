@@ -10,8 +10,9 @@ const USAGE = `usage:
                                         door change since <git-ref> (docs/catalog-review.md)
   gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID] [--name NAME]
   gateway wallet rename <wallet-id> --name NAME   a school's name for the wallet ('' for none)
-  gateway wallet topup <wallet-id> --credits N [--vendors c,d]   N: credits, dollars ('$5') or, with
-                                        billing.yaml's display_currency, won ('₩7000')
+  gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]   N: credits, dollars
+                                        ('$5') or, with billing.yaml's display_currency, won ('₩7000');
+                                        ISO: when the lot expires, e.g. 2027-02-28T23:59:59+09:00
   gateway wallet show <wallet-id>
   gateway wallet list [--limit N] [--cursor C] [--sort S] [--csv]   the overview: name, balance, this
                                         month's spend, active keys, last call; oldest first, or --sort name,

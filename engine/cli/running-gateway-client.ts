@@ -9,6 +9,7 @@ export interface CommandValues {
   'key-slots'?: string;
   owner?: string;
   vendors?: string;
+  'expires-at'?: string;
   name?: string;
   limit?: string;
   cursor?: string;
@@ -55,13 +56,17 @@ export function adminCallFor(group: string, command: string | undefined, positio
     return { method: 'PATCH', path: wallet(), body: { name: values.name === '' ? null : values.name } };
   }
   if (group === 'wallet' && command === 'topup') {
-    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
+    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]');
     const vendors = values.vendors
       ?.split(',')
       .map((v) => v.trim())
       .filter(Boolean);
     // The text as typed: the gateway reads '$5' or '₩7000' with the display currency it has in force.
-    return { method: 'POST', path: `${wallet()}/credits`, body: { credits: numberOr(values.credits), vendors } };
+    return {
+      method: 'POST',
+      path: `${wallet()}/credits`,
+      body: { credits: numberOr(values.credits), vendors, expires_at: values['expires-at'] },
+    };
   }
   if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };
   if (group === 'wallet' && command === 'list') {

@@ -19,6 +19,7 @@ const OPTIONS = {
   'key-slots': { type: 'string' },
   owner: { type: 'string' },
   vendors: { type: 'string' },
+  'expires-at': { type: 'string' },
   name: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
@@ -130,8 +131,8 @@ async function run(
   }
   if (group === 'wallet' && command === 'rename') return walletRename(db, need(), values.name);
   if (group === 'wallet' && command === 'topup') {
-    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d]');
-    return walletTopup(db, need(), { credits: values.credits, vendors: values.vendors });
+    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]');
+    return walletTopup(db, need(), { credits: values.credits, vendors: values.vendors, expiresAt: values['expires-at'] });
   }
   if (group === 'wallet' && command === 'show') return walletShow(db, need());
   if (group === 'wallet' && command === 'list') {

@@ -13,6 +13,7 @@ import { renameWallet, walletNameOf } from '../admin/wallet-names.ts';
 import { walletsCsv } from '../admin/wallet-csv.ts';
 import type { ClosedManagementKey } from '../keys/service.ts';
 import { creditsAdded, ownerChanged } from '../admin/operator-audit.ts';
+import { expiresAtFrom } from '../money/top-up.ts';
 import { CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
 import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
 
@@ -79,13 +80,16 @@ export async function walletCreate(
   };
 }
 
-/** `gateway wallet topup <wallet-id> --credits N [--vendors c,d]` (vendors as an array or "c,d"). */
+/**
+ * `gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]` (vendors as an array or
+ * "c,d"; expires_at as POST /admin/v1/wallets/{id}/credits takes it).
+ */
 export async function walletTopup(
   db: Db,
   walletId: string,
-  opts: { credits: number | string; vendors?: string[] | string | null },
+  opts: { credits: number | string; vendors?: string[] | string | null; expiresAt?: string | null },
   ctx: CliContext = {},
-): Promise<{ lot_id: string; credits: number; money: string; vendors: string[] | null }> {
+): Promise<{ lot_id: string; credits: number; money: string; vendors: string[] | null; expires_at: string | null }> {
   const vendors =
     typeof opts.vendors === 'string'
       ? opts.vendors
@@ -98,6 +102,7 @@ export async function walletTopup(
   const lot = await ledgerFor(db, ctx).topUp(walletId, {
     credits: amount,
     vendors,
+    expiresAt: expiresAtFrom(opts.expiresAt),
     beside: (tx, made) => recordAudit(tx, CLI_OPERATOR, creditsAdded(walletId, made, amount), now()),
   });
   return {
@@ -105,6 +110,7 @@ export async function walletTopup(
     credits: Number(nanoToCreditsFloor(lot.grantedNano)),
     money: moneyText(lot.grantedNano, currencyOf(ctx)),
     vendors: lot.vendors,
+    expires_at: lot.expiresAt?.toISOString() ?? null,
   };
 }
 
@@ -121,7 +127,11 @@ export async function walletShow(db: Db, walletId: string, ctx: CliContext = {})
   const w = await ledger.getWallet(walletId);
   if (!w) throw errors.notFound(`No wallet '${walletId}'.`);
   const today = todayOf(ctx);
-  return walletView(db, ledger, w, (id) => countActiveKeysIn(db, id, today), { today, currency: currencyOf(ctx) });
+  return walletView(db, ledger, w, (id) => countActiveKeysIn(db, id, today), {
+    today,
+    currency: currencyOf(ctx),
+    now: (ctx.clock ?? systemClock).now(),
+  });
 }
 
 /** `gateway wallet list [--limit N] [--cursor C] [--sort S] [--csv]`: the same page (or file) as GET /admin/v1/wallets. */

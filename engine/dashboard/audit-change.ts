@@ -28,6 +28,9 @@ const FIELD: Record<string, MessageKey> = {
   role: 'audit.field.role',
   url: 'audit.field.url',
   events: 'audit.field.events',
+  expired_credits: 'audit.field.expired_credits',
+  expires_at: 'audit.field.expires_at',
+  credits_expiring_days: 'wh.label.credits_expiring',
   balance_percent_of_last_top_up: 'wh.label.balance_percent',
   balance_credits: 'wh.label.balance_credits',
   key_monthly_limit_percent: 'wh.label.key_monthly',
@@ -49,7 +52,7 @@ const WORD: Record<string, MessageKey> = {
 
 /** The fields whose values are stored words (the rest are names, ids and addresses, shown as they are). */
 const WORD_FIELDS = new Set(['status', 'reason', 'audience', 'role']);
-const CREDITS = new Set(['monthly_limit_credits', 'daily_limit_credits', 'credits', 'balance_credits']);
+const CREDITS = new Set(['monthly_limit_credits', 'daily_limit_credits', 'credits', 'balance_credits', 'expired_credits']);
 const PERCENTS = new Set(['balance_percent_of_last_top_up', 'key_monthly_limit_percent', 'key_daily_limit_percent']);
 
 /** A value in words, and its unit when it has one (so "300 → 30 credits" says the unit once). */

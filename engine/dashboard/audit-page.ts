@@ -20,6 +20,7 @@ const ACTOR_LABEL: Record<string, MessageKey> = {
   manager: 'audit.actor.manager',
   management_key: 'audit.actor.management_key',
   operator: 'audit.actor.operator',
+  system: 'audit.actor.system',
 };
 
 /** An action in the locale's words; English keeps the action's own name, as the API and the filter use it. */

@@ -79,7 +79,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       guarded.addHook('preHandler', async (req) => {
         if (req.method !== 'GET' && req.method !== 'HEAD') checkCsrf(req, sessionOf(req));
         // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404).
-        await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId).catch(() => undefined);
+        await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, deps.clock.now()).catch(() => undefined);
       });
       // Any other /dashboard path, signed in: a page of its own (the app's 404 is JSON).
       guarded.route({

@@ -18,8 +18,8 @@ interface WalletSummary {
 const summaries = requestSlot<WalletSummary>('dashboard_wallet_summary');
 
 /** The same figures as the wallet page, GET /v1/credits and the admin view: a lease's unused part is not held. */
-export async function loadWalletSummary(req: FastifyRequest, db: Queryable, ledger: Ledger, walletId: string): Promise<void> {
-  const [b, w] = await Promise.all([spendableOf(db, ledger, walletId), ledger.getWallet(walletId)]);
+export async function loadWalletSummary(req: FastifyRequest, db: Queryable, ledger: Ledger, walletId: string, now?: Date): Promise<void> {
+  const [b, w] = await Promise.all([spendableOf(db, ledger, walletId, now), ledger.getWallet(walletId)]);
   summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano, name: w?.name ?? null });
 }
 

@@ -20,6 +20,12 @@ const vendorsText = (ui: Ui, vendors: string[] | null) =>
     ? ui.t('wallet.any_model')
     : ui.t('wallet.vendor_only', { vendors: vendors.map((v) => v.toUpperCase()).join(', ') });
 
+/** When a lot expires (never: a word), and what already left it at its expiry. */
+const expiryCell = (ui: Ui, l: { expires_at: string | null; expired_credits: number }) =>
+  l.expires_at === null
+    ? ui.t('wallet.no_expiry')
+    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.t('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits) })}</small>` : ''}`;
+
 export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps): void {
   scope.get('/dashboard', async (_req, reply) => reply.code(303).header('location', '/dashboard/wallet').send());
 
@@ -30,7 +36,11 @@ export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps):
     const w = await deps.ledger.getWallet(s.walletId);
     if (!w) throw errors.notFound(t('wallet.gone'));
     const today = koreanDate(deps.clock.now());
-    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, today), { today, currency: ui.currency });
+    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, today), {
+      today,
+      currency: ui.currency,
+      now: deps.clock.now(),
+    });
     return sendPage(reply, 200, {
       title: t('nav.wallet'),
       signedIn: { section: 'wallet', csrfToken: s.csrfToken, walletId: s.walletId },
@@ -48,10 +58,10 @@ ${
     ? html`<p data-testid="no-lots">${t('wallet.no_lots')}</p>`
     : html`<div class="scroll"><table>
 <caption>${t('wallet.lots_caption')}</caption>
-<thead><tr><th scope="col">${t('wallet.col.lot')}</th><th scope="col">${t('wallet.col.usable_for')}</th><th scope="col" class="num">${t('wallet.col.left')}</th><th scope="col" class="num">${t('wallet.col.reserved')}</th><th scope="col" class="num">${t('wallet.col.granted')}</th><th scope="col">${t('wallet.col.added')}</th></tr></thead>
+<thead><tr><th scope="col">${t('wallet.col.lot')}</th><th scope="col">${t('wallet.col.usable_for')}</th><th scope="col" class="num">${t('wallet.col.left')}</th><th scope="col" class="num">${t('wallet.col.reserved')}</th><th scope="col" class="num">${t('wallet.col.granted')}</th><th scope="col">${t('wallet.col.added')}</th><th scope="col">${t('wallet.col.expires')}</th></tr></thead>
 <tbody>${view.lots.map(
         (l) =>
-          html`<tr><td><code>${l.id}</code></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits)}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits)}</td><td class="num">${creditsWithUsd(ui, l.granted_credits)}</td><td>${ui.time(l.created_at)}</td></tr>`,
+          html`<tr><td><code>${l.id}</code></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits)}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits)}</td><td class="num">${creditsWithUsd(ui, l.granted_credits)}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`,

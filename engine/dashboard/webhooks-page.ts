@@ -30,12 +30,14 @@ const SETTING_FIELDS = [
   'balance_credits',
   'key_monthly_limit_percent',
   'key_daily_limit_percent',
+  'credits_expiring_days',
 ] as const;
 const LABELS: Record<(typeof SETTING_FIELDS)[number], MessageKey> = {
   balance_percent_of_last_top_up: 'wh.label.balance_percent',
   balance_credits: 'wh.label.balance_credits',
   key_monthly_limit_percent: 'wh.label.key_monthly',
   key_daily_limit_percent: 'wh.label.key_daily',
+  credits_expiring_days: 'wh.label.credits_expiring',
 };
 /** An event as a label: English keeps the API's name as code (what a receiver reads); Korean says it in words. */
 const eventLabel = (ui: Ui, event: string): Html =>
@@ -92,7 +94,8 @@ ${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', {
 <p>${t('wh.intro')}</p>
 <form method="post" action="${PATH}/thresholds">${csrfField(s.csrfToken)}
 <fieldset><legend>${t('wh.thresholds')}</legend>${SETTING_FIELDS.map(
-        (f) => html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${settings[f].join(', ')}">`,
+        (f) =>
+          html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${[settings[f]].flat().join(', ')}">`,
       )}
 <p><button type="submit">${t('wh.save')}</button></p></fieldset></form>
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}

@@ -1,7 +1,7 @@
 // The ledger checks itself. The journal is append-only and every move writes lots, wallet and journal in one
 // transaction (ledger.ts), so at any committed instant these hold, and a row that breaks one is a bug or a
 // hand edit that nothing else would notice until a customer did:
-//   wallet_journal    a wallet's columns = its journal: available = Σ top_up − Σ reserve + Σ release,
+//   wallet_journal    a wallet's columns = its journal: available = Σ top_up − Σ reserve + Σ release − Σ expire,
 //                     reserved = Σ reserve − Σ settle − Σ release
 //   lot_journal       the same per lot
 //   wallet_lots       a wallet's columns = the sums of its lots' columns
@@ -48,7 +48,7 @@ interface LedgerAuditOptions {
   examples?: number;
 }
 
-const AVAIL = `CASE kind WHEN 'top_up' THEN amount_nano WHEN 'reserve' THEN -amount_nano WHEN 'release' THEN amount_nano ELSE 0 END`;
+const AVAIL = `CASE kind WHEN 'top_up' THEN amount_nano WHEN 'reserve' THEN -amount_nano WHEN 'release' THEN amount_nano WHEN 'expire' THEN -amount_nano ELSE 0 END`;
 const RESERVED = `CASE kind WHEN 'reserve' THEN amount_nano WHEN 'settle' THEN -amount_nano WHEN 'release' THEN -amount_nano ELSE 0 END`;
 /** $1: the wallets audited, or null for all. */
 const inScope = (column: string) => `($1::text[] IS NULL OR ${column} = ANY($1::text[]))`;

@@ -78,7 +78,7 @@ interface Undecided {
 export async function processBatch(ctx: RunContext, tx: Queryable, batch: Pending[], shape: RunShape): Promise<Verdict> {
   const locked = await lockForBatch(ctx, tx, batch, shape.extraWallets);
   if ('kind' in locked) return locked;
-  const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch));
+  const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch), ctx.clock.now());
   for (const id of locked.drawnBefore) book.drawnBefore.add(id);
   const decided = decideOps(ctx, book, batch);
   if ('kind' in decided) return decided;
@@ -147,7 +147,7 @@ async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string,
 
 /** Step 2: every op decided in order, in memory; a decision that breaks an invariant drops its op. */
 function decideOps(ctx: RunContext, book: Book, batch: Pending[]) {
-  const at = ctx.clock.now();
+  const at = book.now; // one instant: the moves are written at the one their lots' expiry was judged at
   const outcomes: Outcome[] = [];
   const due: Due = [];
   const undecided: Undecided[] = [];

@@ -18,7 +18,7 @@ import type { Statement } from '../db/charge-rows.ts';
 // reservations are locked; every writer of a reservation's holds locks the reservation first.
 const LOCK_SQL = `
 WITH lots AS MATERIALIZED (
-  SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano
+  SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano, l.expires_at
     FROM credit_lots l
    WHERE l.wallet_id = ANY($1::text[]) AND (l.available_nano > 0 OR l.reserved_nano > 0)
    ORDER BY l.seq
@@ -32,7 +32,7 @@ WITH lots AS MATERIALIZED (
 )
 SELECT 'lot' AS row_kind, id, wallet_id, seq::text AS seq, vendors, available_nano, reserved_nano,
        NULL::text AS key_id, NULL::text AS vendor, NULL::bigint AS amount_nano, NULL::text AS state, NULL::bigint AS charged_nano,
-       NULL::timestamptz AS expires_at
+       expires_at
   FROM lots
 UNION ALL
 SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at
@@ -94,6 +94,7 @@ export async function lockBatch(
         vendors: row.vendors ?? null,
         avail: toBigInt(row.available_nano),
         reserved: toBigInt(row.reserved_nano),
+        expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
       });
       continue;
     }

@@ -10,10 +10,10 @@ export async function journalSum(db: Queryable, walletId: string): Promise<Journ
     [walletId],
   );
   const per = new Map<string, Record<string, bigint>>();
-  const tot: Record<string, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
+  const tot: Record<string, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n, expire: 0n };
   for (const row of r.rows) {
     const v = toBigInt(row.s);
-    const p = per.get(row.lot_id) ?? { top_up: 0n, reserve: 0n, settle: 0n, release: 0n };
+    const p = per.get(row.lot_id) ?? { top_up: 0n, reserve: 0n, settle: 0n, release: 0n, expire: 0n };
     p[row.kind] += v;
     per.set(row.lot_id, p);
     tot[row.kind] += v;
@@ -23,11 +23,12 @@ export async function journalSum(db: Queryable, walletId: string): Promise<Journ
     reservedTotalNano: tot.reserve,
     chargedNano: tot.settle,
     releasedNano: tot.release,
-    availableNano: tot.top_up - tot.reserve + tot.release,
+    expiredNano: tot.expire,
+    availableNano: tot.top_up - tot.reserve + tot.release - tot.expire,
     reservedNano: tot.reserve - tot.settle - tot.release,
     lots: [...per.entries()].map(([lotId, p]) => ({
       lotId,
-      availableNano: p.top_up - p.reserve + p.release,
+      availableNano: p.top_up - p.reserve + p.release - p.expire,
       reservedNano: p.reserve - p.settle - p.release,
     })),
   };

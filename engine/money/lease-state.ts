@@ -61,8 +61,17 @@ export interface LeaseHold {
 
 /** What the lease holds for no call in flight and no draw decided: what it can still admit. */
 export const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
-/** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then). */
-export const spentOut = (l: Lease): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted;
+/**
+ * Past the soonest expiry of the lots it holds, on the ledger's clock: it admits nothing more and goes back once
+ * its calls end (a lease never admits a call on money that lapsed; the ledger's draws skip it anyway, and the
+ * expiry pass voids it). Without `now`, never: the sums for /metrics do not ask.
+ */
+export const lapsed = (l: Lease, now?: Date): boolean =>
+  now !== undefined && l.reservation.lots.some((lot) => lot.expiresAt != null && lot.expiresAt.getTime() <= now.getTime());
+/** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then), or lapsed. */
+export const spentOut = (l: Lease, now?: Date): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted || lapsed(l, now);
+/** Whether the lease may admit a call holding `amountNano` at `now`. */
+export const admits = (l: Lease, amountNano: bigint, now: Date): boolean => l.open && free(l) >= amountNano && !lapsed(l, now);
 export const openFree = (list: readonly Lease[]): bigint => list.reduce((a, l) => (l.open && free(l) > 0n ? a + free(l) : a), 0n);
 
 /** What a process's leases hold, for /metrics (LeaseStats without the process's counters). */

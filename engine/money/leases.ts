@@ -9,7 +9,7 @@ import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
 import { drawIntent } from './charge-spool.ts';
 import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
-import { free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
+import { admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
@@ -96,7 +96,7 @@ export class BudgetLeases {
   private holdNow(key: string, pair: LeasePair, amountNano: bigint): LeaseHold | null {
     if (!this.mayAdmit()) return null;
     const list = this.leases.get(key) ?? [];
-    const lease = list.find((l) => l.open && free(l) >= amountNano);
+    const lease = list.find((l) => admits(l, amountNano, this.clock.now()));
     if (!lease) {
       this.acquire(key, pair, amountNano);
       return null;
@@ -343,7 +343,8 @@ export class BudgetLeases {
     const now = this.nowMs();
     for (const [key, list] of this.leases) {
       for (const lease of list) {
-        if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut(lease)) && lease.inFlight === 0n) lease.open = false;
+        if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut(lease, this.clock.now())) && lease.inFlight === 0n)
+          lease.open = false;
         if (!lease.open) void this.retireWhenIdle(lease);
         // A closed lease is renewed too while calls admitted on it run or their draws wait to be written: it
         // holds their money until they are charged (expired, the sweeper would return it to be spent again).
@@ -363,7 +364,7 @@ export class BudgetLeases {
 
   /** A spent or closed lease goes back once its last call ends, not at the next tend: it still holds its remainder. */
   private retireIfDone(lease: Lease): void {
-    if (lease.inFlight > 0n || (lease.open && !spentOut(lease))) return;
+    if (lease.inFlight > 0n || (lease.open && !spentOut(lease, this.clock.now()))) return;
     lease.open = false;
     void this.retireWhenIdle(lease);
   }

@@ -85,8 +85,8 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
     async usableNano(walletId, vendor) {
       const r = await db.query<{ s: string | null }>(
         `SELECT COALESCE(sum(available_nano), 0)::text AS s FROM credit_lots
-          WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors))`,
-        [walletId, vendor],
+          WHERE wallet_id = $1 AND (vendors IS NULL OR $2 = ANY(vendors)) AND (expires_at IS NULL OR expires_at > $3::timestamptz)`,
+        [walletId, vendor, clock.now().toISOString()],
       );
       return toBigInt(r.rows[0]?.s ?? '0');
     },

@@ -14,6 +14,7 @@ import type { ChargeRowWriter } from '../db/charge-rows.ts';
 import { type ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { ChargeWriter } from './charge-writer.ts';
 import { createLedger } from './ledger.ts';
+import { startLotExpiry } from './lot-expiry.ts';
 import { CHARGE_RETRY, isFinal } from './retry.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import type { Ledger } from './types.ts';
@@ -21,6 +22,9 @@ import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts
 
 /** How long charges still waiting for the database, and leases' last draws, get at a stop before it closes. */
 export const CHARGE_DRAIN_MS = 5_000;
+
+/** The expiry pass's longest interval: a lot's remainder leaves the balance within a minute of its expiry. */
+const LOT_EXPIRY_MAX_INTERVAL_MS = 30_000;
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
@@ -33,10 +37,11 @@ export interface GatewayMoney {
   /** The accounts every call is admitted and charged through, over `keys` and this ledger, writer and leases. */
   accounts(keys: KeyService, suggestModel: WalletAccountsDeps['suggestModel']): Accounts;
   /**
-   * Starts the audit's timer, the sweeper unless `sweeper` is false (tests that move time by hand), and the writing
-   * of charges a dead process left in the spool, whose charge rows are written by `rowWriters`.
+   * Starts the audit's timer, the sweeper and the expiry pass unless `sweeper` is false (tests that move time by
+   * hand), and the writing of charges a dead process left in the spool, whose charge rows `rowWriters` write;
+   * `expired` hears of each wallet a lot of which this process expired.
    */
-  start(sweeper: boolean, rowWriters: readonly ChargeRowWriter<unknown>[]): void;
+  start(sweeper: boolean, rowWriters: readonly ChargeRowWriter<unknown>[], expired?: (walletId: string) => void): void;
   /** Stops the timers; resolves once an audit still reading has ended (await it before the database closes). */
   stopTimers(): Promise<void>;
   /** Once every call has ended: the charges waiting for the database and the leases get their last chance. */
@@ -91,10 +96,25 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
         log: { error: (o, m) => log().error(o, m) },
         suggestModel,
       }),
-    start(sweeper, rowWriters) {
+    start(sweeper, rowWriters, expired) {
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
-      if (sweeper) stopSweeper = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+      if (sweeper) {
+        const sweep = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+        // Lots past their expiry leave the balance within a minute on every process, however slow the sweeper is set.
+        const expiry = startLotExpiry({
+          db,
+          owner: ledger.owner,
+          clock,
+          intervalMs: Math.min(limits.sweep_interval_ms, LOT_EXPIRY_MAX_INTERVAL_MS),
+          report: (err, lotId) => log().error({ err, lotId }, 'lot expiry failed'),
+          expired: (e) => expired?.(e.walletId),
+        });
+        stopSweeper = () => {
+          sweep();
+          expiry();
+        };
+      }
       audit.start(billing().ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
       if (spool) void replayLeftCharges(spool, ledger, rowWriters, log);
     },

@@ -12,16 +12,19 @@ export interface LotState {
   vendors: string[] | null;
   avail: bigint;
   reserved: bigint;
+  /** From this instant it pays for nothing new (lot-expiry.ts); null or absent: never. */
+  expiresAt?: Date | null;
 }
 
 export type ReservationState = 'held' | 'settled' | 'released' | 'expired';
 
-type JournalKind = 'reserve' | 'settle' | 'release';
+type JournalKind = 'reserve' | 'settle' | 'release' | 'expire';
 
 interface JournalEntry {
   walletId: string;
   lotId: string;
-  reservationId: string;
+  /** null: an expiry, which is the lot's alone. */
+  reservationId: string | null;
   kind: JournalKind;
   amount: bigint;
   at: Date;
@@ -55,10 +58,11 @@ export class Moves {
    * (charged), release gives it back from reserved to available. A lot going negative is a bug in the
    * decisions: it throws, and the batch writes nothing.
    */
-  move(lot: LotState, reservationId: string, kind: JournalKind, n: bigint, at: Date): void {
+  move(lot: LotState, reservationId: string | null, kind: JournalKind, n: bigint, at: Date): void {
     if (n <= 0n) return;
-    const avail = kind === 'reserve' ? -n : kind === 'release' ? n : 0n;
-    const reserved = kind === 'reserve' ? n : -n;
+    // An expiry takes money out of available for good; the others move it between available and reserved.
+    const avail = kind === 'reserve' || kind === 'expire' ? -n : kind === 'release' ? n : 0n;
+    const reserved = kind === 'reserve' ? n : kind === 'expire' ? 0n : -n;
     lot.avail += avail;
     lot.reserved += reserved;
     assertMoney(lot.avail >= 0n && lot.reserved >= 0n, () => `ledger: lot ${lot.id} would go negative`);

@@ -5,8 +5,10 @@
 // it recorded (batch-sql.ts); the property tests in test/money/ drive a Book directly.
 //
 // Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
-// it): restricted lots first (a vendor C pack is spent before general credit), then unrestricted; oldest
-// (`seq`) first within each group. It may span several lots; it never takes more than a lot has.
+// it) and not expired at the batch's instant, in lot-order.ts's order: soonest expiry first, then restricted
+// lots (a vendor C pack before general credit), then oldest (`seq`). It may span several lots; it never takes
+// more than a lot has. A draw (a lease paying one call) never takes from a held lot past its expiry: what a
+// lease holds there is the expiry's (lot-expiry.ts); a call's own hold on it is charged as held (docs/money.md).
 //
 // The plan rule. A plan-restricted vendor (default: vendor c) is refused with not_in_plan when the wallet
 // has lots but none of them, ever, could serve it (only packs for other vendors). An empty wallet (no lot
@@ -34,6 +36,7 @@ import { errors } from '../core/errors.ts';
 import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
 import { assertMoney } from './invariants.ts';
 import { Moves, type LotState, type ReservationState } from './moves.ts';
+import { drawOrder, lotExpired, lotServes } from './lot-order.ts';
 
 export type { LotState, ReservationState };
 
@@ -82,17 +85,6 @@ export interface WalletFacts {
   usableLot: boolean;
 }
 
-/** Restricted lots first, then unrestricted; oldest first within each group. */
-const drawOrder = (a: { vendors: string[] | null; seq: bigint }, b: { vendors: string[] | null; seq: bigint }): number => {
-  const ra = a.vendors === null ? 1 : 0;
-  const rb = b.vendors === null ? 1 : 0;
-  if (ra !== rb) return ra - rb;
-  return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
-};
-
-/** Whether a lot may pay for a vendor's model, whatever its balance. */
-const lotServes = (lot: { vendors: string[] | null }, vendor: string): boolean => lot.vendors === null || lot.vendors.includes(vendor);
-
 /** The plan rule: false when the vendor is plan-restricted and the wallet has lots, none of which could ever serve it. */
 export const planAllows = (planVendors: readonly string[], vendor: string, facts: Pick<WalletFacts, 'anyLot' | 'usableLot'>): boolean =>
   !planVendors.includes(vendor) || !facts.anyLot || facts.usableLot;
@@ -129,6 +121,8 @@ export class Book {
     lots: Iterable<LotState>,
     private readonly reservations: Map<string, ResState> = new Map(),
     private readonly keys: ReadonlyMap<string, KeyStanding> = new Map(),
+    /** The batch's instant: a lot expired by then pays for nothing new. */
+    readonly now: Date = new Date(0),
   ) {
     this.ordered = [...lots].sort(drawOrder);
     this.lots = new Map(this.ordered.map((l) => [l.id, l]));
@@ -136,7 +130,7 @@ export class Book {
 
   /** The wallet's lots that can pay this vendor now, in draw order. */
   usableLots(walletId: string, vendor: string): LotState[] {
-    return this.ordered.filter((l) => l.walletId === walletId && l.avail > 0n && lotServes(l, vendor));
+    return this.ordered.filter((l) => l.walletId === walletId && l.avail > 0n && lotServes(l, vendor) && !lotExpired(l, this.now));
   }
 
   reservation(id: string): ResState | undefined {
@@ -167,8 +161,12 @@ export class Book {
     for (const l of usable) {
       if (left <= 0n) break;
       const x = left < l.avail ? left : l.avail;
+      assertMoney(
+        !lotExpired(l, this.now),
+        () => `ledger: reserve ${op.id} would hold on lot ${l.id}, expired at ${l.expiresAt?.toISOString()}`,
+      );
       this.moves.move(l, op.id, 'reserve', x, op.createdAt);
-      drawn.push({ lotId: l.id, amountNano: x });
+      drawn.push(l.expiresAt ? { lotId: l.id, amountNano: x, expiresAt: l.expiresAt } : { lotId: l.id, amountNano: x });
       left -= x;
     }
     this.hold(op, drawn);
@@ -258,6 +256,7 @@ export class Book {
     let holdLeft = cap < 0n ? 0n : cap < toCharge ? cap : toCharge;
     for (const { lot, h } of s.state === 'held' ? this.heldLots(s) : []) {
       if (holdLeft <= 0n) break;
+      if (lotExpired(lot, this.now)) continue; // a lease's money on an expired lot is the expiry's, never a call's
       const x = holdLeft < h ? holdLeft : h;
       holdLeft -= x;
       this.moves.move(lot, s.id, 'settle', x, at);

@@ -5,6 +5,7 @@
 import { nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
+import { lotExpired } from './lot-order.ts';
 
 interface LeaseLotRow {
   reservation_id: string;
@@ -13,7 +14,7 @@ interface LeaseLotRow {
   in_flight: string;
 }
 
-/** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in seq order). */
+/** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in draw order, lot-order.ts). */
 export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
   if (walletIds.length === 0) return new Map();
   const r = await db.query<LeaseLotRow>(
@@ -22,7 +23,7 @@ export async function readLeasedByLot(db: Queryable, walletIds: readonly string[
        JOIN reservation_lots rl ON rl.reservation_id = r.id
        JOIN credit_lots l ON l.id = rl.lot_id
       WHERE r.wallet_id = ANY($1::text[]) AND r.state = 'held' AND r.call_id LIKE $2 AND rl.amount_nano > 0
-      ORDER BY r.id, l.seq`,
+      ORDER BY r.id, l.expires_at NULLS LAST, (l.vendors IS NULL), l.seq`,
     [walletIds, `${LEASE_CALL_PREFIX}%`],
   );
   const unheld = new Map<string, bigint>();
@@ -37,27 +38,38 @@ export async function readLeasedByLot(db: Queryable, walletIds: readonly string[
   return unheld;
 }
 
-/** The balance with what leases hold for no call counted as available again. */
-export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<string, bigint>): WalletBalance {
+/**
+ * The balance with what leases hold for no call counted as available again, and without what lots expired at
+ * `now` still have: from its expiry a lot's remainder is no one's to spend, though the expiry pass
+ * (lot-expiry.ts) may not have moved it out yet. What calls hold on such a lot stays held: they may be charged.
+ */
+export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<string, bigint>, now: Date = new Date()): WalletBalance {
   let moved = 0n;
+  let lapsed = 0n;
+  let gone = 0n; // what leases hold on expired lots for no call: voided by the expiry pass, held by no one
   const lots = bal.lots.map((l) => {
     const leased = leasedByLot.get(l.id) ?? 0n;
+    if (lotExpired(l, now)) {
+      lapsed += l.availableNano;
+      gone += leased;
+      return { ...l, availableNano: 0n, reservedNano: l.reservedNano - leased };
+    }
     moved += leased;
     return leased === 0n ? l : { ...l, availableNano: l.availableNano + leased, reservedNano: l.reservedNano - leased };
   });
-  return { ...bal, availableNano: bal.availableNano + moved, reservedNano: bal.reservedNano - moved, lots };
+  return { ...bal, availableNano: bal.availableNano + moved - lapsed, reservedNano: bal.reservedNano - moved - gone, lots };
 }
 
-/** The wallet as every view shows it: one read of the balance and of its leases, at once. */
-export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>, walletId: string): Promise<WalletBalance> {
+/** The wallet as every view shows it (at `now`): one read of the balance and of its leases, at once. */
+export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>, walletId: string, now?: Date): Promise<WalletBalance> {
   // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
   const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(db, [walletId])]);
-  return spendableBalance(balance, leased);
+  return spendableBalance(balance, leased, now);
 }
 
-/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down). */
-export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string) {
-  const b = await spendableOf(db, ledger, walletId);
+/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down); each lot with its expiry. */
+export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string, now?: Date) {
+  const b = await spendableOf(db, ledger, walletId, now);
   return {
     object: 'credits',
     wallet_id: walletId,
@@ -65,6 +77,11 @@ export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string)
     reserved_credits: Number(nanoToCreditsCeil(b.reservedNano)),
     lots: b.lots
       .filter((l) => l.availableNano > 0n)
-      .map((l) => ({ id: l.id, vendors: l.vendors, credits: Number(nanoToCreditsFloor(l.availableNano)) })),
+      .map((l) => ({
+        id: l.id,
+        vendors: l.vendors,
+        credits: Number(nanoToCreditsFloor(l.availableNano)),
+        expires_at: l.expiresAt?.toISOString() ?? null,
+      })),
   };
 }

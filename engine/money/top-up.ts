@@ -34,6 +34,21 @@ function normalizeVendors(vendors: string[] | null | undefined, known: KnownVend
   return [...out].sort();
 }
 
+/** Timestamps a client may send: ISO 8601 with a date, a time and an offset (Z or ±hh:mm). */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * A request's `expires_at`: null when absent or null, else an instant. A text without an offset is refused
+ * rather than read in the server's zone: a school in Seoul and a server in UTC would disagree by nine hours.
+ */
+export function expiresAtFrom(value: unknown): Date | null {
+  if (value === undefined || value === null) return null;
+  const d = typeof value === 'string' && ISO_INSTANT.test(value) ? new Date(value) : null;
+  if (!d || Number.isNaN(d.getTime()))
+    throw errors.invalidRequest('expires_at must be an ISO 8601 instant with its offset, such as 2027-02-28T23:59:59+09:00.', 'expires_at');
+  return d;
+}
+
 /** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
 const TOP_UP_SQL = `
 WITH w AS (
@@ -70,12 +85,15 @@ export async function topUpIn(
   if (nano <= 0n) throw errors.invalidRequest('credits must be a positive whole number.', 'credits');
   const lotVendors = normalizeVendors(input.vendors, vendors);
   const at = clock.now();
+  const expiresAt = input.expiresAt ?? null;
+  if (expiresAt !== null && !(expiresAt instanceof Date && expiresAt.getTime() > at.getTime()))
+    throw errors.invalidRequest('expires_at must be in the future.', 'expires_at');
   const id = newId('lot');
   const ins = await tx.query(
-    `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at)
-     SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz FROM wallets w WHERE w.id = $2
+    `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at, expires_at)
+     SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz, $6::timestamptz FROM wallets w WHERE w.id = $2
      RETURNING *`,
-    [id, walletId, lotVendors, nano.toString(), at.toISOString()],
+    [id, walletId, lotVendors, nano.toString(), at.toISOString(), expiresAt?.toISOString() ?? null],
   );
   if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
   // The insert set the lot's own balance; only the wallet total and the journal move here.

@@ -15,6 +15,8 @@ export type ChargeCallback = (tx: Queryable, chargedNano: bigint) => Promise<voi
 export interface ReservationLot {
   lotId: string;
   amountNano: bigint;
+  /** The lot's expiry, as the reserve saw it (a lease closes at its lots' soonest); null or absent: none. */
+  expiresAt?: Date | null;
 }
 
 export interface Reservation {
@@ -106,6 +108,10 @@ export interface LotBalance {
   availableNano: bigint;
   reservedNano: bigint;
   createdAt: Date;
+  /** From this instant its remainder is not spendable and leaves as an expiry (lot-expiry.ts); null: never. */
+  expiresAt: Date | null;
+  /** What has left it as expiries so far. */
+  expiredNano: bigint;
 }
 
 export interface WalletBalance {
@@ -130,7 +136,9 @@ export interface JournalSum {
   reservedTotalNano: bigint;
   chargedNano: bigint;
   releasedNano: bigint;
-  /** Σ top_up − Σ reserve + Σ release: must equal balance().availableNano. */
+  /** What left the lots as expiries (lot-expiry.ts). */
+  expiredNano: bigint;
+  /** Σ top_up − Σ reserve + Σ release − Σ expire: must equal balance().availableNano. */
   availableNano: bigint;
   /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
   reservedNano: bigint;
@@ -161,6 +169,8 @@ export interface TopUpInput {
   credits?: number | bigint;
   /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
   vendors?: string[] | null;
+  /** When the lot expires (must be after the top-up's instant); null/omitted: never. */
+  expiresAt?: Date | null;
   /** More to write in the top-up's own transaction once the lot exists (its audit record). */
   beside?: (tx: Queryable, lot: LotBalance) => Promise<void>;
 }

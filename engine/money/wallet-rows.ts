@@ -21,6 +21,8 @@ export const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
   availableNano: toBigInt(r.available_nano),
   reservedNano: toBigInt(r.reserved_nano),
   createdAt: new Date(r.created_at as string | Date),
+  expiresAt: r.expires_at == null ? null : new Date(r.expires_at as string | Date),
+  expiredNano: r.expired_nano == null ? 0n : toBigInt(r.expired_nano),
 });
 
 /**

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { VENDORS } from '../helpers/vendors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletCreate, walletShow, walletTopup } from '../../engine/cli/wallet-commands.ts';
+import { adminCallFor } from '../../engine/cli/running-gateway-client.ts';
 import { registerAdminRoutes } from '../../engine/admin/routes.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
@@ -205,6 +206,22 @@ describeEachDatabase('admin API', (getDb) => {
     expect(shown.lots).toHaveLength(2);
     await expect(walletShow(db, 'nope')).rejects.toMatchObject({ status: 404 });
     await expect(walletTopup(db, w.id, { credits: 'x' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('the CLI top-up takes --expires-at as the admin API does, and show lists each lot with its expiry', async () => {
+    const db = getDb();
+    const w = await walletCreate(db, { credits: '5' }, { clock });
+    const until = new Date(clock.now().getTime() + 30 * 86_400_000).toISOString();
+    const lot = await walletTopup(db, w.id, { credits: '10', expiresAt: until }, { clock });
+    expect(lot).toMatchObject({ credits: 10, expires_at: until });
+    const shown = await walletShow(db, w.id, { clock });
+    expect(shown.lots.map((l) => l.expires_at)).toEqual([null, until]);
+    for (const bad of [clock.now().toISOString(), 'end of term'])
+      await expect(walletTopup(db, w.id, { credits: '1', expiresAt: bad }, { clock })).rejects.toMatchObject({
+        status: 400,
+        param: 'expires_at',
+      });
+    expect(adminCallFor('wallet', 'topup', [w.id], { credits: '10', 'expires-at': until }).body).toMatchObject({ expires_at: until });
   });
 });
 

@@ -39,8 +39,8 @@ export async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
     expect(j.availableNano).toBe(lot.availableNano);
     expect(j.reservedNano).toBe(lot.reservedNano);
   }
-  // granted = available + reserved + charged
-  expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano);
+  // granted = available + reserved + charged + expired
+  expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano + sum.expiredNano);
   return { bal, sum };
 }
 

@@ -27,6 +27,7 @@ export const enPricesAndAlerts = {
   'wh.label.balance_credits': 'Balance: credits',
   'wh.label.key_monthly': 'Keys: percent of the monthly limit',
   'wh.label.key_daily': 'Keys: percent of the daily limit',
+  'wh.label.credits_expiring': 'Credits that expire: days before',
   'wh.done.saved': 'The thresholds were saved.',
   'wh.done.deleted': 'The webhook was deleted.',
   'wh.done.replayed': 'The event was queued to be sent again.',

@@ -29,6 +29,7 @@ export const koPricesAndAlerts: Record<keyof typeof enPricesAndAlerts, string> =
   'wh.label.balance_credits': '잔액: 크레딧',
   'wh.label.key_monthly': '키: 월 한도의 퍼센트',
   'wh.label.key_daily': '키: 일 한도의 퍼센트',
+  'wh.label.credits_expiring': '사용 기한이 있는 크레딧: 며칠 전에 알림',
   'wh.done.saved': '기준을 저장했습니다.',
   'wh.done.deleted': '웹훅을 삭제했습니다.',
   'wh.done.replayed': '이벤트를 다시 보내도록 대기열에 넣었습니다.',

@@ -1,0 +1,181 @@
+// Lots that expire (docs/money.md, "Lots that expire"). From a lot's `expires_at` the ledger's decisions pay for
+// nothing new from it (policy.ts, lot-order.ts) and the views leave its remainder out (spendable.ts); this pass,
+// run by every process (a periodic job like the sweeper), moves that remainder out of the balance for good: an
+// `expire` row of the journal, the lot's `expired_nano`, and a `credits.expired` record of the wallet's audit trail.
+// What budget leases hold on the lot for no one is voided first (released to the lot, then expired with the
+// rest): a lease never keeps an expired lot's money alive. A call's own hold on it is left to be charged or
+// released; released money comes back to the lot and the next pass expires it.
+//
+// Once per lot, whatever the number of processes: each lot is expired in a transaction of its own that locks
+// the lot row first (then the leases holding on it, in id order: the batches' lock order) and moves what it
+// reads there. A second process doing the same waits for the lock, then finds nothing available and no lease
+// holding on it, and writes nothing.
+import type { Clock } from '../core/clock.ts';
+import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { recordAudit, type Actor } from '../audit/trail.ts';
+import { writeMoves } from './batch-sql.ts';
+import { assertMoney } from './invariants.ts';
+import { lotExpired } from './lot-order.ts';
+import { Moves, type LotState } from './moves.ts';
+import { withRetry } from './retry.ts';
+import { LEASE_CALL_PREFIX } from './types.ts';
+
+/** The gateway itself, as the audit trail names it for an expiry: no one asked for it. */
+export const EXPIRY_ACTOR: Actor = { kind: 'system', id: 'expiry', ip: null, userAgent: null };
+
+const PAGE = 100;
+/** Pages one pass expires at most (10,000 lots); what is left waits for the next pass. */
+const MAX_PAGES = 100;
+
+// Lots past their expiry with money available (partial index credit_lots_expiry), and lots a held lease still
+// holds on (held reservations are few: the calls in flight and the leases).
+const DUE_SQL = `
+SELECT id, expires_at FROM credit_lots
+ WHERE expires_at IS NOT NULL AND available_nano > 0 AND expires_at <= $1::timestamptz AND NOT (id = ANY($2::text[]))
+UNION
+SELECT l.id, l.expires_at FROM reservations r
+  JOIN reservation_lots rl ON rl.reservation_id = r.id AND rl.amount_nano > 0
+  JOIN credit_lots l ON l.id = rl.lot_id
+ WHERE r.state = 'held' AND r.call_id LIKE $3 AND l.expires_at <= $1::timestamptz AND NOT (l.id = ANY($2::text[]))
+ ORDER BY expires_at, id LIMIT ${PAGE}`;
+
+const LOCK_LOT_SQL = `
+SELECT id, wallet_id, seq::text AS seq, vendors, available_nano::text AS available_nano, reserved_nano::text AS reserved_nano, expires_at
+  FROM credit_lots WHERE id = $1 FOR UPDATE`;
+
+// The leases holding on the lot, locked in id order after the lot; what they hold on it is read by the next
+// statement, once they are locked (a row only joined here keeps the snapshot taken before a lock wait).
+const LOCK_LEASES_SQL = `
+SELECT r.id, r.amount_nano::text AS amount_nano, coalesce(r.charged_nano, 0)::text AS charged_nano FROM reservations r
+ WHERE r.state = 'held' AND r.call_id LIKE $2
+   AND EXISTS (SELECT 1 FROM reservation_lots rl WHERE rl.reservation_id = r.id AND rl.lot_id = $1 AND rl.amount_nano > 0)
+ ORDER BY r.id FOR UPDATE`;
+
+/** What one lot's expiry moved; null when there was nothing to move (done already, or not expired). */
+interface LotExpiry {
+  walletId: string;
+  lotId: string;
+  expiredNano: bigint;
+  /** Of it, what leases held on the lot for no call and gave back first. */
+  voidedNano: bigint;
+}
+
+/** Expires one lot at `at`, in its own transaction. */
+export function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
+  return withRetry(() => db.transaction((tx) => expireLotIn(tx, owner, lotId, at)));
+}
+
+async function expireLotIn(tx: Queryable, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
+  const row = (await tx.query<Record<string, string | null>>(LOCK_LOT_SQL, [lotId])).rows[0];
+  if (!row) return null;
+  const lot: LotState = {
+    id: lotId,
+    walletId: String(row.wallet_id),
+    seq: toBigInt(row.seq),
+    vendors: (row.vendors as unknown as string[] | null) ?? null,
+    avail: toBigInt(row.available_nano),
+    reserved: toBigInt(row.reserved_nano),
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+  };
+  if (!lotExpired(lot, at)) return null;
+  const moves = new Moves();
+  const voidedNano = await voidLeases(tx, lot, moves, at);
+  const expiredNano = lot.avail;
+  moves.move(lot, null, 'expire', expiredNano, at);
+  if (moves.empty) return null;
+  // What leaves is all the lot had for no call; what calls still hold on it stays reserved for them.
+  assertMoney(lot.avail === 0n && expiredNano >= voidedNano, () => `ledger: expiry of lot ${lotId} left ${lot.avail} available`);
+  await writeMoves(tx, owner, moves);
+  await tx.query('UPDATE credit_lots SET expired_nano = expired_nano + $2::bigint WHERE id = $1', [lotId, expiredNano.toString()]);
+  const change = {
+    walletId: lot.walletId,
+    action: 'credits.expired' as const,
+    targetId: lotId,
+    before: null,
+    after: { expired_credits: Number(nanoToCreditsFloor(expiredNano)), expires_at: lot.expiresAt!.toISOString() },
+  };
+  await recordAudit(tx, EXPIRY_ACTOR, change, at);
+  return { walletId: lot.walletId, lotId, expiredNano, voidedNano };
+}
+
+/** Gives back to the lot what each lease holding on it holds there (they stay held with the rest); returns the sum. */
+async function voidLeases(tx: Queryable, lot: LotState, moves: Moves, at: Date): Promise<bigint> {
+  const leases = (
+    await tx.query<{ id: string; amount_nano: string; charged_nano: string }>(LOCK_LEASES_SQL, [lot.id, `${LEASE_CALL_PREFIX}%`])
+  ).rows;
+  if (leases.length === 0) return 0n;
+  const holds = await tx.query<{ reservation_id: string; amount_nano: string }>(
+    'SELECT reservation_id, amount_nano::text AS amount_nano FROM reservation_lots WHERE lot_id = $1 AND reservation_id = ANY($2::text[])',
+    [lot.id, leases.map((l) => l.id)],
+  );
+  const held = new Map(holds.rows.map((h) => [h.reservation_id, toBigInt(h.amount_nano)]));
+  let voided = 0n;
+  for (const lease of leases) {
+    const h = held.get(lease.id) ?? 0n;
+    if (h <= 0n) continue;
+    const amount = toBigInt(lease.amount_nano) - h;
+    // A lease holds at least what its lots hold for it (the audit's hold_lots): less is a broken row, not ours to move.
+    assertMoney(amount >= 0n, () => `ledger: lease ${lease.id} holds ${lease.amount_nano}, less than its ${h} on lot ${lot.id}`);
+    moves.move(lot, lease.id, 'release', h, at);
+    moves.heldDelta.push({ reservationId: lease.id, lotId: lot.id, amount: h });
+    moves.finished.set(lease.id, { state: 'held', charged: toBigInt(lease.charged_nano), at: null, amount });
+    voided += h;
+  }
+  return voided;
+}
+
+type Report = (err: unknown, lotId: string) => void;
+
+/** One pass: expires every lot due at `at` (bounded); returns the expiries. A lot that fails is reported and skipped. */
+export async function expireDueLots(db: Db, owner: string, at: Date, report: Report): Promise<LotExpiry[]> {
+  const failed: string[] = [];
+  const done: LotExpiry[] = [];
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const due = await db.query<{ id: string }>(DUE_SQL, [at.toISOString(), failed, `${LEASE_CALL_PREFIX}%`]);
+    let progressed = false;
+    for (const { id } of due.rows) {
+      try {
+        const e = await expireLot(db, owner, id, at);
+        if (e) done.push(e);
+        progressed ||= e !== null;
+      } catch (err) {
+        failed.push(id);
+        progressed = true;
+        report(err, id);
+      }
+    }
+    // Nothing moved: what is left was expired by another process meanwhile (the next pass sees anything new).
+    if (!progressed || due.rows.length < PAGE) return done;
+  }
+  return done;
+}
+
+interface LotExpiryTimer {
+  db: Db;
+  owner: string;
+  clock: Clock;
+  intervalMs: number;
+  report: Report;
+  /** Told of each expiry this process moved (the alerts check the wallet's balance thresholds again). */
+  expired?: (e: LotExpiry) => void;
+}
+
+/** Runs expireDueLots every `intervalMs` on `clock`'s time (one pass at a time); returns stop(). */
+export function startLotExpiry(opts: LotExpiryTimer): () => void {
+  let running = false;
+  const t = setInterval(() => {
+    if (running) return;
+    running = true;
+    expireDueLots(opts.db, opts.owner, opts.clock.now(), opts.report)
+      .then((done) => {
+        for (const e of done) opts.expired?.(e);
+      })
+      .catch((e: unknown) => opts.report(e, '*'))
+      .finally(() => {
+        running = false;
+      });
+  }, opts.intervalMs);
+  t.unref?.();
+  return () => clearInterval(t);
+}
