@@ -66,7 +66,7 @@ export const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
  * its calls end (a lease never admits a call on money that lapsed; the ledger's draws skip it anyway, and the
  * expiry pass voids it). Without `now`, never: the sums for /metrics do not ask.
  */
-export const lapsed = (l: Lease, now?: Date): boolean =>
+const lapsed = (l: Lease, now?: Date): boolean =>
   now !== undefined && l.reservation.lots.some((lot) => lot.expiresAt != null && lot.expiresAt.getTime() <= now.getTime());
 /** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then), or lapsed. */
 export const spentOut = (l: Lease, now?: Date): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted || lapsed(l, now);

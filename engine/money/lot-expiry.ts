@@ -22,7 +22,7 @@ import { withRetry } from './retry.ts';
 import { LEASE_CALL_PREFIX } from './types.ts';
 
 /** The gateway itself, as the audit trail names it for an expiry: no one asked for it. */
-export const EXPIRY_ACTOR: Actor = { kind: 'system', id: 'expiry', ip: null, userAgent: null };
+const EXPIRY_ACTOR: Actor = { kind: 'system', id: 'expiry', ip: null, userAgent: null };
 
 const PAGE = 100;
 /** Pages one pass expires at most (10,000 lots); what is left waits for the next pass. */
@@ -62,7 +62,7 @@ interface LotExpiry {
 }
 
 /** Expires one lot at `at`, in its own transaction. */
-export function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
+function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
   return withRetry(() => db.transaction((tx) => expireLotIn(tx, owner, lotId, at)));
 }
 
