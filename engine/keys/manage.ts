@@ -13,6 +13,7 @@ import { keyRecord, type ApiKeyRecord } from './records.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
 import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
+import { findGroup, groupNotFound } from './groups.ts';
 import { checkAudienceForWallet, checkLimits, keyNames, parseCreate, type CreateInput, type PatchInput } from './validate.ts';
 
 interface KeyManagementDeps {
@@ -44,6 +45,7 @@ const keyState = (row: KeyRow) => ({
   daily_limit_credits: row.dailyLimitCredits,
   expires_on: row.expiresOn,
   models: row.models,
+  group_id: row.groupId,
 });
 
 const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
@@ -102,6 +104,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
   checkAudienceForWallet(input.audience, wallet.splitsUsage);
   const audience = wallet.splitsUsage ? (input.audience ?? 'student') : null;
 
+  if (input.groupId !== null && !(await findGroup(db, wallet.id, input.groupId, today))) throw groupNotFound(input.groupId);
   const active = await countSlotKeys(db, wallet.id, today);
   if (active + input.count > wallet.keySlots) {
     const free = Math.max(0, wallet.keySlots - active);
@@ -127,6 +130,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
           dailyLimitCredits: input.dailyLimitCredits,
           expiresOn: input.expiresOn,
           models: input.models,
+          groupId: input.groupId,
           createRequestId: requestId,
           createdAt: now,
         }),
@@ -246,6 +250,11 @@ export async function patchKey(
     if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
     if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
     if (input.models !== undefined) set('models', input.models, '::text[]');
+    if (input.groupId !== undefined) {
+      // Another wallet's group, or a deleted one, is not there to join (404), as another wallet's key is not.
+      if (input.groupId !== null && !(await findGroup(tx, wallet.id, input.groupId, today, true))) throw groupNotFound(input.groupId);
+      set('group_id', input.groupId);
+    }
     if (sets.length === 0) return current;
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
     const changed = keyRowFrom(res.rows[0]);

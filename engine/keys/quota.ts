@@ -19,7 +19,8 @@ import type { Db, Queryable } from '../db/db.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
-import { usedCredits, type AuthContext } from './types.ts';
+import { usedCredits, type AuthContext, type KeyGroupContext } from './types.ts';
+import { checkGroupDay, groupCap, groupDayLeftNano, groupMonthlyLimitError, groupUsage, type GroupCap } from './group-quota.ts';
 import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
 import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
 
@@ -40,6 +41,8 @@ interface KeyStatus {
   usable_until: string | null;
   month: PeriodStatus;
   day: PeriodStatus;
+  /** The key's group (class) with its limits and its keys' use; null when the key is in none. */
+  group: { id: string; name: string; month: PeriodStatus; day: PeriodStatus } | null;
 }
 
 interface PeriodStatus {
@@ -56,7 +59,19 @@ interface PeriodStatus {
 interface MonthlyCap {
   limitNano: bigint;
   lockUsed(tx: Queryable): Promise<bigint>;
+  /** The key's group's monthly limit, checked beside the key's own (group-quota.ts). */
+  group?: GroupCap;
 }
+
+/** The group figures of a reserve its group refused (engine/money's KeyCapRefusal.group). */
+interface GroupRefusal {
+  limitNano: bigint;
+  usedNano: bigint;
+  heldNano: bigint;
+}
+
+/** A grouped key without a monthly limit of its own carries this one in its cap: only the group's limit binds. */
+const NO_KEY_LIMIT = 2n ** 62n;
 
 export interface QuotaService {
   /** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
@@ -78,7 +93,14 @@ export interface QuotaService {
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
   monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
   /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
-  monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError;
+  monthlyLimitError(
+    auth: AuthContext,
+    maxCostNano: bigint,
+    usedNano: bigint,
+    heldNano: bigint,
+    now: Date,
+    group?: GroupRefusal,
+  ): GatewayError;
   /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
   recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
   /** recordUsage for many settles of a ledger batch in one statement (each row counts what its settle charged). */
@@ -161,9 +183,27 @@ export function createQuotaService(db: Db): QuotaService {
   }
 
   const uses = new KeyUseCache({ read: one });
+
+  async function groupStatus(group: KeyGroupContext, now: Date): Promise<KeyStatus['group']> {
+    const u = (await groupUsage(db, [group.id], now)).get(group.id)!;
+    return {
+      id: group.id,
+      name: group.name,
+      month: periodStatus(group.monthlyLimitNano, u.monthNano, nextKoreanMonthStart(now)),
+      day: periodStatus(group.dailyLimitNano, u.dayNano, nextKoreanMidnight(now)),
+    };
+  }
   const readsFigure = (auth: AuthContext) => auth.monthlyLimitNano != null && auth.dailyLimitNano == null;
 
-  function monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError {
+  function monthlyLimitError(
+    auth: AuthContext,
+    maxCostNano: bigint,
+    usedNano: bigint,
+    heldNano: bigint,
+    now: Date,
+    group?: GroupRefusal,
+  ): GatewayError {
+    if (group && auth.group) return groupMonthlyLimitError(auth.group.name, maxCostNano, group, now);
     const limit = credits(auth.monthlyLimitNano ?? 0n);
     const held = heldNano > 0n ? `, ${usedCredits(heldNano)} more held by this key's calls still in progress` : '';
     return errors.keyLimit(
@@ -181,6 +221,7 @@ export function createQuotaService(db: Db): QuotaService {
     monthlyLimitError,
 
     async checkQuota(auth, maxCostNano, now) {
+      if (auth.group?.dailyLimitNano != null) await checkGroupDay(db, auth.group, now);
       if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
       // A daily limit is read from the database: a call sent after another process's answer showed the day used
       // up must see it. The monthly check alone is an early refusal (the key's leases and holds are what keep
@@ -200,16 +241,20 @@ export function createQuotaService(db: Db): QuotaService {
     },
 
     async dayLeftNano(auth, now) {
-      if (auth.dailyLimitNano == null) return null;
+      const groupLeft = auth.group?.dailyLimitNano != null ? await groupDayLeftNano(db, auth.group, now) : null;
+      if (auth.dailyLimitNano == null) return groupLeft;
       const left = auth.dailyLimitNano - (await one(auth.keyId, now)).dayNano;
-      return left > 0n ? left : 0n;
+      const keyLeft = left > 0n ? left : 0n;
+      return groupLeft !== null && groupLeft < keyLeft ? groupLeft : keyLeft;
     },
 
     monthlyCap(auth, now) {
-      if (auth.monthlyLimitNano == null) return null;
+      const grouped = auth.group?.monthlyLimitNano != null;
+      if (auth.monthlyLimitNano == null && !grouped) return null;
       const month = koreanMonth(now);
       return {
-        limitNano: auth.monthlyLimitNano,
+        limitNano: auth.monthlyLimitNano ?? NO_KEY_LIMIT,
+        ...(grouped ? { group: groupCap(auth.group!.id, now) } : {}),
         // An upsert that changes nothing: it makes the month's row if need be and locks it (a concurrent
         // holder of the lock is waited for, and its committed value returned), in one round trip.
         async lockUsed(tx) {
@@ -245,6 +290,7 @@ export function createQuotaService(db: Db): QuotaService {
         usable_until: auth.expiresOn,
         month: periodStatus(auth.monthlyLimitNano, u.monthNano, nextKoreanMonthStart(now)),
         day: periodStatus(auth.dailyLimitNano, u.dayNano, nextKoreanMidnight(now)),
+        group: auth.group ? await groupStatus(auth.group, now) : null,
       };
     },
   };

@@ -19,7 +19,7 @@ import { errors } from '../core/errors.ts';
 import { endOfKoreanDay, type Clock } from '../core/clock.ts';
 import { hashSecret, kindOfSecret, sameHash, type KeyKind } from './secret.ts';
 import { NANO_PER_CREDIT } from '../core/money.ts';
-import { KEY_COLUMNS, keyRowFrom, type AuthContext, type Audience, type KeyRow } from './types.ts';
+import { KEY_COLUMNS, keyRowFrom, type AuthContext, type Audience, type KeyGroupContext, type KeyRow } from './types.ts';
 import { createQuotaService, type QuotaService } from './quota.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
 import { CLI_OPERATOR, recordAudit, type Actor } from '../audit/trail.ts';
@@ -95,6 +95,7 @@ export interface KeyService {
 interface CacheEntry {
   row: KeyRow;
   splitsUsage: boolean;
+  group: KeyGroupContext | null;
 }
 
 const HEADER_HINT = {
@@ -119,19 +120,28 @@ function wrongKindMessage(door: KeyKind): string {
 
 const INVALID_MESSAGE = 'Invalid API key: no key matches it. Check the key, or create a new one.';
 
-function toContext(row: KeyRow, splitsUsage: boolean): AuthContext {
+const limitNano = (credits: unknown): bigint | null => (credits == null ? null : BigInt(String(credits)) * NANO_PER_CREDIT);
+
+/** The key's group as the key's lookup joined it (a deleted group is none). */
+function groupFrom(r: Record<string, unknown>): KeyGroupContext | null {
+  if (r.g_id == null) return null;
+  return { id: String(r.g_id), name: String(r.g_name), monthlyLimitNano: limitNano(r.g_monthly), dailyLimitNano: limitNano(r.g_daily) };
+}
+
+function toContext(row: KeyRow, splitsUsage: boolean, group: KeyGroupContext | null): AuthContext {
   return {
     keyId: row.id,
     walletId: row.walletId,
     kind: row.kind,
     audience: splitsUsage ? row.audience : null,
     keyPrefix: row.keyPrefix,
-    monthlyLimitNano: row.monthlyLimitCredits == null ? null : BigInt(row.monthlyLimitCredits) * NANO_PER_CREDIT,
-    dailyLimitNano: row.dailyLimitCredits == null ? null : BigInt(row.dailyLimitCredits) * NANO_PER_CREDIT,
+    monthlyLimitNano: limitNano(row.monthlyLimitCredits),
+    dailyLimitNano: limitNano(row.dailyLimitCredits),
     splitsUsage,
     expiresOn: row.expiresOn,
     expiresAt: row.expiresOn ? endOfKoreanDay(row.expiresOn) : null,
     models: row.models,
+    group,
   };
 }
 
@@ -207,14 +217,16 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
 
   async function load(hash: string): Promise<(CacheEntry & { ownerId: string }) | null> {
     const res = await db.query(
-      `SELECT ${KEY_COLUMNS}, w.owner_id AS w_owner_id, w.splits_usage AS w_splits_usage
+      `SELECT ${KEY_COLUMNS}, w.owner_id AS w_owner_id, w.splits_usage AS w_splits_usage, g.id AS g_id, g.name AS g_name,
+              g.monthly_limit_credits::text AS g_monthly, g.daily_limit_credits::text AS g_daily
          FROM api_keys k JOIN wallets w ON w.id = k.wallet_id
+         LEFT JOIN key_groups g ON g.id = k.group_id AND g.deleted_at IS NULL
         WHERE k.secret_hash = $1`,
       [hash],
     );
     const r = res.rows[0];
     if (!r) return null;
-    return { row: keyRowFrom(r), splitsUsage: r.w_splits_usage === true, ownerId: String(r.w_owner_id) };
+    return { row: keyRowFrom(r), splitsUsage: r.w_splits_usage === true, group: groupFrom(r), ownerId: String(r.w_owner_id) };
   }
 
   // Concurrent lookups of one uncached API key (a client's burst right after it starts, or after the cache
@@ -302,7 +314,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
         const gen = generation;
         const loaded = kind === 'api' ? await loadShared(hash) : await load(hash);
         if (!loaded || !sameHash(loaded.row.secretHash, hash)) throw errors.authentication(INVALID_MESSAGE);
-        entry = { row: loaded.row, splitsUsage: loaded.splitsUsage };
+        entry = { row: loaded.row, splitsUsage: loaded.splitsUsage, group: loaded.group };
         ownerId = loaded.ownerId;
         if (kind === 'api' && gen === generation && !loaded.row.closedAt) cache.set(hash, entry);
       }
@@ -325,7 +337,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
         throw errors.authentication('This management key closed itself: its creator is no longer the wallet owner.');
       }
       pendingUse.set(row.id, now);
-      return toContext(row, entry.splitsUsage);
+      return toContext(row, entry.splitsUsage, entry.group);
     },
 
     async createApiKey(walletId, copts = {}) {
