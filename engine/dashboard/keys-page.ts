@@ -16,6 +16,7 @@ import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { createForm, keyRow, type FormState } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { sessionMay } from './roles.ts';
+import { groupScopeOf } from './group-scope.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
@@ -34,7 +35,9 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
     const { offset } = parseListQuery(req.query);
     const today = koreanDate(deps.clock.now());
     const wallet = await walletForKeys(deps.db, s.walletId);
-    const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset });
+    // A teacher sees their classes' keys only, and makes keys on a class's page (group-scope.ts).
+    const classes = groupScopeOf(req);
+    const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset, ...(classes ? { groupIds: classes } : {}) });
     const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
     const done = doneKey && t(doneKey);
     const more = offset + data.length < total;
@@ -45,7 +48,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
 <p>${t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })}</p>
-${canChange ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
+${canChange && !classes ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
 ${
   total === 0
     ? html`<p data-testid="empty">${t('keys.empty')}</p>`

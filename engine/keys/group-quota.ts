@@ -13,7 +13,7 @@ import { usedCredits, type KeyGroupContext } from './types.ts';
 import type { KeyUsage } from './use-cache.ts';
 
 /** A group's standing as its lock read it: the limit now (null: none), finished use of the month, holds in flight. */
-export interface GroupStandingRead {
+interface GroupStandingRead {
   limitNano: bigint | null;
   usedNano: bigint;
   heldNano: bigint;

@@ -66,20 +66,30 @@ async function render(deps: KeyManagementDeps, rows: KeyRow[], wallet: WalletInf
   );
 }
 
-/** The wallet's active API keys, newest first, with use today and this month. */
-export async function listKeys(deps: KeyManagementDeps, walletId: string, page: { limit: number; offset: number }): Promise<KeyList> {
+/**
+ * The wallet's active API keys, newest first, with use today and this month; `groupIds`: only the keys of those
+ * groups (a teacher's classes, or one class's page), `total` then counting those.
+ */
+export async function listKeys(
+  deps: KeyManagementDeps,
+  walletId: string,
+  page: { limit: number; offset: number; groupIds?: readonly string[] },
+): Promise<KeyList> {
   const { db, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
-  const total = await countSlotKeys(db, wallet.id, today);
+  const inGroups = page.groupIds ? 'AND k.group_id = ANY($5::text[])' : '';
+  const params = [wallet.id, today, page.limit, page.offset, ...(page.groupIds ? [page.groupIds] : [])];
   const res = await db.query(
-    `SELECT ${KEY_COLUMNS} FROM api_keys k
-      WHERE k.wallet_id = $1 AND ${doorKeyWhere} AND ${activeWhere('$2')}
+    `SELECT ${KEY_COLUMNS}, count(*) OVER () AS total_count FROM api_keys k
+      WHERE k.wallet_id = $1 AND ${doorKeyWhere} AND ${activeWhere('$2')} ${inGroups}
       ORDER BY k.created_at DESC, k.seq DESC
       LIMIT $3 OFFSET $4`,
-    [wallet.id, today, page.limit, page.offset],
+    params,
   );
+  const counted = res.rows.length > 0 ? Number(res.rows[0].total_count) : null;
+  const total = counted ?? (page.groupIds ? 0 : await countSlotKeys(db, wallet.id, today));
   return { data: await render(deps, res.rows.map(keyRowFrom), wallet, now), total };
 }
 
