@@ -40,6 +40,43 @@ function monthDays(month: string): { fromDay: string; toDay: string } {
   return { fromDay: `${month}-01`, toDay: `${month}-${String(last).padStart(2, '0')}` };
 }
 
+/** A class's page: its use against its limits, its keys, and for the owner who teaches it. */
+async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: KeyGroupRecord) {
+  const s = sessionOf(req);
+  const now = deps.clock.now();
+  const today = koreanDate(now);
+  const wallet = await walletForKeys(deps.db, s.walletId);
+  const { data } = await listKeys(deps, s.walletId, { limit: 500, offset: 0, groupIds: [g.id] });
+  const canKeys = sessionMay(req, 'keys');
+  const teachers = sessionMay(req, 'owner') ? await teachersOf(deps, s.walletId, g.id) : null;
+  const month = today.slice(0, 7);
+  return html`<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
+<dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
+<p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
+${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g) : ''}
+${canKeys ? classKeysForm(ui, s.csrfToken, g.id) : ''}
+<h2>${ui.t('nav.keys')}</h2>
+${
+  data.length === 0
+    ? html`<p data-testid="empty">${ui.t('groups.no_keys')}</p>`
+    : html`<div class="scroll"><table><caption>${ui.t('groups.keys_caption', { name: g.name })}</caption>
+<thead><tr><th scope="col">${ui.t('col.name')}</th><th scope="col">${ui.t('col.key')}</th>${wallet.splitsUsage ? html`<th scope="col">${ui.t('keys.col.audience')}</th>` : ''}<th scope="col" class="num">${ui.t('keys.col.month')}</th><th scope="col" class="num">${ui.t('keys.col.day')}</th><th scope="col">${ui.t('keys.col.until')}</th><th scope="col">${ui.t('keys.col.models')}</th><th scope="col">${ui.t('col.last_used')}</th><th scope="col">${ui.t('col.actions')}</th></tr></thead>
+<tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, undefined, canKeys))}</tbody></table></div>`
+}
+${teachers ? teachersBlock(ui, s.csrfToken, g.id, teachers) : ''}`;
+}
+
+/** The wallet's managers (role manager), each with whether this class is one of theirs. */
+async function teachersOf(deps: DashboardDeps, walletId: string, groupId: string) {
+  const managers = (await listManagers(deps.db, walletId)).filter((m) => m.role === 'manager');
+  return Promise.all(
+    managers.map(async (m) => {
+      const groups = await managerGroups(deps.db, walletId, m.identity);
+      return { identity: m.identity, teaches: groups?.includes(groupId) ?? false, limited: groups !== null };
+    }),
+  );
+}
+
 export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   scope.get('/dashboard/groups', async (req, reply) => {
     const s = sessionOf(req);
@@ -76,45 +113,9 @@ ${
     return sendPage(reply, 200, {
       title: g.name,
       signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: await classPage(req, ui, g),
+      body: await classPage(deps, req, ui, g),
     });
   });
-
-  async function classPage(req: FastifyRequest, ui: Ui, g: KeyGroupRecord) {
-    const s = sessionOf(req);
-    const now = deps.clock.now();
-    const today = koreanDate(now);
-    const wallet = await walletForKeys(deps.db, s.walletId);
-    const { data } = await listKeys(deps, s.walletId, { limit: 500, offset: 0, groupIds: [g.id] });
-    const canKeys = sessionMay(req, 'keys');
-    const teachers = sessionMay(req, 'owner') ? await teachersOf(s.walletId, g.id) : null;
-    const month = today.slice(0, 7);
-    return html`<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
-<dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
-<p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
-${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g) : ''}
-${canKeys ? classKeysForm(ui, s.csrfToken, g.id) : ''}
-<h2>${ui.t('nav.keys')}</h2>
-${
-  data.length === 0
-    ? html`<p data-testid="empty">${ui.t('groups.no_keys')}</p>`
-    : html`<div class="scroll"><table><caption>${ui.t('groups.keys_caption', { name: g.name })}</caption>
-<thead><tr><th scope="col">${ui.t('col.name')}</th><th scope="col">${ui.t('col.key')}</th>${wallet.splitsUsage ? html`<th scope="col">${ui.t('keys.col.audience')}</th>` : ''}<th scope="col" class="num">${ui.t('keys.col.month')}</th><th scope="col" class="num">${ui.t('keys.col.day')}</th><th scope="col">${ui.t('keys.col.until')}</th><th scope="col">${ui.t('keys.col.models')}</th><th scope="col">${ui.t('col.last_used')}</th><th scope="col">${ui.t('col.actions')}</th></tr></thead>
-<tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, undefined, canKeys))}</tbody></table></div>`
-}
-${teachers ? teachersBlock(ui, s.csrfToken, g.id, teachers) : ''}`;
-  }
-
-  /** The wallet's managers (role manager), each with whether this class is one of theirs. */
-  async function teachersOf(walletId: string, groupId: string) {
-    const managers = (await listManagers(deps.db, walletId)).filter((m) => m.role === 'manager');
-    return Promise.all(
-      managers.map(async (m) => {
-        const groups = await managerGroups(deps.db, walletId, m.identity);
-        return { identity: m.identity, teaches: groups?.includes(groupId) ?? false, limited: groups !== null };
-      }),
-    );
-  }
 
   scope.post<{ Params: { id: string } }>('/dashboard/groups/:id', async (req, reply) => {
     const ui = uiFor(req);
@@ -128,6 +129,11 @@ ${teachers ? teachersBlock(ui, s.csrfToken, g.id, teachers) : ''}`;
     return back(reply, '/dashboard/groups');
   });
 
+  registerClassRoutes(scope, deps, flash);
+}
+
+/** A class's keys, its teachers and its month's CSV. */
+function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/keys', async (req, reply) => {
     const s = sessionOf(req);
     const ui = uiFor(req);

@@ -102,12 +102,75 @@ export async function getKey(deps: KeyManagementDeps, walletId: string, id: stri
 }
 
 /**
+ * The slot check after a create's insert, serialised per wallet by a transaction-scoped advisory lock: a request
+ * that finds the wallet past its slots closes every key it made and answers 409. Each winner saw a count within
+ * the slots that already included every key committed before it, so the end state never exceeds the slots.
+ */
+async function checkSlotsAfterInsert(
+  deps: KeyManagementDeps,
+  walletId: string,
+  requestId: string,
+  madeCount: number,
+  actor: Actor,
+  now: Date,
+) {
+  const { db, keys } = deps;
+  const today = koreanDate(now);
+  let lost: { ids: string[]; slots: number } | null;
+  try {
+    lost = await db.transaction(async (tx) => {
+      // A per-wallet advisory lock (not a wallets row lock, so the ledger's balance updates never wait on it).
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.key_slots.' || $1))`, [walletId]);
+      const w = await getWallet(tx, walletId);
+      const n = await countSlotKeys(tx, walletId, today);
+      if (w && n <= w.keySlots) return null;
+      const res = await tx.query<{ id: string }>(
+        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_race'
+          WHERE create_request_id = $1 AND closed_at IS NULL RETURNING id`,
+        [requestId, now.toISOString()],
+      );
+      const ids = res.rows.map((r) => r.id);
+      for (const id of ids) {
+        const change = {
+          walletId,
+          action: 'key.closed',
+          targetId: id,
+          before: { status: 'active' },
+          after: { status: 'closed', reason: 'slot_race' },
+        } as const;
+        await recordAudit(tx, actor, change, now);
+      }
+      await keys.announce(ids, tx);
+      return { ids, slots: w?.keySlots ?? 0 };
+    });
+    if (lost) keys.forget(lost.ids);
+  } catch (e) {
+    // Could not verify the slots: take this request's keys back rather than risk passing them.
+    await db
+      .query(
+        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_check_failed'
+          WHERE create_request_id = $1 AND closed_at IS NULL`,
+        [requestId, now.toISOString()],
+      )
+      .catch(() => undefined);
+    throw e;
+  }
+  if (lost) {
+    throw errors.conflict(
+      `Concurrent requests pushed the wallet past its ${lost.slots} key slots; the ${madeCount} ` +
+        `key${madeCount === 1 ? '' : 's'} made by this request ${madeCount === 1 ? 'was' : 'were'} closed. Retry the call.`,
+      { closed_key_ids: lost.ids },
+    );
+  }
+}
+
+/**
  * Makes `input.count` keys (numbered names from a prefix) in one transaction, all or none; each record
  * carries its full key, shown this once. 400 when the slots cannot hold them; 409 when concurrent creates
  * pushed the wallet past its slots (this request's keys are closed again).
  */
 export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput, actor: Actor): Promise<ApiKeyRecord[]> {
-  const { db, keys, clock } = deps;
+  const { db, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
@@ -157,55 +220,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
     return out;
   });
 
-  // Check after insert, serialised per wallet by a transaction-scoped advisory lock: a request that finds the wallet
-  // past its slots closes every key it made and answers 409. Each winner saw a count within the slots
-  // that already included every key committed before it, so the end state never exceeds the slots.
-  let lost: { ids: string[]; slots: number } | null;
-  try {
-    lost = await db.transaction(async (tx) => {
-      // A per-wallet advisory lock (not a wallets row lock, so the ledger's balance updates never wait on it).
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.key_slots.' || $1))`, [wallet.id]);
-      const w = await getWallet(tx, wallet.id);
-      const n = await countSlotKeys(tx, wallet.id, today);
-      if (w && n <= w.keySlots) return null;
-      const res = await tx.query<{ id: string }>(
-        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_race'
-          WHERE create_request_id = $1 AND closed_at IS NULL RETURNING id`,
-        [requestId, now.toISOString()],
-      );
-      const ids = res.rows.map((r) => r.id);
-      for (const id of ids) {
-        const change = {
-          walletId: wallet.id,
-          action: 'key.closed',
-          targetId: id,
-          before: { status: 'active' },
-          after: { status: 'closed', reason: 'slot_race' },
-        } as const;
-        await recordAudit(tx, actor, change, now);
-      }
-      await keys.announce(ids, tx);
-      return { ids, slots: w?.keySlots ?? 0 };
-    });
-    if (lost) keys.forget(lost.ids);
-  } catch (e) {
-    // Could not verify the slots: take this request's keys back rather than risk passing them.
-    await db
-      .query(
-        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_check_failed'
-          WHERE create_request_id = $1 AND closed_at IS NULL`,
-        [requestId, now.toISOString()],
-      )
-      .catch(() => undefined);
-    throw e;
-  }
-  if (lost) {
-    throw errors.conflict(
-      `Concurrent requests pushed the wallet past its ${lost.slots} key slots; the ${made.length} ` +
-        `key${made.length === 1 ? '' : 's'} made by this request ${made.length === 1 ? 'was' : 'were'} closed. Retry the call.`,
-      { closed_key_ids: lost.ids },
-    );
-  }
+  await checkSlotsAfterInsert(deps, wallet.id, requestId, made.length, actor, now);
   return made.map(({ row, key }) => keyRecord(row, { splitsUsage: wallet.splitsUsage, key }));
 }
 
