@@ -37,6 +37,10 @@ const scopes = requestSlot<{ groups: GroupScope }>('group_scope');
 /** The classes the request's manager is limited to, or null (the whole wallet, as the role allows). */
 export const groupScopeOf = (req: FastifyRequest): GroupScope => scopes.get(req)?.groups ?? null;
 
+/** Whether a teacher may open the route at all (everyone else: yes); for the nav, which offers only what opens. */
+export const scopeAllows = (req: FastifyRequest, method: string, routeUrl: string): boolean =>
+  groupScopeOf(req) === null || `${method} ${routeUrl}` in GROUP_SCOPED_ROUTES;
+
 /** The classes a manager is limited to (none: null). */
 export async function managerGroups(q: Queryable, walletId: string, identity: string): Promise<string[] | null> {
   const res = await q.query<{ group_id: string }>(

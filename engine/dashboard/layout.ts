@@ -8,6 +8,7 @@ import { langSwitch } from './lang-switch.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip, walletNameFor } from './summary-strip.ts';
 import { permissionOf, sessionMay } from './roles.ts';
+import { scopeAllows } from './group-scope.ts';
 
 export type Section = 'wallet' | 'keys' | 'groups' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
 
@@ -99,7 +100,7 @@ export const csrfField = (token: string): Html => html`<input type="hidden" name
 function mayOpen(reply: FastifyReply): (path: string) => boolean {
   return (path) => {
     try {
-      return sessionMay(reply.request, permissionOf('GET', path));
+      return sessionMay(reply.request, permissionOf('GET', path)) && scopeAllows(reply.request, 'GET', path);
     } catch {
       return true;
     }

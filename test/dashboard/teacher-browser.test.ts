@@ -106,6 +106,8 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
     const page = await context.newPage();
     await signIn(page, 'tom');
     expect(new URL(page.url()).pathname).toBe('/dashboard/groups');
+    // The nav offers only what opens: the keys and the classes, not the wallet, usage or audit pages.
+    expect(await page.locator('header nav a').allTextContents()).toEqual(['API keys', 'Classes']);
     expect(await page.locator('tr[data-group-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-group-id')))).toEqual([mine]);
     await page.goto(`${t.url}/dashboard/groups/${mine}`);
     expect(await page.locator(`tr[data-key-id="${await keyOf('kim')}"]`).count()).toBe(1);
