@@ -97,7 +97,10 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
     expect(await page.getByRole('button', { name: 'Take this class from tom' }).count()).toBe(1);
     await page.goto(`${t.url}/dashboard/groups`);
     expect(await page.locator('tr[data-group-id]').count()).toBe(2);
-    expect(await page.locator(`tr[data-group-id="${mine}"] [data-testid="month"]`).textContent()).toContain('500,000');
+    // Money first, as the rest of the dashboard shows it (won with the shipped display currency), credits beside.
+    const month = await page.locator(`tr[data-group-id="${mine}"] [data-testid="month"]`).textContent();
+    expect(month).toMatch(/^\s*₩/);
+    expect(month).toContain('500,000');
     await context.close();
   });
 

@@ -75,6 +75,18 @@ function doorChecks(get: () => { a: TestGateway; mgmt: string }) {
     expect((await call(a, 'GET', `/v1/key-groups/${theirs}`, otherMgmt)).body).toMatchObject({ name: 'theirs', key_count: 0 });
   });
 
+  it("a group's daily limit blocks its keys once their use today has reached it; raising it lifts it at once", async () => {
+    const { a, mgmt } = get();
+    const g = await call(a, 'POST', '/v1/key-groups', mgmt, { name: 'daily', daily_limit_credits: 1 });
+    const made = await call(a, 'POST', '/v1/keys', mgmt, { count: 2, name_prefix: 'd', group_id: g.body.id });
+    const [k1, k2] = made.body.data.map((k: { key: string }) => k.key);
+    expect((await chat(a, k1)).status).toBe(200);
+    const refused = await chat(a, k2);
+    expect(refused).toMatchObject({ status: 429, body: { error: { type: 'key_limit_exceeded' } } });
+    await call(a, 'PATCH', `/v1/key-groups/${g.body.id}`, mgmt, { daily_limit_credits: 10_000_000 });
+    expect((await chat(a, k2)).status).toBe(200);
+  });
+
   it('GET /v1/key names the group and shows its limits and use', async () => {
     const { a, mgmt } = get();
     const { group, keys } = await groupWithKeys(a, mgmt, 1_000_000, 2);
