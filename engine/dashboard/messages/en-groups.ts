@@ -5,7 +5,7 @@ export const enGroups = {
     "A class is a group of keys with its own monthly and daily limits on the sum of its keys' use, beside each key's own limits. A raised limit lifts a refusal at once.",
   'groups.empty': 'No classes yet.',
   'groups.caption': 'Classes, their use against their limits',
-  'groups.col.keys': 'Keys',
+  'groups.col.keys': 'Active keys',
   'groups.col.csv': 'This month',
   'groups.csv': 'CSV of {month}',
   'groups.create_legend': 'New class',

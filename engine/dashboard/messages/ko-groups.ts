@@ -7,7 +7,7 @@ export const koGroups: Record<keyof typeof enGroups, string> = {
     '반은 키를 묶은 것으로, 각 키의 한도와 별도로 반의 모든 키 사용량 합계에 월 한도와 일 한도를 둡니다. 한도를 올리면 거부가 바로 풀립니다.',
   'groups.empty': '아직 반이 없습니다.',
   'groups.caption': '반별 사용량과 한도',
-  'groups.col.keys': '키',
+  'groups.col.keys': '키 개수',
   'groups.col.csv': '이번 달',
   'groups.csv': '{month} 사용 내역 CSV',
   'groups.create_legend': '새 반',
