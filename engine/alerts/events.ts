@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'balance.threshold_crossed',
   'key.monthly_limit_threshold_crossed',
   'key.daily_limit_threshold_crossed',
+  'key_group.monthly_limit_threshold_crossed',
+  'key_group.daily_limit_threshold_crossed',
   'video.finished',
   'key.expiring',
   'credits.expiring',

@@ -14,14 +14,23 @@ interface WalletFigures {
   lastTopUpNano: bigint | null;
 }
 
-interface KeyFigures {
-  keyId: string;
-  name: string | null;
-  keyPrefix: string;
+interface LimitFigures {
   monthlyLimitCredits: number | null;
   dailyLimitCredits: number | null;
   monthUsedNano: bigint;
   dayUsedNano: bigint;
+}
+
+interface KeyFigures extends LimitFigures {
+  keyId: string;
+  name: string | null;
+  keyPrefix: string;
+}
+
+/** A key group's limits and the sum of its keys' use. */
+export interface GroupFigures extends LimitFigures {
+  groupId: string;
+  name: string;
 }
 
 export interface Threshold {
@@ -72,6 +81,25 @@ export function walletThresholds(s: AlertSettings, f: WalletFigures): Threshold[
 }
 
 export function keyThresholds(s: AlertSettings, k: KeyFigures, now: Date): Threshold[] {
+  const who = { key: { id: k.keyId, name: k.name, key_prefix: k.keyPrefix } };
+  return limitThresholds(s, `key:${k.keyId}`, who, k, now, ['key.monthly_limit_threshold_crossed', 'key.daily_limit_threshold_crossed']);
+}
+
+/** A group's (a class's) limits over the sum of its keys' use: the same percents as a key's, its own events. */
+export function groupThresholds(s: AlertSettings, g: GroupFigures, now: Date): Threshold[] {
+  const who = { key_group: { id: g.groupId, name: g.name } };
+  const types = ['key_group.monthly_limit_threshold_crossed', 'key_group.daily_limit_threshold_crossed'] as const;
+  return limitThresholds(s, `group:${g.groupId}`, who, g, now, types);
+}
+
+function limitThresholds(
+  s: AlertSettings,
+  subject: string,
+  who: Record<string, unknown>,
+  k: LimitFigures,
+  now: Date,
+  [monthType, dayType]: readonly [EventType, EventType],
+): Threshold[] {
   const out: Threshold[] = [];
   const limits = [
     {
@@ -81,7 +109,7 @@ export function keyThresholds(s: AlertSettings, k: KeyFigures, now: Date): Thres
       pcts: s.keyMonthlyPercents,
       period: koreanMonth(now),
       resets: nextKoreanMonthStart(now),
-      type: 'key.monthly_limit_threshold_crossed',
+      type: monthType,
     },
     {
       scope: 'day',
@@ -90,7 +118,7 @@ export function keyThresholds(s: AlertSettings, k: KeyFigures, now: Date): Thres
       pcts: s.keyDailyPercents,
       period: koreanDate(now),
       resets: nextKoreanMidnight(now),
-      type: 'key.daily_limit_threshold_crossed',
+      type: dayType,
     },
   ] as const;
   for (const l of limits) {
@@ -98,14 +126,14 @@ export function keyThresholds(s: AlertSettings, k: KeyFigures, now: Date): Thres
     for (const pct of l.pcts) {
       const level = (BigInt(l.limit) * NANO_PER_CREDIT * BigInt(Math.round(pct * 100))) / 10_000n;
       out.push({
-        subject: `key:${k.keyId}`,
+        subject,
         threshold: `${l.scope}:${pct}`,
         // The limit is part of the period: a new day or month, or a changed limit, re-arms without a check seeing it.
         period: `${l.period}|${l.limit}`,
         crossed: l.used >= level,
         type: l.type,
         data: {
-          key: { id: k.keyId, name: k.name, key_prefix: k.keyPrefix },
+          ...who,
           threshold: { percent: pct },
           limit_credits: l.limit,
           used_credits: Number(nanoToCreditsCeil(l.used)),

@@ -24,7 +24,8 @@ import { recordEvent, type EventType } from './events.ts';
 import { CHECK_POLICY, type AlertSettings, type CheckPolicy } from './policy.ts';
 import { readSettings } from './store.ts';
 import { fireExpiringLots } from './expiring-lots.ts';
-import { keyThresholds, walletThresholds, type Threshold } from './thresholds.ts';
+import { groupFigures } from './group-figures.ts';
+import { groupThresholds, keyThresholds, walletThresholds, type Threshold } from './thresholds.ts';
 
 type Log = { error: (o: object, m: string) => void };
 
@@ -165,7 +166,9 @@ export class AlertWatcher {
     const { settings, types } = await this.config(walletId);
     const wants = (t: EventType) => types.has(t);
     const keysWanted = keyIds.length > 0 && (wants('key.monthly_limit_threshold_crossed') || wants('key.daily_limit_threshold_crossed'));
-    if (!wants('balance.threshold_crossed') && !keysWanted) return;
+    const groupsWanted =
+      keyIds.length > 0 && (wants('key_group.monthly_limit_threshold_crossed') || wants('key_group.daily_limit_threshold_crossed'));
+    if (!wants('balance.threshold_crossed') && !keysWanted && !groupsWanted) return;
     const now = this.deps.clock.now();
     const fired = await this.deps.db.transaction(async (tx) => {
       await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`gateway.alerts.${walletId}`]);
@@ -174,6 +177,11 @@ export class AlertWatcher {
       if (keysWanted) {
         for (const k of await keyFigures(tx, walletId, keyIds, now))
           thresholds.push(...keyThresholds(settings, k, now).filter((t) => wants(t.type)));
+      }
+      // A charged key's group is checked with it: a class's limit is crossed by the charge of one of its keys.
+      if (groupsWanted) {
+        for (const g of await groupFigures(tx, walletId, keyIds, now))
+          thresholds.push(...groupThresholds(settings, g, now).filter((t) => wants(t.type)));
       }
       return this.apply(tx, walletId, thresholds, now);
     });

@@ -22,6 +22,9 @@ export const AUDIT_ACTIONS = [
   'webhook.created',
   'webhook.deleted',
   'alerts.changed',
+  'key_group.created',
+  'key_group.changed',
+  'key_group.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -16,6 +16,7 @@ import { uiFor, type MessageKey, type Ui } from './i18n.ts';
 import { createForm, keyRow, type FormState } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { sessionMay } from './roles.ts';
+import { groupScopeOf } from './group-scope.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
@@ -25,27 +26,28 @@ const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.mont
 
 const DONE: Record<string, MessageKey> = { changed: 'keys.done.changed', closed: 'keys.done.closed' };
 
-export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
-  /** The page, also answered (400) by a refused form, which comes back filled in with the reason. */
-  async function sendKeysPage(req: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
-    const s = sessionOf(req);
-    const ui = uiFor(req);
-    const { t } = ui;
-    const { offset } = parseListQuery(req.query);
-    const today = koreanDate(deps.clock.now());
-    const wallet = await walletForKeys(deps.db, s.walletId);
-    const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset });
-    const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
-    const done = doneKey && t(doneKey);
-    const more = offset + data.length < total;
-    // A viewer reads: no create form, no change or close buttons (roles.ts refuses them anyway).
-    const canChange = sessionMay(req, 'keys');
-    return sendPage(reply, status, {
-      title: t('nav.keys'),
-      signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
+/** The page, also answered (400) by a refused form, which comes back filled in with the reason. */
+async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
+  const s = sessionOf(req);
+  const ui = uiFor(req);
+  const { t } = ui;
+  const { offset } = parseListQuery(req.query);
+  const today = koreanDate(deps.clock.now());
+  const wallet = await walletForKeys(deps.db, s.walletId);
+  // A teacher sees their classes' keys only, and makes keys on a class's page (group-scope.ts).
+  const classes = groupScopeOf(req);
+  const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset, ...(classes ? { groupIds: classes } : {}) });
+  const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
+  const done = doneKey && t(doneKey);
+  const more = offset + data.length < total;
+  // A viewer reads: no create form, no change or close buttons (roles.ts refuses them anyway).
+  const canChange = sessionMay(req, 'keys');
+  return sendPage(reply, status, {
+    title: t('nav.keys'),
+    signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
+    body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
 <p>${t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })}</p>
-${canChange ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
+${canChange && !classes ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
 ${
   total === 0
     ? html`<p data-testid="empty">${t('keys.empty')}</p>`
@@ -56,11 +58,12 @@ ${
 </table></div>`
 }
 <nav aria-label="${t('layout.pages')}">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - PAGE_SIZE)}">${t('keys.newer')}</a> ` : ''}${
-        more ? html`<a href="/dashboard/keys?offset=${offset + PAGE_SIZE}">${t('keys.older')}</a>` : ''
-      }</nav>`,
-    });
-  }
+      more ? html`<a href="/dashboard/keys?offset=${offset + PAGE_SIZE}">${t('keys.older')}</a>` : ''
+    }</nav>`,
+  });
+}
 
+export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   /** Runs a form's change; a 400 answers the page with the form as typed and the reason in words. */
   async function orRefusedForm(req: FastifyRequest, reply: FastifyReply, target: string, change: () => Promise<FastifyReply>) {
     try {
@@ -68,11 +71,11 @@ ${
     } catch (err) {
       const e = fromThrown(err);
       if (e.status !== 400) throw err;
-      return sendKeysPage(req, reply, 400, { target, values: formOf(req.body), message: inWords(e, uiFor(req).locale) });
+      return sendKeysPage(deps, req, reply, 400, { target, values: formOf(req.body), message: inWords(e, uiFor(req).locale) });
     }
   }
 
-  scope.get('/dashboard/keys', (req, reply) => sendKeysPage(req, reply, 200));
+  scope.get('/dashboard/keys', (req, reply) => sendKeysPage(deps, req, reply, 200));
 
   scope.post('/dashboard/keys', (req, reply) =>
     orRefusedForm(req, reply, 'new', async () => {

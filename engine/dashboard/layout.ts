@@ -8,12 +8,14 @@ import { langSwitch } from './lang-switch.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip, walletNameFor } from './summary-strip.ts';
 import { permissionOf, sessionMay } from './roles.ts';
+import { scopeAllows } from './group-scope.ts';
 
-export type Section = 'wallet' | 'keys' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
+export type Section = 'wallet' | 'keys' | 'groups' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
 
 const NAV: { section: Section; label: MessageKey; path: string }[] = [
   { section: 'wallet', label: 'nav.wallet', path: '/dashboard/wallet' },
   { section: 'keys', label: 'nav.keys', path: '/dashboard/keys' },
+  { section: 'groups', label: 'nav.groups', path: '/dashboard/groups' },
   { section: 'management-keys', label: 'nav.management_keys', path: '/dashboard/management-keys' },
   { section: 'usage', label: 'nav.usage', path: '/dashboard/usage' },
   { section: 'videos', label: 'nav.videos', path: '/dashboard/videos' },
@@ -98,7 +100,7 @@ export const csrfField = (token: string): Html => html`<input type="hidden" name
 function mayOpen(reply: FastifyReply): (path: string) => boolean {
   return (path) => {
     try {
-      return sessionMay(reply.request, permissionOf('GET', path));
+      return sessionMay(reply.request, permissionOf('GET', path)) && scopeAllows(reply.request, 'GET', path);
     } catch {
       return true;
     }

@@ -28,7 +28,8 @@ import { OIDC_START_PATH, SIGNED_OUT_PATH } from './sign-in-pages.ts';
 
 const OIDC_CALLBACK_PATH = '/dashboard/oidc/callback';
 const CHOOSE_PATH = '/dashboard/oidc/choose';
-const WALLET_PATH = '/dashboard/wallet';
+// The dashboard's start, which sends each session to its first page: the wallet, or a teacher's classes.
+const WALLET_PATH = '/dashboard';
 
 const ROLE_TEXT: Record<string, MessageKey> = { owner: 'oidc.role.owner', manager: 'oidc.role.manager', viewer: 'oidc.role.viewer' };
 

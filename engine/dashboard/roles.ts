@@ -29,6 +29,16 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   'POST /dashboard/keys/:id': 'keys',
   'GET /dashboard/keys/:id/close': 'keys',
   'POST /dashboard/keys/:id/close': 'keys',
+  // Classes (key groups): reading them is reading; making and changing them is managing keys; who teaches a
+  // class is the owner's, as who may come in is. A teacher's routes are narrowed further (group-scope.ts).
+  'GET /dashboard/groups': 'read',
+  'POST /dashboard/groups': 'keys',
+  'GET /dashboard/groups/:id': 'read',
+  'POST /dashboard/groups/:id': 'keys',
+  'POST /dashboard/groups/:id/delete': 'keys',
+  'POST /dashboard/groups/:id/keys': 'keys',
+  'POST /dashboard/groups/:id/teachers': 'owner',
+  'GET /dashboard/groups/:id/usage.csv': 'read',
   // Listing management keys is reading; making and closing them is the owner's (they act for the owner).
   'GET /dashboard/management-keys': 'read',
   'POST /dashboard/management-keys': 'owner',

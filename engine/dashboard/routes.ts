@@ -16,6 +16,8 @@ import { loadWalletSummary } from './summary-strip.ts';
 import { registerAuditPage } from './audit-page.ts';
 import { NewKeysFlash, registerCreatedKeysPages } from './created-keys-page.ts';
 import { registerKeysPage } from './keys-page.ts';
+import { registerGroupsPage } from './groups-page.ts';
+import { checkGroupScope, groupScopeOf } from './group-scope.ts';
 import { registerManagementKeysPage } from './management-keys-page.ts';
 import { registerManagersPage } from './managers-page.ts';
 import { providerSignOut, registerOidcPages } from './oidc-pages.ts';
@@ -75,11 +77,14 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
         if (!session) throw errors.authentication(uiFor(req).t('error.not_signed_in'));
         attachSession(req, session);
         checkRole(req);
+        await checkGroupScope(req, deps.db, session);
       });
       guarded.addHook('preHandler', async (req) => {
         if (req.method !== 'GET' && req.method !== 'HEAD') checkCsrf(req, sessionOf(req));
-        // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404).
-        await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, deps.clock.now()).catch(() => undefined);
+        // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404); a
+        // teacher sees their classes only, not the wallet's balance.
+        if (groupScopeOf(req) === null)
+          await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, deps.clock.now()).catch(() => undefined);
       });
       // Any other /dashboard path, signed in: a page of its own (the app's 404 is JSON).
       guarded.route({
@@ -95,6 +100,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       const flash = new NewKeysFlash(deps);
       registerCreatedKeysPages(guarded, flash);
       registerKeysPage(guarded, deps, flash);
+      registerGroupsPage(guarded, deps, flash);
       registerManagementKeysPage(guarded, deps, flash);
       registerUsagePage(guarded, deps);
       registerVideosPage(guarded, deps);

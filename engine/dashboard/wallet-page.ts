@@ -10,6 +10,7 @@ import { html } from './html.ts';
 import { uiFor, type Ui } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
+import { groupScopeOf } from './group-scope.ts';
 import { displayUnitsText } from '../core/money.ts';
 import { intlTag } from './locale.ts';
 
@@ -27,7 +28,13 @@ const expiryCell = (ui: Ui, l: { expires_at: string | null; expired_credits: num
     : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.t('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits) })}</small>` : ''}`;
 
 export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps): void {
-  scope.get('/dashboard', async (_req, reply) => reply.code(303).header('location', '/dashboard/wallet').send());
+  // A teacher (a manager limited to classes) starts at the classes: the wallet is not theirs to see.
+  scope.get('/dashboard', async (req, reply) =>
+    reply
+      .code(303)
+      .header('location', groupScopeOf(req) ? '/dashboard/groups' : '/dashboard/wallet')
+      .send(),
+  );
 
   scope.get('/dashboard/wallet', async (req, reply) => {
     const s = sessionOf(req);

@@ -13,6 +13,7 @@ import { keyRecord, type ApiKeyRecord } from './records.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
 import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
+import { findGroup, groupNotFound } from './groups.ts';
 import { checkAudienceForWallet, checkLimits, keyNames, parseCreate, type CreateInput, type PatchInput } from './validate.ts';
 
 interface KeyManagementDeps {
@@ -44,6 +45,7 @@ const keyState = (row: KeyRow) => ({
   daily_limit_credits: row.dailyLimitCredits,
   expires_on: row.expiresOn,
   models: row.models,
+  group_id: row.groupId,
 });
 
 const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
@@ -64,20 +66,30 @@ async function render(deps: KeyManagementDeps, rows: KeyRow[], wallet: WalletInf
   );
 }
 
-/** The wallet's active API keys, newest first, with use today and this month. */
-export async function listKeys(deps: KeyManagementDeps, walletId: string, page: { limit: number; offset: number }): Promise<KeyList> {
+/**
+ * The wallet's active API keys, newest first, with use today and this month; `groupIds`: only the keys of those
+ * groups (a teacher's classes, or one class's page), `total` then counting those.
+ */
+export async function listKeys(
+  deps: KeyManagementDeps,
+  walletId: string,
+  page: { limit: number; offset: number; groupIds?: readonly string[] },
+): Promise<KeyList> {
   const { db, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
-  const total = await countSlotKeys(db, wallet.id, today);
+  const inGroups = page.groupIds ? 'AND k.group_id = ANY($5::text[])' : '';
+  const params = [wallet.id, today, page.limit, page.offset, ...(page.groupIds ? [page.groupIds] : [])];
   const res = await db.query(
-    `SELECT ${KEY_COLUMNS} FROM api_keys k
-      WHERE k.wallet_id = $1 AND ${doorKeyWhere} AND ${activeWhere('$2')}
+    `SELECT ${KEY_COLUMNS}, count(*) OVER () AS total_count FROM api_keys k
+      WHERE k.wallet_id = $1 AND ${doorKeyWhere} AND ${activeWhere('$2')} ${inGroups}
       ORDER BY k.created_at DESC, k.seq DESC
       LIMIT $3 OFFSET $4`,
-    [wallet.id, today, page.limit, page.offset],
+    params,
   );
+  const counted = res.rows.length > 0 ? Number(res.rows[0].total_count) : null;
+  const total = counted ?? (page.groupIds ? 0 : await countSlotKeys(db, wallet.id, today));
   return { data: await render(deps, res.rows.map(keyRowFrom), wallet, now), total };
 }
 
@@ -90,18 +102,82 @@ export async function getKey(deps: KeyManagementDeps, walletId: string, id: stri
 }
 
 /**
+ * The slot check after a create's insert, serialised per wallet by a transaction-scoped advisory lock: a request
+ * that finds the wallet past its slots closes every key it made and answers 409. Each winner saw a count within
+ * the slots that already included every key committed before it, so the end state never exceeds the slots.
+ */
+async function checkSlotsAfterInsert(
+  deps: KeyManagementDeps,
+  walletId: string,
+  requestId: string,
+  madeCount: number,
+  actor: Actor,
+  now: Date,
+) {
+  const { db, keys } = deps;
+  const today = koreanDate(now);
+  let lost: { ids: string[]; slots: number } | null;
+  try {
+    lost = await db.transaction(async (tx) => {
+      // A per-wallet advisory lock (not a wallets row lock, so the ledger's balance updates never wait on it).
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.key_slots.' || $1))`, [walletId]);
+      const w = await getWallet(tx, walletId);
+      const n = await countSlotKeys(tx, walletId, today);
+      if (w && n <= w.keySlots) return null;
+      const res = await tx.query<{ id: string }>(
+        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_race'
+          WHERE create_request_id = $1 AND closed_at IS NULL RETURNING id`,
+        [requestId, now.toISOString()],
+      );
+      const ids = res.rows.map((r) => r.id);
+      for (const id of ids) {
+        const change = {
+          walletId,
+          action: 'key.closed',
+          targetId: id,
+          before: { status: 'active' },
+          after: { status: 'closed', reason: 'slot_race' },
+        } as const;
+        await recordAudit(tx, actor, change, now);
+      }
+      await keys.announce(ids, tx);
+      return { ids, slots: w?.keySlots ?? 0 };
+    });
+    if (lost) keys.forget(lost.ids);
+  } catch (e) {
+    // Could not verify the slots: take this request's keys back rather than risk passing them.
+    await db
+      .query(
+        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_check_failed'
+          WHERE create_request_id = $1 AND closed_at IS NULL`,
+        [requestId, now.toISOString()],
+      )
+      .catch(() => undefined);
+    throw e;
+  }
+  if (lost) {
+    throw errors.conflict(
+      `Concurrent requests pushed the wallet past its ${lost.slots} key slots; the ${madeCount} ` +
+        `key${madeCount === 1 ? '' : 's'} made by this request ${madeCount === 1 ? 'was' : 'were'} closed. Retry the call.`,
+      { closed_key_ids: lost.ids },
+    );
+  }
+}
+
+/**
  * Makes `input.count` keys (numbered names from a prefix) in one transaction, all or none; each record
  * carries its full key, shown this once. 400 when the slots cannot hold them; 409 when concurrent creates
  * pushed the wallet past its slots (this request's keys are closed again).
  */
 export async function createKeys(deps: KeyManagementDeps, walletId: string, input: CreateInput, actor: Actor): Promise<ApiKeyRecord[]> {
-  const { db, keys, clock } = deps;
+  const { db, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
   checkAudienceForWallet(input.audience, wallet.splitsUsage);
   const audience = wallet.splitsUsage ? (input.audience ?? 'student') : null;
 
+  if (input.groupId !== null && !(await findGroup(db, wallet.id, input.groupId, today))) throw groupNotFound(input.groupId);
   const active = await countSlotKeys(db, wallet.id, today);
   if (active + input.count > wallet.keySlots) {
     const free = Math.max(0, wallet.keySlots - active);
@@ -127,6 +203,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
           dailyLimitCredits: input.dailyLimitCredits,
           expiresOn: input.expiresOn,
           models: input.models,
+          groupId: input.groupId,
           createRequestId: requestId,
           createdAt: now,
         }),
@@ -143,55 +220,7 @@ export async function createKeys(deps: KeyManagementDeps, walletId: string, inpu
     return out;
   });
 
-  // Check after insert, serialised per wallet by a transaction-scoped advisory lock: a request that finds the wallet
-  // past its slots closes every key it made and answers 409. Each winner saw a count within the slots
-  // that already included every key committed before it, so the end state never exceeds the slots.
-  let lost: { ids: string[]; slots: number } | null;
-  try {
-    lost = await db.transaction(async (tx) => {
-      // A per-wallet advisory lock (not a wallets row lock, so the ledger's balance updates never wait on it).
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.key_slots.' || $1))`, [wallet.id]);
-      const w = await getWallet(tx, wallet.id);
-      const n = await countSlotKeys(tx, wallet.id, today);
-      if (w && n <= w.keySlots) return null;
-      const res = await tx.query<{ id: string }>(
-        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_race'
-          WHERE create_request_id = $1 AND closed_at IS NULL RETURNING id`,
-        [requestId, now.toISOString()],
-      );
-      const ids = res.rows.map((r) => r.id);
-      for (const id of ids) {
-        const change = {
-          walletId: wallet.id,
-          action: 'key.closed',
-          targetId: id,
-          before: { status: 'active' },
-          after: { status: 'closed', reason: 'slot_race' },
-        } as const;
-        await recordAudit(tx, actor, change, now);
-      }
-      await keys.announce(ids, tx);
-      return { ids, slots: w?.keySlots ?? 0 };
-    });
-    if (lost) keys.forget(lost.ids);
-  } catch (e) {
-    // Could not verify the slots: take this request's keys back rather than risk passing them.
-    await db
-      .query(
-        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = 'slot_check_failed'
-          WHERE create_request_id = $1 AND closed_at IS NULL`,
-        [requestId, now.toISOString()],
-      )
-      .catch(() => undefined);
-    throw e;
-  }
-  if (lost) {
-    throw errors.conflict(
-      `Concurrent requests pushed the wallet past its ${lost.slots} key slots; the ${made.length} ` +
-        `key${made.length === 1 ? '' : 's'} made by this request ${made.length === 1 ? 'was' : 'were'} closed. Retry the call.`,
-      { closed_key_ids: lost.ids },
-    );
-  }
+  await checkSlotsAfterInsert(deps, wallet.id, requestId, made.length, actor, now);
   return made.map(({ row, key }) => keyRecord(row, { splitsUsage: wallet.splitsUsage, key }));
 }
 
@@ -246,6 +275,11 @@ export async function patchKey(
     if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
     if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
     if (input.models !== undefined) set('models', input.models, '::text[]');
+    if (input.groupId !== undefined) {
+      // Another wallet's group, or a deleted one, is not there to join (404), as another wallet's key is not.
+      if (input.groupId !== null && !(await findGroup(tx, wallet.id, input.groupId, today, true))) throw groupNotFound(input.groupId);
+      set('group_id', input.groupId);
+    }
     if (sets.length === 0) return current;
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
     const changed = keyRowFrom(res.rows[0]);

@@ -19,7 +19,8 @@ import type { Db, Queryable } from '../db/db.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
-import { usedCredits, type AuthContext } from './types.ts';
+import { usedCredits, type AuthContext, type KeyGroupContext } from './types.ts';
+import { checkGroupDay, groupCap, groupDayLeftNano, groupMonthlyLimitError, groupUsage, type GroupCap } from './group-quota.ts';
 import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
 import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
 
@@ -40,6 +41,8 @@ interface KeyStatus {
   usable_until: string | null;
   month: PeriodStatus;
   day: PeriodStatus;
+  /** The key's group (class) with its limits and its keys' use; null when the key is in none. */
+  group: { id: string; name: string; month: PeriodStatus; day: PeriodStatus } | null;
 }
 
 interface PeriodStatus {
@@ -56,7 +59,19 @@ interface PeriodStatus {
 interface MonthlyCap {
   limitNano: bigint;
   lockUsed(tx: Queryable): Promise<bigint>;
+  /** The key's group's monthly limit, checked beside the key's own (group-quota.ts). */
+  group?: GroupCap;
 }
+
+/** The group figures of a reserve its group refused (engine/money's KeyCapRefusal.group). */
+interface GroupRefusal {
+  limitNano: bigint;
+  usedNano: bigint;
+  heldNano: bigint;
+}
+
+/** A grouped key without a monthly limit of its own carries this one in its cap: only the group's limit binds. */
+const NO_KEY_LIMIT = 2n ** 62n;
 
 export interface QuotaService {
   /** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
@@ -78,7 +93,14 @@ export interface QuotaService {
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
   monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
   /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
-  monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError;
+  monthlyLimitError(
+    auth: AuthContext,
+    maxCostNano: bigint,
+    usedNano: bigint,
+    heldNano: bigint,
+    now: Date,
+    group?: GroupRefusal,
+  ): GatewayError;
   /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
   recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
   /** recordUsage for many settles of a ledger batch in one statement (each row counts what its settle charged). */
@@ -136,51 +158,94 @@ function countUsesStatement(rows: readonly ChargedItem<KeyUse>[]): Statement | n
 
 const useWriter: ChargeRowWriter<KeyUse> = { name: 'api_key_usage', statement: countUsesStatement };
 
-export function createQuotaService(db: Db): QuotaService {
-  async function usage(keyIds: string[], now: Date, q: Queryable = db): Promise<Map<string, KeyUsage>> {
-    const out = new Map<string, KeyUsage>();
-    for (const id of keyIds) out.set(id, { dayNano: 0n, monthNano: 0n });
-    if (keyIds.length === 0) return out;
-    const res = await q.query<{ key_id: string; scope: string; used_nano: string }>(
-      `SELECT key_id, scope, used_nano::text AS used_nano FROM api_key_usage
-        WHERE key_id = ANY (string_to_array($1, ','))
-          AND ((scope = 'day' AND period = $2) OR (scope = 'month' AND period = $3))`,
-      [keyIds.join(','), koreanDate(now), koreanMonth(now)],
-    );
-    for (const r of res.rows) {
-      const u = out.get(r.key_id);
-      if (!u) continue;
-      if (r.scope === 'day') u.dayNano = toBigInt(r.used_nano);
-      else u.monthNano = toBigInt(r.used_nano);
-    }
-    return out;
+/** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
+async function usage(q: Queryable, keyIds: string[], now: Date): Promise<Map<string, KeyUsage>> {
+  const out = new Map<string, KeyUsage>();
+  for (const id of keyIds) out.set(id, { dayNano: 0n, monthNano: 0n });
+  if (keyIds.length === 0) return out;
+  const res = await q.query<{ key_id: string; scope: string; used_nano: string }>(
+    `SELECT key_id, scope, used_nano::text AS used_nano FROM api_key_usage
+      WHERE key_id = ANY (string_to_array($1, ','))
+        AND ((scope = 'day' AND period = $2) OR (scope = 'month' AND period = $3))`,
+    [keyIds.join(','), koreanDate(now), koreanMonth(now)],
+  );
+  for (const r of res.rows) {
+    const u = out.get(r.key_id);
+    if (!u) continue;
+    if (r.scope === 'day') u.dayNano = toBigInt(r.used_nano);
+    else u.monthNano = toBigInt(r.used_nano);
   }
+  return out;
+}
 
+async function groupStatus(db: Queryable, group: KeyGroupContext, now: Date): Promise<KeyStatus['group']> {
+  const u = (await groupUsage(db, [group.id], now)).get(group.id)!;
+  return {
+    id: group.id,
+    name: group.name,
+    month: periodStatus(group.monthlyLimitNano, u.monthNano, nextKoreanMonthStart(now)),
+    day: periodStatus(group.dailyLimitNano, u.dayNano, nextKoreanMidnight(now)),
+  };
+}
+
+function monthlyLimitError(
+  auth: AuthContext,
+  maxCostNano: bigint,
+  usedNano: bigint,
+  heldNano: bigint,
+  now: Date,
+  group?: GroupRefusal,
+): GatewayError {
+  if (group && auth.group) return groupMonthlyLimitError(auth.group.name, maxCostNano, group, now);
+  const limit = credits(auth.monthlyLimitNano ?? 0n);
+  const held = heldNano > 0n ? `, ${usedCredits(heldNano)} more held by this key's calls still in progress` : '';
+  return errors.keyLimit(
+    `This call may pass this key's monthly limit: ${usedCredits(usedNano)} of ${limit} credits used this month${held}, and ` +
+      `the call may use up to ${usedCredits(maxCostNano)} credits. Lower max_tokens to lower what the call may use. The limit reopens at ` +
+      `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the key's monthly ` +
+      `limit lifts it at once.`,
+    // Calls in flight give back what they hold when they finish: then a moment's wait may be enough.
+    heldNano > 0n ? 1_000 : nextKoreanMonthStart(now).getTime() - now.getTime(),
+  );
+}
+
+/** The key's monthly cap for the ledger's reserve: its own limit, with its group's beside it (group-quota.ts). */
+function monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null {
+  const grouped = auth.group?.monthlyLimitNano != null;
+  if (auth.monthlyLimitNano == null && !grouped) return null;
+  const month = koreanMonth(now);
+  return {
+    limitNano: auth.monthlyLimitNano ?? NO_KEY_LIMIT,
+    ...(grouped ? { group: groupCap(auth.group!.id, now) } : {}),
+    // An upsert that changes nothing: it makes the month's row if need be and locks it (a concurrent
+    // holder of the lock is waited for, and its committed value returned), in one round trip.
+    async lockUsed(tx) {
+      const r = await tx.query<{ used_nano: string }>(
+        `INSERT INTO api_key_usage (key_id, scope, period, used_nano) VALUES ($1, 'month', $2, 0)
+         ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano
+         RETURNING used_nano::text AS used_nano`,
+        [auth.keyId, month],
+      );
+      return toBigInt(r.rows[0].used_nano);
+    },
+  };
+}
+
+export function createQuotaService(db: Db): QuotaService {
   async function one(keyId: string, now: Date): Promise<KeyUsage> {
-    return (await usage([keyId], now)).get(keyId)!;
+    return (await usage(db, [keyId], now)).get(keyId)!;
   }
 
   const uses = new KeyUseCache({ read: one });
+
   const readsFigure = (auth: AuthContext) => auth.monthlyLimitNano != null && auth.dailyLimitNano == null;
 
-  function monthlyLimitError(auth: AuthContext, maxCostNano: bigint, usedNano: bigint, heldNano: bigint, now: Date): GatewayError {
-    const limit = credits(auth.monthlyLimitNano ?? 0n);
-    const held = heldNano > 0n ? `, ${usedCredits(heldNano)} more held by this key's calls still in progress` : '';
-    return errors.keyLimit(
-      `This call may pass this key's monthly limit: ${usedCredits(usedNano)} of ${limit} credits used this month${held}, and ` +
-        `the call may use up to ${usedCredits(maxCostNano)} credits. Lower max_tokens to lower what the call may use. The limit reopens at ` +
-        `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the key's monthly ` +
-        `limit lifts it at once.`,
-      // Calls in flight give back what they hold when they finish: then a moment's wait may be enough.
-      heldNano > 0n ? 1_000 : nextKoreanMonthStart(now).getTime() - now.getTime(),
-    );
-  }
-
   return {
-    usage,
+    usage: (keyIds, now, q = db) => usage(q, keyIds, now),
     monthlyLimitError,
 
     async checkQuota(auth, maxCostNano, now) {
+      if (auth.group?.dailyLimitNano != null) await checkGroupDay(db, auth.group, now);
       if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
       // A daily limit is read from the database: a call sent after another process's answer showed the day used
       // up must see it. The monthly check alone is an early refusal (the key's leases and holds are what keep
@@ -200,29 +265,14 @@ export function createQuotaService(db: Db): QuotaService {
     },
 
     async dayLeftNano(auth, now) {
-      if (auth.dailyLimitNano == null) return null;
+      const groupLeft = auth.group?.dailyLimitNano != null ? await groupDayLeftNano(db, auth.group, now) : null;
+      if (auth.dailyLimitNano == null) return groupLeft;
       const left = auth.dailyLimitNano - (await one(auth.keyId, now)).dayNano;
-      return left > 0n ? left : 0n;
+      const keyLeft = left > 0n ? left : 0n;
+      return groupLeft !== null && groupLeft < keyLeft ? groupLeft : keyLeft;
     },
 
-    monthlyCap(auth, now) {
-      if (auth.monthlyLimitNano == null) return null;
-      const month = koreanMonth(now);
-      return {
-        limitNano: auth.monthlyLimitNano,
-        // An upsert that changes nothing: it makes the month's row if need be and locks it (a concurrent
-        // holder of the lock is waited for, and its committed value returned), in one round trip.
-        async lockUsed(tx) {
-          const r = await tx.query<{ used_nano: string }>(
-            `INSERT INTO api_key_usage (key_id, scope, period, used_nano) VALUES ($1, 'month', $2, 0)
-             ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano
-             RETURNING used_nano::text AS used_nano`,
-            [auth.keyId, month],
-          );
-          return toBigInt(r.rows[0].used_nano);
-        },
-      };
-    },
+    monthlyCap,
 
     readsFigure,
     useToken: (keyId) => uses.token(keyId),
@@ -245,6 +295,7 @@ export function createQuotaService(db: Db): QuotaService {
         usable_until: auth.expiresOn,
         month: periodStatus(auth.monthlyLimitNano, u.monthNano, nextKoreanMonthStart(now)),
         day: periodStatus(auth.dailyLimitNano, u.dayNano, nextKoreanMidnight(now)),
+        group: auth.group ? await groupStatus(db, auth.group, now) : null,
       };
     },
   };

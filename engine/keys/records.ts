@@ -19,6 +19,8 @@ export interface ApiKeyRecord {
   last_used_at: string | null;
   /** Model ids and `prefix*` patterns the key may call; null: every model the wallet's credits allow. */
   models: string[] | null;
+  /** The key's group (a class), or null. */
+  group_id: string | null;
   /** Only in the creation answer. */
   key?: string;
 }
@@ -45,6 +47,7 @@ export function keyRecord(
     created_at: row.createdAt.toISOString(),
     last_used_at: lastUsed ? lastUsed.toISOString() : null,
     models: row.models,
+    group_id: row.groupId,
   };
   if (opts.key !== undefined) rec.key = opts.key;
   return rec;

@@ -18,6 +18,8 @@ import { parseCreate, parseListQuery, parsePatch } from './validate.ts';
 import { requestOrigin, type Actor } from '../audit/trail.ts';
 import { listAudit, parseAuditQuery } from '../audit/query.ts';
 import type { AuthContext } from './types.ts';
+import { createGroup, deleteGroup, getGroup, listGroups, patchGroup } from './groups.ts';
+import { parseGroupCreate, parseGroupPatch } from './group-validate.ts';
 
 /** The management key that made a change, and where its request came from: the audit trail's `who`. */
 const actorOf = (auth: AuthContext, req: FastifyRequest): Actor => ({ kind: 'management_key', id: auth.keyId, ...requestOrigin(req) });
@@ -82,6 +84,34 @@ export async function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps
       const auth = await management(req.headers);
       await closeApiKey(deps, auth.walletId, req.params.id, actorOf(auth, req));
       return { id: req.params.id, object: 'api_key', deleted: true };
+    });
+
+    // Key groups (a school's classes): their limits cap the sum of their keys' use (groups.ts).
+    scope.get('/v1/key-groups', async (req) => {
+      const auth = await management(req.headers);
+      const data = await listGroups(deps, auth.walletId);
+      return { object: 'list', data, total: data.length, has_more: false };
+    });
+
+    scope.post('/v1/key-groups', managementFirst, async (req, reply) => {
+      const auth = await management(req.headers);
+      return reply.code(201).send(await createGroup(deps, auth.walletId, parseGroupCreate(req.body), actorOf(auth, req)));
+    });
+
+    scope.get<{ Params: { id: string } }>('/v1/key-groups/:id', async (req) => {
+      const auth = await management(req.headers);
+      return getGroup(deps, auth.walletId, req.params.id);
+    });
+
+    scope.patch<{ Params: { id: string } }>('/v1/key-groups/:id', managementFirst, async (req) => {
+      const auth = await management(req.headers);
+      return patchGroup(deps, auth.walletId, req.params.id, parseGroupPatch(req.body), actorOf(auth, req));
+    });
+
+    scope.delete<{ Params: { id: string } }>('/v1/key-groups/:id', async (req) => {
+      const auth = await management(req.headers);
+      await deleteGroup(deps, auth.walletId, req.params.id, actorOf(auth, req));
+      return { id: req.params.id, object: 'key_group', deleted: true };
     });
 
     // The wallet's audit trail, newest first: `action`, `since`, `until`, `limit`, `offset`.

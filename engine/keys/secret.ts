@@ -47,6 +47,11 @@ export function newKeyId(): string {
   return `key_${randomBase62(24)}`;
 }
 
+/** A key group's id (a class). */
+export function newGroupId(): string {
+  return `grp_${randomBase62(24)}`;
+}
+
 export function newRequestId(): string {
   return `kreq_${randomBase62(20)}`;
 }

@@ -16,11 +16,21 @@
 import { LRUCache } from 'lru-cache';
 import type { Db, Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
-import { endOfKoreanDay, type Clock } from '../core/clock.ts';
-import { hashSecret, kindOfSecret, sameHash, type KeyKind } from './secret.ts';
-import { NANO_PER_CREDIT } from '../core/money.ts';
-import { KEY_COLUMNS, keyRowFrom, type AuthContext, type Audience, type KeyRow } from './types.ts';
+import type { Clock } from '../core/clock.ts';
+import { hashSecret, sameHash, type KeyKind } from './secret.ts';
+import type { AuthContext, Audience } from './types.ts';
 import { createQuotaService, type QuotaService } from './quota.ts';
+import { LastUsedBatch } from './last-used.ts';
+import {
+  checkSecretShape,
+  load,
+  refuseUnusable,
+  SharedLoader,
+  toContext,
+  INVALID_MESSAGE,
+  type AuthenticateOptions,
+  type CacheEntry,
+} from './lookup.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
 import { CLI_OPERATOR, recordAudit, type Actor } from '../audit/trail.ts';
 
@@ -44,11 +54,6 @@ interface CreateApiKeyOptions {
   expiresOn?: string | null;
   /** A person's key of the chat product: hidden from the key doors. */
   isChatKey?: boolean;
-}
-
-interface AuthenticateOptions {
-  /** The door also takes `x-api-key` (the messages door): the 401 guidance names both headers. */
-  allowXApiKey?: boolean;
 }
 
 /** A management key an owner change closed, as the operator is told of it. */
@@ -92,49 +97,6 @@ export interface KeyService {
   close(): Promise<void>;
 }
 
-interface CacheEntry {
-  row: KeyRow;
-  splitsUsage: boolean;
-}
-
-const HEADER_HINT = {
-  api: 'Authorization: Bearer <API_KEY>',
-  management: 'Authorization: Bearer <MANAGEMENT_KEY>',
-};
-
-function missingMessage(kind: KeyKind, opts: AuthenticateOptions): string {
-  if (kind === 'management') {
-    return `Missing management key. Send it as the header \`${HEADER_HINT.management}\` (keys start with sk-svcm-).`;
-  }
-  return opts.allowXApiKey
-    ? `Missing API key. Send it as the header \`${HEADER_HINT.api}\` or \`x-api-key: <API_KEY>\`.`
-    : `Missing API key. Send it as the header \`${HEADER_HINT.api}\`.`;
-}
-
-function wrongKindMessage(door: KeyKind): string {
-  return door === 'management'
-    ? 'The key-management doors take only a management key (sk-svcm-…); a normal API key was sent.'
-    : 'Management keys (sk-svcm-…) cannot call this door; use a normal API key (sk-svc-…).';
-}
-
-const INVALID_MESSAGE = 'Invalid API key: no key matches it. Check the key, or create a new one.';
-
-function toContext(row: KeyRow, splitsUsage: boolean): AuthContext {
-  return {
-    keyId: row.id,
-    walletId: row.walletId,
-    kind: row.kind,
-    audience: splitsUsage ? row.audience : null,
-    keyPrefix: row.keyPrefix,
-    monthlyLimitNano: row.monthlyLimitCredits == null ? null : BigInt(row.monthlyLimitCredits) * NANO_PER_CREDIT,
-    dailyLimitNano: row.dailyLimitCredits == null ? null : BigInt(row.dailyLimitCredits) * NANO_PER_CREDIT,
-    splitsUsage,
-    expiresOn: row.expiresOn,
-    expiresAt: row.expiresOn ? endOfKoreanDay(row.expiresOn) : null,
-    models: row.models,
-  };
-}
-
 /** Extracts the key from `Authorization: Bearer …` (or `x-api-key` when allowed); undefined when absent. */
 export function keyFromHeaders(
   headers: Record<string, string | string[] | undefined>,
@@ -153,24 +115,120 @@ export function keyFromHeaders(
   return undefined;
 }
 
+/** What the service's parts share: the database, the clock, and dropping cached lookups here and everywhere. */
+interface ServiceCore {
+  db: Db;
+  clock: Clock;
+  announce(keyIds: string[], q?: Queryable): Promise<void>;
+  invalidate(payload: string): void;
+}
+
+async function closeKey(core: ServiceCore, keyId: string, reason = 'deleted'): Promise<boolean> {
+  const { db, announce, invalidate } = core;
+  const now = core.clock.now();
+  const done = await db.transaction(async (tx) => {
+    const res = await tx.query(
+      `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = $3 WHERE id = $1 AND closed_at IS NULL RETURNING id`,
+      [keyId, now.toISOString(), reason],
+    );
+    if (res.rows.length > 0) await announce([keyId], tx);
+    return res.rows.length > 0;
+  });
+  invalidate(keyId);
+  return done;
+}
+
+async function closeFormerOwnerManagementKeys(core: ServiceCore, walletId: string, actor?: Actor): Promise<ClosedManagementKey[]> {
+  const { db, announce, invalidate } = core;
+  const now = core.clock.now();
+  const closed = await db.transaction(async (tx) => {
+    const res = await tx.query<ClosedManagementKey>(
+      `UPDATE api_keys k SET closed_at = $2::timestamptz, closed_reason = 'owner_changed'
+         FROM wallets w
+        WHERE w.id = k.wallet_id AND k.wallet_id = $1 AND k.kind = 'management' AND k.closed_at IS NULL
+          AND k.created_by IS DISTINCT FROM w.owner_id
+        RETURNING k.id, k.name, k.key_prefix`,
+      [walletId, now.toISOString()],
+    );
+    await announce(
+      res.rows.map((r) => r.id),
+      tx,
+    );
+    const closed = res.rows.map((r) => ({ id: r.id, name: r.name ?? null, key_prefix: r.key_prefix }));
+    // Closed by whoever changed the owner, recorded as they are when closed one by one, with the reason.
+    if (actor) {
+      for (const k of closed) {
+        const before = { status: 'active', name: k.name, key_prefix: k.key_prefix };
+        const after = { status: 'closed', reason: 'owner_changed' };
+        await recordAudit(tx, actor, { walletId, action: 'management_key.closed', targetId: k.id, before, after }, now);
+      }
+    }
+    return closed;
+  });
+  for (const k of closed) invalidate(k.id);
+  return closed;
+}
+
+async function createApiKey(core: ServiceCore, walletId: string, copts: CreateApiKeyOptions = {}): Promise<{ id: string; key: string }> {
+  const { db, clock } = core;
+  const wallet = await getWallet(db, walletId);
+  if (!wallet) throw walletMissing(walletId);
+  const { row, key } = await insertKey(db, {
+    walletId,
+    kind: 'api',
+    name: copts.name ?? null,
+    audience: wallet.splitsUsage ? (copts.audience ?? 'student') : null,
+    monthlyLimitCredits: copts.monthlyLimitCredits ?? null,
+    dailyLimitCredits: copts.dailyLimitCredits ?? null,
+    expiresOn: copts.expiresOn ?? null,
+    isChatKey: copts.isChatKey ?? false,
+    createdAt: clock.now(),
+  });
+  return { id: row.id, key };
+}
+
+async function createManagementKey(
+  core: ServiceCore,
+  walletId: string,
+  name: string | null = null,
+  actor: Actor = CLI_OPERATOR,
+): Promise<{ id: string; key: string }> {
+  const { db, clock } = core;
+  const wallet = await getWallet(db, walletId);
+  if (!wallet) throw walletMissing(walletId);
+  const now = clock.now();
+  const { row, key } = await db.transaction(async (tx) => {
+    const made = await insertKey(tx, { walletId, kind: 'management', name, createdBy: wallet.ownerId, createdAt: now });
+    const after = { name: made.row.name, key_prefix: made.row.keyPrefix, created_by: made.row.createdBy };
+    await recordAudit(tx, actor, { walletId, action: 'management_key.created', targetId: made.row.id, before: null, after }, now);
+    return made;
+  });
+  return { id: row.id, key };
+}
+
+/** Drops the cached lookups a `key_revoked` payload names: a key id, `wallet:<id>` (all its keys) or `*`. */
+function dropCached(cache: LRUCache<string, CacheEntry>, payload: string): void {
+  if (payload === '*') {
+    cache.clear();
+    return;
+  }
+  const walletId = payload.startsWith('wallet:') ? payload.slice(7) : null;
+  for (const [hash, entry] of cache.entries()) {
+    if (walletId ? entry.row.walletId === walletId : entry.row.id === payload) cache.delete(hash);
+  }
+}
+
 export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
   const clock = opts.clock;
   const quota = createQuotaService(db);
   const cache = new LRUCache<string, CacheEntry>({ max: opts.cacheMax ?? 10_000, ttl: opts.cacheTtlMs ?? 30_000 });
   let generation = 0;
   let closed = false;
-  const pendingUse = new Map<string, Date>();
+  const lastUsed = new LastUsedBatch(db, opts.lastUsedFlushMs ?? 5_000);
 
   function invalidate(payload: string) {
     generation++;
-    if (payload === '*') {
-      cache.clear();
-      return;
-    }
-    const walletId = payload.startsWith('wallet:') ? payload.slice(7) : null;
-    for (const [hash, entry] of cache.entries()) {
-      if (walletId ? entry.row.walletId === walletId : entry.row.id === payload) cache.delete(hash);
-    }
+    dropCached(cache, payload);
   }
 
   let unlisten: (() => Promise<void>) | null = null;
@@ -187,98 +245,14 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
   // Keep an unhandled rejection from crashing the process; authenticate awaits `listening` and fails with 503.
   listening.catch(() => undefined);
 
-  const flushMs = opts.lastUsedFlushMs ?? 5_000;
-  const timer = setInterval(() => {
-    flushLastUsed().catch(() => undefined);
-  }, flushMs);
-  timer.unref?.();
-
-  async function flushLastUsed(): Promise<void> {
-    if (pendingUse.size === 0) return;
-    const batch = [...pendingUse.entries()].map(([id, at]) => ({ id, at: at.toISOString() }));
-    pendingUse.clear();
-    await db.query(
-      `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, u.at), u.at)
-         FROM jsonb_to_recordset($1::jsonb) AS u(id text, at timestamptz)
-        WHERE api_keys.id = u.id`,
-      [JSON.stringify(batch)],
-    );
-  }
-
-  async function load(hash: string): Promise<(CacheEntry & { ownerId: string }) | null> {
-    const res = await db.query(
-      `SELECT ${KEY_COLUMNS}, w.owner_id AS w_owner_id, w.splits_usage AS w_splits_usage
-         FROM api_keys k JOIN wallets w ON w.id = k.wallet_id
-        WHERE k.secret_hash = $1`,
-      [hash],
-    );
-    const r = res.rows[0];
-    if (!r) return null;
-    return { row: keyRowFrom(r), splitsUsage: r.w_splits_usage === true, ownerId: String(r.w_owner_id) };
-  }
-
-  // Concurrent lookups of one uncached API key (a client's burst right after it starts, or after the cache
-  // entry expired) share one query instead of taking a pooled connection each, unless an invalidation came
-  // between them: a lookup begun after one reads the key again.
-  const loading = new Map<string, { gen: number; loaded: ReturnType<typeof load> }>();
-  function loadShared(hash: string): ReturnType<typeof load> {
-    const current = loading.get(hash);
-    if (current && current.gen === generation) return current.loaded;
-    const loaded = load(hash).finally(() => {
-      if (loading.get(hash)?.loaded === loaded) loading.delete(hash);
-    });
-    loading.set(hash, { gen: generation, loaded });
-    return loaded;
-  }
+  const shared = new SharedLoader(db, () => generation);
 
   async function announce(keyIds: string[], q: Queryable = db): Promise<void> {
     for (const id of keyIds) invalidate(id);
     for (const id of keyIds) await q.query('SELECT pg_notify($1, $2)', [KEY_CHANNEL, id]);
   }
 
-  async function closeKey(keyId: string, reason = 'deleted'): Promise<boolean> {
-    const now = clock.now();
-    const done = await db.transaction(async (tx) => {
-      const res = await tx.query(
-        `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = $3 WHERE id = $1 AND closed_at IS NULL RETURNING id`,
-        [keyId, now.toISOString(), reason],
-      );
-      if (res.rows.length > 0) await announce([keyId], tx);
-      return res.rows.length > 0;
-    });
-    invalidate(keyId);
-    return done;
-  }
-
-  async function closeFormerOwnerManagementKeys(walletId: string, actor?: Actor): Promise<ClosedManagementKey[]> {
-    const now = clock.now();
-    const closed = await db.transaction(async (tx) => {
-      const res = await tx.query<ClosedManagementKey>(
-        `UPDATE api_keys k SET closed_at = $2::timestamptz, closed_reason = 'owner_changed'
-           FROM wallets w
-          WHERE w.id = k.wallet_id AND k.wallet_id = $1 AND k.kind = 'management' AND k.closed_at IS NULL
-            AND k.created_by IS DISTINCT FROM w.owner_id
-          RETURNING k.id, k.name, k.key_prefix`,
-        [walletId, now.toISOString()],
-      );
-      await announce(
-        res.rows.map((r) => r.id),
-        tx,
-      );
-      const closed = res.rows.map((r) => ({ id: r.id, name: r.name ?? null, key_prefix: r.key_prefix }));
-      // Closed by whoever changed the owner, recorded as they are when closed one by one, with the reason.
-      if (actor) {
-        for (const k of closed) {
-          const before = { status: 'active', name: k.name, key_prefix: k.key_prefix };
-          const after = { status: 'closed', reason: 'owner_changed' };
-          await recordAudit(tx, actor, { walletId, action: 'management_key.closed', targetId: k.id, before, after }, now);
-        }
-      }
-      return closed;
-    });
-    for (const k of closed) invalidate(k.id);
-    return closed;
-  }
+  const core: ServiceCore = { db, clock, announce, invalidate };
 
   return {
     db,
@@ -288,10 +262,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
 
     async authenticate(secret, kind, aopts = {}) {
       if (closed) throw errors.unavailable('The service is shutting down. Retry later.');
-      if (secret === undefined || secret === '') throw errors.authentication(missingMessage(kind, aopts));
-      const claimed = kindOfSecret(secret);
-      if (claimed === null) throw errors.authentication(INVALID_MESSAGE);
-      if (claimed !== kind) throw errors.authentication(wrongKindMessage(kind));
+      checkSecretShape(secret, kind, aopts);
       await listening;
 
       const hash = hashSecret(secret);
@@ -300,78 +271,37 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
       let ownerId: string | null = null;
       if (!entry) {
         const gen = generation;
-        const loaded = kind === 'api' ? await loadShared(hash) : await load(hash);
+        const loaded = kind === 'api' ? await shared.load(hash) : await load(db, hash);
         if (!loaded || !sameHash(loaded.row.secretHash, hash)) throw errors.authentication(INVALID_MESSAGE);
-        entry = { row: loaded.row, splitsUsage: loaded.splitsUsage };
+        entry = { row: loaded.row, splitsUsage: loaded.splitsUsage, group: loaded.group };
         ownerId = loaded.ownerId;
         if (kind === 'api' && gen === generation && !loaded.row.closedAt) cache.set(hash, entry);
       }
       const row = entry.row;
-      if (row.kind !== kind) throw errors.authentication(wrongKindMessage(kind));
-      if (row.closedAt) {
-        throw errors.authentication(
-          row.kind === 'management'
-            ? 'This management key is closed (revoked, or its creator is no longer the wallet owner).'
-            : 'This key is closed (revoked) and cannot be used again.',
-        );
-      }
-      if (row.expiresOn && now.getTime() >= endOfKoreanDay(row.expiresOn).getTime()) {
-        throw errors.authentication(
-          `This key expired at ${endOfKoreanDay(row.expiresOn).toISOString()} (it was usable until ${row.expiresOn}, Korean time).`,
-        );
-      }
+      refuseUnusable(row, kind, now);
       if (row.kind === 'management' && row.createdBy !== ownerId) {
-        await closeFormerOwnerManagementKeys(row.walletId);
+        await closeFormerOwnerManagementKeys(core, row.walletId);
         throw errors.authentication('This management key closed itself: its creator is no longer the wallet owner.');
       }
-      pendingUse.set(row.id, now);
-      return toContext(row, entry.splitsUsage);
+      lastUsed.note(row.id, now);
+      return toContext(row, entry.splitsUsage, entry.group);
     },
 
-    async createApiKey(walletId, copts = {}) {
-      const wallet = await getWallet(db, walletId);
-      if (!wallet) throw walletMissing(walletId);
-      const { row, key } = await insertKey(db, {
-        walletId,
-        kind: 'api',
-        name: copts.name ?? null,
-        audience: wallet.splitsUsage ? (copts.audience ?? 'student') : null,
-        monthlyLimitCredits: copts.monthlyLimitCredits ?? null,
-        dailyLimitCredits: copts.dailyLimitCredits ?? null,
-        expiresOn: copts.expiresOn ?? null,
-        isChatKey: copts.isChatKey ?? false,
-        createdAt: clock.now(),
-      });
-      return { id: row.id, key };
-    },
-
-    async createManagementKey(walletId, name = null, actor = CLI_OPERATOR) {
-      const wallet = await getWallet(db, walletId);
-      if (!wallet) throw walletMissing(walletId);
-      const now = clock.now();
-      const { row, key } = await db.transaction(async (tx) => {
-        const made = await insertKey(tx, { walletId, kind: 'management', name, createdBy: wallet.ownerId, createdAt: now });
-        const after = { name: made.row.name, key_prefix: made.row.keyPrefix, created_by: made.row.createdBy };
-        await recordAudit(tx, actor, { walletId, action: 'management_key.created', targetId: made.row.id, before: null, after }, now);
-        return made;
-      });
-      return { id: row.id, key };
-    },
-
-    closeKey,
-    closeFormerOwnerManagementKeys,
+    createApiKey: (walletId, copts) => createApiKey(core, walletId, copts),
+    createManagementKey: (walletId, name, actor) => createManagementKey(core, walletId, name, actor),
+    closeKey: (keyId, reason) => closeKey(core, keyId, reason),
+    closeFormerOwnerManagementKeys: (walletId, actor) => closeFormerOwnerManagementKeys(core, walletId, actor),
     announce,
-    flushLastUsed,
+    flushLastUsed: () => lastUsed.flush(),
     forget: (keyIds) => {
       for (const id of keyIds) invalidate(id);
     },
-    pendingLastUsed: (keyId) => pendingUse.get(keyId),
+    pendingLastUsed: (keyId) => lastUsed.pending(keyId),
 
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(timer);
-      await flushLastUsed().catch(() => undefined);
+      await lastUsed.stop();
       await listening.catch(() => undefined);
       if (unlisten) await (unlisten as () => Promise<void>)();
     },

@@ -24,6 +24,7 @@ interface NewKey {
   createdBy?: string | null;
   isChatKey?: boolean;
   createRequestId?: string | null;
+  groupId?: string | null;
   createdAt: Date;
 }
 
@@ -59,8 +60,8 @@ export async function insertKey(q: Queryable, input: NewKey): Promise<{ row: Key
   const key = newSecret(input.kind);
   const res = await q.query(
     `INSERT INTO api_keys AS k (id, wallet_id, kind, secret_hash, key_prefix, name, audience, monthly_limit_credits,
-        daily_limit_credits, expires_on, created_by, is_chat_key, created_at, create_request_id, models)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::date, $11, $12, $13::timestamptz, $14, $15::text[])
+        daily_limit_credits, expires_on, created_by, is_chat_key, created_at, create_request_id, models, group_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::date, $11, $12, $13::timestamptz, $14, $15::text[], $16)
      RETURNING ${KEY_COLUMNS}`,
     [
       newKeyId(),
@@ -78,6 +79,7 @@ export async function insertKey(q: Queryable, input: NewKey): Promise<{ row: Key
       input.createdAt.toISOString(),
       input.createRequestId ?? null,
       input.models && input.models.length > 0 ? input.models : null,
+      input.groupId ?? null,
     ],
   );
   return { row: keyRowFrom(res.rows[0]), key };

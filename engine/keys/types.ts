@@ -24,6 +24,15 @@ export interface AuthContext {
   expiresAt: Date | null;
   /** The model ids and `prefix*` patterns the key may call; null: every model the wallet's credits allow. */
   models: readonly string[] | null;
+  /** The key's group (a class), with its limits in nano-USD; null when the key is in none. */
+  group: KeyGroupContext | null;
+}
+
+export interface KeyGroupContext {
+  id: string;
+  name: string;
+  monthlyLimitNano: bigint | null;
+  dailyLimitNano: bigint | null;
 }
 
 /** One row of api_keys as the engine reads it (bigints and dates already converted). */
@@ -41,6 +50,8 @@ export interface KeyRow {
   /** Model ids and `prefix*` patterns the key may call; null when it may call every model. */
   models: string[] | null;
   createdBy: string | null;
+  /** The key's group (key_groups), or null. */
+  groupId: string | null;
   isChatKey: boolean;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -51,7 +62,7 @@ export interface KeyRow {
 export const KEY_COLUMNS = `k.id, k.wallet_id, k.kind, k.secret_hash, k.key_prefix, k.name, k.audience,
   k.monthly_limit_credits::text AS monthly_limit_credits, k.daily_limit_credits::text AS daily_limit_credits,
   to_char(k.expires_on, 'YYYY-MM-DD') AS expires_on, k.created_by, k.is_chat_key, k.created_at, k.last_used_at,
-  k.closed_at, to_jsonb(k.models) AS models`;
+  k.closed_at, to_jsonb(k.models) AS models, k.group_id`;
 
 type Raw = Record<string, unknown>;
 
@@ -72,6 +83,7 @@ export function keyRowFrom(r: Raw): KeyRow {
     expiresOn: r.expires_on == null ? null : String(r.expires_on),
     models: modelsFrom(r.models),
     createdBy: r.created_by == null ? null : String(r.created_by),
+    groupId: r.group_id == null ? null : String(r.group_id),
     isChatKey: r.is_chat_key === true || r.is_chat_key === 't',
     createdAt: toDate(r.created_at) ?? new Date(0),
     lastUsedAt: toDate(r.last_used_at),

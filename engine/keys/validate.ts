@@ -26,6 +26,7 @@ export const KEY_BODY_FIELDS: Record<string, { createOnly?: boolean; schema: Rec
   monthly_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0 } },
   daily_limit_credits: { schema: { type: ['integer', 'null'], minimum: 0, description: 'Not above monthly_limit_credits.' } },
   expires_on: { schema: { type: ['string', 'null'], format: 'date', description: 'YYYY-MM-DD, not before today (Korean time).' } },
+  group_id: { schema: { type: ['string', 'null'], description: "The key's group (GET /v1/key-groups); null takes it out of any." } },
   models: {
     schema: {
       type: ['array', 'null'],
@@ -49,6 +50,8 @@ export interface CreateInput {
   expiresOn: string | null;
   /** Null: every model the wallet's credits allow. */
   models: string[] | null;
+  /** The group the keys join (checked against the wallet when they are made); null: none. */
+  groupId: string | null;
 }
 
 /** Only the fields sent: `undefined` = not sent (unchanged), `null` = clear. */
@@ -59,6 +62,7 @@ export interface PatchInput {
   dailyLimitCredits?: number | null;
   expiresOn?: string | null;
   models?: string[] | null;
+  groupId?: string | null;
 }
 
 const chars = (s: string) => [...s].length;
@@ -125,6 +129,14 @@ function checkExpiresOn(v: unknown, today: string): string | null {
   return v;
 }
 
+function checkGroupId(v: unknown): string | null {
+  if (v === null) return null;
+  if (typeof v !== 'string' || !/^grp_[A-Za-z0-9]{1,64}$/.test(v)) {
+    throw errors.invalidRequest(`group_id must be a key group's id (grp_…, from GET /v1/key-groups), or null for none.`, 'group_id');
+  }
+  return v;
+}
+
 /** A list of model ids and `prefix*` patterns; null or [] (every model) comes back as null. */
 function checkModels(v: unknown): string[] | null {
   if (v === null) return null;
@@ -179,7 +191,9 @@ export function parseCreate(raw: unknown, today: string): CreateInput {
   checkLimits(monthly, daily);
   const expiresOn = b.expires_on === undefined ? null : checkExpiresOn(b.expires_on, today);
   const models = b.models === undefined ? null : checkModels(b.models);
+  const groupId = b.group_id === undefined ? null : checkGroupId(b.group_id);
   const input: CreateInput = {
+    groupId,
     count,
     name,
     namePrefix,
@@ -220,6 +234,7 @@ export function parsePatch(raw: unknown, today: string): PatchInput {
   if (b.daily_limit_credits !== undefined) out.dailyLimitCredits = checkLimit(b.daily_limit_credits, 'daily_limit_credits');
   if (b.expires_on !== undefined) out.expiresOn = checkExpiresOn(b.expires_on, today);
   if (b.models !== undefined) out.models = checkModels(b.models);
+  if (b.group_id !== undefined) out.groupId = checkGroupId(b.group_id);
   return out;
 }
 

@@ -73,14 +73,15 @@ export async function admit(deps: WalletAccountsDeps, a: Admission): Promise<Led
   // cap, so the cap counts it in every process). A daily limit needs nothing more: a call's use is committed
   // before its answer ends, so the next call sees it. A video job holds per call: its hold outlives the process
   // by its durable reference.
-  const leases = deps.leases?.enabled() && a.model.kind !== 'video' ? deps.leases : undefined;
+  // A grouped key reserves per call: a lease sized by the key's allowance would not know its group's.
+  const leases = deps.leases?.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
   const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
   const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
   if (leased) return { callId: a.callId, amountNano: a.amountNano, leased };
   const result = await reserveOwn(deps, a, cap, leaseKey);
   if (result.ok) return { callId: a.callId, amountNano: a.amountNano, reservation: result.reservation };
   if (result.reason === 'key_limit')
-    throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now);
+    throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now, result.group);
   if (result.reason === 'not_in_plan') return notInPlan(deps, a.caller.walletId, a.model);
   throw await creditRefusal(deps, a, result.availableNano);
 }

@@ -24,6 +24,7 @@ import {
 } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
 import { lockBatch, readHeldByKey, readWalletFacts, type RecordedDraws, writeMoves } from './batch-sql.ts';
+import { linkGroupCaps } from './group-caps.ts';
 import type { Outcome, Verdict } from './batch-verdict.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
 import type { FinishOp, KeyCap, Reservation, ReservationLot, ReserveOp } from './types.ts';
@@ -142,6 +143,7 @@ async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string,
   const keyIds = [...caps.keys()].sort();
   for (const keyId of keyIds) keys.set(keyId, { usedNano: await caps.get(keyId)!.lockUsed(tx), heldNano: 0n });
   for (const [keyId, held] of await readHeldByKey(tx, keyIds)) keys.get(keyId)!.heldNano = held;
+  await linkGroupCaps(tx, caps, keys);
   return keys;
 }
 

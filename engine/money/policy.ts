@@ -20,8 +20,8 @@
 // would pass the cap. The batch reads the use and the holds once, under the key's lock; the Book then keeps
 // them current through the batch: a reserve it accepts adds its amount to the key's holds, finishing a held
 // reservation (or trimming or drawing from it) takes that amount off them, and what a settle or a draw
-// charges joins the key's use. So a batch decides
-// capped reserves exactly as if each ran alone after the ones before it.
+// charges joins the key's use, and its group's (group-caps.ts). So a batch decides capped reserves exactly
+// as if each ran alone after the ones before it; a key's group caps it beside its own limit.
 //
 // Settle(actual):
 //   actual ≤ held → charge actual from the reservation's lots (restricted first), release the rest.
@@ -61,20 +61,26 @@ export interface KeyStanding {
   usedNano: bigint;
   /** What the key's held reservations hold. */
   heldNano: bigint;
+  /** The key's group, when its cap carries one (money/group-caps.ts keeps it current with the key's figures). */
+  readonly group?: { groupId: string; limitNano: bigint | null; usedNano: bigint; heldNano: bigint };
 }
 
-/** The refusal of a capped reserve that does not fit, or null when it fits (or has no cap). */
+/** The refusal of a capped reserve that does not fit its key's cap or its group's, or null when it fits (or has no cap). */
 function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standing: KeyStanding | undefined): KeyCapRefusal | null {
   if (!op.cap || !standing) return null;
-  const counted = standing.usedNano + standing.heldNano;
-  if (counted + op.amountNano <= op.cap.limitNano) return null;
-  const left = op.cap.limitNano - counted;
+  const g = standing.group;
+  const groupLeft = g && g.limitNano !== null ? g.limitNano - g.usedNano - g.heldNano : null;
+  const keyLeft = op.cap.limitNano - standing.usedNano - standing.heldNano;
+  if (op.amountNano <= keyLeft && (groupLeft === null || op.amountNano <= groupLeft)) return null;
+  const byGroup = groupLeft !== null && groupLeft < op.amountNano && groupLeft <= keyLeft;
+  const left = byGroup ? groupLeft : keyLeft;
   return {
     ok: false,
     reason: 'key_limit',
     availableNano: left > 0n ? left : 0n,
     keyUsedNano: standing.usedNano,
     keyHeldNano: standing.heldNano,
+    ...(byGroup ? { group: { ...g!, limitNano: g!.limitNano! } } : {}),
   };
 }
 

@@ -42,6 +42,8 @@ export interface KeyCapRefusal {
   keyUsedNano: bigint;
   /** What the key's calls still in flight hold. */
   keyHeldNano: bigint;
+  /** Set when the key's group is what the reserve does not fit (its figures as the batch counted them). */
+  group?: { groupId: string; limitNano: bigint; usedNano: bigint; heldNano: bigint };
 }
 
 export type ReserveResult =
@@ -63,6 +65,18 @@ export interface KeyCap {
    * own hold is committed, so capped reserves of one key are decided one after another, in any process.
    */
   lockUsed(tx: Queryable): Promise<bigint>;
+  /** The key's group's cap (a class's monthly limit on its keys' sum), checked beside the key's own. */
+  group?: GroupCap;
+}
+
+/**
+ * A cap on what a group of keys may use together, checked in the reservation's transaction like a KeyCap:
+ * `lock` locks the group (after the keys' counters) and reads its limit as it is now (null: none), its keys'
+ * finished use and holds in one snapshot, and its keys (engine/keys/group-quota.ts; money/group-caps.ts).
+ */
+export interface GroupCap {
+  groupId: string;
+  lock(tx: Queryable): Promise<{ limitNano: bigint | null; usedNano: bigint; heldNano: bigint; keyIds: string[] }>;
 }
 
 export interface ReserveRequest {

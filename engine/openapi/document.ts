@@ -7,6 +7,7 @@ import type { ErrorShape } from '../core/errors.ts';
 import type { RouteInfo } from '../http/route-list.ts';
 import { KEY_BODY_FIELDS, LIST_LIMIT } from '../keys/validate.ts';
 import { AUDIT_ACTIONS } from '../audit/trail.ts';
+import { GROUP_BODY_FIELDS } from '../keys/group-validate.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -26,6 +27,11 @@ const SUMMARIES: Record<string, string> = {
   'GET /v1/keys/{id}': 'One API key record (management key).',
   'PATCH /v1/keys/{id}': 'Changes only the fields sent; null clears (management key).',
   'DELETE /v1/keys/{id}': 'Closes the key at once, irreversibly (management key).',
+  'GET /v1/key-groups': "Lists the wallet's key groups (classes) with their limits and their keys' use (management key).",
+  'POST /v1/key-groups': "Creates a key group whose limits cap the sum of its keys' use (management key).",
+  'GET /v1/key-groups/{id}': 'One key group (management key).',
+  'PATCH /v1/key-groups/{id}': "Changes a group's name or limits; a raised limit lifts a 429 at once (management key).",
+  'DELETE /v1/key-groups/{id}': 'Deletes a group without active keys; 409 while it has some (management key).',
   'GET /v1/audit': "The wallet's audit trail, newest first: who changed what, from where, before and after (management key).",
   'GET /healthz': 'The process is up.',
   'GET /readyz': 'The database answers and the catalog is loaded (503 otherwise).',
@@ -72,7 +78,7 @@ function openApiPath(url: string): { path: string; params: string[] } {
 
 function securityFor(method: string, path: string, door: DoorConfig | undefined): Schema[] {
   if (door) return door.key_headers.map((h) => (h === 'x-api-key' ? { apiKeyHeader: [] } : { apiKey: [] }));
-  if (path.startsWith('/v1/keys') || path === '/v1/audit') return [{ managementKey: [] }];
+  if (path.startsWith('/v1/keys') || path.startsWith('/v1/key-groups') || path === '/v1/audit') return [{ managementKey: [] }];
   if (path.startsWith('/admin/')) return [{ adminToken: [] }];
   if (path === '/v1/videos/{id}/file' || !path.startsWith('/v1/')) return [];
   if (path === '/v1/generations/{id}' || (path === '/v1/key' && method === 'GET')) return [{ apiKey: [] }, { apiKeyHeader: [] }];
@@ -111,6 +117,11 @@ function keyBody(createOnlyToo: boolean): Schema {
   };
 }
 
+function groupBody(create: boolean): Schema {
+  const schema = { type: 'object', additionalProperties: false, properties: GROUP_BODY_FIELDS, ...(create ? { required: ['name'] } : {}) };
+  return { required: create, content: { 'application/json': { schema } } };
+}
+
 function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
   const { path, params } = openApiPath(route.url);
   const shape: ErrorShape = door?.errors ?? route.errorShape ?? 'chat';
@@ -144,6 +155,7 @@ function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
   if (door && route.method === 'POST') op.requestBody = doorRequestBody(door);
   if (key === 'POST /v1/keys') op.requestBody = keyBody(true);
   if (key === 'PATCH /v1/keys/{id}') op.requestBody = keyBody(false);
+  if (key === 'POST /v1/key-groups' || key === 'PATCH /v1/key-groups/{id}') op.requestBody = groupBody(key.startsWith('POST'));
   return op;
 }
 

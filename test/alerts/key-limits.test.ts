@@ -32,7 +32,12 @@ beforeAll(async () => {
   api = doors(t.url, key);
   const made = await api.createWebhook({
     url: rx.url,
-    events: ['key.monthly_limit_threshold_crossed', 'key.daily_limit_threshold_crossed', 'key.expiring'],
+    events: [
+      'key.monthly_limit_threshold_crossed',
+      'key.daily_limit_threshold_crossed',
+      'key.expiring',
+      'key_group.monthly_limit_threshold_crossed',
+    ],
   });
   expect(made.status).toBe(201);
 }, 60_000);
@@ -72,6 +77,22 @@ describe('key limit thresholds', () => {
     const after = ofType('key.monthly_limit_threshold_crossed');
     expect(after.map((d) => d.json.data.threshold.percent)).toEqual([80, 100, 80]);
     expect(after[2].json.data.limit_credits).toBe(200_000);
+  }, 60_000);
+
+  it("a key group's monthly 80% and 100% fire once each, from the sum of its keys' use", async () => {
+    const g = await api.send('POST', '/v1/key-groups', { name: '3-2', monthly_limit_credits: 100_000 });
+    expect(g.status).toBe(201);
+    const group = g.json as { id: string };
+    const made = await api.send('POST', '/v1/keys', { count: 2, name_prefix: 'pupil', group_id: group.id });
+    const [a, b] = (made.json as { data: { key: string }[] }).data.map((k) => k.key);
+    for (const [i, key] of [a, b, a, b].entries()) {
+      expect(await bigCall(key, 30 + i)).toBe(200); // 32k, 64k, 96k (80% passed), 128k (100% passed)
+      await settled();
+    }
+    const crossed = ofType('key_group.monthly_limit_threshold_crossed');
+    expect(crossed.map((d) => d.json.data.threshold.percent)).toEqual([80, 100]);
+    expect(crossed[0].json.data.key_group).toEqual({ id: group.id, name: '3-2' });
+    expect(crossed[1].json.data.used_credits).toBeGreaterThanOrEqual(100_000);
   }, 60_000);
 
   it('a daily limit passed by one call sends 80% and 100% once each', async () => {

@@ -83,6 +83,11 @@ async function keysAndCalls() {
     daily_limit_credits: '',
   });
   expect(changed.status, await changed.clone().text()).toBe(303);
+  // A class (key group) with a key of its own, for the classes pages.
+  const group = await owner.post('/dashboard/groups', { name: '3학년 2반', monthly_limit_credits: '300,000', daily_limit_credits: '' });
+  expect(group.status, await group.clone().text()).toBe(303);
+  at.group = group.headers.get('location')!;
+  expect((await owner.post(`${at.group}/keys`, { count: '2', name: '3-2', monthly_limit_credits: '' })).status).toBe(303);
   const closeIds = [...(await (await owner.get('/dashboard/keys')).text()).matchAll(/action="\/dashboard\/keys\/([^"/]+)\/close"/g)].map(
     (m) => m[1],
   );
@@ -186,6 +191,8 @@ function pages(): [string, string][] {
     ['keys', '/dashboard/keys'],
     ['keys-created', '/dashboard/keys/created'],
     ['close-key', at.closeKey],
+    ['groups', '/dashboard/groups'],
+    ['group', at.group],
     ['management-keys', '/dashboard/management-keys'],
     ['management-key-created', '/dashboard/management-keys/created'],
     ['close-management-key', at.closeManagementKey],

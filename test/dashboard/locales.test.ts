@@ -68,6 +68,7 @@ describe('the dashboard in Korean and English', () => {
     expect(await page.getByRole('navigation', { name: '대시보드' }).getByRole('link').allTextContents()).toEqual([
       '지갑',
       'API 키',
+      '반',
       '관리용 키',
       '사용량',
       '동영상',

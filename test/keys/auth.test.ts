@@ -75,6 +75,7 @@ describeEachDatabase('authentication', (getDb) => {
       expiresOn: null,
       expiresAt: null,
       models: null,
+      group: null,
     });
   });
 

@@ -13,6 +13,7 @@ const RECORD_FIELDS = [
   'daily_limit_credits',
   'day_used_credits',
   'expires_at',
+  'group_id',
   'id',
   'key_prefix',
   'last_used_at',

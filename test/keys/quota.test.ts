@@ -270,6 +270,7 @@ describeEachDatabase('key quotas', (getDb) => {
         usable_until: '2027-01-15',
         month: { limit_credits: 100, used_credits: 3, remaining_credits: 97, resets_at: '2026-12-31T15:00:00.000Z' },
         day: { limit_credits: 10, used_credits: 3, remaining_credits: 7, resets_at: '2026-12-31T15:00:00.000Z' },
+        group: null,
       });
     });
 

@@ -4,10 +4,12 @@
 // which escapes the parameters and keeps the markup.
 import { enPricesAndAlerts } from './en-prices-alerts.ts';
 import { enWords } from './en-words.ts';
+import { enGroups } from './en-groups.ts';
 
 export const en = {
   ...enPricesAndAlerts,
   ...enWords,
+  ...enGroups,
   'app.name': 'Gateway dashboard',
   'app.title': '{title} · Gateway dashboard',
   'layout.skip': 'Skip to content',

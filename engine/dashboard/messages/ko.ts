@@ -7,10 +7,12 @@ import type { Messages } from './types.ts';
 
 import { koPricesAndAlerts } from './ko-prices-alerts.ts';
 import { koWords } from './ko-words.ts';
+import { koGroups } from './ko-groups.ts';
 
 export const ko: Messages = {
   ...koPricesAndAlerts,
   ...koWords,
+  ...koGroups,
   'app.name': '게이트웨이 대시보드',
   'app.title': '{title} · 게이트웨이 대시보드',
   'layout.skip': '본문으로 건너뛰기',

@@ -1,0 +1,111 @@
+// Teachers: a manager an owner limited to some classes (key groups; wallet_manager_groups, migration 020).
+// Such a manager sees and manages those classes' keys and usage and nothing else of the wallet: the guard
+// (routes.ts) reads the manager's classes at every request, as it reads the role, so giving or taking a class
+// holds at once, and refuses (403) any route not in GROUP_SCOPED_ROUTES, or one naming a key or a class that
+// is not one of the manager's. Pages then show only the manager's classes (groupScopeOf).
+import type { FastifyRequest } from 'fastify';
+import type { Db, Queryable } from '../db/db.ts';
+import { errors } from '../core/errors.ts';
+import { recordAudit, type Actor } from '../audit/trail.ts';
+import { requestSlot } from '../http/request-slots.ts';
+import type { GroupScope } from '../keys/groups.ts';
+import { localeOf, t } from './i18n.ts';
+import type { OwnerSession } from './sessions.ts';
+
+/** What a route names that must be one of the manager's: a key (its class), a class, or nothing. */
+type Named = 'key' | 'group' | 'none';
+
+/** The routes a manager limited to classes may use at all. Any other answers 403. */
+const GROUP_SCOPED_ROUTES: Readonly<Record<string, Named>> = {
+  'GET /dashboard': 'none',
+  'GET /dashboard/keys': 'none',
+  'GET /dashboard/keys/created': 'none',
+  'POST /dashboard/keys/:id': 'key',
+  'GET /dashboard/keys/:id/close': 'key',
+  'POST /dashboard/keys/:id/close': 'key',
+  'GET /dashboard/groups': 'none',
+  'GET /dashboard/groups/:id': 'group',
+  'POST /dashboard/groups/:id/keys': 'group',
+  'GET /dashboard/groups/:id/usage.csv': 'group',
+  'POST /dashboard/sign-out': 'none',
+  'GET /dashboard/*': 'none',
+  'POST /dashboard/*': 'none',
+};
+
+const scopes = requestSlot<{ groups: GroupScope }>('group_scope');
+
+/** The classes the request's manager is limited to, or null (the whole wallet, as the role allows). */
+export const groupScopeOf = (req: FastifyRequest): GroupScope => scopes.get(req)?.groups ?? null;
+
+/** Whether a teacher may open the route at all (everyone else: yes); for the nav, which offers only what opens. */
+export const scopeAllows = (req: FastifyRequest, method: string, routeUrl: string): boolean =>
+  groupScopeOf(req) === null || `${method} ${routeUrl}` in GROUP_SCOPED_ROUTES;
+
+/** The classes a manager is limited to (none: null). */
+export async function managerGroups(q: Queryable, walletId: string, identity: string): Promise<string[] | null> {
+  const res = await q.query<{ group_id: string }>(
+    `SELECT m.group_id FROM wallet_manager_groups m JOIN key_groups g ON g.id = m.group_id AND g.deleted_at IS NULL
+      WHERE m.wallet_id = $1 AND m.identity = $2 ORDER BY m.group_id`,
+    [walletId, identity],
+  );
+  return res.rows.length > 0 ? res.rows.map((r) => r.group_id) : null;
+}
+
+/** Reads the session's classes (a manager's only; the owner is never limited) and refuses what lies outside them. */
+export async function checkGroupScope(req: FastifyRequest, db: Db, session: OwnerSession): Promise<void> {
+  const groups = session.isManager ? await managerGroups(db, session.walletId, session.actorId) : null;
+  scopes.set(req, { groups });
+  if (groups === null) return;
+  const refuse = () => errors.forbidden(t(localeOf(req), 'groups.refused'));
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const named = GROUP_SCOPED_ROUTES[`${method} ${req.routeOptions.url ?? ''}`];
+  if (named === undefined) throw refuse();
+  const id = (req.params as Record<string, string> | undefined)?.id ?? '';
+  if (named === 'group' && !groups.includes(id)) throw refuse();
+  if (named === 'key') {
+    const res = await db.query<{ group_id: string | null }>(`SELECT group_id FROM api_keys WHERE id = $1 AND wallet_id = $2`, [
+      id,
+      session.walletId,
+    ]);
+    if (!groups.includes(res.rows[0]?.group_id ?? '')) throw refuse();
+  }
+}
+
+/** Gives a class to a manager (or takes it back), in the audit trail as a change of that manager. */
+export async function setManagerGroup(
+  db: Db,
+  walletId: string,
+  identity: string,
+  groupId: string,
+  give: boolean,
+  actor: Actor,
+  now: Date,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const before = await managerGroups(tx, walletId, identity);
+    if (give) {
+      const ok = await tx.query(
+        `INSERT INTO wallet_manager_groups (wallet_id, identity, group_id)
+         SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM wallet_managers WHERE wallet_id = $1 AND identity = $2)
+            AND EXISTS (SELECT 1 FROM key_groups WHERE id = $3 AND wallet_id = $1 AND deleted_at IS NULL)
+         ON CONFLICT DO NOTHING`,
+        [walletId, identity, groupId],
+      );
+      if (ok.rowCount === 0 && !before?.includes(groupId)) throw errors.notFound(`No manager '${identity}' or class '${groupId}' here.`);
+    } else {
+      await tx.query(`DELETE FROM wallet_manager_groups WHERE wallet_id = $1 AND identity = $2 AND group_id = $3`, [
+        walletId,
+        identity,
+        groupId,
+      ]);
+    }
+    const after = await managerGroups(tx, walletId, identity);
+    if (JSON.stringify(before) === JSON.stringify(after)) return;
+    await recordAudit(
+      tx,
+      actor,
+      { walletId, action: 'manager.changed', targetId: identity, before: { groups: before }, after: { groups: after } },
+      now,
+    );
+  });
+}

@@ -1,0 +1,191 @@
+// /dashboard/groups: the wallet's classes (key groups) with their keys' use against the class's limits, each
+// class's page with its keys, and the CSV of a class's month. Changes go through keys/groups.ts and
+// keys/manage.ts, the functions the doors call, so a raised class limit lifts a 429 at once everywhere.
+// A teacher (a manager limited to classes, group-scope.ts) sees only their classes and manages their keys;
+// the classes themselves (names, limits) and who teaches them are changed by the owner or a wallet manager.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { koreanDate } from '../core/clock.ts';
+import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, type KeyGroupRecord } from '../keys/groups.ts';
+import { parseGroupCreate, parseGroupPatch } from '../keys/group-validate.ts';
+import { createKeys, keyNamesById, listKeys, walletForKeys } from '../keys/manage.ts';
+import { parseCreate } from '../keys/validate.ts';
+import { rollupRows } from '../usage/daily-rollup.ts';
+import { listManagers } from '../identity/managers.ts';
+import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
+import type { DashboardDeps } from './deps.ts';
+import { doorBody, formOf, numberOrText } from './form.ts';
+import { groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
+import { groupForm, groupRow, teachersBlock, classKeysForm, usedText } from './groups-parts.ts';
+import { html } from './html.ts';
+import { uiFor, type Ui } from './i18n.ts';
+import { keyRow } from './keys-forms.ts';
+import { sendPage } from './layout.ts';
+import { sessionMay } from './roles.ts';
+import { ownerActor, sessionOf } from './session-http.ts';
+import { usageSummaryCsv } from './usage-csv.ts';
+import { errors } from '../core/errors.ts';
+
+const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.monthly'), daily_limit_credits: ui.t('keys.field.daily') });
+
+/** Whether the session may change classes themselves: the owner or a manager of the whole wallet, not a teacher. */
+const mayEditGroups = (req: FastifyRequest) => sessionMay(req, 'keys') && groupScopeOf(req) === null;
+
+const back = (reply: FastifyReply, path: string) => reply.code(303).header('location', path).send();
+
+/** Days of a Korean month YYYY-MM, both inclusive; 400 naming `month` otherwise. */
+function monthDays(month: string): { fromDay: string; toDay: string } {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw errors.invalidRequest('month must be YYYY-MM.', 'month');
+  const [y, m] = month.split('-').map(Number);
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return { fromDay: `${month}-01`, toDay: `${month}-${String(last).padStart(2, '0')}` };
+}
+
+/** A class's page: its use against its limits, its keys, and for the owner who teaches it. */
+async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: KeyGroupRecord) {
+  const s = sessionOf(req);
+  const now = deps.clock.now();
+  const today = koreanDate(now);
+  const wallet = await walletForKeys(deps.db, s.walletId);
+  const { data } = await listKeys(deps, s.walletId, { limit: 500, offset: 0, groupIds: [g.id] });
+  const canKeys = sessionMay(req, 'keys');
+  const teachers = sessionMay(req, 'owner') ? await teachersOf(deps, s.walletId, g.id) : null;
+  const month = today.slice(0, 7);
+  return html`<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
+<dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
+<p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
+${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g) : ''}
+${canKeys ? classKeysForm(ui, s.csrfToken, g.id) : ''}
+<h2>${ui.t('nav.keys')}</h2>
+${
+  data.length === 0
+    ? html`<p data-testid="empty">${ui.t('groups.no_keys')}</p>`
+    : html`<div class="scroll"><table><caption>${ui.t('groups.keys_caption', { name: g.name })}</caption>
+<thead><tr><th scope="col">${ui.t('col.name')}</th><th scope="col">${ui.t('col.key')}</th>${wallet.splitsUsage ? html`<th scope="col">${ui.t('keys.col.audience')}</th>` : ''}<th scope="col" class="num">${ui.t('keys.col.month')}</th><th scope="col" class="num">${ui.t('keys.col.day')}</th><th scope="col">${ui.t('keys.col.until')}</th><th scope="col">${ui.t('keys.col.models')}</th><th scope="col">${ui.t('col.last_used')}</th><th scope="col">${ui.t('col.actions')}</th></tr></thead>
+<tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, undefined, canKeys))}</tbody></table></div>`
+}
+${teachers ? teachersBlock(ui, s.csrfToken, g.id, teachers) : ''}`;
+}
+
+/** The wallet's managers (role manager), each with whether this class is one of theirs. */
+async function teachersOf(deps: DashboardDeps, walletId: string, groupId: string) {
+  const managers = (await listManagers(deps.db, walletId)).filter((m) => m.role === 'manager');
+  return Promise.all(
+    managers.map(async (m) => {
+      const groups = await managerGroups(deps.db, walletId, m.identity);
+      return { identity: m.identity, teaches: groups?.includes(groupId) ?? false, limited: groups !== null };
+    }),
+  );
+}
+
+export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
+  scope.get('/dashboard/groups', async (req, reply) => {
+    const s = sessionOf(req);
+    const ui = uiFor(req);
+    const groups = await listGroups(deps, s.walletId, groupScopeOf(req));
+    const month = koreanDate(deps.clock.now()).slice(0, 7);
+    return sendPage(reply, 200, {
+      title: ui.t('nav.groups'),
+      signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: html`<p>${ui.t('groups.intro')}</p>
+${mayEditGroups(req) ? groupForm(ui, s.csrfToken, null) : ''}
+${
+  groups.length === 0
+    ? html`<p data-testid="empty">${ui.t('groups.empty')}</p>`
+    : html`<div class="scroll"><table><caption>${ui.t('groups.caption')}</caption>
+<thead><tr><th scope="col">${ui.t('col.name')}</th><th scope="col" class="num">${ui.t('groups.col.keys')}</th><th scope="col" class="num">${ui.t('keys.col.month')}</th><th scope="col" class="num">${ui.t('keys.col.day')}</th><th scope="col">${ui.t('groups.col.csv')}</th></tr></thead>
+<tbody>${groups.map((g) => groupRow(ui, g, month))}</tbody></table></div>`
+}`,
+    });
+  });
+
+  scope.post('/dashboard/groups', async (req, reply) => {
+    const ui = uiFor(req);
+    const form = formOf(req.body);
+    const body = { ...doorBody(form, { text: ['name'], amounts: amountFields(ui) }, 'omit', ui) };
+    const g = await createGroup(deps, sessionOf(req).walletId, parseGroupCreate(body), ownerActor(req));
+    return back(reply, `/dashboard/groups/${encodeURIComponent(g.id)}`);
+  });
+
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id', async (req, reply) => {
+    const s = sessionOf(req);
+    const ui = uiFor(req);
+    const g = await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req));
+    return sendPage(reply, 200, {
+      title: g.name,
+      signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
+      body: await classPage(deps, req, ui, g),
+    });
+  });
+
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id', async (req, reply) => {
+    const ui = uiFor(req);
+    const body = doorBody(formOf(req.body), { text: ['name'], amounts: amountFields(ui) }, 'null', ui);
+    await patchGroup(deps, sessionOf(req).walletId, req.params.id, parseGroupPatch(body), ownerActor(req));
+    return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
+  });
+
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/delete', async (req, reply) => {
+    await deleteGroup(deps, sessionOf(req).walletId, req.params.id, ownerActor(req));
+    return back(reply, '/dashboard/groups');
+  });
+
+  registerClassRoutes(scope, deps, flash);
+}
+
+/** A class's keys, its teachers and its month's CSV. */
+function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/keys', async (req, reply) => {
+    const s = sessionOf(req);
+    const ui = uiFor(req);
+    const form = formOf(req.body);
+    const count = form.count?.trim() ? numberOrText(form.count) : 1;
+    const body: Record<string, unknown> = {
+      ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui),
+      count,
+      group_id: req.params.id,
+      ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
+    };
+    await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req)); // 404 before anything is made
+    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
+    await flash.apiKeys(req, made);
+    return back(reply, API_KEYS_CREATED_PATH);
+  });
+
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/teachers', async (req, reply) => {
+    const s = sessionOf(req);
+    const form = formOf(req.body);
+    await getGroup(deps, s.walletId, req.params.id);
+    await setManagerGroup(deps.db, s.walletId, form.identity ?? '', req.params.id, form.give === '1', ownerActor(req), deps.clock.now());
+    return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
+  });
+
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id/usage.csv', async (req, reply) => {
+    const s = sessionOf(req);
+    const ui = uiFor(req);
+    const g = await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req));
+    const raw = (req.query as Record<string, unknown>).month;
+    const month = typeof raw === 'string' && raw !== '' ? raw : koreanDate(deps.clock.now()).slice(0, 7);
+    const days = monthDays(month);
+    // The class's keys, closed ones too: a month's use stays the class's after a key is closed.
+    const members = await deps.db.query<{ id: string }>(`SELECT id FROM api_keys WHERE wallet_id = $1 AND group_id = $2`, [
+      s.walletId,
+      g.id,
+    ]);
+    const ids = new Set(members.rows.map((r) => r.id));
+    const [names, rows] = await Promise.all([keyNamesById(deps.db, s.walletId), rollupRows(deps.db, s.walletId, days)]);
+    const label = (id: string | null) => (id ? (names.get(id)?.name ?? names.get(id)?.prefix ?? id) : '');
+    const csv = usageSummaryCsv(
+      rows.filter((r) => r.keyId !== null && ids.has(r.keyId)),
+      label,
+      ui.currency,
+    );
+    return reply
+      .headers({
+        'content-type': 'text/csv; charset=utf-8',
+        'content-disposition': `attachment; filename="class-${g.id}-${month}.csv"`,
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      })
+      .send(csv);
+  });
+}

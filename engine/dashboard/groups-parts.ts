@@ -1,0 +1,70 @@
+// The classes page's pieces: a class's row, its create-or-change form, the form that makes keys in it, and the
+// owner's list of which managers teach it.
+import type { KeyGroupRecord } from '../keys/groups.ts';
+import { MAX_COUNT } from '../keys/validate.ts';
+import { html, type Html } from './html.ts';
+import type { Ui } from './i18n.ts';
+import { csrfField } from './layout.ts';
+
+const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
+  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
+
+/** Use against a limit, money first (won first where the display currency is KRW), credits beside it. */
+export function usedText(ui: Ui, used: number, limit: number | null): Html {
+  const money =
+    limit === null ? ui.moneyOfCredits(used) : ui.t('keys.used_of', { used: ui.moneyOfCredits(used), limit: ui.moneyOfCredits(limit) });
+  const credits =
+    limit === null
+      ? ui.t('keys.no_limit', { used: ui.credits(used) })
+      : ui.t('keys.used_of', { used: ui.credits(used), limit: ui.credits(limit) });
+  return html`${money} <small class="usd">${credits}</small>`;
+}
+
+export function groupRow(ui: Ui, g: KeyGroupRecord, month: string): Html {
+  const path = `/dashboard/groups/${encodeURIComponent(g.id)}`;
+  return html`<tr data-group-id="${g.id}"><td><a href="${path}">${g.name}</a></td><td class="num">${ui.int(g.key_count)}</td>
+<td class="num" data-testid="month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</td>
+<td class="num" data-testid="day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</td>
+<td><a href="${path}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></td></tr>`;
+}
+
+/** The create form (g null) or a class's change form, with its delete button. */
+export function groupForm(ui: Ui, csrf: string, g: KeyGroupRecord | null): Html {
+  const id = g ? g.id : 'new';
+  const limit = (v: number | null | undefined) => (v == null ? '' : ui.credits(v));
+  const action = g ? `/dashboard/groups/${encodeURIComponent(g.id)}` : '/dashboard/groups';
+  return html`<form method="post" action="${action}">${csrfField(csrf)}
+<fieldset><legend>${ui.t(g ? 'groups.change_legend' : 'groups.create_legend')}</legend>
+<label for="gname-${id}">${ui.t('groups.field.name')}</label><input id="gname-${id}" name="name" maxlength="40" required value="${g?.name ?? ''}">
+<label for="gmonthly-${id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="gmonthly-${id}" name="monthly_limit_credits" value="${limit(g?.monthly_limit_credits)}">
+<label for="gdaily-${id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="gdaily-${id}" name="daily_limit_credits" value="${limit(g?.daily_limit_credits)}">
+<p><button type="submit">${ui.t(g ? 'groups.save' : 'groups.create')}</button></p></fieldset></form>
+${g ? html`<form method="post" action="${action}/delete">${csrfField(csrf)}<p><small>${ui.t('groups.delete_note')}</small> <button type="submit">${ui.t('groups.delete')}</button></p></form>` : ''}`;
+}
+
+/** Makes keys in the class (one, or several with numbered names). */
+export function classKeysForm(ui: Ui, csrf: string, groupId: string): Html {
+  return html`<form method="post" action="/dashboard/groups/${encodeURIComponent(groupId)}/keys">${csrfField(csrf)}
+<fieldset><legend>${ui.t('groups.keys_legend')}</legend>
+<label for="ck-count">${ui.t('keys.field.count')}</label><input id="ck-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="1">
+<label for="ck-name">${ui.t('keys.field.name_numbered')}</label><input id="ck-name" name="name" maxlength="40">
+<label for="ck-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="ck-monthly" name="monthly_limit_credits">
+<label for="ck-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="ck-daily" name="daily_limit_credits">
+<p><button type="submit">${ui.t('keys.create')}</button></p></fieldset></form>`;
+}
+
+/** The owner's view of who teaches the class: give it to a manager, or take it back. */
+export function teachersBlock(
+  ui: Ui,
+  csrf: string,
+  groupId: string,
+  teachers: { identity: string; teaches: boolean; limited: boolean }[],
+): Html {
+  const action = `/dashboard/groups/${encodeURIComponent(groupId)}/teachers`;
+  const row = (m: { identity: string; teaches: boolean; limited: boolean }) =>
+    html`<li>${m.identity} — ${ui.t(m.teaches ? 'groups.teaches' : m.limited ? 'groups.teaches_other' : 'groups.whole_wallet')}
+<form method="post" action="${action}" class="inline">${csrfField(csrf)}<input type="hidden" name="identity" value="${m.identity}"><input type="hidden" name="give" value="${m.teaches ? '0' : '1'}">
+<button type="submit">${ui.t(m.teaches ? 'groups.take' : 'groups.give', { identity: m.identity })}</button></form></li>`;
+  return html`<h2>${ui.t('groups.teachers')}</h2><p>${ui.t('groups.teachers_intro')}</p>
+${teachers.length === 0 ? html`<p>${ui.t('groups.no_managers')}</p>` : html`<ul>${teachers.map(row)}</ul>`}`;
+}

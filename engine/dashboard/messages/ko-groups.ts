@@ -1,0 +1,37 @@
+// Korean texts of the classes (key groups) page: the keys of en-groups.ts, exactly (the type says so).
+import type { enGroups } from './en-groups.ts';
+
+export const koGroups: Record<keyof typeof enGroups, string> = {
+  'nav.groups': '반',
+  'groups.intro':
+    '반은 키를 묶은 것으로, 각 키의 한도와 별도로 반의 모든 키 사용량 합계에 월 한도와 일 한도를 둡니다. 한도를 올리면 거부가 바로 풀립니다.',
+  'groups.empty': '아직 반이 없습니다.',
+  'groups.caption': '반별 사용량과 한도',
+  'groups.col.keys': '키 개수',
+  'groups.col.csv': '이번 달',
+  'groups.csv': '{month} 사용 내역 CSV',
+  'groups.create_legend': '새 반',
+  'groups.change_legend': '이 반 바꾸기',
+  'groups.field.name': '반 이름',
+  'groups.create': '반 만들기',
+  'groups.save': '반 저장',
+  'groups.delete': '반 삭제',
+  'groups.delete_note': '사용 중인 키가 있는 반은 삭제할 수 없습니다. 먼저 키를 닫으세요.',
+  'groups.keys_legend': '이 반에 새 키 만들기',
+  'groups.keys_caption': '{name}의 사용 중인 키',
+  'groups.no_keys': '이 반에는 사용 중인 키가 없습니다.',
+  'groups.teachers': '담당 선생님',
+  'groups.teachers_intro': '반을 맡긴 관리자는 그 반의 키와 사용량만 보고 관리하며, 지갑의 다른 것은 볼 수 없습니다.',
+  'groups.no_managers': '관리자 역할의 관리자가 아직 없습니다(관리자 페이지에서 추가하세요).',
+  'groups.teaches': '이 반 담당',
+  'groups.teaches_other': '다른 반만 담당',
+  'groups.whole_wallet': '지갑 전체 관리',
+  'groups.give': '{identity}에게 이 반 맡기기',
+  'groups.take': '{identity}에게서 이 반 돌려받기',
+  'groups.refused': '맡은 반만 관리할 수 있습니다. 이 페이지나 키는 맡은 반의 것이 아닙니다.',
+  'wh.event.key_group.monthly_limit_threshold_crossed': '반의 이번 달 사용량이 기준을 넘음',
+  'wh.event.key_group.daily_limit_threshold_crossed': '반의 오늘 사용량이 기준을 넘음',
+  'audit.action.key_group.created': '반 생성',
+  'audit.action.key_group.changed': '반 변경',
+  'audit.action.key_group.deleted': '반 삭제',
+};

@@ -1,0 +1,127 @@
+// A key group's use and its monthly cap, as the ledger checks it beside the key's own.
+//
+// A group's use is the sum of its keys' api_key_usage rows (the rows the key's own quota counts, written by the
+// one statement of quota.ts): a group has no counter of its own that could drift from its keys'. Its holds are
+// its keys' reservations in flight. The ledger's capped reserve locks the group's row in key_groups (which also
+// reads its limit as it is now, so a raised limit counts at once) and then reads use and holds in one statement:
+// one snapshot, so a settle committing meanwhile is counted either as held or as used, never as neither.
+import type { Queryable } from '../db/db.ts';
+import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
+import { NANO_PER_CREDIT, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
+import { usedCredits, type KeyGroupContext } from './types.ts';
+import type { KeyUsage } from './use-cache.ts';
+
+/** A group's standing as its lock read it: the limit now (null: none), finished use of the month, holds in flight. */
+interface GroupStandingRead {
+  limitNano: bigint | null;
+  usedNano: bigint;
+  heldNano: bigint;
+  /** The group's keys now: a finish of one of their reservations in the same batch moves the group's figures. */
+  keyIds: string[];
+}
+
+/** The group cap a capped reserve carries (engine/money/group-caps.ts locks and links it). */
+export interface GroupCap {
+  groupId: string;
+  lock(tx: Queryable): Promise<GroupStandingRead>;
+}
+
+/** What the groups' keys used on the Korean day and month of `now`; groups without use map to zeros. */
+export async function groupUsage(q: Queryable, groupIds: string[], now: Date): Promise<Map<string, KeyUsage>> {
+  const out = new Map<string, KeyUsage>(groupIds.map((id) => [id, { dayNano: 0n, monthNano: 0n }]));
+  if (groupIds.length === 0) return out;
+  const res = await q.query<{ group_id: string; scope: string; used: string }>(
+    `SELECT k.group_id, u.scope, sum(u.used_nano)::text AS used
+       FROM api_keys k JOIN api_key_usage u ON u.key_id = k.id
+      WHERE k.group_id = ANY($1::text[]) AND ((u.scope = 'day' AND u.period = $2) OR (u.scope = 'month' AND u.period = $3))
+      GROUP BY k.group_id, u.scope`,
+    [groupIds, koreanDate(now), koreanMonth(now)],
+  );
+  for (const r of res.rows) {
+    const u = out.get(r.group_id);
+    if (!u) continue;
+    if (r.scope === 'day') u.dayNano = toBigInt(r.used);
+    else u.monthNano = toBigInt(r.used);
+  }
+  return out;
+}
+
+// Use and holds in one statement (one snapshot). Reservations of the group's keys that are held count at their
+// amount, as a key's own holds do (engine/money/batch-sql.ts, readHeldByKey).
+const STANDING_SQL = `
+SELECT (SELECT coalesce(sum(u.used_nano), 0)::text FROM api_keys k JOIN api_key_usage u ON u.key_id = k.id
+         WHERE k.group_id = $1 AND u.scope = 'month' AND u.period = $2) AS used,
+       (SELECT coalesce(sum(r.amount_nano), 0)::text FROM api_keys k JOIN reservations r ON r.key_id = k.id
+         WHERE k.group_id = $1 AND r.state = 'held') AS held,
+       (SELECT coalesce(array_agg(k.id ORDER BY k.id), '{}') FROM api_keys k WHERE k.group_id = $1) AS key_ids`;
+
+/** The cap of a group for a reserve made at `now` (the Korean month of `now`). */
+export function groupCap(groupId: string, now: Date): GroupCap {
+  const month = koreanMonth(now);
+  return {
+    groupId,
+    async lock(tx) {
+      const g = await tx.query<{ monthly: string | null }>(
+        `SELECT monthly_limit_credits::text AS monthly FROM key_groups WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`,
+        [groupId],
+      );
+      const monthly = g.rows[0]?.monthly ?? null;
+      const r = await tx.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month]);
+      const row = r.rows[0];
+      return {
+        limitNano: monthly == null ? null : BigInt(monthly) * NANO_PER_CREDIT,
+        usedNano: toBigInt(row.used),
+        heldNano: toBigInt(row.held),
+        keyIds: pgTextArray(row.key_ids),
+      };
+    },
+  };
+}
+
+/** A text[] as the driver hands it: an array (pg) or its literal `{a,b}` (some PGlite paths). */
+function pgTextArray(v: string[] | string): string[] {
+  if (Array.isArray(v)) return v;
+  const inner = v.replace(/^\{|\}$/g, '');
+  return inner === '' ? [] : inner.split(',').map((s) => s.replace(/^"|"$/g, ''));
+}
+
+/** What the group's daily limit leaves of the Korean day of `now` (0 once used up). */
+export async function groupDayLeftNano(q: Queryable, group: KeyGroupContext, now: Date): Promise<bigint> {
+  const left = (group.dailyLimitNano ?? 0n) - (await groupUsage(q, [group.id], now)).get(group.id)!.dayNano;
+  return left > 0n ? left : 0n;
+}
+
+/**
+ * The group's daily limit blocks once its keys' use today has reached it, as a key's own daily limit does
+ * (the spec's approximate accounting): read each call, so another process's answer is seen.
+ */
+export async function checkGroupDay(q: Queryable, group: KeyGroupContext, now: Date): Promise<void> {
+  if (group.dailyLimitNano == null) return;
+  const used = (await groupUsage(q, [group.id], now)).get(group.id)!.dayNano;
+  if (used < group.dailyLimitNano) return;
+  throw errors.keyLimit(
+    `This key's group '${group.name}' reached its daily limit of ${nanoToCreditsFloor(group.dailyLimitNano)} credits ` +
+      `(${usedCredits(used)} used today by its keys). It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
+      `raising the group's daily limit lifts it at once.`,
+    nextKoreanMidnight(now).getTime() - now.getTime(),
+  );
+}
+
+/** The 429 of a call whose largest amount does not fit what its group's month leaves. */
+export function groupMonthlyLimitError(
+  name: string,
+  maxCostNano: bigint,
+  g: { limitNano: bigint; usedNano: bigint; heldNano: bigint },
+  now: Date,
+): GatewayError {
+  const held = g.heldNano > 0n ? `, ${usedCredits(g.heldNano)} more held by its keys' calls still in progress` : '';
+  return errors.keyLimit(
+    `This call may pass the monthly limit of this key's group '${name}': ${usedCredits(g.usedNano)} of ` +
+      `${nanoToCreditsFloor(g.limitNano)} credits used this month by its keys${held}, and the call may use up to ` +
+      `${usedCredits(maxCostNano)} credits. Lower max_tokens to lower what the call may use. The limit reopens at ` +
+      `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the group's ` +
+      `monthly limit lifts it at once.`,
+    g.heldNano > 0n ? 1_000 : nextKoreanMonthStart(now).getTime() - now.getTime(),
+  );
+}

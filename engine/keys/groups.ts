@@ -1,0 +1,192 @@
+// Key groups (a school's classes): what an owner, a management key or a teacher limited to some groups does to
+// them. The key-group doors (group-routes.ts) and the dashboard both call these. Limits are whole credits like
+// a key's; a change is announced to every process (the wallet's cached keys carry their group's limits), so a
+// raised limit lifts a 429 at once. Every change is in the wallet's audit trail, in the change's transaction.
+//
+// Deleting a group that still has active keys is refused (409): the group's limits are what keeps its keys'
+// spending within the class's budget, and a school would not want them gone by a click on the class alone.
+// The keys are moved out (PATCH group_id) or closed first; a group without active keys is deleted at once.
+import { koreanDate, type Clock } from '../core/clock.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { errors } from '../core/errors.ts';
+import { recordAudit, changedFields, type Actor } from '../audit/trail.ts';
+import { newGroupId } from './secret.ts';
+import type { KeyService } from './service.ts';
+import { usedCredits } from './types.ts';
+import { groupUsage } from './group-quota.ts';
+import { activeWhere, doorKeyWhere } from './store.ts';
+import type { KeyUsage } from './use-cache.ts';
+import type { GroupInput } from './group-validate.ts';
+import { checkLimits } from './validate.ts';
+
+interface GroupDeps {
+  keys: KeyService;
+  db: Db;
+  clock: Clock;
+}
+
+/** Which groups the caller may see: null for the whole wallet, else a teacher's groups. */
+export type GroupScope = readonly string[] | null;
+
+export interface KeyGroupRecord {
+  object: 'key_group';
+  id: string;
+  name: string;
+  monthly_limit_credits: number | null;
+  daily_limit_credits: number | null;
+  month_used_credits: number;
+  day_used_credits: number;
+  /** Active keys in the group. */
+  key_count: number;
+  created_at: string;
+}
+
+interface GroupRow {
+  id: string;
+  name: string;
+  monthly: number | null;
+  daily: number | null;
+  createdAt: Date;
+  keyCount: number;
+}
+
+const COLUMNS = (today: string) => `g.id, g.name, g.monthly_limit_credits::text AS monthly, g.daily_limit_credits::text AS daily,
+  g.created_at, (SELECT count(*) FROM api_keys k WHERE k.group_id = g.id AND ${doorKeyWhere} AND ${activeWhere(`'${today}'`)})::int AS key_count`;
+
+const rowFrom = (r: Record<string, unknown>): GroupRow => ({
+  id: String(r.id),
+  name: String(r.name),
+  monthly: r.monthly == null ? null : Number(r.monthly),
+  daily: r.daily == null ? null : Number(r.daily),
+  createdAt: r.created_at instanceof Date ? r.created_at : new Date(String(r.created_at)),
+  keyCount: Number(r.key_count),
+});
+
+const groupState = (g: GroupRow) => ({ name: g.name, monthly_limit_credits: g.monthly, daily_limit_credits: g.daily });
+
+const record = (g: GroupRow, u: KeyUsage | undefined): KeyGroupRecord => ({
+  object: 'key_group',
+  id: g.id,
+  name: g.name,
+  monthly_limit_credits: g.monthly,
+  daily_limit_credits: g.daily,
+  month_used_credits: usedCredits(u?.monthNano ?? 0n),
+  day_used_credits: usedCredits(u?.dayNano ?? 0n),
+  key_count: g.keyCount,
+  created_at: g.createdAt.toISOString(),
+});
+
+export const groupNotFound = (id: string) => errors.notFound(`No key group with id '${id}' in this wallet.`);
+
+const inScope = (scope: GroupScope, id: string) => scope === null || scope.includes(id);
+
+/** One of the wallet's groups (null when it is another wallet's, deleted or unknown). */
+export async function findGroup(q: Queryable, walletId: string, id: string, today: string, forUpdate = false): Promise<GroupRow | null> {
+  const res = await q.query(
+    `SELECT ${COLUMNS(today)} FROM key_groups g WHERE g.id = $1 AND g.wallet_id = $2 AND g.deleted_at IS NULL${forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, walletId],
+  );
+  return res.rows[0] ? rowFrom(res.rows[0]) : null;
+}
+
+async function render(deps: GroupDeps, rows: GroupRow[], now: Date): Promise<KeyGroupRecord[]> {
+  const usage = await groupUsage(
+    deps.db,
+    rows.map((g) => g.id),
+    now,
+  );
+  return rows.map((g) => record(g, usage.get(g.id)));
+}
+
+/** The wallet's groups (a teacher's only), oldest first, with their keys' use today and this month. */
+export async function listGroups(deps: GroupDeps, walletId: string, scope: GroupScope = null): Promise<KeyGroupRecord[]> {
+  const now = deps.clock.now();
+  const res = await deps.db.query(
+    `SELECT ${COLUMNS(koreanDate(now))} FROM key_groups g WHERE g.wallet_id = $1 AND g.deleted_at IS NULL ORDER BY g.created_at, g.seq`,
+    [walletId],
+  );
+  return render(
+    deps,
+    res.rows.map(rowFrom).filter((g) => inScope(scope, g.id)),
+    now,
+  );
+}
+
+export async function getGroup(deps: GroupDeps, walletId: string, id: string, scope: GroupScope = null): Promise<KeyGroupRecord> {
+  const now = deps.clock.now();
+  const g = inScope(scope, id) ? await findGroup(deps.db, walletId, id, koreanDate(now)) : null;
+  if (!g) throw groupNotFound(id);
+  return (await render(deps, [g], now))[0];
+}
+
+export async function createGroup(
+  deps: GroupDeps,
+  walletId: string,
+  input: GroupInput & { name: string },
+  actor: Actor,
+): Promise<KeyGroupRecord> {
+  const now = deps.clock.now();
+  const g = await deps.db.transaction(async (tx) => {
+    const res = await tx.query(
+      `INSERT INTO key_groups AS g (id, wallet_id, name, monthly_limit_credits, daily_limit_credits, created_at)
+       VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6::timestamptz) RETURNING ${COLUMNS(koreanDate(now))}`,
+      [newGroupId(), walletId, input.name, input.monthlyLimitCredits ?? null, input.dailyLimitCredits ?? null, now.toISOString()],
+    );
+    const made = rowFrom(res.rows[0]);
+    await recordAudit(tx, actor, { walletId, action: 'key_group.created', targetId: made.id, before: null, after: groupState(made) }, now);
+    return made;
+  });
+  return record(g, undefined);
+}
+
+/** Changes name or limits (only the fields sent); announced, so every process's next call of its keys counts it. */
+export async function patchGroup(
+  deps: GroupDeps,
+  walletId: string,
+  id: string,
+  input: GroupInput,
+  actor: Actor,
+  scope: GroupScope = null,
+): Promise<KeyGroupRecord> {
+  const now = deps.clock.now();
+  const today = koreanDate(now);
+  const g = await deps.db.transaction(async (tx) => {
+    const current = inScope(scope, id) ? await findGroup(tx, walletId, id, today, true) : null;
+    if (!current) throw groupNotFound(id);
+    const monthly = input.monthlyLimitCredits !== undefined ? input.monthlyLimitCredits : current.monthly;
+    const daily = input.dailyLimitCredits !== undefined ? input.dailyLimitCredits : current.daily;
+    checkLimits(monthly, daily);
+    const res = await tx.query(
+      `UPDATE key_groups g SET name = $2, monthly_limit_credits = $3::bigint, daily_limit_credits = $4::bigint
+        WHERE g.id = $1 RETURNING ${COLUMNS(today)}`,
+      [id, input.name ?? current.name, monthly, daily],
+    );
+    const changed = rowFrom(res.rows[0]);
+    const diff = changedFields(groupState(current), groupState(changed));
+    if (Object.keys(diff.after).length === 0) return changed;
+    await recordAudit(tx, actor, { walletId, action: 'key_group.changed', targetId: id, ...diff }, now);
+    await deps.keys.announce([`wallet:${walletId}`], tx);
+    return changed;
+  });
+  return (await render(deps, [g], now))[0];
+}
+
+/** Deletes a group without active keys; 409 naming how many keys it still has otherwise. */
+export async function deleteGroup(deps: GroupDeps, walletId: string, id: string, actor: Actor, scope: GroupScope = null): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    const current = inScope(scope, id) ? await findGroup(tx, walletId, id, koreanDate(now), true) : null;
+    if (!current) throw groupNotFound(id);
+    if (current.keyCount > 0) {
+      throw errors.conflict(
+        `Key group '${current.name}' still has ${current.keyCount} active key${current.keyCount === 1 ? '' : 's'}: ` +
+          `move them to another group or out of any (PATCH /v1/keys/{id} with group_id), or close them, then delete the group.`,
+        { key_count: current.keyCount },
+      );
+    }
+    // Closed keys keep their group id: their past use stays the group's in the usage pages.
+    await tx.query(`UPDATE key_groups SET deleted_at = $2::timestamptz WHERE id = $1`, [id, now.toISOString()]);
+    await recordAudit(tx, actor, { walletId, action: 'key_group.deleted', targetId: id, before: groupState(current), after: null }, now);
+    await deps.keys.announce([`wallet:${walletId}`], tx);
+  });
+}

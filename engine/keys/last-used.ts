@@ -1,0 +1,44 @@
+// last_used_at, written in batches: authenticate() notes the instant in memory and a timer writes all pending
+// instants in one UPDATE every `flushMs`; stop() writes what is left. Records merge `pending` so they show a use
+// at once.
+import type { Db } from '../db/db.ts';
+
+export class LastUsedBatch {
+  private readonly pendingUse = new Map<string, Date>();
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly db: Db,
+    flushMs: number,
+  ) {
+    this.timer = setInterval(() => {
+      this.flush().catch(() => undefined);
+    }, flushMs);
+    this.timer.unref?.();
+  }
+
+  note(keyId: string, at: Date): void {
+    this.pendingUse.set(keyId, at);
+  }
+
+  pending(keyId: string): Date | undefined {
+    return this.pendingUse.get(keyId);
+  }
+
+  async flush(): Promise<void> {
+    if (this.pendingUse.size === 0) return;
+    const batch = [...this.pendingUse.entries()].map(([id, at]) => ({ id, at: at.toISOString() }));
+    this.pendingUse.clear();
+    await this.db.query(
+      `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, u.at), u.at)
+         FROM jsonb_to_recordset($1::jsonb) AS u(id text, at timestamptz)
+        WHERE api_keys.id = u.id`,
+      [JSON.stringify(batch)],
+    );
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush().catch(() => undefined);
+  }
+}

@@ -1,0 +1,62 @@
+// Key groups in a batch: the caps of the groups whose keys' reserves carry one, locked after the keys' counters
+// (group id order, so batches of every process lock them alike), and linked to the key standings.
+//
+// A linked standing adds every change the Book makes to a key's figures (a hold taken, finished, trimmed; a
+// charge) to its group's as well, so the Book keeps a group current through the batch with no code of its own:
+// policy.ts's update sites stay the key's. The group's other keys get a standing too (their own figures unused),
+// so a finish of one of their reservations in the batch moves the group's figures as a fresh read would.
+import type { Queryable } from '../db/db.ts';
+import type { KeyStanding } from './policy.ts';
+import type { GroupCap, KeyCap } from './types.ts';
+
+interface GroupFigures {
+  groupId: string;
+  limitNano: bigint | null;
+  usedNano: bigint;
+  heldNano: bigint;
+}
+
+/** A key's standing whose changes its group's figures follow. */
+class LinkedStanding implements KeyStanding {
+  #used: bigint;
+  #held: bigint;
+  constructor(
+    used: bigint,
+    held: bigint,
+    readonly group: GroupFigures,
+  ) {
+    this.#used = used;
+    this.#held = held;
+  }
+  get usedNano(): bigint {
+    return this.#used;
+  }
+  set usedNano(v: bigint) {
+    this.group.usedNano += v - this.#used;
+    this.#used = v;
+  }
+  get heldNano(): bigint {
+    return this.#held;
+  }
+  set heldNano(v: bigint) {
+    this.group.heldNano += v - this.#held;
+    this.#held = v;
+  }
+}
+
+/**
+ * Locks the groups of the batch's capped keys and links them into `standings` (key id → standing, read by
+ * lockKeyCaps under the keys' locks): each group's keys then carry its figures.
+ */
+export async function linkGroupCaps(tx: Queryable, caps: ReadonlyMap<string, KeyCap>, standings: Map<string, KeyStanding>): Promise<void> {
+  const groups = new Map<string, GroupCap>();
+  for (const cap of caps.values()) if (cap.group && !groups.has(cap.group.groupId)) groups.set(cap.group.groupId, cap.group);
+  for (const groupId of [...groups.keys()].sort()) {
+    const read = await groups.get(groupId)!.lock(tx);
+    const figures: GroupFigures = { groupId, limitNano: read.limitNano, usedNano: read.usedNano, heldNano: read.heldNano };
+    for (const keyId of read.keyIds) {
+      const own = standings.get(keyId);
+      standings.set(keyId, new LinkedStanding(own?.usedNano ?? 0n, own?.heldNano ?? 0n, figures));
+    }
+  }
+}
