@@ -87,8 +87,8 @@ function pgTextArray(v: string[] | string): string[] {
 }
 
 /** What the group's daily limit leaves of the Korean day of `now` (0 once used up). */
-export async function groupDayLeftNano(q: Queryable, group: KeyGroupContext, now: Date): Promise<bigint> {
-  const left = (group.dailyLimitNano ?? 0n) - (await groupUsage(q, [group.id], now)).get(group.id)!.dayNano;
+export async function groupDayLeftNano(q: Queryable, group: KeyGroupContext, now: Date, heldNano: bigint): Promise<bigint> {
+  const left = (group.dailyLimitNano ?? 0n) - (await groupUsage(q, [group.id], now)).get(group.id)!.dayNano - heldNano;
   return left > 0n ? left : 0n;
 }
 
@@ -96,13 +96,14 @@ export async function groupDayLeftNano(q: Queryable, group: KeyGroupContext, now
  * The group's daily limit blocks once its keys' use today has reached it, as a key's own daily limit does
  * (the spec's approximate accounting): read each call, so another process's answer is seen.
  */
-export async function checkGroupDay(q: Queryable, group: KeyGroupContext, now: Date): Promise<void> {
+export async function checkGroupDay(q: Queryable, group: KeyGroupContext, now: Date, heldNano: bigint): Promise<void> {
   if (group.dailyLimitNano == null) return;
   const used = (await groupUsage(q, [group.id], now)).get(group.id)!.dayNano;
-  if (used < group.dailyLimitNano) return;
+  if (used + heldNano < group.dailyLimitNano) return;
+  const held = heldNano > 0n ? `, ${usedCredits(heldNano)} held by calls in progress` : '';
   throw errors.keyLimit(
     `This key's group '${group.name}' reached its daily limit of ${nanoToCreditsFloor(group.dailyLimitNano)} credits ` +
-      `(${usedCredits(used)} used today by its keys). It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
+      `(${usedCredits(used)} used today by its keys${held}). It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
       `raising the group's daily limit lifts it at once.`,
     nextKoreanMidnight(now).getTime() - now.getTime(),
   );

@@ -6,8 +6,9 @@
 //   the limit together. The authoritative check runs in the reservation's own transaction under a lock on
 //   the key's month row (monthlyCap, handed to the ledger's reserve), so it holds across processes;
 //   checkQuota's monthly check is a cheap early refusal on finished use alone.
-// - The daily limit blocks once the day's use has already reached the limit (used >= limit), so the last
-//   call, and calls sent at the same moment, may pass it; the overshoot counts as usage.
+// - The daily limit blocks once the day's use, with what this process's calls in flight hold, has reached the
+//   limit, so the last call, and calls sent at the same moment to other processes, may pass it; the overshoot
+//   counts as usage.
 // - Both refusals are 429 `key_limit_exceeded`; the message says which limit and when it reopens
 //   (00:00 Korean time next day / on the first of next month). The monthly one also says that a lower
 //   max_tokens lowers what the call may use, since that largest amount is what is checked. The spec names
@@ -31,6 +32,17 @@ interface KeyUse {
 }
 
 export type { KeyUsage };
+
+/**
+ * What this process's calls in flight hold against a key's and its group's daily limits: counted with the day's
+ * use, so calls sent together on one process cannot each take the whole day (money/day-holds.ts keeps it).
+ */
+export interface DayHeld {
+  keyNano: bigint;
+  groupNano: bigint;
+}
+
+const NOTHING_HELD: DayHeld = { keyNano: 0n, groupNano: 0n };
 
 /** The GET /v1/key answer (object `key`). */
 interface KeyStatus {
@@ -81,7 +93,7 @@ export interface QuotaService {
    * with a daily limit reads its use; a key with only a monthly limit reads this process's figure (use-cache.ts),
    * kept by `noteUse`.
    */
-  checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date): Promise<void>;
+  checkQuota(auth: AuthContext, maxCostNano: bigint, now: Date, dayHeld?: DayHeld): Promise<void>;
   /** Whether the key's check reads this process's figure (a monthly limit and no daily one): only its charges are noted. */
   readsFigure(auth: AuthContext): boolean;
   /** Taken when a call's charge is handed over, for `noteUse`. */
@@ -89,7 +101,7 @@ export interface QuotaService {
   /** A charge of the key committed: its use counts in this process's next checks without a read. */
   noteUse(keyId: string, chargedNano: bigint, finishedAt: Date, token: UseToken): void;
   /** What the key's daily limit leaves of the Korean day of `now` (0 once used up), or null when the key has none. */
-  dayLeftNano(auth: AuthContext, now: Date): Promise<bigint | null>;
+  dayLeftNano(auth: AuthContext, now: Date, dayHeld?: DayHeld): Promise<bigint | null>;
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
   monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
   /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
@@ -244,8 +256,8 @@ export function createQuotaService(db: Db): QuotaService {
     usage: (keyIds, now, q = db) => usage(q, keyIds, now),
     monthlyLimitError,
 
-    async checkQuota(auth, maxCostNano, now) {
-      if (auth.group?.dailyLimitNano != null) await checkGroupDay(db, auth.group, now);
+    async checkQuota(auth, maxCostNano, now, dayHeld = NOTHING_HELD) {
+      if (auth.group?.dailyLimitNano != null) await checkGroupDay(db, auth.group, now, dayHeld.groupNano);
       if (auth.monthlyLimitNano == null && auth.dailyLimitNano == null) return;
       // A daily limit is read from the database: a call sent after another process's answer showed the day used
       // up must see it. The monthly check alone is an early refusal (the key's leases and holds are what keep
@@ -254,20 +266,21 @@ export function createQuotaService(db: Db): QuotaService {
       if (auth.monthlyLimitNano != null && u.monthNano + maxCostNano > auth.monthlyLimitNano) {
         throw monthlyLimitError(auth, maxCostNano, u.monthNano, 0n, now);
       }
-      if (auth.dailyLimitNano != null && u.dayNano >= auth.dailyLimitNano) {
+      if (auth.dailyLimitNano != null && u.dayNano + dayHeld.keyNano >= auth.dailyLimitNano) {
         const limit = credits(auth.dailyLimitNano);
+        const held = dayHeld.keyNano > 0n ? `, ${usedCredits(dayHeld.keyNano)} held by its calls in progress` : '';
         throw errors.keyLimit(
-          `This key reached its daily limit of ${limit} credits (${usedCredits(u.dayNano)} used today). ` +
+          `This key reached its daily limit of ${limit} credits (${usedCredits(u.dayNano)} used today${held}). ` +
             `It reopens at ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); raising the key's daily limit lifts it at once.`,
           nextKoreanMidnight(now).getTime() - now.getTime(),
         );
       }
     },
 
-    async dayLeftNano(auth, now) {
-      const groupLeft = auth.group?.dailyLimitNano != null ? await groupDayLeftNano(db, auth.group, now) : null;
+    async dayLeftNano(auth, now, dayHeld = NOTHING_HELD) {
+      const groupLeft = auth.group?.dailyLimitNano != null ? await groupDayLeftNano(db, auth.group, now, dayHeld.groupNano) : null;
       if (auth.dailyLimitNano == null) return groupLeft;
-      const left = auth.dailyLimitNano - (await one(auth.keyId, now)).dayNano;
+      const left = auth.dailyLimitNano - (await one(auth.keyId, now)).dayNano - dayHeld.keyNano;
       const keyLeft = left > 0n ? left : 0n;
       return groupLeft !== null && groupLeft < keyLeft ? groupLeft : keyLeft;
     },

@@ -6,10 +6,11 @@ import { errors } from '../core/errors.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { Db } from '../db/db.ts';
-import type { AuthContext, KeyService } from '../keys/index.ts';
+import type { AuthContext, DayHeld, KeyService } from '../keys/index.ts';
 import type { Caller, Hold } from './accounts.ts';
 import { readHeldByKey } from './batch-sql.ts';
 import type { ChargeWriter } from './charge-writer.ts';
+import type { DayHolds } from './day-holds.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
 import { readLeasedByLot, spendableOf } from './spendable.ts';
@@ -28,6 +29,8 @@ export interface LedgerHold extends Hold {
   reservation?: Reservation;
   /** Admitted on this process's budget lease instead of its own reservation. */
   leased?: LeaseHold;
+  /** Lets go what the call holds against its key's and group's days in this process (day-holds.ts). */
+  letGoOfDay: () => void;
 }
 
 /** What a call asks to be admitted for. */
@@ -64,10 +67,23 @@ type Leases = NonNullable<WalletAccountsDeps['leases']>;
  * reservation's transaction, with the key's calls in flight counted and the key's month row locked, so calls
  * sent at once (to any process) cannot pass the limit together.
  */
-export async function admit(deps: WalletAccountsDeps, a: Admission): Promise<LedgerHold> {
+export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
   await refuseWhileChargesWait(deps);
+  // Counted before the first wait, so a call sent beside it sees it. A video job's hold ends in its worker, maybe
+  // on another process: its use is counted once it is charged, as finished calls are.
+  const others = dayHolds.of(a.auth);
+  const letGoOfDay = a.model.kind === 'video' ? () => undefined : dayHolds.add(a.auth, a.amountNano);
+  try {
+    return await admitCounted(deps, a, others, letGoOfDay);
+  } catch (e) {
+    letGoOfDay();
+    throw e;
+  }
+}
+
+async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayHeld, letGoOfDay: () => void): Promise<LedgerHold> {
   const now = deps.clock.now();
-  await deps.keys.quota.checkQuota(a.auth, a.amountNano, now);
+  await deps.keys.quota.checkQuota(a.auth, a.amountNano, now, others);
   const cap = deps.keys.quota.monthlyCap(a.auth, now) ?? undefined;
   // A key with a monthly limit is admitted on a lease of its own allowance (a reservation carrying its key and
   // cap, so the cap counts it in every process). A daily limit needs nothing more: a call's use is committed
@@ -77,9 +93,9 @@ export async function admit(deps: WalletAccountsDeps, a: Admission): Promise<Led
   const leases = deps.leases?.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
   const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
   const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
-  if (leased) return { callId: a.callId, amountNano: a.amountNano, leased };
+  if (leased) return { callId: a.callId, amountNano: a.amountNano, leased, letGoOfDay };
   const result = await reserveOwn(deps, a, cap, leaseKey);
-  if (result.ok) return { callId: a.callId, amountNano: a.amountNano, reservation: result.reservation };
+  if (result.ok) return { callId: a.callId, amountNano: a.amountNano, reservation: result.reservation, letGoOfDay };
   if (result.reason === 'key_limit')
     throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now, result.group);
   if (result.reason === 'not_in_plan') return notInPlan(deps, a.caller.walletId, a.model);

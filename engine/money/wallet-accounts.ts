@@ -7,6 +7,7 @@ import type { Accounts, Caller, ChargeRows, Headers } from './accounts.ts';
 import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from './admission.ts';
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
+import { DayHolds } from './day-holds.ts';
 import type { Reservation } from './ledger.ts';
 
 const quietLog = { error: () => {} };
@@ -42,6 +43,7 @@ class AuthenticatedCaller implements Caller {
 
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
+  const dayHolds = new DayHolds();
   const authOf = (caller: Caller): AuthContext => {
     const auth = AuthenticatedCaller.authOf(caller);
     if (!auth) throw errors.unavailable('The caller was not authenticated by this gateway.');
@@ -77,7 +79,8 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return new AuthenticatedCaller(auth);
     },
 
-    admit: (caller, model, amountNano, callId, advice) => admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }),
+    admit: (caller, model, amountNano, callId, advice) =>
+      admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds),
 
     async room(caller, model) {
       const auth = authOf(caller);
@@ -88,11 +91,14 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
         const keyRoom = (await keyAllowance(deps, auth.keyId, cap).roomNano()) + (book?.unheld(caller.walletId, auth.keyId) ?? 0n);
         if (keyRoom < room) room = keyRoom;
       }
-      const dayLeft = await keys.quota.dayLeftNano(auth, clock.now());
+      const dayLeft = await keys.quota.dayLeftNano(auth, clock.now(), dayHolds.of(auth));
       return dayLeft !== null && dayLeft < room ? dayLeft : room;
     },
 
-    dayLeft: (caller) => keys.quota.dayLeftNano(authOf(caller), clock.now()),
+    dayLeft: (caller) => {
+      const auth = authOf(caller);
+      return keys.quota.dayLeftNano(auth, clock.now(), dayHolds.of(auth));
+    },
 
     settle(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;
@@ -108,6 +114,8 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
             () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)),
             () => ({ callId: h.callId, kind: 'settle', reservationId: h.reservation!.id, costNano, rows: ladder.current }),
           );
+      // Its hold on the day counts until its use does: once the charge is committed (or given up).
+      void charge.done.then(h.letGoOfDay);
       if (use === null) return charge;
       // Before the answer's end (which waits on the same commit): the key's next call sees this use.
       charge.committed.then(
@@ -119,6 +127,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
 
     async release(hold) {
       const h = hold as LedgerHold;
+      h.letGoOfDay();
       if (h.leased) deps.leases!.book.release(h.leased);
       else await ledger.release(h.reservation!);
     },
