@@ -41,23 +41,26 @@ class AuthenticatedCaller implements Caller {
   }
 }
 
+const authOf = (caller: Caller): AuthContext => {
+  const auth = AuthenticatedCaller.authOf(caller);
+  if (!auth) throw errors.unavailable('The caller was not authenticated by this gateway.');
+  return auth;
+};
+
+/**
+ * The charge rows a settle writes: the key's quota count, then the call's own (its usage record); with fewer when
+ * the database refuses them for good (charge-first.ts).
+ */
+function ladderOf(deps: WalletAccountsDeps, callId: string, keyId: string, finishedAt: Date, rows: ChargeRows = []): ChargeRowLadder {
+  const quota = chargeRow(deps.keys.quota.useWriter, { keyId, finishedAt });
+  return new ChargeRowLadder([[quota, ...rows], [quota], undefined], deps.log ?? quietLog, callId);
+}
+
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
   const dayHolds = new DayHolds();
-  const authOf = (caller: Caller): AuthContext => {
-    const auth = AuthenticatedCaller.authOf(caller);
-    if (!auth) throw errors.unavailable('The caller was not authenticated by this gateway.');
-    return auth;
-  };
-
-  /**
-   * The charge rows a settle writes: the key's quota count, then the call's own (its usage record); with fewer
-   * when the database refuses them for good (charge-first.ts).
-   */
-  const chargeRowLadder = (callId: string, keyId: string, finishedAt: Date, rows: ChargeRows = []): ChargeRowLadder => {
-    const quota = chargeRow(keys.quota.useWriter, { keyId, finishedAt });
-    return new ChargeRowLadder([[quota, ...rows], [quota], undefined], deps.log ?? quietLog, callId);
-  };
+  const chargeRowLadder = (callId: string, keyId: string, finishedAt: Date, rows?: ChargeRows) =>
+    ladderOf(deps, callId, keyId, finishedAt, rows);
 
   /**
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
