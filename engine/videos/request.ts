@@ -43,9 +43,9 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: Vi
   let size: string;
   if (has(body, 'size')) {
     const s = body.size;
-    const known = typeof s === 'string' ? table.sizes[s] : undefined;
+    const known = typeof s === 'string' && Object.hasOwn(table.sizes, s) ? table.sizes[s] : undefined;
     if (!known) {
-      throw errors.invalidRequest(`size '${String(s)}' is not offered. Send one of ${Object.keys(table.sizes).join(', ')}.`, 'size');
+      throw errors.invalidRequest(`size '${shown(s)}' is not offered. Send one of ${Object.keys(table.sizes).join(', ')}.`, 'size');
     }
     resolution = known.resolution;
     aspectRatio = known.aspect_ratio;
@@ -88,7 +88,7 @@ function pick(body: JsonObject, name: string, allowed: readonly string[], fallba
   if (!has(body, name)) return fallback;
   const v = body[name];
   if (typeof v !== 'string' || !allowed.includes(v)) {
-    throw errors.invalidRequest(`${name} '${String(v)}' is not offered. Send one of ${allowed.join(', ')}.`, name);
+    throw errors.invalidRequest(`${name} '${shown(v)}' is not offered. Send one of ${allowed.join(', ')}.`, name);
   }
   return v;
 }
@@ -165,3 +165,6 @@ export function vendorBody(model: string, r: VideoRequest): JsonObject {
     generate_audio: r.generateAudio,
   };
 }
+
+/** A value a client sent, as a refusal quotes it: an object may carry a `toString` that String() would call. */
+const shown = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? typeof v));

@@ -122,7 +122,7 @@ it('answers and streams over HTTP/2, charged from the usage, with concurrent str
   const charged = BigInt(response.headers.get('x-service-charged-nano')!);
   expect(charged).toBeGreaterThan(0n);
 
-  const before = await credits();
+  const before = await settled(); // a call's hold is told to the views within 250 ms of its end
   holdStreamsFor = STREAMS;
   const texts = await Promise.all(
     Array.from({ length: STREAMS }, async () => {

@@ -107,6 +107,13 @@ describe('lifecycle', () => {
     expect(bytes.subarray(4, 8).toString()).toBe('ftyp');
   });
 
+  // Found by the fuzzer: an object with its own `toString`, or a size named like an object's built-in member.
+  it.each([{ toString: 0 }, 'toString', '__proto__'])('a size of %j is a 400 naming size, never a 5xx', async (size) => {
+    const { res, json } = await create(t, { model: 'video-d-1', prompt: 'a cat', seconds: 1, size });
+    expect(res.status).toBe(400);
+    expect(json.error.param).toBe('size');
+  });
+
   it('content redirects to a short-lived signed address that needs no key; a forged token is refused', async () => {
     const { json } = await create(t, { model: 'video-d-1', prompt: 'a cat', seconds: 1, size: '854x480' });
     await waitFinished(t, json.id);
