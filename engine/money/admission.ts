@@ -87,8 +87,8 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
   const cap = deps.keys.quota.monthlyCap(a.auth, now) ?? undefined;
   // A key with a monthly limit is admitted on a lease of its own allowance (a reservation carrying its key and
   // cap, so the cap counts it in every process). A daily limit needs nothing more: a call's use is committed
-  // before its answer ends, so the next call sees it. A video job holds per call: its hold outlives the process
-  // by its durable reference.
+  // before its answer ends, so the next call sees it, and this process's calls in flight are counted (above). A
+  // video job holds per call: its hold outlives the process by its durable reference.
   // A grouped key reserves per call: a lease sized by the key's allowance would not know its group's.
   const leases = deps.leases?.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
   const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
