@@ -1,2 +1,3 @@
 import type { BuildOptions } from 'esbuild';
+export declare const buildOptions: (root: string, entry: string, outfile: string) => BuildOptions;
 export declare const gatewayBuildOptions: (root: string, outfile: string) => BuildOptions;

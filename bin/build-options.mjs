@@ -1,10 +1,10 @@
-// How `npm start` builds the gateway into one file (bin/start.mjs), shared with the test that checks what the
-// built file loads at start (test/ops/start-imports.test.ts).
+// How the gateway and its command line are built into dist/ (bin/build.mjs), shared with the test that checks what
+// the built gateway loads at start (test/ops/start-imports.test.ts).
 import { join } from 'node:path';
 
-/** esbuild options: one ESM file for Node 20, packages left in node_modules. */
-export const gatewayBuildOptions = (root, outfile) => ({
-  entryPoints: [join(root, 'engine', 'main.ts')],
+/** esbuild options: `entry` (a path under root) as one ESM file for Node 20, packages left in node_modules. */
+export const buildOptions = (root, entry, outfile) => ({
+  entryPoints: [join(root, entry)],
   bundle: true,
   packages: 'external',
   platform: 'node',
@@ -13,3 +13,6 @@ export const gatewayBuildOptions = (root, outfile) => ({
   outfile,
   logLevel: 'warning',
 });
+
+/** The gateway's build (`npm start`). */
+export const gatewayBuildOptions = (root, outfile) => buildOptions(root, 'engine/main.ts', outfile);

@@ -1,16 +1,6 @@
 #!/usr/bin/env node
-// `npx gateway …` runs the TypeScript CLI through tsx, so there is no build step.
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+// `npx gateway …`: the command line built into dist/ (bin/build.mjs), run in this process.
+import { pathToFileURL } from 'node:url';
+import { built } from './build.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const result = spawnSync(
-  process.execPath,
-  ['--import', import.meta.resolve('tsx'), join(root, 'engine', 'cli', 'cli.ts'), ...process.argv.slice(2)],
-  {
-    cwd: process.cwd(),
-    stdio: 'inherit',
-  },
-);
-process.exit(result.status ?? 1);
+await import(pathToFileURL(await built('cli')).href);
