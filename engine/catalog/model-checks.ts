@@ -49,7 +49,7 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
   }
   if (m.kind === 'image' && p.image_reservation === undefined) out.push(`${at(['pricing'])}: image model without image_reservation`);
   if (p.image_charge !== undefined && p.image_reservation !== undefined) {
-    const factor = cfg.billing.vendor_d_image_reservation_factor;
+    const factor = cfg.billing.image_reservation_factor;
     const expected = Math.round(p.image_charge * factor * 1e9);
     if (Math.round(p.image_reservation * 1e9) !== expected) {
       out.push(

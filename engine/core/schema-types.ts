@@ -71,7 +71,11 @@ export type BillingFile = {
     flush_ms?: number;
   };
   server_tools: Record<string, number>;
-  vendor_d_image_reservation_factor: number;
+  /**
+   * The hold of an image model priced per image (image_charge) is this factor times its price
+   * (image_reservation).
+   */
+  image_reservation_factor: number;
   /** How the most a text call can cost is bounded: what the hold covers before the vendor call. */
   reservation: {
     /** Most answers one call may ask for; more is a 400. */
