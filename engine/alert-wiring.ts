@@ -13,8 +13,8 @@ import type { FinishedVideo } from './videos/finished-video.ts';
 export function watchedForAlerts(alerts: Alerts, accounts: Accounts): Accounts {
   return {
     ...accounts,
-    settle(caller, hold, costNano, rows) {
-      const charge = accounts.settle(caller, hold, costNano, rows);
+    charge(caller, hold, costNano, rows) {
+      const charge = accounts.charge(caller, hold, costNano, rows);
       charge.committed.then(
         () => alerts.watcher.charged(caller.walletId, caller.keyId),
         () => undefined,

@@ -66,7 +66,7 @@ export class Settlement {
       return 0n;
     }
     const cost = deps.costOf(usage);
-    const charge = deps.accounts.settle(this.caller, hold, cost, deps.chargeRowsOf?.(usage));
+    const charge = deps.accounts.charge(this.caller, hold, cost, deps.chargeRowsOf?.(usage));
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.commitWaitMs)));
     try {

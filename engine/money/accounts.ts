@@ -50,7 +50,7 @@ export interface Accounts {
    * and written by the charge writer until it lands: `committed` says when (the answer's last byte waits for
    * it). Never throws.
    */
-  settle(caller: Caller, hold: Hold, costNano: bigint, rows?: ChargeRows): Charge;
+  charge(caller: Caller, hold: Hold, costNano: bigint, rows?: ChargeRows): Charge;
   /** Gives the whole hold back: the call failed. */
   release(hold: Hold): Promise<void>;
 
@@ -63,7 +63,7 @@ export interface Accounts {
    * Charges the cost (the rest goes back) and counts it on the quotas of the key that made the hold, on the
    * Korean day it finishes. Idempotent: a second settle of the same reference charges nothing more.
    */
-  settleDetached(holdRef: string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint>;
+  chargeDetached(holdRef: string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint>;
   /** Gives the whole hold back. Idempotent. */
   releaseDetached(holdRef: string): Promise<void>;
 }

@@ -160,7 +160,7 @@ export class BudgetLeases {
    * and handed to the writer, which writes it until it lands. Out of what the lease holds for no other call (the
    * normal case: a call costs at most what it held) the charge is the cost; past it, see chargePastLease.
    */
-  settle(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
+  charge(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
     const cost = costNano < 0n ? 0n : costNano;

@@ -66,7 +66,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
    * same transaction: a crash cannot leave money charged and the quota uncounted.
    */
-  async function settleAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint> {
+  async function chargeAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint> {
     const finishedAt = clock.now();
     const ladder = chargeRowLadder(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, rows);
     const use = keys.quota.useToken(keyId);
@@ -103,7 +103,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return keys.quota.dayLeftNano(auth, clock.now(), dayHolds.of(auth));
     },
 
-    settle(caller, hold, costNano, rows): Charge {
+    charge(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;
       // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
@@ -111,7 +111,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       // Only a key whose check reads this process's figure has its charge noted there.
       const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased
-        ? deps.leases!.book.settle(h.leased, costNano, h.callId, ladder)
+        ? deps.leases!.book.charge(h.leased, costNano, h.callId, ladder)
         : deps.writer.submit(
             h.callId,
             () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)),
@@ -145,7 +145,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return ledger.extend(holdRef, expiresAt);
     },
 
-    settleDetached: (holdRef, keyId, costNano, rows) => settleAndCount(holdRef, keyId, costNano, rows),
+    chargeDetached: (holdRef, keyId, costNano, rows) => chargeAndCount(holdRef, keyId, costNano, rows),
 
     async releaseDetached(holdRef) {
       await ledger.release(holdRef);

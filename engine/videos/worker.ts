@@ -327,7 +327,7 @@ export class VideoWorker {
     const span = jobSettleSpan(this.deps.telemetry, job, o);
     let charged = 0n;
     if (o.costNano > 0n)
-      charged = await accounts.settleDetached(
+      charged = await accounts.chargeDetached(
         job.holdRef,
         job.keyId,
         o.costNano,

@@ -66,7 +66,7 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
       // The other process admits one call of 100 M on a lease of the key's allowance (half the room: 500 M) and
       // charges it 10 M: its idle lease holds 490 M of the key's month.
       const first = await otherAccounts.admit(otherCaller, model, 100n * M, 'other-call');
-      await otherAccounts.settle(otherCaller, first, 10n * M).committed;
+      await otherAccounts.charge(otherCaller, first, 10n * M).committed;
       await otherBook.flushed();
       const leased = await getDb().query<{ n: string }>(
         `SELECT coalesce(sum(amount_nano), 0)::text AS n FROM reservations WHERE call_id LIKE 'lease:%' AND state = 'held'`,
@@ -80,7 +80,7 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
       );
       expect(big, 'refused while no call of the key was in progress').toMatchObject({ status: 200 });
       expect(asks).toBeGreaterThan(0);
-      await hereAccounts.settle(caller, big.hold!, 600n * M).committed;
+      await hereAccounts.charge(caller, big.hold!, 600n * M).committed;
       await hereBook.flushed();
       await otherBook.returnWallet(w.id);
       await hereBook.returnWallet(w.id);

@@ -63,7 +63,7 @@ describeEachDatabase('a lease given back while a call on it runs', (getDb: () =>
         if (r.ok) await ledger.settle(r.reservation, usable);
       }
       // The long call ends: it is charged what it cost, out of the hold that was kept for it.
-      expect(await book.settle(h!, COST, 'long-call').committed).toBe(COST);
+      expect(await book.charge(h!, COST, 'long-call').committed).toBe(COST);
       await book.flushed();
     } finally {
       await book.close(5_000);

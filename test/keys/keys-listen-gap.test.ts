@@ -110,7 +110,7 @@ describe.skipIf(!postgresAvailability.ok)('a LISTEN reconnect gives the budget l
       const w = await ledger.createWallet({ credits: 10_000 });
       const hold = await leases.book.holdOrWait(w.id, 'b', 100_000n);
       expect(hold, 'the call was not leased').not.toBeNull();
-      await leases.book.settle(hold!, 40_000n, 'gap-draw').committed;
+      await leases.book.charge(hold!, 40_000n, 'gap-draw').committed;
       expect((await ledger.balance(w.id)).reservedNano).toBeGreaterThan(0n); // the lease stays held
 
       await dropListener(pgServer.db, appName);

@@ -91,7 +91,7 @@ describeEachDatabase('charge first, charge rows second', (getDb: () => Db) => {
         s.log,
         'leased-1',
       );
-      expect(await book.settle(h!, 7_000n, 'leased-1', rows).committed).toBe(7_000n);
+      expect(await book.charge(h!, 7_000n, 'leased-1', rows).committed).toBe(7_000n);
       await book.flushed();
     } finally {
       await book.close(5_000);

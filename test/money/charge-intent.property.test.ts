@@ -90,7 +90,7 @@ describe('the charge intent on a lease', () => {
                 if (h) holds.push({ id, h, plan });
               }
               const charges = holds.map(({ id, h, plan }) => {
-                const c = book.settle(h, BigInt(plan.costUnits) * UNIT, id);
+                const c = book.charge(h, BigInt(plan.costUnits) * UNIT, id);
                 expect(figuresOk(h), `lease figures after settling ${id}`).toBe(true);
                 return c;
               });

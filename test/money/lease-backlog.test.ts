@@ -36,7 +36,7 @@ describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) =
         throw new Error('no lease was granted');
       };
       const waiting = [];
-      for (let i = 0; i < 3; i++) waiting.push(book.settle(await hold(), 4_000n, `call-${i}`).committed);
+      for (let i = 0; i < 3; i++) waiting.push(book.charge(await hold(), 4_000n, `call-${i}`).committed);
       expect(book.stats().pendingDraws).toBe(3);
       // The fourth call is not admitted on the lease, though the lease could pay it.
       expect(book.hold(w.id, 'b', 10_000n)).toBeNull();
@@ -48,7 +48,7 @@ describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) =
       expect(book.stats().pendingDraws).toBe(0);
       const again = book.hold(w.id, 'b', 10_000n);
       expect(again).not.toBeNull();
-      expect(await book.settle(again!, 4_000n, 'call-3').committed).toBe(4_000n);
+      expect(await book.charge(again!, 4_000n, 'call-3').committed).toBe(4_000n);
       await book.flushed();
     } finally {
       open();

@@ -30,7 +30,7 @@ describeEachDatabase('a burst on a pair with no lease', (getDb: () => Db) => {
       const holds = await Promise.all(Array.from({ length: calls }, () => book.holdOrWait(w.id, 'b', 50_000n)));
       expect(holds.filter((h) => h === null)).toHaveLength(0);
       expect(book.stats()).toMatchObject({ admitted: calls, missed: 0 });
-      for (const [i, h] of holds.entries()) charged += await book.settle(h!, 40_000n, `burst-${i}`).committed;
+      for (const [i, h] of holds.entries()) charged += await book.charge(h!, 40_000n, `burst-${i}`).committed;
       await book.flushed();
     } finally {
       await book.close(5_000);

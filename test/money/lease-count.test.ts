@@ -39,7 +39,7 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
     try {
       for (let i = 0; i < 400; i++) {
         const h = await holdWhenLeased(book, w.id, 1_000n);
-        charged += await book.settle(h, 900n, `call-${i}`).committed;
+        charged += await book.charge(h, 900n, `call-${i}`).committed;
         most = Math.max(most, book.stats().open);
         await tick(); // lets a lease being granted arrive, as calls' I/O would
       }
@@ -62,7 +62,7 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
     const { ledger: slow, open } = withDrawsHeld(ledger);
     const book = new BudgetLeases(slow, systemClock, () => settings(2), quiet);
     try {
-      for (let i = 0; i < 2; i++) book.settle(await holdWhenLeased(book, w.id, 1_000n), 900n, `call-${i}`);
+      for (let i = 0; i < 2; i++) book.charge(await holdWhenLeased(book, w.id, 1_000n), 900n, `call-${i}`);
       expect(book.stats()).toMatchObject({ leases: 1, pendingDraws: 2 });
       for (let i = 0; i < 50; i++) {
         expect(book.hold(w.id, 'b', 1_000n)).toBeNull(); // the exact path serves these

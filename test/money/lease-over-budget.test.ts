@@ -45,11 +45,11 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
     // The big call's usage comes back at 1,000 units. Exact mode would charge it its own hold and what is
     // free of the first lease (170), plus the wallet's available balance (400) and what the second lease
     // holds beyond its call (320): 890.
-    const charged = await book.settle(big, 1_000n * UNIT, 'big-call').committed;
+    const charged = await book.charge(big, 1_000n * UNIT, 'big-call').committed;
     expect(charged).toBe(890n * UNIT);
     // The small calls and the second lease's call are charged in full, from what was held for them.
-    for (const [i, h] of small.entries()) expect(await book.settle(h, 10n * UNIT, `small-${i}`).committed).toBe(10n * UNIT);
-    expect(await book.settle(other, 80n * UNIT, 'other-call').committed).toBe(80n * UNIT);
+    for (const [i, h] of small.entries()) expect(await book.charge(h, 10n * UNIT, `small-${i}`).committed).toBe(10n * UNIT);
+    expect(await book.charge(other, 80n * UNIT, 'other-call').committed).toBe(80n * UNIT);
 
     await book.flushed();
     await book.returnWallet(w.id);
@@ -71,13 +71,13 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
     expect(big.lease).toBe(small.lease);
     expect(other.lease).not.toBe(big.lease);
 
-    expect(await book.settle(big, 1_000n * UNIT, 'big-call-rich').committed).toBe(1_000n * UNIT);
-    expect(await book.settle(small, 10n * UNIT, 'small-call-rich').committed).toBe(10n * UNIT);
+    expect(await book.charge(big, 1_000n * UNIT, 'big-call-rich').committed).toBe(1_000n * UNIT);
+    expect(await book.charge(small, 10n * UNIT, 'small-call-rich').committed).toBe(10n * UNIT);
     // The second lease still admits calls: nothing was asked back from it.
     const next = book.hold(w.id, 'b', 10n * UNIT);
     expect(next?.lease).toBe(other.lease);
-    expect(await book.settle(next!, 10n * UNIT, 'next-call-rich').committed).toBe(10n * UNIT);
-    expect(await book.settle(other, 180n * UNIT, 'other-call-rich').committed).toBe(180n * UNIT);
+    expect(await book.charge(next!, 10n * UNIT, 'next-call-rich').committed).toBe(10n * UNIT);
+    expect(await book.charge(other, 180n * UNIT, 'other-call-rich').committed).toBe(180n * UNIT);
 
     await book.flushed();
     await book.returnWallet(w.id);

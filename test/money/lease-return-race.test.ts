@@ -66,7 +66,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
       // The other process leases 120 units (8 calls) and spends one call of it.
       const first = await otherBook.holdOrWait(w.id, 'b', CALL);
       expect(first, 'the other process took no lease').not.toBeNull();
-      await otherBook.settle(first!, CALL, 'other-call').committed;
+      await otherBook.charge(first!, CALL, 'other-call').committed;
       await otherBook.flushed();
       // Here, calls in flight hold the rest: 103 + 17 units; this process leases nothing for a while.
       await hereBook.returnWallet(w.id);
@@ -87,7 +87,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
       await here.release(short.reservation);
       const answers = await Promise.all(waiting);
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
-      for (const a of answers) await accounts.settle(caller, a.hold!, CALL);
+      for (const a of answers) await accounts.charge(caller, a.hold!, CALL);
       await here.release(long.reservation);
       await otherBook.returnWallet(w.id);
       // Three calls charged; nothing held once the other process's lease is back.

@@ -30,11 +30,11 @@ describeEachDatabase('giving a lease back while its draws wait', (getDb: () => D
     try {
       const first = await book.holdOrWait(w.id, 'b', 100_000n);
       expect(first, 'the first call was not leased').not.toBeNull();
-      await book.settle(first!, 60_000n, 'first-draw').committed;
+      await book.charge(first!, 60_000n, 'first-draw').committed;
       await book.flushed(); // written at once, nothing having been drawn lately: the next draws wait DRAWS_WAIT_MS
       const second = await book.holdOrWait(w.id, 'b', 100_000n);
       expect(second, 'the second call was not leased').not.toBeNull();
-      const waitingDraw = book.settle(second!, 70_000n, 'waiting-draw');
+      const waitingDraw = book.charge(second!, 70_000n, 'waiting-draw');
       const granted = (await ledger.balance(w.id)).reservedNano;
       expect(granted).toBeGreaterThan(70_000n);
       const asked = Date.now();
