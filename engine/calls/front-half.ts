@@ -1,7 +1,7 @@
 // The front half of every call, a model door's or a video job's: authenticate (before the body is read, by
 // the door's onRequest hook) → read the body (bounded in depth) → prepare → hold the most it can cost. A call refused anywhere here has held and charged nothing.
 import type { FastifyRequest } from 'fastify';
-import type { Accounts, Caller, Hold } from '../money/accounts.ts';
+import type { Accounts, Caller, Hold, Room } from '../money/accounts.ts';
 import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors, GatewayError, isGatewayError } from '../core/errors.ts';
@@ -166,7 +166,13 @@ export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
     const dayLeft = await accounts.dayLeft(call.caller);
     if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.door, call.prepared.call)) return plan;
     const { door, prepared, snap, now: at, caller } = call;
-    const lowered = await lowerOutputToRoom(door, prepared.call, snap, at, () => accounts.room(caller, prepared.call.model));
+    const lowered = await lowerOutputToRoom(
+      door,
+      prepared.call,
+      snap,
+      at,
+      async () => (await accounts.room(caller, prepared.call.model)).nano,
+    );
     if (lowered && !('nothingFits' in lowered)) return loweredPlan(lowered, prepared.call.id);
     const now = clock.now();
     throw errors.keyLimit(
@@ -184,9 +190,14 @@ export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
  */
 export function doorReservationLowered(accounts: Accounts) {
   return async ({ door, prepared, snap, now, caller }: PreparedRequest, refusal: GatewayError): Promise<HoldPlan | null> => {
-    const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, () => accounts.room(caller, prepared.call.model));
+    let bound: Room['bound'] = { kind: 'wallet' };
+    const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, async () => {
+      const room = await accounts.room(caller, prepared.call.model);
+      bound = room.bound;
+      return room.nano;
+    });
     if (!lowered) return null;
-    if ('nothingFits' in lowered) throw shortestAnswerRefused(refusal, lowered.nothingFits);
+    if ('nothingFits' in lowered) throw shortestAnswerRefused(refusal, lowered.nothingFits, bound);
     return loweredPlan(lowered, prepared.call.id);
   };
 }
@@ -203,10 +214,26 @@ const loweredPlan = (lowered: FittedQuote, holdId: string): HoldPlan => ({
  * The refusal, said again for a call whose shortest answer does not fit: an output limit would not help, so the
  * client is not told to lower (or send) one, but what the call needs at least and what is left.
  */
-function shortestAnswerRefused(refusal: GatewayError, { neededNano, availableNano }: NothingFits['nothingFits']): GatewayError {
+function shortestAnswerRefused(
+  refusal: GatewayError,
+  { neededNano, availableNano }: NothingFits['nothingFits'],
+  bound: Room['bound'],
+): GatewayError {
   const keyLimit = refusal.type === 'key_limit_exceeded';
-  const left = keyLimit ? "this key's monthly limit leaves" : 'the wallet has';
-  const remedy = keyLimit ? "raise the key's monthly limit (it reopens next month)" : 'top up';
+  // A grouped key refused for its class's month: the key's own limit may have room, so naming it would mislead.
+  const group = keyLimit && bound.kind === 'group_month' ? bound.group : null;
+  const left =
+    group !== null
+      ? `the monthly limit of this key's group '${group}' leaves`
+      : keyLimit
+        ? "this key's monthly limit leaves"
+        : 'the wallet has';
+  const remedy =
+    group !== null
+      ? "raise the group's monthly limit (it reopens next month)"
+      : keyLimit
+        ? "raise the key's monthly limit (it reopens next month)"
+        : 'top up';
   return new GatewayError(
     refusal.status,
     refusal.type,

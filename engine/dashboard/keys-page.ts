@@ -46,7 +46,12 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
     title: t('nav.keys'),
     signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
     body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
-<p>${t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })}</p>
+<p data-testid="keys-intro">${
+      // A teacher makes keys on their class's page within the class's limits; the wallet's key slots are the owner's.
+      classes
+        ? t('keys.intro.classes', { active: ui.int(total) })
+        : t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })
+    }</p>
 ${canChange && !classes ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
 ${
   total === 0

@@ -56,27 +56,38 @@ SELECT (SELECT coalesce(sum(u.used_nano), 0)::text FROM api_keys k JOIN api_key_
          WHERE k.group_id = $1 AND r.state = 'held') AS held,
        (SELECT coalesce(array_agg(k.id ORDER BY k.id), '{}') FROM api_keys k WHERE k.group_id = $1) AS key_ids`;
 
+/**
+ * A group's limit now, its month's use and its keys' holds; `lock`: under a lock on the group's row, as the
+ * reserve reads it (a read without it is what a call could hold, for fitting its output: front-half.ts).
+ */
+async function readStanding(q: Queryable, groupId: string, month: string, lock: boolean): Promise<GroupStandingRead> {
+  const g = await q.query<{ monthly: string | null }>(
+    `SELECT monthly_limit_credits::text AS monthly FROM key_groups WHERE id = $1 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
+    [groupId],
+  );
+  const monthly = g.rows[0]?.monthly ?? null;
+  const r = await q.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month]);
+  const row = r.rows[0];
+  return {
+    limitNano: monthly == null ? null : BigInt(monthly) * NANO_PER_CREDIT,
+    usedNano: toBigInt(row.used),
+    heldNano: toBigInt(row.held),
+    keyIds: pgTextArray(row.key_ids),
+  };
+}
+
 /** The cap of a group for a reserve made at `now` (the Korean month of `now`). */
 export function groupCap(groupId: string, now: Date): GroupCap {
   const month = koreanMonth(now);
-  return {
-    groupId,
-    async lock(tx) {
-      const g = await tx.query<{ monthly: string | null }>(
-        `SELECT monthly_limit_credits::text AS monthly FROM key_groups WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`,
-        [groupId],
-      );
-      const monthly = g.rows[0]?.monthly ?? null;
-      const r = await tx.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month]);
-      const row = r.rows[0];
-      return {
-        limitNano: monthly == null ? null : BigInt(monthly) * NANO_PER_CREDIT,
-        usedNano: toBigInt(row.used),
-        heldNano: toBigInt(row.held),
-        keyIds: pgTextArray(row.key_ids),
-      };
-    },
-  };
+  return { groupId, lock: (tx) => readStanding(tx, groupId, month, true) };
+}
+
+/** What the group's monthly limit leaves of the Korean month of `now` (0 once used up), or null when it has none. */
+export async function groupMonthLeftNano(q: Queryable, groupId: string, now: Date): Promise<bigint | null> {
+  const g = await readStanding(q, groupId, koreanMonth(now), false);
+  if (g.limitNano === null) return null;
+  const left = g.limitNano - g.usedNano - g.heldNano;
+  return left > 0n ? left : 0n;
 }
 
 /** A text[] as the driver hands it: an array (pg) or its literal `{a,b}` (some PGlite paths). */

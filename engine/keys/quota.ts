@@ -21,7 +21,15 @@ import { errors, type GatewayError } from '../core/errors.ts';
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import { usedCredits, type AuthContext, type KeyGroupContext } from './types.ts';
-import { checkGroupDay, groupCap, groupDayLeftNano, groupMonthlyLimitError, groupUsage, type GroupCap } from './group-quota.ts';
+import {
+  checkGroupDay,
+  groupCap,
+  groupDayLeftNano,
+  groupMonthLeftNano,
+  groupMonthlyLimitError,
+  groupUsage,
+  type GroupCap,
+} from './group-quota.ts';
 import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
 import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
 
@@ -102,6 +110,8 @@ export interface QuotaService {
   noteUse(keyId: string, chargedNano: bigint, finishedAt: Date, token: UseToken): void;
   /** What the key's daily limit leaves of the Korean day of `now` (0 once used up), or null when the key has none. */
   dayLeftNano(auth: AuthContext, now: Date, dayHeld?: DayHeld): Promise<bigint | null>;
+  /** What the key's group's monthly limit leaves (its keys' holds counted), or null when the key's group has none. */
+  groupMonthLeftNano(auth: AuthContext, now: Date): Promise<bigint | null>;
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
   monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null;
   /** The 429 for a call whose largest amount does not fit what the month leaves (used and held by calls in flight). */
@@ -284,6 +294,8 @@ export function createQuotaService(db: Db): QuotaService {
       const keyLeft = left > 0n ? left : 0n;
       return groupLeft !== null && groupLeft < keyLeft ? groupLeft : keyLeft;
     },
+
+    groupMonthLeftNano: async (auth, now) => (auth.group ? groupMonthLeftNano(db, auth.group.id, now) : null),
 
     monthlyCap,
 

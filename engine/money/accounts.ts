@@ -22,6 +22,15 @@ export interface Hold {
   readonly amountNano: bigint;
 }
 
+/**
+ * What a caller could hold, and the limit that leaves the least (the one a refusal names): the wallet's money,
+ * the key's month, its group's month, or the day (the key's or its group's).
+ */
+export interface Room {
+  nano: bigint;
+  bound: { kind: 'wallet' | 'key_month' | 'day' } | { kind: 'group_month'; group: string };
+}
+
 export type Headers = Record<string, string | string[] | undefined>;
 
 export interface Accounts {
@@ -41,7 +50,7 @@ export interface Accounts {
    * process's leases counted back) and what its key's monthly and daily limits leave. A call's own hold may still
    * be refused: other calls run meanwhile.
    */
-  room(caller: Caller, model: ModelEntry): Promise<bigint>;
+  room(caller: Caller, model: ModelEntry): Promise<Room>;
   /** What the caller's key's daily limit leaves of today, or null when the key has none (no read then). */
   dayLeft(caller: Caller): Promise<bigint | null>;
   /**

@@ -3,12 +3,13 @@ import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import { chargeRow } from '../db/charge-rows.ts';
 import { type AuthContext, keyFromHeaders } from '../keys/index.ts';
-import type { Accounts, Caller, ChargeRows, Headers } from './accounts.ts';
+import type { Accounts, Caller, ChargeRows, Headers, Room } from './accounts.ts';
 import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from './admission.ts';
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
 import type { Reservation } from './ledger.ts';
+import type { ModelEntry } from '../core/types.ts';
 
 const quietLog = { error: () => {} };
 
@@ -56,6 +57,30 @@ function ladderOf(deps: WalletAccountsDeps, callId: string, keyId: string, finis
   return new ChargeRowLadder([[quota, ...rows], [quota], undefined], deps.log ?? quietLog, callId);
 }
 
+/** Accounts.room: the least of what the wallet, the key's month, its group's month and the day leave. */
+async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Caller, model: ModelEntry): Promise<Room> {
+  const { keys, ledger, clock } = deps;
+  const auth = authOf(caller);
+  const book = deps.leases?.book;
+  const now = clock.now();
+  let room: Room = {
+    nano: (await ledger.usableNano(caller.walletId, model.vendor)) + (book?.unheld(caller.walletId) ?? 0n),
+    bound: { kind: 'wallet' },
+  };
+  const tighter = (nano: bigint | null, bound: Room['bound']) => {
+    if (nano !== null && nano < room.nano) room = { nano, bound };
+  };
+  const cap = keys.quota.monthlyCap(auth, now);
+  if (cap)
+    tighter((await keyAllowance(deps, auth.keyId, cap).roomNano()) + (book?.unheld(caller.walletId, auth.keyId) ?? 0n), {
+      kind: 'key_month',
+    });
+  // A grouped key's calls are held per call, never leased: what its group leaves is read, holds counted.
+  if (cap?.group && auth.group) tighter(await keys.quota.groupMonthLeftNano(auth, now), { kind: 'group_month', group: auth.group.name });
+  tighter(await keys.quota.dayLeftNano(auth, now, dayHolds.of(auth)), { kind: 'day' });
+  return room;
+}
+
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
   const dayHolds = new DayHolds();
@@ -85,18 +110,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     admit: (caller, model, amountNano, callId, advice) =>
       admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds),
 
-    async room(caller, model) {
-      const auth = authOf(caller);
-      const book = deps.leases?.book;
-      let room = (await ledger.usableNano(caller.walletId, model.vendor)) + (book?.unheld(caller.walletId) ?? 0n);
-      const cap = keys.quota.monthlyCap(auth, clock.now());
-      if (cap) {
-        const keyRoom = (await keyAllowance(deps, auth.keyId, cap).roomNano()) + (book?.unheld(caller.walletId, auth.keyId) ?? 0n);
-        if (keyRoom < room) room = keyRoom;
-      }
-      const dayLeft = await keys.quota.dayLeftNano(auth, clock.now(), dayHolds.of(auth));
-      return dayLeft !== null && dayLeft < room ? dayLeft : room;
-    },
+    room: (caller, model) => roomOf(deps, dayHolds, caller, model),
 
     dayLeft: (caller) => {
       const auth = authOf(caller);

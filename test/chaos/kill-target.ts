@@ -15,6 +15,7 @@ import { openDatabase } from '../../engine/db/open.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
 import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import type { tempCatalogTree } from '../helpers/temp-catalog.ts';
 import type { ChaosTarget } from './harness.ts';
 
 export type KillDatabase = 'postgres' | 'pglite';
@@ -56,6 +57,12 @@ export function billingFor(text: string, leases: boolean): string {
 export interface KillTarget {
   target: ChaosTarget;
   database: KillDatabase;
+  /** Every process's address, the one killed first; a second process (PostgreSQL only) is never killed. */
+  urls: readonly string[];
+  /** A call to the admin API, or with `token` to the key doors; throws unless 2xx. */
+  admin<T>(method: string, path: string, body?: unknown, token?: string): Promise<T>;
+  /** The management key the target made for a wallet. */
+  managementKey(walletId: string): string;
   /** SIGKILLs the gateway and starts another on the same database and port; resolves once it listens. */
   killAndRestart(): Promise<void>;
   close(): Promise<void>;
@@ -82,7 +89,9 @@ function dbOpenedLater(): { db: Db; open(inner: Db): void; inner(): Db | null } 
   return { db, open: (d) => (inner = d), inner: () => inner };
 }
 
-export async function startKillTarget(database: KillDatabase, opts: { leases: boolean }): Promise<KillTarget> {
+/** `processes: 2`: a second gateway on the same PostgreSQL schema, beside the one killed (PGlite has one owner). */
+export async function startKillTarget(database: KillDatabase, opts: { leases: boolean; processes?: 1 | 2 }): Promise<KillTarget> {
+  if (opts.processes === 2 && database !== 'postgres') throw new Error('two processes share only a PostgreSQL database');
   const sim: Simulator = await startSimulator({ streamChunkDelayMs: 3 });
   const schema: TestPostgres | null = database === 'postgres' ? await openTestPostgres() : null;
   const dataDir = database === 'pglite' ? mkdtempSync(join(tmpdir(), 'gw-kill-')) : null;
@@ -102,19 +111,19 @@ export async function startKillTarget(database: KillDatabase, opts: { leases: bo
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = [0, 1].map((i) => sim.routeUrl(`${v}${i}`)).join(',');
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_KEY`] = `vendor-${v}-secret`;
   }
-  const launch = () =>
-    startChildGateway(env, {
-      apiKey: 'unused',
-      port,
-      dataDir: dataDir ?? undefined,
-      prepare: (tree) => {
-        tree.edit('config/limits.yaml', limitsFor);
-        // Unchanged when the shipped file already says what this mode wants (leases off, today).
-        const billing = tree.read('config/billing.yaml');
-        if (billingFor(billing, opts.leases) !== billing) tree.edit('config/billing.yaml', (t) => billingFor(t, opts.leases));
-      },
-    });
+  const prepare = (tree: ReturnType<typeof tempCatalogTree>) => {
+    tree.edit('config/limits.yaml', limitsFor);
+    // Unchanged when the shipped file already says what this mode wants (leases off, today).
+    const billing = tree.read('config/billing.yaml');
+    if (billingFor(billing, opts.leases) !== billing) tree.edit('config/billing.yaml', (t) => billingFor(t, opts.leases));
+  };
+  const launch = () => startChildGateway(env, { apiKey: 'unused', port, dataDir: dataDir ?? undefined, prepare });
   let child: ChildGateway = await launch();
+  const otherPort = freePort();
+  const other: ChildGateway | null =
+    opts.processes === 2
+      ? await startChildGateway({ ...env, PORT: String(otherPort) }, { apiKey: 'unused', port: otherPort, prepare })
+      : null;
   let lastKillAt = 0;
 
   const admin = async <T>(method: string, path: string, body?: unknown, token = adminToken): Promise<T> => {
@@ -170,6 +179,9 @@ export async function startKillTarget(database: KillDatabase, opts: { leases: bo
   return {
     target,
     database,
+    urls: other ? [url, other.base] : [url],
+    admin,
+    managementKey: (walletId) => managementKeys.get(walletId)!,
     async killAndRestart() {
       child.child.kill('SIGKILL');
       await child.exited;
@@ -179,6 +191,7 @@ export async function startKillTarget(database: KillDatabase, opts: { leases: bo
     },
     async close() {
       child.remove();
+      other?.remove();
       await later.inner()?.close();
       await sim.close();
       await schema?.cleanup();

@@ -116,6 +116,10 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
     expect(await page.locator(`tr[data-key-id="${await keyOf('kim')}"]`).count()).toBe(1);
     await page.goto(`${t.url}/dashboard/keys`);
     expect(await page.locator('tr[data-key-id]').count()).toBe(1);
+    // Their classes' keys are counted, not the wallet's key slots, which are the owner's concern.
+    const intro = await page.getByTestId('keys-intro').textContent();
+    expect(intro).toMatch(/^Keys of your classes: 1 active\./);
+    expect(intro).not.toMatch(/slot/);
     const csv = await page.request.get(`${t.url}/dashboard/groups/${mine}/usage.csv?month=2026-11`);
     expect(csv.status()).toBe(200);
     expect((await csv.text()).split('\r\n')[0]).toMatch(/^day,key_id,key_name/);

@@ -128,8 +128,9 @@ describe.skipIf(!canRun)('key groups across two processes [postgres]', () => {
   doorChecks(() => ({ a, mgmt }));
 
   it("N calls fit a group's month exactly across two processes; the rest are 429; a raised limit lifts it at once", async () => {
-    // What one call may use, from the 429 of a group with no room at all.
-    const probe = await groupWithKeys(a, mgmt, 0, 1);
+    // What one call may use, from the 429 of a group with room for its shortest answer only (with none at all,
+    // the 429 says that not even the shortest answer fits).
+    const probe = await groupWithKeys(a, mgmt, 1_000, 1);
     const first = await chat(a, probe.keys[0]);
     expect(first.status).toBe(429);
     const most = Number(/may use up to (\d+) credits/.exec(first.body.error.message)![1]);

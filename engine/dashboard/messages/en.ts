@@ -70,6 +70,8 @@ export const en = {
   'keys.done.changed': 'The key was changed. It holds from the next call.',
   'keys.done.closed': 'The key was closed. Calls with it are refused from now on.',
   'keys.intro': '{active} active of {slots} key slots. Use is counted in whole credits (1,000,000 credits = $1) on Korean days and months.',
+  'keys.intro.classes':
+    'Keys of your classes: {active} active. Use is counted in whole credits (1,000,000 credits = $1) on Korean days and months.',
   'keys.empty': 'No API keys yet. Create one with the form above: it is shown once, so copy it into your program or give it to a class.',
   'keys.caption': 'Active API keys, newest first',
   'keys.col.audience': 'Audience',

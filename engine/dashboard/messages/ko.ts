@@ -74,6 +74,8 @@ export const ko: Messages = {
   'keys.done.closed': '키를 닫았습니다. 이제부터 이 키로 하는 호출은 거부됩니다.',
   'keys.intro':
     '키 슬롯 {slots}개 중 {active}개 사용 중. 사용량은 한국 시간 기준 일·월 단위로, 크레딧 정수로 집계됩니다(1,000,000크레딧 = $1).',
+  'keys.intro.classes':
+    '담당 학급의 키: {active}개 사용 중. 사용량은 한국 시간 기준 일·월 단위로, 크레딧 정수로 집계됩니다(1,000,000크레딧 = $1).',
   'keys.empty': '아직 API 키가 없습니다. 위 양식으로 만드세요. 키는 한 번만 표시되니 프로그램에 바로 복사하거나 학급에 나눠 주세요.',
   'keys.caption': '사용 중인 API 키 (최신 순)',
   'keys.col.audience': '대상',
