@@ -3,7 +3,11 @@
 import type { Alerts } from './alerts/index.ts';
 import type { Accounts } from './money/accounts.ts';
 import type { Ledger } from './money/ledger.ts';
+import { spendableTotalIn } from './money/spendable.ts';
 import type { FinishedVideo } from './videos/finished-video.ts';
+
+/** The balance the alerts compare with their thresholds: the wallet's as every view counts it. */
+export const alertBalance = spendableTotalIn;
 
 /**
  * The alert watcher hears of every charge once it is committed, behind the answer (the answer's last byte waits

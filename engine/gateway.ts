@@ -32,7 +32,7 @@ import { registerUsageRoutes } from './usage/routes.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
 import { createAlerts } from './alerts/index.ts';
-import { toppedUpRearms } from './alert-wiring.ts';
+import { alertBalance, toppedUpRearms } from './alert-wiring.ts';
 import { isFromOperator } from './admin/admin-token.ts';
 import { firstRunWallet } from './admin/first-run-wallet.ts';
 import { registerReloadRoute, reloader } from './admin/reload-route.ts';
@@ -71,7 +71,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   await leases.listen();
   // billing.yaml's display currency in force: read per answer, page and event, so a reload changes the next one.
   const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
-  const alerts = createAlerts({ db, clock, allowPrivate: env.webhooksAllowPrivate, log, currency: displayCurrency });
+  const alertOptions = { allowPrivate: env.webhooksAllowPrivate, currency: displayCurrency, balanceOf: alertBalance };
+  const alerts = createAlerts({ db, clock, log, ...alertOptions });
   const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
   const { videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);

@@ -12,7 +12,7 @@ import { DeliveryWorker } from './delivery-worker.ts';
 import { ALLOW_PRIVATE_SETTING, DELIVERY_POLICY, type DeliveryPolicy } from './policy.ts';
 import { registerAlertRoutes } from './routes.ts';
 import type { StoreDeps } from './store.ts';
-import { AlertWatcher } from './watcher.ts';
+import { AlertWatcher, type WatcherDeps } from './watcher.ts';
 
 export { EVENT_TYPES } from './events.ts';
 export { createWebhook, deleteWebhook, listWebhooks, parseSettings, readSettings, settingsView, writeSettings } from './store.ts';
@@ -50,11 +50,20 @@ export function createAlerts(opts: {
   policy?: DeliveryPolicy;
   /** billing.yaml's display currency in force, for the webhook payloads. */
   currency?: () => DisplayCurrency | null;
+  /** The wallet's balance as the views count it (alert-wiring.ts), for the balance thresholds. */
+  balanceOf: WatcherDeps['balanceOf'];
 }): Alerts {
   const guard = createAddressGuard({ allowPrivate: opts.allowPrivate, resolve: opts.resolve });
   const worker = new DeliveryWorker({ db: opts.db, guard, log: opts.log }, opts.policy ?? DELIVERY_POLICY);
   const queued = () => worker.kick();
-  const watcher = new AlertWatcher({ db: opts.db, clock: opts.clock, log: opts.log, queued, currency: opts.currency });
+  const watcher = new AlertWatcher({
+    db: opts.db,
+    clock: opts.clock,
+    log: opts.log,
+    queued,
+    currency: opts.currency,
+    balanceOf: opts.balanceOf,
+  });
   const store: StoreDeps = { db: opts.db, clock: opts.clock, guard, changed: (walletId) => watcher.forget(walletId) };
   return {
     watcher,

@@ -34,8 +34,13 @@ interface WalletConfig {
   types: Set<string>;
 }
 
-interface WatcherDeps {
+export interface WatcherDeps {
   db: Db;
+  /**
+   * The wallet's balance as every view counts it (engine/money/spendable.ts, given by the wiring: alerts do not
+   * import money), read with the check's transaction: an expired lot's remainder is out of it from expires_at on.
+   */
+  balanceOf: (q: Queryable, walletId: string, now: Date) => Promise<bigint>;
   clock: Clock;
   log: () => Log;
   /** Deliveries were queued: the delivery worker of this process looks now rather than at its next round. */
@@ -173,7 +178,8 @@ export class AlertWatcher {
     const fired = await this.deps.db.transaction(async (tx) => {
       await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`gateway.alerts.${walletId}`]);
       const thresholds: Threshold[] = [];
-      if (wants('balance.threshold_crossed')) thresholds.push(...walletThresholds(settings, await walletFigures(tx, walletId, now)));
+      if (wants('balance.threshold_crossed'))
+        thresholds.push(...walletThresholds(settings, await walletFigures(tx, walletId, await this.deps.balanceOf(tx, walletId, now))));
       if (keysWanted) {
         for (const k of await keyFigures(tx, walletId, keyIds, now))
           thresholds.push(...keyThresholds(settings, k, now).filter((t) => wants(t.type)));
@@ -292,31 +298,14 @@ export class AlertWatcher {
   }
 }
 
-// The wallet's balance as every view counts it (engine/money/spendable.ts): from a lot's expires_at on, what it
-// has left is no one's, though the expiry pass may not have moved it yet. That is its available money and what
-// leases hold on it for no call (a lease's calls in flight count against its lots soonest expiry first, the
-// draw order); what calls hold on it stays, since they may be charged.
-const WALLET_FIGURES_SQL = `
-WITH lease_lots AS (
-  SELECT l.expires_at, rl.amount_nano AS held, r.in_flight_nano AS in_flight,
-         coalesce(sum(rl.amount_nano) OVER (PARTITION BY r.id ORDER BY l.expires_at NULLS LAST, (l.vendors IS NULL), l.seq
-                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
-    FROM reservations r
-    JOIN reservation_lots rl ON rl.reservation_id = r.id
-    JOIN credit_lots l ON l.id = rl.lot_id
-   WHERE r.wallet_id = $1 AND r.state = 'held' AND r.call_id LIKE 'lease:%' AND rl.amount_nano > 0
-)
-SELECT (w.available_nano + w.reserved_nano
-        - (SELECT coalesce(sum(l.available_nano), 0) FROM credit_lots l WHERE l.wallet_id = w.id AND l.expires_at <= $2::timestamptz)
-        - (SELECT coalesce(sum(held - least(held, greatest(in_flight - before, 0))), 0) FROM lease_lots WHERE expires_at <= $2::timestamptz)
-       )::text AS balance,
-       (SELECT l.granted_nano::text FROM credit_lots l WHERE l.wallet_id = w.id ORDER BY l.seq DESC LIMIT 1) AS last
-  FROM wallets w WHERE w.id = $1`;
-
-async function walletFigures(q: Queryable, walletId: string, now: Date) {
-  const r = await q.query<{ balance: string; last: string | null }>(WALLET_FIGURES_SQL, [walletId, now.toISOString()]);
-  const row = r.rows[0];
-  return { walletId, balanceNano: toBigInt(row?.balance ?? '0'), lastTopUpNano: row?.last == null ? null : toBigInt(row.last) };
+/** The wallet's figures for its balance thresholds: its balance as the views count it, and its last top-up. */
+async function walletFigures(q: Queryable, walletId: string, balanceNano: bigint) {
+  const r = await q.query<{ last: string | null }>(
+    'SELECT granted_nano::text AS last FROM credit_lots WHERE wallet_id = $1 ORDER BY seq DESC LIMIT 1',
+    [walletId],
+  );
+  const last = r.rows[0]?.last;
+  return { walletId, balanceNano, lastTopUpNano: last == null ? null : toBigInt(last) };
 }
 
 async function keyFigures(q: Queryable, walletId: string, keyIds: string[], now: Date) {

@@ -3,12 +3,12 @@
 import type { Clock } from '../core/clock.ts';
 import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
 import { toBigInt } from '../core/money.ts';
-import type { Db } from '../db/db.ts';
+import type { Db, Queryable } from '../db/db.ts';
 import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
 import { type KnownVendors, newId, topUpIn } from './top-up.ts';
-import { type Ledger, WALLET_CHANGED_CHANNEL } from './types.ts';
+import { type Ledger, WALLET_CHANGED_CHANNEL, type WalletBalance } from './types.ts';
 import { lotFromRow, walletFromRow } from './wallet-rows.ts';
 
 type WalletMethods = Pick<Ledger, 'createWallet' | 'getWallet' | 'setOwner' | 'topUp' | 'balance' | 'usableNano' | 'planAllows'>;
@@ -67,20 +67,7 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
       return withRetry(() => db.transaction((tx) => topUpIn(clock, tx, walletId, input, vendors)));
     },
 
-    async balance(walletId) {
-      const w = await db.query<{ available_nano: string; reserved_nano: string }>(
-        'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
-        [walletId],
-      );
-      if (w.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-      const lots = await db.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
-      return {
-        walletId,
-        availableNano: toBigInt(w.rows[0].available_nano),
-        reservedNano: toBigInt(w.rows[0].reserved_nano),
-        lots: lots.rows.map(lotFromRow),
-      };
-    },
+    balance: (walletId) => readBalance(db, walletId),
 
     async usableNano(walletId, vendor) {
       const r = await db.query<{ s: string | null }>(
@@ -97,5 +84,21 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
       const facts = (await readWalletFacts(db, [{ walletId, vendor }])).get(walletId, vendor);
       return planAllows(restricted, vendor, facts ?? { anyLot: false, usableLot: false });
     },
+  };
+}
+
+/** A wallet's balance and lots, read with `q` (a transaction's own connection, if need be). */
+export async function readBalance(q: Queryable, walletId: string): Promise<WalletBalance> {
+  const w = await q.query<{ available_nano: string; reserved_nano: string }>(
+    'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
+    [walletId],
+  );
+  if (w.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+  const lots = await q.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
+  return {
+    walletId,
+    availableNano: toBigInt(w.rows[0].available_nano),
+    reservedNano: toBigInt(w.rows[0].reserved_nano),
+    lots: lots.rows.map(lotFromRow),
   };
 }

@@ -5,6 +5,7 @@
 import { nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
+import { readBalance } from './ledger-wallets.ts';
 import { lotExpired } from './lot-order.ts';
 
 interface LeaseLotRow {
@@ -65,6 +66,12 @@ export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>
   // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
   const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(db, [walletId])]);
   return spendableBalance(balance, leased, now);
+}
+
+/** The wallet's whole balance (what it can spend and what calls hold) as the views count it, read with `q`. */
+export async function spendableTotalIn(q: Queryable, walletId: string, now: Date): Promise<bigint> {
+  const b = spendableBalance(await readBalance(q, walletId), await readLeasedByLot(q, [walletId]), now);
+  return b.availableNano + b.reservedNano;
 }
 
 /** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down); each lot with its expiry. */

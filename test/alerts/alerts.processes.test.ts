@@ -9,6 +9,7 @@ import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { verifySignature } from '../../engine/alerts/signature.ts';
 import { AlertWatcher } from '../../engine/alerts/watcher.ts';
+import { alertBalance } from '../../engine/alert-wiring.ts';
 import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
@@ -135,7 +136,14 @@ describe.runIf(canRun)('a threshold crossed by two processes together [postgres]
       `INSERT INTO alert_settings (wallet_id, balance_percents, balance_credits, key_monthly_percents, key_daily_percents, updated_at) VALUES ($1, '{}', '{1000000}', '{}', '{}', now())`,
       [w],
     );
-    const watcher = () => new AlertWatcher({ db: pgSchema.db, clock: systemClock, log: () => ({ error: () => {} }), queued: () => {} });
+    const watcher = () =>
+      new AlertWatcher({
+        db: pgSchema.db,
+        clock: systemClock,
+        log: () => ({ error: () => {} }),
+        queued: () => {},
+        balanceOf: alertBalance,
+      });
     const [one, two] = [watcher(), watcher()];
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? one : two).check(w, [])));
     const rows = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE wallet_id = $1`, [w]);
