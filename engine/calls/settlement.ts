@@ -2,7 +2,8 @@
 // The answer's last byte waits for the charge to be committed (the door sends a body, or a stream's end
 // marker, only after `finish`), so a gateway killed outright has charged every answer a client received in
 // full. The wait is bounded: when the database does not answer within `commitWaitMs`, the answer goes out, and
-// its charge stays with the charge writer, counted as at risk until it lands.
+// its charge stays with the charge writer, counted as at risk until it lands, once it is kept on disk; a charge
+// the spool could not keep is waited for until it lands.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Accounts, Caller, ChargeRows, Hold } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
@@ -72,8 +73,11 @@ export class Settlement {
     try {
       const charged = await Promise.race([charge.committed, waited]);
       if (charged !== null) return charged;
-      charge.answeredFirst();
-      return cost;
+      if (charge.answeredFirst()) return cost;
+      // Not kept on disk (the spool cannot be written): a kill after the answer would leave it free, so the
+      // answer's end waits for the commit itself, as long as the writer tries.
+      deps.log.error({ callId: hold.callId }, 'charge neither committed nor kept on disk: the answer waits for the commit');
+      return await charge.committed;
     } catch (e) {
       // Given up by the writer (a refusal no retry mends), already logged there: nothing was charged.
       deps.log.error({ err: e, callId: hold.callId }, 'charge not written');

@@ -109,7 +109,7 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
  */
 async function refuseWhileChargesWait(deps: WalletAccountsDeps): Promise<void> {
   const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
-  if (deps.writer.failing || gone) {
+  if (deps.writer.behind || gone) {
     throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
   }
 }

@@ -29,8 +29,12 @@ export interface Charge {
   readonly committed: Promise<bigint>;
   /** Settles when the writer is done with it (written or given up); never rejects. */
   readonly done: Promise<void>;
-  /** Its answer went out before it was written (the wait for the commit ran out): at risk until it lands. */
-  answeredFirst(): void;
+  /**
+   * The wait for the commit ran out: true when the answer may go out before the charge is written (it is kept
+   * on disk, or there is no disk to keep it on, or it landed meanwhile); it is then at risk until it lands.
+   * False when a spool is set and could not keep it: a kill would leave that answer free, so it must wait.
+   */
+  answeredFirst(): boolean;
 }
 
 export interface ChargeStats {
@@ -96,15 +100,20 @@ export class ChargeWriter {
       committed,
       done,
       answeredFirst: () => {
-        entry.atRisk = this.entries.has(entry);
-        if (entry.atRisk) this.keep(entry);
+        if (!this.entries.has(entry)) return true;
+        entry.atRisk = true;
+        this.keep(entry);
+        return entry.kept || this.spool === null;
       },
     };
   }
 
-  /** Whether a write is failing now: new calls are refused (503) rather than served on charges the database may never take. */
-  get failing(): boolean {
-    for (const e of this.entries) if (e.failing) return true;
+  /**
+   * Whether the database is behind: a write failing, or an answer gone out before its charge was written. New
+   * calls are refused (503) meanwhile rather than served on charges the database may never take.
+   */
+  get behind(): boolean {
+    for (const e of this.entries) if (e.failing || e.atRisk) return true;
     return false;
   }
 

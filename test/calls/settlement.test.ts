@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
 import { Settlement } from '../../engine/calls/settlement.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import type { ChargeSpool } from '../../engine/money/charge-spool.ts';
 import { emptyUsage } from '../../engine/core/types.ts';
 
 const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-svc-x…', audience: null };
@@ -13,13 +14,17 @@ const usage = { ...emptyUsage(), output_tokens: 1 };
 function accountsOver(writer: ChargeWriter, failures: number, delayMs = 0) {
   const calls = { writes: 0, release: 0 };
   const accounts = {
-    settle: (_c: Caller, h: Hold, cost: bigint) =>
-      writer.submit(h.callId, async () => {
-        calls.writes++;
-        if (calls.writes <= failures) throw new Error('connection reset');
-        await new Promise((r) => setTimeout(r, delayMs));
-        return { chargedNano: cost, shortfallNano: 0n };
-      }),
+    charge: (_c: Caller, h: Hold, cost: bigint) =>
+      writer.submit(
+        h.callId,
+        async () => {
+          calls.writes++;
+          if (calls.writes <= failures) throw new Error('connection reset');
+          await new Promise((r) => setTimeout(r, delayMs));
+          return { chargedNano: cost, shortfallNano: 0n };
+        },
+        () => ({ callId: h.callId, kind: 'settle', reservationId: `res_${h.callId}`, costNano: cost }),
+      ),
     async release() {
       calls.release++;
       throw new Error('connection reset');
@@ -52,10 +57,40 @@ describe("a call's settlement", () => {
     expect(await s.finish()).toBe(42n);
     expect(Date.now() - started).toBeLessThan(500);
     expect(writer.stats()).toMatchObject({ pending: 1, atRisk: 1, failing: 1 });
-    expect(writer.failing).toBe(true);
+    expect(writer.behind).toBe(true);
     for (let i = 0; i < 200 && writer.stats().pending > 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0, failing: 0 });
     expect(calls.writes).toBe(11);
+  });
+
+  it('refuses new calls while an answer went out before its charge, even with no write failing (a hang)', async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5, attempts: 100 });
+    const { accounts } = accountsOver(writer, 0, 300);
+    const s = settlementOf(accounts, 20);
+    s.record(usage);
+    expect(await s.finish()).toBe(42n);
+    expect(writer.stats()).toMatchObject({ pending: 1, atRisk: 1, failing: 0 });
+    expect(writer.behind).toBe(true);
+    for (let i = 0; i < 200 && writer.stats().pending > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(writer.behind).toBe(false);
+  });
+
+  it('holds the answer until the commit when the spool cannot keep the charge: a kill then would leave it free', async () => {
+    const brokenSpool = {
+      keep: () => {
+        throw new Error('EEXIST: charges is a file');
+      },
+      landed: () => undefined,
+    } as unknown as ChargeSpool;
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5, attempts: 100 }, brokenSpool);
+    const { accounts, calls } = accountsOver(writer, 0, 300);
+    const s = settlementOf(accounts, 20);
+    s.record(usage);
+    const started = Date.now();
+    expect(await s.finish()).toBe(42n);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(writer.stats()).toMatchObject({ pending: 0 });
+    expect(calls.writes).toBe(1);
   });
 
   it('releases the hold when no usage was recorded; a failed release is left to the sweeper, not thrown', async () => {
