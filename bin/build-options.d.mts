@@ -1,3 +1,2 @@
 import type { BuildOptions } from 'esbuild';
 export declare const buildOptions: (root: string, entry: string, outfile: string) => BuildOptions;
-export declare const gatewayBuildOptions: (root: string, outfile: string) => BuildOptions;

@@ -13,6 +13,3 @@ export const buildOptions = (root, entry, outfile) => ({
   outfile,
   logLevel: 'warning',
 });
-
-/** The gateway's build (`npm start`). */
-export const gatewayBuildOptions = (root, outfile) => buildOptions(root, 'engine/main.ts', outfile);

@@ -12,7 +12,7 @@ import { buildOptions } from './build-options.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What dist/ holds: the gateway (`npm start`) and the command line (`npx gateway`). */
-export const ENTRIES = { gateway: 'engine/main.ts', cli: 'engine/cli/cli.ts' };
+const ENTRIES = { gateway: 'engine/main.ts', cli: 'engine/cli/cli.ts' };
 
 const outfileOf = (name) => join(root, 'dist', `${name}.mjs`);
 const inputsOf = (name) => join(root, 'dist', `${name}.inputs.json`);
@@ -22,7 +22,7 @@ const fingerprint = (path) => {
 };
 
 /** True when dist/<name>.mjs was built from the files as they are now. */
-export function current(name) {
+function current(name) {
   let recorded;
   try {
     recorded = JSON.parse(readFileSync(inputsOf(name), 'utf8'));
@@ -34,7 +34,7 @@ export function current(name) {
 }
 
 /** Builds dist/<name>.mjs; written beside and renamed into place, so processes starting at once never read half a file. */
-export async function build(name) {
+async function build(name) {
   const { build: esbuild, stop } = await import('esbuild');
   const tmp = (path) => path.replace(/([^/]+)$/, `.$1-${process.pid}`);
   const result = await esbuild({ ...buildOptions(root, ENTRIES[name], tmp(outfileOf(name))), metafile: true });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { expect, it } from 'vitest';
-import { gatewayBuildOptions } from '../../bin/build-options.mjs';
+import { buildOptions } from '../../bin/build-options.mjs';
 
 const ON_DEMAND = [/^gpt-tokenizer/, /^@aws-sdk\//, /^@opentelemetry\/(sdk-|exporter-|resources|core)/];
 
@@ -15,7 +15,7 @@ it('the built gateway imports the tokenizer, the S3 SDK and the trace exporter o
   const dir = mkdtempSync(join(tmpdir(), 'gw-build-'));
   try {
     const outfile = join(dir, 'gateway.mjs');
-    const metafile = (await build({ ...gatewayBuildOptions(process.cwd(), outfile), metafile: true, write: true })).metafile!;
+    const metafile = (await build({ ...buildOptions(process.cwd(), 'engine/main.ts', outfile), metafile: true, write: true })).metafile!;
     const imports = metafile.outputs[Object.keys(metafile.outputs).find((o) => o.endsWith('gateway.mjs'))!]!.imports;
     const atStart = imports.filter((i) => i.external && i.kind === 'import-statement').map((i) => i.path);
     const later = imports.filter((i) => i.external && i.kind !== 'import-statement').map((i) => i.path);
