@@ -80,8 +80,17 @@ describe("a stored answer is served only to its own wallet's calls", () => {
       },
       'input[1].id',
     );
-    // The format lets a reference leave out its type.
+    // The format lets a reference leave out its type; a reasoning item is read by its id from the vendor's store.
     await refusedForY({ input: [{ id: item }] }, 'input[0].id');
+    await refusedForY(
+      {
+        input: [
+          { type: 'reasoning', id: item, summary: [] },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      'input[0].id',
+    );
     // One of its own and one of another wallet's: the foreign one is named.
     const own = (await (await respond(keyY, { input: 'mine' })).json()) as { output: { id: string }[] };
     const mixed = [

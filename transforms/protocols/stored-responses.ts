@@ -29,11 +29,13 @@ function answerOf(v: unknown): StoredAnswer | null {
 }
 
 /**
- * An input item the vendor fills in from its store: `item_reference`, whose `type` the format lets a client leave
- * out (an item with only an id is a reference too).
+ * An input item the vendor may fill in from its store: `item_reference`, whose `type` the format lets a client leave
+ * out (an item with only an id is a reference too), and a `reasoning` item, which the vendor reads by its id from
+ * what it stored when the item does not carry its encrypted content. A client passing back its own answer's items
+ * names ids its wallet stored.
  */
 const isReference = (item: Record<string, unknown>): boolean =>
-  present(item.id) && (item.type === undefined || item.type === null || item.type === 'item_reference');
+  present(item.id) && (item.type === undefined || item.type === null || item.type === 'item_reference' || item.type === 'reasoning');
 
 function namedIn(body: Record<string, unknown>): StoredName[] {
   const names: StoredName[] = [];
