@@ -1,7 +1,7 @@
 // Answers the vendor stored, and whose they are. Every wallet calls through one vendor account, so an id the
 // vendor made for one wallet's answer (a response on /v1/responses, or one of its output items) would replay
 // that wallet's conversation to anyone naming it in a later call. The call's charge writes one row per stored
-// answer (a charge row, in the settle's own transaction, like the usage record), and a later call may name only
+// answer (a charge row, in the charge's own transaction, like the usage record), and a later call may name only
 // the ids of its own wallet's rows: the others are answered as not found, before anything is held or sent.
 import type { Db, Queryable } from '../db/db.ts';
 import { chargeRow, type ChargeRow, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
@@ -15,7 +15,7 @@ interface VendorResponseDraft {
 }
 
 /**
- * Inserts the stored answers of many settles at once. An id written again (a charge the spool writes a second
+ * Inserts the stored answers of many charges at once. An id written again (a charge the spool writes a second
  * time) keeps its first row: the vendor never gives two answers one id, so the first row is the answer's.
  */
 function vendorResponsesStatement(rows: readonly ChargedItem<VendorResponseDraft>[]): Statement | null {
@@ -35,7 +35,7 @@ function vendorResponsesStatement(rows: readonly ChargedItem<VendorResponseDraft
   };
 }
 
-/** The writer the ledger's batches call with the stored answers of their settles. */
+/** The writer the ledger's batches call with the stored answers of their charges. */
 export const vendorResponseWriter: ChargeRowWriter<VendorResponseDraft> = {
   name: 'vendor_responses',
   statement: vendorResponsesStatement,
