@@ -16,6 +16,7 @@ import type { GatewayMoney } from './money/ledger-wiring.ts';
 import { creditsOf } from './money/spendable.ts';
 import type { Telemetry } from './telemetry/sdk.ts';
 import { registerModelDoors } from './calls/doors.ts';
+import { idsNotStoredFor } from './usage/vendor-responses.ts';
 import { modelSuggester, modelsCallerMayCall } from './calls/model-list.ts';
 import { createVideoService, type VideoService } from './videos/index.ts';
 import type { Alerts } from './alerts/index.ts';
@@ -62,6 +63,7 @@ export function callServing(parts: CallParts): CallServing {
         ...callDeps,
         credits: (walletId) => creditsOf(db, money.ledger, walletId, clock.now()),
         modelsFor: (caller) => modelsCallerMayCall(money.ledger, runtime, caller),
+        idsNotStored: (walletId, ids) => idsNotStoredFor(db, walletId, ids),
       });
     },
   };

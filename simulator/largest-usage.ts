@@ -16,6 +16,12 @@ const SEARCH_PAGE_TOKENS = 20_000;
 /** The largest chunk a vector store may be cut into, and how many a file search returns unless told. */
 const FILE_CHUNK_TOKENS = 4096;
 const FILE_RESULTS_DEFAULT = 20;
+/** Vendor A's server-side loop pauses the turn (pause_turn) after this many iterations: its bound where no field caps calls. */
+const VENDOR_A_LOOP_ITERATIONS = 10;
+
+/** A remote MCP server (responses `mcp` tools, the native `mcp_servers` list or `mcp_toolset` tools): results as large as the server makes them. */
+const sendsMcp = (body: Obj, tools: Obj[]) =>
+  (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0) || tools.some((t) => String(t.type).startsWith('mcp'));
 
 /** What the vendor knows of its own model. */
 interface VendorModel {
@@ -48,7 +54,9 @@ export function largestUsage(path: string, body: Obj, modelOf: (id: string) => V
     const turn = messagesTurn(body);
     const output = outputCap(turn.maxTokens);
     const searches = tools.filter((t) => String(t.type).startsWith('web_search')).reduce((n, t) => n + (count(t.max_uses) ?? Infinity), 0);
-    const input = window(turn.inputTokens + searches * SEARCH_PAGE_TOKENS);
+    // An MCP server's tool list enters the first pass too, as large as its server makes it.
+    const mcp = sendsMcp(body, tools);
+    const input = window(turn.inputTokens + searches * SEARCH_PAGE_TOKENS + (mcp ? Infinity : 0));
     const advisorTools = tools.filter((t) => String(t.type).startsWith('advisor'));
     const advisorOut = (t: Obj) => Math.min(count(t.max_tokens) ?? Infinity, modelOf(String(t.model))?.max_output ?? Infinity);
     const advisor = advisorTools.flatMap((t) => {
@@ -62,6 +70,11 @@ export function largestUsage(path: string, body: Obj, modelOf: (id: string) => V
       ...tools
         .filter((t) => String(t.type).startsWith('web_fetch'))
         .map((t) => ({ calls: count(t.max_uses) ?? Infinity, tokens: model.context_window ?? Infinity })),
+      // MCP calls and tool searches run until the loop pauses; a search loads the body's deferred tools again.
+      ...(mcp ? [{ calls: VENDOR_A_LOOP_ITERATIONS, tokens: model.context_window ?? Infinity }] : []),
+      ...(tools.some((t) => String(t.type).startsWith('tool_search'))
+        ? [{ calls: VENDOR_A_LOOP_ITERATIONS, tokens: turn.inputTokens }]
+        : []),
     ];
     const loop = loopPasses(turn.inputTokens, output, steps, window);
     // A compaction edit may summarise the prompt before every pass, at the model's own prices.
@@ -92,29 +105,40 @@ export function largestUsage(path: string, body: Obj, modelOf: (id: string) => V
     const limit = count(body.max_completion_tokens) ?? count(body.max_tokens);
     return [{ ...none(), input_tokens: window(turn.inputTokens), output_tokens: answers * outputCap(limit) }];
   }
-  if (path === '/v1/responses') return responsesUsage(body, tools, outputCap, window);
+  if (path === '/v1/responses') return responsesUsage(body, tools, outputCap, window, model.context_window ?? Infinity);
   return [];
 }
 
-function responsesUsage(body: Obj, tools: Obj[], outputCap: (n?: number) => number, window: (n: number) => number): BilledUsage[] {
+function responsesUsage(
+  body: Obj,
+  tools: Obj[],
+  outputCap: (n?: number) => number,
+  window: (n: number) => number,
+  contextWindow: number,
+): BilledUsage[] {
   const turn = responsesTurn(body);
   const output = outputCap(turn.maxTokens);
   const web = tools.filter((t) => String(t.type).startsWith('web_search'));
   const files = tools.filter((t) => t.type === 'file_search');
-  if (web.length === 0 && files.length === 0) return [{ ...none(), input_tokens: window(turn.inputTokens), output_tokens: output }];
+  const mcp = sendsMcp(body, tools);
+  if (web.length === 0 && files.length === 0 && !mcp) return [{ ...none(), input_tokens: window(turn.inputTokens), output_tokens: output }];
   // One cap for the call's built-in tools: the vendor may spend every call on either kind.
   const calls = turn.serverToolCap ?? Infinity;
   const chunks = Math.max(...files.map((t) => count(t.max_num_results) ?? FILE_RESULTS_DEFAULT), 0);
   const out: BilledUsage[] = [];
   // Every call spent on one kind, each followed by another pass over the prompt, the results and the output so far.
+  // An MCP server's tool list may fill the first pass's prompt, whatever the calls are spent on.
   const passesOf = (step: number) =>
-    window(turn.inputTokens + calls * step) + loopPasses(turn.inputTokens, output, [{ calls, tokens: step }], window).input;
+    window(turn.inputTokens + calls * step + (mcp ? Infinity : 0)) +
+    loopPasses(turn.inputTokens, output, [{ calls, tokens: step }], window).input;
   if (web.length > 0) {
     out.push({ ...none(), input_tokens: passesOf(SEARCH_PAGE_TOKENS), output_tokens: output, web_search_calls: calls });
   }
   if (files.length > 0) {
     out.push({ ...none(), input_tokens: passesOf(chunks * FILE_CHUNK_TOKENS), output_tokens: output, file_search_calls: calls });
   }
+  // MCP calls count under the same cap (the vendor's built-in tools'): each result may fill the window.
+  if (mcp) out.push({ ...none(), input_tokens: passesOf(contextWindow), output_tokens: output });
   return out;
 }
 

@@ -1,4 +1,5 @@
 // Vendor B: POST /v1/responses (JSON or named SSE events with sequence numbers).
+import { randomBytes } from 'node:crypto';
 import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
 import { planUsage, refuseBeyondContext, sendJson, SseWriter, type Ctx } from './http.ts';
 
@@ -86,6 +87,12 @@ function usageOf(p: Plan): Obj {
   };
 }
 
+/**
+ * An id of something the vendor stores (the response, its output items): unique across simulators and restarts,
+ * as the vendor's are, since the gateway records whose each one is in a database that outlives a simulator.
+ */
+const storedId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
+
 export async function handleResponses(ctx: Ctx): Promise<void> {
   const body = ctx.body;
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
@@ -94,7 +101,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   refuseBeyondContext(ctx, turn, 'b');
   const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'call_sim');
   planUsage(ctx, p.usage);
-  const id = ctx.state.nextId('resp_sim');
+  const id = storedId('resp_sim');
   const createdAt = Math.floor(Date.now() / 1000);
   const incomplete = p.stop === 'max_tokens';
 
@@ -103,7 +110,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   for (let i = 0; i < p.webSearches; i++) {
     output.push({
       type: 'web_search_call',
-      id: ctx.state.nextId('ws_sim'),
+      id: storedId('ws_sim'),
       status: 'completed',
       action: { type: 'search', query: `simulated search ${i + 1}` },
     });
@@ -113,7 +120,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
       p.stop === 'refusal' ? { type: 'refusal', refusal: p.text } : { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
     output.push({
       type: 'message',
-      id: ctx.state.nextId('msg_sim'),
+      id: storedId('msg_sim'),
       status: incomplete ? 'incomplete' : 'completed',
       role: 'assistant',
       content: [part],
@@ -122,7 +129,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   for (const call of p.toolCalls) {
     output.push({
       type: 'function_call',
-      id: ctx.state.nextId('fc_sim'),
+      id: storedId('fc_sim'),
       call_id: call.id,
       name: call.name,
       arguments: call.arguments,

@@ -2,6 +2,8 @@
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
 import { usageRecordRows } from '../usage/records.ts';
+import { vendorResponseRows } from '../usage/vendor-responses.ts';
+import { refuseNamesNotStored, type IdsNotStored } from './stored-names.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller, Hold } from '../money/accounts.ts';
@@ -21,6 +23,7 @@ import {
   doorReservationWithinDay,
   type BodyReader,
   type FrontHalfDeps,
+  type PreparedRequest,
 } from './front-half.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
@@ -43,6 +46,8 @@ interface GatewayServices extends FrontHalfDeps {
   credits?: (walletId: string) => Promise<Record<string, unknown>>;
   /** Traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them; null or absent: none made. */
   telemetry?: Telemetry | null;
+  /** Which of the ids a body names the caller's wallet did not store (a vendor's stored answers are per wallet). */
+  idsNotStored: IdsNotStored;
 }
 
 /** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
@@ -83,10 +88,14 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   const facts = callFacts(req);
   facts.door = doorName;
   const trace = startCallTrace(s.telemetry, req, doorName, facts);
+  const withinDay = doorReservationWithinDay(s.accounts, s.clock);
   const admission = {
     door: doorName,
     readBody,
-    planHold: doorReservationWithinDay(s.accounts, s.clock),
+    planHold: async (call: PreparedRequest) => {
+      await refuseNamesNotStored(call.prepared.wire, call.prepared.call.body, call.caller.walletId, s.idsNotStored);
+      return withinDay(call);
+    },
     lowerHold: doorReservationLowered(s.accounts),
     trace,
   };
@@ -111,12 +120,13 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
     commitWaitMs: snap.config.billing.ledger?.commit_wait_ms ?? DEFAULT_COMMIT_WAIT_MS,
     // The record is drawn up when the call settles; the write keeps only it (a charge written behind the
     // reply must not keep the request and reply alive).
-    chargeRowsOf: (usage) => {
+    chargeRowsOf: (usage, stored) => {
+      const at = s.clock.now();
       const draft = {
         requestId: req.id,
         walletId: caller.walletId,
         keyId: caller.keyId,
-        at: s.clock.now(),
+        at,
         door: doorName,
         model: prepared.call.model.id,
         vendor: prepared.call.model.vendor,
@@ -127,7 +137,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
         traceId: facts.traceId ?? null,
         prices: appliedPrices(prepared.call.model, usage, pricing),
       };
-      return usageRecordRows(draft);
+      return [...usageRecordRows(draft), ...vendorResponseRows({ walletId: caller.walletId, answer: stored, at })];
     },
     trace,
     // The record keeps the prices this charge is computed at (the same function of the same snapshot and instant).

@@ -201,6 +201,7 @@ async function relayAnswer(
   const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : null;
   input.trace?.answered(json);
   settlement.record(answerUsage(json, input.prepared, deps.registry));
+  settlement.stores(input.prepared.wire.stored?.answerOf(json) ?? null);
   const charged = await settlement.finish();
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200);
   // Passed through, the vendor's own bytes go out: nothing to serialize again, and numbers past 2^53 stay as sent.

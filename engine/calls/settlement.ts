@@ -7,6 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Accounts, Caller, ChargeRows, Hold } from '../money/accounts.ts';
 import type { Usage } from '../core/types.ts';
+import type { StoredAnswer } from '../core/protocol.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { GATEWAY } from '../telemetry/genai.ts';
 
@@ -18,8 +19,8 @@ interface SettlementDeps {
   log: Pick<FastifyBaseLogger, 'error'>;
   /** The cost of the usage in nano-USD, at the catalog's prices. */
   costOf: (usage: Usage) => bigint;
-  /** The call's charge rows (its usage record), written by the settle's own transaction. */
-  chargeRowsOf?: (usage: Usage) => ChargeRows;
+  /** The call's charge rows (its usage record, the answer the vendor stored), written by the settle's own transaction. */
+  chargeRowsOf?: (usage: Usage, stored: StoredAnswer | null) => ChargeRows;
   /** How long the answer's end waits for its charge to be committed (billing.yaml ledger.commit_wait_ms). */
   commitWaitMs: number;
   /** The call's trace, when telemetry is on: the settle is a span of it, and the charge goes on the call's span. */
@@ -29,6 +30,7 @@ interface SettlementDeps {
 /** Charges once: the usage of the answer the vendor produced, or releases the hold when nothing was recorded. */
 export class Settlement {
   private usage: Usage | null = null;
+  private stored: StoredAnswer | null = null;
   private finished: Promise<bigint> | null = null;
 
   constructor(
@@ -39,6 +41,12 @@ export class Settlement {
 
   record(usage: Usage): void {
     this.usage = usage;
+  }
+
+  /** What the answer says the vendor stored: its id from the first word of it, its items from the last. */
+  stores(answer: StoredAnswer | null): void {
+    if (!answer) return;
+    this.stored = { id: this.stored?.id ?? answer.id, items: answer.items.length > 0 ? answer.items : (this.stored?.items ?? []) };
   }
 
   /** Settles once; resolves with what was charged (0 when released or free) once it is committed, or the wait ran out. */
@@ -67,7 +75,7 @@ export class Settlement {
       return 0n;
     }
     const cost = deps.costOf(usage);
-    const charge = deps.accounts.charge(this.caller, hold, cost, deps.chargeRowsOf?.(usage));
+    const charge = deps.accounts.charge(this.caller, hold, cost, deps.chargeRowsOf?.(usage, this.stored));
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.commitWaitMs)));
     try {

@@ -15,6 +15,7 @@ import type { Settlement } from './settlement.ts';
 import { readSse } from './sse.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
+import { tryParse } from '../../transforms/util/json.ts';
 
 interface StreamRelay {
   prepared: PreparedCall;
@@ -46,6 +47,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${relay.doorPath}.`);
   const translator: StreamTranslator = factory(call);
   const isStreamError = relay.prepared.wire.isStreamError ?? (() => false);
+  const { stored } = relay.prepared.wire;
   const client = new ClientStream(relay.reply, relay.headers, relay.clientGone, relay.stallMs, relay.log);
   let produced = false;
   /** The end marker and every frame after it, held for the charge. */
@@ -68,6 +70,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
       relay.trace?.streamEvent(event.data);
+      if (stored?.mayName(event)) settlement.stores(stored.answerOf(tryParse(event.data)));
       const frames = translator.push(event);
       if (held || translator.answerEnded()) hold(frames);
       else await pass(frames);

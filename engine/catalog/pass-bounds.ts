@@ -5,6 +5,7 @@
 // summarising pass over that prompt, billed at the same model's prices. These are the bounds of both.
 import type { JsonObject, JsonValue } from '../core/types.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
+import { isRemoteMcpTool, isToolSearchTool } from '../core/server-tools.ts';
 
 /** What one tool call may add to the prompt of the passes after it, and how many such calls the body allows. */
 interface LoopStep {
@@ -74,6 +75,27 @@ export function loopSteps(s: {
   for (const a of s.advisors) steps.push({ calls: a.calls, tokens: a.tokens ?? s.window });
   for (const uses of s.fetchUses) steps.push({ calls: uses, tokens: s.window });
   return steps.filter((step) => step.calls > 0);
+}
+
+/**
+ * Tool calls of a loop whose results no field of the body bounds: a remote MCP server's (a result as large as its
+ * server makes it: each pass may fill the window) and a tool search's (definitions of the body's own deferred
+ * tools: at most the prompt again). As many as the format's cap for the whole call allows when the body has one
+ * (cap-server-tools writes it), else as many as the vendor's own loop runs (billing.yaml
+ * `reservation.uncapped_loop_calls`).
+ */
+export function unboundedToolSteps(
+  body: JsonObject,
+  s: { callCap?: number; loopCalls: number; window: number; prompt: number },
+): LoopStep[] {
+  const calls = s.callCap ?? s.loopCalls;
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const sends = (is: (type: JsonValue | undefined) => boolean) => tools.some((t) => isObject(t) && is(t.type));
+  const servers = Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0;
+  const steps: LoopStep[] = [];
+  if (servers || sends(isRemoteMcpTool)) steps.push({ calls, tokens: s.window });
+  if (sends(isToolSearchTool)) steps.push({ calls, tokens: s.prompt });
+  return steps;
 }
 
 /** Whether the body asks the vendor to compact its context: an entry of the format's declared list of the declared type. */

@@ -5,7 +5,7 @@
 // it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
 import { errors } from '../core/errors.ts';
 import { isAdvisorTool, isFetchTool, serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
-import { asksCompaction, loopSteps, passBounds, type PassBounds } from './pass-bounds.ts';
+import { asksCompaction, loopSteps, passBounds, unboundedToolSteps, type PassBounds } from './pass-bounds.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
 import { derivedFrom } from '../core/derived.ts';
@@ -100,6 +100,8 @@ export function textBounds(
     fetchUses,
     window: model.context_window ?? 0,
   });
+  const loopCalls = r.uncapped_loop_calls?.[model.vendor] ?? r.max_server_tool_calls;
+  steps.push(...unboundedToolSteps(body, { callCap, loopCalls, window: model.context_window ?? 0, prompt: promptTokens }));
   const loop = passBounds(promptTokens, outputPerChoice, steps, {
     window: model.context_window,
     callCap,

@@ -119,6 +119,8 @@ export const errors = {
   modelNotFound: (message: string, suggestion?: string, at = 'model') =>
     new GatewayError(404, 'model_not_found', message, { param: at, extra: suggestion ? { suggestion } : {} }),
   notFound: (message: string) => new GatewayError(404, 'not_found_error', message),
+  /** A body naming a stored response, item or conversation the caller's wallet did not make: `at` is the field. */
+  storedNotFound: (message: string, at: string) => new GatewayError(404, 'not_found_error', message, { param: at }),
   conflict: (message: string, extra?: Record<string, unknown>) => new GatewayError(409, 'conflict_error', message, { extra }),
   tooLarge: (message: string) => new GatewayError(413, 'request_too_large', message),
   headersTooLarge: () => new GatewayError(431, 'request_too_large', 'The request headers are too large.'),

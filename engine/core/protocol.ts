@@ -51,6 +51,33 @@ export interface ChainNeed {
   why: string;
 }
 
+/** An answer the vendor stored: its id, and the ids of its output items a later call may name too. */
+export interface StoredAnswer {
+  id: string;
+  items: string[];
+}
+
+/** An id a request body names, with the field that names it (`previous_response_id`, `input[2].id`). */
+export interface StoredName {
+  field: string;
+  id: string;
+  /** What the vendor would replay: an answer or its item (which the gateway records), or a conversation (which it never makes). */
+  kind: 'answer' | 'conversation';
+}
+
+/**
+ * What a format's vendors store of an answer and let a later call replay by id. One vendor account serves every
+ * wallet, so the engine records whose each stored answer is and refuses a body naming one of another wallet.
+ */
+export interface StoredAnswers {
+  /** The answer a whole answer, or one event of its stream, says the vendor stored; null when it says none. */
+  answerOf(answer: unknown): StoredAnswer | null;
+  /** Whether a stream event may say so (read before the event is parsed, so deltas cost nothing). */
+  mayName(event: SseEvent): boolean;
+  /** Every id of something stored that a body asks the vendor to replay. */
+  namedIn(body: Record<string, unknown>): StoredName[];
+}
+
 export interface Protocol {
   errors: VendorErrors;
   /** Whether an event of this format's stream is the vendor reporting a failure; absent for formats that never stream. */
@@ -62,4 +89,6 @@ export interface Protocol {
   needs?: ChainNeed;
   /** What a chain that streams from this format must run so the vendor reports usage in the stream. */
   streamNeeds?: ChainNeed;
+  /** What the vendor stores of answers and replays when a body names it; absent for formats that store nothing. */
+  stored?: StoredAnswers;
 }

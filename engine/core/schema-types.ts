@@ -100,6 +100,12 @@ export type BillingFile = {
     /** Chunks per file search call written into a file search tool that does not cap them, and held. */
     file_search_results: number;
     /**
+     * By vendor: the most tool calls the vendor's server-side loop runs in one call where no body field
+     * caps them (remote MCP servers and tool search on /v1/messages), after which it pauses the turn. Each
+     * is held as a pass; a vendor absent here is held for max_server_tool_calls.
+     */
+    uncapped_loop_calls?: Record<string, number>;
+    /**
      * By vendor: tokens the vendor adds once per call around the text. Every vendor of config/vendors.yaml
      * has an entry (checked at load).
      */

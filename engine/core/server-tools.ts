@@ -26,3 +26,15 @@ export const isAdvisorTool = (type: JsonValue | undefined): boolean => typeof ty
  * capped. Capped like a server tool (its uses); each use may fill the context window.
  */
 export const isFetchTool = (type: JsonValue | undefined): boolean => typeof type === 'string' && type.startsWith('web_fetch');
+
+/**
+ * A remote MCP server's tools (responses `mcp`, native `mcp_toolset`): the vendor calls the server and feeds each
+ * result back into the prompt, as large as the server makes it, for another pass.
+ */
+export const isRemoteMcpTool = (type: JsonValue | undefined): boolean => typeof type === 'string' && type.startsWith('mcp');
+
+/**
+ * A tool search tool: each search loads definitions of the body's own deferred tools into the prompt, and the model
+ * reads it all again, a pass like a server tool's.
+ */
+export const isToolSearchTool = (type: JsonValue | undefined): boolean => typeof type === 'string' && type.startsWith('tool_search');

@@ -7,6 +7,7 @@ import type { UsageRecordDraft } from './draft.ts';
 import { chargeAt, type AppliedPrices } from '../catalog/usage-cost.ts';
 import { chargeRow, type ChargedItem, type ChargeRow, type ChargeRowWriter, type Statement } from '../db/charge-rows.ts';
 import { dailyRollupWriter } from './daily-rollup.ts';
+import { vendorResponseWriter } from './vendor-responses.ts';
 
 export type { UsageRecordDraft };
 
@@ -104,6 +105,7 @@ export const usageRecordRows = (draft: UsageRecordDraft): ChargeRow[] => [
 export const usageRowWriters: readonly ChargeRowWriter<unknown>[] = [
   usageRecordWriter,
   dailyRollupWriter,
+  vendorResponseWriter,
 ] as readonly ChargeRowWriter<unknown>[];
 
 /** The `int` columns' largest value. */

@@ -1,6 +1,6 @@
 // Usage records older than `limits.usage_record_days` are removed every hour (and once at start), read at each
 // run so a reload that changes the period applies without a restart, and so are their daily rollup, the
-// budget leases' draws, the other per-call trail (engine/money/draw-retention.ts), and the wallets' audit
+// answers the vendor stored for their calls (vendor-responses.ts), the budget leases' draws, the other per-call trail (engine/money/draw-retention.ts), and the wallets' audit
 // trail (engine/audit). The same run makes the coming days' partitions (record-storage.ts), and the start
 // waits for the first of those: a record with no partition to go to would fail its charge. Several processes
 // pruning at once remove the same days harmlessly.
@@ -11,6 +11,7 @@ import type { LimitsFile } from '../core/schema-types.ts';
 import { pruneDraws } from '../money/draw-retention.ts';
 import { pruneAudit } from '../audit/query.ts';
 import { pruneDailyRollup } from './daily-rollup.ts';
+import { pruneVendorResponses } from './vendor-responses.ts';
 import { usageRecordStorage, type PruneOutcome, type UsageRecordStorage } from './record-storage.ts';
 
 const UPKEEP_EVERY_MS = 3_600_000;
@@ -45,6 +46,7 @@ export async function startUsageRecordUpkeep(
     const before = daysAgo(usageDays);
     pruneUsageRecords(db, before, storage).catch(onError);
     pruneDraws(db, before).catch(onError);
+    pruneVendorResponses(db, before).catch(onError);
     pruneAudit(db, daysAgo(Math.max(usageDays, auditDays ?? usageDays))).catch(onError);
   };
   prune();

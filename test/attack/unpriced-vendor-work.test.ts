@@ -115,17 +115,30 @@ describe('a stored conversation the vendor replays enters the prompt unseen: hel
   // Found by this session's attack helper: with previous_response_id, conversation or a stored prompt by id the
   // vendor replays what it stored (up to the whole window) as input, while the hold counted only the id's bytes.
   const base = { model: 'b-5', max_output_tokens: 16, input: 'go on' };
-  const cases: [string, Record<string, unknown>][] = [
-    ['previous_response_id', { previous_response_id: 'resp_0123456789abcdef' }],
-    ['conversation (an id)', { conversation: 'conv_0123456789abcdef' }],
-    ['conversation (an object)', { conversation: { id: 'conv_0123456789abcdef' } }],
-    ['a stored prompt by id', { prompt: { id: 'pmpt_0123456789abcdef', version: '2' } }],
+  // A name the wallet's own calls stored (issue 39: another wallet's, or one never made, is a 404 before this).
+  let own = '';
+  beforeAll(async () => {
+    own = ((await (await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, input: 'hi' })).json()) as { id: string }).id;
+  });
+  const cases: [string, () => Record<string, unknown>][] = [
+    ['previous_response_id', () => ({ previous_response_id: own })],
+    ['a stored prompt by id', () => ({ prompt: { id: 'pmpt_0123456789abcdef', version: '2' } })],
   ];
   for (const [name, extra] of cases) {
     it(`${name}: 402 on a 20,000-credit wallet, nothing sent or held`, async () => {
       const before = await t.balance();
       const sent = t.sim.received.length;
-      await expectRefusedUnsent(await post(t, '/v1/responses', { ...base, ...extra }), 402);
+      await expectRefusedUnsent(await post(t, '/v1/responses', { ...base, ...extra() }), 402);
+      expect(t.sim.received.length).toBe(sent);
+      expect(await t.balance()).toBe(before);
+    });
+  }
+  // The gateway makes no conversations, so none is the wallet's (issue 39): refused before the hold is counted.
+  for (const conversation of ['conv_0123456789abcdef', { id: 'conv_0123456789abcdef' }]) {
+    it(`conversation ${JSON.stringify(conversation)}: 404, nothing sent or held`, async () => {
+      const before = await t.balance();
+      const sent = t.sim.received.length;
+      await expectRefusedUnsent(await post(t, '/v1/responses', { ...base, conversation }), 404);
       expect(t.sim.received.length).toBe(sent);
       expect(await t.balance()).toBe(before);
     });

@@ -1,5 +1,5 @@
 // For each door and each way a call can make the vendor bill beyond its visible text (server tools, file search
-// with its max_num_results, advisors, page fetches, the passes of a server-side loop, compaction, reasoning,
+// with its max_num_results, advisors, page fetches, remote MCP servers, tool search, the passes of a server-side loop, compaction, reasoning,
 // images and inline PDFs in the input, cache writes kept 5 minutes or an hour, several answers), the most
 // the simulated vendor may bill for a generated body (simulator/largest-usage.ts, on the body the vendor gets
 // after the door's chain) costs no more than the call's hold (issue 39). Pure: prepareCall, the reservation and
@@ -80,13 +80,28 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
         { type: 'web_search_20250305', name: 'web_search', max_uses: searches },
         { type: 'advisor_20260301', name: 'advisor', model, max_uses: uses },
       ]),
+      // Tool search over deferred tools of the body's own: each search loads definitions again, another pass.
+      fc.tuple(fc.constantFrom('tool_search_tool_regex_20251119', 'tool_search_tool_bm25_20251119'), words).map(([type, d]) => [
+        { type, name: 'tool_search' },
+        { name: 'lookup', description: d, input_schema: { type: 'object', properties: {} }, defer_loading: true },
+      ]),
+      // A search beside a tool search: both loops in one call.
+      fc.tuple(limit(10)).map(([searches]) => [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: searches },
+        { type: 'tool_search_tool_regex_20251119', name: 'tool_search' },
+      ]),
     ];
+    // A remote MCP server (the native connector): its tools' results re-enter the prompt, each a pass.
+    const servers = fc.option(fc.constant<JsonObject[]>([{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }]), {
+      nil: undefined,
+    });
     // Compaction: the vendor may summarise the prompt before each pass, at the model's prices.
     const compaction = fc.boolean();
     return tools.map((toolSet) =>
-      fc.tuple(base, toolSet, compaction).map(([b, t, compact]) => ({
+      fc.tuple(base, toolSet, compaction, servers).map(([b, t, compact, mcp]) => ({
         model: b.model,
         max_tokens: b.max_tokens,
+        ...(mcp ? { mcp_servers: mcp } : {}),
         ...(compact ? { context_management: { edits: [{ type: 'compact_20260112' }] } } : {}),
         // Reasoning: a thinking budget below the output limit, as the vendor requires.
         ...(b.thinking && b.max_tokens > 1024 ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
@@ -124,6 +139,9 @@ function bodies(door: string): fc.Arbitrary<JsonObject>[] {
       fc
         .tuple(limit(50))
         .map(([n]) => [{ type: 'web_search' }, { type: 'file_search', vector_store_ids: ['vs_1'], ...(n ? { max_num_results: n } : {}) }]),
+      // A remote MCP server: each of its calls (under max_tool_calls, as the built-in tools') feeds back a result of any size.
+      fc.constant([{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }]),
+      fc.constant([{ type: 'web_search' }, { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse' }]),
     ];
     return tools.map((toolSet) =>
       fc.tuple(base, toolSet).map(([b, t]) => {

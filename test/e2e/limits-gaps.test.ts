@@ -1,6 +1,6 @@
 // The gaps a second attack on issue 39 found in how a key's limits hold: a foreign output field kept the daily
 // lowering of the default away, an output limit above the model's maximum was taken, a server-side tool loop was
-// held for one pass and a compaction for none. Over loopback HTTP against an in-process gateway and its
+// held for one pass (a remote MCP server's and a tool search's too) and a compaction for none. Over loopback HTTP against an in-process gateway and its
 // simulator; the simulator's `[[sim:usage …]]` tag stands for what a vendor would bill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -146,6 +146,90 @@ describe('a server-side tool loop is held for every pass it may run', () => {
     await res.json();
     expect(await aboveHold('a')).toBe(before);
     expect(await dayUsed(k)).toBeGreaterThanOrEqual(630_000); // 120,000 × $5 + 3 × $0.01, in credits
+  });
+});
+
+describe('a remote MCP server and tool search loop like server tools: every pass they may run is held', () => {
+  // Each MCP call's result re-enters the prompt at a size its server decides: every pass may fill the window.
+  // On /v1/responses the calls are capped by max_tool_calls (the built-in tools' cap, written as 10 when the body
+  // sends none); on /v1/messages nothing in the body caps them, and vendor A's loop pauses after 10
+  // (billing.yaml reservation.uncapped_loop_calls). Before, the hold counted one pass.
+  const mcpResponses = (k: Key, usage: string, cap?: number) =>
+    post(k, '/v1/responses', {
+      model: 'b-6',
+      max_output_tokens: 16,
+      ...(cap ? { max_tool_calls: cap } : {}),
+      tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }],
+      input: `look it up ${usage}`,
+    });
+  const mcpMessages = (k: Key, usage: string) =>
+    post(k, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 16,
+      mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }],
+      messages: [{ role: 'user', content: `look it up ${usage}` }],
+    });
+  // A tool search loads the body's deferred tools again at each of its calls: each pass reads the prompt again.
+  const searchingTools = (k: Key, usage: string) =>
+    post(k, '/v1/messages', {
+      model: 'a-top-5.5',
+      max_tokens: 16,
+      tools: [
+        { type: 'tool_search_tool_regex_20251119', name: 'tool_search' },
+        { name: 'lookup', description: 'x'.repeat(100_000), input_schema: { type: 'object', properties: {} }, defer_loading: true },
+      ],
+      messages: [{ role: 'user', content: `find a tool ${usage}` }],
+    });
+
+  it('responses mcp with max_tool_calls 3: a wallet that covers one pass of the window but not four is refused, nothing sent', async () => {
+    const k = await keyWith({ credits: 4_000_000 }); // $4: one pass of b-6's 400,000-token window is $2, four are $8
+    const sent = t.sim.received.length;
+    const res = await mcpResponses(k, '', 3);
+    expect(res.status, await res.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+    expect(await dayUsed(k)).toBe(0);
+  });
+
+  it('responses mcp: four passes of the window are within the hold; a body without a cap is sent max_tool_calls 10', async () => {
+    const k = await keyWith();
+    const before = await aboveHold('b');
+    const res = await mcpResponses(k, '[[sim:usage input=1600000 output=16]]', 3);
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.json();
+    expect(await aboveHold('b')).toBe(before);
+    const uncapped = await mcpResponses(k, '');
+    expect(uncapped.status, await uncapped.clone().text()).toBe(200);
+    await uncapped.json();
+    expect((t.received('b').at(-1)?.body as { max_tool_calls?: number } | undefined)?.max_tool_calls).toBe(10);
+  });
+
+  it("messages mcp_servers: held for the vendor's 10 calls and the first pass, each of the window", async () => {
+    const poor = await keyWith({ credits: 5_000_000 }); // $5: one pass of a-top-5.5's 200,000 tokens is $1, eleven $11
+    const sent = t.sim.received.length;
+    const refused = await mcpMessages(poor, '');
+    expect(refused.status, await refused.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+    const k = await keyWith();
+    const before = await aboveHold('a');
+    const res = await mcpMessages(k, '[[sim:usage input=2200000 output=16]]');
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.json();
+    expect(await aboveHold('a')).toBe(before);
+  });
+
+  it('messages tool search: each of its calls is held as another pass over the prompt', async () => {
+    // The prompt is about 100,000 tokens ($0.50 a pass); eleven passes are about $5.50.
+    const poor = await keyWith({ credits: 2_000_000 });
+    const sent = t.sim.received.length;
+    const refused = await searchingTools(poor, '');
+    expect(refused.status, await refused.clone().text()).toBe(402);
+    expect(t.sim.received.length).toBe(sent);
+    const k = await keyWith();
+    const before = await aboveHold('a');
+    const res = await searchingTools(k, '[[sim:usage input=1100000 output=16]]');
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.json();
+    expect(await aboveHold('a')).toBe(before);
   });
 });
 

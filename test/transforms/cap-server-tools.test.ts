@@ -28,18 +28,24 @@ describe('cap-server-tools', () => {
     expect(capped({ tools, max_tool_calls: null }, RESPONSES).max_tool_calls).toBe(10);
   });
 
+  it("a remote MCP server's calls loop too: the call's cap is written for them (issue 39)", () => {
+    const mcp: JsonObject = {
+      tools: [
+        { type: 'function', name: 'f' },
+        { type: 'mcp', server_label: 's' },
+      ],
+    };
+    expect(capped(mcp, RESPONSES)).toEqual({ ...mcp, max_tool_calls: 10 });
+    expect(capped({ ...mcp, max_tool_calls: 2 }, RESPONSES).max_tool_calls).toBe(2);
+  });
+
   it('a value that is not a cap is left for the reservation to refuse by name', () => {
     expect(capped({ tools: [{ type: 'web_search' }], max_tool_calls: 0 }, RESPONSES).max_tool_calls).toBe(0);
     expect(capped({ tools: [{ ...web, max_uses: -1 }] }, MESSAGES).tools).toEqual([{ ...web, max_uses: -1 }]);
   });
 
   it('nothing changes without a server tool, or on a wire format that takes no cap', () => {
-    const functions: JsonObject = {
-      tools: [
-        { type: 'function', name: 'f' },
-        { type: 'mcp', server_label: 's' },
-      ],
-    };
+    const functions: JsonObject = { tools: [{ type: 'function', name: 'f' }] };
     expect(capped(functions, RESPONSES)).toEqual(functions);
     expect(capped({ input: 'hi' }, RESPONSES)).toEqual({ input: 'hi' });
     expect(capped({ tools: [web] }, { calls: 10 })).toEqual({ tools: [web] });

@@ -1,6 +1,7 @@
 // Vendor B's responses format (/v1/responses).
 import type { Protocol } from '../../engine/core/protocol.ts';
 import { chatErrors, eventObject } from './vendor-errors.ts';
+import { storedResponses } from './stored-responses.ts';
 
 const FAILURES = new Set(['error', 'response.failed']);
 
@@ -14,4 +15,6 @@ export const responses: Protocol = {
     request: ['cap-server-tools'],
     why: 'the vendor runs server tools as often as it decides unless the body caps them',
   },
+  // Answers are stored by default (`store`), and a later body may name them: each is held to its wallet.
+  stored: storedResponses,
 };

@@ -5,7 +5,7 @@
 // sent); one that is not a positive whole number is left for the reservation to refuse by name. A file search
 // tool's results per call (`results`, max_num_results on /v1/responses) are capped the same way.
 import type { RequestTransform } from '../../engine/core/call.ts';
-import { isAdvisorTool, isFetchTool, serverToolKind } from '../../engine/core/server-tools.ts';
+import { isAdvisorTool, isFetchTool, isRemoteMcpTool, serverToolKind } from '../../engine/core/server-tools.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
 import { isObject } from '../util/json.ts';
 
@@ -18,10 +18,13 @@ export const capServerTools: RequestTransform = (call) => {
   const serverTools = body.tools.filter((t) => isObject(t) && serverToolKind(t.type) !== undefined);
   // Advisors and page fetches loop as server tools do, each use a pass over the whole prompt.
   const advisors = body.tools.filter((t) => isObject(t) && (isAdvisorTool(t.type) || isFetchTool(t.type)));
-  if (serverTools.length === 0 && advisors.length === 0) return call;
+  // A remote MCP server's calls loop too; the format's cap for the whole call is the only one that reaches them.
+  const mcp = body.tools.some((t) => isObject(t) && isRemoteMcpTool(t.type));
+  if (serverTools.length === 0 && advisors.length === 0 && !mcp) return call;
   if (perTool) {
     for (const tool of [...serverTools, ...advisors]) if (isObject(tool) && unset(tool[perTool])) tool[perTool] = calls;
   }
+  if (perCall && mcp && unset(body[perCall])) body[perCall] = calls;
   if (serverTools.length === 0) return call;
   // Each file search feeds back up to this many chunks as input: the hold covers the count written.
   if (results) {

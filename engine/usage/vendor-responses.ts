@@ -1,0 +1,66 @@
+// Answers the vendor stored, and whose they are. Every wallet calls through one vendor account, so an id the
+// vendor made for one wallet's answer (a response on /v1/responses, or one of its output items) would replay
+// that wallet's conversation to anyone naming it in a later call. The call's charge writes one row per stored
+// answer (a charge row, in the charge's own transaction, like the usage record), and a later call may name only
+// the ids of its own wallet's rows: the others are answered as not found, before anything is held or sent.
+import type { Db, Queryable } from '../db/db.ts';
+import { chargeRow, type ChargeRow, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
+import type { StoredAnswer } from '../core/protocol.ts';
+
+/** One stored answer of a wallet's call. */
+interface VendorResponseDraft {
+  walletId: string;
+  answer: StoredAnswer;
+  at: Date;
+}
+
+/**
+ * Inserts the stored answers of many charges at once. An id written again (a charge the spool writes a second
+ * time) keeps its first row: the vendor never gives two answers one id, so the first row is the answer's.
+ */
+function vendorResponsesStatement(rows: readonly ChargedItem<VendorResponseDraft>[]): Statement | null {
+  if (rows.length === 0) return null;
+  return {
+    // The item ids travel as one JSON text per row: an array of arrays would be flattened by unnest.
+    sql: `INSERT INTO vendor_responses (id, wallet_id, item_ids, created_at)
+     SELECT c1, c2, ARRAY(SELECT jsonb_array_elements_text(c3::jsonb)), c4
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS r(c1, c2, c3, c4)
+     ON CONFLICT (id) DO NOTHING`,
+    params: [
+      rows.map((r) => r.item.answer.id),
+      rows.map((r) => r.item.walletId),
+      rows.map((r) => JSON.stringify(r.item.answer.items)),
+      rows.map((r) => r.item.at.toISOString()),
+    ],
+  };
+}
+
+/** The writer the ledger's batches call with the stored answers of their charges. */
+export const vendorResponseWriter: ChargeRowWriter<VendorResponseDraft> = {
+  name: 'vendor_responses',
+  statement: vendorResponsesStatement,
+};
+
+/** The charge row recording a call's stored answer; none when the vendor stored nothing it named. */
+export const vendorResponseRows = (draft: Omit<VendorResponseDraft, 'answer'> & { answer: StoredAnswer | null }): ChargeRow[] =>
+  draft.answer ? [chargeRow(vendorResponseWriter, { ...draft, answer: draft.answer })] : [];
+
+/**
+ * The ids among `ids` that no stored answer of the wallet has, as the answer's id or one of its items' ids: an
+ * id of another wallet's answer is among them, exactly as one the vendor never made.
+ */
+export async function idsNotStoredFor(db: Queryable, walletId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const r = await db.query<{ id: string }>(
+    `SELECT x.id FROM unnest($2::text[]) AS x(id)
+      WHERE NOT EXISTS (SELECT 1 FROM vendor_responses v
+                         WHERE v.wallet_id = $1 AND (v.id = x.id OR v.item_ids @> ARRAY[x.id]))`,
+    [walletId, [...new Set(ids)]],
+  );
+  return r.rows.map((row) => row.id);
+}
+
+/** Removes the stored answers recorded before `before`, as the usage records of their calls are. */
+export async function pruneVendorResponses(db: Db, before: Date): Promise<void> {
+  await db.query('DELETE FROM vendor_responses WHERE created_at < $1::timestamptz', [before.toISOString()]);
+}
