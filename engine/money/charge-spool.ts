@@ -3,7 +3,7 @@
 // hot path writes nothing; a process killed with such a charge in memory would otherwise have answered for free.
 // The next process on the same data folder writes what a dead one left (replaySpooled). Every charge is keyed by
 // its id (a settle by its reservation's, a draw by its call's), so a charge written twice moves money once.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ChargeRowWriter, ChargeRows } from '../db/charge-rows.ts';
@@ -55,6 +55,17 @@ export class ChargeSpool {
     writeSync(this.fd, `${encodeIntent(intent)}\n`);
     fsyncSync(this.fd);
     this.waiting++;
+  }
+
+  /** Why charges could not be kept here (the folder cannot be made or written), or null when they can. */
+  unwritable(): string | null {
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      accessSync(this.dir, constants.W_OK);
+      return null;
+    } catch (e) {
+      return (e as Error).message;
+    }
   }
 
   /** The kept charge landed (or was refused for good): once none waits, the file goes. */

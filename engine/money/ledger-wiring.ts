@@ -116,6 +116,9 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
         };
       }
       audit.start(billing().ledger?.audit_interval_ms ?? DEFAULT_AUDIT_INTERVAL_MS);
+      const unwritable = spool?.unwritable();
+      if (unwritable)
+        log().error({ reason: unwritable }, 'the charge spool cannot be written: answers will wait for their charges to commit');
       if (spool) void replayLeftCharges(spool, ledger, rowWriters, log);
     },
     stopTimers() {

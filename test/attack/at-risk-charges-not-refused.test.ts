@@ -1,0 +1,75 @@
+// Attack (wt-moneyattack): billing.yaml (ledger.commit_wait_ms) says that once an answer went out before its charge
+// committed (the database not answering), "new calls are refused with 503 until the database takes it". Here
+// the database does not answer one wallet's charges (its row is locked by another session, as a stuck
+// transaction or a hung connection would leave it) and the gateway goes on serving one call after another,
+// each answered after the commit wait with its charge only queued in memory (gateway_charges{state="at_risk"}
+// grows with every call). The charge writer refuses new calls only while a write has *failed*
+// (charge-writer.ts `failing`), never while writes hang. Leases on, PostgreSQL, commit_wait_ms 300.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { setLeases } from '../helpers/leased-gateway.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
+let tree: TempTree;
+let pgs: TestPostgres;
+let t: TestGateway;
+
+beforeAll(async () => {
+  if (!canRun) return;
+  tree = tempCatalogTree();
+  setLeases(tree, true);
+  tree.edit('config/billing.yaml', (y) => y.replace(/^ {2}commit_wait_ms: \d+/m, '  commit_wait_ms: 300'));
+  pgs = await openTestPostgres({ migrate: false });
+  t = await startTestGateway({
+    dirs: { config: tree.config, catalog: tree.catalog },
+    credits: 10_000_000,
+    env: { ...METRICS_OPEN_TO_LOOPBACK, DATABASE_URL: pgs.url },
+  });
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  await pgs?.cleanup();
+  tree?.remove();
+});
+
+const chat = () =>
+  fetch(`${t.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'b-5', max_completion_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+
+describe.skipIf(!canRun)('charges at risk [postgres]', () => {
+  it('after an answer went out before its charge committed, new calls are refused until the database takes it', async () => {
+    const warm = await chat();
+    expect(warm.status).toBe(200);
+    await warm.text();
+    const locker = new pg.Client({ connectionString: pgs.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [t.walletId]);
+    const statuses: number[] = [];
+    let atRiskMax = 0;
+    try {
+      for (let i = 0; i < 12; i++) {
+        const r = await chat();
+        await r.text();
+        statuses.push(r.status);
+        const m = await (await fetch(`${t.url}/metrics`)).text();
+        atRiskMax = Math.max(atRiskMax, Number(/gateway_charges\{state="at_risk"\} (\d+)/.exec(m)?.[1] ?? 0));
+      }
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    await t.gw.leases.flushed();
+    console.log({ statuses, atRiskMax });
+    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    // The first call answered at risk may be served; every call after it must be refused (503).
+    expect(statuses.slice(1).filter((s) => s === 200)).toEqual([]);
+  }, 60_000);
+});
