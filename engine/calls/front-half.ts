@@ -166,22 +166,26 @@ export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
     const dayLeft = await accounts.dayLeft(call.caller);
     if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.door, call.prepared.call)) return plan;
     const { door, prepared, snap, now: at, caller } = call;
-    const lowered = await lowerOutputToRoom(
-      door,
-      prepared.call,
-      snap,
-      at,
-      async () => (await accounts.room(caller, prepared.call.model)).nano,
-    );
+    let bound: Room['bound'] = { kind: 'day' };
+    const lowered = await lowerOutputToRoom(door, prepared.call, snap, at, async () => {
+      const room = await accounts.room(caller, prepared.call.model);
+      bound = room.bound;
+      return room.nano;
+    });
     if (lowered && !('nothingFits' in lowered)) return loweredPlan(lowered, prepared.call.id);
-    const now = clock.now();
-    throw errors.keyLimit(
-      `What this key's daily limit leaves today (${nanoToCreditsFloor(dayLeft)} credits) does not cover this call with even one ` +
-        `output token. Send a shorter prompt, or wait until ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
-        `raising the key's daily limit lifts it at once.`,
-      nextKoreanMidnight(now).getTime() - now.getTime(),
-    );
+    throw dayLimitError(dayLeft, bound, clock.now());
   };
+}
+
+/** No output token fits what the day leaves: the class's daily limit named when it is the one that binds. */
+function dayLimitError(dayLeft: bigint, bound: Room['bound'], now: Date): GatewayError {
+  const limit = bound.kind === 'group_day' ? `the daily limit of this key's group '${bound.group}'` : "this key's daily limit";
+  return errors.keyLimit(
+    `What ${limit} leaves today (${nanoToCreditsFloor(dayLeft)} credits) does not cover this call with even one ` +
+      `output token. Send a shorter prompt, or wait until ${nextKoreanMidnight(now).toISOString()} (00:00 Korean time); ` +
+      `raising ${bound.kind === 'group_day' ? "the group's" : "the key's"} daily limit lifts it at once.`,
+    nextKoreanMidnight(now).getTime() - now.getTime(),
+  );
 }
 
 /**
@@ -219,21 +223,7 @@ function shortestAnswerRefused(
   { neededNano, availableNano }: NothingFits['nothingFits'],
   bound: Room['bound'],
 ): GatewayError {
-  const keyLimit = refusal.type === 'key_limit_exceeded';
-  // A grouped key refused for its class's month: the key's own limit may have room, so naming it would mislead.
-  const group = keyLimit && bound.kind === 'group_month' ? bound.group : null;
-  const left =
-    group !== null
-      ? `the monthly limit of this key's group '${group}' leaves`
-      : keyLimit
-        ? "this key's monthly limit leaves"
-        : 'the wallet has';
-  const remedy =
-    group !== null
-      ? "raise the group's monthly limit (it reopens next month)"
-      : keyLimit
-        ? "raise the key's monthly limit (it reopens next month)"
-        : 'top up';
+  const { left, remedy } = refusal.type === 'key_limit_exceeded' ? boundWords(bound) : { left: 'the wallet has', remedy: 'top up' };
   return new GatewayError(
     refusal.status,
     refusal.type,
@@ -245,6 +235,20 @@ function shortestAnswerRefused(
       ' Nothing was charged.',
     { headers: refusal.headers },
   );
+}
+
+/** The limit that binds, in words: a class's limit is named as the class's, since the key's own may have room. */
+function boundWords(bound: Room['bound']): { left: string; remedy: string } {
+  if (bound.kind === 'group_month' || bound.kind === 'group_day') {
+    const period = bound.kind === 'group_month' ? 'monthly' : 'daily';
+    const reopens = bound.kind === 'group_month' ? 'next month' : 'tomorrow';
+    return {
+      left: `the ${period} limit of this key's group '${bound.group}' leaves`,
+      remedy: `raise the group's ${period} limit (it reopens ${reopens})`,
+    };
+  }
+  if (bound.kind === 'day') return { left: "this key's daily limit leaves", remedy: "raise the key's daily limit (it reopens tomorrow)" };
+  return { left: "this key's monthly limit leaves", remedy: "raise the key's monthly limit (it reopens next month)" };
 }
 
 export function configuredDoor(snap: Snapshot, name: string): DoorConfig {

@@ -110,6 +110,8 @@ export interface QuotaService {
   noteUse(keyId: string, chargedNano: bigint, finishedAt: Date, token: UseToken): void;
   /** What the key's daily limit leaves of the Korean day of `now` (0 once used up), or null when the key has none. */
   dayLeftNano(auth: AuthContext, now: Date, dayHeld?: DayHeld): Promise<bigint | null>;
+  /** What the key's group's daily limit leaves (this process's calls in flight counted), or null when it has none. */
+  groupDayLeftNano(auth: AuthContext, now: Date, dayHeld?: DayHeld): Promise<bigint | null>;
   /** What the key's group's monthly limit leaves (its keys' holds counted), or null when the key's group has none. */
   groupMonthLeftNano(auth: AuthContext, now: Date): Promise<bigint | null>;
   /** The key's monthly limit for the reservation's transaction, or null when the key has none. */
@@ -286,6 +288,9 @@ export function createQuotaService(db: Db): QuotaService {
         );
       }
     },
+
+    groupDayLeftNano: async (auth, now, dayHeld = NOTHING_HELD) =>
+      auth.group?.dailyLimitNano != null ? groupDayLeftNano(db, auth.group, now, dayHeld.groupNano) : null,
 
     async dayLeftNano(auth, now, dayHeld = NOTHING_HELD) {
       const groupLeft = auth.group?.dailyLimitNano != null ? await groupDayLeftNano(db, auth.group, now, dayHeld.groupNano) : null;

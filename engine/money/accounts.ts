@@ -28,7 +28,7 @@ export interface Hold {
  */
 export interface Room {
   nano: bigint;
-  bound: { kind: 'wallet' | 'key_month' | 'day' } | { kind: 'group_month'; group: string };
+  bound: { kind: 'wallet' | 'key_month' | 'day' } | { kind: 'group_month' | 'group_day'; group: string };
 }
 
 export type Headers = Record<string, string | string[] | undefined>;

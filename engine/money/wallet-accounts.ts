@@ -77,7 +77,10 @@ async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Call
     });
   // A grouped key's calls are held per call, never leased: what its group leaves is read, holds counted.
   if (cap?.group && auth.group) tighter(await keys.quota.groupMonthLeftNano(auth, now), { kind: 'group_month', group: auth.group.name });
-  tighter(await keys.quota.dayLeftNano(auth, now, dayHolds.of(auth)), { kind: 'day' });
+  const dayHeld = dayHolds.of(auth);
+  // The class's day first: when it binds as tightly as the key's own, the refusal names the class's limit.
+  if (auth.group) tighter(await keys.quota.groupDayLeftNano(auth, now, dayHeld), { kind: 'group_day', group: auth.group.name });
+  tighter(await keys.quota.dayLeftNano(auth, now, dayHeld), { kind: 'day' });
   return room;
 }
 

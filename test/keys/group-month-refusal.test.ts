@@ -77,3 +77,29 @@ describe("a grouped key refused by its group's month", () => {
     });
   }
 });
+
+describe("a grouped key refused by its group's day", () => {
+  let t: TestGateway;
+  let mgmt: string;
+  beforeAll(async () => {
+    t = await startTestGateway({ credits: 100_000_000 });
+    mgmt = (await t.gw.keys.createManagementKey(t.walletId)).key;
+  }, 60_000);
+  afterAll(async () => t?.close());
+
+  for (const own of [null, 5_000_000] as const) {
+    it(`used up, it is told the group's daily limit, not the key's (key's own day: ${own ?? 'none'})`, async () => {
+      const g = await call(t, 'POST', '/v1/key-groups', mgmt, { name: `3반-${own}`, daily_limit_credits: 1_000_000 });
+      const made = await call(t, 'POST', '/v1/keys', mgmt, { count: 2, name_prefix: 'd', group_id: g.body.id, daily_limit_credits: own });
+      const [k1, k2] = made.body.data.map((k: { key: string }) => k.key as string);
+      expect((await call(t, 'POST', '/v1/chat/completions', k1, bodies.sent)).status).toBe(200);
+      const used = (await call(t, 'GET', '/v1/key', k1)).body.group.day.used_credits as number;
+      expect((await call(t, 'PATCH', `/v1/key-groups/${g.body.id}`, mgmt, { daily_limit_credits: used })).status).toBe(200);
+      const r = await call(t, 'POST', '/v1/chat/completions', k2, bodies.left);
+      expect(r.status).toBe(429);
+      expect(r.body.error.type).toBe('key_limit_exceeded');
+      expect(r.body.error.message).toContain(`the daily limit of this key's group '3반-${own}'`);
+      expect(r.body.error.message).not.toMatch(/this key's daily limit|raise the key's/);
+    });
+  }
+});
