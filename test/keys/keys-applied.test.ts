@@ -60,7 +60,9 @@ describe.skipIf(!postgresAvailability.ok)('a key change waits for the other proc
       const ms = performance.now() - t0;
       expect(ms).toBeGreaterThanOrEqual(450);
       expect(ms).toBeLessThan(1_500);
-      expect(warnings).toEqual([expect.objectContaining({ keys: [k.id], listeners: [silentDb.listenerPid?.()] })]);
+      // Other test files share this database and its channels: the silent listener is among those logged.
+      const logged = warnings as { keys: string[]; listeners: number[] }[];
+      expect(logged.find((w) => w.keys[0] === k.id)?.listeners).toContain(silentDb.listenerPid?.());
       // Its first LISTEN took the presence lock once, so stopping lists it no more (and nothing waits for it).
       const pid = silentDb.listenerPid?.();
       await stop();
