@@ -64,7 +64,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   // Charges the database has not taken are kept on this host's disk until it does (none kept with nothing on disk).
   const money = gatewayMoney(db, runtime, clock, log, env.dataDir === 'memory://' ? null : join(env.dataDir, 'charges'));
   const { ledger, leases } = money;
-  const keys = createKeyService(db, { clock });
+  const keys = createKeyService(db, { clock, warn: (o, m) => logger.warn(o, m) });
   await keys.ready();
   const vendors = await openVendorSide(env.vendors, runtime);
   const { routes, simulator, warnings } = vendors;

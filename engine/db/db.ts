@@ -19,12 +19,20 @@ export interface Db extends Queryable {
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T>;
   /**
-   * Subscribes to NOTIFY on a channel; returns the unsubscribe function. `onGap` is called each time the
+   * Subscribes to NOTIFY on a channel; returns the unsubscribe function. `senderPid` is the server pid of the
+   * session that sent the notification (PostgreSQL only). `onGap` is called each time the
    * listening connection came back after a drop: NOTIFY is not durable, so what was sent meanwhile is lost,
    * and a cache fed by the channel must flush or re-read itself there (never called by the embedded database,
    * whose one in-process connection cannot drop).
    */
-  listen(channel: string, onPayload: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onPayload: (payload: string, senderPid?: number) => void, onGap?: () => void): Promise<() => Promise<void>>;
+  /**
+   * The server pids of the connections (of every process on this database) listening on `channel` now, read
+   * on `q` (a transaction sees who listens before its commit). Absent for the embedded database: one process.
+   */
+  listeners?(channel: string, q?: Queryable): Promise<number[]>;
+  /** The server pid of this Db's listening connection while it is up: the name `listeners` gives it. */
+  listenerPid?(): number | undefined;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
   /**

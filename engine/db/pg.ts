@@ -9,6 +9,8 @@
 //   down are lost (NOTIFY is not durable): once the LISTENs are back, every subscriber's `onGap` runs, so a
 //   cache fed by notifications flushes itself rather than serve what it missed. Until it is back,
 //   `seemsReachable` says no: the server's going away is seen there first, with no query of our own.
+//   While it listens on a channel it holds a shared advisory lock for it, so `listeners` can tell a process
+//   that changed something whom to wait for (engine/keys/announce.ts).
 // - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
 //   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
 import { createHash } from 'node:crypto';
@@ -25,6 +27,19 @@ interface PgDbOptions {
 }
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+// Who listens on a channel is told by a shared advisory lock the listening connection holds while it LISTENs
+// there (taken after the LISTEN, so a holder receives every notification committed after it is seen). The lock
+// ends with the connection, so a process gone is never waited for. Key: (PRESENCE, hash of the channel).
+const PRESENCE = 1280595022;
+const PRESENCE_KEY = `${PRESENCE}, hashtext($1) & 2147483647`;
+const LOCK_PRESENCE = `SELECT pg_advisory_lock_shared(${PRESENCE_KEY})`;
+const UNLOCK_PRESENCE = `SELECT pg_advisory_unlock_shared(${PRESENCE_KEY})`;
+const LISTENERS = `SELECT pid FROM pg_locks
+  WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = ${PRESENCE}::oid
+    AND objid = (hashtext($1) & 2147483647)::oid AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
+type OnPayload = (payload: string, senderPid?: number) => void;
 
 // Statements with parameters are prepared once per connection, by a name derived from their text: the server
 // then parses and plans the ledger's large statements once, not at every call. Our SQL texts are fixed strings
@@ -64,12 +79,14 @@ function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.Q
  * it drops it reconnects with backoff and LISTENs again to every channel still subscribed.
  */
 class PgListener {
-  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private readonly handlers = new Map<string, Set<OnPayload>>();
   /** What each subscription does when notifications may have been lost. */
   private readonly gapHandlers = new Map<object, () => void>();
   /** A listening connection existed before: the next one to come up is a reconnect, with a gap behind it. */
   private everListened = false;
   private listener: pg.Client | null = null;
+  /** The channels whose presence lock the listening connection holds (each once: advisory locks stack). */
+  private present = new Set<string>();
   private connecting: Promise<pg.Client> | null = null;
   private closed = false;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -107,7 +124,12 @@ class PgListener {
     return !this.lost;
   }
 
-  async listen(channel: string, onPayload: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>> {
+  /** The server pid of the listening connection while it is up. */
+  pid(): number | undefined {
+    return (this.listener as { processID?: number } | null)?.processID ?? undefined;
+  }
+
+  async listen(channel: string, onPayload: OnPayload, onGap?: () => void): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
     const fresh = !set;
     if (!set) this.handlers.set(channel, (set = new Set()));
@@ -118,6 +140,7 @@ class PgListener {
       const c = await this.ensureListener();
       // ensureListener LISTENs to every channel when it connects; LISTEN twice is harmless.
       await c.query(`LISTEN ${quoteIdent(channel)}`);
+      await this.lockPresence(c, channel);
     } else {
       await this.ensureListener();
     }
@@ -128,7 +151,9 @@ class PgListener {
       s.delete(onPayload);
       if (s.size === 0) {
         this.handlers.delete(channel);
-        if (this.listener) await this.listener.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
+        const l = this.listener;
+        if (l && this.present.delete(channel)) await l.query(UNLOCK_PRESENCE, [channel]).catch(() => {});
+        if (l) await l.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
       }
     };
   }
@@ -143,12 +168,18 @@ class PgListener {
     if (l) await endQuietly(l);
   }
 
+  private async lockPresence(c: pg.Client, channel: string): Promise<void> {
+    if (this.present.has(channel)) return;
+    this.present.add(channel);
+    await c.query(LOCK_PRESENCE, [channel]);
+  }
+
   private dispatch(msg: pg.Notification): void {
     const set = this.handlers.get(msg.channel);
     if (!set) return;
     for (const h of [...set]) {
       try {
-        h(msg.payload ?? '');
+        h(msg.payload ?? '', msg.processId);
       } catch (e) {
         this.onError(e as Error);
       }
@@ -220,7 +251,11 @@ class PgListener {
     c.on('end', () => lost());
     try {
       await c.connect();
-      for (const ch of this.handlers.keys()) await c.query(`LISTEN ${quoteIdent(ch)}`);
+      this.present = new Set();
+      for (const ch of this.handlers.keys()) {
+        await c.query(`LISTEN ${quoteIdent(ch)}`);
+        await this.lockPresence(c, ch);
+      }
     } catch (e) {
       await endQuietly(c);
       throw e;
@@ -293,6 +328,11 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
     reachable: (waitMs) => listener.reachable(waitMs),
     transaction: (fn, txOpts) => pgTransaction(pool, onError, fn, txOpts),
     listen: (channel, onPayload, onGap) => listener.listen(channel, onPayload, onGap),
+    async listeners(channel, q = poolQ) {
+      const r = await q.query<{ pid: number }>(LISTENERS, [channel]);
+      return r.rows.map((row) => Number(row.pid));
+    },
+    listenerPid: () => listener.pid(),
     async notify(channel, payload) {
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },

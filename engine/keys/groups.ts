@@ -11,7 +11,7 @@ import type { Db, Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { recordAudit, changedFields, type Actor } from '../audit/trail.ts';
 import { newGroupId } from './secret.ts';
-import type { KeyService } from './service.ts';
+import type { Announced, KeyService } from './service.ts';
 import { usedCredits } from './types.ts';
 import { groupUsage } from './group-quota.ts';
 import { activeWhere, doorKeyWhere } from './store.ts';
@@ -150,6 +150,7 @@ export async function patchGroup(
 ): Promise<KeyGroupRecord> {
   const now = deps.clock.now();
   const today = koreanDate(now);
+  let announced: Announced | undefined;
   const g = await deps.db.transaction(async (tx) => {
     const current = inScope(scope, id) ? await findGroup(tx, walletId, id, today, true) : null;
     if (!current) throw groupNotFound(id);
@@ -165,16 +166,17 @@ export async function patchGroup(
     const diff = changedFields(groupState(current), groupState(changed));
     if (Object.keys(diff.after).length === 0) return changed;
     await recordAudit(tx, actor, { walletId, action: 'key_group.changed', targetId: id, ...diff }, now);
-    await deps.keys.announce([`wallet:${walletId}`], tx);
+    announced = await deps.keys.announce([`wallet:${walletId}`], tx);
     return changed;
   });
+  await announced?.applied();
   return (await render(deps, [g], now))[0];
 }
 
 /** Deletes a group without active keys; 409 naming how many keys it still has otherwise. */
 export async function deleteGroup(deps: GroupDeps, walletId: string, id: string, actor: Actor, scope: GroupScope = null): Promise<void> {
   const now = deps.clock.now();
-  await deps.db.transaction(async (tx) => {
+  const announced = await deps.db.transaction(async (tx) => {
     const current = inScope(scope, id) ? await findGroup(tx, walletId, id, koreanDate(now), true) : null;
     if (!current) throw groupNotFound(id);
     if (current.keyCount > 0) {
@@ -187,6 +189,7 @@ export async function deleteGroup(deps: GroupDeps, walletId: string, id: string,
     // Closed keys keep their group id: their past use stays the group's in the usage pages.
     await tx.query(`UPDATE key_groups SET deleted_at = $2::timestamptz WHERE id = $1`, [id, now.toISOString()]);
     await recordAudit(tx, actor, { walletId, action: 'key_group.deleted', targetId: id, before: groupState(current), after: null }, now);
-    await deps.keys.announce([`wallet:${walletId}`], tx);
+    return deps.keys.announce([`wallet:${walletId}`], tx);
   });
+  await announced.applied();
 }

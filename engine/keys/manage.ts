@@ -7,7 +7,7 @@ import { koreanDate, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { newRequestId } from './secret.ts';
-import type { KeyService } from './service.ts';
+import type { Announced, KeyService } from './service.ts';
 import { KEY_COLUMNS, keyRowFrom, type KeyRow } from './types.ts';
 import { keyRecord, type ApiKeyRecord } from './records.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
@@ -116,7 +116,7 @@ async function checkSlotsAfterInsert(
 ) {
   const { db, keys } = deps;
   const today = koreanDate(now);
-  let lost: { ids: string[]; slots: number } | null;
+  let lost: { ids: string[]; slots: number; announced: Announced } | null;
   try {
     lost = await db.transaction(async (tx) => {
       // A per-wallet advisory lock (not a wallets row lock, so the ledger's balance updates never wait on it).
@@ -140,10 +140,9 @@ async function checkSlotsAfterInsert(
         } as const;
         await recordAudit(tx, actor, change, now);
       }
-      await keys.announce(ids, tx);
-      return { ids, slots: w?.keySlots ?? 0 };
+      return { ids, slots: w?.keySlots ?? 0, announced: await keys.announce(ids, tx) };
     });
-    if (lost) keys.forget(lost.ids);
+    await lost?.announced.applied();
   } catch (e) {
     // Could not verify the slots: take this request's keys back rather than risk passing them.
     await db
@@ -251,6 +250,7 @@ export async function patchKey(
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
+  let announced: Announced | undefined;
   const row = await db.transaction(async (tx) => {
     const current = await getDoorKey(tx, wallet.id, id, today, true);
     if (!current) throw notFound(id);
@@ -286,10 +286,10 @@ export async function patchKey(
     const diff = changedFields(keyState(current), keyState(changed));
     if (Object.keys(diff.after).length > 0)
       await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
-    await keys.announce([id], tx);
+    announced = await keys.announce([id], tx);
     return changed;
   });
-  keys.forget([id]);
+  await announced?.applied();
   return (await render(deps, [row], wallet, now))[0];
 }
 
@@ -304,7 +304,7 @@ export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id:
         RETURNING k.name, k.key_prefix`,
       [id, walletId, koreanDate(now), now.toISOString()],
     );
-    if (res.rows.length === 0) return false;
+    if (res.rows.length === 0) return null;
     const { name, key_prefix } = res.rows[0] as { name: string | null; key_prefix: string };
     const change = {
       walletId,
@@ -314,11 +314,10 @@ export async function closeApiKey(deps: KeyManagementDeps, walletId: string, id:
       after: { status: 'closed' },
     } as const;
     await recordAudit(tx, actor, change, now);
-    await keys.announce([id], tx);
-    return true;
+    return keys.announce([id], tx);
   });
   if (!closed) throw notFound(id);
-  keys.forget([id]);
+  await closed.applied();
 }
 
 /** The wallet's management keys that work (open, made by its current owner), newest first: the operator's list, active only. */

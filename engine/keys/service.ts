@@ -3,10 +3,11 @@
 // Lookups of normal API keys are cached in lru-cache (default 30 s) by the secret's sha256. A change to a
 // key (close, patch) invalidates the cache in the changing process at once and reaches every other process
 // through NOTIFY on channel `key_revoked` (payload: the key id, `wallet:<id>` or `*`), sent with pg_notify
-// inside the changing transaction so it is delivered exactly when the change commits. When the listening
-// connection drops and comes back, whatever was sent meanwhile is lost, so the whole cache is flushed. Each service LISTENs
-// on that channel from its creation until close(). A generation counter stops a lookup that raced with an
-// invalidation from putting stale data back into the cache.
+// inside the changing transaction so it is delivered exactly when the change commits; the changing request
+// answers once every other process has said it applied it (announce.ts), so "at once" holds for a client that
+// calls another process next. When the listening connection drops and comes back, whatever was sent meanwhile
+// is lost, so the whole cache is flushed. Each service LISTENs on that channel from its creation until close().
+// A generation counter stops a lookup that raced with an invalidation from putting stale data back into the cache.
 //
 // Management keys are never cached: every call re-reads the key and the wallet owner, so a management key
 // whose creator stopped being the wallet owner is refused (and closed, reason `owner_changed`) at once.
@@ -33,8 +34,9 @@ import {
 } from './lookup.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
 import { CLI_OPERATOR, recordAudit, type Actor } from '../audit/trail.ts';
+import { announce, AppliedBook, listenForChanges, type Announced } from './announce.ts';
 
-const KEY_CHANNEL = 'key_revoked';
+export type { Announced } from './announce.ts';
 
 interface KeyServiceOptions {
   clock: Clock;
@@ -44,6 +46,10 @@ interface KeyServiceOptions {
   cacheMax?: number;
   /** How often pending last_used_at instants are written (ms). Default 5 000. */
   lastUsedFlushMs?: number;
+  /** Longest wait of a changing request for the other processes to apply it (ms). Default 2 000. */
+  appliedWaitMs?: number;
+  /** Where a change not confirmed in time, or a failed confirmation, is told. */
+  warn?: (obj: object, msg: string) => void;
 }
 
 interface CreateApiKeyOptions {
@@ -84,9 +90,10 @@ export interface KeyService {
   closeFormerOwnerManagementKeys(walletId: string, actor?: Actor): Promise<ClosedManagementKey[]>;
   /**
    * Drops cached lookups of these keys here at once and, through pg_notify on `q` (delivered when q's
-   * transaction commits), in every other process.
+   * transaction commits), in every other process; await the receipt's `applied()` after the commit, before
+   * answering, so the change holds in every process when the client hears of it.
    */
-  announce(keyIds: string[], q?: Queryable): Promise<void>;
+  announce(keyIds: string[], q?: Queryable): Promise<Announced>;
   /** Drops cached lookups of these keys in this process only (after a commit that changed them). */
   forget(keyIds: string[]): void;
   /** Writes pending last_used_at instants now. */
@@ -119,23 +126,23 @@ export function keyFromHeaders(
 interface ServiceCore {
   db: Db;
   clock: Clock;
-  announce(keyIds: string[], q?: Queryable): Promise<void>;
+  announce(keyIds: string[], q?: Queryable): Promise<Announced>;
   invalidate(payload: string): void;
 }
 
 async function closeKey(core: ServiceCore, keyId: string, reason = 'deleted'): Promise<boolean> {
   const { db, announce, invalidate } = core;
   const now = core.clock.now();
-  const done = await db.transaction(async (tx) => {
+  const announced = await db.transaction(async (tx) => {
     const res = await tx.query(
       `UPDATE api_keys SET closed_at = $2::timestamptz, closed_reason = $3 WHERE id = $1 AND closed_at IS NULL RETURNING id`,
       [keyId, now.toISOString(), reason],
     );
-    if (res.rows.length > 0) await announce([keyId], tx);
-    return res.rows.length > 0;
+    return res.rows.length > 0 ? await announce([keyId], tx) : null;
   });
   invalidate(keyId);
-  return done;
+  await announced?.applied();
+  return announced !== null;
 }
 
 async function closeFormerOwnerManagementKeys(core: ServiceCore, walletId: string, actor?: Actor): Promise<ClosedManagementKey[]> {
@@ -231,28 +238,20 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     dropCached(cache, payload);
   }
 
-  let unlisten: (() => Promise<void>) | null = null;
-  // A reconnected listener may have missed closes and patches: every cached lookup goes.
-  const listening = db
-    .listen(
-      KEY_CHANNEL,
-      (payload) => invalidate(payload),
-      () => invalidate('*'),
-    )
-    .then((stop) => {
-      unlisten = stop;
-    });
+  const warn = opts.warn ?? (() => undefined);
+  const book = new AppliedBook();
+  const unlisten: (() => Promise<void>)[] = [];
+  const listening = listenForChanges({ db, book, invalidate, warn }).then((stops) => {
+    unlisten.push(...stops);
+  });
   // Keep an unhandled rejection from crashing the process; authenticate awaits `listening` and fails with 503.
   listening.catch(() => undefined);
 
   const shared = new SharedLoader(db, () => generation);
 
-  async function announce(keyIds: string[], q: Queryable = db): Promise<void> {
-    for (const id of keyIds) invalidate(id);
-    for (const id of keyIds) await q.query('SELECT pg_notify($1, $2)', [KEY_CHANNEL, id]);
-  }
-
-  const core: ServiceCore = { db, clock, announce, invalidate };
+  const announceDeps = { db, book, invalidate, waitMs: opts.appliedWaitMs ?? 2_000, warn };
+  const announceKeys = (keyIds: string[], q: Queryable = db) => announce(announceDeps, keyIds, q);
+  const core: ServiceCore = { db, clock, announce: announceKeys, invalidate };
 
   return {
     db,
@@ -291,7 +290,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     createManagementKey: (walletId, name, actor) => createManagementKey(core, walletId, name, actor),
     closeKey: (keyId, reason) => closeKey(core, keyId, reason),
     closeFormerOwnerManagementKeys: (walletId, actor) => closeFormerOwnerManagementKeys(core, walletId, actor),
-    announce,
+    announce: announceKeys,
     flushLastUsed: () => lastUsed.flush(),
     forget: (keyIds) => {
       for (const id of keyIds) invalidate(id);
@@ -303,7 +302,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
       closed = true;
       await lastUsed.stop();
       await listening.catch(() => undefined);
-      if (unlisten) await (unlisten as () => Promise<void>)();
+      for (const stop of unlisten) await stop();
     },
   };
 }

@@ -48,10 +48,7 @@ describeEachDatabase(
         () => gaps++,
       );
       expect(gaps).toBe(0);
-      const killed = await db.query(
-        `SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity
-          WHERE pid <> pg_backend_pid() AND datname = current_database() AND query ILIKE 'LISTEN%Reconnect Channel%'`,
-      );
+      const killed = await db.query(`SELECT pg_terminate_backend($1::int) AS k`, [db.listenerPid?.()]);
       expect(killed.rows).toEqual([{ k: true }]);
       for (let i = 0; i < 100 && !got.includes('after'); i++) {
         await db.notify('Reconnect Channel', 'after').catch(() => {});
@@ -59,7 +56,20 @@ describeEachDatabase(
       }
       expect(got).toContain('after');
       expect(gaps).toBe(1); // told once that notifications may have been lost
+      // Back on a new connection, which is listed as listening again (a key change waits for each one listed).
+      expect(await db.listeners?.('Reconnect Channel')).toContain(db.listenerPid?.());
       await un();
+    });
+
+    it('lists the connections listening on a channel, until they stop', async () => {
+      const db = getDb();
+      const un = await db.listen('Listed Channel', () => undefined);
+      const me = db.listenerPid?.();
+      expect(me).toBeTypeOf('number');
+      expect(await db.listeners?.('Listed Channel')).toContain(me);
+      expect(await db.listeners?.('Another Channel')).not.toContain(me);
+      await un();
+      expect(await db.listeners?.('Listed Channel')).not.toContain(me);
     });
   },
   ['postgres'],

@@ -25,7 +25,9 @@ async function until(ms: number, probe: () => boolean | Promise<boolean>): Promi
 /** Ends the listening connection of the Db opened with this application_name. */
 async function dropListener(db: Db, appName: string): Promise<void> {
   const killed = await db.query<{ k: boolean }>(
-    `SELECT pg_terminate_backend(pid) AS k FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'`,
+    // The listening connection is the one holding the listeners' advisory locks (engine/db/pg.ts).
+    `SELECT pg_terminate_backend(a.pid) AS k FROM pg_stat_activity a
+      WHERE a.application_name = $1 AND a.pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1280595022::oid)`,
     [appName],
   );
   expect(killed.rows).toEqual([{ k: true }]);

@@ -1,0 +1,133 @@
+// Announcing a key change to every gateway process on the database, and knowing when each has applied it.
+//
+// A change (close, patch, a group's limits) sends pg_notify on `key_revoked` inside its transaction, so it is
+// delivered at commit. Each process drops the cached lookups it names as it reads it, then answers on
+// `key_revoked_applied` with the pid of its listening connection. The changing transaction reads who listens
+// before it commits (Db.listeners), and the request, once committed, waits until each of them has answered:
+// when its client gets the answer, no process serves the key as it was. The cause of the wait: a NOTIFY reaches
+// each process on its own connection, so without it another process may read a call on the key before the
+// notification (found by a probe: 2 to 5 calls of 40). The wait is bounded (2 s): a process that has not
+// answered by then is logged and the answer goes anyway, so a frozen process cannot hold an owner's request.
+// The embedded database has one process: nothing to wait for.
+import type { Db, Queryable } from '../db/db.ts';
+
+export const KEY_CHANNEL = 'key_revoked';
+export const APPLIED_CHANNEL = 'key_revoked_applied';
+/** How long the answers of one change are kept: longer than any wait for them. */
+const KEEP_MS = 10_000;
+
+/** A change announced in a transaction; `applied` is called once it committed. */
+export interface Announced {
+  /** Drops the keys here again and waits (bounded) until every other process has dropped them. */
+  applied(): Promise<void>;
+}
+
+/** The answers this process has seen: `<sender pid> <payload>` → the listener pids that applied it. */
+export class AppliedBook {
+  private readonly seen = new Map<string, { pids: Set<number>; at: number }>();
+  private readonly waiters = new Set<() => void>();
+
+  /** An answer `<listener pid> <sender pid> <payload>`, as `listenForChanges` sends it. */
+  note(message: string): void {
+    const m = /^(\d+) (\d+) (.*)$/s.exec(message);
+    if (!m) return;
+    const now = Date.now();
+    // Entries go in time order, so the old ones are at the front.
+    for (const [k, v] of this.seen) {
+      if (now - v.at < KEEP_MS) break;
+      this.seen.delete(k);
+    }
+    const key = `${m[2]} ${m[3]}`;
+    let entry = this.seen.get(key);
+    if (!entry) this.seen.set(key, (entry = { pids: new Set(), at: now }));
+    entry.pids.add(Number(m[1]));
+    for (const w of [...this.waiters]) w();
+  }
+
+  /** Resolves with the pids that have not applied every key within `ms` (none: all did). */
+  wait(keys: string[], pids: number[], ms: number): Promise<number[]> {
+    const missing = () => pids.filter((p) => keys.some((k) => !this.seen.get(k)?.pids.has(p)));
+    return new Promise((resolve) => {
+      if (missing().length === 0) return resolve([]);
+      const done = (left: number[]) => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(left);
+      };
+      const check = () => {
+        if (missing().length === 0) done([]);
+      };
+      const timer = setTimeout(() => done(missing()), ms);
+      this.waiters.add(check);
+    });
+  }
+}
+
+interface ChangeDeps {
+  db: Db;
+  book: AppliedBook;
+  /** Drops cached lookups in this process. */
+  invalidate(payload: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Applies the changes other processes announce, as they arrive, and confirms each to its sender; notes the
+ * confirmations this process's own changes wait for. Resolves with the functions that stop both.
+ */
+export function listenForChanges(deps: ChangeDeps): Promise<(() => Promise<void>)[]> {
+  const { db, book, invalidate } = deps;
+  const failed = (e: Error) => deps.warn({ err: e.message }, 'could not confirm a key change to its gateway process');
+  const confirm = (payload: string, senderPid: number | undefined) => {
+    const me = db.listenerPid?.();
+    if (me === undefined || senderPid === undefined) return;
+    db.notify(APPLIED_CHANNEL, `${me} ${senderPid} ${payload}`).catch(failed);
+  };
+  return Promise.all([
+    db.listen(
+      KEY_CHANNEL,
+      (payload, senderPid) => {
+        invalidate(payload);
+        confirm(payload, senderPid);
+      },
+      // A reconnected listener may have missed closes and patches: every cached lookup goes.
+      () => invalidate('*'),
+    ),
+    db.listen(APPLIED_CHANNEL, (message) => book.note(message)),
+  ]);
+}
+
+interface AnnounceDeps extends ChangeDeps {
+  waitMs: number;
+}
+
+/**
+ * Drops the keys here at once and sends their notification on `q` (delivered when q's transaction commits);
+ * the receipt's `applied`, called after the commit, waits for the other processes.
+ */
+export async function announce(deps: AnnounceDeps, payloads: string[], q: Queryable): Promise<Announced> {
+  const { db, book, invalidate } = deps;
+  for (const p of payloads) invalidate(p);
+  let sender: number | undefined;
+  for (const p of payloads) {
+    const r = await q.query<{ pid: number }>('SELECT pg_notify($1, $2), pg_backend_pid() AS pid', [KEY_CHANNEL, p]);
+    sender = Number(r.rows[0]?.pid);
+  }
+  const me = db.listenerPid?.();
+  const others = payloads.length > 0 && db.listeners ? (await db.listeners(KEY_CHANNEL, q)).filter((pid) => pid !== me) : [];
+  return {
+    async applied() {
+      // A lookup of this process that read the row before the commit may have cached it again meanwhile.
+      for (const p of payloads) invalidate(p);
+      if (others.length === 0 || sender === undefined) return;
+      const missing = await book.wait(
+        payloads.map((p) => `${sender} ${p}`),
+        others,
+        deps.waitMs,
+      );
+      if (missing.length > 0) {
+        deps.warn({ keys: payloads, listeners: missing, waited_ms: deps.waitMs }, 'key change not confirmed by every gateway process');
+      }
+    },
+  };
+}
