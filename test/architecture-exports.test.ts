@@ -46,6 +46,8 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/money/lease-wiring.ts: LeaseConfig',
     // The expiry pass run at a chosen instant, where a test moves the clock by hand instead of waiting for its timer.
     'engine/money/lot-expiry.ts: expireDueLots',
+    // The key-change channel, where a test plays a gateway process that listens and never confirms.
+    'engine/keys/announce.ts: KEY_CHANNEL',
     // A webhook receiver's side of the signature: the tests' receivers check every delivery with it.
     'engine/alerts/signature.ts: verifySignature',
     // The catalog read without a running gateway, and the check the CLI runs, called in process.

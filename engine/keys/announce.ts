@@ -12,7 +12,7 @@
 import type { Db, Queryable } from '../db/db.ts';
 
 export const KEY_CHANNEL = 'key_revoked';
-export const APPLIED_CHANNEL = 'key_revoked_applied';
+const APPLIED_CHANNEL = 'key_revoked_applied';
 /** How long the answers of one change are kept: longer than any wait for them. */
 const KEEP_MS = 10_000;
 
