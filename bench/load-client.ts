@@ -1,6 +1,6 @@
 // The bench's side of the load process (bench/load.ts): one child for the whole run, one spec at a time, each
 // bounded in time (past it the child is killed and the row fails).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { LoadResult, LoadSpec } from './load.ts';
 
 export interface LoadClient {

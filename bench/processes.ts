@@ -1,6 +1,6 @@
 // Child processes of the bench and what /proc says about them: CPU time (utime + stime) and memory (VmRSS,
 // VmHWM). Every wait is bounded, and every child is stopped by its own pid.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 

@@ -19,19 +19,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { probePostgres } from '../engine/db/scratch-schema.ts';
+import { CALL_KINDS, callRequests, type Slow, slowRequests, type TargetKind } from './calls.ts';
 import type { LoadRequest } from './load.ts';
-import { CALL_KINDS, callRequests, slowRequests, type Slow, type TargetKind } from './calls.ts';
-import { startLoadClient, type LoadClient } from './load-client.ts';
+import { type LoadClient, startLoadClient } from './load-client.ts';
 import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
-import { renderMarkdown, targetChecks, type BenchResults } from './table.ts';
+import { type BenchResults, renderMarkdown, targetChecks } from './table.ts';
 import {
+  type GatewayTarget,
+  type Running,
   startFloor,
   startGatewayOnPglite,
   startGatewayOnPostgres,
   startPeer,
   startStub,
-  type GatewayTarget,
-  type Running,
 } from './targets.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';

@@ -10,8 +10,8 @@ import { systemClock } from '../engine/core/clock.ts';
 import { openScratchSchema } from '../engine/db/scratch-schema.ts';
 import { createKeyService } from '../engine/keys/index.ts';
 import { createLedger } from '../engine/money/ledger.ts';
-import { slowPrefix, type Slow } from './calls.ts';
-import { childPids, freePort, startNode, type Child } from './processes.ts';
+import { type Slow, slowPrefix } from './calls.ts';
+import { type Child, childPids, freePort, startNode } from './processes.ts';
 
 export interface Running {
   name: string;

@@ -25,18 +25,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { koreanDate, startOfKoreanDay } from '../engine/core/clock.ts';
-import { writeChargeRows } from '../engine/db/charge-rows.ts';
-import { openScratchSchema, urlWithSchema } from '../engine/db/scratch-schema.ts';
-import { openPg } from '../engine/db/pg.ts';
-import type { Db } from '../engine/db/db.ts';
-import { createGateway } from '../engine/gateway.ts';
-import { dailyRollupWriter } from '../engine/usage/daily-rollup.ts';
-import { listUsageRecords, usageRecordWriter, type UsageRecordDraft } from '../engine/usage/records.ts';
-import { listUsageCsvRows } from '../engine/usage/csv-rows.ts';
-import { usageCsv } from '../engine/dashboard/usage-csv.ts';
-import { csvCell } from '../engine/http/csv-cell.ts';
 import { exactCredits } from '../engine/dashboard/format.ts';
+import { usageCsv } from '../engine/dashboard/usage-csv.ts';
+import { writeChargeRows } from '../engine/db/charge-rows.ts';
+import type { Db } from '../engine/db/db.ts';
+import { openPg } from '../engine/db/pg.ts';
+import { openScratchSchema, urlWithSchema } from '../engine/db/scratch-schema.ts';
+import { createGateway } from '../engine/gateway.ts';
+import { csvCell } from '../engine/http/csv-cell.ts';
+import { listUsageCsvRows } from '../engine/usage/csv-rows.ts';
+import { dailyRollupWriter } from '../engine/usage/daily-rollup.ts';
 import { usageRecordStorage } from '../engine/usage/record-storage.ts';
+import { listUsageRecords, type UsageRecordDraft, usageRecordWriter } from '../engine/usage/records.ts';
 import { pruneUsageRecords } from '../engine/usage/retention.ts';
 
 const { values } = parseArgs({

@@ -4,22 +4,22 @@
 // calls, videos, money and alerts, which no one room may do.
 import type { FastifyInstance } from 'fastify';
 import * as registry from '../transforms/index.ts';
-import type { GatewayEnv } from './gateway-env.ts';
-import type { VendorSide } from './vendor-wiring.ts';
 import { videoFinished, watchedForAlerts } from './alert-wiring.ts';
+import type { Alerts } from './alerts/index.ts';
+import { registerModelDoors } from './calls/doors.ts';
+import { modelSuggester, modelsCallerMayCall } from './calls/model-list.ts';
+import type { Runtime } from './catalog/runtime.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
-import type { Runtime } from './catalog/runtime.ts';
+import type { GatewayEnv } from './gateway-env.ts';
 import type { KeyService } from './keys/index.ts';
 import type { Accounts } from './money/accounts.ts';
 import type { GatewayMoney } from './money/ledger-wiring.ts';
 import { creditsOf } from './money/spendable.ts';
 import type { Telemetry } from './telemetry/sdk.ts';
-import { registerModelDoors } from './calls/doors.ts';
 import { idsNotStoredFor } from './usage/vendor-responses.ts';
-import { modelSuggester, modelsCallerMayCall } from './calls/model-list.ts';
+import type { VendorSide } from './vendor-wiring.ts';
 import { createVideoService, type VideoService } from './videos/index.ts';
-import type { Alerts } from './alerts/index.ts';
 
 interface CallParts {
   env: GatewayEnv;

@@ -1,14 +1,15 @@
 // The environment the gateway starts from (README "Configuration", operations.md), read once into typed
 // values: each variable parsed here with its default, or by the parser of the room that owns it. A value the
 // gateway cannot use stops the start here with a SettingError naming the variable, before anything opens.
-import { isHttpAddress, SettingError } from './core/setting-error.ts';
-import { redactUrl } from './db/scratch-schema.ts';
-import { type VendorSettings, vendorSettingsFrom } from './calls/vendor-routes.ts';
-import type { VendorId } from './core/types.ts';
-import { yamlDirsFrom } from './catalog/config.ts';
-import { type MetricsAccess, metricsAccessFrom } from './observe/routes.ts';
-import { type ProviderSettings, providerSettings } from './identity/provider.ts';
+
 import { allowPrivateFrom } from './alerts/index.ts';
+import { type VendorSettings, vendorSettingsFrom } from './calls/vendor-routes.ts';
+import { yamlDirsFrom } from './catalog/config.ts';
+import { isHttpAddress, SettingError } from './core/setting-error.ts';
+import type { VendorId } from './core/types.ts';
+import { redactUrl } from './db/scratch-schema.ts';
+import { type ProviderSettings, providerSettings } from './identity/provider.ts';
+import { type MetricsAccess, metricsAccessFrom } from './observe/routes.ts';
 import { type TelemetryConfig, telemetryConfig } from './telemetry/config.ts';
 import { videoPollMs } from './videos/index.ts';
 import { type VideoStoreSetting, videoStoreFromEnv } from './videos/video-store-setting.ts';

@@ -6,19 +6,19 @@ import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
+import { firstRunBannerLines } from './admin/first-run-wallet.ts';
+import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
+import { vendorBannerLines } from './calls/vendor-routes.ts';
+import { vendorIdsIn, yamlDirsFrom } from './catalog/config.ts';
+import { formatWarning } from './catalog/model-warnings.ts';
+import { describeReload } from './catalog/reload-summary.ts';
+import { ConfigFileError } from './catalog/yaml-file.ts';
 import { pidFilePath } from './core/pid-file.ts';
 import { writeReloadReport } from './core/reload-report.ts';
-import { describeReload } from './catalog/reload-summary.ts';
-import { createGateway, type RunningGateway } from './gateway.ts';
-import { formatWarning } from './catalog/model-warnings.ts';
-import { ConfigFileError } from './catalog/yaml-file.ts';
-import { vendorIdsIn, yamlDirsFrom } from './catalog/config.ts';
 import { SettingError } from './core/setting-error.ts';
 import { DataFolderHeld } from './db/data-folder-lock.ts';
 import { MigrationMismatch } from './db/migrate.ts';
-import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
-import { firstRunBannerLines } from './admin/first-run-wallet.ts';
-import { vendorBannerLines } from './calls/vendor-routes.ts';
+import { createGateway, type RunningGateway } from './gateway.ts';
 import { isWorker, superviseWorkers, workerLink, workersFromEnv } from './process/workers.ts';
 
 function main(): void {

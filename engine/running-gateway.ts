@@ -2,22 +2,22 @@
 // the operator's tools and the tests.
 import type { FastifyInstance } from 'fastify';
 import type { Simulator } from '../simulator/index.ts';
-import type { Env, GatewayEnv } from './gateway-env.ts';
+import type { DevWallet } from './admin/first-run-wallet.ts';
+import type { Alerts } from './alerts/index.ts';
+import type { VendorRoutes } from './calls/vendor-routes.ts';
+import type { ReloadResult, Runtime } from './catalog/runtime.ts';
 import type { Clock } from './core/clock.ts';
 import type { VendorId } from './core/types.ts';
 import type { Db } from './db/db.ts';
-import type { ReloadResult, Runtime } from './catalog/runtime.ts';
+import type { Env, GatewayEnv } from './gateway-env.ts';
 import type { LoggerChoice } from './http/logger.ts';
 import type { KeyService } from './keys/index.ts';
-import type { Ledger } from './money/ledger.ts';
-import type { BudgetLeases } from './money/leases.ts';
 import type { LedgerAuditor } from './money/audit.ts';
-import type { Telemetry } from './telemetry/sdk.ts';
-import type { VendorRoutes } from './calls/vendor-routes.ts';
-import type { VideoService } from './videos/index.ts';
-import type { Alerts } from './alerts/index.ts';
-import type { DevWallet } from './admin/first-run-wallet.ts';
+import type { BudgetLeases } from './money/leases.ts';
+import type { Ledger } from './money/ledger.ts';
 import type { GatewayMetrics } from './observe/metrics.ts';
+import type { Telemetry } from './telemetry/sdk.ts';
+import type { VideoService } from './videos/index.ts';
 
 export interface GatewayOptions {
   /** The environment to start from (default process.env), read once by gatewayEnvFrom. */

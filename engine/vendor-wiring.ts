@@ -2,10 +2,10 @@
 // simulator for a simulated vendor) and the upstream client's connections to them. Wiring at the top level of
 // engine/ because the simulator is a folder beside engine/ that no room may import.
 import type { Simulator } from '../simulator/index.ts';
-import type { Runtime } from './catalog/runtime.ts';
 import { UpstreamClient } from './calls/upstream.ts';
-import { routeSummary, routesFor, vendorWarnings, type VendorRoutes, type VendorSettings } from './calls/vendor-routes.ts';
 import { contextWindows, maxOutputs, vendorRefusals } from './calls/vendor-refusals.ts';
+import { routeSummary, routesFor, type VendorRoutes, type VendorSettings, vendorWarnings } from './calls/vendor-routes.ts';
+import type { Runtime } from './catalog/runtime.ts';
 
 export interface VendorSide {
   /** The bundled simulator, when some vendor is simulated (GATEWAY_SIMULATE). */

@@ -1,6 +1,6 @@
 // Vendors B to E: POST /v1/chat/completions (JSON or SSE chunks ending in `data: [DONE]`).
-import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { planUsage, refuseBeyondContext, sendJson, SseWriter, type Ctx } from './http.ts';
+import { Counter, deltas, isObj, type Plan, plan, type ToolSpec, type Turn, VendorError } from './common.ts';
+import { type Ctx, planUsage, refuseBeyondContext, SseWriter, sendJson } from './http.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -1,8 +1,8 @@
 // HTTP plumbing of the simulator: the per-request context, JSON answers, and an SSE writer that writes each
 // event separately and can be cut by a `stream-error` fault.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorBody, VendorError, type ErrorFlavor, type Turn } from './common.ts';
-import { rewriteUsage, type OutcomeDraft } from './outcomes.ts';
+import { type ErrorFlavor, errorBody, type Turn, VendorError } from './common.ts';
+import { type OutcomeDraft, rewriteUsage } from './outcomes.ts';
 
 export interface Job {
   id: string;

@@ -16,11 +16,10 @@
 // docs in simulator/README.md.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { defaultMessage, isObj, VendorError, type ErrorFlavor } from './common.ts';
 import { handleChat } from './chat.ts';
-import { attachDraft, readBody, sendError, StreamCut, type Ctx, type Job, type SimState } from './http.ts';
-import { appliesTo, sendBrokenJson, type Fault } from './faults.ts';
-import { finishDraft, newDraft, type Outcome, type OutcomeDraft } from './outcomes.ts';
+import { defaultMessage, type ErrorFlavor, isObj, VendorError } from './common.ts';
+import { appliesTo, type Fault, sendBrokenJson } from './faults.ts';
+import { attachDraft, type Ctx, type Job, readBody, type SimState, StreamCut, sendError } from './http.ts';
 import {
   handleEmbeddings,
   handleImageEdit,
@@ -32,6 +31,7 @@ import {
   handleVideoGet,
   type MultipartBody,
 } from './media.ts';
+import { finishDraft, newDraft, type Outcome, type OutcomeDraft } from './outcomes.ts';
 import { handleResponses } from './responses.ts';
 import { handleMessages } from './vendor-a.ts';
 
@@ -72,9 +72,9 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-export type { MultipartBody };
 export type { Fault } from './faults.ts';
-export type { Outcome, UsageBuckets, Delivery } from './outcomes.ts';
+export type { Delivery, Outcome, UsageBuckets } from './outcomes.ts';
+export type { MultipartBody };
 
 interface QueuedFault {
   fault: Fault;

@@ -1,6 +1,6 @@
 // Vendor B (and D) media paths: images, speech, embeddings, moderations; vendor D's video job API.
 import { Counter, countTokens, isObj, parseTags, VendorError } from './common.ts';
-import { sendError, sendJson, type Ctx } from './http.ts';
+import { type Ctx, sendError, sendJson } from './http.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // Vendor B: POST /v1/responses (JSON or named SSE events with sequence numbers).
 import { randomBytes } from 'node:crypto';
-import { Counter, isObj, plan, VendorError, deltas, type Plan, type ToolSpec, type Turn } from './common.ts';
-import { planUsage, refuseBeyondContext, sendJson, SseWriter, type Ctx } from './http.ts';
+import { Counter, deltas, isObj, type Plan, plan, type ToolSpec, type Turn, VendorError } from './common.ts';
+import { type Ctx, planUsage, refuseBeyondContext, SseWriter, sendJson } from './http.ts';
 
 type Obj = Record<string, unknown>;
 

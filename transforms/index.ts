@@ -1,6 +1,8 @@
 // The named transforms config/doors.yaml refers to. One file per transform; this file only names them.
 import type { AnswerTransform, RequestTransform, StreamTranslatorFactory, UsageReader } from '../engine/core/call.ts';
+
 export { protocols } from './protocols/index.ts';
+
 import { messagesToChat } from './answer/messages-to-chat.ts';
 import { askStreamUsage } from './request/ask-stream-usage.ts';
 import { capOutput } from './request/cap-output.ts';

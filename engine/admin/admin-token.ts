@@ -1,7 +1,8 @@
 // The one check of the operator's credentials, shared by every admin route (the admin API here and the
 // dashboard's sign-in-link route): `Authorization: Bearer <token>`, compared in constant time.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 
 const sha = (s: string) => createHash('sha256').update(s).digest();

@@ -1,11 +1,12 @@
 // The first start on the embedded database, on an empty data folder: a wallet of development credits and its
 // keys, printed once so a new operator can call the gateway at once (README "Start"), and the banner's lines for it.
+
+import { type Actor, recordAudit } from '../audit/trail.ts';
+import { creditsToNano, type DisplayCurrency, moneyText } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Ledger } from '../money/types.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
 import { creditsAdded } from './operator-audit.ts';
-import { creditsToNano, type DisplayCurrency, moneyText } from '../core/money.ts';
 
 const DEV_CREDITS = 10_000_000;
 

@@ -1,8 +1,8 @@
 // The admin routes over a wallet's management keys besides creation (routes.ts lists them all): the list,
 // and closing one. They run inside the admin scope, behind its token check and error handler.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
+import type { Db } from '../db/db.ts';
 import { listManagementKeys } from '../keys/management-keys.ts';
 
 interface ManagementKeyRouteDeps {

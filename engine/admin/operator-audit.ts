@@ -4,7 +4,7 @@
 // address or user agent, as the CLI writing to PostgreSQL itself is.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listAudit, parseAuditQuery } from '../audit/query.ts';
-import { CLI_OPERATOR, requestOrigin, type Actor, type AuditChange } from '../audit/trail.ts';
+import { type Actor, type AuditChange, CLI_OPERATOR, requestOrigin } from '../audit/trail.ts';
 import type { Db } from '../db/db.ts';
 import { tokenMatches } from './admin-token.ts';
 

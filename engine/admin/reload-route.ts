@@ -1,10 +1,10 @@
 // Reloading the catalog and config while running: POST /admin/v1/reload (SIGHUP does the same, engine/main.ts),
 // and the log line either way.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { errors } from '../core/errors.ts';
-import { sendError } from '../http/reply-error.ts';
 import { describeReload } from '../catalog/reload-summary.ts';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
+import { errors } from '../core/errors.ts';
+import { sendError } from '../http/reply-error.ts';
 import { tokenMatches } from './routes.ts';
 
 export function registerReloadRoute(

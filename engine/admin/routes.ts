@@ -33,25 +33,25 @@
 // fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up. `credits`
 // in a body is a whole number of credits, or text read as a person types it ("$5", "₩7,000", "5,000,000").
 import type { FastifyInstance } from 'fastify';
-import { acceptedTokens, requireAdminToken, tokenMatches } from './admin-token.ts';
-import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
+import { type Actor, recordAudit } from '../audit/trail.ts';
+import { type Clock, koreanDate, systemClock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
+import { type DisplayCurrency, moneyText, nanoToCreditsFloor } from '../core/money.ts';
+import type { Db } from '../db/db.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
+import { closeManagementKey, type KeyService } from '../keys/index.ts';
+import { createOperatorKey } from '../keys/manage.ts';
+import type { ApiKeyRecord } from '../keys/records.ts';
+import type { ClosedManagementKey } from '../keys/service.ts';
 import type { Ledger } from '../money/ledger.ts';
-import { moneyText, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
-import { objectBody, wholeCredits } from './body.ts';
 import { expiresAtFrom } from '../money/top-up.ts';
-import { registerWalletRoutes } from './wallet-routes.ts';
-import { countActiveKeysIn, walletView } from './wallet-view.ts';
+import { acceptedTokens, requireAdminToken, tokenMatches } from './admin-token.ts';
+import { registerApiKeyRoute } from './api-key-routes.ts';
+import { objectBody, wholeCredits } from './body.ts';
 import { registerManagementKeyRoutes } from './management-key-routes.ts';
 import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from './operator-audit.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
-import { registerApiKeyRoute } from './api-key-routes.ts';
-import type { ApiKeyRecord } from '../keys/records.ts';
-import { closeManagementKey, type KeyService } from '../keys/index.ts';
-import type { ClosedManagementKey } from '../keys/service.ts';
-import { createOperatorKey } from '../keys/manage.ts';
+import { registerWalletRoutes } from './wallet-routes.ts';
+import { countActiveKeysIn, walletView } from './wallet-view.ts';
 
 interface AdminDeps {
   ledger: Ledger;
@@ -89,9 +89,7 @@ export function keyActionsOf(keys: KeyService, db: Db, clock: Clock): KeyActions
   };
 }
 
-export { tokenMatches };
-
-export { countActiveKeysIn, walletView };
+export { countActiveKeysIn, tokenMatches, walletView };
 
 export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
   if (acceptedTokens(deps).length === 0) return; // unset: no admin routes, every /admin path is the app's 404

@@ -2,8 +2,9 @@
 // wallet, in the order asked, one line each. For spreadsheets as much as people: English column names, ISO
 // instants, plain numbers; the display currency's whole units first (when billing.yaml sets one), then
 // dollars to the credit, then credits, for the balance and for this Korean month's spend.
+
+import { type DisplayCurrency, NANO_PER_CREDIT, nanoToDisplayUnits } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
-import { nanoToDisplayUnits, NANO_PER_CREDIT, type DisplayCurrency } from '../core/money.ts';
 import { csvCell } from '../http/csv-cell.ts';
 import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
 import type { WalletView } from './wallet-view.ts';

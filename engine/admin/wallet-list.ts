@@ -2,15 +2,16 @@
 // by default, with an opaque cursor (base64url of the last wallet's position), read in a few queries however
 // long the page is. `sort` orders every wallet by name, balance, this month's spend, last call or active keys
 // (`-` first: largest or latest first), and its cursor is the place in that order.
-import type { Db } from '../db/db.ts';
+
 import { errors } from '../core/errors.ts';
 import type { DisplayCurrency } from '../core/money.ts';
+import type { Db } from '../db/db.ts';
 import { countSlotKeysOf } from '../keys/store.ts';
 import type { Wallet } from '../money/ledger.ts';
-import { readBalances, readWalletPage, type WalletPosition } from '../money/wallet-rows.ts';
-import { walletViewFrom, type WalletView } from './wallet-view.ts';
 import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
+import { readBalances, readWalletPage, type WalletPosition } from '../money/wallet-rows.ts';
 import { readSortedWallets, readWalletUse, WALLET_SORTS, type WalletSort } from './wallet-overview.ts';
+import { type WalletView, walletViewFrom } from './wallet-view.ts';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;

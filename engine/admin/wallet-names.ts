@@ -1,9 +1,10 @@
 // A wallet's name (a school's name, such as 서울한빛중학교), given by the operator: POST /admin/v1/wallets
 // {name}, PATCH /admin/v1/wallets/{id} {name}, `gateway wallet create --name` and `gateway wallet rename`.
 // A rename is recorded in the wallet's audit trail with the name before and after, in its own transaction.
+
+import { type Actor, recordAudit } from '../audit/trail.ts';
 import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
 import type { Wallet } from '../money/ledger.ts';
 import { walletFromRow } from '../money/wallet-rows.ts';
 

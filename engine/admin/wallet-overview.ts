@@ -2,11 +2,12 @@
 // balance and active keys, this Korean month's spend and its last call. The month's spend is read from the
 // daily rollup (usage_daily, written with each charge), never by scanning usage records; the last call is the
 // latest use of the wallet's API keys (api_keys.last_used_at, written in batches within seconds).
-import type { Queryable } from '../db/db.ts';
+
 import { toBigInt } from '../core/money.ts';
-import { walletFromRow } from '../money/wallet-rows.ts';
-import type { Wallet } from '../money/ledger.ts';
+import type { Queryable } from '../db/db.ts';
 import { activeWhere, doorKeyWhere } from '../keys/store.ts';
+import type { Wallet } from '../money/ledger.ts';
+import { walletFromRow } from '../money/wallet-rows.ts';
 
 export interface WalletUse {
   monthSpentNano: bigint;

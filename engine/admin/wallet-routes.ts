@@ -1,14 +1,14 @@
 // The admin API's wallets themselves: made (with a name), renamed, shown, and listed as the district overview
 // (JSON pages, or every wallet as CSV). routes.ts says each answer's shape.
 import type { FastifyInstance } from 'fastify';
-import { koreanDate, type Clock } from '../core/clock.ts';
+import { recordAudit } from '../audit/trail.ts';
+import { type Clock, koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { moneyText, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
+import { type DisplayCurrency, moneyText, nanoToCreditsFloor } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import type { Ledger, Wallet } from '../money/ledger.ts';
 import { objectBody, wholeCredits } from './body.ts';
 import { creditsAdded, operatorActor } from './operator-audit.ts';
-import { recordAudit } from '../audit/trail.ts';
 import { walletsCsv } from './wallet-csv.ts';
 import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
 import { renameWallet, walletNameOf } from './wallet-names.ts';

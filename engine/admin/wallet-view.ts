@@ -1,12 +1,13 @@
 // The one answer that shows a wallet: GET /admin/v1/wallets/{id}, each item of GET /admin/v1/wallets and
 // `gateway wallet show|list`. Credits shown: balances round down, reserved and spent amounts round up. The
 // `*_money` fields say the same amounts as billing.yaml's display currency and dollars ("₩70,000 · $50.00").
+
+import { type DisplayCurrency, moneyText, nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import { countSlotKeys } from '../keys/store.ts';
-import type { LotBalance, Ledger, Wallet, WalletBalance } from '../money/ledger.ts';
-import { moneyText, nanoToCreditsCeil, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
-import { readWalletUse, type WalletUse } from './wallet-overview.ts';
+import type { Ledger, LotBalance, Wallet, WalletBalance } from '../money/ledger.ts';
 import { spendableOf } from '../money/spendable.ts';
+import { readWalletUse, type WalletUse } from './wallet-overview.ts';
 
 const lotView = (l: LotBalance) => ({
   id: l.id,

@@ -7,8 +7,8 @@
 import { Agent, request } from 'undici';
 import { JobRunner } from '../core/job-runner.ts';
 import type { Db } from '../db/db.ts';
-import { literalRefused, type AddressGuard } from './address-guard.ts';
-import { DELIVERY_POLICY, retryDelayMs, type DeliveryPolicy } from './policy.ts';
+import { type AddressGuard, literalRefused } from './address-guard.ts';
+import { DELIVERY_POLICY, type DeliveryPolicy, retryDelayMs } from './policy.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };

@@ -2,8 +2,9 @@
 // the transaction that decided it (a threshold's conditional write), with one pending delivery per endpoint
 // subscribed to its type, so a crossing and its deliveries commit together or not at all. Events carry ids,
 // names, prefixes and amounts: never a prompt, an answer, or a key's text.
-import { moneyText, NANO_PER_CREDIT, type DisplayCurrency } from '../core/money.ts';
+
 import { randomBytes } from 'node:crypto';
+import { type DisplayCurrency, moneyText, NANO_PER_CREDIT } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 
 export const EVENT_TYPES = [

@@ -4,7 +4,7 @@
 // thresholds (alert_state, subject `lot:<id>`: the process whose insert returns the row writes the event and its
 // deliveries in the same transaction).
 import { koreanDate } from '../core/clock.ts';
-import { nanoToCreditsFloor, toBigInt, type DisplayCurrency } from '../core/money.ts';
+import { type DisplayCurrency, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import { recordEvent } from './events.ts';
 import { DEFAULT_SETTINGS } from './policy.ts';

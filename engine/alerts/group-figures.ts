@@ -1,8 +1,9 @@
 // The figures of the key groups (classes) of some charged keys, for their threshold alerts: each group's limits
 // and the sum of its keys' use on the Korean day and month (the rows its keys' quotas count; engine/keys/group-quota.ts).
-import type { Queryable } from '../db/db.ts';
+
 import { koreanDate, koreanMonth } from '../core/clock.ts';
 import { toBigInt } from '../core/money.ts';
+import type { Queryable } from '../db/db.ts';
 import type { GroupFigures } from './thresholds.ts';
 
 export async function groupFigures(q: Queryable, walletId: string, keyIds: string[], now: Date): Promise<GroupFigures[]> {

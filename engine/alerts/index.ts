@@ -1,22 +1,23 @@
 // Alerts before money runs out, put together: the address guard (GATEWAY_WEBHOOKS_ALLOW_PRIVATE), the
 // watcher that detects crossings, the delivery worker, and the doors. engine/gateway.ts wires the watcher
 // to committed charges, top-ups and finished videos, registers the doors, and starts and stops the workers.
-import type { DisplayCurrency } from '../core/money.ts';
+
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.ts';
+import type { DisplayCurrency } from '../core/money.ts';
 import { SettingError } from '../core/setting-error.ts';
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
-import { createAddressGuard, type AddressGuard, type Resolve } from './address-guard.ts';
+import { type AddressGuard, createAddressGuard, type Resolve } from './address-guard.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { ALLOW_PRIVATE_SETTING, DELIVERY_POLICY, type DeliveryPolicy } from './policy.ts';
 import { registerAlertRoutes } from './routes.ts';
 import type { StoreDeps } from './store.ts';
 import { AlertWatcher, type WatcherDeps } from './watcher.ts';
 
+export { listDeliveries, replayEvent } from './deliveries.ts';
 export { EVENT_TYPES } from './events.ts';
 export { createWebhook, deleteWebhook, listWebhooks, parseSettings, readSettings, settingsView, writeSettings } from './store.ts';
-export { listDeliveries, replayEvent } from './deliveries.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 

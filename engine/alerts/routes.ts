@@ -1,12 +1,13 @@
 // The alert doors, for a management key of the wallet (like /v1/keys): webhook endpoints, their deliveries and
 // replay, and the wallet's alert thresholds. The interface names no webhook doors, so these are this gateway's
 // own (docs/api.md "Webhooks and alerts"). Error bodies use the chat-completions shape, as the key doors do.
-import { parseJsonOrEmpty } from '../http/json-or-empty.ts';
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Actor, requestOrigin } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';
+import { parseJsonOrEmpty } from '../http/json-or-empty.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
-import { keyFromHeaders, type KeyService } from '../keys/index.ts';
-import { requestOrigin, type Actor } from '../audit/trail.ts';
+import { type KeyService, keyFromHeaders } from '../keys/index.ts';
 import { listDeliveries, replayEvent } from './deliveries.ts';
 import {
   createWebhook,
@@ -14,9 +15,9 @@ import {
   listWebhooks,
   parseSettings,
   readSettings,
+  type StoreDeps,
   settingsView,
   writeSettings,
-  type StoreDeps,
 } from './store.ts';
 
 interface AlertRouteDeps extends StoreDeps {

@@ -1,13 +1,14 @@
 // The owner's side of alerts: thresholds (settings) and webhook endpoints, read and changed here by the API
 // doors and the dashboard alike, each change recorded in the audit trail in its own transaction (never the
 // secret: only the id, URL and subscribed events).
+
+import { type Actor, changedFields, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
 import type { AddressGuard } from './address-guard.ts';
-import { EVENT_TYPES, isEventType, newId, type EventType } from './events.ts';
-import { DEFAULT_SETTINGS, SETTINGS_LIMITS, type AlertSettings } from './policy.ts';
+import { EVENT_TYPES, type EventType, isEventType, newId } from './events.ts';
+import { type AlertSettings, DEFAULT_SETTINGS, SETTINGS_LIMITS } from './policy.ts';
 import { newWebhookSecret } from './signature.ts';
 
 /** The settings as the doors show them (snake_case). */

@@ -1,8 +1,9 @@
 // Which thresholds a wallet's figures are past: pure functions from figures and settings to a list of
 // thresholds, each with the subject and name its alert_state row has, whether it is crossed now, and the
 // event it would send. Deciding whether to fire is watcher.ts's (the database's conditional write).
-import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { EventType } from './events.ts';
 import type { AlertSettings } from './policy.ts';
 

@@ -14,18 +14,19 @@
 // raised); a key threshold also re-arms by itself in a new Korean day or month or with a changed limit (its
 // period). Top-ups through this gateway check at once; a periodic sweep re-checks wallets topped up elsewhere since
 // a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring and credits.expiring.
-import type { DisplayCurrency } from '../core/money.ts';
+
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.ts';
 import { koreanDate, koreanMonth } from '../core/clock.ts';
+import type { DisplayCurrency } from '../core/money.ts';
 import { toBigInt } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { recordEvent, type EventType } from './events.ts';
-import { CHECK_POLICY, type AlertSettings, type CheckPolicy } from './policy.ts';
-import { readSettings } from './store.ts';
+import { type EventType, recordEvent } from './events.ts';
 import { fireExpiringLots } from './expiring-lots.ts';
 import { groupFigures } from './group-figures.ts';
-import { groupThresholds, keyThresholds, walletThresholds, type Threshold } from './thresholds.ts';
+import { type AlertSettings, CHECK_POLICY, type CheckPolicy } from './policy.ts';
+import { readSettings } from './store.ts';
+import { groupThresholds, keyThresholds, type Threshold, walletThresholds } from './thresholds.ts';
 
 type Log = { error: (o: object, m: string) => void };
 

@@ -4,10 +4,10 @@
 // is held at it, and the answer says so (`x-service-max-tokens`). A limit the client sent is never touched: it
 // is held exactly as sent, and refused when it does not fit.
 import type { DoorConfig } from '../catalog/config.ts';
-import { clientLimits, honouredLimits } from '../catalog/wire-format.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
+import { clientLimits, honouredLimits } from '../catalog/wire-format.ts';
 import type { Call } from '../core/call.ts';
-import { reservationFor, type ReservationQuote } from './reservation.ts';
+import { type ReservationQuote, reservationFor } from './reservation.ts';
 
 /** The response header naming the output limit the gateway wrote for the client. */
 export const MAX_TOKENS_HEADER = 'x-service-max-tokens';

@@ -2,11 +2,11 @@
 // each route attempt and the settle are its children, and ended once the call is settled with what the door
 // knows then: the status, the route that answered, the error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../core/errors.ts';
 import type { CallFacts } from '../http/call-facts.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
-import type { Telemetry } from '../telemetry/sdk.ts';
 import { errorTypeOf } from '../telemetry/genai.ts';
-import { GatewayError } from '../core/errors.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
 
 /** The call's trace, or null with telemetry off (one check, nothing made). Its id goes on the call's log line. */
 export function startCallTrace(

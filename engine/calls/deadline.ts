@@ -2,7 +2,7 @@
 // until it fires or the signal is garbage collected, and AbortSignal.any keeps weak references to its
 // sources: per call, that is a timer, a signal and weak references that outlive the call by a full
 // collection (2,000 of each in a heap taken under load), and 1.5% of the gateway's CPU.
-import { CallAbort, onAbort, type CallSignal } from './call-signal.ts';
+import { CallAbort, type CallSignal, onAbort } from './call-signal.ts';
 
 interface Deadline {
   readonly signal: CallSignal;

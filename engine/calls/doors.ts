@@ -1,41 +1,43 @@
 // The model doors of config/doors.yaml, and the catalog and balance doors (GET /v1/models, GET /v1/credits).
 // Each model door runs the same chain: the front half (front-half.ts: auth → body → prepare → hold), then the
 // exchange with the vendor.
-import { usageRecordRows } from '../usage/records.ts';
-import { vendorResponseRows } from '../usage/vendor-responses.ts';
-import { refuseNamesNotStored, type IdsNotStored } from './stored-names.ts';
+
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller, Hold } from '../money/accounts.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
-import { callFacts, type CallFacts } from '../http/call-facts.ts';
-import { exchange, type ExchangeInput } from './exchange.ts';
-import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
+import { type CallFacts, callFacts } from '../http/call-facts.ts';
+import type { Caller, Hold } from '../money/accounts.ts';
+import { usageRecordRows } from '../usage/records.ts';
+import { vendorResponseRows } from '../usage/vendor-responses.ts';
 import { MAX_TOKENS_HEADER } from './affordable-output.ts';
+import { type ExchangeInput, exchange } from './exchange.ts';
+import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
+import { type IdsNotStored, refuseNamesNotStored } from './stored-names.ts';
 
 /** Says what a model rule changed in the request (transforms/request/model-rules.ts). */
 const ADJUSTED_HEADER = 'x-service-adjusted';
+
+import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
+import { modelRecord } from '../catalog/model-record.ts';
+import type { Snapshot } from '../catalog/runtime.ts';
+import { appliedPrices, chargeAt } from '../catalog/usage-cost.ts';
+import type { ModelEntry, Usage } from '../core/types.ts';
+import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
+import { readJsonBody } from '../http/request-body.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
+import { endCallTrace, startCallTrace } from './call-tracing.ts';
 import {
   admitCall,
   authenticateBeforeBody,
+  type BodyReader,
   doorReservationLowered,
   doorReservationWithinDay,
-  type BodyReader,
   type FrontHalfDeps,
   type PreparedRequest,
 } from './front-half.ts';
-import { modelRecord } from '../catalog/model-record.ts';
-import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
-import { readJsonBody } from '../http/request-body.ts';
-import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
-import { appliedPrices, chargeAt } from '../catalog/usage-cost.ts';
-import type { ModelEntry, Usage } from '../core/types.ts';
-import type { Snapshot } from '../catalog/runtime.ts';
 import type { UpstreamClient } from './upstream.ts';
 import type { VendorRoutes } from './vendor-routes.ts';
-import type { Telemetry } from '../telemetry/sdk.ts';
-import { endCallTrace, startCallTrace } from './call-tracing.ts';
 
 interface GatewayServices extends FrontHalfDeps {
   routes: VendorRoutes;

@@ -2,23 +2,23 @@
 // translation, and the usage recorded on the call's settlement. The settlement is the door's: it settles
 // or releases the hold in one `finally` around the whole exchange, so no path leaves money held.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
-import { errors, GatewayError, vendorErrorType } from '../core/errors.ts';
-import { encodeMultipart } from '../http/multipart.ts';
-import { sendError } from '../http/reply-error.ts';
-import type { PreparedCall, TransformRegistry } from './prepare.ts';
-import { relayStream } from './stream-relay.ts';
-import { startDeadline } from './deadline.ts';
-import { CallAbort, type CallSignal } from './call-signal.ts';
-import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import { estimateAnswerUsage, estimateUnreadable } from '../../transforms/util/estimate.ts';
 import { tryParse } from '../../transforms/util/json.ts';
-import { tryRoutes, type RouteStep } from './route-loop.ts';
-import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
-import type { Settlement } from './settlement.ts';
-import { type Route, urlsVar } from './vendor-routes.ts';
+import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
+import { errors, GatewayError, vendorErrorType } from '../core/errors.ts';
+import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import type { CallFacts } from '../http/call-facts.ts';
+import { encodeMultipart } from '../http/multipart.ts';
+import { sendError } from '../http/reply-error.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
+import { CallAbort, type CallSignal } from './call-signal.ts';
+import { startDeadline } from './deadline.ts';
+import type { PreparedCall, TransformRegistry } from './prepare.ts';
+import { type RouteStep, tryRoutes } from './route-loop.ts';
+import type { Settlement } from './settlement.ts';
+import { relayStream } from './stream-relay.ts';
+import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
+import { type Route, urlsVar } from './vendor-routes.ts';
 
 const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
 const CHARGED_HEADER = 'x-service-charged-nano';

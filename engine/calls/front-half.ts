@@ -1,22 +1,22 @@
 // The front half of every call, a model door's or a video job's: authenticate (before the body is read, by
 // the door's onRequest hook) → read the body (bounded in depth) → prepare → hold the most it can cost. A call refused anywhere here has held and charged nothing.
 import type { FastifyRequest } from 'fastify';
-import type { Accounts, Caller, Hold, Room } from '../money/accounts.ts';
-import type { Clock } from '../core/clock.ts';
 import type { DoorConfig } from '../catalog/config.ts';
+import type { Runtime, Snapshot } from '../catalog/runtime.ts';
+import type { Clock } from '../core/clock.ts';
+import { nextKoreanMidnight } from '../core/clock.ts';
 import { errors, GatewayError, isGatewayError } from '../core/errors.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { requestSlot } from '../http/request-slots.ts';
-import { prepareCall, type PreparedCall, type TransformRegistry } from './prepare.ts';
-import { clientSentOutputLimit, lowerOutputToRoom, type FittedQuote, type NothingFits } from './affordable-output.ts';
-import { nextKoreanMidnight } from '../core/clock.ts';
-import { reservationFor } from './reservation.ts';
-import { refuseInputPastContext } from './context-window.ts';
-import type { Runtime, Snapshot } from '../catalog/runtime.ts';
+import type { Accounts, Caller, Hold, Room } from '../money/accounts.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
+import { clientSentOutputLimit, type FittedQuote, lowerOutputToRoom, type NothingFits } from './affordable-output.ts';
+import { refuseInputPastContext } from './context-window.ts';
+import { type PreparedCall, prepareCall, type TransformRegistry } from './prepare.ts';
+import { reservationFor } from './reservation.ts';
 
 export interface FrontHalfDeps {
   runtime: Runtime;

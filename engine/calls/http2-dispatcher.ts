@@ -11,7 +11,7 @@
 // records undici's failures (`it.fails`), so an undici upgrade that changes them shows.
 import { Dispatcher } from 'undici';
 import { CallAbort } from './call-signal.ts';
-import { Http2Origin, NotHttp2, type Http2OriginOptions } from './http2-origin.ts';
+import { Http2Origin, type Http2OriginOptions, NotHttp2 } from './http2-origin.ts';
 
 /** The callbacks undici's own `request` gives a dispatcher (its RequestHandler). */
 type Handler = Required<Pick<Dispatcher.DispatchHandler, 'onConnect' | 'onHeaders' | 'onData' | 'onComplete' | 'onError'>>;

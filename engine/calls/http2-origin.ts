@@ -9,9 +9,9 @@
 // call with NotHttp2; the dispatcher remembers it and serves it by the HTTP/1.1 pool, one call per connection.
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
-import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { onAbort, type CallSignal } from './call-signal.ts';
-import { answerBody, answerHeaders, http2Headers, type AnswerBody } from './http2-answer.ts';
+import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { type CallSignal, onAbort } from './call-signal.ts';
+import { type AnswerBody, answerBody, answerHeaders, http2Headers } from './http2-answer.ts';
 
 export type { AnswerBody };
 

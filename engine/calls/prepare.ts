@@ -1,21 +1,21 @@
 // Everything a call goes through before money moves: required fields, model lookup, refusals,
 // then the door's request chain. Pure: no I/O, so a refusal can never have charged anything.
 import { randomUUID } from 'node:crypto';
-import type { Caller } from '../money/accounts.ts';
-import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
-import { protocolNameFor, type DoorConfig, type ProtocolConfig } from '../catalog/config.ts';
-import { wireName } from '../catalog/wire-format.ts';
-import type { Protocol } from '../core/protocol.ts';
-import { errors } from '../core/errors.ts';
-import { derivedFromText } from '../core/derived.ts';
-import { listAllows } from '../core/model-list.ts';
+import { cloneJson } from '../../transforms/util/json.ts';
+import { type DoorConfig, type ProtocolConfig, protocolNameFor } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
-import { callerRefusals, refusalError, type RequestView } from './refusals.ts';
 import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
+import { wireName } from '../catalog/wire-format.ts';
+import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
+import { derivedFromText } from '../core/derived.ts';
+import { errors } from '../core/errors.ts';
+import { listAllows } from '../core/model-list.ts';
+import type { Protocol } from '../core/protocol.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
-import { cloneJson } from '../../transforms/util/json.ts';
+import type { Caller } from '../money/accounts.ts';
 import { checkModelFields } from './model-fields.ts';
+import { callerRefusals, type RequestView, refusalError } from './refusals.ts';
 
 export interface TransformRegistry {
   protocols: Record<string, Protocol>;

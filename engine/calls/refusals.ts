@@ -2,9 +2,9 @@
 // a request: its body, its headers and who calls.
 import type { GatewayConfig } from '../catalog/config.ts';
 import type { Condition, Refusal } from '../core/call.ts';
+import { derivedFromText } from '../core/derived.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
-import { derivedFromText } from '../core/derived.ts';
 import type { Caller } from '../money/accounts.ts';
 
 export interface RequestView {

@@ -1,16 +1,17 @@
 // The most a call can cost, by the door's billing kind: what the ledger holds before the vendor call, and
 // what the client can change to hold less (the advice of a 402).
-import type { Call } from '../core/call.ts';
-import { errors } from '../core/errors.ts';
+
 import type { DoorConfig } from '../catalog/config.ts';
 import { imageReservation } from '../catalog/image-bounds.ts';
-import { tokenCost, textReservation } from '../catalog/pricing.ts';
+import { textReservation, tokenCost } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
-import { textBounds, type TextBounds } from '../catalog/text-bounds.ts';
-import type { JsonObject } from '../core/types.ts';
-import { derivedFrom } from '../core/derived.ts';
-import type { HonouredLimits } from '../core/protocol.ts';
+import { type TextBounds, textBounds } from '../catalog/text-bounds.ts';
 import { everyFormatsLimits, honouredLimits } from '../catalog/wire-format.ts';
+import type { Call } from '../core/call.ts';
+import { derivedFrom } from '../core/derived.ts';
+import { errors } from '../core/errors.ts';
+import type { HonouredLimits } from '../core/protocol.ts';
+import type { JsonObject } from '../core/types.ts';
 
 export interface ReservationQuote {
   amount: bigint;

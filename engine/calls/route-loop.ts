@@ -4,11 +4,12 @@
 // of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
 // A 401 or 403 refuses the gateway's own credential, not the client's: the route failed, and so would every
 // other route sent the same credential, so those are skipped; a route with another credential is still tried.
+
+import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
+import { type CallSignal, onAbort } from './call-signal.ts';
 import { startDeadline } from './deadline.ts';
-import { onAbort, type CallSignal } from './call-signal.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
-import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
 const isRetryableStatus = (status: number) => status === 429 || status >= 500;

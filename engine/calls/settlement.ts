@@ -5,9 +5,9 @@
 // its charge stays with the charge writer, counted as at risk until it lands, once it is kept on disk; a charge
 // the spool could not keep is waited for until it lands.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Accounts, Caller, ChargeRows, Hold } from '../money/accounts.ts';
-import type { Usage } from '../core/types.ts';
 import type { StoredAnswer } from '../core/protocol.ts';
+import type { Usage } from '../core/types.ts';
+import type { Accounts, Caller, ChargeRows, Hold } from '../money/accounts.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { GATEWAY } from '../telemetry/genai.ts';
 

@@ -6,16 +6,16 @@
 // A client that stays but stops reading gets back-pressure: the vendor is not read while the client's buffer
 // is full, so a stalled reader costs no memory; past `stallMs` it counts as gone, and the rule above applies.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import { tryParse } from '../../transforms/util/json.ts';
 import type { StreamTranslator } from '../core/call.ts';
-import type { CallSignal } from './call-signal.ts';
 import { errors, GatewayError } from '../core/errors.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
+import type { CallSignal } from './call-signal.ts';
 import type { PreparedCall, TransformRegistry } from './prepare.ts';
 import type { RouteStep } from './route-loop.ts';
 import type { Settlement } from './settlement.ts';
 import { readSse } from './sse.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
-import type { CallTrace } from '../telemetry/call-trace.ts';
-import { tryParse } from '../../transforms/util/json.ts';
 
 interface StreamRelay {
   prepared: PreparedCall;

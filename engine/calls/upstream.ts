@@ -5,12 +5,12 @@
 import type { ConnectionOptions } from 'node:tls';
 import { type Dispatcher, Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
-import type { Route } from './vendor-routes.ts';
-import type { CallSignal } from './call-signal.ts';
 import { derivedFromText } from '../core/derived.ts';
-import type { AnswerBody } from './http2-origin.ts';
+import type { CallSignal } from './call-signal.ts';
 import { answerHeaders } from './http2-answer.ts';
 import { Http2Dispatcher } from './http2-dispatcher.ts';
+import type { AnswerBody } from './http2-origin.ts';
+import type { Route } from './vendor-routes.ts';
 
 export interface UpstreamRequest {
   path: string;

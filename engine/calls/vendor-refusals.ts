@@ -1,8 +1,9 @@
 // What the bundled simulator refuses as the vendor would: the catalog's `vendor_refuses` rules, read from the
 // running catalog at each call (a reload applies to the next one).
+
+import type { Runtime } from '../catalog/runtime.ts';
 import type { JsonObject } from '../core/types.ts';
 import { firstRefusal } from './refusals.ts';
-import type { Runtime } from '../catalog/runtime.ts';
 
 /** What the simulator refuses as the vendor would: the catalog's `vendor_refuses` rules. */
 export function vendorRefusals(runtime: Runtime) {

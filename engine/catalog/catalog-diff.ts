@@ -3,7 +3,7 @@
 // levels, data handling, sale end, successor), the whole card of a model added or removed, and every
 // change to a rule of config/rules.yaml. Pure: the caller reads the texts (working tree or git ref).
 import { parse } from 'yaml';
-import { modelCard, ruleCard, showValue, type CardLine } from './price-card.ts';
+import { type CardLine, modelCard, ruleCard, showValue } from './price-card.ts';
 import { asRecord } from './price-units.ts';
 
 type Raw = Record<string, unknown>;

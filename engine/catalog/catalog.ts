@@ -2,11 +2,11 @@
 // cannot see (successors, tiers, rules, doors) is checked by model-checks.ts and validate.ts.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, type GatewayConfig } from './config.ts';
-import { modelProblems } from './model-checks.ts';
 import type { CatalogFile, CatalogModel } from '../core/schema-types.ts';
 import type { ModelEntry, ModelKind, VendorId } from '../core/types.ts';
-import { ConfigFileError, loadYaml, SchemaFileError, type LoadedYaml } from './yaml-file.ts';
+import { type GatewayConfig, loadConfig } from './config.ts';
+import { modelProblems } from './model-checks.ts';
+import { ConfigFileError, type LoadedYaml, loadYaml, SchemaFileError } from './yaml-file.ts';
 
 export interface Catalog {
   dir: string;

@@ -14,7 +14,7 @@ import type {
   VendorYaml,
   VideosFile,
 } from '../core/schema-types.ts';
-import { ConfigFileError, loadYaml, type LoadedYaml, type Locate } from './yaml-file.ts';
+import { ConfigFileError, type LoadedYaml, type Locate, loadYaml } from './yaml-file.ts';
 
 // The shapes are the schemas' (config/schemas/*.json, through engine/core/schema-types.ts); this file only
 // adds what loading fills in.

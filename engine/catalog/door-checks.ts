@@ -3,13 +3,13 @@
 // vendors it serves, every step a chain names is a transform, each chain keeps the steps its billing kind and
 // its wire format need (streaming or not), and a model's rules reach every door that serves the model. A chain that breaks one of these would serve calls it cannot bill.
 import * as registry from '../../transforms/index.ts';
+import type { ChainNeed, Protocol } from '../core/protocol.ts';
 import type { ChainNeeds } from '../core/schema-types.ts';
 import type { ModelEntry } from '../core/types.ts';
-import { protocolNameFor, type DoorConfig, type GatewayConfig, type ProtocolConfig, type RuleConfig } from './config.ts';
+import { type DoorConfig, type GatewayConfig, type ProtocolConfig, protocolNameFor, type RuleConfig } from './config.ts';
 import { resolveRules } from './rules.ts';
-import type { Locate } from './yaml-file.ts';
 import { wireName } from './wire-format.ts';
-import type { ChainNeed, Protocol } from '../core/protocol.ts';
+import type { Locate } from './yaml-file.ts';
 
 /** The transform that applies a model's rule effects (drops, lowered tool choices) to the body. */
 const MODEL_RULES_STEP = 'model-rules';

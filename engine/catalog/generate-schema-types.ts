@@ -5,7 +5,7 @@
 // Only the schema keywords the gateway's schemas use are understood: type, properties, required,
 // additionalProperties, propertyNames.enum, items, enum, const, oneOf/anyOf and $ref. allOf (the catalog's
 // if/then refinements) and value limits (minimum, pattern…) narrow values, not shapes, and are left to ajv.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');

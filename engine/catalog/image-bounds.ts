@@ -2,8 +2,9 @@
 // the catalog's image_reservation. A token-priced model (vendor B) is billed for the prompt, the source images of
 // an edit and the output tokens of the quality asked: its hold is that bound or image_reservation, whichever is
 // larger, so neither a long prompt nor a high quality can make a call spend beyond the balance.
-import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
+
 import { usdToNano } from '../core/money.ts';
+import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
 import { pricesAt, tokenCost } from './pricing.ts';
 import { measureBody } from './text-bounds.ts';

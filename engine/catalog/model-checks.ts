@@ -1,11 +1,12 @@
 // What catalog/schema.json cannot see about one model: its dates are days of the calendar, its successor
 // exists and can take over, its rules and doors exist and serve it, its tiers sit above the base price,
 // its media prices agree with config/.
+
+import type { ModelEntry } from '../core/types.ts';
 import { impossibleDate, modelDates } from './catalog-dates.ts';
 import type { GatewayConfig } from './config.ts';
 import { didYouMean } from './nearest-name.ts';
 import { unknownVendor } from './vendor-references.ts';
-import type { ModelEntry } from '../core/types.ts';
 
 type Locate = (path: (string | number)[]) => string;
 

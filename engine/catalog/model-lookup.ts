@@ -1,11 +1,12 @@
 // Which model a call names, and whether this door may serve it: 404 with the closest id,
 // 404 naming the successor once a model is no longer sold, 400 naming the right door.
-import type { Catalog } from './catalog.ts';
+
 import { startOfKoreanDay } from '../core/clock.ts';
-import type { DoorConfig, GatewayConfig } from './config.ts';
 import { errors } from '../core/errors.ts';
-import { suggestForId } from './model-suggestion.ts';
 import type { ModelEntry } from '../core/types.ts';
+import type { Catalog } from './catalog.ts';
+import type { DoorConfig, GatewayConfig } from './config.ts';
+import { suggestForId } from './model-suggestion.ts';
 
 export const isOnSale = (m: ModelEntry, now: Date) => !m.sale_ends || now < startOfKoreanDay(m.sale_ends);
 

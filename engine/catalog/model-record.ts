@@ -1,8 +1,9 @@
 // A catalog entry as GET /v1/models shows it: every figure a client needs to compute what a call costs.
+
+import type { ModelEntry } from '../core/types.ts';
 import type { GatewayConfig } from './config.ts';
 import { pricesAt } from './pricing.ts';
 import { describeRules } from './rules.ts';
-import type { ModelEntry } from '../core/types.ts';
 
 export function modelRecord(m: ModelEntry, cfg: GatewayConfig, now: Date) {
   const p = m.pricing;

@@ -2,9 +2,10 @@
 // not yet marked `retired` or a scheduled price whose date has come (normal the day after; worth cleaning
 // up), and a price outside the range any vendor charges (a slipped decimal point, a price per token written
 // per 1M).
-import { modelDates } from './catalog-dates.ts';
-import { pricesOf, type PriceUnit } from './price-units.ts';
+
 import type { ModelEntry } from '../core/types.ts';
+import { modelDates } from './catalog-dates.ts';
+import { type PriceUnit, pricesOf } from './price-units.ts';
 
 export interface CatalogWarning {
   /** `file:line` of the field. */

@@ -3,9 +3,10 @@
 // billed for the whole prompt it reads: the input, the results so far and the output so far. And where the
 // body asks the vendor to compact its context (vendor A's compaction edit), each pass may be preceded by a
 // summarising pass over that prompt, billed at the same model's prices. These are the bounds of both.
-import type { JsonObject, JsonValue } from '../core/types.ts';
+
 import type { HonouredLimits } from '../core/protocol.ts';
 import { isRemoteMcpTool, isToolSearchTool } from '../core/server-tools.ts';
+import type { JsonObject, JsonValue } from '../core/types.ts';
 
 /** What one tool call may add to the prompt of the passes after it, and how many such calls the body allows. */
 interface LoopStep {

@@ -1,10 +1,10 @@
 // Prices from the catalog, turned into integer nano-USD. Two questions: what is the most this call
 // can cost (the reservation), and what did it cost (the settlement from usage).
 import { koreanDate } from '../core/clock.ts';
-import { usdToNano } from '../core/money.ts';
 import { errors } from '../core/errors.ts';
-import type { BillingConfig } from './config.ts';
+import { usdToNano } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
+import type { BillingConfig } from './config.ts';
 import type { TextBounds } from './text-bounds.ts';
 
 const MTOK = 1_000_000n;

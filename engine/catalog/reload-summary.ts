@@ -1,9 +1,9 @@
 // What a reload changed, for its log line: models added, removed, repriced or otherwise changed, the config
 // files that differ, and the changed keys that a reload cannot apply because they are read once at start.
 import { isDeepStrictEqual } from 'node:util';
+import type { ModelEntry } from '../core/types.ts';
 import type { Catalog } from './catalog.ts';
 import { CONFIG_FILES, type ConfigFile, type DoorConfig, type GatewayConfig } from './config.ts';
-import type { ModelEntry } from '../core/types.ts';
 
 interface Loaded {
   config: GatewayConfig;

@@ -1,7 +1,7 @@
 // Merges the effects of a model's named rules (config/rules.yaml) for one door.
 import type { ResolvedRules } from '../core/call.ts';
-import type { GatewayConfig } from './config.ts';
 import type { ModelEntry } from '../core/types.ts';
+import type { GatewayConfig } from './config.ts';
 
 /** A rule by name; own keys only, so a model naming `constructor` finds no rule. */
 const ruleNamed = (cfg: GatewayConfig, name: string) => (Object.hasOwn(cfg.rules, name) ? cfg.rules[name] : undefined);

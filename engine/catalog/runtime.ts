@@ -1,9 +1,9 @@
 // The catalog and config in force. A call takes one snapshot at its start and keeps it to the end,
 // so a reload never changes a call in flight; a broken reload leaves the running snapshot serving.
-import { catalogSchemaProblems, readCatalog, type Catalog } from './catalog.ts';
-import { readConfig, type GatewayConfig, type LoadedConfig } from './config.ts';
-import { summariseReload, type ReloadSummary } from './reload-summary.ts';
+import { type Catalog, catalogSchemaProblems, readCatalog } from './catalog.ts';
+import { type GatewayConfig, type LoadedConfig, readConfig } from './config.ts';
 import type { CatalogWarning } from './model-warnings.ts';
+import { type ReloadSummary, summariseReload } from './reload-summary.ts';
 import { snapshotProblems, snapshotWarnings } from './validate.ts';
 import { ConfigFileError } from './yaml-file.ts';
 

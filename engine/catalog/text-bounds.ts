@@ -3,13 +3,14 @@
 // or above what the vendor will count for the body; config/billing.yaml `reservation` says why each allowance
 // is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
 // it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
+
+import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
-import { isAdvisorTool, isFetchTool, serverToolKind, type ServerToolKind } from '../core/server-tools.ts';
-import { asksCompaction, loopSteps, passBounds, unboundedToolSteps, type PassBounds } from './pass-bounds.ts';
+import type { HonouredLimits } from '../core/protocol.ts';
+import { isAdvisorTool, isFetchTool, type ServerToolKind, serverToolKind } from '../core/server-tools.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
-import { derivedFrom } from '../core/derived.ts';
-import type { HonouredLimits } from '../core/protocol.ts';
+import { asksCompaction, loopSteps, type PassBounds, passBounds, unboundedToolSteps } from './pass-bounds.ts';
 import { everyFormatsLimits } from './wire-format.ts';
 
 export interface TextBounds {

@@ -4,7 +4,7 @@
 // says later: a price change never re-prices history, and a reviewer recomputes any charge from the record.
 import { usdToNano } from '../core/money.ts';
 import type { ModelEntry, Usage } from '../core/types.ts';
-import { pricesAt, pricesForPrompt, scheduledPriceAt, tierForPrompt, tokenCost, wholeCount, type PricingContext } from './pricing.ts';
+import { type PricingContext, pricesAt, pricesForPrompt, scheduledPriceAt, tierForPrompt, tokenCost, wholeCount } from './pricing.ts';
 
 /** A server tool's price (USD per call) and how many calls it charged. */
 interface ToolPrice {

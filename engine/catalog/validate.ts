@@ -7,8 +7,8 @@ import type { LoadedConfig } from './config.ts';
 import { doorProblems, modelRuleProblems } from './door-checks.ts';
 import { doorReferenceProblems } from './door-references.ts';
 import { modelProblems } from './model-checks.ts';
+import { type CatalogWarning, modelWarnings } from './model-warnings.ts';
 import { vendorReferenceProblems } from './vendor-references.ts';
-import { modelWarnings, type CatalogWarning } from './model-warnings.ts';
 
 /** Problems as `file:line: reason`; empty when config and catalog can serve together. */
 export function snapshotProblems(config: LoadedConfig, catalog: LoadedCatalog): string[] {

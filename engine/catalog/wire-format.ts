@@ -3,7 +3,7 @@
 import { protocols } from '../../transforms/protocols/index.ts';
 import type { HonouredLimits, Protocol } from '../core/protocol.ts';
 import type { VendorId } from '../core/types.ts';
-import { protocolNameFor, type DoorConfig, type ProtocolConfig } from './config.ts';
+import { type DoorConfig, type ProtocolConfig, protocolNameFor } from './config.ts';
 
 /** The format a door's chain reaches: its `speaks`, else its own name. */
 export const wireName = (chainName: string, chain: ProtocolConfig): string => chain.speaks ?? chainName;

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { type Document, isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { describeSchemaErrors } from './schema-errors.ts';
 
 export class ConfigFileError extends Error {

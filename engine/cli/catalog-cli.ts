@@ -2,10 +2,10 @@
 import { parseDocument } from 'yaml';
 import { diffCatalogs, diffRules, doorsServingIn, rawModels, rawRules } from '../catalog/catalog-diff.ts';
 import { renderDiffTable } from '../catalog/diff-table.ts';
-import { formatWarning, type CatalogWarning } from '../catalog/model-warnings.ts';
+import { type CatalogWarning, formatWarning } from '../catalog/model-warnings.ts';
 import { loadSnapshot } from '../catalog/runtime.ts';
 import { ConfigFileError } from '../catalog/yaml-file.ts';
-import { CatalogDiffError, readReviewSides, type ReviewedFiles } from './catalog-at-ref.ts';
+import { CatalogDiffError, type ReviewedFiles, readReviewSides } from './catalog-at-ref.ts';
 
 export interface CatalogDirs {
   config: string;

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pidFilePath } from '../core/pid-file.ts';
-import { readReloadReport, reloadReportPath, type ReloadReport } from '../core/reload-report.ts';
+import { type ReloadReport, readReloadReport, reloadReportPath } from '../core/reload-report.ts';
 
 type Env = Record<string, string | undefined>;
 

@@ -4,10 +4,10 @@
 // http://HOST:PORT as `npm start` listens by default, but only when a gateway answers there: a link to an
 // origin nothing listens on would reach the owner and fail, so the command refuses and names the setting.
 import { systemClock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { createSessionStore } from '../dashboard/sessions.ts';
 import { signInLinkAnswer } from '../dashboard/sign-in-route.ts';
+import type { Db } from '../db/db.ts';
 
 type Env = Record<string, string | undefined>;
 

@@ -1,17 +1,18 @@
 // `gateway wallet create|rename|topup|show|list|owner|sign-in-link`, `gateway key create` and
 // `gateway management-key create|list|close`:
 // argv in, JSON out (the admin API's answers; `wallet list --csv` prints the CSV file as it is).
-import { parseArgs } from 'node:util';
-import { walletCreate, walletList, walletOwner, walletRename, walletShow, walletTopup } from './wallet-commands.ts';
-import { systemClock } from '../core/clock.ts';
-import { openDatabase } from '../db/open.ts';
-import { errors, isGatewayError } from '../core/errors.ts';
-import { closeManagementKey, createKeyService, listManagementKeys, type KeyService } from '../keys/index.ts';
-import { createOperatorKey } from '../keys/manage.ts';
+
 import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { processAlive, type RunningGatewayFile, readRunningGatewayFile } from '../admin/running-gateway-file.ts';
 import { CLI_OPERATOR } from '../audit/trail.ts';
-import { processAlive, readRunningGatewayFile, type RunningGatewayFile } from '../admin/running-gateway-file.ts';
-import { adminCallFor, GatewayUnreachable, runOnGateway, type CommandValues } from './running-gateway-client.ts';
+import { systemClock } from '../core/clock.ts';
+import { errors, isGatewayError } from '../core/errors.ts';
+import { openDatabase } from '../db/open.ts';
+import { closeManagementKey, createKeyService, type KeyService, listManagementKeys } from '../keys/index.ts';
+import { createOperatorKey } from '../keys/manage.ts';
+import { adminCallFor, type CommandValues, GatewayUnreachable, runOnGateway } from './running-gateway-client.ts';
+import { walletCreate, walletList, walletOwner, walletRename, walletShow, walletTopup } from './wallet-commands.ts';
 
 const OPTIONS = {
   credits: { type: 'string' },

@@ -1,21 +1,22 @@
 // The operator's wallet commands behind `npx gateway wallet create|rename|topup|show|list|owner` (the CLI entry
 // parses argv and prints). Each returns the same JSON shape as the admin API answer, and throws GatewayError
 // (status 400 / 404) on bad input, so the CLI can print `err.message` and exit 1.
-import { koreanDate, systemClock, type Clock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
-import { errors } from '../core/errors.ts';
-import { loadConfig, vendorIdsIn, yamlDirsFrom } from '../catalog/config.ts';
-import { createLedger, type Ledger } from '../money/ledger.ts';
-import { moneyText, nanoToCreditsFloor, type DisplayCurrency } from '../core/money.ts';
+
 import { wholeCredits } from '../admin/body.ts';
-import { countActiveKeysIn, walletView } from '../admin/wallet-view.ts';
-import { renameWallet, walletNameOf } from '../admin/wallet-names.ts';
-import { walletsCsv } from '../admin/wallet-csv.ts';
-import type { ClosedManagementKey } from '../keys/service.ts';
 import { creditsAdded, ownerChanged } from '../admin/operator-audit.ts';
-import { expiresAtFrom } from '../money/top-up.ts';
-import { CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
+import { walletsCsv } from '../admin/wallet-csv.ts';
 import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
+import { renameWallet, walletNameOf } from '../admin/wallet-names.ts';
+import { countActiveKeysIn, walletView } from '../admin/wallet-view.ts';
+import { CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
+import { loadConfig, vendorIdsIn, yamlDirsFrom } from '../catalog/config.ts';
+import { type Clock, koreanDate, systemClock } from '../core/clock.ts';
+import { errors } from '../core/errors.ts';
+import { type DisplayCurrency, moneyText, nanoToCreditsFloor } from '../core/money.ts';
+import type { Db } from '../db/db.ts';
+import type { ClosedManagementKey } from '../keys/service.ts';
+import { createLedger, type Ledger } from '../money/ledger.ts';
+import { expiresAtFrom } from '../money/top-up.ts';
 
 interface CliContext {
   clock?: Clock;

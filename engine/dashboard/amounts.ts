@@ -8,7 +8,7 @@
 import { errors } from '../core/errors.ts';
 import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
 import * as format from './format.ts';
-import { html, type Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import { t, type Ui } from './i18n.ts';
 import type { Locale } from './locale.ts';
 

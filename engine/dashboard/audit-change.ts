@@ -1,7 +1,7 @@
 // An audit entry's before and after as the owner reads them: one line per field, "Monthly limit 300 → 30
 // credits" (월 한도 300 → 30 크레딧), in the page's words, rather than the stored JSON. A field this file does
 // not know yet (a newer writer) is still shown, with its name and JSON value, so nothing recorded is hidden.
-import { html, type Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import type { MessageKey, Ui } from './i18n.ts';
 
 type Row = Record<string, unknown> | null;

@@ -2,15 +2,15 @@
 // value shown (names, user agents, before and after) is the owner's or a client's text, so all of it goes
 // through the html template's escaping like the other pages.
 import type { FastifyInstance } from 'fastify';
-import { listAudit, parseAuditQuery, type AuditRecord } from '../audit/query.ts';
+import { type AuditRecord, listAudit, parseAuditQuery } from '../audit/query.ts';
 import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import { endOfKoreanDay } from '../core/clock.ts';
+import { changeText } from './audit-change.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
-import { html, type Html } from './html.ts';
-import { uiFor, type MessageKey, type Ui } from './i18n.ts';
+import { type Html, html } from './html.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
-import { changeText } from './audit-change.ts';
 import { sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;

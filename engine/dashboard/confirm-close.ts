@@ -3,9 +3,9 @@
 // rather than acted on. Plain forms, so it works without JavaScript.
 import type { FastifyReply } from 'fastify';
 import type { FormBody } from './form.ts';
-import { html, type Html } from './html.ts';
-import { uiFor, type Ui } from './i18n.ts';
-import { csrfField, sendPage, type Section } from './layout.ts';
+import { type Html, html } from './html.ts';
+import { type Ui, uiFor } from './i18n.ts';
+import { csrfField, type Section, sendPage } from './layout.ts';
 import type { OwnerSession } from './sessions.ts';
 
 export const isConfirmed = (form: FormBody): boolean => form.confirm === 'yes';

@@ -4,8 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import type { DashboardDeps } from './deps.ts';
 import { createFlashStore, type FlashStore } from './flash.ts';
-import { html, type Html } from './html.ts';
-import { uiFor, type Ui } from './i18n.ts';
+import { type Html, html } from './html.ts';
+import { type Ui, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf, sessionSecretOf } from './session-http.ts';
 

@@ -1,13 +1,14 @@
 // What the dashboard's pages need from the rest of the gateway; engine/gateway.ts hands it over.
+
+import type { Alerts } from '../alerts/index.ts';
 import type { Clock } from '../core/clock.ts';
+import type { DisplayCurrency } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
+import type { IdentityProvider } from '../identity/provider.ts';
 import type { KeyService } from '../keys/service.ts';
 import type { Ledger } from '../money/ledger.ts';
 import type { VideoStore } from '../videos/store.ts';
-import type { IdentityProvider } from '../identity/provider.ts';
 import type { SessionStore } from './sessions.ts';
-import type { Alerts } from '../alerts/index.ts';
-import type { DisplayCurrency } from '../core/money.ts';
 
 export interface DashboardDeps {
   db: Db;

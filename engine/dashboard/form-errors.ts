@@ -5,7 +5,7 @@
 // rewrite (and, in Korean, a Korean lead in front of it), so no refusal is ever lost.
 import type { GatewayError } from '../core/errors.ts';
 import * as format from './format.ts';
-import { saysLocale, t, type MessageKey } from './i18n.ts';
+import { type MessageKey, saysLocale, t } from './i18n.ts';
 import type { Locale } from './locale.ts';
 
 type Groups = Record<string, string>;

@@ -3,9 +3,10 @@
 // to be USD), instants in Korean time (the product's days are Korean, design.md) with a KST label, English
 // as "2026-11-27 22:26 KST" as before, Korean as "2026. 11. 27. 22:26 KST". Money is never a float here: the
 // amounts go to Intl as exact decimal strings.
-import { html, type Html } from './html.ts';
+
+import { type DisplayCurrency, displayUnitsText } from '../core/money.ts';
+import { type Html, html } from './html.ts';
 import { intlTag, type Locale } from './locale.ts';
-import { displayUnitsText, type DisplayCurrency } from '../core/money.ts';
 
 const NANO_PER_CENT = 10_000_000n;
 

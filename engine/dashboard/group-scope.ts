@@ -4,9 +4,9 @@
 // holds at once, and refuses (403) any route not in GROUP_SCOPED_ROUTES, or one naming a key or a class that
 // is not one of the manager's. Pages then show only the manager's classes (groupScopeOf).
 import type { FastifyRequest } from 'fastify';
-import type { Db, Queryable } from '../db/db.ts';
+import { type Actor, recordAudit } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
+import type { Db, Queryable } from '../db/db.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { GroupScope } from '../keys/groups.ts';
 import { localeOf, t } from './i18n.ts';

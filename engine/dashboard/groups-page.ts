@@ -5,25 +5,25 @@
 // the classes themselves (names, limits) and who teaches them are changed by the owner or a wallet manager.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
-import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, type KeyGroupRecord } from '../keys/groups.ts';
+import { errors } from '../core/errors.ts';
+import { listManagers } from '../identity/managers.ts';
 import { parseGroupCreate, parseGroupPatch } from '../keys/group-validate.ts';
+import { createGroup, deleteGroup, getGroup, type KeyGroupRecord, listGroups, patchGroup } from '../keys/groups.ts';
 import { createKeys, keyNamesById, listKeys, walletForKeys } from '../keys/manage.ts';
 import { parseCreate } from '../keys/validate.ts';
 import { rollupRows } from '../usage/daily-rollup.ts';
-import { listManagers } from '../identity/managers.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, numberOrText } from './form.ts';
 import { groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
-import { groupForm, groupRow, teachersBlock, classKeysForm, usedText } from './groups-parts.ts';
+import { classKeysForm, groupForm, groupRow, teachersBlock, usedText } from './groups-parts.ts';
 import { html } from './html.ts';
-import { uiFor, type Ui } from './i18n.ts';
+import { type Ui, uiFor } from './i18n.ts';
 import { keyRow } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 import { usageSummaryCsv } from './usage-csv.ts';
-import { errors } from '../core/errors.ts';
 
 const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.monthly'), daily_limit_credits: ui.t('keys.field.daily') });
 

@@ -2,7 +2,7 @@
 // owner's list of which managers teach it.
 import type { KeyGroupRecord } from '../keys/groups.ts';
 import { MAX_COUNT } from '../keys/validate.ts';
-import { html, type Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
 

@@ -2,14 +2,14 @@
 // dashboard speaks Korean and English: the `lang` cookie (set by the switch on every page, lang-switch.ts)
 // wins, then the browser's Accept-Language, and English when it names neither.
 import type { FastifyRequest } from 'fastify';
-import { Html, escapeHtml } from './html.ts';
+import type { DisplayCurrency } from '../core/money.ts';
+import { requestSlot } from '../http/request-slots.ts';
+import * as format from './format.ts';
+import { escapeHtml, Html } from './html.ts';
+import { isLocale, type Locale } from './locale.ts';
 import { en } from './messages/en.ts';
 import { ko } from './messages/ko.ts';
 import type { MessageKey, Messages } from './messages/types.ts';
-import * as format from './format.ts';
-import { isLocale, type Locale } from './locale.ts';
-import type { DisplayCurrency } from '../core/money.ts';
-import { requestSlot } from '../http/request-slots.ts';
 import { PARAM_WITH_PARTICLE, particleFor } from './particles.ts';
 
 export type { MessageKey } from './messages/types.ts';

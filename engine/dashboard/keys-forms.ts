@@ -5,7 +5,7 @@ import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT } from '../keys/validate.ts';
 import { closeButton } from './confirm-close.ts';
 import type { FormBody } from './form.ts';
-import { html, type Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
 

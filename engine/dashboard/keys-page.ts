@@ -3,20 +3,20 @@
 // calls, so a raised limit lifts a 429 at once and a closed key is refused at once, in every process.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
-import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import { fromThrown } from '../http/reply-error.ts';
+import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
 import { inWords } from './form-errors.ts';
+import { groupScopeOf } from './group-scope.ts';
 import { html } from './html.ts';
-import { uiFor, type MessageKey, type Ui } from './i18n.ts';
-import { createForm, keyRow, type FormState } from './keys-forms.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
+import { createForm, type FormState, keyRow } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { sessionMay } from './roles.ts';
-import { groupScopeOf } from './group-scope.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;

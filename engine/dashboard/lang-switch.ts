@@ -4,10 +4,10 @@
 // too; a language is no secret and changes nothing else, so the same-origin check is all it needs (no CSRF
 // token, which a signed-out page does not have).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { html, type Html } from './html.ts';
+import { formOf } from './form.ts';
+import { type Html, html } from './html.ts';
 import { LANG_COOKIE, t, type Ui } from './i18n.ts';
 import { isLocale, type Locale } from './locale.ts';
-import { formOf } from './form.ts';
 import { checkSameOrigin, needsSecureCookie } from './session-http.ts';
 
 const LANG_PATH = '/dashboard/lang';

@@ -2,13 +2,13 @@
 // Content-Security-Policy that lets only this response's own inline style and script run (nonce).
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { scopeAllows } from './group-scope.ts';
 import { Html, html } from './html.ts';
-import { uiFor, type MessageKey, type Ui } from './i18n.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { langSwitch } from './lang-switch.ts';
+import { permissionOf, sessionMay } from './roles.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 import { summaryStrip, walletNameFor } from './summary-strip.ts';
-import { permissionOf, sessionMay } from './roles.ts';
-import { scopeAllows } from './group-scope.ts';
 
 export type Section = 'wallet' | 'keys' | 'groups' | 'management-keys' | 'usage' | 'videos' | 'audit' | 'managers' | 'webhooks';
 

@@ -2,11 +2,11 @@
 // e-mail, as GATEWAY_OIDC_MATCH says), each with a role, and takes them out again. The owner's page alone
 // (roles.ts); each change is in the audit trail with the owner (or owner-role manager) as actor.
 import type { FastifyInstance } from 'fastify';
-import { listManagers, normalizeIdentity, parseRole, removeManager, ROLES, setManager, type Role } from '../identity/managers.ts';
+import { listManagers, normalizeIdentity, parseRole, ROLES, type Role, removeManager, setManager } from '../identity/managers.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
-import { uiFor, type MessageKey, type Ui } from './i18n.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 

@@ -15,12 +15,12 @@
 // navigation from this site, which the cookie goes with.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { walletsFor, type WalletAccess } from '../identity/managers.ts';
-import { SignInRefused, type Identity } from '../identity/provider.ts';
+import { type WalletAccess, walletsFor } from '../identity/managers.ts';
+import { type Identity, SignInRefused } from '../identity/provider.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
-import { uiFor, type MessageKey, type Params } from './i18n.ts';
+import { type MessageKey, type Params, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { clearFlowCookie, newChoiceToken, readFlowCookie, setFlowCookie } from './oidc-flow-cookie.ts';
 import { checkSameOrigin, setSessionCookie } from './session-http.ts';

@@ -8,7 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { Role } from '../identity/managers.ts';
-import { localeOf, t, type MessageKey } from './i18n.ts';
+import { localeOf, type MessageKey, t } from './i18n.ts';
 import { sessionOf } from './session-http.ts';
 
 /** `read`: every role; `keys`: API keys and their usage (manager and owner); `owner`: the owner's alone. */

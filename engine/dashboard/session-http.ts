@@ -11,11 +11,11 @@
 // Sec-Fetch-Site) says it came from another site is refused before the token is even looked at.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Actor, requestOrigin } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';
 import { requestSlot } from '../http/request-slots.ts';
-import type { OwnerSession } from './sessions.ts';
-import { requestOrigin, type Actor } from '../audit/trail.ts';
 import { localeOf, t } from './i18n.ts';
+import type { OwnerSession } from './sessions.ts';
 
 const SECURE_NAME = '__Host-gateway_dashboard';
 const PLAIN_NAME = 'gateway_dashboard';

@@ -3,10 +3,10 @@
 // the sign-in page without a token offers it instead (oidc-pages.ts does the rest).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
-import { html } from './html.ts';
-import { uiFor, type Ui } from './i18n.ts';
-import { sendPage } from './layout.ts';
 import { formOf, queryText } from './form.ts';
+import { html } from './html.ts';
+import { type Ui, uiFor } from './i18n.ts';
+import { sendPage } from './layout.ts';
 import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
 import type { SessionStore } from './sessions.ts';
 import { SIGN_IN_PATH } from './sign-in-route.ts';

@@ -7,9 +7,9 @@
 // proxy), else the origin this request came to. No admin token configured: the route is not registered (404);
 // only this start's local credential: 404 to anyone else too (admin/admin-token.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type AdminCredentials, acceptedTokens, requireAdminToken } from '../admin/admin-token.ts';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
-import { acceptedTokens, requireAdminToken, type AdminCredentials } from '../admin/admin-token.ts';
 import type { SessionStore, SignInLink } from './sessions.ts';
 
 interface SignInRouteDeps extends AdminCredentials {

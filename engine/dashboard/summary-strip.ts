@@ -1,11 +1,11 @@
 // The strip under the header of every signed-in page: what the wallet can still spend, in dollars first (the
 // owner's unit) with the credits beside. Read once per request by the guard (routes.ts) so no page can forget it.
 import type { FastifyRequest } from 'fastify';
-import { requestSlot } from '../http/request-slots.ts';
 import type { Queryable } from '../db/db.ts';
+import { requestSlot } from '../http/request-slots.ts';
 import type { Ledger } from '../money/ledger.ts';
 import { spendableOf } from '../money/spendable.ts';
-import { html, type Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 
 interface WalletSummary {

@@ -1,8 +1,8 @@
 // The usage chart: credits per Korean day for the last 30 days, stacked per key or per model, as inline
 // SVG (no script, no external file), with the same figures as a table for screen readers and for copying.
 import { shortDay } from './format.ts';
-import { html, type Html } from './html.ts';
-import { uiOf, type Ui } from './i18n.ts';
+import { type Html, html } from './html.ts';
+import { type Ui, uiOf } from './i18n.ts';
 
 interface DaySeries {
   day: string;

@@ -2,11 +2,12 @@
 // as a formula (= + - @ at the start) gets a leading apostrophe, so opening the file runs nothing.
 // The file is for programs as much as for people, so it is the same in every language of the dashboard:
 // English column names, ISO instants, plain numbers without grouping (never the page's locale).
+
+import { type DisplayCurrency, nanoToDisplayUnits } from '../core/money.ts';
+import { csvCell } from '../http/csv-cell.ts';
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
 import { exactCredits } from './format.ts';
-import { csvCell } from '../http/csv-cell.ts';
-import { nanoToDisplayUnits, type DisplayCurrency } from '../core/money.ts';
 
 // Machine-readable: stays English whatever the page's language.
 const HEADER = [

@@ -3,7 +3,7 @@
 // about and that a later price change did not touch it.
 import type { AppliedPrices } from '../catalog/usage-cost.ts';
 import { recomputedCharge, type UsageRecordView } from '../usage/records.ts';
-import { html, type Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import type { MessageKey, Ui } from './i18n.ts';
 
 type KeyLabel = (id: string | null) => string;

@@ -1,11 +1,11 @@
 // /dashboard/videos: the wallet's API video jobs (those GET /v1/videos still answers) with status, cost
 // and when the file expires, then the jobs deleted through the API, listed as deleted.
 import type { FastifyInstance } from 'fastify';
-import { isVisible } from '../videos/view.ts';
 import type { VideoJob } from '../videos/store.ts';
+import { isVisible } from '../videos/view.ts';
 import type { DashboardDeps } from './deps.ts';
 import { html } from './html.ts';
-import { uiFor, type Ui } from './i18n.ts';
+import { type Ui, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 

@@ -1,18 +1,18 @@
 // GET /dashboard/wallet: credits, reserved credits and the lots with their vendor restrictions; the same
 // figures as GET /admin/v1/wallets/{id} (walletView), shown to the owner.
 import type { FastifyInstance } from 'fastify';
+import { countActiveKeysIn, walletView } from '../admin/routes.ts';
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { countActiveKeysIn, walletView } from '../admin/routes.ts';
+import { displayUnitsText } from '../core/money.ts';
 import { creditsWithUsd } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
-import { html } from './html.ts';
-import { uiFor, type Ui } from './i18n.ts';
-import { sendPage } from './layout.ts';
-import { sessionOf } from './session-http.ts';
 import { groupScopeOf } from './group-scope.ts';
-import { displayUnitsText } from '../core/money.ts';
+import { html } from './html.ts';
+import { type Ui, uiFor } from './i18n.ts';
+import { sendPage } from './layout.ts';
 import { intlTag } from './locale.ts';
+import { sessionOf } from './session-http.ts';
 
 const NANO_PER_USD = 1_000_000_000n;
 

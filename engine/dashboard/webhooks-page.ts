@@ -15,12 +15,12 @@ import {
   settingsView,
   writeSettings,
 } from '../alerts/index.ts';
-import type { DashboardDeps } from './deps.ts';
 import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
+import type { DashboardDeps } from './deps.ts';
 import { createFlashStore } from './flash.ts';
-import { formOf, type FormBody } from './form.ts';
-import { html, type Html } from './html.ts';
-import { uiFor, type MessageKey, type Ui } from './i18n.ts';
+import { type FormBody, formOf } from './form.ts';
+import { type Html, html } from './html.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
 import { ownerActor, sessionOf, sessionSecretOf } from './session-http.ts';
 

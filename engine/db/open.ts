@@ -4,8 +4,8 @@
 // Migrations run before it returns (safe when several processes start at once). A data folder is taken for
 // this process before anything in it is read (data-folder-lock.ts): a second opener is refused, never let in.
 import { mkdirSync } from 'node:fs';
+import { type DataFolderLock, lockDataFolder } from './data-folder-lock.ts';
 import type { Db } from './db.ts';
-import { lockDataFolder, type DataFolderLock } from './data-folder-lock.ts';
 import { migrate } from './migrate.ts';
 import { openPg } from './pg.ts';
 import { openPglite } from './pglite.ts';

@@ -9,8 +9,9 @@
 // Types are configured to match `pg`: int8 (bigint columns, count(*)) arrives as a decimal string,
 // numeric as a string, timestamptz as Date, text[] as string[]. Without params `query` uses the simple
 // protocol (several statements allowed), as `pg` does.
-import { PGlite, types } from '@electric-sql/pglite';
+
 import type { Results, Transaction } from '@electric-sql/pglite';
+import { PGlite, types } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.ts';
 import { initialiseApart } from './pglite-init.ts';
 

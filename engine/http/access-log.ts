@@ -3,7 +3,7 @@
 // it cost. Never a secret: the key appears by its prefix, routes by name, and the URL without its query
 // values (`?api_key=…` and signed download tokens are credentials).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordedCallFacts, type CallFacts } from './call-facts.ts';
+import { type CallFacts, recordedCallFacts } from './call-facts.ts';
 import { requestSlot } from './request-slots.ts';
 
 /** What one finished request came to, for the log line and for anyone else observing answers (metrics). */

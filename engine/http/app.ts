@@ -1,18 +1,18 @@
 // The Fastify app every room registers its routes on: the body limit, the bound on JSON depth, the one
 // error handler, the answer for a path no room serves, and what every answer shares: an `x-request-id`
 // and one log line, written to the process's one log (logger.ts), which the app is handed.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { installAccessLog, type OutcomeObserver } from './access-log.ts';
-import { depthRefusal } from './json-depth.ts';
-import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
-import { installErrorHandler } from './reply-error.ts';
-import { clientErrorReply, errorShapeOfPath, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
-import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
-import { collectRoutes } from './route-list.ts';
-import { notFoundHandler } from './not-found.ts';
-import { declareRequestSlots } from './request-slots.ts';
-import { serverWithTimeouts } from './server-timeouts.ts';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Runtime } from '../catalog/runtime.ts';
+import { installAccessLog, type OutcomeObserver } from './access-log.ts';
+import { clientErrorReply, errorShapeOfPath, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
+import { depthRefusal } from './json-depth.ts';
+import { notFoundHandler } from './not-found.ts';
+import { installErrorHandler } from './reply-error.ts';
+import { REQUEST_ID_HEADER, requestIdFor } from './request-id.ts';
+import { declareRequestSlots } from './request-slots.ts';
+import { collectRoutes } from './route-list.ts';
+import { serverWithTimeouts } from './server-timeouts.ts';
+import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 
 interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */

@@ -4,8 +4,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, renderError, type ErrorShape, type GatewayError } from '../core/errors.ts';
 import type { Runtime } from '../catalog/runtime.ts';
+import { type ErrorShape, errors, type GatewayError, renderError } from '../core/errors.ts';
 import { sendError } from './reply-error.ts';
 
 /** Which error shape a path's door answers in; the chat shape for paths no door serves. */

@@ -2,7 +2,7 @@
 // lent to the parts made before the app (money, alerts, telemetry). JSON lines on stdout for log collectors,
 // unless stdout is a terminal: an operator reading `npm start` there gets one readable line per entry (the
 // time, the level's name, the message, then the fields), not numeric levels and epoch milliseconds.
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import { requestSerializer } from './access-log.ts';
 
 /** Key material never reaches the log, whatever logs a request's headers. */

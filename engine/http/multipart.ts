@@ -5,11 +5,11 @@
 // like any other parameter; the bytes travel beside the body in `call.files` and are buffered once.
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { Call, UploadedFile } from '../core/call.ts';
 import type { DoorConfig } from '../catalog/config.ts';
+import type { Call, UploadedFile } from '../core/call.ts';
 import { errors, GatewayError } from '../core/errors.ts';
-import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
+import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 
 interface MultipartForm {
   body: JsonObject;

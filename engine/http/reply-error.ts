@@ -2,7 +2,7 @@
 // door's shape. installErrorHandler puts the one handler on the app and on every scope that can
 // also be mounted on a bare Fastify app (the key doors and the admin API are, in their tests).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, GatewayError, renderError, toGatewayError, type ErrorShape } from '../core/errors.ts';
+import { type ErrorShape, errors, GatewayError, renderError, toGatewayError } from '../core/errors.ts';
 import { CLIENT_CLOSED_REQUEST } from './access-log.ts';
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@
 // refuses it in jsonb and stores it as U+FFFD in text, so a field kept for later (a video's starting image, a
 // key's name, an owner id) would fail after its hold or come back changed. Every body is checked once, where
 // it is read, so no door can forget a field.
-import { errors, hasUnpairedSurrogate, type GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError, hasUnpairedSurrogate } from '../core/errors.ts';
 
 /** The path of the first string (value or key) in `value` holding an unpaired surrogate, or null. */
 export function fieldWithUnpairedSurrogate(value: unknown): string | null {

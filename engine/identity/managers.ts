@@ -5,9 +5,10 @@
 // reads usage; `viewer` only reads. The wallet's owner is not a row here: the owner is whoever `owner_id`
 // names, and changing it is the operator's business. Every change is recorded in the audit trail, in the
 // same transaction, with its actor and the role before and after.
-import type { Db } from '../db/db.ts';
+
+import { type Actor, recordAudit } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
+import type { Db } from '../db/db.ts';
 import type { MatchBy } from './provider.ts';
 
 export const ROLES = ['owner', 'manager', 'viewer'] as const;

@@ -5,11 +5,12 @@
 // its keys' reservations in flight. The ledger's capped reserve locks the group's row in key_groups (which also
 // reads its limit as it is now, so a raised limit counts at once) and then reads use and holds in one statement:
 // one snapshot, so a settle committing meanwhile is counted either as held or as used, never as neither.
-import type { Queryable } from '../db/db.ts';
+
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import { NANO_PER_CREDIT, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
-import { usedCredits, type KeyGroupContext } from './types.ts';
+import type { Queryable } from '../db/db.ts';
+import { type KeyGroupContext, usedCredits } from './types.ts';
 import type { KeyUsage } from './use-cache.ts';
 
 /** A group's standing as its lock read it: the limit now (null: none), finished use of the month, holds in flight. */

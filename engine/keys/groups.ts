@@ -6,17 +6,18 @@
 // Deleting a group that still has active keys is refused (409): the group's limits are what keeps its keys'
 // spending within the class's budget, and a school would not want them gone by a click on the class alone.
 // The keys are moved out (PATCH group_id) or closed first; a group without active keys is deleted at once.
-import { koreanDate, type Clock } from '../core/clock.ts';
-import type { Db, Queryable } from '../db/db.ts';
+
+import { type Actor, changedFields, recordAudit } from '../audit/trail.ts';
+import { type Clock, koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { recordAudit, changedFields, type Actor } from '../audit/trail.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { groupUsage } from './group-quota.ts';
+import type { GroupInput } from './group-validate.ts';
 import { newGroupId } from './secret.ts';
 import type { Announced, KeyService } from './service.ts';
-import { usedCredits } from './types.ts';
-import { groupUsage } from './group-quota.ts';
 import { activeWhere, doorKeyWhere } from './store.ts';
+import { usedCredits } from './types.ts';
 import type { KeyUsage } from './use-cache.ts';
-import type { GroupInput } from './group-validate.ts';
 import { checkLimits } from './validate.ts';
 
 interface GroupDeps {

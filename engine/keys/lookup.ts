@@ -1,11 +1,12 @@
 // Looking a key up for authentication: the row with its wallet and group, read once per secret hash (concurrent
 // lookups share it), and the refusals (401) a key's text or row gives, each saying what to send instead.
-import type { Db } from '../db/db.ts';
-import { errors } from '../core/errors.ts';
+
 import { endOfKoreanDay } from '../core/clock.ts';
-import { kindOfSecret, type KeyKind } from './secret.ts';
+import { errors } from '../core/errors.ts';
 import { NANO_PER_CREDIT } from '../core/money.ts';
-import { KEY_COLUMNS, keyRowFrom, type AuthContext, type KeyGroupContext, type KeyRow } from './types.ts';
+import type { Db } from '../db/db.ts';
+import { type KeyKind, kindOfSecret } from './secret.ts';
+import { type AuthContext, KEY_COLUMNS, type KeyGroupContext, type KeyRow, keyRowFrom } from './types.ts';
 
 export interface AuthenticateOptions {
   /** The door also takes `x-api-key` (the messages door): the 401 guidance names both headers. */

@@ -3,18 +3,19 @@
 // limits (a change is announced, so it lifts a 429 at once in every process) and closing behave the same
 // whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values. Each change is
 // recorded in the wallet's audit trail (engine/audit) in its own transaction, as the actor the caller names.
-import { koreanDate, type Clock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
+
+import { type Actor, changedFields, recordAudit } from '../audit/trail.ts';
+import { type Clock, koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
+import type { Db } from '../db/db.ts';
+import { findGroup, groupNotFound } from './groups.ts';
+import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
+import { type ApiKeyRecord, keyRecord } from './records.ts';
 import { newRequestId } from './secret.ts';
 import type { Announced, KeyService } from './service.ts';
-import { KEY_COLUMNS, keyRowFrom, type KeyRow } from './types.ts';
-import { keyRecord, type ApiKeyRecord } from './records.ts';
-import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { activeWhere, countSlotKeys, doorKeyWhere, getDoorKey, getWallet, insertKey, type WalletInfo } from './store.ts';
-import { changedFields, recordAudit, type Actor } from '../audit/trail.ts';
-import { findGroup, groupNotFound } from './groups.ts';
-import { checkAudienceForWallet, checkLimits, keyNames, parseCreate, type CreateInput, type PatchInput } from './validate.ts';
+import { KEY_COLUMNS, type KeyRow, keyRowFrom } from './types.ts';
+import { type CreateInput, checkAudienceForWallet, checkLimits, keyNames, type PatchInput, parseCreate } from './validate.ts';
 
 interface KeyManagementDeps {
   keys: KeyService;

@@ -1,7 +1,8 @@
 // A wallet's management keys as the operator sees them (admin API and `gateway management-key list|close`):
 // every key ever made, active or closed, and never its secret or the secret's hash.
+
+import { type Actor, recordAudit } from '../audit/trail.ts';
 import type { Queryable } from '../db/db.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
 import type { KeyService } from './service.ts';
 
 interface ManagementKeyRecord {

@@ -16,22 +16,23 @@
 // - Only finished calls are recorded as use: recordUsage is called once per call with the settled amount,
 //   on the Korean day and month of `finishedAt` (a video finishing after midnight counts on the next day).
 // - Usage rows are keyed by key id: a key's budget window never resets with its secret.
-import type { Db, Queryable } from '../db/db.ts';
-import { errors, type GatewayError } from '../core/errors.ts';
+
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
-import { usedCredits, type AuthContext, type KeyGroupContext } from './types.ts';
+import { type ChargedItem, type ChargeRowWriter, type Statement, writeChargeRows } from '../db/charge-rows.ts';
+import type { Db, Queryable } from '../db/db.ts';
 import {
   checkGroupDay,
+  type GroupCap,
   groupCap,
   groupDayLeftNano,
   groupMonthLeftNano,
   groupMonthlyLimitError,
   groupUsage,
-  type GroupCap,
 } from './group-quota.ts';
-import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
-import { KeyUseCache, type KeyUsage, type UseToken } from './use-cache.ts';
+import { type AuthContext, type KeyGroupContext, usedCredits } from './types.ts';
+import { type KeyUsage, KeyUseCache, type UseToken } from './use-cache.ts';
 
 /** A finished call's use, counted on its key's day and month by the settle that charged it. */
 interface KeyUse {

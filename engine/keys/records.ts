@@ -1,7 +1,7 @@
 // The api_key record the key doors answer with: never the full key except once, at creation.
 import { endOfKoreanDay } from '../core/clock.ts';
-import { usedCredits, type KeyRow } from './types.ts';
 import type { KeyUsage } from './quota.ts';
+import { type KeyRow, usedCredits } from './types.ts';
 
 export interface ApiKeyRecord {
   object: 'api_key';

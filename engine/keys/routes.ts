@@ -6,20 +6,21 @@
 // - DELETE answers 200 `{id, object: 'api_key', deleted: true}`.
 // - The doors see normal API keys only: management keys and people's chat keys are neither listed nor
 //   counted in slots, and their ids answer 404.
-import { parseJsonOrEmpty } from '../http/json-or-empty.ts';
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { listAudit, parseAuditQuery } from '../audit/query.ts';
+import { type Actor, requestOrigin } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
 import { koreanDate } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
+import { parseJsonOrEmpty } from '../http/json-or-empty.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
-import { keyFromHeaders, type KeyService } from './service.ts';
-import { closeApiKey, createKeys, getKey, listKeys, patchKey } from './manage.ts';
-import { parseCreate, parseListQuery, parsePatch } from './validate.ts';
-import { requestOrigin, type Actor } from '../audit/trail.ts';
-import { listAudit, parseAuditQuery } from '../audit/query.ts';
-import type { AuthContext } from './types.ts';
-import { createGroup, deleteGroup, getGroup, listGroups, patchGroup } from './groups.ts';
 import { parseGroupCreate, parseGroupPatch } from './group-validate.ts';
+import { createGroup, deleteGroup, getGroup, listGroups, patchGroup } from './groups.ts';
+import { closeApiKey, createKeys, getKey, listKeys, patchKey } from './manage.ts';
+import { type KeyService, keyFromHeaders } from './service.ts';
+import type { AuthContext } from './types.ts';
+import { parseCreate, parseListQuery, parsePatch } from './validate.ts';
 
 /** The management key that made a change, and where its request came from: the audit trail's `who`. */
 const actorOf = (auth: AuthContext, req: FastifyRequest): Actor => ({ kind: 'management_key', id: auth.keyId, ...requestOrigin(req) });

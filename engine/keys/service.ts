@@ -15,26 +15,26 @@
 // last_used_at is written in batches: authenticate() records the instant in memory and a timer flushes
 // all pending instants in one UPDATE every `lastUsedFlushMs` (default 5 s); close() flushes what is left.
 import { LRUCache } from 'lru-cache';
-import type { Db, Queryable } from '../db/db.ts';
-import { errors } from '../core/errors.ts';
+import { type Actor, CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
-import { hashSecret, sameHash, type KeyKind } from './secret.ts';
-import type { AuthContext, Audience } from './types.ts';
-import { createQuotaService, type QuotaService } from './quota.ts';
+import { errors } from '../core/errors.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { type Announced, AppliedBook, announce, listenForChanges } from './announce.ts';
 import { LastUsedBatch } from './last-used.ts';
 import {
+  type AuthenticateOptions,
+  type CacheEntry,
   checkSecretShape,
+  INVALID_MESSAGE,
   load,
   refuseUnusable,
   SharedLoader,
   toContext,
-  INVALID_MESSAGE,
-  type AuthenticateOptions,
-  type CacheEntry,
 } from './lookup.ts';
+import { createQuotaService, type QuotaService } from './quota.ts';
+import { hashSecret, type KeyKind, sameHash } from './secret.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
-import { CLI_OPERATOR, recordAudit, type Actor } from '../audit/trail.ts';
-import { announce, AppliedBook, listenForChanges, type Announced } from './announce.ts';
+import type { Audience, AuthContext } from './types.ts';
 
 export type { Announced } from './announce.ts';
 

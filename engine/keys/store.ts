@@ -1,9 +1,10 @@
 // SQL over api_keys and wallets, shared by the key service and the key doors. Every function takes a
 // Queryable so it can run inside a transaction.
-import type { Queryable } from '../db/db.ts';
+
 import { errors } from '../core/errors.ts';
-import { hashSecret, newKeyId, newSecret, shownPrefix, type KeyKind } from './secret.ts';
-import { KEY_COLUMNS, keyRowFrom, type Audience, type KeyRow } from './types.ts';
+import type { Queryable } from '../db/db.ts';
+import { hashSecret, type KeyKind, newKeyId, newSecret, shownPrefix } from './secret.ts';
+import { type Audience, KEY_COLUMNS, type KeyRow, keyRowFrom } from './types.ts';
 
 export interface WalletInfo {
   id: string;

@@ -4,8 +4,9 @@
 // records with one statement. When a grouped write fails, the batch cannot tell whose row it was: it runs again
 // with every charge's rows written on their own, so only the charge at fault fails (what one transaction per
 // charge gave).
+
+import { type ChargedItem, type ChargeRowWriter, type Statement, writeChargeRows } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
-import { writeChargeRows, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
 import type { ChargeCallback, ChargeRows } from './types.ts';
 
 /** One charge whose rows are due: who asked (to fail it alone), what it writes, what it charged. */

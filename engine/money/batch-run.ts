@@ -23,9 +23,9 @@ import {
   writeUngroupedChargeRows,
 } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
-import { lockBatch, readHeldByKey, readWalletFacts, type RecordedDraws, writeMoves } from './batch-sql.ts';
-import { linkGroupCaps } from './group-caps.ts';
+import { lockBatch, type RecordedDraws, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
 import type { Outcome, Verdict } from './batch-verdict.ts';
+import { linkGroupCaps } from './group-caps.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
 import type { FinishOp, KeyCap, Reservation, ReservationLot, ReserveOp } from './types.ts';
 

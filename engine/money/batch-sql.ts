@@ -1,11 +1,12 @@
 // The SQL of a ledger batch: lock the rows (FOR UPDATE, in a fixed order), read the wallet facts a refusal
 // needs, and write everything the batch's decisions moved in one statement, with parameters only. The
 // decisions themselves are policy.ts's; the order of the steps is batcher.ts's.
-import type { Queryable } from '../db/db.ts';
+
 import { toBigInt } from '../core/money.ts';
-import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
-import type { Moves } from './moves.ts';
 import type { Statement } from '../db/charge-rows.ts';
+import type { Queryable } from '../db/db.ts';
+import type { Moves } from './moves.ts';
+import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
 // Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
 // available and nothing reserved can never move again: new money arrives as new lots, so it need not be

@@ -2,8 +2,8 @@
 // undoes its run. A run never throws to say what to do next: it returns a verdict, and runBatch acts on it.
 // Only a real failure (a deadlock, a lost connection, a bug) is thrown.
 import type { Queryable } from '../db/db.ts';
-import type { FinishOutcome, ReserveResult } from './types.ts';
 import type { Pending } from './batch-queues.ts';
+import type { FinishOutcome, ReserveResult } from './types.ts';
 
 export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
 

@@ -47,7 +47,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Pending } from './batch-queues.ts';
 import { LedgerInvariantBroken, processBatch, type RunContext } from './batch-run.ts';
-import { type Outcome, type RunAgain, runAgainFor, RunAgainOutside, type Verdict } from './batch-verdict.ts';
+import { type Outcome, type RunAgain, RunAgainOutside, runAgainFor, type Verdict } from './batch-verdict.ts';
 import { assertMoney } from './invariants.ts';
 import { backoff, isRetryable, MAX_RETRIES } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';

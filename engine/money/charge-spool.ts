@@ -6,7 +6,7 @@
 import { accessSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { ChargeRowWriter, ChargeRows } from '../db/charge-rows.ts';
+import type { ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
 
 /** What a charge is, written so that another process can write it again. */
 export interface ChargeIntent {

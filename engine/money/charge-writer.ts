@@ -11,7 +11,7 @@
 // charges whose write keeps failing, charges given up (a refusal no retry can mend, logged at error level),
 // and vendor work a wallet could not pay (shortfall).
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
-import { CHARGE_RETRY, isFinal, nextDelayMs, type ChargeRetry } from './retry.ts';
+import { CHARGE_RETRY, type ChargeRetry, isFinal, nextDelayMs } from './retry.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 

@@ -2,13 +2,13 @@
 // them on or off for the next call), and the channel on which a process short of a wallet's money asks
 // the others to give back their leases of it.
 import type { Clock } from '../core/clock.ts';
-import type { BillingFile } from '../core/schema-types.ts';
 import { creditsToNano } from '../core/money.ts';
+import type { BillingFile } from '../core/schema-types.ts';
 import type { Db } from '../db/db.ts';
-import type { Ledger } from './types.ts';
-import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
-import type { WalletAccountsDeps } from './wallet-accounts.ts';
 import type { ChargeWriter } from './charge-writer.ts';
+import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
+import type { Ledger } from './types.ts';
+import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
 

@@ -2,15 +2,15 @@
 // transfer) and admits calls against it in memory; each call's charge is a draw posted against it. Why they are
 // exact, how they are sized and how they go back: docs/money.md, "Leases".
 import type { Clock } from '../core/clock.ts';
-import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
-import { ChargeWriter, type Charge } from './charge-writer.ts';
-import { chargeFirst, ChargeRowLadder } from './charge-first.ts';
-import { sliceFor, SpendRates, type LeaseSettings } from './lease-sizing.ts';
+import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
+import { type Charge, ChargeWriter } from './charge-writer.ts';
 import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
-import { admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
+import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
+import { admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
+import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
 

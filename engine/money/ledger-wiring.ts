@@ -1,22 +1,23 @@
 // The money side of one gateway process put together from billing.yaml and limits.yaml: the ledger, the
 // charge writer, the budget leases, the sweeper of abandoned reservations, the periodic ledger audit, and the
 // wallet accounts that calls see over them.
-import type { Clock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
-import type { Runtime } from '../catalog/runtime.ts';
+
 import { vendorIdsOf } from '../catalog/config.ts';
+import type { Runtime } from '../catalog/runtime.ts';
+import type { Clock } from '../core/clock.ts';
+import type { ChargeRowWriter } from '../db/charge-rows.ts';
+import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Accounts } from './accounts.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
-import type { ChargeRowWriter } from '../db/charge-rows.ts';
 import { type ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { ChargeWriter } from './charge-writer.ts';
+import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import { createLedger } from './ledger.ts';
 import { startLotExpiry } from './lot-expiry.ts';
 import { CHARGE_RETRY, isFinal } from './retry.ts';
-import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import type { Ledger } from './types.ts';
 import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
 

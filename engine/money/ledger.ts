@@ -34,8 +34,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
+import type { Db } from '../db/db.ts';
 import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
 import { extendHold, noteInFlight } from './hold-rows.ts';
 import { journalSum } from './journal-sum.ts';
@@ -44,9 +44,8 @@ import { sweeperMethods } from './sweep.ts';
 import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
 import type { FinishOp, FinishOutcome, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
 
-export { LedgerInvariantBroken };
-
 export type { KeyCap, Ledger, LotBalance, Reservation, ReserveResult, Wallet, WalletBalance } from './types.ts';
+export { LedgerInvariantBroken };
 
 interface LedgerOptions {
   clock: Clock;

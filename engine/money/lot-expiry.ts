@@ -10,14 +10,15 @@
 // the lot row first (then the leases holding on it, in id order: the batches' lock order) and moves what it
 // reads there. A second process doing the same waits for the lock, then finds nothing available and no lease
 // holding on it, and writes nothing.
+
+import { type Actor, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { recordAudit, type Actor } from '../audit/trail.ts';
 import { writeMoves } from './batch-sql.ts';
 import { assertMoney } from './invariants.ts';
 import { lotExpired } from './lot-order.ts';
-import { Moves, type LotState } from './moves.ts';
+import { type LotState, Moves } from './moves.ts';
 import { withRetry } from './retry.ts';
 import { LEASE_CALL_PREFIX } from './types.ts';
 

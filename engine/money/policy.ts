@@ -33,10 +33,10 @@
 //   returns the first outcome and moves nothing). A reservation the sweeper expired (its process looked
 //   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
 import { errors } from '../core/errors.ts';
-import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
 import { assertMoney } from './invariants.ts';
-import { Moves, type LotState, type ReservationState } from './moves.ts';
 import { drawOrder, lotExpired, lotServes } from './lot-order.ts';
+import { type LotState, Moves, type ReservationState } from './moves.ts';
+import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
 
 export type { LotState, ReservationState };
 

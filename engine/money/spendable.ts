@@ -4,9 +4,9 @@
 // is counted as available, not as reserved. The journal and `Ledger.balance` keep the raw columns.
 import { nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
-import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
 import { readBalance } from './ledger-wallets.ts';
 import { lotExpired } from './lot-order.ts';
+import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
 
 interface LeaseLotRow {
   reservation_id: string;

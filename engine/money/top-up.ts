@@ -2,11 +2,11 @@
 // journal's `top_up` row, in the caller's transaction.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
-import type { Queryable } from '../db/db.ts';
 import { errors } from '../core/errors.ts';
 import { creditsToNano } from '../core/money.ts';
-import { lotFromRow } from './wallet-rows.ts';
+import type { Queryable } from '../db/db.ts';
 import type { LotBalance, TopUpInput } from './types.ts';
+import { lotFromRow } from './wallet-rows.ts';
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 

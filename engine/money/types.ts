@@ -1,8 +1,9 @@
 // The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts), the pure
 // decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
-import type { Queryable } from '../db/db.ts';
 
 import type { ChargeRows } from '../db/charge-rows.ts';
+import type { Queryable } from '../db/db.ts';
+
 export type { ChargeRows } from '../db/charge-rows.ts';
 
 /**

@@ -1,6 +1,7 @@
 // Accounts on keys, quotas and the ledger: the money side of every call.
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
+import type { ModelEntry } from '../core/types.ts';
 import { chargeRow } from '../db/charge-rows.ts';
 import { type AuthContext, keyFromHeaders } from '../keys/index.ts';
 import type { Accounts, Caller, ChargeRows, Headers, Room } from './accounts.ts';
@@ -9,7 +10,6 @@ import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
 import type { Reservation } from './ledger.ts';
-import type { ModelEntry } from '../core/types.ts';
 
 const quietLog = { error: () => {} };
 

@@ -1,7 +1,8 @@
 // Wallet and credit-lot rows as the engine reads them, and the reads that cover many wallets at once
 // (the admin listing): one page of wallets in creation order, then all their lots in one query.
-import type { Queryable } from '../db/db.ts';
+
 import { toBigInt } from '../core/money.ts';
+import type { Queryable } from '../db/db.ts';
 import type { LotBalance, Wallet, WalletBalance } from './types.ts';
 
 export const walletFromRow = (r: Record<string, unknown>): Wallet => ({

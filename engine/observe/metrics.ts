@@ -8,14 +8,14 @@
 // reloads: the highest; last reload ok: the lowest, so one worker that refused a reload shows). The ledger
 // audit, which every worker runs on the same database, reads as its most alarming worker: ok the lowest,
 // failures and the time of the last run the highest.
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import type { Db } from '../db/db.ts';
+import { AggregatorRegistry, Counter, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
+import type { Db } from '../db/db.ts';
 import type { RequestOutcome } from '../http/access-log.ts';
-import type { LeaseStats } from '../money/leases.ts';
-import type { ChargeStats } from '../money/charge-writer.ts';
-import { LEASE_CALL_PREFIX } from '../money/types.ts';
 import { LEDGER_CHECKS, type LedgerAuditRun } from '../money/audit.ts';
+import type { ChargeStats } from '../money/charge-writer.ts';
+import type { LeaseStats } from '../money/leases.ts';
+import { LEASE_CALL_PREFIX } from '../money/types.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 

@@ -7,10 +7,10 @@
 // client's request comes from it.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../catalog/runtime.ts';
 import { errors } from '../core/errors.ts';
 import { SettingError } from '../core/setting-error.ts';
 import type { Db } from '../db/db.ts';
-import type { Runtime } from '../catalog/runtime.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { GatewayMetrics } from './metrics.ts';
 

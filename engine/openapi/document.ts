@@ -2,12 +2,13 @@
 // the routes as registered (http/route-list.ts), each model door's YAML (config/doors.yaml: required fields and
 // headers, key headers, body kind, error shape) and the key doors' field table (keys/validate.ts) — so the
 // description and the checks cannot drift apart. Prose is limited to one summary line per route.
+
+import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ErrorShape } from '../core/errors.ts';
 import type { RouteInfo } from '../http/route-list.ts';
-import { KEY_BODY_FIELDS, LIST_LIMIT } from '../keys/validate.ts';
-import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import { GROUP_BODY_FIELDS } from '../keys/group-validate.ts';
+import { KEY_BODY_FIELDS, LIST_LIMIT } from '../keys/validate.ts';
 
 type Schema = Record<string, unknown>;
 

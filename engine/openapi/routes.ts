@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Runtime } from '../catalog/runtime.ts';
-import { registeredRoutes, type RouteInfo } from '../http/route-list.ts';
 import { projectPath } from '../core/project-path.ts';
+import { type RouteInfo, registeredRoutes } from '../http/route-list.ts';
 import { openApiDocument } from './document.ts';
 
 const VERSION = (JSON.parse(readFileSync(projectPath(import.meta.url, 'package.json'), 'utf8')) as { version: string }).version;

@@ -3,20 +3,20 @@
 // `traceparent`), and the settle. Made only when telemetry is on: the call path holds a `CallTrace | null`,
 // so with telemetry off each step costs one null check.
 import {
+  type Attributes,
+  type Context,
   defaultTextMapGetter,
   defaultTextMapSetter,
   ROOT_CONTEXT,
+  type Span,
   SpanKind,
   SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
   type TextMapPropagator,
   type Tracer,
+  trace,
 } from '@opentelemetry/api';
 import type { JsonObject, ModelEntry, Usage } from '../core/types.ts';
-import { gatherEventFacts, gatherFacts, noFacts, type AnswerFacts } from './answer-facts.ts';
+import { type AnswerFacts, gatherEventFacts, gatherFacts, noFacts } from './answer-facts.ts';
 import { inputMessages, outputMessages } from './content.ts';
 import { chargeAttributes, ERROR_TYPE, GATEWAY, GENAI, HTTP_STATUS, operationOf, usageAttributes } from './genai.ts';
 

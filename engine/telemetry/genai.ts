@@ -1,8 +1,9 @@
 // The names a call's span carries: the OpenTelemetry GenAI semantic conventions' attributes (written out here:
 // the conventions moved to their own repository and the package marks its copies deprecated), the proposed
 // cost attributes, and the gateway's own under `gateway.`.
-import type { ModelEntry, Usage } from '../core/types.ts';
+
 import { GatewayError } from '../core/errors.ts';
+import type { ModelEntry, Usage } from '../core/types.ts';
 
 export const GENAI = {
   operation: 'gen_ai.operation.name',

@@ -2,9 +2,9 @@
 // loaded here, on demand, so a gateway with telemetry off never loads or runs them. The tracer is this
 // gateway's own, not registered globally: two gateways in one process (tests) keep their spans apart.
 import type { Attributes, DiagLogger } from '@opentelemetry/api';
-import { CallTrace, type CallStart, type StepSpan, type Tracing } from './call-trace.ts';
-import { JobTraces } from './job-traces.ts';
+import { type CallStart, CallTrace, type StepSpan, type Tracing } from './call-trace.ts';
 import type { TelemetryConfig } from './config.ts';
+import { JobTraces } from './job-traces.ts';
 
 export interface Telemetry {
   readonly captureContent: boolean;

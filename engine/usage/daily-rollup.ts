@@ -3,8 +3,8 @@
 // another CTE), so it always equals the records it sums; the dashboard's chart, its totals and the summary CSV
 // read it instead of summing millions of records.
 import { koreanDate } from '../core/clock.ts';
+import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
-import type { ChargeRowWriter, ChargedItem, Statement } from '../db/charge-rows.ts';
 import type { UsageRecordDraft } from './draft.ts';
 
 /** A record without a key is rolled up under '' (a key column of the primary key cannot be null). */

@@ -1,7 +1,8 @@
 // What a call knows of itself when it settles: the draft of its usage record (records.ts) and of its share of
 // the daily rollup (daily-rollup.ts), both written by the settle's own transaction with what it charged.
-import type { Usage } from '../core/types.ts';
+
 import type { AppliedPrices } from '../catalog/usage-cost.ts';
+import type { Usage } from '../core/types.ts';
 
 /** What the call knows of itself when it settles; the charge is added by the settle's transaction. */
 export interface UsageRecordDraft {

@@ -1,12 +1,13 @@
 // Per-call usage records: what one settled call did and cost, written by the settle's own transaction
 // (engine/calls/settlement.ts hands `usageRecordRows` to the ledger as the settle's charge rows), read by
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
-import type { Db } from '../db/db.ts';
+
+import { type AppliedPrices, chargeAt } from '../catalog/usage-cost.ts';
 import type { Usage } from '../core/types.ts';
-import type { UsageRecordDraft } from './draft.ts';
-import { chargeAt, type AppliedPrices } from '../catalog/usage-cost.ts';
-import { chargeRow, type ChargedItem, type ChargeRow, type ChargeRowWriter, type Statement } from '../db/charge-rows.ts';
+import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
+import type { Db } from '../db/db.ts';
 import { dailyRollupWriter } from './daily-rollup.ts';
+import type { UsageRecordDraft } from './draft.ts';
 import { vendorResponseWriter } from './vendor-responses.ts';
 
 export type { UsageRecordDraft };

@@ -4,15 +4,16 @@
 // trail (engine/audit). The same run makes the coming days' partitions (record-storage.ts), and the start
 // waits for the first of those: a record with no partition to go to would fail its charge. Several processes
 // pruning at once remove the same days harmlessly.
-import { koreanDate } from '../core/clock.ts';
-import type { Clock } from '../core/clock.ts';
-import type { Db } from '../db/db.ts';
-import type { LimitsFile } from '../core/schema-types.ts';
-import { pruneDraws } from '../money/draw-retention.ts';
+
 import { pruneAudit } from '../audit/query.ts';
+import type { Clock } from '../core/clock.ts';
+import { koreanDate } from '../core/clock.ts';
+import type { LimitsFile } from '../core/schema-types.ts';
+import type { Db } from '../db/db.ts';
+import { pruneDraws } from '../money/draw-retention.ts';
 import { pruneDailyRollup } from './daily-rollup.ts';
+import { type PruneOutcome, type UsageRecordStorage, usageRecordStorage } from './record-storage.ts';
 import { pruneVendorResponses } from './vendor-responses.ts';
-import { usageRecordStorage, type PruneOutcome, type UsageRecordStorage } from './record-storage.ts';
 
 const UPKEEP_EVERY_MS = 3_600_000;
 

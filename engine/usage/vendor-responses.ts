@@ -3,9 +3,10 @@
 // that wallet's conversation to anyone naming it in a later call. The call's charge writes one row per stored
 // answer (a charge row, in the charge's own transaction, like the usage record), and a later call may name only
 // the ids of its own wallet's rows: the others are answered as not found, before anything is held or sent.
-import type { Db, Queryable } from '../db/db.ts';
-import { chargeRow, type ChargeRow, type ChargeRowWriter, type ChargedItem, type Statement } from '../db/charge-rows.ts';
+
 import type { StoredAnswer } from '../core/protocol.ts';
+import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
+import type { Db, Queryable } from '../db/db.ts';
 
 /** One stored answer of a wallet's call. */
 interface VendorResponseDraft {

@@ -1,12 +1,13 @@
 // The video store of one host (GATEWAY_VIDEO_STORE unset or `file`): `GATEWAY_DATA_DIR/videos/<video id>.mp4`,
 // or a temporary folder when the data directory is `memory://` (removed again on close). Files are written to a
 // temporary name and renamed, so a reader never sees half a file.
+
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { rename, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { randomBytes } from 'node:crypto';
 import type { VideoFiles } from './files.ts';
 
 export function createDiskVideoFiles(dataDir: string): VideoFiles {

@@ -1,8 +1,9 @@
 // The S3 store, loaded at its first use: the AWS SDK is about 24 MB of every process's memory, and most
 // gateways keep their videos on disk. A gateway that names a bucket loads it with its first video.
-import { createS3VideoFiles } from './files-s3.ts';
+
 import type { VideoFiles } from './files.ts';
-import { s3StoreWhere, type S3StoreSetting } from './video-store-setting.ts';
+import { createS3VideoFiles } from './files-s3.ts';
+import { type S3StoreSetting, s3StoreWhere } from './video-store-setting.ts';
 
 export function s3VideoFilesOnDemand(setting: S3StoreSetting): VideoFiles {
   let loading: Promise<VideoFiles> | undefined;

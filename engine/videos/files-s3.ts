@@ -2,10 +2,10 @@
 // bucket, uploaded as the vendor's download arrives (lib-storage's Upload holds a few parts, never the whole
 // video), fetched by clients at a presigned address, deleted by whichever process deletes or sweeps.
 import { randomBytes } from 'node:crypto';
-import { pipeline, Transform, type Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import type { VideoFiles } from './files.ts';
-import { s3StoreWhere, type S3StoreSetting } from './video-store-setting.ts';
+import { type S3StoreSetting, s3StoreWhere } from './video-store-setting.ts';
 
 /** Upload part size: S3's minimum, so an upload holds little in memory. */
 const PART_BYTES = 5 * 1024 * 1024;

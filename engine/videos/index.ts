@@ -3,22 +3,22 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import type { Accounts } from '../money/accounts.ts';
+import type { TransformRegistry } from '../calls/prepare.ts';
+import type { UpstreamClient } from '../calls/upstream.ts';
+import type { VendorRoutes } from '../calls/vendor-routes.ts';
+import type { Runtime } from '../catalog/runtime.ts';
 import type { Clock } from '../core/clock.ts';
 import { SettingError } from '../core/setting-error.ts';
 import type { Db } from '../db/db.ts';
-import type { TransformRegistry } from '../calls/prepare.ts';
-import type { Runtime } from '../catalog/runtime.ts';
-import type { UpstreamClient } from '../calls/upstream.ts';
-import type { VendorRoutes } from '../calls/vendor-routes.ts';
+import type { Accounts } from '../money/accounts.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
 import type { VideoFiles } from './files.ts';
 import { createDiskVideoFiles } from './files-disk.ts';
 import { s3VideoFilesOnDemand } from './files-s3-on-demand.ts';
-import type { VideoStoreSetting } from './video-store-setting.ts';
 import { registerVideoRoutes } from './routes.ts';
 import { createVideoStore, type VideoStore } from './store.ts';
+import type { VideoStoreSetting } from './video-store-setting.ts';
 import { VideoWorker, type VideoWorkerDeps, type WorkerLog } from './worker.ts';
-import type { Telemetry } from '../telemetry/sdk.ts';
 
 const DEFAULT_VIDEO_POLL_MS = 5000;
 

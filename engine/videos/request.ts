@@ -1,7 +1,8 @@
 // POST /v1/videos parameters: checked (400 before any charge) and decomposed into what vendor D takes.
 // Pure: no I/O. Its figures come from config/videos.yaml; its choices are in engine/videos/README.md.
-import { errors } from '../core/errors.ts';
+
 import type { VideoTable } from '../catalog/config.ts';
+import { errors } from '../core/errors.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 
 export interface VideoRequest {

@@ -2,32 +2,33 @@
 // (302 to a short-lived address: the object store's presigned one, or a signed /v1/videos/{id}/file served
 // without a key when the files are on this host), DELETE /v1/videos/{id}
 // and GET /v1/videos. Registered in their own scope, which alone parses multipart/form-data.
-import multipart from '@fastify/multipart';
+
 import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Caller } from '../money/accounts.ts';
-import type { DoorConfig } from '../catalog/config.ts';
-import { errors, GatewayError } from '../core/errors.ts';
-import { usdToNano } from '../core/money.ts';
-import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm, type FormRules } from '../http/multipart.ts';
-import { readJsonBody } from '../http/request-body.ts';
 import {
   admitCall,
   authenticateBeforeBody,
-  configuredDoor,
   type BodyReader,
+  configuredDoor,
   type FrontHalfDeps,
   type PreparedRequest,
 } from '../calls/front-half.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
+import type { DoorConfig } from '../catalog/config.ts';
+import { errors, GatewayError } from '../core/errors.ts';
+import { usdToNano } from '../core/money.ts';
+import { type FormRules, MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
+import { readJsonBody } from '../http/request-body.ts';
+import type { Caller } from '../money/accounts.ts';
+import type { CallTrace } from '../telemetry/call-trace.ts';
+import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
+import type { Telemetry } from '../telemetry/sdk.ts';
 import type { VideoFiles } from './files.ts';
-import { parseVideoRequest, vendorBody, type VideoRequest } from './request.ts';
+import { parseVideoRequest, type VideoRequest, vendorBody } from './request.ts';
 import type { VideoJob, VideoStore } from './store.ts';
 import { isVisible, signFileToken, verifyFileToken, videoObject } from './view.ts';
 import type { VideoWorker } from './worker.ts';
-import type { Telemetry } from '../telemetry/sdk.ts';
-import type { CallTrace } from '../telemetry/call-trace.ts';
-import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
 
 interface VideoRoutesDeps extends FrontHalfDeps {
   store: VideoStore;

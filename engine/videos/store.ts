@@ -1,9 +1,9 @@
 // Video jobs in the database (engine/db/migrations/003_videos.sql): create, read, list, claim with a lease,
 // and lease-checked writes. Works the same on PostgreSQL and PGlite.
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../db/db.ts';
 import { toBigInt } from '../core/money.ts';
 import type { JsonObject } from '../core/types.ts';
+import type { Db } from '../db/db.ts';
 
 type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 export type VideoErrorCode = 'moderation_blocked' | 'vendor_failed' | 'timed_out' | 'undelivered';

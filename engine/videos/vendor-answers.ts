@@ -1,7 +1,8 @@
 // What vendor D's answers to the video worker mean: a job status read as an outcome of the job (status,
 // error code, charge), the vendor's error message, the progress shown. Pure: no I/O beyond reading a body.
-import { usdToNano } from '../core/money.ts';
+
 import type { UpstreamAnswer } from '../calls/upstream.ts';
+import { usdToNano } from '../core/money.ts';
 import type { VideoErrorCode } from './store.ts';
 
 /** GET U/v1/videos/{request_id}, as far as the worker reads it. */

@@ -5,25 +5,26 @@
 // Several processes may run it against one database: a job is worked on only by the process holding its lease
 // (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
 // release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
-import { JobRunner } from '../core/job-runner.ts';
-import { usageRecordRows } from '../usage/records.ts';
-import { jobUsageRecord } from './job-record.ts';
-import { DOWNLOAD_TIMEOUT_MS, downloadVideo, StoreRefused } from './download.ts';
-import type { Accounts } from '../money/accounts.ts';
-import type { Clock } from '../core/clock.ts';
-import { protocolNameFor } from '../catalog/config.ts';
-import type { Runtime } from '../catalog/runtime.ts';
-import type { VendorId } from '../core/types.ts';
+
 import { tryRoutes } from '../calls/route-loop.ts';
-import { errors } from '../core/errors.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
-import type { VideoFiles } from './files.ts';
-import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
-import { clampProgress, costOf, failureOf, readVendorAnswer, vendorFailed, type Outcome, type VendorStatus } from './vendor-answers.ts';
+import { protocolNameFor } from '../catalog/config.ts';
+import type { Runtime } from '../catalog/runtime.ts';
+import type { Clock } from '../core/clock.ts';
+import { errors } from '../core/errors.ts';
+import { JobRunner } from '../core/job-runner.ts';
+import type { VendorId } from '../core/types.ts';
+import type { Accounts } from '../money/accounts.ts';
 import type { Telemetry } from '../telemetry/sdk.ts';
+import { usageRecordRows } from '../usage/records.ts';
+import { DOWNLOAD_TIMEOUT_MS, downloadVideo, StoreRefused } from './download.ts';
+import type { VideoFiles } from './files.ts';
+import { type FinishedVideo, finishedVideo } from './finished-video.ts';
+import { jobUsageRecord } from './job-record.ts';
 import { endJobSettleSpan, jobSettleSpan } from './job-tracing.ts';
-import { finishedVideo, type FinishedVideo } from './finished-video.ts';
+import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
+import { clampProgress, costOf, failureOf, type Outcome, readVendorAnswer, type VendorStatus, vendorFailed } from './vendor-answers.ts';
 
 export interface WorkerLog {
   info(obj: object, msg?: string): void;

@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { registerAdminRoutes } from '../../engine/admin/routes.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { closeManagementKey, createKeyService, registerKeyRoutes, type KeyService } from '../../engine/keys/index.ts';
+import { closeManagementKey, createKeyService, type KeyService, registerKeyRoutes } from '../../engine/keys/index.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 

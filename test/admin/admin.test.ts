@@ -1,13 +1,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { VENDORS } from '../helpers/vendors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { walletCreate, walletShow, walletTopup } from '../../engine/cli/wallet-commands.ts';
-import { adminCallFor } from '../../engine/cli/running-gateway-client.ts';
 import { registerAdminRoutes } from '../../engine/admin/routes.ts';
+import { adminCallFor } from '../../engine/cli/running-gateway-client.ts';
+import { walletCreate, walletShow, walletTopup } from '../../engine/cli/wallet-commands.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger, WALLET_CHANGED_CHANNEL } from '../../engine/money/ledger.ts';
 import { describeEachDatabase, openTestPglite } from '../helpers/databases.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 
 const TOKEN = 'admin-secret-token';
 const clock = fixedClock('2026-05-01T00:00:00Z');

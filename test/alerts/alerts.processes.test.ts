@@ -3,17 +3,17 @@
 // process fires it and the owner's receiver gets exactly one event. A top-up through one process and another
 // drain through both: exactly one more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
-import { createKeyService } from '../../engine/keys/service.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
+import { alertBalance } from '../../engine/alert-wiring.ts';
 import { verifySignature } from '../../engine/alerts/signature.ts';
 import { AlertWatcher } from '../../engine/alerts/watcher.ts';
-import { alertBalance } from '../../engine/alert-wiring.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { systemClock } from '../../engine/core/clock.ts';
+import { createKeyService } from '../../engine/keys/service.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
-import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
+import { doors, type Receiver, sleep, startReceiver } from './receiver.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const ADMIN = 'alerts-admin-token';

@@ -2,10 +2,10 @@
 // event for the crossing, verifiable with the secret shown once at creation; a top-up lifts it back above, the
 // next drain sends exactly one more. The settings and the endpoint are in the audit trail, the secret nowhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../engine/alerts/signature.ts';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { verifySignature } from '../../engine/alerts/signature.ts';
-import { alertsSettled, doors, startReceiver, type Receiver } from './receiver.ts';
+import { alertsSettled, doors, type Receiver, startReceiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { alertsSettled, doors, startReceiver, type Receiver } from './receiver.ts';
+import { alertsSettled, doors, type Receiver, startReceiver } from './receiver.ts';
 
 const DAY = 86_400_000;
 const clock = fixedClock(TEST_NOW);

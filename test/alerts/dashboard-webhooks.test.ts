@@ -2,11 +2,11 @@
 // refresh), refused for a loopback URL without the allow setting, its deliveries listed, replayed and deleted,
 // each change in the audit trail as the owner.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { signIn, type OwnerClient } from '../dashboard/owner-client.ts';
-import { post } from '../e2e/e2e.ts';
 import { verifySignature } from '../../engine/alerts/signature.ts';
-import { sleep, startReceiver, type Receiver } from './receiver.ts';
+import { type OwnerClient, signIn } from '../dashboard/owner-client.ts';
+import { post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type Receiver, sleep, startReceiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;

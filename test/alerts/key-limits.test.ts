@@ -3,7 +3,7 @@
 // by one call sends both events, once. A key expiring within 7 days sends key.expiring once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { alertsSettled, doors, startReceiver, type Receiver } from './receiver.ts';
+import { alertsSettled, doors, type Receiver, startReceiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;

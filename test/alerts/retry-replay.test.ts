@@ -2,11 +2,11 @@
 // succeeds; both attempts are recorded with their status and a bounded excerpt of the answer; a replay sends the
 // same event (same id and body) again with a fresh valid signature, through the API door.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DELIVERY_POLICY } from '../../engine/alerts/policy.ts';
+import { verifySignature } from '../../engine/alerts/signature.ts';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { verifySignature } from '../../engine/alerts/signature.ts';
-import { DELIVERY_POLICY } from '../../engine/alerts/policy.ts';
-import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
+import { doors, type Receiver, sleep, startReceiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;

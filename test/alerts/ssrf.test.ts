@@ -3,12 +3,12 @@
 // to 127.0.0.1 at delivery time (DNS rebinding: it passed the check when registered) is refused by the connection
 // itself, the attempt recorded, the receiver never reached.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post } from '../e2e/e2e.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { createAddressGuard, isRefusedAddress } from '../../engine/alerts/address-guard.ts';
 import { DeliveryWorker } from '../../engine/alerts/delivery-worker.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
+import { post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { doors, type Receiver, sleep, startReceiver } from './receiver.ts';
 
 describe('isRefusedAddress', () => {
   it.each([

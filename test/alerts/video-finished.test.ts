@@ -1,9 +1,9 @@
 // video.finished: one event per finished job, sent by the process that finished it, with the job's id, model,
 // outcome and cost; never its prompt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from '../e2e/e2e.ts';
-import { doors, sleep, startReceiver, type Receiver } from './receiver.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { doors, type Receiver, sleep, startReceiver } from './receiver.ts';
 
 let t: TestGateway;
 let rx: Receiver;

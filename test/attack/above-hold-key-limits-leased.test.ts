@@ -2,8 +2,8 @@
 // (PGlite). docs/api.md: usage above the hold counts on the key's limits in full, and the key is refused from then
 // on. Three calls at once, each held for 300 output tokens of b-6 and reported at 20,000 (600,200 credits each).
 import { describe, expect, it } from 'vitest';
-import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { post, sleep } from '../e2e/e2e.ts';
+import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 
 const gateway = useLeasedGateway('pglite', 20_000_000);
 

@@ -3,9 +3,9 @@
 // takes "the wallet's available balance": it must take only lots vendor B may spend, never the vendor C pack,
 // on the leased path and the exact one.
 import { describe, expect, it } from 'vitest';
+import { post, sleep } from '../e2e/e2e.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { post, sleep } from '../e2e/e2e.ts';
 
 const gateway = useLeasedGateway('pglite', 100_000); // $0.10 for any vendor
 

@@ -6,12 +6,12 @@
 // could pay for it. Result: held. B's leases were asked back (LISTEN gateway_lease_return) and the charge took
 // everything but what B's calls in flight held for themselves, as it would without leases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, sleep } from '../e2e/e2e.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { post, sleep } from '../e2e/e2e.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const WALLET_CREDITS = 500_000; // $0.50

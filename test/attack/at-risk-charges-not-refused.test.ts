@@ -5,13 +5,14 @@
 // each answered after the commit wait with its charge only queued in memory (gateway_charges{state="at_risk"}
 // grows with every call). The charge writer refuses new calls only while a write has *failed*
 // (charge-writer.ts `failing`), never while writes hang. Leases on, PostgreSQL, commit_wait_ms 300.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let tree: TempTree;

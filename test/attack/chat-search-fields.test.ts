@@ -5,8 +5,8 @@
 // Whether vendors D and E bill them is the vendor's word, not shown by the bundled simulator: this records what
 // the gateway does: refuses them before anything is held or sent (config/doors.yaml).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

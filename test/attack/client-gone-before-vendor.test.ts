@@ -4,11 +4,11 @@
 // vendor was called still costs what the vendor's usage says (test/chaos: client leaves before the answer).
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const body = JSON.stringify({ model: 'b-5', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16 });

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let tree: TempTree;

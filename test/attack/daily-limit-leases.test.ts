@@ -5,11 +5,11 @@
 // 50,000 credits a day and calls of 5,256,250 nano each, one after another: 11 to 15 calls served where 10 may
 // be (the 10th is the allowed overshoot), up to 78,843,750 nano used on a 50,000,000 limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { setLeases } from '../helpers/leased-gateway.ts';
 import { post } from '../e2e/e2e.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { setLeases } from '../helpers/leased-gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let tree: TempTree;

@@ -6,11 +6,11 @@
 // Measured with `npm start` (GATEWAY_WORKERS=2, one client one call at a time, 324-credit calls, 20,000 limit):
 // 16 calls admitted after the limit was reached, 25,565 credits used. HEAD~2 (a read per check): none.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { setLeases } from '../helpers/leased-gateway.ts';
 import { post } from '../e2e/e2e.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { setLeases } from '../helpers/leased-gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let tree: TempTree;

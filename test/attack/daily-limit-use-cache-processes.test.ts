@@ -8,11 +8,10 @@
 // up to 313 ms after. Two processes calling one after another (one client each): 9 such calls (HEAD~2: 0).
 // At fault: engine/keys/quota.ts checkQuota (`uses.get`), engine/keys/use-cache.ts `get` (a figure younger than
 // ttlMs is returned as is, whatever other processes committed since).
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { openPg } from '../../engine/db/pg.ts';
 import type { Db } from '../../engine/db/db.ts';
+import { openPg } from '../../engine/db/pg.ts';
 import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet } from '../helpers/key-doors.ts';

@@ -10,7 +10,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const ADMIN = { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' };
 const HOUR = 3_600_000;

@@ -5,9 +5,9 @@
 // answer of 10, or a stream the gateway reads as a whole answer and cannot charge. Every vendor format spells
 // its fields in lowercase, so any other spelling is refused before any hold or vendor call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
 import { A_VERSION, expectInvalid, post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

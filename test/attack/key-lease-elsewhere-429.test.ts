@@ -5,13 +5,13 @@
 // attack helper on PostgreSQL with two gateways: limit 100,000 credits, 1,750 used, A's idle lease holding
 // 23,250, a call on B holding 78,505 refused until A's lease went back idle (30 s).
 import { expect, it } from 'vitest';
-import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';

@@ -1,9 +1,9 @@
 // Attack (wt-attack): a key limited to one model (`b-5`) tries every door with another model, including form
 // doors with the model field sent twice (the gateway checking one, the vendor reading the other).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
 import { A_VERSION, post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 let k: TestGateway;

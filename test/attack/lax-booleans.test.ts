@@ -8,9 +8,9 @@
 // those rules, and a vendor that took them would run the call past its answer, where nothing reads or charges it.
 // The rules now refuse anything but false (or null).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
 import { A_VERSION, expectInvalid, post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

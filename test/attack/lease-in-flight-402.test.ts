@@ -6,10 +6,10 @@
 // PostgreSQL the same held: 48 streams in flight on one gateway, a call the wallet could pay refused on the other.
 // Now a lease asked back gives back at once what its calls in flight and its unwritten charges do not need.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { sleep } from '../e2e/e2e.ts';
 
 describe.each(['pglite', 'postgres'] as const)('a lease asked back while a call on it runs [%s]', (kind) => {
   const leasedGateway = useLeasedGateway(kind, 1_000_000); // $1 = 1,000,000,000 nano

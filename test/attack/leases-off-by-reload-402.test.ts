@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 describe.each(['pglite', 'postgres'] as const)('leases turned off by a reload while they hold money [%s]', (kind) => {
   let tree: TempTree;

@@ -4,10 +4,10 @@
 // charged, nothing stays held, and the journal adds up.
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { useLeasedGateway } from '../helpers/leased-gateway.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { post, sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
+import { useLeasedGateway } from '../helpers/leased-gateway.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const gateway = useLeasedGateway('pglite', 20_000_000); // $20: covers every call, above its hold or not
 

@@ -2,9 +2,9 @@
 // reports usage far above the hold at its stream's end. Leased gateway (PGlite). The call must be settled from the
 // vendor's usage, in full (the wallet covers it), once; nothing stays held.
 import { describe, expect, it } from 'vitest';
+import { A_VERSION, post, sleep } from '../e2e/e2e.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { A_VERSION, post, sleep } from '../e2e/e2e.ts';
 
 const gateway = useLeasedGateway('pglite', 20_000_000);
 

@@ -9,13 +9,14 @@
 // by application_name) during a burst: every whole answer charged once, nothing held after, journal adds up.
 // Also: the same x-request-id sent twice is two calls, each charged (the draw id is the call's own, not the
 // client's request id); a 402's figures agree with GET /v1/credits.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let tree: TempTree;

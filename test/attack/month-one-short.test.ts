@@ -5,8 +5,8 @@
 // body made the vendor bill more than the gateway held. (A vendor lying about usage — a `[[sim:usage]]` tag above
 // the body's bounds — is left out: docs/api.md says such usage counts on the key in full.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

@@ -3,11 +3,11 @@
 // process, so what was admitted (and so charged, each call costing at most its hold here) must not pass it.
 // Each call: 400 output tokens of b-6 at most (12,000,000 nano plus its prompt), answered at its full 400.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../e2e/e2e.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
-import { post } from '../e2e/e2e.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 let tree: TempTree;

@@ -3,8 +3,8 @@
 // of, the exact spelling. The gateway reads the exact name; a vendor whose decoder folds case (the threat the
 // top-level and tools[].model spelling checks already answer) reads the other. Each asserts the refusal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

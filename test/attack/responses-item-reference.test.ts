@@ -3,8 +3,8 @@
 // `previous_response_id` and `conversation`, which the hold counts as the whole context window (docs/api.md). An
 // item reference is held by its bytes only (text-bounds.ts pullsContentIn does not know it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

@@ -4,8 +4,8 @@
 // The bundled simulator runs neither an advisor nor search content into the prompt, so these assert the hold
 // (a 402 before the vendor is called), the one place the gateway can still refuse the work.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

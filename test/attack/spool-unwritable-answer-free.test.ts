@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { vendorsAtSimulator } from '../helpers/vendors.ts';
 import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { pruneVendorResponses } from '../../engine/usage/vendor-responses.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-stored-'));
 let t: TestGateway | undefined;

@@ -3,8 +3,8 @@
 // conversation it names. The gateway records whose each stored answer is, and a call naming an id its wallet did
 // not store is a 404 naming the field, before anything is held, sent or charged; its own wallet continues.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { parseSse } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { walletView } from '../helpers/ledger.ts';
 
 let t: TestGateway;

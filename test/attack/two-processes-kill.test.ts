@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { billingFor, LEASE_TTL_MS, limitsFor } from '../chaos/kill-target.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { vendorsAtSimulator } from '../helpers/vendors.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
-import { billingFor, limitsFor, LEASE_TTL_MS } from '../chaos/kill-target.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const WALLET_CREDITS = 50_000_000; // $50: covers every call in full, above its hold or not

@@ -2,8 +2,8 @@
 // covers the hold but not the work, so the settle can charge only what the balance has left and the rest of
 // the vendor's bill goes unpaid. Each case must be refused (or held in full) before the vendor is called.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

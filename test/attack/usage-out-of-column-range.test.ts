@@ -10,9 +10,9 @@
 // 2,250,000, charged 0; the lease expired 60 s later with both amounts returned to the wallet.
 // The figures are the vendor's word (the chat usage reader takes any finite number), so the writer clamps them.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nano, PRICES, post, sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
-import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 describe.each(['pglite', 'postgres'] as const)('usage figures past what the usage record columns hold [%s]', (kind) => {

@@ -9,7 +9,7 @@
 // At fault: engine/keys/use-cache.ts `note` (a dropped charge leaves the figure looking fresh: `readAtMs` stays,
 // so `get` answers from it without reading).
 import { expect, it } from 'vitest';
-import { KeyUseCache, type KeyUsage } from '../../engine/keys/use-cache.ts';
+import { type KeyUsage, KeyUseCache } from '../../engine/keys/use-cache.ts';
 
 const now = new Date('2026-12-15T03:00:00Z');
 const settle = () => new Promise((r) => setImmediate(r));

@@ -2,9 +2,9 @@
 // vendor's charge is debited exactly "as far as the wallet goes" and, like text usage above the hold, must count
 // on the key's limits in full; the wallet never goes below zero and the journal adds up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, sleep } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { post, sleep } from '../e2e/e2e.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

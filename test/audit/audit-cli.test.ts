@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../engine/audit/query.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 function cli(args: string[], env: Record<string, string>): Promise<any> {
   const base: Record<string, string> = { ...(process.env as Record<string, string>) };

@@ -3,8 +3,8 @@
 import { expect, it, vi } from 'vitest';
 import { listAudit } from '../../engine/audit/query.ts';
 import { CLI_OPERATOR, recordAudit } from '../../engine/audit/trail.ts';
-import type { Db } from '../../engine/db/db.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
 import { startUsageRecordUpkeep } from '../../engine/usage/retention.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 

@@ -2,8 +2,8 @@
 // appears exactly once with the right actor, origin and before/after values, and never a key's secret;
 // GET /v1/audit, the admin API and the dashboard page read it back with their filters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, type OwnerClient, signIn } from '../dashboard/owner-client.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { ADMIN, signIn, type OwnerClient } from '../dashboard/owner-client.ts';
 
 let t: TestGateway;
 let ownerId: string;

@@ -1,8 +1,8 @@
 // The credits a wallet is created with are a money change like any top-up: the audit trail records them, written
 // in the creation's own transaction (issue 39: later top-ups were in the trail, the first credits were not).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { walletCreate } from '../../engine/cli/wallet-commands.ts';
 import { listAudit, parseAuditQuery } from '../../engine/audit/query.ts';
+import { walletCreate } from '../../engine/cli/wallet-commands.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;

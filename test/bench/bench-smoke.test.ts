@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../bench/load.ts';
 import type { Row } from '../../bench/measure.ts';
-import { cpuMsPerCall, soakGrowthPercent, targetChecks, type BenchResults } from '../../bench/table.ts';
+import { type BenchResults, cpuMsPerCall, soakGrowthPercent, targetChecks } from '../../bench/table.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 
 const CALL_ROWS = ['chat-b', 'chat-a', 'messages'].flatMap((what) =>

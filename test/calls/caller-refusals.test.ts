@@ -3,13 +3,13 @@
 // `audienceRefusal`, which here runs the YAML; the rest proves the YAML is what the gateway reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callerRefusals, refusalError } from '../../engine/calls/refusals.ts';
-import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
 import type { GatewayError } from '../../engine/core/errors.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
 import type { Audience, AuthContext } from '../../engine/keys/index.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const shipped = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1).config;
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const MODEL_F = `# Vendor F: a vendor added by YAML alone.
 vendor: f

@@ -1,11 +1,11 @@
 // The one route loop (engine/calls/route-loop.ts) on its own, with answers made up in the test: what moves
 // a call to the next route, what ends it, the depth each route sees, and the time limits.
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, tryRoutes, type RouteLoop } from '../../engine/calls/route-loop.ts';
-import { RouteFailure, type UpstreamAnswer } from '../../engine/calls/upstream.ts';
-import type { Route } from '../../engine/calls/vendor-routes.ts';
 import { CallAbort, type CallSignal } from '../../engine/calls/call-signal.ts';
 import { startDeadline } from '../../engine/calls/deadline.ts';
+import { parseRetryAfter, type RouteLoop, tryRoutes } from '../../engine/calls/route-loop.ts';
+import { RouteFailure, type UpstreamAnswer } from '../../engine/calls/upstream.ts';
+import type { Route } from '../../engine/calls/vendor-routes.ts';
 
 const routes: Route[] = [0, 1, 2].map((index) => ({ vendor: 'b', index, baseUrl: `http://b${index}.test`, key: 'k', simulated: true }));
 const quiet = { warn: () => undefined, error: () => undefined };

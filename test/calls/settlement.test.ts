@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
 import { Settlement } from '../../engine/calls/settlement.ts';
-import { ChargeWriter } from '../../engine/money/charge-writer.ts';
-import type { ChargeSpool } from '../../engine/money/charge-spool.ts';
 import { emptyUsage } from '../../engine/core/types.ts';
+import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
+import type { ChargeSpool } from '../../engine/money/charge-spool.ts';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 
 const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-svc-x…', audience: null };
 const hold: Hold = { callId: 'c', amountNano: 100n };

@@ -1,16 +1,17 @@
 // A stream's end marker waits for the call's charge: every frame before it reaches the client as it arrives,
 // the marker (and anything after it) only once the charge is committed. A vendor stream that ends with nothing
 // for the client is still a failed route, asked of the next one, marker held or not.
-import { preparedStream } from '../helpers/prepared-stream.ts';
+
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { SseEvent, StreamTranslator } from '../../engine/core/call.ts';
-import { emptyUsage } from '../../engine/core/types.ts';
+import { CallAbort } from '../../engine/calls/call-signal.ts';
 import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
-import { CallAbort } from '../../engine/calls/call-signal.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
+import type { SseEvent, StreamTranslator } from '../../engine/core/call.ts';
+import { emptyUsage } from '../../engine/core/types.ts';
+import { preparedStream } from '../helpers/prepared-stream.ts';
 
 class Client extends EventEmitter {
   readonly written: string[] = [];

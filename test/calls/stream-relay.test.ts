@@ -1,16 +1,17 @@
 // The stream relay against a client socket that stops taking bytes: the vendor's stream is read no further
 // than the client takes (back-pressure, so a stalled reader costs no memory), and once the client has left its
 // buffer full for `stallMs` it is disconnected and the vendor's stream is read to its end for the usage.
-import { preparedStream } from '../helpers/prepared-stream.ts';
+
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { StreamTranslator } from '../../engine/core/call.ts';
-import { emptyUsage, type Usage } from '../../engine/core/types.ts';
+import { CallAbort } from '../../engine/calls/call-signal.ts';
 import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
-import { CallAbort } from '../../engine/calls/call-signal.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
+import type { StreamTranslator } from '../../engine/core/call.ts';
+import { emptyUsage, type Usage } from '../../engine/core/types.ts';
+import { preparedStream } from '../helpers/prepared-stream.ts';
 
 const EVENTS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

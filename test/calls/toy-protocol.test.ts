@@ -11,7 +11,7 @@ import { Runtime } from '../../engine/catalog/runtime.ts';
 import { protocols } from '../../transforms/index.ts';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { CHAT_DOOR_TO_TOY, registerGenerateContent } from './toy-protocol/generate-content.ts';
 
 interface ToyVendor {

@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { constants, createSecureServer, type Http2SecureServer, type SecureServerOptions, type ServerHttp2Session } from 'node:http2';
-import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Server } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallAbort, type CallSignal } from '../../engine/calls/call-signal.ts';

@@ -3,15 +3,15 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallAbort } from '../../engine/calls/call-signal.ts';
 import { UpstreamClient } from '../../engine/calls/upstream.ts';
-import type { VendorConfig } from '../../engine/catalog/config.ts';
 import type { Route } from '../../engine/calls/vendor-routes.ts';
+import type { VendorConfig } from '../../engine/catalog/config.ts';
 
 const cert = readFileSync(new URL('../fixtures/tls/cert.pem', import.meta.url), 'utf8');
 const key = readFileSync(new URL('../fixtures/tls/key.pem', import.meta.url), 'utf8');

@@ -2,7 +2,7 @@
 // mistake once, and offers the nearest valid name for a misspelt field, value, rule or model id.
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

@@ -1,10 +1,10 @@
 // What `catalog check` refuses in a model that the schema lets through: a date no calendar has, and a
 // successor that could not take over the model's calls.
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { ConfigFileError } from '../../engine/catalog/yaml-file.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCatalog, reviewCatalog } from '../../engine/cli/catalog-cli.ts';
 import { formatWarning } from '../../engine/catalog/model-warnings.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { checkCatalog, reviewCatalog } from '../../engine/cli/catalog-cli.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { ConfigFileError } from '../../engine/catalog/yaml-file.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { diffCatalogs, diffRules, doorsServingIn, rawModels, rawRules } from '../../engine/catalog/catalog-diff.ts';
 import { renderDiffTable } from '../../engine/catalog/diff-table.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree | undefined;
 const scratch: string[] = [];

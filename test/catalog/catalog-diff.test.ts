@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { diffCatalogs, rawModels } from '../../engine/catalog/catalog-diff.ts';
 import { renderDiffTable } from '../../engine/catalog/diff-table.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

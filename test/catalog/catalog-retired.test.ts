@@ -3,11 +3,11 @@
 // shipped catalog marks the two models whose sale ended on 2026-10-23, so a fresh clone passes --strict.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCatalog, reviewCatalog } from '../../engine/cli/catalog-cli.ts';
-import { formatWarning } from '../../engine/catalog/model-warnings.ts';
 import { modelOnSale } from '../../engine/catalog/model-lookup.ts';
+import { formatWarning } from '../../engine/catalog/model-warnings.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { checkCatalog, reviewCatalog } from '../../engine/cli/catalog-cli.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

@@ -2,12 +2,12 @@
 // per-second and per-character price and data-handling fact that interface.md states is copied into the
 // tables below and asserted exactly; the spec's counts and rules about the catalog are asserted after
 // them. The first block checks the raw YAML files against catalog/schema.json, independent of the loader.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
-import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadCatalog } from '../../engine/catalog/catalog.ts';
 import type { ModelEntry, Pricing, VendorId } from '../../engine/core/types.ts';
 

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { ConfigFileError } from '../../engine/catalog/yaml-file.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree | undefined;
 afterEach(() => tree?.remove());

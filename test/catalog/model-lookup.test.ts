@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../engine/core/errors.ts';
 import { resolveModel } from '../../engine/catalog/model-lookup.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { GatewayError } from '../../engine/core/errors.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const NOW = new Date('2026-11-21T03:00:00Z');

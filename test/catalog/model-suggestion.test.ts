@@ -2,10 +2,10 @@
 // model when the id is one; otherwise the model most like the one asked for (the door's kind, reasoning or not
 // alike, its tier word, its price range) rather than the nearest spelling.
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../engine/core/errors.ts';
 import { resolveModel } from '../../engine/catalog/model-lookup.ts';
 import { suggestLike } from '../../engine/catalog/model-suggestion.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { GatewayError } from '../../engine/core/errors.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const NOW = new Date('2026-11-21T03:00:00Z');

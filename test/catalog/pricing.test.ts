@@ -1,17 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
-import { costOfUsage } from '../../engine/catalog/usage-cost.ts';
-import { measureBody, textBounds } from '../../engine/catalog/text-bounds.ts';
-import { loadSnapshot } from '../../engine/catalog/runtime.ts';
-import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
 import { prepareCall } from '../../engine/calls/prepare.ts';
-import type { Caller } from '../../engine/money/accounts.ts';
-import { answerTransforms, protocols, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import { pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
+import { loadSnapshot } from '../../engine/catalog/runtime.ts';
+import { measureBody, textBounds } from '../../engine/catalog/text-bounds.ts';
+import { costOfUsage } from '../../engine/catalog/usage-cost.ts';
 import type { HonouredLimits } from '../../engine/core/protocol.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
+import type { Caller } from '../../engine/money/accounts.ts';
 import { chatTurn } from '../../simulator/chat.ts';
 import { responsesTurn } from '../../simulator/responses.ts';
 import { messagesTurn } from '../../simulator/vendor-a.ts';
+import { answerTransforms, protocols, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const model = (id: string) => snap.catalog.models.get(id)!;

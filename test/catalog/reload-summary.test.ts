@@ -1,9 +1,9 @@
 // What a reload says it changed: a pure diff of two snapshots, carried by Runtime.reload and logged.
 import { afterEach, describe, expect, it } from 'vitest';
+import { logReload } from '../../engine/admin/reload-route.ts';
 import { describeReload, summariseReload } from '../../engine/catalog/reload-summary.ts';
 import { loadSnapshot, Runtime, type Snapshot } from '../../engine/catalog/runtime.ts';
-import { logReload } from '../../engine/admin/reload-route.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const shipped = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 

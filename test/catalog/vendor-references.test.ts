@@ -2,7 +2,7 @@
 // not one of its keys is refused at `file:line`, and billing.yaml's per-vendor framing must cover every vendor.
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
 afterEach(() => tree?.remove());

@@ -4,7 +4,7 @@ import { beforeEach, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import type { Outcome, UsageBuckets } from '../../simulator/index.ts';
-import { auditLedger, usageCostNano, type AuditedCall } from '../helpers/auditor.ts';
+import { type AuditedCall, auditLedger, usageCostNano } from '../helpers/auditor.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 
 const PRICES = { input: 1.25, output: 10, cache_read: 0.125 };

@@ -4,8 +4,8 @@
 import type { Db } from '../../engine/db/db.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
 import { leasesOn, setLeases } from '../helpers/leased-gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
 import type { ChaosTarget } from './harness.ts';
 

@@ -5,7 +5,7 @@
 // the calls (a database restart, say) with its own setup and teardown.
 import type { Db } from '../../engine/db/db.ts';
 import type { Fault, Simulator } from '../../simulator/index.ts';
-import { auditLedger, type AuditReport, type BucketPrices } from '../helpers/auditor.ts';
+import { type AuditReport, auditLedger, type BucketPrices } from '../helpers/auditor.ts';
 
 /**
  * What the harness drives: a gateway's URL, the simulator its vendor routes point at (`a0`, `a1`, `b0`, `b1`),

@@ -16,11 +16,11 @@
 //   together; the overshoot is then at most what the smaller process's share of the class used.
 import { describe } from 'vitest';
 import { expireDueLots } from '../../engine/money/lot-expiry.ts';
-import { formatUsd, type AuditReport } from '../helpers/auditor.ts';
+import { type AuditReport, formatUsd } from '../helpers/auditor.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 import type { ChaosCall, ChaosContext, ChaosTarget, FaultCase } from './harness.ts';
 import { KILL_CALLS_PER_RUN, killChargedFault } from './kill-charged.ts';
-import { startKillTarget, type KillDatabase, type KillTarget } from './kill-target.ts';
+import { type KillDatabase, type KillTarget, startKillTarget } from './kill-target.ts';
 import { defineChaosSuite } from './suite.ts';
 
 const NANO_PER_CREDIT = 1_000n;

@@ -12,11 +12,11 @@
 // Calls cut by the kill may be charged or not (the auditor's loss lines are dropped for them), never twice.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { describe } from 'vitest';
-import { formatUsd, type AuditReport, type CallAudit } from '../helpers/auditor.ts';
+import { type AuditReport, type CallAudit, formatUsd } from '../helpers/auditor.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 import type { ChaosCall, ChaosContext, FaultCase } from './harness.ts';
-import { LEASE_TTL_MS, RESERVATION_TTL_MS, startKillTarget, type KillDatabase, type KillTarget } from './kill-target.ts';
-import { defineChaosSuite, type ChaosSuiteOptions } from './suite.ts';
+import { type KillDatabase, type KillTarget, LEASE_TTL_MS, RESERVATION_TTL_MS, startKillTarget } from './kill-target.ts';
+import { type ChaosSuiteOptions, defineChaosSuite } from './suite.ts';
 
 export const KILL_CALLS_PER_RUN = 16;
 /** Calls start this far apart, so their ends spread over the run and some are always about to finish. */

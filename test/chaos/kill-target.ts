@@ -5,17 +5,18 @@
 //   admin API and the key doors) while it runs, and opens the folder itself once the last gateway has stopped.
 // Wallets and keys are made over HTTP on both, so both run the same code. The config is the shipped one with
 // budget leases set on or off, and times shortened only where a test must wait for them (hold expiry, sweeps).
+
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { VENDORS } from '../helpers/vendors.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openDatabase } from '../../engine/db/open.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
 import type { tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 import type { ChaosTarget } from './harness.ts';
 
 export type KillDatabase = 'postgres' | 'pglite';

@@ -8,7 +8,6 @@
 //   (short TTLs) and the new process's sweeper releases them. What the dead process had not charged is lost
 //   and reported, within a bound; nothing stays held and nothing is charged twice.
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { startSimulator } from '../../simulator/index.ts';
@@ -16,11 +15,12 @@ import { openTestPostgres } from '../helpers/databases.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { startPrivatePostgres } from '../helpers/private-postgres.ts';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 import { CHAOS_CALL_TIMEOUT_MS } from './faults.ts';
 import type { FaultCase } from './harness.ts';
-import type { ChaosStarter } from './suite.ts';
 import { billingFor, LEASE_TTL_MS } from './kill-target.ts';
+import type { ChaosStarter } from './suite.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const freePort = () => 20000 + Math.floor(Math.random() * 12000);

@@ -1,7 +1,7 @@
 // The simulator's fault kinds do on the wire what their names say, and each request leaves an outcome record
 // telling what it delivered and what usage the vendor bills: the chaos suite's auditor relies on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 
 let sim: Simulator;
 beforeAll(async () => {

@@ -3,10 +3,10 @@
 // a child process (its RSS is its own, not shared with the test runner) in front of a simulator in this
 // process; the vendor's stream is ~1M events, hundreds of MB of frames if anyone buffered it.
 import { readFileSync } from 'node:fs';
-import { request, type ClientRequest } from 'node:http';
+import { type ClientRequest, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 let sim: Simulator;
 let gw: ChildGateway;

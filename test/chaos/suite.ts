@@ -3,9 +3,9 @@
 // (faults.chaos.ts) and the fast subset in `npm test` (fast.test.ts) differ only in their number of runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertClean } from '../helpers/auditor.ts';
-import { startChaosGateway, type ChaosGateway } from './chaos-gateway.ts';
+import { type ChaosGateway, startChaosGateway } from './chaos-gateway.ts';
 import { CLIENT_FAULTS, VENDOR_FAULTS } from './faults.ts';
-import { runFault, type FaultCase } from './harness.ts';
+import { type FaultCase, runFault } from './harness.ts';
 import { KNOWN_BUGS, KNOWN_INTERMITTENT_BUGS } from './known-bugs.ts';
 import { ChaosTally } from './tally.ts';
 

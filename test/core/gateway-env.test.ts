@@ -1,9 +1,9 @@
 // The start settings read once (engine/gateway-env.ts): every default as README "Configuration" names it, and
 // a value the gateway cannot use stops the start with a sentence naming its variable.
 import { describe, expect, it } from 'vitest';
-import { gatewayEnvFrom } from '../../engine/gateway-env.ts';
-import { SettingError } from '../../engine/core/setting-error.ts';
 import { routesFor, vendorBannerLines, vendorWarnings } from '../../engine/calls/vendor-routes.ts';
+import { SettingError } from '../../engine/core/setting-error.ts';
+import { gatewayEnvFrom } from '../../engine/gateway-env.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 
 describe('gatewayEnvFrom', () => {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateSchemaTypes, SCHEMA_TYPES_FILE } from '../../engine/catalog/generate-schema-types.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree | undefined;
 afterEach(() => tree?.remove());

@@ -1,9 +1,9 @@
 // Amounts as the dashboard shows and takes them: dollars beside credits, and forms that take "$5",
 // "5 USD" and "1,000,000" (credits, the way the pages print them) as well as plain numbers.
 import { describe, expect, it } from 'vitest';
+import { errors } from '../../engine/core/errors.ts';
 import { creditsFromText, usdOfCredits, usdOfNano } from '../../engine/dashboard/amounts.ts';
 import { inWords } from '../../engine/dashboard/form-errors.ts';
-import { errors } from '../../engine/core/errors.ts';
 
 describe('dollars beside credits', () => {
   it('cents from one cent up, every digit below', () => {

@@ -4,12 +4,12 @@
 // CSV, make a management key, see a video job, sign out. A screenshot of each page goes to
 // test-results/dashboard/ (gitignored).
 import { mkdirSync, readFileSync } from 'node:fs';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { post, sleep } from '../e2e/e2e.ts';
-import { issueLink } from './owner-client.ts';
 import { usageChart } from '../../engine/dashboard/usage-chart.ts';
+import { post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { issueLink } from './owner-client.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard';

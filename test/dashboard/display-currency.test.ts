@@ -3,8 +3,8 @@
 // untouched: the rate is a display and input conversion.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { ADMIN, signIn, type OwnerClient } from './owner-client.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { ADMIN, type OwnerClient, signIn } from './owner-client.ts';
 
 let tree: TempTree;
 let t: TestGateway;

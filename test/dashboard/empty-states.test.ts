@@ -3,7 +3,7 @@
 // key may not do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { signIn, type OwnerClient } from './owner-client.ts';
+import { type OwnerClient, signIn } from './owner-client.ts';
 
 let t: TestGateway;
 let owner: OwnerClient;

@@ -7,16 +7,16 @@
 // no raw message key, no unfilled parameter and no fallback particle such as 을(를). Screenshots of each go to
 // test-results/dashboard/pages/ (gitignored).
 import { mkdirSync, readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { post, sleep } from '../e2e/e2e.ts';
-import { issueLink, signIn, type OwnerClient, ADMIN } from './owner-client.ts';
-import { startReceiver, type Receiver } from '../alerts/receiver.ts';
-import { en } from '../../engine/dashboard/messages/en.ts';
-import { AUDIT_ACTIONS, CLI_OPERATOR, recordAudit } from '../../engine/audit/trail.ts';
+import { parse } from 'yaml';
 import { EVENT_TYPES } from '../../engine/alerts/index.ts';
+import { AUDIT_ACTIONS, CLI_OPERATOR, recordAudit } from '../../engine/audit/trail.ts';
+import { en } from '../../engine/dashboard/messages/en.ts';
+import { type Receiver, startReceiver } from '../alerts/receiver.ts';
+import { post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { ADMIN, issueLink, type OwnerClient, signIn } from './owner-client.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard/pages';

@@ -5,10 +5,10 @@
 // the choice sticks across pages (the `lang` cookie beats Accept-Language); a browser set to English gets
 // English. Screenshots of both go to test-results/dashboard/ (gitignored).
 import { mkdirSync } from 'node:fs';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { issueLink } from './owner-client.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -5,14 +5,14 @@
 // (roles.ts) covering every route the dashboard registers.
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import type { Actor } from '../../engine/audit/trail.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { createSessionStore } from '../../engine/dashboard/sessions.ts';
-import { registerDashboard } from '../../engine/dashboard/routes.ts';
-import { permissionOf, ROUTE_PERMISSIONS } from '../../engine/dashboard/roles.ts';
 import type { DashboardDeps } from '../../engine/dashboard/deps.ts';
+import { permissionOf, ROUTE_PERMISSIONS } from '../../engine/dashboard/roles.ts';
+import { registerDashboard } from '../../engine/dashboard/routes.ts';
+import { createSessionStore } from '../../engine/dashboard/sessions.ts';
 import { normalizeIdentity, removeManager, setManager, walletsFor } from '../../engine/identity/managers.ts';
 import { providerSettings } from '../../engine/identity/provider.ts';
-import type { Actor } from '../../engine/audit/trail.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
 

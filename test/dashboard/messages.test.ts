@@ -2,18 +2,18 @@
 // the same parameters; t() fills parameters in, th() escapes them; the locale comes from the cookie, then
 // Accept-Language, then English; amounts and times are written for the locale; refusals speak it.
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { EVENT_TYPES } from '../../engine/alerts/index.ts';
 import { AUDIT_ACTIONS } from '../../engine/audit/trail.ts';
-import type { FastifyRequest } from 'fastify';
-import { en } from '../../engine/dashboard/messages/en.ts';
-import { ko } from '../../engine/dashboard/messages/ko.ts';
-import { fromAcceptLanguage, localeOf, t, th, uiOf } from '../../engine/dashboard/i18n.ts';
-import { html } from '../../engine/dashboard/html.ts';
+import { errors } from '../../engine/core/errors.ts';
 import { creditsFromText } from '../../engine/dashboard/amounts.ts';
 import { inWords } from '../../engine/dashboard/form-errors.ts';
-import { errors } from '../../engine/core/errors.ts';
+import { html } from '../../engine/dashboard/html.ts';
+import { fromAcceptLanguage, localeOf, t, th, uiOf } from '../../engine/dashboard/i18n.ts';
+import { en } from '../../engine/dashboard/messages/en.ts';
+import { ko } from '../../engine/dashboard/messages/ko.ts';
 
 const params = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 const HANGUL = /[\uAC00-\uD7A3]/;

@@ -4,11 +4,12 @@
 // viewer and a manager are held to their roles on the server (forged POSTs refused 403); an identity with
 // several wallets chooses one, one with none is refused; and a wrong state, a wrong nonce, an ID token from
 // another issuer and a provider that does not describe itself as the configured issuer open no session.
+
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { openFlow, sealFlow } from '../../engine/dashboard/oidc-flow-cookie.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import { startImpostor, startTestProvider, type TestProvider } from './oidc-provider.ts';
-import { openFlow, sealFlow } from '../../engine/dashboard/oidc-flow-cookie.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

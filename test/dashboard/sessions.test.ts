@@ -4,10 +4,10 @@
 // wallet's keys or calls, and the dashboard's key changes act at once on the model doors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { post, sleep } from '../e2e/e2e.ts';
 import { databaseKinds, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { post, sleep } from '../e2e/e2e.ts';
-import { ADMIN, issueLink, redeem, signIn, type OwnerClient } from './owner-client.ts';
+import { ADMIN, issueLink, type OwnerClient, redeem, signIn } from './owner-client.ts';
 
 const chat = (t: TestGateway, key: string, maxTokens = 2000) =>
   post(

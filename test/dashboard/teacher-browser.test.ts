@@ -4,8 +4,9 @@
 // sees and manages that class's keys and its month's CSV, and is refused (403) another class's page, CSV and
 // keys (read, change, close) and the wallet's other pages. The teacher's changes name the teacher in the
 // audit trail.
+
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startTestProvider, type TestProvider } from './oidc-provider.ts';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import { expireDueLots } from '../../engine/money/lot-expiry.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { signIn, type OwnerClient } from './owner-client.ts';
+import { type OwnerClient, signIn } from './owner-client.ts';
 
 const clock = fixedClock(TEST_NOW);
 let t: TestGateway;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
-import { loadMigrations, migrate, migrationChecksum, MIGRATIONS_DIR } from '../../engine/db/migrate.ts';
+import { loadMigrations, MIGRATIONS_DIR, migrate, migrationChecksum } from '../../engine/db/migrate.ts';
 import { openPglite } from '../../engine/db/pglite.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];

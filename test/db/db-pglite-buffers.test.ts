@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
+import { afterEach, expect, it } from 'vitest';
 import { EMBEDDED_SHARED_BUFFERS, openPglite } from '../../engine/db/pglite.ts';
 
 const dirs: string[] = [];

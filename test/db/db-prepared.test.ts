@@ -1,7 +1,8 @@
 // Statements with parameters are prepared once per connection on PostgreSQL (engine/db/pg.ts), except those
 // reading a table's whole row, which a column added by a newer process's migration would otherwise break.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/databases.ts';
+
 describeEachDatabase('db seam', (getDb) => {
   it('works', async () => {
     const db = getDb();

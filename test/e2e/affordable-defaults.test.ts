@@ -7,8 +7,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isOnSale } from '../../engine/catalog/model-lookup.ts';
 import type { ModelEntry, VendorId } from '../../engine/core/types.ts';
-import { VENDORS } from '../helpers/vendors.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 
 let t: TestGateway;
 /** Keys of the test gateway: one with a 500,000-credit monthly limit, one of a $10 wallet (the development wallet's size), one of a 1-credit wallet. */

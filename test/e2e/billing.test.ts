@@ -2,10 +2,10 @@
 // the simulator reported, computed here from the catalog figures (e2e.ts PRICES), not by the gateway's code.
 // Then a stream cut by the client (charged once, within the reservation, nothing left held) and 402.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { A_VERSION, anthropic, nano, openai, parseSse, post, PRICES, sleep, WEB_SEARCH_NANO } from './e2e.ts';
+import { A_VERSION, anthropic, nano, openai, PRICES, parseSse, post, sleep, WEB_SEARCH_NANO } from './e2e.ts';
 
 let t: TestGateway;
 /** A second wallet of the same gateway holding 1 credit (1000 nano), and its key: what startTestGateway({credits: 1})

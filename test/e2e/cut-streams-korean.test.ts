@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { A_VERSION, PRICES, nano, post, sleep } from './e2e.ts';
+import { A_VERSION, nano, PRICES, post, sleep } from './e2e.ts';
 
 const KOREAN = readFileSync(new URL('../fixtures/estimate/ko-constitution.txt', import.meta.url), 'utf8').split('\n')[0];
 

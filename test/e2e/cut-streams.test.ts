@@ -5,11 +5,12 @@
 // Each cut is made with a raw socket, reset the moment the named event reaches the client (as a killed client's
 // is): a server that sees only a FIN notices the client's leaving at its next write, which can come after the
 // vendor's usage event and hide the bug.
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
 import { OutgoingMessage, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { A_VERSION, PRICES, post, sleep } from './e2e.ts';
 
 let t: TestGateway;

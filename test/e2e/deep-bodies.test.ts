@@ -2,11 +2,12 @@
 // hold left for the sweeper, freezing the wallet for every key on it. JSON depth is now bounded
 // (limits.json_max_depth) before anything is held, on every door that reads JSON; and whatever fails after a
 // hold was taken releases it at once.
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
 import { UpstreamClient } from '../../engine/calls/upstream.ts';
+import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { A_VERSION, expectInvalid, post, sleep } from './e2e.ts';
 
 /** Makes the next multipart body built for a vendor throw, as any fault in building an upstream body would. */

@@ -1,9 +1,10 @@
 // Arbitrary JSON at every JSON door: never a 5xx, never a hold left behind, and the journal still adds
 // up to the balance afterwards.
-import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
 
 let t: TestGateway;
 let cases = 0;

@@ -4,12 +4,13 @@
 // call (2xx); anything else is a 4xx in the door's error shape, with nothing charged and nothing held.
 // A body that is broken as a whole (nesting past the limit, too big, not JSON) is always a 4xx.
 // Prints how many cases ran (FUZZ_RUNS sets the runs per property, default 40).
-import { walletView } from '../helpers/ledger.ts';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { walletView } from '../helpers/ledger.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 const BODY_LIMIT = 256 * 1024;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NANO_PER_CREDIT } from '../../engine/core/money.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const certPath = new URL('../fixtures/tls/cert.pem', import.meta.url).pathname;
 const cert = readFileSync(certPath, 'utf8');

@@ -2,11 +2,12 @@
 // images of an edit and the output of the quality asked. A client could otherwise send a 10 MB prompt or ask
 // for high quality and be charged only the flat per-image reservation (settling charges no more than the
 // balance covers). The published per-image reservation still stands for an ordinary call.
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { post } from './e2e.ts';
 import { countTokens } from '../../simulator/tokens.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { post } from './e2e.ts';
 
 let t: TestGateway | undefined;
 afterEach(async () => {

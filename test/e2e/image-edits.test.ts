@@ -3,9 +3,9 @@
 // and is re-encoded as multipart for the vendor (again on each fallback route).
 import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
 import type { MultipartBody } from '../../simulator/index.ts';
+import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { expectInvalid, openai } from './e2e.ts';
 
 let t: TestGateway;

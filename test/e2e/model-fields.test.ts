@@ -3,8 +3,8 @@
 // in any declared field is refused with 403 permission_error naming the field, before anything is held and
 // before the vendor is called. Issue 39: an advisor tool's `model` used to pass a key allowed `a-mid-*` only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, protocolNameFor } from '../../engine/catalog/config.ts';
 import { loadCatalog } from '../../engine/catalog/catalog.ts';
+import { loadConfig, protocolNameFor } from '../../engine/catalog/config.ts';
 import { wireName } from '../../engine/catalog/wire-format.ts';
 import type { ModelField } from '../../engine/core/protocol.ts';
 import { protocols } from '../../transforms/protocols/index.ts';

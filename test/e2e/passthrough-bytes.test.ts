@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { PRICES, nano, post } from './e2e.ts';
+import { nano, PRICES, post } from './e2e.ts';
 
 const ANSWER =
   '{"id":"chatcmpl-fixed",  "object":"chat.completion","created":1763000000,"model":"b-5",' +

@@ -2,17 +2,18 @@
 // still in flight on the key (what they hold), not only the finished ones, on both databases and across two
 // gateways sharing one PostgreSQL. Over real loopback HTTP; the simulator answers every call with all the
 // output max_completion_tokens allows, so each admitted call costs close to what it held.
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import {
+  type DatabaseKind,
   databaseKinds,
   openTestPostgres,
   postgresAvailability,
   REQUIRE_POSTGRES,
-  type DatabaseKind,
   type TestPostgres,
 } from '../helpers/databases.ts';
+import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { sleep } from './e2e.ts';
 
 const C = 1000n; // nano-USD per credit

@@ -2,7 +2,7 @@
 // upstream_error in time and nothing stays held.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { post } from './e2e.ts';
 
 let tree: TempTree;

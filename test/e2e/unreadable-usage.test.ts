@@ -3,16 +3,17 @@
 // covers an answer without `usage` at all and one whose counts are not counts (negative, strings, missing where
 // every answer carries them), on plain answers and on streams. The vendor here is a stub on loopback that
 // answers correctly in every way but the usage it is told to send.
-import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
-import { fixedClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
-import { TEST_NOW } from '../helpers/gateway.ts';
-import { A_VERSION, PRICES, nano } from './e2e.ts';
 import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedClock } from '../../engine/core/clock.ts';
+import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
+import { TEST_NOW } from '../helpers/gateway.ts';
+import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { A_VERSION, nano, PRICES } from './e2e.ts';
 
 // About a thousand tokens of prose on a real tokenizer, in PIECES equal stream deltas.
 const ANSWER_TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(96);

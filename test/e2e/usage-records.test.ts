@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneUsageRecords } from '../../engine/usage/retention.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { A_VERSION, PRICES, nano, post, sleep } from './e2e.ts';
+import { A_VERSION, nano, PRICES, post, sleep } from './e2e.ts';
 
 let t: TestGateway;
 let startBalance: bigint;

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { post } from './e2e.ts';
 
 const CALL_TIMEOUT_MS = 600;

@@ -3,11 +3,11 @@
 // A fast poll (GATEWAY_VIDEO_POLL_MS) and a fast simulated vendor (videoStepMs) keep it to seconds.
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { openai, post, sleep } from './e2e.ts';
-import { VideoWorker } from '../../engine/videos/worker.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { VideoWorker } from '../../engine/videos/worker.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { openai, post, sleep } from './e2e.ts';
 
 const STEP_MS = 150; // simulator: pending one step, in_progress two, then the outcome
 const POLL_MS = 25;

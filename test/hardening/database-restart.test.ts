@@ -2,14 +2,15 @@
 // the gateway process stays up, and once it is back calls pass again without restarting the gateway. A call
 // whose answer was sent while the database could not take its settle is charged once the database is back,
 // not left to the sweeper (which would release the hold and make the answer free).
-import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
-import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
+import { type PrivatePostgres, postgresBinDir, startPrivatePostgres } from '../helpers/private-postgres.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 
 const canRun = postgresBinDir() !== null;
 let pgServer: PrivatePostgres;

@@ -3,14 +3,14 @@
 // twice, and the journal still adds up to the balances. What a kill can lose is bounded: the calls that
 // were answered but whose settle had not been written yet; the test measures it and prints it.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
-import { createKeyService } from '../../engine/keys/service.ts';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
-import { openTestPostgres, REQUIRE_POSTGRES, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { createKeyService } from '../../engine/keys/service.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const CALLS = 40;

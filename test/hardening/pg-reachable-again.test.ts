@@ -7,7 +7,7 @@
 import { afterAll, expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
-import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { type PrivatePostgres, postgresBinDir, startPrivatePostgres } from '../helpers/private-postgres.ts';
 
 const canRun = postgresBinDir() !== null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

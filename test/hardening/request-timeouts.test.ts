@@ -3,7 +3,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let t: TestGateway;
 let tree: TempTree;

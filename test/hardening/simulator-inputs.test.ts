@@ -1,7 +1,7 @@
 // The bundled simulator (what `npm start` runs against) refuses input a real vendor refuses, with a 400 in the
 // vendor's shape, instead of looping or allocating without bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 
 let sim: Simulator;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 // Vendor A's version and beta headers: the chat door's clients do not speak vendor A's protocol, so the
 // gateway chooses them; the messages door's clients do, and theirs are passed on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
 beforeAll(async () => {

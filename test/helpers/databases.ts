@@ -18,7 +18,7 @@
 import type { Db } from '../../engine/db/db.ts';
 import { migrate } from '../../engine/db/migrate.ts';
 import { openPglite } from '../../engine/db/pglite.ts';
-import { openScratchSchema, probePostgres, urlWithSchema, type ScratchSchema } from '../../engine/db/scratch-schema.ts';
+import { openScratchSchema, probePostgres, type ScratchSchema, urlWithSchema } from '../../engine/db/scratch-schema.ts';
 
 // vitest is loaded only under vitest, so scripts (benchmarks, fixtures) can use openTestPostgres too.
 const vt = process.env.VITEST ? await import('vitest') : null;

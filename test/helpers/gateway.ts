@@ -1,13 +1,14 @@
 // An in-process gateway on loopback with its own simulator, so a test can inject faults per route
 // and read what each vendor received. Vendors get two routes each: `<v>0` (primary) and `<v>1`.
-import { walletView } from './ledger.ts';
-import { createGateway, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
+
 import { contextWindows, maxOutputs, vendorRefusals } from '../../engine/calls/vendor-refusals.ts';
-import { Runtime } from '../../engine/catalog/runtime.ts';
-import { fixedClock, type Clock } from '../../engine/core/clock.ts';
-import type { VendorId } from '../../engine/core/types.ts';
 import { vendorIdsOf } from '../../engine/catalog/config.ts';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../simulator/index.ts';
+import { Runtime } from '../../engine/catalog/runtime.ts';
+import { type Clock, fixedClock } from '../../engine/core/clock.ts';
+import type { VendorId } from '../../engine/core/types.ts';
+import { createGateway, type GatewayOptions, type RunningGateway } from '../../engine/gateway.ts';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../simulator/index.ts';
+import { walletView } from './ledger.ts';
 
 export interface TestGateway {
   url: string;

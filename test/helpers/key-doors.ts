@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import type { Clock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createKeyService, registerKeyRoutes, type KeyService } from '../../engine/keys/index.ts';
+import { createKeyService, type KeyService, registerKeyRoutes } from '../../engine/keys/index.ts';
 
 export interface KeyDoorsFixture {
   db: Db;

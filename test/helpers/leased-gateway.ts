@@ -2,7 +2,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { openTestPostgres, type TestPostgres } from './databases.ts';
 import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from './gateway.ts';
-import { tempCatalogTree, type TempTree } from './temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from './temp-catalog.ts';
 
 /** billing.yaml's text with leases turned on (as shipped), whatever the file said. */
 export const leasesOn = (billingYaml: string): string =>

@@ -1,7 +1,7 @@
 // Ledger test helpers shared by the ledger test files.
 import { expect } from 'vitest';
-import type { Ledger } from '../../engine/money/ledger.ts';
 import type { RunningGateway } from '../../engine/gateway.ts';
+import type { Ledger } from '../../engine/money/ledger.ts';
 import { LEASE_CALL_PREFIX } from '../../engine/money/types.ts';
 
 /**

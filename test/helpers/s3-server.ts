@@ -1,6 +1,6 @@
 // An S3-compatible server of the test's own: moto_server on a free loopback port, with one empty bucket, and
 // the environment a gateway needs to use it (GATEWAY_VIDEO_STORE and the standard AWS variables).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 

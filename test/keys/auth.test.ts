@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
-import { createKeyService, keyFromHeaders, type KeyService } from '../../engine/keys/index.ts';
+import { createKeyService, type KeyService, keyFromHeaders } from '../../engine/keys/index.ts';
 import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 
 let walletSeq = 0;

@@ -4,13 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { listAllows } from '../../engine/core/model-list.ts';
-import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { PNG_1X1_BASE64 } from '../../simulator/media.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const ADMIN = 'models-admin-token';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
-import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { KEY_CHANNEL } from '../../engine/keys/announce.ts';
+import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet } from '../helpers/key-doors.ts';
 

@@ -1,15 +1,16 @@
 // Issue 26: notifications sent while a process's LISTEN connection was down are lost, so on its reconnect every
 // cache they feed is flushed: a key closed meanwhile is refused as soon as the listener is back (not once the
 // 30 s key cache expires), and a lost request to give a wallet's leases back is answered by giving back all.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
 import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
 import { gatewayLeases, LEASE_RETURN_CHANNEL, type LeaseConfig } from '../../engine/money/lease-wiring.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet } from '../helpers/key-doors.ts';
 

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db, Queryable } from '../../engine/db/db.ts';
-import { createKeyService, hashSecret, registerKeyRoutes, type KeyService } from '../../engine/keys/index.ts';
+import { createKeyService, hashSecret, type KeyService, registerKeyRoutes } from '../../engine/keys/index.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { makeWallet, useKeyDoors } from '../helpers/key-doors.ts';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
-import { createKeyService, type AuthContext, type KeyService } from '../../engine/keys/index.ts';
+import { type AuthContext, createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Ledger, type Reservation, type ReserveResult } from '../../engine/money/ledger.ts';
 import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet, useKeyDoors } from '../helpers/key-doors.ts';

@@ -1,7 +1,7 @@
 // A limited key's use as one process knows it (engine/keys/use-cache.ts): read once, kept by the charges this
 // process commits, refreshed in the background, never counting a charge twice.
 import { describe, expect, it } from 'vitest';
-import { KeyUseCache, type KeyUsage } from '../../engine/keys/use-cache.ts';
+import { type KeyUsage, KeyUseCache } from '../../engine/keys/use-cache.ts';
 
 const now = new Date('2026-12-15T03:00:00Z'); // 12:00 KST, 15 December
 const nextDay = new Date('2026-12-15T15:00:00Z'); // 00:00 KST, 16 December

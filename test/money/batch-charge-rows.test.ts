@@ -2,12 +2,12 @@
 // statement per writer), and a row that fails still fails only its own settle.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { type ChargedItem, type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
-import { chargeRow, type ChargeRowWriter, type ChargedItem } from '../../engine/db/charge-rows.ts';
-import { usageRecordRows, type UsageRecordDraft } from '../../engine/usage/records.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
+import { type UsageRecordDraft, usageRecordRows } from '../../engine/usage/records.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 

@@ -9,11 +9,12 @@
 //   - the journal adding up to each wallet's balance (engine/money/audit.ts, as the tests' auditor runs it);
 //   - no hold left behind: a settled or released reservation holds nothing, and once what stays held is
 //     released, nothing is reserved anywhere.
-import { expect, it, vi } from 'vitest';
+
 import fc from 'fast-check';
+import { expect, it, vi } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import type { Db, Queryable } from '../../engine/db/db.ts';
-import { chargeRow, type ChargeRowWriter } from '../../engine/db/charge-rows.ts';
 import { checkLedger } from '../../engine/money/audit.ts';
 import { createLedger, LedgerInvariantBroken, type Reservation } from '../../engine/money/ledger.ts';
 import type { ChargeCallback, ChargeRows } from '../../engine/money/types.ts';

@@ -5,9 +5,9 @@
 // charge more than it held on a lot, nothing answers 5xx, and the sweeper still works for every wallet.
 import { describe, expect, it } from 'vitest';
 import { post } from '../e2e/e2e.ts';
+import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 
 const CALLS = 150;
 const AT_ONCE = 30;

@@ -3,11 +3,11 @@
 // and the refusal logged. Other failures are not a reason to drop rows.
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { chargeRow, type ChargeRowWriter } from '../../engine/db/charge-rows.ts';
+import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { chargeFirst, ChargeRowLadder } from '../../engine/money/charge-first.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
+import { ChargeRowLadder, chargeFirst } from '../../engine/money/charge-first.ts';
 import { BudgetLeases, type LeaseHold } from '../../engine/money/leases.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 

@@ -2,13 +2,14 @@
 // charged at most once (exactly once, since every failure here is passing), the lease's figures never go below
 // zero at any moment, and once everything landed the wallet is charged exactly the calls' costs, as far as the
 // balance went, with nothing left held. Real ledger (PGlite), with its draws made to fail and to land late.
-import { describe, expect, it } from 'vitest';
+
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { openDatabase } from '../../engine/db/open.ts';
-import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
-import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const UNIT = 1_000_000n;

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chargeRow, type ChargeRowWriter } from '../../engine/db/charge-rows.ts';
+import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import { type ChargeIntent, ChargeSpool, drawIntent } from '../../engine/money/charge-spool.ts';
 
 const writer: ChargeRowWriter<unknown> = { name: 'usage_records', statement: () => null };

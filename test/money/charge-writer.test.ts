@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { describe, expect, it } from 'vitest';
 import { errors } from '../../engine/core/errors.ts';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 
 const quiet = { warn: () => undefined, error: () => undefined };
 

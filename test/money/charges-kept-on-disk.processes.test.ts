@@ -11,9 +11,9 @@ import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openDatabase } from '../../engine/db/open.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { type PrivatePostgres, postgresBinDir, startPrivatePostgres } from '../helpers/private-postgres.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 

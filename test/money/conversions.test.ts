@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NANO_PER_CREDIT, creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../../engine/core/money.ts';
-import { usedCredits } from '../../engine/keys/index.ts';
 import { loadConfig } from '../../engine/catalog/config.ts';
+import { creditsToNano, NANO_PER_CREDIT, nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../../engine/core/money.ts';
+import { usedCredits } from '../../engine/keys/index.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

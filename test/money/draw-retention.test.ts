@@ -3,8 +3,8 @@
 import { expect, it } from 'vitest';
 import type { Clock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
 import { pruneDraws } from '../../engine/money/draw-retention.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 

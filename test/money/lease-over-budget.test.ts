@@ -5,8 +5,8 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
 import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 

@@ -2,14 +2,15 @@
 // Money enough for one call comes back first (another call's hold ends), and both leave the wait; the one that
 // loses the race to reserve it must wait for the rest, not be refused 402 while the other process's lease is
 // about to come back (found by the attack helper under load: 2 of 600 calls on a wallet covering all 600).
-import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+
 import { expect, it } from 'vitest';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';

@@ -4,10 +4,10 @@
 // exact path.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { creditsToNano } from '../../engine/core/money.ts';
+import { nano, PRICES, post, sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
 import { series } from '../helpers/metrics-text.ts';
 
 const heldLeases = async (t: TestGateway) =>

@@ -7,11 +7,11 @@ import { LEDGER_CHECKS, type LedgerCheck } from '../../engine/money/audit.ts';
 import type { Reservation } from '../../engine/money/ledger.ts';
 import { post } from '../e2e/e2e.ts';
 import {
+  type DatabaseKind,
   databaseKinds,
   openTestPostgres,
   postgresAvailability,
   REQUIRE_POSTGRES,
-  type DatabaseKind,
   type TestPostgres,
 } from '../helpers/databases.ts';
 import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';

@@ -1,6 +1,6 @@
 // Several gateway processes on one database: concurrent reservations from two processes never overspend,
 // and a reservation whose process was killed is released by the sweeper after its expiry.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { VENDORS } from '../helpers/vendors.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from '../../engine/core/money.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from '../../engine/core/money.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { VENDORS } from '../helpers/vendors.ts';
 
 describe('money', () => {
   it('converts exactly', () => {

@@ -9,11 +9,11 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { checkLedger } from '../../engine/money/audit.ts';
 import { expireDueLots } from '../../engine/money/lot-expiry.ts';
 import {
+  type DatabaseKind,
   databaseKinds,
   openTestPostgres,
   postgresAvailability,
   REQUIRE_POSTGRES,
-  type DatabaseKind,
   type TestPostgres,
 } from '../helpers/databases.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';

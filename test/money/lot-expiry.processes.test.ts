@@ -9,12 +9,12 @@ import { createKeyService } from '../../engine/keys/service.ts';
 import { checkLedger } from '../../engine/money/audit.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { expireDueLots } from '../../engine/money/lot-expiry.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { leasesOn } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { vendorsAtSimulator } from '../helpers/vendors.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 /** tts-1: 1,000 characters cost 15,000,000 nano, fixed before the call (hold = charge). */

@@ -6,7 +6,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 describeEachDatabase('ledger plan vendors', (getDb: () => Db) => {
   it('a changed list applies to the next reserve and planAllows of the same ledger', async () => {

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { vendorsAtSimulator } from '../helpers/vendors.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 const ADMIN = 'views-admin-token';

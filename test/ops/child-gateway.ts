@@ -1,11 +1,11 @@
 // A real `npm start`-like child process on the embedded database and the bundled simulator, for the tests of
 // signals, the PID file and the reload command.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { waitForOutput } from '../helpers/process-output.ts';
+import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 export interface ChildGateway {
   child: ChildProcess;

@@ -7,7 +7,7 @@ import { systemClock } from '../../engine/core/clock.ts';
 import { createKeyService } from '../../engine/keys/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 interface Run {
   code: number;

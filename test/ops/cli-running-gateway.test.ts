@@ -1,13 +1,13 @@
 // `npx gateway wallet …` and `management-key create` while `npm start` runs on the embedded database: the
 // commands go through the running gateway (found by the file it writes in its data folder), so what they
 // write is what the gateway sees; when that gateway cannot be reached, they refuse and write nothing.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { waitForOutput } from '../helpers/process-output.ts';
+import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const tree = tempCatalogTree();
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-data-'));

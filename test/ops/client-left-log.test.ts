@@ -4,8 +4,8 @@
 // And a call whose client left still leaves its one line (status 499), as every call does.
 import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const lines: Record<string, unknown>[] = [];
 const stream = { write: (line: string) => void lines.push(JSON.parse(line)) };

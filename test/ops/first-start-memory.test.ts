@@ -4,7 +4,7 @@
 // process: the gateway's first start holds what its later starts hold.
 import { readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 const started: ChildGateway[] = [];
 afterAll(() => started.forEach((g) => g.remove()));

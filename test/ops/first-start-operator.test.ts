@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 interface Run {
   code: number;

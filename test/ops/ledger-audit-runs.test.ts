@@ -4,17 +4,17 @@
 // counting for nothing (not for a failure).
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixedClock } from '../../engine/core/clock.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db, Queryable } from '../../engine/db/db.ts';
 import { LedgerAuditor, type LedgerAuditRun } from '../../engine/money/audit.ts';
 import { databaseAuditTurn } from '../../engine/money/audit-turn.ts';
-import { describeEachDatabase } from '../helpers/databases.ts';
 import { GatewayMetrics } from '../../engine/observe/metrics.ts';
 import { sleep } from '../e2e/e2e.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { series } from '../helpers/metrics-text.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 /** A database whose queries wait for `open()` when gated, fail while `failing`, and find nothing wrong. */
 function fakeDb() {

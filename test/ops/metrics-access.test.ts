@@ -6,8 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mayReadMetrics, metricsAccessFrom } from '../../engine/observe/routes.ts';
 import { createGateway } from '../../engine/gateway.ts';
+import { mayReadMetrics, metricsAccessFrom } from '../../engine/observe/routes.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const REMOTE = '203.0.113.7';

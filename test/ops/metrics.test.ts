@@ -1,8 +1,8 @@
 // /healthz, /readyz and /metrics over real HTTP: the series a scrape shows after a chat call, a 402 and a
 // fallback; readiness that fails when the database is gone; metrics refused without the token when one is set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post } from '../e2e/e2e.ts';
+import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { series } from '../helpers/metrics-text.ts';
 
 let t: TestGateway;

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 const run = promisify(execFile);
 let gw: ChildGateway;

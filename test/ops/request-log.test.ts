@@ -2,8 +2,8 @@
 // call leaves one info line an operator can search: door, model, vendor, route, fallback depth, status,
 // tokens, charge, duration, key prefix. No secret and no query value ever reaches the log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const lines: Record<string, any>[] = [];
 const raw: string[] = [];

@@ -1,8 +1,8 @@
 // SIGTERM ends the process promptly: an idle keep-alive client does not hold it for the keep-alive timeout,
 // and a call in flight still finishes (and is answered) before the process exits.
-import { request, Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 let gw: ChildGateway | undefined;
 afterEach(() => gw?.remove());

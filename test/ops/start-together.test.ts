@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../engine/db/migrate.ts';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 const started: ChildGateway[] = [];
 let pg: TestPostgres | undefined;

@@ -1,7 +1,7 @@
 // Issue 26: a vendor given routes and no credential is found by the operator at start, not by the clients:
 // `npm start` prints a warning naming the variables, and /readyz lists it while the gateway stays ready.
 import { afterAll, describe, expect, it } from 'vitest';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 let g: ChildGateway | undefined;
 afterAll(() => g?.remove());

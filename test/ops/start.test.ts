@@ -1,11 +1,11 @@
 // `npm start` as an operator runs it: a real process on the embedded database and the simulator.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { waitForOutput } from '../helpers/process-output.ts';
+import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const tree = tempCatalogTree();
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-data-'));

@@ -2,23 +2,24 @@
 // reach every worker, a scrape of /metrics answers for all of them, a reload through the admin API or SIGHUP
 // reaches every worker, a worker that dies is replaced, SIGTERM drains them all, and the settings it cannot
 // serve are refused at the start.
-import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+
 import { execFile } from 'node:child_process';
-import { request } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
 import { workersFromEnv } from '../../engine/process/workers.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { series } from '../helpers/metrics-text.ts';
 import { alive } from '../helpers/process-output.ts';
-import { startChildGateway, type ChildGateway } from './child-gateway.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from './child-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 

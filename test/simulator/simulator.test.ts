@@ -1,9 +1,9 @@
 // The bundled vendor simulator, exercised over real HTTP with the vendors' own SDKs.
 import Anthropic from '@anthropic-ai/sdk';
-import { countTokens } from '../../simulator/tokens.ts';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { countTokens } from '../../simulator/tokens.ts';
 
 let sim: Simulator;
 const refused: string[] = [];

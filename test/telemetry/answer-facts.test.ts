@@ -1,7 +1,7 @@
 // What a span records of an answer, in the three wire formats: the id, the model and why it stopped, from a
 // whole answer or event by event; and, only when captured, the messages in the conventions' {role, parts} shape.
 import { describe, expect, it } from 'vitest';
-import { gatherEventFacts, gatherFacts, noFacts, type AnswerFacts } from '../../engine/telemetry/answer-facts.ts';
+import { type AnswerFacts, gatherEventFacts, gatherFacts, noFacts } from '../../engine/telemetry/answer-facts.ts';
 import { inputMessages, outputMessages } from '../../engine/telemetry/content.ts';
 
 const events = (lines: object[]) => lines.reduce<AnswerFacts>((f, e) => gatherEventFacts(f, JSON.stringify(e)), noFacts());

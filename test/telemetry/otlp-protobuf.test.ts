@@ -1,9 +1,9 @@
 // The default encoding: with only OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, spans go to that address as OTLP
 // protobuf (http/protobuf, the specification's default), carrying the call's span name and not its prompt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { post } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 
 let receiver: OtlpReceiver;
 let t: TestGateway;

@@ -2,8 +2,8 @@
 // the resource attributes and the batch delay from the environment, the spans go out as JSON, and with the
 // conventions' capture switch on the prompt and the answer are on the call's span.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const PROMPT = 'Spell the word lantern-okapi-5120 backwards';
 

@@ -1,9 +1,9 @@
+import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../engine/core/types.ts';
 import { requestTransforms, streamTranslators } from '../../transforms/index.ts';
-import { makeCall, parseSseText } from './helpers.ts';
-import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { boundTokens } from '../../transforms/util/token-bound.ts';
+import { makeCall, parseSseText } from './helpers.ts';
 
 const chatChunks = [
   '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"b-5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}',

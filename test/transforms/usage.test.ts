@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { usageReaders } from '../../transforms/index.ts';
 import { emptyUsage, type JsonObject } from '../../engine/core/types.ts';
+import { usageReaders } from '../../transforms/index.ts';
 import { estimateAnswerUsage, estimateUnreadable, IMAGE_TOKENS_ESTIMATE } from '../../transforms/util/estimate.ts';
 
 describe('usage normalisation (input_tokens is uncached input)', () => {

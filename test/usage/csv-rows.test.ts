@@ -3,15 +3,15 @@
 // escaping of the owner's strings (quotes, commas, a spreadsheet formula), empty cells for what is null.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
-import type { Db } from '../../engine/db/db.ts';
-import { writeChargeRows } from '../../engine/db/charge-rows.ts';
-import { usageCsv } from '../../engine/dashboard/usage-csv.ts';
-import { csvCell } from '../../engine/http/csv-cell.ts';
 import { exactCredits } from '../../engine/dashboard/format.ts';
+import { usageCsv } from '../../engine/dashboard/usage-csv.ts';
+import { writeChargeRows } from '../../engine/db/charge-rows.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { csvCell } from '../../engine/http/csv-cell.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { listUsageCsvRows } from '../../engine/usage/csv-rows.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
-import { listUsageRecords, usageRecordWriter, type UsageRecordDraft, type UsageRecordView } from '../../engine/usage/records.ts';
+import { listUsageRecords, type UsageRecordDraft, type UsageRecordView, usageRecordWriter } from '../../engine/usage/records.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
 

@@ -3,10 +3,10 @@
 // leaves the records of earlier calls as they were.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recomputedCharge, type UsageRecordView } from '../../engine/usage/records.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { tempCatalogTree, type TempTree } from '../helpers/temp-catalog.ts';
-import { PRICES, nano, post, sleep } from '../e2e/e2e.ts';
 import { signIn } from '../dashboard/owner-client.ts';
+import { nano, PRICES, post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let t: TestGateway;
 let tree: TempTree;

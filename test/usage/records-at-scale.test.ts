@@ -8,18 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock, koreanDate } from '../../engine/core/clock.ts';
+import { writeChargeRows } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { MIGRATIONS_DIR, migrate } from '../../engine/db/migrate.ts';
-import { writeChargeRows } from '../../engine/db/charge-rows.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { usageRecordWriter, type UsageRecordDraft } from '../../engine/usage/records.ts';
 import { dailyRollupWriter } from '../../engine/usage/daily-rollup.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
+import { type UsageRecordDraft, usageRecordWriter } from '../../engine/usage/records.ts';
 import { pruneUsageRecords } from '../../engine/usage/retention.ts';
-import { databaseKinds, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
-import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 import { signIn } from '../dashboard/owner-client.ts';
 import { post, sleep } from '../e2e/e2e.ts';
+import { databaseKinds, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
+import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 
 const onPostgres = postgresAvailability.ok ? describe : describe.skip;
 

@@ -1,9 +1,9 @@
 // With telemetry on, a call's usage record carries its trace id (the client's trace, continued from its
 // traceparent), so the record, the log line and the exported trace join; with it off, the record says null.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { post, sleep } from '../e2e/e2e.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 
 let receiver: OtlpReceiver;
 let traced: TestGateway;

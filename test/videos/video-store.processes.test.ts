@@ -5,14 +5,14 @@
 // held the file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
-import { VENDORS } from '../helpers/vendors.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { fakeMp4 } from '../../simulator/media.ts';
-import { startSimulator, type Simulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { s3Availability, startTestS3, type TestS3 } from '../helpers/s3-server.ts';
-import { startChildGateway, type ChildGateway } from '../ops/child-gateway.ts';
+import { VENDORS } from '../helpers/vendors.ts';
+import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
 const canRun = (postgresAvailability.ok || REQUIRE_POSTGRES) && s3Availability.ok;
 if (!s3Availability.ok) console.log(`skipping videos across processes: ${s3Availability.reason}`);

@@ -1,13 +1,13 @@
 // Video jobs without HTTP: request decomposition, the job store's claim/lease rules, signed file tokens.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeEachDatabase } from '../helpers/databases.ts';
+import { Runtime } from '../../engine/catalog/runtime.ts';
+import { systemClock } from '../../engine/core/clock.ts';
 import { GatewayError } from '../../engine/core/errors.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { systemClock } from '../../engine/core/clock.ts';
-import { Runtime } from '../../engine/catalog/runtime.ts';
 import { parseVideoRequest, sizeOf, vendorBody } from '../../engine/videos/request.ts';
 import { createVideoStore, type NewVideoJob, type VideoStore } from '../../engine/videos/store.ts';
 import { signFileToken, verifyFileToken } from '../../engine/videos/view.ts';
+import { describeEachDatabase } from '../helpers/databases.ts';
 
 const snapshot = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot();
 const catalog = snapshot.catalog;

@@ -1,7 +1,7 @@
 // Vendor B's responses format (/v1/responses).
 import type { Protocol } from '../../engine/core/protocol.ts';
-import { chatErrors, eventObject } from './vendor-errors.ts';
 import { storedResponses } from './stored-responses.ts';
+import { chatErrors, eventObject } from './vendor-errors.ts';
 
 const FAILURES = new Set(['error', 'response.failed']);
 

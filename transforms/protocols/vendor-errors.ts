@@ -1,6 +1,7 @@
 // The two error bodies the served formats' vendors write, read the same way by every format that uses them.
-import type { VendorErrors } from '../../engine/core/protocol.ts';
+
 import type { SseEvent } from '../../engine/core/call.ts';
+import type { VendorErrors } from '../../engine/core/protocol.ts';
 import { isObject, tryParse } from '../util/json.ts';
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

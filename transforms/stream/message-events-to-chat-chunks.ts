@@ -20,7 +20,7 @@ import type { JsonObject, JsonValue } from '../../engine/core/types.ts';
 import { chatUsageFromNative, clientModel } from '../answer/messages-to-chat.ts';
 import { finishReasonFromStop } from '../util/finish-reason.ts';
 import { isObject, tryParse } from '../util/json.ts';
-import { dataFrame, DONE_FRAME } from '../util/sse.ts';
+import { DONE_FRAME, dataFrame } from '../util/sse.ts';
 import { NativeUsageTracker } from './native-usage-tracker.ts';
 
 const KEPT_ERROR_TYPES = new Set(['invalid_request_error']);

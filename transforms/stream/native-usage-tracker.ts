@@ -5,9 +5,9 @@
 // vendor sent that cannot be read is estimated the same way.
 import type { Call } from '../../engine/core/call.ts';
 import type { JsonObject, Usage } from '../../engine/core/types.ts';
+import { normaliseMessagesUsage } from '../usage/messages-usage.ts';
 import { estimateInputTokens, estimateUnreadable, StreamedText } from '../util/estimate.ts';
 import { isObject } from '../util/json.ts';
-import { normaliseMessagesUsage } from '../usage/messages-usage.ts';
 
 export class NativeUsageTracker {
   private merged: JsonObject | undefined;

@@ -5,10 +5,10 @@
 // estimated from the streamed text (by the vendor's tokenizer, or a bound per script) and the input from the whole request body (tools and system included).
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
+import { normaliseChatUsage } from '../usage/chat-usage.ts';
 import { estimateInputTokens, estimateUnreadable, StreamedText } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
-import { normaliseChatUsage } from '../usage/chat-usage.ts';
 
 export const relayHidingInjectedUsage: StreamTranslatorFactory = (call: Call) => {
   let lastUsage: JsonValue | undefined;

@@ -6,10 +6,10 @@
 // unreadable is estimated from the streamed text and the request body.
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../engine/core/call.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
+import { countToolCalls, normaliseResponsesUsage } from '../usage/responses-usage.ts';
 import { estimateInputTokens, estimateUnreadable, StreamedText } from '../util/estimate.ts';
 import { isObject, tryParse } from '../util/json.ts';
 import { eventFrame } from '../util/sse.ts';
-import { countToolCalls, normaliseResponsesUsage } from '../usage/responses-usage.ts';
 
 const FINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 

@@ -2,9 +2,10 @@
 // (its type says so, and test/dashboard/messages.test.ts compares them). `{name}` is a parameter that t()
 // fills in. Values with markup (<strong>, <code>, <a>) are ours, not input: they are used through th(),
 // which escapes the parameters and keeps the markup.
+
+import { enGroups } from './en-groups.ts';
 import { enPricesAndAlerts } from './en-prices-alerts.ts';
 import { enWords } from './en-words.ts';
-import { enGroups } from './en-groups.ts';
 
 export const en = {
   ...enPricesAndAlerts,

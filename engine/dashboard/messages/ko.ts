@@ -3,11 +3,12 @@
 // as the admins meet them elsewhere (API, MCP, CSV); the gateway's own names (doors, events, states, units)
 // are said in words (ko-words.ts); amounts and dates come formatted (format.ts). A particle after a
 // parameter is written as its pair, `{label}{을/를}`, and chosen from the word (particles.ts).
-import type { Messages } from './types.ts';
+
+import { koGroups } from './ko-groups.ts';
 
 import { koPricesAndAlerts } from './ko-prices-alerts.ts';
 import { koWords } from './ko-words.ts';
-import { koGroups } from './ko-groups.ts';
+import type { Messages } from './types.ts';
 
 export const ko: Messages = {
   ...koPricesAndAlerts,
