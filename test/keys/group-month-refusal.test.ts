@@ -20,15 +20,16 @@ const bodies = {
   left: { model: 'b-6', messages: [message('left')] },
 };
 
-describe("a grouped key refused by its group's month", () => {
-  let t: TestGateway;
-  let mgmt: string;
-  beforeAll(async () => {
-    t = await startTestGateway({ credits: 100_000_000 });
-    mgmt = (await t.gw.keys.createManagementKey(t.walletId)).key;
-  }, 60_000);
-  afterAll(async () => t?.close());
+// One gateway and wallet for both: each test makes its own group and keys.
+let t: TestGateway;
+let mgmt: string;
+beforeAll(async () => {
+  t = await startTestGateway({ credits: 100_000_000 });
+  mgmt = (await t.gw.keys.createManagementKey(t.walletId)).key;
+}, 60_000);
+afterAll(async () => t?.close());
 
+describe("a grouped key refused by its group's month", () => {
   /** A group and two keys in it; the first key's call uses some of the group's month. */
   async function usedGroup(own: number | null) {
     const g = await call(t, 'POST', '/v1/key-groups', mgmt, { name: '2반', monthly_limit_credits: 1_000_000 });
@@ -79,14 +80,6 @@ describe("a grouped key refused by its group's month", () => {
 });
 
 describe("a grouped key refused by its group's day", () => {
-  let t: TestGateway;
-  let mgmt: string;
-  beforeAll(async () => {
-    t = await startTestGateway({ credits: 100_000_000 });
-    mgmt = (await t.gw.keys.createManagementKey(t.walletId)).key;
-  }, 60_000);
-  afterAll(async () => t?.close());
-
   for (const own of [null, 5_000_000] as const) {
     it(`used up, it is told the group's daily limit, not the key's (key's own day: ${own ?? 'none'})`, async () => {
       const g = await call(t, 'POST', '/v1/key-groups', mgmt, { name: `3반-${own}`, daily_limit_credits: 1_000_000 });
