@@ -146,7 +146,7 @@ interface RouteWiring {
   reload: ReturnType<typeof reloader>;
   displayCurrency: () => DisplayCurrency | null;
   localAdminToken: string | null;
-  onAdminReload?: () => void;
+  onAdminReload?: (() => void) | undefined;
 }
 
 /** Every room's routes, in the order GET /openapi.json lists them. */

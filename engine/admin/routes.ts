@@ -56,9 +56,9 @@ import { countActiveKeysIn, walletView } from './wallet-view.ts';
 interface AdminDeps {
   ledger: Ledger;
   /** GATEWAY_ADMIN_TOKEN; unset or empty (and no localToken) → admin routes answer 404. */
-  adminToken?: string;
+  adminToken?: string | undefined;
   /** This start's credential for the operator tools on the same machine (running-gateway-file.ts). */
-  localToken?: string;
+  localToken?: string | undefined;
   /** Implemented by the key service: a management key created by the wallet's current owner. */
   createManagementKey: (walletId: string, name: string | undefined, actor: Actor) => Promise<{ id: string; key: string }>;
   /** An API key for the wallet (keys/manage.ts createOperatorKey); without it POST …/keys is not served. */

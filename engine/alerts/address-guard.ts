@@ -94,7 +94,7 @@ export interface AddressGuard {
   lookup: LookupFunction;
 }
 
-export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Resolve }): AddressGuard {
+export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Resolve | undefined }): AddressGuard {
   const resolve = opts.resolve ?? systemResolve;
   const refusedAmong = (addresses: LookupAddress[]) => (opts.allowPrivate ? undefined : addresses.find((a) => isRefusedAddress(a.address)));
   return {

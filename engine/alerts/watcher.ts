@@ -48,7 +48,7 @@ export interface WatcherDeps {
   queued: () => void;
   policy?: CheckPolicy;
   /** billing.yaml's display currency in force: payloads say their credits in it too (events.ts withMoney). */
-  currency?: () => DisplayCurrency | null;
+  currency?: (() => DisplayCurrency | null) | undefined;
 }
 
 /** Fires a threshold unless it fired already in this period: the conditional write only one process wins. */

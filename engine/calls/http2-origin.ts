@@ -19,7 +19,7 @@ interface Http2Request {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
-  body?: string | Buffer;
+  body?: string | Buffer | undefined;
 }
 
 interface Http2Answer {
@@ -39,7 +39,7 @@ export interface Http2OriginOptions {
   /** A session with calls on it is pinged this often; one that does not answer within `pingTimeoutMs` is dropped. */
   pingEveryMs?: number;
   pingTimeoutMs?: number;
-  tls?: ConnectionOptions;
+  tls?: ConnectionOptions | undefined;
 }
 
 /** The origin answered the TLS handshake without HTTP/2: its calls go to the HTTP/1.1 pool. */

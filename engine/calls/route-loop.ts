@@ -49,7 +49,7 @@ export interface RouteLoop<T> {
    */
   retryAfterMaxMs?: number;
   /** The call's trace, when telemetry is on: each attempt is a span of it. */
-  trace?: CallTrace | null;
+  trace?: CallTrace | null | undefined;
 }
 
 type RoutesOutcome<T> =
@@ -57,12 +57,12 @@ type RoutesOutcome<T> =
   | {
       done: false;
       failedAttempts: number;
-      lastProblem?: string;
+      lastProblem?: string | undefined;
       /** Routes whose vendor refused the gateway's credential (401/403), when any did. */
       credentialRefused?: { route: Route; status: number }[];
     };
 
-type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number; refusedStatus?: number };
+type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number | undefined; refusedStatus?: number };
 
 export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise<RoutesOutcome<T>> {
   let failed = 0;

@@ -33,7 +33,7 @@ interface StreamRelay {
   /** Told when the first frame goes to the client (time to first byte). */
   onFirstByte?: () => void;
   /** The call's trace, when telemetry is on: it reads the answer's id, model and finish reasons off the events. */
-  trace?: CallTrace | null;
+  trace?: CallTrace | null | undefined;
 }
 
 /**

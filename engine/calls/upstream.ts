@@ -28,7 +28,7 @@ export interface UpstreamAnswer {
 
 /** A route failed in a way that lets the same model try the next route. */
 export class RouteFailure extends Error {
-  readonly status?: number;
+  readonly status?: number | undefined;
   constructor(message: string, status?: number) {
     super(message);
     this.name = 'RouteFailure';
@@ -45,9 +45,9 @@ interface UpstreamOptions {
   connectTimeoutMs: number;
   connectionsPerOrigin: number;
   /** Calls at once on one HTTP/2 connection to a vendor (limits.yaml `vendor_http2_streams`). */
-  http2Streams?: number;
-  /** TLS options of connections to vendors. The gateway passes none (Node's trust store, NODE_EXTRA_CA_CERTS included). */
-  tls?: ConnectionOptions;
+  http2Streams?: number | undefined;
+  /** A CA for connections to vendors. The gateway passes none (Node's trust store, NODE_EXTRA_CA_CERTS included); tests pass theirs. */
+  tls?: Pick<ConnectionOptions, 'ca'> | undefined;
 }
 
 /** Calls at once on one HTTP/2 connection when limits.yaml does not say: what vendors' servers commonly allow. */
@@ -92,8 +92,8 @@ export class UpstreamClient {
         method: req.method,
         path: base.path + req.path,
         headers,
-        body: req.body,
-        signal,
+        body: req.body ?? null,
+        signal: signal ?? null,
         headersTimeout: 0,
         bodyTimeout: 0,
       });

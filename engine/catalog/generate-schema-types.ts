@@ -89,7 +89,7 @@ function loadSchemas(root: string): Loaded[] {
 class Generator {
   private readonly byId: Map<string, Schema>;
   /** Named type → its body, in the order first met. */
-  private readonly emitted = new Map<string, { body: string; doc?: string; from: string }>();
+  private readonly emitted = new Map<string, { body: string; doc?: string | undefined; from: string }>();
 
   constructor(private readonly schemas: Loaded[]) {
     this.byId = new Map(schemas.map((s) => [s.id, s.schema]));

@@ -80,7 +80,7 @@ function saleEndWarning(
 /** A text model that charges for input but not for output: every answer would be given away. */
 function freeOutput(m: ModelEntry): { path: (string | number)[]; message: string }[] {
   const p = m.pricing;
-  const pairs: { path: (string | number)[]; what: string; input?: number; output?: number }[] = [
+  const pairs: { path: (string | number)[]; what: string; input?: number | undefined; output?: number | undefined }[] = [
     { path: ['pricing', 'output'], what: 'pricing.output', input: p.input, output: p.output },
     ...(p.tiers ?? []).map((t, i) => ({
       path: ['pricing', 'tiers', i, 'output'],

@@ -31,7 +31,7 @@ export function passBounds(
   base: number,
   output: number,
   steps: LoopStep[],
-  opts: { window: number | null | undefined; callCap?: number; firstPass: number; compacts: boolean; summaryOutput: number },
+  opts: { window: number | null | undefined; callCap?: number | undefined; firstPass: number; compacts: boolean; summaryOutput: number },
 ): PassBounds {
   const window = opts.window ?? Number.POSITIVE_INFINITY;
   let left = opts.callCap ?? Number.POSITIVE_INFINITY;
@@ -87,7 +87,7 @@ export function loopSteps(s: {
  */
 export function unboundedToolSteps(
   body: JsonObject,
-  s: { callCap?: number; loopCalls: number; window: number; prompt: number },
+  s: { callCap?: number | undefined; loopCalls: number; window: number; prompt: number },
 ): LoopStep[] {
   const calls = s.callCap ?? s.loopCalls;
   const tools = Array.isArray(body.tools) ? body.tools : [];

@@ -15,7 +15,7 @@ import type { SessionStore, SignInLink } from './sessions.ts';
 interface SignInRouteDeps extends AdminCredentials {
   sessions: SessionStore;
   /** GATEWAY_PUBLIC_URL, when set. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
 }
 
 export const SIGN_IN_PATH = '/dashboard/sign-in';

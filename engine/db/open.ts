@@ -11,9 +11,9 @@ import { openPg } from './pg.ts';
 import { openPglite } from './pglite.ts';
 
 interface OpenDatabaseOptions {
-  url?: string;
+  url?: string | undefined;
   /** PGlite data directory; default ./data. 'memory://' keeps it in memory. */
-  dataDir?: string;
+  dataDir?: string | undefined;
   /** Skip migrations (default false). */
   skipMigrations?: boolean;
   /** pg pool size. */

@@ -21,9 +21,9 @@ import { withArrayLiterals } from './pg-array.ts';
 interface PgDbOptions {
   url: string;
   /** Pool size (default 20). */
-  max?: number;
+  max?: number | undefined;
   /** Called with connection-level errors that are recovered from (idle client dropped, listener reconnect). */
-  onError?: (err: Error) => void;
+  onError?: ((err: Error) => void) | undefined;
 }
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

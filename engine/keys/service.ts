@@ -54,7 +54,7 @@ interface KeyServiceOptions {
 
 interface CreateApiKeyOptions {
   name?: string | null;
-  audience?: Audience | null;
+  audience?: Audience | null | undefined;
   monthlyLimitCredits?: number | null;
   dailyLimitCredits?: number | null;
   expiresOn?: string | null;

@@ -41,7 +41,7 @@ interface Admission {
   amountNano: bigint;
   callId: string;
   /** What else the client could do, said in the refusal for credit. */
-  advice?: string;
+  advice?: string | undefined;
 }
 
 export interface WalletAccountsDeps {

@@ -24,7 +24,7 @@ export const rowsRecordTransfer = (rows: ChargeRows | ChargeCallback | undefined
 
 /** The queries that find charges already written by the rows of `ops` (one per writer that records its ids). */
 export function recordedTransferQueries(
-  ops: readonly { rows?: ChargeRows | ChargeCallback }[],
+  ops: readonly { rows?: ChargeRows | ChargeCallback | undefined }[],
 ): ((ids: string, since: string) => string)[] {
   const found = new Set<(ids: string, since: string) => string>();
   for (const op of ops)

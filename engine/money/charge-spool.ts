@@ -17,8 +17,8 @@ export interface ChargeIntent {
   costNano: bigint;
   /** A draw's id (its call's); a settle is known by its reservation's. */
   drawId?: string;
-  holdAtMostNano?: bigint;
-  rows?: ChargeRows;
+  holdAtMostNano?: bigint | undefined;
+  rows?: ChargeRows | undefined;
 }
 
 /** A draw on a lease as the spool keeps it: the next process writes it against the same lease. */
@@ -137,7 +137,7 @@ function waitingIn(text: string, writers: ReadonlyMap<string, ChargeRowWriter<un
   return [...intents.values()];
 }
 
-type EncodedIntent = Omit<ChargeIntent, 'rows'> & { rows?: { writer: string; item: unknown }[] };
+type EncodedIntent = Omit<ChargeIntent, 'rows'> & { rows?: { writer: string; item: unknown }[] | undefined };
 
 function encodeIntent(intent: ChargeIntent): string {
   const encoded: EncodedIntent = { ...intent, rows: intent.rows?.map((r) => ({ writer: r.writer.name, item: r.item })) };

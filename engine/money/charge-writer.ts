@@ -56,7 +56,7 @@ interface Entry {
   atRisk: boolean;
   done?: Promise<void>;
   /** What the charge is, for the spool: asked only when it is kept. */
-  intent?: () => ChargeIntent;
+  intent?: (() => ChargeIntent) | undefined;
   /** Kept in the spool: the next process writes it if this one cannot. */
   kept: boolean;
 }

@@ -31,7 +31,7 @@ interface OpsRoutesDeps {
 
 /** Who may read /metrics: the holder of a token, and loopback peers when the operator opened it to them. */
 export interface MetricsAccess {
-  token?: string;
+  token?: string | undefined;
   openToLoopback: boolean;
 }
 

@@ -66,7 +66,7 @@ export async function chargedPerDay(
   walletId: string,
   sinceDay: string,
   by: 'key_id' | 'model',
-  only: { keyId?: string; model?: string } = {},
+  only: { keyId?: string | undefined; model?: string | undefined } = {},
 ): Promise<DayTotal[]> {
   const r = await db.query<{ day: string; name: string; nano: string }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, ${by} AS name, sum(charged_nano)::text AS nano
@@ -91,8 +91,8 @@ interface RollupFilter {
   /** Korean days, both inclusive. */
   fromDay: string;
   toDay: string;
-  keyId?: string;
-  model?: string;
+  keyId?: string | undefined;
+  model?: string | undefined;
 }
 
 /** The wallet's totals over Korean days, optionally of one key or model. */

@@ -47,7 +47,7 @@ export interface VideoWorkerDeps {
   log?: WorkerLog;
   /** Traces, when telemetry is on: the job's create attempts and its settle join its request's trace. */
   telemetry?: Telemetry | null;
-  onFinished?: (finished: FinishedVideo) => void; // once per job, by the process whose write finished it (video.finished)
+  onFinished?: ((finished: FinishedVideo) => void) | undefined; // once per job, by the process whose write finished it (video.finished)
 }
 
 /** Jobs claimed per round; a round that claims this many is followed by another at once. */
