@@ -33,7 +33,7 @@ const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
  */
 export function usdToNano(usd: number | string): bigint {
   if (typeof usd !== 'number') return parseUsd(usd.trim(), usd);
-  // Every call prices its usage with the catalog's few numbers: convert each once (the text round trip was 2% of a call's CPU).
+  // Every call prices its usage with the catalog's few numbers: convert each once (docs/decisions/per-call-garbage.md).
   let nano = usdNumbers.get(usd);
   if (nano === undefined) {
     nano = parseUsd(numberToPlain(usd), usd);
