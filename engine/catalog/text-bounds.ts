@@ -1,8 +1,6 @@
-// What a text call's body lets the vendor do, as upper bounds the reservation prices (pricing.ts): input
-// tokens, output tokens, server-tool calls, and whether the prompt cache can be written. Each bound must stay at
-// or above what the vendor will count for the body; config/billing.yaml `reservation` says why each allowance
-// is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
-// it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
+// What a text call's body lets the vendor do, as upper bounds the reservation prices; each must stay at or above
+// what the vendor will count (billing.yaml `reservation` says why each allowance is enough). A limit read here that
+// is not a positive whole number is a 400, so it can never lower the hold.
 
 import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
