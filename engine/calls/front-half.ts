@@ -156,7 +156,8 @@ function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPl
 /**
  * A model door's hold with its default output fitted to what the key's day has left: the daily limit refuses only
  * once the day is used up, so a call leaving the output limit to the gateway would otherwise be held for the
- * model's whole output far past the day. A limit the client sent is held as sent.
+ * model's whole output far past the day. A limit the client sent is held as sent; a default that fits no output
+ * token is refused (429).
  */
 export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
   return async (call: PreparedRequest): Promise<HoldPlan> => {

@@ -1,7 +1,6 @@
 // The ledger's decisions (which lots pay, who is refused, how a settle or release moves money), kept pure so
 // that a batch decides exactly as if each move ran alone and property tests can drive a Book directly. The
 // rules: docs/decisions/ledger-decisions.md and docs/money.md.
-//   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
 import { errors } from '../core/errors.ts';
 import { assertMoney } from './invariants.ts';
 import { drawOrder, lotExpired, lotServes } from './lot-order.ts';
