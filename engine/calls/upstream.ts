@@ -1,7 +1,6 @@
-// Sends one request to one vendor route, one way: undici's `request` on the origin's dispatcher, a keep-alive
-// undici Pool (HTTP/1.1), or for a vendor marked `http2` on an https route, HTTP/2 sessions behind the same
-// interface (http2-dispatcher.ts) when the vendor picks it. Which route comes next, and on what, is
-// route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
+// Sends one request to one vendor route, always through undici's `request` on the origin's dispatcher (an
+// HTTP/1.1 Pool or HTTP/2 sessions), so the rest of the call has one path whatever the vendor speaks. Which route
+// comes next is route-loop.ts's business.
 import type { ConnectionOptions } from 'node:tls';
 import { type Dispatcher, Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';

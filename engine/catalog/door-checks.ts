@@ -1,7 +1,6 @@
-// What config/doors.yaml must hold against the transforms, the wire formats (transforms/protocols/) and the
-// settlement table (config/billing.yaml): every protocol a door names exists, is a wire format and covers the
-// vendors it serves, every step a chain names is a transform, each chain keeps the steps its billing kind and
-// its wire format need (streaming or not), and a model's rules reach every door that serves the model. A chain that breaks one of these would serve calls it cannot bill.
+// What config/doors.yaml must hold against the transforms, the wire formats and the settlement table: every
+// protocol and step a chain names exists and suits its vendors and billing kind. A chain that breaks one of these
+// would serve calls it cannot bill.
 import * as registry from '../../transforms/index.ts';
 import type { ChainNeed, Protocol } from '../core/protocol.ts';
 import type { ChainNeeds } from '../core/schema-types.ts';

@@ -1,7 +1,5 @@
-// What is probably a mistake in a model but may be right, so it never stops a start or a reload: a sale end
-// not yet marked `retired` or a scheduled price whose date has come (normal the day after; worth cleaning
-// up), and a price outside the range any vendor charges (a slipped decimal point, a price per token written
-// per 1M).
+// What is probably a mistake in a model but may be right (a sale end not yet marked retired, a scheduled price
+// whose date has come, a price outside any vendor's range), so it warns and never stops a start or a reload.
 
 import type { ModelEntry } from '../core/types.ts';
 import { modelDates } from './catalog-dates.ts';

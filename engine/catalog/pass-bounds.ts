@@ -1,8 +1,5 @@
-// A server-side tool loop: the vendor samples once, runs a tool (a search, a file search, a page fetch, an
-// advisor), feeds its result back and samples again, up to once per tool call the body allows. Every pass is
-// billed for the whole prompt it reads: the input, the results so far and the output so far. And where the
-// body asks the vendor to compact its context (vendor A's compaction edit), each pass may be preceded by a
-// summarising pass over that prompt, billed at the same model's prices. These are the bounds of both.
+// The bounds of a server-side tool loop: every pass the vendor samples is billed for the whole prompt so far, and
+// a compaction may add a summarising pass before each, so the hold must price every pass the body allows.
 
 import type { HonouredLimits } from '../core/protocol.ts';
 import { isRemoteMcpTool, isToolSearchTool } from '../core/server-tools.ts';

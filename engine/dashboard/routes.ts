@@ -1,8 +1,6 @@
-// The owner's dashboard under /dashboard, served by the gateway itself as server-rendered HTML with plain
-// forms (works without JavaScript). The sign-in pages are open; every other page sits behind the session
-// guard: no session → 401, a role that may not use the route → 403 (roles.ts), and every POST must pass the
-// CSRF check (session-http.ts). A session opens one wallet: every query below is scoped by the session's
-// wallet, so another wallet's ids answer 404.
+// The owner's dashboard, server-rendered HTML with plain forms so it works without JavaScript. Every page but the
+// sign-in ones sits behind the session guard (401, 403 by role, CSRF on every POST), and every query is scoped by
+// the session's wallet, so another wallet's ids answer 404.
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { fromThrown } from '../http/reply-error.ts';

@@ -1,15 +1,6 @@
-// The owner's sign-in links and sessions, in the database (migration 006) so any process honours them.
-//
-// A link carries a random token; only its sha256 is stored. It works once, for SIGN_IN_TTL_MS, and only
-// while the wallet is in the ownership generation it was issued under (migration 010): the owner id alone is
-// not enough, since an owner who comes back (X -> Y -> X) must not find X's old links and sessions working.
-// Redeeming it opens a session: a second random secret (the cookie; stored hashed) with its own CSRF token, for
-// SESSION_TTL_MS, in the link's generation. Every request re-reads the session and the wallet's generation,
-// so signing out, expiry and a change of owner all take effect at once.
-//
-// Sign-in through the identity provider (migration 014) opens the same kind of session without a link: for
-// the wallet's owner (role owner), or for a manager the owner added (its role, read again from
-// wallet_managers at every request, so removing a manager or changing the role holds at once).
+// The owner's sign-in links and sessions, in the database so any process honours them. Links and sessions belong
+// to the wallet's ownership generation and are re-read at every request, so signing out, expiry and a change of
+// owner take effect at once (docs/decisions/dashboard-sign-in.md).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';

@@ -1,5 +1,5 @@
-// The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts), the pure
-// decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
+// The ledger's shapes, apart from any behaviour so that the rooms calling the ledger, its batcher and its pure
+// decisions (policy.ts) share them without importing each other.
 
 import type { ChargeRows } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
@@ -108,10 +108,10 @@ interface ReleaseResult {
   alreadyFinished: boolean;
 }
 
-/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
 export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
+/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
 export const LEASE_CALL_PREFIX = 'lease:';
 
 export interface LotBalance {

@@ -1,7 +1,5 @@
-// One model call as a trace: the call's span in the GenAI conventions (continuing the client's trace when it
-// sent `traceparent`), and its children: admission, one per route attempt (whose context goes to the vendor as
-// `traceparent`), and the settle. Made only when telemetry is on: the call path holds a `CallTrace | null`,
-// so with telemetry off each step costs one null check.
+// One model call as a trace in the GenAI conventions, with admission, each route attempt and the settle as
+// children. Made only when telemetry is on, so with it off each step costs one null check.
 import {
   type Attributes,
   type Context,

@@ -1,7 +1,5 @@
-// The daily rollup of the usage records: per Korean day, wallet, key and model, the calls, the charge and the
-// tokens. It is written with each record, by the same settle statement (a second ChargeRowWriter, composed as
-// another CTE), so it always equals the records it sums; the dashboard's chart, its totals and the summary CSV
-// read it instead of summing millions of records.
+// The daily rollup of the usage records, written by the same settle statement as each record so it always equals
+// the records it sums; the dashboard's chart, totals and summary CSV read it instead of millions of records.
 import { koreanDate } from '../core/clock.ts';
 import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
