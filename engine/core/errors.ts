@@ -195,5 +195,8 @@ const isUnstorableText = (e: unknown): boolean => {
 export function toGatewayError(e: unknown): GatewayError {
   if (isGatewayError(e)) return e;
   if (isUnstorableText(e)) return errors.unstorableText();
+  // lock_not_available: the ledger gave up waiting for a wallet's rows, held locked by another session.
+  if ((e as { code?: unknown } | null)?.code === '55P03')
+    return errors.unavailable("The wallet's balance is locked by another operation right now. Nothing was charged; retry shortly.");
   return errors.unavailable('Temporary fault on the service side. Retry later.');
 }

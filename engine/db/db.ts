@@ -10,14 +10,20 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
 }
 
+export interface TransactionOptions {
+  flushWal?: boolean;
+  lockTimeoutMs?: number;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /**
    * Runs fn inside BEGIN … COMMIT on one connection; ROLLBACK when it throws. `flushWal: false`: the COMMIT
    * returns before the server has flushed its write-ahead log to disk (`synchronous_commit = off` for this
-   * transaction): a crash of the database server can lose it, a crash of the caller cannot.
+   * transaction): a crash of the database server can lose it, a crash of the caller cannot. `lockTimeoutMs`: a
+   * statement that waits longer than this for a row lock fails with 55P03 (`lock_timeout`; PostgreSQL only).
    */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { flushWal?: boolean }): Promise<T>;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
    * Subscribes to NOTIFY on a channel; returns the unsubscribe function. `senderPid` is the server pid of the
    * session that sent the notification (PostgreSQL only). `onGap` is called each time the

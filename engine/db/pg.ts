@@ -3,7 +3,7 @@
 // as on PGlite, so amounts are never read through a float.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './db.ts';
+import type { Db, Queryable, QueryResult, TransactionOptions } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
 
 interface PgDbOptions {
@@ -270,7 +270,7 @@ async function pgTransaction<T>(
   pool: pg.Pool,
   onError: (err: Error) => void,
   fn: (tx: Queryable) => Promise<T>,
-  opts?: { flushWal?: boolean },
+  opts?: TransactionOptions,
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -282,8 +282,10 @@ async function pgTransaction<T>(
   };
   client.on('error', onClientError);
   try {
-    // One round trip either way: the setting rides in the same simple-protocol message as BEGIN.
-    await client.query(opts?.flushWal === false ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
+    // One round trip either way: the settings ride in the same simple-protocol message as BEGIN.
+    const lockTimeout =
+      opts?.lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(opts.lockTimeoutMs))}`;
+    await client.query(`BEGIN${opts?.flushWal === false ? '; SET LOCAL synchronous_commit = off' : ''}${lockTimeout}`);
     try {
       const out = await fn(wrap(client));
       await client.query('COMMIT');

@@ -68,7 +68,7 @@ type Leases = NonNullable<WalletAccountsDeps['leases']>;
  * sent at once (to any process) cannot pass the limit together.
  */
 export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
-  await refuseWhileChargesWait(deps);
+  await refuseWhileChargesWait(deps, a.caller.walletId);
   // Counted before the first wait, so a call sent beside it sees it. A video job's hold ends in its worker, maybe
   // on another process: its use is counted once it is charged, as finished calls are.
   const others = dayHolds.of(a.auth);
@@ -107,9 +107,9 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
  * looks gone (a call admitted on a lease would otherwise be served with no database to charge it in). The
  * synchronous check first: a call waits (for a reconnect) only when the database already looks gone.
  */
-async function refuseWhileChargesWait(deps: WalletAccountsDeps): Promise<void> {
+async function refuseWhileChargesWait(deps: WalletAccountsDeps, walletId: string): Promise<void> {
   const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
-  if (deps.writer.behind || gone) {
+  if (deps.writer.behind(walletId) || gone) {
     throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
   }
 }

@@ -49,7 +49,7 @@ import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, t
 import { LedgerInvariantBroken, processBatch, type RunContext } from './batch-run.ts';
 import { type Outcome, type RunAgain, RunAgainOutside, runAgainFor, type Verdict } from './batch-verdict.ts';
 import { assertMoney } from './invariants.ts';
-import { backoff, isRetryable, MAX_RETRIES } from './retry.ts';
+import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
 export { LedgerInvariantBroken };
@@ -127,7 +127,10 @@ class BatchRun {
     for (; ; this.counted()) {
       let outcomes: Outcome[];
       try {
-        outcomes = await this.opts.db.transaction((tx) => this.inTransaction(tx), { flushWal: this.opts.flushWal?.() ?? true });
+        outcomes = await this.opts.db.transaction((tx) => this.inTransaction(tx), {
+          flushWal: this.opts.flushWal?.() ?? true,
+          lockTimeoutMs: LOCK_WAIT_MS,
+        });
       } catch (e) {
         if (await this.goesOnAfter(e)) continue;
         return;
@@ -189,6 +192,14 @@ class BatchRun {
     if (isRetryable(e) && this.attempt < MAX_RETRIES) {
       await backoff(this.attempt++);
       return true;
+    }
+    const wallets = new Map<string | null, Pending[]>();
+    for (const p of this.active) wallets.set(p.op.walletId, [...(wallets.get(p.op.walletId) ?? []), p]);
+    if (isLockTimeout(e) && wallets.size > 1) {
+      // Some wallet's rows are held locked by another session: each wallet's ops run on their own, one batch
+      // after another (a new decision each, as after a deadlock), so only the locked wallet's fail.
+      for (const ops of wallets.values()) await new BatchRun(this.opts, this.runAgain, () => ops).run();
+      return false;
     }
     for (const p of this.active) p.reject(e);
     return false;

@@ -2,7 +2,7 @@
 // (for a day at most), because the answer it pays for was or is about to be given. Its counters are what an
 // operator must see about money not yet written. Why: docs/decisions/charge-writer.md.
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
-import { CHARGE_RETRY, type ChargeRetry, isFinal, nextDelayMs } from './retry.ts';
+import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
 
 type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
@@ -43,6 +43,10 @@ export interface ChargeStats {
 
 interface Entry {
   callId: string;
+  /** The wallet charged, when the caller says. */
+  walletId?: string;
+  /** Its last write waited too long for a lock another session holds on its wallet's rows (batcher.ts). */
+  walletLocked: boolean;
   failing: boolean;
   atRisk: boolean;
   done?: Promise<void>;
@@ -68,8 +72,8 @@ export class ChargeWriter {
    * Writes the charge now, and again after every failure that is not final, until it lands or the tries run out.
    * With its `intent`, a charge at risk or failing is also kept in the spool until it lands.
    */
-  submit(callId: string, write: () => Promise<Written>, intent?: () => ChargeIntent): Charge {
-    const entry: Entry = { callId, failing: false, atRisk: false, intent, kept: false };
+  submit(callId: string, write: () => Promise<Written>, intent?: () => ChargeIntent, walletId?: string): Charge {
+    const entry: Entry = { callId, walletId, walletLocked: false, failing: false, atRisk: false, intent, kept: false };
     this.entries.add(entry);
     const committed = this.writeUntilLanded(entry, write).then(
       (charged) => {
@@ -100,11 +104,13 @@ export class ChargeWriter {
   }
 
   /**
-   * Whether the database is behind: a write failing, or an answer gone out before its charge was written. New
-   * calls are refused (503) meanwhile rather than served on charges the database may never take.
+   * Whether the database is behind for a call of `walletId`: a write failing, or an answer gone out before its
+   * charge was written. New calls are refused (503) meanwhile rather than served on charges the database may
+   * never take. A charge whose wallet's rows another session holds locked counts for that wallet's calls only:
+   * the database takes the other wallets' charges meanwhile.
    */
-  get behind(): boolean {
-    for (const e of this.entries) if (e.failing || e.atRisk) return true;
+  behind(walletId?: string): boolean {
+    for (const e of this.entries) if ((e.failing || e.atRisk) && (!e.walletLocked || e.walletId === walletId)) return true;
     return false;
   }
 
@@ -168,6 +174,7 @@ export class ChargeWriter {
           throw e;
         }
         entry.failing = true;
+        entry.walletLocked = entry.walletId !== undefined && isLockTimeout(e);
         this.keep(entry);
         delay = nextDelayMs(this.policy, delay);
         this.log().warn({ err: e, callId: entry.callId, delayMs: delay }, 'charge not written yet: retrying');

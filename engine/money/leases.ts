@@ -176,7 +176,7 @@ export class BudgetLeases {
     assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
     const write = () => chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows));
     const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current);
-    return this.track(lease, this.writer.submit(drawId, write, intent));
+    return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
   }
 
   /**
@@ -196,7 +196,7 @@ export class BudgetLeases {
       return chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano: fromLease }));
     };
     const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current, fromLease);
-    return this.track(lease, this.writer.submit(drawId, write, intent));
+    return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
   }
 
   /** A charge drawn on the lease: the lease is kept (and renewed) until it is written. */

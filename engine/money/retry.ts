@@ -7,10 +7,21 @@ import { MoneyInvariantBroken } from './invariants.ts';
 export const MAX_RETRIES = 5;
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
 
+const codeOf = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
 export const isRetryable = (e: unknown): boolean => {
-  const code = (e as { code?: string } | null)?.code;
+  const code = codeOf(e);
   return typeof code === 'string' && RETRYABLE.has(code);
 };
+
+/**
+ * How long a ledger batch waits for a row lock (PostgreSQL `lock_timeout`). Batches lock for a few milliseconds;
+ * a lock held longer is another session's (an operator's open transaction, a stuck connection), and the wallets
+ * sharing the batch's queue must not wait on it: the batch is run again wallet by wallet (batcher.ts), and the
+ * locked wallet's ops fail with 55P03 (its charges are tried again by the charge writer, as any failed write).
+ */
+export const LOCK_WAIT_MS = 500;
+/** A statement gave up waiting for a row lock after LOCK_WAIT_MS (lock_not_available). */
+export const isLockTimeout = (e: unknown): boolean => codeOf(e) === '55P03';
 
 /** A short random wait, longer with each attempt, so the transactions that collided do not collide again. */
 export const backoff = (attempt: number) => new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));

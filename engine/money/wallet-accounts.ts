@@ -133,6 +133,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
             h.callId,
             () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)),
             () => ({ callId: h.callId, kind: 'settle', reservationId: h.reservation!.id, costNano, rows: ladder.current }),
+            caller.walletId,
           );
       // Its hold on the day counts until its use does: once the charge is committed (or given up).
       void charge.done.then(h.letGoOfDay);

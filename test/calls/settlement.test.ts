@@ -57,7 +57,7 @@ describe("a call's settlement", () => {
     expect(await s.finish()).toBe(42n);
     expect(Date.now() - started).toBeLessThan(500);
     expect(writer.stats()).toMatchObject({ pending: 1, atRisk: 1, failing: 1 });
-    expect(writer.behind).toBe(true);
+    expect(writer.behind()).toBe(true);
     for (let i = 0; i < 200 && writer.stats().pending > 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0, failing: 0 });
     expect(calls.writes).toBe(11);
@@ -70,9 +70,9 @@ describe("a call's settlement", () => {
     s.record(usage);
     expect(await s.finish()).toBe(42n);
     expect(writer.stats()).toMatchObject({ pending: 1, atRisk: 1, failing: 0 });
-    expect(writer.behind).toBe(true);
+    expect(writer.behind()).toBe(true);
     for (let i = 0; i < 200 && writer.stats().pending > 0; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(writer.behind).toBe(false);
+    expect(writer.behind()).toBe(false);
   });
 
   it('holds the answer until the commit when the spool cannot keep the charge: a kill then would leave it free', async () => {
