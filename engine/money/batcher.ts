@@ -36,6 +36,8 @@
 //     PostgreSQL's hot path.
 //   - a deadlock/serialization failure anywhere: the whole batch is retried (up to MAX_RETRIES); so are
 //     charge rows that failed on such an error, on PostgreSQL, before their op is failed.
+//   - a row lock waited for past LOCK_WAIT_MS (retry.ts; another session holds a wallet's rows): the batch runs
+//     again as one batch per wallet, at once, so only the locked wallet's ops fail (with 55P03).
 //
 // Each run of a batch (processBatch) ends in a verdict (batch-verdict.ts), never a thrown one: `done`,
 // `lock-more-wallets`, `drop-op` (a broken decision), `rows-failed` (grouped, or one op's). runBatch is one
@@ -196,9 +198,10 @@ class BatchRun {
     const wallets = new Map<string | null, Pending[]>();
     for (const p of this.active) wallets.set(p.op.walletId, [...(wallets.get(p.op.walletId) ?? []), p]);
     if (isLockTimeout(e) && wallets.size > 1) {
-      // Some wallet's rows are held locked by another session: each wallet's ops run on their own, one batch
-      // after another (a new decision each, as after a deadlock), so only the locked wallet's fail.
-      for (const ops of wallets.values()) await new BatchRun(this.opts, this.runAgain, () => ops).run();
+      // Some wallet's rows are held locked by another session: each wallet's ops run again as a batch of their
+      // own, all at once (decided anew, as after a deadlock), so the others land now and only the locked
+      // wallet's wait LOCK_WAIT_MS again, then fail. The queue's next batch waits for them all.
+      await Promise.all([...wallets.values()].map((ops) => new BatchRun(this.opts, this.runAgain, () => ops).run()));
       return false;
     }
     for (const p of this.active) p.reject(e);

@@ -8,6 +8,7 @@ import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
+import { LOCK_WAIT_MS } from '../../engine/money/retry.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -104,6 +105,28 @@ describeEachDatabase(
       expect(await d.draw).toEqual({ chargedNano: 14_000n, shortfallNano: 0n, alreadyFinished: false });
       expect(await reserved).toEqual({ ok: false, reason: 'insufficient_credit', availableNano: 86_000n });
       await expectJournalAddsUp(here, w.id);
+    });
+
+    it("a wallet whose lots another session holds locked fails its ops alone, after LOCK_WAIT_MS; its batch's others land", async () => {
+      const ledger = createLedger(getDb(), { clock, owner: 'here' });
+      const [w1, w2] = [await ledger.createWallet({ credits: 100 }), await ledger.createWallet({ credits: 100 })];
+      const locker = await getDb().transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w1.id]);
+        // Both reserves in one batch (one queue): W1's waits on the lock, W2's must not wait with it.
+        const t0 = Date.now();
+        const [r1, r2] = [w1, w2].map((w) => ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: `c-${w.id}` }));
+        const settled = Promise.allSettled([r1, r2]);
+        const w2Ms = await r2.then(() => Date.now() - t0);
+        const [s1, s2] = await settled;
+        return { r1: s1, r2: s2, w2Ms };
+      });
+      expect(locker.r1.status === 'rejected' && (locker.r1.reason as { code?: string }).code).toBe('55P03');
+      expect(locker.r2.status === 'fulfilled' && locker.r2.value.ok).toBe(true);
+      expect(locker.w2Ms).toBeLessThan(2 * LOCK_WAIT_MS); // one wait on the lock, then its own batch
+      // Let go: W1's next reserve lands; nothing of the failed one was written.
+      const again = await ledger.reserve({ walletId: w1.id, vendor: 'b', amountNano: 10_000n, callId: 'c-again' });
+      expect(again.ok).toBe(true);
+      for (const w of [w1, w2]) expect((await expectJournalAddsUp(ledger, w.id)).bal.reservedNano).toBe(10_000n);
     });
   },
   ['postgres'],
