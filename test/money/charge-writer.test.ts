@@ -40,6 +40,30 @@ describe('the charge writer', () => {
     expect(logged).toContain('charge given up: the database did not take it within its tries');
   });
 
+  it("holds back only its wallet's calls while its charge waits on rows another session locked; any other failure, every call", async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5, attempts: 100 });
+    let locked = true;
+    const lockTimeout = Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
+    const c = writer.submit(
+      'w1-call',
+      async () => {
+        if (locked) throw lockTimeout;
+        return { chargedNano: 1n, shortfallNano: 0n };
+      },
+      undefined,
+      'w1',
+    );
+    while (writer.stats().failing === 0) await new Promise((r) => setTimeout(r, 1));
+    expect([writer.behind('w1'), writer.behind('w2'), writer.behind()]).toEqual([true, false, false]);
+    const down = writer.submit('w2-call', () => Promise.reject(new Error('connection refused')), undefined, 'w2');
+    await new Promise((r) => setTimeout(r, 10));
+    expect([writer.behind('w1'), writer.behind('w2'), writer.behind('w3')]).toEqual([true, true, true]);
+    locked = false;
+    expect(await c.committed).toBe(1n);
+    void down.committed.catch(() => undefined);
+    expect(await writer.drain(1)).toBe(1);
+  });
+
   it('counts vendor work a wallet could not pay', async () => {
     const writer = new ChargeWriter(() => quiet);
     await writer.submit('short', async () => ({ chargedNano: 70n, shortfallNano: 30n })).committed;
