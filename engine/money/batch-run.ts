@@ -27,6 +27,7 @@ import { lockBatch, type RecordedDraws, readHeldByKey, readWalletFacts, writeMov
 import type { Outcome, Verdict } from './batch-verdict.ts';
 import { linkGroupCaps } from './group-caps.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
+import { isLockTimeout } from './retry.ts';
 import type { FinishOp, KeyCap, Reservation, ReservationLot, ReserveOp } from './types.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -223,7 +224,8 @@ async function writeDecided(
     if (!book.moves.empty) await writeMoves(tx, ctx.owner, book.moves, grouped, recorded);
     else for (const s of grouped) await tx.query(s.sql, s.params);
   } catch (e) {
-    if (grouped.length > 0) return { kind: 'rows-failed', grouped: true, error: e };
+    // A lock waited for too long is the wallets' (their rows), not the charge rows': batcher.ts splits the batch.
+    if (grouped.length > 0 && !isLockTimeout(e)) return { kind: 'rows-failed', grouped: true, error: e };
     throw e;
   }
   const failed = await writeUngroupedChargeRows(tx, due, separately);
