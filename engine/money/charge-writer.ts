@@ -44,7 +44,7 @@ export interface ChargeStats {
 interface Entry {
   callId: string;
   /** The wallet charged, when the caller says. */
-  walletId?: string;
+  walletId?: string | undefined;
   /** Its last write waited too long for a lock another session holds on its wallet's rows (batcher.ts). */
   walletLocked: boolean;
   failing: boolean;

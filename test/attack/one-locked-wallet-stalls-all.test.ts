@@ -17,7 +17,7 @@ const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 /** What a call of W2 may take while W1 is locked (the stall held them for as long as the lock). */
 const PROMPT_MS = 2_000;
 
-const chat = (t: TestGateway, key: string, signal?: AbortSignal) =>
+const chat = (t: TestGateway, key: string, signal: AbortSignal) =>
   fetch(`${t.url}/v1/chat/completions`, {
     method: 'POST',
     signal,
