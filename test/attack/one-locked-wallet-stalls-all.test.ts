@@ -26,14 +26,14 @@ const chat = (t: TestGateway, key: string, signal: AbortSignal) =>
   });
 
 /** A call's status and how long it took, its body read; status 0 when it was given up after `timeoutMs`. */
-async function timed(t: TestGateway, key: string, timeoutMs = 30_000): Promise<{ status: number; ms: number }> {
+async function timed(t: TestGateway, key: string, timeoutMs = 30_000): Promise<{ status: number; ms: number; body: string }> {
   const t0 = Date.now();
   try {
     const r = await chat(t, key, AbortSignal.timeout(timeoutMs));
-    await r.text();
-    return { status: r.status, ms: Date.now() - t0 };
+    const body = await r.text();
+    return { status: r.status, ms: Date.now() - t0, body };
   } catch {
-    return { status: 0, ms: Date.now() - t0 };
+    return { status: 0, ms: Date.now() - t0, body: '' };
   }
 }
 
@@ -86,8 +86,8 @@ for (const leases of [true, false]) {
         await locker.connect();
         await locker.query('BEGIN');
         for (const sql of LOCKS[what]) await locker.query(sql, [w1.id]);
-        const w1Calls: Promise<{ status: number; ms: number }>[] = [];
-        const w2Calls: { status: number; ms: number }[] = [];
+        const w1Calls: ReturnType<typeof timed>[] = [];
+        const w2Calls: Awaited<ReturnType<typeof timed>>[] = [];
         try {
           for (let i = 0; i < 8; i++) {
             if (i % 3 === 0) w1Calls.push(timed(t, w1.key)); // W1's calls go on meanwhile, not waited for
@@ -103,6 +103,8 @@ for (const leases of [true, false]) {
         for (const c of w2Calls) expect(c.status).toBe(200);
         expect(Math.max(...w2Calls.map((c) => c.ms))).toBeLessThan(PROMPT_MS);
         for (const c of w1Done) expect([200, 503]).toContain(c.status);
+        // Refused in the door's shape, saying why (nothing charged).
+        for (const c of w1Done.filter((c) => c.status === 503)) expect(JSON.parse(c.body).error.message).toMatch(/Nothing was charged/);
 
         // Once the lock is gone every charge lands, once; nothing stays held.
         await t.gw.leases.flushed();
