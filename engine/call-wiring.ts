@@ -3,7 +3,7 @@
 // run the same route loop in the background, and the model doors. Wiring at the top level of engine/: it joins
 // calls, videos, money and alerts, which no one room may do.
 import type { FastifyInstance } from 'fastify';
-import * as registry from '../transforms/index.ts';
+import { protocols } from '../transforms/protocols/index.ts';
 import { videoFinished, watchedForAlerts } from './alert-wiring.ts';
 import type { Alerts } from './alerts/index.ts';
 import { registerModelDoors } from './calls/doors.ts';
@@ -46,7 +46,7 @@ export function callServing(parts: CallParts): CallServing {
   const { env, runtime, clock, db, money, alerts, vendors, telemetry } = parts;
   const accounts = watchedForAlerts(alerts, money.accounts(parts.keys, modelSuggester(runtime, clock)));
   // What a model door and a video job both need to reach a vendor and charge the wallet.
-  const callDeps = { runtime, accounts, routes: vendors.routes, upstream: vendors.upstream, registry, clock, telemetry };
+  const callDeps = { runtime, accounts, routes: vendors.routes, upstream: vendors.upstream, registry: { protocols }, clock, telemetry };
   const videos = createVideoService({
     ...callDeps,
     db,
