@@ -1,46 +1,8 @@
-// Chat-completions usage (vendors B–E on the chat door) → the four buckets; embeddings-usage for the embeddings door.
-// prompt_tokens INCLUDES prompt_tokens_details.cached_tokens (and cache_write_tokens where reported), so
-// uncached input = prompt_tokens − cached − written, never below 0 (so cached tokens are never billed twice).
-// Generated tokens are completion_tokens, or what total_tokens holds beyond the prompt when that is more (reasoning
-// counted apart). prompt_tokens and completion_tokens are in every chat figure; the embeddings door's figure has prompt_tokens
-// alone, and nothing is generated. A count that cannot be read stays NaN (through the split too) for the caller
-// to estimate.
+// Chat-completions usage (vendors B–E on the chat door) → the four buckets, read as transforms/util/usage-figures.ts
+// reads the chat family's figure.
 import type { UsageReader } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
-import { emptyUsage, type JsonValue, type Usage } from '../../../engine/core/types.ts';
-import { unreportedUsage } from '../../util/estimate.ts';
-import { count, isObject, requiredCount } from '../../util/json.ts';
-
-/** Splits a prompt count that includes cached and written tokens into the uncached and cache buckets. */
-export function splitPrompt(usage: Usage, prompt: number, cached: number, written: number): Usage {
-  usage.cache_read_tokens = Math.min(cached, prompt);
-  usage.cache_write_tokens = Math.min(written, prompt - usage.cache_read_tokens);
-  usage.input_tokens = Math.max(0, prompt - usage.cache_read_tokens - usage.cache_write_tokens);
-  return usage;
-}
-
-export function normaliseChatUsage(u: JsonValue | undefined, generates = true): Usage {
-  if (!isObject(u)) return unreportedUsage();
-  const usage = emptyUsage();
-  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  splitPrompt(usage, requiredCount(u.prompt_tokens), count(details.cached_tokens), count(details.cache_write_tokens));
-  usage.output_tokens = generates ? requiredCount(u.completion_tokens) : count(u.completion_tokens);
-  // Vendors that count reasoning apart from completion_tokens (vendor D) put it in total_tokens only: what the
-  // total holds beyond the prompt was generated all the same. Where completion_tokens includes the reasoning,
-  // the total is prompt + completion and nothing changes.
-  const beyondPrompt = count(u.total_tokens) - requiredCount(u.prompt_tokens);
-  if (generates && beyondPrompt > usage.output_tokens) usage.output_tokens = beyondPrompt;
-  if (isObject(u.completion_tokens_details) && typeof u.completion_tokens_details.reasoning_tokens === 'number') {
-    usage.reasoning_tokens = count(u.completion_tokens_details.reasoning_tokens);
-  }
-  return usage;
-}
-
-const chatUsageRun: UsageReader = (answer) => normaliseChatUsage(answer.usage);
-
-/** The embeddings door: the same figure without a completion count (an embedding generates no tokens). */
-const embeddingsUsageRun: UsageReader = (answer) => normaliseChatUsage(answer.usage, false);
+import { normaliseChatUsage } from '../../util/usage-figures.ts';
 
 /** The step as chains name it. */
-export const chatUsage: Step<UsageReader> = { name: 'chat-usage', run: chatUsageRun };
-export const embeddingsUsage: Step<UsageReader> = { name: 'embeddings-usage', run: embeddingsUsageRun };
+export const chatUsage: Step<UsageReader> = { name: 'chat-usage', run: (answer) => normaliseChatUsage(answer.usage) };

@@ -9,7 +9,7 @@ import type { JsonValue } from '../../../engine/core/types.ts';
 import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/estimate.ts';
 import { isObject, tryParse } from '../../util/json.ts';
 import { eventFrame } from '../../util/sse.ts';
-import { normaliseChatUsage } from './chat-usage.ts';
+import { normaliseChatUsage } from '../../util/usage-figures.ts';
 
 const run: StreamTranslatorFactory = (call: Call) => {
   let lastUsage: JsonValue | undefined;

@@ -3,11 +3,10 @@
 // Vendors that price per image (vendor D) are charged images × the catalog's image_charge by the pricing step.
 import type { UsageReader } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
-import { isObject } from '../../util/json.ts';
-import { normaliseResponsesUsage } from '../responses/responses-usage.ts';
+import { normaliseTokenUsage } from '../../util/usage-figures.ts';
 
 const run: UsageReader = (answer) => {
-  const usage = normaliseResponsesUsage(isObject(answer.usage) ? { usage: answer.usage } : {});
+  const usage = normaliseTokenUsage(answer.usage);
   usage.images = Array.isArray(answer.data) ? answer.data.length : 0;
   return usage;
 };

@@ -3,8 +3,8 @@
 import type { Chain, Protocol } from '../../../engine/core/protocol.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { chatErrors } from '../../util/vendor-errors.ts';
-import { embeddingsUsage } from '../chat-completions/chat-usage.ts';
 import { countCharacters } from './count-characters.ts';
+import { embeddingsUsage } from './embeddings-usage.ts';
 import { imageUsage } from './image-usage.ts';
 import { statedImageCount } from './stated-image-count.ts';
 

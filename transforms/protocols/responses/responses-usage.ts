@@ -5,10 +5,9 @@
 //   reads of an earlier search, not new searches); file_search_call: one per item.
 import type { UsageReader } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
-import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../../engine/core/types.ts';
-import { unreportedUsage } from '../../util/estimate.ts';
-import { count, isObject, requiredCount } from '../../util/json.ts';
-import { splitPrompt } from '../chat-completions/chat-usage.ts';
+import type { JsonObject, JsonValue, Usage } from '../../../engine/core/types.ts';
+import { isObject } from '../../util/json.ts';
+import { normaliseTokenUsage } from '../../util/usage-figures.ts';
 
 export function countToolCalls(items: JsonValue[] | undefined): { web: number; file: number } {
   let web = 0;
@@ -24,16 +23,7 @@ export function countToolCalls(items: JsonValue[] | undefined): { web: number; f
 }
 
 export function normaliseResponsesUsage(response: JsonObject): Usage {
-  const u = response.usage;
-  const usage = isObject(u) ? emptyUsage() : unreportedUsage();
-  if (isObject(u)) {
-    const details = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
-    splitPrompt(usage, requiredCount(u.input_tokens), count(details.cached_tokens), count(details.cache_write_tokens));
-    usage.output_tokens = requiredCount(u.output_tokens);
-    if (isObject(u.output_tokens_details) && typeof u.output_tokens_details.reasoning_tokens === 'number') {
-      usage.reasoning_tokens = count(u.output_tokens_details.reasoning_tokens);
-    }
-  }
+  const usage = normaliseTokenUsage(response.usage);
   const calls = countToolCalls(Array.isArray(response.output) ? response.output : undefined);
   usage.web_search_calls = calls.web;
   usage.file_search_calls = calls.file;
