@@ -32,7 +32,7 @@ export function callRequests(
   target: TargetKind,
   kind: CallKind,
   stream: boolean,
-  opts: { stubUrl: string; keys?: string[] },
+  opts: { stubUrl: string; keys?: string[] | undefined },
 ): LoadRequest[] {
   const keys = opts.keys?.length ? opts.keys : ['bench'];
   return keys.map((key) => callRequest(target, kind, stream, key, opts.stubUrl));
@@ -84,7 +84,7 @@ function callRequest(target: TargetKind, kind: CallKind, stream: boolean, key: s
 }
 
 /** Streams that each take chunks × delay: through the gateway a vendor E model whose route is the stub's slow path. */
-export function slowRequests(target: TargetKind, slow: Slow, opts: { stubUrl: string; keys?: string[] }): LoadRequest[] {
+export function slowRequests(target: TargetKind, slow: Slow, opts: { stubUrl: string; keys?: string[] | undefined }): LoadRequest[] {
   const keys = opts.keys?.length ? opts.keys : ['bench'];
   const body = JSON.stringify({
     model: MODEL.slow,

@@ -22,7 +22,7 @@ export interface LoadSpec {
   mode: 'closed' | 'burst';
   requests: LoadRequest[];
   connections: number;
-  seconds?: number;
+  seconds?: number | undefined;
   count?: number;
 }
 

@@ -35,10 +35,10 @@ export interface Watched {
   /** Process name → pid, read before and after each row. */
   pids: Record<string, number>;
   /** The process whose memory the row follows (the gateway or the peer). */
-  memoryOf?: number;
+  memoryOf?: number | undefined;
   withPostgres: boolean;
   /** The database's rows written so far (pg_stat_database), for the rows that count them. */
-  rowsWritten?: () => Promise<number>;
+  rowsWritten?: (() => Promise<number>) | undefined;
 }
 
 export interface RowPlan {

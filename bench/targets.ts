@@ -92,7 +92,7 @@ function gatewayEnv(stubUrl: string, slow: Slow, port: number, opts: GatewayOpti
 /** Which config a gateway target runs on, and under what name its rows go. */
 export interface GatewayOptions {
   /** GATEWAY_CONFIG_DIR for the gateway; without it, the gateway's own default (or the bench's environment). */
-  configDir?: string;
+  configDir?: string | undefined;
   /** GATEWAY_WORKERS (PostgreSQL only). */
   workers?: number;
   name?: string;

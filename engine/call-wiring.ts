@@ -1,7 +1,5 @@
-// The part of the gateway that serves calls, put together from the parts it needs: the wallet accounts every
-// call is admitted and charged through (their charges told to the alerts), the video jobs, whose vendor calls
-// run the same route loop in the background, and the model doors. Wiring at the top level of engine/: it joins
-// calls, videos, money and alerts, which no one room may do.
+// The part of the gateway that serves calls: accounts, video jobs and model doors put together. Wiring sits at the
+// top level of engine/ because it joins calls, videos, money and alerts, which no one room may do.
 import type { FastifyInstance } from 'fastify';
 import { protocols } from '../transforms/protocols/index.ts';
 import { videoFinished, watchedForAlerts } from './alert-wiring.ts';

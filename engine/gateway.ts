@@ -1,7 +1,5 @@
-// Puts the gateway together from its environment (engine/gateway-env.ts, README "Configuration"): database,
-// money, keys, the vendors' side (vendor-wiring.ts) and what serves calls over it (call-wiring.ts), the Fastify
-// app and every room's routes, then closes them in reverse. It only wires: each feature lives in its room.
-// `npm start` and the end-to-end tests both use it.
+// Puts the gateway together from its environment and closes it in reverse. It only wires, so each feature lives in
+// its room; `npm start` and the end-to-end tests both use it.
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { isFromOperator } from './admin/admin-token.ts';
@@ -146,7 +144,7 @@ interface RouteWiring {
   reload: ReturnType<typeof reloader>;
   displayCurrency: () => DisplayCurrency | null;
   localAdminToken: string | null;
-  onAdminReload?: () => void;
+  onAdminReload?: (() => void) | undefined;
 }
 
 /** Every room's routes, in the order GET /openapi.json lists them. */

@@ -28,7 +28,7 @@ export interface GatewayOptions {
   /** Run the sweeper of abandoned reservations (default true). */
   sweeper?: boolean;
   /** Told when POST /admin/v1/reload has reloaded this process, so a worker's peers reload too (GATEWAY_WORKERS). */
-  onAdminReload?: () => void;
+  onAdminReload?: (() => void) | undefined;
 }
 
 export interface RunningGateway {

@@ -41,7 +41,7 @@ export interface Tags {
   webSearch: number;
   long: number;
   flag: boolean;
-  cost?: number;
+  cost?: number | undefined;
   inputModerated?: { cost: number };
   outputModerated: boolean;
   fail: boolean;
@@ -197,12 +197,12 @@ export interface Turn {
   /** Text of the last user-authored message (tags included). */
   userText: string;
   /** The last message is a tool result; its text. */
-  toolResult?: string;
+  toolResult?: string | undefined;
   tools: ToolSpec[];
   /** 'auto' | 'none' | 'required' | a tool name. */
   toolChoice: string;
   /** max output tokens asked for, if any. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** Most server-tool calls the request allows (max_uses, max_tool_calls); absent: as many as the tags ask. */
   serverToolCap?: number;
   inputTokens: number;

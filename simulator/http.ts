@@ -24,9 +24,9 @@ export interface SimState {
   /** Waits `ms`, or less when the simulator closes (a stall must not keep it open). */
   wait(ms: number): Promise<void>;
   /** A model's context window in tokens (null or absent: none), to refuse longer input as the vendor does. */
-  contextWindow?: (model: string) => number | null | undefined;
+  contextWindow?: ((model: string) => number | null | undefined) | undefined;
   /** The most output a model writes (null or absent: no bound), to refuse a larger output limit as the vendor does. */
-  maxOutput?: (model: string) => number | null | undefined;
+  maxOutput?: ((model: string) => number | null | undefined) | undefined;
 }
 
 /**
@@ -52,7 +52,7 @@ export interface Ctx {
   body: unknown;
   state: SimState;
   /** Set when a stream fault applies to this (streaming) request. */
-  streamFault?: StreamFault;
+  streamFault?: StreamFault | undefined;
   /** The outcome record of this request (what was delivered, what it bills). */
   draft: OutcomeDraft;
 }

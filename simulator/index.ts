@@ -36,8 +36,8 @@ import { handleResponses } from './responses.ts';
 import { handleMessages } from './vendor-a.ts';
 
 export interface SimulatorOptions {
-  host?: string; // default 127.0.0.1
-  port?: number; // default 0 (random)
+  host?: string | undefined; // default 127.0.0.1
+  port?: number | undefined; // default 0 (random)
   /** Imitates vendor-side refusals (the gateway wires this from catalog rules); return null to accept. */
   refuse?: (req: { path: string; model: string; body: Record<string, unknown> }) => { status: number; message: string } | null;
   /** A model's context window in tokens: longer input is refused with 400 as the vendor refuses it; absent, nothing is. */
@@ -46,8 +46,8 @@ export interface SimulatorOptions {
   maxOutput?: (model: string) => number | null | undefined;
   /** When set, only these keys are accepted (401 in the vendor's shape for any other); default: any non-empty key. */
   acceptKeys?: string[];
-  videoStepMs?: number; // how fast a video job advances per poll/tick (default 200)
-  streamChunkDelayMs?: number; // delay between SSE events (default 0); real separate writes either way
+  videoStepMs?: number | undefined; // how fast a video job advances per poll/tick (default 200)
+  streamChunkDelayMs?: number | undefined; // delay between SSE events (default 0); real separate writes either way
 }
 export interface ReceivedRequest {
   route: string;

@@ -162,7 +162,7 @@ export function cachesForAnHour(value: unknown): boolean {
 }
 
 interface UsageExtras {
-  compaction?: Record<string, number>;
+  compaction?: Record<string, number> | undefined;
   hour?: boolean;
 }
 

@@ -181,7 +181,14 @@ describe('the house', () => {
 
   // A test moved or renamed leaves no comment or page naming its old path.
   it('names only test files that exist, in the code and the docs', () => {
-    const texts = [...files, ...sourceFiles('test'), 'README.md', ...readdirSync(join(ROOT, 'docs')).map((n) => `docs/${n}`)];
+    const texts = [
+      ...files,
+      ...sourceFiles('test'),
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((n) => n.endsWith('.md'))
+        .map((n) => `docs/${n}`),
+    ];
     for (const room of readdirSync(join(ROOT, 'engine'))) {
       if (statSync(join(ROOT, 'engine', room)).isDirectory() && readdirSync(join(ROOT, 'engine', room)).includes('README.md'))
         texts.push(`engine/${room}/README.md`);

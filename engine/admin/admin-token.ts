@@ -30,8 +30,8 @@ function carriesAdminToken(authorization: string | string[] | undefined, tokens:
 
 /** What an admin route accepts: GATEWAY_ADMIN_TOKEN, and this start's credential for the operator tools. */
 export interface AdminCredentials {
-  adminToken?: string;
-  localToken?: string;
+  adminToken?: string | undefined;
+  localToken?: string | undefined;
 }
 
 export const acceptedTokens = (c: AdminCredentials): string[] => [c.adminToken, c.localToken].filter((t): t is string => !!t);

@@ -1,9 +1,6 @@
-// POST /admin/v1/wallets/{id}/keys: an API key for a wallet, made by the operator (`gateway key create`), so a
-// wallet made on the command line gets its first key without a management key and a curl to the key doors.
-// It runs inside the admin scope (routes.ts), behind its token check and error handler.
-//
-//   {name?, audience?, monthly_limit_credits?, daily_limit_credits?, expires_on?}
-//   → 201 the key record of the key doors, with the full `key`, shown this once
+// POST /admin/v1/wallets/{id}/keys: an API key made by the operator (`gateway key create`), so a wallet made on the
+// command line gets its first key without a management key and a curl to the key doors. It runs inside the admin
+// scope, behind its token check and error handler.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../keys/records.ts';
 

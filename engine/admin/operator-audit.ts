@@ -1,7 +1,6 @@
-// The operator in the audit trail, and the trail as the operator reads it (GET /admin/v1/wallets/{id}/audit).
-// A request made with this start's local token comes from the operator's command line on this machine (the
-// CLI talks to the running gateway when it holds the embedded database): it is recorded as `cli` with no
-// address or user agent, as the CLI writing to PostgreSQL itself is.
+// The operator in the audit trail, and the trail as the operator reads it. A request made with this start's local
+// token comes from the CLI on this machine, so it is recorded as `cli` with no address, as the CLI writing to
+// PostgreSQL itself is.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listAudit, parseAuditQuery } from '../audit/query.ts';
 import { type Actor, type AuditChange, CLI_OPERATOR, requestOrigin } from '../audit/trail.ts';

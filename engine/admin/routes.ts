@@ -1,37 +1,6 @@
-// The operator's admin API (README "Operator commands"), under /admin/v1, JSON,
-// `Authorization: Bearer $GATEWAY_ADMIN_TOKEN`.
-//
-//   POST   /admin/v1/wallets                      {credits?, splits_usage?, key_slots?, owner_id?, name?}
-//                                                 → 201 {id, name, credits, money, splits_usage, key_slots, owner_id}
-//   GET    /admin/v1/wallets?limit=N&cursor=C&sort=S&format=csv → {data:[wallet view…], has_more, next_cursor}
-//                                                 oldest first, or by `sort` (wallet-list.ts); limit 1–200 (default
-//                                                 50); cursor: next_cursor of the last page; format=csv: every wallet
-//   GET    /admin/v1/wallets/{id}                 → the wallet view: {id, name, credits, money, general_credits,
-//                                                 restricted_credits:[{vendors, credits}], reserved_credits,
-//                                                 lots:[…], key_slots, keys_active, splits_usage, owner_id, created_at,
-//                                                 month_spent_credits, month_spent_money, last_call_at}
-//   PATCH  /admin/v1/wallets/{id}                 {name} → the wallet view   (null: no name; audited)
-//   POST   /admin/v1/wallets/{id}/credits         {credits, vendors?: ["c", …]} → 201 {lot_id, credits, money, vendors}
-//   POST   /admin/v1/wallets/{id}/owner           {owner_id} → {id, owner_id, closed_management_keys:[{id, name,
-//                                                 key_prefix}]}   (the management keys the change closed: those
-//                                                 made by an earlier owner)
-//   POST   /admin/v1/wallets/{id}/management-keys {name?} → 201 {id, key, name}   (the full key, once)
-//   POST   /admin/v1/wallets/{id}/keys            {name?, audience?, monthly_limit_credits?, …} → 201 the key
-//                                                 doors' key record with the full key, once (api-key-routes.ts)
-//   GET    /admin/v1/wallets/{id}/management-keys → {data:[{id, name, key_prefix, created_by, created_at,
-//                                                 last_used_at, status, closed_at, closed_reason}]}   (never a secret)
-//   DELETE /admin/v1/wallets/{id}/management-keys/{key_id} → {id, object, closed: true}   (the key stops at once;
-//                                                 DELETE as for the key doors' DELETE /v1/keys/{id})
-//   GET    /admin/v1/wallets/{id}/audit           ?action&since&until&limit&offset → the audit trail, as GET /v1/audit
-//
-// Top-ups, owner changes and management keys made or closed here are recorded in the audit trail, in the
-// change's own transaction, as the operator (operator-audit.ts).
-//
-// No token configured: the routes are not registered, so every admin path answers the app's 404. Only this
-// start's local credential (the embedded database's operator tools): anyone else gets that same 404.
-// GATEWAY_ADMIN_TOKEN set: a missing or wrong token gets 401. Errors use the chat error shape (renderError(err, 'chat')). Unknown body
-// fields give 400 naming the field. Credits shown: balances round down, reserved amounts round up. `credits`
-// in a body is a whole number of credits, or text read as a person types it ("$5", "₩7,000", "5,000,000").
+// The operator's admin API under /admin/v1 (its doors: docs/operating.md, "Operator commands"). With no
+// GATEWAY_ADMIN_TOKEN the routes are not registered, so every admin path answers the app's 404 to all but this
+// start's local credential, and an unconfigured gateway shows no admin surface at all.
 import type { FastifyInstance } from 'fastify';
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import { type Clock, koreanDate, systemClock } from '../core/clock.ts';
@@ -56,9 +25,9 @@ import { countActiveKeysIn, walletView } from './wallet-view.ts';
 interface AdminDeps {
   ledger: Ledger;
   /** GATEWAY_ADMIN_TOKEN; unset or empty (and no localToken) → admin routes answer 404. */
-  adminToken?: string;
+  adminToken?: string | undefined;
   /** This start's credential for the operator tools on the same machine (running-gateway-file.ts). */
-  localToken?: string;
+  localToken?: string | undefined;
   /** Implemented by the key service: a management key created by the wallet's current owner. */
   createManagementKey: (walletId: string, name: string | undefined, actor: Actor) => Promise<{ id: string; key: string }>;
   /** An API key for the wallet (keys/manage.ts createOperatorKey); without it POST …/keys is not served. */

@@ -1,7 +1,6 @@
-// The file a gateway on the embedded database writes in its data folder while it runs: its address and an
-// admin credential made for this start. PGlite is single-process, so an operator tool that opened the same
-// folder would write to a copy the running gateway never sees (and the next start erases); with this file the
-// tools talk to the running gateway's admin API instead. Readable by the owner only, as it holds a credential.
+// The file a gateway on the embedded database writes in its data folder while it runs (its address and an admin
+// credential for this start): PGlite is single-process, so operator tools talk to the running gateway's admin API
+// instead of opening a copy it never sees. Readable by the owner only, as it holds a credential.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,5 @@
-// The district overview as CSV (GET /admin/v1/wallets?format=csv, `gateway wallet list --csv`): every
-// wallet, in the order asked, one line each. For spreadsheets as much as people: English column names, ISO
-// instants, plain numbers; the display currency's whole units first (when billing.yaml sets one), then
-// dollars to the credit, then credits, for the balance and for this Korean month's spend.
+// The district overview as CSV, one line per wallet. It is for spreadsheets as much as people, so English column
+// names, ISO instants and plain numbers, whatever the operator's display currency.
 
 import { type DisplayCurrency, NANO_PER_CREDIT, nanoToDisplayUnits } from '../core/money.ts';
 import type { Db } from '../db/db.ts';

@@ -1,7 +1,5 @@
-// GET /admin/v1/wallets and `gateway wallet list`: the district overview, a page at a time. In creation order
-// by default, with an opaque cursor (base64url of the last wallet's position), read in a few queries however
-// long the page is. `sort` orders every wallet by name, balance, this month's spend, last call or active keys
-// (`-` first: largest or latest first), and its cursor is the place in that order.
+// The district overview, a page at a time, with an opaque cursor that is the last wallet's place in the order asked,
+// so a page is read in a few queries however long the list.
 
 import { errors } from '../core/errors.ts';
 import type { DisplayCurrency } from '../core/money.ts';

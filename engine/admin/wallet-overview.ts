@@ -1,7 +1,5 @@
-// The district overview of wallets (GET /admin/v1/wallets, `gateway wallet list`): beside each wallet's
-// balance and active keys, this Korean month's spend and its last call. The month's spend is read from the
-// daily rollup (usage_daily, written with each charge), never by scanning usage records; the last call is the
-// latest use of the wallet's API keys (api_keys.last_used_at, written in batches within seconds).
+// Each wallet's month spend and last call for the district overview, read from the daily rollup and the keys'
+// last use so the overview never scans usage records.
 
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';

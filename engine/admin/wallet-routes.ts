@@ -18,7 +18,7 @@ interface WalletRouteDeps {
   db: Db;
   ledger: Ledger;
   clock: Clock;
-  localToken?: string;
+  localToken?: string | undefined;
   currency: () => DisplayCurrency | null;
   requireWallet: (id: string) => Promise<Wallet>;
   countActiveKeys: (walletId: string) => Promise<number>;

@@ -1,8 +1,6 @@
-// Where a webhook may be sent: SSRF protection. A webhook URL is the owner's to choose, so without this the
-// gateway would post to its own network (a database's HTTP port, a cloud metadata service) on their behalf.
-// The host is resolved and every address checked at registration (a clear 400), and again at each delivery,
-// inside the connection itself (undici's connect.lookup): a name that resolved to a public address when it was
-// registered and to 127.0.0.1 now (DNS rebinding) is refused, and the address connected to is the one checked.
+// Where a webhook may be sent: an owner chooses the URL, so without this the gateway would post into its own
+// network on their behalf. Addresses are checked at registration and again inside each delivery's connection, so a
+// name rebound to 127.0.0.1 since (DNS rebinding) is refused (docs/api.md, "Webhooks and alerts").
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { errors } from '../core/errors.ts';
@@ -94,7 +92,7 @@ export interface AddressGuard {
   lookup: LookupFunction;
 }
 
-export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Resolve }): AddressGuard {
+export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Resolve | undefined }): AddressGuard {
   const resolve = opts.resolve ?? systemResolve;
   const refusedAmong = (addresses: LookupAddress[]) => (opts.allowPrivate ? undefined : addresses.find((a) => isRefusedAddress(a.address)));
   return {

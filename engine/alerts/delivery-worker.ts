@@ -1,9 +1,6 @@
-// Sends the durable delivery queue (webhook_deliveries). Each round claims due deliveries with a lease
-// (locked_until; FOR UPDATE SKIP LOCKED, so processes sharing one PostgreSQL never send one delivery at once),
-// counts the attempt as it claims it (a process that dies mid-send has used the attempt: the count stays
-// bounded), sends it signed, records the attempt (status, a bounded excerpt of the answer or the error), and
-// either marks it delivered or schedules the next try by DELIVERY_POLICY's backoff until the attempts run out.
-// Times come from the database's now(): one clock for every process, independent of the engine's clock.
+// Sends the durable webhook delivery queue. A delivery is claimed with a lease and SKIP LOCKED so two processes
+// never send it at once, and its attempt is counted as it is claimed so a process dying mid-send still uses it up;
+// times are the database's, one clock for every process (docs/decisions/alerts.md).
 import { Agent, request } from 'undici';
 import { JobRunner } from '../core/job-runner.ts';
 import type { Db } from '../db/db.ts';

@@ -1,7 +1,6 @@
-// Events: what happened, written once with the exact body every delivery of it sends. An event is written in
-// the transaction that decided it (a threshold's conditional write), with one pending delivery per endpoint
-// subscribed to its type, so a crossing and its deliveries commit together or not at all. Events carry ids,
-// names, prefixes and amounts: never a prompt, an answer, or a key's text.
+// Events, written once with the exact body every delivery sends, in the transaction that decided them and with
+// their pending deliveries, so a crossing and its deliveries commit together. Events never carry a prompt, an answer
+// or a key's text.
 
 import { randomBytes } from 'node:crypto';
 import { type DisplayCurrency, moneyText, NANO_PER_CREDIT } from '../core/money.ts';

@@ -1,8 +1,5 @@
-// credits.expiring: once per credit lot that expires, when its expiry comes within the owner's lead time
-// (alert_settings.credits_expiring_days, 14 days by default), with the credits left on it and the date. Run by
-// the watcher's periodic sweep on every process; exactly once across them by the same conditional write as the
-// thresholds (alert_state, subject `lot:<id>`: the process whose insert returns the row writes the event and its
-// deliveries in the same transaction).
+// credits.expiring: once per credit lot whose expiry comes within the owner's lead time, fired by the watcher's
+// sweep on every process and exactly once across them by the thresholds' conditional write (subject `lot:<id>`).
 import { koreanDate } from '../core/clock.ts';
 import { type DisplayCurrency, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Db } from '../db/db.ts';

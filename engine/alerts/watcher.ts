@@ -1,19 +1,6 @@
-// Detecting crossings. A committed charge tells the watcher its wallet and key (engine/gateway.ts hooks the
-// charge's `committed`), behind the answer: the answer's path gains no database round trip. Charges that land
-// while a wallet is being checked are folded into one more check, so a burst of 50 calls costs a few checks, not
-// 50. Wallets whose owner subscribes no endpoint to an alert are skipped from a cached view (CHECK_POLICY), with
-// no query at all.
-//
-// Exactly once, across processes: a check runs in one transaction that first takes an advisory lock of the
-// wallet, then reads the figures (fresh, after the lock), then fires each crossed threshold by a conditional
-// write on its alert_state row (armed → not armed, or a new period, RETURNING): the process whose write returns
-// the row writes the event and its deliveries in the same transaction; every other sees nothing to fire. The lock
-// orders the checks, so a check that read a figure before a drain cannot re-arm after the drain's check fired.
-//
-// Re-arming: a check that sees a figure back on the safe side re-arms its threshold (a top-up, or a key's limit
-// raised); a key threshold also re-arms by itself in a new Korean day or month or with a changed limit (its
-// period). Top-ups through this gateway check at once; a periodic sweep re-checks wallets topped up elsewhere since
-// a threshold fired (the CLI writing to PostgreSQL directly) and fires key.expiring and credits.expiring.
+// Detecting threshold crossings behind each committed charge, so the answer's path gains no database round trip.
+// Each threshold fires exactly once across processes: a check takes the wallet's advisory lock, reads fresh figures
+// and fires by a conditional write whose winner alone writes the event (docs/decisions/alerts.md).
 
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.ts';
@@ -48,7 +35,7 @@ export interface WatcherDeps {
   queued: () => void;
   policy?: CheckPolicy;
   /** billing.yaml's display currency in force: payloads say their credits in it too (events.ts withMoney). */
-  currency?: () => DisplayCurrency | null;
+  currency?: (() => DisplayCurrency | null) | undefined;
 }
 
 /** Fires a threshold unless it fired already in this period: the conditional write only one process wins. */

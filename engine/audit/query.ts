@@ -7,8 +7,8 @@ import { AUDIT_ACTIONS, type AuditAction } from './trail.ts';
 
 interface AuditFilter {
   action?: AuditAction;
-  since?: Date;
-  until?: Date;
+  since?: Date | undefined;
+  until?: Date | undefined;
   limit: number;
   offset: number;
 }

@@ -1,8 +1,5 @@
-// The audit trail of a wallet: one row per change (a key made, changed or closed; a management key made or
-// closed; the owner changed; the wallet renamed; credits added; a manager added, changed or removed), saying who made it, from
-// where, and the values before and after.
-// A row is written with the Queryable of the change's own transaction, so a change and its record commit
-// together or not at all. Values never carry a secret: ids, names and shown prefixes only.
+// The audit trail of a wallet: one row per change, saying who made it, from where, and the values before and after.
+// Written with the change's own transaction so a change and its record commit together; never a secret.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/db.ts';
 

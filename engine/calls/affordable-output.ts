@@ -1,8 +1,6 @@
-// A text call that sends no output limit is held for the model's whole output. When that is more than the
-// caller can hold (the wallet's money, or what the key's monthly or daily limit leaves), the call would be refused,
-// or held and charged far past the key's day, for an answer it most likely never needed: instead the vendor is sent the largest output limit that fits, the call
-// is held at it, and the answer says so (`x-service-max-tokens`). A limit the client sent is never touched: it
-// is held exactly as sent, and refused when it does not fit.
+// A text call with no output limit is held for the model's whole output; when that is more than the caller can
+// hold, the vendor is sent the largest limit that fits instead of refusing a call that most likely never needed it
+// (said in `x-service-max-tokens`). A limit the client sent is never touched.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { clientLimits, honouredLimits } from '../catalog/wire-format.ts';

@@ -1,7 +1,6 @@
-// What stops a call's work: its time limit, or its client leaving. An event emitter rather than an
-// AbortSignal: undici takes either as a request's `signal`, but an AbortSignal handed to undici outlived its
-// request through young collections (a fastify-and-undici probe at 2,500 calls/s copied 355 KB per collection
-// with one signal per request, 44 KB with an emitter or none), and the gateway made one to three per call.
+// What stops a call's work: its time limit, or its client leaving. An event emitter rather than an AbortSignal,
+// because an AbortSignal handed to undici outlived its request through young collections
+// (docs/decisions/per-call-garbage.md).
 import { EventEmitter } from 'node:events';
 
 export interface CallSignal {

@@ -1,8 +1,6 @@
-// A prompt longer than the model's context window is refused before anything is held: a vendor refuses it
-// anyway, and the hold (capped at the window) would otherwise tie up the wallet for nothing. The count must
-// never exceed what the vendor counts, or a call it would take is refused: so it is a lower bound, the prompt's
-// words, and only for vendors whose tokenizer is known never to put two whitespace-separated words in one token
-// (config/vendors.yaml `tokens_at_least_words`). For the others the vendor's own 400 stands.
+// A prompt longer than the model's context window is refused before anything is held, rather than tie up the
+// wallet for a call the vendor refuses anyway. The count is a lower bound (words), used only for vendors whose
+// tokenizer never joins two words in one token (`tokens_at_least_words`), so no call the vendor takes is refused.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import type { Call } from '../core/call.ts';

@@ -1,7 +1,5 @@
-// A time limit as a call signal whose timer goes when the work ends. AbortSignal.timeout's timer stays
-// until it fires or the signal is garbage collected, and AbortSignal.any keeps weak references to its
-// sources: per call, that is a timer, a signal and weak references that outlive the call by a full
-// collection (2,000 of each in a heap taken under load), and 1.5% of the gateway's CPU.
+// A time limit as a call signal whose timer goes when the work ends, unlike AbortSignal.timeout and
+// AbortSignal.any, which outlive the call (docs/decisions/per-call-garbage.md).
 import { CallAbort, type CallSignal, onAbort } from './call-signal.ts';
 
 interface Deadline {

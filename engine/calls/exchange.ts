@@ -226,8 +226,7 @@ async function relayBinary(answer: UpstreamAnswer, depth: number, input: Exchang
 
 /**
  * A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise, its type one the
- * client contract names (the wire format maps the others). The depth header
- * names the route that answered (a 400 from the second route after a 429 on the first is depth 1).
+ * client contract names. The depth header names the route that answered (a 400 after a 429 on the first is depth 1).
  */
 async function relayVendorError(answer: UpstreamAnswer, depth: number, input: ExchangeInput): Promise<void> {
   const raw = await answer.body.text();

@@ -1,5 +1,5 @@
-// The front half of every call, a model door's or a video job's: authenticate (before the body is read, by
-// the door's onRequest hook) → read the body (bounded in depth) → prepare → hold the most it can cost. A call refused anywhere here has held and charged nothing.
+// The front half of every call (authenticate before the body is read, read it bounded, prepare, hold the most it
+// can cost), shared by model doors and video jobs so that a call refused anywhere here has held and charged nothing.
 import type { FastifyRequest } from 'fastify';
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
@@ -154,10 +154,10 @@ function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPl
 }
 
 /**
- * A model door's hold with its default output fitted to what the key's day has left. The daily limit refuses a
- * call only once the day is used up, so a call that leaves the output limit to the gateway would otherwise be
- * held, and may be charged, for the model's whole output far past the day. A limit the client sent is held as
- * sent; a default that cannot fit even one output token is refused as the month's would be (429).
+ * A model door's hold with its default output fitted to what the key's day has left: the daily limit refuses only
+ * once the day is used up, so a call leaving the output limit to the gateway would otherwise be held for the
+ * model's whole output far past the day. A limit the client sent is held as sent; a default that fits no output
+ * token is refused (429).
  */
 export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
   return async (call: PreparedRequest): Promise<HoldPlan> => {

@@ -1,14 +1,6 @@
-// Node's HTTP/2 client (http2-origin.ts) behind undici's Dispatcher interface, so the upstream client sends
-// every call one way (undici's `request` on a dispatcher) whatever the vendor speaks: an HTTP/1.1 Pool, or this.
-// An origin whose TLS handshake picks HTTP/1.1 is handed, from then on, to the pool it was given.
-//
-// Why not undici's own HTTP/2 (a Pool with allowH2): measured on undici 7.30.2, a vendor's graceful GOAWAY
-// (NO_ERROR, every stream taken) failed all five calls in flight on the connection with UND_ERR_SOCKET, all
-// five worked by the vendor; it shares a connection among POSTs only when told they are idempotent with
-// pipelining on, which the HTTP/1.1 fallback would then pipeline too; its pings have no time limit (a silent
-// vendor's calls hang); a REFUSED_STREAM reaches the caller unretried; and an answer shorter than its
-// content-length reads as whole. test/calls/upstream-http2-hostile.test.ts runs its suite against both and
-// records undici's failures (`it.fails`), so an undici upgrade that changes them shows.
+// Node's HTTP/2 client behind undici's Dispatcher interface, so the upstream client sends every call one way
+// whatever the vendor speaks. Node's client rather than undici's own HTTP/2, which fails calls on a graceful
+// GOAWAY among other faults: docs/decisions/http2-upstream.md.
 import { Dispatcher } from 'undici';
 import { CallAbort } from './call-signal.ts';
 import { Http2Origin, type Http2OriginOptions, NotHttp2 } from './http2-origin.ts';

@@ -1,12 +1,6 @@
-// HTTP/2 to one vendor origin, on Node's own http2 client: calls share a connection (a session), up to the
-// configured streams or what the vendor allows, whichever is fewer; more calls open more sessions, up to the
-// origin's connection cap, one handshake at a time.
-//
-// The upstream client reaches it through undici's Dispatcher interface (http2-dispatcher.ts, which also says
-// why undici's own HTTP/2 is not used): this file is the sessions, and the streams' rules.
-//
-// Whether an origin speaks HTTP/2 is the TLS handshake's answer (ALPN). One that answers http/1.1 fails its
-// call with NotHttp2; the dispatcher remembers it and serves it by the HTTP/1.1 pool, one call per connection.
+// HTTP/2 sessions to one vendor origin, so long streams share a few connections instead of one each. Whether an
+// origin speaks HTTP/2 is the TLS handshake's answer; one that picks HTTP/1.1 fails with NotHttp2 and is served by
+// the pool from then on (docs/decisions/http2-upstream.md).
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls';
@@ -19,7 +13,7 @@ interface Http2Request {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
-  body?: string | Buffer;
+  body?: string | Buffer | undefined;
 }
 
 interface Http2Answer {
@@ -39,7 +33,7 @@ export interface Http2OriginOptions {
   /** A session with calls on it is pinged this often; one that does not answer within `pingTimeoutMs` is dropped. */
   pingEveryMs?: number;
   pingTimeoutMs?: number;
-  tls?: ConnectionOptions;
+  tls?: ConnectionOptions | undefined;
 }
 
 /** The origin answered the TLS handshake without HTTP/2: its calls go to the HTTP/1.1 pool. */

@@ -1,8 +1,5 @@
-// Every field of a vendor's body that names a model (declared per wire format in transforms/protocols/) is held
-// to what the call's own `model` is held to: a catalog model on sale, on the key's list of models, of the call's
-// vendor and served on its door (so the wallet's plan and the key's audience, checked for the call's model and
-// door, cover it too). Checked on the body the vendor receives, before anything is held; the hold prices each
-// such model as itself (engine/catalog/pricing.ts).
+// Every body field that names a model is held to what the call's own `model` is held to (on sale, on the key's
+// list, the call's vendor and door), so a second model cannot slip past the plan or the key's audience.
 import type { Catalog } from '../catalog/catalog.ts';
 import { modelOnSale } from '../catalog/model-lookup.ts';
 import type { Call } from '../core/call.ts';

@@ -38,7 +38,7 @@ export function prepareCall(
   headers: RequestView['headers'],
   caller: Caller,
   registry: TransformRegistry,
-  opts: { now: Date; files?: Record<string, UploadedFile> },
+  opts: { now: Date; files?: Record<string, UploadedFile> | undefined },
 ): PreparedCall {
   checkFieldSpelling(body);
   checkRequired(door, body, headers);

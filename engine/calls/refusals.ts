@@ -11,7 +11,7 @@ export interface RequestView {
   body: JsonObject;
   headers: Record<string, string | string[] | undefined>;
   /** Who calls, for `caller` conditions; absent where no key is known (a vendor's own refusals). */
-  caller?: Pick<Caller, 'audience'>;
+  caller?: Pick<Caller, 'audience'> | undefined;
 }
 
 /** What made a condition hold: the offending value (`{value}` in a sentence) and where it sits (`{at}`). */

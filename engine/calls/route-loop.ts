@@ -1,9 +1,5 @@
-// The vendor's routes, tried in order, for everything that talks to a vendor: a model door's exchange and
-// the video worker's create and status calls. What moves an attempt on to the next route is decided here
-// only: a 429 or 5xx answer, a connection that failed or was reset (RouteFailure), an attempt that ran out
-// of its own time, or an answer the caller could not use. A vendor's Retry-After can earn one more pass.
-// A 401 or 403 refuses the gateway's own credential, not the client's: the route failed, and so would every
-// other route sent the same credential, so those are skipped; a route with another credential is still tried.
+// The vendor's routes, tried in order; what moves an attempt on to the next route is decided here only. A 401 or
+// 403 refuses the gateway's own credential, not the client's, so routes sent the same credential are skipped too.
 
 import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 import { type CallSignal, onAbort } from './call-signal.ts';
@@ -49,7 +45,7 @@ export interface RouteLoop<T> {
    */
   retryAfterMaxMs?: number;
   /** The call's trace, when telemetry is on: each attempt is a span of it. */
-  trace?: CallTrace | null;
+  trace?: CallTrace | null | undefined;
 }
 
 type RoutesOutcome<T> =
@@ -57,12 +53,12 @@ type RoutesOutcome<T> =
   | {
       done: false;
       failedAttempts: number;
-      lastProblem?: string;
+      lastProblem?: string | undefined;
       /** Routes whose vendor refused the gateway's credential (401/403), when any did. */
       credentialRefused?: { route: Route; status: number }[];
     };
 
-type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number; refusedStatus?: number };
+type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number | undefined; refusedStatus?: number };
 
 export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise<RoutesOutcome<T>> {
   let failed = 0;

@@ -1,9 +1,6 @@
-// How a call's hold ends: settled once at the cost of the usage that was recorded, or released when none was.
-// The answer's last byte waits for the charge to be committed (the door sends a body, or a stream's end
-// marker, only after `finish`), so a gateway killed outright has charged every answer a client received in
-// full. The wait is bounded: when the database does not answer within `commitWaitMs`, the answer goes out, and
-// its charge stays with the charge writer, counted as at risk until it lands, once it is kept on disk; a charge
-// the spool could not keep is waited for until it lands.
+// How a call's hold ends: settled once at the recorded usage's cost, or released. The answer's last byte waits for
+// the charge's commit (bounded by `commitWaitMs`), so a gateway killed outright has charged every answer a client
+// received in full (docs/money.md, "A crash at each step").
 import type { FastifyBaseLogger } from 'fastify';
 import type { StoredAnswer } from '../core/protocol.ts';
 import type { Usage } from '../core/types.ts';

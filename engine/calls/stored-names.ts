@@ -1,7 +1,6 @@
-// A body naming something the vendor stored (a response, one of its output items, a conversation) is served
-// only when the caller's wallet made it. One vendor account serves every wallet, so the vendor would replay
-// whatever id it is given, another school's student's conversation included: the check runs before anything
-// is held or sent, and an id of another wallet is answered exactly as one that never existed.
+// A body naming something the vendor stored is served only when the caller's wallet made it: one vendor account
+// serves every wallet, so the vendor would replay another school's conversation. Another wallet's id is answered as
+// one that never existed.
 import { errors } from '../core/errors.ts';
 import type { Protocol, StoredName } from '../core/protocol.ts';
 

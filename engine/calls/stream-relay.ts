@@ -1,10 +1,6 @@
-// A vendor's stream, relayed frame by frame to the client and read to its end whether or not the client
-// stays. The vendor bills the whole generation either way, so a client that leaves early must pay what
-// staying would have cost: once it is gone the frames are dropped (nothing is buffered for it) and only
-// the usage is kept, which the vendor reports in the stream's last events. Only a stream the vendor itself
-// breaks (reset, error event, the call's time limit) is settled from the translator's estimate.
-// A client that stays but stops reading gets back-pressure: the vendor is not read while the client's buffer
-// is full, so a stalled reader costs no memory; past `stallMs` it counts as gone, and the rule above applies.
+// A vendor's stream is read to its end whether or not the client stays, because the vendor bills the whole
+// generation either way: a client that leaves pays what staying would have cost. A reader that stops reading gets
+// back-pressure, so it costs no memory, and past `stallMs` it counts as gone.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { tryParse } from '../../transforms/util/json.ts';
 import type { StreamTranslator } from '../core/call.ts';
@@ -32,7 +28,7 @@ interface StreamRelay {
   /** Told when the first frame goes to the client (time to first byte). */
   onFirstByte?: () => void;
   /** The call's trace, when telemetry is on: it reads the answer's id, model and finish reasons off the events. */
-  trace?: CallTrace | null;
+  trace?: CallTrace | null | undefined;
 }
 
 /**

@@ -1,7 +1,6 @@
-// Sends one request to one vendor route, one way: undici's `request` on the origin's dispatcher, a keep-alive
-// undici Pool (HTTP/1.1), or for a vendor marked `http2` on an https route, HTTP/2 sessions behind the same
-// interface (http2-dispatcher.ts) when the vendor picks it. Which route comes next, and on what, is
-// route-loop.ts's business; a connection that fails here is a RouteFailure for it to see.
+// Sends one request to one vendor route, always through undici's `request` on the origin's dispatcher (an
+// HTTP/1.1 Pool or HTTP/2 sessions), so the rest of the call has one path whatever the vendor speaks. Which route
+// comes next is route-loop.ts's business.
 import type { ConnectionOptions } from 'node:tls';
 import { type Dispatcher, Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
@@ -28,7 +27,7 @@ export interface UpstreamAnswer {
 
 /** A route failed in a way that lets the same model try the next route. */
 export class RouteFailure extends Error {
-  readonly status?: number;
+  readonly status?: number | undefined;
   constructor(message: string, status?: number) {
     super(message);
     this.name = 'RouteFailure';
@@ -45,9 +44,9 @@ interface UpstreamOptions {
   connectTimeoutMs: number;
   connectionsPerOrigin: number;
   /** Calls at once on one HTTP/2 connection to a vendor (limits.yaml `vendor_http2_streams`). */
-  http2Streams?: number;
-  /** TLS options of connections to vendors. The gateway passes none (Node's trust store, NODE_EXTRA_CA_CERTS included). */
-  tls?: ConnectionOptions;
+  http2Streams?: number | undefined;
+  /** A CA for connections to vendors. The gateway passes none (Node's trust store, NODE_EXTRA_CA_CERTS included); tests pass theirs. */
+  tls?: Pick<ConnectionOptions, 'ca'> | undefined;
 }
 
 /** Calls at once on one HTTP/2 connection when limits.yaml does not say: what vendors' servers commonly allow. */
@@ -92,8 +91,8 @@ export class UpstreamClient {
         method: req.method,
         path: base.path + req.path,
         headers,
-        body: req.body,
-        signal,
+        body: req.body ?? null,
+        signal: signal ?? null,
         headersTimeout: 0,
         bodyTimeout: 0,
       });

@@ -1,7 +1,5 @@
-// What a reviewer needs from a catalog change: every field of every model that changed (prices with
-// their unit and percentage, tiers by threshold, scheduled prices by date, context, doors, rules, effort
-// levels, data handling, sale end, successor), the whole card of a model added or removed, and every
-// change to a rule of config/rules.yaml. Pure: the caller reads the texts (working tree or git ref).
+// What a reviewer needs from a catalog change: every changed field of every model, the whole card of a model added
+// or removed, and every change to a rule. Pure, so it compares a working tree with any git ref.
 import { parse } from 'yaml';
 import { type CardLine, modelCard, ruleCard, showValue } from './price-card.ts';
 import { asRecord } from './price-units.ts';

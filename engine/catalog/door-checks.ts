@@ -1,8 +1,6 @@
-// What config/doors.yaml must hold against the wire formats (transforms/protocols/) and the settlement table
-// (config/billing.yaml): every format a door names exists, declares a chain for that door and covers the vendors
-// it serves, each chain keeps the steps its billing kind and its wire format need (streaming or not), and a
-// model's rules reach every door that serves the model. A chain that breaks one of these would serve calls it
-// cannot bill.
+// What config/doors.yaml must hold against the wire formats (transforms/protocols/) and the settlement table:
+// every format a door names exists and declares a chain for the door, and each chain suits its vendors, its format
+// and its billing kind. A chain that breaks one of these would serve calls it cannot bill.
 import { protocols } from '../../transforms/protocols/index.ts';
 import type { Chain, ChainNeed, Protocol } from '../core/protocol.ts';
 import type { ChainNeeds } from '../core/schema-types.ts';

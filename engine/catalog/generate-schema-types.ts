@@ -1,10 +1,6 @@
-// Writes engine/core/schema-types.ts from the JSON Schemas, so each YAML shape is written down once (in its
-// schema) and the TypeScript types follow. Run `npm run schema-types`
-// after changing a schema; test/core/schema-types.test.ts fails while the committed file is stale.
-//
-// Only the schema keywords the gateway's schemas use are understood: type, properties, required,
-// additionalProperties, propertyNames.enum, items, enum, const, oneOf/anyOf and $ref. allOf (the catalog's
-// if/then refinements) and value limits (minimum, pattern…) narrow values, not shapes, and are left to ajv.
+// Writes engine/core/schema-types.ts from the JSON Schemas, so each YAML shape is written down once; run
+// `npm run schema-types` after changing a schema (test/core/schema-types.test.ts fails while the file is stale).
+// Only keywords that shape types are understood; value limits (minimum, pattern, allOf refinements) are ajv's.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -88,7 +84,7 @@ function loadSchemas(root: string): Loaded[] {
 class Generator {
   private readonly byId: Map<string, Schema>;
   /** Named type → its body, in the order first met. */
-  private readonly emitted = new Map<string, { body: string; doc?: string; from: string }>();
+  private readonly emitted = new Map<string, { body: string; doc?: string | undefined; from: string }>();
 
   constructor(private readonly schemas: Loaded[]) {
     this.byId = new Map(schemas.map((s) => [s.id, s.schema]));

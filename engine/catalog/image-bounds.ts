@@ -1,7 +1,6 @@
-// The most an image call can cost. A vendor D image model is charged a fixed price per image, and its hold is
-// the catalog's image_reservation. A token-priced model (vendor B) is billed for the prompt, the source images of
-// an edit and the output tokens of the quality asked: its hold is that bound or image_reservation, whichever is
-// larger, so neither a long prompt nor a high quality can make a call spend beyond the balance.
+// The most an image call can cost: a per-image price holds the catalog's image_reservation, and a token-priced
+// model holds its prompt-and-quality bound when larger, so neither a long prompt nor a high quality can spend
+// beyond the balance.
 
 import { usdToNano } from '../core/money.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';

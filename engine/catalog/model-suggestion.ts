@@ -1,8 +1,6 @@
-// Which model to suggest for one the catalog does not have (404) or the caller's credits cannot pay for (403).
-// A misspelling is answered with the id it most likely meant. Past that, spelling alone misleads: `gpt-4o-mini`
-// is four edits from `o-4-mini`, a reasoning model at another price. So the suggestion is the model most like
-// the one asked for: reasoning or not alike, sharing its words (a tier word such as mini, nano or pro says more
-// of the price than a version number), at the nearest price, and only then the nearest spelling.
+// Which model to suggest for one the catalog does not have or the caller cannot pay for. Past a misspelling,
+// spelling alone misleads (`gpt-4o-mini` is four edits from a reasoning model at another price), so the suggestion
+// is the model most alike in kind, words and price, and only then the nearest spelling.
 import { closest, distance } from 'fastest-levenshtein';
 import type { ModelEntry } from '../core/types.ts';
 

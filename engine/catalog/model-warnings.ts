@@ -1,7 +1,5 @@
-// What is probably a mistake in a model but may be right, so it never stops a start or a reload: a sale end
-// not yet marked `retired` or a scheduled price whose date has come (normal the day after; worth cleaning
-// up), and a price outside the range any vendor charges (a slipped decimal point, a price per token written
-// per 1M).
+// What is probably a mistake in a model but may be right (a sale end not yet marked retired, a scheduled price
+// whose date has come, a price outside any vendor's range), so it warns and never stops a start or a reload.
 
 import type { ModelEntry } from '../core/types.ts';
 import { modelDates } from './catalog-dates.ts';
@@ -80,7 +78,7 @@ function saleEndWarning(
 /** A text model that charges for input but not for output: every answer would be given away. */
 function freeOutput(m: ModelEntry): { path: (string | number)[]; message: string }[] {
   const p = m.pricing;
-  const pairs: { path: (string | number)[]; what: string; input?: number; output?: number }[] = [
+  const pairs: { path: (string | number)[]; what: string; input?: number | undefined; output?: number | undefined }[] = [
     { path: ['pricing', 'output'], what: 'pricing.output', input: p.input, output: p.output },
     ...(p.tiers ?? []).map((t, i) => ({
       path: ['pricing', 'tiers', i, 'output'],

@@ -1,8 +1,5 @@
-// A server-side tool loop: the vendor samples once, runs a tool (a search, a file search, a page fetch, an
-// advisor), feeds its result back and samples again, up to once per tool call the body allows. Every pass is
-// billed for the whole prompt it reads: the input, the results so far and the output so far. And where the
-// body asks the vendor to compact its context (vendor A's compaction edit), each pass may be preceded by a
-// summarising pass over that prompt, billed at the same model's prices. These are the bounds of both.
+// The bounds of a server-side tool loop: every pass the vendor samples is billed for the whole prompt so far, and
+// a compaction may add a summarising pass before each, so the hold must price every pass the body allows.
 
 import type { HonouredLimits } from '../core/protocol.ts';
 import { isRemoteMcpTool, isToolSearchTool } from '../core/server-tools.ts';
@@ -31,7 +28,7 @@ export function passBounds(
   base: number,
   output: number,
   steps: LoopStep[],
-  opts: { window: number | null | undefined; callCap?: number; firstPass: number; compacts: boolean; summaryOutput: number },
+  opts: { window: number | null | undefined; callCap?: number | undefined; firstPass: number; compacts: boolean; summaryOutput: number },
 ): PassBounds {
   const window = opts.window ?? Number.POSITIVE_INFINITY;
   let left = opts.callCap ?? Number.POSITIVE_INFINITY;
@@ -87,7 +84,7 @@ export function loopSteps(s: {
  */
 export function unboundedToolSteps(
   body: JsonObject,
-  s: { callCap?: number; loopCalls: number; window: number; prompt: number },
+  s: { callCap?: number | undefined; loopCalls: number; window: number; prompt: number },
 ): LoopStep[] {
   const calls = s.callCap ?? s.loopCalls;
   const tools = Array.isArray(body.tools) ? body.tools : [];

@@ -1,7 +1,5 @@
-// A model (or a rule of config/rules.yaml) as a reviewer reads it: one line per field, each price with
-// its unit. The diff compares two cards line by line, and prints a whole card for a model added or removed.
-// Cards are built from the YAML as written (a version read from git may not even pass the schema), so
-// every field is read defensively.
+// A model (or a rule) as a reviewer reads it, one line per field, so the diff compares cards line by line. Cards
+// are built from the YAML as written, which from git may not pass the schema, so every field is read defensively.
 import { asRecord, pricesOf } from './price-units.ts';
 
 export interface CardLine {

@@ -1,7 +1,6 @@
-// Every price a model's `pricing` holds, each with what it is paid for. A figure means nothing to a
-// reviewer without its unit ($3 per 1M tokens and $3 per image are different worlds), and the sane range
-// of a price depends on the unit too. Tiers are named by their threshold and scheduled prices by their
-// date, so two versions of a catalog compare the same tier with itself even when another is inserted.
+// Every price a model holds, with what it is paid for: a figure means nothing to a reviewer without its unit, and a
+// price's sane range depends on it. Tiers are named by threshold and scheduled prices by date, so two versions
+// compare the same tier with itself even when another is inserted.
 import type { Pricing } from '../core/types.ts';
 
 export type PriceUnit = 'per 1M tokens' | 'per image' | 'per second' | 'per 1M characters';

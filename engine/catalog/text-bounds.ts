@@ -1,8 +1,6 @@
-// What a text call's body lets the vendor do, as upper bounds the reservation prices (pricing.ts): input
-// tokens, output tokens, server-tool calls, and whether the prompt cache can be written. Each bound must stay at
-// or above what the vendor will count for the body; config/billing.yaml `reservation` says why each allowance
-// is enough. A limit the bounds read is checked here: one that is not a positive whole number is a 400 naming
-// it, so a negative, zero or fractional limit can never lower the hold (nor reach the vendor).
+// What a text call's body lets the vendor do, as upper bounds the reservation prices; each must stay at or above
+// what the vendor will count (billing.yaml `reservation` says why each allowance is enough). A limit read here that
+// is not a positive whole number is a 400, so it can never lower the hold.
 
 import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
@@ -350,13 +348,9 @@ export function measureBody(body: JsonObject): { bytes: number; images: number }
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Whether the vendor will put content into the prompt that the body only points at, or bills past its bytes: a
- * document or file part given by URL or file id (native `document` with a url or file source, responses
- * `input_file` with file_url or file_id, chat `file` with file_id) or inline (a base64 PDF, billed per page), a web fetch tool, or a remote MCP server (responses `mcp` tools, the native
- * `mcp_servers` list): the vendor lists the server's tools and feeds back its results, whose size the server's
- * owner, often the client itself, decides. Also a conversation the vendor stored and replays: a responses body's
- * `previous_response_id`, `conversation` or stored `prompt` (by id), or an input `item_reference`, puts all of it
- * into the prompt.
+ * Whether the vendor will put content into the prompt that the body only points at, or bill past its bytes: files
+ * by URL or id, inline PDFs (billed per page), page fetches, remote MCP servers (whose results their owner sizes) and
+ * stored conversations it replays. Then the body's bytes do not bound its input, and the hold must not rely on them.
  */
 function pullsContentIn(value: JsonValue): boolean {
   if (isObject(value) && Array.isArray(value.mcp_servers) && value.mcp_servers.length > 0) return true;

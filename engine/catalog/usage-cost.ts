@@ -1,7 +1,5 @@
-// What a call's usage cost, in two steps: the prices that applied to it (base or tier, the scheduled price in
-// force, the extras it used), then the charge at those prices. The usage record keeps the first step
-// (engine/usage/records.ts `prices`), so the charge is the same function of the record whatever the catalog
-// says later: a price change never re-prices history, and a reviewer recomputes any charge from the record.
+// What a call's usage cost, in two steps (the prices that applied, then the charge at them), because the usage
+// record keeps the first: a price change never re-prices history, and any charge can be recomputed from its record.
 import { usdToNano } from '../core/money.ts';
 import type { ModelEntry, Usage } from '../core/types.ts';
 import { type PricingContext, pricesAt, pricesForPrompt, scheduledPriceAt, tierForPrompt, tokenCost, wholeCount } from './pricing.ts';

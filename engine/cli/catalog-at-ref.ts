@@ -22,9 +22,9 @@ interface YamlText {
 export interface ReviewedFiles {
   catalog: YamlText[];
   /** config/doors.yaml (which doors a model without `doors:` is on), when there is one. */
-  doors?: string;
+  doors?: string | undefined;
   /** config/rules.yaml, when there is one. */
-  rules?: string;
+  rules?: string | undefined;
 }
 
 interface ReviewSides {

@@ -1,7 +1,6 @@
-// Which catalog/ and config/ `gateway catalog check` reads. `npm start` reads ./catalog and ./config of the
-// folder it runs in (npm runs it at the project's root), so the check reads those of the nearest folder at or
-// above the working one that has both, the way git finds its repository from any subfolder; outside any such
-// folder, this installation's own. GATEWAY_CATALOG_DIR and GATEWAY_CONFIG_DIR, when set, are read as given.
+// Which catalog/ and config/ `gateway catalog check` reads: those of the nearest folder at or above the working one
+// that has both, as git finds its repository, because that is what `npm start` would read from there.
+// GATEWAY_CATALOG_DIR and GATEWAY_CONFIG_DIR, when set, are read as given.
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { projectPath } from '../core/project-path.ts';

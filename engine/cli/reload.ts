@@ -1,7 +1,5 @@
-// `npx gateway reload`: makes the running gateway re-read catalog/ and config/. Either through its admin API
-// (--url and an admin token), which answers with the result, or with a SIGHUP to the pid `npm start` wrote
-// (engine/core/pid-file.ts), whose result the gateway leaves beside it (engine/core/reload-report.ts). Either
-// way the command exits 1 and lists the problems when the reload was refused.
+// `npx gateway reload`: through the admin API, or with a SIGHUP to the pid `npm start` wrote and then the report
+// the gateway leaves beside it, since a signal carries no answer. Either way a refused reload exits 1 with its problems.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pidFilePath } from '../core/pid-file.ts';

@@ -97,7 +97,7 @@ export async function runOnGateway(gateway: RunningGatewayFile, call: AdminCall)
     res = await fetch(`${gateway.url}${call.path}`, {
       method: call.method,
       headers: { authorization: `Bearer ${gateway.admin_token}`, ...(call.body ? { 'content-type': 'application/json' } : {}) },
-      body: call.body ? JSON.stringify(call.body) : undefined,
+      body: call.body ? JSON.stringify(call.body) : null,
       signal: AbortSignal.timeout(15_000),
     });
   } catch (e) {

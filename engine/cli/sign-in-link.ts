@@ -1,8 +1,5 @@
-// `gateway wallet sign-in-link <wallet-id>` on PostgreSQL: writes the one-time link to the shared database
-// itself (on the embedded database the command goes through the running gateway's admin API instead, which
-// makes the link for the origin it was reached at). The link's origin is GATEWAY_PUBLIC_URL, else
-// http://HOST:PORT as `npm start` listens by default, but only when a gateway answers there: a link to an
-// origin nothing listens on would reach the owner and fail, so the command refuses and names the setting.
+// `gateway wallet sign-in-link` on PostgreSQL writes the link to the shared database itself. It refuses when no
+// gateway answers at the link's origin, since a link to an origin nothing listens on would reach the owner and fail.
 import { systemClock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { createSessionStore } from '../dashboard/sessions.ts';

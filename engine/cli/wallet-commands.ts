@@ -53,7 +53,13 @@ const credits = (v: number | string | undefined, min: number, ctx: CliContext): 
 /** `gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID] [--name NAME]` */
 export async function walletCreate(
   db: Db,
-  opts: { credits?: number | string; splitsUsage?: boolean; keySlots?: number | string; ownerId?: string; name?: string } = {},
+  opts: {
+    credits?: number | string | undefined;
+    splitsUsage?: boolean | undefined;
+    keySlots?: number | string | undefined;
+    ownerId?: string | undefined;
+    name?: string | undefined;
+  } = {},
   ctx: CliContext = {},
 ) {
   const keySlots = opts.keySlots === undefined ? undefined : Number(opts.keySlots);
@@ -88,7 +94,7 @@ export async function walletCreate(
 export async function walletTopup(
   db: Db,
   walletId: string,
-  opts: { credits: number | string; vendors?: string[] | string | null; expiresAt?: string | null },
+  opts: { credits: number | string; vendors?: string[] | string | null | undefined; expiresAt?: string | null | undefined },
   ctx: CliContext = {},
 ): Promise<{ lot_id: string; credits: number; money: string; vendors: string[] | null; expires_at: string | null }> {
   const vendors =
@@ -138,7 +144,7 @@ export async function walletShow(db: Db, walletId: string, ctx: CliContext = {})
 /** `gateway wallet list [--limit N] [--cursor C] [--sort S] [--csv]`: the same page (or file) as GET /admin/v1/wallets. */
 export async function walletList(
   db: Db,
-  opts: { limit?: string; cursor?: string; sort?: string; csv?: boolean } = {},
+  opts: { limit?: string | undefined; cursor?: string | undefined; sort?: string | undefined; csv?: boolean | undefined } = {},
   ctx: CliContext = {},
 ): Promise<WalletPage | string> {
   if (opts.csv) return walletsCsv(db, { sort: opts.sort }, todayOf(ctx), currencyOf(ctx));

@@ -24,7 +24,7 @@ export function fixedClock(start: Date | string): Clock & { set(d: Date | string
 const KST_OFFSET_MS = 9 * 3600 * 1000;
 
 const DAY_MS = 24 * 3600 * 1000;
-/** The last day asked for: every call prices itself by today's date, and formatting one cost 1% of the CPU. */
+/** The last day asked for: every call prices itself by today's date, and formatting it each time showed in profiles. */
 let lastDay = { from: 0, to: 0, date: '' };
 
 /** The Korean calendar date (YYYY-MM-DD) of an instant. */

@@ -27,7 +27,7 @@ export type ErrorShape = 'chat' | 'messages';
 export class GatewayError extends Error {
   readonly status: number;
   readonly type: ErrorType;
-  readonly param?: string;
+  readonly param?: string | undefined;
   /** Extra fields carried in the error object (for example `suggestion`). */
   readonly extra: Record<string, unknown>;
   /** Headers to send with the error (for example Retry-After). */
@@ -37,7 +37,7 @@ export class GatewayError extends Error {
     status: number,
     type: ErrorType,
     message: string,
-    opts: { param?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    opts: { param?: string | undefined; extra?: Record<string, unknown> | undefined; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = 'GatewayError';

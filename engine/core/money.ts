@@ -1,10 +1,6 @@
-// Money is integer nano-USD (1e-9 USD) everywhere inside. One credit = 1,000 nano-USD ($0.000001).
-// Credits shown to clients are whole numbers: a balance rounds down, usage rounds up.
-//
-// The credit is not configurable. Balances, reservations and quota usage are stored in nano-USD, while key
-// limits are stored in credits and every client-facing figure (balances, limits, usage, error messages) is
-// shown in credits: the rate is part of the public contract, and changing it would silently rescale every
-// key limit and every balance clients have already been told. So it is a constant here, not a config key.
+// Money is integer nano-USD (1e-9 USD) everywhere inside; one credit is 1,000 nano-USD, shown to clients in whole
+// credits (a balance rounds down, usage rounds up). The rate is a constant, not a setting, because it is part of the
+// public contract: changing it would silently rescale every key limit and balance clients were already told.
 
 export const NANO_PER_CREDIT = 1000n;
 const NANO_PER_USD = 1_000_000_000n;
@@ -33,7 +29,7 @@ const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
  */
 export function usdToNano(usd: number | string): bigint {
   if (typeof usd !== 'number') return parseUsd(usd.trim(), usd);
-  // Every call prices its usage with the catalog's few numbers: convert each once (the text round trip was 2% of a call's CPU).
+  // Every call prices its usage with the catalog's few numbers: convert each once (docs/decisions/per-call-garbage.md).
   let nano = usdNumbers.get(usd);
   if (nano === undefined) {
     nano = parseUsd(numberToPlain(usd), usd);

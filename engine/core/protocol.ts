@@ -41,7 +41,7 @@ export interface VendorErrors {
   /** The body's shape: a door answering in the same shape is sent the vendor's own bytes (config/doors.yaml `errors`). */
   shape: string;
   /** The vendor's error type and message, as far as its body says them. */
-  read(body: unknown): { type?: string; message?: string };
+  read(body: unknown): { type?: string | undefined; message?: string | undefined };
   /** The vendor's types the client contract does not name, each mapped to one it does; others follow the status. */
   types: Readonly<Record<string, ErrorType>>;
 }

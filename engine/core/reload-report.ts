@@ -1,7 +1,6 @@
-// The result of the last signalled reload, left beside the pid file (engine/core/pid-file.ts) by the gateway
-// that the pid names. A SIGHUP carries no answer, so `npx gateway reload` sends it and then waits for a report
-// that began after its signal: the operator learns at the prompt whether the new YAML was refused, on the
-// embedded database and on PostgreSQL alike, with or without an admin token.
+// The result of the last signalled reload, left beside the pid file: a SIGHUP carries no answer, so
+// `npx gateway reload` waits for a report begun after its signal and the operator learns at the prompt whether the
+// new YAML was refused.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pidFilePath } from './pid-file.ts';

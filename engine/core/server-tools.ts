@@ -1,7 +1,5 @@
-// Server tools: tools the vendor runs itself and bills per call (config/billing.yaml server_tools), as many times
-// as it decides unless the body caps them. The reservation holds their calls (engine/catalog/text-bounds.ts)
-// and the request chains cap them (transforms/steps/cap-server-tools.ts); both must see the same tools, or
-// the vendor could run a tool the hold does not cover.
+// Server tools: tools the vendor runs and bills per call, as often as it decides unless the body caps them. The
+// reservation and the request chains both read this one list, or the vendor could run a tool the hold does not cover.
 import type { JsonValue } from './types.ts';
 
 export type ServerToolKind = 'web_search' | 'file_search';

@@ -1,10 +1,6 @@
-// Amounts as an owner reads and types them. The gateway counts in credits (1 credit = $0.000001 = 1,000
-// nano-USD); people think in dollars, or in won where the operator set a display currency. So every amount
-// shown gets its money beside it, and a form takes any of them, in both languages: "500000", "1,000,000",
-// "1,000,000 credits" or "1,000,000 크레딧" are credits; "$5", "5 USD", "US$0.50", "5달러" are dollars;
-// "₩50,000" or "50,000원" are won when the display currency is KRW. The one reader is core/money.ts's
-// creditsOfAmount; this file words its refusals in the owner's language. The pages print amounts grouped the
-// same way in both locales (format.ts), so what a page shows can be typed back as it is.
+// Amounts as an owner reads and types them: people think in dollars or won, not credits, so every amount shown has
+// its money beside it and a form takes any of them (read by core/money.ts's creditsOfAmount). Pages group digits
+// the same way in both locales, so what a page shows can be typed back as it is.
 import { errors } from '../core/errors.ts';
 import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
 import * as format from './format.ts';

@@ -51,7 +51,12 @@ function entryRow(ui: Ui, e: AuditRecord): Html {
 }
 
 /** The page's filter as the shared query: Korean dates become instants (from 00:00 of `from` up to the end of `to`). */
-function filterQuery(query: unknown): { action?: string; since?: string; until?: string; offset?: string } {
+function filterQuery(query: unknown): {
+  action?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  offset?: string | undefined;
+} {
   const day = (name: string) => {
     const v = queryText(query, name, 10);
     if (v !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(v)) return { bad: v };

@@ -6,7 +6,7 @@ import type { FormBody } from './form.ts';
 import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
 import { csrfField, type Section, sendPage } from './layout.ts';
-import type { OwnerSession } from './sessions.ts';
+import type { SignedInSession } from './session-http.ts';
 
 export const isConfirmed = (form: FormBody): boolean => form.confirm === 'yes';
 
@@ -16,7 +16,7 @@ export const closeButton = (ui: Ui, confirmPath: string, label: string): Html =>
 
 export function sendCloseConfirmation(
   reply: FastifyReply,
-  s: OwnerSession,
+  s: SignedInSession,
   what: { section: Section; kindText: string; label: string; consequence: string; closePath: string; backPath: string },
 ): FastifyReply {
   const ui = uiFor(reply.request);

@@ -18,9 +18,9 @@ export interface DashboardDeps {
   sessions: SessionStore;
   videos: VideoStore;
   /** GATEWAY_PUBLIC_URL, when set: the provider's callback address is built on it. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /** The school's identity provider (GATEWAY_OIDC_*); absent: sign-in links only. */
-  identity?: IdentityProvider;
+  identity?: IdentityProvider | undefined;
   /** Alert thresholds and webhooks (the webhooks page); absent: no such page. */
   alerts?: Pick<Alerts, 'store' | 'queued'>;
   /** billing.yaml's display_currency in force (read per request, so a reload changes the next page); absent: dollars. */

@@ -1,7 +1,5 @@
-// A one-time note from a form POST to the page its 303 leads to (migration 012), so every form can answer with
-// a redirect and a refresh repeats nothing, while the secrets a creation makes are still shown exactly once.
-// Sealed with AES-256-GCM under a key derived from the session's cookie secret: only the browser that made
-// the change can open it, and taking it deletes it in the same statement, so two refreshes cannot both see it.
+// A one-time note from a form POST to the page its 303 leads to, so every form can redirect and a refresh repeats
+// nothing while a new secret is still shown once. Sealed under the session's cookie secret, and taken by deleting it.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';

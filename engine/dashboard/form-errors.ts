@@ -1,8 +1,6 @@
-// A refused form says what was wrong in the words of the form and of the owner's language, not of the API:
-// the key checks (keys/validate.ts) are shared with the JSON doors, speak English only, name fields as
-// `monthly_limit_credits` and say "null" where the form says "blank". Each message they can give is matched
-// here and said again from the catalog; one this table does not know yet falls back to the old English
-// rewrite (and, in Korean, a Korean lead in front of it), so no refusal is ever lost.
+// A refused form says what was wrong in the form's words and the owner's language, not the API's: the shared key
+// checks speak English and name JSON fields. A message this table does not know yet falls back to an English
+// rewrite, so no refusal is ever lost.
 import type { GatewayError } from '../core/errors.ts';
 import * as format from './format.ts';
 import { type MessageKey, saysLocale, t } from './i18n.ts';

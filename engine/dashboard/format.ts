@@ -1,7 +1,5 @@
-// Numbers, money and times as each locale writes them, through Intl: credits grouped, dollars as the
-// locale writes US dollars ("$5.00" in English, "US$5.00" in Korean: a Korean reader's "$" is not assumed
-// to be USD), instants in Korean time (the product's days are Korean, design.md) with a KST label, English
-// as "2026-11-27 22:26 KST" as before, Korean as "2026. 11. 27. 22:26 KST". Money is never a float here: the
+// Numbers, money and times as each locale writes them, through Intl: US dollars as the locale writes them (a Korean
+// reader's "$" is not assumed to be USD), instants in Korean time with a KST label. Money is never a float here: the
 // amounts go to Intl as exact decimal strings.
 
 import { type DisplayCurrency, displayUnitsText } from '../core/money.ts';

@@ -1,8 +1,6 @@
-// Teachers: a manager an owner limited to some classes (key groups; wallet_manager_groups, migration 020).
-// Such a manager sees and manages those classes' keys and usage and nothing else of the wallet: the guard
-// (routes.ts) reads the manager's classes at every request, as it reads the role, so giving or taking a class
-// holds at once, and refuses (403) any route not in GROUP_SCOPED_ROUTES, or one naming a key or a class that
-// is not one of the manager's. Pages then show only the manager's classes (groupScopeOf).
+// Teachers: managers an owner limited to some classes, who see and manage those classes' keys and usage and nothing
+// else. The guard reads the manager's classes at every request, as it reads the role, so giving or taking a class
+// holds at once.
 import type { FastifyRequest } from 'fastify';
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';

@@ -1,8 +1,5 @@
-// /dashboard/groups: the wallet's classes (key groups) with their keys' use against the class's limits, each
-// class's page with its keys, and the CSV of a class's month. Changes go through keys/groups.ts and
-// keys/manage.ts, the functions the doors call, so a raised class limit lifts a 429 at once everywhere.
-// A teacher (a manager limited to classes, group-scope.ts) sees only their classes and manages their keys;
-// the classes themselves (names, limits) and who teaches them are changed by the owner or a wallet manager.
+// /dashboard/groups: the wallet's classes, their keys' use against the class's limits, and a class's monthly CSV.
+// Changes go through the functions the key doors call, so a raised class limit lifts a 429 at once everywhere.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';

@@ -33,18 +33,11 @@ export function fromAcceptLanguage(header: string | undefined): Locale | null {
   return ranges.map((r) => r.lang).find(isLocale) ?? null;
 }
 
-function langCookie(req: FastifyRequest): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === LANG_COOKIE) return part.slice(i + 1).trim();
-  }
-  return undefined;
-}
-
 /** The request's locale: the switch's cookie, else Accept-Language, else English. */
 export function localeOf(req: FastifyRequest | undefined): Locale {
   if (!req) return 'en';
-  const chosen = langCookie(req);
+  // Parsed by @fastify/cookie (session-http.ts), which only the dashboard's requests have.
+  const chosen = req.cookies?.[LANG_COOKIE];
   if (isLocale(chosen)) return chosen;
   const h = req.headers['accept-language'];
   return fromAcceptLanguage(Array.isArray(h) ? h.join(',') : h) ?? 'en';

@@ -8,7 +8,7 @@ import { formOf } from './form.ts';
 import { type Html, html } from './html.ts';
 import { LANG_COOKIE, t, type Ui } from './i18n.ts';
 import { isLocale, type Locale } from './locale.ts';
-import { checkSameOrigin, needsSecureCookie } from './session-http.ts';
+import { checkSameOrigin, cookieOptions } from './session-http.ts';
 
 const LANG_PATH = '/dashboard/lang';
 const YEAR_SECONDS = 365 * 86_400;
@@ -40,8 +40,8 @@ export function registerLangSwitch(scope: FastifyInstance): void {
     checkSameOrigin(req);
     const form = formOf(req.body);
     const lang = isLocale(form.lang) ? form.lang : 'en';
-    const secure = needsSecureCookie(req);
-    reply.header('set-cookie', `${LANG_COOKIE}=${lang}; Path=/; Max-Age=${YEAR_SECONDS}; SameSite=Lax${secure ? '; Secure' : ''}`);
+    // Not HttpOnly, as before: a language is no secret.
+    reply.setCookie(LANG_COOKIE, lang, { ...cookieOptions(req, 'lax', false), maxAge: YEAR_SECONDS });
     return reply.code(303).header('location', safeBack(form.back)).send();
   });
 }

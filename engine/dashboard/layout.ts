@@ -41,7 +41,7 @@ document.querySelectorAll('button[data-copy]').forEach(function (b) {
 interface PageOptions {
   title: string;
   /** The signed-in owner's section and CSRF token; absent on the sign-in pages. */
-  signedIn?: { section: Section | null; csrfToken: string; walletId: string };
+  signedIn?: { section: Section | null; csrfToken: string; walletId: string } | undefined;
   body: Html;
 }
 

@@ -4,13 +4,16 @@
 // gateway process has, so the callback may reach any process and nothing needs a table; the seal also carries
 // its own expiry, so an old cookie replayed later opens nothing.
 //
+// Sealed rather than signed with @fastify/cookie's signer, which only signs: the value would be readable, and it
+// holds the PKCE verifier and nonce. @fastify/cookie writes and parses it (session-http.ts).
+//
 // SameSite=Lax, unlike the session cookie: the provider sends the browser back with a cross-site top-level GET,
 // and a Strict cookie would not come with it. It holds no session, only the means to finish this one flow.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FlowSecrets, Identity } from '../identity/provider.ts';
 import { openValue, sealValue } from './flash.ts';
-import { cookieValue, needsSecureCookie } from './session-http.ts';
+import { cookieOptions, needsSecureCookie } from './session-http.ts';
 
 /** Long enough to type a password and answer a second factor; short, since it opens a sign-in. */
 const FLOW_TTL_MS = 10 * 60_000;
@@ -49,20 +52,15 @@ export function openFlow(clientSecret: string, sealed: string, nowMs: number): F
 }
 
 export function setFlowCookie(reply: FastifyReply, req: FastifyRequest, clientSecret: string, flow: Flow, nowMs: number): void {
-  const secure = needsSecureCookie(req);
   const value = sealFlow(clientSecret, flow, nowMs + FLOW_TTL_MS);
-  reply.header(
-    'set-cookie',
-    `${cookieName(req)}=${value}; Path=/; Max-Age=${FLOW_TTL_MS / 1000}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
-  );
+  reply.setCookie(cookieName(req), value, { ...cookieOptions(req, 'lax'), maxAge: FLOW_TTL_MS / 1000 });
 }
 
 export function readFlowCookie(req: FastifyRequest, clientSecret: string, nowMs: number): Flow | null {
-  const sealed = cookieValue(req, cookieName(req));
+  const sealed = req.cookies[cookieName(req)];
   return sealed ? openFlow(clientSecret, sealed, nowMs) : null;
 }
 
 export function clearFlowCookie(reply: FastifyReply, req: FastifyRequest): void {
-  const secure = needsSecureCookie(req);
-  reply.header('set-cookie', `${cookieName(req)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+  reply.clearCookie(cookieName(req), cookieOptions(req, 'lax'));
 }

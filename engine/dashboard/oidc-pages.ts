@@ -1,18 +1,6 @@
-// Sign-in with the school's identity provider (GATEWAY_OIDC_*), the dashboard's side of it: leaving for the
-// provider, coming back, and opening a session for the wallet the identity owns or manages. The protocol checks
-// themselves are engine/identity/provider.ts; who may open which wallet is engine/identity/managers.ts.
-//
-//   GET  /dashboard/oidc/start     → 303 to the provider (the flow's secrets go in a sealed cookie)
-//   GET  /dashboard/oidc/callback  → checks the answer; one wallet: session; several: a choice; none: refusal
-//   POST /dashboard/oidc/choose    → the chosen wallet's session
-// and, with GATEWAY_OIDC_SIGN_OUT=provider, where sign-out sends a provider session next (providerSignOut).
-//
-// Every refusal opens no session and forgets the flow, so a tampered callback cannot be retried into one.
-//
-// After the callback the browser is sent on by a page (Refresh), not by a 303: the callback is a navigation
-// that came from the provider's site, and a browser does not send the SameSite=Strict session cookie on the
-// redirects of a cross-site navigation, so a 303 would land on "not signed in". The page's own refresh is a
-// navigation from this site, which the cookie goes with.
+// Sign-in with the school's identity provider, the dashboard's side of it (the protocol checks are
+// engine/identity/provider.ts). Every refusal forgets the flow, so a tampered callback cannot be retried into a
+// session; after the callback a page, not a 303, sends the browser on (docs/decisions/dashboard-sign-in.md).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type WalletAccess, walletsFor } from '../identity/managers.ts';

@@ -1,8 +1,6 @@
-// Korean particles chosen from the word they follow (the batchim rule), so a Korean text never needs the
-// fallback `을(를)`. A catalog text writes the pair right after a parameter, `{label}{을/를}`, with at most
-// closing marks or our own tags between (`"{text}"{은/는}`, `<strong>{label}</strong>{을/를}`); the pair is
-// settled from the parameter's value as it is read aloud: Hangul by its last syllable, digits and Latin
-// letters by their Korean names.
+// Korean particles chosen from the word they follow (the batchim rule), so a Korean text never needs the fallback
+// `을(를)`: a catalog text writes the pair after a parameter, `{label}{을/를}`, and it is settled from the value as
+// read aloud.
 
 /** The pairs a catalog may write: the form after a final consonant first, then the form after a vowel. */
 const PAIRS: Record<string, readonly [string, string]> = {

@@ -1,10 +1,6 @@
-// What each role may do in the dashboard, in one table the session guard checks for every signed-in route
-// before its handler runs (and before a form body is read). Pages hide what a role cannot do, but hiding is a
-// courtesy: this check is what refuses a forged POST (403, on the dashboard's error page).
-//
-// The table is keyed by route (method and the route's pattern as registered), not by URL prefix, so a new
-// route cannot slip under an older rule by its path: a route missing here is the owner's alone until someone
-// decides otherwise (test/dashboard/managers.test.ts lists every registered route against this table).
+// What each role may do, in one table the session guard checks before every signed-in route's handler: pages
+// hiding what a role cannot do is a courtesy, this refuses a forged POST. Keyed by route rather than URL prefix, so
+// a new route is the owner's alone until someone decides otherwise (test/dashboard/managers.test.ts checks it).
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { Role } from '../identity/managers.ts';

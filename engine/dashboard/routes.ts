@@ -1,8 +1,6 @@
-// The owner's dashboard under /dashboard, served by the gateway itself as server-rendered HTML with plain
-// forms (works without JavaScript). The sign-in pages are open; every other page sits behind the session
-// guard: no session → 401, a role that may not use the route → 403 (roles.ts), and every POST must pass the
-// CSRF check (session-http.ts). A session opens one wallet: every query below is scoped by the session's
-// wallet, so another wallet's ids answer 404.
+// The owner's dashboard, server-rendered HTML with plain forms so it works without JavaScript. Every page but the
+// sign-in ones sits behind the session guard (401, 403 by role, CSRF on every POST), and every query is scoped by
+// the session's wallet, so another wallet's ids answer 404.
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { fromThrown } from '../http/reply-error.ts';
@@ -21,7 +19,7 @@ import { registerManagementKeysPage } from './management-keys-page.ts';
 import { registerManagersPage } from './managers-page.ts';
 import { providerSignOut, registerOidcPages } from './oidc-pages.ts';
 import { checkRole } from './roles.ts';
-import { attachSession, checkCsrf, sessionOf, sessionSecretOf } from './session-http.ts';
+import { attachSession, checkCsrf, isCsrfRefusal, registerCookies, sessionOf, sessionSecretOf } from './session-http.ts';
 import { OIDC_START_PATH, registerSignInPages, registerSignOut } from './sign-in-pages.ts';
 import { loadWalletSummary } from './summary-strip.ts';
 import { registerUsagePage } from './usage-page.ts';
@@ -39,13 +37,17 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       done(null, parseForm(String(raw)));
     });
 
+    // Cookies and CSRF tokens for the dashboard alone (session-http.ts), before any hook below reads a cookie.
+    await registerCookies(scope);
+
     // Every page, the sign-in pages and errors included, shows money in the display currency in force.
     const displayCurrency = deps.displayCurrency;
     if (displayCurrency) scope.addHook('onRequest', async (req) => requestCurrency.set(req, displayCurrency()));
 
     // Errors are pages too, with the status of the error value; a 5xx says no more than "retry".
     scope.setErrorHandler((err, req, reply) => {
-      const e = fromThrown(err);
+      // The CSRF plugin's own refusal speaks English; the page says it in the request's language.
+      const e = isCsrfRefusal(err) ? errors.forbidden(uiFor(req).t('error.csrf')) : fromThrown(err);
       if (e.status >= 500) req.log.error({ err }, 'dashboard request failed');
       let signedIn: { section: null; csrfToken: string; walletId: string } | undefined;
       try {
@@ -72,15 +74,16 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
 
     await scope.register(async (guarded) => {
       // The session is checked before the body is read, so a stranger cannot make the gateway parse forms.
-      guarded.addHook('onRequest', async (req) => {
+      guarded.addHook('onRequest', async (req, reply) => {
         const session = await deps.sessions.find(sessionSecretOf(req));
         if (!session) throw errors.authentication(uiFor(req).t('error.not_signed_in'));
-        attachSession(req, session);
+        attachSession(req, reply, session);
         checkRole(req);
         await checkGroupScope(req, deps.db, session);
       });
+      // Every change: from this site, with this session's token (a GET changes nothing and needs none).
+      guarded.addHook('preHandler', checkCsrf(guarded));
       guarded.addHook('preHandler', async (req) => {
-        if (req.method !== 'GET' && req.method !== 'HEAD') checkCsrf(req, sessionOf(req));
         // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404); a
         // teacher sees their classes only, not the wallet's balance.
         if (groupScopeOf(req) === null)

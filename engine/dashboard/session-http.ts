@@ -1,16 +1,26 @@
-// The session on the wire: the cookie, when it is Secure, and the checks every change must pass.
+// The session on the wire: the cookies, when they are Secure, and the checks every change must pass.
+// Cookies are parsed and written by @fastify/cookie, registered in the dashboard's scope only (registerCookies),
+// so the API doors (/v1/*) parse none; nothing is signed with it, since no dashboard cookie is a value the
+// server must trust as sent: the session cookie is a random secret looked up (hashed) in the database, the
+// identity provider's flow cookie is sealed (encrypted, not only signed: it holds the PKCE verifier), and the
+// language is no secret.
 //
-// Cookie: HttpOnly, SameSite=Strict, Path=/. It is Secure, and named with the `__Host-` prefix (which the
-// browser honours only for Secure cookies without Domain), unless the request came over plain http to a
-// loopback host (localhost, 127.0.0.1, [::1]): that is the only place a browser talks to the gateway
-// without TLS and nobody else can see the traffic. A plain-http request from any other host gets a Secure
-// cookie the browser will not send back over http, so the dashboard stays unusable until TLS is in front.
+// Session cookie: HttpOnly, SameSite=Strict, Path=/. It is Secure, and named with the `__Host-` prefix (which
+// the browser honours only for Secure cookies without Domain), unless the request came over plain http to a
+// loopback host (localhost, 127.0.0.1, [::1]): that is the only place a browser talks to the gateway without
+// TLS and nobody else can see the traffic. A plain-http request from any other host gets a Secure cookie the
+// browser will not send back over http, so the dashboard stays unusable until TLS is in front.
 //
-// CSRF: SameSite=Strict already keeps the cookie off cross-site requests; on top of that every POST of a
-// signed-in page must carry the session's token in the hidden `csrf` field, and a request whose Origin (or
-// Sec-Fetch-Site) says it came from another site is refused before the token is even looked at.
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// CSRF: SameSite=Strict already keeps the cookie off cross-site requests; on top of that a request whose
+// Origin (or Sec-Fetch-Site) says it came from another site is refused, and then every POST of a signed-in page
+// must carry a token in the hidden `csrf` field that @fastify/csrf-protection made for this browser and this
+// session: its secret is in the `gateway_csrf` cookie (HttpOnly, SameSite=Strict, Secure as above; one name
+// for every request, the plugin's cookie name being fixed, so no `__Host-` prefix), and each token is bound
+// (the plugin's userInfo) to the session's own random value, kept server-side in dashboard_sessions, so a
+// token is good for one session only and a cookie planted from elsewhere cannot make one.
+import fastifyCookie, { type CookieSerializeOptions } from '@fastify/cookie';
+import fastifyCsrfProtection from '@fastify/csrf-protection';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Actor, requestOrigin } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';
 import { requestSlot } from '../http/request-slots.ts';
@@ -19,6 +29,14 @@ import type { OwnerSession } from './sessions.ts';
 
 const SECURE_NAME = '__Host-gateway_dashboard';
 const PLAIN_NAME = 'gateway_dashboard';
+const CSRF_COOKIE = 'gateway_csrf';
+
+/**
+ * The plugin wants an HMAC key whenever tokens are bound to a user (userInfo) and its secret is in a cookie,
+ * since userInfo is usually a public user id. Ours is the session's random value the browser never sees, so
+ * the key needs no secrecy; it must only be the same in every gateway process, as any process serves a form.
+ */
+const CSRF_HMAC_KEY = 'gateway-dashboard-csrf';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -28,40 +46,34 @@ function hostName(host: string | undefined): string {
   return h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0];
 }
 
-/** Whether the cookie of this request must be Secure (see the header comment). */
+/** Whether the cookies of this request must be Secure (see the header comment). */
 export function needsSecureCookie(req: FastifyRequest): boolean {
   return req.protocol === 'https' || !LOOPBACK_HOSTS.has(hostName(req.headers.host));
 }
 
-function cookies(req: FastifyRequest): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i <= 0) continue;
-    const name = part.slice(0, i).trim();
-    if (!out.has(name)) out.set(name, part.slice(i + 1).trim());
-  }
-  return out;
-}
+/** The attributes of a dashboard cookie set in answer to this request (Max-Age is the caller's). */
+export const cookieOptions = (req: FastifyRequest, sameSite: 'strict' | 'lax', httpOnly = true): CookieSerializeOptions => ({
+  path: '/',
+  httpOnly,
+  sameSite,
+  secure: needsSecureCookie(req),
+});
 
-/** A cookie the request carries, by name (the first, when repeated). */
-export const cookieValue = (req: FastifyRequest, name: string): string | undefined => cookies(req).get(name) || undefined;
+const sessionCookieName = (req: FastifyRequest) => (needsSecureCookie(req) ? SECURE_NAME : PLAIN_NAME);
 
 /** The session secret the request carries, from the cookie its kind of origin uses. */
 export function sessionSecretOf(req: FastifyRequest): string | undefined {
-  return cookies(req).get(needsSecureCookie(req) ? SECURE_NAME : PLAIN_NAME) || undefined;
+  return req.cookies[sessionCookieName(req)] || undefined;
 }
 
 export function setSessionCookie(reply: FastifyReply, req: FastifyRequest, secret: string, maxAgeSeconds: number): void {
-  const secure = needsSecureCookie(req);
-  const name = secure ? SECURE_NAME : PLAIN_NAME;
-  reply.header('set-cookie', `${name}=${secret}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
+  reply.setCookie(sessionCookieName(req), secret, { ...cookieOptions(req, 'strict'), maxAge: maxAgeSeconds });
 }
 
-export function clearSessionCookie(reply: FastifyReply, req: FastifyRequest): void {
-  const secure = needsSecureCookie(req);
-  const name = secure ? SECURE_NAME : PLAIN_NAME;
-  reply.header('set-cookie', `${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
+/** Sign-out: the session's cookie goes, and the CSRF secret's with it (a next session starts from a new one). */
+export function clearSessionCookies(reply: FastifyReply, req: FastifyRequest): void {
+  reply.clearCookie(sessionCookieName(req), cookieOptions(req, 'strict'));
+  reply.clearCookie(CSRF_COOKIE, cookieOptions(req, 'strict'));
 }
 
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -83,27 +95,60 @@ export function checkSameOrigin(req: FastifyRequest): void {
   }
 }
 
-const sha = (s: string) => createHash('sha256').update(s).digest();
+/**
+ * @fastify/cookie and @fastify/csrf-protection, for the dashboard's scope (its encapsulated plugin, so the rest
+ * of the gateway has neither). The token comes from the forms' `csrf` field only (not the plugin's headers: the
+ * dashboard has no scripts), bound to the session's value (see the header comment).
+ */
+export async function registerCookies(scope: FastifyInstance): Promise<void> {
+  await scope.register(fastifyCookie);
+  await scope.register(fastifyCsrfProtection, {
+    cookieKey: CSRF_COOKIE,
+    cookieOpts: { path: '/', httpOnly: true, sameSite: 'strict' },
+    getToken: (req) => {
+      const given = (req.body as Record<string, unknown> | undefined)?.csrf;
+      return typeof given === 'string' ? given : undefined;
+    },
+    getUserInfo: (req) => sessions.get(req)?.csrfBinding ?? '',
+    csrfOpts: { userInfo: true, hmacKey: CSRF_HMAC_KEY },
+  });
+}
 
-/** 403 unless the form carries this session's CSRF token. */
-export function checkCsrf(req: FastifyRequest, session: OwnerSession): void {
-  checkSameOrigin(req);
-  const body = req.body as Record<string, unknown> | undefined;
-  const given = typeof body?.csrf === 'string' ? body.csrf : '';
-  if (given === '' || !timingSafeEqual(sha(given), sha(session.csrfToken))) {
-    throw errors.forbidden(t(localeOf(req), 'error.csrf'));
-  }
+/** The plugin's refusals (no secret cookie, or a token missing, wrong or from another session or browser). */
+export const isCsrfRefusal = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'FST_CSRF_MISSING_SECRET' || code === 'FST_CSRF_INVALID_TOKEN';
+};
+
+/** A guarded preHandler: a change must come from this site, then carry this session's token (403 otherwise). */
+export function checkCsrf(scope: FastifyInstance) {
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (req.method === 'GET' || req.method === 'HEAD') return done();
+    try {
+      checkSameOrigin(req);
+    } catch (e) {
+      return done(e as Error);
+    }
+    scope.csrfProtection(req, reply, done);
+  };
 }
 
 // The session each signed-in request carries, found once by the guard hook and read by the handlers.
-const sessions = requestSlot<OwnerSession>('owner_session');
+const sessions = requestSlot<SignedInSession>('owner_session');
 
-export function attachSession(req: FastifyRequest, session: OwnerSession): void {
-  sessions.set(req, session);
+/** A session as the request's pages see it: with the CSRF token their forms carry. */
+export interface SignedInSession extends OwnerSession {
+  csrfToken: string;
+}
+
+/** Keeps the session for the request's handlers, with a CSRF token for its forms (and the secret's cookie, when new). */
+export function attachSession(req: FastifyRequest, reply: FastifyReply, session: OwnerSession): void {
+  const csrfToken = reply.generateCsrf({ userInfo: session.csrfBinding, secure: needsSecureCookie(req) });
+  sessions.set(req, { ...session, csrfToken });
 }
 
 /** The request's session; the guard hook has made sure there is one (401 otherwise). */
-export function sessionOf(req: FastifyRequest): OwnerSession {
+export function sessionOf(req: FastifyRequest): SignedInSession {
   const s = sessions.get(req);
   if (!s) throw errors.authentication(t(localeOf(req), 'error.sign_in_first'));
   return s;

@@ -1,15 +1,7 @@
-// The owner's sign-in links and sessions, in the database (migration 006) so any process honours them.
-//
-// A link carries a random token; only its sha256 is stored. It works once, for SIGN_IN_TTL_MS, and only
-// while the wallet is in the ownership generation it was issued under (migration 010): the owner id alone is
-// not enough, since an owner who comes back (X -> Y -> X) must not find X's old links and sessions working.
-// Redeeming it opens a session: a second random secret (the cookie; stored hashed) with its own CSRF token, for
-// SESSION_TTL_MS, in the link's generation. Every request re-reads the session and the wallet's generation,
-// so signing out, expiry and a change of owner all take effect at once.
-//
-// Sign-in through the identity provider (migration 014) opens the same kind of session without a link: for
-// the wallet's owner (role owner), or for a manager the owner added (its role, read again from
-// wallet_managers at every request, so removing a manager or changing the role holds at once).
+// The owner's sign-in links and sessions, in the database so any process honours them. Links and sessions belong
+// to the wallet's ownership generation and are re-read at every request, so signing out, expiry and a change of
+// owner take effect at once. A session's random `csrf_token` value is what its CSRF tokens are bound to (session-http.ts;
+// docs/decisions/dashboard-sign-in.md).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
@@ -22,7 +14,8 @@ const SESSION_TTL_MS = 12 * 3_600_000;
 export interface OwnerSession {
   walletId: string;
   ownerId: string;
-  csrfToken: string;
+  /** The session's random value its forms' CSRF tokens are bound to (session-http.ts); never sent to the browser. */
+  csrfBinding: string;
   expiresAt: Date;
   /** What the session may do (dashboard/roles.ts): link sessions and the owner's own are 'owner'. */
   role: Role;
@@ -78,7 +71,7 @@ function spendLink(db: Db, token: string, now: Date, sessionMs: number): Promise
     const session: OwnerSession = {
       walletId: row.wallet_id,
       ownerId: row.owner_id,
-      csrfToken: newSecret(),
+      csrfBinding: newSecret(),
       expiresAt: new Date(now.getTime() + sessionMs),
       role: 'owner',
       actorId: row.owner_id,
@@ -93,7 +86,7 @@ function spendLink(db: Db, token: string, now: Date, sessionMs: number): Promise
         session.walletId,
         session.ownerId,
         row.owner_generation,
-        session.csrfToken,
+        session.csrfBinding,
         now.toISOString(),
         session.expiresAt.toISOString(),
       ],
@@ -128,7 +121,7 @@ async function liveSession(db: Db, secret: string, now: Date): Promise<OwnerSess
     ? {
         walletId: r.wallet_id,
         ownerId: r.owner_id,
-        csrfToken: r.csrf_token,
+        csrfBinding: r.csrf_token,
         expiresAt: new Date(r.expires_at),
         role: r.role,
         actorId: r.actor_id ?? r.owner_id,
@@ -174,7 +167,7 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
       const now = clock.now();
       await prune(now);
       const secret = newSecret();
-      const csrfToken = newSecret();
+      const csrfBinding = newSecret();
       const expiresAt = new Date(now.getTime() + sessionMs);
       const isManager = !access.asOwner;
       // The access is checked again in the statement that opens the session: a manager removed (or an owner
@@ -186,7 +179,7 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
            FROM wallets w LEFT JOIN wallet_managers m ON m.wallet_id = w.id AND m.identity = $6
           WHERE w.id = $2 AND w.owner_id = $8 AND (NOT $7::boolean OR m.role IS NOT NULL)
          RETURNING owner_id, role`,
-        [hash(secret), access.walletId, csrfToken, now.toISOString(), expiresAt.toISOString(), identity, isManager, access.ownerId],
+        [hash(secret), access.walletId, csrfBinding, now.toISOString(), expiresAt.toISOString(), identity, isManager, access.ownerId],
       );
       const row = res.rows[0];
       if (!row) return null;
@@ -195,7 +188,7 @@ export function createSessionStore(db: Db, clock: Clock, ttl: { signInMs?: numbe
         session: {
           walletId: access.walletId,
           ownerId: row.owner_id,
-          csrfToken,
+          csrfBinding,
           expiresAt,
           role: row.role,
           actorId: isManager ? identity : row.owner_id,

@@ -7,7 +7,7 @@ import { formOf, queryText } from './form.ts';
 import { html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
-import { checkSameOrigin, clearSessionCookie, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
+import { checkSameOrigin, clearSessionCookies, sessionOf, sessionSecretOf, setSessionCookie } from './session-http.ts';
 import type { SessionStore } from './sessions.ts';
 import { SIGN_IN_PATH } from './sign-in-route.ts';
 
@@ -75,7 +75,7 @@ export function registerSignOut(
     const { via } = sessionOf(req);
     const secret = sessionSecretOf(req);
     if (secret) await sessions.end(secret);
-    clearSessionCookie(reply, req);
+    clearSessionCookies(reply, req);
     const next = await thenTo?.(req, via);
     if (!next) return reply.code(303).header('location', SIGNED_OUT_PATH).send();
     reply.header('refresh', `0; url=${next}`);

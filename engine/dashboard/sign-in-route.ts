@@ -1,11 +1,6 @@
-// POST /admin/v1/wallets/{id}/sign-in-link (admin token, as every admin route): a one-time link that signs
-// the wallet's current owner in to the dashboard, valid 15 minutes. `gateway wallet sign-in-link` calls it.
-//
-//   → 201 {wallet_id, url, expires_at}
-//
-// The link's origin is GATEWAY_PUBLIC_URL when set (the address owners reach the gateway at, behind a
-// proxy), else the origin this request came to. No admin token configured: the route is not registered (404);
-// only this start's local credential: 404 to anyone else too (admin/admin-token.ts).
+// POST /admin/v1/wallets/{id}/sign-in-link: a one-time link signing the wallet's current owner in to the dashboard
+// (`gateway wallet sign-in-link`). Its origin is GATEWAY_PUBLIC_URL when set, since behind a proxy the request's own
+// origin is not the address owners reach.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type AdminCredentials, acceptedTokens, requireAdminToken } from '../admin/admin-token.ts';
 import { errors } from '../core/errors.ts';
@@ -15,7 +10,7 @@ import type { SessionStore, SignInLink } from './sessions.ts';
 interface SignInRouteDeps extends AdminCredentials {
   sessions: SessionStore;
   /** GATEWAY_PUBLIC_URL, when set. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
 }
 
 export const SIGN_IN_PATH = '/dashboard/sign-in';

@@ -1,7 +1,5 @@
-// The recent calls as CSV (RFC 4180), and a month's summary from the daily rollup. Key names are the owner's input: a cell that a spreadsheet would read
-// as a formula (= + - @ at the start) gets a leading apostrophe, so opening the file runs nothing.
-// The file is for programs as much as for people, so it is the same in every language of the dashboard:
-// English column names, ISO instants, plain numbers without grouping (never the page's locale).
+// The recent calls as CSV, and a month's summary from the daily rollup. A cell a spreadsheet would read as a formula
+// gets a leading apostrophe, since key names are the owner's input; the file is the same in every language.
 
 import { type DisplayCurrency, nanoToDisplayUnits } from '../core/money.ts';
 import { csvCell } from '../http/csv-cell.ts';

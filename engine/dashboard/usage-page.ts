@@ -1,7 +1,5 @@
-// /dashboard/usage: the chart of credits per Korean day (last 30 days, per key or per model) and its totals,
-// both from the daily rollup, the recent calls from the usage records, filterable by key and model, the same
-// rows as CSV (optionally one Korean month), the month's summary CSV from the rollup, and one call's record
-// (404 for an id this wallet never used, like GET /v1/generations/{id}).
+// /dashboard/usage: the daily chart and totals from the rollup, the recent calls from the usage records, their CSVs,
+// and one call's record (404 for an id this wallet never used).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';

@@ -1,7 +1,5 @@
-// /dashboard/webhooks: the owner's alert thresholds and webhook endpoints, on the same functions as the
-// /v1/webhooks and /v1/alerts doors (engine/alerts), as the signed-in owner (the audit trail's actor). A new
-// endpoint's signing secret is shown once: the POST leaves it in the session's sealed flash and redirects here
-// (post/redirect/get), so a refresh shows it no more. Recent deliveries list each attempt; replay re-sends.
+// /dashboard/webhooks: the owner's alert thresholds and webhook endpoints, on the same functions as the doors. A new
+// endpoint's secret goes through the sealed flash, so a refresh shows it no more.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   createWebhook,

@@ -1,8 +1,6 @@
-// Charge rows: rows written in a charge's own transaction, with what it charged (docs/glossary.md): the key's
-// quota count (keys/), the call's usage record and its daily rollup (usage/). The rooms that own those tables
-// say how their rows are written (a `ChargeRowWriter` each); the ledger (money/batch-charge-rows.ts) groups the
-// charge rows of all the charges of one batch, and writes them in the statement that moves the money, so a
-// batch's quota counts and usage records cost no round trip of their own.
+// Charge rows: rows written in a charge's own transaction with what it charged (docs/glossary.md). Each room that
+// owns such a table says how its rows are written, and the ledger writes a batch's rows in the statement that moves
+// the money, so quota counts and usage records cost no round trip of their own.
 import type { Queryable } from './db.ts';
 
 /** A charge row's item as its writer receives it, with what that row's charge charged. */

@@ -1,18 +1,6 @@
-// One embedded data folder, one process. PGlite is PostgreSQL in this process's memory: a second process
-// opening the same folder writes beside the first and both corrupt what they share (an operator command
-// died with `Aborted()` there, and its top-up was lost). Whoever opens the folder holds this lock first.
-//
-// The lock is a listening Unix socket in Linux's abstract namespace, named after the folder's identity (device
-// and inode, so every path to it, bind mounts included, names one lock). Abstract sockets belong to a network
-// namespace: two containers with their own networks sharing one data volume do not see each other's lock, so
-// containers must not share an embedded data folder (docs/deploy.md). Why
-// that and not a lock file: Node has no flock, and a file holding a pid outlives a killed process, so it needs
-// a liveness guess (a pid the OS has since given to another process looks alive) and a stale-lock takeover
-// that two starters can both win. An abstract socket has no file: binding it is atomic, a second bind fails at
-// once with EADDRINUSE, and the kernel frees the name the moment its process dies, SIGKILL included. The
-// holder answers a connection with who it is, so the refusal names its pid.
-// Elsewhere than Linux there is no abstract namespace: a file created exclusively, holding the pid, with a
-// liveness check (process.kill(pid, 0)) to take over a dead holder's file, is the fallback.
+// One embedded data folder, one process: a second PGlite opening the same folder corrupts what they share. The lock
+// is an abstract Unix socket named after the folder's device and inode, which the kernel frees the moment its
+// holder dies, where a pid file needs a liveness guess (docs/decisions/embedded-database.md).
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';

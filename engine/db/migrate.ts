@@ -1,12 +1,6 @@
-// Applies engine/db/migrations/*.sql in filename order, each once, recorded in `schema_migrations` with the
-// sha256 of the text applied. Everything runs in one transaction that first takes a transaction-scoped
-// advisory lock (keyed by the current schema), so processes starting at once on one PostgreSQL serialize: the
-// first applies, the others wait, then see its rows and apply nothing. A failing migration rolls back the run.
-//
-// A migration's identity is its whole file name, and the order is the names' sort order. An applied file that
-// was edited since stops the start naming it: the database holds what it said then, not what it says now, and
-// skipping it silently hid the difference. A database migrated before checksums were kept gets them on its
-// next start, from the files as they are then.
+// Applies engine/db/migrations/*.sql in filename order, each once, in one transaction behind an advisory lock so
+// processes starting together apply them once. An applied file edited since stops the start: the database holds what
+// it said then, and skipping it silently hid the difference.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { projectPath } from '../core/project-path.ts';

@@ -1,8 +1,5 @@
-// Opens the database the operator chose and brings its schema up to date.
-//   url set   → PostgreSQL server through `pg` (DATABASE_URL)
-//   otherwise → PGlite kept at dataDir (GATEWAY_DATA_DIR, default ./data); 'memory://' → in memory.
-// Migrations run before it returns (safe when several processes start at once). A data folder is taken for
-// this process before anything in it is read (data-folder-lock.ts): a second opener is refused, never let in.
+// Opens the database the operator chose (DATABASE_URL, else PGlite at GATEWAY_DATA_DIR) and migrates it before
+// returning. The data folder is locked before anything in it is read, so a second opener is refused, never let in.
 import { mkdirSync } from 'node:fs';
 import { type DataFolderLock, lockDataFolder } from './data-folder-lock.ts';
 import type { Db } from './db.ts';
@@ -11,9 +8,9 @@ import { openPg } from './pg.ts';
 import { openPglite } from './pglite.ts';
 
 interface OpenDatabaseOptions {
-  url?: string;
+  url?: string | undefined;
   /** PGlite data directory; default ./data. 'memory://' keeps it in memory. */
-  dataDir?: string;
+  dataDir?: string | undefined;
   /** Skip migrations (default false). */
   skipMigrations?: boolean;
   /** pg pool size. */

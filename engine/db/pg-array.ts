@@ -1,10 +1,6 @@
-// Array parameters for PostgreSQL, written as array literals with one JSON.stringify. The ledger's batch
-// writes and the usage records send dozens of arrays of ids, amounts and times per statement, and `pg`
-// quotes every element with two regular expressions and a string concatenation: at 32 connections that
-// was the largest single allocation per call (6.4 KB of 68). JSON quotes a string exactly as an array
-// literal does as long as it escapes nothing, so an array of plain strings, finite numbers and nulls whose
-// JSON holds no backslash is already a literal between its brackets. Anything else (a quote, a backslash, a
-// control character, a Date, a nested array, a bigint) goes to `pg` as it is.
+// Array parameters written as array literals with one JSON.stringify: `pg` quotes each element with regular
+// expressions, which was the largest allocation per call (docs/decisions/per-call-garbage.md). Only arrays whose JSON
+// is already a valid literal take this path; anything else goes to `pg` as it is.
 export function arrayLiteral(values: readonly unknown[]): string | null {
   for (const v of values) {
     if (v === null || v === undefined || typeof v === 'string') continue;

@@ -1,18 +1,6 @@
-// The `pg` (PostgreSQL server) side of the Db seam.
-//
-// - `query` runs on any pooled connection. Without params it uses the simple protocol, so a string may
-//   hold several statements (migrations rely on that); with params it is one statement.
-// - `transaction` runs BEGIN … COMMIT on one pooled client; ROLLBACK (and the client is discarded) when
-//   fn throws. Do not call `db.query` inside fn for work that belongs to the transaction: use `tx`.
-// - `listen` uses one dedicated client for every channel; when that connection drops it reconnects with
-//   backoff and re-issues LISTEN for every channel still subscribed. Notifications sent while it was
-//   down are lost (NOTIFY is not durable): once the LISTENs are back, every subscriber's `onGap` runs, so a
-//   cache fed by notifications flushes itself rather than serve what it missed. Until it is back,
-//   `seemsReachable` says no: the server's going away is seen there first, with no query of our own.
-//   While it listens on a channel it holds a shared advisory lock for it, so `listeners` can tell a process
-//   that changed something whom to wait for (engine/keys/announce.ts).
-// - Types as `pg` returns them: int8 (bigint columns, count(*)) and numeric arrive as decimal strings,
-//   timestamptz as Date, text[] as string[]. The PGlite side is configured to match.
+// The `pg` (PostgreSQL server) side of the Db seam (its contract: db.ts). A query without params uses the simple
+// protocol because migrations send several statements in one string; int8 and numeric arrive as decimal strings,
+// as on PGlite, so amounts are never read through a float.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.ts';
@@ -21,9 +9,9 @@ import { withArrayLiterals } from './pg-array.ts';
 interface PgDbOptions {
   url: string;
   /** Pool size (default 20). */
-  max?: number;
+  max?: number | undefined;
   /** Called with connection-level errors that are recovered from (idle client dropped, listener reconnect). */
-  onError?: (err: Error) => void;
+  onError?: ((err: Error) => void) | undefined;
 }
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

@@ -1,8 +1,5 @@
-// A new embedded data folder is created (PostgreSQL's initdb) in a child process, not in the gateway's own.
-//
-// Why: WebAssembly memory grows and never shrinks, and initdb is the most PGlite ever asks for. A gateway that
-// ran initdb itself kept 780 MB resident for as long as it ran, where the same gateway opening a folder that
-// already exists holds about 210 MB. The child exits once the folder is written, and its memory goes with it.
+// A new embedded data folder is created (initdb) in a child process, because WebAssembly memory never shrinks and
+// initdb is the most PGlite ever asks for; the child's memory goes when it exits (docs/decisions/embedded-database.md).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

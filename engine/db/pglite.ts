@@ -1,14 +1,6 @@
-// The embedded side of the Db seam: PGlite (PostgreSQL compiled to WASM), kept at a data directory or
-// in memory.
-//
-// PGlite is one connection. Its own `transaction` holds an exclusive lock that plain `query` calls also
-// wait for, so concurrent `transaction` calls never interleave their BEGINs, and a `query` made outside
-// the transaction waits until it commits. Consequence: inside `transaction(fn)` use `tx`, never `db`
-// (a `db.query` there would wait for the transaction that waits for it).
-//
-// Types are configured to match `pg`: int8 (bigint columns, count(*)) arrives as a decimal string,
-// numeric as a string, timestamptz as Date, text[] as string[]. Without params `query` uses the simple
-// protocol (several statements allowed), as `pg` does.
+// The embedded side of the Db seam: PGlite, one connection whose transaction holds a lock plain queries also wait
+// for, so inside `transaction(fn)` use `tx`, never `db` (a `db.query` there would wait for the transaction that
+// waits for it). Types are configured to match `pg`.
 
 import type { Results, Transaction } from '@electric-sql/pglite';
 import { PGlite, types } from '@electric-sql/pglite';
@@ -46,10 +38,8 @@ function wrap(runner: Runner): Queryable {
 }
 
 /**
- * PostgreSQL's default shared_buffers is 128 MB, and PGlite holds it in WASM memory for the life of the
- * process: the gateway on the embedded database sat at 331 MB RSS when restarted on its data folder. Its
- * working set is far smaller: wallets, lots, keys and the newest usage records. A page outside the buffers is
- * read from the data folder's files, which the OS caches outside the process.
+ * PGlite holds shared_buffers in WASM memory for the life of the process, and PostgreSQL's default 128 MB is far
+ * above the embedded working set (docs/decisions/embedded-database.md); pages outside it come from the OS cache.
  */
 export const EMBEDDED_SHARED_BUFFERS = '32MB';
 const POSTGRES_DEFAULT_SHARED_BUFFERS = '128MB';

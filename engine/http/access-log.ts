@@ -1,7 +1,5 @@
-// One log line per request, at info, when its answer is finished or its client has left: an operator
-// searches it by request id and sees, for a model call, who called which model through which route and what
-// it cost. Never a secret: the key appears by its prefix, routes by name, and the URL without its query
-// values (`?api_key=…` and signed download tokens are credentials).
+// One log line per request, when its answer is finished or its client has left, so an operator can follow a call
+// by its request id. Never a secret: keys by prefix, routes by name, URLs without query values.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CallFacts, recordedCallFacts } from './call-facts.ts';
 import { requestSlot } from './request-slots.ts';

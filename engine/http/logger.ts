@@ -1,7 +1,5 @@
-// The process's one log: a pino logger made once at start and handed to Fastify as its logger instance, and
-// lent to the parts made before the app (money, alerts, telemetry). JSON lines on stdout for log collectors,
-// unless stdout is a terminal: an operator reading `npm start` there gets one readable line per entry (the
-// time, the level's name, the message, then the fields), not numeric levels and epoch milliseconds.
+// The process's one log, made at start and lent to the parts made before the app. JSON lines for log collectors,
+// unless stdout is a terminal, where an operator reads one plain line per entry.
 import { type Logger, pino } from 'pino';
 import { requestSerializer } from './access-log.ts';
 

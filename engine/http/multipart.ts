@@ -1,8 +1,6 @@
-// Forms (the image-edit door, the video create door): the client's form read into a JSON body (values, and a
-// small descriptor for each file) plus the files kept aside as bytes; and the vendor's multipart body built
-// again from a call.
-// A file stands in the body as `{filename, content_type, bytes}`, so `requires`, refusals and rules see it
-// like any other parameter; the bytes travel beside the body in `call.files` and are buffered once.
+// Forms read into a JSON body plus the files kept aside, and the vendor's multipart body built again from a call.
+// A file stands in the body as `{filename, content_type, bytes}` so requires, refusals and rules see it like any
+// other parameter, while its bytes are buffered once beside the body.
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { DoorConfig } from '../catalog/config.ts';

@@ -1,7 +1,5 @@
-// What answers a request no route serves. A browser opening the base URL gets a page pointing to the dashboard
-// and the API description, and a favicon; neither is an API door, so neither is in /openapi.json. A client whose
-// base URL lost or doubled its `/v1` is told so: the commonest setup mistake with the OpenAI clients, whose base
-// URL must end in /v1, and the Anthropic ones, whose base URL must not.
+// What answers a request no route serves. A client whose base URL lost or doubled its `/v1` is told so, since that
+// is the commonest setup mistake with the OpenAI and Anthropic clients.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import { sendError } from './reply-error.ts';

@@ -7,7 +7,7 @@ import type { JsonObject } from '../core/types.ts';
 
 export interface RequestBody {
   body: JsonObject;
-  files?: Record<string, UploadedFile>;
+  files?: Record<string, UploadedFile> | undefined;
 }
 
 /** The parsed JSON body, which must be an object; `orElse` names the other content type a door takes, for its refusal. */

@@ -1,8 +1,6 @@
-// State a room keeps for one request (its call facts, its caller, when it started), stored on the request
-// itself rather than in a WeakMap keyed by the request. V8's young-generation collector keeps a WeakMap's
-// entries alive while the map itself is old, which a module-level map always is: every request, with all it
-// referenced, survived the collections of its lifetime and beyond (about 1 MB copied per collection at 1,000
-// calls/s, 3 ms pauses, the p99). On the request object it dies with the request.
+// State a room keeps for one request, stored on the request itself rather than in a WeakMap keyed by it: a
+// long-lived WeakMap keeps its entries alive through young collections, so every request outlived itself
+// (docs/decisions/per-call-garbage.md). On the request object it dies with the request.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 interface RequestSlot<T> {

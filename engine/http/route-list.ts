@@ -7,7 +7,7 @@ export interface RouteInfo {
   method: string;
   /** Fastify's form: `/v1/videos/:id`. */
   url: string;
-  errorShape?: ErrorShape;
+  errorShape?: ErrorShape | undefined;
 }
 
 const routesOf = new WeakMap<FastifyInstance, RouteInfo[]>();

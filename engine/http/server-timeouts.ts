@@ -5,9 +5,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 
 interface RequestTimeouts {
   /** The whole request, headers and body (limits.request_timeout_ms). */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** The headers alone (limits.headers_timeout_ms). */
-  headersTimeoutMs?: number;
+  headersTimeoutMs?: number | undefined;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;

@@ -1,7 +1,5 @@
-// Text that is not Unicode: JSON can carry half of a UTF-16 surrogate pair (`"\ud800"`) alone. PostgreSQL
-// refuses it in jsonb and stores it as U+FFFD in text, so a field kept for later (a video's starting image, a
-// key's name, an owner id) would fail after its hold or come back changed. Every body is checked once, where
-// it is read, so no door can forget a field.
+// A lone UTF-16 surrogate in JSON is refused where every body is read: PostgreSQL refuses it in jsonb and changes it
+// in text, so a field kept for later would fail after its hold or come back changed.
 import { errors, type GatewayError, hasUnpairedSurrogate } from '../core/errors.ts';
 
 /** The path of the first string (value or key) in `value` holding an unpaired surrogate, or null. */

@@ -1,10 +1,6 @@
-// The people a wallet's owner lets into its dashboard (migration 014), each with a role, and the lookup that
-// sign-in through the identity provider makes: which wallets does this identity own or manage?
-//
-// Roles: `owner` may do everything the owner does (including managing managers); `manager` handles keys and
-// reads usage; `viewer` only reads. The wallet's owner is not a row here: the owner is whoever `owner_id`
-// names, and changing it is the operator's business. Every change is recorded in the audit trail, in the
-// same transaction, with its actor and the role before and after.
+// The people a wallet's owner lets into its dashboard, each with a role (owner, manager, viewer), and the lookup
+// sign-in makes. The wallet's owner is not a row here but whoever `owner_id` names, so changing owners stays the
+// operator's business; every change here is audited in its own transaction.
 
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import { errors } from '../core/errors.ts';

@@ -1,13 +1,6 @@
-// The school's identity provider (OpenID Connect), as the dashboard signs people in with it: the settings from
-// the environment, discovery, the authorization request (code flow with PKCE, state and nonce) and the check
-// of the provider's answer, all through openid-client. This file knows nothing of wallets or pages: it turns
-// a callback into a verified identity or refuses it (SignInRefused).
-//
-// Who a person is for the gateway is `identity.key`: the provider's subject (GATEWAY_OIDC_MATCH=subject, the
-// default: stable, never reassigned) or the e-mail address in lower case (=email: easier for an owner to type,
-// and accepted only when the provider says it is verified, since an unverified address is anyone's claim).
-// Only one provider is configured at a time, so the issuer is implied by the settings; it is still carried in
-// the identity for the session's record.
+// The school's identity provider (OpenID Connect, through openid-client): turns a callback into a verified identity
+// or refuses it, knowing nothing of wallets or pages. An identity is the provider's subject, or with
+// GATEWAY_OIDC_MATCH=email a lower-cased address accepted only when the provider says it is verified.
 import * as oidc from 'openid-client';
 import { SettingError } from '../core/setting-error.ts';
 

@@ -1,14 +1,6 @@
-// Announcing a key change to every gateway process on the database, and knowing when each has applied it.
-//
-// A change (close, patch, a group's limits) sends pg_notify on `key_revoked` inside its transaction, so it is
-// delivered at commit. Each process drops the cached lookups it names as it reads it, then answers on
-// `key_revoked_applied` with the pid of its listening connection. The changing transaction reads who listens
-// before it commits (Db.listeners), and the request, once committed, waits until each of them has answered:
-// when its client gets the answer, no process serves the key as it was. The cause of the wait: a NOTIFY reaches
-// each process on its own connection, so without it another process may read a call on the key before the
-// notification (found by a probe: 2 to 5 calls of 40). The wait is bounded (2 s): a process that has not
-// answered by then is logged and the answer goes anyway, so a frozen process cannot hold an owner's request.
-// The embedded database has one process: nothing to wait for.
+// Announcing a key change to every gateway process and waiting, at most 2 s, until each has applied it: a NOTIFY
+// reaches each process on its own connection, so without the wait another process could still serve the key as it
+// was (docs/decisions/key-changes.md).
 import type { Db, Queryable } from '../db/db.ts';
 
 export const KEY_CHANNEL = 'key_revoked';

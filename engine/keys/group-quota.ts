@@ -1,10 +1,6 @@
-// A key group's use and its monthly cap, as the ledger checks it beside the key's own.
-//
-// A group's use is the sum of its keys' api_key_usage rows (the rows the key's own quota counts, written by the
-// one statement of quota.ts): a group has no counter of its own that could drift from its keys'. Its holds are
-// its keys' reservations in flight. The ledger's capped reserve locks the group's row in key_groups (which also
-// reads its limit as it is now, so a raised limit counts at once) and then reads use and holds in one statement:
-// one snapshot, so a settle committing meanwhile is counted either as held or as used, never as neither.
+// A key group's use and its monthly cap, as the ledger checks it beside the key's own. A group's use is the sum of
+// its keys' counters (no counter of its own to drift), read with its holds in one statement after its row is
+// locked, so a settle committing meanwhile counts as held or as used, never as neither.
 
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { errors, type GatewayError } from '../core/errors.ts';

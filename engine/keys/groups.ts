@@ -1,11 +1,6 @@
-// Key groups (a school's classes): what an owner, a management key or a teacher limited to some groups does to
-// them. The key-group doors (group-routes.ts) and the dashboard both call these. Limits are whole credits like
-// a key's; a change is announced to every process (the wallet's cached keys carry their group's limits), so a
-// raised limit lifts a 429 at once. Every change is in the wallet's audit trail, in the change's transaction.
-//
-// Deleting a group that still has active keys is refused (409): the group's limits are what keeps its keys'
-// spending within the class's budget, and a school would not want them gone by a click on the class alone.
-// The keys are moved out (PATCH group_id) or closed first; a group without active keys is deleted at once.
+// Key groups (a school's classes), as the doors and the dashboard change them. A change is announced to every
+// process so a raised limit lifts a 429 at once; deleting a group with active keys is refused (409), since its
+// limits are what keeps those keys within the class's budget.
 
 import { type Actor, changedFields, recordAudit } from '../audit/trail.ts';
 import { type Clock, koreanDate } from '../core/clock.ts';

@@ -1,8 +1,6 @@
-// What an owner may do to the wallet's keys, as one set of functions: the key-management doors
-// (routes.ts) and the owner's dashboard (engine/dashboard) both call these, so numbering, slot checks,
-// limits (a change is announced, so it lifts a 429 at once in every process) and closing behave the same
-// whichever way the owner comes. Inputs are the checked forms of validate.ts; errors are values. Each change is
-// recorded in the wallet's audit trail (engine/audit) in its own transaction, as the actor the caller names.
+// What an owner may do to the wallet's keys, as one set of functions that the key doors and the dashboard both
+// call, so numbering, slot checks, limits and closing behave the same whichever way the owner comes. Each change is
+// in the wallet's audit trail, in its own transaction.
 
 import { type Actor, changedFields, recordAudit } from '../audit/trail.ts';
 import { type Clock, koreanDate } from '../core/clock.ts';

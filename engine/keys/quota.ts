@@ -1,21 +1,7 @@
-// Per-key quotas: optional monthly and daily credit limits counted on Korean days and months.
-//
-// - The monthly limit is checked at call start against the largest amount the call may use, and counts the
-//   key's calls still in flight at their largest amount too: refused when month used + held + maxCost >
-//   limit. Without the holds, calls sent at the same moment would each see the same finished use and pass
-//   the limit together. The authoritative check runs in the reservation's own transaction under a lock on
-//   the key's month row (monthlyCap, handed to the ledger's reserve), so it holds across processes;
-//   checkQuota's monthly check is a cheap early refusal on finished use alone.
-// - The daily limit blocks once the day's use, with what this process's calls in flight hold, has reached the
-//   limit, so the last call, and calls sent at the same moment to other processes, may pass it; the overshoot
-//   counts as usage.
-// - Both refusals are 429 `key_limit_exceeded`; the message says which limit and when it reopens
-//   (00:00 Korean time next day / on the first of next month). The monthly one also says that a lower
-//   max_tokens lowers what the call may use, since that largest amount is what is checked. The spec names
-//   no status for the daily limit; 429 with the same type keeps clients' retry logic simple.
-// - Only finished calls are recorded as use: recordUsage is called once per call with the settled amount,
-//   on the Korean day and month of `finishedAt` (a video finishing after midnight counts on the next day).
-// - Usage rows are keyed by key id: a key's budget window never resets with its secret.
+// Per-key quotas: monthly and daily credit limits on Korean days and months. The monthly check counts calls in
+// flight at their largest amount and is decided again under a lock in the ledger's reserve, so calls sent at once
+// cannot pass it together; the daily one follows the spec's approximate accounting. The refusals and their
+// wording: engine/keys/README.md, "Quota refusals".
 
 import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { errors, type GatewayError } from '../core/errors.ts';

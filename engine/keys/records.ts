@@ -27,7 +27,7 @@ export interface ApiKeyRecord {
 
 export function keyRecord(
   row: KeyRow,
-  opts: { splitsUsage: boolean; usage?: KeyUsage; lastUsedAt?: Date | null; key?: string },
+  opts: { splitsUsage: boolean; usage?: KeyUsage | undefined; lastUsedAt?: Date | null | undefined; key?: string },
 ): ApiKeyRecord {
   const lastUsed = [row.lastUsedAt, opts.lastUsedAt ?? null]
     .filter((d): d is Date => d instanceof Date)

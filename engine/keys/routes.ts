@@ -1,11 +1,5 @@
-// The key doors: GET /v1/key (normal key) and the five key-management doors (management key only).
-//
-// Choices the public contract leaves open (documented in engine/keys/README.md):
-// - Error bodies use the chat-completions shape.
-// - A fully successful create answers 201 `{object: 'list', data: [records with key], incomplete: false}`.
-// - DELETE answers 200 `{id, object: 'api_key', deleted: true}`.
-// - The doors see normal API keys only: management keys and people's chat keys are neither listed nor
-//   counted in slots, and their ids answer 404.
+// The key doors: GET /v1/key (normal key) and the five key-management doors (management key only). The choices
+// the public contract leaves open are engine/keys/README.md's, "Choices".
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listAudit, parseAuditQuery } from '../audit/query.ts';

@@ -1,19 +1,7 @@
-// The key store: authentication, key creation for the operator, revocation across processes.
-//
-// Lookups of normal API keys are cached in lru-cache (default 30 s) by the secret's sha256. A change to a
-// key (close, patch) invalidates the cache in the changing process at once and reaches every other process
-// through NOTIFY on channel `key_revoked` (payload: the key id, `wallet:<id>` or `*`), sent with pg_notify
-// inside the changing transaction so it is delivered exactly when the change commits; the changing request
-// answers once every other process has said it applied it (announce.ts), so "at once" holds for a client that
-// calls another process next. When the listening connection drops and comes back, whatever was sent meanwhile
-// is lost, so the whole cache is flushed. Each service LISTENs on that channel from its creation until close().
-// A generation counter stops a lookup that raced with an invalidation from putting stale data back into the cache.
-//
-// Management keys are never cached: every call re-reads the key and the wallet owner, so a management key
-// whose creator stopped being the wallet owner is refused (and closed, reason `owner_changed`) at once.
-//
-// last_used_at is written in batches: authenticate() records the instant in memory and a timer flushes
-// all pending instants in one UPDATE every `lastUsedFlushMs` (default 5 s); close() flushes what is left.
+// The key store: authentication, key creation for the operator, revocation across processes. Lookups are cached
+// and every change is announced to every process before the changing request answers, so a closed key is refused
+// everywhere once its owner hears so; management keys are never cached, so an owner change is seen at once
+// (engine/keys/README.md, "Caching and revocation").
 import { LRUCache } from 'lru-cache';
 import { type Actor, CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
@@ -54,7 +42,7 @@ interface KeyServiceOptions {
 
 interface CreateApiKeyOptions {
   name?: string | null;
-  audience?: Audience | null;
+  audience?: Audience | null | undefined;
   monthlyLimitCredits?: number | null;
   dailyLimitCredits?: number | null;
   expiresOn?: string | null;

@@ -1,17 +1,6 @@
-// What a limited key used today and this month, as this process knows it, so a call's quota check needs no
-// database read (the key's first call, and a new Korean day or month, read it once).
-//
-// The figure is the key's counters as last read, plus what this process's charges of the key added since.
-// Other processes' use shows at the next read, which a check starts in the background once the figure is
-// `ttlMs` old. So the figure serves checks that may be late by what other processes charged meanwhile: the
-// monthly limit's early refusal (the key's leases and holds are checked against its counter under a lock). A
-// daily limit must see another process's charge as soon as its answer was given, and is read each call
-// (quota.ts).
-//
-// A key's use only grows within a period, so a read never lowers the figure (a read that started before one
-// of our charges committed may not include it). A charge of ours whose commit raced with a read (handed over
-// before the read ended, committed after it) may or may not be in what was read: it is not added, so it is
-// never counted twice, and the key's next check waits for a read that starts after it.
+// What a limited key used today and this month, as this process knows it, so a quota check needs no database read.
+// The figure only grows and never counts a charge twice, which makes it safe for the monthly limit's early refusal;
+// a daily limit is read each call (docs/decisions/key-changes.md, "The use cache").
 import { LRUCache } from 'lru-cache';
 import { koreanDate, koreanMonth } from '../core/clock.ts';
 

@@ -13,7 +13,7 @@ export interface Caller {
   keyPrefix: string;
   audience: 'student' | 'teacher' | null;
   /** The model ids and `prefix*` patterns the key may call; null or absent: every model its credits allow. */
-  models?: readonly string[] | null;
+  models?: readonly string[] | null | undefined;
 }
 
 /** Money held for one call. Opaque to the pipeline. */

@@ -41,7 +41,7 @@ interface Admission {
   amountNano: bigint;
   callId: string;
   /** What else the client could do, said in the refusal for credit. */
-  advice?: string;
+  advice?: string | undefined;
 }
 
 export interface WalletAccountsDeps {
@@ -141,12 +141,9 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
 }
 
 /**
- * A reserve refused while what it needs may sit in leases, this process's or another's: for credit (`short`
- * 'insufficient_credit': the wallet's money), or over the key's monthly limit ('key_limit': a lease of the key's
- * allowance holds part of the month). Gives back this process's leases, asks the others for theirs, and tries
- * again as money or allowance comes back, until LEASE_RETURN_WAIT_MS have passed. Not once only: several calls
- * can wait on one return, and when enough for one comes back first, all of them try; the ones that lose that
- * race wait for the rest.
+ * A reserve refused (`insufficient_credit` or `key_limit`) while what it needs may sit in leases, this process's
+ * or another's: gives back this process's leases, asks the others for theirs, and tries again as money comes back,
+ * until LEASE_RETURN_WAIT_MS. Every waiting call tries on each return, since one return can be enough for several.
  */
 async function reserveAsLeasesReturn(
   walletId: string,

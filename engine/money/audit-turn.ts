@@ -1,8 +1,5 @@
-// Whose turn it is to audit the ledger (migration 016). An audit reads the whole journal, so a service of many
-// processes takes turns: the first process whose timer fires once the turn is due takes it (a conditional
-// update, so exactly one wins), audits and publishes what it found; the others show that result. The turn falls
-// due again a little before one interval has passed, so a process alone audits at every tick of its timer. Time
-// is the database's: one clock for every host.
+// Whose turn it is to audit the ledger: an audit reads the whole journal, so the processes of a service take
+// turns (docs/decisions/ledger-audit.md, "Taking turns").
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Queryable } from '../db/db.ts';

@@ -1,23 +1,6 @@
-// The ledger checks itself. The journal is append-only and every move writes lots, wallet and journal in one
-// transaction (ledger.ts), so at any committed instant these hold, and a row that breaks one is a bug or a
-// hand edit that nothing else would notice until a customer did:
-//   wallet_journal    a wallet's columns = its journal: available = Σ top_up − Σ reserve + Σ release − Σ expire,
-//                     reserved = Σ reserve − Σ settle − Σ release
-//   lot_journal       the same per lot
-//   wallet_lots       a wallet's columns = the sums of its lots' columns
-//   negative_balance  no wallet, and no lot of it, below zero (the CHECK constraints' net, in case one is gone)
-//   expired_hold      no reservation still held past its expiry by more than a grace (the sweeper runs every
-//                     sweep_interval_ms: a hold it has not reached yet is not a failure)
-//   hold_lots         a held reservation's reservation_lots add up to its amount_nano (draws and trims keep
-//                     both in step)
-// Each query is one statement, so it reads one snapshot on PostgreSQL and PGlite alike: a move committing
-// meanwhile is seen whole or not at all, and a busy ledger never fails an audit. Everything is aggregated in
-// SQL; what comes back is a count per check and a few example ids, never a key or a text the client wrote.
-// The journal is read once per audit (one sequential scan, hashed by wallet and lot: migration 009 tells the
-// planner a lot has one wallet, else it sorts the journal on disk); the rest reads the wallets and lots once
-// and the held reservations through their partial index. bench/ledger-audit-cost.ts measures it.
-//
-// test/helpers/auditor.ts runs the same checks after the chaos suite's calls, limited to its wallets.
+// The ledger checks itself: a row that breaks an invariant is a bug or a hand edit that nothing else would
+// notice until a customer did. Each check is one statement, so it reads one snapshot and a busy ledger never
+// fails an audit. The checks and their cost: docs/decisions/ledger-audit.md.
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
 

@@ -1,9 +1,6 @@
-// A batch's charge rows, written in its transaction (batcher.ts steps 3 and 4): rows grouped by writer, one
-// statement per writer, composed into the statement that moves the batch's money; then charge callbacks, one
-// charge at a time, in op order. Grouped, a batch of 64 leased calls writes its money, quota counts and usage
-// records with one statement. When a grouped write fails, the batch cannot tell whose row it was: it runs again
-// with every charge's rows written on their own, so only the charge at fault fails (what one transaction per
-// charge gave).
+// A batch's charge rows are grouped into one statement per writer, so a batch of leased calls writes its money,
+// quota counts and usage records in one statement. A grouped write that fails cannot say whose row it was, so the
+// batch runs again with each charge's rows on their own and only the charge at fault fails.
 
 import { type ChargedItem, type ChargeRowWriter, type Statement, writeChargeRows } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
@@ -24,7 +21,7 @@ export const rowsRecordTransfer = (rows: ChargeRows | ChargeCallback | undefined
 
 /** The queries that find charges already written by the rows of `ops` (one per writer that records its ids). */
 export function recordedTransferQueries(
-  ops: readonly { rows?: ChargeRows | ChargeCallback }[],
+  ops: readonly { rows?: ChargeRows | ChargeCallback | undefined }[],
 ): ((ids: string, since: string) => string)[] {
   const found = new Set<(ids: string, since: string) => string>();
   for (const op of ops)

@@ -72,7 +72,7 @@ interface Queue {
   urgent: number;
   /** When the last batch started (ms), and the timer that starts the next one when it is due. */
   lastStartMs: number;
-  timer?: NodeJS.Timeout;
+  timer?: NodeJS.Timeout | undefined;
 }
 
 interface BatchQueueOptions {

@@ -184,7 +184,7 @@ const columns = <R>(...cols: [name: string, type: ArrayType, value: (row: R) => 
   cols.map(([name, type, value]) => ({ name, type, value }));
 
 type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
-type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint }];
+type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint | undefined }];
 type HeldRow = { reservationId: string; lotId: string; amount: bigint };
 const s = (n: bigint) => n.toString();
 

@@ -1,6 +1,5 @@
-// What one run of a ledger batch ends in (batcher.ts's processBatch), and how a batch that must run again
-// undoes its run. A run never throws to say what to do next: it returns a verdict, and runBatch acts on it.
-// Only a real failure (a deadlock, a lost connection, a bug) is thrown.
+// What one run of a ledger batch ends in, as a value rather than a throw, so the caller decides what runs next;
+// only a real failure (a deadlock, a lost connection, a bug) is thrown.
 import type { Queryable } from '../db/db.ts';
 import type { Pending } from './batch-queues.ts';
 import type { FinishOutcome, ReserveResult } from './types.ts';

@@ -1,8 +1,6 @@
-// A charge comes before its charge rows. The rows (the key's quota count, the call's usage record) share the
-// charge's transaction, so rows the database refuses for good (a value past its column's range, a
-// broken constraint) would undo the charge on every attempt, and the vendor's work would go unpaid however often
-// it is retried. Such a refusal is charged again with fewer rows (first without the usage record, then without
-// any), and said in the log at error level: a missing record is a bug to fix, a missing charge is money lost.
+// A charge comes before its charge rows: rows the database refuses for good would otherwise undo the charge on
+// every attempt and leave the vendor's work unpaid, so the charge is tried again with fewer rows
+// (docs/decisions/charge-writer.md, "The charge before its rows").
 import type { ChargeRows } from './types.ts';
 
 type Log = { error: (o: object, m: string) => void };

@@ -1,8 +1,6 @@
-// Charges the database has not taken, kept on this host's disk until it does. The charge writer keeps a charge's
-// intent here only when the charge is at risk (its answer went out before the commit) or its write failed, so the
-// hot path writes nothing; a process killed with such a charge in memory would otherwise have answered for free.
-// The next process on the same data folder writes what a dead one left (replaySpooled). Every charge is keyed by
-// its id (a settle by its reservation's, a draw by its call's), so a charge written twice moves money once.
+// Charges the database has not taken, kept on this host's disk so a killed process has not answered for free;
+// the next process on the data folder writes them, and each is keyed by its id so it moves money once
+// (docs/decisions/charge-writer.md, "The spool").
 import { accessSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +15,8 @@ export interface ChargeIntent {
   costNano: bigint;
   /** A draw's id (its call's); a settle is known by its reservation's. */
   drawId?: string;
-  holdAtMostNano?: bigint;
-  rows?: ChargeRows;
+  holdAtMostNano?: bigint | undefined;
+  rows?: ChargeRows | undefined;
 }
 
 /** A draw on a lease as the spool keeps it: the next process writes it against the same lease. */
@@ -137,7 +135,7 @@ function waitingIn(text: string, writers: ReadonlyMap<string, ChargeRowWriter<un
   return [...intents.values()];
 }
 
-type EncodedIntent = Omit<ChargeIntent, 'rows'> & { rows?: { writer: string; item: unknown }[] };
+type EncodedIntent = Omit<ChargeIntent, 'rows'> & { rows?: { writer: string; item: unknown }[] | undefined };
 
 function encodeIntent(intent: ChargeIntent): string {
   const encoded: EncodedIntent = { ...intent, rows: intent.rows?.map((r) => ({ writer: r.writer.name, item: r.item })) };

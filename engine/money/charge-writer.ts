@@ -1,15 +1,6 @@
-// The one writer of charges. Every call's charge is decided once, in memory (its intent: the hold, the cost,
-// its charge rows), and handed here; the writer writes it through the ledger, whose queues group
-// the charges waiting into one transaction (batch-queues.ts: a batch starts at once when none runs, and the
-// next takes everything that queued meanwhile, so a charge waits about one commit). A charge the database
-// could not take stays here and is tried again by the one retry policy (retry.ts) until it lands, for a day at
-// most: the answer it pays for was, or is about to be, given. Nothing decided is ever decided again: a retry writes the same
-// intent (the ledger recognises a draw it already wrote by its id, and a settle by its reservation's state).
-//
-// What it counts is what an operator must see: charges not yet written (what a kill now could lose), charges
-// whose answer went out before they were written (at risk: the database did not answer within the wait),
-// charges whose write keeps failing, charges given up (a refusal no retry can mend, logged at error level),
-// and vendor work a wallet could not pay (shortfall).
+// The one writer of charges: each charge is decided once in memory and only written here, retried until it lands
+// (for a day at most), because the answer it pays for was or is about to be given. Its counters are what an
+// operator must see about money not yet written. Why: docs/decisions/charge-writer.md.
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, nextDelayMs } from './retry.ts';
 
@@ -56,7 +47,7 @@ interface Entry {
   atRisk: boolean;
   done?: Promise<void>;
   /** What the charge is, for the spool: asked only when it is kept. */
-  intent?: () => ChargeIntent;
+  intent?: (() => ChargeIntent) | undefined;
   /** Kept in the spool: the next process writes it if this one cannot. */
   kept: boolean;
 }

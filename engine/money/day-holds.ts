@@ -1,7 +1,6 @@
-// What this process's calls in flight hold against keys' and key groups' daily limits. The day's use counts only
-// finished calls (the spec's approximate accounting), so calls sent together would each see the whole day left;
-// counting what the others hold lets the first take the day and the rest be lowered or refused (429). Calls on
-// other processes are not seen: the contract lets calls sent at the same moment pass the limit.
+// What this process's calls in flight hold against keys' and groups' daily limits: the day's use counts only
+// finished calls, so without this calls sent together would each see the whole day left. Other processes' calls
+// are not seen: the contract lets calls sent at the same moment pass the limit.
 import type { AuthContext, DayHeld } from '../keys/index.ts';
 
 /** A call's hold is let go at its end; past this it is let go anyway, so a lost end cannot shut a key's day. */

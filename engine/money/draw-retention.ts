@@ -1,9 +1,5 @@
-// A budget lease's draws (reservation_draws: which call drew how much out of it) exist so that a batch
-// retried after an unclear commit skips the draws it already wrote. That retry comes within seconds; after
-// it, a draw is only the per-call trail of where the money went, which the usage records also keep. So
-// draws are kept as long as the usage records (limits.usage_record_days) and pruned with them: without
-// this the table grows by one row per leased call for ever. A draw of a lease still held is kept whatever
-// its age. The journal keeps every money move regardless.
+// Draw rows exist so a batch retried after an unclear commit skips draws it already wrote; after that they are
+// only a trail the usage records also keep, so they are pruned with them (a held lease's draws are kept).
 import type { Db } from '../db/db.ts';
 
 /** Rows deleted per statement, so pruning a large backlog never holds one long transaction. */

@@ -1,10 +1,6 @@
-// Key groups in a batch: the caps of the groups whose keys' reserves carry one, locked after the keys' counters
-// (group id order, so batches of every process lock them alike), and linked to the key standings.
-//
-// A linked standing adds every change the Book makes to a key's figures (a hold taken, finished, trimmed; a
-// charge) to its group's as well, so the Book keeps a group current through the batch with no code of its own:
-// policy.ts's update sites stay the key's. The group's other keys get a standing too (their own figures unused),
-// so a finish of one of their reservations in the batch moves the group's figures as a fresh read would.
+// Key groups in a batch: a group's cap is locked after its keys' counters, in group id order so every process
+// locks alike. A linked standing repeats each change the Book makes to a key's figures on its group's, so the Book
+// keeps groups current with no code of its own (policy.ts's update sites stay the key's).
 import type { Queryable } from '../db/db.ts';
 import type { KeyStanding } from './policy.ts';
 import type { GroupCap, KeyCap } from './types.ts';

@@ -1,7 +1,5 @@
-// What the calls admitted on this process's budget leases hold, told to the database a few times a second, so
-// that `reserved_credits` on any process is what calls in flight hold (spendable.ts reads it back). Only leases
-// whose figure changed are written, all in one statement; one write runs at a time, and a failed one is simply
-// tried again at the next tick with the figures of then: the value is a view, not money.
+// What the calls on this process's leases hold, told to the database a few times a second so every process's
+// `reserved_credits` shows it. A failed write is simply tried again at the next tick: the value is a view, not money.
 import type { Lease } from './lease-state.ts';
 import type { Ledger } from './types.ts';
 

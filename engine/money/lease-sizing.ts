@@ -1,5 +1,4 @@
-// How big a budget lease is (engine/money/leases.ts, "Sizing"): the pure part, apart from the machinery that
-// grants, admits on and returns leases.
+// How big a budget lease is, kept pure apart from the machinery that grants, admits on and returns leases.
 
 /** billing.yaml `leases`, in the units the engine uses. */
 export interface LeaseSettings {

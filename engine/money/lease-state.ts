@@ -17,7 +17,7 @@ export interface LeaseKey {
 export interface LeasePair {
   walletId: string;
   vendor: string;
-  key?: LeaseKey;
+  key?: LeaseKey | undefined;
 }
 
 /** The map key of a pair's leases; a key's leases are apart from its wallet's, and from its own under another limit. */

@@ -1,6 +1,6 @@
-// Budget leases: a process holds a slice of a wallet's balance for a vendor as one reservation (a pending
-// transfer) and admits calls against it in memory; each call's charge is a draw posted against it. Why they are
-// exact, how they are sized and how they go back: docs/money.md, "Leases".
+// Budget leases: a process holds a slice of a wallet's balance for a vendor as one reservation and admits calls
+// against it in memory, so admission writes nothing; each call's charge is a draw posted against it. Why they are
+// exact, how they are sized and how they go back: docs/money.md and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
@@ -180,13 +180,9 @@ export class BudgetLeases {
   }
 
   /**
-   * A call that costs more than its lease can give: its own hold and what the lease holds for no other call,
-   * then the wallet's available balance as far as it goes, as a hold of one call is charged. The lease's other
-   * calls in flight keep what it holds for them (taking it left them charged nothing once the balance ran out).
-   * When the balance falls short, this process gives the wallet's leases back first (what their calls do not
-   * need), so that money counts as available, as it would without leases; a grant in flight is waited for, or
-   * it would land after the charge holding it. Other processes' leases are not asked: theirs until returned.
-   * The draw counts among the lease's pending ones from the start, so the lease is not released under it.
+   * A call that costs more than its lease can give: charged as a hold of one call would be (its own hold, what the
+   * lease holds for no other call, then the wallet's available balance), while the lease's other calls keep what
+   * it holds for them. Why it returns this process's leases first: docs/decisions/leases.md.
    */
   private chargePastLease(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     const fromLease = free(lease) > 0n ? free(lease) : 0n;

@@ -1,36 +1,6 @@
-// The ledger: wallets, credit lots, reservations and the append-only journal (schema in
-// engine/db/migrations/001_ledger.sql). Money is integer nano-USD (bigint).
-//
-// Exactness. Every money move runs in a transaction that first locks the rows it touches
-// (`SELECT … FOR UPDATE`, in one statement: the wallet's live lot rows always in `seq` order, then the
-// reservation rows in id order; every mover locks in that order, so movers do not deadlock each other),
-// reads what the locked reservations hold per lot in a statement after that (a row only joined to a locked
-// one is not re-read after a lock wait: batch-sql.ts), decides the split in memory from those current
-// values, then writes lots, wallet totals,
-// reservation and journal rows (writable CTEs over parameter arrays). Concurrent movers queue on the lot
-// rows; none can read a stale balance, so the wallet never overspends. CHECK (… >= 0) constraints are the
-// safety net. Deadlock/serialization failures retry.
-//
-// Batching (batcher.ts). reserve, settle, release and the sweeper's expire are queued per process (queues
-// the wallets share on PostgreSQL, one on PGlite): the calls that arrive while a queue's transaction runs are
-// done together in the next one (BEGIN, lock, one write statement with the charge rows, any
-// charge callbacks, COMMIT),
-// applied one after another in arrival order with exactly the decisions of policy.ts, so the results
-// are those of running them one at a time. A failing call (unknown reservation or wallet, charge rows
-// that throw, a decision that finds the rows inconsistent: LedgerInvariantBroken, logged here at error
-// level) fails alone. Across processes the row locks still serialise the batches.
-//
-// Why not one statement per move: a single READ COMMITTED statement that UPDATEs rows joined to a CTE
-// built from another data-modifying CTE (e.g. `UPDATE wallets … FROM r` where r is `UPDATE reservations …
-// RETURNING`) silently skips rows whose recheck (EvalPlanQual) runs under concurrent updates. A version
-// of this file did that and lost wallet updates under load (test "mixed concurrent …" catches it). Lock
-// first, then write with parameters only; a batching implementation must keep that property.
-//
-// Decisions. Which lots a reservation draws from and in which order, the refusals (not_in_plan,
-// insufficient_credit, and key_limit for a reserve carrying its key's cap), how a settle above or below the
-// hold moves money, and why finishing twice moves nothing: all in policy.ts, pure, with no database.
-//
-// Replaceability. Callers use only the `Ledger` interface.
+// The ledger: wallets, credit lots, reservations and the append-only journal, in integer nano-USD. Every move
+// locks its rows first and writes with parameters only, so no mover reads a stale balance; why, and how moves
+// are batched: docs/decisions/ledger-exactness.md. Callers see only the `Ledger` interface.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';

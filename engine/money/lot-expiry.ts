@@ -1,15 +1,6 @@
-// Lots that expire (docs/money.md, "Lots that expire"). From a lot's `expires_at` the ledger's decisions pay for
-// nothing new from it (policy.ts, lot-order.ts) and the views leave its remainder out (spendable.ts); this pass,
-// run by every process (a periodic job like the sweeper), moves that remainder out of the balance for good: an
-// `expire` row of the journal, the lot's `expired_nano`, and a `credits.expired` record of the wallet's audit trail.
-// What budget leases hold on the lot for no one is voided first (released to the lot, then expired with the
-// rest): a lease never keeps an expired lot's money alive. A call's own hold on it is left to be charged or
-// released; released money comes back to the lot and the next pass expires it.
-//
-// Once per lot, whatever the number of processes: each lot is expired in a transaction of its own that locks
-// the lot row first (then the leases holding on it, in id order: the batches' lock order) and moves what it
-// reads there. A second process doing the same waits for the lock, then finds nothing available and no lease
-// holding on it, and writes nothing.
+// The expiry pass moves an expired lot's remainder out of the balance for good; every process runs it, and each
+// lot is expired in its own transaction that locks the lot first, so a second process finds nothing left and
+// writes nothing. The rules: docs/money.md, "Lots that expire".
 
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';

@@ -1,8 +1,5 @@
-// Which lots may pay and in which order, shared by the ledger's decisions (policy.ts) and the expiry of lots
-// (lot-expiry.ts). Pure: instants come in as arguments.
-//
-// Order: soonest expiry first (money that lapses is spent before money that keeps), lots without expiry last;
-// then restricted lots before unrestricted (a vendor C pack before general credit); then oldest (`seq`) first.
+// Which lots may pay and in which order: soonest expiry first (money that lapses is spent before money that
+// keeps), then restricted lots before unrestricted, then oldest. Shared by policy.ts and lot-expiry.ts, and pure.
 
 interface Orderable {
   vendors: string[] | null;

@@ -47,7 +47,7 @@ export class Moves {
    * Reservations whose row changes: finished (state, charged, at), or drawn from while held (at null; amount
    * is what it still holds).
    */
-  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date | null; amount?: bigint }>();
+  readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date | null; amount?: bigint | undefined }>();
   /** What draws took off a reservation's hold on a lot (`reservation_lots`). */
   readonly heldDelta: { reservationId: string; lotId: string; amount: bigint }[] = [];
   /** The draws made, by their id, so a repeated draw is recognised. */

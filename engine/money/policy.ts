@@ -1,37 +1,6 @@
-// The ledger's decisions, apart from the database: which lots a reservation draws from and in which
-// order, who is refused and why, how a settle or a release moves money, and what a finished reservation
-// does when it is finished again. Pure: no database, no I/O, no clock (instants come in as arguments).
-// The batcher (batcher.ts) locks the rows, builds a Book from their values, asks it, and writes the moves
-// it recorded (batch-sql.ts); the property tests in test/money/ drive a Book directly.
-//
-// Drawing order. A reservation draws from the lots usable for the vendor (`vendors` NULL or containing
-// it) and not expired at the batch's instant, in lot-order.ts's order: soonest expiry first, then restricted
-// lots (a vendor C pack before general credit), then oldest (`seq`). It may span several lots; it never takes
-// more than a lot has. A draw (a lease paying one call) never takes from a held lot past its expiry: what a
-// lease holds there is the expiry's (lot-expiry.ts); a call's own hold on it is charged as held (docs/money.md).
-//
-// The plan rule. A plan-restricted vendor (default: vendor c) is refused with not_in_plan when the wallet
-// has lots but none of them, ever, could serve it (only packs for other vendors). An empty wallet (no lot
-// at all) gets insufficient_credit instead: the fix there is a top-up. Any other shortage, vendors
-// outside their pack included, is insufficient_credit. A refusal moves nothing.
-//
-// The key cap. A reserve may carry its key's cap (the monthly limit): it is refused with key_limit, before
-// any lot is looked at, when the key's finished use + what the key's held reservations hold + the amount
-// would pass the cap. The batch reads the use and the holds once, under the key's lock; the Book then keeps
-// them current through the batch: a reserve it accepts adds its amount to the key's holds, finishing a held
-// reservation (or trimming or drawing from it) takes that amount off them, and what a settle or a draw
-// charges joins the key's use, and its group's (group-caps.ts). So a batch decides capped reserves exactly
-// as if each ran alone after the ones before it; a key's group caps it beside its own limit.
-//
-// Settle(actual):
-//   actual ≤ held → charge actual from the reservation's lots (restricted first), release the rest.
-//   actual > held → the reservation was an under-estimate (a bug upstream of the ledger), but the vendor
-//                   did the work: charge the whole hold plus the excess from the usable lots' available
-//                   balance, as far as it goes; balances never go negative. What could not be covered is
-//                   the shortfall (not charged).
-//   Finishing is once: a settled or released reservation is never charged or released again (the repeat
-//   returns the first outcome and moves nothing). A reservation the sweeper expired (its process looked
-//   dead) can still be settled late: the actual is then charged from available balance as far as it goes.
+// The ledger's decisions (which lots pay, who is refused, how a settle or release moves money), kept pure so
+// that a batch decides exactly as if each move ran alone and property tests can drive a Book directly. The
+// rules: docs/decisions/ledger-decisions.md and docs/money.md.
 import { errors } from '../core/errors.ts';
 import { assertMoney } from './invariants.ts';
 import { drawOrder, lotExpired, lotServes } from './lot-order.ts';

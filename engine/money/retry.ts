@@ -1,11 +1,6 @@
-// The ledger's one retry policy. Two kinds of failure are worth trying again, and nothing else is:
-// - a transaction PostgreSQL aborted for a deadlock or a serialization failure: nothing was committed, so the
-//   same work may succeed at once (a few quick tries);
-// - a charge the database could not take (a lost connection, a restart): the answer was or will be given, so
-//   the charge is owed and is tried until it lands, backing off to a few seconds apart, for a day at most
-//   (charge-writer.ts).
-// A refusal (a GatewayError: no such reservation) or a broken ledger invariant is final: trying again would
-// give the same answer.
+// The ledger's one retry policy. Only two failures are worth trying again: a transaction aborted for a deadlock
+// or serialization failure (nothing committed: a few quick tries), and a charge the database could not take (it
+// is owed: backing off, for a day at most). A refusal or a broken invariant is final: it would answer the same.
 import { isGatewayError } from '../core/errors.ts';
 import { MoneyInvariantBroken } from './invariants.ts';
 

@@ -1,7 +1,5 @@
-// What a wallet can spend and what calls in flight hold, as every view shows it (GET /v1/credits, the admin view,
-// the CLI, the dashboard and its strip). A budget lease is one reservation for many calls: what its calls hold
-// (`in_flight_nano`, told by its process: in-flight.ts) is held; the rest is still the wallet's to spend, so it
-// is counted as available, not as reserved. The journal and `Ledger.balance` keep the raw columns.
+// What a wallet can spend and what calls in flight hold, as every view shows it: of a lease, only what its calls
+// hold is held and the rest counts as available, so views tell the truth (docs/money.md, "Every view tells the truth").
 import { nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import { readBalance } from './ledger-wallets.ts';

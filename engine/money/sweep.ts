@@ -1,8 +1,6 @@
-// The sweeper's pass (ledger.sweepExpired): releases the held reservations whose expiry passed (their
-// process died), as `expire` ops of the batcher, 200 at a time. Each expiry is a move of its own: one that
-// fails (a broken invariant of that reservation, say) is reported with its reservation and wallet and left
-// out of the rest of the pass, and the others, of every wallet, are still released. A pass that stopped at
-// the first failure would leave every wallet's expired holds held, sweep after sweep.
+// The sweeper's pass releases held reservations whose process died. Each expiry is a move of its own, so one that
+// fails is reported and left out while the others are still released: a pass that stopped at the first failure
+// would leave every wallet's expired holds held, sweep after sweep.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { FinishOp, FinishOutcome, Ledger, SweepErrorHandler } from './types.ts';

@@ -1,5 +1,5 @@
-// The ledger's shapes, shared by the ledger (ledger.ts), its batched money moves (batcher.ts), the pure
-// decisions behind them (policy.ts) and the rooms that call the ledger. Types only: no behaviour here.
+// The ledger's shapes, apart from any behaviour so that the rooms calling the ledger, its batcher and its pure
+// decisions (policy.ts) share them without importing each other.
 
 import type { ChargeRows } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
@@ -87,11 +87,11 @@ export interface ReserveRequest {
   /** The most the call can cost. */
   amountNano: bigint;
   callId: string;
-  keyId?: string | null;
+  keyId?: string | null | undefined;
   /** Default: now + reservationTtlMs. */
-  expiresAt?: Date;
+  expiresAt?: Date | undefined;
   /** The calling key's cap (needs `keyId`); none: only the wallet's balance limits the reserve. */
-  cap?: KeyCap;
+  cap?: KeyCap | undefined;
 }
 
 interface SettleResult {
@@ -108,10 +108,10 @@ interface ReleaseResult {
   alreadyFinished: boolean;
 }
 
-/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
 export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
+/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
 export const LEASE_CALL_PREFIX = 'lease:';
 
 export interface LotBalance {
@@ -168,10 +168,10 @@ interface CreateWalletInput {
   id?: string;
   /** Whole credits for a first, unrestricted lot (0 or omitted: no lot). */
   credits?: number | bigint;
-  splitsUsage?: boolean;
-  keySlots?: number;
+  splitsUsage?: boolean | undefined;
+  keySlots?: number | undefined;
   /** Default: a fresh `usr_…` id. */
-  ownerId?: string;
+  ownerId?: string | undefined;
   /** The operator's name for the wallet; default: unnamed. */
   name?: string | null;
   /** More to write in the creation's own transaction once the first lot exists (its audit record). */
@@ -187,7 +187,7 @@ export interface TopUpInput {
   /** When the lot expires (must be after the top-up's instant); null/omitted: never. */
   expiresAt?: Date | null;
   /** More to write in the top-up's own transaction once the lot exists (its audit record). */
-  beside?: (tx: Queryable, lot: LotBalance) => Promise<void>;
+  beside?: ((tx: Queryable, lot: LotBalance) => Promise<void>) | undefined;
 }
 
 export interface Ledger {
@@ -227,7 +227,7 @@ export interface Ledger {
     amountNano: bigint,
     drawId: string,
     rows?: ChargeRows | ChargeCallback,
-    opts?: { holdAtMostNano?: bigint },
+    opts?: { holdAtMostNano?: bigint | undefined },
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
@@ -258,7 +258,7 @@ export interface Ledger {
 // The money moves the ledger hands to the batcher.
 
 /** A reservation to make; its id is generated at submission and stays the same on retries. */
-export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'> & { cap?: KeyCap };
+export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'> & { cap?: KeyCap | undefined };
 
 export interface FinishOp {
   /**
@@ -282,7 +282,7 @@ export interface FinishOp {
    * draw: takes at most this much of what the reservation holds, the rest of the charge from available balance
    * (a call charged past its lease leaves the lease's other calls in flight what it holds for them).
    */
-  holdAtMostNano?: bigint;
+  holdAtMostNano?: bigint | undefined;
   /**
    * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
    * retry), or null: looked up inside the batch.
@@ -293,9 +293,9 @@ export interface FinishOp {
   /** trim: the most to give back of what the reservation holds. */
   releaseNano?: bigint;
   /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
-  expireBefore?: Date;
+  expireBefore?: Date | undefined;
   /** settle, draw: the charge rows (or charge callback) written in the charge's transaction. */
-  rows?: ChargeRows | ChargeCallback;
+  rows?: ChargeRows | ChargeCallback | undefined;
 }
 
 export interface FinishOutcome {

@@ -1,13 +1,6 @@
-// The gateway's Prometheus metrics: what each finished request came to (fed by the access log's outcome),
-// and what is read at scrape time (holds in flight, database pool, catalog version, last reload). One
-// registry per gateway, so gateways in one process (the tests) do not mix their series.
-//
-// Under GATEWAY_WORKERS a scrape reaches one worker, which answers for all of them (acrossWorkers): counts,
-// durations, charges, connections and leases add up; what each worker reads of the gateway as a whole is
-// taken once (holds in flight, a database count) or as the most telling worker has it (catalog version and
-// reloads: the highest; last reload ok: the lowest, so one worker that refused a reload shows). The ledger
-// audit, which every worker runs on the same database, reads as its most alarming worker: ok the lowest,
-// failures and the time of the last run the highest.
+// The gateway's Prometheus metrics, in one registry per gateway so gateways in one process do not mix series.
+// Under GATEWAY_WORKERS one worker answers for all: counts add up, and a figure of the whole gateway is taken once
+// or from its most alarming worker, so one worker that refused a reload or failed an audit shows.
 import { AggregatorRegistry, Counter, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 import type { ReloadResult, Runtime } from '../catalog/runtime.ts';
 import type { Db } from '../db/db.ts';

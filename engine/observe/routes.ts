@@ -1,10 +1,6 @@
-// The operator's doors: /healthz (the process serves), /readyz (the database answers and a catalog is
-// loaded: a load balancer sends calls only then; a configuration problem that fails only some calls, such as a
-// vendor without a credential, is listed in its `warnings` without taking the process out) and /metrics
-// (Prometheus text). Health and readiness are open; the metrics reveal traffic and spend, so they are closed
-// unless the operator opens them: to whoever holds GATEWAY_METRICS_TOKEN, or with GATEWAY_METRICS_OPEN=loopback
-// to loopback peers. Loopback is not open by default because behind a reverse proxy on the same host every
-// client's request comes from it.
+// The operator's doors: /healthz, /readyz (what a load balancer waits for) and /metrics. The metrics reveal traffic
+// and spend, so they are closed unless opened by a token or GATEWAY_METRICS_OPEN=loopback; loopback is not the
+// default because behind a reverse proxy on the same host every client comes from it.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../catalog/runtime.ts';
@@ -31,7 +27,7 @@ interface OpsRoutesDeps {
 
 /** Who may read /metrics: the holder of a token, and loopback peers when the operator opened it to them. */
 export interface MetricsAccess {
-  token?: string;
+  token?: string | undefined;
   openToLoopback: boolean;
 }
 

@@ -1,7 +1,5 @@
-// GET /openapi.json: an OpenAPI 3.1 description built, at each request, from what the gateway really serves —
-// the routes as registered (http/route-list.ts), each model door's YAML (config/doors.yaml: required fields and
-// headers, key headers, body kind, error shape) and the key doors' field table (keys/validate.ts) — so the
-// description and the checks cannot drift apart. Prose is limited to one summary line per route.
+// GET /openapi.json, built at each request from the routes as registered, doors.yaml and the key doors' field
+// table, so the description and the checks cannot drift apart.
 
 import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import type { DoorConfig } from '../catalog/config.ts';

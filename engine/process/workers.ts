@@ -1,12 +1,6 @@
-// GATEWAY_WORKERS: several gateway processes on one port (node:cluster), so one machine's cores all serve
-// calls. Each worker is a whole gateway with its own budget leases and writer on the shared PostgreSQL, which
-// already keeps the money exact across processes (engine/money/leases.ts); the embedded PGlite belongs to one
-// process, so it runs one. The primary serves no calls: it starts the workers (the first alone, so migrations
-// and a configuration error happen once), prints the banner, forwards SIGHUP and admin reloads to every worker,
-// gathers every worker's metrics for the one a scrape reached, drains them all on SIGTERM or SIGINT, and
-// replaces a worker that dies. Workers take no stop signal themselves: a service manager or a terminal signals
-// the whole group, and a worker signalled twice (by it and by the primary) would exit without draining. They
-// stop when the primary says so, or when the primary is gone.
+// GATEWAY_WORKERS: several gateway processes on one port, so one machine's cores all serve calls; PostgreSQL
+// already keeps money exact across processes, while PGlite belongs to one process. Workers take no stop signal
+// themselves, since one signalled by both the service manager and the primary would exit without draining.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { planRoutes } from '../calls/vendor-routes.ts';

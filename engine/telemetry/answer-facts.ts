@@ -4,8 +4,8 @@
 import type { JsonObject } from '../core/types.ts';
 
 export interface AnswerFacts {
-  id?: string;
-  model?: string;
+  id?: string | undefined;
+  model?: string | undefined;
   finishReasons: string[];
 }
 

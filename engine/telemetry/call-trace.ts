@@ -1,7 +1,5 @@
-// One model call as a trace: the call's span in the GenAI conventions (continuing the client's trace when it
-// sent `traceparent`), and its children: admission, one per route attempt (whose context goes to the vendor as
-// `traceparent`), and the settle. Made only when telemetry is on: the call path holds a `CallTrace | null`,
-// so with telemetry off each step costs one null check.
+// One model call as a trace in the GenAI conventions, with admission, each route attempt and the settle as
+// children. Made only when telemetry is on, so with it off each step costs one null check.
 import {
   type Attributes,
   type Context,
@@ -40,7 +38,7 @@ export interface CallStart {
 interface CallRequest {
   model: ModelEntry;
   stream: boolean;
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   keyPrefix: string;
   walletId: string;
   /** The client's body: recorded only when the operator opted in to content capture. */
@@ -49,10 +47,10 @@ interface CallRequest {
 
 interface CallEnd {
   status: number;
-  errorType?: string;
+  errorType?: string | undefined;
   /** The route that answered (`a0`), and how many attempts failed before it. */
-  route?: string;
-  fallbackDepth?: number;
+  route?: string | undefined;
+  fallbackDepth?: number | undefined;
 }
 
 /** A child span for one step of the call (admission, settle). */
@@ -126,7 +124,7 @@ export class CallTrace {
 
   /** A span with no parent: the first of a new trace. */
   static root(tracing: Tracing, name: string, attrs: Attributes): StepSpan {
-    return new StepSpan(tracing.tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: attrs }, ROOT_CONTEXT));
+    return new StepSpan(tracing.tracer.startSpan(name, { kind: SpanKind.INTERNAL, ...(attrs ? { attributes: attrs } : {}) }, ROOT_CONTEXT));
   }
 
   get traceId(): string {
@@ -154,7 +152,9 @@ export class CallTrace {
   }
 
   step(name: string, attrs?: Attributes): StepSpan {
-    return new StepSpan(this.tracing.tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: attrs }, this.context));
+    return new StepSpan(
+      this.tracing.tracer.startSpan(name, { kind: SpanKind.INTERNAL, ...(attrs ? { attributes: attrs } : {}) }, this.context),
+    );
   }
 
   attempt(route: string, depth: number): AttemptSpan {

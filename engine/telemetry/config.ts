@@ -1,7 +1,5 @@
-// Whether traces are exported, and where: the standard OpenTelemetry variables (operations.md "Telemetry").
-// Read from the gateway's environment here, because turning telemetry on is this gateway's decision (off means
-// no SDK at all). Everything else the SDK reads itself from the process environment: OTEL_RESOURCE_ATTRIBUTES,
-// OTEL_TRACES_SAMPLER and _ARG, OTEL_BSP_*, OTEL_EXPORTER_OTLP_HEADERS and _TIMEOUT.
+// Whether traces are exported, and where, read here because turning telemetry on is this gateway's decision (off
+// means no SDK at all); everything else the SDK reads itself from the OTEL_* variables.
 
 import { SettingError } from '../core/setting-error.ts';
 

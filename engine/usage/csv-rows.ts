@@ -1,10 +1,6 @@
-// The records of the per-call CSV, read lean. A month of one busy wallet is thousands of rows, and the database
-// finds them in a few milliseconds (an index-only scan of usage_records_recent); what cost the time was this
-// process: the driver parsing twenty typed cells per row (a Date per timestamp), an object per record, and the
-// credits grouped by toLocaleString only for the commas to be taken out again. So the database hands back text
-// only, nine cells per row: the instant already in ISO form, and the run of numeric cells already joined with
-// commas (numbers need neither quoting nor the formula guard). The owner's strings (ids, names of doors, models,
-// routes) stay separate, so the one CSV cell function (engine/dashboard/usage-csv.ts) escapes every one of them.
+// The records of the per-call CSV, read lean: the time went to this process parsing typed cells, not to the
+// database, so the database hands back text cells already formatted. The owner's strings stay separate cells so
+// the one CSV cell function escapes every one of them (docs/decisions/usage-records.md).
 import type { Db } from '../db/db.ts';
 import type { UsageFilter } from './records.ts';
 

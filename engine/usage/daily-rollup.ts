@@ -1,7 +1,5 @@
-// The daily rollup of the usage records: per Korean day, wallet, key and model, the calls, the charge and the
-// tokens. It is written with each record, by the same settle statement (a second ChargeRowWriter, composed as
-// another CTE), so it always equals the records it sums; the dashboard's chart, its totals and the summary CSV
-// read it instead of summing millions of records.
+// The daily rollup of the usage records, written by the same settle statement as each record so it always equals
+// the records it sums; the dashboard's chart, totals and summary CSV read it instead of millions of records.
 import { koreanDate } from '../core/clock.ts';
 import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
@@ -66,7 +64,7 @@ export async function chargedPerDay(
   walletId: string,
   sinceDay: string,
   by: 'key_id' | 'model',
-  only: { keyId?: string; model?: string } = {},
+  only: { keyId?: string | undefined; model?: string | undefined } = {},
 ): Promise<DayTotal[]> {
   const r = await db.query<{ day: string; name: string; nano: string }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, ${by} AS name, sum(charged_nano)::text AS nano
@@ -91,8 +89,8 @@ interface RollupFilter {
   /** Korean days, both inclusive. */
   fromDay: string;
   toDay: string;
-  keyId?: string;
-  model?: string;
+  keyId?: string | undefined;
+  model?: string | undefined;
 }
 
 /** The wallet's totals over Korean days, optionally of one key or model. */

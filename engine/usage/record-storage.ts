@@ -1,10 +1,6 @@
-// Where usage records are kept, as two methods every kind of database answers: `prepare` makes room for the
-// coming days' records, `prune` removes the days past the kept period. On PostgreSQL (migration 013) the table
-// is partitioned by Korean day: partitions are made two weeks ahead, and retention detaches and drops whole
-// days, so it deletes no rows and takes no lock an insert waits for (ATTACH and DETACH … CONCURRENTLY take
-// SHARE UPDATE EXCLUSIVE on the parent, which inserts do not conflict with; the dropped table is one no
-// insert routes to any more). The embedded database keeps the plain table: one process, a small data set, and
-// a delete is as good there.
+// Where usage records are kept: on PostgreSQL partitioned by Korean day, so retention drops whole days and takes no
+// lock an insert waits for; the embedded database keeps a plain table, where a delete is as good
+// (docs/decisions/usage-records.md).
 import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 

@@ -198,11 +198,11 @@ export async function findUsageRecord(db: Db, walletId: string, requestId: strin
 }
 
 export interface UsageFilter {
-  keyId?: string;
-  model?: string;
+  keyId?: string | undefined;
+  model?: string | undefined;
   /** Only records from this instant (inclusive) to `until` (exclusive): a month of the CSV. */
-  since?: Date;
-  until?: Date;
+  since?: Date | undefined;
+  until?: Date | undefined;
   /** At most this many, newest first. */
   limit: number;
 }

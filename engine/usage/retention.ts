@@ -1,9 +1,6 @@
-// Usage records older than `limits.usage_record_days` are removed every hour (and once at start), read at each
-// run so a reload that changes the period applies without a restart, and so are their daily rollup, the
-// answers the vendor stored for their calls (vendor-responses.ts), the budget leases' draws, the other per-call trail (engine/money/draw-retention.ts), and the wallets' audit
-// trail (engine/audit). The same run makes the coming days' partitions (record-storage.ts), and the start
-// waits for the first of those: a record with no partition to go to would fail its charge. Several processes
-// pruning at once remove the same days harmlessly.
+// Usage records past `limits.usage_record_days`, and the per-call trails kept as long (rollup, stored vendor
+// answers, lease draws, the wallets' audit trail), are removed hourly. The same run makes the coming days'
+// partitions, and the start waits for the first: a record with no partition to go to would fail its charge.
 
 import { pruneAudit } from '../audit/query.ts';
 import type { Clock } from '../core/clock.ts';

@@ -1,8 +1,6 @@
-// Answers the vendor stored, and whose they are. Every wallet calls through one vendor account, so an id the
-// vendor made for one wallet's answer (a response on /v1/responses, or one of its output items) would replay
-// that wallet's conversation to anyone naming it in a later call. The call's charge writes one row per stored
-// answer (a charge row, in the charge's own transaction, like the usage record), and a later call may name only
-// the ids of its own wallet's rows: the others are answered as not found, before anything is held or sent.
+// Answers the vendor stored, and whose they are: every wallet calls through one vendor account, so the vendor would
+// replay one wallet's conversation to anyone naming its id. The charge writes one row per stored answer, and a later
+// call may name only its own wallet's ids.
 
 import type { StoredAnswer } from '../core/protocol.ts';
 import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';

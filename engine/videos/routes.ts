@@ -1,7 +1,5 @@
-// The video doors: POST /v1/videos (JSON or multipart), GET /v1/videos/{id}, GET /v1/videos/{id}/content
-// (302 to a short-lived address: the object store's presigned one, or a signed /v1/videos/{id}/file served
-// without a key when the files are on this host), DELETE /v1/videos/{id}
-// and GET /v1/videos. Registered in their own scope, which alone parses multipart/form-data.
+// The video doors, registered in their own scope because it alone parses multipart/form-data. Content answers with
+// a short-lived address rather than the bytes.
 
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';

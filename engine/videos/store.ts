@@ -147,7 +147,7 @@ function param(v: unknown): unknown {
 interface ListOptions {
   limit: number;
   /** Only jobs after this one in the list's order. */
-  afterSeq?: bigint;
+  afterSeq?: bigint | undefined;
   order: 'asc' | 'desc';
   now: Date;
 }

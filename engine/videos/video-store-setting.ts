@@ -1,7 +1,5 @@
-// GATEWAY_VIDEO_STORE (operations.md, "Scale-out"): which store keeps delivered videos, read once at start.
-// Unset or `file`: the data folder of this host. `s3://BUCKET[/PREFIX]`: an S3-compatible bucket every host
-// reaches, addressed by the standard AWS variables. A value the gateway cannot use stops the start here,
-// rather than failing every delivery later.
+// GATEWAY_VIDEO_STORE: which store keeps delivered videos (this host's data folder, or an S3-compatible bucket every
+// host reaches). Read once at start, so a value the gateway cannot use stops the start rather than every delivery.
 import { SettingError } from '../core/setting-error.ts';
 
 type Env = Record<string, string | undefined>;

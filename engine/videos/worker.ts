@@ -1,10 +1,6 @@
-// The video worker: submits new jobs to vendor D over its routes (engine/calls/route-loop.ts), polls jobs at
-// the vendor every GATEWAY_VIDEO_POLL_MS, downloads finished videos into the file store, settles or releases
-// the hold exactly once, and deletes files past their expiry.
-//
-// Several processes may run it against one database: a job is worked on only by the process holding its lease
-// (store.claim, FOR UPDATE SKIP LOCKED). Money moves before the job row is written; the ledger's settle and
-// release are idempotent per reservation, so a process dying between the two is repaired by the next claimer.
+// The video worker: submits jobs to vendor D, polls them, stores finished videos and settles or releases each hold
+// once. A job is worked only by the process holding its lease, and money moves before the job row is written: the
+// ledger's finishes are idempotent, so a process dying between the two is repaired by the next claimer.
 
 import { tryRoutes } from '../calls/route-loop.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
@@ -47,7 +43,7 @@ export interface VideoWorkerDeps {
   log?: WorkerLog;
   /** Traces, when telemetry is on: the job's create attempts and its settle join its request's trace. */
   telemetry?: Telemetry | null;
-  onFinished?: (finished: FinishedVideo) => void; // once per job, by the process whose write finished it (video.finished)
+  onFinished?: ((finished: FinishedVideo) => void) | undefined; // once per job, by the process whose write finished it (video.finished)
 }
 
 /** Jobs claimed per round; a round that claims this many is followed by another at once. */

@@ -52,7 +52,7 @@ describeEachDatabase('admin listing and management keys', (getDb) => {
     const res = await fetch(`${base}${path}`, {
       method,
       headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? null : JSON.stringify(body),
     });
     const text = await res.text();
     return { status: res.status, json: text ? JSON.parse(text) : undefined, text };

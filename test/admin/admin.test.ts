@@ -14,7 +14,7 @@ const clock = fixedClock('2026-05-01T00:00:00Z');
 
 async function buildApp(db: Db, adminToken: string | undefined) {
   const ledger = createLedger(db, { clock, vendors: () => VENDORS });
-  const made: { walletId: string; name?: string }[] = [];
+  const made: { walletId: string; name?: string | undefined }[] = [];
   const app = Fastify();
   await registerAdminRoutes(app, {
     ledger,
@@ -35,7 +35,7 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 
 describeEachDatabase('admin API', (getDb) => {
   let app: FastifyInstance;
-  let made: { walletId: string; name?: string }[];
+  let made: { walletId: string; name?: string | undefined }[];
   let ledger: ReturnType<typeof createLedger>;
   beforeAll(async () => {
     ({ app, made, ledger } = await buildApp(getDb(), TOKEN));
@@ -133,12 +133,12 @@ describeEachDatabase('admin API', (getDb) => {
 
   it('404 for unknown wallets', async () => {
     for (const [method, url, payload] of [
-      ['GET', '/admin/v1/wallets/nope', undefined],
+      ['GET', '/admin/v1/wallets/nope', null],
       ['POST', '/admin/v1/wallets/nope/credits', { credits: 1 }],
       ['POST', '/admin/v1/wallets/nope/management-keys', {}],
       ['POST', '/admin/v1/wallets/nope/owner', { owner_id: 'x' }],
     ] as const) {
-      const res = await app.inject({ method, url, headers: auth, payload });
+      const res = await app.inject({ method, url, headers: auth, ...(payload ? { payload } : {}) });
       expect(res.statusCode, url).toBe(404);
       expect(res.json().error.type).toBe('not_found_error');
     }

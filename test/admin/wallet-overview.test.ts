@@ -12,7 +12,7 @@ const ADMIN = { authorization: 'Bearer test-admin-token', 'content-type': 'appli
 
 let t: TestGateway;
 const admin = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${t.url}${path}`, { method, headers: ADMIN, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${t.url}${path}`, { method, headers: ADMIN, body: body === undefined ? null : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
 };

@@ -64,7 +64,7 @@ export function doors(base: string, managementKey: string) {
     const res = await fetch(`${base}${path}`, {
       method,
       headers: { authorization: `Bearer ${managementKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? null : JSON.stringify(body),
     });
     return { status: res.status, json: (await res.json()) as any };
   };

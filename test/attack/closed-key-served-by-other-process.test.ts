@@ -50,7 +50,7 @@ async function chat(g: TestGateway, key: string): Promise<number> {
 }
 
 async function send(auth: Record<string, string>, method: string, path: string, body?: unknown) {
-  const r = await fetch(`${a.url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(`${a.url}${path}`, { method, headers: auth, body: body === undefined ? null : JSON.stringify(body) });
   return { status: r.status, body: (await r.json()) as { id: string } };
 }
 

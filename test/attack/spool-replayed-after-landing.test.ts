@@ -63,7 +63,7 @@ const call = (base: string, path: string, token: string, body?: unknown) =>
   fetch(base + path, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? null : JSON.stringify(body),
   });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -58,7 +58,7 @@ const call = (base: string, path: string, token: string, body?: unknown, method 
   fetch(base + path, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? null : JSON.stringify(body),
   });
 
 it.skipIf(!canRun)(

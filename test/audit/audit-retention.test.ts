@@ -29,7 +29,7 @@ async function expectAgesLeftAfterPruning(
     await recordAudit(db, CLI_OPERATOR, { walletId, action: 'key.closed', targetId: String(age), before: null, after: null }, daysAgo(age));
   }
   const errors: unknown[] = [];
-  const limits = () => ({ usage_record_days: usageDays, audit_record_days: auditDays });
+  const limits = () => ({ usage_record_days: usageDays, ...(auditDays === undefined ? {} : { audit_record_days: auditDays }) });
   const stop = await startUsageRecordUpkeep(db, fixedClock(NOW), limits, { error: (o) => errors.push(o) });
   stop();
   const left = async () =>

@@ -20,13 +20,13 @@ const doors = (method: string, path: string, body?: unknown) =>
   fetch(`${t.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${managementKey}`, 'content-type': 'application/json', 'user-agent': DOORS_UA },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? null : JSON.stringify(body),
   });
 const admin = (method: string, path: string, body?: unknown) =>
   fetch(`${t.url}/admin/v1/wallets/${t.walletId}${path}`, {
     method,
     headers: { ...ADMIN, 'user-agent': ADMIN_UA, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? null : JSON.stringify(body),
   });
 async function trail(query = ''): Promise<any[]> {
   const res = await admin('GET', `/audit?limit=500${query}`);

@@ -20,7 +20,7 @@ interface ToyVendor {
   url: string;
   bodies: { path: string; body: Record<string, unknown> }[];
   /** The next answer's status and body, once; otherwise a candidate echoing the last turn. */
-  next?: { status: number; body: unknown };
+  next?: { status: number; body: unknown } | undefined;
   server: Server;
 }
 

@@ -396,7 +396,12 @@ describe('the bounds cover what the vendor counts, through each door (property)'
       ...lim,
     }));
 
-  const cases: [string, string, fc.Arbitrary<JsonObject>, (b: Record<string, unknown>) => { inputTokens: number; maxTokens?: number }][] = [
+  const cases: [
+    string,
+    string,
+    fc.Arbitrary<JsonObject>,
+    (b: Record<string, unknown>) => { inputTokens: number; maxTokens?: number | undefined },
+  ][] = [
     ['chat', 'a-top-5', chatBody(['max_tokens', 'max_completion_tokens']) as fc.Arbitrary<JsonObject>, messagesTurn],
     ['chat', 'b-4.1', chatBody(['max_tokens', 'max_completion_tokens', 'max_output_tokens']) as fc.Arbitrary<JsonObject>, chatTurn],
     ['chat', 'c-pro-3-preview', chatBody(['max_tokens', 'max_completion_tokens']) as fc.Arbitrary<JsonObject>, chatTurn],

@@ -19,11 +19,11 @@ export interface ChaosTarget {
   newWallet(credits: number): Promise<string>;
   newApiKey(walletId: string, name: string): Promise<{ id: string; key: string }>;
   /** Called once a run's wallet and keys exist, right before its calls (a lease-mode gateway takes its leases here). */
-  beforeCalls?(walletId: string): Promise<void>;
+  beforeCalls?: ((walletId: string) => Promise<void>) | undefined;
   /** Holds still `held` on these wallets; default: counted in `db` (which an embedded database's child owns). */
-  heldCount?(walletIds: readonly string[]): Promise<number>;
+  heldCount?: ((walletIds: readonly string[]) => Promise<number>) | undefined;
   /** After the last run, before the audit: makes `db` readable (an embedded database is stopped and opened here). */
-  beforeAudit?(): Promise<void>;
+  beforeAudit?: (() => Promise<void>) | undefined;
 }
 
 /** Catalog prices, USD per 1M tokens, copied by hand from catalog/vendor-a.yaml and vendor-b.yaml. */

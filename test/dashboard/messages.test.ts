@@ -118,7 +118,9 @@ describe('t and th', () => {
 });
 
 describe('the locale', () => {
-  const req = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+  // A dashboard request as @fastify/cookie leaves it: its cookies parsed (locales.test.ts sends real ones).
+  const req = (headers: Record<string, string>, cookies: Record<string, string> = {}) =>
+    ({ headers, cookies }) as unknown as FastifyRequest;
   it('Accept-Language picks ko or en by weight; neither is English', () => {
     expect(fromAcceptLanguage('ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7')).toBe('ko');
     expect(fromAcceptLanguage('en-US,en;q=0.9,ko;q=0.8')).toBe('en');
@@ -128,9 +130,9 @@ describe('the locale', () => {
     expect(localeOf(req({}))).toBe('en');
   });
   it('the lang cookie wins over Accept-Language; a bad one is ignored', () => {
-    expect(localeOf(req({ 'accept-language': 'ko-KR', cookie: 'gateway_dashboard=abc; lang=en' }))).toBe('en');
-    expect(localeOf(req({ 'accept-language': 'en-US', cookie: 'lang=ko' }))).toBe('ko');
-    expect(localeOf(req({ 'accept-language': 'ko', cookie: 'lang=fr' }))).toBe('ko');
+    expect(localeOf(req({ 'accept-language': 'ko-KR' }, { gateway_dashboard: 'abc', lang: 'en' }))).toBe('en');
+    expect(localeOf(req({ 'accept-language': 'en-US' }, { lang: 'ko' }))).toBe('ko');
+    expect(localeOf(req({ 'accept-language': 'ko' }, { lang: 'fr' }))).toBe('ko');
   });
 });
 

@@ -1,11 +1,13 @@
 // An owner's browser in miniature for the dashboard's HTTP tests: it asks the admin API for a sign-in
-// link, follows it, keeps the session cookie and reads the CSRF token from the pages' forms.
+// link, follows it, keeps the cookies (the session's, and the CSRF secret's the first signed-in page sets) and
+// reads the CSRF token from the pages' forms.
 import { expect } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.ts';
 
 export const ADMIN = { authorization: 'Bearer test-admin-token' };
 
 export interface OwnerClient {
+  /** The Cookie header it sends: the session cookie and the CSRF secret's. */
   cookie: string;
   /** The Set-Cookie header the sign-in answered with. */
   setCookie: string;
@@ -45,9 +47,10 @@ export async function signIn(t: TestGateway, walletId: string): Promise<OwnerCli
   const res = await redeem(t, link.url);
   expect(res.status).toBe(303);
   const setCookie = res.headers.get('set-cookie') ?? '';
-  const cookie = setCookie.split(';')[0];
+  const first = await fetch(`${t.url}/dashboard/wallet`, { headers: { cookie: setCookie.split(';')[0] }, redirect: 'manual' });
+  const csrf = csrfOf(await first.text());
+  const cookie = [setCookie, ...first.headers.getSetCookie()].map((c) => c.split(';')[0]).join('; ');
   const get = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie }, redirect: 'manual' });
-  const csrf = csrfOf(await (await get('/dashboard/wallet')).text());
   return {
     cookie,
     setCookie,
@@ -68,4 +71,17 @@ export async function signIn(t: TestGateway, walletId: string): Promise<OwnerCli
         }).toString(),
       }),
   };
+}
+
+/** One Set-Cookie header taken apart: its name, value and attributes (names lower-cased, flags `true`), in any order. */
+export function cookieParts(setCookie: string): { name: string; value: string; attributes: Record<string, string | true> } {
+  const [pair, ...attrs] = setCookie.split(';').map((p) => p.trim());
+  const i = pair.indexOf('=');
+  const attributes: Record<string, string | true> = {};
+  for (const a of attrs) {
+    const j = a.indexOf('=');
+    if (j < 0) attributes[a.toLowerCase()] = true;
+    else attributes[a.slice(0, j).toLowerCase()] = a.slice(j + 1);
+  }
+  return { name: pair.slice(0, i), value: pair.slice(i + 1), attributes };
 }

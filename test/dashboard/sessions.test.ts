@@ -7,7 +7,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { post, sleep } from '../e2e/e2e.ts';
 import { databaseKinds, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { ADMIN, issueLink, type OwnerClient, redeem, signIn } from './owner-client.ts';
+import { ADMIN, cookieParts, issueLink, type OwnerClient, redeem, signIn } from './owner-client.ts';
 
 const chat = (t: TestGateway, key: string, maxTokens = 2000) =>
   post(
@@ -91,8 +91,13 @@ for (const kind of databaseKinds) {
       const first = await redeem(t, link.url, { origin: t.url });
       expect(first.status).toBe(303);
       expect(first.headers.get('location')).toBe('/dashboard/wallet');
-      const cookie = first.headers.get('set-cookie')!;
-      expect(cookie).toMatch(/^gateway_dashboard=[A-Za-z0-9_-]{40,}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
+      expect(first.headers.getSetCookie().map(cookieParts)).toEqual([
+        {
+          name: 'gateway_dashboard',
+          value: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/),
+          attributes: { path: '/', 'max-age': '43200', httponly: true, samesite: 'Strict' },
+        },
+      ]);
       expect((await redeem(t, link.url)).status).toBe(401); // one time only
     });
 
@@ -117,9 +122,11 @@ for (const kind of databaseKinds) {
         payload: `token=${token}`,
       });
       expect(res.statusCode).toBe(303);
-      expect(String(res.headers['set-cookie'])).toMatch(
-        /^__Host-gateway_dashboard=[^;]+; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/,
-      );
+      expect(cookieParts(String(res.headers['set-cookie']))).toEqual({
+        name: '__Host-gateway_dashboard',
+        value: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/),
+        attributes: { path: '/', 'max-age': '43200', httponly: true, samesite: 'Strict', secure: true },
+      });
     });
 
     it('a change without the CSRF token, with a stale one, or from another origin is refused and changes nothing', async () => {
@@ -134,6 +141,37 @@ for (const kind of databaseKinds) {
       const ok = await owner.post('/dashboard/keys', { count: '1', name: 'csrf ok' }, { origin: t.url });
       expect(ok.status).toBe(303);
       expect((await keyRows(t, t.walletId)).length).toBe(before + 1);
+    });
+
+    it('the CSRF token is good only with its browser’s cookie and its own session', async () => {
+      // The first signed-in page set the secret’s cookie: HttpOnly, SameSite=Strict, not Secure on loopback.
+      const first = await fetch(`${t.url}/dashboard/wallet`, { headers: { cookie: owner.setCookie.split(';')[0] } });
+      const csrfCookie = first.headers
+        .getSetCookie()
+        .map(cookieParts)
+        .find((c) => c.name === 'gateway_csrf');
+      expect(csrfCookie?.attributes).toEqual({ path: '/', httponly: true, samesite: 'Strict' });
+      const before = (await keyRows(t, t.walletId)).length;
+      const send = (cookie: string, csrf: string) =>
+        fetch(`${t.url}/dashboard/keys`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf, count: '1', name: 'x' }).toString(),
+        });
+      const sessionOnly = owner.cookie.split('; ').filter((c) => c.startsWith('gateway_dashboard='))[0];
+      // The page's token without the cookie it was made for (or with another browser’s) is refused.
+      expect((await send(sessionOnly, owner.csrf)).status).toBe(403);
+      expect((await send(`${sessionOnly}; gateway_csrf=${csrfCookie?.value}`, owner.csrf)).status).toBe(403);
+      // A second session in the same browser (same CSRF cookie) cannot use the first one’s token.
+      const again = await redeem(t, (await issueLink(t, t.walletId)).url);
+      const otherSession = again.headers.getSetCookie()[0].split(';')[0];
+      const browserCsrf = owner.cookie.split('; ').filter((c) => c.startsWith('gateway_csrf='))[0];
+      expect((await send(`${otherSession}; ${browserCsrf}`, owner.csrf)).status).toBe(403);
+      expect((await keyRows(t, t.walletId)).length).toBe(before);
+      // The model doors parse and set no cookie.
+      const models = await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${t.apiKey}`, cookie: owner.cookie } });
+      expect(models.headers.getSetCookie()).toEqual([]);
     });
 
     it('keys: numbered names from a prefix, full keys shown once, names escaped, bad input a 400 page', async () => {
@@ -356,7 +394,9 @@ for (const kind of databaseKinds) {
       const out = await second.post('/dashboard/sign-out', {});
       expect(out.status).toBe(303);
       expect(out.headers.get('location')).toBe('/dashboard/signed-out');
-      expect(out.headers.get('set-cookie')).toMatch(/^gateway_dashboard=; Path=\/; Max-Age=0/);
+      expect(out.headers.getSetCookie().map(cookieParts)).toContainEqual(
+        expect.objectContaining({ name: 'gateway_dashboard', value: '', attributes: expect.objectContaining({ 'max-age': '0' }) }),
+      );
       expect((await second.get('/dashboard/wallet')).status).toBe(401);
       expect((await owner.get('/dashboard/wallet')).status).toBe(200); // other sessions live on
 

@@ -12,7 +12,7 @@ export function post(t: TestGateway, path: string, body: unknown, headers: Recor
     method: 'POST',
     headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
-    signal,
+    signal: signal ?? null,
   });
 }
 
@@ -23,8 +23,8 @@ export const openai = (t: TestGateway) => new OpenAI({ apiKey: t.apiKey, baseURL
 export const anthropic = (t: TestGateway) => new Anthropic({ apiKey: t.apiKey, baseURL: t.url, maxRetries: 0 });
 
 /** Parse an SSE body into its `data:` payloads (JSON where possible), with the event names. */
-export function parseSse(text: string): { event?: string; data: any }[] {
-  const out: { event?: string; data: any }[] = [];
+export function parseSse(text: string): { event?: string | undefined; data: any }[] {
+  const out: { event?: string | undefined; data: any }[] = [];
   for (const frame of text.split(/\n\n/)) {
     if (frame.trim() === '') continue;
     let event: string | undefined;

@@ -15,7 +15,7 @@ const NUL = '\u0000';
 const ADMIN = { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' };
 
 function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  return fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return fetch(`${t.url}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
 }
 
 async function expect400(res: Response) {

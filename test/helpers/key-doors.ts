@@ -30,7 +30,7 @@ export function useKeyDoors(getDb: () => Db, clock: Clock): KeyDoorsFixture {
 
 let walletSeq = 0;
 /** A wallet row straight in the database (the key tests need no ledger). */
-export async function makeWallet(db: Db, opts: { splits?: boolean; slots?: number; owner?: string } = {}): Promise<string> {
+export async function makeWallet(db: Db, opts: { splits?: boolean | undefined; slots?: number; owner?: string } = {}): Promise<string> {
   const id = `w_test_${process.pid}_${++walletSeq}_${Math.random().toString(36).slice(2, 8)}`;
   await db.query('INSERT INTO wallets (id, owner_id, splits_usage, key_slots) VALUES ($1, $2, $3, $4)', [
     id,

@@ -8,7 +8,7 @@ async function call(t: TestGateway, method: string, path: string, key: string, b
   const res = await fetch(`${t.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? null : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
 }

@@ -62,7 +62,7 @@ const headers = (key: string) => ({
   'anthropic-version': '2023-06-01',
 });
 const send = (g: ChildGateway, method: string, path: string, key: string, body?: unknown) =>
-  fetch(`${g.base}${path}`, { method, headers: headers(key), body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${g.base}${path}`, { method, headers: headers(key), body: body === undefined ? null : JSON.stringify(body) });
 const call = (g: ChildGateway, key: string, door: (typeof DOORS)[number], model: string) =>
   send(g, 'POST', door.path, key, { model, ...door.body });
 const walletCredits = async (g: ChildGateway) =>

@@ -59,7 +59,7 @@ async function call(base: string, method: string, path: string, token: string, b
   return fetch(base + path, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? null : JSON.stringify(body),
   });
 }
 

@@ -227,7 +227,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     }
     type Step =
       | { kind: 'reserve'; vendor: string; amount: bigint }
-      | { kind: 'settle'; i: number; actual: bigint; callback?: 'ok' | 'throw' }
+      | { kind: 'settle'; i: number; actual: bigint; callback?: 'ok' | 'throw' | undefined }
       | { kind: 'release'; i: number }
       | { kind: 'settle-forged'; i: number };
     const r = rng(99);

@@ -112,7 +112,7 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     for (const w of wallets) held.push(await reserve(l, w.id, 'b', 2_500n));
     await inflateHold(held[1], 10_000n);
     clock.advance(61_000);
-    const reported: { err: unknown; expire?: { reservationId: string; walletId: string } }[] = [];
+    const reported: { err: unknown; expire?: { reservationId: string; walletId: string } | undefined }[] = [];
     const stop = l.startSweeper({ intervalMs: 20, onError: (err, expire) => void reported.push({ err, expire }) });
     try {
       for (let i = 0; i < 200 && reported.length === 0; i++) await new Promise((r) => setTimeout(r, 20));

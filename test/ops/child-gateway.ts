@@ -32,7 +32,7 @@ export interface ChildGatewayOptions {
    * An existing data folder (the embedded database of a gateway killed before): used as it is and left in
    * place by remove(), which deletes only a folder this start made.
    */
-  dataDir?: string;
+  dataDir?: string | undefined;
 }
 
 export async function startChildGateway(env: Record<string, string> = {}, opts: ChildGatewayOptions = {}): Promise<ChildGateway> {

@@ -314,7 +314,7 @@ describe('vendor B chat completions', () => {
       tools,
       messages: [
         { role: 'user', content: 'x [[sim:tool]]' },
-        { role: 'assistant', content: null, tool_calls: forced.choices[0].message.tool_calls },
+        { role: 'assistant', content: null, tool_calls: forced.choices[0].message.tool_calls! },
         { role: 'tool', tool_call_id: calls[0].id, content: '42 apples' },
       ],
     });

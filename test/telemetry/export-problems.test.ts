@@ -21,7 +21,7 @@ describe('an unreachable collector', () => {
     // The SDK's own readings (this file runs in a process of its own): send at once, give up on a send soon.
     process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
     process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '1000';
-    const warnings: { obj: object; msg?: string }[] = [];
+    const warnings: { obj: object; msg?: string | undefined }[] = [];
     const log = { warn: (obj: object, msg?: string) => warnings.push({ obj, msg }) };
     const config = {
       tracesUrl: `http://127.0.0.1:${await closedPort()}/v1/traces`,

@@ -7,7 +7,7 @@ import { isObject, tryParse } from './json.ts';
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** `{error: {type, message}}` as a field of the body or of an event, whichever shape holds it. */
-function errorField(body: unknown): { type?: string; message?: string } {
+function errorField(body: unknown): { type?: string | undefined; message?: string | undefined } {
   const error = isObject(body) ? body.error : undefined;
   if (!isObject(error)) return {};
   return { type: text(error.type), message: text(error.message) };

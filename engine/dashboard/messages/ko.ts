@@ -1,8 +1,5 @@
-// Every text the dashboard shows, in Korean, for the schools' IT admins who own the wallets. Typed by the
-// English catalog: a key missing here, or one English does not have, does not compile. Product words stay
-// as the admins meet them elsewhere (API, MCP, CSV); the gateway's own names (doors, events, states, units)
-// are said in words (ko-words.ts); amounts and dates come formatted (format.ts). A particle after a
-// parameter is written as its pair, `{label}{을/를}`, and chosen from the word (particles.ts).
+// Every text the dashboard shows, in Korean, for the schools' IT admins. Typed by the English catalog, so a key
+// missing here or unknown there does not compile; particles after a parameter are written as pairs (particles.ts).
 
 import { koGroups } from './ko-groups.ts';
 
