@@ -1,7 +1,7 @@
 // The part of the gateway that serves calls: accounts, video jobs and model doors put together. Wiring sits at the
 // top level of engine/ because it joins calls, videos, money and alerts, which no one room may do.
 import type { FastifyInstance } from 'fastify';
-import * as registry from '../transforms/index.ts';
+import { protocols } from '../transforms/protocols/index.ts';
 import { videoFinished, watchedForAlerts } from './alert-wiring.ts';
 import type { Alerts } from './alerts/index.ts';
 import { registerModelDoors } from './calls/doors.ts';
@@ -44,7 +44,7 @@ export function callServing(parts: CallParts): CallServing {
   const { env, runtime, clock, db, money, alerts, vendors, telemetry } = parts;
   const accounts = watchedForAlerts(alerts, money.accounts(parts.keys, modelSuggester(runtime, clock)));
   // What a model door and a video job both need to reach a vendor and charge the wallet.
-  const callDeps = { runtime, accounts, routes: vendors.routes, upstream: vendors.upstream, registry, clock, telemetry };
+  const callDeps = { runtime, accounts, routes: vendors.routes, upstream: vendors.upstream, registry: { protocols }, clock, telemetry };
   const videos = createVideoService({
     ...callDeps,
     db,

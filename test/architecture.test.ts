@@ -1,6 +1,6 @@
 // The house rules of docs/architecture.md, checked on the real tree: rooms import only the rooms below
-// them, no file imports test/ from outside it, no import circle, no engine file over 400 lines, no WeakMap
-// keyed by something made per call.
+// them, no file imports test/ from outside it, no wire format's folder imports another's, no import circle, no
+// engine file over 400 lines, no WeakMap keyed by something made per call.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -118,6 +118,15 @@ describe('the house', () => {
         offenders.push(`${file} (${room}) → ${dep} (${target})`);
       }
     }
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps each wire format in its own folder: no format folder imports another (shared code is steps/ or util/)', () => {
+    const formatOf = (f: string) => /^transforms\/protocols\/([^/]+)\//.exec(f)?.[1];
+    const offenders = [...graph].flatMap(([f, deps]) => {
+      const own = formatOf(f);
+      return own ? deps.filter((d) => formatOf(d) !== undefined && formatOf(d) !== own).map((d) => `${f} → ${d}`) : [];
+    });
     expect(offenders).toEqual([]);
   });
 

@@ -15,7 +15,7 @@ import { type ExchangeInput, exchange } from './exchange.ts';
 import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
 import { type IdsNotStored, refuseNamesNotStored } from './stored-names.ts';
 
-/** Says what a model rule changed in the request (transforms/request/model-rules.ts). */
+/** Says what a model rule changed in the request (transforms/steps/model-rules.ts). */
 const ADJUSTED_HEADER = 'x-service-adjusted';
 
 import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
@@ -162,7 +162,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       facts,
       trace,
     };
-    await exchange(input, { upstream: s.upstream, registry: s.registry, log: req.log }, settlement);
+    await exchange(input, { upstream: s.upstream, log: req.log }, settlement);
   } catch (e) {
     failure = e;
     throw e;

@@ -13,7 +13,7 @@ import { sendError } from '../http/reply-error.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { CallAbort, type CallSignal } from './call-signal.ts';
 import { startDeadline } from './deadline.ts';
-import type { PreparedCall, TransformRegistry } from './prepare.ts';
+import type { PreparedCall } from './prepare.ts';
 import { type RouteStep, tryRoutes } from './route-loop.ts';
 import type { Settlement } from './settlement.ts';
 import { relayStream } from './stream-relay.ts';
@@ -26,7 +26,6 @@ const CHARACTERS_HEADER = 'x-service-characters';
 
 interface ExchangeDeps {
   upstream: UpstreamClient;
-  registry: TransformRegistry;
   log: FastifyBaseLogger;
 }
 
@@ -138,7 +137,7 @@ async function relay(
     return DONE;
   }
   if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, settlement);
-  if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, deps, settlement);
+  if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, settlement);
   const { prepared, reply, door } = input;
   const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
   return relayStream(
@@ -150,7 +149,6 @@ async function relay(
       clientGone,
       stallMs: input.streamStallMs,
       headers,
-      registry: deps.registry,
       log: deps.log,
       onFirstByte: () => {
         if (input.facts) input.facts.firstByteAt = process.hrtime.bigint();
@@ -171,7 +169,7 @@ const withHeaders = (request: UpstreamRequest, headers: Record<string, string>):
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
   // Only a client speaking the vendor's own protocol picks its version and betas; elsewhere the gateway does.
-  const forwarded = input.prepared.protocol.forwards_client_headers ? input.vendor.forward_headers : [];
+  const forwarded = input.prepared.protocol.forwardsClientHeaders ? input.vendor.forward_headers : [];
   for (const name of forwarded) {
     const v = input.clientHeaders[name];
     if (typeof v === 'string') headers[name] = v;
@@ -182,13 +180,7 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   return { path: input.prepared.protocol.upstream, ...encoded, headers };
 }
 
-async function relayAnswer(
-  answer: UpstreamAnswer,
-  depth: number,
-  input: ExchangeInput,
-  deps: ExchangeDeps,
-  settlement: Settlement,
-): Promise<RouteStep<void>> {
+async function relayAnswer(answer: UpstreamAnswer, depth: number, input: ExchangeInput, settlement: Settlement): Promise<RouteStep<void>> {
   const { protocol, call } = input.prepared;
   const raw = await answer.body.text();
   let json: JsonObject;
@@ -198,9 +190,9 @@ async function relayAnswer(
     throw new RouteFailure('the vendor answered with a body that is not JSON', answer.status);
   }
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
-  const out = protocol.answer ? deps.registry.answerTransforms[protocol.answer](json, call) : null;
+  const out = protocol.answer ? protocol.answer.run(json, call) : null;
   input.trace?.answered(json);
-  settlement.record(answerUsage(json, input.prepared, deps.registry));
+  settlement.record(answerUsage(json, input.prepared));
   settlement.stores(input.prepared.wire.stored?.answerOf(json) ?? null);
   const charged = await settlement.finish();
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200);
@@ -211,12 +203,10 @@ async function relayAnswer(
 }
 
 /** The vendor's usage figure; what it left out or reported unreadably is estimated, never free. */
-function answerUsage(answer: JsonObject, prepared: PreparedCall, registry: TransformRegistry): Usage {
+function answerUsage(answer: JsonObject, prepared: PreparedCall): Usage {
   const reader = prepared.protocol.usage;
   if (!reader) return emptyUsage();
-  return estimateUnreadable(registry.usageReaders[reader](answer), () =>
-    estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor),
-  );
+  return estimateUnreadable(reader.run(answer), () => estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor));
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */

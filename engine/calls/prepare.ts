@@ -2,33 +2,30 @@
 // then the door's request chain. Pure: no I/O, so a refusal can never have charged anything.
 import { randomUUID } from 'node:crypto';
 import { cloneJson } from '../../transforms/util/json.ts';
-import { type DoorConfig, type ProtocolConfig, protocolNameFor } from '../catalog/config.ts';
+import type { DoorConfig } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
-import { wireName } from '../catalog/wire-format.ts';
-import type { AnswerTransform, Call, RequestTransform, StreamTranslatorFactory, UploadedFile, UsageReader } from '../core/call.ts';
+import { wireFor } from '../catalog/wire-format.ts';
+import type { Call, UploadedFile } from '../core/call.ts';
 import { derivedFromText } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
-import type { Protocol } from '../core/protocol.ts';
+import type { Chain, Protocol } from '../core/protocol.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
 import type { Caller } from '../money/accounts.ts';
 import { checkModelFields } from './model-fields.ts';
 import { callerRefusals, type RequestView, refusalError } from './refusals.ts';
 
+/** The wire formats a call may reach (transforms/protocols/index.ts), each with its chains. */
 export interface TransformRegistry {
   protocols: Record<string, Protocol>;
-  requestTransforms: Record<string, RequestTransform>;
-  answerTransforms: Record<string, AnswerTransform>;
-  streamTranslators: Record<string, StreamTranslatorFactory>;
-  usageReaders: Record<string, UsageReader>;
 }
 
 export interface PreparedCall {
   call: Call;
-  /** The door's chain to the vendor (config/doors.yaml `protocols`), and its name there. */
-  protocol: ProtocolConfig;
+  /** The door's chain to the vendor (declared by the format's folder), and the format's name. */
+  protocol: Chain;
   protocolName: string;
   /** The vendor's wire format that chain reaches (transforms/protocols/). */
   wire: Protocol;
@@ -53,11 +50,9 @@ export function prepareCall(
   const refused = refusalError([...doorRefusals, ...rules.refusals, ...callerRefusals(snap.config, door.name)], view);
   if (refused) throw refused;
 
-  const protocolName = protocolNameFor(door, model.vendor);
-  const protocol = protocolName ? door.protocols[protocolName] : undefined;
-  const wire = protocolName && protocol ? registry.protocols[wireName(protocolName, protocol)] : undefined;
-  if (!protocolName || !protocol || !wire)
-    throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
+  const reached = wireFor(door, model.vendor, registry.protocols);
+  if (!reached) throw errors.unavailable(`No protocol is configured for vendor ${model.vendor} on ${door.path}.`);
+  const { name: protocolName, wire, chain: protocol } = reached;
   const stream = streamAsked(body.stream, opts.files !== undefined);
   if (stream && !protocol.stream) {
     throw errors.invalidRequest(`stream: true is not offered on ${door.path}; the answer comes whole. Omit stream.`, 'stream');
@@ -93,11 +88,7 @@ export function prepareCall(
       now: opts.now,
     },
   };
-  for (const name of protocol.request) {
-    const transform = registry.requestTransforms[name];
-    if (!transform) throw errors.unavailable(`Transform '${name}' is not available.`);
-    call = transform(call);
-  }
+  for (const step of protocol.request) call = step.run(call);
   checkModelFields(wire.modelFields, call, caller, snap.catalog, opts.now);
   return { call, protocol, protocolName, wire };
 }

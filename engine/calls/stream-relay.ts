@@ -7,7 +7,7 @@ import type { StreamTranslator } from '../core/call.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import type { CallSignal } from './call-signal.ts';
-import type { PreparedCall, TransformRegistry } from './prepare.ts';
+import type { PreparedCall } from './prepare.ts';
 import type { RouteStep } from './route-loop.ts';
 import type { Settlement } from './settlement.ts';
 import { readSse } from './sse.ts';
@@ -24,7 +24,6 @@ interface StreamRelay {
   stallMs: number;
   /** Headers of the client's response (which route answered). */
   headers: Record<string, string>;
-  registry: TransformRegistry;
   log: Pick<FastifyBaseLogger, 'warn'>;
   /** Told when the first frame goes to the client (time to first byte). */
   onFirstByte?: () => void;
@@ -39,7 +38,7 @@ interface StreamRelay {
  */
 export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, settlement: Settlement): Promise<RouteStep<void>> {
   const { protocol, call } = relay.prepared;
-  const factory = protocol.stream ? relay.registry.streamTranslators[protocol.stream] : undefined;
+  const factory = protocol.stream?.run;
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${relay.doorPath}.`);
   const translator: StreamTranslator = factory(call);
   const isStreamError = relay.prepared.wire.isStreamError ?? (() => false);

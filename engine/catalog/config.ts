@@ -6,7 +6,6 @@ import type {
   DoorsFile,
   DoorYaml,
   LimitsFile,
-  ProtocolYaml,
   RulesFile,
   RuleYaml,
   VendorId,
@@ -18,8 +17,6 @@ import { ConfigFileError, type LoadedYaml, type Locate, loadYaml } from './yaml-
 
 // The shapes are the schemas' (config/schemas/*.json, through engine/core/schema-types.ts); this file only
 // adds what loading fills in.
-
-export type ProtocolConfig = ProtocolYaml;
 
 type Defaulted = 'body' | 'billing' | 'answer_body' | 'requires_headers' | 'refuse';
 

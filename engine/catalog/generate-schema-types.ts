@@ -37,7 +37,6 @@ const NAMES: Record<string, string> = {
   'doors.schema.json#/definitions/condition': 'Condition',
   'doors.schema.json#/definitions/refusal': 'RefusalYaml',
   'doors.schema.json#/definitions/refusalStatus': 'RefusalStatus',
-  'doors.schema.json#/definitions/protocol': 'ProtocolYaml',
   'doors.schema.json#/definitions/door': 'DoorYaml',
   'vendors.schema.json#': 'VendorsFile',
   'vendors.schema.json#/additionalProperties': 'VendorYaml',

@@ -1,31 +1,41 @@
-// Which vendor wire format (transforms/protocols/) a door's chain reaches, and what every format says of the
-// limit fields: the facts of a format are declared there once, and the door only names it.
+// Which vendor wire format (transforms/protocols/) a door's vendor speaks, the chain the door runs to reach it, and
+// what every format says of the limit fields: the facts of a format and its chains are declared there once, and
+// the door only names it (config/doors.yaml `vendor_protocol`).
 import { protocols } from '../../transforms/protocols/index.ts';
-import type { HonouredLimits, Protocol } from '../core/protocol.ts';
+import type { Chain, HonouredLimits, Protocol } from '../core/protocol.ts';
 import type { VendorId } from '../core/types.ts';
-import { type DoorConfig, type ProtocolConfig, protocolNameFor } from './config.ts';
+import { type DoorConfig, protocolNameFor } from './config.ts';
 
-/** The format a door's chain reaches: its `speaks`, else its own name. */
-export const wireName = (chainName: string, chain: ProtocolConfig): string => chain.speaks ?? chainName;
+/** A format the door's vendor speaks, under its name, with the chain the door runs to it. */
+interface DoorWire {
+  name: string;
+  wire: Protocol;
+  chain: Chain;
+}
 
-/** The format `vendor` speaks on `door`, or undefined when the door names none (the catalog check refuses that). */
-function wireOf(door: DoorConfig, vendor: VendorId): Protocol | undefined {
+/** The format `name` and its chain from `door`, when both exist (the catalog check refuses a door naming others). */
+export function wireNamed(door: DoorConfig, name: string, formats: Record<string, Protocol> = protocols): DoorWire | undefined {
+  const wire = Object.hasOwn(formats, name) ? formats[name] : undefined;
+  const chain = wire && Object.hasOwn(wire.chains, door.name) ? wire.chains[door.name] : undefined;
+  return wire && chain ? { name, wire, chain } : undefined;
+}
+
+/** The format `vendor` speaks on `door` and the door's chain to it, or undefined when the door names none. */
+export function wireFor(door: DoorConfig, vendor: VendorId, formats: Record<string, Protocol> = protocols): DoorWire | undefined {
   const name = protocolNameFor(door, vendor);
-  const chain = name ? door.protocols[name] : undefined;
-  return name && chain ? protocols[wireName(name, chain)] : undefined;
+  return name ? wireNamed(door, name, formats) : undefined;
 }
 
 /** The limit fields `vendor`'s format honours on `door`: none when it names no format. */
-export const honouredLimits = (door: DoorConfig, vendor: VendorId): HonouredLimits => wireOf(door, vendor)?.limits ?? {};
+export const honouredLimits = (door: DoorConfig, vendor: VendorId): HonouredLimits => wireFor(door, vendor)?.wire.limits ?? {};
 
 /**
- * The limit fields of the format the door's clients speak: the one its chains reach for any vendor (`'*'`). A chat
+ * The limit fields of the format the door's clients speak: the one its vendors speak by default (`'*'`). A chat
  * client's `max_output_tokens` is another format's field: sent to the chat door it limits nothing the client asked for.
  */
 export function clientLimits(door: DoorConfig): HonouredLimits {
   const name = door.vendor_protocol['*'];
-  const chain = name ? door.protocols[name] : undefined;
-  return (name && chain ? protocols[wireName(name, chain)]?.limits : undefined) ?? {};
+  return (name ? wireNamed(door, name)?.wire.limits : undefined) ?? {};
 }
 
 let known: { count: number; limits: HonouredLimits[] } = { count: -1, limits: [] };

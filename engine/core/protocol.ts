@@ -1,7 +1,8 @@
-// A vendor wire format as the engine needs to know it, declared once per format in transforms/protocols/<name>.ts.
+// A vendor wire format as the engine needs to know it, declared once per format in transforms/protocols/<name>/.
 // The engine asks these questions of whichever format a call's vendor speaks and never names a format itself:
-// adding a format is a new file there and the doors.yaml chains that reach it, with no engine edit.
-import type { SseEvent } from './call.ts';
+// adding a format is a new folder there (its facts and the chains that reach it from each door) and the
+// doors.yaml `vendor_protocol` entry naming it, with no engine edit.
+import type { AnswerTransform, RequestTransform, SseEvent, StreamTranslatorFactory, UsageReader } from './call.ts';
 import type { ErrorType } from './errors.ts';
 
 /**
@@ -45,7 +46,33 @@ export interface VendorErrors {
   types: Readonly<Record<string, ErrorType>>;
 }
 
-/** Request steps a chain must run (config/doors.yaml), named with the reason the catalog check gives. */
+/** A transform as a chain runs it, under the name config/billing.yaml and the catalog checks know it by. */
+export interface Step<F> {
+  name: string;
+  run: F;
+}
+
+/**
+ * How calls of one door reach a format: the vendor's path, the request steps in order, and what reads the answer.
+ * A format declares one chain per door that may name it in config/doors.yaml `vendor_protocol`.
+ */
+export interface Chain {
+  upstream: string;
+  request: Step<RequestTransform>[];
+  /** Turns the vendor's whole answer into the door's; absent when the door speaks the format itself. */
+  answer?: Step<AnswerTransform>;
+  /** Relays or translates the vendor's stream; absent when the door never streams from this format. */
+  stream?: Step<StreamTranslatorFactory>;
+  /** Reads the usage the vendor reports; absent when the door's billing needs none (config/billing.yaml). */
+  usage?: Step<UsageReader>;
+  /**
+   * The client speaks the vendor's own format here, so the vendor's forward_headers (config/vendors.yaml) are
+   * passed on from the client; otherwise the gateway's own vendor headers alone are sent.
+   */
+  forwardsClientHeaders?: boolean;
+}
+
+/** Request steps every chain to a format must run, named with the reason the catalog check gives. */
 export interface ChainNeed {
   request: string[];
   why: string;
@@ -91,4 +118,6 @@ export interface Protocol {
   streamNeeds?: ChainNeed;
   /** What the vendor stores of answers and replays when a body names it; absent for formats that store nothing. */
   stored?: StoredAnswers;
+  /** How each door (a key of config/doors.yaml) that may name this format reaches it. */
+  chains: Readonly<Record<string, Chain>>;
 }

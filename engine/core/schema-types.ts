@@ -226,7 +226,10 @@ export type ScalarValue = string | number | boolean | null;
 /** Default 400 (invalid_request_error); 403 answers permission_error. */
 export type RefusalStatus = 400 | 403;
 
-/** Doors that carry a model: what they serve, refuse, and the transform chain per vendor protocol. */
+/**
+ * Doors that carry a model: what they serve and refuse, and the wire format each vendor speaks on
+ * them.
+ */
 export type DoorsFile = Record<string, DoorYaml>;
 
 export type DoorYaml = {
@@ -252,8 +255,11 @@ export type DoorYaml = {
   billing?: BillingKind;
   answer_body?: 'json' | 'binary';
   default_model?: string;
+  /**
+   * The wire format each vendor speaks on this door (a key of transforms/protocols/index.ts), '*' for
+   * the rest. The format's folder declares the chain this door runs to reach it.
+   */
   vendor_protocol: Record<string, string>;
-  protocols: Record<string, ProtocolYaml>;
 };
 
 export type ModelKind = 'text' | 'image' | 'video' | 'speech' | 'embedding' | 'moderation';
@@ -270,25 +276,6 @@ export type RefusalYaml = {
  * `settlement`.
  */
 export type BillingKind = 'tokens' | 'image' | 'video' | 'characters' | 'free';
-
-export type ProtocolYaml = {
-  /**
-   * The vendor wire format this chain reaches (transforms/protocols/index.ts), when the entry's own name
-   * is not one: a door with two chains to one format.
-   */
-  speaks?: string;
-  upstream: string;
-  request: string[];
-  answer?: string;
-  stream?: string;
-  usage?: string;
-  /**
-   * The client speaks the vendor's own protocol here, so the vendor's forward_headers
-   * (config/vendors.yaml) are passed on from the client; otherwise the gateway's own vendor headers
-   * alone are sent (default false).
-   */
-  forwards_client_headers?: boolean;
-};
 
 export type LimitsFile = {
   /**

@@ -5,8 +5,8 @@
 import { tryRoutes } from '../calls/route-loop.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
-import { protocolNameFor } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
+import { wireFor } from '../catalog/wire-format.ts';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { JobRunner } from '../core/job-runner.ts';
@@ -139,8 +139,7 @@ export class VideoWorker {
     const snap = this.deps.runtime.snapshot();
     const vendor = job.vendor as VendorId;
     const door = snap.config.doors.videos;
-    const protocolName = door ? protocolNameFor(door, vendor) : undefined;
-    const createPath = (protocolName && door.protocols[protocolName]?.upstream) || '/v1/videos/generations';
+    const createPath = (door && wireFor(door, vendor)?.chain.upstream) || '/v1/videos/generations';
     return { vendor, config: snap.config.vendors[vendor], routes: this.deps.routes[vendor] ?? [], createPath };
   }
 

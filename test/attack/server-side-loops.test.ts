@@ -22,7 +22,7 @@ describe('server-side passes are held before the call', () => {
   });
 
   // The advisor tool runs another model (here a-top-5 at $15/$75 per 1M) over the whole transcript at each use,
-  // billed at that model's price (usage.iterations advisor_message, charged by transforms/usage/messages-usage.ts).
+  // billed at that model's price (usage.iterations advisor_message, charged by transforms/protocols/messages/messages-usage.ts).
   // The hold prices only the executor (a-small-4.5 at $0.25/$1.25): about $0.0008 here, where one advisor pass
   // over the same ~2,900 input tokens is ~$0.044 before its output, and the advisor's uses are uncapped
   // (cap-server-tools writes max_uses only on web and file search). Also: an advisor model the catalog does not

@@ -14,11 +14,11 @@ import { isGatewayError } from '../../engine/core/errors.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
 import type { Caller } from '../../engine/money/accounts.ts';
 import { largestUsage } from '../../simulator/largest-usage.ts';
-import { answerTransforms, protocols, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import { protocols } from '../../transforms/protocols/index.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const NOW = new Date('2026-11-21T03:00:00Z');
-const registry = { protocols, requestTransforms, answerTransforms, streamTranslators, usageReaders };
+const registry = { protocols };
 const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-test', audience: null };
 const pricing = { billing: snap.config.billing, modelById: (id: string) => snap.catalog.models.get(id), at: NOW };
 

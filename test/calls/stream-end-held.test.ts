@@ -64,7 +64,7 @@ async function relay(frames: string[], commitMs: number) {
       usage: () => emptyUsage(),
     };
   };
-  const { registry, prepared } = preparedStream(translator);
+  const { prepared } = preparedStream(translator);
   const reply = { raw: client, hijack: () => undefined } as unknown as FastifyReply;
   const origWrite = client.write.bind(client);
   client.write = (chunk: string) => {
@@ -80,7 +80,6 @@ async function relay(frames: string[], commitMs: number) {
       clientGone: new CallAbort(),
       stallMs: 1_000,
       headers: {},
-      registry,
       log: { warn: () => undefined } as never,
     },
     settlement,

@@ -77,7 +77,7 @@ function setup(drains: boolean) {
       usage: () => ({ ...emptyUsage(), output_tokens: sawUsage ? 4242 : 1 }),
     };
   };
-  const { registry, prepared } = preparedStream(translator);
+  const { prepared } = preparedStream(translator);
   const gone = new CallAbort();
   raw.on('close', () => gone.abort());
   const warnings: unknown[] = [];
@@ -92,7 +92,6 @@ function setup(drains: boolean) {
         clientGone: gone,
         stallMs,
         headers: {},
-        registry,
         log: { warn: (o: unknown) => warnings.push(o) } as never,
       },
       settlement,

@@ -1,18 +1,20 @@
-// A wire format added from a test folder, with no edit to engine/: its unit and steps are registered
-// (toy-protocol/generate-content.ts), doors.yaml names it for vendor D on the chat door, and a chat client on the
+// A wire format added from a test folder, with no edit to engine/ or transforms/: the folder toy-protocol/ declares
+// the format and the chain the chat door runs to it, as a real format's folder does (transforms/protocols/<format>/);
+// it takes its place beside the real formats, one line of doors.yaml names it for vendor D, and a chat client on the
 // official SDK is served by a vendor speaking only that format: the body translated, the answer translated
 // back, the usage charged, the format's limit field lowering the hold, and its errors in the door's shape with
 // the types its unit maps.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../engine/catalog/runtime.ts';
-import { protocols } from '../../transforms/index.ts';
+import { protocols } from '../../transforms/protocols/index.ts';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
-import { CHAT_DOOR_TO_TOY, registerGenerateContent } from './toy-protocol/generate-content.ts';
+import { CHAT_DOOR_TO_TOY, generateContent } from './toy-protocol/index.ts';
 
 interface ToyVendor {
   url: string;
@@ -56,7 +58,7 @@ const SMALL_CALL = { model: 'd-4', messages: [{ role: 'user', content: 'x' }], m
 const client = () => new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
 
 beforeAll(async () => {
-  registerGenerateContent();
+  protocols['generate-content'] = generateContent;
   tree = tempCatalogTree();
   tree.edit('config/doors.yaml', (text) => text.replace(CHAT_DOOR_TO_TOY.from, CHAT_DOOR_TO_TOY.to));
   toy = await startToyVendor();
@@ -75,12 +77,31 @@ afterAll(async () => {
 });
 
 describe('a wire format added from a test folder', () => {
-  it('the catalog check knows the format only once it is registered', () => {
+  it('touches one folder and one line of YAML: nothing under engine/ or transforms/ names it', () => {
+    const folder = readdirSync(new URL('./toy-protocol/', import.meta.url)).map((f) => `test/calls/toy-protocol/${f}`);
+    const lines = (root: string) => readFileSync(`${root}/doors.yaml`, 'utf8').split('\n');
+    const [shipped, edited] = [lines('config'), lines(tree.config)];
+    const changed = edited.flatMap((line, i) => (line === shipped[i] ? [] : [`config/doors.yaml:${i + 1}`]));
+    expect(edited.length).toBe(shipped.length);
+    const touched = [...folder, ...changed];
+    expect(touched).toEqual(['test/calls/toy-protocol/index.ts', 'test/calls/toy-protocol/steps.ts', 'config/doors.yaml:59']);
+    expect(touched).toHaveLength(3);
+    const knowing = ['engine', 'transforms'].flatMap((dir) =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+        (f) => f.endsWith('.ts') && readFileSync(`${dir}/${f}`, 'utf8').includes('generate-content'),
+      ),
+    );
+    expect(knowing).toEqual([]);
+  });
+
+  it('the catalog check knows the format only once it takes its place beside the real ones', () => {
     const dirs = { config: tree.config, catalog: tree.catalog };
     const unit = protocols['generate-content'];
     delete protocols['generate-content'];
     try {
       expect(() => new Runtime(dirs)).toThrow(/door 'chat' protocol 'generate-content': 'generate-content' is not a wire format/);
+      protocols['generate-content'] = { ...unit!, chains: {} };
+      expect(() => new Runtime(dirs)).toThrow(/door 'chat' protocol 'generate-content': the format declares no chain for door 'chat'/);
     } finally {
       protocols['generate-content'] = unit!;
     }

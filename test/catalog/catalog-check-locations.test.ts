@@ -2,6 +2,7 @@
 // mistake once, and offers the nearest valid name for a misspelt field, value, rule or model id.
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkCatalog } from '../../engine/cli/catalog-cli.ts';
+import { protocols } from '../../transforms/protocols/index.ts';
 import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
@@ -93,9 +94,20 @@ describe('catalog check: the line of the field, and the name meant', () => {
   });
 
   it('names a model whose rules a door would skip by its rules line', () => {
-    const { problems } = problemsAfter('config/doors.yaml', (t) =>
-      t.replace('request: [model-rules, stated-image-count]', 'request: [stated-image-count]'),
-    );
+    // The images-with-count chain (transforms/protocols/media/) without its model-rules step, for this check only.
+    const wire = protocols['images-with-count']!;
+    const chain = wire.chains.images!;
+    protocols['images-with-count'] = {
+      ...wire,
+      chains: { images: { ...chain, request: chain.request.filter((s) => s.name !== 'model-rules') } },
+    };
+    tree = tempCatalogTree();
+    let problems: string[];
+    try {
+      problems = checkCatalog(tree);
+    } finally {
+      protocols['images-with-count'] = wire;
+    }
     const media = tree.read('catalog/media.yaml');
     expect(problems.join('\n')).toContain(`image-d-1 (${tree.catalog}/media.yaml:${lineIn(media, 'image-d-1', 'rules:')})`);
   });

@@ -132,7 +132,7 @@ describe('catalog check', () => {
     const problems = problemsAfter('config/billing.yaml', (t) => t.replace('request: [count-characters]', 'request: [count-chars]'));
     const billing = readFileSync(`${tree.config}/billing.yaml`, 'utf8');
     expect(problems).toContain(
-      `${tree.config}/billing.yaml:${lineOf(billing, 'count-chars')}: 'count-chars' is not a request transform (transforms/index.ts)`,
+      `${tree.config}/billing.yaml:${lineOf(billing, 'count-chars')}: 'count-chars' is not a request step any format's chain runs (transforms/protocols/)`,
     );
   });
 

@@ -11,7 +11,7 @@ import type { Caller } from '../../engine/money/accounts.ts';
 import { chatTurn } from '../../simulator/chat.ts';
 import { responsesTurn } from '../../simulator/responses.ts';
 import { messagesTurn } from '../../simulator/vendor-a.ts';
-import { answerTransforms, protocols, requestTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import { protocols } from '../../transforms/protocols/index.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const model = (id: string) => snap.catalog.models.get(id)!;
@@ -288,7 +288,7 @@ describe('the bounds cover what the vendor counts, through each door (property)'
   // Random bodies go through the door's request chain as a call does (prepareCall), then the simulator, which
   // counts as the vendors do, counts the body the vendor gets: its input tokens never pass the input bound,
   // and the output limit it obeys (capped by the model) never passes the output bound.
-  const registry = { protocols, requestTransforms, answerTransforms, streamTranslators, usageReaders };
+  const registry = { protocols };
   const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-test', audience: null };
   const text = fc.string({ unit: 'binary', minLength: 1, maxLength: 600 });
   const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<JsonValue>;

@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../engine/catalog/catalog.ts';
 import { loadConfig, protocolNameFor } from '../../engine/catalog/config.ts';
-import { wireName } from '../../engine/catalog/wire-format.ts';
 import type { ModelField } from '../../engine/core/protocol.ts';
 import { protocols } from '../../transforms/protocols/index.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -74,7 +73,7 @@ function cases(): Case[] {
       if (chain && models.length > 1 && !byChain.has(chain)) byChain.set(chain, [models[0].id, models[1].id]);
     }
     for (const [chain, [allowed, outside]] of byChain) {
-      const wire = protocols[wireName(chain, door.protocols[chain])];
+      const wire = protocols[chain];
       for (const field of wire.modelFields) out.push({ door: door.name, chain, field, allowed, outside });
     }
   }

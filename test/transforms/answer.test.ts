@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { answerTransforms } from '../../transforms/index.ts';
+import { answerTransforms } from '../helpers/chain-steps.ts';
 import { makeCall } from './helpers.ts';
 
 const toChat = (answer: JsonObject, client: JsonObject = { model: 'a-high-5-alias', messages: [] }) =>

@@ -1,7 +1,7 @@
 // Builds Calls for transform tests, the way the engine does: body = structuredClone(client body).
 import type { Call, ResolvedRules, SseEvent } from '../../engine/core/call.ts';
 import type { JsonObject, ModelEntry } from '../../engine/core/types.ts';
-import { requestTransforms } from '../../transforms/index.ts';
+import { requestTransforms } from '../helpers/chain-steps.ts';
 
 export const VENDOR_A_CHAIN = [
   'system-to-field',

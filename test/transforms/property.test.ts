@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../engine/core/errors.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { answerTransforms, streamTranslators, usageReaders } from '../../transforms/index.ts';
+import { answerTransforms, streamTranslators, usageReaders } from '../helpers/chain-steps.ts';
 import { makeCall, toNative } from './helpers.ts';
 
 const json = fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<unknown>;

@@ -2,7 +2,7 @@
 // which contract type a vendor's error becomes.
 import { describe, expect, it } from 'vitest';
 import { vendorErrorType } from '../../engine/core/errors.ts';
-import { protocols } from '../../transforms/index.ts';
+import { protocols } from '../../transforms/protocols/index.ts';
 
 const { messages, responses } = protocols;
 const chat = protocols['chat-completions']!;

@@ -1,8 +1,8 @@
 import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { requestTransforms, streamTranslators } from '../../transforms/index.ts';
 import { boundTokens } from '../../transforms/util/token-bound.ts';
+import { requestTransforms, streamTranslators } from '../helpers/chain-steps.ts';
 import { makeCall, parseSseText } from './helpers.ts';
 
 const chatChunks = [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../engine/core/errors.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { countCharacters } from '../../transforms/request/count-characters.ts';
+import { countCharacters } from '../../transforms/protocols/media/count-characters.ts';
 import { makeCall, run, toNative } from './helpers.ts';
 
 const user = (content: unknown) => ({ role: 'user', content }) as JsonObject;
@@ -475,11 +475,11 @@ describe('request chain', () => {
 
 describe('count-characters (speech)', () => {
   it('counts Unicode code points of input once, for the reservation and the charge', () => {
-    const call = countCharacters(makeCall({ model: 'tts-1', input: '안녕 👋 hi' }));
+    const call = countCharacters.run(makeCall({ model: 'tts-1', input: '안녕 👋 hi' }));
     expect(call.notes.fixedUsage?.characters).toBe(7);
   });
 
   it('refuses an input that is not a string', () => {
-    expect(() => countCharacters(makeCall({ model: 'tts-1', input: ['a'] }))).toThrow(/input must be a string/);
+    expect(() => countCharacters.run(makeCall({ model: 'tts-1', input: ['a'] }))).toThrow(/input must be a string/);
   });
 });

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../engine/core/types.ts';
-import { streamTranslators } from '../../transforms/index.ts';
 import { boundTokens } from '../../transforms/util/token-bound.ts';
+import { streamTranslators } from '../helpers/chain-steps.ts';
 import { framePayloads, makeCall, parseSseText } from './helpers.ts';
 
 const recorded = parseSseText(readFileSync(new URL('./fixtures/two-tool-calls.sse', import.meta.url), 'utf8'));

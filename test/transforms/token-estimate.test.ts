@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { streamTranslators } from '../../transforms/index.ts';
 import { boundTokens } from '../../transforms/util/token-bound.ts';
 import { countTextTokens, EXACT_COUNT_MAX_CHARS } from '../../transforms/util/token-count.ts';
+import { streamTranslators } from '../helpers/chain-steps.ts';
 import { makeCall } from './helpers.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/estimate/${name}.txt`, import.meta.url), 'utf8');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyUsage, type JsonObject } from '../../engine/core/types.ts';
-import { usageReaders } from '../../transforms/index.ts';
 import { estimateAnswerUsage, estimateUnreadable, IMAGE_TOKENS_ESTIMATE } from '../../transforms/util/estimate.ts';
+import { usageReaders } from '../helpers/chain-steps.ts';
 
 describe('usage normalisation (input_tokens is uncached input)', () => {
   it('vendor A: input already excludes cache tokens', () => {

@@ -1,0 +1,35 @@
+// The chat-completions format (/v1/chat/completions) of vendors B to E, reached from the chat door as it is: the
+// client's body relayed with the model's rules applied, the usage asked for in a stream and the output capped.
+import type { Protocol } from '../../../engine/core/protocol.ts';
+import { capOutput } from '../../steps/cap-output.ts';
+import { modelRules } from '../../steps/model-rules.ts';
+import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
+import { askStreamUsage } from './ask-stream-usage.ts';
+import { chatUsage } from './chat-usage.ts';
+import { relayHidingInjectedUsage } from './relay-hiding-injected-usage.ts';
+
+export const chatCompletions: Protocol = {
+  errors: chatErrors,
+  // Servers report a failed stream as a data event holding `error` (no `choices`); some also name the event.
+  isStreamError: (event) => {
+    if (event.event === 'error') return true;
+    const data = event.data.startsWith('{"error"') ? eventObject(event) : undefined;
+    return data !== undefined && isErrorObject(data.error) && !('choices' in data);
+  },
+  limits: { output: ['max_completion_tokens', 'max_tokens'], choices: 'n' },
+  modelFields: [{ field: 'model' }],
+  streamNeeds: {
+    request: ['ask-stream-usage'],
+    why: 'the vendor reports usage in a stream only when the request asks for it',
+  },
+  chains: {
+    chat: {
+      upstream: '/v1/chat/completions',
+      request: [modelRules, askStreamUsage, capOutput],
+      stream: relayHidingInjectedUsage,
+      usage: chatUsage,
+    },
+  },
+};
+
+const isErrorObject = (v: unknown) => typeof v === 'object' && v !== null;

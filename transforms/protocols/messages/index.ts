@@ -1,0 +1,67 @@
+// Vendor A's native messages format (/v1/messages), reached from the messages door as it is and from the chat
+// door through the translation chain below.
+import type { Protocol } from '../../../engine/core/protocol.ts';
+import { capServerTools } from '../../steps/cap-server-tools.ts';
+import { modelRules } from '../../steps/model-rules.ts';
+import { eventObject, messagesErrors } from '../../util/vendor-errors.ts';
+import { carryCacheControl } from './carry-cache-control.ts';
+import { chatParamsToNative } from './chat-params-to-native.ts';
+import { defaultMaxTokens } from './default-max-tokens.ts';
+import { effortToNative } from './effort-to-native.ts';
+import { messageEventsToChatChunks } from './message-events-to-chat-chunks.ts';
+import { messagesToBlocks } from './messages-to-blocks.ts';
+import { messagesToChat } from './messages-to-chat.ts';
+import { messagesUsage } from './messages-usage.ts';
+import { relayMessages } from './relay-messages.ts';
+import { stopToSequences } from './stop-to-sequences.ts';
+import { systemToField } from './system-to-field.ts';
+import { toolChoiceToNative } from './tool-choice-to-native.ts';
+import { toolsToNative } from './tools-to-native.ts';
+
+export const messages: Protocol = {
+  errors: messagesErrors,
+  // `event: error` carries `{type: 'error', error: {…}}`; a relay that drops the event name still shows the type.
+  isStreamError: (event) => event.event === 'error' || eventObject(event)?.type === 'error',
+  limits: {
+    output: ['max_tokens'],
+    tool_uses: 'max_uses',
+    // `context_management.edits: [{type: 'compact_…'}]` summarises the transcript in passes of its own.
+    compaction: { field: 'context_management', list: 'edits', type_prefix: 'compact' },
+  },
+  // The advisor tool runs the model it names over the whole transcript.
+  modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
+  needs: {
+    request: ['cap-server-tools'],
+    why: 'the vendor runs server tools as often as it decides unless the body caps them',
+  },
+  chains: {
+    // A chat-completions body translated step by step; the answer and its stream translated back.
+    chat: {
+      upstream: '/v1/messages',
+      request: [
+        systemToField,
+        messagesToBlocks,
+        toolsToNative,
+        capServerTools,
+        toolChoiceToNative,
+        stopToSequences,
+        defaultMaxTokens,
+        effortToNative,
+        modelRules,
+        carryCacheControl,
+        chatParamsToNative,
+      ],
+      answer: messagesToChat,
+      stream: messageEventsToChatChunks,
+      usage: messagesUsage,
+    },
+    // A client of this door speaks the format itself and chooses its version and betas; a chat client does not.
+    messages: {
+      upstream: '/v1/messages',
+      forwardsClientHeaders: true,
+      request: [capServerTools],
+      stream: relayMessages,
+      usage: messagesUsage,
+    },
+  },
+};

@@ -1,0 +1,26 @@
+// Vendor B's responses format (/v1/responses).
+import type { Protocol } from '../../../engine/core/protocol.ts';
+import { capServerTools } from '../../steps/cap-server-tools.ts';
+import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
+import { relayResponses } from './relay-responses.ts';
+import { responsesUsage } from './responses-usage.ts';
+import { storedResponses } from './stored-responses.ts';
+
+const FAILURES = new Set(['error', 'response.failed']);
+
+export const responses: Protocol = {
+  errors: chatErrors,
+  isStreamError: (event) => FAILURES.has(event.event ?? '') || FAILURES.has(String(eventObject(event)?.type ?? '')),
+  limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls', tool_results: 'max_num_results' },
+  // Hosted tools may run a model of their own (image_generation's `model`).
+  modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
+  needs: {
+    request: ['cap-server-tools'],
+    why: 'the vendor runs server tools as often as it decides unless the body caps them',
+  },
+  // Answers are stored by default (`store`), and a later body may name them: each is held to its wallet.
+  stored: storedResponses,
+  chains: {
+    responses: { upstream: '/v1/responses', request: [capServerTools], stream: relayResponses, usage: responsesUsage },
+  },
+};
