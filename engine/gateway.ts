@@ -1,7 +1,8 @@
-// Puts the gateway together from its environment and closes it in reverse. It only wires, so each feature lives in
-// its room; `npm start` and the end-to-end tests both use it.
+// Puts the gateway together from its environment; each room registers its own end on the app as it opens, so
+// `app.close()` alone stops it. It only wires, so each feature lives in its room; `npm start` and the end-to-end
+// tests both use it.
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { isFromOperator } from './admin/admin-token.ts';
 import { firstRunWallet } from './admin/first-run-wallet.ts';
 import { registerReloadRoute, reloader } from './admin/reload-route.ts';
@@ -23,7 +24,8 @@ import type { Db } from './db/db.ts';
 import { openDatabase } from './db/open.ts';
 import type { GatewayEnv } from './gateway-env.ts';
 import { gatewayEnvFrom } from './gateway-env.ts';
-import { closeApp, createGatewayApp } from './http/app.ts';
+import type { OutcomeObserver } from './http/access-log.ts';
+import { createGatewayApp } from './http/app.ts';
 import { gatewayLogger } from './http/logger.ts';
 import { IdentityProvider } from './identity/provider.ts';
 import type { KeyService } from './keys/index.ts';
@@ -35,7 +37,6 @@ import { GatewayMetrics } from './observe/metrics.ts';
 import { registerOpsRoutes } from './observe/routes.ts';
 import { registerOpenApiRoute } from './openapi/routes.ts';
 import type { GatewayOptions, RunningGateway } from './running-gateway.ts';
-import type { Telemetry } from './telemetry/sdk.ts';
 import { startTelemetryIfAsked, stopTelemetry } from './telemetry/start.ts';
 import { usageRowWriters } from './usage/records.ts';
 import { startUsageRecordUpkeep } from './usage/retention.ts';
@@ -53,18 +54,55 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const runtime = new Runtime(yamlDirsFrom(vars));
   const env = gatewayEnvFrom(vars, vendorIdsOf(runtime.snapshot().config));
   const clock = opts.clock ?? systemClock;
-  // The one log, made before anything that writes to it; the app is handed it below.
+  // The one log, made before anything that writes to it; the app is handed it.
   const logger = gatewayLogger(env.logLevel, opts.logger);
+  // The app comes before the rooms, so each registers its own end on it as it opens (see openRooms). Its metrics
+  // come with the money they read; no request is served before then.
+  const observers: OutcomeObserver[] = [];
+  const app = createGatewayApp(runtime, logger, observers);
+  try {
+    return await openRooms(app, { opts, runtime, env, clock, logger, observers });
+  } catch (e) {
+    // What opened before the failure closes again, in the same order as at a stop.
+    await app.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** What createGateway read before the rooms open. */
+interface Start {
+  opts: GatewayOptions;
+  runtime: Runtime;
+  env: GatewayEnv;
+  clock: Clock;
+  logger: FastifyBaseLogger;
+  observers: OutcomeObserver[];
+}
+
+/**
+ * Opens the rooms in order, each registering its end on the app as it opens, so `app.close()` alone stops the
+ * gateway. Fastify runs onClose hooks in the reverse of their registration, once the server has stopped and every
+ * request has ended (its preClose hooks, in order, before that): what opens first closes last, after everything
+ * that uses it.
+ */
+async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logger, observers }: Start): Promise<RunningGateway> {
   const log = () => logger;
   const telemetry = await startTelemetryIfAsked(env.telemetry, log);
+  // Last of all, the last spans, held up no longer than a charge's last chance.
+  app.addHook('onClose', () => stopTelemetry(telemetry, CHARGE_DRAIN_MS));
   const embedded = !env.databaseUrl;
   const db = await openDatabase({ url: env.databaseUrl, dataDir: env.dataDir });
+  app.addHook('onClose', () => db.close());
   // Charges the database has not taken are kept on this host's disk until it does (none kept with nothing on disk).
   const money = gatewayMoney(db, runtime, clock, log, env.dataDir === 'memory://' ? null : join(env.dataDir, 'charges'));
+  // Just before the database closes: an audit still reading would fail on a closed database and warn for nothing.
+  app.addHook('onClose', () => money.stopTimers());
   const { ledger, leases } = money;
   const keys = createKeyService(db, { clock, warn: (o, m) => logger.warn(o, m) });
+  app.addHook('onClose', () => keys.close());
   await keys.ready();
   const vendors = await openVendorSide(env.vendors, runtime);
+  app.addHook('onClose', () => vendors.close());
   const { routes, simulator, warnings } = vendors;
   await leases.listen();
   // billing.yaml's display currency in force: read per answer, page and event, so a reload changes the next one.
@@ -75,34 +113,14 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
   const { videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
 
-  // The app comes after the money (its metrics read the leases, the charge writer and the ledger audit), and its
-  // routes keep their order: GET /openapi.json lists them as they were registered.
+  // The metrics read the leases, the charge writer and the ledger audit; the routes keep their order: GET
+  // /openapi.json lists them as they were registered.
   const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
-  const app = createGatewayApp(runtime, logger, [(outcome) => metrics.observe(outcome)]);
+  observers.push((outcome) => metrics.observe(outcome));
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
-  await registerRoutes(app, {
-    db,
-    runtime,
-    clock,
-    env,
-    keys,
-    ledger,
-    alerts,
-    vendors,
-    calls,
-    metrics,
-    reload,
-    displayCurrency,
-    localAdminToken,
-    onAdminReload: opts.onAdminReload,
-  });
-
-  // Timers and workers start once every route is in place.
-  const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
-  // A lot's expiry lowers the balance as a charge does: its wallet's balance thresholds are checked again.
-  money.start(opts.sweeper !== false, [keys.quota.useWriter, ...usageRowWriters], (walletId) => alerts.watcher.charged(walletId));
-  videos.start(app.log);
-  alerts.start();
+  const wiring = { db, runtime, clock, env, keys, ledger, alerts, vendors, calls, metrics, reload, displayCurrency, localAdminToken };
+  await registerRoutes(app, { ...wiring, onAdminReload: opts.onAdminReload });
+  await startWorkers(app, { db, runtime, clock, money, keys, alerts, videos, sweeper: opts.sweeper !== false });
   const firstRun = await firstRunWallet(db, ledger, keys, embedded);
 
   return {
@@ -125,8 +143,40 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<RunningG
     leases: leases.book,
     ledgerAudit: money.audit,
     reload: () => reload(app.log),
-    close: () => closeInReverse({ stopPruning, money, app, videos, alerts, vendors, keys, db, telemetry }),
+    close: () => app.close(),
   };
+}
+
+/** What the timers and workers are started with. */
+interface Workers {
+  db: Db;
+  runtime: Runtime;
+  clock: Clock;
+  money: GatewayMoney;
+  keys: KeyService;
+  alerts: Alerts;
+  videos: VideoService;
+  sweeper: boolean;
+}
+
+/**
+ * Timers and workers start once every route is in place. Their timers stop before the server does (preClose); the
+ * money starts last, so its charges drain first once every call has ended, while the videos and alerts that hear
+ * of them still run: their last checks and events still go out.
+ */
+async function startWorkers(app: FastifyInstance, { db, runtime, clock, money, keys, alerts, videos, sweeper }: Workers): Promise<void> {
+  const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
+  app.addHook('preClose', async () => stopPruning());
+  alerts.start();
+  app.addHook('onClose', () => alerts.stop());
+  videos.start(app.log);
+  app.addHook('onClose', () => videos.stop());
+  // A lot's expiry lowers the balance as a charge does: its wallet's balance thresholds are checked again.
+  money.start(sweeper, [keys.quota.useWriter, ...usageRowWriters], (walletId) => alerts.watcher.charged(walletId));
+  // Its timers stop as the stop begins (the audit then awaited before the database closes, above).
+  app.addHook('preClose', async () => void money.stopTimers());
+  // Every call has ended: charges still waiting for the database, and the leases' last draws, get a last chance.
+  app.addHook('onClose', () => money.drain());
 }
 
 /** What the rooms' routes are registered with. */
@@ -184,32 +234,4 @@ async function registerRoutes(app: FastifyInstance, w: RouteWiring): Promise<voi
     alerts,
     displayCurrency,
   });
-}
-
-/** What createGateway opened that its close ends. */
-interface Closing {
-  stopPruning: () => void;
-  money: GatewayMoney;
-  app: FastifyInstance;
-  videos: VideoService;
-  alerts: Alerts;
-  vendors: VendorSide;
-  keys: KeyService;
-  db: Db;
-  telemetry: Telemetry | null;
-}
-
-/** Closes the gateway in the reverse of its opening, each part once nothing that uses it is left. */
-async function closeInReverse({ stopPruning, money, app, videos, alerts, vendors, keys, db, telemetry }: Closing): Promise<void> {
-  stopPruning();
-  const auditEnded = money.stopTimers();
-  await closeApp(app);
-  await money.drain(); // every call has ended; charges still waiting for the database get a last chance
-  await videos.stop();
-  await alerts.stop(); // after the charges and videos: their last checks and events still go out
-  await vendors.close();
-  await keys.close();
-  await auditEnded; // an audit still reading would fail on a closed database and warn for nothing
-  await db.close();
-  await stopTelemetry(telemetry, CHARGE_DRAIN_MS); // the last spans, held up no longer than a charge's last chance
 }

@@ -64,5 +64,6 @@ export interface RunningGateway {
   telemetry: Telemetry | null;
   /** Threshold alerts and their webhook deliveries (engine/alerts). */
   alerts: Alerts;
+  /** `app.close()`: each room's hook, registered as it opened, ends it once nothing that uses it is left. */
   close(): Promise<void>;
 }

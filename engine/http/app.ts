@@ -49,17 +49,10 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
     if (refusal) throw refusal;
   });
   app.setNotFoundHandler(notFoundHandler(app));
+  closeIdleConnectionsWhileStopping(app);
   return app;
 }
 
-/** How often a stopping app closes connections that went idle since it began to stop. */
-const IDLE_SWEEP_MS = 100;
-
-/**
- * Stops the app: no new requests, those in flight finish. Fastify closes the connections idle when it
- * begins; a keep-alive connection whose call ends later (a stream says `connection: keep-alive` itself) would
- * stay open until the client's own timeout, so those are closed as soon as they go idle too.
- */
 /** The app as the gateway runs it: limits.yaml's body limit, timeouts and JSON depth, each door's error shape. */
 export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, observers: OutcomeObserver[]): FastifyInstance {
   const limits = runtime.snapshot().config.limits;
@@ -72,11 +65,18 @@ export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, ob
   return createApp(bounds, options, observers);
 }
 
-export async function closeApp(app: FastifyInstance): Promise<void> {
-  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
-  try {
-    await app.close();
-  } finally {
-    clearInterval(sweep);
-  }
+/** How often a stopping app closes connections that went idle since it began to stop. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * A stopping app takes no new requests, and those in flight finish. Fastify closes the connections idle when it
+ * begins; a keep-alive connection whose call ends later (a stream says `connection: keep-alive` itself) would stay
+ * open until the client's own timeout, so those are closed as soon as they go idle too, until the server has closed.
+ */
+function closeIdleConnectionsWhileStopping(app: FastifyInstance): void {
+  app.addHook('preClose', async () => {
+    if (!app.server.listening) return;
+    const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+    app.server.once('close', () => clearInterval(sweep));
+  });
 }
