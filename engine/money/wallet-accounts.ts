@@ -16,7 +16,7 @@ const quietLog = { error: () => {} };
 export type { WalletAccountsDeps };
 
 /**
- * A caller this gateway authenticated, carrying its key's context privately (the pipeline sees a Caller).
+ * A caller this gateway authenticated, carrying its key's context privately (the call path sees a Caller).
  * Not a WeakMap from caller to context: a new caller per call as the key of a long-lived WeakMap kept every
  * caller, and what it held, through young collections (engine/http/request-slots.ts says why).
  */
