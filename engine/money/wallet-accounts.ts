@@ -150,24 +150,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return charge;
     },
 
-    async release(hold) {
-      const h = hold as LedgerHold;
-      h.letGoOfDay();
-      if (h.leased) return deps.leases!.book.release(h.leased);
-      const reservation = h.reservation!;
-      await ledger.release(reservation).catch((e: unknown) => {
-        if (isFinal(e)) throw e;
-        // Not taken now (the wallet's rows locked, the connection lost): the charge writer tries it again, as it
-        // does a charge, rather than leaving the money held until the sweeper. A second release moves nothing.
-        const again = deps.writer.submit(
-          h.callId,
-          () => ledger.release(reservation).then(() => NOTHING_CHARGED),
-          undefined,
-          reservation.walletId,
-        );
-        again.committed.catch(() => undefined);
-      });
-    },
+    release: (hold) => releaseHold(deps, hold as LedgerHold),
 
     holdRef(hold) {
       const h = hold as LedgerHold;
@@ -185,4 +168,18 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       await ledger.release(holdRef);
     },
   };
+}
+
+/** Gives a call's hold back: to its lease, or to the wallet through the ledger. */
+async function releaseHold(deps: WalletAccountsDeps, h: LedgerHold): Promise<void> {
+  h.letGoOfDay();
+  if (h.leased) return deps.leases!.book.release(h.leased);
+  const reservation = h.reservation!;
+  await deps.ledger.release(reservation).catch((e: unknown) => {
+    if (isFinal(e)) throw e;
+    // Not taken now (the wallet's rows locked, the connection lost): the charge writer tries it again, as it
+    // does a charge, rather than leaving the money held until the sweeper. A second release moves nothing.
+    const retry = () => deps.ledger.release(reservation).then(() => NOTHING_CHARGED);
+    deps.writer.submit(h.callId, retry, undefined, reservation.walletId).committed.catch(() => undefined);
+  });
 }
