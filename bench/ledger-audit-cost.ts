@@ -91,10 +91,10 @@ try {
   const count = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger_journal');
   const size =
     kind === 'postgres'
-      ? (await db.query<{ s: string }>(`SELECT pg_size_pretty(pg_total_relation_size('ledger_journal')) AS s`)).rows[0].s
+      ? (await db.query<{ s: string }>(`SELECT pg_size_pretty(pg_total_relation_size('ledger_journal')) AS s`)).rows[0]!.s
       : 'n/a';
   console.log(
-    `${kind}: ${count.rows[0].n} journal rows (${size}), ${wallets} wallets, ${lots} lots, ${held} held; filled in ${Math.round(performance.now() - t0)} ms`,
+    `${kind}: ${count.rows[0]!.n} journal rows (${size}), ${wallets} wallets, ${lots} lots, ${held} held; filled in ${Math.round(performance.now() - t0)} ms`,
   );
   for (let i = 1; i <= 3; i++) {
     const took: number[] = [];
@@ -102,7 +102,7 @@ try {
     const audit = await checkLedger(timed(db, took), { heldExpiredBefore: new Date(Date.now() - 180_000) });
     const ms = (n: number) => `${Math.round(n)} ms`;
     console.log(
-      `audit ${i}: ${ms(performance.now() - t)} (journal ${ms(took[0])}, balances ${ms(took[1])}, holds ${ms(took[2])}); ok ${audit.ok}`,
+      `audit ${i}: ${ms(performance.now() - t)} (journal ${ms(took[0]!)}, balances ${ms(took[1]!)}, holds ${ms(took[2]!)}); ok ${audit.ok}`,
     );
   }
   if (values.explain) {

@@ -64,8 +64,8 @@ const pick = (n: number) => Math.floor(Math.random() * n);
 
 function percentiles(ms: number[]) {
   const s = [...ms].sort((a, b) => a - b);
-  const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-  return { n: s.length, p50: +at(50).toFixed(2), p95: +at(95).toFixed(2), p99: +at(99).toFixed(2), max: +s[s.length - 1].toFixed(2) };
+  const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+  return { n: s.length, p50: +at(50).toFixed(2), p95: +at(95).toFixed(2), p99: +at(99).toFixed(2), max: +s[s.length - 1]!.toFixed(2) };
 }
 
 /** The plans of the records' reads for one wallet: the month of the CSV, the newest 200, one id. */
@@ -247,7 +247,7 @@ try {
         body: new URLSearchParams({ token }).toString(),
         redirect: 'manual',
       });
-      const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0];
+      const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
       return { n, key, cookie };
     }),
   );
@@ -267,7 +267,7 @@ try {
     log(name, p);
     return p;
   }
-  const anyCaller = () => callers[pick(callers.length)];
+  const anyCaller = () => callers[pick(callers.length)]!;
   const results: Record<string, unknown> = {};
   results.usagePage = await timed('dashboard usage page', () =>
     fetch(`${base}/dashboard/usage`, { headers: { cookie: anyCaller().cookie } }),
@@ -332,11 +332,11 @@ try {
     await db.query<{ relname: string }>(
       `SELECT min(c.relname) AS relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_records'::regclass`,
     )
-  ).rows[0].relname;
+  ).rows[0]!.relname;
   const oldestDay = `${oldest.slice(14, 18)}-${oldest.slice(18, 20)}-${oldest.slice(20, 22)}`;
   const before = new Date(startOfKoreanDay(oldestDay).getTime() + 2 * DAY_MS);
   const droppedRows = (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM usage_records WHERE at < $1`, [before.toISOString()]))
-    .rows[0].n;
+    .rows[0]!.n;
   let waitingMax = 0;
   let sampling = true;
   const sampler = (async () => {
@@ -346,7 +346,7 @@ try {
         `SELECT count(*)::text AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
           WHERE NOT l.granted AND a.query NOT LIKE '%DETACH PARTITION%' AND a.query NOT LIKE 'DROP TABLE%'`,
       );
-      waitingMax = Math.max(waitingMax, Number(w.rows[0].n));
+      waitingMax = Math.max(waitingMax, Number(w.rows[0]!.n));
       await new Promise((r) => setTimeout(r, 2));
     }
   })();

@@ -169,7 +169,7 @@ export async function handleChat(ctx: Ctx): Promise<void> {
   await w.event(undefined, chunk({ role: 'assistant', content: toolCalls.length > 0 && p.text === '' ? null : '', refusal: null }));
   for (const d of deltas(p.text)) await w.event(undefined, chunk({ content: d }));
   for (let index = 0; index < toolCalls.length; index++) {
-    const tc = toolCalls[index];
+    const tc = toolCalls[index]!;
     await w.event(
       undefined,
       chunk({ tool_calls: [{ index, id: tc.id, type: 'function', function: { name: tc.function.name, arguments: '' } }] }),

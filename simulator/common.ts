@@ -69,14 +69,14 @@ export function parseTags(text: string): Tags {
     undeliverable: false,
   };
   for (const m of text.matchAll(TAG_RE)) {
-    const parts = m[1].trim().split(/\s+/).filter(Boolean);
+    const parts = m[1]!.trim().split(/\s+/).filter(Boolean);
     if (parts.length === 0) continue;
     const [head, ...rest] = parts;
     const kv = (s: string): [string, string | undefined] => {
       const i = s.indexOf('=');
       return i < 0 ? [s, undefined] : [s.slice(0, i), s.slice(i + 1)];
     };
-    const [name, value] = kv(head);
+    const [name, value] = kv(head!);
     const opts: Record<string, string> = {};
     for (const p of rest) {
       const [k, v] = kv(p);
@@ -255,7 +255,7 @@ export function plan(turn: Turn, nextId: (prefix: string) => string, toolIdPrefi
     turn.toolResult === undefined && turn.tools.length > 0 && turn.toolChoice !== 'none' && (tags.tool || turn.toolChoice !== 'auto');
   if (wantsTool) {
     const forced = turn.toolChoice !== 'auto' && turn.toolChoice !== 'required' ? turn.toolChoice : undefined;
-    const first = turn.tools.find((t) => t.name === forced) ?? turn.tools[0];
+    const first = turn.tools.find((t) => t.name === forced) ?? turn.tools[0]!; // wantsTool: there are tools
     const count = Math.max(1, tags.tools);
     for (let i = 0; i < count; i++) {
       const tool = forced ? first : (turn.tools[i] ?? first);

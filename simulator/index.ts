@@ -83,7 +83,7 @@ interface QueuedFault {
 
 function splitRoute(pathname: string): { route: string; path: string } {
   const m = /^\/r\/([^/]+)(\/.*)?$/.exec(pathname);
-  if (m) return { route: decodeURIComponent(m[1]), path: m[2] ?? '/' };
+  if (m) return { route: decodeURIComponent(m[1]!), path: m[2] ?? '/' };
   return { route: 'default', path: pathname };
 }
 
@@ -160,7 +160,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     if (!q) return undefined;
     const i = q.findIndex((f) => appliesTo(f.fault, streaming));
     if (i < 0) return undefined;
-    const f = q[i];
+    const f = q[i]!;
     f.left -= 1;
     if (f.left <= 0) q.splice(i, 1);
     return f.fault;
@@ -173,7 +173,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const { path, method, res } = ctx;
     if (method === 'GET') {
       const file = /^\/files\/videos\/([^/]+)\.mp4$/.exec(path);
-      if (file) return handleVideoFile(ctx, decodeURIComponent(file[1]));
+      if (file) return handleVideoFile(ctx, decodeURIComponent(file[1]!));
     }
     const flavor = flavorOf(path);
     // Auth, as each vendor checks it.
@@ -198,7 +198,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     }
     if (method === 'GET') {
       const video = /^\/v1\/videos\/([^/]+)$/.exec(path);
-      if (video) return handleVideoGet(ctx, decodeURIComponent(video[1]));
+      if (video) return handleVideoGet(ctx, decodeURIComponent(video[1]!));
       return sendError(res, flavor, 404, `Unknown path: GET ${path}`);
     }
     if (method !== 'POST') return sendError(res, flavor, 405, `Method ${method} not allowed on ${path}`);

@@ -184,7 +184,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   await ev('response.created', { response: response('in_progress', [], null) });
   await ev('response.in_progress', { response: response('in_progress', [], null) });
   for (let output_index = 0; output_index < output.length; output_index++) {
-    const item = output[output_index];
+    const item = output[output_index]!;
     const item_id = item.id as string;
     if (item.type === 'web_search_call') {
       await ev('response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress' } });
@@ -193,7 +193,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
       await ev('response.web_search_call.completed', { output_index, item_id });
       await ev('response.output_item.done', { output_index, item });
     } else if (item.type === 'message') {
-      const part = (item.content as Obj[])[0];
+      const part = (item.content as Obj[])[0]!;
       await ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
       if (part.type === 'refusal') {
         await ev('response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'refusal', refusal: '' } });

@@ -20,7 +20,7 @@ export function countTokens(text: string): number {
   while (at < text.length) {
     let end = Math.min(text.length, at + SLICE_CHARS);
     // Never split a surrogate pair across slices.
-    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1])) end--;
+    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1]!)) end--;
     tokens += o200kTokens(text.slice(at, end));
     at = end;
   }

@@ -282,7 +282,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
     await w.event('ping', { type: 'ping' });
   };
   for (let index = 0; index < blocks.length; index++) {
-    const b = blocks[index];
+    const b = blocks[index]!;
     if (b.type === 'text') {
       await w.event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       await ping();

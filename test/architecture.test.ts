@@ -85,13 +85,13 @@ function sourceFiles(dir: string): string[] {
 function importsOf(file: string): string[] {
   const src = readFileSync(join(ROOT, file), 'utf8');
   const specs = [...src.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]);
-  return specs.map((s) => normalize(join(dirname(file), s)));
+  return specs.map((s) => normalize(join(dirname(file), s!)));
 }
 
 function roomOf(file: string): string {
   const parts = file.split('/');
   if (parts[0] === 'engine' && parts.length > 2) return `engine/${parts[1]}`;
-  return parts[0];
+  return parts[0]!;
 }
 
 const files = PRODUCT_FOLDERS.flatMap(sourceFiles);

@@ -13,7 +13,7 @@ export function tokenMatches(given: string, expected: string): boolean {
 
 const bearerOf = (h: string | string[] | undefined): string | null => {
   const m = typeof h === 'string' ? /^Bearer\s+(.+)$/i.exec(h.trim()) : null;
-  return m ? m[1].trim() : null;
+  return m ? m[1]!.trim() : null;
 };
 
 /** Whether `given` is one of `tokens` (empty ones never match). */

@@ -9,7 +9,7 @@ import { tokenMatches } from './admin-token.ts';
 
 export function operatorActor(req: FastifyRequest, localToken: string | undefined): Actor {
   const m = /^Bearer\s+(.+)$/i.exec(String(req.headers.authorization ?? '').trim());
-  if (localToken && m && tokenMatches(m[1].trim(), localToken)) return CLI_OPERATOR;
+  if (localToken && m && tokenMatches(m[1]!.trim(), localToken)) return CLI_OPERATOR;
   return { kind: 'operator', id: 'admin_api', ...requestOrigin(req) };
 }
 

@@ -28,12 +28,13 @@ export function walletNameOf(v: unknown): string | null {
 export async function renameWallet(db: Db, walletId: string, name: string | null, actor: Actor, at: Date): Promise<Wallet> {
   return db.transaction(async (tx) => {
     const before = await tx.query<{ name: string | null }>('SELECT name FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
-    if (before.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+    const [row] = before.rows;
+    if (!row) throw errors.notFound(`No wallet '${walletId}'.`);
     const r = await tx.query('UPDATE wallets SET name = $2 WHERE id = $1 RETURNING *', [walletId, name]);
-    const previous = before.rows[0].name ?? null;
+    const previous = row.name ?? null;
     if (previous !== name) {
       await recordAudit(tx, actor, { walletId, action: 'wallet.renamed', targetId: null, before: { name: previous }, after: { name } }, at);
     }
-    return walletFromRow(r.rows[0]);
+    return walletFromRow(r.rows[0]!); // the row locked above
   });
 }

@@ -36,22 +36,25 @@ function v4Refused(ip: string): boolean {
   return V4_REFUSED.some(([base, bits]) => Math.floor(n / 2 ** (32 - bits)) === Math.floor(v4ToInt(base) / 2 ** (32 - bits)));
 }
 
-/** The 8 groups of an IPv6 address as numbers (handles `::` and a dotted IPv4 tail). */
-function v6Groups(ip: string): number[] {
-  let text = ip.split('%')[0].toLowerCase();
+type V6Groups = [number, number, number, number, number, number, number, number];
+
+/** The 8 groups of an IPv6 address as numbers (handles `::` and a dotted IPv4 tail); `ip` is one `isIP` calls 6. */
+function v6Groups(ip: string): V6Groups {
+  let text = ip.split('%')[0]!.toLowerCase();
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
-    const n = v4ToInt(dotted[1]);
-    text = `${text.slice(0, -dotted[1].length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+    const v4 = dotted[1]!;
+    const n = v4ToInt(v4);
+    text = `${text.slice(0, -v4.length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
   }
   const [head, tail] = text.split('::');
   const parse = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
   const h = parse(head);
   const t = tail === undefined ? [] : parse(tail);
-  return [...h, ...new Array(8 - h.length - t.length).fill(0), ...t];
+  return [...h, ...new Array(8 - h.length - t.length).fill(0), ...t] as V6Groups;
 }
 
-const embeddedV4 = (g: number[]) => `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
+const embeddedV4 = (g: V6Groups) => `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
 
 function v6Refused(ip: string): boolean {
   const g = v6Groups(ip);
@@ -136,7 +139,7 @@ export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Reso
           if (bad) return cb(new AddressRefused(`${hostname} resolves to ${bad.address}, a private, loopback or reserved address`));
           if (wanted.length === 0) return cb(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
           if (options.all) cb(null, wanted);
-          else cb(null, wanted[0].address, wanted[0].family);
+          else cb(null, wanted[0]!.address, wanted[0]!.family);
         },
         (err) => cb(err),
       );

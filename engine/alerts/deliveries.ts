@@ -78,13 +78,14 @@ export async function replayEvent(q: Queryable, walletId: string, webhookId: str
       WHERE d.webhook_id = $1 AND d.event_id = $2 AND e.wallet_id = $3 ORDER BY d.created_at DESC LIMIT 1`,
     [webhookId, eventId, walletId],
   );
-  if (prior.rows.length === 0) throw errors.notFound(`No event '${eventId}' was sent to webhook '${webhookId}'.`);
+  const [found] = prior.rows;
+  if (!found) throw errors.notFound(`No event '${eventId}' was sent to webhook '${webhookId}'.`);
   const id = newId('dlv');
   await q.query(`INSERT INTO webhook_deliveries (id, event_id, webhook_id, replay_of) VALUES ($1, $2, $3, $4)`, [
     id,
     eventId,
     webhookId,
-    prior.rows[0].id,
+    found.id,
   ]);
   return id;
 }

@@ -180,13 +180,13 @@ export async function createWebhook(deps: StoreDeps, walletId: string, body: unk
     const open = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhooks WHERE wallet_id = $1 AND deleted_at IS NULL`, [
       walletId,
     ]);
-    if (Number(open.rows[0].n) >= MAX_WEBHOOKS)
+    if (Number(open.rows[0]!.n) >= MAX_WEBHOOKS)
       throw errors.invalidRequest(`A wallet has at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
     const r = await tx.query<Record<string, unknown>>(
       `INSERT INTO webhooks (id, wallet_id, url, events, secret, created_at) VALUES ($1, $2, $3, $4::text[], $5, $6::timestamptz) RETURNING *`,
       [id, walletId, checked.href, [...new Set(list)], secret, at.toISOString()],
     );
-    const view = webhookView(r.rows[0]);
+    const view = webhookView(r.rows[0]!);
     await recordAudit(
       tx,
       actor,
@@ -214,10 +214,11 @@ export async function deleteWebhook(deps: StoreDeps, walletId: string, id: strin
       `UPDATE webhooks SET deleted_at = $3::timestamptz WHERE id = $1 AND wallet_id = $2 AND deleted_at IS NULL RETURNING *`,
       [id, walletId, at.toISOString()],
     );
-    if (r.rows.length === 0) throw errors.notFound(`No webhook '${id}' in this wallet.`);
+    const [removed] = r.rows;
+    if (!removed) throw errors.notFound(`No webhook '${id}' in this wallet.`);
     // What was still waiting for it is not sent: the owner removed the address.
     await tx.query(`UPDATE webhook_deliveries SET state = 'failed' WHERE webhook_id = $1 AND state = 'pending'`, [id]);
-    const view = webhookView(r.rows[0]);
+    const view = webhookView(removed);
     await recordAudit(
       tx,
       actor,

@@ -309,7 +309,7 @@ async function keyFigures(q: Queryable, walletId: string, keyIds: string[], now:
   );
   return r.rows.map((row) => ({
     keyId: String(row.id),
-    name: row.name,
+    name: row.name ?? null,
     keyPrefix: String(row.key_prefix),
     monthlyLimitCredits: row.monthly == null ? null : Number(row.monthly),
     dailyLimitCredits: row.daily == null ? null : Number(row.daily),

@@ -46,10 +46,10 @@ function wordsIn(text: string): number {
   let lettered = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 32 || (c >= 9 && c <= 13) || (c > 127 && OTHER_SPACE.test(text[i]))) {
+    if (c === 32 || (c >= 9 && c <= 13) || (c > 127 && OTHER_SPACE.test(text[i]!))) {
       if (lettered) words++;
       lettered = false;
-    } else if (!lettered && ((c | 32) >= 97 && (c | 32) <= 122 ? true : c > 127 && OTHER_LETTER.test(text[i]))) {
+    } else if (!lettered && ((c | 32) >= 97 && (c | 32) <= 122 ? true : c > 127 && OTHER_LETTER.test(text[i]!))) {
       lettered = true;
     }
   }

@@ -133,7 +133,7 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
     const input: ExchangeInput = {
       prepared,
       door,
-      vendor: snap.config.vendors[call.model.vendor],
+      vendor: snap.config.vendors[call.model.vendor]!, // model-checks: a model's vendor is one of config/vendors.yaml's
       routes: s.routes[call.model.vendor] ?? [],
       clientHeaders: req.headers,
       timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,

@@ -88,10 +88,10 @@ export function vendorSettingsFrom(env: Env, vendors: readonly VendorId[]): Vend
  */
 export function vendorWarnings(settings: VendorSettings): string[] {
   const unkeyed = settings.vendors
-    .filter((v) => settings.urls[v] && !settings.keys[v].trim())
+    .filter((v) => settings.urls[v] && !(settings.keys[v] ?? '').trim())
     .map((v) => `vendor ${v.toUpperCase()} has routes (${urlsVar(v)}) but no credential (${keyVar(v)} is not set)`);
   const unknown = settings.ignored.map((name) => {
-    const id = URLS_VAR.exec(name)![1].toLowerCase();
+    const id = URLS_VAR.exec(name)![1]!.toLowerCase();
     return `${name} is set but config/vendors.yaml has no vendor '${id}': its routes are not used`;
   });
   const unrouted = unroutedVendors(settings);
@@ -147,7 +147,7 @@ export function routeSummary(routes: VendorRoutes): Record<VendorId, { routes: n
 export function routesFor(settings: VendorSettings, simulatorUrl?: (vendor: VendorId) => string): VendorRoutes {
   const routes: VendorRoutes = {};
   for (const v of settings.vendors) {
-    const key = settings.keys[v];
+    const key = settings.keys[v] ?? '';
     const urls = settings.urls[v];
     if (urls) {
       routes[v] = urls.map((baseUrl, index) => ({ vendor: v, index, baseUrl, key, simulated: false }));

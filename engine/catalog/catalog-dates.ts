@@ -26,7 +26,7 @@ const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 
 export function impossibleDate(date: string): string | undefined {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
   if (!match) return 'it is not written YYYY-MM-DD';
-  const [year, month, day] = match.slice(1).map(Number);
+  const [year = 0, month = 0, day = 0] = match.slice(1).map(Number); // the pattern's three groups
   if (month < 1 || month > 12) return `there is no month ${month}`;
   const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (day < 1 || day > days) return `${MONTHS[month - 1]} ${year} has ${days} days`;

@@ -153,7 +153,7 @@ export function modelRuleProblems(
   for (const model of models) {
     for (const doorName of model.doors) {
       if (!Object.hasOwn(cfg.doors, doorName)) continue; // model-checks.ts reports it
-      const door = cfg.doors[doorName];
+      const door = cfg.doors[doorName]!;
       const protocolName = protocolNameFor(door, model.vendor);
       const chain = protocolName ? wireNamed(door, protocolName)?.chain : undefined;
       if (!chain || runs(chain, MODEL_RULES_STEP)) continue;

@@ -122,7 +122,7 @@ class Generator {
 
   private resolve(from: string, ref: string): { pointer: string; schema: Schema } {
     const [file, fragment = ''] = ref.split('#');
-    const id = file ? file.split('/').pop()! : from.split('#')[0];
+    const id = file ? file.split('/').pop()! : from.split('#')[0]!;
     let node = this.byId.get(id);
     if (!node) throw new Error(`${from}: $ref ${ref} names no known schema`);
     for (const key of fragment.split('/').filter(Boolean)) node = (node as Record<string, Schema>)[key];

@@ -25,7 +25,7 @@ export function imageReservation(model: ModelEntry, body: JsonObject, sourceImag
  * would otherwise produce more than the hold covers.
  */
 function qualityOutputTokens(table: BillingConfig['reservation']['image_output_tokens'], quality: JsonValue | undefined): number {
-  if (quality === undefined || quality === null || quality === 'auto') return table.default;
+  if (quality === undefined || quality === null || quality === 'auto') return table.default!; // the schema requires it
   if (typeof quality === 'string' && quality !== 'default' && Object.hasOwn(table, quality)) return table[quality]!;
   return Math.max(...Object.values(table));
 }

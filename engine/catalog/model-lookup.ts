@@ -41,7 +41,7 @@ function closestModel(catalog: Catalog, id: string, now: Date, door: DoorConfig 
   const all = [...catalog.models.values()];
   const onSale = all.filter((m) => isOnSale(m, now));
   const served = door ? onSale.filter((m) => m.doors.includes(door.name)) : onSale;
-  return (suggestForId(id, served.length ? served : onSale.length ? onSale : all) ?? all[0]).id;
+  return (suggestForId(id, served.length ? served : onSale.length ? onSale : all) ?? all[0]!).id; // a catalog that loaded has models
 }
 
 const KIND_WORDS: Record<string, string> = {

@@ -13,7 +13,7 @@ export function modelRecord(m: ModelEntry, cfg: GatewayConfig, now: Date) {
     object: 'model',
     owned_by: m.vendor,
     kind: m.kind,
-    endpoint: cfg.doors[m.doors[0]]?.path ?? null,
+    endpoint: m.doors[0] === undefined ? null : (cfg.doors[m.doors[0]]?.path ?? null),
     endpoints: m.doors.map((d) => cfg.doors[d]?.path).filter(Boolean),
     supports_effort: m.effort_levels !== null,
     effort_levels: m.effort_levels,

@@ -51,7 +51,7 @@ function mostLike(target: Likeness, pool: readonly ModelEntry[], wordsFirst: boo
 
 /** Ranks compared in order: the first that differs decides. */
 const compare = (a: number[], b: number[]): number => {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return 0;
 };
 

@@ -90,15 +90,14 @@ function startKeysChanged(a: GatewayConfig, b: GatewayConfig): string[] {
 
 /** One line for the log: `models added x; repriced y, z; config changed: rules; needs a restart: limits.body_limit_bytes`. */
 export function describeReload(s: ReloadSummary): string {
-  const parts = [
+  const lists: [string, readonly string[]][] = [
     ['models added', s.added],
     ['models removed', s.removed],
     ['models repriced', s.repriced],
     ['models changed', s.changed],
     ['config changed', s.config],
     ['needs a restart to apply', s.needsRestart],
-  ]
-    .filter(([, list]) => list.length > 0)
-    .map(([what, list]) => `${what}: ${(list as string[]).join(', ')}`);
+  ];
+  const parts = lists.filter(([, list]) => list.length > 0).map(([what, list]) => `${what}: ${list.join(', ')}`);
   return parts.length ? parts.join('; ') : 'no change';
 }

@@ -96,9 +96,9 @@ const isConditional = (e: ErrorObject) => /\/(then|else)\//.test(e.schemaPath);
  * value. (Their schema paths do not say so: a branch that is a `$ref` reports the referenced path.)
  */
 function branchErrors(errors: ErrorObject[], oneOfIndex: number): ErrorObject[] {
-  const at = errors[oneOfIndex].instancePath;
+  const at = errors[oneOfIndex]!.instancePath;
   const out: ErrorObject[] = [];
-  for (let i = oneOfIndex - 1; i >= 0 && isAtOrUnder(errors[i].instancePath, at); i--) out.unshift(errors[i]);
+  for (let i = oneOfIndex - 1; i >= 0 && isAtOrUnder(errors[i]!.instancePath, at); i--) out.unshift(errors[i]!);
   return out;
 }
 

@@ -276,7 +276,8 @@ const BODY_DEFINED_TOOL_TYPES = new Set(['function', 'custom']);
 /** Tokens the vendor adds beyond the body's text, each only where it adds them. */
 function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
   const r = billing.reservation;
-  let tokens = r.framing_per_call[model.vendor] + messageCount(body) * r.framing_per_message[model.vendor];
+  // vendor-references.ts refuses a config whose tables miss a vendor.
+  let tokens = r.framing_per_call[model.vendor]! + messageCount(body) * r.framing_per_message[model.vendor]!;
   const tools = Array.isArray(body.tools) ? body.tools : [];
   if (tools.length > 0) tokens += r.tool_prompt_tokens;
   for (const t of tools) {

@@ -58,7 +58,7 @@ export function runCatalogCommand(command: string | undefined, args: string[], d
   }
   if (command === 'diff' && args.length === 1) {
     try {
-      process.stdout.write(diffAgainstRef(args[0], dirs));
+      process.stdout.write(diffAgainstRef(args[0]!, dirs));
       return 0;
     } catch (e) {
       if (!(e instanceof CatalogDiffError)) throw e;
@@ -88,6 +88,6 @@ function assertYaml(side: string, files: ReviewedFiles): void {
   const texts = [...files.catalog, { name: 'doors.yaml', text: files.doors ?? '' }, { name: 'rules.yaml', text: files.rules ?? '' }];
   for (const { name, text } of texts) {
     const error = parseDocument(text).errors[0];
-    if (error) throw new CatalogDiffError(`in ${side}, ${name} is not valid YAML: ${error.message.split('\n')[0].replace(/:$/, '')}.`);
+    if (error) throw new CatalogDiffError(`in ${side}, ${name} is not valid YAML: ${error.message.split('\n')[0]!.replace(/:$/, '')}.`);
   }
 }

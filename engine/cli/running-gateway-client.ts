@@ -86,7 +86,7 @@ export function adminCallFor(group: string, command: string | undefined, positio
     return { method: 'POST', path: `${wallet()}/management-keys`, body: { name: values.name } };
   if (group === 'management-key' && command === 'list') return { method: 'GET', path: `${wallet()}/management-keys` };
   if (group === 'management-key' && command === 'close') {
-    return { method: 'DELETE', path: `${wallet(' <key-id>')}/management-keys/${encodeURIComponent(second)}` };
+    return { method: 'DELETE', path: `${wallet(' <key-id>')}/management-keys/${encodeURIComponent(second!)}` }; // wallet() refused a missing one
   }
   throw new Error(`unknown command: gateway ${group} ${command ?? ''}`);
 }

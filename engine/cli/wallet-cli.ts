@@ -112,6 +112,7 @@ async function run(
     if (!walletId || (what && !second)) throw new Error(`usage: gateway ${group} ${command} <wallet-id>${what}`);
     return walletId;
   };
+  const needTwo = (what: string): [string, string] => [need(what), second!]; // need() refused a missing second
   // The key service announces closed keys to every gateway on this PostgreSQL (NOTIFY), so they drop them at once.
   const withKeys = async <T>(f: (keys: KeyService) => Promise<T>): Promise<T> => {
     const keys = createKeyService(db, { clock: systemClock });
@@ -140,13 +141,14 @@ async function run(
     return walletList(db, { limit: values.limit, cursor: values.cursor, sort: values.sort, csv: values.csv });
   }
   if (group === 'wallet' && command === 'owner') {
-    need(' <owner-id>');
-    return withKeys((keys) => walletOwner(db, walletId, second, (id) => keys.closeFormerOwnerManagementKeys(id, CLI_OPERATOR)));
+    const [id, ownerId] = needTwo(' <owner-id>');
+    return withKeys((keys) => walletOwner(db, id, ownerId, (id) => keys.closeFormerOwnerManagementKeys(id, CLI_OPERATOR)));
   }
   if (group === 'wallet' && command === 'sign-in-link') return (await import('./sign-in-link.ts')).signInLink(db, need());
   if (group === 'key' && command === 'create') {
-    await walletShow(db, need()); // 404 for an unknown wallet, as the admin API answers
-    return withKeys((keys) => createOperatorKey({ keys, db, clock: systemClock }, walletId, { name: values.name }, CLI_OPERATOR));
+    const id = need();
+    await walletShow(db, id); // 404 for an unknown wallet, as the admin API answers
+    return withKeys((keys) => createOperatorKey({ keys, db, clock: systemClock }, id, { name: values.name }, CLI_OPERATOR));
   }
   if (group === 'management-key' && command === 'create') {
     return withKeys(async (keys) => ({
@@ -155,16 +157,17 @@ async function run(
     }));
   }
   if (group === 'management-key' && command === 'list') {
-    await walletShow(db, need()); // 404 for an unknown wallet, as the admin API answers
-    return { object: 'list', data: await listManagementKeys(db, walletId) };
+    const id = need();
+    await walletShow(db, id); // 404 for an unknown wallet, as the admin API answers
+    return { object: 'list', data: await listManagementKeys(db, id) };
   }
   if (group === 'management-key' && command === 'close') {
-    need(' <key-id>');
-    await walletShow(db, walletId);
-    if (!(await withKeys((keys) => closeManagementKey(keys, walletId, second, CLI_OPERATOR)))) {
-      throw errors.notFound(`No open management key '${second}' in wallet '${walletId}' (it may be closed already).`);
+    const [id, keyId] = needTwo(' <key-id>');
+    await walletShow(db, id);
+    if (!(await withKeys((keys) => closeManagementKey(keys, id, keyId, CLI_OPERATOR)))) {
+      throw errors.notFound(`No open management key '${keyId}' in wallet '${id}' (it may be closed already).`);
     }
-    return { id: second, object: 'management_key', closed: true };
+    return { id: keyId, object: 'management_key', closed: true };
   }
   throw new Error(`unknown command: gateway ${group} ${command ?? ''}`);
 }

@@ -55,7 +55,7 @@ export function nextKoreanMidnight(at: Date): Date {
 
 /** 00:00 KST on the first day of the next Korean month. */
 export function nextKoreanMonthStart(at: Date): Date {
-  const [y, m] = koreanMonth(at).split('-').map(Number);
+  const [y = 0, m = 0] = koreanMonth(at).split('-').map(Number); // koreanMonth is YYYY-MM
   const next = m === 12 ? `${y + 1}-01-01` : `${y}-${String(m + 1).padStart(2, '0')}-01`;
   return startOfKoreanDay(next);
 }

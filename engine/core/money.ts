@@ -47,7 +47,7 @@ function parseUsd(text: string, usd: number | string): bigint {
   if (!m) throw new RangeError(`not a USD amount: ${usd}`);
   const frac = (m[3] ?? '').padEnd(9, '0');
   if (frac.length > 9 && /[1-9]/.test(frac.slice(9))) throw new RangeError(`USD amount finer than nano: ${usd}`);
-  const v = BigInt(m[2]) * NANO_PER_USD + BigInt(frac.slice(0, 9));
+  const v = BigInt(m[2]!) * NANO_PER_USD + BigInt(frac.slice(0, 9));
   return m[1] ? -v : v;
 }
 
@@ -165,18 +165,19 @@ export function creditsOfAmount(text: string, currency: DisplayCurrency | null):
         .find((m) => m !== null)
     : null;
   if (units && currency) {
-    if (!GROUPED.test(units[1])) return { refused: 'not_display_units' };
-    const nano = (BigInt(units[1].replace(/,/g, '')) * NANO_SQUARED) / usdToNano(currency.per_usd);
+    const figure = units[1]!; // both patterns' one group, never optional
+    if (!GROUPED.test(figure)) return { refused: 'not_display_units' };
+    const nano = (BigInt(figure.replace(/,/g, '')) * NANO_SQUARED) / usdToNano(currency.per_usd);
     return bounded(nano / NANO_PER_CREDIT);
   }
   const dollars = DOLLARS.map((re) => re.exec(s)).find((m) => m !== null);
   if (dollars) {
-    const [whole, frac = ''] = dollars[1].split('.');
+    const [whole = '', frac = ''] = dollars[1]!.split('.');
     if (!GROUPED.test(whole)) return { refused: 'not_dollars' };
     if (frac.length > 6) return { refused: 'decimals' };
     return bounded(BigInt(whole.replace(/,/g, '')) * 1_000_000n + BigInt(frac.padEnd(6, '0')));
   }
   const plain = CREDITS.exec(s);
-  if (plain && GROUPED.test(plain[1])) return bounded(BigInt(plain[1].replace(/,/g, '')));
+  if (plain && GROUPED.test(plain[1]!)) return bounded(BigInt(plain[1]!.replace(/,/g, '')));
   return { refused: 'not_amount' };
 }

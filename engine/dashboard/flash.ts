@@ -25,6 +25,7 @@ export function sealValue(keyMaterial: string, value: unknown): string {
 export function openValue(keyMaterial: string, sealed: string): unknown {
   try {
     const [iv, tag, body] = sealed.split('.').map((p) => Buffer.from(p, 'base64url'));
+    if (!iv || !tag || !body) return null; // not three parts: damaged
     const decipher = createDecipheriv('aes-256-gcm', keyOf(keyMaterial), iv);
     decipher.setAuthTag(tag);
     return JSON.parse(Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8'));

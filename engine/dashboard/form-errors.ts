@@ -85,7 +85,10 @@ export function inWords(e: GatewayError, locale: Locale = 'en'): string {
   }
   const g = hit.groups;
   const params: Record<string, string> = { ...g };
-  if (g.field) params.field = FIELDS[g.field] ? t(locale, FIELDS[g.field]) : g.field;
+  if (g.field) {
+    const label = FIELDS[g.field];
+    params.field = label ? t(locale, label) : g.field;
+  }
   for (const d of ['date', 'today'] as const) if (g[d]) params[d] = format.koreanDay(locale, g[d]);
   if (g.why !== undefined) {
     const reason = firstMatch(MODEL_REASONS, g.why);

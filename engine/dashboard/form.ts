@@ -40,12 +40,12 @@ export function doorBody(
   const amounts = fields.amounts ?? {};
   for (const f of [...(fields.text ?? []), ...Object.keys(amounts)]) {
     if (!(f in form)) continue;
-    const v = form[f].trim();
+    const v = form[f]!.trim();
     if (v === '') {
       if (blank === 'null') out[f] = null;
       continue;
     }
-    out[f] = f in amounts ? creditsFromText(v, f, amounts[f], ui.locale, ui.currency) : form[f];
+    out[f] = f in amounts ? creditsFromText(v, f, amounts[f]!, ui.locale, ui.currency) : form[f];
   }
   return out;
 }

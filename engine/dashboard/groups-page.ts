@@ -32,7 +32,7 @@ const back = (reply: FastifyReply, path: string) => reply.code(303).header('loca
 /** Days of a Korean month YYYY-MM, both inclusive; 400 naming `month` otherwise. */
 function monthDays(month: string): { fromDay: string; toDay: string } {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw errors.invalidRequest('month must be YYYY-MM.', 'month');
-  const [y, m] = month.split('-').map(Number);
+  const [y = 0, m = 0] = month.split('-').map(Number); // tested YYYY-MM above
   const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
   return { fromDay: `${month}-01`, toDay: `${month}-${String(last).padStart(2, '0')}` };
 }

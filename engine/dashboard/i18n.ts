@@ -26,7 +26,7 @@ export function fromAcceptLanguage(header: string | undefined): Locale | null {
     .map((part, i) => {
       const [tag, ...params] = part.trim().split(';');
       const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find((m) => m !== null);
-      return { lang: tag.trim().toLowerCase().split('-')[0], q: q ? Number(q[1]) : 1, i };
+      return { lang: (tag ?? '').trim().toLowerCase().split('-')[0]!, q: q ? Number(q[1]) : 1, i };
     })
     .filter((r) => r.q > 0 && Number.isFinite(r.q))
     .sort((a, b) => b.q - a.q || a.i - b.i);

@@ -3,7 +3,7 @@
 // session; after the callback a page, not a 303, sends the browser on (docs/decisions/dashboard-sign-in.md).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type WalletAccess, walletsFor } from '../identity/managers.ts';
+import { type Role, type WalletAccess, walletsFor } from '../identity/managers.ts';
 import { type Identity, SignInRefused } from '../identity/provider.ts';
 import type { DashboardDeps } from './deps.ts';
 import { formOf } from './form.ts';
@@ -19,7 +19,7 @@ const CHOOSE_PATH = '/dashboard/oidc/choose';
 // The dashboard's start, which sends each session to its first page: the wallet, or a teacher's classes.
 const WALLET_PATH = '/dashboard';
 
-const ROLE_TEXT: Record<string, MessageKey> = { owner: 'oidc.role.owner', manager: 'oidc.role.manager', viewer: 'oidc.role.viewer' };
+const ROLE_TEXT: Record<Role, MessageKey> = { owner: 'oidc.role.owner', manager: 'oidc.role.manager', viewer: 'oidc.role.viewer' };
 
 /** This gateway's address for the provider: GATEWAY_PUBLIC_URL when set (behind a proxy), else this request's origin. */
 function ownUrl(req: FastifyRequest, publicUrl: string | undefined, path: string): string {
@@ -120,7 +120,7 @@ export function registerOidcPages(scope: FastifyInstance, deps: DashboardDeps): 
     if (access.length === 0) {
       return refusal(reply, req, 403, 'oidc.no_wallet', { provider: provider.settings.name, identity: identity.key });
     }
-    if (access.length === 1) return open(req, reply, access[0], identity, true);
+    if (access.length === 1) return open(req, reply, access[0]!, identity, true);
     const token = newChoiceToken();
     setFlowCookie(reply, req, secret, { step: 'choice', identity, walletIds: access.map((a) => a.walletId), token }, now());
     const ui = uiFor(req);

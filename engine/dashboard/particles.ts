@@ -46,14 +46,14 @@ function endingOf(text: string): Ending {
     const final = (code - 0xac00) % 28;
     return final === 0 ? 'vowel' : final === 8 ? 'rieul' : 'consonant';
   }
-  if (/\d/.test(last)) return DIGITS[Number(last)];
+  if (/\d/.test(last)) return DIGITS[Number(last)]!;
   const word = /[A-Za-z]+$/.exec(plain)![0].toLowerCase();
   return word.length === 1 ? letterName(word) : latinWord(word);
 }
 
 /** The particle of a pair (`을/를`) that follows `word`: 으로 becomes 로 after ㄹ as after a vowel. */
 export function particleFor(word: string, pair: string): string {
-  const [afterConsonant, afterVowel] = PAIRS[pair];
+  const [afterConsonant, afterVowel] = PAIRS[pair]!; // PARAM_WITH_PARTICLE matches only the pairs listed
   const ending = endingOf(word);
   if (pair === '으로/로') return ending === 'consonant' ? afterConsonant : afterVowel;
   return ending === 'vowel' ? afterVowel : afterConsonant;

@@ -43,7 +43,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 function hostName(host: string | undefined): string {
   if (!host) return '';
   const h = host.toLowerCase();
-  return h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0];
+  return h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0]!;
 }
 
 /** Whether the cookies of this request must be Secure (see the header comment). */

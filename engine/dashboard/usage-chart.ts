@@ -27,7 +27,7 @@ const leftMargin = (labels: string[]) => Math.ceil(Math.max(...labels.map((l) =>
 /** The series in first-seen order with a colour each (the palette repeats past ten). */
 function colours(points: DaySeries[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const p of points) if (!out.has(p.name)) out.set(p.name, PALETTE[out.size % PALETTE.length]);
+  for (const p of points) if (!out.has(p.name)) out.set(p.name, PALETTE[out.size % PALETTE.length]!);
   return out;
 }
 
@@ -70,7 +70,7 @@ export function usageChart(
         : html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle" font-size="${FONT}" fill="currentColor">${shortDay(ui.locale, d)}</text>`
       : '',
   );
-  const summary = t('chart.summary', { from: ui.day(days[0]), to: ui.day(days[days.length - 1]), per: perText, max: exactCredits(max) });
+  const summary = t('chart.summary', { from: ui.day(days[0]!), to: ui.day(days.at(-1)!), per: perText, max: exactCredits(max) });
 
   const rows = days.flatMap((day) =>
     points

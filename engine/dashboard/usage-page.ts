@@ -110,12 +110,13 @@ export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): 
     const f = filters(ui, req.query);
     const now = deps.clock.now();
     const days = lastKoreanDays(now, CHART_DAYS);
+    const [fromDay, toDay] = [days[0]!, days.at(-1)!]; // CHART_DAYS days, oldest first
     const [names, perModel, charted, totals, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
-      chargedPerDay(deps.db, s.walletId, days[0], 'model'),
+      chargedPerDay(deps.db, s.walletId, fromDay, 'model'),
       // The chart and its totals show the calls the table shows: the same key and model filter.
-      chargedPerDay(deps.db, s.walletId, days[0], f.by === 'key' ? 'key_id' : 'model', { keyId: f.keyId, model: f.model }),
-      usageTotals(deps.db, s.walletId, { fromDay: days[0], toDay: days[days.length - 1], keyId: f.keyId, model: f.model }),
+      chargedPerDay(deps.db, s.walletId, fromDay, f.by === 'key' ? 'key_id' : 'model', { keyId: f.keyId, model: f.model }),
+      usageTotals(deps.db, s.walletId, { fromDay, toDay, keyId: f.keyId, model: f.model }),
       listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: TABLE_ROWS }),
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();

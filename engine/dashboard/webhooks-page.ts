@@ -53,8 +53,7 @@ function settingsBody(form: FormBody, currency: DisplayCurrency | null): Record<
   for (const f of SETTING_FIELDS) {
     if (!(f in form)) continue;
     const amounts = f === 'balance_credits';
-    out[f] = form[f]
-      .split(amounts ? /\s+|,\s*(?!\d{3}(?:\D|$))/ : /[\s,]+/)
+    out[f] = form[f]!.split(amounts ? /\s+|,\s*(?!\d{3}(?:\D|$))/ : /[\s,]+/)
       .filter(Boolean)
       .map((v) => {
         if (/^\d{1,15}$/.test(v)) return Number(v);
@@ -109,11 +108,11 @@ ${
 <p>${t('wh.events')} ${h.events.map((e, j) => html`${j > 0 ? ', ' : ''}${eventLabel(ui, e)}`)} · ${t('wh.added')} ${ui.time(h.created_at)}</p>
 <form method="post" action="${PATH}/${encodeURIComponent(h.id)}/delete">${csrfField(s.csrfToken)}<button type="submit">${t('wh.delete')}</button></form>
 ${
-  deliveries[i].length === 0
+  deliveries[i]!.length === 0
     ? html`<p>${t('wh.no_deliveries')}</p>`
     : html`<div class="scroll"><table><caption>${t('wh.recent')}</caption>
 <thead><tr><th scope="col">${t('wh.col.event')}</th><th scope="col">${t('wh.col.state')}</th><th scope="col">${t('wh.col.attempts')}</th><th scope="col">${t('wh.col.actions')}</th></tr></thead>
-<tbody>${deliveries[i].map(
+<tbody>${deliveries[i]!.map(
         (
           d,
         ) => html`<tr><td>${eventLabel(ui, d.event_type)}<br><small><code>${d.event_id}</code></small></td><td>${ui.word('wh.state', d.state)}</td>

@@ -21,7 +21,7 @@ export function errorShapeOfPath(runtime: Runtime, path: string): ErrorShape {
 /** Fastify's `frameworkErrors`: a URL it cannot decode is the client's mistake, a 400 in the door's shape. */
 export function frameworkErrorReply(shapeFor: ShapeForPath) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
-    const path = (req.raw.url ?? '').split('?')[0];
+    const path = (req.raw.url ?? '').split('?')[0]!;
     const refusal =
       err.code === 'FST_ERR_BAD_URL'
         ? errors.invalidRequest('The request URL is not valid (a malformed percent-encoding).')

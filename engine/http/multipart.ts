@@ -69,7 +69,8 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, r
     const limits = { fileSize: rules.fileLimitBytes, fieldSize: valueLimit, parts: rules.maxParts ?? MAX_PARTS, files: rules.maxFiles };
     for await (const part of req.parts({ limits })) {
       const nested = part.type === 'field' ? /^(\w+)\[(\w+)\]$/.exec(part.fieldname) : null;
-      const name = nested && valuesToo.includes(nested[1]) ? nested[1] : part.fieldname;
+      // The pattern's two groups are not optional: a match has both.
+      const name = nested && valuesToo.includes(nested[1]!) ? nested[1]! : part.fieldname;
       const kind = part.type === 'file' ? 'file' : name !== part.fieldname ? 'object' : 'value';
       const before = filled.get(name);
       // A field is filled once: by a file, by a value, or by `name[key]` values, each key once.
@@ -113,7 +114,7 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, r
         if (repeated) misplaced ??= sentTwice();
         if (nested && kind === 'object') {
           const gathered = (before === 'object' ? body[name] : {}) as JsonObject;
-          gathered[nested[2]] = formValue(part.fieldname, part.value);
+          gathered[nested[2]!] = formValue(part.fieldname, part.value);
           body[name] = gathered;
         } else {
           body[name] = formValue(name, part.value);

@@ -15,7 +15,7 @@ const HOME = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta n
 
 export function notFoundHandler(app: FastifyInstance) {
   return (req: FastifyRequest, reply: FastifyReply) => {
-    const path = req.url.split('?')[0];
+    const path = req.url.split('?')[0]!;
     if (req.method === 'GET' && path === '/') return home(req, reply);
     if (req.method === 'GET' && path === '/favicon.ico')
       return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(ICON);

@@ -19,7 +19,7 @@ export function fieldWithUnpairedSurrogate(value: unknown): string | null {
     }
     const entries = Object.entries(v);
     for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, child] = entries[i];
+      const [key, child] = entries[i]!;
       const childPath = path ? `${path}.${key}` : key;
       if (hasUnpairedSurrogate(key)) return childPath;
       pending.push({ value: child, path: childPath });

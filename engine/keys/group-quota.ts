@@ -64,7 +64,7 @@ async function readStanding(q: Queryable, groupId: string, month: string, lock: 
   );
   const monthly = g.rows[0]?.monthly ?? null;
   const r = await q.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month]);
-  const row = r.rows[0];
+  const row = r.rows[0]!; // scalar subqueries: always one row
   return {
     limitNano: monthly == null ? null : BigInt(monthly) * NANO_PER_CREDIT,
     usedNano: toBigInt(row.used),

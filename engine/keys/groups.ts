@@ -112,7 +112,7 @@ export async function getGroup(deps: GroupDeps, walletId: string, id: string, sc
   const now = deps.clock.now();
   const g = inScope(scope, id) ? await findGroup(deps.db, walletId, id, koreanDate(now)) : null;
   if (!g) throw groupNotFound(id);
-  return (await render(deps, [g], now))[0];
+  return (await render(deps, [g], now))[0]!;
 }
 
 export async function createGroup(
@@ -128,7 +128,7 @@ export async function createGroup(
        VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6::timestamptz) RETURNING ${COLUMNS(koreanDate(now))}`,
       [newGroupId(), walletId, input.name, input.monthlyLimitCredits ?? null, input.dailyLimitCredits ?? null, now.toISOString()],
     );
-    const made = rowFrom(res.rows[0]);
+    const made = rowFrom(res.rows[0]!);
     await recordAudit(tx, actor, { walletId, action: 'key_group.created', targetId: made.id, before: null, after: groupState(made) }, now);
     return made;
   });
@@ -158,7 +158,7 @@ export async function patchGroup(
         WHERE g.id = $1 RETURNING ${COLUMNS(today)}`,
       [id, input.name ?? current.name, monthly, daily],
     );
-    const changed = rowFrom(res.rows[0]);
+    const changed = rowFrom(res.rows[0]!); // the row locked above
     const diff = changedFields(groupState(current), groupState(changed));
     if (Object.keys(diff.after).length === 0) return changed;
     await recordAudit(tx, actor, { walletId, action: 'key_group.changed', targetId: id, ...diff }, now);
@@ -166,7 +166,7 @@ export async function patchGroup(
     return changed;
   });
   await announced?.applied();
-  return (await render(deps, [g], now))[0];
+  return (await render(deps, [g], now))[0]!;
 }
 
 /** Deletes a group without active keys; 409 naming how many keys it still has otherwise. */

@@ -87,7 +87,7 @@ export async function listKeys(
       LIMIT $3 OFFSET $4`,
     params,
   );
-  const counted = res.rows.length > 0 ? Number(res.rows[0].total_count) : null;
+  const counted = res.rows[0] ? Number(res.rows[0].total_count) : null;
   const total = counted ?? (page.groupIds ? 0 : await countSlotKeys(db, wallet.id, today));
   return { data: await render(deps, res.rows.map(keyRowFrom), wallet, now), total };
 }
@@ -97,7 +97,7 @@ export async function getKey(deps: KeyManagementDeps, walletId: string, id: stri
   const wallet = await walletForKeys(deps.db, walletId);
   const row = await getDoorKey(deps.db, wallet.id, id, koreanDate(now));
   if (!row) throw notFound(id);
-  return (await render(deps, [row], wallet, now))[0];
+  return (await render(deps, [row], wallet, now))[0]!;
 }
 
 /**
@@ -231,7 +231,7 @@ export async function createOperatorKey(deps: KeyManagementDeps, walletId: strin
     throw errors.invalidRequest('count is not taken here: the operator makes one key per call.', 'count');
   }
   const [record] = await createKeys(deps, walletId, parseCreate(raw, koreanDate(deps.clock.now())), actor);
-  return record;
+  return record!; // count is 1
 }
 
 /**
@@ -281,7 +281,7 @@ export async function patchKey(
     }
     if (sets.length === 0) return current;
     const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
-    const changed = keyRowFrom(res.rows[0]);
+    const changed = keyRowFrom(res.rows[0]!); // the key read above
     const diff = changedFields(keyState(current), keyState(changed));
     if (Object.keys(diff.after).length > 0)
       await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
@@ -289,7 +289,7 @@ export async function patchKey(
     return changed;
   });
   await announced?.applied();
-  return (await render(deps, [row], wallet, now))[0];
+  return (await render(deps, [row], wallet, now))[0]!;
 }
 
 /** Closes one of the wallet's active API keys at once (404 when it is not one). */

@@ -237,7 +237,7 @@ function monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null {
          RETURNING used_nano::text AS used_nano`,
         [auth.keyId, month],
       );
-      return toBigInt(r.rows[0].used_nano);
+      return toBigInt(r.rows[0]!.used_nano); // an upsert's RETURNING: one row
     },
   };
 }

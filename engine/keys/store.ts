@@ -83,7 +83,7 @@ export async function insertKey(q: Queryable, input: NewKey): Promise<{ row: Key
       input.groupId ?? null,
     ],
   );
-  return { row: keyRowFrom(res.rows[0]), key };
+  return { row: keyRowFrom(res.rows[0]!), key };
 }
 
 /** A key the key doors may see: this wallet's, normal, not a chat key, active. Null otherwise (404). */

@@ -38,7 +38,7 @@ export const KEY_BODY_FIELDS: Record<string, { createOnly?: boolean; schema: Rec
 };
 
 const CREATE_FIELDS = Object.keys(KEY_BODY_FIELDS);
-const PATCH_FIELDS = CREATE_FIELDS.filter((f) => !KEY_BODY_FIELDS[f].createOnly);
+const PATCH_FIELDS = CREATE_FIELDS.filter((f) => !KEY_BODY_FIELDS[f]!.createOnly);
 
 export interface CreateInput {
   count: number;

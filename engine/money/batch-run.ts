@@ -202,7 +202,7 @@ async function decideRefusals(
       const d = book.reserveWithFacts(op, usableNano, facts.get(op.walletId, op.vendor), planVendors);
       outcomes[index] = { ok: true, value: d.ok ? { ok: true, reservation: reservationOf(ctx.owner, op, d.lots) } : d };
     } catch (e) {
-      if (!isGatewayError(e)) return broke(batch[index], book, e);
+      if (!isGatewayError(e)) return broke(batch[index]!, book, e);
       outcomes[index] = { ok: false, error: e };
     }
   }

@@ -138,7 +138,7 @@ class BatchRun {
         return;
       }
       this.active!.forEach((p, i) => {
-        const o = outcomes[i];
+        const o = outcomes[i]!; // one outcome per operation of the batch
         if (o.ok) p.resolve(o.value);
         else p.reject(o.error);
       });

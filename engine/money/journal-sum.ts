@@ -4,13 +4,16 @@ import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import type { JournalSum } from './types.ts';
 
+/** The journal's kinds (the table's check constraint). */
+type Kind = 'top_up' | 'reserve' | 'settle' | 'release' | 'expire';
+
 export async function journalSum(db: Queryable, walletId: string): Promise<JournalSum> {
-  const r = await db.query<{ lot_id: string; kind: string; s: string }>(
+  const r = await db.query<{ lot_id: string; kind: Kind; s: string }>(
     `SELECT lot_id, kind, sum(amount_nano)::text AS s FROM ledger_journal WHERE wallet_id = $1 GROUP BY lot_id, kind`,
     [walletId],
   );
-  const per = new Map<string, Record<string, bigint>>();
-  const tot: Record<string, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n, expire: 0n };
+  const per = new Map<string, Record<Kind, bigint>>();
+  const tot: Record<Kind, bigint> = { top_up: 0n, reserve: 0n, settle: 0n, release: 0n, expire: 0n };
   for (const row of r.rows) {
     const v = toBigInt(row.s);
     const p = per.get(row.lot_id) ?? { top_up: 0n, reserve: 0n, settle: 0n, release: 0n, expire: 0n };

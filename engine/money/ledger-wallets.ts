@@ -32,14 +32,14 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
           const lot = (typeof credits === 'bigint' ? credits > 0n : credits > 0)
             ? await topUpIn(clock, tx, id, { credits, beside: input.beside }, vendors)
             : null;
-          return { ...walletFromRow(r.rows[0]), lot };
+          return { ...walletFromRow(r.rows[0]!), lot };
         }),
       );
     },
 
     async getWallet(walletId) {
       const r = await db.query('SELECT * FROM wallets WHERE id = $1', [walletId]);
-      return r.rows.length ? walletFromRow(r.rows[0]) : null;
+      return r.rows[0] ? walletFromRow(r.rows[0]) : null;
     },
 
     async setOwner(walletId, ownerId, beside) {
@@ -48,7 +48,8 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
       const row = await db.transaction(async (tx) => {
         // The previous owner read under the row's lock, so two changes at once each see the one before them.
         const previous = await tx.query<{ owner_id: string }>('SELECT owner_id FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
-        if (previous.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+        const [before] = previous.rows;
+        if (!before) throw errors.notFound(`No wallet '${walletId}'.`);
         // A change of owner starts a new ownership generation, which ends the old owner's sessions and links
         // (dashboard/sessions.ts); setting the same owner again changes nothing.
         const r = await tx.query(
@@ -56,8 +57,8 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
             WHERE id = $1 RETURNING *`,
           [walletId, ownerId],
         );
-        if (beside && previous.rows[0].owner_id !== ownerId) await beside(tx, previous.rows[0].owner_id);
-        return r.rows[0];
+        if (beside && before.owner_id !== ownerId) await beside(tx, before.owner_id);
+        return r.rows[0]!; // the row locked above
       });
       await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
       return walletFromRow(row);
@@ -93,12 +94,13 @@ export async function readBalance(q: Queryable, walletId: string): Promise<Walle
     'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
     [walletId],
   );
-  if (w.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
+  const [wallet] = w.rows;
+  if (!wallet) throw errors.notFound(`No wallet '${walletId}'.`);
   const lots = await q.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
   return {
     walletId,
-    availableNano: toBigInt(w.rows[0].available_nano),
-    reservedNano: toBigInt(w.rows[0].reserved_nano),
+    availableNano: toBigInt(wallet.available_nano),
+    reservedNano: toBigInt(wallet.reserved_nano),
     lots: lots.rows.map(lotFromRow),
   };
 }

@@ -71,8 +71,9 @@ function walletOf(r: Reservation | string, embedded: boolean, db: Db): string | 
   if (embedded) return null;
   const id = resId(r);
   return db.query<{ wallet_id: string }>('SELECT wallet_id FROM reservations WHERE id = $1', [id]).then((q) => {
-    if (q.rows.length === 0) throw errors.notFound(`No reservation '${id}'.`);
-    return q.rows[0].wallet_id;
+    const [found] = q.rows;
+    if (!found) throw errors.notFound(`No reservation '${id}'.`);
+    return found.wallet_id;
   });
 }
 

@@ -68,7 +68,7 @@ async function expireLotIn(tx: Queryable, owner: string, lotId: string, at: Date
     vendors: (row.vendors as unknown as string[] | null) ?? null,
     avail: toBigInt(row.available_nano),
     reserved: toBigInt(row.reserved_nano),
-    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+    expiresAt: row.expires_at == null ? null : new Date(row.expires_at),
   };
   if (!lotExpired(lot, at)) return null;
   const moves = new Moves();

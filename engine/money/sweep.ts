@@ -36,7 +36,7 @@ async function sweepExpired(
         if (d.value.finished) finished++;
         return;
       }
-      const { id, wallet_id } = due.rows[i];
+      const { id, wallet_id } = due.rows[i]!; // one settled promise per due row
       failed.push(id);
       report(d.reason, { reservationId: id, walletId: wallet_id });
     });

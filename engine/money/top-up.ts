@@ -107,7 +107,7 @@ export async function topUpIn(
     }
     throw e;
   }
-  const lot = lotFromRow(ins.rows[0]);
+  const lot = lotFromRow(ins.rows[0]!);
   if (input.beside) await input.beside(tx, lot);
   return lot;
 }

@@ -104,7 +104,7 @@ export async function usageTotals(db: Db, walletId: string, f: RollupFilter): Pr
         AND ($4::text IS NULL OR key_id = $4) AND ($5::text IS NULL OR model = $5)`,
     [walletId, f.fromDay, f.toDay, f.keyId ?? null, f.model ?? null],
   );
-  const t = r.rows[0];
+  const t = r.rows[0]!; // sums without GROUP BY: one row
   return {
     calls: Number(t.calls),
     chargedNano: BigInt(t.nano),

@@ -52,7 +52,7 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: Vi
     aspectRatio = known.aspect_ratio;
     size = s as string;
   } else {
-    const fallback = priced.includes(table.defaults.resolution) ? table.defaults.resolution : priced[0];
+    const fallback = priced.includes(table.defaults.resolution) ? table.defaults.resolution : priced[0]!; // model-checks: a video model prices resolutions
     resolution = pick(body, 'resolution', table.resolutions, fallback);
     aspectRatio = pick(body, 'aspect_ratio', table.aspect_ratios, table.defaults.aspect_ratio);
     size = sizeOf(resolution, aspectRatio);
@@ -97,7 +97,7 @@ function pick(body: JsonObject, name: string, allowed: readonly string[], fallba
 /** Width x height for a resolution (its short side) and an aspect ratio; even numbers, as encoders want. */
 export function sizeOf(resolution: string, aspectRatio: string): string {
   const short = Number.parseInt(resolution, 10);
-  const [w, h] = aspectRatio.split(':').map(Number);
+  const [w = Number.NaN, h = Number.NaN] = aspectRatio.split(':').map(Number);
   const even = (x: number) => Math.ceil(x / 2) * 2;
   if (w === h) return `${short}x${short}`;
   const long = even((short * Math.max(w, h)) / Math.min(w, h));

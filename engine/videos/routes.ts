@@ -295,7 +295,7 @@ async function list(req: FastifyRequest, deps: VideoRoutesDeps) {
     object: 'list',
     data,
     has_more: rows.length > limit,
-    first_id: data.length ? (data[0].id as string) : null,
-    last_id: data.length ? (data[data.length - 1].id as string) : null,
+    first_id: (data[0]?.id as string | undefined) ?? null,
+    last_id: (data.at(-1)?.id as string | undefined) ?? null,
   };
 }

@@ -326,7 +326,7 @@ export function createVideoStore(db: Db): VideoStore {
         randomBytes(32).toString('hex'),
       ]);
       const res = await db.query<{ url_secret: string }>(`SELECT url_secret FROM video_settings WHERE id = 1`);
-      return res.rows[0].url_secret;
+      return res.rows[0]!.url_secret; // inserted above when missing
     },
   };
 }

@@ -50,7 +50,7 @@ export function verifyFileToken(secret: string, id: string, token: string, nowSe
   const exp = Number(m[1]);
   if (exp < nowSec) return false;
   const want = Buffer.from(mac(secret, id, exp));
-  const got = Buffer.from(m[2]);
+  const got = Buffer.from(m[2]!);
   return want.length === got.length && timingSafeEqual(want, got);
 }
 

@@ -140,7 +140,8 @@ export class VideoWorker {
     const vendor = job.vendor as VendorId;
     const door = snap.config.doors.videos;
     const createPath = (door && wireFor(door, vendor)?.chain.upstream) || '/v1/videos/generations';
-    return { vendor, config: snap.config.vendors[vendor], routes: this.deps.routes[vendor] ?? [], createPath };
+    // A job's vendor is one of config/vendors.yaml's (a call to it made the job).
+    return { vendor, config: snap.config.vendors[vendor]!, routes: this.deps.routes[vendor] ?? [], createPath };
   }
 
   private timeoutMs(): number {

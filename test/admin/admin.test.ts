@@ -181,7 +181,7 @@ describeEachDatabase('admin API', (getDb) => {
   it('counts active keys from api_keys', async () => {
     const db = getDb();
     const w = (await app.inject({ method: 'POST', url: '/admin/v1/wallets', headers: auth, payload: {} })).json();
-    const hasKeys = (await db.query<{ t: string | null }>(`SELECT to_regclass('api_keys')::text AS t`)).rows[0].t;
+    const hasKeys = (await db.query<{ t: string | null }>(`SELECT to_regclass('api_keys')::text AS t`)).rows[0]!.t;
     if (!hasKeys) return; // 002_keys.sql not there yet
     const ins = (id: string, closed: boolean) =>
       db.query(

@@ -102,11 +102,11 @@ describe('wallet names and the district overview', () => {
     const all = (await admin('GET', '/admin/v1/wallets?limit=200')).json.data.map((w: View) => w.id).sort();
     const bySpend = await order('-month_spent');
     expect(bySpend.map((w) => w.id).sort()).toEqual(all); // every wallet once, across pages
-    expect(bySpend[0].id).toBe(hanbit);
+    expect(bySpend[0]!.id).toBe(hanbit);
     const byName = await order('name');
     expect(byName.slice(0, 2).map((w) => w.id)).toEqual([quiet, hanbit]); // 부산 before 서울
     expect(byName.at(-1)?.name).toBeNull(); // unnamed last
-    expect((await order('-last_call_at'))[0].id).toBe(hanbit);
+    expect((await order('-last_call_at'))[0]!.id).toBe(hanbit);
     const byCredits = (await order('credits')).map((w) => w.credits);
     expect(byCredits).toEqual([...byCredits].sort((a, b) => a - b));
     const byCreditsDown = (await order('-credits')).map((w) => w.credits);

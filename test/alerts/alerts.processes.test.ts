@@ -101,8 +101,8 @@ describe.runIf(canRun)('a threshold crossed by two processes together [postgres]
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(32);
     const got = await exactly(1);
     expect(got).toHaveLength(1);
-    expect(got[0].json.type).toBe('balance.threshold_crossed');
-    expect(verifySignature(secret, String(got[0].headers['x-gateway-signature']), got[0].body, Math.floor(Date.now() / 1000))).toBe(true);
+    expect(got[0]!.json.type).toBe('balance.threshold_crossed');
+    expect(verifySignature(secret, String(got[0]!.headers['x-gateway-signature']), got[0]!.body, Math.floor(Date.now() / 1000))).toBe(true);
   }, 90_000);
 
   it('after a top-up through one process, a drain through both: exactly one more', async () => {
@@ -119,9 +119,9 @@ describe.runIf(canRun)('a threshold crossed by two processes together [postgres]
     }
     const got = await exactly(2);
     expect(got).toHaveLength(2);
-    expect(got[1].json.id).not.toBe(got[0].json.id);
+    expect(got[1]!.json.id).not.toBe(got[0]!.json.id);
     const rows = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE wallet_id = $1`, [walletId]);
-    expect(Number(rows.rows[0].n)).toBe(2);
+    expect(Number(rows.rows[0]!.n)).toBe(2);
   }, 120_000);
 
   it('two watchers racing on one wallet below its threshold: one event, however many checks', async () => {
@@ -147,10 +147,10 @@ describe.runIf(canRun)('a threshold crossed by two processes together [postgres]
     const [one, two] = [watcher(), watcher()];
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? one : two).check(w, [])));
     const rows = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE wallet_id = $1`, [w]);
-    expect(Number(rows.rows[0].n)).toBe(1);
+    expect(Number(rows.rows[0]!.n)).toBe(1);
     const queued = await pgSchema.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`, [
       `wh_${w}`,
     ]);
-    expect(Number(queued.rows[0].n)).toBe(1);
+    expect(Number(queued.rows[0]!.n)).toBe(1);
   }, 30_000);
 });

@@ -66,7 +66,7 @@ describe('balance threshold crossing', () => {
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(32); // at least 32 × 16,000 credits: past 50% of 1,000,000
     await settled();
     expect(rx.received).toHaveLength(1);
-    const d = rx.received[0];
+    const d = rx.received[0]!;
     expect(d.json.type).toBe('balance.threshold_crossed');
     expect(d.json.wallet_id).toBe(t.walletId);
     expect(d.json.id).toMatch(/^evt_/);
@@ -104,10 +104,10 @@ describe('balance threshold crossing', () => {
       await settled();
     }
     expect(rx.received).toHaveLength(2);
-    expect(rx.received[1].json.type).toBe('balance.threshold_crossed');
-    expect(rx.received[1].json.id).not.toBe(rx.received[0].json.id);
+    expect(rx.received[1]!.json.type).toBe('balance.threshold_crossed');
+    expect(rx.received[1]!.json.id).not.toBe(rx.received[0]!.json.id);
     expect(
-      verifySignature(secret, String(rx.received[1].headers['x-gateway-signature']), rx.received[1].body, Math.floor(Date.now() / 1000)),
+      verifySignature(secret, String(rx.received[1]!.headers['x-gateway-signature']), rx.received[1]!.body, Math.floor(Date.now() / 1000)),
     ).toBe(true);
   }, 90_000);
 

@@ -36,7 +36,7 @@ describe('credits.expiring', () => {
     await alertsSettled(t);
     let sent = ofType('credits.expiring');
     expect(sent).toHaveLength(1);
-    expect(sent[0].json.data).toMatchObject({
+    expect(sent[0]!.json.data).toMatchObject({
       lot: { id: soon.id, vendors: null },
       credits: 500_000,
       expires_at: inDays(10).toISOString(),

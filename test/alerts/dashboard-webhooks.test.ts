@@ -47,7 +47,7 @@ describe('/dashboard/webhooks', () => {
     const stored = await t.gw.db.query<{ c: string[] }>('SELECT balance_credits::text[] AS c FROM alert_settings WHERE wallet_id = $1', [
       t.walletId,
     ]);
-    expect(stored.rows[0].c.map(Number).sort((a, b) => a - b)).toEqual([1_000_000, 5_000_000, 10_000_000]); // $5 and 7000원 are one threshold
+    expect(stored.rows[0]!.c.map(Number).sort((a, b) => a - b)).toEqual([1_000_000, 5_000_000, 10_000_000]); // $5 and 7000원 are one threshold
     // Back to the one threshold the rest of this test crosses.
     expect((await owner.post('/dashboard/webhooks/thresholds', { balance_credits: '999000' })).status).toBe(303);
 
@@ -68,7 +68,7 @@ describe('/dashboard/webhooks', () => {
     await res.text();
     await rx.waitFor(1);
     expect(
-      verifySignature(secret!, String(rx.received[0].headers['x-gateway-signature']), rx.received[0].body, Math.floor(Date.now() / 1000)),
+      verifySignature(secret!, String(rx.received[0]!.headers['x-gateway-signature']), rx.received[0]!.body, Math.floor(Date.now() / 1000)),
     ).toBe(true);
     await sleep(200);
     const listed = await (await owner.get('/dashboard/webhooks')).text();
@@ -78,7 +78,7 @@ describe('/dashboard/webhooks', () => {
     expect(replayPath).toBeDefined();
     expect((await owner.post(replayPath!, {})).status).toBe(303);
     await rx.waitFor(2);
-    expect(rx.received[1].json.id).toBe(rx.received[0].json.id);
+    expect(rx.received[1]!.json.id).toBe(rx.received[0]!.json.id);
 
     const id = /data-webhook-id="([^"]+)"/.exec(listed)![1];
     const deleted = await owner.follow(await owner.post(`/dashboard/webhooks/${id}/delete`, {}));

@@ -60,11 +60,11 @@ describe('key limit thresholds', () => {
     expect(statuses.slice(4)).toEqual([429, 429]);
     const monthly = ofType('key.monthly_limit_threshold_crossed');
     expect(monthly.map((d) => d.json.data.threshold.percent)).toEqual([80, 100]);
-    expect(monthly[0].json.data.key.id).toBe(k.id);
-    expect(monthly[0].json.data.limit_credits).toBe(100_000);
-    expect(monthly[0].json.data.used_credits).toBeGreaterThanOrEqual(80_000);
-    expect(monthly[1].json.data.used_credits).toBeGreaterThanOrEqual(100_000);
-    expect(monthly[0].json.data.period).toBe('2026-11');
+    expect(monthly[0]!.json.data.key.id).toBe(k.id);
+    expect(monthly[0]!.json.data.limit_credits).toBe(100_000);
+    expect(monthly[0]!.json.data.used_credits).toBeGreaterThanOrEqual(80_000);
+    expect(monthly[1]!.json.data.used_credits).toBeGreaterThanOrEqual(100_000);
+    expect(monthly[0]!.json.data.period).toBe('2026-11');
     expect(JSON.stringify(monthly)).not.toContain(k.key); // the key's text never
 
     // The limit raised to 200,000 (use 128,000 = 64%): the thresholds are armed again, and 80% fires once more.
@@ -76,7 +76,7 @@ describe('key limit thresholds', () => {
     await settled();
     const after = ofType('key.monthly_limit_threshold_crossed');
     expect(after.map((d) => d.json.data.threshold.percent)).toEqual([80, 100, 80]);
-    expect(after[2].json.data.limit_credits).toBe(200_000);
+    expect(after[2]!.json.data.limit_credits).toBe(200_000);
   }, 60_000);
 
   it("a key group's monthly 80% and 100% fire once each, from the sum of its keys' use", async () => {
@@ -86,13 +86,13 @@ describe('key limit thresholds', () => {
     const made = await api.send('POST', '/v1/keys', { count: 2, name_prefix: 'pupil', group_id: group.id });
     const [a, b] = (made.json as { data: { key: string }[] }).data.map((k) => k.key);
     for (const [i, key] of [a, b, a, b].entries()) {
-      expect(await bigCall(key, 30 + i)).toBe(200); // 32k, 64k, 96k (80% passed), 128k (100% passed)
+      expect(await bigCall(key!, 30 + i)).toBe(200); // 32k, 64k, 96k (80% passed), 128k (100% passed)
       await settled();
     }
     const crossed = ofType('key_group.monthly_limit_threshold_crossed');
     expect(crossed.map((d) => d.json.data.threshold.percent)).toEqual([80, 100]);
-    expect(crossed[0].json.data.key_group).toEqual({ id: group.id, name: '3-2' });
-    expect(crossed[1].json.data.used_credits).toBeGreaterThanOrEqual(100_000);
+    expect(crossed[0]!.json.data.key_group).toEqual({ id: group.id, name: '3-2' });
+    expect(crossed[1]!.json.data.used_credits).toBeGreaterThanOrEqual(100_000);
   }, 60_000);
 
   it('a daily limit passed by one call sends 80% and 100% once each', async () => {
@@ -103,7 +103,7 @@ describe('key limit thresholds', () => {
     }
     const daily = ofType('key.daily_limit_threshold_crossed').filter((d) => d.json.data.key.id === k.id);
     expect(daily.map((d) => d.json.data.threshold.percent).sort()).toEqual([100, 80]);
-    expect(daily[0].json.data.period).toBe('2026-11-21');
+    expect(daily[0]!.json.data.period).toBe('2026-11-21');
   }, 60_000);
 
   it('key.expiring once for a key expiring within 7 days', async () => {
@@ -114,8 +114,8 @@ describe('key limit thresholds', () => {
     await settled();
     const expiring = ofType('key.expiring');
     expect(expiring).toHaveLength(1);
-    expect(expiring[0].json.data.key.id).toBe(k.id);
-    expect(expiring[0].json.data.usable_until).toBe('2026-11-25');
-    expect(expiring[0].json.data.expires_at).toBe('2026-11-25T15:00:00.000Z');
+    expect(expiring[0]!.json.data.key.id).toBe(k.id);
+    expect(expiring[0]!.json.data.usable_until).toBe('2026-11-25');
+    expect(expiring[0]!.json.data.expires_at).toBe('2026-11-25T15:00:00.000Z');
   }, 30_000);
 });

@@ -42,8 +42,8 @@ describe('delivery retries and replay', () => {
 
     // First attempt answered 500, the retry (DELIVERY_POLICY.firstDelayMs later) 200.
     await rx.waitFor(2, 15_000);
-    expect(rx.received[0].json.id).toBe(rx.received[1].json.id);
-    expect(rx.received[0].body).toBe(rx.received[1].body);
+    expect(rx.received[0]!.json.id).toBe(rx.received[1]!.json.id);
+    expect(rx.received[0]!.body).toBe(rx.received[1]!.body);
     let list: any;
     for (let i = 0; i < 40; i++) {
       list = await api.deliveries(hook.id);
@@ -59,14 +59,14 @@ describe('delivery retries and replay', () => {
     expect(d.attempts[0].response_excerpt).toContain('failing on purpose');
     expect(d.attempts[1].response_excerpt).toBe('ok');
     const eventId = d.event_id;
-    expect(eventId).toBe(rx.received[0].json.id);
+    expect(eventId).toBe(rx.received[0]!.json.id);
 
     const replay = await api.replay(hook.id, eventId);
     expect(replay.status).toBe(202);
     await rx.waitFor(3, 10_000);
-    const again = rx.received[2];
+    const again = rx.received[2]!;
     expect(again.json.id).toBe(eventId);
-    expect(again.body).toBe(rx.received[0].body);
+    expect(again.body).toBe(rx.received[0]!.body);
     expect(verifySignature(made.json.secret, String(again.headers['x-gateway-signature']), again.body, Math.floor(Date.now() / 1000))).toBe(
       true,
     );

@@ -26,13 +26,13 @@ describe('video.finished', () => {
     expect(res.status).toBe(200);
     const job = (await res.json()) as any;
     const [d] = await rx.waitFor(1, 20_000);
-    expect(d.json.type).toBe('video.finished');
-    expect(d.json.data.video).toMatchObject({ id: job.id, model: 'video-d-1', status: 'completed', error: null });
+    expect(d!.json.type).toBe('video.finished');
+    expect(d!.json.data.video).toMatchObject({ id: job.id, model: 'video-d-1', status: 'completed', error: null });
     // The cost the job shows is the cost the event tells.
     const shown = (await (await fetch(`${t.url}/v1/videos/${job.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json()) as any;
-    expect(d.json.data.usage.cost_usd).toBe(shown.usage.cost_usd);
-    expect(d.json.data.usage.cost_usd).toBeGreaterThan(0);
-    expect(d.body).not.toContain('lighthouse');
+    expect(d!.json.data.usage.cost_usd).toBe(shown.usage.cost_usd);
+    expect(d!.json.data.usage.cost_usd).toBeGreaterThan(0);
+    expect(d!.body).not.toContain('lighthouse');
     await sleep(500);
     expect(rx.received).toHaveLength(1);
   }, 40_000);

@@ -79,7 +79,7 @@ describe.skipIf(!canRun)('usage above the hold while another process leases the 
           await pg.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [
             a.walletId,
           ])
-        ).rows[0].n,
+        ).rows[0]!.n,
       );
     while (Date.now() < until && (await heldQ()) > 0) await sleep(200);
     const bal = await a.gw.ledger.balance(a.walletId);

@@ -89,7 +89,7 @@ for (const { name, postgres } of kinds)
         `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'released'`,
         [t.walletId],
       );
-      expect(holds.rows[0].n, 'the calls never reached their hold: the test did not exercise the case').toBe(3);
+      expect(holds.rows[0]!.n, 'the calls never reached their hold: the test did not exercise the case').toBe(3);
       await expectJournalAddsUp(gw.ledger, t.walletId);
     }, 30_000);
   });
@@ -98,5 +98,5 @@ async function heldCount(t: TestGateway): Promise<number> {
   const r = await t.gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [
     t.walletId,
   ]);
-  return r.rows[0].n;
+  return r.rows[0]!.n;
 }

@@ -76,7 +76,7 @@ async function probe(tries: number, make: (i: number) => Promise<{ key: string; 
     statuses.push(await chat(b, key));
   }
   ms.sort((x, y) => x - y);
-  console.log(`change on A, call on B: ${JSON.stringify(statuses)}; change median ${ms[ms.length >> 1].toFixed(1)} ms`);
+  console.log(`change on A, call on B: ${JSON.stringify(statuses)}; change median ${ms[ms.length >> 1]!.toFixed(1)} ms`);
   return statuses;
 }
 
@@ -113,7 +113,7 @@ describe.skipIf(!canRun)('a change on A holds on B once A answered [postgres]', 
     const statuses = await probe(20, async (i) => {
       const g = await send(w.auth, 'POST', '/v1/key-groups', { name: `g${i}` });
       const made = await send(w.auth, 'POST', '/v1/keys', { name: `g${i}`, group_id: g.body.id });
-      const key = (made.body as unknown as { data: { key: string }[] }).data[0].key;
+      const key = (made.body as unknown as { data: { key: string }[] }).data[0]!.key;
       return { key, change: async () => (await send(w.auth, 'PATCH', `/v1/key-groups/${g.body.id}`, { monthly_limit_credits: 0 })).status };
     });
     expect(statuses.filter((s) => s !== 429)).toEqual([]);

@@ -105,7 +105,7 @@ describe('clients leaving at every step, usage above the hold, one leased gatewa
          FROM usage_records WHERE wallet_id = $1`,
       [t.walletId],
     );
-    const r = recs.rows[0];
+    const r = recs.rows[0]!;
     const after = await t.balance();
     console.log({ served, records: r, spent: String(before - after) });
     // No partial body reached the vendor; every call that got an answer's head did; one that left right after its

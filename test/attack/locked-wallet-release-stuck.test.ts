@@ -64,6 +64,6 @@ describe.skipIf(!canRun)('a vendor failure while the wallet is locked by another
     const rows = await pgs.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [
       t.walletId,
     ]);
-    expect({ held, reservationsHeld: rows.rows[0].n }).toEqual({ held: 0n, reservationsHeld: 0 });
+    expect({ held, reservationsHeld: rows.rows[0]!.n }).toEqual({ held: 0n, reservationsHeld: 0 });
   }, 60_000);
 });

@@ -42,12 +42,12 @@ async function burst(walletCredits: number, path: string, body: (i: number) => u
   const spent = BigInt(walletCredits) * 1000n - bal.availableNano - bal.reservedNano;
   const statuses: Record<number, number> = {};
   for (const r of res) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-  const summary = { path, statuses, records: recs.rows[0].n, charged: recs.rows[0].s, spent: String(spent), ownHeld: held.rows[0].n };
+  const summary = { path, statuses, records: recs.rows[0]!.n, charged: recs.rows[0]!.s, spent: String(spent), ownHeld: held.rows[0]!.n };
   console.log(summary, res.find((r) => r.status !== 200 && r.status !== 402)?.text.slice(0, 200) ?? '');
   expect(bal.availableNano >= 0n).toBe(true);
-  expect(spent).toBe(BigInt(recs.rows[0].s));
-  expect(recs.rows[0].n).toBe(statuses[200] ?? 0);
-  expect(held.rows[0].n).toBe(0);
+  expect(spent).toBe(BigInt(recs.rows[0]!.s));
+  expect(recs.rows[0]!.n).toBe(statuses[200] ?? 0);
+  expect(held.rows[0]!.n).toBe(0);
   await expectJournalAddsUp(t.gw.ledger, w.id);
   return { summary, res };
 }
@@ -93,8 +93,8 @@ describe('media doors with usage above the hold, a burst on a small wallet', () 
       'SELECT coalesce(sum(charged_nano),0)::text AS s FROM usage_records WHERE wallet_id = $1',
       [w.id],
     );
-    console.log({ moderation: statuses, charged: recs.rows[0].s });
+    console.log({ moderation: statuses, charged: recs.rows[0]!.s });
     expect(statuses.every((s) => s === 200)).toBe(true);
-    expect(recs.rows[0].s).toBe('0');
+    expect(recs.rows[0]!.s).toBe('0');
   }, 30_000);
 });

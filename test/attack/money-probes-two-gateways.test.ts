@@ -195,9 +195,9 @@ describe.skipIf(!canRun)('request ids and refusals [postgres]', () => {
     );
     const after = await a.gw.ledger.balance(w.id);
     console.log({ charged: charged.map(String), records: recs.rows[0] });
-    expect(recs.rows[0].n).toBe(3);
-    expect(BigInt(recs.rows[0].s)).toBe(charged.reduce((x, y) => x + y, 0n));
-    expect(before.availableNano + before.reservedNano - after.availableNano - after.reservedNano).toBe(BigInt(recs.rows[0].s));
+    expect(recs.rows[0]!.n).toBe(3);
+    expect(BigInt(recs.rows[0]!.s)).toBe(charged.reduce((x, y) => x + y, 0n));
+    expect(before.availableNano + before.reservedNano - after.availableNano - after.reservedNano).toBe(BigInt(recs.rows[0]!.s));
   }, 60_000);
 
   it("a 402's available figure is what GET /v1/credits says", async () => {
@@ -246,8 +246,8 @@ describe.skipIf(!canRun)('more changes and races across A and B [postgres]', () 
       held: held.rows[0],
     });
     expect(new Set(res.map((r) => r.id)).size).toBe(1);
-    expect(jobs.rows[0].n).toBe(1);
-    expect(held.rows[0].n).toBe(1);
+    expect(jobs.rows[0]!.n).toBe(1);
+    expect(held.rows[0]!.n).toBe(1);
   }, 60_000);
 
   it('a top-up on A lets the next call on B through at once', async () => {
@@ -343,8 +343,8 @@ describe.skipIf(!canRun)('clients leaving while their charge waits to commit [po
       reservedDuring: during.reserved_credits,
       reservedAfter: after.reserved_credits,
     });
-    expect(recs.rows[0].n).toBe(recs.rows[0].d);
-    expect(recs.rows[0].n).toBe(served);
+    expect(recs.rows[0]!.n).toBe(recs.rows[0]!.d);
+    expect(recs.rows[0]!.n).toBe(served);
     // During: what A's calls still in flight hold (timing: 7,325 credits in one run, 0 in another, once every
     // call had ended and only their charges waited); not asserted.
     expect(after.reserved_credits).toBe(0);

@@ -54,8 +54,8 @@ describe.skipIf(!canRun)('monthly key limit, a burst through two processes [post
       refused: statuses.filter((s) => s === 429).length,
       other: statuses.filter((s) => s !== 200 && s !== 429),
       charged: String(charged),
-      records: used.rows[0].s,
+      records: used.rows[0]!.s,
     });
-    expect(BigInt(used.rows[0].s)).toBeLessThanOrEqual(BigInt(LIMIT) * 1000n);
+    expect(BigInt(used.rows[0]!.s)).toBeLessThanOrEqual(BigInt(LIMIT) * 1000n);
   }, 60_000);
 });

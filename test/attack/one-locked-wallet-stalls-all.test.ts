@@ -43,7 +43,7 @@ const charges = async (t: TestGateway, walletId: string) =>
       'SELECT count(*)::int AS n, count(DISTINCT request_id)::int AS d FROM usage_records WHERE wallet_id = $1',
       [walletId],
     )
-  ).rows[0];
+  ).rows[0]!;
 
 // The wallet's row alone (the batch waits in its write), its lots alone (in its locking statement), or both.
 const LOCKS = {
@@ -108,9 +108,12 @@ for (const leases of [true, false]) {
 
         // Once the lock is gone every charge lands, once; nothing stays held.
         await t.gw.leases.flushed();
-        const answered = { [w1.id]: 1 + w1Done.filter((c) => c.status === 200).length, [w2.id]: 1 + w2Calls.length };
+        const answered: Record<string, number> = {
+          [w1.id]: 1 + w1Done.filter((c) => c.status === 200).length,
+          [w2.id]: 1 + w2Calls.length,
+        };
         for (const w of [w1, w2]) {
-          for (let i = 0; i < 200 && (await charges(t, w.id)).n < answered[w.id]; i++) await new Promise((r) => setTimeout(r, 50));
+          for (let i = 0; i < 200 && (await charges(t, w.id)).n < answered[w.id]!; i++) await new Promise((r) => setTimeout(r, 50));
           expect(await charges(t, w.id)).toEqual({ n: answered[w.id], d: answered[w.id] });
           await expectJournalAddsUp(t.gw.ledger, w.id);
           expect((await walletView(t.gw, w.id)).heldNano).toBe(0n);

@@ -38,7 +38,7 @@ describe('stored items replayed as input on /v1/responses', () => {
       model: 'b-6',
       max_output_tokens: 16,
       input: [
-        ...Array.from({ length: 20 }, () => ({ type: 'item_reference', id: first.output[0].id })),
+        ...Array.from({ length: 20 }, () => ({ type: 'item_reference', id: first.output[0]!.id })),
         { role: 'user', content: 'go on' },
       ],
     });

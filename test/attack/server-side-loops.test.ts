@@ -91,7 +91,7 @@ describe('server-side passes are held before the call', () => {
       }),
     });
     expect(res.status, await res.text()).toBe(200);
-    const last = t.sim.received[t.sim.received.length - 1].body as { tools: { max_uses?: number }[] };
-    expect(last.tools[0].max_uses).toBe(10);
+    const last = t.sim.received[t.sim.received.length - 1]!.body as { tools: { max_uses?: number }[] };
+    expect(last.tools[0]!.max_uses).toBe(10);
   });
 });

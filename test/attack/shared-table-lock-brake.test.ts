@@ -67,7 +67,7 @@ for (const leases of [false, true]) {
         const w = await t.gw.ledger.createWallet({ credits: 10_000_000 });
         wallets.push({ id: w.id, key: (await t.gw.keys.createApiKey(w.id, { name })).key });
       }
-      const [w1, w2] = wallets;
+      const [w1, w2] = [wallets[0]!, wallets[1]!];
       for (const w of wallets) expect((await call(t, w.key, `warm-${w.id}`, 10_000)).status).toBe(200);
       await t.gw.leases.flushed();
 

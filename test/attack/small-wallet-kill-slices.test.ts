@@ -133,7 +133,7 @@ describe.skipIf(!canRun)('two processes on a small wallet, one SIGKILLed mid-bur
     const heldQ = () =>
       pg.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`, [w.id]);
     const until = Date.now() + LEASE_TTL_MS + 20_000;
-    while (Date.now() < until && Number((await heldQ()).rows[0].n) > 0) await sleep(200);
+    while (Date.now() < until && Number((await heldQ()).rows[0]!.n) > 0) await sleep(200);
 
     const recs = await pg.db.query<{ request_id: string; n: string; charged: string }>(
       `SELECT request_id, count(*)::text AS n, sum(charged_nano)::text AS charged FROM usage_records WHERE wallet_id = $1 GROUP BY request_id`,
@@ -155,7 +155,7 @@ describe.skipIf(!canRun)('two processes on a small wallet, one SIGKILLed mid-bur
         [...new Set(outcomes.map((o) => String(o.status)))].map((s) => [s, outcomes.filter((o) => String(o.status) === s).length]),
       ),
       records: recs.rows.length,
-      held: (await heldQ()).rows[0].n,
+      held: (await heldQ()).rows[0]!.n,
       spent: String(before.availableNano + before.reservedNano - after.availableNano - after.reservedNano),
       sumCharged: String(sumCharged),
       bReserved: credits.reserved_credits,

@@ -107,7 +107,7 @@ for (const leases of process.env.PROBE_LEASES ? [process.env.PROBE_LEASES === 'o
       await locker.end();
 
       const count = async () =>
-        (await pgs.db.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_records WHERE wallet_id = $1', [wallet.id])).rows[0].n;
+        (await pgs.db.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_records WHERE wallet_id = $1', [wallet.id])).rows[0]!.n;
       const until = Date.now() + 20_000;
       while (Date.now() < until && (await count()) < 1 + whole) await sleep(100);
       await sleep(300);
@@ -132,8 +132,8 @@ for (const leases of process.env.PROBE_LEASES ? [process.env.PROBE_LEASES === 'o
         leases,
         whole,
         keptLines: copied.map(([, t]) => t.trim().split('\n').length),
-        records: recs.rows[0].n,
-        charged: recs.rows[0].s,
+        records: recs.rows[0]!.n,
+        charged: recs.rows[0]!.s,
         spent: String(spent),
         movedByReplay: String(before.availableNano + before.reservedNano - after.availableNano - after.reservedNano),
         log: second.out.text
@@ -143,8 +143,8 @@ for (const leases of process.env.PROBE_LEASES ? [process.env.PROBE_LEASES === 'o
       });
       expect(whole).toBeGreaterThan(0);
       expect(copied.length, 'the charges at risk were kept on disk').toBeGreaterThan(0);
-      expect(recs.rows[0].n).toBe(1 + whole);
-      expect(spent).toBe(BigInt(recs.rows[0].s));
+      expect(recs.rows[0]!.n).toBe(1 + whole);
+      expect(spent).toBe(BigInt(recs.rows[0]!.s));
       expect(after.availableNano + after.reservedNano).toBe(before.availableNano + before.reservedNano);
       await expectJournalAddsUp(ledger, wallet.id);
     }, 120_000);

@@ -117,7 +117,7 @@ it.skipIf(!canRun)(
     expect(first.out.text).toMatch(/the charge spool cannot be written/);
     expect(first.out.text).toMatch(/neither committed nor kept on disk/);
     const recs = await pgs.db.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_records WHERE wallet_id = $1', [wallet.id]);
-    expect(recs.rows[0].n, 'the warm-up call and the two whole streams').toBe(3);
+    expect(recs.rows[0]!.n, 'the warm-up call and the two whole streams').toBe(3);
   },
   120_000,
 );

@@ -35,7 +35,7 @@ describe('a stored answer is its wallet’s after a restart, until its usage rec
     expect(refused.status).toBe(404);
     expect(((await refused.json()) as any).error.param).toBe('previous_response_id');
     expect(t.sim.received.length).toBe(0);
-    const continued = await respond(t, x, { input: [{ type: 'item_reference', id: answer.output[0].id }] });
+    const continued = await respond(t, x, { input: [{ type: 'item_reference', id: answer.output[0]!.id }] });
     expect(continued.status, await continued.text()).toBe(200);
 
     await pruneVendorResponses(t.gw.db, new Date('2100-01-01T00:00:00Z'));

@@ -94,7 +94,7 @@ describe("a stored answer is served only to its own wallet's calls", () => {
     // One of its own and one of another wallet's: the foreign one is named.
     const own = (await (await respond(keyY, { input: 'mine' })).json()) as { output: { id: string }[] };
     const mixed = [
-      { type: 'item_reference', id: own.output[0].id },
+      { type: 'item_reference', id: own.output[0]!.id },
       { type: 'item_reference', id: item },
     ];
     await refusedForY({ input: mixed }, 'input[1].id');

@@ -91,9 +91,9 @@ describe.runIf(canRun)("a stored answer is its wallet's on every process and aft
     for (const answer of [whole, streamed]) {
       expect(answer.id).toMatch(/^resp_/);
       await refusedForY(b, { previous_response_id: answer.id, input: 'go on' }, 'previous_response_id');
-      await refusedForY(b, { input: [{ type: 'item_reference', id: answer.output[0].id }] }, 'input[0].id');
+      await refusedForY(b, { input: [{ type: 'item_reference', id: answer.output[0]!.id }] }, 'input[0].id');
       await continuedByX(b, { previous_response_id: answer.id, input: 'go on' });
-      await continuedByX(b, { input: [{ type: 'item_reference', id: answer.output[0].id }] });
+      await continuedByX(b, { input: [{ type: 'item_reference', id: answer.output[0]!.id }] });
     }
   }, 60_000);
 

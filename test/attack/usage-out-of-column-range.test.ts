@@ -57,7 +57,7 @@ describe.each(['pglite', 'postgres'] as const)('usage figures past what the usag
       `SELECT count(*)::text AS n FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id NOT LIKE 'lease:%'`,
       [t.walletId],
     );
-    expect(held.rows[0].n).toBe('0');
+    expect(held.rows[0]!.n).toBe('0');
     await expectJournalAddsUp(t.gw.ledger, t.walletId);
   });
 });

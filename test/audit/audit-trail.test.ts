@@ -93,8 +93,8 @@ describe('the audit trail', () => {
   it('the dashboard: key and management key changes, each once, as the signed-in owner', async () => {
     const made = await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'dash', models: 'tts-1, b-*' }));
     const page = await made.text();
-    const keyId = /data-key-id="([^"]+)"/.exec(page)![1];
-    secrets.push(/<code class="secret"[^>]*>([^<]+)</.exec(page)![1]);
+    const keyId = /data-key-id="([^"]+)"/.exec(page)![1]!;
+    secrets.push(/<code class="secret"[^>]*>([^<]+)</.exec(page)![1]!);
     const c = await theEntry('key.created', keyId);
     expect(c.actor).toEqual({ kind: 'owner', id: ownerId });
     expect(c.after.models).toEqual(['tts-1', 'b-*']);
@@ -112,8 +112,8 @@ describe('the audit trail', () => {
 
     const mk = await owner.follow(await owner.post('/dashboard/management-keys', { name: 'dash-mk' }));
     const mkPage = await mk.text();
-    const mkId = /data-key-id="([^"]+)"/.exec(mkPage)![1];
-    secrets.push(/id="new-management-key"[^>]*>([^<]+)</.exec(mkPage)![1]);
+    const mkId = /data-key-id="([^"]+)"/.exec(mkPage)![1]!;
+    secrets.push(/id="new-management-key"[^>]*>([^<]+)</.exec(mkPage)![1]!);
     expect((await theEntry('management_key.created', mkId)).actor).toEqual({ kind: 'owner', id: ownerId });
     expect((await owner.post(`/dashboard/management-keys/${mkId}/close`, { confirm: 'yes' })).status).toBe(303);
     const mkClosed = await theEntry('management_key.closed', mkId);

@@ -28,7 +28,7 @@ describe('a wallet created with credits has them in its audit trail', () => {
     expect(added[0].after).toEqual({ credits: 7000, vendors: null });
     expect(added[0].actor).toEqual({ kind: 'operator', id: 'admin_api' });
     const lots = await t.gw.db.query<{ id: string }>('SELECT id FROM credit_lots WHERE wallet_id = $1', [made.id]);
-    expect(added[0].target_id).toBe(lots.rows[0].id);
+    expect(added[0].target_id).toBe(lots.rows[0]!.id);
   });
 
   it('through the command line, as the operator cli', async () => {

@@ -190,7 +190,7 @@ describe("the hold covers the simulator's largest usage, per door and tool (prop
   const cases = ['messages', 'responses', 'chat'].flatMap((door) => bodies(door).map((arb, i) => [door, i, arb] as const));
 
   it.each(cases)('%s door, tool set %i', (doorName, _i, arb) => {
-    const door = snap.config.doors[doorName];
+    const door = snap.config.doors[doorName]!;
     let served = 0;
     fc.assert(
       fc.property(arb, (client) => {
@@ -205,7 +205,7 @@ describe("the hold covers the simulator's largest usage, per door and tool (prop
           throw e;
         }
         const { call, protocolName } = prepared;
-        const bills = largestUsage(UPSTREAM[protocolName], call.body, (id) => snap.catalog.models.get(id));
+        const bills = largestUsage(UPSTREAM[protocolName]!, call.body, (id) => snap.catalog.models.get(id));
         expect(bills.length).toBeGreaterThan(0);
         for (const bill of bills) {
           const counts = [bill.input_tokens, bill.output_tokens, bill.cache_write_tokens, bill.web_search_calls, bill.file_search_calls];

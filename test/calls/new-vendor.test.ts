@@ -84,7 +84,7 @@ describe('a vendor added by YAML alone', () => {
     const got = t.sim.receivedOn('f0');
     expect(got).toHaveLength(1);
     expect(got[0]).toMatchObject({ path: '/v1/chat/completions', headers: { authorization: 'Bearer vendor-f-secret' } });
-    expect((got[0].body as { model: string }).model).toBe('f-chat-1');
+    expect((got[0]!.body as { model: string }).model).toBe('f-chat-1');
     expect(await t.balance()).toBeLessThan(before);
   });
 

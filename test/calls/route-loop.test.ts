@@ -21,10 +21,10 @@ function scripted(script: (() => Promise<UpstreamAnswer>)[], extra: Partial<Rout
   const loop: RouteLoop<string> = {
     send: (route) => {
       asked.push({ route: route.index });
-      return script[i++]();
+      return script[i++]!();
     },
     read: async (a, _route, depth) => {
-      asked[asked.length - 1].depth = depth;
+      asked[asked.length - 1]!.depth = depth;
       const text = await a.body.text();
       return text === 'unusable' ? { done: false, problem: 'unusable answer' } : { done: true, value: `${a.status} ${text}` };
     },
@@ -95,7 +95,7 @@ describe('tryRoutes', () => {
     const { loop, asked } = scripted([busy(), busy(), busy(), async () => answer(200, 'ok')], { retryAfterMaxMs: 10 });
     expect(await tryRoutes(routes, loop)).toEqual({ done: true, value: '200 ok' });
     expect(asked.map((a) => a.route)).toEqual([0, 1, 2, 0]);
-    expect(asked[3].depth).toBe(3);
+    expect(asked[3]!.depth).toBe(3);
 
     const once = scripted([busy(), busy(), busy(), async () => answer(200, 'ok')]);
     expect(await tryRoutes(routes, once.loop)).toMatchObject({ done: false, failedAttempts: 3 });

@@ -39,7 +39,7 @@ describe('catalog check: dates that have come', () => {
     expect(warnings).toEqual(
       ending.map(
         ([file, id, successor]) =>
-          `${file}:${lineIn(text(file), id, 'sale_ends:')}: warning: model '${id}': sale_ends 2026-12-01 has come: the model is no longer sold (mark it \`retired: true\` to keep pointing its callers to '${successor}' without this warning, or remove it once they have moved)`,
+          `${file}:${lineIn(text(file!), id!, 'sale_ends:')}: warning: model '${id}': sale_ends 2026-12-01 has come: the model is no longer sold (mark it \`retired: true\` to keep pointing its callers to '${successor}' without this warning, or remove it once they have moved)`,
       ),
     );
     expect(checkCatalog(shipped, { now: new Date('2026-11-30T15:00:00Z') })).toEqual([]);

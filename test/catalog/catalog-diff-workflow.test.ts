@@ -87,7 +87,7 @@ describe('the catalog review workflow', () => {
 
     expect(calls).toEqual(['create on #7', 'update 2']);
     expect(comments).toHaveLength(2);
-    expect(comments[1].body).toContain('### Catalog review');
-    expect(comments[1].body).toContain('No price, rule, door or other model changes.');
+    expect(comments[1]!.body).toContain('### Catalog review');
+    expect(comments[1]!.body).toContain('No price, rule, door or other model changes.');
   });
 });

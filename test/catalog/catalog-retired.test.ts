@@ -31,7 +31,7 @@ describe('retired models', () => {
       ['o-pro-1', 'o-pro-3'],
       ['image-b-5', 'image-b-3'],
     ]) {
-      expect(snapshot.catalog.models.get(id)).toMatchObject({ retired: true, sale_ends: '2026-10-23', successor });
+      expect(snapshot.catalog.models.get(id!)).toMatchObject({ retired: true, sale_ends: '2026-10-23', successor });
     }
   });
 

@@ -8,7 +8,7 @@ const NOW = new Date('2026-11-21T03:00:00Z');
 
 function lookup(door: string, id: unknown, now = NOW): GatewayError | string {
   try {
-    return resolveModel(snap.catalog, snap.config, snap.config.doors[door], id, now).id;
+    return resolveModel(snap.catalog, snap.config, snap.config.doors[door]!, id, now).id;
   } catch (e) {
     if (e instanceof GatewayError) return e;
     throw e;

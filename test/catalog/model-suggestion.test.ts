@@ -13,7 +13,7 @@ const model = (id: string) => snap.catalog.models.get(id)!;
 
 function suggested(door: string, id: string): string {
   try {
-    resolveModel(snap.catalog, snap.config, snap.config.doors[door], id, NOW);
+    resolveModel(snap.catalog, snap.config, snap.config.doors[door]!, id, NOW);
   } catch (e) {
     if (e instanceof GatewayError && e.status === 404) return e.extra.suggestion as string;
     throw e;

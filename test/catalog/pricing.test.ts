@@ -238,7 +238,7 @@ describe('what a vendor adds to the body', () => {
   const input = (id: string, body: JsonObject) => bounds(id, body, MESSAGES).inputTokens;
 
   it('framing per call and per message, by vendor', () => {
-    expect(input('a-top-5.5', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.a + billing.framing_per_message.a);
+    expect(input('a-top-5.5', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.a! + billing.framing_per_message.a!);
     const two = base({
       system: 'be brief',
       messages: [
@@ -247,8 +247,8 @@ describe('what a vendor adds to the body', () => {
         { role: 'user', content: 'hi' },
       ],
     });
-    expect(input('a-top-5.5', two)).toBe(measureBody(two).bytes + billing.framing_per_call.a + 4 * billing.framing_per_message.a);
-    expect(input('e-open-405b', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.e + billing.framing_per_message.e);
+    expect(input('a-top-5.5', two)).toBe(measureBody(two).bytes + billing.framing_per_call.a! + 4 * billing.framing_per_message.a!);
+    expect(input('e-open-405b', base())).toBe(measureBody(base()).bytes + billing.framing_per_call.e! + billing.framing_per_message.e!);
   });
 
   it('a tool prompt only when tools are given, and a definition per vendor-defined tool', () => {
@@ -412,7 +412,7 @@ describe('the bounds cover what the vendor counts, through each door (property)'
   ];
 
   it.each(cases)('%s door, %s', (doorName, id, bodies, count) => {
-    const door = snap.config.doors[doorName];
+    const door = snap.config.doors[doorName]!;
     const m = model(id);
     fc.assert(
       fc.property(bodies, (client) => {

@@ -45,15 +45,15 @@ describe('reload summary', () => {
   it('names the config files that changed and the keys only a restart applies', () => {
     const after = changed(({ config }) => {
       config.limits.body_limit_bytes += 1;
-      config.limits.call_timeout_ms.chat += 1; // read per call: no restart
-      config.doors.chat.path = '/v2/chat/completions';
-      config.doors.chat.refuse = [];
+      config.limits.call_timeout_ms.chat! += 1; // read per call: no restart
+      config.doors.chat!.path = '/v2/chat/completions';
+      config.doors.chat!.refuse = [];
       delete (config.doors as Record<string, unknown>).moderations;
       config.billing.plan_restricted_vendors = ['c', 'd']; // read at use by admission and GET /v1/models: no restart
       config.billing.ledger = { queues: 2, audit_interval_ms: 60_000 }; // queues: read at each move; the audit's timer: at start
-      config.rules['drop-sampling'].drops = ['temperature'];
-      config.vendors.f = { ...config.vendors.b, name: 'Vendor F' }; // its routes are read at start
-      config.vendors.a.http2 = true; // read at each new connection: no restart
+      config.rules['drop-sampling']!.drops = ['temperature'];
+      config.vendors.f = { ...config.vendors.b!, name: 'Vendor F' }; // its routes are read at start
+      config.vendors.a!.http2 = true; // read at each new connection: no restart
     });
     const s = summariseReload(shipped, after);
     expect(s.config).toEqual(['doors', 'vendors', 'billing', 'limits', 'rules']);

@@ -24,7 +24,7 @@ async function takeLeases(t: TestGateway, walletId: string): Promise<void> {
     const r = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [
       walletId,
     ]);
-    if (Number(r.rows[0].n) >= 2) return;
+    if (Number(r.rows[0]!.n) >= 2) return;
     await new Promise((res) => setTimeout(res, 5));
   }
   throw new Error('no lease was granted for the run');

@@ -84,7 +84,7 @@ async function leaveBeforeTheAnswer(call: ChaosCall, ctx: ChaosContext): Promise
   const received = ctx.t.sim.received;
   let from = received.length;
   const seen = () => {
-    for (; from < received.length; from++) if (JSON.stringify(received[from].body ?? '').includes(tagged)) return true;
+    for (; from < received.length; from++) if (JSON.stringify(received[from]!.body ?? '').includes(tagged)) return true;
     return false;
   };
   for (let i = 0; i < 200 && !seen(); i++) await new Promise((r) => setTimeout(r, 5));
@@ -128,7 +128,7 @@ function leaveDuringVideoUpload(call: ChaosCall): Promise<void> {
 async function noVideoJobs(ctx: { db: Db }, calls: readonly ChaosCall[]): Promise<string[]> {
   const wallets = [...new Set(calls.map((c) => c.walletId))];
   const r = await ctx.db.query<{ n: string }>(`SELECT count(*) AS n FROM video_jobs WHERE wallet_id = ANY($1)`, [wallets]);
-  const n = Number(r.rows[0].n);
+  const n = Number(r.rows[0]!.n);
   return n === 0 ? [] : [`${n} video job(s) stored for uploads the client broke off`];
 }
 

@@ -171,7 +171,7 @@ async function heldCount(db: Db, walletIds: readonly string[]): Promise<number> 
   const r = await db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = ANY($1) AND state = 'held'`, [
     [...walletIds],
   ]);
-  return Number(r.rows[0].n);
+  return Number(r.rows[0]!.n);
 }
 
 let tagCounter = 0;
@@ -194,13 +194,13 @@ export async function runFault(t: ChaosTarget, fc: FaultCase, runs: number, call
       walletIds.push(wallet.id);
       const batch: ChaosCall[] = [];
       for (let i = 0; i < callsPerRun; i++) {
-        const shape = shapes[(run * callsPerRun + i) % shapes.length];
+        const shape = shapes[(run * callsPerRun + i) % shapes.length]!;
         const key = await t.newApiKey(wallet.id, `chaos-${i}`);
         const tag = `c${process.pid}-${++tagCounter}`;
         const headers: Record<string, string> = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
         if (shape.door === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
         batch.push({
-          shape,
+          shape: shape!,
           tag,
           apiKey: key.key,
           keyId: key.id,

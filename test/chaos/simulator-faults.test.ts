@@ -36,7 +36,7 @@ describe('outcome records', () => {
     const body = (await res.json()) as any;
     const o = await outcomeOf('t1');
     expect(o).toMatchObject({ delivered: 'complete', refused: false, usageReported: true, status: 200, streaming: false, fault: null });
-    expect(o.usage).toMatchObject({ input: 10, output: 20 });
+    expect(o!.usage).toMatchObject({ input: 10, output: 20 });
     expect(body.usage.completion_tokens).toBe(20);
   });
 

@@ -68,7 +68,7 @@ describe('a stalled reader', () => {
       samples.push(rssKb(pid));
     }
     const growthMb = (Math.max(...samples) - baseline) / 1024;
-    const lateGrowthMb = (samples[samples.length - 1] - samples[3]) / 1024;
+    const lateGrowthMb = (samples[samples.length - 1]! - samples[3]!) / 1024;
     console.log(
       `stalled reader: RSS baseline ${(baseline / 1024).toFixed(1)} MB, max ${(Math.max(...samples) / 1024).toFixed(1)} MB over 4 s`,
     );

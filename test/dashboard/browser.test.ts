@@ -111,21 +111,21 @@ describe('the owner dashboard in a browser', () => {
   });
 
   it('raises a monthly limit and a call refused with 429 passes at once', async () => {
-    const refused = await chat(keys['class 1'], 'b-5', 'input=100 output=50');
+    const refused = await chat(keys['class 1']!, 'b-5', 'input=100 output=50');
     expect(refused.status).toBe(429);
     // Dollars and credits as the page prints them are both taken.
     for (const [name, typed] of [
       ['class 1', '$1'],
       ['class 3', '1,000,000'],
     ]) {
-      const row = keyRow(name);
+      const row = keyRow(name!);
       await row.locator('summary').click();
-      await row.getByLabel(/^Monthly limit/).fill(typed);
+      await row.getByLabel(/^Monthly limit/).fill(typed!);
       await row.getByRole('button', { name: `Save changes to ${name}` }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toContain('The key was changed');
-      expect(await keyRow(name).getByTestId('month').textContent()).toBe('0 of 1,000,000');
+      expect(await keyRow(name!).getByTestId('month').textContent()).toBe('0 of 1,000,000');
     }
-    const passed = await chat(keys['class 1'], 'b-5', 'input=1000 output=300');
+    const passed = await chat(keys['class 1']!, 'b-5', 'input=1000 output=300');
     expect(passed.status, await passed.clone().text()).toBe(200);
     charges.push({
       id: passed.headers.get('x-request-id')!,
@@ -150,18 +150,18 @@ describe('the owner dashboard in a browser', () => {
   });
 
   it('closes a key and calls with it are refused', async () => {
-    expect((await chat(keys['class 2'], 'b-5', 'input=10 output=5')).status).toBe(429); // the key works, its limit holds
+    expect((await chat(keys['class 2']!, 'b-5', 'input=10 output=5')).status).toBe(429); // the key works, its limit holds
     const row = keyRow('class 2');
     await row.locator('summary').click();
     await row.getByRole('button', { name: 'Close class 2' }).click();
     // A confirmation page comes first; nothing is closed until it is answered.
     await expect.poll(() => page.locator('h1').textContent()).toBe('Close class 2?');
-    expect((await chat(keys['class 2'], 'b-5', 'input=10 output=5')).status).toBe(429);
+    expect((await chat(keys['class 2']!, 'b-5', 'input=10 output=5')).status).toBe(429);
     await shot('close-confirm');
     await page.getByRole('button', { name: 'Yes, close class 2' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('The key was closed');
     expect(await keyRow('class 2').count()).toBe(0);
-    const refused = await chat(keys['class 2'], 'b-5', 'input=10 output=5');
+    const refused = await chat(keys['class 2']!, 'b-5', 'input=10 output=5');
     expect(refused.status).toBe(401);
   });
 
@@ -171,7 +171,7 @@ describe('the owner dashboard in a browser', () => {
       ['class 3', 'a-top-5.5', 'input=1234 output=321'],
       ['class 3', 'b-5', 'input=77 output=11'],
     ] as const) {
-      const res = await chat(keys[key], model, usage);
+      const res = await chat(keys[key]!, model, usage);
       expect(res.status, await res.clone().text()).toBe(200);
       charges.push({ id: res.headers.get('x-request-id')!, nano: BigInt(res.headers.get('x-service-charged-nano')!), key, model });
       await settled();
@@ -191,7 +191,7 @@ describe('the owner dashboard in a browser', () => {
     const bars = await page
       .locator('svg[data-testid="usage-chart"] rect')
       .evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-series'), r.getAttribute('data-nano')]));
-    expect(bars.reduce((s, [, n]) => s + BigInt(n!), 0n)).toBe(BigInt(records.rows[0].total));
+    expect(bars.reduce((s, [, n]) => s + BigInt(n!), 0n)).toBe(BigInt(records.rows[0]!.total));
     const class3 = charges.filter((c) => c.key === 'class 3').reduce((s, c) => s + c.nano, 0n);
     expect(bars.filter(([s]) => s === 'class 3').reduce((s, [, n]) => s + BigInt(n!), 0n)).toBe(class3);
     await shot('usage');
@@ -306,8 +306,8 @@ describe('the owner dashboard in a browser', () => {
       const chart = usageChart(
         days,
         [
-          { day: days[29], name: 'k', nano },
-          { day: days[3], name: 'k', nano: 1n },
+          { day: days[29]!, name: 'k', nano },
+          { day: days[3]!, name: 'k', nano: 1n },
         ],
         (n) => n,
         'key',

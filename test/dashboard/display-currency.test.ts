@@ -51,7 +51,7 @@ describe('display_currency KRW at 1,400 a dollar', () => {
       `SELECT monthly_limit_credits::text FROM api_keys WHERE wallet_id = $1 AND name = 'won'`,
       [walletId],
     );
-    expect(row.rows[0].monthly_limit_credits).toBe('5000000');
+    expect(row.rows[0]!.monthly_limit_credits).toBe('5000000');
     const bad = await owner.post('/dashboard/keys', { count: '1', name: 'bad', monthly_limit_credits: '₩7.5' });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('Monthly limit: &quot;₩7.5&quot; is not a whole amount of KRW');

@@ -148,7 +148,7 @@ async function peopleAlertsAndOperator() {
   await rx.waitFor(1);
   rx.answers.push(500, 500, 500, 500, 500);
   const replay = await idIn('/dashboard/webhooks', /action="(\/dashboard\/webhooks\/[^"]+\/replay)"/);
-  expect((await owner.post(replay, {})).status).toBe(303);
+  expect((await owner.post(replay!, {})).status).toBe(303);
   await rx.waitFor(2);
   const topUp = await fetch(`${t.url}/admin/v1/wallets/${t.walletId}/credits`, {
     method: 'POST',
@@ -190,14 +190,14 @@ function pages(): [string, string][] {
     ['wallet', '/dashboard/wallet'],
     ['keys', '/dashboard/keys'],
     ['keys-created', '/dashboard/keys/created'],
-    ['close-key', at.closeKey],
+    ['close-key', at.closeKey!],
     ['groups', '/dashboard/groups'],
-    ['group', at.group],
+    ['group', at.group!],
     ['management-keys', '/dashboard/management-keys'],
     ['management-key-created', '/dashboard/management-keys/created'],
-    ['close-management-key', at.closeManagementKey],
+    ['close-management-key', at.closeManagementKey!],
     ['usage', '/dashboard/usage'],
-    ['call', at.call],
+    ['call', at.call!],
     ['videos', '/dashboard/videos'],
     ['audit', '/dashboard/audit'],
     ['webhooks', '/dashboard/webhooks'],
@@ -246,7 +246,7 @@ const wholeWord = (name: string) => new RegExp(`(?<![\\w./-])${name.replace(/[.*
 
 /** What no page may show: a message key instead of its text, or a parameter left unfilled. */
 function rawLeftOn(text: string): string[] {
-  const keys = Object.keys(en).filter((k) => k.includes('.') && !(en as Record<string, string>)[k].includes(k) && wholeWord(k).test(text));
+  const keys = Object.keys(en).filter((k) => k.includes('.') && !(en as Record<string, string>)[k]!.includes(k) && wholeWord(k).test(text));
   return [...keys, ...(text.match(/\{[^}\s]{1,20}\}/g) ?? [])];
 }
 

@@ -194,7 +194,7 @@ describe('the dashboard in Korean and English', () => {
     ]) {
       await page.goto(`${t.url}/dashboard/${path}`);
       expect(await h1(page)).toBe(title);
-      await shot(path);
+      await shot(path!);
     }
     expect(await langCookie(context)).toBe(undefined);
     await context.close();

@@ -34,7 +34,7 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
     // Subjects compare exactly.
     expect(await walletsFor(db, 'alice@school.example', 'subject')).toHaveLength(1);
 
-    const asOwner = (await sessions.openFor(access[0], 'alice@school.example'))!;
+    const asOwner = (await sessions.openFor(access[0]!, 'alice@school.example'))!;
     expect(asOwner.session).toMatchObject({
       walletId: 'wal_m1',
       role: 'owner',
@@ -42,7 +42,7 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
       actorId: 'Alice@School.example',
       via: 'provider',
     });
-    const asViewer = (await sessions.openFor(access[1], 'alice@school.example'))!;
+    const asViewer = (await sessions.openFor(access[1]!, 'alice@school.example'))!;
     expect(await sessions.find(asViewer.secret)).toMatchObject({
       walletId: 'wal_m2',
       role: 'viewer',
@@ -56,7 +56,7 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
 
     await removeManager(db, 'wal_m2', 'alice@school.example', OWNER, clock.now());
     expect(await sessions.find(asViewer.secret)).toBeNull();
-    expect(await sessions.openFor(access[1], 'alice@school.example')).toBeNull(); // the lookup is stale: nothing opens
+    expect(await sessions.openFor(access[1]!, 'alice@school.example')).toBeNull(); // the lookup is stale: nothing opens
     await expect(removeManager(db, 'wal_m2', 'alice@school.example', OWNER, clock.now())).rejects.toMatchObject({ status: 404 });
 
     await db.query(`UPDATE wallets SET owner_id = 'carol', owner_generation = owner_generation + 1 WHERE id = 'wal_m1'`);

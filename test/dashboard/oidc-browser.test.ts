@@ -128,8 +128,8 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
       ['carol', 'viewer'],
       ['erin', 'viewer'],
     ]) {
-      await page.getByLabel(/^Their subject/).fill(who);
-      await page.getByLabel('Role').selectOption(role);
+      await page.getByLabel(/^Their subject/).fill(who!);
+      await page.getByLabel('Role').selectOption(role!);
       await page.getByRole('button', { name: 'Save manager' }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toContain('The manager was added');
     }
@@ -192,7 +192,7 @@ describe('sign-in with the identity provider', { timeout: 60_000 }, () => {
     });
     expect(create.status()).toBe(403);
     const closed = await t.gw.db.query<{ closed_at: unknown }>(`SELECT closed_at FROM api_keys WHERE id = $1`, [keyId]);
-    expect(closed.rows[0].closed_at).toBeNull();
+    expect(closed.rows[0]!.closed_at).toBeNull();
     expect((await t.gw.db.query(`SELECT 1 FROM api_keys WHERE name = 'sneaky'`)).rows).toHaveLength(0);
     await context.close();
   });
@@ -292,7 +292,7 @@ describe('answers that do not check out open no session', { timeout: 60_000 }, (
     await page.waitForURL(`${t.url}/dashboard/signed-out`);
     const start = await page.request.get(`${g.url}/dashboard/oidc/start`, { maxRedirects: 0 });
     expect(start.status()).toBe(303);
-    const auth = await page.request.get(start.headers().location, { maxRedirects: 0 });
+    const auth = await page.request.get(start.headers().location!, { maxRedirects: 0 });
     const back = auth.headers().location ?? '';
     expect(back.startsWith(`${g.url}/dashboard/oidc/callback?`), back).toBe(true);
     expect(back).toContain('code=');

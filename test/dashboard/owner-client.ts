@@ -39,7 +39,7 @@ export function redeem(t: TestGateway, url: string, headers: Record<string, stri
 export const csrfOf = (page: string): string => {
   const m = /name="csrf" value="([^"]+)"/.exec(page);
   if (!m) throw new Error('no CSRF field on the page');
-  return m[1];
+  return m[1]!;
 };
 
 export async function signIn(t: TestGateway, walletId: string): Promise<OwnerClient> {
@@ -47,7 +47,7 @@ export async function signIn(t: TestGateway, walletId: string): Promise<OwnerCli
   const res = await redeem(t, link.url);
   expect(res.status).toBe(303);
   const setCookie = res.headers.get('set-cookie') ?? '';
-  const first = await fetch(`${t.url}/dashboard/wallet`, { headers: { cookie: setCookie.split(';')[0] }, redirect: 'manual' });
+  const first = await fetch(`${t.url}/dashboard/wallet`, { headers: { cookie: setCookie.split(';')[0]! }, redirect: 'manual' });
   const csrf = csrfOf(await first.text());
   const cookie = [setCookie, ...first.headers.getSetCookie()].map((c) => c.split(';')[0]).join('; ');
   const get = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie }, redirect: 'manual' });
@@ -76,12 +76,12 @@ export async function signIn(t: TestGateway, walletId: string): Promise<OwnerCli
 /** One Set-Cookie header taken apart: its name, value and attributes (names lower-cased, flags `true`), in any order. */
 export function cookieParts(setCookie: string): { name: string; value: string; attributes: Record<string, string | true> } {
   const [pair, ...attrs] = setCookie.split(';').map((p) => p.trim());
-  const i = pair.indexOf('=');
+  const i = pair!.indexOf('=');
   const attributes: Record<string, string | true> = {};
   for (const a of attrs) {
     const j = a.indexOf('=');
     if (j < 0) attributes[a.toLowerCase()] = true;
     else attributes[a.slice(0, j).toLowerCase()] = a.slice(j + 1);
   }
-  return { name: pair.slice(0, i), value: pair.slice(i + 1), attributes };
+  return { name: pair!.slice(0, i), value: pair!.slice(i + 1), attributes };
 }

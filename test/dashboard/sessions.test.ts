@@ -145,7 +145,7 @@ for (const kind of databaseKinds) {
 
     it('the CSRF token is good only with its browser’s cookie and its own session', async () => {
       // The first signed-in page set the secret’s cookie: HttpOnly, SameSite=Strict, not Secure on loopback.
-      const first = await fetch(`${t.url}/dashboard/wallet`, { headers: { cookie: owner.setCookie.split(';')[0] } });
+      const first = await fetch(`${t.url}/dashboard/wallet`, { headers: { cookie: owner.setCookie.split(';')[0]! } });
       const csrfCookie = first.headers
         .getSetCookie()
         .map(cookieParts)
@@ -159,13 +159,13 @@ for (const kind of databaseKinds) {
           headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams({ csrf, count: '1', name: 'x' }).toString(),
         });
-      const sessionOnly = owner.cookie.split('; ').filter((c) => c.startsWith('gateway_dashboard='))[0];
+      const sessionOnly = owner.cookie.split('; ').filter((c) => c.startsWith('gateway_dashboard='))[0]!;
       // The page's token without the cookie it was made for (or with another browser’s) is refused.
       expect((await send(sessionOnly, owner.csrf)).status).toBe(403);
       expect((await send(`${sessionOnly}; gateway_csrf=${csrfCookie?.value}`, owner.csrf)).status).toBe(403);
       // A second session in the same browser (same CSRF cookie) cannot use the first one’s token.
       const again = await redeem(t, (await issueLink(t, t.walletId)).url);
-      const otherSession = again.headers.getSetCookie()[0].split(';')[0];
+      const otherSession = again.headers.getSetCookie()[0]!.split(';')[0];
       const browserCsrf = owner.cookie.split('; ').filter((c) => c.startsWith('gateway_csrf='))[0];
       expect((await send(`${otherSession}; ${browserCsrf}`, owner.csrf)).status).toBe(403);
       expect((await keyRows(t, t.walletId)).length).toBe(before);
@@ -251,7 +251,7 @@ for (const kind of databaseKinds) {
       const sealed = await t.gw.db.query<{ sealed: string }>(`SELECT sealed FROM dashboard_flash`);
       expect(stored.rows).toEqual([]);
       expect(sealed.rows).toHaveLength(1);
-      expect(sealed.rows[0].sealed).not.toContain('sk-svc');
+      expect(sealed.rows[0]!.sealed).not.toContain('sk-svc');
       // Another session of the same owner cannot read it.
       const other = await signIn(t, t.walletId);
       expect(await (await other.get('/dashboard/management-keys/created')).text()).not.toContain('sk-svcm-');
@@ -262,7 +262,7 @@ for (const kind of databaseKinds) {
       const made = await (
         await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: 'capped', monthly_limit_credits: '1' }))
       ).text();
-      const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
+      const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1]!;
       const id = /<tr data-key-id="([^"]+)">/.exec(made)![1];
       const refused = await chat(t, key);
       expect(refused.status).toBe(429);
@@ -344,7 +344,7 @@ for (const kind of databaseKinds) {
 
     it('usage CSV carries the exact charges; key names cannot become spreadsheet formulas', async () => {
       const made = await (await owner.follow(await owner.post('/dashboard/keys', { count: '1', name: '=HYPERLINK("x")' }))).text();
-      const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1];
+      const key = /id="new-key-0">(sk-svc-[A-Za-z0-9]+)</.exec(made)![1]!;
       const res = await chat(t, key, 300);
       expect(res.status).toBe(200);
       await settled(t, t.walletId);

@@ -80,7 +80,7 @@ async function makeClass(page: Page, name: string, monthly: string, keyName: str
 }
 
 const keyOf = async (name: string) =>
-  (await t.gw.db.query<{ id: string }>(`SELECT id FROM api_keys WHERE wallet_id = $1 AND name = $2`, [walletId, name])).rows[0].id;
+  (await t.gw.db.query<{ id: string }>(`SELECT id FROM api_keys WHERE wallet_id = $1 AND name = $2`, [walletId, name])).rows[0]!.id;
 
 describe('a teacher limited to one class [browser, OpenID provider]', { timeout: 90_000 }, () => {
   let mine: string;

@@ -15,7 +15,7 @@ describe.skipIf(!canRun)('a transaction that does not wait for the disk flush [p
     const db = pgSchema.db;
     await db.query('CREATE TABLE flush_probe (n int)');
     const setting = async (q: { query: typeof db.query }) =>
-      (await q.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`)).rows[0].s;
+      (await q.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`)).rows[0]!.s;
     const inside = await db.transaction(
       async (tx) => {
         await tx.query('INSERT INTO flush_probe VALUES (1)');

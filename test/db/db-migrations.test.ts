@@ -50,7 +50,7 @@ describe('migration checksums', () => {
     await db.query('ALTER TABLE schema_migrations DROP COLUMN checksum');
     expect(await migrate(db, { dir })).toEqual([]);
     const missing = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM schema_migrations WHERE checksum IS NULL');
-    expect(missing.rows[0].n).toBe('0');
+    expect(missing.rows[0]!.n).toBe('0');
     append(dir, '005_wallets_created.sql', '\nSELECT 1;\n');
     await expect(migrate(db, { dir })).rejects.toThrow(/migration 005_wallets_created\.sql was changed/);
   });

@@ -18,7 +18,7 @@ describe.runIf(canRun)('prepared statements', () => {
     const prepared = await schema.db.transaction(async (tx) => {
       await tx.query(sql, [1]);
       const again = await tx.query<{ n: number }>(sql, [41]);
-      expect(again.rows[0].n).toBe(42);
+      expect(again.rows[0]!.n).toBe(42);
       return (await tx.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement);
     });
     expect(prepared).toContain(sql);

@@ -32,7 +32,7 @@ describeEachDatabase('db seam', (getDb) => {
         }),
       ),
     );
-    expect((await db.query<{ n: string }>('select count(*) n from wallets')).rows[0].n).toBe('21');
+    expect((await db.query<{ n: string }>('select count(*) n from wallets')).rows[0]!.n).toBe('21');
   });
 });
 

@@ -30,7 +30,7 @@ function dearest(vendor: VendorId): { model: ModelEntry; door: 'chat' | 'respons
   const models = [...t.gw.runtime.snapshot().catalog.models.values()].filter(
     (m) => m.vendor === vendor && m.kind === 'text' && isOnSale(m, now) && (m.max_output ?? 0) > 0 && (m.pricing.output ?? 0) > 0,
   );
-  const model = models.sort((a, b) => (b.pricing.output ?? 0) - (a.pricing.output ?? 0))[0];
+  const model = models.sort((a, b) => (b.pricing.output ?? 0) - (a.pricing.output ?? 0))[0]!;
   return { model, door: !model.doors || model.doors.includes('chat') ? 'chat' : 'responses' };
 }
 

@@ -28,8 +28,8 @@ async function sentToA(body: Record<string, unknown>): Promise<{ sent: any; answ
   expect(res.status, text).toBe(200);
   const got = t.received('a').slice(n);
   expect(got).toHaveLength(1);
-  expect(got[0].path).toBe('/v1/messages');
-  return { sent: got[0].body, answer: body.stream ? parseSse(text) : JSON.parse(text) };
+  expect(got[0]!.path).toBe('/v1/messages');
+  return { sent: got[0]!.body, answer: body.stream ? parseSse(text) : JSON.parse(text) };
 }
 
 describe('chat → native request translation (what vendor A received)', () => {
@@ -283,9 +283,9 @@ describe('more of the translation, end to end', () => {
       }
     }
     expect(Object.keys(calls)).toEqual(['0', '1']);
-    expect(calls[0].id).not.toBe(calls[1].id);
-    expect(JSON.parse(calls[0].args)).toEqual({ city: 'sim' });
-    expect(JSON.parse(calls[1].args)).toEqual({ city: 'sim' });
+    expect(calls[0]!.id).not.toBe(calls[1]!.id);
+    expect(JSON.parse(calls[0]!.args)).toEqual({ city: 'sim' });
+    expect(JSON.parse(calls[1]!.args)).toEqual({ city: 'sim' });
   });
 });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, nano, PRICES, post, sleep } from './e2e.ts';
 
-const KOREAN = readFileSync(new URL('../fixtures/estimate/ko-constitution.txt', import.meta.url), 'utf8').split('\n')[0];
+const KOREAN = readFileSync(new URL('../fixtures/estimate/ko-constitution.txt', import.meta.url), 'utf8').split('\n')[0]!;
 
 let t: TestGateway;
 beforeAll(async () => {

@@ -164,7 +164,7 @@ describe('streams', () => {
     expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
     const frames = parseSse(await res.text());
     expect(frames.some((f) => f.data?.error)).toBe(false);
-    expect(frames[frames.length - 1].data).toBe('[DONE]');
+    expect(frames[frames.length - 1]!.data).toBe('[DONE]');
     expect(routesSince('a', n)).toEqual(['a0', 'a1']);
   });
 

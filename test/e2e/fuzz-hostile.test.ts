@@ -301,7 +301,7 @@ describe('hostile input at the key doors and the admin API', () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...targets), hostile, fc.nat(), async (target, value, pick) => {
         const fields = Object.keys(target.body);
-        const field = fields[pick % fields.length];
+        const field = fields[pick % fields.length]!;
         // A top-up is money in; every other admin answer must leave the test wallet's money as it was.
         const door = { path: target.path, shape: 'chat' as const };
         const before = await money();
@@ -324,7 +324,7 @@ describe('hostile input at the key doors and the admin API', () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...targets), fc.nat(), async (target, seed) => {
-        const [{ what, text }] = fc.sample(brokenBody(target.body), { numRuns: 1, seed });
+        const { what, text } = fc.sample(brokenBody(target.body), { numRuns: 1, seed })[0]!;
         const status = await sendCase({ path: target.path, shape: 'chat' }, text, what, { auth });
         expect(status, what).toBeGreaterThanOrEqual(400);
       }),
@@ -351,7 +351,7 @@ describe('lone surrogates in the text the key doors and the admin API store', ()
     const keysBefore = await t.gw.db.query<{ n: string }>('SELECT count(*)::text AS n FROM api_keys');
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...targets), fc.nat(), loneSurrogateText, async (target, pick, text) => {
-        const field = target.fields[pick % target.fields.length];
+        const field = target.fields[pick % target.fields.length]!;
         const body = JSON.stringify({ [field]: text });
         const status = await sendCase({ path: target.path, shape: 'chat' }, body, `${target.method} ${field}`, {
           auth: target.auth,
@@ -363,7 +363,7 @@ describe('lone surrogates in the text the key doors and the admin API store', ()
       { numRuns: RUNS },
     );
     const keysAfter = await t.gw.db.query<{ n: string }>('SELECT count(*)::text AS n FROM api_keys');
-    expect(keysAfter.rows[0].n).toBe(keysBefore.rows[0].n);
+    expect(keysAfter.rows[0]!.n).toBe(keysBefore.rows[0]!.n);
   }, 120_000);
 });
 

@@ -57,11 +57,11 @@ describe('image edits', () => {
     const { data, response } = out;
     expect(response.status).toBe(200);
     expect(response.headers.get('x-gateway-fallback-depth')).toBe('0');
-    expect(typeof data.data?.[0].b64_json).toBe('string');
+    expect(typeof data.data?.[0]?.b64_json).toBe('string');
     expect(sent).toHaveLength(1);
-    expect(sent[0].route).toBe('b0');
-    expect(sent[0].body.fields).toMatchObject({ model: 'image-b-1', prompt: 'add a red hat', size: '1024x1024' });
-    expect(sent[0].body.files).toEqual([{ name: 'image', filename: 'in.png', size: PNG.length }]);
+    expect(sent[0]!.route).toBe('b0');
+    expect(sent[0]!.body.fields).toMatchObject({ model: 'image-b-1', prompt: 'add a red hat', size: '1024x1024' });
+    expect(sent[0]!.body.files).toEqual([{ name: 'image', filename: 'in.png', size: PNG.length }]);
     const usage = data.usage!;
     expect(usage.input_tokens).toBeGreaterThan(0);
     expect(nano).toBe(BigInt(usage.input_tokens * IMAGE_B_1.input + usage.output_tokens * IMAGE_B_1.output));
@@ -71,7 +71,7 @@ describe('image edits', () => {
     const big = Buffer.alloc(4 * MB, 7);
     const { out: res, sent } = await observe(() => form({ model: 'image-b-1', prompt: 'x' }, [['image', big, 'big.png']]));
     expect(res.status).toBe(200);
-    expect(sent[0].body.files).toEqual([{ name: 'image', filename: 'big.png', size: 4 * MB }]);
+    expect(sent[0]!.body.files).toEqual([{ name: 'image', filename: 'big.png', size: 4 * MB }]);
   });
 
   it('an image above 4 MB: 413 request_too_large in the chat shape, nothing sent, nothing charged', async () => {
@@ -166,7 +166,7 @@ describe('image edits', () => {
     expect(refused.sent).toHaveLength(0);
     const ok = await observe(() => form({ model: 'image-b-1', prompt: 'x', n: '1' }, [['image', PNG, 'in.png']]));
     expect(ok.out.status).toBe(200);
-    expect(ok.sent[0].body.fields.n).toBe('1');
+    expect(ok.sent[0]!.body.fields.n).toBe('1');
   });
 
   it('a JSON body is refused: the door takes a form', async () => {

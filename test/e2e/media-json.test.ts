@@ -29,7 +29,7 @@ describe('images', () => {
     expect(typeof body.data[0].b64_json).toBe('string');
     const sent = t.received('d').slice(n);
     expect(sent).toHaveLength(1);
-    expect(sent[0].body).not.toHaveProperty('size');
+    expect(sent[0]!.body).not.toHaveProperty('size');
     expect(nano).toBe(60_000_000n); // $0.06
   });
 
@@ -39,7 +39,7 @@ describe('images', () => {
       post(t, '/v1/images/generations', { model: 'image-b-1', prompt: 'a dog', size: '1024x1024' }),
     );
     expect(res.status).toBe(200);
-    const sent = t.received('b').slice(n)[0];
+    const sent = t.received('b').slice(n)[0]!;
     expect(sent.body).toMatchObject({ size: '1024x1024' });
     const usage = ((await res.json()) as any).usage;
     expect(nano).toBe(BigInt(usage.input_tokens * 5000 + usage.output_tokens * 30000));
@@ -106,7 +106,7 @@ describe('embeddings and moderations', () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body.results[0].flagged).toBe(true);
-    expect(t.received('b').slice(n)[0].body).toMatchObject({ model: 'omni-moderation-latest' });
+    expect(t.received('b').slice(n)[0]!.body).toMatchObject({ model: 'omni-moderation-latest' });
     expect((await t.gw.ledger.balance(w.id)).availableNano).toBe(0n);
   });
 });

@@ -29,7 +29,7 @@ async function keyFor(models: string[]): Promise<string> {
     body: JSON.stringify({ name: `only ${models[0]}`, models }),
   });
   expect(res.status).toBe(201);
-  return ((await res.json()) as { data: { key: string }[] }).data[0].key;
+  return ((await res.json()) as { data: { key: string }[] }).data[0]!.key;
 }
 
 /** A body each door takes, for `model`; a door added to doors.yaml fails here until it has one. */
@@ -70,18 +70,18 @@ function cases(): Case[] {
     for (const vendor of door.serves.vendors) {
       const chain = protocolNameFor(door, vendor);
       const models = [...catalog.models.values()].filter((m) => m.vendor === vendor && m.doors.includes(door.name) && !m.sale_ends);
-      if (chain && models.length > 1 && !byChain.has(chain)) byChain.set(chain, [models[0].id, models[1].id]);
+      if (chain && models.length > 1 && !byChain.has(chain)) byChain.set(chain, [models[0]!.id, models[1]!.id]);
     }
     for (const [chain, [allowed, outside]] of byChain) {
-      const wire = protocols[chain];
-      for (const field of wire.modelFields) out.push({ door: door.name, chain, field, allowed, outside });
+      const wire = protocols[chain]!;
+      for (const field of wire.modelFields) out.push({ door: door.name, chain, field, allowed: allowed!, outside: outside! });
     }
   }
   return out;
 }
 
 async function send(c: Case, key: string): Promise<Response> {
-  const door = config.doors[c.door];
+  const door = config.doors[c.door]!;
   const body = BODIES[c.door]?.(c.field.in ? c.allowed : c.outside);
   expect(body, `no test body for door ${c.door}`).toBeDefined();
   if (c.field.in) {

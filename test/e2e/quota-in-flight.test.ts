@@ -43,7 +43,7 @@ function send(url: string, apiKey: string, body: unknown = CALL) {
 async function burst(urls: string[], apiKey: string, n: number) {
   return Promise.all(
     Array.from({ length: n }, async (_, i) => {
-      const res = await send(urls[i % urls.length], apiKey);
+      const res = await send(urls[i % urls.length]!, apiKey);
       return { status: res.status, body: (await res.json()) as any };
     }),
   );
@@ -100,7 +100,7 @@ for (const kind of databaseKinds) {
   describeOn(kind, (start) => {
     let t: TestGateway;
     beforeAll(async () => {
-      [t] = await start();
+      [t] = (await start()) as [TestGateway];
     });
 
     it(`${PARALLEL} parallel calls on a key limited to ${LIMIT_CREDITS} credits use no more than the limit`, async () => {
@@ -158,12 +158,12 @@ for (const kind of databaseKinds) {
     if (kind === 'postgres') {
       it('two gateways on one PostgreSQL racing the same key do not pass the limit together', async () => {
         const [g1, g2] = await start(2);
-        const { key, id } = await g1.gw.keys.createApiKey(g1.walletId, { name: 'shared', monthlyLimitCredits: LIMIT_CREDITS });
-        const before = await g1.balance();
-        for (const g of [g1, g2]) g.sim.inject('b0', { kind: 'delay', ms: 300, times: PARALLEL });
-        const answers = await burst([g1.url, g2.url], key, PARALLEL);
-        await settled(g1);
-        for (const g of [g1, g2]) g.sim.clearFaults();
+        const { key, id } = await g1!.gw.keys.createApiKey(g1!.walletId, { name: 'shared', monthlyLimitCredits: LIMIT_CREDITS });
+        const before = await g1!.balance();
+        for (const g of [g1, g2]) g!.sim.inject('b0', { kind: 'delay', ms: 300, times: PARALLEL });
+        const answers = await burst([g1!.url, g2!.url], key, PARALLEL);
+        await settled(g1!);
+        for (const g of [g1, g2]) g!.sim.clearFaults();
 
         const ok = answers.filter((a) => a.status === 200);
         expect(ok.length).toBeGreaterThan(0);
@@ -171,11 +171,11 @@ for (const kind of databaseKinds) {
           expect(r.status).toBe(429);
           expect(r.body.error).toMatchObject({ type: 'key_limit_exceeded' });
         }
-        expect(g1.sim.received.length + g2.sim.received.length).toBe(ok.length);
-        const usedNano = (await g1.gw.keys.quota.usage([id], new Date(TEST_NOW))).get(id)!.monthNano;
+        expect(g1!.sim.received.length + g2!.sim.received.length).toBe(ok.length);
+        const usedNano = (await g1!.gw.keys.quota.usage([id], new Date(TEST_NOW))).get(id)!.monthNano;
         expect(usedNano).toBeLessThanOrEqual(BigInt(LIMIT_CREDITS) * C);
-        expect(before - (await g1.balance())).toBe(usedNano);
-        await expectJournalAddsUp(g1.gw.ledger, g1.walletId);
+        expect(before - (await g1!.balance())).toBe(usedNano);
+        await expectJournalAddsUp(g1!.gw.ledger, g1!.walletId);
       });
     }
   });

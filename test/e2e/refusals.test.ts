@@ -181,8 +181,8 @@ describe('vendor-side refusals pass through', () => {
     });
     const got = t.received('b').slice(n);
     expect(got).toHaveLength(1);
-    expect(got[0].route).toBe('b0');
-    expect((got[0].body as any).max_tokens).toBe(100); // not renamed
+    expect(got[0]!.route).toBe('b0');
+    expect((got[0]!.body as any).max_tokens).toBe(100); // not renamed
     expect(await t.balance()).toBe(before);
     expect(await t.held()).toBe(0n);
   });

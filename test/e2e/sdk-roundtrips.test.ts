@@ -48,23 +48,23 @@ describe('chat door with the openai SDK', () => {
         expect(response.headers.get('x-gateway-fallback-depth')).toBe('0');
         expect(data.object).toBe('chat.completion');
         expect(data.model).toBe(model);
-        expect(data.choices[0].message.role).toBe('assistant');
-        expect(data.choices[0].message.content).toBe(`Simulated reply from ${model}: Hello there`);
-        expect(data.choices[0].finish_reason).toBe('stop');
+        expect(data.choices[0]!.message.role).toBe('assistant');
+        expect(data.choices[0]!.message.content).toBe(`Simulated reply from ${model}: Hello there`);
+        expect(data.choices[0]!.finish_reason).toBe('stop');
         expect(data.usage!.total_tokens).toBe(data.usage!.prompt_tokens + data.usage!.completion_tokens);
         expect(data.usage!.prompt_tokens).toBeGreaterThan(0);
         const got = t.received(vendor).slice(n);
         expect(got).toHaveLength(1);
-        expect(got[0].path).toBe(vendor === 'a' ? '/v1/messages' : '/v1/chat/completions');
+        expect(got[0]!.path).toBe(vendor === 'a' ? '/v1/messages' : '/v1/chat/completions');
         if (vendor !== 'a') {
           // Passthrough: the vendor received the client's body as sent; vendor E with the output limit its
           // servers need to stay within the hold (config/billing.yaml reservation.output_cap_written).
           const limit = vendor === 'e' ? { max_tokens: 16_384 } : {};
-          expect(got[0].body).toEqual({ model, messages: [{ role: 'user', content: 'Hello there' }], ...limit });
+          expect(got[0]!.body).toEqual({ model, messages: [{ role: 'user', content: 'Hello there' }], ...limit });
         }
         // The vendor's own credential, never the client's key.
-        expect(JSON.stringify(got[0].headers)).toContain(`vendor-${vendor}-secret`);
-        expect(JSON.stringify(got[0].headers)).not.toContain(t.apiKey);
+        expect(JSON.stringify(got[0]!.headers)).toContain(`vendor-${vendor}-secret`);
+        expect(JSON.stringify(got[0]!.headers)).not.toContain(t.apiKey);
       });
 
       it('streaming without include_usage: text assembled, no usage chunk reaches the client', async () => {
@@ -90,7 +90,7 @@ describe('chat door with the openai SDK', () => {
         expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
         const got = t.received(vendor).slice(n);
         expect(got).toHaveLength(1);
-        expect((got[0].body as any).stream).toBe(true);
+        expect((got[0]!.body as any).stream).toBe(true);
       });
 
       it('streaming with include_usage: one usage chunk with empty choices, at the end', async () => {
@@ -110,14 +110,14 @@ describe('chat door with the openai SDK', () => {
         const withUsage = chunks.filter((c) => c.usage);
         expect(withUsage).toHaveLength(1);
         expect(chunks[chunks.length - 1]).toBe(withUsage[0]);
-        expect(withUsage[0].choices).toEqual([]);
-        expect(withUsage[0].usage).toMatchObject({ prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 });
+        expect(withUsage[0]!.choices).toEqual([]);
+        expect(withUsage[0]!.usage).toMatchObject({ prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 });
       });
 
       it('tool call round trip: tool_calls out, tool result back in, text answer', async () => {
         const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Seoul? [[sim:tool]]' }];
         const first = await oa.chat.completions.create({ model, messages, tools: [WEATHER_TOOL] });
-        const choice = first.choices[0];
+        const choice = first.choices[0]!;
         expect(choice.finish_reason).toBe('tool_calls');
         const calls = choice.message.tool_calls!;
         expect(calls).toHaveLength(1);
@@ -134,9 +134,9 @@ describe('chat door with the openai SDK', () => {
           content: 'Sunny, 21 degrees',
         });
         const second = await oa.chat.completions.create({ model, messages, tools: [WEATHER_TOOL] });
-        expect(second.choices[0].finish_reason).toBe('stop');
-        expect(second.choices[0].message.content).toBe(`Simulated reply from ${model}: tool result: Sunny, 21 degrees`);
-        const sent = t.received(vendor)[n].body as any;
+        expect(second.choices[0]!.finish_reason).toBe('stop');
+        expect(second.choices[0]!.message.content).toBe(`Simulated reply from ${model}: tool result: Sunny, 21 degrees`);
+        const sent = t.received(vendor)[n]!.body as any;
         if (vendor === 'a') {
           // The tool_use id and the tool_result that answers it, in native blocks.
           expect(sent.messages[1]).toEqual({
@@ -174,9 +174,9 @@ describe('chat door with the openai SDK', () => {
     }
     expect(finish).toBe('tool_calls');
     expect(Object.keys(args)).toEqual(['0']);
-    expect(args[0].name).toBe('get_weather');
-    expect(args[0].id).toMatch(/^toolu_/);
-    expect(JSON.parse(args[0].arguments)).toEqual({ city: 'sim' });
+    expect(args[0]!.name).toBe('get_weather');
+    expect(args[0]!.id).toMatch(/^toolu_/);
+    expect(JSON.parse(args[0]!.arguments)).toEqual({ city: 'sim' });
   });
 
   it('image input: a data: URI image_url part reaches vendor A as a native base64 image block', async () => {
@@ -193,8 +193,8 @@ describe('chat door with the openai SDK', () => {
         },
       ],
     });
-    expect(res.choices[0].message.content).toBe('Simulated reply from a-top-5.5: What is in this picture?');
-    const sent = t.received('a')[n].body as any;
+    expect(res.choices[0]!.message.content).toBe('Simulated reply from a-top-5.5: What is in this picture?');
+    const sent = t.received('a')[n]!.body as any;
     expect(sent.messages).toEqual([
       {
         role: 'user',
@@ -232,11 +232,11 @@ describe('messages door with the native SDK', () => {
     const got = t.received('a').slice(n);
     expect(got).toHaveLength(1);
     // Passed through untranslated; the SDK's version header (its own date) reached the vendor.
-    expect(got[0].body).toEqual({ model: 'a-top-5.5', max_tokens: 256, messages: [{ role: 'user', content: 'Hello native' }] });
-    expect(got[0].headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(got[0]!.body).toEqual({ model: 'a-top-5.5', max_tokens: 256, messages: [{ role: 'user', content: 'Hello native' }] });
+    expect(got[0]!.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     // The vendor sees the gateway's credential, never the client's key.
-    expect(got[0].headers['x-api-key']).toBe('vendor-a-secret');
-    expect(JSON.stringify(got[0].headers)).not.toContain(t.apiKey);
+    expect(got[0]!.headers['x-api-key']).toBe('vendor-a-secret');
+    expect(JSON.stringify(got[0]!.headers)).not.toContain(t.apiKey);
   });
 
   it('the x-api-key header is accepted on the messages door', async () => {
@@ -313,8 +313,8 @@ describe('responses door with the openai SDK', () => {
     expect(res.usage!.input_tokens).toBeGreaterThan(0);
     const got = t.received('b').slice(n);
     expect(got).toHaveLength(1);
-    expect(got[0].path).toBe('/v1/responses');
-    expect(got[0].body).toEqual({ model: 'b-pro-5', input: 'Hello responses' });
+    expect(got[0]!.path).toBe('/v1/responses');
+    expect(got[0]!.body).toEqual({ model: 'b-pro-5', input: 'Hello responses' });
   });
 
   it('streaming response: deltas assemble the text; one completed event with usage', async () => {

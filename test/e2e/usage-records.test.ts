@@ -114,7 +114,7 @@ describe('usage records', () => {
       `SELECT coalesce(sum(charged_nano), 0)::text AS s FROM usage_records WHERE wallet_id = $1`,
       [t.walletId],
     );
-    expect(BigInt(sum.rows[0].s)).toBe(startBalance - (await t.balance()));
+    expect(BigInt(sum.rows[0]!.s)).toBe(startBalance - (await t.balance()));
   });
 
   it('records older than the kept period are pruned', async () => {

@@ -91,7 +91,7 @@ describe('lifecycle', () => {
     // What vendor D received: one create, seconds verbatim as duration, size decomposed.
     const sent = videoCreates(t).slice(n);
     expect(sent).toHaveLength(1);
-    expect(sent[0].body).toEqual({
+    expect(sent[0]!.body).toEqual({
       model: 'video-d-1',
       prompt: 'a lighthouse at dawn [[sim:cost=0.123]]',
       duration: '4',
@@ -216,7 +216,7 @@ describe('parameters', () => {
     }
     await sleep(100);
     expect(videoCreates(t).length).toBe(n + 1); // the default job only
-    expect((videoCreates(t)[n].body as any).duration).toBe(4);
+    expect((videoCreates(t)[n]!.body as any).duration).toBe(4);
   });
 
   it('size is decomposed into resolution and aspect ratio, and wins over both', async () => {
@@ -275,7 +275,7 @@ describe('parameters', () => {
     });
     expect(res.status).toBe(200);
     await sleep(100);
-    const sent = videoCreates(t).slice(n)[0].body as any;
+    const sent = videoCreates(t).slice(n)[0]!.body as any;
     expect(sent.image).toEqual({ url: 'https://example.invalid/start.png' });
     expect(sent.generate_audio).toBe(false);
     const bad = await post(t, '/v1/videos', { model: 'video-d-1', prompt: 'x', image_url: 'http://example.invalid/a.png' });
@@ -294,7 +294,7 @@ describe('parameters', () => {
     });
     expect(video.status).toBe('queued');
     await sleep(100);
-    const sent = videoCreates(t).slice(n)[0].body as any;
+    const sent = videoCreates(t).slice(n)[0]!.body as any;
     expect(sent.image.url).toBe(`data:image/png;base64,${png.toString('base64')}`);
     expect(sent.duration).toBe('4');
   });
@@ -447,7 +447,7 @@ async function reservedByNever(): Promise<bigint> {
     `SELECT coalesce(sum(hold_nano), 0)::text AS n FROM video_jobs WHERE wallet_id = $1 AND status IN ('queued', 'in_progress')`,
     [t.walletId],
   );
-  return BigInt(rows.rows[0].n);
+  return BigInt(rows.rows[0]!.n);
 }
 
 describe('retrieve, delete, list', () => {

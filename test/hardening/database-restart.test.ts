@@ -102,7 +102,7 @@ it.skipIf(!canRun)(
     await expectJournalAddsUp(gw.ledger, walletId);
     // Every call charged has its usage record, written by the charge's own transaction.
     const charged = await gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM usage_records WHERE wallet_id = $1`, [walletId]);
-    expect(Number(charged.rows[0].n)).toBeGreaterThanOrEqual(completed + 2);
+    expect(Number(charged.rows[0]!.n)).toBeGreaterThanOrEqual(completed + 2);
     expect(after.spendableNano < before.spendableNano).toBe(true);
   },
   60_000,

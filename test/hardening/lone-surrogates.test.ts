@@ -51,7 +51,7 @@ for (const kind of ['pglite', 'postgres'] as const) {
       expect(await t.balance()).toBe(before);
       expect(await t.held()).toBe(0n);
       const jobs = await t.gw.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM video_jobs WHERE wallet_id = $1`, [t.walletId]);
-      expect(jobs.rows[0].n).toBe('0');
+      expect(jobs.rows[0]!.n).toBe('0');
     }
 
     it("a video's image_url, https or data URI, is a 400 naming it, before any hold", async () => {

@@ -21,8 +21,8 @@ describe('vendor A headers', () => {
     });
     expect(res.status, await res.text()).toBe(200);
     const [seen] = t.received('a');
-    expect(seen.headers['anthropic-beta']).toBeUndefined();
-    expect(seen.headers['anthropic-version']).toBe('2023-06-01');
+    expect(seen!.headers['anthropic-beta']).toBeUndefined();
+    expect(seen!.headers['anthropic-version']).toBe('2023-06-01');
   });
 
   it('the messages door passes the client version and beta on', async () => {
@@ -35,6 +35,6 @@ describe('vendor A headers', () => {
     );
     expect(res.status, await res.text()).toBe(200);
     const [seen] = t.received('a');
-    expect(seen.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
+    expect(seen!.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
   });
 });

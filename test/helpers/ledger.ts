@@ -21,7 +21,7 @@ export async function walletView(
        FROM wallets w WHERE w.id = $1`,
     [walletId, `${LEASE_CALL_PREFIX}%`],
   );
-  const row = r.rows[0];
+  const row = r.rows[0]!;
   return { spendableNano: BigInt(row.available) + BigInt(row.leased), heldNano: BigInt(row.own) + gw.leases.stats().inFlightNano };
 }
 

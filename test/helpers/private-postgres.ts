@@ -22,7 +22,7 @@ export function postgresBinDir(): string | null {
   const versions = readdirSync(root)
     .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
     .sort((a, b) => Number(a) - Number(b));
-  return versions.length ? join(root, versions[versions.length - 1], 'bin') : null;
+  return versions.length ? join(root, versions[versions.length - 1]!, 'bin') : null;
 }
 
 function asServerUser(bin: string, args: string[]): [string, string[]] {

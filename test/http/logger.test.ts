@@ -29,7 +29,7 @@ describe('the log', () => {
     const [info, warn, error] = text.split('\n');
     expect(info).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}call completed {2}vendor=b {2}status=200 {2}route=\{"index":0\}$/);
     expect(warn).toMatch(/^\d\d:\d\d:\d\d\.\d{3} /);
-    expect(warn.slice(13)).toBe('\x1b[33mWARN \x1b[0m a warning'); // yellow, so a problem stands out
+    expect(warn!.slice(13)).toBe('\x1b[33mWARN \x1b[0m a warning'); // yellow, so a problem stands out
     expect(error).toContain('request failed');
     expect(text).toMatch(/\nError: boom\n\s+at /);
     expect(text).not.toContain('"level"');

@@ -176,7 +176,7 @@ describeEachDatabase('authentication', (getDb) => {
     const e = await refused(keys.authenticate(m.key, 'management'));
     expect(e).toMatchObject({ status: 401, type: 'authentication_error' });
     expect(e!.message).toContain('owner');
-    const row = (await db.query<{ closed_reason: string }>('SELECT closed_reason FROM api_keys WHERE id = $1', [m.id])).rows[0];
+    const row = (await db.query<{ closed_reason: string }>('SELECT closed_reason FROM api_keys WHERE id = $1', [m.id])).rows[0]!;
     expect(row.closed_reason).toBe('owner_changed');
   });
 
@@ -186,7 +186,7 @@ describeEachDatabase('authentication', (getDb) => {
     await keys.authenticate(k.key, 'api');
     expect(keys.pendingLastUsed(k.id)?.toISOString()).toBe(clock.now().toISOString());
     await keys.flushLastUsed();
-    const row = (await db.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [k.id])).rows[0];
+    const row = (await db.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [k.id])).rows[0]!;
     expect(new Date(row.last_used_at).toISOString()).toBe(clock.now().toISOString());
   });
 });

@@ -90,8 +90,8 @@ function doorChecks(get: () => { a: TestGateway; mgmt: string }) {
   it('GET /v1/key names the group and shows its limits and use', async () => {
     const { a, mgmt } = get();
     const { group, keys } = await groupWithKeys(a, mgmt, 1_000_000, 2);
-    expect((await chat(a, keys[0])).status).toBe(200);
-    const status = await call(a, 'GET', '/v1/key', keys[1]);
+    expect((await chat(a, keys[0]!)).status).toBe(200);
+    const status = await call(a, 'GET', '/v1/key', keys[1]!);
     expect(status.body.group).toMatchObject({ id: group.id, name: group.name, month: { limit_credits: 1_000_000 } });
     expect(status.body.group.month.used_credits).toBeGreaterThan(0);
     expect(status.body.month.used_credits).toBe(0);
@@ -131,13 +131,13 @@ describe.skipIf(!canRun)('key groups across two processes [postgres]', () => {
     // What one call may use, from the 429 of a group with room for its shortest answer only (with none at all,
     // the 429 says that not even the shortest answer fits).
     const probe = await groupWithKeys(a, mgmt, 1_000, 1);
-    const first = await chat(a, probe.keys[0]);
+    const first = await chat(a, probe.keys[0]!);
     expect(first.status).toBe(429);
     const most = Number(/may use up to (\d+) credits/.exec(first.body.error.message)![1]);
     const N = 5;
     const { group, keys } = await groupWithKeys(a, mgmt, N * most, 4);
     for (const s of [a, b]) s.sim.inject('b0', { kind: 'delay', ms: 1_500, times: 20 });
-    const res = await Promise.all(Array.from({ length: 16 }, (_, i) => chat(i % 2 ? b : a, keys[i % keys.length])));
+    const res = await Promise.all(Array.from({ length: 16 }, (_, i) => chat(i % 2 ? b : a, keys[i % keys.length]!)));
     const statuses = res.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(N);
     expect(statuses.filter((s) => s === 429)).toHaveLength(16 - N);
@@ -147,10 +147,10 @@ describe.skipIf(!canRun)('key groups across two processes [postgres]', () => {
         WHERE k.group_id = $1 AND u.scope = 'month'`,
       [group.id],
     );
-    expect(BigInt(used.rows[0].s)).toBeLessThanOrEqual(BigInt(N * most) * 1000n);
-    expect((await chat(b, keys[1])).status).toBe(429);
+    expect(BigInt(used.rows[0]!.s)).toBeLessThanOrEqual(BigInt(N * most) * 1000n);
+    expect((await chat(b, keys[1]!)).status).toBe(429);
     const raised = await call(a, 'PATCH', `/v1/key-groups/${group.id}`, mgmt, { monthly_limit_credits: (N + 1) * most * 10 });
     expect(raised.status).toBe(200);
-    expect((await chat(b, keys[1])).status).toBe(200);
+    expect((await chat(b, keys[1]!)).status).toBe(200);
   }, 60_000);
 });

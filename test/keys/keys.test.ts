@@ -58,7 +58,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
           `SELECT count(*) AS n FROM api_keys WHERE wallet_id = $1 AND kind = 'api' AND NOT is_chat_key AND closed_at IS NULL`,
           [walletId],
         )
-      ).rows[0].n,
+      ).rows[0]!.n,
     );
 
   describe('authentication', () => {
@@ -154,7 +154,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
       // Only the hash is stored.
       const stored = await db.query(`SELECT * FROM api_keys WHERE id = $1`, [rec.id]);
       expect(JSON.stringify(stored.rows)).not.toContain(rec.key);
-      expect(stored.rows[0].secret_hash).toBe(hashSecret(rec.key));
+      expect(stored.rows[0]!.secret_hash).toBe(hashSecret(rec.key));
     });
 
     it('numbers names of a batch and lists newest first', async () => {
@@ -314,7 +314,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
               `SELECT closed_at, closed_reason FROM api_keys WHERE id = $1`,
               [id],
             )
-          ).rows[0];
+          ).rows[0]!;
           expect(row.closed_at).not.toBeNull();
           expect(row.closed_reason).toBe('slot_race');
         }
@@ -559,7 +559,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const r = await call('GET', `/v1/keys/${rec.id}`);
       expect(r.body).toMatchObject({ month_used_credits: 2, day_used_credits: 2, last_used_at: '2026-03-10T03:00:00.000Z' });
       await keys.flushLastUsed();
-      const row = (await db.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [rec.id])).rows[0];
+      const row = (await db.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [rec.id])).rows[0]!;
       expect(new Date(row.last_used_at).toISOString()).toBe('2026-03-10T03:00:00.000Z');
     });
   });
@@ -586,7 +586,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const closed = await keys.closeFormerOwnerManagementKeys(walletId);
       expect(closed).toEqual([{ id: mgmt.id, name: 'ops', key_prefix: expect.stringMatching(/^sk-svcm-/) }]);
       expect(await keys.closeFormerOwnerManagementKeys(walletId)).toEqual([]); // says only what it closed itself
-      const row = (await db.query<{ closed_reason: string }>('SELECT closed_reason FROM api_keys WHERE id = $1', [mgmt.id])).rows[0];
+      const row = (await db.query<{ closed_reason: string }>('SELECT closed_reason FROM api_keys WHERE id = $1', [mgmt.id])).rows[0]!;
       expect(row.closed_reason).toBe('owner_changed');
     });
   });

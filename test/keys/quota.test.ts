@@ -114,12 +114,12 @@ describeEachDatabase('key quotas', (getDb) => {
       expect(first).toHaveLength(10);
       expect(await reserve(ledger, auth, 1n)).toMatchObject({ ok: false, reason: 'key_limit' });
 
-      await ledger.release(first[0]);
+      await ledger.release(first[0]!);
       const again = await reserve(ledger, auth);
       expect(again.ok).toBe(true);
 
       // Settled at 100: 100 used + 2,700 held leaves 200.
-      await ledger.settle(first[1], 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx));
+      await ledger.settle(first[1]!, 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx));
       expect(await reserve(ledger, auth, 200n * C + 1n)).toMatchObject({
         ok: false,
         reason: 'key_limit',
@@ -145,7 +145,7 @@ describeEachDatabase('key quotas', (getDb) => {
       const holds = held(await Promise.all(Array.from({ length: 10 }, () => reserve(ledger, auth))));
       // Sent in the same tick (one batch where the ledger batches): settle at 100, then a reserve of 200.
       const [, after] = await Promise.all([
-        ledger.settle(holds[0], 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx)),
+        ledger.settle(holds[0]!, 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx)),
         reserve(ledger, auth, 200n * C),
       ]);
       expect(after.ok).toBe(true);

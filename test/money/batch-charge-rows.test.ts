@@ -109,7 +109,7 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     s.sizes.length = 0;
     const out = await Promise.all(
       s.held.map((r, i) =>
-        s.ledger.settle(r, charges[i], [chargeRow(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))]),
+        s.ledger.settle(r, charges[i]!, [chargeRow(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))]),
       ),
     );
     expect(s.sizes).toEqual([20]);
@@ -130,9 +130,9 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     const s = await setup(2);
     const rowsOf = (i: number) => [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))];
     await Promise.all([
-      s.ledger.settle(s.held[0], 700n, rowsOf(0)),
-      s.ledger.settle(s.held[0], 700n, rowsOf(0)),
-      s.ledger.settle(s.held[1], 0n, rowsOf(1)),
+      s.ledger.settle(s.held[0]!, 700n, rowsOf(0)),
+      s.ledger.settle(s.held[0]!, 700n, rowsOf(0)),
+      s.ledger.settle(s.held[1]!, 0n, rowsOf(1)),
     ]);
     expect(await s.used()).toEqual([
       { scope: 'day', used_nano: '700' },
@@ -175,8 +175,8 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
       { scope: 'month', used_nano: '5000' },
     ]);
     expect((await s.records()).map((r) => r.request_id)).toEqual(['req-0', 'req-1', 'req-2', 'req-4', 'req-5']);
-    const row = await getDb().query<{ state: string }>('SELECT state FROM reservations WHERE id = $1', [s.held[3].id]);
-    expect(row.rows[0].state).toBe('held');
+    const row = await getDb().query<{ state: string }>('SELECT state FROM reservations WHERE id = $1', [s.held[3]!.id]);
+    expect(row.rows[0]!.state).toBe('held');
     expect((await s.ledger.journalSum(s.walletId)).chargedNano).toBe(5_000n);
     await expectJournalAddsUp(s.ledger, s.walletId);
   });
@@ -186,7 +186,7 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     const quota = counted(s.keys.quota.useWriter);
     const out = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        s.ledger.draw(s.held[0], 300n, `draw-${i}`, [
+        s.ledger.draw(s.held[0]!, 300n, `draw-${i}`, [
           chargeRow(quota.writer, { keyId: s.keyId, finishedAt }),
           ...usageRecordRows(s.draft(i)),
         ]),
@@ -205,7 +205,7 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     const s = await setup(1);
     const spied = recordingTransactions(getDb());
     const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
-    const out = await ledger.draw(s.held[0], 400n, 'draw-one', [
+    const out = await ledger.draw(s.held[0]!, 400n, 'draw-one', [
       chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }),
       ...usageRecordRows(s.draft(0)),
     ]);
@@ -227,9 +227,9 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
   it("a draw's usage record is its charge's one row: it carries the draw's id, and a draw written again with it charges nothing", async () => {
     const s = await setup(1);
     const rows = [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(0))];
-    expect(await s.ledger.draw(s.held[0], 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 400n, alreadyFinished: false });
+    expect(await s.ledger.draw(s.held[0]!, 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 400n, alreadyFinished: false });
     // The retry after an unclear commit: the same draw with the same rows.
-    expect(await s.ledger.draw(s.held[0], 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 0n, alreadyFinished: true });
+    expect(await s.ledger.draw(s.held[0]!, 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 0n, alreadyFinished: true });
     const rowsOf = async (sql: string) => (await getDb().query<{ n: string }>(sql, ['draw-recorded'])).rows[0]?.n;
     expect(await rowsOf('SELECT count(*)::text AS n FROM usage_records WHERE transfer_id = $1')).toBe('1');
     expect(await rowsOf('SELECT count(*)::text AS n FROM reservation_draws WHERE draw_id = $1')).toBe('0');
@@ -239,8 +239,8 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     ]);
     // A draw whose rows keep no record of it (its usage record refused for good) writes a draw row, and is known by it.
     const quotaOnly = [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt })];
-    expect(await s.ledger.draw(s.held[0], 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 100n });
-    expect(await s.ledger.draw(s.held[0], 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 0n });
+    expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 100n });
+    expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 0n });
     expect((await getDb().query('SELECT 1 FROM reservation_draws WHERE draw_id = $1', ['draw-unrecorded'])).rows).toHaveLength(1);
     await expectJournalAddsUp(s.ledger, s.walletId);
   });

@@ -53,14 +53,14 @@ function checkWrite({ sql, params }: { sql: string; params: unknown[] }): number
     }
     expect(FITS[type], `$${n}::${type}[]`).toBeDefined();
     expect(Array.isArray(p), `$${n}::${type}[]`).toBe(true);
-    for (const v of p as unknown[]) if (v !== null) expect(FITS[type](v), `$${n}::${type}[] holds ${String(v)}`).toBe(true);
+    for (const v of p as unknown[]) if (v !== null) expect(FITS[type]!(v), `$${n}::${type}[] holds ${String(v)}`).toBe(true);
   }
   expect([...used].sort((a, b) => a - b)).toEqual(params.map((_, i) => i + 1));
   const counts: number[] = [];
   for (const [, list] of sql.matchAll(/unnest\(([^)]*)\)/g)) {
-    const lengths = [...list.matchAll(/\$(\d+)/g)].map(([, n]) => (params[Number(n) - 1] as unknown[]).length);
+    const lengths = [...list!.matchAll(/\$(\d+)/g)].map(([, n]) => (params[Number(n) - 1] as unknown[]).length);
     expect(new Set(lengths).size, `unnest(${list})`).toBe(1);
-    counts.push(lengths[0]);
+    counts.push(lengths[0]!);
   }
   expect(counts).toHaveLength(8);
   return counts;
@@ -89,7 +89,7 @@ describeEachDatabase('the batch write statement', (getDb: () => Db) => {
     // draw (finished, held_moved, draws).
     for (let cte = 0; cte < 8; cte++)
       expect(
-        carried.some((c) => c[cte] > 0),
+        carried.some((c) => c[cte]! > 0),
         `unnest ${cte}`,
       ).toBe(true);
   });

@@ -126,21 +126,21 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
           if (!z.ok) throw new Error('refused');
           await ledger.settle(z.reservation, 1n);
           const need = plan.held.filter((h) => h.wallet === k).reduce((a, h) => a + h.amount, 0);
-          await ledger.topUp(w.id, { nano: BigInt(need + plan.spare[k] + 1) });
+          await ledger.topUp(w.id, { nano: BigInt(need + plan.spare[k]! + 1) });
           wallets.push(w.id);
           deadLots.push(dead.id);
         }
         const held: Reservation[] = [];
         for (const [i, h] of plan.held.entries()) {
-          const r = await ledger.reserve({ walletId: wallets[h.wallet], vendor: 'b', amountNano: BigInt(h.amount), callId: `held-${i}` });
+          const r = await ledger.reserve({ walletId: wallets[h.wallet]!, vendor: 'b', amountNano: BigInt(h.amount), callId: `held-${i}` });
           if (!r.ok) throw new Error('refused');
           held.push(r.reservation);
         }
         const moved = new Map<string, string>(); // reservation id → the lot its hold was on
         for (const [i, h] of plan.held.entries()) {
           if (h.then.kind !== 'broken') continue;
-          const r = held[i];
-          moved.set(r.id, r.lots[0].lotId);
+          const r = held[i]!;
+          moved.set(r.id, r.lots[0]!.lotId);
           await db.query('UPDATE reservation_lots SET lot_id = $2 WHERE reservation_id = $1', [r.id, deadLots[h.wallet]]);
         }
 
@@ -173,9 +173,9 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
         type Call = { tag: string; run: () => Promise<unknown> };
         const calls: Call[] = [
           ...plan.held.map((h, i): Call => {
-            const r = held[i];
+            const r = held[i]!;
             const tag = r.id;
-            const other = wallets[(h.wallet + 1) % wallets.length];
+            const other = wallets[(h.wallet + 1) % wallets.length]!;
             const t = h.then;
             switch (t.kind) {
               case 'settle':
@@ -196,7 +196,7 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
               tag: `new-${wallets[0]}-${i}`,
               run: () =>
                 ledger.reserve({
-                  walletId: wallets[x.wallet],
+                  walletId: wallets[x.wallet]!,
                   vendor: 'b',
                   amountNano: BigInt(x.amount),
                   callId: `new-${wallets[0]}-${i}`,
@@ -204,9 +204,9 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
             }),
           ),
         ];
-        const order = calls.map((_, n) => n).sort((a, b) => plan.order[a] - plan.order[b] || a - b);
+        const order = calls.map((_, n) => n).sort((a, b) => plan.order[a]! - plan.order[b]! || a - b);
         const pending = new Array<Promise<unknown>>(calls.length);
-        for (const n of order) pending[n] = calls[n].run();
+        for (const n of order) pending[n] = calls[n]!.run();
         let timer: NodeJS.Timeout | undefined;
         const hung = new Promise<'hung'>((r) => (timer = setTimeout(() => r('hung'), 10_000)));
         const out = await Promise.race([Promise.allSettled(pending), hung]);
@@ -227,15 +227,15 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
         );
         let charged = 0n;
         for (const [i, h] of plan.held.entries()) {
-          const r = held[i];
-          const o = results[i];
+          const r = held[i]!;
+          const o = results[i]!;
           const t = h.then;
           const row = (
             await db.query<{ state: string; amount_nano: string; charged_nano: string | null }>(
               'SELECT state, amount_nano::text, charged_nano::text FROM reservations WHERE id = $1',
               [r.id],
             )
-          ).rows[0];
+          ).rows[0]!;
           const draws = (
             await db.query<{ amount_nano: string }>('SELECT amount_nano::text FROM reservation_draws WHERE reservation_id = $1', [r.id])
           ).rows;
@@ -277,7 +277,7 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
         }
         const newHolds: Reservation[] = [];
         for (const [j, x] of plan.reserves.entries()) {
-          const o = results[plan.held.length + j];
+          const o = results[plan.held.length + j]!;
           expect(o.status).toBe('fulfilled');
           const v = (o as PromiseFulfilledResult<{ ok: boolean; reservation?: Reservation; availableNano?: bigint }>).value;
           if (v.ok) {

@@ -108,7 +108,7 @@ describe('the charge intent on a lease', () => {
               // Within the hold a call is charged its cost exactly; above it, as far as the wallet went.
               holds.forEach(({ plan }, i) => {
                 if (plan.costUnits <= plan.holdUnits) expect(charged[i]).toBe(BigInt(plan.costUnits) * UNIT);
-                else expect(charged[i] <= BigInt(plan.costUnits) * UNIT).toBe(true);
+                else expect(charged[i]! <= BigInt(plan.costUnits) * UNIT).toBe(true);
               });
             } finally {
               await book.close(5_000);

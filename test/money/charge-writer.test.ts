@@ -97,7 +97,7 @@ describe('the charge writer', () => {
           });
           const outcomes = await Promise.allSettled(charges.map((c) => c.committed));
           outcomes.forEach((o, i) => {
-            const gaveUp = calls[i].final && calls[i].failures > 0;
+            const gaveUp = calls[i]!.final && calls[i]!.failures > 0;
             expect(o.status).toBe(gaveUp ? 'rejected' : 'fulfilled');
             expect(landed.get(`call-${i}`) ?? 0).toBe(gaveUp ? 0 : 1);
             if (o.status === 'fulfilled') expect(o.value).toBe(BigInt(i + 1));

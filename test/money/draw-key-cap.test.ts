@@ -72,7 +72,7 @@ function before(sc: Scenario): { lots: LotState[]; res: Map<string, ResState> } 
 
 function decide(book: Book, sc: Scenario, step: number | 'reserve') {
   if (step !== 'reserve') {
-    const d = sc.draws[step];
+    const d = sc.draws[step]!;
     return book.finish({ kind: 'draw', id: 'res0', actualNano: d.amount, drawId: `d${step}`, holdAtMostNano: d.holdAtMost }, T0);
   }
   const cap: KeyCap = { limitNano: sc.limitNano, lockUsed: async () => 0n };

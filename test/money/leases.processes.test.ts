@@ -120,7 +120,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
         `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`,
         [walletId],
       );
-      if (Number(held.rows[0].n) > 0) break;
+      if (Number(held.rows[0]!.n) > 0) break;
       await sleep(25);
     }
     const burst = await Promise.all(Array.from({ length: 38 }, (_, i) => speech(i % 2 ? a : b, key)));
@@ -133,7 +133,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
       `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`,
       [walletId],
     );
-    expect(Number(leases.rows[0].n), 'no lease was taken: the test did not exercise them').toBeGreaterThan(0);
+    expect(Number(leases.rows[0]!.n), 'no lease was taken: the test did not exercise them').toBeGreaterThan(0);
     // Both processes write their draws and give their leases back on request.
     await Promise.all([a, b].map((g) => fetch(`${g.base}/healthz`)));
     const bal = await settledBalance(walletId);
@@ -174,12 +174,12 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
       `SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`,
       [limited.id],
     );
-    expect(Number(keyLeases.rows[0].n), "no lease of the key's allowance was taken: the test did not exercise them").toBeGreaterThan(0);
+    expect(Number(keyLeases.rows[0]!.n), "no lease of the key's allowance was taken: the test did not exercise them").toBeGreaterThan(0);
     const used = await pgSchema.db.query<{ s: string }>(
       `SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`,
       [limited.id],
     );
-    expect(BigInt(used.rows[0].s)).toBe(BigInt(MAX_CALLS) * SPEECH_COST);
+    expect(BigInt(used.rows[0]!.s)).toBe(BigInt(MAX_CALLS) * SPEECH_COST);
     await settledBalance(rich.walletId);
     await expectJournalAddsUp(ledger, rich.walletId);
   }, 60_000);
@@ -195,7 +195,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
       `SELECT coalesce(sum(amount_nano), 0)::text AS s FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id LIKE 'lease:%'`,
       [fresh.walletId],
     );
-    expect(BigInt(held.rows[0].s)).toBeGreaterThan(0n);
+    expect(BigInt(held.rows[0]!.s)).toBeGreaterThan(0n);
     // d spends everything left: the last calls need the money c's lease holds.
     let served = 0;
     for (let i = 0; i < 38; i++) if ((await speech(d, fresh.key)).status === 200) served++;
@@ -267,8 +267,8 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
       `SELECT count(*)::int AS n, max(at) AS last FROM usage_records WHERE wallet_id = $1 AND transfer_id IS NOT NULL`,
       [walletId],
     );
-    expect(newest.rows[0].n, 'no draw was written before the kill: the test did not exercise leases').toBeGreaterThan(0);
-    const lastDrawnAt = new Date(newest.rows[0].last!).getTime();
+    expect(newest.rows[0]!.n, 'no draw was written before the kill: the test did not exercise leases').toBeGreaterThan(0);
+    const lastDrawnAt = new Date(newest.rows[0]!.last!).getTime();
     const charged1 = new Set(chargedIds);
     const lost = [...answeredAt].filter(([id]) => !charged1.has(id));
     expect(

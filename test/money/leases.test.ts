@@ -16,7 +16,7 @@ const heldLeases = async (t: TestGateway) =>
       `SELECT count(*) AS n, coalesce(sum(amount_nano), 0)::text AS held FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id LIKE 'lease:%'`,
       [t.walletId],
     )
-  ).rows[0];
+  ).rows[0]!;
 
 describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
   const leasedGateway = useLeasedGateway(kind);
@@ -44,13 +44,13 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     }
     expect(headers).toEqual(Array.from({ length: 30 }, (_, i) => costOf(i)));
     const leased = await heldLeases(t);
-    expect(Number(leased.n)).toBeGreaterThan(0);
+    expect(Number(leased!.n)).toBeGreaterThan(0);
     // Most calls took no reservation of their own: the lease admitted them and their charges were draws.
     const own = await t.gw.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id NOT LIKE 'lease:%'`,
       [t.walletId],
     );
-    expect(Number(own.rows[0].n)).toBeLessThanOrEqual(2);
+    expect(Number(own.rows[0]!.n)).toBeLessThanOrEqual(2);
 
     await t.gw.leases.flushed();
     const total = headers.reduce((a, b) => a + b, 0n);
@@ -67,9 +67,9 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
       `SELECT count(*) AS n FROM usage_records WHERE wallet_id = $1 AND transfer_id IS NOT NULL`,
       [t.walletId],
     );
-    expect(Number(recorded.rows[0].n)).toBeGreaterThanOrEqual(28);
+    expect(Number(recorded.rows[0]!.n)).toBeGreaterThanOrEqual(28);
     const draws = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservation_draws`);
-    expect(Number(draws.rows[0].n)).toBe(0);
+    expect(Number(draws.rows[0]!.n)).toBe(0);
 
     // The wallet views count the lease's unspent hold as spendable.
     const credits = await (await fetch(`${t.url}/v1/credits`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json();
@@ -115,7 +115,7 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
         `SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%' AND state = 'held'`,
         [id],
       );
-      if (Number(granted.rows[0].n) > 0) break;
+      if (Number(granted.rows[0]!.n) > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     for (let i = 0; i < 3; i++) await call();
@@ -123,7 +123,7 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
       `SELECT count(*) AS n FROM reservations WHERE key_id = $1 AND call_id LIKE 'lease:%'`,
       [id],
     );
-    expect(Number(keyLeases.rows[0].n), 'no lease of the key was taken').toBeGreaterThan(0);
+    expect(Number(keyLeases.rows[0]!.n), 'no lease of the key was taken').toBeGreaterThan(0);
     // The key's own lease holds at most its month's allowance, and what its calls used counts on the key.
     const held = await t.gw.db.query<{ s: string }>(
       `SELECT coalesce(sum(amount_nano), 0)::text AS s FROM reservations WHERE key_id = $1 AND state = 'held'`,
@@ -133,8 +133,8 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
       `SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`,
       [id],
     );
-    expect(BigInt(used.rows[0].s)).toBeGreaterThan(0n);
-    expect(BigInt(held.rows[0].s) + BigInt(used.rows[0].s)).toBeLessThanOrEqual(1_000_000n * 1000n);
+    expect(BigInt(used.rows[0]!.s)).toBeGreaterThan(0n);
+    expect(BigInt(held.rows[0]!.s) + BigInt(used.rows[0]!.s)).toBeLessThanOrEqual(1_000_000n * 1000n);
   });
 
   it('gives every lease back and writes every draw when the gateway closes', async () => {
@@ -161,7 +161,7 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
       `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`,
       [small.id],
     );
-    expect(leases.rows[0].n).toBe('0');
+    expect(leases.rows[0]!.n).toBe('0');
     expect(creditsToNano(5_000) - (await t.gw.ledger.balance(small.id)).availableNano).toBeGreaterThan(0n);
   });
 });

@@ -129,9 +129,9 @@ for (const kind of databaseKinds) {
       expect(a.failures).toEqual(want);
       expect(a.lastRun).toBe(now / 1000);
       expect(a.error).toBeDefined();
-      expect(a.error.level).toBe(50);
-      expect(a.error.checks).toEqual(LEDGER_CHECKS.filter((c) => failed[c]));
-      expect(a.error.examples).toEqual(a.run.examples);
+      expect(a.error!.level).toBe(50);
+      expect(a.error!.checks).toEqual(LEDGER_CHECKS.filter((c) => failed[c]));
+      expect(a.error!.examples).toEqual(a.run.examples);
       expect(JSON.stringify(a.error)).not.toContain(secret);
       return a.run.examples;
     }
@@ -172,7 +172,7 @@ for (const kind of databaseKinds) {
 
     it("a lot's balance column edited by hand fails lot_journal (with the lot) and wallet_lots", async () => {
       const w = await movedWallet();
-      const lotId = w.inFlight.lots[0].lotId;
+      const lotId = w.inFlight.lots[0]!.lotId;
       await g().gw.db.query('UPDATE credit_lots SET reserved_nano = reserved_nano + 7 WHERE id = $1', [lotId]);
       const examples = await expectFailed({ lot_journal: 1, wallet_lots: 1 }, w.key);
       expect(examples).toEqual({ lot_journal: [{ walletId: w.walletId, lotId }], wallet_lots: [{ walletId: w.walletId }] });
@@ -188,7 +188,7 @@ for (const kind of databaseKinds) {
       const examples = await expectFailed({ wallet_journal: 1, lot_journal: 1 }, w.key);
       expect(examples).toEqual({
         wallet_journal: [{ walletId: w.walletId }],
-        lot_journal: [{ walletId: w.walletId, lotId: gone.rows[0].lot_id }],
+        lot_journal: [{ walletId: w.walletId, lotId: gone.rows[0]!.lot_id }],
       });
     });
 
@@ -200,9 +200,9 @@ for (const kind of databaseKinds) {
       // A charge the lots could not cover, written as a move would write it (reserve and settle in the journal,
       // the columns moved alike) but without the lock that keeps it within the balance: everything adds up,
       // only the sign is wrong.
-      const lotId = w.inFlight.lots[0].lotId;
-      const over = (await db.query<{ v: string }>('SELECT (available_nano + 5)::text AS v FROM credit_lots WHERE id = $1', [lotId])).rows[0]
-        .v;
+      const lotId = w.inFlight.lots[0]!.lotId;
+      const over = (await db.query<{ v: string }>('SELECT (available_nano + 5)::text AS v FROM credit_lots WHERE id = $1', [lotId]))
+        .rows[0]!.v;
       await db.query('UPDATE credit_lots SET available_nano = available_nano - $2::bigint WHERE id = $1', [lotId, over]);
       await db.query('UPDATE wallets SET available_nano = available_nano - $2::bigint WHERE id = $1', [w.walletId, over]);
       for (const kind of ['reserve', 'settle']) {

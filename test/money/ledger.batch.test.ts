@@ -20,7 +20,7 @@ function rng(seed: number) {
   return {
     next,
     int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)],
+    pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)]!,
   };
 }
 
@@ -60,7 +60,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     const refusals: bigint[] = [];
     await Promise.all(
       plan.map(async (p, i) => {
-        const res = await l.reserve({ walletId, vendor: p.vendor, amountNano: p.amount, callId: `mix-${i}` });
+        const res = await l.reserve({ walletId, vendor: p.vendor!, amountNano: p.amount, callId: `mix-${i}` });
         if (!res.ok) {
           expect(res.reason).toBe('insufficient_credit');
           refusals.push(res.availableNano);
@@ -132,18 +132,18 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     sizes.length = 0;
     // All submitted in the same tick: one batch.
     const calls = [
-      l.settle(held[0], 4_000n, async (tx, charged) => {
+      l.settle(held[0]!, 4_000n, async (tx, charged) => {
         seen.push(charged);
         await tx.query('SELECT 1');
       }),
-      l.settle({ ...held[1], id: 'res_nope' }, 1_000n),
-      l.settle(held[1], 5_000n, async () => {
+      l.settle({ ...held[1]!, id: 'res_nope' }, 1_000n),
+      l.settle(held[1]!, 5_000n, async () => {
         throw new Error('quota write failed');
       }),
-      l.release(held[2]),
+      l.release(held[2]!),
       l.reserve({ walletId: w.id, vendor: 'b', amountNano: 50_000n, callId: 'new' }),
       l.reserve({ walletId: 'wal_missing', vendor: 'b', amountNano: 1n, callId: 'nowhere' }),
-      l.settle(held[3], 12_000n), // 2,000 above its reservation: from available
+      l.settle(held[3]!, 12_000n), // 2,000 above its reservation: from available
     ];
     const out = await Promise.allSettled(calls);
     // one batch (on PostgreSQL the reserve on the unknown wallet has that wallet's own queue, whose batch of
@@ -165,8 +165,8 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     const { sum } = await expectJournalAddsUp(l, w.id);
     expect(sum.chargedNano).toBe(16_000n);
     // the failed settle can be done again, and is then charged once
-    expect(await l.settle(held[1], 5_000n)).toEqual({ chargedNano: 5_000n, shortfallNano: 0n, alreadyFinished: false });
-    expect(await l.settle(held[1], 5_000n)).toMatchObject({ alreadyFinished: true, chargedNano: 5_000n });
+    expect(await l.settle(held[1]!, 5_000n)).toEqual({ chargedNano: 5_000n, shortfallNano: 0n, alreadyFinished: false });
+    expect(await l.settle(held[1]!, 5_000n)).toMatchObject({ alreadyFinished: true, chargedNano: 5_000n });
     await expectJournalAddsUp(l, w.id);
   });
 
@@ -186,11 +186,11 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     };
     sizes.length = 0;
     const out = await Promise.allSettled([
-      l.settle(rs[0], 1_000n, ok('first')),
-      l.settle(rs[1], 2_000n, async (tx) => {
+      l.settle(rs[0]!, 1_000n, ok('first')),
+      l.settle(rs[1]!, 2_000n, async (tx) => {
         await tx.query('SELECT 1 / 0'); // the transaction is aborted
       }),
-      l.settle(rs[2], 3_000n, ok('third')),
+      l.settle(rs[2]!, 3_000n, ok('third')),
     ]);
     expect(sizes[0]).toBe(3);
     expect(out[0]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 1_000n } });
@@ -199,7 +199,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     expect(ran.slice(-2)).toEqual(['first', 'third']);
     const row = await getDb().query<{ state: string; charged_nano: string | null }>(
       'SELECT state, charged_nano FROM reservations WHERE id = $1',
-      [rs[1].id],
+      [rs[1]!.id],
     );
     expect(row.rows[0]).toEqual({ state: 'held', charged_nano: null });
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 50_000n - 15_000n + 4_000n + 2_000n, reservedNano: 5_000n });
@@ -216,13 +216,13 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       const r = rng(7);
       for (let i = 0; i < 30; i++) {
         const res = await l.reserve({
-          walletId: wallets[k],
+          walletId: wallets[k]!,
           vendor: r.pick(['a', 'b', 'c']),
           amountNano: BigInt(r.int(1, 6_000)),
           callId: `pre-${i}`,
         });
         if (!res.ok) throw new Error('refused');
-        pre[k].push(res.reservation);
+        pre[k]!.push(res.reservation);
       }
     }
     type Step =
@@ -240,16 +240,16 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       return { kind: 'settle-forged', i: r.int(0, 29) };
     });
     const lotIndex = async (walletId: string) => new Map((await l.balance(walletId)).lots.map((x, n) => [x.id, n]));
-    const idx = [await lotIndex(wallets[0]), await lotIndex(wallets[1])];
+    const idx = [await lotIndex(wallets[0]!), await lotIndex(wallets[1]!)];
     const call = (k: number, s: Step): Promise<unknown> => {
       switch (s.kind) {
         case 'reserve':
           return l
-            .reserve({ walletId: wallets[k], vendor: s.vendor, amountNano: s.amount, callId: 'x' })
-            .then((res) => (res.ok ? { ok: true, lots: res.reservation.lots.map((d) => [idx[k].get(d.lotId), d.amountNano]) } : res));
+            .reserve({ walletId: wallets[k]!, vendor: s.vendor, amountNano: s.amount, callId: 'x' })
+            .then((res) => (res.ok ? { ok: true, lots: res.reservation.lots.map((d) => [idx[k]!.get(d.lotId), d.amountNano]) } : res));
         case 'settle':
           return l.settle(
-            pre[k][s.i],
+            pre[k]![s.i]!,
             s.actual,
             s.callback === 'ok'
               ? async (tx) => {
@@ -262,9 +262,9 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
                 : undefined,
           );
         case 'release':
-          return l.release(pre[k][s.i]);
+          return l.release(pre[k]![s.i]!);
         case 'settle-forged':
-          return l.settle({ ...pre[k][s.i], id: `res_forged_${s.i}` }, 1n);
+          return l.settle({ ...pre[k]![s.i]!, id: `res_forged_${s.i}` }, 1n);
       }
     };
     const norm = (o: PromiseSettledResult<unknown>) =>
@@ -279,11 +279,11 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     const batched = await Promise.allSettled(steps.map((s) => call(1, s)));
     expect(sizes.length).toBeLessThan(20);
     expect(batched.map(norm)).toEqual(serial.map(norm));
-    const [b0, b1] = [await l.balance(wallets[0]), await l.balance(wallets[1])];
+    const [b0, b1] = [await l.balance(wallets[0]!), await l.balance(wallets[1]!)];
     expect(b1.availableNano).toBe(b0.availableNano);
     expect(b1.reservedNano).toBe(b0.reservedNano);
     expect(b1.lots.map((x) => [x.availableNano, x.reservedNano])).toEqual(b0.lots.map((x) => [x.availableNano, x.reservedNano]));
-    const [s0, s1] = [await expectJournalAddsUp(l, wallets[0]), await expectJournalAddsUp(l, wallets[1])];
+    const [s0, s1] = [await expectJournalAddsUp(l, wallets[0]!), await expectJournalAddsUp(l, wallets[1]!)];
     expect(s1.sum.chargedNano).toBe(s0.sum.chargedNano);
     expect(s1.sum.releasedNano).toBe(s0.sum.releasedNano);
   });
@@ -345,25 +345,25 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       createLedger(getDb(), { clock, owner: 'o1', walletQueues: () => 1 }),
       createLedger(getDb(), { clock, owner: 'o2', walletQueues: () => 2 }),
     ];
-    const wallets = await Promise.all(Array.from({ length: 6 }, () => fundedWallet(ledgers[0])));
+    const wallets = await Promise.all(Array.from({ length: 6 }, () => fundedWallet(ledgers[0]!)));
     const charged = new Map<string, bigint>(wallets.map((w) => [w, 0n]));
     const r = rng(7);
     await Promise.all(
       Array.from({ length: 240 }, async (_, i) => {
         const walletId = r.pick(wallets);
-        const res = await ledgers[i % 2].reserve({
+        const res = await ledgers[i % 2]!.reserve({
           walletId,
           vendor: r.pick(['a', 'b', 'c']),
           amountNano: BigInt(r.int(1, 3_000)),
           callId: `ov-${i}`,
         });
         if (!res.ok) return;
-        const s = await ledgers[(i + 1) % 2].settle(res.reservation, BigInt(r.int(0, 3_500)));
-        charged.set(walletId, charged.get(walletId)! + s.chargedNano);
+        const s = await ledgers[(i + 1) % 2]!.settle(res.reservation, BigInt(r.int(0, 3_500)));
+        charged.set(walletId!, charged.get(walletId!)! + s.chargedNano);
       }),
     );
     for (const w of wallets) {
-      const { bal, sum } = await expectJournalAddsUp(ledgers[0], w);
+      const { bal, sum } = await expectJournalAddsUp(ledgers[0]!, w);
       expect(sum.chargedNano).toBe(charged.get(w));
       expect(bal.reservedNano).toBe(0n);
       expect(bal.availableNano).toBe(FUNDED - charged.get(w)!);
@@ -372,21 +372,21 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
 
   it('two ledgers (two batchers, as two processes) on one wallet at once never overspend', async () => {
     const ledgers = [createLedger(getDb(), { clock, owner: 'p1' }), createLedger(getDb(), { clock, owner: 'p2' })];
-    const walletId = await fundedWallet(ledgers[0]);
+    const walletId = await fundedWallet(ledgers[0]!);
     let charged = 0n;
     let okCount = 0;
     await Promise.all(
       Array.from({ length: 160 }, async (_, i) => {
-        const l = ledgers[i % 2];
+        const l = ledgers[i % 2]!;
         const res = await l.reserve({ walletId, vendor: i % 3 ? 'b' : 'c', amountNano: 2_000n, callId: `two-${i}` });
         if (!res.ok) return;
         okCount++;
-        const s = await ledgers[(i + 1) % 2].settle(res.reservation, i % 5 === 0 ? 2_500n : 700n);
+        const s = await ledgers[(i + 1) % 2]!.settle(res.reservation, i % 5 === 0 ? 2_500n : 700n);
         charged += s.chargedNano;
       }),
     );
     expect(okCount).toBeGreaterThan(0);
-    const { bal, sum } = await expectJournalAddsUp(ledgers[0], walletId);
+    const { bal, sum } = await expectJournalAddsUp(ledgers[0]!, walletId);
     expect(sum.chargedNano).toBe(charged);
     expect(bal.reservedNano).toBe(0n);
     expect(bal.availableNano).toBe(FUNDED - charged);

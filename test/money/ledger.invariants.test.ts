@@ -110,7 +110,7 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     const wallets = [await l.createWallet({ credits: 10 }), await l.createWallet({ credits: 10 }), await l.createWallet({ credits: 10 })];
     const held: Reservation[] = [];
     for (const w of wallets) held.push(await reserve(l, w.id, 'b', 2_500n));
-    await inflateHold(held[1], 10_000n);
+    await inflateHold(held[1]!, 10_000n);
     clock.advance(61_000);
     const reported: { err: unknown; expire?: { reservationId: string; walletId: string } | undefined }[] = [];
     const stop = l.startSweeper({ intervalMs: 20, onError: (err, expire) => void reported.push({ err, expire }) });
@@ -119,18 +119,18 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     } finally {
       stop();
     }
-    expect(reported[0].expire).toEqual({ reservationId: held[1].id, walletId: wallets[1].id });
-    expect(reported[0].err).toBeInstanceOf(LedgerInvariantBroken);
-    expect(reported.every((r) => r.expire?.reservationId === held[1].id)).toBe(true);
+    expect(reported[0]!.expire).toEqual({ reservationId: held[1]!.id, walletId: wallets[1]!.id });
+    expect(reported[0]!.err).toBeInstanceOf(LedgerInvariantBroken);
+    expect(reported.every((r) => r.expire?.reservationId === held[1]!.id)).toBe(true);
     for (const w of [wallets[0], wallets[2]]) {
-      expect(await l.balance(w.id)).toMatchObject({ availableNano: 10_000n, reservedNano: 0n });
-      await expectJournalAddsUp(l, w.id);
+      expect(await l.balance(w!.id)).toMatchObject({ availableNano: 10_000n, reservedNano: 0n });
+      await expectJournalAddsUp(l, w!.id);
     }
     // Called directly without onError or a log: the others are swept first, then the failure is thrown.
-    const r4 = await reserve(l, wallets[0].id, 'b', 1_000n);
+    const r4 = await reserve(l, wallets[0]!.id, 'b', 1_000n);
     clock.advance(61_000);
     await expect(l.sweepExpired()).rejects.toBeInstanceOf(LedgerInvariantBroken);
     const row = await getDb().query<{ state: string }>('SELECT state FROM reservations WHERE id = $1', [r4.id]);
-    expect(row.rows[0].state).toBe('expired');
+    expect(row.rows[0]!.state).toBe('expired');
   });
 });

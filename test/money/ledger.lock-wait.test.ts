@@ -24,7 +24,7 @@ describeEachDatabase(
           'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))',
           [pid],
         );
-        if (r.rows[0].n > 0) return;
+        if (r.rows[0]!.n > 0) return;
         await new Promise((res) => setTimeout(res, 10));
       }
       throw new Error(`nobody waited on backend ${pid}`);
@@ -41,7 +41,7 @@ describeEachDatabase(
       let holding!: () => void;
       const held = new Promise<void>((r) => (holding = r));
       const draw = ledger.draw(lease, amountNano, drawId, async (tx) => {
-        pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
         holding();
         await gate;
       });
@@ -65,9 +65,9 @@ describeEachDatabase(
         }
         const [lease] = held;
 
-        const d = await drawHeldOpen(other, lease, 4_000n, `draw-${finish}`);
+        const d = await drawHeldOpen(other, lease!, 4_000n, `draw-${finish}`);
         // The finish starts its locking statement now (its snapshot sees the hold before the draw) and waits.
-        const finished = finish === 'release' ? here.release(lease) : here.settle(lease, 1_000n);
+        const finished = finish === 'release' ? here.release(lease!) : here.settle(lease!, 1_000n);
         await untilBlockedBy(d.pid);
         d.open();
         const draw = d.draw;
@@ -79,7 +79,7 @@ describeEachDatabase(
         // The reservation's journal: what it charged and gave back is exactly what it reserved.
         const j = await getDb().query<{ kind: string; s: string }>(
           'SELECT kind, sum(amount_nano)::text AS s FROM ledger_journal WHERE reservation_id = $1 GROUP BY kind',
-          [lease.id],
+          [lease!.id],
         );
         const byKind = Object.fromEntries(j.rows.map((r) => [r.kind, BigInt(r.s)]));
         const charged = finish === 'release' ? 4_000n : 5_000n;
@@ -116,12 +116,12 @@ describeEachDatabase(
         const t0 = Date.now();
         const [r1, r2] = [w1, w2].map((w) => ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: `c-${w.id}` }));
         const settled = Promise.allSettled([r1, r2]);
-        const w2Ms = await r2.then(() => Date.now() - t0);
+        const w2Ms = await r2!.then(() => Date.now() - t0);
         const [s1, s2] = await settled;
         return { r1: s1, r2: s2, w2Ms };
       });
       expect(locker.r1.status === 'rejected' && (locker.r1.reason as { code?: string }).code).toBe('55P03');
-      expect(locker.r2.status === 'fulfilled' && locker.r2.value.ok).toBe(true);
+      expect(locker.r2.status === 'fulfilled' && locker.r2.value!.ok).toBe(true);
       expect(locker.w2Ms).toBeLessThan(2 * LOCK_WAIT_MS); // one wait on the lock, then its own batch
       // Let go: W1's next reserve lands; nothing of the failed one was written.
       const again = await ledger.reserve({ walletId: w1.id, vendor: 'b', amountNano: 10_000n, callId: 'c-again' });

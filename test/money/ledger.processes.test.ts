@@ -37,7 +37,7 @@ function startChild(env: Record<string, string>): Child {
       return;
     }
     const i = waiters.findIndex((w) => w.event === e.event);
-    if (i >= 0) waiters.splice(i, 1)[0].resolve(e);
+    if (i >= 0) waiters.splice(i, 1)[0]!.resolve(e);
     else events.push(e);
   });
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
@@ -48,7 +48,7 @@ function startChild(env: Record<string, string>): Child {
     next: (event) =>
       new Promise((resolve, reject) => {
         const i = events.findIndex((e) => e.event === event);
-        if (i >= 0) return resolve(events.splice(i, 1)[0]);
+        if (i >= 0) return resolve(events.splice(i, 1)[0]!);
         waiters.push({ event, resolve });
         exited.then((code) => reject(new Error(`child exited (${code}) before '${event}': ${stderr.slice(-2000)}`)));
       }),
@@ -84,7 +84,7 @@ describe.skipIf(!pgOk)('ledger across processes [postgres]', () => {
       await other.close();
       expect([a.length, b.length].sort()).toEqual([0, loadMigrations().length]);
       const n = await fresh.db.query<{ n: string }>('SELECT count(*) AS n FROM schema_migrations');
-      expect(Number(n.rows[0].n)).toBe(a.length + b.length);
+      expect(Number(n.rows[0]!.n)).toBe(a.length + b.length);
     } finally {
       await fresh.cleanup();
     }
@@ -143,8 +143,8 @@ describe.skipIf(!pgOk)('ledger across processes [postgres]', () => {
     expect(bal.availableNano).toBe(10_000n);
     expect(bal.reservedNano).toBe(0n);
     const row = await pg.db.query<{ state: string; owner: string }>('SELECT state, owner FROM reservations WHERE id = $1', [r.id]);
-    expect(row.rows[0].state).toBe('expired');
-    expect(row.rows[0].owner).toMatch(/^child-/);
+    expect(row.rows[0]!.state).toBe('expired');
+    expect(row.rows[0]!.owner).toMatch(/^child-/);
     await expectJournalAddsUp(ledger, w.id);
   }, 60_000);
 });

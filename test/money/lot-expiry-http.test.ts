@@ -125,7 +125,7 @@ for (const kind of databaseKinds) {
       );
       const expired = journal.rows.filter((r) => r.kind === 'expire');
       expect(expired).toHaveLength(1);
-      expect(BigInt(expired[0].amount_nano)).toBe(expiries[0].expiredNano);
+      expect(BigInt(expired[0]!.amount_nano)).toBe(expiries[0]!.expiredNano);
       // Nothing charged to the expired lot from its expiry on (calls in flight on a lease draw elsewhere).
       const chargedAfter = journal.rows.filter((r) => r.kind === 'settle' && new Date(r.at).getTime() >= expiresAt.getTime());
       expect(chargedAfter).toEqual([]);
@@ -133,9 +133,9 @@ for (const kind of databaseKinds) {
       const bal = await ledger.balance(w.id);
       const gone = bal.lots.find((l) => l.id === made.soon.lot_id)!;
       expect(gone.availableNano).toBe(0n);
-      expect(gone.expiredNano).toBe(expiries[0].expiredNano);
+      expect(gone.expiredNano).toBe(expiries[0]!.expiredNano);
       const { sum } = await expectJournalAddsUp(ledger, w.id);
-      expect(sum.expiredNano).toBe(expiries[0].expiredNano);
+      expect(sum.expiredNano).toBe(expiries[0]!.expiredNano);
       expect((await checkLedger(db, { walletIds: [w.id], heldExpiredBefore: null })).ok).toBe(true);
 
       const trail = (await (
@@ -148,14 +148,14 @@ for (const kind of databaseKinds) {
         target_id: made.soon.lot_id,
       });
       expect(trail.data[0].after).toEqual({
-        expired_credits: Number(expiries[0].expiredNano / 1000n),
+        expired_credits: Number(expiries[0]!.expiredNano / 1000n),
         expires_at: expiresAt.toISOString(),
       });
 
       const view = (await (await fetch(`${g().url}/admin/v1/wallets/${w.id}`, { headers: ADMIN })).json()) as any;
       const shown = view.lots.find((l: any) => l.id === made.soon.lot_id);
       expect(shown).toMatchObject({ credits: 0, expires_at: expiresAt.toISOString() });
-      expect(shown.expired_credits).toBe(Number(expiries[0].expiredNano / 1000n));
+      expect(shown.expired_credits).toBe(Number(expiries[0]!.expiredNano / 1000n));
       expect(view.credits).toBe((await credits(key)).credits);
     });
   });

@@ -120,7 +120,7 @@ describe.skipIf(!canRun)('lots that expire across processes', () => {
       `SELECT coalesce(sum(amount_nano), 0)::text AS s FROM ledger_journal WHERE lot_id = $1 AND kind = 'settle'`,
       [soon.id],
     );
-    expect(BigInt(paidBefore.rows[0].s), 'the soonest-expiring lot paid nothing: the test did not exercise it').toBeGreaterThan(0n);
+    expect(BigInt(paidBefore.rows[0]!.s), 'the soonest-expiring lot paid nothing: the test did not exercise it').toBeGreaterThan(0n);
 
     // Stop both (their leases go back and their last draws are written), then audit everything.
     for (const g of [a, b]) g.child.kill('SIGTERM');
@@ -135,7 +135,7 @@ describe.skipIf(!canRun)('lots that expire across processes', () => {
       [soon.id],
     );
     // No money created: what the lot paid and what expired is exactly what it was given.
-    expect(BigInt(onLot.rows[0].charged) + lot.expiredNano).toBe(lot.grantedNano);
+    expect(BigInt(onLot.rows[0]!.charged) + lot.expiredNano).toBe(lot.grantedNano);
     expect(lot.availableNano).toBe(0n);
     expect((await checkLedger(pg.db, { walletIds: [w.id], heldExpiredBefore: null })).ok).toBe(true);
     // One audit entry per expiry move (the lease given back at the stop may make a second), by the gateway itself.

@@ -141,11 +141,11 @@ function run(s: Scenario, check: (v: StepView) => void): { lots: LotState[]; boo
       view.reserved = r.ok ? { ok: true, drawn: r.lots } : r;
     } else {
       if (made.length === 0) return;
-      const id = made[step.pick % made.length];
+      const id = made[step.pick % made.length]!;
       view.target = copyRes(book.reservation(id)!);
       view.earlier = [...(history.get(id) ?? [])];
       const expireBefore = step.kind === 'expire' ? new Date(EXPIRES.getTime() + (step.extended ? -1 : 1)) : undefined;
-      view.finished = book.finish({ kind: step.kind, id, actualNano: step.kind === 'expire' ? 0n : step.actual, expireBefore }, at);
+      view.finished = book.finish({ kind: step.kind, id: id!, actualNano: step.kind === 'expire' ? 0n : step.actual, expireBefore }, at);
       history.set(id, [...view.earlier, view.finished]);
     }
     check(view);

@@ -79,7 +79,7 @@ async function walletPage(g: ChildGateway, walletId: string): Promise<string> {
     body: new URLSearchParams({ token }).toString(),
     redirect: 'manual',
   });
-  const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0];
+  const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
   expect(cookie, 'signed in').not.toBe('');
   const page = await fetch(`${g.base}/dashboard/wallet?lang=en`, { headers: { cookie } });
   expect(page.status).toBe(200);
@@ -136,7 +136,7 @@ describe.skipIf(!canRun)('every view tells the truth on every process', () => {
       `SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND state = 'held' AND call_id LIKE 'lease:%'`,
       [walletId],
     );
-    expect(Number(leased.rows[0].n), 'the call was not admitted on a lease: the test did not exercise one').toBeGreaterThan(0);
+    expect(Number(leased.rows[0]!.n), 'the call was not admitted on a lease: the test did not exercise one').toBeGreaterThan(0);
     const held = (await credits(a, key)).reserved_credits;
     expect(held, 'A and B show the same hold').toBe(seen.value.reserved_credits);
 

@@ -58,7 +58,7 @@ describe('the API description', () => {
     expect(listed.length).toBeGreaterThan(15);
     for (const entry of listed) {
       const [method, path] = entry.split(' ');
-      expect(doc.paths[path]?.[method.toLowerCase()], `${entry} is missing`).toBeDefined();
+      expect(doc.paths[path!]?.[method!.toLowerCase()], `${entry} is missing`).toBeDefined();
     }
   });
 

@@ -104,7 +104,7 @@ async function exerciseCommands(env: Record<string, string>, keyWorks: (key: str
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids.slice(-3)).toEqual(made);
 
-  const w = made[0];
+  const w = made[0]!;
   const topup = await cli(['wallet', 'topup', w, '--credits', '5', '--vendors', 'c'], env);
   expect(topup.code, topup.stderr).toBe(0);
   const shown = await cli(['wallet', 'show', w], env);

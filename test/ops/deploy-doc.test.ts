@@ -5,18 +5,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const DEPLOY = readFileSync('docs/deploy.md', 'utf8');
-const README_SECTIONS = [...readFileSync('README.md', 'utf8').matchAll(/^## (.+)$/gm)].map((m) => m[1].trim());
+const README_SECTIONS = [...readFileSync('README.md', 'utf8').matchAll(/^## (.+)$/gm)].map((m) => m[1]!.trim());
 
 describe('docs/deploy.md', () => {
   it('names no path outside the repository, and every repository file it names exists', () => {
     expect(DEPLOY).not.toMatch(/\/work\/|\.\.\//);
     const named = [...DEPLOY.matchAll(/`((?:docs|engine|deploy|config|catalog|test|bin)\/[\w./-]+?)`/g)].map((m) => m[1]);
     expect(named.length).toBeGreaterThan(5);
-    for (const path of named) expect(existsSync(path), path).toBe(true);
+    for (const path of named) expect(existsSync(path!), path).toBe(true);
   });
 
   it('names only README sections that exist', () => {
-    const cited = [...DEPLOY.matchAll(/README, ([A-Z][\w\s]+?)[;)]/g)].map((m) => m[1].replace(/\s+/g, ' '));
+    const cited = [...DEPLOY.matchAll(/README, ([A-Z][\w\s]+?)[;)]/g)].map((m) => m[1]!.replace(/\s+/g, ' '));
     expect(cited.length).toBeGreaterThan(0);
     for (const section of cited) expect(README_SECTIONS, section).toContain(section);
   });

@@ -12,7 +12,7 @@ const README = readFileSync('README.md', 'utf8');
 
 /** The README's fenced blocks of one language, in order. */
 function blocks(lang: string): string[] {
-  return [...README.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]);
+  return [...README.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
 }
 
 /** The shell commands of a block: continuation lines joined, comments and the `export` of placeholders left out. */

@@ -63,6 +63,6 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((r) => child!.on('exit', (code) => r(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(out.text.split(apiKey).length - 1).toBe(1); // printed once, in the banner, never logged
+    expect(out.text.split(apiKey!).length - 1).toBe(1); // printed once, in the banner, never logged
   }, 90_000);
 });

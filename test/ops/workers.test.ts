@@ -262,7 +262,7 @@ describe('GATEWAY_WORKERS', () => {
         `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`,
         [wallet.id],
       );
-      expect(leases.rows[0].n).toBeLessThanOrEqual(1);
+      expect(leases.rows[0]!.n).toBeLessThanOrEqual(1);
       await expectJournalAddsUp(ledger, wallet.id);
     },
     120_000,

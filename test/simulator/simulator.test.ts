@@ -54,7 +54,7 @@ describe('vendor A messages', () => {
     expect(msg.usage.output_tokens).toBe(tok(text));
     expect(msg.usage.cache_read_input_tokens).toBe(0);
     expect(msg.usage.cache_creation_input_tokens).toBe(0);
-    const rec = sim.receivedOn('a1')[0];
+    const rec = sim.receivedOn('a1')[0]!;
     expect(rec).toMatchObject({ route: 'a1', method: 'POST', path: '/v1/messages' });
     expect(rec.headers['x-api-key'] ?? rec.headers.authorization).toMatch(/sk-a/);
     expect(rec.headers['anthropic-version']).toBeTruthy();
@@ -78,7 +78,7 @@ describe('vendor A messages', () => {
       ],
     });
     expect(msg.usage.input_tokens).toBe(tok('What is this?', JSON.stringify(tools)) + 85);
-    expect(msg.content[0].type).toBe('text'); // no tag: no tool call
+    expect(msg.content[0]!.type).toBe('text'); // no tag: no tool call
   });
 
   it('streams events in the vendor order and the SDK assembles them', async () => {
@@ -241,8 +241,8 @@ describe('vendor B chat completions', () => {
     });
     expect(r.id).toMatch(/^chatcmpl-/);
     expect(r.object).toBe('chat.completion');
-    expect(r.choices[0].message.content).toBe('Simulated reply from b-model: Hi');
-    expect(r.choices[0].finish_reason).toBe('stop');
+    expect(r.choices[0]!.message.content).toBe('Simulated reply from b-model: Hi');
+    expect(r.choices[0]!.finish_reason).toBe('stop');
     expect(r.usage).toMatchObject({
       prompt_tokens: 1300,
       completion_tokens: 7,
@@ -253,7 +253,7 @@ describe('vendor B chat completions', () => {
     const plain = await openai().chat.completions.create({ model: 'b-model', messages: [{ role: 'user', content: 'abcdefgh' }] });
     expect(plain.usage!.prompt_tokens).toBe(tok('abcdefgh'));
     expect(plain.usage!.completion_tokens).toBe(tok('Simulated reply from b-model: abcdefgh'));
-    expect(sim.receivedOn('b1')[0].headers.authorization).toBe('Bearer sk-b');
+    expect(sim.receivedOn('b1')[0]!.headers.authorization).toBe('Bearer sk-b');
   });
 
   it('streams chunks, with a usage chunk only when include_usage is set', async () => {
@@ -265,12 +265,12 @@ describe('vendor B chat completions', () => {
     });
     const chunks = [];
     for await (const c of withUsage) chunks.push(c);
-    expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Simulated reply from b-model: Count these words');
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
     expect(last.usage!.completion_tokens).toBe(tok('Simulated reply from b-model: Count these words'));
-    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
+    expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
 
     const res = await post('b1', '/v1/chat/completions', { model: 'b-model', stream: true, messages: [{ role: 'user', content: 'x' }] });
     const text = await res.text();
@@ -288,44 +288,44 @@ describe('vendor B chat completions', () => {
       },
     ];
     const none = await openai().chat.completions.create({ model: 'b-model', tools, messages: [{ role: 'user', content: 'no tag' }] });
-    expect(none.choices[0].message.tool_calls).toBeUndefined();
+    expect(none.choices[0]!.message.tool_calls).toBeUndefined();
     const stream = openai().chat.completions.stream({
       model: 'b-model',
       tools,
       messages: [{ role: 'user', content: 'go [[sim:tools=2]]' }],
     });
     const final = await stream.finalChatCompletion();
-    const calls = final.choices[0].message.tool_calls!;
-    expect(final.choices[0].finish_reason).toBe('tool_calls');
+    const calls = final.choices[0]!.message.tool_calls!;
+    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
     expect(calls.map((c) => (c.type === 'function' ? [c.function.name, c.function.arguments] : []))).toEqual([
       ['a', '{"q":"sim"}'],
       ['b', '{"n":1}'],
     ]);
-    expect(calls[0].id).toMatch(/^call_/);
+    expect(calls[0]!.id).toMatch(/^call_/);
     const forced = await openai().chat.completions.create({
       model: 'b-model',
       tools,
       tool_choice: { type: 'function', function: { name: 'b' } },
       messages: [{ role: 'user', content: 'x' }],
     });
-    expect(forced.choices[0].message.tool_calls![0]).toMatchObject({ function: { name: 'b' } });
+    expect(forced.choices[0]!.message.tool_calls![0]).toMatchObject({ function: { name: 'b' } });
     const after = await openai().chat.completions.create({
       model: 'b-model',
       tools,
       messages: [
         { role: 'user', content: 'x [[sim:tool]]' },
-        { role: 'assistant', content: null, tool_calls: forced.choices[0].message.tool_calls! },
-        { role: 'tool', tool_call_id: calls[0].id, content: '42 apples' },
+        { role: 'assistant', content: null, tool_calls: forced.choices[0]!.message.tool_calls! },
+        { role: 'tool', tool_call_id: calls[0]!.id, content: '42 apples' },
       ],
     });
-    expect(after.choices[0].message.content).toBe('Simulated reply from b-model: tool result: 42 apples');
+    expect(after.choices[0]!.message.content).toBe('Simulated reply from b-model: tool result: 42 apples');
 
     const short = await openai().chat.completions.create({
       model: 'b-model',
       max_completion_tokens: 3,
       messages: [{ role: 'user', content: 'Tell me a long story' }],
     });
-    expect(short.choices[0].finish_reason).toBe('length');
+    expect(short.choices[0]!.finish_reason).toBe('length');
     expect(short.usage!.completion_tokens).toBe(3);
   });
 });
@@ -400,7 +400,7 @@ describe('vendor B responses', () => {
 describe('media paths', () => {
   it('images, image edits, speech, embeddings and moderations', async () => {
     const img = await openai().images.generate({ model: 'image-b-1', prompt: 'a cat', n: 1 });
-    expect(Buffer.from(img.data![0].b64_json!, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(Buffer.from(img.data![0]!.b64_json!, 'base64').subarray(1, 4).toString()).toBe('PNG');
     expect(img.usage).toMatchObject({ input_tokens: 2, output_tokens: 1056 });
 
     const edit = await openai().images.edit({
@@ -408,7 +408,7 @@ describe('media paths', () => {
       prompt: 'make it blue',
       image: await toFile(Buffer.from('fakepng'), 'in.png', { type: 'image/png' }),
     });
-    expect(edit.data![0].b64_json).toBeTruthy();
+    expect(edit.data![0]!.b64_json).toBeTruthy();
     const rec = sim.receivedOn('b1').at(-1)!;
     expect(rec.body).toEqual({
       fields: { model: 'image-b-1', prompt: 'make it blue' },
@@ -425,10 +425,10 @@ describe('media paths', () => {
 
     const emb = await openai().embeddings.create({ model: 'emb', input: ['one', 'two three'] });
     expect(emb.data).toHaveLength(2);
-    expect(emb.data[0].embedding).toHaveLength(8);
+    expect(emb.data[0]!.embedding).toHaveLength(8);
     expect(emb.usage.prompt_tokens).toBe(tok('one') + tok('two three'));
     const again = await openai().embeddings.create({ model: 'emb', input: 'one', encoding_format: 'float', dimensions: 8 });
-    expect(again.data[0].embedding.map((x) => Math.fround(x))).toEqual(Array.from(emb.data[0].embedding));
+    expect(again.data[0]!.embedding.map((x) => Math.fround(x))).toEqual(Array.from(emb.data[0]!.embedding));
 
     const mod = await openai().moderations.create({ model: 'omni-moderation-latest', input: ['fine', 'bad [[sim:flag]]'] });
     expect(mod.results.map((r) => r.flagged)).toEqual([false, true]);
@@ -577,7 +577,7 @@ describe('faults, auth and refusals', () => {
       model: 'm',
       messages: [{ role: 'user', content: 'x' }],
     });
-    expect(r.choices[0].message.content).toBe('Simulated reply from m: x');
+    expect(r.choices[0]!.message.content).toBe('Simulated reply from m: x');
     expect(sim.receivedOn('default')).toHaveLength(1);
   });
 });

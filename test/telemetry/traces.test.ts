@@ -108,7 +108,7 @@ describe('a chat call, not streamed', () => {
     expect(call.statusCode).not.toBe(ERROR);
 
     expect(children.map((s) => s.name).sort()).toEqual(['admission', 'attempt b0', 'settle']);
-    const attempt = named(children, 'attempt b0')[0];
+    const attempt = named(children, 'attempt b0')[0]!;
     expect(attempt.kind).toBe(CLIENT);
     expect(attempt.attributes['http.response.status_code']).toBe(200);
     const vendorCall = t.received('b').at(-1)!;
@@ -152,7 +152,7 @@ describe('a chat call, streamed', () => {
     expect(call.attributes['gen_ai.response.time_to_first_chunk']).toBeGreaterThan(0);
     expect(call.events.map((e) => e.name)).toContain('first chunk');
     expect(children.map((s) => s.name).sort()).toEqual(['admission', 'attempt a0', 'settle']);
-    expect(t.received('a').at(-1)!.headers.traceparent).toBe(`00-${client.traceId}-${named(children, 'attempt a0')[0].spanId}-01`);
+    expect(t.received('a').at(-1)!.headers.traceparent).toBe(`00-${client.traceId}-${named(children, 'attempt a0')[0]!.spanId}-01`);
     expect(receiver.allText()).not.toContain('saffron-walrus-7731');
   });
 });
@@ -217,15 +217,15 @@ describe('a fallback', () => {
 
     const { call, children } = await callTrace(client.traceId, 'chat b-5');
     const [first, second] = [named(children, 'attempt b0')[0], named(children, 'attempt b1')[0]];
-    expect(first.attributes).toMatchObject({
+    expect(first!.attributes).toMatchObject({
       'http.response.status_code': 503,
       'gateway.retry_reason': 'answered 503',
       'error.type': '503',
       'gateway.attempt': 0,
     });
-    expect(first.statusCode).toBe(ERROR);
-    expect(second.attributes).toMatchObject({ 'http.response.status_code': 200, 'gateway.attempt': 1 });
-    expect(second.statusCode).not.toBe(ERROR);
+    expect(first!.statusCode).toBe(ERROR);
+    expect(second!.attributes).toMatchObject({ 'http.response.status_code': 200, 'gateway.attempt': 1 });
+    expect(second!.statusCode).not.toBe(ERROR);
     expect(call.attributes).toMatchObject({ 'gateway.route': 'b1', 'gateway.fallback_depth': 1 });
     // Each attempt's own span is the parent the vendor's route was given.
     const [onB0, onB1] = [
@@ -238,8 +238,8 @@ describe('a fallback', () => {
         .filter((r) => r.route === 'b1')
         .at(-1)!,
     ];
-    expect(onB0.headers.traceparent).toBe(`00-${client.traceId}-${first.spanId}-01`);
-    expect(onB1.headers.traceparent).toBe(`00-${client.traceId}-${second.spanId}-01`);
+    expect(onB0.headers.traceparent).toBe(`00-${client.traceId}-${first!.spanId}-01`);
+    expect(onB1.headers.traceparent).toBe(`00-${client.traceId}-${second!.spanId}-01`);
   });
 });
 
@@ -263,7 +263,7 @@ describe('a refused call', () => {
     });
     expect(call.statusCode).toBe(ERROR);
     expect(children.map((s) => s.name)).toEqual(['admission']);
-    expect(children[0].attributes['error.type']).toBe('insufficient_credit');
+    expect(children[0]!.attributes['error.type']).toBe('insufficient_credit');
     expect(receiver.spans().filter((s) => s.traceId === client.traceId && s.name.startsWith('attempt'))).toEqual([]);
     expect(t.sim.received.length).toBe(before);
     expect(call.attributes['gateway.charge.nano_usd']).toBeUndefined();
@@ -304,7 +304,7 @@ describe('a video job', () => {
       'gateway.door': 'videos',
     });
     expect(children.map((s) => s.name).sort()).toEqual(['admission', 'attempt d0', 'settle']);
-    const settle = named(children, 'settle')[0];
+    const settle = named(children, 'settle')[0]!;
     expect(settle.attributes).toMatchObject({
       'gateway.charge.nano_usd': 123_000_000,
       'gen_ai.usage.cost.amount': 0.123,
@@ -315,7 +315,7 @@ describe('a video job', () => {
       .received('d')
       .filter((r) => r.path === '/v1/videos/generations')
       .at(-1)!;
-    expect(create.headers.traceparent).toBe(`00-${client.traceId}-${named(children, 'attempt d0')[0].spanId}-01`);
+    expect(create.headers.traceparent).toBe(`00-${client.traceId}-${named(children, 'attempt d0')[0]!.spanId}-01`);
     expect(receiver.allText()).not.toContain('saffron-walrus-7731');
   });
 });

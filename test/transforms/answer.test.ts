@@ -4,7 +4,7 @@ import { answerTransforms } from '../helpers/chain-steps.ts';
 import { makeCall } from './helpers.ts';
 
 const toChat = (answer: JsonObject, client: JsonObject = { model: 'a-high-5-alias', messages: [] }) =>
-  answerTransforms['messages-to-chat'](answer, makeCall(client));
+  answerTransforms['messages-to-chat']!(answer, makeCall(client));
 
 const native = (over: JsonObject = {}): JsonObject => ({
   id: 'msg_013Zva2CMHLNnXjNJJKqJ2EF',
@@ -43,7 +43,7 @@ describe('messages-to-chat', () => {
         ],
       }),
     );
-    const choice = (out.choices as JsonObject[])[0];
+    const choice = (out.choices as JsonObject[])[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message).toEqual({
       role: 'assistant',
@@ -69,7 +69,7 @@ describe('messages-to-chat', () => {
         ],
       }),
     );
-    expect(((out.choices as JsonObject[])[0].message as JsonObject).content).toBe('ab');
+    expect(((out.choices as JsonObject[])[0]!.message as JsonObject).content).toBe('ab');
   });
 
   it.each([
@@ -83,6 +83,6 @@ describe('messages-to-chat', () => {
     ['some_future_reason', 'stop'],
     [null, 'stop'],
   ])('maps stop_reason %s to finish_reason %s', (stop, finish) => {
-    expect((toChat(native({ stop_reason: stop })).choices as JsonObject[])[0].finish_reason).toBe(finish);
+    expect((toChat(native({ stop_reason: stop })).choices as JsonObject[])[0]!.finish_reason).toBe(finish);
   });
 });

@@ -118,7 +118,7 @@ describe('properties', () => {
         expect(typeof out.max_tokens).toBe('number');
         const text = JSON.stringify(out);
         for (const m of text.matchAll(/"cache_control":(\{[^}]*\})/g)) {
-          expect(Object.keys(JSON.parse(m[1])).every((k) => k === 'type' || k === 'ttl')).toBe(true);
+          expect(Object.keys(JSON.parse(m[1]!)).every((k) => k === 'type' || k === 'ttl')).toBe(true);
         }
       }),
       { numRuns: 300 },
@@ -143,7 +143,7 @@ describe('properties', () => {
     fc.assert(
       fc.property(events, json, (evs, answer) => {
         for (const name of Object.keys(streamTranslators)) {
-          const t = streamTranslators[name](makeCall({ model: 'a', messages: [], stream: true }));
+          const t = streamTranslators[name]!(makeCall({ model: 'a', messages: [], stream: true }));
           for (const e of evs) t.push(e.event ? { event: e.event, data: e.data } : { data: e.data });
           t.end();
           const u = t.usage();

@@ -14,8 +14,8 @@ const chatChunks = [
 ];
 
 function relay(client: JsonObject) {
-  const call = requestTransforms['ask-stream-usage'](makeCall({ model: 'b-5', messages: [], stream: true, ...client }));
-  return { call, t: streamTranslators['relay-hiding-injected-usage'](call) };
+  const call = requestTransforms['ask-stream-usage']!(makeCall({ model: 'b-5', messages: [], stream: true, ...client }));
+  return { call, t: streamTranslators['relay-hiding-injected-usage']!(call) };
 }
 
 describe('relay-hiding-injected-usage', () => {
@@ -32,18 +32,18 @@ describe('relay-hiding-injected-usage', () => {
   it('relays the usage chunk when the client asked for it', () => {
     const { call, t } = relay({ stream_options: { include_usage: true } });
     expect(call.notes.streamUsageInjected).toBeUndefined();
-    expect(t.push({ data: chatChunks[3] })).toEqual([`data: ${chatChunks[3]}\n\n`]);
+    expect(t.push({ data: chatChunks[3]! })).toEqual([`data: ${chatChunks[3]}\n\n`]);
   });
 
   it('estimates usage from streamed text when none arrived: by the per-script bound, or exactly for vendor B', () => {
     const { t } = relay({});
-    t.push({ data: chatChunks[1] });
+    t.push({ data: chatChunks[1]! });
     expect(t.usage().output_tokens).toBe(boundTokens('Hi there'));
     expect(t.usage().output_tokens).toBeGreaterThanOrEqual(o200kTokens('Hi there'));
-    const b = streamTranslators['relay-hiding-injected-usage'](
+    const b = streamTranslators['relay-hiding-injected-usage']!(
       makeCall({ model: 'b-5', messages: [], stream: true }, { model: { vendor: 'b' } }),
     );
-    b.push({ data: chatChunks[1].replace('Hi there', '안녕하세요, 여러분') });
+    b.push({ data: chatChunks[1]!.replace('Hi there', '안녕하세요, 여러분') });
     expect(b.usage().output_tokens).toBe(o200kTokens('안녕하세요, 여러분'));
   });
 });
@@ -59,9 +59,9 @@ describe('relay-responses', () => {
   );
 
   it('relays event and data lines verbatim and reads usage and tool calls from response.completed', () => {
-    const t = streamTranslators['relay-responses'](makeCall({ model: 'b-5', input: 'q', stream: true }, { door: 'responses' }));
+    const t = streamTranslators['relay-responses']!(makeCall({ model: 'b-5', input: 'q', stream: true }, { door: 'responses' }));
     const frames = events.map((e) => t.push(e));
-    expect(frames[2]).toEqual([`event: response.output_text.delta\ndata: ${events[2].data}\n\n`]);
+    expect(frames[2]).toEqual([`event: response.output_text.delta\ndata: ${events[2]!.data}\n\n`]);
     expect(t.end()).toEqual([]);
     expect(t.usage()).toEqual({
       input_tokens: 1000,
@@ -75,7 +75,7 @@ describe('relay-responses', () => {
   });
 
   it('counts finished tool calls when the stream is cut before response.completed', () => {
-    const t = streamTranslators['relay-responses'](makeCall({ model: 'b-5', input: 'q', stream: true }, { door: 'responses' }));
+    const t = streamTranslators['relay-responses']!(makeCall({ model: 'b-5', input: 'q', stream: true }, { door: 'responses' }));
     events.slice(0, 3).forEach((e) => t.push(e));
     expect(t.usage()).toMatchObject({ web_search_calls: 1, output_tokens: boundTokens('Answer') });
   });
@@ -91,9 +91,9 @@ describe('relay-messages', () => {
         'event: message_stop\ndata: {"type":"message_stop"}',
       ].join('\n\n'),
     );
-    const t = streamTranslators['relay-messages'](makeCall({ model: 'a', max_tokens: 10, messages: [] }, { door: 'messages' }));
+    const t = streamTranslators['relay-messages']!(makeCall({ model: 'a', max_tokens: 10, messages: [] }, { door: 'messages' }));
     const frames = events.map((e) => t.push(e));
-    expect(frames[1]).toEqual([`event: content_block_delta\ndata: ${events[1].data}\n\n`]);
+    expect(frames[1]).toEqual([`event: content_block_delta\ndata: ${events[1]!.data}\n\n`]);
     expect(t.usage()).toEqual({
       input_tokens: 10,
       cache_write_tokens: 300,

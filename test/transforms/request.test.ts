@@ -66,7 +66,7 @@ describe('messages-to-blocks', () => {
         ]),
       ],
     });
-    expect((body.messages as JsonObject[])[0].content).toEqual([
+    expect((body.messages as JsonObject[])[0]!.content).toEqual([
       { type: 'text', text: 'What is this?' },
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
       { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
@@ -172,7 +172,7 @@ describe('messages-to-blocks', () => {
     const body = toNative({
       messages: [user('x'), { role: 'assistant', tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '' } }] }],
     });
-    expect((body.messages as JsonObject[])[1].content).toEqual([{ type: 'tool_use', id: 't', name: 'f', input: {} }]);
+    expect((body.messages as JsonObject[])[1]!.content).toEqual([{ type: 'tool_use', id: 't', name: 'f', input: {} }]);
   });
 });
 
@@ -349,13 +349,13 @@ describe('carry-cache-control', () => {
     });
     const messages = body.messages as JsonObject[];
     expect(body.cache_control).toEqual(cc);
-    expect((body.system as JsonObject[])[0].cache_control).toEqual(cc);
-    expect((messages[0].content as JsonObject[])[0].cache_control).toEqual(cc);
-    expect((messages[1].content as JsonObject[])[0].cache_control).toEqual(cc);
-    const results = messages[2].content as JsonObject[];
-    expect((results[0].content as JsonObject[])[0].cache_control).toEqual(cc);
+    expect((body.system as JsonObject[])[0]!.cache_control).toEqual(cc);
+    expect((messages[0]!.content as JsonObject[])[0]!.cache_control).toEqual(cc);
+    expect((messages[1]!.content as JsonObject[])[0]!.cache_control).toEqual(cc);
+    const results = messages[2]!.content as JsonObject[];
+    expect((results[0]!.content as JsonObject[])[0]!.cache_control).toEqual(cc);
     expect(results[1]).toEqual({ type: 'tool_result', tool_use_id: 't1', content: 'r2', cache_control: cc });
-    expect((body.tools as JsonObject[])[0].cache_control).toEqual(cc);
+    expect((body.tools as JsonObject[])[0]!.cache_control).toEqual(cc);
   });
 
   it('does not carry cache_control set directly on a user or assistant message object', () => {
@@ -367,7 +367,7 @@ describe('carry-cache-control', () => {
     const withTtl = toNative({
       messages: [user([{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '1h', scope: 'x' } }])],
     });
-    expect(((withTtl.messages as JsonObject[])[0].content as JsonObject[])[0].cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
+    expect(((withTtl.messages as JsonObject[])[0]!.content as JsonObject[])[0]!.cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
     rejects(
       () => toNative({ messages: [user([{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '24h' } }])] }),
       'cache_control',

@@ -8,7 +8,7 @@ import { framePayloads, makeCall, parseSseText } from './helpers.ts';
 
 const recorded = parseSseText(readFileSync(new URL('./fixtures/two-tool-calls.sse', import.meta.url), 'utf8'));
 const translator = (client: JsonObject = {}) =>
-  streamTranslators['message-events-to-chat-chunks'](makeCall({ model: 'a-high-5', messages: [], stream: true, ...client }));
+  streamTranslators['message-events-to-chat-chunks']!(makeCall({ model: 'a-high-5', messages: [], stream: true, ...client }));
 
 describe('message-events-to-chat-chunks', () => {
   it('emits frames as each event arrives, not at the end', () => {
@@ -35,7 +35,7 @@ describe('message-events-to-chat-chunks', () => {
       expect(c.object).toBe('chat.completion.chunk');
       expect(c.model).toBe('a-high-5');
     }
-    const deltas = chunks.map((c) => (c.choices as JsonObject[])[0].delta as JsonObject);
+    const deltas = chunks.map((c) => (c.choices as JsonObject[])[0]!.delta as JsonObject);
     expect(deltas[0]).toEqual({ role: 'assistant', content: '' });
     expect(
       deltas
@@ -79,7 +79,7 @@ describe('message-events-to-chat-chunks', () => {
         .every((d) => d.id === undefined && (d.function as JsonObject).name === undefined),
     ).toBe(true);
 
-    const finishes = chunks.map((c) => (c.choices as JsonObject[])[0].finish_reason).filter((f) => f !== null);
+    const finishes = chunks.map((c) => (c.choices as JsonObject[])[0]!.finish_reason).filter((f) => f !== null);
     expect(finishes).toEqual(['tool_calls']);
     expect(chunks.some((c) => 'usage' in c)).toBe(false);
   });
@@ -125,7 +125,7 @@ describe('message-events-to-chat-chunks', () => {
   });
 
   it('estimates input from the request when even message_start never came', () => {
-    const t = streamTranslators['message-events-to-chat-chunks'](
+    const t = streamTranslators['message-events-to-chat-chunks']!(
       makeCall({ model: 'a', messages: [{ role: 'user', content: 'x'.repeat(400) }] }),
     );
     expect(t.usage().input_tokens).toBeGreaterThanOrEqual(o200kTokens('x'.repeat(400)));
@@ -133,12 +133,12 @@ describe('message-events-to-chat-chunks', () => {
 
   it('turns a mid-stream error event into one chat-shaped error frame, then ends', () => {
     const t = translator();
-    t.push(recorded[0]);
+    t.push(recorded[0]!);
     const frames = t.push({ event: 'error', data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' });
     expect(framePayloads(frames)).toEqual([
       { error: { type: 'upstream_error', message: 'Overloaded', code: 'upstream_error', param: null } },
     ]);
-    expect(t.push(recorded[5])).toEqual([]);
+    expect(t.push(recorded[5]!)).toEqual([]);
     expect(t.end()).toEqual([]);
   });
 });

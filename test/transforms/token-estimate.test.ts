@@ -26,7 +26,7 @@ const RATIO_FROM_CHARS = 250;
 
 /** A chat stream of `text` in pieces of `size`, relayed and cut after `cut` characters: the estimate's tokens. */
 function brokenStreamEstimate(text: string, cut: number, vendor: 'a' | 'b' | 'c', size = 7): number {
-  const t = streamTranslators['relay-hiding-injected-usage'](makeCall({ model: 'm', messages: [], stream: true }, { model: { vendor } }));
+  const t = streamTranslators['relay-hiding-injected-usage']!(makeCall({ model: 'm', messages: [], stream: true }, { model: { vendor } }));
   const sent = text.slice(0, cut);
   for (let at = 0; at < sent.length; at += size) {
     t.push({ data: JSON.stringify({ choices: [{ index: 0, delta: { content: sent.slice(at, at + size) } }] }) });

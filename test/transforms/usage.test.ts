@@ -6,7 +6,7 @@ import { usageReaders } from '../helpers/chain-steps.ts';
 describe('usage normalisation (input_tokens is uncached input)', () => {
   it('vendor A: input already excludes cache tokens', () => {
     expect(
-      usageReaders['messages-usage']({
+      usageReaders['messages-usage']!({
         id: 'msg_1',
         usage: {
           input_tokens: 50,
@@ -27,7 +27,7 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
   });
 
   it('vendor A: cache writes from the per-TTL breakdown, compaction added, advisor listed apart', () => {
-    const u = usageReaders['messages-usage']({
+    const u = usageReaders['messages-usage']!({
       usage: {
         input_tokens: 100,
         output_tokens: 10,
@@ -52,7 +52,7 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
 
   it('chat format (vendors B–E): prompt_tokens includes cached tokens', () => {
     expect(
-      usageReaders['chat-usage']({
+      usageReaders['chat-usage']!({
         usage: { prompt_tokens: 2000, completion_tokens: 30, total_tokens: 2030, prompt_tokens_details: { cached_tokens: 1536 } },
       }),
     ).toEqual({
@@ -63,7 +63,7 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
       web_search_calls: 0,
       file_search_calls: 0,
     });
-    expect(usageReaders['embeddings-usage']({ usage: { prompt_tokens: 12, total_tokens: 12 } })).toMatchObject({
+    expect(usageReaders['embeddings-usage']!({ usage: { prompt_tokens: 12, total_tokens: 12 } })).toMatchObject({
       input_tokens: 12,
       output_tokens: 0,
     });
@@ -72,7 +72,7 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
   // Vendor D counts reasoning apart from completion_tokens, in total_tokens only (a figure its API returned:
   // 10,120 + 1,499 + 2,809 = 14,428). Read as completion_tokens alone, the reasoning was charged nothing.
   it('chat format: reasoning counted apart from completion_tokens (in total_tokens only) is output too', () => {
-    const apart = usageReaders['chat-usage']({
+    const apart = usageReaders['chat-usage']!({
       usage: {
         prompt_tokens: 10_120,
         completion_tokens: 1_499,
@@ -83,20 +83,20 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
     });
     expect(apart).toMatchObject({ input_tokens: 9_992, cache_read_tokens: 128, output_tokens: 4_308, reasoning_tokens: 2_809 });
     // Reasoning inside completion_tokens (vendor B): the total adds nothing.
-    const inside = usageReaders['chat-usage']({
+    const inside = usageReaders['chat-usage']!({
       usage: { prompt_tokens: 100, completion_tokens: 300, total_tokens: 400, completion_tokens_details: { reasoning_tokens: 250 } },
     });
     expect(inside.output_tokens).toBe(300);
     // A total below prompt + completion, or none, or unreadable, changes nothing.
     const totals: JsonObject[] = [{ total_tokens: 10 }, {}, { total_tokens: 'x' }];
     for (const total of totals) {
-      expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 100, completion_tokens: 300, ...total } }).output_tokens).toBe(300);
+      expect(usageReaders['chat-usage']!({ usage: { prompt_tokens: 100, completion_tokens: 300, ...total } }).output_tokens).toBe(300);
     }
   });
 
   it('responses format: input_tokens includes cached tokens; server tools counted from output', () => {
     expect(
-      usageReaders['responses-usage']({
+      usageReaders['responses-usage']!({
         id: 'resp_1',
         output: [
           { type: 'web_search_call', action: { type: 'search' } },
@@ -117,29 +117,29 @@ describe('usage normalisation (input_tokens is uncached input)', () => {
   });
 
   it('caps a cached count at the prompt, and marks a count it cannot read as unreadable (NaN), never negative', () => {
-    const u = usageReaders['chat-usage']({
+    const u = usageReaders['chat-usage']!({
       usage: { prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 50 }, completion_tokens: 'x' },
     });
     expect(u).toMatchObject({ input_tokens: 0, cache_read_tokens: 10, output_tokens: NaN });
     for (const bad of [-1, '10', Infinity, {}]) {
-      expect(usageReaders['messages-usage']({ usage: { input_tokens: bad, output_tokens: 5 } }).input_tokens, String(bad)).toBeNaN();
-      expect(usageReaders['responses-usage']({ usage: { input_tokens: 5, output_tokens: bad } }).output_tokens, String(bad)).toBeNaN();
+      expect(usageReaders['messages-usage']!({ usage: { input_tokens: bad, output_tokens: 5 } }).input_tokens, String(bad)).toBeNaN();
+      expect(usageReaders['responses-usage']!({ usage: { input_tokens: 5, output_tokens: bad } }).output_tokens, String(bad)).toBeNaN();
     }
   });
 
   it('reads a figure that is missing as unreadable, and an image answer still counts its images', () => {
-    expect(usageReaders['chat-usage']({ choices: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
-    expect(usageReaders['messages-usage']({ content: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
-    expect(usageReaders['image-usage']({ data: [{ b64_json: 'AAAA' }, { b64_json: 'AAAA' }] })).toMatchObject({
+    expect(usageReaders['chat-usage']!({ choices: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
+    expect(usageReaders['messages-usage']!({ content: [] })).toMatchObject({ input_tokens: NaN, output_tokens: NaN });
+    expect(usageReaders['image-usage']!({ data: [{ b64_json: 'AAAA' }, { b64_json: 'AAAA' }] })).toMatchObject({
       images: 2,
       input_tokens: NaN,
     });
     // A chat figure without a completion count is unreadable; the embeddings door's never has one: zero output.
-    expect(usageReaders['chat-usage']({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({
+    expect(usageReaders['chat-usage']!({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({
       input_tokens: 8,
       output_tokens: NaN,
     });
-    expect(usageReaders['embeddings-usage']({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({
+    expect(usageReaders['embeddings-usage']!({ usage: { prompt_tokens: 8, total_tokens: 8 } })).toMatchObject({
       input_tokens: 8,
       output_tokens: 0,
     });

@@ -54,7 +54,7 @@ async function writeRecords(db: Db, drafts: UsageRecordDraft[]) {
   });
 }
 
-const count = async (db: Db, sql: string, params: unknown[] = []) => Number((await db.query<{ n: string }>(sql, params)).rows[0].n);
+const count = async (db: Db, sql: string, params: unknown[] = []) => Number((await db.query<{ n: string }>(sql, params)).rows[0]!.n);
 
 /** The records summed per Korean day, wallet, key and model, and the rollup, in the same shape. */
 async function rollupAndRecords(db: Db, walletId: string) {
@@ -157,7 +157,7 @@ onPostgres('migration 013 on PostgreSQL: existing records move into the partitio
       [wallet.id],
     );
     const newestOld3 = (await pg.db.query<{ seq: string }>(`SELECT max(seq)::text AS seq FROM usage_records WHERE request_id = 'old-3'`))
-      .rows[0].seq;
+      .rows[0]!.seq;
 
     // 013 comes first; later migrations (other features) may follow it.
     expect((await migrate(pg.db))[0]).toBe('013_usage_records_at_scale.sql');
@@ -168,7 +168,7 @@ onPostgres('migration 013 on PostgreSQL: existing records move into the partitio
       `SELECT seq::text FROM usage_records WHERE wallet_id = $1 AND request_id = 'old-3' ORDER BY seq DESC LIMIT 1`,
       [wallet.id],
     );
-    expect(found.rows[0].seq).toBe(newestOld3);
+    expect(found.rows[0]!.seq).toBe(newestOld3);
     const { records, rollup } = await rollupAndRecords(pg.db, wallet.id);
     expect(rollup).toEqual(records);
     // New records continue the sequence after the moved ones.
@@ -176,7 +176,7 @@ onPostgres('migration 013 on PostgreSQL: existing records move into the partitio
     await storage.prepare(new Date(TEST_NOW));
     await writeRecords(pg.db, [draft(wallet.id, TEST_NOW, 1)]);
     const next = await pg.db.query<{ seq: string }>(`SELECT seq::text FROM usage_records WHERE request_id = $1`, [`r-${TEST_NOW}-1`]);
-    expect(BigInt(next.rows[0].seq)).toBeGreaterThan(50n);
+    expect(BigInt(next.rows[0]!.seq)).toBeGreaterThan(50n);
   });
 });
 
@@ -224,7 +224,7 @@ for (const kind of databaseKinds) {
       const owner = await signIn(t, t.walletId);
       const charged = (
         await t.gw.db.query<{ s: string }>(`SELECT sum(charged_nano)::text AS s FROM usage_records WHERE wallet_id = $1`, [t.walletId])
-      ).rows[0].s;
+      ).rows[0]!.s;
       const totalsOf = (page: string) => /data-testid="usage-totals" data-nano="(\d+)" data-calls="(\d+)"/.exec(page)!.slice(1);
       expect(totalsOf(await (await owner.get('/dashboard/usage')).text())).toEqual([charged, '40']);
 
@@ -237,7 +237,7 @@ for (const kind of databaseKinds) {
       const marked = (BigInt(charged) + 1_000_000n).toString();
       const page = await (await owner.get('/dashboard/usage?by=model')).text();
       expect(totalsOf(page)).toEqual([marked, '41']);
-      const bars = [...page.matchAll(/<rect [^>]*data-nano="(\d+)"/g)].reduce((a, m) => a + BigInt(m[1]), 0n);
+      const bars = [...page.matchAll(/<rect [^>]*data-nano="(\d+)"/g)].reduce((a, m) => a + BigInt(m[1]!), 0n);
       expect(bars.toString()).toBe(marked);
 
       const month = koreanDate(new Date(TEST_NOW)).slice(0, 7);
@@ -254,8 +254,8 @@ for (const kind of databaseKinds) {
 
       const perCall = (await (await owner.get(`/dashboard/usage.csv?month=${month}`)).text()).trim().split('\r\n');
       expect(perCall).toHaveLength(41); // the header and the forty records
-      const header = perCall[0].split(',');
-      const sum = perCall.slice(1).reduce((a, line) => a + BigInt(line.split(',')[header.indexOf('charged_nano')]), 0n);
+      const header = perCall[0]!.split(',');
+      const sum = perCall.slice(1).reduce((a, line) => a + BigInt(line.split(',')[header.indexOf('charged_nano')]!), 0n);
       expect(sum.toString()).toBe(charged);
       expect((await owner.get('/dashboard/usage.csv?month=2026-13')).status).toBe(400);
     });

@@ -96,8 +96,8 @@ describe.skipIf(!canRun)('videos across processes with data folders of their own
   it('made through one, downloaded through the other and after the first stops; delete and retention remove the object from any process', async () => {
     const a = await gateway();
     const [kept, deletedThroughA, expiring] = await Promise.all(['kept', 'deleted through a', 'expiring'].map((p) => createVideo(a, p)));
-    for (const id of [kept, deletedThroughA, expiring]) await completed(a, id);
-    const keys = await Promise.all([kept, deletedThroughA, expiring].map(objectKey));
+    for (const id of [kept, deletedThroughA, expiring]) await completed(a, id!);
+    const keys = await Promise.all([kept, deletedThroughA, expiring].map((id) => objectKey(id!)));
     expect((await s3.keys(`${PREFIX}/`)).sort()).toEqual([...keys].sort());
     // Seven days on for one of them; b, started after a delivered them all, never held a file.
     await pgSchema.db.query(`UPDATE video_jobs SET expires_at = now() - interval '1 second' WHERE id = $1`, [expiring]);
@@ -111,7 +111,7 @@ describe.skipIf(!canRun)('videos across processes with data folders of their own
       new RegExp(`^${s3.endpoint}/${s3.bucket}/${keys[0]!.replace(/\./g, '\\.')}\\?.*X-Amz-Expires=300`),
     );
     const expected = fakeMp4();
-    for (const g of [b, a]) expect(await download(g, kept)).toEqual({ status: 200, bytes: expected });
+    for (const g of [b, a]) expect(await download(g, kept!)).toEqual({ status: 200, bytes: expected });
 
     // The retention sweep of b's first round.
     for (const until = Date.now() + 20_000; Date.now() < until && (await s3.exists(keys[2]!)); ) await sleep(100);
@@ -128,7 +128,7 @@ describe.skipIf(!canRun)('videos across processes with data folders of their own
 
     a.child.kill('SIGTERM');
     expect(await a.exited).toBe(0);
-    expect(await download(b, kept)).toEqual({ status: 200, bytes: expected });
+    expect(await download(b, kept!)).toEqual({ status: 200, bytes: expected });
     expect((await call(b, `/v1/videos/${kept}`, { method: 'DELETE' })).status).toBe(200);
     expect(await s3.exists(keys[0]!)).toBe(false);
     expect(await s3.keys(`${PREFIX}/`)).toEqual([]);

@@ -147,8 +147,8 @@ describeEachDatabase('video job store: claims and leases', (getDb) => {
     // Nothing left for a third worker while the leases run.
     expect(await store.claim('C', now, later, 10)).toEqual([]);
     // A write under a lease one no longer holds does nothing.
-    expect(await store.patch(a[0].id, 'B', { progress: 50 })).toBe(false);
-    expect(await store.patch(a[0].id, 'A', { progress: 50, status: 'in_progress' })).toBe(true);
+    expect(await store.patch(a[0]!.id, 'B', { progress: 50 })).toBe(false);
+    expect(await store.patch(a[0]!.id, 'A', { progress: 50, status: 'in_progress' })).toBe(true);
     // Once the leases lapse the jobs can be claimed again (a dead process's jobs continue elsewhere).
     const lapsed = new Date(now.getTime() + 120_000);
     const afterLapse = await store.claim('C', lapsed, new Date(lapsed.getTime() + 60_000), 100);

@@ -13,12 +13,12 @@ import { isObject } from '../util/json.ts';
 /** Removes the parameter at `path`; whether it was there. */
 function drop(body: JsonObject, path: string): boolean {
   const keys = path.split('.');
-  let at: JsonValue = body;
+  let at: JsonValue | undefined = body;
   for (const k of keys.slice(0, -1)) {
     if (!isObject(at)) return false;
     at = at[k];
   }
-  const last = keys[keys.length - 1];
+  const last = keys[keys.length - 1]!; // a split has at least one part
   if (!isObject(at) || !(last in at)) return false;
   delete at[last];
   return true;

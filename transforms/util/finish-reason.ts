@@ -15,5 +15,5 @@ const MAP: Record<string, 'stop' | 'length' | 'tool_calls' | 'content_filter'> =
 };
 
 export function finishReasonFromStop(stopReason: unknown): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
-  return typeof stopReason === 'string' && Object.hasOwn(MAP, stopReason) ? MAP[stopReason] : 'stop';
+  return typeof stopReason === 'string' && Object.hasOwn(MAP, stopReason) ? MAP[stopReason]! : 'stop';
 }

@@ -135,7 +135,7 @@ const run: RequestTransform = (call) => {
     if (!rule) {
       throw bad(`Parameter '${key}' is not a chat-completions parameter this door translates for vendor A models. ${USE_MESSAGES}`, key);
     }
-    rule(body[key], body, key);
+    rule(body[key]!, body, key);
     delete body[key];
   }
   if (typeof body.temperature === 'number' && (body.temperature < 0 || body.temperature > 1)) {

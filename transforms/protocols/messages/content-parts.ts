@@ -10,8 +10,10 @@ const DATA_URI = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s;
 function parseDataUri(uri: string): { mediaType: string; base64: boolean; data: string } | undefined {
   const m = DATA_URI.exec(uri);
   if (!m) return undefined;
-  const params = m[2].split(';').filter(Boolean);
-  return { mediaType: m[1].toLowerCase(), base64: params.includes('base64'), data: m[3] };
+  // None of the three groups is optional: each matched, if only the empty string.
+  const [, mediaType = '', paramText = '', data = ''] = m;
+  const params = paramText.split(';').filter(Boolean);
+  return { mediaType: mediaType.toLowerCase(), base64: params.includes('base64'), data };
 }
 
 function imageBlock(part: JsonObject, where: string): JsonObject {

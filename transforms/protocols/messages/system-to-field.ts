@@ -47,7 +47,8 @@ const run: RequestTransform = (call) => {
   const blocks = system.flat();
   call.body.messages = rest;
   if (system.length === 1 && plainStrings.length === 1) {
-    if (plainStrings[0] !== '') call.body.system = plainStrings[0];
+    const [only] = plainStrings as [string];
+    if (only !== '') call.body.system = only;
   } else if (blocks.length > 0) {
     call.body.system = blocks;
   }
