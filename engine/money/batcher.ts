@@ -47,7 +47,7 @@
 // batch runs again. Only real failures (deadlocks, lost connections, bugs) are thrown.
 import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Pending } from './batch-queues.ts';
+import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
 import { LedgerInvariantBroken, processBatch, type RunContext } from './batch-run.ts';
 import { type Outcome, type RunAgain, RunAgainOutside, runAgainFor, type Verdict } from './batch-verdict.ts';
 import { assertMoney } from './invariants.ts';
@@ -63,7 +63,6 @@ interface BatcherOptions {
   owner: string;
   /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal: a config reload applies to the next one. */
   planVendors: () => readonly string[];
-  maxBatch?: number;
   /** How long draws wait after the last draws batch started (DEFAULT_DRAW_FLUSH_MS); read at each wait. */
   drawFlushMs?: () => number;
   /** How many queues the wallets share on PostgreSQL (DEFAULT_WALLET_QUEUES); read at each op. */
@@ -89,7 +88,6 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   const runAgain = runAgainFor(opts.db.kind);
   const submit = batchQueues({
     embedded,
-    maxBatch: opts.maxBatch ?? MAX_BATCH,
     drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS),
     walletQueues: opts.walletQueues ?? (() => DEFAULT_WALLET_QUEUES),
     runBatch: (take) => new BatchRun(opts, runAgain, take).run(),

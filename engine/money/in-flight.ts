@@ -17,9 +17,8 @@ export class InFlightTeller {
     private readonly ledger: Pick<Ledger, 'noteInFlight'>,
     private readonly leases: () => readonly Lease[],
     private readonly log: Log,
-    everyMs: number = IN_FLIGHT_TELL_MS,
   ) {
-    this.timer = setInterval(() => void this.tell(), everyMs);
+    this.timer = setInterval(() => void this.tell(), IN_FLIGHT_TELL_MS);
     this.timer.unref();
   }
 
