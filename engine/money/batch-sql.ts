@@ -71,6 +71,19 @@ interface LockRow {
   expires_at: string | Date | null;
 }
 
+export type LotRow = Pick<LockRow, 'id' | 'wallet_id' | 'seq' | 'vendors' | 'available_nano' | 'reserved_nano' | 'expires_at'>;
+
+/** A locked `credit_lots` row as the Book decides on it (the batches' lock, and the expiry pass's). */
+export const lotStateOf = (row: LotRow): LotState => ({
+  id: row.id,
+  walletId: row.wallet_id,
+  seq: toBigInt(row.seq),
+  vendors: row.vendors ?? null,
+  avail: toBigInt(row.available_nano),
+  reserved: toBigInt(row.reserved_nano),
+  expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+});
+
 /**
  * Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and
  * reads them: the holds of the reservations, and which of `drawIds` were written before, in a second
@@ -88,15 +101,7 @@ export async function lockBatch(
   const reservations = new Map<string, ResState>();
   for (const row of rows) {
     if (row.row_kind === 'lot') {
-      lots.push({
-        id: row.id,
-        walletId: row.wallet_id,
-        seq: toBigInt(row.seq),
-        vendors: row.vendors ?? null,
-        avail: toBigInt(row.available_nano),
-        reserved: toBigInt(row.reserved_nano),
-        expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
-      });
+      lots.push(lotStateOf(row));
       continue;
     }
     reservations.set(row.id, {

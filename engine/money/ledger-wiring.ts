@@ -18,6 +18,7 @@ import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import { createLedger } from './ledger.ts';
 import { startLotExpiry } from './lot-expiry.ts';
 import { CHARGE_RETRY, isFinal } from './retry.ts';
+import { startSweeper } from './sweep.ts';
 import type { Ledger } from './types.ts';
 import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
 
@@ -101,7 +102,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
       if (sweeper) {
-        const sweep = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+        const sweep = startSweeper(ledger, limits.sweep_interval_ms, onError);
         // Lots past their expiry leave the balance within a minute on every process, however slow the sweeper is set.
         const expiry = startLotExpiry({
           db,

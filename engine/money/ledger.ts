@@ -10,7 +10,7 @@ import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
 import { extendHold, noteInFlight } from './hold-rows.ts';
 import { journalSum } from './journal-sum.ts';
 import { walletMethods } from './ledger-wallets.ts';
-import { sweeperMethods } from './sweep.ts';
+import { sweeperMethod } from './sweep.ts';
 import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
 import type { FinishOp, FinishOutcome, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
 
@@ -156,7 +156,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
-    ...sweeperMethods(db, batcher.finish, clock, opts.log),
+    sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),
     journalSum: (walletId) => journalSum(db, walletId),
   };
 }

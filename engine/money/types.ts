@@ -245,11 +245,6 @@ export interface Ledger {
    * expire goes to `onError` (default: the ledger's log) and the others are still swept.
    */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
-  /**
-   * Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError: each expiry
-   * that failed with its reservation and wallet, a sweep that failed as a whole without.
-   */
-  startSweeper(opts?: { intervalMs?: number; onError?: SweepErrorHandler }): () => void;
   /** The journal's sums, to check they add up to the balance columns. */
   journalSum(walletId: string): Promise<JournalSum>;
 }
