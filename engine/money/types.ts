@@ -44,7 +44,7 @@ export interface KeyCapRefusal {
   /** What the key's calls still in flight hold. */
   keyHeldNano: bigint;
   /** Set when the key's group is what the reserve does not fit (its figures as the batch counted them). */
-  group?: { groupId: string; limitNano: bigint; usedNano: bigint; heldNano: bigint };
+  group?: GroupFigures & { limitNano: bigint };
 }
 
 export type ReserveResult =
@@ -77,7 +77,15 @@ export interface KeyCap {
  */
 export interface GroupCap {
   groupId: string;
-  lock(tx: Queryable): Promise<{ limitNano: bigint | null; usedNano: bigint; heldNano: bigint; keyIds: string[] }>;
+  lock(tx: Queryable): Promise<Omit<GroupFigures, 'groupId'> & { keyIds: string[] }>;
+}
+
+/** A key group's figures as a batch counts them: its limit (null: none), its keys' finished use and holds. */
+export interface GroupFigures {
+  groupId: string;
+  limitNano: bigint | null;
+  usedNano: bigint;
+  heldNano: bigint;
 }
 
 export interface ReserveRequest {
@@ -94,19 +102,8 @@ export interface ReserveRequest {
   cap?: KeyCap | undefined;
 }
 
-interface SettleResult {
-  /** What this settle charged (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
-  chargedNano: bigint;
-  /** Part of `actual` the lots could not cover (not charged). 0 normally. */
-  shortfallNano: bigint;
-  /** True when the reservation was already settled or released: nothing changed. chargedNano is then the first settle's charge. */
-  alreadyFinished: boolean;
-}
-
-interface ReleaseResult {
-  releasedNano: bigint;
-  alreadyFinished: boolean;
-}
+type SettleResult = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano' | 'alreadyFinished'>;
+type ReleaseResult = Pick<FinishOutcome, 'releasedNano' | 'alreadyFinished'>;
 
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
 export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
@@ -294,8 +291,11 @@ export interface FinishOp {
 }
 
 export interface FinishOutcome {
+  /** What this move charged (a settle that was a no-op on a finished reservation: the first settle's charge). */
   chargedNano: bigint;
+  /** Part of the cost the lots could not cover (not charged). 0 normally. */
   shortfallNano: bigint;
+  /** True when the reservation was already settled or released (or the draw already written): nothing changed. */
   alreadyFinished: boolean;
   releasedNano: bigint;
   /** This op moved the reservation out of 'held' (or settled an expired one). */
