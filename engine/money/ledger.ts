@@ -6,7 +6,8 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
-import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
+import { LedgerInvariantBroken } from './batch-run.ts';
+import { type BatchSettings, createBatcher } from './batcher.ts';
 import { extendHold, noteInFlight } from './hold-rows.ts';
 import { journalSum } from './journal-sum.ts';
 import { walletMethods } from './ledger-wallets.ts';
@@ -17,7 +18,7 @@ import type { FinishOp, FinishOutcome, Ledger, Reservation, ReserveOp, ReserveRe
 export type { KeyCap, Ledger, LotBalance, Reservation, ReserveResult, Wallet, WalletBalance } from './types.ts';
 export { LedgerInvariantBroken };
 
-interface LedgerOptions {
+interface LedgerOptions extends BatchSettings {
   clock: Clock;
   /** Owner id written on reservations; default host:pid:random. */
   owner?: string;
@@ -33,14 +34,6 @@ interface LedgerOptions {
    * reload is followed. Without it (tests, the bench) any vendor id is taken (top-up.ts ANY_VENDOR).
    */
   vendors?: KnownVendors;
-  /** How long draws wait to be written together (billing.yaml `leases.flush_ms`); read at each wait. */
-  drawFlushMs?: () => number;
-  /** How many queues the wallets' money moves share on PostgreSQL (billing.yaml `ledger.queues`); read at each move. */
-  walletQueues?: () => number;
-  /** Whether money moves' COMMITs wait for the server's disk flush (billing.yaml `ledger.synchronous_commit`); read at each batch. */
-  flushWal?: () => boolean;
-  /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
-  onBatch?: (size: number) => void;
   /** Where a move that failed on a broken invariant (LedgerInvariantBroken) is reported, at error level. */
   log?: { error: (o: object, m: string) => void };
 }
