@@ -8,7 +8,6 @@ import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
 import { LedgerInvariantBroken } from './batch-run.ts';
 import { type BatchSettings, createBatcher } from './batcher.ts';
-import { extendHold, noteInFlight } from './hold-rows.ts';
 import { journalSum } from './journal-sum.ts';
 import { walletMethods } from './ledger-wallets.ts';
 import { sweeperMethod } from './sweep.ts';
@@ -146,8 +145,24 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
     },
 
-    extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
-    noteInFlight: (leases) => noteInFlight(db, leases),
+    async extend(reservation, expiresAt) {
+      // Moves no money (no lot, no journal row): not a batch's.
+      const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
+        resId(reservation),
+        expiresAt.toISOString(),
+      ]);
+      return r.rowCount > 0;
+    },
+
+    async noteInFlight(leases) {
+      if (leases.length === 0) return;
+      await db.query(
+        `UPDATE reservations r SET in_flight_nano = v.n
+           FROM unnest($1::text[], $2::bigint[]) AS v(id, n)
+          WHERE r.id = v.id AND r.state = 'held'`,
+        [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString())],
+      );
+    },
 
     sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),
     journalSum: (walletId) => journalSum(db, walletId),

@@ -87,8 +87,6 @@ async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Call
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
   const dayHolds = new DayHolds();
-  const chargeRowLadder = (callId: string, keyId: string, finishedAt: Date, rows?: ChargeRows) =>
-    ladderOf(deps, callId, keyId, finishedAt, rows);
 
   /**
    * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
@@ -96,7 +94,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
    */
   async function chargeAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint> {
     const finishedAt = clock.now();
-    const ladder = chargeRowLadder(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, rows);
+    const ladder = ladderOf(deps, typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, rows);
     const use = keys.quota.useToken(keyId);
     const settled = await chargeFirst(ladder, (chargeRows) => ledger.settle(reservation, costNano, chargeRows));
     keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
@@ -124,7 +122,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const h = hold as LedgerHold;
       // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
-      const ladder = chargeRowLadder(h.callId, caller.keyId, finishedAt, rows);
+      const ladder = ladderOf(deps, h.callId, caller.keyId, finishedAt, rows);
       // Only a key whose check reads this process's figure has its charge noted there.
       const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased
