@@ -3,7 +3,7 @@
 // would leave every wallet's expired holds held, sweep after sweep.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import type { FinishOp, FinishOutcome, Ledger, SweepErrorHandler } from './types.ts';
+import type { FinishOp, FinishOutcome, Ledger, MoneyLog, SweepErrorHandler } from './types.ts';
 
 const PAGE = 200;
 /** Pages one pass sweeps at most: 100,000 holds. */
@@ -48,14 +48,12 @@ async function sweepExpired(
   return count;
 }
 
-type Log = { error: (o: object, m: string) => void };
-
 /** The ledger's sweeper pass on demand (`Ledger.sweepExpired`). */
 export function sweeperMethod(
   db: Db,
   finish: (op: FinishOp) => Promise<FinishOutcome>,
   clock: Clock,
-  log: Log | undefined,
+  log: Pick<MoneyLog, 'error'> | undefined,
 ): Ledger['sweepExpired'] {
   return async (now, onError) => {
     // With nowhere to report a failed expiry, the first is thrown, once the others are swept.

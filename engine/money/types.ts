@@ -105,6 +105,12 @@ export interface ReserveRequest {
 type SettleResult = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano' | 'alreadyFinished'>;
 type ReleaseResult = Pick<FinishOutcome, 'releasedNano' | 'alreadyFinished'>;
 
+/** Where money's code logs (the app's log, read at each use where it is given as a function). */
+export interface MoneyLog {
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
+}
+
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
 export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
@@ -195,8 +201,8 @@ export interface Ledger {
   /**
    * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
    * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
+   * `beside` runs in the change's own transaction when the owner really changes (its audit record).
    */
-  /** `beside` runs in the change's own transaction when the owner really changes (its audit record). */
   setOwner(walletId: string, ownerId: string, beside?: (tx: Queryable, previousOwnerId: string) => Promise<void>): Promise<Wallet>;
   /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
   topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
