@@ -87,6 +87,26 @@ function reserveOp(req: ReserveRequest, now: Date, ttlMs: number): ReserveOp {
   };
 }
 
+// The two writes to a held reservation's row that move no money (no lot, no journal row), so not a batch's.
+
+async function extendHold(db: Db, reservationId: string, expiresAt: Date): Promise<boolean> {
+  const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
+    reservationId,
+    expiresAt.toISOString(),
+  ]);
+  return r.rowCount > 0;
+}
+
+async function noteInFlight(db: Db, leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void> {
+  if (leases.length === 0) return;
+  await db.query(
+    `UPDATE reservations r SET in_flight_nano = v.n
+       FROM unnest($1::text[], $2::bigint[]) AS v(id, n)
+      WHERE r.id = v.id AND r.state = 'held'`,
+    [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString())],
+  );
+}
+
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const clock = opts.clock;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -145,24 +165,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
     },
 
-    async extend(reservation, expiresAt) {
-      // Moves no money (no lot, no journal row): not a batch's.
-      const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
-        resId(reservation),
-        expiresAt.toISOString(),
-      ]);
-      return r.rowCount > 0;
-    },
-
-    async noteInFlight(leases) {
-      if (leases.length === 0) return;
-      await db.query(
-        `UPDATE reservations r SET in_flight_nano = v.n
-           FROM unnest($1::text[], $2::bigint[]) AS v(id, n)
-          WHERE r.id = v.id AND r.state = 'held'`,
-        [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString())],
-      );
-    },
+    extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
+    noteInFlight: (leases) => noteInFlight(db, leases),
 
     sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),
     journalSum: (walletId) => journalSum(db, walletId),
