@@ -5,13 +5,13 @@ import type { DoorConfig } from '../catalog/config.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { clientLimits, honouredLimits } from '../catalog/wire-format.ts';
 import type { Call } from '../core/call.ts';
-import { type ReservationQuote, reservationFor } from './reservation.ts';
+import { type HoldQuote, holdFor } from './hold-size.ts';
 
 /** The response header naming the output limit the gateway wrote for the client. */
 export const MAX_TOKENS_HEADER = 'x-service-max-tokens';
 
 /** What to hold, and the output limit written into the vendor's body to make it fit (absent: the body as it was). */
-export interface FittedQuote extends ReservationQuote {
+export interface FittedQuote extends HoldQuote {
   written?: { field: string; value: number };
 }
 
@@ -41,8 +41,8 @@ export async function lowerOutputToRoom(
   if (!field || most < 1) return null;
   const available = await room();
 
-  const quoteAt = (limit: number): ReservationQuote =>
-    reservationFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
+  const quoteAt = (limit: number): HoldQuote =>
+    holdFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
   const smallest = quoteAt(1).amount;
   if (smallest > available) return { nothingFits: { neededNano: smallest, availableNano: available } };
   if (clientSentOutputLimit(door, call)) return null; // a limit the client sent is held as sent: its refusal stands

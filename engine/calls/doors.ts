@@ -8,13 +8,11 @@ import { errors, GatewayError } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import { type CallFacts, callFacts } from '../http/call-facts.ts';
-import type { Caller, Hold } from '../money/accounts.ts';
+import type { Caller } from '../money/accounts.ts';
 import type { WalletBalance } from '../money/ledger.ts';
-import { usageRecordRows } from '../usage/records.ts';
-import { vendorResponseRows } from '../usage/vendor-responses.ts';
 import { MAX_TOKENS_HEADER } from './affordable-output.ts';
+import { chargeForCall } from './call-charge.ts';
 import { type ExchangeInput, exchange } from './exchange.ts';
-import { DEFAULT_COMMIT_WAIT_MS, Settlement } from './settlement.ts';
 import { type IdsNotStored, refuseNamesNotStored } from './stored-names.ts';
 
 /** Says what a model rule changed in the request (transforms/steps/model-rules.ts). */
@@ -23,8 +21,7 @@ const ADJUSTED_HEADER = 'x-service-adjusted';
 import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
 import { modelRecord } from '../catalog/model-record.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
-import { appliedPrices, chargeAt } from '../catalog/usage-cost.ts';
-import type { ModelEntry, Usage } from '../core/types.ts';
+import type { ModelEntry } from '../core/types.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
 import type { Telemetry } from '../telemetry/sdk.ts';
@@ -131,38 +128,22 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
   facts.model = prepared.call.model.id;
   facts.vendor = prepared.call.model.vendor;
   facts.keyPrefix = caller.keyPrefix;
-  const pricing = { billing: snap.config.billing, modelById: (id: string) => snap.catalog.models.get(id), at: now };
   // From here on money is held: whatever happens, even a fault building the vendor's request, ends in this
-  // one `finally`, which settles what the vendor's usage says or releases the hold before any error is answered.
-  const settlement = new Settlement(caller, hold, {
+  // one `finally`, which charges what the vendor's usage says or releases the hold before any error is answered.
+  const charge = chargeForCall({
     accounts: s.accounts,
     log: req.log,
-    commitWaitMs: snap.config.billing.ledger?.commit_wait_ms ?? DEFAULT_COMMIT_WAIT_MS,
-    // The record is drawn up when the call settles; the write keeps only it (a charge written behind the
-    // reply must not keep the request and reply alive).
-    chargeRowsOf: (usage, stored) => {
-      const at = s.clock.now();
-      const draft = {
-        requestId: req.id,
-        walletId: caller.walletId,
-        keyId: caller.keyId,
-        at,
-        door: doorName,
-        model: prepared.call.model.id,
-        vendor: prepared.call.model.vendor,
-        route: facts.route ?? null,
-        fallbackDepth: facts.fallbackDepth ?? 0,
-        usage,
-        durationMs: reply.elapsedTime,
-        traceId: facts.traceId ?? null,
-        prices: appliedPrices(prepared.call.model, usage, pricing),
-      };
-      return [...usageRecordRows(draft), ...vendorResponseRows({ walletId: caller.walletId, answer: stored, at })];
-    },
+    snap,
+    caller,
+    hold,
+    model: prepared.call.model,
+    door: doorName,
+    requestId: req.id,
+    at: now,
+    now: () => s.clock.now(),
+    elapsedMs: () => reply.elapsedTime,
+    facts,
     trace,
-    // The record keeps the prices this charge is computed at (the same function of the same snapshot and instant).
-    costOf: (usage) =>
-      noteAboveHold(facts, hold, noteUsage(facts, usage) ?? chargeAt(appliedPrices(prepared.call.model, usage, pricing), usage)),
   });
   let failure: unknown;
   try {
@@ -180,12 +161,12 @@ async function serveModelDoor(doorName: string, req: FastifyRequest, reply: Fast
       facts,
       trace,
     };
-    await exchange(input, { upstream: s.upstream, log: req.log }, settlement);
+    await exchange(input, { upstream: s.upstream, log: req.log }, charge);
   } catch (e) {
     failure = e;
     throw e;
   } finally {
-    facts.chargedNano = await settlement.finish();
+    facts.chargedNano = await charge.finish();
     facts.markSettled();
     endCallTrace(trace, facts, reply, failure);
   }
@@ -206,23 +187,6 @@ function noteRefusal(facts: CallFacts, e: unknown, body: unknown, snap: Snapshot
     facts.model = model.id;
     facts.vendor = model.vendor;
   }
-}
-
-/** Tokens in (cache reads and writes included) and out, for the call's log line; undefined so the cost is computed. */
-function noteUsage(facts: CallFacts, usage: Usage): undefined {
-  facts.tokensIn = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
-  facts.tokensOut = usage.output_tokens;
-  return undefined;
-}
-
-/**
- * A cost above the call's hold: the vendor reported more than the body let it do (or the bounds missed a way).
- * Charged as far as the wallet goes and counted on the key's limits all the same (docs/api.md); the metrics
- * count such calls per vendor so an operator sees which vendor, or which bound, to look at.
- */
-function noteAboveHold(facts: CallFacts, hold: Hold | null, cost: bigint): bigint {
-  if (hold && cost > hold.amountNano) facts.aboveHoldNano = cost - hold.amountNano;
-  return cost;
 }
 
 /** One model as the list shows it (the SDKs' `models.retrieve`): a model this key may not call is not found, as the list leaves it out. */

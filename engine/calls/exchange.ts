@@ -1,5 +1,5 @@
 // One call's trip to the vendor and back: the routes in order (route-loop.ts), the answer or stream
-// translation, and the usage recorded on the call's settlement. The settlement is the door's: it settles
+// translation, and the usage recorded on the call's charge. The charge is the door's: it settles
 // or releases the hold in one `finally` around the whole exchange, so no path leaves money held.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { estimateAnswerUsage, estimateUnreadable } from '../../transforms/util/estimate.ts';
@@ -11,11 +11,11 @@ import type { CallFacts } from '../http/call-facts.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
+import type { CallCharge } from './call-charge.ts';
 import { CallAbort, type CallSignal } from './call-signal.ts';
 import { startDeadline } from './deadline.ts';
 import type { PreparedCall } from './prepare.ts';
 import { type RouteStep, tryRoutes } from './route-loop.ts';
-import type { Settlement } from './settlement.ts';
 import { relayStream } from './stream-relay.ts';
 import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import { type Route, urlsVar } from './vendor-routes.ts';
@@ -51,10 +51,10 @@ export interface ExchangeInput {
 const routeName = (route: Route) => `${route.vendor}${route.index}`;
 
 /**
- * Runs the call and answers the client, recording the usage to charge on `settlement`. An error the client can
+ * Runs the call and answers the client, recording the usage to charge on `charge`. An error the client can
  * still be told is thrown, for the door's error handler to answer once the door's `finally` released the hold.
  */
-export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlement: Settlement): Promise<void> {
+export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge: CallCharge): Promise<void> {
   const { reply, prepared } = input;
   const clientGone = new CallAbort();
   reply.raw.on('close', () => {
@@ -77,7 +77,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, settlem
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
         if (input.facts) Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
-        const step = await relay(answer, depth, input, deps, settlement, clientGone);
+        const step = await relay(answer, depth, input, deps, charge, clientGone);
         // The route that answered did not fail; only those tried before it did.
         if (step.done) input.facts?.failedRoutes.pop();
         else if (input.facts) Object.assign(input.facts, { route: undefined, fallbackDepth: undefined });
@@ -129,15 +129,15 @@ async function relay(
   depth: number,
   input: ExchangeInput,
   deps: ExchangeDeps,
-  settlement: Settlement,
+  charge: CallCharge,
   clientGone: CallSignal,
 ): Promise<RouteStep<void>> {
   if (answer.status >= 400) {
     await relayVendorError(answer, depth, input);
     return DONE;
   }
-  if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, settlement);
-  if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, settlement);
+  if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, charge);
+  if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, charge);
   const { prepared, reply, door } = input;
   const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
   return relayStream(
@@ -156,7 +156,7 @@ async function relay(
       },
       trace: input.trace,
     },
-    settlement,
+    charge,
   );
 }
 
@@ -180,7 +180,7 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
   return { path: input.prepared.protocol.upstream, ...encoded, headers };
 }
 
-async function relayAnswer(answer: UpstreamAnswer, depth: number, input: ExchangeInput, settlement: Settlement): Promise<RouteStep<void>> {
+async function relayAnswer(answer: UpstreamAnswer, depth: number, input: ExchangeInput, charge: CallCharge): Promise<RouteStep<void>> {
   const { protocol, call } = input.prepared;
   const raw = await answer.body.text();
   let json: JsonObject;
@@ -192,9 +192,9 @@ async function relayAnswer(answer: UpstreamAnswer, depth: number, input: Exchang
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
   const out = protocol.answer ? protocol.answer.run(json, call) : null;
   input.trace?.answered(json);
-  settlement.record(answerUsage(json, input.prepared));
-  settlement.stores(input.prepared.wire.stored?.answerOf(json) ?? null);
-  const charged = await settlement.finish();
+  charge.record(answerUsage(json, input.prepared));
+  charge.stores(input.prepared.wire.stored?.answerOf(json) ?? null);
+  const charged = await charge.finish();
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth)).header(CHARGED_HEADER, String(charged)).code(200);
   // Passed through, the vendor's own bytes go out: nothing to serialize again, and numbers past 2^53 stay as sent.
   if (out === null) reply.type('application/json; charset=utf-8').send(raw);
@@ -210,10 +210,10 @@ function answerUsage(answer: JsonObject, prepared: PreparedCall): Usage {
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */
-async function relayBinary(answer: UpstreamAnswer, depth: number, input: ExchangeInput, settlement: Settlement): Promise<RouteStep<void>> {
+async function relayBinary(answer: UpstreamAnswer, depth: number, input: ExchangeInput, charge: CallCharge): Promise<RouteStep<void>> {
   const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
-  settlement.record(usage);
-  const charged = await settlement.finish();
+  charge.record(usage);
+  const charged = await charge.finish();
   input.reply
     .header(FALLBACK_DEPTH_HEADER, String(depth))
     .header('content-type', answer.headers['content-type'] ?? 'application/octet-stream')

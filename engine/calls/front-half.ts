@@ -15,8 +15,8 @@ import type { CallTrace } from '../telemetry/call-trace.ts';
 import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
 import { clientSentOutputLimit, type FittedQuote, lowerOutputToRoom, type NothingFits } from './affordable-output.ts';
 import { refuseInputPastContext } from './context-window.ts';
+import { holdFor } from './hold-size.ts';
 import { type PreparedCall, prepareCall, type TransformRegistry } from './prepare.ts';
-import { reservationFor } from './reservation.ts';
 
 export interface FrontHalfDeps {
   runtime: Runtime;
@@ -145,11 +145,11 @@ function traceRequest({ prepared, caller }: PreparedRequest) {
   };
 }
 
-/** A model door holds its reservation (engine/calls/reservation.ts) under the call's id; a free door holds nothing. */
+/** A model door holds its reservation (engine/calls/hold-size.ts) under the call's id; a free door holds nothing. */
 function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
   if (door.billing === 'free') return { amount: null };
   refuseInputPastContext(door, prepared.call, snap);
-  const { amount, advice } = reservationFor(door, prepared.call, snap, now);
+  const { amount, advice } = holdFor(door, prepared.call, snap, now);
   return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
 }
 

@@ -6,10 +6,10 @@ import { tryParse } from '../../transforms/util/json.ts';
 import type { StreamTranslator } from '../core/call.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
+import type { CallCharge } from './call-charge.ts';
 import type { CallSignal } from './call-signal.ts';
 import type { PreparedCall } from './prepare.ts';
 import type { RouteStep } from './route-loop.ts';
-import type { Settlement } from './settlement.ts';
 import { readSse } from './sse.ts';
 import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
 
@@ -33,10 +33,10 @@ interface StreamRelay {
 
 /**
  * Streams frames as they arrive, but the answer's end marker and what follows it: those wait until the
- * call's charge is committed (settlement.finish), so a client that received the whole answer was charged for
+ * call's charge is committed (charge.finish), so a client that received the whole answer was charged for
  * it. Falls back to the next route only while the vendor produced nothing.
  */
-export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, settlement: Settlement): Promise<RouteStep<void>> {
+export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, charge: CallCharge): Promise<RouteStep<void>> {
   const { protocol, call } = relay.prepared;
   const factory = protocol.stream?.run;
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${relay.doorPath}.`);
@@ -65,7 +65,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
         throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
       }
       relay.trace?.streamEvent(event.data);
-      if (stored?.mayName(event)) settlement.stores(stored.answerOf(tryParse(event.data)));
+      if (stored?.mayName(event)) charge.stores(stored.answerOf(tryParse(event.data)));
       const frames = translator.push(event);
       if (held || translator.answerEnded()) hold(frames);
       else await pass(frames);
@@ -82,8 +82,8 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, se
     relay.log.warn({ reason: (e as Error).message }, 'stream ended early');
   }
   try {
-    settlement.record(translator.usage());
-    await settlement.finish();
+    charge.record(translator.usage());
+    await charge.finish();
     if (held) await pass(held);
   } finally {
     if (produced || relay.clientGone.aborted) client.close();

@@ -1,5 +1,5 @@
 // Prices from the catalog, turned into integer nano-USD. Two questions: what is the most this call
-// can cost (the reservation), and what did it cost (the settlement from usage).
+// can cost (the reservation), and what did it cost (the charge from usage).
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';

@@ -1,4 +1,4 @@
-// The one object a request becomes. Every step of the pipeline is a plain function over it.
+// The one object a request becomes. Every step of its chain is a plain function over it.
 import type { RefusalYaml } from './schema-types.ts';
 import type { JsonObject, ModelEntry, Usage } from './types.ts';
 

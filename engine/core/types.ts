@@ -1,5 +1,5 @@
 // Shared shapes at module boundaries. Everything here is plain data: the catalog and config
-// YAML load into these, and the pipeline passes one `Call` through named transforms.
+// YAML load into these, and a door's chain passes one `Call` through named transforms.
 
 import type { CatalogModel } from './schema-types.ts';
 

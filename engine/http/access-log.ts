@@ -68,7 +68,7 @@ export function installAccessLog(app: FastifyInstance, observers: OutcomeObserve
 }
 
 function outcomeOf(req: FastifyRequest, reply: FastifyReply, status = reply.raw.statusCode): RequestOutcome {
-  // The answer's end, not the settlement's: a client's latency is what it waited.
+  // The answer's end, not the charge's: a client's latency is what it waited.
   const end = answeredAt.get(req) ?? process.hrtime.bigint();
   const start = startedAt.get(req) ?? end;
   const call = recordedCallFacts(req);

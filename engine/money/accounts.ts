@@ -1,5 +1,5 @@
 // The seam between a call and money: who is calling, may they spend this much, and what did it
-// cost. The pipeline knows only this interface; keys, quotas and the ledger sit behind it.
+// cost. The call path knows only this interface; keys, quotas and the ledger sit behind it.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { Charge } from './charge-writer.ts';
@@ -16,7 +16,7 @@ export interface Caller {
   models?: readonly string[] | null | undefined;
 }
 
-/** Money held for one call. Opaque to the pipeline. */
+/** Money held for one call. Opaque to the call path. */
 export interface Hold {
   readonly callId: string;
   readonly amountNano: bigint;

@@ -43,7 +43,7 @@ import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending
 import { processBatch, type RunContext } from './batch-run.ts';
 import { type Outcome, type RunAgain, RunAgainOutside, runAgainFor, type Verdict } from './batch-verdict.ts';
 import { assertMoney } from './invariants.ts';
-import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES } from './retry.ts';
+import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES, TablesLocked } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
 /** How the ledger's moves are queued and committed; each is read at each use, so a reload applies to the next. */
@@ -193,7 +193,9 @@ class BatchRun {
       await Promise.all([...wallets.values()].map((ops) => new BatchRun(this.opts, this.runAgain, () => ops).run()));
       return false;
     }
-    for (const p of this.active) p.reject(e);
+    const [walletId] = wallets.keys();
+    const cause = isLockTimeout(e) && walletId && !(await walletRowsLocked(this.opts.db, walletId)) ? new TablesLocked(e) : e;
+    for (const p of this.active) p.reject(cause);
     return false;
   }
 
@@ -206,5 +208,21 @@ class BatchRun {
       v.owner.reject(v.error);
       this.active = this.active!.filter((p) => p !== v.owner);
     }
+  }
+}
+
+/**
+ * Whether a wallet's own rows are what a lock wait was for (another session holds them), rather than a table every
+ * batch writes (a `LOCK TABLE`, a migration): only then may the other wallets' calls go on (charge-writer.ts).
+ */
+async function walletRowsLocked(db: Db, walletId: string): Promise<boolean> {
+  try {
+    await db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE NOWAIT', [walletId]);
+      await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE NOWAIT', [walletId]);
+    });
+    return false;
+  } catch (e) {
+    return isLockTimeout(e); // NOWAIT fails with the same lock_not_available
   }
 }

@@ -23,6 +23,17 @@ export const LOCK_WAIT_MS = 500;
 /** A statement gave up waiting for a row lock after LOCK_WAIT_MS (lock_not_available). */
 export const isLockTimeout = (e: unknown): boolean => codeOf(e) === '55P03';
 
+/**
+ * A lock wait that was not for the wallet's own rows: a table every charge writes is locked, so no wallet's charge
+ * lands and every wallet's calls wait (not a lock timeout to the charge writer). Tried again like any failed write.
+ */
+export class TablesLocked extends Error {
+  override name = 'TablesLocked';
+  constructor(cause: unknown) {
+    super('a table the ledger writes is locked by another session', { cause });
+  }
+}
+
 /** A short random wait, longer with each attempt, so the transactions that collided do not collide again. */
 export const backoff = (attempt: number) => new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
 

@@ -10,13 +10,17 @@ import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
 import type { Reservation } from './ledger.ts';
+import { isFinal } from './retry.ts';
+
+/** What a release writes to the ledger's charges: nothing. */
+const NOTHING_CHARGED = { chargedNano: 0n, shortfallNano: 0n };
 
 const quietLog = { error: () => {} };
 
 export type { WalletAccountsDeps };
 
 /**
- * A caller this gateway authenticated, carrying its key's context privately (the pipeline sees a Caller).
+ * A caller this gateway authenticated, carrying its key's context privately (the call path sees a Caller).
  * Not a WeakMap from caller to context: a new caller per call as the key of a long-lived WeakMap kept every
  * caller, and what it held, through young collections (engine/http/request-slots.ts says why).
  */
@@ -147,8 +151,20 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     async release(hold) {
       const h = hold as LedgerHold;
       h.letGoOfDay();
-      if (h.leased) deps.leases!.book.release(h.leased);
-      else await ledger.release(h.reservation!);
+      if (h.leased) return deps.leases!.book.release(h.leased);
+      const reservation = h.reservation!;
+      await ledger.release(reservation).catch((e: unknown) => {
+        if (isFinal(e)) throw e;
+        // Not taken now (the wallet's rows locked, the connection lost): the charge writer tries it again, as it
+        // does a charge, rather than leaving the money held until the sweeper. A second release moves nothing.
+        const again = deps.writer.submit(
+          h.callId,
+          () => ledger.release(reservation).then(() => NOTHING_CHARGED),
+          undefined,
+          reservation.walletId,
+        );
+        again.committed.catch(() => undefined);
+      });
     },
 
     holdRef(hold) {

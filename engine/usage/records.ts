@@ -1,5 +1,5 @@
 // Per-call usage records: what one settled call did and cost, written by the settle's own transaction
-// (engine/calls/settlement.ts hands `usageRecordRows` to the ledger as the settle's charge rows), read by
+// (engine/calls/call-charge.ts hands `usageRecordRows` to the ledger as the settle's charge rows), read by
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
 
 import { type AppliedPrices, chargeAt } from '../catalog/usage-cost.ts';

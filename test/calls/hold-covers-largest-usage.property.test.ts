@@ -6,8 +6,8 @@
 // the cost of usage, no database.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { holdFor } from '../../engine/calls/hold-size.ts';
 import { prepareCall } from '../../engine/calls/prepare.ts';
-import { reservationFor } from '../../engine/calls/reservation.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
 import { costOfUsage } from '../../engine/catalog/usage-cost.ts';
 import { isGatewayError } from '../../engine/core/errors.ts';
@@ -198,7 +198,7 @@ describe("the hold covers the simulator's largest usage, per door and tool (prop
         let hold: bigint;
         try {
           prepared = prepareCall(snap, door, client, { 'anthropic-version': '2023-06-01' }, caller, registry, { now: NOW });
-          hold = reservationFor(door, prepared.call, snap, NOW).amount;
+          hold = holdFor(door, prepared.call, snap, NOW).amount;
         } catch (e) {
           // A body the door, the model's rules or the reservation refuse before anything is held: nothing to bill.
           if (isGatewayError(e) && e.status === 400) return;

@@ -5,8 +5,8 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import type { CallCharge } from '../../engine/calls/call-charge.ts';
 import { CallAbort } from '../../engine/calls/call-signal.ts';
-import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
 import type { SseEvent, StreamTranslator } from '../../engine/core/call.ts';
@@ -43,7 +43,7 @@ const answerOf = (frames: string[]) =>
 async function relay(frames: string[], commitMs: number) {
   const client = new Client();
   const timeline: string[] = [];
-  const settlement = {
+  const charge = {
     record: () => undefined,
     finish: async () => {
       timeline.push(`charge asked after ${client.written.length} writes`);
@@ -51,7 +51,7 @@ async function relay(frames: string[], commitMs: number) {
       timeline.push('charge committed');
       return 0n;
     },
-  } as unknown as Settlement;
+  } as unknown as CallCharge;
   const translator = (): StreamTranslator => {
     let ended = false;
     return {
@@ -82,7 +82,7 @@ async function relay(frames: string[], commitMs: number) {
       headers: {},
       log: { warn: () => undefined } as never,
     },
-    settlement,
+    charge,
   );
   return { step, timeline, client };
 }

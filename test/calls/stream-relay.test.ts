@@ -5,8 +5,8 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import type { CallCharge } from '../../engine/calls/call-charge.ts';
 import { CallAbort } from '../../engine/calls/call-signal.ts';
-import type { Settlement } from '../../engine/calls/settlement.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
 import type { StreamTranslator } from '../../engine/core/call.ts';
@@ -64,7 +64,7 @@ function setup(drains: boolean) {
   const raw = new FakeClient(drains);
   const reply = { raw, hijack: () => undefined } as unknown as FastifyReply;
   let lastUsage: Usage | undefined;
-  const settlement = { record: (u: Usage) => (lastUsage = u), finish: async () => 0n } as unknown as Settlement;
+  const charge = { record: (u: Usage) => (lastUsage = u), finish: async () => 0n } as unknown as CallCharge;
   const translator = (): StreamTranslator => {
     let sawUsage = false;
     return {
@@ -94,7 +94,7 @@ function setup(drains: boolean) {
         headers: {},
         log: { warn: (o: unknown) => warnings.push(o) } as never,
       },
-      settlement,
+      charge,
     );
   return { raw, relay, vendor: vendor.counter, usage: () => lastUsage, warnings };
 }

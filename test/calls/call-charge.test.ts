@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Settlement } from '../../engine/calls/settlement.ts';
+import { CallCharge } from '../../engine/calls/call-charge.ts';
 import { emptyUsage } from '../../engine/core/types.ts';
 import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
 import type { ChargeSpool } from '../../engine/money/charge-spool.ts';
@@ -34,9 +34,9 @@ function accountsOver(writer: ChargeWriter, failures: number, delayMs = 0) {
 }
 
 const settlementOf = (accounts: Accounts, commitWaitMs: number) =>
-  new Settlement(caller, hold, { accounts, log: quiet, costOf: () => 42n, commitWaitMs });
+  new CallCharge(caller, hold, { accounts, log: quiet, costOf: () => 42n, commitWaitMs });
 
-describe("a call's settlement", () => {
+describe("a call's charge", () => {
   it('ends once its charge is committed, and says what was charged', async () => {
     const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2, attempts: 100 });
     const { accounts, calls } = accountsOver(writer, 2);

@@ -13,13 +13,13 @@ import { errors } from '../core/errors.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
 import type { JsonObject } from '../core/types.ts';
 
-export interface ReservationQuote {
+export interface HoldQuote {
   amount: bigint;
   /** What the client can change to lower the amount, as a clause (`lower max_tokens (4096)`); absent: only a top-up helps. */
   advice?: string;
 }
 
-export function reservationFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date): ReservationQuote {
+export function holdFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date): HoldQuote {
   const { model, body } = call;
   switch (door.billing) {
     case 'free':
