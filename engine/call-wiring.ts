@@ -13,7 +13,7 @@ import type { GatewayEnv } from './gateway-env.ts';
 import type { KeyService } from './keys/index.ts';
 import type { Accounts } from './money/accounts.ts';
 import type { GatewayMoney } from './money/ledger-wiring.ts';
-import { creditsOf } from './money/spendable.ts';
+import { spendableOf } from './money/spendable.ts';
 import type { Telemetry } from './telemetry/sdk.ts';
 import { idsNotStoredFor } from './usage/vendor-responses.ts';
 import type { VendorSide } from './vendor-wiring.ts';
@@ -59,7 +59,7 @@ export function callServing(parts: CallParts): CallServing {
     registerDoors(app) {
       registerModelDoors(app, {
         ...callDeps,
-        credits: (walletId) => creditsOf(db, money.ledger, walletId, clock.now()),
+        credits: (walletId) => spendableOf(db, money.ledger, walletId, clock.now()),
         modelsFor: (caller) => modelsCallerMayCall(money.ledger, runtime, caller),
         idsNotStored: (walletId, ids) => idsNotStoredFor(db, walletId, ids),
       });

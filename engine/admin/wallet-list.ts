@@ -7,8 +7,8 @@ import type { Db } from '../db/db.ts';
 import { countSlotKeysOf } from '../keys/store.ts';
 import type { Wallet } from '../money/ledger.ts';
 import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
-import { readBalances, readWalletPage, type WalletPosition } from '../money/wallet-rows.ts';
-import { readSortedWallets, readWalletUse, WALLET_SORTS, type WalletSort } from './wallet-overview.ts';
+import { readBalances } from '../money/wallet-rows.ts';
+import { readSortedWallets, readWalletPage, readWalletUse, WALLET_SORTS, type WalletPosition, type WalletSort } from './wallet-overview.ts';
 import { type WalletView, walletViewFrom } from './wallet-view.ts';
 
 const DEFAULT_PAGE = 50;

@@ -1,5 +1,5 @@
-// Each wallet's month spend and last call for the district overview, read from the daily rollup and the keys'
-// last use so the overview never scans usage records.
+// The district overview's reads: a page of wallets (sorted, or in creation order), and each wallet's month spend
+// and last call, read from the daily rollup and the keys' last use so the overview never scans usage records.
 
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
@@ -80,4 +80,32 @@ export async function readSortedWallets(
     [monthStartOf(o.today), o.limit, o.offset, o.today],
   );
   return res.rows.map(walletFromRow);
+}
+
+/**
+ * Where a page of wallets starts: after this wallet in (created_at, id) order. `createdAt` is the
+ * database's own text of the instant, to the microsecond, so a wallet made within the same millisecond
+ * as the last one shown is neither skipped nor repeated.
+ */
+export interface WalletPosition {
+  createdAt: string;
+  id: string;
+}
+
+interface WalletPageRow {
+  wallet: Wallet;
+  position: WalletPosition;
+}
+
+/** Up to `limit` wallets after `after` (from the first when null), oldest first. */
+export async function readWalletPage(q: Queryable, limit: number, after: WalletPosition | null): Promise<WalletPageRow[]> {
+  const res = await q.query(
+    `SELECT w.*, to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at
+       FROM wallets w
+      WHERE $1::timestamptz IS NULL OR (w.created_at, w.id) > ($1::timestamptz, $2::text)
+      ORDER BY w.created_at, w.id
+      LIMIT $3`,
+    [after?.createdAt ?? null, after?.id ?? null, limit],
+  );
+  return res.rows.map((r) => ({ wallet: walletFromRow(r), position: { createdAt: String(r.position_at), id: String(r.id) } }));
 }

@@ -6,8 +6,10 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, GatewayError } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
+import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import { type CallFacts, callFacts } from '../http/call-facts.ts';
 import type { Caller } from '../money/accounts.ts';
+import type { WalletBalance } from '../money/ledger.ts';
 import { MAX_TOKENS_HEADER } from './affordable-output.ts';
 import { chargeForCall } from './call-charge.ts';
 import { type ExchangeInput, exchange } from './exchange.ts';
@@ -41,8 +43,8 @@ interface GatewayServices extends FrontHalfDeps {
   upstream: UpstreamClient;
   /** Which models this caller may call (plan and audience), for GET /v1/models; all when absent. */
   modelsFor?: (caller: Caller) => Promise<(model: ModelEntry) => boolean>;
-  /** Credits of the caller's wallet, for GET /v1/credits. */
-  credits?: (walletId: string) => Promise<Record<string, unknown>>;
+  /** The caller's wallet as every view shows it (money/spendable.ts spendableOf), for GET /v1/credits. */
+  credits?: (walletId: string) => Promise<WalletBalance>;
   /** Traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them; null or absent: none made. */
   telemetry?: Telemetry | null;
   /** Which of the ids a body names the caller's wallet did not store (a vendor's stored answers are per wallet). */
@@ -73,9 +75,25 @@ export function registerModelDoors(app: FastifyInstance, services: GatewayServic
   app.get('/v1/credits', async (req) => {
     const caller = await services.accounts.authenticate(req.headers);
     if (!services.credits) throw errors.unavailable('Credits are not available.');
-    return services.credits(caller.walletId);
+    return creditsBody(await services.credits(caller.walletId));
   });
 }
+
+/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down); each lot with its expiry. */
+const creditsBody = (b: WalletBalance) => ({
+  object: 'credits',
+  wallet_id: b.walletId,
+  credits: Number(nanoToCreditsFloor(b.availableNano)),
+  reserved_credits: Number(nanoToCreditsCeil(b.reservedNano)),
+  lots: b.lots
+    .filter((l) => l.availableNano > 0n)
+    .map((l) => ({
+      id: l.id,
+      vendors: l.vendors,
+      credits: Number(nanoToCreditsFloor(l.availableNano)),
+      expires_at: l.expiresAt?.toISOString() ?? null,
+    })),
+});
 
 const jsonBody: BodyReader = async (req) => readJsonBody(req);
 

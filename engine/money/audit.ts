@@ -3,6 +3,7 @@
 // fails an audit. The checks and their cost: docs/decisions/ledger-audit.md.
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
+import type { MoneyLog } from './types.ts';
 
 export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'wallet_lots', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
@@ -138,7 +139,7 @@ interface LedgerAuditorOptions {
   /** A hold held this long past its expiry fails expired_hold. */
   holdGraceMs: number;
   /** Read at each use, so the log can be the app's once it exists. */
-  log: () => { warn(o: object, msg: string): void; error(o: object, msg: string): void };
+  log: () => MoneyLog;
   /** Turns shared with the other processes on the database (audit-turn.ts); without it, every tick audits. */
   turn?: AuditTurn;
 }

@@ -21,7 +21,7 @@
 // `drawFlushMs` (default 0) after its last one started, or once a whole batch of them is queued.
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
-export const MAX_BATCH = 64;
+const MAX_BATCH = 64;
 
 /**
  * Draws (budget leases paying calls, written behind the replies) of every wallet share one queue: no call
@@ -77,7 +77,6 @@ interface Queue {
 
 interface BatchQueueOptions {
   embedded: boolean;
-  maxBatch: number;
   drawFlushMs: () => number;
   /** How many queues the wallets share on PostgreSQL; read at each op (a reload may change it). */
   walletQueues: () => number;
@@ -87,7 +86,7 @@ interface BatchQueueOptions {
 
 /** The ledger's entry: queues an op under its wallet and resolves with its outcome once its batch commits. */
 export function batchQueues(opts: BatchQueueOptions): (walletId: string | null, op: Op) => Promise<ReserveResult | FinishOutcome> {
-  const { embedded, maxBatch, drawFlushMs, walletQueues, runBatch } = opts;
+  const { embedded, drawFlushMs, walletQueues, runBatch } = opts;
   const queues = new Map<string, Queue>();
 
   /** Starts the queue's next batch if one is due and none is waiting to start (on PostgreSQL: none runs). */
@@ -112,7 +111,7 @@ export function batchQueues(opts: BatchQueueOptions): (walletId: string | null, 
     q.lastStartMs = Date.now();
     const take = (): Pending[] => {
       q.waiting = false;
-      const batch = q.pending.splice(0, key === DRAWS_QUEUE || embedded ? Math.max(maxBatch, MAX_DRAW_BATCH) : maxBatch);
+      const batch = q.pending.splice(0, key === DRAWS_QUEUE || embedded ? MAX_DRAW_BATCH : MAX_BATCH);
       for (const p of batch) if (p.op.kind !== 'draw') q.urgent--;
       if (embedded && q.pending.length > 0) startWhenDue(key, q); // more than one batch's worth: queue the next
       return batch;

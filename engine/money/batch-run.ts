@@ -240,15 +240,8 @@ const broke = (p: Pending, book: Book, cause: unknown): Verdict => ({
   error: new LedgerInvariantBroken(p.op.kind, p.op.id, book.reservation(p.op.id)?.walletId ?? p.op.walletId, cause),
 });
 
-const reservationOf = (owner: string, op: ReserveOp, lots: ReservationLot[]): Reservation => ({
-  id: op.id,
-  walletId: op.walletId,
-  vendor: op.vendor,
-  amountNano: op.amountNano,
-  callId: op.callId,
-  keyId: op.keyId,
-  owner,
-  createdAt: op.createdAt,
-  expiresAt: op.expiresAt,
-  lots,
-});
+/** The reservation a reserve made: the op as submitted, less its kind and cap, with its owner and lots. */
+function reservationOf(owner: string, op: ReserveOp, lots: ReservationLot[]): Reservation {
+  const { kind: _kind, cap: _cap, ...made } = op;
+  return { ...made, owner, lots };
+}

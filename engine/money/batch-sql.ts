@@ -71,6 +71,19 @@ interface LockRow {
   expires_at: string | Date | null;
 }
 
+export type LotRow = Pick<LockRow, 'id' | 'wallet_id' | 'seq' | 'vendors' | 'available_nano' | 'reserved_nano' | 'expires_at'>;
+
+/** A locked `credit_lots` row as the Book decides on it (the batches' lock, and the expiry pass's). */
+export const lotStateOf = (row: LotRow): LotState => ({
+  id: row.id,
+  walletId: row.wallet_id,
+  seq: toBigInt(row.seq),
+  vendors: row.vendors ?? null,
+  avail: toBigInt(row.available_nano),
+  reserved: toBigInt(row.reserved_nano),
+  expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+});
+
 /**
  * Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and
  * reads them: the holds of the reservations, and which of `drawIds` were written before, in a second
@@ -81,22 +94,14 @@ export async function lockBatch(
   walletIds: readonly string[],
   reservationIds: readonly string[],
   drawIds: readonly string[],
-  recorded: RecordedDraws = { queries: [], since: new Date(0) },
+  recorded: RecordedDraws,
 ): Promise<{ lots: LotState[]; reservations: Map<string, ResState>; drawnBefore: Set<string> }> {
   const rows = (await tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds])).rows;
   const lots: LotState[] = [];
   const reservations = new Map<string, ResState>();
   for (const row of rows) {
     if (row.row_kind === 'lot') {
-      lots.push({
-        id: row.id,
-        walletId: row.wallet_id,
-        seq: toBigInt(row.seq),
-        vendors: row.vendors ?? null,
-        avail: toBigInt(row.available_nano),
-        reserved: toBigInt(row.reserved_nano),
-        expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
-      });
+      lots.push(lotStateOf(row));
       continue;
     }
     reservations.set(row.id, {
@@ -187,6 +192,12 @@ type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
 type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint | undefined }];
 type HeldRow = { reservationId: string; lotId: string; amount: bigint };
 const s = (n: bigint) => n.toString();
+/** A lot's or a wallet's balance delta: the same columns for both updates. */
+const deltaColumns = columns<Delta>(
+  ['id', 'text[]', ([id]) => id],
+  ['avail', 'bigint[]', ([, d]) => s(d.avail)],
+  ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
+);
 
 const WRITE_COLUMNS = {
   newRes: columns<Moves['newRes'][number]>(
@@ -204,16 +215,8 @@ const WRITE_COLUMNS = {
     ['lot_id', 'text[]', (x) => x.lotId],
     ['amount', 'bigint[]', (x) => s(x.amount)],
   ),
-  lots: columns<Delta>(
-    ['id', 'text[]', ([id]) => id],
-    ['avail', 'bigint[]', ([, d]) => s(d.avail)],
-    ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
-  ),
-  wallets: columns<Delta>(
-    ['id', 'text[]', ([id]) => id],
-    ['avail', 'bigint[]', ([, d]) => s(d.avail)],
-    ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
-  ),
+  lots: deltaColumns,
+  wallets: deltaColumns,
   journal: columns<Moves['journal'][number]>(
     ['wallet_id', 'text[]', (j) => j.walletId],
     ['lot_id', 'text[]', (j) => j.lotId],
@@ -357,17 +360,18 @@ export async function writeMoves(
     else held.set(k, { ...d });
   }
   const heldRows = [...held.values()];
+  const want = {
+    new_res: moves.newRes.length,
+    new_res_lots: moves.newResLots.length,
+    lots: lots.length,
+    wallets: wallets.length,
+    journal: moves.journal.length,
+    finished: fin.length,
+    held_moved: heldRows.length,
+    draws: draws.length,
+  };
   const write = withChargeRows(chargeRows);
-  const r = await tx.query<{
-    new_res: number;
-    new_res_lots: number;
-    lots: number;
-    wallets: number;
-    journal: number;
-    finished: number;
-    held_moved: number;
-    draws: number;
-  }>(write.sql, [
+  const r = await tx.query<Record<keyof typeof want, number>>(write.sql, [
     ...writeParams(owner, {
       newRes: moves.newRes,
       newResLots: moves.newResLots,
@@ -383,16 +387,6 @@ export async function writeMoves(
   // Every row we meant to write was written (the lots and reservations are locked by us; a wallet row
   // cannot disappear). A mismatch is a bug: fail the batch rather than commit a partial move.
   const got = r.rows[0];
-  const want = {
-    new_res: moves.newRes.length,
-    new_res_lots: moves.newResLots.length,
-    lots: lots.length,
-    wallets: wallets.length,
-    journal: moves.journal.length,
-    finished: fin.length,
-    held_moved: heldRows.length,
-    draws: draws.length,
-  };
   for (const k of Object.keys(want) as (keyof typeof want)[]) {
     if (Number(got?.[k]) !== want[k]) throw new Error(`ledger batch wrote ${got?.[k]} ${k} rows, expected ${want[k]}`);
   }

@@ -21,60 +21,50 @@
 //   - its decision finds the rows inconsistent (a lot would go negative, a hold on a lot that is not live:
 //     a bug, or a row changed by hand): the op rejects with LedgerInvariantBroken, for the caller to log,
 //     and the batch is decided again without it (the Book may hold part of its moves). Nothing is written
-//     before the decisions end (the key counters' upsert before them changes no value and is made again),
-//     so on PGlite it runs again in the same transaction, with no savepoint to go back to; on PostgreSQL
-//     the transaction is rolled back and run again. One broken reservation must not stop the other
-//     wallets' moves, nor the sweeper's expiries, that share its batch;
+//     before the decisions end (the key counters' upsert before them changes no value and is made again).
+//     One broken reservation must not stop the other wallets' moves, nor the sweeper's expiries, that share
+//     its batch;
 //   - charge rows that throw: the batch's writes are undone and the batch runs again without that op
 //     (when a grouped row write throws, first again with each op's rows written on their own, to find it),
 //     which rejects with the rows' error (its reservation stays held and uncharged). The others are
 //     decided again from the undone state, as if the failed op had never been sent (what one transaction
 //     per op gave). Their charge rows may thus be written twice, the first run undone (a deadlock retry always
-//     could). On PostgreSQL the transaction is rolled back and run again (the wallet's next batch waits
-//     for it); on PGlite it goes back to a savepoint taken at the batch's start, inside the same
-//     transaction (another transaction would queue behind the next batch's). No savepoint round trip on
-//     PostgreSQL's hot path.
+//     could).
 //   - a deadlock/serialization failure anywhere: the whole batch is retried (up to MAX_RETRIES); so are
 //     charge rows that failed on such an error, on PostgreSQL, before their op is failed.
 //   - a row lock waited for past LOCK_WAIT_MS (retry.ts; another session holds a wallet's rows): the batch runs
 //     again as one batch per wallet, at once, so only the locked wallet's ops fail (with 55P03).
 //
-// Each run of a batch (processBatch) ends in a verdict (batch-verdict.ts), never a thrown one: `done`,
-// `lock-more-wallets`, `drop-op` (a broken decision), `rows-failed` (grouped, or one op's). runBatch is one
-// loop over them: a verdict other than `done` is undone by a RunAgain chosen once by the database's kind
-// (PostgreSQL: throw out of the transaction, rolled back, and act on the verdict outside it; PGlite: back
-// to the savepoint when the run wrote charge rows, and act on it inside the same transaction), then the
-// batch runs again. Only real failures (deadlocks, lost connections, bugs) are thrown.
+// Each run of a batch (processBatch) ends in a verdict (batch-verdict.ts, which says how a run is undone on
+// PostgreSQL and on PGlite), never a thrown one; BatchRun below is one loop over them.
 import type { Clock } from '../core/clock.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, MAX_BATCH, type Pending } from './batch-queues.ts';
-import { LedgerInvariantBroken, processBatch, type RunContext } from './batch-run.ts';
+import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
+import { processBatch, type RunContext } from './batch-run.ts';
 import { type Outcome, type RunAgain, RunAgainOutside, runAgainFor, type Verdict } from './batch-verdict.ts';
 import { assertMoney } from './invariants.ts';
 import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES, TablesLocked } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
-export { LedgerInvariantBroken };
+/** How the ledger's moves are queued and committed; each is read at each use, so a reload applies to the next. */
+export interface BatchSettings {
+  /** How long draws wait to be written together (billing.yaml `leases.flush_ms`; DEFAULT_DRAW_FLUSH_MS). */
+  drawFlushMs?: () => number;
+  /** How many queues the wallets' moves share on PostgreSQL (billing.yaml `ledger.queues`; DEFAULT_WALLET_QUEUES). */
+  walletQueues?: () => number;
+  /** Whether a batch's COMMIT waits for PostgreSQL's disk flush (billing.yaml `ledger.synchronous_commit`); default true. */
+  flushWal?: () => boolean;
+  /** Observes each batch transaction attempt with its number of ops (tests). */
+  onBatch?: (size: number) => void;
+}
 
-interface BatcherOptions {
+interface BatcherOptions extends BatchSettings {
   db: Db;
   clock: Clock;
   /** Owner written on new reservations. */
   owner: string;
-  /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal: a config reload applies to the next one. */
+  /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal. */
   planVendors: () => readonly string[];
-  maxBatch?: number;
-  /** How long draws wait after the last draws batch started (DEFAULT_DRAW_FLUSH_MS); read at each wait. */
-  drawFlushMs?: () => number;
-  /** How many queues the wallets share on PostgreSQL (DEFAULT_WALLET_QUEUES); read at each op. */
-  walletQueues?: () => number;
-  /** Observes each batch transaction attempt (tests). */
-  onBatch?: (size: number) => void;
-  /**
-   * Whether a batch's COMMIT waits for PostgreSQL to flush it to disk (billing.yaml `ledger.synchronous_commit`);
-   * read at each batch. Default true.
-   */
-  flushWal?: () => boolean;
 }
 
 interface Batcher {
@@ -89,7 +79,6 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   const runAgain = runAgainFor(opts.db.kind);
   const submit = batchQueues({
     embedded,
-    maxBatch: opts.maxBatch ?? MAX_BATCH,
     drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS),
     walletQueues: opts.walletQueues ?? (() => DEFAULT_WALLET_QUEUES),
     runBatch: (take) => new BatchRun(opts, runAgain, take).run(),

@@ -1,9 +1,7 @@
 // A charge comes before its charge rows: rows the database refuses for good would otherwise undo the charge on
 // every attempt and leave the vendor's work unpaid, so the charge is tried again with fewer rows
 // (docs/decisions/charge-writer.md, "The charge before its rows").
-import type { ChargeRows } from './types.ts';
-
-type Log = { error: (o: object, m: string) => void };
+import type { ChargeRows, MoneyLog } from './types.ts';
 
 /** SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the same rows would be refused again. */
 function isRefusedForGood(e: unknown): boolean {
@@ -21,7 +19,7 @@ export class ChargeRowLadder {
 
   constructor(
     readonly steps: readonly (ChargeRows | undefined)[],
-    private readonly log: Log,
+    private readonly log: Pick<MoneyLog, 'error'>,
     private readonly callId: string,
   ) {}
 

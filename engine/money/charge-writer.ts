@@ -3,15 +3,10 @@
 // operator must see about money not yet written. Why: docs/decisions/charge-writer.md.
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
+import type { FinishOutcome, MoneyLog } from './types.ts';
 
-type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
-
-/** What one write of a charge did. */
-interface Written {
-  chargedNano: bigint;
-  /** Vendor work the wallet could not pay (charged as far as the balance went). */
-  shortfallNano: bigint;
-}
+/** What one write of a charge did: what it charged, and the vendor work the wallet could not pay. */
+type Written = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano'>;
 
 /** A charge handed to the writer. */
 export interface Charge {
@@ -63,7 +58,7 @@ export class ChargeWriter {
   private stopping = false;
 
   constructor(
-    private readonly log: () => Log,
+    private readonly log: () => MoneyLog,
     private readonly policy: ChargeRetry = CHARGE_RETRY,
     private readonly spool: ChargeSpool | null = null,
   ) {}

@@ -3,14 +3,7 @@
 // keeps groups current with no code of its own (policy.ts's update sites stay the key's).
 import type { Queryable } from '../db/db.ts';
 import type { KeyStanding } from './policy.ts';
-import type { GroupCap, KeyCap } from './types.ts';
-
-interface GroupFigures {
-  groupId: string;
-  limitNano: bigint | null;
-  usedNano: bigint;
-  heldNano: bigint;
-}
+import type { GroupCap, GroupFigures, KeyCap } from './types.ts';
 
 /** A key's standing whose changes its group's figures follow. */
 class LinkedStanding implements KeyStanding {

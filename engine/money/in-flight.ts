@@ -1,12 +1,10 @@
 // What the calls on this process's leases hold, told to the database a few times a second so every process's
 // `reserved_credits` shows it. A failed write is simply tried again at the next tick: the value is a view, not money.
 import type { Lease } from './lease-state.ts';
-import type { Ledger } from './types.ts';
+import type { Ledger, MoneyLog } from './types.ts';
 
 /** How often the figures are written: a hold is seen by every process within this plus one write. */
 const IN_FLIGHT_TELL_MS = 250;
-
-type Log = { warn: (o: object, m: string) => void };
 
 export class InFlightTeller {
   private readonly told = new WeakMap<Lease, bigint>();
@@ -16,10 +14,9 @@ export class InFlightTeller {
   constructor(
     private readonly ledger: Pick<Ledger, 'noteInFlight'>,
     private readonly leases: () => readonly Lease[],
-    private readonly log: Log,
-    everyMs: number = IN_FLIGHT_TELL_MS,
+    private readonly log: Pick<MoneyLog, 'warn'>,
   ) {
-    this.timer = setInterval(() => void this.tell(), everyMs);
+    this.timer = setInterval(() => void this.tell(), IN_FLIGHT_TELL_MS);
     this.timer.unref();
   }
 

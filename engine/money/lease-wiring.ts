@@ -7,7 +7,7 @@ import type { BillingFile } from '../core/schema-types.ts';
 import type { Db } from '../db/db.ts';
 import type { ChargeWriter } from './charge-writer.ts';
 import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
-import type { Ledger } from './types.ts';
+import type { Ledger, MoneyLog } from './types.ts';
 import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
@@ -45,7 +45,7 @@ export function gatewayLeases(
   ledger: Ledger,
   clock: Clock,
   config: () => LeaseConfig | undefined,
-  log: () => { warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
+  log: () => MoneyLog,
   writer: ChargeWriter,
 ): GatewayLeases {
   // Read on every call admitted on a lease: converted again only when a reload brought another config.

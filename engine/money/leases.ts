@@ -10,11 +10,9 @@ import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
 import { admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
-import { LEASE_CALL_PREFIX, type Ledger } from './types.ts';
+import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
-
-type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
 /**
  * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`).
@@ -49,7 +47,7 @@ export class BudgetLeases {
     private readonly ledger: Ledger,
     private readonly clock: Clock,
     private readonly settings: () => LeaseSettings,
-    private readonly log: Log,
+    private readonly log: MoneyLog,
     private readonly writer: ChargeWriter = new ChargeWriter(() => log),
   ) {
     this.timer = setInterval(() => void this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));

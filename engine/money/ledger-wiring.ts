@@ -18,7 +18,8 @@ import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import { createLedger } from './ledger.ts';
 import { startLotExpiry } from './lot-expiry.ts';
 import { CHARGE_RETRY, isFinal } from './retry.ts';
-import type { Ledger } from './types.ts';
+import { startSweeper } from './sweep.ts';
+import type { Ledger, MoneyLog } from './types.ts';
 import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
 
 /** How long charges still waiting for the database, and leases' last draws, get at a stop before it closes. */
@@ -26,8 +27,6 @@ export const CHARGE_DRAIN_MS = 5_000;
 
 /** The expiry pass's longest interval: a lot's remainder leaves the balance within a minute of its expiry. */
 const LOT_EXPIRY_MAX_INTERVAL_MS = 30_000;
-
-type Log = { warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
 
 export interface GatewayMoney {
   ledger: Ledger;
@@ -57,7 +56,7 @@ const REPLAY_TRIES = 720;
  * `log` is read at each use, so it can be the app's once the app exists. `spoolDir`: where charges the database
  * has not taken are kept on disk (GATEWAY_DATA_DIR/charges), or null to keep them in memory only.
  */
-export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => Log, spoolDir: string | null): GatewayMoney {
+export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => MoneyLog, spoolDir: string | null): GatewayMoney {
   const limits = runtime.snapshot().config.limits;
   const billing = () => runtime.snapshot().config.billing;
   const ledger = createLedger(db, {
@@ -101,7 +100,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
       if (sweeper) {
-        const sweep = ledger.startSweeper({ intervalMs: limits.sweep_interval_ms, onError });
+        const sweep = startSweeper(ledger, limits.sweep_interval_ms, onError);
         // Lots past their expiry leave the balance within a minute on every process, however slow the sweeper is set.
         const expiry = startLotExpiry({
           db,
@@ -137,7 +136,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
  * Writes the charges dead processes left in the spool, again every REPLAY_EVERY_MS while the database does not take
  * them. Each is keyed by its id, so one already written moves nothing; one refused for good is said in the log.
  */
-async function replayLeftCharges(spool: ChargeSpool, ledger: Ledger, rowWriters: readonly ChargeRowWriter<unknown>[], log: () => Log) {
+async function replayLeftCharges(spool: ChargeSpool, ledger: Ledger, rowWriters: readonly ChargeRowWriter<unknown>[], log: () => MoneyLog) {
   const writeAgain = async (i: ChargeIntent) => {
     try {
       if (i.kind === 'settle') await ledger.settle(i.reservationId, i.costNano, i.rows);

@@ -6,18 +6,18 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
-import { createBatcher, LedgerInvariantBroken } from './batcher.ts';
-import { extendHold, noteInFlight } from './hold-rows.ts';
+import { LedgerInvariantBroken } from './batch-run.ts';
+import { type BatchSettings, createBatcher } from './batcher.ts';
 import { journalSum } from './journal-sum.ts';
 import { walletMethods } from './ledger-wallets.ts';
-import { sweeperMethods } from './sweep.ts';
+import { sweeperMethod } from './sweep.ts';
 import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
 import type { FinishOp, FinishOutcome, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
 
 export type { KeyCap, Ledger, LotBalance, Reservation, ReserveResult, Wallet, WalletBalance } from './types.ts';
 export { LedgerInvariantBroken };
 
-interface LedgerOptions {
+interface LedgerOptions extends BatchSettings {
   clock: Clock;
   /** Owner id written on reservations; default host:pid:random. */
   owner?: string;
@@ -33,14 +33,6 @@ interface LedgerOptions {
    * reload is followed. Without it (tests, the bench) any vendor id is taken (top-up.ts ANY_VENDOR).
    */
   vendors?: KnownVendors;
-  /** How long draws wait to be written together (billing.yaml `leases.flush_ms`); read at each wait. */
-  drawFlushMs?: () => number;
-  /** How many queues the wallets' money moves share on PostgreSQL (billing.yaml `ledger.queues`); read at each move. */
-  walletQueues?: () => number;
-  /** Whether money moves' COMMITs wait for the server's disk flush (billing.yaml `ledger.synchronous_commit`); read at each batch. */
-  flushWal?: () => boolean;
-  /** Observes each batch transaction of reserves/settles/releases with its number of ops (tests, metrics). */
-  onBatch?: (size: number) => void;
   /** Where a move that failed on a broken invariant (LedgerInvariantBroken) is reported, at error level. */
   log?: { error: (o: object, m: string) => void };
 }
@@ -94,6 +86,26 @@ function reserveOp(req: ReserveRequest, now: Date, ttlMs: number): ReserveOp {
     expiresAt: req.expiresAt ?? new Date(now.getTime() + ttlMs),
     cap: req.cap,
   };
+}
+
+// The two writes to a held reservation's row that move no money (no lot, no journal row), so not a batch's.
+
+async function extendHold(db: Db, reservationId: string, expiresAt: Date): Promise<boolean> {
+  const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
+    reservationId,
+    expiresAt.toISOString(),
+  ]);
+  return r.rowCount > 0;
+}
+
+async function noteInFlight(db: Db, leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void> {
+  if (leases.length === 0) return;
+  await db.query(
+    `UPDATE reservations r SET in_flight_nano = v.n
+       FROM unnest($1::text[], $2::bigint[]) AS v(id, n)
+      WHERE r.id = v.id AND r.state = 'held'`,
+    [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString())],
+  );
 }
 
 export function createLedger(db: Db, opts: LedgerOptions): Ledger {
@@ -157,7 +169,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
-    ...sweeperMethods(db, batcher.finish, clock, opts.log),
+    sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),
     journalSum: (walletId) => journalSum(db, walletId),
   };
 }

@@ -6,11 +6,12 @@ import { type Actor, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { writeMoves } from './batch-sql.ts';
+import { type LotRow, lotStateOf, writeMoves } from './batch-sql.ts';
 import { assertMoney } from './invariants.ts';
 import { lotExpired } from './lot-order.ts';
 import { type LotState, Moves } from './moves.ts';
 import { withRetry } from './retry.ts';
+import { onePassAtATime } from './sweep.ts';
 import { LEASE_CALL_PREFIX } from './types.ts';
 
 /** The gateway itself, as the audit trail names it for an expiry: no one asked for it. */
@@ -59,17 +60,9 @@ function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotE
 }
 
 async function expireLotIn(tx: Queryable, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
-  const row = (await tx.query<Record<string, string | null>>(LOCK_LOT_SQL, [lotId])).rows[0];
+  const row = (await tx.query<LotRow>(LOCK_LOT_SQL, [lotId])).rows[0];
   if (!row) return null;
-  const lot: LotState = {
-    id: lotId,
-    walletId: String(row.wallet_id),
-    seq: toBigInt(row.seq),
-    vendors: (row.vendors as unknown as string[] | null) ?? null,
-    avail: toBigInt(row.available_nano),
-    reserved: toBigInt(row.reserved_nano),
-    expiresAt: row.expires_at == null ? null : new Date(row.expires_at),
-  };
+  const lot = lotStateOf(row);
   if (!lotExpired(lot, at)) return null;
   const moves = new Moves();
   const voidedNano = await voidLeases(tx, lot, moves, at);
@@ -154,20 +147,12 @@ interface LotExpiryTimer {
 }
 
 /** Runs expireDueLots every `intervalMs` on `clock`'s time (one pass at a time); returns stop(). */
-export function startLotExpiry(opts: LotExpiryTimer): () => void {
-  let running = false;
-  const t = setInterval(() => {
-    if (running) return;
-    running = true;
-    expireDueLots(opts.db, opts.owner, opts.clock.now(), opts.report)
-      .then((done) => {
+export const startLotExpiry = (opts: LotExpiryTimer): (() => void) =>
+  onePassAtATime(opts.intervalMs, () =>
+    expireDueLots(opts.db, opts.owner, opts.clock.now(), opts.report).then(
+      (done) => {
         for (const e of done) opts.expired?.(e);
-      })
-      .catch((e: unknown) => opts.report(e, '*'))
-      .finally(() => {
-        running = false;
-      });
-  }, opts.intervalMs);
-  t.unref?.();
-  return () => clearInterval(t);
-}
+      },
+      (e: unknown) => opts.report(e, '*'),
+    ),
+  );

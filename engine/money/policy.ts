@@ -5,7 +5,7 @@ import { errors } from '../core/errors.ts';
 import { assertMoney } from './invariants.ts';
 import { drawOrder, lotExpired, lotServes } from './lot-order.ts';
 import { type LotState, Moves, type ReservationState } from './moves.ts';
-import type { FinishOp, FinishOutcome, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
+import type { FinishOp, FinishOutcome, GroupFigures, KeyCapRefusal, ReservationLot, ReserveOp } from './types.ts';
 
 export type { LotState, ReservationState };
 
@@ -31,7 +31,7 @@ export interface KeyStanding {
   /** What the key's held reservations hold. */
   heldNano: bigint;
   /** The key's group, when its cap carries one (money/group-caps.ts keeps it current with the key's figures). */
-  readonly group?: { groupId: string; limitNano: bigint | null; usedNano: bigint; heldNano: bigint };
+  readonly group?: GroupFigures;
 }
 
 /** The refusal of a capped reserve that does not fit its key's cap or its group's, or null when it fits (or has no cap). */
@@ -173,10 +173,7 @@ export class Book {
     if (!mayMoveMoney(s.state, op.kind)) return noop;
     if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile
     const heldLots = s.state === 'held' ? this.heldLots(s) : [];
-    if (s.state === 'held' && s.keyId !== null) {
-      const standing = this.keys.get(s.keyId);
-      if (standing) standing.heldNano -= s.amount;
-    }
+    if (s.state === 'held') this.countOnKey(s.keyId, -s.amount);
     if (op.kind === 'settle') return this.settle(s, heldLots, op.actualNano, at);
     for (const { lot, h } of heldLots) this.moves.move(lot, s.id, 'release', h, at);
     const state = op.kind === 'expire' ? 'expired' : 'released';
@@ -205,8 +202,7 @@ export class Book {
       fromHold <= s.amount && charged <= actual,
       () => `ledger: settle of ${s.id} charged ${charged} (${fromHold} of its hold ${s.amount})`,
     );
-    const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
-    if (standing) standing.usedNano += charged;
+    this.countOnKey(s.keyId, 0n, charged);
     this.finishAs(s, 'settled', s.charged + charged, at); // plus what draws charged before, if any
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: released, finished: true };
   }
@@ -244,15 +240,9 @@ export class Book {
     const charged = (amountNano < 0n ? 0n : amountNano) - toCharge;
     this.takeOffHold(s, fromHold);
     s.charged += charged;
-    // What it took of the hold leaves the key's holds and, with what it charged past it, joins the key's use
-    // (as a settle's charge does): a capped reserve later in the batch counts what a fresh read would.
-    const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
-    if (standing) {
-      standing.heldNano -= fromHold;
-      standing.usedNano += charged;
-    }
-    const prev = this.moves.finished.get(s.id);
-    this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
+    // What it took of the hold leaves the key's holds; all it charged joins the key's use, as a settle's does.
+    this.countOnKey(s.keyId, -fromHold, charged);
+    this.stillHeld(s);
     this.moves.draws.push({ drawId, reservationId: s.id, amount: charged, at: op.drawnAt ?? at });
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
   }
@@ -276,10 +266,8 @@ export class Book {
     if (released === 0n)
       return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: s.state !== 'held', releasedNano: 0n, finished: false };
     this.takeOffHold(s, released);
-    const standing = s.keyId === null ? undefined : this.keys.get(s.keyId);
-    if (standing) standing.heldNano -= released;
-    const prev = this.moves.finished.get(s.id);
-    this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
+    this.countOnKey(s.keyId, -released);
+    this.stillHeld(s);
     return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: released, finished: false };
   }
 
@@ -324,10 +312,7 @@ export class Book {
   private hold(op: ReserveOp, drawn: ReservationLot[]): void {
     this.moves.newRes.push(op);
     for (const d of drawn) this.moves.newResLots.push({ reservationId: op.id, lotId: d.lotId, amount: d.amountNano });
-    if (op.keyId !== null) {
-      const standing = this.keys.get(op.keyId);
-      if (standing) standing.heldNano += op.amountNano;
-    }
+    this.countOnKey(op.keyId, op.amountNano);
     this.reservations.set(op.id, {
       id: op.id,
       walletId: op.walletId,
@@ -339,6 +324,23 @@ export class Book {
       expiresAt: op.expiresAt,
       held: new Map(drawn.map((d) => [d.lotId, d.amountNano])),
     });
+  }
+
+  /**
+   * Moves a capped key's figures by what a move changed of its holds and its finished use, so a capped reserve
+   * later in the batch counts what a fresh read would (a key the batch did not read: nothing to count).
+   */
+  private countOnKey(keyId: string | null, heldNano: bigint, usedNano = 0n): void {
+    const standing = keyId === null ? undefined : this.keys.get(keyId);
+    if (!standing) return;
+    standing.heldNano += heldNano;
+    standing.usedNano += usedNano;
+  }
+
+  /** The row update of a reservation that stays held: what it holds and was charged (a finish's instant kept). */
+  private stillHeld(s: ResState): void {
+    const prev = this.moves.finished.get(s.id);
+    this.moves.finished.set(s.id, { state: s.state, charged: s.charged, at: prev?.at ?? null, amount: s.amount });
   }
 
   private finishAs(s: ResState, state: ReservationState, charged: bigint, at: Date): void {

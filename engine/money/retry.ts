@@ -37,15 +37,17 @@ export class TablesLocked extends Error {
 /** A short random wait, longer with each attempt, so the transactions that collided do not collide again. */
 export const backoff = (attempt: number) => new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
 
+/** Runs `fn`, again after a deadlock or serialization failure, MAX_RETRIES times at most. */
 export async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
     try {
       return await fn();
     } catch (e) {
-      if (!isRetryable(e) || attempt >= MAX_RETRIES) throw e;
-      await backoff(attempt);
+      if (!isRetryable(e)) throw e;
     }
+    await backoff(attempt);
   }
+  return fn();
 }
 
 /**

@@ -1,6 +1,6 @@
 // What a wallet can spend and what calls in flight hold, as every view shows it: of a lease, only what its calls
 // hold is held and the rest counts as available, so views tell the truth (docs/money.md, "Every view tells the truth").
-import { nanoToCreditsCeil, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
+import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import { readBalance } from './ledger-wallets.ts';
 import { lotExpired } from './lot-order.ts';
@@ -70,23 +70,4 @@ export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>
 export async function spendableTotalIn(q: Queryable, walletId: string, now: Date): Promise<bigint> {
   const b = spendableBalance(await readBalance(q, walletId), await readLeasedByLot(q, [walletId]), now);
   return b.availableNano + b.reservedNano;
-}
-
-/** GET /v1/credits: what the whole wallet can still spend, in credits (rounded down); each lot with its expiry. */
-export async function creditsOf(db: Queryable, ledger: Ledger, walletId: string, now?: Date) {
-  const b = await spendableOf(db, ledger, walletId, now);
-  return {
-    object: 'credits',
-    wallet_id: walletId,
-    credits: Number(nanoToCreditsFloor(b.availableNano)),
-    reserved_credits: Number(nanoToCreditsCeil(b.reservedNano)),
-    lots: b.lots
-      .filter((l) => l.availableNano > 0n)
-      .map((l) => ({
-        id: l.id,
-        vendors: l.vendors,
-        credits: Number(nanoToCreditsFloor(l.availableNano)),
-        expires_at: l.expiresAt?.toISOString() ?? null,
-      })),
-  };
 }

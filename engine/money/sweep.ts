@@ -3,7 +3,7 @@
 // would leave every wallet's expired holds held, sweep after sweep.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import type { FinishOp, FinishOutcome, Ledger, SweepErrorHandler } from './types.ts';
+import type { FinishOp, FinishOutcome, Ledger, MoneyLog, SweepErrorHandler } from './types.ts';
 
 const PAGE = 200;
 /** Pages one pass sweeps at most: 100,000 holds. */
@@ -48,44 +48,41 @@ async function sweepExpired(
   return count;
 }
 
-type Log = { error: (o: object, m: string) => void };
-
-/** The ledger's sweeper: one pass on demand, and the timer that runs one at a time. */
-export function sweeperMethods(
+/** The ledger's sweeper pass on demand (`Ledger.sweepExpired`). */
+export function sweeperMethod(
   db: Db,
   finish: (op: FinishOp) => Promise<FinishOutcome>,
   clock: Clock,
-  log: Log | undefined,
-): Pick<Ledger, 'sweepExpired' | 'startSweeper'> {
-  const methods: Pick<Ledger, 'sweepExpired' | 'startSweeper'> = {
-    async sweepExpired(now, onError) {
-      // With nowhere to report a failed expiry, the first is thrown, once the others are swept.
-      const unreported: unknown[] = [];
-      const report: SweepErrorHandler =
-        onError ??
-        (log
-          ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed')
-          : (err) => void unreported.push(err));
-      const count = await sweepExpired(db, finish, now ?? clock.now(), report);
-      if (unreported.length > 0) throw unreported[0];
-      return count;
-    },
-
-    startSweeper({ intervalMs = 30_000, onError } = {}) {
-      let running = false;
-      const t = setInterval(() => {
-        if (running) return;
-        running = true;
-        methods
-          .sweepExpired(undefined, onError) // without onError, failed expiries go to the ledger's log
-          .catch((e) => (onError ? onError(e) : log?.error({ err: e }, 'ledger sweep failed')))
-          .finally(() => {
-            running = false;
-          });
-      }, intervalMs);
-      t.unref?.();
-      return () => clearInterval(t);
-    },
+  log: Pick<MoneyLog, 'error'> | undefined,
+): Ledger['sweepExpired'] {
+  return async (now, onError) => {
+    // With nowhere to report a failed expiry, the first is thrown, once the others are swept.
+    const unreported: unknown[] = [];
+    const report: SweepErrorHandler =
+      onError ??
+      (log
+        ? (err, expire) => log.error({ err, ...expire }, 'ledger sweep: expiring a reservation failed')
+        : (err) => void unreported.push(err));
+    const count = await sweepExpired(db, finish, now ?? clock.now(), report);
+    if (unreported.length > 0) throw unreported[0];
+    return count;
   };
-  return methods;
 }
+
+/** Runs `pass` every `intervalMs`, one at a time (a tick while one runs is skipped); returns stop(). `pass` must not reject. */
+export function onePassAtATime(intervalMs: number, pass: () => Promise<unknown>): () => void {
+  let running = false;
+  const t = setInterval(() => {
+    if (running) return;
+    running = true;
+    void pass().finally(() => {
+      running = false;
+    });
+  }, intervalMs);
+  t.unref();
+  return () => clearInterval(t);
+}
+
+/** Sweeps every `intervalMs`: each expiry that failed goes to `onError` with its reservation, a failed pass without. */
+export const startSweeper = (ledger: Pick<Ledger, 'sweepExpired'>, intervalMs: number, onError: SweepErrorHandler): (() => void) =>
+  onePassAtATime(intervalMs, () => ledger.sweepExpired(undefined, onError).catch((e: unknown) => onError(e)));

@@ -44,7 +44,7 @@ export interface KeyCapRefusal {
   /** What the key's calls still in flight hold. */
   keyHeldNano: bigint;
   /** Set when the key's group is what the reserve does not fit (its figures as the batch counted them). */
-  group?: { groupId: string; limitNano: bigint; usedNano: bigint; heldNano: bigint };
+  group?: GroupFigures & { limitNano: bigint };
 }
 
 export type ReserveResult =
@@ -77,7 +77,15 @@ export interface KeyCap {
  */
 export interface GroupCap {
   groupId: string;
-  lock(tx: Queryable): Promise<{ limitNano: bigint | null; usedNano: bigint; heldNano: bigint; keyIds: string[] }>;
+  lock(tx: Queryable): Promise<Omit<GroupFigures, 'groupId'> & { keyIds: string[] }>;
+}
+
+/** A key group's figures as a batch counts them: its limit (null: none), its keys' finished use and holds. */
+export interface GroupFigures {
+  groupId: string;
+  limitNano: bigint | null;
+  usedNano: bigint;
+  heldNano: bigint;
 }
 
 export interface ReserveRequest {
@@ -94,18 +102,13 @@ export interface ReserveRequest {
   cap?: KeyCap | undefined;
 }
 
-interface SettleResult {
-  /** What this settle charged (0 when it was a no-op on a finished reservation… see `alreadyFinished`). */
-  chargedNano: bigint;
-  /** Part of `actual` the lots could not cover (not charged). 0 normally. */
-  shortfallNano: bigint;
-  /** True when the reservation was already settled or released: nothing changed. chargedNano is then the first settle's charge. */
-  alreadyFinished: boolean;
-}
+type SettleResult = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano' | 'alreadyFinished'>;
+type ReleaseResult = Pick<FinishOutcome, 'releasedNano' | 'alreadyFinished'>;
 
-interface ReleaseResult {
-  releasedNano: bigint;
-  alreadyFinished: boolean;
+/** Where money's code logs (the app's log, read at each use where it is given as a function). */
+export interface MoneyLog {
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
 }
 
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
@@ -198,8 +201,8 @@ export interface Ledger {
   /**
    * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
    * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
+   * `beside` runs in the change's own transaction when the owner really changes (its audit record).
    */
-  /** `beside` runs in the change's own transaction when the owner really changes (its audit record). */
   setOwner(walletId: string, ownerId: string, beside?: (tx: Queryable, previousOwnerId: string) => Promise<void>): Promise<Wallet>;
   /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
   topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
@@ -245,11 +248,6 @@ export interface Ledger {
    * expire goes to `onError` (default: the ledger's log) and the others are still swept.
    */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
-  /**
-   * Runs sweepExpired every intervalMs (default 30 s); returns stop(). Errors go to onError: each expiry
-   * that failed with its reservation and wallet, a sweep that failed as a whole without.
-   */
-  startSweeper(opts?: { intervalMs?: number; onError?: SweepErrorHandler }): () => void;
   /** The journal's sums, to check they add up to the balance columns. */
   journalSum(walletId: string): Promise<JournalSum>;
 }
@@ -299,8 +297,11 @@ export interface FinishOp {
 }
 
 export interface FinishOutcome {
+  /** What this move charged (a settle that was a no-op on a finished reservation: the first settle's charge). */
   chargedNano: bigint;
+  /** Part of the cost the lots could not cover (not charged). 0 normally. */
   shortfallNano: bigint;
+  /** True when the reservation was already settled or released (or the draw already written): nothing changed. */
   alreadyFinished: boolean;
   releasedNano: bigint;
   /** This op moved the reservation out of 'held' (or settled an expired one). */

@@ -9,7 +9,6 @@ import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from '.
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
-import type { Reservation } from './ledger.ts';
 import { isFinal } from './retry.ts';
 
 /** What a release writes to the ledger's charges: nothing. */
@@ -88,24 +87,29 @@ async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Call
   return room;
 }
 
+/**
+ * Accounts.chargeDetached: charges once and counts the charge on the key's quotas on the Korean day the call
+ * finishes, in the same transaction: a crash cannot leave money charged and the quota uncounted.
+ */
+async function chargeAndCount(
+  deps: WalletAccountsDeps,
+  holdRef: string,
+  keyId: string,
+  costNano: bigint,
+  rows?: ChargeRows,
+): Promise<bigint> {
+  const { keys, ledger, clock } = deps;
+  const finishedAt = clock.now();
+  const ladder = ladderOf(deps, holdRef, keyId, finishedAt, rows);
+  const use = keys.quota.useToken(keyId);
+  const settled = await chargeFirst(ladder, (chargeRows) => ledger.settle(holdRef, costNano, chargeRows));
+  keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
+  return settled.chargedNano;
+}
+
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
   const dayHolds = new DayHolds();
-  const chargeRowLadder = (callId: string, keyId: string, finishedAt: Date, rows?: ChargeRows) =>
-    ladderOf(deps, callId, keyId, finishedAt, rows);
-
-  /**
-   * Charges once and counts the charge on the key's quotas on the Korean day the call finishes, in the
-   * same transaction: a crash cannot leave money charged and the quota uncounted.
-   */
-  async function chargeAndCount(reservation: Reservation | string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint> {
-    const finishedAt = clock.now();
-    const ladder = chargeRowLadder(typeof reservation === 'string' ? reservation : reservation.callId, keyId, finishedAt, rows);
-    const use = keys.quota.useToken(keyId);
-    const settled = await chargeFirst(ladder, (chargeRows) => ledger.settle(reservation, costNano, chargeRows));
-    keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
-    return settled.chargedNano;
-  }
 
   return {
     async authenticate(headers: Headers, keyHeaders: DoorConfig['key_headers'] = ['bearer']): Promise<Caller> {
@@ -128,7 +132,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const h = hold as LedgerHold;
       // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
-      const ladder = chargeRowLadder(h.callId, caller.keyId, finishedAt, rows);
+      const ladder = ladderOf(deps, h.callId, caller.keyId, finishedAt, rows);
       // Only a key whose check reads this process's figure has its charge noted there.
       const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased
@@ -158,11 +162,9 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return h.reservation.id;
     },
 
-    async extendHold(holdRef, expiresAt) {
-      return ledger.extend(holdRef, expiresAt);
-    },
+    extendHold: (holdRef, expiresAt) => ledger.extend(holdRef, expiresAt),
 
-    chargeDetached: (holdRef, keyId, costNano, rows) => chargeAndCount(holdRef, keyId, costNano, rows),
+    chargeDetached: (holdRef, keyId, costNano, rows) => chargeAndCount(deps, holdRef, keyId, costNano, rows),
 
     async releaseDetached(holdRef) {
       await ledger.release(holdRef);

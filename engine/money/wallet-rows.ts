@@ -1,5 +1,5 @@
-// Wallet and credit-lot rows as the engine reads them, and the reads that cover many wallets at once
-// (the admin listing): one page of wallets in creation order, then all their lots in one query.
+// Wallet and credit-lot rows as the engine reads them, and the balances of many wallets at once (the admin
+// listing): their wallet rows, then all their lots, in two queries.
 
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
@@ -25,34 +25,6 @@ export const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
   expiresAt: r.expires_at == null ? null : new Date(r.expires_at as string | Date),
   expiredNano: r.expired_nano == null ? 0n : toBigInt(r.expired_nano),
 });
-
-/**
- * Where a page of wallets starts: after this wallet in (created_at, id) order. `createdAt` is the
- * database's own text of the instant, to the microsecond, so a wallet made within the same millisecond
- * as the last one shown is neither skipped nor repeated.
- */
-export interface WalletPosition {
-  createdAt: string;
-  id: string;
-}
-
-interface WalletPageRow {
-  wallet: Wallet;
-  position: WalletPosition;
-}
-
-/** Up to `limit` wallets after `after` (from the first when null), oldest first. */
-export async function readWalletPage(q: Queryable, limit: number, after: WalletPosition | null): Promise<WalletPageRow[]> {
-  const res = await q.query(
-    `SELECT w.*, to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position_at
-       FROM wallets w
-      WHERE $1::timestamptz IS NULL OR (w.created_at, w.id) > ($1::timestamptz, $2::text)
-      ORDER BY w.created_at, w.id
-      LIMIT $3`,
-    [after?.createdAt ?? null, after?.id ?? null, limit],
-  );
-  return res.rows.map((r) => ({ wallet: walletFromRow(r), position: { createdAt: String(r.position_at), id: String(r.id) } }));
-}
 
 /** The balances of several wallets: two queries, whatever their number. Unknown ids are left out. */
 export async function readBalances(q: Queryable, walletIds: string[]): Promise<Map<string, WalletBalance>> {

@@ -6,6 +6,7 @@ import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger, type Ledger, LedgerInvariantBroken, type Reservation } from '../../engine/money/ledger.ts';
+import { startSweeper } from '../../engine/money/sweep.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -113,7 +114,7 @@ describeEachDatabase('ledger invariants', (getDb: () => Db) => {
     await inflateHold(held[1]!, 10_000n);
     clock.advance(61_000);
     const reported: { err: unknown; expire?: { reservationId: string; walletId: string } | undefined }[] = [];
-    const stop = l.startSweeper({ intervalMs: 20, onError: (err, expire) => void reported.push({ err, expire }) });
+    const stop = startSweeper(l, 20, (err, expire) => void reported.push({ err, expire }));
     try {
       for (let i = 0; i < 200 && reported.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     } finally {
