@@ -7,35 +7,15 @@
 // (charge-writer.ts `failing`), never while writes hang. Leases on, PostgreSQL, commit_wait_ms 300.
 
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { setLeases } from '../helpers/leased-gateway.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useSuiteGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
-let tree: TempTree;
 let pgs: TestPostgres;
 let t: TestGateway;
-
-beforeAll(async () => {
-  if (!canRun) return;
-  tree = tempCatalogTree();
-  setLeases(tree, true);
-  tree.edit('config/billing.yaml', (y) => y.replace(/^ {2}commit_wait_ms: \d+/m, '  commit_wait_ms: 300'));
-  pgs = await openTestPostgres({ migrate: false });
-  t = await startTestGateway({
-    dirs: { config: tree.config, catalog: tree.catalog },
-    credits: 10_000_000,
-    env: { ...METRICS_OPEN_TO_LOOPBACK, DATABASE_URL: pgs.url },
-  });
-}, 60_000);
-afterAll(async () => {
-  await t?.close();
-  await pgs?.cleanup();
-  tree?.remove();
-});
 
 const chat = () =>
   fetch(`${t.url}/v1/chat/completions`, {
@@ -45,6 +25,14 @@ const chat = () =>
   });
 
 describe.skipIf(!canRun)('charges at risk [postgres]', () => {
+  const suite = useSuiteGateway('postgres', {
+    edit: (tree) => tree.edit('config/billing.yaml', (y) => y.replace(/^ {2}commit_wait_ms: \d+/m, '  commit_wait_ms: 300')),
+  });
+  beforeAll(() => {
+    t = suite.gateway();
+    pgs = suite.schema();
+  });
+
   it('after an answer went out before its charge committed, new calls are refused until the database takes it', async () => {
     const warm = await chat();
     expect(warm.status).toBe(200);

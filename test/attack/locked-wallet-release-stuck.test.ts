@@ -7,32 +7,20 @@
 // Leases off (a leased hold is given back in memory). At b319ae5 the release waited for the lock, then landed:
 // nothing stayed held. On main the call is answered at once (502) and the hold stays.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { setLeases } from '../helpers/leased-gateway.ts';
-import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useSuiteGateway } from '../helpers/leased-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 
 describe.skipIf(!canRun)('a vendor failure while the wallet is locked by another session, leases off [postgres]', () => {
-  let tree: TempTree;
+  const suite = useSuiteGateway('postgres', { leases: false, routesPerVendor: 1 });
   let pgs: TestPostgres;
   let t: TestGateway;
-  beforeAll(async () => {
-    tree = tempCatalogTree();
-    setLeases(tree, false);
-    pgs = await openTestPostgres({ migrate: false });
-    t = await startTestGateway({
-      dirs: { config: tree.config, catalog: tree.catalog },
-      env: { DATABASE_URL: pgs.url },
-      routesPerVendor: 1,
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await pgs?.cleanup();
-    tree?.remove();
+  beforeAll(() => {
+    t = suite.gateway();
+    pgs = suite.schema();
   });
 
   it('gives the hold back once the lock goes', async () => {

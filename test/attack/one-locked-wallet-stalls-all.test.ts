@@ -6,12 +6,11 @@
 // be answered promptly; W1's may wait or be refused (503), never answered free; once the lock goes, every call
 // answered is charged exactly once and nothing stays held. Leases on and off.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { METRICS_OPEN_TO_LOOPBACK, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { setLeases } from '../helpers/leased-gateway.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useSuiteGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
-import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 /** What a call of W2 may take while W1 is locked (the stall held them for as long as the lock). */
@@ -54,23 +53,12 @@ const LOCKS = {
 
 for (const leases of [true, false]) {
   describe.skipIf(!canRun)(`one wallet locked by another session, leases ${leases ? 'on' : 'off'} [postgres]`, () => {
-    let tree: TempTree;
+    const suite = useSuiteGateway('postgres', { leases });
     let pgs: TestPostgres;
     let t: TestGateway;
-    beforeAll(async () => {
-      tree = tempCatalogTree();
-      setLeases(tree, leases);
-      pgs = await openTestPostgres({ migrate: false });
-      t = await startTestGateway({
-        dirs: { config: tree.config, catalog: tree.catalog },
-        credits: 10_000_000,
-        env: { ...METRICS_OPEN_TO_LOOPBACK, DATABASE_URL: pgs.url },
-      });
-    }, 60_000);
-    afterAll(async () => {
-      await t?.close();
-      await pgs?.cleanup();
-      tree?.remove();
+    beforeAll(() => {
+      t = suite.gateway();
+      pgs = suite.schema();
     });
 
     it.each(Object.keys(LOCKS) as (keyof typeof LOCKS)[])(

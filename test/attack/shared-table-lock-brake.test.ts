@@ -11,15 +11,11 @@
 // calls: it must be refused (503, nothing charged), as any call is while the ledger takes no writes. Leases on and
 // off. Passes at b319ae5 (before the lock wait: W1's at-risk answer engaged the brake for every wallet, W2 got 503);
 // fails on main since a4ea736 (W2 is served 200, its charge failing in turn).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { setLeases } from '../helpers/leased-gateway.ts';
-import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useSuiteGateway } from '../helpers/leased-gateway.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 
@@ -39,26 +35,13 @@ async function call(t: TestGateway, key: string, tag: string, timeoutMs: number)
 
 for (const leases of [false, true]) {
   describe.skipIf(!canRun)(`a table every charge writes locked by another session, leases ${leases ? 'on' : 'off'} [postgres]`, () => {
-    let tree: TempTree;
+    // A data folder, so a charge the database has not taken is kept on disk and its answer may go out first.
+    const suite = useSuiteGateway('postgres', { leases, dataFolder: true });
     let pgs: TestPostgres;
     let t: TestGateway;
-    let dataDir: string;
-    beforeAll(async () => {
-      tree = tempCatalogTree();
-      setLeases(tree, leases);
-      pgs = await openTestPostgres({ migrate: false });
-      // A data folder, so a charge the database has not taken is kept on disk and its answer may go out first.
-      dataDir = mkdtempSync(join(tmpdir(), 'gw-tablelock-'));
-      t = await startTestGateway({
-        dirs: { config: tree.config, catalog: tree.catalog },
-        env: { DATABASE_URL: pgs.url, GATEWAY_DATA_DIR: dataDir },
-      });
-    }, 60_000);
-    afterAll(async () => {
-      await t?.close();
-      await pgs?.cleanup();
-      tree?.remove();
-      rmSync(dataDir, { recursive: true, force: true });
+    beforeAll(() => {
+      t = suite.gateway();
+      pgs = suite.schema();
     });
 
     it("no wallet's charge can land: a call of a wallet whose rows nobody locked is refused, not served", async () => {
