@@ -63,7 +63,7 @@ type Leases = NonNullable<WalletAccountsDeps['leases']>;
 
 /**
  * The monthly limit is checked twice: first on finished use alone (a cheap refusal), then by the ledger in the
- * reservation's transaction, with the key's calls in flight counted and the key's month row locked, so calls
+ * reservation's transaction, with the key's calls in flight counted and the key locked, so calls
  * sent at once (to any process) cannot pass the limit together.
  */
 export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
