@@ -48,7 +48,7 @@ export async function groupUsage(q: Queryable, groupIds: string[], now: Date): P
 }
 
 // Use and holds in one statement (one snapshot). Reservations of the group's keys that are held count at their
-// amount, as a key's own holds do (engine/money/batch-sql.ts, readHeldByKey).
+// amount, as a key's own holds do (key-use.ts, readKeyStandings).
 const STANDING_SQL = `
 SELECT (SELECT coalesce(sum(d.charged_nano), 0)::text FROM api_keys k JOIN usage_daily d ON d.key_id = k.id
          WHERE k.group_id = $1 AND d.day >= $2::date AND d.day < $3::date) AS used,
