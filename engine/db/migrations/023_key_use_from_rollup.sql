@@ -3,6 +3,7 @@
 -- second copy of those sums, written by every charge batch beside the rollup; it goes.
 --
 -- The key's figures over a month are read by key: an index by key and day (the primary key leads with the wallet).
+-- Neither column changes when a charge adds to its row, so those updates stay HOT (charged_nano is left out on purpose).
 CREATE INDEX usage_daily_key_day ON usage_daily (key_id, day);
 
 -- Nothing counted is lost: where a key's counters hold more than its rollup rows sum to (a charge whose usage record
