@@ -61,9 +61,6 @@ async function fill(db: Db): Promise<void> {
     [held],
   );
   await db.query(`UPDATE credit_lots SET available_nano = available_nano - 1000, reserved_nano = 1000 WHERE seq <= $1`, [held]);
-  await db.query(
-    `UPDATE wallets w SET available_nano = s.a, reserved_nano = s.r FROM (SELECT wallet_id, sum(available_nano) a, sum(reserved_nano) r FROM credit_lots GROUP BY wallet_id) s WHERE s.wallet_id = w.id`,
-  );
   await db.query('VACUUM ANALYZE');
 }
 

@@ -53,8 +53,8 @@ export type WalletSort = (typeof WALLET_SORTS)[number];
 const SORT_SQL: Record<WalletSort, string> = {
   created_at: 'w.created_at',
   name: 'lower(w.name)',
-  // The balance column: what budget leases hold is counted back in the view, not in this order.
-  credits: 'w.available_nano',
+  // What the lots have available: what budget leases hold is counted back in the view, not in this order.
+  credits: 'coalesce(b.nano, 0)',
   month_spent: 'coalesce(s.nano, 0)',
   last_call_at: 'l.at',
   keys_active: 'coalesce(k.n, 0)',
@@ -73,6 +73,7 @@ export async function readSortedWallets(
     `SELECT w.* FROM wallets w
        LEFT JOIN (${MONTH_SPEND}) s ON s.wallet_id = w.id
        LEFT JOIN (${LAST_CALL}) l ON l.wallet_id = w.id
+       LEFT JOIN (SELECT wallet_id, sum(available_nano) AS nano FROM credit_lots GROUP BY wallet_id) b ON b.wallet_id = w.id
        LEFT JOIN (SELECT k.wallet_id, count(*) AS n FROM api_keys k WHERE ${doorKeyWhere} AND ${activeWhere('$4')}
                    GROUP BY k.wallet_id) k ON k.wallet_id = w.id
       ORDER BY ${SORT_SQL[o.sort]} ${dir} NULLS LAST, w.id ${dir}

@@ -175,12 +175,15 @@ export function renderError(err: GatewayError, shape: ErrorShape): RenderedError
 // UTF-8) and untranslatable_character. Only a client's text reaches a query in that state.
 const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 
+/** Any surrogate, paired or not: most text has none and skips the costlier look-around test. */
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
  * Text with an unpaired UTF-16 surrogate (JSON can carry `\ud800` alone): not Unicode, so it would be stored as
  * U+FFFD, a different name than the one sent. Fields that are stored refuse it by name.
  */
-export const hasUnpairedSurrogate = (s: string): boolean =>
-  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+export const hasUnpairedSurrogate = (s: string): boolean => ANY_SURROGATE.test(s) && UNPAIRED_SURROGATE.test(s);
 
 /** A database error saying a piece of text could not be stored: the client's input, not our fault. */
 const isUnstorableText = (e: unknown): boolean => {

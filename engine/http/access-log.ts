@@ -47,11 +47,12 @@ export const CLIENT_CLOSED_REQUEST = 499;
 export function installAccessLog(app: FastifyInstance, observers: OutcomeObserver[] = []): void {
   // Fastify's onResponse runs when an answer is finished, never for one whose client left first: without
   // the close, those calls (charged all the same) would have no line and no place in the metrics.
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     startedAt.set(req, process.hrtime.bigint());
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) void record(req, reply, CLIENT_CLOSED_REQUEST);
     });
+    done();
   });
   app.addHook('onResponse', (req, reply) => record(req, reply));
 

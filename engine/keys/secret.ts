@@ -1,5 +1,6 @@
 // Key material: random secrets, their hashes and the short prefix shown to people.
 // Only the sha256 of a secret is stored; the secret itself is shown once, in the creation answer.
+import * as nodeCrypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type KeyKind = 'api' | 'management';
@@ -56,8 +57,15 @@ export function newRequestId(): string {
   return `kreq_${randomBase62(20)}`;
 }
 
+// Every call hashes its key (twice: before and after its body): the one-shot digest of Node 20.12+ makes no
+// Hash object for it; an older Node takes the stream form, whose digest is the same.
+const sha256Hex: (text: string) => string =
+  typeof nodeCrypto.hash === 'function'
+    ? (text) => nodeCrypto.hash('sha256', text, 'hex')
+    : (text) => createHash('sha256').update(text, 'utf8').digest('hex');
+
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return sha256Hex(secret);
 }
 
 /** `sk-svc-Ab3dE…`: never the full key. */

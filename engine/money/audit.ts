@@ -5,7 +5,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
 import type { MoneyLog } from './types.ts';
 
-export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'wallet_lots', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
+export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
 export type LedgerCheck = (typeof LEDGER_CHECKS)[number];
 
 /** Where a check failed: the wallet, and the lot or reservation when the check is about one. */
@@ -48,7 +48,8 @@ SELECT check_name, wallet_id, lot_id, reservation_id, failures::text AS failures
 ) x WHERE n <= $2`;
 
 // The journal, once, per (wallet, lot): both journal checks read it. Grouping by the journal's own wallet_id
-// (not the lot's) makes a row written under the wrong wallet show on both wallets.
+// (not the lot's) makes a row written under the wrong wallet show on both wallets. A wallet's balance is the
+// sum of its lots.
 const JOURNAL_SQL = examplesOf(`
 j AS MATERIALIZED (
   SELECT wallet_id, lot_id, sum(${AVAIL}) AS avail, sum(${RESERVED}) AS reserved
@@ -58,30 +59,22 @@ j AS MATERIALIZED (
   SELECT wallet_id, sum(avail) AS avail, sum(reserved) AS reserved FROM j GROUP BY wallet_id
 ), by_lot AS (
   SELECT lot_id, sum(avail) AS avail, sum(reserved) AS reserved FROM j GROUP BY lot_id
+), lots_by_wallet AS (
+  SELECT wallet_id, sum(available_nano) AS avail, sum(reserved_nano) AS reserved
+    FROM credit_lots WHERE ${inScope('wallet_id')} GROUP BY wallet_id
 ), failed AS (
   SELECT 'wallet_journal' AS check_name, w.id AS wallet_id, NULL::text AS lot_id, NULL::text AS reservation_id
-    FROM wallets w LEFT JOIN by_wallet s ON s.wallet_id = w.id
-   WHERE ${inScope('w.id')} AND (w.available_nano <> coalesce(s.avail, 0) OR w.reserved_nano <> coalesce(s.reserved, 0))
+    FROM wallets w LEFT JOIN by_wallet s ON s.wallet_id = w.id LEFT JOIN lots_by_wallet l ON l.wallet_id = w.id
+   WHERE ${inScope('w.id')} AND (coalesce(l.avail, 0) <> coalesce(s.avail, 0) OR coalesce(l.reserved, 0) <> coalesce(s.reserved, 0))
   UNION ALL
   SELECT 'lot_journal', l.wallet_id, l.id, NULL
     FROM credit_lots l LEFT JOIN by_lot s ON s.lot_id = l.id
    WHERE ${inScope('l.wallet_id')} AND (l.available_nano <> coalesce(s.avail, 0) OR l.reserved_nano <> coalesce(s.reserved, 0))
-)`);
-
-const BALANCES_SQL = examplesOf(`
-lots AS (
-  SELECT wallet_id, sum(available_nano) AS avail, sum(reserved_nano) AS reserved,
-         min(id) FILTER (WHERE available_nano < 0 OR reserved_nano < 0) AS negative_lot
-    FROM credit_lots WHERE ${inScope('wallet_id')}
-   GROUP BY wallet_id
-), failed AS (
-  SELECT 'wallet_lots' AS check_name, w.id AS wallet_id, NULL::text AS lot_id, NULL::text AS reservation_id
-    FROM wallets w LEFT JOIN lots l ON l.wallet_id = w.id
-   WHERE ${inScope('w.id')} AND (w.available_nano <> coalesce(l.avail, 0) OR w.reserved_nano <> coalesce(l.reserved, 0))
   UNION ALL
-  SELECT 'negative_balance', w.id, l.negative_lot, NULL
-    FROM wallets w LEFT JOIN lots l ON l.wallet_id = w.id
-   WHERE ${inScope('w.id')} AND (w.available_nano < 0 OR w.reserved_nano < 0 OR l.negative_lot IS NOT NULL)
+  SELECT 'negative_balance', l.wallet_id, min(l.id), NULL
+    FROM credit_lots l
+   WHERE ${inScope('l.wallet_id')} AND (l.available_nano < 0 OR l.reserved_nano < 0)
+   GROUP BY l.wallet_id
 )`);
 
 // $3: held past this instant fails (null: not checked). Held reservations are few (the calls in flight and
@@ -106,14 +99,13 @@ interface FailedRow {
   failures: string;
 }
 
-/** Runs every check once (three statements) and says which failed, where. A query that fails throws. */
+/** Runs every check once (two statements) and says which failed, where. A query that fails throws. */
 export async function checkLedger(db: Queryable, opts: LedgerAuditOptions): Promise<LedgerAudit> {
   const scope = opts.walletIds ? [...opts.walletIds] : null;
   const examples = opts.examples ?? 5;
   const before = opts.heldExpiredBefore?.toISOString() ?? null;
   const rows: FailedRow[] = [];
   rows.push(...(await db.query<FailedRow>(JOURNAL_SQL, [scope, examples])).rows);
-  rows.push(...(await db.query<FailedRow>(BALANCES_SQL, [scope, examples])).rows);
   rows.push(...(await db.query<FailedRow>(HOLDS_SQL, [scope, examples, before])).rows);
 
   const audit: LedgerAudit = { ok: true, failures: {}, examples: {} };

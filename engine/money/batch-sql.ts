@@ -175,12 +175,6 @@ type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
 type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint | undefined }];
 type HeldRow = { reservationId: string; lotId: string; amount: bigint };
 const s = (n: bigint) => n.toString();
-/** A lot's or a wallet's balance delta: the same columns for both updates. */
-const deltaColumns = columns<Delta>(
-  ['id', 'text[]', ([id]) => id],
-  ['avail', 'bigint[]', ([, d]) => s(d.avail)],
-  ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
-);
 
 const WRITE_COLUMNS = {
   newRes: columns<Moves['newRes'][number]>(
@@ -198,8 +192,11 @@ const WRITE_COLUMNS = {
     ['lot_id', 'text[]', (x) => x.lotId],
     ['amount', 'bigint[]', (x) => s(x.amount)],
   ),
-  lots: deltaColumns,
-  wallets: deltaColumns,
+  lots: columns<Delta>(
+    ['id', 'text[]', ([id]) => id],
+    ['avail', 'bigint[]', ([, d]) => s(d.avail)],
+    ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
+  ),
   journal: columns<Moves['journal'][number]>(
     ['wallet_id', 'text[]', (j) => j.walletId],
     ['lot_id', 'text[]', (j) => j.lotId],
@@ -266,12 +263,6 @@ WITH new_res AS (
     FROM unnest(${U.lots.params}) AS d(${U.lots.names})
    WHERE l.id = d.id
   RETURNING l.id
-), wallets_moved AS (
-  UPDATE wallets w
-     SET available_nano = w.available_nano + d.avail, reserved_nano = w.reserved_nano + d.reserved
-    FROM unnest(${U.wallets.params}) AS d(${U.wallets.names})
-   WHERE w.id = d.id
-  RETURNING w.id
 ), journal AS (
   INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
   SELECT u.wallet_id, u.lot_id, u.reservation_id, u.kind, u.amount, u.at
@@ -298,7 +289,7 @@ WITH new_res AS (
   RETURNING draw_id
 )
 SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new_res_lots)::int AS new_res_lots,
-       (SELECT count(*) FROM lots)::int AS lots, (SELECT count(*) FROM wallets_moved)::int AS wallets,
+       (SELECT count(*) FROM lots)::int AS lots,
        (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished,
        (SELECT count(*) FROM held_moved)::int AS held_moved, (SELECT count(*) FROM draws)::int AS draws`;
 /** How many parameters WRITE_SQL takes: the owner and one array per column. */
@@ -332,7 +323,6 @@ export async function writeMoves(
   // A draw whose usage record carries its id is recognised by that record: no draw row of its own.
   const draws = moves.draws.filter((d) => !recordedDraws.has(d.drawId));
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
-  const wallets = [...moves.walletDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
   // Several draws of one batch may take from the same hold: one row update each, summed.
   const held = new Map<string, { reservationId: string; lotId: string; amount: bigint }>();
@@ -347,7 +337,6 @@ export async function writeMoves(
     new_res: moves.newRes.length,
     new_res_lots: moves.newResLots.length,
     lots: lots.length,
-    wallets: wallets.length,
     journal: moves.journal.length,
     finished: fin.length,
     held_moved: heldRows.length,
@@ -359,7 +348,6 @@ export async function writeMoves(
       newRes: moves.newRes,
       newResLots: moves.newResLots,
       lots,
-      wallets,
       journal: moves.journal,
       finished: fin,
       held: heldRows,

@@ -9,7 +9,7 @@ import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
 import { type KnownVendors, newId, topUpIn } from './top-up.ts';
 import { type Ledger, WALLET_CHANGED_CHANNEL, type WalletBalance } from './types.ts';
-import { lotFromRow, walletFromRow } from './wallet-rows.ts';
+import { readBalances, walletFromRow } from './wallet-rows.ts';
 
 type WalletMethods = Pick<Ledger, 'createWallet' | 'getWallet' | 'setOwner' | 'topUp' | 'balance' | 'usableNano' | 'planAllows'>;
 
@@ -88,19 +88,9 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
   };
 }
 
-/** A wallet's balance and lots, read with `q` (a transaction's own connection, if need be). */
+/** A wallet's balance (the sum of its lots) and lots, read with `q` (a transaction's own connection, if need be). */
 export async function readBalance(q: Queryable, walletId: string): Promise<WalletBalance> {
-  const w = await q.query<{ available_nano: string; reserved_nano: string }>(
-    'SELECT available_nano, reserved_nano FROM wallets WHERE id = $1',
-    [walletId],
-  );
-  const [wallet] = w.rows;
-  if (!wallet) throw errors.notFound(`No wallet '${walletId}'.`);
-  const lots = await q.query('SELECT * FROM credit_lots WHERE wallet_id = $1 ORDER BY seq', [walletId]);
-  return {
-    walletId,
-    availableNano: toBigInt(wallet.available_nano),
-    reservedNano: toBigInt(wallet.reserved_nano),
-    lots: lots.rows.map(lotFromRow),
-  };
+  const balance = (await readBalances(q, [walletId])).get(walletId);
+  if (!balance) throw errors.notFound(`No wallet '${walletId}'.`);
+  return balance;
 }

@@ -40,7 +40,6 @@ export class Moves {
   readonly newRes: ReserveOp[] = [];
   readonly newResLots: { reservationId: string; lotId: string; amount: bigint }[] = [];
   readonly lotDelta = new Map<string, BalanceDelta>();
-  readonly walletDelta = new Map<string, BalanceDelta>();
   readonly journal: JournalEntry[] = [];
   private readonly journalIndex = new Map<string, JournalEntry>();
   /**
@@ -67,7 +66,6 @@ export class Moves {
     lot.reserved += reserved;
     assertMoney(lot.avail >= 0n && lot.reserved >= 0n, () => `ledger: lot ${lot.id} would go negative`);
     addDelta(this.lotDelta, lot.id, avail, reserved);
-    addDelta(this.walletDelta, lot.walletId, avail, reserved);
     // One journal row per lot, reservation and kind per batch: a lease's draws of one commit are one row, not
     // one each (the journal's sums, which the audit and the balances rest on, are the same either way).
     const key = `${lot.id}\u0000${reservationId}\u0000${kind}`;

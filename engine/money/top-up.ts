@@ -49,16 +49,16 @@ export function expiresAtFrom(value: unknown): Date | null {
   return d;
 }
 
-/** A top-up's wallet total and journal row (the lot row itself was just inserted with its balance). */
+/** A top-up's journal row (the lot row itself was just inserted with its balance). */
 const TOP_UP_SQL = `
-WITH w AS (
-  UPDATE wallets SET available_nano = available_nano + $2::bigint WHERE id = $1 RETURNING id
-)
 INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
-VALUES ($1, $3, NULL, 'top_up', $2::bigint, $4::timestamptz)`;
+VALUES ($1, $2, NULL, 'top_up', $3::bigint, $4::timestamptz)`;
+
+/** The largest balance a wallet may hold: its lots' sum stays a bigint wherever it is read as one. */
+const MAX_WALLET_NANO = 2n ** 63n - 1n;
 
 /**
- * Adds a lot to the wallet: the lot row, the wallet total and the journal row, in the caller's transaction.
+ * Adds a lot to the wallet: the lot row and the journal row, in the caller's transaction.
  * `vendors` gives the vendor ids a restricted lot may name (config/vendors.yaml's keys).
  */
 export async function topUpIn(
@@ -96,17 +96,14 @@ export async function topUpIn(
     [id, walletId, lotVendors, nano.toString(), at.toISOString(), expiresAt?.toISOString() ?? null],
   );
   if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
-  // The insert set the lot's own balance; only the wallet total and the journal move here.
-  try {
-    await tx.query(TOP_UP_SQL, [walletId, nano.toString(), id, at.toISOString()]);
-  } catch (e) {
-    // numeric_value_out_of_range: the wallet total would pass int8. The amount asked is the cause, so
-    // it is the caller's 400; the transaction rolls back with the lot.
-    if ((e as { code?: unknown } | null)?.code === '22003') {
-      throw errors.invalidRequest('credits: this top-up would take the wallet past the largest balance it can hold.', 'credits');
-    }
-    throw e;
-  }
+  // The lot's own balance is the insert's; the wallet's is the sum of its lots, which must stay a bigint.
+  const total = await tx.query<{ n: string }>(
+    'SELECT coalesce(sum(available_nano + reserved_nano), 0)::text AS n FROM credit_lots WHERE wallet_id = $1',
+    [walletId],
+  );
+  if (BigInt(total.rows[0]?.n ?? '0') > MAX_WALLET_NANO)
+    throw errors.invalidRequest('credits: this top-up would take the wallet past the largest balance it can hold.', 'credits');
+  await tx.query(TOP_UP_SQL, [walletId, id, nano.toString(), at.toISOString()]);
   const lot = lotFromRow(ins.rows[0]!);
   if (input.beside) await input.beside(tx, lot);
   return lot;

@@ -1,5 +1,5 @@
-// Wallet and credit-lot rows as the engine reads them, and the balances of many wallets at once (the admin
-// listing): their wallet rows, then all their lots, in two queries.
+// Wallet and credit-lot rows as the engine reads them, and the balances of wallets (a wallet's balance is the
+// sum of its lots).
 
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
@@ -26,21 +26,23 @@ export const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
   expiredNano: r.expired_nano == null ? 0n : toBigInt(r.expired_nano),
 });
 
-/** The balances of several wallets: two queries, whatever their number. Unknown ids are left out. */
+/**
+ * The balances of several wallets, each the sum of its lots: two queries, whatever their number. Unknown ids
+ * are left out.
+ */
 export async function readBalances(q: Queryable, walletIds: string[]): Promise<Map<string, WalletBalance>> {
   const out = new Map<string, WalletBalance>();
   if (walletIds.length === 0) return out;
-  const wallets = await q.query<{ id: string; available_nano: string; reserved_nano: string }>(
-    'SELECT id, available_nano, reserved_nano FROM wallets WHERE id = ANY($1::text[])',
-    [walletIds],
-  );
-  for (const w of wallets.rows) {
-    out.set(w.id, { walletId: w.id, availableNano: toBigInt(w.available_nano), reservedNano: toBigInt(w.reserved_nano), lots: [] });
-  }
+  const wallets = await q.query<{ id: string }>('SELECT id FROM wallets WHERE id = ANY($1::text[])', [walletIds]);
+  for (const w of wallets.rows) out.set(w.id, { walletId: w.id, availableNano: 0n, reservedNano: 0n, lots: [] });
   const lots = await q.query('SELECT * FROM credit_lots WHERE wallet_id = ANY($1::text[]) ORDER BY seq', [walletIds]);
   for (const row of lots.rows) {
     const lot = lotFromRow(row);
-    out.get(lot.walletId)?.lots.push(lot);
+    const balance = out.get(lot.walletId);
+    if (!balance) continue;
+    balance.lots.push(lot);
+    balance.availableNano += lot.availableNano;
+    balance.reservedNano += lot.reservedNano;
   }
   return out;
 }

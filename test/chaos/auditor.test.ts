@@ -100,10 +100,10 @@ describeEachDatabase('ledger auditor', (getDb) => {
 
   it('two vendor answers for one call are both billed; a journal out of step with the balance is found', async () => {
     const twice = await call((id) => ledger.settle(id, 2n * COST));
-    await getDb().query(`UPDATE wallets SET available_nano = available_nano + 1 WHERE id = $1`, [walletId]);
+    await getDb().query(`UPDATE credit_lots SET available_nano = available_nano + 1 WHERE wallet_id = $1`, [walletId]);
     const report = await audit([twice], [outcome(twice.tag, { seq: 1 }), outcome(twice.tag, { seq: 2, route: 'b1' })]);
     expect(report.figures.createdNano).toBe(0n);
     expect(report.problems.some((p) => p.includes('≠ journal'))).toBe(true);
-    expect(report.problems.some((p) => p.includes('≠ its lots'))).toBe(true);
+    expect(report.problems.some((p) => p.includes('its lots ≠ its journal'))).toBe(true);
   });
 });

@@ -131,9 +131,11 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
     for (const where of ledger.examples[check]!) problems.push(ledgerProblem(check, where));
   }
   const negativeWallets = ledger.failures.negative_balance ?? 0;
-  const wallets = await db.query<{ id: string; available_nano: string }>(`SELECT id, available_nano FROM wallets WHERE id = ANY($1)`, [
-    ids,
-  ]);
+  const wallets = await db.query<{ id: string; available_nano: string }>(
+    `SELECT w.id, coalesce((SELECT sum(l.available_nano) FROM credit_lots l WHERE l.wallet_id = w.id), 0)::text AS available_nano
+       FROM wallets w WHERE w.id = ANY($1)`,
+    [ids],
+  );
   if (wallets.rows.length !== ids.length) problems.push(`audited ${ids.length} wallets, found ${wallets.rows.length}`);
 
   // 2: holds left, and each reservation's settled money from the journal (not from its charged column).
@@ -265,11 +267,9 @@ export async function auditLedger(input: AuditInput): Promise<AuditReport> {
 function ledgerProblem(check: LedgerCheck, at: LedgerExample): string {
   switch (check) {
     case 'wallet_journal':
-      return `wallet ${at.walletId}: balance columns ≠ journal`;
+      return `wallet ${at.walletId}: its lots ≠ its journal`;
     case 'lot_journal':
       return `lot ${at.lotId}: balance columns ≠ journal`;
-    case 'wallet_lots':
-      return `wallet ${at.walletId}: balance columns ≠ its lots`;
     case 'negative_balance':
       return `wallet ${at.walletId}: below zero${at.lotId ? ` (lot ${at.lotId})` : ''}`;
     case 'expired_hold':

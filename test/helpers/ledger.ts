@@ -15,7 +15,7 @@ export async function walletView(
   walletId: string,
 ): Promise<{ spendableNano: bigint; heldNano: bigint }> {
   const r = await gw.db.query<{ available: string; leased: string; own: string }>(
-    `SELECT w.available_nano::text AS available,
+    `SELECT coalesce((SELECT sum(l.available_nano) FROM credit_lots l WHERE l.wallet_id = w.id), 0)::text AS available,
             coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id LIKE $2), 0)::text AS leased,
             coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id NOT LIKE $2), 0)::text AS own
        FROM wallets w WHERE w.id = $1`,

@@ -163,19 +163,28 @@ for (const kind of databaseKinds) {
       expect(a.error).toBeUndefined();
     });
 
-    it("a wallet's balance column edited by hand fails wallet_journal and wallet_lots", async () => {
+    it('a journal row written under another wallet fails wallet_journal on both wallets, and no lot', async () => {
       const w = await movedWallet();
-      await g().gw.db.query('UPDATE wallets SET available_nano = available_nano + 1 WHERE id = $1', [w.walletId]);
-      const examples = await expectFailed({ wallet_journal: 1, wallet_lots: 1 }, w.key);
-      expect(examples).toEqual({ wallet_journal: [{ walletId: w.walletId }], wallet_lots: [{ walletId: w.walletId }] });
+      const other = { walletId: (await g().gw.ledger.createWallet({ credits: 1 })).id };
+      // The journal is append-only (UPDATE does nothing): the row is taken out and written again under the other wallet.
+      const moved = await g().gw.db.query(
+        `WITH gone AS (DELETE FROM ledger_journal WHERE id = (SELECT min(id) FROM ledger_journal WHERE reservation_id = $1 AND kind = 'settle')
+                       RETURNING lot_id, reservation_id, kind, amount_nano, at)
+         INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
+         SELECT $2, lot_id, reservation_id, kind, amount_nano, at FROM gone RETURNING id`,
+        [w.settled.id, other.walletId],
+      );
+      expect(moved.rows).toHaveLength(1);
+      const examples = await expectFailed({ wallet_journal: 2 }, w.key);
+      expect(examples.wallet_journal).toEqual(expect.arrayContaining([{ walletId: w.walletId }, { walletId: other.walletId }]));
     });
 
-    it("a lot's balance column edited by hand fails lot_journal (with the lot) and wallet_lots", async () => {
+    it("a lot's balance column edited by hand fails lot_journal (with the lot) and its wallet's wallet_journal", async () => {
       const w = await movedWallet();
       const lotId = w.inFlight.lots[0]!.lotId;
       await g().gw.db.query('UPDATE credit_lots SET reserved_nano = reserved_nano + 7 WHERE id = $1', [lotId]);
-      const examples = await expectFailed({ lot_journal: 1, wallet_lots: 1 }, w.key);
-      expect(examples).toEqual({ lot_journal: [{ walletId: w.walletId, lotId }], wallet_lots: [{ walletId: w.walletId }] });
+      const examples = await expectFailed({ lot_journal: 1, wallet_journal: 1 }, w.key);
+      expect(examples).toEqual({ lot_journal: [{ walletId: w.walletId, lotId }], wallet_journal: [{ walletId: w.walletId }] });
     });
 
     it('a journal row removed fails wallet_journal and lot_journal', async () => {
@@ -196,15 +205,13 @@ for (const kind of databaseKinds) {
       const w = await movedWallet();
       const { db } = g().gw;
       await db.query('ALTER TABLE credit_lots DROP CONSTRAINT IF EXISTS credit_lots_available_nano_check');
-      await db.query('ALTER TABLE wallets DROP CONSTRAINT IF EXISTS wallets_available_nano_check');
       // A charge the lots could not cover, written as a move would write it (reserve and settle in the journal,
-      // the columns moved alike) but without the lock that keeps it within the balance: everything adds up,
+      // the lot's columns moved alike) but without the lock that keeps it within the balance: everything adds up,
       // only the sign is wrong.
       const lotId = w.inFlight.lots[0]!.lotId;
       const over = (await db.query<{ v: string }>('SELECT (available_nano + 5)::text AS v FROM credit_lots WHERE id = $1', [lotId]))
         .rows[0]!.v;
       await db.query('UPDATE credit_lots SET available_nano = available_nano - $2::bigint WHERE id = $1', [lotId, over]);
-      await db.query('UPDATE wallets SET available_nano = available_nano - $2::bigint WHERE id = $1', [w.walletId, over]);
       for (const kind of ['reserve', 'settle']) {
         await db.query(
           `INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at) VALUES ($1, $2, $3, $4, $5::bigint, now())`,

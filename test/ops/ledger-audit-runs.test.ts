@@ -51,9 +51,9 @@ describe('the ledger auditor', () => {
     open();
     const run = await first;
     expect(run).toMatchObject({ ok: true, at: new Date('2026-11-21T03:00:00Z') });
-    expect(state.queries).toBe(3); // one audit: three statements
+    expect(state.queries).toBe(2); // one audit: two statements
     await auditor.run();
-    expect(state.queries).toBe(6);
+    expect(state.queries).toBe(4);
   });
 
   it('a query that fails is logged at warn, throws nowhere, and leaves the last result standing', async () => {
@@ -144,12 +144,12 @@ describe("billing.yaml's ledger.audit_interval_ms", () => {
   it('sets how often the gateway audits on its own, and logs a failed check at error level', async () => {
     const lines: Record<string, any>[] = [];
     const g = await gatewayAuditingEvery(100, lines);
-    await g.gw.db.query('UPDATE wallets SET reserved_nano = reserved_nano + 1 WHERE id = $1', [g.walletId]);
+    await g.gw.db.query('UPDATE credit_lots SET reserved_nano = reserved_nano + 1 WHERE wallet_id = $1', [g.walletId]);
     for (let i = 0; i < 100 && !lines.some((l) => l.msg === 'ledger audit failed'); i++) await sleep(20);
     const line = lines.find((l) => l.msg === 'ledger audit failed');
     expect(line).toMatchObject({
       level: 50,
-      checks: ['wallet_journal', 'wallet_lots'],
+      checks: ['wallet_journal', 'lot_journal'],
       examples: { wallet_journal: [{ walletId: g.walletId }] },
     });
     expect(g.gw.ledgerAudit.last()?.ok).toBe(false);
@@ -192,7 +192,8 @@ describeEachDatabase('audit turns shared by processes on one database', (getDb) 
     expect(other.last()).toEqual(auditor.last());
 
     // A ledger made wrong: the next turn finds it, and the process that did not audit shows the failure too.
-    await db.query(`INSERT INTO wallets (id, owner_id, reserved_nano) VALUES ('wal_turns', 'owner_turns', 5)`, []);
+    await db.query(`INSERT INTO wallets (id, owner_id) VALUES ('wal_turns', 'owner_turns')`, []);
+    await db.query(`INSERT INTO credit_lots (id, wallet_id, granted_nano, available_nano) VALUES ('lot_turns', 'wal_turns', 5, 5)`, []);
     await sleep(interval);
     await Promise.all([auditorA.tick(interval), auditorB.tick(interval)]);
     expect(a.counts.audits + b.counts.audits).toBe(2);
