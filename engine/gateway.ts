@@ -120,7 +120,7 @@ async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logg
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
   const wiring = { db, runtime, clock, env, keys, ledger, alerts, vendors, calls, metrics, reload, displayCurrency, localAdminToken };
   await registerRoutes(app, { ...wiring, onAdminReload: opts.onAdminReload });
-  await startWorkers(app, { db, runtime, clock, money, keys, alerts, videos, sweeper: opts.sweeper !== false });
+  await startWorkers(app, { db, runtime, clock, money, alerts, videos, sweeper: opts.sweeper !== false });
   const firstRun = await firstRunWallet(db, ledger, keys, embedded);
 
   return {
@@ -153,7 +153,6 @@ interface Workers {
   runtime: Runtime;
   clock: Clock;
   money: GatewayMoney;
-  keys: KeyService;
   alerts: Alerts;
   videos: VideoService;
   sweeper: boolean;
@@ -164,7 +163,7 @@ interface Workers {
  * money starts last, so its charges drain first once every call has ended, while the videos and alerts that hear
  * of them still run: their last checks and events still go out.
  */
-async function startWorkers(app: FastifyInstance, { db, runtime, clock, money, keys, alerts, videos, sweeper }: Workers): Promise<void> {
+async function startWorkers(app: FastifyInstance, { db, runtime, clock, money, alerts, videos, sweeper }: Workers): Promise<void> {
   const stopPruning = await startUsageRecordUpkeep(db, clock, () => runtime.snapshot().config.limits, app.log);
   app.addHook('preClose', async () => stopPruning());
   alerts.start();
@@ -172,7 +171,7 @@ async function startWorkers(app: FastifyInstance, { db, runtime, clock, money, k
   videos.start(app.log);
   app.addHook('onClose', () => videos.stop());
   // A lot's expiry lowers the balance as a charge does: its wallet's balance thresholds are checked again.
-  money.start(sweeper, [keys.quota.useWriter, ...usageRowWriters], (walletId) => alerts.watcher.charged(walletId));
+  money.start(sweeper, usageRowWriters, (walletId) => alerts.watcher.charged(walletId));
   // Its timers stop as the stop begins (the audit then awaited before the database closes, above).
   app.addHook('preClose', async () => void money.stopTimers());
   // Every call has ended: charges still waiting for the database, and the leases' last draws, get a last chance.

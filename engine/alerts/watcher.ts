@@ -4,7 +4,7 @@
 
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.ts';
-import { koreanDate, koreanMonth } from '../core/clock.ts';
+import { koreanDate, koreanMonthDays } from '../core/clock.ts';
 import type { DisplayCurrency } from '../core/money.ts';
 import { toBigInt } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
@@ -299,13 +299,13 @@ async function walletFigures(q: Queryable, walletId: string, balanceNano: bigint
 async function keyFigures(q: Queryable, walletId: string, keyIds: string[], now: Date) {
   const r = await q.query<Record<string, string | null>>(
     `SELECT k.id, k.name, k.key_prefix, k.monthly_limit_credits::text AS monthly, k.daily_limit_credits::text AS daily,
-            coalesce(m.used_nano, 0)::text AS month_used, coalesce(d.used_nano, 0)::text AS day_used
+            (SELECT coalesce(sum(d.charged_nano), 0) FROM usage_daily d
+              WHERE d.key_id = k.id AND d.day >= $3::date AND d.day < $5::date)::text AS month_used,
+            (SELECT coalesce(sum(d.charged_nano), 0) FROM usage_daily d WHERE d.key_id = k.id AND d.day = $4::date)::text AS day_used
        FROM api_keys k
-       LEFT JOIN api_key_usage m ON m.key_id = k.id AND m.scope = 'month' AND m.period = $3
-       LEFT JOIN api_key_usage d ON d.key_id = k.id AND d.scope = 'day' AND d.period = $4
       WHERE k.wallet_id = $1 AND k.id = ANY($2::text[]) AND k.closed_at IS NULL
         AND (k.monthly_limit_credits IS NOT NULL OR k.daily_limit_credits IS NOT NULL)`,
-    [walletId, keyIds, koreanMonth(now), koreanDate(now)],
+    [walletId, keyIds, koreanMonthDays(now).from, koreanDate(now), koreanMonthDays(now).to],
   );
   return r.rows.map((row) => ({
     keyId: String(row.id),

@@ -42,6 +42,11 @@ export function koreanMonth(at: Date): string {
   return koreanDate(at).slice(0, 7);
 }
 
+/** The Korean days of the month of an instant: its first (YYYY-MM-DD) and the first of the next month. */
+export function koreanMonthDays(at: Date): { from: string; to: string } {
+  return { from: `${koreanMonth(at)}-01`, to: koreanDate(nextKoreanMonthStart(at)) };
+}
+
 /** The instant 00:00 KST starts the given Korean date. */
 export function startOfKoreanDay(date: string): Date {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`not a date: ${date}`);

@@ -1,6 +1,6 @@
 // Charge rows: rows written in a charge's own transaction with what it charged (docs/glossary.md). Each room that
 // owns such a table says how its rows are written, and the ledger writes a batch's rows in the statement that moves
-// the money, so quota counts and usage records cost no round trip of their own.
+// the money, so usage records and their rollup (which the keys' quotas sum) cost no round trip of their own.
 import type { Queryable } from './db.ts';
 
 /** A charge row's item as its writer receives it, with what that row's charge charged. */
@@ -34,6 +34,11 @@ export interface ChargeRowWriter<T> {
    * needs no row of its own to be recognised when it is written again (money/batch-sql.ts).
    */
   readonly transfersRecorded?: (ids: string, since: string) => string;
+  /**
+   * The key's quotas are summed from this writer's rows (the daily rollup): when a charge's rows are refused for
+   * good, the charge is tried again with these alone before none, so the key's use still counts it.
+   */
+  readonly countsKeyUse?: boolean;
 }
 
 /** Runs a writer's statement for `rows` on its own. */
@@ -48,7 +53,7 @@ export interface ChargeRow {
   readonly item: unknown;
 }
 
-/** The charge rows one charge writes (its key's quota count, its usage record and rollup). */
+/** The charge rows one charge writes (its usage record and rollup, which its key's quotas sum). */
 export type ChargeRows = readonly ChargeRow[];
 
 /** A charge row for `writer`, typed where it is made and erased to travel in one list with rows of other writers. */

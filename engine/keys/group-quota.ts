@@ -1,11 +1,12 @@
 // A key group's use and its monthly cap, as the ledger checks it beside the key's own. A group's use is the sum of
-// its keys' counters (no counter of its own to drift), read with its holds in one statement after its row is
-// locked, so a settle committing meanwhile counts as held or as used, never as neither.
+// its keys' use (their `usage_daily` rows, key-use.ts; no counter of its own to drift), read with its holds in one
+// statement after its row is locked, so a settle committing meanwhile counts as held or as used, never as neither.
 
-import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
+import { koreanDate, koreanMonthDays, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import { NANO_PER_CREDIT, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
+import type { KeyDays } from './key-use.ts';
 import { type KeyGroupContext, usedCredits } from './types.ts';
 import type { KeyUsage } from './use-cache.ts';
 
@@ -28,27 +29,29 @@ export interface GroupCap {
 export async function groupUsage(q: Queryable, groupIds: string[], now: Date): Promise<Map<string, KeyUsage>> {
   const out = new Map<string, KeyUsage>(groupIds.map((id) => [id, { dayNano: 0n, monthNano: 0n }]));
   if (groupIds.length === 0) return out;
-  const res = await q.query<{ group_id: string; scope: string; used: string }>(
-    `SELECT k.group_id, u.scope, sum(u.used_nano)::text AS used
-       FROM api_keys k JOIN api_key_usage u ON u.key_id = k.id
-      WHERE k.group_id = ANY($1::text[]) AND ((u.scope = 'day' AND u.period = $2) OR (u.scope = 'month' AND u.period = $3))
-      GROUP BY k.group_id, u.scope`,
-    [groupIds, koreanDate(now), koreanMonth(now)],
+  const month = koreanMonthDays(now);
+  const res = await q.query<{ group_id: string; day: string; month: string }>(
+    `SELECT k.group_id, coalesce(sum(d.charged_nano) FILTER (WHERE d.day = $2::date), 0)::text AS day,
+            sum(d.charged_nano)::text AS month
+       FROM api_keys k JOIN usage_daily d ON d.key_id = k.id
+      WHERE k.group_id = ANY($1::text[]) AND d.day >= $3::date AND d.day < $4::date
+      GROUP BY k.group_id`,
+    [groupIds, koreanDate(now), month.from, month.to],
   );
   for (const r of res.rows) {
     const u = out.get(r.group_id);
     if (!u) continue;
-    if (r.scope === 'day') u.dayNano = toBigInt(r.used);
-    else u.monthNano = toBigInt(r.used);
+    u.dayNano = toBigInt(r.day);
+    u.monthNano = toBigInt(r.month);
   }
   return out;
 }
 
 // Use and holds in one statement (one snapshot). Reservations of the group's keys that are held count at their
-// amount, as a key's own holds do (engine/money/batch-sql.ts, readHeldByKey).
+// amount, as a key's own holds do (key-use.ts, readKeyStandings).
 const STANDING_SQL = `
-SELECT (SELECT coalesce(sum(u.used_nano), 0)::text FROM api_keys k JOIN api_key_usage u ON u.key_id = k.id
-         WHERE k.group_id = $1 AND u.scope = 'month' AND u.period = $2) AS used,
+SELECT (SELECT coalesce(sum(d.charged_nano), 0)::text FROM api_keys k JOIN usage_daily d ON d.key_id = k.id
+         WHERE k.group_id = $1 AND d.day >= $2::date AND d.day < $3::date) AS used,
        (SELECT coalesce(sum(r.amount_nano), 0)::text FROM api_keys k JOIN reservations r ON r.key_id = k.id
          WHERE k.group_id = $1 AND r.state = 'held') AS held,
        (SELECT coalesce(array_agg(k.id ORDER BY k.id), '{}') FROM api_keys k WHERE k.group_id = $1) AS key_ids`;
@@ -57,13 +60,13 @@ SELECT (SELECT coalesce(sum(u.used_nano), 0)::text FROM api_keys k JOIN api_key_
  * A group's limit now, its month's use and its keys' holds; `lock`: under a lock on the group's row, as the
  * reserve reads it (a read without it is what a call could hold, for fitting its output: front-half.ts).
  */
-async function readStanding(q: Queryable, groupId: string, month: string, lock: boolean): Promise<GroupStandingRead> {
+async function readStanding(q: Queryable, groupId: string, month: KeyDays, lock: boolean): Promise<GroupStandingRead> {
   const g = await q.query<{ monthly: string | null }>(
     `SELECT monthly_limit_credits::text AS monthly FROM key_groups WHERE id = $1 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
     [groupId],
   );
   const monthly = g.rows[0]?.monthly ?? null;
-  const r = await q.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month]);
+  const r = await q.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month.from, month.to]);
   const row = r.rows[0]!; // scalar subqueries: always one row
   return {
     limitNano: monthly == null ? null : BigInt(monthly) * NANO_PER_CREDIT,
@@ -75,13 +78,13 @@ async function readStanding(q: Queryable, groupId: string, month: string, lock: 
 
 /** The cap of a group for a reserve made at `now` (the Korean month of `now`). */
 export function groupCap(groupId: string, now: Date): GroupCap {
-  const month = koreanMonth(now);
+  const month = koreanMonthDays(now);
   return { groupId, lock: (tx) => readStanding(tx, groupId, month, true) };
 }
 
 /** What the group's monthly limit leaves of the Korean month of `now` (0 once used up), or null when it has none. */
 export async function groupMonthLeftNano(q: Queryable, groupId: string, now: Date): Promise<bigint | null> {
-  const g = await readStanding(q, groupId, koreanMonth(now), false);
+  const g = await readStanding(q, groupId, koreanMonthDays(now), false);
   if (g.limitNano === null) return null;
   const left = g.limitNano - g.usedNano - g.heldNano;
   return left > 0n ? left : 0n;

@@ -1,5 +1,7 @@
 // Keys, authentication, key doors, quotas and audiences. See README.md in this folder.
 
+export type { KeyDays } from './key-use.ts';
+export { lockKeys, readKeyStandings } from './key-use.ts';
 export { closeManagementKey, listManagementKeys } from './management-keys.ts';
 export type { DayHeld } from './quota.ts';
 export { registerKeyRoutes } from './routes.ts';

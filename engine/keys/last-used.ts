@@ -1,7 +1,9 @@
 // last_used_at, written in batches: authenticate() notes the instant in memory and a timer writes all pending
 // instants in one UPDATE every `flushMs`; stop() writes what is left. Records merge `pending` so they show a use
 // at once.
+
 import type { Db } from '../db/db.ts';
+import { lockKeys } from './key-use.ts';
 
 export class LastUsedBatch {
   private readonly pendingUse = new Map<string, Date>();
@@ -29,12 +31,20 @@ export class LastUsedBatch {
     if (this.pendingUse.size === 0) return;
     const batch = [...this.pendingUse.entries()].map(([id, at]) => ({ id, at: at.toISOString() }));
     this.pendingUse.clear();
-    await this.db.query(
-      `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, u.at), u.at)
-         FROM jsonb_to_recordset($1::jsonb) AS u(id text, at timestamptz)
-        WHERE api_keys.id = u.id`,
-      [JSON.stringify(batch)],
-    );
+    // The rows locked in id order first, as a capped reserve locks its keys (key-use.ts, lockKeys): an update
+    // of several keys in another order could deadlock with a batch holding some of them.
+    await this.db.transaction(async (tx) => {
+      await lockKeys(
+        tx,
+        batch.map((b) => b.id),
+      );
+      await tx.query(
+        `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, u.at), u.at)
+           FROM jsonb_to_recordset($1::jsonb) AS u(id text, at timestamptz)
+          WHERE api_keys.id = u.id`,
+        [JSON.stringify(batch)],
+      );
+    });
   }
 
   async stop(): Promise<void> {

@@ -3,10 +3,9 @@
 // cannot pass it together; the daily one follows the spec's approximate accounting. The refusals and their
 // wording: engine/keys/README.md, "Quota refusals".
 
-import { koreanDate, koreanMonth, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
+import { koreanMonthDays, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
-import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
-import { type ChargedItem, type ChargeRowWriter, type Statement, writeChargeRows } from '../db/charge-rows.ts';
+import { nanoToCreditsFloor } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import {
   checkGroupDay,
@@ -17,14 +16,9 @@ import {
   groupMonthlyLimitError,
   groupUsage,
 } from './group-quota.ts';
+import { countKeyUse, type KeyDays, keyUsage } from './key-use.ts';
 import { type AuthContext, type KeyGroupContext, usedCredits } from './types.ts';
 import { type KeyUsage, KeyUseCache, type UseToken } from './use-cache.ts';
-
-/** A finished call's use, counted on its key's day and month by the settle that charged it. */
-interface KeyUse {
-  keyId: string;
-  finishedAt: Date;
-}
 
 export type { KeyUsage };
 
@@ -60,12 +54,12 @@ interface PeriodStatus {
 }
 
 /**
- * A key's monthly limit as the ledger checks it when it reserves: `lockUsed` locks the key's row for the
- * Korean month and returns the month's finished use.
+ * A key's monthly limit as the ledger checks it when it reserves: the ledger locks the key and reads its finished
+ * use over `days` (the Korean month) with its holds (key-use.ts, lockKeys and readKeyStandings).
  */
 interface MonthlyCap {
   limitNano: bigint;
-  lockUsed(tx: Queryable): Promise<bigint>;
+  days: KeyDays;
   /** The key's group's monthly limit, checked beside the key's own (group-quota.ts). */
   group?: GroupCap;
 }
@@ -112,10 +106,11 @@ export interface QuotaService {
     now: Date,
     group?: GroupRefusal,
   ): GatewayError;
-  /** Counts a finished call's settled amount on the Korean day and month of `finishedAt`. Pass `tx` to join a transaction. */
+  /**
+   * Counts an amount on the key's Korean day (and so its month) of `finishedAt` outside a charge: a rollup row
+   * of its own (key-use.ts, countKeyUse). A charge counts through its usage record's rollup row. Pass `tx` to join a transaction.
+   */
   recordUsage(keyId: string, nano: bigint, finishedAt: Date, tx?: Queryable): Promise<void>;
-  /** recordUsage for many settles of a ledger batch in one statement (each row counts what its settle charged). */
-  readonly useWriter: ChargeRowWriter<KeyUse>;
   /** The GET /v1/key object for the calling key. */
   keyStatus(auth: AuthContext, now: Date): Promise<KeyStatus>;
 }
@@ -131,62 +126,6 @@ function periodStatus(limitNano: bigint | null, usedNano: bigint, resetsAt: Date
     remaining_credits: limit == null ? null : Math.max(0, limit - used),
     resets_at: resetsAt.toISOString(),
   };
-}
-
-/**
- * Adds each row's charge to its key's Korean day and month, one statement for all. Summed per counter first (an
- * upsert cannot touch one row twice) and written in key order, so two batches lock shared counters in the same order.
- */
-function countUsesStatement(rows: readonly ChargedItem<KeyUse>[]): Statement | null {
-  const sums = new Map<string, { keyId: string; scope: 'day' | 'month'; period: string; nano: bigint }>();
-  const add = (keyId: string, scope: 'day' | 'month', period: string, nano: bigint) => {
-    const k = `${keyId}\u0000${scope}\u0000${period}`;
-    const cur = sums.get(k);
-    if (cur) cur.nano += nano;
-    else sums.set(k, { keyId, scope, period, nano });
-  };
-  for (const { item, chargedNano } of rows) {
-    if (chargedNano <= 0n) continue;
-    add(item.keyId, 'day', koreanDate(item.finishedAt), chargedNano);
-    add(item.keyId, 'month', koreanMonth(item.finishedAt), chargedNano);
-  }
-  if (sums.size === 0) return null;
-  const counters = [...sums.keys()].sort().map((k) => sums.get(k)!);
-  return {
-    sql: `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
-     SELECT u.key_id, u.scope, u.period, u.nano
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS u(key_id, scope, period, nano, n)
-      ORDER BY u.n
-     ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
-    params: [
-      counters.map((c) => c.keyId),
-      counters.map((c) => c.scope),
-      counters.map((c) => c.period),
-      counters.map((c) => c.nano.toString()),
-    ],
-  };
-}
-
-const useWriter: ChargeRowWriter<KeyUse> = { name: 'api_key_usage', statement: countUsesStatement };
-
-/** Used amounts of keys on the Korean day and month of `now`. Keys without use map to zeros. */
-async function usage(q: Queryable, keyIds: string[], now: Date): Promise<Map<string, KeyUsage>> {
-  const out = new Map<string, KeyUsage>();
-  for (const id of keyIds) out.set(id, { dayNano: 0n, monthNano: 0n });
-  if (keyIds.length === 0) return out;
-  const res = await q.query<{ key_id: string; scope: string; used_nano: string }>(
-    `SELECT key_id, scope, used_nano::text AS used_nano FROM api_key_usage
-      WHERE key_id = ANY (string_to_array($1, ','))
-        AND ((scope = 'day' AND period = $2) OR (scope = 'month' AND period = $3))`,
-    [keyIds.join(','), koreanDate(now), koreanMonth(now)],
-  );
-  for (const r of res.rows) {
-    const u = out.get(r.key_id);
-    if (!u) continue;
-    if (r.scope === 'day') u.dayNano = toBigInt(r.used_nano);
-    else u.monthNano = toBigInt(r.used_nano);
-  }
-  return out;
 }
 
 async function groupStatus(db: Queryable, group: KeyGroupContext, now: Date): Promise<KeyStatus['group']> {
@@ -224,27 +163,16 @@ function monthlyLimitError(
 function monthlyCap(auth: AuthContext, now: Date): MonthlyCap | null {
   const grouped = auth.group?.monthlyLimitNano != null;
   if (auth.monthlyLimitNano == null && !grouped) return null;
-  const month = koreanMonth(now);
   return {
     limitNano: auth.monthlyLimitNano ?? NO_KEY_LIMIT,
+    days: koreanMonthDays(now),
     ...(grouped ? { group: groupCap(auth.group!.id, now) } : {}),
-    // An upsert that changes nothing: it makes the month's row if need be and locks it (a concurrent
-    // holder of the lock is waited for, and its committed value returned), in one round trip.
-    async lockUsed(tx) {
-      const r = await tx.query<{ used_nano: string }>(
-        `INSERT INTO api_key_usage (key_id, scope, period, used_nano) VALUES ($1, 'month', $2, 0)
-         ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano
-         RETURNING used_nano::text AS used_nano`,
-        [auth.keyId, month],
-      );
-      return toBigInt(r.rows[0]!.used_nano); // an upsert's RETURNING: one row
-    },
   };
 }
 
 export function createQuotaService(db: Db): QuotaService {
   async function one(keyId: string, now: Date): Promise<KeyUsage> {
-    return (await usage(db, [keyId], now)).get(keyId)!;
+    return (await keyUsage(db, [keyId], now)).get(keyId)!;
   }
 
   const uses = new KeyUseCache({ read: one });
@@ -252,7 +180,7 @@ export function createQuotaService(db: Db): QuotaService {
   const readsFigure = (auth: AuthContext) => auth.monthlyLimitNano != null && auth.dailyLimitNano == null;
 
   return {
-    usage: (keyIds, now, q = db) => usage(q, keyIds, now),
+    usage: (keyIds, now, q = db) => keyUsage(q, keyIds, now),
     monthlyLimitError,
 
     async checkQuota(auth, maxCostNano, now, dayHeld = NOTHING_HELD) {
@@ -296,11 +224,9 @@ export function createQuotaService(db: Db): QuotaService {
     noteUse: (keyId, chargedNano, finishedAt, token) => uses.note(keyId, chargedNano, finishedAt, token),
 
     async recordUsage(keyId, nano, finishedAt, tx) {
-      await writeChargeRows(tx ?? db, useWriter, [{ item: { keyId, finishedAt }, chargedNano: nano }]);
+      await countKeyUse(tx ?? db, keyId, nano, finishedAt);
       uses.forget(keyId);
     },
-
-    useWriter,
 
     async keyStatus(auth, now) {
       const u = await one(auth.keyId, now);

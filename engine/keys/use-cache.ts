@@ -21,7 +21,7 @@ interface Figure extends KeyUsage {
 export type UseToken = number;
 
 interface KeyUseCacheOptions {
-  /** Reads a key's counters for the Korean day and month of `now`. */
+  /** Reads a key's use on the Korean day and month of `now` (key-use.ts). */
   read: (keyId: string, now: Date) => Promise<KeyUsage>;
   /** How old a figure may be before a check reads it again in the background. Default 1 000 ms. */
   ttlMs?: number;

@@ -1,14 +1,13 @@
 // Admitting a call: the checks before anything is held (the database taking writes, the key's quotas), then a
 // hold on a budget lease or a reservation of its own, and the refusal in words a client can act on.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Clock } from '../core/clock.ts';
+import { type Clock, koreanMonthDays } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { Db } from '../db/db.ts';
-import type { AuthContext, DayHeld, KeyService } from '../keys/index.ts';
+import { type AuthContext, type DayHeld, type KeyService, readKeyStandings } from '../keys/index.ts';
 import type { Caller, Hold } from './accounts.ts';
-import { readHeldByKey } from './batch-sql.ts';
 import type { ChargeWriter } from './charge-writer.ts';
 import type { DayHolds } from './day-holds.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
@@ -64,7 +63,7 @@ type Leases = NonNullable<WalletAccountsDeps['leases']>;
 
 /**
  * The monthly limit is checked twice: first on finished use alone (a cheap refusal), then by the ledger in the
- * reservation's transaction, with the key's calls in flight counted and the key's month row locked, so calls
+ * reservation's transaction, with the key's calls in flight counted and the key locked, so calls
  * sent at once (to any process) cannot pass the limit together.
  */
 export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
@@ -172,8 +171,9 @@ export const keyAllowance = (deps: WalletAccountsDeps, keyId: string, cap: KeyCa
   keyId,
   cap,
   async roomNano() {
-    const [use, held] = await Promise.all([deps.keys.quota.usage([keyId], deps.clock.now()), readHeldByKey(deps.db, [keyId])]);
-    const room = cap.limitNano - (use.get(keyId)?.monthNano ?? 0n) - (held.get(keyId) ?? 0n);
+    // Use and holds in one snapshot: a charge committing meanwhile is counted once.
+    const read = (await readKeyStandings(deps.db, [{ keyId, days: koreanMonthDays(deps.clock.now()) }])).get(keyId);
+    const room = cap.limitNano - (read?.usedNano ?? 0n) - (read?.heldNano ?? 0n);
     return room > 0n ? room : 0n;
   },
 });

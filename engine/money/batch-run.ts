@@ -4,8 +4,9 @@
 //      finishes name, in id order (`FOR UPDATE`); then, in a second statement, what those reservations hold per
 //      lot (a joined row is not re-read after a lock wait: batch-sql.ts says why). A reservation of a wallet
 //      whose lots were not locked (a wrong wallet id) makes the batch run again with them (`lock-more-wallets`);
-//   1b. the keys whose cap a reserve carries, in key id order: each key's use counter locked, then what its
-//      held reservations hold. A capped reserve commits its hold before the key's lock is let go;
+//   1b. the keys whose cap a reserve carries, locked in key id order (their api_keys rows), then in one statement
+//      each key's use of the month (its usage_daily rows) and what its held reservations hold. A capped reserve
+//      commits its hold before the key's lock is let go;
 //   2. decide the ops one after another, in queue order, in memory (a policy.ts Book): exactly the decisions
 //      one op per transaction would make. Refusals read the wallet facts once per batch;
 //   3. write every move with one statement of writable CTEs over parameter arrays, the charge rows riding in
@@ -15,6 +16,7 @@
 import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { Queryable } from '../db/db.ts';
+import { lockKeys, readKeyStandings } from '../keys/index.ts';
 import {
   type DueChargeRows,
   groupedStatements,
@@ -23,7 +25,7 @@ import {
   writeUngroupedChargeRows,
 } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
-import { lockBatch, type RecordedDraws, readHeldByKey, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
 import type { Outcome, Verdict } from './batch-verdict.ts';
 import { linkGroupCaps } from './group-caps.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
@@ -133,8 +135,9 @@ function recordedDrawsOf(clock: Clock, draws: readonly FinishOp[]): RecordedDraw
 }
 
 /**
- * Step 1b: locks the counter of every key whose cap a reserve of the batch carries (key id order, the first
- * reserve's cap standing for the key), then reads what each key's held reservations hold.
+ * Step 1b: locks every key whose cap a reserve of the batch carries (key id order, the first reserve's cap standing
+ * for the key), then reads in one statement each key's finished use of its cap's month and what its held
+ * reservations hold; then its group's (group-caps.ts).
  */
 async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string, KeyStanding>> {
   const caps = new Map<string, KeyCap>();
@@ -142,8 +145,12 @@ async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string,
   const keys = new Map<string, KeyStanding>();
   if (caps.size === 0) return keys;
   const keyIds = [...caps.keys()].sort();
-  for (const keyId of keyIds) keys.set(keyId, { usedNano: await caps.get(keyId)!.lockUsed(tx), heldNano: 0n });
-  for (const [keyId, held] of await readHeldByKey(tx, keyIds)) keys.get(keyId)!.heldNano = held;
+  await lockKeys(tx, keyIds);
+  const read = await readKeyStandings(
+    tx,
+    keyIds.map((keyId) => ({ keyId, days: caps.get(keyId)!.days })),
+  );
+  for (const keyId of keyIds) keys.set(keyId, read.get(keyId) ?? { usedNano: 0n, heldNano: 0n });
   await linkGroupCaps(tx, caps, keys);
   return keys;
 }

@@ -131,23 +131,6 @@ export async function lockBatch(
   return { lots, reservations, drawnBefore };
 }
 
-// What each key's held reservations hold (the partial index reservations_key_held keeps this to the
-// key's calls in flight, however many it ever made). Read after the keys' locks (KeyCap.lockUsed), so it
-// sees every hold committed by a capped reserve of these keys before this one.
-const HELD_BY_KEY_SQL = `
-SELECT key_id, sum(amount_nano)::text AS held
-  FROM reservations
- WHERE key_id = ANY($1::text[]) AND state = 'held'
- GROUP BY key_id`;
-
-/** What the held reservations of each key hold (0 for a key with none). */
-export async function readHeldByKey(tx: Queryable, keyIds: readonly string[]): Promise<Map<string, bigint>> {
-  const held = new Map<string, bigint>(keyIds.map((id) => [id, 0n]));
-  const rows = (await tx.query<{ key_id: string; held: string }>(HELD_BY_KEY_SQL, [keyIds])).rows;
-  for (const r of rows) held.set(r.key_id, toBigInt(r.held));
-  return held;
-}
-
 // For refusals only (as the one-op ledger did, read without locks): does the wallet exist, has it any lot,
 // has it any lot that could ever serve the vendor.
 const WALLET_INFO_SQL = `

@@ -9,9 +9,9 @@
 //
 // One batch = one transaction; one run of it (lock, decide, write) is batch-run.ts's.
 // Round trips per batch: BEGIN, lock (plus the holds' read when it finishes reservations), write (the charge rows
-// ride in it), one per charge callback, COMMIT (plus one when a reserve is refused, and one per
-// capped key plus one when reserves carry key caps). Lock order is lots (seq) →
-// reservations (id) → key counters (key id) → wallet row → whatever the charge rows touch, the
+// ride in it), one per charge callback, COMMIT (plus one when a reserve is refused, and two when reserves
+// carry key caps: the keys' lock, their use and holds; one per group). Lock order is lots (seq) →
+// reservations (id) → keys (id; their api_keys rows) → groups (id) → wallet row → whatever the charge rows touch, the
 // same for every batch in every process (the sweeper's expires are batches too; extend locks one
 // reservation row, a top-up its wallet row and a new lot), so batches do not deadlock each other; when
 // they do anyway (two charge callbacks writing the same rows in different orders), the batch is retried.
@@ -21,7 +21,7 @@
 //   - its decision finds the rows inconsistent (a lot would go negative, a hold on a lot that is not live:
 //     a bug, or a row changed by hand): the op rejects with LedgerInvariantBroken, for the caller to log,
 //     and the batch is decided again without it (the Book may hold part of its moves). Nothing is written
-//     before the decisions end (the key counters' upsert before them changes no value and is made again).
+//     before the decisions end (the keys' and groups' locks before them change nothing and are taken again).
 //     One broken reservation must not stop the other wallets' moves, nor the sweeper's expiries, that share
 //     its batch;
 //   - charge rows that throw: the batch's writes are undone and the batch runs again without that op

@@ -32,7 +32,7 @@ export class ChargeRowLadder {
     if (!isRefusedForGood(e) || this.at >= this.steps.length - 1) return false;
     this.at++;
     this.log.error(
-      { err: e, callId: this.callId, rowsLeft: this.at === this.steps.length - 1 ? 'none' : 'quota count' },
+      { err: e, callId: this.callId, rowsLeft: this.at === this.steps.length - 1 ? 'none' : 'key use' },
       'rows beside a charge were refused: charging with fewer',
     );
     return true;

@@ -1,4 +1,4 @@
-// Key groups in a batch: a group's cap is locked after its keys' counters, in group id order so every process
+// Key groups in a batch: a group's cap is locked after its keys, in group id order so every process
 // locks alike. A linked standing repeats each change the Book makes to a key's figures on its group's, so the Book
 // keeps groups current with no code of its own (policy.ts's update sites stay the key's).
 import type { Queryable } from '../db/db.ts';

@@ -3,6 +3,7 @@
 
 import type { ChargeRows } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
+import type { KeyDays } from '../keys/index.ts';
 
 export type { ChargeRows } from '../db/charge-rows.ts';
 
@@ -61,18 +62,19 @@ export type ReserveResult =
 export interface KeyCap {
   limitNano: bigint;
   /**
-   * Locks the key's use counter in the reservation's transaction and returns the finished use it counts.
-   * Every capped reserve of the key takes this lock before reading the key's holds and keeps it until its
-   * own hold is committed, so capped reserves of one key are decided one after another, in any process.
+   * The Korean days whose finished use the cap counts (its month). Every capped reserve of the key locks the key
+   * (keys' lockKeys) before it reads the key's use over them and its holds in one snapshot (readKeyStandings), and
+   * keeps the lock until its own hold is committed, so capped reserves of one key are decided one after another,
+   * in any process.
    */
-  lockUsed(tx: Queryable): Promise<bigint>;
+  days: KeyDays;
   /** The key's group's cap (a class's monthly limit on its keys' sum), checked beside the key's own. */
   group?: GroupCap;
 }
 
 /**
  * A cap on what a group of keys may use together, checked in the reservation's transaction like a KeyCap:
- * `lock` locks the group (after the keys' counters) and reads its limit as it is now (null: none), its keys'
+ * `lock` locks the group (after the keys) and reads its limit as it is now (null: none), its keys'
  * finished use and holds in one snapshot, and its keys (engine/keys/group-quota.ts; money/group-caps.ts).
  */
 export interface GroupCap {
@@ -216,7 +218,7 @@ export interface Ledger {
   /**
    * Charges `actualNano` and releases the rest. `rows` (charge rows, or a charge callback) are written inside
    * the same transaction when this settle finishes the reservation (not on a repeat), with what it charged
-   * (zero included): the key's quota counter and the call's usage record commit together with the charge.
+   * (zero included): the call's usage record and its rollup row (which the key's quotas sum) commit together with the charge.
    */
   settle(reservation: Reservation | string, actualNano: bigint, rows?: ChargeRows | ChargeCallback): Promise<SettleResult>;
   /**

@@ -2,7 +2,6 @@
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import type { ModelEntry } from '../core/types.ts';
-import { chargeRow } from '../db/charge-rows.ts';
 import { type AuthContext, keyFromHeaders } from '../keys/index.ts';
 import type { Accounts, Caller, ChargeRows, Headers, Room } from './accounts.ts';
 import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from './admission.ts';
@@ -52,12 +51,14 @@ const authOf = (caller: Caller): AuthContext => {
 };
 
 /**
- * The charge rows a settle writes: the key's quota count, then the call's own (its usage record); with fewer when
- * the database refuses them for good (charge-first.ts).
+ * The charge rows a settle writes (its usage record, its rollup row, the answer the vendor stored); with fewer when
+ * the database refuses them for good (charge-first.ts): first only the rows the key's quotas are summed from (its
+ * rollup row: `countsKeyUse`), so the key's use still counts the charge, then none.
  */
-function ladderOf(deps: WalletAccountsDeps, callId: string, keyId: string, finishedAt: Date, rows: ChargeRows = []): ChargeRowLadder {
-  const quota = chargeRow(deps.keys.quota.useWriter, { keyId, finishedAt });
-  return new ChargeRowLadder([[quota, ...rows], [quota], undefined], deps.log ?? quietLog, callId);
+function ladderOf(deps: WalletAccountsDeps, callId: string, rows: ChargeRows = []): ChargeRowLadder {
+  const counted = rows.filter((r) => r.writer.countsKeyUse === true);
+  const steps = counted.length > 0 && counted.length < rows.length ? [rows, counted, undefined] : [rows, undefined];
+  return new ChargeRowLadder(steps, deps.log ?? quietLog, callId);
 }
 
 /** Accounts.room: the least of what the wallet, the key's month, its group's month and the day leave. */
@@ -100,7 +101,7 @@ async function chargeAndCount(
 ): Promise<bigint> {
   const { keys, ledger, clock } = deps;
   const finishedAt = clock.now();
-  const ladder = ladderOf(deps, holdRef, keyId, finishedAt, rows);
+  const ladder = ladderOf(deps, holdRef, rows);
   const use = keys.quota.useToken(keyId);
   const settled = await chargeFirst(ladder, (chargeRows) => ledger.settle(holdRef, costNano, chargeRows));
   keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
@@ -132,7 +133,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       const h = hold as LedgerHold;
       // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
-      const ladder = ladderOf(deps, h.callId, caller.keyId, finishedAt, rows);
+      const ladder = ladderOf(deps, h.callId, rows);
       // Only a key whose check reads this process's figure has its charge noted there.
       const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased

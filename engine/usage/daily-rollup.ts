@@ -45,8 +45,16 @@ function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): S
   };
 }
 
-/** Named after the table: writers are composed in name order, after `usage_records` (every process alike). */
-export const dailyRollupWriter: ChargeRowWriter<UsageRecordDraft> = { name: 'usage_records_daily', statement: dailyRollupStatement };
+/**
+ * Named after the table: writers are composed in name order, after `usage_records` (every process alike). The keys'
+ * day and month figures are sums of its rows (engine/keys/key-use.ts): a charge keeps this row when its others are
+ * refused for good (`countsKeyUse`).
+ */
+export const dailyRollupWriter: ChargeRowWriter<UsageRecordDraft> = {
+  name: 'usage_records_daily',
+  statement: dailyRollupStatement,
+  countsKeyUse: true,
+};
 
 interface DayTotal {
   day: string;

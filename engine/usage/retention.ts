@@ -4,7 +4,7 @@
 
 import { pruneAudit } from '../audit/query.ts';
 import type { Clock } from '../core/clock.ts';
-import { koreanDate } from '../core/clock.ts';
+import { koreanDate, koreanMonthDays, startOfKoreanDay } from '../core/clock.ts';
 import type { LimitsFile } from '../core/schema-types.ts';
 import type { Db } from '../db/db.ts';
 import { pruneDraws } from '../money/draw-retention.ts';
@@ -14,10 +14,16 @@ import { pruneVendorResponses } from './vendor-responses.ts';
 
 const UPKEEP_EVERY_MS = 3_600_000;
 
-/** Removes the records (whole Korean days) and rollup days before `before`. */
-export async function pruneUsageRecords(db: Db, before: Date, storage?: UsageRecordStorage): Promise<PruneOutcome> {
+/**
+ * Removes the records (whole Korean days) and rollup days before `before`. The rollup keeps at least the Korean
+ * month of `now` and the one before it, whatever `before` says: the keys' month figures are its sums (engine/keys/
+ * key-use.ts), and a reserve decided just before a month's end may still be counted against that month.
+ */
+export async function pruneUsageRecords(db: Db, before: Date, storage?: UsageRecordStorage, now = new Date()): Promise<PruneOutcome> {
   const outcome = await (storage ?? (await usageRecordStorage(db))).prune(before);
-  await pruneDailyRollup(db, koreanDate(before));
+  const lastMonth = koreanMonthDays(new Date(startOfKoreanDay(koreanMonthDays(now).from).getTime() - 1)).from;
+  const rollupBefore = koreanDate(before);
+  await pruneDailyRollup(db, rollupBefore < lastMonth ? rollupBefore : lastMonth);
   return outcome;
 }
 
@@ -42,7 +48,7 @@ export async function startUsageRecordUpkeep(
   const prune = () => {
     const { usage_record_days: usageDays, audit_record_days: auditDays } = limits();
     const before = daysAgo(usageDays);
-    pruneUsageRecords(db, before, storage).catch(onError);
+    pruneUsageRecords(db, before, storage, clock.now()).catch(onError);
     pruneDraws(db, before).catch(onError);
     pruneVendorResponses(db, before).catch(onError);
     pruneAudit(db, daysAgo(Math.max(usageDays, auditDays ?? usageDays))).catch(onError);

@@ -588,13 +588,17 @@ describe('gateway clock: quota day and retention', () => {
     const { job } = await waitFinished(c, json.id);
     expect(job.status).toBe('completed');
     expect(job.completed_at).toBe(Date.parse('2026-11-21T15:05:00Z') / 1000);
-    const usage = await c.gw.db.query<{ scope: string; period: string; used_nano: string }>(
-      `SELECT scope, period, used_nano::text AS used_nano FROM api_key_usage ORDER BY scope`,
+    // Counted on the Korean day its record carries (the rollup the key's figures sum): the 22nd, in November.
+    const usage = await c.gw.db.query<{ key_id: string; day: string; nano: string }>(
+      `SELECT key_id, to_char(day, 'YYYY-MM-DD') AS day, sum(charged_nano)::text AS nano FROM usage_daily GROUP BY 1, 2 ORDER BY 2`,
     );
-    expect(usage.rows.map((r) => [r.scope, r.period, r.used_nano])).toEqual([
-      ['day', '2026-11-22', '70000000'],
-      ['month', '2026-11', '70000000'],
-    ]);
+    expect(usage.rows.map((r) => [r.day, r.nano])).toEqual([['2026-11-22', '70000000']]);
+    const keyId = usage.rows[0]!.key_id;
+    expect((await c.gw.keys.quota.usage([keyId], clock.now())).get(keyId)).toEqual({ dayNano: 70_000_000n, monthNano: 70_000_000n });
+    expect((await c.gw.keys.quota.usage([keyId], new Date('2026-11-21T14:00:00Z'))).get(keyId)).toEqual({
+      dayNano: 0n,
+      monthNano: 70_000_000n,
+    });
 
     const stored = await c.gw.videos.store.get(json.id);
     const { existsSync } = await import('node:fs');

@@ -143,8 +143,8 @@ describe.skipIf(!canRun)('key groups across two processes [postgres]', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(16 - N);
     for (const r of res.filter((r) => r.status === 429)) expect(r.body.error.type).toBe('key_limit_exceeded');
     const used = await pg.db.query<{ s: string }>(
-      `SELECT coalesce(sum(u.used_nano), 0)::text AS s FROM api_key_usage u JOIN api_keys k ON k.id = u.key_id
-        WHERE k.group_id = $1 AND u.scope = 'month'`,
+      `SELECT coalesce(sum(d.charged_nano), 0)::text AS s FROM usage_daily d JOIN api_keys k ON k.id = d.key_id
+        WHERE k.group_id = $1`,
       [group.id],
     );
     expect(BigInt(used.rows[0]!.s)).toBeLessThanOrEqual(BigInt(N * most) * 1000n);

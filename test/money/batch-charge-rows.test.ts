@@ -6,8 +6,9 @@ import { type ChargedItem, type ChargeRowWriter, chargeRow } from '../../engine/
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
+import { dailyRollupWriter } from '../../engine/usage/daily-rollup.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
-import { type UsageRecordDraft, usageRecordRows } from '../../engine/usage/records.ts';
+import { type UsageRecordDraft, usageRecordRows, usageRecordWriter } from '../../engine/usage/records.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -85,13 +86,11 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
       traceId: null,
       prices: null,
     });
-    const used = async () =>
-      (
-        await getDb().query<{ scope: string; used_nano: string }>(
-          'SELECT scope, used_nano::text FROM api_key_usage WHERE key_id = $1 ORDER BY scope',
-          [auth.keyId],
-        )
-      ).rows;
+    // The key's day and month figures, as its quotas read them (sums of its usage_daily rows).
+    const used = async () => {
+      const u = (await keys.quota.usage([auth.keyId], finishedAt)).get(auth.keyId)!;
+      return { day: u.dayNano.toString(), month: u.monthNano.toString() };
+    };
     const records = async () =>
       (
         await getDb().query<{ request_id: string; charged_nano: string }>(
@@ -104,22 +103,19 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
 
   it("the settles of one batch write each writer's rows with one statement, each row with its own charge", async () => {
     const s = await setup(20);
-    const quota = counted(s.keys.quota.useWriter);
+    const records = counted(usageRecordWriter);
+    const rollup = counted(dailyRollupWriter);
     const charges = s.held.map((_, i) => BigInt(1_000 + i));
     s.sizes.length = 0;
     const out = await Promise.all(
-      s.held.map((r, i) =>
-        s.ledger.settle(r, charges[i]!, [chargeRow(quota.writer, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))]),
-      ),
+      s.held.map((r, i) => s.ledger.settle(r, charges[i]!, [chargeRow(records.writer, s.draft(i)), chargeRow(rollup.writer, s.draft(i))])),
     );
     expect(s.sizes).toEqual([20]);
     expect(out.map((o) => o.chargedNano)).toEqual(charges);
-    expect(quota.calls).toEqual([20]); // one statement for twenty settles
+    expect(records.calls).toEqual([20]); // one statement for twenty settles
+    expect(rollup.calls).toEqual([20]);
     const total = charges.reduce((a, b) => a + b, 0n).toString();
-    expect(await s.used()).toEqual([
-      { scope: 'day', used_nano: total },
-      { scope: 'month', used_nano: total },
-    ]);
+    expect(await s.used()).toEqual({ day: total, month: total });
     const recs = await s.records();
     expect(recs).toHaveLength(20);
     for (const [i, c] of charges.entries()) expect(recs.find((r) => r.request_id === `req-${i}`)?.charged_nano).toBe(c.toString());
@@ -128,16 +124,13 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
 
   it('a settle repeated in the same batch writes its rows once; a zero charge counts nothing on the key', async () => {
     const s = await setup(2);
-    const rowsOf = (i: number) => [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(i))];
+    const rowsOf = (i: number) => usageRecordRows(s.draft(i));
     await Promise.all([
       s.ledger.settle(s.held[0]!, 700n, rowsOf(0)),
       s.ledger.settle(s.held[0]!, 700n, rowsOf(0)),
       s.ledger.settle(s.held[1]!, 0n, rowsOf(1)),
     ]);
-    expect(await s.used()).toEqual([
-      { scope: 'day', used_nano: '700' },
-      { scope: 'month', used_nano: '700' },
-    ]);
+    expect(await s.used()).toEqual({ day: '700', month: '700' });
     expect(await s.records()).toEqual([
       { request_id: 'req-0', charged_nano: '700' },
       { request_id: 'req-1', charged_nano: '0' },
@@ -146,8 +139,9 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
 
   it("a grouped write that fails on one settle's row fails that settle alone; the others commit with their rows, once", async () => {
     const s = await setup(6);
-    // A writer counting the key's use whose statement fails in SQL (aborting the transaction) when it carries
-    // the row marked bad: its count is divided by 0.
+    // A writer counting the key's use (a usage_daily row, which the key's figures sum) whose statement fails in
+    // SQL (aborting the transaction) when it carries the row marked bad: its count is divided by 0. The records
+    // go without their own rollup row, so the key's figures are this writer's alone.
     const tries: number[] = [];
     const picky: ChargeRowWriter<{ bad: boolean; n: number }> = {
       name: 'picky',
@@ -155,25 +149,24 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
         tries.push(rows.length);
         const total = rows.reduce((a, r) => a + r.chargedNano, 0n).toString();
         return {
-          sql: `INSERT INTO api_key_usage (key_id, scope, period, used_nano)
-                SELECT $1, u.scope, u.period, $2::bigint / $3::bigint FROM unnest($4::text[], $5::text[]) AS u(scope, period)
-                ON CONFLICT (key_id, scope, period) DO UPDATE SET used_nano = api_key_usage.used_nano + EXCLUDED.used_nano`,
-          params: [s.keyId, total, rows.some((r) => r.item.bad) ? '0' : '1', ['day', 'month'], ['2026-05-01', '2026-05']],
+          sql: `INSERT INTO usage_daily AS d (day, wallet_id, key_id, model, calls, charged_nano, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens)
+                VALUES ('2026-05-01', $1, $2, 'picky', $5::bigint, $3::bigint / $4::bigint, 0, 0, 0, 0)
+                ON CONFLICT (wallet_id, day, key_id, model) DO UPDATE SET calls = d.calls + EXCLUDED.calls, charged_nano = d.charged_nano + EXCLUDED.charged_nano`,
+          params: [s.walletId, s.keyId, total, rows.some((r) => r.item.bad) ? '0' : '1', rows.length],
         };
       },
     };
     s.sizes.length = 0;
     const out = await Promise.allSettled(
-      s.held.map((r, i) => s.ledger.settle(r, 1_000n, [chargeRow(picky, { bad: i === 3, n: i }), ...usageRecordRows(s.draft(i))])),
+      s.held.map((r, i) =>
+        s.ledger.settle(r, 1_000n, [chargeRow(picky, { bad: i === 3, n: i }), chargeRow(usageRecordWriter, s.draft(i))]),
+      ),
     );
     expect(tries[0]).toBe(6); // grouped first
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(out[3]).toMatchObject({ reason: { code: '22012' } });
     // five settles counted once each, the failed one neither counted nor recorded nor charged
-    expect(await s.used()).toEqual([
-      { scope: 'day', used_nano: '5000' },
-      { scope: 'month', used_nano: '5000' },
-    ]);
+    expect(await s.used()).toEqual({ day: '5000', month: '5000' });
     expect((await s.records()).map((r) => r.request_id)).toEqual(['req-0', 'req-1', 'req-2', 'req-4', 'req-5']);
     const row = await getDb().query<{ state: string }>('SELECT state FROM reservations WHERE id = $1', [s.held[3]!.id]);
     expect(row.rows[0]!.state).toBe('held');
@@ -183,65 +176,52 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
 
   it('draws (a lease paying calls) write their rows grouped too', async () => {
     const s = await setup(1);
-    const quota = counted(s.keys.quota.useWriter);
+    const rollup = counted(dailyRollupWriter);
     const out = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        s.ledger.draw(s.held[0]!, 300n, `draw-${i}`, [
-          chargeRow(quota.writer, { keyId: s.keyId, finishedAt }),
-          ...usageRecordRows(s.draft(i)),
-        ]),
+        s.ledger.draw(s.held[0]!, 300n, `draw-${i}`, [chargeRow(usageRecordWriter, s.draft(i)), chargeRow(rollup.writer, s.draft(i))]),
       ),
     );
     expect(out.every((o) => o.chargedNano === 300n)).toBe(true);
-    expect(quota.calls).toEqual([10]);
-    expect(await s.used()).toEqual([
-      { scope: 'day', used_nano: '3000' },
-      { scope: 'month', used_nano: '3000' },
-    ]);
+    expect(rollup.calls).toEqual([10]);
+    expect(await s.used()).toEqual({ day: '3000', month: '3000' });
     expect(await s.records()).toHaveLength(10);
   });
 
-  it("a draw's money, quota count and usage record are one statement after the locks: three in its transaction", async () => {
+  it("a draw's money, usage record and its rollup row (the key's use) are one statement after the locks: three in its transaction", async () => {
     const s = await setup(1);
     const spied = recordingTransactions(getDb());
     const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
-    const out = await ledger.draw(s.held[0]!, 400n, 'draw-one', [
-      chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }),
-      ...usageRecordRows(s.draft(0)),
-    ]);
+    const out = await ledger.draw(s.held[0]!, 400n, 'draw-one', usageRecordRows(s.draft(0)));
     expect(out.chargedNano).toBe(400n);
     const statements = spied.statements.filter((sql) => !sql.startsWith('SAVEPOINT'));
     expect(statements).toHaveLength(3); // lock; holds and draws written before; the write
     expect(statements[2]).toContain('INSERT INTO ledger_journal');
     expect(statements[2]).toContain('INSERT INTO usage_records');
     expect(statements[2]).toContain('INSERT INTO usage_daily');
-    expect(statements[2]).toContain('INSERT INTO api_key_usage');
-    expect(await s.used()).toEqual([
-      { scope: 'day', used_nano: '400' },
-      { scope: 'month', used_nano: '400' },
-    ]);
+    expect(statements.join('\n')).not.toContain('api_key'); // no row of the key's own, locked or written
+    expect(await s.used()).toEqual({ day: '400', month: '400' });
     expect(await s.records()).toEqual([{ request_id: 'req-0', charged_nano: '400' }]);
     await expectJournalAddsUp(s.ledger, s.walletId);
   });
 
   it("a draw's usage record is its charge's one row: it carries the draw's id, and a draw written again with it charges nothing", async () => {
     const s = await setup(1);
-    const rows = [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt }), ...usageRecordRows(s.draft(0))];
+    const rows = usageRecordRows(s.draft(0));
     expect(await s.ledger.draw(s.held[0]!, 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 400n, alreadyFinished: false });
     // The retry after an unclear commit: the same draw with the same rows.
     expect(await s.ledger.draw(s.held[0]!, 400n, 'draw-recorded', rows)).toMatchObject({ chargedNano: 0n, alreadyFinished: true });
     const rowsOf = async (sql: string) => (await getDb().query<{ n: string }>(sql, ['draw-recorded'])).rows[0]?.n;
     expect(await rowsOf('SELECT count(*)::text AS n FROM usage_records WHERE transfer_id = $1')).toBe('1');
     expect(await rowsOf('SELECT count(*)::text AS n FROM reservation_draws WHERE draw_id = $1')).toBe('0');
-    expect(await s.used()).toEqual([
-      { scope: 'day', used_nano: '400' },
-      { scope: 'month', used_nano: '400' },
-    ]);
-    // A draw whose rows keep no record of it (its usage record refused for good) writes a draw row, and is known by it.
-    const quotaOnly = [chargeRow(s.keys.quota.useWriter, { keyId: s.keyId, finishedAt })];
-    expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 100n });
-    expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', quotaOnly)).toMatchObject({ chargedNano: 0n });
+    expect(await s.used()).toEqual({ day: '400', month: '400' });
+    // A draw whose rows keep no record of it (its usage record refused for good: only its rollup row, the key's use,
+    // is left) writes a draw row, and is known by it: counted once.
+    const rollupOnly = [chargeRow(dailyRollupWriter, s.draft(1))];
+    expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', rollupOnly)).toMatchObject({ chargedNano: 100n });
+    expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', rollupOnly)).toMatchObject({ chargedNano: 0n });
     expect((await getDb().query('SELECT 1 FROM reservation_draws WHERE draw_id = $1', ['draw-unrecorded'])).rows).toHaveLength(1);
+    expect(await s.used()).toEqual({ day: '500', month: '500' });
     await expectJournalAddsUp(s.ledger, s.walletId);
   });
 });

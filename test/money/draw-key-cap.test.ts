@@ -75,7 +75,7 @@ function decide(book: Book, sc: Scenario, step: number | 'reserve') {
     const d = sc.draws[step]!;
     return book.finish({ kind: 'draw', id: 'res0', actualNano: d.amount, drawId: `d${step}`, holdAtMostNano: d.holdAtMost }, T0);
   }
-  const cap: KeyCap = { limitNano: sc.limitNano, lockUsed: async () => 0n };
+  const cap: KeyCap = { limitNano: sc.limitNano, days: { from: '2026-05-01', to: '2026-06-01' } };
   const op: ReserveOp = {
     kind: 'reserve',
     id: 'capped',
@@ -132,7 +132,7 @@ describe('a draw and a capped reserve of the same key in one batch (policy)', ()
     const res = new Map<string, ResState>();
     const standing: KeyStanding = { usedNano: 2_000n, heldNano: 0n };
     const book = new Book(lots, res, new Map([[KEY, standing]]));
-    const cap: KeyCap = { limitNano: 10_000n, lockUsed: async () => 0n };
+    const cap: KeyCap = { limitNano: 10_000n, days: { from: '2026-05-01', to: '2026-06-01' } };
     const op = (id: string, amountNano: bigint): ReserveOp => ({
       kind: 'reserve',
       id,

@@ -176,7 +176,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     );
     expect(Number(keyLeases.rows[0]!.n), "no lease of the key's allowance was taken: the test did not exercise them").toBeGreaterThan(0);
     const used = await pgSchema.db.query<{ s: string }>(
-      `SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`,
+      `SELECT coalesce(sum(charged_nano), 0)::text AS s FROM usage_daily WHERE key_id = $1`,
       [limited.id],
     );
     expect(BigInt(used.rows[0]!.s)).toBe(BigInt(MAX_CALLS) * SPEECH_COST);

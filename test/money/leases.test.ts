@@ -129,10 +129,9 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
       `SELECT coalesce(sum(amount_nano), 0)::text AS s FROM reservations WHERE key_id = $1 AND state = 'held'`,
       [id],
     );
-    const used = await t.gw.db.query<{ s: string }>(
-      `SELECT coalesce(sum(used_nano), 0)::text AS s FROM api_key_usage WHERE key_id = $1 AND scope = 'month'`,
-      [id],
-    );
+    const used = await t.gw.db.query<{ s: string }>(`SELECT coalesce(sum(charged_nano), 0)::text AS s FROM usage_daily WHERE key_id = $1`, [
+      id,
+    ]);
     expect(BigInt(used.rows[0]!.s)).toBeGreaterThan(0n);
     expect(BigInt(held.rows[0]!.s) + BigInt(used.rows[0]!.s)).toBeLessThanOrEqual(1_000_000n * 1000n);
   });

@@ -22,6 +22,7 @@ import { databaseKinds, openTestPostgres, postgresAvailability, type TestPostgre
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 
 const onPostgres = postgresAvailability.ok ? describe : describe.skip;
+const DECEMBER = new Date('2026-12-10T00:00:00Z');
 
 const draft = (walletId: string, at: string, i: number): UsageRecordDraft => ({
   requestId: `r-${at}-${i}`,
@@ -95,7 +96,8 @@ onPostgres('usage records on PostgreSQL: one partition per Korean day', () => {
     ]);
     expect(await count(pg.db, `SELECT count(*) AS n FROM usage_records_20260801`)).toBe(5);
 
-    const outcome = await pruneUsageRecords(pg.db, new Date('2026-08-01T20:00:00Z'), storage); // 08-02 05:00 KST: before 08-02
+    // 08-02 05:00 KST: before 08-02, run in December (the rollup keeps the month of the run and the one before).
+    const outcome = await pruneUsageRecords(pg.db, new Date('2026-08-01T20:00:00Z'), storage, DECEMBER);
     // 07-31 is the empty day made behind the first prepare.
     expect(outcome).toEqual({ deletedRows: 0, droppedPartitions: ['usage_records_20260731', 'usage_records_20260801'] });
     expect(await count(pg.db, `SELECT count(*) AS n FROM pg_class WHERE relname = 'usage_records_20260801'`)).toBe(0);
@@ -108,7 +110,7 @@ onPostgres('usage records on PostgreSQL: one partition per Korean day', () => {
     expect(rollup.every((r) => String(r.day) >= '2026-08-02')).toBe(true);
 
     // Pruning again finds nothing more; the day tables made ahead stay.
-    expect((await pruneUsageRecords(pg.db, new Date('2026-08-01T20:00:00Z'), storage)).droppedPartitions).toEqual([]);
+    expect((await pruneUsageRecords(pg.db, new Date('2026-08-01T20:00:00Z'), storage, DECEMBER)).droppedPartitions).toEqual([]);
   });
 
   it('prepare makes the days ahead once, however many processes ask at once', async () => {
