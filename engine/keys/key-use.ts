@@ -1,7 +1,7 @@
 // A key's use, read from the daily rollup (engine/usage/daily-rollup.ts): its day figure is the sum of its
 // `usage_daily` rows on the Korean day, its month figure the sum over the Korean month's days. The rollup is
 // written by the statement that charges each call, so the figures count exactly what was charged, with no
-// counter of the key's own to write per charge (index `usage_daily_key_day`, migration 025).
+// counter of the key's own to write per charge (index `usage_daily_key_day`, migration 024).
 
 import { koreanDate, koreanMonthDays } from '../core/clock.ts';
 import { toBigInt } from '../core/money.ts';

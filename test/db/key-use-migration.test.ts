@@ -1,4 +1,4 @@
-// Migration 025: a key's day and month figures become sums of its usage_daily rows and api_key_usage goes. A
+// Migration 024: a key's day and month figures become sums of its usage_daily rows and api_key_usage goes. A
 // deployment upgraded with counters and rollup rows keeps every amount its counters held: where a counter holds
 // more than the rollup sums (a charge whose usage record was refused kept only its count; a charge counted on the
 // day after its record's), the difference joins the rollup, so the derived figures equal the old counters.
@@ -16,7 +16,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const MIGRATION = '025_key_use_from_rollup.sql';
+const MIGRATION = '024_key_use_from_rollup.sql';
 
 it('keeps what the counters counted, in the rollup the figures now sum, and drops the counters', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-key-use-'));
