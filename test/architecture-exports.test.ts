@@ -87,6 +87,8 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/videos/request.ts: sizeOf',
     // The reload's log line, for SIGHUP and the admin route alike, checked line by line.
     'engine/admin/reload-route.ts: logReload',
+    // A door's caller refusals (config/callers.yaml) apart from its model's, as the audience rules' unit test runs them.
+    'engine/calls/refusals.ts: callerRefusals',
     // The error the ledger throws when its journal and balances disagree, which the invariant test provokes.
     'engine/money/ledger.ts: LedgerInvariantBroken',
   ],

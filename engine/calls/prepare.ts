@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { cloneJson } from '../../transforms/util/json.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
-import { resolveRules } from '../catalog/rules.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { wireFor } from '../catalog/wire-format.ts';
 import type { Call, UploadedFile } from '../core/call.ts';
@@ -15,7 +14,7 @@ import type { Chain, Protocol } from '../core/protocol.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
 import type { Caller } from '../money/accounts.ts';
 import { checkModelFields } from './model-fields.ts';
-import { callerRefusals, type RequestView, refusalError } from './refusals.ts';
+import { doorModelRules, type RequestView, refusalError } from './refusals.ts';
 
 /** The wire formats a call may reach (transforms/protocols/index.ts), each with its chains. */
 export interface TransformRegistry {
@@ -45,9 +44,8 @@ export function prepareCall(
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
   if (!listAllows(caller.models, model.id)) throw errors.modelNotOnKeyList(model.id, caller.models ?? []);
   const view: RequestView = { body, headers, caller };
-  const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
-  const rules = resolveRules(model, door.name, snap.config);
-  const refused = refusalError([...doorRefusals, ...rules.refusals, ...callerRefusals(snap.config, door.name)], view);
+  const { rules, refusals } = doorModelRules(snap.config, door, model);
+  const refused = refusalError(refusals, view);
   if (refused) throw refused;
 
   const reached = wireFor(door, model.vendor, registry.protocols);

@@ -1,10 +1,11 @@
 // Evaluates the refusal conditions written in YAML (door refusals, model rules, caller refusals) against
 // a request: its body, its headers and who calls.
-import type { GatewayConfig } from '../catalog/config.ts';
-import type { Condition, Refusal } from '../core/call.ts';
-import { derivedFromText } from '../core/derived.ts';
+import type { DoorConfig, GatewayConfig } from '../catalog/config.ts';
+import { resolveRules } from '../catalog/rules.ts';
+import type { Condition, Refusal, ResolvedRules } from '../core/call.ts';
+import { derivedFrom, derivedFromText } from '../core/derived.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
-import type { JsonObject, JsonValue } from '../core/types.ts';
+import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { Caller } from '../money/accounts.ts';
 
 export interface RequestView {
@@ -59,7 +60,7 @@ function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
 }
 
 /** The first refusal that applies, with its sentence filled in. */
-export function firstRefusal(refusals: Refusal[], req: RequestView): { refusal: Refusal; message: string } | undefined {
+export function firstRefusal(refusals: readonly Refusal[], req: RequestView): { refusal: Refusal; message: string } | undefined {
   for (const refusal of refusals) {
     const hit = matchCondition(refusal.when, req);
     if (hit) return { refusal, message: refusal.say.replaceAll('{value}', displayValue(hit.value)).replaceAll('{at}', hit.at) };
@@ -68,14 +69,48 @@ export function firstRefusal(refusals: Refusal[], req: RequestView): { refusal: 
 }
 
 /** The error for the first refusal that applies: its status (400 unless stated) and the type that status means. */
-export function refusalError(refusals: Refusal[], req: RequestView): GatewayError | undefined {
+export function refusalError(refusals: readonly Refusal[], req: RequestView): GatewayError | undefined {
   const hit = firstRefusal(refusals, req);
   return hit && errors.refused(hit.refusal.status ?? 400, hit.message);
 }
 
+/** Each door's caller refusals, listed once per loaded config. */
+const callerRefusalsByDoor = derivedFrom((_cfg: GatewayConfig) => new Map<string, readonly Refusal[]>());
+
 /** The caller refusals (config/callers.yaml) checked on a door. */
-export const callerRefusals = (cfg: GatewayConfig, door: string): Refusal[] =>
-  cfg.callers.refuse.filter((r) => !r.doors || r.doors.includes(door));
+export function callerRefusals(cfg: GatewayConfig, door: string): readonly Refusal[] {
+  const byDoor = callerRefusalsByDoor(cfg);
+  let found = byDoor.get(door);
+  if (!found) byDoor.set(door, (found = cfg.callers.refuse.filter((r) => !r.doors || r.doors.includes(door))));
+  return found;
+}
+
+/** A model's rules on a door, and every refusal a call there is checked against, in the order they are tried. */
+interface DoorModelRules {
+  readonly rules: ResolvedRules;
+  readonly refusals: readonly Refusal[];
+}
+
+/**
+ * Keyed by the loaded config, then its door and the catalog's model entry: a reload makes new objects of all
+ * three, so a call never sees the rules of another load. Shared by every call on that load, so never changed.
+ */
+const rulesByDoor = derivedFrom((_cfg: GatewayConfig) => new WeakMap<DoorConfig, WeakMap<ModelEntry, DoorModelRules>>());
+
+/** The rules and refusals of `model` on `door`, worked out once per loaded config. */
+export function doorModelRules(cfg: GatewayConfig, door: DoorConfig, model: ModelEntry): DoorModelRules {
+  const byDoor = rulesByDoor(cfg);
+  let byModel = byDoor.get(door);
+  if (!byModel) byDoor.set(door, (byModel = new WeakMap()));
+  let found = byModel.get(model);
+  if (!found) {
+    const rules = resolveRules(model, door.name, cfg);
+    const doorRefusals = door.refuse.filter((r) => !r.vendors || r.vendors.includes(model.vendor));
+    found = { rules, refusals: [...doorRefusals, ...rules.refusals, ...callerRefusals(cfg, door.name)] };
+    byModel.set(model, found);
+  }
+  return found;
+}
 
 /** Whether a caller refusal shuts this caller out of a door whatever the request (GET /v1/models hides such doors). */
 export const doorClosedTo = (cfg: GatewayConfig, door: string, caller: RequestView['caller']): boolean =>
