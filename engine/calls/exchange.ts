@@ -17,7 +17,7 @@ import { startDeadline } from './deadline.ts';
 import type { PreparedCall } from './prepare.ts';
 import { type RouteStep, tryRoutes } from './route-loop.ts';
 import { relayStream } from './stream-relay.ts';
-import { RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
+import { answerHeader, RouteFailure, type UpstreamAnswer, type UpstreamClient, type UpstreamRequest } from './upstream.ts';
 import { type Route, urlsVar } from './vendor-routes.ts';
 
 const FALLBACK_DEPTH_HEADER = 'x-gateway-fallback-depth';
@@ -72,7 +72,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
     const outcome = await tryRoutes(input.routes, {
       send: (route, attemptSignal, traceHeaders) => {
         input.facts?.failedRoutes.push(routeName(route));
-        return deps.upstream.send(route, input.vendor, traceHeaders ? withHeaders(request, traceHeaders) : request, attemptSignal);
+        return deps.upstream.send(route, input.vendor, request, attemptSignal, traceHeaders);
       },
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
@@ -160,19 +160,16 @@ async function relay(
   );
 }
 
-/** The request with one attempt's trace headers added (each attempt is its own span, so its own `traceparent`). */
-const withHeaders = (request: UpstreamRequest, headers: Record<string, string>): UpstreamRequest => ({
-  ...request,
-  headers: { ...request.headers, ...headers },
-});
-
 function upstreamRequest(input: ExchangeInput): UpstreamRequest {
-  const headers: Record<string, string> = { ...input.prepared.call.upstreamHeaders };
+  // Read, not copied: the upstream client copies them once per attempt, with the route's credential.
+  let headers: Record<string, string> = input.prepared.call.upstreamHeaders;
   // Only a client speaking the vendor's own protocol picks its version and betas; elsewhere the gateway does.
   const forwarded = input.prepared.protocol.forwardsClientHeaders ? input.vendor.forward_headers : [];
   for (const name of forwarded) {
     const v = input.clientHeaders[name];
-    if (typeof v === 'string') headers[name] = v;
+    if (typeof v !== 'string') continue;
+    if (headers === input.prepared.call.upstreamHeaders) headers = { ...headers };
+    headers[name] = v;
   }
   const { call } = input.prepared;
   // A call that carries files (a multipart door) goes out as multipart, built once for every route.
@@ -216,7 +213,7 @@ async function relayBinary(answer: UpstreamAnswer, depth: number, input: Exchang
   const charged = await charge.finish();
   input.reply
     .header(FALLBACK_DEPTH_HEADER, String(depth))
-    .header('content-type', answer.headers['content-type'] ?? 'application/octet-stream')
+    .header('content-type', answerHeader(answer, 'content-type') ?? 'application/octet-stream')
     .header(CHARGED_HEADER, String(charged))
     .header(CHARACTERS_HEADER, String(usage.characters ?? 0))
     .code(200);
@@ -235,7 +232,7 @@ async function relayVendorError(answer: UpstreamAnswer, depth: number, input: Ex
   if (vendorErrors.shape === input.door.errors) {
     reply
       .code(answer.status)
-      .header('content-type', answer.headers['content-type'] ?? 'application/json')
+      .header('content-type', answerHeader(answer, 'content-type') ?? 'application/json')
       .send(raw);
     return;
   }

@@ -4,7 +4,7 @@
 import type { AttemptSpan, CallTrace } from '../telemetry/call-trace.ts';
 import { type CallSignal, onAbort } from './call-signal.ts';
 import { startDeadline } from './deadline.ts';
-import { RouteFailure, type UpstreamAnswer } from './upstream.ts';
+import { answerHeader, RouteFailure, type UpstreamAnswer } from './upstream.ts';
 import type { Route } from './vendor-routes.ts';
 
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
@@ -123,7 +123,7 @@ async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>):
       return {
         done: false,
         problem: `route ${route.index} answered ${answer.status}`,
-        retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
+        retryAfterMs: parseRetryAfter(answerHeader(answer, 'retry-after')),
       };
     }
     const step = await loop.read(answer, route, depth);

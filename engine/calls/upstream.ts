@@ -6,7 +6,6 @@ import { type Dispatcher, Pool } from 'undici';
 import type { VendorConfig } from '../catalog/config.ts';
 import { derivedFromText } from '../core/derived.ts';
 import type { CallSignal } from './call-signal.ts';
-import { answerHeaders } from './http2-answer.ts';
 import { Http2Dispatcher } from './http2-dispatcher.ts';
 import type { AnswerBody } from './http2-origin.ts';
 import type { Route } from './vendor-routes.ts';
@@ -21,8 +20,15 @@ export interface UpstreamRequest {
 
 export interface UpstreamAnswer {
   status: number;
-  headers: Record<string, string>;
+  /** As undici parsed them, not copied again: lowercased names, a repeated header as a list. Read with `answerHeader`. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
   body: AnswerBody;
+}
+
+/** One header of a vendor's answer, a repeated one joined as HTTP joins it. */
+export function answerHeader(answer: Pick<UpstreamAnswer, 'headers'>, name: string): string | undefined {
+  const value = answer.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** A route failed in a way that lets the same model try the next route. */
@@ -35,10 +41,26 @@ export class RouteFailure extends Error {
   }
 }
 
+/** The route's key as the vendor's credential header carries it (`Bearer …`, or the key alone). */
+const credentialValue = (vendor: VendorConfig, route: Route): string =>
+  vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key;
+
 /** The route's key in the header the vendor reads it from (`Authorization: Bearer …`, `x-api-key: …`). */
 export function routeCredential(vendor: VendorConfig, route: Route): Record<string, string> {
-  return { [vendor.credential.header]: vendor.credential.scheme ? `${vendor.credential.scheme} ${route.key}` : route.key };
+  return { [vendor.credential.header]: credentialValue(vendor, route) };
 }
+
+/** One attempt's request: its headers in the order they apply, a later set's value winning. */
+interface OutgoingRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Readonly<Record<string, string>>;
+  traceHeaders?: Record<string, string> | undefined;
+  contentType?: string;
+  body?: string | Buffer;
+}
+
+const ACCEPT_JSON: Readonly<Record<string, string>> = { accept: 'application/json' };
 
 interface UpstreamOptions {
   connectTimeoutMs: number;
@@ -62,28 +84,29 @@ export class UpstreamClient {
 
   constructor(private readonly opts: UpstreamOptions) {}
 
-  async send(route: Route, vendor: VendorConfig, req: UpstreamRequest, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
-    return this.request(route, vendor, signal, {
-      method: 'POST',
-      path: req.path,
-      headers: { ...req.headers, 'content-type': req.contentType },
-      body: req.body,
-    });
+  /** POSTs the request on a route; `traceHeaders` (one attempt's `traceparent`) go with it, the request left as it is. */
+  async send(
+    route: Route,
+    vendor: VendorConfig,
+    req: UpstreamRequest,
+    signal: CallSignal | undefined,
+    traceHeaders?: Record<string, string>,
+  ): Promise<UpstreamAnswer> {
+    const { path, body, contentType } = req;
+    return this.request(route, vendor, signal, { method: 'POST', path, headers: req.headers, traceHeaders, contentType, body });
   }
 
   /** GET on a vendor route with the route's credential (vendor D's video job status). */
   async get(route: Route, vendor: VendorConfig, path: string, signal: CallSignal | undefined): Promise<UpstreamAnswer> {
-    return this.request(route, vendor, signal, { method: 'GET', path, headers: { accept: 'application/json' } });
+    return this.request(route, vendor, signal, { method: 'GET', path, headers: ACCEPT_JSON });
   }
 
-  private async request(
-    route: Route,
-    vendor: VendorConfig,
-    signal: CallSignal | undefined,
-    req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string | Buffer },
-  ): Promise<UpstreamAnswer> {
+  private async request(route: Route, vendor: VendorConfig, signal: CallSignal | undefined, req: OutgoingRequest): Promise<UpstreamAnswer> {
     const base = originAndPath(route.baseUrl);
-    const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...routeCredential(vendor, route) };
+    // The one copy of the headers an attempt sends: later ones win, the route's credential last of all.
+    const headers: Record<string, string> = { ...vendor.headers, ...req.headers, ...req.traceHeaders };
+    if (req.contentType) headers['content-type'] = req.contentType;
+    headers[vendor.credential.header] = credentialValue(vendor, route);
     const http2 = vendor.http2 === true && base.origin.startsWith('https:');
     const dispatcher: Dispatcher = http2 ? this.http2Dispatcher(base.origin) : this.pool(base.origin);
     try {
@@ -96,7 +119,7 @@ export class UpstreamClient {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      return { status: res.statusCode, headers: answerHeaders(res.headers), body: res.body };
+      return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (e) {
       if (signal?.aborted) throw e;
       throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);

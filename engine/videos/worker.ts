@@ -172,8 +172,7 @@ export class VideoWorker {
     const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
       ...this.routeLoop(job, 'create'),
       trace: this.deps.telemetry?.jobs.of(job.id),
-      send: (route, signal, traceHeaders) =>
-        this.deps.upstream.send(route, config, traceHeaders ? { ...request, headers: traceHeaders } : request, signal),
+      send: (route, signal, traceHeaders) => this.deps.upstream.send(route, config, request, signal, traceHeaders),
       read: async (answer, route) => {
         const read = await readVendorAnswer<{ request_id?: unknown }>(answer);
         if (!read.ok) return { done: true, value: { refused: read.message } };
