@@ -90,8 +90,9 @@ export async function admitCall<P extends HoldPlan>(
   if (!earlyCallers.get(req)) await deps.accounts.authenticate(req.headers, door.key_headers);
   const { body, files } = await admission.readBody(req, door, snap);
   const caller = await deps.accounts.authenticate(req.headers, door.key_headers);
-  // A JSON body was bounded as it was parsed (engine/http/app.ts); a form's values sent as JSON parts were not.
-  const tooDeep = depthRefusal(body, snap.config.limits.json_max_depth);
+  // A JSON body was bounded as it was parsed (engine/http/app.ts), so it is not walked again; a form's values sent
+  // as JSON parts were not, and make a body of their own.
+  const tooDeep = body === req.body ? null : depthRefusal(body, snap.config.limits.json_max_depth);
   if (tooDeep) throw tooDeep;
   const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
