@@ -37,7 +37,7 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: Vi
   }
 
   const { duration, seconds } = parseSeconds(body.seconds, table.seconds);
-  const priced = Object.keys(model.pricing.video_per_second ?? {});
+  const priced = pricedResolutions(model);
 
   let resolution: string;
   let aspectRatio: string;
@@ -52,7 +52,7 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: Vi
     aspectRatio = known.aspect_ratio;
     size = s as string;
   } else {
-    const fallback = priced.includes(table.defaults.resolution) ? table.defaults.resolution : priced[0]!; // model-checks: a video model prices resolutions
+    const fallback = priced.includes(table.defaults.resolution) ? table.defaults.resolution : priced[0];
     resolution = pick(body, 'resolution', table.resolutions, fallback);
     aspectRatio = pick(body, 'aspect_ratio', table.aspect_ratios, table.defaults.aspect_ratio);
     size = sizeOf(resolution, aspectRatio);
@@ -68,6 +68,16 @@ export function parseVideoRequest(body: JsonObject, model: ModelEntry, table: Vi
   const imageUrl = startingImage(body, file);
   const generateAudio = parseBool(body.generate_audio, 'generate_audio', true);
   return { prompt, duration, seconds, resolution, aspectRatio, size, ...(imageUrl ? { imageUrl } : {}), generateAudio };
+}
+
+/**
+ * The resolutions the model has a price per second for, never none: the catalog's checks refuse a video model
+ * without video_per_second, and one priced at no resolution could make no video at all.
+ */
+function pricedResolutions(model: ModelEntry): [string, ...string[]] {
+  const [first, ...rest] = Object.keys(model.pricing.video_per_second ?? {});
+  if (first === undefined) throw errors.unavailable(`${model.id} has no price per second of video in the catalog; it cannot be called.`);
+  return [first, ...rest];
 }
 
 /** `seconds`: a string such as "4" or an integer in the table's range; the vendor gets it exactly as sent. */

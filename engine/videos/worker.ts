@@ -5,6 +5,7 @@
 import { tryRoutes } from '../calls/route-loop.ts';
 import { routeCredential, type UpstreamClient } from '../calls/upstream.ts';
 import type { Route, VendorRoutes } from '../calls/vendor-routes.ts';
+import type { VendorConfig } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import { wireFor } from '../catalog/wire-format.ts';
 import type { Clock } from '../core/clock.ts';
@@ -51,6 +52,13 @@ const CLAIM_BATCH = 16;
 /** How long a claimed job stays ours while one status call (not a download) runs. */
 const POLL_LEASE_MS = 2 * 60_000;
 const FILE_SWEEP_EVERY_MS = 60_000;
+
+/** A job's vendor as the running config has it: how to call it, on which routes, and where a job is created. */
+interface JobVendor {
+  config: VendorConfig;
+  routes: Route[];
+  createPath: string;
+}
 
 const silent: WorkerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -135,13 +143,18 @@ export class VideoWorker {
     return this.deps.runtime.snapshot().config.limits;
   }
 
-  private vendorOf(job: VideoJob) {
+  /**
+   * The job's vendor as the config loaded now has it. A call to the vendor made the job, but a reload since may
+   * have dropped it from config/vendors.yaml: then it is undefined, and the job is one whose vendor has no route.
+   */
+  private vendorOf(job: VideoJob): JobVendor | undefined {
     const snap = this.deps.runtime.snapshot();
     const vendor = job.vendor as VendorId;
+    const config = snap.config.vendors[vendor];
+    if (!config) return undefined;
     const door = snap.config.doors.videos;
     const createPath = (door && wireFor(door, vendor)?.chain.upstream) || '/v1/videos/generations';
-    // A job's vendor is one of config/vendors.yaml's (a call to it made the job).
-    return { vendor, config: snap.config.vendors[vendor]!, routes: this.deps.routes[vendor] ?? [], createPath };
+    return { config, routes: this.deps.routes[vendor] ?? [], createPath };
   }
 
   private timeoutMs(): number {
@@ -161,13 +174,15 @@ export class VideoWorker {
       await this.finish(job, vendorFailed('The job was not confirmed by the vendor.'));
       return;
     }
-    await this.poll(job);
+    await this.poll(job, job.requestId);
   }
 
   // ---------- submission ----------
 
   private async submit(job: VideoJob): Promise<void> {
-    const { config, routes, createPath } = this.vendorOf(job);
+    const target = this.vendorOf(job);
+    if (!target) return this.finish(job, vendorFailed(`Vendor ${job.vendor.toUpperCase()} is no longer configured on the gateway.`));
+    const { config, routes, createPath } = target;
     const request = { path: createPath, body: JSON.stringify(job.vendorRequest ?? {}), contentType: 'application/json', headers: {} };
     const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
       ...this.routeLoop(job, 'create'),
@@ -222,22 +237,10 @@ export class VideoWorker {
     return first ? [first, ...routes.filter((r) => r !== first)] : routes;
   }
 
-  private async poll(job: VideoJob): Promise<void> {
-    const { config, routes } = this.vendorOf(job);
-    const path = `/v1/videos/${encodeURIComponent(job.requestId!)}`;
-    const outcome = await tryRoutes<{ lost: string } | { status: VendorStatus }>(this.pollOrder(job, routes), {
-      ...this.routeLoop(job, 'status'),
-      send: (route, signal) => this.deps.upstream.get(route, config, path, signal),
-      read: async (answer, route) => {
-        const read = await readVendorAnswer<VendorStatus>(answer);
-        if (!read.ok) return { done: true, value: { lost: read.message } };
-        const status = read.json;
-        return status
-          ? { done: true, value: { status } }
-          : { done: false, problem: `route ${route.index} answered a status that is not a JSON object` };
-      },
-    });
-    const answered = outcome.done ? outcome.value : null;
+  private async poll(job: VideoJob, requestId: string): Promise<void> {
+    const target = this.vendorOf(job);
+    // A vendor no longer configured is not asked: the job waits for it as for one that does not answer.
+    const answered = target ? await this.askStatus(job, requestId, target) : null;
     if (answered && 'lost' in answered) return this.finish(job, vendorFailed(`The vendor lost the job: ${answered.lost}`));
     const status = answered?.status ?? null;
 
@@ -260,6 +263,24 @@ export class VideoWorker {
       Object.assign(patch, { status: 'in_progress', progress: Math.max(job.progress, clampProgress(status.progress, job.progress)) });
     }
     await this.deps.store.patch(job.id, this.deps.owner, patch);
+  }
+
+  /** The vendor's status of the job, from the route that took it first, then the others; null when none answered. */
+  private async askStatus(job: VideoJob, requestId: string, { config, routes }: JobVendor) {
+    const path = `/v1/videos/${encodeURIComponent(requestId)}`;
+    const outcome = await tryRoutes<{ lost: string } | { status: VendorStatus }>(this.pollOrder(job, routes), {
+      ...this.routeLoop(job, 'status'),
+      send: (route, signal) => this.deps.upstream.get(route, config, path, signal),
+      read: async (answer, route) => {
+        const read = await readVendorAnswer<VendorStatus>(answer);
+        if (!read.ok) return { done: true, value: { lost: read.message } };
+        const status = read.json;
+        return status
+          ? { done: true, value: { status } }
+          : { done: false, problem: `route ${route.index} answered a status that is not a JSON object` };
+      },
+    });
+    return outcome.done ? outcome.value : null;
   }
 
   // ---------- delivery ----------
@@ -306,11 +327,11 @@ export class VideoWorker {
   }
 
   private download(job: VideoJob, url: string): Promise<{ name: string; bytes: number }> {
-    const { config, routes } = this.vendorOf(job);
+    const target = this.vendorOf(job);
     // The vendor's credential goes only to the vendor's own hosts, never to a third-party file host.
     const credentialFor = (origin: string) => {
-      const route = routes.find((r) => new URL(r.baseUrl).origin === origin);
-      return route && config ? routeCredential(config, route) : {};
+      const route = target?.routes.find((r) => new URL(r.baseUrl).origin === origin);
+      return route && target ? routeCredential(target.config, route) : {};
     };
     return downloadVideo(this.deps.files, job.id, url, credentialFor);
   }
