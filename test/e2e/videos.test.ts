@@ -548,6 +548,37 @@ describe('persistence', () => {
   });
 });
 
+describe('a vendor a reload dropped', () => {
+  it('a worker whose config has no vendor D asks it nothing; the job waits, whole, for one that has it', async () => {
+    await t.gw.videos.worker.stop(); // this process stops polling; its submission still happens
+    const { json } = await create(t, { model: 'video-d-1', prompt: 'dropped [[sim:cost=0.05]]', seconds: '1', size: '854x480' });
+    await sleep(STEP_MS * 2);
+    const snapshot = () => {
+      const snap = t.gw.runtime.snapshot();
+      const { d: _dropped, ...vendors } = snap.config.vendors;
+      return { ...snap, config: { ...snap.config, vendors } };
+    };
+    const worker = (t.gw.videos.worker as any).deps;
+    const failures: unknown[] = [];
+    const log = { info: () => undefined, warn: () => undefined, error: (o: object) => failures.push(o) };
+    const runtime = { snapshot } as unknown as typeof t.gw.runtime;
+    const other = new VideoWorker({ ...worker, runtime, owner: 'without-d', log });
+    const asked = t.received('d').length;
+    other.start();
+    try {
+      await sleep(STEP_MS * 4);
+      expect(t.received('d').length).toBe(asked);
+      expect(failures).toEqual([]);
+      expect(((await (await get(t, `/v1/videos/${json.id}`)).json()) as any).status).toBe('queued');
+    } finally {
+      await other.stop();
+      t.gw.videos.worker.start();
+    }
+    const { job } = await waitFinished(t, json.id);
+    expect(job.status).toBe('completed');
+  });
+});
+
 describe('deadline', () => {
   let tree: TempTree;
   let short: TestGateway;
