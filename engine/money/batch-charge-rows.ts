@@ -1,12 +1,12 @@
 // A batch's charge rows are grouped into one statement per writer, so a batch of leased calls writes its money,
-// quota counts and usage records in one statement. A grouped write that fails cannot say whose row it was, so the
-// batch runs again with each charge's rows on their own and only the charge at fault fails.
+// quota counts and usage records in one statement. A grouped write that fails cannot say whose row it was, so
+// batcher.ts runs each charge again alone and only the charge at fault fails.
 
-import { type ChargedItem, type ChargeRowWriter, type Statement, writeChargeRows } from '../db/charge-rows.ts';
+import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
 import type { ChargeCallback, ChargeRows } from './types.ts';
 
-/** One charge whose rows are due: who asked (to fail it alone), what it writes, what it charged. */
+/** One charge whose rows are due: who asked, what it writes, what it charged. */
 export interface DueChargeRows<P> {
   owner: P;
   rows: ChargeRows | ChargeCallback;
@@ -29,9 +29,8 @@ export function recordedTransferQueries(
   return [...found];
 }
 
-/** The statements of the due charges' rows, one per writer in name order (none when `separately`). */
-export function groupedStatements<P>(due: readonly DueChargeRows<P>[], separately: boolean): Statement[] {
-  if (separately) return [];
+/** The statements of the due charges' rows, one per writer in name order. */
+export function groupedStatements<P>(due: readonly DueChargeRows<P>[]): Statement[] {
   const groups = new Map<ChargeRowWriter<unknown>, ChargedItem<unknown>[]>();
   for (const d of due) {
     if (typeof d.rows === 'function') continue;
@@ -45,25 +44,7 @@ export function groupedStatements<P>(due: readonly DueChargeRows<P>[], separatel
   return ordered.flatMap(([writer, items]) => writer.statement(items) ?? []);
 }
 
-/**
- * Writes what the due charges write that `groupedStatements` did not: charge callbacks, and, `separately`,
- * each charge's rows on their own (after a grouped failure). Stops at the first charge whose rows throw and
- * returns it, with the error (the batch runs again without it); null when all were written.
- */
-export async function writeUngroupedChargeRows<P>(
-  tx: Queryable,
-  due: readonly DueChargeRows<P>[],
-  separately: boolean,
-): Promise<{ owner: P; error: unknown } | null> {
-  for (const d of due) {
-    try {
-      if (typeof d.rows === 'function') await d.rows(tx, d.chargedNano);
-      else if (separately)
-        for (const { writer, item } of d.rows)
-          await writeChargeRows(tx, writer, [{ item, chargedNano: d.chargedNano, transferId: d.transferId }]);
-    } catch (e) {
-      return { owner: d.owner, error: e };
-    }
-  }
-  return null;
+/** Runs the due charges' callbacks (code a charge writes with, rather than rows), in order. */
+export async function runChargeCallbacks<P>(tx: Queryable, due: readonly DueChargeRows<P>[]): Promise<void> {
+  for (const d of due) if (typeof d.rows === 'function') await d.rows(tx, d.chargedNano);
 }

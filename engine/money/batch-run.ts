@@ -1,18 +1,9 @@
-// One run of a batch, in its transaction, with the exactness rules of ledger.ts (the SQL is batch-sql.ts's, the
-// decisions policy.ts's):
-//   1. lock, in one statement: the live lots of the batch's wallets in `seq` order, then the reservations its
-//      finishes name, in id order (`FOR UPDATE`); then, in a second statement, what those reservations hold per
-//      lot (a joined row is not re-read after a lock wait: batch-sql.ts says why). A reservation of a wallet
-//      whose lots were not locked (a wrong wallet id) makes the batch run again with them (`lock-more-wallets`);
-//   1b. the keys whose cap a reserve carries, locked in key id order (their api_keys rows), then in one statement
-//      each key's use of the month (its usage_daily rows) and what its held reservations hold. A capped reserve
-//      commits its hold before the key's lock is let go;
-//   2. decide the ops one after another, in queue order, in memory (a policy.ts Book): exactly the decisions
-//      one op per transaction would make. Refusals read the wallet facts once per batch;
-//   3. write every move with one statement of writable CTEs over parameter arrays, the charge rows riding in
-//      it (batch-charge-rows.ts); 4. the charge callbacks, in op order. The caller commits.
-// A run ends in a verdict (batch-verdict.ts), never a thrown one; only real failures (deadlocks, lost
-// connections, bugs) throw.
+// One run of a batch, in its transaction (the SQL is batch-sql.ts's, the decisions policy.ts's):
+//   1. lock the live lots of the batch's wallets (`seq` order), then the reservations it finishes (id order), then
+//      read what they hold per lot; then the keys and groups whose caps a reserve carries;
+//   2. decide the ops in queue order, in memory (a Book), as one op per transaction would;
+//   3. write every move, the charge rows riding in the same statement (batch-charge-rows.ts). The caller commits.
+// A run that cannot commit as a whole says so (`failed`) rather than throwing, and batcher.ts runs each op alone.
 import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { Queryable } from '../db/db.ts';
@@ -22,15 +13,14 @@ import {
   groupedStatements,
   recordedTransferQueries,
   rowsRecordTransfer,
-  writeUngroupedChargeRows,
+  runChargeCallbacks,
 } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
 import { lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
-import type { Outcome, Verdict } from './batch-verdict.ts';
 import { linkGroupCaps } from './group-caps.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
-import { isLockTimeout } from './retry.ts';
-import type { FinishOp, KeyCap, Reservation, ReservationLot, ReserveOp } from './types.ts';
+import { isLockTimeout, isRetryable } from './retry.ts';
+import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -62,11 +52,13 @@ export interface RunContext {
   planVendors: () => readonly string[];
 }
 
-/** How the batch runs again after a verdict: more wallets locked, or each charge's rows written on their own. */
-interface RunShape {
-  extraWallets: ReadonlySet<string>;
-  separately: boolean;
-}
+export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
+
+/**
+ * How a run ends: every op decided and written (the caller commits, then settles each op), or the run cannot commit
+ * as a whole (`error` is the cause; when the run held one op, that op's failure).
+ */
+export type Verdict = { kind: 'done'; outcomes: Outcome[] } | { kind: 'failed'; error: unknown };
 
 /** Charges decided, waiting for their rows to be written. */
 type Due = DueChargeRows<Pending>[];
@@ -78,9 +70,13 @@ interface Undecided {
   usableNano: bigint;
 }
 
-/** One run of a batch in transaction `tx`: its verdict. Throws only on a real failure (a deadlock, a bug…). */
-export async function processBatch(ctx: RunContext, tx: Queryable, batch: Pending[], shape: RunShape): Promise<Verdict> {
-  const locked = await lockForBatch(ctx, tx, batch, shape.extraWallets);
+/**
+ * One run of a batch in transaction `tx`: its verdict. `alone`: the batch is one op run on its own, whose wallet is
+ * read from its reservation rather than taken from the caller. Throws only what a retry may mend (a deadlock, a
+ * lock waited for too long) or a lost connection.
+ */
+export async function processBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean): Promise<Verdict> {
+  const locked = await lockForBatch(ctx, tx, batch, alone);
   if ('kind' in locked) return locked;
   const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch), ctx.clock.now());
   for (const id of locked.drawnBefore) book.drawnBefore.add(id);
@@ -90,15 +86,15 @@ export async function processBatch(ctx: RunContext, tx: Queryable, batch: Pendin
     const broken = await decideRefusals(ctx, tx, book, batch, decided.undecided, decided.outcomes);
     if (broken) return broken;
   }
-  return writeDecided(ctx, tx, book, decided.due, shape.separately, decided.outcomes);
+  return writeDecided(ctx, tx, book, decided.due, decided.outcomes);
 }
 
-/** Step 1: the batch's wallets' live lots and the reservations it finishes, locked; or the wallets still to lock. */
-async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], extraWallets: ReadonlySet<string>) {
-  const walletIds = new Set<string>(extraWallets);
+/** Step 1: the batch's wallets' live lots and the reservations it finishes, locked; failed if a wallet was wrong. */
+async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean) {
+  const walletIds = new Set<string>();
   const unknown: string[] = [];
   for (const p of batch) {
-    if (p.op.walletId !== null) walletIds.add(p.op.walletId);
+    if (p.op.walletId !== null && !(alone && p.op.kind !== 'reserve')) walletIds.add(p.op.walletId);
     else unknown.push(p.op.id);
   }
   if (unknown.length > 0) {
@@ -120,7 +116,8 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], ex
     recordedDrawsOf(ctx.clock, draws),
   );
   const missing = walletsMissingLocks(finishes, locked.reservations, walletIds);
-  if (missing.length > 0) return { kind: 'lock-more-wallets', walletIds: missing } satisfies Verdict;
+  if (missing.length > 0)
+    return { kind: 'failed', error: new Error(`ledger: finishes named the wrong wallet of ${missing.join(', ')}`) } satisfies Verdict;
   return locked;
 }
 
@@ -216,34 +213,25 @@ async function decideRefusals(
   return null;
 }
 
-/** Steps 3 and 4: the moves with the charge rows grouped in one statement, then the rows' callbacks. */
-async function writeDecided(
-  ctx: RunContext,
-  tx: Queryable,
-  book: Book,
-  due: Due,
-  separately: boolean,
-  outcomes: Outcome[],
-): Promise<Verdict> {
-  const grouped = groupedStatements(due, separately);
+/** Step 3: the moves with the charge rows, in one statement; charge rows the database refuses fail the run. */
+async function writeDecided(ctx: RunContext, tx: Queryable, book: Book, due: Due, outcomes: Outcome[]): Promise<Verdict> {
+  const grouped = groupedStatements(due);
   const recorded = new Set(due.flatMap((d) => (d.owner.op.kind === 'draw' && rowsRecordTransfer(d.rows) ? [d.transferId] : [])));
   try {
     if (!book.moves.empty) await writeMoves(tx, ctx.owner, book.moves, grouped, recorded);
     else for (const s of grouped) await tx.query(s.sql, s.params);
+    await runChargeCallbacks(tx, due);
   } catch (e) {
-    // A lock waited for too long is the wallets' (their rows), not the charge rows': batcher.ts splits the batch.
-    if (grouped.length > 0 && !isLockTimeout(e)) return { kind: 'rows-failed', grouped: true, error: e };
+    // A deadlock is tried again, and a lock waited for too long is the wallets' rows, not the charge rows'.
+    if (due.length > 0 && !isLockTimeout(e) && !isRetryable(e)) return { kind: 'failed', error: e };
     throw e;
   }
-  const failed = await writeUngroupedChargeRows(tx, due, separately);
-  if (failed) return { kind: 'rows-failed', grouped: false, owner: failed.owner, error: failed.error };
   return { kind: 'done', outcomes };
 }
 
 /** The failure of an op whose decision broke an invariant, naming the wallet of its reservation as locked. */
 const broke = (p: Pending, book: Book, cause: unknown): Verdict => ({
-  kind: 'drop-op',
-  owner: p,
+  kind: 'failed',
   error: new LedgerInvariantBroken(p.op.kind, p.op.id, book.reservation(p.op.id)?.walletId ?? p.op.walletId, cause),
 });
 

@@ -1,48 +1,17 @@
-// The ledger's money moves, batched: concurrent reserve, settle, release (and the sweeper's expire) calls
-// are grouped into one transaction.
+// The ledger's money moves, batched: concurrent reserves and finishes are grouped into one transaction (which ops
+// share one, and when it starts: batch-queues.ts; one run of it: batch-run.ts). Every batch locks lots (seq) →
+// reservations (id) → keys (id) → groups (id) → whatever the charge rows touch, in every process, so batches do
+// not deadlock each other; when they do anyway, the batch is tried again (retry.ts).
 //
-// Queues (batch-queues.ts): the wallets share billing.yaml's ledger.queues, the draws of all wallets have one,
-// and PGlite has one for everything;
-// a batch takes what its queue holds when its transaction starts. The wallet id a finish is queued under is
-// the caller's word (the Reservation object's, or looked up from the id); the batch checks it against the
-// locked reservation row, so a wrong one costs a retry, never money.
-//
-// One batch = one transaction; one run of it (lock, decide, write) is batch-run.ts's.
-// Round trips per batch: BEGIN, lock (plus the holds' read when it finishes reservations), write (the charge rows
-// ride in it), one per charge callback, COMMIT (plus one when a reserve is refused, and two when reserves
-// carry key caps: the keys' lock, their use and holds; one per group). Lock order is lots (seq) →
-// reservations (id) → keys (id; their api_keys rows) → groups (id) → wallet row → whatever the charge rows touch, the
-// same for every batch in every process (the sweeper's expires are batches too; extend locks one
-// reservation row, a top-up its wallet row and a new lot), so batches do not deadlock each other; when
-// they do anyway (two charge callbacks writing the same rows in different orders), the batch is retried.
-//
-// Failure of one op fails only that op:
-//   - decided in memory (no such reservation / wallet): the op rejects, it wrote nothing, the others go on;
-//   - its decision finds the rows inconsistent (a lot would go negative, a hold on a lot that is not live:
-//     a bug, or a row changed by hand): the op rejects with LedgerInvariantBroken, for the caller to log,
-//     and the batch is decided again without it (the Book may hold part of its moves). Nothing is written
-//     before the decisions end (the keys' and groups' locks before them change nothing and are taken again).
-//     One broken reservation must not stop the other wallets' moves, nor the sweeper's expiries, that share
-//     its batch;
-//   - charge rows that throw: the batch's writes are undone and the batch runs again without that op
-//     (when a grouped row write throws, first again with each op's rows written on their own, to find it),
-//     which rejects with the rows' error (its reservation stays held and uncharged). The others are
-//     decided again from the undone state, as if the failed op had never been sent (what one transaction
-//     per op gave). Their charge rows may thus be written twice, the first run undone (a deadlock retry always
-//     could).
-//   - a deadlock/serialization failure anywhere: the whole batch is retried (up to MAX_RETRIES); so are
-//     charge rows that failed on such an error, on PostgreSQL, before their op is failed.
-//   - a row lock waited for past LOCK_WAIT_MS (retry.ts; another session holds a wallet's rows): the batch runs
-//     again as one batch per wallet, at once, so only the locked wallet's ops fail (with 55P03).
-//
-// Each run of a batch (processBatch) ends in a verdict (batch-verdict.ts, which says how a run is undone on
-// PostgreSQL and on PGlite), never a thrown one; BatchRun below is one loop over them.
+// A batch that cannot commit as a whole (a decision that finds the rows inconsistent, charge rows the database
+// refuses, a finish naming the wrong wallet, a wallet's rows locked past LOCK_WAIT_MS) is rolled back and each of
+// its ops runs again alone, in its own transaction: a wallet's ops in their order, the wallets side by side. So an
+// op fails only for its own fault, the others decided as if it had never been sent; a wallet whose rows stay
+// locked fails its remaining ops at once rather than waiting again for each.
 import type { Clock } from '../core/clock.ts';
-import type { Db, Queryable } from '../db/db.ts';
+import type { Db } from '../db/db.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
-import { processBatch, type RunContext } from './batch-run.ts';
-import { type Outcome, type RunAgain, RunAgainOutside, runAgainFor, type Verdict } from './batch-verdict.ts';
-import { assertMoney } from './invariants.ts';
+import { type Outcome, processBatch, type RunContext } from './batch-run.ts';
 import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES, TablesLocked } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
@@ -76,12 +45,12 @@ interface Batcher {
 
 export function createBatcher(opts: BatcherOptions): Batcher {
   const embedded = opts.db.kind === 'pglite';
-  const runAgain = runAgainFor(opts.db.kind);
+  const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors };
   const submit = batchQueues({
     embedded,
     drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS),
     walletQueues: opts.walletQueues ?? (() => DEFAULT_WALLET_QUEUES),
-    runBatch: (take) => new BatchRun(opts, runAgain, take).run(),
+    runBatch: (take) => runBatch(opts, ctx, take),
   });
   return {
     embedded,
@@ -90,125 +59,103 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   };
 }
 
+/** A run that could not commit as a whole, thrown to roll its transaction back. */
+class RunFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('ledger batch failed as a whole', { cause });
+  }
+}
+
+/** `own`: the run found a fault of its ops' (not a lost connection or an outage), which running them alone isolates. */
+type Ended = { ok: true; outcomes: Outcome[] } | { ok: false; error: unknown; own: boolean };
+
+/** One batch to its end: every op its transaction takes (`take`) is settled once; it never throws. */
+async function runBatch(opts: BatcherOptions, ctx: RunContext, take: () => Pending[]): Promise<void> {
+  const { ops, ended } = await runInOne(opts, ctx, take, false);
+  if (ended.ok) return settleAll(ops, ended.outcomes);
+  const wallets = new Set(ops.map((p) => p.op.walletId));
+  if (ended.own || (isLockTimeout(ended.error) && wallets.size > 1)) return runEachAlone(opts, ctx, ops);
+  const [walletId = null] = wallets;
+  const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, walletId, ended.error) : ended.error;
+  for (const p of ops) p.reject(cause);
+}
+
+/** Each op again in a transaction of its own: a wallet's in their order, the wallets side by side. */
+async function runEachAlone(opts: BatcherOptions, ctx: RunContext, ops: readonly Pending[]): Promise<void> {
+  const byWallet = new Map<string | null, Pending[]>();
+  for (const p of ops) byWallet.set(p.op.walletId, [...(byWallet.get(p.op.walletId) ?? []), p]);
+  const runWallet = async ([walletId, walletOps]: [string | null, Pending[]]) => {
+    let locked: unknown = null;
+    for (const p of walletOps) {
+      if (locked !== null) {
+        p.reject(locked);
+        continue;
+      }
+      const { ended } = await runInOne(opts, ctx, () => [p], true);
+      if (ended.ok) {
+        settleAll([p], ended.outcomes);
+        continue;
+      }
+      const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, walletId, ended.error) : ended.error;
+      if (isLockTimeout(ended.error)) locked = cause;
+      p.reject(cause);
+    }
+  };
+  await Promise.all([...byWallet].map(runWallet));
+}
+
 /**
- * One batch, run to its end: its transaction takes the queued ops when it starts (`take`); every op's promise is
- * settled; it never throws. One loop over the runs' verdicts: a verdict other than `done` is undone (runAgain)
- * and acted on, inside the transaction (PGlite) or after rolling it back (PostgreSQL), and the batch runs again;
- * outside, charge rows that failed on a retryable error are first retried as they were.
+ * Runs the ops `take` gives in one transaction (taken when it starts), again after a deadlock, MAX_RETRIES times at
+ * most: their outcomes, or why it could not commit.
  */
-class BatchRun {
-  private active: Pending[] | null = null;
-  private attempt = 0;
-  private readonly extraWallets = new Set<string>();
-  /** After a grouped write of charge rows failed: each charge's rows on their own, to find whose they were. */
-  private separately = false;
-  private runs = 0;
-  private taken = 0;
-  private readonly ctx: RunContext;
-
-  constructor(
-    private readonly opts: BatcherOptions,
-    private readonly runAgain: RunAgain,
-    private readonly take: () => Pending[],
-  ) {
-    this.ctx = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors };
-  }
-
-  async run(): Promise<void> {
-    for (; ; this.counted()) {
-      let outcomes: Outcome[];
-      try {
-        outcomes = await this.opts.db.transaction((tx) => this.inTransaction(tx), {
-          flushWal: this.opts.flushWal?.() ?? true,
-          lockTimeoutMs: LOCK_WAIT_MS,
-        });
-      } catch (e) {
-        if (await this.goesOnAfter(e)) continue;
-        return;
-      }
-      this.active!.forEach((p, i) => {
-        const o = outcomes[i]!; // one outcome per operation of the batch
-        if (o.ok) p.resolve(o.value);
-        else p.reject(o.error);
-      });
-      return;
+async function runInOne(
+  opts: BatcherOptions,
+  ctx: RunContext,
+  take: () => Pending[],
+  alone: boolean,
+): Promise<{ ops: Pending[]; ended: Ended }> {
+  let ops: Pending[] | null = null;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const outcomes = await opts.db.transaction(
+        async (tx) => {
+          if (ops === null) {
+            // PGlite works on this thread, mostly in microtasks: without a pause here a batch would start and end
+            // before the event loop read the next request, one op per transaction.
+            if (opts.db.kind === 'pglite') await new Promise((r) => setImmediate(r));
+            ops = take();
+          }
+          opts.onBatch?.(ops.length);
+          if (ops.length === 0) return [];
+          const v = await processBatch(ctx, tx, ops, alone);
+          if (v.kind === 'failed') throw new RunFailed(v.error);
+          return v.outcomes;
+        },
+        { flushWal: opts.flushWal?.() ?? true, lockTimeoutMs: LOCK_WAIT_MS },
+      );
+      return { ops: ops ?? [], ended: { ok: true, outcomes } };
+    } catch (e) {
+      ops ??= take(); // it failed before it started (no connection): fail what it would have taken
+      if (isRetryable(e) && attempt < MAX_RETRIES) await backoff(attempt);
+      else return { ops, ended: { ok: false, error: e instanceof RunFailed ? e.cause : e, own: e instanceof RunFailed } };
     }
   }
+}
 
-  /**
-   * Each run again drops an op, locks more wallets, turns to separate rows once or retries a deadlock: a batch of
-   * n ops runs at most 2n + 2 MAX_RETRIES + 3 times. Past that the verdicts contradict each other (a bug).
-   */
-  private counted(): void {
-    const { runs, taken } = this;
-    assertMoney(
-      ++this.runs <= 2 * taken + 2 * MAX_RETRIES + 3,
-      () => `ledger: a batch of ${taken} ops ran ${runs + 1} times without an end`,
-    );
-  }
+function settleAll(ops: readonly Pending[], outcomes: readonly Outcome[]): void {
+  ops.forEach((p, i) => {
+    const o = outcomes[i]!; // one outcome per op of the batch
+    if (o.ok) p.resolve(o.value);
+    else p.reject(o.error);
+  });
+}
 
-  private async inTransaction(tx: Queryable): Promise<Outcome[]> {
-    if (this.active === null) {
-      // PGlite works on this thread, mostly in microtasks: without a pause here a batch would start and end
-      // before the event loop read the next request, one op per transaction. So let the pending I/O run first
-      // (holding our place: later queries queue behind this transaction).
-      if (this.opts.db.kind === 'pglite') await new Promise((r) => setImmediate(r));
-      this.active = this.take();
-      this.taken = this.active.length;
-    }
-    for (; ; this.counted()) {
-      const active: Pending[] = this.active;
-      if (active.length === 0) {
-        if (this.opts.db.kind !== 'pglite') this.opts.onBatch?.(0); // PostgreSQL counts an empty take as an attempt
-        return [];
-      }
-      this.opts.onBatch?.(active.length);
-      const marked = await this.runAgain.begin(tx, active);
-      const v = await processBatch(this.ctx, tx, active, { extraWallets: this.extraWallets, separately: this.separately });
-      if (v.kind === 'done') return v.outcomes;
-      await this.runAgain.undo(tx, marked, v); // PostgreSQL: throws RunAgainOutside, rolling back
-      this.rerunAfter(v);
-    }
-  }
-
-  /** After the transaction threw: whether the batch runs again (else every op it took has failed). */
-  private async goesOnAfter(e: unknown): Promise<boolean> {
-    this.active ??= this.take(); // it failed before it started (no connection): fail what it would have taken
-    if (e instanceof RunAgainOutside) {
-      const v = e.verdict;
-      if (v.kind === 'rows-failed' && isRetryable(v.error) && this.attempt < MAX_RETRIES) await backoff(this.attempt++);
-      else this.rerunAfter(v);
-      return this.active.length > 0;
-    }
-    if (isRetryable(e) && this.attempt < MAX_RETRIES) {
-      await backoff(this.attempt++);
-      return true;
-    }
-    const wallets = new Map<string | null, Pending[]>();
-    for (const p of this.active) wallets.set(p.op.walletId, [...(wallets.get(p.op.walletId) ?? []), p]);
-    if (isLockTimeout(e) && wallets.size > 1) {
-      // Some wallet's rows are held locked by another session: each wallet's ops run again as a batch of their
-      // own, all at once (decided anew, as after a deadlock), so the others land now and only the locked
-      // wallet's wait LOCK_WAIT_MS again, then fail. The queue's next batch waits for them all.
-      await Promise.all([...wallets.values()].map((ops) => new BatchRun(this.opts, this.runAgain, () => ops).run()));
-      return false;
-    }
-    const [walletId] = wallets.keys();
-    const cause = isLockTimeout(e) && walletId && !(await walletRowsLocked(this.opts.db, walletId)) ? new TablesLocked(e) : e;
-    for (const p of this.active) p.reject(cause);
-    return false;
-  }
-
-  /** Acts on a verdict that runs the batch again: what it runs again with. */
-  private rerunAfter(v: Exclude<Verdict, { kind: 'done' }>): void {
-    if (v.kind === 'lock-more-wallets') for (const id of v.walletIds) this.extraWallets.add(id);
-    else if (v.kind === 'rows-failed' && v.grouped) this.separately = true;
-    else {
-      // This op alone fails; the others are decided again without it, from the undone state.
-      v.owner.reject(v.error);
-      this.active = this.active!.filter((p) => p !== v.owner);
-    }
-  }
+/**
+ * A lock waited for too long on a wallet's own rows stays 55P03 (only that wallet's calls wait); one on a table
+ * every charge writes (a `LOCK TABLE`, a migration) is TablesLocked, so the charge writer treats it as an outage.
+ */
+async function lockTimeoutCause(db: Db, walletId: string | null, e: unknown): Promise<unknown> {
+  return walletId && !(await walletRowsLocked(db, walletId)) ? new TablesLocked(e) : e;
 }
 
 /**

@@ -1,8 +1,8 @@
 // The batch verdict, under any mix of ops: random batches of reserves, settles, releases and draws across a few
 // wallets, some with charge rows that fail (a grouped row whose SQL fails, a charge callback that throws or fails
 // in SQL), some finishing a reservation whose rows were broken by hand (a hold on a lot that is not live), some
-// naming the wrong wallet. Run through the real batch on both databases (PostgreSQL: a verdict reruns in a new
-// transaction; PGlite: in the same one, back to a savepoint), they must give:
+// naming the wrong wallet. Run through the real batch on both databases (a batch that cannot commit as a whole is
+// rolled back and each op runs again alone), they must give:
 //   - every op settled exactly once (its promise resolved or rejected once, counted at the batch), never hanging;
 //   - the ops that fail are exactly those given a failure, each with its own error;
 //   - every other op's effect committed: its reservation's state, charge and draws, and its charge rows, once;
