@@ -106,8 +106,8 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
     for (const r of found.rows) walletIds.add(r.wallet_id);
   }
   const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
-  // Draws already written (a retry after an unclear commit) are read with the holds, and not made again.
-  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId);
+  // Draws retried after an unclear commit are looked for among the charges written (read with the holds), not made twice.
+  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && !op.firstTry);
   const locked = await lockBatch(
     tx,
     [...walletIds],

@@ -44,13 +44,20 @@ SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amo
 // (its usage record: `recorded`, each a SELECT of transfer_id, $2 the ids and $3 the earliest instant such a row
 // can have). One statement, issued once the reservations are locked, so its snapshot sees what their lock waited
 // for (see LOCK_SQL).
-const holdsAndDrawsSql = (recorded: readonly ((ids: string, since: string) => string)[]) => `
-SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
-  FROM reservation_lots WHERE reservation_id = ANY($1::text[])
+const HOLDS_SQL = `SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
+  FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
+const holdsAndDrawsSql = (recorded: readonly ((ids: string, since: string) => string)[]) => `${HOLDS_SQL}
 UNION ALL
 SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])${recorded
   .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3')}) r`)
   .join('')}`;
+
+/** The statement reading the holds, and the draws already written when some are looked for, with its parameters. */
+function holdsRead(reservationIds: string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
+  if (drawIds.length === 0) return [HOLDS_SQL, [reservationIds]];
+  if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
+  return [holdsAndDrawsSql(recorded.queries), [reservationIds, drawIds, recorded.since.toISOString()]];
+}
 
 /** Charge rows that record a draw's id, and the earliest instant one of this batch's can have been written. */
 export type RecordedDraws = { queries: readonly ((ids: string, since: string) => string)[]; since: Date };
@@ -118,10 +125,8 @@ export async function lockBatch(
   }
   const drawnBefore = new Set<string>();
   if (reservations.size > 0) {
-    const queries = drawIds.length > 0 ? recorded.queries : [];
     const read = await tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(
-      holdsAndDrawsSql(queries),
-      queries.length > 0 ? [[...reservations.keys()], drawIds, recorded.since.toISOString()] : [[...reservations.keys()], drawIds],
+      ...holdsRead([...reservations.keys()], drawIds, recorded),
     );
     for (const h of read.rows) {
       if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);

@@ -67,7 +67,7 @@ export class ChargeWriter {
    * Writes the charge now, and again after every failure that is not final, until it lands or the tries run out.
    * With its `intent`, a charge at risk or failing is also kept in the spool until it lands.
    */
-  submit(callId: string, write: () => Promise<Written>, intent?: () => ChargeIntent, walletId?: string): Charge {
+  submit(callId: string, write: (firstTry: boolean) => Promise<Written>, intent?: () => ChargeIntent, walletId?: string): Charge {
     const entry: Entry = { callId, walletId, walletLocked: false, failing: false, atRisk: false, intent, kept: false };
     this.entries.add(entry);
     const committed = this.writeUntilLanded(entry, write).then(
@@ -151,11 +151,11 @@ export class ChargeWriter {
     if (entry.kept && landed) this.spool!.landed(entry.callId);
   }
 
-  private async writeUntilLanded(entry: Entry, write: () => Promise<Written>): Promise<bigint> {
+  private async writeUntilLanded(entry: Entry, write: (firstTry: boolean) => Promise<Written>): Promise<bigint> {
     let delay: number | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        const w = await write();
+        const w = await write(attempt === 1);
         if (w.shortfallNano > 0n) {
           this.shortfallNano += w.shortfallNano;
           this.log().warn({ callId: entry.callId, shortfallNano: String(w.shortfallNano) }, 'vendor work the wallet could not pay');

@@ -172,7 +172,8 @@ export class BudgetLeases {
   private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     lease.spent += cost;
     assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
-    const write = () => chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows));
+    const write = (firstTry: boolean) =>
+      chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { firstTry }));
     const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current);
     return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
   }
@@ -186,12 +187,14 @@ export class BudgetLeases {
     const fromLease = free(lease) > 0n ? free(lease) : 0n;
     lease.spent += fromLease;
     const ofWallet = (k: string) => k.startsWith(`${lease.walletId}\u0000`);
-    const write = async () => {
+    const write = async (firstTry: boolean) => {
       await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k)).map(([, granting]) => granting));
       const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
       if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease)
         await this.returnWallet(lease.walletId);
-      return chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano: fromLease }));
+      return chargeFirst(ladder, (rows) =>
+        this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano: fromLease, firstTry }),
+      );
     };
     const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current, fromLease);
     return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));

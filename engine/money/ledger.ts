@@ -151,6 +151,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
         drawnAt: clock.now(),
         rows,
         holdAtMostNano: opts?.holdAtMostNano,
+        firstTry: opts?.firstTry,
       });
       return { chargedNano: r.chargedNano, shortfallNano: r.shortfallNano, alreadyFinished: r.alreadyFinished };
     },

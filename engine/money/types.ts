@@ -225,14 +225,14 @@ export interface Ledger {
    * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
    * one call), once per `drawId`; past what it holds, or once it is no longer held, from available balance as
    * far as it goes. `rows` are written in the same transaction, with what was charged, unless it is a repeat.
-   * `holdAtMostNano` caps what it takes of the hold (see FinishOp).
+   * `holdAtMostNano` caps what it takes of the hold; `firstTry` says no earlier write of it can have committed (see FinishOp).
    */
   draw(
     reservation: Reservation | string,
     amountNano: bigint,
     drawId: string,
     rows?: ChargeRows | ChargeCallback,
-    opts?: { holdAtMostNano?: bigint | undefined },
+    opts?: { holdAtMostNano?: bigint | undefined; firstTry?: boolean | undefined },
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
@@ -283,6 +283,11 @@ export interface FinishOp {
    * (a call charged past its lease leaves the lease's other calls in flight what it holds for them).
    */
   holdAtMostNano?: bigint | undefined;
+  /**
+   * draw: no earlier write of this draw can have committed (its first try), so the batch does not look for it among
+   * the charges already written; a retry after an unclear commit, or a charge replayed from the spool, does.
+   */
+  firstTry?: boolean | undefined;
   /**
    * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
    * retry), or null: looked up inside the batch.

@@ -5,6 +5,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { type ChargedItem, type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/index.ts';
+import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
 import { dailyRollupWriter } from '../../engine/usage/daily-rollup.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
@@ -222,6 +223,30 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     expect(await s.ledger.draw(s.held[0]!, 100n, 'draw-unrecorded', rollupOnly)).toMatchObject({ chargedNano: 0n });
     expect((await getDb().query('SELECT 1 FROM reservation_draws WHERE draw_id = $1', ['draw-unrecorded'])).rows).toHaveLength(1);
     expect(await s.used()).toEqual({ day: '500', month: '500' });
+    await expectJournalAddsUp(s.ledger, s.walletId);
+  });
+  it("a draw's first try looks for nothing already written; the charge writer's retry after an unclear commit does, and charges once", async () => {
+    const s = await setup(1);
+    const spied = recordingTransactions(getDb());
+    const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
+    const rows = usageRecordRows(s.draft(0));
+    const writer = new ChargeWriter(() => ({ warn() {}, error() {} }), { firstMs: 1, maxMs: 1, attempts: 3 });
+    const tries: { firstTry: boolean; statements: string[] }[] = [];
+    const charge = writer.submit('draw-unclear', async (firstTry) => {
+      spied.statements.length = 0;
+      const w = await ledger.draw(s.held[0]!, 400n, 'draw-unclear', rows, { firstTry });
+      tries.push({ firstTry, statements: [...spied.statements] });
+      // The first commit landed but its answer was lost with the connection: the writer cannot know it did.
+      if (tries.length === 1) throw new Error('Connection terminated unexpectedly');
+      return w;
+    });
+    await charge.committed;
+    expect(tries.map((t) => t.firstTry)).toEqual([true, false]);
+    const looksForWritten = (t: { statements: string[] }) => t.statements.some((q) => q.includes('FROM usage_records WHERE transfer_id'));
+    expect(tries.map(looksForWritten)).toEqual([false, true]);
+    expect(await s.records()).toEqual([{ request_id: 'req-0', charged_nano: '400' }]);
+    expect((await s.ledger.journalSum(s.walletId)).chargedNano).toBe(400n);
+    expect(await s.used()).toEqual({ day: '400', month: '400' });
     await expectJournalAddsUp(s.ledger, s.walletId);
   });
 });
