@@ -1,5 +1,5 @@
-// The seam between a call and money: who is calling, may they spend this much, and what did it
-// cost. The call path knows only this interface; keys, quotas and the ledger sit behind it.
+// The seam between a call and money: who is calling, may they spend this much, and what did it cost. The call
+// path knows only this interface; keys, quotas and the ledger sit behind it (docs/money.md).
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { Charge } from './charge-writer.ts';
@@ -54,10 +54,8 @@ export interface Accounts {
   /** What the caller's key's daily limit leaves of today, or null when the key has none (no read then). */
   dayLeft(caller: Caller): Promise<bigint | null>;
   /**
-   * Charges the cost (the rest of the hold goes back) and counts it on the key's quotas; `rows` (the call's
-   * charge rows: its usage record) are written in the same transaction, once. The charge is decided at once
-   * and written by the charge writer until it lands: `committed` says when (the answer's last byte waits for
-   * it). Never throws.
+   * Charges the cost (the rest goes back) with `rows` (its usage record) in the same transaction, and counts it on
+   * the key's quotas; never throws. `committed` says when the charge writer landed it: the answer's last byte waits for it.
    */
   charge(caller: Caller, hold: Hold, costNano: bigint, rows?: ChargeRows): Charge;
   /** Gives the whole hold back: the call failed. */

@@ -1,5 +1,5 @@
-// Admitting a call: the checks before anything is held (the database taking writes, the key's quotas), then a
-// hold on a budget lease or a reservation of its own, and the refusal in words a client can act on.
+// Admitting a call: the checks before anything is held, then a hold on a budget lease or a reservation of its own,
+// and a refusal in words a client can act on (docs/decisions/leases.md, "Which calls are leased").
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Clock, koreanMonthDays } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
@@ -61,11 +61,7 @@ export interface WalletAccountsDeps {
 
 type Leases = NonNullable<WalletAccountsDeps['leases']>;
 
-/**
- * The monthly limit is checked twice: first on finished use alone (a cheap refusal), then by the ledger in the
- * reservation's transaction, with the key's calls in flight counted and the key locked, so calls
- * sent at once (to any process) cannot pass the limit together.
- */
+/** The monthly limit is checked twice: cheaply on finished use, then under the key's lock with its holds counted. */
 export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
   await refuseWhileChargesWait(deps, a.caller.walletId);
   // Counted before the first wait, so a call sent beside it sees it. A video job's hold ends in its worker, maybe
@@ -84,11 +80,7 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
   const now = deps.clock.now();
   await deps.keys.quota.checkQuota(a.auth, a.amountNano, now, others);
   const cap = deps.keys.quota.monthlyCap(a.auth, now) ?? undefined;
-  // A key with a monthly limit is admitted on a lease of its own allowance (a reservation carrying its key and
-  // cap, so the cap counts it in every process). A daily limit needs nothing more: a call's use is committed
-  // before its answer ends, so the next call sees it, and this process's calls in flight are counted (above). A
-  // video job holds per call: its hold outlives the process by its durable reference.
-  // A grouped key reserves per call: a lease sized by the key's allowance would not know its group's.
+  // A capped key leases its own allowance; a video job or a grouped key holds per call (docs/decisions/leases.md).
   const leases = deps.leases?.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
   const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
   const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
@@ -103,8 +95,7 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
 
 /**
  * Charges the database has not taken are answers given on credit: none more until it takes them, nor while it
- * looks gone (a call admitted on a lease would otherwise be served with no database to charge it in). The
- * synchronous check first: a call waits (for a reconnect) only when the database already looks gone.
+ * looks gone. The synchronous check first: a call waits (for a reconnect) only when the database already looks gone.
  */
 async function refuseWhileChargesWait(deps: WalletAccountsDeps, walletId: string): Promise<void> {
   const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
@@ -119,8 +110,7 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
   const reserve = () =>
     deps.ledger.reserve({ walletId, vendor: a.model.vendor, amountNano: a.amountNano, callId: a.callId, keyId: a.caller.keyId, cap });
   let result = await reserve();
-  // Asked back whether or not leases admit calls now: a reload that turned them off leaves the ones held (this
-  // process's until they go back idle, another process's while it still runs with them) holding money.
+  // Asked back even with leases off now: a reload that turned them off leaves the ones held holding money.
   if (!result.ok && result.reason === 'insufficient_credit' && deps.leases) {
     result = await reserveAsLeasesReturn(walletId, 'insufficient_credit', reserve, deps.leases, {
       stillShort: async () => (await deps.ledger.usableNano(walletId, a.model.vendor)) < a.amountNano,
@@ -140,9 +130,8 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
 }
 
 /**
- * A reserve refused (`insufficient_credit` or `key_limit`) while what it needs may sit in leases, this process's
- * or another's: gives back this process's leases, asks the others for theirs, and tries again as money comes back,
- * until LEASE_RETURN_WAIT_MS. Every waiting call tries on each return, since one return can be enough for several.
+ * A reserve refused while what it needs may sit in leases: gives back this process's, asks the others for theirs,
+ * and tries again as money comes back (every waiting call on each return: one can be enough for several).
  */
 async function reserveAsLeasesReturn(
   walletId: string,

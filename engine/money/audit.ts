@@ -48,8 +48,7 @@ SELECT check_name, wallet_id, lot_id, reservation_id, failures::text AS failures
 ) x WHERE n <= $2`;
 
 // The journal, once, per (wallet, lot): both journal checks read it. Grouping by the journal's own wallet_id
-// (not the lot's) makes a row written under the wrong wallet show on both wallets. A wallet's balance is the
-// sum of its lots.
+// (not the lot's) makes a row written under the wrong wallet show on both wallets.
 const JOURNAL_SQL = examplesOf(`
 j AS MATERIALIZED (
   SELECT wallet_id, lot_id, sum(${AVAIL}) AS avail, sum(${RESERVED}) AS reserved

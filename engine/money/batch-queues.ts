@@ -1,47 +1,15 @@
-// Which of the ledger's ops share a transaction, and when it starts (the transaction itself is batcher.ts's).
-//
-// PostgreSQL: `walletQueues` FIFO queues (billing.yaml `ledger.queues`, default 1) that the wallets share, a
-// wallet always in the same one (by a hash of its id: the wallet of the reserve, or of the reservation being
-// finished), and one for the draws of all wallets (DRAWS_QUEUE). When a queue is idle, the first op starts a
-// batch in a microtask (so the ops submitted by the same synchronous code go together, and the transaction
-// starts before any I/O is handled); while that batch's transaction runs, new ops queue; when it commits, the
-// next batch takes everything queued, up to MAX_BATCH ops (MAX_DRAW_BATCH draws), of whichever wallets. So a
-// process has at most one transaction in flight per queue, and a wallet's ops wait for the batches ahead of
-// them in its queue (FIFO). Why shared queues and not one per wallet: each transaction pays its round trips and
-// a commit (a WAL flush) whatever it holds, and calls spread over many wallets took one transaction each, which
-// exhausted the pool (docs/benchmarks.md, "Queues the wallets share"). A batch locks its wallets' lots in one statement in `seq` order, as
-// the draws' and PGlite's batches always have, so batches of different wallets cannot deadlock.
-//
-// PGlite runs one transaction at a time, behind a FIFO mutex that plain queries queue on too. There: one
-// queue for all wallets, and a batch's transaction is requested the moment an op arrives (unless one is
-// already waiting to start); it takes the ops queued when it starts. So an op's transaction is queued before
-// any query issued after the call, as with one transaction per op (a balance read right after a settle sees it).
-//
-// Draws are waited for by the ends of their answers: a queue holding only draws starts its next batch
-// `drawFlushMs` (default 0) after its last one started, or once a whole batch of them is queued.
+// Which of the ledger's ops share a transaction, and when it starts: queues the wallets share, because each
+// transaction pays its round trips and a commit whatever it holds (docs/decisions/ledger-exactness.md, "The batch
+// queues"; the transaction itself is batcher.ts's).
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
 const MAX_BATCH = 64;
 
-/**
- * Draws (budget leases paying calls, written behind the replies) of every wallet share one queue: no call
- * waits on them, so what counts is how many a transaction writes, and a hundred wallets each drawing a few a
- * second would otherwise take a hundred transactions of one draw each. A batch may lock several wallets' lots
- * (in `seq` order, as every batch does).
- */
+/** The draws of every wallet share one queue: what counts for them is how many a transaction writes. */
 const DRAWS_QUEUE = '\u0000draws';
-/**
- * Most draws one transaction writes. A batch's time is mostly its round trips, each waiting its turn on an
- * event loop busy with calls, so a batch must take many draws for the writes to keep up with the calls (at 64
- * they fell behind under the bench's soak: docs/benchmarks.md, "Queues the wallets share").
- */
+/** Most draws one transaction writes: at 64 the writes fell behind the calls (docs/benchmarks.md, "Queues the wallets share"). */
 const MAX_DRAW_BATCH = 256;
-/**
- * Draws wait up to this long after the last draws batch started (billing.yaml `leases.flush_ms`). Default 0:
- * every answer's end waits for its draw, so a batch starts the moment one is queued while none runs, and the
- * next one takes everything that queued during it (group commit: one commit for all the calls that ended
- * meanwhile, so a draw waits about one commit and throughput does not pay per call).
- */
+/** Draws wait this long after the last draws batch started (billing.yaml `leases.flush_ms`): 0, as every answer waits for its draw. */
 export const DEFAULT_DRAW_FLUSH_MS = 0;
 
 export const DEFAULT_WALLET_QUEUES = 1;

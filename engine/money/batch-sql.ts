@@ -1,6 +1,6 @@
-// The SQL of a ledger batch: lock the rows (FOR UPDATE, in a fixed order), read the wallet facts a refusal
-// needs, and write everything the batch's decisions moved in one statement, with parameters only. The
-// decisions themselves are policy.ts's; the order of the steps is batcher.ts's.
+// The SQL of a ledger batch: lock the rows in a fixed order, read the wallet facts a refusal needs, and write what
+// the decisions moved in one statement with parameters only, so no mover reads a stale balance
+// (docs/decisions/ledger-exactness.md; the decisions are policy.ts's, the order of the steps batcher.ts's).
 
 import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
@@ -8,15 +8,8 @@ import type { Queryable } from '../db/db.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
-// Locks, in one statement: first the live lots of the batch's wallets in `seq` order (a lot with nothing
-// available and nothing reserved can never move again: new money arrives as new lots, so it need not be
-// locked), then the reservations the batch finishes in id order. Every batch locks in this order. The CTEs
-// are materialized and the UNION ALL reads the first one to its end before the second.
-//
-// What this statement returns is current only for the rows it locks: under READ COMMITTED a row waited for is
-// re-read (EvalPlanQual), but rows only joined to it keep the snapshot taken before the wait. So what a reservation
-// holds per lot (reservation_lots, which a draw lowers) is read by a later statement (holdsAndDrawsSql) once the
-// reservations are locked; every writer of a reservation's holds locks the reservation first.
+// Every batch's lock order: live lots in `seq` order, then reservations in id order (the materialized CTEs make
+// the UNION ALL lock all lots first). Only locked rows come back current, so holds are read after (holdsAndDrawsSql).
 const LOCK_SQL = `
 WITH lots AS MATERIALIZED (
   SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano, l.expires_at
@@ -39,11 +32,9 @@ UNION ALL
 SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at
   FROM res`;
 
-// What the locked reservations hold per lot, and which of the batch's draws are already written (a batch retried
-// after an unclear commit must not draw them again): by a draw row, or by a charge row that records the draw's id
-// (its usage record: `recorded`, each a SELECT of transfer_id, $2 the ids and $3 the earliest instant such a row
-// can have). One statement, issued once the reservations are locked, so its snapshot sees what their lock waited
-// for (see LOCK_SQL).
+// What the locked reservations hold per lot, and, when a retry looks for them, which of the batch's draws were
+// written before (by a draw row, or a `recorded` charge row carrying the draw's id: $2 the ids, $3 the earliest
+// instant). Issued after LOCK_SQL.
 const HOLDS_SQL = `SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
   FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
 const holdsAndDrawsSql = (recorded: readonly ((ids: string, since: string) => string)[]) => `${HOLDS_SQL}
@@ -91,11 +82,7 @@ export const lotStateOf = (row: LotRow): LotState => ({
   expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
 });
 
-/**
- * Locks the live lots of `walletIds` (seq order), then the reservations `reservationIds` (id order), and
- * reads them: the holds of the reservations, and which of `drawIds` were written before, in a second
- * statement, once they are locked.
- */
+/** Locks and reads the batch's lots and reservations, then, once they are locked, their holds and which `drawIds` were written. */
 export async function lockBatch(
   tx: Queryable,
   walletIds: readonly string[],

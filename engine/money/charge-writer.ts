@@ -16,9 +16,8 @@ export interface Charge {
   /** Settles when the writer is done with it (written or given up); never rejects. */
   readonly done: Promise<void>;
   /**
-   * The wait for the commit ran out: true when the answer may go out before the charge is written (it is kept
-   * on disk, or there is no disk to keep it on, or it landed meanwhile); it is then at risk until it lands.
-   * False when a spool is set and could not keep it: a kill would leave that answer free, so it must wait.
+   * The wait for the commit ran out: true when the answer may go out first (the charge is kept on disk, there is no
+   * disk, or it landed), at risk until it lands; false when the spool could not keep it, as a kill would leave that answer free.
    */
   answeredFirst(): boolean;
 }
@@ -99,10 +98,8 @@ export class ChargeWriter {
   }
 
   /**
-   * Whether the database is behind for a call of `walletId`: a write failing, or an answer gone out before its
-   * charge was written. New calls are refused (503) meanwhile rather than served on charges the database may
-   * never take. A charge whose wallet's rows another session holds locked counts for that wallet's calls only:
-   * the database takes the other wallets' charges meanwhile.
+   * Whether a call of `walletId` is refused (503): a write failing, or an answer gone out before its charge was
+   * written. A charge whose wallet's rows another session holds locked counts for that wallet's calls only (docs/money.md).
    */
   behind(walletId?: string): boolean {
     for (const e of this.entries) if ((e.failing || e.atRisk) && (!e.walletLocked || e.walletId === walletId)) return true;

@@ -1,4 +1,5 @@
-// How big a budget lease is, kept pure apart from the machinery that grants, admits on and returns leases.
+// How big a budget lease is, kept pure apart from the machinery that grants, admits on and returns leases
+// (docs/decisions/leases.md, "Sizing").
 
 /** billing.yaml `leases`, in the units the engine uses. */
 export interface LeaseSettings {
@@ -28,9 +29,8 @@ interface SliceAsk {
 }
 
 /**
- * The slice to lease, or null when the wallet is too small to lease (its calls take the exact path). Calls
- * hold their bound (often far above what they cost), so a slice fits twice what calls hold as well as what
- * recent spend would use in `sliceSeconds`; at most `maxShare` of what the wallet can spend.
+ * The slice to lease, or null when the wallet is too small to lease (its calls take the exact path). It fits twice
+ * what calls hold, since calls hold their bound (docs/decisions/leases.md, "Sizing").
  */
 export function sliceFor(ask: SliceAsk, s: LeaseSettings): bigint | null {
   const share = BigInt(Math.floor(Number(ask.usableNano) * s.maxShare));

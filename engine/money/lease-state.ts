@@ -2,9 +2,8 @@
 import type { KeyCap, Reservation } from './types.ts';
 
 /**
- * A lease of one key's monthly allowance as well as of its wallet's money: its reservation carries the key's id
- * and cap, so what it holds counts among the key's holds wherever the cap is checked (every process's leases
- * and holds of the key together never pass the limit), and only that key's calls are admitted on it.
+ * A lease of one key's monthly allowance as well as of its wallet's money: its reservation carries the key's id and
+ * cap, so every process counts it against the cap, and only that key's calls are admitted on it.
  */
 export interface LeaseKey {
   keyId: string;

@@ -14,11 +14,7 @@ import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
 
-/**
- * Draws decided and not yet written, at most, in the whole process (billing.yaml `leases.max_pending_draws`).
- * Past it a call takes a hold of its own, whose reservation queues behind the ledger's writes, so a database
- * slower than the calls slows the calls instead of piling up charges (and their records) in memory.
- */
+/** Draws decided and not yet written, at most, per process (`leases.max_pending_draws`; docs/decisions/leases.md). */
 export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 /** Grants a call no lease covered waits for before it takes the exact path. */
 const MAX_GRANT_WAITS = 2;
@@ -71,12 +67,7 @@ export class BudgetLeases {
     return leased;
   }
 
-  /**
-   * As `hold`, but while a lease of the pair is being granted the call waits for it (a promise) rather than
-   * take the exact path: a burst on a pair with no lease yet (after a start, or once its leases went back
-   * idle) would otherwise reserve call by call while the first lease is granted. The grant is sized to cover
-   * the calls waiting on it.
-   */
+  /** As `hold`, but a call waits for a grant in flight rather than take the exact path (docs/decisions/leases.md). */
   holdOrWait(walletId: string, vendor: string, amountNano: bigint, leaseKey?: LeaseKey): LeaseHold | null | Promise<LeaseHold | null> {
     const pair: LeasePair = { walletId, vendor, key: leaseKey };
     const key = pairKey(pair);
@@ -154,9 +145,8 @@ export class BudgetLeases {
   }
 
   /**
-   * Charges the call's cost: decided here, once (the lease's figures move now and never again for this call),
-   * and handed to the writer, which writes it until it lands. Out of what the lease holds for no other call (the
-   * normal case: a call costs at most what it held) the charge is the cost; past it, see chargePastLease.
+   * Charges the call's cost: decided here, once (the lease's figures move now and never again for this call), and
+   * handed to the writer; past what the lease holds for no other call, see chargePastLease.
    */
   charge(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
     const lease = h.lease;
@@ -234,11 +224,8 @@ export class BudgetLeases {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       for (const lease of list) lease.open = false;
     }
-    // What no call needs goes back at once; the rest once the calls end and their draws are written (on a
-    // loaded machine the draws' queue can run seconds behind, and the caller short of money waits for this).
-    // A lease with neither is released whole: one write, not a trim and then a release.
-    // A busy lease retires in the background once its calls are charged: a charge past its lease returns the
-    // wallet's leases while it is itself one of them, and must not wait for its own write.
+    // A busy lease is trimmed now and retires in the background: a charge past its lease calls this and must not
+    // wait for its own write (docs/decisions/leases.md, "Giving a wallet's leases back").
     const returned = (l: Lease) =>
       l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l).then(() => void this.retireWhenIdle(l)) : this.retireWhenIdle(l);
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));

@@ -24,8 +24,8 @@ interface LedgerOptions extends BatchSettings {
   /** Default reservation lifetime (default 15 minutes). */
   reservationTtlMs?: number;
   /**
-   * Vendors whose models need credits usable for them, else not_in_plan (default none: billing.yaml names them). Read at each
-   * use, so after a config reload admission and GET /v1/models (planAllows) follow the same list.
+   * Vendors whose models need credits usable for them, else not_in_plan (billing.yaml names them). Read at each use,
+   * so after a reload admission and GET /v1/models (planAllows) follow the same list.
    */
   planVendors?: () => readonly string[];
   /**
@@ -54,9 +54,9 @@ const brokenReporter =
   };
 
 /**
- * The wallet a finish is queued under: the Reservation object's; for a bare id, on PostgreSQL, looked up
- * first (a wallet's moves share one queue); on PGlite, null (one queue; the batch looks it up).
- * Synchronous when it can be, so the op is queued within the call (see the batcher on PGlite).
+ * The wallet a finish is queued under: the Reservation's, else looked up on PostgreSQL (a wallet's moves share one
+ * queue), else null on PGlite (one queue: the batch looks it up). Synchronous when it can be, so the op is queued
+ * within the call.
  */
 function walletOf(r: Reservation | string, embedded: boolean, db: Db): string | null | Promise<string> {
   if (typeof r !== 'string' && typeof r.walletId === 'string') return r.walletId;

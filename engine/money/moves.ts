@@ -52,11 +52,7 @@ export class Moves {
   /** The draws made, by their id, so a repeated draw is recognised. */
   readonly draws: { drawId: string; reservationId: string; amount: bigint; at: Date }[] = [];
 
-  /**
-   * Moves `n` on a lot: reserve takes it from available into reserved, settle takes it out of reserved
-   * (charged), release gives it back from reserved to available. A lot going negative is a bug in the
-   * decisions: it throws, and the batch writes nothing.
-   */
+  /** Moves `n` on a lot as the journal `kind` says; a lot going negative is a bug in the decisions and throws. */
   move(lot: LotState, reservationId: string | null, kind: JournalKind, n: bigint, at: Date): void {
     if (n <= 0n) return;
     // An expiry takes money out of available for good; the others move it between available and reserved.
@@ -66,8 +62,7 @@ export class Moves {
     lot.reserved += reserved;
     assertMoney(lot.avail >= 0n && lot.reserved >= 0n, () => `ledger: lot ${lot.id} would go negative`);
     addDelta(this.lotDelta, lot.id, avail, reserved);
-    // One journal row per lot, reservation and kind per batch: a lease's draws of one commit are one row, not
-    // one each (the journal's sums, which the audit and the balances rest on, are the same either way).
+    // One journal row per lot, reservation and kind per batch (docs/money.md, "What a call writes"): the sums are the same.
     const key = `${lot.id}\u0000${reservationId}\u0000${kind}`;
     const same = this.journalIndex.get(key);
     if (same) same.amount += n;

@@ -158,8 +158,8 @@ export class Book {
   }
 
   /**
-   * Settles, releases or expires a reservation. Throws errors.notFound when the batch did not lock it (it
-   * does not exist). `at` is the instant written on the moves.
+   * Settles, releases, expires, draws from or trims a reservation, `at` being the instant written on the moves.
+   * Throws errors.notFound when the batch did not lock it (it does not exist).
    */
   finish(
     op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'releaseNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>,

@@ -1,6 +1,6 @@
-// The ledger's one retry policy. Only two failures are worth trying again: a transaction aborted for a deadlock
-// or serialization failure (nothing committed: a few quick tries), and a charge the database could not take (it
-// is owed: backing off, for a day at most). A refusal or a broken invariant is final: it would answer the same.
+// The ledger's one retry policy: only a deadlock or serialization failure (nothing committed) and a charge the
+// database could not take (it is owed) are tried again; a refusal would answer the same
+// (docs/decisions/charge-writer.md, "Retry policy").
 import { isGatewayError } from '../core/errors.ts';
 import { MoneyInvariantBroken } from './invariants.ts';
 
@@ -14,10 +14,8 @@ export const isRetryable = (e: unknown): boolean => {
 };
 
 /**
- * How long a ledger batch waits for a row lock (PostgreSQL `lock_timeout`). Batches lock for a few milliseconds;
- * a lock held longer is another session's (an operator's open transaction, a stuck connection), and the wallets
- * sharing the batch's queue must not wait on it: the batch is run again wallet by wallet (batcher.ts), and the
- * locked wallet's ops fail with 55P03 (its charges are tried again by the charge writer, as any failed write).
+ * How long a ledger batch waits for a row lock (PostgreSQL `lock_timeout`): a lock held longer is another session's,
+ * and the wallets sharing the batch's queue must not wait on it (docs/money.md, "What a call writes").
  */
 export const LOCK_WAIT_MS = 500;
 /** A statement gave up waiting for a row lock after LOCK_WAIT_MS (lock_not_available). */

@@ -38,9 +38,8 @@ export async function readLeasedByLot(db: Queryable, walletIds: readonly string[
 }
 
 /**
- * The balance with what leases hold for no call counted as available again, and without what lots expired at
- * `now` still have: from its expiry a lot's remainder is no one's to spend, though the expiry pass
- * (lot-expiry.ts) may not have moved it out yet. What calls hold on such a lot stays held: they may be charged.
+ * The balance with what leases hold for no call counted as available, and without what lots expired at `now` still
+ * have, moved out or not (docs/money.md, "Lots that expire"); what calls hold on such a lot stays held.
  */
 export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<string, bigint>, now: Date = new Date()): WalletBalance {
   let moved = 0n;

@@ -18,9 +18,8 @@ const quietLog = { error: () => {} };
 export type { WalletAccountsDeps };
 
 /**
- * A caller this gateway authenticated, carrying its key's context privately (the call path sees a Caller).
- * Not a WeakMap from caller to context: a new caller per call as the key of a long-lived WeakMap kept every
- * caller, and what it held, through young collections (engine/http/request-slots.ts says why).
+ * A caller this gateway authenticated, carrying its key's context privately (the call path sees a Caller). Not a
+ * WeakMap keyed by a caller made per call: it kept every caller through young collections (docs/decisions/per-call-garbage.md).
  */
 class AuthenticatedCaller implements Caller {
   readonly keyId: string;
