@@ -40,6 +40,8 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/db/migrate.ts: MIGRATIONS_DIR',
     'engine/db/migrate.ts: loadMigrations',
     'engine/usage/records.ts: usageRecordWriter',
+    // Usage records written as fixtures, outside any batch (the ledger groups a batch's rows itself).
+    'engine/db/charge-rows.ts: writeChargeRows',
     'engine/usage/retention.ts: pruneUsageRecords',
     'engine/videos/index.ts: openVideoFiles',
     'engine/videos/store.ts: NewVideoJob',

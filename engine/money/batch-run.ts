@@ -58,7 +58,7 @@ export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok:
  * How a run ends: every op decided and written (the caller commits, then settles each op), or the run cannot commit
  * as a whole (`error` is the cause; when the run held one op, that op's failure).
  */
-export type Verdict = { kind: 'done'; outcomes: Outcome[] } | { kind: 'failed'; error: unknown };
+type Verdict = { kind: 'done'; outcomes: Outcome[] } | { kind: 'failed'; error: unknown };
 
 /** Charges decided, waiting for their rows to be written. */
 type Due = DueChargeRows<Pending>[];
