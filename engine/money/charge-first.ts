@@ -39,6 +39,17 @@ export class ChargeRowLadder {
   }
 }
 
+/**
+ * The ladder of a charge's rows: all of them, then only those the key's use is summed from (when that is fewer),
+ * then none. The live charge and the spool's replay of it step down alike.
+ */
+export function ladderFor(rows: ChargeRows | undefined, log: Pick<MoneyLog, 'error'>, callId: string): ChargeRowLadder {
+  const all = rows ?? [];
+  const counted = all.filter((r) => r.writer.countsKeyUse === true);
+  const steps = counted.length > 0 && counted.length < all.length ? [all, counted, undefined] : [all, undefined];
+  return new ChargeRowLadder(steps, log, callId);
+}
+
 /** Runs `charge` with the ladder's rows, stepping down to fewer when they are refused for good. */
 export async function chargeFirst<T>(ladder: ChargeRowLadder, charge: (rows: ChargeRows | undefined) => Promise<T>): Promise<T> {
   // Each try steps down the ladder or ends it: one try per step, the last with no rows.

@@ -89,14 +89,23 @@ export class ChargeSpool {
     }
     const byName = new Map(writers.map((w) => [w.name, w]));
     let written = 0;
+    let failed: unknown = null;
     for (const f of files) {
       const path = join(this.dir, f);
+      let left = false;
       for (const intent of waitingIn(readFileSync(path, 'utf8'), byName)) {
-        await write(intent); // a failure leaves the file for the next try; the ones already written are no-ops then
-        written++;
+        // One that fails leaves its file for the next try (the ones written are no-ops then); the others go on.
+        await write(intent).then(
+          () => written++,
+          (e: unknown) => {
+            left = true;
+            failed ??= e;
+          },
+        );
       }
-      rmSync(path, { force: true });
+      if (!left) rmSync(path, { force: true });
     }
+    if (failed !== null) throw failed;
     return written;
   }
 }

@@ -5,13 +5,14 @@
 import { vendorIdsOf } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { Clock } from '../core/clock.ts';
-import type { ChargeRowWriter } from '../db/charge-rows.ts';
+import type { ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Accounts } from './accounts.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
+import { chargeFirst, ladderFor } from './charge-first.ts';
 import { type ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { ChargeWriter } from './charge-writer.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
@@ -138,9 +139,13 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
  */
 async function replayLeftCharges(spool: ChargeSpool, ledger: Ledger, rowWriters: readonly ChargeRowWriter<unknown>[], log: () => MoneyLog) {
   const writeAgain = async (i: ChargeIntent) => {
+    // Its rows step down as the live charge's would have: rows refused for good must not leave the answer free.
+    const charge = (rows: ChargeRows | undefined) =>
+      i.kind === 'settle'
+        ? ledger.settle(i.reservationId, i.costNano, rows)
+        : ledger.draw(i.reservationId, i.costNano, i.drawId ?? i.callId, rows, { holdAtMostNano: i.holdAtMostNano });
     try {
-      if (i.kind === 'settle') await ledger.settle(i.reservationId, i.costNano, i.rows);
-      else await ledger.draw(i.reservationId, i.costNano, i.drawId ?? i.callId, i.rows, { holdAtMostNano: i.holdAtMostNano });
+      await chargeFirst(ladderFor(i.rows, log(), i.callId), charge);
     } catch (e) {
       if (!isFinal(e)) throw e;
       log().error({ err: e, callId: i.callId }, 'a charge left by a stopped process was refused');

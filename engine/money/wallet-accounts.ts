@@ -5,7 +5,7 @@ import type { ModelEntry } from '../core/types.ts';
 import { type AuthContext, keyFromHeaders } from '../keys/index.ts';
 import type { Accounts, Caller, ChargeRows, Headers, Room } from './accounts.ts';
 import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from './admission.ts';
-import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
+import { type ChargeRowLadder, chargeFirst, ladderFor } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
 import { isFinal } from './retry.ts';
@@ -54,10 +54,8 @@ const authOf = (caller: Caller): AuthContext => {
  * the database refuses them for good (charge-first.ts): first only the rows the key's quotas are summed from (its
  * rollup row: `countsKeyUse`), so the key's use still counts the charge, then none.
  */
-function ladderOf(deps: WalletAccountsDeps, callId: string, rows: ChargeRows = []): ChargeRowLadder {
-  const counted = rows.filter((r) => r.writer.countsKeyUse === true);
-  const steps = counted.length > 0 && counted.length < rows.length ? [rows, counted, undefined] : [rows, undefined];
-  return new ChargeRowLadder(steps, deps.log ?? quietLog, callId);
+function ladderOf(deps: WalletAccountsDeps, callId: string, rows?: ChargeRows): ChargeRowLadder {
+  return ladderFor(rows, deps.log ?? quietLog, callId);
 }
 
 /** Accounts.room: the least of what the wallet, the key's month, its group's month and the day leave. */
