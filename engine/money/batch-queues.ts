@@ -50,6 +50,8 @@ interface BatchQueueOptions {
   walletQueues: () => number;
   /** Runs one batch: its transaction calls `take` when it starts, for the ops it will decide; never throws. */
   runBatch: (take: () => Pending[]) => Promise<void>;
+  /** A wallet whose rows another session holds locked: its ops queue on their own, so no other wallet's batch waits on them. */
+  apart: (walletId: string) => boolean;
 }
 
 /** The ledger's entry: queues an op under its wallet and resolves with its outcome once its batch commits. */
@@ -94,7 +96,13 @@ export function batchQueues(opts: BatchQueueOptions): (walletId: string | null, 
 
   return (walletId, op) =>
     new Promise((resolve, reject) => {
-      const key = embedded ? '' : op.kind === 'draw' ? DRAWS_QUEUE : walletQueueOf(walletId, walletQueues());
+      const key = embedded
+        ? ''
+        : walletId !== null && opts.apart(walletId)
+          ? `\u0001${walletId}`
+          : op.kind === 'draw'
+            ? DRAWS_QUEUE
+            : walletQueueOf(walletId, walletQueues());
       let q = queues.get(key);
       if (!q) queues.set(key, (q = { pending: [], running: 0, waiting: false, urgent: 0, lastStartMs: 0 }));
       q.pending.push({ op, resolve, reject });

@@ -46,11 +46,13 @@ interface Batcher {
 export function createBatcher(opts: BatcherOptions): Batcher {
   const embedded = opts.db.kind === 'pglite';
   const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors };
+  const locked = new Set<string>();
   const submit = batchQueues({
     embedded,
     drawFlushMs: opts.drawFlushMs ?? (() => DEFAULT_DRAW_FLUSH_MS),
     walletQueues: opts.walletQueues ?? (() => DEFAULT_WALLET_QUEUES),
-    runBatch: (take) => runBatch(opts, ctx, take),
+    runBatch: (take) => runBatch(opts, ctx, locked, take),
+    apart: (walletId) => locked.has(walletId),
   });
   return {
     embedded,
@@ -69,35 +71,44 @@ class RunFailed extends Error {
 /** `own`: the run found a fault of its ops' (not a lost connection or an outage), which running them alone isolates. */
 type Ended = { ok: true; outcomes: Outcome[] } | { ok: false; error: unknown; own: boolean };
 
-/** One batch to its end: every op its transaction takes (`take`) is settled once; it never throws. */
-async function runBatch(opts: BatcherOptions, ctx: RunContext, take: () => Pending[]): Promise<void> {
+/**
+ * One batch to its end: every op its transaction takes (`take`) is settled once; it never throws. A wallet whose rows
+ * stayed locked past LOCK_WAIT_MS joins `locked` (its ops then queue apart) until one of its ops commits.
+ */
+async function runBatch(opts: BatcherOptions, ctx: RunContext, locked: Set<string>, take: () => Pending[]): Promise<void> {
   const { ops, ended } = await runInOne(opts, ctx, take, false);
-  if (ended.ok) return settleAll(ops, ended.outcomes);
+  if (ended.ok) {
+    if (locked.size > 0) for (const p of ops) if (p.op.walletId !== null) locked.delete(p.op.walletId);
+    return settleAll(ops, ended.outcomes);
+  }
   const wallets = new Set(ops.map((p) => p.op.walletId));
-  if (ended.own || (isLockTimeout(ended.error) && wallets.size > 1)) return runEachAlone(opts, ctx, ops);
+  if (ended.own || (isLockTimeout(ended.error) && wallets.size > 1)) return runEachAlone(opts, ctx, locked, ops);
   const [walletId = null] = wallets;
   const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, walletId, ended.error) : ended.error;
+  if (walletId !== null && isLockTimeout(cause)) locked.add(walletId);
   for (const p of ops) p.reject(cause);
 }
 
 /** Each op again in a transaction of its own: a wallet's in their order, the wallets side by side. */
-async function runEachAlone(opts: BatcherOptions, ctx: RunContext, ops: readonly Pending[]): Promise<void> {
+async function runEachAlone(opts: BatcherOptions, ctx: RunContext, locked: Set<string>, ops: readonly Pending[]): Promise<void> {
   const byWallet = new Map<string | null, Pending[]>();
   for (const p of ops) byWallet.set(p.op.walletId, [...(byWallet.get(p.op.walletId) ?? []), p]);
   const runWallet = async ([walletId, walletOps]: [string | null, Pending[]]) => {
-    let locked: unknown = null;
+    let lockedCause: unknown = null;
     for (const p of walletOps) {
-      if (locked !== null) {
-        p.reject(locked);
+      if (lockedCause !== null) {
+        p.reject(lockedCause);
         continue;
       }
       const { ended } = await runInOne(opts, ctx, () => [p], true);
       if (ended.ok) {
+        if (walletId !== null) locked.delete(walletId);
         settleAll([p], ended.outcomes);
         continue;
       }
       const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, walletId, ended.error) : ended.error;
-      if (isLockTimeout(ended.error)) locked = cause;
+      if (isLockTimeout(ended.error)) lockedCause = cause;
+      if (walletId !== null && isLockTimeout(cause)) locked.add(walletId);
       p.reject(cause);
     }
   };

@@ -102,7 +102,13 @@ export class ChargeWriter {
    * written. A charge whose wallet's rows another session holds locked counts for that wallet's calls only (docs/money.md).
    */
   behind(walletId?: string): boolean {
-    for (const e of this.entries) if ((e.failing || e.atRisk) && (!e.walletLocked || e.walletId === walletId)) return true;
+    // A wallet one of whose charges failed on its locked rows: its other charges late or failing are its own too.
+    const locked = new Set<string>();
+    for (const e of this.entries) if (e.walletLocked && e.walletId !== undefined) locked.add(e.walletId);
+    for (const e of this.entries) {
+      const own = e.walletId !== undefined && locked.has(e.walletId);
+      if ((e.failing || e.atRisk) && (!own || e.walletId === walletId)) return true;
+    }
     return false;
   }
 

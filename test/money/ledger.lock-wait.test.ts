@@ -128,6 +128,30 @@ describeEachDatabase(
       expect(again.ok).toBe(true);
       for (const w of [w1, w2]) expect((await expectJournalAddsUp(ledger, w.id)).bal.reservedNano).toBe(10_000n);
     });
+
+    it("once a wallet's rows were found locked, its ops queue apart: the other wallets' batches stop waiting on them", async () => {
+      const ledger = createLedger(getDb(), { clock, owner: 'here' });
+      const [w1, w2] = [await ledger.createWallet({ credits: 100 }), await ledger.createWallet({ credits: 100 })];
+      const reserve = (walletId: string, callId: string) => ledger.reserve({ walletId, vendor: 'b', amountNano: 1_000n, callId });
+      const rounds = await getDb().transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w1.id]);
+        const timed: { w1: PromiseSettledResult<unknown>; w2Ms: number }[] = [];
+        // Each round submits one op of each wallet in the same tick, as a burst sharing one queue would.
+        for (let round = 0; round < 4; round++) {
+          const t0 = Date.now();
+          const [r1, r2] = [reserve(w1.id, `w1-${round}`), reserve(w2.id, `w2-${round}`)];
+          const w2Ms = await r2.then(() => Date.now() - t0);
+          timed.push({ w1: (await Promise.allSettled([r1]))[0]!, w2Ms });
+        }
+        return timed;
+      });
+      for (const r of rounds) expect(r.w1.status === 'rejected' && (r.w1.reason as { code?: string }).code).toBe('55P03');
+      expect(rounds[0]!.w2Ms).toBeGreaterThanOrEqual(LOCK_WAIT_MS); // the batch that found the lock
+      for (const r of rounds.slice(1)) expect(r.w2Ms).toBeLessThan(LOCK_WAIT_MS / 2);
+      // The lock gone, W1's next op commits (and W1 shares the queue again); both wallets add up.
+      expect((await reserve(w1.id, 'w1-after')).ok).toBe(true);
+      for (const w of [w1, w2]) await expectJournalAddsUp(ledger, w.id);
+    });
   },
   ['postgres'],
 );
