@@ -4,150 +4,96 @@
 // disk with their full rows); one call's usage record is refused for good (a CHECK the test adds: request ids
 // `poison…`). The process is SIGKILLed, the lock goes, and the next process on the folder replays: every answer
 // received in full is charged, the poisoned one with fewer rows, and the spool file is gone.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { type Simulator, startSimulator } from '../../simulator/index.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
-import { leasesOff, leasesOn } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { vendorsAtSimulator } from '../helpers/vendors.ts';
-import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
+import { post, spoolGateways, spoolTestsRun } from '../helpers/spool-gateways.ts';
 
-const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
-const adminToken = randomBytes(16).toString('hex');
-let pgs: TestPostgres;
-let sim: Simulator;
-const children: ChildGateway[] = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  if (!canRun) return;
-  pgs = await openTestPostgres();
-  sim = await startSimulator({ streamChunkDelayMs: 5 });
-}, 60_000);
-afterAll(async () => {
-  for (const c of children) c.remove();
-  await sim?.close();
-  await pgs?.cleanup();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-async function launch(dataDir: string, leases: boolean): Promise<ChildGateway> {
-  const env = {
-    DATABASE_URL: pgs.url,
-    GATEWAY_SIMULATE: '0',
-    GATEWAY_ADMIN_TOKEN: adminToken,
-    LOG_LEVEL: 'warn',
-    ...vendorsAtSimulator(sim),
-  };
-  const c = await startChildGateway(env, {
-    apiKey: 'unused',
-    dataDir,
-    prepare: (tree) =>
-      tree.edit('config/billing.yaml', (y) =>
-        (leases ? leasesOn : leasesOff)(y.replace(/^ {2}commit_wait_ms: \d+/m, '  commit_wait_ms: 300')),
-      ),
-  });
-  children.push(c);
-  return c;
-}
-
-const post = (base: string, path: string, token: string, body?: unknown, id?: string) =>
-  fetch(base + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(id ? { 'x-request-id': id } : {}) },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
+const g = spoolGateways();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const leases of [true, false]) {
-  describe.skipIf(!canRun)(`a kept charge whose rows are refused for good, replayed [postgres, leases ${leases ? 'on' : 'off'}]`, () => {
-    it('every whole answer is charged after the replay', async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'gw-poison-spool-'));
-      dirs.push(dataDir);
-      const first = await launch(dataDir, leases);
-      const wallet = (await (await post(first.base, '/admin/v1/wallets', adminToken, { credits: 10_000_000 })).json()) as { id: string };
-      const mk = (await (await post(first.base, `/admin/v1/wallets/${wallet.id}/management-keys`, adminToken, {})).json()) as {
-        key: string;
-      };
-      const apiKey = ((await (await post(first.base, '/v1/keys', mk.key, { name: 'class' })).json()) as { data: { key: string }[] })
-        .data[0]!.key;
-      const warm = await post(first.base, '/v1/chat/completions', apiKey, {
-        model: 'b-5',
-        max_completion_tokens: 50,
-        messages: [{ role: 'user', content: 'hi' }],
-      });
-      expect(warm.status).toBe(200);
-      await warm.text();
-      await pgs.db.query(
-        `ALTER TABLE usage_records ADD CONSTRAINT attack_poison_${leases ? 'on' : 'off'} CHECK (request_id NOT LIKE 'poison%')`,
-      );
+  describe.skipIf(!spoolTestsRun)(
+    `a kept charge whose rows are refused for good, replayed [postgres, leases ${leases ? 'on' : 'off'}]`,
+    () => {
+      it('every whole answer is charged after the replay', async () => {
+        const dataDir = g.dataDir('gw-poison-spool-');
+        const first = await g.launch(dataDir, leases);
+        const { walletId, apiKey } = await g.walletWithKey(first.base);
+        await g
+          .pgs()
+          .db.query(
+            `ALTER TABLE usage_records ADD CONSTRAINT attack_poison_${leases ? 'on' : 'off'} CHECK (request_id NOT LIKE 'poison%')`,
+          );
 
-      const locker = new pg.Client({ connectionString: pgs.url });
-      await locker.connect();
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE usage_records IN SHARE MODE');
-      const run = `p${Date.now()}`;
-      const ids = [`poison-${run}`, `${run}-1`, `${run}-2`, `${run}-3`];
-      const texts = await Promise.all(
-        ids.map(async (id, i) => {
-          // The poisoned call ends first, so its charge is kept first.
-          const body = {
-            model: 'b-5',
-            stream: true,
-            max_completion_tokens: 500,
-            messages: [{ role: 'user', content: `go [[sim:long=${i === 0 ? 5 : 40}]]` }],
-          };
-          const r = await post(first.base, '/v1/chat/completions', apiKey, body, id);
-          return { id, text: r.status === 200 ? await r.text() : '' };
-        }),
-      );
-      const whole = texts.filter((t) => /data: \[DONE\]\s*$/.test(t.text)).map((t) => t.id);
-      const spool = join(dataDir, 'charges');
-      const kept = existsSync(spool) ? readdirSync(spool).map((f) => readFileSync(join(spool, f), 'utf8')) : [];
-      first.child.kill('SIGKILL');
-      await first.exited;
-      await locker.query('ROLLBACK');
-      await locker.end();
+        const locker = new pg.Client({ connectionString: g.pgs().url });
+        await locker.connect();
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE usage_records IN SHARE MODE');
+        const run = `p${Date.now()}`;
+        const ids = [`poison-${run}`, `${run}-1`, `${run}-2`, `${run}-3`];
+        const texts = await Promise.all(
+          ids.map(async (id, i) => {
+            // The poisoned call ends first, so its charge is kept first.
+            const body = {
+              model: 'b-5',
+              stream: true,
+              max_completion_tokens: 500,
+              messages: [{ role: 'user', content: `go [[sim:long=${i === 0 ? 5 : 40}]]` }],
+            };
+            const r = await post(first.base, '/v1/chat/completions', apiKey, body, id);
+            return { id, text: r.status === 200 ? await r.text() : '' };
+          }),
+        );
+        const whole = texts.filter((t) => /data: \[DONE\]\s*$/.test(t.text)).map((t) => t.id);
+        const spool = join(dataDir, 'charges');
+        const kept = existsSync(spool) ? readdirSync(spool).map((f) => readFileSync(join(spool, f), 'utf8')) : [];
+        first.child.kill('SIGKILL');
+        await first.exited;
+        await locker.query('ROLLBACK');
+        await locker.end();
 
-      const second = await launch(dataDir, leases);
-      await second.waitFor(/charges left by a stopped process/, 15_000).catch(() => undefined);
-      await sleep(1_000);
-      const recs = await pgs.db.query<{ request_id: string }>('SELECT request_id FROM usage_records WHERE wallet_id = $1', [wallet.id]);
-      const draws = await pgs.db.query<{ draw_id: string }>(
-        `SELECT d.draw_id FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id WHERE r.wallet_id = $1`,
-        [wallet.id],
-      );
-      const ledger = createLedger(pgs.db, { clock: systemClock });
-      const sum = await ledger.journalSum(wallet.id);
-      const recorded = new Set(recs.rows.map((r) => r.request_id));
-      const info = {
-        leases,
-        whole,
-        keptLines: kept.map((t) => t.trim().split('\n').length),
-        records: [...recorded],
-        drawRows: draws.rows.length,
-        journalCharged: String(sum.chargedNano),
-        spoolAfter: existsSync(spool) ? readdirSync(spool) : [],
-        log: second.out.text
-          .split('\n')
-          .filter((l) => /stopped process|refused/.test(l))
-          .map((l) => l.slice(0, 300))
-          .slice(0, 4),
-      };
-      expect(kept.length, 'the charges were kept on disk').toBeGreaterThan(0);
-      const goodUncharged = whole.filter((id) => !id.startsWith('poison') && !recorded.has(id));
-      expect(goodUncharged, `good whole answers without a record after the replay: ${JSON.stringify(info)}`).toEqual([]);
-      expect(info.spoolAfter, 'the replayed spool file is gone').toEqual([]);
-      // The poisoned call: charged with fewer rows (leases: a draw row), as the live process would have.
-      if (whole.includes(ids[0]!) && leases) expect(draws.rows.length, 'the poisoned draw charged with fewer rows').toBe(1);
-      await expectJournalAddsUp(ledger, wallet.id);
-    }, 120_000);
-  });
+        const second = await g.launch(dataDir, leases);
+        await second.waitFor(/charges left by a stopped process/, 15_000).catch(() => undefined);
+        await sleep(1_000);
+        const recs = await g
+          .pgs()
+          .db.query<{ request_id: string }>('SELECT request_id FROM usage_records WHERE wallet_id = $1', [walletId]);
+        const draws = await g
+          .pgs()
+          .db.query<{ draw_id: string }>(
+            `SELECT d.draw_id FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id WHERE r.wallet_id = $1`,
+            [walletId],
+          );
+        const ledger = createLedger(g.pgs().db, { clock: systemClock });
+        const sum = await ledger.journalSum(walletId);
+        const recorded = new Set(recs.rows.map((r) => r.request_id));
+        const info = {
+          leases,
+          whole,
+          keptLines: kept.map((t) => t.trim().split('\n').length),
+          records: [...recorded],
+          drawRows: draws.rows.length,
+          journalCharged: String(sum.chargedNano),
+          spoolAfter: existsSync(spool) ? readdirSync(spool) : [],
+          log: second.out.text
+            .split('\n')
+            .filter((l) => /stopped process|refused/.test(l))
+            .map((l) => l.slice(0, 300))
+            .slice(0, 4),
+        };
+        expect(kept.length, 'the charges were kept on disk').toBeGreaterThan(0);
+        const goodUncharged = whole.filter((id) => !id.startsWith('poison') && !recorded.has(id));
+        expect(goodUncharged, `good whole answers without a record after the replay: ${JSON.stringify(info)}`).toEqual([]);
+        expect(info.spoolAfter, 'the replayed spool file is gone').toEqual([]);
+        // The poisoned call: charged with fewer rows (leases: a draw row), as the live process would have.
+        if (whole.includes(ids[0]!) && leases) expect(draws.rows.length, 'the poisoned draw charged with fewer rows').toBe(1);
+        await expectJournalAddsUp(ledger, walletId);
+      }, 120_000);
+    },
+  );
 }
