@@ -1,6 +1,7 @@
 // Announcing a key change to every gateway process and waiting, at most 2 s, until each has applied it: a NOTIFY
 // reaches each process on its own connection, so without the wait another process could still serve the key as it
 // was (docs/decisions/key-changes.md).
+import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.ts';
 
 export const KEY_CHANNEL = 'key_revoked';
@@ -79,7 +80,7 @@ export function listenForChanges(deps: ChangeDeps): Promise<(() => Promise<void>
     db.listen(
       KEY_CHANNEL,
       (payload, senderPid) => {
-        invalidate(payload);
+        invalidate(targetOf(payload));
         confirm(payload, senderPid);
       },
       // A reconnected listener may have missed closes and patches: every cached lookup goes.
@@ -87,6 +88,12 @@ export function listenForChanges(deps: ChangeDeps): Promise<(() => Promise<void>
     ),
     db.listen(APPLIED_CHANNEL, (message) => book.note(message)),
   ]);
+}
+
+/** What a notification names (a key id, `wallet:<id>` or `*`), without the change's tag after a space. */
+function targetOf(payload: string): string {
+  const space = payload.indexOf(' ');
+  return space < 0 ? payload : payload.slice(0, space);
 }
 
 interface AnnounceDeps extends ChangeDeps {
@@ -100,8 +107,12 @@ interface AnnounceDeps extends ChangeDeps {
 export async function announce(deps: AnnounceDeps, payloads: string[], q: Queryable): Promise<Announced> {
   const { db, book, invalidate } = deps;
   for (const p of payloads) invalidate(p);
+  // Each change is tagged: two changes of one wallet from one connection would otherwise share their
+  // confirmations, and the second would count the first's as its own.
+  const tag = randomBytes(6).toString('base64url');
+  const tagged = payloads.map((p) => `${p} ${tag}`);
   let sender: number | undefined;
-  for (const p of payloads) {
+  for (const p of tagged) {
     const r = await q.query<{ pid: number }>('SELECT pg_notify($1, $2), pg_backend_pid() AS pid', [KEY_CHANNEL, p]);
     sender = Number(r.rows[0]?.pid);
   }
@@ -113,7 +124,7 @@ export async function announce(deps: AnnounceDeps, payloads: string[], q: Querya
       for (const p of payloads) invalidate(p);
       if (others.length === 0 || sender === undefined) return;
       const missing = await book.wait(
-        payloads.map((p) => `${sender} ${p}`),
+        tagged.map((p) => `${sender} ${p}`),
         others,
         deps.waitMs,
       );

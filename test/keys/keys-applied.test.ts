@@ -48,6 +48,33 @@ describe.skipIf(!postgresAvailability.ok)('a key change waits for the other proc
     }
   });
 
+  it("a second change of one wallet waits for its own confirmation, not the first change's", async () => {
+    // One connection sends both changes, so both have one sender pid and one payload (`wallet:<id>`).
+    const oneConnection = await openPg({ url: pgServer.url, max: 1 });
+    const sender = createKeyService(oneConnection, { clock: systemClock, appliedWaitMs: 500 });
+    const listenerDb = await openPg({ url: pgServer.url, max: 1 });
+    let confirming = true;
+    // A process that applies the first change and then freezes: it echoes what it heard, as listenForChanges does.
+    const stop = await listenerDb.listen(KEY_CHANNEL, (payload, senderPid) => {
+      if (confirming) void listenerDb.notify('key_revoked_applied', `${listenerDb.listenerPid?.()} ${senderPid} ${payload}`);
+    });
+    try {
+      await sender.ready();
+      const walletId = await makeWallet(pgServer.db);
+      const t0 = performance.now();
+      await (await sender.announce([`wallet:${walletId}`])).applied();
+      expect(performance.now() - t0).toBeLessThan(450);
+      confirming = false;
+      const t1 = performance.now();
+      await (await sender.announce([`wallet:${walletId}`])).applied();
+      expect(performance.now() - t1).toBeGreaterThanOrEqual(450);
+    } finally {
+      await stop();
+      await sender.close();
+      await Promise.all([listenerDb.close(), oneConnection.close()]);
+    }
+  });
+
   it('a listener that never confirms holds the change for the bounded wait, then it is logged', async () => {
     const silentDb = await openPg({ url: pgServer.url, max: 1 });
     const stop = await silentDb.listen(KEY_CHANNEL, () => undefined);
