@@ -70,7 +70,8 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
   const pids = { ...watched.pids };
   const before: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) before[name] = cpuSeconds(pid);
-  const rowsBefore = plan.countRows && watched.rowsWritten ? await watched.rowsWritten() : undefined;
+  // Settled before as after: the previous row's last writes reach the statistics up to ten seconds late.
+  const rowsBefore = plan.countRows && watched.rowsWritten ? await settledCount(watched.rowsWritten) : undefined;
   const pgBefore = watched.withPostgres ? postgresCpu() : undefined;
   const rss = watched.memoryOf ? sampleRss(watched.memoryOf, plan.rssEveryMs ?? 250) : undefined;
   let samples: number[] | undefined;

@@ -102,6 +102,9 @@ export class ChargeWriter {
    * written. A charge whose wallet's rows another session holds locked counts for that wallet's calls only (docs/money.md).
    */
   behind(walletId?: string): boolean {
+    let late = false;
+    for (const e of this.entries) if (e.failing || e.atRisk) late = true;
+    if (!late) return false; // the usual answer, without building the set below
     // A wallet one of whose charges failed on its locked rows: its other charges late or failing are its own too.
     const locked = new Set<string>();
     for (const e of this.entries) if (e.walletLocked && e.walletId !== undefined) locked.add(e.walletId);
