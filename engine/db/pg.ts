@@ -1,10 +1,10 @@
 // The `pg` (PostgreSQL server) side of the Db seam (its contract: db.ts). A query without params uses the simple
 // protocol because migrations send several statements in one string; int8 and numeric arrive as decimal strings,
 // as on PGlite, so amounts are never read through a float.
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, Queryable, QueryResult, TransactionOptions } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
+import { statementName } from './statement-names.ts';
 
 interface PgDbOptions {
   url: string;
@@ -28,25 +28,6 @@ const LISTENERS = `SELECT pid FROM pg_locks
     AND objid = (hashtext($1) & 2147483647)::oid AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 type OnPayload = (payload: string, senderPid?: number) => void;
-
-// Statements with parameters are prepared once per connection, by a name derived from their text: the server
-// then parses and plans the ledger's large statements once, not at every call. Our SQL texts are fixed strings
-// (values go in parameters), so the names are few; past MAX_PREPARED texts, a statement runs unnamed. A text
-// whose columns are a table's whole row (`SELECT *`, `RETURNING t.*`) is never prepared: a migration adding a
-// column, run by a newer process during a rolling restart, would fail it here ("cached plan must not change
-// result type") until this process restarts.
-const MAX_PREPARED = 1_000;
-const WHOLE_ROW = /(?:SELECT|RETURNING|,)\s+(?:\w+\.)?\*/i;
-const statementNames = new Map<string, string | undefined>();
-function statementName(sql: string): string | undefined {
-  if (statementNames.has(sql)) return statementNames.get(sql);
-  let name: string | undefined;
-  if (statementNames.size < MAX_PREPARED && !WHOLE_ROW.test(sql)) {
-    name = `s${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
-  }
-  statementNames.set(sql, name);
-  return name;
-}
 
 function wrap(client: { query: (sql: string, params?: unknown[]) => Promise<pg.QueryResult> }): Queryable {
   return {

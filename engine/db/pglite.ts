@@ -6,6 +6,7 @@ import type { Results, Transaction } from '@electric-sql/pglite';
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.ts';
 import { initialiseApart } from './pglite-init.ts';
+import { PreparedStatements } from './pglite-prepared.ts';
 
 interface PgliteDbOptions {
   /** Directory for the data files; omitted or 'memory://' → in memory. */
@@ -25,9 +26,12 @@ function toResult<T>(r: Results<unknown> | undefined): QueryResult<T> {
   return { rows, rowCount };
 }
 
-function wrap(runner: Runner): Queryable {
+/** `prepared` runs the statements with parameters; `inTransaction`: `runner` is a transaction's. */
+function wrap(runner: Runner, prepared: PreparedStatements, inTransaction: boolean): Queryable {
   return {
     async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      const name = prepared.nameOf(sql, params);
+      if (name) return toResult<T>(await prepared.run(name, sql, params!, inTransaction));
       if (params && params.length > 0) {
         return toResult<T>(await runner.query<unknown>(sql, params, { parsers }));
       }
@@ -60,14 +64,15 @@ export async function openPglite(opts: PgliteDbOptions = {}): Promise<Db> {
   const pgl = await PGlite.create(dir, { parsers });
   // An in-memory database never starts again: only a data folder keeps the setting for its next start.
   if (dir) await smallerSharedBuffers(pgl);
-  const q = wrap(pgl);
+  const prepared = new PreparedStatements(pgl, parsers);
+  const q = wrap(pgl, prepared, false);
   let closed = false;
 
   return {
     kind: 'pglite',
     query: (sql, params) => q.query(sql, params),
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return pgl.transaction((tx) => fn(wrap(tx)));
+      return pgl.transaction((tx) => fn(wrap(tx, prepared, true)));
     },
     async listen(channel, onPayload) {
       // Quoted, so the channel name keeps its case and may hold any character (as on the pg side).

@@ -1,8 +1,11 @@
-// Statements with parameters are prepared once per connection on PostgreSQL (engine/db/pg.ts), except those
-// reading a table's whole row, which a column added by a newer process's migration would otherwise break.
+// Statements with parameters are prepared once per connection on PostgreSQL (engine/db/pg.ts) and once per
+// instance on PGlite, except those reading a table's whole row, which a column added by a newer process's
+// migration would otherwise break.
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../engine/db/db.ts';
+import { openPglite } from '../../engine/db/pglite.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
@@ -42,5 +45,51 @@ describe.runIf(canRun)('prepared statements', () => {
       async (tx) => (await tx.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows,
     );
     expect(prepared.map((r) => r.statement)).not.toContain('SELECT * FROM rolling WHERE id = $1');
+  });
+});
+
+describe('prepared statements on PGlite (engine/db/pglite-prepared.ts)', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openPglite();
+  });
+  afterAll(() => db?.close());
+
+  it('a statement with parameters is prepared once, then run by name with the same types as PGlite gives', async () => {
+    const sql = `SELECT $1::bigint AS big, $2::numeric AS num, $3::timestamptz AS at, $4::jsonb AS doc, $5::text[] AS names,
+                        $6::text AS nothing, $7::int + 1 AS n`;
+    const params = ['9007199254740993', '1.50', '2026-11-29T01:02:03.000Z', '{"a":[1,2]}', ['x', 'y,z'], null, 41];
+    const first = await db.query(sql, params);
+    const again = await db.transaction((tx) => tx.query(sql, params));
+    const expected = {
+      big: '9007199254740993',
+      num: '1.50',
+      at: new Date('2026-11-29T01:02:03.000Z'),
+      doc: { a: [1, 2] },
+      names: ['x', 'y,z'],
+      nothing: null,
+      n: 42,
+    };
+    expect(first.rows).toEqual([expected]);
+    expect(again.rows).toEqual([expected]);
+    const prepared = await db.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
+    expect(prepared.rows.map((r) => r.statement)).toContain(sql);
+  });
+
+  it('an error keeps its SQLSTATE, rolls its transaction back, and the next statement runs', async () => {
+    await db.query('CREATE TABLE once (id int PRIMARY KEY)');
+    const insert = 'INSERT INTO once (id) VALUES ($1)';
+    await db.query(insert, [1]);
+    await expect(db.query(insert, [1])).rejects.toMatchObject({ code: '23505' });
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(insert, [2]);
+        await tx.query(insert, [1]);
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    await db.query(insert, [3]);
+    const ids = await db.query<{ id: number }>('SELECT id FROM once WHERE id > $1 ORDER BY id', [0]);
+    expect(ids.rows.map((r) => r.id)).toEqual([1, 3]);
+    expect((await db.query<{ rowCount: number }>('UPDATE once SET id = id + 10 WHERE id > $1', [0])).rowCount).toBe(2);
   });
 });
