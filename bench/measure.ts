@@ -115,13 +115,13 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
 }
 
 /**
- * The count once the gateway's background writes and PostgreSQL's statistics have caught up: a backend reports
- * its counts at most once a second while busy and within ten seconds once idle, so the count is read until it
- * stays the same for two seconds (at most 15).
+ * The count once the gateway's background writes and PostgreSQL's statistics have caught up: a busy backend
+ * reports its counts at most once a second, and one gone idle within ten seconds (PGSTAT_IDLE_INTERVAL). So the
+ * count is read for eleven seconds at least, and until it stays the same for two (at most 25).
  */
 async function settledCount(read: () => Promise<number>): Promise<number> {
   let last = await read();
-  for (let waited = 0, still = 0; waited < 15_000 && still < 2; waited += 1_000) {
+  for (let waited = 0, still = 0; waited < 25_000 && (waited < 11_000 || still < 2); waited += 1_000) {
     await new Promise((r) => setTimeout(r, 1_000));
     const now = await read();
     still = now === last ? still + 1 : 0;
@@ -129,5 +129,3 @@ async function settledCount(read: () => Promise<number>): Promise<number> {
   }
   return last;
 }
-
-const round1 = (x: number) => Math.round(x * 10) / 10;
