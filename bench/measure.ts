@@ -129,3 +129,5 @@ async function settledCount(read: () => Promise<number>): Promise<number> {
   }
   return last;
 }
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
