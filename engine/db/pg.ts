@@ -4,6 +4,7 @@
 import pg from 'pg';
 import type { Db, Queryable, QueryResult, TransactionOptions } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
+import { preludeStatements, withPrelude } from './pg-begin.ts';
 import { statementName } from './statement-names.ts';
 
 interface PgDbOptions {
@@ -262,18 +263,27 @@ async function pgTransaction<T>(
     onError(err);
   };
   client.on('error', onClientError);
+  // BEGIN goes with the first statement (pg-begin.ts); a transaction that ran none has nothing to end.
+  const prelude = preludeStatements(opts?.flushWal !== false, opts?.lockTimeoutMs);
+  let started: Promise<unknown> | null = null;
+  const q = wrap(client);
+  const tx: Queryable = {
+    query<R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+      // Later statements wait for the first, so none can run ahead of BEGIN.
+      if (started) return started.then(() => q.query<R>(sql, params));
+      const first = withPrelude(client, prelude, { name: statementName(sql), text: sql, values: withArrayLiterals(params ?? []) });
+      started = first.catch(() => undefined);
+      return first.then((r) => ({ rows: r.rows as R[], rowCount: r.rowCount ?? 0 }));
+    },
+  };
   try {
-    // One round trip either way: the settings ride in the same simple-protocol message as BEGIN.
-    const lockTimeout =
-      opts?.lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(opts.lockTimeoutMs))}`;
-    await client.query(`BEGIN${opts?.flushWal === false ? '; SET LOCAL synchronous_commit = off' : ''}${lockTimeout}`);
     try {
-      const out = await fn(wrap(client));
-      await client.query('COMMIT');
+      const out = await fn(tx);
+      if (started) await client.query('COMMIT');
       return out;
     } catch (e) {
       try {
-        await client.query('ROLLBACK');
+        if (started) await client.query('ROLLBACK');
       } catch (re) {
         broken = re as Error;
       }

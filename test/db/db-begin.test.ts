@@ -1,0 +1,90 @@
+// A transaction's BEGIN (and its SET LOCAL settings) rides in one flight with its first statement on PostgreSQL
+// (engine/db/pg-begin.ts): counted here as the writes the client sends through a loopback proxy.
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../engine/db/db.ts';
+import { openPg } from '../../engine/db/pg.ts';
+import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+
+const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
+
+describe.runIf(canRun)('BEGIN rides with the first statement', () => {
+  let pgs: TestPostgres;
+  let proxy: Server;
+  let db: Db;
+  let flights = 0;
+  const sockets = new Set<Socket>();
+
+  beforeAll(async () => {
+    pgs = await openTestPostgres({ migrate: false });
+    const target = new URL(pgs.url);
+    proxy = createServer((client) => {
+      const server = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [client, server]) sockets.add(s);
+      client.on('data', (chunk) => {
+        flights++;
+        server.write(chunk);
+      });
+      server.pipe(client);
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const viaProxy = new URL(pgs.url);
+    viaProxy.port = String((proxy.address() as { port: number }).port);
+    db = await openPg({ url: viaProxy.toString(), max: 1 });
+    await db.query('CREATE TABLE begun (id int PRIMARY KEY)');
+  });
+
+  afterAll(async () => {
+    await db?.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => proxy?.close(r));
+    await pgs?.cleanup();
+  });
+
+  const twoStatements = (tx: { query: Db['query'] }) =>
+    tx.query('INSERT INTO begun (id) VALUES ($1)', [1]).then(() => tx.query('DELETE FROM begun WHERE id = $1', [1]));
+
+  it('a transaction of two statements sends three flights once its connection has the prelude prepared', async () => {
+    await db.transaction(twoStatements, { lockTimeoutMs: 1_500 }); // prepares BEGIN and the setting on the connection
+    flights = 0;
+    await db.transaction(twoStatements, { lockTimeoutMs: 1_500 });
+    expect(flights).toBe(3); // BEGIN, SET LOCAL and the INSERT; the DELETE; COMMIT
+  });
+
+  it('the first statement runs inside the transaction, under its settings', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query('INSERT INTO begun (id) VALUES ($1)', [7]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect((await db.query('SELECT id FROM begun WHERE id = $1', [7])).rows).toEqual([]);
+    const setting = await db.transaction((tx) => tx.query<{ t: string }>('SELECT current_setting($1) AS t', ['lock_timeout']), {
+      lockTimeoutMs: 1_234,
+    });
+    expect(setting.rows[0]!.t).toBe('1234ms');
+    expect((await db.query<{ t: string }>('SELECT current_setting($1) AS t', ['lock_timeout'])).rows[0]!.t).toBe('0');
+  });
+
+  it('statements sent at once keep their order behind the first', async () => {
+    const order = await db.transaction(async (tx) => {
+      const [, , read] = await Promise.all([
+        tx.query('INSERT INTO begun (id) VALUES ($1)', [20]),
+        tx.query('INSERT INTO begun (id) VALUES ($1)', [21]),
+        tx.query<{ id: number }>('SELECT id FROM begun WHERE id >= $1 ORDER BY id', [20]),
+      ]);
+      return read.rows.map((r) => r.id);
+    });
+    expect(order).toEqual([20, 21]);
+  });
+
+  it('a first statement without parameters may hold several statements (a migration file)', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('CREATE TABLE several (id int); INSERT INTO several VALUES (1), (2)');
+      expect((await tx.query<{ n: string }>('SELECT count(*)::text AS n FROM several WHERE id > $1', [0])).rows[0]!.n).toBe('2');
+    });
+    expect((await db.query<{ id: number }>('SELECT id FROM several ORDER BY id')).rows.map((r) => r.id)).toEqual([1, 2]);
+  });
+});
