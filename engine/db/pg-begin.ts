@@ -45,9 +45,9 @@ function preludedQuery(config: pg.QueryConfig & { callback: (err: Error | null, 
   return query;
 }
 
-/** Whether every prelude statement is prepared on the client's connection (then the prelude can ride along). */
 const connectionOf = (client: pg.PoolClient) => (client as unknown as { connection: Connection }).connection;
 
+/** Whether every prelude statement is prepared on the client's connection (then the prelude can ride along). */
 function preparedOn(client: pg.PoolClient, prelude: string[]): boolean {
   const parsed = connectionOf(client).parsedStatements;
   return prelude.every((text) => parsed[nameOf(text)] === text);
