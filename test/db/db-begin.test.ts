@@ -69,14 +69,17 @@ describe.runIf(canRun)('BEGIN rides with the first statement', () => {
   });
 
   it('statements sent at once keep their order behind the first', async () => {
-    const order = await db.transaction(async (tx) => {
-      const [, , read] = await Promise.all([
-        tx.query('INSERT INTO begun (id) VALUES ($1)', [20]),
-        tx.query('INSERT INTO begun (id) VALUES ($1)', [21]),
-        tx.query<{ id: number }>('SELECT id FROM begun WHERE id >= $1 ORDER BY id', [20]),
-      ]);
-      return read.rows.map((r) => r.id);
-    });
+    const order = await db.transaction(
+      async (tx) => {
+        const [, , read] = await Promise.all([
+          tx.query('INSERT INTO begun (id) VALUES ($1)', [20]),
+          tx.query('INSERT INTO begun (id) VALUES ($1)', [21]),
+          tx.query<{ id: number }>('SELECT id FROM begun WHERE id >= $1 ORDER BY id', [20]),
+        ]);
+        return read.rows.map((r) => r.id);
+      },
+      { lockTimeoutMs: 4_321 },
+    ); // a prelude not yet prepared on the connection: it goes first, one statement at a time
     expect(order).toEqual([20, 21]);
   });
 
