@@ -3,29 +3,25 @@
 // batcher.ts runs each charge again alone and only the charge at fault fails.
 
 import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
-import type { Queryable } from '../db/db.ts';
-import type { ChargeCallback, ChargeRows } from './types.ts';
+import type { ChargeRows } from './types.ts';
 
 /** One charge whose rows are due: who asked, what it writes, what it charged. */
 export interface DueChargeRows<P> {
   owner: P;
-  rows: ChargeRows | ChargeCallback;
+  rows: ChargeRows;
   chargedNano: bigint;
   /** The charge's id: its draw id, or its reservation's. */
   transferId: string;
 }
 
 /** Whether a charge's rows record its id (a usage record does), so that it needs no draw row to be recognised. */
-export const rowsRecordTransfer = (rows: ChargeRows | ChargeCallback | undefined): boolean =>
-  Array.isArray(rows) && rows.some((r) => r.writer.transfersRecorded !== undefined);
+export const rowsRecordTransfer = (rows: ChargeRows | undefined): boolean =>
+  rows?.some((r) => r.writer.transfersRecorded !== undefined) === true;
 
 /** The queries that find charges already written by the rows of `ops` (one per writer that records its ids). */
-export function recordedTransferQueries(
-  ops: readonly { rows?: ChargeRows | ChargeCallback | undefined }[],
-): ((ids: string, since: string) => string)[] {
+export function recordedTransferQueries(ops: readonly { rows?: ChargeRows | undefined }[]): ((ids: string, since: string) => string)[] {
   const found = new Set<(ids: string, since: string) => string>();
-  for (const op of ops)
-    if (Array.isArray(op.rows)) for (const r of op.rows) if (r.writer.transfersRecorded) found.add(r.writer.transfersRecorded);
+  for (const op of ops) for (const r of op.rows ?? []) if (r.writer.transfersRecorded) found.add(r.writer.transfersRecorded);
   return [...found];
 }
 
@@ -33,7 +29,6 @@ export function recordedTransferQueries(
 export function groupedStatements<P>(due: readonly DueChargeRows<P>[]): Statement[] {
   const groups = new Map<ChargeRowWriter<unknown>, ChargedItem<unknown>[]>();
   for (const d of due) {
-    if (typeof d.rows === 'function') continue;
     for (const { writer, item } of d.rows) {
       let items = groups.get(writer);
       if (!items) groups.set(writer, (items = []));
@@ -42,9 +37,4 @@ export function groupedStatements<P>(due: readonly DueChargeRows<P>[]): Statemen
   }
   const ordered = [...groups].sort(([a], [b]) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return ordered.flatMap(([writer, items]) => writer.statement(items) ?? []);
-}
-
-/** Runs the due charges' callbacks (code a charge writes with, rather than rows), in order. */
-export async function runChargeCallbacks<P>(tx: Queryable, due: readonly DueChargeRows<P>[]): Promise<void> {
-  for (const d of due) if (typeof d.rows === 'function') await d.rows(tx, d.chargedNano);
 }

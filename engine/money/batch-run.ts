@@ -8,13 +8,7 @@ import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { Queryable } from '../db/db.ts';
 import { lockKeys, readKeyStandings } from '../keys/index.ts';
-import {
-  type DueChargeRows,
-  groupedStatements,
-  recordedTransferQueries,
-  rowsRecordTransfer,
-  runChargeCallbacks,
-} from './batch-charge-rows.ts';
+import { type DueChargeRows, groupedStatements, recordedTransferQueries, rowsRecordTransfer } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
 import { lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { linkGroupCaps } from './group-caps.ts';
@@ -220,7 +214,6 @@ async function writeDecided(ctx: RunContext, tx: Queryable, book: Book, due: Due
   try {
     if (!book.moves.empty) await writeMoves(tx, ctx.owner, book.moves, grouped, recorded);
     else for (const s of grouped) await tx.query(s.sql, s.params);
-    await runChargeCallbacks(tx, due);
   } catch (e) {
     // A deadlock is tried again, and a lock waited for too long is the wallets' rows, not the charge rows'.
     if (due.length > 0 && !isLockTimeout(e) && !isRetryable(e)) return { kind: 'failed', error: e };

@@ -7,13 +7,6 @@ import type { KeyDays } from '../keys/index.ts';
 
 export type { ChargeRows } from '../db/charge-rows.ts';
 
-/**
- * A charge callback: what a charge writes in its own transaction given as code run for this charge alone,
- * where charge rows (db/charge-rows.ts) are written together with the batch's other charges' rows of the same
- * writer. Its second argument is what the charge charged.
- */
-export type ChargeCallback = (tx: Queryable, chargedNano: bigint) => Promise<void>;
-
 export interface ReservationLot {
   lotId: string;
   amountNano: bigint;
@@ -54,29 +47,18 @@ export type ReserveResult =
   | KeyCapRefusal;
 
 /**
- * A cap on what one key's calls may use together (its monthly limit), checked in the reservation's own
- * transaction: the reserve is refused (`key_limit`) when the key's finished use, plus what its reservations
- * still held hold, plus this amount would pass `limitNano`. Counting the holds is what keeps calls sent at
- * the same moment from passing the cap together; the lock is what keeps two processes from doing so.
+ * A key's monthly limit, checked in the reserve's transaction against its finished use plus its holds: counting
+ * the holds keeps calls sent together from passing it, the key's lock keeps two processes from doing so.
  */
 export interface KeyCap {
   limitNano: bigint;
-  /**
-   * The Korean days whose finished use the cap counts (its month). Every capped reserve of the key locks the key
-   * (keys' lockKeys) before it reads the key's use over them and its holds in one snapshot (readKeyStandings), and
-   * keeps the lock until its own hold is committed, so capped reserves of one key are decided one after another,
-   * in any process.
-   */
+  /** The Korean days whose use the cap counts (its month), read under the key's lock held until the hold commits. */
   days: KeyDays;
   /** The key's group's cap (a class's monthly limit on its keys' sum), checked beside the key's own. */
   group?: GroupCap;
 }
 
-/**
- * A cap on what a group of keys may use together, checked in the reservation's transaction like a KeyCap:
- * `lock` locks the group (after the keys) and reads its limit as it is now (null: none), its keys'
- * finished use and holds in one snapshot, and its keys (engine/keys/group-quota.ts; money/group-caps.ts).
- */
+/** A class's limit on its keys' sum, checked like a KeyCap: `lock` locks the group after the keys and reads its figures. */
 export interface GroupCap {
   groupId: string;
   lock(tx: Queryable): Promise<Omit<GroupFigures, 'groupId'> & { keyIds: string[] }>;
@@ -92,7 +74,6 @@ export interface GroupFigures {
 
 export interface ReserveRequest {
   walletId: string;
-  /** Vendor letter of the model called ('a' … 'e'). */
   vendor: string;
   /** The most the call can cost. */
   amountNano: bigint;
@@ -107,7 +88,7 @@ export interface ReserveRequest {
 type SettleResult = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano' | 'alreadyFinished'>;
 type ReleaseResult = Pick<FinishOutcome, 'releasedNano' | 'alreadyFinished'>;
 
-/** Where money's code logs (the app's log, read at each use where it is given as a function). */
+/** Where money's code logs. */
 export interface MoneyLog {
   warn(o: object, m: string): void;
   error(o: object, m: string): void;
@@ -128,9 +109,8 @@ export interface LotBalance {
   availableNano: bigint;
   reservedNano: bigint;
   createdAt: Date;
-  /** From this instant its remainder is not spendable and leaves as an expiry (lot-expiry.ts); null: never. */
+  /** From this instant its remainder leaves as an expiry (lot-expiry.ts); null: never. */
   expiresAt: Date | null;
-  /** What has left it as expiries so far. */
   expiredNano: bigint;
 }
 
@@ -143,7 +123,7 @@ export interface WalletBalance {
 
 export interface Wallet {
   id: string;
-  /** The operator's name for it (a school's name); null when unnamed. */
+  /** The operator's name for it (a school's); null when unnamed. */
   name: string | null;
   ownerId: string;
   splitsUsage: boolean;
@@ -156,13 +136,11 @@ export interface JournalSum {
   reservedTotalNano: bigint;
   chargedNano: bigint;
   releasedNano: bigint;
-  /** What left the lots as expiries (lot-expiry.ts). */
   expiredNano: bigint;
   /** Σ top_up − Σ reserve + Σ release − Σ expire: must equal balance().availableNano. */
   availableNano: bigint;
   /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
   reservedNano: bigint;
-  /** The same per lot. */
   lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
 }
 
@@ -175,9 +153,7 @@ interface CreateWalletInput {
   credits?: number | bigint;
   splitsUsage?: boolean | undefined;
   keySlots?: number | undefined;
-  /** Default: a fresh `usr_…` id. */
   ownerId?: string | undefined;
-  /** The operator's name for the wallet; default: unnamed. */
   name?: string | null;
   /** More to write in the creation's own transaction once the first lot exists (its audit record). */
   beside?: TopUpInput['beside'];
@@ -189,7 +165,7 @@ export interface TopUpInput {
   credits?: number | bigint;
   /** Vendor letters the lot is restricted to; null/omitted: unrestricted. */
   vendors?: string[] | null;
-  /** When the lot expires (must be after the top-up's instant); null/omitted: never. */
+  /** After the top-up's instant; null/omitted: never. */
   expiresAt?: Date | null;
   /** More to write in the top-up's own transaction once the lot exists (its audit record). */
   beside?: ((tx: Queryable, lot: LotBalance) => Promise<void>) | undefined;
@@ -201,9 +177,8 @@ export interface Ledger {
   createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
   getWallet(walletId: string): Promise<Wallet | null>;
   /**
-   * Changes the wallet owner. Throws errors.notFound when the wallet does not exist. Afterwards sends
-   * NOTIFY on WALLET_CHANGED_CHANNEL with the wallet id, so other processes drop cached key state.
-   * `beside` runs in the change's own transaction when the owner really changes (its audit record).
+   * Changes the wallet owner and NOTIFYs WALLET_CHANGED_CHANNEL so other processes drop cached key state; `beside`
+   * runs in its transaction when the owner really changes (its audit record).
    */
   setOwner(walletId: string, ownerId: string, beside?: (tx: Queryable, previousOwnerId: string) => Promise<void>): Promise<Wallet>;
   /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
@@ -215,23 +190,17 @@ export interface Ledger {
   /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
   planAllows(walletId: string, vendor: string): Promise<boolean>;
   reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /** Charges `actualNano` and releases the rest; `rows` commit with the charge, and not on a repeat. */
+  settle(reservation: Reservation | string, actualNano: bigint, rows?: ChargeRows): Promise<SettleResult>;
   /**
-   * Charges `actualNano` and releases the rest. `rows` (charge rows, or a charge callback) are written inside
-   * the same transaction when this settle finishes the reservation (not on a repeat), with what it charged
-   * (zero included): the call's usage record and its rollup row (which the key's quotas sum) commit together with the charge.
-   */
-  settle(reservation: Reservation | string, actualNano: bigint, rows?: ChargeRows | ChargeCallback): Promise<SettleResult>;
-  /**
-   * Charges `amountNano` out of a held reservation and leaves it held with the rest (a budget lease paying
-   * one call), once per `drawId`; past what it holds, or once it is no longer held, from available balance as
-   * far as it goes. `rows` are written in the same transaction, with what was charged, unless it is a repeat.
-   * `holdAtMostNano` caps what it takes of the hold; `firstTry` says no earlier write of it can have committed (see FinishOp).
+   * Charges `amountNano` out of a held reservation (a lease paying one call) once per `drawId`, leaving it held with
+   * the rest; past its hold, from available balance as far as it goes. Options: see FinishOp.
    */
   draw(
     reservation: Reservation | string,
     amountNano: bigint,
     drawId: string,
-    rows?: ChargeRows | ChargeCallback,
+    rows?: ChargeRows,
     opts?: { holdAtMostNano?: bigint | undefined; firstTry?: boolean | undefined },
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
@@ -239,76 +208,47 @@ export interface Ledger {
   trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
-  /**
-   * Says what the calls admitted on each budget lease hold now (`reservations.in_flight_nano`), in one
-   * statement, so every process's views can tell the lease's money a call holds from the rest. A lease no
-   * longer held is left as it is.
-   */
+  /** Writes what the calls admitted on each lease hold, so every process's views can tell it from the lease's rest. */
   noteInFlight(leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void>;
-  /**
-   * Releases held reservations whose expiry passed (their process died). Returns how many. One that fails to
-   * expire goes to `onError` (default: the ledger's log) and the others are still swept.
-   */
+  /** Releases held reservations whose expiry passed (their process died); returns how many. */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
-  /** The journal's sums, to check they add up to the balance columns. */
+  /** The journal's sums, to check they add up to the balances. */
   journalSum(walletId: string): Promise<JournalSum>;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// The money moves the ledger hands to the batcher.
-
-/** A reservation to make; its id is generated at submission and stays the same on retries. */
+/** A reservation to make; its id is made at submission and kept on retries. */
 export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'> & { cap?: KeyCap | undefined };
 
 export interface FinishOp {
-  /**
-   * draw: charges `actualNano` out of the reservation without finishing it (a process's budget lease pays
-   * one call); charged at most once per `drawId`, from what the reservation holds, then (beyond it, or
-   * when it is no longer held) from available balance as far as it goes.
-   * trim: gives back up to `releaseNano` of what a held reservation holds, which stays held with the rest (a
-   * lease asked back while calls admitted on it still run keeps only what they and its unwritten draws need).
-   */
+  /** draw: charges one call out of a held lease, once per `drawId`; trim: gives back part of a hold, which stays held. */
   kind: 'settle' | 'release' | 'expire' | 'draw' | 'trim';
   id: string;
-  /** draw: the paying call's id; a draw repeated with the same id charges nothing more. */
+  /** draw: the paying call's id. */
   drawId?: string;
-  /**
-   * draw: when the call drew (the moment its charge was decided), written on its draw row. The batch that
-   * writes it runs later; the row says when the call was paid, and since draws are written in the order they
-   * were drawn, it also says which calls a crash can have lost: only those drawn after the newest row.
-   */
+  /** draw: when its charge was decided (the batch writing it runs later), written on its rows. */
   drawnAt?: Date;
-  /**
-   * draw: takes at most this much of what the reservation holds, the rest of the charge from available balance
-   * (a call charged past its lease leaves the lease's other calls in flight what it holds for them).
-   */
+  /** draw: the most it takes of the hold (a call past its lease leaves the lease's other calls their part). */
   holdAtMostNano?: bigint | undefined;
-  /**
-   * draw: no earlier write of this draw can have committed (its first try), so the batch does not look for it among
-   * the charges already written; a retry after an unclear commit, or a charge replayed from the spool, does.
-   */
+  /** draw: no earlier write of it can have committed, so the batch need not look for it among those written. */
   firstTry?: boolean | undefined;
-  /**
-   * The reservation's wallet as the caller knows it (its lots are locked up front; a wrong one costs a
-   * retry), or null: looked up inside the batch.
-   */
+  /** The reservation's wallet as the caller knows it (a wrong one costs a retry), or null: looked up in the batch. */
   walletId: string | null;
-  /** settle, draw: the amount to charge. 0 for the other kinds (a trim's amount is `releaseNano`). */
+  /** settle, draw: the amount to charge; 0 for the other kinds. */
   actualNano: bigint;
   /** trim: the most to give back of what the reservation holds. */
   releaseNano?: bigint;
-  /** expire: only when the reservation's expiry is not after this instant (it may have been extended). */
+  /** expire: only if the reservation's expiry is not after this (it may have been extended). */
   expireBefore?: Date | undefined;
-  /** settle, draw: the charge rows (or charge callback) written in the charge's transaction. */
-  rows?: ChargeRows | ChargeCallback | undefined;
+  /** settle, draw: the charge rows written in the charge's transaction. */
+  rows?: ChargeRows | undefined;
 }
 
 export interface FinishOutcome {
-  /** What this move charged (a settle that was a no-op on a finished reservation: the first settle's charge). */
+  /** What this move charged (a repeated settle: the first one's charge). */
   chargedNano: bigint;
-  /** Part of the cost the lots could not cover (not charged). 0 normally. */
+  /** Part of the cost the lots could not cover (not charged). */
   shortfallNano: bigint;
-  /** True when the reservation was already settled or released (or the draw already written): nothing changed. */
+  /** The reservation was already finished (or the draw written): nothing changed. */
   alreadyFinished: boolean;
   releasedNano: bigint;
   /** This op moved the reservation out of 'held' (or settled an expired one). */

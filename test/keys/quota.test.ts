@@ -6,6 +6,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
 import { type AuthContext, createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { createLedger, type Ledger, type Reservation, type ReserveResult } from '../../engine/money/ledger.ts';
+import { keyDayRows } from '../helpers/charge-rows.ts';
 import { describeEachDatabase, openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet, useKeyDoors } from '../helpers/key-doors.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
@@ -119,7 +120,7 @@ describeEachDatabase('key quotas', (getDb) => {
       expect(again.ok).toBe(true);
 
       // Settled at 100: 100 used + 2,700 held leaves 200.
-      await ledger.settle(first[1]!, 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx));
+      await ledger.settle(first[1]!, 100n * C, keyDayRows(auth.keyId, now));
       expect(await reserve(ledger, auth, 200n * C + 1n)).toMatchObject({
         ok: false,
         reason: 'key_limit',
@@ -145,7 +146,7 @@ describeEachDatabase('key quotas', (getDb) => {
       const holds = held(await Promise.all(Array.from({ length: 10 }, () => reserve(ledger, auth))));
       // Sent in the same tick (one batch where the ledger batches): settle at 100, then a reserve of 200.
       const [, after] = await Promise.all([
-        ledger.settle(holds[0]!, 100n * C, (tx, charged) => keys.quota.recordUsage(auth.keyId, charged, now, tx)),
+        ledger.settle(holds[0]!, 100n * C, keyDayRows(auth.keyId, now)),
         reserve(ledger, auth, 200n * C),
       ]);
       expect(after.ok).toBe(true);

@@ -14,10 +14,10 @@ import fc from 'fast-check';
 import { expect, it, vi } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
-import type { Db, Queryable } from '../../engine/db/db.ts';
+import type { Db } from '../../engine/db/db.ts';
 import { checkLedger } from '../../engine/money/audit.ts';
 import { createLedger, LedgerInvariantBroken, type Reservation } from '../../engine/money/ledger.ts';
-import type { ChargeCallback, ChargeRows } from '../../engine/money/types.ts';
+import type { ChargeRows } from '../../engine/money/types.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -39,9 +39,9 @@ vi.mock('../../engine/money/batch-queues.ts', async (importOriginal) => {
 });
 
 /** What a charge writes: nothing, rows (good or failing in SQL), or a callback (writing, throwing, failing in SQL). */
-type Rows = 'none' | 'rows' | 'rows-bad' | 'cb' | 'cb-throw' | 'cb-sql';
-const ROWS: Rows[] = ['none', 'rows', 'rows-bad', 'cb', 'cb-throw', 'cb-sql'];
-const failing = (r: Rows) => r === 'rows-bad' || r === 'cb-throw' || r === 'cb-sql';
+type Rows = 'none' | 'rows' | 'rows-bad';
+const ROWS: Rows[] = ['none', 'rows', 'rows-bad'];
+const failing = (r: Rows) => r === 'rows-bad';
 
 type Finish =
   | { kind: 'settle'; actual: number; rows: Rows; wrongWallet: boolean }
@@ -145,28 +145,13 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
         }
 
         // The batch: every op submitted in the same tick.
-        const errorsThrown = new Map<string, Error>();
-        const rowsOf = (tag: string, mode: Rows): ChargeRows | ChargeCallback | undefined => {
+        const rowsOf = (tag: string, mode: Rows): ChargeRows | undefined => {
           switch (mode) {
             case 'none':
               return undefined;
             case 'rows':
             case 'rows-bad':
               return [chargeRow(writer, { tag, bad: mode === 'rows-bad' })];
-            case 'cb':
-              return async (tx: Queryable, charged: bigint) => {
-                await tx.query('INSERT INTO verdict_rows (tag, charged_nano) VALUES ($1, $2)', [tag, charged.toString()]);
-              };
-            case 'cb-throw':
-              return async () => {
-                const e = new Error(`callback of ${tag} failed`);
-                errorsThrown.set(tag, e);
-                throw e;
-              };
-            case 'cb-sql':
-              return async (tx: Queryable) => {
-                await tx.query('SELECT $1::int', [tag]);
-              };
           }
         };
         settledTimes.clear();
@@ -247,8 +232,7 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
             if (t.kind === 'broken') {
               expect(reason, where).toBeInstanceOf(LedgerInvariantBroken);
               expect((reason as LedgerInvariantBroken).opId, where).toBe(r.id);
-            } else if (mode === 'cb-throw') expect(reason, where).toBe(errorsThrown.get(r.id));
-            else expect(reason.message, where).toContain(r.id); // the SQL error names this op's own value
+            } else expect(reason.message, where).toContain(r.id); // the SQL error names this op's own value
             // Nothing of it committed: still held, whole, uncharged, no draw, no rows.
             expect(row, where).toEqual({ state: 'held', amount_nano: String(h.amount), charged_nano: null });
             expect(draws, where).toEqual([]);
@@ -291,8 +275,7 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
           } else expect(v.availableNano! < BigInt(x.amount)).toBe(true);
         }
         expect(held.filter((r) => rowsWritten.has(r.id)).length).toBe(
-          plan.held.filter((h) => (h.then.kind === 'settle' || h.then.kind === 'draw') && (h.then.rows === 'rows' || h.then.rows === 'cb'))
-            .length,
+          plan.held.filter((h) => (h.then.kind === 'settle' || h.then.kind === 'draw') && h.then.rows === 'rows').length,
         );
 
         // The journal adds up to every wallet's balance; what the batch charged is what the journals charged.

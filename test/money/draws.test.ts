@@ -5,6 +5,7 @@ import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -42,18 +43,15 @@ describeEachDatabase('draws on a held reservation', (getDb: () => Db) => {
     await expectJournalAddsUp(l, w.id);
   });
 
-  it('a draw repeated with the same id charges nothing and does not run its charge callback again', async () => {
+  it('a draw repeated with the same id charges nothing and does not write its charge rows again', async () => {
     const l = ledger();
+    const notes = await chargeNotes(getDb());
     const w = await l.createWallet({ credits: 10 });
     const lease = await leaseOf(l, w.id, 4000n);
-    const seen: bigint[] = [];
-    const note = async (_tx: unknown, charged: bigint) => {
-      seen.push(charged);
-    };
-    await l.draw(lease, 700n, 'call-x', note);
-    const again = await l.draw(lease, 700n, 'call-x', note);
+    await l.draw(lease, 700n, 'call-x', notes.noted(`${lease.id}-x`));
+    const again = await l.draw(lease, 700n, 'call-x', notes.noted(`${lease.id}-x`));
     expect(again).toMatchObject({ chargedNano: 0n, alreadyFinished: true });
-    expect(seen).toEqual([700n]);
+    expect(await notes.charged(`${lease.id}-x`)).toEqual([700n]);
     expect((await l.balance(w.id)).reservedNano).toBe(3300n);
     await expectJournalAddsUp(l, w.id);
   });

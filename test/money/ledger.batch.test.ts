@@ -2,8 +2,9 @@
 // the wallets sharing a queue), and the money stays exactly what one transaction per call gave.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
-import type { Db, Queryable } from '../../engine/db/db.ts';
+import type { Db } from '../../engine/db/db.ts';
 import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
+import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -128,35 +129,30 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       if (!r.ok) throw new Error('refused');
       held.push(r.reservation);
     }
-    const seen: bigint[] = [];
+    const notes = await chargeNotes(getDb());
     sizes.length = 0;
     // All submitted in the same tick: one batch.
     const calls = [
-      l.settle(held[0]!, 4_000n, async (tx, charged) => {
-        seen.push(charged);
-        await tx.query('SELECT 1');
-      }),
+      l.settle(held[0]!, 4_000n, notes.noted(held[0]!.id)),
       l.settle({ ...held[1]!, id: 'res_nope' }, 1_000n),
-      l.settle(held[1]!, 5_000n, async () => {
-        throw new Error('quota write failed');
-      }),
+      l.settle(held[1]!, 5_000n, notes.refused(held[1]!.id)),
       l.release(held[2]!),
       l.reserve({ walletId: w.id, vendor: 'b', amountNano: 50_000n, callId: 'new' }),
       l.reserve({ walletId: 'wal_missing', vendor: 'b', amountNano: 1n, callId: 'nowhere' }),
       l.settle(held[3]!, 12_000n), // 2,000 above its reservation: from available
     ];
     const out = await Promise.allSettled(calls);
-    // One batch, which a callback's failure rolled back; then each op alone, so only the failing one fails.
+    // One batch, which the refused rows rolled back; then each op alone, so only the failing one fails.
     expect(sizes).toEqual([calls.length, ...calls.map(() => 1)]);
     expect(out[0]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 4_000n, shortfallNano: 0n, alreadyFinished: false } });
     expect(out[1]).toMatchObject({ status: 'rejected', reason: { status: 404 } });
-    expect(out[2]).toMatchObject({ status: 'rejected', reason: { message: 'quota write failed' } });
+    expect(out[2]).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
     expect(out[3]).toMatchObject({ status: 'fulfilled', value: { releasedNano: 10_000n, alreadyFinished: false } });
     expect(out[4]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
     expect(out[5]).toMatchObject({ status: 'rejected', reason: { status: 404 } });
     expect(out[6]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 12_000n, shortfallNano: 0n, alreadyFinished: false } });
-    // the successful charge callback ran (its first run may have been rolled back with the failed op's batch)
-    expect(seen.at(-1)).toBe(4_000n);
+    // the successful charge's rows were written once (their first write was rolled back with the failed op's batch)
+    expect(await notes.charged(held[0]!.id)).toEqual([4_000n]);
     // held[1] is still held and uncharged; the new reservation holds 50,000
     const bal = await l.balance(w.id);
     expect(bal.reservedNano).toBe(10_000n + 50_000n);
@@ -169,8 +165,9 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     await expectJournalAddsUp(l, w.id);
   });
 
-  it('a settle whose charge callback fails in SQL (aborting the transaction) leaves that reservation held and uncharged; the rest of the batch commits', async () => {
+  it('a settle whose charge rows fail in SQL (aborting the transaction) leaves that reservation held and uncharged; the rest of the batch commits', async () => {
     const { l, sizes } = batchLedger();
+    const notes = await chargeNotes(getDb());
     const w = await l.createWallet({ credits: 50 });
     const rs: Reservation[] = [];
     for (let i = 0; i < 3; i++) {
@@ -178,24 +175,21 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       if (!r.ok) throw new Error('refused');
       rs.push(r.reservation);
     }
-    const ran: string[] = [];
-    const ok = (name: string) => async (tx: Queryable) => {
-      ran.push(name);
-      await tx.query('SELECT 1');
-    };
     sizes.length = 0;
     const out = await Promise.allSettled([
-      l.settle(rs[0]!, 1_000n, ok('first')),
-      l.settle(rs[1]!, 2_000n, async (tx) => {
-        await tx.query('SELECT 1 / 0'); // the transaction is aborted
-      }),
-      l.settle(rs[2]!, 3_000n, ok('third')),
+      l.settle(rs[0]!, 1_000n, notes.noted(rs[0]!.id)),
+      l.settle(rs[1]!, 2_000n, notes.refused(rs[1]!.id)), // the transaction is aborted
+      l.settle(rs[2]!, 3_000n, notes.noted(rs[2]!.id)),
     ]);
     expect(sizes[0]).toBe(3);
     expect(out[0]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 1_000n } });
     expect(out[1]).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
     expect(out[2]).toMatchObject({ status: 'fulfilled', value: { chargedNano: 3_000n } });
-    expect(ran.slice(-2)).toEqual(['first', 'third']);
+    expect([await notes.charged(rs[0]!.id), await notes.charged(rs[1]!.id), await notes.charged(rs[2]!.id)]).toEqual([
+      [1_000n],
+      [],
+      [3_000n],
+    ]);
     const row = await getDb().query<{ state: string; charged_nano: string | null }>(
       'SELECT state, charged_nano FROM reservations WHERE id = $1',
       [rs[1]!.id],
@@ -226,7 +220,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
     }
     type Step =
       | { kind: 'reserve'; vendor: string; amount: bigint }
-      | { kind: 'settle'; i: number; actual: bigint; callback?: 'ok' | 'throw' | undefined }
+      | { kind: 'settle'; i: number; actual: bigint; rows?: 'noted' | 'refused' | undefined }
       | { kind: 'release'; i: number }
       | { kind: 'settle-forged'; i: number };
     const r = rng(99);
@@ -234,10 +228,11 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
       const x = r.next();
       if (x < 0.45) return { kind: 'reserve', vendor: r.pick(['a', 'b', 'c', 'd']), amount: BigInt(r.int(0, 9_000)) };
       if (x < 0.75)
-        return { kind: 'settle', i: r.int(0, 29), actual: BigInt(r.int(0, 9_000)), callback: r.pick([undefined, 'ok', 'ok', 'throw']) };
+        return { kind: 'settle', i: r.int(0, 29), actual: BigInt(r.int(0, 9_000)), rows: r.pick([undefined, 'noted', 'noted', 'refused']) };
       if (x < 0.95) return { kind: 'release', i: r.int(0, 29) };
       return { kind: 'settle-forged', i: r.int(0, 29) };
     });
+    const notes = await chargeNotes(getDb());
     const lotIndex = async (walletId: string) => new Map((await l.balance(walletId)).lots.map((x, n) => [x.id, n]));
     const idx = [await lotIndex(wallets[0]!), await lotIndex(wallets[1]!)];
     const call = (k: number, s: Step): Promise<unknown> => {
@@ -247,19 +242,7 @@ describeEachDatabase('ledger batches', (getDb: () => Db, kind) => {
             .reserve({ walletId: wallets[k]!, vendor: s.vendor, amountNano: s.amount, callId: 'x' })
             .then((res) => (res.ok ? { ok: true, lots: res.reservation.lots.map((d) => [idx[k]!.get(d.lotId), d.amountNano]) } : res));
         case 'settle':
-          return l.settle(
-            pre[k]![s.i]!,
-            s.actual,
-            s.callback === 'ok'
-              ? async (tx) => {
-                  await tx.query('SELECT 1');
-                }
-              : s.callback === 'throw'
-                ? async () => {
-                    throw new Error('nope');
-                  }
-                : undefined,
-          );
+          return l.settle(pre[k]![s.i]!, s.actual, s.rows === undefined ? undefined : notes[s.rows](pre[k]![s.i]!.id));
         case 'release':
           return l.release(pre[k]![s.i]!);
         case 'settle-forged':

@@ -9,6 +9,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
 import { LOCK_WAIT_MS } from '../../engine/money/retry.ts';
+import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -30,23 +31,41 @@ describeEachDatabase(
       throw new Error(`nobody waited on backend ${pid}`);
     }
 
+    let gates = 0;
+
+    /** The backend waiting for advisory lock `gate`. */
+    async function waiterOn(gate: number): Promise<number> {
+      for (let i = 0; i < 500; i++) {
+        const r = await getDb().query<{ pid: number }>(
+          "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::int::oid AND NOT granted",
+          [gate],
+        );
+        if (r.rows[0]) return r.rows[0].pid;
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      throw new Error(`nobody waited on advisory lock ${gate}`);
+    }
+
     /**
-     * A draw by another ledger (another process) whose transaction has written its moves and keeps its
-     * locks until `open()`; `pid` is its backend's.
+     * A draw by another ledger (another process) whose transaction has locked its rows and keeps its locks until
+     * `open()`: its charge row waits for an advisory lock this test holds. `pid` is its backend's.
      */
     async function drawHeldOpen(ledger: Ledger, lease: Reservation, amountNano: bigint, drawId: string) {
-      let pid = 0;
+      const gate = 7_000 + ++gates;
+      const notes = await chargeNotes(getDb());
       let open!: () => void;
-      const gate = new Promise<void>((r) => (open = r));
+      const opened = new Promise<void>((r) => (open = r));
       let holding!: () => void;
       const held = new Promise<void>((r) => (holding = r));
-      const draw = ledger.draw(lease, amountNano, drawId, async (tx) => {
-        pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const holder = getDb().transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [gate]);
         holding();
-        await gate;
+        await opened;
       });
       await held;
-      return { draw, pid, open };
+      const draw = ledger.draw(lease, amountNano, drawId, notes.gated(drawId, gate));
+      const pid = await waiterOn(gate);
+      return { draw: holder.then(() => draw), pid, open };
     }
 
     for (const finish of ['release', 'settle'] as const) {

@@ -3,6 +3,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import { creditsToNano, nanoToCreditsCeil, nanoToCreditsFloor, usdToNano } from '../../engine/core/money.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { VENDORS } from '../helpers/vendors.ts';
@@ -25,28 +26,21 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
   const ledger = () => createLedger(getDb(), { clock, owner: 'test-proc', vendors: () => VENDORS, planVendors: () => ['c'] });
 
-  it('settle runs its charge callback in its own transaction: when it fails, nothing is charged and the hold stays', async () => {
+  it('settle writes its charge rows in its own transaction: when they are refused, nothing is charged and the hold stays', async () => {
     const l = ledger();
+    const notes = await chargeNotes(getDb());
     const w = await l.createWallet({ credits: 10 });
-    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4000n, callId: 'call-callback' });
+    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4000n, callId: 'call-rows' });
     if (!r.ok) throw new Error('reserve refused');
-    await expect(l.settle(r.reservation, 1500n, async () => Promise.reject(new Error('quota write failed')))).rejects.toThrow(
-      'quota write failed',
-    );
+    await expect(l.settle(r.reservation, 1500n, notes.refused(r.reservation.id))).rejects.toMatchObject({ code: '22012' });
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 6000n, reservedNano: 4000n });
-    const seen: bigint[] = [];
-    const settled = await l.settle(r.reservation, 1500n, async (tx, charged) => {
-      seen.push(charged);
-      await tx.query('SELECT 1');
-    });
+    const settled = await l.settle(r.reservation, 1500n, notes.noted(r.reservation.id));
     expect(settled.chargedNano).toBe(1500n);
-    expect(seen).toEqual([1500n]);
+    expect(await notes.charged(r.reservation.id)).toEqual([1500n]);
     expect(await l.balance(w.id)).toMatchObject({ availableNano: 8500n, reservedNano: 0n });
-    // A repeat settles nothing and does not run the charge callback again.
-    await l.settle(r.reservation, 1500n, async () => {
-      seen.push(-1n);
-    });
-    expect(seen).toEqual([1500n]);
+    // A repeat settles nothing and does not write its rows again.
+    await l.settle(r.reservation, 1500n, notes.noted(r.reservation.id));
+    expect(await notes.charged(r.reservation.id)).toEqual([1500n]);
     await expectJournalAddsUp(l, w.id);
   });
 
