@@ -87,14 +87,12 @@ export class Http2Origin {
   async request(req: Http2Request, signal: CallSignal | undefined): Promise<Http2Answer> {
     const headers = http2Headers(req.method, req.path, req.headers, req.body);
     // A stream the vendor refused unprocessed (its GOAWAY came first, or it was busy) is sent once more.
-    for (let attempt = 1; ; attempt++) {
-      const s = await this.sessionWithRoom(signal);
-      try {
-        return await this.send(s, headers, req.body, signal);
-      } catch (e) {
-        if (attempt >= 2 || !(e instanceof Refused) || signal?.aborted) throw e;
-      }
+    try {
+      return await this.send(await this.sessionWithRoom(signal), headers, req.body, signal);
+    } catch (e) {
+      if (!(e instanceof Refused) || signal?.aborted) throw e;
     }
+    return this.send(await this.sessionWithRoom(signal), headers, req.body, signal);
   }
 
   close(): void {

@@ -22,10 +22,7 @@ export interface Hold {
   readonly amountNano: bigint;
 }
 
-/**
- * What a caller could hold, and the limit that leaves the least (the one a refusal names): the wallet's money,
- * the key's month, its group's month, or the day (the key's or its group's).
- */
+/** What a caller could hold, and the limit that leaves the least (the one a refusal names). */
 export interface Room {
   nano: bigint;
   bound: { kind: 'wallet' | 'key_month' | 'day' } | { kind: 'group_month' | 'group_day'; group: string };
@@ -34,29 +31,18 @@ export interface Room {
 export type Headers = Record<string, string | string[] | undefined>;
 
 export interface Accounts {
-  /**
-   * 401 authentication_error when the key is missing, unknown, closed, expired or of the wrong kind.
-   * `keyHeaders` are where the door takes the key from (a door's `key_headers`; bearer when omitted).
-   */
+  /** 401 when the key is missing, unknown, closed, expired or of the wrong kind. `keyHeaders`: bearer when omitted. */
   authenticate(headers: Headers, keyHeaders?: DoorConfig['key_headers']): Promise<Caller>;
   /**
-   * Quota check, plan check and reservation: 429, 403 or 402 before any vendor call. `advice` is what the
-   * client can change to hold less (`lower max_tokens (4096) to lower the reservation`), said in the 402 beside
-   * a top-up.
+   * Quota, plan and credit checks: 429, 403 or 402 before any vendor call. `advice`, said in the 402, is what the
+   * client can change to hold less (`lower max_tokens (4096) to lower the reservation`).
    */
   admit(caller: Caller, model: ModelEntry, amountNano: bigint, callId: string, advice?: string): Promise<Hold>;
-  /**
-   * About the most `caller` could hold now for a call to `model`: what its wallet can pay the vendor (this
-   * process's leases counted back) and what its key's monthly and daily limits leave. A call's own hold may still
-   * be refused: other calls run meanwhile.
-   */
+  /** About the most `caller` could hold now for `model` (this process's leases counted back); other calls may take it first. */
   room(caller: Caller, model: ModelEntry): Promise<Room>;
   /** What the caller's key's daily limit leaves of today, or null when the key has none (no read then). */
   dayLeft(caller: Caller): Promise<bigint | null>;
-  /**
-   * Charges the cost (the rest goes back) with `rows` (its usage record) in the same transaction, and counts it on
-   * the key's quotas; never throws. `committed` says when the charge writer landed it: the answer's last byte waits for it.
-   */
+  /** Charges the cost (the rest goes back) with `rows`, counts it on the key's quotas; never throws. The answer waits for `committed`. */
   charge(caller: Caller, hold: Hold, costNano: bigint, rows?: ChargeRows): Charge;
   /** Gives the whole hold back: the call failed. */
   release(hold: Hold): Promise<void>;
@@ -66,10 +52,7 @@ export interface Accounts {
   holdRef(hold: Hold): string;
   /** Keeps a held reference from being swept before `expiresAt`. False when it is no longer held. */
   extendHold(holdRef: string, expiresAt: Date): Promise<boolean>;
-  /**
-   * Charges the cost (the rest goes back) and counts it on the quotas of the key that made the hold, on the
-   * Korean day it finishes. Idempotent: a second settle of the same reference charges nothing more.
-   */
+  /** As charge, on the quotas of the key that made the hold and the Korean day it finishes. Idempotent. */
   chargeDetached(holdRef: string, keyId: string, costNano: bigint, rows?: ChargeRows): Promise<bigint>;
   /** Gives the whole hold back. Idempotent. */
   releaseDetached(holdRef: string): Promise<void>;

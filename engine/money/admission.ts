@@ -26,13 +26,11 @@ const REACHABLE_WAIT_MS = 250;
 
 export interface LedgerHold extends Hold {
   reservation?: Reservation;
-  /** Admitted on this process's budget lease instead of its own reservation. */
   leased?: LeaseHold;
   /** Lets go what the call holds against its key's and group's days in this process (day-holds.ts). */
   letGoOfDay: () => void;
 }
 
-/** What a call asks to be admitted for. */
 interface Admission {
   auth: AuthContext;
   caller: Caller;
@@ -53,7 +51,6 @@ export interface WalletAccountsDeps {
   suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
   /** Where a charge written with fewer rows than asked is reported (charge-first.ts). */
   log?: { error: (o: object, m: string) => void };
-  /** The one writer of every call's charge. */
   writer: ChargeWriter;
   /** Budget leases, when billing.yaml turns them on (read at each call). */
   leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
@@ -93,10 +90,7 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
   throw await creditRefusal(deps, a, result.availableNano);
 }
 
-/**
- * Charges the database has not taken are answers given on credit: none more until it takes them, nor while it
- * looks gone. The synchronous check first: a call waits (for a reconnect) only when the database already looks gone.
- */
+/** Charges not yet taken are answers given on credit (docs/decisions/charge-writer.md, "Refusing calls while charges wait"). */
 async function refuseWhileChargesWait(deps: WalletAccountsDeps, walletId: string): Promise<void> {
   const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
   if (deps.writer.behind(walletId) || gone) {
@@ -118,8 +112,7 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
     });
   }
   if (!result.ok && result.reason === 'key_limit' && leaseKey && deps.leases) {
-    // The key's leases, this process's or another's, may hold the allowance this call needs (a call larger than
-    // what they have left): an idle lease of another process must not refuse a call the month allows.
+    // The key's leases, on any process, may hold the allowance this call needs: an idle one must not refuse it.
     result = await reserveAsLeasesReturn(walletId, 'key_limit', reserve, deps.leases, {
       keyId: leaseKey.keyId,
       stillShort: async () => (await leaseKey.roomNano()) < a.amountNano,
@@ -129,10 +122,7 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
   return result;
 }
 
-/**
- * A reserve refused while what it needs may sit in leases: gives back this process's, asks the others for theirs,
- * and tries again as money comes back (every waiting call on each return: one can be enough for several).
- */
+/** A reserve refused while leases may hold what it needs (docs/decisions/leases.md, "A reserve refused while leases hold the money"). */
 async function reserveAsLeasesReturn(
   walletId: string,
   short: 'insufficient_credit' | 'key_limit',

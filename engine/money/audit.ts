@@ -1,6 +1,5 @@
-// The ledger checks itself: a row that breaks an invariant is a bug or a hand edit that nothing else would
-// notice until a customer did. Each check is one statement, so it reads one snapshot and a busy ledger never
-// fails an audit. The checks and their cost: docs/decisions/ledger-audit.md.
+// The ledger checks itself: a row that breaks an invariant is a bug or a hand edit nothing else would notice until a
+// customer did. Each check is one statement, one snapshot (docs/decisions/ledger-audit.md).
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
 import type { MoneyLog } from './types.ts';
@@ -127,7 +126,6 @@ export const DEFAULT_AUDIT_INTERVAL_MS = 300_000;
 interface LedgerAuditorOptions {
   db: Queryable;
   clock: Clock;
-  /** A hold held this long past its expiry fails expired_hold. */
   holdGraceMs: number;
   /** Read at each use, so the log can be the app's once it exists. */
   log: () => MoneyLog;
@@ -135,7 +133,6 @@ interface LedgerAuditorOptions {
   turn?: AuditTurn;
 }
 
-/** Turns at auditing, shared by the processes on one database (audit-turn.ts). */
 export interface AuditTurn {
   /** Takes the turn if it is due: true for the one process that audits now. */
   take(intervalMs: number): Promise<boolean>;
@@ -145,7 +142,6 @@ export interface AuditTurn {
   latest(): Promise<LedgerAuditRun | null>;
 }
 
-/** What the last audit that completed found, for the metrics. */
 export interface LedgerAuditRun extends LedgerAudit {
   /** When it completed (the gateway's clock). */
   at: Date;

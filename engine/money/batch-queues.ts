@@ -1,17 +1,15 @@
-// Which of the ledger's ops share a transaction, and when it starts: queues the wallets share, because each
-// transaction pays its round trips and a commit whatever it holds (docs/decisions/ledger-exactness.md, "The batch
-// queues"; the transaction itself is batcher.ts's).
+// Which ledger ops share a transaction, and when it starts: queues the wallets share, since each transaction pays
+// its round trips and a commit whatever it holds (docs/decisions/ledger-exactness.md, "The batch queues").
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
 const MAX_BATCH = 64;
 
 /** The draws of every wallet share one queue: what counts for them is how many a transaction writes. */
 const DRAWS_QUEUE = '\u0000draws';
-/** Most draws one transaction writes: at 64 the writes fell behind the calls (docs/benchmarks.md, "Queues the wallets share"). */
+/** Most draws one transaction writes: fewer fell behind the calls (docs/benchmarks.md, "Queues the wallets share"). */
 const MAX_DRAW_BATCH = 256;
 /** Draws wait this long after the last draws batch started (billing.yaml `leases.flush_ms`): 0, as every answer waits for its draw. */
 export const DEFAULT_DRAW_FLUSH_MS = 0;
-
 export const DEFAULT_WALLET_QUEUES = 1;
 
 /** The queue a wallet's ops go to on PostgreSQL: always the same one for a wallet while `queues` stays. */
@@ -32,7 +30,6 @@ export interface Pending {
 
 interface Queue {
   pending: Pending[];
-  /** Batches started and not ended. */
   running: number;
   /** A batch was started and has not yet taken its ops. */
   waiting: boolean;
@@ -46,7 +43,7 @@ interface Queue {
 interface BatchQueueOptions {
   embedded: boolean;
   drawFlushMs: () => number;
-  /** How many queues the wallets share on PostgreSQL; read at each op (a reload may change it). */
+  /** Read at each op, as a reload may change it. */
   walletQueues: () => number;
   /** Runs one batch: its transaction calls `take` when it starts, for the ops it will decide; never throws. */
   runBatch: (take: () => Pending[]) => Promise<void>;

@@ -1,7 +1,5 @@
-// The SQL of a ledger batch: lock the rows in a fixed order, read the wallet facts a refusal needs, and write what
-// the decisions moved in one statement with parameters only, so no mover reads a stale balance
-// (docs/decisions/ledger-exactness.md; the decisions are policy.ts's, the order of the steps batcher.ts's).
-
+// The SQL of a ledger batch: lock the rows in a fixed order, then write what policy.ts decided in one statement with
+// parameters only, so no mover reads a stale balance (docs/decisions/ledger-exactness.md).
 import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
@@ -32,9 +30,8 @@ UNION ALL
 SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amount_nano, state, charged_nano, expires_at
   FROM res`;
 
-// What the locked reservations hold per lot, and, when a retry looks for them, which of the batch's draws were
-// written before (by a draw row, or a `recorded` charge row carrying the draw's id: $2 the ids, $3 the earliest
-// instant). Issued after LOCK_SQL.
+// Issued after LOCK_SQL: the locked reservations' holds and, on a retry, which of the batch's draws ($2) were written
+// before, as a draw row or a `recorded` charge row carrying the draw's id (written since $3).
 const HOLDS_SQL = `SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
   FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
 const holdsAndDrawsSql = (recorded: readonly ((ids: string, since: string) => string)[]) => `${HOLDS_SQL}
@@ -43,7 +40,6 @@ SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($
   .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3')}) r`)
   .join('')}`;
 
-/** The statement reading the holds, and the draws already written when some are looked for, with its parameters. */
 function holdsRead(reservationIds: string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
   if (drawIds.length === 0) return [HOLDS_SQL, [reservationIds]];
   if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
@@ -82,7 +78,7 @@ export const lotStateOf = (row: LotRow): LotState => ({
   expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
 });
 
-/** Locks and reads the batch's lots and reservations, then, once they are locked, their holds and which `drawIds` were written. */
+/** Locks the batch's lots and reservations, then reads their holds and which `drawIds` were written. */
 export async function lockBatch(
   tx: Queryable,
   walletIds: readonly string[],
@@ -123,8 +119,7 @@ export async function lockBatch(
   return { lots, reservations, drawnBefore };
 }
 
-// For refusals only (as the one-op ledger did, read without locks): does the wallet exist, has it any lot,
-// has it any lot that could ever serve the vendor.
+// For refusals only, read without locks: does the wallet exist, has it any lot, any that could ever serve the vendor.
 const WALLET_INFO_SQL = `
 SELECT u.wallet_id, u.vendor,
        EXISTS (SELECT 1 FROM wallets w WHERE w.id = u.wallet_id) AS wallet,
@@ -218,7 +213,7 @@ const WRITE_COLUMNS = {
 };
 type WriteRows = { [K in keyof typeof WRITE_COLUMNS]: readonly ((typeof WRITE_COLUMNS)[K] extends Column<infer R>[] ? R : never)[] };
 
-/** Each CTE's `$n::type` list and alias column names, numbered from $2 in WRITE_COLUMNS order ($1: the owner). */
+/** Each CTE's `$n::type` list and alias column names, numbered from $2 in WRITE_COLUMNS order. */
 const U = (() => {
   let n = 1;
   const out = {} as Record<keyof typeof WRITE_COLUMNS, { params: string; names: string }>;
@@ -228,7 +223,6 @@ const U = (() => {
   return out;
 })();
 
-/** WRITE_SQL's parameters for `rows`, in the order U numbered them. */
 function writeParams(owner: string, rows: WriteRows): unknown[] {
   const params: unknown[] = [owner];
   for (const [cte, cols] of Object.entries(WRITE_COLUMNS) as [keyof WriteRows, Column<unknown>[]][]) {
@@ -287,7 +281,7 @@ SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new
 /** How many parameters WRITE_SQL takes: the owner and one array per column. */
 const WRITE_PARAMS = 1 + Object.values(WRITE_COLUMNS).reduce((n, cols) => n + cols.length, 0);
 
-/** `WRITE_SQL` with `chargeRows` (the statements of the charges' charge rows) as CTEs of its own, parameters renumbered after its own. */
+/** `WRITE_SQL` with the charge rows' statements as CTEs of its own, their parameters renumbered after its own. */
 function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
   if (chargeRows.length === 0) return { sql: WRITE_SQL, params: [] };
   let next = WRITE_PARAMS;
@@ -301,10 +295,7 @@ function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params
   return { sql: WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`), params };
 }
 
-/**
- * Writes a batch's moves, and in the same statement `chargeRows` (the statements of its charges' rows); every
- * row count of the moves is checked.
- */
+/** Writes a batch's moves and its charge rows in one statement, and checks every row count of the moves. */
 export async function writeMoves(
   tx: Queryable,
   owner: string,
@@ -316,7 +307,7 @@ export async function writeMoves(
   const draws = moves.draws.filter((d) => !recordedDraws.has(d.drawId));
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
-  // Several draws of one batch may take from the same hold: one row update each, summed.
+  // Several draws of one batch may take from the same hold: summed, as an UPDATE … FROM changes a row once.
   const held = new Map<string, { reservationId: string; lotId: string; amount: bigint }>();
   for (const d of moves.heldDelta) {
     const k = `${d.reservationId}\u0000${d.lotId}`;
@@ -347,8 +338,7 @@ export async function writeMoves(
     }),
     ...write.params,
   ]);
-  // Every row we meant to write was written (the lots and reservations are locked by us; a wallet row
-  // cannot disappear). A mismatch is a bug: fail the batch rather than commit a partial move.
+  // The rows are ours, locked, so a count that differs is a bug: fail the batch rather than commit a partial move.
   const got = r.rows[0];
   for (const k of Object.keys(want) as (keyof typeof want)[]) {
     if (Number(got?.[k]) !== want[k]) throw new Error(`ledger batch wrote ${got?.[k]} ${k} rows, expected ${want[k]}`);

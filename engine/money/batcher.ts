@@ -1,13 +1,6 @@
-// The ledger's money moves, batched: concurrent reserves and finishes are grouped into one transaction (which ops
-// share one, and when it starts: batch-queues.ts; one run of it: batch-run.ts). Every batch locks lots (seq) →
-// reservations (id) → keys (id) → groups (id) → whatever the charge rows touch, in every process, so batches do
-// not deadlock each other; when they do anyway, the batch is tried again (retry.ts).
-//
-// A batch that cannot commit as a whole (a decision that finds the rows inconsistent, charge rows the database
-// refuses, a finish naming the wrong wallet, a wallet's rows locked past LOCK_WAIT_MS) is rolled back and each of
-// its ops runs again alone, in its own transaction: a wallet's ops in their order, the wallets side by side. So an
-// op fails only for its own fault, the others decided as if it had never been sent; a wallet whose rows stay
-// locked fails its remaining ops at once rather than waiting again for each.
+// The ledger's moves in batch transactions (which ops share one: batch-queues.ts; one run: batch-run.ts). Every batch
+// locks lots (seq) → reservations (id) → keys (id) → groups (id) → what the charge rows touch, so batches do not
+// deadlock each other. A batch that cannot commit whole reruns each op alone, so an op fails only for its own fault.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
@@ -15,11 +8,11 @@ import { type Outcome, processBatch, type RunContext } from './batch-run.ts';
 import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES, TablesLocked } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
-/** How the ledger's moves are queued and committed; each is read at each use, so a reload applies to the next. */
+/** Each is read at each use, so a reload applies to the next batch. */
 export interface BatchSettings {
-  /** How long draws wait to be written together (billing.yaml `leases.flush_ms`; DEFAULT_DRAW_FLUSH_MS). */
+  /** How long draws wait to be written together (billing.yaml `leases.flush_ms`). */
   drawFlushMs?: () => number;
-  /** How many queues the wallets' moves share on PostgreSQL (billing.yaml `ledger.queues`; DEFAULT_WALLET_QUEUES). */
+  /** How many queues the wallets' moves share on PostgreSQL (billing.yaml `ledger.queues`). */
   walletQueues?: () => number;
   /** Whether a batch's COMMIT waits for PostgreSQL's disk flush (billing.yaml `ledger.synchronous_commit`); default true. */
   flushWal?: () => boolean;
@@ -30,7 +23,6 @@ export interface BatchSettings {
 interface BatcherOptions extends BatchSettings {
   db: Db;
   clock: Clock;
-  /** Owner written on new reservations. */
   owner: string;
   /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal. */
   planVendors: () => readonly string[];
@@ -72,8 +64,8 @@ class RunFailed extends Error {
 type Ended = { ok: true; outcomes: Outcome[] } | { ok: false; error: unknown; own: boolean };
 
 /**
- * One batch to its end: every op its transaction takes (`take`) is settled once; it never throws. A wallet whose rows
- * stayed locked past LOCK_WAIT_MS joins `locked` (its ops then queue apart) until one of its ops commits.
+ * Settles every op the batch takes, once; never throws. A wallet whose rows stayed locked past LOCK_WAIT_MS joins
+ * `locked` (its ops then queue apart, so other wallets' batches stop waiting on it) until one of its ops commits.
  */
 async function runBatch(opts: BatcherOptions, ctx: RunContext, locked: Set<string>, take: () => Pending[]): Promise<void> {
   const { ops, ended } = await runInOne(opts, ctx, take, false);
@@ -115,10 +107,7 @@ async function runEachAlone(opts: BatcherOptions, ctx: RunContext, locked: Set<s
   await Promise.all([...byWallet].map(runWallet));
 }
 
-/**
- * Runs the ops `take` gives in one transaction (taken when it starts), again after a deadlock, MAX_RETRIES times at
- * most: their outcomes, or why it could not commit.
- */
+/** The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock. */
 async function runInOne(
   opts: BatcherOptions,
   ctx: RunContext,
@@ -161,18 +150,12 @@ function settleAll(ops: readonly Pending[], outcomes: readonly Outcome[]): void 
   });
 }
 
-/**
- * A lock waited for too long on a wallet's own rows stays 55P03 (only that wallet's calls wait); one on a table
- * every charge writes (a `LOCK TABLE`, a migration) is TablesLocked, so the charge writer treats it as an outage.
- */
+/** 55P03 when the wallet's own rows were locked (only its calls wait), else TablesLocked: an outage for every wallet. */
 async function lockTimeoutCause(db: Db, walletId: string | null, e: unknown): Promise<unknown> {
   return walletId && !(await walletRowsLocked(db, walletId)) ? new TablesLocked(e) : e;
 }
 
-/**
- * Whether a wallet's own rows are what a lock wait was for (another session holds them), rather than a table every
- * batch writes (a `LOCK TABLE`, a migration): only then may the other wallets' calls go on (charge-writer.ts).
- */
+/** Whether another session holds the wallet's own rows, rather than a table (a `LOCK TABLE`, a migration). */
 async function walletRowsLocked(db: Db, walletId: string): Promise<boolean> {
   try {
     await db.transaction(async (tx) => {

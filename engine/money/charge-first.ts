@@ -1,6 +1,5 @@
-// A charge comes before its charge rows: rows the database refuses for good would otherwise undo the charge on
-// every attempt and leave the vendor's work unpaid, so the charge is tried again with fewer rows
-// (docs/decisions/charge-writer.md, "The charge before its rows").
+// A charge comes before its charge rows: rows refused for good would undo it on every attempt, so it is tried again
+// with fewer (docs/decisions/charge-writer.md, "The charge before its rows").
 import type { ChargeRows, MoneyLog } from './types.ts';
 
 /** SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the same rows would be refused again. */
@@ -9,11 +8,7 @@ function isRefusedForGood(e: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
 
-/**
- * The ladder of charge rows a charge writes, from all of them to none (undefined). Each step is tried when the
- * one before was refused for good; anything else (a lost connection, a deadlock) is the caller's to retry with
- * the same rows.
- */
+/** A charge's rows from all to none (undefined), a step down per refusal for good; other failures are retried with the same rows. */
 export class ChargeRowLadder {
   private at = 0;
 
@@ -39,10 +34,7 @@ export class ChargeRowLadder {
   }
 }
 
-/**
- * The ladder of a charge's rows: all of them, then only those the key's use is summed from (when that is fewer),
- * then none. The live charge and the spool's replay of it step down alike.
- */
+/** All rows, then only those the key's use is summed from (when fewer), then none; the spool's replay steps down alike. */
 export function ladderFor(rows: ChargeRows | undefined, log: Pick<MoneyLog, 'error'>, callId: string): ChargeRowLadder {
   const all = rows ?? [];
   const counted = all.filter((r) => r.writer.countsKeyUse === true);
@@ -52,7 +44,6 @@ export function ladderFor(rows: ChargeRows | undefined, log: Pick<MoneyLog, 'err
 
 /** Runs `charge` with the ladder's rows, stepping down to fewer when they are refused for good. */
 export async function chargeFirst<T>(ladder: ChargeRowLadder, charge: (rows: ChargeRows | undefined) => Promise<T>): Promise<T> {
-  // Each try steps down the ladder or ends it: one try per step, the last with no rows.
   for (let step = 1; step < ladder.steps.length; step++) {
     try {
       return await charge(ladder.current);

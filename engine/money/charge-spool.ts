@@ -1,6 +1,5 @@
-// Charges the database has not taken, kept on this host's disk so a killed process has not answered for free;
-// the next process on the data folder writes them, and each is keyed by its id so it moves money once
-// (docs/decisions/charge-writer.md, "The spool").
+// Charges the database has not taken, kept on this host's disk so a killed process has not answered for free; the
+// next process on the data folder writes them (docs/decisions/charge-writer.md, "The spool").
 import { accessSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';

@@ -1,14 +1,11 @@
-// The one writer of charges: each charge is decided once in memory and only written here, retried until it lands
-// (for a day at most), because the answer it pays for was or is about to be given. Its counters are what an
-// operator must see about money not yet written. Why: docs/decisions/charge-writer.md.
+// The one writer of charges, decided once in memory and retried here until they land (for a day at most): the
+// answer each pays for was or is about to be given (docs/decisions/charge-writer.md).
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
 import type { FinishOutcome, MoneyLog } from './types.ts';
 
-/** What one write of a charge did: what it charged, and the vendor work the wallet could not pay. */
 type Written = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano'>;
 
-/** A charge handed to the writer. */
 export interface Charge {
   readonly callId: string;
   /** Resolves with what was charged once it is committed; rejects only when it was given up. */
@@ -16,8 +13,8 @@ export interface Charge {
   /** Settles when the writer is done with it (written or given up); never rejects. */
   readonly done: Promise<void>;
   /**
-   * The wait for the commit ran out: true when the answer may go out first (the charge is kept on disk, there is no
-   * disk, or it landed), at risk until it lands; false when the spool could not keep it, as a kill would leave that answer free.
+   * The wait for the commit ran out: true when the answer may go out first (kept on disk, no spool, or landed);
+   * false when the spool could not keep it, as a kill would leave that answer free.
    */
   answeredFirst(): boolean;
 }
@@ -62,10 +59,7 @@ export class ChargeWriter {
     private readonly spool: ChargeSpool | null = null,
   ) {}
 
-  /**
-   * Writes the charge now, and again after every failure that is not final, until it lands or the tries run out.
-   * With its `intent`, a charge at risk or failing is also kept in the spool until it lands.
-   */
+  /** Writes the charge until it lands or its tries run out; with `intent`, one at risk or failing is kept in the spool meanwhile. */
   submit(callId: string, write: (firstTry: boolean) => Promise<Written>, intent?: () => ChargeIntent, walletId?: string): Charge {
     const entry: Entry = { callId, walletId, walletLocked: false, failing: false, atRisk: false, intent, kept: false };
     this.entries.add(entry);
@@ -179,7 +173,7 @@ export class ChargeWriter {
         this.keep(entry);
         delay = nextDelayMs(this.policy, delay);
         this.log().warn({ err: e, callId: entry.callId, delayMs: delay }, 'charge not written yet: retrying');
-        // At shutdown the retries go on at their pace until drain's deadline; the process then exits.
+        // At shutdown, at most 200 ms apart: drain's deadline is seconds away, and the process then exits.
         await new Promise((r) => setTimeout(r, this.stopping ? Math.min(delay!, 200) : delay));
       }
     }

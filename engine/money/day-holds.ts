@@ -1,6 +1,5 @@
-// What this process's calls in flight hold against keys' and groups' daily limits: the day's use counts only
-// finished calls, so without this calls sent together would each see the whole day left. Other processes' calls
-// are not seen: the contract lets calls sent at the same moment pass the limit.
+// This process's calls in flight against daily limits: the day's use counts only finished calls, so calls sent
+// together would each see the whole day left. Other processes' are not seen: the contract allows that overshoot.
 import type { AuthContext, DayHeld } from '../keys/index.ts';
 
 /** A call's hold is let go at its end; past this it is let go anyway, so a lost end cannot shut a key's day. */

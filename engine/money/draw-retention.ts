@@ -2,14 +2,13 @@
 // only a trail the usage records also keep, so they are pruned with them (a held lease's draws are kept).
 import type { Db } from '../db/db.ts';
 
-/** Rows deleted per statement, so pruning a large backlog never holds one long transaction. */
+/** Rows per DELETE, so pruning never holds one long transaction; what MAX_CHUNKS leaves waits for the next run. */
 const PRUNE_CHUNK = 10_000;
 const MAX_CHUNKS = 1_000;
 
 /** Removes the draws written before `before` whose lease is no longer held; returns how many. */
 export async function pruneDraws(db: Db, before: Date, chunk = PRUNE_CHUNK): Promise<number> {
   let removed = 0;
-  // At most MAX_CHUNKS statements a run; a larger backlog is pruned by the runs after it.
   for (let i = 0; i < MAX_CHUNKS; i++) {
     const r = await db.query(
       `DELETE FROM reservation_draws WHERE draw_id IN (

@@ -1,11 +1,9 @@
-// Key groups in a batch: a group's cap is locked after its keys, in group id order so every process
-// locks alike. A linked standing repeats each change the Book makes to a key's figures on its group's, so the Book
-// keeps groups current with no code of its own (policy.ts's update sites stay the key's).
+// Key groups in a batch: a group's cap is locked after its keys, in group id order so every process locks alike.
+// A linked standing repeats each change to a key's figures on its group's, so the Book needs no group code.
 import type { Queryable } from '../db/db.ts';
 import type { KeyStanding } from './policy.ts';
 import type { GroupCap, GroupFigures, KeyCap } from './types.ts';
 
-/** A key's standing whose changes its group's figures follow. */
 class LinkedStanding implements KeyStanding {
   #used: bigint;
   #held: bigint;
@@ -33,10 +31,7 @@ class LinkedStanding implements KeyStanding {
   }
 }
 
-/**
- * Locks the groups of the batch's capped keys and links them into `standings` (key id → standing, read by
- * lockKeyCaps under the keys' locks): each group's keys then carry its figures.
- */
+/** `standings`: key id → standing, read by lockKeyCaps under the keys' locks; each group's keys then carry its figures. */
 export async function linkGroupCaps(tx: Queryable, caps: ReadonlyMap<string, KeyCap>, standings: Map<string, KeyStanding>): Promise<void> {
   const groups = new Map<string, GroupCap>();
   for (const cap of caps.values()) if (cap.group && !groups.has(cap.group.groupId)) groups.set(cap.group.groupId, cap.group);

@@ -1,12 +1,10 @@
-// The money's invariants, asserted where the running code relies on them (docs/money.md lists each and where).
-// A broken one is a bug or a row changed by hand, never a client's doing: the move that would break it throws
-// this before anything is written, so it fails alone and the money stays as it was.
+// A broken money invariant is a bug or a row changed by hand, never a client's doing: the move throws before
+// anything is written, so it fails alone. Each invariant and where it is asserted: docs/money.md.
 
 export class MoneyInvariantBroken extends Error {
   override name = 'MoneyInvariantBroken';
 }
 
-/** Throws MoneyInvariantBroken saying `what` when `holds` is false. */
 export function assertMoney(holds: boolean, what: () => string): asserts holds {
   if (!holds) throw new MoneyInvariantBroken(`money invariant broken: ${what()}`);
 }

@@ -1,5 +1,4 @@
-// How big a budget lease is, kept pure apart from the machinery that grants, admits on and returns leases
-// (docs/decisions/leases.md, "Sizing").
+// How big a budget lease is, kept pure (docs/decisions/leases.md, "Sizing").
 
 /** billing.yaml `leases`, in the units the engine uses. */
 export interface LeaseSettings {
@@ -8,7 +7,7 @@ export interface LeaseSettings {
   maxShare: number;
   ttlMs: number;
   idleReturnMs: number;
-  /** Draws decided and not yet written, at most, in the whole process (leases.ts DEFAULT_MAX_PENDING_DRAWS). */
+  /** Unwritten draws, at most, in the whole process (leases.ts DEFAULT_MAX_PENDING_DRAWS). */
   maxPendingDraws: number;
 }
 
@@ -28,10 +27,7 @@ interface SliceAsk {
   heldNano: bigint;
 }
 
-/**
- * The slice to lease, or null when the wallet is too small to lease (its calls take the exact path). It fits twice
- * what calls hold, since calls hold their bound (docs/decisions/leases.md, "Sizing").
- */
+/** The slice to lease, or null when the wallet is too small to lease (its calls take the exact path). */
 export function sliceFor(ask: SliceAsk, s: LeaseSettings): bigint | null {
   const share = BigInt(Math.floor(Number(ask.usableNano) * s.maxShare));
   if (share < ask.amountNano * BigInt(MIN_CALLS_PER_SHARE)) return null;

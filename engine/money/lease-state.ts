@@ -1,10 +1,7 @@
 // A budget lease as a process keeps it in memory (engine/money/leases.ts), and the sums its decisions read.
 import type { KeyCap, Reservation } from './types.ts';
 
-/**
- * A lease of one key's monthly allowance as well as of its wallet's money: its reservation carries the key's id and
- * cap, so every process counts it against the cap, and only that key's calls are admitted on it.
- */
+/** A lease of a key's monthly allowance too: its reservation carries the key's id and cap, so every process counts it against the cap. */
 export interface LeaseKey {
   keyId: string;
   cap: KeyCap;
@@ -12,7 +9,6 @@ export interface LeaseKey {
   roomNano: () => Promise<bigint>;
 }
 
-/** What a lease is of: a wallet's money for one vendor, and for a key with a monthly limit, that key's allowance. */
 export interface LeasePair {
   walletId: string;
   vendor: string;
@@ -38,9 +34,9 @@ export interface Lease extends LeasePair {
 
 /** What this process's leases hold and owe, for /metrics. */
 export interface LeaseStats {
-  /** Leases held (open or being returned). */
+  /** Open or being returned. */
   leases: number;
-  /** Leases admitting calls (the others are spent, idle or asked back, and go back once their calls end). */
+  /** Still admitting calls; the others go back once their calls end. */
   open: number;
   /** Granted and not yet drawn, all leases (nano-USD). */
   unspentNano: bigint;
@@ -61,19 +57,16 @@ export interface LeaseHold {
 /** What the lease holds for no call in flight and no draw decided: what it can still admit. */
 export const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
 /**
- * Past the soonest expiry of the lots it holds, on the ledger's clock: it admits nothing more and goes back once
- * its calls end (a lease never admits a call on money that lapsed; the ledger's draws skip it anyway, and the
- * expiry pass voids it). Without `now`, never: the sums for /metrics do not ask.
+ * Past the soonest expiry of its lots, on the ledger's clock: it admits nothing more (docs/money.md, "Lots that expire").
+ * Without `now`, never: the sums for /metrics do not ask.
  */
 const lapsed = (l: Lease, now?: Date): boolean =>
   now !== undefined && l.reservation.lots.some((lot) => lot.expiresAt != null && lot.expiresAt.getTime() <= now.getTime());
 /** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then), or lapsed. */
 export const spentOut = (l: Lease, now?: Date): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted || lapsed(l, now);
-/** Whether the lease may admit a call holding `amountNano` at `now`. */
 export const admits = (l: Lease, amountNano: bigint, now: Date): boolean => l.open && free(l) >= amountNano && !lapsed(l, now);
 export const openFree = (list: readonly Lease[]): bigint => list.reduce((a, l) => (l.open && free(l) > 0n ? a + free(l) : a), 0n);
 
-/** What a process's leases hold, for /metrics (LeaseStats without the process's counters). */
 export function leaseSums(all: readonly Lease[]): Pick<LeaseStats, 'leases' | 'open' | 'unspentNano' | 'inFlightNano'> {
   return {
     leases: all.length,

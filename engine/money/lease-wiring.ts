@@ -1,6 +1,5 @@
-// The budget leases of one gateway process: settings read from billing.yaml at each use (a reload turns
-// them on or off for the next call), and the channel on which a process short of a wallet's money asks
-// the others to give back their leases of it.
+// One process's budget leases: settings read from billing.yaml at each use (a reload applies to the next call), and
+// the channel on which a process short of a wallet's money asks the others for their leases of it.
 import type { Clock } from '../core/clock.ts';
 import { creditsToNano } from '../core/money.ts';
 import type { BillingFile } from '../core/schema-types.ts';
@@ -12,7 +11,6 @@ import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
 
-/** billing.yaml `leases`, as its schema types it. */
 export type LeaseConfig = NonNullable<BillingFile['leases']>;
 
 const OFF: LeaseConfig = {
@@ -73,8 +71,7 @@ export function gatewayLeases(
       askOthersToReturn: (walletId) => db.notify(LEASE_RETURN_CHANNEL, walletId),
     },
     async listen() {
-      // Asks lost while the listener was reconnecting cannot be told apart: every lease goes back, and calls
-      // take new ones from what the database says then.
+      // Asks lost while the listener was reconnecting cannot be told apart: every lease goes back then.
       await db.listen(
         LEASE_RETURN_CHANNEL,
         (walletId) => void book.returnWallet(walletId),

@@ -1,6 +1,5 @@
-// Budget leases: a process holds a slice of a wallet's balance for a vendor as one reservation and admits calls
-// against it in memory, so admission writes nothing; each call's charge is a draw posted against it. Why they are
-// exact, how they are sized and how they go back: docs/money.md and docs/decisions/leases.md.
+// Budget leases: one reservation per wallet and vendor on which a process admits calls in memory, each call's charge
+// a draw on it. Reasoning: docs/money.md ("States") and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
@@ -34,7 +33,6 @@ export class BudgetLeases {
   private readonly timer: NodeJS.Timeout;
   private readonly teller: InFlightTeller;
   private stopping = false;
-  /** Draws decided and not yet written, every lease together. */
   private pendingTotal = 0;
   private admitted = 0;
   private missed = 0;
@@ -56,10 +54,7 @@ export class BudgetLeases {
     return [...this.leases.values()].flat();
   }
 
-  /**
-   * Admits a call of `amountNano` on a lease of the pair, in memory; null when none covers it (it asks for one,
-   * unless the backlog of unwritten charges is full: that lease could not be used either).
-   */
+  /** Admits the call on a lease of the pair, in memory; null when none covers it (it asks for one, unless draws are at their bound). */
   hold(walletId: string, vendor: string, amountNano: bigint, key?: LeaseKey): LeaseHold | null {
     const pair: LeasePair = { walletId, vendor, key };
     const leased = this.holdNow(pairKey(pair), pair, amountNano);
@@ -99,7 +94,6 @@ export class BudgetLeases {
     return { lease, amountNano };
   }
 
-  /** Waits for the pair's grants in flight, at most MAX_GRANT_WAITS of them, trying again after each. */
   private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint): Promise<LeaseHold | null> {
     this.waitingNano.set(key, (this.waitingNano.get(key) ?? 0n) + amountNano);
     try {
@@ -130,10 +124,7 @@ export class BudgetLeases {
     };
   }
 
-  /**
-   * What this process's leases of the wallet hold for no call: money a call can still be admitted on, or that
-   * goes back to the wallet when a call needs it (`keyId`: only the leases of that key's allowance).
-   */
+  /** What this process's leases of the wallet (`keyId`: of that key's allowance) hold for no call: it goes back when a call needs it. */
   unheld(walletId: string, keyId?: string): bigint {
     return unheldOf(this.all(), walletId, keyId);
   }
@@ -144,10 +135,7 @@ export class BudgetLeases {
     this.retireIfDone(h.lease);
   }
 
-  /**
-   * Charges the call's cost: decided here, once (the lease's figures move now and never again for this call), and
-   * handed to the writer; past what the lease holds for no other call, see chargePastLease.
-   */
+  /** Decided here, once: the lease's figures never move again for this call; the writer only writes it. */
   charge(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
     const lease = h.lease;
     lease.inFlight -= h.amountNano;
@@ -168,11 +156,7 @@ export class BudgetLeases {
     return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
   }
 
-  /**
-   * A call that costs more than its lease can give: charged as a hold of one call would be (its own hold, what the
-   * lease holds for no other call, then the wallet's available balance), while the lease's other calls keep what
-   * it holds for them. Why it returns this process's leases first: docs/decisions/leases.md.
-   */
+  /** Charged as one call's own hold is, the lease's other calls keeping theirs (leases.md, "A call that costs more than its lease"). */
   private chargePastLease(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     const fromLease = free(lease) > 0n ? free(lease) : 0n;
     lease.spent += fromLease;
@@ -203,7 +187,6 @@ export class BudgetLeases {
 
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
   async flushed(): Promise<void> {
-    // Draws decided while it waits are waited for too, a few rounds at most.
     for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
       const all = this.all().flatMap((l) => [...l.pending]);
       if (all.length === 0) break;
@@ -212,11 +195,7 @@ export class BudgetLeases {
     await this.teller.written(); // and every view then shows what the calls still running hold
   }
 
-  /**
-   * Gives back this process's leases of the wallet (all vendors; with `keyId`, only that key's allowance) and
-   * leases none of it for a while. A lease with calls still running keeps only what they hold and its unwritten
-   * draws need, and gives the rest back now: a call the wallet can pay is waiting for it.
-   */
+  /** Gives back this process's leases of the wallet (all vendors; `keyId`: that key's allowance only), then none for COOLDOWN_MS. */
   async returnWallet(walletId: string, keyId?: string): Promise<void> {
     const ofKey = (list: Lease[]) => keyId === undefined || list.some((l) => l.key?.keyId === keyId);
     const mine = [...this.leases.entries()].filter(([k, list]) => k.startsWith(`${walletId}\u0000`) && ofKey(list));
@@ -224,8 +203,8 @@ export class BudgetLeases {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       for (const lease of list) lease.open = false;
     }
-    // A busy lease is trimmed now and retires in the background: a charge past its lease calls this and must not
-    // wait for its own write (docs/decisions/leases.md, "Giving a wallet's leases back").
+    // A busy lease is trimmed now (a call is waiting for that money) and retires in the background: a charge past its
+    // lease calls this and must not wait for its own write.
     const returned = (l: Lease) =>
       l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l).then(() => void this.retireWhenIdle(l)) : this.retireWhenIdle(l);
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));
@@ -330,8 +309,8 @@ export class BudgetLeases {
         if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut(lease, this.clock.now())) && lease.inFlight === 0n)
           lease.open = false;
         if (!lease.open) void this.retireWhenIdle(lease);
-        // A closed lease is renewed too while calls admitted on it run or their draws wait to be written: it
-        // holds their money until they are charged (expired, the sweeper would return it to be spent again).
+        // A closed lease is renewed too while its calls run or their draws wait: expired, the sweeper would give
+        // their money back to be spent again.
         if (lease.open || lease.inFlight > 0n || lease.pending.size > 0) {
           const until = new Date(this.clock.now().getTime() + s.ttlMs);
           this.ledger.extend(lease.reservation, until).then(

@@ -1,5 +1,4 @@
-// The ledger's wallet side: creating a wallet (with its first lot), its owner, top-ups and the balance read
-// back. Holds and charges are the batcher's (ledger.ts); these moves are single transactions of their own.
+// The ledger's wallet side, each move a transaction of its own; holds and charges are the batcher's (ledger.ts).
 import type { Clock } from '../core/clock.ts';
 import { errors, hasUnpairedSurrogate } from '../core/errors.ts';
 import { toBigInt } from '../core/money.ts';
@@ -50,8 +49,7 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
         const previous = await tx.query<{ owner_id: string }>('SELECT owner_id FROM wallets WHERE id = $1 FOR UPDATE', [walletId]);
         const [before] = previous.rows;
         if (!before) throw errors.notFound(`No wallet '${walletId}'.`);
-        // A change of owner starts a new ownership generation, which ends the old owner's sessions and links
-        // (dashboard/sessions.ts); setting the same owner again changes nothing.
+        // A new owner starts a new generation, ending the old owner's sessions and links (dashboard/sessions.ts).
         const r = await tx.query(
           `UPDATE wallets SET owner_id = $2, owner_generation = owner_generation + (owner_id IS DISTINCT FROM $2)::int
             WHERE id = $1 RETURNING *`,

@@ -1,7 +1,5 @@
-// The money side of one gateway process put together from billing.yaml and limits.yaml: the ledger, the
-// charge writer, the budget leases, the sweeper of abandoned reservations, the periodic ledger audit, and the
-// wallet accounts that calls see over them.
-
+// The money side of one gateway process, from billing.yaml and limits.yaml: the ledger, the charge writer, the
+// leases, the sweeper, the expiry pass, the audit, and the wallet accounts calls see over them.
 import { vendorIdsOf } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { Clock } from '../core/clock.ts';
@@ -35,12 +33,11 @@ export interface GatewayMoney {
   leases: GatewayLeases;
   /** The periodic audit of the ledger's invariants (billing.yaml `ledger.audit_interval_ms`). */
   audit: LedgerAuditor;
-  /** The accounts every call is admitted and charged through, over `keys` and this ledger, writer and leases. */
+  /** The accounts every call is admitted and charged through. */
   accounts(keys: KeyService, suggestModel: WalletAccountsDeps['suggestModel']): Accounts;
   /**
-   * Starts the audit's timer, the sweeper and the expiry pass unless `sweeper` is false (tests that move time by
-   * hand), and the writing of charges a dead process left in the spool, whose charge rows `rowWriters` write;
-   * `expired` hears of each wallet a lot of which this process expired.
+   * Starts the audit, the replay of charges a dead process spooled, and unless `sweeper` is false (tests that move time
+   * by hand) the sweeper and the expiry pass; `expired` hears of each wallet whose lot this process expired.
    */
   start(sweeper: boolean, rowWriters: readonly ChargeRowWriter<unknown>[], expired?: (walletId: string) => void): void;
   /** Stops the timers; resolves once an audit still reading has ended (await it before the database closes). */
@@ -53,10 +50,7 @@ export interface GatewayMoney {
 const REPLAY_EVERY_MS = 5_000;
 const REPLAY_TRIES = 720;
 
-/**
- * `log` is read at each use, so it can be the app's once the app exists. `spoolDir`: where charges the database
- * has not taken are kept on disk (GATEWAY_DATA_DIR/charges), or null to keep them in memory only.
- */
+/** `log` is read at each use (the app's once it exists); `spoolDir`: GATEWAY_DATA_DIR/charges, or null: memory only. */
 export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => MoneyLog, spoolDir: string | null): GatewayMoney {
   const limits = runtime.snapshot().config.limits;
   const billing = () => runtime.snapshot().config.billing;
@@ -102,7 +96,6 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');
       if (sweeper) {
         const sweep = startSweeper(ledger, limits.sweep_interval_ms, onError);
-        // Lots past their expiry leave the balance within a minute on every process, however slow the sweeper is set.
         const expiry = startLotExpiry({
           db,
           owner: ledger.owner,

@@ -21,17 +21,11 @@ interface LedgerOptions extends BatchSettings {
   clock: Clock;
   /** Owner id written on reservations; default host:pid:random. */
   owner?: string;
-  /** Default reservation lifetime (default 15 minutes). */
+  /** A hold's lifetime when the request names no expiry. */
   reservationTtlMs?: number;
-  /**
-   * Vendors whose models need credits usable for them, else not_in_plan (billing.yaml names them). Read at each use,
-   * so after a reload admission and GET /v1/models (planAllows) follow the same list.
-   */
+  /** Plan-restricted vendors (not_in_plan); read at each use, so admission and GET /v1/models follow a reload alike. */
   planVendors?: () => readonly string[];
-  /**
-   * The vendors a top-up's `vendors` may name: config/vendors.yaml's keys, read at each restricted top-up so a
-   * reload is followed. Without it (tests, the bench) any vendor id is taken (top-up.ts ANY_VENDOR).
-   */
+  /** The vendors a restricted top-up may name (config/vendors.yaml, read at each use); without it, any (ANY_VENDOR). */
   vendors?: KnownVendors;
   /** Where a move that failed on a broken invariant (LedgerInvariantBroken) is reported, at error level. */
   log?: { error: (o: object, m: string) => void };
@@ -54,9 +48,8 @@ const brokenReporter =
   };
 
 /**
- * The wallet a finish is queued under: the Reservation's, else looked up on PostgreSQL (a wallet's moves share one
- * queue), else null on PGlite (one queue: the batch looks it up). Synchronous when it can be, so the op is queued
- * within the call.
+ * The wallet a finish queues under: the Reservation's, else looked up (PostgreSQL), else null (PGlite's one queue).
+ * Synchronous when it can be, so the op is queued within the call.
  */
 function walletOf(r: Reservation | string, embedded: boolean, db: Db): string | null | Promise<string> {
   if (typeof r !== 'string' && typeof r.walletId === 'string') return r.walletId;
@@ -89,7 +82,6 @@ function reserveOp(req: ReserveRequest, now: Date, ttlMs: number): ReserveOp {
 }
 
 // The two writes to a held reservation's row that move no money (no lot, no journal row), so not a batch's.
-
 async function extendHold(db: Db, reservationId: string, expiresAt: Date): Promise<boolean> {
   const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
     reservationId,
@@ -115,7 +107,6 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const planVendors = opts.planVendors ?? (() => []);
   const vendors = opts.vendors ?? ANY_VENDOR;
 
-  // The batcher reads the queue, flush and commit settings from the same options, at each use.
   const batcher = createBatcher({ ...opts, db, clock, owner, planVendors });
 
   const reportBroken = brokenReporter(opts.log);

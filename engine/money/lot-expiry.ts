@@ -1,6 +1,5 @@
-// The expiry pass moves an expired lot's remainder out of the balance for good; every process runs it, and each
-// lot is expired in its own transaction that locks the lot first, so a second process finds nothing left and
-// writes nothing. The rules: docs/money.md, "Lots that expire".
+// The expiry pass: an expired lot's remainder leaves the balance for good, in one transaction per lot that locks
+// it first, so a second process finds nothing left (docs/money.md, "Lots that expire").
 
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
@@ -21,8 +20,8 @@ const PAGE = 100;
 /** Pages one pass expires at most (10,000 lots); what is left waits for the next pass. */
 const MAX_PAGES = 100;
 
-// Lots past their expiry with money available (partial index credit_lots_expiry), and lots a held lease still
-// holds on (held reservations are few: the calls in flight and the leases).
+// Lots past expiry with money available (partial index credit_lots_expiry), and lots a held lease holds on
+// (held reservations are few: calls in flight and leases).
 const DUE_SQL = `
 SELECT id, expires_at FROM credit_lots
  WHERE expires_at IS NOT NULL AND available_nano > 0 AND expires_at <= $1::timestamptz AND NOT (id = ANY($2::text[]))
@@ -54,7 +53,6 @@ interface LotExpiry {
   voidedNano: bigint;
 }
 
-/** Expires one lot at `at`, in its own transaction. */
 function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
   return withRetry(() => db.transaction((tx) => expireLotIn(tx, owner, lotId, at)));
 }

@@ -7,7 +7,6 @@ interface Orderable {
   expiresAt?: Date | null;
 }
 
-/** The draw order above, as a sort comparator. */
 export const drawOrder = (a: Orderable, b: Orderable): number => {
   const ea = a.expiresAt ? a.expiresAt.getTime() : Number.POSITIVE_INFINITY;
   const eb = b.expiresAt ? b.expiresAt.getTime() : Number.POSITIVE_INFINITY;

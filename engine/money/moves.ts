@@ -1,5 +1,5 @@
-// What one batch's decisions move (policy.ts decides, batch-sql.ts writes): lot and wallet deltas, journal
-// rows, new and changed reservations, and draws, recorded as they are made for one write at the end.
+// What one batch's decisions move, recorded as they are made for one write at the end (policy.ts decides,
+// batch-sql.ts writes).
 import { assertMoney } from './invariants.ts';
 import type { ReserveOp } from './types.ts';
 
@@ -35,17 +35,13 @@ interface BalanceDelta {
   reserved: bigint;
 }
 
-/** Everything a batch's decisions move, recorded as they are made, for one write at the end. */
 export class Moves {
   readonly newRes: ReserveOp[] = [];
   readonly newResLots: { reservationId: string; lotId: string; amount: bigint }[] = [];
   readonly lotDelta = new Map<string, BalanceDelta>();
   readonly journal: JournalEntry[] = [];
   private readonly journalIndex = new Map<string, JournalEntry>();
-  /**
-   * Reservations whose row changes: finished (state, charged, at), or drawn from while held (at null; amount
-   * is what it still holds).
-   */
+  /** Reservations whose row changes; `at` null: drawn from and still held, `amount` being what it still holds. */
   readonly finished = new Map<string, { state: ReservationState; charged: bigint; at: Date | null; amount?: bigint | undefined }>();
   /** What draws took off a reservation's hold on a lot (`reservation_lots`). */
   readonly heldDelta: { reservationId: string; lotId: string; amount: bigint }[] = [];

@@ -1,6 +1,5 @@
-// The ledger's decisions (which lots pay, who is refused, how a settle or release moves money), kept pure so
-// that a batch decides exactly as if each move ran alone and property tests can drive a Book directly. The
-// rules: docs/decisions/ledger-decisions.md and docs/money.md.
+// The ledger's decisions, kept pure so a batch decides exactly as if each move ran alone and property tests can
+// drive a Book directly. The rules: docs/decisions/ledger-decisions.md and docs/money.md.
 import { errors } from '../core/errors.ts';
 import { assertMoney } from './invariants.ts';
 import { drawOrder, lotExpired, lotServes } from './lot-order.ts';
@@ -13,7 +12,7 @@ export type { LotState, ReservationState };
 export interface ResState {
   id: string;
   walletId: string;
-  /** The key that made it (null for reservations made outside a key's call). */
+  /** null: made outside a key's call. */
   keyId: string | null;
   vendor: string;
   amount: bigint;
@@ -26,15 +25,14 @@ export interface ResState {
 
 /** A capped key as the batch read it under its lock; the Book keeps it current as it decides. */
 export interface KeyStanding {
-  /** Finished use the cap counts. */
+  /** Finished use; `heldNano` is what the key's held reservations hold. */
   usedNano: bigint;
-  /** What the key's held reservations hold. */
   heldNano: bigint;
-  /** The key's group, when its cap carries one (money/group-caps.ts keeps it current with the key's figures). */
+  /** When the key's cap carries a group; group-caps.ts keeps it current with the key's figures. */
   readonly group?: GroupFigures;
 }
 
-/** The refusal of a capped reserve that does not fit its key's cap or its group's, or null when it fits (or has no cap). */
+/** null when the reserve fits its key's cap and its group's, or carries no cap. */
 function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standing: KeyStanding | undefined): KeyCapRefusal | null {
   if (!op.cap || !standing) return null;
   const g = standing.group;
@@ -53,7 +51,7 @@ function keyCapRefusal(op: Pick<ReserveOp, 'amountNano' | 'cap'>, standing: KeyS
   };
 }
 
-/** What the wallet's rows say, read for refusals only: does it exist, has it any lot, any that serves the vendor. */
+/** What the wallet's rows say, read for refusals only. */
 export interface WalletFacts {
   exists: boolean;
   anyLot: boolean;
@@ -79,19 +77,13 @@ type ReserveDecision =
   | { ok: true; lots: ReservationLot[] }
   | { ok: false; reason: 'insufficient_credit' | 'not_in_plan'; availableNano: bigint };
 
-/**
- * The locked lots and reservations of a batch, in memory: ops are decided one after another against it,
- * exactly as if each ran alone, and every move is recorded in `moves`.
- */
+/** A batch's locked lots and reservations: ops are decided one after another, as if each ran alone, into `moves`. */
 export class Book {
   readonly moves = new Moves();
   private readonly ordered: LotState[];
   private readonly lots: Map<string, LotState>;
 
-  /**
-   * `keys`: the standing of every key whose cap a reserve of the batch carries (a capped reserve of a key
-   * not in it is a bug in the batch: it throws).
-   */
+  /** `keys`: the standing of every key whose cap a reserve of the batch carries. */
   constructor(
     lots: Iterable<LotState>,
     private readonly reservations: Map<string, ResState> = new Map(),
@@ -112,7 +104,6 @@ export class Book {
     return this.reservations.get(id);
   }
 
-  /** The standing of a capped reserve's key; undefined for a reserve without cap. */
   private standingOf(op: ReserveOp): KeyStanding | undefined {
     if (!op.cap) return undefined;
     const standing = op.keyId === null ? undefined : this.keys.get(op.keyId);
@@ -121,9 +112,8 @@ export class Book {
   }
 
   /**
-   * Refuses a capped reserve that does not fit its key's cap; else draws the reservation from the usable
-   * lots in draw order, or, when they cannot cover it (or there is none, for an amount of 0), leaves it
-   * undecided: the answer then needs the wallet facts (reserveWithFacts).
+   * Draws the reservation from the usable lots in draw order. When they cannot cover it (or there are none) it is
+   * left undecided: the answer needs the wallet facts (reserveWithFacts).
    */
   reserve(op: ReserveOp): { ok: true; lots: ReservationLot[] } | UndecidedReserve | KeyCapRefusal {
     const overCap = keyCapRefusal(op, this.standingOf(op));
@@ -157,10 +147,7 @@ export class Book {
     return { ok: true, lots: [] };
   }
 
-  /**
-   * Settles, releases, expires, draws from or trims a reservation, `at` being the instant written on the moves.
-   * Throws errors.notFound when the batch did not lock it (it does not exist).
-   */
+  /** `at` is the instant written on the moves. A reservation the batch did not lock does not exist. */
   finish(
     op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'releaseNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>,
     at: Date,
@@ -211,9 +198,8 @@ export class Book {
   readonly drawnBefore = new Set<string>();
 
   /**
-   * Charges `actualNano` out of a reservation and leaves it held with the rest: from its lots in draw order (at
-   * most `holdAtMostNano` of them), then, past that (or once it is no longer held), from available balance as
-   * far as it goes.
+   * Charges from the hold (at most `holdAtMostNano`) and leaves the reservation held with the rest; past that, or
+   * once it is no longer held, from available balance as far as it goes.
    */
   private draw(s: ResState, op: Pick<FinishOp, 'actualNano' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>, at: Date): FinishOutcome {
     const { drawId, actualNano: amountNano } = op;
@@ -247,10 +233,7 @@ export class Book {
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
   }
 
-  /**
-   * Gives back up to `amountNano` of what a held reservation holds, from its lots in reverse draw order (its
-   * calls still to be charged draw the others first); it stays held with the rest.
-   */
+  /** Gives back part of a hold (it stays held), last lots first: its calls still to be charged draw the others first. */
   private trim(s: ResState, amountNano: bigint, at: Date): FinishOutcome {
     const asked = s.state === 'held' && amountNano > 0n ? amountNano : 0n;
     let left = asked;
@@ -285,9 +268,8 @@ export class Book {
   }
 
   /**
-   * Lowers what a reservation holds by `n` it took off its lots. Its lots holding more than its amount is a
-   * bug (or a row changed by hand): thrown here, so that this op fails alone, rather than by the database's
-   * CHECK at the batch's write, which would fail every op of the batch.
+   * Lots holding more than the reservation's amount (a bug, or a row changed by hand) throw here so this op fails
+   * alone, not at the database's CHECK, which would fail the whole batch.
    */
   private takeOffHold(s: ResState, n: bigint): void {
     assertMoney(n <= s.amount, () => `ledger: reservation ${s.id} holds ${s.amount}, less than the ${n} taken off its lots`);
@@ -326,10 +308,7 @@ export class Book {
     });
   }
 
-  /**
-   * Moves a capped key's figures by what a move changed of its holds and its finished use, so a capped reserve
-   * later in the batch counts what a fresh read would (a key the batch did not read: nothing to count).
-   */
+  /** Keeps a capped key's figures current, so a capped reserve later in the batch counts what a fresh read would. */
   private countOnKey(keyId: string | null, heldNano: bigint, usedNano = 0n): void {
     const standing = keyId === null ? undefined : this.keys.get(keyId);
     if (!standing) return;
@@ -351,10 +330,7 @@ export class Book {
   }
 }
 
-/**
- * Wallets a batch must lock before it may decide: those of the reservations it would move money on whose
- * wallet's lots were not locked (the caller named the wrong wallet). Empty when the batch can go on.
- */
+/** Wallets to lock before deciding: of reservations it would move money on, whose lots were not locked (a misnamed wallet). */
 export function walletsMissingLocks(
   finishes: readonly Pick<FinishOp, 'kind' | 'id'>[],
   reservations: ReadonlyMap<string, ResState>,

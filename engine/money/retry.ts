@@ -1,6 +1,5 @@
-// The ledger's one retry policy: only a deadlock or serialization failure (nothing committed) and a charge the
-// database could not take (it is owed) are tried again; a refusal would answer the same
-// (docs/decisions/charge-writer.md, "Retry policy").
+// The ledger's one retry policy: only a deadlock or serialization failure (nothing committed) and a charge the database
+// could not take (it is owed) are retried; a refusal would answer the same (docs/decisions/charge-writer.md).
 import { isGatewayError } from '../core/errors.ts';
 import { MoneyInvariantBroken } from './invariants.ts';
 
@@ -13,18 +12,12 @@ export const isRetryable = (e: unknown): boolean => {
   return typeof code === 'string' && RETRYABLE.has(code);
 };
 
-/**
- * How long a ledger batch waits for a row lock (PostgreSQL `lock_timeout`): a lock held longer is another session's,
- * and the wallets sharing the batch's queue must not wait on it (docs/money.md, "What a call writes").
- */
+/** A batch's `lock_timeout`: a lock held longer is another session's, which the queue's other wallets must not wait on. */
 export const LOCK_WAIT_MS = 500;
 /** A statement gave up waiting for a row lock after LOCK_WAIT_MS (lock_not_available). */
 export const isLockTimeout = (e: unknown): boolean => codeOf(e) === '55P03';
 
-/**
- * A lock wait that was not for the wallet's own rows: a table every charge writes is locked, so no wallet's charge
- * lands and every wallet's calls wait (not a lock timeout to the charge writer). Tried again like any failed write.
- */
+/** A lock wait on a table every charge writes, not a wallet's rows: no charge lands, so it is an outage, retried as such. */
 export class TablesLocked extends Error {
   override name = 'TablesLocked';
   constructor(cause: unknown) {
@@ -48,10 +41,7 @@ export async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   return fn();
 }
 
-/**
- * How a charge that did not land is tried again: doubling waits between `firstMs` and `maxMs`, `attempts` at most.
- * Past them it is given up and logged at error level; meanwhile the process admits no call (admission.ts).
- */
+/** Doubling waits from `firstMs` to `maxMs`, `attempts` at most; past them a charge is given up, logged at error level. */
 export interface ChargeRetry {
   firstMs: number;
   maxMs: number;

@@ -58,9 +58,8 @@ export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<st
   return { ...bal, availableNano: bal.availableNano + moved - lapsed, reservedNano: bal.reservedNano - moved - gone, lots };
 }
 
-/** The wallet as every view shows it (at `now`): one read of the balance and of its leases, at once. */
+/** The wallet as every view shows it. Both reads at once: on PostgreSQL two connections, so one round trip. */
 export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>, walletId: string, now?: Date): Promise<WalletBalance> {
-  // Both reads at once: on PostgreSQL two connections, so the answer waits one round trip.
   const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(db, [walletId])]);
   return spendableBalance(balance, leased, now);
 }

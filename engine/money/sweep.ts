@@ -1,12 +1,11 @@
-// The sweeper's pass releases held reservations whose process died. Each expiry is a move of its own, so one that
-// fails is reported and left out while the others are still released: a pass that stopped at the first failure
-// would leave every wallet's expired holds held, sweep after sweep.
+// The sweeper releases holds whose process died. Each expiry is its own move, so one that fails is reported and
+// skipped: a pass that stopped at the first failure would leave every wallet's expired holds held, sweep after sweep.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { FinishOp, FinishOutcome, Ledger, MoneyLog, SweepErrorHandler } from './types.ts';
 
 const PAGE = 200;
-/** Pages one pass sweeps at most: 100,000 holds. */
+/** Pages one pass sweeps at most (100,000 holds); a larger backlog, after a long outage, waits for the next pass. */
 const MAX_PAGES = 500;
 
 /** Expires what is due at `at`; returns how many it expired. Throws only when the reservations cannot be read. */
@@ -18,7 +17,6 @@ async function sweepExpired(
 ): Promise<number> {
   const failed: string[] = [];
   let count = 0;
-  // A pass sweeps at most MAX_PAGES pages; what is left (a backlog after a long outage) waits for the next pass.
   for (let page = 0; page < MAX_PAGES; page++) {
     const due = await db.query<{ id: string; wallet_id: string }>(
       `SELECT id, wallet_id FROM reservations

@@ -1,5 +1,4 @@
-// Money in: a top-up adds a credit lot to a wallet (its vendors, if restricted), the wallet's total and the
-// journal's `top_up` row, in the caller's transaction.
+// Money in: a top-up adds a credit lot and its journal `top_up` row, in the caller's transaction.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
@@ -16,7 +15,7 @@ export type KnownVendors = () => readonly string[] | RegExp;
 /** Where no vendor list is given (tests, the bench): any id a vendors.yaml key could be. */
 export const ANY_VENDOR: KnownVendors = () => /^[a-z][a-z0-9]*$/;
 
-/** A top-up's vendors, each one of `known` (config/vendors.yaml's keys); null when the lot serves every vendor. */
+/** Checked against `known`; null when the lot serves every vendor. */
 function normalizeVendors(vendors: string[] | null | undefined, known: KnownVendors): string[] | null {
   if (vendors === null || vendors === undefined) return null;
   if (!Array.isArray(vendors) || vendors.length === 0)
@@ -37,10 +36,7 @@ function normalizeVendors(vendors: string[] | null | undefined, known: KnownVend
 /** Timestamps a client may send: ISO 8601 with a date, a time and an offset (Z or ±hh:mm). */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
-/**
- * A request's `expires_at`: null when absent or null, else an instant. A text without an offset is refused
- * rather than read in the server's zone: a school in Seoul and a server in UTC would disagree by nine hours.
- */
+/** An instant without its offset is refused, not read in the server's zone: Seoul and UTC differ by nine hours. */
 export function expiresAtFrom(value: unknown): Date | null {
   if (value === undefined || value === null) return null;
   const d = typeof value === 'string' && ISO_INSTANT.test(value) ? new Date(value) : null;
@@ -49,7 +45,6 @@ export function expiresAtFrom(value: unknown): Date | null {
   return d;
 }
 
-/** A top-up's journal row (the lot row itself was just inserted with its balance). */
 const TOP_UP_SQL = `
 INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
 VALUES ($1, $2, NULL, 'top_up', $3::bigint, $4::timestamptz)`;
@@ -57,10 +52,7 @@ VALUES ($1, $2, NULL, 'top_up', $3::bigint, $4::timestamptz)`;
 /** The largest balance a wallet may hold: its lots' sum stays a bigint wherever it is read as one. */
 const MAX_WALLET_NANO = 2n ** 63n - 1n;
 
-/**
- * Adds a lot to the wallet: the lot row and the journal row, in the caller's transaction.
- * `vendors` gives the vendor ids a restricted lot may name (config/vendors.yaml's keys).
- */
+/** `vendors`: the ids a restricted lot may name. */
 export async function topUpIn(
   clock: Clock,
   tx: Queryable,

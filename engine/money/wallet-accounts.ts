@@ -10,17 +10,13 @@ import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
 import { isFinal } from './retry.ts';
 
-/** What a release writes to the ledger's charges: nothing. */
 const NOTHING_CHARGED = { chargedNano: 0n, shortfallNano: 0n };
 
 const quietLog = { error: () => {} };
 
 export type { WalletAccountsDeps };
 
-/**
- * A caller this gateway authenticated, carrying its key's context privately (the call path sees a Caller). Not a
- * WeakMap keyed by a caller made per call: it kept every caller through young collections (docs/decisions/per-call-garbage.md).
- */
+/** Carries the key's context privately (the call path sees a Caller); not a WeakMap: docs/decisions/per-call-garbage.md. */
 class AuthenticatedCaller implements Caller {
   readonly keyId: string;
   readonly walletId: string;
@@ -49,11 +45,7 @@ const authOf = (caller: Caller): AuthContext => {
   return auth;
 };
 
-/**
- * The charge rows a settle writes (its usage record, its rollup row, the answer the vendor stored); with fewer when
- * the database refuses them for good (charge-first.ts): first only the rows the key's quotas are summed from (its
- * rollup row: `countsKeyUse`), so the key's use still counts the charge, then none.
- */
+/** A settle's charge rows: usage record, rollup row (the key's use: kept longest, charge-first.ts), stored answer. */
 function ladderOf(deps: WalletAccountsDeps, callId: string, rows?: ChargeRows): ChargeRowLadder {
   return ladderFor(rows, deps.log ?? quietLog, callId);
 }
@@ -85,10 +77,7 @@ async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Call
   return room;
 }
 
-/**
- * Accounts.chargeDetached: charges once and counts the charge on the key's quotas on the Korean day the call
- * finishes, in the same transaction: a crash cannot leave money charged and the quota uncounted.
- */
+/** Accounts.chargeDetached: the charge and its count on the key's quotas share a transaction, so a crash cannot split them. */
 async function chargeAndCount(
   deps: WalletAccountsDeps,
   holdRef: string,
@@ -128,7 +117,6 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
 
     charge(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;
-      // The intent, built once: what the hold is, what it costs, which charge rows go with it.
       const finishedAt = clock.now();
       const ladder = ladderOf(deps, h.callId, rows);
       // Only a key whose check reads this process's figure has its charge noted there.
@@ -177,8 +165,8 @@ async function releaseHold(deps: WalletAccountsDeps, h: LedgerHold): Promise<voi
   const reservation = h.reservation!;
   await deps.ledger.release(reservation).catch((e: unknown) => {
     if (isFinal(e)) throw e;
-    // Not taken now (the wallet's rows locked, the connection lost): the charge writer tries it again, as it
-    // does a charge, rather than leaving the money held until the sweeper. A second release moves nothing.
+    // Not taken now (rows locked, connection lost): the charge writer retries it rather than leave the money held
+    // until the sweeper. A second release moves nothing.
     const retry = () => deps.ledger.release(reservation).then(() => NOTHING_CHARGED);
     deps.writer.submit(h.callId, retry, undefined, reservation.walletId).committed.catch(() => undefined);
   });

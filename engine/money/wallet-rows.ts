@@ -1,5 +1,4 @@
-// Wallet and credit-lot rows as the engine reads them, and the balances of wallets (a wallet's balance is the
-// sum of its lots).
+// Wallet and credit-lot rows as the engine reads them; a wallet's balance is the sum of its lots.
 
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
@@ -26,10 +25,7 @@ export const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
   expiredNano: r.expired_nano == null ? 0n : toBigInt(r.expired_nano),
 });
 
-/**
- * The balances of several wallets, each the sum of its lots: two queries, whatever their number. Unknown ids
- * are left out.
- */
+/** Two queries whatever the number of wallets; unknown ids are left out. */
 export async function readBalances(q: Queryable, walletIds: string[]): Promise<Map<string, WalletBalance>> {
   const out = new Map<string, WalletBalance>();
   if (walletIds.length === 0) return out;
