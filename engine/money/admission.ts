@@ -29,6 +29,8 @@ export interface LedgerHold extends Hold {
   leased?: LeaseHold;
   /** Lets go what the call holds against its key's and group's days in this process (day-holds.ts). */
   letGoOfDay: () => void;
+  /** Stops renewing the call's own reservation: it is charged or released. */
+  stopRenewing?: () => void;
 }
 
 interface Admission {
@@ -83,11 +85,35 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
   const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
   if (leased) return { callId: a.callId, amountNano: a.amountNano, leased, letGoOfDay };
   const result = await reserveOwn(deps, a, cap, leaseKey);
-  if (result.ok) return { callId: a.callId, amountNano: a.amountNano, reservation: result.reservation, letGoOfDay };
+  if (result.ok) return ownHold(deps, a, result.reservation, letGoOfDay);
   if (result.reason === 'key_limit')
     throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now, result.group);
   if (result.reason === 'not_in_plan') return notInPlan(deps, a.caller.walletId, a.model);
   throw await creditRefusal(deps, a, result.availableNano);
+}
+
+/** A call's own renewals stop after a day at most, the charge writer's horizon: a hold whose call was lost then expires. */
+const MAX_RENEW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A call's own reservation is renewed while its call runs, as a lease is: a call outliving reservation_ttl_ms keeps
+ * its money rather than have the sweeper give it back and its charge find less. A video job extends its own.
+ */
+function ownHold(deps: WalletAccountsDeps, a: Admission, reservation: Reservation, letGoOfDay: () => void): LedgerHold {
+  const hold: LedgerHold = { callId: a.callId, amountNano: a.amountNano, reservation, letGoOfDay };
+  if (a.model.kind === 'video') return hold;
+  const ttlMs = reservation.expiresAt.getTime() - reservation.createdAt.getTime();
+  const until = Date.now() + MAX_RENEW_MS;
+  const timer = setInterval(
+    () => {
+      if (Date.now() > until) return clearInterval(timer);
+      deps.ledger.extend(reservation, new Date(deps.clock.now().getTime() + ttlMs)).catch(() => undefined); // the next tick tries again
+    },
+    Math.max(100, ttlMs / 3),
+  );
+  timer.unref();
+  hold.stopRenewing = () => clearInterval(timer);
+  return hold;
 }
 
 /** Charges not yet taken are answers given on credit (docs/decisions/charge-writer.md, "Refusing calls while charges wait"). */

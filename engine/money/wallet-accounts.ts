@@ -130,7 +130,10 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
             caller.walletId,
           );
       // Its hold on the day counts until its use does: once the charge is committed (or given up).
-      void charge.done.then(h.letGoOfDay);
+      void charge.done.then(() => {
+        h.letGoOfDay();
+        h.stopRenewing?.();
+      });
       if (use === null) return charge;
       // Before the answer's end (which waits on the same commit): the key's next call sees this use.
       charge.committed.then(
@@ -161,6 +164,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
 /** Gives a call's hold back: to its lease, or to the wallet through the ledger. */
 async function releaseHold(deps: WalletAccountsDeps, h: LedgerHold): Promise<void> {
   h.letGoOfDay();
+  h.stopRenewing?.();
   if (h.leased) return deps.leases!.book.release(h.leased);
   const reservation = h.reservation!;
   await deps.ledger.release(reservation).catch((e: unknown) => {
