@@ -18,26 +18,29 @@ const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const speechModel = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot().catalog.models.get('tts-1')!;
 
+/** A ledger with a short hold life and accounts over it that count the renewals they ask for. */
+function setUp(db: Db, owner: string) {
+  const ledger = createLedger(db, { clock: systemClock, owner, reservationTtlMs: TTL_MS });
+  const keys = createKeyService(db, { clock: systemClock });
+  const renewals = { count: 0 };
+  const extend: typeof ledger.extend = (r, until) => {
+    renewals.count++;
+    return ledger.extend(r, until);
+  };
+  const accounts = createWalletAccounts({
+    keys,
+    ledger: { ...ledger, extend },
+    db,
+    clock: systemClock,
+    suggestModel: () => undefined,
+    writer: new ChargeWriter(() => quiet),
+  });
+  return { db, ledger, keys, accounts, renewals };
+}
+
 describeEachDatabase("a call's own hold", (getDb: () => Db) => {
   it('is renewed while its call runs past reservation_ttl_ms, and the call is charged in full', async () => {
-    const db = getDb();
-    const ledger = createLedger(db, { clock: systemClock, owner: 'own-hold', reservationTtlMs: TTL_MS });
-    const keys = createKeyService(db, { clock: systemClock });
-    let renewals = 0;
-    const accounts = createWalletAccounts({
-      keys,
-      ledger: {
-        ...ledger,
-        extend: (r, until) => {
-          renewals++;
-          return ledger.extend(r, until);
-        },
-      },
-      db,
-      clock: systemClock,
-      suggestModel: () => undefined,
-      writer: new ChargeWriter(() => quiet),
-    });
+    const { db, ledger, keys, accounts, renewals } = setUp(getDb(), 'own-hold');
     const w = await ledger.createWallet({ credits: 1_000 }); // 1,000,000 nano
     const { key } = await keys.createApiKey(w.id, { name: 'long call' });
     const caller = await accounts.authenticate({ authorization: `Bearer ${key}` });
@@ -50,7 +53,7 @@ describeEachDatabase("a call's own hold", (getDb: () => Db) => {
     }
     const held = await db.query<{ state: string }>(`SELECT state FROM reservations WHERE call_id = 'long-call'`);
     expect(held.rows.map((r) => r.state)).toEqual(['held']);
-    expect(renewals).toBeGreaterThanOrEqual(6);
+    expect(renewals.count).toBeGreaterThanOrEqual(6);
     // Everything else the wallet has is spent by other calls.
     const usable = await ledger.usableNano(w.id, speechModel.vendor);
     const other = await ledger.reserve({ walletId: w.id, vendor: speechModel.vendor, amountNano: usable, callId: 'other' });
@@ -62,40 +65,23 @@ describeEachDatabase("a call's own hold", (getDb: () => Db) => {
     expect(bal).toMatchObject({ availableNano: 1_000_000n - usable - COST, reservedNano: 0n });
     expect(sum.chargedNano).toBe(usable + COST);
     // Charged: its renewals stop.
-    const renewed = renewals;
+    const renewed = renewals.count;
     await sleep(TTL_MS);
-    expect(renewals).toBe(renewed);
+    expect(renewals.count).toBe(renewed);
   });
 
   it('stops being renewed once the call gives it back', async () => {
-    const db = getDb();
-    const ledger = createLedger(db, { clock: systemClock, owner: 'own-hold-released', reservationTtlMs: TTL_MS });
-    const keys = createKeyService(db, { clock: systemClock });
-    let renewals = 0;
-    const accounts = createWalletAccounts({
-      keys,
-      ledger: {
-        ...ledger,
-        extend: (r, until) => {
-          renewals++;
-          return ledger.extend(r, until);
-        },
-      },
-      db,
-      clock: systemClock,
-      suggestModel: () => undefined,
-      writer: new ChargeWriter(() => quiet),
-    });
+    const { ledger, keys, accounts, renewals } = setUp(getDb(), 'own-hold-released');
     const w = await ledger.createWallet({ credits: 1_000 });
     const { key } = await keys.createApiKey(w.id, { name: 'failed call' });
     const caller = await accounts.authenticate({ authorization: `Bearer ${key}` });
     const hold = await accounts.admit(caller, speechModel, 400_000n, 'failed-call');
     await sleep(TTL_MS);
-    expect(renewals).toBeGreaterThan(0);
+    expect(renewals.count).toBeGreaterThan(0);
     await accounts.release(hold);
-    const renewed = renewals;
+    const renewed = renewals.count;
     await sleep(TTL_MS);
-    expect(renewals).toBe(renewed);
+    expect(renewals.count).toBe(renewed);
     expect((await expectJournalAddsUp(ledger, w.id)).bal).toMatchObject({ availableNano: 1_000_000n, reservedNano: 0n });
   });
 });
