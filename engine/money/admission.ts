@@ -12,6 +12,7 @@ import type { ChargeWriter } from './charge-writer.ts';
 import type { DayHolds } from './day-holds.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
+import type { HoldRenewals } from './renewals.ts';
 import { readLeasedByLot, spendableOf } from './spendable.ts';
 import { LEASE_CALL_PREFIX } from './types.ts';
 
@@ -54,6 +55,8 @@ export interface WalletAccountsDeps {
   /** Where a charge written with fewer rows than asked is reported (charge-first.ts). */
   log?: { error: (o: object, m: string) => void };
   writer: ChargeWriter;
+  /** The process's renewals of held reservations, shared with the leases; the accounts make their own without. */
+  renewals?: HoldRenewals | undefined;
   /** Budget leases, when billing.yaml turns them on (read at each call). */
   leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
 }
@@ -61,21 +64,25 @@ export interface WalletAccountsDeps {
 type Leases = NonNullable<WalletAccountsDeps['leases']>;
 
 /** The monthly limit is checked twice: cheaply on finished use, then under the key's lock with its holds counted. */
-export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
+export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds, renewals: HoldRenewals): Promise<LedgerHold> {
   await refuseWhileChargesWait(deps, a.caller.walletId);
   // Counted before the first wait, so a call sent beside it sees it. A video job's hold ends in its worker, maybe
   // on another process: its use is counted once it is charged, as finished calls are.
   const others = dayHolds.of(a.auth);
   const letGoOfDay = a.model.kind === 'video' ? () => undefined : dayHolds.add(a.auth, a.amountNano);
   try {
-    return await admitCounted(deps, a, others, letGoOfDay);
+    return await admitCounted(deps, a, { others, letGoOfDay, renewals });
   } catch (e) {
     letGoOfDay();
     throw e;
   }
 }
 
-async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayHeld, letGoOfDay: () => void): Promise<LedgerHold> {
+async function admitCounted(
+  deps: WalletAccountsDeps,
+  a: Admission,
+  { others, letGoOfDay, renewals }: { others: DayHeld; letGoOfDay: () => void; renewals: HoldRenewals },
+): Promise<LedgerHold> {
   const now = deps.clock.now();
   await deps.keys.quota.checkQuota(a.auth, a.amountNano, now, others);
   const cap = deps.keys.quota.monthlyCap(a.auth, now) ?? undefined;
@@ -85,7 +92,7 @@ async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayH
   const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
   if (leased) return { callId: a.callId, amountNano: a.amountNano, leased, letGoOfDay };
   const result = await reserveOwn(deps, a, cap, leaseKey);
-  if (result.ok) return ownHold(deps, a, result.reservation, letGoOfDay);
+  if (result.ok) return ownHold(a, result.reservation, letGoOfDay, renewals);
   if (result.reason === 'key_limit')
     throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now, result.group);
   if (result.reason === 'not_in_plan') return notInPlan(deps, a.caller.walletId, a.model);
@@ -99,20 +106,11 @@ const MAX_RENEW_MS = 24 * 60 * 60 * 1000;
  * A call's own reservation is renewed while its call runs, as a lease is: a call outliving reservation_ttl_ms keeps
  * its money rather than have the sweeper give it back and its charge find less. A video job extends its own.
  */
-function ownHold(deps: WalletAccountsDeps, a: Admission, reservation: Reservation, letGoOfDay: () => void): LedgerHold {
+function ownHold(a: Admission, reservation: Reservation, letGoOfDay: () => void, renewals: HoldRenewals): LedgerHold {
   const hold: LedgerHold = { callId: a.callId, amountNano: a.amountNano, reservation, letGoOfDay };
   if (a.model.kind === 'video') return hold;
   const ttlMs = reservation.expiresAt.getTime() - reservation.createdAt.getTime();
-  const until = Date.now() + MAX_RENEW_MS;
-  const timer = setInterval(
-    () => {
-      if (Date.now() > until) return clearInterval(timer);
-      deps.ledger.extend(reservation, new Date(deps.clock.now().getTime() + ttlMs)).catch(() => undefined); // the next tick tries again
-    },
-    Math.max(100, ttlMs / 3),
-  );
-  timer.unref();
-  hold.stopRenewing = () => clearInterval(timer);
+  hold.stopRenewing = renewals.keep(reservation.id, ttlMs, { maxMs: MAX_RENEW_MS });
   return hold;
 }
 

@@ -30,6 +30,8 @@ export interface Lease extends LeasePair {
   open: boolean;
   /** Draws decided and not yet written. */
   pending: Set<Promise<unknown>>;
+  /** Ends its renewals (renewals.ts), once it is released. */
+  stopRenewing: () => void;
 }
 
 /** What this process's leases hold and owe, for /metrics. */

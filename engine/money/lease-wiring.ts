@@ -6,6 +6,7 @@ import type { BillingFile } from '../core/schema-types.ts';
 import type { Db } from '../db/db.ts';
 import type { ChargeWriter } from './charge-writer.ts';
 import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
+import type { HoldRenewals } from './renewals.ts';
 import type { Ledger, MoneyLog } from './types.ts';
 import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
@@ -45,6 +46,7 @@ export function gatewayLeases(
   config: () => LeaseConfig | undefined,
   log: () => MoneyLog,
   writer: ChargeWriter,
+  renewals?: HoldRenewals,
 ): GatewayLeases {
   // Read on every call admitted on a lease: converted again only when a reload brought another config.
   let last: { config: LeaseConfig; settings: LeaseSettings } | undefined;
@@ -62,6 +64,7 @@ export function gatewayLeases(
       error: (o, m) => log().error(o, m),
     },
     writer,
+    renewals,
   );
   return {
     book,

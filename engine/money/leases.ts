@@ -9,6 +9,7 @@ import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
 import { admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
+import { HoldRenewals } from './renewals.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
@@ -43,8 +44,9 @@ export class BudgetLeases {
     private readonly settings: () => LeaseSettings,
     private readonly log: MoneyLog,
     private readonly writer: ChargeWriter = new ChargeWriter(() => log),
+    private readonly renewals: HoldRenewals = new HoldRenewals(ledger, () => clock.now(), log),
   ) {
-    this.timer = setInterval(() => void this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));
+    this.timer = setInterval(() => this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));
     this.timer.unref();
     this.teller = new InFlightTeller(ledger, () => this.all(), log);
   }
@@ -234,6 +236,7 @@ export class BudgetLeases {
   async close(timeoutMs: number): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
+    this.renewals.stop();
     this.teller.stop();
     const all = this.all();
     for (const lease of all) lease.open = false;
@@ -293,15 +296,24 @@ export class BudgetLeases {
       lastUsedMs: this.nowMs(),
       open: wanted,
       pending: new Set(),
+      stopRenewing: () => undefined,
     };
+    // Renewed while it admits calls or its calls run or their draws wait: expired, the sweeper would give their
+    // money back to be spent again. Swept meanwhile, it admits no more (its calls' draws charge from available).
+    lease.stopRenewing = this.renewals.keep(r.reservation.id, s.ttlMs, {
+      needed: () => lease.open || lease.inFlight > 0n || lease.pending.size > 0,
+      lost: () => {
+        lease.open = false;
+      },
+    });
     const list = this.leases.get(key) ?? [];
     list.push(lease);
     this.leases.set(key, list);
     if (!wanted) await this.retireWhenIdle(lease);
   }
 
-  /** Renews the leases in use, returns the idle and the spent ones. */
-  private async tend(): Promise<void> {
+  /** Closes the idle and the spent leases and returns the closed ones (renewals.ts renews those still needed). */
+  private tend(): void {
     const s = this.settings();
     const now = this.nowMs();
     for (const [key, list] of this.leases) {
@@ -309,17 +321,6 @@ export class BudgetLeases {
         if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut(lease, this.clock.now())) && lease.inFlight === 0n)
           lease.open = false;
         if (!lease.open) void this.retireWhenIdle(lease);
-        // A closed lease is renewed too while its calls run or their draws wait: expired, the sweeper would give
-        // their money back to be spent again.
-        if (lease.open || lease.inFlight > 0n || lease.pending.size > 0) {
-          const until = new Date(this.clock.now().getTime() + s.ttlMs);
-          this.ledger.extend(lease.reservation, until).then(
-            (held) => {
-              if (!held) lease.open = false; // swept: its calls' draws charge from available balance
-            },
-            (e: unknown) => this.log.warn({ err: e }, 'lease not renewed'),
-          );
-        }
       }
       if (list.length === 0) this.leases.delete(key);
     }
@@ -343,6 +344,7 @@ export class BudgetLeases {
         for (let round = 0; round < MAX_DRAIN_ROUNDS && lease.pending.size > 0; round++) await Promise.allSettled([...lease.pending]);
         if (lease.pending.size > 0) return; // its draws are still being written: the next tend comes back to it
         await this.ledger.release(lease.reservation);
+        lease.stopRenewing();
         const key = pairKey(lease);
         const list = (this.leases.get(key) ?? []).filter((l) => l !== lease);
         if (list.length) this.leases.set(key, list);

@@ -16,6 +16,7 @@ import { ChargeWriter } from './charge-writer.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import { createLedger } from './ledger.ts';
 import { startLotExpiry } from './lot-expiry.ts';
+import { HoldRenewals } from './renewals.ts';
 import { CHARGE_RETRY, isFinal } from './retry.ts';
 import { startSweeper } from './sweep.ts';
 import type { Ledger, MoneyLog } from './types.ts';
@@ -66,7 +67,8 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
   });
   const spool = spoolDir === null ? null : new ChargeSpool(spoolDir, ledger.owner);
   const writer = new ChargeWriter(log, CHARGE_RETRY, spool);
-  const leases = gatewayLeases(db, ledger, clock, () => billing().leases, log, writer);
+  const renewals = new HoldRenewals(ledger, () => clock.now(), { warn: (o, m) => log().warn(o, m) });
+  const leases = gatewayLeases(db, ledger, clock, () => billing().leases, log, writer, renewals);
   const audit = new LedgerAuditor({
     db,
     clock,
@@ -87,6 +89,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
         db,
         clock,
         writer,
+        renewals,
         leases: leases.deps,
         log: { error: (o, m) => log().error(o, m) },
         suggestModel,

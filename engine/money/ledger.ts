@@ -82,12 +82,13 @@ function reserveOp(req: ReserveRequest, now: Date, ttlMs: number): ReserveOp {
 }
 
 // The two writes to a held reservation's row that move no money (no lot, no journal row), so not a batch's.
-async function extendHold(db: Db, reservationId: string, expiresAt: Date): Promise<boolean> {
-  const r = await db.query(`UPDATE reservations SET expires_at = $2::timestamptz WHERE id = $1 AND state = 'held' RETURNING id`, [
-    reservationId,
-    expiresAt.toISOString(),
-  ]);
-  return r.rowCount > 0;
+async function extendHolds(db: Db, ids: readonly string[], expiresAt: Date): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const r = await db.query<{ id: string }>(
+    `UPDATE reservations SET expires_at = $2::timestamptz WHERE id = ANY($1::text[]) AND state = 'held' RETURNING id`,
+    [ids, expiresAt.toISOString()],
+  );
+  return new Set(r.rows.map((row) => row.id));
 }
 
 async function noteInFlight(db: Db, leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void> {
@@ -158,7 +159,8 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
     },
 
-    extend: (reservation, expiresAt) => extendHold(db, resId(reservation), expiresAt),
+    extend: async (reservation, expiresAt) => (await extendHolds(db, [resId(reservation)], expiresAt)).size > 0,
+    extendAll: (ids, expiresAt) => extendHolds(db, ids, expiresAt),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
     sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),

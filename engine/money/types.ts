@@ -208,6 +208,8 @@ export interface Ledger {
   trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
   /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
+  /** extend for many in one statement: the ids of those still held. */
+  extendAll(ids: readonly string[], expiresAt: Date): Promise<Set<string>>;
   /** Writes what the calls admitted on each lease hold, so every process's views can tell it from the lease's rest. */
   noteInFlight(leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void>;
   /** Releases held reservations whose expiry passed (their process died); returns how many. */

@@ -8,6 +8,7 @@ import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from '.
 import { type ChargeRowLadder, chargeFirst, ladderFor } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
+import { HoldRenewals } from './renewals.ts';
 import { isFinal } from './retry.ts';
 
 const NOTHING_CHARGED = { chargedNano: 0n, shortfallNano: 0n };
@@ -97,6 +98,7 @@ async function chargeAndCount(
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
   const dayHolds = new DayHolds();
+  const renewals = deps.renewals ?? new HoldRenewals(ledger, () => clock.now(), { warn: () => {} });
 
   return {
     async authenticate(headers: Headers, keyHeaders: DoorConfig['key_headers'] = ['bearer']): Promise<Caller> {
@@ -106,7 +108,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     },
 
     admit: (caller, model, amountNano, callId, advice) =>
-      admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds),
+      admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds, renewals),
 
     room: (caller, model) => roomOf(deps, dayHolds, caller, model),
 

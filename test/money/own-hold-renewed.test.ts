@@ -23,13 +23,13 @@ function setUp(db: Db, owner: string) {
   const ledger = createLedger(db, { clock: systemClock, owner, reservationTtlMs: TTL_MS });
   const keys = createKeyService(db, { clock: systemClock });
   const renewals = { count: 0 };
-  const extend: typeof ledger.extend = (r, until) => {
+  const extendAll: typeof ledger.extendAll = (ids, until) => {
     renewals.count++;
-    return ledger.extend(r, until);
+    return ledger.extendAll(ids, until);
   };
   const accounts = createWalletAccounts({
     keys,
-    ledger: { ...ledger, extend },
+    ledger: { ...ledger, extendAll },
     db,
     clock: systemClock,
     suggestModel: () => undefined,
