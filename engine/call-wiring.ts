@@ -59,7 +59,7 @@ export function callServing(parts: CallParts): CallServing {
     registerDoors(app) {
       registerModelDoors(app, {
         ...callDeps,
-        credits: (walletId) => spendableOf(db, money.ledger, walletId, clock.now()),
+        credits: (walletId) => spendableOf(db, walletId, clock.now()),
         modelsFor: (caller) => modelsCallerMayCall(money.ledger, runtime, caller),
         idsNotStored: (walletId, ids) => idsNotStoredFor(db, walletId, ids),
       });

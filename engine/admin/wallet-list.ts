@@ -6,8 +6,7 @@ import type { DisplayCurrency } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import { countSlotKeysOf } from '../keys/store.ts';
 import type { Wallet } from '../money/ledger.ts';
-import { readLeasedByLot, spendableBalance } from '../money/spendable.ts';
-import { readBalances } from '../money/wallet-rows.ts';
+import { spendablesOf } from '../money/spendable.ts';
 import { readSortedWallets, readWalletPage, readWalletUse, WALLET_SORTS, type WalletPosition, type WalletSort } from './wallet-overview.ts';
 import { type WalletView, walletViewFrom } from './wallet-view.ts';
 
@@ -93,15 +92,14 @@ export function parseWalletPageRequest(query: { limit?: unknown; cursor?: unknow
 /** The views of these wallets, in their order: a few queries whatever their number. */
 async function viewsOf(db: Db, wallets: Wallet[], today: string, currency: DisplayCurrency | null, now?: Date): Promise<WalletView[]> {
   const ids = wallets.map((w) => w.id);
-  const [balances, leased, keyCounts, use] = await Promise.all([
-    readBalances(db, ids),
-    readLeasedByLot(db, ids),
+  const [balances, keyCounts, use] = await Promise.all([
+    spendablesOf(db, ids, now),
     countSlotKeysOf(db, ids, today),
     readWalletUse(db, ids, today),
   ]);
   return wallets.flatMap((w) => {
     const bal = balances.get(w.id);
-    return bal ? [walletViewFrom(w, spendableBalance(bal, leased, now), keyCounts.get(w.id) ?? 0, use.get(w.id)!, currency)] : [];
+    return bal ? [walletViewFrom(w, bal, keyCounts.get(w.id) ?? 0, use.get(w.id)!, currency)] : [];
   });
 }
 

@@ -42,7 +42,7 @@ function checkCreateFields(b: Record<string, unknown>): void {
 export function registerWalletRoutes(scope: FastifyInstance, deps: WalletRouteDeps): void {
   const { db, ledger, clock, currency } = deps;
   const today = () => koreanDate(clock.now());
-  const viewOf = (w: Wallet) => walletView(db, ledger, w, deps.countActiveKeys, { today: today(), currency: currency(), now: clock.now() });
+  const viewOf = (w: Wallet) => walletView(db, w, deps.countActiveKeys, { today: today(), currency: currency(), now: clock.now() });
 
   scope.post('/admin/v1/wallets', async (req, reply) => {
     const b = objectBody(req.body, ['credits', 'splits_usage', 'key_slots', 'owner_id', 'name']);

@@ -5,7 +5,7 @@
 import { type DisplayCurrency, moneyText, nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import { countSlotKeys } from '../keys/store.ts';
-import type { Ledger, LotBalance, Wallet, WalletBalance } from '../money/ledger.ts';
+import type { LotBalance, Wallet, WalletBalance } from '../money/ledger.ts';
 import { spendableOf } from '../money/spendable.ts';
 import { readWalletUse, type WalletUse } from './wallet-overview.ts';
 
@@ -78,13 +78,12 @@ export type WalletView = ReturnType<typeof walletViewFrom>;
 /** GET /admin/v1/wallets/{id} and `gateway wallet show`: one answer for both. */
 export async function walletView(
   db: Db,
-  ledger: Ledger,
   w: Wallet,
   countActiveKeys: (walletId: string) => Promise<number>,
   at: { today: string; currency: DisplayCurrency | null; now?: Date },
 ): Promise<WalletView> {
   const [bal, keysActive, use] = await Promise.all([
-    spendableOf(db, ledger, w.id, at.now),
+    spendableOf(db, w.id, at.now),
     countActiveKeys(w.id),
     readWalletUse(db, [w.id], at.today),
   ]);

@@ -134,7 +134,7 @@ export async function walletShow(db: Db, walletId: string, ctx: CliContext = {})
   const w = await ledger.getWallet(walletId);
   if (!w) throw errors.notFound(`No wallet '${walletId}'.`);
   const today = todayOf(ctx);
-  return walletView(db, ledger, w, (id) => countActiveKeysIn(db, id, today), {
+  return walletView(db, w, (id) => countActiveKeysIn(db, id, today), {
     today,
     currency: currencyOf(ctx),
     now: (ctx.clock ?? systemClock).now(),

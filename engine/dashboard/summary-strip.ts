@@ -1,7 +1,7 @@
 // The strip under the header of every signed-in page: what the wallet can still spend, in dollars first (the
 // owner's unit) with the credits beside. Read once per request by the guard (routes.ts) so no page can forget it.
 import type { FastifyRequest } from 'fastify';
-import type { Queryable } from '../db/db.ts';
+import type { Db } from '../db/db.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { Ledger } from '../money/ledger.ts';
 import { spendableOf } from '../money/spendable.ts';
@@ -18,8 +18,8 @@ interface WalletSummary {
 const summaries = requestSlot<WalletSummary>('dashboard_wallet_summary');
 
 /** The same figures as the wallet page, GET /v1/credits and the admin view: a lease's unused part is not held. */
-export async function loadWalletSummary(req: FastifyRequest, db: Queryable, ledger: Ledger, walletId: string, now?: Date): Promise<void> {
-  const [b, w] = await Promise.all([spendableOf(db, ledger, walletId, now), ledger.getWallet(walletId)]);
+export async function loadWalletSummary(req: FastifyRequest, db: Db, ledger: Ledger, walletId: string, now?: Date): Promise<void> {
+  const [b, w] = await Promise.all([spendableOf(db, walletId, now), ledger.getWallet(walletId)]);
   summaries.set(req, { availableNano: b.availableNano, reservedNano: b.reservedNano, name: w?.name ?? null });
 }
 

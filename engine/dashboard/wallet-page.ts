@@ -43,7 +43,7 @@ export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps):
     const w = await deps.ledger.getWallet(s.walletId);
     if (!w) throw errors.notFound(t('wallet.gone'));
     const today = koreanDate(deps.clock.now());
-    const view = await walletView(deps.db, deps.ledger, w, (id) => countActiveKeysIn(deps.db, id, today), {
+    const view = await walletView(deps.db, w, (id) => countActiveKeysIn(deps.db, id, today), {
       today,
       currency: ui.currency,
       now: deps.clock.now(),

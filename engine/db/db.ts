@@ -13,6 +13,8 @@ export interface Queryable {
 export interface TransactionOptions {
   flushWal?: boolean;
   lockTimeoutMs?: number;
+  /** Every statement reads one snapshot, and none writes (REPEATABLE READ, READ ONLY): a view read in parts. */
+  snapshot?: boolean;
 }
 
 export interface Db extends Queryable {
@@ -22,6 +24,7 @@ export interface Db extends Queryable {
    * returns before the server has flushed its write-ahead log to disk (`synchronous_commit = off` for this
    * transaction): a crash of the database server can lose it, a crash of the caller cannot. `lockTimeoutMs`: a
    * statement that waits longer than this for a row lock fails with 55P03 (`lock_timeout`; PostgreSQL only).
+   * `snapshot`: see TransactionOptions (the embedded database's one connection runs nothing else meanwhile anyway).
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**

@@ -5,8 +5,8 @@
 import pg from 'pg';
 
 /** The prelude's statement texts: BEGIN, then each setting, one statement apiece as the extended protocol needs. */
-export function preludeStatements(flushWal: boolean, lockTimeoutMs: number | undefined): string[] {
-  const out = ['BEGIN'];
+export function preludeStatements(flushWal: boolean, lockTimeoutMs: number | undefined, snapshot = false): string[] {
+  const out = [snapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
   if (!flushWal) out.push('SET LOCAL synchronous_commit = off');
   if (lockTimeoutMs !== undefined) out.push(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
   return out;

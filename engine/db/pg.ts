@@ -264,7 +264,7 @@ async function pgTransaction<T>(
   };
   client.on('error', onClientError);
   // BEGIN goes with the first statement (pg-begin.ts); a transaction that ran none has nothing to end.
-  const prelude = preludeStatements(opts?.flushWal !== false, opts?.lockTimeoutMs);
+  const prelude = preludeStatements(opts?.flushWal !== false, opts?.lockTimeoutMs, opts?.snapshot);
   let started: Promise<unknown> | null = null;
   const q = wrap(client);
   const tx: Queryable = {

@@ -204,7 +204,7 @@ async function notInPlan(deps: WalletAccountsDeps, walletId: string, model: Mode
 
 /** Calls in flight give back what they hold beyond their cost when they finish: then a moment's wait may do. */
 async function creditRefusal(deps: WalletAccountsDeps, a: Admission, availableNano: bigint) {
-  const heldByCalls = (await spendableOf(deps.db, deps.ledger, a.caller.walletId)).reservedNano;
+  const heldByCalls = (await spendableOf(deps.db, a.caller.walletId)).reservedNano;
   return errors.insufficientCredit(
     `This call may cost up to ${nanoToCreditsCeil(a.amountNano)} credits, and ${nanoToCreditsFloor(availableNano)} ` +
       `credits are available for it` +

@@ -1,10 +1,12 @@
 // What a wallet can spend and what calls in flight hold, as every view shows it: of a lease, only what its calls
 // hold is held and the rest counts as available, so views tell the truth (docs/money.md, "Every view tells the truth").
+import { errors } from '../core/errors.ts';
 import { toBigInt } from '../core/money.ts';
-import type { Queryable } from '../db/db.ts';
+import type { Db, Queryable } from '../db/db.ts';
 import { readBalance } from './ledger-wallets.ts';
 import { lotExpired } from './lot-order.ts';
-import { LEASE_CALL_PREFIX, type Ledger, type WalletBalance } from './types.ts';
+import { LEASE_CALL_PREFIX, type WalletBalance } from './types.ts';
+import { readBalances } from './wallet-rows.ts';
 
 interface LeaseLotRow {
   reservation_id: string;
@@ -58,10 +60,23 @@ export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<st
   return { ...bal, availableNano: bal.availableNano + moved - lapsed, reservedNano: bal.reservedNano - moved - gone, lots };
 }
 
-/** The wallet as every view shows it. Both reads at once: on PostgreSQL two connections, so one round trip. */
-export async function spendableOf(db: Queryable, ledger: Pick<Ledger, 'balance'>, walletId: string, now?: Date): Promise<WalletBalance> {
-  const [balance, leased] = await Promise.all([ledger.balance(walletId), readLeasedByLot(db, [walletId])]);
-  return spendableBalance(balance, leased, now);
+/**
+ * The wallets as every view shows them, by id (unknown ids left out). The lots and the leases are read in one
+ * snapshot: read apart, a lease granted or given back between the two reads was counted twice or not at all.
+ */
+export async function spendablesOf(db: Db, walletIds: readonly string[], now?: Date): Promise<Map<string, WalletBalance>> {
+  const ids = [...walletIds];
+  const [balances, leased] = await db.transaction(async (tx) => [await readBalances(tx, ids), await readLeasedByLot(tx, ids)] as const, {
+    snapshot: true,
+  });
+  return new Map([...balances].map(([id, b]) => [id, spendableBalance(b, leased, now)]));
+}
+
+/** One wallet as every view shows it. Throws errors.notFound when it does not exist. */
+export async function spendableOf(db: Db, walletId: string, now?: Date): Promise<WalletBalance> {
+  const balance = (await spendablesOf(db, [walletId], now)).get(walletId);
+  if (!balance) throw errors.notFound(`No wallet '${walletId}'.`);
+  return balance;
 }
 
 /** The wallet's whole balance (what it can spend and what calls hold) as the views count it, read with `q`. */
