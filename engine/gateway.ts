@@ -98,7 +98,8 @@ async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logg
   // Just before the database closes: an audit still reading would fail on a closed database and warn for nothing.
   app.addHook('onClose', () => money.stopTimers());
   const { ledger, leases } = money;
-  const keys = createKeyService(db, { clock, warn: (o, m) => logger.warn(o, m) });
+  // A key change counts as applied here once this process's calls on leases are told per key (their limits count them).
+  const keys = createKeyService(db, { clock, warn: (o, m) => logger.warn(o, m), beforeApplied: () => leases.book.inFlightTold() });
   app.addHook('onClose', () => keys.close());
   await keys.ready();
   const vendors = await openVendorSide(env.vendors, runtime);

@@ -3,6 +3,9 @@
 // public contract: changing it would silently rescale every key limit and balance clients were already told.
 
 export const NANO_PER_CREDIT = 1000n;
+
+/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts); keys' limits tell leases apart by it. */
+export const LEASE_CALL_PREFIX = 'lease:';
 const NANO_PER_USD = 1_000_000_000n;
 
 /** Whole credits → nano. Throws on fractions, negatives and non-numbers. */

@@ -4,7 +4,7 @@
 
 import { koreanDate, koreanMonthDays, nextKoreanMidnight, nextKoreanMonthStart } from '../core/clock.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
-import { NANO_PER_CREDIT, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
+import { LEASE_CALL_PREFIX, NANO_PER_CREDIT, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import type { KeyDays } from './key-use.ts';
 import { type KeyGroupContext, usedCredits } from './types.ts';
@@ -47,13 +47,19 @@ export async function groupUsage(q: Queryable, groupIds: string[], now: Date): P
   return out;
 }
 
-// Use and holds in one statement (one snapshot). Reservations of the group's keys that are held count at their
-// amount, as a key's own holds do (key-use.ts, readKeyStandings).
+// Use and holds in one statement (one snapshot). Held: the own holds of the group's keys at their amount, and what
+// their calls hold on leases (told per key): the wallet's leases, or a key's allowance, whose unspent rest is the
+// key's, not the class's. Calls a key made before it joined the class count as soon as it is a member.
 const STANDING_SQL = `
 SELECT (SELECT coalesce(sum(d.charged_nano), 0)::text FROM api_keys k JOIN usage_daily d ON d.key_id = k.id
          WHERE k.group_id = $1 AND d.day >= $2::date AND d.day < $3::date) AS used,
-       (SELECT coalesce(sum(r.amount_nano), 0)::text FROM api_keys k JOIN reservations r ON r.key_id = k.id
-         WHERE k.group_id = $1 AND r.state = 'held') AS held,
+       ((SELECT coalesce(sum(r.amount_nano), 0) FROM api_keys k JOIN reservations r ON r.key_id = k.id
+          WHERE k.group_id = $1 AND r.state = 'held' AND r.call_id NOT LIKE $4)
+        + (SELECT coalesce(sum(f.nano::bigint), 0)
+             FROM reservations r CROSS JOIN LATERAL jsonb_each_text(r.in_flight_by_key) AS f(key_id, nano)
+             JOIN api_keys k ON k.id = f.key_id
+            WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND k.group_id = $1
+              AND r.wallet_id = (SELECT g.wallet_id FROM key_groups g WHERE g.id = $1)))::text AS held,
        (SELECT coalesce(array_agg(k.id ORDER BY k.id), '{}') FROM api_keys k WHERE k.group_id = $1) AS key_ids`;
 
 /**
@@ -66,7 +72,12 @@ async function readStanding(q: Queryable, groupId: string, month: KeyDays, lock:
     [groupId],
   );
   const monthly = g.rows[0]?.monthly ?? null;
-  const r = await q.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [groupId, month.from, month.to]);
+  const r = await q.query<{ used: string; held: string; key_ids: string[] | string }>(STANDING_SQL, [
+    groupId,
+    month.from,
+    month.to,
+    `${LEASE_CALL_PREFIX}%`,
+  ]);
   const row = r.rows[0]!; // scalar subqueries: always one row
   return {
     limitNano: monthly == null ? null : BigInt(monthly) * NANO_PER_CREDIT,

@@ -51,11 +51,16 @@ export async function lockKeys(tx: Queryable, keyIds: readonly string[]): Promis
 // charge committing meanwhile (its reservation settled or drawn and its rollup row written by one transaction) is
 // counted as held or as used, never as neither nor both. The partial index reservations_key_held keeps the holds
 // to the key's calls in flight.
+// Held: the key's own reservations (its calls' own holds and the leases of its allowance, whole), and what its
+// calls hold on the wallet's leases (leases.ts tells it per key): calls admitted before the key had a limit count too.
 const STANDINGS_SQL = `
 SELECT c.key_id,
        (SELECT coalesce(sum(d.charged_nano), 0) FROM usage_daily d
          WHERE d.key_id = c.key_id AND d.day >= c.from_day AND d.day < c.to_day)::text AS used,
-       (SELECT coalesce(sum(r.amount_nano), 0) FROM reservations r WHERE r.key_id = c.key_id AND r.state = 'held')::text AS held
+       ((SELECT coalesce(sum(r.amount_nano), 0) FROM reservations r WHERE r.key_id = c.key_id AND r.state = 'held')
+        + (SELECT coalesce(sum((r.in_flight_by_key ->> c.key_id)::bigint), 0) FROM reservations r
+            WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND r.key_id IS DISTINCT FROM c.key_id
+              AND r.wallet_id = (SELECT k.wallet_id FROM api_keys k WHERE k.id = c.key_id)))::text AS held
   FROM unnest($1::text[], $2::date[], $3::date[]) AS c(key_id, from_day, to_day)`;
 
 /** A key's month as a capped reserve reads it: finished use and holds. */

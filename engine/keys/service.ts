@@ -38,6 +38,8 @@ interface KeyServiceOptions {
   appliedWaitMs?: number;
   /** Where a change not confirmed in time, or a failed confirmation, is told. */
   warn?: (obj: object, msg: string) => void;
+  /** Run before this process counts a key change as applied (announce.ts ChangeDeps.beforeApplied). */
+  beforeApplied?: () => Promise<void>;
 }
 
 interface CreateApiKeyOptions {
@@ -229,7 +231,8 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
   const warn = opts.warn ?? (() => undefined);
   const book = new AppliedBook();
   const unlisten: (() => Promise<void>)[] = [];
-  const listening = listenForChanges({ db, book, invalidate, warn }).then((stops) => {
+  const beforeApplied = opts.beforeApplied;
+  const listening = listenForChanges({ db, book, invalidate, warn, beforeApplied }).then((stops) => {
     unlisten.push(...stops);
   });
   // Keep an unhandled rejection from crashing the process; authenticate awaits `listening` and fails with 503.
@@ -237,7 +240,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
 
   const shared = new SharedLoader(db, () => generation);
 
-  const announceDeps = { db, book, invalidate, waitMs: opts.appliedWaitMs ?? 2_000, warn };
+  const announceDeps = { db, book, invalidate, waitMs: opts.appliedWaitMs ?? 2_000, warn, beforeApplied };
   const announceKeys = (keyIds: string[], q: Queryable = db) => announce(announceDeps, keyIds, q);
   const core: ServiceCore = { db, clock, announce: announceKeys, invalidate };
 

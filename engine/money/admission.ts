@@ -89,7 +89,7 @@ async function admitCounted(
   // A capped key leases its own allowance; a video job or a grouped key holds per call (docs/decisions/leases.md).
   const leases = deps.leases?.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
   const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
-  const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey);
+  const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey, a.auth.keyId);
   if (leased) return { callId: a.callId, amountNano: a.amountNano, leased, letGoOfDay };
   const result = await reserveOwn(deps, a, cap, leaseKey);
   if (result.ok) return ownHold(a, result.reservation, letGoOfDay, renewals);

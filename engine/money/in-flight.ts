@@ -1,5 +1,6 @@
-// What the calls on this process's leases hold, told to the database a few times a second so every process's
-// `reserved_credits` shows it. A failed write is simply tried again at the next tick: the value is a view, not money.
+// What the calls on this process's leases hold, in all and per calling key, told to the database a few times a second
+// so every process's `reserved_credits` shows it and the keys' and classes' limits count it. A failed write is tried
+// again at the next tick.
 import type { Lease } from './lease-state.ts';
 import type { Ledger, MoneyLog } from './types.ts';
 
@@ -7,7 +8,8 @@ import type { Ledger, MoneyLog } from './types.ts';
 const IN_FLIGHT_TELL_MS = 250;
 
 export class InFlightTeller {
-  private readonly told = new WeakMap<Lease, bigint>();
+  /** The lease's `inFlightChanges` when its figures were last written. */
+  private readonly told = new WeakMap<Lease, number>();
   private readonly timer: NodeJS.Timeout;
   private writing: Promise<void> | null = null;
 
@@ -23,15 +25,15 @@ export class InFlightTeller {
   /** Writes the figures that changed since they were last written; resolves once they are. */
   tell(): Promise<void> {
     if (this.writing) return this.writing;
-    const changed = this.leases().filter((l) => this.told.get(l) !== l.inFlight);
+    const changed = this.leases().filter((l) => this.told.get(l) !== l.inFlightChanges);
     if (changed.length === 0) return Promise.resolve();
-    const figures = changed.map((l) => ({ lease: l, inFlightNano: l.inFlight }));
-    const rows = figures.map((f) => ({ reservationId: f.lease.reservation.id, inFlightNano: f.inFlightNano }));
+    const figures = changed.map((l) => ({ lease: l, changes: l.inFlightChanges }));
+    const rows = changed.map((l) => ({ reservationId: l.reservation.id, inFlightNano: l.inFlight, byKey: new Map(l.inFlightByKey) }));
     this.writing = Promise.resolve()
       .then(() => this.ledger.noteInFlight(rows))
       .then(
         () => {
-          for (const f of figures) this.told.set(f.lease, f.inFlightNano);
+          for (const f of figures) this.told.set(f.lease, f.changes);
         },
         (e: unknown) => this.log.warn({ err: e }, 'in-flight figures of leases not written; trying again'),
       )

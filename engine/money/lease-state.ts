@@ -26,6 +26,10 @@ export interface Lease extends LeasePair {
   spent: bigint;
   /** What the calls admitted on it and not yet finished hold. */
   inFlight: bigint;
+  /** The same, per calling key: a key's and its class's limits count their calls on a lease (in-flight.ts tells it). */
+  inFlightByKey: Map<string, bigint>;
+  /** Changes of the two above so far: the in-flight teller writes a lease's figures again only when this moved. */
+  inFlightChanges: number;
   lastUsedMs: number;
   open: boolean;
   /** Draws decided and not yet written. */
@@ -54,6 +58,18 @@ export interface LeaseStats {
 export interface LeaseHold {
   readonly lease: Lease;
   readonly amountNano: bigint;
+  /** The calling key, when the caller said. */
+  readonly keyId?: string | undefined;
+}
+
+/** Counts a call's hold on the lease and its key (a negative `n` takes it off). */
+export function addInFlight(l: Lease, keyId: string | undefined, n: bigint): void {
+  l.inFlight += n;
+  l.inFlightChanges++;
+  if (keyId === undefined) return;
+  const left = (l.inFlightByKey.get(keyId) ?? 0n) + n;
+  if (left > 0n) l.inFlightByKey.set(keyId, left);
+  else l.inFlightByKey.delete(keyId);
 }
 
 /** What the lease holds for no call in flight and no draw decided: what it can still admit. */

@@ -8,7 +8,7 @@ import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
-import { admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
+import { addInFlight, admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
 import { HoldRenewals } from './renewals.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
@@ -56,21 +56,30 @@ export class BudgetLeases {
     return [...this.leases.values()].flat();
   }
 
-  /** Admits the call on a lease of the pair, in memory; null when none covers it (it asks for one, unless draws are at their bound). */
-  hold(walletId: string, vendor: string, amountNano: bigint, key?: LeaseKey): LeaseHold | null {
+  /**
+   * Admits the call of `callerKeyId` on a lease of the pair, in memory; null when none covers it (it asks for one,
+   * unless draws are at their bound). `key`: the capped key whose allowance the lease is.
+   */
+  hold(walletId: string, vendor: string, amountNano: bigint, key?: LeaseKey, callerKeyId?: string): LeaseHold | null {
     const pair: LeasePair = { walletId, vendor, key };
-    const leased = this.holdNow(pairKey(pair), pair, amountNano);
+    const leased = this.holdNow(pairKey(pair), pair, amountNano, callerKeyId);
     if (!leased && !this.stopping) this.missed++;
     return leased;
   }
 
   /** As `hold`, but a call waits for a grant in flight rather than take the exact path (docs/decisions/leases.md). */
-  holdOrWait(walletId: string, vendor: string, amountNano: bigint, leaseKey?: LeaseKey): LeaseHold | null | Promise<LeaseHold | null> {
+  holdOrWait(
+    walletId: string,
+    vendor: string,
+    amountNano: bigint,
+    leaseKey?: LeaseKey,
+    callerKeyId?: string,
+  ): LeaseHold | null | Promise<LeaseHold | null> {
     const pair: LeasePair = { walletId, vendor, key: leaseKey };
     const key = pairKey(pair);
-    const leased = this.holdNow(key, pair, amountNano);
+    const leased = this.holdNow(key, pair, amountNano, callerKeyId);
     if (leased) return leased;
-    if (this.acquiring.has(key) && this.mayAdmit()) return this.holdAfterGrants(key, pair, amountNano);
+    if (this.acquiring.has(key) && this.mayAdmit()) return this.holdAfterGrants(key, pair, amountNano, callerKeyId);
     if (!this.stopping) this.missed++;
     return null;
   }
@@ -79,7 +88,7 @@ export class BudgetLeases {
     return !this.stopping && this.pendingTotal < this.settings().maxPendingDraws;
   }
 
-  private holdNow(key: string, pair: LeasePair, amountNano: bigint): LeaseHold | null {
+  private holdNow(key: string, pair: LeasePair, amountNano: bigint, callerKeyId: string | undefined): LeaseHold | null {
     if (!this.mayAdmit()) return null;
     const list = this.leases.get(key) ?? [];
     const lease = list.find((l) => admits(l, amountNano, this.clock.now()));
@@ -87,16 +96,16 @@ export class BudgetLeases {
       this.acquire(key, pair, amountNano);
       return null;
     }
-    lease.inFlight += amountNano;
+    addInFlight(lease, callerKeyId, amountNano);
     assertMoney(free(lease) >= 0n, () => `lease ${lease.reservation.id} admitted past its grant`);
     lease.lastUsedMs = this.nowMs();
     // Refill ahead of need: one more lease when the pair's leases run low (not one per call: each is money held).
     if (openFree(list) * 4n < lease.granted) this.acquire(key, pair, amountNano);
     this.admitted++;
-    return { lease, amountNano };
+    return { lease, amountNano, keyId: callerKeyId };
   }
 
-  private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint): Promise<LeaseHold | null> {
+  private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint, callerKeyId?: string): Promise<LeaseHold | null> {
     this.waitingNano.set(key, (this.waitingNano.get(key) ?? 0n) + amountNano);
     try {
       for (
@@ -105,7 +114,7 @@ export class BudgetLeases {
         waits++, granting = this.acquiring.get(key)
       ) {
         await granting;
-        const leased = this.holdNow(key, pair, amountNano);
+        const leased = this.holdNow(key, pair, amountNano, callerKeyId);
         if (leased) return leased;
       }
     } finally {
@@ -133,14 +142,14 @@ export class BudgetLeases {
 
   /** The call did not happen: its hold goes back to the lease. */
   release(h: LeaseHold): void {
-    h.lease.inFlight -= h.amountNano;
+    addInFlight(h.lease, h.keyId, -h.amountNano);
     this.retireIfDone(h.lease);
   }
 
   /** Decided here, once: the lease's figures never move again for this call; the writer only writes it. */
   charge(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
     const lease = h.lease;
-    lease.inFlight -= h.amountNano;
+    addInFlight(lease, h.keyId, -h.amountNano);
     const cost = costNano < 0n ? 0n : costNano;
     this.spend.note(pairKey(lease), cost, this.nowMs());
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
@@ -195,6 +204,11 @@ export class BudgetLeases {
       await Promise.allSettled(all);
     }
     await this.teller.written(); // and every view then shows what the calls still running hold
+  }
+
+  /** Resolves once the database has what this process's leases' calls hold now, per key (a key change waits for it). */
+  inFlightTold(): Promise<void> {
+    return this.teller.written();
   }
 
   /** Gives back this process's leases of the wallet (all vendors; `keyId`: that key's allowance only), then none for COOLDOWN_MS. */
@@ -293,6 +307,8 @@ export class BudgetLeases {
       granted: slice,
       spent: 0n,
       inFlight: 0n,
+      inFlightByKey: new Map(),
+      inFlightChanges: 0,
       lastUsedMs: this.nowMs(),
       open: wanted,
       pending: new Set(),

@@ -12,7 +12,7 @@ import { journalSum } from './journal-sum.ts';
 import { walletMethods } from './ledger-wallets.ts';
 import { sweeperMethod } from './sweep.ts';
 import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
-import type { FinishOp, FinishOutcome, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
+import type { FinishOp, FinishOutcome, InFlightFigures, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
 
 export type { KeyCap, Ledger, LotBalance, Reservation, ReserveResult, Wallet, WalletBalance } from './types.ts';
 export { LedgerInvariantBroken };
@@ -91,13 +91,17 @@ async function extendHolds(db: Db, ids: readonly string[], expiresAt: Date): Pro
   return new Set(r.rows.map((row) => row.id));
 }
 
-async function noteInFlight(db: Db, leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void> {
+/** A lease's figures per key as the column keeps them: `{"<key id>": "<nano>"}`, null when none. */
+const byKeyJson = (byKey: InFlightFigures['byKey']): string | null =>
+  byKey && byKey.size > 0 ? JSON.stringify(Object.fromEntries([...byKey].map(([k, n]) => [k, n.toString()]))) : null;
+
+async function noteInFlight(db: Db, leases: readonly InFlightFigures[]): Promise<void> {
   if (leases.length === 0) return;
   await db.query(
-    `UPDATE reservations r SET in_flight_nano = v.n
-       FROM unnest($1::text[], $2::bigint[]) AS v(id, n)
+    `UPDATE reservations r SET in_flight_nano = v.n, in_flight_by_key = v.k::jsonb
+       FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, n, k)
       WHERE r.id = v.id AND r.state = 'held'`,
-    [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString())],
+    [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString()), leases.map((l) => byKeyJson(l.byKey))],
   );
 }
 

@@ -27,6 +27,14 @@ export interface Reservation {
   lots: ReservationLot[];
 }
 
+/** What a lease's calls hold, as its process tells it. */
+export interface InFlightFigures {
+  reservationId: string;
+  inFlightNano: bigint;
+  /** Per calling key; absent or empty: no key said. */
+  byKey?: ReadonlyMap<string, bigint>;
+}
+
 /** A reserve refused because the key's cap would be passed; nothing was held. */
 export interface KeyCapRefusal {
   ok: false;
@@ -97,8 +105,7 @@ export interface MoneyLog {
 /** NOTIFY channel carrying a wallet id whenever its owner changes. */
 export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
 
-/** The call id of a budget lease's reservation begins with this (engine/money/leases.ts). */
-export const LEASE_CALL_PREFIX = 'lease:';
+export { LEASE_CALL_PREFIX } from '../core/money.ts';
 
 export interface LotBalance {
   id: string;
@@ -210,8 +217,11 @@ export interface Ledger {
   extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
   /** extend for many in one statement: the ids of those still held. */
   extendAll(ids: readonly string[], expiresAt: Date): Promise<Set<string>>;
-  /** Writes what the calls admitted on each lease hold, so every process's views can tell it from the lease's rest. */
-  noteInFlight(leases: readonly { reservationId: string; inFlightNano: bigint }[]): Promise<void>;
+  /**
+   * Writes what the calls admitted on each lease hold (in all, and per calling key), so every process's views can
+   * tell it from the lease's rest and the keys' limits count it.
+   */
+  noteInFlight(leases: readonly InFlightFigures[]): Promise<void>;
   /** Releases held reservations whose expiry passed (their process died); returns how many. */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
   /** The journal's sums, to check they add up to the balances. */

@@ -1,0 +1,86 @@
+// Attack: a key joins a class (key group) with a monthly limit, or gets a monthly limit of its own, while its calls
+// are at the vendor on a lease. The class's and the key's limits count those calls as held from the change on, so
+// the calls admitted after it cannot take the class or the key past its limit. Before, a class counted only holds
+// that carry a member's key id: the joining key's calls on the wallet's lease were invisible (eight more calls
+// admitted, the class at 168,770 of 100,000 credits), and a key's allowance lease counted whole (every call of the
+// class refused while it had room).
+import { describe, expect, it } from 'vitest';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { useLeasedGateway } from '../helpers/leased-gateway.ts';
+
+const LIMIT = 100_000;
+const DELAY_MS = 2_500;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(['pglite', 'postgres'] as const)('a key that joins a class or gets a limit with calls in flight [%s]', (kind) => {
+  const gateway = useLeasedGateway(kind, 50_000_000);
+  let mk = '';
+
+  async function manage(t: TestGateway, method: string, path: string, body?: unknown) {
+    if (!mk) mk = (await t.gw.keys.createManagementKey(t.walletId, 'teacher')).key;
+    const res = await fetch(`${t.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${mk}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await res.json()) as Record<string, unknown>;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+  const newKey = async (t: TestGateway, extra: Record<string, unknown>) => {
+    const created = (await manage(t, 'POST', '/v1/keys', { name: 'student', ...extra })) as { data: { key: string; id: string }[] };
+    return created.data[0]!;
+  };
+  const chat = (t: TestGateway, key: string, i: number) =>
+    fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'b-6', max_completion_tokens: 400, messages: [{ role: 'user', content: `question ${i} [[sim:usage input=20 output=400]]` }] }),
+    }).then(async (r) => ({ status: r.status, text: await r.text() }));
+
+  /** Six slow calls of `mover`, then `change` while they run, then eight calls of `after`; every call ends. */
+  async function race(t: TestGateway, mover: string, change: () => Promise<unknown>, after: string) {
+    t.sim.inject('b0', { kind: 'delay', ms: DELAY_MS, times: 6 });
+    const admitted = t.gw.leases.stats().admitted;
+    const first = Array.from({ length: 6 }, (_, i) => chat(t, mover, i));
+    // Changed as soon as the six are admitted: what they hold is not yet told (every 250 ms) unless the change waits.
+    for (let i = 0; i < 200 && t.gw.leases.stats().admitted < admitted + 6; i++) await sleep(5);
+    await change();
+    const second = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(t, after, 10 + i)));
+    expect((await Promise.all(first)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    await t.gw.leases.flushed();
+    return second.map((r) => r.status);
+  }
+
+  it("counts the joining key's calls in flight on the class's limit", async () => {
+    const t = gateway();
+    const cls = await manage(t, 'POST', '/v1/key-groups', { name: 'class 1', monthly_limit_credits: LIMIT });
+    const k1 = await newKey(t, { group_id: cls.id });
+    const k2 = await newKey(t, {});
+    const statuses = await race(t, k2.key, () => manage(t, 'PATCH', `/v1/keys/${k2.id}`, { group_id: cls.id }), k1.key);
+    const used = (await manage(t, 'GET', `/v1/key-groups/${cls.id}`)).month_used_credits as number;
+    expect(used).toBeLessThanOrEqual(LIMIT);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0); // the class's room left is used
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+  });
+
+  it("counts a key's calls on its own allowance by what they hold, not the allowance's whole lease", async () => {
+    const t = gateway();
+    const cls = await manage(t, 'POST', '/v1/key-groups', { name: 'class 2', monthly_limit_credits: LIMIT });
+    const k1 = await newKey(t, { group_id: cls.id });
+    const k2 = await newKey(t, { monthly_limit_credits: 1_000_000 });
+    const statuses = await race(t, k2.key, () => manage(t, 'PATCH', `/v1/keys/${k2.id}`, { group_id: cls.id }), k1.key);
+    const used = (await manage(t, 'GET', `/v1/key-groups/${cls.id}`)).month_used_credits as number;
+    expect(used).toBeLessThanOrEqual(LIMIT);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+  });
+
+  it("counts a key's calls in flight on the limit it is given meanwhile", async () => {
+    const t = gateway();
+    const k2 = await newKey(t, {});
+    const statuses = await race(t, k2.key, () => manage(t, 'PATCH', `/v1/keys/${k2.id}`, { monthly_limit_credits: LIMIT }), k2.key);
+    const used = (await manage(t, 'GET', `/v1/keys/${k2.id}`)).month_used_credits as number;
+    expect(used).toBeLessThanOrEqual(LIMIT);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+  });
+});
