@@ -35,7 +35,11 @@ describe.each(['pglite', 'postgres'] as const)('a key that joins a class or gets
     fetch(`${t.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'b-6', max_completion_tokens: 400, messages: [{ role: 'user', content: `question ${i} [[sim:usage input=20 output=400]]` }] }),
+      body: JSON.stringify({
+        model: 'b-6',
+        max_completion_tokens: 400,
+        messages: [{ role: 'user', content: `question ${i} [[sim:usage input=20 output=400]]` }],
+      }),
     }).then(async (r) => ({ status: r.status, text: await r.text() }));
 
   /** Six slow calls of `mover`, then `change` while they run, then eight calls of `after`; every call ends. */

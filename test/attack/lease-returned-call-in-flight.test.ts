@@ -13,20 +13,14 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import { BudgetLeases, type LeaseHold } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
+import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const TTL_MS = 400;
-const settings: LeaseSettings = {
-  sliceSeconds: 10,
-  minSliceNano: 1_000_000n,
-  maxShare: 0.25,
-  ttlMs: TTL_MS,
-  idleReturnMs: 30_000,
-  maxPendingDraws: 1_024,
-};
+const settings = leaseSettings({ ttlMs: TTL_MS });
 const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

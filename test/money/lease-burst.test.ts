@@ -4,19 +4,13 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import { BudgetLeases } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
+import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
-const settings: LeaseSettings = {
-  sliceSeconds: 10,
-  minSliceNano: 20_000n,
-  maxShare: 0.25,
-  ttlMs: 60_000,
-  idleReturnMs: 30_000,
-  maxPendingDraws: 1_024,
-};
+const settings = leaseSettings({ minSliceNano: 20_000n });
 const quiet = { warn: () => {}, error: () => {} };
 
 describeEachDatabase('a burst on a pair with no lease', (getDb: () => Db) => {

@@ -4,20 +4,14 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import { BudgetLeases } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
+import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const TTL_MS = 600;
-const settings: LeaseSettings = {
-  sliceSeconds: 10,
-  minSliceNano: 200_000n,
-  maxShare: 0.5,
-  ttlMs: TTL_MS,
-  idleReturnMs: 60_000,
-  maxPendingDraws: 1_024,
-};
+const settings = leaseSettings({ minSliceNano: 200_000n, maxShare: 0.5, ttlMs: TTL_MS, idleReturnMs: 60_000 });
 const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

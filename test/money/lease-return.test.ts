@@ -5,19 +5,13 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import { BudgetLeases } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
+import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
-const settings: LeaseSettings = {
-  sliceSeconds: 10,
-  minSliceNano: 1_000_000n,
-  maxShare: 0.5,
-  ttlMs: 60_000,
-  idleReturnMs: 30_000,
-  maxPendingDraws: 1_024,
-};
+const settings = leaseSettings({ maxShare: 0.5 });
 const quiet = { warn: () => {}, error: () => {} };
 const DRAWS_WAIT_MS = 3_000;
 
