@@ -99,7 +99,11 @@ async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logg
   app.addHook('onClose', () => money.stopTimers());
   const { ledger, leases } = money;
   // A key change counts as applied here once this process's calls on leases are told per key (their limits count them).
-  const keys = createKeyService(db, { clock, warn: (o, m) => logger.warn(o, m), beforeApplied: () => leases.book.inFlightTold() });
+  const keys = createKeyService(db, {
+    clock,
+    warn: (o, m) => logger.warn(o, m),
+    beforeApplied: (target) => leases.book.keysChanged(target),
+  });
   app.addHook('onClose', () => keys.close());
   await keys.ready();
   const vendors = await openVendorSide(env.vendors, runtime);

@@ -66,11 +66,12 @@ interface ChangeDeps {
    * What this process must write before a change counts as applied here: what its calls hold on leases, per key, so
    * a key's new limit or class counts the calls it already has in flight (engine/money/in-flight.ts).
    */
-  beforeApplied?: (() => Promise<void>) | undefined;
+  beforeApplied?: ((target: string) => Promise<void>) | undefined;
 }
 
 /** Runs `beforeApplied`; its failure is the next tick's to mend, never a reason to hold the change back. */
-const written = (deps: ChangeDeps): Promise<void> => (deps.beforeApplied?.() ?? Promise.resolve()).catch(() => undefined);
+const written = (deps: ChangeDeps, target: string): Promise<void> =>
+  (deps.beforeApplied?.(target) ?? Promise.resolve()).catch(() => undefined);
 
 /**
  * Applies the changes other processes announce, as they arrive, and confirms each to its sender; notes the
@@ -89,7 +90,7 @@ export function listenForChanges(deps: ChangeDeps): Promise<(() => Promise<void>
       KEY_CHANNEL,
       (payload, senderPid) => {
         invalidate(targetOf(payload));
-        void written(deps).then(() => confirm(payload, senderPid));
+        void written(deps, targetOf(payload)).then(() => confirm(payload, senderPid));
       },
       // A reconnected listener may have missed closes and patches: every cached lookup goes.
       () => invalidate('*'),
@@ -130,7 +131,7 @@ export async function announce(deps: AnnounceDeps, payloads: string[], q: Querya
     async applied() {
       // A lookup of this process that read the row before the commit may have cached it again meanwhile.
       for (const p of payloads) invalidate(p);
-      await written(deps);
+      await Promise.all(payloads.map((p) => written(deps, p)));
       if (others.length === 0 || sender === undefined) return;
       const missing = await book.wait(
         tagged.map((p) => `${sender} ${p}`),

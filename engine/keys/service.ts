@@ -39,7 +39,7 @@ interface KeyServiceOptions {
   /** Where a change not confirmed in time, or a failed confirmation, is told. */
   warn?: (obj: object, msg: string) => void;
   /** Run before this process counts a key change as applied (announce.ts ChangeDeps.beforeApplied). */
-  beforeApplied?: () => Promise<void>;
+  beforeApplied?: (target: string) => Promise<void>;
 }
 
 interface CreateApiKeyOptions {

@@ -60,6 +60,8 @@ export interface LeaseHold {
   readonly amountNano: bigint;
   /** The calling key, when the caller said. */
   readonly keyId?: string | undefined;
+  /** Its number among the calls the process admitted on leases. */
+  readonly seq: number;
 }
 
 /** Counts a call's hold on the lease and its key (a negative `n` takes it off). */

@@ -1,6 +1,7 @@
 // Budget leases: one reservation per wallet and vendor on which a process admits calls in memory, each call's charge
 // a draw on it. Reasoning: docs/money.md ("States") and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
+import { ChangedKeys } from './changed-keys.ts';
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
 import { type Charge, ChargeWriter } from './charge-writer.ts';
@@ -33,6 +34,7 @@ export class BudgetLeases {
   private readonly spend = new SpendRates();
   private readonly timer: NodeJS.Timeout;
   private readonly teller: InFlightTeller;
+  private readonly changedKeys = new ChangedKeys();
   private stopping = false;
   private pendingTotal = 0;
   private admitted = 0;
@@ -102,7 +104,7 @@ export class BudgetLeases {
     // Refill ahead of need: one more lease when the pair's leases run low (not one per call: each is money held).
     if (openFree(list) * 4n < lease.granted) this.acquire(key, pair, amountNano);
     this.admitted++;
-    return { lease, amountNano, keyId: callerKeyId };
+    return { lease, amountNano, keyId: callerKeyId, seq: this.admitted };
   }
 
   private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint, callerKeyId?: string): Promise<LeaseHold | null> {
@@ -155,7 +157,21 @@ export class BudgetLeases {
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
     const charge = cost <= free(lease) ? this.drawWithin(lease, cost, drawId, ladder) : this.chargePastLease(lease, cost, drawId, ladder);
     this.retireIfDone(lease);
-    return charge;
+    // In flight at a change of its key: its answer also waits for its hold to be told gone, so the key's new limit
+    // never counts the call as used and as held at once (the teller's next tick would leave 250 ms for that).
+    return this.changedKeys.before(h.seq, lease.walletId, h.keyId) ? this.toldAfter(charge) : charge;
+  }
+
+  private toldAfter(charge: Charge): Charge {
+    const committed = charge.committed.then(async (charged) => {
+      await this.teller.written();
+      return charged;
+    });
+    const done = committed.then(
+      () => undefined,
+      () => undefined,
+    );
+    return { callId: charge.callId, committed, done, answeredFirst: () => charge.answeredFirst() };
   }
 
   private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
@@ -206,8 +222,12 @@ export class BudgetLeases {
     await this.teller.written(); // and every view then shows what the calls still running hold
   }
 
-  /** Resolves once the database has what this process's leases' calls hold now, per key (a key change waits for it). */
-  inFlightTold(): Promise<void> {
+  /**
+   * A key change applied here, `target` as its notification names it: resolves once the database has what this
+   * process's calls on leases hold now, per key, and remembers the calls in flight (changed-keys.ts).
+   */
+  keysChanged(target: string): Promise<void> {
+    this.changedKeys.note(target, this.admitted);
     return this.teller.written();
   }
 

@@ -79,6 +79,38 @@ describe.each(['pglite', 'postgres'] as const)('a key that joins a class or gets
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
   });
 
+  /** Six slow calls of `key` (each holds far more than it costs), `change` while they run, then one call of `next`. */
+  async function afterTheyEnd(t: TestGateway, key: string, change: () => Promise<unknown>, next: string) {
+    t.sim.inject('b0', { kind: 'delay', ms: DELAY_MS / 2, times: 6 });
+    const admitted = t.gw.leases.stats().admitted;
+    const cheap = (i: number) =>
+      fetch(`${t.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'b-6', max_completion_tokens: 400, messages: [{ role: 'user', content: `short ${i}` }] }),
+      }).then((r) => r.status);
+    const first = Array.from({ length: 6 }, (_, i) => cheap(i));
+    for (let i = 0; i < 200 && t.gw.leases.stats().admitted < admitted + 6; i++) await sleep(5);
+    await change();
+    expect(await Promise.all(first)).toEqual([200, 200, 200, 200, 200, 200]);
+    return (await chat(t, next, 99)).status; // at once: what the six held must be gone as they are charged
+  }
+
+  it("refuses no call that fits once the calls in flight at a class's new limit end", async () => {
+    const t = gateway();
+    const cls = await manage(t, 'POST', '/v1/key-groups', { name: 'class 3' });
+    const [k1, k2] = [await newKey(t, { group_id: cls.id }), await newKey(t, { group_id: cls.id })];
+    const limit = () => manage(t, 'PATCH', `/v1/key-groups/${cls.id}`, { monthly_limit_credits: 40_000 });
+    expect(await afterTheyEnd(t, k1.key, limit, k2.key)).toBe(200);
+  });
+
+  it("refuses no call that fits once the calls in flight at a key's new limit end", async () => {
+    const t = gateway();
+    const k = await newKey(t, {});
+    const limit = () => manage(t, 'PATCH', `/v1/keys/${k.id}`, { monthly_limit_credits: 40_000 });
+    expect(await afterTheyEnd(t, k.key, limit, k.key)).toBe(200);
+  });
+
   it("counts a key's calls in flight on the limit it is given meanwhile", async () => {
     const t = gateway();
     const k2 = await newKey(t, {});

@@ -1,0 +1,26 @@
+// The key changes this process applied, by what they named (a key id, `wallet:<id>`, `*`), so that a call admitted on
+// a lease before a change of its key is known when it is charged (docs/decisions/leases.md, "Which calls are leased").
+
+/** Changes remembered at most: a call of one forgotten is told gone at the in-flight teller's next tick (250 ms). */
+const MAX_REMEMBERED = 10_000;
+
+export class ChangedKeys {
+  /** Target → how many calls the process had admitted on leases when the change was applied here. */
+  private readonly at = new Map<string, number>();
+
+  note(target: string, admitted: number): void {
+    this.at.delete(target);
+    this.at.set(target, admitted);
+    const oldest = this.at.keys().next();
+    if (this.at.size > MAX_REMEMBERED && !oldest.done) this.at.delete(oldest.value);
+  }
+
+  /** Whether the call admitted as number `seq` (of `keyId`, on a lease of `walletId`) was in flight at a change of its key. */
+  before(seq: number, walletId: string, keyId: string | undefined): boolean {
+    for (const target of [keyId, `wallet:${walletId}`, '*']) {
+      const at = target === undefined ? undefined : this.at.get(target);
+      if (at !== undefined && seq <= at) return true;
+    }
+    return false;
+  }
+}
