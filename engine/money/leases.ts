@@ -270,12 +270,13 @@ export class BudgetLeases {
   async close(timeoutMs: number): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    this.renewals.stop();
     this.teller.stop();
     const all = this.all();
     for (const lease of all) lease.open = false;
     const done = Promise.all(all.map((l) => this.retireWhenIdle(l)));
     await Promise.race([done, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    // One not given back in time is left to the sweeper; the renewals the process's own holds share go on.
+    for (const lease of this.all()) lease.stopRenewing();
     const left = this.pendingTotal;
     if (left > 0) this.log.error({ pendingDraws: left }, 'leases closed with draws not written');
   }
