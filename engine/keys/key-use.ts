@@ -49,10 +49,9 @@ export async function lockKeys(tx: Queryable, keyIds: readonly string[]): Promis
 
 // Each key's finished use over its days and what its held reservations hold, in one statement: one snapshot, so a
 // charge committing meanwhile (its reservation settled or drawn and its rollup row written by one transaction) is
-// counted as held or as used, never as neither nor both. The partial index reservations_key_held keeps the holds
-// to the key's calls in flight.
-// Held: the key's own reservations (its calls' own holds and the leases of its allowance, whole), and what its
-// calls hold on the wallet's leases (leases.ts tells it per key): calls admitted before the key had a limit count too.
+// counted as held or as used, never as neither nor both. Held: the key's own reservations (its calls' own holds and
+// the leases of its allowance, whole; partial index reservations_key_held), and what its calls hold on the wallet's
+// leases, told per key (money/in-flight.ts): calls admitted before the key had a limit count too.
 const STANDINGS_SQL = `
 SELECT c.key_id,
        (SELECT coalesce(sum(d.charged_nano), 0) FROM usage_daily d
