@@ -1,5 +1,6 @@
 // The key changes this process applied, by what they named (a key id, `wallet:<id>`, `*`), so that a call admitted on
 // a lease before a change of its key is known when it is charged (docs/decisions/leases.md, "Which calls are leased").
+import type { Charge } from './charge-writer.ts';
 
 /** Changes remembered at most: a call of one forgotten is told gone at the in-flight teller's next tick (250 ms). */
 const MAX_REMEMBERED = 10_000;
@@ -23,4 +24,17 @@ export class ChangedKeys {
     }
     return false;
   }
+}
+
+/** The charge of a call in flight at a change of its key: committed once its hold is also told gone (`told`). */
+export function toldAfter(charge: Charge, told: () => Promise<void>): Charge {
+  const committed = charge.committed.then(async (charged) => {
+    await told();
+    return charged;
+  });
+  const done = committed.then(
+    () => undefined,
+    () => undefined,
+  );
+  return { callId: charge.callId, committed, done, answeredFirst: () => charge.answeredFirst() };
 }

@@ -1,7 +1,7 @@
 // Budget leases: one reservation per wallet and vendor on which a process admits calls in memory, each call's charge
 // a draw on it. Reasoning: docs/money.md ("States") and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
-import { ChangedKeys } from './changed-keys.ts';
+import { ChangedKeys, toldAfter } from './changed-keys.ts';
 import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
 import { type Charge, ChargeWriter } from './charge-writer.ts';
@@ -159,19 +159,7 @@ export class BudgetLeases {
     this.retireIfDone(lease);
     // In flight at a change of its key: its answer also waits for its hold to be told gone, so the key's new limit
     // never counts the call as used and as held at once (the teller's next tick would leave 250 ms for that).
-    return this.changedKeys.before(h.seq, lease.walletId, h.keyId) ? this.toldAfter(charge) : charge;
-  }
-
-  private toldAfter(charge: Charge): Charge {
-    const committed = charge.committed.then(async (charged) => {
-      await this.teller.written();
-      return charged;
-    });
-    const done = committed.then(
-      () => undefined,
-      () => undefined,
-    );
-    return { callId: charge.callId, committed, done, answeredFirst: () => charge.answeredFirst() };
+    return this.changedKeys.before(h.seq, lease.walletId, h.keyId) ? toldAfter(charge, () => this.teller.written()) : charge;
   }
 
   private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {

@@ -43,7 +43,7 @@ export async function readLeasedByLot(db: Queryable, walletIds: readonly string[
  * The balance with what leases hold for no call counted as available, and without what lots expired at `now` still
  * have, moved out or not (docs/money.md, "Lots that expire"); what calls hold on such a lot stays held.
  */
-export function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<string, bigint>, now: Date = new Date()): WalletBalance {
+function spendableBalance(bal: WalletBalance, leasedByLot: ReadonlyMap<string, bigint>, now: Date = new Date()): WalletBalance {
   let moved = 0n;
   let lapsed = 0n;
   let gone = 0n; // what leases hold on expired lots for no call: voided by the expiry pass, held by no one

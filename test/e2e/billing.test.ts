@@ -2,7 +2,7 @@
 // the simulator reported, computed here from the catalog figures (e2e.ts PRICES), not by the gateway's code.
 // Then a stream cut by the client (charged once, within the reservation, nothing left held) and 402.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+import { spendableOf } from '../../engine/money/spendable.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { A_VERSION, anthropic, nano, openai, PRICES, parseSse, post, sleep, WEB_SEARCH_NANO } from './e2e.ts';
@@ -21,9 +21,7 @@ afterAll(() => t?.close());
 
 /** What the wallet's calls in flight hold (their own reservations and their part of this gateway's budget leases). */
 const reserved = async (g: { walletId: string }) =>
-  g.walletId === t.walletId
-    ? t.held()
-    : spendableBalance(await t.gw.ledger.balance(g.walletId), await readLeasedByLot(t.gw.db, [g.walletId])).reservedNano;
+  g.walletId === t.walletId ? t.held() : (await spendableOf(t.gw.db, g.walletId)).reservedNano;
 
 /** Runs `call`, then asserts it was charged exactly `expected`, once, and that nothing stays held. */
 async function expectCharged(expected: bigint, call: () => Promise<void>) {

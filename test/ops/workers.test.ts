@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
-import { readLeasedByLot, spendableBalance } from '../../engine/money/spendable.ts';
+import { spendableOf } from '../../engine/money/spendable.ts';
 import { workersFromEnv } from '../../engine/process/workers.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
@@ -256,7 +256,7 @@ describe('GATEWAY_WORKERS', () => {
       expect(workers.filter(alive)).toEqual([]);
       expect(existsSync(join(gw.dataDir, 'gateway.pid'))).toBe(false);
       // The drained workers gave their leases back; the one killed outright left its lease to expire and be swept.
-      const bal = spendableBalance(await ledger.balance(wallet.id), await readLeasedByLot(pgSchema.db, [wallet.id]));
+      const bal = await spendableOf(pgSchema.db, wallet.id);
       expect(bal.reservedNano, 'a call left a hold').toBe(0n);
       const leases = await pgSchema.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM reservations WHERE wallet_id = $1 AND state = 'held'`,
