@@ -5,6 +5,7 @@
 // admitted, the class at 168,770 of 100,000 credits), and a key's allowance lease counted whole (every call of the
 // class refused while it had room).
 import { describe, expect, it } from 'vitest';
+import { post } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 
@@ -31,29 +32,37 @@ describe.each(['pglite', 'postgres'] as const)('a key that joins a class or gets
     const created = (await manage(t, 'POST', '/v1/keys', { name: 'student', ...extra })) as { data: { key: string; id: string }[] };
     return created.data[0]!;
   };
-  const chat = (t: TestGateway, key: string, i: number) =>
-    fetch(`${t.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
+  /** A call that holds about 12,600 credits; with `costly`, it also costs about that much. */
+  const chat = (t: TestGateway, key: string, i: number, costly = true) =>
+    post(
+      t,
+      '/v1/chat/completions',
+      {
         model: 'b-6',
         max_completion_tokens: 400,
-        messages: [{ role: 'user', content: `question ${i} [[sim:usage input=20 output=400]]` }],
-      }),
-    }).then(async (r) => ({ status: r.status, text: await r.text() }));
+        messages: [{ role: 'user', content: `question ${i}${costly ? ' [[sim:usage input=20 output=400]]' : ''}` }],
+      },
+      { authorization: `Bearer ${key}` },
+    ).then(async (r) => (await r.text(), r.status));
+
+  /** Six calls of `key` slow at the vendor, and `change` made as soon as they are admitted; resolves with them. */
+  async function changedWithSixInFlight(t: TestGateway, key: string, delayMs: number, costly: boolean, change: () => Promise<unknown>) {
+    t.sim.inject('b0', { kind: 'delay', ms: delayMs, times: 6 });
+    const admitted = t.gw.leases.stats().admitted;
+    const six = Promise.all(Array.from({ length: 6 }, (_, i) => chat(t, key, i, costly)));
+    // What they hold is not yet told (every 250 ms) unless the change waits for it.
+    for (let i = 0; i < 200 && t.gw.leases.stats().admitted < admitted + 6; i++) await sleep(5);
+    await change();
+    return six;
+  }
 
   /** Six slow calls of `mover`, then `change` while they run, then eight calls of `after`; every call ends. */
   async function race(t: TestGateway, mover: string, change: () => Promise<unknown>, after: string) {
-    t.sim.inject('b0', { kind: 'delay', ms: DELAY_MS, times: 6 });
-    const admitted = t.gw.leases.stats().admitted;
-    const first = Array.from({ length: 6 }, (_, i) => chat(t, mover, i));
-    // Changed as soon as the six are admitted: what they hold is not yet told (every 250 ms) unless the change waits.
-    for (let i = 0; i < 200 && t.gw.leases.stats().admitted < admitted + 6; i++) await sleep(5);
-    await change();
+    const six = await changedWithSixInFlight(t, mover, DELAY_MS, true, change);
     const second = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(t, after, 10 + i)));
-    expect((await Promise.all(first)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(await six).toEqual([200, 200, 200, 200, 200, 200]);
     await t.gw.leases.flushed();
-    return second.map((r) => r.status);
+    return second;
   }
 
   it("counts the joining key's calls in flight on the class's limit", async () => {
@@ -81,19 +90,8 @@ describe.each(['pglite', 'postgres'] as const)('a key that joins a class or gets
 
   /** Six slow calls of `key` (each holds far more than it costs), `change` while they run, then one call of `next`. */
   async function afterTheyEnd(t: TestGateway, key: string, change: () => Promise<unknown>, next: string) {
-    t.sim.inject('b0', { kind: 'delay', ms: DELAY_MS / 2, times: 6 });
-    const admitted = t.gw.leases.stats().admitted;
-    const cheap = (i: number) =>
-      fetch(`${t.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'b-6', max_completion_tokens: 400, messages: [{ role: 'user', content: `short ${i}` }] }),
-      }).then((r) => r.status);
-    const first = Array.from({ length: 6 }, (_, i) => cheap(i));
-    for (let i = 0; i < 200 && t.gw.leases.stats().admitted < admitted + 6; i++) await sleep(5);
-    await change();
-    expect(await Promise.all(first)).toEqual([200, 200, 200, 200, 200, 200]);
-    return (await chat(t, next, 99)).status; // at once: what the six held must be gone as they are charged
+    expect(await changedWithSixInFlight(t, key, DELAY_MS / 2, false, change)).toEqual([200, 200, 200, 200, 200, 200]);
+    return chat(t, next, 99); // at once: what the six held must be gone as they are charged
   }
 
   it("refuses no call that fits once the calls in flight at a class's new limit end", async () => {
