@@ -2,7 +2,7 @@
 // deployment upgraded with counters and rollup rows keeps every amount its counters held: where a counter holds
 // more than the rollup sums (a charge whose usage record was refused kept only its count; a charge counted on the
 // day after its record's), the difference joins the rollup, so the derived figures equal the old counters.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -21,7 +21,11 @@ const MIGRATION = '024_key_use_from_rollup.sql';
 it('keeps what the counters counted, in the rollup the figures now sum, and drops the counters', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-key-use-'));
   cpSync(MIGRATIONS_DIR, dir, { recursive: true });
-  rmSync(join(dir, MIGRATION));
+  // The database as it was before 024: the migrations from it on are applied by the upgrade, in their order.
+  const upgrade = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql') && f >= MIGRATION)
+    .sort();
+  for (const f of upgrade) rmSync(join(dir, f));
   const db = await openPglite();
   cleanups.push(
     () => rmSync(dir, { recursive: true, force: true }),
@@ -51,7 +55,7 @@ it('keeps what the counters counted, in the rollup the figures now sum, and drop
   await db.query(daily, ['2026-04-20', 'k3', 'm1', '30']);
   await db.query(counter, ['k3', 'month', '2026-04', '90']);
 
-  expect(await migrate(db, { dir: MIGRATIONS_DIR })).toEqual([MIGRATION]);
+  expect(await migrate(db, { dir: MIGRATIONS_DIR })).toEqual(upgrade);
 
   const gone = await db.query(`SELECT to_regclass('api_key_usage') IS NULL AS gone`);
   expect(gone.rows[0]).toEqual({ gone: true });
