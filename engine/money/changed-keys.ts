@@ -18,6 +18,7 @@ export class ChangedKeys {
 
   /** Whether the call admitted as number `seq` (of `keyId`, on a lease of `walletId`) was in flight at a change of its key. */
   before(seq: number, walletId: string, keyId: string | undefined): boolean {
+    if (this.at.size === 0) return false; // every leased charge asks: no change applied here, nothing to build
     for (const target of [keyId, `wallet:${walletId}`, '*']) {
       const at = target === undefined ? undefined : this.at.get(target);
       if (at !== undefined && seq <= at) return true;
