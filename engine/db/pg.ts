@@ -299,6 +299,9 @@ export async function openPg(opts: PgDbOptions): Promise<Db> {
   const onError = opts.onError ?? (() => {});
   const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 20 });
   pool.on('error', (err) => onError(err)); // an idle client died; the pool replaces it
+  // A server shutting down can send its error in the packet that completes a new connection: parsed after the pool
+  // handed the client out and before a transaction's listener is on it. Unheard, it would end the process.
+  pool.on('connect', (client) => client.on('error', (err) => client.listenerCount('error') === 1 && onError(err)));
   const poolQ = wrap(pool as never);
   const listener = new PgListener(opts.url, onError);
   return {
