@@ -10,6 +10,15 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
 }
 
+/** A transaction's statements. */
+export interface Transaction extends Queryable {
+  /**
+   * The transaction's last statement, sent with its COMMIT in one round trip: call it last, as nothing after it is
+   * in the transaction. When the statement fails, nothing is committed and it rejects with the statement's error.
+   */
+  queryAndCommit<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+}
+
 export interface TransactionOptions {
   flushWal?: boolean;
   lockTimeoutMs?: number;
@@ -26,7 +35,7 @@ export interface Db extends Queryable {
    * statement that waits longer than this for a row lock fails with 55P03 (`lock_timeout`; PostgreSQL only).
    * `snapshot`: see TransactionOptions (the embedded database's one connection runs nothing else meanwhile anyway).
    */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
    * Subscribes to NOTIFY on a channel; returns the unsubscribe function. `senderPid` is the server pid of the
    * session that sent the notification (PostgreSQL only). `onGap` is called each time the

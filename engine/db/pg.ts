@@ -1,10 +1,10 @@
 // The `pg` (PostgreSQL server) side of the Db seam (its contract: db.ts). A query without params uses the simple
 // protocol because migrations send several statements in one string; int8 and numeric arrive as decimal strings,
 // as on PGlite, so amounts are never read through a float.
+import type { Writable } from 'node:stream';
 import pg from 'pg';
-import type { Db, Queryable, QueryResult, TransactionOptions } from './db.ts';
+import type { Db, Queryable, QueryResult, Transaction, TransactionOptions } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
-import { preludeStatements, withPrelude } from './pg-begin.ts';
 import { statementName } from './statement-names.ts';
 
 interface PgDbOptions {
@@ -247,11 +247,38 @@ async function endQuietly(c: pg.Client): Promise<void> {
   await c.end().catch(() => {});
 }
 
+/** A transaction's opening: BEGIN and its settings, in one simple-protocol message. */
+function beginText(opts?: TransactionOptions): string {
+  const out = [opts?.snapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
+  if (opts?.flushWal === false) out.push('SET LOCAL synchronous_commit = off');
+  if (opts?.lockTimeoutMs !== undefined) out.push(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(opts.lockTimeoutMs))}`);
+  return out.join('; ');
+}
+
+/**
+ * Statements sent in one turn of the event loop leave in one write: the pool's clients pipeline (each statement is
+ * sent without waiting for the one before), so BEGIN rides with the first statement and statements sent together
+ * cost one round trip.
+ */
+function oneWritePerTurn(client: pg.PoolClient): () => void {
+  const stream = (client as unknown as { connection: { stream: Writable } }).connection.stream;
+  let corked = false;
+  return () => {
+    if (corked) return;
+    corked = true;
+    stream.cork();
+    queueMicrotask(() => {
+      corked = false;
+      stream.uncork();
+    });
+  };
+}
+
 /** BEGIN … COMMIT on one pooled client; ROLLBACK, and the client discarded if that failed too, when fn throws. */
 async function pgTransaction<T>(
   pool: pg.Pool,
   onError: (err: Error) => void,
-  fn: (tx: Queryable) => Promise<T>,
+  fn: (tx: Transaction) => Promise<T>,
   opts?: TransactionOptions,
 ): Promise<T> {
   const client = await pool.connect();
@@ -263,27 +290,38 @@ async function pgTransaction<T>(
     onError(err);
   };
   client.on('error', onClientError);
-  // BEGIN goes with the first statement (pg-begin.ts); a transaction that ran none has nothing to end.
-  const prelude = preludeStatements(opts?.flushWal !== false, opts?.lockTimeoutMs, opts?.snapshot);
-  let started: Promise<unknown> | null = null;
+  const cork = oneWritePerTurn(client);
   const q = wrap(client);
-  const tx: Queryable = {
-    query<R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
-      // Later statements wait for the first, so none can run ahead of BEGIN.
-      if (started) return started.then(() => q.query<R>(sql, params));
-      const first = withPrelude(client, prelude, { name: statementName(sql), text: sql, values: withArrayLiterals(params ?? []) });
-      started = first.catch(() => undefined);
-      return first.then((r) => ({ rows: r.rows as R[], rowCount: r.rowCount ?? 0 }));
+  // BEGIN goes with the first statement; a transaction that ran none has nothing to end. Should BEGIN fail, the
+  // connection is gone and the statements behind it fail with it.
+  let state = 'idle' as 'idle' | 'begun' | 'ended';
+  const send = <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
+    if (state === 'ended') return Promise.reject(new Error('db: a statement after the transaction committed'));
+    cork();
+    if (state === 'idle') client.query(beginText(opts)).catch(() => {});
+    state = 'begun';
+    return q.query<R>(sql, params);
+  };
+  const tx: Transaction = {
+    query: send,
+    async queryAndCommit<R>(sql: string, params?: unknown[]) {
+      const statement = send<R>(sql, params);
+      // After a failed statement PostgreSQL answers this COMMIT with a rollback; the statement's error is thrown.
+      const commit = client.query('COMMIT');
+      state = 'ended';
+      const [r, committed] = await Promise.all([statement, commit]);
+      if (committed.command !== 'COMMIT') throw new Error(`db: the transaction ended in ${committed.command}, not COMMIT`);
+      return r;
     },
   };
   try {
     try {
       const out = await fn(tx);
-      if (started) await client.query('COMMIT');
+      if (state === 'begun') await client.query('COMMIT');
       return out;
     } catch (e) {
       try {
-        if (started) await client.query('ROLLBACK');
+        if (state === 'begun') await client.query('ROLLBACK');
       } catch (re) {
         broken = re as Error;
       }
@@ -297,7 +335,7 @@ async function pgTransaction<T>(
 
 export async function openPg(opts: PgDbOptions): Promise<Db> {
   const onError = opts.onError ?? (() => {});
-  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 20 });
+  const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 20, pipeline: true } as pg.PoolConfig);
   pool.on('error', (err) => onError(err)); // an idle client died; the pool replaces it
   // A server shutting down can send its error in the packet that completes a new connection: parsed after the pool
   // handed the client out and before a transaction's listener is on it. Unheard, it would end the process.

@@ -4,7 +4,7 @@
 
 import type { Results, Transaction } from '@electric-sql/pglite';
 import { PGlite, types } from '@electric-sql/pglite';
-import type { Db, Queryable, QueryResult } from './db.ts';
+import type { Db, Transaction as DbTransaction, Queryable, QueryResult } from './db.ts';
 import { initialiseApart } from './pglite-init.ts';
 import { PreparedStatements } from './pglite-prepared.ts';
 
@@ -71,8 +71,12 @@ export async function openPglite(opts: PgliteDbOptions = {}): Promise<Db> {
   return {
     kind: 'pglite',
     query: (sql, params) => q.query(sql, params),
-    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return pgl.transaction((tx) => fn(wrap(tx, prepared, true)));
+    transaction<T>(fn: (tx: DbTransaction) => Promise<T>): Promise<T> {
+      return pgl.transaction((tx) => {
+        const q = wrap(tx, prepared, true);
+        // One connection, in this process: the COMMIT costs no round trip, and follows when fn returns.
+        return fn({ query: q.query, queryAndCommit: q.query });
+      });
     },
     async listen(channel, onPayload) {
       // Quoted, so the channel name keeps its case and may hold any character (as on the pg side).

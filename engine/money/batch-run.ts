@@ -6,7 +6,7 @@
 // A run that cannot commit as a whole says so (`failed`) rather than throwing, and batcher.ts runs each op alone.
 import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
-import type { Queryable } from '../db/db.ts';
+import type { Queryable, Transaction } from '../db/db.ts';
 import { lockKeys, readKeyStandings } from '../keys/index.ts';
 import { type DueChargeRows, groupedStatements, recordedTransferQueries, rowsRecordTransfer } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
@@ -69,7 +69,7 @@ interface Undecided {
  * read from its reservation rather than taken from the caller. Throws only what a retry may mend (a deadlock, a
  * lock waited for too long) or a lost connection.
  */
-export async function processBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean): Promise<Verdict> {
+export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pending[], alone: boolean): Promise<Verdict> {
   const locked = await lockForBatch(ctx, tx, batch, alone);
   if ('kind' in locked) return locked;
   const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch), ctx.clock.now());
@@ -208,11 +208,11 @@ async function decideRefusals(
 }
 
 /** Step 3: the moves with the charge rows, in one statement; charge rows the database refuses fail the run. */
-async function writeDecided(ctx: RunContext, tx: Queryable, book: Book, due: Due, outcomes: Outcome[]): Promise<Verdict> {
+async function writeDecided(ctx: RunContext, tx: Transaction, book: Book, due: Due, outcomes: Outcome[]): Promise<Verdict> {
   const grouped = groupedStatements(due);
   const recorded = new Set(due.flatMap((d) => (d.owner.op.kind === 'draw' && rowsRecordTransfer(d.rows) ? [d.transferId] : [])));
   try {
-    if (!book.moves.empty) await writeMoves(tx, ctx.owner, book.moves, grouped, recorded);
+    if (!book.moves.empty) await writeMoves(tx, ctx.owner, book.moves, { chargeRows: grouped, recordedDraws: recorded, last: true });
     else for (const s of grouped) await tx.query(s.sql, s.params);
   } catch (e) {
     // A deadlock is tried again, and a lock waited for too long is the wallets' rows, not the charge rows'.

@@ -2,12 +2,13 @@
 // parameters only, so no mover reads a stale balance (docs/decisions/ledger-exactness.md).
 import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
-import type { Queryable } from '../db/db.ts';
+import type { Queryable, Transaction } from '../db/db.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
 // Every batch's lock order: live lots in `seq` order, then reservations in id order (the materialized CTEs make
-// the UNION ALL lock all lots first). Only locked rows come back current, so holds are read after (holdsAndDrawsSql).
+// the UNION ALL lock all lots first). Only locked rows come back current, so holds are read by the next statement
+// (holdsAndDrawsSql), sent with this one.
 const LOCK_SQL = `
 WITH lots AS MATERIALIZED (
   SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano, l.expires_at
@@ -86,7 +87,16 @@ export async function lockBatch(
   drawIds: readonly string[],
   recorded: RecordedDraws,
 ): Promise<{ lots: LotState[]; reservations: Map<string, ResState>; drawnBefore: Set<string> }> {
-  const rows = (await tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds])).rows;
+  // Sent together, run in order: the holds read starts once the locks are taken, so it sees them current.
+  const locking = tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds]);
+  const reading =
+    reservationIds.length > 0
+      ? tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(
+          ...holdsRead([...reservationIds], drawIds, recorded),
+        )
+      : null;
+  reading?.catch(() => {}); // when the lock fails, this fails behind it; the lock's error is the one thrown
+  const rows = (await locking).rows;
   const lots: LotState[] = [];
   const reservations = new Map<string, ResState>();
   for (const row of rows) {
@@ -107,14 +117,9 @@ export async function lockBatch(
     });
   }
   const drawnBefore = new Set<string>();
-  if (reservations.size > 0) {
-    const read = await tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(
-      ...holdsRead([...reservations.keys()], drawIds, recorded),
-    );
-    for (const h of read.rows) {
-      if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);
-      else reservations.get(h.reservation_id)!.held.set(h.lot_id, toBigInt(h.amount_nano));
-    }
+  for (const h of reading ? (await reading).rows : []) {
+    if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);
+    else reservations.get(h.reservation_id)?.held.set(h.lot_id, toBigInt(h.amount_nano));
   }
   return { lots, reservations, drawnBefore };
 }
@@ -231,6 +236,11 @@ function writeParams(owner: string, rows: WriteRows): unknown[] {
   return params;
 }
 
+/** The write's rows per kind, in the order its check lists them. */
+const WRITTEN = ['new_res', 'new_res_lots', 'lots', 'journal', 'finished', 'held_moved', 'draws'] as const;
+/** How many parameters WRITE_SQL takes: the owner, one array per column, and the rows it must write per kind. */
+const WRITE_PARAMS = 2 + Object.values(WRITE_COLUMNS).reduce((n, cols) => n + cols.length, 0);
+
 const WRITE_SQL = `
 WITH new_res AS (
   INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
@@ -273,13 +283,14 @@ WITH new_res AS (
   SELECT u.draw_id, u.reservation_id, u.amount, u.at
     FROM unnest(${U.draws.params}) AS u(${U.draws.names})
   RETURNING draw_id
+), written AS (
+  SELECT ARRAY[(SELECT count(*) FROM new_res), (SELECT count(*) FROM new_res_lots), (SELECT count(*) FROM lots),
+               (SELECT count(*) FROM journal), (SELECT count(*) FROM finished), (SELECT count(*) FROM held_moved),
+               (SELECT count(*) FROM draws)]::int[] AS rows
 )
-SELECT (SELECT count(*) FROM new_res)::int AS new_res, (SELECT count(*) FROM new_res_lots)::int AS new_res_lots,
-       (SELECT count(*) FROM lots)::int AS lots,
-       (SELECT count(*) FROM journal)::int AS journal, (SELECT count(*) FROM finished)::int AS finished,
-       (SELECT count(*) FROM held_moved)::int AS held_moved, (SELECT count(*) FROM draws)::int AS draws`;
-/** How many parameters WRITE_SQL takes: the owner and one array per column. */
-const WRITE_PARAMS = 1 + Object.values(WRITE_COLUMNS).reduce((n, cols) => n + cols.length, 0);
+SELECT ledger_check(rows = $${WRITE_PARAMS}::int[],
+                    'a batch wrote ' || rows::text || ' rows of ${WRITTEN.join(', ')}, expected ' || $${WRITE_PARAMS}::int[]::text)
+  FROM written`;
 
 /** `WRITE_SQL` with the charge rows' statements as CTEs of its own, their parameters renumbered after its own. */
 function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
@@ -295,16 +306,18 @@ function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params
   return { sql: WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`), params };
 }
 
-/** Writes a batch's moves and its charge rows in one statement, and checks every row count of the moves. */
+/**
+ * Writes a batch's moves and its charge rows in one statement, which fails unless it wrote a row per move (the rows
+ * are ours, locked, so a count that differs is a bug). `last`: the transaction's last statement, sent with its COMMIT.
+ */
 export async function writeMoves(
-  tx: Queryable,
+  tx: Transaction,
   owner: string,
   moves: Moves,
-  chargeRows: readonly Statement[] = [],
-  recordedDraws: ReadonlySet<string> = new Set(),
+  opts: { chargeRows?: readonly Statement[]; recordedDraws?: ReadonlySet<string>; last?: boolean } = {},
 ): Promise<void> {
   // A draw whose usage record carries its id is recognised by that record: no draw row of its own.
-  const draws = moves.draws.filter((d) => !recordedDraws.has(d.drawId));
+  const draws = moves.draws.filter((d) => !opts.recordedDraws?.has(d.drawId));
   const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
   const fin = [...moves.finished];
   // Several draws of one batch may take from the same hold: summed, as an UPDATE … FROM changes a row once.
@@ -315,32 +328,17 @@ export async function writeMoves(
     if (cur) cur.amount += d.amount;
     else held.set(k, { ...d });
   }
-  const heldRows = [...held.values()];
-  const want = {
-    new_res: moves.newRes.length,
-    new_res_lots: moves.newResLots.length,
-    lots: lots.length,
-    journal: moves.journal.length,
-    finished: fin.length,
-    held_moved: heldRows.length,
-    draws: draws.length,
+  const rows = {
+    newRes: moves.newRes,
+    newResLots: moves.newResLots,
+    lots,
+    journal: moves.journal,
+    finished: fin,
+    held: [...held.values()],
+    draws,
   };
-  const write = withChargeRows(chargeRows);
-  const r = await tx.query<Record<keyof typeof want, number>>(write.sql, [
-    ...writeParams(owner, {
-      newRes: moves.newRes,
-      newResLots: moves.newResLots,
-      lots,
-      journal: moves.journal,
-      finished: fin,
-      held: heldRows,
-      draws,
-    }),
-    ...write.params,
-  ]);
-  // The rows are ours, locked, so a count that differs is a bug: fail the batch rather than commit a partial move.
-  const got = r.rows[0];
-  for (const k of Object.keys(want) as (keyof typeof want)[]) {
-    if (Number(got?.[k]) !== want[k]) throw new Error(`ledger batch wrote ${got?.[k]} ${k} rows, expected ${want[k]}`);
-  }
+  const expected = [rows.newRes, rows.newResLots, rows.lots, rows.journal, rows.finished, rows.held, rows.draws].map((r) => r.length);
+  const write = withChargeRows(opts.chargeRows ?? []);
+  const params = [...writeParams(owner, rows), expected, ...write.params];
+  await (opts.last ? tx.queryAndCommit(write.sql, params) : tx.query(write.sql, params));
 }

@@ -4,7 +4,7 @@
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import type { Clock } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
-import type { Db, Queryable } from '../db/db.ts';
+import type { Db, Queryable, Transaction } from '../db/db.ts';
 import { type LotRow, lotStateOf, writeMoves } from './batch-sql.ts';
 import { assertMoney } from './invariants.ts';
 import { lotExpired } from './lot-order.ts';
@@ -57,7 +57,7 @@ function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotE
   return withRetry(() => db.transaction((tx) => expireLotIn(tx, owner, lotId, at)));
 }
 
-async function expireLotIn(tx: Queryable, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
+async function expireLotIn(tx: Transaction, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
   const row = (await tx.query<LotRow>(LOCK_LOT_SQL, [lotId])).rows[0];
   if (!row) return null;
   const lot = lotStateOf(row);

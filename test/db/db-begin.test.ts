@@ -1,5 +1,6 @@
-// A transaction's BEGIN (and its SET LOCAL settings) rides in one flight with its first statement on PostgreSQL
-// (engine/db/pg-begin.ts): counted here as the writes the client sends through a loopback proxy.
+// On PostgreSQL a transaction's statements are pipelined (engine/db/pg.ts): BEGIN and its SET LOCAL settings ride in
+// one flight with its first statement, statements sent in one turn share a flight, and `queryAndCommit` sends the
+// COMMIT with its statement. Counted here as the writes the client sends through a loopback proxy.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
@@ -8,7 +9,7 @@ import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPost
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 
-describe.runIf(canRun)('BEGIN rides with the first statement', () => {
+describe.runIf(canRun)('a pipelined transaction', () => {
   let pgs: TestPostgres;
   let proxy: Server;
   let db: Db;
@@ -46,11 +47,36 @@ describe.runIf(canRun)('BEGIN rides with the first statement', () => {
   const twoStatements = (tx: { query: Db['query'] }) =>
     tx.query('INSERT INTO begun (id) VALUES ($1)', [1]).then(() => tx.query('DELETE FROM begun WHERE id = $1', [1]));
 
-  it('a transaction of two statements sends three flights once its connection has the prelude prepared', async () => {
-    await db.transaction(twoStatements, { lockTimeoutMs: 1_500 }); // prepares BEGIN and the setting on the connection
+  it('a transaction of two statements sends three flights: BEGIN with the first, the second, COMMIT', async () => {
     flights = 0;
     await db.transaction(twoStatements, { lockTimeoutMs: 1_500 });
-    expect(flights).toBe(3); // BEGIN, SET LOCAL and the INSERT; the DELETE; COMMIT
+    expect(flights).toBe(3);
+  });
+
+  it('statements sent in one turn share a flight, and the last one carries the COMMIT', async () => {
+    flights = 0;
+    await db.transaction(async (tx) => {
+      const inserted = tx.query('INSERT INTO begun (id) VALUES ($1)', [30]);
+      const read = tx.query<{ n: string }>('SELECT count(*)::text AS n FROM begun WHERE id = $1', [30]);
+      await Promise.all([inserted, read]);
+      expect((await read).rows[0]!.n).toBe('1');
+      await tx.queryAndCommit('DELETE FROM begun WHERE id = $1', [30]);
+    });
+    expect(flights).toBe(2);
+    expect((await db.query('SELECT id FROM begun WHERE id = $1', [30])).rows).toEqual([]);
+  });
+
+  it('a statement that fails with its COMMIT rejects, commits nothing, and leaves the connection usable', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query('INSERT INTO begun (id) VALUES ($1)', [40]);
+        await tx.queryAndCommit('INSERT INTO begun (id) VALUES ($1)', [40]); // the same key again
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect((await db.query('SELECT id FROM begun WHERE id = $1', [40])).rows).toEqual([]);
+    await expect(db.transaction((tx) => tx.query<{ one: number }>('SELECT $1::int AS one', [1]))).resolves.toMatchObject({
+      rows: [{ one: 1 }],
+    });
   });
 
   it('the first statement runs inside the transaction, under its settings', async () => {
@@ -79,7 +105,7 @@ describe.runIf(canRun)('BEGIN rides with the first statement', () => {
         return read.rows.map((r) => r.id);
       },
       { lockTimeoutMs: 4_321 },
-    ); // a prelude not yet prepared on the connection: it goes first, one statement at a time
+    );
     expect(order).toEqual([20, 21]);
   });
 

@@ -603,7 +603,7 @@ describeEachDatabase('key doors', (getDb, kind) => {
       const flaky: Db = {
         kind: db.kind,
         query: failing(db).query,
-        transaction: (fn) => db.transaction((tx) => fn(failing(tx))),
+        transaction: (fn) => db.transaction((tx) => fn({ ...failing(tx), queryAndCommit: tx.queryAndCommit })),
         listen: (c, f) => db.listen(c, f),
         notify: (c, p) => db.notify(c, p),
         close: async () => undefined,

@@ -44,7 +44,14 @@ function recordingTransactions(db: Db): { db: Db; statements: string[] } {
     get(target, prop) {
       if (prop === 'transaction') {
         return (fn: Parameters<Db['transaction']>[0], opts?: { flushWal?: boolean }) =>
-          target.transaction((tx) => fn({ query: (sql, params) => (statements.push(sql), tx.query(sql, params)) }), opts);
+          target.transaction(
+            (tx) =>
+              fn({
+                query: (sql, params) => (statements.push(sql), tx.query(sql, params)),
+                queryAndCommit: (sql, params) => (statements.push(sql), tx.queryAndCommit(sql, params)),
+              }),
+            opts,
+          );
       }
       const v = Reflect.get(target, prop);
       return typeof v === 'function' ? v.bind(target) : v;

@@ -4,7 +4,9 @@
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
+import { type LotRow, lotStateOf, writeMoves } from '../../engine/money/batch-sql.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { Moves } from '../../engine/money/moves.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -22,6 +24,10 @@ function recordingWrites(db: Db): { db: Db; writes: { sql: string; params: unkno
                   if (sql.includes('WITH new_res AS (')) writes.push({ sql, params: params ?? [] });
                   return tx.query(sql, params);
                 },
+                queryAndCommit: (sql, params) => {
+                  if (sql.includes('WITH new_res AS (')) writes.push({ sql, params: params ?? [] });
+                  return tx.queryAndCommit(sql, params);
+                },
               }),
             opts,
           );
@@ -37,6 +43,7 @@ const FITS: Record<string, (v: unknown) => boolean> = {
   text: (v) => typeof v === 'string',
   bigint: (v) => typeof v === 'string' && /^-?\d+$/.test(v),
   timestamptz: (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v)),
+  int: (v) => Number.isInteger(v),
 };
 
 /** Checks one write statement against its parameters; returns how many rows each `unnest` carried. */
@@ -63,6 +70,8 @@ function checkWrite({ sql, params }: { sql: string; params: unknown[] }): number
     counts.push(lengths[0]!);
   }
   expect(counts).toHaveLength(7);
+  const expectedAt = Number(/ledger_check\(rows = \$(\d+)::int\[\]/.exec(sql)?.[1]);
+  expect(params[expectedAt - 1], 'the rows it must write').toEqual(counts);
   return counts;
 }
 
@@ -92,5 +101,30 @@ describeEachDatabase('the batch write statement', (getDb: () => Db) => {
         carried.some((c) => c[cte]! > 0),
         `unnest ${cte}`,
       ).toBe(true);
+  });
+});
+
+describeEachDatabase("the batch write statement's own check", (getDb: () => Db) => {
+  const clock = fixedClock('2026-05-01T00:00:00Z');
+
+  it('fails, sent with its COMMIT, and commits nothing when it wrote fewer rows than its moves', async () => {
+    const db = getDb();
+    const l = createLedger(db, { clock, owner: 'batch-sql-test' });
+    const w = await l.createWallet({ credits: 10 });
+    const lot = (
+      await db.query<LotRow>(
+        'SELECT id, wallet_id, seq::text AS seq, vendors, available_nano, reserved_nano, expires_at FROM credit_lots WHERE wallet_id = $1',
+        [w.id],
+      )
+    ).rows[0]!;
+    const before = await l.balance(w.id);
+    const moves = new Moves();
+    moves.move(lotStateOf(lot), null, 'expire', 1_000n, clock.now()); // a lot row and a journal row, both real
+    moves.finished.set('no-such-reservation', { state: 'released', charged: 0n, at: clock.now() }); // no row to update
+    await expect(db.transaction((tx) => writeMoves(tx, 'batch-sql-test', moves, { last: true }))).rejects.toThrow(
+      'ledger: a batch wrote {0,0,1,1,0,0,0} rows of new_res, new_res_lots, lots, journal, finished, held_moved, draws, expected {0,0,1,1,1,0,0}',
+    );
+    expect(await l.balance(w.id)).toEqual(before);
+    await expectJournalAddsUp(l, w.id);
   });
 });
