@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatWarning } from '../../engine/catalog/model-warnings.ts';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { checkCatalog, reviewCatalog } from '../../engine/cli/catalog-cli.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 
 let tree: TempTree;
@@ -148,7 +149,7 @@ describe('npm start', () => {
     tree = tempCatalogTree();
     tree.edit('catalog/vendor-a.yaml', (t) => t.replace('sale_ends: "2026-12-01"', 'sale_ends: "2020-01-01"'));
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-data-'));
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
       env: {
         ...process.env,

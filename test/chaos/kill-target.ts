@@ -14,6 +14,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { openDatabase } from '../../engine/db/open.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, type TestPostgres } from '../helpers/databases.ts';
+import { freePort } from '../helpers/free-port.ts';
 import type { tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
@@ -69,7 +70,6 @@ export interface KillTarget {
   close(): Promise<void>;
 }
 
-const freePort = () => 20000 + Math.floor(Math.random() * 12000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A Db whose connection comes later: the embedded database is the child's until the audit opens it. */
@@ -97,7 +97,7 @@ export async function startKillTarget(database: KillDatabase, opts: { leases: bo
   const schema: TestPostgres | null = database === 'postgres' ? await openTestPostgres() : null;
   const dataDir = database === 'pglite' ? mkdtempSync(join(tmpdir(), 'gw-kill-')) : null;
   const later = dbOpenedLater();
-  const port = freePort();
+  const port = await freePort();
   const adminToken = randomBytes(16).toString('hex');
   const url = `http://127.0.0.1:${port}`;
   // DATABASE_URL empty, not absent: the test's own environment must not point the embedded gateway at a server.
@@ -120,7 +120,7 @@ export async function startKillTarget(database: KillDatabase, opts: { leases: bo
   };
   const launch = () => startChildGateway(env, { apiKey: 'unused', port, dataDir: dataDir ?? undefined, prepare });
   let child: ChildGateway = await launch();
-  const otherPort = freePort();
+  const otherPort = await freePort();
   const other: ChildGateway | null =
     opts.processes === 2
       ? await startChildGateway({ ...env, PORT: String(otherPort) }, { apiKey: 'unused', port: otherPort, prepare })

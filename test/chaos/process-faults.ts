@@ -12,6 +12,7 @@ import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres } from '../helpers/databases.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { startPrivatePostgres } from '../helpers/private-postgres.ts';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
@@ -23,7 +24,6 @@ import { billingFor, LEASE_TTL_MS } from './kill-target.ts';
 import type { ChaosStarter } from './suite.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const freePort = () => 20000 + Math.floor(Math.random() * 12000);
 
 /** The text doors' time limit of the chaos suite, so a stalled call costs seconds. */
 function chaosLimits(text: string, ttlMs?: number): string {
@@ -58,7 +58,7 @@ async function untilPhase(phase: number, sim: { received: unknown[]; outcomes: u
 export function postgresRestartSuite(): { start: ChaosStarter; faults: FaultCase[] } {
   let restart: ((run: number) => Promise<void>) | null = null;
   const start: ChaosStarter = async () => {
-    const pg = await startPrivatePostgres(freePort());
+    const pg = await startPrivatePostgres(await freePort());
     const tree = tempCatalogTree();
     tree.edit('config/limits.yaml', (t) => chaosLimits(t));
     const t = await startTestGateway({ dirs: tree, env: { DATABASE_URL: pg.url }, simulator: { streamChunkDelayMs: 3 } });
@@ -110,7 +110,7 @@ export function gatewayKillSuite(): { start: ChaosStarter; faults: FaultCase[] }
     const sim = await startSimulator({ streamChunkDelayMs: 3 });
     const ledger = createLedger(schema.db, { clock: systemClock });
     const keys = createKeyService(schema.db, { clock: systemClock });
-    const port = freePort();
+    const port = await freePort();
     const env: Record<string, string> = { DATABASE_URL: schema.url, GATEWAY_SIMULATE: '0', LOG_LEVEL: 'error', PORT: String(port) };
     for (const v of VENDORS) {
       env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = [0, 1].map((i) => sim.routeUrl(`${v}${i}`)).join(',');

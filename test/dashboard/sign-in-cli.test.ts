@@ -1,9 +1,9 @@
 // `gateway wallet sign-in-link` on PostgreSQL writes the link to the shared database itself; a gateway
 // (another process's database connection) honours it, once: sessions and links live in the database.
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { redeem } from './owner-client.ts';
 
@@ -15,16 +15,6 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
       { env: { ...(process.env as Record<string, string>), ...env } },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
-  });
-}
-
-/** A port nothing listens on: bound once by the system, then let go. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -2,8 +2,8 @@
 // video cannot be stored, so after `deliver_attempts` tries the job is failed `undelivered` and nothing is
 // charged; never a charge without a file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { freePort } from '../helpers/s3-server.ts';
 import { post, sleep } from './e2e.ts';
 
 const lines: string[] = [];

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import { createGateway, type RunningGateway } from '../../engine/gateway.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { TEST_NOW } from '../helpers/gateway.ts';
 import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
 import { type PrivatePostgres, postgresBinDir, startPrivatePostgres } from '../helpers/private-postgres.ts';
@@ -22,7 +23,7 @@ let apiKey: string;
 
 beforeAll(async () => {
   if (!canRun) return;
-  pgServer = await startPrivatePostgres(20000 + Math.floor(Math.random() * 12000));
+  pgServer = await startPrivatePostgres(await freePort());
   sim = await startSimulator({ streamChunkDelayMs: 5 });
   const env: Record<string, string> = {
     GATEWAY_SIMULATE: '0',

@@ -7,6 +7,7 @@
 import { afterAll, expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { type PrivatePostgres, postgresBinDir, startPrivatePostgres } from '../helpers/private-postgres.ts';
 
 const canRun = postgresBinDir() !== null;
@@ -22,7 +23,7 @@ afterAll(async () => {
 it.skipIf(!canRun)(
   'a server back after 3 s is seen back by the first call that asks, within half a second',
   async () => {
-    server = await startPrivatePostgres(20000 + Math.floor(Math.random() * 12000));
+    server = await startPrivatePostgres(await freePort());
     db = await openPg({ url: server.url, onError: () => {} });
     await db.listen('gateway_test', () => {});
     expect(db.seemsReachable?.()).toBe(true);

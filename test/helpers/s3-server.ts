@@ -1,8 +1,9 @@
 // An S3-compatible server of the test's own: moto_server on a free loopback port, with one empty bucket, and
 // the environment a gateway needs to use it (GATEWAY_VIDEO_STORE and the standard AWS variables).
+
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { freePort } from './free-port.ts';
 
 export interface TestS3 {
   endpoint: string;
@@ -72,18 +73,6 @@ export async function startTestS3(bucket = 'gateway-videos'): Promise<TestS3> {
     },
     stop,
   };
-}
-
-/** A port nothing listens on right now (and, once this returns, nothing answers on). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function untilAnswering(endpoint: string, died: () => boolean, ms = 30_000): Promise<void> {

@@ -12,6 +12,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { openDatabase } from '../../engine/db/open.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { type PrivatePostgres, postgresBinDir, startPrivatePostgres } from '../helpers/private-postgres.ts';
 import { VENDORS } from '../helpers/vendors.ts';
@@ -27,7 +28,7 @@ const children: ChildGateway[] = [];
 
 beforeAll(async () => {
   if (!canRun) return;
-  pgServer = await startPrivatePostgres(20000 + Math.floor(Math.random() * 12000));
+  pgServer = await startPrivatePostgres(await freePort());
   sim = await startSimulator({ streamChunkDelayMs: 5 });
   dataDir = mkdtempSync(join(tmpdir(), 'gw-spool-'));
   env = { DATABASE_URL: pgServer.url, GATEWAY_SIMULATE: '0', GATEWAY_ADMIN_TOKEN: adminToken };

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../helpers/free-port.ts';
 import { waitForOutput } from '../helpers/process-output.ts';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
@@ -41,8 +42,7 @@ export async function startChildGateway(env: Record<string, string> = {}, opts: 
   const ownDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-ops-'));
   const removeDataDir = () => ownDataDir && rmSync(dataDir, { recursive: true, force: true });
-  // Below Linux's ephemeral range (32768 and up), where an outgoing connection may already hold the port.
-  const port = opts.port ?? 20000 + Math.floor(Math.random() * 12000);
+  const port = opts.port ?? (await freePort());
   const out = { text: '' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
     env: {

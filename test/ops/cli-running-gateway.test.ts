@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.ts';
 import { waitForOutput } from '../helpers/process-output.ts';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
@@ -46,7 +47,7 @@ const waitFor = waitForOutput;
 
 describe('operator commands beside a running gateway on the embedded database', () => {
   it('go through the running gateway, which sees what they write', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const out = { text: '' };
     child = spawn(process.execPath, ['--import', 'tsx', 'engine/main.ts'], {
       env: { ...baseEnv(), PORT: String(port), GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: 'warn' },

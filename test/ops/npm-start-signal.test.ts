@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.ts';
 import { alive, waitForOutput } from '../helpers/process-output.ts';
 
 /** The processes below `pid`: npm's script shell, if any, and what it started. */
@@ -22,7 +23,7 @@ function descendants(pid: number): number[] {
 
 it('SIGTERM to `npm start` stops the gateway it started', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-npm-start-'));
-  const port = 20000 + Math.floor(Math.random() * 12000);
+  const port = await freePort();
   const npm = spawn('npm', ['start'], {
     env: { ...process.env, PORT: String(port), GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.ts';
 import { waitForOutput } from '../helpers/process-output.ts';
 import { tempCatalogTree } from '../helpers/temp-catalog.ts';
 
@@ -20,7 +21,7 @@ const waitFor = waitForOutput;
 
 describe('npm start', () => {
   it('serves on the embedded default with the simulator, reloads on SIGHUP, stops on SIGTERM', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const out = { text: '' };
     child = spawn(process.execPath, ['bin/start.mjs'], {
       env: {
