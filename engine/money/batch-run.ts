@@ -3,6 +3,8 @@
 //      read what they hold per lot; then the keys and groups whose caps a reserve carries;
 //   2. decide the ops in queue order, in memory (a Book), as one op per transaction would;
 //   3. write every move, the charge rows riding in the same statement (batch-charge-rows.ts). The caller commits.
+// A batch of charges on rows this process remembers (known-rows.ts) skips step 1's round trip: it decides on them,
+// and its lock and check leave with its write.
 // A run that cannot commit as a whole says so (`failed`) rather than throwing, and batcher.ts runs each op alone.
 import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
@@ -10,8 +12,9 @@ import type { Queryable, Transaction } from '../db/db.ts';
 import { lockKeys, readKeyStandings } from '../keys/index.ts';
 import { type DueChargeRows, groupedStatements, recordedTransferQueries, rowsRecordTransfer } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
-import { lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { expectRows, isStale, lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { linkGroupCaps } from './group-caps.ts';
+import type { Expected, KnownRows } from './known-rows.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
 import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
@@ -44,6 +47,8 @@ export interface RunContext {
   owner: string;
   /** The plan-restricted vendors (not_in_plan), read when a run decides a refusal. */
   planVendors: () => readonly string[];
+  /** The rows this process last committed, which a batch of charges is decided on. */
+  known: KnownRows;
 }
 
 export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
@@ -52,7 +57,7 @@ export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok:
  * How a run ends: every op decided and written (the caller commits, then settles each op), or the run cannot commit
  * as a whole (`error` is the cause; when the run held one op, that op's failure).
  */
-type Verdict = { kind: 'done'; outcomes: Outcome[] } | { kind: 'failed'; error: unknown };
+type Verdict = { kind: 'done'; outcomes: Outcome[]; committed: () => void } | { kind: 'failed'; error: unknown };
 
 /** Charges decided, waiting for their rows to be written. */
 type Due = DueChargeRows<Pending>[];
@@ -70,6 +75,8 @@ interface Undecided {
  * lock waited for too long) or a lost connection.
  */
 export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pending[], alone: boolean): Promise<Verdict> {
+  const remembered = alone ? null : ctx.known.bookFor(batch, ctx.clock.now());
+  if (remembered) return decideFromMemory(ctx, tx, batch, remembered.book, remembered.expected);
   const locked = await lockForBatch(ctx, tx, batch, alone);
   if ('kind' in locked) return locked;
   const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch), ctx.clock.now());
@@ -80,11 +87,37 @@ export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pend
     const broken = await decideRefusals(ctx, tx, book, batch, decided.undecided, decided.outcomes);
     if (broken) return broken;
   }
-  return writeDecided(ctx, tx, book, decided.due, decided.outcomes);
+  const failed = await writeDecided(tx, ctx.owner, book, decided.due);
+  return failed ?? { kind: 'done', outcomes: decided.outcomes, committed: () => ctx.known.remember(book, locked.walletIds) };
 }
 
+/** Steps 2 and 3 on the remembered rows, step 1's lock and a check that they are as remembered sent before the write. */
+async function decideFromMemory(ctx: RunContext, tx: Transaction, batch: Pending[], book: Book, expected: Expected): Promise<Verdict> {
+  const decided = decideOps(ctx, book, batch);
+  if ('kind' in decided) return decided;
+  const checked = expectRows(tx, expected).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  const writing = writeDecided(tx, ctx.owner, book, decided.due).then(
+    (failed) => ({ failed }),
+    (thrown: unknown) => ({ thrown }),
+  );
+  // When the check fails, the write fails behind it (the transaction is aborted): the check's error is the cause.
+  const [checkError, written] = await Promise.all([checked, writing]);
+  if (checkError !== null) {
+    if (isStale(checkError)) ctx.known.stale(expected);
+    throw checkError;
+  }
+  if ('thrown' in written) throw written.thrown;
+  return written.failed ?? { kind: 'done', outcomes: decided.outcomes, committed: () => ctx.known.remember(book, expected.walletIds) };
+}
+
+/** What step 1 locked and read; `walletIds`: the wallets every live lot of which it locked. */
+type Locked = Awaited<ReturnType<typeof lockBatch>> & { walletIds: Set<string> };
+
 /** Step 1: the batch's wallets' live lots and the reservations it finishes, locked; failed if a wallet was wrong. */
-async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean) {
+async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean): Promise<Locked | Verdict> {
   const walletIds = new Set<string>();
   const unknown: string[] = [];
   for (const p of batch) {
@@ -112,7 +145,7 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
   const missing = walletsMissingLocks(finishes, locked.reservations, walletIds);
   if (missing.length > 0)
     return { kind: 'failed', error: new Error(`ledger: finishes named the wrong wallet of ${missing.join(', ')}`) } satisfies Verdict;
-  return locked;
+  return { ...locked, walletIds };
 }
 
 /**
@@ -207,19 +240,19 @@ async function decideRefusals(
   return null;
 }
 
-/** Step 3: the moves with the charge rows, in one statement; charge rows the database refuses fail the run. */
-async function writeDecided(ctx: RunContext, tx: Transaction, book: Book, due: Due, outcomes: Outcome[]): Promise<Verdict> {
+/** Step 3: the moves with the charge rows, in one statement; charge rows the database refuses fail the run (null: written). */
+async function writeDecided(tx: Transaction, owner: string, book: Book, due: Due): Promise<Verdict | null> {
   const grouped = groupedStatements(due);
   const recorded = new Set(due.flatMap((d) => (d.owner.op.kind === 'draw' && rowsRecordTransfer(d.rows) ? [d.transferId] : [])));
   try {
-    if (!book.moves.empty) await writeMoves(tx, ctx.owner, book.moves, { chargeRows: grouped, recordedDraws: recorded, last: true });
+    if (!book.moves.empty) await writeMoves(tx, owner, book.moves, { chargeRows: grouped, recordedDraws: recorded, last: true });
     else for (const s of grouped) await tx.query(s.sql, s.params);
   } catch (e) {
     // A deadlock is tried again, and a lock waited for too long is the wallets' rows, not the charge rows'.
     if (due.length > 0 && !isLockTimeout(e) && !isRetryable(e)) return { kind: 'failed', error: e };
     throw e;
   }
-  return { kind: 'done', outcomes };
+  return null;
 }
 
 /** The failure of an op whose decision broke an invariant, naming the wallet of its reservation as locked. */

@@ -3,6 +3,7 @@
 import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
+import type { Expected } from './known-rows.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
@@ -123,6 +124,41 @@ export async function lockBatch(
   }
   return { lots, reservations, drawnBefore };
 }
+
+// A batch decided on the rows as this process last wrote them (known-rows.ts): locks them in LOCK_SQL's order and
+// fails with GWSTL unless each is as the decisions assumed. Both sides are sorted here, in one collation. The holds
+// are read, not locked: a writer that changes a reservation's holds changes its locked row too (its amount), so
+// only a change committed before this statement began can differ there, and this statement's snapshot has it.
+const EXPECT_SQL = `
+WITH lots AS MATERIALIZED (
+  SELECT l.id || ':' || l.available_nano || ':' || l.reserved_nano AS row
+    FROM credit_lots l
+   WHERE l.wallet_id = ANY($1::text[]) AND (l.available_nano > 0 OR l.reserved_nano > 0)
+   ORDER BY l.seq
+     FOR UPDATE
+), res AS MATERIALIZED (
+  SELECT r.id || ':' || r.state || ':' || r.amount_nano || ':' || coalesce(r.charged_nano, 0) AS row
+    FROM reservations r
+   WHERE r.id = ANY($2::text[])
+   ORDER BY r.id
+     FOR UPDATE
+), held AS (
+  SELECT h.reservation_id || ':' || h.lot_id || ':' || h.amount_nano AS row
+    FROM reservation_lots h
+   WHERE h.reservation_id = ANY($2::text[]) AND h.amount_nano > 0
+)
+SELECT ledger_expect(
+  (SELECT coalesce(array_agg(row ORDER BY row), '{}') FROM lots) = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest($3::text[]) x)
+  AND (SELECT coalesce(array_agg(row ORDER BY row), '{}') FROM res) = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest($4::text[]) x)
+  AND (SELECT coalesce(array_agg(row ORDER BY row), '{}') FROM held) = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest($5::text[]) x))`;
+
+/** Sends the check of a batch decided from memory; the batch's write is sent behind it, in the same flight. */
+export function expectRows(tx: Queryable, expected: Expected): Promise<unknown> {
+  return tx.query(EXPECT_SQL, [expected.walletIds, expected.reservationIds, expected.lots, expected.reservations, expected.holds]);
+}
+
+/** The check found rows another writer changed: nothing was written, and the batch runs again reading them. */
+export const isStale = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'GWSTL';
 
 // For refusals only, read without locks: does the wallet exist, has it any lot, any that could ever serve the vendor.
 const WALLET_INFO_SQL = `

@@ -5,6 +5,8 @@ import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
 import { type Outcome, processBatch, type RunContext } from './batch-run.ts';
+import { isStale } from './batch-sql.ts';
+import { KnownRows } from './known-rows.ts';
 import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES, TablesLocked } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
@@ -37,7 +39,7 @@ interface Batcher {
 
 export function createBatcher(opts: BatcherOptions): Batcher {
   const embedded = opts.db.kind === 'pglite';
-  const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors };
+  const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors, known: new KnownRows() };
   const locked = new Set<string>();
   const submit = batchQueues({
     embedded,
@@ -117,7 +119,7 @@ async function runInOne(
   let ops: Pending[] | null = null;
   for (let attempt = 0; ; attempt++) {
     try {
-      const outcomes = await opts.db.transaction(
+      const run = await opts.db.transaction(
         async (tx) => {
           if (ops === null) {
             // PGlite works on this thread, mostly in microtasks: without a pause here a batch would start and end
@@ -126,16 +128,20 @@ async function runInOne(
             ops = take();
           }
           opts.onBatch?.(ops.length);
-          if (ops.length === 0) return [];
+          if (ops.length === 0) return null;
           const v = await processBatch(ctx, tx, ops, alone);
           if (v.kind === 'failed') throw new RunFailed(v.error);
-          return v.outcomes;
+          return v;
         },
         { flushWal: opts.flushWal?.() ?? true, lockTimeoutMs: LOCK_WAIT_MS },
       );
-      return { ops: ops ?? [], ended: { ok: true, outcomes } };
+      run?.committed();
+      return { ops: ops ?? [], ended: { ok: true, outcomes: run?.outcomes ?? [] } };
     } catch (e) {
       ops ??= take(); // it failed before it started (no connection): fail what it would have taken
+      // A batch decided on remembered rows that had changed wrote nothing: decided again at once, on fresh ones.
+      if (isStale(e) && attempt < MAX_RETRIES) continue;
+      ctx.known.forget(ops.map((p) => p.op.walletId));
       if (isRetryable(e) && attempt < MAX_RETRIES) await backoff(attempt);
       else return { ops, ended: { ok: false, error: e instanceof RunFailed ? e.cause : e, own: e instanceof RunFailed } };
     }

@@ -104,6 +104,11 @@ export class Book {
     return this.reservations.get(id);
   }
 
+  /** The lots and reservations as the decisions leave them (known-rows.ts keeps them once the batch commits). */
+  rows(): { lots: readonly LotState[]; reservations: ReadonlyMap<string, ResState> } {
+    return { lots: this.ordered, reservations: this.reservations };
+  }
+
   private standingOf(op: ReserveOp): KeyStanding | undefined {
     if (!op.cap) return undefined;
     const standing = op.keyId === null ? undefined : this.keys.get(op.keyId);

@@ -1,46 +1,29 @@
 // On PostgreSQL a transaction's statements are pipelined (engine/db/pg.ts): BEGIN and its SET LOCAL settings ride in
 // one flight with its first statement, statements sent in one turn share a flight, and `queryAndCommit` sends the
 // COMMIT with its statement. Counted here as the writes the client sends through a loopback proxy.
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
 import { openPg } from '../../engine/db/pg.ts';
+import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 
 describe.runIf(canRun)('a pipelined transaction', () => {
   let pgs: TestPostgres;
-  let proxy: Server;
+  let proxy: CountingProxy;
   let db: Db;
-  let flights = 0;
-  const sockets = new Set<Socket>();
 
   beforeAll(async () => {
     pgs = await openTestPostgres({ migrate: false });
-    const target = new URL(pgs.url);
-    proxy = createServer((client) => {
-      const server = connect(Number(target.port || 5432), target.hostname);
-      for (const s of [client, server]) sockets.add(s);
-      client.on('data', (chunk) => {
-        flights++;
-        server.write(chunk);
-      });
-      server.pipe(client);
-      client.on('close', () => server.destroy());
-      server.on('close', () => client.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const viaProxy = new URL(pgs.url);
-    viaProxy.port = String((proxy.address() as { port: number }).port);
-    db = await openPg({ url: viaProxy.toString(), max: 1 });
+    proxy = await startCountingProxy(pgs.url);
+    db = await openPg({ url: proxy.url, max: 1 });
     await db.query('CREATE TABLE begun (id int PRIMARY KEY)');
   });
 
   afterAll(async () => {
     await db?.close();
-    for (const s of sockets) s.destroy();
-    await new Promise((r) => proxy?.close(r));
+    await proxy?.close();
     await pgs?.cleanup();
   });
 
@@ -48,13 +31,13 @@ describe.runIf(canRun)('a pipelined transaction', () => {
     tx.query('INSERT INTO begun (id) VALUES ($1)', [1]).then(() => tx.query('DELETE FROM begun WHERE id = $1', [1]));
 
   it('a transaction of two statements sends three flights: BEGIN with the first, the second, COMMIT', async () => {
-    flights = 0;
+    proxy.flights = 0;
     await db.transaction(twoStatements, { lockTimeoutMs: 1_500 });
-    expect(flights).toBe(3);
+    expect(proxy.flights).toBe(3);
   });
 
   it('statements sent in one turn share a flight, and the last one carries the COMMIT', async () => {
-    flights = 0;
+    proxy.flights = 0;
     await db.transaction(async (tx) => {
       const inserted = tx.query('INSERT INTO begun (id) VALUES ($1)', [30]);
       const read = tx.query<{ n: string }>('SELECT count(*)::text AS n FROM begun WHERE id = $1', [30]);
@@ -62,7 +45,7 @@ describe.runIf(canRun)('a pipelined transaction', () => {
       expect((await read).rows[0]!.n).toBe('1');
       await tx.queryAndCommit('DELETE FROM begun WHERE id = $1', [30]);
     });
-    expect(flights).toBe(2);
+    expect(proxy.flights).toBe(2);
     expect((await db.query('SELECT id FROM begun WHERE id = $1', [30])).rows).toEqual([]);
   });
 

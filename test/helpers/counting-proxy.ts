@@ -1,0 +1,36 @@
+// A loopback proxy in front of PostgreSQL that counts the client's flights: each chunk the client's socket delivers.
+// Statements the client writes in one turn arrive as one chunk, so this counts round trips a transaction waits for.
+import { connect, createServer, type Socket } from 'node:net';
+
+export interface CountingProxy {
+  /** `url` with its port moved to the proxy's. */
+  url: string;
+  flights: number;
+  close(): Promise<void>;
+}
+
+export async function startCountingProxy(url: string): Promise<CountingProxy> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  const counted: CountingProxy = { url: '', flights: 0, close: async () => {} };
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, server]) sockets.add(s);
+    client.on('data', (chunk) => {
+      counted.flights++;
+      server.write(chunk);
+    });
+    server.pipe(client);
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const viaProxy = new URL(url);
+  viaProxy.port = String((proxy.address() as { port: number }).port);
+  counted.url = viaProxy.toString();
+  counted.close = async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => proxy.close(r));
+  };
+  return counted;
+}

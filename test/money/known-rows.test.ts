@@ -1,0 +1,113 @@
+// A batch of charges on rows this process last committed is decided on them, its lock and check sent with its write
+// (engine/money/known-rows.ts, batch-sql.ts `expectRows`). Another writer having changed them first costs the batch
+// a second run on fresh rows, never money: what each draw charges is what the usual path would charge.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedClock } from '../../engine/core/clock.ts';
+import type { Db } from '../../engine/db/db.ts';
+import { openPg } from '../../engine/db/pg.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import type { Reservation } from '../../engine/money/types.ts';
+import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.ts';
+import { describeEachDatabase, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
+
+const clock = fixedClock('2026-05-01T00:00:00Z');
+
+/** A ledger counting its batch transactions (a batch found stale runs twice). */
+function countingLedger(db: Db, owner: string) {
+  const runs = { n: 0 };
+  const ledger = createLedger(db, { clock, owner, onBatch: () => runs.n++ });
+  return { ledger, runs };
+}
+
+async function leaseOf(ledger: ReturnType<typeof createLedger>, walletId: string, amountNano: bigint): Promise<Reservation> {
+  const r = await ledger.reserve({ walletId, vendor: 'b', amountNano, callId: 'lease:known-rows' });
+  if (!r.ok) throw new Error(`lease refused: ${r.reason}`);
+  return r.reservation;
+}
+
+describeEachDatabase('charges decided on the rows this process wrote', (getDb) => {
+  it('draws on a lease run once each and charge as the usual path does', async () => {
+    const { ledger, runs } = countingLedger(getDb(), 'known-a');
+    const w = await ledger.createWallet({ credits: 10 });
+    const lease = await leaseOf(ledger, w.id, 4_000n);
+    runs.n = 0;
+    for (let i = 0; i < 5; i++) expect((await ledger.draw(lease, 300n, `once-${i}`, undefined, { firstTry: true })).chargedNano).toBe(300n);
+    expect(runs.n).toBe(5);
+    expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 6_000n, reservedNano: 2_500n });
+    await expectJournalAddsUp(ledger, w.id);
+  });
+
+  it('a lot another writer changed is found: the draw runs again on fresh rows and charges what they allow', async () => {
+    const { ledger, runs } = countingLedger(getDb(), 'known-b');
+    const other = createLedger(getDb(), { clock, owner: 'known-other' });
+    const w = await ledger.createWallet({ credits: 10 });
+    const theirs = await leaseOf(other, w.id, 6_000n);
+    const lease = await leaseOf(ledger, w.id, 4_000n); // this process remembers the lot with nothing available
+    await ledger.draw(lease, 100n, 'before-theirs', undefined, { firstTry: true });
+    await other.release(theirs); // 6,000 available again, which this process has not seen
+    runs.n = 0;
+    // Past its hold of 3,900 the draw takes the rest from available balance: decided on memory it would find none
+    // and leave 1,100 uncharged; the check sends it round again on the rows as they are.
+    const past = await ledger.draw(lease, 5_000n, 'past-hold', undefined, { firstTry: true });
+    expect(past).toMatchObject({ chargedNano: 5_000n, shortfallNano: 0n });
+    expect(runs.n).toBe(2); // decided on memory, found stale, decided again on the locked rows
+    expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 4_900n, reservedNano: 0n });
+    await expectJournalAddsUp(ledger, w.id);
+  });
+
+  it('a lot topped up meanwhile is found too, and a hold moved by hand fails its op as before', async () => {
+    const { ledger, runs } = countingLedger(getDb(), 'known-c');
+    const w = await ledger.createWallet({ credits: 10 });
+    const lease = await leaseOf(ledger, w.id, 2_000n);
+    await ledger.draw(lease, 100n, 'before-top-up', undefined, { firstTry: true });
+    await ledger.topUp(w.id, { credits: 1 });
+    runs.n = 0;
+    expect((await ledger.draw(lease, 100n, 'after-top-up', undefined, { firstTry: true })).chargedNano).toBe(100n);
+    expect(runs.n).toBe(2);
+    await expectJournalAddsUp(ledger, w.id);
+
+    const lease2 = await leaseOf(ledger, w.id, 500n);
+    await ledger.draw(lease2, 100n, 'seed', undefined, { firstTry: true });
+    const dead = await ledger.topUp(w.id, { credits: 1 });
+    await getDb().query('UPDATE credit_lots SET available_nano = 0 WHERE id = $1', [dead.id]);
+    await getDb().query('UPDATE reservation_lots SET lot_id = $2 WHERE reservation_id = $1', [lease2.id, dead.id]);
+    await expect(ledger.draw(lease2, 100n, 'on-broken', undefined, { firstTry: true })).rejects.toThrow(/not live/);
+  });
+});
+
+describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('charges decided on remembered rows, in flights', () => {
+  let pgs: TestPostgres;
+  let proxy: CountingProxy;
+  let db: Db;
+
+  beforeAll(async () => {
+    pgs = await openTestPostgres();
+    proxy = await startCountingProxy(pgs.url);
+    db = await openPg({ url: proxy.url, max: 1 });
+  });
+
+  afterAll(async () => {
+    await db?.close();
+    await proxy?.close();
+    await pgs?.cleanup();
+  });
+
+  it('a draw on remembered rows is one flight; found stale, three; then its wallet reads first, two', async () => {
+    const ledger = createLedger(db, { clock, owner: 'known-flights' });
+    const other = createLedger(pgs.db, { clock, owner: 'known-flights-other' });
+    const w = await ledger.createWallet({ credits: 10 });
+    const lease = await leaseOf(ledger, w.id, 4_000n);
+    const drawFlights = async (id: string) => {
+      proxy.flights = 0;
+      await ledger.draw(lease, 100n, id, undefined, { firstTry: true });
+      return proxy.flights;
+    };
+    expect(await drawFlights('a')).toBe(1); // BEGIN, the lock and check, the write and COMMIT, together
+    expect(await drawFlights('b')).toBe(1);
+    await leaseOf(other, w.id, 1_000n);
+    expect(await drawFlights('c')).toBe(3); // the stale run, then the usual two
+    expect(await drawFlights('d')).toBe(2); // another writer was first: this wallet's batches read their rows a while
+    expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 5_000n, reservedNano: 4_600n });
+  });
+});
