@@ -131,7 +131,9 @@ export async function lockBatch(
 // only a change committed before this statement began can differ there, and this statement's snapshot has it.
 const EXPECT_SQL = `
 WITH lots AS MATERIALIZED (
-  SELECT l.id || ':' || l.available_nano || ':' || l.reserved_nano AS row
+  SELECT l.id || ':' || l.available_nano || ':' || l.reserved_nano || ':' ||
+         coalesce(to_char(l.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '') || ':' ||
+         coalesce(array_to_string(l.vendors, ','), '*') AS row
     FROM credit_lots l
    WHERE l.wallet_id = ANY($1::text[]) AND (l.available_nano > 0 OR l.reserved_nano > 0)
    ORDER BY l.seq

@@ -17,7 +17,7 @@ const SHARED_MS = 5_000;
 export interface Expected {
   walletIds: string[];
   reservationIds: string[];
-  /** `id:available:reserved` of every live lot of the wallets. */
+  /** `id:available:reserved:expiry:vendors` of every live lot of the wallets. */
   lots: string[];
   /** `id:state:amount:charged` of every reservation the batch finishes. */
   reservations: string[];
@@ -36,7 +36,9 @@ interface WalletRows {
 const live = (l: LotState) => l.avail > 0n || l.reserved > 0n;
 const lotCopy = (l: LotState): LotState => ({ ...l });
 const resCopy = (r: ResState): ResState => ({ ...r, held: new Map(r.held) });
-const lotSignature = (l: LotState) => `${l.id}:${l.avail}:${l.reserved}`;
+/** Every column of a lot the decisions read: its balances, its expiry ('' for none), its vendors ('*': all). */
+const lotSignature = (l: LotState) =>
+  `${l.id}:${l.avail}:${l.reserved}:${l.expiresAt ? l.expiresAt.toISOString() : ''}:${l.vendors === null ? '*' : l.vendors.join(',')}`;
 const resSignature = (r: ResState) => `${r.id}:${r.state}:${r.amount}:${r.charged}`;
 const holdSignatures = (r: ResState) => [...r.held].filter(([, n]) => n > 0n).map(([lotId, n]) => `${r.id}:${lotId}:${n}`);
 
