@@ -139,7 +139,7 @@ WITH lots AS MATERIALIZED (
    ORDER BY l.seq
      FOR UPDATE
 ), res AS MATERIALIZED (
-  SELECT r.id || ':' || r.state || ':' || r.amount_nano || ':' || coalesce(r.charged_nano, 0) AS row
+  SELECT r.id || ':' || r.state || ':' || r.amount_nano || ':' || coalesce(r.charged_nano, 0) || ':' || r.wallet_id || ':' || r.vendor AS row
     FROM reservations r
    WHERE r.id = ANY($2::text[])
    ORDER BY r.id

@@ -19,7 +19,7 @@ export interface Expected {
   reservationIds: string[];
   /** `id:available:reserved:expiry:vendors` of every live lot of the wallets. */
   lots: string[];
-  /** `id:state:amount:charged` of every reservation the batch finishes. */
+  /** `id:state:amount:charged:wallet:vendor` of every reservation the batch finishes. */
   reservations: string[];
   /** `reservation:lot:amount` of what those reservations hold, per lot. */
   holds: string[];
@@ -39,7 +39,7 @@ const resCopy = (r: ResState): ResState => ({ ...r, held: new Map(r.held) });
 /** Every column of a lot the decisions read: its balances, its expiry ('' for none), its vendors ('*': all). */
 const lotSignature = (l: LotState) =>
   `${l.id}:${l.avail}:${l.reserved}:${l.expiresAt ? l.expiresAt.toISOString() : ''}:${l.vendors === null ? '*' : l.vendors.join(',')}`;
-const resSignature = (r: ResState) => `${r.id}:${r.state}:${r.amount}:${r.charged}`;
+const resSignature = (r: ResState) => `${r.id}:${r.state}:${r.amount}:${r.charged}:${r.walletId}:${r.vendor}`;
 const holdSignatures = (r: ResState) => [...r.held].filter(([, n]) => n > 0n).map(([lotId, n]) => `${r.id}:${lotId}:${n}`);
 
 export class KnownRows {
