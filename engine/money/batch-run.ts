@@ -133,8 +133,9 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
     for (const r of found.rows) walletIds.add(r.wallet_id);
   }
   const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
-  // Draws retried after an unclear commit are looked for among the charges written (read with the holds), not made twice.
-  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && !op.firstTry);
+  // Draws retried after an unclear commit are looked for among the charges written (read with the holds), not made twice;
+  // so are those run alone after their batch failed, which may have committed (a connection lost with its COMMIT sent).
+  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && (alone || !op.firstTry));
   const locked = await lockBatch(
     tx,
     [...walletIds],

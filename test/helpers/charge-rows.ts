@@ -24,10 +24,25 @@ const notes: ChargeRowWriter<Item> = {
   }),
 };
 
+/** Notes that carry their charge's id, as a usage record does: a draw they record needs no draw row. */
+const recordingNotes: ChargeRowWriter<{ tag: string }> = {
+  name: 'test_recording_notes',
+  statement: (rows) => ({
+    sql: `INSERT INTO test_charge_notes (tag, charged_nano, transfer_id)
+          SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])`,
+    params: [rows.map((r) => r.item.tag), rows.map((r) => r.chargedNano.toString()), rows.map((r) => r.transferId)],
+  }),
+  // The notes keep no instant: every note is looked at (\`since\` named only so the statement takes it).
+  transfersRecorded: (ids, since) =>
+    `SELECT transfer_id FROM test_charge_notes WHERE transfer_id = ANY(${ids}::text[]) AND ${since}::timestamptz IS NOT NULL`,
+};
+
 /** Creates the notes' table (once per database). */
 export async function chargeNotes(db: Db) {
-  await db.query('CREATE TABLE IF NOT EXISTS test_charge_notes (tag text NOT NULL, charged_nano bigint NOT NULL)');
+  await db.query('CREATE TABLE IF NOT EXISTS test_charge_notes (tag text NOT NULL, charged_nano bigint NOT NULL, transfer_id text)');
   return {
+    /** A row noting what the charge charged, under `tag`, and the charge's id: the draw's only record, as a usage record is. */
+    recorded: (tag: string): ChargeRows => [chargeRow(recordingNotes, { tag })],
     /** A row noting what the charge charged, under `tag`. */
     noted: (tag: string): ChargeRows => [chargeRow(notes, { tag })],
     /** A row the database refuses for good: the charge's statement fails with 22012. */

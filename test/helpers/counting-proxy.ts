@@ -1,26 +1,42 @@
 // A loopback proxy in front of PostgreSQL that counts the client's flights: each chunk the client's socket delivers.
 // Statements the client writes in one turn arrive as one chunk, so this counts round trips a transaction waits for.
+// It can also lose the answer to a COMMIT: the server commits, and the client sees its connection end instead.
 import { connect, createServer, type Socket } from 'node:net';
 
 export interface CountingProxy {
   /** `url` with its port moved to the proxy's. */
   url: string;
   flights: number;
+  /** The next flight carrying a COMMIT is answered by the server, and that answer never reaches the client. */
+  loseNextCommitAnswer(): void;
   close(): Promise<void>;
 }
 
 export async function startCountingProxy(url: string): Promise<CountingProxy> {
   const target = new URL(url);
   const sockets = new Set<Socket>();
-  const counted: CountingProxy = { url: '', flights: 0, close: async () => {} };
+  let loseCommitAnswer = false;
+  const counted: CountingProxy = {
+    url: '',
+    flights: 0,
+    loseNextCommitAnswer: () => {
+      loseCommitAnswer = true;
+    },
+    close: async () => {},
+  };
   const proxy = createServer((client) => {
     const server = connect(Number(target.port || 5432), target.hostname);
     for (const s of [client, server]) sockets.add(s);
+    let losing = false;
     client.on('data', (chunk) => {
       counted.flights++;
+      if (loseCommitAnswer && chunk.includes('COMMIT')) [loseCommitAnswer, losing] = [false, true];
       server.write(chunk);
     });
-    server.pipe(client);
+    server.on('data', (chunk) => {
+      if (!losing) client.write(chunk);
+      else if (chunk.includes('COMMIT')) client.destroy(); // the server's CommandComplete of the COMMIT: it committed
+    });
     client.on('close', () => server.destroy());
     server.on('close', () => client.destroy());
   });
