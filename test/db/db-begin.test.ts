@@ -1,30 +1,21 @@
 // On PostgreSQL a transaction's statements are pipelined (engine/db/pg.ts): BEGIN and its SET LOCAL settings ride in
 // one flight with its first statement, statements sent in one turn share a flight, and `queryAndCommit` sends the
 // COMMIT with its statement. Counted here as the writes the client sends through a loopback proxy.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
-import { openPg } from '../../engine/db/pg.ts';
-import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { type CountingProxy, postgresThroughProxy } from '../helpers/counting-proxy.ts';
+import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 
 const canRun = postgresAvailability.ok || REQUIRE_POSTGRES;
 
 describe.runIf(canRun)('a pipelined transaction', () => {
-  let pgs: TestPostgres;
-  let proxy: CountingProxy;
+  const through = postgresThroughProxy({ migrate: false });
   let db: Db;
+  let proxy: CountingProxy;
 
   beforeAll(async () => {
-    pgs = await openTestPostgres({ migrate: false });
-    proxy = await startCountingProxy(pgs.url);
-    db = await openPg({ url: proxy.url, max: 1 });
+    ({ db, proxy } = through);
     await db.query('CREATE TABLE begun (id int PRIMARY KEY)');
-  });
-
-  afterAll(async () => {
-    await db?.close();
-    await proxy?.close();
-    await pgs?.cleanup();
   });
 
   const twoStatements = (tx: { query: Db['query'] }) =>

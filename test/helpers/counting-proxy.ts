@@ -2,6 +2,10 @@
 // Statements the client writes in one turn arrive as one chunk, so this counts round trips a transaction waits for.
 // It can also lose the answer to a COMMIT: the server commits, and the client sees its connection end instead.
 import { connect, createServer, type Socket } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import type { Db } from '../../engine/db/db.ts';
+import { openPg } from '../../engine/db/pg.ts';
+import { openTestPostgres, type TestPostgres } from './databases.ts';
 
 export interface CountingProxy {
   /** `url` with its port moved to the proxy's. */
@@ -49,4 +53,27 @@ export async function startCountingProxy(url: string): Promise<CountingProxy> {
     await new Promise((r) => proxy.close(r));
   };
   return counted;
+}
+
+/**
+ * For a describe block: a scratch schema on the test PostgreSQL (migrated unless told not), and a `Db` of `max`
+ * connections reaching it through a counting proxy, opened before the block's tests and closed after them.
+ */
+export function postgresThroughProxy(opts: { migrate?: boolean; max?: number } = {}): {
+  pgs: TestPostgres;
+  proxy: CountingProxy;
+  db: Db;
+} {
+  const opened = {} as { pgs: TestPostgres; proxy: CountingProxy; db: Db };
+  beforeAll(async () => {
+    opened.pgs = await openTestPostgres({ migrate: opts.migrate ?? true });
+    opened.proxy = await startCountingProxy(opened.pgs.url);
+    opened.db = await openPg({ url: opened.proxy.url, max: opts.max ?? 1 });
+  });
+  afterAll(async () => {
+    await opened.db?.close();
+    await opened.proxy?.close();
+    await opened.pgs?.cleanup();
+  });
+  return opened;
 }

@@ -1,34 +1,19 @@
 // A batch whose COMMIT was sent with its write, and whose answer the connection lost, may have committed. Its draws
 // then run alone (a charge row may have been what failed), and must be looked for, not drawn a second time.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
-import type { Db } from '../../engine/db/db.ts';
-import { openPg } from '../../engine/db/pg.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { chargeNotes } from '../helpers/charge-rows.ts';
-import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.ts';
-import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { postgresThroughProxy } from '../helpers/counting-proxy.ts';
+import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('the answer to a batch COMMIT lost on the way', () => {
-  let pgs: TestPostgres;
-  let proxy: CountingProxy;
-  let db: Db;
-
-  beforeAll(async () => {
-    pgs = await openTestPostgres();
-    proxy = await startCountingProxy(pgs.url);
-    db = await openPg({ url: proxy.url, max: 2 });
-  });
-
-  afterAll(async () => {
-    await db?.close();
-    await proxy?.close();
-    await pgs?.cleanup();
-  });
+  const through = postgresThroughProxy({ max: 2 });
 
   for (const remembered of [true, false]) {
     it(`a first-try draw ${remembered ? 'on remembered rows' : 'read first'} is charged once`, async () => {
+      const { db, pgs, proxy } = through;
       const clock = fixedClock('2026-05-01T00:00:00Z');
       const ledger = createLedger(db, { clock, owner: `lost-commit-${remembered}` });
       const notes = await chargeNotes(pgs.db);

@@ -1,14 +1,13 @@
 // A batch of charges on rows this process last committed is decided on them, its lock and check sent with its write
 // (engine/money/known-rows.ts, batch-sql.ts `expectRows`). Another writer having changed them first costs the batch
 // a second run on fresh rows, never money: what each draw charges is what the usual path would charge.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { openPg } from '../../engine/db/pg.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import type { Reservation } from '../../engine/money/types.ts';
-import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.ts';
-import { describeEachDatabase, openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { postgresThroughProxy } from '../helpers/counting-proxy.ts';
+import { describeEachDatabase, postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const clock = fixedClock('2026-05-01T00:00:00Z');
@@ -105,23 +104,10 @@ describeEachDatabase('a lot edited by hand where no money moved', (getDb) => {
 });
 
 describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('charges decided on remembered rows, in flights', () => {
-  let pgs: TestPostgres;
-  let proxy: CountingProxy;
-  let db: Db;
-
-  beforeAll(async () => {
-    pgs = await openTestPostgres();
-    proxy = await startCountingProxy(pgs.url);
-    db = await openPg({ url: proxy.url, max: 1 });
-  });
-
-  afterAll(async () => {
-    await db?.close();
-    await proxy?.close();
-    await pgs?.cleanup();
-  });
+  const through = postgresThroughProxy();
 
   it('a draw on remembered rows is one flight; found stale, three; then its wallet reads first, two', async () => {
+    const { db, pgs, proxy } = through;
     const ledger = createLedger(db, { clock, owner: 'known-flights' });
     const other = createLedger(pgs.db, { clock, owner: 'known-flights-other' });
     const w = await ledger.createWallet({ credits: 10 });
