@@ -19,11 +19,19 @@ export interface Transaction extends Queryable {
   queryAndCommit<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
 }
 
+/** TransactionOptions.genericPlans, as each database sets it. */
+export const GENERIC_PLANS_SQL = 'SET LOCAL plan_cache_mode = force_generic_plan';
+
 export interface TransactionOptions {
   flushWal?: boolean;
   lockTimeoutMs?: number;
   /** Every statement reads one snapshot, and none writes (REPEATABLE READ, READ ONLY): a view read in parts. */
   snapshot?: boolean;
+  /**
+   * Prepared statements run on their generic plan. For statements that find rows by id it is the plan any ids
+   * get, and PostgreSQL otherwise re-plans a statement whose generic plan it guesses dearer at every run.
+   */
+  genericPlans?: boolean;
 }
 
 export interface Db extends Queryable {

@@ -3,7 +3,7 @@
 // as on PGlite, so amounts are never read through a float.
 import type { Writable } from 'node:stream';
 import pg from 'pg';
-import type { Db, Queryable, QueryResult, Transaction, TransactionOptions } from './db.ts';
+import { type Db, GENERIC_PLANS_SQL, type Queryable, type QueryResult, type Transaction, type TransactionOptions } from './db.ts';
 import { withArrayLiterals } from './pg-array.ts';
 import { statementName } from './statement-names.ts';
 
@@ -252,6 +252,7 @@ function beginText(opts?: TransactionOptions): string {
   const out = [opts?.snapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
   if (opts?.flushWal === false) out.push('SET LOCAL synchronous_commit = off');
   if (opts?.lockTimeoutMs !== undefined) out.push(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(opts.lockTimeoutMs))}`);
+  if (opts?.genericPlans) out.push(GENERIC_PLANS_SQL);
   return out.join('; ');
 }
 

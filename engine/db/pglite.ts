@@ -4,7 +4,14 @@
 
 import type { Results, Transaction } from '@electric-sql/pglite';
 import { PGlite, types } from '@electric-sql/pglite';
-import type { Db, Transaction as DbTransaction, Queryable, QueryResult } from './db.ts';
+import {
+  type Db,
+  type Transaction as DbTransaction,
+  GENERIC_PLANS_SQL,
+  type Queryable,
+  type QueryResult,
+  type TransactionOptions,
+} from './db.ts';
 import { initialiseApart } from './pglite-init.ts';
 import { PreparedStatements } from './pglite-prepared.ts';
 
@@ -71,8 +78,9 @@ export async function openPglite(opts: PgliteDbOptions = {}): Promise<Db> {
   return {
     kind: 'pglite',
     query: (sql, params) => q.query(sql, params),
-    transaction<T>(fn: (tx: DbTransaction) => Promise<T>): Promise<T> {
-      return pgl.transaction((tx) => {
+    transaction<T>(fn: (tx: DbTransaction) => Promise<T>, opts?: TransactionOptions): Promise<T> {
+      return pgl.transaction(async (tx) => {
+        if (opts?.genericPlans) await tx.exec(GENERIC_PLANS_SQL);
         const q = wrap(tx, prepared, true);
         // One connection, in this process: the COMMIT costs no round trip, and follows when fn returns.
         return fn({ query: q.query, queryAndCommit: q.query });

@@ -133,7 +133,7 @@ async function runInOne(
           if (v.kind === 'failed') throw new RunFailed(v.error);
           return v;
         },
-        { flushWal: opts.flushWal?.() ?? true, lockTimeoutMs: LOCK_WAIT_MS },
+        { flushWal: opts.flushWal?.() ?? true, lockTimeoutMs: LOCK_WAIT_MS, genericPlans: true },
       );
       run?.committed();
       return { ops: ops ?? [], ended: { ok: true, outcomes: run?.outcomes ?? [] } };
