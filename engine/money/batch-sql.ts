@@ -7,9 +7,8 @@ import type { Expected } from './known-rows.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
-// Every batch's lock order: live lots in `seq` order, then reservations in id order (the materialized CTEs make
-// the UNION ALL lock all lots first). Only locked rows come back current, so holds are read by the next statement
-// (holdsAndDrawsSql), sent with this one.
+// Every mover's lock order, lots before reservations (docs/decisions/ledger-exactness.md). Only locked rows come back
+// current, so the holds are read by the next statement (holdsAndDrawsSql), sent with this one.
 const LOCK_SQL = `
 WITH lots AS MATERIALIZED (
   SELECT l.id, l.wallet_id, l.seq, l.vendors, l.available_nano, l.reserved_nano, l.expires_at
@@ -36,12 +35,13 @@ SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amo
 // before, as a draw row or a `recorded` charge row carrying the draw's id (written since $3).
 const HOLDS_SQL = `SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
   FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
-const holdsAndDrawsSql = (recorded: readonly ((ids: string, since: string) => string)[]) => `${HOLDS_SQL}
+const holdsAndDrawsSql = (recorded: RecordedDraws['queries']) => `${HOLDS_SQL}
 UNION ALL
 SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])${recorded
   .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3')}) r`)
   .join('')}`;
 
+type HoldRow = { row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string };
 function holdsRead(reservationIds: string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
   if (drawIds.length === 0) return [HOLDS_SQL, [reservationIds]];
   if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
@@ -90,12 +90,7 @@ export async function lockBatch(
 ): Promise<{ lots: LotState[]; reservations: Map<string, ResState>; drawnBefore: Set<string> }> {
   // Sent together, run in order: the holds read starts once the locks are taken, so it sees them current.
   const locking = tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds]);
-  const reading =
-    reservationIds.length > 0
-      ? tx.query<{ row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string }>(
-          ...holdsRead([...reservationIds], drawIds, recorded),
-        )
-      : null;
+  const reading = reservationIds.length > 0 ? tx.query<HoldRow>(...holdsRead([...reservationIds], drawIds, recorded)) : null;
   reading?.catch(() => {}); // when the lock fails, this fails behind it; the lock's error is the one thrown
   const rows = (await locking).rows;
   const lots: LotState[] = [];
@@ -125,10 +120,8 @@ export async function lockBatch(
   return { lots, reservations, drawnBefore };
 }
 
-// A batch decided on the rows as this process last wrote them (known-rows.ts): locks them in LOCK_SQL's order and
-// fails with GWSTL unless each is as the decisions assumed. Both sides are sorted here, in one collation. The holds
-// are read, not locked: a writer that changes a reservation's holds changes its locked row too (its amount), so
-// only a change committed before this statement began can differ there, and this statement's snapshot has it.
+// The check of a batch decided on remembered rows (docs/money.md, "One round trip when this process wrote the rows
+// last"): LOCK_SQL's locks, then GWSTL unless each row is as remembered. Both sides are sorted here, in one collation.
 const EXPECT_SQL = `
 WITH lots AS MATERIALIZED (
   SELECT l.id || ':' || l.available_nano || ':' || l.reserved_nano || ':' ||
@@ -170,6 +163,7 @@ SELECT u.wallet_id, u.vendor,
        EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id AND (l.vendors IS NULL OR u.vendor = ANY(l.vendors))) AS usable_lot
   FROM unnest($1::text[], $2::text[]) AS u(wallet_id, vendor)`;
 
+type FactsRow = { wallet_id: string; vendor: string; wallet: boolean; any_lot: boolean; usable_lot: boolean };
 const factsKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor}`;
 
 /** The wallet facts of each (wallet, vendor) pair, read once for the whole batch; `get` answers per pair. */
@@ -178,118 +172,90 @@ export async function readWalletFacts(
   pairs: readonly { walletId: string; vendor: string }[],
 ): Promise<{ get(walletId: string, vendor: string): WalletFacts | undefined }> {
   const unique = [...new Map(pairs.map((p) => [factsKey(p.walletId, p.vendor), p])).values()];
-  const rows = (
-    await tx.query<{ wallet_id: string; vendor: string; wallet: boolean; any_lot: boolean; usable_lot: boolean }>(WALLET_INFO_SQL, [
-      unique.map((p) => p.walletId),
-      unique.map((p) => p.vendor),
-    ])
-  ).rows;
+  const { rows } = await tx.query<FactsRow>(WALLET_INFO_SQL, [unique.map((p) => p.walletId), unique.map((p) => p.vendor)]);
   const facts = new Map(
     rows.map((r) => [factsKey(r.wallet_id, r.vendor), { exists: r.wallet, anyLot: r.any_lot, usableLot: r.usable_lot }]),
   );
   return { get: (walletId, vendor) => facts.get(factsKey(walletId, vendor)) };
 }
 
-// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then each CTE's columns in order,
-// one array each; the SQL's numbers and the parameter list are both made from it, so they cannot disagree.
-type ArrayType = 'text[]' | 'bigint[]' | 'timestamptz[]';
-interface Column<R> {
-  name: string;
-  type: ArrayType;
-  value: (row: R) => string | null;
-}
-const columns = <R>(...cols: [name: string, type: ArrayType, value: (row: R) => string | null][]): Column<R>[] =>
-  cols.map(([name, type, value]) => ({ name, type, value }));
+// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then one array per column of each
+// CTE's `unnest`, then the rows each CTE must write. The `$n`s and the parameter list are both made from the table,
+// so they cannot disagree; its keys are the CTEs' names, so the counts' order is the table's too.
+type Param = string | bigint | Date | null;
+/** A value per column of "name type, name type, …". */
+type Values<C extends string> = C extends `${string}, ${infer Rest}` ? [Param, ...Values<Rest>] : [Param];
+/** A row's values, then the columns they fill, in that order (as many: the type checks it): `unnest(…) AS u(…)`. */
+const unnest = <R, C extends string>(values: (row: R) => Values<C>, columns: C) => ({ values, columns: columns.split(', ') });
 
 type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
 type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint | undefined }];
-type HeldRow = { reservationId: string; lotId: string; amount: bigint };
-const s = (n: bigint) => n.toString();
 
-const WRITE_COLUMNS = {
-  newRes: columns<Moves['newRes'][number]>(
-    ['id', 'text[]', (o) => o.id],
-    ['wallet_id', 'text[]', (o) => o.walletId],
-    ['call_id', 'text[]', (o) => o.callId],
-    ['key_id', 'text[]', (o) => o.keyId],
-    ['vendor', 'text[]', (o) => o.vendor],
-    ['amount', 'bigint[]', (o) => s(o.amountNano)],
-    ['created_at', 'timestamptz[]', (o) => o.createdAt.toISOString()],
-    ['expires_at', 'timestamptz[]', (o) => o.expiresAt.toISOString()],
+const WRITE = {
+  new_res: unnest(
+    (o: Moves['newRes'][number]) => [o.id, o.walletId, o.callId, o.keyId, o.vendor, o.amountNano, o.createdAt, o.expiresAt],
+    'id text, wallet_id text, call_id text, key_id text, vendor text, amount bigint, created_at timestamptz, expires_at timestamptz',
   ),
-  newResLots: columns<Moves['newResLots'][number]>(
-    ['reservation_id', 'text[]', (x) => x.reservationId],
-    ['lot_id', 'text[]', (x) => x.lotId],
-    ['amount', 'bigint[]', (x) => s(x.amount)],
+  new_res_lots: unnest(
+    (x: Moves['newResLots'][number]) => [x.reservationId, x.lotId, x.amount],
+    'reservation_id text, lot_id text, amount bigint',
   ),
-  lots: columns<Delta>(
-    ['id', 'text[]', ([id]) => id],
-    ['avail', 'bigint[]', ([, d]) => s(d.avail)],
-    ['reserved', 'bigint[]', ([, d]) => s(d.reserved)],
+  lots: unnest(([id, d]: Delta) => [id, d.avail, d.reserved], 'id text, avail bigint, reserved bigint'),
+  journal: unnest(
+    (j: Moves['journal'][number]) => [j.walletId, j.lotId, j.reservationId, j.kind, j.amount, j.at],
+    'wallet_id text, lot_id text, reservation_id text, kind text, amount bigint, at timestamptz',
   ),
-  journal: columns<Moves['journal'][number]>(
-    ['wallet_id', 'text[]', (j) => j.walletId],
-    ['lot_id', 'text[]', (j) => j.lotId],
-    ['reservation_id', 'text[]', (j) => j.reservationId],
-    ['kind', 'text[]', (j) => j.kind],
-    ['amount', 'bigint[]', (j) => s(j.amount)],
-    ['at', 'timestamptz[]', (j) => j.at.toISOString()],
+  finished: unnest(
+    ([id, f]: Finished) => [id, f.state, f.charged, f.at, f.amount ?? null],
+    'id text, state text, charged bigint, at timestamptz, amount bigint',
   ),
-  finished: columns<Finished>(
-    ['id', 'text[]', ([id]) => id],
-    ['state', 'text[]', ([, f]) => f.state],
-    ['charged', 'bigint[]', ([, f]) => s(f.charged)],
-    ['at', 'timestamptz[]', ([, f]) => (f.at ? f.at.toISOString() : null)],
-    ['amount', 'bigint[]', ([, f]) => (f.amount === undefined ? null : s(f.amount))],
+  held_moved: unnest(
+    (h: Moves['heldDelta'][number]) => [h.reservationId, h.lotId, h.amount],
+    'reservation_id text, lot_id text, amount bigint',
   ),
-  held: columns<HeldRow>(
-    ['reservation_id', 'text[]', (h) => h.reservationId],
-    ['lot_id', 'text[]', (h) => h.lotId],
-    ['amount', 'bigint[]', (h) => s(h.amount)],
-  ),
-  draws: columns<Moves['draws'][number]>(
-    ['draw_id', 'text[]', (d) => d.drawId],
-    ['reservation_id', 'text[]', (d) => d.reservationId],
-    ['amount', 'bigint[]', (d) => s(d.amount)],
-    ['at', 'timestamptz[]', (d) => d.at.toISOString()],
+  draws: unnest(
+    (d: Moves['draws'][number]) => [d.drawId, d.reservationId, d.amount, d.at],
+    'draw_id text, reservation_id text, amount bigint, at timestamptz',
   ),
 };
-type WriteRows = { [K in keyof typeof WRITE_COLUMNS]: readonly ((typeof WRITE_COLUMNS)[K] extends Column<infer R>[] ? R : never)[] };
+type Cte = keyof typeof WRITE;
+type WriteRows = { [K in Cte]: readonly Parameters<(typeof WRITE)[K]['values']>[0][] };
+const CTES = Object.keys(WRITE) as Cte[];
 
-/** Each CTE's `$n::type` list and alias column names, numbered from $2 in WRITE_COLUMNS order. */
-const U = (() => {
+/** Each CTE's `$n::type[]` list and column names, numbered from $2 in WRITE's order; and how many parameters in all. */
+const [U, WRITE_PARAMS] = (() => {
   let n = 1;
-  const out = {} as Record<keyof typeof WRITE_COLUMNS, { params: string; names: string }>;
-  for (const [cte, cols] of Object.entries(WRITE_COLUMNS) as [keyof typeof WRITE_COLUMNS, Column<never>[]][]) {
-    out[cte] = { params: cols.map((c) => `$${++n}::${c.type}`).join(', '), names: cols.map((c) => c.name).join(', ') };
+  const out = {} as Record<Cte, { params: string; names: string }>;
+  for (const cte of CTES) {
+    const cols = WRITE[cte].columns.map((c) => c.split(' '));
+    out[cte] = { params: cols.map(([, type]) => `$${++n}::${type}[]`).join(', '), names: cols.map(([name]) => name).join(', ') };
   }
-  return out;
+  return [out, n + 1] as const; // the last: the rows each CTE must write
 })();
+
+const toParam = (v: Param) => (v instanceof Date ? v.toISOString() : typeof v === 'bigint' ? v.toString() : v);
 
 function writeParams(owner: string, rows: WriteRows): unknown[] {
   const params: unknown[] = [owner];
-  for (const [cte, cols] of Object.entries(WRITE_COLUMNS) as [keyof WriteRows, Column<unknown>[]][]) {
-    for (const c of cols) params.push(rows[cte].map(c.value));
+  for (const cte of CTES) {
+    const values = rows[cte].map(WRITE[cte].values as (row: unknown) => readonly Param[]);
+    WRITE[cte].columns.forEach((_, i) => params.push(values.map((v) => toParam(v[i] as Param))));
   }
+  params.push(CTES.map((cte) => rows[cte].length));
   return params;
 }
-
-/** The write's rows per kind, in the order its check lists them. */
-const WRITTEN = ['new_res', 'new_res_lots', 'lots', 'journal', 'finished', 'held_moved', 'draws'] as const;
-/** How many parameters WRITE_SQL takes: the owner, one array per column, and the rows it must write per kind. */
-const WRITE_PARAMS = 2 + Object.values(WRITE_COLUMNS).reduce((n, cols) => n + cols.length, 0);
 
 const WRITE_SQL = `
 WITH new_res AS (
   INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
   SELECT u.id, u.wallet_id, $1, u.call_id, u.key_id, u.vendor, u.amount, 'held', u.created_at, u.expires_at
-    FROM unnest(${U.newRes.params})
-      AS u(${U.newRes.names})
+    FROM unnest(${U.new_res.params})
+      AS u(${U.new_res.names})
   RETURNING id
 ), new_res_lots AS (
   INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano)
   SELECT u.reservation_id, u.lot_id, u.amount
-    FROM unnest(${U.newResLots.params}) AS u(${U.newResLots.names})
+    FROM unnest(${U.new_res_lots.params}) AS u(${U.new_res_lots.names})
   RETURNING reservation_id
 ), lots AS (
   UPDATE credit_lots l
@@ -313,7 +279,7 @@ WITH new_res AS (
 ), held_moved AS (
   UPDATE reservation_lots rl
      SET amount_nano = rl.amount_nano - d.amount
-    FROM unnest(${U.held.params}) AS d(${U.held.names})
+    FROM unnest(${U.held_moved.params}) AS d(${U.held_moved.names})
    WHERE rl.reservation_id = d.reservation_id AND rl.lot_id = d.lot_id
   RETURNING rl.reservation_id
 ), draws AS (
@@ -322,12 +288,10 @@ WITH new_res AS (
     FROM unnest(${U.draws.params}) AS u(${U.draws.names})
   RETURNING draw_id
 ), written AS (
-  SELECT ARRAY[(SELECT count(*) FROM new_res), (SELECT count(*) FROM new_res_lots), (SELECT count(*) FROM lots),
-               (SELECT count(*) FROM journal), (SELECT count(*) FROM finished), (SELECT count(*) FROM held_moved),
-               (SELECT count(*) FROM draws)]::int[] AS rows
+  SELECT ARRAY[${CTES.map((cte) => `(SELECT count(*) FROM ${cte})`).join(', ')}]::int[] AS rows
 )
 SELECT ledger_check(rows = $${WRITE_PARAMS}::int[],
-                    'a batch wrote ' || rows::text || ' rows of ${WRITTEN.join(', ')}, expected ' || $${WRITE_PARAMS}::int[]::text)
+                    'a batch wrote ' || rows::text || ' rows of ${CTES.join(', ')}, expected ' || $${WRITE_PARAMS}::int[]::text)
   FROM written`;
 
 /** `WRITE_SQL` with the charge rows' statements as CTEs of its own, their parameters renumbered after its own. */
@@ -344,39 +308,32 @@ function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params
   return { sql: WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`), params };
 }
 
-/**
- * Writes a batch's moves and its charge rows in one statement, which fails unless it wrote a row per move (the rows
- * are ours, locked, so a count that differs is a bug). `last`: the transaction's last statement, sent with its COMMIT.
- */
+/** Writes a batch's moves and charge rows in one statement (`ledger_check`: a row per move); `last`: with the COMMIT. */
 export async function writeMoves(
   tx: Transaction,
   owner: string,
   moves: Moves,
   opts: { chargeRows?: readonly Statement[]; recordedDraws?: ReadonlySet<string>; last?: boolean } = {},
 ): Promise<void> {
-  // A draw whose usage record carries its id is recognised by that record: no draw row of its own.
-  const draws = moves.draws.filter((d) => !opts.recordedDraws?.has(d.drawId));
-  const lots = [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n);
-  const fin = [...moves.finished];
   // Several draws of one batch may take from the same hold: summed, as an UPDATE … FROM changes a row once.
-  const held = new Map<string, { reservationId: string; lotId: string; amount: bigint }>();
+  const held = new Map<string, Moves['heldDelta'][number]>();
   for (const d of moves.heldDelta) {
     const k = `${d.reservationId}\u0000${d.lotId}`;
     const cur = held.get(k);
     if (cur) cur.amount += d.amount;
     else held.set(k, { ...d });
   }
-  const rows = {
-    newRes: moves.newRes,
-    newResLots: moves.newResLots,
-    lots,
-    journal: moves.journal,
-    finished: fin,
-    held: [...held.values()],
-    draws,
-  };
-  const expected = [rows.newRes, rows.newResLots, rows.lots, rows.journal, rows.finished, rows.held, rows.draws].map((r) => r.length);
   const write = withChargeRows(opts.chargeRows ?? []);
-  const params = [...writeParams(owner, rows), expected, ...write.params];
+  const rows: WriteRows = {
+    new_res: moves.newRes,
+    new_res_lots: moves.newResLots,
+    lots: [...moves.lotDelta].filter(([, d]) => d.avail !== 0n || d.reserved !== 0n),
+    journal: moves.journal,
+    finished: [...moves.finished],
+    held_moved: [...held.values()],
+    // A draw whose usage record carries its id is recognised by that record: no draw row of its own.
+    draws: moves.draws.filter((d) => !opts.recordedDraws?.has(d.drawId)),
+  };
+  const params = [...writeParams(owner, rows), ...write.params];
   await (opts.last ? tx.queryAndCommit(write.sql, params) : tx.query(write.sql, params));
 }
