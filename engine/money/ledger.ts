@@ -1,6 +1,5 @@
-// The ledger: wallets, credit lots, reservations and the append-only journal, in integer nano-USD. Every move
-// locks its rows first and writes with parameters only, so no mover reads a stale balance; why, and how moves
-// are batched: docs/decisions/ledger-exactness.md. Callers see only the `Ledger` interface.
+// The ledger: wallets, credit lots, reservations and the journal, behind the `Ledger` interface. Why every move
+// locks its rows first, and how moves are batched: docs/decisions/ledger-exactness.md.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
@@ -8,7 +7,6 @@ import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
 import { LedgerInvariantBroken } from './batch-run.ts';
 import { type BatchSettings, createBatcher } from './batcher.ts';
-import { journalSum } from './journal-sum.ts';
 import { walletMethods } from './ledger-wallets.ts';
 import { sweeperMethod } from './sweep.ts';
 import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
@@ -163,11 +161,9 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
       return { releasedNano: r.releasedNano, alreadyFinished: r.alreadyFinished };
     },
 
-    extend: async (reservation, expiresAt) => (await extendHolds(db, [resId(reservation)], expiresAt)).size > 0,
     extendAll: (ids, expiresAt) => extendHolds(db, ids, expiresAt),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
     sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),
-    journalSum: (walletId) => journalSum(db, walletId),
   };
 }

@@ -1,5 +1,4 @@
-// The holds this process still needs (its leases, its calls' own holds), renewed together every third of their life
-// in one statement: the sweeper expires only the holds of a process that stopped renewing them (docs/money.md).
+// This process's holds (leases, calls' own) renewed in one statement a tick, so only a dead process's expire.
 import type { Ledger, MoneyLog } from './types.ts';
 
 interface Kept {

@@ -138,19 +138,6 @@ export interface Wallet {
   createdAt: Date;
 }
 
-export interface JournalSum {
-  toppedUpNano: bigint;
-  reservedTotalNano: bigint;
-  chargedNano: bigint;
-  releasedNano: bigint;
-  expiredNano: bigint;
-  /** Σ top_up − Σ reserve + Σ release − Σ expire: must equal balance().availableNano. */
-  availableNano: bigint;
-  /** Σ reserve − Σ settle − Σ release: must equal balance().reservedNano. */
-  reservedNano: bigint;
-  lots: { lotId: string; availableNano: bigint; reservedNano: bigint }[];
-}
-
 /** A sweep's failure: of one reservation's expiry (`expire` names it), or of the sweep as a whole. */
 export type SweepErrorHandler = (err: unknown, expire?: { reservationId: string; walletId: string }) => void;
 
@@ -213,9 +200,7 @@ export interface Ledger {
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
   trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
-  /** Moves a held reservation's expiry (long video jobs). False when it is no longer held. */
-  extend(reservation: Reservation | string, expiresAt: Date): Promise<boolean>;
-  /** extend for many in one statement: the ids of those still held. */
+  /** Moves held reservations' expiry (leases, long video jobs) in one statement: the ids of those still held. */
   extendAll(ids: readonly string[], expiresAt: Date): Promise<Set<string>>;
   /**
    * Writes what the calls admitted on each lease hold (in all, and per calling key), so every process's views can
@@ -224,8 +209,6 @@ export interface Ledger {
   noteInFlight(leases: readonly InFlightFigures[]): Promise<void>;
   /** Releases held reservations whose expiry passed (their process died); returns how many. */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
-  /** The journal's sums, to check they add up to the balances. */
-  journalSum(walletId: string): Promise<JournalSum>;
 }
 
 /** A reservation to make; its id is made at submission and kept on retries. */

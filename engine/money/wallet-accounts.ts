@@ -153,7 +153,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return h.reservation.id;
     },
 
-    extendHold: (holdRef, expiresAt) => ledger.extend(holdRef, expiresAt),
+    extendHold: async (holdRef, expiresAt) => (await ledger.extendAll([holdRef], expiresAt)).size > 0,
 
     chargeDetached: (holdRef, keyId, costNano, rows) => chargeAndCount(deps, holdRef, keyId, costNano, rows),
 

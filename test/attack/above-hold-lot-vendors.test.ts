@@ -35,6 +35,6 @@ describe('usage above the hold and a vendor C pack', () => {
     const cLot = bal.lots.filter((l) => Array.isArray((l as any).vendors) && (l as any).vendors.includes('c'));
     expect(cLot.map((l) => l.availableNano + l.reservedNano)).toEqual([5_000_000_000n]);
     expect(res.headers.get('x-service-charged-nano')).toBe('100000000');
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   }, 30_000);
 });

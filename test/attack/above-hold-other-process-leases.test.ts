@@ -94,7 +94,7 @@ describe.skipIf(!canRun)('usage above the hold while another process leases the 
       held: await heldQ(),
       records: rec.rows,
     });
-    await expectJournalAddsUp(a.gw.ledger, a.walletId);
+    await expectJournalAddsUp(a.gw.db, a.walletId);
     // As far as the wallet goes: nothing is left after a call that cost more than all of it but what B's calls in
     // flight held for themselves then (each at most ~1,000,000 nano: 100 output tokens and its prompt), as
     // without leases. Measured: B's five leases held all $0.50 while A charged; A's charge took 496,137,700 and

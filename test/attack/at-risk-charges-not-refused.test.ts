@@ -57,7 +57,7 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
     }
     await t.gw.leases.flushed();
     console.log({ statuses, atRiskMax });
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
     // The first call answered at risk may be served; every call after it must be refused (503).
     expect(statuses.slice(1).filter((s) => s === 200)).toEqual([]);
   }, 60_000);

@@ -90,7 +90,7 @@ for (const { name, postgres } of kinds)
         [t.walletId],
       );
       expect(holds.rows[0]!.n, 'the calls never reached their hold: the test did not exercise the case').toBe(3);
-      await expectJournalAddsUp(gw.ledger, t.walletId);
+      await expectJournalAddsUp(gw.db, t.walletId);
     }, 30_000);
   });
 

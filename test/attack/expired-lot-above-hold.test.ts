@@ -77,7 +77,7 @@ for (const leases of [false, true]) {
       expect(res.status).toBe(200);
       // The hold is at most a few million nano; anything far beyond it came from the expired lot.
       expect(takenFromExpired).toBeLessThan(hold * 10n);
-      await expectJournalAddsUp(t.gw.ledger, w.id);
+      await expectJournalAddsUp(t.gw.db, w.id);
     }, 30_000);
   });
 }

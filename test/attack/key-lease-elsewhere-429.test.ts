@@ -87,7 +87,7 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
       await sleep(50);
       const bal = await here.balance(w.id);
       expect(bal).toMatchObject({ availableNano: 10_000n * M - 610n * M, reservedNano: 0n });
-      await expectJournalAddsUp(here, w.id);
+      await expectJournalAddsUp(getDb(), w.id);
     } finally {
       await hereBook.close(5_000);
       await otherBook.close(5_000);

@@ -59,6 +59,6 @@ describe.each(['pglite', 'postgres'] as const)('a lease asked back while a call 
     const after = await t.gw.ledger.balance(t.walletId);
     // What left the wallet from then on is what the two answers said they cost.
     expect(before.availableNano + before.reservedNano - (after.availableNano + after.reservedNano)).toBe(charged[0]! + charged[1]!);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   });
 });

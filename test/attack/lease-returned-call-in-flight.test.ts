@@ -65,7 +65,7 @@ describeEachDatabase('a lease given back while a call on it runs', (getDb: () =>
     const draw = await db.query<{ amount_nano: string }>(`SELECT amount_nano::text FROM reservation_draws WHERE draw_id = 'long-call'`);
     expect(draw.rows).toEqual([{ amount_nano: COST.toString() }]);
     expect(await ledger.balance(w.id)).toMatchObject({ reservedNano: 0n });
-    const { sum } = await expectJournalAddsUp(ledger, w.id);
+    const { sum } = await expectJournalAddsUp(db, w.id);
     expect(sum.chargedNano).toBe(100_000_000n - (await ledger.balance(w.id)).availableNano);
   });
 });

@@ -55,6 +55,6 @@ describe.each(['pglite', 'postgres'] as const)('leases turned off by a reload wh
     const body = await big.text();
     expect(big.status, body.slice(0, 300)).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   });
 });

@@ -125,6 +125,6 @@ describe('clients leaving at every step, usage above the hold, one leased gatewa
     expect(Number(r.n)).toBe(served);
     expect(Number(r.ids)).toBe(served);
     expect(BigInt(r.charged)).toBe(before - after);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   }, 90_000);
 });

@@ -72,7 +72,7 @@ describe('a streaming client leaves after its first chunk; usage far above the h
       expect(BigInt(rec[0].c)).toBe(40n * d.price.input + 20_000n * d.price.output);
       expect(spent).toBe(BigInt(rec[0].c));
       expect(await t.held()).toBe(0n);
-      await expectJournalAddsUp(t.gw.ledger, t.walletId);
+      await expectJournalAddsUp(t.gw.db, t.walletId);
     }, 30_000);
   }
 });

@@ -48,7 +48,7 @@ async function burst(walletCredits: number, path: string, body: (i: number) => u
   expect(spent).toBe(BigInt(recs.rows[0]!.s));
   expect(recs.rows[0]!.n).toBe(statuses[200] ?? 0);
   expect(held.rows[0]!.n).toBe(0);
-  await expectJournalAddsUp(t.gw.ledger, w.id);
+  await expectJournalAddsUp(t.gw.db, w.id);
   return { summary, res };
 }
 

@@ -171,7 +171,7 @@ describe.skipIf(!canRun)('money path on A while its PostgreSQL connections are k
     expect(summary.uncharged).toEqual([]);
     expect(summary.twice).toEqual([]);
     expect(before.availableNano + before.reservedNano - after.availableNano - after.reservedNano).toBe(sumCharged);
-    await expectJournalAddsUp(a.gw.ledger, w.id);
+    await expectJournalAddsUp(a.gw.db, w.id);
   }, 120_000);
 });
 
@@ -348,7 +348,7 @@ describe.skipIf(!canRun)('clients leaving while their charge waits to commit [po
     // During: what A's calls still in flight hold (timing: 7,325 credits in one run, 0 in another, once every
     // call had ended and only their charges waited); not asserted.
     expect(after.reserved_credits).toBe(0);
-    await expectJournalAddsUp(a.gw.ledger, w.id);
+    await expectJournalAddsUp(a.gw.db, w.id);
   }, 60_000);
 });
 

@@ -103,7 +103,7 @@ for (const leases of [true, false]) {
         for (const w of [w1, w2]) {
           for (let i = 0; i < 200 && (await charges(t, w.id)).n < answered[w.id]!; i++) await new Promise((r) => setTimeout(r, 50));
           expect(await charges(t, w.id)).toEqual({ n: answered[w.id], d: answered[w.id] });
-          await expectJournalAddsUp(t.gw.ledger, w.id);
+          await expectJournalAddsUp(t.gw.db, w.id);
           expect((await walletView(t.gw, w.id)).heldNano).toBe(0n);
         }
       },

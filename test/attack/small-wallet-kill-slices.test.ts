@@ -178,6 +178,6 @@ describe.skipIf(!canRun)('two processes on a small wallet, one SIGKILLed mid-bur
     );
     expect(wrong.rows).toEqual([]);
     for (const l of after.lots) expect(l.availableNano >= 0n && l.reservedNano >= 0n).toBe(true);
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(pg.db, w.id);
   }, 180_000);
 });

@@ -8,9 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../engine/core/clock.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { expectJournalAddsUp, journalSum } from '../helpers/ledger.ts';
 import { post, spoolGateways, spoolTestsRun } from '../helpers/spool-gateways.ts';
 
 const g = spoolGateways();
@@ -69,8 +67,7 @@ for (const leases of [true, false]) {
             `SELECT d.draw_id FROM reservation_draws d JOIN reservations r ON r.id = d.reservation_id WHERE r.wallet_id = $1`,
             [walletId],
           );
-        const ledger = createLedger(g.pgs().db, { clock: systemClock });
-        const sum = await ledger.journalSum(walletId);
+        const sum = await journalSum(g.pgs().db, walletId);
         const recorded = new Set(recs.rows.map((r) => r.request_id));
         const info = {
           leases,
@@ -92,7 +89,7 @@ for (const leases of [true, false]) {
         expect(info.spoolAfter, 'the replayed spool file is gone').toEqual([]);
         // The poisoned call: charged with fewer rows (leases: a draw row), as the live process would have.
         if (whole.includes(ids[0]!) && leases) expect(draws.rows.length, 'the poisoned draw charged with fewer rows').toBe(1);
-        await expectJournalAddsUp(ledger, walletId);
+        await expectJournalAddsUp(g.pgs().db, walletId);
       }, 120_000);
     },
   );

@@ -84,7 +84,7 @@ for (const leases of process.env.PROBE_LEASES ? [process.env.PROBE_LEASES === 'o
       expect(recs.rows[0]!.n).toBe(1 + whole);
       expect(spent).toBe(BigInt(recs.rows[0]!.s));
       expect(after.availableNano + after.reservedNano).toBe(before.availableNano + before.reservedNano);
-      await expectJournalAddsUp(ledger, walletId);
+      await expectJournalAddsUp(g.pgs().db, walletId);
     }, 120_000);
   });
 }

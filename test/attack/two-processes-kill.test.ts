@@ -171,6 +171,6 @@ describe.skipIf(!canRun)('two processes on one wallet, one SIGKILLed mid-burst [
       [w.id],
     );
     expect(wrong.rows).toEqual([]);
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(pg.db, w.id);
   }, 180_000);
 });

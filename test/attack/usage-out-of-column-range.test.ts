@@ -58,6 +58,6 @@ describe.each(['pglite', 'postgres'] as const)('usage figures past what the usag
       [t.walletId],
     );
     expect(held.rows[0]!.n).toBe('0');
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   });
 });

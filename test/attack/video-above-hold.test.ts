@@ -49,7 +49,7 @@ describe('video charge above its hold', () => {
     expect(spent).toBe(300_000_000n);
     expect(k.month.used_credits).toBe(300_000);
     expect(await t.held()).toBe(0n);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   }, 30_000);
 
   it('is debited as far as the wallet goes, never below zero', async () => {
@@ -69,6 +69,6 @@ describe('video charge above its hold', () => {
     console.log({ left: String(left), after: String(after), usage: done.usage, status: done.status });
     expect(after).toBeGreaterThanOrEqual(0n);
     expect(after).toBe(0n);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   }, 30_000);
 });

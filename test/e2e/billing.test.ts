@@ -31,7 +31,7 @@ async function expectCharged(expected: bigint, call: () => Promise<void>) {
   expect(await reserved(t)).toBe(0n);
   await sleep(50);
   expect(before - (await t.balance())).toBe(expected);
-  await expectJournalAddsUp(t.gw.ledger, t.walletId);
+  await expectJournalAddsUp(t.gw.db, t.walletId);
 }
 
 describe('exact charges from the catalog', () => {
@@ -258,7 +258,7 @@ describe('a stream cut by the client', () => {
     const charged = before - (await t.balance());
     await sleep(300);
     expect(before - (await t.balance()), 'charged a second time').toBe(charged);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
     return { held, charged };
   }
 

@@ -31,7 +31,7 @@ async function chargeOf(g: TestGateway, call: () => Promise<void>): Promise<bigi
   const charged = before - (await g.balance());
   await sleep(200);
   expect(before - (await g.balance()), 'charged a second time').toBe(charged);
-  await expectJournalAddsUp(g.gw.ledger, g.walletId);
+  await expectJournalAddsUp(g.gw.db, g.walletId);
   return charged;
 }
 

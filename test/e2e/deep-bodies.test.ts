@@ -168,6 +168,6 @@ describe('a failure after the hold was taken releases it at once', () => {
     expect(await held()).toBe(0n);
     expect(await t.balance()).toBe(before);
     await sleep(50);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   });
 });

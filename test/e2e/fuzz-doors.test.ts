@@ -75,7 +75,7 @@ describe('fuzzing the JSON doors', () => {
         { numRuns: 60 },
       );
       if (!door.asyncJobs) expect((await walletView(t.gw, t.walletId)).heldNano).toBe(0n);
-      await expectJournalAddsUp(t.gw.ledger, t.walletId);
+      await expectJournalAddsUp(t.gw.db, t.walletId);
     }, 60_000);
   }
 });

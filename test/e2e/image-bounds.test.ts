@@ -71,6 +71,6 @@ describe('image generation holds', () => {
     const r = await imageCall(t, { prompt: 'y'.repeat(400_000), quality: 'high' });
     expect(r.status, r.text).toBe(200);
     expect(r.charged).toBe(BigInt(countTokens('y'.repeat(400_000))) * 5_000n + 4160n * 30_000n);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   });
 });

@@ -133,7 +133,7 @@ for (const kind of databaseKinds) {
       expect(usedNano).toBeLessThanOrEqual(BigInt(LIMIT_CREDITS) * C);
       // The wallet paid exactly what the key counted, and the journal adds up with nothing held.
       expect(before - (await t.balance())).toBe(usedNano);
-      await expectJournalAddsUp(t.gw.ledger, t.walletId);
+      await expectJournalAddsUp(t.gw.db, t.walletId);
     });
 
     it('the 429 says that a lower max_tokens lowers what the call may use', async () => {
@@ -175,7 +175,7 @@ for (const kind of databaseKinds) {
         const usedNano = (await g1!.gw.keys.quota.usage([id], new Date(TEST_NOW))).get(id)!.monthNano;
         expect(usedNano).toBeLessThanOrEqual(BigInt(LIMIT_CREDITS) * C);
         expect(before - (await g1!.balance())).toBe(usedNano);
-        await expectJournalAddsUp(g1!.gw.ledger, g1!.walletId);
+        await expectJournalAddsUp(g1!.gw.db, g1!.walletId);
       });
     }
   });

@@ -5,6 +5,7 @@
 // catalog/*.yaml, not computed by the gateway's pricing code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { journalSum } from '../helpers/ledger.ts';
 import { A_VERSION, nano, post, WEB_SEARCH_NANO } from './e2e.ts';
 
 let t: TestGateway;
@@ -31,7 +32,7 @@ const available = async (c: Client) => (await t.gw.ledger.balance(c.walletId)).a
 async function expectSettledBooks(c: Client) {
   const balance = await t.gw.ledger.balance(c.walletId);
   expect(balance.reservedNano, 'a hold was left behind').toBe(0n);
-  const journal = await t.gw.ledger.journalSum(c.walletId);
+  const journal = await journalSum(t.gw.db, c.walletId);
   expect(journal.availableNano).toBe(balance.availableNano);
   expect(journal.reservedNano).toBe(0n);
 }

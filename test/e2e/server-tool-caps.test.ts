@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../engine/catalog/config.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { journalSum } from '../helpers/ledger.ts';
 import { A_VERSION, nano, post, WEB_SEARCH_NANO } from './e2e.ts';
 
 let t: TestGateway;
@@ -34,7 +35,7 @@ const available = async (c: Client) => (await t.gw.ledger.balance(c.walletId)).a
 async function expectSettledBooks(c: Client) {
   const balance = await t.gw.ledger.balance(c.walletId);
   expect(balance.reservedNano, 'a hold was left behind').toBe(0n);
-  const journal = await t.gw.ledger.journalSum(c.walletId);
+  const journal = await journalSum(t.gw.db, c.walletId);
   expect(journal.availableNano).toBe(balance.availableNano);
   const rows = await t.gw.db.query<{ amount_nano: string; charged_nano: string | null; state: string }>(
     'SELECT amount_nano::text, charged_nano::text, state FROM reservations WHERE wallet_id = $1',

@@ -167,7 +167,7 @@ async function chargeFor(path: string, body: object, headers: Record<string, str
   else if (!path.startsWith('/v1/images')) expect(text).toContain(ANSWER_TEXT);
   const after = await walletView(gw, walletId);
   expect(after.heldNano, 'a hold stayed').toBe(0n);
-  await expectJournalAddsUp(gw.ledger, walletId);
+  await expectJournalAddsUp(gw.db, walletId);
   return before - after.spendableNano;
 }
 

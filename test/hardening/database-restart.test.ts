@@ -100,7 +100,7 @@ it.skipIf(!canRun)(
       after = await walletView(gw, walletId);
     }
     expect(after.heldNano, 'a hold stayed').toBe(0n);
-    await expectJournalAddsUp(gw.ledger, walletId);
+    await expectJournalAddsUp(gw.db, walletId);
     // Every call charged has its usage record, written by the charge's own transaction.
     const charged = await gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM usage_records WHERE wallet_id = $1`, [walletId]);
     expect(Number(charged.rows[0]!.n)).toBeGreaterThanOrEqual(completed + 2);

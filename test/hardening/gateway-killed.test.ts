@@ -9,6 +9,7 @@ import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { setLeases } from '../helpers/leased-gateway.ts';
+import { journalSum } from '../helpers/ledger.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
@@ -99,7 +100,7 @@ it.skipIf(!canRun)(
       bal = await ledger.balance(walletId);
     }
     expect(bal.reservedNano, 'a hold stayed after expiry and the sweep').toBe(0n);
-    const journal = await ledger.journalSum(walletId);
+    const journal = await journalSum(pgSchema.db, walletId);
     expect(journal.availableNano).toBe(bal.availableNano);
     expect(journal.reservedNano).toBe(0n);
 

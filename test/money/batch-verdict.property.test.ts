@@ -283,7 +283,7 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
         expect(audit.examples).toEqual({});
         expect(audit.ok).toBe(true);
         let journalCharged = 0n;
-        for (const w of wallets) journalCharged += (await expectJournalAddsUp(ledger, w)).sum.chargedNano;
+        for (const w of wallets) journalCharged += (await expectJournalAddsUp(db, w)).sum.chargedNano;
         expect(journalCharged).toBe(charged + BigInt(wallets.length)); // and the vendor e settles of the setup
 
         // No hold left behind: finished reservations hold nothing; release what stays held (the broken holds put
@@ -294,7 +294,7 @@ describeEachDatabase('the batch verdict', (getDb: () => Db) => {
         ).rows.map((r) => r.id);
         await Promise.all(stillHeld.map((id) => ledger.release(id)));
         for (const w of wallets) {
-          const { bal } = await expectJournalAddsUp(ledger, w);
+          const { bal } = await expectJournalAddsUp(db, w);
           expect(bal.reservedNano).toBe(0n);
           for (const lot of bal.lots) expect(lot.reservedNano).toBe(0n);
         }

@@ -52,7 +52,7 @@ describeEachDatabase('charge first, charge rows second', (getDb: () => Db) => {
     expect(await s.notes()).toContainEqual({ call_id: 'exact-1', charged: '30000' }); // the rows that could be written were
     expect(s.errors).toHaveLength(1);
     expect(s.errors[0]).toMatchObject({ callId: 'exact-1', err: { code: '22012' } });
-    await expectJournalAddsUp(s.ledger, s.walletId);
+    await expectJournalAddsUp(getDb(), s.walletId);
   });
 
   it('a failure that is not a refusal of the rows drops nothing: the settle fails and its hold stays', async () => {
@@ -101,6 +101,6 @@ describeEachDatabase('charge first, charge rows second', (getDb: () => Db) => {
     expect(await s.notes()).toContainEqual({ call_id: 'leased-1', charged: '7000' });
     expect(s.errors).toHaveLength(1);
     expect(book.stats().pendingDraws).toBe(0);
-    await expectJournalAddsUp(s.ledger, s.walletId);
+    await expectJournalAddsUp(getDb(), s.walletId);
   });
 });

@@ -103,7 +103,7 @@ describe('the charge intent on a lease', () => {
               for (let i = 0; i < 100 && (await base.balance(w.id)).reservedNano > 0n; i++) await new Promise((r) => setTimeout(r, 5));
               const bal = await base.balance(w.id);
               expect(bal.reservedNano, 'a lease stayed held').toBe(0n);
-              const { sum } = await expectJournalAddsUp(base, w.id);
+              const { sum } = await expectJournalAddsUp(db, w.id);
               expect(sum.chargedNano).toBe(charged.reduce((a, b) => a + b, 0n));
               // Within the hold a call is charged its cost exactly; above it, as far as the wallet went.
               holds.forEach(({ plan }, i) => {

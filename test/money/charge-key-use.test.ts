@@ -81,7 +81,7 @@ describeEachDatabase("a charge's use on its key", (getDb: () => Db) => {
       const fits = await reserve(70_000n, 'fits');
       expect(fits.ok).toBe(true);
       if (fits.ok) await ledger.release(fits.reservation);
-      await expectJournalAddsUp(ledger, w.id);
+      await expectJournalAddsUp(getDb(), w.id);
     } finally {
       await keys.close();
     }

@@ -132,5 +132,5 @@ async function expectChargedOnce(db: Db, walletId: string, answers: number): Pro
   const bal = await ledger.balance(walletId);
   const spent = 10_000_000n * 1000n - bal.availableNano - bal.reservedNano;
   expect(spent).toBe(BigInt(r.rows[0]!.s));
-  await expectJournalAddsUp(ledger, walletId);
+  await expectJournalAddsUp(db, walletId);
 }

@@ -32,7 +32,7 @@ describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('the answer to a bat
         lease.reservation.id,
       ]);
       expect(charged.rows[0]!.c).toBe('300');
-      await expectJournalAddsUp(ledger, w.id);
+      await expectJournalAddsUp(db, w.id);
     });
   }
 });

@@ -40,7 +40,7 @@ describeEachDatabase('draw retention', (getDb: () => Db) => {
     expect(await pruneDraws(getDb(), new Date(T0.getTime() + DAY), 2)).toBe(3);
     expect(await draws()).toEqual(['old-held', 'recent-1']);
     expect(await ledger.balance(w.id)).toEqual(balance);
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
     expect(await pruneDraws(getDb(), new Date(T0.getTime() + DAY))).toBe(0);
   });
 });

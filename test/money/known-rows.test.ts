@@ -34,7 +34,7 @@ describeEachDatabase('charges decided on the rows this process wrote', (getDb) =
     for (let i = 0; i < 5; i++) expect((await ledger.draw(lease, 300n, `once-${i}`, undefined, { firstTry: true })).chargedNano).toBe(300n);
     expect(runs.n).toBe(5);
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 6_000n, reservedNano: 2_500n });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('a lot another writer changed is found: the draw runs again on fresh rows and charges what they allow', async () => {
@@ -52,7 +52,7 @@ describeEachDatabase('charges decided on the rows this process wrote', (getDb) =
     expect(past).toMatchObject({ chargedNano: 5_000n, shortfallNano: 0n });
     expect(runs.n).toBe(2); // decided on memory, found stale, decided again on the locked rows
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 4_900n, reservedNano: 0n });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('a lot topped up meanwhile is found too, and a hold moved by hand fails its op as before', async () => {
@@ -64,7 +64,7 @@ describeEachDatabase('charges decided on the rows this process wrote', (getDb) =
     runs.n = 0;
     expect((await ledger.draw(lease, 100n, 'after-top-up', undefined, { firstTry: true })).chargedNano).toBe(100n);
     expect(runs.n).toBe(2);
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
 
     const lease2 = await leaseOf(ledger, w.id, 500n);
     await ledger.draw(lease2, 100n, 'seed', undefined, { firstTry: true });
@@ -98,7 +98,7 @@ describeEachDatabase('a lot edited by hand where no money moved', (getDb) => {
       const lots = (await ledger.balance(w.id)).lots;
       // Its hold is charged as held; the 2,000 past it come from the other lot, as the usual path decides.
       expect(lots.find((l) => l.id === first.id)?.availableNano).toBe(9_000n);
-      await expectJournalAddsUp(ledger, w.id);
+      await expectJournalAddsUp(getDb(), w.id);
     });
   }
 });

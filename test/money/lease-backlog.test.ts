@@ -59,6 +59,6 @@ describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) =
     );
     expect(charged.rows[0]).toEqual({ n: '4', s: '16000' });
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 100_000_000n - 16_000n, reservedNano: 0n });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 });

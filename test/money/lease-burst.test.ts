@@ -31,7 +31,7 @@ describeEachDatabase('a burst on a pair with no lease', (getDb: () => Db) => {
     }
     expect(charged).toBe(BigInt(calls) * 40_000n);
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 100_000_000n - charged, reservedNano: 0n });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('sends the burst to the exact path when the wallet is too small to lease, without waiting again', async () => {

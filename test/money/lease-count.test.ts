@@ -53,7 +53,7 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
     }
     expect(charged).toBe(400n * 900n);
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 10_000_000n - charged, reservedNano: 0n });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('asks for no lease while max_pending_draws charges wait to be written', async () => {
@@ -78,6 +78,6 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
       open();
       await book.close(5_000);
     }
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 });

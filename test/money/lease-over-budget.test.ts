@@ -56,7 +56,7 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
     const after = await ledger.balance(w.id);
     expect(after.reservedNano).toBe(0n);
     expect(after.availableNano).toBe(0n); // 1,000 = 890 + 3 × 10 + 80
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
     await book.close(1_000);
   });
 
@@ -82,7 +82,7 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
     await book.flushed();
     await book.returnWallet(w.id);
     expect(await ledger.balance(w.id)).toMatchObject({ reservedNano: 0n, availableNano: (10_000n - 1_200n) * UNIT });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
     await book.close(1_000);
   });
 });

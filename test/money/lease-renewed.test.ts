@@ -45,7 +45,7 @@ describeEachDatabase('a lease', (getDb: () => Db) => {
       await book.close(5_000);
     }
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 1_000_000n - 40_000n, reservedNano: 0n });
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('admits no more calls once it is found no longer held', async () => {
@@ -60,6 +60,6 @@ describeEachDatabase('a lease', (getDb: () => Db) => {
     } finally {
       await book.close(5_000);
     }
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 });

@@ -93,7 +93,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
       await otherBook.returnWallet(w.id);
       // Three calls charged; nothing held once the other process's lease is back.
       expect(await here.balance(w.id)).toMatchObject({ availableNano: 13n * CALL, reservedNano: 0n });
-      await expectJournalAddsUp(here, w.id);
+      await expectJournalAddsUp(getDb(), w.id);
     } finally {
       await hereBook.close(5_000);
       await otherBook.close(5_000);

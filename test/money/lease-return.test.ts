@@ -51,6 +51,6 @@ describeEachDatabase('giving a lease back while its draws wait', (getDb: () => D
     } finally {
       await book.close(10_000);
     }
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   }, 20_000);
 });

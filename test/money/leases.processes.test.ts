@@ -138,7 +138,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     await Promise.all([a, b].map((g) => fetch(`${g.base}/healthz`)));
     const bal = await settledBalance(walletId);
     expect(bal.availableNano).toBe(0n);
-    await expectJournalAddsUp(ledger, walletId);
+    await expectJournalAddsUp(pgSchema.db, walletId);
   }, 60_000);
 
   it('a top-up through the admin API is spendable on the next call in the other process', async () => {
@@ -181,7 +181,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     );
     expect(BigInt(used.rows[0]!.s)).toBe(BigInt(MAX_CALLS) * SPEECH_COST);
     await settledBalance(rich.walletId);
-    await expectJournalAddsUp(ledger, rich.walletId);
+    await expectJournalAddsUp(pgSchema.db, rich.walletId);
   }, 60_000);
 
   it("a wallet whose balance sits in another process's lease still serves a call it can pay", async () => {
@@ -203,7 +203,7 @@ describe.skipIf(!canRun)('budget leases across processes', () => {
     expect((await speech(d, fresh.key)).status).toBe(402);
     const bal = await settledBalance(fresh.walletId);
     expect(bal.availableNano).toBe(0n);
-    await expectJournalAddsUp(ledger, fresh.walletId);
+    await expectJournalAddsUp(pgSchema.db, fresh.walletId);
   }, 60_000);
 });
 
@@ -221,7 +221,7 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     const bal = await ledger.balance(walletId);
     expect(bal.reservedNano, 'a lease or a hold stayed').toBe(0n);
     expect(before - bal.availableNano).toBe(BigInt(answered) * SPEECH_COST);
-    await expectJournalAddsUp(ledger, walletId);
+    await expectJournalAddsUp(pgSchema.db, walletId);
   }, 60_000);
 
   it('SIGKILL under load: after restart and lease expiry nothing is held or charged twice, and every answered call is charged', async () => {
@@ -246,7 +246,7 @@ describe.skipIf(!canRun)('stopping a gateway that holds leases', () => {
     const again = await gateway(key, { ttlMs: 2_000 });
     const bal = await settledBalance(walletId);
     expect(bal.reservedNano, 'a lease stayed held after expiry').toBe(0n);
-    await expectJournalAddsUp(ledger, walletId);
+    await expectJournalAddsUp(pgSchema.db, walletId);
     const charged = before - bal.availableNano;
     expect(charged % SPEECH_COST).toBe(0n);
     // A call is charged exactly when its usage record is written (same transaction): which calls were charged.

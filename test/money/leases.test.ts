@@ -61,7 +61,7 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
       [t.walletId],
     );
     expect(records.rows[0]).toMatchObject({ s: String(total), n: '30' });
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
     // A leased call's charge is one row: its usage record carries the draw's id, and no draw row is written.
     const recorded = await t.gw.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM usage_records WHERE wallet_id = $1 AND transfer_id IS NOT NULL`,
@@ -141,7 +141,7 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     await t.gw.leases.returnWallet(t.walletId);
     expect((await heldLeases(t)).n).toBe('0');
     expect((await t.gw.ledger.balance(t.walletId)).reservedNano).toBe(0n);
-    await expectJournalAddsUp(t.gw.ledger, t.walletId);
+    await expectJournalAddsUp(t.gw.db, t.walletId);
   });
 
   // 5,000 credits: a quarter of it holds fewer than four such calls.

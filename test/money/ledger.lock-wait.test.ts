@@ -103,7 +103,7 @@ describeEachDatabase(
         const byKind = Object.fromEntries(j.rows.map((r) => [r.kind, BigInt(r.s)]));
         const charged = finish === 'release' ? 4_000n : 5_000n;
         expect(byKind).toEqual({ reserve: 10_000n, settle: charged, release: 10_000n - charged });
-        const { bal, sum } = await expectJournalAddsUp(here, w.id);
+        const { bal, sum } = await expectJournalAddsUp(getDb(), w.id);
         expect(sum.chargedNano).toBe(charged);
         expect(bal.reservedNano).toBe(10_000n); // the neighbour's hold, untouched
         expect(bal.availableNano).toBe(100_000n - charged - 10_000n);
@@ -123,7 +123,7 @@ describeEachDatabase(
       d.open();
       expect(await d.draw).toEqual({ chargedNano: 14_000n, shortfallNano: 0n, alreadyFinished: false });
       expect(await reserved).toEqual({ ok: false, reason: 'insufficient_credit', availableNano: 86_000n });
-      await expectJournalAddsUp(here, w.id);
+      await expectJournalAddsUp(getDb(), w.id);
     });
 
     it("a wallet whose lots another session holds locked fails its ops alone, after LOCK_WAIT_MS; its batch's others land", async () => {
@@ -145,7 +145,7 @@ describeEachDatabase(
       // Let go: W1's next reserve lands; nothing of the failed one was written.
       const again = await ledger.reserve({ walletId: w1.id, vendor: 'b', amountNano: 10_000n, callId: 'c-again' });
       expect(again.ok).toBe(true);
-      for (const w of [w1, w2]) expect((await expectJournalAddsUp(ledger, w.id)).bal.reservedNano).toBe(10_000n);
+      for (const w of [w1, w2]) expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
     });
 
     it("once a wallet's rows were found locked, its ops queue apart: the other wallets' batches stop waiting on them", async () => {
@@ -169,7 +169,7 @@ describeEachDatabase(
       for (const r of rounds.slice(1)) expect(r.w2Ms).toBeLessThan(LOCK_WAIT_MS / 2);
       // The lock gone, W1's next op commits (and W1 shares the queue again); both wallets add up.
       expect((await reserve(w1.id, 'w1-after')).ok).toBe(true);
-      for (const w of [w1, w2]) await expectJournalAddsUp(ledger, w.id);
+      for (const w of [w1, w2]) await expectJournalAddsUp(getDb(), w.id);
     });
   },
   ['postgres'],

@@ -10,8 +10,9 @@ import { systemClock } from '../../engine/core/clock.ts';
 import { loadMigrations, migrate } from '../../engine/db/migrate.ts';
 import { openDatabase } from '../../engine/db/open.ts';
 import { openPg } from '../../engine/db/pg.ts';
-import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
+import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const CHILD = join(process.cwd(), 'test/fixtures/ledger-child.ts');
 
@@ -53,15 +54,6 @@ function startChild(env: Record<string, string>): Child {
         exited.then((code) => reject(new Error(`child exited (${code}) before '${event}': ${stderr.slice(-2000)}`)));
       }),
   };
-}
-
-async function expectJournalAddsUp(ledger: Ledger, walletId: string) {
-  const bal = await ledger.balance(walletId);
-  const sum = await ledger.journalSum(walletId);
-  expect(sum.availableNano).toBe(bal.availableNano);
-  expect(sum.reservedNano).toBe(bal.reservedNano);
-  expect(sum.toppedUpNano).toBe(bal.availableNano + bal.reservedNano + sum.chargedNano);
-  return { bal, sum };
 }
 
 const pgOk = postgresAvailability.ok || REQUIRE_POSTGRES;
@@ -115,7 +107,7 @@ describe.skipIf(!pgOk)('ledger across processes [postgres]', () => {
     expect(BigInt(sa.charged as string) + BigInt(sb.charged as string)).toBe(18_000n);
     expect(await a.exited).toBe(0);
     expect(await b.exited).toBe(0);
-    const { sum } = await expectJournalAddsUp(ledger, w.id);
+    const { sum } = await expectJournalAddsUp(pg.db, w.id);
     bal = await ledger.balance(w.id);
     expect(bal.availableNano).toBe(12_000n);
     expect(bal.reservedNano).toBe(0n);
@@ -145,7 +137,7 @@ describe.skipIf(!pgOk)('ledger across processes [postgres]', () => {
     const row = await pg.db.query<{ state: string; owner: string }>('SELECT state, owner FROM reservations WHERE id = $1', [r.id]);
     expect(row.rows[0]!.state).toBe('expired');
     expect(row.rows[0]!.owner).toMatch(/^child-/);
-    await expectJournalAddsUp(ledger, w.id);
+    await expectJournalAddsUp(pg.db, w.id);
   }, 60_000);
 });
 
@@ -176,7 +168,7 @@ describe('ledger after a crash [pglite data dir]', () => {
       const bal = await ledger.balance(w.id);
       expect(bal.availableNano).toBe(10_000n);
       expect(bal.reservedNano).toBe(0n);
-      await expectJournalAddsUp(ledger, w.id);
+      await expectJournalAddsUp(db, w.id);
       await db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { expectJournalAddsUp, journalSum } from '../helpers/ledger.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 
 describe('money', () => {
@@ -41,7 +41,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     // A repeat settles nothing and does not write its rows again.
     await l.settle(r.reservation, 1500n, notes.noted(r.reservation.id));
     expect(await notes.charged(r.reservation.id)).toEqual([1500n]);
-    await expectJournalAddsUp(l, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('creates wallets with credits, tops up, changes owner', async () => {
@@ -62,7 +62,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     await expect(l.topUp(w.id, { credits: 0 })).rejects.toMatchObject({ status: 400 });
     await expect(l.topUp(w.id, { credits: 1, vendors: ['z'] })).rejects.toMatchObject({ status: 400 });
     await expect(l.topUp('nope', { credits: 1 })).rejects.toMatchObject({ status: 404 });
-    await expectJournalAddsUp(l, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('100 parallel reservations against a wallet covering exactly 10: exactly 10 succeed', async () => {
@@ -81,7 +81,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     let bal = await l.balance(w.id);
     expect(bal.availableNano).toBe(0n);
     expect(bal.reservedNano).toBe(10_000n);
-    await expectJournalAddsUp(l, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
 
     // settle half at 400, release the other half; settle amounts exact
     const held = ok.map((r) => (r.ok ? r.reservation : null)!);
@@ -94,7 +94,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     bal = await l.balance(w.id);
     expect(bal.reservedNano).toBe(0n);
     expect(bal.availableNano).toBe(10_000n - 5n * 400n);
-    const { sum } = await expectJournalAddsUp(l, w.id);
+    const { sum } = await expectJournalAddsUp(getDb(), w.id);
     expect(sum.chargedNano).toBe(2_000n);
   });
 
@@ -117,7 +117,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
         }
       }),
     );
-    const { bal, sum } = await expectJournalAddsUp(l, w.id);
+    const { bal, sum } = await expectJournalAddsUp(getDb(), w.id);
     expect(sum.chargedNano).toBe(charged);
     expect(bal.reservedNano).toBe(0n);
     expect(bal.availableNano).toBe(120_000n - charged);
@@ -144,7 +144,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     if (!r3.ok) throw new Error('refused');
     const both = await Promise.all([l.settle(r3.reservation, 700n), l.settle(r3.reservation, 700n), l.release(r3.reservation)]);
     expect(both.filter((b) => !b.alreadyFinished).length).toBe(1);
-    const { bal } = await expectJournalAddsUp(l, w.id);
+    const { bal } = await expectJournalAddsUp(getDb(), w.id);
     const charged3 = both[0].alreadyFinished && both[1].alreadyFinished ? 0n : 700n;
     expect(bal.availableNano).toBe(10_000n - 1_234n - charged3);
     await expect(l.settle('res_missing', 1n)).rejects.toMatchObject({ status: 404 });
@@ -160,7 +160,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     const r2 = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 5_000n, callId: 'y' });
     if (!r2.ok) throw new Error('refused');
     expect(await l.settle(r2.reservation, 8_000n)).toEqual({ chargedNano: 5_500n, shortfallNano: 2_500n, alreadyFinished: false });
-    const { bal } = await expectJournalAddsUp(l, w.id);
+    const { bal } = await expectJournalAddsUp(getDb(), w.id);
     expect(bal.availableNano).toBe(0n);
   });
 
@@ -178,7 +178,7 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     const bal = await l.balance(w.id);
     expect(bal.lots.find((x) => x.id === cpack.id)!.availableNano).toBe(0n);
     expect(bal.lots.find((x) => x.id === w.lot!.id)!.availableNano).toBe(4_500n);
-    await expectJournalAddsUp(l, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 
   it('vendor restriction: a c-pack serves vendor c only; not_in_plan vs insufficient_credit', async () => {
@@ -229,17 +229,17 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     const r = await l.reserve({ walletId: w.id, vendor: 'b', amountNano: 3_001n, callId: 'x' });
     expect(r).toEqual({ ok: false, reason: 'insufficient_credit', availableNano: 3_000n });
     expect((await l.balance(w.id)).availableNano).toBe(3_000n);
-    expect((await l.journalSum(w.id)).reservedTotalNano).toBe(0n);
+    expect((await journalSum(getDb(), w.id)).reservedTotalNano).toBe(0n);
   });
 
-  it('sweeps expired reservations; extend keeps one alive; a late settle still charges', async () => {
+  it('sweeps expired reservations; extendAll keeps one alive; a late settle still charges', async () => {
     const c = fixedClock('2026-05-01T00:00:00Z');
     const l = createLedger(getDb(), { clock: c, reservationTtlMs: 60_000 });
     const w = await l.createWallet({ credits: 10 });
     const r1 = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 2_000n, callId: '1' });
     const r2 = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 3_000n, callId: '2' });
     if (!r1.ok || !r2.ok) throw new Error('refused');
-    expect(await l.extend(r2.reservation, new Date('2026-05-01T01:00:00Z'))).toBe(true);
+    expect(await l.extendAll([r2.reservation.id], new Date('2026-05-01T01:00:00Z'))).toEqual(new Set([r2.reservation.id]));
     expect(await l.sweepExpired(new Date('2026-05-01T00:00:59Z'))).toBe(0);
     c.advance(61_000);
     expect(await l.sweepExpired()).toBe(1);
@@ -254,6 +254,6 @@ describeEachDatabase('ledger', (getDb: () => Db) => {
     expect(await l.release(r1.reservation)).toMatchObject({ alreadyFinished: true });
     bal = await l.balance(w.id);
     expect(bal.availableNano).toBe(5_500n);
-    await expectJournalAddsUp(l, w.id);
+    await expectJournalAddsUp(getDb(), w.id);
   });
 });

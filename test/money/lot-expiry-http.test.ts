@@ -134,7 +134,7 @@ for (const kind of databaseKinds) {
       const gone = bal.lots.find((l) => l.id === made.soon.lot_id)!;
       expect(gone.availableNano).toBe(0n);
       expect(gone.expiredNano).toBe(expiries[0]!.expiredNano);
-      const { sum } = await expectJournalAddsUp(ledger, w.id);
+      const { sum } = await expectJournalAddsUp(db, w.id);
       expect(sum.expiredNano).toBe(expiries[0]!.expiredNano);
       expect((await checkLedger(db, { walletIds: [w.id], heldExpiredBefore: null })).ok).toBe(true);
 

@@ -126,7 +126,7 @@ describe.skipIf(!canRun)('lots that expire across processes', () => {
     for (const g of [a, b]) g.child.kill('SIGTERM');
     await Promise.all([a, b].map((g) => g.exited));
     await expireDueLots(pg.db, 'test', new Date(), (e) => expect.fail(String(e))); // what a lease gave back at the stop
-    const { bal, sum } = await expectJournalAddsUp(ledger, w.id);
+    const { bal, sum } = await expectJournalAddsUp(pg.db, w.id);
     expect(bal.reservedNano).toBe(0n);
     expect(sum.chargedNano).toBe(BigInt(results.length) * SPEECH_COST); // every answer charged, once
     const lot = bal.lots.find((l) => l.id === soon.id)!;

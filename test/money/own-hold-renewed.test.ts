@@ -61,7 +61,7 @@ describeEachDatabase("a call's own hold", (getDb: () => Db) => {
     await ledger.settle(other.reservation, usable);
     // The long call ends: it is charged what it cost, out of the hold kept for it.
     expect(await accounts.charge(caller, hold, COST).committed).toBe(COST);
-    const { bal, sum } = await expectJournalAddsUp(ledger, w.id);
+    const { bal, sum } = await expectJournalAddsUp(getDb(), w.id);
     expect(bal).toMatchObject({ availableNano: 1_000_000n - usable - COST, reservedNano: 0n });
     expect(sum.chargedNano).toBe(usable + COST);
     // Charged: its renewals stop.
@@ -82,6 +82,6 @@ describeEachDatabase("a call's own hold", (getDb: () => Db) => {
     const renewed = renewals.count;
     await sleep(TTL_MS);
     expect(renewals.count).toBe(renewed);
-    expect((await expectJournalAddsUp(ledger, w.id)).bal).toMatchObject({ availableNano: 1_000_000n, reservedNano: 0n });
+    expect((await expectJournalAddsUp(getDb(), w.id)).bal).toMatchObject({ availableNano: 1_000_000n, reservedNano: 0n });
   });
 });

@@ -159,6 +159,6 @@ describe.skipIf(!canRun)('every view tells the truth on every process', () => {
     expect(page, 'the strip says nothing is held').not.toContain('Held for calls in progress');
     const strip = /data-testid="summary".*?<\/p>/s.exec(page)?.[0] ?? '';
     expect(strip).toContain(`(${left.toLocaleString('en-US')} credits)`);
-    await expectJournalAddsUp(ledger, walletId);
+    await expectJournalAddsUp(pg.db, walletId);
   }, 60_000);
 });

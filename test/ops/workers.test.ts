@@ -263,7 +263,7 @@ describe('GATEWAY_WORKERS', () => {
         [wallet.id],
       );
       expect(leases.rows[0]!.n).toBeLessThanOrEqual(1);
-      await expectJournalAddsUp(ledger, wallet.id);
+      await expectJournalAddsUp(pgSchema.db, wallet.id);
     },
     120_000,
   );
