@@ -14,7 +14,7 @@ import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
 import type { HoldRenewals } from './renewals.ts';
 import { readLeasedByLot, spendableOf } from './spendable.ts';
-import { LEASE_CALL_PREFIX } from './types.ts';
+import { LEASE_CALL_PREFIX, type MoneyLog } from './types.ts';
 
 /** How long a call refused for credit waits for other processes to give back their leases of the wallet. */
 const LEASE_RETURN_WAIT_MS = 1_000;
@@ -53,46 +53,46 @@ export interface WalletAccountsDeps {
   /** A model of the same kind that the given vendors serve (for the 403 suggestion). */
   suggestModel: (model: ModelEntry, vendors: string[]) => string | undefined;
   /** Where a charge written with fewer rows than asked is reported (charge-first.ts). */
-  log?: { error: (o: object, m: string) => void };
+  log: Pick<MoneyLog, 'error'>;
   writer: ChargeWriter;
-  /** The process's renewals of held reservations, shared with the leases; the accounts make their own without. */
-  renewals?: HoldRenewals | undefined;
-  /** Budget leases, when billing.yaml turns them on (read at each call). */
-  leases?: { book: BudgetLeases; enabled: () => boolean; askOthersToReturn: (walletId: string) => Promise<void> };
+  /** The process's renewals of held reservations, shared with the leases. */
+  renewals: HoldRenewals;
+  leases: AdmissionLeases;
 }
 
-type Leases = NonNullable<WalletAccountsDeps['leases']>;
+/** The process's budget leases; billing.yaml turns their use on or off (read at each call). */
+export interface AdmissionLeases {
+  book: BudgetLeases;
+  enabled: () => boolean;
+  askOthersToReturn: (walletId: string) => Promise<void>;
+}
 
 /** The monthly limit is checked twice: cheaply on finished use, then under the key's lock with its holds counted. */
-export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds, renewals: HoldRenewals): Promise<LedgerHold> {
+export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
   await refuseWhileChargesWait(deps, a.caller.walletId);
   // Counted before the first wait, so a call sent beside it sees it. A video job's hold ends in its worker, maybe
   // on another process: its use is counted once it is charged, as finished calls are.
   const others = dayHolds.of(a.auth);
   const letGoOfDay = a.model.kind === 'video' ? () => undefined : dayHolds.add(a.auth, a.amountNano);
   try {
-    return await admitCounted(deps, a, { others, letGoOfDay, renewals });
+    return await admitCounted(deps, a, others, letGoOfDay);
   } catch (e) {
     letGoOfDay();
     throw e;
   }
 }
 
-async function admitCounted(
-  deps: WalletAccountsDeps,
-  a: Admission,
-  { others, letGoOfDay, renewals }: { others: DayHeld; letGoOfDay: () => void; renewals: HoldRenewals },
-): Promise<LedgerHold> {
+async function admitCounted(deps: WalletAccountsDeps, a: Admission, others: DayHeld, letGoOfDay: () => void): Promise<LedgerHold> {
   const now = deps.clock.now();
   await deps.keys.quota.checkQuota(a.auth, a.amountNano, now, others);
   const cap = deps.keys.quota.monthlyCap(a.auth, now) ?? undefined;
   // A capped key leases its own allowance; a video job or a grouped key holds per call (docs/decisions/leases.md).
-  const leases = deps.leases?.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
+  const leases = deps.leases.enabled() && a.model.kind !== 'video' && !cap?.group ? deps.leases : undefined;
   const leaseKey = cap && leases ? keyAllowance(deps, a.auth.keyId, cap) : undefined;
   const leased = await leases?.book.holdOrWait(a.caller.walletId, a.model.vendor, a.amountNano, leaseKey, a.auth.keyId);
   if (leased) return { callId: a.callId, amountNano: a.amountNano, leased, letGoOfDay };
   const result = await reserveOwn(deps, a, cap, leaseKey);
-  if (result.ok) return ownHold(a, result.reservation, letGoOfDay, renewals);
+  if (result.ok) return ownHold(a, result.reservation, letGoOfDay, deps.renewals);
   if (result.reason === 'key_limit')
     throw deps.keys.quota.monthlyLimitError(a.auth, a.amountNano, result.keyUsedNano, result.keyHeldNano, now, result.group);
   if (result.reason === 'not_in_plan') return notInPlan(deps, a.caller.walletId, a.model);
@@ -102,10 +102,7 @@ async function admitCounted(
 /** A call's own renewals stop after a day at most, the charge writer's horizon: a hold whose call was lost then expires. */
 const MAX_RENEW_MS = 24 * 60 * 60 * 1000;
 
-/**
- * A call's own reservation is renewed while its call runs, as a lease is: a call outliving reservation_ttl_ms keeps
- * its money rather than have the sweeper give it back and its charge find less. A video job extends its own.
- */
+/** A call's own reservation is renewed while its call runs, as a lease is (docs/money.md); a video job extends its own. */
 function ownHold(a: Admission, reservation: Reservation, letGoOfDay: () => void, renewals: HoldRenewals): LedgerHold {
   const hold: LedgerHold = { callId: a.callId, amountNano: a.amountNano, reservation, letGoOfDay };
   if (a.model.kind === 'video') return hold;
@@ -129,13 +126,13 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
     deps.ledger.reserve({ walletId, vendor: a.model.vendor, amountNano: a.amountNano, callId: a.callId, keyId: a.caller.keyId, cap });
   let result = await reserve();
   // Asked back even with leases off now: a reload that turned them off leaves the ones held holding money.
-  if (!result.ok && result.reason === 'insufficient_credit' && deps.leases) {
+  if (!result.ok && result.reason === 'insufficient_credit') {
     result = await reserveAsLeasesReturn(walletId, 'insufficient_credit', reserve, deps.leases, {
       stillShort: async () => (await deps.ledger.usableNano(walletId, a.model.vendor)) < a.amountNano,
       leasedElsewhere: async () => [...(await readLeasedByLot(deps.db, [walletId])).values()].some((n) => n > 0n),
     });
   }
-  if (!result.ok && result.reason === 'key_limit' && leaseKey && deps.leases) {
+  if (!result.ok && result.reason === 'key_limit' && leaseKey) {
     // The key's leases, on any process, may hold the allowance this call needs: an idle one must not refuse it.
     result = await reserveAsLeasesReturn(walletId, 'key_limit', reserve, deps.leases, {
       keyId: leaseKey.keyId,
@@ -151,7 +148,7 @@ async function reserveAsLeasesReturn(
   walletId: string,
   short: 'insufficient_credit' | 'key_limit',
   reserve: () => Promise<ReserveResult>,
-  leases: Leases,
+  leases: AdmissionLeases,
   waitFor: { keyId?: string; stillShort: () => Promise<boolean>; leasedElsewhere: () => Promise<boolean> },
 ): Promise<ReserveResult> {
   await leases.book.returnWallet(walletId, waitFor.keyId);

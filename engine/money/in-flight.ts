@@ -1,6 +1,5 @@
 // What the calls on this process's leases hold, in all and per calling key, told to the database a few times a second
-// so every process's `reserved_credits` shows it and the keys' and classes' limits count it. A failed write is tried
-// again at the next tick.
+// (docs/decisions/leases.md, "In-flight figures are a view, not money").
 import type { Lease } from './lease-state.ts';
 import type { Ledger, MoneyLog } from './types.ts';
 

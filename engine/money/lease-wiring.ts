@@ -4,11 +4,11 @@ import type { Clock } from '../core/clock.ts';
 import { creditsToNano } from '../core/money.ts';
 import type { BillingFile } from '../core/schema-types.ts';
 import type { Db } from '../db/db.ts';
+import type { AdmissionLeases } from './admission.ts';
 import type { ChargeWriter } from './charge-writer.ts';
 import { BudgetLeases, DEFAULT_MAX_PENDING_DRAWS, type LeaseSettings } from './leases.ts';
 import type { HoldRenewals } from './renewals.ts';
 import type { Ledger, MoneyLog } from './types.ts';
-import type { WalletAccountsDeps } from './wallet-accounts.ts';
 
 export const LEASE_RETURN_CHANNEL = 'gateway_lease_return';
 
@@ -32,9 +32,7 @@ const settingsOf = (c: LeaseConfig): LeaseSettings => ({
   maxPendingDraws: c.max_pending_draws ?? DEFAULT_MAX_PENDING_DRAWS,
 });
 
-export interface GatewayLeases {
-  deps: NonNullable<WalletAccountsDeps['leases']>;
-  book: BudgetLeases;
+export interface GatewayLeases extends AdmissionLeases {
   /** Starts listening for other processes' requests to give a wallet's leases back. */
   listen(): Promise<void>;
 }
@@ -44,9 +42,9 @@ export function gatewayLeases(
   ledger: Ledger,
   clock: Clock,
   config: () => LeaseConfig | undefined,
-  log: () => MoneyLog,
+  log: MoneyLog,
   writer: ChargeWriter,
-  renewals?: HoldRenewals,
+  renewals: HoldRenewals,
 ): GatewayLeases {
   // Read on every call admitted on a lease: converted again only when a reload brought another config.
   let last: { config: LeaseConfig; settings: LeaseSettings } | undefined;
@@ -55,24 +53,11 @@ export function gatewayLeases(
     if (last?.config !== c) last = { config: c, settings: settingsOf(c) };
     return last.settings;
   };
-  const book = new BudgetLeases(
-    ledger,
-    clock,
-    settings,
-    {
-      warn: (o, m) => log().warn(o, m),
-      error: (o, m) => log().error(o, m),
-    },
-    writer,
-    renewals,
-  );
+  const book = new BudgetLeases(ledger, clock, settings, log, writer, renewals);
   return {
     book,
-    deps: {
-      book,
-      enabled: () => config()?.enabled ?? false,
-      askOthersToReturn: (walletId) => db.notify(LEASE_RETURN_CHANNEL, walletId),
-    },
+    enabled: () => config()?.enabled ?? false,
+    askOthersToReturn: (walletId) => db.notify(LEASE_RETURN_CHANNEL, walletId),
     async listen() {
       // Asks lost while the listener was reconnecting cannot be told apart: every lease goes back then.
       await db.listen(

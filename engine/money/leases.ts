@@ -157,8 +157,7 @@ export class BudgetLeases {
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
     const charge = cost <= free(lease) ? this.drawWithin(lease, cost, drawId, ladder) : this.chargePastLease(lease, cost, drawId, ladder);
     this.retireIfDone(lease);
-    // In flight at a change of its key: its answer also waits for its hold to be told gone, so the key's new limit
-    // never counts the call as used and as held at once (the teller's next tick would leave 250 ms for that).
+    // In flight at a change of its key: its answer also waits for its hold to be told gone (leases.md, changed-keys.ts).
     return this.changedKeys.before(h.seq, lease.walletId, h.keyId) ? toldAfter(charge, () => this.teller.written()) : charge;
   }
 
@@ -227,8 +226,7 @@ export class BudgetLeases {
       this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
       for (const lease of list) lease.open = false;
     }
-    // A busy lease is trimmed now (a call is waiting for that money) and retires in the background: a charge past its
-    // lease calls this and must not wait for its own write.
+    // A busy lease is trimmed now and retires in the background (leases.md, "Giving a wallet's leases back").
     const returned = (l: Lease) =>
       l.inFlight > 0n || l.pending.size > 0 ? this.trimToCalls(l).then(() => void this.retireWhenIdle(l)) : this.retireWhenIdle(l);
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));

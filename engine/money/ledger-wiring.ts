@@ -7,6 +7,7 @@ import type { ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Accounts } from './accounts.ts';
+import type { WalletAccountsDeps } from './admission.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
@@ -20,7 +21,7 @@ import { HoldRenewals } from './renewals.ts';
 import { CHARGE_RETRY, isFinal } from './retry.ts';
 import { startSweeper } from './sweep.ts';
 import type { Ledger, MoneyLog } from './types.ts';
-import { createWalletAccounts, type WalletAccountsDeps } from './wallet-accounts.ts';
+import { createWalletAccounts } from './wallet-accounts.ts';
 
 /** How long charges still waiting for the database, and leases' last draws, get at a stop before it closes. */
 export const CHARGE_DRAIN_MS = 5_000;
@@ -55,9 +56,10 @@ const REPLAY_TRIES = 720;
 export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => MoneyLog, spoolDir: string | null): GatewayMoney {
   const limits = runtime.snapshot().config.limits;
   const billing = () => runtime.snapshot().config.billing;
+  const moneyLog: MoneyLog = { warn: (o, m) => log().warn(o, m), error: (o, m) => log().error(o, m) };
   const ledger = createLedger(db, {
     clock,
-    log: { error: (o, m) => log().error(o, m) },
+    log: moneyLog,
     reservationTtlMs: limits.reservation_ttl_ms,
     planVendors: () => billing().plan_restricted_vendors,
     vendors: () => vendorIdsOf(runtime.snapshot().config),
@@ -67,8 +69,8 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
   });
   const spool = spoolDir === null ? null : new ChargeSpool(spoolDir, ledger.owner);
   const writer = new ChargeWriter(log, CHARGE_RETRY, spool);
-  const renewals = new HoldRenewals(ledger, () => clock.now(), { warn: (o, m) => log().warn(o, m) });
-  const leases = gatewayLeases(db, ledger, clock, () => billing().leases, log, writer, renewals);
+  const renewals = new HoldRenewals(ledger, () => clock.now(), moneyLog);
+  const leases = gatewayLeases(db, ledger, clock, () => billing().leases, moneyLog, writer, renewals);
   const audit = new LedgerAuditor({
     db,
     clock,
@@ -83,17 +85,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     leases,
     audit,
     accounts: (keys, suggestModel) =>
-      createWalletAccounts({
-        keys,
-        ledger,
-        db,
-        clock,
-        writer,
-        renewals,
-        leases: leases.deps,
-        log: { error: (o, m) => log().error(o, m) },
-        suggestModel,
-      }),
+      createWalletAccounts({ keys, ledger, db, clock, writer, renewals, leases, log: moneyLog, suggestModel }),
     start(sweeper, rowWriters, expired) {
       const onError = (e: unknown, expire?: { reservationId: string; walletId: string }) =>
         log().error({ err: e, ...expire }, expire ? 'sweep: expiring a reservation failed' : 'sweep failed');

@@ -5,17 +5,12 @@ import type { ModelEntry } from '../core/types.ts';
 import { type AuthContext, keyFromHeaders } from '../keys/index.ts';
 import type { Accounts, Caller, ChargeRows, Headers, Room } from './accounts.ts';
 import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from './admission.ts';
-import { type ChargeRowLadder, chargeFirst, ladderFor } from './charge-first.ts';
+import { chargeFirst, ladderFor } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
 import { DayHolds } from './day-holds.ts';
-import { HoldRenewals } from './renewals.ts';
 import { isFinal } from './retry.ts';
 
 const NOTHING_CHARGED = { chargedNano: 0n, shortfallNano: 0n };
-
-const quietLog = { error: () => {} };
-
-export type { WalletAccountsDeps };
 
 /** Carries the key's context privately (the call path sees a Caller); not a WeakMap: docs/decisions/per-call-garbage.md. */
 class AuthenticatedCaller implements Caller {
@@ -35,40 +30,28 @@ class AuthenticatedCaller implements Caller {
     this.#auth = auth;
   }
 
-  static authOf(caller: Caller): AuthContext | undefined {
-    return #auth in caller ? (caller as AuthenticatedCaller).#auth : undefined;
+  static authOf(caller: Caller): AuthContext {
+    if (#auth in caller) return caller.#auth;
+    throw errors.unavailable('The caller was not authenticated by this gateway.');
   }
 }
 
-const authOf = (caller: Caller): AuthContext => {
-  const auth = AuthenticatedCaller.authOf(caller);
-  if (!auth) throw errors.unavailable('The caller was not authenticated by this gateway.');
-  return auth;
-};
-
-/** A settle's charge rows: usage record, rollup row (the key's use: kept longest, charge-first.ts), stored answer. */
-function ladderOf(deps: WalletAccountsDeps, callId: string, rows?: ChargeRows): ChargeRowLadder {
-  return ladderFor(rows, deps.log ?? quietLog, callId);
-}
+const authOf = (caller: Caller) => AuthenticatedCaller.authOf(caller);
 
 /** Accounts.room: the least of what the wallet, the key's month, its group's month and the day leave. */
 async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Caller, model: ModelEntry): Promise<Room> {
   const { keys, ledger, clock } = deps;
   const auth = authOf(caller);
-  const book = deps.leases?.book;
+  const { book } = deps.leases;
   const now = clock.now();
-  let room: Room = {
-    nano: (await ledger.usableNano(caller.walletId, model.vendor)) + (book?.unheld(caller.walletId) ?? 0n),
-    bound: { kind: 'wallet' },
-  };
+  const walletNano = (await ledger.usableNano(caller.walletId, model.vendor)) + book.unheld(caller.walletId);
+  let room: Room = { nano: walletNano, bound: { kind: 'wallet' } };
   const tighter = (nano: bigint | null, bound: Room['bound']) => {
     if (nano !== null && nano < room.nano) room = { nano, bound };
   };
   const cap = keys.quota.monthlyCap(auth, now);
   if (cap)
-    tighter((await keyAllowance(deps, auth.keyId, cap).roomNano()) + (book?.unheld(caller.walletId, auth.keyId) ?? 0n), {
-      kind: 'key_month',
-    });
+    tighter((await keyAllowance(deps, auth.keyId, cap).roomNano()) + book.unheld(caller.walletId, auth.keyId), { kind: 'key_month' });
   // A grouped key's calls are held per call, never leased: what its group leaves is read, holds counted.
   if (cap?.group && auth.group) tighter(await keys.quota.groupMonthLeftNano(auth, now), { kind: 'group_month', group: auth.group.name });
   const dayHeld = dayHolds.of(auth);
@@ -88,7 +71,7 @@ async function chargeAndCount(
 ): Promise<bigint> {
   const { keys, ledger, clock } = deps;
   const finishedAt = clock.now();
-  const ladder = ladderOf(deps, holdRef, rows);
+  const ladder = ladderFor(rows, deps.log, holdRef);
   const use = keys.quota.useToken(keyId);
   const settled = await chargeFirst(ladder, (chargeRows) => ledger.settle(holdRef, costNano, chargeRows));
   keys.quota.noteUse(keyId, settled.chargedNano, finishedAt, use);
@@ -98,7 +81,6 @@ async function chargeAndCount(
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
   const dayHolds = new DayHolds();
-  const renewals = deps.renewals ?? new HoldRenewals(ledger, () => clock.now(), { warn: () => {} });
 
   return {
     async authenticate(headers: Headers, keyHeaders: DoorConfig['key_headers'] = ['bearer']): Promise<Caller> {
@@ -108,7 +90,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     },
 
     admit: (caller, model, amountNano, callId, advice) =>
-      admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds, renewals),
+      admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds),
 
     room: (caller, model) => roomOf(deps, dayHolds, caller, model),
 
@@ -120,11 +102,11 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     charge(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;
       const finishedAt = clock.now();
-      const ladder = ladderOf(deps, h.callId, rows);
+      const ladder = ladderFor(rows, deps.log, h.callId);
       // Only a key whose check reads this process's figure has its charge noted there.
       const use = keys.quota.readsFigure(authOf(caller)) ? keys.quota.useToken(caller.keyId) : null;
       const charge = h.leased
-        ? deps.leases!.book.charge(h.leased, costNano, h.callId, ladder)
+        ? deps.leases.book.charge(h.leased, costNano, h.callId, ladder)
         : deps.writer.submit(
             h.callId,
             () => chargeFirst(ladder, (chargeRows) => ledger.settle(h.reservation!, costNano, chargeRows)),
@@ -167,7 +149,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
 async function releaseHold(deps: WalletAccountsDeps, h: LedgerHold): Promise<void> {
   h.letGoOfDay();
   h.stopRenewing?.();
-  if (h.leased) return deps.leases!.book.release(h.leased);
+  if (h.leased) return deps.leases.book.release(h.leased);
   const reservation = h.reservation!;
   await deps.ledger.release(reservation).catch((e: unknown) => {
     if (isFinal(e)) throw e;

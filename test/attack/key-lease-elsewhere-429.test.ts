@@ -12,6 +12,7 @@ import { createKeyService } from '../../engine/keys/service.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
@@ -48,7 +49,9 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
           db: getDb(),
           clock: systemClock,
           suggestModel: () => undefined,
+          log: quiet,
           writer: new ChargeWriter(() => quiet),
+          renewals: new HoldRenewals(ledger, () => systemClock.now(), quiet),
           leases: {
             book,
             enabled: () => true,

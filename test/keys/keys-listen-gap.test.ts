@@ -11,6 +11,7 @@ import { createKeyService, type KeyService } from '../../engine/keys/index.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { gatewayLeases, LEASE_RETURN_CHANNEL, type LeaseConfig } from '../../engine/money/lease-wiring.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet } from '../helpers/key-doors.ts';
 
@@ -100,14 +101,8 @@ describe.skipIf(!postgresAvailability.ok)('a LISTEN reconnect gives the budget l
       idle_return_ms: 600_000,
     };
     const ledger = createLedger(holderDb, { clock: systemClock, owner: 'listen-gap-leases' });
-    const leases = gatewayLeases(
-      holderDb,
-      ledger,
-      systemClock,
-      () => config,
-      () => quiet,
-      new ChargeWriter(() => quiet),
-    );
+    const renewals = new HoldRenewals(ledger, () => systemClock.now(), quiet);
+    const leases = gatewayLeases(holderDb, ledger, systemClock, () => config, quiet, new ChargeWriter(() => quiet), renewals);
     try {
       await leases.listen();
       const w = await ledger.createWallet({ credits: 10_000 });

@@ -8,7 +8,9 @@ import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts'
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { gatewayLeases } from '../../engine/money/lease-wiring.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
 import { usageRecordRows } from '../../engine/usage/records.ts';
@@ -31,6 +33,8 @@ describeEachDatabase("a charge's use on its key", (getDb: () => Db) => {
     const ledger = createLedger(getDb(), { clock, owner: 'key-use' });
     const keys = createKeyService(getDb(), { clock });
     const errors: object[] = [];
+    const writer = new ChargeWriter(() => quiet);
+    const renewals = new HoldRenewals(ledger, () => clock.now(), quiet);
     const accounts = createWalletAccounts({
       keys,
       ledger,
@@ -38,7 +42,9 @@ describeEachDatabase("a charge's use on its key", (getDb: () => Db) => {
       clock,
       suggestModel: () => undefined,
       log: { error: (o) => void errors.push(o) },
-      writer: new ChargeWriter(() => quiet),
+      writer,
+      renewals,
+      leases: gatewayLeases(getDb(), ledger, clock, () => undefined, quiet, writer, renewals),
     });
     try {
       const w = await ledger.createWallet({ credits: 1_000 });

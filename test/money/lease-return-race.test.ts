@@ -11,6 +11,7 @@ import { createKeyService } from '../../engine/keys/service.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
@@ -54,7 +55,9 @@ describeEachDatabase('calls waiting together for another process to give a lease
         db: getDb(),
         clock: systemClock,
         suggestModel: () => undefined,
+        log: quiet,
         writer: new ChargeWriter(() => quiet),
+        renewals: new HoldRenewals(here, () => systemClock.now(), quiet),
         leases: {
           book: hereBook,
           enabled: () => true,

@@ -8,7 +8,9 @@ import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { gatewayLeases } from '../../engine/money/lease-wiring.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
@@ -18,7 +20,7 @@ const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const speechModel = new Runtime({ config: 'config', catalog: 'catalog' }).snapshot().catalog.models.get('tts-1')!;
 
-/** A ledger with a short hold life and accounts over it that count the renewals they ask for. */
+/** A ledger with a short hold life and accounts over it (leases off) that count the renewals they ask for. */
 function setUp(db: Db, owner: string) {
   const ledger = createLedger(db, { clock: systemClock, owner, reservationTtlMs: TTL_MS });
   const keys = createKeyService(db, { clock: systemClock });
@@ -27,13 +29,18 @@ function setUp(db: Db, owner: string) {
     renewals.count++;
     return ledger.extendAll(ids, until);
   };
+  const writer = new ChargeWriter(() => quiet);
+  const holdRenewals = new HoldRenewals({ extendAll }, () => systemClock.now(), quiet);
   const accounts = createWalletAccounts({
     keys,
-    ledger: { ...ledger, extendAll },
+    ledger,
     db,
     clock: systemClock,
     suggestModel: () => undefined,
-    writer: new ChargeWriter(() => quiet),
+    log: quiet,
+    writer,
+    renewals: holdRenewals,
+    leases: gatewayLeases(db, ledger, systemClock, () => undefined, quiet, writer, holdRenewals),
   });
   return { db, ledger, keys, accounts, renewals };
 }
