@@ -91,15 +91,12 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/admin/reload-route.ts: logReload',
     // A door's caller refusals (config/callers.yaml) apart from its model's, as the audience rules' unit test runs them.
     'engine/calls/refusals.ts: callerRefusals',
-    // The error the ledger throws when its journal and balances disagree, which the invariant test provokes.
-    'engine/money/ledger.ts: LedgerInvariantBroken',
   ],
   // Constants the tests size their inputs by or wait on, so a change of the figure does not leave them
   // testing something else.
   figures: [
     'engine/db/pglite.ts: EMBEDDED_SHARED_BUFFERS',
     'engine/money/lease-wiring.ts: LEASE_RETURN_CHANNEL',
-    'engine/money/ledger.ts: WALLET_CHANGED_CHANNEL',
     'engine/telemetry/config.ts: DEFAULT_SERVICE_NAME',
     'transforms/util/estimate.ts: IMAGE_TOKENS_ESTIMATE',
     'transforms/util/token-count.ts: EXACT_COUNT_MAX_CHARS',

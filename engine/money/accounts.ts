@@ -2,8 +2,8 @@
 // path knows only this interface; keys, quotas and the ledger sit behind it (docs/money.md).
 import type { DoorConfig } from '../catalog/config.ts';
 import type { ModelEntry } from '../core/types.ts';
+import type { ChargeRows } from '../db/charge-rows.ts';
 import type { Charge } from './charge-writer.ts';
-import type { ChargeRows } from './types.ts';
 
 export type { ChargeRows };
 

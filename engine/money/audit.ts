@@ -129,8 +129,8 @@ interface LedgerAuditorOptions {
   holdGraceMs: number;
   /** Read at each use, so the log can be the app's once it exists. */
   log: () => MoneyLog;
-  /** Turns shared with the other processes on the database (audit-turn.ts); without it, every tick audits. */
-  turn?: AuditTurn;
+  /** Turns shared with the other processes on the database (audit-turn.ts). */
+  turn: AuditTurn;
 }
 
 export interface AuditTurn {
@@ -169,7 +169,7 @@ export class LedgerAuditor {
     return this.running;
   }
 
-  /** Audits every `intervalMs` (0: never), the first one interval after the start; with turns, when its turn. */
+  /** Ticks every `intervalMs` (0: never), the first one interval after the start. */
   start(intervalMs: number): void {
     if (intervalMs <= 0 || this.timer) return;
     this.timer = setInterval(() => void this.tick(intervalMs), intervalMs);
@@ -179,10 +179,6 @@ export class LedgerAuditor {
   /** One tick of the timer: audit when it is this process's turn, else take up what the last turn found. */
   async tick(intervalMs: number): Promise<void> {
     const { turn, log } = this.opts;
-    if (!turn) {
-      await this.run();
-      return;
-    }
     try {
       if (await turn.take(intervalMs)) {
         const run = await this.run();

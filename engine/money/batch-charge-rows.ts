@@ -2,8 +2,7 @@
 // quota counts and usage records in one statement. A grouped write that fails cannot say whose row it was, so
 // batcher.ts runs each charge again alone and only the charge at fault fails.
 
-import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
-import type { ChargeRows } from './types.ts';
+import type { ChargedItem, ChargeRows, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 
 /** One charge whose rows are due: who asked, what it writes, what it charged. */
 export interface DueChargeRows<P> {

@@ -1,10 +1,8 @@
-// One run of a batch, in its transaction (the SQL is batch-sql.ts's, the decisions policy.ts's):
-//   1. lock the live lots of the batch's wallets (`seq` order), then the reservations it finishes (id order), then
-//      read what they hold per lot; then the keys and groups whose caps a reserve carries;
-//   2. decide the ops in queue order, in memory (a Book), as one op per transaction would;
-//   3. write every move, the charge rows riding in the same statement (batch-charge-rows.ts). The caller commits.
-// A batch of charges on rows this process remembers (known-rows.ts) skips step 1's round trip: it decides on them,
-// and its lock and check leave with its write.
+// One run of a batch in its transaction (docs/decisions/ledger-exactness.md; the SQL is batch-sql.ts's):
+//   1. lock the batch's lots, then the reservations it finishes, and read their holds; then the capped keys and groups;
+//   2. decide the ops in queue order, in memory (a Book: policy.ts), as one op per transaction would;
+//   3. write every move with the charge rows in one statement (batch-charge-rows.ts). The caller commits.
+// A batch of charges on rows this process remembers (known-rows.ts) decides on them and skips step 1's round trip.
 // A run that cannot commit as a whole says so (`failed`) rather than throwing, and batcher.ts runs each op alone.
 import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
@@ -95,14 +93,12 @@ export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pend
 async function decideFromMemory(ctx: RunContext, tx: Transaction, batch: Pending[], book: Book, expected: Expected): Promise<Verdict> {
   const decided = decideOps(ctx, book, batch);
   if ('kind' in decided) return decided;
-  const checked = expectRows(tx, expected).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  const writing = writeDecided(tx, ctx.owner, book, decided.due).then(
-    (failed) => ({ failed }),
-    (thrown: unknown) => ({ thrown }),
-  );
+  const checked = expectRows(tx, expected)
+    .then(() => null)
+    .catch((e: unknown) => e);
+  const writing = writeDecided(tx, ctx.owner, book, decided.due)
+    .then((failed) => ({ failed }))
+    .catch((thrown: unknown) => ({ thrown }));
   // When the check fails, the write fails behind it (the transaction is aborted): the check's error is the cause.
   const [checkError, written] = await Promise.all([checked, writing]);
   if (checkError !== null) {
@@ -171,10 +167,8 @@ async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string,
   if (caps.size === 0) return keys;
   const keyIds = [...caps.keys()].sort();
   await lockKeys(tx, keyIds);
-  const read = await readKeyStandings(
-    tx,
-    keyIds.map((keyId) => ({ keyId, days: caps.get(keyId)!.days })),
-  );
+  const days = keyIds.map((keyId) => ({ keyId, days: caps.get(keyId)!.days }));
+  const read = await readKeyStandings(tx, days);
   for (const keyId of keyIds) keys.set(keyId, read.get(keyId) ?? { usedNano: 0n, heldNano: 0n });
   await linkGroupCaps(tx, caps, keys);
   return keys;
@@ -224,10 +218,8 @@ async function decideRefusals(
   undecided: Undecided[],
   outcomes: Outcome[],
 ): Promise<Verdict | null> {
-  const facts = await readWalletFacts(
-    tx,
-    undecided.map((u) => u.op),
-  );
+  const ops = undecided.map((u) => u.op);
+  const facts = await readWalletFacts(tx, ops);
   const planVendors = ctx.planVendors();
   for (const { index, op, usableNano } of undecided) {
     try {

@@ -1,7 +1,6 @@
-// The ledger's moves in batch transactions (which ops share one: batch-queues.ts; one run: batch-run.ts). Every batch
-// locks lots (seq) → reservations (id) → keys (id) → groups (id) → what the charge rows touch, so batches do not
-// deadlock each other. A batch that cannot commit whole reruns each op alone, so an op fails only for its own fault.
-import type { Clock } from '../core/clock.ts';
+// The ledger's moves in batch transactions (which ops share one: batch-queues.ts; one run: batch-run.ts; the one lock
+// order: docs/decisions/ledger-exactness.md). A batch that cannot commit whole reruns each op alone, so an op fails
+// only for its own fault.
 import type { Db } from '../db/db.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
 import { type Outcome, processBatch, type RunContext } from './batch-run.ts';
@@ -22,12 +21,8 @@ export interface BatchSettings {
   onBatch?: (size: number) => void;
 }
 
-interface BatcherOptions extends BatchSettings {
+interface BatcherOptions extends BatchSettings, Omit<RunContext, 'known'> {
   db: Db;
-  clock: Clock;
-  owner: string;
-  /** The plan-restricted vendors (not_in_plan), read when a batch decides a refusal. */
-  planVendors: () => readonly string[];
 }
 
 interface Batcher {
@@ -78,8 +73,7 @@ async function runBatch(opts: BatcherOptions, ctx: RunContext, locked: Set<strin
   const wallets = new Set(ops.map((p) => p.op.walletId));
   if (ended.own || (isLockTimeout(ended.error) && wallets.size > 1)) return runEachAlone(opts, ctx, locked, ops);
   const [walletId = null] = wallets;
-  const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, walletId, ended.error) : ended.error;
-  if (walletId !== null && isLockTimeout(cause)) locked.add(walletId);
+  const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, locked, walletId, ended.error) : ended.error;
   for (const p of ops) p.reject(cause);
 }
 
@@ -100,9 +94,8 @@ async function runEachAlone(opts: BatcherOptions, ctx: RunContext, locked: Set<s
         settleAll([p], ended.outcomes);
         continue;
       }
-      const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, walletId, ended.error) : ended.error;
+      const cause = isLockTimeout(ended.error) ? await lockTimeoutCause(opts.db, locked, walletId, ended.error) : ended.error;
       if (isLockTimeout(ended.error)) lockedCause = cause;
-      if (walletId !== null && isLockTimeout(cause)) locked.add(walletId);
       p.reject(cause);
     }
   };
@@ -156,9 +149,11 @@ function settleAll(ops: readonly Pending[], outcomes: readonly Outcome[]): void 
   });
 }
 
-/** 55P03 when the wallet's own rows were locked (only its calls wait), else TablesLocked: an outage for every wallet. */
-async function lockTimeoutCause(db: Db, walletId: string | null, e: unknown): Promise<unknown> {
-  return walletId && !(await walletRowsLocked(db, walletId)) ? new TablesLocked(e) : e;
+/** 55P03 when the wallet's own rows were locked (only its calls wait; it joins `locked`), else TablesLocked: an outage for all. */
+async function lockTimeoutCause(db: Db, locked: Set<string>, walletId: string | null, e: unknown): Promise<unknown> {
+  if (walletId && !(await walletRowsLocked(db, walletId))) return new TablesLocked(e);
+  if (walletId !== null) locked.add(walletId);
+  return e;
 }
 
 /** Whether another session holds the wallet's own rows, rather than a table (a `LOCK TABLE`, a migration). */

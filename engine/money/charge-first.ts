@@ -1,6 +1,7 @@
 // A charge comes before its charge rows: rows refused for good would undo it on every attempt, so it is tried again
 // with fewer (docs/decisions/charge-writer.md, "The charge before its rows").
-import type { ChargeRows, MoneyLog } from './types.ts';
+import type { ChargeRows } from '../db/charge-rows.ts';
+import type { MoneyLog } from './types.ts';
 
 /** SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the same rows would be refused again. */
 function isRefusedForGood(e: unknown): boolean {

@@ -73,10 +73,7 @@ export class ChargeWriter {
         throw e;
       },
     );
-    const done = committed.then(
-      () => undefined,
-      () => undefined,
-    );
+    const done = committed.then(() => undefined).catch(() => undefined);
     entry.done = done;
     return {
       callId,

@@ -1,35 +1,8 @@
 // Key groups in a batch: a group's cap is locked after its keys, in group id order so every process locks alike.
-// A linked standing repeats each change to a key's figures on its group's, so the Book needs no group code.
+// Each of a group's keys then carries the group's figures, which the Book counts with the key's own.
 import type { Queryable } from '../db/db.ts';
 import type { KeyStanding } from './policy.ts';
 import type { GroupCap, GroupFigures, KeyCap } from './types.ts';
-
-class LinkedStanding implements KeyStanding {
-  #used: bigint;
-  #held: bigint;
-  constructor(
-    used: bigint,
-    held: bigint,
-    readonly group: GroupFigures,
-  ) {
-    this.#used = used;
-    this.#held = held;
-  }
-  get usedNano(): bigint {
-    return this.#used;
-  }
-  set usedNano(v: bigint) {
-    this.group.usedNano += v - this.#used;
-    this.#used = v;
-  }
-  get heldNano(): bigint {
-    return this.#held;
-  }
-  set heldNano(v: bigint) {
-    this.group.heldNano += v - this.#held;
-    this.#held = v;
-  }
-}
 
 /** `standings`: key id → standing, read by lockKeyCaps under the keys' locks; each group's keys then carry its figures. */
 export async function linkGroupCaps(tx: Queryable, caps: ReadonlyMap<string, KeyCap>, standings: Map<string, KeyStanding>): Promise<void> {
@@ -40,7 +13,7 @@ export async function linkGroupCaps(tx: Queryable, caps: ReadonlyMap<string, Key
     const figures: GroupFigures = { groupId, limitNano: read.limitNano, usedNano: read.usedNano, heldNano: read.heldNano };
     for (const keyId of read.keyIds) {
       const own = standings.get(keyId);
-      standings.set(keyId, new LinkedStanding(own?.usedNano ?? 0n, own?.heldNano ?? 0n, figures));
+      standings.set(keyId, { usedNano: own?.usedNano ?? 0n, heldNano: own?.heldNano ?? 0n, group: figures });
     }
   }
 }

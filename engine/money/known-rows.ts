@@ -1,8 +1,6 @@
 // The ledger rows this process last committed, per wallet, so a batch of charges can be decided without reading its
-// rows first: its lock, its check and its write then leave in one flight (batch-sql.ts `expectRows`). The check
-// compares, under the rows' locks, every row the decisions read with what they assumed; when another writer changed
-// one, nothing is written and the batch runs again the usual way, reading what it locks. A wrong memory costs a
-// round trip, never money.
+// rows first (docs/money.md, "One round trip when this process wrote the rows last"). A wrong memory costs a round
+// trip, never money: batch-sql.ts `expectRows` checks every row the decisions read, under their locks, before the write.
 import { LRUCache } from 'lru-cache';
 import type { Pending } from './batch-queues.ts';
 import { Book, type LotState, type ResState } from './policy.ts';

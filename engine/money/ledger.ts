@@ -13,7 +13,6 @@ import { ANY_VENDOR, type KnownVendors, newId } from './top-up.ts';
 import type { FinishOp, FinishOutcome, InFlightFigures, Ledger, Reservation, ReserveOp, ReserveRequest } from './types.ts';
 
 export type { KeyCap, Ledger, LotBalance, Reservation, ReserveResult, Wallet, WalletBalance } from './types.ts';
-export { LedgerInvariantBroken };
 
 interface LedgerOptions extends BatchSettings {
   clock: Clock;
@@ -28,8 +27,6 @@ interface LedgerOptions extends BatchSettings {
   /** Where a move that failed on a broken invariant (LedgerInvariantBroken) is reported, at error level. */
   log?: { error: (o: object, m: string) => void };
 }
-
-export { WALLET_CHANGED_CHANNEL } from './types.ts';
 
 const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 

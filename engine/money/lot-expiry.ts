@@ -53,10 +53,6 @@ interface LotExpiry {
   voidedNano: bigint;
 }
 
-function expireLot(db: Db, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
-  return withRetry(() => db.transaction((tx) => expireLotIn(tx, owner, lotId, at)));
-}
-
 async function expireLotIn(tx: Transaction, owner: string, lotId: string, at: Date): Promise<LotExpiry | null> {
   const row = (await tx.query<LotRow>(LOCK_LOT_SQL, [lotId])).rows[0];
   if (!row) return null;
@@ -71,14 +67,8 @@ async function expireLotIn(tx: Transaction, owner: string, lotId: string, at: Da
   assertMoney(lot.avail === 0n && expiredNano >= voidedNano, () => `ledger: expiry of lot ${lotId} left ${lot.avail} available`);
   await writeMoves(tx, owner, moves);
   await tx.query('UPDATE credit_lots SET expired_nano = expired_nano + $2::bigint WHERE id = $1', [lotId, expiredNano.toString()]);
-  const change = {
-    walletId: lot.walletId,
-    action: 'credits.expired' as const,
-    targetId: lotId,
-    before: null,
-    after: { expired_credits: Number(nanoToCreditsFloor(expiredNano)), expires_at: lot.expiresAt!.toISOString() },
-  };
-  await recordAudit(tx, EXPIRY_ACTOR, change, at);
+  const after = { expired_credits: Number(nanoToCreditsFloor(expiredNano)), expires_at: lot.expiresAt!.toISOString() };
+  await recordAudit(tx, EXPIRY_ACTOR, { walletId: lot.walletId, action: 'credits.expired', targetId: lotId, before: null, after }, at);
   return { walletId: lot.walletId, lotId, expiredNano, voidedNano };
 }
 
@@ -119,7 +109,7 @@ export async function expireDueLots(db: Db, owner: string, at: Date, report: Rep
     let progressed = false;
     for (const { id } of due.rows) {
       try {
-        const e = await expireLot(db, owner, id, at);
+        const e = await withRetry(() => db.transaction((tx) => expireLotIn(tx, owner, id, at)));
         if (e) done.push(e);
         progressed ||= e !== null;
       } catch (err) {
@@ -141,7 +131,7 @@ interface LotExpiryTimer {
   intervalMs: number;
   report: Report;
   /** Told of each expiry this process moved (the alerts check the wallet's balance thresholds again). */
-  expired?: (e: LotExpiry) => void;
+  expired: (e: LotExpiry) => void;
 }
 
 /** Runs expireDueLots every `intervalMs` on `clock`'s time (one pass at a time); returns stop(). */
@@ -149,7 +139,7 @@ export const startLotExpiry = (opts: LotExpiryTimer): (() => void) =>
   onePassAtATime(opts.intervalMs, () =>
     expireDueLots(opts.db, opts.owner, opts.clock.now(), opts.report).then(
       (done) => {
-        for (const e of done) opts.expired?.(e);
+        for (const e of done) opts.expired(e);
       },
       (e: unknown) => opts.report(e, '*'),
     ),

@@ -30,15 +30,10 @@ interface JournalEntry {
   at: Date;
 }
 
-interface BalanceDelta {
-  avail: bigint;
-  reserved: bigint;
-}
-
 export class Moves {
   readonly newRes: ReserveOp[] = [];
   readonly newResLots: { reservationId: string; lotId: string; amount: bigint }[] = [];
-  readonly lotDelta = new Map<string, BalanceDelta>();
+  readonly lotDelta = new Map<string, { avail: bigint; reserved: bigint }>();
   readonly journal: JournalEntry[] = [];
   private readonly journalIndex = new Map<string, JournalEntry>();
   /** Reservations whose row changes; `at` null: drawn from and still held, `amount` being what it still holds. */
@@ -57,7 +52,10 @@ export class Moves {
     lot.avail += avail;
     lot.reserved += reserved;
     assertMoney(lot.avail >= 0n && lot.reserved >= 0n, () => `ledger: lot ${lot.id} would go negative`);
-    addDelta(this.lotDelta, lot.id, avail, reserved);
+    const delta = this.lotDelta.get(lot.id) ?? { avail: 0n, reserved: 0n };
+    delta.avail += avail;
+    delta.reserved += reserved;
+    this.lotDelta.set(lot.id, delta);
     // One journal row per lot, reservation and kind per batch (docs/money.md, "What a call writes"): the sums are the same.
     const key = `${lot.id}\u0000${reservationId}\u0000${kind}`;
     const same = this.journalIndex.get(key);
@@ -72,11 +70,4 @@ export class Moves {
   get empty(): boolean {
     return this.newRes.length === 0 && this.journal.length === 0 && this.finished.size === 0 && this.draws.length === 0;
   }
-}
-
-function addDelta(deltas: Map<string, BalanceDelta>, id: string, avail: bigint, reserved: bigint): void {
-  const d = deltas.get(id) ?? { avail: 0n, reserved: 0n };
-  d.avail += avail;
-  d.reserved += reserved;
-  deltas.set(id, d);
 }

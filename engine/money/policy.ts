@@ -28,7 +28,7 @@ export interface KeyStanding {
   /** Finished use; `heldNano` is what the key's held reservations hold. */
   usedNano: bigint;
   heldNano: bigint;
-  /** When the key's cap carries a group; group-caps.ts keeps it current with the key's figures. */
+  /** When the key's cap carries a group: its figures, shared by its keys (group-caps.ts) and counted with each key's. */
   readonly group?: GroupFigures;
 }
 
@@ -96,7 +96,7 @@ export class Book {
   }
 
   /** The wallet's lots that can pay this vendor now, in draw order. */
-  usableLots(walletId: string, vendor: string): LotState[] {
+  private usableLots(walletId: string, vendor: string): LotState[] {
     return this.ordered.filter((l) => l.walletId === walletId && l.avail > 0n && lotServes(l, vendor) && !lotExpired(l, this.now));
   }
 
@@ -153,10 +153,7 @@ export class Book {
   }
 
   /** `at` is the instant written on the moves. A reservation the batch did not lock does not exist. */
-  finish(
-    op: Pick<FinishOp, 'kind' | 'id' | 'actualNano' | 'releaseNano' | 'expireBefore' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>,
-    at: Date,
-  ): FinishOutcome {
+  finish(op: Omit<FinishOp, 'walletId' | 'firstTry' | 'rows'>, at: Date): FinishOutcome {
     const s = this.reservations.get(op.id);
     if (!s) throw errors.notFound(`No reservation '${op.id}'.`);
     if (op.kind === 'draw') return this.draw(s, op, at);
@@ -209,8 +206,8 @@ export class Book {
   private draw(s: ResState, op: Pick<FinishOp, 'actualNano' | 'drawId' | 'drawnAt' | 'holdAtMostNano'>, at: Date): FinishOutcome {
     const { drawId, actualNano: amountNano } = op;
     if (!drawId) throw new Error(`ledger: a draw on ${s.id} needs a draw id`);
-    const none: FinishOutcome = { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
-    if (this.drawnBefore.has(drawId)) return none;
+    if (this.drawnBefore.has(drawId))
+      return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: true, releasedNano: 0n, finished: false };
     this.drawnBefore.add(drawId);
     let toCharge = amountNano < 0n ? 0n : amountNano;
     let fromHold = 0n;
@@ -313,12 +310,15 @@ export class Book {
     });
   }
 
-  /** Keeps a capped key's figures current, so a capped reserve later in the batch counts what a fresh read would. */
+  /** Keeps a capped key's figures current, and its group's, so a capped reserve later in the batch counts what a fresh read would. */
   private countOnKey(keyId: string | null, heldNano: bigint, usedNano = 0n): void {
     const standing = keyId === null ? undefined : this.keys.get(keyId);
     if (!standing) return;
     standing.heldNano += heldNano;
     standing.usedNano += usedNano;
+    if (!standing.group) return;
+    standing.group.heldNano += heldNano;
+    standing.group.usedNano += usedNano;
   }
 
   /** The row update of a reservation that stays held: what it holds and was charged (a finish's instant kept). */

@@ -5,8 +5,6 @@ import type { ChargeRows } from '../db/charge-rows.ts';
 import type { Queryable } from '../db/db.ts';
 import type { KeyDays } from '../keys/index.ts';
 
-export type { ChargeRows } from '../db/charge-rows.ts';
-
 export interface ReservationLot {
   lotId: string;
   amountNano: bigint;
@@ -41,9 +39,8 @@ export interface KeyCapRefusal {
   reason: 'key_limit';
   /** What the cap still leaves for a call: limit − used − held, never below 0. */
   availableNano: bigint;
-  /** The key's finished use the cap counts. */
+  /** The key's finished use the cap counts; `keyHeldNano`: what its calls still in flight hold. */
   keyUsedNano: bigint;
-  /** What the key's calls still in flight hold. */
   keyHeldNano: bigint;
   /** Set when the key's group is what the reserve does not fit (its figures as the batch counted them). */
   group?: GroupFigures & { limitNano: bigint };
@@ -54,10 +51,7 @@ export type ReserveResult =
   | { ok: false; reason: 'insufficient_credit' | 'not_in_plan'; availableNano: bigint }
   | KeyCapRefusal;
 
-/**
- * A key's monthly limit, checked in the reserve's transaction against its finished use plus its holds: counting
- * the holds keeps calls sent together from passing it, the key's lock keeps two processes from doing so.
- */
+/** A key's monthly limit, checked under the key's lock (docs/decisions/ledger-decisions.md, "The key cap"). */
 export interface KeyCap {
   limitNano: bigint;
   /** The Korean days whose use the cap counts (its month), read under the key's lock held until the hold commits. */
@@ -96,7 +90,6 @@ export interface ReserveRequest {
 type SettleResult = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano' | 'alreadyFinished'>;
 type ReleaseResult = Pick<FinishOutcome, 'releasedNano' | 'alreadyFinished'>;
 
-/** Where money's code logs. */
 export interface MoneyLog {
   warn(o: object, m: string): void;
   error(o: object, m: string): void;
@@ -171,15 +164,14 @@ export interface Ledger {
   createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
   getWallet(walletId: string): Promise<Wallet | null>;
   /**
-   * Changes the wallet owner and NOTIFYs WALLET_CHANGED_CHANNEL so other processes drop cached key state; `beside`
-   * runs in its transaction when the owner really changes (its audit record).
+   * Changes the wallet owner and NOTIFYs WALLET_CHANGED_CHANNEL with its id; `beside` runs in its transaction when
+   * the owner really changes (its audit record).
    */
   setOwner(walletId: string, ownerId: string, beside?: (tx: Queryable, previousOwnerId: string) => Promise<void>): Promise<Wallet>;
   /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
   topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
   /** Throws errors.notFound when the wallet does not exist. */
   balance(walletId: string): Promise<WalletBalance>;
-  /** Available nano the wallet can spend on this vendor. */
   usableNano(walletId: string, vendor: string): Promise<bigint>;
   /** False when the vendor is plan-restricted and no lot of the wallet could ever serve it (see reserve). */
   planAllows(walletId: string, vendor: string): Promise<boolean>;
@@ -202,10 +194,7 @@ export interface Ledger {
   trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
   /** Moves held reservations' expiry (leases, long video jobs) in one statement: the ids of those still held. */
   extendAll(ids: readonly string[], expiresAt: Date): Promise<Set<string>>;
-  /**
-   * Writes what the calls admitted on each lease hold (in all, and per calling key), so every process's views can
-   * tell it from the lease's rest and the keys' limits count it.
-   */
+  /** Writes what each lease's calls hold, in all and per key, for every process's views and limits (docs/money.md). */
   noteInFlight(leases: readonly InFlightFigures[]): Promise<void>;
   /** Releases held reservations whose expiry passed (their process died); returns how many. */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;

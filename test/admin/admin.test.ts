@@ -5,7 +5,8 @@ import { adminCallFor } from '../../engine/cli/running-gateway-client.ts';
 import { walletCreate, walletShow, walletTopup } from '../../engine/cli/wallet-commands.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createLedger, WALLET_CHANGED_CHANNEL } from '../../engine/money/ledger.ts';
+import { createLedger } from '../../engine/money/ledger.ts';
+import { WALLET_CHANGED_CHANNEL } from '../../engine/money/types.ts';
 import { describeEachDatabase, openTestPglite } from '../helpers/databases.ts';
 import { VENDORS } from '../helpers/vendors.ts';
 

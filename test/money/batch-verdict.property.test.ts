@@ -13,11 +13,11 @@
 import fc from 'fast-check';
 import { expect, it, vi } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
-import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
+import { type ChargeRows, type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { checkLedger } from '../../engine/money/audit.ts';
-import { createLedger, LedgerInvariantBroken, type Reservation } from '../../engine/money/ledger.ts';
-import type { ChargeRows } from '../../engine/money/types.ts';
+import { LedgerInvariantBroken } from '../../engine/money/batch-run.ts';
+import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 

@@ -5,7 +5,8 @@
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { createLedger, type Ledger, LedgerInvariantBroken, type Reservation } from '../../engine/money/ledger.ts';
+import { LedgerInvariantBroken } from '../../engine/money/batch-run.ts';
+import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
 import { startSweeper } from '../../engine/money/sweep.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Runtime } from '../../engine/catalog/runtime.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db, Queryable } from '../../engine/db/db.ts';
-import { LedgerAuditor, type LedgerAuditRun } from '../../engine/money/audit.ts';
+import { type AuditTurn, LedgerAuditor, type LedgerAuditRun } from '../../engine/money/audit.ts';
 import { databaseAuditTurn } from '../../engine/money/audit-turn.ts';
 import { GatewayMetrics } from '../../engine/observe/metrics.ts';
 import { sleep } from '../e2e/e2e.ts';
@@ -39,12 +39,15 @@ function logged() {
   return { lines, log: () => log };
 }
 
+/** The turn of a process alone on its database: every tick is its turn. */
+const alone: AuditTurn = { take: async () => true, publish: async () => {}, latest: async () => null };
+
 describe('the ledger auditor', () => {
   it('runs one audit at a time: a second run joins the one under way', async () => {
     const { db, state } = fakeDb();
     let open!: () => void;
     state.gate = new Promise((r) => (open = r));
-    const auditor = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log: logged().log });
+    const auditor = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log: logged().log, turn: alone });
     const first = auditor.run();
     const second = auditor.run();
     expect(second).toBe(first);
@@ -59,7 +62,7 @@ describe('the ledger auditor', () => {
   it('a query that fails is logged at warn, throws nowhere, and leaves the last result standing', async () => {
     const { db, state } = fakeDb();
     const { lines, log } = logged();
-    const auditor = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log });
+    const auditor = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log, turn: alone });
     const good = await auditor.run();
     state.failing = true;
     await expect(auditor.run()).resolves.toBeNull();
@@ -69,11 +72,11 @@ describe('the ledger auditor', () => {
 
   it('audits every interval once started, never with 0, and not after stop()', async () => {
     const { db, state } = fakeDb();
-    const off = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log: logged().log });
+    const off = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log: logged().log, turn: alone });
     off.start(0);
     await sleep(100);
     expect(state.queries).toBe(0);
-    const on = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log: logged().log });
+    const on = new LedgerAuditor({ db, clock: fixedClock('2026-11-21T03:00:00Z'), holdGraceMs: 1000, log: logged().log, turn: alone });
     on.start(20);
     await sleep(150);
     await on.stop();
