@@ -7,7 +7,7 @@ import { readWalletFacts } from './batch-sql.ts';
 import { planAllows } from './policy.ts';
 import { withRetry } from './retry.ts';
 import { type KnownVendors, newId, topUpIn } from './top-up.ts';
-import { type Ledger, WALLET_CHANGED_CHANNEL, type WalletBalance } from './types.ts';
+import type { Ledger, WalletBalance } from './types.ts';
 import { readBalances, walletFromRow } from './wallet-rows.ts';
 
 type WalletMethods = Pick<Ledger, 'createWallet' | 'getWallet' | 'setOwner' | 'topUp' | 'balance' | 'usableNano' | 'planAllows'>;
@@ -58,7 +58,6 @@ export function walletMethods(db: Db, clock: Clock, vendors: KnownVendors, planV
         if (beside && before.owner_id !== ownerId) await beside(tx, before.owner_id);
         return r.rows[0]!; // the row locked above
       });
-      await db.notify(WALLET_CHANGED_CHANNEL, walletId).catch(() => {});
       return walletFromRow(row);
     },
 

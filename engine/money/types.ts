@@ -95,9 +95,6 @@ export interface MoneyLog {
   error(o: object, m: string): void;
 }
 
-/** NOTIFY channel carrying a wallet id whenever its owner changes. */
-export const WALLET_CHANGED_CHANNEL = 'gateway_wallet_changed';
-
 export { LEASE_CALL_PREFIX } from '../core/money.ts';
 
 export interface LotBalance {
@@ -163,10 +160,7 @@ export interface Ledger {
   readonly owner: string;
   createWallet(input?: CreateWalletInput): Promise<Wallet & { lot: LotBalance | null }>;
   getWallet(walletId: string): Promise<Wallet | null>;
-  /**
-   * Changes the wallet owner and NOTIFYs WALLET_CHANGED_CHANNEL with its id; `beside` runs in its transaction when
-   * the owner really changes (its audit record).
-   */
+  /** Changes the wallet owner; `beside` runs in its transaction when the owner really changes (its audit record). */
   setOwner(walletId: string, ownerId: string, beside?: (tx: Queryable, previousOwnerId: string) => Promise<void>): Promise<Wallet>;
   /** Adds a credit lot. Throws errors.notFound / errors.invalidRequest. */
   topUp(walletId: string, input: TopUpInput): Promise<LotBalance>;
