@@ -29,13 +29,7 @@ export class ChangedKeys {
 
 /** The charge of a call in flight at a change of its key: committed once its hold is also told gone (`told`). */
 export function toldAfter(charge: Charge, told: () => Promise<void>): Charge {
-  const committed = charge.committed.then(async (charged) => {
-    await told();
-    return charged;
-  });
-  const done = committed.then(
-    () => undefined,
-    () => undefined,
-  );
+  const committed = charge.committed.then((charged) => told().then(() => charged));
+  const done = committed.then(() => undefined).catch(() => undefined);
   return { callId: charge.callId, committed, done, answeredFirst: () => charge.answeredFirst() };
 }

@@ -1,6 +1,7 @@
 // This process's calls in flight against daily limits: the day's use counts only finished calls, so calls sent
 // together would each see the whole day left. Other processes' are not seen: the contract allows that overshoot.
 import type { AuthContext, DayHeld } from '../keys/index.ts';
+import { addCount } from './lease-state.ts';
 
 /** A call's hold is let go at its end; past this it is let go anyway, so a lost end cannot shut a key's day. */
 const LONGEST_HOLD_MS = 15 * 60 * 1000;
@@ -18,17 +19,13 @@ export class DayHolds {
     const names = [auth.dailyLimitNano != null ? keyOf(auth) : null, auth.group?.dailyLimitNano != null ? groupOf(auth.group.id) : null];
     const counted = names.filter((n): n is string => n !== null);
     if (counted.length === 0 || amountNano <= 0n) return () => undefined;
-    for (const n of counted) this.held.set(n, (this.held.get(n) ?? 0n) + amountNano);
+    for (const n of counted) addCount(this.held, n, amountNano);
     let timer: NodeJS.Timeout | undefined;
     const letGo = () => {
       if (timer === undefined) return;
       clearTimeout(timer);
       timer = undefined;
-      for (const n of counted) {
-        const left = (this.held.get(n) ?? 0n) - amountNano;
-        if (left > 0n) this.held.set(n, left);
-        else this.held.delete(n);
-      }
+      for (const n of counted) addCount(this.held, n, -amountNano);
     };
     timer = setTimeout(letGo, LONGEST_HOLD_MS).unref();
     return letGo;

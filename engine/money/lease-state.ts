@@ -18,6 +18,8 @@ export interface LeasePair {
 /** The map key of a pair's leases; a key's leases are apart from its wallet's, and from its own under another limit. */
 export const pairKey = (p: LeasePair): string =>
   `${p.walletId}\u0000${p.vendor}${p.key ? `\u0000${p.key.keyId}\u0000${p.key.cap.limitNano}` : ''}`;
+/** Whether the pair of a map key (pairKey) is of the wallet. */
+export const ofWallet = (pairMapKey: string, walletId: string): boolean => pairMapKey.startsWith(`${walletId}\u0000`);
 
 export interface Lease extends LeasePair {
   reservation: Reservation;
@@ -68,24 +70,26 @@ export interface LeaseHold {
 export function addInFlight(l: Lease, keyId: string | undefined, n: bigint): void {
   l.inFlight += n;
   l.inFlightChanges++;
-  if (keyId === undefined) return;
-  const left = (l.inFlightByKey.get(keyId) ?? 0n) + n;
-  if (left > 0n) l.inFlightByKey.set(keyId, left);
-  else l.inFlightByKey.delete(keyId);
+  if (keyId !== undefined) addCount(l.inFlightByKey, keyId, n);
+}
+
+/** Adds `n` to the count of `name`; a count brought to zero (or below) leaves the map. */
+export function addCount<K>(counts: Map<K, bigint>, name: K, n: bigint): void {
+  const left = (counts.get(name) ?? 0n) + n;
+  if (left > 0n) counts.set(name, left);
+  else counts.delete(name);
 }
 
 /** What the lease holds for no call in flight and no draw decided: what it can still admit. */
 export const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
-/**
- * Past the soonest expiry of its lots, on the ledger's clock: it admits nothing more (docs/money.md, "Lots that expire").
- * Without `now`, never: the sums for /metrics do not ask.
- */
-const lapsed = (l: Lease, now?: Date): boolean =>
-  now !== undefined && l.reservation.lots.some((lot) => lot.expiresAt != null && lot.expiresAt.getTime() <= now.getTime());
+/** Past the soonest expiry of its lots, on the ledger's clock: it admits nothing more (docs/money.md, "Lots that expire"). */
+const lapsed = (l: Lease, now: Date): boolean =>
+  l.reservation.lots.some((lot) => lot.expiresAt != null && lot.expiresAt.getTime() <= now.getTime());
 /** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then), or lapsed. */
-export const spentOut = (l: Lease, now?: Date): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted || lapsed(l, now);
+export const spentOut = (l: Lease, now: Date): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted || lapsed(l, now);
 export const admits = (l: Lease, amountNano: bigint, now: Date): boolean => l.open && free(l) >= amountNano && !lapsed(l, now);
-export const openFree = (list: readonly Lease[]): bigint => list.reduce((a, l) => (l.open && free(l) > 0n ? a + free(l) : a), 0n);
+/** What the leases hold for no call in flight and no draw decided, together. */
+export const freeSum = (list: readonly Lease[]): bigint => list.reduce((a, l) => (free(l) > 0n ? a + free(l) : a), 0n);
 
 export function leaseSums(all: readonly Lease[]): Pick<LeaseStats, 'leases' | 'open' | 'unspentNano' | 'inFlightNano'> {
   return {
@@ -94,11 +98,4 @@ export function leaseSums(all: readonly Lease[]): Pick<LeaseStats, 'leases' | 'o
     unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
     inFlightNano: all.reduce((a, l) => a + l.inFlight, 0n),
   };
-}
-
-/** What the leases of the wallet (`keyId`: of that key's allowance only) hold for no call. */
-export function unheldOf(all: readonly Lease[], walletId: string, keyId?: string): bigint {
-  let sum = 0n;
-  for (const l of all) if (l.walletId === walletId && (keyId === undefined || l.key?.keyId === keyId) && free(l) > 0n) sum += free(l);
-  return sum;
 }

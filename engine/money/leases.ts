@@ -2,15 +2,15 @@
 // a draw on it. Reasoning: docs/money.md ("States") and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
 import { ChangedKeys, toldAfter } from './changed-keys.ts';
-import { ChargeRowLadder, chargeFirst } from './charge-first.ts';
+import { type ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
-import { type Charge, ChargeWriter } from './charge-writer.ts';
+import type { Charge, ChargeWriter } from './charge-writer.ts';
 import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
-import { addInFlight, admits, free, leaseSums, openFree, pairKey, spentOut, unheldOf } from './lease-state.ts';
-import { HoldRenewals } from './renewals.ts';
+import { addCount, addInFlight, admits, free, freeSum, leaseSums, ofWallet, pairKey, spentOut } from './lease-state.ts';
+import type { HoldRenewals } from './renewals.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
@@ -31,6 +31,7 @@ export class BudgetLeases {
   /** What the calls waiting on a pair's grant hold together: the grant is sized to cover them. */
   private readonly waitingNano = new Map<string, bigint>();
   private readonly cooldownUntil = new Map<string, number>();
+  private readonly retiring = new Map<Lease, Promise<void>>();
   private readonly spend = new SpendRates();
   private readonly timer: NodeJS.Timeout;
   private readonly teller: InFlightTeller;
@@ -45,8 +46,8 @@ export class BudgetLeases {
     private readonly clock: Clock,
     private readonly settings: () => LeaseSettings,
     private readonly log: MoneyLog,
-    private readonly writer: ChargeWriter = new ChargeWriter(() => log),
-    private readonly renewals: HoldRenewals = new HoldRenewals(ledger, () => clock.now(), log),
+    private readonly writer: ChargeWriter,
+    private readonly renewals: HoldRenewals,
   ) {
     this.timer = setInterval(() => this.tend(), Math.max(200, Math.min(settings().ttlMs / 3, settings().idleReturnMs / 2)));
     this.timer.unref();
@@ -54,22 +55,15 @@ export class BudgetLeases {
   }
 
   /** Every lease this process holds, open or going back. */
-  all(): Lease[] {
+  private all(): Lease[] {
     return [...this.leases.values()].flat();
   }
 
   /**
-   * Admits the call of `callerKeyId` on a lease of the pair, in memory; null when none covers it (it asks for one,
-   * unless draws are at their bound). `key`: the capped key whose allowance the lease is.
+   * Admits the call of `callerKeyId` on a lease of the pair, in memory, or after a grant in flight (leases.md, "Waiting
+   * for a grant"); null when none covers it (it asks for one, unless draws are at their bound): the call then takes
+   * the exact path. `leaseKey`: the capped key whose allowance the lease is.
    */
-  hold(walletId: string, vendor: string, amountNano: bigint, key?: LeaseKey, callerKeyId?: string): LeaseHold | null {
-    const pair: LeasePair = { walletId, vendor, key };
-    const leased = this.holdNow(pairKey(pair), pair, amountNano, callerKeyId);
-    if (!leased && !this.stopping) this.missed++;
-    return leased;
-  }
-
-  /** As `hold`, but a call waits for a grant in flight rather than take the exact path (docs/decisions/leases.md). */
   holdOrWait(
     walletId: string,
     vendor: string,
@@ -100,15 +94,15 @@ export class BudgetLeases {
     }
     addInFlight(lease, callerKeyId, amountNano);
     assertMoney(free(lease) >= 0n, () => `lease ${lease.reservation.id} admitted past its grant`);
-    lease.lastUsedMs = this.nowMs();
+    lease.lastUsedMs = Date.now();
     // Refill ahead of need: one more lease when the pair's leases run low (not one per call: each is money held).
-    if (openFree(list) * 4n < lease.granted) this.acquire(key, pair, amountNano);
+    if (freeSum(list.filter((l) => l.open)) * 4n < lease.granted) this.acquire(key, pair, amountNano);
     this.admitted++;
     return { lease, amountNano, keyId: callerKeyId, seq: this.admitted };
   }
 
   private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint, callerKeyId?: string): Promise<LeaseHold | null> {
-    this.waitingNano.set(key, (this.waitingNano.get(key) ?? 0n) + amountNano);
+    addCount(this.waitingNano, key, amountNano);
     try {
       for (
         let waits = 0, granting = this.acquiring.get(key);
@@ -120,26 +114,19 @@ export class BudgetLeases {
         if (leased) return leased;
       }
     } finally {
-      const left = (this.waitingNano.get(key) ?? 0n) - amountNano;
-      if (left > 0n) this.waitingNano.set(key, left);
-      else this.waitingNano.delete(key);
+      addCount(this.waitingNano, key, -amountNano);
     }
     this.missed++;
     return null;
   }
 
   stats(): LeaseStats {
-    return {
-      ...leaseSums(this.all()),
-      pendingDraws: this.pendingTotal,
-      admitted: this.admitted,
-      missed: this.missed,
-    };
+    return { ...leaseSums(this.all()), pendingDraws: this.pendingTotal, admitted: this.admitted, missed: this.missed };
   }
 
   /** What this process's leases of the wallet (`keyId`: of that key's allowance) hold for no call: it goes back when a call needs it. */
   unheld(walletId: string, keyId?: string): bigint {
-    return unheldOf(this.all(), walletId, keyId);
+    return freeSum(this.all().filter((l) => l.walletId === walletId && (keyId === undefined || l.key?.keyId === keyId)));
   }
 
   /** The call did not happen: its hold goes back to the lease. */
@@ -148,44 +135,35 @@ export class BudgetLeases {
     this.retireIfDone(h.lease);
   }
 
-  /** Decided here, once: the lease's figures never move again for this call; the writer only writes it. */
-  charge(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder = noChargeRows(drawId)): Charge {
+  /**
+   * Decided here, once: the lease's figures never move again for this call; the writer only writes it. Past what the
+   * lease holds for no other call, it is charged as a call's own hold is (leases.md, "A call that costs more than its lease").
+   */
+  charge(h: LeaseHold, costNano: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
     const lease = h.lease;
     addInFlight(lease, h.keyId, -h.amountNano);
     const cost = costNano < 0n ? 0n : costNano;
-    this.spend.note(pairKey(lease), cost, this.nowMs());
+    this.spend.note(pairKey(lease), cost, Date.now());
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
-    const charge = cost <= free(lease) ? this.drawWithin(lease, cost, drawId, ladder) : this.chargePastLease(lease, cost, drawId, ladder);
+    const holdAtMostNano = cost <= free(lease) ? undefined : free(lease);
+    lease.spent += holdAtMostNano ?? cost;
+    assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
+    const write = async (firstTry: boolean) => {
+      if (holdAtMostNano !== undefined) await this.returnLeasesIfShort(lease, cost - holdAtMostNano);
+      return chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano, firstTry }));
+    };
+    const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current, holdAtMostNano);
+    const charge = this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
     this.retireIfDone(lease);
     // In flight at a change of its key: its answer also waits for its hold to be told gone (leases.md, changed-keys.ts).
     return this.changedKeys.before(h.seq, lease.walletId, h.keyId) ? toldAfter(charge, () => this.teller.written()) : charge;
   }
 
-  private drawWithin(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
-    lease.spent += cost;
-    assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
-    const write = (firstTry: boolean) =>
-      chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { firstTry }));
-    const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current);
-    return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
-  }
-
-  /** Charged as one call's own hold is, the lease's other calls keeping theirs (leases.md, "A call that costs more than its lease"). */
-  private chargePastLease(lease: Lease, cost: bigint, drawId: string, ladder: ChargeRowLadder): Charge {
-    const fromLease = free(lease) > 0n ? free(lease) : 0n;
-    lease.spent += fromLease;
-    const ofWallet = (k: string) => k.startsWith(`${lease.walletId}\u0000`);
-    const write = async (firstTry: boolean) => {
-      await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k)).map(([, granting]) => granting));
-      const unused = [...this.leases].some(([k, list]) => ofWallet(k) && list.some((l) => l !== lease && free(l) > 0n));
-      if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < cost - fromLease)
-        await this.returnWallet(lease.walletId);
-      return chargeFirst(ladder, (rows) =>
-        this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano: fromLease, firstTry }),
-      );
-    };
-    const intent = () => drawIntent(lease.reservation.id, cost, drawId, ladder.current, fromLease);
-    return this.track(lease, this.writer.submit(drawId, write, intent, lease.walletId));
+  /** Before a charge past its lease: gives the wallet's leases back when they hold money unused and it is `shortNano` short. */
+  private async returnLeasesIfShort(lease: Lease, shortNano: bigint): Promise<void> {
+    await Promise.all([...this.acquiring].filter(([k]) => ofWallet(k, lease.walletId)).map(([, granting]) => granting));
+    const unused = this.all().some((l) => l.walletId === lease.walletId && l !== lease && free(l) > 0n);
+    if (unused && (await this.ledger.usableNano(lease.walletId, lease.vendor)) < shortNano) await this.returnWallet(lease.walletId);
   }
 
   /** A charge drawn on the lease: the lease is kept (and renewed) until it is written. */
@@ -201,11 +179,7 @@ export class BudgetLeases {
 
   /** Waits until every draw decided so far is written (read-your-writes for this process). */
   async flushed(): Promise<void> {
-    for (let round = 0; round < MAX_DRAIN_ROUNDS; round++) {
-      const all = this.all().flatMap((l) => [...l.pending]);
-      if (all.length === 0) break;
-      await Promise.allSettled(all);
-    }
+    await settleDraws(() => this.all().flatMap((l) => [...l.pending]));
     await this.teller.written(); // and every view then shows what the calls still running hold
   }
 
@@ -221,9 +195,9 @@ export class BudgetLeases {
   /** Gives back this process's leases of the wallet (all vendors; `keyId`: that key's allowance only), then none for COOLDOWN_MS. */
   async returnWallet(walletId: string, keyId?: string): Promise<void> {
     const ofKey = (list: Lease[]) => keyId === undefined || list.some((l) => l.key?.keyId === keyId);
-    const mine = [...this.leases.entries()].filter(([k, list]) => k.startsWith(`${walletId}\u0000`) && ofKey(list));
+    const mine = [...this.leases].filter(([k, list]) => ofWallet(k, walletId) && ofKey(list));
     for (const [key, list] of mine) {
-      this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
+      this.coolDown(key);
       for (const lease of list) lease.open = false;
     }
     // A busy lease is trimmed now and retires in the background (leases.md, "Giving a wallet's leases back").
@@ -234,7 +208,7 @@ export class BudgetLeases {
 
   /** returnWallet for every wallet this process holds a lease of. */
   async returnEveryWallet(): Promise<void> {
-    const wallets = new Set([...this.leases.values()].flatMap((list) => list.map((l) => l.walletId)));
+    const wallets = new Set(this.all().map((l) => l.walletId));
     await Promise.all([...wallets].map((w) => this.returnWallet(w)));
   }
 
@@ -263,15 +237,22 @@ export class BudgetLeases {
     await Promise.race([done, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     // One not given back in time is left to the sweeper; the renewals the process's own holds share go on.
     for (const lease of this.all()) lease.stopRenewing();
-    const left = this.pendingTotal;
-    if (left > 0) this.log.error({ pendingDraws: left }, 'leases closed with draws not written');
+    if (this.pendingTotal > 0) this.log.error({ pendingDraws: this.pendingTotal }, 'leases closed with draws not written');
+  }
+
+  private coolDown(key: string): void {
+    this.cooldownUntil.set(key, Date.now() + COOLDOWN_MS);
+  }
+
+  private coolingDown(key: string): boolean {
+    return (this.cooldownUntil.get(key) ?? 0) > Date.now();
   }
 
   private acquire(key: string, pair: LeasePair, amountNano: bigint): void {
-    if (this.acquiring.has(key) || (this.cooldownUntil.get(key) ?? 0) > this.nowMs()) return;
+    if (this.acquiring.has(key) || this.coolingDown(key)) return;
     const granting = this.grant(key, pair, amountNano)
       .catch((e: unknown) => {
-        this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
+        this.coolDown(key);
         this.log.warn({ err: e, walletId: pair.walletId, vendor: pair.vendor }, 'lease not granted');
       })
       .finally(() => this.acquiring.delete(key));
@@ -285,29 +266,21 @@ export class BudgetLeases {
     // A key's lease is sized on what its month leaves too; the reserve checks the cap again under the key's lock.
     const roomNano = leaseKey ? await leaseKey.roomNano() : walletNano;
     const usableNano = roomNano < walletNano ? roomNano : walletNano;
-    const inFlight = (this.leases.get(key) ?? []).reduce((a, l) => a + l.inFlight, 0n);
-    const heldNano = inFlight + (this.waitingNano.get(key) ?? 0n);
+    const heldNano = (this.leases.get(key) ?? []).reduce((a, l) => a + l.inFlight, this.waitingNano.get(key) ?? 0n);
     const slice = sliceFor({ usableNano, amountNano, spendPerSecond: this.spend.perSecond(key), heldNano }, s);
-    if (slice === null) {
-      this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
-      return; // too small to lease: the exact path serves it
-    }
-    const now = this.clock.now();
+    if (slice === null) return this.coolDown(key); // too small to lease: the exact path serves it
     const r = await this.ledger.reserve({
       walletId,
       vendor,
       amountNano: slice,
       callId: `${LEASE_CALL_PREFIX}${this.ledger.owner}`,
-      expiresAt: new Date(now.getTime() + s.ttlMs),
+      expiresAt: new Date(this.clock.now().getTime() + s.ttlMs),
       keyId: leaseKey?.keyId,
       cap: leaseKey?.cap,
     });
-    if (!r.ok) {
-      this.cooldownUntil.set(key, this.nowMs() + COOLDOWN_MS);
-      return;
-    }
+    if (!r.ok) return this.coolDown(key);
     // Asked back (or stopping) while it was being granted: it goes straight back.
-    const wanted = !this.stopping && (this.cooldownUntil.get(key) ?? 0) <= this.nowMs();
+    const wanted = !this.stopping && !this.coolingDown(key);
     const lease: Lease = {
       reservation: r.reservation,
       ...pair,
@@ -316,7 +289,7 @@ export class BudgetLeases {
       inFlight: 0n,
       inFlightByKey: new Map(),
       inFlightChanges: 0,
-      lastUsedMs: this.nowMs(),
+      lastUsedMs: Date.now(),
       open: wanted,
       pending: new Set(),
       stopRenewing: () => undefined,
@@ -337,15 +310,10 @@ export class BudgetLeases {
 
   /** Closes the idle and the spent leases and returns the closed ones (renewals.ts renews those still needed). */
   private tend(): void {
-    const s = this.settings();
-    const now = this.nowMs();
-    for (const [key, list] of this.leases) {
-      for (const lease of list) {
-        if (lease.open && (now - lease.lastUsedMs > s.idleReturnMs || spentOut(lease, this.clock.now())) && lease.inFlight === 0n)
-          lease.open = false;
-        if (!lease.open) void this.retireWhenIdle(lease);
-      }
-      if (list.length === 0) this.leases.delete(key);
+    const idleSince = Date.now() - this.settings().idleReturnMs;
+    for (const lease of this.all()) {
+      if (lease.open && lease.inFlight === 0n && lease.lastUsedMs < idleSince) lease.open = false;
+      this.retireIfDone(lease);
     }
   }
 
@@ -356,15 +324,13 @@ export class BudgetLeases {
     void this.retireWhenIdle(lease);
   }
 
-  private readonly retiring = new Map<Lease, Promise<void>>();
-
   /** Once nothing is in flight on a closed lease: its draws written, the rest released, the lease forgotten. */
   private retireWhenIdle(lease: Lease): Promise<void> {
     if (lease.inFlight > 0n) return Promise.resolve(); // the next tend comes back to it
     let p = this.retiring.get(lease);
     if (!p) {
       p = (async () => {
-        for (let round = 0; round < MAX_DRAIN_ROUNDS && lease.pending.size > 0; round++) await Promise.allSettled([...lease.pending]);
+        await settleDraws(() => [...lease.pending]);
         if (lease.pending.size > 0) return; // its draws are still being written: the next tend comes back to it
         await this.ledger.release(lease.reservation);
         lease.stopRenewing();
@@ -379,9 +345,10 @@ export class BudgetLeases {
     }
     return p;
   }
-
-  private readonly nowMs = (): number => Date.now();
 }
 
-/** A charge written with no charge rows (the key's count and usage record are the accounts' to add). */
-const noChargeRows = (drawId: string) => new ChargeRowLadder([undefined], { error: () => {} }, drawId);
+/** Waits for the draws `pending` lists, again for those decided meanwhile, MAX_DRAIN_ROUNDS times at most. */
+async function settleDraws(pending: () => Promise<unknown>[]): Promise<void> {
+  for (let round = 0, left = pending(); round < MAX_DRAIN_ROUNDS && left.length > 0; round++, left = pending())
+    await Promise.allSettled(left);
+}

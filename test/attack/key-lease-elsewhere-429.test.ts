@@ -10,10 +10,11 @@ import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
-import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import type { BudgetLeases, LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
+import { budgetLeases } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -34,8 +35,8 @@ describeEachDatabase('a monthly-limited key whose allowance another process leas
   it('serves a call its month leaves room for, asking the other process for its lease of the key', async () => {
     const here = createLedger(getDb(), { clock: systemClock, owner: 'process-here' });
     const other = createLedger(getDb(), { clock: systemClock, owner: 'process-other' });
-    const hereBook = new BudgetLeases(here, systemClock, settings, quiet);
-    const otherBook = new BudgetLeases(other, systemClock, settings, quiet);
+    const hereBook = budgetLeases(here, settings);
+    const otherBook = budgetLeases(other, settings);
     const keys = createKeyService(getDb(), { clock: systemClock });
     try {
       const w = await here.createWallet();

@@ -13,15 +13,15 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseHold } from '../../engine/money/leases.ts';
+import type { LeaseHold } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const TTL_MS = 400;
 const settings = leaseSettings({ ttlMs: TTL_MS });
-const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeEachDatabase('a lease given back while a call on it runs', (getDb: () => Db) => {
@@ -29,12 +29,12 @@ describeEachDatabase('a lease given back while a call on it runs', (getDb: () =>
     const db = getDb();
     const ledger = createLedger(db, { clock: systemClock, owner: 'returned-lease-test' });
     const w = await ledger.createWallet({ credits: 100_000 }); // 100,000,000 nano
-    const book = new BudgetLeases(ledger, systemClock, () => settings, quiet);
+    const book = budgetLeases(ledger, () => settings);
     const COST = 5_000_000n;
     try {
       let h: LeaseHold | null = null;
       for (let i = 0; i < 200 && !h; i++) {
-        h = book.hold(w.id, 'b', COST);
+        h = await book.holdOrWait(w.id, 'b', COST);
         if (!h) await sleep(10);
       }
       expect(h).not.toBeNull();
@@ -57,7 +57,7 @@ describeEachDatabase('a lease given back while a call on it runs', (getDb: () =>
         if (r.ok) await ledger.settle(r.reservation, usable);
       }
       // The long call ends: it is charged what it cost, out of the hold that was kept for it.
-      expect(await book.charge(h!, COST, 'long-call').committed).toBe(COST);
+      expect(await book.charge(h!, COST, 'long-call', noRows()).committed).toBe(COST);
       await book.flushed();
     } finally {
       await book.close(5_000);

@@ -2,6 +2,7 @@
 // PostgreSQL when it answers (an in-memory PGlite otherwise, unless REQUIRE_POSTGRES=1), with a short time
 // limit on the text doors so a stalled vendor costs the suite seconds, not minutes.
 import type { Db } from '../../engine/db/db.ts';
+import { askForLease } from '../helpers/budget-leases.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { leasesOn, setLeases } from '../helpers/leased-gateway.ts';
@@ -19,7 +20,7 @@ export interface ChaosGateway {
 
 /** Asks for leases of the run's wallet for both vendors and waits until they are granted, so its calls ride them. */
 async function takeLeases(t: TestGateway, walletId: string): Promise<void> {
-  for (const vendor of ['a', 'b']) t.gw.leases.hold(walletId, vendor, 1n);
+  for (const vendor of ['a', 'b']) await askForLease(t.gw.leases, walletId, vendor, 1n);
   for (let i = 0; i < 200; i++) {
     const r = await t.gw.db.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE wallet_id = $1 AND call_id LIKE 'lease:%'`, [
       walletId,

@@ -12,6 +12,7 @@ import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { gatewayLeases, LEASE_RETURN_CHANNEL, type LeaseConfig } from '../../engine/money/lease-wiring.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { HoldRenewals } from '../../engine/money/renewals.ts';
+import { noRows } from '../helpers/budget-leases.ts';
 import { openTestPostgres, postgresAvailability, type TestPostgres } from '../helpers/databases.ts';
 import { makeWallet } from '../helpers/key-doors.ts';
 
@@ -108,7 +109,7 @@ describe.skipIf(!postgresAvailability.ok)('a LISTEN reconnect gives the budget l
       const w = await ledger.createWallet({ credits: 10_000 });
       const hold = await leases.book.holdOrWait(w.id, 'b', 100_000n);
       expect(hold, 'the call was not leased').not.toBeNull();
-      await leases.book.charge(hold!, 40_000n, 'gap-draw').committed;
+      await leases.book.charge(hold!, 40_000n, 'gap-draw', noRows()).committed;
       expect((await ledger.balance(w.id)).reservedNano).toBeGreaterThan(0n); // the lease stays held
 
       await dropListener(pgServer.db, appName);

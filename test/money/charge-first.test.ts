@@ -6,9 +6,11 @@ import { systemClock } from '../../engine/core/clock.ts';
 import { type ChargeRowWriter, chargeRow } from '../../engine/db/charge-rows.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { ChargeRowLadder, chargeFirst } from '../../engine/money/charge-first.ts';
-import { BudgetLeases, type LeaseHold } from '../../engine/money/leases.ts';
+import type { LeaseHold } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
+import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 /** A writer whose statement the database refuses for good (division by zero: SQLSTATE 22012). */
@@ -73,16 +75,11 @@ describeEachDatabase('charge first, charge rows second', (getDb: () => Db) => {
 
   it('a call admitted on a lease whose rows are refused for good is charged all the same, behind the reply', async () => {
     const s = await setup();
-    const book = new BudgetLeases(
-      s.ledger,
-      systemClock,
-      () => ({ sliceSeconds: 10, minSliceNano: 1_000_000n, maxShare: 0.25, ttlMs: 60_000, idleReturnMs: 30_000, maxPendingDraws: 1_024 }),
-      { warn: () => {}, error: () => {} },
-    );
+    const book = budgetLeases(s.ledger, () => leaseSettings({}));
     try {
       let h: LeaseHold | null = null;
       for (let i = 0; i < 200 && !h; i++) {
-        h = book.hold(s.walletId, 'b', 10_000n);
+        h = await book.holdOrWait(s.walletId, 'b', 10_000n);
         if (!h) await new Promise((r) => setTimeout(r, 10));
       }
       expect(h).not.toBeNull();

@@ -8,8 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { openDatabase } from '../../engine/db/open.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
-import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import type { LeaseHold, LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger, type Ledger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const UNIT = 1_000_000n;
@@ -77,11 +78,9 @@ describe('the charge intent on a lease', () => {
             await base.topUp(w.id, { nano: BigInt(walletUnits) * UNIT });
             const plans = new Map(calls.map((c, i) => [`call-${w.id}-${i}`, c]));
             const landed = new Map<string, number>();
-            const book = new BudgetLeases(
+            const book = budgetLeases(
               flakyDraws(base, plans, landed),
-              systemClock,
               settings,
-              quiet,
               new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 2, attempts: 100 }),
             );
             try {
@@ -91,7 +90,7 @@ describe('the charge intent on a lease', () => {
                 if (h) holds.push({ id, h, plan });
               }
               const charges = holds.map(({ id, h, plan }) => {
-                const c = book.charge(h, BigInt(plan.costUnits) * UNIT, id);
+                const c = book.charge(h, BigInt(plan.costUnits) * UNIT, id, noRows());
                 expect(figuresOk(h), `lease figures after settling ${id}`).toBe(true);
                 return c;
               });

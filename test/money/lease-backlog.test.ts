@@ -4,8 +4,9 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import type { LeaseHold, LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp, withDrawsHeld } from '../helpers/ledger.ts';
 
@@ -17,7 +18,6 @@ const settings = (maxPendingDraws: number): LeaseSettings => ({
   idleReturnMs: 30_000,
   maxPendingDraws,
 });
-const quiet = { warn: () => {}, error: () => {} };
 
 describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) => {
   it('admits no call on a lease while max_pending_draws charges wait to be written, and admits again once they are', async () => {
@@ -25,30 +25,30 @@ describeEachDatabase('the backlog of draws not yet written', (getDb: () => Db) =
     const w = await ledger.createWallet({ credits: 100_000 }); // 100,000,000 nano
     // The draws' writes wait at a gate, as they would behind a slow database.
     const { ledger: slow, open } = withDrawsHeld(ledger);
-    const book = new BudgetLeases(slow, systemClock, () => settings(3), quiet);
+    const book = budgetLeases(slow, () => settings(3));
     try {
       const hold = async (): Promise<LeaseHold> => {
         for (let i = 0; i < 200; i++) {
-          const h = book.hold(w.id, 'b', 10_000n);
+          const h = await book.holdOrWait(w.id, 'b', 10_000n);
           if (h) return h;
           await new Promise((r) => setTimeout(r, 10));
         }
         throw new Error('no lease was granted');
       };
       const waiting = [];
-      for (let i = 0; i < 3; i++) waiting.push(book.charge(await hold(), 4_000n, `call-${i}`).committed);
+      for (let i = 0; i < 3; i++) waiting.push(book.charge(await hold(), 4_000n, `call-${i}`, noRows()).committed);
       expect(book.stats().pendingDraws).toBe(3);
       // The fourth call is not admitted on the lease, though the lease could pay it.
-      expect(book.hold(w.id, 'b', 10_000n)).toBeNull();
+      expect(await book.holdOrWait(w.id, 'b', 10_000n)).toBeNull();
       expect(book.stats()).toMatchObject({ pendingDraws: 3, missed: expect.any(Number) });
 
       open();
       expect(await Promise.all(waiting)).toEqual([4_000n, 4_000n, 4_000n]);
       await book.flushed();
       expect(book.stats().pendingDraws).toBe(0);
-      const again = book.hold(w.id, 'b', 10_000n);
+      const again = await book.holdOrWait(w.id, 'b', 10_000n);
       expect(again).not.toBeNull();
-      expect(await book.charge(again!, 4_000n, 'call-3').committed).toBe(4_000n);
+      expect(await book.charge(again!, 4_000n, 'call-3', noRows()).committed).toBe(4_000n);
       await book.flushed();
     } finally {
       open();

@@ -4,8 +4,9 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import type { BudgetLeases, LeaseHold, LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp, withDrawsHeld } from '../helpers/ledger.ts';
 
@@ -17,12 +18,11 @@ const settings = (maxPendingDraws: number): LeaseSettings => ({
   idleReturnMs: 30_000,
   maxPendingDraws,
 });
-const quiet = { warn: () => {}, error: () => {} };
 const tick = (ms = 1) => new Promise((r) => setTimeout(r, ms));
 
 async function holdWhenLeased(book: BudgetLeases, walletId: string, amount: bigint): Promise<LeaseHold> {
   for (let i = 0; i < 500; i++) {
-    const h = book.hold(walletId, 'b', amount);
+    const h = await book.holdOrWait(walletId, 'b', amount);
     if (h) return h;
     await tick(5);
   }
@@ -33,13 +33,13 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
   it('refills ahead of need with one more lease, not one per call admitted while the first runs low', async () => {
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'lease-count-test' });
     const w = await ledger.createWallet({ credits: 10_000 }); // 10,000,000 nano
-    const book = new BudgetLeases(ledger, systemClock, () => settings(1_024), quiet);
+    const book = budgetLeases(ledger, () => settings(1_024));
     let most = 0;
     let charged = 0n;
     try {
       for (let i = 0; i < 400; i++) {
         const h = await holdWhenLeased(book, w.id, 1_000n);
-        charged += await book.charge(h, 900n, `call-${i}`).committed;
+        charged += await book.charge(h, 900n, `call-${i}`, noRows()).committed;
         most = Math.max(most, book.stats().open);
         await tick(); // lets a lease being granted arrive, as calls' I/O would
       }
@@ -60,12 +60,12 @@ describeEachDatabase('leases per wallet and vendor', (getDb: () => Db) => {
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'lease-count-test' });
     const w = await ledger.createWallet({ credits: 10_000 });
     const { ledger: slow, open } = withDrawsHeld(ledger);
-    const book = new BudgetLeases(slow, systemClock, () => settings(2), quiet);
+    const book = budgetLeases(slow, () => settings(2));
     try {
-      for (let i = 0; i < 2; i++) book.charge(await holdWhenLeased(book, w.id, 1_000n), 900n, `call-${i}`);
+      for (let i = 0; i < 2; i++) book.charge(await holdWhenLeased(book, w.id, 1_000n), 900n, `call-${i}`, noRows());
       expect(book.stats()).toMatchObject({ leases: 1, pendingDraws: 2 });
       for (let i = 0; i < 50; i++) {
-        expect(book.hold(w.id, 'b', 1_000n)).toBeNull(); // the exact path serves these
+        expect(await book.holdOrWait(w.id, 'b', 1_000n)).toBeNull(); // the exact path serves these
         await tick(2);
       }
       expect(book.stats()).toMatchObject({ leases: 1, open: 1 });

@@ -5,8 +5,9 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases, type LeaseHold, type LeaseSettings } from '../../engine/money/leases.ts';
+import type { LeaseHold, LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -19,12 +20,11 @@ const settings = (): LeaseSettings => ({
   idleReturnMs: 30_000,
   maxPendingDraws: 1_024,
 });
-const quiet = { warn: () => {}, error: () => {} };
 
 describeEachDatabase('a call charged past its hold on a shared lease', (getDb: () => Db) => {
   it('leaves the other calls on the lease their holds, and reaches the money the process holds in other leases', async () => {
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'process-here' });
-    const book = new BudgetLeases(ledger, systemClock, settings, quiet);
+    const book = budgetLeases(ledger, settings);
     const w = await ledger.createWallet();
     await ledger.topUp(w.id, { nano: 1_000n * UNIT });
     const admit = async (amount: bigint): Promise<LeaseHold> => {
@@ -45,11 +45,11 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
     // The big call's usage comes back at 1,000 units. Exact mode would charge it its own hold and what is
     // free of the first lease (170), plus the wallet's available balance (400) and what the second lease
     // holds beyond its call (320): 890.
-    const charged = await book.charge(big, 1_000n * UNIT, 'big-call').committed;
+    const charged = await book.charge(big, 1_000n * UNIT, 'big-call', noRows()).committed;
     expect(charged).toBe(890n * UNIT);
     // The small calls and the second lease's call are charged in full, from what was held for them.
-    for (const [i, h] of small.entries()) expect(await book.charge(h, 10n * UNIT, `small-${i}`).committed).toBe(10n * UNIT);
-    expect(await book.charge(other, 80n * UNIT, 'other-call').committed).toBe(80n * UNIT);
+    for (const [i, h] of small.entries()) expect(await book.charge(h, 10n * UNIT, `small-${i}`, noRows()).committed).toBe(10n * UNIT);
+    expect(await book.charge(other, 80n * UNIT, 'other-call', noRows()).committed).toBe(80n * UNIT);
 
     await book.flushed();
     await book.returnWallet(w.id);
@@ -62,7 +62,7 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
 
   it("on a wallet whose balance covers the excess, charges it all and leaves the process's other leases open", async () => {
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'process-rich' });
-    const book = new BudgetLeases(ledger, systemClock, settings, quiet);
+    const book = budgetLeases(ledger, settings);
     const w = await ledger.createWallet();
     await ledger.topUp(w.id, { nano: 10_000n * UNIT });
     const small = (await book.holdOrWait(w.id, 'b', 10n * UNIT))!;
@@ -71,13 +71,13 @@ describeEachDatabase('a call charged past its hold on a shared lease', (getDb: (
     expect(big.lease).toBe(small.lease);
     expect(other.lease).not.toBe(big.lease);
 
-    expect(await book.charge(big, 1_000n * UNIT, 'big-call-rich').committed).toBe(1_000n * UNIT);
-    expect(await book.charge(small, 10n * UNIT, 'small-call-rich').committed).toBe(10n * UNIT);
+    expect(await book.charge(big, 1_000n * UNIT, 'big-call-rich', noRows()).committed).toBe(1_000n * UNIT);
+    expect(await book.charge(small, 10n * UNIT, 'small-call-rich', noRows()).committed).toBe(10n * UNIT);
     // The second lease still admits calls: nothing was asked back from it.
-    const next = book.hold(w.id, 'b', 10n * UNIT);
+    const next = await book.holdOrWait(w.id, 'b', 10n * UNIT);
     expect(next?.lease).toBe(other.lease);
-    expect(await book.charge(next!, 10n * UNIT, 'next-call-rich').committed).toBe(10n * UNIT);
-    expect(await book.charge(other, 180n * UNIT, 'other-call-rich').committed).toBe(180n * UNIT);
+    expect(await book.charge(next!, 10n * UNIT, 'next-call-rich', noRows()).committed).toBe(10n * UNIT);
+    expect(await book.charge(other, 180n * UNIT, 'other-call-rich', noRows()).committed).toBe(180n * UNIT);
 
     await book.flushed();
     await book.returnWallet(w.id);

@@ -4,24 +4,21 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const TTL_MS = 600;
 const settings = leaseSettings({ minSliceNano: 200_000n, maxShare: 0.5, ttlMs: TTL_MS, idleReturnMs: 60_000 });
-const quiet = { warn: () => {}, error: () => {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function leasedCall(db: Db, owner: string) {
   const ledger = createLedger(db, { clock: systemClock, owner });
   const w = await ledger.createWallet({ credits: 1_000 }); // 1,000,000 nano: the lease takes half
-  const book = new BudgetLeases(ledger, systemClock, () => settings, quiet);
-  book.hold(w.id, 'b', 50_000n); // asks for the lease
-  for (let i = 0; i < 50 && book.stats().leases === 0; i++) await sleep(20);
-  const hold = book.hold(w.id, 'b', 50_000n);
+  const book = budgetLeases(ledger, () => settings);
+  const hold = await book.holdOrWait(w.id, 'b', 50_000n); // waits for the lease it asks for
   if (!hold) throw new Error('no lease was granted');
   return { ledger, w, book, hold, leaseId: hold.lease.reservation.id };
 }
@@ -38,7 +35,7 @@ describeEachDatabase('a lease', (getDb: () => Db) => {
         await ledger.sweepExpired();
       }
       expect(await stateOf(getDb(), leaseId)).toBe('held');
-      expect(await book.charge(hold, 40_000n, 'long-leased-call').committed).toBe(40_000n);
+      expect(await book.charge(hold, 40_000n, 'long-leased-call', noRows()).committed).toBe(40_000n);
       const drawn = await getDb().query<{ charged_nano: string }>('SELECT charged_nano::text FROM reservations WHERE id = $1', [leaseId]);
       expect(drawn.rows[0]!.charged_nano).toBe('40000'); // drawn from the lease, not from available balance
     } finally {
@@ -54,9 +51,11 @@ describeEachDatabase('a lease', (getDb: () => Db) => {
       await ledger.release(leaseId); // as another process's sweeper would, had this one stalled
       await sleep(TTL_MS);
       expect(hold.lease.open).toBe(false);
-      expect(book.hold(w.id, 'b', 50_000n)?.lease).not.toBe(hold.lease);
+      const next = await book.holdOrWait(w.id, 'b', 50_000n);
+      expect(next?.lease).not.toBe(hold.lease);
+      if (next) book.release(next);
       // Its call is still charged: from available balance, the lease's hold being gone.
-      expect(await book.charge(hold, 40_000n, 'call-on-lost-lease').committed).toBe(40_000n);
+      expect(await book.charge(hold, 40_000n, 'call-on-lost-lease', noRows()).committed).toBe(40_000n);
     } finally {
       await book.close(5_000);
     }

@@ -9,10 +9,11 @@ import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
-import { BudgetLeases, type LeaseSettings } from '../../engine/money/leases.ts';
+import type { LeaseSettings } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { HoldRenewals } from '../../engine/money/renewals.ts';
 import { createWalletAccounts } from '../../engine/money/wallet-accounts.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -38,8 +39,8 @@ describeEachDatabase('calls waiting together for another process to give a lease
   it('are all served once the money comes back, though only one fits what came back first', async () => {
     const here = createLedger(getDb(), { clock: systemClock, owner: 'process-here' });
     const other = createLedger(getDb(), { clock: systemClock, owner: 'process-other' });
-    const hereBook = new BudgetLeases(here, systemClock, settings, quiet);
-    const otherBook = new BudgetLeases(other, systemClock, settings, quiet);
+    const hereBook = budgetLeases(here, settings);
+    const otherBook = budgetLeases(other, settings);
     const keys = createKeyService(getDb(), { clock: systemClock });
     try {
       const w = await here.createWallet();
@@ -70,7 +71,7 @@ describeEachDatabase('calls waiting together for another process to give a lease
       // The other process leases 120 units (8 calls) and spends one call of it.
       const first = await otherBook.holdOrWait(w.id, 'b', CALL);
       expect(first, 'the other process took no lease').not.toBeNull();
-      await otherBook.charge(first!, CALL, 'other-call').committed;
+      await otherBook.charge(first!, CALL, 'other-call', noRows()).committed;
       await otherBook.flushed();
       // Here, calls in flight hold the rest: 103 + 17 units; this process leases nothing for a while.
       await hereBook.returnWallet(w.id);

@@ -5,14 +5,13 @@
 import { expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { BudgetLeases } from '../../engine/money/leases.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { budgetLeases, noRows } from '../helpers/budget-leases.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { leaseSettings } from '../helpers/lease-settings.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
 const settings = leaseSettings({ maxShare: 0.5 });
-const quiet = { warn: () => {}, error: () => {} };
 const DRAWS_WAIT_MS = 3_000;
 
 describeEachDatabase('giving a lease back while its draws wait', (getDb: () => Db) => {
@@ -20,15 +19,15 @@ describeEachDatabase('giving a lease back while its draws wait', (getDb: () => D
     // Draws wait DRAWS_WAIT_MS after the last draws batch: the test's draws stay unwritten meanwhile.
     const ledger = createLedger(getDb(), { clock: systemClock, owner: 'lease-return-test', drawFlushMs: () => DRAWS_WAIT_MS });
     const w = await ledger.createWallet({ credits: 10_000 }); // 10,000,000 nano
-    const book = new BudgetLeases(ledger, systemClock, () => settings, quiet);
+    const book = budgetLeases(ledger, () => settings);
     try {
       const first = await book.holdOrWait(w.id, 'b', 100_000n);
       expect(first, 'the first call was not leased').not.toBeNull();
-      await book.charge(first!, 60_000n, 'first-draw').committed;
+      await book.charge(first!, 60_000n, 'first-draw', noRows()).committed;
       await book.flushed(); // written at once, nothing having been drawn lately: the next draws wait DRAWS_WAIT_MS
       const second = await book.holdOrWait(w.id, 'b', 100_000n);
       expect(second, 'the second call was not leased').not.toBeNull();
-      const waitingDraw = book.charge(second!, 70_000n, 'waiting-draw');
+      const waitingDraw = book.charge(second!, 70_000n, 'waiting-draw', noRows());
       const granted = (await ledger.balance(w.id)).reservedNano;
       expect(granted).toBeGreaterThan(70_000n);
       const asked = Date.now();
