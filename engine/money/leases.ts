@@ -145,7 +145,8 @@ export class BudgetLeases {
     const cost = costNano < 0n ? 0n : costNano;
     this.spend.note(pairKey(lease), cost, Date.now());
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
-    const holdAtMostNano = cost <= free(lease) ? undefined : free(lease);
+    const room = free(lease) > 0n ? free(lease) : 0n;
+    const holdAtMostNano = cost <= room ? undefined : room;
     lease.spent += holdAtMostNano ?? cost;
     assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
     const write = async (firstTry: boolean) => {
