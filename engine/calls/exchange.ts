@@ -76,11 +76,11 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
       },
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
-        if (input.facts) Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
+        noteRoute(input.facts, routeName(route), depth);
         const step = await relay(answer, depth, input, deps, charge, clientGone);
         // The route that answered did not fail; only those tried before it did.
         if (step.done) input.facts?.failedRoutes.pop();
-        else if (input.facts) Object.assign(input.facts, { route: undefined, fallbackDepth: undefined });
+        else noteRoute(input.facts, undefined, undefined);
         return step;
       },
       log: deps.log,
@@ -110,6 +110,13 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
   } finally {
     deadline.end();
   }
+}
+
+/** The route answering the call and how many failed before it, on the call's facts (undefined: none answers yet). */
+function noteRoute(facts: CallFacts | undefined, route: string | undefined, depth: number | undefined): void {
+  if (!facts) return;
+  facts.route = route;
+  facts.fallbackDepth = depth;
 }
 
 /**
