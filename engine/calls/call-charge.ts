@@ -3,7 +3,7 @@
 // has charged every answer a client received in full (docs/money.md, "A crash at each step").
 import type { FastifyBaseLogger } from 'fastify';
 import type { Snapshot } from '../catalog/runtime.ts';
-import { appliedPrices, chargeAt } from '../catalog/usage-cost.ts';
+import { type AppliedPrices, appliedPrices, chargeAt } from '../catalog/usage-cost.ts';
 import type { StoredAnswer } from '../core/protocol.ts';
 import type { ModelEntry, Usage } from '../core/types.ts';
 import type { CallFacts } from '../http/call-facts.ts';
@@ -124,12 +124,17 @@ interface ChargedCall {
 export function chargeForCall(c: ChargedCall): CallCharge {
   const pricing = { billing: c.snap.config.billing, modelById: (id: string) => c.snap.catalog.models.get(id), at: c.at };
   const prices = (usage: Usage) => appliedPrices(c.model, usage, pricing);
+  // The prices the cost was computed at: the charge settles once, pricing its usage first, and its record keeps them.
+  let charged: { usage: Usage; prices: AppliedPrices } | undefined;
   return new CallCharge(c.caller, c.hold, {
     accounts: c.accounts,
     log: c.log,
     commitWaitMs: c.snap.config.billing.ledger?.commit_wait_ms ?? DEFAULT_COMMIT_WAIT_MS,
     trace: c.trace,
-    costOf: (usage) => noteAboveHold(c.facts, c.hold, noteUsage(c.facts, usage) ?? chargeAt(prices(usage), usage)),
+    costOf: (usage) => {
+      charged = { usage, prices: prices(usage) };
+      return noteAboveHold(c.facts, c.hold, noteUsage(c.facts, usage) ?? chargeAt(charged.prices, usage));
+    },
     // Drawn up when the call is charged; the write keeps only the rows (a charge written behind the reply must not
     // keep the request and reply alive).
     chargeRowsOf: (usage, stored) => {
@@ -147,7 +152,7 @@ export function chargeForCall(c: ChargedCall): CallCharge {
         usage,
         durationMs: c.elapsedMs(),
         traceId: c.facts.traceId ?? null,
-        prices: prices(usage),
+        prices: charged?.usage === usage ? charged.prices : prices(usage),
       };
       return [...usageRecordRows(draft), ...vendorResponseRows({ walletId: c.caller.walletId, answer: stored, at })];
     },

@@ -53,18 +53,19 @@ interface GatewayServices extends FrontHalfDeps {
 
 /** Registers every model door on the app (engine/http/app.ts), then /v1/models and /v1/credits. */
 export function registerModelDoors(app: FastifyInstance, services: GatewayServices): void {
+  const holds = modelDoorHolds(services);
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
     const onRequest = authenticateBeforeBody(services, door.name);
     if (door.body === 'json') {
       app.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) =>
-        serveModelDoor(door.name, req, reply, services, jsonBody),
+        serveModelDoor(door.name, req, reply, services, jsonBody, holds),
       );
     } else if (door.body === 'multipart') {
       // The multipart parser lives in its own scope, so the JSON doors never accept a form.
       app.register(async (scope) => {
         await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
         scope.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) =>
-          serveModelDoor(door.name, req, reply, services, multipartBody),
+          serveModelDoor(door.name, req, reply, services, multipartBody, holds),
         );
       });
     }
@@ -101,21 +102,30 @@ const jsonBody: BodyReader = async (req) => readJsonBody(req);
 const multipartBody: BodyReader = (req, door, snap) =>
   readMultipartForm(req, door, { fileLimitBytes: snap.config.limits.file_limit_bytes });
 
-async function serveModelDoor(doorName: string, req: FastifyRequest, reply: FastifyReply, s: GatewayServices, readBody: BodyReader) {
-  const facts = callFacts(req);
-  facts.door = doorName;
-  const trace = startCallTrace(s.telemetry, req, doorName, facts);
+/** How every model door holds money for a call: the same for each call, so made once. */
+function modelDoorHolds(s: GatewayServices) {
   const withinDay = doorReservationWithinDay(s.accounts, s.clock);
-  const admission = {
-    door: doorName,
-    readBody,
+  return {
     planHold: async (call: PreparedRequest) => {
       await refuseNamesNotStored(call.prepared.wire, call.prepared.call.body, call.caller.walletId, s.idsNotStored);
       return withinDay(call);
     },
     lowerHold: doorReservationLowered(s.accounts),
-    trace,
   };
+}
+
+async function serveModelDoor(
+  doorName: string,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  s: GatewayServices,
+  readBody: BodyReader,
+  holds: ReturnType<typeof modelDoorHolds>,
+) {
+  const facts = callFacts(req);
+  facts.door = doorName;
+  const trace = startCallTrace(s.telemetry, req, doorName, facts);
+  const admission = { door: doorName, readBody, planHold: holds.planHold, lowerHold: holds.lowerHold, trace };
   const { snap, door, now, caller, prepared, hold, plan } = await admitCall(req, s, admission).catch((e: unknown) => {
     noteRefusal(facts, e, req.body, s.runtime.snapshot());
     facts.markSettled();

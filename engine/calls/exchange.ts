@@ -76,11 +76,11 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
       },
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
-        if (input.facts) Object.assign(input.facts, { route: routeName(route), fallbackDepth: depth });
+        noteRoute(input.facts, routeName(route), depth);
         const step = await relay(answer, depth, input, deps, charge, clientGone);
         // The route that answered did not fail; only those tried before it did.
         if (step.done) input.facts?.failedRoutes.pop();
-        else if (input.facts) Object.assign(input.facts, { route: undefined, fallbackDepth: undefined });
+        else noteRoute(input.facts, undefined, undefined);
         return step;
       },
       log: deps.log,
@@ -112,6 +112,13 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
   }
 }
 
+/** The route answering the call and how many failed before it, on the call's facts (undefined: none answers yet). */
+function noteRoute(facts: CallFacts | undefined, route: string | undefined, depth: number | undefined): void {
+  if (!facts) return;
+  facts.route = route;
+  facts.fallbackDepth = depth;
+}
+
 /**
  * A vendor with no route: neither its GATEWAY_VENDOR_<X>_URLS nor the bundled simulator (off once some vendor's
  * URLs are set). The client is told it is the operator's setting, and which one, rather than to retry.
@@ -123,8 +130,11 @@ function noRouteMessage(vendor: string): string {
 
 const DONE: RouteStep<void> = { done: true, value: undefined };
 
-/** The answer of one route, relayed to the client (done), or a reason the next route should be asked. */
-async function relay(
+/**
+ * The answer of one route, relayed to the client (done), or a reason the next route should be asked. Each kind
+ * of answer's relay is the step's own promise, not awaited in another.
+ */
+function relay(
   answer: UpstreamAnswer,
   depth: number,
   input: ExchangeInput,
@@ -132,10 +142,7 @@ async function relay(
   charge: CallCharge,
   clientGone: CallSignal,
 ): Promise<RouteStep<void>> {
-  if (answer.status >= 400) {
-    await relayVendorError(answer, depth, input);
-    return DONE;
-  }
+  if (answer.status >= 400) return relayVendorError(answer, depth, input);
   if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, charge);
   if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, charge);
   const { prepared, reply, door } = input;
@@ -225,7 +232,7 @@ async function relayBinary(answer: UpstreamAnswer, depth: number, input: Exchang
  * A vendor's 4xx is the client's answer: unchanged when the shapes match, re-shaped otherwise, its type one the
  * client contract names. The depth header names the route that answered (a 400 after a 429 on the first is depth 1).
  */
-async function relayVendorError(answer: UpstreamAnswer, depth: number, input: ExchangeInput): Promise<void> {
+async function relayVendorError(answer: UpstreamAnswer, depth: number, input: ExchangeInput): Promise<RouteStep<void>> {
   const raw = await answer.body.text();
   const vendorErrors = input.prepared.wire.errors;
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth));
@@ -234,9 +241,10 @@ async function relayVendorError(answer: UpstreamAnswer, depth: number, input: Ex
       .code(answer.status)
       .header('content-type', answerHeader(answer, 'content-type') ?? 'application/json')
       .send(raw);
-    return;
+    return DONE;
   }
   const { type, message } = vendorErrors.read(tryParse(raw));
   const err = new GatewayError(answer.status, vendorErrorType(type, vendorErrors.types, answer.status), message ?? raw.slice(0, 500));
   sendError(reply, err, input.door.errors);
+  return DONE;
 }

@@ -113,19 +113,25 @@ export async function admitCall<P extends HoldPlan>(
 }
 
 /** Holds the plan's amount; the hold is the admission span of a traced call (402, 403 and 429 are its errors). */
-async function placeHold(
+function placeHold(
   deps: FrontHalfDeps,
   { caller, prepared }: PreparedRequest,
   plan: Extract<HoldPlan, { amount: bigint }>,
   trace: CallTrace | null | undefined,
 ): Promise<Hold> {
-  const span = trace ? trace.step('admission', { [GATEWAY.heldNano]: Number(plan.amount) }) : null;
+  const admit = () => deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId, plan.advice);
+  // Untraced (telemetry off, the usual case), the hold is the admission's own promise, not wrapped in another.
+  return trace ? admittedInSpan(trace, plan.amount, admit) : admit();
+}
+
+async function admittedInSpan(trace: CallTrace, amount: bigint, admit: () => Promise<Hold>): Promise<Hold> {
+  const span = trace.step('admission', { [GATEWAY.heldNano]: Number(amount) });
   try {
-    const hold = await deps.accounts.admit(caller, prepared.call.model, plan.amount, plan.holdId, plan.advice);
-    span?.end();
+    const hold = await admit();
+    span.end();
     return hold;
   } catch (e) {
-    span?.end(errorTypeOf(e));
+    span.end(errorTypeOf(e));
     throw e;
   }
 }

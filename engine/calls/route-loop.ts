@@ -64,18 +64,19 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
   let failed = 0;
   let lastProblem: string | undefined;
   const refused: { route: Route; status: number }[] = [];
-  const refusedKeys = new Set<string>();
+  // Made on the first refusal only: nearly every call has none.
+  let refusedKeys: Set<string> | undefined;
   for (let pass = 0; pass < 2; pass++) {
     let retryAfterMs: number | undefined;
     for (const route of routes) {
-      if (refusedKeys.has(route.key)) continue;
+      if (refusedKeys?.has(route.key)) continue;
       const attempt = await attemptRoute(route, failed, loop);
       if (attempt.done) return attempt;
       failed++;
       lastProblem = attempt.problem;
       if (attempt.refusedStatus !== undefined) {
         refused.push({ route, status: attempt.refusedStatus });
-        refusedKeys.add(route.key);
+        (refusedKeys ??= new Set()).add(route.key);
         logCredentialRefused(loop, route, attempt.refusedStatus);
         continue;
       }

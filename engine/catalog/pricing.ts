@@ -38,8 +38,11 @@ export function pricesAt(model: ModelEntry, at: Date): TokenPrices {
 
 /** The scheduled price change in force at an instant (the latest whose Korean date has come), if any. */
 export function scheduledPriceAt(model: ModelEntry, at: Date): NonNullable<ModelEntry['pricing']['scheduled']>[number] | undefined {
+  const { scheduled } = model.pricing;
+  // Most models have no schedule: asked several times per call, that answer makes no list.
+  if (!scheduled?.length) return undefined;
   const today = koreanDate(at);
-  return (model.pricing.scheduled ?? [])
+  return scheduled
     .filter((s) => s.from <= today)
     .sort((x, y) => x.from.localeCompare(y.from))
     .pop();
@@ -47,7 +50,8 @@ export function scheduledPriceAt(model: ModelEntry, at: Date): NonNullable<Model
 
 /** The price tier a prompt of `promptTokens` falls in (above its threshold), if any. */
 export function tierForPrompt(model: ModelEntry, promptTokens: number): NonNullable<ModelEntry['pricing']['tiers']>[number] | undefined {
-  return (model.pricing.tiers ?? []).filter((t) => promptTokens > t.above_input_tokens).pop();
+  const { tiers } = model.pricing;
+  return tiers?.length ? tiers.filter((t) => promptTokens > t.above_input_tokens).pop() : undefined;
 }
 
 /**

@@ -73,18 +73,20 @@ function outcomeOf(req: FastifyRequest, reply: FastifyReply, status = reply.raw.
   const end = answeredAt.get(req) ?? process.hrtime.bigint();
   const start = startedAt.get(req) ?? end;
   const call = recordedCallFacts(req);
-  const ms = (t: bigint) => Number(t - start) / 1e6;
-  return {
+  const outcome: RequestOutcome = {
     requestId: req.id,
     method: req.method,
     path: redactedUrl(req.url),
     // A hijacked (streamed) answer's status is on the raw response.
     status,
-    durationMs: ms(end),
-    ttfbMs: ms(call?.firstByteAt ?? end),
-    ...(call ? { call } : {}),
+    durationMs: msBetween(start, end),
+    ttfbMs: msBetween(start, call?.firstByteAt ?? end),
   };
+  if (call) outcome.call = call;
+  return outcome;
 }
+
+const msBetween = (start: bigint, end: bigint) => Number(end - start) / 1e6;
 
 function logFields(o: RequestOutcome): Record<string, unknown> {
   const fields: Record<string, unknown> = { method: o.method, path: o.path, status: o.status, durationMs: Math.round(o.durationMs) };

@@ -9,13 +9,13 @@ export interface CallFacts {
   model?: string;
   vendor?: string;
   /** The route that answered, by name (`a0`, `a1`), never its URL (which may carry credentials). */
-  route?: string;
+  route?: string | undefined;
   /** Routes that failed before the one that answered (or all that were tried, when none did). */
   failedRoutes: string[];
   /** The vendor whose routes refused the gateway's own credential (401/403), when that failed the call. */
   credentialRefused?: string;
   /** How many attempts failed before the answering one. */
-  fallbackDepth?: number;
+  fallbackDepth?: number | undefined;
   tokensIn?: number;
   tokensOut?: number;
   /** What the wallet was charged, nano-USD. */

@@ -232,8 +232,11 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
   const book = new AppliedBook();
   const unlisten: (() => Promise<void>)[] = [];
   const beforeApplied = opts.beforeApplied;
+  // Once the listener is up, authenticate no longer awaits it: every call would pay a turn of the queue for nothing.
+  let listened = false;
   const listening = listenForChanges({ db, book, invalidate, warn, beforeApplied }).then((stops) => {
     unlisten.push(...stops);
+    listened = true;
   });
   // Keep an unhandled rejection from crashing the process; authenticate awaits `listening` and fails with 503.
   listening.catch(() => undefined);
@@ -253,7 +256,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     async authenticate(secret, kind, aopts = {}) {
       if (closed) throw errors.unavailable('The service is shutting down. Retry later.');
       checkSecretShape(secret, kind, aopts);
-      await listening;
+      if (!listened) await listening;
 
       const hash = hashSecret(secret);
       const now = clock.now();
