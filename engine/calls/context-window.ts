@@ -29,9 +29,10 @@ export function refuseInputPastContext(door: DoorConfig, call: Call, snap: Snaps
 /** The words of every text the model reads under `value`; strings under other keys (roles, types, ids, data) are not counted. */
 function promptWords(value: JsonValue | undefined, key: string): number {
   if (typeof value === 'string') return TEXT_KEYS.has(key) ? wordsIn(value) : 0;
-  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + promptWords(item, key), 0);
-  if (value && typeof value === 'object') return Object.entries(value).reduce((sum, [k, v]) => sum + promptWords(v, k), 0);
-  return 0;
+  let words = 0;
+  if (Array.isArray(value)) for (const item of value) words += promptWords(item, key);
+  else if (value && typeof value === 'object') for (const k in value) words += promptWords(value[k], k);
+  return words;
 }
 
 const OTHER_SPACE = /\s/;

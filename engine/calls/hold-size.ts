@@ -38,7 +38,7 @@ export function holdFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date):
       refuseLimitPastMaxOutput(bounds, call);
       const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
       const advice = adviceFor(bounds, call.client, honoured);
-      return { amount, ...(advice ? { advice } : {}) };
+      return advice ? { amount, advice } : { amount };
     }
   }
 }
@@ -52,11 +52,21 @@ function refuseLimitPastMaxOutput(b: TextBounds, call: Call): void {
   const most = call.model.max_output;
   const limit = b.outputLimit;
   if (!most || !limit || limit.value <= most) return;
-  const sent = [limit.field, ...outputLimitNames(everyFormatsLimits())].find((name) => call.client[name] === limit.value) ?? limit.field;
+  const sent = nameSent(limit, call.client) ?? limit.field;
   throw errors.invalidRequest(
     `${sent} is ${limit.value}, above the most ${call.model.id} can write (${most} output tokens). Send ${sent} of at most ${most}, or omit it.`,
     sent,
   );
+}
+
+/**
+ * The name under which the client sent the output limit: the limit's own, else any format's output limit field
+ * holding its value (a translation may have renamed it). Undefined when the client sent none (one was filled in).
+ */
+function nameSent(limit: NonNullable<TextBounds['outputLimit']>, client: JsonObject): string | undefined {
+  if (client[limit.field] === limit.value) return limit.field;
+  for (const name of outputLimitNames(everyFormatsLimits())) if (client[name] === limit.value) return name;
+  return undefined;
 }
 
 /** The output limit fields of every wire format. */
@@ -70,7 +80,7 @@ const outputLimitNames = derivedFrom((limits: HonouredLimits[]) => [...new Set(l
 function adviceFor(b: TextBounds, client: JsonObject, honoured: HonouredLimits): string | undefined {
   const choices = b.choices.field ? `${b.choices.field} (${b.choices.count})` : undefined;
   const limit = b.outputLimit;
-  const sent = limit && [limit.field, ...outputLimitNames(everyFormatsLimits())].find((name) => client[name] === limit.value);
+  const sent = limit && nameSent(limit, client);
   if (limit && sent) return `lower ${sent} (${limit.value})${choices ? ` or ${choices}` : ''} to lower the reservation`;
   if (b.outputPerChoice === 0) return undefined;
   const names = (honoured.output ?? []).join(' or ') || 'an output limit';

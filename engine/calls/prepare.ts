@@ -1,7 +1,7 @@
 // Everything a call goes through before money moves: required fields, model lookup, refusals,
 // then the door's request chain. Pure: no I/O, so a refusal can never have charged anything.
 import { randomUUID } from 'node:crypto';
-import { cloneJson } from '../../transforms/util/json.ts';
+import { cloneJson, isObject } from '../../transforms/util/json.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
@@ -11,7 +11,7 @@ import { derivedFromText } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
 import type { Chain, Protocol } from '../core/protocol.ts';
-import type { JsonObject, JsonValue } from '../core/types.ts';
+import type { JsonObject } from '../core/types.ts';
 import type { Caller } from '../money/accounts.ts';
 import { checkModelFields } from './model-fields.ts';
 import { doorModelRules, type RequestView, refusalError } from './refusals.ts';
@@ -67,13 +67,16 @@ export function prepareCall(
   };
   const capField = reservation.output_cap_written?.[model.vendor];
   const outputCap = capField ? { write: capField, fields: honoured.output ?? [] } : undefined;
+  // The chain changes its own copy, which names the model resolved.
+  const sentBody = cloneJson(body);
+  sentBody.model = model.id;
   let call: Call = {
     id: randomUUID(),
     door: door.name,
     model,
     rules,
     client: body,
-    body: { ...cloneJson(body), model: model.id },
+    body: sentBody,
     ...(opts.files ? { files: opts.files } : {}),
     stream,
     upstreamHeaders: {},
@@ -127,36 +130,38 @@ function streamAsked(value: unknown, inForm: boolean): boolean {
 const PLAIN_NAME = /^[a-z0-9_]*$/;
 
 function checkFieldSpelling(body: JsonObject): void {
-  checkNames(body, '');
-  for (const [part, at] of vendorNamedParts(body)) checkNames(part, at);
-}
-
-function checkNames(part: JsonObject, at: string): void {
-  for (const key of Object.keys(part)) {
-    if (PLAIN_NAME.test(key)) continue; // folds to itself: no need to normalise every call's names
-    const plain = key.normalize('NFKC').toLowerCase();
-    const shown = (k: string) => `${at}${k.slice(0, 60)}`;
-    if (plain !== key) throw errors.invalidRequest(`Field names are lowercase: send '${shown(plain)}', not '${shown(key)}'.`, shown(key));
+  checkNames(body);
+  for (const list of VENDOR_NAMED_LISTS) {
+    const items = body[list];
+    if (!Array.isArray(items)) continue;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (!isObject(item)) continue;
+      checkNames(item, list, i);
+      if ((list !== 'messages' && list !== 'input') || !Array.isArray(item.content)) continue;
+      for (let j = 0; j < item.content.length; j++) {
+        const block = item.content[j];
+        if (isObject(block)) checkNames(block, list, i, j);
+      }
+    }
   }
 }
 
 /**
- * The parts of a body whose field names the vendor's format defines and where bounds are read (a tool's
- * `max_uses`, a block's `cache_control`): each tool, each message or input item and its content blocks, each
- * system block. Not the objects a client names itself (a function's parameter schema, a tool call's arguments).
+ * The lists whose entries' field names the vendor's format defines and where bounds are read (a tool's `max_uses`,
+ * a block's `cache_control`): each tool, each system block, each message or input item and its content blocks. Not
+ * the objects a client names itself (a function's parameter schema, a tool call's arguments).
  */
-function vendorNamedParts(body: JsonObject): [JsonObject, string][] {
-  const parts: [JsonObject, string][] = [];
-  const each = (v: JsonValue | undefined, at: string, inner?: (o: JsonObject, at: string) => void) => {
-    if (!Array.isArray(v)) return;
-    v.forEach((x, i) => {
-      if (typeof x !== 'object' || x === null || Array.isArray(x)) return;
-      parts.push([x, `${at}[${i}].`]);
-      inner?.(x, `${at}[${i}]`);
-    });
-  };
-  each(body.tools, 'tools');
-  each(body.system, 'system');
-  for (const list of ['messages', 'input'] as const) each(body[list], list, (item, at) => each(item.content, `${at}.content`));
-  return parts;
+const VENDOR_NAMED_LISTS = ['tools', 'system', 'messages', 'input'] as const;
+
+/** Refuses a name of `part`, the body or the entry `item` of `list` (or its content block `block`), that is not lowercase. */
+function checkNames(part: JsonObject, list?: string, item?: number, block?: number): void {
+  for (const key in part) {
+    if (PLAIN_NAME.test(key)) continue; // folds to itself: no need to normalise every call's names
+    const plain = key.normalize('NFKC').toLowerCase();
+    if (plain === key) continue;
+    const at = list === undefined ? '' : `${list}[${item}].${block === undefined ? '' : `content[${block}].`}`;
+    const shown = (k: string) => `${at}${k.slice(0, 60)}`;
+    throw errors.invalidRequest(`Field names are lowercase: send '${shown(plain)}', not '${shown(key)}'.`, shown(key));
+  }
 }

@@ -63,16 +63,19 @@ export function loopSteps(s: {
   fetchUses: number[];
   window: number;
 }): LoopStep[] {
-  const largest = Math.max(s.perCall.web_search, s.perCall.file_search);
-  const steps: LoopStep[] = s.shared
-    ? [{ calls: s.calls.web_search + s.calls.file_search, tokens: largest }]
-    : [
-        { calls: s.calls.web_search, tokens: s.perCall.web_search },
-        { calls: s.calls.file_search, tokens: s.perCall.file_search },
-      ];
-  for (const a of s.advisors) steps.push({ calls: a.calls, tokens: a.tokens ?? s.window });
-  for (const uses of s.fetchUses) steps.push({ calls: uses, tokens: s.window });
-  return steps.filter((step) => step.calls > 0);
+  const steps: LoopStep[] = [];
+  // A tool the body allows no call of adds no step.
+  const add = (calls: number, tokens: number) => {
+    if (calls > 0) steps.push({ calls, tokens });
+  };
+  if (s.shared) add(s.calls.web_search + s.calls.file_search, Math.max(s.perCall.web_search, s.perCall.file_search));
+  else {
+    add(s.calls.web_search, s.perCall.web_search);
+    add(s.calls.file_search, s.perCall.file_search);
+  }
+  for (const a of s.advisors) add(a.calls, a.tokens ?? s.window);
+  for (const uses of s.fetchUses) add(uses, s.window);
+  return steps;
 }
 
 /**
@@ -87,13 +90,18 @@ export function unboundedToolSteps(
   s: { callCap?: number | undefined; loopCalls: number; window: number; prompt: number },
 ): LoopStep[] {
   const calls = s.callCap ?? s.loopCalls;
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  const sends = (is: (type: JsonValue | undefined) => boolean) => tools.some((t) => isObject(t) && is(t.type));
   const servers = Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0;
   const steps: LoopStep[] = [];
-  if (servers || sends(isRemoteMcpTool)) steps.push({ calls, tokens: s.window });
-  if (sends(isToolSearchTool)) steps.push({ calls, tokens: s.prompt });
+  if (servers || sendsTool(body, isRemoteMcpTool)) steps.push({ calls, tokens: s.window });
+  if (sendsTool(body, isToolSearchTool)) steps.push({ calls, tokens: s.prompt });
   return steps;
+}
+
+/** Whether the body sends a tool whose type `is` of the kind asked. */
+export function sendsTool(body: JsonObject, is: (type: JsonValue | undefined) => boolean): boolean {
+  if (!Array.isArray(body.tools)) return false;
+  for (const t of body.tools) if (isObject(t) && is(t.type)) return true;
+  return false;
 }
 
 /** Whether the body asks the vendor to compact its context: an entry of the format's declared list of the declared type. */

@@ -8,7 +8,7 @@ import type { HonouredLimits } from '../core/protocol.ts';
 import { isAdvisorTool, isFetchTool, type ServerToolKind, serverToolKind } from '../core/server-tools.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
 import type { BillingConfig } from './config.ts';
-import { asksCompaction, loopSteps, type PassBounds, passBounds, unboundedToolSteps } from './pass-bounds.ts';
+import { asksCompaction, loopSteps, type PassBounds, passBounds, sendsTool, unboundedToolSteps } from './pass-bounds.ts';
 import { everyFormatsLimits } from './wire-format.ts';
 
 export interface TextBounds {
@@ -53,11 +53,11 @@ export function textBounds(
   const r = billing.reservation;
   checkLimitFields(body);
 
-  const { bytes, images } = measureBody(body);
-  let inputTokens = bytes + images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
+  const measure = measureBody(body);
+  let inputTokens = measure.bytes + measure.images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
   // A document the vendor fetches by URL or file id, or a page its fetch tool reads, enters the prompt at a
   // size the body does not show: only the context window bounds it.
-  if (model.context_window && pullsContentIn(body)) inputTokens = model.context_window;
+  if (model.context_window && pullsContentIn(body, measure)) inputTokens = model.context_window;
   if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
   const promptTokens = inputTokens;
 
@@ -66,13 +66,12 @@ export function textBounds(
   const outputLimit = largestLimit(body, honoured.output ?? []);
   const outputPerChoice = outputLimit ? Math.min(outputLimit.value, cap) : cap;
   const choices = choicesOf(body, honoured.choices, r.max_choices);
-  const perChoiceTools = serverToolBounds(body, honoured, r.max_server_tool_calls, billing.server_tools);
+  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
+  const perChoiceTools = serverToolBounds(body, honoured, callCap, r.max_server_tool_calls, billing.server_tools);
   // Each search's result pages, and each file search's chunks, come back as input the body does not show.
   // Per call of each tool the body sends (0 for a kind it does not).
-  const sends = (kind: ServerToolKind) =>
-    Array.isArray(body.tools) && body.tools.some((t) => isObject(t) && serverToolKind(t.type) === kind);
   const perCall = {
-    web_search: sends('web_search') ? r.search_result_tokens : 0,
+    web_search: sendsTool(body, isWebSearchTool) ? r.search_result_tokens : 0,
     file_search: fileSearchResultsPerCall(body, honoured, r.file_search_results) * r.file_search_chunk_tokens,
   };
   const resultTokens = resultTokensOf(perChoiceTools, perCall, honoured.tool_calls !== undefined && body[honoured.tool_calls] != null);
@@ -81,13 +80,10 @@ export function textBounds(
     if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
   }
 
-  const advisors = advisorBounds(body, honoured, r.max_server_tool_calls);
-  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
-  const fetchUses = (Array.isArray(body.tools) ? body.tools : []).flatMap((t, i) => {
-    if (!isObject(t) || !isFetchTool(t.type)) return [];
-    const at = `tools[${i}].${honoured.tool_uses}`;
-    return [(honoured.tool_uses ? positiveCount(t[honoured.tool_uses], at) : undefined) ?? r.max_server_tool_calls];
-  });
+  const advisors = advisorBounds(body, honoured, callCap ?? r.max_server_tool_calls);
+  const fetchUses = toolsOf(body).flatMap((t, i) =>
+    isObject(t) && isFetchTool(t.type) ? [toolCount(t, i, honoured.tool_uses) ?? r.max_server_tool_calls] : [],
+  );
   const steps = loopSteps({
     calls: perChoiceTools,
     perCall,
@@ -118,8 +114,8 @@ export function textBounds(
     inputTokens,
     outputTokens: outputPerChoice * choices.count,
     serverToolCalls: { web_search: perChoiceTools.web_search * choices.count, file_search: perChoiceTools.file_search * choices.count },
-    cacheWrites: !r.cache_writes_when_marked.includes(model.vendor) || marksCache(body),
-    cacheWritesHour: marksCache(body, (mark) => isObject(mark) && mark.ttl === '1h'),
+    cacheWrites: !r.cache_writes_when_marked.includes(model.vendor) || measure.marksCache,
+    cacheWritesHour: measure.marksCacheHour,
     ...(outputLimit ? { outputLimit } : {}),
     outputPerChoice,
     choices,
@@ -128,21 +124,12 @@ export function textBounds(
   };
 }
 
-/** Each advisor tool's uses (its own cap, else the call's, else the unbounded default) and per-use output cap. */
-function advisorBounds(body: JsonObject, honoured: HonouredLimits, unbounded: number): TextBounds['advisors'] {
-  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.flatMap((t, i) => {
+/** Each advisor tool's uses (its own cap, else `uncapped`: the call's cap or the default) and per-use output cap. */
+function advisorBounds(body: JsonObject, honoured: HonouredLimits, uncapped: number): TextBounds['advisors'] {
+  return toolsOf(body).flatMap((t, i) => {
     if (!isObject(t) || !isAdvisorTool(t.type)) return [];
-    const uses = honoured.tool_uses ? positiveCount(t[honoured.tool_uses], `tools[${i}].${honoured.tool_uses}`) : undefined;
-    return [
-      {
-        model: t.model,
-        at: `tools[${i}].model`,
-        uses: uses ?? callCap ?? unbounded,
-        outputPerUse: positiveCount(t.max_tokens, `tools[${i}].max_tokens`) ?? null,
-      },
-    ];
+    const uses = toolCount(t, i, honoured.tool_uses) ?? uncapped;
+    return [{ model: t.model, at: `tools[${i}].model`, uses, outputPerUse: toolCount(t, i, 'max_tokens') ?? null }];
   });
 }
 
@@ -163,12 +150,12 @@ function resultTokensOf(calls: TextBounds['serverToolCalls'], perCall: Record<Se
  * tool without one is sent `written`, by cap-server-tools). A format without such a field holds `written` too.
  */
 function fileSearchResultsPerCall(body: JsonObject, honoured: HonouredLimits, written: number): number {
-  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const tools = toolsOf(body);
   let most = 0;
-  for (const [i, t] of tools.entries()) {
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i];
     if (!isObject(t) || serverToolKind(t.type) !== 'file_search') continue;
-    const field = honoured.tool_results;
-    const cap = field ? positiveCount(t[field], `tools[${i}].${field}`) : undefined;
+    const cap = toolCount(t, i, honoured.tool_results);
     most = Math.max(most, cap ?? written);
   }
   return most;
@@ -183,9 +170,18 @@ function fileSearchResultsPerCall(body: JsonObject, honoured: HonouredLimits, wr
  * (its minimum is 1; a client that wants no searches leaves the tool out).
  */
 function positiveCount(value: JsonValue | undefined, at: string): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value;
+  if (isCountOrAbsent(value)) return value ?? undefined;
   throw errors.invalidRequest(`${at} must be a positive whole number (1 or more); got ${shown(value)}.`, at);
+}
+
+const isCountOrAbsent = (value: JsonValue | undefined): value is number | null | undefined =>
+  value === undefined || value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1);
+
+/** A tool's limit `field` (none: the format has no such field), as positiveCount; its path is written only if refused. */
+function toolCount(tool: JsonObject, index: number, field: string | undefined): number | undefined {
+  if (!field) return undefined;
+  const value = tool[field];
+  return isCountOrAbsent(value) ? (value ?? undefined) : positiveCount(value, `tools[${index}].${field}`);
 }
 
 const shown = (v: JsonValue): string =>
@@ -204,11 +200,11 @@ const shown = (v: JsonValue): string =>
 function checkLimitFields(body: JsonObject): void {
   const { topLevel, toolFields } = limitFieldsOf(everyFormatsLimits());
   for (const field of topLevel) positiveCount(body[field], field);
-  if (!Array.isArray(body.tools)) return;
-  body.tools.forEach((tool, i) => {
-    if (!isObject(tool)) return;
-    for (const field of toolFields) positiveCount(tool[field], `tools[${i}].${field}`);
-  });
+  const tools = toolsOf(body);
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i];
+    if (isObject(tool)) for (const field of toolFields) toolCount(tool, i, field);
+  }
 }
 
 /** Every limit field of every wire format: top-level ones, and those a tool entry carries. */
@@ -244,18 +240,18 @@ function choicesOf(body: JsonObject, field: string | undefined, max: number): Te
 function serverToolBounds(
   body: JsonObject,
   honoured: HonouredLimits,
+  callCap: number | undefined,
   unbounded: number,
   prices: Record<string, number>,
 ): TextBounds['serverToolCalls'] {
   const out = { web_search: 0, file_search: 0 };
-  const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  for (const [i, t] of tools.entries()) {
+  const tools = toolsOf(body);
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i];
     if (!isObject(t)) continue;
     const kind = serverToolKind(t.type);
     if (!kind) continue;
-    const uses = honoured.tool_uses ? positiveCount(t[honoured.tool_uses], `tools[${i}].${honoured.tool_uses}`) : undefined;
-    out[kind] += uses ?? callCap ?? unbounded;
+    out[kind] += toolCount(t, i, honoured.tool_uses) ?? callCap ?? unbounded;
   }
   if (callCap === undefined) return out;
   let left = callCap;
@@ -278,7 +274,7 @@ function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: Billing
   const r = billing.reservation;
   // vendor-references.ts refuses a config whose tables miss a vendor.
   let tokens = r.framing_per_call[model.vendor]! + messageCount(body) * r.framing_per_message[model.vendor]!;
-  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const tools = toolsOf(body);
   if (tools.length > 0) tokens += r.tool_prompt_tokens;
   for (const t of tools) {
     if (isObject(t) && typeof t.type === 'string' && !BODY_DEFINED_TOOL_TYPES.has(t.type)) tokens += r.vendor_tool_tokens;
@@ -293,18 +289,10 @@ function messageCount(body: JsonObject): number {
   return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
 }
 
-/** Whether the body marks a prompt-cache breakpoint (`which` of them) anywhere: a block, a tool, the system prompt or the top level. */
-function marksCache(value: JsonValue, which: (mark: JsonValue) => boolean = (mark) => mark !== null): boolean {
-  if (Array.isArray(value)) return value.some((v) => marksCache(v, which));
-  if (!isObject(value)) return false;
-  return Object.entries(value).some(([k, v]) => (k === 'cache_control' && which(v)) || marksCache(v, which));
-}
-
 const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
 
 /** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
-function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | null): boolean {
-  if (typeof v !== 'string') return false;
+function isInlineImage(v: string, parent: JsonObject | null, key: string | null): boolean {
   if (v.startsWith('data:image/')) return true;
   return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
 }
@@ -312,61 +300,76 @@ function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | nu
 /** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
 const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
 
+/** What one walk of the body finds: its text's bytes and its images (see measureBody), and what it marks or points at. */
+interface BodyMeasure {
+  bytes: number;
+  images: number;
+  /** A prompt-cache breakpoint (a `cache_control` that is not null) anywhere, and one kept an hour. */
+  marksCache: boolean;
+  marksCacheHour: boolean;
+  /** Some object points at content the vendor pulls in (pointsAtContent). */
+  pointsAtContent: boolean;
+}
+
 /**
  * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the vendor
  * tokenizes. Everything else, however it looks, counts byte for byte, keys and brackets included, except the
- * top-level settings.
+ * top-level settings. The same walk notes the cache marks and content pointers anywhere in the body, images and
+ * settings included, so the body is walked once for all of them.
  */
-export function measureBody(body: JsonObject): { bytes: number; images: number } {
-  let bytes = 2;
-  let images = 0;
-  const walk = (v: JsonValue, parent: JsonObject | null, key: string | null): void => {
-    if (isInlineImage(v, parent, key)) images++;
-    else if (typeof v === 'string') bytes += Buffer.byteLength(v) + 2;
-    else if (Array.isArray(v)) {
-      bytes += 2;
-      for (const item of v) walk(item, null, null);
-    } else if (v && typeof v === 'object') {
-      // An image part (inline or by URL) costs image tokens, whatever its bytes.
-      if (typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
-        images++;
-        return;
-      }
-      bytes += 2;
-      for (const [k, child] of Object.entries(v)) entry(v, k, child);
-    } else {
-      bytes += String(v).length;
+export function measureBody(body: JsonObject): BodyMeasure {
+  const m: BodyMeasure = { bytes: 2, images: 0, marksCache: false, marksCacheHour: false, pointsAtContent: pointsAtContent(body) };
+  measureMembers(m, body, true, true);
+  return m;
+}
+
+/** Adds `v` to the measure; `counted` is false where its bytes are not prompt text (inside an image part, a setting). */
+function measureValue(m: BodyMeasure, v: JsonValue, parent: JsonObject | null, key: string | null, counted: boolean): void {
+  if (typeof v === 'string') {
+    if (!counted) return;
+    if (isInlineImage(v, parent, key)) m.images++;
+    else m.bytes += Buffer.byteLength(v) + 2;
+  } else if (Array.isArray(v)) {
+    if (counted) m.bytes += 2;
+    for (const item of v) measureValue(m, item, null, null, counted);
+  } else if (v !== null && typeof v === 'object') {
+    if (!m.pointsAtContent && pointsAtContent(v)) m.pointsAtContent = true;
+    // An image part (inline or by URL) costs image tokens, whatever its bytes.
+    if (counted && typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
+      m.images++;
+      counted = false;
+    } else if (counted) m.bytes += 2;
+    measureMembers(m, v, counted, false);
+  } else if (counted) m.bytes += String(v).length;
+}
+
+/** Adds an object's members: each key, unless a top-level setting's, and each value. */
+function measureMembers(m: BodyMeasure, object: JsonObject, counted: boolean, topLevel: boolean): void {
+  for (const key in object) {
+    const child = object[key]!;
+    if (key === 'cache_control') {
+      if (child !== null) m.marksCache = true;
+      if (isObject(child) && child.ttl === '1h') m.marksCacheHour = true;
     }
-  };
-  const entry = (parent: JsonObject, k: string, child: JsonValue) => {
-    bytes += Buffer.byteLength(k) + 3;
-    walk(child, parent, k);
-  };
-  for (const [k, child] of Object.entries(body)) if (!isTopLevelSetting(k, child)) entry(body, k, child);
-  return { bytes, images };
+    const countedHere = counted && !(topLevel && isTopLevelSetting(key, child));
+    if (countedHere) m.bytes += Buffer.byteLength(key) + 3;
+    measureValue(m, child, object, key, countedHere);
+  }
 }
 
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const NO_TOOLS: readonly JsonValue[] = [];
+const toolsOf = (body: JsonObject): readonly JsonValue[] => (Array.isArray(body.tools) ? body.tools : NO_TOOLS);
+const isWebSearchTool = (type: JsonValue | undefined): boolean => serverToolKind(type) === 'web_search';
 
 /**
  * Whether the vendor will put content into the prompt that the body only points at, or bill past its bytes: files
  * by URL or id, inline PDFs (billed per page), page fetches, remote MCP servers (whose results their owner sizes) and
  * stored conversations it replays. Then the body's bytes do not bound its input, and the hold must not rely on them.
  */
-function pullsContentIn(value: JsonValue): boolean {
-  if (isObject(value) && Array.isArray(value.mcp_servers) && value.mcp_servers.length > 0) return true;
-  if (isObject(value) && replaysStoredContent(value)) return true;
-  const stack: JsonValue[] = [value];
-  while (stack.length) {
-    const v = stack.pop()!;
-    if (Array.isArray(v)) stack.push(...v);
-    else if (isObject(v)) {
-      if (pointsAtContent(v)) return true;
-      stack.push(...Object.values(v));
-    }
-  }
-  return false;
-}
+const pullsContentIn = (body: JsonObject, measure: BodyMeasure): boolean =>
+  measure.pointsAtContent || (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0) || replaysStoredContent(body);
 
 const replaysStoredContent = (body: JsonObject): boolean =>
   present(body.previous_response_id) || present(body.conversation) || (isObject(body.prompt) && present(body.prompt.id));

@@ -17,6 +17,22 @@ describe('fieldWithUnpairedSurrogate', () => {
     expect(fieldWithUnpairedSurrogate('\udc00\ud800')).toBe('body'); // the wrong order is not a pair
     expect(fieldWithUnpairedSurrogate({ a: '👩‍👩‍👧‍👦', b: [1, null, true], c: '\ud83e\udd8a' })).toBeNull();
   });
+
+  it('names the path deep in arrays and objects, and reads an object’s keys before its values', () => {
+    const messages = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'ok' },
+          { type: 'text', text: 'y\ud800' },
+        ],
+      },
+    ];
+    expect(fieldWithUnpairedSurrogate({ model: 'm', messages })).toBe('messages[0].content[1].text');
+    expect(fieldWithUnpairedSurrogate(['a', [1, ['\udc00']]])).toBe('[1][1][0]');
+    expect(fieldWithUnpairedSurrogate({ a: [{ b: { ok: 'x', 'k\udc00': 1 } }] })).toBe('a[0].b.k\udc00');
+    expect(fieldWithUnpairedSurrogate({ a: 'x\ud800', 'k\ud800': 1, 'j\ud800': 2 })).toBe('j\ud800');
+  });
 });
 
 for (const kind of ['pglite', 'postgres'] as const) {

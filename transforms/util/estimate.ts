@@ -138,10 +138,7 @@ const unreadable = (n: unknown): boolean => typeof n === 'number' && Number.isNa
  * `estimate` is called only when something is unreadable.
  */
 export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate): Usage {
-  const advisor = usage.advisor ?? [];
-  const anyUnreadable =
-    Object.values(usage).some(unreadable) || advisor.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens));
-  if (!anyUnreadable) return usage;
+  if (!anyUnreadable(usage)) return usage;
   const guess = estimate();
   const out: Usage = { ...usage };
   if ([usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens].some(unreadable)) {
@@ -150,11 +147,17 @@ export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate):
   if (unreadable(out.output_tokens)) out.output_tokens = guess.output_tokens;
   for (const [key, value] of Object.entries(out)) if (unreadable(value)) Object.assign(out, { [key]: 0 });
   if (usage.advisor) {
-    out.advisor = advisor.map((a) => ({
+    out.advisor = usage.advisor.map((a) => ({
       model: a.model,
       input_tokens: unreadable(a.input_tokens) ? guess.input_tokens : a.input_tokens,
       output_tokens: unreadable(a.output_tokens) ? guess.output_tokens : a.output_tokens,
     }));
   }
   return out;
+}
+
+/** Whether any count of the figure, or of its advisors', is unreadable. */
+function anyUnreadable(usage: Usage): boolean {
+  for (const key in usage) if (unreadable(usage[key as keyof Usage])) return true;
+  return usage.advisor?.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens)) ?? false;
 }
