@@ -2,61 +2,56 @@
 // in text, so a field kept for later would fail after its hold or come back changed.
 import { errors, type GatewayError, hasUnpairedSurrogate } from '../core/errors.ts';
 
-/** An object or array being walked: its keys (null for an array) and the position of the child visited last. */
-interface Level {
-  container: Record<string, unknown> | unknown[];
-  keys: string[] | null;
-  at: number;
+/** The path of the first string (value or key) in `value` holding an unpaired surrogate, or null. */
+export function fieldWithUnpairedSurrogate(value: unknown): string | null {
+  // Nearly no body has one: the walk that writes each field's path runs only for a body that does.
+  return holdsUnpairedSurrogate(value) ? firstFieldWithUnpairedSurrogate(value) : null;
 }
 
 /**
- * The path of the first string (value or key) in `value` holding an unpaired surrogate, or null. An object's keys
- * are all read before its values, the last such key named first.
+ * Whether any string (value or key) in `value` holds an unpaired surrogate. An explicit stack, like the depth
+ * bound's walk: it runs before that bound is known to hold.
  */
-export function fieldWithUnpairedSurrogate(value: unknown): string | null {
-  if (typeof value === 'string') return hasUnpairedSurrogate(value) ? 'body' : null;
-  // An explicit stack, like the depth bound's walk: it runs before that bound is known to hold. It keeps where
-  // each level is, and the path is written from it only when a surrogate is found.
-  const levels: Level[] = [];
-  let badKey = enter(levels, value);
-  while (badKey === null && levels.length > 0) {
-    const level = levels[levels.length - 1]!;
-    level.at++;
-    const { container, keys, at } = level;
-    if (at >= (keys ?? (container as unknown[])).length) {
-      levels.pop();
+function holdsUnpairedSurrogate(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (hasUnpairedSurrogate(v)) return true;
+    } else if (Array.isArray(v)) {
+      for (const item of v) pending.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key of Object.keys(v)) {
+        if (hasUnpairedSurrogate(key)) return true;
+        pending.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
+function firstFieldWithUnpairedSurrogate(value: unknown): string | null {
+  const pending: { value: unknown; path: string }[] = [{ value, path: '' }];
+  while (pending.length > 0) {
+    const { value: v, path } = pending.pop()!;
+    if (typeof v === 'string') {
+      if (hasUnpairedSurrogate(v)) return path || 'body';
       continue;
     }
-    const child = keys ? (container as Record<string, unknown>)[keys[at]!] : (container as unknown[])[at];
-    if (typeof child === 'string') {
-      if (hasUnpairedSurrogate(child)) return pathOf(levels);
-    } else badKey = enter(levels, child);
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) pending.push({ value: v[i], path: `${path}[${i}]` });
+      continue;
+    }
+    const entries = Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      const childPath = path ? `${path}.${key}` : key;
+      if (hasUnpairedSurrogate(key)) return childPath;
+      pending.push({ value: child, path: childPath });
+    }
   }
-  return badKey === null ? null : pathOf(levels, badKey);
-}
-
-/**
- * Pushes an object or array to walk; returns the key of an object that holds an unpaired surrogate (the last such),
- * to be named without walking further.
- */
-function enter(levels: Level[], value: unknown): string | null {
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    levels.push({ container: value, keys: null, at: -1 });
-    return null;
-  }
-  const keys = Object.keys(value);
-  for (let i = keys.length - 1; i >= 0; i--) if (hasUnpairedSurrogate(keys[i]!)) return keys[i]!;
-  levels.push({ container: value as Record<string, unknown>, keys, at: -1 });
   return null;
-}
-
-/** The path of the child each level is at (`messages[0].content`), then `lastKey` when given. */
-function pathOf(levels: Level[], lastKey?: string): string {
-  let path = '';
-  for (const { keys, at } of levels) path = keys ? (path ? `${path}.${keys[at]}` : keys[at]!) : `${path}[${at}]`;
-  if (lastKey !== undefined) path = path ? `${path}.${lastKey}` : lastKey;
-  return path;
 }
 
 /** The 400 naming the field for a body with an unpaired surrogate, or null when all its text is text. */
