@@ -294,18 +294,27 @@ SELECT ledger_check(rows = $${WRITE_PARAMS}::int[],
                     'a batch wrote ' || rows::text || ' rows of ${CTES.join(', ')}, expected ' || $${WRITE_PARAMS}::int[]::text)
   FROM written`;
 
+/** Texts withChargeRows made, by their charge statements' texts: a few shapes, each made once and the same string after. */
+const writeTexts = new Map<string, string>();
+const MAX_WRITE_TEXTS = 64;
+
 /** `WRITE_SQL` with the charge rows' statements as CTEs of its own, their parameters renumbered after its own. */
 function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
   if (chargeRows.length === 0) return { sql: WRITE_SQL, params: [] };
-  let next = WRITE_PARAMS;
-  const params: unknown[] = [];
-  const ctes = chargeRows.map((b, i) => {
-    const offset = next;
-    next += b.params.length;
-    params.push(...b.params);
-    return `charge_rows_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
-  });
-  return { sql: WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`), params };
+  const params = chargeRows.flatMap((b) => b.params);
+  const shape = chargeRows.map((b) => `${b.params.length}\u0000${b.sql}`).join('\u0000');
+  let sql = writeTexts.get(shape);
+  if (sql === undefined) {
+    let next = WRITE_PARAMS;
+    const ctes = chargeRows.map((b, i) => {
+      const offset = next;
+      next += b.params.length;
+      return `charge_rows_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    });
+    sql = WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`);
+    if (writeTexts.size < MAX_WRITE_TEXTS) writeTexts.set(shape, sql);
+  }
+  return { sql, params };
 }
 
 /** Writes a batch's moves and charge rows in one statement (`ledger_check`: a row per move); `last`: with the COMMIT. */
