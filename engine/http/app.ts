@@ -3,6 +3,7 @@
 // and one log line, written to the process's one log (logger.ts), which the app is handed.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Runtime } from '../catalog/runtime.ts';
+import { errors } from '../core/errors.ts';
 import { installAccessLog, type OutcomeObserver } from './access-log.ts';
 import { clientErrorReply, errorShapeOfPath, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
 import { depthRefusal } from './json-depth.ts';
@@ -33,13 +34,17 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
     forceCloseConnections: 'idle',
     frameworkErrors: frameworkErrorReply(bounds.errorShapeFor ?? (() => 'chat')),
     clientErrorHandler: clientErrorReply,
+    // A request that reaches a stopping app gets its door's 503 (below), not Fastify's own body.
+    return503OnClosing: false,
   });
   collectRoutes(app);
   declareRequestSlots(app);
   // On the raw response, so a streamed answer (written past Fastify once hijacked) carries it too. The hooks with
   // nothing to wait for take Fastify's `done` rather than being async: no promise and no microtask per request.
+  const stopping = stoppingFlag(app);
   app.addHook('onRequest', (req, reply, done) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
+    if (stopping.now) throw errors.unavailable('The gateway is stopping. Nothing was charged; retry.');
     done();
   });
   installAccessLog(app, observers);
@@ -66,6 +71,19 @@ export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, ob
   const timeouts = { requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms };
   const options = { bodyLimit: limits.body_limit_bytes, serverFactory: serverWithTimeouts(timeouts), loggerInstance: logger };
   return createApp(bounds, options, observers);
+}
+
+/**
+ * Whether the app has begun to stop. A request that arrives then, on a connection still open (pipelined, or sent as
+ * the stop began), is refused in its door's error shape, and Fastify closes the connection after the answer.
+ */
+function stoppingFlag(app: FastifyInstance): { now: boolean } {
+  const flag = { now: false };
+  app.addHook('preClose', (done) => {
+    flag.now = true;
+    done();
+  });
+  return flag;
 }
 
 /** How often a stopping app closes connections that went idle since it began to stop. */

@@ -1,6 +1,8 @@
 // The gateway stops through `app.close()` alone: each room's end is a hook registered as it opened, and Fastify
 // runs them in the reverse of their opening, once every call has ended. A call in flight when the stop begins is
 // answered and charged before the database closes, and nothing the stop ends is used after it ended.
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { walletView } from '../helpers/ledger.ts';
@@ -76,5 +78,33 @@ describe('the gateway stops through app.close()', () => {
     // A second close does nothing more.
     await gw.close();
     expect(order.filter((o) => o === 'database closed')).toHaveLength(1);
+  }, 30_000);
+
+  it("refuses a call that arrives while it stops in the call's door's error shape, and charges nothing for it", async () => {
+    t = await startTestGateway();
+    const { gw } = t;
+    // A connection whose request has begun (its first line sent) when the stop begins, so the stop does not close
+    // it as idle; the rest of the request arrives once the stop has begun.
+    const body = JSON.stringify({ model: 'a-mid-4.5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] });
+    const socket = connect(Number(new URL(t.url).port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST /v1/messages HTTP/1.1\r\n');
+    await new Promise((r) => setTimeout(r, 100));
+    const stopping = gw.close();
+    await new Promise((r) => setTimeout(r, 200));
+    socket.end(
+      `Host: 127.0.0.1\r\nx-api-key: ${t.apiKey}\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    let raw = '';
+    for await (const chunk of socket) raw += String(chunk);
+    await stopping;
+
+    const [head = '', payload = ''] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 503/);
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(payload)).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringMatching(/stopping/) } });
+    // It was refused before its key was read: it never reached the vendor, and nothing was held or charged.
+    expect(t.sim.outcomes).toHaveLength(0);
   }, 30_000);
 });
