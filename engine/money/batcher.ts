@@ -111,7 +111,6 @@ async function runInOne(
 ): Promise<{ ops: Pending[]; ended: Ended }> {
   let ops: Pending[] | null = null;
   for (let attempt = 0; ; attempt++) {
-    let wallets: (string | null)[] = [];
     try {
       const run = await opts.db.transaction(
         async (tx) => {
@@ -123,8 +122,6 @@ async function runInOne(
           }
           opts.onBatch?.(ops.length);
           if (ops.length === 0) return null;
-          wallets = [...new Set(ops.map((p) => p.op.walletId))];
-          ctx.known.begin(wallets);
           const v = await processBatch(ctx, tx, ops, alone);
           if (v.kind === 'failed') throw new RunFailed(v.error);
           return v;
@@ -132,10 +129,8 @@ async function runInOne(
         { flushWal: opts.flushWal?.() ?? true, lockTimeoutMs: LOCK_WAIT_MS, genericPlans: true },
       );
       run?.committed();
-      ctx.known.end(wallets);
       return { ops: ops ?? [], ended: { ok: true, outcomes: run?.outcomes ?? [] } };
     } catch (e) {
-      ctx.known.end(wallets);
       ops ??= take(); // it failed before it started (no connection): fail what it would have taken
       // A batch decided on remembered rows that had changed wrote nothing: decided again at once, on fresh ones.
       if (isStale(e) && attempt < MAX_RETRIES) continue;

@@ -43,8 +43,6 @@ const holdSignatures = (r: ResState) => [...r.held].filter(([, n]) => n > 0n).ma
 export class KnownRows {
   private readonly wallets = new LRUCache<string, WalletRows>({ max: MAX_WALLETS });
   private readonly shared = new LRUCache<string, true>({ max: MAX_WALLETS, ttl: SHARED_MS });
-  /** This process's batch transactions open per wallet: each batch's wallets from its start to its end. */
-  private readonly open = new Map<string, number>();
   private versions = 0;
 
   /**
@@ -93,36 +91,21 @@ export class KnownRows {
     }
   }
 
-  /** A batch transaction of `walletIds` started (`end` when it committed or failed). */
-  begin(walletIds: Iterable<string | null>): void {
-    for (const w of walletIds) if (w !== null) this.open.set(w, (this.open.get(w) ?? 0) + 1);
-  }
-
-  end(walletIds: Iterable<string | null>): void {
-    for (const w of walletIds) {
-      if (w === null) continue;
-      const left = (this.open.get(w) ?? 0) - 1;
-      if (left > 0) this.open.set(w, left);
-      else this.open.delete(w);
-    }
-  }
-
   /** After a batch of the wallets failed: what it may have left is unknown. */
   forget(walletIds: Iterable<string | null>): void {
     for (const walletId of walletIds) if (walletId !== null) this.wallets.delete(walletId);
   }
 
   /**
-   * After a batch decided from memory found its rows changed. A wallet this process remembered again meanwhile, or
-   * with another of its batches open, was changed by that batch: the check may be answered before that batch's
-   * COMMIT is, and the batch is decided again on what it left. Otherwise another writer was first, and the wallet's
-   * batches read their rows for a while.
+   * After a batch decided from memory found its rows changed. A wallet this process remembered again meanwhile was
+   * changed by its own other batch, and the batch is decided again on that; otherwise another writer was first, and
+   * the wallet's batches read their rows for a while.
    */
   stale(expected: Expected): void {
     for (const [walletId, version] of expected.seen) {
       if (this.wallets.get(walletId)?.version !== version) continue;
       this.wallets.delete(walletId);
-      if ((this.open.get(walletId) ?? 0) <= 1) this.shared.set(walletId, true);
+      this.shared.set(walletId, true);
     }
   }
 }

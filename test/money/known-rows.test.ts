@@ -4,10 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
-import type { Pending } from '../../engine/money/batch-queues.ts';
-import { KnownRows } from '../../engine/money/known-rows.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
-import { Book } from '../../engine/money/policy.ts';
 import type { Reservation } from '../../engine/money/types.ts';
 import { postgresThroughProxy } from '../helpers/counting-proxy.ts';
 import { describeEachDatabase, postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
@@ -126,47 +123,5 @@ describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('charges decided on 
     expect(await drawFlights('c')).toBe(3); // the stale run, then the usual two
     expect(await drawFlights('d')).toBe(2); // another writer was first: this wallet's batches read their rows a while
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 5_000n, reservedNano: 4_600n });
-  });
-});
-
-describe('a check that fails beside another batch of this process', () => {
-  const at = new Date('2026-05-01T00:00:00Z');
-  const lot = { id: 'lot-1', walletId: 'w-1', seq: 1n, vendors: null, avail: 6_000n, reserved: 4_000n, expiresAt: null };
-  const lease = {
-    id: 'lease-1',
-    walletId: 'w-1',
-    keyId: null,
-    vendor: 'b',
-    amount: 4_000n,
-    state: 'held' as const,
-    charged: 0n,
-    expiresAt: new Date('2026-05-01T00:01:00Z'),
-    held: new Map([['lot-1', 4_000n]]),
-  };
-  const draw: Pending = {
-    op: { kind: 'draw', id: 'lease-1', walletId: 'w-1', actualNano: 100n, drawId: 'd-1', firstTry: true },
-    resolve: () => {},
-    reject: () => {},
-  };
-  /** Memory of the wallet, a batch decided on it and found stale with `open` batches of the wallet open (itself included). */
-  function staleWith(open: number): KnownRows {
-    const known = new KnownRows();
-    known.remember(new Book([lot], new Map([[lease.id, lease]]), new Map(), at), ['w-1']);
-    const decided = known.bookFor([draw], at);
-    if (!decided) throw new Error('the wallet was not remembered');
-    for (let i = 0; i < open; i++) known.begin(['w-1']);
-    known.stale(decided.expected);
-    for (let i = 0; i < open; i++) known.end(['w-1']);
-    // The batch runs again on read rows, which the process then remembers.
-    known.remember(new Book([lot], new Map([[lease.id, lease]]), new Map(), at), ['w-1']);
-    return known;
-  }
-
-  it("is this process's own write: the wallet's next batch is decided on memory again", () => {
-    expect(staleWith(2).bookFor([draw], at)).not.toBeNull();
-  });
-
-  it("alone, another writer's: the wallet's batches read their rows for a while", () => {
-    expect(staleWith(1).bookFor([draw], at)).toBeNull();
   });
 });
