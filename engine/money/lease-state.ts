@@ -90,12 +90,3 @@ export const spentOut = (l: Lease, now: Date): boolean => free(l) <= 0n || (l.gr
 export const admits = (l: Lease, amountNano: bigint, now: Date): boolean => l.open && free(l) >= amountNano && !lapsed(l, now);
 /** What the leases hold for no call in flight and no draw decided, together. */
 export const freeSum = (list: readonly Lease[]): bigint => list.reduce((a, l) => (free(l) > 0n ? a + free(l) : a), 0n);
-
-export function leaseSums(all: readonly Lease[]): Pick<LeaseStats, 'leases' | 'open' | 'unspentNano' | 'inFlightNano'> {
-  return {
-    leases: all.length,
-    open: all.filter((l) => l.open).length,
-    unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
-    inFlightNano: all.reduce((a, l) => a + l.inFlight, 0n),
-  };
-}

@@ -9,7 +9,7 @@ import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
-import { addCount, addInFlight, admits, free, freeSum, leaseSums, ofWallet, pairKey, spentOut } from './lease-state.ts';
+import { addCount, addInFlight, admits, free, freeSum, ofWallet, pairKey, spentOut } from './lease-state.ts';
 import type { HoldRenewals } from './renewals.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
@@ -104,12 +104,8 @@ export class BudgetLeases {
   private async holdAfterGrants(key: string, pair: LeasePair, amountNano: bigint, callerKeyId?: string): Promise<LeaseHold | null> {
     addCount(this.waitingNano, key, amountNano);
     try {
-      for (
-        let waits = 0, granting = this.acquiring.get(key);
-        granting && waits < MAX_GRANT_WAITS;
-        waits++, granting = this.acquiring.get(key)
-      ) {
-        await granting;
+      for (let waits = 0; waits < MAX_GRANT_WAITS && this.acquiring.has(key); waits++) {
+        await this.acquiring.get(key);
         const leased = this.holdNow(key, pair, amountNano, callerKeyId);
         if (leased) return leased;
       }
@@ -121,7 +117,16 @@ export class BudgetLeases {
   }
 
   stats(): LeaseStats {
-    return { ...leaseSums(this.all()), pendingDraws: this.pendingTotal, admitted: this.admitted, missed: this.missed };
+    const all = this.all();
+    return {
+      leases: all.length,
+      open: all.filter((l) => l.open).length,
+      unspentNano: all.reduce((a, l) => a + (l.granted > l.spent ? l.granted - l.spent : 0n), 0n),
+      inFlightNano: all.reduce((a, l) => a + l.inFlight, 0n),
+      pendingDraws: this.pendingTotal,
+      admitted: this.admitted,
+      missed: this.missed,
+    };
   }
 
   /** What this process's leases of the wallet (`keyId`: of that key's allowance) hold for no call: it goes back when a call needs it. */
@@ -207,7 +212,6 @@ export class BudgetLeases {
     await Promise.all(mine.flatMap(([, list]) => list.map(returned)));
   }
 
-  /** returnWallet for every wallet this process holds a lease of. */
   async returnEveryWallet(): Promise<void> {
     const wallets = new Set(this.all().map((l) => l.walletId));
     await Promise.all([...wallets].map((w) => this.returnWallet(w)));
@@ -293,19 +297,16 @@ export class BudgetLeases {
       lastUsedMs: Date.now(),
       open: wanted,
       pending: new Set(),
-      stopRenewing: () => undefined,
+      // Renewed while it admits calls or its calls run or their draws wait: expired, the sweeper would give their
+      // money back to be spent again. Swept meanwhile, it admits no more (its calls' draws charge from available).
+      stopRenewing: this.renewals.keep(r.reservation.id, s.ttlMs, {
+        needed: () => lease.open || lease.inFlight > 0n || lease.pending.size > 0,
+        lost: () => {
+          lease.open = false;
+        },
+      }),
     };
-    // Renewed while it admits calls or its calls run or their draws wait: expired, the sweeper would give their
-    // money back to be spent again. Swept meanwhile, it admits no more (its calls' draws charge from available).
-    lease.stopRenewing = this.renewals.keep(r.reservation.id, s.ttlMs, {
-      needed: () => lease.open || lease.inFlight > 0n || lease.pending.size > 0,
-      lost: () => {
-        lease.open = false;
-      },
-    });
-    const list = this.leases.get(key) ?? [];
-    list.push(lease);
-    this.leases.set(key, list);
+    this.leases.set(key, [...(this.leases.get(key) ?? []), lease]);
     if (!wanted) await this.retireWhenIdle(lease);
   }
 
