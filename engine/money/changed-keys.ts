@@ -12,18 +12,14 @@ export class ChangedKeys {
   note(target: string, admitted: number): void {
     this.at.delete(target);
     this.at.set(target, admitted);
-    const oldest = this.at.keys().next();
-    if (this.at.size > MAX_REMEMBERED && !oldest.done) this.at.delete(oldest.value);
+    if (this.at.size > MAX_REMEMBERED) this.at.delete(this.at.keys().next().value!);
   }
 
   /** Whether the call admitted as number `seq` (of `keyId`, on a lease of `walletId`) was in flight at a change of its key. */
   before(seq: number, walletId: string, keyId: string | undefined): boolean {
     if (this.at.size === 0) return false; // every leased charge asks: no change applied here, nothing to build
-    for (const target of [keyId, `wallet:${walletId}`, '*']) {
-      const at = target === undefined ? undefined : this.at.get(target);
-      if (at !== undefined && seq <= at) return true;
-    }
-    return false;
+    const targets = [keyId, `wallet:${walletId}`, '*'];
+    return targets.some((target) => target !== undefined && this.at.has(target) && seq <= this.at.get(target)!);
   }
 }
 
