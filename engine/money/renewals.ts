@@ -11,8 +11,6 @@ interface Kept {
   lost: () => void;
 }
 
-type KeepOptions = Partial<Pick<Kept, 'needed' | 'lost'>> & { maxMs?: number };
-
 /** The shortest renewal interval, whatever a hold's life: a setting of a few ms must not spin the process. */
 const MIN_TICK_MS = 100;
 
@@ -28,7 +26,7 @@ export class HoldRenewals {
   ) {}
 
   /** Renews the held reservation `id` (a life of `ttlMs`) until the returned stop is called or `maxMs` passed. */
-  keep(id: string, ttlMs: number, opts: KeepOptions): () => void {
+  keep(id: string, ttlMs: number, opts: Partial<Pick<Kept, 'needed' | 'lost'>> & { maxMs?: number }): () => void {
     const kept: Kept = {
       ttlMs,
       untilMs: Date.now() + (opts.maxMs ?? Number.POSITIVE_INFINITY),

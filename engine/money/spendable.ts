@@ -8,17 +8,10 @@ import { lotExpired } from './lot-order.ts';
 import { LEASE_CALL_PREFIX, type WalletBalance } from './types.ts';
 import { readBalances } from './wallet-rows.ts';
 
-interface LeaseLotRow {
-  reservation_id: string;
-  lot_id: string;
-  held: string;
-  in_flight: string;
-}
-
 /** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in draw order, lot-order.ts). */
 export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
   if (walletIds.length === 0) return new Map();
-  const r = await db.query<LeaseLotRow>(
+  const r = await db.query<{ reservation_id: string; lot_id: string; held: string; in_flight: string }>(
     `SELECT r.id AS reservation_id, rl.lot_id, rl.amount_nano::text AS held, r.in_flight_nano::text AS in_flight
        FROM reservations r
        JOIN reservation_lots rl ON rl.reservation_id = r.id
