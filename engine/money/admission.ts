@@ -153,13 +153,11 @@ async function reserveAsLeasesReturn(
 ): Promise<ReserveResult> {
   await leases.book.returnWallet(walletId, waitFor.keyId);
   const deadline = Date.now() + LEASE_RETURN_WAIT_MS;
-  let asked = false;
   // Every round waits a poll at least, so the deadline allows this many; the last answer stands after them.
   for (let round = 0; round < LEASE_RETURN_WAIT_MS / RETURN_POLL_MS; round++) {
     const result = await reserve();
     if (result.ok || result.reason !== short || Date.now() >= deadline || !(await waitFor.leasedElsewhere())) return result;
-    if (!asked) await leases.askOthersToReturn(walletId);
-    asked = true;
+    if (round === 0) await leases.askOthersToReturn(walletId);
     do await sleep(RETURN_POLL_MS);
     while (Date.now() < deadline && (await waitFor.stillShort()));
   }
