@@ -52,7 +52,7 @@ interface BatchQueueOptions {
 }
 
 /** The ledger's entry: queues an op under its wallet and resolves with its outcome once its batch commits. */
-export function batchQueues(opts: BatchQueueOptions): (walletId: string | null, op: Op) => Promise<ReserveResult | FinishOutcome> {
+export function batchQueues(opts: BatchQueueOptions): (op: Op) => Promise<ReserveResult | FinishOutcome> {
   const { embedded, drawFlushMs, walletQueues, runBatch } = opts;
   const queues = new Map<string, Queue>();
 
@@ -91,15 +91,15 @@ export function batchQueues(opts: BatchQueueOptions): (walletId: string | null, 
     });
   }
 
-  return (walletId, op) =>
+  return (op) =>
     new Promise((resolve, reject) => {
       const key = embedded
         ? ''
-        : walletId !== null && opts.apart(walletId)
-          ? `\u0001${walletId}`
+        : op.walletId !== null && opts.apart(op.walletId)
+          ? `\u0001${op.walletId}`
           : op.kind === 'draw'
             ? DRAWS_QUEUE
-            : walletQueueOf(walletId, walletQueues());
+            : walletQueueOf(op.walletId, walletQueues());
       let q = queues.get(key);
       if (!q) queues.set(key, (q = { pending: [], running: 0, waiting: false, urgent: 0, lastStartMs: 0 }));
       q.pending.push({ op, resolve, reject });

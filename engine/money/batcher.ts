@@ -25,14 +25,7 @@ interface BatcherOptions extends BatchSettings, Omit<RunContext, 'known'> {
   db: Db;
 }
 
-interface Batcher {
-  reserve(op: ReserveOp): Promise<ReserveResult>;
-  finish(op: FinishOp): Promise<FinishOutcome>;
-  /** PGlite: one queue for all wallets, so a finish needs no wallet id. */
-  readonly embedded: boolean;
-}
-
-export function createBatcher(opts: BatcherOptions): Batcher {
+export function createBatcher(opts: BatcherOptions) {
   const embedded = opts.db.kind === 'pglite';
   const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors, known: new KnownRows() };
   const locked = new Set<string>();
@@ -44,9 +37,10 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     apart: (walletId) => locked.has(walletId),
   });
   return {
+    /** PGlite: one queue for all wallets, so a finish needs no wallet id. */
     embedded,
-    reserve: (op) => submit(op.walletId, op) as Promise<ReserveResult>,
-    finish: (op) => submit(op.walletId, op) as Promise<FinishOutcome>,
+    reserve: (op: ReserveOp) => submit(op) as Promise<ReserveResult>,
+    finish: (op: FinishOp) => submit(op) as Promise<FinishOutcome>,
   };
 }
 
