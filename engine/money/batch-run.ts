@@ -15,7 +15,7 @@ import { linkGroupCaps } from './group-caps.ts';
 import type { Expected, KnownRows } from './known-rows.ts';
 import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
-import type { FinishOp, FinishOutcome, KeyCap, Reservation, ReservationLot, ReserveOp, ReserveResult } from './types.ts';
+import type { FinishOp, FinishOutcome, KeyCap, KeyCapRefusal, ReserveOp, ReserveResult } from './types.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -38,7 +38,6 @@ export class LedgerInvariantBroken extends Error {
   }
 }
 
-/** What a run needs besides its transaction and its ops. */
 export interface RunContext {
   clock: Clock;
   /** Owner written on new reservations. */
@@ -163,13 +162,12 @@ function recordedDrawsOf(clock: Clock, draws: readonly FinishOp[]): RecordedDraw
 async function lockKeyCaps(tx: Queryable, batch: Pending[]): Promise<Map<string, KeyStanding>> {
   const caps = new Map<string, KeyCap>();
   for (const { op } of batch) if (op.kind === 'reserve' && op.cap && op.keyId !== null && !caps.has(op.keyId)) caps.set(op.keyId, op.cap);
-  const keys = new Map<string, KeyStanding>();
-  if (caps.size === 0) return keys;
+  if (caps.size === 0) return new Map();
   const keyIds = [...caps.keys()].sort();
   await lockKeys(tx, keyIds);
   const days = keyIds.map((keyId) => ({ keyId, days: caps.get(keyId)!.days }));
   const read = await readKeyStandings(tx, days);
-  for (const keyId of keyIds) keys.set(keyId, read.get(keyId) ?? { usedNano: 0n, heldNano: 0n });
+  const keys = new Map<string, KeyStanding>(keyIds.map((keyId) => [keyId, read.get(keyId) ?? { usedNano: 0n, heldNano: 0n }]));
   await linkGroupCaps(tx, caps, keys);
   return keys;
 }
@@ -187,11 +185,7 @@ function decideOps(ctx: RunContext, book: Book, batch: Pending[]) {
         if ('undecided' in r) {
           undecided.push({ index, op: p.op, usableNano: r.usableNano });
           outcomes.push({ ok: false, error: new Error('undecided') }); // replaced by decideRefusals
-        } else if (!r.ok) {
-          outcomes.push({ ok: true, value: r }); // over the key's cap: refused, nothing moved
-        } else {
-          outcomes.push({ ok: true, value: { ok: true, reservation: reservationOf(ctx.owner, p.op, r.lots) } });
-        }
+        } else outcomes.push({ ok: true, value: answerOf(ctx.owner, p.op, r) }); // made, or refused over the key's cap (nothing moved)
       } else {
         const o = book.finish(p.op, at);
         const moved = o.finished || (p.op.kind === 'draw' && !o.alreadyFinished);
@@ -224,7 +218,7 @@ async function decideRefusals(
   for (const { index, op, usableNano } of undecided) {
     try {
       const d = book.reserveWithFacts(op, usableNano, facts.get(op.walletId, op.vendor), planVendors);
-      outcomes[index] = { ok: true, value: d.ok ? { ok: true, reservation: reservationOf(ctx.owner, op, d.lots) } : d };
+      outcomes[index] = { ok: true, value: answerOf(ctx.owner, op, d) };
     } catch (e) {
       if (!isGatewayError(e)) return broke(batch[index]!, book, e);
       outcomes[index] = { ok: false, error: e };
@@ -254,8 +248,9 @@ const broke = (p: Pending, book: Book, cause: unknown): Verdict => ({
   error: new LedgerInvariantBroken(p.op.kind, p.op.id, book.reservation(p.op.id)?.walletId ?? p.op.walletId, cause),
 });
 
-/** The reservation a reserve made: the op as submitted, less its kind and cap, with its owner and lots. */
-function reservationOf(owner: string, op: ReserveOp, lots: ReservationLot[]): Reservation {
+/** A reserve's answer: its refusal, or the reservation made (the op as submitted, less its kind and cap, with its owner and lots). */
+function answerOf(owner: string, op: ReserveOp, d: ReturnType<Book['reserveWithFacts']> | KeyCapRefusal): ReserveResult {
+  if (!d.ok) return d;
   const { kind: _kind, cap: _cap, ...made } = op;
-  return { ...made, owner, lots };
+  return { ok: true, reservation: { ...made, owner, lots: d.lots } };
 }
