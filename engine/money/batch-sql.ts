@@ -42,7 +42,7 @@ SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($
   .join('')}`;
 
 type HoldRow = { row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string };
-function holdsRead(reservationIds: string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
+function holdsRead(reservationIds: readonly string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
   if (drawIds.length === 0) return [HOLDS_SQL, [reservationIds]];
   if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
   return [holdsAndDrawsSql(recorded.queries), [reservationIds, drawIds, recorded.since.toISOString()]];
@@ -90,7 +90,7 @@ export async function lockBatch(
 ): Promise<{ lots: LotState[]; reservations: Map<string, ResState>; drawnBefore: Set<string> }> {
   // Sent together, run in order: the holds read starts once the locks are taken, so it sees them current.
   const locking = tx.query<LockRow>(LOCK_SQL, [walletIds, reservationIds]);
-  const reading = reservationIds.length > 0 ? tx.query<HoldRow>(...holdsRead([...reservationIds], drawIds, recorded)) : null;
+  const reading = reservationIds.length > 0 ? tx.query<HoldRow>(...holdsRead(reservationIds, drawIds, recorded)) : null;
   reading?.catch(() => {}); // when the lock fails, this fails behind it; the lock's error is the one thrown
   const rows = (await locking).rows;
   const lots: LotState[] = [];

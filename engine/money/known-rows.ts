@@ -61,7 +61,6 @@ export class KnownRows {
       reservations.set(op.id, resCopy(held));
       walletIds.add(op.walletId);
     }
-    if (walletIds.size === 0) return null;
     const known = [...walletIds].map((w) => [w, this.wallets.get(w)!] as const);
     const lots = known.flatMap(([, rows]) => rows.lots.map(lotCopy));
     const expected: Expected = {
