@@ -92,20 +92,14 @@ export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pend
 async function decideFromMemory(ctx: RunContext, tx: Transaction, batch: Pending[], book: Book, expected: Expected): Promise<Verdict> {
   const decided = decideOps(ctx, book, batch);
   if ('kind' in decided) return decided;
-  const checked = expectRows(tx, expected)
-    .then(() => null)
-    .catch((e: unknown) => e);
-  const writing = writeDecided(tx, ctx.owner, book, decided.due)
-    .then((failed) => ({ failed }))
-    .catch((thrown: unknown) => ({ thrown }));
+  const [checked, written] = await Promise.allSettled([expectRows(tx, expected), writeDecided(tx, ctx.owner, book, decided.due)]);
   // When the check fails, the write fails behind it (the transaction is aborted): the check's error is the cause.
-  const [checkError, written] = await Promise.all([checked, writing]);
-  if (checkError !== null) {
-    if (isStale(checkError)) ctx.known.stale(expected);
-    throw checkError;
+  if (checked.status === 'rejected') {
+    if (isStale(checked.reason)) ctx.known.stale(expected);
+    throw checked.reason;
   }
-  if ('thrown' in written) throw written.thrown;
-  return written.failed ?? { kind: 'done', outcomes: decided.outcomes, committed: () => ctx.known.remember(book, expected.walletIds) };
+  if (written.status === 'rejected') throw written.reason;
+  return written.value ?? { kind: 'done', outcomes: decided.outcomes, committed: () => ctx.known.remember(book, expected.walletIds) };
 }
 
 /** What step 1 locked and read; `walletIds`: the wallets every live lot of which it locked. */
