@@ -43,7 +43,6 @@ interface Queue {
 interface BatchQueueOptions {
   embedded: boolean;
   drawFlushMs: () => number;
-  /** Read at each op, as a reload may change it. */
   walletQueues: () => number;
   /** Runs one batch: its transaction calls `take` when it starts, for the ops it will decide; never throws. */
   runBatch: (take: () => Pending[]) => Promise<void>;
