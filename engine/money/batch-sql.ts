@@ -96,21 +96,19 @@ export async function lockBatch(
   const lots: LotState[] = [];
   const reservations = new Map<string, ResState>();
   for (const row of rows) {
-    if (row.row_kind === 'lot') {
-      lots.push(lotStateOf(row));
-      continue;
-    }
-    reservations.set(row.id, {
-      id: row.id,
-      walletId: row.wallet_id,
-      keyId: row.key_id,
-      vendor: row.vendor!,
-      amount: toBigInt(row.amount_nano),
-      state: row.state as ReservationState,
-      charged: row.charged_nano === null ? 0n : toBigInt(row.charged_nano),
-      expiresAt: new Date(row.expires_at!),
-      held: new Map(),
-    });
+    if (row.row_kind === 'lot') lots.push(lotStateOf(row));
+    else
+      reservations.set(row.id, {
+        id: row.id,
+        walletId: row.wallet_id,
+        keyId: row.key_id,
+        vendor: row.vendor!,
+        amount: toBigInt(row.amount_nano),
+        state: row.state as ReservationState,
+        charged: row.charged_nano === null ? 0n : toBigInt(row.charged_nano),
+        expiresAt: new Date(row.expires_at!),
+        held: new Map(),
+      });
   }
   const drawnBefore = new Set<string>();
   for (const h of reading ? (await reading).rows : []) {
