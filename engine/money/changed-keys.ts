@@ -18,8 +18,10 @@ export class ChangedKeys {
   /** Whether the call admitted as number `seq` (of `keyId`, on a lease of `walletId`) was in flight at a change of its key. */
   before(seq: number, walletId: string, keyId: string | undefined): boolean {
     if (this.at.size === 0) return false; // every leased charge asks: no change applied here, nothing to build
-    const targets = [keyId, `wallet:${walletId}`, '*'];
-    return targets.some((target) => target !== undefined && this.at.has(target) && seq <= this.at.get(target)!);
+    return [keyId, `wallet:${walletId}`, '*'].some((target) => {
+      const at = target === undefined ? undefined : this.at.get(target);
+      return at !== undefined && seq <= at;
+    });
   }
 }
 
