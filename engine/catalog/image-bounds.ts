@@ -4,9 +4,9 @@
 
 import { usdToNano } from '../core/money.ts';
 import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
+import { measureBody } from './body-measure.ts';
 import type { BillingConfig } from './config.ts';
 import { pricesAt, tokenCost } from './pricing.ts';
-import { measureBody } from './text-bounds.ts';
 
 export function imageReservation(model: ModelEntry, body: JsonObject, sourceImages: number, billing: BillingConfig, at: Date): bigint {
   const floor = usdToNano(model.pricing.image_reservation ?? 0);

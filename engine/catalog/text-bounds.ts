@@ -6,7 +6,8 @@ import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
 import { isAdvisorTool, isFetchTool, type ServerToolKind, serverToolKind } from '../core/server-tools.ts';
-import type { JsonObject, JsonValue, ModelEntry } from '../core/types.ts';
+import { isJsonObject, type JsonObject, type JsonValue, type ModelEntry } from '../core/types.ts';
+import { type BodyMeasure, measureBody } from './body-measure.ts';
 import type { BillingConfig } from './config.ts';
 import { asksCompaction, loopSteps, type PassBounds, passBounds, sendsTool, unboundedToolSteps } from './pass-bounds.ts';
 import { everyFormatsLimits } from './wire-format.ts';
@@ -82,7 +83,7 @@ export function textBounds(
 
   const advisors = advisorBounds(body, honoured, callCap ?? r.max_server_tool_calls);
   const fetchUses = toolsOf(body).flatMap((t, i) =>
-    isObject(t) && isFetchTool(t.type) ? [toolCount(t, i, honoured.tool_uses) ?? r.max_server_tool_calls] : [],
+    isJsonObject(t) && isFetchTool(t.type) ? [toolCount(t, i, honoured.tool_uses) ?? r.max_server_tool_calls] : [],
   );
   const steps = loopSteps({
     calls: perChoiceTools,
@@ -127,7 +128,7 @@ export function textBounds(
 /** Each advisor tool's uses (its own cap, else `uncapped`: the call's cap or the default) and per-use output cap. */
 function advisorBounds(body: JsonObject, honoured: HonouredLimits, uncapped: number): TextBounds['advisors'] {
   return toolsOf(body).flatMap((t, i) => {
-    if (!isObject(t) || !isAdvisorTool(t.type)) return [];
+    if (!isJsonObject(t) || !isAdvisorTool(t.type)) return [];
     const uses = toolCount(t, i, honoured.tool_uses) ?? uncapped;
     return [{ model: t.model, at: `tools[${i}].model`, uses, outputPerUse: toolCount(t, i, 'max_tokens') ?? null }];
   });
@@ -154,7 +155,7 @@ function fileSearchResultsPerCall(body: JsonObject, honoured: HonouredLimits, wr
   let most = 0;
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
-    if (!isObject(t) || serverToolKind(t.type) !== 'file_search') continue;
+    if (!isJsonObject(t) || serverToolKind(t.type) !== 'file_search') continue;
     const cap = toolCount(t, i, honoured.tool_results);
     most = Math.max(most, cap ?? written);
   }
@@ -203,7 +204,7 @@ function checkLimitFields(body: JsonObject): void {
   const tools = toolsOf(body);
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i];
-    if (isObject(tool)) for (const field of toolFields) toolCount(tool, i, field);
+    if (isJsonObject(tool)) for (const field of toolFields) toolCount(tool, i, field);
   }
 }
 
@@ -248,7 +249,7 @@ function serverToolBounds(
   const tools = toolsOf(body);
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
-    if (!isObject(t)) continue;
+    if (!isJsonObject(t)) continue;
     const kind = serverToolKind(t.type);
     if (!kind) continue;
     out[kind] += toolCount(t, i, honoured.tool_uses) ?? callCap ?? unbounded;
@@ -277,7 +278,7 @@ function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: Billing
   const tools = toolsOf(body);
   if (tools.length > 0) tokens += r.tool_prompt_tokens;
   for (const t of tools) {
-    if (isObject(t) && typeof t.type === 'string' && !BODY_DEFINED_TOOL_TYPES.has(t.type)) tokens += r.vendor_tool_tokens;
+    if (isJsonObject(t) && typeof t.type === 'string' && !BODY_DEFINED_TOOL_TYPES.has(t.type)) tokens += r.vendor_tool_tokens;
   }
   return tokens;
 }
@@ -288,76 +289,6 @@ function messageCount(body: JsonObject): number {
   const given = (v: JsonValue | undefined) => (v === undefined || v === null || v === '' ? 0 : 1);
   return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
 }
-
-const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
-
-/** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
-function isInlineImage(v: string, parent: JsonObject | null, key: string | null): boolean {
-  if (v.startsWith('data:image/')) return true;
-  return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
-}
-
-/** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
-const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
-
-/** What one walk of the body finds: its text's bytes and its images (see measureBody), and what it marks or points at. */
-interface BodyMeasure {
-  bytes: number;
-  images: number;
-  /** A prompt-cache breakpoint (a `cache_control` that is not null) anywhere, and one kept an hour. */
-  marksCache: boolean;
-  marksCacheHour: boolean;
-  /** Some object points at content the vendor pulls in (pointsAtContent). */
-  pointsAtContent: boolean;
-}
-
-/**
- * UTF-8 bytes of the body's text, with inline images counted apart: their base64 is not text the vendor
- * tokenizes. Everything else, however it looks, counts byte for byte, keys and brackets included, except the
- * top-level settings. The same walk notes the cache marks and content pointers anywhere in the body, images and
- * settings included, so the body is walked once for all of them.
- */
-export function measureBody(body: JsonObject): BodyMeasure {
-  const m: BodyMeasure = { bytes: 2, images: 0, marksCache: false, marksCacheHour: false, pointsAtContent: pointsAtContent(body) };
-  measureMembers(m, body, true, true);
-  return m;
-}
-
-/** Adds `v` to the measure; `counted` is false where its bytes are not prompt text (inside an image part, a setting). */
-function measureValue(m: BodyMeasure, v: JsonValue, parent: JsonObject | null, key: string | null, counted: boolean): void {
-  if (typeof v === 'string') {
-    if (!counted) return;
-    if (isInlineImage(v, parent, key)) m.images++;
-    else m.bytes += Buffer.byteLength(v) + 2;
-  } else if (Array.isArray(v)) {
-    if (counted) m.bytes += 2;
-    for (const item of v) measureValue(m, item, null, null, counted);
-  } else if (v !== null && typeof v === 'object') {
-    if (!m.pointsAtContent && pointsAtContent(v)) m.pointsAtContent = true;
-    // An image part (inline or by URL) costs image tokens, whatever its bytes.
-    if (counted && typeof v.type === 'string' && IMAGE_PART_TYPES.has(v.type)) {
-      m.images++;
-      counted = false;
-    } else if (counted) m.bytes += 2;
-    measureMembers(m, v, counted, false);
-  } else if (counted) m.bytes += String(v).length;
-}
-
-/** Adds an object's members: each key, unless a top-level setting's, and each value. */
-function measureMembers(m: BodyMeasure, object: JsonObject, counted: boolean, topLevel: boolean): void {
-  for (const key in object) {
-    const child = object[key]!;
-    if (key === 'cache_control') {
-      if (child !== null) m.marksCache = true;
-      if (isObject(child) && child.ttl === '1h') m.marksCacheHour = true;
-    }
-    const countedHere = counted && !(topLevel && isTopLevelSetting(key, child));
-    if (countedHere) m.bytes += Buffer.byteLength(key) + 3;
-    measureValue(m, child, object, key, countedHere);
-  }
-}
-
-const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const NO_TOOLS: readonly JsonValue[] = [];
 const toolsOf = (body: JsonObject): readonly JsonValue[] => (Array.isArray(body.tools) ? body.tools : NO_TOOLS);
@@ -372,25 +303,5 @@ const pullsContentIn = (body: JsonObject, measure: BodyMeasure): boolean =>
   measure.pointsAtContent || (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0) || replaysStoredContent(body);
 
 const replaysStoredContent = (body: JsonObject): boolean =>
-  present(body.previous_response_id) || present(body.conversation) || (isObject(body.prompt) && present(body.prompt.id));
+  present(body.previous_response_id) || present(body.conversation) || (isJsonObject(body.prompt) && present(body.prompt.id));
 const present = (v: JsonValue | undefined): boolean => v !== undefined && v !== null && v !== '';
-
-function pointsAtContent(part: JsonObject): boolean {
-  const source = isObject(part.source) ? part.source : undefined;
-  const file = isObject(part.file) ? part.file : undefined;
-  switch (part.type) {
-    // A document or file given inline is billed per page, not by its bytes (each page's text and an image of it),
-    // and a few kilobytes can hold a hundred pages: only the context window bounds it too.
-    case 'document':
-      return source?.type === 'url' || source?.type === 'file' || (source?.type === 'base64' && source.media_type !== 'text/plain');
-    case 'input_file':
-      return typeof part.file_url === 'string' || typeof part.file_id === 'string' || typeof part.file_data === 'string';
-    case 'file':
-      return typeof file?.file_id === 'string' || typeof file?.file_data === 'string';
-    case 'mcp':
-    case 'item_reference': // an item the vendor stored, replayed whole into the prompt
-      return true;
-    default:
-      return typeof part.type === 'string' && part.type.startsWith('web_fetch');
-  }
-}

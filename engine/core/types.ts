@@ -10,6 +10,8 @@ export type { ModelKind, Pricing, VendorId } from './schema-types.ts';
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+export const isJsonObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** A catalog model once loaded: its id, every field the YAML may omit filled in, and where it was read. */
 export type ModelEntry = Required<Omit<CatalogModel, 'effort_levels'>> & {
   id: string;

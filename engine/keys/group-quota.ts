@@ -142,7 +142,7 @@ export function groupMonthlyLimitError(
   return errors.keyLimit(
     `This call may pass the monthly limit of this key's group '${name}': ${usedCredits(g.usedNano)} of ` +
       `${nanoToCreditsFloor(g.limitNano)} credits used this month by its keys${held}, and the call may use up to ` +
-      `${usedCredits(maxCostNano)} credits. Lower max_tokens to lower what the call may use. The limit reopens at ` +
+      `${usedCredits(maxCostNano)} credits. Asking for less (a lower output limit, fewer images or seconds) lowers what the call may use. The limit reopens at ` +
       `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the group's ` +
       `monthly limit lifts it at once.`,
     g.heldNano > 0n ? 1_000 : nextKoreanMonthStart(now).getTime() - now.getTime(),

@@ -159,6 +159,49 @@ const cases: [string, string, Record<string, unknown>][] = [
       input: 'x [[sim:usage reasoning=50 output=50]]',
     },
   ],
+  // Text that only looks like an image is billed as text: a `data:image/` prefix, an image-typed object inside a
+  // tool's schema, and control characters a vendor reads escaped in the schema's JSON (issue 38's attack).
+  [
+    'chat b-4.1: text starting data:image/',
+    '/v1/chat/completions',
+    { model: 'b-4.1', max_tokens: 10, messages: [{ role: 'user', content: `data:image/png;${' hello'.repeat(20_000)}` }] },
+  ],
+  [
+    'responses b-5-mini: instructions starting data:image/',
+    '/v1/responses',
+    { model: 'b-5-mini', max_output_tokens: 16, instructions: `data:image/png;${' hello'.repeat(20_000)}`, input: 'x' },
+  ],
+  [
+    'embeddings: inputs starting data:image/',
+    '/v1/embeddings',
+    { model: 'text-embedding-3-large', input: Array(4).fill(`data:image/png;${' hello'.repeat(2_000)}`) },
+  ],
+  [
+    'messages a-high-4.7: an image-typed object in a tool schema',
+    '/v1/messages',
+    {
+      model: 'a-high-4.7',
+      max_tokens: 16,
+      tools: [
+        {
+          name: 'f',
+          input_schema: { type: 'object', properties: { x: { type: 'image', description: ' hello'.repeat(20_000) } } },
+        },
+      ],
+      messages: [{ role: 'user', content: 'x' }],
+    },
+  ],
+  [
+    'chat b-5-mini: control characters in a tool description',
+    '/v1/chat/completions',
+    {
+      model: 'b-5-mini',
+      max_completion_tokens: 16,
+      reasoning_effort: 'minimal',
+      tools: [{ type: 'function', function: { name: 'f', description: '\u0001'.repeat(20_000), parameters: { type: 'object' } } }],
+      messages: [{ role: 'user', content: 'x' }],
+    },
+  ],
 ];
 
 describe('a key one credit short of a call’s charge is refused or lowered, never charged past its month', () => {

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prepareCall } from '../../engine/calls/prepare.ts';
+import { measureBody } from '../../engine/catalog/body-measure.ts';
 import { pricesAt, pricesForPrompt, textReservation, tokenCost } from '../../engine/catalog/pricing.ts';
 import { loadSnapshot } from '../../engine/catalog/runtime.ts';
-import { measureBody, textBounds } from '../../engine/catalog/text-bounds.ts';
+import { textBounds } from '../../engine/catalog/text-bounds.ts';
 import { costOfUsage } from '../../engine/catalog/usage-cost.ts';
 import type { HonouredLimits } from '../../engine/core/protocol.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../engine/core/types.ts';
@@ -275,12 +276,44 @@ describe('what a vendor adds to the body', () => {
 describe('measuring a body for the reservation', () => {
   it('counts image parts as the image allowance, by URL or inline, and long text byte for byte', () => {
     const b64 = 'A'.repeat(50_000);
-    expect(measureBody({ content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}` } }] }).images).toBe(1);
-    expect(measureBody({ content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }).images).toBe(1);
-    expect(measureBody({ content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64 } }] }).images).toBe(1);
+    const user = (...content: JsonValue[]) => ({ messages: [{ role: 'user', content }] });
+    expect(measureBody(user({ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}` } })).images).toBe(1);
+    expect(measureBody(user({ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } })).images).toBe(1);
+    expect(measureBody(user({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64 } })).images).toBe(1);
+    expect(
+      measureBody({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: `data:image/png;base64,${b64}` }] }] }).images,
+    ).toBe(1);
+    const inToolResult = user({
+      type: 'tool_result',
+      tool_use_id: 't',
+      content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }],
+    });
+    expect(measureBody(inToolResult).images).toBe(1);
     const text = measureBody({ content: b64 });
     expect(text.images).toBe(0);
     expect(text.bytes).toBeGreaterThanOrEqual(50_000);
+  });
+
+  it('counts what only looks like an image where the vendor reads text as text', () => {
+    const long = ' hello'.repeat(10_000);
+    // A data URI in a text position, an image part outside any message, an image-typed object in a tool's schema.
+    for (const body of [
+      { messages: [{ role: 'user', content: `data:image/png;${long}` }] },
+      { system: `data:image/png;${long}`, messages: [] },
+      { content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${long}` } }] },
+      { tools: [{ name: 'f', input_schema: { properties: { x: { type: 'image', description: long } } } }] },
+    ] as JsonObject[]) {
+      const m = measureBody(body);
+      expect(m.images).toBe(0);
+      expect(m.bytes).toBeGreaterThan(long.length);
+    }
+  });
+
+  it('counts a string as its JSON escapes: a control character is six bytes of the body', () => {
+    const plain = measureBody({ tools: [{ description: 'x'.repeat(1000) }] }).bytes;
+    expect(measureBody({ tools: [{ description: '\u0001'.repeat(1000) }] }).bytes).toBe(plain + 5 * 1000);
+    expect(measureBody({ tools: [{ description: '"'.repeat(1000) }] }).bytes).toBe(plain + 1000);
+    expect(measureBody({ tools: [{ description: '가'.repeat(1000) }] }).bytes).toBe(plain + 2 * 1000);
   });
 });
 

@@ -63,12 +63,12 @@ describeEachDatabase('key quotas', (getDb) => {
     const e = await refused(keys.quota.checkQuota(auth, 7n * C, now));
     expect(e!.message).toContain('4 of 10 credits used this month');
     expect(e!.message).toContain('may use up to 7 credits');
-    expect(e!.message).toContain('Lower max_tokens to lower what the call may use');
+    expect(e!.message).toContain('Asking for less (a lower output limit, fewer images or seconds) lowers what the call may use');
     expect(e!.message).not.toContain('held');
     const withHolds = keys.quota.monthlyLimitError(auth, 2n * C, 4n * C, 5n * C, now);
     expect(withHolds).toMatchObject({ status: 429, type: 'key_limit_exceeded' });
     expect(withHolds.message).toContain("5 more held by this key's calls still in progress");
-    expect(withHolds.message).toContain('Lower max_tokens');
+    expect(withHolds.message).toContain('Asking for less');
     expect(withHolds.message).toContain('2026-12-31T15:00:00.000Z');
   });
 

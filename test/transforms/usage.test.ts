@@ -180,6 +180,15 @@ describe('estimateUnreadable', () => {
     expect(estimateUnreadable(u, () => guess).advisor).toEqual([{ model: 'm', input_tokens: 700, output_tokens: 4 }]);
   });
 
+  it('estimates an image part of a message as an image, and what only looks like one as the text it is', () => {
+    const long = ' hello'.repeat(5_000);
+    const asImage = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${long}` } }] }] };
+    expect(estimateAnswerUsage(asImage, {}, 'b').input_tokens).toBeLessThan(2 * IMAGE_TOKENS_ESTIMATE);
+    const asText = { messages: [{ role: 'user', content: `data:image/png;${long}` }] };
+    const inSchema = { tools: [{ name: 'f', input_schema: { x: { type: 'image', description: long } } }], messages: [] };
+    for (const body of [asText, inSchema]) expect(estimateAnswerUsage(body, {}, 'b').input_tokens).toBeGreaterThanOrEqual(5_000);
+  });
+
   it('counts an image an answer returns as an image, not as its base64 text', () => {
     const answer = { data: [{ b64_json: 'A'.repeat(400_000) }] };
     expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'b').output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);

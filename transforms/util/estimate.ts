@@ -1,6 +1,7 @@
 // Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
 // without a usage figure), so such a call is never settled at zero: text is counted by the vendor's own
 // tokenizer where it is published, else by a per-script bound that errs above (token-count.ts).
+import { imagePartsOf } from '../../engine/core/image-parts.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId } from '../../engine/core/types.ts';
 import { countTextTokens } from './token-count.ts';
 
@@ -29,8 +30,6 @@ export class StreamedText {
  */
 export const IMAGE_TOKENS_ESTIMATE = 1600;
 
-const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
-
 /**
  * The input tokens of the whole body the vendor received: every part of it is input the vendor bills
  * (system, instructions, tool definitions, messages, parameters), so all of its text counts, keys included,
@@ -39,18 +38,18 @@ const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
  */
 export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefined): number {
   const text: string[] = [];
+  const imageParts = imagePartsOf(body);
   let members = 0;
   let images = 0;
-  const pending: { value: JsonValue; parent: JsonObject | null; key: string | null }[] = [{ value: body, parent: null, key: null }];
+  const pending: JsonValue[] = [body];
   while (pending.length > 0) {
-    const { value, parent, key } = pending.pop()!;
-    if (isInlineImage(value, parent, key)) images++;
-    else if (typeof value === 'string') text.push(value);
+    const value = pending.pop()!;
+    if (typeof value === 'string') text.push(value);
     else if (Array.isArray(value)) {
       members += value.length;
-      for (const item of value) pending.push({ value: item, parent: null, key: null });
+      for (const item of value) pending.push(item);
     } else if (value !== null && typeof value === 'object') {
-      if (typeof value.type === 'string' && IMAGE_PART_TYPES.has(value.type)) {
+      if (imageParts.has(value)) {
         images++;
         continue;
       }
@@ -58,7 +57,7 @@ export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefin
       members += entries.length;
       for (const [k, child] of entries) {
         text.push(k);
-        pending.push({ value: child, parent: value, key: k });
+        pending.push(child);
       }
     } else {
       text.push(String(value));
@@ -66,13 +65,6 @@ export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefin
   }
   // Pieces apart by a newline, so no two merge into a token they would not form in the vendor's prompt.
   return estimateTextTokens(text.join('\n'), vendor) + members + images * IMAGE_TOKENS_ESTIMATE;
-}
-
-/** An inline image: a `data:image/…` URI, or a native base64 source whose media type is an image. */
-function isInlineImage(v: JsonValue, parent: JsonObject | null, key: string | null): boolean {
-  if (typeof v !== 'string') return false;
-  if (v.startsWith('data:image/')) return true;
-  return key === 'data' && parent?.type === 'base64' && typeof parent.media_type === 'string' && parent.media_type.startsWith('image/');
 }
 
 /**

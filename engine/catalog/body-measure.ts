@@ -1,0 +1,98 @@
+// How much text a request body carries for the vendor to read: its bytes as JSON writes them, its image parts apart,
+// and what it marks for the prompt cache or points at. One walk of the body answers all of them (text-bounds.ts).
+import { imagePartsOf } from '../core/image-parts.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/types.ts';
+
+/** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
+const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
+
+/** What one walk of the body finds: its text's bytes and its images (see measureBody), and what it marks or points at. */
+export interface BodyMeasure {
+  bytes: number;
+  /** The objects the vendor bills as images (image-parts.ts). */
+  imageParts: Set<JsonObject>;
+  images: number;
+  /** A prompt-cache breakpoint (a `cache_control` that is not null) anywhere, and one kept an hour. */
+  marksCache: boolean;
+  marksCacheHour: boolean;
+  /** Some object points at content the vendor pulls in (pointsAtContent). */
+  pointsAtContent: boolean;
+}
+
+/**
+ * UTF-8 bytes of the body's text as JSON writes it (escapes included), with image parts counted apart: their
+ * base64 or URL is not text the vendor tokenizes. Everything else, however it looks, counts byte for byte, keys and
+ * brackets included, except the top-level settings. The same walk notes the cache marks and content pointers
+ * anywhere in the body, images and settings included, so the body is walked once for all of them.
+ */
+export function measureBody(body: JsonObject): BodyMeasure {
+  const m: BodyMeasure = {
+    bytes: 2,
+    images: 0,
+    imageParts: imagePartsOf(body),
+    marksCache: false,
+    marksCacheHour: false,
+    pointsAtContent: pointsAtContent(body),
+  };
+  measureMembers(m, body, true, true);
+  return m;
+}
+
+/** Adds `v` to the measure; `counted` is false where its bytes are not prompt text (inside an image part, a setting). */
+function measureValue(m: BodyMeasure, v: JsonValue, counted: boolean): void {
+  if (typeof v === 'string') {
+    if (counted) m.bytes += jsonBytes(v) + 2;
+  } else if (Array.isArray(v)) {
+    if (counted) m.bytes += 2;
+    for (const item of v) measureValue(m, item, counted);
+  } else if (v !== null && typeof v === 'object') {
+    if (!m.pointsAtContent && pointsAtContent(v)) m.pointsAtContent = true;
+    // An image part (inline or by URL) costs image tokens, whatever its bytes.
+    if (counted && m.imageParts.has(v)) {
+      m.images++;
+      counted = false;
+    } else if (counted) m.bytes += 2;
+    measureMembers(m, v, counted, false);
+  } else if (counted) m.bytes += String(v).length;
+}
+
+/** Adds an object's members: each key, unless a top-level setting's, and each value. */
+function measureMembers(m: BodyMeasure, object: JsonObject, counted: boolean, topLevel: boolean): void {
+  for (const key in object) {
+    const child = object[key]!;
+    if (key === 'cache_control') {
+      if (child !== null) m.marksCache = true;
+      if (isJsonObject(child) && child.ttl === '1h') m.marksCacheHour = true;
+    }
+    const countedHere = counted && !(topLevel && isTopLevelSetting(key, child));
+    if (countedHere) m.bytes += jsonBytes(key) + 3;
+    measureValue(m, child, countedHere);
+  }
+}
+
+/** Characters JSON writes as more than themselves: controls as `\u0001`, quotes, backslashes, lone surrogates. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/** A string's UTF-8 bytes as the body's JSON carries it: a vendor that reads a tool's schema as JSON counts its escapes. */
+const jsonBytes = (s: string): number => (ESCAPED.test(s) ? Buffer.byteLength(JSON.stringify(s)) - 2 : Buffer.byteLength(s));
+
+function pointsAtContent(part: JsonObject): boolean {
+  const source = isJsonObject(part.source) ? part.source : undefined;
+  const file = isJsonObject(part.file) ? part.file : undefined;
+  switch (part.type) {
+    // A document or file given inline is billed per page, not by its bytes (each page's text and an image of it),
+    // and a few kilobytes can hold a hundred pages: only the context window bounds it too.
+    case 'document':
+      return source?.type === 'url' || source?.type === 'file' || (source?.type === 'base64' && source.media_type !== 'text/plain');
+    case 'input_file':
+      return typeof part.file_url === 'string' || typeof part.file_id === 'string' || typeof part.file_data === 'string';
+    case 'file':
+      return typeof file?.file_id === 'string' || typeof file?.file_data === 'string';
+    case 'mcp':
+    case 'item_reference': // an item the vendor stored, replayed whole into the prompt
+      return true;
+    default:
+      return typeof part.type === 'string' && part.type.startsWith('web_fetch');
+  }
+}
