@@ -29,6 +29,8 @@ interface CallParts {
   alerts: Alerts;
   vendors: VendorSide;
   telemetry: Telemetry | null;
+  /** Told of each video job's charge, which lands after its request has been answered. */
+  videoCharged: (vendor: string, nano: bigint) => void;
   /** The app's log once it exists (read at each use). */
   log: () => { error: (o: object, m: string) => void };
 }
@@ -51,7 +53,10 @@ export function callServing(parts: CallParts): CallServing {
     dataDir: env.dataDir,
     fileStore: env.videoStore,
     pollMs: env.videoPollMs,
-    onFinished: (v) => videoFinished(alerts, v, parts.log),
+    onFinished: (v) => {
+      parts.videoCharged(v.vendor, v.costNano);
+      videoFinished(alerts, v, parts.log);
+    },
   });
   return {
     accounts,

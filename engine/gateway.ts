@@ -114,14 +114,15 @@ async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logg
   const displayCurrency = () => runtime.snapshot().config.billing.display_currency ?? null;
   const alertOptions = { allowPrivate: env.webhooksAllowPrivate, currency: displayCurrency, balanceOf: alertBalance };
   const alerts = createAlerts({ db, clock, log, ...alertOptions });
-  const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, log });
+  // The metrics read the leases, the charge writer and the ledger audit.
+  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
+  observers.push((outcome) => metrics.observe(outcome));
+  const videoCharged = (vendor: string, nano: bigint) => metrics.chargedTo(vendor, nano);
+  const calls = callServing({ env, runtime, clock, db, money, keys, alerts, vendors, telemetry, videoCharged, log });
   const { videos } = calls;
   const localAdminToken = localAdminTokenFor(embedded, env.dataDir);
 
-  // The metrics read the leases, the charge writer and the ledger audit; the routes keep their order: GET
-  // /openapi.json lists them as they were registered.
-  const metrics = new GatewayMetrics({ db, runtime, leases: leases.book, charges: money.writer, ledgerAudit: money.audit });
-  observers.push((outcome) => metrics.observe(outcome));
+  // The routes keep their order: GET /openapi.json lists them as they were registered.
   const reload = reloader(runtime, (result) => metrics.reloaded(result));
   const wiring = { db, runtime, clock, env, keys, ledger, alerts, vendors, calls, metrics, reload, displayCurrency, localAdminToken };
   await registerRoutes(app, { ...wiring, onAdminReload: opts.onAdminReload });

@@ -4,10 +4,10 @@
 
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { listAllows } from '../core/model-list.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
-import { type CallFacts, callFacts } from '../http/call-facts.ts';
+import { callFacts } from '../http/call-facts.ts';
 import type { Caller } from '../money/accounts.ts';
 import type { WalletBalance } from '../money/ledger.ts';
 import { MAX_TOKENS_HEADER } from './affordable-output.ts';
@@ -20,7 +20,6 @@ const ADJUSTED_HEADER = 'x-service-adjusted';
 
 import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
 import { modelRecord } from '../catalog/model-record.ts';
-import type { Snapshot } from '../catalog/runtime.ts';
 import type { ModelEntry } from '../core/types.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -33,6 +32,7 @@ import {
   doorReservationLowered,
   doorReservationWithinDay,
   type FrontHalfDeps,
+  noteRefusal,
   type PreparedRequest,
 } from './front-half.ts';
 import type { UpstreamClient } from './upstream.ts';
@@ -181,22 +181,6 @@ async function serveModelDoor(
     endCallTrace(trace, facts, reply, failure);
   }
   return reply;
-}
-
-const RESERVATION_REFUSALS = new Set([402, 403, 429]);
-
-/**
- * A call refused before anything was held: why (credits, plan or audience, quota), and which model it asked
- * for when that is a catalog model (a name the client made up never becomes a metric label).
- */
-function noteRefusal(facts: CallFacts, e: unknown, body: unknown, snap: Snapshot): void {
-  if (e instanceof GatewayError && RESERVATION_REFUSALS.has(e.status)) facts.refusedStatus = e.status;
-  const asked = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).model : undefined;
-  const model = typeof asked === 'string' ? snap.catalog.models.get(asked) : undefined;
-  if (model) {
-    facts.model = model.id;
-    facts.vendor = model.vendor;
-  }
 }
 
 /** One model as the list shows it (the SDKs' `models.retrieve`): a model this key may not call is not found, as the list leaves it out. */

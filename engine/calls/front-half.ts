@@ -7,6 +7,7 @@ import type { Clock } from '../core/clock.ts';
 import { nextKoreanMidnight } from '../core/clock.ts';
 import { errors, GatewayError, isGatewayError } from '../core/errors.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
+import type { CallFacts } from '../http/call-facts.ts';
 import { depthRefusal } from '../http/json-depth.ts';
 import type { RequestBody } from '../http/request-body.ts';
 import { requestSlot } from '../http/request-slots.ts';
@@ -110,6 +111,22 @@ export async function admitCall<P extends HoldPlan>(
     hold = await admit(plan);
   }
   return { ...call, plan, hold } as AdmittedCall<P>;
+}
+
+const RESERVATION_REFUSALS = new Set([402, 403, 429]);
+
+/**
+ * A call refused before anything was held: why (credits, plan or audience, quota), and which model it asked
+ * for when that is a catalog model (a name the client made up never becomes a metric label).
+ */
+export function noteRefusal(facts: CallFacts, e: unknown, body: unknown, snap: Snapshot): void {
+  if (e instanceof GatewayError && RESERVATION_REFUSALS.has(e.status)) facts.refusedStatus = e.status;
+  const asked = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).model : undefined;
+  const model = typeof asked === 'string' ? snap.catalog.models.get(asked) : undefined;
+  if (model) {
+    facts.model = model.id;
+    facts.vendor = model.vendor;
+  }
 }
 
 /** Holds the plan's amount; the hold is the admission span of a traced call (402, 403 and 429 are its errors). */

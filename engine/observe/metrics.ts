@@ -291,11 +291,16 @@ export class GatewayMetrics {
     for (const route of c.failedRoutes) this.fallbacks.inc({ route });
     if (c.refusedStatus) this.refusals.inc({ status: String(c.refusedStatus) });
     if (c.credentialRefused) this.credentialRefusals.inc({ vendor: c.credentialRefused });
-    if (c.chargedNano && c.vendor) this.charged.inc({ vendor: c.vendor }, Number(c.chargedNano));
+    if (c.chargedNano && c.vendor) this.chargedTo(c.vendor, c.chargedNano);
     if (c.aboveHoldNano && c.vendor) {
       this.aboveHold.inc({ vendor: c.vendor });
       this.aboveHoldNano.inc({ vendor: c.vendor }, Number(c.aboveHoldNano));
     }
+  }
+
+  /** A charge written: a call's when its answer is finished, a video job's when the worker settles it. */
+  chargedTo(vendor: string, nano: bigint): void {
+    if (nano > 0n) this.charged.inc({ vendor }, Number(nano));
   }
 
   reloaded(result: ReloadResult): void {

@@ -7,6 +7,7 @@ export interface FinishedVideo {
   walletId: string;
   keyId: string;
   model: string;
+  vendor: string;
   status: 'completed' | 'failed';
   seconds: string;
   size: string;
@@ -21,6 +22,7 @@ export function finishedVideo(job: VideoJob, o: Outcome, chargedNano: bigint): F
     walletId: job.walletId,
     keyId: job.keyId,
     model: job.model,
+    vendor: job.vendor,
     status: o.status,
     seconds: job.seconds,
     size: job.size,

@@ -10,12 +10,14 @@ import {
   type BodyReader,
   configuredDoor,
   type FrontHalfDeps,
+  noteRefusal,
   type PreparedRequest,
 } from '../calls/front-half.ts';
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
+import { type CallFacts, callFacts } from '../http/call-facts.ts';
 import { type FormRules, MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
 import type { Caller } from '../money/accounts.ts';
@@ -151,28 +153,41 @@ async function visibleJob(
  * later and in the background, join the same trace through `telemetry.jobs`.
  */
 async function create(req: FastifyRequest, deps: VideoRoutesDeps): Promise<Record<string, unknown>> {
+  // The request's log line and metrics name the door, model and vendor as a model door's do; the charge is the worker's.
+  const facts = callFacts(req);
+  facts.door = VIDEO_DOOR;
   const trace = deps.telemetry ? deps.telemetry.startCall({ door: VIDEO_DOOR, requestId: req.id, headers: req.headers }) : null;
-  if (!trace) return createJob(req, deps, null);
   try {
-    const job = await createJob(req, deps, trace);
-    trace.end({ status: 200 });
+    const job = await createJob(req, deps, trace, facts);
+    trace?.end({ status: 200 });
     return job;
   } catch (e) {
-    trace.end({ status: e instanceof GatewayError ? e.status : 500, errorType: errorTypeOf(e) });
+    noteRefusal(facts, e, req.body, deps.runtime.snapshot());
+    trace?.end({ status: e instanceof GatewayError ? e.status : 500, errorType: errorTypeOf(e) });
     throw e;
+  } finally {
+    facts.markSettled();
   }
 }
 
-async function createJob(req: FastifyRequest, deps: VideoRoutesDeps, trace: CallTrace | null): Promise<Record<string, unknown>> {
+async function createJob(
+  req: FastifyRequest,
+  deps: VideoRoutesDeps,
+  trace: CallTrace | null,
+  facts: CallFacts,
+): Promise<Record<string, unknown>> {
   const admitted = await admitCall(req, deps, {
     door: VIDEO_DOOR,
     readBody: readVideoBody,
     planHold: (call) => planJob(call, req, deps),
     trace,
   });
+  const { model } = admitted.prepared.call;
+  facts.model = model.id;
+  facts.vendor = model.vendor;
+  facts.keyPrefix = admitted.caller.keyPrefix;
   if (admitted.hold === null) return videoObject(admitted.plan.first);
-  const { snap, now, caller, prepared, plan, hold } = admitted;
-  const { model } = prepared.call;
+  const { snap, now, caller, plan, hold } = admitted;
   const { holdId: id, amount, video, idempotencyKey } = plan;
   try {
     const holdRef = deps.accounts.holdRef(hold);

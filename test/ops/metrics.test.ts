@@ -56,6 +56,36 @@ describe('/metrics', () => {
     expect(series(text, 'gateway_last_reload_ok')).toBe(1);
   });
 
+  it('names a video job by door, model and vendor, counts its refusal, and counts its charge once the worker settles it', async () => {
+    const before = await (await fetch(`${t.url}/metrics`)).text();
+    const chargedBefore = series(before, 'gateway_charged_nano_usd_total', { vendor: 'd' }) ?? 0;
+    const refusedBefore = series(before, 'gateway_reservation_refusals_total', { status: '402' }) ?? 0;
+    const res = await post(t, '/v1/videos', { model: 'video-d-1', prompt: 'a cat [[sim:cost=0.123]]', seconds: '4' });
+    expect(res.status).toBe(200);
+    const video = (await res.json()) as { id: string };
+    const poor = await t.gw.ledger.createWallet({ credits: 0 });
+    const { key } = await t.gw.keys.createApiKey(poor.id, { name: 'poor video' });
+    const refused = await post(t, '/v1/videos', { model: 'video-d-1', prompt: 'x', seconds: '4' }, { authorization: `Bearer ${key}` });
+    expect(refused.status).toBe(402);
+    for (let i = 0; ; i++) {
+      const job = await fetch(`${t.url}/v1/videos/${video.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } });
+      if (((await job.json()) as { status: string }).status === 'completed') break;
+      if (i > 400) throw new Error('the video did not complete');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The charge is counted as the worker finishes the job, just after the job reads as completed.
+    let text = '';
+    for (let i = 0; i < 100; i++) {
+      text = await (await fetch(`${t.url}/metrics`)).text();
+      if ((series(text, 'gateway_charged_nano_usd_total', { vendor: 'd' }) ?? 0) > chargedBefore) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(series(text, 'gateway_requests_total', { door: 'videos', model: 'video-d-1', vendor: 'd', status: '200' })).toBe(1);
+    expect(series(text, 'gateway_requests_total', { door: 'videos', model: 'video-d-1', vendor: 'd', status: '402' })).toBe(1);
+    expect(series(text, 'gateway_reservation_refusals_total', { status: '402' })).toBe(refusedBefore + 1);
+    expect(series(text, 'gateway_charged_nano_usd_total', { vendor: 'd' })).toBe(chargedBefore + 123_000_000);
+  });
+
   it('counts reloads and shows the new catalog version', async () => {
     const res = await fetch(`${t.url}/admin/v1/reload`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token' } });
     expect(res.status).toBe(200);
