@@ -31,7 +31,7 @@ function collectParts(found: Set<JsonObject>, parts: JsonValue | undefined, dept
   for (const part of parts) {
     if (!isJsonObject(part) || typeof part.type !== 'string') continue;
     if (IMAGE_PART_TYPES.has(part.type)) found.add(part);
-    else if (isImageSource(part.source)) found.add(part.source);
+    else if (part.type === 'document' && isImageSource(part.source)) found.add(part.source);
     else collectParts(found, part.content, depth + 1);
   }
 }

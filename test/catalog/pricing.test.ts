@@ -283,6 +283,8 @@ describe('measuring a body for the reservation', () => {
     expect(
       measureBody({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: `data:image/png;base64,${b64}` }] }] }).images,
     ).toBe(1);
+    expect(measureBody(user({ type: 'document', source: { type: 'base64', media_type: 'image/png', data: b64 } })).images).toBe(1);
+    expect(measureBody(user({ type: 'text', text: 'x', source: { type: 'base64', media_type: 'image/png', data: b64 } })).images).toBe(0);
     const inToolResult = user({
       type: 'tool_result',
       tool_use_id: 't',
