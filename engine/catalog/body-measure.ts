@@ -1,6 +1,6 @@
 // How much text a request body carries for the vendor to read: its bytes as JSON writes them, its image parts apart,
 // and what it marks for the prompt cache or points at. One walk of the body answers all of them (text-bounds.ts).
-import { imagePartsOf } from '../core/image-parts.ts';
+import { billedAsImage, imagePartsOf } from '../core/image-parts.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/types.ts';
 
 /** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
@@ -20,8 +20,8 @@ export interface BodyMeasure {
 }
 
 /**
- * UTF-8 bytes of the body's text as JSON writes it (escapes included), with image parts counted apart: their
- * base64 or URL is not text the vendor tokenizes. Everything else, however it looks, counts byte for byte, keys and
+ * UTF-8 bytes of the body's JSON (escapes and separators included), with images counted apart: a content part's
+ * base64 or URL is not text the vendor tokenizes (image-parts.ts). Everything else, however it looks, counts byte for byte, keys and
  * brackets included, except the top-level settings. The same walk notes the cache marks and content pointers
  * anywhere in the body, images and settings included, so the body is walked once for all of them.
  */
@@ -43,20 +43,19 @@ function measureValue(m: BodyMeasure, v: JsonValue, counted: boolean): void {
   if (typeof v === 'string') {
     if (counted) m.bytes += jsonBytes(v) + 2;
   } else if (Array.isArray(v)) {
-    if (counted) m.bytes += 2;
+    if (counted) m.bytes += 2 + v.length; // the brackets, and a comma per item (one too many: it errs above)
     for (const item of v) measureValue(m, item, counted);
   } else if (v !== null && typeof v === 'object') {
     if (!m.pointsAtContent && pointsAtContent(v)) m.pointsAtContent = true;
-    // An image part (inline or by URL) costs image tokens, whatever its bytes.
-    if (counted && m.imageParts.has(v)) {
-      m.images++;
-      counted = false;
-    } else if (counted) m.bytes += 2;
+    // What a vendor may bill as an image costs an image's tokens; where it is a content part, its bytes are its payload.
+    if (counted && billedAsImage(v)) m.images++;
+    if (counted && m.imageParts.has(v)) counted = false;
+    else if (counted) m.bytes += 2;
     measureMembers(m, v, counted, false);
   } else if (counted) m.bytes += String(v).length;
 }
 
-/** Adds an object's members: each key, unless a top-level setting's, and each value. */
+/** Adds an object's members: each key with its quotes, colon and comma, unless a top-level setting's, and each value. */
 function measureMembers(m: BodyMeasure, object: JsonObject, counted: boolean, topLevel: boolean): void {
   for (const key in object) {
     const child = object[key]!;
@@ -65,7 +64,7 @@ function measureMembers(m: BodyMeasure, object: JsonObject, counted: boolean, to
       if (isJsonObject(child) && child.ttl === '1h') m.marksCacheHour = true;
     }
     const countedHere = counted && !(topLevel && isTopLevelSetting(key, child));
-    if (countedHere) m.bytes += jsonBytes(key) + 3;
+    if (countedHere) m.bytes += jsonBytes(key) + 4;
     measureValue(m, child, countedHere);
   }
 }

@@ -110,7 +110,8 @@ export function asksCompaction(body: JsonObject, honoured: HonouredLimits): bool
   if (!c) return false;
   const holder = body[c.field];
   const list: JsonValue | undefined = isObject(holder) ? holder[c.list] : undefined;
-  return Array.isArray(list) && list.some((e) => isObject(e) && typeof e.type === 'string' && e.type.startsWith(c.type_prefix));
+  // A type that is not a string is read as its text, as a lax vendor reads it (["compact_…"] compacts too).
+  return Array.isArray(list) && list.some((e) => isObject(e) && String(e.type).startsWith(c.type_prefix));
 }
 
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);

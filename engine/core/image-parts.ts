@@ -1,17 +1,34 @@
-// Which objects of a request body a vendor bills as images, not as text. Only a content part where the wire formats
-// carry content counts: the same object inside a tool's schema, a system prompt or any other field is text the vendor
-// reads, and treating it as an image would hold a fixed allowance for bytes the vendor bills one by one.
+// Which objects of a request body a vendor bills as images. Any object shaped as an image part counts an image's
+// allowance wherever it sits, since a vendor may read one anywhere; only where the wire formats carry content parts
+// is its payload (base64 or URL) known not to be text. Elsewhere its bytes count as text too: the same object in a
+// tool's schema or in a system prompt is text a vendor may read.
 import { isJsonObject, type JsonObject, type JsonValue } from './types.ts';
 
 const IMAGE_PART_TYPES = new Set(['image', 'image_url', 'input_image']);
 
-/** Content parts nest in tool results (a tool result's content is parts again); deeper is never an image. */
+/** Document sources the vendors read as text; any other document is billed as an image or by its pages. */
+const TEXT_SOURCES = new Set(['text', 'content']);
+
+/** Content parts nest in tool results (a tool result's content is parts again); deeper, a part's bytes count too. */
 const MAX_PART_DEPTH = 4;
 
+/** Whether a vendor may bill `v` as an image: an image part, or a document whose source is not text. */
+export const billedAsImage = (v: JsonObject): boolean =>
+  typeof v.type === 'string' &&
+  (IMAGE_PART_TYPES.has(v.type) || (v.type === 'document' && !(isJsonObject(v.source) && TEXT_SOURCES.has(String(v.source.type)))));
+
+/** An image part, or a document whose base64 source is an image: its payload is an image's bytes, not text. */
+const carriesImagePayload = (part: JsonObject): boolean =>
+  (typeof part.type === 'string' && IMAGE_PART_TYPES.has(part.type)) ||
+  (part.type === 'document' &&
+    isJsonObject(part.source) &&
+    part.source.type === 'base64' &&
+    typeof part.source.media_type === 'string' &&
+    part.source.media_type.startsWith('image/'));
+
 /**
- * The body's image parts: under the top-level `messages` or `input` list, each item's `content` or `output` parts,
- * and the parts of those parts' own `content`. A part counts when its type is an image part's, or when it is a
- * document whose base64 source is an image (the source object is then the image).
+ * The image parts whose payload is not text: those under the top-level `messages` or `input` list, in each item's
+ * `content` or `output` parts, and in the parts of those parts' own `content` (tool results).
  */
 export function imagePartsOf(body: JsonObject): Set<JsonObject> {
   const found = new Set<JsonObject>();
@@ -29,12 +46,8 @@ export function imagePartsOf(body: JsonObject): Set<JsonObject> {
 function collectParts(found: Set<JsonObject>, parts: JsonValue | undefined, depth: number): void {
   if (!Array.isArray(parts) || depth > MAX_PART_DEPTH) return;
   for (const part of parts) {
-    if (!isJsonObject(part) || typeof part.type !== 'string') continue;
-    if (IMAGE_PART_TYPES.has(part.type)) found.add(part);
-    else if (part.type === 'document' && isImageSource(part.source)) found.add(part.source);
+    if (!isJsonObject(part)) continue;
+    if (carriesImagePayload(part)) found.add(part);
     else collectParts(found, part.content, depth + 1);
   }
 }
-
-const isImageSource = (v: JsonValue | undefined): v is JsonObject =>
-  isJsonObject(v) && v.type === 'base64' && typeof v.media_type === 'string' && v.media_type.startsWith('image/');

@@ -202,6 +202,50 @@ const cases: [string, string, Record<string, unknown>][] = [
       messages: [{ role: 'user', content: 'x' }],
     },
   ],
+  // The second round: separators a tokenizer bills, images a vendor bills where the hold read text, and a
+  // compaction edit typed as a list.
+  [
+    'chat b-4.1: a tool schema of numbers (a comma each)',
+    '/v1/chat/completions',
+    {
+      model: 'b-4.1',
+      max_tokens: 1,
+      tools: [
+        { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: { enum: Array(20_000).fill(0) } } } } },
+      ],
+      messages: [{ role: 'user', content: 'x' }],
+    },
+  ],
+  [
+    'messages a-high-4.7: images inside a document of content',
+    '/v1/messages',
+    {
+      model: 'a-high-4.7',
+      max_tokens: 1,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            {
+              type: 'document',
+              source: { type: 'content', content: Array(500).fill({ type: 'image', source: { type: 'url', url: 'https://x.io/a.png' } }) },
+            },
+          ],
+        },
+      ],
+    },
+  ],
+  [
+    'messages a-high-4.7: a compaction edit typed as a list',
+    '/v1/messages',
+    {
+      model: 'a-high-4.7',
+      max_tokens: 16,
+      context_management: { edits: [{ type: ['compact_20260112'], trigger: { type: 'input_tokens', value: 1 } }] },
+      messages: [{ role: 'user', content: '𠀀'.repeat(4_000) }],
+    },
+  ],
 ];
 
 describe('a key one credit short of a call’s charge is refused or lowered, never charged past its month', () => {

@@ -296,19 +296,47 @@ describe('measuring a body for the reservation', () => {
     expect(text.bytes).toBeGreaterThanOrEqual(50_000);
   });
 
-  it('counts what only looks like an image where the vendor reads text as text', () => {
+  it('counts what only looks like an image where the vendor reads text as text, and an image anywhere as an image too', () => {
     const long = ' hello'.repeat(10_000);
-    // A data URI in a text position, an image part outside any message, an image-typed object in a tool's schema.
-    for (const body of [
+    // A data URI in a text position is text; an image-shaped object outside a message's content (an image part
+    // at the top, an image-typed object in a tool's schema, an image in the system prompt or inside a document's
+    // own content) may be read as text or billed as an image, so it counts both.
+    const asText = [
       { messages: [{ role: 'user', content: `data:image/png;${long}` }] },
       { system: `data:image/png;${long}`, messages: [] },
+    ];
+    const asBoth = [
       { content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${long}` } }] },
       { tools: [{ name: 'f', input_schema: { properties: { x: { type: 'image', description: long } } } }] },
-    ] as JsonObject[]) {
-      const m = measureBody(body);
-      expect(m.images).toBe(0);
-      expect(m.bytes).toBeGreaterThan(long.length);
+      { system: [{ type: 'image', source: { type: 'url', url: `https://x/${long}` } }], messages: [] },
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'document', source: { type: 'content', content: [{ type: 'image', source: { type: 'url', url: long } }] } }],
+          },
+        ],
+      },
+    ];
+    for (const [images, bodies] of [
+      [0, asText],
+      [1, asBoth],
+    ] as const) {
+      for (const body of bodies as JsonObject[]) {
+        const m = measureBody(body);
+        expect(m.images).toBe(images);
+        expect(m.bytes).toBeGreaterThan(long.length);
+      }
     }
+    // A document the vendors do not read as text is billed as an image, whatever its few bytes say.
+    expect(measureBody({ messages: [{ role: 'user', content: [{ type: 'document' }] }] }).images).toBe(1);
+  });
+
+  it('counts every separator of the JSON: a list of numbers is as many commas as numbers', () => {
+    const zeros = measureBody({ tools: [{ enum: Array(10_000).fill(0) }] }).bytes;
+    expect(zeros).toBeGreaterThanOrEqual(2 * 10_000);
+    const members = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, 0]));
+    expect(measureBody({ tools: [members] }).bytes).toBeGreaterThanOrEqual(JSON.stringify([members]).length);
   });
 
   it('counts a string as its JSON escapes: a control character is six bytes of the body', () => {

@@ -1,7 +1,7 @@
 // Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
 // without a usage figure), so such a call is never settled at zero: text is counted by the vendor's own
 // tokenizer where it is published, else by a per-script bound that errs above (token-count.ts).
-import { imagePartsOf } from '../../engine/core/image-parts.ts';
+import { billedAsImage, imagePartsOf } from '../../engine/core/image-parts.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId } from '../../engine/core/types.ts';
 import { countTextTokens } from './token-count.ts';
 
@@ -49,10 +49,8 @@ export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefin
       members += value.length;
       for (const item of value) pending.push(item);
     } else if (value !== null && typeof value === 'object') {
-      if (imageParts.has(value)) {
-        images++;
-        continue;
-      }
+      if (billedAsImage(value)) images++;
+      if (imageParts.has(value)) continue;
       const entries = Object.entries(value);
       members += entries.length;
       for (const [k, child] of entries) {
