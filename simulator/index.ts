@@ -18,7 +18,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { handleChat } from './chat.ts';
 import { defaultMessage, type ErrorFlavor, isObj, VendorError } from './common.ts';
-import { appliesTo, type Fault, sendBrokenJson } from './faults.ts';
+import { appliesTo, type Fault, sendBrokenJson, sendWrongBody } from './faults.ts';
 import { attachDraft, type Ctx, type Job, readBody, type SimState, StreamCut, sendError } from './http.ts';
 import {
   handleEmbeddings,
@@ -274,6 +274,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         case 'malformed-json':
           draft.garbled = true;
           return sendBrokenJson(res);
+        case 'wrong-body':
+          return sendWrongBody(res, fault.body);
         case 'usage-missing':
           draft.usageMode = { kind: 'missing' };
           break;

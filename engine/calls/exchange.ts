@@ -193,6 +193,8 @@ async function relayAnswer(answer: UpstreamAnswer, depth: number, input: Exchang
   } catch {
     throw new RouteFailure('the vendor answered with a body that is not JSON', answer.status);
   }
+  const unusable = protocol.check?.run(json) ?? null;
+  if (unusable !== null) throw new RouteFailure(unusable, answer.status);
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.
   const out = protocol.answer ? protocol.answer.run(json, call) : null;
   input.trace?.answered(json);

@@ -86,6 +86,11 @@ interface CallSettings {
 
 export type RequestTransform = (call: Call) => Call;
 export type AnswerTransform = (answer: JsonObject, call: Call) => JsonObject;
+/**
+ * Why a vendor's whole answer cannot serve the door (an image answer without images), in the gateway's own words
+ * (never the vendor's text); null when it can. An unusable answer fails its route: the next is asked, nothing is charged.
+ */
+export type AnswerCheck = (answer: JsonObject) => string | null;
 
 export interface SseEvent {
   event?: string;

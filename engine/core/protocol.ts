@@ -2,7 +2,7 @@
 // The engine asks these questions of whichever format a call's vendor speaks and never names a format itself:
 // adding a format is a new folder there (its facts and the chains that reach it from each door) and the
 // doors.yaml `vendor_protocol` entry naming it, with no engine edit.
-import type { AnswerTransform, RequestTransform, SseEvent, StreamTranslatorFactory, UsageReader } from './call.ts';
+import type { AnswerCheck, AnswerTransform, RequestTransform, SseEvent, StreamTranslatorFactory, UsageReader } from './call.ts';
 import type { ErrorType } from './errors.ts';
 
 /**
@@ -59,6 +59,8 @@ export interface Step<F> {
 export interface Chain {
   upstream: string;
   request: Step<RequestTransform>[];
+  /** Refuses a whole answer that lacks what the door answers with, before it is charged; absent when any JSON will do. */
+  check?: Step<AnswerCheck>;
   /** Turns the vendor's whole answer into the door's; absent when the door speaks the format itself. */
   answer?: Step<AnswerTransform>;
   /** Relays or translates the vendor's stream; absent when the door never streams from this format. */

@@ -10,6 +10,10 @@ import type { ChargeStats } from '../money/charge-writer.ts';
 import type { LeaseStats } from '../money/leases.ts';
 import { LEASE_CALL_PREFIX } from '../money/types.ts';
 
+type PoolUse = { total: number; idle: number; waiting: number };
+/** The embedded database: one in-process connection, never waited for. */
+const EMBEDDED_POOL: PoolUse = { total: 1, idle: 0, waiting: 0 };
+
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 interface MetricsSources {
@@ -36,8 +40,13 @@ export class GatewayMetrics {
   private readonly aboveHoldNano: Counter;
   private readonly reloads: Counter;
   private readonly lastReload: Gauge;
+  /**
+   * The pool's use as the scrape began: read before any gauge's query takes a connection, so a scrape does not
+   * count its own query as a client waiting (prom-client collects the gauges together).
+   */
+  private poolAtScrape: PoolUse = EMBEDDED_POOL;
 
-  constructor(sources: MetricsSources) {
+  constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
     this.requests = new Counter({
       name: 'gateway_requests_total',
@@ -117,6 +126,7 @@ export class GatewayMetrics {
 
   /** The gateway's state read at each scrape: the catalog version, single calls' holds, the database pool. */
   private scrapeTimeGauges(sources: MetricsSources, registers: Registry[]): void {
+    const poolAtScrape = () => this.poolAtScrape;
     new Gauge({
       name: 'gateway_catalog_version',
       help: 'Version of the running catalog snapshot (1 at start, +1 per applied reload).',
@@ -145,8 +155,7 @@ export class GatewayMetrics {
       labelNames: ['state'],
       registers,
       collect() {
-        const use = sources.db.poolUse?.() ?? { total: 1, idle: 0, waiting: 0 };
-        for (const [state, n] of Object.entries(use)) this.set({ state }, n);
+        for (const [state, n] of Object.entries(poolAtScrape())) this.set({ state }, n);
       },
     });
   }
@@ -270,14 +279,22 @@ export class GatewayMetrics {
 
   /** This process's metrics, as the primary collects them from each worker. */
   ownMetrics(): Promise<unknown[]> {
+    this.notePoolUse();
     return this.registry.getMetricsAsJSON();
   }
 
   /** The Prometheus text a scrape gets: this process's metrics, or every worker's added up. */
   async exposition(): Promise<string> {
-    if (!this.gatherAcrossWorkers) return this.registry.metrics();
+    if (!this.gatherAcrossWorkers) {
+      this.notePoolUse();
+      return this.registry.metrics();
+    }
     const perWorker = (await this.gatherAcrossWorkers()) as MetricObjectWithValues<MetricValue<string>>[][];
     return AggregatorRegistry.aggregate(perWorker).metrics();
+  }
+
+  private notePoolUse(): void {
+    this.poolAtScrape = this.sources.db.poolUse?.() ?? EMBEDDED_POOL;
   }
 
   /** One finished request (engine/http/access-log.ts). */

@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import {
   admitCall,
   authenticateBeforeBody,
@@ -52,6 +52,13 @@ const LIST_DEFAULT = 20;
 const LIST_MAX = 100;
 
 export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps): void {
+  // A store this process cannot read is the operator's to fix: one warning says so, not one per download.
+  let storeSplitWarned = false;
+  const warnOnce = (log: FastifyBaseLogger, fields: object, msg: string) => {
+    if (storeSplitWarned) return;
+    storeSplitWarned = true;
+    log.warn(fields, msg);
+  };
   app.register(async (scope) => {
     await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
     scope.post('/v1/videos', { onRequest: authenticateBeforeBody(deps, VIDEO_DOOR) }, (req, reply) =>
@@ -88,7 +95,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: VideoRoutesDeps)
       if (!job || !isVisible(job, now)) throw notFound(id);
       assertFile(job, now);
       const file = await deps.files.open(job.fileName!);
-      if (!file) throw errors.notFound(`The file of video '${id}' is no longer stored.`);
+      if (!file) throw await storedElsewhere(job, deps, (fields, msg) => warnOnce(req.log, fields, msg));
       return reply
         .header('content-type', 'video/mp4')
         .header('content-length', String(file.bytes))
@@ -128,9 +135,36 @@ function assertFile(job: VideoJob, now: Date): void {
       `Video '${job.id}' has no content: its status is ${job.status}${job.status === 'failed' ? ` (${job.errorCode})` : ''}.`,
     );
   }
+  // Expiry is recorded on the job: expires_at passed, and file_deleted_at once a worker's sweep removed the file.
   if (!job.fileName || job.fileDeletedAt || (job.expiresAt && job.expiresAt.getTime() <= now.getTime())) {
-    throw errors.notFound(`The file of video '${job.id}' was deleted.`);
+    const until = job.expiresAt ? ` (it was kept until ${job.expiresAt.toISOString()})` : '';
+    throw errors.notFound(`The file of video '${job.id}' is no longer stored${until}.`);
   }
+}
+
+/**
+ * Why a file the job records as stored is not in this process's store. Read again first: a sweep or a DELETE may
+ * have removed it a moment ago (the true 404). Otherwise another process stored it in a store this one cannot
+ * read (data folders of their own, GATEWAY_VIDEO_STORE unset): a setup fault, not expiry, so 503, which leaves the
+ * video the client's and lets a retry reach a process that can serve it; `warn` tells the operator (once).
+ */
+async function storedElsewhere(job: VideoJob, deps: VideoRoutesDeps, warn: (fields: object, msg: string) => void): Promise<GatewayError> {
+  const now = deps.clock.now();
+  const again = await deps.store.get(job.id);
+  if (!again || !isVisible(again, now)) return notFound(job.id);
+  try {
+    assertFile(again, now);
+  } catch (e) {
+    return e as GatewayError;
+  }
+  warn(
+    { videoId: job.id, videoStore: deps.files.where },
+    "a video recorded as stored is not in this process's video store: every gateway process sharing the database must share one video store (GATEWAY_VIDEO_STORE, or one GATEWAY_DATA_DIR/videos)",
+  );
+  return errors.unavailable(
+    `The file of video '${job.id}' was stored where this gateway process cannot read it. Retry later; ` +
+      "the gateway's operator must give every process one shared video store (GATEWAY_VIDEO_STORE).",
+  );
 }
 
 const doorOf = (deps: VideoRoutesDeps): DoorConfig => configuredDoor(deps.runtime.snapshot(), VIDEO_DOOR);

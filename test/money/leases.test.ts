@@ -8,7 +8,7 @@ import { nano, PRICES, post, sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
-import { series } from '../helpers/metrics-text.ts';
+import { documentedLabelValues, labelValues, series } from '../helpers/metrics-text.ts';
 
 const heldLeases = async (t: TestGateway) =>
   (
@@ -94,6 +94,10 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
     expect(series(text, 'gateway_leases', { figure: 'held' })).toBeGreaterThan(0);
     expect(series(text, 'gateway_leases', { figure: 'unspent_nano_usd' })).toBeGreaterThan(0);
     expect(series(text, 'gateway_lease_draws_pending')).toBeGreaterThanOrEqual(0);
+    // The label values are what a dashboard's query names: exactly the ones docs/operating.md lists.
+    expect(labelValues(text, 'gateway_lease_admissions', 'path')).toEqual(['exact', 'leased']);
+    expect(documentedLabelValues('gateway_lease_admissions{path}')).toEqual(['exact', 'leased']);
+    expect(labelValues(text, 'gateway_leases', 'figure')).toEqual(documentedLabelValues('gateway_leases{figure}'));
     await t.gw.leases.flushed();
     expect(series(await scrape(), 'gateway_lease_draws_pending')).toBe(0);
   });

@@ -8,7 +8,7 @@ describe('the steps of the formats’ chains', () => {
     const seen = new Map<string, unknown>();
     const clashes: string[] = [];
     for (const [where, chain] of everyChain()) {
-      const steps: (Step<unknown> | undefined)[] = [...chain.request, chain.answer, chain.stream, chain.usage];
+      const steps: (Step<unknown> | undefined)[] = [...chain.request, chain.check, chain.answer, chain.stream, chain.usage];
       for (const s of steps) {
         if (!s) continue;
         if (seen.has(s.name) && seen.get(s.name) !== s.run) clashes.push(`${where}: ${s.name}`);

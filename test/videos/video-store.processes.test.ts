@@ -2,8 +2,9 @@
 // its own, keeping videos in one S3-compatible bucket (moto_server, started here). A video made through one
 // downloads through the other (the presigned redirect followed) with the vendor's bytes, still does after the
 // first stops; DELETE through either removes the object, and retention removes it from a process that never
-// held the file.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// held the file. Without a shared store (each process's own GATEWAY_DATA_DIR/videos), a process that cannot read the
+// file says so, 503 naming GATEWAY_VIDEO_STORE, rather than blaming expiry; an expired file is still "no longer stored".
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../engine/core/clock.ts';
 import { createKeyService } from '../../engine/keys/service.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
@@ -14,7 +15,8 @@ import { s3Availability, startTestS3, type TestS3 } from '../helpers/s3-server.t
 import { VENDORS } from '../helpers/vendors.ts';
 import { type ChildGateway, startChildGateway } from '../ops/child-gateway.ts';
 
-const canRun = (postgresAvailability.ok || REQUIRE_POSTGRES) && s3Availability.ok;
+const postgresRuns = postgresAvailability.ok || REQUIRE_POSTGRES;
+const canRun = postgresRuns && s3Availability.ok;
 if (!s3Availability.ok) console.log(`skipping videos across processes: ${s3Availability.reason}`);
 const PREFIX = 'shared';
 
@@ -26,13 +28,14 @@ const children: ChildGateway[] = [];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function gateway(): Promise<ChildGateway> {
+/** A gateway process on the suite's PostgreSQL: videos in the shared bucket, or (`own-folder`) in its data folder. */
+function gateway(store: 's3' | 'own-folder' = 's3'): Promise<ChildGateway> {
   const env: Record<string, string> = {
     DATABASE_URL: pgSchema.url,
     GATEWAY_SIMULATE: '0',
     GATEWAY_VIDEO_POLL_MS: '100',
     LOG_LEVEL: 'warn',
-    ...s3.env(PREFIX),
+    ...(store === 's3' ? s3.env(PREFIX) : {}),
   };
   for (const v of VENDORS) {
     env[`GATEWAY_VENDOR_${v.toUpperCase()}_URLS`] = sim.routeUrl(v);
@@ -77,16 +80,22 @@ async function objectKey(id: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!canRun) return;
-  [pgSchema, s3, sim] = await Promise.all([openTestPostgres({ migrate: true }), startTestS3(), startSimulator({ videoStepMs: 100 })]);
+  if (!postgresRuns) return;
+  [pgSchema, sim] = await Promise.all([openTestPostgres({ migrate: true }), startSimulator({ videoStepMs: 100 })]);
+  if (canRun) s3 = await startTestS3();
   const wallet = await createLedger(pgSchema.db, { clock: systemClock }).createWallet({ credits: 100_000_000 });
   const keys = createKeyService(pgSchema.db, { clock: systemClock });
   apiKey = (await keys.createApiKey(wallet.id, { name: 'videos' })).key;
   await keys.close();
 }, 60_000);
 
+// Each test's processes stop with it: a worker left running on the database would deliver the next test's jobs
+// into its own store.
+afterEach(() => {
+  for (const c of children.splice(0)) c.remove();
+});
+
 afterAll(async () => {
-  for (const c of children) c.remove();
   await sim?.close();
   await s3?.stop();
   await pgSchema?.cleanup();
@@ -132,5 +141,39 @@ describe.skipIf(!canRun)('videos across processes with data folders of their own
     expect((await call(b, `/v1/videos/${kept}`, { method: 'DELETE' })).status).toBe(200);
     expect(await s3.exists(keys[0]!)).toBe(false);
     expect(await s3.keys(`${PREFIX}/`)).toEqual([]);
+  }, 120_000);
+});
+
+describe.skipIf(!postgresRuns)('videos across processes with data folders of their own and no shared store [postgres]', () => {
+  it("answers 503 naming GATEWAY_VIDEO_STORE where a process cannot read another's file, warns once, and keeps 404 for an expired file", async () => {
+    const a = await gateway('own-folder');
+    const [kept, expiring] = await Promise.all(['kept on a', 'expiring on a'].map((p) => createVideo(a, p)));
+    for (const id of [kept, expiring]) await completed(a, id!);
+    // Started once a delivered both, so every file is in a's folder.
+    const b = await gateway('own-folder');
+
+    // b sends the client to its own file door, which cannot find a file a stored in its own folder.
+    const redirect = await call(b, `/v1/videos/${kept}/content`, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toMatch(new RegExp(`^/v1/videos/${kept}/file\\?token=`));
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${b.base}${redirect.headers.get('location')}`);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { error: { type: string; message: string } };
+      expect(body.error.type).toBe('api_error');
+      expect(body.error.message).toContain('cannot read it');
+      expect(body.error.message).toContain('GATEWAY_VIDEO_STORE');
+      expect(body.error.message).not.toContain('no longer stored');
+    }
+    await b.waitFor(/not in this process's video store/);
+    expect(b.out.text.match(/not in this process's video store/g)).toHaveLength(1);
+    // The process that stored it serves it.
+    expect(await download(a, kept!)).toEqual({ status: 200, bytes: fakeMp4() });
+
+    // A file past its expiry is not there for any process, and is told so.
+    await pgSchema.db.query(`UPDATE video_jobs SET expires_at = now() - interval '1 second' WHERE id = $1`, [expiring]);
+    const expired = await call(b, `/v1/videos/${expiring}/content`);
+    expect(expired.status).toBe(404);
+    expect(((await expired.json()) as { error: { message: string } }).error.message).toContain('is no longer stored');
   }, 120_000);
 });

@@ -6,6 +6,7 @@ import { chatErrors } from '../../util/vendor-errors.ts';
 import { countCharacters } from './count-characters.ts';
 import { embeddingsUsage } from './embeddings-usage.ts';
 import { imageUsage } from './image-usage.ts';
+import { imagesPresent } from './images-present.ts';
 import { statedImageCount } from './stated-image-count.ts';
 
 const wholeAnswer = (chains: Record<string, Chain>): Protocol => ({
@@ -18,13 +19,13 @@ const wholeAnswer = (chains: Record<string, Chain>): Protocol => ({
 const GENERATIONS = '/v1/images/generations';
 
 export const images = wholeAnswer({
-  images: { upstream: GENERATIONS, request: [modelRules], usage: imageUsage },
-  'image-edits': { upstream: '/v1/images/edits', request: [], usage: imageUsage },
+  images: { upstream: GENERATIONS, request: [modelRules], check: imagesPresent, usage: imageUsage },
+  'image-edits': { upstream: '/v1/images/edits', request: [], check: imagesPresent, usage: imageUsage },
 });
 
 /** The images format as vendor D takes a generation: model, prompt and the count of images, always stated. */
 export const imagesWithCount = wholeAnswer({
-  images: { upstream: GENERATIONS, request: [modelRules, statedImageCount], usage: imageUsage },
+  images: { upstream: GENERATIONS, request: [modelRules, statedImageCount], check: imagesPresent, usage: imageUsage },
 });
 
 export const embeddings = wholeAnswer({ embeddings: { upstream: '/v1/embeddings', request: [], usage: embeddingsUsage } });
