@@ -52,5 +52,9 @@ describe('the wallet page and the audit trail with lots that expire', () => {
     const trailKo = await page('/dashboard/audit', 'ko');
     expect(trailKo).toContain('크레딧 만료');
     expect(trailKo).toContain('게이트웨이');
+    // The lot's expiry in Korean time like every other time on the page; the gateway without its job's name.
+    expect(trailKo).toContain('사용 기한 2027. 02. 28. 23:59 KST');
+    expect(trailKo).not.toMatch(/\dT\d\d:\d\d:\d\d(\.\d+)?Z(?!")/);
+    expect(trailKo).not.toContain('expiry');
   }, 30_000);
 });
