@@ -63,8 +63,13 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       const hint = e.status === 401 ? html`${viaProvider}<p>${ui.th('error.sign_in_hint')}</p>` : '';
       const title = ui.t(TITLES[e.status] ?? (e.status >= 500 ? 'error.5xx' : 'error.other'));
       // The dashboard's own refusals come in the page's language; one from the rest of the gateway (English
-      // only) is shown under the title in the locale's words, its English text kept as the detail.
-      const message = saysLocale(ui.locale, e.message) ? e.message : ui.t('error.detail', { message: e.message });
+      // only) is shown under the title in the locale's words, its English text kept as the detail, except a
+      // thing not found (a class, a key), which the locale's words say whole: its id is in the address already.
+      const message = saysLocale(ui.locale, e.message)
+        ? e.message
+        : e.status === 404
+          ? ui.t('error.not_found')
+          : ui.t('error.detail', { message: e.message });
       return sendPage(reply, e.status, { title, signedIn, body: html`<p class="error" role="alert">${message}</p>${hint}` });
     });
 
