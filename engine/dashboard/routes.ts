@@ -89,10 +89,12 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       // Every change: from this site, with this session's token (a GET changes nothing and needs none).
       guarded.addHook('preHandler', checkCsrf(guarded));
       guarded.addHook('preHandler', async (req) => {
-        // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404); a
-        // teacher sees their classes only, not the wallet's balance.
-        if (groupScopeOf(req) === null)
-          await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, deps.clock.now()).catch(() => undefined);
+        // The wallet's name for every page's header, and the balance for the summary strip (a wallet gone
+        // answers the pages' own 404); a teacher sees their classes only, not the wallet's balance.
+        const withBalance = groupScopeOf(req) === null;
+        await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, { now: deps.clock.now(), withBalance }).catch(
+          () => undefined,
+        );
       });
       // Any other /dashboard path, signed in: a page of its own (the app's 404 is JSON).
       guarded.route({
