@@ -1,6 +1,7 @@
 // An audit entry's before and after as the owner reads them: one line per field, "Monthly limit 300 → 30
 // credits" (월 한도 300 → 30 크레딧), in the page's words, rather than the stored JSON. A field this file does
 // not know yet (a newer writer) is still shown, with its name and JSON value, so nothing recorded is hidden.
+import { timeText } from './format.ts';
 import { type Html, html } from './html.ts';
 import type { MessageKey, Ui } from './i18n.ts';
 
@@ -18,6 +19,7 @@ const FIELD: Record<string, MessageKey> = {
   daily_limit_credits: 'audit.field.daily_limit_credits',
   expires_on: 'audit.field.expires_on',
   models: 'audit.field.models',
+  group_id: 'audit.field.group_id',
   status: 'audit.field.status',
   reason: 'audit.field.reason',
   created_by: 'audit.field.created_by',
@@ -55,6 +57,9 @@ const WORD_FIELDS = new Set(['status', 'reason', 'audience', 'role']);
 const CREDITS = new Set(['monthly_limit_credits', 'daily_limit_credits', 'credits', 'balance_credits', 'expired_credits']);
 const PERCENTS = new Set(['balance_percent_of_last_top_up', 'key_monthly_limit_percent', 'key_daily_limit_percent']);
 
+/** The names of the classes (key groups) the entries speak of, by id: a class is named, never shown by its id. */
+export type GroupNames = ReadonlyMap<string, string>;
+
 /** A value in words, and its unit when it has one (so "300 → 30 credits" says the unit once). */
 interface Said {
   text: string;
@@ -76,7 +81,7 @@ function listOf(ui: Ui, field: string, v: unknown[]): Said {
   return CREDITS.has(field) ? { text: items, unit: ui.t('audit.unit.credits') } : { text: items };
 }
 
-function sayValue(ui: Ui, field: string, v: unknown): Said {
+function sayValue(ui: Ui, groups: GroupNames, field: string, v: unknown): Said {
   if (v === null || v === undefined) {
     if (field === 'monthly_limit_credits' || field === 'daily_limit_credits') return { text: ui.t('audit.value.no_limit') };
     if (field === 'expires_on') return { text: ui.t('audit.value.no_end') };
@@ -88,6 +93,8 @@ function sayValue(ui: Ui, field: string, v: unknown): Said {
   if (typeof v === 'number') return CREDITS.has(field) ? { text: ui.int(v), unit: ui.t('audit.unit.credits') } : { text: ui.int(v) };
   if (typeof v !== 'string') return { text: JSON.stringify(v) };
   if (field === 'expires_on' && /^\d{4}-\d{2}-\d{2}$/.test(v)) return { text: ui.day(v) };
+  if (field === 'expires_at' && !Number.isNaN(Date.parse(v))) return { text: timeText(ui.locale, v) };
+  if (field === 'group_id') return { text: groups.get(v) ?? ui.t('audit.value.unknown_group') };
   const word = WORD_FIELDS.has(field) ? WORD[v] : undefined;
   return { text: word ? ui.t(word) : v };
 }
@@ -95,20 +102,24 @@ function sayValue(ui: Ui, field: string, v: unknown): Said {
 const withUnit = (ui: Ui, s: Said) => (s.unit ? ui.t('audit.with_unit', { value: s.text, unit: s.unit }) : s.text);
 
 /** One field's line: both sides when it changed, the one side otherwise. */
-function fieldLine(ui: Ui, field: string, before: Row, after: Row): string {
+function fieldLine(ui: Ui, groups: GroupNames, field: string, before: Row, after: Row): string {
   const label = FIELD[field] ? ui.t(FIELD[field]) : field;
   const had = before !== null && field in before;
   const has = after !== null && field in after;
   if (had && has && JSON.stringify(before[field]) !== JSON.stringify(after[field])) {
-    const [b, a] = [sayValue(ui, field, before[field]), sayValue(ui, field, after[field])];
+    const [b, a] = [sayValue(ui, groups, field, before[field]), sayValue(ui, groups, field, after[field])];
     const sameUnit = b.unit !== undefined && b.unit === a.unit;
     return ui.t('audit.change', { field: label, before: sameUnit ? b.text : withUnit(ui, b), after: withUnit(ui, a) });
   }
-  return ui.t('audit.set', { field: label, value: withUnit(ui, sayValue(ui, field, has ? after?.[field] : before?.[field])) });
+  return ui.t('audit.set', { field: label, value: withUnit(ui, sayValue(ui, groups, field, has ? after?.[field] : before?.[field])) });
 }
 
+/** The classes an entry's change speaks of, by id, for the page to look their names up once. */
+export const groupIdsIn = (stored: { before: unknown; after: unknown }): string[] =>
+  [rowOf(stored.before), rowOf(stored.after)].flatMap((r) => (typeof r?.group_id === 'string' ? [r.group_id] : []));
+
 /** The change of one audit entry, a line per field in the order the writer gave them. */
-export function changeText(ui: Ui, stored: { before: unknown; after: unknown }): Html {
+export function changeText(ui: Ui, stored: { before: unknown; after: unknown }, groups: GroupNames = new Map()): Html {
   const [before, after] = [rowOf(stored.before), rowOf(stored.after)];
   // The stored JSON keeps no field order: ours is the table's above, a field it lacks after them. A key made
   // or removed lists what it had; an empty setting (no limit, every model) is its default and left out.
@@ -119,5 +130,5 @@ export function changeText(ui: Ui, stored: { before: unknown; after: unknown }):
     .filter((f) => !oneSided || (before ?? after)?.[f] !== null)
     .sort((a, b) => rank(a) - rank(b));
   if (fields.length === 0) return html`—`;
-  return html`<span class="wrap">${fields.map((f, i) => html`${i > 0 ? html`<br>` : ''}${fieldLine(ui, f, before, after)}`)}</span>`;
+  return html`<span class="wrap">${fields.map((f, i) => html`${i > 0 ? html`<br>` : ''}${fieldLine(ui, groups, f, before, after)}`)}</span>`;
 }

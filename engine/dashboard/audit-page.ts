@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { type AuditRecord, listAudit, parseAuditQuery } from '../audit/query.ts';
 import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import { endOfKoreanDay } from '../core/clock.ts';
-import { changeText } from './audit-change.ts';
+import { groupNames } from '../keys/groups.ts';
+import { changeText, type GroupNames, groupIdsIn } from './audit-change.ts';
 import type { DashboardDeps } from './deps.ts';
 import { queryText } from './form.ts';
 import { type Html, html } from './html.ts';
@@ -33,21 +34,25 @@ const OPERATOR_VIA: Record<string, MessageKey> = {
   first_run: 'audit.operator.first_run',
 };
 
-/** Who, in words: the operator by how it came (the command line, its API), the others by their kind and id. */
+/**
+ * Who, in words: the operator by how it came (the command line, its API), the gateway alone (its id names its
+ * own job, which the action says already), the others by their kind and id.
+ */
 function actorText(ui: Ui, actor: AuditRecord['actor']): Html {
   const via = actor.kind === 'operator' && actor.id ? OPERATOR_VIA[actor.id] : undefined;
   if (via) return html`${ui.t('audit.actor.operator_via', { via: ui.t(via) })}`;
   const kind = ACTOR_LABEL[actor.kind];
-  return html`${kind ? ui.t(kind) : actor.kind}${actor.id ? html`<br><small><code>${actor.id}</code></small>` : ''}`;
+  const id = actor.kind === 'system' ? null : actor.id;
+  return html`${kind ? ui.t(kind) : actor.kind}${id ? html`<br><small><code>${id}</code></small>` : ''}`;
 }
 
-function entryRow(ui: Ui, e: AuditRecord): Html {
+function entryRow(ui: Ui, groups: GroupNames, e: AuditRecord): Html {
   const from = e.ip || e.user_agent ? html`${e.ip ?? ''}${e.user_agent ? html`<small class="wrap">${e.user_agent}</small>` : ''}` : html`—`;
   // What changed comes first, with the key, lot or person it is about in its cell: a phone shows it without
   // scrolling, and there is one column fewer to scroll to.
   return html`<tr data-audit-id="${e.id}"><td>${ui.time(e.at)}</td><td>${actionText(ui, e.action)}${
     e.target_id ? html`<br><small><code>${e.target_id}</code></small>` : ''
-  }</td><td>${changeText(ui, e)}</td><td>${actorText(ui, e.actor)}</td><td>${from}</td></tr>`;
+  }</td><td>${changeText(ui, e, groups)}</td><td>${actorText(ui, e.actor)}</td><td>${from}</td></tr>`;
 }
 
 /** The page's filter as the shared query: Korean dates become instants (from 00:00 of `from` up to the end of `to`). */
@@ -80,6 +85,7 @@ export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): 
     const q = req.query as Record<string, string | undefined>;
     const filter = parseAuditQuery({ ...filterQuery(req.query), limit: String(PAGE_SIZE) });
     const { data, total, has_more } = await listAudit(deps.db, s.walletId, filter);
+    const groups = await groupNames(deps.db, s.walletId, [...new Set(data.flatMap(groupIdsIn))]);
     const keep = new URLSearchParams(
       Object.entries({ action: q.action, from: q.from, to: q.to }).filter((kv): kv is [string, string] => !!kv[1]),
     );
@@ -97,7 +103,7 @@ export function registerAuditPage(scope: FastifyInstance, deps: DashboardDeps): 
 <p><button type="submit">${t('audit.show')}</button></p></fieldset></form>
 <div class="scroll"><table><caption>${t(total === 1 ? 'audit.caption_one' : 'audit.caption_many', { n: ui.int(total) })}</caption>
 <thead><tr><th scope="col">${t('col.when')}</th><th scope="col">${t('audit.col.what')}</th><th scope="col">${t('audit.col.change')}</th><th scope="col">${t('audit.col.who')}</th><th scope="col">${t('audit.col.from')}</th></tr></thead>
-<tbody>${data.map((e) => entryRow(ui, e))}</tbody></table></div>
+<tbody>${data.map((e) => entryRow(ui, groups, e))}</tbody></table></div>
 <nav aria-label="${t('layout.pages')}">${filter.offset > 0 ? html`<a href="${pageLink(Math.max(0, filter.offset - PAGE_SIZE))}">${t('audit.newer')}</a> ` : ''}${
         has_more ? html`<a href="${pageLink(filter.offset + PAGE_SIZE)}">${t('audit.older')}</a>` : ''
       }</nav>`,

@@ -21,6 +21,19 @@ const RULES: [RegExp, MessageKey][] = [
   [/^audience 'student' needs a wallet that splits usage/, 'formerr.no_split'],
   [/^count must be a whole number from 1 to (?<max>\d+)\.$/, 'formerr.count'],
   [/^The numbered names \('(?<names>.*)'\) would exceed (?<max>\d+) characters; .*\(up to (?<prefix>\d+)\)\.$/, 'formerr.numbered_names'],
+  // The alerts page's forms (alerts/store.ts, alerts/address-guard.ts).
+  [/^url is required/, 'formerr.url_required'],
+  [/^url must (be an absolute http or https URL|use https \(or http\))\.$/, 'formerr.url_absolute'],
+  [/^url must not carry a user name or password/, 'formerr.url_credentials'],
+  [/^url must be at most (?<max>\d+) characters\.$/, 'formerr.url_length'],
+  [/^url: the host '(?<host>[^']*)' does not resolve\.$/, 'formerr.url_unresolved'],
+  [/^url: the host '(?<host>[^']*)' resolves to (?<address>[^,]+), a private, loopback or reserved address/, 'formerr.url_private'],
+  [/^events must be a non-empty list of/, 'formerr.events'],
+  [/^A wallet has at most (?<max>\d+) webhooks; delete one first\.$/, 'formerr.webhooks_max'],
+  [/^(?<field>\w+) must be a list of up to (?<max>\d+) numbers\.$/, 'formerr.list_length'],
+  [/^(?<field>\w+): (?<value>.*) is not a whole percent from 1 to (?<max>\d+)\.$/, 'formerr.percent'],
+  [/^(?<field>\w+): (?<value>.*) is not a positive whole number of credits\.$/, 'formerr.positive_credits'],
+  [/^(?<field>credits_expiring_days) must be a whole number of days from 1 to (?<max>\d+)\.$/, 'formerr.expiring_days'],
 ];
 
 /** Why a models list was refused (the end of the models message). */
@@ -39,6 +52,11 @@ const FIELDS: Record<string, MessageKey> = {
   models: 'formerr.field.models',
   audience: 'formerr.field.audience',
   count: 'formerr.field.count',
+  balance_percent_of_last_top_up: 'wh.label.balance_percent',
+  balance_credits: 'wh.label.balance_credits',
+  key_monthly_limit_percent: 'wh.label.key_monthly',
+  key_daily_limit_percent: 'wh.label.key_daily',
+  credits_expiring_days: 'wh.label.credits_expiring',
 };
 
 // The English rewrite the table falls back to, for a message it does not know.

@@ -87,21 +87,20 @@ const seoul = (l: Locale) =>
       }),
   );
 
-/** An instant in Korean time to the minute, labelled KST, with the ISO instant in the datetime attribute. */
-export function time(l: Locale, iso: string): Html {
+/** An instant in Korean time to the minute, labelled KST, as plain text (a sentence's part). */
+export function timeText(l: Locale, iso: string): string {
   const d = new Date(iso);
-  let text: string;
-  if (l === 'ko') text = seoul(l).format(d);
-  else {
-    const p = Object.fromEntries(
-      seoul(l)
-        .formatToParts(d)
-        .map((x) => [x.type, x.value]),
-    );
-    text = `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
-  }
-  return html`<time datetime="${d.toISOString()}">${text} KST</time>`;
+  if (l === 'ko') return `${seoul(l).format(d)} KST`;
+  const p = Object.fromEntries(
+    seoul(l)
+      .formatToParts(d)
+      .map((x) => [x.type, x.value]),
+  );
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute} KST`;
 }
+
+/** The same, with the ISO instant in the datetime attribute. */
+export const time = (l: Locale, iso: string): Html => html`<time datetime="${new Date(iso).toISOString()}">${timeText(l, iso)}</time>`;
 
 const calendar = (l: Locale, short: boolean) =>
   cached(

@@ -1,27 +1,12 @@
-// The key page's forms and rows: the create form, and each key's row with its change form. A refused form
-// comes back filled with what the owner typed and the reason in words beside it (FormState), rather than on
-// an error page of its own.
+// The key page's forms and rows: the create form (target 'new'), and each key's row with its change form
+// (target the key's id). A refused form comes back filled in as typed (refused-form.ts).
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT } from '../keys/validate.ts';
 import { closeButton } from './confirm-close.ts';
-import type { FormBody } from './form.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
-
-/** A refused form as typed, with the reason: `target` is 'new' (the create form) or the changed key's id. */
-export interface FormState {
-  target: string;
-  values: FormBody;
-  message: string;
-}
-
-/** The value a field shows: what was typed when this form was refused, else the saved one. */
-const shownValue = (state: FormState | undefined, target: string, field: string, saved: string) =>
-  state && state.target === target ? (state.values[field] ?? '') : saved;
-
-const refusal = (state: FormState | undefined, target: string, id: string) =>
-  state && state.target === target ? html`<p class="error" role="alert" id="${id}">${state.message}</p>` : '';
+import { type FormState, refusal, shownValue } from './refused-form.ts';
 
 const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
   ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });

@@ -3,19 +3,18 @@
 // calls, so a raised limit lifts a 429 at once and a closed key is refused at once, in every process.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
-import { fromThrown } from '../http/reply-error.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
-import { inWords } from './form-errors.ts';
 import { groupScopeOf } from './group-scope.ts';
 import { html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
-import { createForm, type FormState, keyRow } from './keys-forms.ts';
+import { createForm, keyRow } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
+import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
@@ -69,21 +68,14 @@ ${
 }
 
 export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
-  /** Runs a form's change; a 400 answers the page with the form as typed and the reason in words. */
-  async function orRefusedForm(req: FastifyRequest, reply: FastifyReply, target: string, change: () => Promise<FastifyReply>) {
-    try {
-      return await change();
-    } catch (err) {
-      const e = fromThrown(err);
-      if (e.status !== 400) throw err;
-      return sendKeysPage(deps, req, reply, 400, { target, values: formOf(req.body), message: inWords(e, uiFor(req).locale) });
-    }
-  }
+  /** Runs a form's change; a 400 answers the keys page with the form as typed and the reason in words. */
+  const orRefusedKeysForm = (req: FastifyRequest, reply: FastifyReply, target: string, change: () => Promise<FastifyReply>) =>
+    orRefusedForm(req, target, change, (state) => sendKeysPage(deps, req, reply, 400, state));
 
   scope.get('/dashboard/keys', (req, reply) => sendKeysPage(deps, req, reply, 200));
 
   scope.post('/dashboard/keys', (req, reply) =>
-    orRefusedForm(req, reply, 'new', async () => {
+    orRefusedKeysForm(req, reply, 'new', async () => {
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);
@@ -103,7 +95,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
   );
 
   scope.post<{ Params: { id: string } }>('/dashboard/keys/:id', (req, reply) =>
-    orRefusedForm(req, reply, req.params.id, async () => {
+    orRefusedKeysForm(req, reply, req.params.id, async () => {
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);

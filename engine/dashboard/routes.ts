@@ -63,8 +63,13 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       const hint = e.status === 401 ? html`${viaProvider}<p>${ui.th('error.sign_in_hint')}</p>` : '';
       const title = ui.t(TITLES[e.status] ?? (e.status >= 500 ? 'error.5xx' : 'error.other'));
       // The dashboard's own refusals come in the page's language; one from the rest of the gateway (English
-      // only) is shown under the title in the locale's words, its English text kept as the detail.
-      const message = saysLocale(ui.locale, e.message) ? e.message : ui.t('error.detail', { message: e.message });
+      // only) is shown under the title in the locale's words, its English text kept as the detail, except a
+      // thing not found (a class, a key), which the locale's words say whole: its id is in the address already.
+      const message = saysLocale(ui.locale, e.message)
+        ? e.message
+        : e.status === 404
+          ? ui.t('error.not_found')
+          : ui.t('error.detail', { message: e.message });
       return sendPage(reply, e.status, { title, signedIn, body: html`<p class="error" role="alert">${message}</p>${hint}` });
     });
 
@@ -84,10 +89,12 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       // Every change: from this site, with this session's token (a GET changes nothing and needs none).
       guarded.addHook('preHandler', checkCsrf(guarded));
       guarded.addHook('preHandler', async (req) => {
-        // The balance for the summary strip every page shows (a wallet gone answers the pages' own 404); a
-        // teacher sees their classes only, not the wallet's balance.
-        if (groupScopeOf(req) === null)
-          await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, deps.clock.now()).catch(() => undefined);
+        // The wallet's name for every page's header, and the balance for the summary strip (a wallet gone
+        // answers the pages' own 404); a teacher sees their classes only, not the wallet's balance.
+        const withBalance = groupScopeOf(req) === null;
+        await loadWalletSummary(req, deps.db, deps.ledger, sessionOf(req).walletId, { now: deps.clock.now(), withBalance }).catch(
+          () => undefined,
+        );
       });
       // Any other /dashboard path, signed in: a page of its own (the app's 404 is JSON).
       guarded.route({

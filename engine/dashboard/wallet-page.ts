@@ -25,7 +25,7 @@ const vendorsText = (ui: Ui, vendors: string[] | null) =>
 const expiryCell = (ui: Ui, l: { expires_at: string | null; expired_credits: number }) =>
   l.expires_at === null
     ? ui.t('wallet.no_expiry')
-    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.t('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits) })}</small>` : ''}`;
+    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.th('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits) })}</small>` : ''}`;
 
 export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps): void {
   // A teacher (a manager limited to classes) starts at the classes: the wallet is not theirs to see.

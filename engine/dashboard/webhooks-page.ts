@@ -1,6 +1,6 @@
 // /dashboard/webhooks: the owner's alert thresholds and webhook endpoints, on the same functions as the doors. A new
 // endpoint's secret goes through the sealed flash, so a refresh shows it no more.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   createWebhook,
   deleteWebhook,
@@ -20,6 +20,7 @@ import { type FormBody, formOf } from './form.ts';
 import { type Html, html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { csrfField, sendPage } from './layout.ts';
+import { type FormState, orRefusedForm, refusal, shownValue } from './refused-form.ts';
 import { ownerActor, sessionOf, sessionSecretOf } from './session-http.ts';
 
 const PATH = '/dashboard/webhooks';
@@ -74,31 +75,34 @@ export function registerWebhooksPage(scope: FastifyInstance, deps: DashboardDeps
     return note?.kind === 'webhook-secret' ? note : null;
   };
 
-  scope.get(PATH, async (req, reply) => {
+  /** The page, also answered (400) by a refused form, which comes back filled in with the reason. */
+  const sendWebhooksPage = async (req: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) => {
     const s = sessionOf(req);
     const ui = uiFor(req);
     const { t } = ui;
     const settings = settingsView(await readSettings(deps.db, s.walletId));
     const hooks = await listWebhooks(deps.db, s.walletId);
     const deliveries = await Promise.all(hooks.map((h) => listDeliveries(deps.db, s.walletId, h.id, 10)));
-    const made = await takeSecret(req);
-    const done = DONE[String((req.query as Record<string, unknown>).done ?? '')];
-    return sendPage(reply, 200, {
+    const made = state ? null : await takeSecret(req);
+    const done = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
+    // A refused webhook form keeps the events as ticked; a fresh one has them all ticked.
+    const ticked = (e: string) => (state?.target === 'webhook' ? `event:${e}` in state.values : true);
+    return sendPage(reply, status, {
       title: t('wh.title'),
       signedIn: { section: 'webhooks', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`${done ? html`<p class="ok" role="status">${t(done)}</p>` : ''}
 ${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', { id: made.id ?? '' })}</h2><p>${ui.th('wh.secret_note')}</p><p><code id="wh-secret">${made.secret}</code></p></section>` : ''}
 <p>${t('wh.intro')}</p>
 <form method="post" action="${PATH}/thresholds">${csrfField(s.csrfToken)}
-<fieldset><legend>${t('wh.thresholds')}</legend>${SETTING_FIELDS.map(
+<fieldset><legend>${t('wh.thresholds')}</legend>${refusal(state, 'thresholds', 'error-thresholds')}${SETTING_FIELDS.map(
         (f) =>
-          html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${[settings[f]].flat().join(', ')}">`,
+          html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${shownValue(state, 'thresholds', f, [settings[f]].flat().join(', '))}">`,
       )}
 <p><button type="submit">${t('wh.save')}</button></p></fieldset></form>
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}
-<fieldset><legend>${t('wh.add')}</legend>
-<label for="wh-url">${t('wh.url')}</label><input id="wh-url" name="url" type="url" required maxlength="2000">
-${EVENT_TYPES.map((e) => html`<label><input type="checkbox" name="event:${e}" checked> ${eventLabel(ui, e)}</label>`)}
+<fieldset><legend>${t('wh.add')}</legend>${refusal(state, 'webhook', 'error-webhook')}
+<label for="wh-url">${t('wh.url')}</label><input id="wh-url" name="url" type="url" required maxlength="2000" value="${shownValue(state, 'webhook', 'url', '')}">
+${EVENT_TYPES.map((e) => html`<label><input type="checkbox" name="event:${e}"${ticked(e) ? html` checked` : ''}> ${eventLabel(ui, e)}</label>`)}
 <p><button type="submit">${t('wh.add_button')}</button></p></fieldset></form>
 ${
   hooks.length === 0
@@ -123,24 +127,36 @@ ${
       )
 }`,
     });
-  });
+  };
 
-  scope.post(`${PATH}/thresholds`, async (req, reply) => {
-    const s = sessionOf(req);
-    const next = parseSettings(settingsBody(formOf(req.body), uiFor(req).currency), await readSettings(deps.db, s.walletId));
-    await writeSettings(alerts.store, s.walletId, next, ownerActor(req));
-    return reply.code(303).header('location', `${PATH}?done=saved`).send();
-  });
+  scope.get(PATH, (req, reply) => sendWebhooksPage(req, reply, 200));
 
-  scope.post(PATH, async (req, reply) => {
-    const s = sessionOf(req);
-    const form = formOf(req.body);
-    const events = EVENT_TYPES.filter((t) => `event:${t}` in form);
-    const made = await createWebhook(alerts.store, s.walletId, { url: form.url ?? '', events }, ownerActor(req));
-    const secret = sessionSecretOf(req);
-    if (secret) await flash.put(secret, { kind: 'webhook-secret', id: made.id, secret: made.secret });
-    return reply.code(303).header('location', PATH).send();
-  });
+  /** Runs a form's change; a 400 answers this page with the form as typed and the reason in words. */
+  const orRefused = (req: FastifyRequest, reply: FastifyReply, target: string, change: () => Promise<FastifyReply>) =>
+    orRefusedForm(req, target, change, (state) => sendWebhooksPage(req, reply, 400, state));
+
+  scope.post(`${PATH}/thresholds`, (req, reply) =>
+    orRefused(req, reply, 'thresholds', async () => {
+      const s = sessionOf(req);
+      const next = parseSettings(settingsBody(formOf(req.body), uiFor(req).currency), await readSettings(deps.db, s.walletId));
+      await writeSettings(alerts.store, s.walletId, next, ownerActor(req));
+      return reply.code(303).header('location', `${PATH}?done=saved`).send();
+    }),
+  );
+
+  // No event ticked is refused with the form's words (tick at least one): unticking them all is a slip, and
+  // a webhook that says nothing is no use, so the form does not quietly send every event the way the API does.
+  scope.post(PATH, (req, reply) =>
+    orRefused(req, reply, 'webhook', async () => {
+      const s = sessionOf(req);
+      const form = formOf(req.body);
+      const events = EVENT_TYPES.filter((t) => `event:${t}` in form);
+      const made = await createWebhook(alerts.store, s.walletId, { url: form.url ?? '', events }, ownerActor(req));
+      const secret = sessionSecretOf(req);
+      if (secret) await flash.put(secret, { kind: 'webhook-secret', id: made.id, secret: made.secret });
+      return reply.code(303).header('location', PATH).send();
+    }),
+  );
 
   scope.post<{ Params: { id: string } }>(`${PATH}/:id/delete`, async (req, reply) => {
     await deleteWebhook(alerts.store, sessionOf(req).walletId, req.params.id, ownerActor(req));

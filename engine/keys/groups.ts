@@ -94,6 +94,16 @@ async function render(deps: GroupDeps, rows: GroupRow[], now: Date): Promise<Key
   return rows.map((g) => record(g, usage.get(g.id)));
 }
 
+/** The names of these groups of the wallet, deleted ones too (the audit trail still speaks of them). */
+export async function groupNames(q: Queryable, walletId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const res = await q.query<{ id: string; name: string }>(`SELECT id, name FROM key_groups WHERE wallet_id = $1 AND id = ANY($2::text[])`, [
+    walletId,
+    [...ids],
+  ]);
+  return new Map(res.rows.map((r) => [r.id, r.name]));
+}
+
 /** The wallet's groups (a teacher's only), oldest first, with their keys' use today and this month. */
 export async function listGroups(deps: GroupDeps, walletId: string, scope: GroupScope = null): Promise<KeyGroupRecord[]> {
   const now = deps.clock.now();

@@ -50,6 +50,19 @@ describe('an audit change in words', () => {
     expect(lines(ko, { key_daily_limit_percent: [80] }, { key_daily_limit_percent: [] })).toEqual(['키: 일 한도의 퍼센트 80% → 꺼짐']);
   });
 
+  it('a class by its name (never its id), a lot’s expiry in Korean time', () => {
+    const names = new Map([['grp_a', '3학년 2반']]);
+    const made = { name: '3-2 1', group_id: 'grp_a' };
+    expect(changeText(ko, { before: null, after: made }, names).text).toContain('반 3학년 2반');
+    expect(changeText(en, { before: null, after: made }, names).text).toContain('Class 3학년 2반');
+    const moved = (to: string | null) => changeText(ko, { before: { group_id: 'grp_a' }, after: { group_id: to } }, names).text;
+    expect(moved('grp_gone')).toBe('<span class="wrap">반 3학년 2반 → 찾을 수 없는 반</span>');
+    expect(moved(null)).toBe('<span class="wrap">반 3학년 2반 → 없음</span>');
+    const lot = { credits: 5_000_000, vendors: [], expires_at: '2026-12-01T05:10:09.000Z' };
+    expect(lines(ko, null, lot)).toContain('사용 기한 2026. 12. 01. 14:10 KST');
+    expect(lines(en, null, lot)).toContain('Expiry 2026-12-01 14:10 KST');
+  });
+
   it('a field the page does not know keeps its name; nothing at all is a dash', () => {
     expect(lines(ko, null, { colour: 'blue' })).toEqual(['colour blue']);
     expect(changeText(ko, { before: null, after: null }).text).toBe('—');

@@ -13,6 +13,7 @@ import { parse } from 'yaml';
 import { EVENT_TYPES } from '../../engine/alerts/index.ts';
 import { AUDIT_ACTIONS, CLI_OPERATOR, recordAudit } from '../../engine/audit/trail.ts';
 import { en } from '../../engine/dashboard/messages/en.ts';
+import { expireDueLots } from '../../engine/money/lot-expiry.ts';
 import { type Receiver, startReceiver } from '../alerts/receiver.ts';
 import { post, sleep } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -53,6 +54,9 @@ const ENGLISH_NAMES = [
   'active',
   'closed',
   'slot_race',
+  'group_id',
+  'expires_at',
+  'expiry',
   'null',
 ];
 
@@ -156,6 +160,14 @@ async function peopleAlertsAndOperator() {
     body: JSON.stringify({ credits: 5_000_000, vendors: ['c'] }),
   });
   expect(topUp.status, await topUp.clone().text()).toBe(201);
+  // A lot that has expired already, for its expiry on the wallet page and the gateway's change in the trail.
+  const expiring = await fetch(`${t.url}/admin/v1/wallets/${t.walletId}/credits`, {
+    method: 'POST',
+    headers: { ...ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ credits: 2_000_000, expires_at: new Date(Date.now() - 1000).toISOString() }),
+  });
+  expect(expiring.status, await expiring.clone().text()).toBe(201);
+  expect(await expireDueLots(t.gw.db, 'test', new Date(), (e) => expect.fail(String(e)))).toHaveLength(1);
   await recordAudit(
     t.gw.db,
     CLI_OPERATOR,
@@ -244,17 +256,20 @@ function measure(page: Page) {
 
 const wholeWord = (name: string) => new RegExp(`(?<![\\w./-])${name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&')}(?![\\w-]|\\.\\w)`);
 
-/** What no page may show: a message key instead of its text, or a parameter left unfilled. */
+/** What no page may show: a message key instead of its text, a parameter left unfilled, or markup as text. */
 function rawLeftOn(text: string): string[] {
   const keys = Object.keys(en).filter((k) => k.includes('.') && !(en as Record<string, string>)[k]!.includes(k) && wholeWord(k).test(text));
-  return [...keys, ...(text.match(/\{[^}\s]{1,20}\}/g) ?? [])];
+  return [...keys, ...(text.match(/\{[^}\s]{1,20}\}/g) ?? []), ...(text.match(/<\/?[a-z][a-z0-9]*[\s>]/g) ?? [])];
 }
 
-/** What a Korean page must not show besides: the gateway's English names, or a fallback particle such as 을(를). */
+/**
+ * What a Korean page must not show besides: the gateway's English names, a fallback particle such as 을(를), or
+ * a stored UTC instant where every time is said in Korean time.
+ */
 function englishLeftOn(text: string): string[] {
   const found = ENGLISH_NAMES.filter((n) => wholeWord(n).test(text));
   const particles = text.match(/[^\s]{0,8}\((을|를|은|는|이|가|과|와|으)\)[^\s]{0,4}/g) ?? [];
-  return [...found, ...particles];
+  return [...found, ...particles, ...(text.match(/\d{4}-\d\d-\d\dT\d\d:\d\d\S*/g) ?? [])];
 }
 
 describe('the audit trail in words', () => {
@@ -269,6 +284,7 @@ describe('the audit trail in words', () => {
           '사용 범위 공급사 C 전용',
           '역할 조회자 → 관리자',
           '상태 사용 중 → 닫힘',
+          '반 3학년 2반',
         ],
       ],
       [
@@ -279,6 +295,7 @@ describe('the audit trail in words', () => {
           'Added 5,000,000 credits',
           'Role viewer → manager',
           'Status open → closed',
+          'Class 3학년 2반',
         ],
       ],
     ] as const) {

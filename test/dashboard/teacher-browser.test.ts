@@ -28,7 +28,7 @@ beforeAll(async () => {
     },
   });
   idp.configure([`${t.url}/dashboard/oidc/callback`]);
-  walletId = (await t.gw.ledger.createWallet({ credits: 1_000_000, ownerId: 'alice' })).id;
+  walletId = (await t.gw.ledger.createWallet({ credits: 1_000_000, ownerId: 'alice', name: '서울한빛중학교' })).id;
   await t.gw.db.query(
     `INSERT INTO wallet_managers (wallet_id, identity, role, added_by, added_at) VALUES ($1, 'tom', 'manager', 'alice', now())`,
     [walletId],
@@ -110,6 +110,10 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
     const page = await context.newPage();
     await signIn(page, 'tom');
     expect(new URL(page.url()).pathname).toBe('/dashboard/groups');
+    // The header names the wallet as the operator named it, its id beside; the balance strip is not theirs.
+    expect(await page.getByTestId('wallet-header').textContent()).toBe(`Wallet 서울한빛중학교 ${walletId}`);
+    expect(await page.getByTestId('wallet-name').textContent()).toBe('서울한빛중학교');
+    expect(await page.getByTestId('summary').count()).toBe(0);
     // The nav offers only what opens: the keys and the classes, not the wallet, usage or audit pages.
     expect(await page.locator('header nav a').allTextContents()).toEqual(['API keys', 'Classes']);
     expect(await page.locator('tr[data-group-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-group-id')))).toEqual([mine]);

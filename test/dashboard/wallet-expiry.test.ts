@@ -39,13 +39,22 @@ describe('the wallet page and the audit trail with lots that expire', () => {
     clock.set('2027-03-01T00:00:00Z');
     await expireDueLots(t.gw.db, 'test', clock.now(), (e) => expect.fail(String(e)));
     owner = await signIn(t, walletId); // the first session ended with the months the clock moved
-    expect(await page('/dashboard/wallet', 'en')).toContain('expired: 2,000');
-    expect(await page('/dashboard/wallet', 'ko')).toContain('만료됨: 2,000');
+    // The amount's money is markup of the page's own, never shown as escaped text.
+    const walletEn = await page('/dashboard/wallet', 'en');
+    expect(walletEn).toContain('expired: 2,000 <small class="usd">(');
+    expect(walletEn).not.toContain('&lt;small');
+    const walletKo = await page('/dashboard/wallet', 'ko');
+    expect(walletKo).toContain('만료됨: 2,000 <small class="usd">(');
+    expect(walletKo).not.toContain('&lt;small');
     const trailEn = await page('/dashboard/audit', 'en');
     expect(trailEn).toContain('credits.expired');
     expect(trailEn).toContain('The gateway');
     const trailKo = await page('/dashboard/audit', 'ko');
     expect(trailKo).toContain('크레딧 만료');
     expect(trailKo).toContain('게이트웨이');
+    // The lot's expiry in Korean time like every other time on the page; the gateway without its job's name.
+    expect(trailKo).toContain('사용 기한 2027. 02. 28. 23:59 KST');
+    expect(trailKo).not.toMatch(/\dT\d\d:\d\d:\d\d(\.\d+)?Z(?!")/);
+    expect(trailKo).not.toContain('expiry');
   }, 30_000);
 });

@@ -33,4 +33,6 @@ export const enGroups = {
   'audit.action.key_group.created': 'key_group.created',
   'audit.action.key_group.changed': 'key_group.changed',
   'audit.action.key_group.deleted': 'key_group.deleted',
+  'audit.field.group_id': 'Class',
+  'audit.value.unknown_group': 'a class not found',
 };

@@ -53,4 +53,17 @@ export const enPricesAndAlerts = {
   'wh.col.actions': 'Actions',
   'wh.replay': 'Replay',
   'nav.webhooks': 'Alerts',
+  'formerr.url_required': 'Type the address the deliveries are posted to.',
+  'formerr.url_absolute': 'The URL must be a whole address starting with https:// (or http://).',
+  'formerr.url_credentials': 'The URL must not carry a user name or password; the signing secret vouches for each delivery.',
+  'formerr.url_length': 'The URL must be at most {max} characters.',
+  'formerr.url_unresolved': 'The URL’s host {host} was not found; check the address.',
+  'formerr.url_private':
+    'The URL’s host {host} is a private, loopback or reserved address ({address}); webhooks go to public addresses only.',
+  'formerr.events': 'Tick at least one event for this webhook.',
+  'formerr.webhooks_max': 'A wallet has at most {max} webhooks; delete one first.',
+  'formerr.list_length': '“{field}” takes up to {max} numbers, separated by commas.',
+  'formerr.percent': '“{field}”: {value} is not a whole percent from 1 to {max}.',
+  'formerr.positive_credits': '“{field}”: {value} is not an amount above zero (credits, dollars or won).',
+  'formerr.expiring_days': '“{field}” takes a whole number of days from 1 to {max}.',
 } as const;

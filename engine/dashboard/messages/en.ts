@@ -343,6 +343,7 @@ export const en = {
   'error.other_origin': 'This change came from another origin and was refused.',
   'error.csrf': 'The form is missing its security token or it is stale. Reload the page and try again.',
   'error.via_provider': '<a href="{href}">Sign in with {provider}</a>, or:',
+  'error.not_found': 'Nothing here in this wallet: it may have been deleted or closed, or the address is mistyped.',
   'error.detail': '{message}',
 
   'amount.error': '{label}: {why}',

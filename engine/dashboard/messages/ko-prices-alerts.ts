@@ -54,4 +54,17 @@ export const koPricesAndAlerts: Record<keyof typeof enPricesAndAlerts, string> =
   'wh.col.actions': '작업',
   'wh.replay': '다시 보내기',
   'nav.webhooks': '알림',
+  'formerr.url_required': '웹훅을 받을 주소를 입력하세요.',
+  'formerr.url_absolute': '주소는 https://(또는 http://)로 시작하는 전체 주소여야 합니다.',
+  'formerr.url_credentials': '주소에 사용자 이름이나 비밀번호를 넣을 수 없습니다. 각 전달은 서명 비밀값으로 확인합니다.',
+  'formerr.url_length': '주소는 {max}자 이하여야 합니다.',
+  'formerr.url_unresolved': '주소의 호스트 {host}{을/를} 찾을 수 없습니다. 주소를 확인하세요.',
+  'formerr.url_private':
+    '주소의 호스트 {host}{은/는} 사설, 루프백 또는 예약된 주소({address})입니다. 웹훅은 공개 주소로만 보낼 수 있습니다.',
+  'formerr.events': '이 웹훅으로 보낼 이벤트를 하나 이상 고르세요.',
+  'formerr.webhooks_max': '지갑 하나에 웹훅은 {max}개까지입니다. 먼저 하나를 삭제하세요.',
+  'formerr.list_length': '‘{field}’에는 숫자를 쉼표로 나눠 {max}개까지 적을 수 있습니다.',
+  'formerr.percent': '‘{field}’: {value}{은/는} 1부터 {max}까지의 정수 퍼센트가 아닙니다.',
+  'formerr.positive_credits': '‘{field}’: {value}{은/는} 0보다 큰 금액(크레딧, 달러 또는 원)이 아닙니다.',
+  'formerr.expiring_days': '‘{field}’에는 1부터 {max}까지의 정수 일수를 적으세요.',
 };

@@ -345,6 +345,7 @@ export const ko: Messages = {
   'error.other_origin': '다른 출처에서 온 변경 요청이라 거부했습니다.',
   'error.csrf': '양식의 보안 토큰이 없거나 오래되었습니다. 페이지를 새로 고친 뒤 다시 시도하세요.',
   'error.via_provider': '<a href="{href}">{provider} 계정으로 로그인</a>하거나,',
+  'error.not_found': '이 지갑에서 찾을 수 없습니다. 삭제되었거나 닫혔거나 주소가 잘못되었을 수 있습니다.',
   'error.detail': '자세한 내용(영문): {message}',
 
   'amount.error': '{label}: {why}',
