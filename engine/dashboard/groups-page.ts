@@ -13,11 +13,12 @@ import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, numberOrText } from './form.ts';
 import { groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
-import { classKeysForm, groupForm, groupRow, teachersBlock, usedText } from './groups-parts.ts';
+import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock, usedText } from './groups-parts.ts';
 import { html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
 import { keyRow } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
+import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 import { usageSummaryCsv } from './usage-csv.ts';
@@ -37,8 +38,8 @@ function monthDays(month: string): { fromDay: string; toDay: string } {
   return { fromDay: `${month}-01`, toDay: `${month}-${String(last).padStart(2, '0')}` };
 }
 
-/** A class's page: its use against its limits, its keys, and for the owner who teaches it. */
-async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: KeyGroupRecord) {
+/** A class's page: its use against its limits, its keys, and for the owner who teaches it; `state`: a refused form. */
+async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: KeyGroupRecord, state?: FormState) {
   const s = sessionOf(req);
   const now = deps.clock.now();
   const today = koreanDate(now);
@@ -50,8 +51,8 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
   return html`<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
 <dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
 <p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
-${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g) : ''}
-${canKeys ? classKeysForm(ui, s.csrfToken, g.id) : ''}
+${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g, state) : ''}
+${canKeys ? classKeysForm(ui, s.csrfToken, g.id, state) : ''}
 <h2>${ui.t('nav.keys')}</h2>
 ${
   data.length === 0
@@ -74,17 +75,17 @@ async function teachersOf(deps: DashboardDeps, walletId: string, groupId: string
   );
 }
 
-export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
-  scope.get('/dashboard/groups', async (req, reply) => {
-    const s = sessionOf(req);
-    const ui = uiFor(req);
-    const groups = await listGroups(deps, s.walletId, groupScopeOf(req));
-    const month = koreanDate(deps.clock.now()).slice(0, 7);
-    return sendPage(reply, 200, {
-      title: ui.t('nav.groups'),
-      signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`<p>${ui.t('groups.intro')}</p>
-${mayEditGroups(req) ? groupForm(ui, s.csrfToken, null) : ''}
+/** The classes page, also answered (400) by a refused create form, which comes back filled in with the reason. */
+async function sendGroupsPage(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
+  const s = sessionOf(req);
+  const ui = uiFor(req);
+  const groups = await listGroups(deps, s.walletId, groupScopeOf(req));
+  const month = koreanDate(deps.clock.now()).slice(0, 7);
+  return sendPage(reply, status, {
+    title: ui.t('nav.groups'),
+    signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
+    body: html`<p>${ui.t('groups.intro')}</p>
+${mayEditGroups(req) ? groupForm(ui, s.csrfToken, null, state) : ''}
 ${
   groups.length === 0
     ? html`<p data-testid="empty">${ui.t('groups.empty')}</p>`
@@ -92,34 +93,52 @@ ${
 <thead><tr><th scope="col">${ui.t('col.name')}</th><th scope="col" class="num">${ui.t('groups.col.keys')}</th><th scope="col" class="num">${ui.t('keys.col.month')}</th><th scope="col" class="num">${ui.t('keys.col.day')}</th><th scope="col">${ui.t('groups.col.csv')}</th></tr></thead>
 <tbody>${groups.map((g) => groupRow(ui, g, month))}</tbody></table></div>`
 }`,
-    });
   });
+}
 
-  scope.post('/dashboard/groups', async (req, reply) => {
-    const ui = uiFor(req);
-    const form = formOf(req.body);
-    const body = { ...doorBody(form, { text: ['name'], amounts: amountFields(ui) }, 'omit', ui) };
-    const g = await createGroup(deps, sessionOf(req).walletId, parseGroupCreate(body), ownerActor(req));
-    return back(reply, `/dashboard/groups/${encodeURIComponent(g.id)}`);
+/** A class's page, also answered (400) by its refused change or keys form, filled in with the reason. */
+async function sendClassPage(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, id: string, status: number, state?: FormState) {
+  const s = sessionOf(req);
+  const g = await getGroup(deps, s.walletId, id, groupScopeOf(req));
+  return sendPage(reply, status, {
+    title: g.name,
+    signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
+    body: await classPage(deps, req, uiFor(req), g, state),
   });
+}
 
-  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id', async (req, reply) => {
-    const s = sessionOf(req);
-    const ui = uiFor(req);
-    const g = await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req));
-    return sendPage(reply, 200, {
-      title: g.name,
-      signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: await classPage(deps, req, ui, g),
-    });
-  });
+export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
+  scope.get('/dashboard/groups', (req, reply) => sendGroupsPage(deps, req, reply, 200));
 
-  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id', async (req, reply) => {
-    const ui = uiFor(req);
-    const body = doorBody(formOf(req.body), { text: ['name'], amounts: amountFields(ui) }, 'null', ui);
-    await patchGroup(deps, sessionOf(req).walletId, req.params.id, parseGroupPatch(body), ownerActor(req));
-    return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
-  });
+  scope.post('/dashboard/groups', (req, reply) =>
+    orRefusedForm(
+      req,
+      groupFormTarget(null),
+      async () => {
+        const ui = uiFor(req);
+        const body = { ...doorBody(formOf(req.body), { text: ['name'], amounts: amountFields(ui) }, 'omit', ui) };
+        const g = await createGroup(deps, sessionOf(req).walletId, parseGroupCreate(body), ownerActor(req));
+        return back(reply, `/dashboard/groups/${encodeURIComponent(g.id)}`);
+      },
+      (state) => sendGroupsPage(deps, req, reply, 400, state),
+    ),
+  );
+
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id', (req, reply) => sendClassPage(deps, req, reply, req.params.id, 200));
+
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id', (req, reply) =>
+    orRefusedForm(
+      req,
+      groupFormTarget(req.params.id),
+      async () => {
+        const ui = uiFor(req);
+        const body = doorBody(formOf(req.body), { text: ['name'], amounts: amountFields(ui) }, 'null', ui);
+        await patchGroup(deps, sessionOf(req).walletId, req.params.id, parseGroupPatch(body), ownerActor(req));
+        return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
+      },
+      (state) => sendClassPage(deps, req, reply, req.params.id, 400, state),
+    ),
+  );
 
   scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/delete', async (req, reply) => {
     await deleteGroup(deps, sessionOf(req).walletId, req.params.id, ownerActor(req));
@@ -131,22 +150,29 @@ ${
 
 /** A class's keys, its teachers and its month's CSV. */
 function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
-  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/keys', async (req, reply) => {
-    const s = sessionOf(req);
-    const ui = uiFor(req);
-    const form = formOf(req.body);
-    const count = form.count?.trim() ? numberOrText(form.count) : 1;
-    const body: Record<string, unknown> = {
-      ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui),
-      count,
-      group_id: req.params.id,
-      ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
-    };
-    await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req)); // 404 before anything is made
-    const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
-    await flash.apiKeys(req, made);
-    return back(reply, API_KEYS_CREATED_PATH);
-  });
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/keys', (req, reply) =>
+    orRefusedForm(
+      req,
+      CLASS_KEYS_TARGET,
+      async () => {
+        const s = sessionOf(req);
+        const ui = uiFor(req);
+        const form = formOf(req.body);
+        const count = form.count?.trim() ? numberOrText(form.count) : 1;
+        const body: Record<string, unknown> = {
+          ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui),
+          count,
+          group_id: req.params.id,
+          ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
+        };
+        await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req)); // 404 before anything is made
+        const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
+        await flash.apiKeys(req, made);
+        return back(reply, API_KEYS_CREATED_PATH);
+      },
+      (state) => sendClassPage(deps, req, reply, req.params.id, 400, state),
+    ),
+  );
 
   scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/teachers', async (req, reply) => {
     const s = sessionOf(req);

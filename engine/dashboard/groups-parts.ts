@@ -5,6 +5,7 @@ import { MAX_COUNT } from '../keys/validate.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
+import { type FormState, refusal, shownValue } from './refused-form.ts';
 
 const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
   ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
@@ -28,28 +29,37 @@ export function groupRow(ui: Ui, g: KeyGroupRecord, month: string): Html {
 <td><a href="${path}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></td></tr>`;
 }
 
-/** The create form (g null) or a class's change form, with its delete button. */
-export function groupForm(ui: Ui, csrf: string, g: KeyGroupRecord | null): Html {
+/** The target a refused class form comes back to (refused-form.ts): the create form, or a class's change form. */
+export const groupFormTarget = (groupId: string | null) => `group-${groupId ?? 'new'}`;
+
+/** The target of the form that makes keys in a class. */
+export const CLASS_KEYS_TARGET = 'class-keys';
+
+/** The create form (g null) or a class's change form, with its delete button; `state`: a refused form as typed. */
+export function groupForm(ui: Ui, csrf: string, g: KeyGroupRecord | null, state?: FormState): Html {
   const id = g ? g.id : 'new';
+  const target = groupFormTarget(g?.id ?? null);
   const limit = (v: number | null | undefined) => (v == null ? '' : ui.credits(v));
+  const shown = (field: string, saved: string) => shownValue(state, target, field, saved);
   const action = g ? `/dashboard/groups/${encodeURIComponent(g.id)}` : '/dashboard/groups';
   return html`<form method="post" action="${action}">${csrfField(csrf)}
-<fieldset><legend>${ui.t(g ? 'groups.change_legend' : 'groups.create_legend')}</legend>
-<label for="gname-${id}">${ui.t('groups.field.name')}</label><input id="gname-${id}" name="name" maxlength="40" required value="${g?.name ?? ''}">
-<label for="gmonthly-${id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="gmonthly-${id}" name="monthly_limit_credits" value="${limit(g?.monthly_limit_credits)}">
-<label for="gdaily-${id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="gdaily-${id}" name="daily_limit_credits" value="${limit(g?.daily_limit_credits)}">
+<fieldset><legend>${ui.t(g ? 'groups.change_legend' : 'groups.create_legend')}</legend>${refusal(state, target, `error-${target}`)}
+<label for="gname-${id}">${ui.t('groups.field.name')}</label><input id="gname-${id}" name="name" maxlength="40" required value="${shown('name', g?.name ?? '')}">
+<label for="gmonthly-${id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="gmonthly-${id}" name="monthly_limit_credits" value="${shown('monthly_limit_credits', limit(g?.monthly_limit_credits))}">
+<label for="gdaily-${id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="gdaily-${id}" name="daily_limit_credits" value="${shown('daily_limit_credits', limit(g?.daily_limit_credits))}">
 <p><button type="submit">${ui.t(g ? 'groups.save' : 'groups.create')}</button></p></fieldset></form>
 ${g ? html`<form method="post" action="${action}/delete">${csrfField(csrf)}<p><small>${ui.t('groups.delete_note')}</small> <button type="submit">${ui.t('groups.delete')}</button></p></form>` : ''}`;
 }
 
-/** Makes keys in the class (one, or several with numbered names). */
-export function classKeysForm(ui: Ui, csrf: string, groupId: string): Html {
+/** Makes keys in the class (one, or several with numbered names); `state`: a refused form as typed. */
+export function classKeysForm(ui: Ui, csrf: string, groupId: string, state?: FormState): Html {
+  const shown = (field: string, saved: string) => shownValue(state, CLASS_KEYS_TARGET, field, saved);
   return html`<form method="post" action="/dashboard/groups/${encodeURIComponent(groupId)}/keys">${csrfField(csrf)}
-<fieldset><legend>${ui.t('groups.keys_legend')}</legend>
-<label for="ck-count">${ui.t('keys.field.count')}</label><input id="ck-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="1">
-<label for="ck-name">${ui.t('keys.field.name_numbered')}</label><input id="ck-name" name="name" maxlength="40">
-<label for="ck-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="ck-monthly" name="monthly_limit_credits">
-<label for="ck-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="ck-daily" name="daily_limit_credits">
+<fieldset><legend>${ui.t('groups.keys_legend')}</legend>${refusal(state, CLASS_KEYS_TARGET, `error-${CLASS_KEYS_TARGET}`)}
+<label for="ck-count">${ui.t('keys.field.count')}</label><input id="ck-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="${shown('count', '1')}">
+<label for="ck-name">${ui.t('keys.field.name_numbered')}</label><input id="ck-name" name="name" maxlength="40" value="${shown('name', '')}">
+<label for="ck-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="ck-monthly" name="monthly_limit_credits" value="${shown('monthly_limit_credits', '')}">
+<label for="ck-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="ck-daily" name="daily_limit_credits" value="${shown('daily_limit_credits', '')}">
 <p><button type="submit">${ui.t('keys.create')}</button></p></fieldset></form>`;
 }
 

@@ -86,3 +86,28 @@ describe('a class that is not there', () => {
     expect(page).not.toContain('No key group');
   });
 });
+
+describe('refused class forms', () => {
+  it('the create form, a class’s change form and its keys form come back filled in as typed, the reason beside each', async () => {
+    const created = await send('en', '/dashboard/groups', { name: '3학년 2반', monthly_limit_credits: 'lots' });
+    const create = await refused(created, 'group-new');
+    expect(create.reason).toContain('&quot;lots&quot; is not an amount');
+    expect(create.page).toContain('value="3학년 2반"');
+    expect(create.page).toContain('name="monthly_limit_credits" value="lots"');
+
+    const made = await send('en', '/dashboard/groups', { name: '3학년 3반' });
+    expect(made.status).toBe(303);
+    const path = made.headers.get('location')!;
+    const id = decodeURIComponent(path.split('/').pop()!);
+    const change = await refused(await send('ko', path, { name: '3학년 3반', daily_limit_credits: '1.5.5' }), `group-${id}`);
+    expect(change.reason).toContain('1.5.5');
+    expect(change.page).toContain('name="daily_limit_credits" value="1.5.5"');
+
+    const keys = await refused(await send('en', `${path}/keys`, { count: '0', name: 'student' }), 'class-keys');
+    expect(keys.reason.length).toBeGreaterThan(0);
+    expect(keys.page).toContain('name="count" type="number" min="1" max="100" value="0"');
+    expect(keys.page).toContain('name="name" maxlength="40" value="student"');
+    const none = await t.gw.db.query('SELECT 1 FROM api_keys WHERE wallet_id = $1 AND group_id = $2', [t.walletId, id]);
+    expect(none.rows).toHaveLength(0);
+  });
+});
