@@ -136,7 +136,7 @@ for (const kind of databaseKinds) {
       await expectJournalAddsUp(t.gw.db, t.walletId);
     });
 
-    it('the 429 says that a lower max_tokens lowers what the call may use', async () => {
+    it('the 429 says that asking for less (a lower output limit) lowers what the call may use', async () => {
       const { key } = await t.gw.keys.createApiKey(t.walletId, { name: 'small', monthlyLimitCredits: 100 });
       const before = await t.balance();
       const sent = t.sim.received.length;
@@ -145,7 +145,7 @@ for (const kind of databaseKinds) {
       const body = (await res.json()) as any;
       expect(body.error.type).toBe('key_limit_exceeded');
       expect(body.error.message).toContain('monthly limit');
-      expect(body.error.message).toMatch(/lower max_tokens/i);
+      expect(body.error.message).toMatch(/a lower output limit/i);
       expect(t.sim.received.length).toBe(sent);
       expect(await t.balance()).toBe(before);
       // Lowered, the same call fits.
