@@ -107,16 +107,18 @@ async function callRows(
  * Unrecorded load first, so no row pays for JIT compilation, cold caches or new upstream connections: at the
  * most connections any row uses, so the first 32-connection row (vendor B, the one the targets read) does
  * not open the upstream connections a warm-up at 8 left unopened (the load generator's own connections are
- * new in every row, for every target alike).
+ * new in every row, for every target alike). Then at the fewest, so the first one-connection row does not read
+ * what the burst left behind (its queued background work, a database catching up) rather than the call itself.
  */
 async function warmUp(target: TargetName, url: string, requests: LoadRequest[]): Promise<void> {
-  const connections = Math.max(...config.connections);
-  const w = await measure(
-    loader,
-    { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections, seconds: config.warmupSeconds },
-    { pids: {}, withPostgres: false },
-  );
-  if (w.load.errors) notes.push(`${target}: ${w.load.errors} errors while warming up, first: ${w.load.errorSamples[0]}`);
+  for (const connections of [Math.max(...config.connections), Math.min(...config.connections)]) {
+    const w = await measure(
+      loader,
+      { target, what: 'soak', stream: false, wallet: 'none', url, requests, connections, seconds: config.warmupSeconds },
+      { pids: {}, withPostgres: false },
+    );
+    if (w.load.errors) notes.push(`${target}: ${w.load.errors} errors while warming up, first: ${w.load.errorSamples[0]}`);
+  }
 }
 
 /**
