@@ -1,6 +1,6 @@
 // Vendors B to E: POST /v1/chat/completions (JSON or SSE chunks ending in `data: [DONE]`).
-import { Counter, deltas, isObj, type Plan, plan, type ToolSpec, type Turn, VendorError } from './common.ts';
-import { type Ctx, planUsage, refuseBeyondContext, SseWriter, sendJson } from './http.ts';
+import { Counter, deltas, isObj, type Plan, type ToolSpec, type Turn, VendorError } from './common.ts';
+import { type Ctx, planAnswer, SseWriter, sendJson } from './http.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -108,9 +108,7 @@ export async function handleChat(ctx: Ctx): Promise<void> {
   if (!Array.isArray(body.messages)) throw new VendorError(400, "Missing required parameter: 'messages'.", 'messages');
   if (body.messages.length === 0) throw new VendorError(400, "Invalid 'messages': empty array.", 'messages');
   const turn = chatTurn(body);
-  refuseBeyondContext(ctx, turn, 'b');
-  const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'call_sim');
-  planUsage(ctx, p.usage);
+  const p = planAnswer(ctx, turn, 'b', 'call_sim');
   const id = ctx.state.nextId('chatcmpl-sim');
   const created = Math.floor(Date.now() / 1000);
   const finish = FINISH[p.stop];

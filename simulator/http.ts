@@ -1,7 +1,7 @@
 // HTTP plumbing of the simulator: the per-request context, JSON answers, and an SSE writer that writes each
 // event separately and can be cut by a `stream-error` fault.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorFlavor, errorBody, type Turn, VendorError } from './common.ts';
+import { type ErrorFlavor, errorBody, type Plan, plan, type Turn, VendorError } from './common.ts';
 import { type OutcomeDraft, rewriteUsage } from './outcomes.ts';
 
 export interface Job {
@@ -25,7 +25,7 @@ export interface SimState {
   wait(ms: number): Promise<void>;
   /** A model's context window in tokens (null or absent: none), to refuse longer input as the vendor does. */
   contextWindow?: ((model: string) => number | null | undefined) | undefined;
-  /** The most output a model writes (null or absent: no bound), to refuse a larger output limit as the vendor does. */
+  /** The most output a model writes (null or absent: no bound): a larger limit is refused and output stops there. */
   maxOutput?: ((model: string) => number | null | undefined) | undefined;
 }
 
@@ -67,7 +67,7 @@ export function attachDraft(res: ServerResponse, draft: OutcomeDraft): void {
  * Input past the model's context window is refused as each vendor refuses it (400, its own words), counted as the
  * simulator counts it (simulator/common.ts), so a prompt a real vendor would not take is never answered or billed.
  */
-export function refuseBeyondContext(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): void {
+function refuseBeyondContext(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): void {
   refuseOutputPastMax(ctx, turn, flavor);
   const window = ctx.state.contextWindow?.(turn.model);
   if (!window || turn.inputTokens <= window) return;
@@ -93,7 +93,21 @@ function refuseOutputPastMax(ctx: Ctx, turn: Turn, flavor: ErrorFlavor): void {
   );
 }
 
-export function planUsage(ctx: Ctx, usage: OutcomeDraft['planned']): void {
+/**
+ * The answer to a text turn as the vendor writes it: what the vendor refuses is refused (a limit above the model's
+ * most among it), and with no limit sent the output stops at the model's most, where the real vendors stop, so
+ * the answer ends as length-capped. The planned usage goes to the outcome record.
+ */
+export function planAnswer(ctx: Ctx, turn: Turn, flavor: ErrorFlavor, toolIdPrefix: string): Plan {
+  refuseBeyondContext(ctx, turn, flavor);
+  const most = ctx.state.maxOutput?.(turn.model);
+  const limit = most && (turn.maxTokens === undefined || turn.maxTokens > most) ? most : turn.maxTokens;
+  const p = plan({ ...turn, maxTokens: limit }, (prefix) => ctx.state.nextId(prefix), toolIdPrefix);
+  planUsage(ctx, p.usage);
+  return p;
+}
+
+function planUsage(ctx: Ctx, usage: OutcomeDraft['planned']): void {
   ctx.draft.planned = usage ? { ...usage } : null;
 }
 

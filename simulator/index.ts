@@ -42,7 +42,7 @@ export interface SimulatorOptions {
   refuse?: (req: { path: string; model: string; body: Record<string, unknown> }) => { status: number; message: string } | null;
   /** A model's context window in tokens: longer input is refused with 400 as the vendor refuses it; absent, nothing is. */
   contextWindow?: (model: string) => number | null | undefined;
-  /** A model's most output in tokens: a larger output limit is refused with 400 as the vendor refuses it; absent, none is. */
+  /** A model's most output in tokens: a larger limit is refused with 400, and with none sent output stops there, as the vendor does. */
   maxOutput?: (model: string) => number | null | undefined;
   /** When set, only these keys are accepted (401 in the vendor's shape for any other); default: any non-empty key. */
   acceptKeys?: string[];

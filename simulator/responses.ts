@@ -1,7 +1,7 @@
 // Vendor B: POST /v1/responses (JSON or named SSE events with sequence numbers).
 import { randomBytes } from 'node:crypto';
-import { Counter, deltas, isObj, type Plan, plan, type ToolSpec, type Turn, VendorError } from './common.ts';
-import { type Ctx, planUsage, refuseBeyondContext, SseWriter, sendJson } from './http.ts';
+import { Counter, deltas, isObj, type Plan, type ToolSpec, type Turn, VendorError } from './common.ts';
+import { type Ctx, planAnswer, SseWriter, sendJson } from './http.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -98,9 +98,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
   if (typeof body.model !== 'string' || body.model === '') throw new VendorError(400, "Missing required parameter: 'model'.", 'model');
   const turn = responsesTurn(body);
-  refuseBeyondContext(ctx, turn, 'b');
-  const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'call_sim');
-  planUsage(ctx, p.usage);
+  const p = planAnswer(ctx, turn, 'b', 'call_sim');
   const id = storedId('resp_sim');
   const createdAt = Math.floor(Date.now() / 1000);
   const incomplete = p.stop === 'max_tokens';

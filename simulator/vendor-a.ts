@@ -1,6 +1,6 @@
 // Vendor A: POST /v1/messages in the native messages format (JSON or SSE).
-import { Counter, deltas, isObj, type Plan, plan, type ToolSpec, type Turn, VendorError } from './common.ts';
-import { type Ctx, planUsage, refuseBeyondContext, SseWriter, sendJson } from './http.ts';
+import { Counter, deltas, isObj, type Plan, type ToolSpec, type Turn, VendorError } from './common.ts';
+import { type Ctx, planAnswer, SseWriter, sendJson } from './http.ts';
 
 type Block = Record<string, unknown>;
 
@@ -219,9 +219,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
   const body = ctx.body;
   validate(body);
   const turn = messagesTurn(body);
-  refuseBeyondContext(ctx, turn, 'a');
-  const p = plan(turn, (prefix) => ctx.state.nextId(prefix), 'toolu_sim');
-  planUsage(ctx, p.usage);
+  const p = planAnswer(ctx, turn, 'a', 'toolu_sim');
   const extras = { compaction: compactionPass(body, turn, ctx.state.maxOutput?.(turn.model)), hour: cachesForAnHour(body) };
   const id = ctx.state.nextId('msg_sim');
   const blocks = buildBlocks(ctx, p);
