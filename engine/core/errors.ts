@@ -198,8 +198,15 @@ const isUnstorableText = (e: unknown): boolean => {
 export function toGatewayError(e: unknown): GatewayError {
   if (isGatewayError(e)) return e;
   if (isUnstorableText(e)) return errors.unstorableText();
-  // lock_not_available: the ledger gave up waiting for a wallet's rows, held locked by another session.
-  if ((e as { code?: unknown } | null)?.code === '55P03')
+  if (endedLockWait(e))
     return errors.unavailable("The wallet's balance is locked by another operation right now. Nothing was charged; retry shortly.");
   return errors.unavailable('Temporary fault on the service side. Retry later.');
 }
+
+const codeOf = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
+
+/**
+ * lock_not_available: the ledger gave up waiting for a lock another session held, and rolled back. Also when it came
+ * wrapped: the ledger's look at what was locked (money/retry.ts TablesLocked) can find the rows let go in between.
+ */
+const endedLockWait = (e: unknown): boolean => codeOf(e) === '55P03' || codeOf((e as { cause?: unknown } | null)?.cause) === '55P03';

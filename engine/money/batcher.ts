@@ -143,11 +143,25 @@ function settleAll(ops: readonly Pending[], outcomes: readonly Outcome[]): void 
   });
 }
 
-/** 55P03 when the wallet's own rows were locked (only its calls wait; it joins `locked`), else TablesLocked: an outage for all. */
+/**
+ * 55P03 when the wallet's own rows were locked (only its calls wait; it joins `locked`), TablesLocked when another
+ * session holds a table lock that stops writes (an outage for all). Rows found free with no such table lock were
+ * let go between the wait and the look: the wallet's own lock too, the narrower answer.
+ */
 async function lockTimeoutCause(db: Db, locked: Set<string>, walletId: string | null, e: unknown): Promise<unknown> {
-  if (walletId && !(await walletRowsLocked(db, walletId))) return new TablesLocked(e);
+  if (walletId && !(await walletRowsLocked(db, walletId)) && (await tablesLockedForWrites(db))) return new TablesLocked(e);
   if (walletId !== null) locked.add(walletId);
   return e;
+}
+
+// Table locks that conflict with a write's ROW EXCLUSIVE (LOCK TABLE, most DDL, a CREATE INDEX), held by another session.
+const TABLE_LOCK_SQL = `
+SELECT EXISTS (SELECT 1 FROM pg_locks l
+  WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')) AS locked`;
+
+async function tablesLockedForWrites(db: Db): Promise<boolean> {
+  return (await db.query<{ locked: boolean }>(TABLE_LOCK_SQL)).rows[0]?.locked === true;
 }
 
 /** Whether another session holds the wallet's own rows, rather than a table (a `LOCK TABLE`, a migration). */

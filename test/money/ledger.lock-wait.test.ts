@@ -6,9 +6,10 @@
 // transaction at a time, so nothing ever waits there.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { toGatewayError } from '../../engine/core/errors.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { createLedger, type Ledger, type Reservation } from '../../engine/money/ledger.ts';
-import { LOCK_WAIT_MS } from '../../engine/money/retry.ts';
+import { LOCK_WAIT_MS, TablesLocked } from '../../engine/money/retry.ts';
 import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
@@ -146,6 +147,46 @@ describeEachDatabase(
       const again = await ledger.reserve({ walletId: w1.id, vendor: 'b', amountNano: 10_000n, callId: 'c-again' });
       expect(again.ok).toBe(true);
       for (const w of [w1, w2]) expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
+    });
+
+    it("a reserve whose wait ended as the other session let go is refused as the lock's 503, not as a fault", async () => {
+      // Seen under load: the batch's wait ends (55P03), the other session lets go, and the ledger's look at what
+      // was locked (NOWAIT) finds the rows free.
+      const w = await createLedger(getDb(), { clock, owner: 'here' }).createWallet({ credits: 100 });
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      let letGo!: () => void;
+      const lockedUntil = new Promise<void>((r) => (letGo = r));
+      const locker = getDb().transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w.id]);
+        holding();
+        await lockedUntil;
+      });
+      await held;
+      const db = getDb();
+      // The lock goes the moment the batch's wait ends, before the ledger looks: the race, every time.
+      const racing: Db = {
+        ...db,
+        transaction: (fn, opts) =>
+          db.transaction(fn, opts).catch(async (e: unknown) => {
+            if (opts?.lockTimeoutMs !== undefined && (e as { code?: unknown }).code === '55P03') {
+              letGo();
+              await locker;
+            }
+            throw e;
+          }),
+      };
+      const ledger = createLedger(racing, { clock, owner: 'here' });
+      const refused = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'raced' }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      letGo();
+      expect(refused).not.toBeNull();
+      // No table was locked: the wallet's own lock, which refuses only its calls, not an outage for every wallet.
+      expect(refused).not.toBeInstanceOf(TablesLocked);
+      expect(toGatewayError(refused).message).toMatch(/locked by another operation.*Nothing was charged/);
+      expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(0n);
     });
 
     it("once a wallet's rows were found locked, its ops queue apart: the other wallets' batches stop waiting on them", async () => {
