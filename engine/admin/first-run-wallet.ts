@@ -44,7 +44,7 @@ export async function firstRunWallet(
 /** The banner's lines for what firstRunWallet found: the development wallet's keys (shown once), or the first steps. */
 export function firstRunBannerLines(found: { devWallet: DevWallet | null; noWallet: boolean }, currency: DisplayCurrency | null): string[] {
   const w = found.devWallet;
-  const worth = moneyText(creditsToNano(DEV_CREDITS), currency);
+  const worth = moneyText(creditsToNano(DEV_CREDITS), currency, 'down');
   if (w) {
     return [
       `first run: created the development wallet ${w.walletId} with ${DEV_CREDITS.toLocaleString('en-US')} credits (${worth}). These keys are shown once:`,

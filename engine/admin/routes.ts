@@ -101,7 +101,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
       return reply.code(201).send({
         lot_id: lot.id,
         credits: Number(nanoToCreditsFloor(lot.grantedNano)),
-        money: moneyText(lot.grantedNano, currency()),
+        money: moneyText(lot.grantedNano, currency(), 'up'),
         vendors: lot.vendors,
         expires_at: lot.expiresAt?.toISOString() ?? null,
       });

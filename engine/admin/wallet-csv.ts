@@ -1,7 +1,7 @@
 // The district overview as CSV, one line per wallet. It is for spreadsheets as much as people, so English column
 // names, ISO instants and plain numbers, whatever the operator's display currency.
 
-import { type DisplayCurrency, NANO_PER_CREDIT, nanoToDisplayUnits } from '../core/money.ts';
+import { type DisplayCurrency, NANO_PER_CREDIT, nanoToDisplayUnits, type Rounding } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import { csvCell } from '../http/csv-cell.ts';
 import { listWallets, parseWalletPageRequest } from './wallet-list.ts';
@@ -17,17 +17,18 @@ const dollars = (credits: number) => {
 
 function columns(currency: DisplayCurrency | null): { name: string; cell: (v: WalletView) => string | number | null }[] {
   const code = currency?.code.toLowerCase();
-  const units = (credits: number) => (currency ? nanoToDisplayUnits(BigInt(credits) * NANO_PER_CREDIT, currency).toString() : null);
-  const money = (name: string, credits: (v: WalletView) => number) => [
-    ...(currency ? [{ name: `${name}_${code}`, cell: (v: WalletView) => units(credits(v)) }] : []),
+  const units = (credits: number, rounding: Rounding) =>
+    currency ? nanoToDisplayUnits(BigInt(credits) * NANO_PER_CREDIT, currency, rounding).toString() : null;
+  const money = (name: string, credits: (v: WalletView) => number, rounding: Rounding) => [
+    ...(currency ? [{ name: `${name}_${code}`, cell: (v: WalletView) => units(credits(v), rounding) }] : []),
     { name: `${name}_usd`, cell: (v: WalletView) => dollars(credits(v)) },
     { name: `${name}_credits`, cell: credits },
   ];
   return [
     { name: 'id', cell: (v) => v.id },
     { name: 'name', cell: (v) => v.name },
-    ...money('balance', (v) => v.credits),
-    ...money('month_spent', (v) => v.month_spent_credits),
+    ...money('balance', (v) => v.credits, 'down'),
+    ...money('month_spent', (v) => v.month_spent_credits, 'up'),
     { name: 'keys_active', cell: (v) => v.keys_active },
     { name: 'key_slots', cell: (v) => v.key_slots },
     { name: 'last_call_at', cell: (v) => v.last_call_at },

@@ -63,7 +63,7 @@ export function registerWalletRoutes(scope: FastifyInstance, deps: WalletRouteDe
       id: w.id,
       name: w.name,
       credits: Number(nanoToCreditsFloor(nano)),
-      money: moneyText(nano, currency()),
+      money: moneyText(nano, currency(), 'down'),
       splits_usage: w.splitsUsage,
       key_slots: w.keySlots,
       owner_id: w.ownerId,

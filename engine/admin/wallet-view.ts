@@ -58,7 +58,7 @@ export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number
     id: w.id,
     name: w.name,
     credits: Number(nanoToCreditsFloor(bal.availableNano)),
-    money: moneyText(bal.availableNano, currency),
+    money: moneyText(bal.availableNano, currency, 'down'),
     ...creditsBySpendability(bal.lots),
     reserved_credits: Number(nanoToCreditsCeil(bal.reservedNano)),
     lots: bal.lots.map(lotView),
@@ -68,7 +68,7 @@ export function walletViewFrom(w: Wallet, bal: WalletBalance, keysActive: number
     owner_id: w.ownerId,
     created_at: w.createdAt.toISOString(),
     month_spent_credits: Number(nanoToCreditsCeil(use.monthSpentNano)),
-    month_spent_money: moneyText(use.monthSpentNano, currency),
+    month_spent_money: moneyText(use.monthSpentNano, currency, 'up'),
     last_call_at: use.lastCallAt,
   };
 }

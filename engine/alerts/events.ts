@@ -3,7 +3,7 @@
 // or a key's text.
 
 import { randomBytes } from 'node:crypto';
-import { type DisplayCurrency, moneyText, NANO_PER_CREDIT } from '../core/money.ts';
+import { type DisplayCurrency, moneyText, NANO_PER_CREDIT, type Rounding } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 
 export const EVENT_TYPES = [
@@ -21,18 +21,36 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const isEventType = (v: unknown): v is EventType => typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
 
 /**
+ * Which way each amount of credits in a payload rounds in its money (core/money.ts's Rounding), by its path in
+ * `data`: down for what the wallet has, up for what was used and for the owner's own figures (a limit, a
+ * threshold, a top-up), so typed won read back as typed. A field missing here is refused by withMoney, so a
+ * new amount cannot go out rounded a way nobody chose.
+ */
+const ROUNDING_OF: Record<string, Rounding> = {
+  balance_credits: 'down',
+  credits: 'down', // credits.expiring: what the lot has left
+  'threshold.credits': 'up',
+  last_top_up_credits: 'up',
+  limit_credits: 'up',
+  used_credits: 'up',
+};
+
+/**
  * The payload with each amount of credits said in money beside it, as billing.yaml's display currency shows
  * it (`balance_credits` → `balance_money: "₩70,000 · $50.00"`, `credits` → `money`), at every depth; as it
  * was without a display currency. The credits stay the figures a program reads.
  */
-export function withMoney(data: Record<string, unknown>, currency: DisplayCurrency | null): Record<string, unknown> {
+export function withMoney(data: Record<string, unknown>, currency: DisplayCurrency | null, path = ''): Record<string, unknown> {
   if (!currency) return data;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data)) {
-    out[k] = v !== null && typeof v === 'object' && !Array.isArray(v) ? withMoney(v as Record<string, unknown>, currency) : v;
+    out[k] =
+      v !== null && typeof v === 'object' && !Array.isArray(v) ? withMoney(v as Record<string, unknown>, currency, `${path}${k}.`) : v;
     const m = /^(.*?)_?credits$/.exec(k);
-    if (m && typeof v === 'number' && Number.isSafeInteger(v))
-      out[m[1] ? `${m[1]}_money` : 'money'] = moneyText(BigInt(v) * NANO_PER_CREDIT, currency);
+    if (!m || typeof v !== 'number' || !Number.isSafeInteger(v)) continue;
+    const rounding = ROUNDING_OF[`${path}${k}`];
+    if (!rounding) throw new TypeError(`webhook payload field ${path}${k} has no rounding in events.ts ROUNDING_OF`);
+    out[m[1] ? `${m[1]}_money` : 'money'] = moneyText(BigInt(v) * NANO_PER_CREDIT, currency, rounding);
   }
   return out;
 }

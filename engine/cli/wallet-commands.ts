@@ -80,7 +80,7 @@ export async function walletCreate(
     id: w.id,
     name: w.name,
     credits: Number(nanoToCreditsFloor(nano)),
-    money: moneyText(nano, currencyOf(ctx)),
+    money: moneyText(nano, currencyOf(ctx), 'down'),
     splits_usage: w.splitsUsage,
     key_slots: w.keySlots,
     owner_id: w.ownerId,
@@ -115,7 +115,7 @@ export async function walletTopup(
   return {
     lot_id: lot.id,
     credits: Number(nanoToCreditsFloor(lot.grantedNano)),
-    money: moneyText(lot.grantedNano, currencyOf(ctx)),
+    money: moneyText(lot.grantedNano, currencyOf(ctx), 'up'),
     vendors: lot.vendors,
     expires_at: lot.expiresAt?.toISOString() ?? null,
   };

@@ -18,13 +18,28 @@ export function creditsToNano(credits: number | bigint): bigint {
   return BigInt(credits) * NANO_PER_CREDIT;
 }
 
+/**
+ * Which way an amount shown to people rounds to its last digit, chosen where it is shown by what the amount is:
+ * `down` for what a wallet has (a balance, a lot's remainder, what a key or class may still spend), so it never
+ * reads more than there is; `up` for what was spent or is held (a charge, a month's spend, a hold), so it never
+ * reads less. An amount that is neither (a limit, a threshold or a top-up as typed, a rate) rounds up: typed won
+ * are kept rounded down to the credit (creditsOfAmount), so up gives back the whole won typed.
+ */
+export type Rounding = 'down' | 'up';
+
+/** n / d to a whole number, toward minus infinity (`down`) or plus infinity (`up`), whatever the signs. */
+function divide(n: bigint, d: bigint, rounding: Rounding): bigint {
+  const q = n / d; // toward zero
+  if (q * d === n) return q;
+  if (rounding === 'down') return n < 0n !== d < 0n ? q - 1n : q;
+  return n < 0n !== d < 0n ? q : q + 1n;
+}
+
 /** Balance shown to clients: rounds down. */
-export const nanoToCreditsFloor = (nano: bigint): bigint => (nano >= 0n ? nano / NANO_PER_CREDIT : -ceilDiv(-nano, NANO_PER_CREDIT));
+export const nanoToCreditsFloor = (nano: bigint): bigint => divide(nano, NANO_PER_CREDIT, 'down');
 
 /** Usage shown to clients: rounds up. */
-export const nanoToCreditsCeil = (nano: bigint): bigint => (nano >= 0n ? ceilDiv(nano, NANO_PER_CREDIT) : -(-nano / NANO_PER_CREDIT));
-
-const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+export const nanoToCreditsCeil = (nano: bigint): bigint => divide(nano, NANO_PER_CREDIT, 'up');
 
 /**
  * USD (as the catalog states it, a JS number or decimal string) → nano-USD, exact for up to 9 decimals.
@@ -90,20 +105,19 @@ export interface DisplayCurrency {
 
 const NANO_SQUARED = NANO_PER_USD * NANO_PER_USD;
 
-/** Whole units of the display currency for a nano-USD amount, rounded half away from zero. */
-export function nanoToDisplayUnits(nano: bigint, currency: DisplayCurrency): bigint {
-  const scaled = (nano < 0n ? -nano : nano) * usdToNano(currency.per_usd);
-  const units = (scaled + NANO_SQUARED / 2n) / NANO_SQUARED;
-  return nano < 0n ? -units : units;
+/** Whole units of the display currency for a nano-USD amount, rounded as the caller says. */
+export function nanoToDisplayUnits(nano: bigint, currency: DisplayCurrency, rounding: Rounding): bigint {
+  return divide(nano * usdToNano(currency.per_usd), NANO_SQUARED, rounding);
 }
 
 const unitFormats = new Map<string, Intl.NumberFormat>();
 
 /**
- * Whole units of the display currency as a language writes them ("₩70,000"); an amount under half a unit
- * but not zero reads "<₩1", so a call that cost something never reads as free.
+ * Whole units of the display currency as a language writes them ("₩70,000"), rounded as the caller says; an
+ * amount under one unit but not zero reads "<₩1" either way, so a call that cost something never reads as free
+ * and a balance never reads as a whole won it does not have.
  */
-export function displayUnitsText(nano: bigint, currency: DisplayCurrency, languageTag = 'en-US'): string {
+export function displayUnitsText(nano: bigint, currency: DisplayCurrency, rounding: Rounding, languageTag = 'en-US'): string {
   const key = `${languageTag}:${currency.code}`;
   let f = unitFormats.get(key);
   if (!f)
@@ -111,27 +125,31 @@ export function displayUnitsText(nano: bigint, currency: DisplayCurrency, langua
       key,
       (f = new Intl.NumberFormat(languageTag, { style: 'currency', currency: currency.code, maximumFractionDigits: 0 })),
     );
-  const units = nanoToDisplayUnits(nano, currency);
   // Intl formats a decimal string exactly; the lib types know only numbers.
   const text = (n: bigint) => f.format(n.toString() as unknown as number);
-  return units === 0n && nano !== 0n ? `<${text(1n)}` : text(units);
+  const underOne = nano !== 0n && nanoToDisplayUnits(nano < 0n ? -nano : nano, currency, 'down') === 0n;
+  return underOne ? `<${text(1n)}` : text(nanoToDisplayUnits(nano, currency, rounding));
 }
 
-/** Dollars of nano-USD for the operator's tools: cents from a cent up (half up), every digit below one. */
-function dollarsText(nano: bigint): string {
+const NANO_PER_CENT = 10_000_000n;
+
+/** Dollars of nano-USD for the operator's tools: cents from a cent up (rounded as the caller says), every digit below one. */
+function dollarsText(nano: bigint, rounding: Rounding): string {
   const abs = nano < 0n ? -nano : nano;
   const sign = nano < 0n ? '-' : '';
-  if (abs !== 0n && abs < 10_000_000n) return `${sign}$0.${abs.toString().padStart(9, '0').replace(/0+$/, '')}`;
-  const cents = (abs + 5_000_000n) / 10_000_000n;
+  if (abs !== 0n && abs < NANO_PER_CENT) return `${sign}$0.${abs.toString().padStart(9, '0').replace(/0+$/, '')}`;
+  const signed = divide(nano, NANO_PER_CENT, rounding);
+  const cents = signed < 0n ? -signed : signed;
   return `${sign}$${(cents / 100n).toLocaleString('en-US')}.${(cents % 100n).toString().padStart(2, '0')}`;
 }
 
 /**
  * Money as the operator's tools show it beside credits (the admin API's and the CLI's answers, the CSV
- * downloads, the webhook payloads): "₩70,000 · $50.00" with a display currency, "$50.00" without.
+ * downloads, the webhook payloads): "₩70,000 · $50.00" with a display currency, "$50.00" without, both
+ * figures rounded the one way the caller says (`Rounding`).
  */
-export const moneyText = (nano: bigint, currency: DisplayCurrency | null): string =>
-  currency ? `${displayUnitsText(nano, currency)} · ${dollarsText(nano)}` : dollarsText(nano);
+export const moneyText = (nano: bigint, currency: DisplayCurrency | null, rounding: Rounding): string =>
+  currency ? `${displayUnitsText(nano, currency, rounding)} · ${dollarsText(nano, rounding)}` : dollarsText(nano, rounding);
 
 /** Why a typed amount was refused; the caller words it (the dashboard in the owner's language). */
 type AmountRefusal = 'not_amount' | 'not_dollars' | 'decimals' | 'too_large' | 'not_display_units';

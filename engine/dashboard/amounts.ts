@@ -2,15 +2,16 @@
 // its money beside it and a form takes any of them (read by core/money.ts's creditsOfAmount). Pages group digits
 // the same way in both locales, so what a page shows can be typed back as it is.
 import { errors } from '../core/errors.ts';
-import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
+import { creditsOfAmount, type DisplayCurrency, type Rounding } from '../core/money.ts';
 import * as format from './format.ts';
 import { type Html, html } from './html.ts';
 import { t, type Ui } from './i18n.ts';
 import type { Locale } from './locale.ts';
 
 /** Dollars of a nano-USD amount, as the locale writes them (English by default, as the tests read it). */
-export const usdOfNano = (nano: bigint, locale: Locale = 'en'): string => format.usdOfNano(locale, nano);
-export const usdOfCredits = (credits: number, locale: Locale = 'en'): string => format.usdOfCredits(locale, credits);
+export const usdOfNano = (nano: bigint, rounding: Rounding, locale: Locale = 'en'): string => format.usdOfNano(locale, nano, rounding);
+export const usdOfCredits = (credits: number, rounding: Rounding, locale: Locale = 'en'): string =>
+  format.usdOfCredits(locale, credits, rounding);
 
 /**
  * Credits of what the owner typed in an amount field (not blank); 400 naming the field in words (the
@@ -31,6 +32,6 @@ export function creditsFromText(
   throw errors.invalidRequest(t(locale, 'amount.error', { label, why }), field);
 }
 
-/** Credits as shown on a page, their money beside them. */
-export const creditsWithUsd = (ui: Ui, credits: number): Html =>
-  html`${ui.int(credits)} <small class="usd">(${ui.moneyOfCredits(credits)})</small>`;
+/** Credits as shown on a page, their money beside them, rounded as the caller says. */
+export const creditsWithUsd = (ui: Ui, credits: number, rounding: Rounding): Html =>
+  html`${ui.int(credits)} <small class="usd">(${ui.moneyOfCredits(credits, rounding)})</small>`;

@@ -2,7 +2,7 @@
 // reader's "$" is not assumed to be USD), instants in Korean time with a KST label. Money is never a float here: the
 // amounts go to Intl as exact decimal strings.
 
-import { type DisplayCurrency, displayUnitsText } from '../core/money.ts';
+import { type DisplayCurrency, displayUnitsText, type Rounding } from '../core/money.ts';
 import { type Html, html } from './html.ts';
 import { intlTag, type Locale } from './locale.ts';
 
@@ -18,16 +18,17 @@ function cached<T extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, 
 
 const numbers = (l: Locale, digits: number) =>
   cached(`n:${l}:${digits}`, () => new Intl.NumberFormat(intlTag(l), { minimumFractionDigits: digits, maximumFractionDigits: digits }));
-const dollars = (l: Locale, maxDigits: number) =>
+// Down and up as core/money.ts's Rounding means them: toward minus and plus infinity.
+const dollars = (l: Locale, maxDigits: number, rounding: Rounding) =>
   cached(
-    `usd:${l}:${maxDigits}`,
+    `usd:${l}:${maxDigits}:${rounding}`,
     () =>
       new Intl.NumberFormat(intlTag(l), {
         style: 'currency',
         currency: 'USD',
         minimumFractionDigits: 2,
         maximumFractionDigits: maxDigits,
-        roundingMode: 'halfExpand',
+        roundingMode: rounding === 'down' ? 'floor' : 'ceil',
       } as Intl.NumberFormatOptions),
   );
 
@@ -54,23 +55,24 @@ export const wholeCredits = (l: Locale, n: number | null | undefined): string =>
 export const exactCredits = (l: Locale, nano: bigint): string => formatDecimal(numbers(l, 3), decimalOf(nano, 1000n, 3));
 
 /**
- * Dollars of a nano-USD amount: cents from one cent up (rounded half up: the credits beside it stay exact),
- * and below a cent every digit down to the nano-USD, so $0.000123 does not read as $0.00.
+ * Dollars of a nano-USD amount: cents from one cent up (rounded as the caller says: the credits beside it stay
+ * exact), and below a cent every digit down to the nano-USD, so $0.000123 does not read as $0.00.
  */
-export function usdOfNano(l: Locale, nano: bigint): string {
+export function usdOfNano(l: Locale, nano: bigint, rounding: Rounding): string {
   const abs = nano < 0n ? -nano : nano;
   const subCent = abs !== 0n && abs < NANO_PER_CENT;
-  return formatDecimal(dollars(l, subCent ? 9 : 2), decimalOf(nano, 1_000_000_000n, 9));
+  return formatDecimal(dollars(l, subCent ? 9 : 2, rounding), decimalOf(nano, 1_000_000_000n, 9));
 }
 
-export const usdOfCredits = (l: Locale, credits: number): string => usdOfNano(l, BigInt(credits) * 1000n);
+export const usdOfCredits = (l: Locale, credits: number, rounding: Rounding): string => usdOfNano(l, BigInt(credits) * 1000n, rounding);
 
 /**
  * Money as the operator shows it: whole units of the display currency first, with the dollars beside
- * ("₩70,000 · $50.00"); dollars alone without one.
+ * ("₩70,000 · $50.00"); dollars alone without one. Both round the one way the caller says (core/money.ts's
+ * Rounding: down for what the wallet has, up for what was spent or is held).
  */
-export const money = (l: Locale, currency: DisplayCurrency | null, nano: bigint): string =>
-  currency ? `${displayUnitsText(nano, currency, intlTag(l))} · ${usdOfNano(l, nano)}` : usdOfNano(l, nano);
+export const money = (l: Locale, currency: DisplayCurrency | null, nano: bigint, rounding: Rounding): string =>
+  currency ? `${displayUnitsText(nano, currency, rounding, intlTag(l))} · ${usdOfNano(l, nano, rounding)}` : usdOfNano(l, nano, rounding);
 
 const seoul = (l: Locale) =>
   cached(

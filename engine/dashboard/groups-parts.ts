@@ -13,7 +13,9 @@ const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =
 /** Use against a limit, money first (won first where the display currency is KRW), credits beside it. */
 export function usedText(ui: Ui, used: number, limit: number | null): Html {
   const money =
-    limit === null ? ui.moneyOfCredits(used) : ui.t('keys.used_of', { used: ui.moneyOfCredits(used), limit: ui.moneyOfCredits(limit) });
+    limit === null
+      ? ui.moneyOfCredits(used, 'up')
+      : ui.t('keys.used_of', { used: ui.moneyOfCredits(used, 'up'), limit: ui.moneyOfCredits(limit, 'up') });
   const credits =
     limit === null
       ? ui.t('keys.no_limit', { used: ui.credits(used) })

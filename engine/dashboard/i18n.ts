@@ -2,7 +2,7 @@
 // dashboard speaks Korean and English: the `lang` cookie (set by the switch on every page, lang-switch.ts)
 // wins, then the browser's Accept-Language, and English when it names neither.
 import type { FastifyRequest } from 'fastify';
-import type { DisplayCurrency } from '../core/money.ts';
+import type { DisplayCurrency, Rounding } from '../core/money.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import * as format from './format.ts';
 import { escapeHtml, Html } from './html.ts';
@@ -89,9 +89,12 @@ export const uiOf = (locale: Locale, currency: DisplayCurrency | null = null) =>
   credits: (n: number | null | undefined) => format.wholeCredits(locale, n),
   /** Exact credits of nano-USD: three decimals. */
   exact: (nano: bigint) => format.exactCredits(locale, nano),
-  /** Money of nano-USD: the display currency first with the dollars beside, or the dollars alone. */
-  money: (nano: bigint) => format.money(locale, currency, nano),
-  moneyOfCredits: (credits: number) => format.money(locale, currency, BigInt(credits) * 1000n),
+  /**
+   * Money of nano-USD: the display currency first with the dollars beside, or the dollars alone; `down` for
+   * what the wallet has, `up` for what was spent or is held (core/money.ts Rounding).
+   */
+  money: (nano: bigint, rounding: Rounding) => format.money(locale, currency, nano, rounding),
+  moneyOfCredits: (credits: number, rounding: Rounding) => format.money(locale, currency, BigInt(credits) * 1000n, rounding),
   int: (n: number | bigint) => format.integer(locale, n),
   num: (n: number) => format.decimal(locale, n),
   /** An instant in Korean time labelled KST; a dash for never. */

@@ -22,10 +22,10 @@ function audienceSelect(ui: Ui, id: string, current: string | null): Html {
 
 /** Used credits, and the limit beside them when there is one ("0 of 1,000,000", or "0 (no limit)"). */
 function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; usd: string } {
-  if (limit === null) return { credits: ui.t('keys.no_limit', { used: ui.credits(used) }), usd: ui.moneyOfCredits(used) };
+  if (limit === null) return { credits: ui.t('keys.no_limit', { used: ui.credits(used) }), usd: ui.moneyOfCredits(used, 'up') };
   return {
     credits: ui.t('keys.used_of', { used: ui.credits(used), limit: ui.credits(limit) }),
-    usd: ui.t('keys.used_of', { used: ui.moneyOfCredits(used), limit: ui.moneyOfCredits(limit) }),
+    usd: ui.t('keys.used_of', { used: ui.moneyOfCredits(used, 'up'), limit: ui.moneyOfCredits(limit, 'up') }),
   };
 }
 

@@ -40,8 +40,8 @@ export function summaryStrip(req: FastifyRequest | undefined, ui: Ui): Html | ''
   if (!s) return '';
   // Credits are whole on the wallet page; the strip rounds down the same way.
   const whole = ui.int(s.availableNano / 1000n);
-  return html`<p class="summary" data-testid="summary"><span>${ui.th('summary.balance', { usd: html`<strong data-testid="summary-usd">${ui.money(s.availableNano)}</strong>` })}
+  return html`<p class="summary" data-testid="summary"><span>${ui.th('summary.balance', { usd: html`<strong data-testid="summary-usd">${ui.money(s.availableNano, 'down')}</strong>` })}
 <small>${ui.t('summary.credits', { credits: whole })}</small></span>${
-    s.reservedNano > 0n ? html`<span>${ui.t('summary.held', { usd: ui.money(s.reservedNano) })}</span>` : ''
+    s.reservedNano > 0n ? html`<span>${ui.t('summary.held', { usd: ui.money(s.reservedNano, 'up') })}</span>` : ''
   }<a href="/dashboard/wallet">${ui.t('nav.wallet')}</a></p>`;
 }

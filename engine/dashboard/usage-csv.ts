@@ -74,8 +74,8 @@ const dollars = (nano: bigint) => `${nano / 1_000_000_000n}.${(nano % 1_000_000_
 /**
  * The month's summary per Korean day, key and model, from the daily rollup, with a total line last. The
  * charge is in nano-USD and credits, then in dollars and, with billing.yaml's display currency, its whole
- * units (`charged_krw`, each line rounded on its own): columns added at the end, so programs reading the
- * earlier ones by position read what they did.
+ * units (`charged_krw`, each line rounded up on its own, as a charge is): columns added at the end, so
+ * programs reading the earlier ones by position read what they did.
  */
 export function usageSummaryCsv(
   rows: RollupRow[],
@@ -85,7 +85,7 @@ export function usageSummaryCsv(
   const header = [...SUMMARY_HEADER, 'charged_usd', ...(currency ? [`charged_${currency.code.toLowerCase()}`] : [])];
   const lines = [header.join(',')];
   const credits = (nano: bigint) => exactCredits('en', nano).replace(/,/g, '');
-  const money = (nano: bigint) => [dollars(nano), ...(currency ? [nanoToDisplayUnits(nano, currency).toString()] : [])];
+  const money = (nano: bigint) => [dollars(nano), ...(currency ? [nanoToDisplayUnits(nano, currency, 'up').toString()] : [])];
   let calls = 0;
   let nano = 0n;
   for (const r of rows) {

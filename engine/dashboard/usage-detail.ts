@@ -59,7 +59,7 @@ ${item(t('col.model'), r.model)}${item(t('usage.col.door'), ui.word('door', r.do
 ${item(t('usage.col.input'), r.tokens.input)}${item(t('usage.item.cache_read'), r.tokens.cache_read)}${item(t('usage.item.cache_write'), r.tokens.cache_write)}
 ${item(t('usage.col.output'), r.tokens.output)}${item(t('usage.item.reasoning'), r.tokens.reasoning)}${item(t('usage.item.server_tools'), r.server_tool_calls)}
 ${item(t('usage.item.characters'), r.characters)}${item(t('usage.item.images'), r.images)}${item(t('usage.item.video_seconds'), r.video_seconds)}
-${item(t('usage.item.charged'), html`<span data-testid="charge" data-nano="${r.charged_nano}">${t('usage.charged_credits', { credits: ui.exact(charged) })}</span> ${t('usage.charged_rest', { usd: ui.money(charged), nano: r.charged_nano })}`)}
+${item(t('usage.item.charged'), html`<span data-testid="charge" data-nano="${r.charged_nano}">${t('usage.charged_credits', { credits: ui.exact(charged) })}</span> ${t('usage.charged_rest', { usd: ui.money(charged, 'up'), nano: r.charged_nano })}`)}
 ${item(t('usage.item.duration'), t('usage.duration_ms', { ms: ui.int(r.duration_ms) }))}${item(t('usage.item.trace_id'), r.trace_id ? html`<code data-testid="trace-id">${r.trace_id}</code>` : null)}
 </dl>
 <h2>${t('usage.prices')}</h2>

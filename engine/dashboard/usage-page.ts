@@ -86,7 +86,7 @@ function callsTable(ui: Ui, rows: UsageRecordView[], names: KeyNames, filtered: 
       r,
     ) => html`<tr data-generation-id="${r.id}"><td>${ui.time(r.created_at)}</td><td>${keyLabel(ui, names, r.key_id)}</td><td>${r.model}</td><td>${ui.word('door', r.door)}</td>
 <td class="num">${ui.int(r.tokens.input)}</td><td class="num">${ui.int(r.tokens.output)}</td>
-<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${ui.exact(BigInt(r.charged_nano))}</span> <small class="usd">(${ui.money(BigInt(r.charged_nano))})</small></td>
+<td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${ui.exact(BigInt(r.charged_nano))}</span> <small class="usd">(${ui.money(BigInt(r.charged_nano), 'up')})</small></td>
 <td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">${t('usage.details')}<span class="skip"> ${t('usage.details_of', { id: r.id })}</span></a></td></tr>`,
   )}</tbody></table></div>`;
 }

@@ -13,7 +13,8 @@ const SHOWN = 200;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-const usdOf = (ui: Ui, nano: bigint) => html` <small class="usd">(${ui.money(nano)})</small>`;
+// A job's money is what it cost or holds: it rounds up.
+const usdOf = (ui: Ui, nano: bigint) => html` <small class="usd">(${ui.money(nano, 'up')})</small>`;
 
 function cost(ui: Ui, j: VideoJob) {
   if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>${usdOf(ui, j.costNano)}`;

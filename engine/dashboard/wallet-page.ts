@@ -25,7 +25,7 @@ const vendorsText = (ui: Ui, vendors: string[] | null) =>
 const expiryCell = (ui: Ui, l: { expires_at: string | null; expired_credits: number }) =>
   l.expires_at === null
     ? ui.t('wallet.no_expiry')
-    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.th('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits) })}</small>` : ''}`;
+    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.th('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits, 'down') })}</small>` : ''}`;
 
 export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps): void {
   // A teacher (a manager limited to classes) starts at the classes: the wallet is not theirs to see.
@@ -53,11 +53,11 @@ export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps):
       signedIn: { section: 'wallet', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`
 <dl>
-  <dt>${t('wallet.spendable')}</dt><dd><strong data-testid="money">${ui.moneyOfCredits(view.credits)}</strong> <small>${ui.th('summary.credits', { credits: html`<span data-testid="credits">${ui.credits(view.credits)}</span>` })}</small></dd>
-  <dt>${t('wallet.reserved')}</dt><dd>${ui.moneyOfCredits(view.reserved_credits)} <small>${ui.th('summary.credits', { credits: html`<span data-testid="reserved-credits">${ui.credits(view.reserved_credits)}</span>` })}</small></dd>
+  <dt>${t('wallet.spendable')}</dt><dd><strong data-testid="money">${ui.moneyOfCredits(view.credits, 'down')}</strong> <small>${ui.th('summary.credits', { credits: html`<span data-testid="credits">${ui.credits(view.credits)}</span>` })}</small></dd>
+  <dt>${t('wallet.reserved')}</dt><dd>${ui.moneyOfCredits(view.reserved_credits, 'up')} <small>${ui.th('summary.credits', { credits: html`<span data-testid="reserved-credits">${ui.credits(view.reserved_credits)}</span>` })}</small></dd>
   <dt>${t('nav.keys')}</dt><dd>${t('wallet.keys_value', { active: ui.int(view.keys_active), slots: ui.int(view.key_slots) })}</dd>
 </dl>
-<p>${t('wallet.credit_note')}${ui.currency ? html` ${t('wallet.rate_note', { rate: displayUnitsText(NANO_PER_USD, ui.currency, intlTag(ui.locale)) })}` : ''}</p>
+<p>${t('wallet.credit_note')}${ui.currency ? html` ${t('wallet.rate_note', { rate: displayUnitsText(NANO_PER_USD, ui.currency, 'up', intlTag(ui.locale)) })}` : ''}</p>
 ${view.credits === 0 ? html`<p class="notice" role="note" data-testid="empty">${ui.th('wallet.empty', { command: html`<code>npx gateway wallet topup ${s.walletId} --credits 5000000</code>` })}</p>` : ''}
 <h2>${t('wallet.lots')}</h2>
 ${
@@ -68,7 +68,7 @@ ${
 <thead><tr><th scope="col">${t('wallet.col.lot')}</th><th scope="col">${t('wallet.col.usable_for')}</th><th scope="col" class="num">${t('wallet.col.left')}</th><th scope="col" class="num">${t('wallet.col.reserved')}</th><th scope="col" class="num">${t('wallet.col.granted')}</th><th scope="col">${t('wallet.col.added')}</th><th scope="col">${t('wallet.col.expires')}</th></tr></thead>
 <tbody>${view.lots.map(
         (l) =>
-          html`<tr><td><code>${l.id}</code></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits)}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits)}</td><td class="num">${creditsWithUsd(ui, l.granted_credits)}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
+          html`<tr><td><code>${l.id}</code></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits, 'down')}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits, 'up')}</td><td class="num">${creditsWithUsd(ui, l.granted_credits, 'up')}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`,

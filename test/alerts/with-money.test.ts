@@ -21,4 +21,25 @@ describe('withMoney (webhook payloads)', () => {
     });
     expect(withMoney(data, null)).toBe(data);
   });
+
+  it("rounds what the wallet has down and what was used up, the owner's own figures as typed", () => {
+    // 9,997,500 credits are ₩13,996.5 and $9.9975; 714,285 credits are what "₩1,000" is kept as.
+    expect(withMoney({ balance_credits: 9_997_500, last_top_up_credits: 714_285, threshold: { credits: 714_285 } }, WON)).toEqual({
+      balance_credits: 9_997_500,
+      balance_money: '₩13,996 · $9.99',
+      last_top_up_credits: 714_285,
+      last_top_up_money: '₩1,000 · $0.72',
+      threshold: { credits: 714_285, money: '₩1,000 · $0.72' },
+    });
+    expect(withMoney({ limit_credits: 714_285, used_credits: 9_997_500 }, WON)).toMatchObject({
+      limit_money: '₩1,000 · $0.72',
+      used_money: '₩13,997 · $10.00',
+    });
+    expect(withMoney({ lot: { id: 'lot_1' }, credits: 9_997_500 }, WON)).toMatchObject({ money: '₩13,996 · $9.99' });
+  });
+
+  it('refuses an amount of credits whose rounding nobody chose', () => {
+    expect(() => withMoney({ refund_credits: 5 }, WON)).toThrow(/refund_credits has no rounding/);
+    expect(() => withMoney({ key: { credits: 5 } }, WON)).toThrow(/key\.credits has no rounding/);
+  });
 });

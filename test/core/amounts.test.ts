@@ -1,7 +1,7 @@
 // The one reader of typed amounts (core/money.ts creditsOfAmount): credits, dollars, and whole units of the
 // operator's display currency, which are a conversion of input only (the answer is whole credits).
 import { describe, expect, it } from 'vitest';
-import { creditsOfAmount, nanoToDisplayUnits } from '../../engine/core/money.ts';
+import { creditsOfAmount, creditsToNano, displayUnitsText, moneyText, nanoToDisplayUnits } from '../../engine/core/money.ts';
 
 const WON = { code: 'KRW', per_usd: 1400 };
 
@@ -29,11 +29,51 @@ describe('creditsOfAmount', () => {
   });
 });
 
-describe('nanoToDisplayUnits', () => {
-  it('is whole won, half away from zero, at a rate with decimals too', () => {
-    expect(nanoToDisplayUnits(50_000_000_000n, WON)).toBe(70_000n);
-    expect(nanoToDisplayUnits(-50_000_000_000n, WON)).toBe(-70_000n);
-    expect(nanoToDisplayUnits(1_000_000_000n, { code: 'KRW', per_usd: 1385.5 })).toBe(1386n);
-    expect(nanoToDisplayUnits(1_000_000_000n, { code: 'KRW', per_usd: 1385.4 })).toBe(1385n);
+describe('money shown rounds the one way its caller says', () => {
+  // ₩13,996.5 at 1,400 a dollar: 9,997,500 whole credits, $9.9975, half a won and half a cent at once.
+  const HALF = 9_997_500_000n;
+
+  it('whole units: down toward minus infinity, up toward plus infinity, exact amounts as they are', () => {
+    expect(nanoToDisplayUnits(HALF, WON, 'down')).toBe(13_996n);
+    expect(nanoToDisplayUnits(HALF, WON, 'up')).toBe(13_997n);
+    expect(nanoToDisplayUnits(HALF + 1n, WON, 'down')).toBe(13_996n);
+    expect(nanoToDisplayUnits(HALF - 1n, WON, 'up')).toBe(13_997n);
+    expect(nanoToDisplayUnits(50_000_000_000n, WON, 'down')).toBe(70_000n);
+    expect(nanoToDisplayUnits(50_000_000_000n, WON, 'up')).toBe(70_000n);
+    expect(nanoToDisplayUnits(-50_000_000_000n, WON, 'down')).toBe(-70_000n);
+    expect(nanoToDisplayUnits(-HALF, WON, 'down')).toBe(-13_997n);
+    expect(nanoToDisplayUnits(-HALF, WON, 'up')).toBe(-13_996n);
+    expect(nanoToDisplayUnits(1_000_000_000n, { code: 'KRW', per_usd: 1385.5 }, 'down')).toBe(1385n);
+    expect(nanoToDisplayUnits(1_000_000_000n, { code: 'KRW', per_usd: 1385.4 }, 'up')).toBe(1386n);
+  });
+
+  it('a balance never reads more than it is, a charge never less, and under one won reads <₩1 either way', () => {
+    expect(displayUnitsText(HALF, WON, 'down')).toBe('₩13,996');
+    expect(displayUnitsText(HALF, WON, 'up')).toBe('₩13,997');
+    expect(displayUnitsText(HALF, WON, 'down', 'ko-KR')).toBe('₩13,996');
+    expect(displayUnitsText(10_125_000n, WON, 'up')).toBe('₩15'); // ₩14.175
+    expect(displayUnitsText(10_125_000n, WON, 'down')).toBe('₩14');
+    expect(displayUnitsText(1n, WON, 'up')).toBe('<₩1');
+    expect(displayUnitsText(714_285n, WON, 'up')).toBe('<₩1'); // ₩0.999999
+    expect(displayUnitsText(714_286n, WON, 'up')).toBe('₩2');
+    expect(displayUnitsText(714_286n, WON, 'down')).toBe('₩1');
+    expect(displayUnitsText(0n, WON, 'up')).toBe('₩0');
+    // What the owner typed in whole won (a limit, a threshold, a top-up) is kept rounded down to the credit: up reads it back as typed.
+    for (const typed of ['₩1,000', '₩50,000', '₩13,997', '₩7']) {
+      const read = creditsOfAmount(typed, WON);
+      if (!('credits' in read)) throw new Error(`refused ${typed}`);
+      expect(displayUnitsText(creditsToNano(read.credits), WON, 'up')).toBe(typed);
+    }
+  });
+
+  it('moneyText rounds the won and the dollars beside them the same way; below a cent every digit', () => {
+    expect(moneyText(HALF, WON, 'down')).toBe('₩13,996 · $9.99');
+    expect(moneyText(HALF, WON, 'up')).toBe('₩13,997 · $10.00');
+    expect(moneyText(10_125_000n, WON, 'up')).toBe('₩15 · $0.02');
+    expect(moneyText(10_125_000n, null, 'down')).toBe('$0.01');
+    expect(moneyText(50_000_000_000n, WON, 'down')).toBe('₩70,000 · $50.00');
+    expect(moneyText(357_143n, WON, 'up')).toBe('<₩1 · $0.000357143');
+    expect(moneyText(-15_000_000n, null, 'down')).toBe('-$0.02');
+    expect(moneyText(-15_000_000n, null, 'up')).toBe('-$0.01');
   });
 });

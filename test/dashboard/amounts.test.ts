@@ -7,15 +7,23 @@ import { inWords } from '../../engine/dashboard/form-errors.ts';
 
 describe('dollars beside credits', () => {
   it('cents from one cent up, every digit below', () => {
-    expect(usdOfCredits(105_000_000)).toBe('$105.00');
-    expect(usdOfCredits(1_000_000)).toBe('$1.00');
-    expect(usdOfCredits(1_234_567_890)).toBe('$1,234.57');
-    expect(usdOfCredits(0)).toBe('$0.00');
-    expect(usdOfCredits(500)).toBe('$0.0005');
-    expect(usdOfCredits(1)).toBe('$0.000001');
-    expect(usdOfNano(198_981_960n)).toBe('$0.20');
-    expect(usdOfNano(123n)).toBe('$0.000000123');
-    expect(usdOfNano(-5_000_000_000n)).toBe('-$5.00');
+    expect(usdOfCredits(105_000_000, 'down')).toBe('$105.00');
+    expect(usdOfCredits(1_000_000, 'up')).toBe('$1.00');
+    expect(usdOfCredits(0, 'down')).toBe('$0.00');
+    expect(usdOfCredits(500, 'up')).toBe('$0.0005');
+    expect(usdOfCredits(1, 'down')).toBe('$0.000001');
+    expect(usdOfNano(123n, 'down')).toBe('$0.000000123');
+    expect(usdOfNano(-5_000_000_000n, 'up')).toBe('-$5.00');
+  });
+  it('cents round the way the caller says: down for what the wallet has, up for what was spent or is held', () => {
+    expect(usdOfCredits(1_234_567_890, 'down')).toBe('$1,234.56');
+    expect(usdOfCredits(1_234_567_890, 'up')).toBe('$1,234.57');
+    expect(usdOfNano(198_981_960n, 'down')).toBe('$0.19');
+    expect(usdOfNano(198_981_960n, 'up')).toBe('$0.20');
+    // Half a cent and a hair: half up would read $0.02 for a balance that has less.
+    expect(usdOfNano(15_000_000n, 'down')).toBe('$0.01');
+    expect(usdOfNano(10_000_001n, 'up')).toBe('$0.02');
+    expect(usdOfNano(-15_000_000n, 'down')).toBe('-$0.02');
   });
 });
 

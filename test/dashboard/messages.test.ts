@@ -139,19 +139,23 @@ describe('the locale', () => {
 describe('formats', () => {
   const [enUi, koUi] = [uiOf('en'), uiOf('ko')];
   it('money: the same exact credits, dollars as each locale writes USD', () => {
-    expect(enUi.money(105_000_000_000n)).toBe('$105.00');
-    expect(koUi.money(105_000_000_000n)).toBe('US$105.00');
-    expect(koUi.money(123n)).toBe('US$0.000000123');
+    expect(enUi.money(105_000_000_000n, 'down')).toBe('$105.00');
+    expect(koUi.money(105_000_000_000n, 'up')).toBe('US$105.00');
+    expect(koUi.money(123n, 'up')).toBe('US$0.000000123');
     expect(koUi.exact(198_981_960n)).toBe('198,981.960');
     expect(koUi.credits(1_000_000)).toBe('1,000,000');
   });
-  it('money with a display currency: whole won first, the dollars beside; under half a won but not zero reads <₩1', () => {
+  it('money with a display currency: whole won first, the dollars beside; under one won but not zero reads <₩1', () => {
     const won = { code: 'KRW', per_usd: 1400 };
-    expect(uiOf('ko', won).moneyOfCredits(50_000_000)).toBe('₩70,000 · US$50.00');
-    expect(uiOf('en', won).money(50_000_000_000n)).toBe('₩70,000 · $50.00');
-    expect(uiOf('en', won).money(8_800n)).toBe('<₩1 · $0.0000088');
-    expect(uiOf('en', won).money(357_142n)).toBe('<₩1 · $0.000357142');
-    expect(uiOf('en', won).money(357_143n)).toBe('₩1 · $0.000357143');
+    expect(uiOf('ko', won).moneyOfCredits(50_000_000, 'down')).toBe('₩70,000 · US$50.00');
+    expect(uiOf('en', won).money(50_000_000_000n, 'up')).toBe('₩70,000 · $50.00');
+    expect(uiOf('en', won).money(8_800n, 'up')).toBe('<₩1 · $0.0000088');
+    expect(uiOf('en', won).money(357_142n, 'up')).toBe('<₩1 · $0.000357142');
+    // Half a won and more is still under one: a charge never reads ₩0, a balance never reads a won it lacks.
+    expect(uiOf('en', won).money(357_143n, 'up')).toBe('<₩1 · $0.000357143');
+    expect(uiOf('en', won).money(357_143n, 'down')).toBe('<₩1 · $0.000357143');
+    expect(uiOf('en', won).money(714_286n, 'up')).toBe('₩2 · $0.000714286');
+    expect(uiOf('en', won).money(714_286n, 'down')).toBe('₩1 · $0.000714286');
   });
   it('times in Korean time with the KST label; Korean writes dates the Korean way', () => {
     expect(enUi.time('2026-11-27T13:26:00Z').text).toContain('>2026-11-27 22:26 KST</time>');
