@@ -5,21 +5,12 @@ import { MAX_COUNT } from '../keys/validate.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
+import { amountLabel, usedOf } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
-
-const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
-  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
 
 /** Use against a limit, money first (won first where the display currency is KRW), credits beside it. */
 export function usedText(ui: Ui, used: number, limit: number | null): Html {
-  const money =
-    limit === null
-      ? ui.moneyOfCredits(used, 'up')
-      : ui.t('keys.used_of', { used: ui.moneyOfCredits(used, 'up'), limit: ui.moneyOfCredits(limit, 'up') });
-  const credits =
-    limit === null
-      ? ui.t('keys.no_limit', { used: ui.credits(used) })
-      : ui.t('keys.used_of', { used: ui.credits(used), limit: ui.credits(limit) });
+  const { money, credits } = usedOf(ui, used, limit);
   return html`${money} <small class="usd">${credits}</small>`;
 }
 

@@ -6,10 +6,8 @@ import { closeButton } from './confirm-close.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
+import { amountLabel, usedOf } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
-
-const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
-  ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
 
 // What config/callers.yaml, as shipped, refuses to student keys; said beside the field that sets it. The
 // option values stay the API's words (student, teacher); only what they show is the locale's.
@@ -18,15 +16,6 @@ function audienceSelect(ui: Ui, id: string, current: string | null): Html {
     html`<option value="${v}"${current === v ? html` selected` : ''}>${ui.t(`audience.${v}`)}</option>`;
   return html`<label for="${id}">${ui.t('keys.field.audience')}</label><select id="${id}" name="audience" aria-describedby="audience-hint">${opt('student')}${opt('teacher')}</select>
 <small id="audience-hint">${ui.th('keys.audience_hint')}</small>`;
-}
-
-/** Used credits, and the limit beside them when there is one ("0 of 1,000,000", or "0 (no limit)"). */
-function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; usd: string } {
-  if (limit === null) return { credits: ui.t('keys.no_limit', { used: ui.credits(used) }), usd: ui.moneyOfCredits(used, 'up') };
-  return {
-    credits: ui.t('keys.used_of', { used: ui.credits(used), limit: ui.credits(limit) }),
-    usd: ui.t('keys.used_of', { used: ui.moneyOfCredits(used, 'up'), limit: ui.moneyOfCredits(limit, 'up') }),
-  };
 }
 
 /** `canChange` false (a viewer): the row without its change form and close button. */
@@ -49,9 +38,9 @@ export function keyRow(
 <td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code>${k.key_prefix}</code></td>
 ${splitsUsage ? html`<td>${k.audience === 'student' || k.audience === 'teacher' ? t(`audience.${k.audience}`) : k.audience}</td>` : ''}
 <td class="num"><span data-testid="month">${month.credits}</span>
-<small class="usd">${month.usd}</small></td>
+<small class="usd">${month.money}</small></td>
 <td class="num"><span data-testid="day">${day.credits}</span>
-<small class="usd">${day.usd}</small></td>
+<small class="usd">${day.money}</small></td>
 <td>${k.usable_until ? ui.day(k.usable_until) : t('never')}</td><td data-testid="models">${k.models ? k.models.join(', ') : t('keys.all_models')}</td><td>${ui.time(k.last_used_at)}</td>
 <td>${
     canChange
