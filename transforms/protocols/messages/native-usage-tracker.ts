@@ -5,8 +5,8 @@
 // vendor sent that cannot be read is estimated the same way.
 import type { Call } from '../../../engine/core/call.ts';
 import type { JsonObject, Usage } from '../../../engine/core/types.ts';
-import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/estimate.ts';
 import { isObject } from '../../util/json.ts';
+import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/usage-estimate.ts';
 import { normaliseMessagesUsage } from './messages-usage.ts';
 
 export class NativeUsageTracker {
@@ -43,6 +43,9 @@ export class NativeUsageTracker {
     let counted: number | undefined;
     const streamed = () => (counted ??= this.streamed.tokens(vendor));
     if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, streamed());
-    return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(this.call.body, vendor), output_tokens: streamed() }));
+    return estimateUnreadable(usage, () => ({
+      input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
+      output_tokens: streamed(),
+    }));
   }
 }
