@@ -119,6 +119,6 @@ export interface StreamTranslator {
 export type StreamTranslatorFactory = (call: Call) => StreamTranslator;
 /**
  * Reads the vendor's usage figure off a complete answer. A count it cannot read, or a figure that is missing, is
- * NaN: the engine estimates it (transforms/util/usage-estimate.ts `estimateUnreadable`), never charging it as zero.
+ * NaN: the engine estimates it (transforms/util/estimate.ts `estimateUnreadable`), never charging it as zero.
  */
 export type UsageReader = (answer: JsonObject) => Usage;

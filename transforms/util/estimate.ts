@@ -1,18 +1,114 @@
-// The estimate of a whole answer whose usage figure cannot be read (engine/calls/exchange.ts), from the body it
-// answered and the answer's own text; a stream's is made by its tracker (usage-estimate.ts). The body is read for
-// images as the caller's format declares (the call's `settings.images`); a caller that names no format has it read
-// as any format's, at every content part any of them declares (transforms/protocols/<format>/).
-import { everyDeclared, type ImageReading } from '../../engine/core/image-parts.ts';
-import type { JsonObject, JsonValue, VendorId } from '../../engine/core/types.ts';
-import { protocols } from '../protocols/index.ts';
-import { estimateInputTokens, estimateTextTokens, IMAGE_TOKENS_ESTIMATE, type TokenEstimate } from './usage-estimate.ts';
+// Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
+// without a usage figure), so such a call is never settled at zero: text is counted by the vendor's own
+// tokenizer where it is published, else by a per-script bound that errs above (token-count.ts). The body is read
+// for images as the call's format declares (its `settings.images`, transforms/protocols/<format>/).
+import { billedAsImage, type ImageReading, imagePartsOf } from '../../engine/core/image-parts.ts';
+import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId } from '../../engine/core/types.ts';
+import { countTextTokens } from './token-count.ts';
 
-export { estimateUnreadable, IMAGE_TOKENS_ESTIMATE } from './usage-estimate.ts';
+/** The tokens of a text the vendor produced or read. */
+const estimateTextTokens = (text: string, vendor: VendorId | undefined): number => countTextTokens(text, vendor);
 
-/** A body of no named format: every format's content parts are read as its own. */
-function anyFormat(): ImageReading {
-  const every = everyDeclared(Object.values(protocols));
-  return { parts: every, billed: every };
+/**
+ * The text a stream delivered so far, kept as the pieces that arrived: a call pays one push per piece, and
+ * joining and counting happen only when an estimate is needed.
+ */
+export class StreamedText {
+  private readonly pieces: string[] = [];
+
+  add(piece: string): void {
+    if (piece.length > 0) this.pieces.push(piece);
+  }
+
+  tokens(vendor: VendorId | undefined): number {
+    return estimateTextTokens(this.pieces.join(''), vendor);
+  }
+}
+
+/**
+ * What one image costs the vendors, about: a picture of some 1.2 megapixels at 750 pixels per token. An
+ * image's base64 (or its URL) is not text the vendor tokenizes, so it is counted as this instead.
+ */
+export const IMAGE_TOKENS_ESTIMATE = 1600;
+
+/**
+ * The input tokens of the whole body the vendor received: every part of it is input the vendor bills
+ * (system, instructions, tool definitions, messages, parameters), so all of its text counts, keys included,
+ * with a token for each member and item besides, and each image counts IMAGE_TOKENS_ESTIMATE, its payload left
+ * out where `reading` (the call's, from its format) says content parts sit. Walked without recursion, whatever the depth.
+ */
+export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefined, reading: ImageReading): number {
+  const text: string[] = [];
+  const imageParts = imagePartsOf(body, reading);
+  let members = 0;
+  let images = 0;
+  const pending: JsonValue[] = [body];
+  while (pending.length > 0) {
+    const value = pending.pop()!;
+    if (typeof value === 'string') text.push(value);
+    else if (Array.isArray(value)) {
+      members += value.length;
+      for (const item of value) pending.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      if (billedAsImage(value, reading.billed)) images++;
+      if (imageParts.has(value)) continue;
+      const entries = Object.entries(value);
+      members += entries.length;
+      for (const [k, child] of entries) {
+        text.push(k);
+        pending.push(child);
+      }
+    } else {
+      text.push(String(value));
+    }
+  }
+  // Pieces apart by a newline, so no two merge into a token they would not form in the vendor's prompt.
+  return estimateTextTokens(text.join('\n'), vendor) + members + images * IMAGE_TOKENS_ESTIMATE;
+}
+
+/** The two counts an estimate supplies: the whole body as input, the answer's text as output. */
+type TokenEstimate = Pick<Usage, 'input_tokens' | 'output_tokens'>;
+
+/** A figure with nothing reported: both token counts unreadable, for `estimateUnreadable` to fill. */
+export function unreportedUsage(): Usage {
+  const usage = emptyUsage();
+  usage.input_tokens = NaN;
+  usage.output_tokens = NaN;
+  return usage;
+}
+
+const unreadable = (n: unknown): boolean => typeof n === 'number' && Number.isNaN(n);
+
+/**
+ * A usage figure whose counts the reader could not read (NaN, see `count`), made chargeable. An unreadable
+ * input-side count (input, cache read or write) means the prompt's split is unknown: the whole input is
+ * estimated and billed at the input price, which is never below a cache read's. An unreadable output is
+ * estimated from the answer's text, and so are an advisor's. Any other unreadable count is left out.
+ * `estimate` is called only when something is unreadable.
+ */
+export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate): Usage {
+  if (!anyUnreadable(usage)) return usage;
+  const guess = estimate();
+  const out: Usage = { ...usage };
+  if ([usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens].some(unreadable)) {
+    Object.assign(out, { input_tokens: guess.input_tokens, cache_read_tokens: 0, cache_write_tokens: 0 });
+  }
+  if (unreadable(out.output_tokens)) out.output_tokens = guess.output_tokens;
+  for (const [key, value] of Object.entries(out)) if (unreadable(value)) Object.assign(out, { [key]: 0 });
+  if (usage.advisor) {
+    out.advisor = usage.advisor.map((a) => ({
+      model: a.model,
+      input_tokens: unreadable(a.input_tokens) ? guess.input_tokens : a.input_tokens,
+      output_tokens: unreadable(a.output_tokens) ? guess.output_tokens : a.output_tokens,
+    }));
+  }
+  return out;
+}
+
+/** Whether any count of the figure, or of its advisors', is unreadable. */
+function anyUnreadable(usage: Usage): boolean {
+  for (const key in usage) if (unreadable(usage[key as keyof Usage])) return true;
+  return usage.advisor?.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens)) ?? false;
 }
 
 /**
@@ -25,7 +121,7 @@ export function estimateAnswerUsage(
   requestBody: JsonObject,
   answer: JsonObject,
   vendor: VendorId | undefined,
-  images: ImageReading = anyFormat(),
+  images: ImageReading,
 ): TokenEstimate {
   return { input_tokens: estimateInputTokens(requestBody, vendor, images), output_tokens: answerOutputTokens(answer, vendor) };
 }

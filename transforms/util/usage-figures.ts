@@ -8,8 +8,8 @@
 // alone, and nothing is generated. A count that cannot be read stays NaN (through the split too) for the caller
 // to estimate.
 import { emptyUsage, type JsonValue, type Usage } from '../../engine/core/types.ts';
+import { unreportedUsage } from './estimate.ts';
 import { count, isObject, requiredCount } from './json.ts';
-import { unreportedUsage } from './usage-estimate.ts';
 
 /** Splits a prompt count that includes cached and written tokens into the uncached and cache buckets. */
 function splitPrompt(usage: Usage, prompt: number, cached: number, written: number): Usage {

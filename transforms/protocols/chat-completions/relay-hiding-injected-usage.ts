@@ -6,9 +6,9 @@
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
 import type { JsonValue } from '../../../engine/core/types.ts';
+import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/estimate.ts';
 import { isObject, tryParse } from '../../util/json.ts';
 import { eventFrame } from '../../util/sse.ts';
-import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/usage-estimate.ts';
 import { normaliseChatUsage } from '../../util/usage-figures.ts';
 
 const run: StreamTranslatorFactory = (call: Call) => {

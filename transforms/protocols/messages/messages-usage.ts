@@ -11,8 +11,8 @@
 import type { UsageReader } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage } from '../../../engine/core/types.ts';
+import { unreportedUsage } from '../../util/estimate.ts';
 import { count, isObject, requiredCount } from '../../util/json.ts';
-import { unreportedUsage } from '../../util/usage-estimate.ts';
 
 function cacheWrite(u: JsonObject): number {
   if (u.cache_creation_input_tokens !== undefined && u.cache_creation_input_tokens !== null) return count(u.cache_creation_input_tokens);

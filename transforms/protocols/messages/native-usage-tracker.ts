@@ -5,8 +5,8 @@
 // vendor sent that cannot be read is estimated the same way.
 import type { Call } from '../../../engine/core/call.ts';
 import type { JsonObject, Usage } from '../../../engine/core/types.ts';
+import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/estimate.ts';
 import { isObject } from '../../util/json.ts';
-import { estimateInputTokens, estimateUnreadable, StreamedText } from '../../util/usage-estimate.ts';
 import { normaliseMessagesUsage } from './messages-usage.ts';
 
 export class NativeUsageTracker {
