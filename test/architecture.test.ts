@@ -1,9 +1,11 @@
 // The house rules of docs/architecture.md, checked on the real tree: rooms import only the rooms below
 // them, no file imports test/ from outside it, no wire format's folder imports another's, no import circle, no
-// engine file over 400 lines, no WeakMap keyed by something made per call.
+// engine file over 400 lines, no WeakMap keyed by something made per call, no format's image fields in the
+// engine's reader of the formats' declarations.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { protocols } from '../transforms/protocols/index.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -201,6 +203,19 @@ describe('the house', () => {
         .map((p) => `${f} → ${p}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  // Where each format's image parts sit is the format's own declaration (Protocol `images`); the reader of it names
+  // none of them, so a format is added or changed in its folder alone.
+  it("names no format's image fields in engine/core/image-parts.ts", () => {
+    const declared = Object.values(protocols).flatMap((p) => (p.images ? JSON.stringify(p.images).match(/"[^"]+"/g)! : []));
+    const names = new Set(['"image_url"', '"input_image"', '"messages"', '"input"', ...declared].map((q) => q.slice(1, -1)));
+    const src = readFileSync(join(ROOT, 'engine/core/image-parts.ts'), 'utf8').replace(/^\s*(\/\/|\*|\/\*\*).*$/gm, '');
+    const literals = [...src.matchAll(/(['"`])([\w./-]+)\1/g)].map((m) => m[2]!);
+    const accessed = [...src.matchAll(/\.(\w+)\b/g)]
+      .map((m) => m[1]!)
+      .filter((n) => ['messages', 'input', 'image_url', 'input_image'].includes(n));
+    expect([...literals.filter((l) => names.has(l)), ...accessed]).toEqual([]);
   });
 
   it('resolves every relative import to a file that exists', () => {

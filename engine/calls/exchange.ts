@@ -212,7 +212,9 @@ async function relayAnswer(answer: UpstreamAnswer, depth: number, input: Exchang
 function answerUsage(answer: JsonObject, prepared: PreparedCall): Usage {
   const reader = prepared.protocol.usage;
   if (!reader) return emptyUsage();
-  return estimateUnreadable(reader.run(answer), () => estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor));
+  return estimateUnreadable(reader.run(answer), () =>
+    estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor, prepared.call.settings.images),
+  );
 }
 
 /** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */

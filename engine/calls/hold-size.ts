@@ -32,9 +32,12 @@ export function holdFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date):
       return { amount: 0n }; // video jobs hold seconds × per-second price in their own flow
     case 'tokens': {
       const billing = snap.config.billing;
-      // The vendor's wire format decides the limits it enforces.
+      // The vendor's wire format decides the limits it enforces, and where its body's image parts sit.
       const honoured = honouredLimits(door, model.vendor);
-      const bounds = textBounds(model, body, billing, honoured, { maxOutputOf: (id) => snap.catalog.models.get(id)?.max_output });
+      const bounds = textBounds(model, body, billing, honoured, {
+        maxOutputOf: (id) => snap.catalog.models.get(id)?.max_output,
+        images: call.settings.images,
+      });
       refuseLimitPastMaxOutput(bounds, call);
       const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
       const advice = adviceFor(bounds, call.client, honoured);

@@ -5,7 +5,7 @@ import { cloneJson, isObject } from '../../transforms/util/json.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
-import { wireFor } from '../catalog/wire-format.ts';
+import { imageReadingOf, wireFor } from '../catalog/wire-format.ts';
 import type { Call, UploadedFile } from '../core/call.ts';
 import { derivedFromText } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
@@ -87,6 +87,7 @@ export function prepareCall(
       ...(outputCap ? { outputCap } : {}),
       effortCarriedSince: limits.effort_carried_since,
       now: opts.now,
+      images: imageReadingOf(wire),
     },
   };
   for (const step of protocol.request) call = step.run(call);

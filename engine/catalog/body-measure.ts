@@ -1,7 +1,8 @@
 // How much text a request body carries for the vendor to read: its bytes as JSON writes them, its image parts apart,
 // and what it marks for the prompt cache or points at. One walk of the body answers all of them (text-bounds.ts).
-import { billedAsImage, imagePartsOf } from '../core/image-parts.ts';
+import { billedAsImage, type ImageParts, type ImageReading, imagePartsOf } from '../core/image-parts.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/types.ts';
+import { imageReadingOf } from './wire-format.ts';
 
 /** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
 const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
@@ -9,7 +10,7 @@ const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v ==
 /** What one walk of the body finds: its text's bytes and its images (see measureBody), and what it marks or points at. */
 export interface BodyMeasure {
   bytes: number;
-  /** The objects the vendor bills as images (image-parts.ts). */
+  /** The content parts whose payload is an image's, not text (image-parts.ts). */
   imageParts: Set<JsonObject>;
   images: number;
   /** A prompt-cache breakpoint (a `cache_control` that is not null) anywhere, and one kept an hour. */
@@ -19,17 +20,22 @@ export interface BodyMeasure {
   pointsAtContent: boolean;
 }
 
+/** The measure as the walk fills it, with what counts as an image wherever it sits. */
+type Walk = BodyMeasure & { billed: readonly ImageParts[] };
+
 /**
  * UTF-8 bytes of the body's JSON (escapes and separators included), with images counted apart: a content part's
- * base64 or URL is not text the vendor tokenizes (image-parts.ts). Everything else, however it looks, counts byte for byte, keys and
- * brackets included, except the top-level settings. The same walk notes the cache marks and content pointers
- * anywhere in the body, images and settings included, so the body is walked once for all of them.
+ * base64 or URL is not text the vendor tokenizes, where `images` (the body's format, image-parts.ts) says content
+ * parts sit; a body whose format is not named has none. Everything else, however it looks, counts byte for byte,
+ * keys and brackets included, except the top-level settings. The same walk notes the cache marks and content
+ * pointers anywhere in the body, images and settings included, so the body is walked once for all of them.
  */
-export function measureBody(body: JsonObject): BodyMeasure {
-  const m: BodyMeasure = {
+export function measureBody(body: JsonObject, images: ImageReading = imageReadingOf(undefined)): BodyMeasure {
+  const m: Walk = {
     bytes: 2,
     images: 0,
-    imageParts: imagePartsOf(body),
+    imageParts: imagePartsOf(body, images),
+    billed: images.billed,
     marksCache: false,
     marksCacheHour: false,
     pointsAtContent: pointsAtContent(body),
@@ -39,7 +45,7 @@ export function measureBody(body: JsonObject): BodyMeasure {
 }
 
 /** Adds `v` to the measure; `counted` is false where its bytes are not prompt text (inside an image part, a setting). */
-function measureValue(m: BodyMeasure, v: JsonValue, counted: boolean): void {
+function measureValue(m: Walk, v: JsonValue, counted: boolean): void {
   if (typeof v === 'string') {
     if (counted) m.bytes += jsonBytes(v) + 2;
   } else if (Array.isArray(v)) {
@@ -48,7 +54,7 @@ function measureValue(m: BodyMeasure, v: JsonValue, counted: boolean): void {
   } else if (v !== null && typeof v === 'object') {
     if (!m.pointsAtContent && pointsAtContent(v)) m.pointsAtContent = true;
     // What a vendor may bill as an image costs an image's tokens; where it is a content part, its bytes are its payload.
-    if (counted && billedAsImage(v)) m.images++;
+    if (counted && billedAsImage(v, m.billed)) m.images++;
     if (counted && m.imageParts.has(v)) counted = false;
     else if (counted) m.bytes += 2;
     measureMembers(m, v, counted, false);
@@ -56,7 +62,7 @@ function measureValue(m: BodyMeasure, v: JsonValue, counted: boolean): void {
 }
 
 /** Adds an object's members: each key with its quotes, colon and comma, unless a top-level setting's, and each value. */
-function measureMembers(m: BodyMeasure, object: JsonObject, counted: boolean, topLevel: boolean): void {
+function measureMembers(m: Walk, object: JsonObject, counted: boolean, topLevel: boolean): void {
   for (const key in object) {
     const child = object[key]!;
     if (key === 'cache_control') {

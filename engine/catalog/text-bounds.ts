@@ -4,6 +4,7 @@
 
 import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
+import type { ImageReading } from '../core/image-parts.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
 import { isAdvisorTool, isFetchTool, type ServerToolKind, serverToolKind } from '../core/server-tools.ts';
 import { isJsonObject, type JsonObject, type JsonValue, type ModelEntry } from '../core/types.ts';
@@ -34,9 +35,13 @@ export interface TextBounds {
   passes: PassBounds;
 }
 
-/** What the bounds may ask of the catalog: another model's most output (an advisor's, whose advice enters the prompt). */
+/**
+ * What the bounds may ask of the catalog: another model's most output (an advisor's, whose advice enters the
+ * prompt); and how the vendor's format reads the body's images (absent: no content part's payload is left out).
+ */
 interface BoundsContext {
   maxOutputOf?: (id: string) => number | null | undefined;
+  images?: ImageReading;
 }
 
 /**
@@ -54,7 +59,7 @@ export function textBounds(
   const r = billing.reservation;
   checkLimitFields(body);
 
-  const measure = measureBody(body);
+  const measure = measureBody(body, ctx.images);
   let inputTokens = measure.bytes + measure.images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
   // A document the vendor fetches by URL or file id, or a page its fetch tool reads, enters the prompt at a
   // size the body does not show: only the context window bounds it.

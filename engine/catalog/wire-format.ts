@@ -2,6 +2,7 @@
 // what every format says of the limit fields: the facts of a format and its chains are declared there once, and
 // the door only names it (config/doors.yaml `vendor_protocol`).
 import { protocols } from '../../transforms/protocols/index.ts';
+import { everyDeclared, type ImageParts, type ImageReading, imageReading } from '../core/image-parts.ts';
 import type { Chain, HonouredLimits, Protocol } from '../core/protocol.ts';
 import type { VendorId } from '../core/types.ts';
 import { type DoorConfig, protocolNameFor } from './config.ts';
@@ -38,11 +39,20 @@ export function clientLimits(door: DoorConfig): HonouredLimits {
   return (name ? wireNamed(door, name)?.wire.limits : undefined) ?? {};
 }
 
-let known: { count: number; limits: HonouredLimits[] } = { count: -1, limits: [] };
+let known: { count: number; limits: HonouredLimits[]; images: ImageParts[] } = { count: -1, limits: [], images: [] };
+
+/** What every format declares, read again when a format is added (a test adds one). */
+function everyFormat(): typeof known {
+  const count = Object.keys(protocols).length;
+  if (known.count !== count) {
+    const all = Object.values(protocols);
+    known = { count, limits: all.map((p) => p.limits), images: everyDeclared(all) };
+  }
+  return known;
+}
 
 /** Every format's limit fields, for the checks that hold wherever a field is sent. */
-export function everyFormatsLimits(): HonouredLimits[] {
-  const count = Object.keys(protocols).length;
-  if (known.count !== count) known = { count, limits: Object.values(protocols).map((p) => p.limits) };
-  return known.limits;
-}
+export const everyFormatsLimits = (): HonouredLimits[] => everyFormat().limits;
+
+/** How a body in `format` is read for images: at its own content parts, with every format's image types counted anywhere. */
+export const imageReadingOf = (format: Protocol | undefined): ImageReading => imageReading(format?.images, everyFormat().images);

@@ -1,4 +1,5 @@
 // The one object a request becomes. Every step of its chain is a plain function over it.
+import type { ImageReading } from './image-parts.ts';
 import type { RefusalYaml } from './schema-types.ts';
 import type { JsonObject, ModelEntry, Usage } from './types.ts';
 
@@ -63,7 +64,7 @@ interface CallNotes {
   adjusted?: string[];
 }
 
-/** Constants transforms may read (from config/limits.yaml and config/billing.yaml). */
+/** Constants transforms may read (from config/limits.yaml and config/billing.yaml, and the vendor's wire format). */
 interface CallSettings {
   /** max_tokens filled in for vendor A on the chat door when the client sent none. */
   defaultMaxTokens: number;
@@ -82,6 +83,8 @@ interface CallSettings {
   effortCarriedSince: string;
   /** The instant of the call, for date-dependent behaviour. */
   now: Date;
+  /** How the body is read for images: where the vendor's format carries content parts, and every format's image types. */
+  images: ImageReading;
 }
 
 export type RequestTransform = (call: Call) => Call;

@@ -4,6 +4,7 @@
 // doors.yaml `vendor_protocol` entry naming it, with no engine edit.
 import type { AnswerCheck, AnswerTransform, RequestTransform, SseEvent, StreamTranslatorFactory, UsageReader } from './call.ts';
 import type { ErrorType } from './errors.ts';
+import type { ImageParts } from './image-parts.ts';
 
 /**
  * The body fields a format's vendors honour as caps on their work: the only ones that may lower the hold below
@@ -112,6 +113,8 @@ export interface Protocol {
   /** Whether an event of this format's stream is the vendor reporting a failure; absent for formats that never stream. */
   isStreamError?(event: SseEvent): boolean;
   limits: HonouredLimits;
+  /** Where its bodies carry image parts (ImageParts); absent when its vendors read none, and every byte of a body counts. */
+  images?: ImageParts;
   /** Every field of this format's bodies that names a model (`model` first). */
   modelFields: ModelField[];
   /** What every chain calling this format must run so the vendor stays within the hold. */

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { imageReadingOf } from '../../engine/catalog/wire-format.ts';
 import { emptyUsage, type JsonObject } from '../../engine/core/types.ts';
+import { protocols } from '../../transforms/protocols/index.ts';
 import { estimateAnswerUsage, estimateUnreadable, IMAGE_TOKENS_ESTIMATE } from '../../transforms/util/estimate.ts';
 import { usageReaders } from '../helpers/chain-steps.ts';
+
+/** A chat-completions body's image reading, as the chat door's calls carry it. */
+const chatReading = imageReadingOf(protocols['chat-completions']);
 
 describe('usage normalisation (input_tokens is uncached input)', () => {
   it('vendor A: input already excludes cache tokens', () => {
@@ -183,15 +188,16 @@ describe('estimateUnreadable', () => {
   it('estimates an image part of a message as an image, and what only looks like one as the text it is', () => {
     const long = ' hello'.repeat(5_000);
     const asImage = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${long}` } }] }] };
-    expect(estimateAnswerUsage(asImage, {}, 'b').input_tokens).toBeLessThan(2 * IMAGE_TOKENS_ESTIMATE);
+    expect(estimateAnswerUsage(asImage, {}, 'b', chatReading).input_tokens).toBeLessThan(2 * IMAGE_TOKENS_ESTIMATE);
     const asText = { messages: [{ role: 'user', content: `data:image/png;${long}` }] };
     const inSchema = { tools: [{ name: 'f', input_schema: { x: { type: 'image', description: long } } }], messages: [] };
-    for (const body of [asText, inSchema]) expect(estimateAnswerUsage(body, {}, 'b').input_tokens).toBeGreaterThanOrEqual(5_000);
+    for (const body of [asText, inSchema])
+      expect(estimateAnswerUsage(body, {}, 'b', chatReading).input_tokens).toBeGreaterThanOrEqual(5_000);
   });
 
   it('counts an image an answer returns as an image, not as its base64 text', () => {
     const answer = { data: [{ b64_json: 'A'.repeat(400_000) }] };
-    expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'b').output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
-    expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'a').output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
+    expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'b', chatReading).output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
+    expect(estimateAnswerUsage({ prompt: 'x' }, answer, 'a', chatReading).output_tokens).toBe(IMAGE_TOKENS_ESTIMATE);
   });
 });

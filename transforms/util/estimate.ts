@@ -1,7 +1,8 @@
 // Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
 // without a usage figure), so such a call is never settled at zero: text is counted by the vendor's own
-// tokenizer where it is published, else by a per-script bound that errs above (token-count.ts).
-import { billedAsImage, imagePartsOf } from '../../engine/core/image-parts.ts';
+// tokenizer where it is published, else by a per-script bound that errs above (token-count.ts). The body is read
+// for images as the call's format declares (its `settings.images`, transforms/protocols/<format>/).
+import { billedAsImage, type ImageReading, imagePartsOf } from '../../engine/core/image-parts.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId } from '../../engine/core/types.ts';
 import { countTextTokens } from './token-count.ts';
 
@@ -33,12 +34,12 @@ export const IMAGE_TOKENS_ESTIMATE = 1600;
 /**
  * The input tokens of the whole body the vendor received: every part of it is input the vendor bills
  * (system, instructions, tool definitions, messages, parameters), so all of its text counts, keys included,
- * with a token for each member and item besides, and each image counts IMAGE_TOKENS_ESTIMATE. Walked without
- * recursion, whatever the depth.
+ * with a token for each member and item besides, and each image counts IMAGE_TOKENS_ESTIMATE, its payload left
+ * out where `reading` (the call's, from its format) says content parts sit. Walked without recursion, whatever the depth.
  */
-export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefined): number {
+export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefined, reading: ImageReading): number {
   const text: string[] = [];
-  const imageParts = imagePartsOf(body);
+  const imageParts = imagePartsOf(body, reading);
   let members = 0;
   let images = 0;
   const pending: JsonValue[] = [body];
@@ -49,7 +50,7 @@ export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefin
       members += value.length;
       for (const item of value) pending.push(item);
     } else if (value !== null && typeof value === 'object') {
-      if (billedAsImage(value)) images++;
+      if (billedAsImage(value, reading.billed)) images++;
       if (imageParts.has(value)) continue;
       const entries = Object.entries(value);
       members += entries.length;
@@ -63,48 +64,6 @@ export function estimateInputTokens(body: JsonObject, vendor: VendorId | undefin
   }
   // Pieces apart by a newline, so no two merge into a token they would not form in the vendor's prompt.
   return estimateTextTokens(text.join('\n'), vendor) + members + images * IMAGE_TOKENS_ESTIMATE;
-}
-
-/**
- * The token counts of a complete answer whose usage figure cannot be read: the whole request body as input,
- * and every string of the answer but its labels (ids, model, role, stop reason) as output, an image it returns
- * (`b64_json`) counting IMAGE_TOKENS_ESTIMATE rather than its base64's length. It leans a little high (JSON keys
- * count as input); the vendor bills the work either way, and an answer must never be free for lacking a figure.
- */
-export function estimateAnswerUsage(requestBody: JsonObject, answer: JsonObject, vendor: VendorId | undefined): TokenEstimate {
-  return { input_tokens: estimateInputTokens(requestBody, vendor), output_tokens: answerOutputTokens(answer, vendor) };
-}
-
-/** Labels every answer carries whatever the model wrote: not output the vendor bills. */
-const ANSWER_LABELS = new Set([
-  'id',
-  'object',
-  'model',
-  'role',
-  'type',
-  'finish_reason',
-  'stop_reason',
-  'status',
-  'system_fingerprint',
-  'service_tier',
-]);
-
-function answerOutputTokens(answer: JsonValue, vendor: VendorId | undefined): number {
-  const text: string[] = [];
-  let images = 0;
-  const pending: JsonValue[] = [answer];
-  while (pending.length > 0) {
-    const v = pending.pop()!;
-    if (typeof v === 'string') text.push(v);
-    else if (Array.isArray(v)) pending.push(...v);
-    else if (v !== null && typeof v === 'object') {
-      for (const [key, child] of Object.entries(v)) {
-        if (key === 'b64_json' && typeof child === 'string') images++;
-        else if (!ANSWER_LABELS.has(key)) pending.push(child);
-      }
-    }
-  }
-  return estimateTextTokens(text.join('\n'), vendor) + images * IMAGE_TOKENS_ESTIMATE;
 }
 
 /** The two counts an estimate supplies: the whole body as input, the answer's text as output. */
@@ -150,4 +109,51 @@ export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate):
 function anyUnreadable(usage: Usage): boolean {
   for (const key in usage) if (unreadable(usage[key as keyof Usage])) return true;
   return usage.advisor?.some((a) => unreadable(a.input_tokens) || unreadable(a.output_tokens)) ?? false;
+}
+
+/**
+ * The token counts of a complete answer whose usage figure cannot be read: the whole request body as input,
+ * and every string of the answer but its labels (ids, model, role, stop reason) as output, an image it returns
+ * (`b64_json`) counting IMAGE_TOKENS_ESTIMATE rather than its base64's length. It leans a little high (JSON keys
+ * count as input); the vendor bills the work either way, and an answer must never be free for lacking a figure.
+ */
+export function estimateAnswerUsage(
+  requestBody: JsonObject,
+  answer: JsonObject,
+  vendor: VendorId | undefined,
+  images: ImageReading,
+): TokenEstimate {
+  return { input_tokens: estimateInputTokens(requestBody, vendor, images), output_tokens: answerOutputTokens(answer, vendor) };
+}
+
+/** Labels every answer carries whatever the model wrote: not output the vendor bills. */
+const ANSWER_LABELS = new Set([
+  'id',
+  'object',
+  'model',
+  'role',
+  'type',
+  'finish_reason',
+  'stop_reason',
+  'status',
+  'system_fingerprint',
+  'service_tier',
+]);
+
+function answerOutputTokens(answer: JsonValue, vendor: VendorId | undefined): number {
+  const text: string[] = [];
+  let images = 0;
+  const pending: JsonValue[] = [answer];
+  while (pending.length > 0) {
+    const v = pending.pop()!;
+    if (typeof v === 'string') text.push(v);
+    else if (Array.isArray(v)) pending.push(...v);
+    else if (v !== null && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v)) {
+        if (key === 'b64_json' && typeof child === 'string') images++;
+        else if (!ANSWER_LABELS.has(key)) pending.push(child);
+      }
+    }
+  }
+  return estimateTextTokens(text.join('\n'), vendor) + images * IMAGE_TOKENS_ESTIMATE;
 }

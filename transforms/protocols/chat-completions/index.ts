@@ -17,6 +17,8 @@ export const chatCompletions: Protocol = {
     return data !== undefined && isErrorObject(data.error) && !('choices' in data);
   },
   limits: { output: ['max_completion_tokens', 'max_tokens'], choices: 'n' },
+  // `image_url` parts of a message's content (a user's, or a tool's result).
+  images: { types: ['image_url'], lists: ['messages'], item_parts: ['content'] },
   modelFields: [{ field: 'model' }],
   streamNeeds: {
     request: ['ask-stream-usage'],

@@ -40,7 +40,7 @@ const run: StreamTranslatorFactory = (call: Call) => {
     answerEnded: () => done,
     usage() {
       return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({
-        input_tokens: estimateInputTokens(call.body, call.model.vendor),
+        input_tokens: estimateInputTokens(call.body, call.model.vendor, call.settings.images),
         output_tokens: streamed.tokens(call.model.vendor),
       }));
     },

@@ -28,6 +28,20 @@ export const messages: Protocol = {
     // `context_management.edits: [{type: 'compact_…'}]` summarises the transcript in passes of its own.
     compaction: { field: 'context_management', list: 'edits', type_prefix: 'compact' },
   },
+  // Image and document blocks in each message's content, and in a tool result's own content. A document of text
+  // or of content blocks is read as text; one of a PDF or an image is billed by its pages or as an image.
+  images: {
+    types: ['image'],
+    document: {
+      type: 'document',
+      source: 'source',
+      text_sources: ['text', 'content'],
+      inline: { type: 'base64', media_type: 'media_type' },
+    },
+    lists: ['messages'],
+    item_parts: ['content'],
+    nested: 'content',
+  },
   // The advisor tool runs the model it names over the whole transcript.
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {

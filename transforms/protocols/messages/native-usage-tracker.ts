@@ -43,6 +43,9 @@ export class NativeUsageTracker {
     let counted: number | undefined;
     const streamed = () => (counted ??= this.streamed.tokens(vendor));
     if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, streamed());
-    return estimateUnreadable(usage, () => ({ input_tokens: estimateInputTokens(this.call.body, vendor), output_tokens: streamed() }));
+    return estimateUnreadable(usage, () => ({
+      input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
+      output_tokens: streamed(),
+    }));
   }
 }

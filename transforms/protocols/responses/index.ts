@@ -12,6 +12,8 @@ export const responses: Protocol = {
   errors: chatErrors,
   isStreamError: (event) => FAILURES.has(event.event ?? '') || FAILURES.has(String(eventObject(event)?.type ?? '')),
   limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls', tool_results: 'max_num_results' },
+  // `input_image` parts of an input item's content, or of a function call's output given as parts.
+  images: { types: ['input_image'], lists: ['input'], item_parts: ['content', 'output'] },
   // Hosted tools may run a model of their own (image_generation's `model`).
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {

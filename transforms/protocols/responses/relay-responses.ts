@@ -45,7 +45,7 @@ const run: StreamTranslatorFactory = (call: Call) => {
         usage.file_search_calls = doneCalls.file;
       }
       return estimateUnreadable(usage, () => ({
-        input_tokens: estimateInputTokens(call.body, call.model.vendor),
+        input_tokens: estimateInputTokens(call.body, call.model.vendor, call.settings.images),
         output_tokens: streamed.tokens(call.model.vendor),
       }));
     },
