@@ -3,6 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
+import { clientLimits } from '../catalog/wire-format.ts';
 import type { Clock } from '../core/clock.ts';
 import { nextKoreanMidnight } from '../core/clock.ts';
 import { errors, GatewayError, isGatewayError } from '../core/errors.ts';
@@ -153,12 +154,10 @@ async function admittedInSpan(trace: CallTrace, amount: bigint, admit: () => Pro
   }
 }
 
-/** The client's own output limit, under whichever name its door's format gives it. */
-const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
-
-function traceRequest({ prepared, caller }: PreparedRequest) {
+function traceRequest({ door, prepared, caller }: PreparedRequest) {
   const { call } = prepared;
-  const limit = OUTPUT_LIMIT_FIELDS.map((f) => call.client[f]).find((v): v is number => typeof v === 'number');
+  // The client's own output limit, under the names its door's format declares (transforms/protocols/<format>/).
+  const limit = (clientLimits(door).output ?? []).map((f) => call.client[f]).find((v): v is number => typeof v === 'number');
   return {
     model: call.model,
     stream: call.stream,
