@@ -1,7 +1,7 @@
 // Everything a call goes through before money moves: required fields, model lookup, refusals,
 // then the door's request chain. Pure: no I/O, so a refusal can never have charged anything.
 import { randomUUID } from 'node:crypto';
-import { cloneJson, isObject } from '../../transforms/util/json.ts';
+import { cloneJson } from '../../transforms/util/json.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
@@ -13,6 +13,7 @@ import { listAllows } from '../core/model-list.ts';
 import type { Chain, Protocol } from '../core/protocol.ts';
 import type { JsonObject } from '../core/types.ts';
 import type { Caller } from '../money/accounts.ts';
+import { checkFieldSpelling } from './field-spelling.ts';
 import { checkModelFields } from './model-fields.ts';
 import { doorModelRules, type RequestView, refusalError } from './refusals.ts';
 
@@ -39,7 +40,7 @@ export function prepareCall(
   registry: TransformRegistry,
   opts: { now: Date; files?: Record<string, UploadedFile> | undefined },
 ): PreparedCall {
-  checkFieldSpelling(body);
+  checkFieldSpelling(body, registry.protocols);
   checkRequired(door, body, headers);
   const model = resolveModel(snap.catalog, snap.config, door, body.model ?? door.default_model, opts.now);
   if (!listAllows(caller.models, model.id)) throw errors.modelNotOnKeyList(model.id, caller.models ?? []);
@@ -120,49 +121,4 @@ function streamAsked(value: unknown, inForm: boolean): boolean {
   if (value === true) return true;
   if (inForm && (value === 'true' || value === 'false')) return value === 'true';
   throw errors.invalidRequest(`stream must be true or false, not ${JSON.stringify(value).slice(0, 40)}.`, 'stream');
-}
-
-/**
- * Every vendor format spells its fields in lowercase. A field spelled otherwise (`N`, `MAX_TOKENS`, `ſtream` with
- * a long s) is refused: the gateway reads the exact spelling only, while a vendor whose JSON decoder matches
- * names regardless of case and compatibility form (Go's, the last key winning) would read it as `n`,
- * `max_tokens` or `stream`, and do more than the hold covers or stream an answer the gateway cannot read.
- */
-const PLAIN_NAME = /^[a-z0-9_]*$/;
-
-function checkFieldSpelling(body: JsonObject): void {
-  checkNames(body);
-  for (const list of VENDOR_NAMED_LISTS) {
-    const items = body[list];
-    if (!Array.isArray(items)) continue;
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      if (!isObject(item)) continue;
-      checkNames(item, list, i);
-      if ((list !== 'messages' && list !== 'input') || !Array.isArray(item.content)) continue;
-      for (let j = 0; j < item.content.length; j++) {
-        const block = item.content[j];
-        if (isObject(block)) checkNames(block, list, i, j);
-      }
-    }
-  }
-}
-
-/**
- * The lists whose entries' field names the vendor's format defines and where bounds are read (a tool's `max_uses`,
- * a block's `cache_control`): each tool, each system block, each message or input item and its content blocks. Not
- * the objects a client names itself (a function's parameter schema, a tool call's arguments).
- */
-const VENDOR_NAMED_LISTS = ['tools', 'system', 'messages', 'input'] as const;
-
-/** Refuses a name of `part`, the body or the entry `item` of `list` (or its content block `block`), that is not lowercase. */
-function checkNames(part: JsonObject, list?: string, item?: number, block?: number): void {
-  for (const key in part) {
-    if (PLAIN_NAME.test(key)) continue; // folds to itself: no need to normalise every call's names
-    const plain = key.normalize('NFKC').toLowerCase();
-    if (plain === key) continue;
-    const at = list === undefined ? '' : `${list}[${item}].${block === undefined ? '' : `content[${block}].`}`;
-    const shown = (k: string) => `${at}${k.slice(0, 60)}`;
-    throw errors.invalidRequest(`Field names are lowercase: send '${shown(plain)}', not '${shown(key)}'.`, shown(key));
-  }
 }

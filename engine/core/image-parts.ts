@@ -83,7 +83,7 @@ function carriesImagePayload(part: JsonObject, f: ImageParts): boolean {
 }
 
 /** Content parts nest in tool results (a tool result's content is parts again); deeper, a part's bytes count too. */
-const MAX_PART_DEPTH = 4;
+export const MAX_PART_DEPTH = 4;
 
 /**
  * The image parts whose payload is not text: those in each declared item field of the items of each declared

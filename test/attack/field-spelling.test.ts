@@ -66,6 +66,29 @@ describe('a field spelled in another case or form is refused, naming the spellin
     await refusedUnsent(fetch(`${t.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: fd }));
   });
 
+  // Content parts sit in more places than a message's content: a function call's output given as parts, and a
+  // tool result's own content. A vendor reads an image there as anywhere, so `TYPE` there is refused too.
+  it("responses: TYPE in a function call's output parts", async () => {
+    const output = [{ TYPE: 'input_image', image_url: `data:image/png;base64,${PNG_1X1_BASE64}` }];
+    const input = [
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output },
+    ];
+    const body = await refusedUnsent(post(t, '/v1/responses', { model: 'b-5', input, max_output_tokens: 16 }));
+    expect(body.error.param).toBe('input[1].output[0].TYPE');
+  });
+
+  it("messages: Type in a tool result's own content", async () => {
+    const image = { Type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_1X1_BASE64 } };
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [image] }] },
+    ];
+    const body = await refusedUnsent(post(t, '/v1/messages', { model: 'a-small-4.5', max_tokens: 16, messages }, A_VERSION), 'messages');
+    expect(body.error.message).toContain("send 'messages[2].content[0].content[0].type'");
+  });
+
   it('control: the lowercase call is served', async () => {
     const res = await post(t, '/v1/chat/completions', ask);
     expect(res.status, await res.text()).toBe(200);
