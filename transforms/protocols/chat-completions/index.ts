@@ -19,6 +19,13 @@ export const chatCompletions: Protocol = {
   limits: { output: ['max_completion_tokens', 'max_tokens'], choices: 'n' },
   // `image_url` parts of a message's content (a user's, or a tool's result).
   images: { types: ['image_url'], lists: ['messages'], item_parts: ['content'] },
+  // The messages (a system prompt is one of them); a message's content and a part's text are read. A file part by
+  // id, or inline (billed per page), pulls in more than its bytes.
+  prompt: {
+    turns: ['messages'],
+    text_keys: ['content', 'text'],
+    pulls: { parts: [{ type: 'file', when: [{ 'file.file_id': 'string' }, { 'file.file_data': 'string' }] }] },
+  },
   modelFields: [{ field: 'model' }],
   streamNeeds: {
     request: ['ask-stream-usage'],

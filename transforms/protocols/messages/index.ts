@@ -42,6 +42,29 @@ export const messages: Protocol = {
     item_parts: ['content'],
     nested: 'content',
   },
+  // The transcript, and the system prompt beside it; a block's text and a message's or tool result's content are read.
+  prompt: {
+    turns: ['messages'],
+    system_prompt: ['system'],
+    text_keys: ['content', 'text'],
+    pulls: {
+      parts: [
+        // A document by URL or file id, or inline in a form billed per page (a PDF: each page's text and an image
+        // of it; a few kilobytes can hold a hundred pages), not one of plain text.
+        {
+          type: 'document',
+          when: [
+            { 'source.type': { one_of: ['url', 'file'] } },
+            { 'source.type': { one_of: ['base64'] }, 'source.media_type': { none_of: ['text/plain'] } },
+          ],
+        },
+        // Every version of the fetch tool reads pages the body does not show.
+        { type_prefix: 'web_fetch' },
+      ],
+      // Remote MCP servers, whose results their owner sizes.
+      fields: [{ mcp_servers: 'items' }],
+    },
+  },
   // The advisor tool runs the model it names over the whole transcript.
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {

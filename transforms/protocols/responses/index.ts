@@ -14,6 +14,24 @@ export const responses: Protocol = {
   limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls', tool_results: 'max_num_results' },
   // `input_image` parts of an input item's content, or of a function call's output given as parts.
   images: { types: ['input_image'], lists: ['input'], item_parts: ['content', 'output'] },
+  // The input (a string, or items) and the instructions beside it; a part's text, an item's content and a function
+  // call's output are read.
+  prompt: {
+    turns: ['input'],
+    system_prompt: ['instructions'],
+    text_keys: ['content', 'text', 'output'],
+    pulls: {
+      parts: [
+        // A file by URL or id, or inline (billed per page); a remote MCP server's tool, whose results its owner
+        // sizes; an item the vendor stored, replayed whole.
+        { type: 'input_file', when: [{ file_url: 'string' }, { file_id: 'string' }, { file_data: 'string' }] },
+        { type: 'mcp' },
+        { type: 'item_reference' },
+      ],
+      // A stored answer, conversation or prompt the vendor replays into the prompt.
+      fields: [{ previous_response_id: 'given' }, { conversation: 'given' }, { 'prompt.id': 'given' }],
+    },
+  },
   // Hosted tools may run a model of their own (image_generation's `model`).
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
