@@ -9,7 +9,7 @@ import { loadSnapshot, type Snapshot } from '../../engine/catalog/runtime.ts';
 import { textBounds } from '../../engine/catalog/text-bounds.ts';
 import type { Call } from '../../engine/core/call.ts';
 import type { PromptFields } from '../../engine/core/prompt-fields.ts';
-import type { JsonObject } from '../../engine/core/types.ts';
+import { isJsonObject, type JsonObject } from '../../engine/core/types.ts';
 import { protocols } from '../../transforms/protocols/index.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
@@ -20,7 +20,10 @@ const TOY: PromptFields = {
   turns: ['contents'],
   system_prompt: ['system_instruction'],
   text_keys: ['says'],
-  pulls: { parts: [{ type: 'file_data', when: [{ 'file.uri': 'string' }] }], fields: [{ cached_content: 'given' }] },
+  pulls: {
+    part: (p) => p.type === 'file_data' && isJsonObject(p.file) && typeof p.file.uri === 'string',
+    body: (b) => typeof b.cached_content === 'string' && b.cached_content !== '',
+  },
 };
 
 /** `read()` with the toy format beside the shipped ones, and without it. */

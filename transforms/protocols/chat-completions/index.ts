@@ -1,6 +1,7 @@
 // The chat-completions format (/v1/chat/completions) of vendors B to E, reached from the chat door as it is: the
 // client's body relayed with the model's rules applied, the usage asked for in a stream and the output capped.
 import type { Protocol } from '../../../engine/core/protocol.ts';
+import { isJsonObject } from '../../../engine/core/types.ts';
 import { capOutput } from '../../steps/cap-output.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
@@ -24,7 +25,9 @@ export const chatCompletions: Protocol = {
   prompt: {
     turns: ['messages'],
     text_keys: ['content', 'text'],
-    pulls: { parts: [{ type: 'file', when: [{ 'file.file_id': 'string' }, { 'file.file_data': 'string' }] }] },
+    pulls: {
+      part: (p) => p.type === 'file' && isJsonObject(p.file) && [p.file.file_id, p.file.file_data].some((v) => typeof v === 'string'),
+    },
   },
   modelFields: [{ field: 'model' }],
   streamNeeds: {

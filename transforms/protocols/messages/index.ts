@@ -1,6 +1,7 @@
 // Vendor A's native messages format (/v1/messages), reached from the messages door as it is and from the chat
 // door through the translation chain below.
 import type { Protocol } from '../../../engine/core/protocol.ts';
+import { isJsonObject } from '../../../engine/core/types.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { eventObject, messagesErrors } from '../../util/vendor-errors.ts';
@@ -48,21 +49,17 @@ export const messages: Protocol = {
     system_prompt: ['system'],
     text_keys: ['content', 'text'],
     pulls: {
-      parts: [
-        // A document by URL or file id, or inline in a form billed per page (a PDF: each page's text and an image
-        // of it; a few kilobytes can hold a hundred pages), not one of plain text.
-        {
-          type: 'document',
-          when: [
-            { 'source.type': { one_of: ['url', 'file'] } },
-            { 'source.type': { one_of: ['base64'] }, 'source.media_type': { none_of: ['text/plain'] } },
-          ],
-        },
-        // Every version of the fetch tool reads pages the body does not show.
-        { type_prefix: 'web_fetch' },
-      ],
+      // A document by URL or file id, or inline in a form billed per page (a PDF: each page's text and an image of
+      // it; a few kilobytes can hold a hundred pages), not one of plain text; and every version of the fetch tool,
+      // which reads pages the body does not show.
+      part: (p) => {
+        const source = isJsonObject(p.source) ? p.source : undefined;
+        if (p.type === 'document')
+          return source?.type === 'url' || source?.type === 'file' || (source?.type === 'base64' && source.media_type !== 'text/plain');
+        return typeof p.type === 'string' && p.type.startsWith('web_fetch');
+      },
       // Remote MCP servers, whose results their owner sizes.
-      fields: [{ mcp_servers: 'items' }],
+      body: (b) => Array.isArray(b.mcp_servers) && b.mcp_servers.length > 0,
     },
   },
   // The advisor tool runs the model it names over the whole transcript.

@@ -1,5 +1,7 @@
 // Vendor B's responses format (/v1/responses).
+import { given } from '../../../engine/core/prompt-fields.ts';
 import type { Protocol } from '../../../engine/core/protocol.ts';
+import { isJsonObject } from '../../../engine/core/types.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
 import { relayResponses } from './relay-responses.ts';
@@ -21,15 +23,14 @@ export const responses: Protocol = {
     system_prompt: ['instructions'],
     text_keys: ['content', 'text', 'output'],
     pulls: {
-      parts: [
-        // A file by URL or id, or inline (billed per page); a remote MCP server's tool, whose results its owner
-        // sizes; an item the vendor stored, replayed whole.
-        { type: 'input_file', when: [{ file_url: 'string' }, { file_id: 'string' }, { file_data: 'string' }] },
-        { type: 'mcp' },
-        { type: 'item_reference' },
-      ],
+      // A file by URL or id, or inline (billed per page); a remote MCP server's tool, whose results its owner
+      // sizes; an item the vendor stored, replayed whole.
+      part: (p) =>
+        (p.type === 'input_file' && [p.file_url, p.file_id, p.file_data].some((v) => typeof v === 'string')) ||
+        p.type === 'mcp' ||
+        p.type === 'item_reference',
       // A stored answer, conversation or prompt the vendor replays into the prompt.
-      fields: [{ previous_response_id: 'given' }, { conversation: 'given' }, { 'prompt.id': 'given' }],
+      body: (b) => given(b.previous_response_id) || given(b.conversation) || (isJsonObject(b.prompt) && given(b.prompt.id)),
     },
   },
   // Hosted tools may run a model of their own (image_generation's `model`).
