@@ -1,7 +1,7 @@
 // The house rules of docs/architecture.md, checked on the real tree: rooms import only the rooms below
 // them, no file imports test/ from outside it, no wire format's folder imports another's, no import circle, no
-// engine file over 400 lines, no WeakMap keyed by something made per call, no format's image fields in the
-// engine's reader of the formats' declarations.
+// engine file over 400 lines, no WeakMap keyed by something made per call, no format's image or prompt fields in
+// the engine's readers of the formats' declarations.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -205,17 +205,42 @@ describe('the house', () => {
     expect(missing).toEqual([]);
   });
 
-  // Where each format's image parts sit is the format's own declaration (Protocol `images`); the reader of it names
-  // none of them, so a format is added or changed in its folder alone.
-  it("names no format's image fields in engine/core/image-parts.ts", () => {
-    const declared = Object.values(protocols).flatMap((p) => (p.images ? JSON.stringify(p.images).match(/"[^"]+"/g)! : []));
-    const names = new Set(['"image_url"', '"input_image"', '"messages"', '"input"', ...declared].map((q) => q.slice(1, -1)));
-    const src = readFileSync(join(ROOT, 'engine/core/image-parts.ts'), 'utf8').replace(/^\s*(\/\/|\*|\/\*\*).*$/gm, '');
-    const literals = [...src.matchAll(/(['"`])([\w./-]+)\1/g)].map((m) => m[2]!);
-    const accessed = [...src.matchAll(/\.(\w+)\b/g)]
-      .map((m) => m[1]!)
-      .filter((n) => ['messages', 'input', 'image_url', 'input_image'].includes(n));
-    expect([...literals.filter((l) => names.has(l)), ...accessed]).toEqual([]);
+  // Where each format's image parts and prompt sit, and what in it pulls content in, is the format's own declaration
+  // (Protocol `images`, `prompt`); the engine's readers of them name none of them, so a format is added or changed in
+  // its folder alone.
+  it("names no format's image or prompt fields in the engine files that read the formats' declarations", () => {
+    const readers = [
+      'engine/core/image-parts.ts',
+      'engine/core/prompt-fields.ts',
+      'engine/catalog/body-measure.ts',
+      'engine/catalog/text-bounds.ts',
+      'engine/calls/context-window.ts',
+    ];
+    // Every name a declaration holds (a path's parts too), but the words of the declarations' own shape.
+    const shape = new Set(['string', 'given', 'items', 'one_of', 'none_of', 'type', 'type_prefix', 'when']);
+    const quoted = (declaration: object) => JSON.stringify(declaration).match(/"[^"]+"/g) ?? [];
+    const declared = Object.values(protocols)
+      .flatMap((p) => [...quoted(p.images ?? {}), ...quoted(p.prompt ?? {})])
+      .flatMap((q) => q.slice(1, -1).split('.'));
+    const fields = [
+      'messages',
+      'input',
+      'system',
+      'instructions',
+      'image_url',
+      'input_image',
+      'mcp_servers',
+      'previous_response_id',
+      'conversation',
+    ];
+    const names = new Set([...fields, 'document', 'input_file', 'item_reference', 'web_fetch', ...declared].filter((n) => !shape.has(n)));
+    const found = readers.flatMap((f) => {
+      const src = readFileSync(join(ROOT, f), 'utf8').replace(/^\s*(\/\/|\*|\/\*\*).*$/gm, '');
+      const literals = [...src.matchAll(/(['"`])([\w./-]+)\1/g)].map((m) => m[2]!).filter((l) => names.has(l));
+      const accessed = [...src.matchAll(/\.(\w+)\b/g)].map((m) => m[1]!).filter((n) => fields.includes(n));
+      return [...literals, ...accessed].map((n) => `${f}: ${n}`);
+    });
+    expect(found).toEqual([]);
   });
 
   it('resolves every relative import to a file that exists', () => {

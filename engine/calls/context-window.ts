@@ -3,21 +3,20 @@
 // tokenizer never joins two words in one token (`tokens_at_least_words`), so no call the vendor takes is refused.
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
+import { everyFormatsPrompt } from '../catalog/wire-format.ts';
 import type { Call } from '../core/call.ts';
 import { errors } from '../core/errors.ts';
 import type { JsonValue } from '../core/types.ts';
-
-/** Where the wire formats carry the prompt's text: messages, the system prompt, instructions, responses input. */
-const PROMPT_FIELDS = ['messages', 'system', 'instructions', 'input'];
-/** Keys whose string values are text the model reads (a part's `text`, a message's `content`, a tool's `output`). */
-const TEXT_KEYS = new Set([...PROMPT_FIELDS, 'content', 'text', 'output']);
 
 /** Throws a 400 when the call's prompt holds more words than its model's context window has tokens. */
 export function refuseInputPastContext(door: DoorConfig, call: Call, snap: Snapshot): void {
   const window = call.model.context_window;
   if (door.billing !== 'tokens' || !window || !snap.config.vendors[call.model.vendor]?.tokens_at_least_words) return;
+  // Where the prompt's text sits, and which keys under it are read, as every format declares (Protocol `prompt`),
+  // as the hold reads them: a vendor may read a field its own format does not name.
+  const { fields, textKeys } = everyFormatsPrompt();
   let words = 0;
-  for (const field of PROMPT_FIELDS) words += promptWords(call.body[field], field);
+  for (const field of fields) words += promptWords(call.body[field], field, textKeys);
   if (words <= window) return;
   const n = (x: number) => x.toLocaleString('en-US');
   throw errors.invalidRequest(
@@ -26,12 +25,15 @@ export function refuseInputPastContext(door: DoorConfig, call: Call, snap: Snaps
   );
 }
 
-/** The words of every text the model reads under `value`; strings under other keys (roles, types, ids, data) are not counted. */
-function promptWords(value: JsonValue | undefined, key: string): number {
-  if (typeof value === 'string') return TEXT_KEYS.has(key) ? wordsIn(value) : 0;
+/**
+ * The words of every text the model reads under `value`, a string under one of `textKeys`; strings under other
+ * keys (roles, types, ids, data) are not counted.
+ */
+function promptWords(value: JsonValue | undefined, key: string, textKeys: ReadonlySet<string>): number {
+  if (typeof value === 'string') return textKeys.has(key) ? wordsIn(value) : 0;
   let words = 0;
-  if (Array.isArray(value)) for (const item of value) words += promptWords(item, key);
-  else if (value && typeof value === 'object') for (const k in value) words += promptWords(value[k], k);
+  if (Array.isArray(value)) for (const item of value) words += promptWords(item, key, textKeys);
+  else if (value && typeof value === 'object') for (const k in value) words += promptWords(value[k], k, textKeys);
   return words;
 }
 

@@ -1,8 +1,9 @@
 // How much text a request body carries for the vendor to read: its bytes as JSON writes them, its image parts apart,
 // and what it marks for the prompt cache or points at. One walk of the body answers all of them (text-bounds.ts).
 import { billedAsImage, type ImageParts, type ImageReading, imagePartsOf } from '../core/image-parts.ts';
+import { type PromptReading, pointsAtContent } from '../core/prompt-fields.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/types.ts';
-import { imageReadingOf } from './wire-format.ts';
+import { everyFormatsPrompt, imageReadingOf } from './wire-format.ts';
 
 /** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
 const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
@@ -16,12 +17,12 @@ export interface BodyMeasure {
   /** A prompt-cache breakpoint (a `cache_control` that is not null) anywhere, and one kept an hour. */
   marksCache: boolean;
   marksCacheHour: boolean;
-  /** Some object points at content the vendor pulls in (pointsAtContent). */
+  /** Some object points at content a vendor pulls in, as any format declares it (prompt-fields.ts pointsAtContent). */
   pointsAtContent: boolean;
 }
 
-/** The measure as the walk fills it, with what counts as an image wherever it sits. */
-type Walk = BodyMeasure & { billed: readonly ImageParts[] };
+/** The measure as the walk fills it, with what counts as an image, and what points at content, wherever it sits. */
+type Walk = BodyMeasure & { billed: readonly ImageParts[]; pointers: PromptReading };
 
 /**
  * UTF-8 bytes of the body's JSON (escapes and separators included), with images counted apart: a content part's
@@ -31,14 +32,17 @@ type Walk = BodyMeasure & { billed: readonly ImageParts[] };
  * pointers anywhere in the body, images and settings included, so the body is walked once for all of them.
  */
 export function measureBody(body: JsonObject, images: ImageReading = imageReadingOf(undefined)): BodyMeasure {
+  // A part any format declares as pointing at content may be read so by any vendor: every format's pointers count.
+  const pointers = everyFormatsPrompt();
   const m: Walk = {
     bytes: 2,
     images: 0,
     imageParts: imagePartsOf(body, images),
     billed: images.billed,
+    pointers,
     marksCache: false,
     marksCacheHour: false,
-    pointsAtContent: pointsAtContent(body),
+    pointsAtContent: pointsAtContent(body, pointers),
   };
   measureMembers(m, body, true, true);
   return m;
@@ -52,7 +56,7 @@ function measureValue(m: Walk, v: JsonValue, counted: boolean): void {
     if (counted) m.bytes += 2 + v.length; // the brackets, and a comma per item (one too many: it errs above)
     for (const item of v) measureValue(m, item, counted);
   } else if (v !== null && typeof v === 'object') {
-    if (!m.pointsAtContent && pointsAtContent(v)) m.pointsAtContent = true;
+    if (!m.pointsAtContent && pointsAtContent(v, m.pointers)) m.pointsAtContent = true;
     // What a vendor may bill as an image costs an image's tokens; where it is a content part, its bytes are its payload.
     if (counted && billedAsImage(v, m.billed)) m.images++;
     if (counted && m.imageParts.has(v)) counted = false;
@@ -81,23 +85,3 @@ const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
 /** A string's UTF-8 bytes as the body's JSON carries it: a vendor that reads a tool's schema as JSON counts its escapes. */
 const jsonBytes = (s: string): number => (ESCAPED.test(s) ? Buffer.byteLength(JSON.stringify(s)) - 2 : Buffer.byteLength(s));
-
-function pointsAtContent(part: JsonObject): boolean {
-  const source = isJsonObject(part.source) ? part.source : undefined;
-  const file = isJsonObject(part.file) ? part.file : undefined;
-  switch (part.type) {
-    // A document or file given inline is billed per page, not by its bytes (each page's text and an image of it),
-    // and a few kilobytes can hold a hundred pages: only the context window bounds it too.
-    case 'document':
-      return source?.type === 'url' || source?.type === 'file' || (source?.type === 'base64' && source.media_type !== 'text/plain');
-    case 'input_file':
-      return typeof part.file_url === 'string' || typeof part.file_id === 'string' || typeof part.file_data === 'string';
-    case 'file':
-      return typeof file?.file_id === 'string' || typeof file?.file_data === 'string';
-    case 'mcp':
-    case 'item_reference': // an item the vendor stored, replayed whole into the prompt
-      return true;
-    default:
-      return typeof part.type === 'string' && part.type.startsWith('web_fetch');
-  }
-}

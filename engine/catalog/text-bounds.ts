@@ -5,13 +5,14 @@
 import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
 import type { ImageReading } from '../core/image-parts.ts';
+import { fieldsPullContent, framedTurns } from '../core/prompt-fields.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
 import { isAdvisorTool, isFetchTool, type ServerToolKind, serverToolKind } from '../core/server-tools.ts';
 import { isJsonObject, type JsonObject, type JsonValue, type ModelEntry } from '../core/types.ts';
 import { type BodyMeasure, measureBody } from './body-measure.ts';
 import type { BillingConfig } from './config.ts';
 import { asksCompaction, loopSteps, type PassBounds, passBounds, sendsTool, unboundedToolSteps } from './pass-bounds.ts';
-import { everyFormatsLimits } from './wire-format.ts';
+import { everyFormatsLimits, everyFormatsPrompt } from './wire-format.ts';
 
 export interface TextBounds {
   inputTokens: number;
@@ -278,8 +279,10 @@ const BODY_DEFINED_TOOL_TYPES = new Set(['function', 'custom']);
 /** Tokens the vendor adds beyond the body's text, each only where it adds them. */
 function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
   const r = billing.reservation;
-  // vendor-references.ts refuses a config whose tables miss a vendor.
-  let tokens = r.framing_per_call[model.vendor]! + messageCount(body) * r.framing_per_message[model.vendor]!;
+  // vendor-references.ts refuses a config whose tables miss a vendor. The turns are those of every format's fields
+  // (Protocol `prompt`): a list another format declares still frames turns if the vendor reads it.
+  const turns = framedTurns(body, everyFormatsPrompt());
+  let tokens = r.framing_per_call[model.vendor]! + turns * r.framing_per_message[model.vendor]!;
   const tools = toolsOf(body);
   if (tools.length > 0) tokens += r.tool_prompt_tokens;
   for (const t of tools) {
@@ -288,25 +291,15 @@ function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: Billing
   return tokens;
 }
 
-/** Turns the vendor frames: messages or input items, plus the system prompt or instructions as one. */
-function messageCount(body: JsonObject): number {
-  const listed = (v: JsonValue | undefined) => (Array.isArray(v) ? v.length : typeof v === 'string' ? 1 : 0);
-  const given = (v: JsonValue | undefined) => (v === undefined || v === null || v === '' ? 0 : 1);
-  return listed(body.messages) + listed(body.input) + given(body.system) + given(body.instructions);
-}
-
 const NO_TOOLS: readonly JsonValue[] = [];
 const toolsOf = (body: JsonObject): readonly JsonValue[] => (Array.isArray(body.tools) ? body.tools : NO_TOOLS);
 const isWebSearchTool = (type: JsonValue | undefined): boolean => serverToolKind(type) === 'web_search';
 
 /**
- * Whether the vendor will put content into the prompt that the body only points at, or bill past its bytes: files
- * by URL or id, inline PDFs (billed per page), page fetches, remote MCP servers (whose results their owner sizes) and
- * stored conversations it replays. Then the body's bytes do not bound its input, and the hold must not rely on them.
+ * Whether the vendor will put content into the prompt that the body only points at, or bill past its bytes, as the
+ * formats declare it (Protocol `prompt.pulls`: files by URL or id, inline PDFs billed per page, page fetches, remote
+ * MCP servers, stored conversations replayed). Then the body's bytes do not bound its input, and the hold must not
+ * rely on them. Every format's declarations count, whatever the vendor's: reading only its own would lower a hold.
  */
 const pullsContentIn = (body: JsonObject, measure: BodyMeasure): boolean =>
-  measure.pointsAtContent || (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0) || replaysStoredContent(body);
-
-const replaysStoredContent = (body: JsonObject): boolean =>
-  present(body.previous_response_id) || present(body.conversation) || (isJsonObject(body.prompt) && present(body.prompt.id));
-const present = (v: JsonValue | undefined): boolean => v !== undefined && v !== null && v !== '';
+  measure.pointsAtContent || fieldsPullContent(body, everyFormatsPrompt());

@@ -3,6 +3,7 @@
 // the door only names it (config/doors.yaml `vendor_protocol`).
 import { protocols } from '../../transforms/protocols/index.ts';
 import { everyDeclared, type ImageParts, type ImageReading, imageReading } from '../core/image-parts.ts';
+import { type PromptReading, promptReading } from '../core/prompt-fields.ts';
 import type { Chain, HonouredLimits, Protocol } from '../core/protocol.ts';
 import type { VendorId } from '../core/types.ts';
 import { type DoorConfig, protocolNameFor } from './config.ts';
@@ -39,20 +40,34 @@ export function clientLimits(door: DoorConfig): HonouredLimits {
   return (name ? wireNamed(door, name)?.wire.limits : undefined) ?? {};
 }
 
-let known: { count: number; limits: HonouredLimits[]; images: ImageParts[] } = { count: -1, limits: [], images: [] };
+interface EveryFormat {
+  count: number;
+  limits: HonouredLimits[];
+  images: ImageParts[];
+  prompt: PromptReading;
+}
 
-/** What every format declares, read again when a format is added (a test adds one). */
-function everyFormat(): typeof known {
+let known: EveryFormat | undefined;
+
+/** What every format declares, read again when a format is added or removed (a test adds one). */
+function everyFormat(): EveryFormat {
   const count = Object.keys(protocols).length;
-  if (known.count !== count) {
+  if (known?.count !== count) {
     const all = Object.values(protocols);
-    known = { count, limits: all.map((p) => p.limits), images: everyDeclared(all) };
+    const prompt = promptReading(all.flatMap((p) => (p.prompt ? [p.prompt] : [])));
+    known = { count, limits: all.map((p) => p.limits), images: everyDeclared(all), prompt };
   }
   return known;
 }
 
 /** Every format's limit fields, for the checks that hold wherever a field is sent. */
 export const everyFormatsLimits = (): HonouredLimits[] => everyFormat().limits;
+
+/**
+ * Every format's prompt fields and content pointers read together: the framing and content bounds of a hold, and
+ * the context window's count, read a field of any format wherever it sits (engine/core/prompt-fields.ts).
+ */
+export const everyFormatsPrompt = (): PromptReading => everyFormat().prompt;
 
 /** How a body in `format` is read for images: at its own content parts, with every format's image types counted anywhere. */
 export const imageReadingOf = (format: Protocol | undefined): ImageReading => imageReading(format?.images, everyFormat().images);

@@ -5,6 +5,7 @@
 import type { AnswerCheck, AnswerTransform, RequestTransform, SseEvent, StreamTranslatorFactory, UsageReader } from './call.ts';
 import type { ErrorType } from './errors.ts';
 import type { ImageParts } from './image-parts.ts';
+import type { PromptFields } from './prompt-fields.ts';
 
 /**
  * The body fields a format's vendors honour as caps on their work: the only ones that may lower the hold below
@@ -115,6 +116,12 @@ export interface Protocol {
   limits: HonouredLimits;
   /** Where its bodies carry image parts (ImageParts); absent when its vendors read none, and every byte of a body counts. */
   images?: ImageParts;
+  /**
+   * Where its bodies carry the prompt's text, and what makes its vendors pull content in (PromptFields): read with
+   * every other format's for the hold's framing and content bounds and the context window's count. Absent for a
+   * format whose bodies carry no prompt: its fields then count only where another format declares them too.
+   */
+  prompt?: PromptFields;
   /** Every field of this format's bodies that names a model (`model` first). */
   modelFields: ModelField[];
   /** What every chain calling this format must run so the vendor stays within the hold. */

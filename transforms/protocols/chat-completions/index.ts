@@ -1,6 +1,7 @@
 // The chat-completions format (/v1/chat/completions) of vendors B to E, reached from the chat door as it is: the
 // client's body relayed with the model's rules applied, the usage asked for in a stream and the output capped.
 import type { Protocol } from '../../../engine/core/protocol.ts';
+import { isJsonObject } from '../../../engine/core/types.ts';
 import { capOutput } from '../../steps/cap-output.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
@@ -19,6 +20,15 @@ export const chatCompletions: Protocol = {
   limits: { output: ['max_completion_tokens', 'max_tokens'], choices: 'n' },
   // `image_url` parts of a message's content (a user's, or a tool's result).
   images: { types: ['image_url'], lists: ['messages'], item_parts: ['content'] },
+  // The messages (a system prompt is one of them); a message's content and a part's text are read. A file part by
+  // id, or inline (billed per page), pulls in more than its bytes.
+  prompt: {
+    turns: ['messages'],
+    text_keys: ['content', 'text'],
+    pulls: {
+      part: (p) => p.type === 'file' && isJsonObject(p.file) && [p.file.file_id, p.file.file_data].some((v) => typeof v === 'string'),
+    },
+  },
   modelFields: [{ field: 'model' }],
   streamNeeds: {
     request: ['ask-stream-usage'],

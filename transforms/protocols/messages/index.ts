@@ -1,6 +1,7 @@
 // Vendor A's native messages format (/v1/messages), reached from the messages door as it is and from the chat
 // door through the translation chain below.
 import type { Protocol } from '../../../engine/core/protocol.ts';
+import { isJsonObject } from '../../../engine/core/types.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { eventObject, messagesErrors } from '../../util/vendor-errors.ts';
@@ -41,6 +42,25 @@ export const messages: Protocol = {
     lists: ['messages'],
     item_parts: ['content'],
     nested: 'content',
+  },
+  // The transcript, and the system prompt beside it; a block's text and a message's or tool result's content are read.
+  prompt: {
+    turns: ['messages'],
+    system_prompt: ['system'],
+    text_keys: ['content', 'text'],
+    pulls: {
+      // A document by URL or file id, or inline in a form billed per page (a PDF: each page's text and an image of
+      // it; a few kilobytes can hold a hundred pages), not one of plain text; and every version of the fetch tool,
+      // which reads pages the body does not show.
+      part: (p) => {
+        const source = isJsonObject(p.source) ? p.source : undefined;
+        if (p.type === 'document')
+          return source?.type === 'url' || source?.type === 'file' || (source?.type === 'base64' && source.media_type !== 'text/plain');
+        return typeof p.type === 'string' && p.type.startsWith('web_fetch');
+      },
+      // Remote MCP servers, whose results their owner sizes.
+      body: (b) => Array.isArray(b.mcp_servers) && b.mcp_servers.length > 0,
+    },
   },
   // The advisor tool runs the model it names over the whole transcript.
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],

@@ -1,5 +1,7 @@
 // Vendor B's responses format (/v1/responses).
+import { given } from '../../../engine/core/prompt-fields.ts';
 import type { Protocol } from '../../../engine/core/protocol.ts';
+import { isJsonObject } from '../../../engine/core/types.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
 import { relayResponses } from './relay-responses.ts';
@@ -14,6 +16,23 @@ export const responses: Protocol = {
   limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls', tool_results: 'max_num_results' },
   // `input_image` parts of an input item's content, or of a function call's output given as parts.
   images: { types: ['input_image'], lists: ['input'], item_parts: ['content', 'output'] },
+  // The input (a string, or items) and the instructions beside it; a part's text, an item's content and a function
+  // call's output are read.
+  prompt: {
+    turns: ['input'],
+    system_prompt: ['instructions'],
+    text_keys: ['content', 'text', 'output'],
+    pulls: {
+      // A file by URL or id, or inline (billed per page); a remote MCP server's tool, whose results its owner
+      // sizes; an item the vendor stored, replayed whole.
+      part: (p) =>
+        (p.type === 'input_file' && [p.file_url, p.file_id, p.file_data].some((v) => typeof v === 'string')) ||
+        p.type === 'mcp' ||
+        p.type === 'item_reference',
+      // A stored answer, conversation or prompt the vendor replays into the prompt.
+      body: (b) => given(b.previous_response_id) || given(b.conversation) || (isJsonObject(b.prompt) && given(b.prompt.id)),
+    },
+  },
   // Hosted tools may run a model of their own (image_generation's `model`).
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
