@@ -39,13 +39,20 @@ export class NativeUsageTracker {
   usage(): Usage {
     const usage = normaliseMessagesUsage(this.merged);
     const vendor = this.call.model.vendor;
-    // Counted only when needed: the vendor's final figures, when they came, are the answer's.
-    let counted: number | undefined;
-    const streamed = () => (counted ??= this.streamed.tokens(vendor));
-    if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, streamed());
-    return estimateUnreadable(usage, () => ({
-      input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
-      output_tokens: streamed(),
-    }));
+    // Until the final figures come, the output is the gateway's estimate (never below the count reported so far),
+    // held to the call's hold as every estimate is; the vendor's final figures, when they came, are the answer's.
+    const soFar = usage.output_tokens;
+    if (!this.final) usage.output_tokens = NaN;
+    return estimateUnreadable(
+      usage,
+      () => {
+        const streamed = this.streamed.tokens(vendor);
+        return {
+          input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
+          output_tokens: Number.isNaN(soFar) ? streamed : Math.max(soFar, streamed),
+        };
+      },
+      this.call.notes.heldTokens,
+    );
   }
 }
