@@ -39,20 +39,19 @@ export class NativeUsageTracker {
   usage(): Usage {
     const usage = normaliseMessagesUsage(this.merged);
     const vendor = this.call.model.vendor;
-    // Until the final figures come, the output is the gateway's estimate (never below the count reported so far),
-    // held to the call's hold as every estimate is; the vendor's final figures, when they came, are the answer's.
+    // Until the final figures come, the output is the gateway's estimate, held to the call's hold as every estimate
+    // is, and never below the count the vendor reported so far, which is its own; the final figures are the answer's.
     const soFar = usage.output_tokens;
     if (!this.final) usage.output_tokens = NaN;
-    return estimateUnreadable(
+    const out = estimateUnreadable(
       usage,
-      () => {
-        const streamed = this.streamed.tokens(vendor);
-        return {
-          input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
-          output_tokens: Number.isNaN(soFar) ? streamed : Math.max(soFar, streamed),
-        };
-      },
+      () => ({
+        input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
+        output_tokens: this.streamed.tokens(vendor),
+      }),
       this.call.notes.heldTokens,
     );
+    if (!this.final && !Number.isNaN(soFar)) out.output_tokens = Math.max(out.output_tokens, soFar);
+    return out;
   }
 }
