@@ -212,8 +212,11 @@ async function relayAnswer(answer: UpstreamAnswer, depth: number, input: Exchang
 function answerUsage(answer: JsonObject, prepared: PreparedCall): Usage {
   const reader = prepared.protocol.usage;
   if (!reader) return emptyUsage();
-  return estimateUnreadable(reader.run(answer), () =>
-    estimateAnswerUsage(prepared.call.body, answer, prepared.call.model.vendor, prepared.call.settings.images),
+  const { call } = prepared;
+  return estimateUnreadable(
+    reader.run(answer),
+    () => estimateAnswerUsage(call.body, answer, call.model.vendor, call.settings.images),
+    call.notes.heldTokens,
   );
 }
 

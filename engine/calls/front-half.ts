@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
 import { clientLimits } from '../catalog/wire-format.ts';
+import type { HeldTokens } from '../core/call.ts';
 import type { Clock } from '../core/clock.ts';
 import { nextKoreanMidnight } from '../core/clock.ts';
 import { errors, GatewayError, isGatewayError } from '../core/errors.ts';
@@ -43,7 +44,9 @@ export interface PreparedRequest extends RequestBody {
  * What to hold for a prepared call: an amount under an id, or nothing at all (`amount: null`). `advice` says what
  * the client can change to hold less, for the 402 when the balance is short.
  */
-type HoldPlan = { amount: bigint; holdId: string; advice?: string; written?: FittedQuote['written'] } | { amount: null };
+type HoldPlan =
+  | { amount: bigint; holdId: string; advice?: string; written?: FittedQuote['written']; heldTokens?: HeldTokens }
+  | { amount: null };
 
 /** The prepared call, its plan and its hold: a hold exactly when the plan named an amount. */
 type AdmittedCall<P extends HoldPlan> = PreparedRequest &
@@ -111,6 +114,8 @@ export async function admitCall<P extends HoldPlan>(
     plan = lowered;
     hold = await admit(plan);
   }
+  // The bounds of the hold placed, for the estimate of a call whose usage the vendor leaves out (estimate.ts).
+  if (plan.amount !== null && plan.heldTokens) prepared.call.notes.heldTokens = plan.heldTokens;
   return { ...call, plan, hold } as AdmittedCall<P>;
 }
 
@@ -172,8 +177,8 @@ function traceRequest({ door, prepared, caller }: PreparedRequest) {
 function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPlan {
   if (door.billing === 'free') return { amount: null };
   refuseInputPastContext(door, prepared.call, snap);
-  const { amount, advice } = holdFor(door, prepared.call, snap, now);
-  return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}) };
+  const { amount, advice, heldTokens } = holdFor(door, prepared.call, snap, now);
+  return { amount, holdId: prepared.call.id, ...(advice ? { advice } : {}), ...(heldTokens ? { heldTokens } : {}) };
 }
 
 /**
@@ -234,6 +239,7 @@ const loweredPlan = (lowered: FittedQuote, holdId: string): HoldPlan => ({
   amount: lowered.amount,
   holdId,
   ...(lowered.advice ? { advice: lowered.advice } : {}),
+  ...(lowered.heldTokens ? { heldTokens: lowered.heldTokens } : {}),
   written: lowered.written,
 });
 

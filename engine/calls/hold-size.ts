@@ -3,11 +3,11 @@
 
 import type { DoorConfig } from '../catalog/config.ts';
 import { imageReservation } from '../catalog/image-bounds.ts';
-import { textReservation, tokenCost } from '../catalog/pricing.ts';
+import { heldTokensOf, textReservation, tokenCost } from '../catalog/pricing.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
 import { type TextBounds, textBounds } from '../catalog/text-bounds.ts';
 import { everyFormatsLimits, honouredLimits } from '../catalog/wire-format.ts';
-import type { Call } from '../core/call.ts';
+import type { Call, HeldTokens } from '../core/call.ts';
 import { derivedFrom } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
@@ -17,6 +17,8 @@ export interface HoldQuote {
   amount: bigint;
   /** What the client can change to lower the amount, as a clause (`lower max_tokens (4096)`); absent: only a top-up helps. */
   advice?: string;
+  /** The token bounds a text call's amount holds, which its estimate may not exceed; absent for other calls. */
+  heldTokens?: HeldTokens;
 }
 
 export function holdFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date): HoldQuote {
@@ -41,7 +43,7 @@ export function holdFor(door: DoorConfig, call: Call, snap: Snapshot, at: Date):
       refuseLimitPastMaxOutput(bounds, call);
       const amount = textReservation(model, bounds, { billing, modelById: (id) => snap.catalog.models.get(id), at });
       const advice = adviceFor(bounds, call.client, honoured);
-      return advice ? { amount, advice } : { amount };
+      return { amount, heldTokens: heldTokensOf(bounds), ...(advice ? { advice } : {}) };
     }
   }
 }

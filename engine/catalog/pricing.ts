@@ -1,5 +1,6 @@
 // Prices from the catalog, turned into integer nano-USD. Two questions: what is the most this call
 // can cost (the reservation), and what did it cost (the charge from usage).
+import type { HeldTokens } from '../core/call.ts';
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { usdToNano } from '../core/money.ts';
@@ -85,18 +86,26 @@ export interface PricingContext {
 // ---------------------------------------------------------------------------------------------
 // Reservation: an upper bound, never below what the vendor will count.
 
+/**
+ * The call's own input and output a text call's bounds hold. A loop's later passes and any summarising passes are
+ * billed as the call's own input and output: the usage the vendor reports sums them, and the settle prices the
+ * tier of that sum.
+ */
+export const heldTokensOf = (b: TextBounds): HeldTokens => ({
+  input_tokens: b.inputTokens + b.passes.inputTokens + b.passes.summaryInputTokens,
+  output_tokens: b.outputTokens + b.passes.summaryOutputTokens,
+});
+
 /** The most a text call can cost: its bounds (text-bounds.ts) at the prices they may reach. */
 export function textReservation(model: ModelEntry, b: TextBounds, ctx: PricingContext): bigint {
-  // A loop's later passes and any summarising passes are billed as the call's own input and output: the usage
-  // the vendor reports sums them, and the settle prices the tier of that sum.
-  const passInput = b.passes.inputTokens + b.passes.summaryInputTokens;
-  const p = pricesForPrompt(model, ctx.at, b.inputTokens + passInput);
+  const held = heldTokensOf(b);
+  const p = pricesForPrompt(model, ctx.at, held.input_tokens);
   // Cache reads are never above the input price (the catalog check enforces it); a cache write may be.
   const cacheWrite = b.cacheWrites ? Math.max(p.cache_write, b.cacheWritesHour ? p.cache_write_1h : 0) : 0;
   const worstInput = Math.max(p.input, p.cache_read, cacheWrite);
   return (
-    tokenCost(b.inputTokens + passInput, worstInput) +
-    tokenCost(b.outputTokens + b.passes.summaryOutputTokens, p.output) +
+    tokenCost(held.input_tokens, worstInput) +
+    tokenCost(held.output_tokens, p.output) +
     BigInt(b.serverToolCalls.web_search) * usdToNano(ctx.billing.server_tools.web_search ?? 0) +
     BigInt(b.serverToolCalls.file_search) * usdToNano(ctx.billing.server_tools.file_search ?? 0) +
     advisorReservation(b, ctx)

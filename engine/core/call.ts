@@ -62,7 +62,15 @@ interface CallNotes {
   fixedUsage?: Usage;
   /** What model rules changed in the request (`temperature dropped`, `tool_choice=auto`): the answer's `x-service-adjusted`. */
   adjusted?: string[];
+  /** The token bounds the call's hold was sized for, set with the hold of a text call: no estimate exceeds them. */
+  heldTokens?: HeldTokens;
 }
+
+/**
+ * A text call's hold in tokens (engine/calls/hold-size.ts): all the input the vendor may bill, a tool loop's later
+ * passes included, and all the output, summaries included.
+ */
+export type HeldTokens = Pick<Usage, 'input_tokens' | 'output_tokens'>;
 
 /** Constants transforms may read (from config/limits.yaml and config/billing.yaml, and the vendor's wire format). */
 interface CallSettings {

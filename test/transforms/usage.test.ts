@@ -156,13 +156,13 @@ describe('estimateUnreadable', () => {
 
   it('returns a readable figure as it is, without estimating', () => {
     const u = { ...emptyUsage(), input_tokens: 5, output_tokens: 6 };
-    expect(estimateUnreadable(u, () => expect.unreachable('estimated a readable figure'))).toBe(u);
+    expect(estimateUnreadable(u, () => expect.unreachable('estimated a readable figure'), undefined)).toBe(u);
   });
 
   it('estimates the whole input when any input-side count is unreadable, and keeps a readable output', () => {
     // The readable cache write goes too: the estimate is the whole input, cache included.
     const u = { ...emptyUsage(), input_tokens: 5, cache_read_tokens: NaN, cache_write_tokens: 50, output_tokens: 6 };
-    expect(estimateUnreadable(u, () => guess)).toMatchObject({
+    expect(estimateUnreadable(u, () => guess, undefined)).toMatchObject({
       input_tokens: 700,
       cache_read_tokens: 0,
       cache_write_tokens: 0,
@@ -172,7 +172,7 @@ describe('estimateUnreadable', () => {
 
   it('estimates an unreadable output, and leaves out any other unreadable count', () => {
     const u = { ...emptyUsage(), input_tokens: 5, output_tokens: NaN, web_search_calls: NaN, reasoning_tokens: NaN };
-    expect(estimateUnreadable(u, () => guess)).toMatchObject({
+    expect(estimateUnreadable(u, () => guess, undefined)).toMatchObject({
       input_tokens: 5,
       output_tokens: 300,
       web_search_calls: 0,
@@ -182,7 +182,22 @@ describe('estimateUnreadable', () => {
 
   it("estimates an advisor's unreadable counts as the whole call's", () => {
     const u = { ...emptyUsage(), advisor: [{ model: 'm', input_tokens: NaN, output_tokens: 4 }] };
-    expect(estimateUnreadable(u, () => guess).advisor).toEqual([{ model: 'm', input_tokens: 700, output_tokens: 4 }]);
+    expect(estimateUnreadable(u, () => guess, undefined).advisor).toEqual([{ model: 'm', input_tokens: 700, output_tokens: 4 }]);
+  });
+
+  it("holds each estimated count, an advisor's too, to the hold's bounds, and never caps a count the vendor reported", () => {
+    const held = { input_tokens: 500, output_tokens: 2_000 };
+    const u = { ...emptyUsage(), input_tokens: NaN, output_tokens: NaN, advisor: [{ model: 'm', input_tokens: NaN, output_tokens: NaN }] };
+    expect(estimateUnreadable(u, () => guess, held)).toMatchObject({
+      input_tokens: 500,
+      output_tokens: 300,
+      advisor: [{ model: 'm', input_tokens: 500, output_tokens: 300 }],
+    });
+    const reported = { ...emptyUsage(), input_tokens: 9_000, output_tokens: NaN };
+    expect(estimateUnreadable(reported, () => guess, { input_tokens: 500, output_tokens: 100 })).toMatchObject({
+      input_tokens: 9_000,
+      output_tokens: 100,
+    });
   });
 
   it('estimates an image part of a message as an image, and what only looks like one as the text it is', () => {

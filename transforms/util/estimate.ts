@@ -1,7 +1,10 @@
 // Token estimates for when a vendor left out its usage (a stream broken before the last event, an answer
 // without a usage figure), so such a call is never settled at zero: text is counted by the vendor's own
-// tokenizer where it is published, else by a per-script bound that errs above (token-count.ts). The body is read
-// for images as the call's format declares (its `settings.images`, transforms/protocols/<format>/).
+// tokenizer where it is published, else by a per-script bound that errs above (token-count.ts). Erring above, each
+// estimated count is held to the token bound the call's hold priced (`notes.heldTokens`), so an estimate never
+// charges past the hold. The body is read for images as the call's format declares (its `settings.images`,
+// transforms/protocols/<format>/).
+import type { HeldTokens } from '../../engine/core/call.ts';
 import { billedAsImage, type ImageReading, imagePartsOf } from '../../engine/core/image-parts.ts';
 import { emptyUsage, type JsonObject, type JsonValue, type Usage, type VendorId } from '../../engine/core/types.ts';
 import { countTextTokens } from './token-count.ts';
@@ -84,11 +87,12 @@ const unreadable = (n: unknown): boolean => typeof n === 'number' && Number.isNa
  * input-side count (input, cache read or write) means the prompt's split is unknown: the whole input is
  * estimated and billed at the input price, which is never below a cache read's. An unreadable output is
  * estimated from the answer's text, and so are an advisor's. Any other unreadable count is left out.
- * `estimate` is called only when something is unreadable.
+ * `estimate` is called only when something is unreadable. Each estimated count, an advisor's too, is at most
+ * `held`'s (the call's hold in tokens; absent for a call held without token bounds, which keeps its estimate).
  */
-export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate): Usage {
+export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate, held: HeldTokens | undefined): Usage {
   if (!anyUnreadable(usage)) return usage;
-  const guess = estimate();
+  const guess = withinHeld(estimate(), held);
   const out: Usage = { ...usage };
   if ([usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens].some(unreadable)) {
     Object.assign(out, { input_tokens: guess.input_tokens, cache_read_tokens: 0, cache_write_tokens: 0 });
@@ -104,6 +108,11 @@ export function estimateUnreadable(usage: Usage, estimate: () => TokenEstimate):
   }
   return out;
 }
+
+const withinHeld = (guess: TokenEstimate, held: HeldTokens | undefined): TokenEstimate =>
+  held
+    ? { input_tokens: Math.min(guess.input_tokens, held.input_tokens), output_tokens: Math.min(guess.output_tokens, held.output_tokens) }
+    : guess;
 
 /** Whether any count of the figure, or of its advisors', is unreadable. */
 function anyUnreadable(usage: Usage): boolean {

@@ -39,10 +39,14 @@ const run: StreamTranslatorFactory = (call: Call) => {
     end: () => [],
     answerEnded: () => done,
     usage() {
-      return estimateUnreadable(normaliseChatUsage(lastUsage), () => ({
-        input_tokens: estimateInputTokens(call.body, call.model.vendor, call.settings.images),
-        output_tokens: streamed.tokens(call.model.vendor),
-      }));
+      return estimateUnreadable(
+        normaliseChatUsage(lastUsage),
+        () => ({
+          input_tokens: estimateInputTokens(call.body, call.model.vendor, call.settings.images),
+          output_tokens: streamed.tokens(call.model.vendor),
+        }),
+        call.notes.heldTokens,
+      );
     },
   };
 };

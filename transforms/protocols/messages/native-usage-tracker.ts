@@ -39,13 +39,19 @@ export class NativeUsageTracker {
   usage(): Usage {
     const usage = normaliseMessagesUsage(this.merged);
     const vendor = this.call.model.vendor;
-    // Counted only when needed: the vendor's final figures, when they came, are the answer's.
-    let counted: number | undefined;
-    const streamed = () => (counted ??= this.streamed.tokens(vendor));
-    if (!this.final) usage.output_tokens = Math.max(usage.output_tokens, streamed());
-    return estimateUnreadable(usage, () => ({
-      input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
-      output_tokens: streamed(),
-    }));
+    // Until the final figures come, the output is the gateway's estimate, held to the call's hold as every estimate
+    // is, and never below the count the vendor reported so far, which is its own; the final figures are the answer's.
+    const soFar = usage.output_tokens;
+    if (!this.final) usage.output_tokens = NaN;
+    const out = estimateUnreadable(
+      usage,
+      () => ({
+        input_tokens: estimateInputTokens(this.call.body, vendor, this.call.settings.images),
+        output_tokens: this.streamed.tokens(vendor),
+      }),
+      this.call.notes.heldTokens,
+    );
+    if (!this.final && !Number.isNaN(soFar)) out.output_tokens = Math.max(out.output_tokens, soFar);
+    return out;
   }
 }

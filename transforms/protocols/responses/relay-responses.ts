@@ -44,10 +44,14 @@ const run: StreamTranslatorFactory = (call: Call) => {
         usage.web_search_calls = doneCalls.web;
         usage.file_search_calls = doneCalls.file;
       }
-      return estimateUnreadable(usage, () => ({
-        input_tokens: estimateInputTokens(call.body, call.model.vendor, call.settings.images),
-        output_tokens: streamed.tokens(call.model.vendor),
-      }));
+      return estimateUnreadable(
+        usage,
+        () => ({
+          input_tokens: estimateInputTokens(call.body, call.model.vendor, call.settings.images),
+          output_tokens: streamed.tokens(call.model.vendor),
+        }),
+        call.notes.heldTokens,
+      );
     },
   };
 };
