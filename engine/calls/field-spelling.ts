@@ -13,13 +13,16 @@ const PLAIN_NAME = /^[a-z0-9_]*$/;
 
 /**
  * The lists whose entries' field names the vendor's format defines and where bounds are read (a tool's `max_uses`,
- * a block's `cache_control`): each tool, each system block, each message or input item. Not the objects a client
- * names itself (a function's parameter schema, a tool call's arguments).
+ * a block's `cache_control`): each format's tool lists, and its turns and system prompts where they are lists of
+ * messages, items or blocks. Not the objects a client names itself (a function's parameter schema, a tool call's
+ * arguments). With them, where any format's items carry content parts (its `images` declaration), each list with
+ * its parts' fields.
  */
-const VENDOR_NAMED_LISTS = ['tools', 'system', 'messages', 'input'] as const;
-
-/** Where any format's items carry content parts (its `images` declaration), each list with its parts' fields. */
-const partFieldsOf = derivedFrom((formats: Record<string, Protocol>) => {
+const vendorNamedListsOf = derivedFrom((formats: Record<string, Protocol>) => {
+  const all = Object.values(formats);
+  const lists = new Set(
+    all.flatMap((f) => [...(f.tools ? [f.tools.list] : []), ...(f.prompt?.turns ?? []), ...(f.prompt?.system_prompt ?? [])]),
+  );
   const byList = new Map<string, { fields: Set<string>; nested: Set<string> }>();
   for (const f of everyDeclared(Object.values(formats))) {
     for (const list of f.lists) {
@@ -29,7 +32,7 @@ const partFieldsOf = derivedFrom((formats: Record<string, Protocol>) => {
       byList.set(list, at);
     }
   }
-  return byList;
+  return { lists: [...lists], parts: byList };
 });
 
 /**
@@ -38,8 +41,8 @@ const partFieldsOf = derivedFrom((formats: Record<string, Protocol>) => {
  */
 export function checkFieldSpelling(body: JsonObject, formats: Record<string, Protocol>): void {
   checkNames(body, '');
-  const parts = partFieldsOf(formats);
-  for (const list of VENDOR_NAMED_LISTS) {
+  const { lists, parts } = vendorNamedListsOf(formats);
+  for (const list of lists) {
     const items = body[list];
     if (!Array.isArray(items)) continue;
     const declared = parts.get(list);

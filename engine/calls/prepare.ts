@@ -5,7 +5,7 @@ import { cloneJson } from '../../transforms/util/json.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { resolveModel } from '../catalog/model-lookup.ts';
 import type { Snapshot } from '../catalog/runtime.ts';
-import { imageReadingOf, wireFor } from '../catalog/wire-format.ts';
+import { everyFormatsTools, imageReadingOf, wireFor } from '../catalog/wire-format.ts';
 import type { Call, UploadedFile } from '../core/call.ts';
 import { derivedFromText } from '../core/derived.ts';
 import { errors } from '../core/errors.ts';
@@ -89,6 +89,7 @@ export function prepareCall(
       effortCarriedSince: limits.effort_carried_since,
       now: opts.now,
       images: imageReadingOf(wire),
+      tools: everyFormatsTools(),
     },
   };
   for (const step of protocol.request) call = step.run(call);

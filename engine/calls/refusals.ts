@@ -2,6 +2,7 @@
 // a request: its body, its headers and who calls.
 import type { DoorConfig, GatewayConfig } from '../catalog/config.ts';
 import { resolveRules } from '../catalog/rules.ts';
+import { everyFormatsTools } from '../catalog/wire-format.ts';
 import type { Condition, Refusal, ResolvedRules } from '../core/call.ts';
 import { derivedFrom, derivedFromText } from '../core/derived.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
@@ -119,16 +120,18 @@ export const doorClosedTo = (cfg: GatewayConfig, door: string, caller: RequestVi
 type ToolTypeCondition = Extract<Condition, { tool_type: unknown }>['tool_type'];
 
 function matchToolType(rule: ToolTypeCondition, body: JsonObject): Hit | undefined {
-  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const reading = everyFormatsTools();
+  const tools = reading.toolsOf(body);
   const patterns = 'in' in rule ? rule.in : rule.not_in;
   const fold = (s: string) => (rule.ignore_case ? s.toLowerCase() : s);
-  for (const [i, tool] of tools.entries()) {
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i];
     if (!tool || typeof tool !== 'object' || Array.isArray(tool)) continue;
     const type = tool.type;
     // A tool without a type is user-defined in the native format: never a server tool.
     if (typeof type !== 'string') continue;
     const listed = patterns.some((p) => matchesPattern(fold(p), fold(type)));
-    if ('in' in rule ? listed : !listed) return { value: type, at: `tools[${i}].type` };
+    if ('in' in rule ? listed : !listed) return { value: type, at: `${reading.pathOf(body, i)}.type` };
   }
   return undefined;
 }

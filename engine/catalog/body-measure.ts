@@ -14,7 +14,7 @@ export interface BodyMeasure {
   /** The content parts whose payload is an image's, not text (image-parts.ts). */
   imageParts: Set<JsonObject>;
   images: number;
-  /** A prompt-cache breakpoint (a `cache_control` that is not null) anywhere, and one kept an hour. */
+  /** A prompt-cache breakpoint (a format's `prompt.cache_mark` that is not null) anywhere, and one kept an hour. */
   marksCache: boolean;
   marksCacheHour: boolean;
   /** Some object points at content a vendor pulls in, as any format declares it (prompt-fields.ts pointsAtContent). */
@@ -69,9 +69,10 @@ function measureValue(m: Walk, v: JsonValue, counted: boolean): void {
 function measureMembers(m: Walk, object: JsonObject, counted: boolean, topLevel: boolean): void {
   for (const key in object) {
     const child = object[key]!;
-    if (key === 'cache_control') {
+    const hours = m.pointers.cacheMarks.get(key);
+    if (hours) {
       if (child !== null) m.marksCache = true;
-      if (isJsonObject(child) && child.ttl === '1h') m.marksCacheHour = true;
+      if (isJsonObject(child) && hours.some((h) => child[h.field] === h.value)) m.marksCacheHour = true;
     }
     const countedHere = counted && !(topLevel && isTopLevelSetting(key, child));
     if (countedHere) m.bytes += jsonBytes(key) + 4;

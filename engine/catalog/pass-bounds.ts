@@ -2,8 +2,8 @@
 // a compaction may add a summarising pass before each, so the hold must price every pass the body allows.
 
 import type { HonouredLimits } from '../core/protocol.ts';
-import { isRemoteMcpTool, isToolSearchTool } from '../core/server-tools.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
+import { everyFormatsTools } from './wire-format.ts';
 
 /** What one tool call may add to the prompt of the passes after it, and how many such calls the body allows. */
 interface LoopStep {
@@ -90,17 +90,16 @@ export function unboundedToolSteps(
   s: { callCap?: number | undefined; loopCalls: number; window: number; prompt: number },
 ): LoopStep[] {
   const calls = s.callCap ?? s.loopCalls;
-  const servers = Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0;
+  const tools = everyFormatsTools();
   const steps: LoopStep[] = [];
-  if (servers || sendsTool(body, isRemoteMcpTool)) steps.push({ calls, tokens: s.window });
-  if (sendsTool(body, isToolSearchTool)) steps.push({ calls, tokens: s.prompt });
+  if (tools.callsServers(body) || sendsTool(body, (type) => tools.runs('remote_mcp', type))) steps.push({ calls, tokens: s.window });
+  if (sendsTool(body, (type) => tools.runs('tool_search', type))) steps.push({ calls, tokens: s.prompt });
   return steps;
 }
 
 /** Whether the body sends a tool whose type `is` of the kind asked. */
 export function sendsTool(body: JsonObject, is: (type: JsonValue | undefined) => boolean): boolean {
-  if (!Array.isArray(body.tools)) return false;
-  for (const t of body.tools) if (isObject(t) && is(t.type)) return true;
+  for (const t of everyFormatsTools().toolsOf(body)) if (isObject(t) && is(t.type)) return true;
   return false;
 }
 

@@ -2,6 +2,7 @@
 import type { ResolvedRules } from '../core/call.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { GatewayConfig } from './config.ts';
+import { everyFormatsTools } from './wire-format.ts';
 
 /** A rule by name; own keys only, so a model naming `constructor` finds no rule. */
 const ruleNamed = (cfg: GatewayConfig, name: string) => (Object.hasOwn(cfg.rules, name) ? cfg.rules[name] : undefined);
@@ -48,6 +49,6 @@ type AnyCondition = ResolvedRules['refusals'][number]['when'];
 function paramsOf(c: AnyCondition): string[] {
   if ('all' in c) return c.all.flatMap(paramsOf);
   if ('any' in c) return c.any.flatMap(paramsOf);
-  if ('tool_type' in c) return ['tools'];
+  if ('tool_type' in c) return [...everyFormatsTools().lists];
   return 'param' in c ? [c.param] : [];
 }

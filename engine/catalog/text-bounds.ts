@@ -7,12 +7,12 @@ import { errors } from '../core/errors.ts';
 import type { ImageReading } from '../core/image-parts.ts';
 import { fieldsPullContent, framedTurns } from '../core/prompt-fields.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
-import { isAdvisorTool, isFetchTool, type ServerToolKind, serverToolKind } from '../core/server-tools.ts';
+import type { ServerToolKind } from '../core/tool-fields.ts';
 import { isJsonObject, type JsonObject, type JsonValue, type ModelEntry } from '../core/types.ts';
 import { type BodyMeasure, measureBody } from './body-measure.ts';
 import type { BillingConfig } from './config.ts';
 import { asksCompaction, loopSteps, type PassBounds, passBounds, sendsTool, unboundedToolSteps } from './pass-bounds.ts';
-import { everyFormatsLimits, everyFormatsPrompt } from './wire-format.ts';
+import { everyFormatsLimits, everyFormatsPrompt, everyFormatsTools } from './wire-format.ts';
 
 export interface TextBounds {
   inputTokens: number;
@@ -78,7 +78,7 @@ export function textBounds(
   // Each search's result pages, and each file search's chunks, come back as input the body does not show.
   // Per call of each tool the body sends (0 for a kind it does not).
   const perCall = {
-    web_search: sendsTool(body, isWebSearchTool) ? r.search_result_tokens : 0,
+    web_search: sendsTool(body, (type) => everyFormatsTools().kindOf(type) === 'web_search') ? r.search_result_tokens : 0,
     file_search: fileSearchResultsPerCall(body, honoured, r.file_search_results) * r.file_search_chunk_tokens,
   };
   const resultTokens = resultTokensOf(perChoiceTools, perCall, honoured.tool_calls !== undefined && body[honoured.tool_calls] != null);
@@ -88,9 +88,12 @@ export function textBounds(
   }
 
   const advisors = advisorBounds(body, honoured, callCap ?? r.max_server_tool_calls);
-  const fetchUses = toolsOf(body).flatMap((t, i) =>
-    isJsonObject(t) && isFetchTool(t.type) ? [toolCount(t, i, honoured.tool_uses) ?? r.max_server_tool_calls] : [],
-  );
+  const tools = everyFormatsTools();
+  const fetchUses = tools
+    .toolsOf(body)
+    .flatMap((t, i) =>
+      isJsonObject(t) && tools.runs('fetch', t.type) ? [toolCount(t, toolAt(body, i), honoured.tool_uses) ?? r.max_server_tool_calls] : [],
+    );
   const steps = loopSteps({
     calls: perChoiceTools,
     perCall,
@@ -133,10 +136,12 @@ export function textBounds(
 
 /** Each advisor tool's uses (its own cap, else `uncapped`: the call's cap or the default) and per-use output cap. */
 function advisorBounds(body: JsonObject, honoured: HonouredLimits, uncapped: number): TextBounds['advisors'] {
-  return toolsOf(body).flatMap((t, i) => {
-    if (!isJsonObject(t) || !isAdvisorTool(t.type)) return [];
-    const uses = toolCount(t, i, honoured.tool_uses) ?? uncapped;
-    return [{ model: t.model, at: `tools[${i}].model`, uses, outputPerUse: toolCount(t, i, 'max_tokens') ?? null }];
+  const tools = everyFormatsTools();
+  return tools.toolsOf(body).flatMap((t, i) => {
+    if (!isJsonObject(t) || !tools.runs('advisor', t.type)) return [];
+    const at = toolAt(body, i);
+    const uses = toolCount(t, at, honoured.tool_uses) ?? uncapped;
+    return [{ model: t.model, at: `${at()}.model`, uses, outputPerUse: toolCount(t, at, 'max_tokens') ?? null }];
   });
 }
 
@@ -157,12 +162,13 @@ function resultTokensOf(calls: TextBounds['serverToolCalls'], perCall: Record<Se
  * tool without one is sent `written`, by cap-server-tools). A format without such a field holds `written` too.
  */
 function fileSearchResultsPerCall(body: JsonObject, honoured: HonouredLimits, written: number): number {
-  const tools = toolsOf(body);
+  const reading = everyFormatsTools();
+  const tools = reading.toolsOf(body);
   let most = 0;
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
-    if (!isJsonObject(t) || serverToolKind(t.type) !== 'file_search') continue;
-    const cap = toolCount(t, i, honoured.tool_results);
+    if (!isJsonObject(t) || reading.kindOf(t.type) !== 'file_search') continue;
+    const cap = toolCount(t, toolAt(body, i), honoured.tool_results);
     most = Math.max(most, cap ?? written);
   }
   return most;
@@ -184,12 +190,15 @@ function positiveCount(value: JsonValue | undefined, at: string): number | undef
 const isCountOrAbsent = (value: JsonValue | undefined): value is number | null | undefined =>
   value === undefined || value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1);
 
-/** A tool's limit `field` (none: the format has no such field), as positiveCount; its path is written only if refused. */
-function toolCount(tool: JsonObject, index: number, field: string | undefined): number | undefined {
+/** A tool's limit `field` (none: the format has no such field), as positiveCount; its path `at` is read only if refused. */
+function toolCount(tool: JsonObject, at: () => string, field: string | undefined): number | undefined {
   if (!field) return undefined;
   const value = tool[field];
-  return isCountOrAbsent(value) ? (value ?? undefined) : positiveCount(value, `tools[${index}].${field}`);
+  return isCountOrAbsent(value) ? (value ?? undefined) : positiveCount(value, `${at()}.${field}`);
 }
+
+/** Where the body's `index`-th tool sits (`tools[2]`), asked only for an error. */
+const toolAt = (body: JsonObject, index: number) => () => everyFormatsTools().pathOf(body, index);
 
 const shown = (v: JsonValue): string =>
   typeof v === 'string'
@@ -207,10 +216,10 @@ const shown = (v: JsonValue): string =>
 function checkLimitFields(body: JsonObject): void {
   const { topLevel, toolFields } = limitFieldsOf(everyFormatsLimits());
   for (const field of topLevel) positiveCount(body[field], field);
-  const tools = toolsOf(body);
+  const tools = everyFormatsTools().toolsOf(body);
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i];
-    if (isJsonObject(tool)) for (const field of toolFields) toolCount(tool, i, field);
+    if (isJsonObject(tool)) for (const field of toolFields) toolCount(tool, toolAt(body, i), field);
   }
 }
 
@@ -252,13 +261,14 @@ function serverToolBounds(
   prices: Record<string, number>,
 ): TextBounds['serverToolCalls'] {
   const out = { web_search: 0, file_search: 0 };
-  const tools = toolsOf(body);
+  const reading = everyFormatsTools();
+  const tools = reading.toolsOf(body);
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
     if (!isJsonObject(t)) continue;
-    const kind = serverToolKind(t.type);
+    const kind = reading.kindOf(t.type);
     if (!kind) continue;
-    out[kind] += toolCount(t, i, honoured.tool_uses) ?? callCap ?? unbounded;
+    out[kind] += toolCount(t, toolAt(body, i), honoured.tool_uses) ?? callCap ?? unbounded;
   }
   if (callCap === undefined) return out;
   let left = callCap;
@@ -273,9 +283,6 @@ function serverToolBounds(
 // ---------------------------------------------------------------------------------------------
 // Input
 
-/** Tools the body defines itself; any other typed tool is defined by the vendor, outside the body. */
-const BODY_DEFINED_TOOL_TYPES = new Set(['function', 'custom']);
-
 /** Tokens the vendor adds beyond the body's text, each only where it adds them. */
 function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
   const r = billing.reservation;
@@ -283,17 +290,15 @@ function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: Billing
   // (Protocol `prompt`): a list another format declares still frames turns if the vendor reads it.
   const turns = framedTurns(body, everyFormatsPrompt());
   let tokens = r.framing_per_call[model.vendor]! + turns * r.framing_per_message[model.vendor]!;
-  const tools = toolsOf(body);
+  // A typed tool the body does not define (a format's `tools.body_defined`) is the vendor's, defined outside the body.
+  const reading = everyFormatsTools();
+  const tools = reading.toolsOf(body);
   if (tools.length > 0) tokens += r.tool_prompt_tokens;
   for (const t of tools) {
-    if (isJsonObject(t) && typeof t.type === 'string' && !BODY_DEFINED_TOOL_TYPES.has(t.type)) tokens += r.vendor_tool_tokens;
+    if (isJsonObject(t) && typeof t.type === 'string' && !reading.isBodyDefined(t.type)) tokens += r.vendor_tool_tokens;
   }
   return tokens;
 }
-
-const NO_TOOLS: readonly JsonValue[] = [];
-const toolsOf = (body: JsonObject): readonly JsonValue[] => (Array.isArray(body.tools) ? body.tools : NO_TOOLS);
-const isWebSearchTool = (type: JsonValue | undefined): boolean => serverToolKind(type) === 'web_search';
 
 /**
  * Whether the vendor will put content into the prompt that the body only points at, or bill past its bytes, as the

@@ -5,6 +5,7 @@ import { protocols } from '../../transforms/protocols/index.ts';
 import { everyDeclared, type ImageParts, type ImageReading, imageReading } from '../core/image-parts.ts';
 import { type PromptReading, promptReading } from '../core/prompt-fields.ts';
 import type { Chain, HonouredLimits, Protocol } from '../core/protocol.ts';
+import { type ToolReading, toolReading } from '../core/tool-fields.ts';
 import type { VendorId } from '../core/types.ts';
 import { type DoorConfig, protocolNameFor } from './config.ts';
 
@@ -45,6 +46,7 @@ interface EveryFormat {
   limits: HonouredLimits[];
   images: ImageParts[];
   prompt: PromptReading;
+  tools: ToolReading;
 }
 
 let known: EveryFormat | undefined;
@@ -55,7 +57,8 @@ function everyFormat(): EveryFormat {
   if (known?.count !== count) {
     const all = Object.values(protocols);
     const prompt = promptReading(all.flatMap((p) => (p.prompt ? [p.prompt] : [])));
-    known = { count, limits: all.map((p) => p.limits), images: everyDeclared(all), prompt };
+    const tools = toolReading(all.flatMap((p) => (p.tools ? [p.tools] : [])));
+    known = { count, limits: all.map((p) => p.limits), images: everyDeclared(all), prompt, tools };
   }
   return known;
 }
@@ -68,6 +71,9 @@ export const everyFormatsLimits = (): HonouredLimits[] => everyFormat().limits;
  * the context window's count, read a field of any format wherever it sits (engine/core/prompt-fields.ts).
  */
 export const everyFormatsPrompt = (): PromptReading => everyFormat().prompt;
+
+/** Every format's tool lists and the tools their vendors run, read together (engine/core/tool-fields.ts). */
+export const everyFormatsTools = (): ToolReading => everyFormat().tools;
 
 /** How a body in `format` is read for images: at its own content parts, with every format's image types counted anywhere. */
 export const imageReadingOf = (format: Protocol | undefined): ImageReading => imageReading(format?.images, everyFormat().images);

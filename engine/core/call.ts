@@ -1,6 +1,7 @@
 // The one object a request becomes. Every step of its chain is a plain function over it.
 import type { ImageReading } from './image-parts.ts';
 import type { RefusalYaml } from './schema-types.ts';
+import type { ToolReading } from './tool-fields.ts';
 import type { JsonObject, ModelEntry, Usage } from './types.ts';
 
 /** A condition over a request body, written in YAML (config/doors.yaml and config/rules.yaml). */
@@ -93,6 +94,8 @@ interface CallSettings {
   now: Date;
   /** How the body is read for images: where the vendor's format carries content parts, and every format's image types. */
   images: ImageReading;
+  /** Where bodies list tools and which tools vendors run themselves: every format's declarations together. */
+  tools: ToolReading;
 }
 
 export type RequestTransform = (call: Call) => Call;

@@ -11,12 +11,15 @@ import type { JsonObject, JsonValue } from './types.ts';
  *   text_keys     keys whose strings, under those fields, are text the model reads (a part's text, a tool's output);
  *                 strings under other keys (roles, types, ids) are not, nor those of a field's items with no key
  *   pulls         what makes its vendors put content in the prompt that the body does not show (ContentPulls)
+ *   cache_mark    the key, anywhere in a body, of a prompt-cache breakpoint (any value but null marks one, and the
+ *                 vendor then bills the cache's write), and the member of it that asks for one kept an hour
  */
 export interface PromptFields {
   turns: string[];
   system_prompt?: string[];
   text_keys?: string[];
   pulls?: ContentPulls;
+  cache_mark?: { key: string; hour?: { field: string; value: string } };
 }
 
 /**
@@ -43,6 +46,8 @@ export interface PromptReading {
   /** Every format's tests of an object, and of a body, for content pulled in. */
   partPulls: ((part: JsonObject) => boolean)[];
   bodyPulls: ((body: JsonObject) => boolean)[];
+  /** Every format's cache breakpoint keys, each with the members that ask for a write kept an hour. */
+  cacheMarks: ReadonlyMap<string, readonly { field: string; value: string }[]>;
 }
 
 /** The union of `declared`: a field one format declares is read so in every body. */
@@ -57,7 +62,19 @@ export function promptReading(declared: readonly PromptFields[]): PromptReading 
     textKeys: new Set([...fields, ...declared.flatMap((p) => p.text_keys ?? [])]),
     partPulls: declared.flatMap((p) => (p.pulls?.part ? [p.pulls.part] : [])),
     bodyPulls: declared.flatMap((p) => (p.pulls?.body ? [p.pulls.body] : [])),
+    cacheMarks: cacheMarksOf(declared),
   };
+}
+
+function cacheMarksOf(declared: readonly PromptFields[]): Map<string, { field: string; value: string }[]> {
+  const marks = new Map<string, { field: string; value: string }[]>();
+  for (const { cache_mark: mark } of declared) {
+    if (!mark) continue;
+    const hours = marks.get(mark.key) ?? [];
+    if (mark.hour) hours.push(mark.hour);
+    marks.set(mark.key, hours);
+  }
+  return marks;
 }
 
 /** The turns the vendor frames: each entry of a list of turns (a string is one), and each system prompt given. */

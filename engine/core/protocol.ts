@@ -6,6 +6,7 @@ import type { AnswerCheck, AnswerTransform, RequestTransform, SseEvent, StreamTr
 import type { ErrorType } from './errors.ts';
 import type { ImageParts } from './image-parts.ts';
 import type { PromptFields } from './prompt-fields.ts';
+import type { ToolFields } from './tool-fields.ts';
 
 /**
  * The body fields a format's vendors honour as caps on their work: the only ones that may lower the hold below
@@ -122,6 +123,11 @@ export interface Protocol {
    * format whose bodies carry no prompt: its fields then count only where another format declares them too.
    */
   prompt?: PromptFields;
+  /**
+   * Where its bodies list tools and which of them its vendors run themselves (ToolFields): read with every other
+   * format's for the hold and the caps written into the body. Absent for a format whose bodies carry no tools.
+   */
+  tools?: ToolFields;
   /** Every field of this format's bodies that names a model (`model` first). */
   modelFields: ModelField[];
   /** What every chain calling this format must run so the vendor stays within the hold. */

@@ -1,9 +1,10 @@
 // Where a body carries the prompt, and what in it makes a vendor pull content in, is each wire format's own
 // declaration (Protocol `prompt`, transforms/protocols/<format>/): a format of a test's own, whose fields no shipped
 // format names, frames turns in the hold, bounds it at the context window where it points at content, and counts
-// in the context window check once it takes its place beside the others, and not before.
+// in the context window check and notes its cache breakpoints once it takes its place beside the others, and not before.
 import { describe, expect, it } from 'vitest';
 import { refuseInputPastContext } from '../../engine/calls/context-window.ts';
+import { measureBody } from '../../engine/catalog/body-measure.ts';
 import type { DoorConfig } from '../../engine/catalog/config.ts';
 import { loadSnapshot, type Snapshot } from '../../engine/catalog/runtime.ts';
 import { textBounds } from '../../engine/catalog/text-bounds.ts';
@@ -20,6 +21,7 @@ const TOY: PromptFields = {
   turns: ['contents'],
   system_prompt: ['system_instruction'],
   text_keys: ['says'],
+  cache_mark: { key: 'cache_hint', hour: { field: 'keep', value: 'long' } },
   pulls: {
     part: (p) => p.type === 'file_data' && isJsonObject(p.file) && typeof p.file.uri === 'string',
     body: (b) => typeof b.cached_content === 'string' && b.cached_content !== '',
@@ -70,5 +72,18 @@ describe("a format's declaration decides where a body carries the prompt", () =>
       }
     });
     expect(refused).toEqual({ with: 400, without: null });
+  });
+
+  it('notes its cache breakpoints, and one kept an hour, wherever they sit', () => {
+    const marks = (body: JsonObject) =>
+      withAndWithout(() => {
+        const m = measureBody(body);
+        return [m.marksCache, m.marksCacheHour];
+      });
+    const deep = { contents: [{ parts: [{ says: 'hi', cache_hint: { keep: 'long' } }] }] };
+    expect(marks(deep)).toEqual({ with: [true, true], without: [false, false] });
+    expect(marks({ contents: [], cache_hint: {} })).toEqual({ with: [true, false], without: [false, false] });
+    // A null mark is none, as the vendor reads it.
+    expect(marks({ contents: [], cache_hint: null }).with).toEqual([false, false]);
   });
 });

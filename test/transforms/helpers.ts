@@ -1,5 +1,5 @@
 // Builds Calls for transform tests, the way the engine does: body = structuredClone(client body).
-import { imageReadingOf } from '../../engine/catalog/wire-format.ts';
+import { everyFormatsTools, imageReadingOf } from '../../engine/catalog/wire-format.ts';
 import type { Call, ResolvedRules, SseEvent } from '../../engine/core/call.ts';
 import type { JsonObject, ModelEntry } from '../../engine/core/types.ts';
 import { requestTransforms } from '../helpers/chain-steps.ts';
@@ -65,6 +65,7 @@ export function makeCall(client: JsonObject, opts: CallOptions = {}): Call {
       effortCarriedSince: '2026-09-01',
       now: new Date(opts.now ?? '2026-10-01T00:00:00Z'),
       images: imageReadingOf(undefined),
+      tools: everyFormatsTools(),
     },
   };
 }

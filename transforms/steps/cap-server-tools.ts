@@ -6,7 +6,6 @@
 // tool's results per call (`results`, max_num_results on /v1/responses) are capped the same way.
 import type { RequestTransform } from '../../engine/core/call.ts';
 import type { Step } from '../../engine/core/protocol.ts';
-import { isAdvisorTool, isFetchTool, isRemoteMcpTool, serverToolKind } from '../../engine/core/server-tools.ts';
 import type { JsonValue } from '../../engine/core/types.ts';
 import { isObject } from '../util/json.ts';
 
@@ -14,13 +13,15 @@ const unset = (v: JsonValue | undefined) => v === undefined || v === null;
 
 const run: RequestTransform = (call) => {
   const { calls, perTool, perCall, results } = call.settings.serverToolCap;
+  const { tools: reading } = call.settings;
   const body = call.body;
-  if (!Array.isArray(body.tools)) return call;
-  const serverTools = body.tools.filter((t) => isObject(t) && serverToolKind(t.type) !== undefined);
+  const tools = reading.toolsOf(body);
+  if (tools.length === 0) return call;
+  const serverTools = tools.filter((t) => isObject(t) && reading.kindOf(t.type) !== undefined);
   // Advisors and page fetches loop as server tools do, each use a pass over the whole prompt.
-  const advisors = body.tools.filter((t) => isObject(t) && (isAdvisorTool(t.type) || isFetchTool(t.type)));
+  const advisors = tools.filter((t) => isObject(t) && (reading.runs('advisor', t.type) || reading.runs('fetch', t.type)));
   // A remote MCP server's calls loop too; the format's cap for the whole call is the only one that reaches them.
-  const mcp = body.tools.some((t) => isObject(t) && isRemoteMcpTool(t.type));
+  const mcp = tools.some((t) => isObject(t) && reading.runs('remote_mcp', t.type));
   if (serverTools.length === 0 && advisors.length === 0 && !mcp) return call;
   if (perTool) {
     for (const tool of [...serverTools, ...advisors]) if (isObject(tool) && unset(tool[perTool])) tool[perTool] = calls;
@@ -30,7 +31,7 @@ const run: RequestTransform = (call) => {
   // Each file search feeds back up to this many chunks as input: the hold covers the count written.
   if (results) {
     for (const tool of serverTools) {
-      if (isObject(tool) && serverToolKind(tool.type) === 'file_search' && unset(tool[results.field])) tool[results.field] = results.count;
+      if (isObject(tool) && reading.kindOf(tool.type) === 'file_search' && unset(tool[results.field])) tool[results.field] = results.count;
     }
   }
   if (perCall && unset(body[perCall])) body[perCall] = calls;

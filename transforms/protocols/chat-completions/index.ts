@@ -29,6 +29,8 @@ export const chatCompletions: Protocol = {
       part: (p) => p.type === 'file' && isJsonObject(p.file) && [p.file.file_id, p.file.file_data].some((v) => typeof v === 'string'),
     },
   },
+  // Function and custom tools, which the client defines and runs.
+  tools: { list: 'tools', body_defined: ['function', 'custom'] },
   modelFields: [{ field: 'model' }],
   streamNeeds: {
     request: ['ask-stream-usage'],

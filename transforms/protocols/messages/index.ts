@@ -48,6 +48,8 @@ export const messages: Protocol = {
     turns: ['messages'],
     system_prompt: ['system'],
     text_keys: ['content', 'text'],
+    // A block's `cache_control` is a breakpoint the vendor writes the cache up to; `ttl: '1h'` keeps it an hour.
+    cache_mark: { key: 'cache_control', hour: { field: 'ttl', value: '1h' } },
     pulls: {
       // A document by URL or file id, or inline in a form billed per page (a PDF: each page's text and an image of
       // it; a few kilobytes can hold a hundred pages), not one of plain text; and every version of the fetch tool,
@@ -61,6 +63,19 @@ export const messages: Protocol = {
       // Remote MCP servers, whose results their owner sizes.
       body: (b) => Array.isArray(b.mcp_servers) && b.mcp_servers.length > 0,
     },
+  },
+  // A tool without a type, or typed `custom`, is the client's; every versioned server tool is the vendor's to run.
+  tools: {
+    list: 'tools',
+    body_defined: ['custom'],
+    runs: {
+      web_search: ['web_search*'],
+      advisor: ['advisor*'],
+      fetch: ['web_fetch*'],
+      remote_mcp: ['mcp*'],
+      tool_search: ['tool_search*'],
+    },
+    servers: ['mcp_servers'],
   },
   // The advisor tool runs the model it names over the whole transcript.
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],

@@ -33,6 +33,12 @@ export const responses: Protocol = {
       body: (b) => given(b.previous_response_id) || given(b.conversation) || (isJsonObject(b.prompt) && given(b.prompt.id)),
     },
   },
+  // Functions and custom tools are the client's; hosted search, file search and remote MCP tools the vendor runs.
+  tools: {
+    list: 'tools',
+    body_defined: ['function', 'custom'],
+    runs: { web_search: ['web_search*'], file_search: ['file_search'], remote_mcp: ['mcp*'], tool_search: ['tool_search*'] },
+  },
   // Hosted tools may run a model of their own (image_generation's `model`).
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
