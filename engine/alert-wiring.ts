@@ -1,6 +1,7 @@
 // The alerts wired to the rooms that tell them what happened (engine/alerts cannot import money or videos):
 // committed charges, top-ups through this gateway, and finished videos.
 import type { Alerts } from './alerts/index.ts';
+import { usdNumber } from './core/money.ts';
 import type { Accounts } from './money/accounts.ts';
 import type { Ledger } from './money/ledger.ts';
 import { spendableTotalIn } from './money/spendable.ts';
@@ -54,7 +55,7 @@ export function videoFinished(alerts: Alerts, v: FinishedVideo, log: () => { err
       size: v.size,
       error: v.errorCode ? { code: v.errorCode } : null,
     },
-    usage: { seconds: v.usageSeconds, cost_usd: Number(v.costNano) / 1e9 },
+    usage: { seconds: v.usageSeconds, cost_usd: usdNumber(v.costNano) },
     key_id: v.keyId,
   };
   alerts.watcher.videoFinished(v.walletId, data).catch((e) => log().error({ err: e, video: v.id }, 'video.finished event not recorded'));

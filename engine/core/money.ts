@@ -58,6 +58,16 @@ export function usdToNano(usd: number | string): bigint {
 }
 
 const USD_NUMBERS_KEPT = 4_096;
+
+/** nano-USD → its exact decimal text in dollars, all nine places (`1.250000000`): what a CSV or an audit shows. */
+export function usdText(nano: bigint): string {
+  const sign = nano < 0n ? '-' : '';
+  const abs = nano < 0n ? -nano : nano;
+  return `${sign}${abs / 1_000_000_000n}.${(abs % 1_000_000_000n).toString().padStart(9, '0')}`;
+}
+
+/** nano-USD → dollars as a JSON number (a `cost_usd` field): the double nearest the exact decimal. */
+export const usdNumber = (nano: bigint): number => Number(usdText(nano));
 const usdNumbers = new Map<number, bigint>();
 
 function parseUsd(text: string, usd: number | string): bigint {

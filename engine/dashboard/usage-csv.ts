@@ -1,7 +1,7 @@
 // The recent calls as CSV, and a month's summary from the daily rollup. A cell a spreadsheet would read as a formula
 // gets a leading apostrophe, since key names are the owner's input; the file is the same in every language.
 
-import { type DisplayCurrency, nanoToDisplayUnits } from '../core/money.ts';
+import { type DisplayCurrency, nanoToDisplayUnits, usdText } from '../core/money.ts';
 import { csvCell } from '../http/csv-cell.ts';
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
@@ -68,9 +68,6 @@ const SUMMARY_HEADER = [
   'charged_credits',
 ];
 
-/** Exact dollars of nano-USD, nine decimals, no grouping. */
-const dollars = (nano: bigint) => `${nano / 1_000_000_000n}.${(nano % 1_000_000_000n).toString().padStart(9, '0')}`;
-
 /**
  * The month's summary per Korean day, key and model, from the daily rollup, with a total line last. The
  * charge is in nano-USD and credits, then in dollars and, with billing.yaml's display currency, its whole
@@ -85,7 +82,7 @@ export function usageSummaryCsv(
   const header = [...SUMMARY_HEADER, 'charged_usd', ...(currency ? [`charged_${currency.code.toLowerCase()}`] : [])];
   const lines = [header.join(',')];
   const credits = (nano: bigint) => exactCredits('en', nano).replace(/,/g, '');
-  const money = (nano: bigint) => [dollars(nano), ...(currency ? [nanoToDisplayUnits(nano, currency, 'up').toString()] : [])];
+  const money = (nano: bigint) => [usdText(nano), ...(currency ? [nanoToDisplayUnits(nano, currency, 'up').toString()] : [])];
   let calls = 0;
   let nano = 0n;
   for (const r of rows) {

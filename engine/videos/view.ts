@@ -1,12 +1,12 @@
 // The video object clients see, and the signed short-lived download address (a file URL that works
 // without the key, for a few minutes only).
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { usdNumber } from '../core/money.ts';
 import type { VideoJob } from './store.ts';
 
 const unix = (d: Date | null) => (d === null ? null : Math.floor(d.getTime() / 1000));
 
 /** USD from nano-USD, exact for every amount a vendor states to the nano. */
-const nanoToUsd = (n: bigint) => Number(n) / 1e9;
 
 export function videoObject(job: VideoJob): Record<string, unknown> {
   const finished = job.status === 'completed' || job.status === 'failed';
@@ -27,7 +27,7 @@ export function videoObject(job: VideoJob): Record<string, unknown> {
           usage: {
             seconds: job.usageSeconds ?? Number(job.seconds),
             resolution: job.resolution,
-            cost_usd: nanoToUsd(job.costNano ?? 0n),
+            cost_usd: usdNumber(job.costNano ?? 0n),
           },
         }
       : {}),

@@ -1,7 +1,15 @@
 // The one reader of typed amounts (core/money.ts creditsOfAmount): credits, dollars, and whole units of the
 // operator's display currency, which are a conversion of input only (the answer is whole credits).
 import { describe, expect, it } from 'vitest';
-import { creditsOfAmount, creditsToNano, displayUnitsText, moneyText, nanoToDisplayUnits } from '../../engine/core/money.ts';
+import {
+  creditsOfAmount,
+  creditsToNano,
+  displayUnitsText,
+  moneyText,
+  nanoToDisplayUnits,
+  usdNumber,
+  usdText,
+} from '../../engine/core/money.ts';
 
 const WON = { code: 'KRW', per_usd: 1400 };
 
@@ -75,5 +83,19 @@ describe('money shown rounds the one way its caller says', () => {
     expect(moneyText(357_143n, WON, 'up')).toBe('<₩1 · $0.000357143');
     expect(moneyText(-15_000_000n, null, 'down')).toBe('-$0.02');
     expect(moneyText(-15_000_000n, null, 'up')).toBe('-$0.01');
+  });
+});
+
+describe('dollars of nano-USD', () => {
+  it('writes the exact decimal, nine places, a negative sign before the whole', () => {
+    expect(usdText(1_250_000_000n)).toBe('1.250000000');
+    expect(usdText(7n)).toBe('0.000000007');
+    expect(usdText(-1_500_000_001n)).toBe('-1.500000001');
+    expect(usdText(0n)).toBe('0.000000000');
+  });
+  it("gives a cost_usd field the double nearest the exact decimal, as a video's view and its webhook event both show", () => {
+    expect(usdNumber(70_000_000n)).toBe(0.07);
+    expect(usdNumber(120_000_000n)).toBe(0.12);
+    expect(usdNumber(-1_500_000_001n)).toBe(-1.500000001);
   });
 });
