@@ -12,6 +12,7 @@ import type { Call } from '../../engine/core/call.ts';
 import type { PromptFields } from '../../engine/core/prompt-fields.ts';
 import { isJsonObject, type JsonObject } from '../../engine/core/types.ts';
 import { protocols } from '../../transforms/protocols/index.ts';
+import { withAndWithout as withToy } from '../helpers/toy-format.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
 const model = snap.catalog.models.get('b-6')!;
@@ -29,15 +30,7 @@ const TOY: PromptFields = {
 };
 
 /** `read()` with the toy format beside the shipped ones, and without it. */
-function withAndWithout<T>(read: () => T): { with: T; without: T } {
-  const without = read();
-  protocols['toy-prompt'] = { ...protocols.moderations!, prompt: TOY };
-  try {
-    return { with: read(), without };
-  } finally {
-    delete protocols['toy-prompt'];
-  }
-}
+const withAndWithout = <T>(read: () => T) => withToy('toy-prompt', { ...protocols.moderations!, prompt: TOY }, read);
 
 const inputOf = (body: JsonObject) => withAndWithout(() => textBounds(model, { model: 'b-6', ...body }, billing, {}).inputTokens);
 

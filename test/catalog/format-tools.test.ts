@@ -10,6 +10,7 @@ import { everyFormatsTools } from '../../engine/catalog/wire-format.ts';
 import type { ToolFields } from '../../engine/core/tool-fields.ts';
 import type { JsonObject } from '../../engine/core/types.ts';
 import { protocols } from '../../transforms/protocols/index.ts';
+import { withAndWithout as withToy } from '../helpers/toy-format.ts';
 import { makeCall, run } from '../transforms/helpers.ts';
 
 const snap = loadSnapshot({ config: 'config', catalog: 'catalog' }, 1);
@@ -25,15 +26,7 @@ const TOY: ToolFields = {
 };
 
 /** `read()` with the toy format beside the shipped ones, and without it. */
-function withAndWithout<T>(read: () => T): { with: T; without: T } {
-  const without = read();
-  protocols['toy-tools'] = { ...protocols.moderations!, tools: TOY };
-  try {
-    return { with: read(), without };
-  } finally {
-    delete protocols['toy-tools'];
-  }
-}
+const withAndWithout = <T>(read: () => T) => withToy('toy-tools', { ...protocols.moderations!, tools: TOY }, read);
 
 const bounds = (body: JsonObject) => textBounds(model, { model: 'b-6', messages: [], ...body }, billing, protocols.messages!.limits);
 const status = (run: () => unknown): number | string => {
