@@ -2,8 +2,8 @@
 // a compaction may add a summarising pass before each, so the hold must price every pass the body allows.
 
 import type { HonouredLimits } from '../core/protocol.ts';
+import type { ToolReading } from '../core/tool-fields.ts';
 import type { JsonObject, JsonValue } from '../core/types.ts';
-import { everyFormatsTools } from './wire-format.ts';
 
 /** What one tool call may add to the prompt of the passes after it, and how many such calls the body allows. */
 interface LoopStep {
@@ -86,21 +86,15 @@ export function loopSteps(s: {
  * `reservation.uncapped_loop_calls`).
  */
 export function unboundedToolSteps(
+  tools: ToolReading,
   body: JsonObject,
   s: { callCap?: number | undefined; loopCalls: number; window: number; prompt: number },
 ): LoopStep[] {
   const calls = s.callCap ?? s.loopCalls;
-  const tools = everyFormatsTools();
   const steps: LoopStep[] = [];
-  if (tools.callsServers(body) || sendsTool(body, (type) => tools.runs('remote_mcp', type))) steps.push({ calls, tokens: s.window });
-  if (sendsTool(body, (type) => tools.runs('tool_search', type))) steps.push({ calls, tokens: s.prompt });
+  if (tools.callsServers(body) || tools.sends(body, 'remote_mcp')) steps.push({ calls, tokens: s.window });
+  if (tools.sends(body, 'tool_search')) steps.push({ calls, tokens: s.prompt });
   return steps;
-}
-
-/** Whether the body sends a tool whose type `is` of the kind asked. */
-export function sendsTool(body: JsonObject, is: (type: JsonValue | undefined) => boolean): boolean {
-  for (const t of everyFormatsTools().toolsOf(body)) if (isObject(t) && is(t.type)) return true;
-  return false;
 }
 
 /** Whether the body asks the vendor to compact its context: an entry of the format's declared list of the declared type. */

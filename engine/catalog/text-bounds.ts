@@ -7,11 +7,11 @@ import { errors } from '../core/errors.ts';
 import type { ImageReading } from '../core/image-parts.ts';
 import { fieldsPullContent, framedTurns } from '../core/prompt-fields.ts';
 import type { HonouredLimits } from '../core/protocol.ts';
-import type { ServerToolKind } from '../core/tool-fields.ts';
+import type { ServerToolKind, ToolReading } from '../core/tool-fields.ts';
 import { isJsonObject, type JsonObject, type JsonValue, type ModelEntry } from '../core/types.ts';
 import { type BodyMeasure, measureBody } from './body-measure.ts';
 import type { BillingConfig } from './config.ts';
-import { asksCompaction, loopSteps, type PassBounds, passBounds, sendsTool, unboundedToolSteps } from './pass-bounds.ts';
+import { asksCompaction, loopSteps, type PassBounds, passBounds, unboundedToolSteps } from './pass-bounds.ts';
 import { everyFormatsLimits, everyFormatsPrompt, everyFormatsTools } from './wire-format.ts';
 
 export interface TextBounds {
@@ -58,10 +58,12 @@ export function textBounds(
   ctx: BoundsContext = {},
 ): TextBounds {
   const r = billing.reservation;
-  checkLimitFields(body);
+  // Every format's tool declarations, read once for the call's every walk of its tools.
+  const tools = everyFormatsTools();
+  checkLimitFields(tools, body);
 
   const measure = measureBody(body, ctx.images);
-  let inputTokens = measure.bytes + measure.images * r.image_input_tokens + vendorAddedTokens(model, body, billing);
+  let inputTokens = measure.bytes + measure.images * r.image_input_tokens + vendorAddedTokens(tools, model, body, billing);
   // A document the vendor fetches by URL or file id, or a page its fetch tool reads, enters the prompt at a
   // size the body does not show: only the context window bounds it.
   if (model.context_window && pullsContentIn(body, measure)) inputTokens = model.context_window;
@@ -74,12 +76,12 @@ export function textBounds(
   const outputPerChoice = outputLimit ? Math.min(outputLimit.value, cap) : cap;
   const choices = choicesOf(body, honoured.choices, r.max_choices);
   const callCap = honoured.tool_calls ? positiveCount(body[honoured.tool_calls], honoured.tool_calls) : undefined;
-  const perChoiceTools = serverToolBounds(body, honoured, callCap, r.max_server_tool_calls, billing.server_tools);
+  const perChoiceTools = serverToolBounds(tools, body, honoured, callCap, r.max_server_tool_calls, billing.server_tools);
   // Each search's result pages, and each file search's chunks, come back as input the body does not show.
   // Per call of each tool the body sends (0 for a kind it does not).
   const perCall = {
-    web_search: sendsTool(body, (type) => everyFormatsTools().kindOf(type) === 'web_search') ? r.search_result_tokens : 0,
-    file_search: fileSearchResultsPerCall(body, honoured, r.file_search_results) * r.file_search_chunk_tokens,
+    web_search: tools.sends(body, 'web_search') ? r.search_result_tokens : 0,
+    file_search: fileSearchResultsPerCall(tools, body, honoured, r.file_search_results) * r.file_search_chunk_tokens,
   };
   const resultTokens = resultTokensOf(perChoiceTools, perCall, honoured.tool_calls !== undefined && body[honoured.tool_calls] != null);
   if (resultTokens > 0) {
@@ -87,12 +89,13 @@ export function textBounds(
     if (model.context_window) inputTokens = Math.min(inputTokens, model.context_window);
   }
 
-  const advisors = advisorBounds(body, honoured, callCap ?? r.max_server_tool_calls);
-  const tools = everyFormatsTools();
+  const advisors = advisorBounds(tools, body, honoured, callCap ?? r.max_server_tool_calls);
   const fetchUses = tools
     .toolsOf(body)
     .flatMap((t, i) =>
-      isJsonObject(t) && tools.runs('fetch', t.type) ? [toolCount(t, toolAt(body, i), honoured.tool_uses) ?? r.max_server_tool_calls] : [],
+      isJsonObject(t) && tools.runs('fetch', t.type)
+        ? [toolCount(t, toolAt(tools, body, i), honoured.tool_uses) ?? r.max_server_tool_calls]
+        : [],
     );
   const steps = loopSteps({
     calls: perChoiceTools,
@@ -106,7 +109,7 @@ export function textBounds(
     window: model.context_window ?? 0,
   });
   const loopCalls = r.uncapped_loop_calls?.[model.vendor] ?? r.max_server_tool_calls;
-  steps.push(...unboundedToolSteps(body, { callCap, loopCalls, window: model.context_window ?? 0, prompt: promptTokens }));
+  steps.push(...unboundedToolSteps(tools, body, { callCap, loopCalls, window: model.context_window ?? 0, prompt: promptTokens }));
   const loop = passBounds(promptTokens, outputPerChoice, steps, {
     window: model.context_window,
     callCap,
@@ -135,11 +138,10 @@ export function textBounds(
 }
 
 /** Each advisor tool's uses (its own cap, else `uncapped`: the call's cap or the default) and per-use output cap. */
-function advisorBounds(body: JsonObject, honoured: HonouredLimits, uncapped: number): TextBounds['advisors'] {
-  const tools = everyFormatsTools();
+function advisorBounds(tools: ToolReading, body: JsonObject, honoured: HonouredLimits, uncapped: number): TextBounds['advisors'] {
   return tools.toolsOf(body).flatMap((t, i) => {
     if (!isJsonObject(t) || !tools.runs('advisor', t.type)) return [];
-    const at = toolAt(body, i);
+    const at = toolAt(tools, body, i);
     const uses = toolCount(t, at, honoured.tool_uses) ?? uncapped;
     return [{ model: t.model, at: `${at()}.model`, uses, outputPerUse: toolCount(t, at, 'max_tokens') ?? null }];
   });
@@ -161,14 +163,13 @@ function resultTokensOf(calls: TextBounds['serverToolCalls'], perCall: Record<Se
  * The most chunks one file search call may feed back: the largest result cap of the body's file search tools (a
  * tool without one is sent `written`, by cap-server-tools). A format without such a field holds `written` too.
  */
-function fileSearchResultsPerCall(body: JsonObject, honoured: HonouredLimits, written: number): number {
-  const reading = everyFormatsTools();
+function fileSearchResultsPerCall(reading: ToolReading, body: JsonObject, honoured: HonouredLimits, written: number): number {
   const tools = reading.toolsOf(body);
   let most = 0;
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
     if (!isJsonObject(t) || reading.kindOf(t.type) !== 'file_search') continue;
-    const cap = toolCount(t, toolAt(body, i), honoured.tool_results);
+    const cap = toolCount(t, toolAt(reading, body, i), honoured.tool_results);
     most = Math.max(most, cap ?? written);
   }
   return most;
@@ -198,7 +199,7 @@ function toolCount(tool: JsonObject, at: () => string, field: string | undefined
 }
 
 /** Where the body's `index`-th tool sits (`tools[2]`), asked only for an error. */
-const toolAt = (body: JsonObject, index: number) => () => everyFormatsTools().pathOf(body, index);
+const toolAt = (tools: ToolReading, body: JsonObject, index: number) => () => tools.pathOf(body, index);
 
 const shown = (v: JsonValue): string =>
   typeof v === 'string'
@@ -213,13 +214,13 @@ const shown = (v: JsonValue): string =>
  * Every limit field any wire format enforces is checked wherever it is sent, even where this vendor ignores
  * it: such a value is the client's mistake whichever door it meets, and the vendor would refuse it anyway.
  */
-function checkLimitFields(body: JsonObject): void {
+function checkLimitFields(reading: ToolReading, body: JsonObject): void {
   const { topLevel, toolFields } = limitFieldsOf(everyFormatsLimits());
   for (const field of topLevel) positiveCount(body[field], field);
-  const tools = everyFormatsTools().toolsOf(body);
+  const tools = reading.toolsOf(body);
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i];
-    if (isJsonObject(tool)) for (const field of toolFields) toolCount(tool, toolAt(body, i), field);
+    if (isJsonObject(tool)) for (const field of toolFields) toolCount(tool, toolAt(reading, body, i), field);
   }
 }
 
@@ -254,6 +255,7 @@ function choicesOf(body: JsonObject, field: string | undefined, max: number): Te
  * allowance. Under one call cap the vendor may spend every call on any tool, so the dearest tools are held first.
  */
 function serverToolBounds(
+  reading: ToolReading,
   body: JsonObject,
   honoured: HonouredLimits,
   callCap: number | undefined,
@@ -261,14 +263,13 @@ function serverToolBounds(
   prices: Record<string, number>,
 ): TextBounds['serverToolCalls'] {
   const out = { web_search: 0, file_search: 0 };
-  const reading = everyFormatsTools();
   const tools = reading.toolsOf(body);
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
     if (!isJsonObject(t)) continue;
     const kind = reading.kindOf(t.type);
     if (!kind) continue;
-    out[kind] += toolCount(t, toolAt(body, i), honoured.tool_uses) ?? callCap ?? unbounded;
+    out[kind] += toolCount(t, toolAt(reading, body, i), honoured.tool_uses) ?? callCap ?? unbounded;
   }
   if (callCap === undefined) return out;
   let left = callCap;
@@ -284,14 +285,13 @@ function serverToolBounds(
 // Input
 
 /** Tokens the vendor adds beyond the body's text, each only where it adds them. */
-function vendorAddedTokens(model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
+function vendorAddedTokens(reading: ToolReading, model: ModelEntry, body: JsonObject, billing: BillingConfig): number {
   const r = billing.reservation;
   // vendor-references.ts refuses a config whose tables miss a vendor. The turns are those of every format's fields
   // (Protocol `prompt`): a list another format declares still frames turns if the vendor reads it.
   const turns = framedTurns(body, everyFormatsPrompt());
   let tokens = r.framing_per_call[model.vendor]! + turns * r.framing_per_message[model.vendor]!;
   // A typed tool the body does not define (a format's `tools.body_defined`) is the vendor's, defined outside the body.
-  const reading = everyFormatsTools();
   const tools = reading.toolsOf(body);
   if (tools.length > 0) tokens += r.tool_prompt_tokens;
   for (const t of tools) {

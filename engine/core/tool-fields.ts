@@ -1,7 +1,7 @@
 // Where request bodies list tools, and which tools the vendor runs itself and bills as it goes, read off the wire
 // formats' declarations (Protocol `tools`, in transforms/protocols/<format>/): this reader names no format's fields.
 // Every use reads all formats' declarations together, as the hold must cover a tool wherever a client sends it.
-import type { JsonObject, JsonValue } from './types.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from './types.ts';
 
 export type ServerToolKind = 'web_search' | 'file_search';
 
@@ -51,6 +51,8 @@ export interface ToolReading {
   kindOf(type: JsonValue | undefined): ServerToolKind | undefined;
   /** Whether a type matches what any format declares under `runs[kind]`. */
   runs(kind: keyof VendorRunTools, type: JsonValue | undefined): boolean;
+  /** Whether the body sends a tool of that kind. */
+  sends(body: JsonObject, kind: keyof VendorRunTools): boolean;
   /** Whether the type is one the body defines itself. */
   isBodyDefined(type: string): boolean;
   /** Whether the body names a remote MCP server in a declared servers list. */
@@ -100,6 +102,7 @@ export function toolReading(declared: readonly ToolFields[]): ToolReading {
     },
     kindOf: (type) => (matchers.web_search(type) ? 'web_search' : matchers.file_search(type) ? 'file_search' : undefined),
     runs: (kind, type) => matchers[kind](type),
+    sends: (body, kind) => toolsOf(body).some((t) => isJsonObject(t) && matchers[kind](t.type)),
     isBodyDefined: (type) => bodyDefined.has(type),
     callsServers: (body) => servers.some((field) => Array.isArray(body[field]) && body[field].length > 0),
   };
