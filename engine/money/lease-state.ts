@@ -83,7 +83,7 @@ export function addCount<K>(counts: Map<K, bigint>, name: K, n: bigint): void {
 /** What the lease holds for no call in flight and no draw decided: what it can still admit. */
 export const free = (l: Lease): bigint => l.granted - l.spent - l.inFlight;
 /** Past the soonest expiry of its lots, on the ledger's clock: it admits nothing more (docs/money.md, "Lots that expire"). */
-const lapsed = (l: Lease, now: Date): boolean =>
+export const lapsed = (l: Lease, now: Date): boolean =>
   l.reservation.lots.some((lot) => lot.expiresAt != null && lot.expiresAt.getTime() <= now.getTime());
 /** Too little left to be worth admitting on (the refill ahead of need has asked for the next one by then), or lapsed. */
 export const spentOut = (l: Lease, now: Date): boolean => free(l) <= 0n || (l.granted - l.spent) * 8n < l.granted || lapsed(l, now);

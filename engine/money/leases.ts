@@ -9,7 +9,7 @@ import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
-import { addCount, addInFlight, admits, free, freeSum, ofWallet, pairKey, spentOut } from './lease-state.ts';
+import { addCount, addInFlight, admits, free, freeSum, lapsed, ofWallet, pairKey, spentOut } from './lease-state.ts';
 import type { HoldRenewals } from './renewals.ts';
 import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
@@ -150,7 +150,10 @@ export class BudgetLeases {
     const cost = costNano < 0n ? 0n : costNano;
     this.spend.note(pairKey(lease), cost, Date.now());
     // Its own hold is free again; what the lease holds for its other calls in flight is theirs, never this call's.
-    const room = free(lease) > 0n ? free(lease) : 0n;
+    // Past a lot's expiry, what the lease holds for no call is the expiry's: the call takes its own hold, as a call
+    // on a hold of its own does (docs/money.md, "Lots that expire").
+    const unheld = free(lease) > 0n ? free(lease) : 0n;
+    const room = lapsed(lease, this.clock.now()) && h.amountNano < unheld ? h.amountNano : unheld;
     const holdAtMostNano = cost <= room ? undefined : room;
     lease.spent += holdAtMostNano ?? cost;
     assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);

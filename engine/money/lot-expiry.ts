@@ -36,10 +36,13 @@ const LOCK_LOT_SQL = `
 SELECT id, wallet_id, seq::text AS seq, vendors, available_nano::text AS available_nano, reserved_nano::text AS reserved_nano, expires_at
   FROM credit_lots WHERE id = $1 FOR UPDATE`;
 
-// The leases holding on the lot, locked in id order after the lot; what they hold on it is read by the next
-// statement, once they are locked (a row only joined here keeps the snapshot taken before a lock wait).
+// The leases holding on the lot, locked in id order after the lot, with what their calls in flight hold as their
+// processes last said; what they hold on it is read by the next statement, once they are locked (a row only joined
+// here keeps the snapshot taken before a lock wait).
 const LOCK_LEASES_SQL = `
-SELECT r.id, r.amount_nano::text AS amount_nano, coalesce(r.charged_nano, 0)::text AS charged_nano FROM reservations r
+SELECT r.id, r.amount_nano::text AS amount_nano, coalesce(r.charged_nano, 0)::text AS charged_nano,
+       r.in_flight_nano::text AS in_flight_nano
+  FROM reservations r
  WHERE r.state = 'held' AND r.call_id LIKE $2
    AND EXISTS (SELECT 1 FROM reservation_lots rl WHERE rl.reservation_id = r.id AND rl.lot_id = $1 AND rl.amount_nano > 0)
  ORDER BY r.id FOR UPDATE`;
@@ -72,11 +75,15 @@ async function expireLotIn(tx: Transaction, owner: string, lotId: string, at: Da
   return { walletId: lot.walletId, lotId, expiredNano, voidedNano };
 }
 
-/** Gives back to the lot what each lease holding on it holds there (they stay held with the rest); returns the sum. */
+/**
+ * Gives back to the lot what each lease holding on it holds there beyond what its calls in flight hold (they were
+ * admitted before the expiry, so the term's money pays for them, as for a call's own hold); the leases stay held
+ * with the rest, and what they keep here comes back to the lot when their calls end, for the next pass. Returns the
+ * sum given back.
+ */
 async function voidLeases(tx: Queryable, lot: LotState, moves: Moves, at: Date): Promise<bigint> {
-  const leases = (
-    await tx.query<{ id: string; amount_nano: string; charged_nano: string }>(LOCK_LEASES_SQL, [lot.id, `${LEASE_CALL_PREFIX}%`])
-  ).rows;
+  type LeaseRow = { id: string; amount_nano: string; charged_nano: string; in_flight_nano: string };
+  const leases = (await tx.query<LeaseRow>(LOCK_LEASES_SQL, [lot.id, `${LEASE_CALL_PREFIX}%`])).rows;
   if (leases.length === 0) return 0n;
   const holds = await tx.query<{ reservation_id: string; amount_nano: string }>(
     'SELECT reservation_id, amount_nano::text AS amount_nano FROM reservation_lots WHERE lot_id = $1 AND reservation_id = ANY($2::text[])',
@@ -86,14 +93,16 @@ async function voidLeases(tx: Queryable, lot: LotState, moves: Moves, at: Date):
   let voided = 0n;
   for (const lease of leases) {
     const h = held.get(lease.id) ?? 0n;
-    if (h <= 0n) continue;
-    const amount = toBigInt(lease.amount_nano) - h;
+    const inFlight = toBigInt(lease.in_flight_nano);
+    const given = h > inFlight ? h - inFlight : 0n;
+    if (given <= 0n) continue;
+    const amount = toBigInt(lease.amount_nano) - given;
     // A lease holds at least what its lots hold for it (the audit's hold_lots): less is a broken row, not ours to move.
-    assertMoney(amount >= 0n, () => `ledger: lease ${lease.id} holds ${lease.amount_nano}, less than its ${h} on lot ${lot.id}`);
-    moves.move(lot, lease.id, 'release', h, at);
-    moves.heldDelta.push({ reservationId: lease.id, lotId: lot.id, amount: h });
+    assertMoney(amount >= h - given, () => `ledger: lease ${lease.id} holds ${lease.amount_nano}, less than its ${h} on lot ${lot.id}`);
+    moves.move(lot, lease.id, 'release', given, at);
+    moves.heldDelta.push({ reservationId: lease.id, lotId: lot.id, amount: given });
     moves.finished.set(lease.id, { state: 'held', charged: toBigInt(lease.charged_nano), at: null, amount });
-    voided += h;
+    voided += given;
   }
   return voided;
 }

@@ -215,7 +215,6 @@ export class Book {
     let holdLeft = cap < 0n ? 0n : cap < toCharge ? cap : toCharge;
     for (const { lot, h } of s.state === 'held' ? this.heldLots(s) : []) {
       if (holdLeft <= 0n) break;
-      if (lotExpired(lot, this.now)) continue; // a lease's money on an expired lot is the expiry's, never a call's
       const x = holdLeft < h ? holdLeft : h;
       holdLeft -= x;
       this.moves.move(lot, s.id, 'settle', x, at);

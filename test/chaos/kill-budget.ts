@@ -8,7 +8,7 @@
 // - no money created: what the lots were given is what they have, hold, were charged and saw expire;
 // - the expiring lot's remainder is gone (nothing available or reserved; given = charged + expired), the
 //   journal's `expire` moves match the audit trail's `credits.expired` entries, and nothing was taken from it
-//   after its `expires_at` but a call's own hold placed before it (docs/money.md, "Lots that expire");
+//   after its `expires_at` but for calls admitted before it (docs/money.md, "Lots that expire");
 // - each key's use is within its monthly limit, and the class's within its monthly one (checked at call start
 //   against the most a call may use, under a lock on the class: exact on any number of processes);
 // - the class's day within its daily limit, up to the contract's overshoot (interface.md, "Quota accounting is
@@ -18,6 +18,7 @@ import { describe } from 'vitest';
 import { expireDueLots } from '../../engine/money/lot-expiry.ts';
 import { type AuditReport, formatUsd } from '../helpers/auditor.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
+import { takenAfterExpiry } from '../helpers/ledger.ts';
 import type { ChaosCall, ChaosContext, ChaosTarget, FaultCase } from './harness.ts';
 import { KILL_CALLS_PER_RUN, killChargedFault } from './kill-charged.ts';
 import { type KillDatabase, type KillTarget, startKillTarget } from './kill-target.ts';
@@ -200,20 +201,8 @@ async function soonLotProblems(ctx: Omit<ChaosContext, 'run'>, walletId: string,
     [walletId, b.soonLotId],
   );
   if (trail.rows[0]!.n !== lot.expire_moves) problems.push(`${at}: ${lot.expire_moves} expire moves, ${trail.rows[0]!.n} audit entries`);
-  // After expires_at: no hold placed on the lot, no lease's draw on it; a call's own hold placed before it may be
-  // charged as held (docs/money.md).
-  const late = await ctx.db.query<{ kind: string; call_id: string; created_at: Date; at: Date }>(
-    `SELECT j.kind, r.call_id, r.created_at, j.at FROM ledger_journal j JOIN reservations r ON r.id = j.reservation_id
-      WHERE j.lot_id = $1 AND j.kind IN ('reserve', 'settle') AND j.at >= $2::timestamptz`,
-    [b.soonLotId, b.expiresAt.toISOString()],
-  );
-  for (const row of late.rows) {
-    const when = new Date(row.at).toISOString();
-    if (row.kind === 'reserve') problems.push(`${at}: a hold placed on it at ${when}, after its expiry`);
-    else if (row.call_id.startsWith('lease:')) problems.push(`${at}: a lease's draw took from it at ${when}, after its expiry`);
-    else if (new Date(row.created_at).getTime() >= b.expiresAt.getTime())
-      problems.push(`${at}: a call held at ${new Date(row.created_at).toISOString()} charged to it`);
-  }
+  const late = await takenAfterExpiry(ctx.db, walletId, b.soonLotId, b.expiresAt);
+  problems.push(...late.problems.map((p) => `${at}: ${p}`));
   return { problems, paidNano: BigInt(lot.paid), expiredNano: BigInt(lot.expired) };
 }
 

@@ -89,3 +89,36 @@ export function withDrawsHeld(ledger: Ledger): { ledger: Ledger; open: () => voi
   });
   return { ledger: slow, open };
 }
+
+/**
+ * What was taken from a lot after its expiry, checked against docs/money.md ("Lots that expire"): no hold placed on
+ * it, and no more taken than the calls admitted before it and charged after it cost (a call's hold, its own or its
+ * lease's, placed before the expiry is charged as held). A record's instant comes before its batch's, hence the
+ * records from a second before the expiry. Returns what is wrong, in words, and the amount taken after it.
+ */
+export async function takenAfterExpiry(db: Queryable, walletId: string, lotId: string, expiresAt: Date) {
+  const problems: string[] = [];
+  const late = await db.query<{ kind: string; created_at: Date; at: Date; amount: string }>(
+    `SELECT j.kind, r.created_at, j.at, j.amount_nano::text AS amount FROM ledger_journal j
+       JOIN reservations r ON r.id = j.reservation_id
+      WHERE j.lot_id = $1 AND j.kind IN ('reserve', 'settle') AND j.at >= $2::timestamptz`,
+    [lotId, expiresAt.toISOString()],
+  );
+  let lateNano = 0n;
+  for (const row of late.rows) {
+    const when = new Date(row.at).toISOString();
+    if (row.kind === 'reserve') problems.push(`a hold placed on it at ${when}, after its expiry`);
+    else if (new Date(row.created_at).getTime() >= expiresAt.getTime())
+      problems.push(`a hold placed at ${new Date(row.created_at).toISOString()} charged to it`);
+    else lateNano += toBigInt(row.amount);
+  }
+  const across = await db.query<{ n: string }>(
+    `SELECT coalesce(sum(charged_nano), 0)::text AS n FROM usage_records
+      WHERE wallet_id = $1 AND at >= $2::timestamptz - interval '1 second' AND at - duration_ms * interval '1 millisecond' < $2::timestamptz`,
+    [walletId, expiresAt.toISOString()],
+  );
+  const acrossNano = toBigInt(across.rows[0]!.n);
+  if (lateNano > acrossNano)
+    problems.push(`${lateNano} taken after its expiry, more than the ${acrossNano} the calls admitted before it cost`);
+  return { problems, lateNano };
+}
