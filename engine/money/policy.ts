@@ -234,11 +234,16 @@ export class Book {
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: 0n, finished: false };
   }
 
-  /** Gives back part of a hold (it stays held), last lots first: its calls still to be charged draw the others first. */
+  /**
+   * Gives back part of a hold (it stays held), last lots first: its calls still to be charged draw the others first.
+   * Never from a lot past its expiry: what is held there for no call is the expiry pass's to give back, and the rest
+   * is its calls' (a process that asks past what it holds, not knowing the pass gave some back, takes none of theirs).
+   */
   private trim(s: ResState, amountNano: bigint, at: Date): FinishOutcome {
     const asked = s.state === 'held' && amountNano > 0n ? amountNano : 0n;
     let left = asked;
     for (const { lot, h } of left > 0n ? this.heldLots(s).reverse() : []) {
+      if (lotExpired(lot, this.now)) continue;
       const x = left < h ? left : h;
       this.moves.move(lot, s.id, 'release', x, at);
       s.held.set(lot.id, h - x);
