@@ -15,7 +15,7 @@ export function registerReloadRoute(
 ) {
   app.post('/admin/v1/reload', async (req, reply) => {
     const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'), 'chat');
+    if (!tokenMatches(given, token)) return sendError(reply, errors.authentication('A valid admin token is required.'));
     const result = reload(req.log);
     if (result.ok) reloaded?.();
     return reply.code(result.ok ? 200 : 400).send({ ok: result.ok, version: result.version, problems: result.problems });

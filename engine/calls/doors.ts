@@ -20,6 +20,7 @@ const ADJUSTED_HEADER = 'x-service-adjusted';
 
 import { isOnSale, modelOnSale } from '../catalog/model-lookup.ts';
 import { modelRecord } from '../catalog/model-record.ts';
+import { errorBodyOf } from '../catalog/wire-format.ts';
 import type { ModelEntry } from '../core/types.ts';
 import { MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -57,14 +58,14 @@ export function registerModelDoors(app: FastifyInstance, services: GatewayServic
   for (const door of Object.values(services.runtime.snapshot().config.doors)) {
     const onRequest = authenticateBeforeBody(services, door.name);
     if (door.body === 'json') {
-      app.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) =>
+      app.post(door.path, { config: { errorBody: errorBodyOf(door) }, onRequest }, (req, reply) =>
         serveModelDoor(door.name, req, reply, services, jsonBody, holds),
       );
     } else if (door.body === 'multipart') {
       // The multipart parser lives in its own scope, so the JSON doors never accept a form.
       app.register(async (scope) => {
         await scope.register(multipart, MULTIPART_PLUGIN_OPTIONS);
-        scope.post(door.path, { config: { errorShape: door.errors }, onRequest }, (req, reply) =>
+        scope.post(door.path, { config: { errorBody: errorBodyOf(door) }, onRequest }, (req, reply) =>
           serveModelDoor(door.name, req, reply, services, multipartBody, holds),
         );
       });

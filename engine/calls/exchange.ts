@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { estimateAnswerUsage, estimateUnreadable } from '../../transforms/util/estimate.ts';
 import { tryParse } from '../../transforms/util/json.ts';
 import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
+import { errorBodyOf } from '../catalog/wire-format.ts';
 import { errors, GatewayError, vendorErrorType } from '../core/errors.ts';
 import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
 import type { CallFacts } from '../http/call-facts.ts';
@@ -243,7 +244,8 @@ async function relayVendorError(answer: UpstreamAnswer, depth: number, input: Ex
   const raw = await answer.body.text();
   const vendorErrors = input.prepared.wire.errors;
   const reply = input.reply.header(FALLBACK_DEPTH_HEADER, String(depth));
-  if (vendorErrors.shape === input.door.errors) {
+  const body = errorBodyOf(input.door);
+  if (vendorErrors.body === body) {
     reply
       .code(answer.status)
       .header('content-type', answerHeader(answer, 'content-type') ?? 'application/json')
@@ -252,6 +254,6 @@ async function relayVendorError(answer: UpstreamAnswer, depth: number, input: Ex
   }
   const { type, message } = vendorErrors.read(tryParse(raw));
   const err = new GatewayError(answer.status, vendorErrorType(type, vendorErrors.types, answer.status), message ?? raw.slice(0, 500));
-  sendError(reply, err, input.door.errors);
+  sendError(reply, err, body);
   return DONE;
 }

@@ -7,7 +7,7 @@ import type { ChainNeeds } from '../core/schema-types.ts';
 import type { ModelEntry, VendorId } from '../core/types.ts';
 import { type DoorConfig, type GatewayConfig, protocolNameFor, type RuleConfig } from './config.ts';
 import { resolveRules } from './rules.ts';
-import { wireNamed } from './wire-format.ts';
+import { errorBodyNamed, wireNamed } from './wire-format.ts';
 import type { Locate } from './yaml-file.ts';
 
 /** The transform that applies a model's rule effects (drops, lowered tool choices) to the body. */
@@ -32,7 +32,7 @@ export function doorProblems(cfg: GatewayConfig, doors: Locate, billing: Locate)
   const problems = settlementNameProblems(cfg, billing);
   for (const door of Object.values(cfg.doors)) {
     const { reached, problems: choice } = reachedFormats(door, doors);
-    problems.push(...choice);
+    problems.push(...choice, ...errorBodyProblems(door, doors));
     problems.push(...outputCapProblems(cfg, door, reached));
     for (const r of reached.values()) {
       problems.push(...settlementProblems(cfg, door, r, doors));
@@ -40,6 +40,16 @@ export function doorProblems(cfg: GatewayConfig, doors: Locate, billing: Locate)
     }
   }
   return problems;
+}
+
+/** The door's `errors` names a format that declares the error body its clients read. */
+function errorBodyProblems(door: DoorConfig, at: Locate): string[] {
+  if (errorBodyNamed(door.errors)) return [];
+  const why = Object.hasOwn(protocols, door.errors) ? 'declares no error body its clients read' : 'is not a wire format';
+  const declaring = Object.entries(protocols).flatMap(([name, p]) => (p.errors.body ? [name] : []));
+  return [
+    `${at([door.name, 'errors'])}: door '${door.name}' errors '${door.errors}' ${why}: formats that declare one are ${declaring.join(', ')}`,
+  ];
 }
 
 /** Every format a door names is one, declares a chain for the door, and every vendor the door serves speaks one. */

@@ -2,12 +2,20 @@
 // what every format says of the limit fields: the facts of a format and its chains are declared there once, and
 // the door only names it (config/doors.yaml `vendor_protocol`).
 import { protocols } from '../../transforms/protocols/index.ts';
+import { type ErrorBody, gatewayErrorBody } from '../core/errors.ts';
 import { everyDeclared, type ImageParts, type ImageReading, imageReading } from '../core/image-parts.ts';
 import { type PromptReading, promptReading } from '../core/prompt-fields.ts';
 import type { Chain, HonouredLimits, Protocol } from '../core/protocol.ts';
 import { type ToolReading, toolReading } from '../core/tool-fields.ts';
 import type { VendorId } from '../core/types.ts';
 import { type DoorConfig, protocolNameFor } from './config.ts';
+
+/** The error body of the format `name`, when it is one and declares one (config/doors.yaml `errors`). */
+export const errorBodyNamed = (name: string): ErrorBody | undefined =>
+  Object.hasOwn(protocols, name) ? protocols[name]!.errors.body : undefined;
+
+/** The error body the door's clients read; the load check refuses a door naming a format without one. */
+export const errorBodyOf = (door: DoorConfig): ErrorBody => errorBodyNamed(door.errors) ?? gatewayErrorBody;
 
 /** A format the door's vendor speaks, under its name, with the chain the door runs to it. */
 interface DoorWire {

@@ -1,5 +1,5 @@
-// Errors are values: a code, a status and a message. They are created here and rendered here,
-// in the shape of the door that answers (chat-style or messages-style).
+// Errors are values: a code, a status and a message. They are created here and rendered in the body a door's clients
+// read (ErrorBody): the gateway's own, below, or one a wire format declares in its folder (transforms/protocols/).
 import type { RefusalStatus } from './schema-types.ts';
 
 /** Every error type the client contract names (README "Errors"): a vendor's other types are mapped to these. */
@@ -21,8 +21,6 @@ const ERROR_TYPES = [
 export type ErrorType = (typeof ERROR_TYPES)[number];
 
 const isErrorType = (s: string): s is ErrorType => (ERROR_TYPES as readonly string[]).includes(s);
-
-export type ErrorShape = 'chat' | 'messages';
 
 export class GatewayError extends Error {
   readonly status: number;
@@ -153,23 +151,45 @@ interface RenderedError {
   body: Record<string, unknown>;
 }
 
-/** The error body in the door's shape; the `type` values are the same in both shapes. */
-export function renderError(err: GatewayError, shape: ErrorShape): RenderedError {
-  if (shape === 'messages') {
-    return {
-      status: err.status,
-      headers: err.headers,
-      body: { type: 'error', error: { type: err.type, message: err.message, ...err.extra } },
-    };
-  }
-  return {
-    status: err.status,
-    headers: err.headers,
-    body: {
-      error: { type: err.type, message: err.message, code: err.type, param: err.param ?? null, ...err.extra },
-    },
-  };
+/**
+ * An error body as one family of clients reads it: written from a GatewayError, and described by a JSON Schema
+ * under `name` in the OpenAPI document. A door answers in its format's (config/doors.yaml `errors`); the `type`
+ * values are the contract's in every body.
+ */
+export interface ErrorBody {
+  name: string;
+  write(err: GatewayError): Record<string, unknown>;
+  schema: Record<string, unknown>;
 }
+
+/** The gateway's own body, `{error: {type, message, code, param}}`: its routes that serve no door, and the formats that read it. */
+export const gatewayErrorBody: ErrorBody = {
+  name: 'ChatError',
+  write: (err) => ({ error: { type: err.type, message: err.message, code: err.type, param: err.param ?? null, ...err.extra } }),
+  schema: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['type', 'message'],
+        properties: {
+          type: { type: 'string' },
+          message: { type: 'string' },
+          code: { type: 'string' },
+          param: { type: ['string', 'null'] },
+        },
+      },
+    },
+  },
+};
+
+/** The error as `body` writes it, with its status and headers. */
+export const renderError = (err: GatewayError, body: ErrorBody = gatewayErrorBody): RenderedError => ({
+  status: err.status,
+  headers: err.headers,
+  body: body.write(err),
+});
 
 // SQLSTATEs for text the database cannot represent: character_not_in_repertoire (a NUL byte or invalid
 // UTF-8) and untranslatable_character. Only a client's text reaches a query in that state.

@@ -3,7 +3,7 @@
 // adding a format is a new folder there (its facts and the chains that reach it from each door) and the
 // doors.yaml `vendor_protocol` entry naming it, with no engine edit.
 import type { AnswerCheck, AnswerTransform, RequestTransform, SseEvent, StreamTranslatorFactory, UsageReader } from './call.ts';
-import type { ErrorType } from './errors.ts';
+import type { ErrorBody, ErrorType } from './errors.ts';
 import type { ImageParts } from './image-parts.ts';
 import type { PromptFields } from './prompt-fields.ts';
 import type { ToolFields } from './tool-fields.ts';
@@ -41,8 +41,11 @@ export interface ModelField {
 
 /** How a format's vendors write an error body. */
 export interface VendorErrors {
-  /** The body's shape: a door answering in the same shape is sent the vendor's own bytes (config/doors.yaml `errors`). */
-  shape: string;
+  /**
+   * The body as a door answering in this format writes it (config/doors.yaml `errors` names the format); absent when
+   * no door's clients read it. A door answering in the same body is sent the vendor's own bytes.
+   */
+  body?: ErrorBody;
   /** The vendor's error type and message, as far as its body says them. */
   read(body: unknown): { type?: string | undefined; message?: string | undefined };
   /** The vendor's types the client contract does not name, each mapped to one it does; others follow the status. */

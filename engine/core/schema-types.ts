@@ -242,7 +242,11 @@ export type DoorYaml = {
     kinds: ModelKind[];
     vendors: VendorId[];
   };
-  errors: 'chat' | 'messages';
+  /**
+   * The wire format whose error body the door's clients read (a key of transforms/protocols/index.ts
+   * whose errors declare a body).
+   */
+  errors: string;
   key_headers: ('bearer' | 'x-api-key')[];
   requires: string[];
   requires_headers?: {

@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { Runtime } from '../catalog/runtime.ts';
 import { errors } from '../core/errors.ts';
 import { installAccessLog, type OutcomeObserver } from './access-log.ts';
-import { clientErrorReply, errorShapeOfPath, frameworkErrorReply, type ShapeForPath } from './early-errors.ts';
+import { type BodyForPath, clientErrorReply, errorBodyOfPath, frameworkErrorReply } from './early-errors.ts';
 import { depthRefusal } from './json-depth.ts';
 import { notFoundHandler } from './not-found.ts';
 import { installErrorHandler } from './reply-error.ts';
@@ -19,7 +19,7 @@ interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
   /** The error shape of the door at a path, for errors raised before routing; the chat shape by default. */
-  errorShapeFor?: ShapeForPath;
+  errorBodyFor?: BodyForPath;
 }
 
 function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
@@ -32,7 +32,7 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     // An idle keep-alive connection must not hold a stopping gateway open for its keep-alive timeout.
     forceCloseConnections: 'idle',
-    frameworkErrors: frameworkErrorReply(bounds.errorShapeFor ?? (() => 'chat')),
+    frameworkErrors: frameworkErrorReply(bounds.errorBodyFor ?? (() => undefined)),
     clientErrorHandler: clientErrorReply,
     // A request that reaches a stopping app gets its door's 503 (below), not Fastify's own body.
     return503OnClosing: false,
@@ -66,7 +66,7 @@ export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, ob
   const limits = runtime.snapshot().config.limits;
   const bounds = {
     jsonMaxDepth: () => runtime.snapshot().config.limits.json_max_depth,
-    errorShapeFor: (path: string) => errorShapeOfPath(runtime, path),
+    errorBodyFor: (path: string) => errorBodyOfPath(runtime, path),
   };
   const timeouts = { requestTimeoutMs: limits.request_timeout_ms, headersTimeoutMs: limits.headers_timeout_ms };
   const options = { bodyLimit: limits.body_limit_bytes, serverFactory: serverWithTimeouts(timeouts), loggerInstance: logger };

@@ -23,7 +23,7 @@ export function notFoundHandler(app: FastifyInstance) {
     const hint = meant
       ? ` Did you mean ${req.method} ${meant}? ${meant.length > path.length ? "An OpenAI client's base URL ends in /v1" : 'The base URL has /v1 twice'}.`
       : '';
-    return sendError(reply, errors.notFound(`No door at ${req.method} ${path}.${hint}`), 'chat');
+    return sendError(reply, errors.notFound(`No door at ${req.method} ${path}.${hint}`));
   };
 }
 

@@ -1,14 +1,14 @@
 // Errors on the way out: anything thrown inside a route becomes a GatewayError, rendered in the
-// door's shape. installErrorHandler puts the one handler on the app and on every scope that can
+// door's error body. installErrorHandler puts the one handler on the app and on every scope that can
 // also be mounted on a bare Fastify app (the key doors and the admin API are, in their tests).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorShape, errors, GatewayError, renderError, toGatewayError } from '../core/errors.ts';
+import { type ErrorBody, errors, GatewayError, renderError, toGatewayError } from '../core/errors.ts';
 import { CLIENT_CLOSED_REQUEST } from './access-log.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The error shape of the door a route serves; routes without one answer in the chat shape. */
-    errorShape?: ErrorShape;
+    /** The error body of the door a route serves; routes without one answer in the gateway's own. */
+    errorBody?: ErrorBody;
   }
 }
 
@@ -44,12 +44,12 @@ function bodyRefusal(err: unknown, req: FastifyRequest): GatewayError | null {
   return null;
 }
 
-export function sendError(reply: FastifyReply, err: GatewayError, shape: ErrorShape = 'chat'): FastifyReply {
-  const rendered = renderError(err, shape);
+export function sendError(reply: FastifyReply, err: GatewayError, body?: ErrorBody): FastifyReply {
+  const rendered = renderError(err, body);
   return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
 }
 
-/** Whatever a route of this scope throws is answered in its door's error shape; a 5xx is logged. */
+/** Whatever a route of this scope throws is answered in its door's error body; a 5xx is logged. */
 export function installErrorHandler(scope: FastifyInstance): void {
   scope.setErrorHandler((err, req, reply) => {
     // Nobody is left to answer (an answer piped to a client that hung up fails as its source is torn down):
@@ -60,6 +60,6 @@ export function installErrorHandler(scope: FastifyInstance): void {
     }
     const gatewayError = bodyRefusal(err, req) ?? fromThrown(err);
     if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
-    return sendError(reply, gatewayError, req.routeOptions.config?.errorShape ?? 'chat');
+    return sendError(reply, gatewayError, req.routeOptions.config?.errorBody);
   });
 }

@@ -1,13 +1,13 @@
 // Every route the app serves, as registered: the API description (GET /openapi.json) is built from this list,
 // so a route cannot exist without being described.
 import type { FastifyInstance } from 'fastify';
-import type { ErrorShape } from '../core/errors.ts';
+import type { ErrorBody } from '../core/errors.ts';
 
 export interface RouteInfo {
   method: string;
   /** Fastify's form: `/v1/videos/:id`. */
   url: string;
-  errorShape?: ErrorShape | undefined;
+  errorBody?: ErrorBody | undefined;
 }
 
 const routesOf = new WeakMap<FastifyInstance, RouteInfo[]>();
@@ -20,7 +20,7 @@ export function collectRoutes(app: FastifyInstance): void {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD' || route.url === '*' || route.url === '/*') continue;
-      list.push({ method, url: route.url, errorShape: route.config?.errorShape });
+      list.push({ method, url: route.url, errorBody: route.config?.errorBody });
     }
   });
 }

@@ -45,7 +45,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
 
   app.get('/readyz', async (_req, reply) => {
     const problem = await readinessProblem(deps);
-    if (problem) return sendError(reply, errors.unavailable(`Not ready: ${problem}.`), 'chat');
+    if (problem) return sendError(reply, errors.unavailable(`Not ready: ${problem}.`));
     const warnings = deps.warnings ?? [];
     return {
       status: 'ready',
@@ -57,7 +57,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
 
   app.get('/metrics', async (req, reply) => {
     if (!mayReadMetrics(req.socket.remoteAddress, req.headers.authorization, deps.metricsAccess)) {
-      return sendError(reply, errors.forbidden(`Not allowed: ${whyMetricsRefused(deps.metricsAccess)}.`), 'chat');
+      return sendError(reply, errors.forbidden(`Not allowed: ${whyMetricsRefused(deps.metricsAccess)}.`));
     }
     let text: string;
     try {
@@ -65,7 +65,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRoutesDeps): vo
     } catch (err) {
       // Under GATEWAY_WORKERS a worker that does not answer fails the scrape: a partial sum would read as
       // counters going down.
-      return sendError(reply, errors.unavailable(`Metrics unavailable: ${(err as Error).message}.`), 'chat');
+      return sendError(reply, errors.unavailable(`Metrics unavailable: ${(err as Error).message}.`));
     }
     return reply.header('content-type', deps.metrics.registry.contentType).send(text);
   });

@@ -3,7 +3,8 @@
 
 import { AUDIT_ACTIONS } from '../audit/trail.ts';
 import type { DoorConfig } from '../catalog/config.ts';
-import type { ErrorShape } from '../core/errors.ts';
+import { errorBodyOf } from '../catalog/wire-format.ts';
+import { type ErrorBody, gatewayErrorBody } from '../core/errors.ts';
 import type { RouteInfo } from '../http/route-list.ts';
 import { GROUP_BODY_FIELDS } from '../keys/group-validate.ts';
 import { KEY_BODY_FIELDS, LIST_LIMIT } from '../keys/validate.ts';
@@ -60,9 +61,9 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Temporary fault on the service side',
 };
 
-const errorResponse = (status: number, shape: ErrorShape) => ({
+const errorResponse = (status: number, body: ErrorBody) => ({
   description: STATUS_TEXT[status] ?? 'Error',
-  content: { 'application/json': { schema: { $ref: `#/components/schemas/${shape === 'messages' ? 'MessagesError' : 'ChatError'}` } } },
+  content: { 'application/json': { schema: { $ref: `#/components/schemas/${body.name}` } } },
 });
 
 /** `/v1/videos/:id` → `/v1/videos/{id}`, with the path parameters it names. */
@@ -123,7 +124,7 @@ function groupBody(create: boolean): Schema {
 
 function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
   const { path, params } = openApiPath(route.url);
-  const shape: ErrorShape = door?.errors ?? route.errorShape ?? 'chat';
+  const shape = errorBodyUsed(route, door);
   const key = `${route.method} ${path}`;
   const parameters: Schema[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   for (const h of door?.requires_headers ?? [])
@@ -158,14 +159,20 @@ function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
   return op;
 }
 
-const ERROR_FIELDS = { type: { type: 'string' }, message: { type: 'string' } };
+/** The error body a route answers in: its door's format's, else the one its route declares, else the gateway's own. */
+const errorBodyUsed = (route: RouteInfo, door: DoorConfig | undefined): ErrorBody =>
+  door ? errorBodyOf(door) : (route.errorBody ?? gatewayErrorBody);
 
 export function openApiDocument(routes: readonly RouteInfo[], doors: Record<string, DoorConfig>, version: string): Schema {
   const doorByRoute = new Map(Object.values(doors).map((d) => [`POST ${d.path}`, d]));
   const paths: Record<string, Record<string, Schema>> = {};
+  const errorSchemas: Record<string, Schema> = { [gatewayErrorBody.name]: gatewayErrorBody.schema };
   for (const route of routes) {
     const { path } = openApiPath(route.url);
-    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, doorByRoute.get(`${route.method} ${route.url}`));
+    const door = doorByRoute.get(`${route.method} ${route.url}`);
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, door);
+    const body = errorBodyUsed(route, door);
+    errorSchemas[body.name] = body.schema;
   }
   return {
     openapi: '3.1.0',
@@ -186,24 +193,7 @@ export function openApiDocument(routes: readonly RouteInfo[], doors: Record<stri
           ? { adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN.' } }
           : {}),
       },
-      schemas: {
-        ChatError: {
-          type: 'object',
-          required: ['error'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['type', 'message'],
-              properties: { ...ERROR_FIELDS, code: { type: 'string' }, param: { type: ['string', 'null'] } },
-            },
-          },
-        },
-        MessagesError: {
-          type: 'object',
-          required: ['type', 'error'],
-          properties: { type: { const: 'error' }, error: { type: 'object', required: ['type', 'message'], properties: ERROR_FIELDS } },
-        },
-      },
+      schemas: errorSchemas,
     },
   };
 }

@@ -12,7 +12,7 @@ interface UsageRouteDeps {
 }
 
 export function registerUsageRoutes(app: FastifyInstance, deps: UsageRouteDeps): void {
-  app.get<{ Params: { id: string } }>('/v1/generations/:id', { config: { errorShape: 'chat' } }, async (req) => {
+  app.get<{ Params: { id: string } }>('/v1/generations/:id', async (req) => {
     const caller = await deps.accounts.authenticate(req.headers, ['bearer', 'x-api-key']);
     const record = await findUsageRecord(deps.db, caller.walletId, req.params.id);
     if (!record)

@@ -14,7 +14,7 @@ import { protocols } from '../../transforms/protocols/index.ts';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
-import { CHAT_DOOR_TO_TOY, generateContent } from './toy-protocol/index.ts';
+import { CHAT_DOOR_ERRORS_TOY, CHAT_DOOR_TO_TOY, generateContent } from './toy-protocol/index.ts';
 
 interface ToyVendor {
   url: string;
@@ -84,7 +84,7 @@ describe('a wire format added from a test folder', () => {
     const changed = edited.flatMap((line, i) => (line === shipped[i] ? [] : [`config/doors.yaml:${i + 1}`]));
     expect(edited.length).toBe(shipped.length);
     const touched = [...folder, ...changed];
-    expect(touched).toEqual(['test/calls/toy-protocol/index.ts', 'test/calls/toy-protocol/steps.ts', 'config/doors.yaml:59']);
+    expect(touched).toEqual(['test/calls/toy-protocol/index.ts', 'test/calls/toy-protocol/steps.ts', 'config/doors.yaml:60']);
     expect(touched).toHaveLength(3);
     const knowing = ['engine', 'transforms'].flatMap((dir) =>
       readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
@@ -147,5 +147,57 @@ describe('a wire format added from a test folder', () => {
     // A type the contract does not know and the unit does not map follows the status: never the vendor's word.
     expect((await unknown.json()).error).toMatchObject({ type: 'invalid_request_error', message: 'odd request' });
     expect(await t.held()).toBe(0n);
+  });
+});
+
+describe("a door answering in the toy format's error body", () => {
+  let tree2: TempTree;
+  let t2: TestGateway;
+  beforeAll(async () => {
+    tree2 = tempCatalogTree();
+    tree2.edit('config/doors.yaml', (text) =>
+      text.replace(CHAT_DOOR_TO_TOY.from, CHAT_DOOR_TO_TOY.to).replace(CHAT_DOOR_ERRORS_TOY.from, CHAT_DOOR_ERRORS_TOY.to),
+    );
+    t2 = await startTestGateway({ dirs: { config: tree2.config, catalog: tree2.catalog }, env: { GATEWAY_VENDOR_D_URLS: toy.url } });
+  });
+  afterAll(async () => {
+    await t2?.close();
+    tree2?.remove();
+  });
+
+  it("writes the gateway's refusals in it, and describes it in the API description", async () => {
+    const refused = await post(t2, '/v1/chat/completions', { model: 'd-4', max_tokens: 10 });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error: { code: 400, message: expect.stringContaining('messages'), status: 'invalid_request_error' },
+    });
+    const other = await post(t2, '/v1/embeddings', { model: 'nope' });
+    expect((await other.json()).error).toHaveProperty('type'); // other doors keep theirs
+
+    const doc = (await (await fetch(`${t2.url}/openapi.json`)).json()) as any;
+    const ref = doc.paths['/v1/chat/completions'].post.responses['400'].content['application/json'].schema.$ref;
+    expect(ref).toBe('#/components/schemas/GenerateContentError');
+    expect(doc.components.schemas.GenerateContentError.properties.error.required).toEqual(['code', 'message', 'status']);
+  });
+
+  it("passes the vendor's own error through unchanged, since its clients read the same body", async () => {
+    const vendorBody = { error: { code: 400, status: 'SOMETHING_NEW', message: 'odd request' } };
+    toy.next = { status: 400, body: vendorBody };
+    const res = await post(t2, '/v1/chat/completions', SMALL_CALL);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual(vendorBody);
+  });
+
+  it('is refused at load when the format it names declares no error body, or is no format', () => {
+    const dirs = { config: tree2.config, catalog: tree2.catalog };
+    const unit = protocols['generate-content']!;
+    protocols['generate-content'] = { ...unit, errors: { read: unit.errors.read, types: unit.errors.types } };
+    try {
+      expect(() => new Runtime(dirs)).toThrow(/door 'chat' errors 'generate-content' declares no error body its clients read/);
+    } finally {
+      protocols['generate-content'] = unit;
+    }
+    tree2.edit('config/doors.yaml', (text) => text.replace(CHAT_DOOR_ERRORS_TOY.to, '  errors: chat\n'));
+    expect(() => new Runtime(dirs)).toThrow(/door 'chat' errors 'chat' is not a wire format: formats that declare one are /);
   });
 });

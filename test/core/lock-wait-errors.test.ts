@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderError, toGatewayError } from '../../engine/core/errors.ts';
 import { TablesLocked } from '../../engine/money/retry.ts';
+import { messagesErrors } from '../../transforms/util/vendor-errors.ts';
 
 /** An error as `pg` throws it for a SQLSTATE. */
 const pgError = (code: string, message: string) => Object.assign(new Error(message), { code, severity: 'ERROR' });
@@ -27,13 +28,13 @@ const FAULTS: [string, () => unknown][] = [
 ];
 
 describe('toGatewayError: a lock wait that ended', () => {
-  it.each(LOCK_WAITS)('%s is the lock 503: nothing charged, retry shortly, in either door shape', (_, make) => {
+  it.each(LOCK_WAITS)('%s is the lock 503: nothing charged, retry shortly, in either door error body', (_, make) => {
     const err = toGatewayError(make());
     expect(err.status).toBe(503);
     expect(err.type).toBe('api_error');
     expect(err.message).toBe("The wallet's balance is locked by another operation right now. Nothing was charged; retry shortly.");
-    expect((renderError(err, 'chat').body.error as { message: string }).message).toMatch(/Nothing was charged/);
-    expect(renderError(err, 'messages').body).toEqual({ type: 'error', error: { type: 'api_error', message: err.message } });
+    expect((renderError(err).body.error as { message: string }).message).toMatch(/Nothing was charged/);
+    expect(renderError(err, messagesErrors.body).body).toEqual({ type: 'error', error: { type: 'api_error', message: err.message } });
   });
 
   it.each(FAULTS)('%s stays the generic 503', (_, make) => {

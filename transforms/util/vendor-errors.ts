@@ -1,6 +1,8 @@
-// The two error bodies the served formats' vendors write, read the same way by every format that uses them.
+// The two error bodies the served formats' vendors write and their clients read, read and written the same way by
+// every format that uses them.
 
 import type { SseEvent } from '../../engine/core/call.ts';
+import { type ErrorBody, gatewayErrorBody } from '../../engine/core/errors.ts';
 import type { VendorErrors } from '../../engine/core/protocol.ts';
 import { isObject, tryParse } from './json.ts';
 
@@ -19,7 +21,7 @@ function errorField(body: unknown): { type?: string | undefined; message?: strin
  * trouble, not the client's request.
  */
 export const chatErrors: VendorErrors = {
-  shape: 'chat',
+  body: gatewayErrorBody,
   read: errorField,
   types: {
     server_error: 'upstream_error',
@@ -30,9 +32,23 @@ export const chatErrors: VendorErrors = {
   },
 };
 
+/** The messages format's body as its clients read it: `{type: 'error', error: {type, message}}`. */
+const messagesErrorBody: ErrorBody = {
+  name: 'MessagesError',
+  write: (err) => ({ type: 'error', error: { type: err.type, message: err.message, ...err.extra } }),
+  schema: {
+    type: 'object',
+    required: ['type', 'error'],
+    properties: {
+      type: { const: 'error' },
+      error: { type: 'object', required: ['type', 'message'], properties: { type: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
 /** The messages format (`{type: 'error', error: {type, message}}`). */
 export const messagesErrors: VendorErrors = {
-  shape: 'messages',
+  body: messagesErrorBody,
   read: errorField,
   types: {
     overloaded_error: 'upstream_error',

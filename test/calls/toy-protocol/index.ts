@@ -1,15 +1,30 @@
 // A toy wire format, declared the way a real one is in transforms/protocols/<format>/ but from a test folder: a
 // "generate-content" API whose bodies hold `contents` of `parts`, whose answers hold `candidates` and
-// `usage_metadata`, and whose errors say a gRPC-style `status`. The folder is the whole format (its facts and the
-// chain the chat door runs to it); one line of config/doors.yaml names it for a vendor. Nothing in engine/ or
-// transforms/ knows it.
+// `usage_metadata`, and whose errors say a gRPC-style `status`. The folder is the whole format (its facts, the chain
+// the chat door runs to it, and its error body, for a door whose clients read it); one line of config/doors.yaml
+// names it for a vendor. Nothing in engine/ or transforms/ knows it.
 import type { Protocol } from '../../../engine/core/protocol.ts';
 import { modelRules } from '../../../transforms/steps/model-rules.ts';
 import { chatToGenerateContent, generateContentToChat, generateContentUsage, isObject } from './steps.ts';
 
 export const generateContent: Protocol = {
   errors: {
-    shape: 'generate-content',
+    // As its clients read an error: the HTTP status as `code`, the contract's type as `status`.
+    body: {
+      name: 'GenerateContentError',
+      write: (err) => ({ error: { code: err.status, message: err.message, status: err.type } }),
+      schema: {
+        type: 'object',
+        required: ['error'],
+        properties: {
+          error: {
+            type: 'object',
+            required: ['code', 'message', 'status'],
+            properties: { code: { type: 'integer' }, message: { type: 'string' }, status: { type: 'string' } },
+          },
+        },
+      },
+    },
     read: (body) => {
       const error = isObject(body) && isObject(body.error) ? body.error : {};
       return {
@@ -37,3 +52,6 @@ export const CHAT_DOOR_TO_TOY = {
   from: "  vendor_protocol: { a: messages, '*': chat-completions }\n",
   to: "  vendor_protocol: { a: messages, d: generate-content, '*': chat-completions }\n",
 };
+
+/** One more line, for a door whose clients read the format's errors: the chat door answers in its error body. */
+export const CHAT_DOOR_ERRORS_TOY = { from: '  errors: chat-completions\n', to: '  errors: generate-content\n' };
