@@ -162,26 +162,19 @@ export interface ErrorBody {
   schema: Record<string, unknown>;
 }
 
+/** The JSON Schema of a body `{error: {…}}` whose error object has `properties`, `required` of them always. */
+export function errorFieldSchema(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {
+  return { type: 'object', required: ['error'], properties: { error: { type: 'object', required, properties } } };
+}
+
 /** The gateway's own body, `{error: {type, message, code, param}}`: its routes that serve no door, and the formats that read it. */
 export const gatewayErrorBody: ErrorBody = {
   name: 'ChatError',
   write: (err) => ({ error: { type: err.type, message: err.message, code: err.type, param: err.param ?? null, ...err.extra } }),
-  schema: {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['type', 'message'],
-        properties: {
-          type: { type: 'string' },
-          message: { type: 'string' },
-          code: { type: 'string' },
-          param: { type: ['string', 'null'] },
-        },
-      },
-    },
-  },
+  schema: errorFieldSchema(
+    { type: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' }, param: { type: ['string', 'null'] } },
+    ['type', 'message'],
+  ),
 };
 
 /** The error as `body` writes it, with its status and headers. */

@@ -3,6 +3,7 @@
 // `usage_metadata`, and whose errors say a gRPC-style `status`. The folder is the whole format (its facts, the chain
 // the chat door runs to it, and its error body, for a door whose clients read it); one line of config/doors.yaml
 // names it for a vendor. Nothing in engine/ or transforms/ knows it.
+import { errorFieldSchema } from '../../../engine/core/errors.ts';
 import type { Protocol } from '../../../engine/core/protocol.ts';
 import { modelRules } from '../../../transforms/steps/model-rules.ts';
 import { chatToGenerateContent, generateContentToChat, generateContentUsage, isObject } from './steps.ts';
@@ -13,17 +14,11 @@ export const generateContent: Protocol = {
     body: {
       name: 'GenerateContentError',
       write: (err) => ({ error: { code: err.status, message: err.message, status: err.type } }),
-      schema: {
-        type: 'object',
-        required: ['error'],
-        properties: {
-          error: {
-            type: 'object',
-            required: ['code', 'message', 'status'],
-            properties: { code: { type: 'integer' }, message: { type: 'string' }, status: { type: 'string' } },
-          },
-        },
-      },
+      schema: errorFieldSchema({ code: { type: 'integer' }, message: { type: 'string' }, status: { type: 'string' } }, [
+        'code',
+        'message',
+        'status',
+      ]),
     },
     read: (body) => {
       const error = isObject(body) && isObject(body.error) ? body.error : {};
