@@ -24,7 +24,7 @@ export interface ReloadSummary {
 }
 
 /**
- * Keys read once at start: the routes (a door's path, body kind and error shape, and which doors exist), the
+ * Keys read once at start: the routes (a door's path, body kind and error body, and which doors exist), the
  * vendors whose GATEWAY_VENDOR_<X>_* routes are read (config/vendors.yaml's keys), the
  * Fastify body limit, the upstream connection pools, the ledger, its sweeper and its audit's timer. Every other
  * key is read from the snapshot a call takes, so a reload applies it to the next call.

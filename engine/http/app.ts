@@ -18,7 +18,7 @@ import { unpairedSurrogateRefusal } from './unpaired-surrogates.ts';
 interface BodyBounds {
   /** The deepest nesting a JSON body may have (limits.json_max_depth), read at each request. */
   jsonMaxDepth: () => number;
-  /** The error shape of the door at a path, for errors raised before routing; the chat shape by default. */
+  /** The error body of the door at a path, for errors raised before routing; the gateway's own by default. */
   errorBodyFor?: BodyForPath;
 }
 
@@ -61,7 +61,7 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
   return app;
 }
 
-/** The app as the gateway runs it: limits.yaml's body limit, timeouts and JSON depth, each door's error shape. */
+/** The app as the gateway runs it: limits.yaml's body limit, timeouts and JSON depth, each door's error body. */
 export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, observers: OutcomeObserver[]): FastifyInstance {
   const limits = runtime.snapshot().config.limits;
   const bounds = {
@@ -75,7 +75,7 @@ export function createGatewayApp(runtime: Runtime, logger: FastifyBaseLogger, ob
 
 /**
  * Whether the app has begun to stop. A request that arrives then, on a connection still open (pipelined, or sent as
- * the stop began), is refused in its door's error shape, and Fastify closes the connection after the answer.
+ * the stop began), is refused in its door's error body, and Fastify closes the connection after the answer.
  */
 function stoppingFlag(app: FastifyInstance): { now: boolean } {
   const flag = { now: false };

@@ -124,7 +124,7 @@ function groupBody(create: boolean): Schema {
 
 function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
   const { path, params } = openApiPath(route.url);
-  const shape = errorBodyUsed(route, door);
+  const errorBody = errorBodyUsed(route, door);
   const key = `${route.method} ${path}`;
   const parameters: Schema[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   for (const h of door?.requires_headers ?? [])
@@ -147,7 +147,7 @@ function operation(route: RouteInfo, door: DoorConfig | undefined): Schema {
     responses: {
       '200': { description: 'Success' },
       ...Object.fromEntries(
-        [400, 401, 402, 403, 404, 413, 429, 502, 503].filter((s) => door || s !== 402).map((s) => [String(s), errorResponse(s, shape)]),
+        [400, 401, 402, 403, 404, 413, 429, 502, 503].filter((s) => door || s !== 402).map((s) => [String(s), errorResponse(s, errorBody)]),
       ),
     },
   };
