@@ -92,6 +92,9 @@ const TEST_SEAMS: Record<string, string[]> = {
     // A door's caller refusals (config/callers.yaml) apart from its model's, as the audience rules' unit test runs them.
     'engine/calls/refusals.ts: callerRefusals',
   ],
+  // What a wire format's folder builds its declarations with, where no shipped format needs it yet: only the
+  // toy format of test/calls/toy-protocol/ declares an error body of the {error: {…}} kind beside the gateway's own.
+  formats: ['engine/core/errors.ts: errorFieldSchema'],
   // Constants the tests size their inputs by or wait on, so a change of the figure does not leave them
   // testing something else.
   figures: [
