@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { DoorConfig } from '../catalog/config.ts';
 import type { Runtime, Snapshot } from '../catalog/runtime.ts';
-import { clientLimits } from '../catalog/wire-format.ts';
+import { clientFormat } from '../catalog/wire-format.ts';
 import type { HeldTokens } from '../core/call.ts';
 import type { Clock } from '../core/clock.ts';
 import { nextKoreanMidnight } from '../core/clock.ts';
@@ -161,8 +161,10 @@ async function admittedInSpan(trace: CallTrace, amount: bigint, admit: () => Pro
 
 function traceRequest({ door, prepared, caller }: PreparedRequest) {
   const { call } = prepared;
-  // The client's own output limit, under the names its door's format declares (transforms/protocols/<format>/).
-  const limit = (clientLimits(door).output ?? []).map((f) => call.client[f]).find((v): v is number => typeof v === 'number');
+  // The client's body is in its door's format (transforms/protocols/<format>/); a door whose every vendor names its
+  // own format speaks the vendor's.
+  const client = clientFormat(door) ?? prepared.wire;
+  const limit = (client.limits.output ?? []).map((f) => call.client[f]).find((v): v is number => typeof v === 'number');
   return {
     model: call.model,
     stream: call.stream,
@@ -170,6 +172,7 @@ function traceRequest({ door, prepared, caller }: PreparedRequest) {
     keyPrefix: caller.keyPrefix,
     walletId: caller.walletId,
     body: call.client,
+    formats: { client: client.transcript, vendor: prepared.wire.transcript },
   };
 }
 

@@ -40,14 +40,17 @@ export function wireFor(door: DoorConfig, vendor: VendorId, formats: Record<stri
 /** The limit fields `vendor`'s format honours on `door`: none when it names no format. */
 export const honouredLimits = (door: DoorConfig, vendor: VendorId): HonouredLimits => wireFor(door, vendor)?.wire.limits ?? {};
 
-/**
- * The limit fields of the format the door's clients speak: the one its vendors speak by default (`'*'`). A chat
- * client's `max_output_tokens` is another format's field: sent to the chat door it limits nothing the client asked for.
- */
-export function clientLimits(door: DoorConfig): HonouredLimits {
+/** The format the door's clients speak: the one its vendors speak by default (`'*'`). */
+export function clientFormat(door: DoorConfig): Protocol | undefined {
   const name = door.vendor_protocol['*'];
-  return (name ? wireNamed(door, name)?.wire.limits : undefined) ?? {};
+  return name ? wireNamed(door, name)?.wire : undefined;
 }
+
+/**
+ * The limit fields of the format the door's clients speak. A chat client's `max_output_tokens` is another format's
+ * field: sent to the chat door it limits nothing the client asked for.
+ */
+export const clientLimits = (door: DoorConfig): HonouredLimits => clientFormat(door)?.limits ?? {};
 
 interface EveryFormat {
   count: number;

@@ -7,6 +7,7 @@ import type { ErrorBody, ErrorType } from './errors.ts';
 import type { ImageParts } from './image-parts.ts';
 import type { PromptFields } from './prompt-fields.ts';
 import type { ToolFields } from './tool-fields.ts';
+import type { Transcript } from './transcript.ts';
 
 /**
  * The body fields a format's vendors honour as caps on their work: the only ones that may lower the hold below
@@ -137,6 +138,8 @@ export interface Protocol {
   needs?: ChainNeed;
   /** What a chain that streams from this format must run so the vendor reports usage in the stream. */
   streamNeeds?: ChainNeed;
+  /** How its bodies and answers read as a conversation, for the call's span (Transcript). */
+  transcript: Transcript;
   /** What the vendor stores of answers and replays when a body names it; absent for formats that store nothing. */
   stored?: StoredAnswers;
   /** How each door (a key of config/doors.yaml) that may name this format reaches it. */

@@ -13,9 +13,9 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import type { AnswerFacts, Transcript } from '../core/transcript.ts';
 import type { JsonObject, ModelEntry, Usage } from '../core/types.ts';
-import { type AnswerFacts, gatherEventFacts, gatherFacts, noFacts } from './answer-facts.ts';
-import { inputMessages, outputMessages } from './content.ts';
+import { gatherEventFacts, gatherFacts, noFacts } from './answer-facts.ts';
 import { chargeAttributes, ERROR_TYPE, GATEWAY, GENAI, HTTP_STATUS, operationOf, usageAttributes } from './genai.ts';
 
 /** The SDK's parts a trace needs, made once at start (sdk.ts). */
@@ -43,6 +43,8 @@ interface CallRequest {
   walletId: string;
   /** The client's body: recorded only when the operator opted in to content capture. */
   body?: JsonObject;
+  /** How the client's body reads (the door's format), and the vendor's answers and stream (the vendor's). */
+  formats: { client: Transcript; vendor: Transcript };
 }
 
 interface CallEnd {
@@ -99,6 +101,8 @@ export class AttemptSpan {
 
 export class CallTrace {
   private facts: AnswerFacts = noFacts();
+  /** The vendor's format, known once the request is prepared; an answer before that is not read. */
+  private vendor: Transcript | undefined;
   private readonly startedAt = performance.now();
   private firstChunkSeen = false;
 
@@ -144,7 +148,8 @@ export class CallTrace {
       [GATEWAY.walletId]: r.walletId,
     });
     if (r.maxTokens !== undefined) this.span.setAttribute(GENAI.requestMaxTokens, r.maxTokens);
-    if (this.tracing.captureContent && r.body) this.span.setAttribute(GENAI.inputMessages, inputMessages(r.body));
+    this.vendor = r.formats.vendor;
+    if (this.tracing.captureContent && r.body) this.span.setAttribute(GENAI.inputMessages, JSON.stringify(r.formats.client.input(r.body)));
   }
 
   set(attrs: Attributes): void {
@@ -168,13 +173,14 @@ export class CallTrace {
 
   /** A whole answer from the vendor: its id, model and finish reasons (and its content, when captured). */
   answered(answer: JsonObject): void {
-    this.facts = gatherFacts(this.facts, answer);
-    if (this.tracing.captureContent) this.span.setAttribute(GENAI.outputMessages, outputMessages(answer));
+    if (!this.vendor) return;
+    this.facts = gatherFacts(this.facts, answer, this.vendor);
+    if (this.tracing.captureContent) this.span.setAttribute(GENAI.outputMessages, JSON.stringify(this.vendor.output(answer)));
   }
 
   /** One event of a vendor stream. */
   streamEvent(data: string): void {
-    this.facts = gatherEventFacts(this.facts, data);
+    if (this.vendor) this.facts = gatherEventFacts(this.facts, data, this.vendor);
   }
 
   /** The first frame went to the client: the time to first chunk, in seconds as the conventions count it. */

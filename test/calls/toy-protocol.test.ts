@@ -13,6 +13,7 @@ import { Runtime } from '../../engine/catalog/runtime.ts';
 import { protocols } from '../../transforms/protocols/index.ts';
 import { post } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { CHAT_DOOR_ERRORS_TOY, CHAT_DOOR_TO_TOY, generateContent } from './toy-protocol/index.ts';
 
@@ -37,7 +38,9 @@ async function startToyVendor(): Promise<ToyVendor> {
     const answer = scripted ?? {
       status: 200,
       body: {
-        candidates: [{ content: { role: 'model', parts: [{ text: `echo: ${contents.at(-1)?.parts[0]?.text}` }] } }],
+        response_id: `toy-${vendor.bodies.length}`,
+        model_version: 'd-4-toy-0601',
+        candidates: [{ content: { role: 'model', parts: [{ text: `echo: ${contents.at(-1)?.parts[0]?.text}` }] }, finish_reason: 'STOP' }],
         usage_metadata: { prompt_token_count: 10, candidates_token_count: 20 },
       },
     };
@@ -84,8 +87,12 @@ describe('a wire format added from a test folder', () => {
     const changed = edited.flatMap((line, i) => (line === shipped[i] ? [] : [`config/doors.yaml:${i + 1}`]));
     expect(edited.length).toBe(shipped.length);
     const touched = [...folder, ...changed];
-    expect(touched).toEqual(['test/calls/toy-protocol/index.ts', 'test/calls/toy-protocol/steps.ts', 'config/doors.yaml:60']);
-    expect(touched).toHaveLength(3);
+    expect(touched).toEqual([
+      'test/calls/toy-protocol/index.ts',
+      'test/calls/toy-protocol/steps.ts',
+      'test/calls/toy-protocol/transcript.ts',
+      'config/doors.yaml:60',
+    ]);
     const knowing = ['engine', 'transforms'].flatMap((dir) =>
       readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
         (f) => f.endsWith('.ts') && readFileSync(`${dir}/${f}`, 'utf8').includes('generate-content'),
@@ -199,5 +206,48 @@ describe("a door answering in the toy format's error body", () => {
     }
     tree2.edit('config/doors.yaml', (text) => text.replace(CHAT_DOOR_ERRORS_TOY.to, '  errors: chat\n'));
     expect(() => new Runtime(dirs)).toThrow(/door 'chat' errors 'chat' is not a wire format: formats that declare one are /);
+  });
+});
+
+describe('a traced call through the toy format, with content capture on', () => {
+  let receiver: OtlpReceiver;
+  let traced: TestGateway;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    traced = await startTestGateway({
+      dirs: { config: tree.config, catalog: tree.catalog },
+      env: {
+        GATEWAY_VENDOR_D_URLS: toy.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+      },
+    });
+  });
+  afterAll(async () => {
+    await traced?.close();
+    await receiver?.close();
+  });
+
+  it("reads the client's body in the door's format and the vendor's answer in the toy's", async () => {
+    const res = await post(traced, '/v1/chat/completions', { ...SMALL_CALL, messages: [{ role: 'user', content: 'hello toy' }] });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as any;
+    expect(answer.choices[0].finish_reason).toBe('stop'); // the door's word; the span keeps the vendor's
+    const call = await receiver.waitFor((spans) => {
+      void traced.gw.telemetry!.flush();
+      return spans.find((s) => s.name === 'chat d-4');
+    });
+    expect(call.attributes).toMatchObject({
+      'gen_ai.response.id': `toy-${toy.bodies.length}`,
+      'gen_ai.response.model': 'd-4-toy-0601',
+      'gen_ai.response.finish_reasons': ['STOP'],
+    });
+    expect(JSON.parse(String(call.attributes['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'hello toy' }] },
+    ]);
+    expect(JSON.parse(String(call.attributes['gen_ai.output.messages']))).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'echo: hello toy' }], finish_reason: 'STOP' },
+    ]);
   });
 });

@@ -1,12 +1,13 @@
 // A toy wire format, declared the way a real one is in transforms/protocols/<format>/ but from a test folder: a
 // "generate-content" API whose bodies hold `contents` of `parts`, whose answers hold `candidates` and
 // `usage_metadata`, and whose errors say a gRPC-style `status`. The folder is the whole format (its facts, the chain
-// the chat door runs to it, and its error body, for a door whose clients read it); one line of config/doors.yaml
-// names it for a vendor. Nothing in engine/ or transforms/ knows it.
+// the chat door runs to it, its error body for a door whose clients read it, and how it reads as a conversation on
+// a call's span); one line of config/doors.yaml names it for a vendor. Nothing in engine/ or transforms/ knows it.
 import { errorFieldSchema } from '../../../engine/core/errors.ts';
 import type { Protocol } from '../../../engine/core/protocol.ts';
 import { modelRules } from '../../../transforms/steps/model-rules.ts';
 import { chatToGenerateContent, generateContentToChat, generateContentUsage, isObject } from './steps.ts';
+import { generateContentTranscript } from './transcript.ts';
 
 export const generateContent: Protocol = {
   errors: {
@@ -32,6 +33,7 @@ export const generateContent: Protocol = {
   },
   limits: { output: ['max_output_token_count'] },
   modelFields: [{ field: 'model' }],
+  transcript: generateContentTranscript,
   chains: {
     chat: {
       upstream: '/v1beta/generate',

@@ -8,6 +8,7 @@ import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
 import { askStreamUsage } from './ask-stream-usage.ts';
 import { chatUsage } from './chat-usage.ts';
 import { relayHidingInjectedUsage } from './relay-hiding-injected-usage.ts';
+import { chatTranscript } from './transcript.ts';
 
 export const chatCompletions: Protocol = {
   errors: chatErrors,
@@ -31,6 +32,7 @@ export const chatCompletions: Protocol = {
   },
   // Function and custom tools, which the client defines and runs.
   tools: { list: 'tools', body_defined: ['function', 'custom'] },
+  transcript: chatTranscript,
   modelFields: [{ field: 'model' }],
   streamNeeds: {
     request: ['ask-stream-usage'],

@@ -18,6 +18,7 @@ import { stopToSequences } from './stop-to-sequences.ts';
 import { systemToField } from './system-to-field.ts';
 import { toolChoiceToNative } from './tool-choice-to-native.ts';
 import { toolsToNative } from './tools-to-native.ts';
+import { messagesTranscript } from './transcript.ts';
 
 export const messages: Protocol = {
   errors: messagesErrors,
@@ -78,6 +79,7 @@ export const messages: Protocol = {
     servers: ['mcp_servers'],
   },
   // The advisor tool runs the model it names over the whole transcript.
+  transcript: messagesTranscript,
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
     request: ['cap-server-tools'],

@@ -7,6 +7,7 @@ import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
 import { relayResponses } from './relay-responses.ts';
 import { responsesUsage } from './responses-usage.ts';
 import { storedResponses } from './stored-responses.ts';
+import { responsesTranscript } from './transcript.ts';
 
 const FAILURES = new Set(['error', 'response.failed']);
 
@@ -40,6 +41,7 @@ export const responses: Protocol = {
     runs: { web_search: ['web_search*'], file_search: ['file_search'], remote_mcp: ['mcp*'], tool_search: ['tool_search*'] },
   },
   // Hosted tools may run a model of their own (image_generation's `model`).
+  transcript: responsesTranscript,
   modelFields: [{ field: 'model' }, { in: 'tools', field: 'model' }],
   needs: {
     request: ['cap-server-tools'],
