@@ -3,6 +3,7 @@
 import type { AnswerTransform, RequestTransform, UsageReader } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
 import { emptyUsage, type JsonObject } from '../../../engine/core/types.ts';
+import type { ChatCompletion } from '../../../transforms/util/chat-bodies.ts';
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -18,22 +19,30 @@ const toContents: RequestTransform = (call) => {
   return { ...call, body };
 };
 
-const toChat: AnswerTransform = (answer, call) => {
+const toChat: AnswerTransform = (answer, call): ChatCompletion => {
   const candidate = Array.isArray(answer.candidates) && isObject(answer.candidates[0]) ? answer.candidates[0] : {};
   const parts = isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts.filter(isObject) : [];
   const usage = isObject(answer.usage_metadata) ? answer.usage_metadata : {};
+  const prompt = Number(usage.prompt_token_count ?? 0);
+  const completion = Number(usage.candidates_token_count ?? 0);
   return {
     id: 'chatcmpl-toy',
     object: 'chat.completion',
     created: 0,
     model: call.model.id,
     choices: [
-      { index: 0, message: { role: 'assistant', content: parts.map((p) => String(p.text ?? '')).join('') }, finish_reason: 'stop' },
+      {
+        index: 0,
+        message: { role: 'assistant', content: parts.map((p) => String(p.text ?? '')).join('') },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
     ],
     usage: {
-      prompt_tokens: Number(usage.prompt_token_count ?? 0),
-      completion_tokens: Number(usage.candidates_token_count ?? 0),
-      total_tokens: Number(usage.prompt_token_count ?? 0) + Number(usage.candidates_token_count ?? 0),
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: { cached_tokens: 0 },
     },
   };
 };

@@ -18,6 +18,7 @@
 import type { Call, SseEvent, StreamTranslatorFactory } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
 import type { JsonObject, JsonValue } from '../../../engine/core/types.ts';
+import type { ChatChunk, ChatDelta, ChatStreamError } from '../../util/chat-bodies.ts';
 import { finishReasonFromStop } from '../../util/finish-reason.ts';
 import { isObject, tryParse } from '../../util/json.ts';
 import { DONE_FRAME, dataFrame } from '../../util/sse.ts';
@@ -43,11 +44,12 @@ function errorFrame(err: JsonValue | undefined): string {
   const vendorType = typeof e.type === 'string' ? e.type : '';
   const type = KEPT_ERROR_TYPES.has(vendorType) ? vendorType : 'upstream_error';
   const message = typeof e.message === 'string' && e.message !== '' ? e.message : 'The vendor reported an error during the stream.';
-  return dataFrame({ error: { type, message, code: type, param: null } });
+  const frame: ChatStreamError = { error: { type, message, code: type, param: null } };
+  return dataFrame(frame);
 }
 
 /** The chunk delta a content_block_start sends, if any; a tool call or a thinking block is opened in `open`. */
-function deltaOnBlockStart(index: number, block: JsonObject, open: OpenBlocks): JsonObject | null {
+function deltaOnBlockStart(index: number, block: JsonObject, open: OpenBlocks): ChatDelta | null {
   switch (block.type) {
     case 'text':
       return typeof block.text === 'string' && block.text !== '' ? { content: block.text } : null;
@@ -73,7 +75,7 @@ function deltaOnBlockStart(index: number, block: JsonObject, open: OpenBlocks): 
 }
 
 /** The chunk delta a content_block_delta sends, if any; a thinking block's text and signature grow in `open`. */
-function deltaOnBlockDelta(index: number, delta: JsonObject, open: OpenBlocks): JsonObject | null {
+function deltaOnBlockDelta(index: number, delta: JsonObject, open: OpenBlocks): ChatDelta | null {
   switch (delta.type) {
     case 'text_delta':
       return typeof delta.text === 'string' && delta.text !== '' ? { content: delta.text } : null;
@@ -99,7 +101,7 @@ function deltaOnBlockDelta(index: number, delta: JsonObject, open: OpenBlocks): 
 }
 
 /** A thinking block closing sends it whole with its signature, so the client can send it back. */
-function deltaOnBlockStop(index: number, open: OpenBlocks): JsonObject | null {
+function deltaOnBlockStop(index: number, open: OpenBlocks): ChatDelta | null {
   const state = open.thinking.get(index);
   if (!state) return null;
   open.thinking.delete(index);
@@ -117,14 +119,11 @@ const run: StreamTranslatorFactory = (call: Call) => {
   let usageSent = false;
   const open: OpenBlocks = { nextTool: 0, toolIndex: new Map(), thinking: new Map() };
 
-  const chunk = (delta: JsonObject, finish: string | null = null) =>
-    dataFrame({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    });
+  const frame = (choices: ChatChunk['choices'], usage?: ChatChunk['usage']): string => {
+    const c: ChatChunk = { id, object: 'chat.completion.chunk', created, model, choices, ...(usage ? { usage } : {}) };
+    return dataFrame(c);
+  };
+  const chunk = (delta: ChatDelta, finish: string | null = null) => frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
 
   const start = (out: string[]) => {
     if (started) return;
@@ -132,7 +131,7 @@ const run: StreamTranslatorFactory = (call: Call) => {
     out.push(chunk({ role: 'assistant', content: '' }));
   };
 
-  const send = (out: string[], delta: JsonObject | null) => {
+  const send = (out: string[], delta: ChatDelta | null) => {
     if (delta) out.push(chunk(delta));
   };
 
@@ -170,9 +169,7 @@ const run: StreamTranslatorFactory = (call: Call) => {
         case 'message_stop':
           if (includeUsage && !usageSent) {
             usageSent = true;
-            out.push(
-              dataFrame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: chatUsageFromNative(tracker.raw()) }),
-            );
+            out.push(frame([], chatUsageFromNative(tracker.raw())));
           }
           break;
         case 'error':

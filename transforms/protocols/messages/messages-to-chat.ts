@@ -8,10 +8,11 @@
 import type { AnswerTransform } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
 import type { JsonObject, JsonValue } from '../../../engine/core/types.ts';
+import type { ChatAnswerMessage, ChatCompletion, ChatToolCall, ChatUsage, ThinkingBlock } from '../../util/chat-bodies.ts';
 import { finishReasonFromStop } from '../../util/finish-reason.ts';
 import { isObject, num } from '../../util/json.ts';
 
-export function chatUsageFromNative(u: JsonValue | undefined): JsonObject {
+export function chatUsageFromNative(u: JsonValue | undefined): ChatUsage {
   const usage = isObject(u) ? u : {};
   const cacheRead = num(usage.cache_read_input_tokens);
   const cacheWrite = num(usage.cache_creation_input_tokens);
@@ -27,11 +28,11 @@ export function chatUsageFromNative(u: JsonValue | undefined): JsonObject {
 
 export const clientModel = (client: JsonObject, fallback: string): string => (typeof client.model === 'string' ? client.model : fallback);
 
-const run: AnswerTransform = (answer, call) => {
+const run: AnswerTransform = (answer, call): ChatCompletion => {
   const blocks = Array.isArray(answer.content) ? answer.content : [];
   const texts: string[] = [];
-  const toolCalls: JsonObject[] = [];
-  const thinking: JsonObject[] = [];
+  const toolCalls: ChatToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
   const reasoning: string[] = [];
   for (const b of blocks) {
     if (!isObject(b)) continue;
@@ -53,7 +54,7 @@ const run: AnswerTransform = (answer, call) => {
       thinking.push({ type: 'redacted_thinking', data: typeof b.data === 'string' ? b.data : '' });
     }
   }
-  const message: JsonObject = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
+  const message: ChatAnswerMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning.length > 0) message.reasoning_content = reasoning.join('\n');
   if (thinking.length > 0) message.thinking_blocks = thinking;
