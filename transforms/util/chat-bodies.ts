@@ -25,11 +25,10 @@ export type ChatAnswerMessage = {
   thinking_blocks?: ThinkingBlock[];
 };
 
-export type ChatCompletion = {
-  id: string;
-  object: 'chat.completion';
-  created: number;
-  model: string;
+/** What every chat body the gateway writes opens with: the vendor's answer id, and the model as the client named it. */
+type Answered<O extends string> = { id: string; object: O; created: number; model: string };
+
+export type ChatCompletion = Answered<'chat.completion'> & {
   choices: { index: number; message: ChatAnswerMessage; logprobs: null; finish_reason: string | null }[];
   usage: ChatUsage;
 };
@@ -43,11 +42,7 @@ export type ChatDelta = {
 };
 
 /** One chunk of a stream; the last one a client asked usage for has no choices and carries it. */
-export type ChatChunk = {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
+export type ChatChunk = Answered<'chat.completion.chunk'> & {
   choices: { index: number; delta: ChatDelta; logprobs: null; finish_reason: string | null }[];
   usage?: ChatUsage;
 };
