@@ -48,6 +48,8 @@ const TEST_SEAMS: Record<string, string[]> = {
     'engine/money/lease-wiring.ts: LeaseConfig',
     // The expiry pass run at a chosen instant, where a test moves the clock by hand instead of waiting for its timer.
     'engine/money/lot-expiry.ts: expireDueLots',
+    // How long past an expiry the timer's pass waits, where a test moves the clock across it.
+    'engine/money/lot-expiry.ts: TOLD_AFTER_MS',
     // The key-change channel, where a test plays a gateway process that listens and never confirms.
     'engine/keys/announce.ts: KEY_CHANNEL',
     // A webhook receiver's side of the signature: the tests' receivers check every delivery with it.

@@ -4,7 +4,7 @@ import type { Lease } from './lease-state.ts';
 import type { Ledger, MoneyLog } from './types.ts';
 
 /** How often the figures are written: a hold is seen by every process within this plus one write. */
-const IN_FLIGHT_TELL_MS = 250;
+export const IN_FLIGHT_TELL_MS = 250;
 
 export class InFlightTeller {
   /** The lease's `inFlightChanges` when its figures were last written. */

@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import { nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Db, Queryable, Transaction } from '../db/db.ts';
 import { type LotRow, lotStateOf, writeMoves } from './batch-sql.ts';
+import { IN_FLIGHT_TELL_MS } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { lotExpired } from './lot-order.ts';
 import { type LotState, Moves } from './moves.ts';
@@ -143,10 +144,16 @@ interface LotExpiryTimer {
   expired: (e: LotExpiry) => void;
 }
 
-/** Runs expireDueLots every `intervalMs` on `clock`'s time (one pass at a time); returns stop(). */
+/**
+ * How long past a lot's expiry the timer's pass leaves it: a lease admits calls until the expiry, and tells what they
+ * hold a few times a second (in-flight.ts). Waiting for that, the pass keeps on the lot what the last of them hold.
+ */
+export const TOLD_AFTER_MS = 8 * IN_FLIGHT_TELL_MS;
+
+/** Runs expireDueLots every `intervalMs` on `clock`'s time, for lots expired `TOLD_AFTER_MS` ago (one pass at a time); returns stop(). */
 export const startLotExpiry = (opts: LotExpiryTimer): (() => void) =>
   onePassAtATime(opts.intervalMs, () =>
-    expireDueLots(opts.db, opts.owner, opts.clock.now(), opts.report).then(
+    expireDueLots(opts.db, opts.owner, new Date(opts.clock.now().getTime() - TOLD_AFTER_MS), opts.report).then(
       (done) => {
         for (const e of done) opts.expired(e);
       },

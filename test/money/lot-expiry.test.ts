@@ -8,7 +8,7 @@ import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { checkLedger } from '../../engine/money/audit.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
-import { expireDueLots } from '../../engine/money/lot-expiry.ts';
+import { expireDueLots, startLotExpiry, TOLD_AFTER_MS } from '../../engine/money/lot-expiry.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 import { VENDORS } from '../helpers/vendors.ts';
@@ -90,6 +90,42 @@ describeEachDatabase('lots that expire', (getDb: () => Db) => {
     const { sum } = await expectJournalAddsUp(getDb(), w.id);
     expect(sum.chargedNano).toBe(3n * M);
     expect(sum.expiredNano).toBe(M);
+    await addsUp(w.id);
+  });
+
+  it("the timer's pass waits until a lease's last calls before the expiry are told, and keeps what they hold", async () => {
+    const l = ledger();
+    const w = await l.createWallet();
+    const soon = await l.topUp(w.id, { nano: 4n * M, expiresAt: expiring() });
+    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4n * M, callId: 'lease:test-proc' });
+    if (!r.ok) throw new Error('refused');
+    const expired: { lotId: string; expiredNano: bigint; voidedNano: bigint }[] = [];
+    const failures: unknown[] = [];
+    const stop = startLotExpiry({
+      db: getDb(),
+      owner: 'test-proc',
+      clock,
+      intervalMs: 10,
+      report: (e) => failures.push(e),
+      expired: (e) => expired.push(e),
+    });
+    try {
+      // Just past the expiry, a call the lease admitted just before it is not yet told: the pass leaves the lot.
+      clock.advance(DAY + TOLD_AFTER_MS / 2);
+      await new Promise((done) => setTimeout(done, 150));
+      expect(expired).toEqual([]);
+      await getDb().query('UPDATE reservations SET in_flight_nano = $2 WHERE id = $1', [r.reservation.id, String(M)]);
+      clock.advance(TOLD_AFTER_MS);
+      for (let waited = 0; expired.length === 0 && waited < 100; waited++) await new Promise((done) => setTimeout(done, 20));
+    } finally {
+      stop();
+    }
+    expect(failures).toEqual([]);
+    expect(expired).toEqual([expect.objectContaining({ lotId: soon.id, expiredNano: 3n * M, voidedNano: 3n * M })]);
+    await l.draw(r.reservation, M, 'call-just-before'); // charged from what the pass kept for it
+    await l.release(r.reservation);
+    const { sum } = await expectJournalAddsUp(getDb(), w.id);
+    expect(sum.chargedNano).toBe(M);
     await addsUp(w.id);
   });
 
