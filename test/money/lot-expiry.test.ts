@@ -31,6 +31,15 @@ describeEachDatabase('lots that expire', (getDb: () => Db) => {
     const audit = await checkLedger(getDb(), { walletIds: [walletId], heldExpiredBefore: null });
     expect(audit.failures).toEqual({ wallet_journal: 0, lot_journal: 0, negative_balance: 0, hold_lots: 0 });
   };
+  /** A wallet whose one lot expires in a day, and a hold of `holdNano` on it under `callId`. */
+  const heldOnTermLot = async (lotNano: bigint, holdNano: bigint, callId: string) => {
+    const l = ledger();
+    const w = await l.createWallet();
+    const soon = await l.topUp(w.id, { nano: lotNano, expiresAt: expiring() });
+    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: holdNano, callId });
+    if (!r.ok) throw new Error('refused');
+    return { l, w, soon, r };
+  };
   const held = async (r: Reservation) =>
     (
       await getDb().query<{ lot_id: string; amount_nano: string }>(
@@ -94,11 +103,7 @@ describeEachDatabase('lots that expire', (getDb: () => Db) => {
   });
 
   it("the timer's pass waits until a lease's last calls before the expiry are told, and keeps what they hold", async () => {
-    const l = ledger();
-    const w = await l.createWallet();
-    const soon = await l.topUp(w.id, { nano: 4n * M, expiresAt: expiring() });
-    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 4n * M, callId: 'lease:test-proc' });
-    if (!r.ok) throw new Error('refused');
+    const { l, w, soon, r } = await heldOnTermLot(4n * M, 4n * M, 'lease:test-proc');
     const expired: { lotId: string; expiredNano: bigint; voidedNano: bigint }[] = [];
     const failures: unknown[] = [];
     const stop = startLotExpiry({
@@ -130,11 +135,7 @@ describeEachDatabase('lots that expire', (getDb: () => Db) => {
   });
 
   it("a call's own hold on a lot that expires while it runs is charged as held; what it gives back expires at the next pass", async () => {
-    const l = ledger();
-    const w = await l.createWallet();
-    const soon = await l.topUp(w.id, { nano: 5n * M, expiresAt: expiring() });
-    const r = await l.reserve({ walletId: w.id, vendor: 'a', amountNano: 3n * M, callId: 'own' });
-    if (!r.ok) throw new Error('refused');
+    const { l, w, soon, r } = await heldOnTermLot(5n * M, 3n * M, 'own');
     clock.advance(DAY);
     expect((await pass())[0]).toMatchObject({ lotId: soon.id, expiredNano: 2n * M, voidedNano: 0n });
     const settled = await l.settle(r.reservation, M);
