@@ -213,13 +213,28 @@ async function withTarget<T extends Running>(start: () => Promise<T>, use: (t: T
     await use(t);
   } finally {
     await t.stop();
-    // The gateway logs at warn: anything it logged is worth a look beside the figures.
-    const logged = t
-      .output()
-      .split('\n')
-      .filter((l) => /"level":(40|50|60)/.test(l));
-    if (logged.length) notes.push(`${t.name} logged ${logged.length} warnings or errors, first: ${logged[0]!.slice(0, 300)}`);
+    // The gateway logs at warn: anything it logged is worth a look beside the figures, counted by message.
+    const logged = loggedMessages(t.output());
+    if (logged.length) notes.push(`${t.name} logged ${logged.join('; ')}`);
   }
+}
+
+/** Each warning or error message in a gateway's output, once, with how often it was logged, in order of first use. */
+function loggedMessages(output: string): string[] {
+  const counts = new Map<string, number>();
+  for (const line of output.split('\n')) {
+    if (!/"level":(40|50|60)/.test(line)) continue;
+    let said: string;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; warning?: string };
+      said = entry.msg ?? entry.warning ?? line;
+    } catch {
+      said = line;
+    }
+    said = said.slice(0, 200);
+    counts.set(said, (counts.get(said) ?? 0) + 1);
+  }
+  return [...counts].map(([said, n]) => `${n}× ${said}`);
 }
 
 function gitCommit(): string {

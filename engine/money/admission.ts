@@ -24,6 +24,8 @@ const CALLS_IN_FLIGHT_LIFT_MS = 1_000;
 const RETURN_POLL_MS = 50;
 /** How long a call waits for a lost database connection to come back before it is refused (503). */
 const REACHABLE_WAIT_MS = 250;
+/** How long a call waits for its wallet's late charges to land before it is refused (503). */
+const LATE_CHARGES_WAIT_MS = 2_000;
 
 export interface LedgerHold extends Hold {
   reservation?: Reservation;
@@ -114,7 +116,7 @@ function ownHold(a: Admission, reservation: Reservation, letGoOfDay: () => void,
 /** Charges not yet taken are answers given on credit (docs/decisions/charge-writer.md, "Refusing calls while charges wait"). */
 async function refuseWhileChargesWait(deps: WalletAccountsDeps, walletId: string): Promise<void> {
   const gone = deps.db.seemsReachable?.() === false && (await deps.db.reachable?.(REACHABLE_WAIT_MS)) === false;
-  if (deps.writer.behind(walletId) || gone) {
+  if (gone || (deps.writer.behind(walletId) && !(await deps.writer.caughtUp(walletId, LATE_CHARGES_WAIT_MS)))) {
     throw errors.unavailable('The ledger is not taking writes right now. Nothing was charged; retry shortly.');
   }
 }

@@ -47,6 +47,9 @@ interface Entry {
   kept: boolean;
 }
 
+/** A bound on `caughtUp`'s passes: its deadline ends it first unless charges keep turning late faster than they land. */
+const CAUGHT_UP_PASSES_MAX = 1_000;
+
 export class ChargeWriter {
   private readonly entries = new Set<Entry>();
   private givenUp = 0;
@@ -104,6 +107,24 @@ export class ChargeWriter {
       if ((e.failing || e.atRisk) && (!own || e.walletId === walletId)) return true;
     }
     return false;
+  }
+
+  /**
+   * Waits up to `timeoutMs` for the charges that hold back `walletId`'s calls to land: a commit slower than the
+   * answer's wait, or a write retried after a lock timeout, is a hiccup its next calls ride out, not a refusal.
+   */
+  async caughtUp(walletId: string, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    // Each pass ends when every charge late at its start settled, or at the deadline; new late ones need a new pass.
+    for (let pass = 0; pass < CAUGHT_UP_PASSES_MAX && this.behind(walletId); pass++) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      const late = [...this.entries].filter((e) => e.failing || e.atRisk).map((e) => e.done);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(late), new Promise((r) => (timer = setTimeout(r, left)))]);
+      clearTimeout(timer);
+    }
+    return !this.behind(walletId);
   }
 
   stats(): ChargeStats {

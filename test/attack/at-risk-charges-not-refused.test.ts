@@ -5,6 +5,8 @@
 // each answered after the commit wait with its charge only queued in memory (gateway_charges{state="at_risk"}
 // grows with every call). The charge writer refuses new calls only while a write has *failed*
 // (charge-writer.ts `failing`), never while writes hang. Leases on, PostgreSQL, commit_wait_ms 300.
+// And the other way: a call sent while a charge is late waits for it (two seconds at most) rather than being refused
+// at once, since CI's bench soak once answered 714 calls 503 in a row behind one late charge.
 
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -61,4 +63,29 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
     // The first call answered at risk may be served; every call after it must be refused (503).
     expect(statuses.slice(1).filter((s) => s === 200)).toEqual([]);
   }, 60_000);
+
+  it('a call sent while a charge is late waits for it to land and is served, when the database takes it soon', async () => {
+    const warm = await chat(); // the wallet's lease is granted before its rows are locked
+    expect(warm.status).toBe(200);
+    await warm.text();
+    const locker = new pg.Client({ connectionString: pgs.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [t.walletId]);
+    let next: Response;
+    try {
+      const first = await chat(); // answered at risk, after the 300 ms commit wait
+      await first.text();
+      expect(first.status).toBe(200);
+      const sent = chat();
+      await new Promise((r) => setTimeout(r, 400));
+      await locker.query('ROLLBACK');
+      next = await sent;
+    } finally {
+      await locker.end();
+    }
+    expect({ status: next.status, body: await next.text() }).toMatchObject({ status: 200 });
+    await t.gw.leases.flushed();
+    await expectJournalAddsUp(t.gw.db, t.walletId);
+  }, 30_000);
 });

@@ -67,7 +67,9 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
     ];
     expect(results.rows.map((r) => r.id).sort()).toEqual(expected.sort());
     for (const row of results.rows) {
-      expect(row.load.errors, `${row.id}: ${row.load.errorSamples.join(' | ')}`).toBe(0);
+      // What the gateways logged goes with a failure: a refusal's cause is in their log, not in the answer.
+      const why = `${row.id}: ${row.load.errorSamples.join(' | ')}\n${results.meta.notes.join('\n')}`;
+      expect(row.load.errors, why).toBe(0);
       expect(row.load.ok, row.id).toBeGreaterThan(0);
       expect(row.load.latencyMs.p50, row.id).toBeGreaterThan(0);
       if (row.stream) expect(row.load.ttfbMs!.p50, row.id).toBeLessThanOrEqual(row.load.latencyMs.p50);

@@ -64,6 +64,23 @@ describe('the charge writer', () => {
     expect(await writer.drain(1)).toBe(1);
   });
 
+  it("lets a wallet's next call wait for a late charge: served once it lands, refused when it does not in time", async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 20, maxMs: 20, attempts: 100 });
+    let down = true;
+    const c = writer.submit('late', async () => {
+      if (down) throw new Error('connection refused');
+      return { chargedNano: 1n, shortfallNano: 0n };
+    });
+    while (writer.stats().failing === 0) await new Promise((r) => setTimeout(r, 1));
+    const started = Date.now();
+    expect(await writer.caughtUp('w1', 50)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    setTimeout(() => (down = false), 30);
+    expect(await writer.caughtUp('w1', 2_000)).toBe(true);
+    expect(await c.committed).toBe(1n);
+    expect(writer.behind('w1')).toBe(false);
+  });
+
   it('counts vendor work a wallet could not pay', async () => {
     const writer = new ChargeWriter(() => quiet);
     await writer.submit('short', async () => ({ chargedNano: 70n, shortfallNano: 30n })).committed;
