@@ -59,7 +59,7 @@ type Ended = { ok: true; outcomes: Outcome[] } | { ok: false; error: unknown; ow
  * `locked` (its ops then queue apart, so other wallets' batches stop waiting on it) until one of its ops commits.
  */
 async function runBatch(opts: BatcherOptions, ctx: RunContext, locked: Set<string>, take: () => Pending[]): Promise<void> {
-  const { ops, ended } = await runInOne(opts, ctx, take, false);
+  const { ops, ended } = await runAgainIfLetGo(opts, ctx, take, false);
   if (ended.ok) {
     if (locked.size > 0) for (const p of ops) if (p.op.walletId !== null) locked.delete(p.op.walletId);
     return settleAll(ops, ended.outcomes);
@@ -82,7 +82,7 @@ async function runEachAlone(opts: BatcherOptions, ctx: RunContext, locked: Set<s
         p.reject(lockedCause);
         continue;
       }
-      const { ended } = await runInOne(opts, ctx, () => [p], true);
+      const { ended } = await runAgainIfLetGo(opts, ctx, () => [p], true);
       if (ended.ok) {
         if (walletId !== null) locked.delete(walletId);
         settleAll([p], ended.outcomes);
@@ -94,6 +94,31 @@ async function runEachAlone(opts: BatcherOptions, ctx: RunContext, locked: Set<s
     }
   };
   await Promise.all([...byWallet].map(runWallet));
+}
+
+/** How often a batch runs again after its lock wait ended on one wallet's rows, found free since. */
+const LET_GO_RERUNS = 2;
+
+/**
+ * A lock wait that ended with the wallet's rows free again was a slow holder (a process descheduled between two
+ * statements on a busy machine), not a stuck one: the batch runs again rather than failing its calls with 503s.
+ */
+async function runAgainIfLetGo(opts: BatcherOptions, ctx: RunContext, take: () => Pending[], alone: boolean) {
+  const first = await runInOne(opts, ctx, take, alone);
+  const { ops } = first;
+  let { ended } = first;
+  for (let rerun = 0; rerun < LET_GO_RERUNS && (await letGoSince(opts.db, ops, ended)); rerun++) {
+    ({ ended } = await runInOne(opts, ctx, () => ops, alone));
+  }
+  return { ops, ended };
+}
+
+/** The batch ended waiting on one wallet's lock, and that wallet's rows are free now. */
+async function letGoSince(db: Db, ops: readonly Pending[], ended: Ended): Promise<boolean> {
+  if (ended.ok || !isLockTimeout(ended.error)) return false;
+  const wallets = new Set(ops.map((p) => p.op.walletId));
+  const [walletId = null] = wallets;
+  return wallets.size === 1 && walletId !== null && !(await walletRowsLocked(db, walletId));
 }
 
 /** The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock. */

@@ -149,9 +149,9 @@ describeEachDatabase(
       for (const w of [w1, w2]) expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
     });
 
-    it("a reserve whose wait ended as the other session let go is refused as the lock's 503, not as a fault", async () => {
+    it('a reserve whose wait ended as the other session let go runs again and lands', async () => {
       // Seen under load: the batch's wait ends (55P03), the other session lets go, and the ledger's look at what
-      // was locked (NOWAIT) finds the rows free.
+      // was locked (NOWAIT) finds the rows free: a slow holder, whose wallet's calls were refused with 503s.
       const w = await createLedger(getDb(), { clock, owner: 'here' }).createWallet({ credits: 100 });
       let holding!: () => void;
       const held = new Promise<void>((r) => (holding = r));
@@ -176,13 +176,25 @@ describeEachDatabase(
             throw e;
           }),
       };
-      const ledger = createLedger(racing, { clock, owner: 'here' });
-      const refused = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'raced' }).then(
-        () => null,
-        (e: unknown) => e,
-      );
+      let batches = 0;
+      const ledger = createLedger(racing, { clock, owner: 'here', onBatch: () => batches++ });
+      const reserved = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'raced' });
       letGo();
-      expect(refused).not.toBeNull();
+      expect(reserved.ok).toBe(true);
+      expect(batches).toBe(2); // the one that waited, and the one that landed
+      expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
+    });
+
+    it("a reserve whose wallet's rows stay locked past the wait is refused as the lock's 503, not as a fault", async () => {
+      const ledger = createLedger(getDb(), { clock, owner: 'here' });
+      const w = await ledger.createWallet({ credits: 100 });
+      const refused = await getDb().transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w.id]);
+        return ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'stuck' }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+      });
       // No table was locked: the wallet's own lock, which refuses only its calls, not an outage for every wallet.
       expect(refused).not.toBeInstanceOf(TablesLocked);
       expect(toGatewayError(refused).message).toMatch(/locked by another operation.*Nothing was charged/);
