@@ -1,6 +1,6 @@
 // One row under the profiler: the gateway on PostgreSQL (PROFILE_DB=pglite: on PGlite) with `--cpu-prof`,
-// vendor B chat at PROFILE_CONNECTIONS (32) for PROFILE_SECONDS (8), then the hottest functions by self time. For
-// finding what a row's CPU goes to.
+// vendor B chat at PROFILE_CONNECTIONS (32) for PROFILE_SECONDS (8), streamed with PROFILE_STREAM=1, then the hottest
+// functions by self time. For finding what a row's CPU goes to.
 //   node --import tsx bench/profile.ts        (GATEWAY_CONFIG_DIR picks the config, leases on or off)
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ const gw =
     ? await startGatewayOnPglite(stub.url, slow, 0)
     : await startGatewayOnPostgres(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test', stub.url, slow, 0);
 const load = startLoadClient();
-const requests = callRequests('gateway', 'chat-b', false, { stubUrl: stub.url, keys: [gw.hotKey] });
+const requests = callRequests('gateway', 'chat-b', process.env.PROFILE_STREAM === '1', { stubUrl: stub.url, keys: [gw.hotKey] });
 await load.run({ url: gw.url, mode: 'closed', requests, connections: 32, seconds: 1 }, 30_000); // warm up
 const r = await load.run({ url: gw.url, mode: 'closed', requests, connections, seconds }, (seconds + 30) * 1000);
 console.log(

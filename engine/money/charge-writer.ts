@@ -96,17 +96,7 @@ export class ChargeWriter {
    * written. A charge whose wallet's rows another session holds locked counts for that wallet's calls only (docs/money.md).
    */
   behind(walletId?: string): boolean {
-    let late = false;
-    for (const e of this.entries) if (e.failing || e.atRisk) late = true;
-    if (!late) return false; // the usual answer, without building the set below
-    // A wallet one of whose charges failed on its locked rows: its other charges late or failing are its own too.
-    const locked = new Set<string>();
-    for (const e of this.entries) if (e.walletLocked && e.walletId !== undefined) locked.add(e.walletId);
-    for (const e of this.entries) {
-      const own = e.walletId !== undefined && locked.has(e.walletId);
-      if ((e.failing || e.atRisk) && (!own || e.walletId === walletId)) return true;
-    }
-    return false;
+    return this.lateFor(walletId).length > 0;
   }
 
   /**
@@ -115,16 +105,32 @@ export class ChargeWriter {
    */
   async caughtUp(walletId: string, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    // Each pass ends when every charge late at its start settled, or at the deadline; new late ones need a new pass.
-    for (let pass = 0; pass < CAUGHT_UP_PASSES_MAX && this.behind(walletId); pass++) {
+    // Each pass ends when the charges late at its start settled, or at the deadline; new late ones need a new pass.
+    for (let pass = 0; pass < CAUGHT_UP_PASSES_MAX; pass++) {
+      const late = this.lateFor(walletId);
       const left = deadline - Date.now();
-      if (left <= 0) return false;
-      const late = [...this.entries].filter((e) => e.failing || e.atRisk).map((e) => e.done);
+      if (late.length === 0 || left <= 0) return late.length === 0;
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(late), new Promise((r) => (timer = setTimeout(r, left)))]);
+      await Promise.race([Promise.all(late.map((e) => e.done)), new Promise((r) => (timer = setTimeout(r, left)))]);
       clearTimeout(timer);
     }
     return !this.behind(walletId);
+  }
+
+  /** The late charges (failing, or answered before written) that hold back `walletId`'s calls. */
+  private lateFor(walletId: string | undefined): Entry[] {
+    let late = false;
+    for (const e of this.entries) if (e.failing || e.atRisk) late = true;
+    if (!late) return []; // the usual answer, without building the set below
+    // A wallet one of whose charges failed on its locked rows: its other charges late or failing are its own too.
+    const locked = new Set<string>();
+    for (const e of this.entries) if (e.walletLocked && e.walletId !== undefined) locked.add(e.walletId);
+    const holding: Entry[] = [];
+    for (const e of this.entries) {
+      const own = e.walletId !== undefined && locked.has(e.walletId);
+      if ((e.failing || e.atRisk) && (!own || e.walletId === walletId)) holding.push(e);
+    }
+    return holding;
   }
 
   stats(): ChargeStats {

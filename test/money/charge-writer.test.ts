@@ -81,6 +81,25 @@ describe('the charge writer', () => {
     expect(writer.behind('w1')).toBe(false);
   });
 
+  it("waits only for the charges that hold back the wallet's calls, not for another wallet's locked rows", async () => {
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5, attempts: 1_000 });
+    const lockTimeout = Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
+    const stuck = writer.submit('w1-call', () => Promise.reject(lockTimeout), undefined, 'w1');
+    let down = true;
+    writer.submit('w3-call', async () => {
+      if (down) throw new Error('connection refused');
+      return { chargedNano: 1n, shortfallNano: 0n };
+    });
+    while (writer.stats().failing < 2) await new Promise((r) => setTimeout(r, 1));
+    setTimeout(() => (down = false), 30);
+    const started = Date.now();
+    expect(await writer.caughtUp('w2', 3_000)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(writer.behind('w1')).toBe(true);
+    void stuck.committed.catch(() => undefined);
+    expect(await writer.drain(1)).toBe(1);
+  });
+
   it('counts vendor work a wallet could not pay', async () => {
     const writer = new ChargeWriter(() => quiet);
     await writer.submit('short', async () => ({ chargedNano: 70n, shortfallNano: 30n })).committed;
