@@ -25,7 +25,8 @@ export function nativeCacheControl(cc: JsonValue | undefined, where: string): Js
 }
 
 /** Copy a part's cache_control onto a native block, unchanged (carry-cache-control normalises later). */
-export function withCacheControl(block: JsonObject, from: JsonObject): JsonObject {
-  if (from.cache_control !== undefined && from.cache_control !== null) block.cache_control = from.cache_control;
+export function withCacheControl<B extends object>(block: B, from: JsonObject): B {
+  if (from.cache_control !== undefined && from.cache_control !== null)
+    (block as { cache_control?: JsonValue }).cache_control = from.cache_control;
   return block;
 }

@@ -33,6 +33,7 @@ import type { RequestTransform } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
 import type { JsonObject, JsonValue } from '../../../engine/core/types.ts';
 import { bad, describe, isObject } from '../../util/json.ts';
+import type { OutputConfig } from './request-bodies.ts';
 
 const NATIVE = new Set([
   'model',
@@ -109,7 +110,8 @@ const RULES: Record<string, Rule> = {
       const schema = isObject(v.json_schema) ? v.json_schema.schema : undefined;
       if (!isObject(schema)) throw bad('response_format.json_schema.schema must be a JSON Schema object.', 'response_format');
       const config = isObject(body.output_config) ? body.output_config : {};
-      body.output_config = { ...config, format: { type: 'json_schema', schema } };
+      const output: OutputConfig = { ...config, format: { type: 'json_schema', schema } };
+      body.output_config = output;
       return;
     }
     refuse(

@@ -3,6 +3,7 @@
 import type { JsonObject, JsonValue } from '../../../engine/core/types.ts';
 import { withCacheControl } from '../../util/cache-control.ts';
 import { bad, describe, isObject } from '../../util/json.ts';
+import type { ContentBlock, DocumentBlock, ImageBlock } from './request-bodies.ts';
 
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 const DATA_URI = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s;
@@ -16,7 +17,7 @@ function parseDataUri(uri: string): { mediaType: string; base64: boolean; data: 
   return { mediaType: mediaType.toLowerCase(), base64: params.includes('base64'), data };
 }
 
-function imageBlock(part: JsonObject, where: string): JsonObject {
+function imageBlock(part: JsonObject, where: string): ImageBlock {
   const image = part.image_url;
   const url = typeof image === 'string' ? image : isObject(image) ? image.url : undefined;
   if (typeof url !== 'string' || url === '') throw bad(`${where}.image_url.url must be a data: URI or an http(s) URL.`, 'messages');
@@ -37,7 +38,7 @@ function imageBlock(part: JsonObject, where: string): JsonObject {
   throw bad(`${where}.image_url.url must be a data: URI or an http(s) URL.`, 'messages');
 }
 
-function documentBlock(part: JsonObject, where: string): JsonObject {
+function documentBlock(part: JsonObject, where: string): DocumentBlock {
   const file = part.file;
   if (!isObject(file)) throw bad(`${where}.file must be an object with file_data.`, 'messages');
   if (typeof file.file_data !== 'string') {
@@ -66,12 +67,12 @@ const ALLOWED: Record<PartRole, Set<string>> = {
 };
 
 /** Content (string, null or array of parts) → native blocks. Empty text is left out (the vendor refuses empty text blocks). */
-export function contentToBlocks(content: JsonValue | undefined, role: PartRole, where: string): JsonObject[] {
+export function contentToBlocks(content: JsonValue | undefined, role: PartRole, where: string): ContentBlock[] {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content))
     throw bad(`${where}.content must be a string or an array of content parts; got ${describe(content)}.`, 'messages');
-  const blocks: JsonObject[] = [];
+  const blocks: ContentBlock[] = [];
   content.forEach((part, j) => {
     const at = `${where}.content[${j}]`;
     if (!isObject(part) || typeof part.type !== 'string') throw bad(`${at} must be a content part object with a type.`, 'messages');

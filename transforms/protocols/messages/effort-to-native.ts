@@ -7,8 +7,8 @@
 import type { RequestTransform } from '../../../engine/core/call.ts';
 import { koreanDate } from '../../../engine/core/clock.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
-import type { JsonObject } from '../../../engine/core/types.ts';
 import { bad, describe, isObject } from '../../util/json.ts';
+import type { OutputConfig } from './request-bodies.ts';
 
 const LOWERED: Record<string, string> = { none: 'low', minimal: 'low' };
 
@@ -30,8 +30,9 @@ const run: RequestTransform = (call) => {
       'reasoning_effort',
     );
   }
-  const config: JsonObject = isObject(body.output_config) ? body.output_config : {};
-  body.output_config = { ...config, effort };
+  const config = isObject(body.output_config) ? body.output_config : {};
+  const output: OutputConfig = { ...config, effort };
+  body.output_config = output;
   return call;
 };
 

@@ -17,8 +17,9 @@ import type { JsonObject, JsonValue } from '../../../engine/core/types.ts';
 import { bad, describe, isObject, tryParse } from '../../util/json.ts';
 import { contentToBlocks } from './content-parts.ts';
 import { messagesOf } from './messages-array.ts';
+import type { NativeThinkingBlock, ToolResultBlock, ToolUseBlock, Turn, TurnBlock } from './request-bodies.ts';
 
-function thinkingBlocks(value: JsonValue | undefined, where: string): JsonObject[] {
+function thinkingBlocks(value: JsonValue | undefined, where: string): NativeThinkingBlock[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw bad(`${where}.thinking_blocks must be an array.`, 'messages');
   return value.map((b, k) => {
@@ -29,7 +30,7 @@ function thinkingBlocks(value: JsonValue | undefined, where: string): JsonObject
       return { type: 'redacted_thinking', data: b.data };
     }
     if (b.type === 'thinking' || b.type === undefined) {
-      const block: JsonObject = { type: 'thinking', thinking: typeof b.thinking === 'string' ? b.thinking : '' };
+      const block: NativeThinkingBlock = { type: 'thinking', thinking: typeof b.thinking === 'string' ? b.thinking : '' };
       if (b.signature !== undefined && b.signature !== null) {
         if (typeof b.signature !== 'string') throw bad(`${at}.signature must be a string.`, 'messages');
         block.signature = b.signature;
@@ -40,7 +41,7 @@ function thinkingBlocks(value: JsonValue | undefined, where: string): JsonObject
   });
 }
 
-function toolUseBlocks(value: JsonValue | undefined, where: string): JsonObject[] {
+function toolUseBlocks(value: JsonValue | undefined, where: string): ToolUseBlock[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw bad(`${where}.tool_calls must be an array.`, 'messages');
   return value.map((tc, k) => {
@@ -57,16 +58,16 @@ function toolUseBlocks(value: JsonValue | undefined, where: string): JsonObject[
     if (typeof args === 'string') input = args.trim() === '' ? {} : tryParse(args);
     else input = args;
     if (!isObject(input)) throw bad(`${at}.function.arguments must be a JSON object encoded as a string.`, 'messages');
-    const block: JsonObject = { type: 'tool_use', id: tc.id, name: fn.name, input };
+    const block: ToolUseBlock = { type: 'tool_use', id: tc.id, name: fn.name, input };
     if (tc.cache_control !== undefined && tc.cache_control !== null) block.cache_control = tc.cache_control;
     return block;
   });
 }
 
-function toolResult(m: JsonObject, where: string): JsonObject {
+function toolResult(m: JsonObject, where: string): ToolResultBlock {
   if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '')
     throw bad(`${where}.tool_call_id must be a non-empty string.`, 'messages');
-  const block: JsonObject = { type: 'tool_result', tool_use_id: m.tool_call_id };
+  const block: ToolResultBlock = { type: 'tool_result', tool_use_id: m.tool_call_id };
   if (typeof m.content === 'string') block.content = m.content;
   else {
     const parts = contentToBlocks(m.content, 'tool', where);
@@ -78,8 +79,8 @@ function toolResult(m: JsonObject, where: string): JsonObject {
 
 const run: RequestTransform = (call) => {
   const messages = messagesOf(call.body);
-  const turns: { role: 'user' | 'assistant'; content: JsonObject[] }[] = [];
-  const push = (role: 'user' | 'assistant', blocks: JsonObject[]) => {
+  const turns: Turn[] = [];
+  const push = (role: Turn['role'], blocks: TurnBlock[]) => {
     const last = turns[turns.length - 1];
     if (last && last.role === role) last.content.push(...blocks);
     else turns.push({ role, content: blocks });
@@ -116,7 +117,7 @@ const run: RequestTransform = (call) => {
         );
     }
   });
-  call.body.messages = turns as unknown as JsonValue;
+  call.body.messages = turns;
   return call;
 };
 

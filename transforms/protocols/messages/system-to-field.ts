@@ -7,17 +7,18 @@ import type { JsonObject, JsonValue } from '../../../engine/core/types.ts';
 import { withCacheControl } from '../../util/cache-control.ts';
 import { bad, describe, has, isObject } from '../../util/json.ts';
 import { messagesOf } from './messages-array.ts';
+import type { TextBlock } from './request-bodies.ts';
 
 const SYSTEM_ROLES = new Set(['system', 'developer']);
 
-function systemBlocks(content: JsonValue | undefined, i: number): JsonObject[] {
+function systemBlocks(content: JsonValue | undefined, i: number): TextBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content))
     throw bad(
       `messages[${i}].content of a system message must be a string or an array of text parts; got ${describe(content)}.`,
       'messages',
     );
-  const blocks: JsonObject[] = [];
+  const blocks: TextBlock[] = [];
   content.forEach((part, j) => {
     if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') {
       throw bad(`messages[${i}].content[${j}] of a system message must be a text part {type:'text', text}.`, 'messages');
@@ -36,7 +37,7 @@ const run: RequestTransform = (call) => {
     );
   }
   const rest: JsonObject[] = [];
-  const system: JsonValue[][] = [];
+  const system: TextBlock[][] = [];
   const plainStrings: string[] = [];
   messages.forEach((m, i) => {
     if (!SYSTEM_ROLES.has(m.role as string)) return void rest.push(m);

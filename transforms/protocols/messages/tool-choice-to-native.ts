@@ -6,10 +6,10 @@
 // Without tools, none/auto mean nothing and are removed; a forced choice without tools is a 400.
 import type { RequestTransform } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
-import type { JsonObject } from '../../../engine/core/types.ts';
 import { bad, describe, isObject } from '../../util/json.ts';
+import type { NativeToolChoice } from './request-bodies.ts';
 
-function translate(choice: unknown): JsonObject {
+function translate(choice: unknown): NativeToolChoice {
   if (choice === 'none') return { type: 'none' };
   if (choice === 'auto') return { type: 'auto' };
   if (choice === 'required') return { type: 'any' };
@@ -37,7 +37,7 @@ const run: RequestTransform = (call) => {
     if (raw === undefined || raw === null || raw === 'none' || raw === 'auto') return call;
     throw bad('tool_choice forces a tool call but no tools were sent.', 'tool_choice');
   }
-  let choice: JsonObject | undefined = raw === undefined || raw === null ? undefined : translate(raw);
+  let choice: NativeToolChoice | undefined = raw === undefined || raw === null ? undefined : translate(raw);
   if (parallel === false && choice?.type !== 'none') {
     choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   }

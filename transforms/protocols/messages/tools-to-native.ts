@@ -3,8 +3,8 @@
 // Other tool types (custom, web search options …) have no translation here: 400 pointing to /v1/messages.
 import type { RequestTransform } from '../../../engine/core/call.ts';
 import type { Step } from '../../../engine/core/protocol.ts';
-import type { JsonObject } from '../../../engine/core/types.ts';
 import { bad, describe, isObject } from '../../util/json.ts';
+import type { NativeTool } from './request-bodies.ts';
 
 const run: RequestTransform = (call) => {
   const tools = call.body.tools;
@@ -32,7 +32,7 @@ const run: RequestTransform = (call) => {
       throw bad(`${at}.function.name must be a non-empty string.`, 'tools');
     const schema = fn.parameters ?? { type: 'object', properties: {} };
     if (!isObject(schema)) throw bad(`${at}.function.parameters must be a JSON Schema object.`, 'tools');
-    const native: JsonObject = { name: fn.name, input_schema: schema };
+    const native: NativeTool = { name: fn.name, input_schema: schema };
     if (typeof fn.description === 'string' && fn.description !== '') native.description = fn.description;
     if (typeof fn.strict === 'boolean') native.strict = fn.strict;
     const cc = t.cache_control ?? fn.cache_control;
