@@ -113,12 +113,13 @@ async function runAgainIfLetGo(opts: BatcherOptions, ctx: RunContext, take: () =
   return { ops, ended };
 }
 
-/** The batch ended waiting on one wallet's lock, and that wallet's rows are free now. */
+/** The batch ended waiting on one wallet's lock, that wallet's rows are free now, and no table lock stops writes. */
 async function letGoSince(db: Db, ops: readonly Pending[], ended: Ended): Promise<boolean> {
   if (ended.ok || !isLockTimeout(ended.error)) return false;
   const wallets = new Set(ops.map((p) => p.op.walletId));
   const [walletId = null] = wallets;
-  return wallets.size === 1 && walletId !== null && !(await walletRowsLocked(db, walletId));
+  if (wallets.size !== 1 || walletId === null) return false;
+  return !(await walletRowsLocked(db, walletId)) && !(await tablesLockedForWrites(db));
 }
 
 /** The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock. */
