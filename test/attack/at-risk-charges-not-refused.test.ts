@@ -35,7 +35,8 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
     pgs = suite.schema();
   });
 
-  it('after an answer went out before its charge committed, new calls are refused until the database takes it', async () => {
+  /** A call served first (the wallet's lease is granted), then another session holding the wallet's row locked. */
+  async function lockedAfterACall(): Promise<pg.Client> {
     const warm = await chat();
     expect(warm.status).toBe(200);
     await warm.text();
@@ -43,6 +44,11 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [t.walletId]);
+    return locker;
+  }
+
+  it('after an answer went out before its charge committed, new calls are refused until the database takes it', async () => {
+    const locker = await lockedAfterACall();
     const statuses: number[] = [];
     let atRiskMax = 0;
     try {
@@ -65,13 +71,7 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
   }, 60_000);
 
   it('a call sent while a charge is late waits for it to land and is served, when the database takes it soon', async () => {
-    const warm = await chat(); // the wallet's lease is granted before its rows are locked
-    expect(warm.status).toBe(200);
-    await warm.text();
-    const locker = new pg.Client({ connectionString: pgs.url });
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [t.walletId]);
+    const locker = await lockedAfterACall();
     let next: Response;
     try {
       const first = await chat(); // answered at risk, after the 300 ms commit wait
