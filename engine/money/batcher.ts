@@ -119,7 +119,7 @@ async function letGoSince(db: Db, ops: readonly Pending[], ended: Ended): Promis
   const wallets = new Set(ops.map((p) => p.op.walletId));
   const [walletId = null] = wallets;
   if (wallets.size !== 1 || walletId === null) return false;
-  return !(await walletRowsLocked(db, walletId)) && !(await tablesLockedForWrites(db));
+  return !(await tablesLockedForWrites(db)) && !(await walletRowsLocked(db, walletId));
 }
 
 /** The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock. */
@@ -170,33 +170,54 @@ function settleAll(ops: readonly Pending[], outcomes: readonly Outcome[]): void 
 }
 
 /**
- * 55P03 when the wallet's own rows were locked (only its calls wait; it joins `locked`), TablesLocked when another
- * session holds a table lock that stops writes (an outage for all). Rows found free with no such table lock were
- * let go between the wait and the look: the wallet's own lock too, the narrower answer.
+ * TablesLocked when another session holds a table lock that stops the ledger's writes (an outage for all), else
+ * 55P03: the wallet's own rows were locked, so only its calls wait (it joins `locked`).
  */
 async function lockTimeoutCause(db: Db, locked: Set<string>, walletId: string | null, e: unknown): Promise<unknown> {
-  if (walletId && !(await walletRowsLocked(db, walletId)) && (await tablesLockedForWrites(db))) return new TablesLocked(e);
+  if (await tablesLockedForWrites(db)) return new TablesLocked(e);
   if (walletId !== null) locked.add(walletId);
   return e;
 }
 
+/** The tables a batch writes, in the gateway's own schema: a lock elsewhere in the database stops none of them. */
+const LEDGER_TABLES = [
+  'wallets',
+  'credit_lots',
+  'reservations',
+  'reservation_lots',
+  'reservation_draws',
+  'ledger_journal',
+  'usage_records',
+  'usage_daily',
+  'vendor_responses',
+  'api_keys',
+  'key_groups',
+];
+
 // Table locks that conflict with a write's ROW EXCLUSIVE (LOCK TABLE, most DDL, a CREATE INDEX), held by another session.
 const TABLE_LOCK_SQL = `
-SELECT EXISTS (SELECT 1 FROM pg_locks l
+SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
   WHERE l.locktype = 'relation' AND l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])
     AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')) AS locked`;
 
 async function tablesLockedForWrites(db: Db): Promise<boolean> {
-  return (await db.query<{ locked: boolean }>(TABLE_LOCK_SQL)).rows[0]?.locked === true;
+  return (await db.query<{ locked: boolean }>(TABLE_LOCK_SQL, [LEDGER_TABLES])).rows[0]?.locked === true;
 }
 
-/** Whether another session holds the wallet's own rows, rather than a table (a `LOCK TABLE`, a migration). */
+/** How long the look at a wallet's rows waits for their tables: NOWAIT covers the rows, not a table lock taken since. */
+const LOOK_WAIT_MS = 50;
+
+/** Whether another session holds the wallet's own rows (or took a table lock since): a lock not yet let go. */
 async function walletRowsLocked(db: Db, walletId: string): Promise<boolean> {
   try {
-    await db.transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE NOWAIT', [walletId]);
-      await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE NOWAIT', [walletId]);
-    });
+    await db.transaction(
+      async (tx) => {
+        await tx.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE NOWAIT', [walletId]);
+        await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE NOWAIT', [walletId]);
+      },
+      { lockTimeoutMs: LOOK_WAIT_MS },
+    );
     return false;
   } catch (e) {
     return isLockTimeout(e); // NOWAIT fails with the same lock_not_available

@@ -1,5 +1,7 @@
 // The one writer of charges, decided once in memory and retried here until they land (for a day at most): the
 // answer each pays for was or is about to be given (docs/decisions/charge-writer.md).
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
 import type { FinishOutcome, MoneyLog } from './types.ts';
@@ -47,7 +49,9 @@ interface Entry {
   kept: boolean;
 }
 
-/** A bound on `caughtUp`'s passes: its deadline ends it first unless charges keep turning late faster than they land. */
+/** How often `caughtUp` looks again at which charges hold its wallet back. */
+const CAUGHT_UP_RECHECK_MS = 25;
+/** A bound on `caughtUp`'s passes: its deadline ends it first (every pass waits CAUGHT_UP_RECHECK_MS at most). */
 const CAUGHT_UP_PASSES_MAX = 1_000;
 
 export class ChargeWriter {
@@ -96,7 +100,17 @@ export class ChargeWriter {
    * written. A charge whose wallet's rows another session holds locked counts for that wallet's calls only (docs/money.md).
    */
   behind(walletId?: string): boolean {
-    return this.lateFor(walletId).length > 0;
+    let late = false;
+    for (const e of this.entries) if (e.failing || e.atRisk) late = true;
+    if (!late) return false; // the usual answer, without building the set below
+    // A wallet one of whose charges failed on its locked rows: its other charges late or failing are its own too.
+    const locked = new Set<string>();
+    for (const e of this.entries) if (e.walletLocked && e.walletId !== undefined) locked.add(e.walletId);
+    for (const e of this.entries) {
+      const own = e.walletId !== undefined && locked.has(e.walletId);
+      if ((e.failing || e.atRisk) && (!own || e.walletId === walletId)) return true;
+    }
+    return false;
   }
 
   /**
@@ -105,32 +119,15 @@ export class ChargeWriter {
    */
   async caughtUp(walletId: string, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    // Each pass ends when the charges late at its start settled, or at the deadline; new late ones need a new pass.
+    // Looked at every few ms, not awaited charge by charge: a charge found to be another wallet's own (its rows
+    // locked) stops holding this wallet back without landing.
     for (let pass = 0; pass < CAUGHT_UP_PASSES_MAX; pass++) {
-      const late = this.lateFor(walletId);
+      const behind = this.behind(walletId);
       const left = deadline - Date.now();
-      if (late.length === 0 || left <= 0) return late.length === 0;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(late.map((e) => e.done)), new Promise((r) => (timer = setTimeout(r, left)))]);
-      clearTimeout(timer);
+      if (!behind || left <= 0) return !behind;
+      await sleep(Math.min(left, CAUGHT_UP_RECHECK_MS));
     }
     return !this.behind(walletId);
-  }
-
-  /** The late charges (failing, or answered before written) that hold back `walletId`'s calls. */
-  private lateFor(walletId: string | undefined): Entry[] {
-    let late = false;
-    for (const e of this.entries) if (e.failing || e.atRisk) late = true;
-    if (!late) return []; // the usual answer, without building the set below
-    // A wallet one of whose charges failed on its locked rows: its other charges late or failing are its own too.
-    const locked = new Set<string>();
-    for (const e of this.entries) if (e.walletLocked && e.walletId !== undefined) locked.add(e.walletId);
-    const holding: Entry[] = [];
-    for (const e of this.entries) {
-      const own = e.walletId !== undefined && locked.has(e.walletId);
-      if ((e.failing || e.atRisk) && (!own || e.walletId === walletId)) holding.push(e);
-    }
-    return holding;
   }
 
   stats(): ChargeStats {

@@ -100,6 +100,33 @@ describe('the charge writer', () => {
     expect(await writer.drain(1)).toBe(1);
   });
 
+  it("lets another wallet's call go once a late charge turns out to be a locked wallet's own, without it landing", async () => {
+    // Found by an attack: the waiting call slept to its deadline, so every wallet's calls stalled 2 s behind one locked wallet.
+    const writer = new ChargeWriter(() => quiet, { firstMs: 250, maxMs: 5_000, attempts: 1_000 });
+    const lockTimeout = Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let attempt = 0;
+    const write = async () => {
+      // The first write waits on A's rows, then fails with 55P03; the next one waits until the lock goes.
+      if (++attempt === 1) {
+        await new Promise((r) => setTimeout(r, 300));
+        throw lockTimeout;
+      }
+      await released;
+      return { chargedNano: 1n, shortfallNano: 0n };
+    };
+    const c = writer.submit('a-call', write, undefined, 'A');
+    c.answeredFirst(); // A's answer went out before its charge was written
+    expect(writer.behind('B')).toBe(true); // not yet known to be A's own lock
+    const started = Date.now();
+    expect(await writer.caughtUp('B', 2_000)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(800);
+    expect(writer.behind('A')).toBe(true);
+    release();
+    expect(await c.committed).toBe(1n);
+  });
+
   it('counts vendor work a wallet could not pay', async () => {
     const writer = new ChargeWriter(() => quiet);
     await writer.submit('short', async () => ({ chargedNano: 70n, shortfallNano: 30n })).committed;

@@ -149,40 +149,95 @@ describeEachDatabase(
       for (const w of [w1, w2]) expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
     });
 
-    it('a reserve whose wait ended as the other session let go runs again and lands', async () => {
-      // Seen under load: the batch's wait ends (55P03), the other session lets go, and the ledger's look at what
-      // was locked (NOWAIT) finds the rows free: a slow holder, whose wallet's calls were refused with 503s.
-      const w = await createLedger(getDb(), { clock, owner: 'here' }).createWallet({ credits: 100 });
+    /** A session holding a table named as the ledger's, in a schema of its own, locked until the returned function. */
+    async function tableLockedElsewhere(): Promise<() => Promise<void>> {
+      const schema = `elsewhere_${Math.random().toString(36).slice(2, 8)}`;
+      await getDb().query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.wallets (id int)`);
       let holding!: () => void;
       const held = new Promise<void>((r) => (holding = r));
-      let letGo!: () => void;
-      const lockedUntil = new Promise<void>((r) => (letGo = r));
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
       const locker = getDb().transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w.id]);
+        await tx.query(`LOCK TABLE ${schema}.wallets IN ACCESS EXCLUSIVE MODE`);
         holding();
-        await lockedUntil;
+        await released;
       });
       await held;
-      const db = getDb();
-      // The lock goes the moment the batch's wait ends, before the ledger looks: the race, every time.
-      const racing: Db = {
-        ...db,
-        transaction: (fn, opts) =>
-          db.transaction(fn, opts).catch(async (e: unknown) => {
-            if (opts?.lockTimeoutMs !== undefined && (e as { code?: unknown }).code === '55P03') {
-              letGo();
-              await locker;
-            }
-            throw e;
-          }),
+      return async () => {
+        release();
+        await locker;
+        await getDb().query(`DROP SCHEMA ${schema} CASCADE`);
       };
-      let batches = 0;
-      const ledger = createLedger(racing, { clock, owner: 'here', onBatch: () => batches++ });
-      const reserved = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'raced' });
-      letGo();
-      expect(reserved.ok).toBe(true);
-      expect(batches).toBe(2); // the one that waited, and the one that landed
-      expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
+    }
+
+    for (const elsewhere of [false, true]) {
+      it(`a reserve whose wait ended as the other session let go runs again and lands${elsewhere ? ', whatever another schema has locked' : ''}`, async () => {
+        // Seen under load: the batch's wait ends (55P03), the other session lets go, and the ledger's look at what
+        // was locked (NOWAIT) finds the rows free: a slow holder, whose wallet's calls were refused with 503s. A
+        // table lock in another schema (another test's, another application's) stops none of the ledger's writes.
+        const w = await createLedger(getDb(), { clock, owner: 'here' }).createWallet({ credits: 100 });
+        const unlockElsewhere = elsewhere ? await tableLockedElsewhere() : async () => undefined;
+        let holding!: () => void;
+        const held = new Promise<void>((r) => (holding = r));
+        let letGo!: () => void;
+        const lockedUntil = new Promise<void>((r) => (letGo = r));
+        const locker = getDb().transaction(async (tx) => {
+          await tx.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w.id]);
+          holding();
+          await lockedUntil;
+        });
+        await held;
+        const db = getDb();
+        // The lock goes the moment the batch's wait ends, before the ledger looks: the race, every time.
+        const racing: Db = {
+          ...db,
+          transaction: (fn, opts) =>
+            db.transaction(fn, opts).catch(async (e: unknown) => {
+              if (opts?.lockTimeoutMs !== undefined && (e as { code?: unknown }).code === '55P03') {
+                letGo();
+                await locker;
+              }
+              throw e;
+            }),
+        };
+        let batches = 0;
+        const ledger = createLedger(racing, { clock, owner: 'here', onBatch: () => batches++ });
+        const reserved = await ledger
+          .reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'raced' })
+          .finally(unlockElsewhere);
+        letGo();
+        expect(reserved.ok).toBe(true);
+        expect(batches).toBe(2); // the one that waited, and the one that landed
+        expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(10_000n);
+      });
+    }
+
+    it("a table lock that stops the ledger's writes is an outage said after one wait, not a look that waits with it", async () => {
+      // Found by an attack: the look at the wallet's rows (NOWAIT) still waited for the table itself, as long as the
+      // LOCK TABLE was held (a migration's, for minutes), with the batch, its queue and a connection.
+      const ledger = createLedger(getDb(), { clock, owner: 'here' });
+      const w = await ledger.createWallet({ credits: 100 });
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      const locker = getDb().transaction(async (tx) => {
+        await tx.query('LOCK TABLE credit_lots IN EXCLUSIVE MODE');
+        holding();
+        await released;
+      });
+      await held;
+      const started = Date.now();
+      const outcome = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'table' }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      const tookMs = Date.now() - started;
+      release();
+      await locker;
+      expect(outcome).toBeInstanceOf(TablesLocked);
+      expect(tookMs).toBeLessThan(3 * LOCK_WAIT_MS);
+      expect((await expectJournalAddsUp(getDb(), w.id)).bal.reservedNano).toBe(0n);
     });
 
     it("a reserve whose wallet's rows stay locked past the wait is refused as the lock's 503, not as a fault", async () => {
