@@ -7,7 +7,9 @@ import { series } from '../helpers/metrics-text.ts';
 
 let t: TestGateway;
 beforeAll(async () => {
-  t = await startTestGateway({ env: METRICS_OPEN_TO_LOOPBACK });
+  // A fast video poll and vendor, as the other video tests run: at the default 5 s poll a job was claimed up to
+  // 10 s after its submission, past the test's wait, in one run of three.
+  t = await startTestGateway({ env: { ...METRICS_OPEN_TO_LOOPBACK, GATEWAY_VIDEO_POLL_MS: '25' }, simulator: { videoStepMs: 20 } });
 });
 afterAll(() => t?.close());
 
