@@ -8,6 +8,7 @@ import { koreanDate, koreanMonthDays } from '../core/clock.ts';
 import type { DisplayCurrency } from '../core/money.ts';
 import { toBigInt } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
+import { jsonRows, recordset } from '../db/json-rows.ts';
 import { type EventType, recordEvent } from './events.ts';
 import { fireExpiringLots } from './expiring-lots.ts';
 import { groupFigures } from './group-figures.ts';
@@ -208,8 +209,13 @@ export class AlertWatcher {
     if (rearm.length > 0) {
       await tx.query(
         `UPDATE alert_state SET armed = true
-          WHERE (subject, threshold) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND NOT armed`,
-        [rearm.map((t) => t.subject), rearm.map((t) => t.threshold)],
+          WHERE (subject, threshold) IN (SELECT t.subject, t.threshold FROM ${recordset('$1', 't', 'subject text, threshold text')}) AND NOT armed`,
+        [
+          jsonRows(
+            ['subject', 'threshold'],
+            rearm.map((t) => [t.subject, t.threshold]),
+          ),
+        ],
       );
     }
     return fired;

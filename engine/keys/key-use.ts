@@ -6,6 +6,7 @@
 import { koreanDate, koreanMonthDays } from '../core/clock.ts';
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
+import { jsonRows, recordset } from '../db/json-rows.ts';
 import type { KeyUsage } from './use-cache.ts';
 
 /** Korean days, `from` inclusive and `to` exclusive (YYYY-MM-DD): a month, as koreanMonthDays gives it. */
@@ -60,7 +61,7 @@ SELECT c.key_id,
         + (SELECT coalesce(sum((r.in_flight_by_key ->> c.key_id)::bigint), 0) FROM reservations r
             WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND r.key_id IS DISTINCT FROM c.key_id
               AND r.wallet_id = (SELECT k.wallet_id FROM api_keys k WHERE k.id = c.key_id)))::text AS held
-  FROM unnest($1::text[], $2::date[], $3::date[]) AS c(key_id, from_day, to_day)`;
+  FROM ${recordset('$1', 'c', 'key_id text, from_day date, to_day date')}`;
 
 /** A key's month as a capped reserve reads it: finished use and holds. */
 interface KeyStandingRead {
@@ -80,9 +81,10 @@ export async function readKeyStandings(
   if (keys.length === 0) return out;
   const rows = (
     await q.query<{ key_id: string; used: string; held: string }>(STANDINGS_SQL, [
-      keys.map((k) => k.keyId),
-      keys.map((k) => k.days.from),
-      keys.map((k) => k.days.to),
+      jsonRows(
+        ['key_id', 'from_day', 'to_day'],
+        keys.map((k) => [k.keyId, k.days.from, k.days.to]),
+      ),
     ])
   ).rows;
   for (const r of rows) out.set(r.key_id, { usedNano: toBigInt(r.used), heldNano: toBigInt(r.held) });

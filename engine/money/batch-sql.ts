@@ -3,6 +3,7 @@
 import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
+import { columnNames, jsonRows, recordset } from '../db/json-rows.ts';
 import type { Expected } from './known-rows.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
@@ -159,7 +160,7 @@ SELECT u.wallet_id, u.vendor,
        EXISTS (SELECT 1 FROM wallets w WHERE w.id = u.wallet_id) AS wallet,
        EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id) AS any_lot,
        EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id AND (l.vendors IS NULL OR u.vendor = ANY(l.vendors))) AS usable_lot
-  FROM unnest($1::text[], $2::text[]) AS u(wallet_id, vendor)`;
+  FROM ${recordset('$1', 'u', 'wallet_id text, vendor text')}`;
 
 type FactsRow = { wallet_id: string; vendor: string; wallet: boolean; any_lot: boolean; usable_lot: boolean };
 const factsKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor}`;
@@ -170,48 +171,53 @@ export async function readWalletFacts(
   pairs: readonly { walletId: string; vendor: string }[],
 ): Promise<{ get(walletId: string, vendor: string): WalletFacts | undefined }> {
   const unique = [...new Map(pairs.map((p) => [factsKey(p.walletId, p.vendor), p])).values()];
-  const { rows } = await tx.query<FactsRow>(WALLET_INFO_SQL, [unique.map((p) => p.walletId), unique.map((p) => p.vendor)]);
+  const { rows } = await tx.query<FactsRow>(WALLET_INFO_SQL, [
+    jsonRows(
+      ['wallet_id', 'vendor'],
+      unique.map((p) => [p.walletId, p.vendor]),
+    ),
+  ]);
   const facts = new Map(
     rows.map((r) => [factsKey(r.wallet_id, r.vendor), { exists: r.wallet, anyLot: r.any_lot, usableLot: r.usable_lot }]),
   );
   return { get: (walletId, vendor) => facts.get(factsKey(walletId, vendor)) };
 }
 
-// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then one array per column of each
-// CTE's `unnest`, then the rows each CTE must write. The `$n`s and the parameter list are both made from the table,
-// so they cannot disagree; its keys are the CTEs' names, so the counts' order is the table's too.
+// WRITE_SQL's parameters, from one table: $1 is the owner of new reservations, then one JSON parameter per CTE with
+// its rows (json-rows.ts), then the rows each CTE must write. The `$n`s and the parameter list are both made from the
+// table, so they cannot disagree; its keys are the CTEs' names, so the counts' order is the table's too.
 type Param = string | bigint | Date | null;
 /** A value per column of "name type, name type, …". */
 type Values<C extends string> = C extends `${string}, ${infer Rest}` ? [Param, ...Values<Rest>] : [Param];
-/** A row's values, then the columns they fill, in that order (as many: the type checks it): `unnest(…) AS u(…)`. */
-const unnest = <R, C extends string>(values: (row: R) => Values<C>, columns: C) => ({ values, columns: columns.split(', ') });
+/** A row's values, then the columns they fill, in that order (as many: the type checks it). */
+const table = <R, C extends string>(values: (row: R) => Values<C>, columns: C) => ({ values, columns, names: columnNames(columns) });
 
 type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
 type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint | undefined }];
 
 const WRITE = {
-  new_res: unnest(
+  new_res: table(
     (o: Moves['newRes'][number]) => [o.id, o.walletId, o.callId, o.keyId, o.vendor, o.amountNano, o.createdAt, o.expiresAt],
     'id text, wallet_id text, call_id text, key_id text, vendor text, amount bigint, created_at timestamptz, expires_at timestamptz',
   ),
-  new_res_lots: unnest(
+  new_res_lots: table(
     (x: Moves['newResLots'][number]) => [x.reservationId, x.lotId, x.amount],
     'reservation_id text, lot_id text, amount bigint',
   ),
-  lots: unnest(([id, d]: Delta) => [id, d.avail, d.reserved], 'id text, avail bigint, reserved bigint'),
-  journal: unnest(
+  lots: table(([id, d]: Delta) => [id, d.avail, d.reserved], 'id text, avail bigint, reserved bigint'),
+  journal: table(
     (j: Moves['journal'][number]) => [j.walletId, j.lotId, j.reservationId, j.kind, j.amount, j.at],
     'wallet_id text, lot_id text, reservation_id text, kind text, amount bigint, at timestamptz',
   ),
-  finished: unnest(
+  finished: table(
     ([id, f]: Finished) => [id, f.state, f.charged, f.at, f.amount ?? null],
     'id text, state text, charged bigint, at timestamptz, amount bigint',
   ),
-  held_moved: unnest(
+  held_moved: table(
     (h: Moves['heldDelta'][number]) => [h.reservationId, h.lotId, h.amount],
     'reservation_id text, lot_id text, amount bigint',
   ),
-  draws: unnest(
+  draws: table(
     (d: Moves['draws'][number]) => [d.drawId, d.reservationId, d.amount, d.at],
     'draw_id text, reservation_id text, amount bigint, at timestamptz',
   ),
@@ -220,25 +226,14 @@ type Cte = keyof typeof WRITE;
 type WriteRows = { [K in Cte]: readonly Parameters<(typeof WRITE)[K]['values']>[0][] };
 const CTES = Object.keys(WRITE) as Cte[];
 
-/** Each CTE's `$n::type[]` list and column names, numbered from $2 in WRITE's order; and how many parameters in all. */
-const [U, WRITE_PARAMS] = (() => {
-  let n = 1;
-  const out = {} as Record<Cte, { params: string; names: string }>;
-  for (const cte of CTES) {
-    const cols = WRITE[cte].columns.map((c) => c.split(' '));
-    out[cte] = { params: cols.map(([, type]) => `$${++n}::${type}[]`).join(', '), names: cols.map(([name]) => name).join(', ') };
-  }
-  return [out, n + 1] as const; // the last: the rows each CTE must write
-})();
-
-const toParam = (v: Param) => (v instanceof Date ? v.toISOString() : typeof v === 'bigint' ? v.toString() : v);
+/** Each CTE's rows as a table named `alias`, its parameter numbered from $2 in WRITE's order. */
+const from = (cte: Cte, alias: string) => recordset(`$${CTES.indexOf(cte) + 2}`, alias, WRITE[cte].columns);
+/** The parameter of the rows each CTE must write, after the CTEs'; and how many parameters in all. */
+const WRITE_PARAMS = CTES.length + 2;
 
 function writeParams(owner: string, rows: WriteRows): unknown[] {
   const params: unknown[] = [owner];
-  for (const cte of CTES) {
-    const values = rows[cte].map(WRITE[cte].values as (row: unknown) => readonly Param[]);
-    WRITE[cte].columns.forEach((_, i) => params.push(values.map((v) => toParam(v[i] as Param))));
-  }
+  for (const cte of CTES) params.push(jsonRows(WRITE[cte].names, rows[cte].map(WRITE[cte].values as (row: unknown) => Param[])));
   params.push(CTES.map((cte) => rows[cte].length));
   return params;
 }
@@ -247,43 +242,41 @@ const WRITE_SQL = `
 WITH new_res AS (
   INSERT INTO reservations (id, wallet_id, owner, call_id, key_id, vendor, amount_nano, state, created_at, expires_at)
   SELECT u.id, u.wallet_id, $1, u.call_id, u.key_id, u.vendor, u.amount, 'held', u.created_at, u.expires_at
-    FROM unnest(${U.new_res.params})
-      AS u(${U.new_res.names})
+    FROM ${from('new_res', 'u')}
   RETURNING id
 ), new_res_lots AS (
   INSERT INTO reservation_lots (reservation_id, lot_id, amount_nano)
   SELECT u.reservation_id, u.lot_id, u.amount
-    FROM unnest(${U.new_res_lots.params}) AS u(${U.new_res_lots.names})
+    FROM ${from('new_res_lots', 'u')}
   RETURNING reservation_id
 ), lots AS (
   UPDATE credit_lots l
      SET available_nano = l.available_nano + d.avail, reserved_nano = l.reserved_nano + d.reserved
-    FROM unnest(${U.lots.params}) AS d(${U.lots.names})
+    FROM ${from('lots', 'd')}
    WHERE l.id = d.id
   RETURNING l.id
 ), journal AS (
   INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
   SELECT u.wallet_id, u.lot_id, u.reservation_id, u.kind, u.amount, u.at
-    FROM unnest(${U.journal.params})
-      AS u(${U.journal.names})
+    FROM ${from('journal', 'u')}
   RETURNING id
 ), finished AS (
   UPDATE reservations r
      SET state = d.state, charged_nano = d.charged, finished_at = coalesce(d.at, r.finished_at),
          amount_nano = coalesce(d.amount, r.amount_nano)
-    FROM unnest(${U.finished.params}) AS d(${U.finished.names})
+    FROM ${from('finished', 'd')}
    WHERE r.id = d.id
   RETURNING r.id
 ), held_moved AS (
   UPDATE reservation_lots rl
      SET amount_nano = rl.amount_nano - d.amount
-    FROM unnest(${U.held_moved.params}) AS d(${U.held_moved.names})
+    FROM ${from('held_moved', 'd')}
    WHERE rl.reservation_id = d.reservation_id AND rl.lot_id = d.lot_id
   RETURNING rl.reservation_id
 ), draws AS (
   INSERT INTO reservation_draws (draw_id, reservation_id, amount_nano, at)
   SELECT u.draw_id, u.reservation_id, u.amount, u.at
-    FROM unnest(${U.draws.params}) AS u(${U.draws.names})
+    FROM ${from('draws', 'u')}
   RETURNING draw_id
 ), written AS (
   SELECT ARRAY[${CTES.map((cte) => `(SELECT count(*) FROM ${cte})`).join(', ')}]::int[] AS rows

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
+import { jsonRows, recordset } from '../db/json-rows.ts';
 import { LedgerInvariantBroken } from './batch-run.ts';
 import { type BatchSettings, createBatcher } from './batcher.ts';
 import { walletMethods } from './ledger-wallets.ts';
@@ -87,16 +88,21 @@ async function extendHolds(db: Db, ids: readonly string[], expiresAt: Date): Pro
 }
 
 /** A lease's figures per key as the column keeps them: `{"<key id>": "<nano>"}`, null when none. */
-const byKeyJson = (byKey: InFlightFigures['byKey']): string | null =>
-  byKey && byKey.size > 0 ? JSON.stringify(Object.fromEntries([...byKey].map(([k, n]) => [k, n.toString()]))) : null;
+const byKeyObject = (byKey: InFlightFigures['byKey']): Record<string, string> | null =>
+  byKey && byKey.size > 0 ? Object.fromEntries([...byKey].map(([k, n]) => [k, n.toString()])) : null;
 
 async function noteInFlight(db: Db, leases: readonly InFlightFigures[]): Promise<void> {
   if (leases.length === 0) return;
   await db.query(
-    `UPDATE reservations r SET in_flight_nano = v.n, in_flight_by_key = v.k::jsonb
-       FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, n, k)
+    `UPDATE reservations r SET in_flight_nano = v.n, in_flight_by_key = v.k
+       FROM ${recordset('$1', 'v', 'id text, n bigint, k jsonb')}
       WHERE r.id = v.id AND r.state = 'held'`,
-    [leases.map((l) => l.reservationId), leases.map((l) => l.inFlightNano.toString()), leases.map((l) => byKeyJson(l.byKey))],
+    [
+      jsonRows(
+        ['id', 'n', 'k'],
+        leases.map((l) => [l.reservationId, l.inFlightNano, byKeyObject(l.byKey)]),
+      ),
+    ],
   );
 }
 

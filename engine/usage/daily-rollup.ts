@@ -3,6 +3,7 @@
 import { koreanDate } from '../core/clock.ts';
 import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
+import { columnNames, type JsonCell, jsonRows, recordset } from '../db/json-rows.ts';
 import type { UsageRecordDraft } from './draft.ts';
 
 /** A record without a key is rolled up under '' (a key column of the primary key cannot be null). */
@@ -15,13 +16,22 @@ const NO_KEY = '';
  */
 function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): Statement | null {
   if (rows.length === 0) return null;
-  const col = <V>(f: (d: UsageRecordDraft, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.chargedNano));
   const count = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), Number.MAX_SAFE_INTEGER) : 0);
+  const values = rows.map(({ item: d, chargedNano }): JsonCell[] => [
+    koreanDate(d.at),
+    d.walletId,
+    d.keyId ?? NO_KEY,
+    d.model,
+    chargedNano,
+    count(d.usage.input_tokens),
+    count(d.usage.cache_read_tokens),
+    count(d.usage.cache_write_tokens),
+    count(d.usage.output_tokens),
+  ]);
   return {
     sql: `INSERT INTO usage_daily AS d (day, wallet_id, key_id, model, calls, charged_nano, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens)
      SELECT day, wallet_id, key_id, model, count(*), sum(charged)::bigint, sum(i), sum(cr), sum(cw), sum(o)
-       FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::numeric[], $7::numeric[], $8::numeric[], $9::numeric[])
-            AS r(day, wallet_id, key_id, model, charged, i, cr, cw, o)
+       FROM ${recordset('$1', 'r', ROLLUP_COLUMNS)}
       GROUP BY day, wallet_id, key_id, model
       ORDER BY day, wallet_id, key_id, model
      ON CONFLICT (day, wallet_id, key_id, model) DO UPDATE SET
@@ -31,19 +41,13 @@ function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): S
         cache_read_tokens = d.cache_read_tokens + EXCLUDED.cache_read_tokens,
         cache_write_tokens = d.cache_write_tokens + EXCLUDED.cache_write_tokens,
         output_tokens = d.output_tokens + EXCLUDED.output_tokens`,
-    params: [
-      col((d) => koreanDate(d.at)),
-      col((d) => d.walletId),
-      col((d) => d.keyId ?? NO_KEY),
-      col((d) => d.model),
-      col((_, charged) => charged.toString()),
-      col((d) => count(d.usage.input_tokens)),
-      col((d) => count(d.usage.cache_read_tokens)),
-      col((d) => count(d.usage.cache_write_tokens)),
-      col((d) => count(d.usage.output_tokens)),
-    ],
+    params: [jsonRows(ROLLUP_NAMES, values)],
   };
 }
+
+/** A record's share of its day, as the JSON rows are read. */
+const ROLLUP_COLUMNS = 'day date, wallet_id text, key_id text, model text, charged bigint, i numeric, cr numeric, cw numeric, o numeric';
+const ROLLUP_NAMES = columnNames(ROLLUP_COLUMNS);
 
 /**
  * Named after the table: writers are composed in name order, after `usage_records` (every process alike). The keys'

@@ -3,9 +3,9 @@
 // GET /v1/generations/{id} and the owner's dashboard, pruned after `limits.usage_record_days`.
 
 import { type AppliedPrices, chargeAt } from '../catalog/usage-cost.ts';
-import type { Usage } from '../core/types.ts';
 import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
+import { columnNames, type JsonCell, jsonRows, recordset } from '../db/json-rows.ts';
 import { dailyRollupWriter } from './daily-rollup.ts';
 import type { UsageRecordDraft } from './draft.ts';
 import { vendorResponseWriter } from './vendor-responses.ts';
@@ -35,9 +35,14 @@ export interface UsageRecordView {
   prices: AppliedPrices | null;
 }
 
-const COLUMNS = `request_id, wallet_id, key_id, at, door, model, vendor, route, fallback_depth, input_tokens,
-  cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, server_tool_calls, characters, images,
-  video_seconds, charged_nano, duration_ms, trace_id, prices, transfer_id`;
+/** The columns a record is written with, and their types as the JSON rows are read. */
+const RECORD_COLUMNS = `request_id text, wallet_id text, key_id text, at timestamptz, door text, model text, vendor text,
+  route text, fallback_depth int, input_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, output_tokens bigint,
+  reasoning_tokens bigint, server_tool_calls int, characters bigint, images int, video_seconds numeric, charged_nano bigint,
+  duration_ms int, trace_id text, prices jsonb, transfer_id text`;
+const COLUMN_NAMES = columnNames(RECORD_COLUMNS);
+
+const COLUMNS = COLUMN_NAMES.join(', ');
 const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id', '');
 
 /**
@@ -47,41 +52,40 @@ const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id', '');
  */
 function usageRecordsStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): Statement | null {
   if (rows.length === 0) return null;
-  const col = <V>(f: (d: UsageRecordDraft, u: Usage, charged: bigint) => V): V[] => rows.map((r) => f(r.item, r.item.usage, r.chargedNano));
   return {
-    // The prices travel as JSON text and become jsonb here: a jsonb[] parameter would need each driver's array quoting of JSON.
-    sql: `INSERT INTO usage_records (${COLUMNS})
-     SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22::jsonb, c23
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
-                   $9::int[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
-                   $16::bigint[], $17::int[], $18::numeric[], $19::bigint[], $20::int[], $21::text[], $22::text[], $23::text[])
-            AS r(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23)`,
-    params: [
-      col((d) => d.requestId),
-      col((d) => d.walletId),
-      col((d) => d.keyId),
-      col((d) => d.at.toISOString()),
-      col((d) => d.door),
-      col((d) => d.model),
-      col((d) => d.vendor),
-      col((d) => d.route),
-      col((d) => d.fallbackDepth),
-      col((_, u) => whole(u.input_tokens)),
-      col((_, u) => whole(u.cache_read_tokens)),
-      col((_, u) => whole(u.cache_write_tokens)),
-      col((_, u) => whole(u.output_tokens)),
-      col((_, u) => (u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens))),
-      col((_, u) => whole(u.web_search_calls + u.file_search_calls, INT_MAX)),
-      col((_, u) => (u.characters === undefined ? null : whole(u.characters))),
-      col((_, u) => (u.images === undefined ? null : whole(u.images, INT_MAX))),
-      col((_, u) => (u.video_seconds === undefined ? null : String(u.video_seconds))),
-      col((_, __, charged) => charged.toString()),
-      col((d) => whole(Math.round(d.durationMs), INT_MAX)),
-      col((d) => d.traceId),
-      col((d) => (d.prices ? JSON.stringify(d.prices) : null)),
-      rows.map((r) => r.transferId ?? null),
-    ],
+    sql: `INSERT INTO usage_records (${COLUMNS}) SELECT ${COLUMNS} FROM ${recordset('$1', 'r', RECORD_COLUMNS)}`,
+    params: [jsonRows(COLUMN_NAMES, rows.map(recordValues))],
   };
+}
+
+/** A record's values in RECORD_COLUMNS' order. */
+function recordValues({ item: d, chargedNano, transferId }: ChargedItem<UsageRecordDraft>): JsonCell[] {
+  const u = d.usage;
+  return [
+    d.requestId,
+    d.walletId,
+    d.keyId,
+    d.at,
+    d.door,
+    d.model,
+    d.vendor,
+    d.route,
+    d.fallbackDepth,
+    whole(u.input_tokens),
+    whole(u.cache_read_tokens),
+    whole(u.cache_write_tokens),
+    whole(u.output_tokens),
+    u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens),
+    whole(u.web_search_calls + u.file_search_calls, INT_MAX),
+    u.characters === undefined ? null : whole(u.characters),
+    u.images === undefined ? null : whole(u.images, INT_MAX),
+    u.video_seconds === undefined ? null : String(u.video_seconds),
+    chargedNano,
+    whole(Math.round(d.durationMs), INT_MAX),
+    d.traceId,
+    d.prices ?? null,
+    transferId ?? null,
+  ];
 }
 
 /** The usage record writer the ledger's batches call with the records of all their settles. */

@@ -5,6 +5,7 @@
 import type { StoredAnswer } from '../core/protocol.ts';
 import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
 import type { Db, Queryable } from '../db/db.ts';
+import { columnNames, jsonRows, recordset } from '../db/json-rows.ts';
 
 /** One stored answer of a wallet's call. */
 interface VendorResponseDraft {
@@ -20,19 +21,21 @@ interface VendorResponseDraft {
 function vendorResponsesStatement(rows: readonly ChargedItem<VendorResponseDraft>[]): Statement | null {
   if (rows.length === 0) return null;
   return {
-    // The item ids travel as one JSON text per row: an array of arrays would be flattened by unnest.
     sql: `INSERT INTO vendor_responses (id, wallet_id, item_ids, created_at)
-     SELECT c1, c2, ARRAY(SELECT jsonb_array_elements_text(c3::jsonb)), c4
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS r(c1, c2, c3, c4)
+     SELECT r.id, r.wallet_id, ARRAY(SELECT json_array_elements_text(r.item_ids)), r.created_at
+       FROM ${recordset('$1', 'r', RESPONSE_COLUMNS)}
      ON CONFLICT (id) DO NOTHING`,
     params: [
-      rows.map((r) => r.item.answer.id),
-      rows.map((r) => r.item.walletId),
-      rows.map((r) => JSON.stringify(r.item.answer.items)),
-      rows.map((r) => r.item.at.toISOString()),
+      jsonRows(
+        RESPONSE_NAMES,
+        rows.map(({ item }) => [item.answer.id, item.walletId, item.answer.items, item.at]),
+      ),
     ],
   };
 }
+
+const RESPONSE_COLUMNS = 'id text, wallet_id text, item_ids json, created_at timestamptz';
+const RESPONSE_NAMES = columnNames(RESPONSE_COLUMNS);
 
 /** The writer the ledger's batches call with the stored answers of their charges. */
 export const vendorResponseWriter: ChargeRowWriter<VendorResponseDraft> = {

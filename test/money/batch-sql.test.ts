@@ -1,6 +1,6 @@
 // The batch's write statement (batch-sql.ts): its parameters are numbered from one column table, so every
-// `$n` of the statement has its parameter, an array of the type its cast declares, and the arrays of one
-// `unnest` have one length. Checked on the statements real batches send, on both databases.
+// `$n` of the statement has its parameter, and each CTE's JSON rows carry exactly its declared columns, each
+// value of its declared type. Checked on the statements real batches send, on both databases.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
@@ -43,31 +43,29 @@ const FITS: Record<string, (v: unknown) => boolean> = {
   text: (v) => typeof v === 'string',
   bigint: (v) => typeof v === 'string' && /^-?\d+$/.test(v),
   timestamptz: (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v)),
-  int: (v) => Number.isInteger(v),
 };
 
-/** Checks one write statement against its parameters; returns how many rows each `unnest` carried. */
+/** Checks one write statement against its parameters; returns how many rows each CTE's recordset carried. */
 function checkWrite({ sql, params }: { sql: string; params: unknown[] }): number[] {
   const used = new Set<number>();
-  for (const [, n, type] of sql.matchAll(/\$(\d+)(?:::(\w+)\[\])?/g)) {
-    const i = Number(n);
-    used.add(i);
-    expect(i, `$${n}`).toBeLessThanOrEqual(params.length);
-    const p = params[i - 1];
-    if (type === undefined) {
-      expect(typeof p, `$${n}`).toBe('string'); // the owner
-      continue;
-    }
-    expect(FITS[type], `$${n}::${type}[]`).toBeDefined();
-    expect(Array.isArray(p), `$${n}::${type}[]`).toBe(true);
-    for (const v of p as unknown[]) if (v !== null) expect(FITS[type]!(v), `$${n}::${type}[] holds ${String(v)}`).toBe(true);
+  for (const [, n] of sql.matchAll(/\$(\d+)/g)) {
+    used.add(Number(n));
+    expect(Number(n), `$${n}`).toBeLessThanOrEqual(params.length);
   }
   expect([...used].sort((a, b) => a - b)).toEqual(params.map((_, i) => i + 1));
+  expect(typeof params[0], '$1, the owner').toBe('string');
   const counts: number[] = [];
-  for (const [, list] of sql.matchAll(/unnest\(([^)]*)\)/g)) {
-    const lengths = [...list!.matchAll(/\$(\d+)/g)].map(([, n]) => (params[Number(n) - 1] as unknown[]).length);
-    expect(new Set(lengths).size, `unnest(${list})`).toBe(1);
-    counts.push(lengths[0]!);
+  for (const [, n, columns] of sql.matchAll(/json_to_recordset\(\$(\d+)::json\) AS \w+\(([^)]*)\)/g)) {
+    const declared = columns!.split(',').map((c) => c.trim().split(/\s+/) as [string, string]);
+    const rows = JSON.parse(params[Number(n) - 1] as string) as Record<string, unknown>[];
+    for (const row of rows) {
+      expect(Object.keys(row), `$${n}'s columns`).toEqual(declared.map(([name]) => name));
+      for (const [name, type] of declared) {
+        expect(FITS[type], `${name} ${type}`).toBeDefined();
+        if (row[name] !== null) expect(FITS[type]!(row[name]), `$${n}: ${name} ${type} holds ${String(row[name])}`).toBe(true);
+      }
+    }
+    counts.push(rows.length);
   }
   expect(counts).toHaveLength(7);
   const expectedAt = Number(/ledger_check\(rows = \$(\d+)::int\[\]/.exec(sql)?.[1]);
@@ -78,7 +76,7 @@ function checkWrite({ sql, params }: { sql: string; params: unknown[] }): number
 describeEachDatabase('the batch write statement', (getDb: () => Db) => {
   const clock = fixedClock('2026-05-01T00:00:00Z');
 
-  it('every $n has a parameter of its declared array type, one length per unnest, and the batch writes', async () => {
+  it('every $n has a parameter, every JSON row its declared columns and types, and the batch writes', async () => {
     const { db, writes } = recordingWrites(getDb());
     const l = createLedger(db, { clock, owner: 'batch-sql-test' });
     const w = await l.createWallet({ credits: 10 });
@@ -99,7 +97,7 @@ describeEachDatabase('the batch write statement', (getDb: () => Db) => {
     for (let cte = 0; cte < 7; cte++)
       expect(
         carried.some((c) => c[cte]! > 0),
-        `unnest ${cte}`,
+        `CTE ${cte}`,
       ).toBe(true);
   });
 });
