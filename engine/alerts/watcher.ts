@@ -8,7 +8,7 @@ import { koreanDate, koreanMonthDays } from '../core/clock.ts';
 import type { DisplayCurrency } from '../core/money.ts';
 import { toBigInt } from '../core/money.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { jsonRows, recordset } from '../db/json-rows.ts';
+import { jsonTable } from '../db/json-rows.ts';
 import { type EventType, recordEvent } from './events.ts';
 import { fireExpiringLots } from './expiring-lots.ts';
 import { groupFigures } from './group-figures.ts';
@@ -38,6 +38,9 @@ export interface WatcherDeps {
   /** billing.yaml's display currency in force: payloads say their credits in it too (events.ts withMoney). */
   currency?: (() => DisplayCurrency | null) | undefined;
 }
+
+/** Thresholds fired before that may fire again, by subject. */
+const THRESHOLDS = jsonTable('subject text, threshold text');
 
 /** Fires a threshold unless it fired already in this period: the conditional write only one process wins. */
 const FIRE_SQL = `
@@ -209,13 +212,8 @@ export class AlertWatcher {
     if (rearm.length > 0) {
       await tx.query(
         `UPDATE alert_state SET armed = true
-          WHERE (subject, threshold) IN (SELECT t.subject, t.threshold FROM ${recordset('$1', 't', 'subject text, threshold text')}) AND NOT armed`,
-        [
-          jsonRows(
-            ['subject', 'threshold'],
-            rearm.map((t) => [t.subject, t.threshold]),
-          ),
-        ],
+          WHERE (subject, threshold) IN (SELECT t.subject, t.threshold FROM ${THRESHOLDS.from('$1', 't')}) AND NOT armed`,
+        [THRESHOLDS.json(rearm.map((t) => [t.subject, t.threshold]))],
       );
     }
     return fired;

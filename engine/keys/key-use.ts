@@ -6,7 +6,7 @@
 import { koreanDate, koreanMonthDays } from '../core/clock.ts';
 import { toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
-import { jsonRows, recordset } from '../db/json-rows.ts';
+import { jsonTable } from '../db/json-rows.ts';
 import type { KeyUsage } from './use-cache.ts';
 
 /** Korean days, `from` inclusive and `to` exclusive (YYYY-MM-DD): a month, as koreanMonthDays gives it. */
@@ -48,6 +48,8 @@ export async function lockKeys(tx: Queryable, keyIds: readonly string[]): Promis
   await tx.query('SELECT id FROM api_keys WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [[...keyIds].sort()]);
 }
 
+const KEY_DAYS = jsonTable('key_id text, from_day date, to_day date');
+
 // Each key's finished use over its days and what its held reservations hold, in one statement: one snapshot, so a
 // charge committing meanwhile (its reservation settled or drawn and its rollup row written by one transaction) is
 // counted as held or as used, never as neither nor both. Held: the key's own reservations (its calls' own holds and
@@ -61,7 +63,7 @@ SELECT c.key_id,
         + (SELECT coalesce(sum((r.in_flight_by_key ->> c.key_id)::bigint), 0) FROM reservations r
             WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND r.key_id IS DISTINCT FROM c.key_id
               AND r.wallet_id = (SELECT k.wallet_id FROM api_keys k WHERE k.id = c.key_id)))::text AS held
-  FROM ${recordset('$1', 'c', 'key_id text, from_day date, to_day date')}`;
+  FROM ${KEY_DAYS.from('$1', 'c')}`;
 
 /** A key's month as a capped reserve reads it: finished use and holds. */
 interface KeyStandingRead {
@@ -81,10 +83,7 @@ export async function readKeyStandings(
   if (keys.length === 0) return out;
   const rows = (
     await q.query<{ key_id: string; used: string; held: string }>(STANDINGS_SQL, [
-      jsonRows(
-        ['key_id', 'from_day', 'to_day'],
-        keys.map((k) => [k.keyId, k.days.from, k.days.to]),
-      ),
+      KEY_DAYS.json(keys.map((k) => [k.keyId, k.days.from, k.days.to])),
     ])
   ).rows;
   for (const r of rows) out.set(r.key_id, { usedNano: toBigInt(r.used), heldNano: toBigInt(r.held) });

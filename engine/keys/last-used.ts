@@ -3,7 +3,10 @@
 // at once.
 
 import type { Db } from '../db/db.ts';
+import { jsonTable } from '../db/json-rows.ts';
 import { lockKeys } from './key-use.ts';
+
+const KEY_USED = jsonTable('id text, at timestamptz');
 
 export class LastUsedBatch {
   private readonly pendingUse = new Map<string, Date>();
@@ -29,7 +32,7 @@ export class LastUsedBatch {
 
   async flush(): Promise<void> {
     if (this.pendingUse.size === 0) return;
-    const batch = [...this.pendingUse.entries()].map(([id, at]) => ({ id, at: at.toISOString() }));
+    const batch = [...this.pendingUse.entries()].map(([id, at]) => ({ id, at }));
     this.pendingUse.clear();
     // The rows locked in id order first, as a capped reserve locks its keys (key-use.ts, lockKeys): an update
     // of several keys in another order could deadlock with a batch holding some of them.
@@ -40,9 +43,9 @@ export class LastUsedBatch {
       );
       await tx.query(
         `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, u.at), u.at)
-           FROM jsonb_to_recordset($1::jsonb) AS u(id text, at timestamptz)
+           FROM ${KEY_USED.from('$1', 'u')}
           WHERE api_keys.id = u.id`,
-        [JSON.stringify(batch)],
+        [KEY_USED.json(batch.map((b) => [b.id, b.at]))],
       );
     });
   }

@@ -3,7 +3,7 @@
 import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
-import { columnNames, jsonRows, recordset } from '../db/json-rows.ts';
+import { jsonTable } from '../db/json-rows.ts';
 import type { Expected } from './known-rows.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
@@ -154,13 +154,15 @@ export function expectRows(tx: Queryable, expected: Expected): Promise<unknown> 
 /** The check found rows another writer changed: nothing was written, and the batch runs again reading them. */
 export const isStale = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'GWSTL';
 
+const WALLET_VENDOR = jsonTable('wallet_id text, vendor text');
+
 // For refusals only, read without locks: does the wallet exist, has it any lot, any that could ever serve the vendor.
 const WALLET_INFO_SQL = `
 SELECT u.wallet_id, u.vendor,
        EXISTS (SELECT 1 FROM wallets w WHERE w.id = u.wallet_id) AS wallet,
        EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id) AS any_lot,
        EXISTS (SELECT 1 FROM credit_lots l WHERE l.wallet_id = u.wallet_id AND (l.vendors IS NULL OR u.vendor = ANY(l.vendors))) AS usable_lot
-  FROM ${recordset('$1', 'u', 'wallet_id text, vendor text')}`;
+  FROM ${WALLET_VENDOR.from('$1', 'u')}`;
 
 type FactsRow = { wallet_id: string; vendor: string; wallet: boolean; any_lot: boolean; usable_lot: boolean };
 const factsKey = (walletId: string, vendor: string) => `${walletId}\u0000${vendor}`;
@@ -171,12 +173,7 @@ export async function readWalletFacts(
   pairs: readonly { walletId: string; vendor: string }[],
 ): Promise<{ get(walletId: string, vendor: string): WalletFacts | undefined }> {
   const unique = [...new Map(pairs.map((p) => [factsKey(p.walletId, p.vendor), p])).values()];
-  const { rows } = await tx.query<FactsRow>(WALLET_INFO_SQL, [
-    jsonRows(
-      ['wallet_id', 'vendor'],
-      unique.map((p) => [p.walletId, p.vendor]),
-    ),
-  ]);
+  const { rows } = await tx.query<FactsRow>(WALLET_INFO_SQL, [WALLET_VENDOR.json(unique.map((p) => [p.walletId, p.vendor]))]);
   const facts = new Map(
     rows.map((r) => [factsKey(r.wallet_id, r.vendor), { exists: r.wallet, anyLot: r.any_lot, usableLot: r.usable_lot }]),
   );
@@ -190,7 +187,7 @@ type Param = string | bigint | Date | null;
 /** A value per column of "name type, name type, …". */
 type Values<C extends string> = C extends `${string}, ${infer Rest}` ? [Param, ...Values<Rest>] : [Param];
 /** A row's values, then the columns they fill, in that order (as many: the type checks it). */
-const table = <R, C extends string>(values: (row: R) => Values<C>, columns: C) => ({ values, columns, names: columnNames(columns) });
+const table = <R, C extends string>(values: (row: R) => Values<C>, columns: C) => ({ values, rows: jsonTable(columns) });
 
 type Delta = [id: string, d: { avail: bigint; reserved: bigint }];
 type Finished = [id: string, f: { state: string; charged: bigint; at: Date | null; amount?: bigint | undefined }];
@@ -227,13 +224,13 @@ type WriteRows = { [K in Cte]: readonly Parameters<(typeof WRITE)[K]['values']>[
 const CTES = Object.keys(WRITE) as Cte[];
 
 /** Each CTE's rows as a table named `alias`, its parameter numbered from $2 in WRITE's order. */
-const from = (cte: Cte, alias: string) => recordset(`$${CTES.indexOf(cte) + 2}`, alias, WRITE[cte].columns);
+const from = (cte: Cte, alias: string) => WRITE[cte].rows.from(`$${CTES.indexOf(cte) + 2}`, alias);
 /** The parameter of the rows each CTE must write, after the CTEs'; and how many parameters in all. */
 const WRITE_PARAMS = CTES.length + 2;
 
 function writeParams(owner: string, rows: WriteRows): unknown[] {
   const params: unknown[] = [owner];
-  for (const cte of CTES) params.push(jsonRows(WRITE[cte].names, rows[cte].map(WRITE[cte].values as (row: unknown) => Param[])));
+  for (const cte of CTES) params.push(WRITE[cte].rows.json(rows[cte].map(WRITE[cte].values as (row: unknown) => Param[])));
   params.push(CTES.map((cte) => rows[cte].length));
   return params;
 }

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db } from '../db/db.ts';
-import { jsonRows, recordset } from '../db/json-rows.ts';
+import { jsonTable } from '../db/json-rows.ts';
 import { LedgerInvariantBroken } from './batch-run.ts';
 import { type BatchSettings, createBatcher } from './batcher.ts';
 import { walletMethods } from './ledger-wallets.ts';
@@ -91,18 +91,15 @@ async function extendHolds(db: Db, ids: readonly string[], expiresAt: Date): Pro
 const byKeyObject = (byKey: InFlightFigures['byKey']): Record<string, string> | null =>
   byKey && byKey.size > 0 ? Object.fromEntries([...byKey].map(([k, n]) => [k, n.toString()])) : null;
 
+const IN_FLIGHT = jsonTable('id text, n bigint, k jsonb');
+
 async function noteInFlight(db: Db, leases: readonly InFlightFigures[]): Promise<void> {
   if (leases.length === 0) return;
   await db.query(
     `UPDATE reservations r SET in_flight_nano = v.n, in_flight_by_key = v.k
-       FROM ${recordset('$1', 'v', 'id text, n bigint, k jsonb')}
+       FROM ${IN_FLIGHT.from('$1', 'v')}
       WHERE r.id = v.id AND r.state = 'held'`,
-    [
-      jsonRows(
-        ['id', 'n', 'k'],
-        leases.map((l) => [l.reservationId, l.inFlightNano, byKeyObject(l.byKey)]),
-      ),
-    ],
+    [IN_FLIGHT.json(leases.map((l) => [l.reservationId, l.inFlightNano, byKeyObject(l.byKey)]))],
   );
 }
 

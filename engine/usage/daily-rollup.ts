@@ -3,7 +3,7 @@
 import { koreanDate } from '../core/clock.ts';
 import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
-import { columnNames, type JsonCell, jsonRows, recordset } from '../db/json-rows.ts';
+import { type JsonCell, jsonTable } from '../db/json-rows.ts';
 import type { UsageRecordDraft } from './draft.ts';
 
 /** A record without a key is rolled up under '' (a key column of the primary key cannot be null). */
@@ -31,7 +31,7 @@ function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): S
   return {
     sql: `INSERT INTO usage_daily AS d (day, wallet_id, key_id, model, calls, charged_nano, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens)
      SELECT day, wallet_id, key_id, model, count(*), sum(charged)::bigint, sum(i), sum(cr), sum(cw), sum(o)
-       FROM ${recordset('$1', 'r', ROLLUP_COLUMNS)}
+       FROM ${ROLLUP.from('$1', 'r')}
       GROUP BY day, wallet_id, key_id, model
       ORDER BY day, wallet_id, key_id, model
      ON CONFLICT (day, wallet_id, key_id, model) DO UPDATE SET
@@ -41,13 +41,12 @@ function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): S
         cache_read_tokens = d.cache_read_tokens + EXCLUDED.cache_read_tokens,
         cache_write_tokens = d.cache_write_tokens + EXCLUDED.cache_write_tokens,
         output_tokens = d.output_tokens + EXCLUDED.output_tokens`,
-    params: [jsonRows(ROLLUP_NAMES, values)],
+    params: [ROLLUP.json(values)],
   };
 }
 
 /** A record's share of its day, as the JSON rows are read. */
-const ROLLUP_COLUMNS = 'day date, wallet_id text, key_id text, model text, charged bigint, i numeric, cr numeric, cw numeric, o numeric';
-const ROLLUP_NAMES = columnNames(ROLLUP_COLUMNS);
+const ROLLUP = jsonTable('day date, wallet_id text, key_id text, model text, charged bigint, i numeric, cr numeric, cw numeric, o numeric');
 
 /**
  * Named after the table: writers are composed in name order, after `usage_records` (every process alike). The keys'

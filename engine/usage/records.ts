@@ -5,7 +5,7 @@
 import { type AppliedPrices, chargeAt } from '../catalog/usage-cost.ts';
 import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
-import { columnNames, type JsonCell, jsonRows, recordset } from '../db/json-rows.ts';
+import { type JsonCell, jsonTable } from '../db/json-rows.ts';
 import { dailyRollupWriter } from './daily-rollup.ts';
 import type { UsageRecordDraft } from './draft.ts';
 import { vendorResponseWriter } from './vendor-responses.ts';
@@ -40,9 +40,9 @@ const RECORD_COLUMNS = `request_id text, wallet_id text, key_id text, at timesta
   route text, fallback_depth int, input_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, output_tokens bigint,
   reasoning_tokens bigint, server_tool_calls int, characters bigint, images int, video_seconds numeric, charged_nano bigint,
   duration_ms int, trace_id text, prices jsonb, transfer_id text`;
-const COLUMN_NAMES = columnNames(RECORD_COLUMNS);
+const RECORDS = jsonTable(RECORD_COLUMNS);
 
-const COLUMNS = COLUMN_NAMES.join(', ');
+const COLUMNS = RECORDS.names.join(', ');
 const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id', '');
 
 /**
@@ -53,8 +53,8 @@ const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id', '');
 function usageRecordsStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): Statement | null {
   if (rows.length === 0) return null;
   return {
-    sql: `INSERT INTO usage_records (${COLUMNS}) SELECT ${COLUMNS} FROM ${recordset('$1', 'r', RECORD_COLUMNS)}`,
-    params: [jsonRows(COLUMN_NAMES, rows.map(recordValues))],
+    sql: `INSERT INTO usage_records (${COLUMNS}) SELECT ${COLUMNS} FROM ${RECORDS.from('$1', 'r')}`,
+    params: [RECORDS.json(rows.map(recordValues))],
   };
 }
 

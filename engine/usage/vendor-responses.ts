@@ -5,7 +5,7 @@
 import type { StoredAnswer } from '../core/protocol.ts';
 import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { columnNames, jsonRows, recordset } from '../db/json-rows.ts';
+import { jsonTable } from '../db/json-rows.ts';
 
 /** One stored answer of a wallet's call. */
 interface VendorResponseDraft {
@@ -23,19 +23,13 @@ function vendorResponsesStatement(rows: readonly ChargedItem<VendorResponseDraft
   return {
     sql: `INSERT INTO vendor_responses (id, wallet_id, item_ids, created_at)
      SELECT r.id, r.wallet_id, ARRAY(SELECT json_array_elements_text(r.item_ids)), r.created_at
-       FROM ${recordset('$1', 'r', RESPONSE_COLUMNS)}
+       FROM ${RESPONSES.from('$1', 'r')}
      ON CONFLICT (id) DO NOTHING`,
-    params: [
-      jsonRows(
-        RESPONSE_NAMES,
-        rows.map(({ item }) => [item.answer.id, item.walletId, item.answer.items, item.at]),
-      ),
-    ],
+    params: [RESPONSES.json(rows.map(({ item }) => [item.answer.id, item.walletId, item.answer.items, item.at]))],
   };
 }
 
-const RESPONSE_COLUMNS = 'id text, wallet_id text, item_ids json, created_at timestamptz';
-const RESPONSE_NAMES = columnNames(RESPONSE_COLUMNS);
+const RESPONSES = jsonTable('id text, wallet_id text, item_ids json, created_at timestamptz');
 
 /** The writer the ledger's batches call with the stored answers of their charges. */
 export const vendorResponseWriter: ChargeRowWriter<VendorResponseDraft> = {

@@ -4,17 +4,16 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import type { Db } from '../../engine/db/db.ts';
-import { columnNames, jsonRows, recordset } from '../../engine/db/json-rows.ts';
+import { jsonTable } from '../../engine/db/json-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 
-const COLUMNS = 'name text, amount bigint, at timestamptz, day date, n int, extra jsonb';
+const TABLE = jsonTable('name text, amount bigint, at timestamptz, day date, n int, extra jsonb');
 const SQL = `SELECT name, amount::text AS amount, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at,
                     day::text AS day, n, extra
-               FROM ${recordset('$1', 'r', COLUMNS)}`;
-const NAMES = columnNames(COLUMNS);
+               FROM ${TABLE.from('$1', 'r')}`;
 
 type Row = { name: string | null; amount: string | null; at: string | null; day: string | null; n: number | null; extra: unknown };
-const read = async (db: Db, rows: unknown[][]) => (await db.query<Row>(SQL, [jsonRows(NAMES, rows as never)])).rows;
+const read = async (db: Db, rows: unknown[][]) => (await db.query<Row>(SQL, [TABLE.json(rows as never)])).rows;
 
 describeEachDatabase('rows as one JSON parameter', (getDb) => {
   it('reads back every column as sent, in order, with nulls and an empty list', async () => {
