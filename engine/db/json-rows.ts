@@ -6,7 +6,7 @@
 export type JsonCell = string | number | boolean | bigint | Date | null | undefined | object;
 
 /** A table's columns, "name type, name type, …", sent as one JSON parameter and read back under their names. */
-export interface JsonTable {
+interface JsonTable {
   /** `json_to_recordset(<param>::json) AS <alias>(<columns>)`. */
   from(param: string, alias: string): string;
   /** The parameter `from` reads: one object per row, its values in the columns' order. */
