@@ -3,10 +3,15 @@
 import type { ChargeRows } from '../db/charge-rows.ts';
 import type { MoneyLog } from './types.ts';
 
-/** SQLSTATE classes 22 (data exception) and 23 (integrity constraint violation): the same rows would be refused again. */
+/**
+ * SQLSTATE classes 22 (data exception), 23 (integrity constraint violation) and 54 (program limit exceeded, such as a
+ * value too long for its index): the same rows would be refused again.
+ */
+const REFUSED_FOR_GOOD = ['22', '23', '54'];
+
 function isRefusedForGood(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  return typeof code === 'string' && REFUSED_FOR_GOOD.includes(code.slice(0, 2));
 }
 
 /** A charge's rows from all to none (undefined), a step down per refusal for good; other failures are retried with the same rows. */

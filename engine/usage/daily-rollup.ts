@@ -4,7 +4,7 @@ import { koreanDate } from '../core/clock.ts';
 import type { ChargedItem, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
 import { type JsonCell, jsonTable } from '../db/json-rows.ts';
-import type { UsageRecordDraft } from './draft.ts';
+import { recordedCount, type UsageRecordDraft } from './draft.ts';
 
 /** A record without a key is rolled up under '' (a key column of the primary key cannot be null). */
 const NO_KEY = '';
@@ -16,17 +16,16 @@ const NO_KEY = '';
  */
 function dailyRollupStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): Statement | null {
   if (rows.length === 0) return null;
-  const count = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), Number.MAX_SAFE_INTEGER) : 0);
   const values = rows.map(({ item: d, chargedNano }): JsonCell[] => [
     koreanDate(d.at),
     d.walletId,
     d.keyId ?? NO_KEY,
     d.model,
     chargedNano,
-    count(d.usage.input_tokens),
-    count(d.usage.cache_read_tokens),
-    count(d.usage.cache_write_tokens),
-    count(d.usage.output_tokens),
+    recordedCount(d.usage.input_tokens),
+    recordedCount(d.usage.cache_read_tokens),
+    recordedCount(d.usage.cache_write_tokens),
+    recordedCount(d.usage.output_tokens),
   ]);
   return {
     sql: `INSERT INTO usage_daily AS d (day, wallet_id, key_id, model, calls, charged_nano, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens)

@@ -22,3 +22,11 @@ export interface UsageRecordDraft {
   /** The prices the charge was computed at (engine/catalog/usage-cost.ts): the record recomputes its charge alone. */
   prices: AppliedPrices | null;
 }
+
+/**
+ * A count as its column holds it: a whole number from 0 to `max` (bigint columns: the largest exact JavaScript
+ * integer), a fraction rounded up as the charge counts it (catalog/pricing.ts `wholeCount`), so the record prices
+ * to what was charged.
+ */
+export const recordedCount = (n: number, max = Number.MAX_SAFE_INTEGER): number =>
+  Number.isFinite(n) && n > 0 ? Math.min(Math.ceil(n), max) : 0;

@@ -7,7 +7,7 @@ import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type
 import type { Db } from '../db/db.ts';
 import { type JsonCell, jsonTable } from '../db/json-rows.ts';
 import { dailyRollupWriter } from './daily-rollup.ts';
-import type { UsageRecordDraft } from './draft.ts';
+import { recordedCount, type UsageRecordDraft } from './draft.ts';
 import { vendorResponseWriter } from './vendor-responses.ts';
 
 export type { UsageRecordDraft };
@@ -71,17 +71,17 @@ function recordValues({ item: d, chargedNano, transferId }: ChargedItem<UsageRec
     d.vendor,
     d.route,
     d.fallbackDepth,
-    whole(u.input_tokens),
-    whole(u.cache_read_tokens),
-    whole(u.cache_write_tokens),
-    whole(u.output_tokens),
-    u.reasoning_tokens === undefined ? null : whole(u.reasoning_tokens),
-    whole(u.web_search_calls + u.file_search_calls, INT_MAX),
-    u.characters === undefined ? null : whole(u.characters),
-    u.images === undefined ? null : whole(u.images, INT_MAX),
+    recordedCount(u.input_tokens),
+    recordedCount(u.cache_read_tokens),
+    recordedCount(u.cache_write_tokens),
+    recordedCount(u.output_tokens),
+    u.reasoning_tokens === undefined ? null : recordedCount(u.reasoning_tokens),
+    recordedCount(u.web_search_calls + u.file_search_calls, INT_MAX),
+    u.characters === undefined ? null : recordedCount(u.characters),
+    u.images === undefined ? null : recordedCount(u.images, INT_MAX),
     u.video_seconds === undefined ? null : String(u.video_seconds),
     chargedNano,
-    whole(Math.round(d.durationMs), INT_MAX),
+    recordedCount(Math.round(d.durationMs), INT_MAX),
     d.traceId,
     d.prices ?? null,
     transferId ?? null,
@@ -115,8 +115,6 @@ export const usageRowWriters: readonly ChargeRowWriter<unknown>[] = [
 
 /** The `int` columns' largest value. */
 const INT_MAX = 2_147_483_647;
-/** A count as its column holds it: a whole number from 0 to `max` (bigint columns: the largest exact JavaScript integer). */
-const whole = (n: number, max = Number.MAX_SAFE_INTEGER): number => (Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), max) : 0);
 
 interface Row {
   request_id: string;

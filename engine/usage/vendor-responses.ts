@@ -37,9 +37,19 @@ export const vendorResponseWriter: ChargeRowWriter<VendorResponseDraft> = {
   statement: vendorResponsesStatement,
 };
 
-/** The charge row recording a call's stored answer; none when the vendor stored nothing it named. */
-export const vendorResponseRows = (draft: Omit<VendorResponseDraft, 'answer'> & { answer: StoredAnswer | null }): ChargeRow[] =>
-  draft.answer ? [chargeRow(vendorResponseWriter, { ...draft, answer: draft.answer })] : [];
+/**
+ * Longest id recorded, in UTF-8 bytes. An index entry holds about 2,700 bytes, and the vendor's ids are some 60
+ * characters: a longer one is not recorded, so a later call naming it is refused as one never stored.
+ */
+const MAX_ID_BYTES = 1_024;
+const recordable = (id: string): boolean => Buffer.byteLength(id, 'utf8') <= MAX_ID_BYTES;
+
+/** The charge row recording a call's stored answer; none when the vendor stored nothing it named, or named it too long. */
+export function vendorResponseRows(draft: Omit<VendorResponseDraft, 'answer'> & { answer: StoredAnswer | null }): ChargeRow[] {
+  const { answer } = draft;
+  if (!answer || !recordable(answer.id)) return [];
+  return [chargeRow(vendorResponseWriter, { ...draft, answer: { id: answer.id, items: answer.items.filter(recordable) } })];
+}
 
 /**
  * The ids among `ids` that no stored answer of the wallet has, as the answer's id or one of its items' ids: an

@@ -57,6 +57,27 @@ describeEachDatabase('charge first, charge rows second', (getDb: () => Db) => {
     await expectJournalAddsUp(getDb(), s.walletId);
   });
 
+  it('a row too long for its index (SQLSTATE 54000) is refused for good too: the charge lands with fewer rows', async () => {
+    const s = await setup();
+    await getDb().query('CREATE TABLE IF NOT EXISTS charge_first_ids (id text PRIMARY KEY)');
+    // Hex digits compress to about half, so 12,800 of them stay past the index's 2,704 bytes.
+    const unindexable: ChargeRowWriter<null> = {
+      name: 'unindexable',
+      statement: () => ({
+        sql: "INSERT INTO charge_first_ids SELECT string_agg(md5(i::text), '') FROM generate_series(1, 400) AS i",
+        params: [],
+      }),
+    };
+    const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-54' });
+    if (!r.ok) throw new Error('refused');
+    const rows = new ChargeRowLadder([[chargeRow(noted, 'exact-54'), chargeRow(unindexable, null)], undefined], s.log, 'exact-54');
+    expect((await chargeFirst(rows, (a) => s.ledger.settle(r.reservation, 20_000n, a))).chargedNano).toBe(20_000n);
+    expect(s.errors).toHaveLength(1);
+    expect(s.errors[0]).toMatchObject({ callId: 'exact-54', err: { code: '54000' } });
+    expect((await s.ledger.balance(s.walletId)).reservedNano).toBe(0n);
+    await expectJournalAddsUp(getDb(), s.walletId);
+  });
+
   it('a failure that is not a refusal of the rows drops nothing: the settle fails and its hold stays', async () => {
     const s = await setup();
     const r = await s.ledger.reserve({ walletId: s.walletId, vendor: 'b', amountNano: 50_000n, callId: 'exact-2' });
