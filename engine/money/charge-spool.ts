@@ -40,7 +40,7 @@ export class ChargeSpool {
     private readonly dir: string,
     owner: string,
   ) {
-    this.file = join(dir, `${owner.replaceAll(':', '~').replace(/[^\w.~-]/g, '_')}.jsonl`);
+    this.file = join(dir, `${spoolStem(owner)}.jsonl`);
   }
 
   /** Keeps the intent on disk (written and flushed) before returning. */
@@ -78,14 +78,24 @@ export class ChargeSpool {
     rmSync(this.file, { force: true });
   }
 
-  /** Writes again the charges that dead processes left in the folder; resolves with how many it wrote. */
-  async replay(writers: readonly ChargeRowWriter<unknown>[], write: (intent: ChargeIntent) => Promise<void>): Promise<number> {
+  /**
+   * Writes again the charges that dead processes left in the folder; resolves with how many it wrote. `heldElsewhere`
+   * names (as spoolStem does) the owners with a hold still held: a file of another host's is theirs while they do.
+   */
+  async replay(
+    writers: readonly ChargeRowWriter<unknown>[],
+    write: (intent: ChargeIntent) => Promise<void>,
+    heldElsewhere: () => Promise<ReadonlySet<string>> = async () => new Set(),
+  ): Promise<number> {
     let files: string[];
     try {
-      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && join(this.dir, f) !== this.file && !ownerAlive(f));
+      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && join(this.dir, f) !== this.file);
     } catch {
       return 0; // no spool folder: nothing was ever kept
     }
+    const foreign = files.filter((f) => pidOnThisHost(f) === null);
+    const holding = foreign.length > 0 ? await heldElsewhere() : new Set<string>();
+    files = files.filter((f) => !ownerAlive(f, holding));
     const byName = new Map(writers.map((w) => [w.name, w]));
     let written = 0;
     let failed: unknown = null;
@@ -109,13 +119,26 @@ export class ChargeSpool {
   }
 }
 
-/** Whether the process that wrote the file runs on this host still (signal 0 asks without touching it). */
-function ownerAlive(file: string): boolean {
+/** An owner id as its spool file is named (`<host>~<pid>~<random>`). */
+export const spoolStem = (owner: string): string => owner.replaceAll(':', '~').replace(/[^\w.~-]/g, '_');
+
+/** The pid of the process that wrote the file when it ran on this host, else null. */
+function pidOnThisHost(file: string): number | null {
   const [host, pid] = file.split('~');
-  if (host !== hostname().replace(/[^\w.~-]/g, '_') || !/^\d+$/.test(pid ?? '')) return false;
+  return host === spoolStem(hostname()) && /^\d+$/.test(pid ?? '') ? Number(pid) : null;
+}
+
+/**
+ * Whether the process that wrote the file may still be writing its charges: on this host, its pid answers signal 0;
+ * on another (a folder shared, or copied from a host lost for good), it still holds a hold, which a live process
+ * renews. Replaying a live process's charge could race its first write of it, which looks for no earlier one.
+ */
+function ownerAlive(file: string, holding: ReadonlySet<string>): boolean {
+  const pid = pidOnThisHost(file);
+  if (pid === null) return holding.has(file.slice(0, -'.jsonl'.length));
   try {
-    process.kill(Number(pid), 0);
-    return Number(pid) !== process.pid; // our own pid on another file: a container's earlier life
+    process.kill(pid, 0);
+    return pid !== process.pid; // our own pid on another file: a container's earlier life
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }

@@ -3,7 +3,7 @@
 import { vendorIdsOf } from '../catalog/config.ts';
 import type { Runtime } from '../catalog/runtime.ts';
 import type { Clock } from '../core/clock.ts';
-import type { ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
+import type { ChargeRowWriter } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
 import type { KeyService } from '../keys/index.ts';
 import type { Accounts } from './accounts.ts';
@@ -11,14 +11,14 @@ import type { WalletAccountsDeps } from './admission.ts';
 import { DEFAULT_AUDIT_INTERVAL_MS, HOLD_GRACE_SWEEPS, LedgerAuditor } from './audit.ts';
 import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
-import { chargeFirst, ladderFor } from './charge-first.ts';
-import { type ChargeIntent, ChargeSpool } from './charge-spool.ts';
+import { ChargeSpool } from './charge-spool.ts';
 import { ChargeWriter } from './charge-writer.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import { createLedger } from './ledger.ts';
 import { startLotExpiry } from './lot-expiry.ts';
 import { HoldRenewals } from './renewals.ts';
-import { CHARGE_RETRY, isFinal } from './retry.ts';
+import { CHARGE_RETRY } from './retry.ts';
+import { type SpoolReplay, startSpoolReplay } from './spool-replay.ts';
 import { startSweeper } from './sweep.ts';
 import type { Ledger, MoneyLog } from './types.ts';
 import { createWalletAccounts } from './wallet-accounts.ts';
@@ -48,10 +48,6 @@ export interface GatewayMoney {
   drain(): Promise<void>;
 }
 
-/** How often, and how many times, the charges a dead process left are tried while the database does not take them. */
-const REPLAY_EVERY_MS = 5_000;
-const REPLAY_TRIES = 720;
-
 /** `log` is read at each use (the app's once it exists); `spoolDir`: GATEWAY_DATA_DIR/charges, or null: memory only. */
 export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => MoneyLog, spoolDir: string | null): GatewayMoney {
   const limits = runtime.snapshot().config.limits;
@@ -79,6 +75,7 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     turn: databaseAuditTurn(db),
   });
   let stopSweeper: () => void = () => undefined;
+  let replay: SpoolReplay | null = null;
   return {
     ledger,
     writer,
@@ -108,45 +105,15 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
       const unwritable = spool?.unwritable();
       if (unwritable)
         log().error({ reason: unwritable }, 'the charge spool cannot be written: answers will wait for their charges to commit');
-      if (spool) void replayLeftCharges(spool, ledger, rowWriters, log);
+      if (spool) replay = startSpoolReplay({ spool, ledger, db, clock, rowWriters, log });
     },
-    stopTimers() {
+    async stopTimers() {
       stopSweeper();
-      return audit.stop();
+      await Promise.all([audit.stop(), replay?.stop()]);
     },
     async drain() {
       await writer.drain(CHARGE_DRAIN_MS);
       await leases.book.close(CHARGE_DRAIN_MS);
     },
   };
-}
-
-/**
- * Writes the charges dead processes left in the spool, again every REPLAY_EVERY_MS while the database does not take
- * them. Each is keyed by its id, so one already written moves nothing; one refused for good is said in the log.
- */
-async function replayLeftCharges(spool: ChargeSpool, ledger: Ledger, rowWriters: readonly ChargeRowWriter<unknown>[], log: () => MoneyLog) {
-  const writeAgain = async (i: ChargeIntent) => {
-    // Its rows step down as the live charge's would have: rows refused for good must not leave the answer free.
-    const charge = (rows: ChargeRows | undefined) =>
-      i.kind === 'settle'
-        ? ledger.settle(i.reservationId, i.costNano, rows)
-        : ledger.draw(i.reservationId, i.costNano, i.drawId ?? i.callId, rows, { holdAtMostNano: i.holdAtMostNano });
-    try {
-      await chargeFirst(ladderFor(i.rows, log(), i.callId), charge);
-    } catch (e) {
-      if (!isFinal(e)) throw e;
-      log().error({ err: e, callId: i.callId }, 'a charge left by a stopped process was refused');
-    }
-  };
-  for (let t = 0; t < REPLAY_TRIES; t++) {
-    try {
-      const n = await spool.replay(rowWriters, writeAgain);
-      if (n > 0) log().warn({ charges: n }, 'charges left by a stopped process written');
-      return;
-    } catch (e) {
-      log().warn({ err: e }, 'charges left by a stopped process not written yet: trying again');
-      await new Promise((r) => setTimeout(r, REPLAY_EVERY_MS).unref());
-    }
-  }
 }
