@@ -79,13 +79,13 @@ export class ChargeSpool {
   }
 
   /**
-   * Writes again the charges that dead processes left in the folder; resolves with how many it wrote. `heldElsewhere`
-   * names (as spoolStem does) the owners with a hold still held: a file of another host's is theirs while they do.
+   * Writes again the charges that dead processes left in the folder; resolves with how many it wrote. `holding`
+   * names (as spoolStem does) the owners with a hold still held, which a live process renews.
    */
   async replay(
     writers: readonly ChargeRowWriter<unknown>[],
     write: (intent: ChargeIntent) => Promise<void>,
-    heldElsewhere: () => Promise<ReadonlySet<string>> = async () => new Set(),
+    holding: () => Promise<ReadonlySet<string>> = async () => new Set(),
   ): Promise<number> {
     let files: string[];
     try {
@@ -93,9 +93,9 @@ export class ChargeSpool {
     } catch {
       return 0; // no spool folder: nothing was ever kept
     }
-    const foreign = files.filter((f) => pidOnThisHost(f) === null);
-    const holding = foreign.length > 0 ? await heldElsewhere() : new Set<string>();
-    files = files.filter((f) => !ownerAlive(f, holding));
+    const died = new Set(files.filter(diedOnThisHost));
+    const held = died.size < files.length ? await holding() : new Set<string>();
+    files = files.filter((f) => died.has(f) || !held.has(f.slice(0, -'.jsonl'.length)));
     const byName = new Map(writers.map((w) => [w.name, w]));
     let written = 0;
     let failed: unknown = null;
@@ -122,25 +122,23 @@ export class ChargeSpool {
 /** An owner id as its spool file is named (`<host>~<pid>~<random>`). */
 export const spoolStem = (owner: string): string => owner.replaceAll(':', '~').replace(/[^\w.~-]/g, '_');
 
-/** The pid of the process that wrote the file when it ran on this host, else null. */
-function pidOnThisHost(file: string): number | null {
-  const [host, pid] = file.split('~');
-  return host === spoolStem(hostname()) && /^\d+$/.test(pid ?? '') ? Number(pid) : null;
-}
-
 /**
- * Whether the process that wrote the file may still be writing its charges: on this host, its pid answers signal 0;
- * on another (a folder shared, or copied from a host lost for good), it still holds a hold, which a live process
- * renews. Replaying a live process's charge could race its first write of it, which looks for no earlier one.
+ * Whether the file's process ran on this host and is gone: its pid answers no more, or is this process's own (a
+ * container's earlier life). Its charges are written at once. Any other file (another host's, copied in or on a
+ * shared folder; a pid that answers, maybe reused) is its process's while that process holds a hold: a live one
+ * renews its holds, a dead one's lapse within their life. Replaying a live process's charge could race its first
+ * write of it, which looks for no earlier one.
  */
-function ownerAlive(file: string, holding: ReadonlySet<string>): boolean {
-  const pid = pidOnThisHost(file);
-  if (pid === null) return holding.has(file.slice(0, -'.jsonl'.length));
+function diedOnThisHost(file: string): boolean {
+  const [host, pidText] = file.split('~');
+  if (host !== spoolStem(hostname()) || !/^\d+$/.test(pidText ?? '')) return false;
+  const pid = Number(pidText);
+  if (pid === process.pid) return true;
   try {
-    process.kill(pid, 0);
-    return pid !== process.pid; // our own pid on another file: a container's earlier life
+    process.kill(pid, 0); // signal 0 asks without touching it
+    return false;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    return (e as NodeJS.ErrnoException).code !== 'EPERM';
   }
 }
 

@@ -1,5 +1,6 @@
 // The spool of charges the database has not taken: what is kept comes back whole (bigints, instants, its rows'
-// writers), a landed charge is not written again, a live process's file is left alone, and a file goes once done.
+// writers), a landed charge is not written again, a live process's file (its pid answers and it holds a hold) is
+// left alone, a reused pid's is not, and a file goes once done.
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,14 +58,32 @@ describe('the charge spool', () => {
       join(dir, `${hostname()}~${DEAD_PID}~x.jsonl`),
       `${JSON.stringify({ callId: 'dead_1', kind: 'settle', reservationId: 'r', costNano: { $bigint: '3' } })}\n{"callId": "cut`,
     );
-    await expect(me.replay([writer], async () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
+    const holding = async () => new Set([`${hostname()}~${process.ppid}~live`]);
+    await expect(me.replay([writer], async () => Promise.reject(new Error('database down')), holding)).rejects.toThrow('database down');
     expect(readdirSync(dir)).toHaveLength(3);
     const seen: string[] = [];
-    expect(await me.replay([writer], async (i) => void seen.push(i.callId))).toBe(1);
+    expect(await me.replay([writer], async (i) => void seen.push(i.callId), holding)).toBe(1);
     expect(seen).toEqual(['dead_1']); // the line cut by the kill was never kept
     expect(readdirSync(dir)).toHaveLength(2);
     me.landed('mine_1');
     live.landed('live_1');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('writes the file of a pid that answers but holds no hold: the pid was reused, its gateway is gone', async () => {
+    const dir = folder();
+    const reused = new ChargeSpool(dir, `${hostname()}:${process.ppid}:gone`);
+    reused.keep({ callId: 'reused_1', kind: 'settle', reservationId: 'res_r', costNano: 4n });
+    const me = new ChargeSpool(dir, `${hostname()}:${process.pid}:me`);
+    const seen: string[] = [];
+    expect(
+      await me.replay(
+        [writer],
+        async (i) => void seen.push(i.callId),
+        async () => new Set(['elsewhere~1~x']),
+      ),
+    ).toBe(1);
+    expect(seen).toEqual(['reused_1']);
     expect(readdirSync(dir)).toEqual([]);
   });
 });
