@@ -13,7 +13,7 @@ import type { Op, Pending } from './batch-queues.ts';
 import { expectRows, isStale, lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { linkGroupCaps } from './group-caps.ts';
 import type { Expected, KnownRows } from './known-rows.ts';
-import { Book, type KeyStanding, walletsMissingLocks } from './policy.ts';
+import { Book, type KeyStanding, looksForEarlierWrite, walletsMissingLocks } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
 import type { FinishOp, FinishOutcome, KeyCap, KeyCapRefusal, ReserveOp, ReserveResult } from './types.ts';
 
@@ -124,7 +124,8 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
   const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
   // Draws retried after an unclear commit are looked for among the charges written (read with the holds), not made twice;
   // so are those run alone after their batch failed, which may have committed (a connection lost with its COMMIT sent).
-  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && (alone || !op.firstTry));
+  const now = ctx.clock.now();
+  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && (alone || looksForEarlierWrite(op, now)));
   const locked = await lockBatch(
     tx,
     [...walletIds],

@@ -1,6 +1,21 @@
 // Charges the database has not taken, kept on this host's disk so a killed process has not answered for free; the
 // next process on the data folder writes them (docs/decisions/charge-writer.md, "The spool").
-import { accessSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
@@ -30,9 +45,16 @@ export const drawIntent = (
 /** Lines one spool file is read for at most: far above what a day of retries can leave. */
 const MAX_LINES = 1_000_000;
 
-/** One process's spool file: `<dir>/<host>~<pid>~<random>.jsonl`, so the next process can tell whose it was. */
+/** Times a line is written again when the file was taken meanwhile by a replay that judged its owner dead. */
+const MAX_REWRITES = 3;
+
+/**
+ * One process's spool file: `<dir>/<host>~<pid>~<random>.jsonl`, so the next process can tell whose it was. Each line
+ * is appended by path, never through a descriptor kept open: a replay takes a file by renaming it first, and a
+ * process judged dead by mistake (frozen past its holds' life) then keeps its next charges in a new file, not in
+ * one already read.
+ */
 export class ChargeSpool {
-  private fd: number | null = null;
   private waiting = 0;
   private readonly file: string;
 
@@ -45,13 +67,24 @@ export class ChargeSpool {
 
   /** Keeps the intent on disk (written and flushed) before returning. */
   keep(intent: ChargeIntent): void {
-    if (this.fd === null) {
-      mkdirSync(this.dir, { recursive: true });
-      this.fd = openSync(this.file, 'a');
-    }
-    writeSync(this.fd, `${encodeIntent(intent)}\n`);
-    fsyncSync(this.fd);
+    mkdirSync(this.dir, { recursive: true });
+    this.append(`${encodeIntent(intent)}\n`, true);
     this.waiting++;
+  }
+
+  /** Appends `line`; again when the file was renamed away before the line was known written in it (twice is a no-op). */
+  private append(line: string, flush: boolean): void {
+    for (let attempt = 0; attempt < MAX_REWRITES; attempt++) {
+      const fd = openSync(this.file, 'a');
+      try {
+        writeSync(fd, line);
+        if (flush) fsyncSync(fd);
+        if (stillAt(fd, this.file)) return;
+      } finally {
+        closeSync(fd);
+      }
+    }
+    throw new Error(`charge spool: ${this.file} was taken ${MAX_REWRITES} times while a line was written to it`);
   }
 
   /** Why charges could not be kept here (the folder cannot be made or written), or null when they can. */
@@ -67,15 +100,10 @@ export class ChargeSpool {
 
   /** The kept charge landed (or was refused for good): once none waits, the file goes. */
   landed(callId: string): void {
-    if (this.fd === null) return;
+    if (this.waiting === 0) return;
     this.waiting--;
-    if (this.waiting > 0) {
-      writeSync(this.fd, `${JSON.stringify({ landed: callId })}\n`);
-      return;
-    }
-    closeSync(this.fd);
-    this.fd = null;
-    rmSync(this.file, { force: true });
+    if (this.waiting > 0) this.append(`${JSON.stringify({ landed: callId })}\n`, false);
+    else rmSync(this.file, { force: true });
   }
 
   /**
@@ -95,15 +123,16 @@ export class ChargeSpool {
     }
     const died = new Set(files.filter(diedOnThisHost));
     const held = died.size < files.length ? await holding() : new Set<string>();
-    files = files.filter((f) => died.has(f) || !held.has(f.slice(0, -'.jsonl'.length)));
+    files = files.filter((f) => died.has(f) || !held.has(ownerStemOf(f)));
     const byName = new Map(writers.map((w) => [w.name, w]));
     let written = 0;
     let failed: unknown = null;
     for (const f of files) {
-      const path = join(this.dir, f);
+      const taken = this.take(f);
+      if (taken === null) continue; // another replay took it first
       let left = false;
-      for (const intent of waitingIn(readFileSync(path, 'utf8'), byName)) {
-        // One that fails leaves its file for the next try (the ones written are no-ops then); the others go on.
+      for (const intent of waitingIn(readFileSync(taken, 'utf8'), byName)) {
+        // One that fails leaves the file for the next try (the ones written are no-ops then); the others go on.
         await write(intent).then(
           () => written++,
           (e: unknown) => {
@@ -112,12 +141,43 @@ export class ChargeSpool {
           },
         );
       }
-      if (!left) rmSync(path, { force: true });
+      if (!left) rmSync(taken, { force: true });
     }
     if (failed !== null) throw failed;
     return written;
   }
+
+  /** Renames the file before reading it, still under its owner's name (a failed replay leaves it for the next). */
+  private take(file: string): string | null {
+    const taken = join(this.dir, `${ownerStemOf(file)}~taken-${randomBytes(4).toString('hex')}.jsonl`);
+    try {
+      renameSync(join(this.dir, file), taken);
+      return taken;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+  }
 }
+
+/** Whether the descriptor's file is still the one at `path` (a replay renames a file it takes). */
+function stillAt(fd: number, path: string): boolean {
+  try {
+    const open = fstatSync(fd);
+    const named = statSync(path);
+    return open.ino === named.ino && open.dev === named.dev;
+  } catch {
+    return false;
+  }
+}
+
+/** The owner's part of a spool file's name: `<host>~<pid>~<random>`, less what a replay that took it added. */
+const ownerStemOf = (file: string): string =>
+  file
+    .replace(/\.jsonl$/, '')
+    .split('~')
+    .slice(0, 3)
+    .join('~');
 
 /** An owner id as its spool file is named (`<host>~<pid>~<random>`). */
 export const spoolStem = (owner: string): string => owner.replaceAll(':', '~').replace(/[^\w.~-]/g, '_');

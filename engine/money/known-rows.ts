@@ -3,7 +3,7 @@
 // trip, never money: batch-sql.ts `expectRows` checks every row the decisions read, under their locks, before the write.
 import { LRUCache } from 'lru-cache';
 import type { Pending } from './batch-queues.ts';
-import { Book, type LotState, type ResState } from './policy.ts';
+import { Book, type LotState, looksForEarlierWrite, type ResState } from './policy.ts';
 
 /** Wallets remembered at most, and held reservations per wallet (past it the wallet is forgotten). */
 const MAX_WALLETS = 4_096;
@@ -55,7 +55,7 @@ export class KnownRows {
     const walletIds = new Set<string>();
     for (const { op } of batch) {
       if (op.kind !== 'settle' && op.kind !== 'release' && op.kind !== 'draw') return null;
-      if ((op.kind === 'draw' && !op.firstTry) || op.walletId === null || this.shared.has(op.walletId)) return null;
+      if (looksForEarlierWrite(op, now) || op.walletId === null || this.shared.has(op.walletId)) return null;
       const held = this.wallets.get(op.walletId)?.held.get(op.id);
       if (!held) return null;
       reservations.set(op.id, resCopy(held));

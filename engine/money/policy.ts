@@ -62,6 +62,18 @@ export interface WalletFacts {
 export const planAllows = (planVendors: readonly string[], vendor: string, facts: Pick<WalletFacts, 'anyLot' | 'usableLot'>): boolean =>
   !planVendors.includes(vendor) || !facts.anyLot || facts.usableLot;
 
+/** A first try this much older than its batch was held up (a process frozen): it looks for its earlier write too. */
+const FIRST_TRY_FRESH_MS = 2_000;
+
+/**
+ * Whether a batch looks for the draw's earlier write (docs/decisions/charge-writer.md, "The spool"): every retry, and
+ * a first try held up long enough that a replay may have taken its process for dead and written it meanwhile.
+ */
+export const looksForEarlierWrite = (op: FinishOp, now: Date): boolean =>
+  op.kind === 'draw' &&
+  op.drawId !== undefined &&
+  (!op.firstTry || op.drawnAt === undefined || now.getTime() - op.drawnAt.getTime() >= FIRST_TRY_FRESH_MS);
+
 /** Whether finishing a reservation in this state can still move money (else it is a no-op). */
 const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>
   state === 'held' || (state === 'expired' && kind === 'settle') || kind === 'draw';

@@ -86,4 +86,21 @@ describe('the charge spool', () => {
     expect(seen).toEqual(['reused_1']);
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  it("keeps a live process's next charges though another process took its file for a dead one's", async () => {
+    const dir = folder();
+    const live = new ChargeSpool(dir, 'frozen-host:4242:live'); // its holds lapsed while it was stopped: judged dead
+    live.keep({ callId: 'kept_1', kind: 'settle', reservationId: 'res_1', costNano: 1n });
+    const other = new ChargeSpool(dir, `${hostname()}:${process.pid}:other`);
+    const byOther: string[] = [];
+    expect(await other.replay([writer], async (i) => void byOther.push(i.callId))).toBe(1);
+    expect(byOther).toEqual(['kept_1']);
+
+    live.keep({ callId: 'kept_2', kind: 'settle', reservationId: 'res_2', costNano: 2n }); // then it is killed
+    const next = new ChargeSpool(dir, `${hostname()}:${DEAD_PID + 1}:next`);
+    const byNext: string[] = [];
+    expect(await next.replay([writer], async (i) => void byNext.push(i.callId))).toBe(1);
+    expect(byNext).toEqual(['kept_2']);
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });
