@@ -124,8 +124,7 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
   const finishes = batch.flatMap((p) => (p.op.kind === 'reserve' ? [] : [p.op]));
   // Draws retried after an unclear commit are looked for among the charges written (read with the holds), not made twice;
   // so are those run alone after their batch failed, which may have committed (a connection lost with its COMMIT sent).
-  const now = ctx.clock.now();
-  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && (alone || looksForEarlierWrite(op, now)));
+  const draws = finishes.filter((op) => op.kind === 'draw' && op.drawId && (alone || looksForEarlierWrite(op)));
   const locked = await lockBatch(
     tx,
     [...walletIds],

@@ -56,13 +56,15 @@ const MAX_REWRITES = 3;
  */
 export class ChargeSpool {
   private waiting = 0;
+  private readonly stem: string;
   private readonly file: string;
 
   constructor(
     private readonly dir: string,
     owner: string,
   ) {
-    this.file = join(dir, `${spoolStem(owner)}.jsonl`);
+    this.stem = spoolStem(owner);
+    this.file = join(dir, `${this.stem}.jsonl`);
   }
 
   /** Keeps the intent on disk (written and flushed) before returning. */
@@ -104,7 +106,7 @@ export class ChargeSpool {
     this.waiting--;
     try {
       if (this.waiting > 0) this.append(`${JSON.stringify({ landed: callId })}\n`, false);
-      else rmSync(this.file, { force: true });
+      else for (const f of readdirSync(this.dir)) if (ownerStemOf(f) === this.stem) rmSync(join(this.dir, f), { force: true });
     } catch {
       // A landed line only spares a replay a write that would move nothing: the charge is keyed by its id.
     }
@@ -121,7 +123,8 @@ export class ChargeSpool {
   ): Promise<number> {
     let files: string[];
     try {
-      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && join(this.dir, f) !== this.file);
+      // Its own files, taken by a replay or not, hold what its writer still retries.
+      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && ownerStemOf(f) !== this.stem);
     } catch {
       return 0; // no spool folder: nothing was ever kept
     }
@@ -134,8 +137,14 @@ export class ChargeSpool {
     for (const f of files) {
       const taken = this.take(f);
       if (taken === null) continue; // another replay took it first
+      let text: string;
+      try {
+        text = readFileSync(taken, 'utf8');
+      } catch {
+        continue; // another replay took it from this one between the rename and the read
+      }
       let left = false;
-      for (const intent of waitingIn(readFileSync(taken, 'utf8'), byName)) {
+      for (const intent of waitingIn(text, byName)) {
         // One that fails leaves the file for the next try (the ones written are no-ops then); the others go on.
         await write(intent).then(
           () => written++,
@@ -184,7 +193,11 @@ const ownerStemOf = (file: string): string =>
     .join('~');
 
 /** An owner id as its spool file is named (`<host>~<pid>~<random>`). */
-export const spoolStem = (owner: string): string => owner.replaceAll(':', '~').replace(/[^\w.~-]/g, '_');
+export const spoolStem = (owner: string): string =>
+  owner
+    .split(':')
+    .map((part) => part.replace(/[^\w.-]/g, '_'))
+    .join('~');
 
 /**
  * Whether the file's process ran on this host and is gone: its pid answers no more, or is this process's own (a

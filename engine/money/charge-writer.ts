@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
-import type { FinishOutcome, MoneyLog } from './types.ts';
+import type { FinishOutcome, FirstTry, MoneyLog } from './types.ts';
 
 type Written = Pick<FinishOutcome, 'chargedNano' | 'shortfallNano'>;
 
@@ -67,7 +67,7 @@ export class ChargeWriter {
   ) {}
 
   /** Writes the charge until it lands or its tries run out; with `intent`, one at risk or failing is kept in the spool meanwhile. */
-  submit(callId: string, write: (firstTry: boolean) => Promise<Written>, intent?: () => ChargeIntent, walletId?: string): Charge {
+  submit(callId: string, write: (firstTry: FirstTry) => Promise<Written>, intent?: () => ChargeIntent, walletId?: string): Charge {
     const entry: Entry = { callId, walletId, walletLocked: false, failing: false, atRisk: false, intent, kept: false };
     this.entries.add(entry);
     const committed = this.writeUntilLanded(entry, write).then(
@@ -172,11 +172,12 @@ export class ChargeWriter {
     if (entry.kept && landed) this.spool!.landed(entry.callId);
   }
 
-  private async writeUntilLanded(entry: Entry, write: (firstTry: boolean) => Promise<Written>): Promise<bigint> {
+  private async writeUntilLanded(entry: Entry, write: (firstTry: FirstTry) => Promise<Written>): Promise<bigint> {
     let delay: number | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        const w = await write(attempt === 1);
+        // A first try stops being one once its intent is kept: another process may replay it from then on.
+        const w = await write(() => attempt === 1 && !entry.kept);
         if (w.shortfallNano > 0n) {
           this.shortfallNano += w.shortfallNano;
           this.log().warn({ callId: entry.callId, shortfallNano: String(w.shortfallNano) }, 'vendor work the wallet could not pay');

@@ -55,7 +55,7 @@ export class KnownRows {
     const walletIds = new Set<string>();
     for (const { op } of batch) {
       if (op.kind !== 'settle' && op.kind !== 'release' && op.kind !== 'draw') return null;
-      if (looksForEarlierWrite(op, now) || op.walletId === null || this.shared.has(op.walletId)) return null;
+      if (looksForEarlierWrite(op) || op.walletId === null || this.shared.has(op.walletId)) return null;
       const held = this.wallets.get(op.walletId)?.held.get(op.id);
       if (!held) return null;
       reservations.set(op.id, resCopy(held));

@@ -11,7 +11,7 @@ import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
 import { addCount, addInFlight, admits, free, freeSum, lapsed, ofWallet, pairKey, spentOut } from './lease-state.ts';
 import type { HoldRenewals } from './renewals.ts';
-import { LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
+import { type FirstTry, LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 
 export type { LeaseHold, LeaseKey, LeaseSettings, LeaseStats };
 
@@ -157,7 +157,7 @@ export class BudgetLeases {
     const holdAtMostNano = cost <= room ? undefined : room;
     lease.spent += holdAtMostNano ?? cost;
     assertMoney(lease.spent + lease.inFlight <= lease.granted, () => `lease ${lease.reservation.id} spent past its grant`);
-    const write = async (firstTry: boolean) => {
+    const write = async (firstTry: FirstTry) => {
       if (holdAtMostNano !== undefined) await this.returnLeasesIfShort(lease, cost - holdAtMostNano);
       return chargeFirst(ladder, (rows) => this.ledger.draw(lease.reservation, cost, drawId, rows, { holdAtMostNano, firstTry }));
     };

@@ -62,17 +62,11 @@ export interface WalletFacts {
 export const planAllows = (planVendors: readonly string[], vendor: string, facts: Pick<WalletFacts, 'anyLot' | 'usableLot'>): boolean =>
   !planVendors.includes(vendor) || !facts.anyLot || facts.usableLot;
 
-/** A first try this much older than its batch was held up (a process frozen): it looks for its earlier write too. */
-const FIRST_TRY_FRESH_MS = 2_000;
-
 /**
  * Whether a batch looks for the draw's earlier write (docs/decisions/charge-writer.md, "The spool"): every retry, and
- * a first try held up long enough that a replay may have taken its process for dead and written it meanwhile.
+ * a first try whose intent was kept in the spool meanwhile, which another process may have replayed.
  */
-export const looksForEarlierWrite = (op: FinishOp, now: Date): boolean =>
-  op.kind === 'draw' &&
-  op.drawId !== undefined &&
-  (!op.firstTry || op.drawnAt === undefined || now.getTime() - op.drawnAt.getTime() >= FIRST_TRY_FRESH_MS);
+export const looksForEarlierWrite = (op: FinishOp): boolean => op.kind === 'draw' && op.drawId !== undefined && op.firstTry?.() !== true;
 
 /** Whether finishing a reservation in this state can still move money (else it is a no-op). */
 const mayMoveMoney = (state: ReservationState, kind: FinishOp['kind']): boolean =>

@@ -181,7 +181,7 @@ export interface Ledger {
     amountNano: bigint,
     drawId: string,
     rows?: ChargeRows,
-    opts?: { holdAtMostNano?: bigint | undefined; firstTry?: boolean | undefined },
+    opts?: { holdAtMostNano?: bigint | undefined; firstTry?: FirstTry | undefined },
   ): Promise<SettleResult>;
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
@@ -193,6 +193,12 @@ export interface Ledger {
   /** Releases held reservations whose expiry passed (their process died); returns how many. */
   sweepExpired(now?: Date, onError?: SweepErrorHandler): Promise<number>;
 }
+
+/**
+ * Asked when a batch decides whether to look for a draw's earlier write: true only for the charge writer's first try
+ * whose intent is not yet kept in the spool, where no other process can have replayed it (charge-writer.ts).
+ */
+export type FirstTry = () => boolean;
 
 /** A reservation to make; its id is made at submission and kept on retries. */
 export type ReserveOp = { kind: 'reserve' } & Omit<Reservation, 'owner' | 'lots'> & { cap?: KeyCap | undefined };
@@ -207,8 +213,8 @@ export interface FinishOp {
   drawnAt?: Date;
   /** draw: the most it takes of the hold (a call past its lease leaves the lease's other calls their part). */
   holdAtMostNano?: bigint | undefined;
-  /** draw: no earlier write of it can have committed, so the batch need not look for it among those written. */
-  firstTry?: boolean | undefined;
+  /** draw: true while no earlier write of it can have committed, so the batch need not look for it among those written. */
+  firstTry?: FirstTry | undefined;
   /** The reservation's wallet as the caller knows it (a wrong one costs a retry), or null: looked up in the batch. */
   walletId: string | null;
   /** settle, draw: the amount to charge; 0 for the other kinds. */

@@ -242,7 +242,7 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     const charge = writer.submit('draw-unclear', async (firstTry) => {
       spied.statements.length = 0;
       const w = await ledger.draw(s.held[0]!, 400n, 'draw-unclear', rows, { firstTry });
-      tries.push({ firstTry, statements: [...spied.statements] });
+      tries.push({ firstTry: firstTry(), statements: [...spied.statements] });
       // The first commit landed but its answer was lost with the connection: the writer cannot know it did.
       if (tries.length === 1) throw new Error('Connection terminated unexpectedly');
       return w;

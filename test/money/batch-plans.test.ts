@@ -16,7 +16,7 @@ async function plansOfDraws(db: Db): Promise<{ statement: string; generic: numbe
   const w = await ledger.createWallet({ credits: 10 });
   const r = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 5_000n, callId: 'lease:plans' });
   if (!r.ok) throw new Error(`lease refused: ${r.reason}`);
-  for (let i = 0; i < DRAWS; i++) await ledger.draw(r.reservation, 100n, `plan-${i}`, undefined, { firstTry: true });
+  for (let i = 0; i < DRAWS; i++) await ledger.draw(r.reservation, 100n, `plan-${i}`, undefined, { firstTry: () => true });
   const rows = await db.query<{ statement: string; generic_plans: string; custom_plans: string }>(
     'SELECT statement, generic_plans::text, custom_plans::text FROM pg_prepared_statements',
   );

@@ -103,4 +103,17 @@ describe('the charge spool', () => {
     expect(byNext).toEqual(['kept_2']);
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  it('leaves its own file that a failed replay took to its writer, and removes it once nothing waits', async () => {
+    const dir = folder();
+    const mine = new ChargeSpool(dir, `${hostname()}:${process.pid}:mine`);
+    mine.keep({ callId: 'own_1', kind: 'settle', reservationId: 'res_o', costNano: 1n });
+    const other = new ChargeSpool(dir, 'elsewhere:9:other');
+    await expect(other.replay([writer], async () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
+    expect(readdirSync(dir)).toEqual([expect.stringMatching(new RegExp(`^${hostname()}~${process.pid}~mine~taken-[0-9a-f]+\\.jsonl$`))]);
+    const byMine: string[] = [];
+    expect(await mine.replay([writer], async (i) => void byMine.push(i.callId))).toBe(0);
+    mine.landed('own_1');
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });

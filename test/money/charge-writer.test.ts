@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { errors } from '../../engine/core/errors.ts';
+import { ChargeSpool } from '../../engine/money/charge-spool.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -170,5 +174,31 @@ describe('the charge writer', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('tells a first try it is one only until its intent is kept, when another process may replay it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'writer-spool-'));
+    try {
+      const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 1, attempts: 3 }, new ChargeSpool(dir, 'here:1:w'));
+      const asked: boolean[] = [];
+      let release: () => void = () => undefined;
+      const c = writer.submit(
+        'slow-call',
+        async (firstTry) => {
+          asked.push(firstTry());
+          await new Promise<void>((r) => (release = r));
+          asked.push(firstTry()); // asked again when its batch decides, after the answer went out first
+          return { chargedNano: 1n, shortfallNano: 0n };
+        },
+        () => ({ callId: 'slow-call', kind: 'settle', reservationId: 'res_s', costNano: 1n }),
+      );
+      await new Promise((r) => setTimeout(r, 5));
+      expect(c.answeredFirst()).toBe(true); // the commit wait ran out: kept on disk
+      release();
+      expect(await c.committed).toBe(1n);
+      expect(asked).toEqual([true, false]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -24,9 +24,9 @@ describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('the answer to a bat
       const drawer = remembered ? ledger : createLedger(db, { clock, owner: 'lost-commit-fresh' });
       const tag = `lost-${remembered}`;
       proxy.loseNextCommitAnswer();
-      await drawer.draw(lease.reservation, 300n, `${tag}-draw`, notes.recorded(tag), { firstTry: true }).catch(() => undefined);
+      await drawer.draw(lease.reservation, 300n, `${tag}-draw`, notes.recorded(tag), { firstTry: () => true }).catch(() => undefined);
       // Whatever the first attempt answered, the charge writer's next try is not a first one.
-      await drawer.draw(lease.reservation, 300n, `${tag}-draw`, notes.recorded(tag), { firstTry: false });
+      await drawer.draw(lease.reservation, 300n, `${tag}-draw`, notes.recorded(tag), { firstTry: () => false });
       expect(await notes.charged(tag)).toEqual([300n]);
       const charged = await pgs.db.query<{ c: string }>('SELECT charged_nano::text AS c FROM reservations WHERE id = $1', [
         lease.reservation.id,

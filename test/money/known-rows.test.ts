@@ -31,7 +31,8 @@ describeEachDatabase('charges decided on the rows this process wrote', (getDb) =
     const w = await ledger.createWallet({ credits: 10 });
     const lease = await leaseOf(ledger, w.id, 4_000n);
     runs.n = 0;
-    for (let i = 0; i < 5; i++) expect((await ledger.draw(lease, 300n, `once-${i}`, undefined, { firstTry: true })).chargedNano).toBe(300n);
+    for (let i = 0; i < 5; i++)
+      expect((await ledger.draw(lease, 300n, `once-${i}`, undefined, { firstTry: () => true })).chargedNano).toBe(300n);
     expect(runs.n).toBe(5);
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 6_000n, reservedNano: 2_500n });
     await expectJournalAddsUp(getDb(), w.id);
@@ -43,12 +44,12 @@ describeEachDatabase('charges decided on the rows this process wrote', (getDb) =
     const w = await ledger.createWallet({ credits: 10 });
     const theirs = await leaseOf(other, w.id, 6_000n);
     const lease = await leaseOf(ledger, w.id, 4_000n); // this process remembers the lot with nothing available
-    await ledger.draw(lease, 100n, 'before-theirs', undefined, { firstTry: true });
+    await ledger.draw(lease, 100n, 'before-theirs', undefined, { firstTry: () => true });
     await other.release(theirs); // 6,000 available again, which this process has not seen
     runs.n = 0;
     // Past its hold of 3,900 the draw takes the rest from available balance: decided on memory it would find none
     // and leave 1,100 uncharged; the check sends it round again on the rows as they are.
-    const past = await ledger.draw(lease, 5_000n, 'past-hold', undefined, { firstTry: true });
+    const past = await ledger.draw(lease, 5_000n, 'past-hold', undefined, { firstTry: () => true });
     expect(past).toMatchObject({ chargedNano: 5_000n, shortfallNano: 0n });
     expect(runs.n).toBe(2); // decided on memory, found stale, decided again on the locked rows
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 4_900n, reservedNano: 0n });
@@ -59,19 +60,19 @@ describeEachDatabase('charges decided on the rows this process wrote', (getDb) =
     const { ledger, runs } = countingLedger(getDb(), 'known-c');
     const w = await ledger.createWallet({ credits: 10 });
     const lease = await leaseOf(ledger, w.id, 2_000n);
-    await ledger.draw(lease, 100n, 'before-top-up', undefined, { firstTry: true });
+    await ledger.draw(lease, 100n, 'before-top-up', undefined, { firstTry: () => true });
     await ledger.topUp(w.id, { credits: 1 });
     runs.n = 0;
-    expect((await ledger.draw(lease, 100n, 'after-top-up', undefined, { firstTry: true })).chargedNano).toBe(100n);
+    expect((await ledger.draw(lease, 100n, 'after-top-up', undefined, { firstTry: () => true })).chargedNano).toBe(100n);
     expect(runs.n).toBe(2);
     await expectJournalAddsUp(getDb(), w.id);
 
     const lease2 = await leaseOf(ledger, w.id, 500n);
-    await ledger.draw(lease2, 100n, 'seed', undefined, { firstTry: true });
+    await ledger.draw(lease2, 100n, 'seed', undefined, { firstTry: () => true });
     const dead = await ledger.topUp(w.id, { credits: 1 });
     await getDb().query('UPDATE credit_lots SET available_nano = 0 WHERE id = $1', [dead.id]);
     await getDb().query('UPDATE reservation_lots SET lot_id = $2 WHERE reservation_id = $1', [lease2.id, dead.id]);
-    await expect(ledger.draw(lease2, 100n, 'on-broken', undefined, { firstTry: true })).rejects.toThrow(/not live/);
+    await expect(ledger.draw(lease2, 100n, 'on-broken', undefined, { firstTry: () => true })).rejects.toThrow(/not live/);
   });
 });
 
@@ -114,7 +115,7 @@ describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('charges decided on 
     const lease = await leaseOf(ledger, w.id, 4_000n);
     const drawFlights = async (id: string) => {
       proxy.flights = 0;
-      await ledger.draw(lease, 100n, id, undefined, { firstTry: true });
+      await ledger.draw(lease, 100n, id, undefined, { firstTry: () => true });
       return proxy.flights;
     };
     expect(await drawFlights('a')).toBe(1); // BEGIN, the lock and check, the write and COMMIT, together
