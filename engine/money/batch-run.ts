@@ -10,7 +10,7 @@ import type { Queryable, Transaction } from '../db/db.ts';
 import { lockKeys, readKeyStandings } from '../keys/index.ts';
 import { type DueChargeRows, groupedStatements, recordedTransferQueries, rowsRecordTransfer } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
-import { expectRows, isStale, lockBatch, type RecordedDraws, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { expectRows, isStale, lockBatch, type RecordedDraws, readDrawn, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { linkGroupCaps } from './group-caps.ts';
 import type { Expected, KnownRows } from './known-rows.ts';
 import { Book, type KeyStanding, looksForEarlierWrite, walletsMissingLocks } from './policy.ts';
@@ -132,6 +132,10 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
     draws.map((op) => op.drawId!),
     recordedDrawsOf(ctx.clock, draws),
   );
+  // A first try's intent kept while the locks were awaited may have been replayed by the session that held them.
+  const late = finishes.filter((op) => op.kind === 'draw' && op.drawId && !draws.includes(op) && looksForEarlierWrite(op));
+  const lateIds = late.map((op) => op.drawId!);
+  for (const id of late.length > 0 ? await readDrawn(tx, lateIds, recordedDrawsOf(ctx.clock, late)) : []) locked.drawnBefore.add(id);
   const missing = walletsMissingLocks(finishes, locked.reservations, walletIds);
   if (missing.length > 0)
     return { kind: 'failed', error: new Error(`ledger: finishes named the wrong wallet of ${missing.join(', ')}`) } satisfies Verdict;

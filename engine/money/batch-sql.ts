@@ -119,6 +119,12 @@ export async function lockBatch(
   return { lots, reservations, drawnBefore };
 }
 
+/** Which of `drawIds` were written before: holdsAndDrawsSql's second half alone, after the locks were taken. */
+export async function readDrawn(tx: Queryable, drawIds: readonly string[], recorded: RecordedDraws): Promise<string[]> {
+  const rows = await tx.query<HoldRow>(...holdsRead([], drawIds, recorded));
+  return rows.rows.flatMap((h) => (h.row_kind === 'drawn' ? [h.reservation_id] : []));
+}
+
 // The check of a batch decided on remembered rows (docs/money.md, "One round trip when this process wrote the rows
 // last"): LOCK_SQL's locks, then GWSTL unless each row is as remembered. Both sides are sorted here, in one collation.
 const EXPECT_SQL = `
