@@ -122,8 +122,25 @@ async function letGoSince(db: Db, ops: readonly Pending[], ended: Ended): Promis
   return !(await tablesLockedForWrites(db)) && !(await walletRowsLocked(db, walletId));
 }
 
-/** The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock. */
-async function runInOne(
+/**
+ * The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock; the batch's
+ * wallets count as written by this process until it has ended (known-rows.ts `stale`).
+ */
+async function runInOne(opts: BatcherOptions, ctx: RunContext, take: () => Pending[], alone: boolean) {
+  const leaves: (() => void)[] = [];
+  const taking = () => {
+    const ops = take();
+    leaves.push(ctx.known.enter(ops));
+    return ops;
+  };
+  try {
+    return await tryInOne(opts, ctx, taking, alone);
+  } finally {
+    for (const leave of leaves) leave();
+  }
+}
+
+async function tryInOne(
   opts: BatcherOptions,
   ctx: RunContext,
   take: () => Pending[],

@@ -44,6 +44,21 @@ export class KnownRows {
   private readonly wallets = new LRUCache<string, WalletRows>({ max: MAX_WALLETS });
   private readonly shared = new LRUCache<string, true>({ max: MAX_WALLETS, ttl: SHARED_MS });
   private versions = 0;
+  /** This process's batches running, per wallet they name. */
+  private readonly running = new Map<string, number>();
+
+  /** A batch of `ops` starts; the function returned says it ended, after its commit was remembered (or not). */
+  enter(ops: readonly Pending[]): () => void {
+    const walletIds = [...new Set(ops.flatMap((p) => (p.op.walletId === null ? [] : [p.op.walletId])))];
+    for (const w of walletIds) this.running.set(w, (this.running.get(w) ?? 0) + 1);
+    return () => {
+      for (const w of walletIds) {
+        const n = this.running.get(w)! - 1;
+        if (n > 0) this.running.set(w, n);
+        else this.running.delete(w);
+      }
+    };
+  }
 
   /**
    * A Book over the remembered rows, or null when the batch must read its rows: it reserves (a reserve reads keys and
@@ -97,14 +112,15 @@ export class KnownRows {
 
   /**
    * After a batch decided from memory found its rows changed. A wallet this process remembered again meanwhile was
-   * changed by its own other batch, and the batch is decided again on that; otherwise another writer was first, and
-   * the wallet's batches read their rows for a while.
+   * changed by its own other batch, and the batch is decided again on that. So was one while another of its batches
+   * runs (a wallet's draws and its lease's moves run side by side), whose commit may not be remembered yet: the batch
+   * reads the rows. Otherwise another writer was first, and the wallet's batches read their rows for a while.
    */
   stale(expected: Expected): void {
     for (const [walletId, version] of expected.seen) {
       if (this.wallets.get(walletId)?.version !== version) continue;
       this.wallets.delete(walletId);
-      this.shared.set(walletId, true);
+      if ((this.running.get(walletId) ?? 0) <= 1) this.shared.set(walletId, true);
     }
   }
 }

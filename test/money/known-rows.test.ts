@@ -4,7 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
+import type { Pending } from '../../engine/money/batch-queues.ts';
+import { KnownRows } from '../../engine/money/known-rows.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
+import { Book, type LotState, type ResState } from '../../engine/money/policy.ts';
 import type { Reservation } from '../../engine/money/types.ts';
 import { postgresThroughProxy } from '../helpers/counting-proxy.ts';
 import { describeEachDatabase, postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
@@ -125,4 +128,52 @@ describe.runIf(postgresAvailability.ok || REQUIRE_POSTGRES)('charges decided on 
     expect(await drawFlights('d')).toBe(2); // another writer was first: this wallet's batches read their rows a while
     expect(await ledger.balance(w.id)).toMatchObject({ availableNano: 5_000n, reservedNano: 4_600n });
   });
+});
+
+describe('a remembered wallet found changed while another batch of this process runs on it', () => {
+  // A wallet's draws and its lease's moves run side by side, and the draws' check can fail on the other batch's
+  // commit before that commit is remembered. Taking it for another writer's sent every batch of the wallet round
+  // the two-flight path for SHARED_MS, under load most of the time.
+  const lot: LotState = { id: 'lot-1', walletId: 'w-1', seq: 1n, vendors: null, avail: 6_000n, reserved: 4_000n };
+  const lease: ResState = {
+    id: 'res-1',
+    walletId: 'w-1',
+    keyId: null,
+    vendor: 'b',
+    amount: 4_000n,
+    state: 'held',
+    charged: 0n,
+    expiresAt: new Date('2026-05-01T01:00:00Z'),
+    held: new Map([['lot-1', 4_000n]]),
+  };
+  const drawOn = (id: string): Pending => ({
+    op: { kind: 'draw', id: lease.id, drawId: id, walletId: 'w-1', actualNano: 100n, firstTry: () => true },
+    resolve: () => {},
+    reject: () => {},
+  });
+  const rememberedRows = () => {
+    const known = new KnownRows();
+    known.remember(new Book([{ ...lot }], new Map([[lease.id, { ...lease, held: new Map(lease.held) }]])), ['w-1']);
+    return known;
+  };
+
+  for (const otherRunning of [false, true]) {
+    it(
+      otherRunning ? 'is its own: the next batch after it is remembered decides on memory' : 'from another writer: the wallet reads first',
+      () => {
+        const known = rememberedRows();
+        const draws = [drawOn('d-1')];
+        const leaveDraws = known.enter(draws);
+        const leaveOther = otherRunning ? known.enter([drawOn('lease-move')]) : () => {};
+        const decided = known.bookFor(draws, clock.now());
+        if (!decided) throw new Error('not decided on memory');
+        known.stale(decided.expected);
+        leaveDraws();
+        expect(known.bookFor([drawOn('d-2')], clock.now())).toBeNull(); // the rows are read again either way
+        known.remember(new Book([{ ...lot, reserved: 3_000n }], new Map([[lease.id, { ...lease, held: new Map(lease.held) }]])), ['w-1']);
+        leaveOther();
+        expect(known.bookFor([drawOn('d-3')], clock.now()) !== null).toBe(otherRunning);
+      },
+    );
+  }
 });
