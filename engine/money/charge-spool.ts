@@ -114,12 +114,14 @@ export class ChargeSpool {
 
   /**
    * Writes again the charges that dead processes left in the folder; resolves with how many it wrote. `holding`
-   * names (as spoolStem does) the owners with a hold still held, which a live process renews.
+   * names (as spoolStem does) the owners with a hold still held, which a live process renews; `written` is told
+   * each owner whose files were all written, before a failure is thrown.
    */
   async replay(
     writers: readonly ChargeRowWriter<unknown>[],
     write: (intent: ChargeIntent) => Promise<void>,
     holding: () => Promise<ReadonlySet<string>> = async () => new Set(),
+    written: (ownerStem: string) => void = () => undefined,
   ): Promise<number> {
     let files: string[];
     try {
@@ -132,8 +134,10 @@ export class ChargeSpool {
     const held = died.size < files.length ? await holding() : new Set<string>();
     files = files.filter((f) => died.has(f) || !held.has(ownerStemOf(f)));
     const byName = new Map(writers.map((w) => [w.name, w]));
-    let written = 0;
+    let count = 0;
     let failed: unknown = null;
+    const owners = new Set<string>();
+    const ownersLeft = new Set<string>();
     for (const f of files) {
       const taken = this.take(f);
       if (taken === null) continue; // another replay took it first
@@ -147,17 +151,20 @@ export class ChargeSpool {
       for (const intent of waitingIn(text, byName)) {
         // One that fails leaves the file for the next try (the ones written are no-ops then); the others go on.
         await write(intent).then(
-          () => written++,
+          () => count++,
           (e: unknown) => {
             left = true;
             failed ??= e;
           },
         );
       }
-      if (!left) rmSync(taken, { force: true });
+      owners.add(ownerStemOf(f));
+      if (left) ownersLeft.add(ownerStemOf(f));
+      else rmSync(taken, { force: true });
     }
+    for (const owner of owners) if (!ownersLeft.has(owner)) written(owner);
     if (failed !== null) throw failed;
-    return written;
+    return count;
   }
 
   /** Renames the file before reading it, still under its owner's name (a failed replay leaves it for the next). */

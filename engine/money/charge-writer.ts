@@ -3,6 +3,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
+import type { KeptHolds } from './kept-holds.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
 import type { FinishOutcome, FirstTry, MoneyLog } from './types.ts';
 
@@ -47,6 +48,8 @@ interface Entry {
   intent?: (() => ChargeIntent) | undefined;
   /** Kept in the spool: the next process writes it if this one cannot. */
   kept: boolean;
+  /** The hold its charge posts against, once kept (kept-holds.ts). */
+  holdId?: string;
 }
 
 /** How often `caughtUp` looks again at which charges hold its wallet back. */
@@ -64,6 +67,8 @@ export class ChargeWriter {
     private readonly log: () => MoneyLog,
     private readonly policy: ChargeRetry = CHARGE_RETRY,
     private readonly spool: ChargeSpool | null = null,
+    /** The holds kept charges owe, marked so the sweeper keeps them while the spool waits to be written again. */
+    private readonly keptHolds: KeptHolds | null = null,
   ) {}
 
   /** Writes the charge until it lands or its tries run out; with `intent`, one at risk or failing is kept in the spool meanwhile. */
@@ -155,12 +160,19 @@ export class ChargeWriter {
     return this.entries.size;
   }
 
-  /** Keeps the entry's intent in the spool, once; a spool that cannot write is said in the log, never thrown. */
+  /** Keeps the entry's intent in the spool, once, and marks its hold; a spool that cannot write is said in the log, never thrown. */
   private keep(entry: Entry): void {
-    if (entry.kept || !entry.intent || !this.spool) return;
+    if (entry.kept) {
+      if (entry.holdId !== undefined) this.keptHolds?.retry(entry.holdId);
+      return;
+    }
+    if (!entry.intent || !this.spool) return;
     try {
-      this.spool.keep(entry.intent());
+      const intent = entry.intent();
+      this.spool.keep(intent);
       entry.kept = true;
+      entry.holdId = intent.reservationId;
+      this.keptHolds?.kept(intent.reservationId);
     } catch (e) {
       this.log().error({ err: e, callId: entry.callId }, 'charge not kept on disk: only memory holds it');
     }
@@ -170,6 +182,7 @@ export class ChargeWriter {
   private forget(entry: Entry, landed: boolean): void {
     this.entries.delete(entry);
     if (entry.kept && landed) this.spool!.landed(entry.callId);
+    if (entry.holdId !== undefined) this.keptHolds?.landed(entry.holdId);
   }
 
   private async writeUntilLanded(entry: Entry, write: (firstTry: FirstTry) => Promise<Written>): Promise<bigint> {

@@ -13,6 +13,7 @@ import { databaseAuditTurn } from './audit-turn.ts';
 import { DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES } from './batch-queues.ts';
 import { ChargeSpool } from './charge-spool.ts';
 import { ChargeWriter } from './charge-writer.ts';
+import { KeptHolds } from './kept-holds.ts';
 import { type GatewayLeases, gatewayLeases } from './lease-wiring.ts';
 import { createLedger } from './ledger.ts';
 import { startLotExpiry } from './lot-expiry.ts';
@@ -64,7 +65,12 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
     flushWal: () => billing().ledger?.synchronous_commit !== 'off',
   });
   const spool = spoolDir === null ? null : new ChargeSpool(spoolDir, ledger.owner);
-  const writer = new ChargeWriter(log, CHARGE_RETRY, spool);
+  const keptHolds = new KeptHolds(
+    (id, untilMs) => ledger.keepHeld([id], untilMs === null ? null : new Date(untilMs)),
+    CHARGE_RETRY.maxMs * CHARGE_RETRY.attempts,
+    (err, reservationId) => log().warn({ err, reservationId }, 'the hold of a charge kept on disk is not marked yet'),
+  );
+  const writer = new ChargeWriter(log, CHARGE_RETRY, spool, keptHolds);
   const renewals = new HoldRenewals(ledger, () => clock.now(), moneyLog);
   const leases = gatewayLeases(db, ledger, clock, () => billing().leases, moneyLog, writer, renewals);
   const audit = new LedgerAuditor({

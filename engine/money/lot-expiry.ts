@@ -38,11 +38,11 @@ SELECT id, wallet_id, seq::text AS seq, vendors, available_nano::text AS availab
   FROM credit_lots WHERE id = $1 FOR UPDATE`;
 
 // The leases holding on the lot, locked in id order after the lot, with what their calls in flight hold as their
-// processes last said; what they hold on it is read by the next statement, once they are locked (a row only joined
-// here keeps the snapshot taken before a lock wait).
+// processes last said (all of it for a lease that charges kept on disk owe: kept-holds.ts); what they hold on it is
+// read by the next statement, once they are locked (a row only joined here keeps the snapshot taken before a lock wait).
 const LOCK_LEASES_SQL = `
 SELECT r.id, r.amount_nano::text AS amount_nano, coalesce(r.charged_nano, 0)::text AS charged_nano,
-       r.in_flight_nano::text AS in_flight_nano
+       (CASE WHEN r.kept_at IS NULL THEN r.in_flight_nano ELSE r.amount_nano END)::text AS in_flight_nano
   FROM reservations r
  WHERE r.state = 'held' AND r.call_id LIKE $2
    AND EXISTS (SELECT 1 FROM reservation_lots rl WHERE rl.reservation_id = r.id AND rl.lot_id = $1 AND rl.amount_nano > 0)

@@ -8,11 +8,14 @@ import { lotExpired } from './lot-order.ts';
 import { LEASE_CALL_PREFIX, type WalletBalance } from './types.ts';
 import { readBalances } from './wallet-rows.ts';
 
-/** Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in draw order, lot-order.ts). */
+/**
+ * Per lot: what held leases hold on it for no call (a lease's calls are counted against its lots in draw order,
+ * lot-order.ts). A lease owed by charges kept on disk is held whole: its process may be gone, and no call can spend it.
+ */
 export async function readLeasedByLot(db: Queryable, walletIds: readonly string[]): Promise<Map<string, bigint>> {
   if (walletIds.length === 0) return new Map();
   const r = await db.query<{ reservation_id: string; lot_id: string; held: string; in_flight: string }>(
-    `SELECT r.id AS reservation_id, rl.lot_id, rl.amount_nano::text AS held, r.in_flight_nano::text AS in_flight
+    `SELECT r.id AS reservation_id, rl.lot_id, rl.amount_nano::text AS held, (CASE WHEN r.kept_at IS NULL THEN r.in_flight_nano ELSE r.amount_nano END)::text AS in_flight
        FROM reservations r
        JOIN reservation_lots rl ON rl.reservation_id = r.id
        JOIN credit_lots l ON l.id = rl.lot_id

@@ -28,10 +28,28 @@ export interface SpoolReplay {
   stop(): Promise<void>;
 }
 
-/** The owners (as their spool files are named) that hold a hold not yet expired: a live process renews its holds. */
+/**
+ * The owners (as their spool files are named) that hold a hold not yet expired: a live process renews its holds.
+ * Holds kept for charges on disk do not count: they last as long as those charges wait, which is for this replay.
+ */
 async function ownersHolding(db: Queryable, now: Date): Promise<Set<string>> {
-  const r = await db.query<{ owner: string }>(`SELECT DISTINCT owner FROM reservations WHERE state = 'held' AND expires_at > $1`, [now]);
+  const r = await db.query<{ owner: string }>(
+    `SELECT DISTINCT owner FROM reservations WHERE state = 'held' AND expires_at > $1 AND kept_at IS NULL`,
+    [now],
+  );
   return new Set(r.rows.map((row) => spoolStem(row.owner)));
+}
+
+/** Gives back the holds the owners' kept charges owed, now written; the ids of those not given back yet. */
+async function releaseKept(o: SpoolReplayOptions, owners: ReadonlySet<string>): Promise<void> {
+  if (owners.size === 0) return;
+  const r = await o.db.query<{ id: string; owner: string }>(
+    `SELECT id, owner FROM reservations WHERE state = 'held' AND kept_at IS NOT NULL`,
+  );
+  const ids = r.rows.filter((row) => owners.has(spoolStem(row.owner))).map((row) => row.id);
+  const released = await Promise.allSettled(ids.map((id) => o.ledger.release(id)));
+  const failed = released.find((x) => x.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** Each charge is keyed by its id, so one already written moves nothing; one refused for good is said in the log. */
@@ -51,16 +69,25 @@ async function writeAgain(o: SpoolReplayOptions, i: ChargeIntent): Promise<void>
 
 export function startSpoolReplay(o: SpoolReplayOptions): SpoolReplay {
   let running: Promise<void> | null = null;
+  // Owners whose kept charges are written and whose holds are still to give back: asked again each pass.
+  const written = new Set<string>();
   const once = async () => {
     try {
       const n = await o.spool.replay(
         o.rowWriters,
         (i) => writeAgain(o, i),
         () => ownersHolding(o.db, o.clock.now()),
+        (owner) => written.add(owner),
       );
       if (n > 0) o.log().warn({ charges: n }, 'charges left by a stopped process written');
     } catch (e) {
       o.log().warn({ err: e }, 'charges left by a stopped process not written yet: trying again');
+    }
+    try {
+      await releaseKept(o, written);
+      written.clear();
+    } catch (e) {
+      o.log().warn({ err: e }, 'holds of charges left by a stopped process not given back yet: trying again');
     }
   };
   const pass = () => {

@@ -7,8 +7,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
+import { LEASE_CALL_PREFIX } from '../../engine/core/money.ts';
 import type { Db } from '../../engine/db/db.ts';
-import { ChargeSpool } from '../../engine/money/charge-spool.ts';
+import { ChargeSpool, drawIntent } from '../../engine/money/charge-spool.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { startSpoolReplay } from '../../engine/money/spool-replay.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
@@ -83,6 +84,44 @@ describeEachDatabase('the spool replay', (getDb: () => Db) => {
       await expectJournalAddsUp(getDb(), t.wallet.id);
     } finally {
       await t.replay.stop();
+    }
+  });
+
+  it("writes a lost host's charges on a hold kept for them at once, then gives the hold back", async () => {
+    // A lease whose process kept a draw on disk and marked it (its life then outlasts the process's): the replay
+    // does not wait for it to lapse, and gives back what the lease held beyond the draw.
+    const db = getDb();
+    const owner = 'lost-host:77:lease';
+    const clock = fixedClock('2026-12-03T05:00:00Z');
+    const dir = mkdtempSync(join(tmpdir(), 'spool-replay-'));
+    dirs.push(dir);
+    const theirs = createLedger(db, { clock, owner });
+    const wallet = await theirs.createWallet({ credits: 10 });
+    const r = await theirs.reserve({
+      walletId: wallet.id,
+      vendor: 'b',
+      amountNano: 6_000n,
+      callId: `${LEASE_CALL_PREFIX}${owner}`,
+      expiresAt: new Date(clock.now().getTime() + HOLD_MS),
+    });
+    if (!r.ok) throw new Error('no lease');
+    await theirs.keepHeld([r.reservation.id], new Date(clock.now().getTime() + 86_400_000));
+    new ChargeSpool(dir, owner).keep(drawIntent(r.reservation.id, 2_500n, 'call_drawn', undefined));
+    const mine = createLedger(db, { clock, owner: `${hostname()}:${process.pid}:me` });
+    const replay = startSpoolReplay({ spool: new ChargeSpool(dir, mine.owner), ledger: mine, db, clock, rowWriters: [], log: () => log });
+    try {
+      await replay.pass();
+      expect(readdirSync(dir)).toEqual([]);
+      const lease = await db.query<{ state: string; charged: string }>(
+        'SELECT state, charged_nano::text AS charged FROM reservations WHERE id = $1',
+        [r.reservation.id],
+      );
+      expect(lease.rows[0]).toEqual({ state: 'released', charged: '2500' });
+      const b = await mine.balance(wallet.id);
+      expect([b.availableNano, b.reservedNano]).toEqual([7_500n, 0n]);
+      await expectJournalAddsUp(db, wallet.id);
+    } finally {
+      await replay.stop();
     }
   });
 
