@@ -15,6 +15,8 @@ import { vendorResponseRows } from '../usage/vendor-responses.ts';
 
 /** billing.yaml ledger.commit_wait_ms when unset. */
 const DEFAULT_COMMIT_WAIT_MS = 3_000;
+/** How long an answer going out before its charge waits for its hold's mark (kept-holds.ts). */
+const HOLD_MARK_WAIT_MS = 1_000;
 
 interface CallChargeDeps {
   accounts: Accounts;
@@ -83,7 +85,12 @@ export class CallCharge {
     try {
       const charged = await Promise.race([charge.committed, waited]);
       if (charged !== null) return charged;
-      if (charge.answeredFirst()) return cost;
+      if (charge.answeredFirst()) {
+        // The hold marked as owed first, or the sweeper could give it back after a kill (kept-holds.ts); bounded,
+        // as the database that did not take the charge may not take the mark either.
+        await Promise.race([charge.holdMarked(), new Promise((r) => setTimeout(r, HOLD_MARK_WAIT_MS).unref())]);
+        return cost;
+      }
       // Not kept on disk (the spool cannot be written): a kill after the answer would leave it free, so the
       // answer's end waits for the commit itself, as long as the writer tries.
       deps.log.error({ callId: hold.callId }, 'charge neither committed nor kept on disk: the answer waits for the commit');

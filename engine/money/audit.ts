@@ -2,6 +2,7 @@
 // customer did. Each check is one statement, one snapshot (docs/decisions/ledger-audit.md).
 import type { Clock } from '../core/clock.ts';
 import type { Queryable } from '../db/db.ts';
+import { KEPT_HOLD_MS } from './kept-holds.ts';
 import type { MoneyLog } from './types.ts';
 
 export const LEDGER_CHECKS = ['wallet_journal', 'lot_journal', 'negative_balance', 'expired_hold', 'hold_lots'] as const;
@@ -82,6 +83,7 @@ failed AS (
   SELECT 'expired_hold' AS check_name, r.wallet_id, NULL::text AS lot_id, r.id AS reservation_id
     FROM reservations r
    WHERE r.state = 'held' AND $3::timestamptz IS NOT NULL AND r.expires_at < $3::timestamptz AND ${inScope('r.wallet_id')}
+     AND (r.kept_at IS NULL OR r.kept_at < $3::timestamptz - interval '${KEPT_HOLD_MS} milliseconds')
   UNION ALL
   SELECT 'hold_lots', r.wallet_id, NULL, r.id
     FROM reservations r

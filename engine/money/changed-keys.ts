@@ -29,5 +29,5 @@ export class ChangedKeys {
 export function toldAfter(charge: Charge, told: () => Promise<void>): Charge {
   const committed = charge.committed.then((charged) => told().then(() => charged));
   const done = committed.then(() => undefined).catch(() => undefined);
-  return { callId: charge.callId, committed, done, answeredFirst: () => charge.answeredFirst() };
+  return { callId: charge.callId, committed, done, answeredFirst: () => charge.answeredFirst(), holdMarked: () => charge.holdMarked() };
 }

@@ -20,6 +20,11 @@ export interface Charge {
    * false when the spool could not keep it, as a kill would leave that answer free.
    */
   answeredFirst(): boolean;
+  /**
+   * Once answered first: resolves when the hold it posts against is marked as owed (kept-holds.ts), or the mark
+   * failed; the answer's end waits for it, so a kill right after the answer cannot leave the hold to the sweeper.
+   */
+  holdMarked(): Promise<unknown>;
 }
 
 export interface ChargeStats {
@@ -48,8 +53,9 @@ interface Entry {
   intent?: (() => ChargeIntent) | undefined;
   /** Kept in the spool: the next process writes it if this one cannot. */
   kept: boolean;
-  /** The hold its charge posts against, once kept (kept-holds.ts). */
+  /** The hold its charge posts against, once kept, and its mark (kept-holds.ts). */
   holdId?: string;
+  marked?: Promise<boolean> | undefined;
 }
 
 /** How often `caughtUp` looks again at which charges hold its wallet back. */
@@ -97,6 +103,7 @@ export class ChargeWriter {
         this.keep(entry);
         return entry.kept || this.spool === null;
       },
+      holdMarked: () => entry.marked ?? Promise.resolve(true),
     };
   }
 
@@ -172,17 +179,23 @@ export class ChargeWriter {
       this.spool.keep(intent);
       entry.kept = true;
       entry.holdId = intent.reservationId;
-      this.keptHolds?.kept(intent.reservationId);
+      entry.marked = this.keptHolds?.kept(intent.reservationId);
     } catch (e) {
       this.log().error({ err: e, callId: entry.callId }, 'charge not kept on disk: only memory holds it');
     }
   }
 
-  /** The entry is done with: a kept intent is marked landed (a refusal would be refused again after a restart). */
+  /**
+   * The entry is done with: a kept intent is marked landed (a refusal would be refused again after a restart), once
+   * its hold is unmarked. A line left while its hold stays marked lets the next process's replay give that hold back.
+   */
   private forget(entry: Entry, landed: boolean): void {
     this.entries.delete(entry);
-    if (entry.kept && landed) this.spool!.landed(entry.callId);
-    if (entry.holdId !== undefined) this.keptHolds?.landed(entry.holdId);
+    if (!entry.kept) return;
+    const unmarked = entry.holdId !== undefined && this.keptHolds ? this.keptHolds.landed(entry.holdId) : Promise.resolve(true);
+    void unmarked.then((ok) => {
+      if (ok && landed) this.spool!.landed(entry.callId);
+    });
   }
 
   private async writeUntilLanded(entry: Entry, write: (firstTry: FirstTry) => Promise<Written>): Promise<bigint> {

@@ -66,9 +66,8 @@ export function gatewayMoney(db: Db, runtime: Runtime, clock: Clock, log: () => 
   });
   const spool = spoolDir === null ? null : new ChargeSpool(spoolDir, ledger.owner);
   const keptHolds = new KeptHolds(
-    (id, untilMs) => ledger.keepHeld([id], untilMs === null ? null : new Date(untilMs)),
-    CHARGE_RETRY.maxMs * CHARGE_RETRY.attempts,
-    (err, reservationId) => log().warn({ err, reservationId }, 'the hold of a charge kept on disk is not marked yet'),
+    (id, kept) => ledger.keepHeld([id], kept),
+    (err, reservationId) => log().warn({ err, reservationId }, 'the mark of a hold kept charges owe is not written yet'),
   );
   const writer = new ChargeWriter(log, CHARGE_RETRY, spool, keptHolds);
   const renewals = new HoldRenewals(ledger, () => clock.now(), moneyLog);

@@ -81,28 +81,17 @@ function reserveOp(req: ReserveRequest, now: Date, ttlMs: number): ReserveOp {
 async function extendHolds(db: Db, ids: readonly string[], expiresAt: Date): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const r = await db.query<{ id: string }>(
-    `UPDATE reservations SET expires_at = CASE WHEN kept_at IS NULL THEN $2::timestamptz ELSE greatest(expires_at, $2::timestamptz) END
-      WHERE id = ANY($1::text[]) AND state = 'held' RETURNING id`,
+    `UPDATE reservations SET expires_at = $2::timestamptz WHERE id = ANY($1::text[]) AND state = 'held' RETURNING id`,
     [ids, expiresAt.toISOString()],
   );
   return new Set(r.rows.map((row) => row.id));
 }
 
-/**
- * Marks held reservations as owed by charges kept on disk, held at least `until` (migration 028); `until` null
- * unmarks them, and their next renewal brings their expiry back to their life.
- */
-async function keepHolds(db: Db, ids: readonly string[], until: Date | null): Promise<void> {
+/** Marks held reservations as owed by charges kept on disk (migration 028, kept-holds.ts), or unmarks them. */
+async function keepHolds(db: Db, ids: readonly string[], kept: boolean): Promise<void> {
   if (ids.length === 0) return;
-  if (until === null) {
-    await db.query(`UPDATE reservations SET kept_at = NULL WHERE id = ANY($1::text[]) AND state = 'held'`, [ids]);
-    return;
-  }
-  await db.query(
-    `UPDATE reservations SET expires_at = greatest(expires_at, $2::timestamptz), kept_at = coalesce(kept_at, now())
-      WHERE id = ANY($1::text[]) AND state = 'held'`,
-    [ids, until.toISOString()],
-  );
+  const set = kept ? 'kept_at = coalesce(kept_at, now())' : 'kept_at = NULL';
+  await db.query(`UPDATE reservations SET ${set} WHERE id = ANY($1::text[]) AND state = 'held'`, [ids]);
 }
 
 /** A lease's figures per key as the column keeps them: `{"<key id>": "<nano>"}`, null when none. */
@@ -180,7 +169,7 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     },
 
     extendAll: (ids, expiresAt) => extendHolds(db, ids, expiresAt),
-    keepHeld: (ids, until) => keepHolds(db, ids, until),
+    keepHeld: (ids, kept) => keepHolds(db, ids, kept),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
     sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),

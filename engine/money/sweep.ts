@@ -1,7 +1,8 @@
-// The sweeper releases holds whose process died. Each expiry is its own move, so one that fails is reported and
+// The sweeper releases holds whose process died (a hold charges kept on disk owe, a day later: kept-holds.ts). Each expiry is its own move, so one that fails is reported and
 // skipped: a pass that stopped at the first failure would leave every wallet's expired holds held, sweep after sweep.
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
+import { KEPT_HOLD_MS } from './kept-holds.ts';
 import type { FinishOp, FinishOutcome, Ledger, MoneyLog, SweepErrorHandler } from './types.ts';
 
 const PAGE = 200;
@@ -21,6 +22,7 @@ async function sweepExpired(
     const due = await db.query<{ id: string; wallet_id: string }>(
       `SELECT id, wallet_id FROM reservations
         WHERE state = 'held' AND expires_at <= $1::timestamptz AND NOT (id = ANY($2::text[]))
+          AND (kept_at IS NULL OR kept_at <= $1::timestamptz - interval '${KEPT_HOLD_MS} milliseconds')
         ORDER BY expires_at LIMIT ${PAGE}`,
       [at.toISOString(), failed],
     );

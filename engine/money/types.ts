@@ -186,10 +186,10 @@ export interface Ledger {
   release(reservation: Reservation | string): Promise<ReleaseResult>;
   /** Gives back up to `releaseNano` of what a held reservation holds; it stays held with the rest (see FinishOp). */
   trim(reservation: Reservation, releaseNano: bigint): Promise<{ releasedNano: bigint }>;
-  /** Moves held reservations' expiry (leases, long video jobs), never back while kept on disk: the ids of those still held. */
+  /** Moves held reservations' expiry (leases, long video jobs) in one statement: the ids of those still held. */
   extendAll(ids: readonly string[], expiresAt: Date): Promise<Set<string>>;
-  /** Marks held reservations as owed by charges kept on disk, held at least until `until`; null: no longer owed. */
-  keepHeld(ids: readonly string[], until: Date | null): Promise<void>;
+  /** Marks held reservations as owed by charges kept on disk (the sweeper then leaves them for KEPT_HOLD_MS), or unmarks them. */
+  keepHeld(ids: readonly string[], kept: boolean): Promise<void>;
   /** Writes what each lease's calls hold, in all and per key, for every process's views and limits (docs/money.md). */
   noteInFlight(leases: readonly InFlightFigures[]): Promise<void>;
   /** Releases held reservations whose expiry passed (their process died); returns how many. */

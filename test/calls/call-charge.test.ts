@@ -4,6 +4,7 @@ import { emptyUsage } from '../../engine/core/types.ts';
 import type { Accounts, Caller, Hold } from '../../engine/money/accounts.ts';
 import type { ChargeSpool } from '../../engine/money/charge-spool.ts';
 import { ChargeWriter } from '../../engine/money/charge-writer.ts';
+import { KeptHolds } from '../../engine/money/kept-holds.ts';
 
 const caller: Caller = { keyId: 'k', walletId: 'w', keyPrefix: 'sk-svc-x…', audience: null };
 const hold: Hold = { callId: 'c', amountNano: 100n };
@@ -46,6 +47,30 @@ describe("a call's charge", () => {
     expect(await s.finish(), 'a second finish charges nothing more').toBe(42n);
     expect(calls.writes).toBe(3);
     expect(writer.stats()).toMatchObject({ pending: 0, atRisk: 0 });
+  });
+
+  it("lets an answer go out before its charge only once the charge's hold is marked as owed", async () => {
+    let markDone = (): void => undefined;
+    const marks: boolean[] = [];
+    const kept = new KeptHolds(
+      (_id, mark) =>
+        new Promise<void>((r) => {
+          marks.push(mark);
+          markDone = r;
+        }),
+      () => undefined,
+    );
+    const spool = { keep: () => undefined, landed: () => undefined } as unknown as ChargeSpool;
+    const writer = new ChargeWriter(() => quiet, { firstMs: 5, maxMs: 5, attempts: 100 }, spool, kept);
+    const { accounts } = accountsOver(writer, 100);
+    const s = settlementOf(accounts, 20);
+    s.record(usage);
+    let ended = false;
+    const finished = s.finish().then((n) => ((ended = true), n));
+    await new Promise((r) => setTimeout(r, 150)); // the commit wait ran out long ago: the mark is what it waits on
+    expect([ended, marks]).toEqual([false, [true]]);
+    markDone();
+    expect(await finished).toBe(42n);
   });
 
   it('lets the answer go after the wait when the database does not answer, the charge at risk until it lands', async () => {

@@ -1,6 +1,7 @@
-// A hold that charges kept on disk owe outlives its process: the sweeper does not give it back at its expiry, a
-// renewal does not shorten it, and once its charges are written it is unmarked and lapses as any hold would. The
-// charge writer marks it when it keeps a charge and unmarks it when the last one kept against it lands.
+// A hold that charges kept on disk owe outlives its process: the sweeper leaves it past its expiry (for a day), and
+// once its charges are written it is unmarked and lapses as any hold would. The charge writer marks it when it keeps
+// a charge, before the answer's end, and unmarks it when the last one kept against it lands, before the spool forgets
+// that charge.
 import { expect, it } from 'vitest';
 import { fixedClock } from '../../engine/core/clock.ts';
 import { LEASE_CALL_PREFIX } from '../../engine/core/money.ts';
@@ -17,7 +18,7 @@ const DAY_MS = 86_400_000;
 const quiet = { warn: () => undefined, error: () => undefined };
 
 describeEachDatabase('a hold kept for charges on disk', (getDb: () => Db) => {
-  it('is not swept at its expiry nor shortened by a renewal while marked; unmarked, it lapses', async () => {
+  it('is not swept at its expiry while marked, but a day after its mark; unmarked, it lapses', async () => {
     const clock = fixedClock('2026-12-03T05:00:00Z');
     const ledger = createLedger(getDb(), { clock, owner: 'test:1:kept' });
     const wallet = await ledger.createWallet({ credits: 10 });
@@ -25,29 +26,25 @@ describeEachDatabase('a hold kept for charges on disk', (getDb: () => Db) => {
     const r = await ledger.reserve({ walletId: wallet.id, vendor: 'b', amountNano: 4_000n, callId: 'call_kept', expiresAt: at(HOLD_MS) });
     if (!r.ok) throw new Error('no hold');
     const id = r.reservation.id;
-    const expiry = async () =>
-      (
-        await getDb().query<{ e: Date; kept: boolean }>(
-          'SELECT expires_at AS e, kept_at IS NOT NULL AS kept FROM reservations WHERE id = $1',
-          [id],
-        )
-      ).rows[0]!;
+    const kept = async () =>
+      (await getDb().query<{ kept: boolean }>('SELECT kept_at IS NOT NULL AS kept FROM reservations WHERE id = $1', [id])).rows[0]!.kept;
+    const markedAt = (await getDb().query<{ now: Date }>('SELECT now() AS now')).rows[0]!.now;
 
-    await ledger.keepHeld([id], at(DAY_MS));
-    expect((await expiry()).kept).toBe(true);
-    expect(await ledger.extendAll([id], at(HOLD_MS))).toEqual(new Set([id])); // a renewal
-    expect((await expiry()).e.getTime()).toBe(at(DAY_MS).getTime());
+    await ledger.keepHeld([id], true);
+    expect(await kept()).toBe(true);
     clock.advance(2 * HOLD_MS);
     expect(await ledger.sweepExpired()).toBe(0);
+    expect(await ledger.sweepExpired(new Date(markedAt.getTime() + DAY_MS - 60_000))).toBe(0);
     expect((await ledger.balance(wallet.id)).reservedNano).toBe(4_000n);
-
-    await ledger.keepHeld([id], null);
-    expect((await expiry()).kept).toBe(false);
-    await ledger.extendAll([id], at(HOLD_MS)); // the next renewal brings it back to its life
-    expect((await expiry()).e.getTime()).toBe(at(HOLD_MS).getTime());
-    clock.advance(HOLD_MS + 1);
-    expect(await ledger.sweepExpired()).toBe(1);
+    expect(await ledger.sweepExpired(new Date(markedAt.getTime() + DAY_MS + 60_000))).toBe(1); // a day on: given back
     expect((await ledger.balance(wallet.id)).reservedNano).toBe(0n);
+
+    const r2 = await ledger.reserve({ walletId: wallet.id, vendor: 'b', amountNano: 4_000n, callId: 'call_kept2', expiresAt: at(HOLD_MS) });
+    if (!r2.ok) throw new Error('no hold');
+    await ledger.keepHeld([r2.reservation.id], true);
+    await ledger.keepHeld([r2.reservation.id], false);
+    clock.advance(HOLD_MS + 1);
+    expect(await ledger.sweepExpired()).toBe(1); // unmarked: it lapses with its life
   });
 
   it('shows a lease kept for charges on disk as held whole: its process may be gone, and no call spends it', async () => {
@@ -62,9 +59,9 @@ describeEachDatabase('a hold kept for charges on disk', (getDb: () => Db) => {
       return [b.availableNano, b.reservedNano];
     };
     expect(await shown()).toEqual([10_000n, 0n]); // no call in flight on it: the wallet's to spend
-    await ledger.keepHeld([r.reservation.id], new Date(clock.now().getTime() + DAY_MS));
+    await ledger.keepHeld([r.reservation.id], true);
     expect(await shown()).toEqual([4_000n, 6_000n]);
-    await ledger.keepHeld([r.reservation.id], null);
+    await ledger.keepHeld([r.reservation.id], false);
     expect(await shown()).toEqual([10_000n, 0n]);
   });
 
@@ -77,7 +74,7 @@ describeEachDatabase('a hold kept for charges on disk', (getDb: () => Db) => {
     const expiresAt = new Date(clock.now().getTime() + 2 * HOLD_MS);
     const r = await ledger.reserve({ walletId: wallet.id, vendor: 'b', amountNano: 6_000n, callId: `${LEASE_CALL_PREFIX}t`, expiresAt });
     if (!r.ok) throw new Error('no lease');
-    await ledger.keepHeld([r.reservation.id], new Date(clock.now().getTime() + DAY_MS));
+    await ledger.keepHeld([r.reservation.id], true);
     clock.advance(HOLD_MS + 1);
     const [e] = await expireDueLots(getDb(), 'test', clock.now(), (err) => {
       throw err;
@@ -91,17 +88,17 @@ it('the writer marks the hold when it keeps a charge, and unmarks it when the la
   const marks: [string, 'mark' | 'unmark'][] = [];
   let failMark = true;
   const kept = new KeptHolds(
-    async (id, untilMs) => {
-      if (untilMs !== null && failMark) {
+    async (id, mark) => {
+      if (mark && failMark) {
         failMark = false; // the database did not take the first mark: asked again at the charge's next failed try
         throw new Error('database down');
       }
-      marks.push([id, untilMs === null ? 'unmark' : 'mark']);
+      marks.push([id, mark ? 'mark' : 'unmark']);
     },
-    DAY_MS,
     () => undefined,
   );
-  const spool = { keep: () => undefined, landed: () => undefined } as never;
+  const landedLines: string[] = [];
+  const spool = { keep: () => undefined, landed: (id: string) => void landedLines.push(id) } as never;
   const writer = new ChargeWriter(() => quiet, { firstMs: 1, maxMs: 1, attempts: 10 }, spool, kept);
   let tries = 0;
   const intent = (callId: string) => () => ({ callId, kind: 'draw' as const, reservationId: 'res_lease', costNano: 5n });
@@ -116,6 +113,7 @@ it('the writer marks the hold when it keeps a charge, and unmarks it when the la
   );
   const second = writer.submit('call_2', () => landing, intent('call_2'));
   expect(second.answeredFirst()).toBe(true); // its answer goes out first: kept on disk
+  await second.holdMarked(); // the answer's end waits for this
   await first.committed;
   await new Promise((r) => setTimeout(r, 20));
   expect(marks).toEqual([['res_lease', 'mark']]); // still owed by call_2
@@ -130,4 +128,6 @@ it('the writer marks the hold when it keeps a charge, and unmarks it when the la
     ['res_lease', 'mark'],
     ['res_lease', 'unmark'],
   ]);
+  // The spool forgets a kept charge only once its hold's mark says so: call_2's line after the unmark.
+  expect(landedLines).toEqual(['call_1', 'call_2']);
 });

@@ -105,7 +105,7 @@ describeEachDatabase('the spool replay', (getDb: () => Db) => {
       expiresAt: new Date(clock.now().getTime() + HOLD_MS),
     });
     if (!r.ok) throw new Error('no lease');
-    await theirs.keepHeld([r.reservation.id], new Date(clock.now().getTime() + 86_400_000));
+    await theirs.keepHeld([r.reservation.id], true);
     new ChargeSpool(dir, owner).keep(drawIntent(r.reservation.id, 2_500n, 'call_drawn', undefined));
     const mine = createLedger(db, { clock, owner: `${hostname()}:${process.pid}:me` });
     const replay = startSpoolReplay({ spool: new ChargeSpool(dir, mine.owner), ledger: mine, db, clock, rowWriters: [], log: () => log });
