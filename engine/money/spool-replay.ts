@@ -40,7 +40,7 @@ async function ownersHolding(db: Queryable, now: Date): Promise<Set<string>> {
   return new Set(r.rows.map((row) => spoolStem(row.owner)));
 }
 
-/** Gives back the holds the owners' kept charges owed, now written; the ids of those not given back yet. */
+/** Gives back the holds the owners' kept charges owed, now written; throws the first that could not be given back. */
 async function releaseKept(o: SpoolReplayOptions, owners: ReadonlySet<string>): Promise<void> {
   if (owners.size === 0) return;
   const r = await o.db.query<{ id: string; owner: string }>(
