@@ -9,6 +9,8 @@ export interface ChargedItem<T> {
   chargedNano: bigint;
   /** The id of the charge that writes the row (a draw's id, or the settled reservation's); absent outside the ledger. */
   transferId?: string;
+  /** The lease the charge is owed on, applied to the balances when the lease ends (money/lease-records.ts). */
+  leaseId?: string | undefined;
 }
 
 /**
@@ -39,6 +41,11 @@ export interface ChargeRowWriter<T> {
    * good, the charge is tried again with these alone before none, so the key's use still counts it.
    */
   readonly countsKeyUse?: boolean;
+  /**
+   * This writer's row is `usage_records` with the lease's id in `lease_id`, which a lease's end sums: a draw among
+   * whose rows it is may be written as that row alone, owed on its lease (money/lease-records.ts).
+   */
+  readonly owesOnLease?: boolean;
 }
 
 /** Runs a writer's statement for `rows` on its own. */

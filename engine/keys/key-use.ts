@@ -53,13 +53,15 @@ const KEY_DAYS = jsonTable('key_id text, from_day date, to_day date');
 // Each key's finished use over its days and what its held reservations hold, in one statement: one snapshot, so a
 // charge committing meanwhile (its reservation settled or drawn and its rollup row written by one transaction) is
 // counted as held or as used, never as neither nor both. Held: the key's own reservations (its calls' own holds and
-// the leases of its allowance, whole; partial index reservations_key_held), and what its calls hold on the wallet's
-// leases, told per key (money/in-flight.ts): calls admitted before the key had a limit count too.
+// the leases of its allowance, less what their records owe, which the rollup counts as used), and what its calls
+// hold on the wallet's leases, told per key (money/in-flight.ts): calls admitted before the key had a limit count too.
 const STANDINGS_SQL = `
 SELECT c.key_id,
        (SELECT coalesce(sum(d.charged_nano), 0) FROM usage_daily d
          WHERE d.key_id = c.key_id AND d.day >= c.from_day AND d.day < c.to_day)::text AS used,
        ((SELECT coalesce(sum(r.amount_nano), 0) FROM reservations r WHERE r.key_id = c.key_id AND r.state = 'held')
+        - (SELECT coalesce(sum(u.charged_nano), 0) FROM reservations r JOIN usage_records u ON u.lease_id = r.id
+            WHERE r.key_id = c.key_id AND r.state = 'held')
         + (SELECT coalesce(sum((r.in_flight_by_key ->> c.key_id)::bigint), 0) FROM reservations r
             WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND r.key_id IS DISTINCT FROM c.key_id
               AND r.wallet_id = (SELECT k.wallet_id FROM api_keys k WHERE k.id = c.key_id)))::text AS held

@@ -131,7 +131,7 @@ async function reserveOwn(deps: WalletAccountsDeps, a: Admission, cap: KeyCap | 
   if (!result.ok && result.reason === 'insufficient_credit') {
     result = await reserveAsLeasesReturn(walletId, 'insufficient_credit', reserve, deps.leases, {
       stillShort: async () => (await deps.ledger.usableNano(walletId, a.model.vendor)) < a.amountNano,
-      leasedElsewhere: async () => [...(await readLeasedByLot(deps.db, [walletId])).values()].some((n) => n > 0n),
+      leasedElsewhere: async () => [...(await readLeasedByLot(deps.db, [walletId])).values()].some((l) => l.unheld > 0n),
     });
   }
   if (!result.ok && result.reason === 'key_limit' && leaseKey) {

@@ -11,6 +11,8 @@ export interface DueChargeRows<P> {
   chargedNano: bigint;
   /** The charge's id: its draw id, or its reservation's. */
   transferId: string;
+  /** The lease it is owed on, when its rows alone are written now (lease-records.ts). */
+  leaseId?: string | undefined;
 }
 
 /** Whether a charge's rows record its id (a usage record does), so that it needs no draw row to be recognised. */
@@ -31,9 +33,36 @@ export function groupedStatements<P>(due: readonly DueChargeRows<P>[]): Statemen
     for (const { writer, item } of d.rows) {
       let items = groups.get(writer);
       if (!items) groups.set(writer, (items = []));
-      items.push({ item, chargedNano: d.chargedNano, transferId: d.transferId });
+      items.push({ item, chargedNano: d.chargedNano, transferId: d.transferId, leaseId: d.leaseId });
     }
   }
   const ordered = [...groups].sort(([a], [b]) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return ordered.flatMap(([writer, items]) => writer.statement(items) ?? []);
+}
+
+/** Texts withCtes made, by their statements' shapes: a few shapes, each made once and the same string after. */
+const texts = new Map<string, string>();
+const MAX_TEXTS = 64;
+
+/**
+ * `sql` (a statement with `ownParams` parameters) with the charge rows' statements as CTEs of its
+ * own before its first, their parameters renumbered after its own: one statement, one round trip.
+ */
+export function withCtes(sql: string, ownParams: number, chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
+  if (chargeRows.length === 0) return { sql, params: [] };
+  const params = chargeRows.flatMap((b) => b.params);
+  const shape = `${sql}\u0000${chargeRows.map((b) => `${b.params.length}\u0000${b.sql}`).join('\u0000')}`;
+  let text = texts.get(shape);
+  if (text === undefined) {
+    let next = ownParams;
+    const ctes = chargeRows.map((b, i) => {
+      const offset = next;
+      next += b.params.length;
+      return `charge_rows_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    });
+    const own = sql.replace(/^\s*WITH\s+/, '');
+    text = own === sql ? `WITH ${ctes.join(',\n')}\n${sql}` : `WITH ${ctes.join(',\n')},\n${own}`;
+    if (texts.size < MAX_TEXTS) texts.set(shape, text);
+  }
+  return { sql: text, params };
 }

@@ -2,7 +2,7 @@
 //   1. lock the batch's lots, then the reservations it finishes, and read their holds; then the capped keys and groups;
 //   2. decide the ops in queue order, in memory (a Book: policy.ts), as one op per transaction would;
 //   3. write every move with the charge rows in one statement (batch-charge-rows.ts). The caller commits.
-// A batch of charges on rows this process remembers (known-rows.ts) decides on them and skips step 1's round trip.
+// A batch of draws each within its lease's hold writes their records alone (lease-records.ts), none of the above.
 // A run that cannot commit as a whole says so (`failed`) rather than throwing, and batcher.ts runs each op alone.
 import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
@@ -10,9 +10,9 @@ import type { Queryable, Transaction } from '../db/db.ts';
 import { lockKeys, readKeyStandings } from '../keys/index.ts';
 import { type DueChargeRows, groupedStatements, recordedTransferQueries, rowsRecordTransfer } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
-import { expectRows, isStale, lockBatch, type RecordedDraws, readDrawn, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { lockBatch, type RecordedDraws, readDrawn, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { linkGroupCaps } from './group-caps.ts';
-import type { Expected, KnownRows } from './known-rows.ts';
+import { owedOnLease, writeOwed } from './lease-records.ts';
 import { Book, type KeyStanding, looksForEarlierWrite, walletsMissingLocks } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
 import type { FinishOp, FinishOutcome, KeyCap, KeyCapRefusal, ReserveOp, ReserveResult } from './types.ts';
@@ -44,8 +44,6 @@ export interface RunContext {
   owner: string;
   /** The plan-restricted vendors (not_in_plan), read when a run decides a refusal. */
   planVendors: () => readonly string[];
-  /** The rows this process last committed, which a batch of charges is decided on. */
-  known: KnownRows;
 }
 
 export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok: false; error: unknown };
@@ -54,7 +52,7 @@ export type Outcome = { ok: true; value: ReserveResult | FinishOutcome } | { ok:
  * How a run ends: every op decided and written (the caller commits, then settles each op), or the run cannot commit
  * as a whole (`error` is the cause; when the run held one op, that op's failure).
  */
-type Verdict = { kind: 'done'; outcomes: Outcome[]; committed: () => void } | { kind: 'failed'; error: unknown };
+type Verdict = { kind: 'done'; outcomes: Outcome[] } | { kind: 'failed'; error: unknown };
 
 /** Charges decided, waiting for their rows to be written. */
 type Due = DueChargeRows<Pending>[];
@@ -72,8 +70,15 @@ interface Undecided {
  * lock waited for too long) or a lost connection.
  */
 export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pending[], alone: boolean): Promise<Verdict> {
-  const remembered = alone ? null : ctx.known.bookFor(batch, ctx.clock.now());
-  if (remembered) return decideFromMemory(ctx, tx, batch, remembered.book, remembered.expected);
+  if (!alone && batch.every((p) => owedOnLease(p.op)))
+    return writeOwed(
+      tx,
+      batch,
+      recordedDrawsOf(
+        ctx.clock,
+        batch.map((p) => p.op as FinishOp),
+      ).since,
+    );
   const locked = await lockForBatch(ctx, tx, batch, alone);
   if ('kind' in locked) return locked;
   const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch), ctx.clock.now());
@@ -85,25 +90,11 @@ export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pend
     if (broken) return broken;
   }
   const failed = await writeDecided(tx, ctx.owner, book, decided.due);
-  return failed ?? { kind: 'done', outcomes: decided.outcomes, committed: () => ctx.known.remember(book, locked.walletIds) };
+  return failed ?? { kind: 'done', outcomes: decided.outcomes };
 }
 
-/** Steps 2 and 3 on the remembered rows, step 1's lock and a check that they are as remembered sent before the write. */
-async function decideFromMemory(ctx: RunContext, tx: Transaction, batch: Pending[], book: Book, expected: Expected): Promise<Verdict> {
-  const decided = decideOps(ctx, book, batch);
-  if ('kind' in decided) return decided;
-  const [checked, written] = await Promise.allSettled([expectRows(tx, expected), writeDecided(tx, ctx.owner, book, decided.due)]);
-  // When the check fails, the write fails behind it (the transaction is aborted): the check's error is the cause.
-  if (checked.status === 'rejected') {
-    if (isStale(checked.reason)) ctx.known.stale(expected);
-    throw checked.reason;
-  }
-  if (written.status === 'rejected') throw written.reason;
-  return written.value ?? { kind: 'done', outcomes: decided.outcomes, committed: () => ctx.known.remember(book, expected.walletIds) };
-}
-
-/** What step 1 locked and read; `walletIds`: the wallets every live lot of which it locked. */
-type Locked = Awaited<ReturnType<typeof lockBatch>> & { walletIds: Set<string> };
+/** What step 1 locked and read. */
+type Locked = Awaited<ReturnType<typeof lockBatch>>;
 
 /** Step 1: the batch's wallets' live lots and the reservations it finishes, locked; failed if a wallet was wrong. */
 async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean): Promise<Locked | Verdict> {
@@ -139,7 +130,7 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
   const missing = walletsMissingLocks(finishes, locked.reservations, walletIds);
   if (missing.length > 0)
     return { kind: 'failed', error: new Error(`ledger: finishes named the wrong wallet of ${missing.join(', ')}`) } satisfies Verdict;
-  return { ...locked, walletIds };
+  return locked;
 }
 
 /**

@@ -4,7 +4,7 @@ import { toBigInt } from '../core/money.ts';
 import type { Statement } from '../db/charge-rows.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
 import { jsonTable } from '../db/json-rows.ts';
-import type { Expected } from './known-rows.ts';
+import { withCtes } from './batch-charge-rows.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
@@ -34,15 +34,18 @@ SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amo
 
 // Issued after LOCK_SQL: the locked reservations' holds and, on a retry, which of the batch's draws ($2) were written
 // before, as a draw row or a `recorded` charge row carrying the draw's id (written since $3).
+// And what the locked leases owe: the sum of their records (lease-records.ts), which their lots pay when they end.
 const HOLDS_SQL = `SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
-  FROM reservation_lots WHERE reservation_id = ANY($1::text[])`;
+  FROM reservation_lots WHERE reservation_id = ANY($1::text[])
+UNION ALL
+SELECT 'owed', lease_id, NULL, sum(charged_nano)::text FROM usage_records WHERE lease_id = ANY($1::text[]) GROUP BY lease_id`;
 const holdsAndDrawsSql = (recorded: RecordedDraws['queries']) => `${HOLDS_SQL}
 UNION ALL
 SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])${recorded
   .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3')}) r`)
   .join('')}`;
 
-type HoldRow = { row_kind: 'hold' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string };
+type HoldRow = { row_kind: 'hold' | 'owed' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string };
 function holdsRead(reservationIds: readonly string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
   if (drawIds.length === 0) return [HOLDS_SQL, [reservationIds]];
   if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
@@ -109,12 +112,15 @@ export async function lockBatch(
         charged: row.charged_nano === null ? 0n : toBigInt(row.charged_nano),
         expiresAt: new Date(row.expires_at!),
         held: new Map(),
+        owed: 0n,
       });
   }
   const drawnBefore = new Set<string>();
   for (const h of reading ? (await reading).rows : []) {
+    const r = reservations.get(h.reservation_id);
     if (h.row_kind === 'drawn') drawnBefore.add(h.reservation_id);
-    else reservations.get(h.reservation_id)?.held.set(h.lot_id, toBigInt(h.amount_nano));
+    else if (h.row_kind === 'owed' && r) r.owed = toBigInt(h.amount_nano);
+    else r?.held.set(h.lot_id, toBigInt(h.amount_nano));
   }
   return { lots, reservations, drawnBefore };
 }
@@ -124,41 +130,6 @@ export async function readDrawn(tx: Queryable, drawIds: readonly string[], recor
   const rows = await tx.query<HoldRow>(...holdsRead([], drawIds, recorded));
   return rows.rows.flatMap((h) => (h.row_kind === 'drawn' ? [h.reservation_id] : []));
 }
-
-// The check of a batch decided on remembered rows (docs/money.md, "One round trip when this process wrote the rows
-// last"): LOCK_SQL's locks, then GWSTL unless each row is as remembered. Both sides are sorted here, in one collation.
-const EXPECT_SQL = `
-WITH lots AS MATERIALIZED (
-  SELECT l.id || ':' || l.available_nano || ':' || l.reserved_nano || ':' ||
-         coalesce(to_char(l.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '') || ':' ||
-         coalesce(array_to_string(l.vendors, ','), '*') AS row
-    FROM credit_lots l
-   WHERE l.wallet_id = ANY($1::text[]) AND (l.available_nano > 0 OR l.reserved_nano > 0)
-   ORDER BY l.seq
-     FOR UPDATE
-), res AS MATERIALIZED (
-  SELECT r.id || ':' || r.state || ':' || r.amount_nano || ':' || coalesce(r.charged_nano, 0) || ':' || r.wallet_id || ':' || r.vendor AS row
-    FROM reservations r
-   WHERE r.id = ANY($2::text[])
-   ORDER BY r.id
-     FOR UPDATE
-), held AS (
-  SELECT h.reservation_id || ':' || h.lot_id || ':' || h.amount_nano AS row
-    FROM reservation_lots h
-   WHERE h.reservation_id = ANY($2::text[]) AND h.amount_nano > 0
-)
-SELECT ledger_expect(
-  (SELECT coalesce(array_agg(row ORDER BY row), '{}') FROM lots) = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest($3::text[]) x)
-  AND (SELECT coalesce(array_agg(row ORDER BY row), '{}') FROM res) = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest($4::text[]) x)
-  AND (SELECT coalesce(array_agg(row ORDER BY row), '{}') FROM held) = (SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM unnest($5::text[]) x))`;
-
-/** Sends the check of a batch decided from memory; the batch's write is sent behind it, in the same flight. */
-export function expectRows(tx: Queryable, expected: Expected): Promise<unknown> {
-  return tx.query(EXPECT_SQL, [expected.walletIds, expected.reservationIds, expected.lots, expected.reservations, expected.holds]);
-}
-
-/** The check found rows another writer changed: nothing was written, and the batch runs again reading them. */
-export const isStale = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'GWSTL';
 
 const WALLET_VENDOR = jsonTable('wallet_id text, vendor text');
 
@@ -288,29 +259,6 @@ SELECT ledger_check(rows = $${WRITE_PARAMS}::int[],
                     'a batch wrote ' || rows::text || ' rows of ${CTES.join(', ')}, expected ' || $${WRITE_PARAMS}::int[]::text)
   FROM written`;
 
-/** Texts withChargeRows made, by their charge statements' texts: a few shapes, each made once and the same string after. */
-const writeTexts = new Map<string, string>();
-const MAX_WRITE_TEXTS = 64;
-
-/** `WRITE_SQL` with the charge rows' statements as CTEs of its own, their parameters renumbered after its own. */
-function withChargeRows(chargeRows: readonly Statement[]): { sql: string; params: unknown[] } {
-  if (chargeRows.length === 0) return { sql: WRITE_SQL, params: [] };
-  const params = chargeRows.flatMap((b) => b.params);
-  const shape = chargeRows.map((b) => `${b.params.length}\u0000${b.sql}`).join('\u0000');
-  let sql = writeTexts.get(shape);
-  if (sql === undefined) {
-    let next = WRITE_PARAMS;
-    const ctes = chargeRows.map((b, i) => {
-      const offset = next;
-      next += b.params.length;
-      return `charge_rows_${i} AS (${b.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
-    });
-    sql = WRITE_SQL.replace('WITH new_res AS (', `WITH ${ctes.join(',\n')},\nnew_res AS (`);
-    if (writeTexts.size < MAX_WRITE_TEXTS) writeTexts.set(shape, sql);
-  }
-  return { sql, params };
-}
-
 /** Writes a batch's moves and charge rows in one statement (`ledger_check`: a row per move); `last`: with the COMMIT. */
 export async function writeMoves(
   tx: Transaction,
@@ -326,7 +274,7 @@ export async function writeMoves(
     if (cur) cur.amount += d.amount;
     else held.set(k, { ...d });
   }
-  const write = withChargeRows(opts.chargeRows ?? []);
+  const write = withCtes(WRITE_SQL, WRITE_PARAMS, opts.chargeRows ?? []);
   const rows: WriteRows = {
     new_res: moves.newRes,
     new_res_lots: moves.newResLots,

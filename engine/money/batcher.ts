@@ -4,8 +4,6 @@
 import type { Db } from '../db/db.ts';
 import { batchQueues, DEFAULT_DRAW_FLUSH_MS, DEFAULT_WALLET_QUEUES, type Pending } from './batch-queues.ts';
 import { type Outcome, processBatch, type RunContext } from './batch-run.ts';
-import { isStale } from './batch-sql.ts';
-import { KnownRows } from './known-rows.ts';
 import { backoff, isLockTimeout, isRetryable, LOCK_WAIT_MS, MAX_RETRIES, TablesLocked } from './retry.ts';
 import type { FinishOp, FinishOutcome, ReserveOp, ReserveResult } from './types.ts';
 
@@ -21,13 +19,13 @@ export interface BatchSettings {
   onBatch?: (size: number) => void;
 }
 
-interface BatcherOptions extends BatchSettings, Omit<RunContext, 'known'> {
+interface BatcherOptions extends BatchSettings, RunContext {
   db: Db;
 }
 
 export function createBatcher(opts: BatcherOptions) {
   const embedded = opts.db.kind === 'pglite';
-  const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors, known: new KnownRows() };
+  const ctx: RunContext = { clock: opts.clock, owner: opts.owner, planVendors: opts.planVendors };
   const locked = new Set<string>();
   const submit = batchQueues({
     embedded,
@@ -122,25 +120,8 @@ async function letGoSince(db: Db, ops: readonly Pending[], ended: Ended): Promis
   return !(await tablesLockedForWrites(db)) && !(await walletRowsLocked(db, walletId));
 }
 
-/**
- * The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock; the batch's
- * wallets count as written by this process until it has ended (known-rows.ts `stale`).
- */
-async function runInOne(opts: BatcherOptions, ctx: RunContext, take: () => Pending[], alone: boolean) {
-  const leaves: (() => void)[] = [];
-  const taking = () => {
-    const ops = take();
-    leaves.push(ctx.known.enter(ops));
-    return ops;
-  };
-  try {
-    return await tryInOne(opts, ctx, taking, alone);
-  } finally {
-    for (const leave of leaves) leave();
-  }
-}
-
-async function tryInOne(
+/** The ops `take` gives, taken when the transaction starts, in one transaction retried after a deadlock. */
+async function runInOne(
   opts: BatcherOptions,
   ctx: RunContext,
   take: () => Pending[],
@@ -165,13 +146,9 @@ async function tryInOne(
         },
         { flushWal: opts.flushWal?.() ?? true, lockTimeoutMs: LOCK_WAIT_MS, genericPlans: true },
       );
-      run?.committed();
       return { ops: ops ?? [], ended: { ok: true, outcomes: run?.outcomes ?? [] } };
     } catch (e) {
       ops ??= take(); // it failed before it started (no connection): fail what it would have taken
-      // A batch decided on remembered rows that had changed wrote nothing: decided again at once, on fresh ones.
-      if (isStale(e) && attempt < MAX_RETRIES) continue;
-      ctx.known.forget(ops.map((p) => p.op.walletId));
       if (isRetryable(e) && attempt < MAX_RETRIES) await backoff(attempt);
       else return { ops, ended: { ok: false, error: e instanceof RunFailed ? e.cause : e, own: e instanceof RunFailed } };
     }

@@ -77,25 +77,29 @@ async function expireLotIn(tx: Transaction, owner: string, lotId: string, at: Da
 }
 
 /**
- * Gives back to the lot what each lease holding on it holds there beyond what its calls in flight hold (they were
- * admitted before the expiry, so the term's money pays for them, as for a call's own hold); the leases stay held
- * with the rest, and what they keep here comes back to the lot when their calls end, for the next pass. Returns the
- * sum given back.
+ * Gives back to the lot what each lease holding on it holds there beyond what its calls in flight hold and its
+ * records owe (they were admitted before the expiry, so the term's money pays for them, as for a call's own hold);
+ * the leases stay held with the rest, and what they keep here comes back to the lot when they end, for the next
+ * pass. Returns the sum given back.
  */
 async function voidLeases(tx: Queryable, lot: LotState, moves: Moves, at: Date): Promise<bigint> {
   type LeaseRow = { id: string; amount_nano: string; charged_nano: string; in_flight_nano: string };
   const leases = (await tx.query<LeaseRow>(LOCK_LEASES_SQL, [lot.id, `${LEASE_CALL_PREFIX}%`])).rows;
   if (leases.length === 0) return 0n;
-  const holds = await tx.query<{ reservation_id: string; amount_nano: string }>(
-    'SELECT reservation_id, amount_nano::text AS amount_nano FROM reservation_lots WHERE lot_id = $1 AND reservation_id = ANY($2::text[])',
+  const holds = await tx.query<{ reservation_id: string; amount_nano: string; owed: string }>(
+    `SELECT rl.reservation_id, rl.amount_nano::text AS amount_nano,
+            (SELECT coalesce(sum(u.charged_nano), 0) FROM usage_records u WHERE u.lease_id = rl.reservation_id)::text AS owed
+       FROM reservation_lots rl WHERE rl.lot_id = $1 AND rl.reservation_id = ANY($2::text[])`,
     [lot.id, leases.map((l) => l.id)],
   );
-  const held = new Map(holds.rows.map((h) => [h.reservation_id, toBigInt(h.amount_nano)]));
+  const held = new Map(holds.rows.map((h) => [h.reservation_id, h]));
   let voided = 0n;
   for (const lease of leases) {
-    const h = held.get(lease.id) ?? 0n;
-    const inFlight = toBigInt(lease.in_flight_nano);
-    const given = h > inFlight ? h - inFlight : 0n;
+    const row = held.get(lease.id);
+    const h = row ? toBigInt(row.amount_nano) : 0n;
+    // What its calls hold and its records owe stays: the lease pays them from its hold when it ends.
+    const kept = toBigInt(lease.in_flight_nano) + (row ? toBigInt(row.owed) : 0n);
+    const given = h > kept ? h - kept : 0n;
     if (given <= 0n) continue;
     const amount = toBigInt(lease.amount_nano) - given;
     // A lease holds at least what its lots hold for it (the audit's hold_lots): less is a broken row, not ours to move.

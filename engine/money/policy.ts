@@ -21,6 +21,8 @@ export interface ResState {
   expiresAt: Date;
   /** lot id → amount the reservation holds on it */
   held: Map<string, bigint>;
+  /** A lease's records not yet applied (lease-records.ts): charged from its hold when it ends. */
+  owed: bigint;
 }
 
 /** A capped key as the batch read it under its lock; the Book keeps it current as it decides. */
@@ -110,11 +112,6 @@ export class Book {
     return this.reservations.get(id);
   }
 
-  /** The lots and reservations as the decisions leave them (known-rows.ts keeps them once the batch commits). */
-  rows(): { lots: readonly LotState[]; reservations: ReadonlyMap<string, ResState> } {
-    return { lots: this.ordered, reservations: this.reservations };
-  }
-
   private standingOf(op: ReserveOp): KeyStanding | undefined {
     if (!op.cap) return undefined;
     const standing = op.keyId === null ? undefined : this.keys.get(op.keyId);
@@ -168,15 +165,27 @@ export class Book {
     if (!mayMoveMoney(s.state, op.kind)) return noop;
     if (op.kind === 'expire' && op.expireBefore && s.expiresAt > op.expireBefore) return { ...noop, alreadyFinished: false }; // extended meanwhile
     const heldLots = s.state === 'held' ? this.heldLots(s) : [];
-    if (s.state === 'held') this.countOnKey(s.keyId, -s.amount);
-    if (op.kind === 'settle') return this.settle(s, heldLots, op.actualNano, at);
-    for (const { lot, h } of heldLots) this.moves.move(lot, s.id, 'release', h, at);
+    if (s.state === 'held') this.countOnKey(s.keyId, s.owed - s.amount); // what records owe counts as used already
+    if (op.kind === 'settle') {
+      // Only a call's own hold is settled; records are owed on leases alone, which end by a release or an expiry.
+      assertMoney(s.state !== 'held' || s.owed === 0n, () => `ledger: settle of ${s.id}, on which records owe ${s.owed}`);
+      return this.settle(s, heldLots, op.actualNano, at);
+    }
     const state = op.kind === 'expire' ? 'expired' : 'released';
+    // A lease that ends pays what its records owe from its hold, as a settle would, and gives back the rest.
+    if (s.state === 'held' && s.owed > 0n) return this.settle(s, heldLots, s.owed, at, state);
+    for (const { lot, h } of heldLots) this.moves.move(lot, s.id, 'release', h, at);
     this.finishAs(s, state, s.charged, at); // what draws charged stays charged
     return { chargedNano: 0n, shortfallNano: 0n, alreadyFinished: false, releasedNano: s.amount, finished: true };
   }
 
-  private settle(s: ResState, heldLots: { lot: LotState; h: bigint }[], actualNano: bigint, at: Date): FinishOutcome {
+  private settle(
+    s: ResState,
+    heldLots: { lot: LotState; h: bigint }[],
+    actualNano: bigint,
+    at: Date,
+    state: ReservationState = 'settled',
+  ): FinishOutcome {
     const actual = actualNano < 0n ? 0n : actualNano;
     let toCharge = actual;
     let released = 0n;
@@ -197,8 +206,9 @@ export class Book {
       fromHold <= s.amount && charged <= actual,
       () => `ledger: settle of ${s.id} charged ${charged} (${fromHold} of its hold ${s.amount})`,
     );
-    this.countOnKey(s.keyId, 0n, charged);
-    this.finishAs(s, 'settled', s.charged + charged, at); // plus what draws charged before, if any
+    // What a lease's records owe is in its key's use already (their rollup rows).
+    this.countOnKey(s.keyId, 0n, s.owed > 0n ? 0n : charged);
+    this.finishAs(s, state, s.charged + charged, at); // plus what draws charged before, if any
     return { chargedNano: charged, shortfallNano: toCharge, alreadyFinished: false, releasedNano: released, finished: true };
   }
 
@@ -217,7 +227,9 @@ export class Book {
     this.drawnBefore.add(drawId);
     let toCharge = amountNano < 0n ? 0n : amountNano;
     let fromHold = 0n;
-    const cap = op.holdAtMostNano ?? toCharge;
+    const asked = op.holdAtMostNano ?? toCharge;
+    const spare = s.amount - s.owed; // what its records owe stays held for them
+    const cap = asked < spare ? asked : spare;
     let holdLeft = cap < 0n ? 0n : cap < toCharge ? cap : toCharge;
     for (const { lot, h } of s.state === 'held' ? this.heldLots(s) : []) {
       if (holdLeft <= 0n) break;
@@ -246,7 +258,8 @@ export class Book {
    * is its calls' (a process that asks past what it holds, not knowing the pass gave some back, takes none of theirs).
    */
   private trim(s: ResState, amountNano: bigint, at: Date): FinishOutcome {
-    const asked = s.state === 'held' && amountNano > 0n ? amountNano : 0n;
+    const spare = s.amount - s.owed; // what its records owe stays held for them
+    const asked = s.state === 'held' && amountNano > 0n ? (amountNano < spare ? amountNano : spare) : 0n;
     let left = asked;
     for (const { lot, h } of left > 0n ? this.heldLots(s).reverse() : []) {
       if (lotExpired(lot, this.now)) continue;
@@ -317,6 +330,7 @@ export class Book {
       charged: 0n,
       expiresAt: op.expiresAt,
       held: new Map(drawn.map((d) => [d.lotId, d.amountNano])),
+      owed: 0n,
     });
   }
 

@@ -39,11 +39,11 @@ export interface UsageRecordView {
 const RECORD_COLUMNS = `request_id text, wallet_id text, key_id text, at timestamptz, door text, model text, vendor text,
   route text, fallback_depth int, input_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, output_tokens bigint,
   reasoning_tokens bigint, server_tool_calls int, characters bigint, images int, video_seconds numeric, charged_nano bigint,
-  duration_ms int, trace_id text, prices jsonb, transfer_id text`;
+  duration_ms int, trace_id text, prices jsonb, transfer_id text, lease_id text`;
 const RECORDS = jsonTable(RECORD_COLUMNS);
 
 const COLUMNS = RECORDS.names.join(', ');
-const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id', '');
+const LIST_COLUMNS = COLUMNS.replace(', prices, transfer_id, lease_id', '');
 
 /**
  * Inserts the records of many settles on their transaction, one statement for all. The usage figures are the
@@ -59,7 +59,7 @@ function usageRecordsStatement(rows: readonly ChargedItem<UsageRecordDraft>[]): 
 }
 
 /** A record's values in RECORD_COLUMNS' order. */
-function recordValues({ item: d, chargedNano, transferId }: ChargedItem<UsageRecordDraft>): JsonCell[] {
+function recordValues({ item: d, chargedNano, transferId, leaseId }: ChargedItem<UsageRecordDraft>): JsonCell[] {
   const u = d.usage;
   return [
     d.requestId,
@@ -85,6 +85,7 @@ function recordValues({ item: d, chargedNano, transferId }: ChargedItem<UsageRec
     d.traceId,
     d.prices ?? null,
     transferId ?? null,
+    leaseId ?? null,
   ];
 }
 
@@ -95,6 +96,7 @@ export const usageRecordWriter: ChargeRowWriter<UsageRecordDraft> = {
   // A record is written with its charge: its charge's id recognises the charge when it is written again.
   transfersRecorded: (ids, since) =>
     `SELECT transfer_id FROM usage_records WHERE transfer_id = ANY(${ids}::text[]) AND at >= ${since}::timestamptz`,
+  owesOnLease: true,
 };
 
 /**

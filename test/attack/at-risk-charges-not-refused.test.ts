@@ -35,7 +35,7 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
     pgs = suite.schema();
   });
 
-  /** A call served first (the wallet's lease is granted), then another session holding the wallet's row locked. */
+  /** A call served first (the wallet's lease is granted), then another session holding the wallet's rows locked. */
   async function lockedAfterACall(): Promise<pg.Client> {
     const warm = await chat();
     expect(warm.status).toBe(200);
@@ -44,6 +44,8 @@ describe.skipIf(!canRun)('charges at risk [postgres]', () => {
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [t.walletId]);
+    // A charge owed on the lease writes no wallet or lot row: its rollup row is what it waits on.
+    await locker.query('SELECT 1 FROM usage_daily WHERE wallet_id = $1 FOR UPDATE', [t.walletId]);
     return locker;
   }
 

@@ -4,7 +4,8 @@
 // nowhere. Now a charge the spool could not keep is waited for: the streams do not end while their charges wait,
 // a kill then leaves no answer received in full, and once the database takes them the streams end, charged.
 // How: a real gateway process on PostgreSQL, leases on as shipped, commit_wait_ms 300; `charges` in its data folder
-// is a regular file (so the spool's mkdir/open fail, even for root); the wallet's row is locked by the test.
+// is a regular file (so the spool's mkdir/open fail, even for root); the wallet's row and rollup rows
+// are locked by the test.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,11 +79,13 @@ it.skipIf(!canRun)(
     expect(warm.status).toBe(200);
     await warm.text();
 
-    // The database is slow for this wallet: its row is locked, so every charge's transaction waits.
+    // The database is slow for this wallet: its row and its daily rollup rows are locked, so every charge's
+    // transaction waits (one owed on the lease writes no wallet or lot row, only its record and its rollup).
     const locker = new pg.Client({ connectionString: pgs.url });
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [wallet.id]);
+    await locker.query('SELECT 1 FROM usage_daily WHERE wallet_id = $1 FOR UPDATE', [wallet.id]);
 
     const streamBody = {
       model: 'b-5',
@@ -106,6 +109,7 @@ it.skipIf(!canRun)(
     // The same again, killed while the charges wait: the clients received no whole answer, so none is free.
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [wallet.id]);
+    await locker.query('SELECT 1 FROM usage_daily WHERE wallet_id = $1 FOR UPDATE', [wallet.id]);
     const killed = Array.from({ length: 2 }, stream);
     await new Promise((r) => setTimeout(r, 1_500));
     first.child.kill('SIGKILL');

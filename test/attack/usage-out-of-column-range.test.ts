@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { nano, PRICES, post, sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
-import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { expectJournalAddsUp, walletView } from '../helpers/ledger.ts';
 
 describe.each(['pglite', 'postgres'] as const)('usage figures past what the usage record columns hold [%s]', (kind) => {
   const leasedGateway = useLeasedGateway(kind);
@@ -30,7 +30,7 @@ describe.each(['pglite', 'postgres'] as const)('usage figures past what the usag
   const COST = nano(1000, PRICES['b-5'].input) + nano(100, PRICES['b-5'].output);
 
   it('every call answered is charged what its answer said, leased or exact, and nothing is left unwritten', async () => {
-    const before = await t.gw.ledger.balance(t.walletId);
+    const before = await walletView(t.gw, t.walletId);
     const { key: dailyKey } = await t.gw.keys.createApiKey(t.walletId, { name: 'exact path', dailyLimitCredits: 1_000_000 });
     let total = 0n;
     for (let i = 0; i < 6; i++) {
@@ -46,8 +46,10 @@ describe.each(['pglite', 'postgres'] as const)('usage figures past what the usag
     const flushed = await Promise.race([t.gw.leases.flushed().then(() => true), sleep(3_000).then(() => false)]);
     expect(flushed).toBe(true);
     expect(t.gw.leases.stats().pendingDraws).toBe(0);
-    const after = await t.gw.ledger.balance(t.walletId);
-    expect(before.availableNano + before.reservedNano - (after.availableNano + after.reservedNano)).toBe(total);
+    // The view: the lease is still held, and its lots pay what its records owe when it ends.
+    const after = await walletView(t.gw, t.walletId);
+    expect(after.heldNano).toBe(0n);
+    expect(before.spendableNano - after.spendableNano).toBe(total);
     const records = await t.gw.db.query<{ n: string; s: string; r: string }>(
       `SELECT count(*)::text AS n, sum(charged_nano)::text AS s, max(reasoning_tokens)::text AS r FROM usage_records WHERE wallet_id = $1`,
       [t.walletId],

@@ -10,22 +10,28 @@ import { LEASE_CALL_PREFIX } from '../../engine/money/types.ts';
 /**
  * A wallet as its calls see it on the shipped money path: what it can still spend (what budget leases hold
  * unspent counts as the wallet's) and what its calls in flight hold (their own reservations, and their part of
- * this gateway's leases). One statement, so one snapshot: read apart, a lease going back between the reads
+ * this gateway's leases), what leases' records owe counted spent. One statement, so one snapshot: read apart, a lease going back between the reads
  * showed as a hold for an instant.
  */
 export async function walletView(
   gw: Pick<RunningGateway, 'db' | 'leases'>,
   walletId: string,
 ): Promise<{ spendableNano: bigint; heldNano: bigint }> {
-  const r = await gw.db.query<{ available: string; leased: string; own: string }>(
+  const r = await gw.db.query<{ available: string; leased: string; own: string; owed: string }>(
     `SELECT coalesce((SELECT sum(l.available_nano) FROM credit_lots l WHERE l.wallet_id = w.id), 0)::text AS available,
             coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id LIKE $2), 0)::text AS leased,
-            coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id NOT LIKE $2), 0)::text AS own
+            coalesce((SELECT sum(r.amount_nano) FROM reservations r WHERE r.wallet_id = w.id AND r.state = 'held' AND r.call_id NOT LIKE $2), 0)::text AS own,
+            coalesce((SELECT sum(u.charged_nano) FROM usage_records u JOIN reservations r ON r.id = u.lease_id
+                       WHERE r.wallet_id = w.id AND r.state = 'held'), 0)::text AS owed
        FROM wallets w WHERE w.id = $1`,
     [walletId, `${LEASE_CALL_PREFIX}%`],
   );
   const row = r.rows[0]!;
-  return { spendableNano: BigInt(row.available) + BigInt(row.leased), heldNano: BigInt(row.own) + gw.leases.stats().inFlightNano };
+  // What held leases' records owe is spent (money/lease-records.ts), though their lots pay it when they end.
+  return {
+    spendableNano: BigInt(row.available) + BigInt(row.leased) - BigInt(row.owed),
+    heldNano: BigInt(row.own) + gw.leases.stats().inFlightNano,
+  };
 }
 
 /** The journal's kinds (the table's check constraint). */
@@ -112,9 +118,12 @@ export async function takenAfterExpiry(db: Queryable, walletId: string, lotId: s
       problems.push(`a hold placed at ${new Date(row.created_at).toISOString()} charged to it`);
     else lateNano += toBigInt(row.amount);
   }
+  // Calls admitted before it and ended across it, and calls ended before it whose records a lease owed and paid at
+  // its end, after the expiry (money/lease-records.ts).
   const across = await db.query<{ n: string }>(
     `SELECT coalesce(sum(charged_nano), 0)::text AS n FROM usage_records
-      WHERE wallet_id = $1 AND at >= $2::timestamptz - interval '1 second' AND at - duration_ms * interval '1 millisecond' < $2::timestamptz`,
+      WHERE wallet_id = $1 AND ((at >= $2::timestamptz - interval '1 second' AND at - duration_ms * interval '1 millisecond' < $2::timestamptz)
+                                OR (lease_id IS NOT NULL AND at < $2::timestamptz))`,
     [walletId, expiresAt.toISOString()],
   );
   const acrossNano = toBigInt(across.rows[0]!.n);

@@ -9,9 +9,10 @@ import { ChargeWriter } from '../../engine/money/charge-writer.ts';
 import { createLedger, type Reservation } from '../../engine/money/ledger.ts';
 import { dailyRollupWriter } from '../../engine/usage/daily-rollup.ts';
 import { usageRecordStorage } from '../../engine/usage/record-storage.ts';
-import { type UsageRecordDraft, usageRecordRows, usageRecordWriter } from '../../engine/usage/records.ts';
+import { usageRecordRows, usageRecordWriter } from '../../engine/usage/records.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp, journalSum } from '../helpers/ledger.ts';
+import { recordDraft } from '../helpers/usage-drafts.ts';
 
 /** Counts the statements a writer is asked for, and the rows in each. */
 function counted<T>(w: ChargeRowWriter<T>): { writer: ChargeRowWriter<T>; calls: number[] } {
@@ -79,21 +80,7 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
       if (!r.ok) throw new Error('refused');
       held.push(r.reservation);
     }
-    const draft = (i: number): UsageRecordDraft => ({
-      requestId: `req-${i}`,
-      walletId: w.id,
-      keyId: auth.keyId,
-      at: finishedAt,
-      door: 'chat',
-      model: 'm',
-      vendor: 'b',
-      route: null,
-      fallbackDepth: 0,
-      usage,
-      durationMs: 5,
-      traceId: null,
-      prices: null,
-    });
+    const draft = (i: number) => recordDraft(w.id, auth.keyId, finishedAt, `req-${i}`, usage);
     // The key's day and month figures, as its quotas read them (sums of its usage_daily rows).
     const used = async () => {
       const u = (await keys.quota.usage([auth.keyId], finishedAt)).get(auth.keyId)!;
@@ -232,7 +219,9 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     expect(await s.used()).toEqual({ day: '500', month: '500' });
     await expectJournalAddsUp(getDb(), s.walletId);
   });
-  it("a draw's first try looks for nothing already written; the charge writer's retry after an unclear commit does, and charges once", async () => {
+  // A draw owed on its lease holds the lease only FOR SHARE, which does not wait for a replay of it the way a lock for
+  // update does: so its first try looks for an earlier write too, in the snapshot taken once the lock is held.
+  it("a draw's first try and the charge writer's retry after an unclear commit both look for an earlier write, and charge once", async () => {
     const s = await setup(1);
     const spied = recordingTransactions(getDb());
     const ledger = createLedger(spied.db, { clock, owner: 'rows-test' });
@@ -250,8 +239,11 @@ describeEachDatabase('charge rows of a batch', (getDb: () => Db) => {
     await charge.committed;
     expect(tries.map((t) => t.firstTry)).toEqual([true, false]);
     const looksForWritten = (t: { statements: string[] }) => t.statements.some((q) => q.includes('FROM usage_records WHERE transfer_id'));
-    expect(tries.map(looksForWritten)).toEqual([false, true]);
+    expect(tries.map(looksForWritten)).toEqual([true, true]);
     expect(await s.records()).toEqual([{ request_id: 'req-0', charged_nano: '400' }]);
+    // Owed on the lease until it ends: the journal moves then, by the record, once.
+    expect((await journalSum(getDb(), s.walletId)).chargedNano).toBe(0n);
+    await s.ledger.release(s.held[0]!);
     expect((await journalSum(getDb(), s.walletId)).chargedNano).toBe(400n);
     expect(await s.used()).toEqual({ day: '400', month: '400' });
     await expectJournalAddsUp(getDb(), s.walletId);

@@ -7,10 +7,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { systemClock } from '../../engine/core/clock.ts';
 import type { Db } from '../../engine/db/db.ts';
 import { openDatabase } from '../../engine/db/open.ts';
-import { createLedger } from '../../engine/money/ledger.ts';
+import { spendableOf } from '../../engine/money/spendable.ts';
 import { type Simulator, startSimulator } from '../../simulator/index.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
@@ -128,8 +127,7 @@ async function expectChargedOnce(db: Db, walletId: string, answers: number): Pro
     [walletId],
   );
   expect(Number(r.rows[0]!.n)).toBeGreaterThanOrEqual(answers);
-  const ledger = createLedger(db, { clock: systemClock });
-  const bal = await ledger.balance(walletId);
+  const bal = await spendableOf(db, walletId); // a lease left held owes its records: every view counts them spent
   const spent = 10_000_000n * 1000n - bal.availableNano - bal.reservedNano;
   expect(spent).toBe(BigInt(r.rows[0]!.s));
   await expectJournalAddsUp(db, walletId);

@@ -80,13 +80,15 @@ describe.skipIf(!canRun)('answers kept on disk by a process then killed [postgre
     const run = `kh${Date.now()}`;
     expect((await chat(a, key, `${run}-warm`, 40)).whole).toBe(true);
 
-    // Another session locks the wallet's lots while A's calls stream: their answers go out at risk, kept on disk.
+    // Another session locks the wallet's lots and daily rollup rows while A's calls stream: their answers go out at
+    // risk, kept on disk (a charge owed on a lease waits on its rollup row, one drawn from lots on the lots).
     const locker = new pg.Client({ connectionString: db.url });
     await locker.connect();
     const pending = Array.from({ length: AT_RISK }, (_, i) => chat(a, key, `${run}-risk${i}`, 250));
     await sleep(150);
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM credit_lots WHERE wallet_id = $1 FOR UPDATE', [w.id]);
+    await locker.query('SELECT 1 FROM usage_daily WHERE wallet_id = $1 FOR UPDATE', [w.id]);
     const atRisk = await Promise.all(pending);
     expect(atRisk.every((o) => o.whole)).toBe(true);
     expect(readdirSync(`${a.dataDir}/charges`).length).toBeGreaterThan(0);

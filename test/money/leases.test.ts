@@ -4,6 +4,7 @@
 // exact path.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { creditsToNano } from '../../engine/core/money.ts';
+import { spendableOf } from '../../engine/money/spendable.ts';
 import { nano, PRICES, post, sleep } from '../e2e/e2e.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 import { useLeasedGateway } from '../helpers/leased-gateway.ts';
@@ -54,8 +55,10 @@ describe.each(['pglite', 'postgres'] as const)('budget leases [%s]', (kind) => {
 
     await t.gw.leases.flushed();
     const total = headers.reduce((a, b) => a + b, 0n);
-    const raw = await t.gw.ledger.balance(t.walletId);
-    expect(raw.availableNano + raw.reservedNano).toBe(before - total); // what left the wallet is exactly the charges
+    // What left the wallet is exactly the charges: the lease's lots still hold what its records owe, which every view
+    // counts as spent, and the raw lots pay when the lease ends.
+    const shown = await spendableOf(t.gw.db, t.walletId);
+    expect(shown.availableNano + shown.reservedNano).toBe(before - total);
     const records = await t.gw.db.query<{ s: string; n: string }>(
       `SELECT coalesce(sum(charged_nano), 0)::text AS s, count(*) AS n FROM usage_records WHERE wallet_id = $1`,
       [t.walletId],

@@ -13,6 +13,7 @@ import { LOCK_WAIT_MS, TablesLocked } from '../../engine/money/retry.ts';
 import { chargeNotes } from '../helpers/charge-rows.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
+import { usageRecordsOf } from '../helpers/usage-drafts.ts';
 
 describeEachDatabase(
   'ledger lock waits',
@@ -111,31 +112,34 @@ describeEachDatabase(
       });
     }
 
-    for (const remembered of [false, true])
-      it(`a first try whose intent was kept while it waited on the lock looks for the draw that held it${remembered ? ', on remembered rows' : ''}`, async () => {
+    for (const owed of [false, true])
+      it(`a first try whose intent was kept while it waited on the lock looks for the draw that held it${owed ? ', owed on its lease' : ''}`, async () => {
         // A frozen process's batch decided its draw was a first try, then waited on the rows a replay of that very
         // draw held (its intent was kept in the spool meanwhile, and another process took it for dead).
         const frozen = createLedger(getDb(), { clock, owner: 'frozen' });
         const replayer = createLedger(getDb(), { clock, owner: 'replayer' });
         const notes = await chargeNotes(getDb());
         const w = await replayer.createWallet({ credits: 100 });
-        const r = await (remembered ? frozen : replayer).reserve({
+        const records = await usageRecordsOf(getDb(), w.id, clock.now());
+        const r = await replayer.reserve({
           walletId: w.id,
           vendor: 'b',
           amountNano: 10_000n,
           callId: 'lease:frozen',
         });
         if (!r.ok) throw new Error('refused');
-        const callId = `call-kept-${remembered}`; // a call's id, which is its draw's
+        const callId = `call-kept-${owed}`; // a call's id, which is its draw's
+        const rows = owed ? records.rows(`${callId}:frozen`) : notes.recorded(`${callId}:frozen`);
         const replay = await drawHeldOpen(replayer, r.reservation, 4_000n, callId);
         let kept = false;
-        const firstTry = frozen.draw(r.reservation, 4_000n, callId, notes.recorded(`${callId}:frozen`), { firstTry: () => !kept });
+        const firstTry = frozen.draw(r.reservation, 4_000n, callId, rows, { firstTry: () => !kept });
         await untilBlockedBy(replay.pid);
         kept = true;
         replay.open();
         expect(await replay.draw).toMatchObject({ chargedNano: 4_000n, alreadyFinished: false });
         expect(await firstTry).toMatchObject({ alreadyFinished: true });
         expect(await notes.charged(`${callId}:frozen`)).toEqual([]);
+        expect(await records.count(`${callId}:frozen`)).toBe(0);
         const { bal } = await expectJournalAddsUp(getDb(), w.id);
         expect(bal.reservedNano).toBe(6_000n);
       });
