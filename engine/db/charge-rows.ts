@@ -22,6 +22,9 @@ export interface Statement {
   params: unknown[];
 }
 
+/** The SELECT of the `transfer_id`s among `ids` a writer recorded in [`since`, `until`): the three are `$n` placeholders. */
+export type TransferLookup = (ids: string, since: string, until: string) => string;
+
 /**
  * Writes one table's charge rows, in their charges' transaction, all of a batch's rows at once: `statement`
  * says how (null: nothing to write). Writers are composed in `name` order, so every process touches their
@@ -32,10 +35,10 @@ export interface ChargeRowWriter<T> {
   statement(rows: readonly ChargedItem<T>[]): Statement | null;
   /**
    * A writer whose row records its charge's id durably says how to find it again: a SELECT of `transfer_id`
-   * among the ids `$ids` (text[]) written since `$since` (timestamptz). A draw whose rows include such a row
-   * needs no row of its own to be recognised when it is written again (money/batch-sql.ts).
+   * among the ids `$ids` (text[]) written from `$since` to before `$until` (timestamptz). A draw whose rows include
+   * such a row needs no row of its own to be recognised when it is written again (money/batch-sql.ts).
    */
-  readonly transfersRecorded?: (ids: string, since: string) => string;
+  readonly transfersRecorded?: TransferLookup;
   /**
    * The key's quotas are summed from this writer's rows (the daily rollup): when a charge's rows are refused for
    * good, the charge is tried again with these alone before none, so the key's use still counts it.

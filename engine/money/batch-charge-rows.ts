@@ -2,7 +2,7 @@
 // quota counts and usage records in one statement. A grouped write that fails cannot say whose row it was, so
 // batcher.ts runs each charge again alone and only the charge at fault fails.
 
-import type { ChargedItem, ChargeRows, ChargeRowWriter, Statement } from '../db/charge-rows.ts';
+import type { ChargedItem, ChargeRows, ChargeRowWriter, Statement, TransferLookup } from '../db/charge-rows.ts';
 
 /** One charge whose rows are due: who asked, what it writes, what it charged. */
 export interface DueChargeRows<P> {
@@ -20,8 +20,8 @@ export const rowsRecordTransfer = (rows: ChargeRows | undefined): boolean =>
   rows?.some((r) => r.writer.transfersRecorded !== undefined) === true;
 
 /** The queries that find charges already written by the rows of `ops` (one per writer that records its ids). */
-export function recordedTransferQueries(ops: readonly { rows?: ChargeRows | undefined }[]): ((ids: string, since: string) => string)[] {
-  const found = new Set<(ids: string, since: string) => string>();
+export function recordedTransferQueries(ops: readonly { rows?: ChargeRows | undefined }[]): TransferLookup[] {
+  const found = new Set<TransferLookup>();
   for (const op of ops) for (const r of op.rows ?? []) if (r.writer.transfersRecorded) found.add(r.writer.transfersRecorded);
   return [...found];
 }

@@ -77,7 +77,7 @@ export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pend
       recordedDrawsOf(
         ctx.clock,
         batch.map((p) => p.op as FinishOp),
-      ).since,
+      ),
     );
   const locked = await lockForBatch(ctx, tx, batch, alone);
   if ('kind' in locked) return locked;
@@ -135,12 +135,15 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
 
 /**
  * How the batch's draws already written are found besides their draw rows: the queries of the charge rows that
- * record a draw's id, since a day before the earliest draw (a record's instant is its call's end, decided before
- * its first write; a charge is not retried for a day).
+ * record a draw's id, from a day before the earliest draw (a record's instant is its call's end, decided before
+ * its first write; a charge is not retried for a day) to a day after the latest draw or now, whichever is later
+ * (another process's clock may run ahead).
  */
 function recordedDrawsOf(clock: Clock, draws: readonly FinishOp[]): RecordedDraws {
-  const earliest = draws.reduce((t, op) => Math.min(t, (op.drawnAt ?? clock.now()).getTime()), clock.now().getTime());
-  return { queries: recordedTransferQueries(draws), since: new Date(earliest - DAY_MS) };
+  const now = clock.now().getTime();
+  const earliest = draws.reduce((t, op) => Math.min(t, (op.drawnAt ?? clock.now()).getTime()), now);
+  const latest = draws.reduce((t, op) => Math.max(t, (op.drawnAt ?? clock.now()).getTime()), now);
+  return { queries: recordedTransferQueries(draws), since: new Date(earliest - DAY_MS), until: new Date(latest + DAY_MS) };
 }
 
 /**

@@ -1,7 +1,7 @@
 // The SQL of a ledger batch: lock the rows in a fixed order, then write what policy.ts decided in one statement with
 // parameters only, so no mover reads a stale balance (docs/decisions/ledger-exactness.md).
 import { toBigInt } from '../core/money.ts';
-import type { Statement } from '../db/charge-rows.ts';
+import type { Statement, TransferLookup } from '../db/charge-rows.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
 import { jsonTable } from '../db/json-rows.ts';
 import { withCtes } from './batch-charge-rows.ts';
@@ -33,7 +33,7 @@ SELECT 'reservation', id, wallet_id, NULL, NULL, NULL, NULL, key_id, vendor, amo
   FROM res`;
 
 // Issued after LOCK_SQL: the locked reservations' holds and, on a retry, which of the batch's draws ($2) were written
-// before, as a draw row or a `recorded` charge row carrying the draw's id (written since $3).
+// before, as a draw row or a `recorded` charge row carrying the draw's id (written from $3 to before $4).
 // And what the locked leases owe: the sum of their records (lease-records.ts), which their lots pay when they end.
 const HOLDS_SQL = `SELECT 'hold' AS row_kind, reservation_id, lot_id, amount_nano::text AS amount_nano
   FROM reservation_lots WHERE reservation_id = ANY($1::text[])
@@ -42,18 +42,18 @@ SELECT 'owed', lease_id, NULL, sum(charged_nano)::text FROM usage_records WHERE 
 const holdsAndDrawsSql = (recorded: RecordedDraws['queries']) => `${HOLDS_SQL}
 UNION ALL
 SELECT 'drawn', draw_id, NULL, NULL FROM reservation_draws WHERE draw_id = ANY($2::text[])${recorded
-  .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3')}) r`)
+  .map((q) => `\nUNION ALL\nSELECT 'drawn', r.transfer_id, NULL, NULL FROM (${q('$2', '$3', '$4')}) r`)
   .join('')}`;
 
 type HoldRow = { row_kind: 'hold' | 'owed' | 'drawn'; reservation_id: string; lot_id: string; amount_nano: string };
 function holdsRead(reservationIds: readonly string[], drawIds: readonly string[], recorded: RecordedDraws): [string, unknown[]] {
   if (drawIds.length === 0) return [HOLDS_SQL, [reservationIds]];
   if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
-  return [holdsAndDrawsSql(recorded.queries), [reservationIds, drawIds, recorded.since.toISOString()]];
+  return [holdsAndDrawsSql(recorded.queries), [reservationIds, drawIds, recorded.since.toISOString(), recorded.until.toISOString()]];
 }
 
-/** Charge rows that record a draw's id, and the earliest instant one of this batch's can have been written. */
-export type RecordedDraws = { queries: readonly ((ids: string, since: string) => string)[]; since: Date };
+/** Charge rows that record a draw's id, and the instants between which one of this batch's can have been written. */
+export type RecordedDraws = { queries: readonly TransferLookup[]; since: Date; until: Date };
 
 interface LockRow {
   row_kind: 'lot' | 'reservation';

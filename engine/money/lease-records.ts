@@ -5,6 +5,7 @@
 import type { Transaction } from '../db/db.ts';
 import { groupedStatements, recordedTransferQueries, withCtes } from './batch-charge-rows.ts';
 import type { Pending } from './batch-queues.ts';
+import type { RecordedDraws } from './batch-sql.ts';
 import { looksForEarlierWrite } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
 import type { FinishOp, FinishOutcome } from './types.ts';
@@ -32,7 +33,7 @@ SELECT lease_records_fit(count(*) = $2::int) FROM (
  */
 const recordsSql = (recorded: ReturnType<typeof recordedTransferQueries>) =>
   `SELECT lease_records_fit(NOT EXISTS (SELECT draw_id FROM reservation_draws WHERE draw_id = ANY($1::text[])${recorded
-    .map((q) => ` UNION ALL ${q('$1', '$2')}`)
+    .map((q) => ` UNION ALL ${q('$1', '$2', '$4')}`)
     .join('')}) AND NOT EXISTS (SELECT 1 FROM reservation_lots rl JOIN credit_lots l ON l.id = rl.lot_id
      WHERE rl.reservation_id = ANY($3::text[]) AND l.expired_nano > 0))`;
 
@@ -40,18 +41,28 @@ const recordsSql = (recorded: ReturnType<typeof recordedTransferQueries>) =>
 type OwedVerdict = { kind: 'done'; outcomes: { ok: true; value: FinishOutcome }[] } | { kind: 'failed'; error: unknown };
 
 /** Writes the batch's draws as records owed on their leases, with its COMMIT. */
-export async function writeOwed(tx: Transaction, batch: readonly Pending[], since: Date): Promise<OwedVerdict> {
+export async function writeOwed(
+  tx: Transaction,
+  batch: readonly Pending[],
+  window: Pick<RecordedDraws, 'since' | 'until'>,
+): Promise<OwedVerdict> {
   const ops = batch.map((p) => p.op as FinishOp);
   const due = batch.map((p, i) => {
     const op = ops[i]!;
     return { owner: p, rows: op.rows!, chargedNano: op.actualNano, transferId: op.drawId!, leaseId: op.id };
   });
   const leaseIds = [...new Set(ops.map((op) => op.id))].sort();
-  const write = withCtes(recordsSql(recordedTransferQueries(ops)), 3, groupedStatements(due));
+  const write = withCtes(recordsSql(recordedTransferQueries(ops)), 4, groupedStatements(due));
   // Sent together, run in order; when the lock fails, the write fails behind it, and the lock's error is the cause.
   const [locked, written] = await Promise.allSettled([
     tx.query(SHARE_SQL, [leaseIds, leaseIds.length]),
-    tx.queryAndCommit(write.sql, [ops.map((op) => op.drawId!), since.toISOString(), leaseIds, ...write.params]),
+    tx.queryAndCommit(write.sql, [
+      ops.map((op) => op.drawId!),
+      window.since.toISOString(),
+      leaseIds,
+      window.until.toISOString(),
+      ...write.params,
+    ]),
   ]);
   const failed = locked.status === 'rejected' ? locked : written.status === 'rejected' ? written : null;
   if (failed) {

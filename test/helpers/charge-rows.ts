@@ -32,9 +32,9 @@ const recordingNotes: ChargeRowWriter<{ tag: string }> = {
           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])`,
     params: [rows.map((r) => r.item.tag), rows.map((r) => r.chargedNano.toString()), rows.map((r) => r.transferId)],
   }),
-  // The notes keep no instant: every note is looked at (\`since\` named only so the statement takes it).
-  transfersRecorded: (ids, since) =>
-    `SELECT transfer_id FROM test_charge_notes WHERE transfer_id = ANY(${ids}::text[]) AND ${since}::timestamptz IS NOT NULL`,
+  // The notes keep no instant: every note is looked at (the window named only so the statement takes its parameters).
+  transfersRecorded: (ids, since, until) =>
+    `SELECT transfer_id FROM test_charge_notes WHERE transfer_id = ANY(${ids}::text[]) AND ${since}::timestamptz < ${until}::timestamptz`,
 };
 
 /** Creates the notes' table (once per database). */
