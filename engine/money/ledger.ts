@@ -44,6 +44,21 @@ const brokenReporter =
   };
 
 /**
+ * A lease that ends pays its records from its hold, then from the wallet's balance: what neither covers was answered
+ * and recorded but not taken, so it is said at error level (a record written past what its lease held is a bug).
+ */
+const unpaidRecordsReporter =
+  (log: LedgerOptions['log']) =>
+  (op: FinishOp, r: FinishOutcome): FinishOutcome => {
+    if ((op.kind === 'release' || op.kind === 'expire') && r.shortfallNano > 0n)
+      log?.error(
+        { reservationId: op.id, walletId: op.walletId, shortfallNano: r.shortfallNano.toString() },
+        'ledger: a lease ended owing more for its records than its hold and the wallet could pay',
+      );
+    return r;
+  };
+
+/**
  * The wallet a finish queues under: the Reservation's, else looked up (PostgreSQL), else null (PGlite's one queue).
  * Synchronous when it can be, so the op is queued within the call.
  */
@@ -120,12 +135,14 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
   const batcher = createBatcher({ ...opts, db, clock, owner, planVendors });
 
   const reportBroken = brokenReporter(opts.log);
+  const reportUnpaid = unpaidRecordsReporter(opts.log);
+  const finishOp = (op: FinishOp) => batcher.finish(op).then((r) => reportUnpaid(op, r));
 
   const finish = (reservation: Reservation | string, op: Omit<FinishOp, 'walletId' | 'id'>): Promise<FinishOutcome> => {
     const id = resId(reservation);
     const walletId = walletOf(reservation, batcher.embedded, db);
-    if (walletId instanceof Promise) return walletId.then((w) => batcher.finish({ ...op, id, walletId: w }).catch(reportBroken));
-    return batcher.finish({ ...op, id, walletId }).catch(reportBroken);
+    if (walletId instanceof Promise) return walletId.then((w) => finishOp({ ...op, id, walletId: w }).catch(reportBroken));
+    return finishOp({ ...op, id, walletId }).catch(reportBroken);
   };
 
   return {
@@ -172,6 +189,6 @@ export function createLedger(db: Db, opts: LedgerOptions): Ledger {
     keepHeld: (ids, kept) => keepHolds(db, ids, kept),
     noteInFlight: (leases) => noteInFlight(db, leases),
 
-    sweepExpired: sweeperMethod(db, batcher.finish, clock, opts.log),
+    sweepExpired: sweeperMethod(db, finishOp, clock, opts.log),
   };
 }

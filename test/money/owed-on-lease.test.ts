@@ -142,4 +142,28 @@ describeEachDatabase('charges owed on a lease', (getDb: () => Db) => {
     const { sum } = await expectJournalAddsUp(getDb(), w.id);
     expect(sum).toMatchObject({ chargedNano: 0n, expiredNano: 4n * M });
   });
+
+  it('that neither the hold nor the wallet can pay when the lease ends are said at error level, not lost silently', async () => {
+    const errors: { o: object; m: string }[] = [];
+    const log = { error: (o: object, m: string) => void errors.push({ o, m }) };
+    const ledger = createLedger(getDb(), { clock: fixedClock(at.toISOString()), owner: 'owed-unpaid', log });
+    const w = await ledger.createWallet({ credits: 1_000 });
+    const total = (await ledger.balance(w.id)).availableNano;
+    const records = await usageRecordsOf(getDb(), w.id, at);
+    const r = await ledger.reserve({ walletId: w.id, vendor: 'b', amountNano: 10_000n, callId: 'lease:owed-unpaid' });
+    if (!r.ok) throw new Error(`lease refused: ${r.reason}`);
+    await ledger.draw(r.reservation, 600n, 'draw-unpaid', records.rows('req-unpaid'), { firstTry: () => true });
+    // A record stating more than the whole wallet holds: the bug this report exists for, made by hand.
+    await getDb().query('UPDATE usage_records SET charged_nano = $2 WHERE lease_id = $1', [r.reservation.id, (total + 5n).toString()]);
+    expect(errors).toEqual([]);
+    await ledger.release(r.reservation);
+    expect(errors).toEqual([
+      {
+        o: { reservationId: r.reservation.id, walletId: w.id, shortfallNano: '5' },
+        m: 'ledger: a lease ended owing more for its records than its hold and the wallet could pay',
+      },
+    ]);
+    const { sum } = await expectJournalAddsUp(getDb(), w.id);
+    expect(sum.chargedNano).toBe(total); // all the wallet had, and no more
+  });
 });
