@@ -26,6 +26,15 @@ export interface Statement {
 export type TransferLookup = (ids: string, since: string, until: string) => string;
 
 /**
+ * How a row that records its charge's id is found again: `look` searches the instants around the rows' own
+ * (`at`, read from the item), so a charge written again finds its row however late, and on whichever clock.
+ */
+interface TransferRecord<T> {
+  readonly look: TransferLookup;
+  at(item: T): Date;
+}
+
+/**
  * Writes one table's charge rows, in their charges' transaction, all of a batch's rows at once: `statement`
  * says how (null: nothing to write). Writers are composed in `name` order, so every process touches their
  * tables in the same order.
@@ -34,11 +43,10 @@ export interface ChargeRowWriter<T> {
   readonly name: string;
   statement(rows: readonly ChargedItem<T>[]): Statement | null;
   /**
-   * A writer whose row records its charge's id durably says how to find it again: a SELECT of `transfer_id`
-   * among the ids `$ids` (text[]) written from `$since` to before `$until` (timestamptz). A draw whose rows include
-   * such a row needs no row of its own to be recognised when it is written again (money/batch-sql.ts).
+   * A writer whose row records its charge's id durably says how to find it again. A draw whose rows include such
+   * a row needs no row of its own to be recognised when it is written again (money/batch-sql.ts).
    */
-  readonly transfersRecorded?: TransferLookup;
+  readonly transfersRecorded?: TransferRecord<T>;
   /**
    * The key's quotas are summed from this writer's rows (the daily rollup): when a charge's rows are refused for
    * good, the charge is tried again with these alone before none, so the key's use still counts it.

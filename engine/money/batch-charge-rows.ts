@@ -19,11 +19,33 @@ export interface DueChargeRows<P> {
 export const rowsRecordTransfer = (rows: ChargeRows | undefined): boolean =>
   rows?.some((r) => r.writer.transfersRecorded !== undefined) === true;
 
-/** The queries that find charges already written by the rows of `ops` (one per writer that records its ids). */
-export function recordedTransferQueries(ops: readonly { rows?: ChargeRows | undefined }[]): TransferLookup[] {
-  const found = new Set<TransferLookup>();
-  for (const op of ops) for (const r of op.rows ?? []) if (r.writer.transfersRecorded) found.add(r.writer.transfersRecorded);
-  return [...found];
+/** Charge rows that record a draw's id (one look per writer), and the instants between which they were written. */
+export type RecordedDraws = { queries: readonly TransferLookup[]; since: Date; until: Date };
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How the charges of `ops` already written are found by their rows: each writer's look, over a day either side of
+ * the rows' own instants. A record's instant is its call's end, decided once before its first write, so a retry or
+ * a spool replay finds it whenever, and on whichever process's clock, it runs (a window centred on the writing
+ * process's now missed records written a day away and charged them again).
+ */
+export function recordedDraws(ops: readonly { rows?: ChargeRows | undefined }[]): RecordedDraws {
+  const queries = new Set<TransferLookup>();
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const op of ops) {
+    for (const { writer, item } of op.rows ?? []) {
+      if (!writer.transfersRecorded) continue;
+      const at = writer.transfersRecorded.at(item).getTime();
+      if (!Number.isFinite(at)) throw new Error(`charge rows: a ${writer.name} row that records its charge has no instant`);
+      queries.add(writer.transfersRecorded.look);
+      earliest = Math.min(earliest, at);
+      latest = Math.max(latest, at);
+    }
+  }
+  if (queries.size === 0) return { queries: [], since: new Date(0), until: new Date(0) };
+  return { queries: [...queries], since: new Date(earliest - DAY_MS), until: new Date(latest + DAY_MS) };
 }
 
 /** The statements of the due charges' rows, one per writer in name order. */

@@ -8,16 +8,14 @@ import type { Clock } from '../core/clock.ts';
 import { isGatewayError } from '../core/errors.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
 import { lockKeys, readKeyStandings } from '../keys/index.ts';
-import { type DueChargeRows, groupedStatements, recordedTransferQueries, rowsRecordTransfer } from './batch-charge-rows.ts';
+import { type DueChargeRows, groupedStatements, recordedDraws, rowsRecordTransfer } from './batch-charge-rows.ts';
 import type { Op, Pending } from './batch-queues.ts';
-import { lockBatch, type RecordedDraws, readDrawn, readWalletFacts, writeMoves } from './batch-sql.ts';
+import { lockBatch, readDrawn, readWalletFacts, writeMoves } from './batch-sql.ts';
 import { linkGroupCaps } from './group-caps.ts';
 import { owedOnLease, writeOwed } from './lease-records.ts';
 import { Book, type KeyStanding, looksForEarlierWrite, walletsMissingLocks } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
-import type { FinishOp, FinishOutcome, KeyCap, KeyCapRefusal, ReserveOp, ReserveResult } from './types.ts';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+import type { FinishOutcome, KeyCap, KeyCapRefusal, ReserveOp, ReserveResult } from './types.ts';
 
 /**
  * A decision found the ledger's rows inconsistent (`cause`: a lot would go negative, a hold on a lot that is
@@ -70,16 +68,8 @@ interface Undecided {
  * lock waited for too long) or a lost connection.
  */
 export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pending[], alone: boolean): Promise<Verdict> {
-  if (!alone && batch.every((p) => owedOnLease(p.op)))
-    return writeOwed(
-      tx,
-      batch,
-      recordedDrawsOf(
-        ctx.clock,
-        batch.map((p) => p.op as FinishOp),
-      ),
-    );
-  const locked = await lockForBatch(ctx, tx, batch, alone);
+  if (!alone && batch.every((p) => owedOnLease(p.op))) return writeOwed(tx, batch);
+  const locked = await lockForBatch(tx, batch, alone);
   if ('kind' in locked) return locked;
   const book = new Book(locked.lots, locked.reservations, await lockKeyCaps(tx, batch), ctx.clock.now());
   for (const id of locked.drawnBefore) book.drawnBefore.add(id);
@@ -97,7 +87,7 @@ export async function processBatch(ctx: RunContext, tx: Transaction, batch: Pend
 type Locked = Awaited<ReturnType<typeof lockBatch>>;
 
 /** Step 1: the batch's wallets' live lots and the reservations it finishes, locked; failed if a wallet was wrong. */
-async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], alone: boolean): Promise<Locked | Verdict> {
+async function lockForBatch(tx: Queryable, batch: Pending[], alone: boolean): Promise<Locked | Verdict> {
   const walletIds = new Set<string>();
   const unknown: string[] = [];
   for (const p of batch) {
@@ -121,29 +111,16 @@ async function lockForBatch(ctx: RunContext, tx: Queryable, batch: Pending[], al
     [...walletIds],
     [...new Set(finishes.map((op) => op.id))],
     draws.map((op) => op.drawId!),
-    recordedDrawsOf(ctx.clock, draws),
+    recordedDraws(draws),
   );
   // A first try's intent kept while the locks were awaited may have been replayed by the session that held them.
   const late = finishes.filter((op) => op.kind === 'draw' && op.drawId && !draws.includes(op) && looksForEarlierWrite(op));
   const lateIds = late.map((op) => op.drawId!);
-  for (const id of late.length > 0 ? await readDrawn(tx, lateIds, recordedDrawsOf(ctx.clock, late)) : []) locked.drawnBefore.add(id);
+  for (const id of late.length > 0 ? await readDrawn(tx, lateIds, recordedDraws(late)) : []) locked.drawnBefore.add(id);
   const missing = walletsMissingLocks(finishes, locked.reservations, walletIds);
   if (missing.length > 0)
     return { kind: 'failed', error: new Error(`ledger: finishes named the wrong wallet of ${missing.join(', ')}`) } satisfies Verdict;
   return locked;
-}
-
-/**
- * How the batch's draws already written are found besides their draw rows: the queries of the charge rows that
- * record a draw's id, from a day before the earliest draw (a record's instant is its call's end, decided before
- * its first write; a charge is not retried for a day) to a day after the latest draw or now, whichever is later
- * (another process's clock may run ahead).
- */
-function recordedDrawsOf(clock: Clock, draws: readonly FinishOp[]): RecordedDraws {
-  const now = clock.now().getTime();
-  const earliest = draws.reduce((t, op) => Math.min(t, (op.drawnAt ?? clock.now()).getTime()), now);
-  const latest = draws.reduce((t, op) => Math.max(t, (op.drawnAt ?? clock.now()).getTime()), now);
-  return { queries: recordedTransferQueries(draws), since: new Date(earliest - DAY_MS), until: new Date(latest + DAY_MS) };
 }
 
 /**

@@ -1,10 +1,10 @@
 // The SQL of a ledger batch: lock the rows in a fixed order, then write what policy.ts decided in one statement with
 // parameters only, so no mover reads a stale balance (docs/decisions/ledger-exactness.md).
 import { toBigInt } from '../core/money.ts';
-import type { Statement, TransferLookup } from '../db/charge-rows.ts';
+import type { Statement } from '../db/charge-rows.ts';
 import type { Queryable, Transaction } from '../db/db.ts';
 import { jsonTable } from '../db/json-rows.ts';
-import { withCtes } from './batch-charge-rows.ts';
+import { type RecordedDraws, withCtes } from './batch-charge-rows.ts';
 import type { Moves } from './moves.ts';
 import type { LotState, ReservationState, ResState, WalletFacts } from './policy.ts';
 
@@ -51,9 +51,6 @@ function holdsRead(reservationIds: readonly string[], drawIds: readonly string[]
   if (recorded.queries.length === 0) return [holdsAndDrawsSql([]), [reservationIds, drawIds]];
   return [holdsAndDrawsSql(recorded.queries), [reservationIds, drawIds, recorded.since.toISOString(), recorded.until.toISOString()]];
 }
-
-/** Charge rows that record a draw's id, and the instants between which one of this batch's can have been written. */
-export type RecordedDraws = { queries: readonly TransferLookup[]; since: Date; until: Date };
 
 interface LockRow {
   row_kind: 'lot' | 'reservation';

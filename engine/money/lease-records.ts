@@ -3,9 +3,8 @@
 // journal row. The lease pays what its records owe when it ends (policy.ts `finish`), and every view counts them
 // as spent meanwhile (docs/money.md, "Charges owed on a lease").
 import type { Transaction } from '../db/db.ts';
-import { groupedStatements, recordedTransferQueries, withCtes } from './batch-charge-rows.ts';
+import { groupedStatements, type RecordedDraws, recordedDraws, withCtes } from './batch-charge-rows.ts';
 import type { Pending } from './batch-queues.ts';
-import type { RecordedDraws } from './batch-sql.ts';
 import { looksForEarlierWrite } from './policy.ts';
 import { isLockTimeout, isRetryable } from './retry.ts';
 import type { FinishOp, FinishOutcome } from './types.ts';
@@ -31,7 +30,7 @@ SELECT lease_records_fit(count(*) = $2::int) FROM (
  * gives back what a lease holds for no call and for no record it sees; a charge decided before it and written after
  * would owe more than the lease still holds, so it takes the Book's path, which charges what is there.
  */
-const recordsSql = (recorded: ReturnType<typeof recordedTransferQueries>) =>
+const recordsSql = (recorded: RecordedDraws['queries']) =>
   `SELECT lease_records_fit(NOT EXISTS (SELECT draw_id FROM reservation_draws WHERE draw_id = ANY($1::text[])${recorded
     .map((q) => ` UNION ALL ${q('$1', '$2', '$4')}`)
     .join('')}) AND NOT EXISTS (SELECT 1 FROM reservation_lots rl JOIN credit_lots l ON l.id = rl.lot_id
@@ -41,26 +40,23 @@ const recordsSql = (recorded: ReturnType<typeof recordedTransferQueries>) =>
 type OwedVerdict = { kind: 'done'; outcomes: { ok: true; value: FinishOutcome }[] } | { kind: 'failed'; error: unknown };
 
 /** Writes the batch's draws as records owed on their leases, with its COMMIT. */
-export async function writeOwed(
-  tx: Transaction,
-  batch: readonly Pending[],
-  window: Pick<RecordedDraws, 'since' | 'until'>,
-): Promise<OwedVerdict> {
+export async function writeOwed(tx: Transaction, batch: readonly Pending[]): Promise<OwedVerdict> {
   const ops = batch.map((p) => p.op as FinishOp);
   const due = batch.map((p, i) => {
     const op = ops[i]!;
     return { owner: p, rows: op.rows!, chargedNano: op.actualNano, transferId: op.drawId!, leaseId: op.id };
   });
   const leaseIds = [...new Set(ops.map((op) => op.id))].sort();
-  const write = withCtes(recordsSql(recordedTransferQueries(ops)), 4, groupedStatements(due));
+  const recorded = recordedDraws(ops);
+  const write = withCtes(recordsSql(recorded.queries), 4, groupedStatements(due));
   // Sent together, run in order; when the lock fails, the write fails behind it, and the lock's error is the cause.
   const [locked, written] = await Promise.allSettled([
     tx.query(SHARE_SQL, [leaseIds, leaseIds.length]),
     tx.queryAndCommit(write.sql, [
       ops.map((op) => op.drawId!),
-      window.since.toISOString(),
+      recorded.since.toISOString(),
       leaseIds,
-      window.until.toISOString(),
+      recorded.until.toISOString(),
       ...write.params,
     ]),
   ]);

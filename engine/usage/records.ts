@@ -96,8 +96,11 @@ export const usageRecordWriter: ChargeRowWriter<UsageRecordDraft> = {
   // A record is written with its charge: its charge's id recognises the charge when it is written again.
   // A closed range of instants: planned on the (transfer_id, at) index even on an empty table (PGlite never analyzes),
   // and on PostgreSQL it searches the days' tables it covers, not every day made ahead.
-  transfersRecorded: (ids, since, until) =>
-    `SELECT transfer_id FROM usage_records WHERE transfer_id = ANY(${ids}::text[]) AND at >= ${since}::timestamptz AND at < ${until}::timestamptz`,
+  transfersRecorded: {
+    look: (ids, since, until) =>
+      `SELECT transfer_id FROM usage_records WHERE transfer_id = ANY(${ids}::text[]) AND at >= ${since}::timestamptz AND at < ${until}::timestamptz`,
+    at: (d) => d.at,
+  },
   owesOnLease: true,
 };
 

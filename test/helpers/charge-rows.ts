@@ -33,8 +33,11 @@ const recordingNotes: ChargeRowWriter<{ tag: string }> = {
     params: [rows.map((r) => r.item.tag), rows.map((r) => r.chargedNano.toString()), rows.map((r) => r.transferId)],
   }),
   // The notes keep no instant: every note is looked at (the window named only so the statement takes its parameters).
-  transfersRecorded: (ids, since, until) =>
-    `SELECT transfer_id FROM test_charge_notes WHERE transfer_id = ANY(${ids}::text[]) AND ${since}::timestamptz < ${until}::timestamptz`,
+  transfersRecorded: {
+    look: (ids, since, until) =>
+      `SELECT transfer_id FROM test_charge_notes WHERE transfer_id = ANY(${ids}::text[]) AND ${since}::timestamptz < ${until}::timestamptz`,
+    at: () => new Date(),
+  },
 };
 
 /** Creates the notes' table (once per database). */

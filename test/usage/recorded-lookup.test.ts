@@ -28,7 +28,7 @@ async function planOf(tx: Queryable, sql: string): Promise<PlanNode> {
 
 /** The look's plan once the table holds RECORDS records, its statement prepared (and run once) while it held none. */
 async function lookPlannedOnEmpty(db: Db): Promise<PlanNode> {
-  const look = usageRecordWriter.transfersRecorded!('$1', '$2', '$3');
+  const look = usageRecordWriter.transfersRecorded!.look('$1', '$2', '$3');
   const run = `EXECUTE recorded_look(ARRAY['not-written'], now() - interval '1 day', now() + interval '1 day')`;
   return db.transaction(async (tx) => {
     await tx.query('SET LOCAL plan_cache_mode = force_generic_plan'); // as a batch runs (TransactionOptions.genericPlans)
