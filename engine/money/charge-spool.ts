@@ -114,31 +114,22 @@ export class ChargeSpool {
 
   /**
    * Writes again the charges that dead processes left in the folder; resolves with how many it wrote. `holding`
-   * names (as spoolStem does) the owners with a hold still held, which a live process renews; `written` is told
-   * each owner whose files were all written, before a failure is thrown.
+   * names (as spoolStem does) the owners with a hold still held, which a live process renews; `written` gives back
+   * what an owner's kept charges held once they are all written, and only then do its files go: a process killed
+   * between the two leaves the files, whose next replay moves nothing again and gives the holds back.
    */
   async replay(
     writers: readonly ChargeRowWriter<unknown>[],
     write: (intent: ChargeIntent) => Promise<void>,
     holding: () => Promise<ReadonlySet<string>> = async () => new Set(),
-    written: (ownerStem: string) => void = () => undefined,
+    written: (ownerStem: string) => Promise<unknown> = async () => undefined,
   ): Promise<number> {
-    let files: string[];
-    try {
-      // Its own files, taken by a replay or not, hold what its writer still retries.
-      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && ownerStemOf(f) !== this.stem);
-    } catch {
-      return 0; // no spool folder: nothing was ever kept
-    }
-    const died = new Set(files.filter(diedOnThisHost));
-    const held = died.size < files.length ? await holding() : new Set<string>();
-    files = files.filter((f) => died.has(f) || !held.has(ownerStemOf(f)));
     const byName = new Map(writers.map((w) => [w.name, w]));
     let count = 0;
     let failed: unknown = null;
-    const owners = new Set<string>();
-    const ownersLeft = new Set<string>();
-    for (const f of files) {
+    // Per owner, the files taken whose charges were all written; null once one of its charges failed.
+    const done = new Map<string, string[] | null>();
+    for (const f of await this.dueFiles(holding)) {
       const taken = this.take(f);
       if (taken === null) continue; // another replay took it first
       let text: string;
@@ -147,24 +138,39 @@ export class ChargeSpool {
       } catch {
         continue; // another replay took it from this one between the rename and the read
       }
-      let left = false;
-      for (const intent of waitingIn(text, byName)) {
-        // One that fails leaves the file for the next try (the ones written are no-ops then); the others go on.
-        await write(intent).then(
-          () => count++,
-          (e: unknown) => {
-            left = true;
-            failed ??= e;
-          },
-        );
-      }
-      owners.add(ownerStemOf(f));
-      if (left) ownersLeft.add(ownerStemOf(f));
-      else rmSync(taken, { force: true });
+      const r = await writeEach(waitingIn(text, byName), write);
+      count += r.count;
+      failed ??= r.failed;
+      const owner = ownerStemOf(f);
+      const sofar = done.get(owner);
+      done.set(owner, r.failed === null && sofar !== null ? [...(sofar ?? []), taken] : null);
     }
-    for (const owner of owners) if (!ownersLeft.has(owner)) written(owner);
+    for (const [owner, taken] of done) {
+      if (taken === null) continue; // its files stay for the next try (the charges written are no-ops then)
+      try {
+        await written(owner);
+      } catch (e) {
+        failed ??= e;
+        continue;
+      }
+      for (const t of taken) rmSync(t, { force: true });
+    }
     if (failed !== null) throw failed;
     return count;
+  }
+
+  /** The files of other owners to replay now: a dead process's of this host at once, any other once it holds no hold. */
+  private async dueFiles(holding: () => Promise<ReadonlySet<string>>): Promise<string[]> {
+    let files: string[];
+    try {
+      // Its own files, taken by a replay or not, hold what its writer still retries.
+      files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && ownerStemOf(f) !== this.stem);
+    } catch {
+      return []; // no spool folder: nothing was ever kept
+    }
+    const died = new Set(files.filter(diedOnThisHost));
+    const held = died.size < files.length ? await holding() : new Set<string>();
+    return files.filter((f) => died.has(f) || !held.has(ownerStemOf(f)));
   }
 
   /** Renames the file before reading it, still under its owner's name (a failed replay leaves it for the next). */
@@ -178,6 +184,21 @@ export class ChargeSpool {
       throw e;
     }
   }
+}
+
+/** Writes each intent in order; one that fails does not stop the others (the first failure is returned). */
+async function writeEach(intents: readonly ChargeIntent[], write: (intent: ChargeIntent) => Promise<void>) {
+  let count = 0;
+  let failed: unknown = null;
+  for (const intent of intents) {
+    try {
+      await write(intent);
+      count++;
+    } catch (e) {
+      failed ??= e;
+    }
+  }
+  return { count, failed };
 }
 
 /** Whether the descriptor's file is still the one at `path` (a replay renames a file it takes). */

@@ -40,13 +40,12 @@ async function ownersHolding(db: Queryable, now: Date): Promise<Set<string>> {
   return new Set(r.rows.map((row) => spoolStem(row.owner)));
 }
 
-/** Gives back the holds the owners' kept charges owed, now written; throws the first that could not be given back. */
-async function releaseKept(o: SpoolReplayOptions, owners: ReadonlySet<string>): Promise<void> {
-  if (owners.size === 0) return;
+/** Gives back the holds the owner's kept charges owed, now written; throws the first that could not be given back. */
+async function releaseKept(o: SpoolReplayOptions, ownerStem: string): Promise<void> {
   const r = await o.db.query<{ id: string; owner: string }>(
     `SELECT id, owner FROM reservations WHERE state = 'held' AND kept_at IS NOT NULL`,
   );
-  const ids = r.rows.filter((row) => owners.has(spoolStem(row.owner))).map((row) => row.id);
+  const ids = r.rows.filter((row) => spoolStem(row.owner) === ownerStem).map((row) => row.id);
   const released = await Promise.allSettled(ids.map((id) => o.ledger.release(id)));
   const failed = released.find((x) => x.status === 'rejected');
   if (failed) throw failed.reason;
@@ -69,25 +68,17 @@ async function writeAgain(o: SpoolReplayOptions, i: ChargeIntent): Promise<void>
 
 export function startSpoolReplay(o: SpoolReplayOptions): SpoolReplay {
   let running: Promise<void> | null = null;
-  // Owners whose kept charges are written and whose holds are still to give back: asked again each pass.
-  const written = new Set<string>();
   const once = async () => {
     try {
       const n = await o.spool.replay(
         o.rowWriters,
         (i) => writeAgain(o, i),
         () => ownersHolding(o.db, o.clock.now()),
-        (owner) => written.add(owner),
+        (owner) => releaseKept(o, owner),
       );
       if (n > 0) o.log().warn({ charges: n }, 'charges left by a stopped process written');
     } catch (e) {
-      o.log().warn({ err: e }, 'charges left by a stopped process not written yet: trying again');
-    }
-    try {
-      await releaseKept(o, written);
-      written.clear();
-    } catch (e) {
-      o.log().warn({ err: e }, 'holds of charges left by a stopped process not given back yet: trying again');
+      o.log().warn({ err: e }, 'charges left by a stopped process not written yet, or their holds not given back: trying again');
     }
   };
   const pass = () => {

@@ -12,6 +12,7 @@ import type { Db } from '../../engine/db/db.ts';
 import { ChargeSpool, drawIntent } from '../../engine/money/charge-spool.ts';
 import { createLedger } from '../../engine/money/ledger.ts';
 import { startSpoolReplay } from '../../engine/money/spool-replay.ts';
+import type { Ledger } from '../../engine/money/types.ts';
 import { describeEachDatabase } from '../helpers/databases.ts';
 import { expectJournalAddsUp } from '../helpers/ledger.ts';
 
@@ -54,6 +55,36 @@ async function leftCharge(db: Db, owner: string, cost: bigint, everyMs = 3_600_0
   return { clock, dir, replay, state, wallet, ledger: mine, theirs, expiresAt };
 }
 
+/** A lost host's lease of 6,000 nano, marked kept, with a draw of 2,500 kept in the spool; and a replay by `ledger`. */
+async function keptLease(db: Db) {
+  const owner = 'lost-host:77:lease';
+  const clock = fixedClock('2026-12-03T05:00:00Z');
+  const dir = mkdtempSync(join(tmpdir(), 'spool-replay-'));
+  dirs.push(dir);
+  const theirs = createLedger(db, { clock, owner });
+  const wallet = await theirs.createWallet({ credits: 10 });
+  const r = await theirs.reserve({
+    walletId: wallet.id,
+    vendor: 'b',
+    amountNano: 6_000n,
+    callId: `${LEASE_CALL_PREFIX}${owner}`,
+    expiresAt: new Date(clock.now().getTime() + HOLD_MS),
+  });
+  if (!r.ok) throw new Error('no lease');
+  await theirs.keepHeld([r.reservation.id], true);
+  new ChargeSpool(dir, owner).keep(drawIntent(r.reservation.id, 2_500n, `call_drawn_${wallet.id}`, undefined));
+  const mine = createLedger(db, { clock, owner: `${hostname()}:${process.pid}:me` });
+  const replayBy = (ledger: Ledger) =>
+    startSpoolReplay({ spool: new ChargeSpool(dir, mine.owner), ledger, db, clock, rowWriters: [], log: () => log });
+  const lease = async () =>
+    (
+      await db.query<{ state: string; charged: string }>('SELECT state, charged_nano::text AS charged FROM reservations WHERE id = $1', [
+        r.reservation.id,
+      ])
+    ).rows[0];
+  return { dir, wallet, mine, replayBy, lease };
+}
+
 describeEachDatabase('the spool replay', (getDb: () => Db) => {
   it("writes a dead process of this host's charge at once, though its hold has not expired yet", async () => {
     const t = await leftCharge(getDb(), `${hostname()}:${DEAD_PID}:dead`, 2_500n);
@@ -90,38 +121,41 @@ describeEachDatabase('the spool replay', (getDb: () => Db) => {
   it("writes a lost host's charges on a hold kept for them at once, then gives the hold back", async () => {
     // A lease whose process kept a draw on disk and marked it (its life then outlasts the process's): the replay
     // does not wait for it to lapse, and gives back what the lease held beyond the draw.
-    const db = getDb();
-    const owner = 'lost-host:77:lease';
-    const clock = fixedClock('2026-12-03T05:00:00Z');
-    const dir = mkdtempSync(join(tmpdir(), 'spool-replay-'));
-    dirs.push(dir);
-    const theirs = createLedger(db, { clock, owner });
-    const wallet = await theirs.createWallet({ credits: 10 });
-    const r = await theirs.reserve({
-      walletId: wallet.id,
-      vendor: 'b',
-      amountNano: 6_000n,
-      callId: `${LEASE_CALL_PREFIX}${owner}`,
-      expiresAt: new Date(clock.now().getTime() + HOLD_MS),
-    });
-    if (!r.ok) throw new Error('no lease');
-    await theirs.keepHeld([r.reservation.id], true);
-    new ChargeSpool(dir, owner).keep(drawIntent(r.reservation.id, 2_500n, 'call_drawn', undefined));
-    const mine = createLedger(db, { clock, owner: `${hostname()}:${process.pid}:me` });
-    const replay = startSpoolReplay({ spool: new ChargeSpool(dir, mine.owner), ledger: mine, db, clock, rowWriters: [], log: () => log });
+    const t = await keptLease(getDb());
+    const replay = t.replayBy(t.mine);
     try {
       await replay.pass();
-      expect(readdirSync(dir)).toEqual([]);
-      const lease = await db.query<{ state: string; charged: string }>(
-        'SELECT state, charged_nano::text AS charged FROM reservations WHERE id = $1',
-        [r.reservation.id],
-      );
-      expect(lease.rows[0]).toEqual({ state: 'released', charged: '2500' });
-      const b = await mine.balance(wallet.id);
+      expect(readdirSync(t.dir)).toEqual([]);
+      expect(await t.lease()).toEqual({ state: 'released', charged: '2500' });
+      const b = await t.mine.balance(t.wallet.id);
       expect([b.availableNano, b.reservedNano]).toEqual([7_500n, 0n]);
-      await expectJournalAddsUp(db, wallet.id);
+      await expectJournalAddsUp(getDb(), t.wallet.id);
     } finally {
       await replay.stop();
+    }
+  });
+
+  it("keeps a lost host's files until the hold kept for their charges is given back", async () => {
+    // Removed first, a replay killed before giving the hold back left it marked with no file to replay: held, and
+    // shown as held, until the sweeper's day.
+    const t = await keptLease(getDb());
+    const failing: Ledger = { ...t.mine, release: async () => Promise.reject(new Error('database down')) };
+    const first = t.replayBy(failing);
+    await first.pass();
+    await first.stop();
+    expect(readdirSync(t.dir)).toHaveLength(1);
+    expect(await t.lease()).toMatchObject({ state: 'held' });
+
+    const next = t.replayBy(t.mine);
+    try {
+      await next.pass();
+      expect(readdirSync(t.dir)).toEqual([]);
+      expect(await t.lease()).toEqual({ state: 'released', charged: '2500' });
+      const b = await t.mine.balance(t.wallet.id);
+      expect([b.availableNano, b.reservedNano]).toEqual([7_500n, 0n]);
+      await expectJournalAddsUp(getDb(), t.wallet.id);
+    } finally {
+      await next.stop();
     }
   });
 
