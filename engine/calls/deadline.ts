@@ -14,9 +14,14 @@ interface Deadline {
 export function startDeadline(ms: number, parent?: CallSignal): Deadline {
   const abort = new CallAbort();
   let passed = false;
+  // The abort waits for the I/O already arrived: on a busy process a due timer runs before the sockets are read,
+  // and a vendor's answer that came in time would be thrown away unread (and its work left uncharged).
+  let late: NodeJS.Immediate | undefined;
   const timer = setTimeout(() => {
-    passed = true;
-    abort.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    late = setImmediate(() => {
+      passed = true;
+      abort.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    });
   }, ms);
   timer.unref();
   const forgetParent = parent ? onAbort(parent, () => abort.abort(parent.reason)) : undefined;
@@ -27,6 +32,7 @@ export function startDeadline(ms: number, parent?: CallSignal): Deadline {
     },
     end() {
       clearTimeout(timer);
+      if (late) clearImmediate(late);
       forgetParent?.();
     },
   };
