@@ -82,7 +82,21 @@ async function keptLease(db: Db) {
         r.reservation.id,
       ])
     ).rows[0];
-  return { dir, wallet, mine, replayBy, lease };
+  /** One replay pass by `ledger` writes the file's charge and gives the rest of the lease back. */
+  const replayedWhole = async (ledger: Ledger) => {
+    const replay = replayBy(ledger);
+    try {
+      await replay.pass();
+      expect(readdirSync(dir)).toEqual([]);
+      expect(await lease()).toEqual({ state: 'released', charged: '2500' });
+      const b = await mine.balance(wallet.id);
+      expect([b.availableNano, b.reservedNano]).toEqual([7_500n, 0n]);
+      await expectJournalAddsUp(db, wallet.id);
+    } finally {
+      await replay.stop();
+    }
+  };
+  return { dir, mine, replayBy, lease, replayedWhole };
 }
 
 describeEachDatabase('the spool replay', (getDb: () => Db) => {
@@ -122,17 +136,7 @@ describeEachDatabase('the spool replay', (getDb: () => Db) => {
     // A lease whose process kept a draw on disk and marked it (its life then outlasts the process's): the replay
     // does not wait for it to lapse, and gives back what the lease held beyond the draw.
     const t = await keptLease(getDb());
-    const replay = t.replayBy(t.mine);
-    try {
-      await replay.pass();
-      expect(readdirSync(t.dir)).toEqual([]);
-      expect(await t.lease()).toEqual({ state: 'released', charged: '2500' });
-      const b = await t.mine.balance(t.wallet.id);
-      expect([b.availableNano, b.reservedNano]).toEqual([7_500n, 0n]);
-      await expectJournalAddsUp(getDb(), t.wallet.id);
-    } finally {
-      await replay.stop();
-    }
+    await t.replayedWhole(t.mine);
   });
 
   it("keeps a lost host's files until the hold kept for their charges is given back", async () => {
@@ -145,18 +149,7 @@ describeEachDatabase('the spool replay', (getDb: () => Db) => {
     await first.stop();
     expect(readdirSync(t.dir)).toHaveLength(1);
     expect(await t.lease()).toMatchObject({ state: 'held' });
-
-    const next = t.replayBy(t.mine);
-    try {
-      await next.pass();
-      expect(readdirSync(t.dir)).toEqual([]);
-      expect(await t.lease()).toEqual({ state: 'released', charged: '2500' });
-      const b = await t.mine.balance(t.wallet.id);
-      expect([b.availableNano, b.reservedNano]).toEqual([7_500n, 0n]);
-      await expectJournalAddsUp(getDb(), t.wallet.id);
-    } finally {
-      await next.stop();
-    }
+    await t.replayedWhole(t.mine);
   });
 
   it('writes a file copied into the folder later, at its next pass', async () => {
