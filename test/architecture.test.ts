@@ -158,6 +158,19 @@ describe('the house', () => {
     expect(long).toEqual([]);
   });
 
+  // Issue 38: a loop whose condition sets no bound must end by its body (a retry's attempts, a caller's signal); three
+  // at most in the money and the call path, so a new one is a decision, not a habit.
+  it('has at most three loops without a bound in their condition in engine/money and engine/calls', () => {
+    const unbounded = files
+      .filter((f) => f.startsWith('engine/money/') || f.startsWith('engine/calls/'))
+      .flatMap((f) => {
+        const loops = readFileSync(join(ROOT, f), 'utf8').match(/for\s*\([^;()]*;\s*;|while\s*\(\s*true\s*\)/g) ?? [];
+        return loops.map(() => f);
+      });
+    expect(unbounded.length, unbounded.join(', ')).toBeLessThanOrEqual(3);
+    expect(unbounded.length).toBeGreaterThan(0); // the pattern still finds the ones known today
+  });
+
   // A long-lived WeakMap keyed by something made per call keeps every entry alive through young collections
   // (engine/http/request-slots.ts): per-request state goes on the request, a caller's context in the caller.
   it('keys no WeakMap by a request, a reply or a caller', () => {
