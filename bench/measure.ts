@@ -26,10 +26,12 @@ export interface Row {
   dbRowsWritten?: number;
   /** The target process's memory during the row: samples' first, last and peak, and its lifetime high-water mark. */
   rssMb?: { start: number; end: number; peak: number; hwm: number; samples: number[] };
+  /** The round of the paired rows (bench/rounds.ts) this row belongs to; absent for the run's own rows. */
+  round?: number;
 }
 
-export const rowId = (target: TargetName, what: Row['what'], stream: boolean, connections: number, wallet: Row['wallet']) =>
-  `${target}/${what}/${stream ? 'stream' : 'plain'}/c${connections}${wallet === 'spread' ? '/spread' : ''}`;
+export const rowId = (target: TargetName, what: Row['what'], stream: boolean, connections: number, wallet: Row['wallet'], round?: number) =>
+  `${target}/${what}/${stream ? 'stream' : 'plain'}/c${connections}${wallet === 'spread' ? '/spread' : ''}${round ? `/round${round}` : ''}`;
 
 export interface Watched {
   /** Process name → pid, read before and after each row. */
@@ -56,6 +58,8 @@ export interface RowPlan {
   rssEveryMs?: number;
   /** Count the rows the database wrote for this row's calls, background work included (slow: waits for the stats). */
   countRows?: boolean;
+  /** The round of the paired rows (bench/rounds.ts). */
+  round?: number;
 }
 
 export async function measure(loader: LoadClient, plan: RowPlan, watched: Watched): Promise<Row> {
@@ -92,7 +96,8 @@ export async function measure(loader: LoadClient, plan: RowPlan, watched: Watche
     rowsBefore === undefined || !watched.rowsWritten ? undefined : (await settledCount(watched.rowsWritten)) - rowsBefore;
   return {
     ...(dbRowsWritten === undefined ? {} : { dbRowsWritten }),
-    id: rowId(plan.target, plan.what, plan.stream, plan.connections, plan.wallet),
+    id: rowId(plan.target, plan.what, plan.stream, plan.connections, plan.wallet, plan.round),
+    ...(plan.round ? { round: plan.round } : {}),
     target: plan.target,
     what: plan.what,
     stream: plan.stream,

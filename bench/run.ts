@@ -10,6 +10,7 @@
 //   BENCH_FLOOR=0        skip the floor (bench/floor.ts: fastify in, undici out, no gateway work)
 //   BENCH_WORKERS        GATEWAY_WORKERS for the extra vendor B rows on PostgreSQL (default: one per core; 1 skips them)
 //   BENCH_SOAK_SECONDS   the soak (default 60)
+//   BENCH_ROUNDS         paired rounds at the end (bench/rounds.ts; default 3, 0 skips them): the targets then read their medians
 //   BENCH_SLOW_STREAMS   concurrent slow streams (default 1000, each 50 chunks 100 ms apart: 5 s)
 //   BENCH_DATABASE_URL / TEST_DATABASE_URL   the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
 //   BENCH_RESULTS_DIR    where the JSON and Markdown go (default bench/results)
@@ -23,6 +24,7 @@ import { CALL_KINDS, callRequests, type Slow, slowRequests, type TargetKind } fr
 import type { LoadRequest } from './load.ts';
 import { type LoadClient, startLoadClient } from './load-client.ts';
 import { measure, type Row, type RowPlan, type TargetName, type Watched } from './measure.ts';
+import { type RoundTarget, runRounds } from './rounds.ts';
 import { type BenchResults, renderMarkdown, targetChecks } from './table.ts';
 import {
   type GatewayTarget,
@@ -40,6 +42,7 @@ const config = {
   seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.3 : 5)),
   warmupSeconds: QUICK ? 0.2 : 1,
   soakSeconds: Number(process.env.BENCH_SOAK_SECONDS ?? (QUICK ? 2 : 60)),
+  rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)),
   slowStreams: Number(process.env.BENCH_SLOW_STREAMS ?? (QUICK ? 50 : 1000)),
   slow: (QUICK ? { chunks: 10, delayMs: 50 } : { chunks: 50, delayMs: 100 }) as Slow,
   spreadWallets: 100,
@@ -207,6 +210,34 @@ async function soakRow(gw: GatewayTarget, stub: Running): Promise<void> {
   );
 }
 
+/** The paired rounds (rounds.ts): the floor, the peer and a gateway on PostgreSQL started again beside the stub. */
+async function pairedRounds(stub: Running, databaseUrl: string, configDir: string | undefined): Promise<void> {
+  const targets: RoundTarget[] = [
+    { target: 'direct', kind: 'direct', url: stub.url, watched: { pids: { stub: stub.pid }, withPostgres: false } },
+  ];
+  const started: Running[] = [];
+  const add = async (target: TargetName, kind: TargetKind, start: () => Promise<Running & { hotKey?: string }>) => {
+    const t = await start();
+    started.push(t);
+    const watched: Watched = { pids: { [target]: t.pid, stub: stub.pid }, withPostgres: target === 'gateway-postgres' };
+    targets.push({ target, kind, url: t.url, watched, keys: t.hotKey ? [t.hotKey] : undefined });
+  };
+  try {
+    if (config.floor) await add('floor', 'direct', () => startFloor(stub.url));
+    if (config.peer) await add('peer', 'peer', startPeer);
+    await add('gateway-postgres', 'gateway', () => startGatewayOnPostgres(databaseUrl, stub.url, config.slow, 0, { configDir }));
+    console.log(`paired rounds: ${targets.map((t) => t.target).join(', ')}, ${config.rounds} rounds`);
+    for (const t of targets) await warmUp(t.target, t.url, callRequests(t.kind, 'chat-b', false, { stubUrl: stub.url, keys: t.keys }));
+    await runRounds(targets, { rounds: config.rounds, seconds: config.seconds, stubUrl: stub.url, record });
+  } finally {
+    for (const t of started.reverse()) {
+      await t.stop();
+      const logged = loggedMessages(t.output());
+      if (logged.length) notes.push(`${t.name} (paired rounds) logged ${logged.join('; ')}`);
+    }
+  }
+}
+
 async function withTarget<T extends Running>(start: () => Promise<T>, use: (t: T) => Promise<void>): Promise<void> {
   const t = await start();
   try {
@@ -311,6 +342,7 @@ async function main(): Promise<void> {
         await gatewayRows(gw, stub, false);
       },
     );
+    if (postgres.ok && config.rounds > 0) await pairedRounds(stub, DATABASE_URL, configDir);
   }).finally(() => loader.close());
 
   const results: BenchResults = {

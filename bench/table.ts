@@ -33,7 +33,8 @@ export interface TargetCheck {
 
 const GW = 'gateway-postgres' as const;
 
-function finder(rows: Row[]) {
+/** Rows by what they measured: the run's own, or one round's of the paired rounds (rounds.ts). */
+function finder(rows: Row[], round?: number) {
   const byId = new Map(rows.map((r) => [r.id, r]));
   const row = (
     target: TargetName,
@@ -41,11 +42,14 @@ function finder(rows: Row[]) {
     stream: boolean,
     c: number,
     wallet: Row['wallet'] = target.startsWith('gateway') ? 'hot' : 'none',
-  ) => byId.get(rowId(target, what, stream, c, wallet));
+  ) => byId.get(rowId(target, what, stream, c, wallet, round));
   return row;
 }
+type Finder = ReturnType<typeof finder>;
 
 const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || !b ? null : a / b);
+/** A row's answers a second, when it answered without an error. */
+const rps = (r: Row | undefined) => (r && r.load.errors === 0 ? r.load.perSecond : undefined);
 
 function check(
   name: string,
@@ -53,6 +57,7 @@ function check(
   direction: TargetCheck['direction'],
   limit: number,
   unit: TargetCheck['unit'] = '',
+  rounds?: readonly (number | null)[],
 ): TargetCheck {
   if (value === null || value === undefined || Number.isNaN(value))
     return { name, value: null, limit, direction, unit, pass: null, by: 'not measured' };
@@ -62,7 +67,16 @@ function check(
     unit === ''
       ? `${(value / limit).toFixed(3)}x the limit`
       : `${diff >= 0 ? '+' : ''}${diff.toFixed(unit === 'ms' ? 3 : 1)} ${unit} ${diff >= 0 ? 'over' : 'under'} the limit`;
-  return { name, value, limit, direction, unit, pass, by };
+  const among = rounds?.length ? `; the median of ${rounds.length} rounds: ${rounds.map((x) => f(x, 3)).join(', ')}` : '';
+  return { name, value, limit, direction, unit, pass, by: `${by}${among}` };
+}
+
+/** The middle value (the mean of the middle two), of those measured; null when none was. */
+export function median(xs: readonly (number | null)[]): number | null {
+  const v = xs.filter((x): x is number => x !== null && !Number.isNaN(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
 /**
@@ -80,37 +94,16 @@ export function cpuMsPerCall(r: Row | undefined, process: string): number | unde
  * limit, and a target whose inputs the run lacks (no peer, no floor, no PostgreSQL, a row with errors) is not
  * measured. "Added" latency is the row's minus direct's, for the gateway and the peer alike.
  */
-export function targetChecks(results: Pick<BenchResults, 'rows'>): TargetCheck[] {
-  const row = finder(results.rows);
-  const rps = (r: Row | undefined) => (r && r.load.errors === 0 ? r.load.perSecond : undefined);
-  const checks: TargetCheck[] = [];
-
-  // 1. Vendor B chat at 32 connections on PostgreSQL: throughput against the peer and the floor.
+/**
+ * What sets the gateway against another process, from one set of rows: throughput and CPU per call at 32
+ * connections, and what one connection adds to a call against what the peer adds ("added": a row's latency minus
+ * direct's). A peer that adds nothing (or less than nothing, noise) leaves no latency ratio to take.
+ */
+function pairedFigures(row: Finder) {
   const gw32 = row(GW, 'chat-b', false, 32);
   const peer32 = row('peer', 'chat-b', false, 32);
   const floor32 = row('floor', 'chat-b', false, 32);
-  checks.push(check('vendor B c32, PostgreSQL: req/s vs peer ≥ 3×', ratio(rps(gw32), rps(peer32)), 'at least', 3));
-  checks.push(check('vendor B c32, PostgreSQL: req/s vs floor ≥ 0.5×', ratio(rps(gw32), rps(floor32)), 'at least', 0.5));
-
-  // 2. CPU per answered call over the same rows: each process against the one it is compared with.
   const gwCpu = cpuMsPerCall(gw32, GW);
-  checks.push(
-    check("vendor B c32, PostgreSQL: gateway CPU per call vs floor's ≤ 2×", ratio(gwCpu, cpuMsPerCall(floor32, 'floor')), 'at most', 2),
-  );
-  checks.push(
-    check("vendor B c32, PostgreSQL: gateway CPU per call vs peer's ≤ 0.25×", ratio(gwCpu, cpuMsPerCall(peer32, 'peer')), 'at most', 0.25),
-  );
-  checks.push(
-    check(
-      "vendor B c32, PostgreSQL: PostgreSQL CPU per call vs gateway's ≤ 0.15×",
-      ratio(cpuMsPerCall(gw32, 'postgres'), gwCpu),
-      'at most',
-      0.15,
-    ),
-  );
-
-  // 3. Latency at one connection: what the gateway adds to direct against what the peer adds. A peer that adds
-  // nothing (or less than nothing, noise) leaves no ratio to take: not measured.
   const direct1 = row('direct', 'chat-b', false, 1);
   const added = (target: TargetName, q: 'p50' | 'p99') => {
     const r = row(target, 'chat-b', false, 1);
@@ -121,8 +114,49 @@ export function targetChecks(results: Pick<BenchResults, 'rows'>): TargetCheck[]
     const peer = added('peer', q);
     return gw === undefined || peer === undefined || peer <= 0 ? null : gw / peer;
   };
-  checks.push(check("vendor B c1, PostgreSQL: added p50 vs peer's added p50 ≤ 1×", addedRatio('p50'), 'at most', 1));
-  checks.push(check("vendor B c1, PostgreSQL: added p99 vs peer's added p99 ≤ 0.5×", addedRatio('p99'), 'at most', 0.5));
+  return {
+    peer: ratio(rps(gw32), rps(peer32)),
+    floor: ratio(rps(gw32), rps(floor32)),
+    cpuFloor: ratio(gwCpu, cpuMsPerCall(floor32, 'floor')),
+    cpuPeer: ratio(gwCpu, cpuMsPerCall(peer32, 'peer')),
+    cpuPostgres: ratio(cpuMsPerCall(gw32, 'postgres'), gwCpu),
+    p50: addedRatio('p50'),
+    p99: addedRatio('p99'),
+  };
+}
+type PairedFigure = keyof ReturnType<typeof pairedFigures>;
+
+/**
+ * The issue's targets, in its order. Each ratio is within the run; every target names what it measures and its
+ * limit, and a target whose inputs the run lacks (no peer, no floor, no PostgreSQL, a row with errors) is not
+ * measured. The targets that set the gateway against another process read the median of the paired rounds when
+ * the run has them (rounds.ts), else the run's own rows.
+ */
+export function targetChecks(results: Pick<BenchResults, 'rows'>): TargetCheck[] {
+  const row = finder(results.rows);
+  const checks: TargetCheck[] = [];
+  const own = pairedFigures(row);
+  const rounds = [...new Set(results.rows.flatMap((r) => (r.round ? [r.round] : [])))].sort((a, b) => a - b);
+  const perRound = rounds.map((n) => pairedFigures(finder(results.rows, n)));
+  const paired = (name: string, figure: PairedFigure, direction: TargetCheck['direction'], limit: number) => {
+    if (perRound.length === 0) return check(name, own[figure], direction, limit);
+    const values = perRound.map((p) => p[figure]);
+    return check(name, median(values), direction, limit, '', values);
+  };
+  const gw32 = row(GW, 'chat-b', false, 32);
+
+  // 1. Vendor B chat at 32 connections on PostgreSQL: throughput against the peer and the floor.
+  checks.push(paired('vendor B c32, PostgreSQL: req/s vs peer ≥ 3×', 'peer', 'at least', 3));
+  checks.push(paired('vendor B c32, PostgreSQL: req/s vs floor ≥ 0.5×', 'floor', 'at least', 0.5));
+
+  // 2. CPU per answered call over the same rows: each process against the one it is compared with.
+  checks.push(paired("vendor B c32, PostgreSQL: gateway CPU per call vs floor's ≤ 2×", 'cpuFloor', 'at most', 2));
+  checks.push(paired("vendor B c32, PostgreSQL: gateway CPU per call vs peer's ≤ 0.25×", 'cpuPeer', 'at most', 0.25));
+  checks.push(paired("vendor B c32, PostgreSQL: PostgreSQL CPU per call vs gateway's ≤ 0.15×", 'cpuPostgres', 'at most', 0.15));
+
+  // 3. Latency at one connection: what the gateway adds to direct against what the peer adds.
+  checks.push(paired("vendor B c1, PostgreSQL: added p50 vs peer's added p50 ≤ 1×", 'p50', 'at most', 1));
+  checks.push(paired("vendor B c1, PostgreSQL: added p99 vs peer's added p99 ≤ 0.5×", 'p99', 'at most', 0.5));
   // Raw time to first byte against the floor's (direct's would cancel out of both sides anyway).
   const gwStream1 = row(GW, 'chat-b', true, 1);
   const floorStream1 = row('floor', 'chat-b', true, 1);
@@ -183,7 +217,8 @@ const cpu = (r: Row) =>
 const targetsOf = (rows: Row[]) => [...new Set(rows.map((r) => r.target))];
 
 export function renderMarkdown(results: BenchResults): string {
-  const { rows, meta } = results;
+  const { meta } = results;
+  const rows = results.rows.filter((r) => !r.round);
   const row = finder(rows);
   const out: string[] = [];
   out.push(
@@ -280,6 +315,8 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
 
+  out.push(...roundsTable(results.rows.filter((r) => r.round)));
+
   out.push('', '### Targets', '');
   out.push('| target | value | limit | result |', '|---|---|---|---|');
   for (const c of results.targets) {
@@ -289,6 +326,26 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
   return out.join('\n');
+}
+
+/** The paired rounds' rows (rounds.ts), in the order they ran. */
+function roundsTable(rounds: Row[]): string[] {
+  if (rounds.length === 0) return [];
+  const out = ['', '### Paired rounds: vendor B chat, each target in turn within a round', ''];
+  out.push(
+    '| round | target | connections | req/s | p50 ms | p99 ms | µs of CPU per call, per process | errors |',
+    '|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of rounds) {
+    const per = Object.keys(r.cpuPercent)
+      .map((p) => `${p} ${f((cpuMsPerCall(r, p) ?? Number.NaN) * 1000, 0)}`)
+      .join(', ');
+    const l = r.load;
+    out.push(
+      `| ${r.round} | ${r.target} | ${r.connections} | ${l.perSecond.toFixed(0)} | ${f(l.latencyMs.p50)} | ${f(l.latencyMs.p99)} | ${per} | ${l.errors} |`,
+    );
+  }
+  return out;
 }
 
 const label = (what: CallKind, stream: boolean) => `${CALL_LABEL[what]}${stream ? ', stream' : ''}`;

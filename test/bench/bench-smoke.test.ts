@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../../bench/load.ts';
 import type { Row } from '../../bench/measure.ts';
-import { type BenchResults, cpuMsPerCall, soakGrowthPercent, targetChecks } from '../../bench/table.ts';
+import { type BenchResults, cpuMsPerCall, median, soakGrowthPercent, targetChecks } from '../../bench/table.ts';
 import { postgresAvailability, REQUIRE_POSTGRES } from '../helpers/databases.ts';
 
 const CALL_ROWS = ['chat-b', 'chat-a', 'messages'].flatMap((what) =>
@@ -62,6 +62,8 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
         ? [
             'gateway-postgres/soak/plain/c32',
             ...['workers'].flatMap((t) => [`gateway-postgres-${t}/chat-b/plain/c1`, `gateway-postgres-${t}/chat-b/plain/c32`]),
+            // One paired round (rounds.ts) in the quick run, each target at 32 connections and at 1.
+            ...['direct', 'floor', 'gateway-postgres'].flatMap((t) => [`${t}/chat-b/plain/c32/round1`, `${t}/chat-b/plain/c1/round1`]),
           ]
         : []),
     ];
@@ -101,7 +103,7 @@ describe('npm run bench (BENCH_QUICK=1, BENCH_PEER=0)', () => {
     for (const row of results.rows.filter((r) => r.target.startsWith('gateway') && r.target !== 'gateway-postgres-workers')) {
       expect(row.cpuPercent[row.target], row.id).toBeGreaterThan(0);
       expect(row.cpuPercent.load, row.id).toBeGreaterThan(0);
-      expect(row.rssMb!.peak, row.id).toBeGreaterThan(20);
+      if (!row.round) expect(row.rssMb!.peak, row.id).toBeGreaterThan(20); // the rounds follow CPU only
       if (row.target !== 'gateway-postgres') continue;
       expect(row.cpuPercent.postgres, row.id).toBeDefined();
       // Every answer's end waits for its charge's commit: every timed row shows the database working. The quick
@@ -296,6 +298,30 @@ describe('bench target arithmetic', () => {
     // A peer that adds nothing over direct leaves no ratio to take.
     const peerFree = runRows().map((r) => (r.id === 'peer/chat-b/plain/c1' ? row(r.id, load(0, 0.2, 0.5)) : r));
     expect(find(targetChecks({ rows: peerFree }), T.p50).pass).toBeNull();
+  });
+
+  it('reads the paired targets from the median of the rounds when the run has them, each round its own pair', () => {
+    // Three rounds whose gateway CPU is 80, 120 and 100 % against the floor's 100 % (0.4, 0.6, 0.5 ms a call
+    // against 0.25): 1.6×, 2.4×, 2.0×, median 2.0×; the run's own rows say 1.6× and are not what the target reads.
+    const inRound = (r: Row, n: number): Row => ({ ...r, id: `${r.id}/round${n}`, round: n });
+    const rounds = [80, 120, 100].flatMap((gwCpu, i) => runRows({ gwCpu }).map((r) => inRound(r, i + 1)));
+    const checks = targetChecks({ rows: [...runRows(), ...rounds] });
+    expect(find(checks, T.cpuFloor).value).toBeCloseTo(2.0);
+    expect(find(checks, T.cpuFloor).pass).toBe(true);
+    expect(find(checks, T.cpuFloor).by).toBe('1.000x the limit; the median of 3 rounds: 1.600, 2.400, 2.000');
+    // A round is compared within itself: a floor spending twice the CPU in round 2 halves that round's ratio only.
+    const slowFloor = rounds.map((r) => (r.id === 'floor/chat-b/plain/c32/round2' ? cpu(r, { floor: 200, stub: 30 }) : r));
+    expect(find(targetChecks({ rows: [...runRows(), ...slowFloor] }), T.cpuFloor).value).toBeCloseTo(1.6);
+    // A round whose row had errors drops out of the median; with none left the target is not measured.
+    const erred = rounds.map((r) => (r.target === 'peer' && r.round === 1 ? { ...r, load: { ...r.load, errors: 3 } } : r));
+    expect(find(targetChecks({ rows: [...runRows(), ...erred] }), T.p50).by).toContain('the median of 3 rounds: –, ');
+    const noPeer = rounds.filter((r) => r.target !== 'peer');
+    expect(find(targetChecks({ rows: [...runRows(), ...noPeer] }), T.cpuPeer).pass).toBeNull();
+    // The targets that do not set two processes against each other still read the run's own rows.
+    expect(find(checks, T.rows).value).toBeCloseTo(1.2);
+    expect(median([3, null, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([null])).toBeNull();
   });
 
   it('takes CPU per call as % of a core × seconds / answered calls', () => {
