@@ -153,4 +153,5 @@ function valueAt(body: JsonObject, path: string): JsonValue | undefined {
   return node === undefined ? undefined : node;
 }
 
-const displayValue = (v: JsonValue) => (typeof v === 'string' ? v : JSON.stringify(v));
+// As JSON, so the client sees the type it sent: background "false" (a string) is refused, false is not.
+const displayValue = (v: JsonValue) => JSON.stringify(v);

@@ -103,13 +103,14 @@ describe('image edits, a form', () => {
 });
 
 describe('deferred and background: anything but false is refused before any vendor call', () => {
-  for (const value of [true, 'true', 1]) {
+  // The message shows the value as sent: the string "false" is refused, and must not read as the false it asks for.
+  for (const value of [true, 'true', 'false', 1]) {
     it(`chat deferred ${JSON.stringify(value)}`, async () => {
       await nothingSentOrCharged(async () => {
         const body = await expectInvalid(
           await post(t, '/v1/chat/completions', { model: 'b-6', max_completion_tokens: 16, deferred: value, messages: ask }),
         );
-        expect(body.error.message).toContain('deferred');
+        expect(body.error.message).toContain(`deferred: ${JSON.stringify(value)} is not offered`);
       });
     });
     it(`responses background ${JSON.stringify(value)}`, async () => {
@@ -117,7 +118,7 @@ describe('deferred and background: anything but false is refused before any vend
         const body = await expectInvalid(
           await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, background: value, input: 'hi' }),
         );
-        expect(body.error.message).toContain('background');
+        expect(body.error.message).toContain(`background: ${JSON.stringify(value)} is not offered`);
       });
     });
   }

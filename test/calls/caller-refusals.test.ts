@@ -115,7 +115,7 @@ describe('caller refusals through the doors', () => {
     expect(search.body.error).toMatchObject({
       type: 'permission_error',
       message:
-        "Student keys cannot use web search (tools[1].type 'web_search'). Remove it from the request, or use a key whose audience is teacher.",
+        'Student keys cannot use web search (tools[1].type "web_search"). Remove it from the request, or use a key whose audience is teacher.',
     });
     const options = await post(student, '/v1/chat/completions', { ...chat, web_search_options: {} });
     expect(options.body.error.message).toBe(
@@ -146,7 +146,7 @@ describe('caller refusals through the doors', () => {
   it('match a tool type whatever its case, and let teachers and ordinary tools through', async () => {
     const shouted = await post(student, '/v1/chat/completions', { ...chat, tools: [{ type: 'Web_Search_Preview' }] });
     expect(shouted.status).toBe(403);
-    expect(shouted.body.error.message).toContain("web search (tools[0].type 'Web_Search_Preview')");
+    expect(shouted.body.error.message).toContain('web search (tools[0].type "Web_Search_Preview")');
     expect((await post(teacher, '/v1/responses', { model: 'b-5', input: 'x', tools: [{ type: 'web_search' }] })).status).toBe(200);
     expect(
       (

@@ -34,7 +34,7 @@ describe('chat door refusals', () => {
     ['a-top-5.5', 'A'],
   ])('service_tier priority for %s (vendor %s)', async (model) => {
     const body = await refused('/v1/chat/completions', { model, messages: USER, service_tier: 'priority' });
-    expect(body.error.message).toContain("service_tier 'priority'");
+    expect(body.error.message).toContain('service_tier "priority"');
   });
 
   it('service_tier flex and fast too; auto and default pass', async () => {
