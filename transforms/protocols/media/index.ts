@@ -7,6 +7,7 @@ import { modelRules } from '../../steps/model-rules.ts';
 import { conversation, neverEnds, stated } from '../../util/transcript.ts';
 import { chatErrors } from '../../util/vendor-errors.ts';
 import { countCharacters } from './count-characters.ts';
+import { embeddingInput } from './embedding-input.ts';
 import { embeddingsUsage } from './embeddings-usage.ts';
 import { imageUsage } from './image-usage.ts';
 import { imagesPresent } from './images-present.ts';
@@ -47,7 +48,7 @@ export const imagesWithCount = wholeAnswer('prompt', {
 // Embeddings are billed by tokens: each entry of `input` (or the one string) is a text the model reads, framed apart.
 export const embeddings = wholeAnswer(
   'input',
-  { embeddings: { upstream: '/v1/embeddings', request: [], usage: embeddingsUsage } },
+  { embeddings: { upstream: '/v1/embeddings', request: [embeddingInput], usage: embeddingsUsage } },
   { turns: ['input'] },
 );
 export const speech = wholeAnswer('input', { speech: { upstream: '/v1/audio/speech', request: [countCharacters] } });
