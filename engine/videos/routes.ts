@@ -2,6 +2,7 @@
 // a short-lived address rather than the bytes.
 
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import {
@@ -48,6 +49,12 @@ const FILE_URL_TTL_SECONDS = 300;
 /** The hold outlives the job deadline by this much, so the sweeper never takes it from a live job. */
 const HOLD_MARGIN_MS = 10 * 60_000;
 const MAX_IDEMPOTENCY_KEY = 255;
+/**
+ * How long a request refused for money looks for the job its Idempotency-Key's twin is making: that twin's hold
+ * can be what refused it, and it inserts its job within a few of its own statements.
+ */
+const TWIN_LOOKS = 20;
+const TWIN_LOOK_EVERY_MS = 50;
 const LIST_DEFAULT = 20;
 const LIST_MAX = 100;
 
@@ -214,6 +221,7 @@ async function createJob(
     door: VIDEO_DOOR,
     readBody: readVideoBody,
     planHold: (call) => planJob(call, req, deps),
+    lowerHold: (call) => twinsJob(call, req, deps),
     trace,
   });
   const { model } = admitted.prepared.call;
@@ -298,6 +306,22 @@ async function planJob(
     video,
     ...(idempotencyKey ? { idempotencyKey } : {}),
   };
+}
+
+/**
+ * A request refused for money (402, or 429 for a monthly limit) whose Idempotency-Key another request is using at
+ * the same moment: the other's hold may be what refused this one, so its job, once inserted, is this one's answer
+ * too. Looked for a bounded while; with none by then, the refusal stands.
+ */
+async function twinsJob({ caller }: PreparedRequest, req: FastifyRequest, deps: VideoRoutesDeps): Promise<JobPlan | null> {
+  const idempotencyKey = headerValue(req.headers['idempotency-key']);
+  if (!idempotencyKey) return null;
+  for (let look = 0; look < TWIN_LOOKS; look++) {
+    const first = await deps.store.byIdempotencyKey(caller.walletId, idempotencyKey);
+    if (first) return { amount: null, first: stillVisible(first, deps.clock.now()) };
+    await sleep(TWIN_LOOK_EVERY_MS);
+  }
+  return null;
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
