@@ -39,14 +39,21 @@ export const groupScopeOf = (req: FastifyRequest): GroupScope => scopes.get(req)
 export const scopeAllows = (req: FastifyRequest, method: string, routeUrl: string): boolean =>
   groupScopeOf(req) === null || `${method} ${routeUrl}` in GROUP_SCOPED_ROUTES;
 
-/** The classes a manager is limited to (none: null). */
+/**
+ * The classes a manager is limited to: null for a manager never given one (the whole wallet, as the role allows),
+ * else the classes they still have, none once all were taken away or deleted.
+ */
 export async function managerGroups(q: Queryable, walletId: string, identity: string): Promise<string[] | null> {
-  const res = await q.query<{ group_id: string }>(
-    `SELECT m.group_id FROM wallet_manager_groups m JOIN key_groups g ON g.id = m.group_id AND g.deleted_at IS NULL
-      WHERE m.wallet_id = $1 AND m.identity = $2 ORDER BY m.group_id`,
+  const res = await q.query<{ group_id: string | null }>(
+    `SELECT c.group_id FROM wallet_managers w
+       LEFT JOIN (wallet_manager_groups c JOIN key_groups g ON g.id = c.group_id AND g.deleted_at IS NULL)
+         ON c.wallet_id = w.wallet_id AND c.identity = w.identity
+      WHERE w.wallet_id = $1 AND w.identity = $2 AND w.limited_to_classes
+      ORDER BY c.group_id`,
     [walletId, identity],
   );
-  return res.rows.length > 0 ? res.rows.map((r) => r.group_id) : null;
+  if (res.rows.length === 0) return null;
+  return res.rows.flatMap((r) => (r.group_id === null ? [] : [r.group_id]));
 }
 
 /** Reads the session's classes (a manager's only; the owner is never limited) and refuses what lies outside them. */
@@ -90,6 +97,8 @@ export async function setManagerGroup(
         [walletId, identity, groupId],
       );
       if (ok.rowCount === 0 && !before?.includes(groupId)) throw errors.notFound(`No manager '${identity}' or class '${groupId}' here.`);
+      // From the first class on, the manager stays limited to classes, even once they have none left.
+      await tx.query(`UPDATE wallet_managers SET limited_to_classes = true WHERE wallet_id = $1 AND identity = $2`, [walletId, identity]);
     } else {
       await tx.query(`DELETE FROM wallet_manager_groups WHERE wallet_id = $1 AND identity = $2 AND group_id = $3`, [
         walletId,

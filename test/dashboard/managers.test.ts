@@ -2,12 +2,15 @@
 // browser: who may open which wallet (owner id or manager row; e-mail matching ignores case), a manager's role
 // read again at every request (changed or removed: at once), an owner change ending every session, each
 // manager change audited once with its actor and the role before and after; and the dashboard's route table
-// (roles.ts) covering every route the dashboard registers.
+// (roles.ts) covering every route the dashboard registers. And teachers: a manager once given a class stays limited
+// to classes when the class is taken away or deleted, never widened to the whole wallet (an attack found a teacher
+// whose last class was deleted managing every class and key of the school).
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../engine/audit/trail.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
 import type { DashboardDeps } from '../../engine/dashboard/deps.ts';
+import { managerGroups, setManagerGroup } from '../../engine/dashboard/group-scope.ts';
 import { permissionOf, ROUTE_PERMISSIONS } from '../../engine/dashboard/roles.ts';
 import { registerDashboard } from '../../engine/dashboard/routes.ts';
 import { createSessionStore } from '../../engine/dashboard/sessions.ts';
@@ -96,6 +99,44 @@ describeEachDatabase('managers and provider sessions', (getDb) => {
         after: null,
       },
     ]);
+  });
+});
+
+describeEachDatabase('teachers: a manager limited to classes', (getDb) => {
+  it('stays limited when their classes are taken away or deleted; a manager never given one has the whole wallet', async () => {
+    const db = getDb();
+    const now = clock.now();
+    await db.query(`INSERT INTO wallets (id, owner_id) VALUES ('wal_t1', 'owner-t')`);
+    await db.query(
+      `INSERT INTO key_groups (id, wallet_id, name, created_at) VALUES ('grp_t1', 'wal_t1', 'T1', $1), ('grp_t2', 'wal_t1', 'T2', $1)`,
+      [now],
+    );
+    for (const who of ['deleted@school.example', 'taken@school.example', 'whole@school.example'])
+      await setManager(db, 'wal_t1', who, 'manager', OWNER, now);
+    const groupsOf = (who: string) => managerGroups(db, 'wal_t1', who);
+
+    expect(await groupsOf('whole@school.example')).toBeNull(); // never given a class: the whole wallet
+
+    await setManagerGroup(db, 'wal_t1', 'deleted@school.example', 'grp_t1', true, OWNER, now);
+    expect(await groupsOf('deleted@school.example')).toEqual(['grp_t1']);
+    await db.query(`UPDATE key_groups SET deleted_at = $1 WHERE id = 'grp_t1'`, [now]); // the end of term
+    expect(await groupsOf('deleted@school.example')).toEqual([]);
+
+    await setManagerGroup(db, 'wal_t1', 'taken@school.example', 'grp_t2', true, OWNER, now);
+    await setManagerGroup(db, 'wal_t1', 'taken@school.example', 'grp_t2', false, OWNER, now);
+    expect(await groupsOf('taken@school.example')).toEqual([]);
+    const taken = await db.query<{ before: unknown; after: unknown }>(
+      `SELECT before, after FROM wallet_audit WHERE wallet_id = 'wal_t1' AND action = 'manager.changed' AND target_id = 'taken@school.example' ORDER BY seq`,
+    );
+    expect(taken.rows).toEqual([
+      { before: { groups: null }, after: { groups: ['grp_t2'] } },
+      { before: { groups: ['grp_t2'] }, after: { groups: [] } },
+    ]);
+
+    // Removed and added again, a manager starts afresh: the owner's way to give back the whole wallet.
+    await removeManager(db, 'wal_t1', 'taken@school.example', OWNER, now);
+    await setManager(db, 'wal_t1', 'taken@school.example', 'manager', OWNER, now);
+    expect(await groupsOf('taken@school.example')).toBeNull();
   });
 });
 
