@@ -1,6 +1,6 @@
 // Opens the database the operator chose (DATABASE_URL, else PGlite at GATEWAY_DATA_DIR) and migrates it before
 // returning. The data folder is locked before anything in it is read, so a second opener is refused, never let in.
-import { mkdirSync } from 'node:fs';
+import { privateDir } from '../core/private-dir.ts';
 import { type DataFolderLock, lockDataFolder } from './data-folder-lock.ts';
 import type { Db } from './db.ts';
 import { migrate } from './migrate.ts';
@@ -40,7 +40,7 @@ export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> 
 
 async function openEmbedded(dataDir: string, role: string): Promise<Db> {
   if (dataDir === 'memory://') return openPglite({ dataDir });
-  mkdirSync(dataDir, { recursive: true });
+  privateDir(dataDir);
   const lock: DataFolderLock = await lockDataFolder(dataDir, role);
   let db: Db;
   try {

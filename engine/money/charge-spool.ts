@@ -7,7 +7,6 @@ import {
   constants,
   fstatSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -18,6 +17,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { privateDir } from '../core/private-dir.ts';
 import type { ChargeRows, ChargeRowWriter } from '../db/charge-rows.ts';
 
 /** What a charge is, written so that another process can write it again. */
@@ -69,7 +69,7 @@ export class ChargeSpool {
 
   /** Keeps the intent on disk (written and flushed) before returning. */
   keep(intent: ChargeIntent): void {
-    mkdirSync(this.dir, { recursive: true });
+    privateDir(this.dir);
     this.append(`${encodeIntent(intent)}\n`, true);
     this.waiting++;
   }
@@ -92,7 +92,7 @@ export class ChargeSpool {
   /** Why charges could not be kept here (the folder cannot be made or written), or null when they can. */
   unwritable(): string | null {
     try {
-      mkdirSync(this.dir, { recursive: true });
+      privateDir(this.dir);
       accessSync(this.dir, constants.W_OK);
       return null;
     } catch (e) {

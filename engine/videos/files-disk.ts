@@ -3,17 +3,18 @@
 // temporary name and renamed, so a reader never sees half a file.
 
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { rename, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { privateDir } from '../core/private-dir.ts';
 import type { VideoFiles } from './files.ts';
 
 export function createDiskVideoFiles(dataDir: string): VideoFiles {
   const temporary = dataDir === 'memory://';
   const dir = temporary ? mkdtempSync(join(tmpdir(), 'gateway-videos-')) : join(dataDir, 'videos');
-  mkdirSync(dir, { recursive: true });
+  privateDir(dir);
   const pathOf = (name: string) => {
     if (!/^[\w.-]+$/.test(name) || name.startsWith('.')) throw new Error(`not a video file name: ${name}`);
     return join(dir, name);
