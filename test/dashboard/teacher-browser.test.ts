@@ -3,7 +3,7 @@
 // keys on the classes page and gives one class to a manager; that teacher, signed in through the provider,
 // sees and manages that class's keys and its month's CSV, and is refused (403) another class's page, CSV and
 // keys (read, change, close) and the wallet's other pages. The teacher's changes name the teacher in the
-// audit trail.
+// audit trail. Once the owner takes the class away, the teacher sees no class, never the whole wallet.
 
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -163,6 +163,42 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
       { action: 'key.created', actor_kind: 'manager', actor_id: 'tom' },
     ]);
     expect((await t.gw.db.query(`SELECT group_id FROM api_keys WHERE name = 'park'`)).rows[0]).toEqual({ group_id: mine });
+    await context.close();
+  });
+
+  it('the class taken from the teacher: they see no class, and the rest of the wallet stays 403', async () => {
+    const owner = await browser.newContext();
+    const ownerPage = await owner.newPage();
+    await signIn(ownerPage, 'alice');
+    await ownerPage.goto(`${t.url}/dashboard/groups/${mine}`);
+    await ownerPage.getByRole('button', { name: 'Take this class from tom' }).click();
+    await ownerPage.waitForURL(`${t.url}/dashboard/groups/${mine}`);
+    expect(await ownerPage.getByRole('button', { name: 'Give this class to tom' }).count()).toBe(1);
+    await owner.close();
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, 'tom');
+    expect(await page.locator('tr[data-group-id]').count()).toBe(0);
+    const csrf = await page.locator('input[name="csrf"]').first().inputValue();
+    for (const path of [
+      `/dashboard/groups/${mine}`,
+      `/dashboard/groups/${theirs}`,
+      '/dashboard/wallet',
+      '/dashboard/usage',
+      '/dashboard/audit',
+    ]) {
+      expect((await page.request.get(`${t.url}${path}`, { maxRedirects: 0 })).status(), path).toBe(403);
+    }
+    const lee = await keyOf('lee');
+    const changed = await page.request.post(`${t.url}/dashboard/keys/${lee}`, {
+      form: { csrf, monthly_limit_credits: '1' },
+      headers: { origin: t.url },
+      maxRedirects: 0,
+    });
+    expect(changed.status()).toBe(403);
+    await page.goto(`${t.url}/dashboard/keys`);
+    expect(await page.locator('tr[data-key-id]').count()).toBe(0);
     await context.close();
   });
 });
