@@ -2,6 +2,7 @@
 // exists and can take over, its rules and doors exist and serve it, its tiers sit above the base price,
 // its media prices agree with config/.
 
+import { usdToNano } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 import { impossibleDate, modelDates } from './catalog-dates.ts';
 import type { GatewayConfig } from './config.ts';
@@ -45,6 +46,7 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
     }
   });
   if (m.kind === 'text') out.push(...checkTextPricing(m, at));
+  out.push(...uncountablePrices(m.pricing, ['pricing'], at));
   if (p.cache_read !== undefined && p.input !== undefined && p.cache_read >= p.input) {
     out.push(`${at(['pricing', 'cache_read'])}: cache_read price ${p.cache_read} is not below the input price ${p.input}`);
   }
@@ -68,6 +70,25 @@ function checkModel(m: ModelEntry, all: Map<string, ModelEntry>, cfg: GatewayCon
   }
   if (m.kind === 'speech' && p.per_mchar === undefined) out.push(`${at(['pricing'])}: speech model without per_mchar`);
   return out;
+}
+
+/**
+ * Prices the ledger cannot count: every call converts its prices to nano-USD, so a figure finer than a nano-dollar
+ * would refuse every call to the model (503) from the moment it was loaded. Token thresholds are counts, not prices.
+ */
+function uncountablePrices(v: unknown, path: (string | number)[], at: Locate): string[] {
+  if (typeof v === 'number') {
+    if (path.at(-1) === 'above_input_tokens') return [];
+    try {
+      usdToNano(v);
+      return [];
+    } catch {
+      return [`${at(path)}: price ${v} is not an amount the ledger counts (USD with at most 9 decimal places)`];
+    }
+  }
+  if (Array.isArray(v)) return v.flatMap((x, i) => uncountablePrices(x, [...path, i], at));
+  if (typeof v !== 'object' || v === null) return [];
+  return Object.entries(v).flatMap(([k, x]) => uncountablePrices(x, [...path, k], at));
 }
 
 /** Callers of a model whose sale ends are pointed at its successor, which must be there to take the same calls. */

@@ -24,6 +24,35 @@ function problemsAfter(relPath: string, change: (t: string) => string): { proble
 }
 
 describe('catalog check: the line of the field, and the name meant', () => {
+  // A reload took these once: from then on every call to the model was a 503 (RangeError in the price's conversion)
+  // or a 402 for 72,000,000,000,025 credits. Each is now refused where it is written, and the old catalog serves.
+  it.each([
+    ['1e308', 'must be <= 100000'],
+    ['1000000000000', 'must be <= 100000'],
+    ['0.0000000001', 'price 1e-10 is not an amount the ledger counts (USD with at most 9 decimal places)'],
+  ])('refuses a price the ledger cannot count or no vendor charges: input %s', (price, said) => {
+    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) =>
+      t.replace('pricing: { input: 5, output: 30, cache_read: 0.5 }', `pricing: { input: ${price}, output: 30, cache_read: 0.5 }`),
+    );
+    const line = lineIn(text, 'b-6', 'pricing:');
+    expect(
+      problems.find((p) => p.includes(said)),
+      problems.join('\n'),
+    ).toMatch(new RegExp(`vendor-b\\.yaml:${line}: `));
+  });
+
+  it('refuses a tier price finer than a nano-dollar, on its line', () => {
+    const { problems, text } = problemsAfter('catalog/vendor-b.yaml', (t) =>
+      t.replace(
+        'tiers: [{ above_input_tokens: 272000, input: 10, output: 45 }]',
+        'tiers: [{ above_input_tokens: 272000, input: 10.0000000001, output: 45 }]',
+      ),
+    );
+    expect(problems).toContain(
+      `${tree.catalog}/vendor-b.yaml:${lineIn(text, 'b-5.5', 'tiers:')}: model 'b-5.5': price 10.0000000001 is not an amount the ledger counts (USD with at most 9 decimal places)`,
+    );
+  });
+
   it('offers the field a misspelt field name most likely meant', () => {
     const { problems, text } = problemsAfter('catalog/vendor-a.yaml', (t) => t.replace('context_window: 200000', 'contex_window: 200000'));
     expect(problems).toContain(
