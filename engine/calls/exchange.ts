@@ -187,7 +187,13 @@ function upstreamRequest(input: ExchangeInput): UpstreamRequest {
 
 async function relayAnswer(answer: UpstreamAnswer, depth: number, input: ExchangeInput, charge: CallCharge): Promise<RouteStep<void>> {
   const { protocol, call } = input.prepared;
-  const raw = await answer.body.text();
+  let raw: string;
+  try {
+    raw = await answer.body.text();
+  } catch (e) {
+    // The head came and the body broke off: nothing has reached the client, so the next route may still answer.
+    throw new RouteFailure(`the vendor's answer broke off after its head (${(e as Error).message})`, answer.status);
+  }
   let json: JsonObject;
   try {
     json = JSON.parse(raw) as JsonObject;

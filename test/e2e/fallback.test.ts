@@ -74,6 +74,20 @@ describe('fallback to the next route', () => {
     await res.json();
     expect(routesSince('a', n)).toEqual(['a0']);
   });
+
+  // An attack found this a 502 "other side closed" with b1 healthy: the body's break was not a route failure.
+  it('a whole answer whose body breaks off after its head on b0 falls back (depth 1), charged once', async () => {
+    const n = t.received('b').length;
+    const before = await t.balance();
+    t.sim.inject('b0', { kind: 'stall', ms: 200, headers: true });
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    expect(body.choices[0].message.content).toBe('Simulated reply from b-5: Hello fallback');
+    expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+    expect(before - (await t.balance())).toBe(BigInt(res.headers.get('x-service-charged-nano')!));
+  });
 });
 
 describe('every route fails', () => {
