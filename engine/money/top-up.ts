@@ -1,5 +1,7 @@
 // Money in: a top-up adds a credit lot and its journal `top_up` row, in the caller's transaction.
+
 import { randomBytes } from 'node:crypto';
+import { impossibleDate } from '../catalog/catalog-dates.ts';
 import type { Clock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { creditsToNano } from '../core/money.ts';
@@ -42,6 +44,9 @@ export function expiresAtFrom(value: unknown): Date | null {
   const d = typeof value === 'string' && ISO_INSTANT.test(value) ? new Date(value) : null;
   if (!d || Number.isNaN(d.getTime()))
     throw errors.invalidRequest('expires_at must be an ISO 8601 instant with its offset, such as 2027-02-28T23:59:59+09:00.', 'expires_at');
+  // A day the calendar lacks (2030-02-30) would be read as another (2030-03-02): refused, not moved.
+  const why = impossibleDate((value as string).slice(0, 10));
+  if (why) throw errors.invalidRequest(`expires_at ${JSON.stringify(value)} is not a calendar date: ${why}.`, 'expires_at');
   return d;
 }
 
