@@ -157,6 +157,7 @@ function relay(
       clientGone,
       stallMs: input.streamStallMs,
       headers,
+      errorBody: errorBodyOf(input.door),
       log: deps.log,
       onFirstByte: () => {
         if (input.facts) input.facts.firstByteAt = process.hrtime.bigint();

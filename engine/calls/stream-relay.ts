@@ -3,8 +3,9 @@
 // back-pressure, so it costs no memory, and past `stallMs` it counts as gone.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { tryParse } from '../../transforms/util/json.ts';
+import { eventFrame } from '../../transforms/util/sse.ts';
 import type { StreamTranslator } from '../core/call.ts';
-import { errors, GatewayError } from '../core/errors.ts';
+import { type ErrorBody, errors, GatewayError } from '../core/errors.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import type { CallCharge } from './call-charge.ts';
 import type { CallSignal } from './call-signal.ts';
@@ -24,6 +25,8 @@ interface StreamRelay {
   stallMs: number;
   /** Headers of the client's response (which route answered). */
   headers: Record<string, string>;
+  /** The body the door's clients read an error in: a stream the vendor broke off ends with it. */
+  errorBody: ErrorBody;
   log: Pick<FastifyBaseLogger, 'warn'>;
   /** Told when the first frame goes to the client (time to first byte). */
   onFirstByte?: () => void;
@@ -80,6 +83,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
     }
     // The vendor broke the stream after producing output: settle from what was produced and end the stream.
     relay.log.warn({ reason: (e as Error).message }, 'stream ended early');
+    if (!translator.answerEnded()) hold([brokenOff(relay.errorBody)]);
   }
   try {
     charge.record(translator.usage());
@@ -89,6 +93,17 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
     if (produced || relay.clientGone.aborted) client.close();
   }
   return { done: true, value: undefined };
+}
+
+/**
+ * The frame that tells the client the answer it read is incomplete, in its door's error body: without it a client
+ * of a stream cut off before its end marker takes the part it read for the whole answer (the OpenAI SDK does).
+ */
+function brokenOff(body: ErrorBody): string {
+  const err = errors.upstream(
+    'The vendor broke off the stream before the answer ended; it is incomplete, and charged for what the vendor produced.',
+  );
+  return eventFrame(body.streamEvent, JSON.stringify(body.write(err)));
 }
 
 /**

@@ -159,6 +159,8 @@ interface RenderedError {
 export interface ErrorBody {
   name: string;
   write(err: GatewayError): Record<string, unknown>;
+  /** The SSE event name its clients read a failure mid-stream under; absent: the body alone, as a data frame. */
+  streamEvent?: string;
   schema: Record<string, unknown>;
 }
 

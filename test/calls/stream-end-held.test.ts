@@ -10,6 +10,7 @@ import { CallAbort } from '../../engine/calls/call-signal.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
 import type { SseEvent, StreamTranslator } from '../../engine/core/call.ts';
+import { gatewayErrorBody } from '../../engine/core/errors.ts';
 import { emptyUsage } from '../../engine/core/types.ts';
 import { preparedStream } from '../helpers/prepared-stream.ts';
 
@@ -76,6 +77,7 @@ async function relay(frames: string[], commitMs: number) {
     {
       prepared,
       doorPath: '/v1/test',
+      errorBody: gatewayErrorBody,
       reply,
       clientGone: new CallAbort(),
       stallMs: 1_000,

@@ -10,6 +10,7 @@ import { CallAbort } from '../../engine/calls/call-signal.ts';
 import { relayStream } from '../../engine/calls/stream-relay.ts';
 import type { UpstreamAnswer } from '../../engine/calls/upstream.ts';
 import type { StreamTranslator } from '../../engine/core/call.ts';
+import { gatewayErrorBody } from '../../engine/core/errors.ts';
 import { emptyUsage, type Usage } from '../../engine/core/types.ts';
 import { preparedStream } from '../helpers/prepared-stream.ts';
 
@@ -88,6 +89,7 @@ function setup(drains: boolean) {
       {
         prepared,
         doorPath: '/v1/test',
+        errorBody: gatewayErrorBody,
         reply,
         clientGone: gone,
         stallMs,

@@ -36,6 +36,7 @@ export const chatErrors: VendorErrors = {
 const messagesErrorBody: ErrorBody = {
   name: 'MessagesError',
   write: (err) => ({ type: 'error', error: { type: err.type, message: err.message, ...err.extra } }),
+  streamEvent: 'error',
   schema: {
     type: 'object',
     required: ['type', 'error'],
