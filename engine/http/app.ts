@@ -56,7 +56,7 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
     if (refusal) throw refusal;
     done();
   });
-  app.setNotFoundHandler(notFoundHandler(app));
+  app.setNotFoundHandler(notFoundHandler(app, bounds.errorBodyFor ?? (() => undefined)));
   closeIdleConnectionsWhileStopping(app);
   return app;
 }

@@ -2,6 +2,7 @@
 // is the commonest setup mistake with the OpenAI and Anthropic clients.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
+import type { BodyForPath } from './early-errors.ts';
 import { sendError } from './reply-error.ts';
 import { registeredRoutes } from './route-list.ts';
 
@@ -13,7 +14,8 @@ const HOME = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta n
 <ul><li><a href="/dashboard">Dashboard</a>: wallet owners sign in here.</li><li><a href="/openapi.json">API description</a> (OpenAPI 3.1).</li></ul>
 <p>Clients: OpenAI SDKs use the base URL <code>/v1</code>, Anthropic SDKs the base URL itself.</p></body></html>`;
 
-export function notFoundHandler(app: FastifyInstance) {
+/** `bodyFor`: a path under a door's (`/v1/messages/count_tokens`) is told in that door's error body, as its SDK reads it. */
+export function notFoundHandler(app: FastifyInstance, bodyFor: BodyForPath) {
   return (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split('?')[0]!;
     if (req.method === 'GET' && path === '/') return home(req, reply);
@@ -23,7 +25,7 @@ export function notFoundHandler(app: FastifyInstance) {
     const hint = meant
       ? ` Did you mean ${req.method} ${meant}? ${meant.length > path.length ? "An OpenAI client's base URL ends in /v1" : 'The base URL has /v1 twice'}.`
       : '';
-    return sendError(reply, errors.notFound(`No door at ${req.method} ${path}.${hint}`));
+    return sendError(reply, errors.notFound(`No door at ${req.method} ${path}.${hint}`), bodyFor(path));
   };
 }
 

@@ -1,5 +1,6 @@
 // The doors people expect beside the model doors: the SDKs' models.retrieve, a base URL opened in a browser, a
 // favicon, and a 404 that says when the base URL lost or doubled its /v1.
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -42,6 +43,23 @@ describe('small doors', () => {
     expect(((await videos.json()) as any).error.message).toContain('Did you mean GET /v1/videos/abc?');
     const nowhere = await post(t, '/nothing/here', {});
     expect(((await nowhere.json()) as any).error.message).toBe('No door at POST /nothing/here.');
+  });
+
+  it("a path under the messages door that no route serves is a 404 in that door's error body, as the Anthropic SDK reads it", async () => {
+    const anthropic = new Anthropic({ apiKey: t.apiKey, baseURL: t.url, maxRetries: 0 });
+    const err = await anthropic.messages
+      .countTokens({ model: 'a-top-5.5', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((err as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'not_found_error', message: 'No door at POST /v1/messages/count_tokens.' },
+    });
+    const chat = await post(t, '/v1/chat/completions/extra', {});
+    expect(((await chat.json()) as any).error).toMatchObject({
+      type: 'not_found_error',
+      message: 'No door at POST /v1/chat/completions/extra.',
+    });
   });
 
   it('the base URL points a browser to the dashboard and the API description, and a program too', async () => {
