@@ -97,6 +97,9 @@ export async function readMultipartForm(req: FastifyRequest, door: DoorConfig, r
           continue;
         }
         if (repeated) misplaced ??= sentTwice();
+        // An empty file would be held for and sent, and the vendor's refusal of it would read as the gateway's fault.
+        if (size === 0 && fileNames.includes(name))
+          misplaced ??= errors.invalidRequest(`The ${name} file is empty. Send it with its content.`, name);
         const data = Buffer.concat(chunks);
         const contentType = part.mimetype || 'application/octet-stream';
         const filename = part.filename || name;

@@ -140,6 +140,18 @@ describe('image edits', () => {
     expect(sent).toHaveLength(0);
   });
 
+  it('an empty image: 400 naming it, nothing sent, nothing charged', async () => {
+    const {
+      out: res,
+      sent,
+      nano,
+    } = await observe(() => form({ model: 'image-b-1', prompt: 'x' }, [['image', Buffer.alloc(0), 'empty.png']]));
+    const body = await expectInvalid(res);
+    expect(body.error).toMatchObject({ param: 'image', message: 'The image file is empty. Send it with its content.' });
+    expect(sent).toHaveLength(0);
+    expect(nano).toBe(0n);
+  });
+
   it('values sent as files and the image sent as a value are 400', async () => {
     for (const send of [
       () =>
