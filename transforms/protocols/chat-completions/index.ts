@@ -2,6 +2,7 @@
 // client's body relayed with the model's rules applied, the usage asked for in a stream and the output capped.
 import type { Protocol } from '../../../engine/core/protocol.ts';
 import { isJsonObject } from '../../../engine/core/types.ts';
+import { answerHasList } from '../../steps/answer-has-list.ts';
 import { capOutput } from '../../steps/cap-output.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
@@ -42,6 +43,7 @@ export const chatCompletions: Protocol = {
     chat: {
       upstream: '/v1/chat/completions',
       request: [modelRules, askStreamUsage, capOutput],
+      check: answerHasList({ name: 'choices-present', field: 'choices', least: 1, lacking: 'the vendor answered without choices' }),
       stream: relayHidingInjectedUsage,
       usage: chatUsage,
     },

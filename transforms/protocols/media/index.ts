@@ -3,6 +3,7 @@
 import type { PromptFields } from '../../../engine/core/prompt-fields.ts';
 import type { Chain, Protocol } from '../../../engine/core/protocol.ts';
 import type { Transcript } from '../../../engine/core/transcript.ts';
+import { answerHasList } from '../../steps/answer-has-list.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { conversation, neverEnds, stated } from '../../util/transcript.ts';
 import { chatErrors } from '../../util/vendor-errors.ts';
@@ -10,7 +11,6 @@ import { countCharacters } from './count-characters.ts';
 import { embeddingInput } from './embedding-input.ts';
 import { embeddingsUsage } from './embeddings-usage.ts';
 import { imageUsage } from './image-usage.ts';
-import { imagesPresent } from './images-present.ts';
 import { statedImageCount } from './stated-image-count.ts';
 
 /**
@@ -34,6 +34,13 @@ const wholeAnswer = (asked: string, chains: Record<string, Chain>, prompt?: Prom
 });
 
 const GENERATIONS = '/v1/images/generations';
+/** An image answer holds its images: a `data` list with at least one entry. */
+const imagesPresent = answerHasList({
+  name: 'images-present',
+  field: 'data',
+  least: 1,
+  lacking: 'the vendor answered an image request without images (no data list)',
+});
 
 export const images = wholeAnswer('prompt', {
   images: { upstream: GENERATIONS, request: [modelRules], check: imagesPresent, usage: imageUsage },

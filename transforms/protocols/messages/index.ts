@@ -2,6 +2,7 @@
 // door through the translation chain below.
 import type { Protocol } from '../../../engine/core/protocol.ts';
 import { isJsonObject } from '../../../engine/core/types.ts';
+import { answerHasList } from '../../steps/answer-has-list.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
 import { modelRules } from '../../steps/model-rules.ts';
 import { eventObject, messagesErrors } from '../../util/vendor-errors.ts';
@@ -19,6 +20,14 @@ import { systemToField } from './system-to-field.ts';
 import { toolChoiceToNative } from './tool-choice-to-native.ts';
 import { toolsToNative } from './tools-to-native.ts';
 import { messagesTranscript } from './transcript.ts';
+
+/** A message answers with a `content` list (empty when the model had nothing to say). */
+const contentPresent = answerHasList({
+  name: 'content-present',
+  field: 'content',
+  least: 0,
+  lacking: 'the vendor answered without content',
+});
 
 export const messages: Protocol = {
   errors: messagesErrors,
@@ -102,6 +111,7 @@ export const messages: Protocol = {
         carryCacheControl,
         chatParamsToNative,
       ],
+      check: contentPresent,
       answer: messagesToChat,
       stream: messageEventsToChatChunks,
       usage: messagesUsage,
@@ -111,6 +121,7 @@ export const messages: Protocol = {
       upstream: '/v1/messages',
       forwardsClientHeaders: true,
       request: [capServerTools],
+      check: contentPresent,
       stream: relayMessages,
       usage: messagesUsage,
     },

@@ -2,6 +2,7 @@
 import { given } from '../../../engine/core/prompt-fields.ts';
 import type { Protocol } from '../../../engine/core/protocol.ts';
 import { isJsonObject } from '../../../engine/core/types.ts';
+import { answerHasList } from '../../steps/answer-has-list.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
 import { relayResponses } from './relay-responses.ts';
@@ -50,6 +51,13 @@ export const responses: Protocol = {
   // Answers are stored by default (`store`), and a later body may name them: each is held to its wallet.
   stored: storedResponses,
   chains: {
-    responses: { upstream: '/v1/responses', request: [capServerTools], stream: relayResponses, usage: responsesUsage },
+    responses: {
+      upstream: '/v1/responses',
+      request: [capServerTools],
+      // A response answers with an `output` list (empty while a background one is queued).
+      check: answerHasList({ name: 'output-present', field: 'output', least: 0, lacking: 'the vendor answered without output' }),
+      stream: relayResponses,
+      usage: responsesUsage,
+    },
   },
 };
