@@ -23,6 +23,7 @@ interface BodyBounds {
 }
 
 function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observers: OutcomeObserver[] = []): FastifyInstance {
+  const bodyFor = bounds.errorBodyFor ?? (() => undefined);
   const app = Fastify({
     logger: false,
     ...opts,
@@ -32,7 +33,7 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     // An idle keep-alive connection must not hold a stopping gateway open for its keep-alive timeout.
     forceCloseConnections: 'idle',
-    frameworkErrors: frameworkErrorReply(bounds.errorBodyFor ?? (() => undefined)),
+    frameworkErrors: frameworkErrorReply(bodyFor),
     clientErrorHandler: clientErrorReply,
     // A request that reaches a stopping app gets its door's 503 (below), not Fastify's own body.
     return503OnClosing: false,
@@ -56,7 +57,7 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
     if (refusal) throw refusal;
     done();
   });
-  app.setNotFoundHandler(notFoundHandler(app, bounds.errorBodyFor ?? (() => undefined)));
+  app.setNotFoundHandler(notFoundHandler(app, bodyFor));
   closeIdleConnectionsWhileStopping(app);
   return app;
 }
