@@ -52,6 +52,9 @@ export interface GatewayEnv {
   workerIndex: number | null;
 }
 
+/** A variable set to nothing (`HOST=` in a shell or a unit file) is read as unset, the one rule for every variable. */
+export const setVariables = (env: Env): Env => Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+
 /** pino's levels: anything else would fail deep inside the logger. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -59,21 +62,22 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * Every start setting, parsed and checked; throws a SettingError naming the first variable it cannot use.
  * `vendors` are config/vendors.yaml's ids, the vendors whose GATEWAY_VENDOR_<X>_URLS and _KEY are read.
  */
-export function gatewayEnvFrom(env: Env, vendors: readonly VendorId[]): GatewayEnv {
+export function gatewayEnvFrom(given: Env, vendors: readonly VendorId[]): GatewayEnv {
+  const env = setVariables(given);
   const logLevel = env.LOG_LEVEL ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new SettingError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${logLevel}'`);
-  const publicUrl = env.GATEWAY_PUBLIC_URL || undefined;
+  const publicUrl = env.GATEWAY_PUBLIC_URL;
   if (publicUrl !== undefined && !isHttpAddress(publicUrl)) {
     throw new SettingError(`GATEWAY_PUBLIC_URL must be an http(s) address such as https://gateway.example.edu, not '${publicUrl}'`);
   }
   return {
     host: env.HOST ?? '127.0.0.1',
     port: portOf(env.PORT),
-    databaseUrl: databaseUrlOf(env.DATABASE_URL || undefined),
+    databaseUrl: databaseUrlOf(env.DATABASE_URL),
     dataDir: env.GATEWAY_DATA_DIR ?? './data',
     configDir: yamlDirsFrom(env).config,
     catalogDir: yamlDirsFrom(env).catalog,
-    adminToken: env.GATEWAY_ADMIN_TOKEN || undefined,
+    adminToken: env.GATEWAY_ADMIN_TOKEN,
     publicUrl,
     logLevel,
     vendors: vendorSettingsFrom(env, vendors),

@@ -39,7 +39,7 @@ export function planRoutes(
     if (urls.length) configured[v] = urls;
   }
   const anyConfigured = Object.keys(configured).length > 0;
-  const simulate = env.GATEWAY_SIMULATE !== undefined ? env.GATEWAY_SIMULATE === '1' : !anyConfigured;
+  const simulate = env.GATEWAY_SIMULATE ? env.GATEWAY_SIMULATE === '1' : !anyConfigured; // set to nothing: unset
   return { configured, simulated: simulate ? vendors.filter((v) => !configured[v]) : [] };
 }
 

@@ -112,8 +112,8 @@ function withDoorDefaults(name: string, raw: DoorYaml): DoorConfig {
 
 /** GATEWAY_CONFIG_DIR (default ./config) and GATEWAY_CATALOG_DIR (default ./catalog): where the YAML is. */
 export const yamlDirsFrom = (env: Record<string, string | undefined>) => ({
-  config: env.GATEWAY_CONFIG_DIR ?? './config',
-  catalog: env.GATEWAY_CATALOG_DIR ?? './catalog',
+  config: env.GATEWAY_CONFIG_DIR || './config',
+  catalog: env.GATEWAY_CATALOG_DIR || './catalog',
 });
 
 /** The vendors: config/vendors.yaml's keys, the one list of them. */

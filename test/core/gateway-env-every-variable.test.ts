@@ -136,6 +136,19 @@ describe('every documented start variable', () => {
     expect(isDeepStrictEqual(c.read({ ...base, [name]: c.valid }), c.read(base)), `${name}=${c.valid} changed nothing`).toBe(false);
   });
 
+  // `HOST=` in a shell or a unit file: the default, not an address of nothing or a vendor left unrouted.
+  it.each(Object.entries(CASES))('%s set to nothing reads as unset', (name, c) => {
+    const { [name]: _, ...unset } = c.with ?? {};
+    const outcome = (env: Env) => {
+      try {
+        return c.read(env);
+      } catch (e) {
+        return e instanceof SettingError ? `refused: ${e.message}` : e;
+      }
+    };
+    expect(outcome({ ...unset, [name]: '' })).toEqual(outcome(unset));
+  });
+
   it.each(Object.entries(CASES).filter(([, c]) => typeof c.wrong === 'string'))(
     '%s: an unusable value stops the start naming it',
     (name, c) => {

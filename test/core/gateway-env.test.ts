@@ -30,6 +30,12 @@ describe('gatewayEnvFrom', () => {
     expect(env.vendors.simulated.length).toBeGreaterThan(0);
   });
 
+  it('reads a variable set to nothing as unset: HOST, PORT and GATEWAY_SIMULATE keep their defaults', () => {
+    const env = gatewayEnvFrom({ HOST: '', PORT: '', GATEWAY_SIMULATE: '' }, VENDORS);
+    expect(env).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    expect(env.vendors.simulated).toEqual([...VENDORS]);
+  });
+
   it('reads what is set, empty meaning unset where it always did', () => {
     const env = gatewayEnvFrom(
       {
