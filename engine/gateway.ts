@@ -127,7 +127,6 @@ async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logg
   const wiring = { db, runtime, clock, env, keys, ledger, alerts, vendors, calls, metrics, reload, displayCurrency, localAdminToken };
   await registerRoutes(app, { ...wiring, onAdminReload: opts.onAdminReload });
   await startWorkers(app, { db, runtime, clock, money, alerts, videos, sweeper: opts.sweeper !== false });
-  const firstRun = await firstRunWallet(db, ledger, keys, embedded);
 
   return {
     app,
@@ -144,7 +143,7 @@ async function openRooms(app: FastifyInstance, { opts, runtime, env, clock, logg
     metrics,
     telemetry,
     alerts,
-    ...firstRun,
+    firstRun: () => firstRunWallet(db, ledger, keys, embedded),
     simulatedVendors: env.vendors.simulated,
     leases: leases.book,
     ledgerAudit: money.audit,

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
-import { firstRunBannerLines } from './admin/first-run-wallet.ts';
+import { type FirstRun, firstRunBannerLines } from './admin/first-run-wallet.ts';
 import { removeRunningGatewayFile, writeRunningGatewayFile } from './admin/running-gateway-file.ts';
 import { vendorBannerLines } from './calls/vendor-routes.ts';
 import { vendorIdsIn, yamlDirsFrom } from './catalog/config.ts';
@@ -102,7 +102,7 @@ async function serve(link: typeof workerLink | null): Promise<void> {
       pid: process.pid,
       admin_token: gw.localAdminToken,
     });
-  printBanner(gw, `http://${host}:${port}`);
+  printBanner(gw, `http://${host}:${port}`, await gw.firstRun());
   printCatalogWarnings(gw);
   printConfigWarnings(gw);
 
@@ -185,12 +185,12 @@ function removePidFile(path: string): void {
   }
 }
 
-function printBanner(gw: RunningGateway, url: string): void {
+function printBanner(gw: RunningGateway, url: string, found: FirstRun): void {
   const lines = [`gateway listening on ${url}`];
   lines.push(...vendorBannerLines(gw.env.vendors, gw.simulator?.url));
   lines.push(`database: ${gw.env.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${gw.env.dataDir}`}`);
   lines.push(`video store: ${gw.videos.files.where} (GATEWAY_VIDEO_STORE)`);
-  lines.push(...firstRunBannerLines(gw, gw.runtime.snapshot().config.billing.display_currency ?? null));
+  lines.push(...firstRunBannerLines(found, gw.runtime.snapshot().config.billing.display_currency ?? null));
   console.log(lines.join('\n'));
 }
 

@@ -2,7 +2,7 @@
 // the operator's tools and the tests.
 import type { FastifyInstance } from 'fastify';
 import type { Simulator } from '../simulator/index.ts';
-import type { DevWallet } from './admin/first-run-wallet.ts';
+import type { FirstRun } from './admin/first-run-wallet.ts';
 import type { Alerts } from './alerts/index.ts';
 import type { VendorRoutes } from './calls/vendor-routes.ts';
 import type { ReloadResult, Runtime } from './catalog/runtime.ts';
@@ -45,10 +45,12 @@ export interface RunningGateway {
   simulatedVendors: VendorId[];
   /** Configuration problems that fail some calls but not the start (a vendor with routes and no credential). */
   warnings: string[];
-  /** A first-run development wallet, when this start created one. */
-  devWallet: DevWallet | null;
-  /** The database has no wallet at all, and this start made none (PostgreSQL): the banner says how to make one. */
-  noWallet: boolean;
+  /**
+   * Makes the first-run development wallet on an empty embedded database, once the port is bound (a start that
+   * fails before then has printed no keys, so it must make none): `noWallet` when the database has none and this
+   * start made none (PostgreSQL), and the banner says how to make one.
+   */
+  firstRun(): Promise<FirstRun>;
   /** The admin credential of this start for the operator tools (written to the data folder by main.ts), when embedded on disk. */
   localAdminToken: string | null;
   /** Video jobs: store, files and the polling worker. */

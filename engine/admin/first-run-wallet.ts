@@ -24,7 +24,11 @@ async function createDevWallet(ledger: Ledger, keys: KeyService) {
   return { walletId: wallet.id, apiKey: api.key, managementKey: management.key };
 }
 
-export type DevWallet = Awaited<ReturnType<typeof createDevWallet>>;
+type DevWallet = Awaited<ReturnType<typeof createDevWallet>>;
+export interface FirstRun {
+  devWallet: DevWallet | null;
+  noWallet: boolean;
+}
 
 /**
  * What a start finds on its database: an embedded one with no wallet gets the development wallet; a shared
@@ -35,14 +39,14 @@ export async function firstRunWallet(
   ledger: Ledger,
   keys: KeyService,
   embedded: boolean,
-): Promise<{ devWallet: DevWallet | null; noWallet: boolean }> {
+): Promise<FirstRun> {
   const firstRun = !(await anyWallet(db));
   const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
   return { devWallet, noWallet: firstRun && !devWallet };
 }
 
 /** The banner's lines for what firstRunWallet found: the development wallet's keys (shown once), or the first steps. */
-export function firstRunBannerLines(found: { devWallet: DevWallet | null; noWallet: boolean }, currency: DisplayCurrency | null): string[] {
+export function firstRunBannerLines(found: FirstRun, currency: DisplayCurrency | null): string[] {
   const w = found.devWallet;
   const worth = moneyText(creditsToNano(DEV_CREDITS), currency, 'down');
   if (w) {

@@ -65,6 +65,13 @@ describe('one embedded data folder, one process', () => {
     expect(await clash.exited).toBe(1);
     expect(clash.out.text).toContain(`port ${port} on 127.0.0.1 is already in use`);
     noStack(clash.out.text);
+    // Its fresh folder got no development wallet: the next start there makes one and prints its keys, which the
+    // clash never printed.
+    const afterClash = await start({}, { dataDir: clash.dataDir });
+    expect(afterClash.out.text).toContain('first run: created the development wallet');
+    expect((await fetch(`${afterClash.base}/v1/credits`, { headers: { authorization: `Bearer ${afterClash.apiKey}` } })).status).toBe(200);
+    afterClash.child.kill('SIGKILL');
+    await afterClash.exited;
 
     // Killed without a chance to clean up: the next start on the folder serves at once, with the same keys.
     first.child.kill('SIGKILL');

@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createGateway } from '../../engine/gateway.ts';
 
-const firstRun = vi.hoisted(() => ({ fails: true }));
-vi.mock('../../engine/admin/first-run-wallet.ts', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../engine/admin/first-run-wallet.ts')>();
+const upkeep = vi.hoisted(() => ({ fails: true }));
+vi.mock('../../engine/usage/retention.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../engine/usage/retention.ts')>();
   return {
     ...real,
-    firstRunWallet: async (...args: Parameters<typeof real.firstRunWallet>) => {
-      if (firstRun.fails) throw new Error('the first-run wallet could not be made');
-      return real.firstRunWallet(...args);
+    startUsageRecordUpkeep: async (...args: Parameters<typeof real.startUsageRecordUpkeep>) => {
+      if (upkeep.fails) throw new Error('the usage records upkeep could not start');
+      return real.startUsageRecordUpkeep(...args);
     },
   };
 });
@@ -24,12 +24,12 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('a start that fails after the database opened', () => {
   it('closes what it opened, so the data folder is free again', async () => {
-    // Every room is open by then: the database, the money, the keys, the simulator, the alerts and the workers.
+    // Every room is open by then: the database, the money, the keys, the simulator and the routes; the workers start.
     const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_SIMULATE: '1' };
-    await expect(createGateway({ env, logger: false, sweeper: false })).rejects.toThrow('the first-run wallet could not be made');
-    firstRun.fails = false;
+    await expect(createGateway({ env, logger: false, sweeper: false })).rejects.toThrow('the usage records upkeep could not start');
+    upkeep.fails = false;
     const gw = await createGateway({ env, logger: false, sweeper: false });
-    expect(gw.devWallet).not.toBeNull();
+    expect((await gw.firstRun()).devWallet).not.toBeNull();
     await gw.close();
   }, 60_000);
 });
