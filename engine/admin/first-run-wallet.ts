@@ -34,12 +34,7 @@ export interface FirstRun {
  * What a start finds on its database: an embedded one with no wallet gets the development wallet; a shared
  * PostgreSQL gets none (its wallets are the operator's to make), and `noWallet` has the banner say how.
  */
-export async function firstRunWallet(
-  db: Db,
-  ledger: Ledger,
-  keys: KeyService,
-  embedded: boolean,
-): Promise<FirstRun> {
+export async function firstRunWallet(db: Db, ledger: Ledger, keys: KeyService, embedded: boolean): Promise<FirstRun> {
   const firstRun = !(await anyWallet(db));
   const devWallet = embedded && firstRun ? await createDevWallet(ledger, keys) : null;
   return { devWallet, noWallet: firstRun && !devWallet };
