@@ -197,13 +197,19 @@ export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
     const dayLeft = await accounts.dayLeft(call.caller);
     if (dayLeft === null || plan.amount <= dayLeft || clientSentOutputLimit(call.door, call.prepared.call)) return plan;
     const { door, prepared, snap, now: at, caller } = call;
-    let bound: Room['bound'] = { kind: 'day' };
+    const seen: { bound: Room['bound'] } = { bound: { kind: 'day' } };
     const lowered = await lowerOutputToRoom(door, prepared.call, snap, at, async () => {
       const room = await accounts.room(caller, prepared.call.model);
-      bound = room.bound;
+      seen.bound = room.bound;
       return room.nano;
     });
     if (lowered && !('nothingFits' in lowered)) return loweredPlan(lowered, prepared.call.id);
+    const { bound } = seen;
+    // What leaves too little for one token may be the month or the wallet, not the day: the refusal names it.
+    if (lowered && bound.kind !== 'day' && bound.kind !== 'group_day') {
+      const refusal = bound.kind === 'wallet' ? errors.insufficientCredit('', null) : errors.keyLimit('', null);
+      throw shortestAnswerRefused(refusal, lowered.nothingFits, bound);
+    }
     throw dayLimitError(dayLeft, bound, clock.now());
   };
 }

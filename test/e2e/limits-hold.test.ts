@@ -135,6 +135,25 @@ describe("the lowered default output fits what the key's day has left (issue 39)
     expect((await keyStatus(k)).day.used_credits).toBe(0);
   });
 
+  // The day leaves too little for the whole output, so the output is lowered; what leaves too little for one token
+  // is another limit, and the refusal names that one.
+  it('when the month or the wallet, not the day, cannot fit one output token, the refusal names it', async () => {
+    const long = { messages: [{ role: 'user', content: `${'x'.repeat(2000)} [[sim:long=3000]]` }] };
+    const month = await keyWith({ dailyLimitCredits: 3_000_000, monthlyLimitCredits: 1000 });
+    const byMonth = await chat(month, long);
+    const monthBody = (await byMonth.json()) as any;
+    expect(byMonth.status, JSON.stringify(monthBody)).toBe(429);
+    expect(monthBody.error.message).toContain("this key's monthly limit leaves");
+    expect(monthBody.error.message).not.toContain('daily');
+
+    const wallet = await keyWith({ dailyLimitCredits: 3_000_000, credits: 1000 });
+    const byWallet = await chat(wallet, long);
+    const walletBody = (await byWallet.json()) as any;
+    expect(byWallet.status, JSON.stringify(walletBody)).toBe(402);
+    expect(walletBody.error.type).toBe('insufficient_credit');
+    expect(walletBody.error.message).not.toContain('daily');
+  });
+
   it('a key without a daily limit, or with room for the whole output, is held for the whole output as before', async () => {
     const k = await keyWith({ dailyLimitCredits: 10_000_000 });
     const res = await chat(k);
