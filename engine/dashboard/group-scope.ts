@@ -64,7 +64,8 @@ export async function checkGroupScope(req: FastifyRequest, db: Db, session: Owne
   const refuse = () => errors.forbidden(t(localeOf(req), 'groups.refused'));
   const method = req.method === 'HEAD' ? 'GET' : req.method;
   const named = GROUP_SCOPED_ROUTES[`${method} ${req.routeOptions.url ?? ''}`];
-  if (named === undefined) throw refuse();
+  // Not a class's key or page but the wallet's own (a class's limits, the wallet, usage, audit): the owner's to do.
+  if (named === undefined) throw errors.forbidden(t(localeOf(req), 'groups.owner_only'));
   const id = (req.params as Record<string, string> | undefined)?.id ?? '';
   if (named === 'group' && !groups.includes(id)) throw refuse();
   if (named === 'key') {

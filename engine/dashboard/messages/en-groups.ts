@@ -28,6 +28,8 @@ export const enGroups = {
   'groups.give': 'Give this class to {identity}',
   'groups.take': 'Take this class from {identity}',
   'groups.refused': 'You manage only your classes: this page or key is not one of theirs.',
+  'groups.owner_only':
+    "Only the wallet's owner, or a manager of the whole wallet, can do this. A class's teacher manages its keys: ask the owner to change the class itself (its name or limits).",
   'wh.event.key_group.monthly_limit_threshold_crossed': 'key_group.monthly_limit_threshold_crossed',
   'wh.event.key_group.daily_limit_threshold_crossed': 'key_group.daily_limit_threshold_crossed',
   'audit.action.key_group.created': 'key_group.created',

@@ -29,6 +29,8 @@ export const koGroups: Record<keyof typeof enGroups, string> = {
   'groups.give': '{identity}에게 이 반 맡기기',
   'groups.take': '{identity}에게서 이 반 돌려받기',
   'groups.refused': '맡은 반만 관리할 수 있습니다. 이 페이지나 키는 맡은 반의 것이 아닙니다.',
+  'groups.owner_only':
+    '이 작업은 지갑 소유자나 지갑 전체 관리자만 할 수 있습니다. 반 담당 교사는 반의 키를 관리합니다. 반 자체(이름, 한도)를 바꾸려면 소유자에게 요청하세요.',
   'wh.event.key_group.monthly_limit_threshold_crossed': '반의 이번 달 사용량이 기준을 넘음',
   'wh.event.key_group.daily_limit_threshold_crossed': '반의 오늘 사용량이 기준을 넘음',
   'audit.action.key_group.created': '반 생성',
