@@ -3,8 +3,7 @@
 // rewrite, so no refusal is ever lost.
 import type { GatewayError } from '../core/errors.ts';
 import * as format from './format.ts';
-import { type MessageKey, saysLocale, t } from './i18n.ts';
-import type { Locale } from './locale.ts';
+import { type MessageKey, saysLocale, t, type Ui, uiOf } from './i18n.ts';
 
 type Groups = Record<string, string>;
 
@@ -93,8 +92,12 @@ function firstMatch(rules: [RegExp, MessageKey][], text: string): { key: Message
   return null;
 }
 
-/** The refusal in the form's words, in the locale. */
-export function inWords(e: GatewayError, locale: Locale = 'en'): string {
+/**
+ * The refusal in the form's words, in the page's locale; limits it names are money as the page shows it (won
+ * first with the shipped display currency, the way the owner typed them), credits without one.
+ */
+export function inWords(e: GatewayError, ui: Ui = uiOf('en')): string {
+  const { locale } = ui;
   const hit = firstMatch(RULES, e.message);
   if (!hit) {
     // Refusals the dashboard made itself (amounts.ts) are in the locale already.
@@ -108,6 +111,9 @@ export function inWords(e: GatewayError, locale: Locale = 'en'): string {
     params.field = label ? t(locale, label) : g.field;
   }
   for (const d of ['date', 'today'] as const) if (g[d]) params[d] = format.koreanDay(locale, g[d]);
+  // A limit is the owner's own figure: it rounds up, so a typed won amount reads back as typed.
+  for (const l of ['daily', 'monthly'] as const)
+    if (g[l]) params[l] = ui.currency ? ui.moneyOfCredits(Number(g[l]), 'up') : ui.credits(Number(g[l]));
   if (g.why !== undefined) {
     const reason = firstMatch(MODEL_REASONS, g.why);
     params.why = reason ? t(locale, reason.key, reason.groups) : g.why;

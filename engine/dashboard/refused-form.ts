@@ -34,6 +34,6 @@ export async function orRefusedForm(
   } catch (err) {
     const e = fromThrown(err);
     if (e.status !== 400) throw err;
-    return page({ target, values: formOf(req.body), message: inWords(e, uiFor(req).locale) });
+    return page({ target, values: formOf(req.body), message: inWords(e, uiFor(req)) });
   }
 }

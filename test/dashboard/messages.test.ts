@@ -183,24 +183,32 @@ describe('forms in Korean', () => {
   });
   it('the key checks’ refusals in Korean form words', () => {
     const e = errors.invalidRequest('daily_limit_credits (9) must not exceed monthly_limit_credits (5).', 'daily_limit_credits');
-    expect(inWords(e, 'ko')).toBe('일 한도(9)는 월 한도(5)보다 클 수 없습니다.');
-    expect(inWords(e, 'en')).toBe('The daily limit (9) must not exceed the monthly limit (5).');
+    expect(inWords(e, uiOf('ko'))).toBe('일 한도(9)는 월 한도(5)보다 클 수 없습니다.');
+    // With won shown, the limits read back in won as the owner typed them (₩600 is 428,571 credits), dollars beside.
+    const won = errors.invalidRequest(
+      'daily_limit_credits (428571) must not exceed monthly_limit_credits (357142).',
+      'daily_limit_credits',
+    );
+    expect(inWords(won, uiOf('ko', { code: 'KRW', per_usd: 1400 }))).toBe(
+      '일 한도(₩600 · US$0.43)는 월 한도(₩500 · US$0.36)보다 클 수 없습니다.',
+    );
+    expect(inWords(e, uiOf('en'))).toBe('The daily limit (9) must not exceed the monthly limit (5).');
     const past = errors.invalidRequest(
       'expires_on 2020-01-01 is earlier than today (2026-11-27, Korean time). To close a key now, use DELETE /v1/keys/{id}.',
       'expires_on',
     );
-    expect(inWords(past, 'ko')).toBe(
+    expect(inWords(past, uiOf('ko'))).toBe(
       '마지막 사용일 2020. 1. 1.은 오늘(2026. 11. 27., 한국 시간)보다 이전입니다. 키를 지금 멈추려면 키를 닫으세요.',
     );
-    expect(inWords(past, 'en')).toBe(
+    expect(inWords(past, uiOf('en'))).toBe(
       'The last day 2020-01-01 is earlier than today (2026-11-27, Korean time). To stop a key now, close it.',
     );
     const models = errors.invalidRequest(
       'models must be a list of up to 50 model ids or patterns ending in * (such as "b-*"), or null for every model; models[0] ("b c") is not one.',
       'models',
     );
-    expect(inWords(models, 'ko')).toContain('항목 ("b c")는 올바르지 않습니다');
-    expect(inWords(errors.invalidRequest('Something new.', 'x'), 'ko')).toBe(
+    expect(inWords(models, uiOf('ko'))).toContain('항목 ("b c")는 올바르지 않습니다');
+    expect(inWords(errors.invalidRequest('Something new.', 'x'), uiOf('ko'))).toBe(
       '입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): Something new.',
     );
   });

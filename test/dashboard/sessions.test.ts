@@ -207,7 +207,8 @@ for (const kind of databaseKinds) {
       expect(badPage).not.toContain('monthly_limit_credits must');
       const over = await owner.post('/dashboard/keys', { count: '1', monthly_limit_credits: '$5', daily_limit_credits: '6 USD' });
       expect(over.status).toBe(400);
-      expect(await over.text()).toContain('The daily limit (6000000) must not exceed the monthly limit (5000000).');
+      // The limits read back as money, as typed (won first with the shipped display currency), not as raw credits.
+      expect(await over.text()).toContain('The daily limit (₩8,400 · $6.00) must not exceed the monthly limit (₩7,000 · $5.00).');
       // Dollars and grouped credits are taken as typed; the list shows dollars beside the credits.
       const dollars = await owner.post('/dashboard/keys', {
         count: '1',
