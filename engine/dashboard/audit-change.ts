@@ -20,6 +20,7 @@ const FIELD: Record<string, MessageKey> = {
   expires_on: 'audit.field.expires_on',
   models: 'audit.field.models',
   group_id: 'audit.field.group_id',
+  groups: 'audit.field.groups',
   status: 'audit.field.status',
   reason: 'audit.field.reason',
   created_by: 'audit.field.created_by',
@@ -81,7 +82,15 @@ function listOf(ui: Ui, field: string, v: unknown[]): Said {
   return CREDITS.has(field) ? { text: items, unit: ui.t('audit.unit.credits') } : { text: items };
 }
 
+/** A manager's classes by name: null is a manager never limited to classes (the whole wallet), [] one left none. */
+function classesOf(ui: Ui, groups: GroupNames, v: unknown): Said {
+  if (!Array.isArray(v)) return { text: ui.t('groups.whole_wallet') };
+  if (v.length === 0) return { text: ui.t('audit.value.none') };
+  return { text: v.map((id) => groups.get(String(id)) ?? ui.t('audit.value.unknown_group')).join(', ') };
+}
+
 function sayValue(ui: Ui, groups: GroupNames, field: string, v: unknown): Said {
+  if (field === 'groups') return classesOf(ui, groups, v);
   if (v === null || v === undefined) {
     if (field === 'monthly_limit_credits' || field === 'daily_limit_credits') return { text: ui.t('audit.value.no_limit') };
     if (field === 'expires_on') return { text: ui.t('audit.value.no_end') };
@@ -114,9 +123,14 @@ function fieldLine(ui: Ui, groups: GroupNames, field: string, before: Row, after
   return ui.t('audit.set', { field: label, value: withUnit(ui, sayValue(ui, groups, field, has ? after?.[field] : before?.[field])) });
 }
 
-/** The classes an entry's change speaks of, by id, for the page to look their names up once. */
-export const groupIdsIn = (stored: { before: unknown; after: unknown }): string[] =>
-  [rowOf(stored.before), rowOf(stored.after)].flatMap((r) => (typeof r?.group_id === 'string' ? [r.group_id] : []));
+/** The classes an entry speaks of, by id (a class's own entry, a key's class, a manager's classes), for the page to name once. */
+export const groupIdsIn = (stored: { action: string; target_id: string | null; before: unknown; after: unknown }): string[] => [
+  ...(stored.action.startsWith('key_group.') && stored.target_id ? [stored.target_id] : []),
+  ...[rowOf(stored.before), rowOf(stored.after)].flatMap((r) => [
+    ...(typeof r?.group_id === 'string' ? [r.group_id] : []),
+    ...(Array.isArray(r?.groups) ? r.groups.filter((g): g is string => typeof g === 'string') : []),
+  ]),
+];
 
 /** The change of one audit entry, a line per field in the order the writer gave them. */
 export function changeText(ui: Ui, stored: { before: unknown; after: unknown }, groups: GroupNames = new Map()): Html {

@@ -46,13 +46,18 @@ function actorText(ui: Ui, actor: AuditRecord['actor']): Html {
   return html`${kind ? ui.t(kind) : actor.kind}${id ? html`<br><small><code>${id}</code></small>` : ''}`;
 }
 
+/** What the entry is about: a class by its name, its id beside; anything else by its id. */
+function targetText(groups: GroupNames, e: AuditRecord): Html | string {
+  if (!e.target_id) return '';
+  const name = e.action.startsWith('key_group.') ? groups.get(e.target_id) : undefined;
+  return html`<br>${name ? html`${name} ` : ''}<small><code>${e.target_id}</code></small>`;
+}
+
 function entryRow(ui: Ui, groups: GroupNames, e: AuditRecord): Html {
   const from = e.ip || e.user_agent ? html`${e.ip ?? ''}${e.user_agent ? html`<small class="wrap">${e.user_agent}</small>` : ''}` : html`—`;
   // What changed comes first, with the key, lot or person it is about in its cell: a phone shows it without
   // scrolling, and there is one column fewer to scroll to.
-  return html`<tr data-audit-id="${e.id}"><td>${ui.time(e.at)}</td><td>${actionText(ui, e.action)}${
-    e.target_id ? html`<br><small><code>${e.target_id}</code></small>` : ''
-  }</td><td>${changeText(ui, e, groups)}</td><td>${actorText(ui, e.actor)}</td><td>${from}</td></tr>`;
+  return html`<tr data-audit-id="${e.id}"><td>${ui.time(e.at)}</td><td>${actionText(ui, e.action)}${targetText(groups, e)}</td><td>${changeText(ui, e, groups)}</td><td>${actorText(ui, e.actor)}</td><td>${from}</td></tr>`;
 }
 
 /** The page's filter as the shared query: Korean dates become instants (from 00:00 of `from` up to the end of `to`). */

@@ -2,7 +2,7 @@
 // across an arrow, a key made listing only what was set, a field both sides share said once, and a field the
 // page has no words for still shown by its name, so nothing recorded is hidden.
 import { describe, expect, it } from 'vitest';
-import { changeText } from '../../engine/dashboard/audit-change.ts';
+import { changeText, groupIdsIn } from '../../engine/dashboard/audit-change.ts';
 import { uiOf } from '../../engine/dashboard/i18n.ts';
 
 const [ko, en] = [uiOf('ko'), uiOf('en')];
@@ -61,6 +61,22 @@ describe('an audit change in words', () => {
     const lot = { credits: 5_000_000, vendors: [], expires_at: '2026-12-01T05:10:09.000Z' };
     expect(lines(ko, null, lot)).toContain('사용 기한 2026. 12. 01. 14:10 KST');
     expect(lines(en, null, lot)).toContain('Expiry 2026-12-01 14:10 KST');
+  });
+
+  it("a teacher's classes by their names: the whole wallet before the first, none once all are taken", () => {
+    const names = new Map([
+      ['grp_a', '2학년 1반'],
+      ['grp_b', '2학년 2반'],
+    ]);
+    const classes = (before: string[] | null, after: string[] | null) =>
+      changeText(ko, { before: { groups: before }, after: { groups: after } }, names).text;
+    expect(classes(null, ['grp_a'])).toBe('<span class="wrap">맡은 반 지갑 전체 관리 → 2학년 1반</span>');
+    expect(classes(['grp_a'], ['grp_a', 'grp_b'])).toBe('<span class="wrap">맡은 반 2학년 1반 → 2학년 1반, 2학년 2반</span>');
+    expect(classes(['grp_b'], [])).toBe('<span class="wrap">맡은 반 2학년 2반 → 없음</span>');
+    expect(
+      groupIdsIn({ action: 'manager.changed', target_id: 'lee', before: { groups: ['grp_a'] }, after: { groups: ['grp_b'] } }),
+    ).toEqual(['grp_a', 'grp_b']);
+    expect(groupIdsIn({ action: 'key_group.changed', target_id: 'grp_c', before: null, after: null })).toEqual(['grp_c']);
   });
 
   it('a field the page does not know keeps its name; nothing at all is a dash', () => {

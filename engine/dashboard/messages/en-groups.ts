@@ -36,5 +36,6 @@ export const enGroups = {
   'audit.action.key_group.changed': 'key_group.changed',
   'audit.action.key_group.deleted': 'key_group.deleted',
   'audit.field.group_id': 'Class',
+  'audit.field.groups': 'Classes',
   'audit.value.unknown_group': 'a class not found',
 };

@@ -37,5 +37,6 @@ export const koGroups: Record<keyof typeof enGroups, string> = {
   'audit.action.key_group.changed': '반 변경',
   'audit.action.key_group.deleted': '반 삭제',
   'audit.field.group_id': '반',
+  'audit.field.groups': '맡은 반',
   'audit.value.unknown_group': '찾을 수 없는 반',
 };
