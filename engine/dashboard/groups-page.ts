@@ -21,7 +21,7 @@ import { sendPage } from './layout.ts';
 import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
-import { usageSummaryCsv } from './usage-csv.ts';
+import { sendCsv, usageSummaryCsv } from './usage-csv.ts';
 
 const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.monthly'), daily_limit_credits: ui.t('keys.field.daily') });
 
@@ -202,13 +202,6 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
       label,
       ui.currency,
     );
-    return reply
-      .headers({
-        'content-type': 'text/csv; charset=utf-8',
-        'content-disposition': `attachment; filename="class-${g.id}-${month}.csv"`,
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-      })
-      .send(csv);
+    return sendCsv(reply, `class-${g.id}-${month}.csv`, csv);
   });
 }

@@ -1,11 +1,27 @@
 // The recent calls as CSV, and a month's summary from the daily rollup. A cell a spreadsheet would read as a formula
 // gets a leading apostrophe, since key names are the owner's input; the file is the same in every language.
 
+import type { FastifyReply } from 'fastify';
 import { type DisplayCurrency, nanoToDisplayUnits, usdText } from '../core/money.ts';
 import { csvCell } from '../http/csv-cell.ts';
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
 import { exactCredits } from './format.ts';
+
+/**
+ * A download for the owner's spreadsheet. It starts with a byte-order mark: without one, Excel on a Korean Windows
+ * reads the file as CP949 and garbles every Hangul name. Scripts read the admin API's CSV, which has none.
+ */
+export function sendCsv(reply: FastifyReply, filename: string, body: string) {
+  return reply
+    .headers({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${filename}"`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    })
+    .send(`\uFEFF${body}`);
+}
 
 // Machine-readable: stays English whatever the page's language.
 const HEADER = [

@@ -1,6 +1,6 @@
 // /dashboard/usage: the daily chart and totals from the rollup, the recent calls from the usage records, their CSVs,
 // and one call's record (404 for an id this wallet never used).
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { keyNamesById } from '../keys/manage.ts';
@@ -14,7 +14,7 @@ import { type Ui, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
 import { usageChart } from './usage-chart.ts';
-import { usageCsv, usageSummaryCsv } from './usage-csv.ts';
+import { sendCsv, usageCsv, usageSummaryCsv } from './usage-csv.ts';
 import { callDetail } from './usage-detail.ts';
 
 const CHART_DAYS = 30;
@@ -89,17 +89,6 @@ function callsTable(ui: Ui, rows: UsageRecordView[], names: KeyNames, filtered: 
 <td class="num"><span data-testid="charge" data-nano="${r.charged_nano}">${ui.exact(BigInt(r.charged_nano))}</span> <small class="usd">(${ui.money(BigInt(r.charged_nano), 'up')})</small></td>
 <td><a href="/dashboard/usage/${encodeURIComponent(r.id)}">${t('usage.details')}<span class="skip"> ${t('usage.details_of', { id: r.id })}</span></a></td></tr>`,
   )}</tbody></table></div>`;
-}
-
-function sendCsv(reply: FastifyReply, filename: string, body: string) {
-  return reply
-    .headers({
-      'content-type': 'text/csv; charset=utf-8',
-      'content-disposition': `attachment; filename="${filename}"`,
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-    })
-    .send(body);
 }
 
 export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): void {

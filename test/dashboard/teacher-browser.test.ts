@@ -127,7 +127,8 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
     expect(intro).not.toMatch(/slot/);
     const csv = await page.request.get(`${t.url}/dashboard/groups/${mine}/usage.csv?month=2026-11`);
     expect(csv.status()).toBe(200);
-    expect((await csv.text()).split('\r\n')[0]).toMatch(/^day,key_id,key_name/);
+    // A byte-order mark first, so Excel on a Korean Windows reads the class's Hangul names as UTF-8.
+    expect((await csv.text()).split('\r\n')[0]).toMatch(/^\uFEFFday,key_id,key_name/);
 
     const csrf = await page.locator('input[name="csrf"]').first().inputValue();
     const post = (path: string, form: Record<string, string>) =>
