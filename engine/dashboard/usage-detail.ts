@@ -41,9 +41,9 @@ function pricesSection(ui: Ui, r: UsageRecordView): Html {
   }
   if (p.image !== undefined) lines.push(html`<li>${t('usage.prices.image', { usd: p.image })}</li>`);
   if (p.per_mchar !== undefined) lines.push(html`<li>${t('usage.prices.characters', { usd: p.per_mchar })}</li>`);
-  if (p.vendor_nano !== undefined) lines.push(html`<li>${t('usage.prices.vendor', { nano: p.vendor_nano })}</li>`);
+  if (p.vendor_nano !== undefined) lines.push(html`<li>${t('usage.prices.vendor', { nano: ui.int(BigInt(p.vendor_nano)) })}</li>`);
   const recomputed = (recomputedCharge(r) ?? 0n).toString();
-  const amount = html`<span data-testid="recomputed" data-nano="${recomputed}">${t('usage.nano_usd', { nano: recomputed })}</span>`;
+  const amount = html`<span data-testid="recomputed" data-nano="${recomputed}">${t('usage.nano_usd', { nano: ui.int(BigInt(recomputed)) })}</span>`;
   return html`<div data-testid="prices" data-basis="${p.basis}"><p>${t('usage.prices.charged_at', { basis: basisText(ui, p) })}</p><ul>${lines}</ul>
 <p>${ui.th('usage.prices.recomputed', { amount })}</p></div>`;
 }
@@ -59,7 +59,7 @@ ${item(t('col.model'), r.model)}${item(t('usage.col.door'), ui.word('door', r.do
 ${item(t('usage.col.input'), r.tokens.input)}${item(t('usage.item.cache_read'), r.tokens.cache_read)}${item(t('usage.item.cache_write'), r.tokens.cache_write)}
 ${item(t('usage.col.output'), r.tokens.output)}${item(t('usage.item.reasoning'), r.tokens.reasoning)}${item(t('usage.item.server_tools'), r.server_tool_calls)}
 ${item(t('usage.item.characters'), r.characters)}${item(t('usage.item.images'), r.images)}${item(t('usage.item.video_seconds'), r.video_seconds)}
-${item(t('usage.item.charged'), html`<span data-testid="charge" data-nano="${r.charged_nano}">${t('usage.charged_credits', { credits: ui.exact(charged) })}</span> ${t('usage.charged_rest', { usd: ui.money(charged, 'up'), nano: r.charged_nano })}`)}
+${item(t('usage.item.charged'), html`<span data-testid="charge" data-nano="${r.charged_nano}">${t('usage.charged_credits', { credits: ui.exact(charged) })}</span> ${t('usage.charged_rest', { usd: ui.money(charged, 'up'), nano: ui.int(charged) })}`)}
 ${item(t('usage.item.duration'), t('usage.duration_ms', { ms: ui.int(r.duration_ms) }))}${item(t('usage.item.trace_id'), r.trace_id ? html`<code data-testid="trace-id">${r.trace_id}</code>` : null)}
 </dl>
 <h2>${t('usage.prices')}</h2>

@@ -37,6 +37,6 @@ describe('money on the dashboard rounds by what the amount is', () => {
     for (let i = 0; i < 100 && (await t.gw.ledger.balance(t.walletId)).reservedNano !== 0n; i++) await sleep(20);
     const id = res.headers.get('x-request-id')!;
     expect(await (await owner.get('/dashboard/usage')).text()).toContain('<small class="usd">(₩15 · $0.02)</small>');
-    expect(await (await owner.get(`/dashboard/usage/${id}`)).text()).toContain('(₩15 · $0.02; 10125000 nano-USD)');
+    expect(await (await owner.get(`/dashboard/usage/${id}`)).text()).toContain('(₩15 · $0.02; 10,125,000 nano-USD)');
   });
 });
