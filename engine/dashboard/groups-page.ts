@@ -52,7 +52,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
 <dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
 <p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
 ${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g, state) : ''}
-${canKeys ? classKeysForm(ui, s.csrfToken, g.id, state) : ''}
+${canKeys ? classKeysForm(ui, s.csrfToken, g.id, { splitsUsage: wallet.splitsUsage, today }, state) : ''}
 <h2>${ui.t('nav.keys')}</h2>
 ${
   data.length === 0

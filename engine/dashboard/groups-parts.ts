@@ -1,9 +1,9 @@
 // The classes page's pieces: a class's row, its create-or-change form, the form that makes keys in it, and the
 // owner's list of which managers teach it.
 import type { KeyGroupRecord } from '../keys/groups.ts';
-import { MAX_COUNT } from '../keys/validate.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
+import { newKeyFields } from './keys-forms.ts';
 import { csrfField } from './layout.ts';
 import { amountLabel, usedOf } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
@@ -44,16 +44,18 @@ export function groupForm(ui: Ui, csrf: string, g: KeyGroupRecord | null, state?
 ${g ? html`<form method="post" action="${action}/delete">${csrfField(csrf)}<p><small>${ui.t('groups.delete_note')}</small> <button type="submit">${ui.t('groups.delete')}</button></p></form>` : ''}`;
 }
 
-/** Makes keys in the class (one, or several with numbered names); `state`: a refused form as typed. */
-export function classKeysForm(ui: Ui, csrf: string, groupId: string, state?: FormState): Html {
-  const shown = (field: string, saved: string) => shownValue(state, CLASS_KEYS_TARGET, field, saved);
+/** Makes keys in the class (one, or several with numbered names), with every field of the keys page; `state`: a refused form as typed. */
+export function classKeysForm(
+  ui: Ui,
+  csrf: string,
+  groupId: string,
+  fields: { splitsUsage: boolean; today: string },
+  state?: FormState,
+): Html {
+  const v = (field: string, fallback = '') => shownValue(state, CLASS_KEYS_TARGET, field, fallback);
   return html`<form method="post" action="/dashboard/groups/${encodeURIComponent(groupId)}/keys">${csrfField(csrf)}
 <fieldset><legend>${ui.t('groups.keys_legend')}</legend>${refusal(state, CLASS_KEYS_TARGET, `error-${CLASS_KEYS_TARGET}`)}
-<label for="ck-count">${ui.t('keys.field.count')}</label><input id="ck-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="${shown('count', '1')}">
-<label for="ck-name">${ui.t('keys.field.name_numbered')}</label><input id="ck-name" name="name" maxlength="40" value="${shown('name', '')}">
-<label for="ck-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="ck-monthly" name="monthly_limit_credits" value="${shown('monthly_limit_credits', '')}">
-<label for="ck-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="ck-daily" name="daily_limit_credits" value="${shown('daily_limit_credits', '')}">
-<p><button type="submit">${ui.t('keys.create')}</button></p></fieldset></form>`;
+${newKeyFields(ui, 'ck', v, fields.splitsUsage, fields.today)}</fieldset></form>`;
 }
 
 /** The owner's view of who teaches the class: give it to a manager, or take it back. */

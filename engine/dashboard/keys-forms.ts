@@ -63,19 +63,33 @@ ${closeButton(ui, `/dashboard/keys/${encodeURIComponent(k.id)}/close`, label)}
 </td></tr>`;
 }
 
-export function createForm(ui: Ui, csrf: string, splitsUsage: boolean, today: string, state?: FormState): Html {
+/**
+ * The fields a new key (or several, numbered) is made with, on the keys page and on a class's page alike: `id`
+ * prefixes the inputs' ids, `v` reads a refused form's values.
+ */
+export function newKeyFields(
+  ui: Ui,
+  id: string,
+  v: (field: string, fallback?: string) => string,
+  splitsUsage: boolean,
+  today: string,
+): Html {
   const { t } = ui;
+  return html`<label for="${id}-count">${t('keys.field.count')}</label><input id="${id}-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="${v('count', '1')}">
+<label for="${id}-name">${t('keys.field.name_numbered')}</label><input id="${id}-name" name="name" maxlength="40" value="${v('name')}">
+${splitsUsage ? audienceSelect(ui, `${id}-audience`, v('audience', 'student')) : ''}
+<label for="${id}-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="${id}-monthly" name="monthly_limit_credits" value="${v('monthly_limit_credits')}">
+<label for="${id}-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="${id}-daily" name="daily_limit_credits" value="${v('daily_limit_credits')}">
+<label for="${id}-expires">${t('keys.field.last_day_many')}</label><input id="${id}-expires" name="expires_on" type="date" min="${today}" value="${v('expires_on')}">
+<label for="${id}-models">${t('keys.field.models')}</label><input id="${id}-models" name="models" value="${v('models')}">
+<p><button type="submit">${t('keys.create')}</button></p>`;
+}
+
+export function createForm(ui: Ui, csrf: string, splitsUsage: boolean, today: string, state?: FormState): Html {
   const v = (field: string, fallback = '') => shownValue(state, 'new', field, fallback);
   return html`<form method="post" action="/dashboard/keys">${csrfField(csrf)}
-<fieldset><legend>${t('keys.create_legend')}</legend>
+<fieldset><legend>${ui.t('keys.create_legend')}</legend>
 ${refusal(state, 'new', 'error-new')}
-<label for="new-count">${t('keys.field.count')}</label><input id="new-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="${v('count', '1')}">
-<label for="new-name">${t('keys.field.name_numbered')}</label><input id="new-name" name="name" maxlength="40" value="${v('name')}">
-${splitsUsage ? audienceSelect(ui, 'new-audience', v('audience', 'student')) : ''}
-<label for="new-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="new-monthly" name="monthly_limit_credits" value="${v('monthly_limit_credits')}">
-<label for="new-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="new-daily" name="daily_limit_credits" value="${v('daily_limit_credits')}">
-<label for="new-expires">${t('keys.field.last_day_many')}</label><input id="new-expires" name="expires_on" type="date" min="${today}" value="${v('expires_on')}">
-<label for="new-models">${t('keys.field.models')}</label><input id="new-models" name="models" value="${v('models')}">
-<p><button type="submit">${t('keys.create')}</button></p>
+${newKeyFields(ui, 'new', v, splitsUsage, today)}
 </fieldset></form>`;
 }

@@ -157,7 +157,11 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
     // Their own class's keys they manage, and the trail names them.
     const kim = await keyOf('kim');
     expect((await post(`/dashboard/keys/${kim}`, { monthly_limit_credits: '1,000' })).status()).toBe(303);
-    expect((await post(`/dashboard/groups/${mine}/keys`, { name: 'park' })).status()).toBe(303);
+    // The class page's form has the keys page's fields: a key made there can end with the term.
+    await page.goto(`${t.url}/dashboard/groups/${mine}`);
+    expect(await page.locator('#ck-expires').getAttribute('type')).toBe('date');
+    expect(await page.locator('#ck-models').count()).toBe(1);
+    expect((await post(`/dashboard/groups/${mine}/keys`, { name: 'park', expires_on: '2027-02-28' })).status()).toBe(303);
     const trail = await t.gw.db.query<{ action: string; actor_kind: string; actor_id: string }>(
       `SELECT action, actor_kind, actor_id FROM wallet_audit WHERE wallet_id = $1 AND actor_kind = 'manager' ORDER BY seq`,
       [walletId],
@@ -166,7 +170,10 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
       { action: 'key.changed', actor_kind: 'manager', actor_id: 'tom' },
       { action: 'key.created', actor_kind: 'manager', actor_id: 'tom' },
     ]);
-    expect((await t.gw.db.query(`SELECT group_id FROM api_keys WHERE name = 'park'`)).rows[0]).toEqual({ group_id: mine });
+    expect((await t.gw.db.query(`SELECT group_id, expires_on::text AS until FROM api_keys WHERE name = 'park'`)).rows[0]).toEqual({
+      group_id: mine,
+      until: '2027-02-28',
+    });
     await context.close();
   });
 
