@@ -14,7 +14,7 @@ import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, numberOrText } from './form.ts';
 import { groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
 import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock, usedText } from './groups-parts.ts';
-import { html } from './html.ts';
+import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
 import { keyRow } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
@@ -48,7 +48,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
   const canKeys = sessionMay(req, 'keys');
   const teachers = sessionMay(req, 'owner') ? await teachersOf(deps, s.walletId, g.id) : null;
   const month = today.slice(0, 7);
-  return html`<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
+  return html`${limitReached(ui, g, mayEditGroups(req))}<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
 <dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
 <p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
 ${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g, state) : ''}
@@ -62,6 +62,21 @@ ${
 <tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, undefined, canKeys))}</tbody></table></div>`
 }
 ${teachers ? teachersBlock(ui, s.csrfToken, g.id, teachers) : ''}`;
+}
+
+/**
+ * A class whose day or month is used up refuses its keys' calls until it reopens: said at the top, with who can
+ * lift it (a teacher cannot change the class's limits, so they are told to ask the owner).
+ */
+function limitReached(ui: Ui, g: KeyGroupRecord, mayRaise: boolean): Html | string {
+  const full = (used: number, limit: number | null) => limit !== null && used >= limit;
+  const period = full(g.month_used_credits, g.monthly_limit_credits)
+    ? 'month'
+    : full(g.day_used_credits, g.daily_limit_credits)
+      ? 'day'
+      : null;
+  if (!period) return '';
+  return html`<p class="notice" role="status" data-testid="limit-reached">${ui.t(`groups.reached_${period}`)} ${ui.t(mayRaise ? 'groups.reached_raise' : 'groups.reached_ask')}</p>`;
 }
 
 /** The wallet's managers (role manager), each with whether this class is one of theirs. */

@@ -174,6 +174,16 @@ describe('a teacher limited to one class [browser, OpenID provider]', { timeout:
       group_id: mine,
       until: '2027-02-28',
     });
+
+    // A class whose day is used up says so, and that only the owner can raise it (a teacher cannot).
+    await page.goto(`${t.url}/dashboard/groups/${mine}`);
+    expect(await page.getByTestId('limit-reached').count()).toBe(0);
+    await t.gw.db.query(`UPDATE key_groups SET daily_limit_credits = 0 WHERE id = $1`, [mine]);
+    await page.goto(`${t.url}/dashboard/groups/${mine}`);
+    expect(await page.getByTestId('limit-reached').textContent()).toBe(
+      "This class has used today's limit: its keys' calls are refused until midnight, Korean time. Only the wallet's owner can raise a class's limit: ask them to lift it.",
+    );
+    await t.gw.db.query(`UPDATE key_groups SET daily_limit_credits = NULL WHERE id = $1`, [mine]);
     await context.close();
   });
 

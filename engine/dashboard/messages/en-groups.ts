@@ -27,6 +27,10 @@ export const enGroups = {
   'groups.whole_wallet': 'manages the whole wallet',
   'groups.give': 'Give this class to {identity}',
   'groups.take': 'Take this class from {identity}',
+  'groups.reached_month': "This class has used its monthly limit: its keys' calls are refused until next month.",
+  'groups.reached_day': "This class has used today's limit: its keys' calls are refused until midnight, Korean time.",
+  'groups.reached_raise': 'Raise the limit below to lift it at once.',
+  'groups.reached_ask': "Only the wallet's owner can raise a class's limit: ask them to lift it.",
   'groups.refused': 'You manage only your classes: this page or key is not one of theirs.',
   'groups.owner_only':
     "Only the wallet's owner, or a manager of the whole wallet, can do this. A class's teacher manages its keys: ask the owner to change the class itself (its name or limits).",

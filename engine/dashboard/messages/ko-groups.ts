@@ -28,6 +28,10 @@ export const koGroups: Record<keyof typeof enGroups, string> = {
   'groups.whole_wallet': '지갑 전체 관리',
   'groups.give': '{identity}에게 이 반 맡기기',
   'groups.take': '{identity}에게서 이 반 돌려받기',
+  'groups.reached_month': '이 반은 이번 달 한도를 다 썼습니다. 다음 달까지 이 반 키의 호출은 거절됩니다.',
+  'groups.reached_day': '이 반은 오늘 한도를 다 썼습니다. 한국 시간 자정까지 이 반 키의 호출은 거절됩니다.',
+  'groups.reached_raise': '아래에서 한도를 늘리면 바로 풀립니다.',
+  'groups.reached_ask': '반의 한도는 지갑 소유자만 늘릴 수 있습니다. 소유자에게 요청하세요.',
   'groups.refused': '맡은 반만 관리할 수 있습니다. 이 페이지나 키는 맡은 반의 것이 아닙니다.',
   'groups.owner_only':
     '이 작업은 지갑 소유자나 지갑 전체 관리자만 할 수 있습니다. 반 담당 교사는 반의 키를 관리합니다. 반 자체(이름, 한도)를 바꾸려면 소유자에게 요청하세요.',
