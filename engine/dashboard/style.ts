@@ -50,5 +50,6 @@ figure { margin: 1rem 0; }
 main code { overflow-wrap: anywhere; }
 .usd { white-space: nowrap; }
 .legend svg { margin-left: .6em; }
+.legend .entry { white-space: nowrap; } /* a key's name never breaks across lines */
 @media (max-width: 40rem) { main { padding: .75rem .75rem 2rem; } header, .summary { padding: .5rem .75rem; } }
 `;

@@ -90,7 +90,7 @@ export function usageChart(
 ${bars}${dayLabels}
 </svg>
 <figcaption>${summary}
-<span class="legend">${[...colour].map(([name, c]) => html` <svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${c}"/></svg> ${label(name)}`)}</span></figcaption>
+<span class="legend">${[...colour].map(([name, c]) => html` <span class="entry"><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${c}"/></svg> ${label(name)}</span>`)}</span></figcaption>
 </figure>
 <details><summary>${t('chart.as_table')}</summary>
 ${rows.length ? html`<div class="scroll"><table><caption>${t('chart.caption', { per: perText })}</caption><thead><tr><th scope="col">${t('chart.col.day')}</th><th scope="col">${t(per === 'key' ? 'col.key' : 'col.model')}</th><th scope="col" class="num">${t('chart.col.credits')}</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>${t('chart.none', { n: days.length })}</p>`}

@@ -195,6 +195,15 @@ describe('the owner dashboard in a browser', () => {
     const class3 = charges.filter((c) => c.key === 'class 3').reduce((s, c) => s + c.nano, 0n);
     expect(bars.filter(([s]) => s === 'class 3').reduce((s, [, n]) => s + BigInt(n!), 0n)).toBe(class3);
     await shot('usage');
+    // Each legend entry stays on one line however the legend wraps (here squeezed to 1px, as many long class
+    // names would): a key's name ("class 3") never breaks at its space.
+    await page.locator('.legend').evaluate((e: HTMLElement) => {
+      e.style.display = 'inline-block';
+      e.style.maxWidth = '1px';
+    });
+    const lines = await page.locator('.legend .entry').evaluateAll((es) => es.map((e) => e.getClientRects().length));
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines).toEqual(lines.map(() => 1));
 
     await page.getByLabel('Chart per').selectOption('model');
     await page.getByLabel('Calls of key').selectOption({ label: 'class 3' });
