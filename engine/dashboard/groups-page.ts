@@ -50,6 +50,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
   const month = today.slice(0, 7);
   return html`${limitReached(ui, g, mayEditGroups(req))}<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
 <dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
+<p><small>${ui.t('groups.closed_keys_count')}</small></p>
 <p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
 ${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g, state) : ''}
 ${canKeys ? classKeysForm(ui, s.csrfToken, g.id, { splitsUsage: wallet.splitsUsage, today }, state) : ''}

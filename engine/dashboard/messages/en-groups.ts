@@ -16,6 +16,7 @@ export const enGroups = {
   'groups.delete': 'Delete class',
   'groups.delete_note': 'A class with active keys cannot be deleted: close its keys first.',
   'groups.keys_legend': 'New keys in this class',
+  'groups.closed_keys_count': "The class's use counts its closed keys' calls too, so it can be more than the keys listed below add up to.",
   'groups.keys_caption': 'Active keys of {name}',
   'groups.no_keys': 'No active keys in this class.',
   'groups.teachers': 'Teachers',

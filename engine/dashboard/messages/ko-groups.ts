@@ -18,6 +18,7 @@ export const koGroups: Record<keyof typeof enGroups, string> = {
   'groups.delete': '반 삭제',
   'groups.delete_note': '사용 중인 키가 있는 반은 삭제할 수 없습니다. 먼저 키를 닫으세요.',
   'groups.keys_legend': '이 반에 새 키 만들기',
+  'groups.closed_keys_count': '반의 사용량에는 닫힌 키의 호출도 들어 있어, 아래 키들의 합보다 클 수 있습니다.',
   'groups.keys_caption': '{name}의 사용 중인 키',
   'groups.no_keys': '이 반에는 사용 중인 키가 없습니다.',
   'groups.teachers': '담당 선생님',
