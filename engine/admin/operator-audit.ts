@@ -16,15 +16,20 @@ export function operatorActor(req: FastifyRequest, localToken: string | undefine
 /** The audit change of a top-up: the lot made and what it holds. */
 export const creditsAdded = (
   walletId: string,
-  lot: { id: string; vendors: string[] | null; expiresAt?: Date | null },
+  lot: { id: string; vendors: string[] | null; expiresAt?: Date | null; label?: string | null },
   credits: number,
 ): AuditChange => ({
   walletId,
   action: 'credits.added',
   targetId: lot.id,
   before: null,
-  // A lot that expires says when; one that does not keeps the record as it was.
-  after: lot.expiresAt ? { credits, vendors: lot.vendors, expires_at: lot.expiresAt.toISOString() } : { credits, vendors: lot.vendors },
+  // A lot that expires says when, and one named says its name; others keep the record as it was.
+  after: {
+    credits,
+    vendors: lot.vendors,
+    ...(lot.expiresAt ? { expires_at: lot.expiresAt.toISOString() } : {}),
+    ...(lot.label ? { label: lot.label } : {}),
+  },
 });
 
 export const ownerChanged = (walletId: string, previousOwnerId: string, ownerId: string): AuditChange => ({

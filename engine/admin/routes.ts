@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Actor, recordAudit } from '../audit/trail.ts';
 import { type Clock, koreanDate, systemClock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { type DisplayCurrency, moneyText, nanoToCreditsFloor } from '../core/money.ts';
+import type { DisplayCurrency } from '../core/money.ts';
 import type { Db } from '../db/db.ts';
 import { installErrorHandler } from '../http/reply-error.ts';
 import { closeManagementKey, type KeyService } from '../keys/index.ts';
@@ -13,14 +13,14 @@ import { createOperatorKey } from '../keys/manage.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import type { ClosedManagementKey } from '../keys/service.ts';
 import type { Ledger } from '../money/ledger.ts';
-import { expiresAtFrom } from '../money/top-up.ts';
+import { expiresAtFrom, labelFrom } from '../money/top-up.ts';
 import { acceptedTokens, requireAdminToken, tokenMatches } from './admin-token.ts';
 import { registerApiKeyRoute } from './api-key-routes.ts';
 import { objectBody, wholeCredits } from './body.ts';
 import { registerManagementKeyRoutes } from './management-key-routes.ts';
 import { creditsAdded, operatorActor, ownerChanged, registerAuditRoute } from './operator-audit.ts';
 import { registerWalletRoutes } from './wallet-routes.ts';
-import { countActiveKeysIn, walletView } from './wallet-view.ts';
+import { countActiveKeysIn, lotAdded, walletView } from './wallet-view.ts';
 
 interface AdminDeps {
   ledger: Ledger;
@@ -80,7 +80,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
     registerWalletRoutes(scope, { ...deps, clock, currency, requireWallet, countActiveKeys });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/credits', async (req, reply) => {
-      const b = objectBody(req.body, ['credits', 'vendors', 'expires_at']);
+      const b = objectBody(req.body, ['credits', 'vendors', 'expires_at', 'label']);
       if (b.credits === undefined) throw errors.invalidRequest('credits is required.', 'credits');
       const credits = wholeCredits(b.credits, 'credits', { min: 1 }, currency());
       const expiresAt = expiresAtFrom(b.expires_at);
@@ -96,15 +96,10 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps)
         credits,
         vendors,
         expiresAt,
+        label: labelFrom(b.label),
         beside: (tx, made) => recordAudit(tx, actor, creditsAdded(req.params.id, made, credits), clock.now()),
       });
-      return reply.code(201).send({
-        lot_id: lot.id,
-        credits: Number(nanoToCreditsFloor(lot.grantedNano)),
-        money: moneyText(lot.grantedNano, currency(), 'up'),
-        vendors: lot.vendors,
-        expires_at: lot.expiresAt?.toISOString() ?? null,
-      });
+      return reply.code(201).send(lotAdded(lot, currency()));
     });
 
     scope.post<{ Params: { id: string } }>('/admin/v1/wallets/:id/management-keys', async (req, reply) => {

@@ -11,6 +11,7 @@ import { readWalletUse, type WalletUse } from './wallet-overview.ts';
 
 const lotView = (l: LotBalance) => ({
   id: l.id,
+  label: l.label,
   vendors: l.vendors,
   credits: Number(nanoToCreditsFloor(l.availableNano)),
   reserved_credits: Number(nanoToCreditsCeil(l.reservedNano)),
@@ -18,6 +19,16 @@ const lotView = (l: LotBalance) => ({
   created_at: l.createdAt.toISOString(),
   expires_at: l.expiresAt?.toISOString() ?? null,
   expired_credits: Number(nanoToCreditsFloor(l.expiredNano)),
+});
+
+/** The answer to a top-up (POST /admin/v1/wallets/{id}/credits, `gateway wallet topup`): the lot it made. */
+export const lotAdded = (lot: LotBalance, currency: DisplayCurrency | null) => ({
+  lot_id: lot.id,
+  label: lot.label,
+  credits: Number(nanoToCreditsFloor(lot.grantedNano)),
+  money: moneyText(lot.grantedNano, currency, 'up'),
+  vendors: lot.vendors,
+  expires_at: lot.expiresAt?.toISOString() ?? null,
 });
 
 interface RestrictedCredits {

@@ -91,6 +91,7 @@ const creditsBody = (b: WalletBalance) => ({
     .filter((l) => l.availableNano > 0n)
     .map((l) => ({
       id: l.id,
+      label: l.label,
       vendors: l.vendors,
       credits: Number(nanoToCreditsFloor(l.availableNano)),
       expires_at: l.expiresAt?.toISOString() ?? null,

@@ -10,7 +10,7 @@ const USAGE = `usage:
                                         door change since <git-ref> (docs/catalog-review.md)
   gateway wallet create [--credits N] [--splits-usage] [--key-slots N] [--owner ID] [--name NAME]
   gateway wallet rename <wallet-id> --name NAME   a school's name for the wallet ('' for none)
-  gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]   N: credits, dollars
+  gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO] [--label NAME]   N: credits, dollars
                                         ('$5') or, with billing.yaml's display_currency, won ('₩7000');
                                         ISO: when the lot expires, e.g. 2027-02-28T23:59:59+09:00
   gateway wallet show <wallet-id>

@@ -10,6 +10,7 @@ export interface CommandValues {
   owner?: string;
   vendors?: string;
   'expires-at'?: string;
+  label?: string;
   name?: string;
   limit?: string;
   cursor?: string;
@@ -56,7 +57,8 @@ export function adminCallFor(group: string, command: string | undefined, positio
     return { method: 'PATCH', path: wallet(), body: { name: values.name === '' ? null : values.name } };
   }
   if (group === 'wallet' && command === 'topup') {
-    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]');
+    if (!values.credits)
+      throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO] [--label NAME]');
     const vendors = values.vendors
       ?.split(',')
       .map((v) => v.trim())
@@ -65,7 +67,7 @@ export function adminCallFor(group: string, command: string | undefined, positio
     return {
       method: 'POST',
       path: `${wallet()}/credits`,
-      body: { credits: numberOr(values.credits), vendors, expires_at: values['expires-at'] },
+      body: { credits: numberOr(values.credits), vendors, expires_at: values['expires-at'], label: values.label },
     };
   }
   if (group === 'wallet' && command === 'show') return { method: 'GET', path: wallet() };

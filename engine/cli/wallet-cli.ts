@@ -21,6 +21,7 @@ const OPTIONS = {
   owner: { type: 'string' },
   vendors: { type: 'string' },
   'expires-at': { type: 'string' },
+  label: { type: 'string' },
   name: { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
@@ -133,8 +134,14 @@ async function run(
   }
   if (group === 'wallet' && command === 'rename') return walletRename(db, need(), values.name);
   if (group === 'wallet' && command === 'topup') {
-    if (!values.credits) throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]');
-    return walletTopup(db, need(), { credits: values.credits, vendors: values.vendors, expiresAt: values['expires-at'] });
+    if (!values.credits)
+      throw new Error('usage: gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO] [--label NAME]');
+    return walletTopup(db, need(), {
+      credits: values.credits,
+      vendors: values.vendors,
+      expiresAt: values['expires-at'],
+      label: values.label,
+    });
   }
   if (group === 'wallet' && command === 'show') return walletShow(db, need());
   if (group === 'wallet' && command === 'list') {

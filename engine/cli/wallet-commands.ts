@@ -7,7 +7,7 @@ import { creditsAdded, ownerChanged } from '../admin/operator-audit.ts';
 import { walletsCsv } from '../admin/wallet-csv.ts';
 import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
 import { renameWallet, walletNameOf } from '../admin/wallet-names.ts';
-import { countActiveKeysIn, walletView } from '../admin/wallet-view.ts';
+import { countActiveKeysIn, lotAdded, walletView } from '../admin/wallet-view.ts';
 import { CLI_OPERATOR, recordAudit } from '../audit/trail.ts';
 import { loadConfig, vendorIdsIn, yamlDirsFrom } from '../catalog/config.ts';
 import { type Clock, koreanDate, systemClock } from '../core/clock.ts';
@@ -16,7 +16,7 @@ import { type DisplayCurrency, moneyText, nanoToCreditsFloor } from '../core/mon
 import type { Db } from '../db/db.ts';
 import type { ClosedManagementKey } from '../keys/service.ts';
 import { createLedger, type Ledger } from '../money/ledger.ts';
-import { expiresAtFrom } from '../money/top-up.ts';
+import { expiresAtFrom, labelFrom } from '../money/top-up.ts';
 
 interface CliContext {
   clock?: Clock;
@@ -88,15 +88,20 @@ export async function walletCreate(
 }
 
 /**
- * `gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO]` (vendors as an array or
+ * `gateway wallet topup <wallet-id> --credits N [--vendors c,d] [--expires-at ISO] [--label NAME]` (vendors as an array or
  * "c,d"; expires_at as POST /admin/v1/wallets/{id}/credits takes it).
  */
 export async function walletTopup(
   db: Db,
   walletId: string,
-  opts: { credits: number | string; vendors?: string[] | string | null | undefined; expiresAt?: string | null | undefined },
+  opts: {
+    credits: number | string;
+    vendors?: string[] | string | null | undefined;
+    expiresAt?: string | null | undefined;
+    label?: string | undefined;
+  },
   ctx: CliContext = {},
-): Promise<{ lot_id: string; credits: number; money: string; vendors: string[] | null; expires_at: string | null }> {
+): Promise<ReturnType<typeof lotAdded>> {
   const vendors =
     typeof opts.vendors === 'string'
       ? opts.vendors
@@ -110,15 +115,10 @@ export async function walletTopup(
     credits: amount,
     vendors,
     expiresAt: expiresAtFrom(opts.expiresAt),
+    label: labelFrom(opts.label),
     beside: (tx, made) => recordAudit(tx, CLI_OPERATOR, creditsAdded(walletId, made, amount), now()),
   });
-  return {
-    lot_id: lot.id,
-    credits: Number(nanoToCreditsFloor(lot.grantedNano)),
-    money: moneyText(lot.grantedNano, currencyOf(ctx), 'up'),
-    vendors: lot.vendors,
-    expires_at: lot.expiresAt?.toISOString() ?? null,
-  };
+  return lotAdded(lot, currencyOf(ctx));
 }
 
 /** `gateway wallet rename <wallet-id> --name NAME` (an empty name: none): as PATCH /admin/v1/wallets/{id}. */

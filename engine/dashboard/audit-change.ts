@@ -33,6 +33,7 @@ const FIELD: Record<string, MessageKey> = {
   events: 'audit.field.events',
   expired_credits: 'audit.field.expired_credits',
   expires_at: 'audit.field.expires_at',
+  label: 'audit.field.name', // a lot's name
   credits_expiring_days: 'wh.label.credits_expiring',
   balance_percent_of_last_top_up: 'wh.label.balance_percent',
   balance_credits: 'wh.label.balance_credits',

@@ -109,6 +109,8 @@ export interface LotBalance {
   /** From this instant its remainder leaves as an expiry (lot-expiry.ts); null: never. */
   expiresAt: Date | null;
   expiredNano: bigint;
+  /** The operator's name for it ("2026 2학기"); null: none. */
+  label: string | null;
 }
 
 export interface WalletBalance {
@@ -151,6 +153,8 @@ export interface TopUpInput {
   vendors?: string[] | null;
   /** After the top-up's instant; null/omitted: never. */
   expiresAt?: Date | null;
+  /** The lot's name (labelFrom checks it); null/omitted: none. */
+  label?: string | null;
   /** More to write in the top-up's own transaction once the lot exists (its audit record). */
   beside?: ((tx: Queryable, lot: LotBalance) => Promise<void>) | undefined;
 }

@@ -23,6 +23,7 @@ export const lotFromRow = (r: Record<string, unknown>): LotBalance => ({
   createdAt: new Date(r.created_at as string | Date),
   expiresAt: r.expires_at == null ? null : new Date(r.expires_at as string | Date),
   expiredNano: r.expired_nano == null ? 0n : toBigInt(r.expired_nano),
+  label: (r.label as string | null | undefined) ?? null,
 });
 
 /** Two queries whatever the number of wallets; unknown ids are left out. */

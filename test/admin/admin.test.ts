@@ -131,6 +131,31 @@ describeEachDatabase('admin API', (getDb) => {
     expect(bad.json().error.type).toBe('invalid_request_error');
   });
 
+  it("names a lot at its top-up: a term's budget reads by its name in every view and in the trail", async () => {
+    const w = (await app.inject({ method: 'POST', url: '/admin/v1/wallets', headers: auth, payload: {} })).json();
+    const topUp = (payload: object) => app.inject({ method: 'POST', url: `/admin/v1/wallets/${w.id}/credits`, headers: auth, payload });
+    const named = await topUp({ credits: 700, expires_at: '2027-03-01T00:00:00+09:00', label: '  2026 2학기 ' });
+    expect(named.statusCode).toBe(201);
+    expect(named.json()).toMatchObject({ credits: 700, label: '2026 2학기' });
+    expect((await topUp({ credits: 5 })).json().label).toBeNull();
+    for (const label of ['', '   ', 'x'.repeat(41), 7]) {
+      const res = await topUp({ credits: 10, label });
+      expect(res.statusCode, JSON.stringify(label)).toBe(400);
+      expect(res.json().error.param).toBe('label');
+    }
+    const shown = (await app.inject({ method: 'GET', url: `/admin/v1/wallets/${w.id}`, headers: auth })).json();
+    expect(shown.credits).toBe(705); // the refused top-ups added nothing
+    expect(shown.lots.map((l: { label: string | null }) => l.label)).toEqual(['2026 2학기', null]);
+    const trail = await getDb().query<{ after: { label?: string } }>(
+      `SELECT after FROM wallet_audit WHERE wallet_id = $1 AND action = 'credits.added' ORDER BY seq`,
+      [w.id],
+    );
+    expect(trail.rows.map((r) => r.after.label ?? null)).toEqual(['2026 2학기', null]);
+    // The operator's command names it the same way.
+    const viaCli = await walletTopup(getDb(), w.id, { credits: 3, label: '2027 1학기' }, { clock });
+    expect(viaCli.label).toBe('2027 1학기');
+  });
+
   it('404 for unknown wallets', async () => {
     for (const [method, url, payload] of [
       ['GET', '/admin/v1/wallets/nope', null],

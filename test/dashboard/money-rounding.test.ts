@@ -39,4 +39,14 @@ describe('money on the dashboard rounds by what the amount is', () => {
     expect(await (await owner.get('/dashboard/usage')).text()).toContain('<small class="usd">(₩15 · $0.02)</small>');
     expect(await (await owner.get(`/dashboard/usage/${id}`)).text()).toContain('(₩15 · $0.02; 10,125,000 nano-USD)');
   });
+
+  it('a named lot reads by its name on the wallet page and in GET /v1/credits, its id beside', async () => {
+    const lot = await t.gw.ledger.topUp(t.walletId, { credits: 1000, label: '2026 2학기' });
+    const page = await (await owner.get('/dashboard/wallet')).text();
+    expect(page).toContain(`<td>2026 2학기<br><small><code>${lot.id}</code></small></td>`);
+    const credits = (await (await fetch(`${t.url}/v1/credits`, { headers: { authorization: `Bearer ${t.apiKey}` } })).json()) as {
+      lots: { id: string; label: string | null }[];
+    };
+    expect(credits.lots.find((l) => l.id === lot.id)?.label).toBe('2026 2학기');
+  });
 });
