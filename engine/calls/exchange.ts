@@ -7,7 +7,7 @@ import { tryParse } from '../../transforms/util/json.ts';
 import type { DoorConfig, VendorConfig } from '../catalog/config.ts';
 import { errorBodyOf } from '../catalog/wire-format.ts';
 import { errors, GatewayError, vendorErrorType } from '../core/errors.ts';
-import { emptyUsage, type JsonObject, type Usage } from '../core/types.ts';
+import { emptyUsage, isJsonObject, type JsonObject, type Usage } from '../core/types.ts';
 import type { CallFacts } from '../http/call-facts.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
@@ -201,6 +201,8 @@ async function relayAnswer(answer: UpstreamAnswer, depth: number, input: Exchang
   } catch {
     throw new RouteFailure('the vendor answered with a body that is not JSON', answer.status);
   }
+  // `null`, a number or a list: no format answers with one, and each reads its answer's fields.
+  if (!isJsonObject(json)) throw new RouteFailure('the vendor answered with JSON that is not an object', answer.status);
   const unusable = protocol.check?.run(json) ?? null;
   if (unusable !== null) throw new RouteFailure(unusable, answer.status);
   // Charged only once the answer is one the client can use: a vendor answer we cannot translate is ours to absorb.

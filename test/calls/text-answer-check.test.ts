@@ -58,3 +58,25 @@ describe.each(CASES)('$door to vendor $route: an answer without $list', ({ door,
     expect(await t.held()).toBe(0n);
   });
 });
+
+/** Usage far above a call's price, so a charge of it would show; each body is a 200 the vendor did no work for. */
+const USAGE = { prompt_tokens: 100_000, completion_tokens: 900_000, input_tokens: 100_000, output_tokens: 900_000 };
+const EMPTY_ENTRIES = [
+  { door: CASES[0], bodies: [{ choices: [null] }, { choices: [{}] }, null] },
+  { door: CASES[1], bodies: [{ content: [null] }, null] },
+  { door: CASES[2], bodies: [{ content: [null] }, null] },
+  { door: CASES[3], bodies: [{ output: [null] }, { status: 'failed', error: { code: 'server_error' }, output: [] }, null] },
+] as const;
+
+describe.each(EMPTY_ENTRIES)('$door.door to vendor $door.route: entries that are no answer', ({ door, bodies }) => {
+  it.each(bodies.map((b) => [JSON.stringify(b), b]))('%s fails its route, and the next route answers', async (_, wrong) => {
+    t.sim.inject(`${door.route}0`, { kind: 'wrong-body', body: wrong === null ? null : { ...wrong, usage: USAGE } });
+    const res = await post(t, door.door, door.body, { 'anthropic-version': '2023-06-01' });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    // The healthy route's own small usage: nothing of the wrong body's 900,000 output tokens.
+    expect(Number(res.headers.get('x-service-charged-nano'))).toBeLessThan(10_000_000);
+    await res.json();
+    expect(await t.held()).toBe(0n);
+  });
+});

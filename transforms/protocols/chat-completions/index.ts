@@ -43,7 +43,13 @@ export const chatCompletions: Protocol = {
     chat: {
       upstream: '/v1/chat/completions',
       request: [modelRules, askStreamUsage, capOutput],
-      check: answerHasList({ name: 'choices-present', field: 'choices', least: 1, lacking: 'the vendor answered without choices' }),
+      check: answerHasList({
+        name: 'choices-present',
+        field: 'choices',
+        least: 1,
+        entryHas: 'message',
+        lacking: 'the vendor answered without choices, or a choice without its message',
+      }),
       stream: relayHidingInjectedUsage,
       usage: chatUsage,
     },

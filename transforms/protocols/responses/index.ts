@@ -55,7 +55,13 @@ export const responses: Protocol = {
       upstream: '/v1/responses',
       request: [capServerTools],
       // A response answers with an `output` list (empty while a background one is queued).
-      check: answerHasList({ name: 'output-present', field: 'output', least: 0, lacking: 'the vendor answered without output' }),
+      check: answerHasList({
+        name: 'output-present',
+        field: 'output',
+        least: 0,
+        failed: { field: 'status', value: 'failed' },
+        lacking: 'the vendor answered without output',
+      }),
       stream: relayResponses,
       usage: responsesUsage,
     },
