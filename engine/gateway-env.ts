@@ -53,7 +53,7 @@ export interface GatewayEnv {
 }
 
 /** A variable set to nothing (`HOST=` in a shell or a unit file) is read as unset, the one rule for every variable. */
-export const setVariables = (env: Env): Env => Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+const setVariables = (env: Env): Env => Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
 
 /** pino's levels: anything else would fail deep inside the logger. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
