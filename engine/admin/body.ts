@@ -33,3 +33,12 @@ export function wholeCredits(v: unknown, field: string, { min }: { min: number }
   }
   return n;
 }
+
+/** A lot's name: 1 to 40 characters once trimmed, or null/absent for none. */
+export function labelFrom(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const label = typeof value === 'string' ? value.trim() : '';
+  if ([...label].length < 1 || [...label].length > 40)
+    throw errors.invalidRequest('label must be 1 to 40 characters (such as "2026 2학기"), or null for none.', 'label');
+  return label;
+}

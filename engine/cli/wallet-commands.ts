@@ -2,7 +2,7 @@
 // parses argv and prints). Each returns the same JSON shape as the admin API answer, and throws GatewayError
 // (status 400 / 404) on bad input, so the CLI can print `err.message` and exit 1.
 
-import { wholeCredits } from '../admin/body.ts';
+import { labelFrom, wholeCredits } from '../admin/body.ts';
 import { creditsAdded, ownerChanged } from '../admin/operator-audit.ts';
 import { walletsCsv } from '../admin/wallet-csv.ts';
 import { listWallets, parseWalletPageRequest, type WalletPage } from '../admin/wallet-list.ts';
@@ -16,7 +16,7 @@ import { type DisplayCurrency, moneyText, nanoToCreditsFloor } from '../core/mon
 import type { Db } from '../db/db.ts';
 import type { ClosedManagementKey } from '../keys/service.ts';
 import { createLedger, type Ledger } from '../money/ledger.ts';
-import { expiresAtFrom, labelFrom } from '../money/top-up.ts';
+import { expiresAtFrom } from '../money/top-up.ts';
 
 interface CliContext {
   clock?: Clock;

@@ -50,15 +50,6 @@ export function expiresAtFrom(value: unknown): Date | null {
   return d;
 }
 
-/** A lot's name: 1 to 40 characters once trimmed, or null/absent for none. */
-export function labelFrom(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  const label = typeof value === 'string' ? value.trim() : '';
-  if ([...label].length < 1 || [...label].length > 40)
-    throw errors.invalidRequest('label must be 1 to 40 characters (such as "2026 2학기"), or null for none.', 'label');
-  return label;
-}
-
 const TOP_UP_SQL = `
 INSERT INTO ledger_journal (wallet_id, lot_id, reservation_id, kind, amount_nano, at)
 VALUES ($1, $2, NULL, 'top_up', $3::bigint, $4::timestamptz)`;
@@ -99,7 +90,7 @@ export async function topUpIn(
     `INSERT INTO credit_lots (id, wallet_id, vendors, granted_nano, available_nano, created_at, expires_at, label)
      SELECT $1, w.id, $3::text[], $4::bigint, $4::bigint, $5::timestamptz, $6::timestamptz, $7 FROM wallets w WHERE w.id = $2
      RETURNING *`,
-    [id, walletId, lotVendors, nano.toString(), at.toISOString(), expiresAt?.toISOString() ?? null, labelFrom(input.label)],
+    [id, walletId, lotVendors, nano.toString(), at.toISOString(), expiresAt?.toISOString() ?? null, input.label ?? null],
   );
   if (ins.rows.length === 0) throw errors.notFound(`No wallet '${walletId}'.`);
   // The lot's own balance is the insert's; the wallet's is the sum of its lots, which must stay a bigint.

@@ -153,7 +153,7 @@ export interface TopUpInput {
   vendors?: string[] | null;
   /** After the top-up's instant; null/omitted: never. */
   expiresAt?: Date | null;
-  /** The lot's name (labelFrom checks it); null/omitted: none. */
+  /** The lot's name, checked by the caller (admin/body.ts labelFrom); null/omitted: none. */
   label?: string | null;
   /** More to write in the top-up's own transaction once the lot exists (its audit record). */
   beside?: ((tx: Queryable, lot: LotBalance) => Promise<void>) | undefined;
