@@ -5,7 +5,7 @@ import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { listManagers } from '../identity/managers.ts';
 import { parseGroupCreate, parseGroupPatch } from '../keys/group-validate.ts';
-import { createGroup, deleteGroup, getGroup, type KeyGroupRecord, listGroups, patchGroup } from '../keys/groups.ts';
+import { createGroup, deleteGroup, getGroup, groupChoices, type KeyGroupRecord, listGroups, patchGroup } from '../keys/groups.ts';
 import { createKeys, keyNamesById, listKeys, walletForKeys } from '../keys/manage.ts';
 import { parseCreate } from '../keys/validate.ts';
 import { rollupRows } from '../usage/daily-rollup.ts';
@@ -16,7 +16,7 @@ import { groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
 import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock, usedText } from './groups-parts.ts';
 import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
-import { keyRow } from './keys-forms.ts';
+import { type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
@@ -43,9 +43,19 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
   const s = sessionOf(req);
   const now = deps.clock.now();
   const today = koreanDate(now);
-  const wallet = await walletForKeys(deps.db, s.walletId);
+  const scope = groupScopeOf(req);
+  const [wallet, classes] = await Promise.all([walletForKeys(deps.db, s.walletId), groupChoices(deps.db, s.walletId, scope)]);
   const { data } = await listKeys(deps, s.walletId, { limit: 500, offset: 0, groupIds: [g.id] });
   const canKeys = sessionMay(req, 'keys');
+  const rows: KeyRows = {
+    csrf: s.csrfToken,
+    splitsUsage: wallet.splitsUsage,
+    today,
+    canChange: canKeys,
+    classes,
+    mayLeaveClass: scope === null,
+    classColumn: false,
+  };
   const teachers = sessionMay(req, 'owner') ? await teachersOf(deps, s.walletId, g.id) : null;
   const month = today.slice(0, 7);
   return html`${limitReached(ui, g, mayEditGroups(req))}<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
@@ -59,8 +69,8 @@ ${
   data.length === 0
     ? html`<p data-testid="empty">${ui.t('groups.no_keys')}</p>`
     : html`<div class="scroll"><table><caption>${ui.t('groups.keys_caption', { name: g.name })}</caption>
-<thead><tr><th scope="col">${ui.t('col.name')}</th><th scope="col">${ui.t('col.key')}</th>${wallet.splitsUsage ? html`<th scope="col">${ui.t('keys.col.audience')}</th>` : ''}<th scope="col" class="num">${ui.t('keys.col.month')}</th><th scope="col" class="num">${ui.t('keys.col.day')}</th><th scope="col">${ui.t('keys.col.until')}</th><th scope="col">${ui.t('keys.col.models')}</th><th scope="col">${ui.t('col.last_used')}</th><th scope="col">${ui.t('col.actions')}</th></tr></thead>
-<tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, undefined, canKeys))}</tbody></table></div>`
+${keyTableHead(ui, rows)}
+<tbody>${data.map((k) => keyRow(ui, k, rows))}</tbody></table></div>`
 }
 ${teachers ? teachersBlock(ui, s.csrfToken, g.id, teachers) : ''}`;
 }

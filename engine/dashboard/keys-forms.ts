@@ -4,7 +4,7 @@ import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT } from '../keys/validate.ts';
 import { closeButton } from './confirm-close.ts';
 import { type Html, html } from './html.ts';
-import type { Ui } from './i18n.ts';
+import type { MessageKey, Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
 import { amountLabel, usedOf } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
@@ -18,16 +18,49 @@ function audienceSelect(ui: Ui, id: string, current: string | null): Html {
 <small id="audience-hint">${ui.th('keys.audience_hint')}</small>`;
 }
 
-/** `canChange` false (a viewer): the row without its change form and close button. */
-export function keyRow(
-  ui: Ui,
-  k: ApiKeyRecord,
-  csrf: string,
-  splitsUsage: boolean,
-  today: string,
-  state?: FormState,
-  canChange = true,
-): Html {
+/** A class a key may be put in, by id and name. */
+export interface ClassChoice {
+  id: string;
+  name: string;
+}
+
+/**
+ * What every key row of a table shares. `canChange` false (a viewer): rows without their change form and close
+ * button. `classes`: the wallet's classes (a teacher's own), for the class column and the move; `mayLeaveClass`:
+ * whether a key may be taken out of every class (not a teacher's to do: the key would leave their classes).
+ */
+export interface KeyRows {
+  csrf: string;
+  splitsUsage: boolean;
+  today: string;
+  state?: FormState | undefined;
+  canChange: boolean;
+  classes: readonly ClassChoice[];
+  mayLeaveClass: boolean;
+  /** Whether the table names each key's class (not on a class's own page, where every key is that class's). */
+  classColumn: boolean;
+}
+
+/** The head of a table of key rows. */
+export function keyTableHead(ui: Ui, rows: KeyRows): Html {
+  const { t } = ui;
+  const th = (key: MessageKey, num = false) => html`<th scope="col"${num ? html` class="num"` : ''}>${t(key)}</th>`;
+  return html`<thead><tr>${th('col.name')}${th('col.key')}${rows.classColumn ? th('keys.col.class') : ''}${rows.splitsUsage ? th('keys.col.audience') : ''}${th('keys.col.month', true)}${th('keys.col.day', true)}${th('keys.col.until')}${th('keys.col.models')}${th('col.last_used')}${th('col.actions')}</tr></thead>`;
+}
+
+/** The class select of a key's change form: its classes, and no class where the key may leave them all. */
+function classSelect(ui: Ui, id: string, rows: KeyRows, current: string): Html {
+  const opt = (value: string, text: string) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
+  return html`<label for="${id}">${ui.t('keys.field.class')}</label><select id="${id}" name="group_id">${
+    rows.mayLeaveClass || current === '' ? opt('', ui.t('keys.no_class')) : ''
+  }${rows.classes.map((c) => opt(c.id, c.name))}</select>`;
+}
+
+const className = (ui: Ui, rows: KeyRows, id: string | null) =>
+  id === null ? html`<em>${ui.t('keys.no_class')}</em>` : (rows.classes.find((c) => c.id === id)?.name ?? id);
+
+export function keyRow(ui: Ui, k: ApiKeyRecord, rows: KeyRows): Html {
+  const { csrf, splitsUsage, today, state, canChange } = rows;
   const { t } = ui;
   const label = k.name ?? k.key_prefix;
   const v = (field: string, saved: string) => shownValue(state, k.id, field, saved);
@@ -36,6 +69,7 @@ export function keyRow(
   const day = usedOf(ui, k.day_used_credits, k.daily_limit_credits);
   return html`<tr data-key-id="${k.id}">
 <td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code>${k.key_prefix}</code></td>
+${rows.classColumn ? html`<td data-testid="class">${className(ui, rows, k.group_id)}</td>` : ''}
 ${splitsUsage ? html`<td>${k.audience === 'student' || k.audience === 'teacher' ? t(`audience.${k.audience}`) : k.audience}</td>` : ''}
 <td class="num"><span data-testid="month">${month.credits}</span>
 <small class="usd">${month.money}</small></td>
@@ -49,6 +83,7 @@ ${splitsUsage ? html`<td>${k.audience === 'student' || k.audience === 'teacher' 
 <form method="post" action="/dashboard/keys/${encodeURIComponent(k.id)}">${csrfField(csrf)}
 ${refusal(state, k.id, `error-${k.id}`)}
 <label for="name-${k.id}">${t('keys.field.name')}</label><input id="name-${k.id}" name="name" maxlength="40" value="${v('name', k.name ?? '')}">
+${rows.classes.length > 0 ? classSelect(ui, `class-${k.id}`, rows, v('group_id', k.group_id ?? '')) : ''}
 ${splitsUsage ? audienceSelect(ui, `aud-${k.id}`, v('audience', k.audience ?? '')) : ''}
 <label for="monthly-${k.id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="monthly-${k.id}" name="monthly_limit_credits" value="${v('monthly_limit_credits', k.monthly_limit_credits === null ? '' : ui.credits(k.monthly_limit_credits))}">
 <label for="daily-${k.id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="daily-${k.id}" name="daily_limit_credits" value="${v('daily_limit_credits', k.daily_limit_credits === null ? '' : ui.credits(k.daily_limit_credits))}">
@@ -73,10 +108,12 @@ export function newKeyFields(
   v: (field: string, fallback?: string) => string,
   splitsUsage: boolean,
   today: string,
+  classes?: KeyRows,
 ): Html {
   const { t } = ui;
   return html`<label for="${id}-count">${t('keys.field.count')}</label><input id="${id}-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="${v('count', '1')}">
 <label for="${id}-name">${t('keys.field.name_numbered')}</label><input id="${id}-name" name="name" maxlength="40" value="${v('name')}">
+${classes && classes.classes.length > 0 ? classSelect(ui, `${id}-class`, classes, v('group_id')) : ''}
 ${splitsUsage ? audienceSelect(ui, `${id}-audience`, v('audience', 'student')) : ''}
 <label for="${id}-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="${id}-monthly" name="monthly_limit_credits" value="${v('monthly_limit_credits')}">
 <label for="${id}-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="${id}-daily" name="daily_limit_credits" value="${v('daily_limit_credits')}">
@@ -85,11 +122,12 @@ ${splitsUsage ? audienceSelect(ui, `${id}-audience`, v('audience', 'student')) :
 <p><button type="submit">${t('keys.create')}</button></p>`;
 }
 
-export function createForm(ui: Ui, csrf: string, splitsUsage: boolean, today: string, state?: FormState): Html {
-  const v = (field: string, fallback = '') => shownValue(state, 'new', field, fallback);
-  return html`<form method="post" action="/dashboard/keys">${csrfField(csrf)}
+/** The keys page's create form, where the owner may put the new keys in a class. */
+export function createForm(ui: Ui, rows: KeyRows): Html {
+  const v = (field: string, fallback = '') => shownValue(rows.state, 'new', field, fallback);
+  return html`<form method="post" action="/dashboard/keys">${csrfField(rows.csrf)}
 <fieldset><legend>${ui.t('keys.create_legend')}</legend>
-${refusal(state, 'new', 'error-new')}
-${newKeyFields(ui, 'new', v, splitsUsage, today)}
+${refusal(rows.state, 'new', 'error-new')}
+${newKeyFields(ui, 'new', v, rows.splitsUsage, rows.today, rows)}
 </fieldset></form>`;
 }

@@ -3,16 +3,18 @@
 // calls, so a raised limit lifts a 429 at once and a closed key is refused at once, in every process.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
+import { errors } from '../core/errors.ts';
+import { type GroupScope, groupChoices } from '../keys/groups.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
-import { doorBody, formOf, modelsField, numberOrText } from './form.ts';
+import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.ts';
 import { groupScopeOf } from './group-scope.ts';
-import { html } from './html.ts';
-import { type MessageKey, type Ui, uiFor } from './i18n.ts';
-import { createForm, keyRow } from './keys-forms.ts';
+import { type Html, html } from './html.ts';
+import { localeOf, type MessageKey, t, type Ui, uiFor } from './i18n.ts';
+import { type ClassChoice, createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
@@ -25,6 +27,27 @@ const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.mont
 
 const DONE: Record<string, MessageKey> = { changed: 'keys.done.changed', closed: 'keys.done.closed' };
 
+/**
+ * Which keys the list shows (`?class=`): one class's, the keys in no class (`none`), or every key the session may
+ * see. A class not among the session's choices shows every key, as no filter.
+ */
+function classFilter(query: unknown, choices: readonly ClassChoice[], scope: GroupScope) {
+  const asked = queryText(query, 'class', 64) ?? '';
+  if (asked === 'none' && scope === null) return { asked, groupIds: 'none' as const };
+  if (choices.some((c) => c.id === asked)) return { asked, groupIds: [asked] };
+  return { asked: '', groupIds: scope ?? undefined };
+}
+
+function filterForm(ui: Ui, choices: readonly ClassChoice[], asked: string, scope: GroupScope): Html {
+  const { t } = ui;
+  const opt = (value: string, text: string) => html`<option value="${value}"${value === asked ? html` selected` : ''}>${text}</option>`;
+  return html`<form method="get" action="/dashboard/keys" data-testid="class-filter"><fieldset><legend>${t('keys.filter_legend')}</legend>
+<label for="f-class">${t('keys.filter_class')}</label><select id="f-class" name="class">${opt('', t('keys.every_class'))}${
+    scope === null ? opt('none', t('keys.no_class')) : ''
+  }${choices.map((c) => opt(c.id, c.name))}</select>
+<button type="submit">${t('keys.filter_apply')}</button></fieldset></form>`;
+}
+
 /** The page, also answered (400) by a refused form, which comes back filled in with the reason. */
 async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
   const s = sessionOf(req);
@@ -32,39 +55,66 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
   const { t } = ui;
   const { offset } = parseListQuery(req.query);
   const today = koreanDate(deps.clock.now());
-  const wallet = await walletForKeys(deps.db, s.walletId);
   // A teacher sees their classes' keys only, and makes keys on a class's page (group-scope.ts).
-  const classes = groupScopeOf(req);
-  const { data, total } = await listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset, ...(classes ? { groupIds: classes } : {}) });
+  const scope = groupScopeOf(req);
+  const [wallet, choices] = await Promise.all([walletForKeys(deps.db, s.walletId), groupChoices(deps.db, s.walletId, scope)]);
+  const filter = classFilter(req.query, choices, scope);
+  const { data, total } = await listKeys(deps, s.walletId, {
+    limit: PAGE_SIZE,
+    offset,
+    ...(filter.groupIds ? { groupIds: filter.groupIds } : {}),
+  });
   const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
   const done = doneKey && t(doneKey);
   const more = offset + data.length < total;
   // A viewer reads: no create form, no change or close buttons (roles.ts refuses them anyway).
-  const canChange = sessionMay(req, 'keys');
+  const rows: KeyRows = {
+    csrf: s.csrfToken,
+    splitsUsage: wallet.splitsUsage,
+    today,
+    state,
+    canChange: sessionMay(req, 'keys'),
+    classes: choices,
+    mayLeaveClass: scope === null,
+    classColumn: choices.length > 0,
+  };
+  const page = (at: number) =>
+    `/dashboard/keys?${new URLSearchParams({ ...(filter.asked ? { class: filter.asked } : {}), offset: String(at) })}`;
   return sendPage(reply, status, {
     title: t('nav.keys'),
     signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
     body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
 <p data-testid="keys-intro">${
       // A teacher makes keys on their class's page within the class's limits; the wallet's key slots are the owner's.
-      classes
+      scope
         ? t('keys.intro.classes', { active: ui.int(total) })
         : t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })
     }</p>
-${canChange && !classes ? createForm(ui, s.csrfToken, wallet.splitsUsage, today, state) : ''}
+${rows.canChange && !scope ? createForm(ui, rows) : ''}
+${choices.length > 0 ? filterForm(ui, choices, filter.asked, scope) : ''}
 ${
   total === 0
     ? html`<p data-testid="empty">${t('keys.empty')}</p>`
     : html`<div class="scroll"><table>
 <caption>${t('keys.caption')}</caption>
-<thead><tr><th scope="col">${t('col.name')}</th><th scope="col">${t('col.key')}</th>${wallet.splitsUsage ? html`<th scope="col">${t('keys.col.audience')}</th>` : ''}<th scope="col" class="num">${t('keys.col.month')}</th><th scope="col" class="num">${t('keys.col.day')}</th><th scope="col">${t('keys.col.until')}</th><th scope="col">${t('keys.col.models')}</th><th scope="col">${t('col.last_used')}</th><th scope="col">${t('col.actions')}</th></tr></thead>
-<tbody>${data.map((k) => keyRow(ui, k, s.csrfToken, wallet.splitsUsage, today, state, canChange))}</tbody>
+${keyTableHead(ui, rows)}
+<tbody>${data.map((k) => keyRow(ui, k, rows))}</tbody>
 </table></div>`
 }
-<nav aria-label="${t('layout.pages')}">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - PAGE_SIZE)}">${t('keys.newer')}</a> ` : ''}${
-      more ? html`<a href="/dashboard/keys?offset=${offset + PAGE_SIZE}">${t('keys.older')}</a>` : ''
+<nav aria-label="${t('layout.pages')}">${offset > 0 ? html`<a href="${page(Math.max(0, offset - PAGE_SIZE))}">${t('keys.newer')}</a> ` : ''}${
+      more ? html`<a href="${page(offset + PAGE_SIZE)}">${t('keys.older')}</a>` : ''
     }</nav>`,
   });
+}
+
+/**
+ * A teacher moves a key only between their own classes: a key put in another class, or in none, would leave
+ * what they manage (group-scope.ts checked the key's class before the change).
+ */
+function checkClassMove(req: FastifyRequest, form: Record<string, string>): void {
+  const scope = groupScopeOf(req);
+  if (scope === null || !('group_id' in form)) return;
+  if (!scope.includes(form.group_id!.trim())) throw errors.forbidden(t(localeOf(req), 'groups.refused'));
 }
 
 export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
@@ -83,7 +133,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       // One key takes the name as is; several take it as the prefix of their numbered names (as on the door).
       const nameField = count === 1 ? 'name' : 'name_prefix';
       const body: Record<string, unknown> = {
-        ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui),
+        ...doorBody(form, { text: ['audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'omit', ui),
         count,
         ...modelsField(form, 'omit'),
         ...(form.name?.trim() ? { [nameField]: form.name } : {}),
@@ -99,8 +149,9 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);
+      checkClassMove(req, form);
       const body = {
-        ...doorBody(form, { text: ['name', 'audience', 'expires_on'], amounts: amountFields(ui) }, 'null', ui),
+        ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),
       };
       await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));

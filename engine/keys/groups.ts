@@ -104,6 +104,15 @@ export async function groupNames(q: Queryable, walletId: string, ids: readonly s
   return new Map(res.rows.map((r) => [r.id, r.name]));
 }
 
+/** The wallet's live groups (a teacher's only) by id and name, oldest first: the classes a key may be put in. */
+export async function groupChoices(q: Queryable, walletId: string, scope: GroupScope = null): Promise<{ id: string; name: string }[]> {
+  const res = await q.query<{ id: string; name: string }>(
+    `SELECT id, name FROM key_groups WHERE wallet_id = $1 AND deleted_at IS NULL ORDER BY created_at, seq`,
+    [walletId],
+  );
+  return res.rows.filter((g) => inScope(scope, g.id));
+}
+
 /** The wallet's groups (a teacher's only), oldest first, with their keys' use today and this month. */
 export async function listGroups(deps: GroupDeps, walletId: string, scope: GroupScope = null): Promise<KeyGroupRecord[]> {
   const now = deps.clock.now();

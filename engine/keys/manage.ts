@@ -67,19 +67,21 @@ async function render(deps: KeyManagementDeps, rows: KeyRow[], wallet: WalletInf
 
 /**
  * The wallet's active API keys, newest first, with use today and this month; `groupIds`: only the keys of those
- * groups (a teacher's classes, or one class's page), `total` then counting those.
+ * groups (a teacher's classes, or one class's page), or `'none'` for the keys in no group, `total` then counting
+ * those.
  */
 export async function listKeys(
   deps: KeyManagementDeps,
   walletId: string,
-  page: { limit: number; offset: number; groupIds?: readonly string[] },
+  page: { limit: number; offset: number; groupIds?: readonly string[] | 'none' },
 ): Promise<KeyList> {
   const { db, clock } = deps;
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
-  const inGroups = page.groupIds ? 'AND k.group_id = ANY($5::text[])' : '';
-  const params = [wallet.id, today, page.limit, page.offset, ...(page.groupIds ? [page.groupIds] : [])];
+  const listed = Array.isArray(page.groupIds);
+  const inGroups = listed ? 'AND k.group_id = ANY($5::text[])' : page.groupIds === 'none' ? 'AND k.group_id IS NULL' : '';
+  const params = [wallet.id, today, page.limit, page.offset, ...(listed ? [page.groupIds] : [])];
   const res = await db.query(
     `SELECT ${KEY_COLUMNS}, count(*) OVER () AS total_count FROM api_keys k
       WHERE k.wallet_id = $1 AND ${doorKeyWhere} AND ${activeWhere('$2')} ${inGroups}

@@ -1,0 +1,154 @@
+// Keys by class on the dashboard, over HTTP: the owner puts a new key in a class from the keys page, sees each
+// key's class in the list, shows one class's keys (or the keys in none), and moves a key to another class or out of
+// every class, each move in the audit trail. A teacher moves a key only between their own classes: into another
+// class, or out of every class, is refused (403) and the key stays where it was.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Actor } from '../../engine/audit/trail.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import { setManagerGroup } from '../../engine/dashboard/group-scope.ts';
+import { createSessionStore } from '../../engine/dashboard/sessions.ts';
+import { walletsFor } from '../../engine/identity/managers.ts';
+import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
+import { csrfOf, type OwnerClient, signIn } from './owner-client.ts';
+
+const OWNER: Actor = { kind: 'owner', id: 'alice', ip: '127.0.0.1', userAgent: 'test' };
+
+let t: TestGateway;
+let owner: OwnerClient;
+let walletId: string;
+const classes: Record<'a' | 'b' | 'c', string> = { a: '', b: '', c: '' };
+
+/** The ids and class cells of the keys a keys page lists, in its order. */
+function listed(page: string): { id: string; cls: string }[] {
+  return [...page.matchAll(/<tr data-key-id="([^"]+)">[\s\S]*?<td data-testid="class">([\s\S]*?)<\/td>/g)].map((m) => ({
+    id: m[1]!,
+    cls: m[2]!.replace(/<[^>]+>/g, ''),
+  }));
+}
+
+const groupOf = async (keyId: string) =>
+  (await t.gw.db.query<{ group_id: string | null }>(`SELECT group_id FROM api_keys WHERE id = $1`, [keyId])).rows[0]?.group_id;
+
+async function makeKey(name: string, groupId: string): Promise<string> {
+  const res = await owner.post('/dashboard/keys', { name, group_id: groupId });
+  expect(res.status, await res.clone().text()).toBe(303);
+  const made = await t.gw.db.query<{ id: string }>(`SELECT id FROM api_keys WHERE wallet_id = $1 AND name = $2`, [walletId, name]);
+  return made.rows[0]!.id;
+}
+
+/** A teacher's browser: a session opened for the manager as sign-in would, with its CSRF cookie and token. */
+async function teacherClient(identity: string) {
+  const access = (await walletsFor(t.gw.db, identity, 'subject')).find((a) => a.walletId === walletId)!;
+  const opened = (await createSessionStore(t.gw.db, fixedClock(TEST_NOW)).openFor(access, identity))!;
+  const session = `gateway_dashboard=${opened.secret}`;
+  const first = await fetch(`${t.url}/dashboard/keys`, { headers: { cookie: session } });
+  expect(first.status).toBe(200);
+  const csrf = csrfOf(await first.text());
+  const cookie = [session, ...first.headers.getSetCookie().map((c) => c.split(';')[0])].join('; ');
+  return {
+    get: (path: string) => fetch(`${t.url}${path}`, { headers: { cookie }, redirect: 'manual' }),
+    post: (path: string, form: Record<string, string>) =>
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...form, csrf }).toString(),
+      }),
+  };
+}
+
+beforeAll(async () => {
+  t = await startTestGateway();
+  walletId = (await t.gw.ledger.createWallet({ credits: 1_000_000, ownerId: 'alice', name: '한빛중학교' })).id;
+  owner = await signIn(t, walletId);
+  for (const [k, name] of [
+    ['a', '1학년 1반'],
+    ['b', '1학년 2반'],
+    ['c', '2학년 1반'],
+  ] as const) {
+    const res = await owner.post('/dashboard/groups', { name });
+    expect(res.status, await res.clone().text()).toBe(303);
+    classes[k] = decodeURIComponent(res.headers.get('location')!.split('/').pop()!);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('keys by class on the dashboard', () => {
+  it('puts a new key in a class, lists each key with its class, and shows one class or none', async () => {
+    const inA = await makeKey('a-key', classes.a);
+    const loose = await makeKey('loose-key', '');
+    expect(await groupOf(inA)).toBe(classes.a);
+    expect(await groupOf(loose)).toBeNull();
+
+    const all = await (await owner.get('/dashboard/keys')).text();
+    expect(listed(all)).toEqual(
+      expect.arrayContaining([
+        { id: inA, cls: '1학년 1반' },
+        { id: loose, cls: 'No class' },
+      ]),
+    );
+    expect(all).toContain('data-testid="class-filter"');
+
+    const onlyA = listed(await (await owner.get(`/dashboard/keys?class=${classes.a}`)).text()).map((k) => k.id);
+    expect(onlyA).toContain(inA);
+    expect(onlyA).not.toContain(loose);
+    const none = listed(await (await owner.get('/dashboard/keys?class=none')).text()).map((k) => k.id);
+    expect(none).toContain(loose);
+    expect(none).not.toContain(inA);
+    // The create form offers the classes, and the row's change form the key's own class, selected.
+    const rowForm = all.slice(all.indexOf(`<tr data-key-id="${inA}">`));
+    expect(rowForm).toMatch(new RegExp(`<option value="${classes.a}" selected>1학년 1반</option>`));
+  });
+
+  it('moves a key to another class and out of every class, each move in the audit trail', async () => {
+    const key = await makeKey('moving-key', classes.a);
+    const moved = await owner.post(`/dashboard/keys/${key}`, { group_id: classes.b });
+    expect(moved.status, await moved.clone().text()).toBe(303);
+    expect(await groupOf(key)).toBe(classes.b);
+    const out = await owner.post(`/dashboard/keys/${key}`, { group_id: '' });
+    expect(out.status).toBe(303);
+    expect(await groupOf(key)).toBeNull();
+    const trail = await t.gw.db.query<{ before: Record<string, unknown>; after: Record<string, unknown> }>(
+      `SELECT before, after FROM wallet_audit WHERE wallet_id = $1 AND action = 'key.changed' AND target_id = $2 ORDER BY seq`,
+      [walletId, key],
+    );
+    expect(trail.rows.map((r) => [r.before.group_id, r.after.group_id])).toEqual([
+      [classes.a, classes.b],
+      [classes.b, null],
+    ]);
+  });
+
+  it('lets a teacher move a key between their own classes only, and refuses moving it out of them', async () => {
+    await t.gw.db.query(
+      `INSERT INTO wallet_managers (wallet_id, identity, role, added_by, added_at) VALUES ($1, 'tom', 'manager', 'alice', now())`,
+      [walletId],
+    );
+    await setManagerGroup(t.gw.db, walletId, 'tom', classes.a, true, OWNER, new Date(TEST_NOW));
+    await setManagerGroup(t.gw.db, walletId, 'tom', classes.b, true, OWNER, new Date(TEST_NOW));
+    const key = await makeKey('tom-key', classes.a);
+    const tom = await teacherClient('tom');
+
+    const page = await (await tom.get('/dashboard/keys')).text();
+    // Tom's classes only, and no "no class" choice: a key he took out of every class would leave his hands.
+    expect(page).toContain(`<option value="${classes.b}">`);
+    expect(page).not.toContain(`<option value="${classes.c}">`);
+    expect(page).not.toContain('<option value="none"');
+
+    for (const elsewhere of [classes.c, '']) {
+      const refused = await tom.post(`/dashboard/keys/${key}`, { group_id: elsewhere });
+      expect(refused.status).toBe(403);
+      expect(await groupOf(key)).toBe(classes.a);
+    }
+    const moved = await tom.post(`/dashboard/keys/${key}`, { group_id: classes.b });
+    expect(moved.status, await moved.clone().text()).toBe(303);
+    expect(await groupOf(key)).toBe(classes.b);
+    // A filter naming a class not his shows his classes' keys, not that class's.
+    await makeKey('c-key', classes.c);
+    const asked = listed(await (await tom.get(`/dashboard/keys?class=${classes.c}`)).text());
+    expect(asked.map((k) => k.cls)).not.toContain('2학년 1반');
+    expect(asked.map((k) => k.id)).toContain(key);
+  });
+});
