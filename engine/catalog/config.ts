@@ -18,7 +18,7 @@ import { ConfigFileError, type LoadedYaml, type Locate, loadYaml } from './yaml-
 // The shapes are the schemas' (config/schemas/*.json, through engine/core/schema-types.ts); this file only
 // adds what loading fills in.
 
-type Defaulted = 'body' | 'billing' | 'answer_body' | 'requires_headers' | 'refuse';
+type Defaulted = 'body' | 'billing' | 'answer_body' | 'requires_headers' | 'refuse' | 'rewrite';
 
 /** What a door that omits these fields gets (fresh lists for each door). */
 const doorDefaults = (): Required<Pick<DoorYaml, Defaulted>> => ({
@@ -27,6 +27,7 @@ const doorDefaults = (): Required<Pick<DoorYaml, Defaulted>> => ({
   answer_body: 'json',
   requires_headers: [],
   refuse: [],
+  rewrite: [],
 });
 
 /** A door of config/doors.yaml with its defaults filled in and its name (the YAML key) beside them. */

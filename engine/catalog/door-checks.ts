@@ -149,8 +149,8 @@ function settlementNameProblems(cfg: GatewayConfig, billing: Locate): string[] {
 }
 
 /**
- * A model's rules that change the body (drops, lowered tool choices) act only in a chain that runs
- * `model-rules`: every door serving the model, on the format its vendor speaks there, must run it.
+ * A model's rules that change the body (drops, lowered tool choices) and its door's rewrites act only in a chain
+ * that runs `model-rules`: every door serving the model, on the format its vendor speaks there, must run it.
  * `modelAt` places a model in its catalog file.
  */
 export function modelRuleProblems(
@@ -167,7 +167,11 @@ export function modelRuleProblems(
       const protocolName = protocolNameFor(door, model.vendor);
       const chain = protocolName ? wireNamed(door, protocolName)?.chain : undefined;
       if (!chain || runs(chain, MODEL_RULES_STEP)) continue;
-      const acting = resolveRules(model, doorName, cfg).names.filter((name) => changesBody(cfg.rules[name]));
+      const resolved = resolveRules(model, doorName, cfg);
+      const acting = [
+        ...resolved.names.filter((name) => changesBody(cfg.rules[name])),
+        ...resolved.rewrites.map((r) => `rewrite of ${r.param}`),
+      ];
       if (acting.length === 0) continue;
       const key = `${doorName}/${protocolName}`;
       const entry = unapplied.get(key) ?? {

@@ -7,8 +7,15 @@ import { everyFormatsTools } from './wire-format.ts';
 /** A rule by name; own keys only, so a model naming `constructor` finds no rule. */
 const ruleNamed = (cfg: GatewayConfig, name: string) => (Object.hasOwn(cfg.rules, name) ? cfg.rules[name] : undefined);
 
+/**
+ * The model's named rules on `door`, with the door's own value changes for the model's vendor: both change the
+ * body in the `model-rules` step, the one place a body is changed by what config says.
+ */
 export function resolveRules(model: ModelEntry, door: string, cfg: GatewayConfig): ResolvedRules {
-  const out: ResolvedRules = { names: [], drops: [], lowersForcedToolChoice: false, refusals: [], vendorRefusals: [] };
+  const rewrites = (Object.hasOwn(cfg.doors, door) ? cfg.doors[door]!.rewrite : []).filter(
+    (r) => !r.vendors || r.vendors.includes(model.vendor),
+  );
+  const out: ResolvedRules = { names: [], drops: [], lowersForcedToolChoice: false, rewrites, refusals: [], vendorRefusals: [] };
   for (const name of model.rules) {
     const rule = ruleNamed(cfg, name);
     if (!rule || (rule.doors && !rule.doors.includes(door))) continue;

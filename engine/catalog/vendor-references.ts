@@ -1,9 +1,13 @@
 // config/vendors.yaml is the one list of vendors: its keys are the vendor ids. Every vendor named elsewhere in
 // config/ must be one of them, and what billing.yaml keeps for every vendor (its framing) must cover each.
 // The catalog's vendors are checked model by model (model-checks.ts).
-import type { RefusalYaml } from '../core/schema-types.ts';
 import type { LoadedConfig } from './config.ts';
 import type { Locate } from './yaml-file.ts';
+
+/** An entry a `vendors:` list narrows: a refusal, a door's rewrite. */
+interface Narrowed {
+  vendors?: readonly string[] | undefined;
+}
 
 /** Problems as `file:line: reason`. */
 export function vendorReferenceProblems({ config, at }: LoadedConfig): string[] {
@@ -13,7 +17,7 @@ export function vendorReferenceProblems({ config, at }: LoadedConfig): string[] 
     const why = known(vendor);
     if (why) problems.push(`${where(path)}: ${what} names vendor '${vendor}', ${why}`);
   };
-  const refusals = (where: Locate, path: (string | number)[], list: RefusalYaml[] | undefined, what: string) => {
+  const refusals = (where: Locate, path: (string | number)[], list: readonly Narrowed[] | undefined, what: string) => {
     (list ?? []).forEach((refusal, i) => {
       (refusal.vendors ?? []).forEach((v, j) => check(where, [...path, i, 'vendors', j], v, what));
     });
@@ -24,6 +28,7 @@ export function vendorReferenceProblems({ config, at }: LoadedConfig): string[] 
       if (v !== '*') check(at.doors, [name, 'vendor_protocol', v], v, `door '${name}' vendor_protocol`);
     }
     refusals(at.doors, [name, 'refuse'], door.refuse, `door '${name}' refusal`);
+    refusals(at.doors, [name, 'rewrite'], door.rewrite, `door '${name}' rewrite`);
   }
   for (const [name, rule] of Object.entries(config.rules)) {
     refusals(at.rules, [name, 'refuses'], rule.refuses, `rule '${name}' refusal`);

@@ -1,6 +1,6 @@
 // The one object a request becomes. Every step of its chain is a plain function over it.
 import type { ImageReading } from './image-parts.ts';
-import type { RefusalYaml } from './schema-types.ts';
+import type { DoorYaml, RefusalYaml } from './schema-types.ts';
 import type { ToolReading } from './tool-fields.ts';
 import type { JsonObject, ModelEntry, Usage } from './types.ts';
 
@@ -14,12 +14,17 @@ export type { Condition } from './schema-types.ts';
 export type Refusal = RefusalYaml;
 
 /** The effects of a model's named rules on one door, merged. */
+/** A value change of a door (config/doors.yaml `rewrite`). */
+type Rewrite = NonNullable<DoorYaml['rewrite']>[number];
+
 export interface ResolvedRules {
   names: string[];
   /** Parameters removed before the vendor sees them. */
   drops: string[];
   /** Forced tool choices (`required`, a named function) become `auto`. */
   lowersForcedToolChoice: boolean;
+  /** The door's value changes for this vendor (config/doors.yaml `rewrite`): `param` sent as `from` goes as `to`. */
+  rewrites: readonly Rewrite[];
   /** Refused by the gateway before any vendor call. */
   refusals: Refusal[];
   /** Refused by the vendor itself (the gateway passes them on; the simulator imitates the vendor). */

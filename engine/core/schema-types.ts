@@ -255,6 +255,19 @@ export type DoorYaml = {
     say: string;
   }[];
   refuse?: RefusalYaml[];
+  /**
+   * Values the door changes before any vendor sees the body: a parameter sent as `from` is sent as `to`,
+   * for the vendors listed (every vendor when omitted). The answer names each change in
+   * x-service-adjusted.
+   */
+  rewrite?: {
+    /** A top-level body field. */
+    param: string;
+    from: ScalarValue;
+    to: ScalarValue;
+    vendors?: VendorId[];
+    why: string;
+  }[];
   /** Default tokens. */
   billing?: BillingKind;
   answer_body?: 'json' | 'binary';

@@ -107,6 +107,15 @@ const STEP_CASES: BrokenStep[] = [
       /door 'responses' protocol 'responses': its chain reaches 'responses' but does not run 'cap-server-tools': the vendor runs server tools as often as it decides/,
   },
   {
+    name: "a door's rewrite that would not apply on a chain serving its vendor",
+    format: 'messages',
+    door: 'messages',
+    drop: 'model-rules',
+    after: 'path: /v1/messages',
+    reason:
+      /door 'messages' protocol 'messages': its chain does not run 'model-rules', so rule 'rewrite of service_tier' would not apply to a-/,
+  },
+  {
     name: 'a model rule that would not apply on a door serving the model',
     format: 'images-with-count',
     door: 'images',

@@ -53,7 +53,7 @@ export function makeCall(client: JsonObject, opts: CallOptions = {}): Call {
     id: 'call-test',
     door: opts.door ?? 'chat',
     model: model(opts.model),
-    rules: { names: [], drops: [], lowersForcedToolChoice: false, refusals: [], vendorRefusals: [], ...opts.rules },
+    rules: { names: [], drops: [], lowersForcedToolChoice: false, rewrites: [], refusals: [], vendorRefusals: [], ...opts.rules },
     client: structuredClone(client),
     body: structuredClone(client),
     stream: client.stream === true,

@@ -1,5 +1,6 @@
 // The model's named rules (config/rules.yaml, resolved into call.rules) applied to the body, on any door:
 //   - drops: parameters removed before the vendor sees them (a dotted name reaches into an object);
+//   - rewrites: the door's value changes (config/doors.yaml `rewrite`), a value sent as `from` goes as `to`;
 //   - lowersForcedToolChoice: a forced tool choice becomes `auto`. Works on both body shapes:
 //       chat-completions: 'required', {type:'function'|'custom', …} → 'auto'; allowed_tools mode 'required' → 'auto';
 //       native messages:  {type:'any'} and {type:'tool', name} → {type:'auto'}, keeping disable_parallel_tool_use.
@@ -49,6 +50,11 @@ function lowered(choice: JsonValue | undefined): JsonValue | undefined {
 const run: RequestTransform = (call) => {
   const adjusted: string[] = [];
   for (const name of call.rules.drops) if (drop(call.body, name)) adjusted.push(`${name} dropped`);
+  for (const { param, from, to } of call.rules.rewrites) {
+    if (call.body[param] !== from) continue;
+    call.body[param] = to;
+    adjusted.push(`${param}=${to}`);
+  }
   if (call.rules.lowersForcedToolChoice && call.body.tool_choice !== undefined) {
     const choice = lowered(call.body.tool_choice) as JsonValue;
     if (JSON.stringify(choice) !== JSON.stringify(call.body.tool_choice)) adjusted.push('tool_choice=auto');

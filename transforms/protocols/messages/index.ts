@@ -120,7 +120,7 @@ export const messages: Protocol = {
     messages: {
       upstream: '/v1/messages',
       forwardsClientHeaders: true,
-      request: [capServerTools],
+      request: [modelRules, capServerTools],
       check: contentPresent,
       stream: relayMessages,
       usage: messagesUsage,

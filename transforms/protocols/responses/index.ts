@@ -4,6 +4,7 @@ import type { Protocol } from '../../../engine/core/protocol.ts';
 import { isJsonObject } from '../../../engine/core/types.ts';
 import { answerHasList } from '../../steps/answer-has-list.ts';
 import { capServerTools } from '../../steps/cap-server-tools.ts';
+import { modelRules } from '../../steps/model-rules.ts';
 import { chatErrors, eventObject } from '../../util/vendor-errors.ts';
 import { relayResponses } from './relay-responses.ts';
 import { responsesUsage } from './responses-usage.ts';
@@ -53,7 +54,7 @@ export const responses: Protocol = {
   chains: {
     responses: {
       upstream: '/v1/responses',
-      request: [capServerTools],
+      request: [modelRules, capServerTools],
       // A response answers with an `output` list (empty while a background one is queued).
       check: answerHasList({
         name: 'output-present',
