@@ -214,20 +214,13 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
     const g = await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req));
     const raw = (req.query as Record<string, unknown>).month;
     const month = typeof raw === 'string' && raw !== '' ? raw : koreanDate(deps.clock.now()).slice(0, 7);
-    const days = monthDays(month);
     // The class's keys, closed ones too: a month's use stays the class's after a key is closed.
-    const members = await deps.db.query<{ id: string }>(`SELECT id FROM api_keys WHERE wallet_id = $1 AND group_id = $2`, [
-      s.walletId,
-      g.id,
+    const [names, rows] = await Promise.all([
+      keyNamesById(deps.db, s.walletId),
+      rollupRows(deps.db, s.walletId, { ...monthDays(month), groupId: g.id }),
     ]);
-    const ids = new Set(members.rows.map((r) => r.id));
-    const [names, rows] = await Promise.all([keyNamesById(deps.db, s.walletId), rollupRows(deps.db, s.walletId, days)]);
     const label = (id: string | null) => (id ? (names.get(id)?.name ?? names.get(id)?.prefix ?? id) : '');
-    const csv = usageSummaryCsv(
-      rows.filter((r) => r.keyId !== null && ids.has(r.keyId)),
-      label,
-      ui.currency,
-    );
+    const csv = usageSummaryCsv(rows, label, ui.currency);
     return sendCsv(reply, `class-${g.id}-${month}.csv`, csv);
   });
 }

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
+import { groupChoices } from '../keys/groups.ts';
 import { keyNamesById } from '../keys/manage.ts';
 import { listUsageCsvRows } from '../usage/csv-rows.ts';
 import { chargedPerDay, rollupRows, type UsageTotals, usageTotals } from '../usage/daily-rollup.ts';
@@ -36,11 +37,35 @@ const keyLabel = (ui: Ui, names: KeyNames, id: string | null): string => {
   return k ? (k.name ?? k.prefix) : id;
 };
 
-function filters(ui: Ui, query: unknown) {
+type Classes = Awaited<ReturnType<typeof groupChoices>>;
+
+/** The page's filters; a class that is not one of the wallet's shows every class, as no filter. */
+function filters(ui: Ui, query: unknown, classes: Classes) {
   const by = queryText(query, 'by', 10) ?? 'key';
   if (by !== 'key' && by !== 'model') throw errors.invalidRequest(ui.t('usage.by_invalid'), 'by');
-  return { keyId: queryText(query, 'key'), model: queryText(query, 'model'), by: by as 'key' | 'model' };
+  const asked = queryText(query, 'class', 64);
+  const groupId = classes.some((c) => c.id === asked) ? asked : undefined;
+  return { keyId: queryText(query, 'key'), groupId, model: queryText(query, 'model'), by: by as 'key' | 'model' };
 }
+
+/** What the filters show, in words ("key lab 1 and class 1-2"), or undefined for every call. */
+function filterWords(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, classes: Classes): Html | undefined {
+  const strong = (text: string) => html`<strong>${text}</strong>`;
+  const which = [
+    ...(f.keyId ? [ui.th('usage.filter_key', { name: strong(keyLabel(ui, names, f.keyId)) })] : []),
+    ...(f.groupId ? [ui.th('usage.filter_class', { name: strong(classes.find((c) => c.id === f.groupId)?.name ?? f.groupId) })] : []),
+    ...(f.model ? [ui.th('usage.filter_model', { name: strong(f.model) })] : []),
+  ];
+  return which.reduce<Html | undefined>((a, b) => (a ? ui.th('usage.filter_and', { a, b }) : b), undefined);
+}
+
+/** The filters as a query string, for the CSV links. */
+const filterQuery = (f: ReturnType<typeof filters>) =>
+  new URLSearchParams({
+    ...(f.keyId ? { key: f.keyId } : {}),
+    ...(f.groupId ? { class: f.groupId } : {}),
+    ...(f.model ? { model: f.model } : {}),
+  }).toString();
 
 /** A Korean month `YYYY-MM`: its first and last day, and the instants it starts and ends. */
 function koreanMonth(ui: Ui, month: string): { fromDay: string; toDay: string; since: Date; until: Date } {
@@ -64,7 +89,7 @@ function totalsLine(ui: Ui, t: UsageTotals): Html {
   return html`<p data-testid="usage-totals" data-nano="${t.chargedNano.toString()}" data-calls="${t.calls}">${ui.th('usage.totals', figures)}</p>`;
 }
 
-function filterForm(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, models: string[]): Html {
+function filterForm(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, models: string[], classes: Classes): Html {
   const { t } = ui;
   const opt = (value: string, text: string, current: string | undefined) =>
     html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
@@ -72,6 +97,11 @@ function filterForm(ui: Ui, f: ReturnType<typeof filters>, names: KeyNames, mode
   return html`<form method="get" action="/dashboard/usage"><fieldset><legend>${t('usage.show')}</legend>
 <label for="f-by">${t('usage.chart_per')}</label><select id="f-by" name="by">${opt('key', t('usage.per_key'), f.by)}${opt('model', t('usage.per_model'), f.by)}</select>
 <label for="f-key">${t('usage.calls_of_key')}</label><select id="f-key" name="key"><option value="">${t('usage.every_key')}</option>${[...names].map(([id, k]) => opt(id, `${k.name ?? k.prefix}`, f.keyId))}</select>
+${
+  classes.length > 0
+    ? html`<label for="f-class">${t('usage.calls_of_class')}</label><select id="f-class" name="class"><option value="">${t('usage.every_class')}</option>${classes.map((c) => opt(c.id, c.name, f.groupId))}</select>`
+    : ''
+}
 <label for="f-model">${t('usage.calls_of_model')}</label><select id="f-model" name="model"><option value="">${t('usage.every_model')}</option>${modelList.map((m) => opt(m, m, f.model))}</select>
 <p><button type="submit">${t('usage.apply')}</button></p></fieldset></form>`;
 }
@@ -96,36 +126,34 @@ export function registerUsagePage(scope: FastifyInstance, deps: DashboardDeps): 
     const s = sessionOf(req);
     const ui = uiFor(req);
     const { t } = ui;
-    const f = filters(ui, req.query);
+    const classes = await groupChoices(deps.db, s.walletId);
+    const f = filters(ui, req.query, classes);
     const now = deps.clock.now();
     const days = lastKoreanDays(now, CHART_DAYS);
     const [fromDay, toDay] = [days[0]!, days.at(-1)!]; // CHART_DAYS days, oldest first
     const [names, perModel, charted, totals, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
       chargedPerDay(deps.db, s.walletId, fromDay, 'model'),
-      // The chart and its totals show the calls the table shows: the same key and model filter.
-      chargedPerDay(deps.db, s.walletId, fromDay, f.by === 'key' ? 'key_id' : 'model', { keyId: f.keyId, model: f.model }),
-      usageTotals(deps.db, s.walletId, { fromDay, toDay, keyId: f.keyId, model: f.model }),
-      listUsageRecords(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: TABLE_ROWS }),
+      // The chart and its totals show the calls the table shows: the same key, class and model filter.
+      chargedPerDay(deps.db, s.walletId, fromDay, f.by === 'key' ? 'key_id' : 'model', f),
+      usageTotals(deps.db, s.walletId, { fromDay, toDay, ...f }),
+      listUsageRecords(deps.db, s.walletId, { ...f, limit: TABLE_ROWS }),
     ]);
     const models = [...new Set(perModel.map((p) => p.name))].sort();
     const chart =
       f.by === 'key'
         ? usageChart(days, charted, (id) => keyLabel(ui, names, id), 'key', ui)
         : usageChart(days, charted, (m) => m, 'model', ui);
-    const which = [
-      ...(f.keyId ? [ui.th('usage.filter_key', { name: html`<strong>${keyLabel(ui, names, f.keyId)}</strong>` })] : []),
-      ...(f.model ? [ui.th('usage.filter_model', { name: html`<strong>${f.model}</strong>` })] : []),
-    ];
-    const what = which.length === 2 ? ui.th('usage.filter_and', { a: which[0], b: which[1] }) : which[0];
+    const what = filterWords(ui, f, names, classes);
     const filtered = what ? html`<p data-testid="chart-filter">${ui.th('usage.filtered', { what })}</p>` : '';
-    const noCallsYet = perModel.length === 0 && rows.length === 0 && !f.keyId && !f.model;
-    const csvQuery = new URLSearchParams({ ...(f.keyId ? { key: f.keyId } : {}), ...(f.model ? { model: f.model } : {}) }).toString();
+    const anyFilter = !!(f.keyId || f.groupId || f.model);
+    const noCallsYet = perModel.length === 0 && rows.length === 0 && !anyFilter;
+    const csvQuery = filterQuery(f);
     return sendPage(reply, 200, {
       title: t('nav.usage'),
       signedIn: { section: 'usage', csrfToken: s.csrfToken, walletId: s.walletId },
       body: html`<p>${t('usage.intro')}</p>
-${filterForm(ui, f, names, models)}
+${filterForm(ui, f, names, models, classes)}
 ${filtered}
 <h2>${t('usage.chart_heading', { n: CHART_DAYS })}</h2>
 ${
@@ -137,19 +165,19 @@ ${totalsLine(ui, totals)}`
 <h2>${t('usage.recent')}</h2>
 <p><a href="/dashboard/usage.csv${csvQuery ? `?${csvQuery}` : ''}" download>${t('usage.csv')}</a> ${ui.th('usage.csv_rows_month', { n: ui.int(CSV_ROWS) })}
 <a href="/dashboard/usage-summary.csv?month=${koreanDate(now).slice(0, 7)}${csvQuery ? `&${csvQuery}` : ''}" download>${t('usage.summary_csv')}</a>.</p>
-${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
+${callsTable(ui, rows, names, anyFilter)}`,
     });
   });
 
   scope.get('/dashboard/usage.csv', async (req, reply) => {
     const s = sessionOf(req);
     const ui = uiFor(req);
-    const f = filters(ui, req.query);
+    const f = filters(ui, req.query, await groupChoices(deps.db, s.walletId));
     const month = queryText(req.query, 'month', 7);
     const span = month ? koreanMonth(ui, month) : null;
     const [names, rows] = await Promise.all([
       keyNamesById(deps.db, s.walletId),
-      listUsageCsvRows(deps.db, s.walletId, { keyId: f.keyId, model: f.model, limit: CSV_ROWS, since: span?.since, until: span?.until }),
+      listUsageCsvRows(deps.db, s.walletId, { ...f, limit: CSV_ROWS, since: span?.since, until: span?.until }),
     ]);
     return sendCsv(
       reply,
@@ -161,13 +189,10 @@ ${callsTable(ui, rows, names, !!(f.keyId || f.model))}`,
   scope.get('/dashboard/usage-summary.csv', async (req, reply) => {
     const s = sessionOf(req);
     const ui = uiFor(req);
-    const f = filters(ui, req.query);
+    const f = filters(ui, req.query, await groupChoices(deps.db, s.walletId));
     const month = queryText(req.query, 'month', 7) ?? koreanDate(deps.clock.now()).slice(0, 7);
     const { fromDay, toDay } = koreanMonth(ui, month);
-    const [names, rows] = await Promise.all([
-      keyNamesById(deps.db, s.walletId),
-      rollupRows(deps.db, s.walletId, { fromDay, toDay, keyId: f.keyId, model: f.model }),
-    ]);
+    const [names, rows] = await Promise.all([keyNamesById(deps.db, s.walletId), rollupRows(deps.db, s.walletId, { fromDay, toDay, ...f })]);
     return sendCsv(
       reply,
       `usage-summary-${month}.csv`,

@@ -2,7 +2,8 @@
 // database, so the database hands back text cells already formatted. The owner's strings stay separate cells so
 // the one CSV cell function escapes every one of them (docs/decisions/usage-records.md).
 import type { Db } from '../db/db.ts';
-import type { UsageFilter } from './records.ts';
+import { keysWhere } from './daily-rollup.ts';
+import { filterParams, type UsageFilter } from './records.ts';
 
 export interface UsageCsvRow {
   request_id: string;
@@ -17,9 +18,6 @@ export interface UsageCsvRow {
   counts: string;
   trace_id: string | null;
 }
-
-const EARLIEST = new Date('1970-01-01T00:00:00Z');
-const LATEST = new Date('9999-01-01T00:00:00Z');
 
 /** A nullable number as its cell (empty for null), the way the CSV showed a record's numbers before. */
 const n = (col: string) => `coalesce(${col}::text, '')`;
@@ -53,10 +51,10 @@ export async function listUsageCsvRows(db: Db, walletId: string, f: UsageFilter)
     `SELECT request_id, key_id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, door, model, vendor, route,
             ${COUNTS} AS counts, trace_id
        FROM usage_records
-      WHERE wallet_id = $1 AND ($2::text IS NULL OR key_id = $2) AND ($3::text IS NULL OR model = $3)
+      WHERE wallet_id = $1 AND ${keysWhere(2, 7)} AND ($3::text IS NULL OR model = $3)
         AND at >= $5::timestamptz AND at < $6::timestamptz
       ORDER BY at DESC, seq DESC LIMIT $4`,
-    [walletId, f.keyId ?? null, f.model ?? null, f.limit, (f.since ?? EARLIEST).toISOString(), (f.until ?? LATEST).toISOString()],
+    filterParams(walletId, f),
   );
   return r.rows;
 }

@@ -10,6 +10,13 @@ import { recordedCount, type UsageRecordDraft } from './draft.ts';
 const NO_KEY = '';
 
 /**
+ * A usage view's key condition on parameters `$k` (one key) and `$g` (the keys of one class, closed ones too, as
+ * the class's own use counts them); either may be null.
+ */
+export const keysWhere = (k: number, g: number) =>
+  `($${k}::text IS NULL OR key_id = $${k}) AND ($${g}::text IS NULL OR key_id IN (SELECT id FROM api_keys WHERE group_id = $${g}))`;
+
+/**
  * Adds a batch's records to their days. The batch's rows are summed first (an upsert may touch a row once),
  * in key order so concurrent batches take row locks in the same order. Token sums are numeric: the vendor's
  * counts are clamped per record, but their sum over a day must never overflow and undo the charge.
@@ -74,14 +81,14 @@ export async function chargedPerDay(
   walletId: string,
   sinceDay: string,
   by: 'key_id' | 'model',
-  only: { keyId?: string | undefined; model?: string | undefined } = {},
+  only: { keyId?: string | undefined; groupId?: string | undefined; model?: string | undefined } = {},
 ): Promise<DayTotal[]> {
   const r = await db.query<{ day: string; name: string; nano: string }>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS day, ${by} AS name, sum(charged_nano)::text AS nano
        FROM usage_daily WHERE wallet_id = $1 AND day >= $2::date
-        AND ($3::text IS NULL OR key_id = $3) AND ($4::text IS NULL OR model = $4)
+        AND ${keysWhere(3, 5)} AND ($4::text IS NULL OR model = $4)
       GROUP BY 1, 2 ORDER BY 1, 2`,
-    [walletId, sinceDay, only.keyId ?? null, only.model ?? null],
+    [walletId, sinceDay, only.keyId ?? null, only.model ?? null, only.groupId ?? null],
   );
   return r.rows.map((row) => ({ day: row.day, name: row.name, nano: BigInt(row.nano) }));
 }
@@ -100,6 +107,8 @@ interface RollupFilter {
   fromDay: string;
   toDay: string;
   keyId?: string | undefined;
+  /** The keys of one class. */
+  groupId?: string | undefined;
   model?: string | undefined;
 }
 
@@ -111,8 +120,8 @@ export async function usageTotals(db: Db, walletId: string, f: RollupFilter): Pr
             coalesce(sum(cache_write_tokens), 0)::text AS cw, coalesce(sum(output_tokens), 0)::text AS o
        FROM usage_daily
       WHERE wallet_id = $1 AND day BETWEEN $2::date AND $3::date
-        AND ($4::text IS NULL OR key_id = $4) AND ($5::text IS NULL OR model = $5)`,
-    [walletId, f.fromDay, f.toDay, f.keyId ?? null, f.model ?? null],
+        AND ${keysWhere(4, 6)} AND ($5::text IS NULL OR model = $5)`,
+    [walletId, f.fromDay, f.toDay, f.keyId ?? null, f.model ?? null, f.groupId ?? null],
   );
   const t = r.rows[0]!; // sums without GROUP BY: one row
   return {
@@ -154,9 +163,9 @@ export async function rollupRows(db: Db, walletId: string, f: RollupFilter): Pro
             input_tokens::text AS i, cache_read_tokens::text AS cr, cache_write_tokens::text AS cw, output_tokens::text AS o
        FROM usage_daily
       WHERE wallet_id = $1 AND day BETWEEN $2::date AND $3::date
-        AND ($4::text IS NULL OR key_id = $4) AND ($5::text IS NULL OR model = $5)
+        AND ${keysWhere(4, 6)} AND ($5::text IS NULL OR model = $5)
       ORDER BY day, key_id, model`,
-    [walletId, f.fromDay, f.toDay, f.keyId ?? null, f.model ?? null],
+    [walletId, f.fromDay, f.toDay, f.keyId ?? null, f.model ?? null, f.groupId ?? null],
   );
   return r.rows.map((x) => ({
     day: x.day,

@@ -6,7 +6,7 @@ import { type AppliedPrices, chargeAt } from '../catalog/usage-cost.ts';
 import { type ChargedItem, type ChargeRow, type ChargeRowWriter, chargeRow, type Statement } from '../db/charge-rows.ts';
 import type { Db } from '../db/db.ts';
 import { type JsonCell, jsonTable } from '../db/json-rows.ts';
-import { dailyRollupWriter } from './daily-rollup.ts';
+import { dailyRollupWriter, keysWhere } from './daily-rollup.ts';
 import { recordedCount, type UsageRecordDraft } from './draft.ts';
 import { vendorResponseWriter } from './vendor-responses.ts';
 
@@ -208,6 +208,8 @@ export async function findUsageRecord(db: Db, walletId: string, requestId: strin
 
 export interface UsageFilter {
   keyId?: string | undefined;
+  /** The keys of one class. */
+  groupId?: string | undefined;
   model?: string | undefined;
   /** Only records from this instant (inclusive) to `until` (exclusive): a month of the CSV. */
   since?: Date | undefined;
@@ -219,6 +221,17 @@ export interface UsageFilter {
 const EARLIEST = new Date('1970-01-01T00:00:00Z');
 const LATEST = new Date('9999-01-01T00:00:00Z');
 
+/** The parameters of a records list's filter: $1 wallet, $2 key, $3 model, $4 limit, $5–$6 instants, $7 class. */
+export const filterParams = (walletId: string, f: UsageFilter) => [
+  walletId,
+  f.keyId ?? null,
+  f.model ?? null,
+  f.limit,
+  (f.since ?? EARLIEST).toISOString(),
+  (f.until ?? LATEST).toISOString(),
+  f.groupId ?? null,
+];
+
 /**
  * The wallet's recent records, newest first, optionally of one key or model, without their prices (null here):
  * on PostgreSQL a list is read from an index that holds every other column (migration 013), and the one-call
@@ -227,11 +240,11 @@ const LATEST = new Date('9999-01-01T00:00:00Z');
 export async function listUsageRecords(db: Db, walletId: string, f: UsageFilter): Promise<UsageRecordView[]> {
   const r = await db.query<Row>(
     `SELECT ${LIST_COLUMNS}, NULL::jsonb AS prices FROM usage_records
-      WHERE wallet_id = $1 AND ($2::text IS NULL OR key_id = $2) AND ($3::text IS NULL OR model = $3)
+      WHERE wallet_id = $1 AND ${keysWhere(2, 7)} AND ($3::text IS NULL OR model = $3)
         AND at >= $5::timestamptz AND at < $6::timestamptz
       ORDER BY at DESC, seq DESC LIMIT $4`,
     // Bounds always present (the widest when none is asked), so the plan prunes partitions the same way for both.
-    [walletId, f.keyId ?? null, f.model ?? null, f.limit, (f.since ?? EARLIEST).toISOString(), (f.until ?? LATEST).toISOString()],
+    filterParams(walletId, f),
   );
   return r.rows.map(usageRecordView);
 }

@@ -1,7 +1,8 @@
 // Keys by class on the dashboard, over HTTP: the owner puts a new key in a class from the keys page, sees each
 // key's class in the list, shows one class's keys (or the keys in none), and moves a key to another class or out of
 // every class, each move in the audit trail. A teacher moves a key only between their own classes: into another
-// class, or out of every class, is refused (403) and the key stays where it was.
+// class, or out of every class, is refused (403) and the key stays where it was. The usage page, its chart, totals
+// and both CSVs show one class's calls, closed keys' too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../engine/audit/trail.ts';
 import { fixedClock } from '../../engine/core/clock.ts';
@@ -30,10 +31,26 @@ const groupOf = async (keyId: string) =>
   (await t.gw.db.query<{ group_id: string | null }>(`SELECT group_id FROM api_keys WHERE id = $1`, [keyId])).rows[0]?.group_id;
 
 async function makeKey(name: string, groupId: string): Promise<string> {
+  return (await makeKeyWithSecret(name, groupId)).id;
+}
+
+/** A key made on the keys page; its secret read from the page that shows it once. */
+async function makeKeyWithSecret(name: string, groupId: string): Promise<{ id: string; secret: string }> {
   const res = await owner.post('/dashboard/keys', { name, group_id: groupId });
   expect(res.status, await res.clone().text()).toBe(303);
-  const made = await t.gw.db.query<{ id: string }>(`SELECT id FROM api_keys WHERE wallet_id = $1 AND name = $2`, [walletId, name]);
-  return made.rows[0]!.id;
+  const shown = await (await owner.follow(res)).text();
+  const m = /<tr data-key-id="([^"]+)">[\s\S]*?<code class="secret"[^>]*>([^<]+)<\/code>/.exec(shown);
+  return { id: m![1]!, secret: m![2]! };
+}
+
+async function chat(secret: string): Promise<void> {
+  const res = await fetch(`${t.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'b-5', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  await res.arrayBuffer();
 }
 
 /** A teacher's browser: a session opened for the manager as sign-in would, with its CSRF cookie and token. */
@@ -150,5 +167,36 @@ describe('keys by class on the dashboard', () => {
     const asked = listed(await (await tom.get(`/dashboard/keys?class=${classes.c}`)).text());
     expect(asked.map((k) => k.cls)).not.toContain('2학년 1반');
     expect(asked.map((k) => k.id)).toContain(key);
+  });
+
+  it("shows one class's calls on the usage page and in both CSVs, its closed keys' calls too", async () => {
+    const inC = await makeKeyWithSecret('c-usage', classes.c);
+    const closedInC = await makeKeyWithSecret('c-closed', classes.c);
+    const elsewhere = await makeKeyWithSecret('b-usage', classes.b);
+    for (const k of [inC, inC, closedInC, elsewhere]) await chat(k.secret);
+    const closed = await owner.post(`/dashboard/keys/${closedInC.id}/close`, { confirm: 'yes' });
+    expect(closed.status).toBe(303);
+    expect(await t.gw.db.query(`SELECT 1 FROM api_keys WHERE id = $1 AND closed_at IS NOT NULL`, [closedInC.id])).toMatchObject({
+      rows: [{}],
+    });
+
+    const page = await (await owner.get(`/dashboard/usage?class=${classes.c}`)).text();
+    const table = page.slice(page.indexOf('data-testid="usage-table"'));
+    const callRows = [...table.matchAll(/<tr data-generation-id="[^"]+"><td>.*?<\/td><td>([^<]*)<\/td>/g)].map((m) => m[1]);
+    expect(callRows.sort()).toEqual(['c-closed', 'c-usage', 'c-usage']);
+    expect(page).toMatch(/data-testid="usage-totals"[^>]*data-calls="3"/);
+    expect(page).toContain('2학년 1반');
+    expect(page).toMatch(new RegExp(`<option value="${classes.c}" selected>`));
+
+    const csv = await (await owner.get(`/dashboard/usage.csv?class=${classes.c}`)).text();
+    expect(csv).toContain('c-closed');
+    expect(csv).not.toContain('b-usage');
+    const month = TEST_NOW.slice(0, 7);
+    const summary = await (await owner.get(`/dashboard/usage-summary.csv?month=${month}&class=${classes.c}`)).text();
+    expect(summary).toContain('c-usage');
+    expect(summary).not.toContain('b-usage');
+    // The class's own CSV reads the same rows.
+    const own = await (await owner.get(`/dashboard/groups/${classes.c}/usage.csv?month=${month}`)).text();
+    expect(own).toBe(summary);
   });
 });
