@@ -91,7 +91,7 @@ describe('a wire format added from a test folder', () => {
       'test/calls/toy-protocol/index.ts',
       'test/calls/toy-protocol/steps.ts',
       'test/calls/toy-protocol/transcript.ts',
-      'config/doors.yaml:60',
+      `config/doors.yaml:${shipped.indexOf(CHAT_DOOR_TO_TOY.from.trimEnd()) + 1}`,
     ]);
     const knowing = ['engine', 'transforms'].flatMap((dir) =>
       readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
