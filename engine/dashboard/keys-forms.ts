@@ -1,5 +1,6 @@
 // The key page's forms and rows: the create form (target 'new'), and each key's row with its change form
 // (target the key's id). A refused form comes back filled in as typed (refused-form.ts).
+import type { GroupChoice } from '../keys/groups.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT } from '../keys/validate.ts';
 import { closeButton } from './confirm-close.ts';
@@ -18,12 +19,6 @@ function audienceSelect(ui: Ui, id: string, current: string | null): Html {
 <small id="audience-hint">${ui.th('keys.audience_hint')}</small>`;
 }
 
-/** A class a key may be put in, by id and name. */
-export interface ClassChoice {
-  id: string;
-  name: string;
-}
-
 /**
  * What every key row of a table shares. `canChange` false (a viewer): rows without their change form and close
  * button. `classes`: the wallet's classes (a teacher's own), for the class column and the move; `mayLeaveClass`:
@@ -35,7 +30,7 @@ export interface KeyRows {
   today: string;
   state?: FormState | undefined;
   canChange: boolean;
-  classes: readonly ClassChoice[];
+  classes: readonly GroupChoice[];
   mayLeaveClass: boolean;
   /** Whether the table names each key's class (not on a class's own page, where every key is that class's). */
   classColumn: boolean;

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { type GroupScope, groupChoices } from '../keys/groups.ts';
+import { type GroupChoice, type GroupScope, groupChoices } from '../keys/groups.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
@@ -14,7 +14,7 @@ import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.t
 import { groupScopeOf } from './group-scope.ts';
 import { type Html, html } from './html.ts';
 import { localeOf, type MessageKey, t, type Ui, uiFor } from './i18n.ts';
-import { type ClassChoice, createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
+import { createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
@@ -31,14 +31,14 @@ const DONE: Record<string, MessageKey> = { changed: 'keys.done.changed', closed:
  * Which keys the list shows (`?class=`): one class's, the keys in no class (`none`), or every key the session may
  * see. A class not among the session's choices shows every key, as no filter.
  */
-function classFilter(query: unknown, choices: readonly ClassChoice[], scope: GroupScope) {
+function classFilter(query: unknown, choices: readonly GroupChoice[], scope: GroupScope) {
   const asked = queryText(query, 'class', 64) ?? '';
   if (asked === 'none' && scope === null) return { asked, groupIds: 'none' as const };
   if (choices.some((c) => c.id === asked)) return { asked, groupIds: [asked] };
   return { asked: '', groupIds: scope ?? undefined };
 }
 
-function filterForm(ui: Ui, choices: readonly ClassChoice[], asked: string, scope: GroupScope): Html {
+function filterForm(ui: Ui, choices: readonly GroupChoice[], asked: string, scope: GroupScope): Html {
   const { t } = ui;
   const opt = (value: string, text: string) => html`<option value="${value}"${value === asked ? html` selected` : ''}>${text}</option>`;
   return html`<form method="get" action="/dashboard/keys" data-testid="class-filter"><fieldset><legend>${t('keys.filter_legend')}</legend>

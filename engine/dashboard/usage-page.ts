@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { koreanDate, startOfKoreanDay } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { groupChoices } from '../keys/groups.ts';
+import { type GroupChoice, groupChoices } from '../keys/groups.ts';
 import { keyNamesById } from '../keys/manage.ts';
 import { listUsageCsvRows } from '../usage/csv-rows.ts';
 import { chargedPerDay, rollupRows, type UsageTotals, usageTotals } from '../usage/daily-rollup.ts';
@@ -37,7 +37,7 @@ const keyLabel = (ui: Ui, names: KeyNames, id: string | null): string => {
   return k ? (k.name ?? k.prefix) : id;
 };
 
-type Classes = Awaited<ReturnType<typeof groupChoices>>;
+type Classes = readonly GroupChoice[];
 
 /** The page's filters; a class that is not one of the wallet's shows every class, as no filter. */
 function filters(ui: Ui, query: unknown, classes: Classes) {

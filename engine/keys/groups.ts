@@ -104,9 +104,15 @@ export async function groupNames(q: Queryable, walletId: string, ids: readonly s
   return new Map(res.rows.map((r) => [r.id, r.name]));
 }
 
+/** A group a key may be put in, by id and name. */
+export interface GroupChoice {
+  id: string;
+  name: string;
+}
+
 /** The wallet's live groups (a teacher's only) by id and name, oldest first: the classes a key may be put in. */
-export async function groupChoices(q: Queryable, walletId: string, scope: GroupScope = null): Promise<{ id: string; name: string }[]> {
-  const res = await q.query<{ id: string; name: string }>(
+export async function groupChoices(q: Queryable, walletId: string, scope: GroupScope = null): Promise<GroupChoice[]> {
+  const res = await q.query<GroupChoice>(
     `SELECT id, name FROM key_groups WHERE wallet_id = $1 AND deleted_at IS NULL ORDER BY created_at, seq`,
     [walletId],
   );
