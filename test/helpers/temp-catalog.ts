@@ -31,3 +31,11 @@ export function tempCatalogTree(): TempTree {
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }
+
+/** The catalog text with model `id`'s `retired: true` line taken out, as it stood before its sale ended. */
+export function unretired(text: string, id: string): string {
+  const marked = new RegExp(`( {2}${id.replace(/\./g, '\\.')}:\\n(?: {4}.*\\n)*?) {4}retired: true.*\\n`);
+  const after = text.replace(marked, '$1');
+  if (after === text) throw new Error(`model ${id} is not marked retired`);
+  return after;
+}
