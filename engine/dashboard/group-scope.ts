@@ -77,6 +77,20 @@ export async function checkGroupScope(req: FastifyRequest, db: Db, session: Owne
   }
 }
 
+/**
+ * A teacher gives out student keys only: a teacher key lifts what the school refuses to students (callers.yaml),
+ * so it is the whole wallet's managers' to give. A key already a teacher's may keep its audience; `current` is read
+ * only when a teacher asks for one.
+ */
+export async function checkTeacherKey(
+  req: FastifyRequest,
+  asked: string | undefined,
+  current: () => Promise<string | null>,
+): Promise<void> {
+  if (groupScopeOf(req) === null || asked?.trim() !== 'teacher') return;
+  if ((await current()) !== 'teacher') throw errors.forbidden(t(localeOf(req), 'groups.teacher_keys'));
+}
+
 /** Gives a class to a manager (or takes it back), in the audit trail as a change of that manager. */
 export async function setManagerGroup(
   db: Db,

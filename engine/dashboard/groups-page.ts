@@ -12,7 +12,7 @@ import { rollupRows } from '../usage/daily-rollup.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, numberOrText } from './form.ts';
-import { groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
+import { checkTeacherKey, groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
 import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock, usedText } from './groups-parts.ts';
 import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
@@ -53,7 +53,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
     today,
     canChange: canKeys,
     classes,
-    mayLeaveClass: scope === null,
+    wholeWallet: scope === null,
     classColumn: false,
   };
   const teachers = sessionMay(req, 'owner') ? await teachersOf(deps, s.walletId, g.id) : null;
@@ -63,7 +63,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
 <p><small>${ui.t('groups.closed_keys_count')}</small></p>
 <p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
 ${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g, state) : ''}
-${canKeys ? classKeysForm(ui, s.csrfToken, g.id, { splitsUsage: wallet.splitsUsage, today }, state) : ''}
+${canKeys ? classKeysForm(ui, s.csrfToken, g.id, rows, state) : ''}
 <h2>${ui.t('nav.keys')}</h2>
 ${
   data.length === 0
@@ -192,6 +192,7 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
           ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
         };
         await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req)); // 404 before anything is made
+        await checkTeacherKey(req, form.audience, async () => null);
         const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
         await flash.apiKeys(req, made);
         return back(reply, API_KEYS_CREATED_PATH);

@@ -3,7 +3,7 @@
 import type { KeyGroupRecord } from '../keys/groups.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
-import { newKeyFields } from './keys-forms.ts';
+import { type NewKeyOffer, newKeyFields } from './keys-forms.ts';
 import { csrfField } from './layout.ts';
 import { amountLabel, usedOf } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
@@ -45,17 +45,11 @@ ${g ? html`<form method="post" action="${action}/delete">${csrfField(csrf)}<p><s
 }
 
 /** Makes keys in the class (one, or several with numbered names), with every field of the keys page; `state`: a refused form as typed. */
-export function classKeysForm(
-  ui: Ui,
-  csrf: string,
-  groupId: string,
-  fields: { splitsUsage: boolean; today: string },
-  state?: FormState,
-): Html {
+export function classKeysForm(ui: Ui, csrf: string, groupId: string, offer: NewKeyOffer, state?: FormState): Html {
   const v = (field: string, fallback = '') => shownValue(state, CLASS_KEYS_TARGET, field, fallback);
   return html`<form method="post" action="/dashboard/groups/${encodeURIComponent(groupId)}/keys">${csrfField(csrf)}
 <fieldset><legend>${ui.t('groups.keys_legend')}</legend>${refusal(state, CLASS_KEYS_TARGET, `error-${CLASS_KEYS_TARGET}`)}
-${newKeyFields(ui, 'ck', v, fields.splitsUsage, fields.today)}</fieldset></form>`;
+${newKeyFields(ui, 'ck', v, offer)}</fieldset></form>`;
 }
 
 /** The owner's view of who teaches the class: give it to a manager, or take it back. */

@@ -11,18 +11,20 @@ import { amountLabel, usedOf } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
 
 // What config/callers.yaml, as shipped, refuses to student keys; said beside the field that sets it. The
-// option values stay the API's words (student, teacher); only what they show is the locale's.
-function audienceSelect(ui: Ui, id: string, current: string | null): Html {
+// option values stay the API's words (student, teacher); only what they show is the locale's. Teacher keys are
+// offered to whole-wallet managers only, or to a key that is already one (group-scope.ts, checkTeacherKey).
+function audienceSelect(ui: Ui, id: string, current: string | null, teacherKeys: boolean): Html {
   const opt = (v: 'student' | 'teacher') =>
     html`<option value="${v}"${current === v ? html` selected` : ''}>${ui.t(`audience.${v}`)}</option>`;
-  return html`<label for="${id}">${ui.t('keys.field.audience')}</label><select id="${id}" name="audience" aria-describedby="audience-hint">${opt('student')}${opt('teacher')}</select>
+  return html`<label for="${id}">${ui.t('keys.field.audience')}</label><select id="${id}" name="audience" aria-describedby="audience-hint">${opt('student')}${teacherKeys || current === 'teacher' ? opt('teacher') : ''}</select>
 <small id="audience-hint">${ui.th('keys.audience_hint')}</small>`;
 }
 
 /**
  * What every key row of a table shares. `canChange` false (a viewer): rows without their change form and close
- * button. `classes`: the wallet's classes (a teacher's own), for the class column and the move; `mayLeaveClass`:
- * whether a key may be taken out of every class (not a teacher's to do: the key would leave their classes).
+ * button. `classes`: the wallet's classes (a teacher's own), for the class column and the move; `wholeWallet`:
+ * whether the manager is not a teacher limited to classes, and so may take a key out of every class (the key would
+ * leave a teacher's classes) and give teacher keys.
  */
 export interface KeyRows {
   csrf: string;
@@ -31,7 +33,7 @@ export interface KeyRows {
   state?: FormState | undefined;
   canChange: boolean;
   classes: readonly GroupChoice[];
-  mayLeaveClass: boolean;
+  wholeWallet: boolean;
   /** Whether the table names each key's class (not on a class's own page, where every key is that class's). */
   classColumn: boolean;
 }
@@ -47,7 +49,7 @@ export function keyTableHead(ui: Ui, rows: KeyRows): Html {
 function classSelect(ui: Ui, id: string, rows: KeyRows, current: string): Html {
   const opt = (value: string, text: string) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`;
   return html`<label for="${id}">${ui.t('keys.field.class')}</label><select id="${id}" name="group_id">${
-    rows.mayLeaveClass || current === '' ? opt('', ui.t('keys.no_class')) : ''
+    rows.wholeWallet || current === '' ? opt('', ui.t('keys.no_class')) : ''
   }${rows.classes.map((c) => opt(c.id, c.name))}</select>`;
 }
 
@@ -79,7 +81,7 @@ ${splitsUsage ? html`<td>${k.audience === 'student' || k.audience === 'teacher' 
 ${refusal(state, k.id, `error-${k.id}`)}
 <label for="name-${k.id}">${t('keys.field.name')}</label><input id="name-${k.id}" name="name" maxlength="40" value="${v('name', k.name ?? '')}">
 ${rows.classes.length > 0 ? classSelect(ui, `class-${k.id}`, rows, v('group_id', k.group_id ?? '')) : ''}
-${splitsUsage ? audienceSelect(ui, `aud-${k.id}`, v('audience', k.audience ?? '')) : ''}
+${splitsUsage ? audienceSelect(ui, `aud-${k.id}`, v('audience', k.audience ?? ''), rows.wholeWallet) : ''}
 <label for="monthly-${k.id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="monthly-${k.id}" name="monthly_limit_credits" value="${v('monthly_limit_credits', k.monthly_limit_credits === null ? '' : ui.credits(k.monthly_limit_credits))}">
 <label for="daily-${k.id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="daily-${k.id}" name="daily_limit_credits" value="${v('daily_limit_credits', k.daily_limit_credits === null ? '' : ui.credits(k.daily_limit_credits))}">
 <label for="expires-${k.id}">${t('keys.field.last_day_one')}</label><input id="expires-${k.id}" name="expires_on" type="date" min="${today}" value="${v('expires_on', k.usable_until ?? '')}">
@@ -93,6 +95,13 @@ ${closeButton(ui, `/dashboard/keys/${encodeURIComponent(k.id)}/close`, label)}
 </td></tr>`;
 }
 
+/** What a form of new keys offers: the audience where usage is split, teacher keys to whole-wallet managers. */
+export interface NewKeyOffer {
+  splitsUsage: boolean;
+  today: string;
+  wholeWallet: boolean;
+}
+
 /**
  * The fields a new key (or several, numbered) is made with, on the keys page and on a class's page alike: `id`
  * prefixes the inputs' ids, `v` reads a refused form's values.
@@ -101,15 +110,15 @@ export function newKeyFields(
   ui: Ui,
   id: string,
   v: (field: string, fallback?: string) => string,
-  splitsUsage: boolean,
-  today: string,
+  offer: NewKeyOffer,
   classes?: KeyRows,
 ): Html {
   const { t } = ui;
+  const { splitsUsage, today } = offer;
   return html`<label for="${id}-count">${t('keys.field.count')}</label><input id="${id}-count" name="count" type="number" min="1" max="${MAX_COUNT}" value="${v('count', '1')}">
 <label for="${id}-name">${t('keys.field.name_numbered')}</label><input id="${id}-name" name="name" maxlength="40" value="${v('name')}">
 ${classes && classes.classes.length > 0 ? classSelect(ui, `${id}-class`, classes, v('group_id')) : ''}
-${splitsUsage ? audienceSelect(ui, `${id}-audience`, v('audience', 'student')) : ''}
+${splitsUsage ? audienceSelect(ui, `${id}-audience`, v('audience', 'student'), offer.wholeWallet) : ''}
 <label for="${id}-monthly">${amountLabel(ui, 'keys.field.monthly')}</label><input id="${id}-monthly" name="monthly_limit_credits" value="${v('monthly_limit_credits')}">
 <label for="${id}-daily">${amountLabel(ui, 'keys.field.daily')}</label><input id="${id}-daily" name="daily_limit_credits" value="${v('daily_limit_credits')}">
 <label for="${id}-expires">${t('keys.field.last_day_many')}</label><input id="${id}-expires" name="expires_on" type="date" min="${today}" value="${v('expires_on')}">
@@ -123,6 +132,6 @@ export function createForm(ui: Ui, rows: KeyRows): Html {
   return html`<form method="post" action="/dashboard/keys">${csrfField(rows.csrf)}
 <fieldset><legend>${ui.t('keys.create_legend')}</legend>
 ${refusal(rows.state, 'new', 'error-new')}
-${newKeyFields(ui, 'new', v, rows.splitsUsage, rows.today, rows)}
+${newKeyFields(ui, 'new', v, rows, rows)}
 </fieldset></form>`;
 }

@@ -11,7 +11,7 @@ import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.ts';
-import { groupScopeOf } from './group-scope.ts';
+import { checkTeacherKey, groupScopeOf } from './group-scope.ts';
 import { type Html, html } from './html.ts';
 import { localeOf, type MessageKey, t, type Ui, uiFor } from './i18n.ts';
 import { createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
@@ -75,7 +75,7 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
     state,
     canChange: sessionMay(req, 'keys'),
     classes: choices,
-    mayLeaveClass: scope === null,
+    wholeWallet: scope === null,
     classColumn: choices.length > 0,
   };
   const page = (at: number) =>
@@ -150,6 +150,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const ui = uiFor(req);
       const form = formOf(req.body);
       checkClassMove(req, form);
+      await checkTeacherKey(req, form.audience, async () => (await getKey(deps, s.walletId, req.params.id)).audience);
       const body = {
         ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),

@@ -5,12 +5,9 @@
 // and both CSVs show one class's calls, closed keys' too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../engine/audit/trail.ts';
-import { fixedClock } from '../../engine/core/clock.ts';
 import { setManagerGroup } from '../../engine/dashboard/group-scope.ts';
-import { createSessionStore } from '../../engine/dashboard/sessions.ts';
-import { walletsFor } from '../../engine/identity/managers.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { csrfOf, type OwnerClient, signIn } from './owner-client.ts';
+import { managerClient, type OwnerClient, signIn } from './owner-client.ts';
 
 const OWNER: Actor = { kind: 'owner', id: 'alice', ip: '127.0.0.1', userAgent: 'test' };
 
@@ -51,27 +48,6 @@ async function chat(secret: string): Promise<void> {
   });
   expect(res.status, await res.clone().text()).toBe(200);
   await res.arrayBuffer();
-}
-
-/** A teacher's browser: a session opened for the manager as sign-in would, with its CSRF cookie and token. */
-async function teacherClient(identity: string) {
-  const access = (await walletsFor(t.gw.db, identity, 'subject')).find((a) => a.walletId === walletId)!;
-  const opened = (await createSessionStore(t.gw.db, fixedClock(TEST_NOW)).openFor(access, identity))!;
-  const session = `gateway_dashboard=${opened.secret}`;
-  const first = await fetch(`${t.url}/dashboard/keys`, { headers: { cookie: session } });
-  expect(first.status).toBe(200);
-  const csrf = csrfOf(await first.text());
-  const cookie = [session, ...first.headers.getSetCookie().map((c) => c.split(';')[0])].join('; ');
-  return {
-    get: (path: string) => fetch(`${t.url}${path}`, { headers: { cookie }, redirect: 'manual' }),
-    post: (path: string, form: Record<string, string>) =>
-      fetch(`${t.url}${path}`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ ...form, csrf }).toString(),
-      }),
-  };
 }
 
 beforeAll(async () => {
@@ -146,7 +122,7 @@ describe('keys by class on the dashboard', () => {
     await setManagerGroup(t.gw.db, walletId, 'tom', classes.a, true, OWNER, new Date(TEST_NOW));
     await setManagerGroup(t.gw.db, walletId, 'tom', classes.b, true, OWNER, new Date(TEST_NOW));
     const key = await makeKey('tom-key', classes.a);
-    const tom = await teacherClient('tom');
+    const tom = await managerClient(t, walletId, 'tom');
 
     const page = await (await tom.get('/dashboard/keys')).text();
     // Tom's classes only, and no "no class" choice: a key he took out of every class would leave his hands.

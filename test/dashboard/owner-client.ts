@@ -2,7 +2,10 @@
 // link, follows it, keeps the cookies (the session's, and the CSRF secret's the first signed-in page sets) and
 // reads the CSRF token from the pages' forms.
 import { expect } from 'vitest';
-import type { TestGateway } from '../helpers/gateway.ts';
+import { fixedClock } from '../../engine/core/clock.ts';
+import { createSessionStore } from '../../engine/dashboard/sessions.ts';
+import { walletsFor } from '../../engine/identity/managers.ts';
+import { TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
 
 export const ADMIN = { authorization: 'Bearer test-admin-token' };
 
@@ -69,6 +72,27 @@ export async function signIn(t: TestGateway, walletId: string): Promise<OwnerCli
           ...form,
           ...(opts.csrf === false ? {} : { csrf: typeof opts.csrf === 'string' ? opts.csrf : csrf }),
         }).toString(),
+      }),
+  };
+}
+
+/** A manager's browser (a teacher's): a session opened for them as sign-in would, with its CSRF cookie and token. */
+export async function managerClient(t: TestGateway, walletId: string, identity: string) {
+  const access = (await walletsFor(t.gw.db, identity, 'subject')).find((a) => a.walletId === walletId)!;
+  const opened = (await createSessionStore(t.gw.db, fixedClock(TEST_NOW)).openFor(access, identity))!;
+  const session = `gateway_dashboard=${opened.secret}`;
+  const first = await fetch(`${t.url}/dashboard/keys`, { headers: { cookie: session } });
+  expect(first.status).toBe(200);
+  const csrf = csrfOf(await first.text());
+  const cookie = [session, ...first.headers.getSetCookie().map((c) => c.split(';')[0])].join('; ');
+  return {
+    get: (path: string) => fetch(`${t.url}${path}`, { headers: { cookie }, redirect: 'manual' }),
+    post: (path: string, form: Record<string, string>) =>
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...form, csrf }).toString(),
       }),
   };
 }

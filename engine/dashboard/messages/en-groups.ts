@@ -33,6 +33,8 @@ export const enGroups = {
   'groups.reached_raise': 'Raise the limit below to lift it at once.',
   'groups.reached_ask': "Only the wallet's owner can raise a class's limit: ask them to lift it.",
   'groups.refused': 'You manage only your classes: this page or key is not one of theirs.',
+  'groups.teacher_keys':
+    "Only the wallet's owner, or a manager of the whole wallet, can give out teacher keys: a teacher key is not held to the limits on student keys.",
   'groups.owner_only':
     "Only the wallet's owner, or a manager of the whole wallet, can do this. A class's teacher manages its keys: ask the owner to change the class itself (its name or limits).",
   'wh.event.key_group.monthly_limit_threshold_crossed': 'key_group.monthly_limit_threshold_crossed',
