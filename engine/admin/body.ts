@@ -18,11 +18,12 @@ export function objectBody(body: unknown, allowed: readonly string[]): Body {
 }
 
 /**
- * Whole credits of an amount: a JSON number of credits, or text as a person types it ("$5", "₩7,000",
- * "5,000,000"), read by core/money.ts's one reader (won only with a display currency). 400 naming the field.
+ * Whole credits of money given to a wallet (a top-up, a new wallet's first credits): a JSON number of credits, or
+ * text as a person types it ("$5", "₩7,000", "5,000,000"), read by core/money.ts's one reader (won only with a
+ * display currency, rounded up to the credit so the wallet has the won named). 400 naming the field.
  */
 export function wholeCredits(v: unknown, field: string, { min }: { min: number }, currency: DisplayCurrency | null): number {
-  const read = typeof v === 'string' ? creditsOfAmount(v, currency) : null;
+  const read = typeof v === 'string' ? creditsOfAmount(v, currency, 'up') : null;
   const n = read && 'credits' in read ? Number(read.credits) : v;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > MAX_CREDITS) {
     throw errors.invalidRequest(

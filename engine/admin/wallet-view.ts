@@ -26,7 +26,7 @@ export const lotAdded = (lot: LotBalance, currency: DisplayCurrency | null) => (
   lot_id: lot.id,
   label: lot.label,
   credits: Number(nanoToCreditsFloor(lot.grantedNano)),
-  money: moneyText(lot.grantedNano, currency, 'up'),
+  money: moneyText(lot.grantedNano, currency, 'down'), // given rounded up to the credit: down reads it as typed
   vendors: lot.vendors,
   expires_at: lot.expiresAt?.toISOString() ?? null,
 });

@@ -22,15 +22,16 @@ export const isEventType = (v: unknown): v is EventType => typeof v === 'string'
 
 /**
  * Which way each amount of credits in a payload rounds in its money (core/money.ts's Rounding), by its path in
- * `data`: down for what the wallet has, up for what was used and for the owner's own figures (a limit, a
- * threshold, a top-up), so typed won read back as typed. A field missing here is refused by withMoney, so a
- * new amount cannot go out rounded a way nobody chose.
+ * `data`: down for what the wallet has, up for what was used. The owner's own figures read back as typed: a
+ * limit or threshold typed in won was rounded down to the credit, so it rounds up; a top-up was rounded up, so it
+ * rounds down (core/money.ts, creditsOfAmount). A field missing here is refused by withMoney, so a new amount
+ * cannot go out rounded a way nobody chose.
  */
 const ROUNDING_OF: Record<string, Rounding> = {
   balance_credits: 'down',
   credits: 'down', // credits.expiring: what the lot has left
   'threshold.credits': 'up',
-  last_top_up_credits: 'up',
+  last_top_up_credits: 'down',
   limit_credits: 'up',
   used_credits: 'up',
 };

@@ -184,10 +184,15 @@ function displayPattern(currency: DisplayCurrency): RegExp[] {
  * The one reader of an amount a person types (the dashboard's forms, the CLI, the admin API's text amounts):
  * credits ("500000", "1,000,000", "1,000,000 credits", "1,000,000 크레딧"), dollars ("$5", "5 USD",
  * "US$0.50", "5달러"), or, with a display currency, whole units of it ("₩50,000", "7000원", "KRW 7000").
- * Answers whole credits; an amount in the display currency rounds down to the credit, so a top-up never
- * grants more than the won it names.
+ * Answers whole credits. An amount in the display currency falls between two credits and rounds as the caller
+ * says: down for a figure that caps (a limit, a threshold), so it never allows more than the won it names; up for
+ * money given (a top-up), so a wallet topped up with ₩100,000 has ₩100,000 and not ₩99,999.9994.
  */
-export function creditsOfAmount(text: string, currency: DisplayCurrency | null): { credits: bigint } | { refused: AmountRefusal } {
+export function creditsOfAmount(
+  text: string,
+  currency: DisplayCurrency | null,
+  rounding: Rounding = 'down',
+): { credits: bigint } | { refused: AmountRefusal } {
   const s = text.trim().replace(/\s+/g, ' ');
   const bounded = (credits: bigint) => (credits > MAX_INPUT_CREDITS ? { refused: 'too_large' as const } : { credits });
   const units = currency
@@ -198,8 +203,8 @@ export function creditsOfAmount(text: string, currency: DisplayCurrency | null):
   if (units && currency) {
     const figure = units[1]!; // both patterns' one group, never optional
     if (!GROUPED.test(figure)) return { refused: 'not_display_units' };
-    const nano = (BigInt(figure.replace(/,/g, '')) * NANO_SQUARED) / usdToNano(currency.per_usd);
-    return bounded(nano / NANO_PER_CREDIT);
+    const whole = BigInt(figure.replace(/,/g, ''));
+    return bounded(divide(whole * NANO_SQUARED, usdToNano(currency.per_usd) * NANO_PER_CREDIT, rounding));
   }
   const dollars = DOLLARS.map((re) => re.exec(s)).find((m) => m !== null);
   if (dollars) {

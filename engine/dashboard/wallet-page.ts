@@ -68,7 +68,7 @@ ${
 <thead><tr><th scope="col">${t('wallet.col.lot')}</th><th scope="col">${t('wallet.col.usable_for')}</th><th scope="col" class="num">${t('wallet.col.left')}</th><th scope="col" class="num">${t('wallet.col.reserved')}</th><th scope="col" class="num">${t('wallet.col.granted')}</th><th scope="col">${t('wallet.col.added')}</th><th scope="col">${t('wallet.col.expires')}</th></tr></thead>
 <tbody>${view.lots.map(
         (l) =>
-          html`<tr><td>${l.label ? html`${l.label}<br>` : ''}<small><code>${l.id}</code></small></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits, 'down')}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits, 'up')}</td><td class="num">${creditsWithUsd(ui, l.granted_credits, 'up')}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
+          html`<tr><td>${l.label ? html`${l.label}<br>` : ''}<small><code>${l.id}</code></small></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits, 'down')}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits, 'up')}</td><td class="num">${creditsWithUsd(ui, l.granted_credits, 'down')}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`,

@@ -23,12 +23,13 @@ describe('withMoney (webhook payloads)', () => {
   });
 
   it("rounds what the wallet has down and what was used up, the owner's own figures as typed", () => {
-    // 9,997,500 credits are ₩13,996.5 and $9.9975; 714,285 credits are what "₩1,000" is kept as.
-    expect(withMoney({ balance_credits: 9_997_500, last_top_up_credits: 714_285, threshold: { credits: 714_285 } }, WON)).toEqual({
+    // 9,997,500 credits are ₩13,996.5 and $9.9975; "₩1,000" is kept as 714,285 credits in a threshold (a cap,
+    // rounded down) and as 714,286 in a top-up (money given, rounded up).
+    expect(withMoney({ balance_credits: 9_997_500, last_top_up_credits: 714_286, threshold: { credits: 714_285 } }, WON)).toEqual({
       balance_credits: 9_997_500,
       balance_money: '₩13,996 · $9.99',
-      last_top_up_credits: 714_285,
-      last_top_up_money: '₩1,000 · $0.72',
+      last_top_up_credits: 714_286,
+      last_top_up_money: '₩1,000 · $0.71',
       threshold: { credits: 714_285, money: '₩1,000 · $0.72' },
     });
     expect(withMoney({ limit_credits: 714_285, used_credits: 9_997_500 }, WON)).toMatchObject({

@@ -16,7 +16,9 @@ const WON = { code: 'KRW', per_usd: 1400 };
 describe('creditsOfAmount', () => {
   it('reads won with ₩, 원 or the code when the display currency is KRW', () => {
     expect(creditsOfAmount('₩7000', WON)).toEqual({ credits: 5_000_000n });
-    expect(creditsOfAmount('₩50,000', WON)).toEqual({ credits: 35_714_285n }); // rounds down to the credit
+    expect(creditsOfAmount('₩50,000', WON)).toEqual({ credits: 35_714_285n }); // a cap rounds down to the credit
+    expect(creditsOfAmount('₩50,000', WON, 'up')).toEqual({ credits: 35_714_286n }); // money given rounds up
+    expect(creditsOfAmount('₩7000', WON, 'up')).toEqual({ credits: 5_000_000n }); // a whole credit stays as it is
     expect(creditsOfAmount('70,000원', WON)).toEqual({ credits: 50_000_000n });
     expect(creditsOfAmount('KRW 1400', WON)).toEqual({ credits: 1_000_000n });
     expect(creditsOfAmount('￦ 14', WON)).toEqual({ credits: 10_000n });
@@ -66,11 +68,18 @@ describe('money shown rounds the one way its caller says', () => {
     expect(displayUnitsText(714_286n, WON, 'up')).toBe('₩2');
     expect(displayUnitsText(714_286n, WON, 'down')).toBe('₩1');
     expect(displayUnitsText(0n, WON, 'up')).toBe('₩0');
-    // What the owner typed in whole won (a limit, a threshold, a top-up) is kept rounded down to the credit: up reads it back as typed.
-    for (const typed of ['₩1,000', '₩50,000', '₩13,997', '₩7']) {
-      const read = creditsOfAmount(typed, WON);
-      if (!('credits' in read)) throw new Error(`refused ${typed}`);
-      expect(displayUnitsText(creditsToNano(read.credits), WON, 'up')).toBe(typed);
+    // What the owner typed in whole won reads back as typed: a cap (a limit, a threshold) is kept rounded down to
+    // the credit and shown rounded up; money given (a top-up) is kept rounded up and shown rounded down, as the
+    // balance it makes is, so ₩100,000 topped up reads ₩100,000 and not ₩99,999.
+    for (const typed of ['₩1,000', '₩50,000', '₩13,997', '₩7', '₩100,000']) {
+      for (const [kept, shown] of [
+        ['down', 'up'],
+        ['up', 'down'],
+      ] as const) {
+        const read = creditsOfAmount(typed, WON, kept);
+        if (!('credits' in read)) throw new Error(`refused ${typed}`);
+        expect(displayUnitsText(creditsToNano(read.credits), WON, shown)).toBe(typed);
+      }
     }
   });
 

@@ -1,10 +1,11 @@
 // Money on the owner's pages rounds by what the amount is (core/money.ts Rounding): a balance ending in half a won
 // (and half a cent) reads down, never more than the wallet has; a charge reads up, never less than the call cost.
-// The shipped billing.yaml shows won at 1,400 a dollar.
+// The shipped billing.yaml shows won at 1,400 a dollar. Won given to a wallet round up to the credit, so a top-up of
+// ₩100,000 (71,428,571.4 credits) makes a balance that reads ₩100,000, not ₩99,999.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, sleep } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { type OwnerClient, signIn } from './owner-client.ts';
+import { ADMIN, type OwnerClient, signIn } from './owner-client.ts';
 
 let t: TestGateway;
 let owner: OwnerClient;
@@ -48,5 +49,21 @@ describe('money on the dashboard rounds by what the amount is', () => {
       lots: { id: string; label: string | null }[];
     };
     expect(credits.lots.find((l) => l.id === lot.id)?.label).toBe('2026 2학기');
+  });
+
+  it('a top-up of ₩100,000 reads ₩100,000: in its answer, as the balance and as the lot given', async () => {
+    const admin = (path: string, body: unknown) =>
+      fetch(`${t.url}${path}`, { method: 'POST', headers: { ...ADMIN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const made = await admin('/admin/v1/wallets', { name: '한빛초등학교', credits: 0 });
+    expect(made.status, await made.clone().text()).toBe(201);
+    const walletId = ((await made.json()) as { id: string }).id;
+    const topUp = await admin(`/admin/v1/wallets/${walletId}/credits`, { credits: '₩100,000' });
+    expect(topUp.status, await topUp.clone().text()).toBe(201);
+    expect(await topUp.json()).toMatchObject({ credits: 71_428_572, money: '₩100,000 · $71.42' });
+    const school = await signIn(t, walletId);
+    const page = await (await school.get('/dashboard/wallet')).text();
+    expect(page).toContain('<strong data-testid="money">₩100,000 · $71.42</strong>');
+    expect(page).toContain('71,428,572 <small class="usd">(₩100,000 · $71.42)</small>');
+    expect(page).not.toContain('₩99,999');
   });
 });
