@@ -13,11 +13,12 @@ import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, numberOrText } from './form.ts';
 import { checkTeacherKey, groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
-import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock, usedText } from './groups-parts.ts';
+import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock } from './groups-parts.ts';
 import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
 import { type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
+import { usedText } from './limit-parts.ts';
 import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';

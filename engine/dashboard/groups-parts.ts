@@ -5,14 +5,8 @@ import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { type NewKeyOffer, newKeyFields } from './keys-forms.ts';
 import { csrfField } from './layout.ts';
-import { amountLabel, usedOf } from './limit-parts.ts';
+import { amountLabel, usedText } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
-
-/** Use against a limit, money first (won first where the display currency is KRW), credits beside it. */
-export function usedText(ui: Ui, used: number, limit: number | null): Html {
-  const { money, credits } = usedOf(ui, used, limit);
-  return html`${money} <small class="usd">${credits}</small>`;
-}
 
 export function groupRow(ui: Ui, g: KeyGroupRecord, month: string): Html {
   const path = `/dashboard/groups/${encodeURIComponent(g.id)}`;

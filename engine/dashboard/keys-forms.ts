@@ -7,7 +7,7 @@ import { closeButton } from './confirm-close.ts';
 import { type Html, html } from './html.ts';
 import type { MessageKey, Ui } from './i18n.ts';
 import { csrfField } from './layout.ts';
-import { amountLabel, usedOf } from './limit-parts.ts';
+import { amountLabel, usedText } from './limit-parts.ts';
 import { type FormState, refusal, shownValue } from './refused-form.ts';
 
 // What config/callers.yaml, as shipped, refuses to student keys; said beside the field that sets it. The
@@ -62,16 +62,12 @@ export function keyRow(ui: Ui, k: ApiKeyRecord, rows: KeyRows): Html {
   const label = k.name ?? k.key_prefix;
   const v = (field: string, saved: string) => shownValue(state, k.id, field, saved);
   const refused = state?.target === k.id;
-  const month = usedOf(ui, k.month_used_credits, k.monthly_limit_credits);
-  const day = usedOf(ui, k.day_used_credits, k.daily_limit_credits);
   return html`<tr data-key-id="${k.id}">
 <td>${k.name ?? html`<em>${t('unnamed')}</em>`}</td><td><code>${k.key_prefix}</code></td>
 ${rows.classColumn ? html`<td data-testid="class">${className(ui, rows, k.group_id)}</td>` : ''}
 ${splitsUsage ? html`<td>${k.audience === 'student' || k.audience === 'teacher' ? t(`audience.${k.audience}`) : k.audience}</td>` : ''}
-<td class="num"><span data-testid="month">${month.credits}</span>
-<small class="usd">${month.money}</small></td>
-<td class="num"><span data-testid="day">${day.credits}</span>
-<small class="usd">${day.money}</small></td>
+<td class="num">${usedText(ui, k.month_used_credits, k.monthly_limit_credits, 'month')}</td>
+<td class="num">${usedText(ui, k.day_used_credits, k.daily_limit_credits, 'day')}</td>
 <td>${k.usable_until ? ui.day(k.usable_until) : t('never')}</td><td data-testid="models">${k.models ? k.models.join(', ') : t('keys.all_models')}</td><td>${ui.time(k.last_used_at)}</td>
 <td>${
     canChange

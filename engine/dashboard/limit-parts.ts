@@ -1,14 +1,24 @@
 // What the keys and classes pages both show of a daily or monthly limit: the field's label, and use against it.
+import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 
 export const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
   ui.t('keys.field.amount', { label: ui.t(field), hint: ui.t(ui.currency ? 'keys.field.amount_hint_won' : 'keys.field.amount_hint') });
 
 /** Use against a limit in credits and in money, the limit beside it when there is one ("0 of 1,000,000", "0 (no limit)"). */
-export function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; money: string } {
+function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; money: string } {
   if (limit === null) return { credits: ui.t('keys.no_limit', { used: ui.credits(used) }), money: ui.moneyOfCredits(used, 'up') };
   return {
     credits: ui.t('keys.used_of', { used: ui.credits(used), limit: ui.credits(limit) }),
     money: ui.t('keys.used_of', { used: ui.moneyOfCredits(used, 'up'), limit: ui.moneyOfCredits(limit, 'up') }),
   };
+}
+
+/**
+ * Use against a limit as every page shows it: money first (won with the shipped display currency), credits beside
+ * it; `creditsId` names the credits for a program reading the page.
+ */
+export function usedText(ui: Ui, used: number, limit: number | null, creditsId?: string): Html {
+  const { money, credits } = usedOf(ui, used, limit);
+  return html`${money} <small class="credits"${creditsId ? html` data-testid="${creditsId}"` : ''}>${credits}</small>`;
 }

@@ -48,7 +48,7 @@ td .wrap, td details { display: block; max-width: 22rem; white-space: normal; } 
 figure { margin: 1rem 0; }
 .chart { display: block; width: 100%; min-width: 480px; max-width: 760px; height: auto; }
 main code { overflow-wrap: anywhere; }
-.usd { white-space: nowrap; }
+.usd, .credits { white-space: nowrap; }
 .legend svg { margin-left: .6em; }
 .legend .entry { white-space: nowrap; } /* a key's name never breaks across lines */
 @media (max-width: 40rem) { main { padding: .75rem .75rem 2rem; } header, .summary { padding: .5rem .75rem; } }

@@ -98,7 +98,7 @@ describe('the dashboard in Korean and English', () => {
     await page.getByRole('link', { name: '키 목록으로 돌아가기' }).click();
     const row = page.locator('tbody tr', { hasText: '수학반' });
     expect(await row.getByTestId('month').textContent()).toBe('0 / 5,000,000');
-    expect(await row.locator('.usd').first().textContent()).toBe('₩0 · US$0.00 / ₩7,000 · US$5.00');
+    expect(await row.locator('td.num').first().textContent()).toBe('₩0 · US$0.00 / ₩7,000 · US$5.00 0 / 5,000,000');
     expect(await page.locator('caption').first().textContent()).toBe('사용 중인 API 키 (최신 순)');
     await shot('keys');
 
