@@ -7,7 +7,8 @@ import { errors } from '../core/errors.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { GroupScope } from '../keys/groups.ts';
-import { localeOf, t } from './i18n.ts';
+import type { ApiKeyRecord } from '../keys/records.ts';
+import { localeOf, type MessageKey, t } from './i18n.ts';
 import type { OwnerSession } from './sessions.ts';
 
 /** What a route names that must be one of the manager's: a key (its class), a class, or nothing. */
@@ -77,19 +78,32 @@ export async function checkGroupScope(req: FastifyRequest, db: Db, session: Owne
   }
 }
 
-/**
- * A teacher gives out student keys only: a teacher key lifts what the school refuses to students (callers.yaml),
- * so it is the whole wallet's managers' to give. A key already a teacher's may keep its audience; `current` is read
- * only when a teacher asks for one.
- */
-export async function checkTeacherKey(
-  req: FastifyRequest,
-  asked: string | undefined,
-  current: () => Promise<string | null>,
-): Promise<void> {
-  if (groupScopeOf(req) === null || asked?.trim() !== 'teacher') return;
-  if ((await current()) !== 'teacher') throw errors.forbidden(t(localeOf(req), 'groups.teacher_keys'));
+// A teacher gives out student keys only: a teacher key lifts what the school refuses to students (callers.yaml),
+// so it is the whole wallet's managers' to give. A key already a teacher's may keep its audience.
+const givesTeacherKey = (asked: string | undefined, current: string | null) => asked?.trim() === 'teacher' && current !== 'teacher';
+
+/** What a teacher may make on their class's page: student keys only. */
+export function checkTeacherCreate(req: FastifyRequest, audience: string | undefined): void {
+  if (groupScopeOf(req) !== null && givesTeacherKey(audience, null)) throw errors.forbidden(t(localeOf(req), 'groups.teacher_keys'));
 }
+
+/**
+ * What a teacher may change of a key of their classes (the guard checked its class): not its audience to teacher,
+ * and its class only to another of theirs, and only while it has spent nothing this month. A key takes its month's
+ * use along (keys/group-quota.ts), so a spent key moved away would free room under a limit that is the owner's.
+ */
+export function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): void {
+  const scope = groupScopeOf(req);
+  if (scope === null) return;
+  const refuse = (message: MessageKey) => errors.forbidden(t(localeOf(req), message));
+  if (givesTeacherKey(form.audience, key.audience)) throw refuse('groups.teacher_keys');
+  const to = form.group_id?.trim();
+  if (to === undefined || to === (key.group_id ?? '')) return;
+  if (!scope.includes(to)) throw refuse('groups.refused');
+  if (key.month_used_credits > 0) throw refuse('groups.spent_key_move');
+}
+
+type TeacherKeyFacts = Pick<ApiKeyRecord, 'audience' | 'group_id' | 'month_used_credits'>;
 
 /** Gives a class to a manager (or takes it back), in the audit trail as a change of that manager. */
 export async function setManagerGroup(

@@ -12,7 +12,7 @@ import { rollupRows } from '../usage/daily-rollup.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, numberOrText } from './form.ts';
-import { checkTeacherKey, groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
+import { checkTeacherCreate, groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
 import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock } from './groups-parts.ts';
 import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
@@ -193,7 +193,7 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
           ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
         };
         await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req)); // 404 before anything is made
-        await checkTeacherKey(req, form.audience, async () => null);
+        checkTeacherCreate(req, form.audience);
         const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
         await flash.apiKeys(req, made);
         return back(reply, API_KEYS_CREATED_PATH);

@@ -3,7 +3,6 @@
 // calls, so a raised limit lifts a 429 at once and a closed key is refused at once, in every process.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
-import { errors } from '../core/errors.ts';
 import { type GroupChoice, type GroupScope, groupChoices } from '../keys/groups.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
 import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
@@ -11,9 +10,9 @@ import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.ts';
-import { checkTeacherKey, groupScopeOf } from './group-scope.ts';
+import { checkTeacherChange, groupScopeOf } from './group-scope.ts';
 import { type Html, html } from './html.ts';
-import { localeOf, type MessageKey, t, type Ui, uiFor } from './i18n.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { type FormState, orRefusedForm } from './refused-form.ts';
@@ -107,16 +106,6 @@ ${keyTableHead(ui, rows)}
   });
 }
 
-/**
- * A teacher moves a key only between their own classes: a key put in another class, or in none, would leave
- * what they manage (group-scope.ts checked the key's class before the change).
- */
-function checkClassMove(req: FastifyRequest, form: Record<string, string>): void {
-  const scope = groupScopeOf(req);
-  if (scope === null || !('group_id' in form)) return;
-  if (!scope.includes(form.group_id!.trim())) throw errors.forbidden(t(localeOf(req), 'groups.refused'));
-}
-
 export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, flash: NewKeysFlash): void {
   /** Runs a form's change; a 400 answers the keys page with the form as typed and the reason in words. */
   const orRefusedKeysForm = (req: FastifyRequest, reply: FastifyReply, target: string, change: () => Promise<FastifyReply>) =>
@@ -149,8 +138,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);
-      checkClassMove(req, form);
-      await checkTeacherKey(req, form.audience, async () => (await getKey(deps, s.walletId, req.params.id)).audience);
+      if (groupScopeOf(req) !== null) checkTeacherChange(req, form, await getKey(deps, s.walletId, req.params.id));
       const body = {
         ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),

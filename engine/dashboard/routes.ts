@@ -83,8 +83,9 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
         const session = await deps.sessions.find(sessionSecretOf(req));
         if (!session) throw errors.authentication(uiFor(req).t('error.not_signed_in'));
         attachSession(req, reply, session);
-        checkRole(req);
+        // The class scope first: a refused page's navigation reads it, and a teacher never reads as the whole wallet.
         await checkGroupScope(req, deps.db, session);
+        checkRole(req);
       });
       // Every change: from this site, with this session's token (a GET changes nothing and needs none).
       guarded.addHook('preHandler', checkCsrf(guarded));

@@ -145,6 +145,39 @@ describe('keys by class on the dashboard', () => {
     expect(asked.map((k) => k.id)).toContain(key);
   });
 
+  it("refuses a teacher moving a key that has spent this month: its use would free room under the class's limit", async () => {
+    // Found by an attack: a teacher spent a class's month, moved the spent keys to their other class, and class A
+    // read 0 used again; four rounds spent 610 credits against two limits of 250.
+    const tom = await managerClient(t, walletId, 'tom');
+    const spent = await makeKeyWithSecret('spent-key', classes.a);
+    await chat(spent.secret);
+    const used = async () => {
+      const page = await (await owner.get(`/dashboard/groups/${classes.a}`)).text();
+      return /data-testid="group-month">([^<]*)/.exec(page)![1];
+    };
+    const before = await used();
+    const refused = await tom.post(`/dashboard/keys/${spent.id}`, { group_id: classes.b });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('spent this month');
+    expect(await groupOf(spent.id)).toBe(classes.a);
+    expect(await used()).toBe(before);
+    // Saving its other fields with its own class is no move; the owner may move it.
+    const renamed = await tom.post(`/dashboard/keys/${spent.id}`, { name: 'spent-renamed', group_id: classes.a });
+    expect(renamed.status, await renamed.clone().text()).toBe(303);
+    const moved = await owner.post(`/dashboard/keys/${spent.id}`, { group_id: classes.b });
+    expect(moved.status).toBe(303);
+    expect(await groupOf(spent.id)).toBe(classes.b);
+  });
+
+  it("answers a teacher's refused page with the teacher's navigation, not the whole wallet's", async () => {
+    const tom = await managerClient(t, walletId, 'tom');
+    const refused = await tom.get('/dashboard/managers');
+    expect(refused.status).toBe(403);
+    const page = await refused.text();
+    expect(page).toContain('href="/dashboard/groups"');
+    expect(page).not.toContain('href="/dashboard/wallet"');
+  });
+
   it("shows one class's calls on the usage page and in both CSVs, its closed keys' calls too", async () => {
     const inC = await makeKeyWithSecret('c-usage', classes.c);
     const closedInC = await makeKeyWithSecret('c-closed', classes.c);
