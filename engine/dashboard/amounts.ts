@@ -32,6 +32,6 @@ export function creditsFromText(
   throw errors.invalidRequest(t(locale, 'amount.error', { label, why }), field);
 }
 
-/** Credits as shown on a page, their money beside them, rounded as the caller says. */
-export const creditsWithUsd = (ui: Ui, credits: number, rounding: Rounding): Html =>
-  html`${ui.int(credits)} <small class="usd">(${ui.moneyOfCredits(credits, rounding)})</small>`;
+/** Credits as a table cell shows them: the money first, the credits under it, so a table fits a laptop. */
+export const moneyOverCredits = (ui: Ui, credits: number, rounding: Rounding): Html =>
+  html`<span class="used">${ui.moneyOfCredits(credits, rounding)}</span> <small class="credits">${ui.int(credits)}</small>`;

@@ -20,5 +20,5 @@ function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; 
  */
 export function usedText(ui: Ui, used: number, limit: number | null, creditsId?: string): Html {
   const { money, credits } = usedOf(ui, used, limit);
-  return html`${money} <small class="credits"${creditsId ? html` data-testid="${creditsId}"` : ''}>${credits}</small>`;
+  return html`<span class="used">${money}</span> <small class="credits"${creditsId ? html` data-testid="${creditsId}"` : ''}>${credits}</small>`;
 }

@@ -19,7 +19,7 @@ header form.lang { margin-left: auto; }
 .summary { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; align-items: baseline; margin: 0; padding: .5rem 1.25rem; border-bottom: 1px solid var(--line); }
 .summary small { color: var(--muted); }
 .summary a { margin-left: auto; }
-main { padding: 1rem 1.25rem 3rem; max-width: 72rem; }
+main { padding: 1rem 1.25rem 3rem; max-width: 80rem; }
 h1 { font-size: 1.5rem; margin: .5rem 0 1rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
@@ -48,7 +48,10 @@ td .wrap, td details { display: block; max-width: 22rem; white-space: normal; } 
 figure { margin: 1rem 0; }
 .chart { display: block; width: 100%; min-width: 480px; max-width: 760px; height: auto; }
 main code { overflow-wrap: anywhere; }
-.usd, .credits { white-space: nowrap; }
+.usd { white-space: nowrap; }
+/* Money in a table cell (a use against its limit, a lot's credits): it wraps, and its credits go under it, so tables fit a laptop. */
+.used { display: block; max-width: 11rem; margin-left: auto; }
+.credits { display: block; white-space: nowrap; }
 .legend svg { margin-left: .6em; }
 .legend .entry { white-space: nowrap; } /* a key's name never breaks across lines */
 @media (max-width: 40rem) { main { padding: .75rem .75rem 2rem; } header, .summary { padding: .5rem .75rem; } }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { VideoJob } from '../videos/store.ts';
 import { isVisible } from '../videos/view.ts';
 import type { DashboardDeps } from './deps.ts';
-import { html } from './html.ts';
+import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
 import { sendPage } from './layout.ts';
 import { sessionOf } from './session-http.ts';
@@ -13,14 +13,19 @@ const SHOWN = 200;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-// A job's money is what it cost or holds: it rounds up.
-const usdOf = (ui: Ui, nano: bigint) => html` <small class="usd">(${ui.money(nano, 'up')})</small>`;
+// A job's money is what it cost or holds: it rounds up. Money first, the exact credits under it, as every table shows.
+const moneyOver = (ui: Ui, nano: bigint, credits: Html) =>
+  html`<span class="used">${ui.money(nano, 'up')}</span> <small class="credits">${credits}</small>`;
+
+// The job's model, its id under it: the id is what the API and support name it by, the model what an owner reads.
+const jobCell = (j: { model: string; id: string }) => html`${j.model}<br><small><code>${j.id}</code></small>`;
 
 function cost(ui: Ui, j: VideoJob) {
-  if (j.costNano !== null) return html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>${usdOf(ui, j.costNano)}`;
+  if (j.costNano !== null)
+    return moneyOver(ui, j.costNano, html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>`);
   return j.status === 'completed' || j.status === 'failed'
-    ? html`${ui.exact(0n)}${usdOf(ui, 0n)}`
-    : html`<span>${ui.t('videos.held', { credits: ui.exact(j.holdNano) })}</span>${usdOf(ui, j.holdNano)}`;
+    ? moneyOver(ui, 0n, html`${ui.exact(0n)}`)
+    : moneyOver(ui, j.holdNano, html`${ui.t('videos.held', { credits: ui.exact(j.holdNano) })}`);
 }
 
 /** A job's status in the locale's words (the API's word when it is one this page does not know). */
@@ -63,7 +68,7 @@ export function registerVideosPage(scope: FastifyInstance, deps: DashboardDeps):
     ]);
     const jobs = listed.filter((j) => isVisible(j, now)).slice(0, SHOWN);
     const head = (last: 'videos.col.deleted' | 'videos.col.expires') =>
-      html`<thead><tr><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th><th scope="col">${t('videos.col.job')}</th></tr></thead>`;
+      html`<thead><tr><th scope="col">${t('col.model')}</th><th scope="col">${t('videos.col.status')}</th><th scope="col">${t('videos.col.length')}</th><th scope="col" class="num">${t('videos.col.cost')}</th><th scope="col">${t('col.created')}</th><th scope="col">${t(last)}</th></tr></thead>`;
     const length = (seconds: string | number, size: string) => t('videos.length', { seconds: ui.num(Number(seconds)), size });
     const deletedTable =
       deleted.length === 0
@@ -73,9 +78,9 @@ ${head('videos.col.deleted')}
 <tbody>${deleted.map(
             (
               j,
-            ) => html`<tr data-video-id="${j.id}"><td>${j.model}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
-<td class="num">${j.cost_nano === null ? ui.exact(0n) : html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>${usdOf(ui, BigInt(j.cost_nano))}`}</td>
-<td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td><td><code>${j.id}</code></td></tr>`,
+            ) => html`<tr data-video-id="${j.id}"><td>${jobCell(j)}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
+<td class="num">${j.cost_nano === null ? ui.exact(0n) : moneyOver(ui, BigInt(j.cost_nano), html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>`)}</td>
+<td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td></tr>`,
           )}</tbody></table></div>`;
     return sendPage(reply, 200, {
       title: t('nav.videos'),
@@ -86,9 +91,9 @@ ${head('videos.col.deleted')}
           : html`<div class="scroll"><table><caption>${t('videos.caption')}</caption>
 ${head('videos.col.expires')}
 <tbody>${jobs.map(
-              (j) => html`<tr data-video-id="${j.id}"><td>${j.model}</td>
+              (j) => html`<tr data-video-id="${j.id}"><td>${jobCell(j)}</td>
 <td>${statusText(ui, j.status)}${j.status === 'in_progress' ? ` (${j.progress}%)` : ''}${j.errorCode ? html`<br><small>${ui.locale === 'en' ? html`<code>${j.errorCode}</code>` : ui.word('videos.error', j.errorCode)}</small>` : ''}</td>
-<td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td><td><code>${j.id}</code></td></tr>`,
+<td>${length(j.seconds, j.size)}</td><td class="num">${cost(ui, j)}</td><td>${ui.time(iso(j.createdAt))}</td><td>${ui.time(iso(j.expiresAt))}</td></tr>`,
             )}</tbody></table></div>`
       }
 ${deletedTable}`,

@@ -5,7 +5,7 @@ import { countActiveKeysIn, walletView } from '../admin/routes.ts';
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { displayUnitsText } from '../core/money.ts';
-import { creditsWithUsd } from './amounts.ts';
+import { moneyOverCredits } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { groupScopeOf } from './group-scope.ts';
 import { html } from './html.ts';
@@ -25,7 +25,7 @@ const vendorsText = (ui: Ui, vendors: string[] | null) =>
 const expiryCell = (ui: Ui, l: { expires_at: string | null; expired_credits: number }) =>
   l.expires_at === null
     ? ui.t('wallet.no_expiry')
-    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small>${ui.th('wallet.expired', { credits: creditsWithUsd(ui, l.expired_credits, 'down') })}</small>` : ''}`;
+    : html`${ui.time(l.expires_at)}${l.expired_credits > 0 ? html`<br><small class="usd">${ui.th('wallet.expired', { money: ui.moneyOfCredits(l.expired_credits, 'down') })}</small>` : ''}`;
 
 export function registerWalletPage(scope: FastifyInstance, deps: DashboardDeps): void {
   // A teacher (a manager limited to classes) starts at the classes: the wallet is not theirs to see.
@@ -68,7 +68,7 @@ ${
 <thead><tr><th scope="col">${t('wallet.col.lot')}</th><th scope="col">${t('wallet.col.usable_for')}</th><th scope="col" class="num">${t('wallet.col.left')}</th><th scope="col" class="num">${t('wallet.col.reserved')}</th><th scope="col" class="num">${t('wallet.col.granted')}</th><th scope="col">${t('wallet.col.added')}</th><th scope="col">${t('wallet.col.expires')}</th></tr></thead>
 <tbody>${view.lots.map(
         (l) =>
-          html`<tr><td>${l.label ? html`${l.label}<br>` : ''}<small><code>${l.id}</code></small></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${creditsWithUsd(ui, l.credits, 'down')}</td><td class="num">${creditsWithUsd(ui, l.reserved_credits, 'up')}</td><td class="num">${creditsWithUsd(ui, l.granted_credits, 'down')}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
+          html`<tr><td>${l.label ? html`${l.label}<br>` : ''}<small><code>${l.id}</code></small></td><td>${vendorsText(ui, l.vendors)}</td><td class="num">${moneyOverCredits(ui, l.credits, 'down')}</td><td class="num">${moneyOverCredits(ui, l.reserved_credits, 'up')}</td><td class="num">${moneyOverCredits(ui, l.granted_credits, 'down')}</td><td>${ui.time(l.created_at)}</td><td>${expiryCell(ui, l)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`,

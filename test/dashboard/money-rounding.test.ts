@@ -63,7 +63,7 @@ describe('money on the dashboard rounds by what the amount is', () => {
     const school = await signIn(t, walletId);
     const page = await (await school.get('/dashboard/wallet')).text();
     expect(page).toContain('<strong data-testid="money">₩100,000 · $71.42</strong>');
-    expect(page).toContain('71,428,572 <small class="usd">(₩100,000 · $71.42)</small>');
+    expect(page).toContain('<span class="used">₩100,000 · $71.42</span> <small class="credits">71,428,572</small>');
     expect(page).not.toContain('₩99,999');
   });
 });

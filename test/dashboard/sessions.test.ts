@@ -221,7 +221,7 @@ for (const kind of databaseKinds) {
       expect(row.monthly_limit_credits).toBe('5000000');
       const withUsd = await (await owner.get('/dashboard/keys')).text();
       expect(withUsd).toMatch(
-        /<td class="num">₩0 · \$0\.00 of ₩7,000 · \$5\.00 <small class="credits" data-testid="month">0 of 5,000,000<\/small><\/td>/,
+        /<td class="num"><span class="used">₩0 · \$0\.00 of ₩7,000 · \$5\.00<\/span> <small class="credits" data-testid="month">0 of 5,000,000<\/small><\/td>/,
       );
       // A refused change keeps the key's form open with what was typed.
       const refusedChange = await owner.post(`/dashboard/keys/${row.id}`, { name: 'dollars', monthly_limit_credits: '5 EUR' });

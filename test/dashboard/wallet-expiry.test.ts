@@ -39,13 +39,11 @@ describe('the wallet page and the audit trail with lots that expire', () => {
     clock.set('2027-03-01T00:00:00Z');
     await expireDueLots(t.gw.db, 'test', clock.now(), (e) => expect.fail(String(e)));
     owner = await signIn(t, walletId); // the first session ended with the months the clock moved
-    // The amount's money is markup of the page's own, never shown as escaped text.
+    // What left the lot, in money (2,000 credits are ₩2.8, rounded down as what the wallet had).
     const walletEn = await page('/dashboard/wallet', 'en');
-    expect(walletEn).toContain('expired: 2,000 <small class="usd">(');
-    expect(walletEn).not.toContain('&lt;small');
+    expect(walletEn).toContain('<small class="usd">expired: ₩2 · $0.002</small>');
     const walletKo = await page('/dashboard/wallet', 'ko');
-    expect(walletKo).toContain('만료됨: 2,000 <small class="usd">(');
-    expect(walletKo).not.toContain('&lt;small');
+    expect(walletKo).toContain('<small class="usd">만료됨: ₩2 · US$0.002</small>');
     const trailEn = await page('/dashboard/audit', 'en');
     expect(trailEn).toContain('credits.expired');
     expect(trailEn).toContain('The gateway');

@@ -40,7 +40,7 @@ export const enWords = {
   'audit.field.expires_at': 'Expiry',
   'wallet.col.expires': 'Expires',
   'wallet.no_expiry': 'never',
-  'wallet.expired': 'expired: {credits}',
+  'wallet.expired': 'expired: {money}',
   'audit.col.change': 'Change',
   'audit.change': '{field} {before} → {after}',
   'audit.set': '{field} {value}',

@@ -224,7 +224,6 @@ export const en = {
   'videos.caption': 'Video jobs, newest first',
   'videos.deleted_heading': 'Deleted',
   'videos.deleted_caption': 'Video jobs deleted through the API, newest first; their charges stay in Usage',
-  'videos.col.job': 'Job',
   'videos.col.status': 'Status',
   'videos.col.length': 'Length and size',
   'videos.col.cost': 'Cost (credits)',

@@ -41,7 +41,7 @@ export const koWords: Record<keyof typeof enWords, string> = {
   'audit.field.expires_at': '사용 기한',
   'wallet.col.expires': '사용 기한',
   'wallet.no_expiry': '없음',
-  'wallet.expired': '만료됨: {credits}',
+  'wallet.expired': '만료됨: {money}',
   'audit.col.change': '바뀐 값',
   'audit.change': '{field} {before} → {after}',
   'audit.set': '{field} {value}',

@@ -226,7 +226,6 @@ export const ko: Messages = {
   'videos.caption': '동영상 작업 (최신 순)',
   'videos.deleted_heading': '삭제됨',
   'videos.deleted_caption': 'API로 삭제한 동영상 작업 (최신 순). 청구 내역은 사용량에 그대로 남습니다',
-  'videos.col.job': '작업',
   'videos.col.status': '상태',
   'videos.col.length': '길이와 크기',
   'videos.col.cost': '비용 (크레딧)',
