@@ -250,7 +250,9 @@ function measure(page: Page) {
       });
     });
     // A table wider than its scrolling box: its last columns are off the screen until scrolled to.
-    const cut = [...document.querySelectorAll('.scroll')].filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.scrollWidth - s.clientWidth);
+    const cut = [...document.querySelectorAll('.scroll')]
+      .filter((s) => s.scrollWidth > s.clientWidth + 1)
+      .map((s) => s.scrollWidth - s.clientWidth);
     // biome-ignore lint/performance/useDomNodeTextContent: the text a reader sees, not what closed <details> hold
     return { scrollWidth: document.documentElement.scrollWidth, columns, cut, text: document.body.innerText };
   });
