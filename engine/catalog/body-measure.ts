@@ -5,8 +5,12 @@ import { type PromptReading, pointsAtContent } from '../core/prompt-fields.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/types.ts';
 import { everyFormatsPrompt, imageReadingOf } from './wire-format.ts';
 
-/** A top-level entry that is a setting, never prompt text: the model id, and numbers and switches. */
-const isTopLevelSetting = (key: string, v: JsonValue) => key === 'model' || v === null || typeof v === 'number' || typeof v === 'boolean';
+/**
+ * A top-level entry that is a setting, never prompt text: the model id, the tier (which the door writes where the
+ * client sent none, config/doors.yaml `rewrite`), and numbers and switches.
+ */
+const SETTINGS = new Set(['model', 'service_tier']);
+const isTopLevelSetting = (key: string, v: JsonValue) => SETTINGS.has(key) || v === null || typeof v === 'number' || typeof v === 'boolean';
 
 /** What one walk of the body finds: its text's bytes and its images (see measureBody), and what it marks or points at. */
 export interface BodyMeasure {

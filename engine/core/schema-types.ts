@@ -265,6 +265,12 @@ export type DoorYaml = {
     param: string;
     from: ScalarValue;
     to: ScalarValue;
+    /**
+     * Also send `to` when the body leaves the parameter out, where the vendor's own default would differ
+     * from what the call is held and charged for. Not named in x-service-adjusted: the client asked for
+     * nothing else.
+     */
+    or_omitted?: boolean;
     vendors?: VendorId[];
     why: string;
   }[];

@@ -33,12 +33,13 @@ async function sentToA(body: Record<string, unknown>): Promise<{ sent: any; answ
 }
 
 describe('chat → native request translation (what vendor A received)', () => {
-  it('a minimal call: 8192 max_tokens filled in, content as native blocks, nothing else added', async () => {
+  it('a minimal call: 8192 max_tokens and the standard tier filled in, content as native blocks, nothing else added', async () => {
     const { sent } = await sentToA({ model: 'a-top-5.5', messages: [USER] });
     expect(sent).toEqual({
       model: 'a-top-5.5',
       max_tokens: 8192,
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+      service_tier: 'standard_only',
     });
   });
 

@@ -57,10 +57,11 @@ describe('chat door with the openai SDK', () => {
         expect(got).toHaveLength(1);
         expect(got[0]!.path).toBe(vendor === 'a' ? '/v1/messages' : '/v1/chat/completions');
         if (vendor !== 'a') {
-          // Passthrough: the vendor received the client's body as sent; vendor E with the output limit its
+          // Passthrough: the vendor received the client's body as sent, with the standard tier named where a
+          // vendor would read none as auto (config/doors.yaml rewrite); vendor E with the output limit its
           // servers need to stay within the hold (config/billing.yaml reservation.output_cap_written).
-          const limit = vendor === 'e' ? { max_tokens: 16_384 } : {};
-          expect(got[0]!.body).toEqual({ model, messages: [{ role: 'user', content: 'Hello there' }], ...limit });
+          const written = vendor === 'e' ? { max_tokens: 16_384 } : { service_tier: 'default' };
+          expect(got[0]!.body).toEqual({ model, messages: [{ role: 'user', content: 'Hello there' }], ...written });
         }
         // The vendor's own credential, never the client's key.
         expect(JSON.stringify(got[0]!.headers)).toContain(`vendor-${vendor}-secret`);
@@ -231,8 +232,13 @@ describe('messages door with the native SDK', () => {
     expect(msg.usage.input_tokens).toBeGreaterThan(0);
     const got = t.received('a').slice(n);
     expect(got).toHaveLength(1);
-    // Passed through untranslated; the SDK's version header (its own date) reached the vendor.
-    expect(got[0]!.body).toEqual({ model: 'a-top-5.5', max_tokens: 256, messages: [{ role: 'user', content: 'Hello native' }] });
+    // Passed through untranslated but for the standard tier named; the SDK's version header (its own date) reached the vendor.
+    expect(got[0]!.body).toEqual({
+      model: 'a-top-5.5',
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'Hello native' }],
+      service_tier: 'standard_only',
+    });
     expect(got[0]!.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     // The vendor sees the gateway's credential, never the client's key.
     expect(got[0]!.headers['x-api-key']).toBe('vendor-a-secret');
@@ -314,7 +320,7 @@ describe('responses door with the openai SDK', () => {
     const got = t.received('b').slice(n);
     expect(got).toHaveLength(1);
     expect(got[0]!.path).toBe('/v1/responses');
-    expect(got[0]!.body).toEqual({ model: 'b-pro-5', input: 'Hello responses' });
+    expect(got[0]!.body).toEqual({ model: 'b-pro-5', input: 'Hello responses', service_tier: 'default' });
   });
 
   it('streaming response: deltas assemble the text; one completed event with usage', async () => {

@@ -407,11 +407,14 @@ describe('chat-params-to-native', () => {
       logit_bias: {},
       stream: true,
       stream_options: { include_usage: true },
-      service_tier: 'auto',
       store: false,
       response_format: { type: 'text' },
     });
     expect(Object.keys(body).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream']);
+  });
+
+  it('carries service_tier, which the door has put in native words (config/doors.yaml rewrite)', () => {
+    expect(toNative({ messages: [user('x')], service_tier: 'standard_only' }).service_tier).toBe('standard_only');
   });
 
   it('maps user to metadata.user_id', () => {

@@ -50,7 +50,8 @@ function lowered(choice: JsonValue | undefined): JsonValue | undefined {
 const run: RequestTransform = (call) => {
   const adjusted: string[] = [];
   for (const name of call.rules.drops) if (drop(call.body, name)) adjusted.push(`${name} dropped`);
-  for (const { param, from, to } of call.rules.rewrites) {
+  for (const { param, from, to, or_omitted } of call.rules.rewrites) {
+    if (call.body[param] === undefined && or_omitted) call.body[param] = to;
     if (call.body[param] !== from) continue;
     call.body[param] = to;
     adjusted.push(`${param}=${to}`);

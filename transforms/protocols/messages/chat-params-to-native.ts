@@ -25,8 +25,9 @@
 //   prompt_cache_key      removed: a cache-routing hint; vendor A caches by cache_control breakpoints instead.
 //   prompt_cache_retention  'in_memory'/null removed; '24h' refused (use cache_control ttl '1h').
 //   prompt_cache_options  refused unless null (use cache_control).
-//   service_tier, deferred  removed: the door has refused every value other than auto/default and false, and
-//                           omitting them means the standard tier the native call gets anyway.
+//   service_tier          kept: the door's rewrites (config/doors.yaml) have put it in the native words, the
+//                           standard tier asked for by name (standard_only), so the vendor never picks another.
+//   deferred              removed: the door has refused every value other than false.
 //   thinking, top_k       native fields some chat clients send for vendor A (LiteLLM-compatible): passed on.
 //   anything else         refused, naming the parameter.
 import type { RequestTransform } from '../../../engine/core/call.ts';
@@ -51,6 +52,7 @@ const NATIVE = new Set([
   'output_config',
   'thinking',
   'cache_control',
+  'service_tier',
 ]);
 
 const USE_MESSAGES = 'It cannot be carried to vendor A models on /v1/chat/completions; use /v1/messages for native parameters.';
@@ -71,7 +73,6 @@ const removedWhen =
 
 const RULES: Record<string, Rule> = {
   stream_options: () => undefined,
-  service_tier: () => undefined,
   deferred: () => undefined,
   prompt_cache_key: () => undefined,
   metadata: () => undefined,
