@@ -32,6 +32,13 @@ export function creditsFromText(
   throw errors.invalidRequest(t(locale, 'amount.error', { label, why }), field);
 }
 
-/** Credits as a table cell shows them: the money first, the credits under it, so a table fits a laptop. */
+/**
+ * Money as a table cell shows it: the money first, what it is in credits under it (style.ts), so a table fits a
+ * laptop; `creditsId` names the credits for a program reading the page.
+ */
+export const moneyOver = (money: Html | string, credits: Html | string, creditsId?: string): Html =>
+  html`<span class="used">${money}</span> <small class="credits"${creditsId ? html` data-testid="${creditsId}"` : ''}>${credits}</small>`;
+
+/** A number of credits as a table cell shows it (moneyOver), rounded as the caller says. */
 export const moneyOverCredits = (ui: Ui, credits: number, rounding: Rounding): Html =>
-  html`<span class="used">${ui.moneyOfCredits(credits, rounding)}</span> <small class="credits">${ui.int(credits)}</small>`;
+  moneyOver(ui.moneyOfCredits(credits, rounding), ui.int(credits));

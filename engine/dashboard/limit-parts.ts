@@ -1,5 +1,6 @@
 // What the keys and classes pages both show of a daily or monthly limit: the field's label, and use against it.
-import { type Html, html } from './html.ts';
+import { moneyOver } from './amounts.ts';
+import type { Html } from './html.ts';
 import type { Ui } from './i18n.ts';
 
 export const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
@@ -14,11 +15,8 @@ function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; 
   };
 }
 
-/**
- * Use against a limit as every page shows it: money first (won with the shipped display currency), credits beside
- * it; `creditsId` names the credits for a program reading the page.
- */
+/** Use against a limit as every page shows it (moneyOver): won first with the shipped display currency. */
 export function usedText(ui: Ui, used: number, limit: number | null, creditsId?: string): Html {
   const { money, credits } = usedOf(ui, used, limit);
-  return html`<span class="used">${money}</span> <small class="credits"${creditsId ? html` data-testid="${creditsId}"` : ''}>${credits}</small>`;
+  return moneyOver(money, credits, creditsId);
 }

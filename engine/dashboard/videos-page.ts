@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { VideoJob } from '../videos/store.ts';
 import { isVisible } from '../videos/view.ts';
+import { moneyOver } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { type Html, html } from './html.ts';
 import { type Ui, uiFor } from './i18n.ts';
@@ -13,19 +14,17 @@ const SHOWN = 200;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-// A job's money is what it cost or holds: it rounds up. Money first, the exact credits under it, as every table shows.
-const moneyOver = (ui: Ui, nano: bigint, credits: Html) =>
-  html`<span class="used">${ui.money(nano, 'up')}</span> <small class="credits">${credits}</small>`;
+// A job's money is what it cost or holds: it rounds up, the exact credits under it (amounts.ts moneyOver).
+const costCell = (ui: Ui, nano: bigint, credits: Html) => moneyOver(ui.money(nano, 'up'), credits);
 
 // The job's model, its id under it: the id is what the API and support name it by, the model what an owner reads.
 const jobCell = (j: { model: string; id: string }) => html`${j.model}<br><small><code>${j.id}</code></small>`;
 
 function cost(ui: Ui, j: VideoJob) {
-  if (j.costNano !== null)
-    return moneyOver(ui, j.costNano, html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>`);
+  if (j.costNano !== null) return costCell(ui, j.costNano, html`<span data-nano="${j.costNano.toString()}">${ui.exact(j.costNano)}</span>`);
   return j.status === 'completed' || j.status === 'failed'
-    ? moneyOver(ui, 0n, html`${ui.exact(0n)}`)
-    : moneyOver(ui, j.holdNano, html`${ui.t('videos.held', { credits: ui.exact(j.holdNano) })}`);
+    ? costCell(ui, 0n, html`${ui.exact(0n)}`)
+    : costCell(ui, j.holdNano, html`${ui.t('videos.held', { credits: ui.exact(j.holdNano) })}`);
 }
 
 /** A job's status in the locale's words (the API's word when it is one this page does not know). */
@@ -79,7 +78,7 @@ ${head('videos.col.deleted')}
             (
               j,
             ) => html`<tr data-video-id="${j.id}"><td>${jobCell(j)}</td><td>${statusText(ui, 'deleted')}</td><td>${length(j.seconds, j.size)}</td>
-<td class="num">${j.cost_nano === null ? ui.exact(0n) : moneyOver(ui, BigInt(j.cost_nano), html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>`)}</td>
+<td class="num">${j.cost_nano === null ? ui.exact(0n) : costCell(ui, BigInt(j.cost_nano), html`<span data-nano="${j.cost_nano}">${ui.exact(BigInt(j.cost_nano))}</span>`)}</td>
 <td>${ui.time(new Date(j.created_at).toISOString())}</td><td>${ui.time(new Date(j.deleted_at).toISOString())}</td></tr>`,
           )}</tbody></table></div>`;
     return sendPage(reply, 200, {
