@@ -16,10 +16,14 @@ export interface RequestView {
   caller?: Pick<Caller, 'audience'> | undefined;
 }
 
-/** What made a condition hold: the offending value (`{value}` in a sentence) and where it sits (`{at}`). */
+/**
+ * What made a condition hold: the offending value (`{value}` in a sentence) and where it sits (`{at}`); `param` when
+ * that is a body field, which the error names so a client's SDK can point at it.
+ */
 interface Hit {
   value: JsonValue;
   at: string;
+  param?: string;
 }
 
 /** What made the condition hold, or undefined when it does not. */
@@ -52,27 +56,32 @@ function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
   const value = valueAt(req.body, cond.param);
   const at = cond.param;
   const present = value !== undefined;
-  if ('present' in cond) return present === cond.present ? { value: value ?? null, at } : undefined;
-  if (!present) return 'not_equals' in cond ? { value: null, at } : undefined;
-  if ('equals' in cond) return value === cond.equals ? { value, at } : undefined;
-  if ('not_equals' in cond) return value !== cond.not_equals ? { value, at } : undefined;
-  if ('in' in cond) return cond.in.includes(value as never) ? { value, at } : undefined;
-  return !cond.not_in.includes(value as never) ? { value, at } : undefined;
+  if ('present' in cond) return present === cond.present ? { value: value ?? null, at, param: at } : undefined;
+  if (!present) return 'not_equals' in cond ? { value: null, at, param: at } : undefined;
+  if ('equals' in cond) return value === cond.equals ? { value, at, param: at } : undefined;
+  if ('not_equals' in cond) return value !== cond.not_equals ? { value, at, param: at } : undefined;
+  if ('in' in cond) return cond.in.includes(value as never) ? { value, at, param: at } : undefined;
+  return !cond.not_in.includes(value as never) ? { value, at, param: at } : undefined;
 }
 
-/** The first refusal that applies, with its sentence filled in. */
-export function firstRefusal(refusals: readonly Refusal[], req: RequestView): { refusal: Refusal; message: string } | undefined {
+/** The first refusal that applies, with its sentence filled in and the body field it is about, if any. */
+export function firstRefusal(
+  refusals: readonly Refusal[],
+  req: RequestView,
+): { refusal: Refusal; message: string; param: string | undefined } | undefined {
   for (const refusal of refusals) {
     const hit = matchCondition(refusal.when, req);
-    if (hit) return { refusal, message: refusal.say.replaceAll('{value}', displayValue(hit.value)).replaceAll('{at}', hit.at) };
+    if (!hit) continue;
+    const message = refusal.say.replaceAll('{value}', displayValue(hit.value)).replaceAll('{at}', hit.at);
+    return { refusal, message, param: hit.param };
   }
   return undefined;
 }
 
-/** The error for the first refusal that applies: its status (400 unless stated) and the type that status means. */
+/** The error for the first refusal that applies: its status (400 unless stated), the type that status means, its field. */
 export function refusalError(refusals: readonly Refusal[], req: RequestView): GatewayError | undefined {
   const hit = firstRefusal(refusals, req);
-  return hit && errors.refused(hit.refusal.status ?? 400, hit.message);
+  return hit && errors.refused(hit.refusal.status ?? 400, hit.message, hit.param);
 }
 
 /** Each door's caller refusals, listed once per loaded config. */
@@ -131,7 +140,8 @@ function matchToolType(rule: ToolTypeCondition, body: JsonObject): Hit | undefin
     // A tool without a type is user-defined in the native format: never a server tool.
     if (typeof type !== 'string') continue;
     const listed = patterns.some((p) => matchesPattern(fold(p), fold(type)));
-    if ('in' in rule ? listed : !listed) return { value: type, at: `${reading.pathOf(body, i)}.type` };
+    const at = `${reading.pathOf(body, i)}.type`;
+    if ('in' in rule ? listed : !listed) return { value: type, at, param: at };
   }
   return undefined;
 }

@@ -99,7 +99,7 @@ export const errors = {
   authentication: (message: string) => new GatewayError(401, 'authentication_error', message),
   forbidden: (message: string) => new GatewayError(403, TYPE_OF_STATUS[403], message),
   /** A refusal from YAML (door, model rule or caller): its type follows from its status. */
-  refused: (status: RefusalStatus, message: string) => new GatewayError(status, TYPE_OF_STATUS[status], message),
+  refused: (status: RefusalStatus, message: string, param?: string) => new GatewayError(status, TYPE_OF_STATUS[status], message, { param }),
   /** `liftsInMs`: when waiting lifts the refusal (the wallet's own calls in flight finishing); null: only a top-up does. */
   insufficientCredit: (message: string, liftsInMs: number | null = null) =>
     new GatewayError(402, 'insufficient_credit', message, { headers: retryHeaders(liftsInMs) }),

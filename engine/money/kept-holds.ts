@@ -31,7 +31,7 @@ export class KeptHolds {
     const hold = this.holds.get(reservationId) ?? { kept: 0, marked: false, chain: Promise.resolve(true) };
     this.holds.set(reservationId, hold);
     hold.kept++;
-    return this.settle(reservationId, hold);
+    return this.syncMark(reservationId, hold);
   }
 
   /** A kept charge against `reservationId` was written, or given up; resolves true once the database agrees. */
@@ -39,17 +39,17 @@ export class KeptHolds {
     const hold = this.holds.get(reservationId);
     if (!hold) return Promise.resolve(true);
     hold.kept--;
-    return this.settle(reservationId, hold);
+    return this.syncMark(reservationId, hold);
   }
 
   /** Asks again for a mark the database did not take (called at a kept charge's failed tries). */
   retry(reservationId: string): void {
     const hold = this.holds.get(reservationId);
-    if (hold) void this.settle(reservationId, hold);
+    if (hold) void this.syncMark(reservationId, hold);
   }
 
   /** Marks or unmarks so the database says what `kept` says; forgets the hold once unmarked with nothing kept. */
-  private settle(reservationId: string, hold: Hold): Promise<boolean> {
+  private syncMark(reservationId: string, hold: Hold): Promise<boolean> {
     hold.chain = hold.chain.then(async () => {
       const want = hold.kept > 0;
       if (want !== hold.marked) {

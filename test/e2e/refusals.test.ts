@@ -1,6 +1,7 @@
 // Every refusal of the text doors: 400 invalid_request_error in the door's shape, the simulator received
 // NOTHING and the wallet balance did not move. Then vendor-side refusals: passed through unchanged, not
 // retried, nothing charged.
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, expectInvalid, post } from './e2e.ts';
@@ -160,6 +161,45 @@ describe('responses door refusals', () => {
       expect(res.status).toBe(200);
       await res.json();
     }
+  });
+});
+
+describe('a refusal names the field it is about', () => {
+  const sdk = () => new OpenAI({ apiKey: t.apiKey, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  /** The official SDK's error for a call refused before any vendor saw it. */
+  async function sdkRefusal(call: (c: OpenAI) => Promise<unknown>): Promise<InstanceType<typeof OpenAI.BadRequestError>> {
+    const sent = t.sim.received.length;
+    const err = await call(sdk()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(t.sim.received.length, 'a vendor was called').toBe(sent);
+    return err as InstanceType<typeof OpenAI.BadRequestError>;
+  }
+
+  it('a body field (chat door), as the SDK reads it', async () => {
+    const err = await sdkRefusal((c) =>
+      c.chat.completions.create({ model: 'b-5', messages: [{ role: 'user', content: 'hi' }], service_tier: 'flex' }),
+    );
+    expect(err.param).toBe('service_tier');
+    expect(err.message).toContain('service_tier "flex"');
+  });
+
+  it("a tool's type, at its place in the list (responses door)", async () => {
+    const err = await sdkRefusal((c) =>
+      c.responses.create({
+        model: 'b-5',
+        input: 'hi',
+        tools: [{ type: 'web_search' }, { type: 'code_interpreter', container: { type: 'auto' } }],
+      }),
+    );
+    expect(err.param).toBe('tools[1].type');
+  });
+
+  it('a nested field, by its dotted path', async () => {
+    const body = await refused('/v1/responses', { model: 'b-5', input: 'hi', reasoning: { effort: 'low', model: 'b-5-pro' } });
+    expect(body.error.param).toBe('reasoning.model');
   });
 });
 
