@@ -3,10 +3,12 @@
 // holds at once.
 import type { FastifyRequest } from 'fastify';
 import { type Actor, recordAudit } from '../audit/trail.ts';
+import { koreanMonthDays } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { GroupScope } from '../keys/groups.ts';
+import { readKeyStandings } from '../keys/index.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { localeOf, type MessageKey, t } from './i18n.ts';
 import type { OwnerSession } from './sessions.ts';
@@ -89,8 +91,10 @@ export function checkTeacherCreate(req: FastifyRequest, audience: string | undef
 
 /**
  * What a teacher may change of a key of their classes (the guard checked its class): not its audience to teacher,
- * and its class only to another of theirs, and only while it has spent nothing this month. A key takes its month's
- * use along (keys/group-quota.ts), so a spent key moved away would free room under a limit that is the owner's.
+ * and its class only to another of theirs, and only while it has spent nothing this month and holds nothing for calls
+ * in progress. A key takes its month's use along (keys/group-quota.ts), and its calls in flight were admitted under
+ * its class's room and are charged to the class it is in when they end: either way a teacher's move would free room
+ * under a limit that is the owner's.
  */
 export function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): void {
   const scope = groupScopeOf(req);
@@ -101,9 +105,16 @@ export function checkTeacherChange(req: FastifyRequest, form: Record<string, str
   if (to === undefined || to === (key.group_id ?? '')) return;
   if (!scope.includes(to)) throw refuse('groups.refused');
   if (key.month_used_credits > 0) throw refuse('groups.spent_key_move');
+  if (key.heldNano > 0n) throw refuse('groups.busy_key_move');
 }
 
-type TeacherKeyFacts = Pick<ApiKeyRecord, 'audience' | 'group_id' | 'month_used_credits'>;
+type TeacherKeyFacts = Pick<ApiKeyRecord, 'audience' | 'group_id' | 'month_used_credits'> & { heldNano: bigint };
+
+/** A key as a teacher's change is checked: with what it holds now, its calls' holds on every process as last told. */
+export async function teacherKeyFacts(db: Queryable, key: ApiKeyRecord, now: Date): Promise<TeacherKeyFacts> {
+  const standing = (await readKeyStandings(db, [{ keyId: key.id, days: koreanMonthDays(now) }])).get(key.id);
+  return { ...key, heldNano: standing?.heldNano ?? 0n };
+}
 
 /** Gives a class to a manager (or takes it back), in the audit trail as a change of that manager. */
 export async function setManagerGroup(

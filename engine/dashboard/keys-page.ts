@@ -10,7 +10,7 @@ import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.ts';
-import { checkTeacherChange, groupScopeOf } from './group-scope.ts';
+import { checkTeacherChange, groupScopeOf, teacherKeyFacts } from './group-scope.ts';
 import { type Html, html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
@@ -138,7 +138,10 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);
-      if (groupScopeOf(req) !== null) checkTeacherChange(req, form, await getKey(deps, s.walletId, req.params.id));
+      if (groupScopeOf(req) !== null) {
+        const key = await getKey(deps, s.walletId, req.params.id);
+        checkTeacherChange(req, form, await teacherKeyFacts(deps.db, key, deps.clock.now()));
+      }
       const body = {
         ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),

@@ -169,6 +169,31 @@ describe('keys by class on the dashboard', () => {
     expect(await groupOf(spent.id)).toBe(classes.b);
   });
 
+  it('refuses a teacher moving a key whose calls are in progress: they were admitted under its class and would be charged to the other', async () => {
+    // Found by an attack: a class spent to its limit, a key of the other class with ten calls at the vendor moved
+    // into it; the emptied class admitted more, and the full one ended at 188% of its limit.
+    const tom = await managerClient(t, walletId, 'tom');
+    const busy = await makeKeyWithSecret('busy-key', classes.a);
+    const told = async () =>
+      (await t.gw.db.query(`SELECT 1 FROM reservations WHERE state = 'held' AND (key_id = $1 OR in_flight_by_key ? $1)`, [busy.id])).rows
+        .length > 0;
+    t.sim.inject('b0', { kind: 'delay', ms: 3000, times: 1 });
+    const call = chat(busy.secret);
+    try {
+      for (let i = 0; i < 100 && !(await told()); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await told(), "the call's hold was never told").toBe(true);
+      const refused = await tom.post(`/dashboard/keys/${busy.id}`, { group_id: classes.b });
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('calls in progress');
+      expect(await groupOf(busy.id)).toBe(classes.a);
+      // The owner, who sets the limits, may.
+      const moved = await owner.post(`/dashboard/keys/${busy.id}`, { group_id: classes.b });
+      expect(moved.status).toBe(303);
+    } finally {
+      await call;
+    }
+  });
+
   it("answers a teacher's refused page with the teacher's navigation, not the whole wallet's", async () => {
     const tom = await managerClient(t, walletId, 'tom');
     const refused = await tom.get('/dashboard/managers');

@@ -37,6 +37,8 @@ export const enGroups = {
     "Only the wallet's owner, or a manager of the whole wallet, can give out teacher keys: a teacher key is not held to the limits on student keys.",
   'groups.spent_key_move':
     "This key has spent this month, and its use moves with it: moved by a teacher, it would free room under the class's limit, which is the owner's. Ask the owner to move it, or make the student a new key in the other class.",
+  'groups.busy_key_move':
+    "This key has calls in progress, admitted under its class's limit: moved now by a teacher, they would be charged to the other class. Try again once they end, or ask the owner to move it.",
   'groups.owner_only':
     "Only the wallet's owner, or a manager of the whole wallet, can do this. A class's teacher manages its keys: ask the owner to change the class itself (its name or limits).",
   'wh.event.key_group.monthly_limit_threshold_crossed': 'key_group.monthly_limit_threshold_crossed',

@@ -37,6 +37,8 @@ export const koGroups: Record<keyof typeof enGroups, string> = {
   'groups.teacher_keys': '교사용 키는 지갑 소유자나 지갑 전체 관리자만 만들 수 있습니다. 교사용 키에는 학생 키의 제한이 적용되지 않습니다.',
   'groups.spent_key_move':
     '이 키는 이번 달에 쓴 금액이 있고, 옮기면 그 사용량도 함께 옮겨집니다. 교사가 옮기면 소유자가 정한 반 한도에 여유가 생기므로, 소유자에게 옮겨 달라고 하거나 다른 반에서 학생에게 새 키를 만들어 주세요.',
+  'groups.busy_key_move':
+    '이 키로 진행 중인 호출이 있고, 이 호출은 지금 반의 한도 안에서 허용되었습니다. 지금 교사가 옮기면 그 비용이 다른 반에 청구됩니다. 호출이 끝난 뒤 다시 시도하거나 소유자에게 옮겨 달라고 하세요.',
   'groups.owner_only':
     '이 작업은 지갑 소유자나 지갑 전체 관리자만 할 수 있습니다. 반 담당 교사는 반의 키를 관리합니다. 반 자체(이름, 한도)를 바꾸려면 소유자에게 요청하세요.',
   'wh.event.key_group.monthly_limit_threshold_crossed': '반의 이번 달 사용량이 기준을 넘음',
