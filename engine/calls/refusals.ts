@@ -140,8 +140,10 @@ function matchToolType(rule: ToolTypeCondition, body: JsonObject): Hit | undefin
     // A tool without a type is user-defined in the native format: never a server tool.
     if (typeof type !== 'string') continue;
     const listed = patterns.some((p) => matchesPattern(fold(p), fold(type)));
-    const at = `${reading.pathOf(body, i)}.type`;
-    if ('in' in rule ? listed : !listed) return { value: type, at, param: at };
+    if ('in' in rule ? listed : !listed) {
+      const at = `${reading.pathOf(body, i)}.type`;
+      return { value: type, at, param: at };
+    }
   }
   return undefined;
 }
