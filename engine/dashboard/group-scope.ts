@@ -8,7 +8,9 @@ import { errors } from '../core/errors.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { GroupScope } from '../keys/groups.ts';
+import type { KeyService } from '../keys/index.ts';
 import { readKeyStandings } from '../keys/index.ts';
+import type { KeyChangeGuard } from '../keys/manage.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { localeOf, type MessageKey, t } from './i18n.ts';
 import type { OwnerSession } from './sessions.ts';
@@ -91,12 +93,9 @@ export function checkTeacherCreate(req: FastifyRequest, audience: string | undef
 
 /**
  * What a teacher may change of a key of their classes (the guard checked its class): not its audience to teacher,
- * and its class only to another of theirs, and only while it has spent nothing this month and holds nothing for calls
- * in progress. A key takes its month's use along (keys/group-quota.ts), and its calls in flight were admitted under
- * its class's room and are charged to the class it is in when they end: either way a teacher's move would free room
- * under a limit that is the owner's.
+ * and its class only to another of theirs (the rest of the rule: teacherMoveGuard).
  */
-export function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): void {
+function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): void {
   const scope = groupScopeOf(req);
   if (scope === null) return;
   const refuse = (message: MessageKey) => errors.forbidden(t(localeOf(req), message));
@@ -104,16 +103,42 @@ export function checkTeacherChange(req: FastifyRequest, form: Record<string, str
   const to = form.group_id?.trim();
   if (to === undefined || to === (key.group_id ?? '')) return;
   if (!scope.includes(to)) throw refuse('groups.refused');
-  if (key.month_used_credits > 0) throw refuse('groups.spent_key_move');
-  if (key.heldNano > 0n) throw refuse('groups.busy_key_move');
 }
 
-type TeacherKeyFacts = Pick<ApiKeyRecord, 'audience' | 'group_id' | 'month_used_credits'> & { heldNano: bigint };
+type TeacherKeyFacts = Pick<ApiKeyRecord, 'id' | 'audience' | 'group_id'>;
 
-/** A key as a teacher's change is checked: with what it holds now, its calls' holds on every process as last told. */
-export async function teacherKeyFacts(db: Queryable, key: ApiKeyRecord, now: Date): Promise<TeacherKeyFacts> {
-  const standing = (await readKeyStandings(db, [{ keyId: key.id, days: koreanMonthDays(now) }])).get(key.id);
-  return { ...key, heldNano: standing?.heldNano ?? 0n };
+/**
+ * A teacher's change, checked before it is made. A move first has every process tell what the key's calls on leases
+ * hold (a key change announced and applied everywhere writes them: keys/announce.ts), for teacherMoveGuard to read.
+ */
+export async function checkTeacherMove(
+  deps: { keys: Pick<KeyService, 'announce'> },
+  req: FastifyRequest,
+  form: Record<string, string>,
+  key: TeacherKeyFacts,
+): Promise<void> {
+  checkTeacherChange(req, form, key);
+  const to = form.group_id?.trim();
+  if (groupScopeOf(req) === null || to === undefined || to === (key.group_id ?? '')) return;
+  await (await deps.keys.announce([key.id])).applied();
+}
+
+/**
+ * A teacher moves a key to another class only while it has spent nothing this month and holds nothing for calls in
+ * progress: a key takes its month's use along (keys/group-quota.ts), and its calls in flight were admitted under its
+ * class's room and are charged to the class it is in when they end. Either way the move would free room under a
+ * limit that is the owner's. Decided under the key's lock, after every process has told what its calls on leases
+ * hold (`keys.announce`, awaited by the caller), so a call admitted in memory a moment before is seen.
+ */
+export function teacherMoveGuard(req: FastifyRequest, now: Date): KeyChangeGuard | undefined {
+  if (groupScopeOf(req) === null) return undefined;
+  return async (tx, current, input) => {
+    if (input.groupId === undefined || input.groupId === current.groupId) return;
+    const standing = (await readKeyStandings(tx, [{ keyId: current.id, days: koreanMonthDays(now) }])).get(current.id);
+    const refuse = (message: MessageKey) => errors.forbidden(t(localeOf(req), message));
+    if ((standing?.usedNano ?? 0n) > 0n) throw refuse('groups.spent_key_move');
+    if ((standing?.heldNano ?? 0n) > 0n) throw refuse('groups.busy_key_move');
+  };
 }
 
 /** Gives a class to a manager (or takes it back), in the audit trail as a change of that manager. */

@@ -10,7 +10,7 @@ import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
 import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.ts';
-import { checkTeacherChange, groupScopeOf, teacherKeyFacts } from './group-scope.ts';
+import { checkTeacherMove, groupScopeOf, teacherMoveGuard } from './group-scope.ts';
 import { type Html, html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
@@ -138,15 +138,13 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);
-      if (groupScopeOf(req) !== null) {
-        const key = await getKey(deps, s.walletId, req.params.id);
-        checkTeacherChange(req, form, await teacherKeyFacts(deps.db, key, deps.clock.now()));
-      }
+      if (groupScopeOf(req) !== null) await checkTeacherMove(deps, req, form, await getKey(deps, s.walletId, req.params.id));
       const body = {
         ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),
       };
-      await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(deps.clock.now())), ownerActor(req));
+      const now = deps.clock.now();
+      await patchKey(deps, s.walletId, req.params.id, parsePatch(body, koreanDate(now)), ownerActor(req), teacherMoveGuard(req, now));
       return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
     }),
   );

@@ -5,7 +5,7 @@
 import { type Actor, changedFields, recordAudit } from '../audit/trail.ts';
 import { type Clock, koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import type { Db } from '../db/db.ts';
+import type { Db, Queryable } from '../db/db.ts';
 import { findGroup, groupNotFound } from './groups.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { type ApiKeyRecord, keyRecord } from './records.ts';
@@ -240,12 +240,16 @@ export async function createOperatorKey(deps: KeyManagementDeps, walletId: strin
  * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
  * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did).
  */
+/** A condition of a change, decided in its transaction with the key's row locked (a reserve of a capped key waits). */
+export type KeyChangeGuard = (tx: Queryable, current: KeyRow, input: PatchInput) => Promise<void>;
+
 export async function patchKey(
   deps: KeyManagementDeps,
   walletId: string,
   id: string,
   input: PatchInput,
   actor: Actor,
+  guard?: KeyChangeGuard,
 ): Promise<ApiKeyRecord> {
   const { db, keys, clock } = deps;
   const now = clock.now();
@@ -255,6 +259,7 @@ export async function patchKey(
   const row = await db.transaction(async (tx) => {
     const current = await getDoorKey(tx, wallet.id, id, today, true);
     if (!current) throw notFound(id);
+    await guard?.(tx, current, input);
     const sets: string[] = [];
     const params: unknown[] = [id];
     const set = (column: string, value: unknown, cast = '') => {
