@@ -236,13 +236,14 @@ export async function createOperatorKey(deps: KeyManagementDeps, walletId: strin
   return record!; // count is 1
 }
 
-/**
- * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
- * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did).
- */
 /** A condition of a change, decided in its transaction with the key's row locked (a reserve of a capped key waits). */
 export type KeyChangeGuard = (tx: Queryable, current: KeyRow, input: PatchInput) => Promise<void>;
 
+/**
+ * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
+ * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did). `guard` decides
+ * first, once the key's row is locked.
+ */
 export async function patchKey(
   deps: KeyManagementDeps,
   walletId: string,
