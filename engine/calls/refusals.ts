@@ -26,6 +26,9 @@ interface Hit {
   param?: string;
 }
 
+/** A hit on a body field: it sits where the error's `param` names. */
+const fieldHit = (value: JsonValue, at: string): Hit => ({ value, at, param: at });
+
 /** What made the condition hold, or undefined when it does not. */
 function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
   if ('all' in cond) {
@@ -56,12 +59,12 @@ function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
   const value = valueAt(req.body, cond.param);
   const at = cond.param;
   const present = value !== undefined;
-  if ('present' in cond) return present === cond.present ? { value: value ?? null, at, param: at } : undefined;
-  if (!present) return 'not_equals' in cond ? { value: null, at, param: at } : undefined;
-  if ('equals' in cond) return value === cond.equals ? { value, at, param: at } : undefined;
-  if ('not_equals' in cond) return value !== cond.not_equals ? { value, at, param: at } : undefined;
-  if ('in' in cond) return cond.in.includes(value as never) ? { value, at, param: at } : undefined;
-  return !cond.not_in.includes(value as never) ? { value, at, param: at } : undefined;
+  if ('present' in cond) return present === cond.present ? fieldHit(value ?? null, at) : undefined;
+  if (!present) return 'not_equals' in cond ? fieldHit(null, at) : undefined;
+  if ('equals' in cond) return value === cond.equals ? fieldHit(value, at) : undefined;
+  if ('not_equals' in cond) return value !== cond.not_equals ? fieldHit(value, at) : undefined;
+  if ('in' in cond) return cond.in.includes(value as never) ? fieldHit(value, at) : undefined;
+  return !cond.not_in.includes(value as never) ? fieldHit(value, at) : undefined;
 }
 
 /** The first refusal that applies, with its sentence filled in and the body field it is about, if any. */
@@ -140,10 +143,7 @@ function matchToolType(rule: ToolTypeCondition, body: JsonObject): Hit | undefin
     // A tool without a type is user-defined in the native format: never a server tool.
     if (typeof type !== 'string') continue;
     const listed = patterns.some((p) => matchesPattern(fold(p), fold(type)));
-    if ('in' in rule ? listed : !listed) {
-      const at = `${reading.pathOf(body, i)}.type`;
-      return { value: type, at, param: at };
-    }
+    if ('in' in rule ? listed : !listed) return fieldHit(type, `${reading.pathOf(body, i)}.type`);
   }
   return undefined;
 }

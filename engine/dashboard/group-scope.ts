@@ -92,16 +92,17 @@ export function checkTeacherCreate(req: FastifyRequest, audience: string | undef
 
 /**
  * What a teacher may change of a key of their classes (the guard checked its class): not its audience to teacher,
- * and its class only to another of theirs (the rest of the rule: teacherMoveGuard).
+ * and its class only to another of theirs (the rest of the rule: teacherMoveGuard). True when the form moves it.
  */
-function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): void {
+function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): boolean {
   const scope = groupScopeOf(req);
-  if (scope === null) return;
+  if (scope === null) return false;
   const refuse = (message: MessageKey) => errors.forbidden(t(localeOf(req), message));
   if (givesTeacherKey(form.audience, key.audience)) throw refuse('groups.teacher_keys');
   const to = form.group_id?.trim();
-  if (to === undefined || to === (key.group_id ?? '')) return;
+  if (to === undefined || to === (key.group_id ?? '')) return false;
   if (!scope.includes(to)) throw refuse('groups.refused');
+  return true;
 }
 
 type TeacherKeyFacts = Pick<ApiKeyRecord, 'id' | 'audience' | 'group_id'>;
@@ -116,10 +117,7 @@ export async function checkTeacherMove(
   form: Record<string, string>,
   key: TeacherKeyFacts,
 ): Promise<void> {
-  checkTeacherChange(req, form, key);
-  const to = form.group_id?.trim();
-  if (groupScopeOf(req) === null || to === undefined || to === (key.group_id ?? '')) return;
-  await (await deps.keys.announce([key.id])).applied();
+  if (checkTeacherChange(req, form, key)) await (await deps.keys.announce([key.id])).applied();
 }
 
 /**

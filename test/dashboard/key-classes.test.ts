@@ -52,7 +52,7 @@ async function chat(secret: string): Promise<void> {
 
 beforeAll(async () => {
   t = await startTestGateway();
-  walletId = (await t.gw.ledger.createWallet({ credits: 1_000_000, ownerId: 'alice', name: '한빛중학교' })).id;
+  walletId = (await t.gw.ledger.createWallet({ credits: 100_000_000, ownerId: 'alice', name: '한빛중학교' })).id;
   owner = await signIn(t, walletId);
   for (const [k, name] of [
     ['a', '1학년 1반'],
@@ -174,29 +174,33 @@ describe('keys by class on the dashboard', () => {
     // into it; the emptied class admitted more, and the full one ended at 188% of its limit. The second attack moved
     // the key within the 250 ms before its process had told the calls' holds to the database.
     const tom = await managerClient(t, walletId, 'tom');
-    const busy = await makeKeyWithSecret('busy-key', classes.a);
-    const told = async () =>
-      (await t.gw.db.query(`SELECT 1 FROM reservations WHERE state = 'held' AND (key_id = $1 OR in_flight_by_key ? $1)`, [busy.id])).rows
-        .length > 0;
-    t.sim.inject('b0', { kind: 'delay', ms: 3000, times: 1 });
-    const sent = t.sim.received.length;
-    const call = chat(busy.secret);
-    try {
-      for (let i = 0; i < 200 && t.sim.received.length === sent; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(t.sim.received.length, 'the call never reached the vendor').toBeGreaterThan(sent);
-      // At once, before the in-flight tick: what the call holds is told because the move asks for it.
-      const toldBefore = await told();
-      const refused = await tom.post(`/dashboard/keys/${busy.id}`, { group_id: classes.b });
-      expect(refused.status).toBe(403);
-      expect(await refused.text()).toContain('calls in progress');
-      expect(await groupOf(busy.id)).toBe(classes.a);
-      expect(toldBefore || (await told())).toBe(true);
-      // The owner, who sets the limits, may.
-      const moved = await owner.post(`/dashboard/keys/${busy.id}`, { group_id: classes.b });
-      expect(moved.status).toBe(303);
-    } finally {
-      await call;
+    // Each try moves a fresh key the moment its call reaches the vendor; a try counts once the move came before the
+    // process had told the call's hold, which is what a move must not miss (a busy machine may tell it first).
+    let untold = 0;
+    for (let attempt = 0; attempt < 6 && untold === 0; attempt++) {
+      const busy = await makeKeyWithSecret(`busy-key-${attempt}`, classes.a);
+      const told = async () =>
+        (await t.gw.db.query(`SELECT 1 FROM reservations WHERE state = 'held' AND (key_id = $1 OR in_flight_by_key ? $1)`, [busy.id])).rows
+          .length > 0;
+      t.sim.inject('b0', { kind: 'delay', ms: 1500, times: 1 });
+      const sent = t.sim.received.length;
+      const call = chat(busy.secret);
+      try {
+        for (let i = 0; i < 200 && t.sim.received.length === sent; i++) await new Promise((r) => setTimeout(r, 5));
+        expect(t.sim.received.length, 'the call never reached the vendor').toBeGreaterThan(sent);
+        if (!(await told())) untold++;
+        const refused = await tom.post(`/dashboard/keys/${busy.id}`, { group_id: classes.b });
+        expect(refused.status).toBe(403);
+        expect(await refused.text()).toContain('calls in progress');
+        expect(await groupOf(busy.id)).toBe(classes.a);
+        // The owner, who sets the limits, may.
+        const moved = await owner.post(`/dashboard/keys/${busy.id}`, { group_id: classes.b });
+        expect(moved.status).toBe(303);
+      } finally {
+        await call;
+      }
     }
+    expect(untold, 'no try moved the key before its hold was told').toBeGreaterThan(0);
   });
 
   it("answers a teacher's refused page with the teacher's navigation, not the whole wallet's", async () => {
