@@ -20,6 +20,17 @@ export interface NothingFits {
   nothingFits: { neededNano: bigint; availableNano: bigint };
 }
 
+/** The output limit field the gateway writes for this call, and the model's whole output; null: none to lower. */
+function outputLimitOf(door: DoorConfig, call: Call, snap: Snapshot): { fields: readonly string[]; field: string; most: number } | null {
+  if (door.billing !== 'tokens') return null;
+  const fields = honouredLimits(door, call.model.vendor).output ?? [];
+  // The field the chain caps for this vendor (a vendor that ignores the others), else the wire format's first.
+  const capped = snap.config.billing.reservation.output_cap_written?.[call.model.vendor];
+  const field = capped && fields.includes(capped) ? capped : fields[0];
+  const most = call.model.max_output ?? 0;
+  return field && most >= 1 ? { fields, field, most } : null;
+}
+
 /**
  * The call's quote lowered to `room`, for a call refused for its default output: null when the client sent an
  * output limit that is not the trouble, `nothingFits` when not even one output token fits (then no output limit
@@ -32,17 +43,12 @@ export async function lowerOutputToRoom(
   at: Date,
   room: () => Promise<bigint>,
 ): Promise<FittedQuote | NothingFits | null> {
-  if (door.billing !== 'tokens') return null;
-  const outputFields = honouredLimits(door, call.model.vendor).output ?? [];
-  // The field the chain caps for this vendor (a vendor that ignores the others), else the wire format's first.
-  const capped = snap.config.billing.reservation.output_cap_written?.[call.model.vendor];
-  const field = capped && outputFields.includes(capped) ? capped : outputFields[0];
-  const most = call.model.max_output ?? 0;
-  if (!field || most < 1) return null;
+  const limit = outputLimitOf(door, call, snap);
+  if (!limit) return null;
+  const { fields, field, most } = limit;
   const available = await room();
 
-  const quoteAt = (limit: number): HoldQuote =>
-    holdFor(door, { ...call, body: withOutputLimit(call.body, outputFields, field, limit) }, snap, at);
+  const quoteAt = (n: number): HoldQuote => holdFor(door, { ...call, body: withOutputLimit(call.body, fields, field, n) }, snap, at);
   const smallest = quoteAt(1).amount;
   if (smallest > available) return { nothingFits: { neededNano: smallest, availableNano: available } };
   if (clientSentOutputLimit(door, call)) return null; // a limit the client sent is held as sent: its refusal stands
@@ -55,8 +61,24 @@ export async function lowerOutputToRoom(
     else over = mid;
   }
   if (fits >= most) return null;
-  call.body = withOutputLimit(call.body, outputFields, field, fits);
-  return { ...quoteAt(fits), written: { field, value: fits } };
+  return writeOutputLimit(door, call, snap, at, limit, fits);
+}
+
+/**
+ * The call's default output lowered to its shortest answer (one token), for a day that is not yet used up but fits no
+ * answer: the day's last call passes, its overshoot kept to its input (interface.md, Authentication 8).
+ */
+export function shortestAnswer(door: DoorConfig, call: Call, snap: Snapshot, at: Date): FittedQuote | null {
+  const limit = outputLimitOf(door, call, snap);
+  return limit ? writeOutputLimit(door, call, snap, at, limit, 1) : null;
+}
+
+type OutputLimit = NonNullable<ReturnType<typeof outputLimitOf>>;
+
+/** Writes `n` as the body's output limit and quotes the call so. */
+function writeOutputLimit(door: DoorConfig, call: Call, snap: Snapshot, at: Date, { fields, field }: OutputLimit, n: number): FittedQuote {
+  call.body = withOutputLimit(call.body, fields, field, n);
+  return { ...holdFor(door, call, snap, at), written: { field, value: n } };
 }
 
 /**

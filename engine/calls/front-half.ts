@@ -16,7 +16,7 @@ import { requestSlot } from '../http/request-slots.ts';
 import type { Accounts, Caller, Hold, Room } from '../money/accounts.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import { errorTypeOf, GATEWAY } from '../telemetry/genai.ts';
-import { clientSentOutputLimit, type FittedQuote, lowerOutputToRoom, type NothingFits } from './affordable-output.ts';
+import { clientSentOutputLimit, type FittedQuote, lowerOutputToRoom, type NothingFits, shortestAnswer } from './affordable-output.ts';
 import { refuseInputPastContext } from './context-window.ts';
 import { holdFor } from './hold-size.ts';
 import { type PreparedCall, prepareCall, type TransformRegistry } from './prepare.ts';
@@ -187,8 +187,9 @@ function doorReservation({ door, prepared, snap, now }: PreparedRequest): HoldPl
 /**
  * A model door's hold with its default output fitted to what the key's day has left: the daily limit refuses only
  * once the day is used up, so a call leaving the output limit to the gateway would otherwise be held for the
- * model's whole output far past the day. A limit the client sent is held as sent; a default that fits no output
- * token is refused (429).
+ * model's whole output far past the day. A limit the client sent is held as sent. A day not used up that fits no
+ * output token still lets its last call pass (interface.md, Authentication 8), held for its shortest answer: its hold
+ * is more than the day leaves, so the calls after it find the day used up.
  */
 export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
   return async (call: PreparedRequest): Promise<HoldPlan> => {
@@ -210,7 +211,9 @@ export function doorReservationWithinDay(accounts: Accounts, clock: Clock) {
       const refusal = bound.kind === 'wallet' ? errors.insufficientCredit('', null) : errors.keyLimit('', null);
       throw shortestAnswerRefused(refusal, lowered.nothingFits, bound);
     }
-    throw dayLimitError(dayLeft, bound, clock.now());
+    if (dayLeft <= 0n) throw dayLimitError(dayLeft, bound, clock.now());
+    const last = lowered ? shortestAnswer(door, prepared.call, snap, at) : null;
+    return last ? loweredPlan(last, prepared.call.id) : plan;
   };
 }
 
@@ -231,14 +234,19 @@ function dayLimitError(dayLeft: bigint, bound: Room['bound'], now: Date): Gatewa
  */
 export function doorReservationLowered(accounts: Accounts) {
   return async ({ door, prepared, snap, now, caller }: PreparedRequest, refusal: GatewayError): Promise<HoldPlan | null> => {
-    let bound: Room['bound'] = { kind: 'wallet' };
+    const seen: { bound: Room['bound'] } = { bound: { kind: 'wallet' } };
     const lowered = await lowerOutputToRoom(door, prepared.call, snap, now, async () => {
       const room = await accounts.room(caller, prepared.call.model);
-      bound = room.bound;
+      seen.bound = room.bound;
       return room.nano;
     });
     if (!lowered) return null;
-    if ('nothingFits' in lowered) throw shortestAnswerRefused(refusal, lowered.nothingFits, bound);
+    const { bound } = seen;
+    if ('nothingFits' in lowered) {
+      // The day refuses no call before it is used up (its last call passes): the wallet's or the month's refusal stands.
+      if (bound.kind === 'day' || bound.kind === 'group_day') return null;
+      throw shortestAnswerRefused(refusal, lowered.nothingFits, bound);
+    }
     return loweredPlan(lowered, prepared.call.id);
   };
 }

@@ -122,17 +122,39 @@ describe("the lowered default output fits what the key's day has left (issue 39)
     expect(again.status).toBe(429);
   });
 
-  it('a default that cannot fit even one output token in what the day has left is refused, nothing sent', async () => {
-    // 2,000 bytes of prompt hold about 2,000 input tokens of b-6, 10,000 credits: more than the whole day.
+  it('a day not used up that fits no output token lets its last call pass, held for its shortest answer', async () => {
+    // 2,000 bytes of prompt hold about 2,000 input tokens of b-6, 10,000 credits: more than the whole day. The day
+    // blocks only once its use has reached the limit (interface.md, Authentication 8), so this call passes.
     const k = await keyWith({ dailyLimitCredits: 1000 });
+    const long = { messages: [{ role: 'user', content: `${'x'.repeat(2000)} [[sim:long=3000]]` }] };
+    const res = await chat(k, long);
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(res.headers.get('x-service-max-tokens')).toBe('1');
+    const sent = t
+      .received('b')
+      .filter((r) => r.path === '/v1/chat/completions')
+      .at(-1)?.body as any;
+    expect(sent.max_completion_tokens ?? sent.max_tokens).toBe(1);
+    expect(body.usage.completion_tokens).toBeLessThanOrEqual(1);
+    // Its overshoot counts as usage, and the day is used up now.
+    expect((await keyStatus(k)).day.used_credits).toBeGreaterThan(1000);
+    const next = await chat(k, long);
+    const nextBody = (await next.json()) as any;
+    expect(next.status, JSON.stringify(nextBody)).toBe(429);
+    expect(nextBody.error.type).toBe('key_limit_exceeded');
+    expect(nextBody.error.message).toContain('daily limit');
+  });
+
+  it('a call the month refuses is told of the month, though the day leaves even less: the day refuses none before it is used up', async () => {
+    const k = await keyWith({ dailyLimitCredits: 5, monthlyLimitCredits: 100 });
     const sent = t.sim.received.length;
-    const res = await chat(k, { messages: [{ role: 'user', content: `${'x'.repeat(2000)} [[sim:long=3000]]` }] });
+    const res = await chat(k, { max_completion_tokens: 1000 });
     const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body)).toBe(429);
-    expect(body.error.type).toBe('key_limit_exceeded');
-    expect(body.error.message).toContain('daily limit');
+    expect(body.error.message).toContain('monthly limit');
+    expect(body.error.message).not.toContain('daily');
     expect(t.sim.received.length).toBe(sent);
-    expect((await keyStatus(k)).day.used_credits).toBe(0);
   });
 
   // The day leaves too little for the whole output, so the output is lowered; what leaves too little for one token
