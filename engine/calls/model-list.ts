@@ -9,12 +9,17 @@ import type { Caller } from '../money/accounts.ts';
 import type { Ledger } from '../money/types.ts';
 import { doorClosedTo } from './refusals.ts';
 
-/** The model of the same kind, on sale, of a vendor the caller may pay, most like `model` (catalog/model-suggestion.ts). */
+/**
+ * The model of the same kind, on sale, of a vendor the caller may pay, most like `model` (catalog/model-suggestion.ts):
+ * one served on every door `model` is, so the call that was refused works with it, else on one of them at least.
+ */
 function suggestModel(runtime: Runtime, model: ModelEntry, vendors: string[], now: Date): string | undefined {
-  const candidates = [...runtime.snapshot().catalog.models.values()].filter(
+  const payable = [...runtime.snapshot().catalog.models.values()].filter(
     (m) => m.kind === model.kind && vendors.includes(m.vendor) && isOnSale(m, now),
   );
-  return suggestLike(model, candidates)?.id;
+  const everyDoor = payable.filter((m) => model.doors.every((door) => m.doors.includes(door)));
+  const someDoor = payable.filter((m) => model.doors.some((door) => m.doors.includes(door)));
+  return suggestLike(model, everyDoor.length > 0 ? everyDoor : someDoor)?.id;
 }
 
 /** GET /v1/models lists what the key may call: no model its credits cannot pay for, no door its audience may not use. */

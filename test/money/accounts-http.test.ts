@@ -36,6 +36,18 @@ describe('plans, keys and quotas on the AI doors', () => {
     expect((await t.gw.ledger.balance(walletId)).availableNano).toBe(1_000_000_000n);
   });
 
+  it('the model suggested in a 403 serves the door the call came to: calling it there is answered', async () => {
+    // Vendor B's likest model to c-pro-3-preview by price and reasoning is served on /v1/responses only.
+    const walletId = await walletWith({ credits: 10_000_000, vendors: ['a', 'b'] });
+    const { key } = await t.gw.keys.createApiKey(walletId);
+    const res = await chat(key, { model: 'c-pro-3-preview' });
+    expect(res.status).toBe(403);
+    const { suggestion } = ((await res.json()) as any).error;
+    expect(typeof suggestion).toBe('string');
+    const again = await chat(key, { model: suggestion, max_completion_tokens: 16 });
+    expect(again.status, await again.clone().text()).toBe(200);
+  });
+
   it('a vendor C pack serves vendor C models', async () => {
     const walletId = await walletWith({ credits: 1_000_000, vendors: ['c'] });
     const { key } = await t.gw.keys.createApiKey(walletId);
