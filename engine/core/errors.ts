@@ -117,6 +117,8 @@ export const errors = {
   modelNotFound: (message: string, suggestion?: string, at = 'model') =>
     new GatewayError(404, 'model_not_found', message, { param: at, extra: suggestion ? { suggestion } : {} }),
   notFound: (message: string) => new GatewayError(404, 'not_found_error', message),
+  /** A key id the key doors do not find: the contract's table gives it the type of an unknown model. */
+  keyNotFound: (message: string) => new GatewayError(404, 'model_not_found', message),
   /** A body naming a stored response, item or conversation the caller's wallet did not make: `at` is the field. */
   storedNotFound: (message: string, at: string) => new GatewayError(404, 'not_found_error', message, { param: at }),
   conflict: (message: string, extra?: Record<string, unknown>) => new GatewayError(409, 'conflict_error', message, { extra }),

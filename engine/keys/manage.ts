@@ -47,7 +47,7 @@ const keyState = (row: KeyRow) => ({
   group_id: row.groupId,
 });
 
-const notFound = (id: string) => errors.notFound(`No key with id '${id}' in this wallet (it may be closed).`);
+const notFound = (id: string) => errors.keyNotFound(`No key with id '${id}' in this wallet (it may be closed).`);
 
 export async function walletForKeys(db: Db, walletId: string): Promise<WalletInfo> {
   const w = await getWallet(db, walletId);

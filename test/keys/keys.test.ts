@@ -444,7 +444,8 @@ describeEachDatabase('key doors', (getDb, kind) => {
         ] as const) {
           const r = await mine.call(method, `/v1/keys/${id}`, body);
           expect(r.status, `${method} ${id}`).toBe(404);
-          expect(r.body.error.type).toBe('not_found_error');
+          // interface.md's error table: "404 model_not_found … Also key id not found on key doors".
+          expect(r.body.error.type).toBe('model_not_found');
         }
       }
       // Nothing changed on the other wallet's key.
