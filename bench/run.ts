@@ -40,7 +40,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const config = {
   quick: QUICK,
   seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 0.3 : 5)),
-  warmupSeconds: QUICK ? 0.2 : 1,
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? (QUICK ? 0.2 : 5)),
   soakSeconds: Number(process.env.BENCH_SOAK_SECONDS ?? (QUICK ? 2 : 60)),
   rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)),
   slowStreams: Number(process.env.BENCH_SLOW_STREAMS ?? (QUICK ? 50 : 1000)),
