@@ -2,7 +2,7 @@
 // its money beside it and a form takes any of them (read by core/money.ts's creditsOfAmount). Pages group digits
 // the same way in both locales, so what a page shows can be typed back as it is.
 import { errors } from '../core/errors.ts';
-import { creditsOfAmount, type DisplayCurrency, type Rounding } from '../core/money.ts';
+import { creditsOfAmount, creditsToNano, type DisplayCurrency, displayUnitsText, type Rounding } from '../core/money.ts';
 import * as format from './format.ts';
 import { type Html, html } from './html.ts';
 import { t, type Ui } from './i18n.ts';
@@ -30,6 +30,20 @@ export function creditsFromText(
   const key = read.refused === 'not_amount' && currency ? 'amount.not_amount_won' : (`amount.${read.refused}` as const);
   const why = t(locale, key, { text, code: currency?.code ?? '' });
   throw errors.invalidRequest(t(locale, 'amount.error', { label, why }), field);
+}
+
+/**
+ * A saved limit as its change form shows it: in the display currency when that reads back to the same credits
+ * (a limit the owner typed in won shows the won typed), else in credits, so saving the form unchanged keeps it.
+ */
+export function limitValue(ui: Ui, credits: number | null | undefined): string {
+  if (credits == null) return '';
+  if (ui.currency) {
+    const inUnits = displayUnitsText(creditsToNano(credits), ui.currency, 'down');
+    const back = creditsOfAmount(inUnits, ui.currency);
+    if ('credits' in back && back.credits === BigInt(credits)) return inUnits;
+  }
+  return ui.credits(credits);
 }
 
 /**

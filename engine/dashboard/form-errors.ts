@@ -10,8 +10,10 @@ type Groups = Record<string, string>;
 /** The validate.ts messages, one pattern each, and the catalog text that says it in the form's words. */
 const RULES: [RegExp, MessageKey][] = [
   [/^(?<field>\w+) must be 1 to (?<max>\d+) characters\.$/, 'formerr.length'],
+  [/^(?<field>name) is required: the group \(class\) name, 1 to (?<max>\d+) characters\.$/, 'formerr.length'],
   [/^(?<field>\w+) may not start with '(?<prefix>[^']*)': that prefix is reserved for team-chat keys\.$/, 'formerr.reserved_prefix'],
   [/^(?<field>\w+) must be a whole number of credits \(0 or more\), or null for no limit\.$/, 'formerr.whole_credits'],
+  [/^name '(?<name>.*)' is already another group's in this wallet/, 'formerr.group_name_taken'],
   [/^audience must be 'student' or 'teacher'\.$/, 'formerr.audience'],
   [/^expires_on must be a date YYYY-MM-DD, or null for no expiry\.$/, 'formerr.date'],
   [/^expires_on (?<date>\d{4}-\d{2}-\d{2}) is earlier than today \((?<today>\d{4}-\d{2}-\d{2}), Korean time\)\./, 'formerr.date_past'],

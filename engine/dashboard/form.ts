@@ -23,7 +23,7 @@ export function formOf(body: unknown): FormBody {
 }
 
 /** A whole number when the text is one, else the text (so the check names the field). */
-export const numberOrText = (v: string): number | string => (/^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : v);
+const numberOrText = (v: string): number | string => (/^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : v);
 
 /**
  * The fields of a form that the owner filled, as a key door body: a blank field is left out (`blank:
@@ -59,6 +59,26 @@ export function modelsField(form: FormBody, blank: 'omit' | 'null'): { models?: 
   const list = form.models.split(/[\s,]+/).filter((m) => m !== '');
   if (list.length > 0) return { models: list };
   return blank === 'null' ? { models: null } : {};
+}
+
+/** The two limit fields of a key or a class form, each with its label in the locale. */
+export const limitFields = (ui: Pick<Ui, 't'>) => ({
+  monthly_limit_credits: ui.t('keys.field.monthly'),
+  daily_limit_credits: ui.t('keys.field.daily'),
+});
+
+/**
+ * A new-keys form as the create door's body, on the keys page and on a class's page alike: one key takes the name
+ * as is, several take it as the prefix of their numbered names (as on the door).
+ */
+export function newKeysBody(form: FormBody, ui: Ui): Record<string, unknown> {
+  const count = form.count?.trim() ? numberOrText(form.count) : 1;
+  return {
+    ...doorBody(form, { text: ['audience', 'expires_on', 'group_id'], amounts: limitFields(ui) }, 'omit', ui),
+    count,
+    ...modelsField(form, 'omit'),
+    ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
+  };
 }
 
 /** A query parameter as one short string, or undefined when absent or blank; 400 when it is not one. */

@@ -11,7 +11,7 @@ import { parseCreate } from '../keys/validate.ts';
 import { rollupRows } from '../usage/daily-rollup.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
-import { doorBody, formOf, numberOrText } from './form.ts';
+import { doorBody, formOf, limitFields, newKeysBody } from './form.ts';
 import { checkTeacherCreate, groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
 import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock } from './groups-parts.ts';
 import { type Html, html } from './html.ts';
@@ -23,8 +23,6 @@ import { type FormState, orRefusedForm } from './refused-form.ts';
 import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 import { sendCsv, usageSummaryCsv } from './usage-csv.ts';
-
-const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.monthly'), daily_limit_credits: ui.t('keys.field.daily') });
 
 /** Whether the session may change classes themselves: the owner or a manager of the whole wallet, not a teacher. */
 const mayEditGroups = (req: FastifyRequest) => sessionMay(req, 'keys') && groupScopeOf(req) === null;
@@ -143,8 +141,8 @@ export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, 
       groupFormTarget(null),
       async () => {
         const ui = uiFor(req);
-        const body = { ...doorBody(formOf(req.body), { text: ['name'], amounts: amountFields(ui) }, 'omit', ui) };
-        const g = await createGroup(deps, sessionOf(req).walletId, parseGroupCreate(body), ownerActor(req));
+        const body = { ...doorBody(formOf(req.body), { text: ['name'], amounts: limitFields(ui) }, 'omit', ui) };
+        const g = await createGroup(deps, sessionOf(req).walletId, { ...parseGroupCreate(body), distinctName: true }, ownerActor(req));
         return back(reply, `/dashboard/groups/${encodeURIComponent(g.id)}`);
       },
       (state) => sendGroupsPage(deps, req, reply, 400, state),
@@ -159,8 +157,8 @@ export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, 
       groupFormTarget(req.params.id),
       async () => {
         const ui = uiFor(req);
-        const body = doorBody(formOf(req.body), { text: ['name'], amounts: amountFields(ui) }, 'null', ui);
-        await patchGroup(deps, sessionOf(req).walletId, req.params.id, parseGroupPatch(body), ownerActor(req));
+        const body = doorBody(formOf(req.body), { text: ['name'], amounts: limitFields(ui) }, 'null', ui);
+        await patchGroup(deps, sessionOf(req).walletId, req.params.id, { ...parseGroupPatch(body), distinctName: true }, ownerActor(req));
         return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
       },
       (state) => sendClassPage(deps, req, reply, req.params.id, 400, state),
@@ -185,13 +183,7 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
         const s = sessionOf(req);
         const ui = uiFor(req);
         const form = formOf(req.body);
-        const count = form.count?.trim() ? numberOrText(form.count) : 1;
-        const body: Record<string, unknown> = {
-          ...doorBody(form, { text: ['audience', 'expires_on'], amounts: amountFields(ui) }, 'omit', ui),
-          count,
-          group_id: req.params.id,
-          ...(form.name?.trim() ? { [count === 1 ? 'name' : 'name_prefix']: form.name } : {}),
-        };
+        const body = { ...newKeysBody(form, ui), group_id: req.params.id };
         await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req)); // 404 before anything is made
         checkTeacherCreate(req, form.audience);
         const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
@@ -200,6 +192,11 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
       },
       (state) => sendClassPage(deps, req, reply, req.params.id, 400, state),
     ),
+  );
+
+  // A refused form is answered at the address it was posted to; reloaded or bookmarked, that address is the class.
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id/keys', (req, reply) =>
+    back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`),
   );
 
   scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/teachers', async (req, reply) => {

@@ -1,6 +1,7 @@
 // The classes page's pieces: a class's row, its create-or-change form, the form that makes keys in it, and the
 // owner's list of which managers teach it.
 import type { KeyGroupRecord } from '../keys/groups.ts';
+import { limitValue } from './amounts.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { type NewKeyOffer, newKeyFields } from './keys-forms.ts';
@@ -26,14 +27,13 @@ export const CLASS_KEYS_TARGET = 'class-keys';
 export function groupForm(ui: Ui, csrf: string, g: KeyGroupRecord | null, state?: FormState): Html {
   const id = g ? g.id : 'new';
   const target = groupFormTarget(g?.id ?? null);
-  const limit = (v: number | null | undefined) => (v == null ? '' : ui.credits(v));
   const shown = (field: string, saved: string) => shownValue(state, target, field, saved);
   const action = g ? `/dashboard/groups/${encodeURIComponent(g.id)}` : '/dashboard/groups';
   return html`<form method="post" action="${action}">${csrfField(csrf)}
 <fieldset><legend>${ui.t(g ? 'groups.change_legend' : 'groups.create_legend')}</legend>${refusal(state, target, `error-${target}`)}
 <label for="gname-${id}">${ui.t('groups.field.name')}</label><input id="gname-${id}" name="name" maxlength="40" required value="${shown('name', g?.name ?? '')}">
-<label for="gmonthly-${id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="gmonthly-${id}" name="monthly_limit_credits" value="${shown('monthly_limit_credits', limit(g?.monthly_limit_credits))}">
-<label for="gdaily-${id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="gdaily-${id}" name="daily_limit_credits" value="${shown('daily_limit_credits', limit(g?.daily_limit_credits))}">
+<label for="gmonthly-${id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="gmonthly-${id}" name="monthly_limit_credits" value="${shown('monthly_limit_credits', limitValue(ui, g?.monthly_limit_credits))}">
+<label for="gdaily-${id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="gdaily-${id}" name="daily_limit_credits" value="${shown('daily_limit_credits', limitValue(ui, g?.daily_limit_credits))}">
 <p><button type="submit">${ui.t(g ? 'groups.save' : 'groups.create')}</button></p></fieldset></form>
 ${g ? html`<form method="post" action="${action}/delete">${csrfField(csrf)}<p><small>${ui.t('groups.delete_note')}</small> <button type="submit">${ui.t('groups.delete')}</button></p></form>` : ''}`;
 }

@@ -3,6 +3,7 @@
 import type { GroupChoice } from '../keys/groups.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { MAX_COUNT } from '../keys/validate.ts';
+import { limitValue } from './amounts.ts';
 import { closeButton } from './confirm-close.ts';
 import { type Html, html } from './html.ts';
 import type { MessageKey, Ui } from './i18n.ts';
@@ -78,8 +79,8 @@ ${refusal(state, k.id, `error-${k.id}`)}
 <label for="name-${k.id}">${t('keys.field.name')}</label><input id="name-${k.id}" name="name" maxlength="40" value="${v('name', k.name ?? '')}">
 ${rows.classes.length > 0 ? classSelect(ui, `class-${k.id}`, rows, v('group_id', k.group_id ?? '')) : ''}
 ${splitsUsage ? audienceSelect(ui, `aud-${k.id}`, v('audience', k.audience ?? ''), rows.wholeWallet) : ''}
-<label for="monthly-${k.id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="monthly-${k.id}" name="monthly_limit_credits" value="${v('monthly_limit_credits', k.monthly_limit_credits === null ? '' : ui.credits(k.monthly_limit_credits))}">
-<label for="daily-${k.id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="daily-${k.id}" name="daily_limit_credits" value="${v('daily_limit_credits', k.daily_limit_credits === null ? '' : ui.credits(k.daily_limit_credits))}">
+<label for="monthly-${k.id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="monthly-${k.id}" name="monthly_limit_credits" value="${v('monthly_limit_credits', limitValue(ui, k.monthly_limit_credits))}">
+<label for="daily-${k.id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="daily-${k.id}" name="daily_limit_credits" value="${v('daily_limit_credits', limitValue(ui, k.daily_limit_credits))}">
 <label for="expires-${k.id}">${t('keys.field.last_day_one')}</label><input id="expires-${k.id}" name="expires_on" type="date" min="${today}" value="${v('expires_on', k.usable_until ?? '')}">
 <label for="models-${k.id}">${t('keys.field.models')}</label><input id="models-${k.id}" name="models" value="${v('models', k.models?.join(', ') ?? '')}">
 <p><button type="submit">${t('keys.save', { label })}</button></p>

@@ -5,11 +5,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
 import { type GroupChoice, type GroupScope, groupChoices } from '../keys/groups.ts';
 import { closeApiKey, createKeys, getKey, listKeys, patchKey, walletForKeys } from '../keys/manage.ts';
+import { countSlotKeys } from '../keys/store.ts';
 import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
-import { doorBody, formOf, modelsField, numberOrText, queryText } from './form.ts';
+import { doorBody, formOf, limitFields, modelsField, newKeysBody, queryText } from './form.ts';
 import { checkTeacherMove, groupScopeOf, teacherMoveGuard } from './group-scope.ts';
 import { type Html, html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
@@ -20,9 +21,6 @@ import { sessionMay } from './roles.ts';
 import { ownerActor, sessionOf } from './session-http.ts';
 
 const PAGE_SIZE = 100;
-
-/** The amount fields and their labels, which name the field when a typed amount is refused. */
-const amountFields = (ui: Ui) => ({ monthly_limit_credits: ui.t('keys.field.monthly'), daily_limit_credits: ui.t('keys.field.daily') });
 
 const DONE: Record<string, MessageKey> = { changed: 'keys.done.changed', closed: 'keys.done.closed' };
 
@@ -58,11 +56,11 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
   const scope = groupScopeOf(req);
   const [wallet, choices] = await Promise.all([walletForKeys(deps.db, s.walletId), groupChoices(deps.db, s.walletId, scope)]);
   const filter = classFilter(req.query, choices, scope);
-  const { data, total } = await listKeys(deps, s.walletId, {
-    limit: PAGE_SIZE,
-    offset,
-    ...(filter.groupIds ? { groupIds: filter.groupIds } : {}),
-  });
+  // The slots are the wallet's, whichever class the list is filtered to.
+  const [{ data, total }, slotsUsed] = await Promise.all([
+    listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset, ...(filter.groupIds ? { groupIds: filter.groupIds } : {}) }),
+    scope ? Promise.resolve(0) : countSlotKeys(deps.db, s.walletId, today),
+  ]);
   const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
   const done = doneKey && t(doneKey);
   const more = offset + data.length < total;
@@ -87,7 +85,7 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
       // A teacher makes keys on their class's page within the class's limits; the wallet's key slots are the owner's.
       scope
         ? t('keys.intro.classes', { active: ui.int(total) })
-        : t('keys.intro', { active: ui.int(total), slots: ui.int(wallet.keySlots) })
+        : t('keys.intro', { active: ui.int(slotsUsed), slots: ui.int(wallet.keySlots) })
     }</p>
 ${rows.canChange && !scope ? createForm(ui, rows) : ''}
 ${choices.length > 0 ? filterForm(ui, choices, filter.asked, scope) : ''}
@@ -117,16 +115,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
     orRefusedKeysForm(req, reply, 'new', async () => {
       const s = sessionOf(req);
       const ui = uiFor(req);
-      const form = formOf(req.body);
-      const count = form.count?.trim() ? numberOrText(form.count) : 1;
-      // One key takes the name as is; several take it as the prefix of their numbered names (as on the door).
-      const nameField = count === 1 ? 'name' : 'name_prefix';
-      const body: Record<string, unknown> = {
-        ...doorBody(form, { text: ['audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'omit', ui),
-        count,
-        ...modelsField(form, 'omit'),
-        ...(form.name?.trim() ? { [nameField]: form.name } : {}),
-      };
+      const body = newKeysBody(formOf(req.body), ui);
       const made = await createKeys(deps, s.walletId, parseCreate(body, koreanDate(deps.clock.now())), ownerActor(req));
       await flash.apiKeys(req, made);
       return reply.code(303).header('location', API_KEYS_CREATED_PATH).send();
@@ -140,7 +129,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const form = formOf(req.body);
       if (groupScopeOf(req) !== null) await checkTeacherMove(deps, req, form, await getKey(deps, s.walletId, req.params.id));
       const body = {
-        ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: amountFields(ui) }, 'null', ui),
+        ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: limitFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),
       };
       const now = deps.clock.now();
@@ -148,6 +137,9 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       return reply.code(303).header('location', '/dashboard/keys?done=changed').send();
     }),
   );
+
+  // A refused change is answered at the address it was posted to; reloaded or bookmarked, that address is the list.
+  scope.get('/dashboard/keys/:id', (_req, reply) => reply.code(303).header('location', '/dashboard/keys').send());
 
   scope.get<{ Params: { id: string } }>('/dashboard/keys/:id/close', async (req, reply) => {
     const s = sessionOf(req);

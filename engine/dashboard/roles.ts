@@ -22,6 +22,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /dashboard/keys': 'read',
   'POST /dashboard/keys': 'keys',
   'GET /dashboard/keys/created': 'keys',
+  // A refused form leaves its POST address in the browser; reloading it goes back to the page it came from.
+  'GET /dashboard/keys/:id': 'read',
   'POST /dashboard/keys/:id': 'keys',
   'GET /dashboard/keys/:id/close': 'keys',
   'POST /dashboard/keys/:id/close': 'keys',
@@ -32,6 +34,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /dashboard/groups/:id': 'read',
   'POST /dashboard/groups/:id': 'keys',
   'POST /dashboard/groups/:id/delete': 'keys',
+  'GET /dashboard/groups/:id/keys': 'read',
   'POST /dashboard/groups/:id/keys': 'keys',
   'POST /dashboard/groups/:id/teachers': 'owner',
   'GET /dashboard/groups/:id/usage.csv': 'read',

@@ -14,6 +14,7 @@ import {
   writeSettings,
 } from '../alerts/index.ts';
 import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
+import { limitValue } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
 import { createFlashStore } from './flash.ts';
 import { type FormBody, formOf } from './form.ts';
@@ -65,6 +66,12 @@ function settingsBody(form: FormBody, currency: DisplayCurrency | null): Record<
   return out;
 }
 
+/** A saved setting as its field shows it: balance thresholds as money where that reads back to the same credits. */
+function savedSetting(ui: Ui, field: string, saved: number | number[] | null | undefined): string {
+  const list = [saved ?? []].flat();
+  return (field === 'balance_credits' ? list.map((n) => limitValue(ui, n)) : list).join(', ');
+}
+
 export function registerWebhooksPage(scope: FastifyInstance, deps: DashboardDeps): void {
   const alerts = deps.alerts;
   if (!alerts) return;
@@ -96,7 +103,7 @@ ${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', {
 <form method="post" action="${PATH}/thresholds">${csrfField(s.csrfToken)}
 <fieldset><legend>${t('wh.thresholds')}</legend>${refusal(state, 'thresholds', 'error-thresholds')}${SETTING_FIELDS.map(
         (f) =>
-          html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${shownValue(state, 'thresholds', f, [settings[f]].flat().join(', '))}">`,
+          html`<label for="th-${f}">${t(LABELS[f])}</label><input id="th-${f}" name="${f}" value="${shownValue(state, 'thresholds', f, savedSetting(ui, f, settings[f]))}">`,
       )}
 <p><button type="submit">${t('wh.save')}</button></p></fieldset></form>
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}

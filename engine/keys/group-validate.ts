@@ -16,6 +16,11 @@ export interface GroupInput {
   name?: string;
   monthlyLimitCredits?: number | null;
   dailyLimitCredits?: number | null;
+  /**
+   * Refuse a name another live group of the wallet has. The dashboard sets it (people pick a class by its name
+   * there); the API does not, since its clients name groups by id and the interface promises no such rule.
+   */
+  distinctName?: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -31,7 +36,7 @@ function limit(v: unknown, field: string): number | null {
 function name(v: unknown): string {
   const n = typeof v === 'string' ? v.normalize('NFC').trim() : null;
   if (n === null || n.length === 0 || [...n].length > MAX_GROUP_NAME) {
-    throw errors.invalidRequest(`name must be a string of 1 to ${MAX_GROUP_NAME} characters.`, 'name');
+    throw errors.invalidRequest(`name must be 1 to ${MAX_GROUP_NAME} characters.`, 'name');
   }
   return n;
 }
@@ -55,7 +60,8 @@ export function parseGroupPatch(raw: unknown): GroupInput {
 /** POST /v1/key-groups: `name` required, limits optional (none when absent). */
 export function parseGroupCreate(raw: unknown): GroupInput & { name: string } {
   const input = parseGroupPatch(raw);
-  if (input.name === undefined) throw errors.invalidRequest('name is required: the group (class) name, 1 to 40 characters.', 'name');
+  if (input.name === undefined)
+    throw errors.invalidRequest(`name is required: the group (class) name, 1 to ${MAX_GROUP_NAME} characters.`, 'name');
   checkLimits(input.monthlyLimitCredits ?? null, input.dailyLimitCredits ?? null);
   return { ...input, name: input.name };
 }

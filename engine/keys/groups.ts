@@ -94,6 +94,22 @@ async function render(deps: GroupDeps, rows: GroupRow[], now: Date): Promise<Key
   return rows.map((g) => record(g, usage.get(g.id)));
 }
 
+/**
+ * Refuses a name another live class of the wallet has (case and surrounding spaces aside): the owner picks a
+ * class by its name in every list and filter. Creates and renames of one wallet take turns on a lock, so two at
+ * once cannot both pass.
+ */
+async function checkNameFree(tx: Queryable, walletId: string, name: string, exceptId: string | null): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gateway.key_groups.name.' || $1::text))`, [walletId]);
+  const res = await tx.query(
+    `SELECT 1 FROM key_groups WHERE wallet_id = $1 AND deleted_at IS NULL AND lower(name) = lower($2) AND id IS DISTINCT FROM $3 LIMIT 1`,
+    [walletId, name, exceptId],
+  );
+  if (res.rows.length > 0) {
+    throw errors.invalidRequest(`name '${name}' is already another group's in this wallet; choose a name no other group has.`, 'name');
+  }
+}
+
 /** The names of these groups of the wallet, deleted ones too (the audit trail still speaks of them). */
 export async function groupNames(q: Queryable, walletId: string, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
@@ -148,6 +164,7 @@ export async function createGroup(
 ): Promise<KeyGroupRecord> {
   const now = deps.clock.now();
   const g = await deps.db.transaction(async (tx) => {
+    if (input.distinctName) await checkNameFree(tx, walletId, input.name, null);
     const res = await tx.query(
       `INSERT INTO key_groups AS g (id, wallet_id, name, monthly_limit_credits, daily_limit_credits, created_at)
        VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6::timestamptz) RETURNING ${COLUMNS(koreanDate(now))}`,
@@ -178,6 +195,7 @@ export async function patchGroup(
     const monthly = input.monthlyLimitCredits !== undefined ? input.monthlyLimitCredits : current.monthly;
     const daily = input.dailyLimitCredits !== undefined ? input.dailyLimitCredits : current.daily;
     checkLimits(monthly, daily);
+    if (input.distinctName && input.name !== undefined && input.name !== current.name) await checkNameFree(tx, walletId, input.name, id);
     const res = await tx.query(
       `UPDATE key_groups g SET name = $2, monthly_limit_credits = $3::bigint, daily_limit_credits = $4::bigint
         WHERE g.id = $1 RETURNING ${COLUMNS(today)}`,

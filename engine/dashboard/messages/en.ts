@@ -385,5 +385,6 @@ export const en = {
   'formerr.no_split': "The audience 'student' needs a wallet that splits usage between students and teachers; this wallet does not.",
   'formerr.count': 'How many must be a whole number from 1 to {max}.',
   'formerr.numbered_names': "The numbered names ('{names}') would exceed {max} characters; use a shorter name (up to {prefix}).",
+  'formerr.group_name_taken': "Another class is already named '{name}'; choose another name.",
   'formerr.unknown': '{detail}',
 };

@@ -386,5 +386,6 @@ export const ko: Messages = {
   'formerr.no_split': '학생 대상 키는 학생과 교사의 사용량을 나누는 지갑에서만 만들 수 있습니다. 이 지갑은 나누지 않습니다.',
   'formerr.count': '개수는 1부터 {max}까지의 정수여야 합니다.',
   'formerr.numbered_names': "번호를 붙인 이름('{names}')이 {max}자를 넘습니다. 더 짧은 이름({prefix}자 이하)을 쓰세요.",
+  'formerr.group_name_taken': "같은 이름의 반('{name}')이 이미 있습니다. 다른 이름을 쓰세요.",
   'formerr.unknown': '입력한 내용을 처리하지 못했습니다. 자세한 내용(영문): {detail}',
 };
