@@ -168,6 +168,7 @@ async function serveModelDoor(
       clientHeaders: req.headers,
       timeoutMs: snap.config.limits.call_timeout_ms[door.name] ?? 300_000,
       streamStallMs: snap.config.limits.stream_stall_ms,
+      streamOpeningHoldMs: snap.config.limits.stream_opening_hold_ms,
       retryAfterMaxMs: snap.config.limits.retry_after_max_ms,
       reply,
       facts,

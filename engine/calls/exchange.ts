@@ -39,6 +39,7 @@ export interface ExchangeInput {
   timeoutMs: number;
   /** How long a streaming client may leave its buffer full before it is treated as gone. */
   streamStallMs: number;
+  streamOpeningHoldMs: number;
   /** Longest Retry-After waited for before one more pass over the routes. */
   retryAfterMaxMs: number;
   reply: FastifyReply;
@@ -99,6 +100,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
       input.routes.length === 0
         ? noRouteMessage(prepared.call.model.vendor)
         : `Vendor ${prepared.call.model.vendor.toUpperCase()} failed on every route (${input.routes.length}). Retry later.`,
+      outcome.retryAfterMs,
     );
   } catch (e) {
     if (reply.raw.headersSent || clientGone.aborted) {
@@ -156,6 +158,7 @@ function relay(
       reply,
       clientGone,
       stallMs: input.streamStallMs,
+      openingHoldMs: input.streamOpeningHoldMs,
       headers,
       errorBody: errorBodyOf(input.door),
       log: deps.log,

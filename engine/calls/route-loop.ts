@@ -56,6 +56,8 @@ type RoutesOutcome<T> =
       lastProblem?: string | undefined;
       /** Routes whose vendor refused the gateway's credential (401/403), when any did. */
       credentialRefused?: { route: Route; status: number }[];
+      /** The longest Retry-After the last pass was sent: the client's to honour, since the gateway waits no more. */
+      retryAfterMs?: number;
     };
 
 type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number | undefined; refusedStatus?: number };
@@ -66,8 +68,9 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
   const refused: { route: Route; status: number }[] = [];
   // Made on the first refusal only: nearly every call has none.
   let refusedKeys: Set<string> | undefined;
+  let retryAfterMs: number | undefined;
   for (let pass = 0; pass < 2; pass++) {
-    let retryAfterMs: number | undefined;
+    retryAfterMs = undefined;
     for (const route of routes) {
       if (refusedKeys?.has(route.key)) continue;
       const attempt = await attemptRoute(route, failed, loop);
@@ -86,11 +89,17 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
       );
       if (attempt.retryAfterMs !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, attempt.retryAfterMs);
     }
-    if (loop.retryAfterMaxMs === undefined || retryAfterMs === undefined || retryAfterMs > loop.retryAfterMaxMs) break;
+    if (loop.retryAfterMaxMs === undefined || retryAfterMs === undefined || retryAfterMs > loop.retryAfterMaxMs || pass === 1) break;
     loop.log.warn({ ...loop.logContext, retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
     await sleep(retryAfterMs, loop.signal);
   }
-  return { done: false, failedAttempts: failed, lastProblem, ...(refused.length ? { credentialRefused: refused } : {}) };
+  return {
+    done: false,
+    failedAttempts: failed,
+    lastProblem,
+    ...(refused.length ? { credentialRefused: refused } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  };
 }
 
 /** At error level: only the operator can fix it, and until then every call to the vendor fails. */

@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { tryParse } from '../../transforms/util/json.ts';
 import { eventFrame } from '../../transforms/util/sse.ts';
-import type { StreamTranslator } from '../core/call.ts';
+import type { SseEvent, StreamTranslator } from '../core/call.ts';
 import { type ErrorBody, errors, GatewayError } from '../core/errors.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import type { CallCharge } from './call-charge.ts';
@@ -23,6 +23,8 @@ interface StreamRelay {
   clientGone: CallSignal;
   /** How long the client's buffer may stay full before the client is treated as gone. */
   stallMs: number;
+  /** How long the stream's opening events may wait for its first content (OpeningHold). */
+  openingHoldMs: number;
   /** Headers of the client's response (which route answered). */
   headers: Record<string, string>;
   /** The body the door's clients read an error in: a stream the vendor broke off ends with it. */
@@ -35,18 +37,19 @@ interface StreamRelay {
 }
 
 /**
- * Streams frames as they arrive, but the answer's end marker and what follows it: those wait until the
- * call's charge is committed (charge.finish), so a client that received the whole answer was charged for
- * it. Falls back to the next route only while the vendor produced nothing.
+ * Streams frames as they arrive, but the stream's opening events and the answer's end marker: the opening waits
+ * for the first content (for at most `openingHoldMs`, OpeningHold), and the end marker with what follows it for
+ * the call's charge (charge.finish), so a client that received the whole answer was charged for it. Falls back
+ * to the next route only while nothing reached the client.
  */
 export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, charge: CallCharge): Promise<RouteStep<void>> {
   const { protocol, call } = relay.prepared;
   const factory = protocol.stream?.run;
   if (!factory) throw errors.unavailable(`No stream translator is configured for ${relay.doorPath}.`);
   const translator: StreamTranslator = factory(call);
-  const isStreamError = relay.prepared.wire.isStreamError ?? (() => false);
-  const { stored } = relay.prepared.wire;
+  const { stored, isStreamError = () => false, isStreamOpening = () => false } = relay.prepared.wire;
   const client = new ClientStream(relay.reply, relay.headers, relay.clientGone, relay.stallMs, relay.log);
+  const opening = new OpeningHold(relay.openingHoldMs, isStreamOpening);
   let produced = false;
   /** The end marker and every frame after it, held for the charge. */
   let held: string[] | null = null;
@@ -62,20 +65,38 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
   };
   /** Whether the vendor produced anything for the client, sent or held: past that, no other route is asked. */
   const producedAny = () => produced || (held !== null && held.length > 0);
+  const events = readSse(answer.body)[Symbol.asyncIterator]();
+  let next: Promise<IteratorResult<SseEvent>> | null = null;
+  let ended = false; // by the vendor's end of stream, or by the call's deadline aborting the read
   try {
-    for await (const event of readSse(answer.body)) {
+    while (!ended) {
+      next ??= events.next();
+      const read = await opening.race(next);
+      if (read === 'late') {
+        await pass(opening.end() ?? []);
+        continue;
+      }
+      next = null;
+      ended = read.done === true;
+      if (read.done) continue;
+      const event = read.value;
       if (!producedAny() && isStreamError(event)) {
-        throw new RouteFailure(`vendor stream opened with an error event: ${event.data.slice(0, 200)}`);
+        throw new RouteFailure(`vendor stream failed before any content: ${event.data.slice(0, 200)}`);
       }
       relay.trace?.streamEvent(event.data);
       if (stored?.mayName(event)) charge.stores(stored.answerOf(tryParse(event.data)));
-      const frames = translator.push(event);
+      const pushed = translator.push(event);
+      if (opening.keeps(event, pushed)) continue;
+      const kept = opening.end();
+      const frames = kept ? kept.concat(pushed) : pushed;
       if (held || translator.answerEnded()) hold(frames);
       else await pass(frames);
     }
-    hold(translator.end());
+    hold((opening.end() ?? []).concat(translator.end()));
     if (!producedAny()) throw new RouteFailure('the vendor stream ended without an event');
   } catch (e) {
+    opening.end();
+    if (next === null) await events.return(undefined).catch(() => undefined); // the vendor's body, let go
     if (!producedAny()) {
       if (e instanceof RouteFailure || !(e instanceof GatewayError))
         return { done: false, problem: `stream failed before the first byte: ${(e as Error).message}` };
@@ -93,6 +114,48 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
     if (produced || relay.clientGone.aborted) client.close();
   }
   return { done: true, value: undefined };
+}
+
+/**
+ * The frames of a stream's opening events, kept from the client until the first content or until `holdMs` has
+ * passed: an error in that time still moves the call to the next route, since the client has seen nothing. A
+ * model that thinks before it writes gets its opening sent once the time is up, so its client sees it begin.
+ */
+class OpeningHold {
+  private frames: string[] | null;
+  private late: Promise<'late'> | null = null;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly holdMs: number,
+    private readonly isOpening: (event: SseEvent) => boolean,
+  ) {
+    this.frames = holdMs > 0 ? [] : null;
+  }
+
+  /** Keeps the event's frames when the opening is still on and the event is one of it. */
+  keeps(event: SseEvent, frames: string[]): boolean {
+    if (this.frames === null || !this.isOpening(event)) return false;
+    this.frames.push(...frames);
+    this.late ??= new Promise((resolve) => {
+      this.timer = setTimeout(resolve, this.holdMs, 'late');
+    });
+    return true;
+  }
+
+  /** The next read, or 'late' when the time runs out first while frames are kept (the read stays pending). */
+  race(read: Promise<IteratorResult<SseEvent>>): Promise<IteratorResult<SseEvent> | 'late'> {
+    return this.late && this.frames !== null && this.frames.length > 0 ? Promise.race([read, this.late]) : read;
+  }
+
+  /** Ends the opening: the frames it kept (null when none), to go before whatever comes next. */
+  end(): string[] | null {
+    const kept = this.frames;
+    if (kept === null) return null;
+    this.frames = null;
+    clearTimeout(this.timer);
+    return kept.length > 0 ? kept : null;
+  }
 }
 
 /**

@@ -128,7 +128,14 @@ export const errors = {
   /** `liftsInMs`: when waiting lifts the limit (its reset, or calls in flight finishing). */
   keyLimit: (message: string, liftsInMs: number | null) =>
     new GatewayError(429, 'key_limit_exceeded', message, { headers: retryHeaders(liftsInMs) }),
-  upstream: (message: string) => new GatewayError(502, 'upstream_error', message),
+  /** `retryAfterMs`: how long the vendor asked to be left alone, past what the gateway waits for itself. */
+  upstream: (message: string, retryAfterMs?: number) =>
+    new GatewayError(
+      502,
+      'upstream_error',
+      message,
+      retryAfterMs === undefined ? {} : { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } },
+    ),
   /** The vendor refused the gateway's own credential: the client's key was fine, and only the operator can act. */
   vendorCredentialRefused: (vendor: string, status: number) =>
     new GatewayError(

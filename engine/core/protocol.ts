@@ -118,6 +118,11 @@ export interface Protocol {
   errors: VendorErrors;
   /** Whether an event of this format's stream is the vendor reporting a failure; absent for formats that never stream. */
   isStreamError?(event: SseEvent): boolean;
+  /**
+   * Whether an event is one a stream of this format opens with before the model has written anything (a message's
+   * start, a role chunk): kept from the client for a moment, so an error right after it still falls back.
+   */
+  isStreamOpening?(event: SseEvent): boolean;
   limits: HonouredLimits;
   /** Where its bodies carry image parts (ImageParts); absent when its vendors read none, and every byte of a body counts. */
   images?: ImageParts;

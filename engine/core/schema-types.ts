@@ -325,6 +325,13 @@ export type LimitsFile = {
    * for that client.
    */
   stream_stall_ms: number;
+  /**
+   * How long the events a vendor's stream opens with (before any content) are kept from the client: an
+   * error in that time still moves the call to the next route, as if the stream had never opened. Past
+   * it they are sent, so a client waiting on a model that thinks before it writes sees its answer begin;
+   * 0 sends them at once.
+   */
+  stream_opening_hold_ms: number;
   file_limit_bytes: number;
   default_max_tokens: number;
   effort_carried_since: string;

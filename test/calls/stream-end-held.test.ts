@@ -81,6 +81,7 @@ async function relay(frames: string[], commitMs: number) {
       reply,
       clientGone: new CallAbort(),
       stallMs: 1_000,
+      openingHoldMs: 2_000,
       headers: {},
       log: { warn: () => undefined } as never,
     },

@@ -93,6 +93,7 @@ function setup(drains: boolean) {
         reply,
         clientGone: gone,
         stallMs,
+        openingHoldMs: 2_000,
         headers: {},
         log: { warn: (o: unknown) => warnings.push(o) } as never,
       },

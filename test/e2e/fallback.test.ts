@@ -202,6 +202,58 @@ describe('streams', () => {
     expect(events.filter((e) => e.event === 'response.completed')).toHaveLength(1);
   });
 
+  // A vendor's stream opens (a message's start, a role chunk, a response created) before the model writes: an
+  // error or a reset right after that opening still falls back, since nothing reached the client (lessons.md 10).
+  const openings: [string, 'a' | 'b', string, Record<string, unknown>, number][] = [
+    ['chat door, vendor A, after message_start', 'a', '/v1/chat/completions', { model: 'a-top-5.5', messages: USER }, 1],
+    ['chat door, vendor A, after an empty text block starts', 'a', '/v1/chat/completions', { model: 'a-top-5.5', messages: USER }, 2],
+    ['messages door, after message_start', 'a', '/v1/messages', { model: 'a-top-5.5', max_tokens: 64, messages: USER }, 1],
+    ['chat door, vendor B, after the role chunk', 'b', '/v1/chat/completions', { model: 'b-5', messages: USER }, 1],
+    ['responses door, after response.created', 'b', '/v1/responses', { model: 'b-5', input: 'Hello fallback' }, 1],
+  ];
+  for (const [name, vendor, path, body, afterEvents] of openings) {
+    it(`${name}: an error falls back (depth 1), with no error frame and nothing of the first route`, async () => {
+      const n = t.received(vendor).length;
+      t.sim.inject(`${vendor}0`, { kind: 'stream-error', afterEvents });
+      const res = await post(t, path, { ...body, stream: true }, vendor === 'a' ? A_VERSION : {});
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+      const frames = parseSse(await res.text());
+      expect(frames.some((f) => f.event === 'error' || f.data?.error || f.data?.type === 'error')).toBe(false);
+      expect(frames.filter((f) => ['message_start', 'response.created'].includes(f.data?.type))).toHaveLength(
+        path === '/v1/chat/completions' ? 0 : 1,
+      );
+      expect(routesSince(vendor, n)).toEqual([`${vendor}0`, `${vendor}1`]);
+      expect(await t.held()).toBe(0n);
+    });
+  }
+
+  it('a stream reset right after its role chunk falls back (depth 1)', async () => {
+    const n = t.received('b').length;
+    t.sim.inject('b0', { kind: 'reset-mid-stream', afterEvents: 1 });
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER, stream: true });
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('1');
+    const frames = parseSse(await res.text());
+    expect(frames.map((f) => f.data?.choices?.[0]?.delta?.content ?? '').join('')).toBe('Simulated reply from b-5: Hello fallback');
+    expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+  });
+
+  it('an opening that waits for content is sent once stream_opening_hold_ms (2 s as shipped) has passed', async () => {
+    // A model that thinks before it writes: after its role chunk, nothing for 4 s, then the connection drops.
+    t.sim.inject('b0', { kind: 'stall', ms: 4000, afterEvents: 1 });
+    const started = performance.now();
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER, stream: true });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    const firstAt = performance.now() - started;
+    expect(new TextDecoder().decode(first.value)).toContain('"role":"assistant"');
+    expect(firstAt).toBeGreaterThanOrEqual(1900);
+    expect(firstAt).toBeLessThan(3900);
+    expect(res.headers.get('x-gateway-fallback-depth')).toBe('0');
+    while (!(await reader.read()).done); // the drop ends it with an error frame; only b0 was asked
+    expect(await t.held()).toBe(0n);
+  }, 15_000);
+
   it('a stream that fails after bytes reached the client is not retried; the client sees an error frame', async () => {
     const n = t.received('a').length;
     t.sim.inject('a0', { kind: 'stream-error', afterEvents: 4 });
@@ -241,5 +293,21 @@ describe('Retry-After', () => {
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).error.type).toBe('upstream_error');
     expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+    // The wait the vendor asked for is the client's to honour: the 502 passes it on.
+    expect(res.headers.get('retry-after')).toBe('60');
+  });
+
+  it('a second pass that fails again answers 502 without waiting once more', async () => {
+    const n = t.received('b').length;
+    for (let i = 0; i < 2; i++) {
+      t.sim.inject('b0', { kind: 'status', status: 429, retryAfterSeconds: 1 });
+      t.sim.inject('b1', { kind: 'status', status: 429, retryAfterSeconds: 1 });
+    }
+    const started = Date.now();
+    const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
+    expect(res.status).toBe(502);
+    expect(Date.now() - started).toBeLessThan(1900);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(routesSince('b', n)).toEqual(['b0', 'b1', 'b0', 'b1']);
   });
 });

@@ -11,6 +11,9 @@ import { chatUsage } from './chat-usage.ts';
 import { relayHidingInjectedUsage } from './relay-hiding-injected-usage.ts';
 import { chatTranscript } from './transcript.ts';
 
+/** A chunk's delta with nothing in it but its role. */
+const saysNothing = (delta: Record<string, unknown>) => Object.entries(delta).every(([k, v]) => k === 'role' || v === null || v === '');
+
 export const chatCompletions: Protocol = {
   errors: chatErrors,
   // Servers report a failed stream as a data event holding `error` (no `choices`); some also name the event.
@@ -18,6 +21,12 @@ export const chatCompletions: Protocol = {
     if (event.event === 'error') return true;
     const data = event.data.startsWith('{"error"') ? eventObject(event) : undefined;
     return data !== undefined && isErrorObject(data.error) && !('choices' in data);
+  },
+  // A chunk whose choices say nothing yet but their role (and which reports no usage): the stream's first.
+  isStreamOpening: (event) => {
+    const data = eventObject(event);
+    if (!data || !Array.isArray(data.choices) || (data.usage !== undefined && data.usage !== null)) return false;
+    return data.choices.every((c) => isJsonObject(c) && c.finish_reason == null && isJsonObject(c.delta) && saysNothing(c.delta));
   },
   limits: { output: ['max_completion_tokens', 'max_tokens'], choices: 'n' },
   // `image_url` parts of a message's content (a user's, or a tool's result).

@@ -29,10 +29,19 @@ const contentPresent = answerHasList({
   lacking: 'the vendor answered without content',
 });
 
+const EMPTY_BLOCKS = new Set(['text', 'thinking', 'tool_use']);
+
 export const messages: Protocol = {
   errors: messagesErrors,
   // `event: error` carries `{type: 'error', error: {…}}`; a relay that drops the event name still shows the type.
   isStreamError: (event) => event.event === 'error' || eventObject(event)?.type === 'error',
+  // A message's start, pings, and the start of a block that is empty until its deltas (text, thinking, a tool's call).
+  isStreamOpening: (event) => {
+    const data = eventObject(event);
+    if (data?.type === 'message_start' || data?.type === 'ping') return true;
+    const block = data?.type === 'content_block_start' ? data.content_block : undefined;
+    return typeof block === 'object' && block !== null && EMPTY_BLOCKS.has(String((block as { type?: unknown }).type));
+  },
   limits: {
     output: ['max_tokens'],
     tool_uses: 'max_uses',

@@ -12,10 +12,13 @@ import { storedResponses } from './stored-responses.ts';
 import { responsesTranscript } from './transcript.ts';
 
 const FAILURES = new Set(['error', 'response.failed']);
+// A response's creation, and an item or a part added before any of its text or arguments.
+const OPENINGS = new Set(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
 
 export const responses: Protocol = {
   errors: chatErrors,
   isStreamError: (event) => FAILURES.has(event.event ?? '') || FAILURES.has(String(eventObject(event)?.type ?? '')),
+  isStreamOpening: (event) => OPENINGS.has(String(eventObject(event)?.type ?? '')),
   limits: { output: ['max_output_tokens'], tool_calls: 'max_tool_calls', tool_results: 'max_num_results' },
   // `input_image` parts of an input item's content, or of a function call's output given as parts.
   images: { types: ['input_image'], lists: ['input'], item_parts: ['content', 'output'] },
