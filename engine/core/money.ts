@@ -120,6 +120,33 @@ export function nanoToDisplayUnits(nano: bigint, currency: DisplayCurrency, roun
   return divide(nano * usdToNano(currency.per_usd), NANO_SQUARED, rounding);
 }
 
+/**
+ * Whole units of the display currency for each of `parts` and for their total, the total rounded up as a charge
+ * is and the parts adding up to it: each part rounds down, and the units left over go one each to the parts with
+ * the largest remainders (earliest first on a tie). A statement whose lines add up to its total can be checked.
+ */
+export function displayUnitsAddingUp(parts: readonly bigint[], currency: DisplayCurrency): { parts: bigint[]; total: bigint } {
+  const perUsd = usdToNano(currency.per_usd);
+  const scaled = parts.map((nano) => nano * perUsd);
+  const down = scaled.map((n) => divide(n, NANO_SQUARED, 'down'));
+  const total = divide(
+    scaled.reduce((a, n) => a + n, 0n),
+    NANO_SQUARED,
+    'up',
+  );
+  let left = total - down.reduce((a, n) => a + n, 0n);
+  const byRemainder = scaled
+    .map((n, i) => ({ i, rem: n - down[i]! * NANO_SQUARED }))
+    .sort((a, b) => (b.rem > a.rem ? 1 : b.rem < a.rem ? -1 : a.i - b.i));
+  for (const { i, rem } of byRemainder) {
+    if (left === 0n || rem === 0n) break;
+    down[i] = down[i]! + 1n;
+    left -= 1n;
+  }
+  if (left !== 0n) throw new Error(`display units do not add up: ${left} left over`); // ceil(sum) - sum(floors) < parts with a remainder + 1
+  return { parts: down, total };
+}
+
 const unitFormats = new Map<string, Intl.NumberFormat>();
 
 /**

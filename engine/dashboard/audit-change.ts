@@ -1,6 +1,7 @@
 // An audit entry's before and after as the owner reads them: one line per field, "Monthly limit 300 → 30
 // credits" (월 한도 300 → 30 크레딧), in the page's words, rather than the stored JSON. A field this file does
 // not know yet (a newer writer) is still shown, with its name and JSON value, so nothing recorded is hidden.
+import { creditsToNano, displayUnitsText } from '../core/money.ts';
 import { timeText } from './format.ts';
 import { type Html, html } from './html.ts';
 import type { MessageKey, Ui } from './i18n.ts';
@@ -62,11 +63,22 @@ const PERCENTS = new Set(['balance_percent_of_last_top_up', 'key_monthly_limit_p
 /** The names of the classes (key groups) the entries speak of, by id: a class is named, never shown by its id. */
 export type GroupNames = ReadonlyMap<string, string>;
 
-/** A value in words, and its unit when it has one (so "300 → 30 credits" says the unit once). */
+/**
+ * A value in words, its unit when it has one (so "300 → 30 credits" says the unit once), and for credits what
+ * they are in the display currency, said after the line ("(₩420 → ₩42)") for an owner who thinks in won.
+ */
 interface Said {
   text: string;
   unit?: string;
+  money?: string;
 }
+
+/** Credits as a number with its unit and, with a display currency, its whole units (rounded down, as a cap or a balance). */
+const creditsSaid = (ui: Ui, credits: number): Said => ({
+  text: ui.int(credits),
+  unit: ui.t('audit.unit.credits'),
+  ...(ui.currency ? { money: displayUnitsText(creditsToNano(credits), ui.currency, 'down') } : {}),
+});
 
 function listOf(ui: Ui, field: string, v: unknown[]): Said {
   if (field === 'vendors')
@@ -100,7 +112,7 @@ function sayValue(ui: Ui, groups: GroupNames, field: string, v: unknown): Said {
     return { text: ui.t(field === 'name' ? 'unnamed' : 'audit.value.none') };
   }
   if (Array.isArray(v)) return listOf(ui, field, v);
-  if (typeof v === 'number') return CREDITS.has(field) ? { text: ui.int(v), unit: ui.t('audit.unit.credits') } : { text: ui.int(v) };
+  if (typeof v === 'number') return CREDITS.has(field) ? creditsSaid(ui, v) : { text: ui.int(v) };
   if (typeof v !== 'string') return { text: JSON.stringify(v) };
   if (field === 'expires_on' && /^\d{4}-\d{2}-\d{2}$/.test(v)) return { text: ui.day(v) };
   if (field === 'expires_at' && !Number.isNaN(Date.parse(v))) return { text: timeText(ui.locale, v) };
@@ -119,9 +131,12 @@ function fieldLine(ui: Ui, groups: GroupNames, field: string, before: Row, after
   if (had && has && JSON.stringify(before[field]) !== JSON.stringify(after[field])) {
     const [b, a] = [sayValue(ui, groups, field, before[field]), sayValue(ui, groups, field, after[field])];
     const sameUnit = b.unit !== undefined && b.unit === a.unit;
-    return ui.t('audit.change', { field: label, before: sameUnit ? b.text : withUnit(ui, b), after: withUnit(ui, a) });
+    const line = ui.t('audit.change', { field: label, before: sameUnit ? b.text : withUnit(ui, b), after: withUnit(ui, a) });
+    return b.money || a.money ? `${line} (${b.money ?? b.text} → ${a.money ?? a.text})` : line;
   }
-  return ui.t('audit.set', { field: label, value: withUnit(ui, sayValue(ui, groups, field, has ? after?.[field] : before?.[field])) });
+  const said = sayValue(ui, groups, field, has ? after?.[field] : before?.[field]);
+  const line = ui.t('audit.set', { field: label, value: withUnit(ui, said) });
+  return said.money ? `${line} (${said.money})` : line;
 }
 
 /** The classes an entry speaks of, by id (a class's own entry, a key's class, a manager's classes), for the page to name once. */

@@ -1,6 +1,6 @@
 // What the keys and classes pages both show of a daily or monthly limit: the field's label, and use against it.
 import { moneyOver } from './amounts.ts';
-import type { Html } from './html.ts';
+import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 
 export const amountLabel = (ui: Ui, field: 'keys.field.monthly' | 'keys.field.daily') =>
@@ -15,8 +15,12 @@ function usedOf(ui: Ui, used: number, limit: number | null): { credits: string; 
   };
 }
 
-/** Use against a limit as every page shows it (moneyOver): won first with the shipped display currency. */
+/**
+ * Use against a limit as every page shows it (moneyOver): won first with the shipped display currency, and a
+ * limit used up said in words, so a teacher sees at a glance which student's key stopped and why.
+ */
 export function usedText(ui: Ui, used: number, limit: number | null, creditsId?: string): Html {
   const { money, credits } = usedOf(ui, used, limit);
-  return moneyOver(money, credits, creditsId);
+  const shown = moneyOver(money, credits, creditsId);
+  return limit !== null && used >= limit ? html`${shown} <strong data-testid="reached">${ui.t('keys.reached')}</strong>` : shown;
 }

@@ -48,7 +48,8 @@ function endingOf(text: string): Ending {
   }
   if (/\d/.test(last)) return DIGITS[Number(last)]!;
   const word = /[A-Za-z]+$/.exec(plain)![0].toLowerCase();
-  return word.length === 1 ? letterName(word) : latinWord(word);
+  // A word without a vowel is read letter by letter ("kr" 케이알, "api" reads as a word): its last letter's name.
+  return word.length === 1 || !/[aeiouy]/.test(word) ? letterName(word.at(-1)!) : latinWord(word);
 }
 
 /** The particle of a pair (`을/를`) that follows `word`: 으로 becomes 로 after ㄹ as after a vowel. */

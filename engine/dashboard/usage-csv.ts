@@ -2,7 +2,7 @@
 // gets a leading apostrophe, since key names are the owner's input; the file is the same in every language.
 
 import type { FastifyReply } from 'fastify';
-import { type DisplayCurrency, nanoToDisplayUnits, usdText } from '../core/money.ts';
+import { type DisplayCurrency, displayUnitsAddingUp, usdText } from '../core/money.ts';
 import { csvCell } from '../http/csv-cell.ts';
 import type { UsageCsvRow } from '../usage/csv-rows.ts';
 import type { RollupRow } from '../usage/daily-rollup.ts';
@@ -87,8 +87,9 @@ const SUMMARY_HEADER = [
 /**
  * The month's summary per Korean day, key and model, from the daily rollup, with a total line last. The
  * charge is in nano-USD and credits, then in dollars and, with billing.yaml's display currency, its whole
- * units (`charged_krw`, each line rounded up on its own, as a charge is): columns added at the end, so
- * programs reading the earlier ones by position read what they did.
+ * units (`charged_krw`: the total rounded up as a charge is, and the lines adding up to it, so a school's
+ * accountant can check the column): columns added at the end, so programs reading the earlier ones by position
+ * read what they did.
  */
 export function usageSummaryCsv(
   rows: RollupRow[],
@@ -98,10 +99,16 @@ export function usageSummaryCsv(
   const header = [...SUMMARY_HEADER, 'charged_usd', ...(currency ? [`charged_${currency.code.toLowerCase()}`] : [])];
   const lines = [header.join(',')];
   const credits = (nano: bigint) => exactCredits('en', nano).replace(/,/g, '');
-  const money = (nano: bigint) => [usdText(nano), ...(currency ? [nanoToDisplayUnits(nano, currency, 'up').toString()] : [])];
+  const units = currency
+    ? displayUnitsAddingUp(
+        rows.map((r) => r.chargedNano),
+        currency,
+      )
+    : null;
+  const money = (nano: bigint, unitsOf: bigint | undefined) => [usdText(nano), ...(unitsOf === undefined ? [] : [unitsOf.toString()])];
   let calls = 0;
   let nano = 0n;
-  for (const r of rows) {
+  for (const [i, r] of rows.entries()) {
     calls += r.calls;
     nano += r.chargedNano;
     lines.push(
@@ -117,14 +124,16 @@ export function usageSummaryCsv(
         r.outputTokens,
         r.chargedNano.toString(),
         credits(r.chargedNano),
-        ...money(r.chargedNano),
+        ...money(r.chargedNano, units?.parts[i]),
       ]
         .map(csvCell)
         .join(','),
     );
   }
   lines.push(
-    ['total', null, null, null, calls, null, null, null, null, nano.toString(), credits(nano), ...money(nano)].map(csvCell).join(','),
+    ['total', null, null, null, calls, null, null, null, null, nano.toString(), credits(nano), ...money(nano, units?.total)]
+      .map(csvCell)
+      .join(','),
   );
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -80,6 +80,7 @@ function koreanMonth(ui: Ui, month: string): { fromDay: string; toDay: string; s
 
 function totalsLine(ui: Ui, t: UsageTotals): Html {
   const figures = {
+    money: ui.money(t.chargedNano, 'up'),
     credits: ui.exact(t.chargedNano),
     calls: ui.int(t.calls),
     input: ui.int(t.inputTokens),

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   creditsOfAmount,
   creditsToNano,
+  displayUnitsAddingUp,
   displayUnitsText,
   moneyText,
   nanoToDisplayUnits,
@@ -92,6 +93,42 @@ describe('money shown rounds the one way its caller says', () => {
     expect(moneyText(357_143n, WON, 'up')).toBe('<₩1 · $0.000357143');
     expect(moneyText(-15_000_000n, null, 'down')).toBe('-$0.02');
     expect(moneyText(-15_000_000n, null, 'up')).toBe('-$0.01');
+  });
+});
+
+describe('whole won for the lines of a statement', () => {
+  const wonNano = (won: number) => (BigInt(won) * 1_000_000_000n) / 1400n; // just under that many won (rounded down)
+
+  it('rounds the total up as a charge and makes the lines add up to it, the largest remainders taking the rest', () => {
+    // ₩0.4 + ₩0.4 + ₩0.4 = ₩1.2 → ₩2: each line rounded up alone would add up to ₩3.
+    const nano = (tenthsOfWon: number) => (BigInt(tenthsOfWon) * 1_000_000_000n) / 14_000n;
+    const three = [nano(4), nano(4), nano(4)];
+    expect(three.map((n) => nanoToDisplayUnits(n, WON, 'up'))).toEqual([1n, 1n, 1n]);
+    expect(displayUnitsAddingUp(three, WON)).toEqual({ parts: [1n, 1n, 0n], total: 2n });
+    // The larger remainder gets the won: ₩0.3 and ₩0.8 are ₩1.1 → ₩2, one each.
+    expect(displayUnitsAddingUp([nano(3), nano(8)], WON)).toEqual({ parts: [1n, 1n], total: 2n });
+    expect(displayUnitsAddingUp([nano(2), nano(7), 0n], WON)).toEqual({ parts: [0n, 1n, 0n], total: 1n });
+  });
+
+  it('keeps whole amounts and free lines as they are; nothing is nothing', () => {
+    const exact = [70_000n, 1_400n].map((won) => (won * 1_000_000_000n) / 1400n);
+    expect(displayUnitsAddingUp([...exact, 0n], WON)).toEqual({ parts: [70_000n, 1_400n, 0n], total: 71_400n });
+    expect(displayUnitsAddingUp([], WON)).toEqual({ parts: [], total: 0n });
+  });
+
+  it('adds up over many small lines, which rounded alone would overstate the total many times', () => {
+    const lines = Array.from({ length: 500 }, (_, i) => wonNano(1) / BigInt(2 + (i % 7)));
+    const { parts, total } = displayUnitsAddingUp(lines, WON);
+    expect(parts.reduce((a, b) => a + b, 0n)).toBe(total);
+    expect(total).toBe(
+      nanoToDisplayUnits(
+        lines.reduce((a, b) => a + b, 0n),
+        WON,
+        'up',
+      ),
+    );
+    expect(lines.reduce((a, n) => a + nanoToDisplayUnits(n, WON, 'up'), 0n)).toBe(500n);
+    expect(total).toBeLessThan(200n);
   });
 });
 

@@ -19,6 +19,18 @@ describe('an audit change in words', () => {
     expect(lines(ko, { expires_on: '2026-12-31' }, { expires_on: null })).toEqual(['마지막 사용일 2026. 12. 31. → 없음']);
   });
 
+  it('with a display currency, credits are also said in whole won after the line, rounded down', () => {
+    const won = uiOf('ko', { code: 'KRW', per_usd: 1400 });
+    expect(lines(won, { monthly_limit_credits: 300 }, { monthly_limit_credits: 5_000_000 })).toEqual([
+      '월 한도 300 → 5,000,000 크레딧 (&lt;₩1 → ₩7,000)',
+    ]);
+    expect(lines(won, { daily_limit_credits: null }, { daily_limit_credits: 1_234_567 })).toEqual([
+      '일 한도 없음 → 1,234,567 크레딧 (없음 → ₩1,728)',
+    ]);
+    expect(lines(won, null, { credits: 357_142_858 })).toEqual(['충전량 357,142,858 크레딧 (₩500,000)']);
+    expect(lines(won, { name: 'a' }, { name: 'b' })).toEqual(['이름 a → b']);
+  });
+
   it('a key made lists what was set, in the page’s order, leaving out the defaults', () => {
     const made = {
       models: null,

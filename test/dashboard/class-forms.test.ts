@@ -117,6 +117,35 @@ describe("a class's forms", () => {
     expect(keysPage).toMatch(/name="monthly_limit_credits" value="₩14,000"/);
   });
 
+  it('a key whose daily limit is used up says so in its row; one with room left does not', async () => {
+    const made = await owner.post('/dashboard/keys', { count: '2', name: 'day' });
+    const shown = await (await owner.follow(made)).text();
+    const [full, spare] = [...shown.matchAll(/<tr data-key-id="([^"]+)">[\s\S]*?<code class="secret"[^>]*>([^<]+)<\/code>/g)].map((m) => ({
+      id: m[1]!,
+      secret: m[2]!,
+    }));
+    for (const k of [full!, spare!]) {
+      const res = await fetch(`${t.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'b-5', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+      await res.arrayBuffer();
+    }
+    expect((await owner.post(`/dashboard/keys/${full!.id}`, { name: 'day 1', daily_limit_credits: '1' })).status).toBe(303);
+    expect((await owner.post(`/dashboard/keys/${spare!.id}`, { name: 'day 2', daily_limit_credits: '1,000,000,000' })).status).toBe(303);
+    const page = await (await owner.get('/dashboard/keys')).text();
+    const row = (id: string) => new RegExp(`<tr data-key-id="${id}">[\\s\\S]*?</tr>`).exec(page)![0];
+    expect(row(full!.id)).toContain('<strong data-testid="reached">limit reached</strong>');
+    expect(row(spare!.id)).not.toContain('data-testid="reached"');
+    // The usage page's totals say the money first, as every amount on the owner's pages does.
+    const usage = await (await owner.get('/dashboard/usage')).text();
+    expect(usage).toMatch(
+      /data-testid="usage-totals"[^>]*>In these days: <strong>(₩[\d,]+|&lt;₩1) · \$[\d.]+<\/strong> \([\d,.]+ credits\) over 2 calls/,
+    );
+  });
+
   it("the key-slot sentence counts the wallet's keys whichever class the list shows; a refused change's address leads to the list", async () => {
     const slots = (page: string) => /([\d,]+) active of ([\d,]+) key slots/.exec(page)?.slice(1);
     const all = slots(await (await owner.get('/dashboard/keys')).text());

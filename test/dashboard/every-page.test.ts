@@ -282,9 +282,9 @@ describe('the audit trail in words', () => {
       [
         'ko-KR',
         [
-          '월 한도 300 → 30,000 크레딧',
+          '월 한도 300 → 30,000 크레딧 (&lt;₩1 → ₩42)',
           '운영자 (명령줄)',
-          '충전량 5,000,000 크레딧',
+          '충전량 5,000,000 크레딧 (₩7,000)',
           '사용 범위 공급사 C 전용',
           '역할 조회자 → 관리자',
           '상태 사용 중 → 닫힘',
@@ -294,9 +294,9 @@ describe('the audit trail in words', () => {
       [
         'en-US',
         [
-          'Monthly limit 300 → 30,000 credits',
+          'Monthly limit 300 → 30,000 credits (&lt;₩1 → ₩42)',
           'Operator (command line)',
-          'Added 5,000,000 credits',
+          'Added 5,000,000 credits (₩7,000)',
           'Role viewer → manager',
           'Status open → closed',
           'Class 3학년 2반',

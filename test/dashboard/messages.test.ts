@@ -80,13 +80,16 @@ describe('Korean particles', () => {
       ['cat', 'cat을 닫을까요?'],
       ['sk-svc-Ab12C…', 'sk-svc-Ab12C…를 닫을까요?'],
       ['sk-svc-Ab12M…', 'sk-svc-Ab12M…을 닫을까요?'],
+      // A word without a vowel is read letter by letter: "kr" 케이알 ends in ㄹ, "www" 더블유 in a vowel.
+      ['https://hooks.example.kr', 'https://hooks.example.kr을 닫을까요?'],
+      ['www', 'www를 닫을까요?'],
     ]) {
       expect(t('ko', 'close.title', { label }), label).toBe(title);
     }
     // Through our own markup and closing quotes, and each pair: 은/는, 과/와, 으로/로 (ㄹ takes 로).
     expect(th('ko', 'close.notice', { kind: 'API 키', label: '7반', consequence: '끝.' }).text).toContain('<strong>7반</strong>을 닫으면');
     expect(t('ko', 'amount.too_large', { text: '1조' })).toBe('"1조"는 너무 큽니다.');
-    expect(t('ko', 'oidc.refused.unreachable', { issuer: 'https://sso.hanbit.kr', detail: 'x' })).toContain('https://sso.hanbit.kr와 맞지');
+    expect(t('ko', 'oidc.refused.unreachable', { issuer: 'https://sso.hanbit.kr', detail: 'x' })).toContain('https://sso.hanbit.kr과 맞지');
     expect(t('ko', 'oidc.refused.unreachable', { issuer: '한빛고 계정', detail: 'x' })).toContain('한빛고 계정과 맞지');
     const prefix = (p: string) => t('ko', 'formerr.reserved_prefix', { field: '이름', prefix: p });
     expect(prefix('팀')).toContain("'팀'으로 시작할");

@@ -251,8 +251,12 @@ for (const kind of databaseKinds) {
       const nano = BigInt(marked);
       expect(total.slice(11)).toEqual([
         `${nano / 1_000_000_000n}.${(nano % 1_000_000_000n).toString().padStart(9, '0')}`,
-        ((nano * 1400n + 500_000_000n) / 1_000_000_000n).toString(),
+        ((nano * 1400n + 999_999_999n) / 1_000_000_000n).toString(), // rounded up, as a charge
       ]);
+      // The won of the lines add up to the total's, as an accountant checks the column.
+      const lines = summary.trim().split('\r\n').slice(1, -1);
+      expect(lines.length).toBeGreaterThan(1);
+      expect(lines.reduce((a, l) => a + BigInt(l.split(',')[12]!), 0n).toString()).toBe(total[12]);
 
       const perCall = (await (await owner.get(`/dashboard/usage.csv?month=${month}`)).text()).trim().split('\r\n');
       expect(perCall).toHaveLength(41); // the header and the forty records

@@ -39,7 +39,7 @@ export const enPricesAndAlerts = {
   'wh.thresholds': 'Thresholds',
   'wh.save': 'Save thresholds',
   'wh.add': 'Add a webhook',
-  'wh.url': 'URL (https)',
+  'wh.url': 'URL (https; http also works)',
   'wh.add_button': 'Add webhook',
   'wh.none': 'No webhooks.',
   'wh.events': 'Events:',

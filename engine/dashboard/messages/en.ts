@@ -91,6 +91,7 @@ export const en = {
   'keys.older': 'Older keys',
   'keys.no_limit': '{used} (no limit)',
   'keys.used_of': '{used} of {limit}',
+  'keys.reached': 'limit reached',
   'keys.all_models': 'all',
   'keys.change': 'Change',
   'keys.save': 'Save changes to {label}',
@@ -207,7 +208,7 @@ export const en = {
   'usage.back': 'Back to usage',
   'usage.month_invalid': 'month must be a month as YYYY-MM, such as 2026-11.',
   'usage.totals':
-    'In these days: <strong>{credits} credits</strong> over {calls} calls; {input} input tokens ({cached} read from cache), {output} output tokens.',
+    'In these days: <strong>{money}</strong> ({credits} credits) over {calls} calls; {input} input tokens ({cached} read from cache), {output} output tokens.',
   'usage.csv_rows_month': '(up to {n} rows; add <code>month=YYYY-MM</code> for one Korean month), or',
   'usage.summary_csv': "this month's summary per day, key and model",
 

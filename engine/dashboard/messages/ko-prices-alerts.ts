@@ -40,7 +40,7 @@ export const koPricesAndAlerts: Record<keyof typeof enPricesAndAlerts, string> =
   'wh.thresholds': '기준',
   'wh.save': '기준 저장',
   'wh.add': '웹훅 추가',
-  'wh.url': 'URL (https 주소)',
+  'wh.url': 'URL (https 주소 권장, http도 가능)',
   'wh.add_button': '웹훅 추가',
   'wh.none': '등록된 웹훅이 없습니다.',
   'wh.events': '이벤트:',

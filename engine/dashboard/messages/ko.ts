@@ -92,6 +92,7 @@ export const ko: Messages = {
   'keys.older': '이전 키',
   'keys.no_limit': '{used} (한도 없음)',
   'keys.used_of': '{used} / {limit}',
+  'keys.reached': '한도 도달',
   'keys.all_models': '전체',
   'keys.change': '변경',
   'keys.save': '{label} 변경 내용 저장',
@@ -209,7 +210,7 @@ export const ko: Messages = {
   'usage.back': '사용량으로 돌아가기',
   'usage.month_invalid': 'month는 2026-11처럼 YYYY-MM 형식의 월이어야 합니다.',
   'usage.totals':
-    '이 기간: 호출 {calls}건에 <strong>{credits} 크레딧</strong>, 입력 토큰 {input}개(캐시에서 읽은 {cached}개 포함), 출력 토큰 {output}개.',
+    '이 기간: 호출 {calls}건에 <strong>{money}</strong>({credits} 크레딧), 입력 토큰 {input}개(캐시에서 읽은 {cached}개 포함), 출력 토큰 {output}개.',
   'usage.csv_rows_month': '(최대 {n}행, 한국 시간으로 한 달만 받으려면 <code>month=YYYY-MM</code>을 붙이세요) 또는',
   'usage.summary_csv': '이번 달의 일별·키별·모델별 요약',
 
