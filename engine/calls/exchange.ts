@@ -79,7 +79,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
       read: async (answer, route, depth) => {
         // Noted before relaying: a non-streaming answer settles (and writes its usage record) inside relay.
         noteRoute(input.facts, routeName(route), depth);
-        const step = await relay(answer, depth, input, deps, charge, clientGone);
+        const step = await relay(answer, depth, input, deps, charge, { clientGone, callEnds: deadline.signal });
         // The route that answered did not fail; only those tried before it did.
         if (step.done) input.facts?.failedRoutes.pop();
         else noteRoute(input.facts, undefined, undefined);
@@ -143,7 +143,7 @@ function relay(
   input: ExchangeInput,
   deps: ExchangeDeps,
   charge: CallCharge,
-  clientGone: CallSignal,
+  signals: { clientGone: CallSignal; callEnds: CallSignal },
 ): Promise<RouteStep<void>> {
   if (answer.status >= 400) return relayVendorError(answer, depth, input);
   if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, charge);
@@ -156,7 +156,7 @@ function relay(
       prepared,
       doorPath: door.path,
       reply,
-      clientGone,
+      ...signals,
       stallMs: input.streamStallMs,
       openingHoldMs: input.streamOpeningHoldMs,
       headers,

@@ -25,6 +25,8 @@ interface StreamRelay {
   stallMs: number;
   /** How long the stream's opening events may wait for its first content (OpeningHold). */
   openingHoldMs: number;
+  /** Aborted once the call's time limit has passed: then no other route can be asked. */
+  callEnds: CallSignal;
   /** Headers of the client's response (which route answered). */
   headers: Record<string, string>;
   /** The body the door's clients read an error in: a stream the vendor broke off ends with it. */
@@ -95,7 +97,9 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
     hold((opening.end() ?? []).concat(translator.end()));
     if (!producedAny()) throw new RouteFailure('the vendor stream ended without an event');
   } catch (e) {
-    opening.end();
+    // Out of time, no other route can answer instead: an opening the vendor sent is its work, charged as the rest.
+    const kept = opening.end();
+    if (kept && relay.callEnds.aborted) hold(kept);
     if (next === null) await events.return(undefined).catch(() => undefined); // the vendor's body, let go
     if (!producedAny()) {
       if (e instanceof RouteFailure || !(e instanceof GatewayError))

@@ -82,6 +82,7 @@ async function relay(frames: string[], commitMs: number) {
       clientGone: new CallAbort(),
       stallMs: 1_000,
       openingHoldMs: 2_000,
+      callEnds: new CallAbort(),
       headers: {},
       log: { warn: () => undefined } as never,
     },

@@ -94,6 +94,7 @@ function setup(drains: boolean) {
         clientGone: gone,
         stallMs,
         openingHoldMs: 2_000,
+        callEnds: new CallAbort(),
         headers: {},
         log: { warn: (o: unknown) => warnings.push(o) } as never,
       },

@@ -3,6 +3,7 @@
 // a vendor 400 is not retried. Faults are injected per route in the simulator.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type TempTree, tempCatalogTree } from '../helpers/temp-catalog.ts';
 import { A_VERSION, openai, parseSse, post } from './e2e.ts';
 
 let t: TestGateway;
@@ -269,6 +270,34 @@ describe('streams', () => {
     expect(routesSince('a', n)).toEqual(['a0']);
     expect(await t.held()).toBe(0n);
   });
+});
+
+describe('an opening held when the call runs out of time', () => {
+  let short: TestGateway;
+  let tree: TempTree;
+  beforeAll(async () => {
+    tree = tempCatalogTree();
+    tree.edit('config/limits.yaml', (y) => y.replace(/ {2}chat: 300000/, '  chat: 1000'));
+    short = await startTestGateway({ dirs: { config: tree.config, catalog: tree.catalog } });
+  });
+  afterAll(async () => {
+    await short?.close();
+    tree?.remove();
+  });
+
+  it('is the vendor work it is: sent with an error frame, the call charged, nothing left held', async () => {
+    // The role chunk, then silence past the chat door's 1 s: no other route can be asked in the time left.
+    short.sim.inject('b0', { kind: 'stall', ms: 3_000, afterEvents: 1 });
+    const before = await short.balance();
+    const res = await post(short, '/v1/chat/completions', { model: 'b-5', messages: USER, stream: true });
+    expect(res.status).toBe(200);
+    const frames = parseSse(await res.text());
+    expect(frames[0]?.data?.choices?.[0]?.delta?.role).toBe('assistant');
+    expect(frames.some((f) => f.data?.error)).toBe(true);
+    expect(short.received('b').map((r) => r.route)).toEqual(['b0']);
+    expect(await short.held()).toBe(0n);
+    expect(await short.balance()).toBeLessThan(before);
+  }, 15_000);
 });
 
 describe('Retry-After', () => {
