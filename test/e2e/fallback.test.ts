@@ -301,10 +301,14 @@ describe('an opening held when the call runs out of time', () => {
 });
 
 describe('Retry-After', () => {
+  /** Both of vendor B's routes answer 429 asking for `seconds`. */
+  const bothBusy = (seconds: number) => {
+    for (const route of ['b0', 'b1']) t.sim.inject(route, { kind: 'status', status: 429, retryAfterSeconds: seconds });
+  };
+
   it('when every route answers 429 with a short Retry-After, the gateway waits and makes one more pass', async () => {
     const n = t.received('b').length;
-    t.sim.inject('b0', { kind: 'status', status: 429, retryAfterSeconds: 1 });
-    t.sim.inject('b1', { kind: 'status', status: 429, retryAfterSeconds: 1 });
+    bothBusy(1);
     const started = Date.now();
     const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
     expect(res.status).toBe(200);
@@ -316,8 +320,7 @@ describe('Retry-After', () => {
 
   it('a Retry-After longer than the configured limit is not waited for: 502 at once', async () => {
     const n = t.received('b').length;
-    t.sim.inject('b0', { kind: 'status', status: 429, retryAfterSeconds: 60 });
-    t.sim.inject('b1', { kind: 'status', status: 429, retryAfterSeconds: 60 });
+    bothBusy(60);
     const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).error.type).toBe('upstream_error');
@@ -328,10 +331,8 @@ describe('Retry-After', () => {
 
   it('a second pass that fails again answers 502 without waiting once more', async () => {
     const n = t.received('b').length;
-    for (let i = 0; i < 2; i++) {
-      t.sim.inject('b0', { kind: 'status', status: 429, retryAfterSeconds: 1 });
-      t.sim.inject('b1', { kind: 'status', status: 429, retryAfterSeconds: 1 });
-    }
+    bothBusy(1);
+    bothBusy(1);
     const started = Date.now();
     const res = await post(t, '/v1/chat/completions', { model: 'b-5', messages: USER });
     expect(res.status).toBe(502);
