@@ -47,10 +47,9 @@ export class CallCharge {
     this.usage = usage;
   }
 
-  /** What the answer says the vendor stored: its id from the first word of it, its items from the last. */
+  /** What the answering route's answer says the vendor stored, told once that route answers the call. */
   stores(answer: StoredAnswer | null): void {
-    if (!answer) return;
-    this.stored = { id: this.stored?.id ?? answer.id, items: answer.items.length > 0 ? answer.items : (this.stored?.items ?? []) };
+    this.stored = answer;
   }
 
   /** Settles once; resolves with what was charged (0 when released or free) once it is committed, or the wait ran out. */

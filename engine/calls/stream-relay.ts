@@ -6,6 +6,7 @@ import { tryParse } from '../../transforms/util/json.ts';
 import { eventFrame } from '../../transforms/util/sse.ts';
 import type { SseEvent, StreamTranslator } from '../core/call.ts';
 import { type ErrorBody, errors, GatewayError } from '../core/errors.ts';
+import type { StoredAnswer } from '../core/protocol.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import type { CallCharge } from './call-charge.ts';
 import type { CallSignal } from './call-signal.ts';
@@ -55,6 +56,8 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
   let produced = false;
   /** The end marker and every frame after it, held for the charge. */
   let held: string[] | null = null;
+  /** What this route's stream says the vendor stored; the charge is told once this route answers the call. */
+  let storedAnswer: StoredAnswer | null = null;
   const pass = async (frames: string[]) => {
     if (frames.length === 0) return;
     if (!produced) relay.onFirstByte?.();
@@ -86,7 +89,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
         throw new RouteFailure(`vendor stream failed before any content: ${event.data.slice(0, 200)}`);
       }
       relay.trace?.streamEvent(event.data);
-      if (stored?.mayName(event)) charge.stores(stored.answerOf(tryParse(event.data)));
+      if (stored?.mayName(event)) storedAnswer = laterWord(storedAnswer, stored.answerOf(tryParse(event.data)));
       const pushed = translator.push(event);
       if (opening.keeps(event, pushed)) continue;
       const kept = opening.end();
@@ -111,6 +114,7 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
     if (!translator.answerEnded()) hold([brokenOff(relay.errorBody)]);
   }
   try {
+    charge.stores(storedAnswer);
     charge.record(translator.usage());
     await charge.finish();
     if (held) await pass(held);
@@ -118,6 +122,12 @@ export async function relayStream(answer: UpstreamAnswer, relay: StreamRelay, ch
     if (produced || relay.clientGone.aborted) client.close();
   }
   return { done: true, value: undefined };
+}
+
+/** A stored answer as a stream tells it over several events: its id from the first word of it, its items from the last. */
+function laterWord(told: StoredAnswer | null, word: StoredAnswer | null): StoredAnswer | null {
+  if (!word) return told;
+  return { id: told?.id ?? word.id, items: word.items.length > 0 ? word.items : (told?.items ?? []) };
 }
 
 /**

@@ -45,6 +45,7 @@ async function relay(frames: string[], commitMs: number) {
   const client = new Client();
   const timeline: string[] = [];
   const charge = {
+    stores: () => undefined,
     record: () => undefined,
     finish: async () => {
       timeline.push(`charge asked after ${client.written.length} writes`);

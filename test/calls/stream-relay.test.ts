@@ -65,7 +65,7 @@ function setup(drains: boolean) {
   const raw = new FakeClient(drains);
   const reply = { raw, hijack: () => undefined } as unknown as FastifyReply;
   let lastUsage: Usage | undefined;
-  const charge = { record: (u: Usage) => (lastUsage = u), finish: async () => 0n } as unknown as CallCharge;
+  const charge = { stores: () => undefined, record: (u: Usage) => (lastUsage = u), finish: async () => 0n } as unknown as CallCharge;
   const translator = (): StreamTranslator => {
     let sawUsage = false;
     return {

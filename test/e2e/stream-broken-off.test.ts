@@ -16,10 +16,13 @@ afterAll(() => t?.close());
 
 const LONG = 'Tell me a story [[sim:long=40]]';
 
-/** Runs `read` with the vendor's first route cutting its stream after four events, and no route to fall back on. */
-async function cutOff<T>(route: string, read: () => Promise<T>): Promise<{ error: unknown; charged: bigint }> {
+/**
+ * Runs `read` with the vendor's first route cutting its stream after `afterEvents` events, once text has reached
+ * the client (before it, the stream's opening is held and the call falls back: test/e2e/fallback.test.ts).
+ */
+async function cutOff<T>(route: string, read: () => Promise<T>, afterEvents = 4): Promise<{ error: unknown; charged: bigint }> {
   const before = await t.balance();
-  t.sim.inject(route, { kind: 'reset-mid-stream', afterEvents: 4 });
+  t.sim.inject(route, { kind: 'reset-mid-stream', afterEvents });
   let error: unknown = null;
   try {
     await read();
@@ -43,12 +46,16 @@ describe('a vendor stream cut off mid-answer reaches the SDK as an error', () =>
   });
 
   it('responses, OpenAI SDK: an APIError', async () => {
-    const { error, charged } = await cutOff('b0', async () => {
-      const stream = await openai(t).responses.create({ model: 'b-5', input: LONG, stream: true });
-      for await (const _ of stream) {
-        // read to the end
-      }
-    });
+    const { error, charged } = await cutOff(
+      'b0',
+      async () => {
+        const stream = await openai(t).responses.create({ model: 'b-5', input: LONG, stream: true });
+        for await (const _ of stream) {
+          // read to the end
+        }
+      },
+      6,
+    ); // its four opening events, then two of text
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(charged).toBeGreaterThan(0n);
   });
