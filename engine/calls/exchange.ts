@@ -87,6 +87,7 @@ export async function exchange(input: ExchangeInput, deps: ExchangeDeps, charge:
       },
       log: deps.log,
       signal: deadline.signal,
+      clientGone,
       retryAfterMaxMs: input.retryAfterMaxMs,
       trace: input.trace,
     });

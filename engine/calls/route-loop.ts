@@ -37,6 +37,11 @@ export interface RouteLoop<T> {
   logContext?: object;
   /** Ends the whole loop (a call's time limit, its client leaving): thrown on, never a route failure. */
   signal?: CallSignal;
+  /**
+   * The client leaving, for a call that runs on without it: work under way goes on, but no other route (nor a
+   * second pass after a wait) is asked for a client already gone, so no vendor starts work nobody will read.
+   */
+  clientGone?: CallSignal;
   /** The time limit of one attempt: running out of it fails that route only. */
   attemptTimeoutMs?: number;
   /**
@@ -72,6 +77,7 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
   for (let pass = 0; pass < 2; pass++) {
     retryAfterMs = undefined;
     for (const route of routes) {
+      if (loop.clientGone?.aborted) break; // no vendor starts work for a client already gone
       if (refusedKeys?.has(route.key)) continue;
       const attempt = await attemptRoute(route, failed, loop);
       if (attempt.done) return attempt;
@@ -91,7 +97,7 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
     }
     if (loop.retryAfterMaxMs === undefined || retryAfterMs === undefined || retryAfterMs > loop.retryAfterMaxMs || pass === 1) break;
     loop.log.warn({ ...loop.logContext, retryAfterMs }, 'every route failed; waiting as the vendor asked, then one more pass');
-    await sleep(retryAfterMs, loop.signal);
+    await sleep(retryAfterMs, loop.signal, loop.clientGone);
   }
   return {
     done: false,
@@ -171,17 +177,16 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-const sleep = (ms: number, signal: CallSignal | undefined) =>
+/** Waits `ms`; rejects when `signal` fires, resolves early when `wake` does. */
+const sleep = (ms: number, signal: CallSignal | undefined, wake: CallSignal | undefined) =>
   new Promise<void>((resolve, reject) => {
-    let forget: (() => void) | undefined;
-    const timer = setTimeout(() => {
-      forget?.();
-      resolve();
-    }, ms);
-    if (signal) {
-      forget = onAbort(signal, () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      });
-    }
+    const forget: (() => void)[] = [];
+    const end = (settle: () => void) => {
+      clearTimeout(timer);
+      for (const f of forget) f();
+      settle();
+    };
+    const timer = setTimeout(() => end(resolve), ms);
+    if (signal) forget.push(onAbort(signal, () => end(() => reject(signal.reason))));
+    if (wake) forget.push(onAbort(wake, () => end(resolve)));
   });

@@ -272,6 +272,26 @@ describe('streams', () => {
   });
 });
 
+describe('a client gone before the next route', () => {
+  it("is not answered by a route started after it left: the failed route's opening is all there was", async () => {
+    // b0 opens, then stalls past the time the client stays; it drops at 1.5 s, after the client left at 0.5 s.
+    const n = t.received('b').length;
+    const before = await t.balance();
+    t.sim.inject('b0', { kind: 'stall', ms: 1_500, afterEvents: 1 });
+    const leave = new AbortController();
+    const call = post(t, '/v1/chat/completions', { model: 'b-5', messages: USER, stream: true }, {}, leave.signal)
+      .then((r) => r.text())
+      .catch((e) => e);
+    await new Promise((r) => setTimeout(r, 500));
+    leave.abort();
+    await call;
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(routesSince('b', n)).toEqual(['b0']);
+    expect(await t.held()).toBe(0n);
+    expect(await t.balance()).toBe(before);
+  }, 10_000);
+});
+
 describe('an opening held when the call runs out of time', () => {
   let short: TestGateway;
   let tree: TempTree;
@@ -316,6 +336,21 @@ describe('Retry-After', () => {
     expect(res.headers.get('x-gateway-fallback-depth')).toBe('2');
     await res.json();
     expect(routesSince('b', n)).toEqual(['b0', 'b1', 'b0']);
+  });
+
+  it('a client that leaves during the wait is asked nothing more: no second pass, nothing charged or held', async () => {
+    const n = t.received('b').length;
+    const before = await t.balance();
+    bothBusy(1);
+    const leave = new AbortController();
+    const call = post(t, '/v1/chat/completions', { model: 'b-5', messages: USER }, {}, leave.signal).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    leave.abort();
+    await call;
+    await new Promise((r) => setTimeout(r, 1_500)); // past the wait, when the second pass would have gone
+    expect(routesSince('b', n)).toEqual(['b0', 'b1']);
+    expect(await t.held()).toBe(0n);
+    expect(await t.balance()).toBe(before);
   });
 
   it('a Retry-After longer than the configured limit is not waited for: 502 at once', async () => {
