@@ -39,6 +39,7 @@ export interface ExchangeInput {
   timeoutMs: number;
   /** How long a streaming client may leave its buffer full before it is treated as gone. */
   streamStallMs: number;
+  /** How long a stream's opening events wait for its first content, so a failure right after them falls back. */
   streamOpeningHoldMs: number;
   /** Longest Retry-After waited for before one more pass over the routes. */
   retryAfterMaxMs: number;
