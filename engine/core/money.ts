@@ -126,17 +126,16 @@ export function nanoToDisplayUnits(nano: bigint, currency: DisplayCurrency, roun
  * the largest remainders (earliest first on a tie). A statement whose lines add up to its total can be checked.
  */
 export function displayUnitsAddingUp(parts: readonly bigint[], currency: DisplayCurrency): { parts: bigint[]; total: bigint } {
-  const perUsd = usdToNano(currency.per_usd);
-  const scaled = parts.map((nano) => nano * perUsd);
-  const down = scaled.map((n) => divide(n, NANO_SQUARED, 'down'));
-  const total = divide(
-    scaled.reduce((a, n) => a + n, 0n),
-    NANO_SQUARED,
+  const total = nanoToDisplayUnits(
+    parts.reduce((a, n) => a + n, 0n),
+    currency,
     'up',
   );
+  const down = parts.map((nano) => nanoToDisplayUnits(nano, currency, 'down'));
   let left = total - down.reduce((a, n) => a + n, 0n);
-  const byRemainder = scaled
-    .map((n, i) => ({ i, rem: n - down[i]! * NANO_SQUARED }))
+  const perUsd = usdToNano(currency.per_usd);
+  const byRemainder = parts
+    .map((nano, i) => ({ i, rem: nano * perUsd - down[i]! * NANO_SQUARED }))
     .sort((a, b) => (b.rem > a.rem ? 1 : b.rem < a.rem ? -1 : a.i - b.i));
   for (const { i, rem } of byRemainder) {
     if (left === 0n || rem === 0n) break;

@@ -48,7 +48,7 @@ function endingOf(text: string): Ending {
   }
   if (/\d/.test(last)) return DIGITS[Number(last)]!;
   const word = /[A-Za-z]+$/.exec(plain)![0].toLowerCase();
-  // A word without a vowel is read letter by letter ("kr" 케이알, "api" reads as a word): its last letter's name.
+  // A word without a vowel is read letter by letter ("kr" 케이알): it ends as its last letter's name does.
   return word.length === 1 || !/[aeiouy]/.test(word) ? letterName(word.at(-1)!) : latinWord(word);
 }
 
