@@ -3,19 +3,30 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
+import { fromThrown } from '../http/reply-error.ts';
 import { listManagers } from '../identity/managers.ts';
 import { parseGroupCreate, parseGroupPatch } from '../keys/group-validate.ts';
 import { createGroup, deleteGroup, getGroup, groupChoices, type KeyGroupRecord, listGroups, patchGroup } from '../keys/groups.ts';
 import { createKeys, keyNamesById, listKeys, walletForKeys } from '../keys/manage.ts';
 import { parseCreate } from '../keys/validate.ts';
 import { rollupRows } from '../usage/daily-rollup.ts';
+import { isConfirmed, sendConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
+import { doneNotice } from './done-notice.ts';
 import { doorBody, formOf, limitFields, newKeysBody } from './form.ts';
 import { checkTeacherCreate, groupScopeOf, managerGroups, setManagerGroup } from './group-scope.ts';
-import { CLASS_KEYS_TARGET, classKeysForm, groupForm, groupFormTarget, groupRow, teachersBlock } from './groups-parts.ts';
+import {
+  CLASS_KEYS_TARGET,
+  classKeysForm,
+  GROUP_DELETE_TARGET,
+  groupForm,
+  groupFormTarget,
+  groupRow,
+  teachersBlock,
+} from './groups-parts.ts';
 import { type Html, html } from './html.ts';
-import { type Ui, uiFor } from './i18n.ts';
+import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
 import { sendPage } from './layout.ts';
 import { usedText } from './limit-parts.ts';
@@ -28,6 +39,10 @@ import { sendCsv, usageSummaryCsv } from './usage-csv.ts';
 const mayEditGroups = (req: FastifyRequest) => sessionMay(req, 'keys') && groupScopeOf(req) === null;
 
 const back = (reply: FastifyReply, path: string) => reply.code(303).header('location', path).send();
+
+const classPath = (id: string) => `/dashboard/groups/${encodeURIComponent(id)}`;
+
+const DONE: Record<string, MessageKey> = { created: 'groups.done.created', saved: 'groups.done.saved', deleted: 'groups.done.deleted' };
 
 /** Days of a Korean month YYYY-MM, both inclusive; 400 naming `month` otherwise. */
 function monthDays(month: string): { fromDay: string; toDay: string } {
@@ -57,7 +72,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
   };
   const teachers = sessionMay(req, 'owner') ? await teachersOf(deps, s.walletId, g.id) : null;
   const month = today.slice(0, 7);
-  return html`${limitReached(ui, g, mayEditGroups(req))}<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
+  return html`${state ? '' : doneNotice(req, ui, DONE)}${limitReached(ui, g, mayEditGroups(req))}<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
 <dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
 <p><small>${ui.t('groups.closed_keys_count')}</small></p>
 <p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
@@ -109,7 +124,7 @@ async function sendGroupsPage(deps: DashboardDeps, req: FastifyRequest, reply: F
   return sendPage(reply, status, {
     title: ui.t('nav.groups'),
     signedIn: { section: 'groups', csrfToken: s.csrfToken, walletId: s.walletId },
-    body: html`<p>${ui.t('groups.intro')}</p>
+    body: html`${state ? '' : doneNotice(req, ui, DONE)}<p>${ui.t('groups.intro')}</p>
 ${mayEditGroups(req) ? groupForm(ui, s.csrfToken, null, state) : ''}
 ${
   groups.length === 0
@@ -143,7 +158,7 @@ export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, 
         const ui = uiFor(req);
         const body = { ...doorBody(formOf(req.body), { text: ['name'], amounts: limitFields(ui) }, 'omit', ui) };
         const g = await createGroup(deps, sessionOf(req).walletId, { ...parseGroupCreate(body), distinctName: true }, ownerActor(req));
-        return back(reply, `/dashboard/groups/${encodeURIComponent(g.id)}`);
+        return back(reply, `${classPath(g.id)}?done=created`);
       },
       (state) => sendGroupsPage(deps, req, reply, 400, state),
     ),
@@ -159,18 +174,49 @@ export function registerGroupsPage(scope: FastifyInstance, deps: DashboardDeps, 
         const ui = uiFor(req);
         const body = doorBody(formOf(req.body), { text: ['name'], amounts: limitFields(ui) }, 'null', ui);
         await patchGroup(deps, sessionOf(req).walletId, req.params.id, { ...parseGroupPatch(body), distinctName: true }, ownerActor(req));
-        return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
+        return back(reply, `${classPath(req.params.id)}?done=saved`);
       },
       (state) => sendClassPage(deps, req, reply, req.params.id, 400, state),
     ),
   );
 
-  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/delete', async (req, reply) => {
-    await deleteGroup(deps, sessionOf(req).walletId, req.params.id, ownerActor(req));
-    return back(reply, '/dashboard/groups');
+  registerDeleteRoutes(scope, deps);
+  registerClassRoutes(scope, deps, flash);
+}
+
+/** Deleting a class asks first; one that still has keys is refused on its page, saying how many and what to do. */
+function registerDeleteRoutes(scope: FastifyInstance, deps: DashboardDeps): void {
+  const refused = async (req: FastifyRequest, reply: FastifyReply, g: KeyGroupRecord) => {
+    const message = uiFor(req).t('groups.delete_refused', { name: g.name, count: String(g.key_count) });
+    return sendClassPage(deps, req, reply, g.id, 409, { target: GROUP_DELETE_TARGET, values: {}, message });
+  };
+
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id/delete', async (req, reply) => {
+    const s = sessionOf(req);
+    const g = await getGroup(deps, s.walletId, req.params.id, groupScopeOf(req));
+    if (g.key_count > 0) return refused(req, reply, g);
+    const ui = uiFor(req);
+    return sendConfirmation(reply, s, {
+      section: 'groups',
+      title: ui.t('groups.delete_title', { name: g.name }),
+      notice: ui.th('groups.delete_notice', { name: g.name }),
+      yes: ui.t('groups.delete_yes', { name: g.name }),
+      actionPath: `${classPath(g.id)}/delete`,
+      backPath: classPath(g.id),
+    });
   });
 
-  registerClassRoutes(scope, deps, flash);
+  scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/delete', async (req, reply) => {
+    const { walletId } = sessionOf(req);
+    if (!isConfirmed(formOf(req.body))) return back(reply, `${classPath(req.params.id)}/delete`);
+    try {
+      await deleteGroup(deps, walletId, req.params.id, ownerActor(req));
+    } catch (err) {
+      if (fromThrown(err).status !== 409) throw err;
+      return refused(req, reply, await getGroup(deps, walletId, req.params.id, groupScopeOf(req)));
+    }
+    return back(reply, '/dashboard/groups?done=deleted');
+  });
 }
 
 /** A class's keys, its teachers and its month's CSV. */

@@ -2,6 +2,7 @@
 // owner's list of which managers teach it.
 import type { KeyGroupRecord } from '../keys/groups.ts';
 import { limitValue } from './amounts.ts';
+import { confirmButton } from './confirm-close.ts';
 import { type Html, html } from './html.ts';
 import type { Ui } from './i18n.ts';
 import { type NewKeyOffer, newKeyFields } from './keys-forms.ts';
@@ -20,6 +21,9 @@ export function groupRow(ui: Ui, g: KeyGroupRecord, month: string): Html {
 /** The target a refused class form comes back to (refused-form.ts): the create form, or a class's change form. */
 export const groupFormTarget = (groupId: string | null) => `group-${groupId ?? 'new'}`;
 
+/** The target of a refused delete: the button under the change form, where the reason shows. */
+export const GROUP_DELETE_TARGET = 'group-delete';
+
 /** The target of the form that makes keys in a class. */
 export const CLASS_KEYS_TARGET = 'class-keys';
 
@@ -35,7 +39,7 @@ export function groupForm(ui: Ui, csrf: string, g: KeyGroupRecord | null, state?
 <label for="gmonthly-${id}">${amountLabel(ui, 'keys.field.monthly')}</label><input id="gmonthly-${id}" name="monthly_limit_credits" value="${shown('monthly_limit_credits', limitValue(ui, g?.monthly_limit_credits))}">
 <label for="gdaily-${id}">${amountLabel(ui, 'keys.field.daily')}</label><input id="gdaily-${id}" name="daily_limit_credits" value="${shown('daily_limit_credits', limitValue(ui, g?.daily_limit_credits))}">
 <p><button type="submit">${ui.t(g ? 'groups.save' : 'groups.create')}</button></p></fieldset></form>
-${g ? html`<form method="post" action="${action}/delete">${csrfField(csrf)}<p><small>${ui.t('groups.delete_note')}</small> <button type="submit">${ui.t('groups.delete')}</button></p></form>` : ''}`;
+${g ? html`<p><small>${ui.t('groups.delete_note')}</small></p>${refusal(state, GROUP_DELETE_TARGET, `error-${GROUP_DELETE_TARGET}`)}${confirmButton(`${action}/delete`, ui.t('groups.delete'))}` : ''}`;
 }
 
 /** Makes keys in the class (one, or several with numbered names), with every field of the keys page; `state`: a refused form as typed. */

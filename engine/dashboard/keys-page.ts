@@ -10,6 +10,7 @@ import { parseCreate, parseListQuery, parsePatch } from '../keys/validate.ts';
 import { isConfirmed, sendCloseConfirmation } from './confirm-close.ts';
 import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts';
 import type { DashboardDeps } from './deps.ts';
+import { doneNotice } from './done-notice.ts';
 import { doorBody, formOf, limitFields, modelsField, newKeysBody, queryText } from './form.ts';
 import { checkTeacherMove, groupScopeOf, teacherMoveGuard } from './group-scope.ts';
 import { type Html, html } from './html.ts';
@@ -61,8 +62,7 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
     listKeys(deps, s.walletId, { limit: PAGE_SIZE, offset, ...(filter.groupIds ? { groupIds: filter.groupIds } : {}) }),
     scope ? Promise.resolve(0) : countSlotKeys(deps.db, s.walletId, today),
   ]);
-  const doneKey = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
-  const done = doneKey && t(doneKey);
+  const done = state ? '' : doneNotice(req, ui, DONE);
   const more = offset + data.length < total;
   // A viewer reads: no create form, no change or close buttons (roles.ts refuses them anyway).
   const rows: KeyRows = {
@@ -80,7 +80,7 @@ async function sendKeysPage(deps: DashboardDeps, req: FastifyRequest, reply: Fas
   return sendPage(reply, status, {
     title: t('nav.keys'),
     signedIn: { section: 'keys', csrfToken: s.csrfToken, walletId: s.walletId },
-    body: html`${done ? html`<p class="ok" role="status">${done}</p>` : ''}
+    body: html`${done}
 <p data-testid="keys-intro">${
       // A teacher makes keys on their class's page within the class's limits; the wallet's key slots are the owner's.
       scope

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { listManagers, normalizeIdentity, parseRole, ROLES, type Role, removeManager, setManager } from '../identity/managers.ts';
 import type { DashboardDeps } from './deps.ts';
+import { doneNotice } from './done-notice.ts';
 import { formOf } from './form.ts';
 import { html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
@@ -34,11 +35,10 @@ export function registerManagersPage(scope: FastifyInstance, deps: DashboardDeps
     const { t } = ui;
     const what = t(whatKey);
     const list = await listManagers(deps.db, s.walletId);
-    const doneKey = DONE[String((req.query as Record<string, unknown>).done ?? '')];
     return sendPage(reply, 200, {
       title: t('nav.managers'),
       signedIn: { section: 'managers', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${doneKey ? html`<p class="ok" role="status">${t(doneKey)}</p>` : ''}
+      body: html`${doneNotice(req, ui, DONE)}
 ${deps.identity ? html`<p>${t('managers.intro', { provider: deps.identity.settings.name, what })}</p>` : html`<p class="notice" role="note">${ui.th('managers.no_provider')}</p>`}
 ${roleHelp(ui)}
 <form method="post" action="${PATH}">${csrfField(s.csrfToken)}

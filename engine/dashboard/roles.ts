@@ -33,6 +33,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   'POST /dashboard/groups': 'keys',
   'GET /dashboard/groups/:id': 'read',
   'POST /dashboard/groups/:id': 'keys',
+  'GET /dashboard/groups/:id/delete': 'keys',
   'POST /dashboard/groups/:id/delete': 'keys',
   'GET /dashboard/groups/:id/keys': 'read',
   'POST /dashboard/groups/:id/keys': 'keys',

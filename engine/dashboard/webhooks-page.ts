@@ -16,6 +16,7 @@ import {
 import { creditsOfAmount, type DisplayCurrency } from '../core/money.ts';
 import { limitValue } from './amounts.ts';
 import type { DashboardDeps } from './deps.ts';
+import { doneNotice } from './done-notice.ts';
 import { createFlashStore } from './flash.ts';
 import { type FormBody, formOf } from './form.ts';
 import { type Html, html } from './html.ts';
@@ -91,13 +92,12 @@ export function registerWebhooksPage(scope: FastifyInstance, deps: DashboardDeps
     const hooks = await listWebhooks(deps.db, s.walletId);
     const deliveries = await Promise.all(hooks.map((h) => listDeliveries(deps.db, s.walletId, h.id, 10)));
     const made = state ? null : await takeSecret(req);
-    const done = state ? undefined : DONE[String((req.query as Record<string, unknown>).done ?? '')];
     // A refused webhook form keeps the events as ticked; a fresh one has them all ticked.
     const ticked = (e: string) => (state?.target === 'webhook' ? `event:${e}` in state.values : true);
     return sendPage(reply, status, {
       title: t('wh.title'),
       signedIn: { section: 'webhooks', csrfToken: s.csrfToken, walletId: s.walletId },
-      body: html`${done ? html`<p class="ok" role="status">${t(done)}</p>` : ''}
+      body: html`${state ? '' : doneNotice(req, ui, DONE)}
 ${made ? html`<section class="notice" role="note"><h2>${t('wh.secret_heading', { id: made.id ?? '' })}</h2><p>${ui.th('wh.secret_note')}</p><p><code id="wh-secret">${made.secret}</code></p></section>` : ''}
 <p>${t('wh.intro')}</p>
 <form method="post" action="${PATH}/thresholds">${csrfField(s.csrfToken)}

@@ -5,7 +5,7 @@
 // keys whichever class the list shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { type OwnerClient, signIn } from './owner-client.ts';
+import { createdClassId, type OwnerClient, signIn } from './owner-client.ts';
 
 let t: TestGateway;
 let owner: OwnerClient;
@@ -23,7 +23,7 @@ const postKo = (path: string, form: Record<string, string>) =>
 async function makeClass(name: string, extra: Record<string, string> = {}): Promise<string> {
   const res = await owner.post('/dashboard/groups', { name, ...extra });
   expect(res.status, await res.clone().text()).toBe(303);
-  return decodeURIComponent(res.headers.get('location')!.split('/').pop()!);
+  return createdClassId(res);
 }
 
 const keysOf = async (groupId: string) =>
@@ -76,7 +76,7 @@ describe("a class's forms", () => {
     expect(
       (await owner.post(`/dashboard/groups/${first}`, { name: '2학년 A반', monthly_limit_credits: '', daily_limit_credits: '' })).status,
     ).toBe(303);
-    expect((await owner.post(`/dashboard/groups/${first}/delete`, {})).status).toBe(303);
+    expect((await owner.post(`/dashboard/groups/${first}/delete`, { confirm: 'yes' })).status).toBe(303);
     await makeClass('2학년 A반');
     const mgmt = (await t.gw.keys.createManagementKey(walletId)).key;
     const api = await fetch(`${t.url}/v1/key-groups`, {
@@ -157,5 +157,65 @@ describe("a class's forms", () => {
     const back = await owner.get('/dashboard/keys/key_anything');
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe('/dashboard/keys');
+  });
+
+  it('creating and saving a class says so once, above its page, in Korean', async () => {
+    const made = await postKo('/dashboard/groups', { name: '4학년 7반' });
+    expect(made.status, await made.clone().text()).toBe(303);
+    expect(made.headers.get('location')).toMatch(/^\/dashboard\/groups\/[^?]+\?done=created$/);
+    const getKo = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
+    expect(await (await getKo(made.headers.get('location')!)).text()).toContain('<p class="ok" role="status">반을 만들었습니다.</p>');
+    const cls = createdClassId(made);
+    const saved = await postKo(`/dashboard/groups/${cls}`, {
+      name: '4학년 7반',
+      monthly_limit_credits: '₩10,000',
+      daily_limit_credits: '',
+    });
+    expect(saved.status).toBe(303);
+    expect(await (await getKo(saved.headers.get('location')!)).text()).toContain('반을 저장했습니다.');
+    // The class's own address, reloaded later, says nothing; nor does an outcome the page does not know.
+    for (const path of [`/dashboard/groups/${cls}`, `/dashboard/groups/${cls}?done=toString`, '/dashboard/keys?done=constructor']) {
+      const page = await getKo(path);
+      expect(page.status, path).toBe(200);
+      expect(await page.text(), path).not.toContain('class="ok"');
+    }
+  });
+
+  it('deleting a class asks first; only the yes deletes it, and the list then says it was deleted', async () => {
+    const cls = await makeClass('5학년 3반');
+    const page = await (await owner.get(`/dashboard/groups/${cls}`)).text();
+    // The class page has no form that deletes at once: its button opens the question.
+    expect(page).not.toContain(`method="post" action="/dashboard/groups/${cls}/delete"`);
+    expect(page).toContain(`<form method="get" action="/dashboard/groups/${cls}/delete">`);
+    const asked = await fetch(`${t.url}/dashboard/groups/${cls}/delete`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
+    expect(asked.status).toBe(200);
+    const question = await asked.text();
+    expect(question).toContain('5학년 3반을 삭제할까요?');
+    expect(question).toContain('name="confirm" value="yes"');
+    const stray = await owner.post(`/dashboard/groups/${cls}/delete`, {});
+    expect(stray.headers.get('location')).toBe(`/dashboard/groups/${cls}/delete`);
+    const alive = await t.gw.db.query(`SELECT 1 FROM key_groups WHERE id = $1 AND deleted_at IS NULL`, [cls]);
+    expect(alive.rowCount).toBe(1);
+    const yes = await owner.post(`/dashboard/groups/${cls}/delete`, { confirm: 'yes' });
+    expect(yes.headers.get('location')).toBe('/dashboard/groups?done=deleted');
+    expect(await (await owner.follow(yes)).text()).toContain('The class was deleted.');
+    const gone = await t.gw.db.query(`SELECT 1 FROM key_groups WHERE id = $1 AND deleted_at IS NULL`, [cls]);
+    expect(gone.rowCount).toBe(0);
+  });
+
+  it('a class with keys is not deleted: its page says how many keys and what to do, in Korean, at 409', async () => {
+    const cls = await makeClass('6학년 2반');
+    expect((await owner.post(`/dashboard/groups/${cls}/keys`, { name: '6-2 지민' })).status).toBe(303);
+    const refusedText = '6학년 2반에 사용 중인 키가 1개 있어 삭제할 수 없습니다.';
+    const asked = await fetch(`${t.url}/dashboard/groups/${cls}/delete`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
+    expect(asked.status).toBe(409);
+    const page = await asked.text();
+    expect(page).toContain(refusedText);
+    expect(page).toContain('value="6학년 2반"'); // the change form keeps the saved name
+    const yes = await postKo(`/dashboard/groups/${cls}/delete`, { confirm: 'yes' });
+    expect(yes.status).toBe(409);
+    expect(await yes.text()).toContain(refusedText);
+    const alive = await t.gw.db.query(`SELECT 1 FROM key_groups WHERE id = $1 AND deleted_at IS NULL`, [cls]);
+    expect(alive.rowCount).toBe(1);
   });
 });

@@ -17,7 +17,7 @@ import { expireDueLots } from '../../engine/money/lot-expiry.ts';
 import { type Receiver, startReceiver } from '../alerts/receiver.ts';
 import { post, sleep } from '../e2e/e2e.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { ADMIN, issueLink, type OwnerClient, signIn } from './owner-client.ts';
+import { ADMIN, createdClassId, issueLink, type OwnerClient, signIn } from './owner-client.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard/pages';
@@ -90,7 +90,7 @@ async function keysAndCalls() {
   // A class (key group) with a key of its own, for the classes pages.
   const group = await owner.post('/dashboard/groups', { name: '3학년 2반', monthly_limit_credits: '300,000', daily_limit_credits: '' });
   expect(group.status, await group.clone().text()).toBe(303);
-  at.group = group.headers.get('location')!;
+  at.group = `/dashboard/groups/${encodeURIComponent(createdClassId(group))}`;
   expect((await owner.post(`${at.group}/keys`, { count: '2', name: '3-2', monthly_limit_credits: '' })).status).toBe(303);
   const closeIds = [...(await (await owner.get('/dashboard/keys')).text()).matchAll(/action="\/dashboard\/keys\/([^"/]+)\/close"/g)].map(
     (m) => m[1],

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../engine/audit/trail.ts';
 import { setManagerGroup } from '../../engine/dashboard/group-scope.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { managerClient, type OwnerClient, signIn } from './owner-client.ts';
+import { createdClassId, managerClient, type OwnerClient, signIn } from './owner-client.ts';
 
 const OWNER: Actor = { kind: 'owner', id: 'alice', ip: '127.0.0.1', userAgent: 'test' };
 
@@ -61,7 +61,7 @@ beforeAll(async () => {
   ] as const) {
     const res = await owner.post('/dashboard/groups', { name });
     expect(res.status, await res.clone().text()).toBe(303);
-    classes[k] = decodeURIComponent(res.headers.get('location')!.split('/').pop()!);
+    classes[k] = createdClassId(res);
   }
 }, 60_000);
 

@@ -109,3 +109,7 @@ export function cookieParts(setCookie: string): { name: string; value: string; a
   }
   return { name: pair!.slice(0, i), value: pair!.slice(i + 1), attributes };
 }
+
+/** The class a create form's 303 leads to (`/dashboard/groups/<id>?done=created`). */
+export const createdClassId = (res: Response): string =>
+  decodeURIComponent(new URL(res.headers.get('location')!, 'http://dashboard').pathname.split('/').pop()!);

@@ -3,7 +3,7 @@
 // out of range. A class that is not there is a not-found page in the page's language.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { type OwnerClient, signIn } from './owner-client.ts';
+import { createdClassId, type OwnerClient, signIn } from './owner-client.ts';
 
 let t: TestGateway;
 let owner: OwnerClient;
@@ -97,8 +97,8 @@ describe('refused class forms', () => {
 
     const made = await send('en', '/dashboard/groups', { name: '3학년 3반' });
     expect(made.status).toBe(303);
-    const path = made.headers.get('location')!;
-    const id = decodeURIComponent(path.split('/').pop()!);
+    const id = createdClassId(made);
+    const path = `/dashboard/groups/${encodeURIComponent(id)}`;
     const change = await refused(await send('ko', path, { name: '3학년 3반', daily_limit_credits: '1.5.5' }), `group-${id}`);
     expect(change.reason).toContain('1.5.5');
     expect(change.page).toContain('name="daily_limit_credits" value="1.5.5"');

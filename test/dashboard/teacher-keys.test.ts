@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../engine/audit/trail.ts';
 import { setManagerGroup } from '../../engine/dashboard/group-scope.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { managerClient, type OwnerClient, signIn } from './owner-client.ts';
+import { createdClassId, managerClient, type OwnerClient, signIn } from './owner-client.ts';
 
 const OWNER: Actor = { kind: 'owner', id: 'alice', ip: '127.0.0.1', userAgent: 'test' };
 
@@ -32,7 +32,7 @@ beforeAll(async () => {
   owner = await signIn(t, walletId);
   const made = await owner.post('/dashboard/groups', { name: '3학년 2반' });
   expect(made.status, await made.clone().text()).toBe(303);
-  classId = decodeURIComponent(made.headers.get('location')!.split('/').pop()!);
+  classId = createdClassId(made);
   await t.gw.db.query(
     `INSERT INTO wallet_managers (wallet_id, identity, role, added_by, added_at) VALUES ($1, 'tom', 'manager', 'alice', now())`,
     [walletId],

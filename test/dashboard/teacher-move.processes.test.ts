@@ -7,7 +7,7 @@ import type { Actor } from '../../engine/audit/trail.ts';
 import { setManagerGroup } from '../../engine/dashboard/group-scope.ts';
 import { openTestPostgres, postgresAvailability, REQUIRE_POSTGRES, type TestPostgres } from '../helpers/databases.ts';
 import { startTestGateway, TEST_NOW, type TestGateway } from '../helpers/gateway.ts';
-import { managerClient, signIn } from './owner-client.ts';
+import { createdClassId, managerClient, signIn } from './owner-client.ts';
 
 const OWNER: Actor = { kind: 'owner', id: 'alice', ip: '127.0.0.1', userAgent: 'test' };
 const skip = !postgresAvailability.ok && !REQUIRE_POSTGRES;
@@ -37,7 +37,7 @@ describe.skipIf(skip)('a teacher moving a key whose calls run on another process
     for (const name of ['1반', '2반']) {
       const res = await owner.post('/dashboard/groups', { name });
       expect(res.status, await res.clone().text()).toBe(303);
-      classes.push(decodeURIComponent(res.headers.get('location')!.split('/').pop()!));
+      classes.push(createdClassId(res));
     }
     const [a, b] = classes as [string, string];
     await t.gw.db.query(
