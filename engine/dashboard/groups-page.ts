@@ -75,7 +75,7 @@ async function classPage(deps: DashboardDeps, req: FastifyRequest, ui: Ui, g: Ke
   return html`${state ? '' : doneNotice(req, ui, DONE)}${limitReached(ui, g, mayEditGroups(req))}<dl><dt>${ui.t('keys.col.month')}</dt><dd data-testid="group-month">${usedText(ui, g.month_used_credits, g.monthly_limit_credits)}</dd>
 <dt>${ui.t('keys.col.day')}</dt><dd data-testid="group-day">${usedText(ui, g.day_used_credits, g.daily_limit_credits)}</dd></dl>
 <p><small>${ui.t('groups.closed_keys_count')}</small></p>
-<p><a href="/dashboard/groups/${encodeURIComponent(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
+<p><a href="${classPath(g.id)}/usage.csv?month=${month}" download>${ui.t('groups.csv', { month })}</a></p>
 ${mayEditGroups(req) ? groupForm(ui, s.csrfToken, g, state) : ''}
 ${canKeys ? classKeysForm(ui, s.csrfToken, g.id, rows, state) : ''}
 <h2>${ui.t('nav.keys')}</h2>
@@ -241,16 +241,14 @@ function registerClassRoutes(scope: FastifyInstance, deps: DashboardDeps, flash:
   );
 
   // A refused form is answered at the address it was posted to; reloaded or bookmarked, that address is the class.
-  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id/keys', (req, reply) =>
-    back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`),
-  );
+  scope.get<{ Params: { id: string } }>('/dashboard/groups/:id/keys', (req, reply) => back(reply, classPath(req.params.id)));
 
   scope.post<{ Params: { id: string } }>('/dashboard/groups/:id/teachers', async (req, reply) => {
     const s = sessionOf(req);
     const form = formOf(req.body);
     await getGroup(deps, s.walletId, req.params.id);
     await setManagerGroup(deps.db, s.walletId, form.identity ?? '', req.params.id, form.give === '1', ownerActor(req), deps.clock.now());
-    return back(reply, `/dashboard/groups/${encodeURIComponent(req.params.id)}`);
+    return back(reply, classPath(req.params.id));
   });
 
   scope.get<{ Params: { id: string } }>('/dashboard/groups/:id/usage.csv', async (req, reply) => {
