@@ -20,6 +20,9 @@ const postKo = (path: string, form: Record<string, string>) =>
     body: new URLSearchParams({ ...form, csrf: owner.csrf }).toString(),
   });
 
+/** A page as the owner's browser set to Korean loads it. */
+const getKo = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
+
 async function makeClass(name: string, extra: Record<string, string> = {}): Promise<string> {
   const res = await owner.post('/dashboard/groups', { name, ...extra });
   expect(res.status, await res.clone().text()).toBe(303);
@@ -163,7 +166,6 @@ describe("a class's forms", () => {
     const made = await postKo('/dashboard/groups', { name: '4학년 7반' });
     expect(made.status, await made.clone().text()).toBe(303);
     expect(made.headers.get('location')).toMatch(/^\/dashboard\/groups\/[^?]+\?done=created$/);
-    const getKo = (path: string) => fetch(`${t.url}${path}`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
     expect(await (await getKo(made.headers.get('location')!)).text()).toContain('<p class="ok" role="status">반을 만들었습니다.</p>');
     const cls = createdClassId(made);
     const saved = await postKo(`/dashboard/groups/${cls}`, {
@@ -187,7 +189,7 @@ describe("a class's forms", () => {
     // The class page has no form that deletes at once: its button opens the question.
     expect(page).not.toContain(`method="post" action="/dashboard/groups/${cls}/delete"`);
     expect(page).toContain(`<form method="get" action="/dashboard/groups/${cls}/delete">`);
-    const asked = await fetch(`${t.url}/dashboard/groups/${cls}/delete`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
+    const asked = await getKo(`/dashboard/groups/${cls}/delete`);
     expect(asked.status).toBe(200);
     const question = await asked.text();
     expect(question).toContain('5학년 3반을 삭제할까요?');
@@ -207,7 +209,7 @@ describe("a class's forms", () => {
     const cls = await makeClass('6학년 2반');
     expect((await owner.post(`/dashboard/groups/${cls}/keys`, { name: '6-2 지민' })).status).toBe(303);
     const refusedText = '6학년 2반에 사용 중인 키가 1개 있어 삭제할 수 없습니다.';
-    const asked = await fetch(`${t.url}/dashboard/groups/${cls}/delete`, { headers: { cookie: `${owner.cookie}; lang=ko` } });
+    const asked = await getKo(`/dashboard/groups/${cls}/delete`);
     expect(asked.status).toBe(409);
     const page = await asked.text();
     expect(page).toContain(refusedText);
