@@ -17,8 +17,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { handleChat } from './chat.ts';
-import { defaultMessage, type ErrorFlavor, isObj, VendorError } from './common.ts';
-import { appliesTo, type Fault, sendBrokenJson, sendWrongBody } from './faults.ts';
+import { type ErrorFlavor, isObj, VendorError } from './common.ts';
+import { applyFault, type Fault, FaultQueue, isStreaming } from './faults.ts';
 import { attachDraft, type Ctx, type Job, readBody, type SimState, StreamCut, sendError } from './http.ts';
 import {
   handleEmbeddings,
@@ -76,11 +76,6 @@ export type { Fault } from './faults.ts';
 export type { Delivery, Outcome, UsageBuckets } from './outcomes.ts';
 export type { MultipartBody };
 
-interface QueuedFault {
-  fault: Fault;
-  left: number;
-}
-
 function splitRoute(pathname: string): { route: string; path: string } {
   const m = /^\/r\/([^/]+)(\/.*)?$/.exec(pathname);
   if (m) return { route: decodeURIComponent(m[1]!), path: m[2] ?? '/' };
@@ -117,16 +112,158 @@ async function parseBody(req: IncomingMessage, raw: Buffer): Promise<unknown> {
   }
 }
 
-function isStreaming(body: unknown): boolean {
-  return isObj(body) && body.stream === true;
+const POST_HANDLERS: Readonly<Record<string, (ctx: Ctx) => void | Promise<void>>> = {
+  '/v1/messages': handleMessages,
+  '/v1/chat/completions': handleChat,
+  '/v1/responses': handleResponses,
+  '/v1/images/generations': handleImageGeneration,
+  '/v1/images/edits': handleImageEdit,
+  '/v1/audio/speech': handleSpeech,
+  '/v1/embeddings': handleEmbeddings,
+  '/v1/moderations': handleModerations,
+  '/v1/videos/generations': handleVideoCreate,
+};
+
+const bearerOf = (authorization: string | string[] | undefined) => /^Bearer\s+(\S+)/i.exec(String(authorization ?? ''))?.[1] ?? '';
+
+/** Auth as each vendor checks it: true when the request was refused (the answer sent). */
+function authRefused(ctx: Ctx, flavor: ErrorFlavor, acceptKeys: readonly string[] | undefined): boolean {
+  const { res } = ctx;
+  const h = ctx.req.headers;
+  const accepted = (key: string) => !acceptKeys || acceptKeys.includes(key);
+  const hasBearer = /^Bearer\s+\S+/i.test(String(h.authorization ?? ''));
+  if (flavor === 'a') {
+    // Vendor A takes its key as `x-api-key`; it also accepts `Authorization: Bearer` (its own SDK 1.x sends that).
+    if (!h['x-api-key'] && !hasBearer) sendError(res, 'a', 401, 'x-api-key header is required');
+    else if (!h['anthropic-version']) sendError(res, 'a', 400, 'anthropic-version: header is required');
+    else if (!accepted(String(h['x-api-key'] ?? bearerOf(h.authorization)))) sendError(res, 'a', 401, 'invalid x-api-key');
+    else return false;
+    return true;
+  }
+  if (!hasBearer)
+    sendError(
+      res,
+      'b',
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    );
+  else if (!accepted(bearerOf(h.authorization)))
+    sendError(res, 'b', 401, 'Incorrect API key provided. You can find your API key in your account settings.');
+  else return false;
+  return true;
+}
+
+/** What `refuse` is asked: the path, and the model and fields of the body (a multipart form's fields). */
+function refusalAsk(ctx: Ctx): { path: string; model: string; body: Record<string, unknown> } {
+  const body = isObj(ctx.body) ? (isObj(ctx.body.fields) && Array.isArray(ctx.body.files) ? ctx.body.fields : ctx.body) : {};
+  return { path: ctx.path, model: typeof body.model === 'string' ? body.model : '', body: body as Record<string, unknown> };
+}
+
+function headersOf(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return headers;
+}
+
+/** The outcome is final when the response closes (finished, cut or reset); once per request. */
+function recordOnClose(draft: OutcomeDraft, req: IncomingMessage, res: ServerResponse, outcomes: Outcome[]): void {
+  attachDraft(res, draft);
+  // The socket's close too, for a reset before any answer; its listener goes with the request, since a
+  // kept-alive socket serves many.
+  const socket = req.socket;
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    res.off('close', finish);
+    socket.off('close', finish);
+    outcomes.push(finishDraft(draft, res));
+  };
+  res.once('close', finish);
+  socket.once('close', finish);
+}
+
+/** Answers a request no fault answered: the video file, auth, then the path's handler. */
+async function dispatch(ctx: Ctx, opts: SimulatorOptions): Promise<void> {
+  const { path, method, res } = ctx;
+  if (method === 'GET') {
+    const file = /^\/files\/videos\/([^/]+)\.mp4$/.exec(path);
+    if (file) return handleVideoFile(ctx, decodeURIComponent(file[1]!));
+  }
+  const flavor = flavorOf(path);
+  if (authRefused(ctx, flavor, opts.acceptKeys)) return;
+  if (method === 'GET') {
+    const video = /^\/v1\/videos\/([^/]+)$/.exec(path);
+    if (video) return handleVideoGet(ctx, decodeURIComponent(video[1]!));
+    return sendError(res, flavor, 404, `Unknown path: GET ${path}`);
+  }
+  if (method !== 'POST') return sendError(res, flavor, 405, `Method ${method} not allowed on ${path}`);
+  const handler = POST_HANDLERS[path];
+  if (!handler) return sendError(res, flavor, 404, `Unknown path: POST ${path}`);
+  const refusal = opts.refuse?.(refusalAsk(ctx));
+  if (refusal) return sendError(res, flavor, refusal.status, refusal.message);
+  await handler(ctx);
+}
+
+/** A handler's throw as the vendor would answer it: its error, or the stream ended or cut where it was. */
+function answerThrown(res: ServerResponse, flavor: ErrorFlavor, err: unknown): void {
+  if (err instanceof StreamCut) return;
+  if (err instanceof VendorError) {
+    if (!res.headersSent) sendError(res, flavor, err.status, err.message, err.param);
+    else res.end();
+    return;
+  }
+  if (!res.headersSent) sendError(res, flavor, 500, `Simulator error: ${(err as Error).message}`);
+  else res.destroy();
+}
+
+/** Listens on loopback (or `host`), keeping every socket so close() can end kept-alive ones; resolves with its URL. */
+async function listen(server: Server, sockets: Set<Socket>, port: number, host: string): Promise<string> {
+  server.keepAliveTimeout = 5_000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return `http://${hostPart}:${addr.port}`;
+}
+
+/** The simulator's timed waits (stalls, delays, video steps), all ended at once when it closes. */
+class Waits {
+  private readonly pending = new Set<() => void>();
+
+  wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.pending.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.pending.add(done);
+    });
+  }
+
+  endAll(): void {
+    for (const done of [...this.pending]) done();
+  }
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
-  const host = opts.host ?? '127.0.0.1';
   const received: ReceivedRequest[] = [];
-  const faults = new Map<string, QueuedFault[]>();
+  const faults = new FaultQueue();
   const sockets = new Set<Socket>();
-  const waits = new Set<() => void>();
+  const waits = new Waits();
   let n = 0;
   const state: SimState = {
     baseUrl: '',
@@ -135,7 +272,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     jobs: new Map<string, Job>(),
     nextId: (prefix: string) => `${prefix}${prefix.endsWith('-') || prefix.endsWith('_') ? '' : '_'}${String(++n).padStart(6, '0')}`,
     counter: () => ++n,
-    wait: (ms: number) => wait(ms),
+    wait: (ms: number) => waits.wait(ms),
     contextWindow: opts.contextWindow,
     maxOutput: opts.maxOutput,
   };
@@ -143,190 +280,20 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const outcomes: Outcome[] = [];
   let seq = 0;
 
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        waits.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      waits.add(done);
-    });
-
-  /** First queued fault of the route that applies to this request (stream kinds to streaming ones only, malformed JSON to plain ones). */
-  function takeFault(route: string, streaming: boolean): Fault | undefined {
-    const q = faults.get(route);
-    if (!q) return undefined;
-    const i = q.findIndex((f) => appliesTo(f.fault, streaming));
-    if (i < 0) return undefined;
-    const f = q[i]!;
-    f.left -= 1;
-    if (f.left <= 0) q.splice(i, 1);
-    return f.fault;
-  }
-
-  const keyAccepted = (key: string) => !opts.acceptKeys || opts.acceptKeys.includes(key);
-  const bearerOf = (authorization: string | string[] | undefined) => /^Bearer\s+(\S+)/i.exec(String(authorization ?? ''))?.[1] ?? '';
-
-  async function dispatch(ctx: Ctx): Promise<void> {
-    const { path, method, res } = ctx;
-    if (method === 'GET') {
-      const file = /^\/files\/videos\/([^/]+)\.mp4$/.exec(path);
-      if (file) return handleVideoFile(ctx, decodeURIComponent(file[1]!));
-    }
-    const flavor = flavorOf(path);
-    // Auth, as each vendor checks it.
-    const h = ctx.req.headers;
-    if (flavor === 'a') {
-      // Vendor A takes its key as `x-api-key`; it also accepts `Authorization: Bearer` (its own SDK 1.x sends that).
-      if (!h['x-api-key'] && !/^Bearer\s+\S+/i.test(String(h.authorization ?? ''))) {
-        return sendError(res, 'a', 401, 'x-api-key header is required');
-      }
-      if (!h['anthropic-version']) return sendError(res, 'a', 400, 'anthropic-version: header is required');
-      if (!keyAccepted(String(h['x-api-key'] ?? bearerOf(h.authorization)))) return sendError(res, 'a', 401, 'invalid x-api-key');
-    } else if (!/^Bearer\s+\S+/i.test(String(h.authorization ?? ''))) {
-      return sendError(
-        res,
-        'b',
-        401,
-        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-      );
-    }
-    if (flavor !== 'a' && !keyAccepted(bearerOf(h.authorization))) {
-      return sendError(res, 'b', 401, 'Incorrect API key provided. You can find your API key in your account settings.');
-    }
-    if (method === 'GET') {
-      const video = /^\/v1\/videos\/([^/]+)$/.exec(path);
-      if (video) return handleVideoGet(ctx, decodeURIComponent(video[1]!));
-      return sendError(res, flavor, 404, `Unknown path: GET ${path}`);
-    }
-    if (method !== 'POST') return sendError(res, flavor, 405, `Method ${method} not allowed on ${path}`);
-    const handler = (
-      {
-        '/v1/messages': handleMessages,
-        '/v1/chat/completions': handleChat,
-        '/v1/responses': handleResponses,
-        '/v1/images/generations': handleImageGeneration,
-        '/v1/images/edits': handleImageEdit,
-        '/v1/audio/speech': handleSpeech,
-        '/v1/embeddings': handleEmbeddings,
-        '/v1/moderations': handleModerations,
-        '/v1/videos/generations': handleVideoCreate,
-      } as Record<string, (ctx: Ctx) => void | Promise<void>>
-    )[path];
-    if (!handler) return sendError(res, flavor, 404, `Unknown path: POST ${path}`);
-    if (opts.refuse) {
-      const body = isObj(ctx.body) ? (isObj(ctx.body.fields) && Array.isArray(ctx.body.files) ? ctx.body.fields : ctx.body) : {};
-      const model = typeof body.model === 'string' ? body.model : '';
-      const refusal = opts.refuse({ path, model, body: body as Record<string, unknown> });
-      if (refusal) return sendError(res, flavor, refusal.status, refusal.message);
-    }
-    await handler(ctx);
-  }
-
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://simulator.local');
     const { route, path } = splitRoute(url.pathname);
     const method = req.method ?? 'GET';
     const raw = await readBody(req);
     const body = await parseBody(req, raw);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-    }
-    received.push({ route, method, path, headers, body, at: Date.now() });
+    received.push({ route, method, path, headers: headersOf(req), body, at: Date.now() });
     const flavor = flavorOf(path);
     const draft = newDraft(++seq, route, path, body, raw.toString('utf8'), isStreaming(body));
-    recordOnClose(draft, req, res);
+    recordOnClose(draft, req, res, outcomes);
     const ctx: Ctx = { route, path, method, req, res, body, state, draft };
-    const fault = takeFault(route, isStreaming(body));
-    if (fault) {
-      draft.outcome.fault = fault.kind;
-      switch (fault.kind) {
-        case 'status': {
-          const extra: Record<string, string> = {};
-          if (fault.retryAfterSeconds !== undefined) extra['retry-after'] = String(fault.retryAfterSeconds);
-          return sendError(res, flavor, fault.status, defaultMessage(fault.status), null, extra);
-        }
-        case 'reset':
-          req.socket.destroy();
-          return;
-        case 'delay':
-          await wait(fault.ms);
-          if (res.destroyed) return;
-          break;
-        case 'stream-error':
-          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'error' };
-          break;
-        case 'reset-mid-stream':
-          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'reset' };
-          break;
-        case 'malformed-sse':
-          ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'garbage' };
-          break;
-        case 'stall':
-          if (fault.afterEvents !== undefined) {
-            ctx.streamFault = { afterEvents: Math.max(0, fault.afterEvents), mode: 'stall', stallMs: fault.ms };
-            break;
-          }
-          return stall(ctx, fault.ms, fault.headers === true);
-        case 'malformed-json':
-          draft.garbled = true;
-          return sendBrokenJson(res);
-        case 'wrong-body':
-          return sendWrongBody(res, fault.body);
-        case 'usage-missing':
-          draft.usageMode = { kind: 'missing' };
-          break;
-        case 'usage-inflated':
-          draft.usageMode = { kind: 'inflated', factor: fault.factor ?? 1000 };
-          break;
-      }
-    }
-    try {
-      await dispatch(ctx);
-    } catch (err) {
-      if (err instanceof StreamCut) return;
-      if (err instanceof VendorError) {
-        if (!res.headersSent) sendError(res, flavor, err.status, err.message, err.param);
-        else res.end();
-        return;
-      }
-      if (!res.headersSent) sendError(res, flavor, 500, `Simulator error: ${(err as Error).message}`);
-      else res.destroy();
-    }
-  }
-
-  /** The outcome is final when the response closes (finished, cut or reset); once per request. */
-  function recordOnClose(draft: OutcomeDraft, req: IncomingMessage, res: ServerResponse): void {
-    attachDraft(res, draft);
-    // The socket's close too, for a reset before any answer; its listener goes with the request, since a
-    // kept-alive socket serves many.
-    const socket = req.socket;
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      res.off('close', finish);
-      socket.off('close', finish);
-      outcomes.push(finishDraft(draft, res));
-    };
-    res.once('close', finish);
-    socket.once('close', finish);
-  }
-
-  /** Sends nothing (or only the head) for `ms`, then destroys the socket: a vendor that hangs. */
-  async function stall(ctx: Ctx, ms: number, headers: boolean): Promise<void> {
-    const { res } = ctx;
-    if (headers) {
-      res.writeHead(200, { 'content-type': isStreaming(ctx.body) ? 'text/event-stream; charset=utf-8' : 'application/json' });
-      res.flushHeaders();
-    }
-    ctx.draft.cut = true;
-    await wait(ms);
-    res.socket?.destroy();
-    res.destroy();
+    const fault = faults.take(route, isStreaming(body));
+    if (fault && (await applyFault(ctx, fault, flavor))) return;
+    await dispatch(ctx, opts).catch((err: unknown) => answerThrown(res, flavor, err));
   }
 
   const server: Server = createServer((req, res) => {
@@ -337,21 +304,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       } else res.destroy();
     });
   });
-  server.keepAliveTimeout = 5_000;
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address() as AddressInfo;
-  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${hostPart}:${addr.port}`;
+  const url = await listen(server, sockets, opts.port ?? 0, opts.host ?? '127.0.0.1');
   state.baseUrl = url;
 
   return {
@@ -368,11 +321,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         await new Promise((r) => setTimeout(r, 5));
       }
     },
-    inject(route: string, fault: Fault) {
-      const q = faults.get(route) ?? [];
-      q.push({ fault, left: Math.max(1, fault.times ?? 1) });
-      faults.set(route, q);
-    },
+    inject: (route: string, fault: Fault) => faults.add(route, fault),
     clearFaults() {
       faults.clear();
     },
@@ -383,7 +332,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       state.jobs.clear();
     },
     close() {
-      for (const done of [...waits]) done();
+      waits.endAll();
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
