@@ -216,21 +216,11 @@ const cpu = (r: Row) =>
     .join(', ');
 const targetsOf = (rows: Row[]) => [...new Set(rows.map((r) => r.target))];
 
-export function renderMarkdown(results: BenchResults): string {
-  const { meta } = results;
-  const rows = results.rows.filter((r) => !r.round);
-  const row = finder(rows);
-  const out: string[] = [];
-  out.push(
-    `## npm run bench, ${meta.startedAt} (commit ${meta.commit}, Node ${meta.node}, ${meta.cores} cores, load average at end ${meta.loadAverageAtEnd.toFixed(2)})`,
-  );
-  out.push('');
-  out.push(
-    `${meta.config.seconds} s per row; full billing (auth, reservation, settlement) on every gateway call; CPU is % of one core per process over the row.`,
-  );
-  for (const n of meta.notes) out.push(`Note: ${n}`);
+const targetName = (r: Row) => `${r.target}${r.wallet === 'spread' ? ', 100 wallets' : r.wallet === 'hot' ? ', hot wallet' : ''}`;
 
-  out.push('', '### 1 connection: latency (ms)', '');
+function latencySection(rows: Row[]): string[] {
+  const row = finder(rows);
+  const out = ['', '### 1 connection: latency (ms)', ''];
   out.push(
     '| call | target | p50 | p99 | added p50 | added p99 | TTFB p50 | added TTFB p50 | errors | CPU % |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -249,8 +239,12 @@ export function renderMarkdown(results: BenchResults): string {
       }
     }
   }
+  return out;
+}
 
-  out.push('', '### 32 connections: throughput', '');
+function throughputSection(rows: Row[]): string[] {
+  const row = finder(rows);
+  const out = ['', '### 32 connections: throughput', ''];
   out.push(
     '| call | target | req/s | vs direct | vs floor | vs peer | p50 ms | p99 ms | errors | CPU % |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -262,51 +256,57 @@ export function renderMarkdown(results: BenchResults): string {
       const peer = row('peer', what, stream, 32)?.load.perSecond;
       for (const r of rows.filter((x) => x.what === what && x.stream === stream && x.connections === 32)) {
         const l = r.load;
-        const name = `${r.target}${r.wallet === 'spread' ? ', 100 wallets' : r.wallet === 'hot' ? ', hot wallet' : ''}`;
         out.push(
-          `| ${label(what, stream)} | ${name} | ${l.perSecond.toFixed(0)} | ${f(ratio(l.perSecond, direct), 3)} | ${r.target === 'floor' ? '' : f(ratio(l.perSecond, floor), 3)} | ${r.target === 'peer' ? '' : f(ratio(l.perSecond, peer))} | ${f(l.latencyMs.p50)} | ${f(l.latencyMs.p99)} | ${l.errors} | ${cpu(r)} |`,
+          `| ${label(what, stream)} | ${targetName(r)} | ${l.perSecond.toFixed(0)} | ${f(ratio(l.perSecond, direct), 3)} | ${r.target === 'floor' ? '' : f(ratio(l.perSecond, floor), 3)} | ${r.target === 'peer' ? '' : f(ratio(l.perSecond, peer))} | ${f(l.latencyMs.p50)} | ${f(l.latencyMs.p99)} | ${l.errors} | ${cpu(r)} |`,
         );
       }
     }
   }
+  return out;
+}
 
-  // The inputs of the CPU-per-call targets, for every target's vendor B row at 32 connections.
+/** The inputs of the CPU-per-call targets, for every target's vendor B row at 32 connections. */
+function cpuSection(rows: Row[]): string[] {
   const b32 = rows.filter((r) => r.what === 'chat-b' && !r.stream && r.connections === 32);
-  if (b32.length) {
-    out.push('', '### CPU per answered call: vendor B chat, 32 connections (µs of CPU per call, per process)', '');
-    out.push('| target | answered | per process |', '|---|---|---|');
-    for (const r of b32) {
-      const name = `${r.target}${r.wallet === 'spread' ? ', 100 wallets' : r.wallet === 'hot' ? ', hot wallet' : ''}`;
-      const per = Object.keys(r.cpuPercent)
-        .map((p) => {
-          const ms = cpuMsPerCall(r, p);
-          return `${p} ${f(ms === undefined ? undefined : ms * 1000, 0)}`;
-        })
-        .join(', ');
-      out.push(`| ${name} | ${r.load.ok}${r.load.errors ? ` (${r.load.errors} errors)` : ''} | ${per} |`);
-    }
+  if (!b32.length) return [];
+  const out = ['', '### CPU per answered call: vendor B chat, 32 connections (µs of CPU per call, per process)', ''];
+  out.push('| target | answered | per process |', '|---|---|---|');
+  for (const r of b32) {
+    const per = Object.keys(r.cpuPercent)
+      .map((p) => {
+        const ms = cpuMsPerCall(r, p);
+        return `${p} ${f(ms === undefined ? undefined : ms * 1000, 0)}`;
+      })
+      .join(', ');
+    out.push(`| ${targetName(r)} | ${r.load.ok}${r.load.errors ? ` (${r.load.errors} errors)` : ''} | ${per} |`);
   }
+  return out;
+}
 
+function slowStreamsSection(rows: Row[], meta: BenchResults['meta']): string[] {
   const slow = rows.filter((r) => r.what === 'slow-streams' || r.what === 'slow-streams-cold');
-  if (slow.length) {
-    const direct = (what: Row['what']) => slow.find((r) => r.target === 'direct' && r.what === what);
-    out.push('', `### ${slow[0]!.connections} concurrent slow streams (${meta.config.slow ? JSON.stringify(meta.config.slow) : ''})`, '');
+  if (!slow.length) return [];
+  const direct = (what: Row['what']) => slow.find((r) => r.target === 'direct' && r.what === what);
+  const out = ['', `### ${slow[0]!.connections} concurrent slow streams (${meta.config.slow ? JSON.stringify(meta.config.slow) : ''})`, ''];
+  out.push(
+    'Each target gets the same burst twice: the first opens every connection (to the vendor too), the second is the row the target reads.',
+    '',
+  );
+  out.push(
+    '| target | burst | wall s | vs direct (same burst) | TTFB p50 ms | RSS before MB | peak RSS MB (sampled) | RSS high-water MB | errors | CPU % |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of slow) {
+    const burst = r.what === 'slow-streams-cold' ? 'first' : 'second';
     out.push(
-      'Each target gets the same burst twice: the first opens every connection (to the vendor too), the second is the row the target reads.',
-      '',
+      `| ${r.target} | ${burst} | ${f(r.load.wallMs / 1000)} | ${f(ratio(r.load.wallMs, direct(r.what)?.load.wallMs), 3)} | ${f(r.load.ttfbMs?.p50)} | ${f(r.rssMb?.start, 0)} | ${f(r.rssMb?.peak, 0)} | ${f(r.rssMb?.hwm, 0)} | ${r.load.errors} | ${cpu(r)} |`,
     );
-    out.push(
-      '| target | burst | wall s | vs direct (same burst) | TTFB p50 ms | RSS before MB | peak RSS MB (sampled) | RSS high-water MB | errors | CPU % |',
-      '|---|---|---|---|---|---|---|---|---|---|',
-    );
-    for (const r of slow) {
-      const burst = r.what === 'slow-streams-cold' ? 'first' : 'second';
-      out.push(
-        `| ${r.target} | ${burst} | ${f(r.load.wallMs / 1000)} | ${f(ratio(r.load.wallMs, direct(r.what)?.load.wallMs), 3)} | ${f(r.load.ttfbMs?.p50)} | ${f(r.rssMb?.start, 0)} | ${f(r.rssMb?.peak, 0)} | ${f(r.rssMb?.hwm, 0)} | ${r.load.errors} | ${cpu(r)} |`,
-      );
-    }
   }
+  return out;
+}
 
+function soakSection(rows: Row[]): string[] {
+  const out: string[] = [];
   for (const soak of rows.filter((r) => r.what === 'soak')) {
     out.push('', `### Soak: ${soak.target}, all six calls mixed, 32 connections, ${f(soak.load.seconds, 0)} s`, '');
     out.push('| req/s | errors | RSS start MB | RSS end MB | peak MB | growth % | CPU % |', '|---|---|---|---|---|---|---|');
@@ -314,17 +314,39 @@ export function renderMarkdown(results: BenchResults): string {
       `| ${soak.load.perSecond.toFixed(0)} | ${soak.load.errors} | ${f(soak.rssMb?.start, 0)} | ${f(soak.rssMb?.end, 0)} | ${f(soak.rssMb?.peak, 0)} | ${f(soakGrowthPercent(soak), 1)} | ${cpu(soak)} |`,
     );
   }
+  return out;
+}
 
-  out.push(...roundsTable(results.rows.filter((r) => r.round)));
-
-  out.push('', '### Targets', '');
+function targetsSection(targets: BenchResults['targets']): string[] {
+  const out = ['', '### Targets', ''];
   out.push('| target | value | limit | result |', '|---|---|---|---|');
-  for (const c of results.targets) {
+  for (const c of targets) {
     const verdict = c.pass === null ? 'NOT MEASURED' : c.pass ? 'PASS' : 'MISS';
     out.push(
       `| ${c.name} | ${c.value === null ? '–' : `${f(c.value, c.unit === '' ? 3 : 2)}${c.unit ? ` ${c.unit}` : ''}`} | ${c.direction} ${c.limit}${c.unit ? ` ${c.unit}` : ''} | ${verdict}: ${c.by} |`,
     );
   }
+  return out;
+}
+
+export function renderMarkdown(results: BenchResults): string {
+  const { meta } = results;
+  const rows = results.rows.filter((r) => !r.round);
+  const out: string[] = [
+    `## npm run bench, ${meta.startedAt} (commit ${meta.commit}, Node ${meta.node}, ${meta.cores} cores, load average at end ${meta.loadAverageAtEnd.toFixed(2)})`,
+    '',
+    `${meta.config.seconds} s per row; full billing (auth, reservation, settlement) on every gateway call; CPU is % of one core per process over the row.`,
+  ];
+  for (const n of meta.notes) out.push(`Note: ${n}`);
+  out.push(
+    ...latencySection(rows),
+    ...throughputSection(rows),
+    ...cpuSection(rows),
+    ...slowStreamsSection(rows, meta),
+    ...soakSection(rows),
+  );
+  out.push(...roundsTable(results.rows.filter((r) => r.round)));
+  out.push(...targetsSection(results.targets));
   return out.join('\n');
 }
 
