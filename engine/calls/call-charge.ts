@@ -36,6 +36,7 @@ export class CallCharge {
   private usage: Usage | null = null;
   private stored: StoredAnswer | null = null;
   private finished: Promise<bigint> | null = null;
+  private quoted: { usage: Usage; cost: bigint } | null = null;
 
   constructor(
     private readonly caller: Caller,
@@ -45,6 +46,12 @@ export class CallCharge {
 
   record(usage: Usage): void {
     this.usage = usage;
+  }
+
+  /** The cost of `usage`, priced once: a charge of that usage is this amount (an answer says it before its charge). */
+  quote(usage: Usage): bigint {
+    if (this.quoted?.usage !== usage) this.quoted = { usage, cost: this.deps.costOf(usage) };
+    return this.quoted.cost;
   }
 
   /** What the answering route's answer says the vendor stored, told once that route answers the call. */
@@ -77,7 +84,7 @@ export class CallCharge {
         .catch((e: unknown) => deps.log.error({ err: e, callId: hold.callId }, 'release failed; the sweeper returns the hold'));
       return 0n;
     }
-    const cost = deps.costOf(usage);
+    const cost = this.quote(usage);
     const charge = deps.accounts.charge(this.caller, hold, cost, deps.chargeRowsOf?.(usage, this.stored));
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.commitWaitMs)));

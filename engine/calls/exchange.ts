@@ -12,6 +12,7 @@ import type { CallFacts } from '../http/call-facts.ts';
 import { encodeMultipart } from '../http/multipart.ts';
 import { sendError } from '../http/reply-error.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
+import { relayBinary } from './binary-relay.ts';
 import type { CallCharge } from './call-charge.ts';
 import { CallAbort, type CallSignal } from './call-signal.ts';
 import { startDeadline } from './deadline.ts';
@@ -148,10 +149,18 @@ function relay(
   signals: { clientGone: CallSignal; callEnds: CallSignal },
 ): Promise<RouteStep<void>> {
   if (answer.status >= 400) return relayVendorError(answer, depth, input);
-  if (input.door.answer_body === 'binary') return relayBinary(answer, depth, input, charge);
+  const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
+  if (input.door.answer_body === 'binary') {
+    const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
+    const told = { ...headers, [CHARGED_HEADER]: String(charge.quote(usage)), [CHARACTERS_HEADER]: String(usage.characters ?? 0) };
+    return relayBinary(
+      answer,
+      { reply: input.reply, headers: told, usage, stallMs: input.streamStallMs, log: deps.log, ...signals },
+      charge,
+    );
+  }
   if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, charge);
   const { prepared, reply, door } = input;
-  const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
   return relayStream(
     answer,
     {
@@ -233,21 +242,6 @@ function answerUsage(answer: JsonObject, prepared: PreparedCall): Usage {
     () => estimateAnswerUsage(call.body, answer, call.model.vendor, call.settings.images),
     call.notes.heldTokens,
   );
-}
-
-/** Audio and other bytes: charged before the first byte (the cost was fixed before the call), then piped. */
-async function relayBinary(answer: UpstreamAnswer, depth: number, input: ExchangeInput, charge: CallCharge): Promise<RouteStep<void>> {
-  const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
-  charge.record(usage);
-  const charged = await charge.finish();
-  input.reply
-    .header(FALLBACK_DEPTH_HEADER, String(depth))
-    .header('content-type', answerHeader(answer, 'content-type') ?? 'application/octet-stream')
-    .header(CHARGED_HEADER, String(charged))
-    .header(CHARACTERS_HEADER, String(usage.characters ?? 0))
-    .code(200);
-  await input.reply.send(answer.body);
-  return DONE;
 }
 
 /**

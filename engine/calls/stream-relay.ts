@@ -10,6 +10,7 @@ import type { StoredAnswer } from '../core/protocol.ts';
 import type { CallTrace } from '../telemetry/call-trace.ts';
 import type { CallCharge } from './call-charge.ts';
 import type { CallSignal } from './call-signal.ts';
+import { ClientStream } from './client-stream.ts';
 import type { PreparedCall } from './prepare.ts';
 import type { RouteStep } from './route-loop.ts';
 import { readSse } from './sse.ts';
@@ -181,72 +182,4 @@ function brokenOff(body: ErrorBody): string {
     'The vendor broke off the stream before the answer ended; it is incomplete, and charged for what the vendor produced.',
   );
   return eventFrame(body.streamEvent, JSON.stringify(body.write(err)));
-}
-
-/**
- * The client's side of the stream: opened with the first frame, written while the client is there. Frames
- * for a client that has left are dropped on the spot, so reading on costs no memory. A write the socket
- * cannot take yet waits for it to drain (the caller stops reading the vendor meanwhile); a client that does
- * not drain within `stallMs` is disconnected and counts as gone.
- */
-class ClientStream {
-  private opened = false;
-
-  constructor(
-    private readonly reply: FastifyReply,
-    private readonly headers: Record<string, string>,
-    private readonly gone: CallSignal,
-    private readonly stallMs: number,
-    private readonly log: Pick<FastifyBaseLogger, 'warn'>,
-  ) {}
-
-  private get closed(): boolean {
-    const res = this.reply.raw;
-    // The socket can be gone before the response object hears of it (the client's FIN read, its close event not
-    // yet run): a frame written then goes nowhere.
-    return this.gone.aborted || res.destroyed || res.writableEnded || res.socket?.destroyed === true;
-  }
-
-  async write(frames: string[]): Promise<void> {
-    if (this.closed) return;
-    const res = this.reply.raw;
-    if (!this.opened) {
-      this.reply.hijack();
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        ...this.headers,
-      });
-      this.opened = true;
-    }
-    if (!res.write(frames.join(''))) await this.drainedOrDropped();
-  }
-
-  private async drainedOrDropped(): Promise<void> {
-    const res = this.reply.raw;
-    const drained = await new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        res.off('drain', onDrain);
-        res.off('close', onClose);
-        resolve(ok);
-      };
-      const onDrain = () => done(true);
-      const onClose = () => done(true);
-      const timer = setTimeout(() => done(false), this.stallMs);
-      res.on('drain', onDrain);
-      res.on('close', onClose);
-    });
-    if (!drained && !this.closed) {
-      this.log.warn({ stallMs: this.stallMs, buffered: res.writableLength }, 'streaming client stopped reading; disconnected');
-      res.destroy();
-    }
-  }
-
-  /** Ends the response; a client gone before the first frame gets nothing more, and the reply is not sent later. */
-  close(): void {
-    if (!this.opened) this.reply.hijack();
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
-  }
 }
