@@ -14,6 +14,8 @@ const RULES: [RegExp, MessageKey][] = [
   [/^(?<field>\w+) may not start with '(?<prefix>[^']*)': that prefix is reserved for team-chat keys\.$/, 'formerr.reserved_prefix'],
   [/^(?<field>\w+) must be a whole number of credits \(0 or more\), or null for no limit\.$/, 'formerr.whole_credits'],
   [/^name '(?<name>.*)' is already another group's in this wallet/, 'formerr.group_name_taken'],
+  [/^group_id: this key has calls in progress/, 'formerr.key_move_busy'],
+  [/^group_id: this key has spent this month/, 'formerr.key_move_spent'],
   [/^audience must be 'student' or 'teacher'\.$/, 'formerr.audience'],
   [/^expires_on must be a date YYYY-MM-DD, or null for no expiry\.$/, 'formerr.date'],
   [/^expires_on (?<date>\d{4}-\d{2}-\d{2}) is earlier than today \((?<today>\d{4}-\d{2}-\d{2}), Korean time\)\./, 'formerr.date_past'],

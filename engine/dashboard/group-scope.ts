@@ -3,12 +3,11 @@
 // holds at once.
 import type { FastifyRequest } from 'fastify';
 import { type Actor, recordAudit } from '../audit/trail.ts';
-import { koreanMonthDays } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { requestSlot } from '../http/request-slots.ts';
 import type { GroupScope } from '../keys/groups.ts';
-import { type KeyService, readKeyStandings } from '../keys/index.ts';
+import { moveStop } from '../keys/key-moves.ts';
 import type { KeyChangeGuard } from '../keys/manage.ts';
 import type { ApiKeyRecord } from '../keys/records.ts';
 import { localeOf, type MessageKey, t } from './i18n.ts';
@@ -94,49 +93,28 @@ export function checkTeacherCreate(req: FastifyRequest, audience: string | undef
 
 /**
  * What a teacher may change of a key of their classes (the guard checked its class): not its audience to teacher,
- * and its class only to another of theirs (the rest of the rule: teacherMoveGuard). True when the form moves it.
+ * and its class only to another of theirs (the rest of the rule: teacherMoveGuard).
  */
-function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): boolean {
+export function checkTeacherChange(req: FastifyRequest, form: Record<string, string>, key: TeacherKeyFacts): void {
   const scope = groupScopeOf(req);
-  if (scope === null) return false;
+  if (scope === null) return;
   const refuse = (message: MessageKey) => errors.forbidden(t(localeOf(req), message));
   if (givesTeacherKey(form.audience, key.audience)) throw refuse('groups.teacher_keys');
   const to = form.group_id?.trim();
-  if (to === undefined || to === (key.group_id ?? '')) return false;
-  if (!scope.includes(to)) throw refuse('groups.refused');
-  return true;
+  if (to !== undefined && to !== (key.group_id ?? '') && !scope.includes(to)) throw refuse('groups.refused');
 }
 
 type TeacherKeyFacts = Pick<ApiKeyRecord, 'id' | 'audience' | 'group_id'>;
 
 /**
- * A teacher's change, checked before it is made. A move first has every process tell what the key's calls on leases
- * hold (a key change announced and applied everywhere writes them: keys/announce.ts), for teacherMoveGuard to read.
- */
-export async function checkTeacherMove(
-  deps: { keys: Pick<KeyService, 'announce'> },
-  req: FastifyRequest,
-  form: Record<string, string>,
-  key: TeacherKeyFacts,
-): Promise<void> {
-  if (checkTeacherChange(req, form, key)) await (await deps.keys.announce([key.id])).applied();
-}
-
-/**
  * A teacher moves a key to another class only while it has spent nothing this month and holds nothing for calls in
- * progress: a key takes its month's use along (keys/group-quota.ts), and its calls in flight were admitted under its
- * class's room and are charged to the class it is in when they end. Either way the move would free room under a
- * limit that is the owner's. Decided under the key's lock, after every process has told what its calls on leases
- * hold (`keys.announce`, awaited by the caller), so a call admitted in memory a moment before is seen.
+ * progress, whether or not a class has a limit (keys/key-moves.ts): the classes' limits are the owner's.
  */
 export function teacherMoveGuard(req: FastifyRequest, now: Date): KeyChangeGuard | undefined {
   if (groupScopeOf(req) === null) return undefined;
   return async (tx, current, input) => {
-    if (input.groupId === undefined || input.groupId === current.groupId) return;
-    const standing = (await readKeyStandings(tx, [{ keyId: current.id, days: koreanMonthDays(now) }])).get(current.id);
-    const refuse = (message: MessageKey) => errors.forbidden(t(localeOf(req), message));
-    if ((standing?.usedNano ?? 0n) > 0n) throw refuse('groups.spent_key_move');
-    if ((standing?.heldNano ?? 0n) > 0n) throw refuse('groups.busy_key_move');
+    const stop = await moveStop(tx, current, input.groupId, now, true);
+    if (stop) throw errors.forbidden(t(localeOf(req), stop === 'busy' ? 'groups.busy_key_move' : 'groups.spent_key_move'));
   };
 }
 

@@ -12,7 +12,7 @@ import { API_KEYS_CREATED_PATH, type NewKeysFlash } from './created-keys-page.ts
 import type { DashboardDeps } from './deps.ts';
 import { doneNotice } from './done-notice.ts';
 import { doorBody, formOf, limitFields, modelsField, newKeysBody, queryText } from './form.ts';
-import { checkTeacherMove, groupScopeOf, teacherMoveGuard } from './group-scope.ts';
+import { checkTeacherChange, groupScopeOf, teacherMoveGuard } from './group-scope.ts';
 import { type Html, html } from './html.ts';
 import { type MessageKey, type Ui, uiFor } from './i18n.ts';
 import { createForm, type KeyRows, keyRow, keyTableHead } from './keys-forms.ts';
@@ -127,7 +127,7 @@ export function registerKeysPage(scope: FastifyInstance, deps: DashboardDeps, fl
       const s = sessionOf(req);
       const ui = uiFor(req);
       const form = formOf(req.body);
-      if (groupScopeOf(req) !== null) await checkTeacherMove(deps, req, form, await getKey(deps, s.walletId, req.params.id));
+      if (groupScopeOf(req) !== null) checkTeacherChange(req, form, await getKey(deps, s.walletId, req.params.id));
       const body = {
         ...doorBody(form, { text: ['name', 'audience', 'expires_on', 'group_id'], amounts: limitFields(ui) }, 'null', ui),
         ...modelsField(form, 'null'),

@@ -47,19 +47,26 @@ export async function groupUsage(q: Queryable, groupIds: string[], now: Date): P
   return out;
 }
 
-// Use and holds in one statement (one snapshot). Held: the own holds of the group's keys at their amount, and what
-// their calls hold on leases (told per key): the wallet's leases, or a key's allowance, whose unspent rest is the
-// key's, not the class's. Calls a key made before it joined the class count as soon as it is a member.
-const STANDING_SQL = `
-SELECT (SELECT coalesce(sum(d.charged_nano), 0)::text FROM api_keys k JOIN usage_daily d ON d.key_id = k.id
-         WHERE k.group_id = $1 AND d.day >= $2::date AND d.day < $3::date) AS used,
+/**
+ * What calls in progress hold for the keys `keysOf` selects (a condition on `api_keys k`): their own holds at their
+ * amount, and what their calls hold on leases (told per key), the wallet's or a key's allowance, whose unspent rest
+ * is no call's. `leasePrefix` is the parameter holding the lease call ids' LIKE pattern.
+ */
+export const callsHeldSql = (keysOf: string, leasePrefix: string) => `
        ((SELECT coalesce(sum(r.amount_nano), 0) FROM api_keys k JOIN reservations r ON r.key_id = k.id
-          WHERE k.group_id = $1 AND r.state = 'held' AND r.call_id NOT LIKE $4)
+          WHERE ${keysOf} AND r.state = 'held' AND r.call_id NOT LIKE ${leasePrefix})
         + (SELECT coalesce(sum(f.nano::bigint), 0)
              FROM reservations r CROSS JOIN LATERAL jsonb_each_text(r.in_flight_by_key) AS f(key_id, nano)
              JOIN api_keys k ON k.id = f.key_id
-            WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND k.group_id = $1
-              AND r.wallet_id = (SELECT g.wallet_id FROM key_groups g WHERE g.id = $1)))::text AS held,
+            WHERE r.state = 'held' AND r.in_flight_by_key IS NOT NULL AND ${keysOf} AND r.wallet_id = k.wallet_id))`;
+
+// Use and holds in one statement (one snapshot). Calls a key made before it joined the class count as soon as it
+// is a member (a key with use or calls in progress joins a class with a limit only in a month it has not spent:
+// key-moves.ts).
+const STANDING_SQL = `
+SELECT (SELECT coalesce(sum(d.charged_nano), 0)::text FROM api_keys k JOIN usage_daily d ON d.key_id = k.id
+         WHERE k.group_id = $1 AND d.day >= $2::date AND d.day < $3::date) AS used,
+       ${callsHeldSql('k.group_id = $1', '$4')}::text AS held,
        (SELECT coalesce(array_agg(k.id ORDER BY k.id), '{}') FROM api_keys k WHERE k.group_id = $1) AS key_ids`;
 
 /**

@@ -7,6 +7,7 @@ import { type Clock, koreanDate } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { findGroup, groupNotFound } from './groups.ts';
+import { moveRefused, moveStop } from './key-moves.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
 import { type ApiKeyRecord, keyRecord } from './records.ts';
 import { newRequestId } from './secret.ts';
@@ -242,7 +243,7 @@ export type KeyChangeGuard = (tx: Queryable, current: KeyRow, input: PatchInput)
 /**
  * Changes name, audience, limits, expiry or models; announced in the same transaction, so it holds at once
  * everywhere, and recorded there in the audit trail (the fields that changed; nothing when none did). `guard` decides
- * first, once the key's row is locked.
+ * first, once the key's row is locked; a move to another class then follows key-moves.ts.
  */
 export async function patchKey(
   deps: KeyManagementDeps,
@@ -256,11 +257,15 @@ export async function patchKey(
   const now = clock.now();
   const today = koreanDate(now);
   const wallet = await walletForKeys(db, walletId);
+  // A move is decided on what the key's calls hold, so every process first tells what its calls on leases hold.
+  if (input.groupId !== undefined) await (await keys.announce([id])).applied();
   let announced: Announced | undefined;
   const row = await db.transaction(async (tx) => {
     const current = await getDoorKey(tx, wallet.id, id, today, true);
     if (!current) throw notFound(id);
     await guard?.(tx, current, input);
+    const stop = await moveStop(tx, current, input.groupId, now, false);
+    if (stop) throw moveRefused(stop);
     const sets: string[] = [];
     const params: unknown[] = [id];
     const set = (column: string, value: unknown, cast = '') => {

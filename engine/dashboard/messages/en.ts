@@ -387,5 +387,9 @@ export const en = {
   'formerr.count': 'How many must be a whole number from 1 to {max}.',
   'formerr.numbered_names': "The numbered names ('{names}') would exceed {max} characters; use a shorter name (up to {prefix}).",
   'formerr.group_name_taken': "Another class is already named '{name}'; choose another name.",
+  'formerr.key_move_busy':
+    'This key has calls in progress, held under its class limit: moved now, they would be charged to the other class. Move it once they end.',
+  'formerr.key_move_spent':
+    "This key has spent this month, and its use would move with it: its class's limit would get that room back and the other class's would count it. Move it next month, or close it and give the student a new key in the other class (a closed key's use stays with its class).",
   'formerr.unknown': '{detail}',
 };
