@@ -60,6 +60,17 @@ export function failureOf(s: VendorStatus): Outcome {
   return vendorFailed(message || `The vendor could not produce the video${code ? ` (${code})` : ''}.`);
 }
 
+/**
+ * What a delivered video is charged: the vendor's charge, or, when it names none it can read (missing, not a
+ * positive number), the catalog's price for the seconds delivered, as held per second. A video the client can
+ * download is never free, as usage a vendor left out elsewhere is estimated, not dropped.
+ */
+export function deliveredCost(s: VendorStatus, held: { nano: bigint; seconds: number }, seconds: number): bigint {
+  const told = costOf(s);
+  if (told > 0n || held.seconds <= 0) return told > 0n ? told : held.nano;
+  return (held.nano / BigInt(held.seconds)) * BigInt(Math.min(seconds, held.seconds));
+}
+
 /** The vendor's charge for the job, in nano-USD (0 when it names none). */
 export function costOf(s: VendorStatus): bigint {
   const c = s.usage?.cost_usd;

@@ -21,7 +21,15 @@ import { type FinishedVideo, finishedVideo } from './finished-video.ts';
 import { jobUsageRecord } from './job-record.ts';
 import { endJobSettleSpan, jobSettleSpan } from './job-tracing.ts';
 import type { VideoJob, VideoPatch, VideoStore } from './store.ts';
-import { clampProgress, costOf, failureOf, type Outcome, readVendorAnswer, type VendorStatus, vendorFailed } from './vendor-answers.ts';
+import {
+  clampProgress,
+  deliveredCost,
+  failureOf,
+  type Outcome,
+  readVendorAnswer,
+  type VendorStatus,
+  vendorFailed,
+} from './vendor-answers.ts';
 
 export interface WorkerLog {
   info(obj: object, msg?: string): void;
@@ -287,9 +295,9 @@ export class VideoWorker {
 
   private async deliver(job: VideoJob, status: VendorStatus): Promise<void> {
     const url = typeof status.video?.url === 'string' ? status.video.url : '';
-    const costNano = costOf(status);
     const duration = Number(status.video?.duration);
     const usageSeconds = Number.isFinite(duration) && duration > 0 ? Math.round(duration) : Number(job.seconds);
+    const costNano = deliveredCost(status, { nano: job.holdNano, seconds: Number(job.seconds) }, usageSeconds);
     // The download may take a while: keep the job ours for it.
     await this.deps.store.patch(job.id, this.deps.owner, { leaseUntil: new Date(Date.now() + DOWNLOAD_TIMEOUT_MS + POLL_LEASE_MS) });
     let file: { name: string; bytes: number };

@@ -157,6 +157,23 @@ describe('failures and their billing', () => {
     });
   }
 
+  it('a delivered video whose status names no charge is charged the catalog price of its seconds, never free', async () => {
+    // Found by an attack: with no usage.cost_usd the job completed, its file downloadable, and its hold went back.
+    const before = await t.balance();
+    t.sim.inject('d0', { kind: 'usage-missing', times: 1_000 });
+    try {
+      const { json } = await create(t, { model: 'video-d-2', prompt: 'free? [[sim:cost=3]]', seconds: '5', size: '1280x720' });
+      const { job } = await waitFinished(t, json.id);
+      expect(job.status).toBe('completed');
+      // 5 s × $0.14 (720p on video-d-2): what was held per second, for the seconds delivered.
+      expect(job.usage).toEqual({ seconds: 5, resolution: '720p', cost_usd: 0.7 });
+      expect(before - (await t.balance())).toBe(700_000_000n);
+      expect(await reserved(t)).toBe(0n);
+    } finally {
+      t.sim.clearFaults();
+    }
+  });
+
   it('the create call failing on every route → failed vendor_failed, hold released', async () => {
     const before = await t.balance();
     t.sim.inject('d0', { kind: 'status', status: 500 });
