@@ -20,8 +20,8 @@ export function imageReservation(model: ModelEntry, body: JsonObject, sourceImag
 }
 
 /**
- * The output held for the quality asked: none or `auto` is the `default` figure, a quality the table names its
- * own. Any other value ("HIGH", "hd", a list) is held at the largest figure: a vendor that reads it as high
+ * The output held for the quality asked: none or `auto` is the `default` figure (billing.yaml: the vendor picks,
+ * so the largest), a quality the table names its own. Any other value ("HIGH", "hd", a list) is held at the largest figure: a vendor that reads it as high
  * would otherwise produce more than the hold covers.
  */
 function qualityOutputTokens(table: BillingConfig['reservation']['image_output_tokens'], quality: JsonValue | undefined): number {
