@@ -51,6 +51,11 @@ export interface RouteLoop<T> {
   retryAfterMaxMs?: number;
   /** The call's trace, when telemetry is on: each attempt is a span of it. */
   trace?: CallTrace | null | undefined;
+  /**
+   * A request not safe to send twice (a video job's create): once one may have reached a vendor (the connection
+   * broke after it left), no other route is asked, as that could make a second of it.
+   */
+  sendsOnce?: boolean;
 }
 
 type RoutesOutcome<T> =
@@ -65,7 +70,9 @@ type RoutesOutcome<T> =
       retryAfterMs?: number;
     };
 
-type Attempt<T> = { done: true; value: T } | { done: false; problem: string; retryAfterMs?: number | undefined; refusedStatus?: number };
+type Attempt<T> =
+  | { done: true; value: T }
+  | { done: false; problem: string; retryAfterMs?: number | undefined; refusedStatus?: number; last?: boolean };
 
 export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise<RoutesOutcome<T>> {
   let failed = 0;
@@ -83,6 +90,7 @@ export async function tryRoutes<T>(routes: Route[], loop: RouteLoop<T>): Promise
       if (attempt.done) return attempt;
       failed++;
       lastProblem = attempt.problem;
+      if (attempt.last) return { done: false, failedAttempts: failed, lastProblem };
       if (attempt.refusedStatus !== undefined) {
         refused.push({ route, status: attempt.refusedStatus });
         (refusedKeys ??= new Set()).add(route.key);
@@ -149,7 +157,8 @@ async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>):
     const outOfOwnTime = ownTime?.passed === true && loop.signal?.aborted !== true;
     if (e instanceof RouteFailure || outOfOwnTime) {
       span?.failed(outOfOwnTime ? 'timed out' : status === undefined ? 'connection failed' : 'unusable answer', status);
-      return { done: false, problem: `route ${route.index}: ${(e as Error).message}` };
+      const arrived = outOfOwnTime || (e as RouteFailure).mayHaveArrived;
+      return { done: false, problem: `route ${route.index}: ${(e as Error).message}`, last: loop.sendsOnce === true && arrived };
     }
     span?.failed('call ended', status);
     throw e;

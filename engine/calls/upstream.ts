@@ -34,11 +34,23 @@ export function answerHeader(answer: Pick<UpstreamAnswer, 'headers'>, name: stri
 /** A route failed in a way that lets the same model try the next route. */
 export class RouteFailure extends Error {
   readonly status?: number | undefined;
-  constructor(message: string, status?: number) {
+  /** False only when the request never left: a request not safe to send twice may then go to the next route. */
+  readonly mayHaveArrived: boolean;
+  constructor(message: string, status?: number, mayHaveArrived = true) {
     super(message);
     this.name = 'RouteFailure';
     this.status = status;
+    this.mayHaveArrived = mayHaveArrived;
   }
+}
+
+/** Errors met before any byte of the request left: no connection, no address, no route to the host. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function neverSent(e: unknown): boolean {
+  const err = e as { code?: unknown; cause?: { code?: unknown } };
+  const code = err.code ?? err.cause?.code;
+  return typeof code === 'string' && NOT_SENT.has(code);
 }
 
 /** The route's key as the vendor's credential header carries it (`Bearer …`, or the key alone). */
@@ -122,7 +134,11 @@ export class UpstreamClient {
       return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (e) {
       if (signal?.aborted) throw e;
-      throw new RouteFailure(`connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`);
+      throw new RouteFailure(
+        `connection to vendor ${route.vendor} route ${route.index} failed: ${(e as Error).message}`,
+        undefined,
+        !neverSent(e),
+      );
     }
   }
 

@@ -194,6 +194,7 @@ export class VideoWorker {
     const request = { path: createPath, body: JSON.stringify(job.vendorRequest ?? {}), contentType: 'application/json', headers: {} };
     const outcome = await tryRoutes<{ refused: string } | { requestId: string; routeIndex: number }>(routes, {
       ...this.routeLoop(job, 'create'),
+      sendsOnce: true,
       trace: this.deps.telemetry?.jobs.of(job.id),
       send: (route, signal, traceHeaders) => this.deps.upstream.send(route, config, request, signal, traceHeaders),
       read: async (answer, route) => {

@@ -52,6 +52,23 @@ describe('tryRoutes', () => {
     expect(second.asked).toEqual([{ route: 0 }, { route: 1, depth: 1 }]);
   });
 
+  it('a request not safe to send twice goes to the next route only when it never left', async () => {
+    const lost = scripted([async () => Promise.reject(new RouteFailure('other side closed')), async () => answer(200, 'ok')], {
+      sendsOnce: true,
+    });
+    expect(await tryRoutes(routes, lost.loop)).toEqual({ done: false, failedAttempts: 1, lastProblem: 'route 0: other side closed' });
+    expect(lost.asked.map((a) => a.route)).toEqual([0]);
+    const refused = scripted(
+      [async () => Promise.reject(new RouteFailure('ECONNREFUSED', undefined, false)), async () => answer(200, 'ok')],
+      {
+        sendsOnce: true,
+      },
+    );
+    expect(await tryRoutes(routes, refused.loop)).toEqual({ done: true, value: '200 ok' });
+    const busy = scripted([async () => answer(503), async () => answer(200, 'ok')], { sendsOnce: true });
+    expect(await tryRoutes(routes, busy.loop)).toEqual({ done: true, value: '200 ok' });
+  });
+
   it("a 401 or 403 refuses the gateway's credential: no route sent the same one is tried, one with another is", async () => {
     for (const status of [401, 403]) {
       const errorsLogged: object[] = [];

@@ -187,6 +187,21 @@ describe('failures and their billing', () => {
     expect(await reserved(t)).toBe(0n);
   });
 
+  it('a create whose connection breaks after it was sent is not sent to another route (that could make two jobs)', async () => {
+    // Found by an attack: the create went to d1 after d0 read it and reset, so a vendor that had taken the first
+    // would run, and bill, a job the gateway never polls.
+    const before = await t.balance();
+    const d1Creates = () => t.sim.receivedOn('d1').filter((r) => r.path === '/v1/videos/generations').length;
+    const n1 = d1Creates();
+    t.sim.inject('d0', { kind: 'reset' });
+    const { json } = await create(t, { model: 'video-d-1', prompt: 'only once' });
+    const { job } = await waitFinished(t, json.id);
+    expect(job.error.code).toBe('vendor_failed');
+    expect(d1Creates()).toBe(n1);
+    expect(await t.balance()).toBe(before);
+    expect(await reserved(t)).toBe(0n);
+  });
+
   it('429 on the primary route: the create falls back to the next route and the job completes', async () => {
     const n0 = t.sim.receivedOn('d1').length;
     t.sim.inject('d0', { kind: 'status', status: 429 });
