@@ -93,6 +93,90 @@ function usageOf(p: Plan): Obj {
  */
 const storedId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
 
+/** The response object as the vendor shows it at `status`: the request's settings read back, its output and usage. */
+function responseObject(
+  body: Obj,
+  made: { id: string; createdAt: number; model: string },
+  status: string,
+  out: Obj[],
+  usage: Obj | null,
+): Obj {
+  const { id, createdAt } = made;
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: typeof body.instructions === 'string' ? body.instructions : null,
+    max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
+    model: made.model,
+    output: out,
+    parallel_tool_calls: body.parallel_tool_calls !== false,
+    previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
+    reasoning: isObj(body.reasoning) ? { effort: body.reasoning.effort ?? null, summary: null } : { effort: null, summary: null },
+    service_tier: 'default',
+    store: body.store !== false,
+    temperature: typeof body.temperature === 'number' ? body.temperature : 1,
+    text: isObj(body.text) ? body.text : { format: { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: Array.isArray(body.tools) ? body.tools : [],
+    top_p: typeof body.top_p === 'number' ? body.top_p : 1,
+    truncation: 'disabled',
+    usage,
+    user: null,
+    metadata: isObj(body.metadata) ? body.metadata : {},
+  };
+}
+
+type Emit = (type: string, fields: Obj) => Promise<void>;
+
+/** One output item as the vendor streams it: added, its parts and deltas in pieces, done. */
+async function streamItem(ev: Emit, item: Obj, output_index: number): Promise<void> {
+  const item_id = item.id as string;
+  if (item.type === 'web_search_call') {
+    await ev('response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress' } });
+    await ev('response.web_search_call.in_progress', { output_index, item_id });
+    await ev('response.web_search_call.searching', { output_index, item_id });
+    await ev('response.web_search_call.completed', { output_index, item_id });
+    await ev('response.output_item.done', { output_index, item });
+  } else if (item.type === 'message') {
+    const part = (item.content as Obj[])[0]!;
+    await ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+    if (part.type === 'refusal') {
+      await ev('response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'refusal', refusal: '' } });
+      for (const d of deltas(part.refusal as string)) {
+        await ev('response.refusal.delta', { item_id, output_index, content_index: 0, delta: d });
+      }
+      await ev('response.refusal.done', { item_id, output_index, content_index: 0, refusal: part.refusal });
+    } else {
+      await ev('response.content_part.added', {
+        item_id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      });
+      for (const d of deltas(part.text as string)) {
+        await ev('response.output_text.delta', { item_id, output_index, content_index: 0, delta: d, logprobs: [] });
+      }
+      await ev('response.output_text.done', { item_id, output_index, content_index: 0, text: part.text, logprobs: [] });
+    }
+    await ev('response.content_part.done', { item_id, output_index, content_index: 0, part });
+    await ev('response.output_item.done', { output_index, item });
+  } else if (item.type === 'function_call') {
+    await ev('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
+    const args = item.arguments as string;
+    const half = Math.ceil(args.length / 2);
+    for (const piece of [args.slice(0, half), args.slice(half)].filter((s) => s !== '')) {
+      await ev('response.function_call_arguments.delta', { item_id, output_index, delta: piece });
+    }
+    await ev('response.function_call_arguments.done', { item_id, output_index, name: item.name, arguments: args });
+    await ev('response.output_item.done', { output_index, item });
+  }
+}
+
 export async function handleResponses(ctx: Ctx): Promise<void> {
   const body = ctx.body;
   if (!isObj(body)) throw new VendorError(400, 'We could not parse the JSON body of your request.');
@@ -134,33 +218,8 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
       status: 'completed',
     });
   }
-  const response = (status: string, out: Obj[], usage: Obj | null): Obj => ({
-    id,
-    object: 'response',
-    created_at: createdAt,
-    status,
-    background: false,
-    error: null,
-    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
-    instructions: typeof body.instructions === 'string' ? body.instructions : null,
-    max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
-    model: turn.model,
-    output: out,
-    parallel_tool_calls: body.parallel_tool_calls !== false,
-    previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
-    reasoning: isObj(body.reasoning) ? { effort: body.reasoning.effort ?? null, summary: null } : { effort: null, summary: null },
-    service_tier: 'default',
-    store: body.store !== false,
-    temperature: typeof body.temperature === 'number' ? body.temperature : 1,
-    text: isObj(body.text) ? body.text : { format: { type: 'text' } },
-    tool_choice: body.tool_choice ?? 'auto',
-    tools: Array.isArray(body.tools) ? body.tools : [],
-    top_p: typeof body.top_p === 'number' ? body.top_p : 1,
-    truncation: 'disabled',
-    usage,
-    user: null,
-    metadata: isObj(body.metadata) ? body.metadata : {},
-  });
+  const response = (status: string, out: Obj[], usage: Obj | null) =>
+    responseObject(body, { id, createdAt, model: turn.model }, status, out, usage);
   const finalStatus = incomplete ? 'incomplete' : 'completed';
   const headers = { 'x-request-id': ctx.state.nextId('req_sim') };
   if (body.stream !== true) {
@@ -181,49 +240,7 @@ export async function handleResponses(ctx: Ctx): Promise<void> {
   const ev = (type: string, fields: Obj) => w.event(type, { type, sequence_number: seq++, ...fields });
   await ev('response.created', { response: response('in_progress', [], null) });
   await ev('response.in_progress', { response: response('in_progress', [], null) });
-  for (let output_index = 0; output_index < output.length; output_index++) {
-    const item = output[output_index]!;
-    const item_id = item.id as string;
-    if (item.type === 'web_search_call') {
-      await ev('response.output_item.added', { output_index, item: { type: 'web_search_call', id: item_id, status: 'in_progress' } });
-      await ev('response.web_search_call.in_progress', { output_index, item_id });
-      await ev('response.web_search_call.searching', { output_index, item_id });
-      await ev('response.web_search_call.completed', { output_index, item_id });
-      await ev('response.output_item.done', { output_index, item });
-    } else if (item.type === 'message') {
-      const part = (item.content as Obj[])[0]!;
-      await ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
-      if (part.type === 'refusal') {
-        await ev('response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'refusal', refusal: '' } });
-        for (const d of deltas(part.refusal as string)) {
-          await ev('response.refusal.delta', { item_id, output_index, content_index: 0, delta: d });
-        }
-        await ev('response.refusal.done', { item_id, output_index, content_index: 0, refusal: part.refusal });
-      } else {
-        await ev('response.content_part.added', {
-          item_id,
-          output_index,
-          content_index: 0,
-          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
-        });
-        for (const d of deltas(part.text as string)) {
-          await ev('response.output_text.delta', { item_id, output_index, content_index: 0, delta: d, logprobs: [] });
-        }
-        await ev('response.output_text.done', { item_id, output_index, content_index: 0, text: part.text, logprobs: [] });
-      }
-      await ev('response.content_part.done', { item_id, output_index, content_index: 0, part });
-      await ev('response.output_item.done', { output_index, item });
-    } else if (item.type === 'function_call') {
-      await ev('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
-      const args = item.arguments as string;
-      const half = Math.ceil(args.length / 2);
-      for (const piece of [args.slice(0, half), args.slice(half)].filter((s) => s !== '')) {
-        await ev('response.function_call_arguments.delta', { item_id, output_index, delta: piece });
-      }
-      await ev('response.function_call_arguments.done', { item_id, output_index, name: item.name, arguments: args });
-      await ev('response.output_item.done', { output_index, item });
-    }
-  }
+  for (let output_index = 0; output_index < output.length; output_index++) await streamItem(ev, output[output_index]!, output_index);
   await ev(incomplete ? 'response.incomplete' : 'response.completed', { response: response(finalStatus, output, usageOf(p)) });
   w.end();
 }

@@ -215,6 +215,53 @@ function buildBlocks(ctx: Ctx, p: Plan): Block[] {
   return blocks;
 }
 
+/** One content block as the vendor streams it: its start, its deltas in pieces, its stop; `ping` after the first start. */
+async function streamBlock(w: SseWriter, b: Block, index: number, ping: () => Promise<void>): Promise<void> {
+  if (b.type === 'text') {
+    await w.event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+    await ping();
+    for (const d of deltas(b.text as string)) {
+      await w.event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: d } });
+    }
+  } else if (b.type === 'thinking') {
+    await w.event('content_block_start', {
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    });
+    await ping();
+    for (const d of deltas(b.thinking as string)) {
+      await w.event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: d } });
+    }
+    await w.event('content_block_delta', {
+      type: 'content_block_delta',
+      index,
+      delta: { type: 'signature_delta', signature: b.signature },
+    });
+  } else if (b.type === 'tool_use' || b.type === 'server_tool_use') {
+    await w.event('content_block_start', {
+      type: 'content_block_start',
+      index,
+      content_block: { type: b.type, id: b.id, name: b.name, input: {} },
+    });
+    await ping();
+    const json = JSON.stringify(b.input);
+    // Arguments arrive in pieces, as the vendor sends them.
+    const pieces = [json.slice(0, Math.ceil(json.length / 2)), json.slice(Math.ceil(json.length / 2))].filter((s) => s !== '');
+    for (const piece of pieces) {
+      await w.event('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: piece },
+      });
+    }
+  } else {
+    await w.event('content_block_start', { type: 'content_block_start', index, content_block: b });
+    await ping();
+  }
+  await w.event('content_block_stop', { type: 'content_block_stop', index });
+}
+
 export async function handleMessages(ctx: Ctx): Promise<void> {
   const body = ctx.body;
   validate(body);
@@ -279,52 +326,7 @@ export async function handleMessages(ctx: Ctx): Promise<void> {
     pinged = true;
     await w.event('ping', { type: 'ping' });
   };
-  for (let index = 0; index < blocks.length; index++) {
-    const b = blocks[index]!;
-    if (b.type === 'text') {
-      await w.event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      await ping();
-      for (const d of deltas(b.text as string)) {
-        await w.event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: d } });
-      }
-    } else if (b.type === 'thinking') {
-      await w.event('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: 'thinking', thinking: '', signature: '' },
-      });
-      await ping();
-      for (const d of deltas(b.thinking as string)) {
-        await w.event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: d } });
-      }
-      await w.event('content_block_delta', {
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'signature_delta', signature: b.signature },
-      });
-    } else if (b.type === 'tool_use' || b.type === 'server_tool_use') {
-      await w.event('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: b.type, id: b.id, name: b.name, input: {} },
-      });
-      await ping();
-      const json = JSON.stringify(b.input);
-      // Arguments arrive in pieces, as the vendor sends them.
-      const pieces = [json.slice(0, Math.ceil(json.length / 2)), json.slice(Math.ceil(json.length / 2))].filter((s) => s !== '');
-      for (const piece of pieces) {
-        await w.event('content_block_delta', {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'input_json_delta', partial_json: piece },
-        });
-      }
-    } else {
-      await w.event('content_block_start', { type: 'content_block_start', index, content_block: b });
-      await ping();
-    }
-    await w.event('content_block_stop', { type: 'content_block_stop', index });
-  }
+  for (let index = 0; index < blocks.length; index++) await streamBlock(w, blocks[index]!, index, ping);
   await w.event('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: stopReason, stop_sequence: stopSequence },
