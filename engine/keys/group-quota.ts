@@ -7,7 +7,7 @@ import { errors, type GatewayError } from '../core/errors.ts';
 import { LEASE_CALL_PREFIX, NANO_PER_CREDIT, nanoToCreditsFloor, toBigInt } from '../core/money.ts';
 import type { Queryable } from '../db/db.ts';
 import type { KeyDays } from './key-use.ts';
-import { type KeyGroupContext, usedCredits } from './types.ts';
+import { askLessHint, type KeyGroupContext, usedCredits } from './types.ts';
 import type { KeyUsage } from './use-cache.ts';
 
 /** A group's standing as its lock read it: the limit now (null: none), finished use of the month, holds in flight. */
@@ -149,7 +149,7 @@ export function groupMonthlyLimitError(
   return errors.keyLimit(
     `This call may pass the monthly limit of this key's group '${name}': ${usedCredits(g.usedNano)} of ` +
       `${nanoToCreditsFloor(g.limitNano)} credits used this month by its keys${held}, and the call may use up to ` +
-      `${usedCredits(maxCostNano)} credits. Asking for less (a lower output limit, fewer images or seconds) lowers what the call may use. The limit reopens at ` +
+      `${usedCredits(maxCostNano)} credits. ${askLessHint(g.limitNano, g.usedNano, g.heldNano)}The limit reopens at ` +
       `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the group's ` +
       `monthly limit lifts it at once.`,
     g.heldNano > 0n ? 1_000 : nextKoreanMonthStart(now).getTime() - now.getTime(),

@@ -17,7 +17,7 @@ import {
   groupUsage,
 } from './group-quota.ts';
 import { countKeyUse, type KeyDays, keyUsage } from './key-use.ts';
-import { type AuthContext, type KeyGroupContext, usedCredits } from './types.ts';
+import { type AuthContext, askLessHint, type KeyGroupContext, usedCredits } from './types.ts';
 import { type KeyUsage, KeyUseCache, type UseToken } from './use-cache.ts';
 
 export type { KeyUsage };
@@ -151,7 +151,7 @@ function monthlyLimitError(
   const held = heldNano > 0n ? `, ${usedCredits(heldNano)} more held by this key's calls still in progress` : '';
   return errors.keyLimit(
     `This call may pass this key's monthly limit: ${usedCredits(usedNano)} of ${limit} credits used this month${held}, and ` +
-      `the call may use up to ${usedCredits(maxCostNano)} credits. Asking for less (a lower output limit, fewer images or seconds) lowers what the call may use. The limit reopens at ` +
+      `the call may use up to ${usedCredits(maxCostNano)} credits. ${askLessHint(auth.monthlyLimitNano ?? 0n, usedNano, heldNano)}The limit reopens at ` +
       `${nextKoreanMonthStart(now).toISOString()} (00:00 Korean time on the first of next month); raising the key's monthly ` +
       `limit lifts it at once.`,
     // Calls in flight give back what they hold when they finish: then a moment's wait may be enough.

@@ -99,3 +99,7 @@ function modelsFrom(v: unknown): string[] | null {
 
 /** Credits shown for a used amount: usage rounds up, and nothing used shows as 0 (never negative). */
 export const usedCredits = (nano: bigint): number => Number(nano <= 0n ? 0n : nanoToCreditsCeil(nano));
+
+/** A monthly refusal's hint, given only while the month has room left: then a call asking for less may fit. */
+export const askLessHint = (limitNano: bigint, usedNano: bigint, heldNano: bigint): string =>
+  limitNano > usedNano + heldNano ? 'Asking for less (a lower output limit, fewer images or seconds) lowers what the call may use. ' : '';

@@ -70,6 +70,10 @@ describeEachDatabase('key quotas', (getDb) => {
     expect(withHolds.message).toContain("5 more held by this key's calls still in progress");
     expect(withHolds.message).toContain('Asking for less');
     expect(withHolds.message).toContain('2026-12-31T15:00:00.000Z');
+    // A month with no room left: asking for less cannot help, so the 429 does not suggest it (found by an attack).
+    const spent = keys.quota.monthlyLimitError(auth, 2n * C, 10n * C, 0n, now);
+    expect(spent.message).toContain('10 of 10 credits used this month');
+    expect(spent.message).not.toContain('Asking for less');
   });
 
   describe('monthly limit against calls in flight (the ledger checks it when it reserves)', () => {
