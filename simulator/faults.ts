@@ -22,14 +22,14 @@ const STREAM_ONLY: ReadonlySet<Fault['kind']> = new Set(['stream-error', 'reset-
 export const isStreaming = (body: unknown): boolean => isObj(body) && body.stream === true;
 
 /** Stream kinds (and a mid-stream stall) wait for a streaming request; malformed JSON for a plain one. */
-export function appliesTo(fault: Fault, streaming: boolean): boolean {
+function appliesTo(fault: Fault, streaming: boolean): boolean {
   if (STREAM_ONLY.has(fault.kind) || (fault.kind === 'stall' && fault.afterEvents !== undefined)) return streaming;
   if (fault.kind === 'malformed-json' || fault.kind === 'wrong-body') return !streaming;
   return true;
 }
 
 /** A 200 that claims JSON and breaks off inside it, as a proxy that cut the answer would deliver. */
-export function sendBrokenJson(res: ServerResponse): void {
+function sendBrokenJson(res: ServerResponse): void {
   const text =
     '{"id":"broken_sim","object":"chat.completion","type":"message","choices":[{"index":0,"message":{"role":"assistant","content":"Simulated rep';
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -37,7 +37,7 @@ export function sendBrokenJson(res: ServerResponse): void {
 }
 
 /** A 200 of well-formed JSON in another shape than the path answers, as a vendor that mixed up its endpoints would. */
-export function sendWrongBody(res: ServerResponse, body: unknown): void {
+function sendWrongBody(res: ServerResponse, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);

@@ -87,9 +87,12 @@ class AddressRefused extends Error {
   override name = 'AddressRefused';
 }
 
+/** Why a host name may not receive webhooks, the same whatever its lookup gave: it names what the owner typed only. */
+const unreachable = (host: string) => `url: the gateway delivers only to public addresses it can reach; '${host}' is not one.`;
+
 export interface AddressGuard {
   readonly allowPrivate: boolean;
-  /** 400 naming `url` when the URL may not receive webhooks (scheme, credentials, a host that resolves privately). */
+  /** 400 naming `url` when the URL may not receive webhooks (scheme, credentials, a host that resolves privately or not at all). */
   checkUrl(raw: string): Promise<URL>;
   /** For undici's `connect.lookup`: resolves, and fails the connection when any address is refused. */
   lookup: LookupFunction;
@@ -112,37 +115,33 @@ export function createAddressGuard(opts: { allowPrivate: boolean; resolve?: Reso
         throw errors.invalidRequest('url must not carry a user name or password; the signature authenticates deliveries.', 'url');
       if (raw.length > 2000) throw errors.invalidRequest('url must be at most 2000 characters.', 'url');
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      let addresses: LookupAddress[];
-      if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
-      else {
-        try {
-          addresses = await resolve(host);
-        } catch {
-          throw errors.invalidRequest(`url: the host '${host}' does not resolve.`, 'url');
-        }
+      // An address the owner typed may be named back: it tells them nothing they did not write.
+      if (isIP(host)) {
+        if (refusedAmong([{ address: host, family: isIP(host) }]))
+          throw errors.invalidRequest(
+            `url: the host '${host}' resolves to ${host}, a private, loopback or reserved address; webhooks go to public addresses only.`,
+            'url',
+          );
+        return url;
       }
-      const bad = refusedAmong(addresses);
-      if (bad)
-        throw errors.invalidRequest(
-          `url: the host '${host}' resolves to ${bad.address}, a private, loopback or reserved address; webhooks go to public addresses only.`,
-          'url',
-        );
+      // A name is refused in one sentence whether it resolves privately or not at all, naming no address: otherwise a
+      // management key could map the operator's internal DNS through the answers.
+      const addresses = await resolve(host).catch(() => [] as LookupAddress[]);
+      if (addresses.length === 0 || refusedAmong(addresses)) throw errors.invalidRequest(unreachable(host), 'url');
       return url;
     },
     lookup(hostname, options, callback) {
       const cb = callback as (...args: unknown[]) => void; // one address, or all of them when options.all
       const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-      resolve(hostname).then(
-        (addresses) => {
-          const wanted = family ? addresses.filter((a) => a.family === family) : addresses;
-          const bad = refusedAmong(wanted);
-          if (bad) return cb(new AddressRefused(`${hostname} resolves to ${bad.address}, a private, loopback or reserved address`));
-          if (wanted.length === 0) return cb(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
-          if (options.all) cb(null, wanted);
-          else cb(null, wanted[0]!.address, wanted[0]!.family);
-        },
-        (err) => cb(err),
-      );
+      // The refusal is stored in the owner's delivery log: like checkUrl's, it names no address and reads the same
+      // whether the name resolved privately or not at all.
+      const refused = () => cb(new AddressRefused(`${hostname} is not a public address the gateway can reach`));
+      resolve(hostname).then((addresses) => {
+        const wanted = family ? addresses.filter((a) => a.family === family) : addresses;
+        if (wanted.length === 0 || refusedAmong(wanted)) return refused();
+        if (options.all) cb(null, wanted);
+        else cb(null, wanted[0]!.address, wanted[0]!.family);
+      }, refused);
     },
   };
 }

@@ -56,8 +56,17 @@ function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
     return value !== undefined && caselessPattern(cond.matches).test(value) ? { value, at: cond.header } : undefined;
   }
   if ('tool_type' in cond) return matchToolType(cond.tool_type, req.body);
-  const value = valueAt(req.body, cond.param);
-  const at = cond.param;
+  for (const place of placesAt(req.body, cond.param)) {
+    const hit = matchValue(cond, place.value, place.at);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+type ParamCondition = Extract<Condition, { param: string }>;
+
+/** Whether a body field's value (undefined when absent) meets a `param` condition. */
+function matchValue(cond: ParamCondition, value: JsonValue | undefined, at: string): Hit | undefined {
   const present = value !== undefined;
   if ('present' in cond) return present === cond.present ? fieldHit(value ?? null, at) : undefined;
   if (!present) return 'not_equals' in cond ? fieldHit(null, at) : undefined;
@@ -154,15 +163,39 @@ const matchesPattern = (pattern: string, value: string) =>
 const pathSteps = derivedFromText((path) => path.split('.'));
 const caselessPattern = derivedFromText((source) => new RegExp(source, 'i'));
 
-/** A dotted path into the body; a numeric step indexes a list (`mcp_servers.0`: a non-empty list). */
+/** One step of a path: a numeric step indexes a list (`mcp_servers.0`: a non-empty list), any other a member. */
+function stepInto(node: JsonValue | undefined, key: string): JsonValue | undefined {
+  if (Array.isArray(node)) return /^\d+$/.test(key) ? node[Number(key)] : undefined;
+  return node && typeof node === 'object' ? node[key] : undefined;
+}
+
+/** A dotted path into the body. */
 function valueAt(body: JsonObject, path: string): JsonValue | undefined {
   let node: JsonValue | undefined = body;
+  for (const key of pathSteps(path)) node = stepInto(node, key);
+  return node;
+}
+
+/** Where a `param` path leads: one place, or one per list entry a `*` step stands for (`{at}` names each, `input[2]`). */
+interface Place {
+  value: JsonValue | undefined;
+  at: string;
+}
+
+/**
+ * The places a path names. A `*` step is every entry of a list, so `messages.*.content.*.file` reaches each part of
+ * each message: a condition on it holds when it holds at one of them, and never where the list is absent.
+ */
+function placesAt(body: JsonObject, path: string): Place[] {
+  if (!path.includes('*')) return [{ value: valueAt(body, path), at: path }];
+  let places: Place[] = [{ value: body, at: '' }];
   for (const key of pathSteps(path)) {
-    if (Array.isArray(node) && /^\d+$/.test(key)) node = node[Number(key)];
-    else if (!node || typeof node !== 'object' || Array.isArray(node)) return undefined;
-    else node = node[key];
+    places = places.flatMap(({ value, at }): Place[] => {
+      if (key !== '*') return [{ value: stepInto(value, key), at: at ? `${at}.${key}` : key }];
+      return Array.isArray(value) ? value.map((entry, i) => ({ value: entry, at: `${at}[${i}]` })) : [];
+    });
   }
-  return node === undefined ? undefined : node;
+  return places;
 }
 
 // As JSON, so the client sees the type it sent: background "false" (a string) is refused, false is not.

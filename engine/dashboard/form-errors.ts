@@ -29,7 +29,7 @@ const RULES: [RegExp, MessageKey][] = [
   [/^url must (be an absolute http or https URL|use https \(or http\))\.$/, 'formerr.url_absolute'],
   [/^url must not carry a user name or password/, 'formerr.url_credentials'],
   [/^url must be at most (?<max>\d+) characters\.$/, 'formerr.url_length'],
-  [/^url: the host '(?<host>[^']*)' does not resolve\.$/, 'formerr.url_unresolved'],
+  [/^url: the gateway delivers only to public addresses it can reach; '(?<host>[^']*)' is not one\.$/, 'formerr.url_unreachable'],
   [/^url: the host '(?<host>[^']*)' resolves to (?<address>[^,]+), a private, loopback or reserved address/, 'formerr.url_private'],
   [/^events must be a non-empty list of/, 'formerr.events'],
   [/^A wallet has at most (?<max>\d+) webhooks; delete one first\.$/, 'formerr.webhooks_max'],

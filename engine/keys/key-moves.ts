@@ -17,7 +17,7 @@ SELECT (SELECT coalesce(sum(d.charged_nano), 0) FROM usage_daily d
        ${callsHeldSql('k.id = $1', '$4')}::text AS held`;
 
 /** Why a key may not move now: it holds money for calls in progress, or it has spent this month. */
-export type MoveStop = 'busy' | 'spent';
+type MoveStop = 'busy' | 'spent';
 
 /**
  * Why the key may not move to `toGroupId` now, or null when it may. `anyClass`: stop it even between classes

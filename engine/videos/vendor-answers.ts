@@ -72,7 +72,7 @@ export function deliveredCost(s: VendorStatus, held: { nano: bigint; seconds: nu
 }
 
 /** The vendor's charge for the job, in nano-USD (0 when it names none). */
-export function costOf(s: VendorStatus): bigint {
+function costOf(s: VendorStatus): bigint {
   const c = s.usage?.cost_usd;
   if (typeof c !== 'number' || !Number.isFinite(c) || c <= 0) return 0n;
   try {

@@ -73,12 +73,60 @@ describe('a name that resolved publicly when registered and privately when deliv
       const worker = new DeliveryWorker({ db: {} as Db, guard, log: () => ({ warn: () => {}, error: () => {} }) });
       const outcome = await worker.send({ url: `http://rebind.example:${rx.port}/hook`, secret: 's', body: '{}', event_id: 'evt_x' });
       expect(outcome.statusCode).toBeNull();
-      expect(outcome.error).toMatch(/^refused: rebind.example resolves to 127.0.0.1/);
+      expect(outcome.error).toBe('refused: rebind.example is not a public address the gateway can reach');
       expect(rx.received).toHaveLength(0);
       await worker.stop();
     } finally {
       await rx.close();
     }
+  });
+});
+
+// A management key chooses the URL: answers that named the address a name resolves to, or told a private address
+// from no address at all, would let it map the operator's internal DNS one name at a time.
+describe('a refused host name says nothing of what it resolves to', () => {
+  const lookups: Record<string, () => Promise<{ address: string; family: number }[]>> = {
+    'db.internal': async () => [{ address: '10.1.2.3', family: 4 }],
+    'mixed.internal': async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.1.2.3', family: 4 },
+    ],
+    'nowhere.internal': async () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })),
+    'empty.internal': async () => [],
+  };
+  const guard = createAddressGuard({ allowPrivate: false, resolve: (host) => lookups[host]!() });
+
+  const refusal = async (url: string) => {
+    const e = await guard.checkUrl(url).then(
+      () => undefined,
+      (err: unknown) => err as { status: number; param?: string; message: string },
+    );
+    if (!e) throw new Error(`${url} was accepted`);
+    return e;
+  };
+
+  it('at registration: one 400 naming url and the typed host, whether the name resolves privately or not at all', async () => {
+    const refused = await Promise.all(Object.keys(lookups).map((host) => refusal(`https://${host}/hook`)));
+    for (const [i, host] of Object.keys(lookups).entries()) {
+      expect(refused[i]!.status).toBe(400);
+      expect(refused[i]!.param).toBe('url');
+      expect(refused[i]!.message).toBe(`url: the gateway delivers only to public addresses it can reach; '${host}' is not one.`);
+      expect(refused[i]!.message).not.toContain('10.1.2.3');
+    }
+  });
+
+  it('at delivery: the stored refusal is the same for a private address and for none', async () => {
+    const reason = (host: string) =>
+      new Promise<string>((done) => guard.lookup(host, { all: true }, (err) => done(err ? `${err.name}: ${err.message}` : 'connected')));
+    for (const host of Object.keys(lookups)) {
+      const said = await reason(host);
+      expect(said).toBe(`AddressRefused: ${host} is not a public address the gateway can reach`);
+      expect(said).not.toContain('10.1.2.3');
+    }
+  });
+
+  it('an address typed in the URL is still named back: the owner wrote it', async () => {
+    expect((await refusal('http://10.1.2.3/hook')).message).toMatch(/^url: the host '10\.1\.2\.3' resolves to 10\.1\.2\.3, a private/);
   });
 });
 
@@ -118,6 +166,12 @@ describe('without GATEWAY_WEBHOOKS_ALLOW_PRIVATE', () => {
     expect(res.json.error.param).toBe('url');
   });
 
+  it('refuses a name resolving to loopback without naming the address it resolves to', async () => {
+    const res = await api.createWebhook({ url: 'http://localhost:9/hook', events: ['balance.threshold_crossed'] });
+    expect(res.status).toBe(400);
+    expect(res.json.error.message).toBe("url: the gateway delivers only to public addresses it can reach; 'localhost' is not one.");
+  });
+
   it('refuses at delivery a stored endpoint whose name resolves to 127.0.0.1, and records the attempt', async () => {
     // As if `localhost` had resolved publicly when it was registered: the row is written as registration would.
     await t.gw.db.query(
@@ -140,7 +194,7 @@ describe('without GATEWAY_WEBHOOKS_ALLOW_PRIVATE', () => {
       await sleep(50);
     }
     expect(d.attempts[0].status_code).toBeNull();
-    expect(d.attempts[0].error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1)/);
+    expect(d.attempts[0].error).toBe('refused: localhost is not a public address the gateway can reach');
     expect(d.state).toBe('pending'); // retried later by the policy, refused again each time
     expect(rx.received).toHaveLength(0);
   }, 30_000);

@@ -114,16 +114,14 @@ describe('a remote MCP server feeds the prompt at a size the body does not show:
 describe('a stored conversation the vendor replays enters the prompt unseen: held at the context window', () => {
   // Found by this session's attack helper: with previous_response_id, conversation or a stored prompt by id the
   // vendor replays what it stored (up to the whole window) as input, while the hold counted only the id's bytes.
+  // A stored prompt is now refused before the hold: no prompt is a wallet's (config/doors.yaml).
   const base = { model: 'b-5', max_output_tokens: 16, input: 'go on' };
   // A name the wallet's own calls stored (issue 39: another wallet's, or one never made, is a 404 before this).
   let own = '';
   beforeAll(async () => {
     own = ((await (await post(t, '/v1/responses', { model: 'b-5', max_output_tokens: 16, input: 'hi' })).json()) as { id: string }).id;
   });
-  const cases: [string, () => Record<string, unknown>][] = [
-    ['previous_response_id', () => ({ previous_response_id: own })],
-    ['a stored prompt by id', () => ({ prompt: { id: 'pmpt_0123456789abcdef', version: '2' } })],
-  ];
+  const cases: [string, () => Record<string, unknown>][] = [['previous_response_id', () => ({ previous_response_id: own })]];
   for (const [name, extra] of cases) {
     it(`${name}: 402 on a 20,000-credit wallet, nothing sent or held`, async () => {
       const before = await t.balance();
@@ -133,6 +131,14 @@ describe('a stored conversation the vendor replays enters the prompt unseen: hel
       expect(await t.balance()).toBe(before);
     });
   }
+  it('a stored prompt by id: 400 naming prompt.id, nothing sent or held', async () => {
+    const before = await t.balance();
+    const sent = t.sim.received.length;
+    const res = await post(t, '/v1/responses', { ...base, prompt: { id: 'pmpt_0123456789abcdef', version: '2' } });
+    expect((await expectRefusedUnsent(res, 400)).error.param).toBe('prompt.id');
+    expect(t.sim.received.length).toBe(sent);
+    expect(await t.balance()).toBe(before);
+  });
   // The gateway makes no conversations, so none is the wallet's (issue 39): refused before the hold is counted.
   for (const conversation of ['conv_0123456789abcdef', { id: 'conv_0123456789abcdef' }]) {
     it(`conversation ${JSON.stringify(conversation)}: 404, nothing sent or held`, async () => {

@@ -49,6 +49,17 @@ describe('refused alerts forms', () => {
     );
   });
 
+  it('a webhook to a name that resolves privately: refused in the page’s words, naming no address it resolved to', async () => {
+    const form = { url: 'http://localhost/x', 'event:video.finished': 'on' };
+    const ko = await refused(await send('ko', '/dashboard/webhooks', form), 'webhook');
+    expect(ko.reason).toBe(
+      '주소의 호스트 localhost는 게이트웨이가 보낼 수 있는 공개 주소가 아닙니다. 웹훅은 공개 주소로만 보낼 수 있습니다.',
+    );
+    const en = await refused(await send('en', '/dashboard/webhooks', form), 'webhook');
+    expect(en.reason).toBe('The URL’s host localhost is not a public address the gateway can reach; webhooks go to public addresses only.');
+    expect(en.page).not.toMatch(/127\.0\.0\.1|::1/);
+  });
+
   it('no event ticked: says to tick one, the address kept, nothing made', async () => {
     const ko = await refused(await send('ko', '/dashboard/webhooks', { url: 'https://hooks.example/x' }), 'webhook');
     expect(ko.reason).toBe('이 웹훅으로 보낼 이벤트를 하나 이상 고르세요.');

@@ -1,6 +1,7 @@
-// Content the vendor fetches itself (a document by URL or file id, a page read by its fetch tool) enters the
-// prompt at a size the body does not show: the hold covers the model's context window, so a client cannot point
-// a small-wallet call at a 300-page PDF and pay for the URL's bytes.
+// Content the vendor fetches itself (a document by URL, a page read by its fetch tool), or a document inline in a
+// form billed per page, enters the prompt at a size the body does not show: the hold covers the model's context
+// window, so a client cannot point a small-wallet call at a 300-page PDF and pay for the URL's bytes. A file by id
+// is refused before the hold (no file is a wallet's: test/attack/vendor-object-references.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { A_VERSION, post } from './e2e.ts';
@@ -12,6 +13,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const PDF = 'https://example.com/300-pages.pdf';
+const INLINE_PDF = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
 const cases: [string, string, Record<string, unknown>, Record<string, string>][] = [
   [
     'messages: a document by URL',
@@ -32,12 +34,14 @@ const cases: [string, string, Record<string, unknown>, Record<string, string>][]
     A_VERSION,
   ],
   [
-    'messages: a document by file id',
+    'messages: a PDF document inline',
     '/v1/messages',
     {
       model: 'a-top-5',
       max_tokens: 1,
-      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }],
+      messages: [
+        { role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: INLINE_PDF } }] },
+      ],
     },
     A_VERSION,
   ],
@@ -71,9 +75,15 @@ const cases: [string, string, Record<string, unknown>, Record<string, string>][]
     {},
   ],
   [
-    'chat: a file by id',
+    'chat: a PDF file inline',
     '/v1/chat/completions',
-    { model: 'b-5', max_completion_tokens: 1, messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file_1' } }] }] },
+    {
+      model: 'b-5',
+      max_completion_tokens: 1,
+      messages: [
+        { role: 'user', content: [{ type: 'file', file: { filename: 'a.pdf', file_data: `data:application/pdf;base64,${INLINE_PDF}` } }] },
+      ],
+    },
     {},
   ],
 ];

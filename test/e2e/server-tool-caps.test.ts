@@ -177,7 +177,8 @@ describe("a client's own cap is kept and held", () => {
     // Two server tools under one cap of 14: the vendor may spend all 14 on the dearer tool (web search), so
     // 14 web searches are held ($0.14), not the per-tool allowance of 10 each ($0.10 + $0.025).
     const c = await walletOf(WALLET);
-    const tools = [{ type: 'web_search' }, { type: 'file_search', vector_store_ids: ['vs_1'] }];
+    // The file search without vector_store_ids, which are refused (no vector store is a wallet's): it is held all the same.
+    const tools = [{ type: 'web_search' }, { type: 'file_search' }];
     const res = await post(c.as, '/v1/responses', responsesBody({ max_tool_calls: 14, tools }));
     const answer = (await res.json()) as any;
     expect(res.status, JSON.stringify(answer)).toBe(200);

@@ -57,7 +57,7 @@ export const enPricesAndAlerts = {
   'formerr.url_absolute': 'The URL must be a whole address starting with https:// (or http://).',
   'formerr.url_credentials': 'The URL must not carry a user name or password; the signing secret vouches for each delivery.',
   'formerr.url_length': 'The URL must be at most {max} characters.',
-  'formerr.url_unresolved': 'The URL’s host {host} was not found; check the address.',
+  'formerr.url_unreachable': 'The URL’s host {host} is not a public address the gateway can reach; webhooks go to public addresses only.',
   'formerr.url_private':
     'The URL’s host {host} is a private, loopback or reserved address ({address}); webhooks go to public addresses only.',
   'formerr.events': 'Tick at least one event for this webhook.',

@@ -58,7 +58,8 @@ export const koPricesAndAlerts: Record<keyof typeof enPricesAndAlerts, string> =
   'formerr.url_absolute': '주소는 https://(또는 http://)로 시작하는 전체 주소여야 합니다.',
   'formerr.url_credentials': '주소에 사용자 이름이나 비밀번호를 넣을 수 없습니다. 각 전달은 서명 비밀값으로 확인합니다.',
   'formerr.url_length': '주소는 {max}자 이하여야 합니다.',
-  'formerr.url_unresolved': '주소의 호스트 {host}{을/를} 찾을 수 없습니다. 주소를 확인하세요.',
+  'formerr.url_unreachable':
+    '주소의 호스트 {host}{은/는} 게이트웨이가 보낼 수 있는 공개 주소가 아닙니다. 웹훅은 공개 주소로만 보낼 수 있습니다.',
   'formerr.url_private':
     '주소의 호스트 {host}{은/는} 사설, 루프백 또는 예약된 주소({address})입니다. 웹훅은 공개 주소로만 보낼 수 있습니다.',
   'formerr.events': '이 웹훅으로 보낼 이벤트를 하나 이상 고르세요.',
