@@ -149,18 +149,18 @@ function relay(
   signals: { clientGone: CallSignal; callEnds: CallSignal },
 ): Promise<RouteStep<void>> {
   if (answer.status >= 400) return relayVendorError(answer, depth, input);
-  const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
   if (input.door.answer_body === 'binary') {
     const usage = input.prepared.call.notes.fixedUsage ?? emptyUsage();
-    const told = { ...headers, [CHARGED_HEADER]: String(charge.quote(usage)), [CHARACTERS_HEADER]: String(usage.characters ?? 0) };
-    return relayBinary(
-      answer,
-      { reply: input.reply, headers: told, usage, stallMs: input.streamStallMs, log: deps.log, ...signals },
-      charge,
-    );
+    const headers = {
+      [FALLBACK_DEPTH_HEADER]: String(depth),
+      [CHARGED_HEADER]: String(charge.quote(usage)),
+      [CHARACTERS_HEADER]: String(usage.characters ?? 0),
+    };
+    return relayBinary(answer, { reply: input.reply, headers, usage, stallMs: input.streamStallMs, log: deps.log, ...signals }, charge);
   }
   if (!input.prepared.call.stream) return relayAnswer(answer, depth, input, charge);
   const { prepared, reply, door } = input;
+  const headers = { [FALLBACK_DEPTH_HEADER]: String(depth) };
   return relayStream(
     answer,
     {
