@@ -56,11 +56,10 @@ function matchCondition(cond: Condition, req: RequestView): Hit | undefined {
     return value !== undefined && caselessPattern(cond.matches).test(value) ? { value, at: cond.header } : undefined;
   }
   if ('tool_type' in cond) return matchToolType(cond.tool_type, req.body);
-  for (const place of placesAt(req.body, cond.param)) {
-    const hit = matchValue(cond, place.value, place.at);
-    if (hit) return hit;
-  }
-  return undefined;
+  const steps = pathSteps(cond.param);
+  // Most paths name one place: no list of places is made for them on every call.
+  if (!cond.param.includes('*')) return matchValue(cond, valueAt(req.body, steps), cond.param);
+  return matchAtEvery(cond, req.body, steps, 0, '');
 }
 
 type ParamCondition = Extract<Condition, { param: string }>;
@@ -169,33 +168,42 @@ function stepInto(node: JsonValue | undefined, key: string): JsonValue | undefin
   return node && typeof node === 'object' ? node[key] : undefined;
 }
 
-/** A dotted path into the body. */
-function valueAt(body: JsonObject, path: string): JsonValue | undefined {
+/** A dotted path into the body, as its steps. */
+function valueAt(body: JsonObject, steps: readonly string[]): JsonValue | undefined {
   let node: JsonValue | undefined = body;
-  for (const key of pathSteps(path)) node = stepInto(node, key);
+  for (const key of steps) node = stepInto(node, key);
   return node;
 }
 
-/** Where a `param` path leads: one place, or one per list entry a `*` step stands for (`{at}` names each, `input[2]`). */
-interface Place {
-  value: JsonValue | undefined;
-  at: string;
-}
-
 /**
- * The places a path names. A `*` step is every entry of a list, so `messages.*.content.*.file` reaches each part of
- * each message: a condition on it holds when it holds at one of them, and never where the list is absent.
+ * A condition on a path with `*` steps: a `*` is every entry of a list, so `messages.*.content.*.file` reaches each
+ * part of each message. It holds when it holds at one of them (`{at}` then names it: `messages[0].content[2].file`),
+ * and never where the list is absent.
  */
-function placesAt(body: JsonObject, path: string): Place[] {
-  if (!path.includes('*')) return [{ value: valueAt(body, path), at: path }];
-  let places: Place[] = [{ value: body, at: '' }];
-  for (const key of pathSteps(path)) {
-    places = places.flatMap(({ value, at }): Place[] => {
-      if (key !== '*') return [{ value: stepInto(value, key), at: at ? `${at}.${key}` : key }];
-      return Array.isArray(value) ? value.map((entry, i) => ({ value: entry, at: `${at}[${i}]` })) : [];
-    });
+function matchAtEvery(
+  cond: ParamCondition,
+  node: JsonValue | undefined,
+  steps: readonly string[],
+  from: number,
+  at: string,
+): Hit | undefined {
+  let value = node;
+  let where = at;
+  for (let i = from; i < steps.length; i++) {
+    const key = steps[i]!;
+    if (key !== '*') {
+      value = stepInto(value, key);
+      where = where ? `${where}.${key}` : key;
+      continue;
+    }
+    if (!Array.isArray(value)) return undefined;
+    for (let n = 0; n < value.length; n++) {
+      const hit = matchAtEvery(cond, value[n], steps, i + 1, `${where}[${n}]`);
+      if (hit) return hit;
+    }
+    return undefined;
   }
-  return places;
+  return matchValue(cond, value, where);
 }
 
 // As JSON, so the client sees the type it sent: background "false" (a string) is refused, false is not.
