@@ -10,6 +10,9 @@ import type { Route } from './vendor-routes.ts';
 /** 429 and every 5xx (including vendor A's 529 overloaded) move on to the next route. */
 const isRetryableStatus = (status: number) => status === 429 || status >= 500;
 
+/** Answers that say the vendor took nothing on (rate limited, overloaded): a request sent once may go elsewhere. */
+const NOT_TAKEN = new Set([429, 503]);
+
 /** The vendor refused the credential the gateway sent it (the client's own key was never sent there). */
 const isCredentialRefusal = (status: number) => status === 401 || status === 403;
 
@@ -53,7 +56,8 @@ export interface RouteLoop<T> {
   trace?: CallTrace | null | undefined;
   /**
    * A request not safe to send twice (a video job's create): once one may have reached a vendor (the connection
-   * broke after it left), no other route is asked, as that could make a second of it.
+   * broke after it left, or the vendor answered anything but 429, 503 or a refused credential), no other route is
+   * asked, as that could make a second of it.
    */
   sendsOnce?: boolean;
 }
@@ -148,11 +152,12 @@ async function attemptRoute<T>(route: Route, depth: number, loop: RouteLoop<T>):
         done: false,
         problem: `route ${route.index} answered ${answer.status}`,
         retryAfterMs: parseRetryAfter(answerHeader(answer, 'retry-after')),
+        last: loop.sendsOnce === true && !NOT_TAKEN.has(answer.status),
       };
     }
     const step = await loop.read(answer, route, depth);
     endAttempt(span, step, answer.status);
-    return step;
+    return step.done ? step : { ...step, last: loop.sendsOnce === true };
   } catch (e) {
     const outOfOwnTime = ownTime?.passed === true && loop.signal?.aborted !== true;
     if (e instanceof RouteFailure || outOfOwnTime) {

@@ -24,9 +24,12 @@ export interface Outcome {
   file?: { name: string; bytes: number };
 }
 
-/** A 2xx answer's JSON object (null when the body is not one), or the vendor's message for any other status. */
+/**
+ * A 2xx answer's JSON object (null when the body is not one, or broke before it was read whole), or the vendor's
+ * message for any other status.
+ */
 export async function readVendorAnswer<T>(answer: UpstreamAnswer): Promise<{ ok: true; json: T | null } | { ok: false; message: string }> {
-  const text = await answer.body.text();
+  const text = await answer.body.text().catch(() => '');
   if (answer.status < 200 || answer.status >= 300) return { ok: false, message: vendorMessage(text, answer.status) };
   return { ok: true, json: parseJson<T>(text) };
 }
@@ -68,7 +71,8 @@ export function failureOf(s: VendorStatus): Outcome {
 export function deliveredCost(s: VendorStatus, held: { nano: bigint; seconds: number }, seconds: number): bigint {
   const told = costOf(s);
   if (told > 0n || held.seconds <= 0) return told > 0n ? told : held.nano;
-  return (held.nano / BigInt(held.seconds)) * BigInt(Math.min(seconds, held.seconds));
+  // A delivered video is a second at least, whatever duration the vendor states.
+  return (held.nano / BigInt(held.seconds)) * BigInt(Math.max(1, Math.min(seconds, held.seconds)));
 }
 
 /** The vendor's charge for the job, in nano-USD (0 when it names none). */

@@ -297,7 +297,7 @@ export class VideoWorker {
   private async deliver(job: VideoJob, status: VendorStatus): Promise<void> {
     const url = typeof status.video?.url === 'string' ? status.video.url : '';
     const duration = Number(status.video?.duration);
-    const usageSeconds = Number.isFinite(duration) && duration > 0 ? Math.round(duration) : Number(job.seconds);
+    const usageSeconds = Number.isFinite(duration) && duration > 0 ? Math.max(1, Math.round(duration)) : Number(job.seconds);
     const costNano = deliveredCost(status, { nano: job.holdNano, seconds: Number(job.seconds) }, usageSeconds);
     // The download may take a while: keep the job ours for it.
     await this.deps.store.patch(job.id, this.deps.owner, { leaseUntil: new Date(Date.now() + DOWNLOAD_TIMEOUT_MS + POLL_LEASE_MS) });

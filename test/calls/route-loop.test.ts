@@ -65,8 +65,16 @@ describe('tryRoutes', () => {
       },
     );
     expect(await tryRoutes(routes, refused.loop)).toEqual({ done: true, value: '200 ok' });
-    const busy = scripted([async () => answer(503), async () => answer(200, 'ok')], { sendsOnce: true });
-    expect(await tryRoutes(routes, busy.loop)).toEqual({ done: true, value: '200 ok' });
+    for (const status of [429, 503]) {
+      const busy = scripted([async () => answer(status), async () => answer(200, 'ok')], { sendsOnce: true });
+      expect(await tryRoutes(routes, busy.loop)).toEqual({ done: true, value: '200 ok' });
+    }
+    // Any other answer came from a vendor that may have taken the request on: a 500, or a 200 the caller cannot use.
+    for (const first of [answer(500), answer(200, 'unusable')]) {
+      const taken = scripted([async () => first, async () => answer(200, 'ok')], { sendsOnce: true });
+      expect(await tryRoutes(routes, taken.loop)).toMatchObject({ done: false, failedAttempts: 1 });
+      expect(taken.asked.map((a) => a.route)).toEqual([0]);
+    }
   });
 
   it("a 401 or 403 refuses the gateway's credential: no route sent the same one is tried, one with another is", async () => {

@@ -202,6 +202,32 @@ describe('failures and their billing', () => {
     expect(await reserved(t)).toBe(0n);
   });
 
+  it('a create the vendor answered is never sent to another route, whatever the answer; a broken answer ends the job at once', async () => {
+    // Found by an attack: a 200 without a request_id, or a 500, sent the create on to d1, and the vendor made two
+    // jobs; a 200 whose body broke left the job queued, its hold taken, until the 20-minute deadline.
+    const faults = [
+      { kind: 'wrong-body', body: { id: 'job_without_request_id' } },
+      { kind: 'status', status: 500 },
+      { kind: 'stall', ms: 20, headers: true },
+    ] as const;
+    for (const fault of faults) {
+      const before = await t.balance();
+      const d1Creates = () => t.sim.receivedOn('d1').filter((r) => r.path === '/v1/videos/generations').length;
+      const n1 = d1Creates();
+      t.sim.inject('d0', fault);
+      try {
+        const { json } = await create(t, { model: 'video-d-1', prompt: `only once ${fault.kind}` });
+        const { job } = await waitFinished(t, json.id);
+        expect(job.error.code, fault.kind).toBe('vendor_failed');
+        expect(d1Creates(), fault.kind).toBe(n1);
+        expect(await t.balance()).toBe(before);
+        expect(await reserved(t)).toBe(0n);
+      } finally {
+        t.sim.clearFaults();
+      }
+    }
+  });
+
   it('429 on the primary route: the create falls back to the next route and the job completes', async () => {
     const n0 = t.sim.receivedOn('d1').length;
     t.sim.inject('d0', { kind: 'status', status: 429 });
