@@ -21,8 +21,8 @@ type MoveStop = 'busy' | 'spent';
 
 /**
  * Why the key may not move to `toGroupId` now, or null when it may. `anyClass`: stop it even between classes
- * without limits (a teacher's move). Read under the key's lock, after every process has told what the key's calls
- * on leases hold (`keys.announce`), so a call admitted in memory a moment before is seen.
+ * without limits (a teacher's move). Read under the key's lock, once every process has stopped admitting the key's
+ * calls and told what those it admitted hold on leases (moving-keys.ts), so a call admitted in memory is seen.
  */
 export async function moveStop(
   tx: Queryable,

@@ -19,6 +19,7 @@ import {
   SharedLoader,
   toContext,
 } from './lookup.ts';
+import { keyNamed, MovingKeys } from './moving-keys.ts';
 import { createQuotaService, type QuotaService } from './quota.ts';
 import { hashSecret, type KeyKind, sameHash } from './secret.ts';
 import { getWallet, insertKey, walletMissing } from './store.ts';
@@ -86,6 +87,8 @@ export interface KeyService {
   announce(keyIds: string[], q?: Queryable): Promise<Announced>;
   /** Drops cached lookups of these keys in this process only (after a commit that changed them). */
   forget(keyIds: string[]): void;
+  /** Keys moving to another class, and the admissions of calls under way, in this process. */
+  readonly moving: MovingKeys;
   /** Writes pending last_used_at instants now. */
   flushLastUsed(): Promise<void>;
   /** A last use recorded in memory and not yet written, if any (so records show it at once). */
@@ -223,15 +226,18 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
   let closed = false;
   const lastUsed = new LastUsedBatch(db, opts.lastUsedFlushMs ?? 5_000);
 
+  const moving = new MovingKeys();
   function invalidate(payload: string) {
     generation++;
-    dropCached(cache, payload);
+    moving.apply(payload);
+    dropCached(cache, keyNamed(payload));
   }
 
   const warn = opts.warn ?? (() => undefined);
   const book = new AppliedBook();
   const unlisten: (() => Promise<void>)[] = [];
-  const beforeApplied = opts.beforeApplied;
+  // A move's announcement is applied once the key's admissions under way have ended, so what they hold is told.
+  const beforeApplied = (target: string) => moving.drained(target).then(() => opts.beforeApplied?.(keyNamed(target)));
   // Once the listener is up, authenticate no longer awaits it: every call would pay a turn of the queue for nothing.
   let listened = false;
   const listening = listenForChanges({ db, book, invalidate, warn, beforeApplied }).then((stops) => {
@@ -285,6 +291,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     closeKey: (keyId, reason) => closeKey(core, keyId, reason),
     closeFormerOwnerManagementKeys: (walletId, actor) => closeFormerOwnerManagementKeys(core, walletId, actor),
     announce: announceKeys,
+    moving,
     flushLastUsed: () => lastUsed.flush(),
     forget: (keyIds) => {
       for (const id of keyIds) invalidate(id);

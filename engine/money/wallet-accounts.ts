@@ -89,8 +89,16 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
       return new AuthenticatedCaller(auth);
     },
 
-    admit: (caller, model, amountNano, callId, advice) =>
-      admit(deps, { auth: authOf(caller), caller, model, amountNano, callId, advice }, dayHolds),
+    async admit(caller, model, amountNano, callId, advice) {
+      const auth = authOf(caller);
+      // Told apart from the key's move: a move waits for this admission, or refuses it (keys/moving-keys.ts).
+      const admitted = keys.moving.begin(auth.keyId);
+      try {
+        return await admit(deps, { auth, caller, model, amountNano, callId, advice }, dayHolds);
+      } finally {
+        admitted();
+      }
+    },
 
     room: (caller, model) => roomOf(deps, dayHolds, caller, model),
 
