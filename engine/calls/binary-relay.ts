@@ -20,12 +20,15 @@ interface BinaryRelay {
   log: Pick<FastifyBaseLogger, 'warn'>;
 }
 
-/** A body that says it is JSON or text is the vendor's error under a 200, not the bytes the door answers. */
-const NOT_BYTES = /^(application\/([\w.+-]*\+)?json|text\/)/i;
+/**
+ * The bytes a binary door answers say they are media or raw bytes; any other body under a 200 (JSON, text, a stream
+ * of JSON lines) is the vendor's error, not the answer.
+ */
+const BYTES = /^\s*(audio|video|image)\/|^\s*application\/octet-stream\b/i;
 
 export async function relayBinary(answer: UpstreamAnswer, relay: BinaryRelay, charge: CallCharge): Promise<RouteStep<void>> {
   const type = answerHeader(answer, 'content-type') ?? 'application/octet-stream';
-  if (NOT_BYTES.test(type)) throw new RouteFailure(`the vendor answered ${type.split(';')[0]} where bytes were due`, answer.status);
+  if (!BYTES.test(type)) throw new RouteFailure(`the vendor answered ${type.split(';')[0]} where bytes were due`, answer.status);
   const chunks = (answer.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   let held = await firstChunk(chunks, answer.status);
   const client = new ClientStream(relay.reply, { ...relay.headers, 'content-type': type }, relay.clientGone, relay.stallMs, relay.log);
