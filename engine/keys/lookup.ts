@@ -17,6 +17,8 @@ export interface CacheEntry {
   row: KeyRow;
   splitsUsage: boolean;
   group: KeyGroupContext | null;
+  /** This process's count of key moves when the row was about to be read (moving-keys.ts). */
+  movesSeen?: number;
 }
 
 const HEADER_HINT = {
@@ -49,8 +51,9 @@ function groupFrom(r: Record<string, unknown>): KeyGroupContext | null {
   return { id: String(r.g_id), name: String(r.g_name), monthlyLimitNano: limitNano(r.g_monthly), dailyLimitNano: limitNano(r.g_daily) };
 }
 
-export function toContext(row: KeyRow, splitsUsage: boolean, group: KeyGroupContext | null): AuthContext {
+export function toContext(row: KeyRow, splitsUsage: boolean, group: KeyGroupContext | null, movesSeen?: number): AuthContext {
   return {
+    ...(movesSeen === undefined ? {} : { movesSeen }),
     keyId: row.id,
     walletId: row.walletId,
     kind: row.kind,

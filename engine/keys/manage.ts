@@ -9,7 +9,7 @@ import type { Db, Queryable } from '../db/db.ts';
 import { findGroup, groupNotFound } from './groups.ts';
 import { moveRefused, moveStop } from './key-moves.ts';
 import { closeManagementKey as closeOpenManagementKey, listManagementKeys as listAllManagementKeys } from './management-keys.ts';
-import { MOVING_PREFIX } from './moving-keys.ts';
+import { moveMarks } from './moving-keys.ts';
 import { type ApiKeyRecord, keyRecord } from './records.ts';
 import { newRequestId } from './secret.ts';
 import type { Announced, KeyService } from './service.ts';
@@ -260,59 +260,58 @@ export async function patchKey(
   const wallet = await walletForKeys(db, walletId);
   // A move is decided on what the key's calls hold: every process first stops admitting the key's calls and tells
   // what those admitted hold (moving-keys.ts); the move's own change, or its refusal, lets them go on.
-  const moves = input.groupId !== undefined;
-  if (moves) await (await keys.announce([`${MOVING_PREFIX}${id}`])).applied();
+  const mark = input.groupId === undefined ? null : moveMarks(id);
+  if (mark) await (await keys.announce([mark.start])).applied();
   let announced: Announced | undefined;
-  const row = await db
-    .transaction(async (tx) => {
-      const current = await getDoorKey(tx, wallet.id, id, today, true);
-      if (!current) throw notFound(id);
-      await guard?.(tx, current, input);
-      const stop = await moveStop(tx, current, input.groupId, now, false);
-      if (stop) throw moveRefused(stop);
-      const sets: string[] = [];
-      const params: unknown[] = [id];
-      const set = (column: string, value: unknown, cast = '') => {
-        params.push(value);
-        sets.push(`${column} = $${params.length}${cast}`);
-      };
-      if (input.audience !== undefined) {
-        checkAudienceForWallet(input.audience, wallet.splitsUsage);
-        if (wallet.splitsUsage && input.audience === null) {
-          throw errors.invalidRequest(`audience must be 'student' or 'teacher' for a wallet that splits usage.`, 'audience');
-        }
-        set('audience', wallet.splitsUsage ? input.audience : null);
+  const change = db.transaction(async (tx) => {
+    const current = await getDoorKey(tx, wallet.id, id, today, true);
+    if (!current) throw notFound(id);
+    await guard?.(tx, current, input);
+    const stop = await moveStop(tx, current, input.groupId, now, false);
+    if (stop) throw moveRefused(stop);
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    if (input.audience !== undefined) {
+      checkAudienceForWallet(input.audience, wallet.splitsUsage);
+      if (wallet.splitsUsage && input.audience === null) {
+        throw errors.invalidRequest(`audience must be 'student' or 'teacher' for a wallet that splits usage.`, 'audience');
       }
-      const monthly = input.monthlyLimitCredits !== undefined ? input.monthlyLimitCredits : current.monthlyLimitCredits;
-      const daily = input.dailyLimitCredits !== undefined ? input.dailyLimitCredits : current.dailyLimitCredits;
-      checkLimits(monthly, daily);
-      if (input.name !== undefined) set('name', input.name);
-      if (input.monthlyLimitCredits !== undefined) set('monthly_limit_credits', input.monthlyLimitCredits, '::bigint');
-      if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
-      if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
-      if (input.models !== undefined) set('models', input.models, '::text[]');
-      if (input.groupId !== undefined) {
-        // Another wallet's group, or a deleted one, is not there to join (404), as another wallet's key is not.
-        if (input.groupId !== null && !(await findGroup(tx, wallet.id, input.groupId, today, true))) throw groupNotFound(input.groupId);
-        set('group_id', input.groupId);
-      }
-      if (sets.length === 0) return current;
-      const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
-      const changed = keyRowFrom(res.rows[0]!); // the key read above
-      const diff = changedFields(keyState(current), keyState(changed));
-      if (Object.keys(diff.after).length > 0)
-        await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
-      announced = await keys.announce([id], tx);
-      // The announcement ended the mark here before the commit: until it, a call of the key would read the old class.
-      if (moves) keys.moving.apply(`${MOVING_PREFIX}${id}`);
-      return changed;
-    })
-    .catch(async (e: unknown) => {
-      if (moves) await (await keys.announce([id])).applied();
-      throw e;
-    });
-  await announced?.applied();
-  return (await render(deps, [row], wallet, now))[0]!;
+      set('audience', wallet.splitsUsage ? input.audience : null);
+    }
+    const monthly = input.monthlyLimitCredits !== undefined ? input.monthlyLimitCredits : current.monthlyLimitCredits;
+    const daily = input.dailyLimitCredits !== undefined ? input.dailyLimitCredits : current.dailyLimitCredits;
+    checkLimits(monthly, daily);
+    if (input.name !== undefined) set('name', input.name);
+    if (input.monthlyLimitCredits !== undefined) set('monthly_limit_credits', input.monthlyLimitCredits, '::bigint');
+    if (input.dailyLimitCredits !== undefined) set('daily_limit_credits', input.dailyLimitCredits, '::bigint');
+    if (input.expiresOn !== undefined) set('expires_on', input.expiresOn, '::date');
+    if (input.models !== undefined) set('models', input.models, '::text[]');
+    if (input.groupId !== undefined) {
+      // Another wallet's group, or a deleted one, is not there to join (404), as another wallet's key is not.
+      if (input.groupId !== null && !(await findGroup(tx, wallet.id, input.groupId, today, true))) throw groupNotFound(input.groupId);
+      set('group_id', input.groupId);
+    }
+    if (sets.length === 0) return current;
+    const res = await tx.query(`UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1 RETURNING ${KEY_COLUMNS}`, params);
+    const changed = keyRowFrom(res.rows[0]!); // the key read above
+    const diff = changedFields(keyState(current), keyState(changed));
+    if (Object.keys(diff.after).length > 0)
+      await recordAudit(tx, actor, { walletId: wallet.id, action: 'key.changed', targetId: id, ...diff }, now);
+    announced = await keys.announce([id], tx);
+    return changed;
+  });
+  try {
+    const row = await change;
+    await announced?.applied();
+    return (await render(deps, [row], wallet, now))[0]!;
+  } finally {
+    // Only once the change committed, or failed, may the key's calls go on: each then reads the key as it now is.
+    if (mark) await (await keys.announce([mark.end])).applied();
+  }
 }
 
 /** Closes one of the wallet's active API keys at once (404 when it is not one). */

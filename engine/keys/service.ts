@@ -266,13 +266,14 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
 
       const hash = hashSecret(secret);
       const now = clock.now();
+      const seen = moving.seen();
       let entry: CacheEntry | undefined = kind === 'api' ? cache.get(hash) : undefined;
       let ownerId: string | null = null;
       if (!entry) {
         const gen = generation;
         const loaded = kind === 'api' ? await shared.load(hash) : await load(db, hash);
         if (!loaded || !sameHash(loaded.row.secretHash, hash)) throw errors.authentication(INVALID_MESSAGE);
-        entry = { row: loaded.row, splitsUsage: loaded.splitsUsage, group: loaded.group };
+        entry = { row: loaded.row, splitsUsage: loaded.splitsUsage, group: loaded.group, movesSeen: seen };
         ownerId = loaded.ownerId;
         if (kind === 'api' && gen === generation && !loaded.row.closedAt) cache.set(hash, entry);
       }
@@ -283,7 +284,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
         throw errors.authentication('This management key closed itself: its creator is no longer the wallet owner.');
       }
       lastUsed.note(row.id, now);
-      return toContext(row, entry.splitsUsage, entry.group);
+      return toContext(row, entry.splitsUsage, entry.group, entry.movesSeen);
     },
 
     createApiKey: (walletId, copts) => createApiKey(core, walletId, copts),

@@ -26,6 +26,8 @@ export interface AuthContext {
   models: readonly string[] | null;
   /** The key's group (a class), with its limits in nano-USD; null when the key is in none. */
   group: KeyGroupContext | null;
+  /** This process's count of key moves when the key was read: a call of a key moved since is not admitted. */
+  movesSeen?: number;
 }
 
 export interface KeyGroupContext {

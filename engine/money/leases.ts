@@ -21,6 +21,8 @@ export const DEFAULT_MAX_PENDING_DRAWS = 1_024;
 const MAX_GRANT_WAITS = 2;
 /** Rounds of waiting for draws decided meanwhile: calls that never stop never flush, nor retire their lease. */
 const MAX_DRAIN_ROUNDS = 16;
+/** How long a key change applied here waits for the charges decided before it (within the changer's 2 s wait). */
+const CHANGE_WAIT_MS = 800;
 /** After a lease was refused or taken back, no new lease for the pair this long. */
 const COOLDOWN_MS = 2_000;
 
@@ -196,9 +198,15 @@ export class BudgetLeases {
    * A key change applied here, `target` as its notification names it: resolves once the database has what this
    * process's calls on leases hold now, per key, and remembers the calls in flight (changed-keys.ts).
    */
-  keysChanged(target: string): Promise<void> {
+  async keysChanged(target: string): Promise<void> {
     this.changedKeys.note(target, this.admitted);
-    return this.teller.written();
+    // A call charged in memory is no longer in flight, and until its record commits nothing else shows it: the
+    // charges decided before the change are written first, as far as CHANGE_WAIT_MS allows.
+    await settledWithin(
+      this.all().flatMap((l) => [...l.pending]),
+      CHANGE_WAIT_MS,
+    );
+    await this.teller.written();
   }
 
   /** Gives back this process's leases of the wallet (all vendors; `keyId`: that key's allowance only), then none for COOLDOWN_MS. */
@@ -353,6 +361,17 @@ export class BudgetLeases {
 }
 
 /** Waits for the draws `pending` lists, again for those decided meanwhile, MAX_DRAIN_ROUNDS times at most. */
+/** Waits for `pending` to settle, or `ms`, whichever comes first. */
+async function settledWithin(pending: Promise<unknown>[], ms: number): Promise<void> {
+  if (pending.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const lapse = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([Promise.allSettled(pending), lapse]);
+  clearTimeout(timer);
+}
+
 async function settleDraws(pending: () => Promise<unknown>[]): Promise<void> {
   for (let round = 0, left = pending(); round < MAX_DRAIN_ROUNDS && left.length > 0; round++, left = pending())
     await Promise.allSettled(left);

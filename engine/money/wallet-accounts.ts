@@ -92,7 +92,7 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
     async admit(caller, model, amountNano, callId, advice) {
       const auth = authOf(caller);
       // Told apart from the key's move: a move waits for this admission, or refuses it (keys/moving-keys.ts).
-      const admitted = keys.moving.begin(auth.keyId);
+      const admitted = keys.moving.begin(auth.keyId, auth.movesSeen);
       try {
         return await admit(deps, { auth, caller, model, amountNano, callId, advice }, dayHolds);
       } finally {

@@ -76,6 +76,7 @@ describeEachDatabase('authentication', (getDb) => {
       expiresAt: null,
       models: null,
       group: null,
+      movesSeen: 0, // no key moved in this process before the key was read
     });
   });
 
