@@ -52,8 +52,7 @@ function groupFrom(r: Record<string, unknown>): KeyGroupContext | null {
 }
 
 export function toContext(row: KeyRow, splitsUsage: boolean, group: KeyGroupContext | null, movesSeen?: number): AuthContext {
-  return {
-    ...(movesSeen === undefined ? {} : { movesSeen }),
+  const context: AuthContext = {
     keyId: row.id,
     walletId: row.walletId,
     kind: row.kind,
@@ -67,6 +66,9 @@ export function toContext(row: KeyRow, splitsUsage: boolean, group: KeyGroupCont
     models: row.models,
     group,
   };
+  // Set only when known, without an object spread on every call's authentication.
+  if (movesSeen !== undefined) context.movesSeen = movesSeen;
+  return context;
 }
 
 /** 401 for a missing key, text that is no key, or a key of the other kind than the door takes. */

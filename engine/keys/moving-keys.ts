@@ -92,8 +92,9 @@ export class MovingKeys {
 
   /** Resolves once no admission of the key a move's start names is under way here, or after DRAIN_MS; at once otherwise. */
   drained(target: string): Promise<void> {
-    const keyId = keyNamed(target);
-    if (!target.startsWith('moving:') || !this.admitting.has(keyId)) return Promise.resolve();
+    const m = MARK.exec(target);
+    const keyId = m?.[3];
+    if (m?.[1] !== 'moving' || keyId === undefined || !this.admitting.has(keyId)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
