@@ -30,12 +30,19 @@ export class GatewayError extends Error {
   readonly extra: Record<string, unknown>;
   /** Headers to send with the error (for example Retry-After). */
   readonly headers: Record<string, string>;
+  /** A 5xx the gateway chose and expects (it is stopping): logged at warn, not as a failure. */
+  readonly expected: boolean;
 
   constructor(
     status: number,
     type: ErrorType,
     message: string,
-    opts: { param?: string | undefined; extra?: Record<string, unknown> | undefined; headers?: Record<string, string> } = {},
+    opts: {
+      param?: string | undefined;
+      extra?: Record<string, unknown> | undefined;
+      headers?: Record<string, string>;
+      expected?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = 'GatewayError';
@@ -44,6 +51,7 @@ export class GatewayError extends Error {
     this.param = opts.param;
     this.extra = opts.extra ?? {};
     this.headers = opts.headers ?? {};
+    this.expected = opts.expected ?? false;
   }
 }
 
@@ -145,6 +153,8 @@ export const errors = {
         `The gateway's operator must fix the vendor credential; retrying will not help until then.`,
     ),
   unavailable: (message: string) => new GatewayError(503, 'api_error', message),
+  /** The gateway is stopping: a 503 a deploy makes for every call that arrives meanwhile, not a failure. */
+  stopping: (message: string) => new GatewayError(503, 'api_error', message, { expected: true }),
   /** Text PostgreSQL will not store (a NUL byte): the client's input, so a 400 and not a fault of ours. */
   unstorableText: () =>
     new GatewayError(

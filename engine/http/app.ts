@@ -45,7 +45,7 @@ function createApp(bounds: BodyBounds, opts: FastifyServerOptions = {}, observer
   const stopping = stoppingFlag(app);
   app.addHook('onRequest', (req, reply, done) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
-    if (stopping.now) throw errors.unavailable('The gateway is stopping. Nothing was charged; retry.');
+    if (stopping.now) throw errors.stopping('The gateway is stopping. Nothing was charged; retry.');
     done();
   });
   installAccessLog(app, observers);

@@ -59,7 +59,9 @@ export function installErrorHandler(scope: FastifyInstance): void {
       return reply.code(CLIENT_CLOSED_REQUEST).send();
     }
     const gatewayError = bodyRefusal(err, req) ?? fromThrown(err);
-    if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
+    // A refusal the gateway expects (a deploy stopping it) is no failure: an error line for each would page an operator.
+    if (gatewayError.expected) req.log.warn({ status: gatewayError.status, reason: gatewayError.message }, 'request refused');
+    else if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
     return sendError(reply, gatewayError, req.routeOptions.config?.errorBody);
   });
 }

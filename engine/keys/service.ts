@@ -260,7 +260,7 @@ export function createKeyService(db: Db, opts: KeyServiceOptions): KeyService {
     ready: () => listening,
 
     async authenticate(secret, kind, aopts = {}) {
-      if (closed) throw errors.unavailable('The service is shutting down. Retry later.');
+      if (closed) throw errors.stopping('The service is shutting down. Retry later.');
       checkSecretShape(secret, kind, aopts);
       if (!listened) await listening;
 

@@ -360,7 +360,6 @@ export class BudgetLeases {
   }
 }
 
-/** Waits for the draws `pending` lists, again for those decided meanwhile, MAX_DRAIN_ROUNDS times at most. */
 /** Waits for `pending` to settle, or `ms`, whichever comes first. */
 async function settledWithin(pending: Promise<unknown>[], ms: number): Promise<void> {
   if (pending.length === 0) return;
@@ -372,6 +371,7 @@ async function settledWithin(pending: Promise<unknown>[], ms: number): Promise<v
   clearTimeout(timer);
 }
 
+/** Waits for the draws `pending` lists, again for those decided meanwhile, MAX_DRAIN_ROUNDS times at most. */
 async function settleDraws(pending: () => Promise<unknown>[]): Promise<void> {
   for (let round = 0, left = pending(); round < MAX_DRAIN_ROUNDS && left.length > 0; round++, left = pending())
     await Promise.allSettled(left);
