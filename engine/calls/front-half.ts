@@ -102,6 +102,21 @@ export async function admitCall<P extends HoldPlan>(
   const prepared = prepareCall(snap, door, body, req.headers, caller, deps.registry, { now, files });
   const call: PreparedRequest = { snap, door, now, caller, body, files, prepared };
   admission.trace?.requested(traceRequest(call));
+  // A key or class with a daily limit plans and holds its calls one at a time here: each fits what those before it hold.
+  const turn = deps.accounts.dayTurn(caller);
+  const endTurn = turn === null ? null : await turn;
+  try {
+    const { plan, hold } = await planAndHold(deps, call, admission);
+    // The bounds of the hold placed, for the estimate of a call whose usage the vendor leaves out (estimate.ts).
+    if (plan.amount !== null && plan.heldTokens) prepared.call.notes.heldTokens = plan.heldTokens;
+    return { ...call, plan, hold } as AdmittedCall<P>;
+  } finally {
+    endTurn?.();
+  }
+}
+
+/** The call's plan and its hold; a plan refused for money is asked to hold less, once. */
+async function planAndHold<P extends HoldPlan>(deps: FrontHalfDeps, call: PreparedRequest, admission: Admission<P>) {
   const admit = (p: P) => (p.amount === null ? null : placeHold(deps, call, p as Extract<HoldPlan, { amount: bigint }>, admission.trace));
   let plan = await admission.planHold(call);
   let hold: Hold | null;
@@ -114,9 +129,7 @@ export async function admitCall<P extends HoldPlan>(
     plan = lowered;
     hold = await admit(plan);
   }
-  // The bounds of the hold placed, for the estimate of a call whose usage the vendor leaves out (estimate.ts).
-  if (plan.amount !== null && plan.heldTokens) prepared.call.notes.heldTokens = plan.heldTokens;
-  return { ...call, plan, hold } as AdmittedCall<P>;
+  return { plan, hold };
 }
 
 const RESERVATION_REFUSALS = new Set([402, 403, 429]);

@@ -6,6 +6,8 @@ export const NANO_PER_CREDIT = 1000n;
 
 /** The call id of a budget lease's reservation begins with this (engine/money/leases.ts); keys' limits tell leases apart by it. */
 export const LEASE_CALL_PREFIX = 'lease:';
+/** The call id of a video job's reservation begins with this: daily limits read what running jobs hold by it. */
+export const VIDEO_CALL_PREFIX = 'video_';
 const NANO_PER_USD = 1_000_000_000n;
 
 /** Whole credits → nano. Throws on fractions, negatives and non-numbers. */

@@ -42,6 +42,11 @@ export interface Accounts {
   room(caller: Caller, model: ModelEntry): Promise<Room>;
   /** What the caller's key's daily limit leaves of today, or null when the key has none (no read then). */
   dayLeft(caller: Caller): Promise<bigint | null>;
+  /**
+   * The call's turn to be planned and admitted when its key or class has a daily limit (one at a time on this process,
+   * so each is fitted to what the calls before it hold); resolves with what ends the turn. Null: no day to keep.
+   */
+  dayTurn(caller: Caller): Promise<() => void> | null;
   /** Charges the cost (the rest goes back) with `rows`, counts it on the key's quotas; never throws. The answer waits for `committed`. */
   charge(caller: Caller, hold: Hold, costNano: bigint, rows?: ChargeRows): Charge;
   /** Gives the whole hold back: the call failed. */

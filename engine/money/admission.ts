@@ -72,9 +72,10 @@ export interface AdmissionLeases {
 /** The monthly limit is checked twice: cheaply on finished use, then under the key's lock with its holds counted. */
 export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
   await refuseWhileChargesWait(deps, a.caller.walletId);
-  // Counted before the first wait, so a call sent beside it sees it. A video job's hold ends in its worker, maybe
-  // on another process: its use is counted once it is charged, as finished calls are.
-  const others = dayHolds.of(a.auth);
+  // Counted before the first wait, so a call sent beside it sees it. A video job's hold is read from its reservation
+  // (day-holds.ts), since it ends in its worker, maybe on another process.
+  const held = dayHolds.of(a.auth);
+  const others = held instanceof Promise ? await held : held;
   const letGoOfDay = a.model.kind === 'video' ? () => undefined : dayHolds.add(a.auth, a.amountNano);
   try {
     return await admitCounted(deps, a, others, letGoOfDay);

@@ -1,6 +1,7 @@
 // Budget leases: one reservation per wallet and vendor on which a process admits calls in memory, each call's charge
 // a draw on it. Reasoning: docs/money.md ("States") and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
+import { settledWithin } from '../core/wait.ts';
 import { ChangedKeys, toldAfter } from './changed-keys.ts';
 import { type ChargeRowLadder, chargeFirst } from './charge-first.ts';
 import { drawIntent } from './charge-spool.ts';
@@ -202,10 +203,8 @@ export class BudgetLeases {
     this.changedKeys.note(target, this.admitted);
     // A call charged in memory is no longer in flight, and until its record commits nothing else shows it: the
     // charges decided before the change are written first, as far as CHANGE_WAIT_MS allows.
-    await settledWithin(
-      this.all().flatMap((l) => [...l.pending]),
-      CHANGE_WAIT_MS,
-    );
+    const pending = this.all().flatMap((l) => [...l.pending]);
+    if (pending.length > 0) await settledWithin(Promise.allSettled(pending), CHANGE_WAIT_MS);
     await this.teller.written();
   }
 
@@ -358,17 +357,6 @@ export class BudgetLeases {
     }
     return p;
   }
-}
-
-/** Waits for `pending` to settle, or `ms`, whichever comes first. */
-async function settledWithin(pending: Promise<unknown>[], ms: number): Promise<void> {
-  if (pending.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  const lapse = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([Promise.allSettled(pending), lapse]);
-  clearTimeout(timer);
 }
 
 /** Waits for the draws `pending` lists, again for those decided meanwhile, MAX_DRAIN_ROUNDS times at most. */

@@ -54,7 +54,7 @@ async function roomOf(deps: WalletAccountsDeps, dayHolds: DayHolds, caller: Call
     tighter((await keyAllowance(deps, auth.keyId, cap).roomNano()) + book.unheld(caller.walletId, auth.keyId), { kind: 'key_month' });
   // A grouped key's calls are held per call, never leased: what its group leaves is read, holds counted.
   if (cap?.group && auth.group) tighter(await keys.quota.groupMonthLeftNano(auth, now), { kind: 'group_month', group: auth.group.name });
-  const dayHeld = dayHolds.of(auth);
+  const dayHeld = await dayHolds.of(auth);
   // The class's day first: when it binds as tightly as the key's own, the refusal names the class's limit.
   if (auth.group) tighter(await keys.quota.groupDayLeftNano(auth, now, dayHeld), { kind: 'group_day', group: auth.group.name });
   tighter(await keys.quota.dayLeftNano(auth, now, dayHeld), { kind: 'day' });
@@ -80,7 +80,7 @@ async function chargeAndCount(
 
 export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
   const { keys, ledger, clock } = deps;
-  const dayHolds = new DayHolds();
+  const dayHolds = new DayHolds(deps.db);
 
   return {
     async authenticate(headers: Headers, keyHeaders: DoorConfig['key_headers'] = ['bearer']): Promise<Caller> {
@@ -102,10 +102,12 @@ export function createWalletAccounts(deps: WalletAccountsDeps): Accounts {
 
     room: (caller, model) => roomOf(deps, dayHolds, caller, model),
 
-    dayLeft: (caller) => {
+    async dayLeft(caller) {
       const auth = authOf(caller);
-      return keys.quota.dayLeftNano(auth, clock.now(), dayHolds.of(auth));
+      return keys.quota.dayLeftNano(auth, clock.now(), await dayHolds.of(auth));
     },
+
+    dayTurn: (caller) => dayHolds.turn(authOf(caller)),
 
     charge(caller, hold, costNano, rows): Charge {
       const h = hold as LedgerHold;

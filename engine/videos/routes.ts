@@ -17,7 +17,7 @@ import {
 import type { VendorRoutes } from '../calls/vendor-routes.ts';
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors, GatewayError } from '../core/errors.ts';
-import { usdToNano } from '../core/money.ts';
+import { usdToNano, VIDEO_CALL_PREFIX } from '../core/money.ts';
 import { type CallFacts, callFacts } from '../http/call-facts.ts';
 import { type FormRules, MULTIPART_PLUGIN_OPTIONS, readMultipartForm } from '../http/multipart.ts';
 import { readJsonBody } from '../http/request-body.ts';
@@ -302,7 +302,7 @@ async function planJob(
   if (perSecond === undefined) throw errors.invalidRequest(`${model.id} has no price for ${video.resolution}.`);
   return {
     amount: BigInt(video.seconds) * usdToNano(perSecond),
-    holdId: `video_${randomUUID()}`,
+    holdId: `${VIDEO_CALL_PREFIX}${randomUUID()}`,
     video,
     ...(idempotencyKey ? { idempotencyKey } : {}),
   };
