@@ -1,5 +1,6 @@
 // Keys, authentication, key doors, quotas and audiences. See README.md in this folder.
 
+export { DayHolds } from './day-holds.ts';
 export type { KeyDays } from './key-use.ts';
 export { lockKeys, readKeyStandings } from './key-use.ts';
 export { closeManagementKey, listManagementKeys } from './management-keys.ts';

@@ -24,7 +24,7 @@ export type { KeyUsage };
 
 /**
  * What this process's calls in flight hold against a key's and its group's daily limits: counted with the day's
- * use, so calls sent together on one process cannot each take the whole day (money/day-holds.ts keeps it).
+ * use, so calls sent together on one process cannot each take the whole day (day-holds.ts keeps it).
  */
 export interface DayHeld {
   keyNano: bigint;

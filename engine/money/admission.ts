@@ -6,10 +6,9 @@ import { errors } from '../core/errors.ts';
 import { nanoToCreditsCeil, nanoToCreditsFloor } from '../core/money.ts';
 import type { ModelEntry } from '../core/types.ts';
 import type { Db } from '../db/db.ts';
-import { type AuthContext, type DayHeld, type KeyService, readKeyStandings } from '../keys/index.ts';
+import { type AuthContext, type DayHeld, type DayHolds, type KeyService, readKeyStandings } from '../keys/index.ts';
 import type { Caller, Hold } from './accounts.ts';
 import type { ChargeWriter } from './charge-writer.ts';
-import type { DayHolds } from './day-holds.ts';
 import type { BudgetLeases, LeaseHold, LeaseKey } from './leases.ts';
 import type { KeyCap, Ledger, Reservation, ReserveResult } from './ledger.ts';
 import type { HoldRenewals } from './renewals.ts';
@@ -30,7 +29,7 @@ const LATE_CHARGES_WAIT_MS = 2_000;
 export interface LedgerHold extends Hold {
   reservation?: Reservation;
   leased?: LeaseHold;
-  /** Lets go what the call holds against its key's and group's days in this process (day-holds.ts). */
+  /** Lets go what the call holds against its key's and group's days in this process (keys/day-holds.ts). */
   letGoOfDay: () => void;
   /** Stops renewing the call's own reservation: it is charged or released. */
   stopRenewing?: () => void;
@@ -73,7 +72,7 @@ export interface AdmissionLeases {
 export async function admit(deps: WalletAccountsDeps, a: Admission, dayHolds: DayHolds): Promise<LedgerHold> {
   await refuseWhileChargesWait(deps, a.caller.walletId);
   // Counted before the first wait, so a call sent beside it sees it. A video job's hold is read from its reservation
-  // (day-holds.ts), since it ends in its worker, maybe on another process.
+  // (keys/day-holds.ts), since it ends in its worker, maybe on another process.
   const held = dayHolds.of(a.auth);
   const others = held instanceof Promise ? await held : held;
   const letGoOfDay = a.model.kind === 'video' ? () => undefined : dayHolds.add(a.auth, a.amountNano);

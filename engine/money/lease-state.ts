@@ -1,4 +1,5 @@
 // A budget lease as a process keeps it in memory (engine/money/leases.ts), and the sums its decisions read.
+import { addCount } from '../core/counts.ts';
 import type { KeyCap, Reservation } from './types.ts';
 
 /** A lease of a key's monthly allowance too: its reservation carries the key's id and cap, so every process counts it against the cap. */
@@ -71,13 +72,6 @@ export function addInFlight(l: Lease, keyId: string | undefined, n: bigint): voi
   l.inFlight += n;
   l.inFlightChanges++;
   if (keyId !== undefined) addCount(l.inFlightByKey, keyId, n);
-}
-
-/** Adds `n` to the count of `name`; a count brought to zero (or below) leaves the map. */
-export function addCount<K>(counts: Map<K, bigint>, name: K, n: bigint): void {
-  const left = (counts.get(name) ?? 0n) + n;
-  if (left > 0n) counts.set(name, left);
-  else counts.delete(name);
 }
 
 /** What the lease holds for no call in flight and no draw decided: what it can still admit. */

@@ -1,6 +1,7 @@
 // Budget leases: one reservation per wallet and vendor on which a process admits calls in memory, each call's charge
 // a draw on it. Reasoning: docs/money.md ("States") and docs/decisions/leases.md.
 import type { Clock } from '../core/clock.ts';
+import { addCount } from '../core/counts.ts';
 import { settledWithin } from '../core/wait.ts';
 import { ChangedKeys, toldAfter } from './changed-keys.ts';
 import { type ChargeRowLadder, chargeFirst } from './charge-first.ts';
@@ -10,7 +11,7 @@ import { InFlightTeller } from './in-flight.ts';
 import { assertMoney } from './invariants.ts';
 import { type LeaseSettings, SpendRates, sliceFor } from './lease-sizing.ts';
 import type { Lease, LeaseHold, LeaseKey, LeasePair, LeaseStats } from './lease-state.ts';
-import { addCount, addInFlight, admits, free, freeSum, lapsed, ofWallet, pairKey, spentOut } from './lease-state.ts';
+import { addInFlight, admits, free, freeSum, lapsed, ofWallet, pairKey, spentOut } from './lease-state.ts';
 import type { HoldRenewals } from './renewals.ts';
 import { type FirstTry, LEASE_CALL_PREFIX, type Ledger, type MoneyLog } from './types.ts';
 

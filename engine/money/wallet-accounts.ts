@@ -2,12 +2,11 @@
 import type { DoorConfig } from '../catalog/config.ts';
 import { errors } from '../core/errors.ts';
 import type { ModelEntry } from '../core/types.ts';
-import { type AuthContext, keyFromHeaders } from '../keys/index.ts';
+import { type AuthContext, DayHolds, keyFromHeaders } from '../keys/index.ts';
 import type { Accounts, Caller, ChargeRows, Headers, Room } from './accounts.ts';
 import { admit, keyAllowance, type LedgerHold, type WalletAccountsDeps } from './admission.ts';
 import { chargeFirst, ladderFor } from './charge-first.ts';
 import type { Charge } from './charge-writer.ts';
-import { DayHolds } from './day-holds.ts';
 import { isFinal } from './retry.ts';
 
 const NOTHING_CHARGED = { chargedNano: 0n, shortfallNano: 0n };

@@ -1,12 +1,13 @@
 // What counts against daily limits beside the day's finished use: this process's calls in flight, and video jobs
 // running on any process. The day's use counts only finished calls, so calls sent together would each see the whole
 // day left. Other processes' calls are not seen: the contract allows that overshoot.
+import { addCount } from '../core/counts.ts';
 import { errors } from '../core/errors.ts';
 import { VIDEO_CALL_PREFIX } from '../core/money.ts';
 import { settledWithin } from '../core/wait.ts';
 import type { Queryable } from '../db/db.ts';
-import type { AuthContext, DayHeld } from '../keys/index.ts';
-import { addCount } from './lease-state.ts';
+import type { DayHeld } from './quota.ts';
+import type { AuthContext } from './types.ts';
 
 /** A call's hold is let go at its end; past this it is let go anyway, so a lost end cannot shut a key's day. */
 const LONGEST_HOLD_MS = 15 * 60 * 1000;
