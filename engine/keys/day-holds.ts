@@ -56,7 +56,7 @@ export class DayHolds {
 
   /** Counts the call's hold; returns what lets it go (once, whoever calls it first). Nothing for a key without a day. */
   add(auth: AuthContext, amountNano: bigint): () => void {
-    const counted = dayNames(auth).filter((n): n is string => n !== null);
+    const counted = dayNamesOf(auth);
     if (counted.length === 0 || amountNano <= 0n) return () => undefined;
     for (const n of counted) addCount(this.held, n, amountNano);
     let timer: NodeJS.Timeout | undefined;
@@ -75,7 +75,7 @@ export class DayHolds {
    * process, so each is fitted to what the ones before it hold. Null when there is no day to keep.
    */
   turn(auth: AuthContext): Promise<() => void> | null {
-    const names = dayNames(auth).filter((n): n is string => n !== null);
+    const names = dayNamesOf(auth);
     return names.length === 0 ? null : this.turnOf(names);
   }
 
@@ -129,6 +129,9 @@ const dayNames = (auth: AuthContext): [string | null, string | null] => [
   auth.dailyLimitNano != null ? keyOf(auth) : null,
   auth.group?.dailyLimitNano != null ? groupOf(auth.group.id) : null,
 ];
+
+/** Those of the names that count: none for a call with no day to keep. */
+const dayNamesOf = (auth: AuthContext): string[] => dayNames(auth).filter((n): n is string => n !== null);
 
 const keyOf = (auth: AuthContext) => `key\u0000${auth.keyId}`;
 const groupOf = (groupId: string) => `group\u0000${groupId}`;

@@ -2,6 +2,7 @@
 // answer each pays for was or is about to be given (docs/decisions/charge-writer.md).
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { settledWithin } from '../core/wait.ts';
 import type { ChargeIntent, ChargeSpool } from './charge-spool.ts';
 import type { KeptHolds } from './kept-holds.ts';
 import { CHARGE_RETRY, type ChargeRetry, isFinal, isLockTimeout, nextDelayMs } from './retry.ts';
@@ -155,10 +156,7 @@ export class ChargeWriter {
   /** At shutdown: waits up to `timeoutMs` for the charges still pending; logs and returns how many were left. */
   async drain(timeoutMs: number): Promise<number> {
     this.stopping = true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise((r) => (timer = setTimeout(r, timeoutMs)));
-    await Promise.race([Promise.allSettled([...this.entries].map((e) => e.done)), timeout]);
-    clearTimeout(timer);
+    await settledWithin(Promise.allSettled([...this.entries].map((e) => e.done)), timeoutMs);
     for (const e of this.entries) {
       this.keep(e);
       if (e.kept) this.log().warn({ callId: e.callId }, 'charge not written at shutdown: kept for the next start');

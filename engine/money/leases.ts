@@ -249,8 +249,7 @@ export class BudgetLeases {
     this.teller.stop();
     const all = this.all();
     for (const lease of all) lease.open = false;
-    const done = Promise.all(all.map((l) => this.retireWhenIdle(l)));
-    await Promise.race([done, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    await settledWithin(Promise.all(all.map((l) => this.retireWhenIdle(l))), timeoutMs);
     // One not given back in time is left to the sweeper; the renewals the process's own holds share go on.
     for (const lease of this.all()) lease.stopRenewing();
     if (this.pendingTotal > 0) this.log.error({ pendingDraws: this.pendingTotal }, 'leases closed with draws not written');
